@@ -1,0 +1,80 @@
+"""What every kernel does before computing: version, type and shape checks, cached geometry."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ortpool import versions
+from ortpool.attributes import PoolAttrs, normalize
+from ortpool.errors import OrtpoolError
+from ortpool.geometry import PoolGeometry, pool_geometry
+from ortpool.versions import CAST_TYPES, OpVersion
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    """ONNX's name for a numpy dtype: float32 -> "float", float64 -> "double"."""
+    names = {"float32": "float", "float64": "double"}
+    return names.get(dtype.name, dtype.name)
+
+
+def check_input(opv: OpVersion, x: np.ndarray, name: str = "X") -> None:
+    """X must be (N, C, D1, ...) of a type the version's schema lists."""
+    if not isinstance(x, np.ndarray):
+        raise OrtpoolError(f"input {name} must be a numpy array, got {type(x).__name__}")
+    if dtype_name(x.dtype) not in opv.types:
+        raise OrtpoolError(
+            f"input {name} has element type {dtype_name(x.dtype)}; this version takes "
+            f"{', '.join(opv.types)}"
+        )
+    if x.ndim < 3:
+        raise OrtpoolError(
+            f"input {name} has shape {list(x.shape)}; pooling needs (N, C, D1, ...) with at "
+            "least one spatial axis"
+        )
+
+
+@functools.lru_cache(maxsize=512)
+def _normalize_cached(op: str, version: int, items: tuple[tuple[str, Any], ...], rank: int):
+    return normalize(versions.get(op, version), dict(items), rank)
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, list | tuple | np.ndarray):
+        return tuple(int(v) if isinstance(v, int | np.integer) else v for v in value)
+    return value
+
+
+def attrs_for(op: str, version: int, attributes: Mapping[str, Any], rank: int) -> PoolAttrs:
+    """Normalised attributes, cached: a session calls the same node with the same strings."""
+    try:
+        items = tuple(sorted((k, _hashable(v)) for k, v in attributes.items()))
+        hash(items)
+    except TypeError:
+        return normalize(versions.get(op, version), attributes, rank)
+    return _normalize_cached(op, version, items, rank)
+
+
+@functools.lru_cache(maxsize=512)
+def geometry_for(spatial: tuple[int, ...], attrs: PoolAttrs) -> PoolGeometry:
+    return pool_geometry(spatial, attrs)
+
+
+def compute_dtype(dtype: np.dtype) -> np.dtype | None:
+    """float16/bfloat16 are computed in float32 and rounded once (RULINGS.md 8, 10)."""
+    return np.dtype(np.float32) if dtype_name(dtype) in CAST_TYPES else None
+
+
+def axis_slice(ndim: int, axis: int, sl: slice) -> tuple[slice, ...]:
+    """An index that applies ``sl`` along ``axis`` and takes everything elsewhere."""
+    return (slice(None),) * axis + (sl,)
+
+
+def lowest(dtype: np.dtype) -> Any:
+    """The identity of max: -inf, or the integer type's minimum (RULINGS.md 5)."""
+    if dtype.kind == "f":
+        return -np.inf
+    return np.iinfo(dtype).min

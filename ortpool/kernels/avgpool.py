@@ -1,0 +1,55 @@
+"""AveragePool, every spec version: separable sums over a separable divisor."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from ortpool import versions
+from ortpool.errors import OrtpoolError
+from ortpool.geometry import PoolGeometry
+from ortpool.kernels._common import attrs_for, check_input, compute_dtype, geometry_for
+from ortpool.kernels.maxpool import reduce_axis
+
+
+def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
+    """AveragePool of spec version ``version`` on ``x`` (N, C, D1, ...).
+
+    The divisor follows RULINGS.md 8: taps inside the input, or with ``count_include_pad`` taps
+    inside the padded input; a window with no input element is NaN (0/0) or 0 respectively.
+    """
+    try:
+        opv = versions.get("AveragePool", version)
+        check_input(opv, x)
+        attrs = attrs_for("AveragePool", version, attributes, x.ndim - 2)
+        geom = geometry_for(tuple(x.shape[2:]), attrs)
+    except OrtpoolError as err:
+        raise err.located(op="AveragePool", version=version) from None
+    wide = compute_dtype(x.dtype)
+    acc = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
+    y = average(x, geom, bool(attrs.count_include_pad), acc)
+    return y.astype(x.dtype if wide is None else x.dtype, copy=False)
+
+
+@functools.lru_cache(maxsize=256)
+def divisor(geom: PoolGeometry, include_pad: bool, dtype: np.dtype) -> np.ndarray:
+    """The per-output divisor, an outer product of per-axis counts (validity is per axis)."""
+    div = np.ones((), dtype)
+    for a, g in enumerate(geom.axes):
+        counts = np.asarray(g.counts(include_pad), dtype)
+        div = div * counts.reshape((-1,) + (1,) * (len(geom.axes) - 1 - a))
+    div.setflags(write=False)
+    return div
+
+
+def average(x: np.ndarray, geom: PoolGeometry, include_pad: bool, acc: np.dtype) -> np.ndarray:
+    total = x.astype(acc, copy=False)
+    for i, g in enumerate(geom.axes):
+        total = reduce_axis(total, 2 + i, g, 0, np.add, acc)
+    if total is x:
+        total = total.copy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        np.divide(total, divisor(geom, include_pad, acc), out=total)
+    return total

@@ -1,0 +1,84 @@
+"""MaxUnpool, every spec version: a scatter into the flat output (RULINGS.md 9)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ortpool import versions
+from ortpool.errors import OrtpoolError
+from ortpool.geometry import unpool_output_spatial
+from ortpool.kernels._common import attrs_for, check_input
+
+
+def max_unpool(
+    x: np.ndarray,
+    indices: np.ndarray,
+    output_shape: np.ndarray | None = None,
+    *,
+    version: int = 22,
+    **attributes: Any,
+) -> np.ndarray:
+    """MaxUnpool of spec version ``version``: ``Y.flat[I[j]] = X.flat[j]``, zeros elsewhere.
+
+    Without ``output_shape`` the spatial size is ``(n - 1) * s - pb - pe + k`` per axis; with it,
+    the output has exactly that shape and ``pads`` are ignored.
+    Duplicate indices: the last write wins. An index outside ``[0, Y.size)`` is an error.
+    """
+    try:
+        opv = versions.get("MaxUnpool", version)
+        check_input(opv, x)
+        attrs = attrs_for("MaxUnpool", version, attributes, x.ndim - 2)
+        shape = _output_shape(x, indices, output_shape, unpool_output_spatial(x.shape[2:], attrs))
+        y = np.zeros(shape, x.dtype)
+        flat = indices.reshape(-1)
+        if flat.size:
+            low, high = int(flat.min()), int(flat.max())
+            if low < 0 or high >= y.size:
+                bad = low if low < 0 else high
+                source = "output_shape" if output_shape is not None else "the attributes"
+                raise OrtpoolError(
+                    f"index {bad} in I is outside the output of shape {list(shape)} set by "
+                    f"{source} (valid: 0 to {y.size - 1})"
+                )
+            # numpy assigns repeated indices in order, so the last write wins.
+            y.reshape(-1)[flat] = x.reshape(-1)
+    except OrtpoolError as err:
+        raise err.located(op="MaxUnpool", version=version) from None
+    return y
+
+
+def _output_shape(
+    x: np.ndarray,
+    indices: np.ndarray,
+    output_shape: np.ndarray | None,
+    default_spatial: tuple[int, ...],
+) -> tuple[int, ...]:
+    if not isinstance(indices, np.ndarray) or indices.dtype != np.int64:
+        raise OrtpoolError(
+            f"input I must be an int64 array, got {getattr(indices, 'dtype', type(indices))}"
+        )
+    if indices.shape != x.shape:
+        raise OrtpoolError(
+            f"input I has shape {list(indices.shape)} but X has shape {list(x.shape)}"
+        )
+    default = (*x.shape[:2], *default_spatial)
+    if output_shape is None:
+        return default
+    given = np.asarray(output_shape)
+    if given.dtype != np.int64 or given.ndim != 1 or given.size != x.ndim:
+        raise OrtpoolError(
+            f"output_shape={given.tolist()} must be a 1-D int64 tensor of {x.ndim} values "
+            f"(the rank of X)"
+        )
+    shape = tuple(int(v) for v in given)
+    if shape[:2] != tuple(x.shape[:2]):
+        raise OrtpoolError(
+            f"output_shape={list(shape)} must keep X's batch and channel sizes {list(x.shape[:2])}"
+        )
+    if any(g < 0 for g in shape):
+        raise OrtpoolError(f"output_shape={list(shape)} has a negative size")
+    # No lower bound from the attributes: MaxPool in ceil mode feeds MaxUnpool an output_shape
+    # below the default size. An output too small for the indices fails the index check.
+    return shape

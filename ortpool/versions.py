@@ -1,0 +1,127 @@
+"""Every spec version of the pooling operators, as data read from ``onnx.defs``.
+
+One table serves the kernels, the onnxruntime registration and the rewriter: which attributes a
+version has (with their defaults and kinds), how many inputs and outputs it can take, and which
+element types it admits. Nothing here is typed in by hand except the list of operators.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+
+import onnx
+import onnx.defs
+from onnx import AttributeProto
+
+OPERATORS: tuple[str, ...] = ("MaxPool", "AveragePool", "MaxUnpool")
+
+#: Element types a Python custom op can carry; float16/bfloat16 abort the process when they reach
+#: one, so they go through Cast pairs instead (RULINGS.md 10).
+CARRIED_TYPES: tuple[str, ...] = ("float", "double", "int8", "uint8")
+CAST_TYPES: tuple[str, ...] = ("float16", "bfloat16")
+
+
+@dataclasses.dataclass(frozen=True)
+class AttrSpec:
+    """One attribute of one spec version."""
+
+    name: str
+    kind: str  # "int", "ints" or "string"
+    default: int | str | tuple[int, ...] | None  # None: required, or an empty list by default
+    required: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class OpVersion:
+    """One (operator, spec version) as its schema describes it."""
+
+    op: str
+    version: int
+    attrs: Mapping[str, AttrSpec]
+    max_inputs: int
+    max_outputs: int
+    types: tuple[str, ...]  # element types of X / Y, e.g. ("float16", "float", ...)
+
+    @property
+    def carried_types(self) -> tuple[str, ...]:
+        return tuple(t for t in self.types if t in CARRIED_TYPES)
+
+    @property
+    def key(self) -> str:
+        return f"{self.op}-{self.version}"
+
+
+_KINDS = {
+    AttributeProto.INT: "int",
+    AttributeProto.INTS: "ints",
+    AttributeProto.STRING: "string",
+}
+
+
+def _attr_spec(attr: onnx.defs.OpSchema.Attribute) -> AttrSpec:
+    kind = _KINDS.get(attr.type)
+    if kind is None:
+        raise ValueError(f"unexpected attribute type {attr.type} for {attr.name}")
+    default: int | str | tuple[int, ...] | None = None
+    proto = attr.default_value
+    if proto is not None and proto.name:
+        value = onnx.helper.get_attribute_value(proto)
+        default = value.decode() if isinstance(value, bytes) else value
+    return AttrSpec(attr.name, kind, default, bool(attr.required))
+
+
+def _op_version(schema: onnx.defs.OpSchema) -> OpVersion:
+    type_param = schema.inputs[0].type_str
+    (allowed,) = [
+        tc.allowed_type_strs for tc in schema.type_constraints if tc.type_param_str == type_param
+    ]
+    attrs = {name: _attr_spec(a) for name, a in sorted(schema.attributes.items())}
+    return OpVersion(
+        op=schema.name,
+        version=schema.since_version,
+        attrs=attrs,
+        max_inputs=len(schema.inputs),
+        max_outputs=len(schema.outputs),
+        types=tuple(t[len("tensor(") : -1] for t in allowed),
+    )
+
+
+@functools.cache
+def all_versions() -> tuple[OpVersion, ...]:
+    """Every (operator, since_version) the installed onnx knows, oldest first per operator."""
+    found: dict[tuple[str, int], OpVersion] = {}
+    for schema in onnx.defs.get_all_schemas_with_history():
+        if schema.domain == "" and schema.name in OPERATORS:
+            found[(schema.name, schema.since_version)] = _op_version(schema)
+    return tuple(found[key] for key in sorted(found, key=lambda k: (OPERATORS.index(k[0]), k[1])))
+
+
+def versions_of(op: str) -> tuple[int, ...]:
+    """The spec versions of ``op``, e.g. ``versions_of("MaxUnpool") == (9, 11, 22)``."""
+    if op not in OPERATORS:
+        raise ValueError(f"unknown pooling operator {op!r}; expected one of {', '.join(OPERATORS)}")
+    return tuple(v.version for v in all_versions() if v.op == op)
+
+
+def get(op: str, version: int) -> OpVersion:
+    """The exact spec version ``version`` of ``op`` (not the one in force at an opset)."""
+    for v in all_versions():
+        if v.op == op and v.version == version:
+            return v
+    raise ValueError(
+        f"{op} has no spec version {version}; its versions are "
+        f"{', '.join(map(str, versions_of(op)))}"
+    )
+
+
+def resolve(op: str, opset: int) -> OpVersion:
+    """The version of ``op`` in force at ``ai.onnx`` opset ``opset``: the highest version <= opset.
+
+    Example: ``resolve("AveragePool", 18).version == 11`` and ``resolve("MaxPool", 21).version == 12``.
+    """
+    candidates = [v for v in versions_of(op) if v <= opset]
+    if not candidates:
+        raise ValueError(f"{op} does not exist at ai.onnx opset {opset}")
+    return get(op, candidates[-1])
