@@ -1,0 +1,34 @@
+"""ortpool: spec-exact ONNX pooling operators for onnxruntime.
+
+Importing ``ortpool`` is light (numpy and onnx); the onnxruntime parts load on first use of
+``InferenceSession``, ``session_options`` or ``register``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ortpool.errors import OrtpoolError
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "InferenceSession": "ortpool.ort.session",
+    "session_options": "ortpool.ort.session",
+    "register": "ortpool.ort.register",
+    "rewrite": "ortpool.rewrite",
+    "restore": "ortpool.rewrite",
+}
+
+__all__ = ["OrtpoolError", "__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ortpool' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,3 @@
+from ortpool.cli import main
+
+raise SystemExit(main())

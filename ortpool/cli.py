@@ -1,0 +1,60 @@
+"""The ``ortpool`` command line: a thin dispatcher over one module per subcommand.
+
+Each subcommand module is imported only when that subcommand runs, so ``ortpool rewrite`` never
+imports onnxruntime. A subcommand module provides ``HELP`` (one line), ``add_arguments(parser)``
+and ``run(args) -> int`` (the exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from ortpool import __version__
+from ortpool.errors import OrtpoolError
+
+#: subcommand -> module implementing it
+COMMANDS: dict[str, str] = {
+    "rewrite": "ortpool.rewrite.cli_rewrite",
+    "restore": "ortpool.rewrite.cli_restore",
+    "validate": "ortpool.validate.cli",
+    "conformance": "ortpool.validate.conformance_cli",
+    "bench": "ortpool.bench.cli",
+    "ops": "ortpool.ops_cli",
+}
+
+USAGE_ERROR = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(
+        prog="ortpool",
+        description="Spec-exact ONNX pooling for onnxruntime: rewrite, validate, benchmark.",
+    )
+    parser.add_argument("--version", action="version", version=f"ortpool {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    for name, module_name in COMMANDS.items():
+        if name == chosen:
+            module = importlib.import_module(module_name)
+            module.add_arguments(sub.add_parser(name, help=module.HELP, description=module.HELP))
+        else:
+            # Listed for --help without importing the module (and its dependencies).
+            sub.add_parser(name, help=f"see 'ortpool {name} --help'", add_help=False)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return USAGE_ERROR
+    module = importlib.import_module(COMMANDS[args.command])
+    try:
+        return int(module.run(args))
+    except (OrtpoolError, OSError) as err:
+        print(f"ortpool {args.command}: error: {err}", file=sys.stderr)
+        return USAGE_ERROR
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

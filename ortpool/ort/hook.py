@@ -1,0 +1,146 @@
+"""The invocation hook onnxruntime-extensions calls for every Python op, ours and others'.
+
+It replaces the stock hook for two reasons. Speed: the stock one converts every result with
+``.flatten().tolist()`` (about 80 ms for 3 MB); handing back a C-contiguous ndarray of the declared
+dtype costs under 0.5 ms. Survival: an exception that escapes the hook calls std::terminate, so
+every failure is trapped here, recorded for the calling thread, and answered with a well-formed
+placeholder; :class:`ortpool.InferenceSession` raises the recorded error after the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from onnxruntime_extensions import PyCustomOpDef
+from onnxruntime_extensions import _ocos
+
+log = logging.getLogger("ortpool")
+
+#: numpy dtype of each onnxruntime-extensions type code that a placeholder may need.
+DT_NUMPY: dict[int, np.dtype] = {
+    PyCustomOpDef.dt_float: np.dtype(np.float32),
+    PyCustomOpDef.dt_double: np.dtype(np.float64),
+    PyCustomOpDef.dt_int8: np.dtype(np.int8),
+    PyCustomOpDef.dt_uint8: np.dtype(np.uint8),
+    PyCustomOpDef.dt_int16: np.dtype(np.int16),
+    PyCustomOpDef.dt_uint16: np.dtype(np.uint16),
+    PyCustomOpDef.dt_int32: np.dtype(np.int32),
+    PyCustomOpDef.dt_uint32: np.dtype(np.uint32),
+    PyCustomOpDef.dt_int64: np.dtype(np.int64),
+    PyCustomOpDef.dt_uint64: np.dtype(np.uint64),
+    PyCustomOpDef.dt_bool: np.dtype(np.bool_),
+}
+
+
+@dataclasses.dataclass
+class OpFailure:
+    """An exception trapped inside a Python op during a run."""
+
+    op_type: str
+    attributes: dict[str, Any]
+    input_shapes: list[tuple[int, ...]]
+    error: BaseException
+
+
+#: kernel id -> (op type name, kernel body, declared output dtypes) for ortpool's own ops.
+Body = Callable[[Sequence[np.ndarray], dict[str, Any]], tuple[np.ndarray, ...]]
+#: Kept on the onnxruntime-extensions module, like the registrations it mirrors, so that a reload
+#: of ortpool does not orphan kernels registered before it.
+OURS: dict[int, tuple[str, Body, tuple[np.dtype, ...]]] = _ocos.__dict__.setdefault(
+    "_ortpool_kernels", {}
+)
+
+_local = threading.local()
+
+
+def take_failures() -> list[OpFailure]:
+    """The failures recorded on this thread since the last call, oldest first; clears them."""
+    failures = getattr(_local, "failures", [])
+    _local.failures = []
+    return failures
+
+
+def _record(failure: OpFailure) -> None:
+    if not hasattr(_local, "failures"):
+        _local.failures = []
+    _local.failures.append(failure)
+    log.error("%s failed: %s", failure.op_type, failure.error)
+
+
+def _placeholder(dtype: np.dtype, rank: int) -> np.ndarray:
+    return np.zeros((0,) * max(rank, 1), dtype)
+
+
+def _as_result(k_id: int, arrays: Sequence[Any]) -> tuple:
+    res: list[Any] = [k_id]
+    for array in arrays:
+        res.append(array.shape)
+        res.append(array)
+    return tuple(res)
+
+
+def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, Any]) -> tuple:
+    name, body, out_dtypes = OURS[k_id]
+    try:
+        outputs = body(feed, attributes)
+        checked = []
+        for array, dtype in zip(outputs, out_dtypes, strict=True):
+            checked.append(np.ascontiguousarray(array, dtype=dtype))
+        return _as_result(k_id, checked)
+    except BaseException as err:  # noqa: BLE001 - nothing may cross into C++
+        shapes = [tuple(getattr(x, "shape", ())) for x in feed]
+        _record(OpFailure(name, dict(attributes), shapes, err))
+        rank = len(shapes[0]) if shapes else 1
+        return _as_result(k_id, [_placeholder(dt, rank) for dt in out_dtypes])
+
+
+def _invoke_foreign(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) -> tuple:
+    """Other packages' Python ops: the stock behaviour, minus the .tolist() on numeric results."""
+    opdef = _ocos.Opdef._odlist[k_id]
+    try:
+        result = opdef.body(*feed, **opdef.cast_attributes(attributes))
+        outputs = result if isinstance(result, tuple) else (result,)
+        res: list[Any] = [k_id]
+        for out in outputs:
+            array = np.asarray(out)
+            res.append(array.shape)
+            if array.dtype.kind in "OUS":
+                res.append(array.flatten().tolist())
+            else:
+                res.append(np.ascontiguousarray(array))
+        return tuple(res)
+    except BaseException as err:  # noqa: BLE001 - nothing may cross into C++
+        shapes = [tuple(getattr(x, "shape", ())) for x in feed]
+        _record(OpFailure(opdef.op_type, dict(attributes), shapes, err))
+        types = list(opdef._nativedef.output_types)
+        placeholders = []
+        for code in types:
+            if code == PyCustomOpDef.dt_string:
+                placeholders.append(np.zeros((0,), object))
+            else:
+                placeholders.append(_placeholder(DT_NUMPY.get(code, np.dtype(np.float32)), 1))
+        res = [k_id]
+        for p in placeholders:
+            res.append(p.shape)
+            res.append(p.tolist() if p.dtype == object else p)
+        return tuple(res)
+
+
+def invoke(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) -> tuple:
+    """The hook itself; must never raise."""
+    try:
+        if k_id in OURS:
+            return _invoke_ours(k_id, feed, attributes)
+        return _invoke_foreign(k_id, feed, attributes)
+    except BaseException as err:  # noqa: BLE001 - last line of defence before std::terminate
+        log.critical("ortpool hook failed for kernel %s: %s", k_id, err)
+        return (k_id, (0,), np.zeros((0,), np.float32))
+
+
+def install() -> None:
+    PyCustomOpDef.install_hooker(invoke)

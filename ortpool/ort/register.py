@@ -1,0 +1,117 @@
+"""Register every ortpool op type into onnxruntime-extensions, once per process.
+
+Registration is process-global and permanent, and registering a (name, types) pair twice makes
+every later session fail ("Conflicting with a registered kernel"), so the set of registered
+kernels is kept on the onnxruntime-extensions module itself: it survives a reload of ortpool.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from onnxruntime_extensions import PyCustomOpDef, onnx_op
+from onnxruntime_extensions import _ocos
+
+from ortpool import kernels, optypes
+from ortpool.optypes import INDICES, OUTPUT_SHAPE, OpType
+from ortpool.ort import hook
+
+DT_CODE = {
+    "float": PyCustomOpDef.dt_float,
+    "double": PyCustomOpDef.dt_double,
+    "int8": PyCustomOpDef.dt_int8,
+    "uint8": PyCustomOpDef.dt_uint8,
+    "int64": PyCustomOpDef.dt_int64,
+}
+_ATTR_CODE = {
+    "ints": PyCustomOpDef.dt_string,
+    "string": PyCustomOpDef.dt_string,
+    "int": PyCustomOpDef.dt_int64,
+}
+_lock = threading.Lock()
+
+
+def _body(op_type: OpType):
+    """The kernel call for one op type: (inputs, attributes) -> outputs."""
+    version = op_type.spec.version
+
+    if op_type.spec.op == "MaxPool":
+        with_indices = op_type.variant == INDICES
+
+        def body(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[np.ndarray, ...]:
+            result = kernels.max_pool(feed[0], version=version, return_indices=with_indices, **attrs)
+            return result if with_indices else (result,)
+
+    elif op_type.spec.op == "AveragePool":
+
+        def body(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[np.ndarray, ...]:
+            return (kernels.average_pool(feed[0], version=version, **attrs),)
+
+    else:
+        with_shape = op_type.variant == OUTPUT_SHAPE
+
+        def body(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[np.ndarray, ...]:
+            shape = feed[2] if with_shape else None
+            return (kernels.max_unpool(feed[0], feed[1], shape, version=version, **attrs),)
+
+    return body
+
+
+def kernel_types(op_type: OpType, dtype: str) -> tuple[list[int], list[int]]:
+    """Declared (input types, output types) of ``op_type`` for element type ``dtype``."""
+    x = DT_CODE[dtype]
+    i64 = PyCustomOpDef.dt_int64
+    if op_type.spec.op == "MaxUnpool":
+        return [x, i64, i64][: op_type.n_inputs], [x]
+    return [x], [x, i64][: op_type.n_outputs]
+
+
+def _registry() -> dict[tuple[str, str], int]:
+    registry = getattr(_ocos, "_ortpool_registered", None)
+    if registry is None:
+        registry = {}
+        _ocos._ortpool_registered = registry
+    return registry
+
+
+def register() -> int:
+    """Register every op type and element type not yet registered; returns how many are now.
+
+    Safe to call any number of times, from any thread.
+    """
+    with _lock:
+        registry = _registry()
+        for op_type in optypes.all_op_types():
+            body = _body(op_type)
+            attrs = {name: _ATTR_CODE[spec.kind] for name, spec in op_type.spec.attrs.items()}
+            for dtype in op_type.dtypes:
+                key = (op_type.name, dtype)
+                if key in registry:
+                    continue
+                inputs, outputs = kernel_types(op_type, dtype)
+                opdef = onnx_op(
+                    op_type=f"{optypes.DOMAIN}::{op_type.name}",
+                    inputs=inputs,
+                    outputs=outputs,
+                    attrs=attrs,
+                )(_unreachable)
+                out_dtypes = tuple(
+                    np.dtype(np.int64) if code == PyCustomOpDef.dt_int64 else _np_dtype(dtype)
+                    for code in outputs
+                )
+                registry[key] = opdef._id
+                hook.OURS[opdef._id] = (op_type.name, body, out_dtypes)
+        hook.install()
+        return len(registry)
+
+
+def _np_dtype(dtype: str) -> np.dtype:
+    return np.dtype({"float": np.float32, "double": np.float64}.get(dtype, dtype))
+
+
+def _unreachable(*args: Any, **kwargs: Any) -> None:
+    """Ours are dispatched by :mod:`ortpool.ort.hook`, never through the Opdef body."""
+    raise RuntimeError("ortpool ops run through ortpool's hook")

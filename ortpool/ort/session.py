@@ -1,0 +1,192 @@
+"""``session_options()`` and ``InferenceSession``: onnxruntime with ortpool's ops, errors raised."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import onnx
+import onnxruntime as ort
+from onnxruntime_extensions import get_library_path
+
+from ortpool import optypes
+from ortpool.attributes import normalize
+from ortpool.errors import OrtpoolError
+from ortpool.ort import hook
+from ortpool.ort.register import register
+
+
+def session_options(base: ort.SessionOptions | None = None) -> ort.SessionOptions:
+    """SessionOptions with the ortpool ops registered (``base`` is updated and returned)."""
+    register()
+    options = base if base is not None else ort.SessionOptions()
+    options.register_custom_ops_library(get_library_path())
+    return options
+
+
+def iter_ortpool_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
+    """Every node of the ortpool domain: main graph, subgraphs at any depth, local functions."""
+
+    def walk(nodes: Sequence[onnx.NodeProto]) -> Iterator[onnx.NodeProto]:
+        for node in nodes:
+            if node.domain == optypes.DOMAIN:
+                yield node
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    yield from walk(attr.g.node)
+                elif attr.type == onnx.AttributeProto.GRAPHS:
+                    for graph in attr.graphs:
+                        yield from walk(graph.node)
+
+    yield from walk(model.graph.node)
+    for function in model.functions:
+        yield from walk(function.node)
+
+
+def node_attributes(node: onnx.NodeProto) -> dict[str, Any]:
+    values = {}
+    for attr in node.attribute:
+        value = onnx.helper.get_attribute_value(attr)
+        values[attr.name] = value.decode() if isinstance(value, bytes) else value
+    return values
+
+
+def check_node(node: onnx.NodeProto) -> None:
+    """An ortpool node must name a known op type and carry every attribute of its version,
+    each of the declared kind, with a legal value."""
+    name = node.name or f"<unnamed {node.op_type}>"
+    try:
+        op_type = optypes.parse(node.op_type)
+    except ValueError as err:
+        raise OrtpoolError(str(err), node=name) from None
+    spec = op_type.spec
+    declared = {a.name: a for a in node.attribute}
+    for attr_name, attr_spec in spec.attrs.items():
+        attr = declared.get(attr_name)
+        want = onnx.AttributeProto.INT if attr_spec.kind == "int" else onnx.AttributeProto.STRING
+        if attr is None:
+            raise OrtpoolError(
+                f"attribute {attr_name!r} is missing; an ortpool node carries every attribute "
+                f"of its version ({', '.join(spec.attrs)})",
+                node=name, op=spec.op, version=spec.version,
+            )
+        if attr.type != want:
+            kind = "an int" if want == onnx.AttributeProto.INT else "a string"
+            raise OrtpoolError(
+                f"attribute {attr_name!r} must be {kind} in the ortpool encoding, "
+                f"got {onnx.AttributeProto.AttributeType.Name(attr.type)}",
+                node=name, op=spec.op, version=spec.version,
+            )
+    try:
+        normalize(spec, node_attributes(node))
+    except OrtpoolError as err:
+        raise err.located(node=name) from None
+    expected = (op_type.n_inputs, op_type.n_outputs)
+    if (len(node.input), len(node.output)) != expected:
+        raise OrtpoolError(
+            f"{node.op_type} takes {expected[0]} inputs and {expected[1]} outputs, the node has "
+            f"{len(node.input)} and {len(node.output)}",
+            node=name, op=spec.op, version=spec.version,
+        )
+
+
+def check_model(model: onnx.ModelProto) -> None:
+    """Check every ortpool node of ``model`` (see :func:`check_node`)."""
+    for node in iter_ortpool_nodes(model):
+        check_node(node)
+
+
+def _load_structure(model: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.ModelProto:
+    if isinstance(model, onnx.ModelProto):
+        return model
+    if isinstance(model, bytes):
+        return onnx.load_from_string(model)
+    return onnx.load(os.fspath(model), load_external_data=False)
+
+
+class InferenceSession:
+    """A thin wrapper over ``onnxruntime.InferenceSession`` with ortpool's ops registered.
+
+    ``run`` has onnxruntime's signature; an error inside an ortpool op is raised after the run as
+    an :class:`OrtpoolError` naming the node, the op type and version and the offending value.
+    Everything else is delegated to the wrapped session.
+    """
+
+    def __init__(
+        self,
+        model: str | os.PathLike | bytes | onnx.ModelProto,
+        sess_options: ort.SessionOptions | None = None,
+        providers: Sequence[str | tuple[str, dict]] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        proto = _load_structure(model)
+        check_model(proto)
+        self._nodes: dict[str, list[onnx.NodeProto]] = {}
+        for node in iter_ortpool_nodes(proto):
+            self._nodes.setdefault(node.op_type, []).append(node)
+        source: str | bytes
+        if isinstance(model, onnx.ModelProto):
+            source = model.SerializeToString()
+        elif isinstance(model, bytes):
+            source = model
+        else:
+            source = os.fspath(model)
+        self._session = ort.InferenceSession(
+            source,
+            sess_options=session_options(sess_options),
+            providers=list(providers) if providers else ["CPUExecutionProvider"],
+            **kwargs,
+        )
+
+    @property
+    def session(self) -> ort.InferenceSession:
+        """The wrapped onnxruntime session."""
+        return self._session
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+    def run(
+        self,
+        output_names: Sequence[str] | None,
+        input_feed: Mapping[str, Any],
+        run_options: ort.RunOptions | None = None,
+    ) -> list[Any]:
+        hook.take_failures()
+        try:
+            outputs = self._session.run(output_names, input_feed, run_options)
+        except Exception as err:
+            failures = hook.take_failures()
+            if failures:
+                raise self._error(failures[0]) from err
+            raise
+        failures = hook.take_failures()
+        if failures:
+            raise self._error(failures[0])
+        return outputs
+
+    def _error(self, failure: hook.OpFailure) -> OrtpoolError:
+        """Name the node: the ortpool nodes of that op type whose attributes match the call's."""
+        # onnxruntime-extensions hands attributes over as strings; compare in that form.
+        called = {k: str(v) for k, v in failure.attributes.items()}
+        candidates = [
+            node.name or "<unnamed>"
+            for node in self._nodes.get(failure.op_type, [])
+            if {k: str(v) for k, v in node_attributes(node).items()} == called
+        ]
+        node = candidates[0] if len(candidates) == 1 else None
+        if len(candidates) > 1:
+            node = " or ".join(candidates)
+        try:
+            op_type = optypes.parse(failure.op_type)
+            op, version = op_type.spec.op, op_type.spec.version
+        except ValueError:
+            op, version = failure.op_type, None
+        err = failure.error
+        detail = err.detail if isinstance(err, OrtpoolError) else f"{type(err).__name__}: {err}"
+        shapes = ", ".join(str(list(s)) for s in failure.input_shapes)
+        return OrtpoolError(
+            f"{detail} [op type {failure.op_type}, input shapes {shapes}]",
+            node=node, op=op, version=version,
+        )
