@@ -155,9 +155,7 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
         raise OrtpoolError(f"auto_pad={auto_pad!r} must be one of {', '.join(AUTO_PADS)}")
     if auto_pad != "NOTSET" and any(pads):
         # RULINGS.md 4: the spec forbids both; all-zero pads are tolerated.
-        raise OrtpoolError(
-            f"pads={encode_ints(pads)!r} cannot be used with auto_pad={auto_pad!r}"
-        )
+        raise OrtpoolError(f"pads={encode_ints(pads)!r} cannot be used with auto_pad={auto_pad!r}")
 
     flags = {}
     for name in ("ceil_mode", "count_include_pad", "storage_order"):

@@ -29,7 +29,9 @@ class OrtpoolError(ValueError):
         if self.node is not None:
             where.append(f"node {self.node!r}")
         if self.op is not None:
-            where.append(f"({self.op}-{self.version})" if self.version is not None else f"({self.op})")
+            where.append(
+                f"({self.op}-{self.version})" if self.version is not None else f"({self.op})"
+            )
         prefix = " ".join(where)
         return f"{prefix}: {self.detail}" if prefix else self.detail
 

@@ -183,8 +183,7 @@ def unpool_output_spatial(spatial: Sequence[int], attrs: PoolAttrs) -> tuple[int
         size += attrs.kernel_shape[i]
         if size < 0:
             raise OrtpoolError(
-                f"spatial axis {i}: the default output size (n-1)*s - pads + k = {size} is "
-                "negative"
+                f"spatial axis {i}: the default output size (n-1)*s - pads + k = {size} is negative"
             )
         out.append(size)
     return tuple(out)

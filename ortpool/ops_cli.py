@@ -22,8 +22,14 @@ def rows() -> list[tuple[str, str, str, str, str, str]]:
             f"{name}:{'string' if a.kind != 'int' else 'int'}" for name, a in t.spec.attrs.items()
         )
         out.append(
-            (t.name, f"{t.spec.op}-{t.spec.version}", ", ".join(ins), ", ".join(outs),
-             ", ".join(t.dtypes), attrs)
+            (
+                t.name,
+                f"{t.spec.op}-{t.spec.version}",
+                ", ".join(ins),
+                ", ".join(outs),
+                ", ".join(t.dtypes),
+                attrs,
+            )
         )
     return out
 

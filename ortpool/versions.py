@@ -119,7 +119,8 @@ def get(op: str, version: int) -> OpVersion:
 def resolve(op: str, opset: int) -> OpVersion:
     """The version of ``op`` in force at ``ai.onnx`` opset ``opset``: the highest version <= opset.
 
-    Example: ``resolve("AveragePool", 18).version == 11`` and ``resolve("MaxPool", 21).version == 12``.
+    Example: ``resolve("AveragePool", 18).version == 11``;
+    ``resolve("MaxPool", 21).version == 12``.
     """
     candidates = [v for v in versions_of(op) if v <= opset]
     if not candidates:

@@ -10,7 +10,7 @@ import numpy as np
 from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry
-from ortpool.kernels._common import attrs_for, check_input, compute_dtype, geometry_for
+from ortpool.kernels._common import attrs_for, check_input, geometry_for
 from ortpool.kernels.maxpool import reduce_axis
 
 
@@ -27,10 +27,10 @@ def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.n
         geom = geometry_for(tuple(x.shape[2:]), attrs)
     except OrtpoolError as err:
         raise err.located(op="AveragePool", version=version) from None
-    wide = compute_dtype(x.dtype)
+    # float16/bfloat16 accumulate in float32 and are rounded once (RULINGS.md 8).
     acc = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
     y = average(x, geom, bool(attrs.count_include_pad), acc)
-    return y.astype(x.dtype if wide is None else x.dtype, copy=False)
+    return y.astype(x.dtype, copy=False)
 
 
 @functools.lru_cache(maxsize=256)

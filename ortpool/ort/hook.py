@@ -16,8 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from onnxruntime_extensions import PyCustomOpDef
-from onnxruntime_extensions import _ocos
+from onnxruntime_extensions import PyCustomOpDef, _ocos
 
 log = logging.getLogger("ortpool")
 
@@ -92,7 +91,7 @@ def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, An
         for array, dtype in zip(outputs, out_dtypes, strict=True):
             checked.append(np.ascontiguousarray(array, dtype=dtype))
         return _as_result(k_id, checked)
-    except BaseException as err:  # noqa: BLE001 - nothing may cross into C++
+    except BaseException as err:
         shapes = [tuple(getattr(x, "shape", ())) for x in feed]
         _record(OpFailure(name, dict(attributes), shapes, err))
         rank = len(shapes[0]) if shapes else 1
@@ -114,7 +113,7 @@ def _invoke_foreign(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) 
             else:
                 res.append(np.ascontiguousarray(array))
         return tuple(res)
-    except BaseException as err:  # noqa: BLE001 - nothing may cross into C++
+    except BaseException as err:
         shapes = [tuple(getattr(x, "shape", ())) for x in feed]
         _record(OpFailure(opdef.op_type, dict(attributes), shapes, err))
         types = list(opdef._nativedef.output_types)
@@ -137,7 +136,7 @@ def invoke(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) -> tuple:
         if k_id in OURS:
             return _invoke_ours(k_id, feed, attributes)
         return _invoke_foreign(k_id, feed, attributes)
-    except BaseException as err:  # noqa: BLE001 - last line of defence before std::terminate
+    except BaseException as err:
         log.critical("ortpool hook failed for kernel %s: %s", k_id, err)
         return (k_id, (0,), np.zeros((0,), np.float32))
 

@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from onnxruntime_extensions import PyCustomOpDef, onnx_op
-from onnxruntime_extensions import _ocos
+from onnxruntime_extensions import PyCustomOpDef, _ocos, onnx_op
 
 from ortpool import kernels, optypes
 from ortpool.optypes import INDICES, OUTPUT_SHAPE, OpType
@@ -42,7 +41,9 @@ def _body(op_type: OpType):
         with_indices = op_type.variant == INDICES
 
         def body(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[np.ndarray, ...]:
-            result = kernels.max_pool(feed[0], version=version, return_indices=with_indices, **attrs)
+            result = kernels.max_pool(
+                feed[0], version=version, return_indices=with_indices, **attrs
+            )
             return result if with_indices else (result,)
 
     elif op_type.spec.op == "AveragePool":

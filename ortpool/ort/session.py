@@ -69,14 +69,18 @@ def check_node(node: onnx.NodeProto) -> None:
             raise OrtpoolError(
                 f"attribute {attr_name!r} is missing; an ortpool node carries every attribute "
                 f"of its version ({', '.join(spec.attrs)})",
-                node=name, op=spec.op, version=spec.version,
+                node=name,
+                op=spec.op,
+                version=spec.version,
             )
         if attr.type != want:
             kind = "an int" if want == onnx.AttributeProto.INT else "a string"
             raise OrtpoolError(
                 f"attribute {attr_name!r} must be {kind} in the ortpool encoding, "
                 f"got {onnx.AttributeProto.AttributeType.Name(attr.type)}",
-                node=name, op=spec.op, version=spec.version,
+                node=name,
+                op=spec.op,
+                version=spec.version,
             )
     try:
         normalize(spec, node_attributes(node))
@@ -87,7 +91,9 @@ def check_node(node: onnx.NodeProto) -> None:
         raise OrtpoolError(
             f"{node.op_type} takes {expected[0]} inputs and {expected[1]} outputs, the node has "
             f"{len(node.input)} and {len(node.output)}",
-            node=name, op=spec.op, version=spec.version,
+            node=name,
+            op=spec.op,
+            version=spec.version,
         )
 
 
@@ -145,6 +151,8 @@ class InferenceSession:
         return self._session
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
         return getattr(self._session, name)
 
     def run(
@@ -188,5 +196,7 @@ class InferenceSession:
         shapes = ", ".join(str(list(s)) for s in failure.input_shapes)
         return OrtpoolError(
             f"{detail} [op type {failure.op_type}, input shapes {shapes}]",
-            node=node, op=op, version=version,
+            node=node,
+            op=op,
+            version=version,
         )
