@@ -1,0 +1,67 @@
+"""pytest set-up for the ortpool tests: a deterministic hypothesis profile and the figures the
+property and backend tests report at the end of the run (examples per op and version)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import support
+from hypothesis import HealthCheck, settings
+
+# CI: the same examples on every run (derandomize), no per-example deadline (the first call of a
+# shape pays for geometry caches and session creation). ORTPOOL_HYPOTHESIS=thorough draws more,
+# from a random seed, for a local hunt.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+settings.register_profile(
+    "thorough",
+    deadline=None,
+    max_examples=2000,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+settings.load_profile(os.environ.get("ORTPOOL_HYPOTHESIS", "ci"))
+
+
+@pytest.fixture(scope="session")
+def backend_cases():
+    return support.pooling_backend_cases()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if support.BACKEND_RUNS:
+        runs = support.BACKEND_RUNS
+        terminalreporter.section("ortpool: onnx backend cases through ortpool ops (passing)")
+        for op in ("MaxPool", "AveragePool", "MaxUnpool"):
+            mine = [r for r in runs if r[0] == op]
+            cases = {r[1] for r in mine}
+            older = sum(1 for r in mine if not r[3])
+            terminalreporter.write_line(
+                f"{op:<12} {len(cases):3d} cases at their own version, {older:4d} runs stamped "
+                "at older versions"
+            )
+        pinned = sorted({r[1] for r in runs if r[4]})
+        terminalreporter.write_line(
+            f"total {len({r[1] for r in runs})} cases, {len(runs)} runs; pinned to RULINGS.md 9 "
+            f"(deviation): {', '.join(pinned) or 'none'}"
+        )
+    if not support.EXAMPLES:
+        return
+    terminalreporter.section("ortpool: property examples checked against tests/reference_loops.py")
+    keys = sorted({(op, v) for op, v, _ in support.EXAMPLES})
+    total = 0
+    for op, version in keys:
+        numpy_n = support.EXAMPLES[(op, version, "numpy")]
+        session_n = support.EXAMPLES[(op, version, "session")]
+        total += numpy_n + session_n
+        terminalreporter.write_line(
+            f"{op}-{version:<3} numpy API {numpy_n:5d}   ORT session {session_n:5d}"
+        )
+    verdict = "all agreeing" if exitstatus == 0 else "counted only where they agreed"
+    terminalreporter.write_line(f"total {total} examples, {verdict}")

@@ -1,0 +1,192 @@
+"""A slow, obviously-correct pooling reference written straight from RULINGS.md.
+
+Every output element of every (n, c) plane is computed by a plain Python loop over the taps of its
+window. Nothing here comes from ortpool: the output sizes and pads are derived again below from
+the rulings' text (with exact fractions), so a wrong formula in ortpool.geometry cannot hide.
+
+Errors (a kernel larger than the padded input, an index outside the output) raise
+:class:`ReferenceError_`; the property tests then expect ortpool to raise too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+
+import numpy as np
+
+
+class ReferenceError_(Exception):
+    """The rulings make this call an error."""
+
+
+def _axis(n: int, k: int, s: int, d: int, pb: int, pe: int, auto_pad: str, ceil_mode: int):
+    """(out, pb, pe) of one spatial axis, from RULINGS.md 1-3."""
+    ek = (k - 1) * d + 1
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        # Ruling 2: out = ceil(n / s); total pad clamped at 0; SAME_UPPER: odd pad at the end.
+        out = math.ceil(Fraction(n, s))
+        total = max(0, (out - 1) * s + ek - n)
+        if auto_pad == "SAME_UPPER":
+            return out, total // 2, total - total // 2
+        return out, total - total // 2, total // 2
+    if auto_pad == "VALID":
+        # Ruling 3: out = ceil((n - ek + 1) / s) whatever ceil_mode says.
+        if n - ek + 1 <= 0:
+            raise ReferenceError_("input smaller than the VALID kernel")
+        return math.ceil(Fraction(n - ek + 1, s)), 0, 0
+    # Ruling 1.
+    if n + pb + pe - ek < 0:
+        raise ReferenceError_("padded input smaller than the kernel")
+    ratio = Fraction(n + pb + pe - ek, s)
+    if not ceil_mode:
+        return math.floor(ratio) + 1, pb, pe
+    out = math.ceil(ratio) + 1
+    if (out - 1) * s >= n + pb:
+        out -= 1
+    return out, pb, pe
+
+
+def resolve(spatial: Sequence[int], attrs: dict) -> list[tuple[int, int, int, int, int, int]]:
+    """Per axis (n, k, s, d, pb, pe, out) with defaults filled from the spec."""
+    rank = len(spatial)
+    kernel = list(attrs["kernel_shape"])
+    strides = list(attrs.get("strides") or [1] * rank)
+    dilations = list(attrs.get("dilations") or [1] * rank)
+    pads = list(attrs.get("pads") or [0] * (2 * rank))
+    auto_pad = attrs.get("auto_pad", "NOTSET")
+    ceil_mode = attrs.get("ceil_mode", 0)
+    axes = []
+    for i, n in enumerate(spatial):
+        out, pb, pe = _axis(
+            n, kernel[i], strides[i], dilations[i], pads[i], pads[i + rank], auto_pad, ceil_mode
+        )
+        axes.append((n, kernel[i], strides[i], dilations[i], pb, pe, out))
+    return axes
+
+
+def _windows(axes):
+    """Yield (output position, list of taps) where a tap is its per-axis input coordinates."""
+    outs = [a[6] for a in axes]
+    for pos in itertools.product(*(range(o) for o in outs)):
+        taps = []
+        for tap in itertools.product(*(range(a[1]) for a in axes)):
+            taps.append(
+                tuple(
+                    j * s - pb + t * d
+                    for j, t, (_, _, s, d, pb, _, _) in zip(pos, tap, axes, strict=True)
+                )
+            )
+        yield pos, taps
+
+
+def _inside(coord, spatial) -> bool:
+    return all(0 <= c < n for c, n in zip(coord, spatial, strict=True))
+
+
+def max_pool(x: np.ndarray, attrs: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(Y, Indices) by RULINGS.md 5-7: max over in-input taps, NaN wins (first NaN), first max
+    wins ties, empty window -> lowest value and index -1; indices flat over N x C x D."""
+    n_batch, channels = x.shape[:2]
+    spatial = x.shape[2:]
+    axes = resolve(spatial, attrs)
+    out_spatial = tuple(a[6] for a in axes)
+    order = attrs.get("storage_order", 0)
+    plane = math.prod(spatial)
+    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    y = np.zeros((n_batch, channels, *out_spatial), x.dtype)
+    ind = np.zeros((n_batch, channels, *out_spatial), np.int64)
+    windows = list(_windows(axes))
+    for b in range(n_batch):
+        for c in range(channels):
+            for pos, taps in windows:
+                best, best_at = None, None
+                for coord in taps:
+                    if not _inside(coord, spatial):
+                        continue
+                    v = x[(b, c, *coord)]
+                    if best is None:
+                        best, best_at = v, coord
+                    elif _isnan(best):
+                        continue
+                    elif _isnan(v) or v > best:
+                        best, best_at = v, coord
+                if best is None:
+                    y[(b, c, *pos)] = lowest
+                    ind[(b, c, *pos)] = -1
+                else:
+                    y[(b, c, *pos)] = best
+                    offset = _offset(best_at, spatial, order)
+                    ind[(b, c, *pos)] = (b * channels + c) * plane + offset
+    return y, ind
+
+
+def _isnan(v) -> bool:
+    return isinstance(v, float | np.floating) and bool(np.isnan(v))
+
+
+def _offset(coord, spatial, storage_order: int) -> int:
+    """Row-major offset, or column-major (first axis fastest) with storage_order=1."""
+    dims = list(zip(coord, spatial, strict=True))
+    if storage_order:
+        dims = dims[::-1]
+    offset = 0
+    for c, n in dims:
+        offset = offset * n + c
+    return offset
+
+
+def average_pool(x: np.ndarray, attrs: dict) -> np.ndarray:
+    """Y in float64, by RULINGS.md 5 and 8: sum of in-input taps over the number of taps inside
+    the input, or (count_include_pad) inside [-pb, n + pe) on every axis."""
+    n_batch, channels = x.shape[:2]
+    spatial = x.shape[2:]
+    axes = resolve(spatial, attrs)
+    include_pad = attrs.get("count_include_pad", 0)
+    padded = [(-a[4], a[0] + a[5]) for a in axes]
+    y = np.zeros((n_batch, channels, *(a[6] for a in axes)), np.float64)
+    windows = list(_windows(axes))
+    for b in range(n_batch):
+        for c in range(channels):
+            for pos, taps in windows:
+                total, count = 0.0, 0
+                for coord in taps:
+                    if _inside(coord, spatial):
+                        total += float(x[(b, c, *coord)])
+                        count += 1
+                    elif include_pad and all(
+                        lo <= v < hi for v, (lo, hi) in zip(coord, padded, strict=True)
+                    ):
+                        count += 1
+                y[(b, c, *pos)] = total / count if count else math.nan
+    return y
+
+
+def max_unpool(
+    x: np.ndarray, indices: np.ndarray, attrs: dict, output_shape: Sequence[int] | None = None
+) -> np.ndarray:
+    """RULINGS.md 9: Y.flat[I[j]] = X.flat[j] in order (last write wins), zeros elsewhere; the
+    output is output_shape, or (n - 1) * s - pb - pe + k per axis."""
+    if output_shape is None:
+        rank = x.ndim - 2
+        strides = list(attrs.get("strides") or [1] * rank)
+        pads = list(attrs.get("pads") or [0] * (2 * rank))
+        kernel = list(attrs["kernel_shape"])
+        output_shape = [*x.shape[:2]] + [
+            (x.shape[2 + i] - 1) * strides[i] - pads[i] - pads[i + rank] + kernel[i]
+            for i in range(rank)
+        ]
+    if any(v < 0 for v in output_shape):
+        raise ReferenceError_(f"negative output size {list(output_shape)}")
+    y = np.zeros(tuple(output_shape), x.dtype)
+    size = math.prod(output_shape)
+    flat_x = list(x.reshape(-1))
+    flat_i = [int(v) for v in indices.reshape(-1)]
+    for value, index in zip(flat_x, flat_i, strict=True):
+        if not 0 <= index < size:
+            raise ReferenceError_(f"index {index} outside [0, {size})")
+        coord = np.unravel_index(index, y.shape)
+        y[coord] = value
+    return y
