@@ -164,21 +164,29 @@ def average_pool(x: np.ndarray, attrs: dict) -> np.ndarray:
     return y
 
 
+def unpool_shape(x_shape: Sequence[int], attrs: dict) -> list[int]:
+    """MaxUnpool's default output shape: (n - 1) * s - pb - pe + k per spatial axis."""
+    rank = len(x_shape) - 2
+    strides = list(attrs.get("strides") or [1] * rank)
+    pads = list(attrs.get("pads") or [0] * (2 * rank))
+    kernel = list(attrs["kernel_shape"])
+    shape = [*x_shape[:2]] + [
+        (x_shape[2 + i] - 1) * strides[i] - pads[i] - pads[i + rank] + kernel[i]
+        for i in range(rank)
+    ]
+    if any(v < 0 for v in shape):
+        raise ReferenceError_(f"negative output size {shape}")
+    return shape
+
+
 def max_unpool(
     x: np.ndarray, indices: np.ndarray, attrs: dict, output_shape: Sequence[int] | None = None
 ) -> np.ndarray:
     """RULINGS.md 9: Y.flat[I[j]] = X.flat[j] in order (last write wins), zeros elsewhere; the
     output is output_shape, or (n - 1) * s - pb - pe + k per axis."""
     if output_shape is None:
-        rank = x.ndim - 2
-        strides = list(attrs.get("strides") or [1] * rank)
-        pads = list(attrs.get("pads") or [0] * (2 * rank))
-        kernel = list(attrs["kernel_shape"])
-        output_shape = [*x.shape[:2]] + [
-            (x.shape[2 + i] - 1) * strides[i] - pads[i] - pads[i + rank] + kernel[i]
-            for i in range(rank)
-        ]
-    if any(v < 0 for v in output_shape):
+        output_shape = unpool_shape(x.shape, attrs)
+    elif any(v < 0 for v in output_shape):
         raise ReferenceError_(f"negative output size {list(output_shape)}")
     y = np.zeros(tuple(output_shape), x.dtype)
     size = math.prod(output_shape)

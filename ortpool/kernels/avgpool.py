@@ -46,8 +46,9 @@ def divisor(geom: PoolGeometry, include_pad: bool, dtype: np.dtype) -> np.ndarra
 
 def average(x: np.ndarray, geom: PoolGeometry, include_pad: bool, acc: np.dtype) -> np.ndarray:
     total = x.astype(acc, copy=False)
-    for i, g in enumerate(geom.axes):
-        total = reduce_axis(total, 2 + i, g, 0, np.add, acc)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf + -inf is NaN, as it should be
+        for i, g in enumerate(geom.axes):
+            total = reduce_axis(total, 2 + i, g, 0, np.add, acc)
     if total is x:
         total = total.copy()
     with np.errstate(invalid="ignore", divide="ignore"):

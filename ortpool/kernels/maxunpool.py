@@ -30,7 +30,10 @@ def max_unpool(
         opv = versions.get("MaxUnpool", version)
         check_input(opv, x)
         attrs = attrs_for("MaxUnpool", version, attributes, x.ndim - 2)
-        shape = _output_shape(x, indices, output_shape, unpool_output_spatial(x.shape[2:], attrs))
+        # With output_shape the pads are ignored (RULINGS.md 9): the default size, which may be
+        # negative for large pads, is computed only when it is used.
+        default = unpool_output_spatial(x.shape[2:], attrs) if output_shape is None else ()
+        shape = _output_shape(x, indices, output_shape, default)
         y = np.zeros(shape, x.dtype)
         flat = indices.reshape(-1)
         if flat.size:
