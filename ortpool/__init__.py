@@ -29,6 +29,9 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'ortpool' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
+    imported = importlib.import_module(module)
+    # ``ortpool.rewrite`` is a callable package: importing it binds the package to that name, so
+    # the lazy name must be the package too (``ortpool.rewrite(m)`` calls its ``rewrite``).
+    value = imported if module == f"{__name__}.{name}" else getattr(imported, name)
     globals()[name] = value
     return value

@@ -1,0 +1,77 @@
+"""What ``ortpool rewrite`` and ``ortpool restore`` share: options, running, the summary.
+
+Neither command imports onnxruntime: rewriting needs only onnx and ortpool's tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from ortpool.rewrite.report import RewriteReport
+
+
+def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
+    parser.add_argument("input", metavar="IN.onnx", help="the model to read (never modified)")
+    parser.add_argument(
+        "output",
+        metavar="OUT.onnx",
+        help="where to write the result; external data files are hard-linked (or copied) "
+        "next to it",
+    )
+    parser.add_argument(
+        "--ops",
+        metavar="OPS",
+        help=f"only {verb} these operators, comma-separated (MaxPool,AveragePool,MaxUnpool)",
+    )
+    parser.add_argument(
+        "--nodes",
+        metavar="NAME",
+        nargs="+",
+        action="extend",
+        help=f"only {verb} the nodes with these names",
+    )
+    parser.add_argument(
+        "--exclude",
+        metavar="NAME",
+        nargs="+",
+        action="extend",
+        default=[],
+        help=f"never {verb} the nodes with these names",
+    )
+    parser.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="leave a node that fails its schema checks as it is and report it, instead of failing",
+    )
+    parser.add_argument("--json", metavar="REPORT", help="write the per-node report as JSON here")
+    parser.add_argument(
+        "--copy-data",
+        action="store_true",
+        help="copy external data files next to the output instead of hard-linking them",
+    )
+    loud = parser.add_mutually_exclusive_group()
+    loud.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    loud.add_argument("-v", "--verbose", action="store_true", help="also list every changed node")
+
+
+def run(args: argparse.Namespace, action: Callable[..., RewriteReport]) -> int:
+    report = action(
+        args.input,
+        args.output,
+        copy_data=args.copy_data,
+        ops=args.ops,
+        nodes=args.nodes,
+        exclude=args.exclude,
+        skip_invalid=args.skip_invalid,
+    )
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+    if not args.quiet:
+        for line in report.summary_lines(verbose=args.verbose):
+            print(line, file=sys.stdout)
+        print(f"wrote {args.output}")
+    return 0

@@ -1,0 +1,230 @@
+"""The two passes over a whole model: standard pooling -> ortpool (rewrite) and back (restore).
+
+Both edit a model in place, scope by scope (see :mod:`ortpool.rewrite.scopes`), replacing only
+the pooling nodes they change (plus the marked Casts a rewrite inserts and a restore removes) and
+the ``ortpool`` opset import; node order, names, graph inputs and outputs, initializers,
+value_info, metadata, doc strings and every other node stay as they were.
+"""
+
+from __future__ import annotations
+
+import onnx
+
+from ortpool import optypes, versions
+from ortpool.errors import OrtpoolError
+from ortpool.rewrite import retarget
+from ortpool.rewrite.checks import check_node, node_name, resolve_version
+from ortpool.rewrite.elemtypes import MIXED, TypeTable, learn_types
+from ortpool.rewrite.report import LEFT_ALONE, RESTORED, RETARGETED, NodeReport, RewriteReport
+from ortpool.rewrite.scopes import Scope, is_standard, model_scopes
+from ortpool.rewrite.selection import Selection
+
+_CAST_FROM = {"float16": onnx.TensorProto.FLOAT16, "bfloat16": onnx.TensorProto.BFLOAT16}
+
+
+def _is_pool(node: onnx.NodeProto) -> bool:
+    return is_standard(node) and node.op_type in versions.OPERATORS
+
+
+def _is_ortpool(node: onnx.NodeProto) -> bool:
+    return node.domain == optypes.DOMAIN
+
+
+def rewrite_model(
+    model: onnx.ModelProto, selection: Selection, skip_invalid: bool
+) -> RewriteReport:
+    """Retarget the selected standard pooling nodes of ``model`` (edited in place)."""
+    report = RewriteReport("rewrite")
+    scopes = model_scopes(model)
+    selection.check_names(
+        {n.name for s in scopes for n in s.nodes if _is_pool(n)}, "MaxPool/AveragePool/MaxUnpool"
+    )
+    if not any(_is_pool(n) for s in scopes for n in s.nodes):
+        _note_ir(model, report)
+        return report
+    types = learn_types(model)
+    report.notes.extend(types.notes)
+    namer = retarget.Namer(retarget.all_names(model))
+    used: set[tuple] = set()
+    for scope in scopes:
+        for node in list(scope.nodes):
+            if not _is_pool(node):
+                continue
+            entry, replacement = _rewrite_node(node, scope, types, selection, skip_invalid, namer)
+            report.nodes.append(entry)
+            if replacement is None:
+                continue
+            position = _position(scope.nodes, node)
+            node.CopyFrom(replacement[1] if len(replacement) == 3 else replacement[0])
+            if len(replacement) == 3:
+                scope.nodes.insert(position + 1, replacement[2])
+                scope.nodes.insert(position, replacement[0])
+            used.add(scope.owner_key)
+    for owner_key in used:
+        imports = _imports_of(model, owner_key)
+        if not any(e.domain == optypes.DOMAIN for e in imports):
+            imports.add(domain=optypes.DOMAIN, version=optypes.DOMAIN_VERSION)
+    _note_ir(model, report)
+    return report
+
+
+def _rewrite_node(
+    node: onnx.NodeProto,
+    scope: Scope,
+    types: TypeTable,
+    selection: Selection,
+    skip_invalid: bool,
+    namer: retarget.Namer,
+) -> tuple[NodeReport, list[onnx.NodeProto] | None]:
+    name = node_name(node)
+    entry = NodeReport(name, scope.location, node.op_type, None, LEFT_ALONE)
+    reason = selection.why_not(node.op_type, node.name)
+    if reason is not None:
+        entry.reason = reason
+        return entry, None
+    refs = [a for a in node.attribute if a.ref_attr_name]
+    if refs:
+        entry.reason = (
+            f"attribute {refs[0].name!r} refers to the function's attribute "
+            f"{refs[0].ref_attr_name!r}, whose value is only known per call"
+        )
+        return entry, None
+    x_type = types.lookup(scope, node.input[0]) if node.input and node.input[0] else None
+    try:
+        spec = resolve_version(node, scope.opset)
+        entry.version = spec.version
+        checked = check_node(node, spec, x_type.rank if x_type and x_type.elem_type > 0 else None)
+    except OrtpoolError as err:
+        if not skip_invalid:
+            raise
+        entry.reason = f"invalid: {err.detail}"
+        entry.invalid = True
+        return entry, None
+    elem = x_type.name if x_type is not None else None
+    if x_type is MIXED or (x_type is not None and x_type.elem_type == MIXED.elem_type):
+        entry.reason = (
+            f"input {node.input[0]!r} has different element types at different calls of the "
+            "function"
+        )
+        return entry, None
+    if elem is None:
+        entry.reason = f"the element type of input {node.input[0]!r} could not be learned"
+        return entry, None
+    if elem not in spec.types:
+        entry.reason = (
+            f"element type {elem} is not one {spec.key} accepts ({', '.join(spec.types)})"
+        )
+        return entry, None
+    cast_from = None
+    if elem not in spec.carried_types:
+        if elem not in _CAST_FROM:
+            entry.reason = f"element type {elem} cannot be carried into a Python op"
+            return entry, None
+        cast_from = _CAST_FROM[elem]
+        entry.cast = elem
+    entry.status, entry.op_type = RETARGETED, checked.op_type.name
+    return entry, retarget.to_ortpool(node, checked, cast_from, scope.opset or 0, namer)
+
+
+def restore_model(
+    model: onnx.ModelProto, selection: Selection, skip_invalid: bool
+) -> RewriteReport:
+    """Turn the selected ortpool nodes of ``model`` back into standard nodes (in place), removing
+    the Casts a rewrite put around them and the ``ortpool`` import where nothing uses it."""
+    report = RewriteReport("restore")
+    scopes = model_scopes(model)
+    selection.check_names({n.name for s in scopes for n in s.nodes if _is_ortpool(n)}, "ortpool")
+    for scope in scopes:
+        for node in list(scope.nodes):
+            if _is_ortpool(node):
+                report.nodes.append(_restore_node(node, scope, selection, skip_invalid))
+    for owner_key, imports in _owners(model):
+        in_use = any(_is_ortpool(n) for s in scopes if s.owner_key == owner_key for n in s.nodes)
+        if not in_use:
+            keep = [e for e in imports if e.domain != optypes.DOMAIN]
+            if len(keep) != len(imports):
+                del imports[:]
+                imports.extend(keep)
+    _note_ir(model, report)
+    return report
+
+
+def _restore_node(
+    node: onnx.NodeProto, scope: Scope, selection: Selection, skip_invalid: bool
+) -> NodeReport:
+    name = node_name(node)
+    try:
+        spec = optypes.parse(node.op_type).spec
+        entry = NodeReport(name, scope.location, spec.op, spec.version, LEFT_ALONE)
+    except ValueError:
+        spec = None
+        entry = NodeReport(name, scope.location, node.op_type, None, LEFT_ALONE)
+    reason = selection.why_not(entry.op, node.name)
+    if reason is not None:
+        entry.reason = reason
+        return entry
+    try:
+        standard = retarget.to_standard(node, scope.opset)
+    except OrtpoolError as err:
+        if not skip_invalid:
+            raise
+        entry.reason, entry.invalid = f"invalid: {err.detail}", True
+        return entry
+    producers = {out: n for n in scope.nodes if retarget.is_inserted_cast(n) for out in n.output}
+    consumers = {n.input[0]: n for n in scope.nodes if retarget.is_inserted_cast(n) and n.input}
+    drop = []
+    cast_in = producers.get(standard.input[0])
+    if cast_in is not None and _only_reader(scope, cast_in.output[0], node):
+        standard.input[0] = cast_in.input[0]
+        drop.append(cast_in)
+    cast_out = consumers.get(standard.output[0])
+    if cast_out is not None and _only_reader(scope, standard.output[0], cast_out):
+        standard.output[0] = cast_out.output[0]
+        drop.append(cast_out)
+        entry.cast = _elem_name(cast_out)
+    node.CopyFrom(standard)
+    for cast in drop:
+        del scope.nodes[_position(scope.nodes, cast)]
+    entry.status, entry.op_type = RESTORED, standard.op_type
+    return entry
+
+
+def _only_reader(scope: Scope, value: str, reader: onnx.NodeProto) -> bool:
+    """Whether ``reader`` is the one node of the scope (subgraphs included) reading ``value``."""
+    readers = [n for n in scope.nodes if value in n.input]
+    return readers == [reader] or (len(readers) == 1 and readers[0] is reader)
+
+
+def _elem_name(cast: onnx.NodeProto) -> str | None:
+    for attr in cast.attribute:
+        if attr.name == "to" and attr.type == onnx.AttributeProto.INT:
+            return onnx.TensorProto.DataType.Name(attr.i).lower()
+    return None
+
+
+def _position(nodes, node: onnx.NodeProto) -> int:
+    for index, candidate in enumerate(nodes):
+        if candidate is node:
+            return index
+    raise LookupError(f"node {node.name!r} is not in its scope")
+
+
+def _imports_of(model: onnx.ModelProto, owner_key: tuple):
+    return (
+        model.opset_import
+        if owner_key == ("graph",)
+        else model.functions[owner_key[1]].opset_import
+    )
+
+
+def _owners(model: onnx.ModelProto):
+    yield ("graph",), model.opset_import
+    for index, function in enumerate(model.functions):
+        yield ("function", index), function.opset_import
+
+
+def _note_ir(model: onnx.ModelProto, report: RewriteReport) -> None:
+    if model.ir_version > 13:
+        report.notes.append(
+            f"the model has IR version {model.ir_version}; onnxruntime 1.31 reads at most 13"
+        )

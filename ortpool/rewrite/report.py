@@ -1,0 +1,107 @@
+"""What a rewrite or restore did to each pooling node, and a summary of it.
+
+The report is the same for the API and the CLI: one :class:`NodeReport` per node considered
+(every standard pooling node for a rewrite, every ortpool node for a restore), plus notes about the
+model as a whole (external data linked or copied, IR version). ``to_dict()`` is what
+``--json`` writes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from typing import Any
+
+RETARGETED = "retargeted"
+RESTORED = "restored"
+LEFT_ALONE = "left alone"
+
+
+@dataclasses.dataclass
+class NodeReport:
+    """One pooling node: where it lives, what it was and what became of it.
+
+    ``op`` is the standard operator (MaxPool, AveragePool, MaxUnpool), ``version`` the spec version
+    that governs the node (None when it cannot be resolved), ``op_type`` the op type written
+    (``MaxPool_12_Indices`` for a rewrite, ``MaxPool`` for a restore; None when left alone),
+    ``cast`` the element type carried through Cast to float32 (``float16``/``bfloat16``) or None.
+    """
+
+    name: str
+    location: str
+    op: str
+    version: int | None
+    status: str
+    op_type: str | None = None
+    reason: str = ""
+    cast: str | None = None
+    invalid: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.op}-{self.version}" if self.version is not None else self.op
+
+    def describe(self) -> str:
+        where = f"node {self.name!r} ({self.key}) in {self.location}"
+        if self.status == LEFT_ALONE:
+            return f"{where}: left alone: {self.reason}"
+        cast = f" with Cast {self.cast}<->float" if self.cast else ""
+        return f"{where}: {self.status} as {self.op_type}{cast}"
+
+
+@dataclasses.dataclass
+class RewriteReport:
+    """Every node a rewrite (or restore) considered, in model order, and model-wide notes."""
+
+    action: str  # "rewrite" or "restore"
+    nodes: list[NodeReport] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def changed(self) -> list[NodeReport]:
+        return [n for n in self.nodes if n.status != LEFT_ALONE]
+
+    @property
+    def left_alone(self) -> list[NodeReport]:
+        return [n for n in self.nodes if n.status == LEFT_ALONE]
+
+    def counts(self) -> dict[str, int]:
+        """Nodes changed per op and spec version, e.g. ``{"MaxPool-12": 3}``, sorted by key."""
+        counter = Counter(n.key for n in self.changed)
+        return dict(sorted(counter.items()))
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form: summary counts, every node, notes."""
+        return {
+            "action": self.action,
+            "summary": {
+                "considered": len(self.nodes),
+                "changed": len(self.changed),
+                "left_alone": len(self.left_alone),
+                "per_op_version": self.counts(),
+            },
+            "nodes": [dataclasses.asdict(n) for n in self.nodes],
+            "notes": list(self.notes),
+        }
+
+    def summary_lines(self, verbose: bool = False) -> list[str]:
+        """The human summary the CLI prints: counts per op version, then every node left alone."""
+        verb = "retargeted" if self.action == "rewrite" else "restored"
+        counts = self.counts()
+        total = sum(counts.values())
+        detail = ", ".join(f"{key}: {count}" for key, count in counts.items())
+        lines = [
+            f"{verb} {total} of {len(self.nodes)} pooling nodes"
+            + (f" ({detail})" if detail else "")
+        ]
+        if verbose:
+            lines += [f"  {n.describe()}" for n in self.changed]
+        left = self.left_alone
+        if left:
+            lines.append(f"left alone {len(left)}:")
+            lines += [f"  {n.describe()}" for n in left]
+        lines += [f"note: {note}" for note in self.notes]
+        return lines
+
+    def __str__(self) -> str:
+        return "\n".join(self.summary_lines())

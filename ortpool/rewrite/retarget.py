@@ -1,0 +1,212 @@
+"""One node at a time: a checked standard pooling node to its ortpool op type, and back.
+
+float16 and bfloat16 cannot enter a Python custom op, so such a node is wrapped: a Cast of X to
+float32 before it and a Cast of Y back after it (Indices stay int64; MaxUnpool's I and
+output_shape are int64 already). The Casts are marked (name prefix and doc string) so that restore
+removes exactly the Casts a rewrite inserted and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import onnx
+from onnx import AttributeProto, TensorProto
+
+from ortpool import optypes, versions
+from ortpool.attributes import full_attributes, normalize
+from ortpool.errors import OrtpoolError
+from ortpool.rewrite.checks import PROTO_TYPE, CheckedNode, attribute_values, node_name, present
+
+#: Every Cast a rewrite inserts carries this doc string prefix; restore looks for it.
+CAST_MARK = "ortpool-cast:"
+CAST_IN_PREFIX = "ortpool_cast_in/"
+CAST_OUT_PREFIX = "ortpool_cast_out/"
+
+
+class Namer:
+    """Fresh value and node names that collide with nothing anywhere in the model."""
+
+    def __init__(self, taken: Iterable[str]) -> None:
+        self._taken = set(taken)
+
+    def fresh(self, base: str) -> str:
+        name, count = base, 1
+        while name in self._taken:
+            count += 1
+            name = f"{base}_{count}"
+        self._taken.add(name)
+        return name
+
+
+def all_names(model: onnx.ModelProto) -> set[str]:
+    """Every value and node name used anywhere in ``model`` (graphs, subgraphs, functions)."""
+    names: set[str] = set()
+
+    def graph(g: onnx.GraphProto) -> None:
+        for seq in (g.input, g.output, g.value_info, g.initializer):
+            names.update(item.name for item in seq)
+        nodes(g.node)
+
+    def nodes(ns: Iterable[onnx.NodeProto]) -> None:
+        for node in ns:
+            names.add(node.name)
+            names.update(node.input)
+            names.update(node.output)
+            for attr in node.attribute:
+                if attr.type == AttributeProto.GRAPH:
+                    graph(attr.g)
+                elif attr.type == AttributeProto.GRAPHS:
+                    for g in attr.graphs:
+                        graph(g)
+
+    graph(model.graph)
+    for function in model.functions:
+        names.update(function.input)
+        names.update(function.output)
+        nodes(function.node)
+    return names
+
+
+def _like(node: onnx.NodeProto, op_type: str, domain: str | None) -> onnx.NodeProto:
+    """A node of ``op_type`` with ``node``'s name and doc string, fields set only where
+    ``node`` sets them (so a round trip compares equal field by field)."""
+    out = onnx.NodeProto(op_type=op_type)
+    for field in ("name", "doc_string"):
+        if node.HasField(field):
+            setattr(out, field, getattr(node, field))
+    if domain:
+        out.domain = domain
+    return out
+
+
+def _cast(name: str, source: str, target: str, to: int, opset: int, domain: str, about: str):
+    node = onnx.helper.make_node("Cast", [source], [target], name=name, domain=domain or None)
+    if opset < 6:  # Cast-1 names the type as a string
+        node.attribute.append(onnx.helper.make_attribute("to", TensorProto.DataType.Name(to)))
+    else:
+        node.attribute.append(onnx.helper.make_attribute("to", to))
+    node.doc_string = (
+        f"{CAST_MARK} inserted by 'ortpool rewrite' around node {about!r}; "
+        "'ortpool restore' removes it"
+    )
+    return node
+
+
+def to_ortpool(
+    node: onnx.NodeProto, checked: CheckedNode, cast_from: int | None, opset: int, namer: Namer
+) -> list[onnx.NodeProto]:
+    """The nodes replacing ``node``: the ortpool node, with Casts around it when ``cast_from``
+    (the TensorProto element type of X) is float16/bfloat16."""
+    inputs, outputs = list(checked.inputs), list(checked.outputs)
+    new = _like(node, checked.op_type.name, optypes.DOMAIN)
+    for attr_name, value in full_attributes(checked.spec, checked.attrs).items():
+        new.attribute.append(onnx.helper.make_attribute(attr_name, value))
+    if cast_from is None:
+        new.input.extend(inputs)
+        new.output.extend(outputs)
+        return [new]
+    base = node.name or outputs[0]
+    x32, y32 = namer.fresh(f"{inputs[0]}__ortpool_f32"), namer.fresh(f"{outputs[0]}__ortpool_f32")
+    cast_in = _cast(
+        namer.fresh(CAST_IN_PREFIX + base),
+        inputs[0],
+        x32,
+        TensorProto.FLOAT,
+        opset,
+        node.domain,
+        node_name(node),
+    )
+    cast_out = _cast(
+        namer.fresh(CAST_OUT_PREFIX + base),
+        y32,
+        outputs[0],
+        cast_from,
+        opset,
+        node.domain,
+        node_name(node),
+    )
+    new.input.extend([x32, *inputs[1:]])
+    new.output.extend([y32, *outputs[1:]])
+    return [cast_in, new, cast_out]
+
+
+def is_inserted_cast(node: onnx.NodeProto) -> bool:
+    return node.op_type == "Cast" and node.doc_string.startswith(CAST_MARK)
+
+
+def to_standard(node: onnx.NodeProto, opset: int | None) -> onnx.NodeProto:
+    """The standard node an ortpool node stands for, attributes decoded and defaults omitted.
+
+    Restoring at an opset that resolves the operator to another spec version would change what
+    the node computes, so that is an error, as is an ortpool node that does not carry every
+    attribute of its version in the ortpool encoding.
+    """
+    name = node_name(node)
+    try:
+        op_type = optypes.parse(node.op_type)
+    except ValueError as err:
+        raise OrtpoolError(str(err), node=name) from None
+    spec = op_type.spec
+
+    def fail(message: str) -> OrtpoolError:
+        return OrtpoolError(message, node=name, op=spec.op, version=spec.version)
+
+    if opset is None:
+        raise fail("no ai.onnx opset import governs this node, so it cannot become a standard node")
+    governing = versions.resolve(spec.op, opset) if spec.version <= opset else None
+    if governing is None or governing.version != spec.version:
+        now = f"version {governing.version}" if governing else "no version"
+        raise fail(
+            f"ai.onnx opset {opset} gives {spec.op} {now}; restoring {node.op_type} there "
+            "would change what the node computes"
+        )
+    declared = {a.name: a for a in node.attribute}
+    for attr_name, attr_spec in spec.attrs.items():
+        attr = declared.get(attr_name)
+        want = AttributeProto.INT if attr_spec.kind == "int" else AttributeProto.STRING
+        if attr is None:
+            raise fail(f"attribute {attr_name!r} is missing from the ortpool node")
+        if attr.type != want:
+            raise fail(
+                f"attribute {attr_name!r} must be {AttributeProto.AttributeType.Name(want)} "
+                f"in the ortpool encoding, got {AttributeProto.AttributeType.Name(attr.type)}"
+            )
+    extra = sorted(set(declared) - set(spec.attrs))
+    if extra:
+        raise fail(f"attribute {extra[0]!r} does not exist in this version")
+    inputs, outputs = present(node.input), present(node.output)
+    if (len(inputs), len(outputs)) != (op_type.n_inputs, op_type.n_outputs):
+        raise fail(
+            f"{node.op_type} takes {op_type.n_inputs} inputs and {op_type.n_outputs} outputs, "
+            f"the node has {len(inputs)} and {len(outputs)}"
+        )
+    try:
+        attrs = normalize(spec, attribute_values(node))
+    except OrtpoolError as err:
+        raise err.located(node=name) from None
+    out = _like(node, spec.op, None)
+    out.input.extend(inputs)
+    out.output.extend(outputs)
+    for attr_name, attr_spec in spec.attrs.items():
+        value = getattr(attrs, attr_name)
+        if _is_default(attr_name, value, attr_spec.default, attrs.auto_pad):
+            continue
+        attr = onnx.helper.make_attribute(
+            attr_name, list(value) if attr_spec.kind == "ints" else value
+        )
+        if attr.type != PROTO_TYPE[attr_spec.kind]:  # make_attribute guesses from the value
+            raise fail(f"attribute {attr_name!r} could not be written as {attr_spec.kind}")
+        out.attribute.append(attr)
+    return out
+
+
+def _is_default(name: str, value: object, default: object, auto_pad: str) -> bool:
+    """Whether writing ``name`` would say nothing the schema's default does not already say."""
+    if name == "kernel_shape":
+        return False
+    if name == "pads":
+        return auto_pad != "NOTSET" or not any(value)  # type: ignore[call-overload]
+    if name in ("strides", "dilations"):
+        return all(v == 1 for v in value)  # type: ignore[union-attr]
+    return value == default

@@ -1,0 +1,136 @@
+"""Every place a node can live in a model, with the opset imports that govern it.
+
+A *scope* is one node list: the main graph, a subgraph held by any graph attribute of any node
+(If branches, Loop and Scan bodies, and any other op's GRAPH/GRAPHS attribute) at any depth, or the
+body of a model-local function (and that body's own subgraphs). Graph scopes are governed by the
+model's opset imports; a function and its subgraphs by the function's own.
+
+Each scope has a ``key``: a path of positions (``("graph", node index, attribute name, graph
+index, ...)``) computed before anything is changed, so types learned on a copy of the model (see
+:mod:`ortpool.rewrite.elemtypes`) can be matched to the scope they belong to.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import onnx
+from onnx import AttributeProto
+
+#: Domain strings that mean the standard ai.onnx operator set.
+AI_ONNX = ("", "ai.onnx")
+
+ScopeKey = tuple[Any, ...]
+
+
+@dataclasses.dataclass(eq=False)
+class Scope:
+    """One node list and what governs it."""
+
+    key: ScopeKey
+    location: str  # for humans: "main graph", "function local.block > If 'i1'.then_branch", ...
+    nodes: Any  # the repeated NodeProto field, edited in place
+    imports: Any  # the repeated OperatorSetIdProto field of the model or function that governs it
+    parent: Scope | None
+    function: onnx.FunctionProto | None = None
+
+    @property
+    def opset(self) -> int | None:
+        """The ``ai.onnx`` opset in force here, or None when nothing imports it."""
+        return ai_onnx_opset(self.imports)
+
+    @property
+    def owner_key(self) -> ScopeKey:
+        """The key of the top scope (main graph or function body) this scope belongs to."""
+        return self.key[:2] if self.key[0] == "function" else self.key[:1]
+
+
+def ai_onnx_opset(imports: Any) -> int | None:
+    for entry in imports:
+        if entry.domain in AI_ONNX:
+            return int(entry.version)
+    return None
+
+
+def is_standard(node: onnx.NodeProto) -> bool:
+    return node.domain in AI_ONNX
+
+
+def subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, int | None, onnx.GraphProto]]:
+    """``(attribute name, index in a GRAPHS list or None, graph)`` for each graph the node has."""
+    for attr in node.attribute:
+        if attr.type == AttributeProto.GRAPH:
+            yield attr.name, None, attr.g
+        elif attr.type == AttributeProto.GRAPHS:
+            for i, graph in enumerate(attr.graphs):
+                yield attr.name, i, graph
+
+
+def node_label(node: onnx.NodeProto) -> str:
+    return f"{node.op_type} {node.name!r}" if node.name else f"{node.op_type} (unnamed)"
+
+
+def function_label(function: onnx.FunctionProto) -> str:
+    name = f"{function.domain}.{function.name}" if function.domain else function.name
+    return f"{name}:{function.overload}" if function.overload else name
+
+
+def graph_scopes(
+    graph: onnx.GraphProto,
+    key: ScopeKey,
+    location: str,
+    imports: Any,
+    parent: Scope | None,
+    function: onnx.FunctionProto | None = None,
+) -> Iterator[Scope]:
+    """``graph``'s own scope, then every subgraph's, depth first, in node order."""
+    scope = Scope(key, location, graph.node, imports, parent, function)
+    yield scope
+    yield from _nested(scope, graph.node, key, location, imports, function)
+
+
+def _nested(
+    scope: Scope,
+    nodes: Any,
+    key: ScopeKey,
+    location: str,
+    imports: Any,
+    function: onnx.FunctionProto | None,
+) -> Iterator[Scope]:
+    for index, node in enumerate(nodes):
+        for attr_name, position, sub in subgraphs(node):
+            suffix = attr_name if position is None else f"{attr_name}[{position}]"
+            yield from graph_scopes(
+                sub,
+                (*key, index, attr_name, position),
+                f"{location} > {node_label(node)}.{suffix}",
+                imports,
+                scope,
+                function,
+            )
+
+
+def model_scopes(model: onnx.ModelProto) -> list[Scope]:
+    """Every scope of ``model``: the main graph and its subgraphs, then each local function."""
+    scopes = list(graph_scopes(model.graph, ("graph",), "main graph", model.opset_import, None))
+    for index, function in enumerate(model.functions):
+        key: ScopeKey = ("function", index)
+        location = f"function {function_label(function)}"
+        top = Scope(key, location, function.node, function.opset_import, None, function)
+        scopes.append(top)
+        scopes.extend(_nested(top, function.node, key, location, function.opset_import, function))
+    return scopes
+
+
+def function_index(model: onnx.ModelProto) -> Mapping[tuple[str, str, str], int]:
+    """``(domain, name, overload) -> position`` of every model-local function."""
+    return {(f.domain, f.name, f.overload): i for i, f in enumerate(model.functions)}
+
+
+def called_function(
+    node: onnx.NodeProto, functions: Mapping[tuple[str, str, str], int]
+) -> int | None:
+    """The position of the local function ``node`` calls, if it calls one."""
+    return functions.get((node.domain, node.op_type, node.overload))
