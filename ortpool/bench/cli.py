@@ -1,0 +1,114 @@
+"""``ortpool bench``: time onnxruntime's built-in pooling against ortpool's ops."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ortpool.bench import cases as bench_cases
+
+HELP = "time onnxruntime's built-in pooling against ortpool's ops on real CNN shapes"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cases",
+        nargs="+",
+        metavar="NAME",
+        help="run only these cases (names, substrings or globs; see --list)",
+    )
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=30,
+        metavar="N",
+        help="timed rounds per case; every variant is sampled once per round (default 30)",
+    )
+    parser.add_argument(
+        "--min-sample-ms",
+        type=float,
+        default=5.0,
+        metavar="MS",
+        help="each sample repeats the call until it lasts this long (default 5 ms)",
+    )
+    parser.add_argument(
+        "--intra-op-threads",
+        type=int,
+        default=0,
+        metavar="N",
+        help="onnxruntime intra-op threads for both sessions (default: onnxruntime's default)",
+    )
+    parser.add_argument(
+        "--reference-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="time limit per case for the onnx reference evaluator; cases it cannot finish are "
+        "skipped (default 10 s; 0 skips the evaluator)",
+    )
+    parser.add_argument(
+        "--no-reference", action="store_true", help="skip the onnx reference evaluator"
+    )
+    parser.add_argument(
+        "--per-session-threads",
+        action="store_true",
+        help="give each session its own intra-op pool instead of one shared pool (noisier: idle "
+        "workers of one session spin while another runs)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--json", metavar="FILE", help="also write every figure as JSON to FILE")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit code 0, or 1 when ortpool's outputs disagree with the built-in's on some case."""
+    if args.list:
+        for case in bench_cases.CASES:
+            attrs = " ".join(f"{k}={v}" for k, v in case.attrs)
+            print(f"{case.name:20} {case.op:11} {case.shape_text:16} {attrs}")
+        return 0
+    if args.repeat < 1:
+        print("ortpool bench: error: --repeat must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        chosen = bench_cases.select(args.cases)
+    except ValueError as err:
+        print(f"ortpool bench: error: {err}", file=sys.stderr)
+        return 2
+
+    from ortpool.bench import machine, report, runner
+    from ortpool.kernels import _parallel
+
+    settings = runner.Settings(
+        repeat=args.repeat,
+        min_sample=args.min_sample_ms / 1000,
+        intra_op_threads=args.intra_op_threads,
+        reference_limit=0.0 if args.no_reference else args.reference_timeout,
+        seed=args.seed,
+        shared_pool=not args.per_session_threads,
+    )
+    if settings.shared_pool:
+        runner.share_thread_pool(settings.intra_op_threads)
+    info = machine.describe(
+        settings.intra_op_threads, _parallel.thread_count(), settings.shared_pool
+    )
+    for line in report.machine_lines(info):
+        print(line)
+    print(flush=True)
+    results = []
+    for case in chosen:
+        print(f"  {case.name}: {case.title}, {case.shape_text} ...", file=sys.stderr, flush=True)
+        results.append(runner.run_case(case, settings))
+    print(report.render(report.table(results), markdown=args.markdown))
+    print()
+    print(report.LEGEND)
+    info_summary = report.summary(results)
+    for line in report.summary_lines(info_summary):
+        print(line)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(report.document(results, info, settings), f, indent=2)
+            f.write("\n")
+    return 0 if info_summary["all_agree"] else 1

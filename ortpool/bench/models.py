@@ -1,0 +1,70 @@
+"""Single-node models of a benchmark case: the built-in node, or the ortpool node for it."""
+
+from __future__ import annotations
+
+import onnx
+from onnx import TensorProto, helper
+
+from ortpool import optypes, versions
+from ortpool.attributes import full_attributes, normalize
+from ortpool.bench.cases import Case
+
+#: onnxruntime 1.31 reads IR versions up to 13; onnx 1.23 writes 14.
+IR_VERSION = 10
+
+
+def _io(case: Case) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto]]:
+    inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(case.shape))]
+    if case.op == "MaxUnpool":
+        inputs.append(helper.make_tensor_value_info("I", TensorProto.INT64, list(case.shape)))
+    outputs = [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)]
+    if case.indices:
+        outputs.append(helper.make_tensor_value_info("Indices", TensorProto.INT64, None))
+    return inputs, outputs
+
+
+def _model(node: onnx.NodeProto, case: Case, imports: list[onnx.OperatorSetIdProto]) -> bytes:
+    inputs, outputs = _io(case)
+    graph = helper.make_graph([node], f"bench_{case.name}", inputs, outputs)
+    model = helper.make_model(graph, opset_imports=imports, producer_name="ortpool-bench")
+    model.ir_version = IR_VERSION
+    return model.SerializeToString()
+
+
+def builtin_model(case: Case, opset: int) -> bytes:
+    """The case as one standard ONNX node at ``opset``."""
+    inputs, outputs = _io(case)
+    node = helper.make_node(
+        case.op,
+        [i.name for i in inputs],
+        [o.name for o in outputs],
+        name=case.name,
+        **case.attributes,
+    )
+    return _model(node, case, [helper.make_opsetid("", opset)])
+
+
+def ortpool_version(case: Case, opset: int) -> int:
+    """The spec version of ``case.op`` that a model at ``opset`` runs."""
+    return versions.resolve(case.op, opset).version
+
+
+def ortpool_model(case: Case, opset: int) -> bytes:
+    """The case as the ortpool node running the spec version of ``case.op`` at ``opset``."""
+    inputs, outputs = _io(case)
+    opv = versions.resolve(case.op, opset)
+    op_type = optypes.for_node(case.op, opv.version, len(inputs), len(outputs))
+    attrs = full_attributes(opv, normalize(opv, case.attributes))
+    node = helper.make_node(
+        op_type.name,
+        [i.name for i in inputs],
+        [o.name for o in outputs],
+        name=case.name,
+        domain=optypes.DOMAIN,
+        **attrs,
+    )
+    imports = [
+        helper.make_opsetid("", opset),
+        helper.make_opsetid(optypes.DOMAIN, optypes.DOMAIN_VERSION),
+    ]
+    return _model(node, case, imports)

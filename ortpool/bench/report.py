@@ -1,0 +1,195 @@
+"""The table printed by ``ortpool bench`` and the JSON document of ``--json``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ortpool.bench.runner import NUMPY, ORTPOOL, CaseResult, builtin_name
+from ortpool.bench.timing import Stats
+
+
+def fmt_time(seconds: float) -> str:
+    """3 significant figures in µs below 1 ms, else in ms: 8.12 µs, 0.183 ms -> 183 µs, 4.61 ms."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.3g} µs"
+    if seconds < 10:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds:.3g} s"
+
+
+def fmt_stats(stats: Stats) -> str:
+    """Median ± half the interquartile range, as a percentage of the median."""
+    pct = 100 * stats.spread / stats.median if stats.median else 0.0
+    return f"{fmt_time(stats.median)} ±{pct:.0f}%"
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def summary(results: Sequence[CaseResult]) -> dict[str, Any]:
+    """The figures a reader looks for: geometric mean, worst ratio, fixed cost, vs reference."""
+    shapes = [r for r in results if not r.case.fixed_cost]
+    out: dict[str, Any] = {
+        "cnn_cases": [r.case.name for r in shapes],
+        "geomean_ratio": geometric_mean([r.ratio for r in shapes]) if shapes else None,
+    }
+    if shapes:
+        worst = max(shapes, key=lambda r: r.ratio)
+        out["max_ratio"] = {"case": worst.case.name, "ratio": worst.ratio}
+    fixed = [r for r in results if r.case.fixed_cost]
+    if fixed:
+        f = fixed[0]
+        out["fixed_cost_extra_s"] = f.times[ORTPOOL].median - f.builtin.median
+    speedups = [(r.case.name, r.reference_speedup) for r in results if r.reference_speedup]
+    if speedups:
+        name, low = min(speedups, key=lambda p: p[1])
+        out["min_reference_speedup"] = {"case": name, "speedup": low}
+    out["all_agree"] = all(r.agrees for r in results)
+    return out
+
+
+def table(results: Sequence[CaseResult]) -> list[list[str]]:
+    header = [
+        "case",
+        "shape",
+        "built-in (fastest opset)",
+        "ortpool run",
+        "ratio",
+        "numpy API",
+        "built-in, other opsets",
+        "onnx reference",
+        "ref/ortpool",
+        "outputs",
+    ]
+    rows = [header]
+    for r in results:
+        fast = r.fastest_opset
+        others = ", ".join(
+            f"@{o} {fmt_time(r.times[builtin_name(o)].median)}" for o in r.case.opsets if o != fast
+        )
+        ref = r.reference_median
+        rows.append(
+            [
+                r.case.name,
+                r.case.shape_text,
+                f"{fmt_stats(r.builtin)} @{fast}",
+                fmt_stats(r.times[ORTPOOL]),
+                f"{r.ratio:.2f}",
+                fmt_stats(r.times[NUMPY]),
+                others,
+                fmt_time(ref) if ref is not None else r.reference_status,
+                f"{r.reference_speedup:,.0f}x" if r.reference_speedup else "-",
+                r.agreement,
+            ]
+        )
+    return rows
+
+
+def render(rows: list[list[str]], markdown: bool = False) -> str:
+    if markdown:
+        lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+        lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+        return "\n".join(lines)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def summary_lines(info: dict[str, Any]) -> list[str]:
+    lines = []
+    if info.get("geomean_ratio") is not None:
+        worst = info["max_ratio"]
+        lines.append(
+            f"geometric mean ortpool/built-in over {len(info['cnn_cases'])} CNN shapes: "
+            f"{info['geomean_ratio']:.2f} (worst {worst['ratio']:.2f}, {worst['case']})"
+        )
+    if "fixed_cost_extra_s" in info:
+        lines.append(
+            f"fixed cost per call above built-in: {info['fixed_cost_extra_s'] * 1e6:+.1f} µs"
+        )
+    if "min_reference_speedup" in info:
+        ref = info["min_reference_speedup"]
+        lines.append(
+            f"vs onnx reference evaluator: at least {ref['speedup']:,.0f}x faster ({ref['case']})"
+        )
+    lines.append(
+        "outputs agree on every case" if info["all_agree"] else "OUTPUTS DISAGREE (see table)"
+    )
+    return lines
+
+
+def machine_lines(machine: dict[str, Any]) -> list[str]:
+    v = machine["versions"]
+    cores = f"{machine['logical_cores']} logical"
+    if machine.get("physical_cores"):
+        cores += f", {machine['physical_cores']} physical"
+    if machine.get("usable_cores") not in (None, machine["logical_cores"]):
+        cores += f", {machine['usable_cores']} usable"
+    env = ", ".join(f"{k}={val}" for k, val in machine["thread_env"].items()) or "none set"
+    return [
+        f"machine: {machine['cpu']} ({cores} cores), {machine['platform']}",
+        f"threads: onnxruntime intra-op {machine['ort_intra_op_threads']}, "
+        f"{machine['ort_thread_pool']}; ortpool kernels "
+        f"{machine['ortpool_kernel_threads']}; numpy BLAS {machine['numpy_blas']}; "
+        f"thread env: {env}",
+        f"versions: ortpool {v['ortpool']}, onnxruntime {v['onnxruntime']}, "
+        f"onnxruntime-extensions {v['onnxruntime_extensions']}, onnx {v['onnx']}, "
+        f"numpy {v['numpy']}, Python {machine['python']}",
+    ]
+
+
+LEGEND = (
+    "times: median per call ± half the interquartile range, all variants interleaved in the same "
+    "rounds. ratio = ortpool run / fastest built-in. 'ortpool run' is session.run of the ortpool "
+    "node; 'numpy API' calls the kernel directly (no session)."
+)
+
+
+def document(results: Sequence[CaseResult], machine: dict[str, Any], settings: Any) -> dict:
+    """The JSON document of a run: machine, settings, per-case figures, summary."""
+    cases = []
+    for r in results:
+        cases.append(
+            {
+                "name": r.case.name,
+                "title": r.case.title,
+                "op": r.case.op,
+                "shape": list(r.case.shape),
+                "attributes": r.case.attributes,
+                "indices": r.case.indices,
+                "fixed_cost": r.case.fixed_cost,
+                "ortpool_opset": r.ortpool_opset,
+                "fastest_builtin_opset": r.fastest_opset,
+                "ratio": r.ratio,
+                "times": {name: stats.as_dict() for name, stats in r.times.items()},
+                "outputs_agree": r.agrees,
+                "agreement": r.agreement,
+                "max_abs_diff": r.max_abs_diff,
+                "reference": {
+                    "status": r.reference_status,
+                    "times_s": r.reference,
+                    "median_s": r.reference_median,
+                    "speedup": r.reference_speedup,
+                },
+            }
+        )
+    return {
+        "machine": machine,
+        "settings": {
+            "repeat": settings.repeat,
+            "min_sample_s": settings.min_sample,
+            "intra_op_threads": settings.intra_op_threads,
+            "reference_limit_s": settings.reference_limit,
+            "seed": settings.seed,
+            "shared_pool": settings.shared_pool,
+        },
+        "cases": cases,
+        "summary": summary(results),
+    }

@@ -1,0 +1,169 @@
+"""One benchmark case measured end to end: sessions built, outputs compared, variants timed."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ortpool import kernels
+from ortpool.bench import models, reference
+from ortpool.bench.cases import Case
+from ortpool.bench.timing import Stats, interleaved
+
+ORTPOOL = "ortpool"
+NUMPY = "numpy"
+
+
+def builtin_name(opset: int) -> str:
+    return f"builtin@{opset}"
+
+
+@dataclasses.dataclass
+class Settings:
+    repeat: int = 30
+    min_sample: float = 0.005
+    intra_op_threads: int = 0
+    reference_limit: float = 10.0  # seconds; 0 disables the reference evaluator
+    seed: int = 0
+    #: All sessions share onnxruntime's global intra-op pool (see :func:`share_thread_pool`).
+    shared_pool: bool = False
+
+
+@dataclasses.dataclass
+class CaseResult:
+    case: Case
+    ortpool_opset: int
+    times: dict[str, Stats]
+    agreement: str
+    agrees: bool
+    max_abs_diff: float
+    reference: list[float] | None = None
+    reference_status: str = "not run"
+
+    @property
+    def fastest_opset(self) -> int:
+        return min(self.case.opsets, key=lambda o: self.times[builtin_name(o)].median)
+
+    @property
+    def builtin(self) -> Stats:
+        return self.times[builtin_name(self.fastest_opset)]
+
+    @property
+    def ratio(self) -> float:
+        """ortpool's session.run over the fastest built-in's."""
+        return self.times[ORTPOOL].median / self.builtin.median
+
+    @property
+    def reference_median(self) -> float | None:
+        return float(np.median(self.reference)) if self.reference else None
+
+    @property
+    def reference_speedup(self) -> float | None:
+        ref = self.reference_median
+        return None if ref is None else ref / self.times[ORTPOOL].median
+
+
+def share_thread_pool(intra_op_threads: int = 0) -> None:
+    """Give every later session one process-wide intra-op pool (onnxruntime's global pool).
+
+    The benchmark holds several sessions at once (one per opset, plus ortpool's). With a pool per
+    session, the idle workers of one session spin while another runs and take the cores from it:
+    on 2 cores the built-in MaxPool measured 0.20 ms ±17% that way against 0.10 ms ±3% with one
+    shared pool. One pool is what a single deployed model sees. It must be set before the first
+    session of the process; ``intra_op_threads`` 0 keeps onnxruntime's default size.
+    """
+    from onnxruntime.capi import _pybind_state
+
+    _pybind_state.set_global_thread_pool_sizes(intra_op_threads, 0)
+
+
+def _options(settings: Settings) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    if settings.shared_pool:
+        options.use_per_session_threads = False
+    elif settings.intra_op_threads:
+        options.intra_op_num_threads = settings.intra_op_threads
+    return options
+
+
+def _numpy_call(case: Case, version: int, feed: dict[str, np.ndarray]) -> Callable[[], object]:
+    attrs = case.attributes
+    x = feed["X"]
+    if case.op == "MaxPool":
+        with_indices = case.indices
+        return lambda: kernels.max_pool(x, version=version, return_indices=with_indices, **attrs)
+    if case.op == "AveragePool":
+        return lambda: kernels.average_pool(x, version=version, **attrs)
+    i = feed["I"]
+    return lambda: kernels.max_unpool(x, i, version=version, **attrs)
+
+
+def compare(
+    expected: list[np.ndarray], got: list[np.ndarray], exact: bool
+) -> tuple[str, bool, float]:
+    """(text, agrees, max |difference|) of ortpool's outputs against the built-in's.
+
+    Max and unpool must match bit for bit; an average may differ in the last bits, because
+    ortpool sums one axis at a time and onnxruntime sums each window in its own order.
+    """
+    worst = 0.0
+    for e, g in zip(expected, got, strict=True):
+        if e.shape != g.shape:
+            return f"shape {list(g.shape)} != {list(e.shape)}", False, float("inf")
+        if e.dtype.kind == "f":
+            both_nan = np.isnan(e) & np.isnan(g)
+            diff = np.where(both_nan, 0, np.abs(e.astype(np.float64) - g.astype(np.float64)))
+            worst = max(worst, float(diff.max()) if diff.size else 0.0)
+            if exact and worst > 0:
+                return f"differs (max |d| {worst:.2g})", False, worst
+            tolerance = 1e-6 * max(1.0, float(np.nanmax(np.abs(e))) if e.size else 1.0)
+            if worst > tolerance:
+                return f"differs (max |d| {worst:.2g})", False, worst
+        elif not np.array_equal(e, g):
+            return f"{int((e != g).sum())} values differ", False, float("inf")
+    return ("exact" if worst == 0 else f"max |d| {worst:.1g}"), True, worst
+
+
+def run_case(case: Case, settings: Settings) -> CaseResult:
+    import onnxruntime as ort
+
+    import ortpool
+
+    feed = case.inputs(settings.seed)
+    options = _options(settings)
+    builtin = {
+        opset: ort.InferenceSession(
+            models.builtin_model(case, opset), options, providers=["CPUExecutionProvider"]
+        )
+        for opset in case.opsets
+    }
+    ortpool_opset = case.opsets[0]
+    ours = ortpool.InferenceSession(
+        models.ortpool_model(case, ortpool_opset), sess_options=_options(settings)
+    )
+    expected = builtin[ortpool_opset].run(None, feed)
+    got = ours.run(None, feed)
+    text, agrees, worst = compare(expected, got, exact=case.op != "AveragePool")
+
+    result_reference, status = None, "not run"
+    if settings.reference_limit > 0:
+        measured = reference.time_reference(
+            models.builtin_model(case, ortpool_opset), feed, settings.reference_limit
+        )
+        if measured is None:
+            status = f"over {settings.reference_limit:g} s"
+        else:
+            result_reference, status = measured[0], "ok"
+
+    variants: dict[str, Callable[[], object]] = {}
+    for opset, session in builtin.items():
+        variants[builtin_name(opset)] = (lambda s: lambda: s.run(None, feed))(session)
+    variants[ORTPOOL] = lambda: ours.run(None, feed)
+    variants[NUMPY] = _numpy_call(case, models.ortpool_version(case, ortpool_opset), feed)
+    times = interleaved(variants, settings.repeat, settings.min_sample)
+    return CaseResult(case, ortpool_opset, times, text, agrees, worst, result_reference, status)

@@ -1,0 +1,96 @@
+"""The timing loop: every variant of a case is timed in the same rounds, interleaved.
+
+Interleaving matters on a small shared machine: a slow spell (another process, a frequency
+change) then hits every variant of the round, not just whichever happened to run at that moment.
+Each sample times enough back-to-back calls to last ``min_sample`` seconds, so microsecond calls
+are not drowned in timer resolution; the order of variants rotates from round to round.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+from collections.abc import Callable, Mapping
+
+
+@dataclasses.dataclass(frozen=True)
+class Stats:
+    """Per-call times in seconds over the samples of one variant."""
+
+    samples: tuple[float, ...]
+    calls_per_sample: int
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    def quantile(self, q: float) -> float:
+        ordered = sorted(self.samples)
+        pos = q * (len(ordered) - 1)
+        lo = int(pos)
+        hi = min(lo + 1, len(ordered) - 1)
+        return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+    @property
+    def spread(self) -> float:
+        """Half the interquartile range: the "±" printed next to the median."""
+        return (self.quantile(0.75) - self.quantile(0.25)) / 2
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "median_s": self.median,
+            "p25_s": self.quantile(0.25),
+            "p75_s": self.quantile(0.75),
+            "min_s": min(self.samples),
+            "max_s": max(self.samples),
+            "samples": len(self.samples),
+            "calls_per_sample": self.calls_per_sample,
+        }
+
+
+def calls_for(fn: Callable[[], object], min_sample: float) -> int:
+    """How many back-to-back calls of ``fn`` last at least ``min_sample`` seconds."""
+    number = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_sample or number >= 1 << 20:
+            return number
+        # Aim a little past the target, at most 10x per step.
+        number = max(
+            number + 1, min(number * 10, int(number * min_sample * 1.2 / max(elapsed, 1e-9)))
+        )
+
+
+def interleaved(
+    variants: Mapping[str, Callable[[], object]],
+    repeat: int,
+    min_sample: float = 0.002,
+    warmup: int = 2,
+    warmup_time: float = 0.05,
+) -> dict[str, Stats]:
+    """Time every variant ``repeat`` times, one sample of each per round, rotating the order."""
+    names = list(variants)
+    for name in names:
+        # Warm up for a while, not a fixed count: the first calls pay page faults on fresh
+        # buffers and lazy initialisation, for large tensors for tens of milliseconds.
+        start = time.perf_counter()
+        done = 0
+        while done < warmup or time.perf_counter() - start < warmup_time:
+            variants[name]()
+            done += 1
+    number = {name: calls_for(variants[name], min_sample) for name in names}
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    clock = time.perf_counter
+    for r in range(repeat):
+        shift = r % len(names)
+        for name in names[shift:] + names[:shift]:
+            fn, n = variants[name], number[name]
+            start = clock()
+            for _ in range(n):
+                fn()
+            samples[name].append((clock() - start) / n)
+    return {name: Stats(tuple(samples[name]), number[name]) for name in names}
