@@ -1,0 +1,28 @@
+"""Side-by-side validation of onnxruntime's built-in pooling against ortpool.
+
+``ortpool validate`` (per node in isolation and end to end, on a real model) and
+``ortpool conformance`` (a generated grid of single-node cases) share the pieces of this package:
+input generation (:mod:`.inputs`), running nodes in onnxruntime (:mod:`.ortrun`,
+:mod:`.singlenode`, :mod:`.capture`), comparison (:mod:`.compare`), cause recognition
+(:mod:`.causes`), the onnx reference evaluator column (:mod:`.reference`) and the reports
+(:mod:`.terminal`, :mod:`.jsonreport`, :mod:`.html`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["run_conformance", "validate_model"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: the submodules import onnxruntime.
+    if name == "validate_model":
+        from ortpool.validate.validator import validate_model
+
+        return validate_model
+    if name == "run_conformance":
+        from ortpool.validate.conformance import run_conformance
+
+        return run_conformance
+    raise AttributeError(f"module 'ortpool.validate' has no attribute {name!r}")

@@ -1,0 +1,169 @@
+"""Naming why onnxruntime and ortpool differ, where the node's attributes and input show it.
+
+Each recogniser looks at the node (its spec version, attributes and input shape) and, for the
+data-dependent causes, at where the differences sit. A cause is named only when a difference
+exists; a difference no recogniser explains is reported as unrecognised, never guessed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from ortpool.attributes import PoolAttrs
+from ortpool.geometry import effective_kernel, pool_geometry
+
+SAME_DILATION = "same-dilation"
+NEGATIVE_SAME_PAD = "negative-same-pad"
+CEIL_VALID = "ceil-valid"
+END_PAD_WINDOW = "end-pad-window"
+NAN = "nan"
+EMPTY_WINDOW = "empty-window"
+UNPOOL_OUTPUT_SHAPE = "unpool-output-shape"
+NO_KERNEL = "no-kernel"
+UNRECOGNISED = "unrecognised"
+
+#: code -> one-line title, in the order reports list them
+TITLES: dict[str, str] = {
+    SAME_DILATION: "SAME padding with dilation (onnxruntime pads for the undilated kernel)",
+    NEGATIVE_SAME_PAD: "negative SAME pad (the total pad must be clamped at 0, not cropped)",
+    CEIL_VALID: "ceil_mode with VALID (VALID ignores ceil_mode)",
+    END_PAD_WINDOW: "window starting in the end pad (ceil mode's last window is dropped)",
+    NAN: "NaN handling (a window holding a NaN gives NaN, index of the first NaN)",
+    EMPTY_WINDOW: "empty windows (pads >= kernel: a window holds no input element)",
+    UNPOOL_OUTPUT_SHAPE: "MaxUnpool with output_shape (indices address the output itself)",
+    NO_KERNEL: "onnxruntime has no kernel for this op/version/type",
+    UNRECOGNISED: "unrecognised",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Cause:
+    code: str
+    detail: str
+
+    @property
+    def title(self) -> str:
+        return TITLES[self.code]
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "title": self.title, "detail": self.detail}
+
+
+def geometric_causes(op: str, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Cause]:
+    """Causes visible in the attributes and input shape alone (MaxPool/AveragePool)."""
+    if op == "MaxUnpool":
+        return []
+    causes = []
+    same = attrs.auto_pad in ("SAME_UPPER", "SAME_LOWER")
+    if same and any(d > 1 for d in attrs.dilations):
+        causes.append(
+            Cause(
+                SAME_DILATION,
+                f"auto_pad={attrs.auto_pad} with dilations={list(attrs.dilations)}: the pads must "
+                "cover the dilated kernel span (k-1)*d+1",
+            )
+        )
+    if same:
+        for i, n in enumerate(spatial):
+            k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
+            out = -(-n // s)
+            total = (out - 1) * s + effective_kernel(k, d) - n
+            if total < 0:
+                causes.append(
+                    Cause(
+                        NEGATIVE_SAME_PAD,
+                        f"axis {i}: total SAME pad (out-1)*s + ek - n = {total} "
+                        f"(n={n}, k={k}, s={s}, "
+                        f"d={d}) is clamped to 0",
+                    )
+                )
+                break
+    if attrs.auto_pad == "VALID" and attrs.ceil_mode:
+        for i, n in enumerate(spatial):
+            ek = effective_kernel(attrs.kernel_shape[i], attrs.dilations[i])
+            s = attrs.strides[i]
+            if n >= ek and (n - ek) % s:
+                causes.append(
+                    Cause(
+                        CEIL_VALID,
+                        f"axis {i}: VALID gives floor((n-ek)/s)+1 = {(n - ek) // s + 1} windows; "
+                        f"ceil_mode would give {-(-(n - ek) // s) + 1}",
+                    )
+                )
+                break
+    if attrs.auto_pad == "NOTSET":
+        for i, n in enumerate(spatial):
+            k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
+            pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
+            span = n + pb + pe - effective_kernel(k, d)
+            if span < 0:
+                continue
+            out = (-(-span // s) if attrs.ceil_mode else span // s) + 1
+            if (out - 1) * s >= n + pb:
+                causes.append(
+                    Cause(
+                        END_PAD_WINDOW,
+                        f"axis {i}: window {out - 1} would start at {(out - 1) * s - pb} >= n={n}, "
+                        "inside the end pad" + (" (ceil mode drops it)" if attrs.ceil_mode else ""),
+                    )
+                )
+                break
+    try:
+        geom = pool_geometry(spatial, attrs)
+    except ValueError:
+        return causes
+    for i, g in enumerate(geom.axes):
+        if 0 in g.counts(False):
+            causes.append(
+                Cause(
+                    EMPTY_WINDOW,
+                    f"axis {i}: pads ({g.pb}, {g.pe}) >= kernel span leave "
+                    f"{g.counts(False).count(0)} window(s) with no input element",
+                )
+            )
+            break
+    return causes
+
+
+def recognise(
+    op: str,
+    attrs: PoolAttrs | None,
+    spatial: Sequence[int],
+    *,
+    differs: bool,
+    nan_cells: int = 0,
+    empty_cells: int = 0,
+    output_shape_input: bool = False,
+) -> list[Cause]:
+    """Causes for a node that differs (``differs``) or that onnxruntime rejected.
+
+    ``nan_cells``/``empty_cells``: differing cells in NaN windows / empty windows.
+    """
+    if not differs:
+        return []
+    causes: list[Cause] = []
+    if attrs is not None:
+        causes = [
+            c
+            for c in geometric_causes(op, attrs, spatial)
+            if c.code != EMPTY_WINDOW or empty_cells or nan_cells == 0
+        ]
+    if nan_cells:
+        causes.append(Cause(NAN, f"{nan_cells} differing cell(s) in windows holding a NaN"))
+    if empty_cells and not any(c.code == EMPTY_WINDOW for c in causes):
+        causes.append(Cause(EMPTY_WINDOW, f"{empty_cells} differing cell(s) in empty windows"))
+    if op == "MaxUnpool" and output_shape_input:
+        causes.append(
+            Cause(
+                UNPOOL_OUTPUT_SHAPE,
+                "with output_shape, Y.flat[I[j]] = X.flat[j] over the output itself (RULINGS.md 9)",
+            )
+        )
+    if not causes:
+        causes.append(Cause(UNRECOGNISED, "no known cause matches this node"))
+    return causes
+
+
+def no_kernel(op: str, version: int, opset: int, dtype: str, message: str) -> Cause:
+    return Cause(NO_KERNEL, f"{op}-{version} (opset {opset}) for element type {dtype}: {message}")

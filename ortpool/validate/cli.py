@@ -1,0 +1,161 @@
+"""``ortpool validate``: onnxruntime's built-in pooling against ortpool, per node and end to end."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ortpool.errors import OrtpoolError
+
+HELP = (
+    "compare onnxruntime's built-in pooling with ortpool on models (default: the bundled ones), "
+    "per node in isolation and end to end"
+)
+EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "models",
+        nargs="*",
+        metavar="MODEL",
+        help="ONNX model files (default: the bundled models in models/)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (0)")
+    parser.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME:D1,D2,...",
+        help="size of an input's dimensions (for symbolic dims); repeatable",
+    )
+    parser.add_argument(
+        "--inputs",
+        metavar="FILE.npz",
+        help="feed these arrays (keyed by input name) instead of generated ones",
+    )
+    parser.add_argument(
+        "--providers",
+        metavar="EP[,EP...]",
+        help="onnxruntime execution providers (default CPUExecutionProvider)",
+    )
+    parser.add_argument(
+        "--optimize",
+        action="store_true",
+        help="leave onnxruntime's graph optimisations on (off by default)",
+    )
+    parser.add_argument(
+        "--atol",
+        type=float,
+        help="absolute tolerance for AveragePool values "
+        "(default per type: float 1e-6, double 1e-12, float16 1e-3, bfloat16 1e-2)",
+    )
+    parser.add_argument(
+        "--rtol",
+        type=float,
+        help="relative tolerance for AveragePool values "
+        "(default per type: float 1e-5, double 1e-10, float16 2e-3, bfloat16 "
+        "1.6e-2); MaxPool values and Indices are always compared exactly",
+    )
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="add the onnx reference evaluator as a third column",
+    )
+    parser.add_argument(
+        "--reference-timeout",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="time limit per node for the reference evaluator (20)",
+    )
+    parser.add_argument("--json", metavar="FILE", help="write the full report as JSON")
+    parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    parser.add_argument(
+        "--fail-on-rulings",
+        action="store_true",
+        help="exit 1 also when the only differences are in cells RULINGS.md "
+        "decides (NaN in a window, empty windows)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def _providers(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    from ortpool.validate.ortrun import available_providers
+
+    wanted = [p.strip() for p in text.split(",") if p.strip()]
+    available = available_providers()
+    unknown = [p for p in wanted if p not in available]
+    if unknown:
+        raise OrtpoolError(
+            f"--providers: {unknown[0]} is not available in this onnxruntime "
+            f"(available: {', '.join(available)})"
+        )
+    return wanted
+
+
+def run(args: argparse.Namespace) -> int:
+    from ortpool.validate import html, jsonreport, terminal, validator
+    from ortpool.validate.inputs import parse_shapes
+    from ortpool.validate.progress import ProgressBar
+
+    if args.inputs and args.shape:
+        raise OrtpoolError("--inputs and --shape cannot be combined (the file fixes the shapes)")
+    if args.reference_timeout <= 0:
+        raise OrtpoolError(f"--reference-timeout={args.reference_timeout} must be > 0")
+    for name in ("atol", "rtol"):
+        value = getattr(args, name)
+        if value is not None and value < 0:
+            raise OrtpoolError(f"--{name}={value} must be >= 0")
+    options = validator.ValidateOptions(
+        providers=_providers(args.providers),
+        optimize=args.optimize,
+        atol=args.atol,
+        rtol=args.rtol,
+        seed=args.seed,
+        shapes=parse_shapes(args.shape),
+        inputs_path=args.inputs,
+        reference=args.reference,
+        reference_timeout=args.reference_timeout,
+    )
+    paths = args.models or [str(p) for p in validator.bundled_models()]
+    models = [validator.load_model(p) for p in paths]  # every model readable before any runs
+    found = []
+    for path, model in zip(paths, models, strict=True):
+        bar = ProgressBar(f"validate {path}", force=False) if not args.no_progress else None
+        try:
+            result = validator.validate_model(
+                model, options, progress=bar, strict_shapes=len(paths) == 1
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+        result.path = path
+        found.append(result)
+        print("\n".join(terminal.model_report(result)))
+        print()
+    print(terminal.summary(found))
+    settings: dict[str, Any] = {
+        "seed": args.seed,
+        "shapes": args.shape,
+        "inputs": args.inputs,
+        "providers": options.providers or ["CPUExecutionProvider"],
+        "optimize": args.optimize,
+        "atol": args.atol,
+        "rtol": args.rtol,
+        "reference": args.reference,
+        "fail_on_rulings": args.fail_on_rulings,
+    }
+    if args.json:
+        jsonreport.write(args.json, jsonreport.validate_document(found, settings))
+        print(f"JSON report: {args.json}", file=sys.stderr)
+    if args.html:
+        html.write(args.html, found, settings)
+        print(f"HTML report: {args.html}", file=sys.stderr)
+    failing = any(m.failing for m in found)
+    if args.fail_on_rulings:
+        failing = failing or any(n.status == "rulings" for m in found for n in m.nodes)
+    return EXIT_DIFFER if failing else EXIT_AGREE

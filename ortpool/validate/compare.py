@@ -1,0 +1,219 @@
+"""Comparing onnxruntime's outputs with ortpool's, cell by cell.
+
+Every compared cell falls in one category (the ``CAT_*`` codes, also used by the pictures):
+agree; a *tie* (an Index that differs but points at an input equal to the one ortpool chose: both
+are a maximum); a *ruling* cell (the window holds a NaN or no input element at all: the spec is
+silent there and RULINGS.md 5/6 decide, so such cells are counted apart); a plain difference;
+and, when the shapes differ, cells present in only one of the two outputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from ortpool.geometry import PoolGeometry
+from ortpool.kernels.maxpool import max_values
+from ortpool.validate.tolerances import Tolerance
+
+CAT_AGREE, CAT_TIE, CAT_RULING, CAT_DIFFER, CAT_MISSING = 0, 1, 2, 3, 4
+CATEGORY_NAMES = ("agree", "tie", "ruling", "differ", "shape")
+MAX_EXAMPLES = 5
+
+
+@dataclasses.dataclass
+class TensorComparison:
+    """One output tensor compared: counts per category, errors, a few examples."""
+
+    name: str
+    dtype: str
+    builtin_shape: tuple[int, ...]
+    ortpool_shape: tuple[int, ...]
+    tolerance: str
+    compared: int = 0
+    differing: int = 0
+    ruling_differing: int = 0
+    ties: int = 0
+    only_in_one: int = 0
+    max_abs: float | None = None
+    max_rel: float | None = None
+    examples: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    #: per cell CAT_* over the union of both shapes (not serialised; drawn in the HTML report)
+    categories: np.ndarray | None = dataclasses.field(default=None, repr=False)
+
+    @property
+    def shapes_differ(self) -> bool:
+        return self.builtin_shape != self.ortpool_shape
+
+    @property
+    def agrees(self) -> bool:
+        return not self.shapes_differ and self.differing == 0 and self.ruling_differing == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name != "categories"
+        }
+        out["builtin_shape"] = list(self.builtin_shape)
+        out["ortpool_shape"] = list(self.ortpool_shape)
+        out["shapes_differ"] = self.shapes_differ
+        return out
+
+
+def _finite_or_none(value: float) -> float | None:
+    return None if not math.isfinite(value) else float(value)
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> tuple[slice, ...]:
+    if a.ndim != b.ndim:
+        return ()
+    return tuple(slice(0, min(x, y)) for x, y in zip(a.shape, b.shape, strict=True))
+
+
+def _canvas(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.ndim != b.ndim:
+        shape = b.shape
+    else:
+        shape = tuple(max(x, y) for x, y in zip(a.shape, b.shape, strict=True))
+    return np.full(shape, CAT_MISSING if a.shape != b.shape else CAT_AGREE, np.int8)
+
+
+def _wide(a: np.ndarray) -> np.ndarray:
+    return a.astype(np.float64) if a.dtype.kind == "f" or a.dtype.name == "bfloat16" else a
+
+
+def compare_values(
+    name: str,
+    dtype: str,
+    builtin: np.ndarray,
+    ours: np.ndarray,
+    tolerance: Tolerance,
+    ruling: np.ndarray | None = None,
+) -> TensorComparison:
+    """Compare two value tensors; ``ruling`` marks (in ``ours``' shape) cells RULINGS.md decides."""
+    result = TensorComparison(
+        name, dtype, tuple(builtin.shape), tuple(ours.shape), tolerance.describe()
+    )
+    cats = _canvas(builtin, ours)
+    sl = _overlap(builtin, ours)
+    if builtin.ndim != ours.ndim:
+        result.only_in_one = int(max(builtin.size, ours.size))
+        result.categories = cats
+        return result
+    a, b = _wide(builtin[sl]), _wide(ours[sl])
+    result.compared = int(a.size)
+    result.only_in_one = int(cats.size - a.size)
+    with np.errstate(invalid="ignore", over="ignore"):
+        same = a == b
+        if a.dtype.kind == "f":
+            same |= np.isnan(a) & np.isnan(b)
+            diff = np.abs(a - b)
+            if not tolerance.exact:
+                same |= diff <= tolerance.atol + tolerance.rtol * np.abs(b)
+            finite = np.isfinite(a) & np.isfinite(b)
+            if finite.any():
+                result.max_abs = _finite_or_none(float(diff[finite].max()))
+                nonzero = finite & (b != 0)
+                if nonzero.any():
+                    result.max_rel = _finite_or_none(
+                        float((diff[nonzero] / np.abs(b[nonzero])).max())
+                    )
+                else:
+                    result.max_rel = 0.0 if result.max_abs == 0 else None
+        else:
+            diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+            if diff.size:
+                result.max_abs = float(diff.max())
+    differ = ~same
+    in_ruling = differ & (ruling[sl] if ruling is not None else False)
+    plain = differ & ~in_ruling
+    result.differing = int(plain.sum())
+    result.ruling_differing = int(in_ruling.sum())
+    view = cats[sl]
+    view[in_ruling] = CAT_RULING
+    view[plain] = CAT_DIFFER
+    result.categories = cats
+    _examples(result, plain if plain.any() else in_ruling, a, b)
+    return result
+
+
+def compare_indices(
+    builtin: np.ndarray,
+    ours: np.ndarray,
+    x: np.ndarray,
+    ruling: np.ndarray | None = None,
+) -> TensorComparison:
+    """Compare Indices exactly; a differing index pointing at an input equal to ours is a tie."""
+    result = TensorComparison("Indices", "int64", tuple(builtin.shape), tuple(ours.shape), "exact")
+    cats = _canvas(builtin, ours)
+    sl = _overlap(builtin, ours)
+    if builtin.ndim != ours.ndim:
+        result.only_in_one = int(max(builtin.size, ours.size))
+        result.categories = cats
+        return result
+    a, b = builtin[sl].astype(np.int64), ours[sl].astype(np.int64)
+    result.compared = int(a.size)
+    result.only_in_one = int(cats.size - a.size)
+    differ = a != b
+    flat = x.reshape(-1)
+    valid = (a >= 0) & (a < flat.size) & (b >= 0) & (b < flat.size)
+    tie = np.zeros_like(differ)
+    if differ.any():
+        va = flat[np.where(valid, a, 0)]
+        vb = flat[np.where(valid, b, 0)]
+        tie = differ & valid & (va == vb)
+    in_ruling = differ & (ruling[sl] if ruling is not None else False)
+    tie &= ~in_ruling
+    plain = differ & ~tie & ~in_ruling
+    result.differing = int(plain.sum())
+    result.ruling_differing = int(in_ruling.sum())
+    result.ties = int(tie.sum())
+    if differ.any():
+        result.max_abs = float(np.abs(a - b)[differ].max())
+    view = cats[sl]
+    view[tie] = CAT_TIE
+    view[in_ruling] = CAT_RULING
+    view[plain] = CAT_DIFFER
+    result.categories = cats
+    _examples(result, plain if plain.any() else in_ruling, a, b)
+    return result
+
+
+def _examples(result: TensorComparison, mask: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+    for pos in np.argwhere(mask)[:MAX_EXAMPLES]:
+        key = tuple(int(p) for p in pos)
+        result.examples.append(
+            {"at": list(key), "onnxruntime": _scalar(a[key]), "ortpool": _scalar(b[key])}
+        )
+
+
+def _scalar(value: Any) -> Any:
+    value = value.item() if hasattr(value, "item") else value
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def ruling_cells(x: np.ndarray, geom: PoolGeometry) -> tuple[np.ndarray, np.ndarray]:
+    """(NaN-window mask, empty-window mask), each of the pooling output's shape.
+
+    A NaN window is one whose in-input taps include a NaN (RULINGS.md 6); an empty window holds
+    no input element (pads >= kernel, RULINGS.md 5).
+    """
+    n, c = x.shape[:2]
+    out_shape = (n, c, *geom.output_spatial)
+    empty = np.zeros((), bool)
+    for a, g in enumerate(geom.axes):
+        zero = np.asarray(g.counts(False)) == 0
+        empty = empty | zero.reshape((-1,) + (1,) * (len(geom.axes) - 1 - a))
+    empty = np.broadcast_to(empty, out_shape)
+    if x.dtype.kind == "f" or x.dtype.name == "bfloat16":
+        nan_in = np.isnan(x.astype(np.float32))
+        if nan_in.any():
+            nan = max_values(nan_in.astype(np.float32), geom) > 0
+            return nan, empty
+    return np.zeros(out_shape, bool), empty

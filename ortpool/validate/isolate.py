@@ -1,0 +1,192 @@
+"""One pooling node, alone, through onnxruntime's built-in kernel and through ortpool.
+
+The node is rebuilt as a single-node model (:mod:`.singlenode`) and fed exactly the given
+arrays, so a difference belongs to this node and nothing upstream. The ortpool side runs either
+through an ``ortpool.InferenceSession`` (what a rewritten model runs: registration, hook, Casts)
+or, for grid sweeps, straight through the numpy kernels (the same code, without session cost).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ortpool import kernels
+from ortpool.errors import OrtpoolError
+from ortpool.geometry import pool_geometry
+from ortpool.validate import causes as causes_mod
+from ortpool.validate import dtypes, ortrun, results
+from ortpool.validate.compare import (
+    CAT_RULING,
+    TensorComparison,
+    compare_indices,
+    compare_values,
+    ruling_cells,
+)
+from ortpool.validate.singlenode import NodeSpec, builtin_model, feed_dict, ortpool_model
+from ortpool.validate.tolerances import tolerance_for
+
+OrtpoolRunner = Callable[[NodeSpec, Sequence[np.ndarray]], list[np.ndarray]]
+
+
+def run_ortpool_session(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """ortpool through onnxruntime: the registered custom op in a one-node model."""
+    from ortpool.ort.session import InferenceSession
+
+    session = InferenceSession(ortpool_model(spec, feeds))
+    return [np.asarray(a) for a in session.run(None, feed_dict(feeds))]
+
+
+def run_ortpool_numpy(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """ortpool's numpy kernels directly, with the node's spec version and attributes."""
+    version = spec.spec.version
+    attrs = dict(spec.attributes)
+    if spec.op == "MaxPool":
+        out = kernels.max_pool(
+            feeds[0], version=version, return_indices=spec.n_outputs > 1, **attrs
+        )
+        return list(out) if isinstance(out, tuple) else [out]
+    if spec.op == "AveragePool":
+        return [kernels.average_pool(feeds[0], version=version, **attrs)]
+    shape = feeds[2] if len(feeds) > 2 else None
+    return [kernels.max_unpool(feeds[0], feeds[1], shape, version=version, **attrs)]
+
+
+@dataclasses.dataclass
+class Options:
+    """How nodes are run and compared."""
+
+    providers: Sequence[str] | None = None
+    optimize: bool = False
+    atol: float | None = None
+    rtol: float | None = None
+    ortpool_runner: OrtpoolRunner = run_ortpool_session
+
+
+def _nan_empty_counts(
+    comparisons: Sequence[TensorComparison], nan: np.ndarray, empty: np.ndarray
+) -> tuple[int, int]:
+    nan_cells = empty_cells = 0
+    for comp in comparisons:
+        cats = comp.categories
+        if cats is None or cats.shape != nan.shape:
+            continue
+        ruling = cats == CAT_RULING
+        nan_cells += int((ruling & nan).sum())
+        empty_cells += int((ruling & empty & ~nan).sum())
+    return nan_cells, empty_cells
+
+
+def status_of(comparisons: Sequence[TensorComparison]) -> str:
+    if any(c.shapes_differ or c.differing for c in comparisons):
+        return results.DIFFER
+    if any(c.ruling_differing for c in comparisons):
+        return results.RULINGS
+    if any(c.ties for c in comparisons):
+        return results.TIES
+    return results.AGREE
+
+
+def run_node(
+    name: str,
+    spec: NodeSpec,
+    feeds: Sequence[np.ndarray],
+    options: Options,
+    location: str = "main graph",
+) -> results.NodeResult:
+    """Run ``spec`` on ``feeds`` both ways and compare; never raises for a node-level problem."""
+    x = feeds[0]
+    dtype = dtypes.name_of(x.dtype)
+    opv = spec.spec
+    attrs_shown = {k: v for k, v in spec.attributes.items()}
+    result = results.NodeResult(
+        name=name,
+        op=spec.op,
+        spec_version=opv.version,
+        opset=spec.opset,
+        dtype=dtype,
+        attributes=attrs_shown,
+        input_shapes=[list(a.shape) for a in feeds],
+        status=results.AGREE,
+        location=location,
+    )
+    rank = x.ndim - 2
+    try:
+        pool_attrs = spec.pool_attrs(rank)
+    except OrtpoolError:
+        pool_attrs = None
+
+    builtin: list[np.ndarray] | None = None
+    ort_error: ortrun.OrtFailure | None = None
+    try:
+        builtin = ortrun.run_builtin(
+            builtin_model(spec, feeds), feed_dict(feeds), options.providers, options.optimize
+        )
+    except ortrun.OrtFailure as err:
+        ort_error = err
+
+    ours: list[np.ndarray] | None = None
+    ours_error: Exception | None = None
+    try:
+        ours = options.ortpool_runner(spec, feeds)
+    except (OrtpoolError, ValueError) as err:
+        ours_error = err
+
+    spatial = list(x.shape[2:])
+    if ort_error is not None and ort_error.kind == ortrun.NO_KERNEL:
+        result.status = results.NO_KERNEL
+        result.message = str(ort_error)
+        result.causes = [
+            causes_mod.no_kernel(spec.op, opv.version, spec.opset, dtype, str(ort_error))
+        ]
+        return result
+    if ort_error is not None or ours_error is not None:
+        if ort_error is not None and ours_error is not None:
+            result.status = results.BOTH_REJECTED
+            result.message = f"onnxruntime: {ort_error}; ortpool: {ours_error}"
+            return result
+        if ort_error is not None:
+            result.status = results.ORT_REJECTED
+            result.message = f"onnxruntime: {ort_error}"
+        else:
+            result.status = results.ORTPOOL_REJECTED
+            result.message = f"ortpool: {ours_error}"
+        result.causes = causes_mod.recognise(
+            spec.op,
+            pool_attrs,
+            spatial,
+            differs=True,
+            output_shape_input=spec.op == "MaxUnpool" and len(feeds) > 2,
+        )
+        return result
+
+    if builtin is None or ours is None:  # both ran, by the checks above
+        return result
+    nan = empty = None
+    if spec.op != "MaxUnpool" and pool_attrs is not None:
+        try:
+            nan, empty = ruling_cells(x, pool_geometry(spatial, pool_attrs))
+        except ValueError:
+            nan = empty = None
+    ruling = (nan | empty) if nan is not None else None
+    tol = tolerance_for(spec.op, dtype, options.atol, options.rtol)
+    comps = [compare_values("Y", dtype, builtin[0], ours[0], tol, ruling)]
+    if spec.n_outputs > 1 and len(builtin) > 1 and len(ours) > 1:
+        comps.append(compare_indices(builtin[1], ours[1], x, ruling))
+    result.comparisons = comps
+    result.ortpool_outputs = ours
+    result.nan_cells = nan
+    result.status = status_of(comps)
+    nan_cells, empty_cells = _nan_empty_counts(comps, nan, empty) if nan is not None else (0, 0)
+    result.causes = causes_mod.recognise(
+        spec.op,
+        pool_attrs,
+        spatial,
+        differs=result.status in (results.DIFFER, results.RULINGS),
+        nan_cells=nan_cells,
+        empty_cells=empty_cells,
+        output_shape_input=spec.op == "MaxUnpool" and len(feeds) > 2,
+    )
+    return result

@@ -1,0 +1,55 @@
+"""The JSON report: everything the terminal shows and more, for machines."""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ortpool.validate.results import ModelResult
+
+
+def environment() -> dict[str, str]:
+    import numpy
+    import onnx
+    import onnxruntime
+
+    import ortpool
+
+    return {
+        "ortpool": ortpool.__version__,
+        "onnxruntime": onnxruntime.__version__,
+        "onnx": onnx.__version__,
+        "numpy": numpy.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def _clean(value: Any) -> Any:
+    """JSON has no NaN/inf: write them as strings so the file stays standard JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def validate_document(models: Sequence[ModelResult], settings: dict[str, Any]) -> dict[str, Any]:
+    return _clean(
+        {
+            "tool": "ortpool validate",
+            "environment": environment(),
+            "settings": settings,
+            "differs": any(m.failing for m in models),
+            "models": [m.to_dict() for m in models],
+        }
+    )
+
+
+def write(path: str | Path, document: dict[str, Any]) -> None:
+    Path(path).write_text(json.dumps(_clean(document), indent=2) + "\n")

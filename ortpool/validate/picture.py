@@ -1,0 +1,115 @@
+"""Pictures of where differences sit: per-channel heatmaps of the difference categories, as PNG.
+
+A tensor (N, C, D1, ...) of per-cell categories (:mod:`.compare` ``CAT_*``) becomes one tile per
+channel over the spatial plane, the batch folded in by taking the most severe category per cell
+(and, for 3-D, the depth too, so a tile shows every (h, w) that differs at some depth). The PNG
+is written by hand (zlib + CRC chunks): no imaging dependency for a few coloured rectangles.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import numpy as np
+
+from ortpool.validate.compare import CAT_AGREE, CAT_DIFFER, CAT_MISSING, CAT_RULING, CAT_TIE
+
+#: category -> RGB, and the legend text the HTML report shows
+PALETTE: dict[int, tuple[tuple[int, int, int], str]] = {
+    CAT_AGREE: ((226, 232, 240), "agree"),
+    CAT_TIE: ((125, 170, 220), "index tie (equal values)"),
+    CAT_RULING: ((245, 166, 35), "differs in a RULINGS cell (NaN / empty window)"),
+    CAT_DIFFER: ((214, 39, 40), "differs"),
+    CAT_MISSING: ((88, 60, 140), "only in one output (shapes differ)"),
+}
+BACKGROUND = (255, 255, 255)
+MAX_TILES = 32
+TILE_TARGET = 140  # pixels along a tile's longer side, roughly
+GAP = 6
+
+
+def png(rgb: np.ndarray) -> bytes:
+    """Encode an (H, W, 3) uint8 array as a PNG file."""
+    height, width, _ = rgb.shape
+    raw = b"".join(b"\x00" + rgb[row].tobytes() for row in range(height))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw, 9))
+        + chunk(b"IEND", b"")
+    )
+
+
+def planes(categories: np.ndarray) -> np.ndarray:
+    """(C, H, W) of the most severe category per cell: batch (and depth beyond 2-D) folded in."""
+    cats = categories
+    if cats.ndim < 3:
+        cats = cats.reshape((1,) * (3 - cats.ndim) + cats.shape)
+    folded = cats.max(axis=0)  # over the batch
+    while folded.ndim > 3:
+        folded = folded.max(axis=1)  # over leading spatial axes (depth)
+    if folded.ndim == 2:  # 1-D spatial: a strip per channel
+        folded = folded[:, None, :]
+    return folded
+
+
+def heatmap(categories: np.ndarray) -> tuple[bytes, str]:
+    """PNG bytes and a caption for ``categories``; channels with differences are drawn first."""
+    tiles = planes(categories)
+    channels, height, width = tiles.shape
+    severity = tiles.reshape(channels, -1).max(axis=1)
+    order = sorted(range(channels), key=lambda c: (-int(severity[c] > CAT_TIE), c))
+    shown = order[:MAX_TILES]
+    scale = max(1, TILE_TARGET // max(height, width))
+    scale_h = max(scale, 12) if height == 1 else scale
+    tile_h, tile_w = height * scale_h, width * scale
+    columns = min(len(shown), max(1, 900 // (tile_w + GAP)))
+    rows = -(-len(shown) // columns)
+    image = np.full(
+        (rows * (tile_h + GAP) + GAP, columns * (tile_w + GAP) + GAP, 3), BACKGROUND, np.uint8
+    )
+    lut = np.zeros((max(PALETTE) + 1, 3), np.uint8)
+    for cat, (color, _) in PALETTE.items():
+        lut[cat] = color
+    for i, c in enumerate(shown):
+        r, col = divmod(i, columns)
+        block = lut[tiles[c]].repeat(scale_h, axis=0).repeat(scale, axis=1)
+        top, left = GAP + r * (tile_h + GAP), GAP + col * (tile_w + GAP)
+        image[top : top + tile_h, left : left + tile_w] = block
+    spatial = categories.shape[2:]
+    caption = f"{len(shown)} of {channels} channel(s), each over the spatial plane"
+    if len(spatial) == 3:
+        caption += f" (depth {spatial[0]} folded: a cell shows the worst over depth)"
+    if categories.shape[0] > 1:
+        caption += f"; batch {categories.shape[0]} folded"
+    if len(shown) < channels:
+        caption += "; channels with differences first"
+    counts = {
+        PALETTE[k][1]: int((categories == k).sum())
+        for k in (CAT_DIFFER, CAT_RULING, CAT_TIE, CAT_MISSING)
+    }
+    detail = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+    return png(image), caption + (f". Cells: {detail}." if detail else ".")
+
+
+def worst(categories: list[np.ndarray]) -> np.ndarray | None:
+    """The per-cell maximum of several same-shaped category arrays (Y and Indices)."""
+    arrays = [c for c in categories if c is not None]
+    if not arrays:
+        return None
+    out = arrays[0]
+    for other in arrays[1:]:
+        if other.shape == out.shape:
+            out = np.maximum(out, other)
+    return out

@@ -1,0 +1,47 @@
+"""A one-line progress bar on stderr, drawn only on a terminal and only for long runs."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+
+class ProgressBar:
+    """``bar(done, total, label)`` redraws in place; ``close()`` clears the line.
+
+    Nothing is drawn when the stream is not a terminal (logs, pipes, tests) unless ``force``,
+    nor during the first ``delay`` seconds, so short runs stay quiet.
+    """
+
+    def __init__(
+        self,
+        title: str,
+        stream: TextIO | None = None,
+        force: bool = False,
+        delay: float = 0.5,
+        width: int = 30,
+    ) -> None:
+        self.title = title
+        self.stream = stream or sys.stderr
+        self.enabled = force or bool(getattr(self.stream, "isatty", lambda: False)())
+        self.delay = 0.0 if force else delay
+        self.width = width
+        self.started = time.monotonic()
+        self.drawn = False
+
+    def __call__(self, done: int, total: int, label: str = "") -> None:
+        if not self.enabled or time.monotonic() - self.started < self.delay or total <= 0:
+            return
+        filled = int(self.width * done / total)
+        bar = "#" * filled + "-" * (self.width - filled)
+        line = f"\r{self.title} [{bar}] {done}/{total} {label[:40]:<40}"
+        self.stream.write(line)
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            self.stream.write("\r" + " " * (len(self.title) + self.width + 60) + "\r")
+            self.stream.flush()
+            self.drawn = False

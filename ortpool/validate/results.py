@@ -1,0 +1,168 @@
+"""What a validation finds, as plain dataclasses with ``to_dict`` for the JSON report."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ortpool.validate.causes import Cause
+from ortpool.validate.compare import TensorComparison
+
+AGREE = "agree"
+TIES = "ties"  # only Indices ties differ: both picked a maximum
+RULINGS = "rulings"  # differences only in cells the spec leaves to RULINGS.md
+DIFFER = "differ"
+ORT_REJECTED = "ort-rejected"  # onnxruntime refuses a node ortpool (the spec) accepts
+ORTPOOL_REJECTED = "ortpool-rejected"  # ortpool refuses a node onnxruntime runs
+BOTH_REJECTED = "both-rejected"
+NO_KERNEL = "no-kernel"
+NOT_ISOLATED = "not-isolated"
+
+#: statuses that are differences between onnxruntime and the spec (exit code 1)
+FAILING = (DIFFER, ORT_REJECTED, ORTPOOL_REJECTED)
+#: display order, most severe first
+ORDER = (
+    DIFFER,
+    ORT_REJECTED,
+    ORTPOOL_REJECTED,
+    RULINGS,
+    NO_KERNEL,
+    BOTH_REJECTED,
+    NOT_ISOLATED,
+    TIES,
+    AGREE,
+)
+
+
+@dataclasses.dataclass
+class ReferenceResult:
+    """The onnx reference evaluator's answer for a node, compared with ortpool's."""
+
+    status: str  # "agree", "differ", "timeout", "error", "skipped"
+    message: str = ""
+    differing: int = 0
+    defects: list[str] = dataclasses.field(default_factory=list)
+    seconds: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class NodeResult:
+    """One pooling node run alone by onnxruntime and by ortpool."""
+
+    name: str
+    op: str
+    spec_version: int
+    opset: int
+    dtype: str
+    attributes: dict[str, Any]
+    input_shapes: list[list[int]]
+    status: str
+    location: str = "main graph"
+    comparisons: list[TensorComparison] = dataclasses.field(default_factory=list)
+    causes: list[Cause] = dataclasses.field(default_factory=list)
+    message: str = ""
+    reference: ReferenceResult | None = None
+    #: ortpool's outputs and the NaN-window mask, kept for the reference column (not serialised)
+    ortpool_outputs: list[Any] | None = dataclasses.field(default=None, repr=False)
+    nan_cells: Any = dataclasses.field(default=None, repr=False)
+
+    @property
+    def builtin_shapes(self) -> list[list[int]]:
+        return [list(c.builtin_shape) for c in self.comparisons]
+
+    @property
+    def ortpool_shapes(self) -> list[list[int]]:
+        return [list(c.ortpool_shape) for c in self.comparisons]
+
+    @property
+    def max_abs(self) -> float | None:
+        values = [c.max_abs for c in self.comparisons if c.name == "Y" and c.max_abs is not None]
+        return max(values) if values else None
+
+    @property
+    def max_rel(self) -> float | None:
+        values = [c.max_rel for c in self.comparisons if c.name == "Y" and c.max_rel is not None]
+        return max(values) if values else None
+
+    def count(self, field: str) -> int:
+        return sum(getattr(c, field) for c in self.comparisons)
+
+    @property
+    def failing(self) -> bool:
+        return self.status in FAILING
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "op": self.op,
+            "spec_version": self.spec_version,
+            "opset": self.opset,
+            "dtype": self.dtype,
+            "location": self.location,
+            "attributes": self.attributes,
+            "input_shapes": self.input_shapes,
+            "status": self.status,
+            "builtin_shapes": self.builtin_shapes,
+            "ortpool_shapes": self.ortpool_shapes,
+            "max_abs_error": self.max_abs,
+            "max_rel_error": self.max_rel,
+            "differing": self.count("differing"),
+            "ruling_differing": self.count("ruling_differing"),
+            "index_ties": self.count("ties"),
+            "outputs": [c.to_dict() for c in self.comparisons],
+            "causes": [c.to_dict() for c in self.causes],
+            "message": self.message,
+            "reference": self.reference.to_dict() if self.reference else None,
+        }
+
+
+@dataclasses.dataclass
+class OutputResult:
+    """One graph output of the whole model, built-in run against ortpool-rewritten run."""
+
+    comparison: TensorComparison
+
+    @property
+    def failing(self) -> bool:
+        return not self.comparison.agrees
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.comparison.to_dict()
+
+
+@dataclasses.dataclass
+class ModelResult:
+    """Everything ``ortpool validate`` found for one model."""
+
+    path: str
+    opset: int | None = None
+    inputs: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    input_source: str = ""
+    nodes: list[NodeResult] = dataclasses.field(default_factory=list)
+    outputs: list[OutputResult] = dataclasses.field(default_factory=list)
+    end_to_end: str = ""  # "compared", or why not
+    notes: list[str] = dataclasses.field(default_factory=list)
+    error: str = ""  # could not run at all (exit 2)
+
+    @property
+    def failing(self) -> bool:
+        return any(n.failing for n in self.nodes) or any(o.failing for o in self.outputs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.path,
+            "opset": self.opset,
+            "inputs": self.inputs,
+            "input_source": self.input_source,
+            "nodes": [n.to_dict() for n in self.nodes],
+            "end_to_end": {
+                "status": self.end_to_end,
+                "outputs": [o.to_dict() for o in self.outputs],
+            },
+            "notes": self.notes,
+            "error": self.error,
+            "differs": self.failing,
+        }

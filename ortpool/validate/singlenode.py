@@ -1,0 +1,124 @@
+"""One pooling node alone, as a model: the built-in node at its opset, and its ortpool twin.
+
+The isolated node is rebuilt from scratch, so both models are written here: the built-in one
+keeps the node's own attributes at the governing opset; the ortpool one uses the op type of the
+node's spec version and arity with every attribute in the ortpool encoding, wrapped in Casts for
+float16/bfloat16 (which cannot enter a Python op, RULINGS.md 10).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from ortpool import optypes, versions
+from ortpool.attributes import PoolAttrs, full_attributes, normalize
+from ortpool.validate import dtypes
+from ortpool.versions import CAST_TYPES, OpVersion
+
+IR_VERSION = 10
+#: opset of the Cast pairs in ortpool models: Cast to/from bfloat16 needs 13
+CAST_OPSET = 21
+INPUT_NAMES = ("X", "I", "output_shape")
+
+
+def attribute_dict(attributes: Sequence[onnx.AttributeProto]) -> dict[str, Any]:
+    """A node's attributes as plain Python values (strings decoded, lists as lists)."""
+    values: dict[str, Any] = {}
+    for attr in attributes:
+        value = helper.get_attribute_value(attr)
+        if isinstance(value, bytes):
+            value = value.decode()
+        elif isinstance(value, list | tuple):
+            value = [int(v) for v in value]
+        values[attr.name] = value
+    return values
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeSpec:
+    """What defines an isolated node: operator, governing opset, attributes, arity."""
+
+    op: str
+    opset: int
+    attributes: Mapping[str, Any]
+    n_inputs: int
+    n_outputs: int
+
+    @property
+    def spec(self) -> OpVersion:
+        return versions.resolve(self.op, self.opset)
+
+    def pool_attrs(self, rank: int) -> PoolAttrs:
+        return normalize(self.spec, self.attributes, rank)
+
+
+def _value(name: str, dtype: str, shape: Sequence[int] | None) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(
+        name, dtypes.CODE[dtype], None if shape is None else list(shape)
+    )
+
+
+def _io(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> tuple[list, list, str]:
+    dtype = dtypes.name_of(feeds[0].dtype)
+    inputs = [_value(INPUT_NAMES[i], dtypes.name_of(a.dtype), a.shape) for i, a in enumerate(feeds)]
+    outputs = [_value("Y", dtype, None)]
+    if spec.n_outputs > 1:
+        outputs.append(_value("Indices", "int64", None))
+    return inputs, outputs, dtype
+
+
+def builtin_model(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> onnx.ModelProto:
+    """The node as onnxruntime sees it: the standard op at ``spec.opset``."""
+    inputs, outputs, _ = _io(spec, feeds)
+    node = helper.make_node(
+        spec.op,
+        [v.name for v in inputs],
+        [v.name for v in outputs],
+        name="node",
+        **dict(spec.attributes),
+    )
+    graph = helper.make_graph([node], "isolated", inputs, outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", spec.opset)])
+    model.ir_version = IR_VERSION if spec.opset >= 7 else 3
+    return model
+
+
+def ortpool_model(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> onnx.ModelProto:
+    """The same node on ortpool's op for its spec version, Cast-wrapped for half types."""
+    inputs, outputs, dtype = _io(spec, feeds)
+    op_type = optypes.for_node(spec.op, spec.spec.version, spec.n_inputs, spec.n_outputs)
+    attrs = full_attributes(spec.spec, spec.pool_attrs(feeds[0].ndim - 2))
+    nodes = []
+    x_name, y_name = "X", "Y"
+    if dtype in CAST_TYPES:
+        nodes.append(helper.make_node("Cast", ["X"], ["X_f32"], to=onnx.TensorProto.FLOAT))
+        x_name, y_name = "X_f32", "Y_f32"
+    pool_inputs = [x_name] + [v.name for v in inputs[1:]]
+    pool_outputs = [y_name] + [v.name for v in outputs[1:]]
+    nodes.append(
+        helper.make_node(
+            op_type.name, pool_inputs, pool_outputs, name="node", domain=optypes.DOMAIN, **attrs
+        )
+    )
+    if dtype in CAST_TYPES:
+        nodes.append(helper.make_node("Cast", ["Y_f32"], ["Y"], to=dtypes.CODE[dtype]))
+    graph = helper.make_graph(nodes, "isolated_ortpool", inputs, outputs)
+    model = helper.make_model(
+        graph,
+        opset_imports=[
+            helper.make_opsetid("", CAST_OPSET),
+            helper.make_opsetid(optypes.DOMAIN, optypes.DOMAIN_VERSION),
+        ],
+    )
+    model.ir_version = IR_VERSION
+    return model
+
+
+def feed_dict(feeds: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    return {INPUT_NAMES[i]: a for i, a in enumerate(feeds)}

@@ -1,0 +1,166 @@
+"""The terminal report: one table per model, causes under the node they explain."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ortpool.validate import results
+from ortpool.validate.results import ModelResult, NodeResult
+
+STATUS_TEXT = {
+    results.AGREE: "agree",
+    results.TIES: "agree (index ties)",
+    results.RULINGS: "differs in RULINGS cells",
+    results.DIFFER: "DIFFERS",
+    results.ORT_REJECTED: "ORT REJECTS",
+    results.ORTPOOL_REJECTED: "ORTPOOL REJECTS",
+    results.BOTH_REJECTED: "both reject",
+    results.NO_KERNEL: "no ORT kernel",
+    results.NOT_ISOLATED: "not isolated",
+}
+COLUMNS = (
+    "node",
+    "op",
+    "attributes",
+    "onnxruntime",
+    "ortpool",
+    "max abs",
+    "max rel",
+    "differ",
+    "rulings",
+    "ties",
+    "status",
+)
+
+
+def short_attributes(attrs: Mapping[str, Any]) -> str:
+    """``k=3x3 s=2x2 p=1,1,1,1 d=2x2 SAME_UPPER ceil cip so=1``: the attributes that matter."""
+
+    def xs(values: Any) -> str:
+        return "x".join(str(v) for v in values)
+
+    parts = []
+    if "kernel_shape" in attrs:
+        parts.append(f"k={xs(attrs['kernel_shape'])}")
+    if attrs.get("strides") and any(s != 1 for s in attrs["strides"]):
+        parts.append(f"s={xs(attrs['strides'])}")
+    if attrs.get("pads") and any(attrs["pads"]):
+        parts.append("p=" + ",".join(str(p) for p in attrs["pads"]))
+    if attrs.get("dilations") and any(d != 1 for d in attrs["dilations"]):
+        parts.append(f"d={xs(attrs['dilations'])}")
+    if attrs.get("auto_pad", "NOTSET") != "NOTSET":
+        parts.append(str(attrs["auto_pad"]))
+    if attrs.get("ceil_mode"):
+        parts.append("ceil")
+    if attrs.get("count_include_pad"):
+        parts.append("cip")
+    if attrs.get("storage_order"):
+        parts.append("so=1")
+    return " ".join(parts)
+
+
+def _shape(shapes: Sequence[Sequence[int]]) -> str:
+    return " ".join("[" + ",".join(map(str, s)) + "]" for s in shapes) or "-"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def node_row(node: NodeResult) -> list[str]:
+    return [
+        node.name,
+        f"{node.op}-{node.spec_version}"
+        + (f" {node.dtype}" if node.dtype not in ("float", "?") else ""),
+        short_attributes(node.attributes),
+        _shape(node.builtin_shapes),
+        _shape(node.ortpool_shapes),
+        _num(node.max_abs),
+        _num(node.max_rel),
+        str(node.count("differing") + node.count("only_in_one")),
+        str(node.count("ruling_differing")),
+        str(node.count("ties")),
+        STATUS_TEXT.get(node.status, node.status),
+    ]
+
+
+def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = "  ") -> list[str]:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    numeric = {
+        i for i, h in enumerate(header) if h in ("max abs", "max rel", "differ", "rulings", "ties")
+    }
+
+    def fmt(row: Sequence[str]) -> str:
+        cells = [
+            str(c).rjust(widths[i]) if i in numeric else str(c).ljust(widths[i])
+            for i, c in enumerate(row)
+        ]
+        return (indent + "  ".join(cells)).rstrip()
+
+    return [fmt(header), indent + "  ".join("-" * w for w in widths), *(fmt(r) for r in rows)]
+
+
+def model_report(model: ModelResult) -> list[str]:
+    lines = [
+        f"model {model.path}  (opset {model.opset}; inputs "
+        + ", ".join(f"{k}:[{','.join(map(str, v))}]" for k, v in model.inputs.items())
+        + f" {model.input_source})"
+    ]
+    if model.nodes:
+        lines += table([node_row(n) for n in model.nodes], COLUMNS)
+    for node in model.nodes:
+        if node.causes or node.message or (node.reference and node.reference.status != "agree"):
+            lines.append(f"  {node.name} ({node.op}-{node.spec_version}, {node.location}):")
+            for cause in node.causes:
+                lines.append(f"      cause: {cause.title}: {cause.detail}")
+            if node.message:
+                lines.append(f"      note: {node.message}")
+            ref = node.reference
+            if ref is not None and ref.status != "agree":
+                text = f"      reference evaluator: {ref.status}"
+                if ref.differing:
+                    text += f", {ref.differing} cell(s) differ from ortpool"
+                if ref.message:
+                    text += f" ({ref.message})"
+                lines.append(text)
+                for defect in ref.defects:
+                    lines.append(f"        known defect: {defect}")
+    if model.nodes and any(n.reference for n in model.nodes):
+        agree = sum(1 for n in model.nodes if n.reference and n.reference.status == "agree")
+        lines.append(
+            f"  reference evaluator agrees with ortpool on {agree} of "
+            f"{sum(1 for n in model.nodes if n.reference)} node(s)"
+        )
+    if model.outputs:
+        for out in model.outputs:
+            c = out.comparison
+            verdict = (
+                "agree"
+                if c.agrees
+                else (f"DIFFER: {c.differing + c.only_in_one} cell(s), max abs {_num(c.max_abs)}")
+            )
+            lines.append(
+                f"  end to end: output {c.name} {_shape([c.builtin_shape])} vs "
+                f"{_shape([c.ortpool_shape])}: {verdict}"
+            )
+    elif model.end_to_end:
+        lines.append(f"  end to end: {model.end_to_end}")
+    for note in model.notes:
+        lines.append(f"  note: {note}")
+    return lines
+
+
+def summary(models: Sequence[ModelResult]) -> str:
+    nodes = [n for m in models for n in m.nodes]
+    counts: dict[str, int] = {}
+    for n in nodes:
+        counts[n.status] = counts.get(n.status, 0) + 1
+    parts = [f"{counts[s]} {STATUS_TEXT[s]}" for s in results.ORDER if s in counts]
+    e2e = sum(1 for m in models for o in m.outputs if o.failing)
+    verdict = "DIFFERENCES FOUND" if any(m.failing for m in models) else "all agree"
+    return (
+        f"{verdict}: {len(models)} model(s), {len(nodes)} pooling node(s): "
+        + (", ".join(parts) or "none")
+        + f"; {e2e} graph output(s) differ end to end"
+    )

@@ -1,0 +1,281 @@
+"""``validate_model``: one model, per pooling node in isolation and end to end.
+
+1. Inputs: generated (seeded, ``--shape`` for symbolic dims) or loaded from an .npz.
+2. The model runs once in onnxruntime's built-in kernels with every pooling node's inputs as
+   extra outputs: those are the node's real inputs. (If onnxruntime cannot run the model, e.g. it
+   has no kernel for one node, the inputs are captured from the ortpool-rewritten run instead.)
+3. Each node runs alone in both implementations on exactly its captured inputs
+   (:func:`ortpool.validate.isolate.run_node`), optionally also in the onnx reference evaluator.
+4. End to end: the ortpool-rewritten model runs on the same inputs and every graph output is
+   compared with the built-in run's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from ortpool.errors import OrtpoolError
+from ortpool.validate import capture, dtypes, inputs, isolate, ortrun, results
+from ortpool.validate import reference as reference_mod
+from ortpool.validate.compare import compare_values
+from ortpool.validate.singlenode import NodeSpec, attribute_dict, builtin_model, feed_dict
+from ortpool.validate.tolerances import tolerance_for
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclasses.dataclass
+class ValidateOptions(isolate.Options):
+    seed: int = 0
+    shapes: Mapping[str, Sequence[int]] = dataclasses.field(default_factory=dict)
+    inputs_path: str | None = None
+    reference: bool = False
+    reference_timeout: float = reference_mod.DEFAULT_TIMEOUT
+
+
+def load_model(path: str | Path) -> onnx.ModelProto:
+    """Load an ONNX model; anything unreadable is an OrtpoolError (exit 2) with the reason."""
+    path = Path(path)
+    if not path.is_file():
+        raise OrtpoolError(f"{path}: no such model file")
+    try:
+        model = onnx.load(str(path))
+    except Exception as err:
+        raise OrtpoolError(
+            f"{path}: not a readable ONNX model ({type(err).__name__}: {err})"
+        ) from None
+    if not model.graph.node and not model.graph.output:
+        raise OrtpoolError(f"{path}: not a readable ONNX model (empty graph)")
+    return model
+
+
+def _rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto | None, str]:
+    try:
+        from ortpool.rewrite import rewrite
+    except ImportError as err:
+        return None, f"the ortpool rewriter is not available ({err})"
+    try:
+        return rewrite(model), ""
+    except (OrtpoolError, ValueError) as err:
+        return None, f"ortpool could not rewrite the model: {err}"
+
+
+def _ortpool_runner(providers: Sequence[str] | None):
+    from ortpool.ort.session import InferenceSession
+
+    def run(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        session = InferenceSession(model, providers=list(providers) if providers else None)
+        return [np.asarray(a) for a in session.run(None, dict(feeds))]
+
+    return run
+
+
+def validate_model(
+    source: str | Path | onnx.ModelProto,
+    options: ValidateOptions | None = None,
+    progress: Progress | None = None,
+    strict_shapes: bool = True,
+) -> results.ModelResult:
+    """Validate one model; node-level problems are results, only an unusable model raises."""
+    options = options or ValidateOptions()
+    if isinstance(source, onnx.ModelProto):
+        model, label = source, source.graph.name or "<model>"
+    else:
+        model, label = load_model(source), str(source)
+    result = results.ModelResult(path=label)
+    try:
+        result.opset = capture.governing_opset(model)
+    except ValueError as err:
+        raise OrtpoolError(f"{label}: {err}") from None
+
+    if options.inputs_path:
+        feeds = inputs.load_inputs(options.inputs_path, model)
+        result.input_source = f"loaded from {options.inputs_path}"
+    else:
+        names = {v.name for v in inputs.graph_inputs(model)}
+        shapes = (
+            dict(options.shapes)
+            if strict_shapes
+            else {k: v for k, v in options.shapes.items() if k in names}
+        )
+        feeds = inputs.generate_inputs(model, options.seed, shapes)
+        result.input_source = f"generated, seed {options.seed}"
+    result.inputs = {name: list(a.shape) for name, a in feeds.items()}
+
+    main_names = {n.name for n in model.graph.node}
+    inlined = capture.inline_functions(model)
+    nodes = capture.pooling_nodes(inlined)
+    for i, pooling in enumerate(nodes):
+        if (
+            pooling.location == "main graph"
+            and pooling.node.name not in main_names
+            and model.functions
+        ):
+            nodes[i] = dataclasses.replace(pooling, location="local function (inlined)")
+    if not nodes:
+        result.notes.append("the model has no standard pooling node")
+
+    def builtin_run(m: onnx.ModelProto, f: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        return ortrun.run_builtin(m, f, options.providers, options.optimize)
+
+    captured: dict[str, np.ndarray] | None = None
+    builtin_outputs: list[np.ndarray] | None = None
+    builtin_error = ""
+    try:
+        captured, builtin_outputs = capture.capture(inlined, feeds, nodes, builtin_run)
+        capture_source = "onnxruntime built-in run"
+    except ortrun.OrtFailure as err:
+        builtin_error = f"onnxruntime could not run the model: {err}"
+        result.notes.append(builtin_error)
+
+    rewritten, rewrite_error = _rewrite(model)
+    ortpool_outputs: list[np.ndarray] | None = None
+    ortpool_error = rewrite_error
+    if rewritten is not None:
+        run_ours = _ortpool_runner(options.providers)
+        try:
+            if captured is None:
+                captured, ortpool_outputs = capture.capture(
+                    capture.inline_functions(rewritten), feeds, nodes, run_ours
+                )
+                capture_source = "ortpool-rewritten run (onnxruntime could not run the model)"
+            else:
+                ortpool_outputs = run_ours(rewritten, feeds)
+        except Exception as err:
+            ortpool_error = f"the ortpool-rewritten model failed: {err}"
+    if captured is None:
+        reason = builtin_error or "onnxruntime could not run the model"
+        if ortpool_error:
+            reason += f"; {ortpool_error}"
+        if nodes:
+            raise OrtpoolError(f"{label}: {reason}")
+    elif nodes:
+        result.notes.append(f"node inputs captured from the {capture_source}")
+
+    worker = reference_mod.ReferenceWorker(options.reference_timeout) if options.reference else None
+    try:
+        for i, pooling in enumerate(nodes):
+            if progress:
+                progress(i, len(nodes), pooling.name)
+            result.nodes.append(_node(pooling, result.opset, captured or {}, options, worker))
+        if progress:
+            progress(len(nodes), len(nodes), "")
+    finally:
+        if worker is not None:
+            worker.close()
+
+    if builtin_outputs is not None and ortpool_outputs is not None:
+        result.end_to_end = "compared"
+        for out, a, b in zip(model.graph.output, builtin_outputs, ortpool_outputs, strict=True):
+            dtype = dtypes.name_of(a.dtype)
+            tol = tolerance_for("AveragePool", dtype, options.atol, options.rtol)
+            result.outputs.append(results.OutputResult(compare_values(out.name, dtype, a, b, tol)))
+    else:
+        result.end_to_end = "not compared: " + "; ".join(
+            r for r in (builtin_error, ortpool_error) if r
+        )
+    return result
+
+
+def _node(
+    pooling: capture.PoolingNode,
+    opset: int,
+    captured: Mapping[str, np.ndarray],
+    options: ValidateOptions,
+    worker: reference_mod.ReferenceWorker | None,
+) -> results.NodeResult:
+    node = pooling.node
+    attrs = attribute_dict(node.attribute)
+    spec = NodeSpec(
+        node.op_type, opset, attrs, len(pooling.inputs), len([o for o in node.output if o])
+    )
+    try:
+        spec_version = spec.spec.version
+    except ValueError as err:
+        return _unrunnable(pooling, opset, attrs, results.BOTH_REJECTED, str(err))
+    if not pooling.isolatable:
+        return _unrunnable(
+            pooling,
+            opset,
+            attrs,
+            results.NOT_ISOLATED,
+            f"inside a {pooling.location}: its input changes per iteration/branch; covered by "
+            "the end-to-end comparison only",
+            spec_version,
+        )
+    missing = [name for name in pooling.inputs if name not in captured]
+    if missing:
+        return _unrunnable(
+            pooling,
+            opset,
+            attrs,
+            results.NOT_ISOLATED,
+            f"input {missing[0]!r} could not be captured",
+            spec_version,
+        )
+    feeds = [captured[name] for name in pooling.inputs]
+    result = isolate.run_node(pooling.name, spec, feeds, options, pooling.location)
+    if worker is not None and result.ortpool_outputs is not None:
+        status, payload, seconds = worker.run(
+            builtin_model(spec, feeds).SerializeToString(), feed_dict(feeds)
+        )
+        if status == "ok":
+            tol = tolerance_for(spec.op, result.dtype, options.atol, options.rtol)
+            result.reference = reference_mod.judge(
+                spec.op,
+                feeds,
+                payload,
+                result.ortpool_outputs,
+                result.nan_cells,
+                tol.atol,
+                tol.rtol,
+            )
+        else:
+            result.reference = results.ReferenceResult(status, str(payload))
+        result.reference.seconds = round(seconds, 3)
+    return result
+
+
+def _unrunnable(
+    pooling: capture.PoolingNode,
+    opset: int,
+    attrs: dict,
+    status: str,
+    message: str,
+    spec_version: int = 0,
+) -> results.NodeResult:
+    return results.NodeResult(
+        name=pooling.name,
+        op=pooling.node.op_type,
+        spec_version=spec_version,
+        opset=opset,
+        dtype="?",
+        attributes=attrs,
+        input_shapes=[],
+        status=status,
+        location=pooling.location,
+        message=message,
+    )
+
+
+def bundled_models_dir() -> Path:
+    """models/ next to the package (the repository / editable-install layout)."""
+    import ortpool
+
+    return Path(ortpool.__file__).resolve().parents[1] / "models"
+
+
+def bundled_models() -> list[Path]:
+    folder = bundled_models_dir()
+    found = sorted(folder.glob("*.onnx")) if folder.is_dir() else []
+    if not found:
+        raise OrtpoolError(
+            f"no bundled models: {folder} holds no .onnx file (run scripts/make_models.py in a "
+            "checkout of the repository, or name the models to validate)"
+        )
+    return found
