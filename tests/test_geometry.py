@@ -1,0 +1,178 @@
+"""ortpool.geometry: its docstrings' worked examples and RULINGS.md 1-3, 8, 9, worked by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ortpool import geometry, kernels, versions
+from ortpool.attributes import normalize
+from ortpool.errors import OrtpoolError
+from ortpool.geometry import AxisGeometry
+
+
+def attrs(op="MaxPool", version=12, **given):
+    return normalize(versions.get(op, version), given)
+
+
+# ------------------------------------------------------------ explicit pads (ruling 1)
+
+
+@pytest.mark.parametrize(
+    ("n", "k", "s", "d", "pb", "pe", "ceil", "out"),
+    [
+        (5, 2, 2, 1, 0, 0, False, 2),  # floor(3/2) + 1
+        (5, 2, 2, 1, 0, 0, True, 3),  # ceil(3/2) + 1: the last window starts at 4 < 5
+        (4, 2, 2, 1, 0, 1, True, 2),  # ceil(3/2) + 1 = 3, but window 3 starts at 4 >= 4: dropped
+        (4, 2, 2, 1, 0, 1, False, 2),
+        (7, 3, 2, 2, 0, 0, False, 2),  # dilated span 5: floor(2/2) + 1
+        (7, 3, 2, 2, 0, 0, True, 2),  # ceil(2/2) + 1 = 2: nothing left over
+        (1, 1, 1, 1, 0, 5, False, 6),  # pads >= kernel: five windows in the end pad only
+        (1, 1, 1, 1, 0, 5, True, 5),  # the drop rule applies even though ceil added nothing
+        (3, 3, 1, 1, 3, 3, False, 7),  # windows wholly in the begin pad are legal too
+    ],
+)
+def test_explicit_output_size(n, k, s, d, pb, pe, ceil, out):
+    assert geometry.explicit_output_size(n, k, s, d, pb, pe, ceil) == out
+
+
+def test_explicit_output_size_kernel_larger_than_padded_input():
+    with pytest.raises(OrtpoolError, match=r"the padded input \(2 \+ 1 \+ 1\) is smaller than the "
+                                           r"kernel span 5"):
+        geometry.explicit_output_size(2, 5, 1, 1, 1, 1, False)
+
+
+# ------------------------------------------------------------ SAME (ruling 2)
+
+
+@pytest.mark.parametrize(
+    ("n", "k", "s", "d", "upper", "expected"),
+    [
+        (5, 3, 1, 2, True, (5, 2, 2)),  # SAME with dilation: span 5, total 4 + 5 - 5 = 4
+        (5, 3, 1, 2, False, (5, 2, 2)),
+        (4, 3, 2, 1, True, (2, 0, 1)),  # odd total: UPPER puts it at the end
+        (4, 3, 2, 1, False, (2, 1, 0)),  # LOWER at the beginning
+        (5, 1, 3, 1, True, (2, 0, 0)),  # total 3 + 1 - 5 = -1: clamped, not a crop
+        (5, 1, 3, 1, False, (2, 0, 0)),
+        (4, 2, 1, 3, True, (4, 1, 2)),  # dilated span 4: total 3; kernel 2 would give 1 (ORT)
+        (6, 1, 4, 1, True, (2, 0, 0)),  # total 4 + 1 - 6 = -1: clamped
+    ],
+)
+def test_same_pads(n, k, s, d, upper, expected):
+    assert geometry.same_pads(n, k, s, d, upper) == expected
+
+
+# ------------------------------------------------------------ VALID (ruling 3)
+
+
+@pytest.mark.parametrize(("n", "k", "s", "d", "out"), [(5, 2, 2, 1, 2), (5, 3, 1, 2, 1),
+                                                        (6, 2, 3, 1, 2), (4, 4, 1, 1, 1)])
+def test_valid_output_size_is_the_spec_ceil_formula(n, k, s, d, out):
+    ek = (k - 1) * d + 1
+    assert geometry.valid_output_size(n, k, s, d) == out == -(-(n - ek + 1) // s)
+
+
+def test_valid_ignores_ceil_mode():
+    """n=5, k=2, s=2: ORT and onnx shape inference say 3 with ceil_mode; the rulings say 2."""
+    for ceil in (0, 1):
+        geom = geometry.pool_geometry(
+            [5], attrs(kernel_shape=[2], strides=[2], auto_pad="VALID", ceil_mode=ceil)
+        )
+        assert geom.output_spatial == (2,)
+        assert geom.pads == (0, 0)
+
+
+def test_valid_input_smaller_than_kernel():
+    with pytest.raises(OrtpoolError) as info:
+        geometry.pool_geometry(
+            [2, 5], attrs(kernel_shape=[1, 3], dilations=[1, 3], auto_pad="VALID")
+        )
+    assert str(info.value) == (
+        "spatial axis 1: the input size 5 is smaller than the VALID kernel span 7"
+    )
+
+
+# ------------------------------------------------------------ pool_geometry
+
+
+def test_pool_geometry_per_axis_and_effective_pads():
+    geom = geometry.pool_geometry(
+        [4, 5], attrs(kernel_shape=[3, 3], strides=[2, 1], dilations=[1, 2], auto_pad="SAME_LOWER")
+    )
+    assert geom.output_spatial == (2, 5)
+    assert geom.pads == (1, 2, 0, 2)  # axis 0: total 1 at the beginning; axis 1: (2, 2)
+    assert geom.axes[1] == AxisGeometry(n=5, k=3, s=1, d=2, pb=2, pe=2, out=5)
+
+
+def test_pool_geometry_rank_mismatch():
+    with pytest.raises(OrtpoolError, match="the input has 1 spatial axes but kernel_shape has 2"):
+        geometry.pool_geometry([2], attrs(kernel_shape=[1, 3]))
+
+
+def test_tap_range_docstring_example():
+    axis = AxisGeometry(n=4, k=3, s=2, d=1, pb=1, pe=0, out=2)
+    assert axis.tap_range(0) == (1, 2)  # tap 0 reads -1 (padding) and 1
+    assert axis.tap_range(1) == (0, 2)  # reads 0 and 2
+    assert axis.tap_range(2) == (0, 2)  # reads 1 and 3
+    assert [axis.coordinate(j, 0) for j in range(2)] == [-1, 1]
+
+
+def test_tap_range_window_wholly_in_padding():
+    axis = AxisGeometry(n=1, k=1, s=1, d=1, pb=2, pe=2, out=5)
+    assert axis.tap_range(0) == (2, 3)  # only output 2 reads the one input
+
+
+# ------------------------------------------------------------ divisor counts (ruling 8)
+
+
+def test_counts_with_and_without_pad():
+    # n=5, k=3, s=2, pads (1, 1): windows [-1, 1], [1, 3], [3, 5].
+    axis = AxisGeometry(n=5, k=3, s=2, d=1, pb=1, pe=1, out=3)
+    assert axis.counts(include_pad=False) == [2, 3, 2]
+    assert axis.counts(include_pad=True) == [3, 3, 3]
+
+
+def test_counts_ceil_overhang_never_counts():
+    # n=5, k=2, s=2, ceil: windows [0, 1], [2, 3], [4, 5]; 5 is beyond the (empty) end pad.
+    axis = AxisGeometry(n=5, k=2, s=2, d=1, pb=0, pe=0, out=3)
+    assert axis.counts(include_pad=False) == [2, 2, 1]
+    assert axis.counts(include_pad=True) == [2, 2, 1]
+
+
+def test_counts_empty_windows():
+    axis = AxisGeometry(n=1, k=1, s=1, d=1, pb=2, pe=0, out=3)
+    assert axis.counts(include_pad=False) == [0, 0, 1]
+    assert axis.counts(include_pad=True) == [1, 1, 1]
+
+
+# ------------------------------------------------------------ MaxUnpool size (ruling 9)
+
+
+def test_unpool_output_spatial():
+    a = normalize(versions.get("MaxUnpool", 11), {"kernel_shape": [2, 3], "strides": [2, 2],
+                                                  "pads": [0, 1, 0, 1]})
+    assert geometry.unpool_output_spatial([2, 3], a) == (4, 5)  # 1*2 + 2; 2*2 - 2 + 3
+
+
+def test_unpool_output_spatial_negative():
+    a = normalize(versions.get("MaxUnpool", 11), {"kernel_shape": [1], "pads": [1, 1]})
+    with pytest.raises(OrtpoolError, match=r"spatial axis 0: the default output size "
+                                           r"\(n-1\)\*s - pads \+ k = -1 is negative"):
+        geometry.unpool_output_spatial([1], a)
+
+
+# ------------------------------------------------------------ the drop rule at every version
+
+
+@pytest.mark.parametrize(
+    ("op", "version"),
+    [(v.op, v.version) for v in versions.all_versions() if "ceil_mode" in v.attrs],
+)
+def test_ceil_drop_rule_at_every_version(op, version):
+    """RULINGS.md 1: n=4, k=2, s=2, end pad 1, ceil: the third window would start in the end pad,
+    so two outputs at every version with ceil_mode (onnx shape inference says 3 below 22)."""
+    x = np.arange(4, dtype=np.float32).reshape(1, 1, 4)
+    call = kernels.max_pool if op == "MaxPool" else kernels.average_pool
+    y = call(x, version=version, kernel_shape=[2], strides=[2], pads=[0, 1], ceil_mode=1)
+    expected = [1, 3] if op == "MaxPool" else [0.5, 2.5]
+    np.testing.assert_array_equal(y, np.array([[expected]], np.float32))
