@@ -1,0 +1,213 @@
+#!/usr/bin/env python
+"""Generate ortpool's bundled models into ``models/`` (deterministic: same bytes every run).
+
+* ``<op>-<version>.onnx``: one small model per (operator, spec version), at the opset that
+  introduced that version, with attributes that version is known for (Indices, storage_order,
+  ceil_mode, dilations, auto_pad, count_include_pad, output_shape, 1-D and 3-D inputs).
+* ``cnn.onnx``: a small CNN: Conv -> MaxPool with Indices -> MaxUnpool (output_shape) ->
+  AveragePool SAME_UPPER -> ceil-mode MaxPool -> If (MaxPool in one branch, AveragePool in the
+  other) and a float16 path (Cast -> MaxPool -> AveragePool -> Cast).
+* ``ort-defect-*.onnx``: valid models where onnxruntime's built-in pooling is known to differ from
+  the spec (RULINGS.md 2, 3); they are what ``ortpool validate`` exists for.
+
+Every model is stamped with the lowest IR version (>= 7) its opsets need, so onnxruntime 1.31
+(IR <= 13) reads all of them (it has no kernel for AveragePool-1 and -22: those two run only once
+rewritten). Run: ``python scripts/make_models.py [OUT_DIR]``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+ROOT = Path(__file__).resolve().parent.parent
+PRODUCER = "ortpool scripts/make_models.py"
+
+
+def _model(graph: onnx.GraphProto, opset: int, doc: str) -> onnx.ModelProto:
+    imports = [h.make_opsetid("", opset)]
+    model = h.make_model(graph, opset_imports=imports, producer_name=PRODUCER)
+    model.producer_version = "1"
+    # IR 7 at least (IR < 4 demands shapes on every output); onnxruntime 1.31 reads up to 13.
+    model.ir_version = max(7, h.find_min_ir_version_for(imports))
+    model.doc_string = doc
+    onnx.checker.check_model(model)
+    return model
+
+
+def _vi(name: str, elem: int, shape: list[int | None] | int) -> onnx.ValueInfoProto:
+    """A tensor value; an int ``shape`` is a rank with unknown sizes (outputs: the sizes are
+    what is under test, so the model does not state them)."""
+    dims = [None] * shape if isinstance(shape, int) else shape
+    return h.make_tensor_value_info(name, elem, dims)
+
+
+def _single(
+    op: str, version: int, shape: list[int], attrs: dict, *, indices: bool = False,
+    elem: int = T.FLOAT, doc: str = "",
+) -> onnx.ModelProto:
+    outputs = ["Y", "Indices"] if indices else ["Y"]
+    node = h.make_node(op, ["X"], outputs, name=f"{op.lower()}{version}", **attrs)
+    graph = h.make_graph(
+        [node], f"{op}-{version}", [_vi("X", elem, shape)],
+        [_vi("Y", elem, len(shape))] + ([_vi("Indices", T.INT64, len(shape))] if indices else []),
+    )
+    return _model(graph, version, doc or f"{op}-{version}: {attrs}")
+
+
+def _unpool(version: int, shape: list[int], attrs: dict, with_shape: bool) -> onnx.ModelProto:
+    """MaxPool with Indices feeding MaxUnpool (optionally with output_shape = X's shape)."""
+    nodes = [h.make_node("MaxPool", ["X"], ["P", "I"], name="pool", **attrs)]
+    inputs = ["P", "I"]
+    if with_shape:
+        nodes.append(h.make_node("Shape", ["X"], ["S"], name="shape"))
+        inputs.append("S")
+    nodes.append(h.make_node("MaxUnpool", inputs, ["Y"], name=f"maxunpool{version}", **attrs))
+    graph = h.make_graph(nodes, f"MaxUnpool-{version}", [_vi("X", T.FLOAT, shape)],
+                         [_vi("Y", T.FLOAT, len(shape))])
+    doc = f"MaxUnpool-{version}: MaxPool with Indices -> MaxUnpool {attrs}"
+    return _model(graph, version, doc + (" with output_shape" if with_shape else ""))
+
+
+def per_version_models() -> dict[str, onnx.ModelProto]:
+    s2 = {"kernel_shape": [3, 3], "strides": [2, 2]}
+    return {
+        "maxpool-1": _single("MaxPool", 1, [1, 3, 16, 16], {**s2, "pads": [1, 1, 1, 1]}),
+        "maxpool-8": _single(
+            "MaxPool", 8, [1, 3, 16, 16], {**s2, "storage_order": 1}, indices=True
+        ),
+        "maxpool-10": _single(
+            "MaxPool", 10, [1, 3, 16, 16],
+            {**s2, "ceil_mode": 1, "dilations": [2, 2], "pads": [0, 0, 1, 1]}, indices=True,
+        ),
+        "maxpool-11": _single(
+            "MaxPool", 11, [1, 3, 15, 15], {**s2, "auto_pad": "SAME_UPPER"}, indices=True
+        ),
+        "maxpool-12": _single(
+            "MaxPool", 12, [1, 3, 16, 16],
+            {"kernel_shape": [3, 3], "dilations": [2, 2], "pads": [2, 2, 2, 2]},
+            elem=T.UINT8,
+        ),
+        "maxpool-22": _single(
+            "MaxPool", 22, [1, 2, 7, 7, 7],
+            {"kernel_shape": [2, 2, 2], "strides": [2, 2, 2], "ceil_mode": 1}, indices=True,
+        ),
+        "averagepool-1": _single(
+            "AveragePool", 1, [1, 3, 16, 16], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
+        ),
+        "averagepool-7": _single(
+            "AveragePool", 7, [1, 3, 16, 16],
+            {**s2, "pads": [1, 1, 1, 1], "count_include_pad": 1},
+        ),
+        "averagepool-10": _single(
+            "AveragePool", 10, [1, 3, 16, 16], {**s2, "ceil_mode": 1, "pads": [1, 1, 0, 0]}
+        ),
+        "averagepool-11": _single(
+            "AveragePool", 11, [1, 3, 16],
+            {"kernel_shape": [4], "strides": [3], "auto_pad": "SAME_LOWER"},
+        ),
+        "averagepool-19": _single(
+            "AveragePool", 19, [1, 3, 16, 16],
+            {"kernel_shape": [3, 3], "dilations": [2, 2], "pads": [2, 2, 2, 2],
+             "count_include_pad": 1},
+        ),
+        "averagepool-22": _single(
+            "AveragePool", 22, [1, 3, 16, 16], {**s2, "ceil_mode": 1}, elem=T.DOUBLE
+        ),
+        "maxunpool-9": _unpool(9, [1, 3, 16, 16], {"kernel_shape": [2, 2], "strides": [2, 2]},
+                               False),
+        "maxunpool-11": _unpool(11, [1, 3, 15, 15], {"kernel_shape": [2, 2], "strides": [2, 2]},
+                                True),
+        "maxunpool-22": _unpool(
+            22, [1, 3, 15, 15], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+            False,
+        ),
+    }
+
+
+def cnn_model() -> onnx.ModelProto:
+    rng = np.random.default_rng(20240601)
+    weight = numpy_helper.from_array(
+        (rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32), "conv.weight"
+    )
+    bias = numpy_helper.from_array((rng.standard_normal(8) * 0.1).astype(np.float32), "conv.bias")
+    then_branch = h.make_graph(
+        [h.make_node("MaxPool", ["pooled"], ["branch_out"], name="if_then_maxpool",
+                     kernel_shape=[2, 2], strides=[2, 2])],
+        "then", [], [_vi("branch_out", T.FLOAT, 4)],
+    )
+    else_branch = h.make_graph(
+        [h.make_node("AveragePool", ["pooled"], ["branch_avg"], name="if_else_averagepool",
+                     kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 1, 1],
+                     count_include_pad=1)],
+        "else", [], [_vi("branch_avg", T.FLOAT, 4)],
+    )
+    nodes = [
+        h.make_node("Conv", ["image", "conv.weight", "conv.bias"], ["conv"], name="conv",
+                    kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        h.make_node("Relu", ["conv"], ["relu"], name="relu"),
+        h.make_node("MaxPool", ["relu"], ["down", "down_indices"], name="maxpool_indices",
+                    kernel_shape=[2, 2], strides=[2, 2]),
+        h.make_node("Shape", ["relu"], ["relu_shape"], name="relu_shape"),
+        h.make_node("MaxUnpool", ["down", "down_indices", "relu_shape"], ["up"], name="maxunpool",
+                    kernel_shape=[2, 2], strides=[2, 2]),
+        h.make_node("AveragePool", ["up"], ["smooth"], name="averagepool_same",
+                    kernel_shape=[3, 3], auto_pad="SAME_UPPER"),
+        h.make_node("MaxPool", ["smooth"], ["pooled"], name="maxpool_ceil",
+                    kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+        h.make_node("If", ["use_max"], ["head"], name="branch",
+                    then_branch=then_branch, else_branch=else_branch),
+        h.make_node("Cast", ["image"], ["image_half"], name="to_half", to=T.FLOAT16),
+        h.make_node("MaxPool", ["image_half"], ["half_max"], name="maxpool_half",
+                    kernel_shape=[2, 2], strides=[2, 2]),
+        h.make_node("AveragePool", ["half_max"], ["half_avg"], name="averagepool_half",
+                    kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        h.make_node("Cast", ["half_avg"], ["half_out"], name="from_half", to=T.FLOAT),
+    ]
+    graph = h.make_graph(
+        nodes, "cnn",
+        [_vi("image", T.FLOAT, [1, 3, 16, 16]), _vi("use_max", T.BOOL, [])],
+        [_vi("head", T.FLOAT, 4), _vi("half_out", T.FLOAT, 4)],
+        [weight, bias],
+    )
+    return _model(graph, 13, "small CNN exercising every pooling feature ortpool rewrites")
+
+
+def defect_models() -> dict[str, onnx.ModelProto]:
+    return {
+        # RULINGS.md 2: SAME pads from the dilated kernel span; ORT uses the undilated kernel.
+        "ort-defect-same-dilated": _single(
+            "MaxPool", 12, [1, 2, 9, 9],
+            {"kernel_shape": [3, 3], "dilations": [2, 2], "auto_pad": "SAME_UPPER"},
+            doc="MaxPool-12 SAME_UPPER with dilations: ORT pads for the undilated kernel",
+        ),
+        # RULINGS.md 3: VALID ignores ceil_mode; ORT makes the output one larger.
+        "ort-defect-valid-ceil": _single(
+            "AveragePool", 19, [1, 2, 8, 8],
+            {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "VALID", "ceil_mode": 1},
+            doc="AveragePool-19 VALID with ceil_mode: ORT gives a larger output",
+        ),
+    }
+
+
+def all_models() -> dict[str, onnx.ModelProto]:
+    return {**per_version_models(), "cnn": cnn_model(), **defect_models()}
+
+
+def main(argv: list[str]) -> int:
+    out = Path(argv[0]) if argv else ROOT / "models"
+    out.mkdir(parents=True, exist_ok=True)
+    for name, model in all_models().items():
+        (out / f"{name}.onnx").write_bytes(model.SerializeToString(deterministic=True))
+    print(f"wrote {len(all_models())} models to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
