@@ -61,7 +61,11 @@ def _same_nodes(a, b, opset: int) -> None:
     for x, y in zip(a, b, strict=True):
         if x.op_type in versions.OPERATORS and x.domain in ("", "ai.onnx"):
             assert (y.op_type, y.name, list(y.input), list(y.output), y.doc_string) == (
-                x.op_type, x.name, list(x.input), list(x.output), x.doc_string
+                x.op_type,
+                x.name,
+                list(x.input),
+                list(x.output),
+                x.doc_string,
             )
             assert _pool_attrs(x, opset) == _pool_attrs(y, opset)
             continue

@@ -18,7 +18,8 @@ NO_ORT_KERNEL = {"averagepool-1": "AveragePool(1)", "averagepool-22": "AveragePo
 
 def test_generator_reproduces_the_committed_models(tmp_path: Path) -> None:
     subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "make_models.py"), str(tmp_path)], check=True,
+        [sys.executable, str(ROOT / "scripts" / "make_models.py"), str(tmp_path)],
+        check=True,
         capture_output=True,
     )
     made = sorted(p.name for p in tmp_path.glob("*.onnx"))
@@ -43,8 +44,11 @@ def test_model_is_valid_and_loadable(path: Path) -> None:
     onnx.checker.check_model(model, full_check=True)
     assert 7 <= model.ir_version <= 13
     if path.stem in NO_ORT_KERNEL:
-        with pytest.raises(Exception, match=r"Could not find an implementation for "
-                           + NO_ORT_KERNEL[path.stem].replace("(", r"\(").replace(")", r"\)")):
+        with pytest.raises(
+            Exception,
+            match=r"Could not find an implementation for "
+            + NO_ORT_KERNEL[path.stem].replace("(", r"\(").replace(")", r"\)"),
+        ):
             ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     else:
         ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])

@@ -51,8 +51,9 @@ def test_bundled_model_matches_builtin(name: str) -> None:
     rewritten, report = ortpool.rewrite.rewrite_with_report(model)
     pools = [n for n in model.graph.node if n.op_type in versions.OPERATORS]
     assert len(report.changed) == len(pools) and not report.left_alone
-    assert all(n.domain == "ortpool" for n in rewritten.graph.node if n.name in
-               {p.name for p in pools})
+    assert all(
+        n.domain == "ortpool" for n in rewritten.graph.node if n.name in {p.name for p in pools}
+    )
     feed = feeds(model)
     reference = model
     if name in EQUIVALENT_OPSET:
@@ -68,8 +69,15 @@ def test_averagepool_22_double() -> None:
     feed = feeds(model)
     x = feed["X"]
     expected = np.array(
-        [[[[x[0, c, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3].mean() for j in range(8)]
-           for i in range(8)] for c in range(3)]]
+        [
+            [
+                [
+                    [x[0, c, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3].mean() for j in range(8)]
+                    for i in range(8)
+                ]
+                for c in range(3)
+            ]
+        ]
     )
     (got,) = ours(ortpool.rewrite(model), feed)
     assert got.dtype == np.float64
@@ -109,8 +117,16 @@ def test_valid_with_ceil_builtin_is_larger() -> None:
     feed = feeds(model)
     x = feed["X"].astype(np.float64)
     expected = np.array(
-        [[[[x[b, c, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3].mean() for j in range(3)]
-           for i in range(3)] for c in range(2)] for b in range(1)]
+        [
+            [
+                [
+                    [x[b, c, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3].mean() for j in range(3)]
+                    for i in range(3)
+                ]
+                for c in range(2)
+            ]
+            for b in range(1)
+        ]
     )
     (got,) = ours(ortpool.rewrite(model), feed)
     np.testing.assert_allclose(got, expected, rtol=1e-6)
@@ -125,7 +141,8 @@ def test_cnn(use_max: bool) -> None:
     rewritten, report = ortpool.rewrite.rewrite_with_report(model)
     assert report.counts() == {"AveragePool-11": 3, "MaxPool-12": 4, "MaxUnpool-11": 1}
     assert {n.name: n.cast for n in report.nodes if n.cast} == {
-        "maxpool_half": "float16", "averagepool_half": "float16"
+        "maxpool_half": "float16",
+        "averagepool_half": "float16",
     }
     feed = feeds(model, use_max=np.array(use_max))
     head, half = ours(rewritten, feed)
