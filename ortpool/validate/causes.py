@@ -19,6 +19,7 @@ CEIL_VALID = "ceil-valid"
 END_PAD_WINDOW = "end-pad-window"
 NAN = "nan"
 EMPTY_WINDOW = "empty-window"
+PADS_GE_KERNEL = "pads-ge-kernel"
 UNPOOL_OUTPUT_SHAPE = "unpool-output-shape"
 NO_KERNEL = "no-kernel"
 UNRECOGNISED = "unrecognised"
@@ -31,6 +32,7 @@ TITLES: dict[str, str] = {
     END_PAD_WINDOW: "window starting in the end pad (ceil mode's last window is dropped)",
     NAN: "NaN handling (a window holding a NaN gives NaN, index of the first NaN)",
     EMPTY_WINDOW: "empty windows (pads >= kernel: a window holds no input element)",
+    PADS_GE_KERNEL: "pads >= kernel_shape (legal: the spec allows any pad >= 0)",
     UNPOOL_OUTPUT_SHAPE: "MaxUnpool with output_shape (indices address the output itself)",
     NO_KERNEL: "onnxruntime has no kernel for this op/version/type",
     UNRECOGNISED: "unrecognised",
@@ -92,20 +94,31 @@ def geometric_causes(op: str, attrs: PoolAttrs, spatial: Sequence[int]) -> list[
                     )
                 )
                 break
-    if attrs.auto_pad == "NOTSET":
+    if attrs.auto_pad == "NOTSET" and attrs.ceil_mode:
         for i, n in enumerate(spatial):
             k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
             pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
             span = n + pb + pe - effective_kernel(k, d)
             if span < 0:
                 continue
-            out = (-(-span // s) if attrs.ceil_mode else span // s) + 1
+            out = -(-span // s) + 1
             if (out - 1) * s >= n + pb:
                 causes.append(
                     Cause(
                         END_PAD_WINDOW,
-                        f"axis {i}: window {out - 1} would start at {(out - 1) * s - pb} >= n={n}, "
-                        "inside the end pad" + (" (ceil mode drops it)" if attrs.ceil_mode else ""),
+                        f"axis {i}: ceil mode's window {out - 1} would start at {(out - 1) * s - pb}"
+                        f" >= n={n}, inside the end pad: it is dropped ({out - 1} windows, not {out})",
+                    )
+                )
+                break
+    if attrs.auto_pad == "NOTSET":
+        for i, k in enumerate(attrs.kernel_shape):
+            pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
+            if max(pb, pe) >= k:
+                causes.append(
+                    Cause(
+                        PADS_GE_KERNEL,
+                        f"axis {i}: pads ({pb}, {pe}) with kernel {k}",
                     )
                 )
                 break

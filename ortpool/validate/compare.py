@@ -134,6 +134,7 @@ def compare_values(
     result.differing = int(plain.sum())
     result.ruling_differing = int(in_ruling.sum())
     view = cats[sl]
+    view[...] = CAT_AGREE
     view[in_ruling] = CAT_RULING
     view[plain] = CAT_DIFFER
     result.categories = cats
@@ -175,6 +176,7 @@ def compare_indices(
     if differ.any():
         result.max_abs = float(np.abs(a - b)[differ].max())
     view = cats[sl]
+    view[...] = CAT_AGREE
     view[tie] = CAT_TIE
     view[in_ruling] = CAT_RULING
     view[plain] = CAT_DIFFER

@@ -72,9 +72,13 @@ def classify(err: Exception, stage: str) -> OrtFailure:
     return OrtFailure(REJECTED if stage == "load" else RUN_FAILED, short)
 
 
-def session_options(optimize: bool) -> ort.SessionOptions:
+def session_options(optimize: bool, threads: int = 0) -> ort.SessionOptions:
+    """Options for a built-in session; ``threads`` > 0 caps the intra-op pool (small tensors)."""
     options = ort.SessionOptions()
     options.log_severity_level = 4
+    if threads:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = threads
     if not optimize:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     return options
@@ -84,12 +88,15 @@ def builtin_session(
     model: onnx.ModelProto | bytes,
     providers: Sequence[str] | None = None,
     optimize: bool = False,
+    threads: int = 0,
 ) -> ort.InferenceSession:
     """A plain onnxruntime session (built-in kernels); failures raised as :class:`OrtFailure`."""
     data = model if isinstance(model, bytes) else model.SerializeToString()
     try:
         return ort.InferenceSession(
-            data, session_options(optimize), providers=list(providers or ["CPUExecutionProvider"])
+            data,
+            session_options(optimize, threads),
+            providers=list(providers or ["CPUExecutionProvider"]),
         )
     except Exception as err:
         raise classify(err, "load") from None
@@ -111,9 +118,10 @@ def run_builtin(
     feeds: Mapping[str, np.ndarray],
     providers: Sequence[str] | None = None,
     optimize: bool = False,
+    threads: int = 0,
 ) -> list[np.ndarray]:
     """Create a built-in session and run it once."""
-    return run_session(builtin_session(model, providers, optimize), feeds)
+    return run_session(builtin_session(model, providers, optimize, threads), feeds)
 
 
 def available_providers() -> list[str]:

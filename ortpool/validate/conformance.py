@@ -1,0 +1,109 @@
+"""``run_conformance``: the grid of :mod:`.grid` through onnxruntime's built-ins and ortpool.
+
+Each case is one node run alone both ways (:func:`ortpool.validate.isolate.run_node`), ortpool
+through its numpy kernels (the code its custom ops run, without a session per case). Results
+are grouped per op and spec version into agree / differ / no kernel, with the causes named.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ortpool.validate import grid, isolate, results
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclasses.dataclass
+class CaseResult:
+    case: grid.Case
+    node: results.NodeResult
+
+    def to_dict(self) -> dict[str, Any]:
+        node = self.node.to_dict()
+        out = self.case.describe()
+        out.update(
+            {
+                "status": node["status"],
+                "causes": node["causes"],
+                "builtin_shapes": node["builtin_shapes"],
+                "ortpool_shapes": node["ortpool_shapes"],
+                "differing": node["differing"],
+                "ruling_differing": node["ruling_differing"],
+                "index_ties": node["index_ties"],
+                "max_abs_error": node["max_abs_error"],
+                "message": node["message"],
+            }
+        )
+        return out
+
+
+@dataclasses.dataclass
+class Row:
+    """Counts for one (op, spec version)."""
+
+    op: str
+    version: int
+    statuses: Counter = dataclasses.field(default_factory=Counter)
+    causes: Counter = dataclasses.field(default_factory=Counter)
+    no_kernel_types: set[str] = dataclasses.field(default_factory=set)
+
+    @property
+    def key(self) -> str:
+        return f"{self.op}-{self.version}"
+
+    @property
+    def cases(self) -> int:
+        return sum(self.statuses.values())
+
+
+def run_conformance(
+    cases: Sequence[grid.Case],
+    seed: int = 0,
+    options: isolate.Options | None = None,
+    progress: Progress | None = None,
+) -> list[CaseResult]:
+    options = options or isolate.Options(ortpool_runner=isolate.run_ortpool_numpy, threads=1)
+    found = []
+    for i, case in enumerate(cases):
+        if progress and i % 25 == 0:
+            progress(i, len(cases), f"{case.op}-{case.version} {case.dtype}")
+        feeds = grid.case_inputs(case, seed)
+        node = isolate.run_node(f"case{case.id}", case.spec(), feeds, options)
+        node.ortpool_outputs = None
+        node.nan_cells = None
+        for comp in node.comparisons:
+            comp.categories = None  # not kept: thousands of cases
+        found.append(CaseResult(case, node))
+    if progress:
+        progress(len(cases), len(cases), "")
+    return found
+
+
+def matrix(found: Sequence[CaseResult]) -> list[Row]:
+    rows: dict[tuple[str, int], Row] = {}
+    for r in found:
+        key = (r.case.op, r.case.version)
+        row = rows.setdefault(key, Row(*key))
+        row.statuses[r.node.status] += 1
+        for cause in r.node.causes:
+            row.causes[cause.code] += 1
+        if r.node.status == results.NO_KERNEL:
+            row.no_kernel_types.add(r.case.dtype)
+    return list(rows.values())
+
+
+def cause_totals(found: Sequence[CaseResult]) -> dict[str, tuple[int, list[str]]]:
+    """cause code -> (number of cases, op-versions where it occurs)."""
+    counts: Counter = Counter()
+    where: dict[str, list[str]] = {}
+    for r in found:
+        for cause in r.node.causes:
+            counts[cause.code] += 1
+            key = f"{r.case.op}-{r.case.version}"
+            if key not in where.setdefault(cause.code, []):
+                where[cause.code].append(key)
+    return {code: (counts[code], where[code]) for code in counts}

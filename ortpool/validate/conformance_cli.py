@@ -1,0 +1,103 @@
+"""``ortpool conformance``: where does this onnxruntime differ from the ONNX spec for pooling?"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from ortpool.errors import OrtpoolError
+
+HELP = (
+    "sweep a generated grid of pooling cases (op x version x dtype x padding x ceil x dilation x "
+    "count_include_pad x storage_order x rank) through onnxruntime's built-ins and ortpool"
+)
+
+
+def _csv(text: str | None) -> list[str] | None:
+    return [t.strip() for t in text.split(",") if t.strip()] if text else None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, default=0, help="seed of the case inputs (0)")
+    parser.add_argument("--ops", metavar="OP[,OP]", help="only these operators")
+    parser.add_argument("--versions", metavar="V[,V]", help="only these spec versions")
+    parser.add_argument("--dtypes", metavar="T[,T]", help="only these element types (float, ...)")
+    parser.add_argument("--ranks", metavar="R[,R]", default="1,2,3", help="spatial ranks (1,2,3)")
+    parser.add_argument("--atol", type=float, help="absolute tolerance for AveragePool values")
+    parser.add_argument("--rtol", type=float, help="relative tolerance for AveragePool values")
+    parser.add_argument("--json", metavar="FILE", help="write every case and its result as JSON")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ortpool import versions
+    from ortpool.validate import grid, isolate, jsonreport, matrix
+    from ortpool.validate.conformance import run_conformance
+    from ortpool.validate.progress import ProgressBar
+
+    ops = _csv(args.ops)
+    for op in ops or []:
+        versions.versions_of(op)  # a clear error for an unknown operator
+    try:
+        wanted_versions = [int(v) for v in _csv(args.versions) or []]
+        ranks = [int(r) for r in _csv(args.ranks) or []]
+    except ValueError:
+        raise OrtpoolError("--versions and --ranks take comma-separated integers") from None
+    if not ranks or any(r not in grid.RANK_AXES for r in ranks):
+        raise OrtpoolError(f"--ranks={args.ranks} must name ranks among 1, 2, 3")
+    cases = grid.cases(ops, wanted_versions or None, _csv(args.dtypes), ranks)
+    if not cases:
+        raise OrtpoolError("the filters select no case")
+    options = isolate.Options(
+        ortpool_runner=isolate.run_ortpool_numpy, threads=1, atol=args.atol, rtol=args.rtol
+    )
+    bar = None if args.no_progress else ProgressBar("conformance")
+    started = time.perf_counter()
+    try:
+        found = run_conformance(cases, args.seed, options, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    seconds = time.perf_counter() - started
+    env = jsonreport.environment()
+    header = (
+        f"ortpool conformance: onnxruntime {env['onnxruntime']} built-in pooling against the ONNX "
+        f"spec (ortpool {env['ortpool']}, onnx {env['onnx']})\n"
+        f"{len(found)} cases, seed {args.seed}, {seconds:.1f} s"
+    )
+    print("\n".join(matrix.render(found, header)))
+    if args.json:
+        from ortpool.validate.conformance import cause_totals
+        from ortpool.validate.conformance import matrix as rows_of
+
+        document = {
+            "tool": "ortpool conformance",
+            "environment": env,
+            "settings": {
+                "seed": args.seed,
+                "ops": ops,
+                "versions": wanted_versions,
+                "dtypes": _csv(args.dtypes),
+                "ranks": ranks,
+            },
+            "matrix": [
+                {
+                    "op": r.op,
+                    "version": r.version,
+                    "cases": r.cases,
+                    "statuses": dict(r.statuses),
+                    "causes": dict(r.causes),
+                    "no_kernel_types": sorted(r.no_kernel_types),
+                }
+                for r in rows_of(found)
+            ],
+            "causes": {
+                code: {"cases": n, "where": where}
+                for code, (n, where) in cause_totals(found).items()
+            },
+            "cases": [r.to_dict() for r in found],
+        }
+        jsonreport.write(args.json, document)
+        print(f"JSON report: {args.json}", file=sys.stderr)
+    return 0

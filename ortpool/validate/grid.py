@@ -1,0 +1,218 @@
+"""The conformance grid: every op x spec version x dtype x padding mode x ceil mode x dilation x
+count_include_pad x storage_order x rank 1-3, with small seeded inputs.
+
+The geometry per spatial axis is chosen so each rule has something to bite on:
+
+* ``A`` (n=6, k=3, s=2): floor and ceil give different sizes;
+* ``B`` (n=7, k=2, s=3): kernel smaller than stride, so SAME's total pad is negative;
+* ``C`` (n=5, k=2, s=1): a plain axis.
+
+Padding modes: ``none``; ``pads`` (explicit, asymmetric, chosen so ceil mode's last window
+starts in the end pad and is dropped); ``big-pads`` (pads >= kernel: empty windows);
+``SAME_UPPER``, ``SAME_LOWER``, ``VALID``. A variation only appears for versions that have the
+attribute (dilations from MaxPool-10/AveragePool-19, ceil_mode from 10, count_include_pad from
+AveragePool-7, storage_order and Indices from MaxPool-8). Floating types also get one NaN case
+per rank. MaxUnpool is fed Indices from ortpool's MaxPool, with and without ``output_shape``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ortpool import kernels, versions
+from ortpool.validate.inputs import random_tensor
+from ortpool.validate.singlenode import NodeSpec
+
+#: (n, k, s, pads for "pads", pads for "big-pads") per axis kind
+AXES: dict[str, tuple[int, int, int, tuple[int, int], tuple[int, int]]] = {
+    "A": (6, 3, 2, (0, 2), (3, 3)),
+    "B": (7, 2, 3, (1, 1), (2, 2)),
+    "C": (5, 2, 1, (1, 0), (2, 2)),
+}
+RANK_AXES: dict[int, str] = {1: "B", 2: "AB", 3: "ACB"}
+PADDINGS = ("none", "pads", "big-pads", "SAME_UPPER", "SAME_LOWER", "VALID")
+BATCH, CHANNELS = 1, 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One grid cell: a node (spec) and how its input is made."""
+
+    id: int
+    op: str
+    version: int
+    dtype: str
+    rank: int
+    padding: str
+    ceil_mode: int
+    dilation: int
+    count_include_pad: int
+    storage_order: int
+    indices: bool
+    data: str  # "random", "nan"; MaxUnpool: "default", "pads", "output_shape", "output_shape+1"
+    attributes: dict[str, Any]
+
+    def spec(self) -> NodeSpec:
+        n_inputs = 1
+        if self.op == "MaxUnpool":
+            n_inputs = 3 if self.data.startswith("output_shape") else 2
+        return NodeSpec(self.op, self.version, self.attributes, n_inputs, 2 if self.indices else 1)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "op": self.op,
+            "version": self.version,
+            "dtype": self.dtype,
+            "rank": self.rank,
+            "padding": self.padding,
+            "ceil_mode": self.ceil_mode,
+            "dilation": self.dilation,
+            "count_include_pad": self.count_include_pad,
+            "storage_order": self.storage_order,
+            "indices": self.indices,
+            "data": self.data,
+            "attributes": self.attributes,
+        }
+
+
+def _pool_attributes(rank: int, padding: str, ceil: int, dilation: int) -> dict[str, Any]:
+    kinds = RANK_AXES[rank]
+    attrs: dict[str, Any] = {
+        "kernel_shape": [AXES[a][1] for a in kinds],
+        "strides": [AXES[a][2] for a in kinds],
+    }
+    if padding in ("pads", "big-pads"):
+        pick = 3 if padding == "pads" else 4
+        pairs = [AXES[a][pick] for a in kinds]
+        attrs["pads"] = [p[0] for p in pairs] + [p[1] for p in pairs]
+    elif padding != "none":
+        attrs["auto_pad"] = padding
+    if ceil:
+        attrs["ceil_mode"] = 1
+    if dilation > 1:
+        attrs["dilations"] = [dilation] * rank
+    return attrs
+
+
+def input_shape(rank: int) -> tuple[int, ...]:
+    return (BATCH, CHANNELS, *(AXES[a][0] for a in RANK_AXES[rank]))
+
+
+#: MaxUnpool's source sizes: (m-1)*s + k, so the default output size restores the source exactly
+UNPOOL_N: dict[str, int] = {"A": 7, "B": 8, "C": 5}
+
+
+def unpool_source_shape(rank: int) -> tuple[int, ...]:
+    return (BATCH, CHANNELS, *(UNPOOL_N[a] for a in RANK_AXES[rank]))
+
+
+def cases(
+    ops: Sequence[str] | None = None,
+    versions_wanted: Sequence[int] | None = None,
+    dtypes_wanted: Sequence[str] | None = None,
+    ranks: Sequence[int] = (1, 2, 3),
+) -> list[Case]:
+    """Every grid case, in a fixed order (ids are stable for a given onnx version)."""
+    found: list[Case] = []
+    for opv in versions.all_versions():
+        if ops and opv.op not in ops:
+            continue
+        if versions_wanted and opv.version not in versions_wanted:
+            continue
+        for dtype in opv.types:
+            if dtypes_wanted and dtype not in dtypes_wanted:
+                continue
+            for rank in ranks:
+                for fields in _variations(opv, dtype, rank):
+                    found.append(Case(len(found), opv.op, opv.version, dtype, rank, **fields))
+    return found
+
+
+def _variations(opv: versions.OpVersion, dtype: str, rank: int) -> Iterator[dict[str, Any]]:
+    has = opv.attrs
+    if opv.op == "MaxUnpool":
+        kinds = RANK_AXES[rank]
+        for data in ("default", "pads", "output_shape", "output_shape+1"):
+            attrs: dict[str, Any] = {
+                "kernel_shape": [AXES[a][1] for a in kinds],
+                "strides": [AXES[a][2] for a in kinds],
+            }
+            if data == "pads":
+                attrs["pads"] = [0] * rank + [1] * rank
+            yield dict(
+                padding="none",
+                ceil_mode=0,
+                dilation=1,
+                count_include_pad=0,
+                storage_order=0,
+                indices=False,
+                data=data,
+                attributes=attrs,
+            )
+        return
+    ceils = (0, 1) if "ceil_mode" in has else (0,)
+    dilations = (1, 2) if "dilations" in has else (1,)
+    cips = (0, 1) if "count_include_pad" in has else (0,)
+    outputs: list[tuple[bool, int]] = [(False, 0)]
+    if opv.op == "MaxPool" and opv.max_outputs > 1:
+        outputs += [(True, 0), (True, 1)] if "storage_order" in has else [(True, 0)]
+    for padding, ceil, dilation, cip, (indices, order) in itertools.product(
+        PADDINGS, ceils, dilations, cips, outputs
+    ):
+        attrs = _pool_attributes(rank, padding, ceil, dilation)
+        if cip:
+            attrs["count_include_pad"] = 1
+        if order:
+            attrs["storage_order"] = 1
+        yield dict(
+            padding=padding,
+            ceil_mode=ceil,
+            dilation=dilation,
+            count_include_pad=cip,
+            storage_order=order,
+            indices=indices,
+            data="random",
+            attributes=attrs,
+        )
+    if dtype in ("float", "double", "float16", "bfloat16"):
+        # NaN handling: explicit pads, Indices when the version has them.
+        indices = opv.op == "MaxPool" and opv.max_outputs > 1
+        yield dict(
+            padding="pads",
+            ceil_mode=0,
+            dilation=1,
+            count_include_pad=0,
+            storage_order=0,
+            indices=indices,
+            data="nan",
+            attributes=_pool_attributes(rank, "pads", 0, 1),
+        )
+
+
+def case_inputs(case: Case, seed: int) -> list[np.ndarray]:
+    """The arrays a case runs on, seeded by ``seed`` and the case id."""
+    rng = np.random.default_rng([seed, case.id])
+    shape = input_shape(case.rank)
+    if case.op != "MaxUnpool":
+        x = random_tensor(rng, shape, case.dtype)
+        if case.data == "nan":
+            flat = x.reshape(-1)
+            flat[rng.choice(flat.size, size=max(1, flat.size // 12), replace=False)] = np.nan
+        return [x]
+    # Indices that MaxPool really produces, and its values, from a float source.
+    # With end pads of 1 the default output is (m-1)*s - 1 + k, which is the plain axis size.
+    shape = input_shape(case.rank) if case.data == "pads" else unpool_source_shape(case.rank)
+    source = random_tensor(rng, shape, "float")
+    values, indices = kernels.max_pool(source, version=12, return_indices=True, **case.attributes)
+    x = values.astype(random_tensor(rng, (1,), case.dtype).dtype)
+    feeds = [x, indices]
+    if case.data.startswith("output_shape"):
+        extra = 1 if case.data.endswith("+1") else 0
+        feeds.append(np.array([*shape[:2], *(n + extra for n in shape[2:])], np.int64))
+    return feeds
