@@ -106,8 +106,9 @@ def geometric_causes(op: str, attrs: PoolAttrs, spatial: Sequence[int]) -> list[
                 causes.append(
                     Cause(
                         END_PAD_WINDOW,
-                        f"axis {i}: ceil mode's window {out - 1} would start at {(out - 1) * s - pb}"
-                        f" >= n={n}, inside the end pad: it is dropped ({out - 1} windows, not {out})",
+                        f"axis {i}: ceil mode's window {out - 1} would start at "
+                        f"{(out - 1) * s - pb} >= n={n}, inside the end pad: it is dropped "
+                        f"({out - 1} windows, not {out})",
                     )
                 )
                 break

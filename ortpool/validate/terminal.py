@@ -73,7 +73,8 @@ def node_row(node: NodeResult) -> list[str]:
         node.name,
         f"{node.op}-{node.spec_version}"
         + (f" {node.dtype}" if node.dtype not in ("float", "?") else ""),
-        short_attributes(node.attributes),
+        short_attributes(node.attributes)
+        + (" +output_shape" if node.op == "MaxUnpool" and len(node.input_shapes) > 2 else ""),
         _shape(node.builtin_shapes),
         _shape(node.ortpool_shapes),
         _num(node.max_abs),
@@ -114,7 +115,7 @@ def model_report(model: ModelResult) -> list[str]:
             lines.append(f"  {node.name} ({node.op}-{node.spec_version}, {node.location}):")
             for cause in node.causes:
                 lines.append(f"      cause: {cause.title}: {cause.detail}")
-            if node.message:
+            if node.message and node.status != results.NO_KERNEL:
                 lines.append(f"      note: {node.message}")
             ref = node.reference
             if ref is not None and ref.status != "agree":
