@@ -38,8 +38,17 @@ def check_input(opv: OpVersion, x: np.ndarray, name: str = "X") -> None:
 
 
 @functools.lru_cache(maxsize=512)
-def _normalize_cached(op: str, version: int, items: tuple[tuple[str, Any], ...], rank: int):
+def _normalize_cached(
+    op: str, version: int, items: tuple[tuple[str, Any], ...], rank: int, types: tuple = ()
+):
+    # ``types`` only keys the cache: 2, 2.0 and True are equal keys but not equally valid.
     return normalize(versions.get(op, version), dict(items), rank)
+
+
+def _types(value: Any) -> Any:
+    if isinstance(value, list | tuple | np.ndarray):
+        return (type(value), *map(type, value))
+    return type(value)
 
 
 def _hashable(value: Any) -> Any:
@@ -55,7 +64,8 @@ def attrs_for(op: str, version: int, attributes: Mapping[str, Any], rank: int) -
         hash(items)
     except TypeError:
         return normalize(versions.get(op, version), attributes, rank)
-    return _normalize_cached(op, version, items, rank)
+    types = tuple(sorted((k, _types(v)) for k, v in attributes.items()))
+    return _normalize_cached(op, version, items, rank, types)
 
 
 @functools.lru_cache(maxsize=512)

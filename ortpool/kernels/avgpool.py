@@ -10,6 +10,7 @@ import numpy as np
 from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry
+from ortpool.kernels import _plan
 from ortpool.kernels._common import attrs_for, check_input, geometry_for
 from ortpool.kernels.maxpool import reduce_axis
 
@@ -20,6 +21,10 @@ def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.n
     The divisor follows RULINGS.md 8: taps inside the input, or with ``count_include_pad`` taps
     inside the padded input; a window with no input element is NaN (0/0) or 0 respectively.
     """
+    # A call seen before (same shape, dtype, attributes) skips validation and planning.
+    key, runner = _plan.lookup(("AveragePool", version), x, attributes)
+    if runner is not None:
+        return runner(x)
     try:
         opv = versions.get("AveragePool", version)
         check_input(opv, x)
@@ -29,8 +34,9 @@ def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.n
         raise err.located(op="AveragePool", version=version) from None
     # float16/bfloat16 accumulate in float32 and are rounded once (RULINGS.md 8).
     acc = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
-    y = average(x, geom, bool(attrs.count_include_pad), acc)
-    return y.astype(x.dtype, copy=False)
+    div = divisor(geom, bool(attrs.count_include_pad), acc)
+    runner = _plan.average_pool_runner(geom, tuple(x.shape), x.dtype, acc, div)
+    return _plan.remember(key, runner)(x)
 
 
 @functools.lru_cache(maxsize=256)

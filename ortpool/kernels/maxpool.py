@@ -11,6 +11,7 @@ import numpy as np
 from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import AxisGeometry, PoolGeometry
+from ortpool.kernels import _plan
 from ortpool.kernels._common import (
     attrs_for,
     axis_slice,
@@ -30,6 +31,10 @@ def max_pool(
     attribute the version lacks is an error. With ``return_indices`` the result is ``(Y, Indices)``
     with Indices laid out as RULINGS.md 7 says.
     """
+    # A call seen before (same shape, dtype, attributes) skips validation and planning.
+    key, runner = _plan.lookup(("MaxPool", version, return_indices), x, attributes)
+    if runner is not None:
+        return runner(x)
     opv = versions.get("MaxPool", version)
     try:
         check_input(opv, x)
@@ -39,15 +44,10 @@ def max_pool(
         geom = geometry_for(tuple(x.shape[2:]), attrs)
     except OrtpoolError as err:
         raise err.located(op="MaxPool", version=version) from None
-    wide = compute_dtype(x.dtype)
-    work = x.astype(wide) if wide is not None else x
-    if return_indices:
-        y, indices = max_with_indices(work, geom, attrs.storage_order)
-    else:
-        y, indices = max_values(work, geom), None
-    if wide is not None:
-        y = y.astype(x.dtype)
-    return (y, indices) if return_indices else y
+    runner = _plan.max_pool_runner(
+        geom, tuple(x.shape), x.dtype, compute_dtype(x.dtype), return_indices, attrs.storage_order
+    )
+    return _plan.remember(key, runner)(x)
 
 
 def _axis_order(geom: PoolGeometry) -> list[int]:

@@ -1,0 +1,376 @@
+"""Execution plans: everything about a pooling call that depends only on (shape, attributes).
+
+A plan is built once per input shape, dtype and attributes (a session calls a node with the same
+ones every time) and holds the index tuples of every tap, the divisor, the index offsets. Running
+it is then a short sequence of in-place numpy calls per block of channels:
+
+* the ``N*C`` planes are processed in blocks of about :data:`BLOCK_BYTES`, so the intermediate
+  of a separable reduction stays in cache between its passes;
+* the last pass of a block writes straight into the output (no copy at the end);
+* above :data:`ortpool.kernels._parallel.MIN_PARALLEL_BYTES` the blocks are shared between the
+  calling thread and one worker (numpy releases the GIL in its loops).
+
+The results are bit-identical to the straightforward separable kernels: the same taps are
+combined in the same order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ortpool.geometry import AxisGeometry, PoolGeometry
+from ortpool.kernels import _parallel
+
+#: Target input bytes per block of planes: the block and its first intermediate fit in L2.
+BLOCK_BYTES = 1 << 19
+
+Index = tuple[slice, ...]
+
+
+def _lowest(dtype: np.dtype) -> Any:
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _tap_slices(g: AxisGeometry, t: int) -> tuple[slice, slice] | None:
+    """(output slice, input slice) of the outputs whose tap ``t`` lands inside the input."""
+    lo, hi = g.tap_range(t)
+    if lo >= hi:
+        return None
+    start = g.coordinate(lo, t)
+    return slice(lo, hi), slice(start, start + (hi - lo - 1) * g.s + 1, g.s)
+
+
+def _at(axis: int, sl: slice) -> Index:
+    """Index applying ``sl`` to ``axis`` of a (planes, *spatial) block."""
+    return (slice(None),) * (1 + axis) + (sl,)
+
+
+@dataclasses.dataclass(frozen=True)
+class AxisPass:
+    """One separable pass: reduce spatial ``axis`` of a (planes, *spatial) block."""
+
+    axis: int
+    out_spatial: tuple[int, ...]
+    #: Index of the tap covering every output (copied first), or None: fill with the identity.
+    first: Index | None
+    #: (output index, input index) of each further tap, in tap order.
+    rest: tuple[tuple[Index, Index], ...]
+
+
+def axis_pass(g: AxisGeometry, axis: int, spatial: tuple[int, ...]) -> AxisPass:
+    """The pass over ``axis``: the same taps in the same order as ``maxpool.reduce_axis``."""
+    taps = [_tap_slices(g, t) for t in range(g.k)]
+    full = slice(0, g.out)
+    first = next((t for t, sl in enumerate(taps) if sl is not None and sl[0] == full), None)
+    rest = tuple(
+        (_at(axis, sl[0]), _at(axis, sl[1]))
+        for t, sl in enumerate(taps)
+        if sl is not None and t != first
+    )
+    out_spatial = (*spatial[:axis], g.out, *spatial[axis + 1 :])
+    return AxisPass(axis, out_spatial, None if first is None else _at(axis, taps[first][1]), rest)
+
+
+def _is_identity(g: AxisGeometry) -> bool:
+    return g.k == 1 and g.s == 1 and g.pb == 0 and g.pe == 0
+
+
+def separable_passes(geom: PoolGeometry, order: list[int]) -> tuple[AxisPass, ...]:
+    spatial = tuple(g.n for g in geom.axes)
+    passes = []
+    for axis in order:
+        g = geom.axes[axis]
+        if _is_identity(g):
+            continue
+        p = axis_pass(g, axis, spatial)
+        passes.append(p)
+        spatial = p.out_spatial
+    return tuple(passes)
+
+
+def run_passes(
+    block: np.ndarray,
+    passes: tuple[AxisPass, ...],
+    ufunc: np.ufunc,
+    fill: Any,
+    dtype: np.dtype,
+    out: np.ndarray,
+) -> None:
+    """Reduce ``block`` (planes, *spatial) pass by pass; the last pass writes into ``out``."""
+    current = block
+    last = len(passes) - 1
+    for i, p in enumerate(passes):
+        target = out if i == last else np.empty((block.shape[0], *p.out_spatial), dtype)
+        if p.first is None:
+            target.fill(fill)
+        else:
+            np.copyto(target, current[p.first])
+        for o, src in p.rest:
+            view = target[o]
+            ufunc(view, current[src], out=view)
+        current = target
+    if not passes:
+        np.copyto(out, block)
+
+
+def blocks(planes: int, plane_bytes: int) -> list[tuple[int, int]]:
+    """[lo, hi) ranges of planes of about BLOCK_BYTES each (at least one plane)."""
+    per = max(1, BLOCK_BYTES // max(1, plane_bytes))
+    return [(lo, min(lo + per, planes)) for lo in range(0, planes, per)]
+
+
+def for_blocks(
+    ranges: list[tuple[int, int]], work: Callable[[int, int], None], nbytes: int
+) -> None:
+    """Run ``work(lo, hi)`` over every range, on two threads when the call is big enough."""
+    _parallel.run(ranges, work, nbytes)
+
+
+class MaxValuesPlan:
+    """Y of MaxPool."""
+
+    def __init__(
+        self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order: list[int]
+    ):
+        self.planes = shape[0] * shape[1]
+        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
+        self.dtype = dtype
+        self.passes = separable_passes(geom, order)
+        self.fill = _lowest(dtype)
+        self.ranges = blocks(self.planes, math.prod(shape[2:]) * dtype.itemsize)
+        self.nbytes = math.prod(shape) * dtype.itemsize
+
+    def values(self, x: np.ndarray) -> np.ndarray:
+        """Y for ``x`` of the planned shape and dtype."""
+        src = x.reshape((self.planes, *x.shape[2:]))
+        y = np.empty(self.out_shape, self.dtype)
+        dst = y.reshape((self.planes, *self.out_shape[2:]))
+        passes, fill, dtype = self.passes, self.fill, self.dtype
+
+        def work(lo: int, hi: int) -> None:
+            run_passes(src[lo:hi], passes, np.maximum, fill, dtype, dst[lo:hi])
+
+        for_blocks(self.ranges, work, self.nbytes)
+        return y
+
+
+class AveragePlan:
+    """Y of AveragePool: separable sums (axes in order), then one in-place division."""
+
+    def __init__(
+        self, geom: PoolGeometry, shape: tuple[int, ...], acc: np.dtype, divisor: np.ndarray
+    ):
+        self.planes = shape[0] * shape[1]
+        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
+        self.acc = acc
+        self.passes = separable_passes(geom, list(range(len(geom.axes))))
+        self.divisor = divisor
+        self.ranges = blocks(self.planes, math.prod(shape[2:]) * acc.itemsize)
+        self.nbytes = math.prod(shape) * acc.itemsize
+
+    def average(self, x: np.ndarray) -> np.ndarray:
+        src = x.reshape((self.planes, *x.shape[2:]))
+        y = np.empty(self.out_shape, self.acc)
+        dst = y.reshape((self.planes, *self.out_shape[2:]))
+        passes, acc, divisor = self.passes, self.acc, self.divisor
+
+        def work(lo: int, hi: int) -> None:
+            block = src[lo:hi]
+            if block.dtype != acc:
+                block = block.astype(acc)
+            out = dst[lo:hi]
+            # inf + -inf is NaN and 0/0 is NaN, as they should be: no warnings. (errstate is
+            # per thread, so it is set here, in the thread doing the work.)
+            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+                run_passes(block, passes, np.add, 0, acc, out)
+                np.divide(out, divisor, out=out)
+
+        for_blocks(self.ranges, work, self.nbytes)
+        return y
+
+
+class MaxIndicesPlan:
+    """Y and Indices of MaxPool.
+
+    Y comes from the separable max. Each output's winner is the earliest tap (row-major) whose
+    value equals Y, or is NaN (then Y is NaN and the ruling names the first NaN): every tap
+    ``t`` of ``K`` marks its matches with the code ``K - t`` and the codes are combined by max,
+    so the earliest match has the largest code; 0 means no tap (a window in the padding only).
+    That is a few SIMD byte operations per tap, where a masked copy per tap is 6x slower.
+    The flat index is ``plane * prod(D) + base(output position) + offset(tap)``
+    (RULINGS.md 6, 7); an output whose window holds no input keeps index -1.
+    """
+
+    def __init__(
+        self,
+        geom: PoolGeometry,
+        shape: tuple[int, ...],
+        dtype: np.dtype,
+        storage_order: int,
+        order: list[int],
+    ):
+        self.values_plan = MaxValuesPlan(geom, shape, dtype, order)
+        spatial = tuple(shape[2:])
+        rank = len(spatial)
+        if storage_order == 0:
+            mult = [math.prod(spatial[a + 1 :]) for a in range(rank)]
+        else:
+            mult = [math.prod(spatial[:a]) for a in range(rank)]
+        base = np.zeros(geom.output_spatial, np.int64)
+        for a, g in enumerate(geom.axes):
+            coords = (np.arange(g.out, dtype=np.int64) * g.s - g.pb) * mult[a]
+            base = base + coords.reshape((-1,) + (1,) * (rank - 1 - a))
+        self.base = base
+        self.plane_size = math.prod(spatial)
+        all_taps = list(itertools.product(*(range(g.k) for g in geom.axes)))
+        n_taps = len(all_taps)
+        self.code_dtype = np.dtype(
+            np.uint8 if n_taps < 1 << 8 else np.uint16 if n_taps < 1 << 16 else np.uint32
+        )
+        # lut[code] = spatial offset of the tap with that code; code 0 (no tap) maps to 0.
+        lut = np.zeros(n_taps + 1, np.int64)
+        taps = []
+        for tap_id, tap in enumerate(all_taps):
+            code = n_taps - tap_id
+            lut[code] = sum(t * g.d * m for t, g, m in zip(tap, geom.axes, mult, strict=True))
+            slices = [_tap_slices(g, t) for g, t in zip(geom.axes, tap, strict=True)]
+            if any(sl is None for sl in slices):
+                continue
+            out_idx = (slice(None), *(sl[0] for sl in slices))
+            in_idx = (slice(None), *(sl[1] for sl in slices))
+            taps.append((code, out_idx, in_idx))
+        self.taps = tuple(taps)
+        self.lut = lut
+        # Some window holds no input iff along some axis some output has no in-input tap.
+        self.has_empty = any(0 in g.counts(False) for g in geom.axes)
+
+    def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        vp = self.values_plan
+        planes = vp.planes
+        src = x.reshape((planes, *x.shape[2:]))
+        y = np.empty(vp.out_shape, vp.dtype)
+        indices = np.empty(vp.out_shape, np.int64)
+        ydst = y.reshape((planes, *vp.out_shape[2:]))
+        idst = indices.reshape((planes, *vp.out_shape[2:]))
+        passes, fill, dtype = vp.passes, vp.fill, vp.dtype
+        rank = len(vp.out_shape) - 2
+        is_float = dtype.kind == "f"
+        code_dtype, taps, lut, base = self.code_dtype, self.taps, self.lut, self.base
+
+        def work(lo: int, hi: int) -> None:
+            block, yb, ib = src[lo:hi], ydst[lo:hi], idst[lo:hi]
+            run_passes(block, passes, np.maximum, fill, dtype, yb)
+            best = np.zeros(yb.shape, code_dtype)
+            scratch = np.empty(yb.shape, code_dtype)
+            nan_scratch = None
+            if is_float and bool(np.isnan(yb).any()):
+                nan_scratch = np.empty(yb.shape, code_dtype)
+            for code, out_idx, in_idx in taps:
+                cand = block[in_idx]
+                m = scratch[out_idx]
+                np.equal(cand, yb[out_idx], out=m, casting="unsafe")
+                if nan_scratch is not None:
+                    n = nan_scratch[out_idx]
+                    np.not_equal(cand, cand, out=n, casting="unsafe")
+                    np.bitwise_or(m, n, out=m)
+                np.multiply(m, code, out=m, casting="unsafe")
+                view = best[out_idx]
+                np.maximum(view, m, out=view)
+            # Codes are in range by construction: "clip" skips the bounds check (10x faster).
+            np.take(lut, best, out=ib, mode="clip")
+            ib += base
+            planes_off = np.arange(lo, hi, dtype=np.int64) * self.plane_size
+            ib += planes_off.reshape((-1,) + (1,) * rank)
+            if self.has_empty:
+                np.copyto(ib, -1, where=best == 0)
+
+        for_blocks(vp.ranges, work, vp.nbytes * 3)
+        return y, indices
+
+
+def max_axis_order(geom: PoolGeometry) -> list[int]:
+    """Reduce the axis that shrinks the data most first; on a tie the outer axis, whose taps are
+    whole contiguous rows (faster than the strided inner axis on the larger data)."""
+    return sorted(
+        range(len(geom.axes)), key=lambda i: (geom.axes[i].out / max(1, geom.axes[i].n), i)
+    )
+
+
+Runner = Callable[[np.ndarray], Any]
+
+#: (tag, shape, dtype, attribute items) -> runner, for calls whose attributes are hashable (a
+#: session's are: strings and ints); validation and planning happen once per key.
+_CALLS: dict[tuple, Runner] = {}
+_MAX_CALLS = 1024
+
+
+def lookup(tag: tuple, x: Any, attributes: dict[str, Any]) -> tuple[tuple | None, Runner | None]:
+    """(key, cached runner or None) of a call; key None when the call cannot be cached."""
+    if type(x) is not np.ndarray:
+        return None, None
+    # The value types are part of the key: 1, 1.0 and True are equal as keys, yet only the
+    # first is a valid int attribute, and a cache hit must never skip an error.
+    key = (tag, x.shape, x.dtype, tuple(attributes.items()), tuple(map(type, attributes.values())))
+    try:
+        return key, _CALLS.get(key)
+    except TypeError:  # list attributes (the numpy API): key them as tuples, with their types
+        pass
+    try:
+        items = tuple(
+            (k, tuple(v), tuple(map(type, v))) if isinstance(v, list) else (k, v, type(v))
+            for k, v in attributes.items()
+        )
+        key = (tag, x.shape, x.dtype, items)
+        return key, _CALLS.get(key)
+    except TypeError:
+        return None, None
+
+
+def remember(key: tuple | None, runner: Runner) -> Runner:
+    if key is not None:
+        if len(_CALLS) >= _MAX_CALLS:
+            _CALLS.clear()
+        _CALLS[key] = runner
+    return runner
+
+
+def max_pool_runner(
+    geom: PoolGeometry,
+    shape: tuple[int, ...],
+    dtype: np.dtype,
+    wide: np.dtype | None,
+    return_indices: bool,
+    storage_order: int,
+) -> Runner:
+    """x -> Y, or x -> (Y, Indices); ``wide`` is the compute dtype of float16/bfloat16."""
+    work_dtype = wide if wide is not None else dtype
+    order = max_axis_order(geom)
+    if return_indices:
+        plan = MaxIndicesPlan(geom, shape, work_dtype, storage_order, order)
+        if wide is None:
+            return plan.run
+
+        def run_wide_indices(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            y, indices = plan.run(x.astype(wide))
+            return y.astype(dtype), indices
+
+        return run_wide_indices
+    values = MaxValuesPlan(geom, shape, work_dtype, order)
+    if wide is None:
+        return values.values
+    return lambda x: values.values(x.astype(wide)).astype(dtype)
+
+
+def average_pool_runner(
+    geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, acc: np.dtype, divisor: np.ndarray
+) -> Runner:
+    plan = AveragePlan(geom, shape, acc, divisor)
+    if dtype == acc:
+        return plan.average
+    return lambda x: plan.average(x).astype(dtype)
