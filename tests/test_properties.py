@@ -215,7 +215,7 @@ def _check_average(op_version: int, x, attrs, *, path: str) -> None:
 
 
 @pytest.mark.parametrize("version", _versions("MaxPool"))
-@budget(150)
+@budget(250)
 @given(data=st.data())
 def test_max_pool_values_numpy(version, data):
     x, attrs = data.draw(pool_example("MaxPool", version, session=False))
@@ -223,7 +223,7 @@ def test_max_pool_values_numpy(version, data):
 
 
 @pytest.mark.parametrize("version", [v for v in _versions("MaxPool") if v >= 8])
-@budget(200)
+@budget(300)
 @given(data=st.data())
 def test_max_pool_indices_numpy(version, data):
     x, attrs = data.draw(pool_example("MaxPool", version, session=False))
@@ -231,7 +231,7 @@ def test_max_pool_indices_numpy(version, data):
 
 
 @pytest.mark.parametrize("version", _versions("MaxPool"))
-@budget(30)
+@budget(50)
 @given(data=st.data())
 def test_max_pool_session(version, data):
     x, attrs = data.draw(pool_example("MaxPool", version, session=True))
@@ -243,7 +243,7 @@ def test_max_pool_session(version, data):
 
 
 @pytest.mark.parametrize("version", _versions("AveragePool"))
-@budget(200)
+@budget(400)
 @given(data=st.data())
 def test_average_pool_numpy(version, data):
     x, attrs = data.draw(pool_example("AveragePool", version, session=False))
@@ -251,7 +251,7 @@ def test_average_pool_numpy(version, data):
 
 
 @pytest.mark.parametrize("version", _versions("AveragePool"))
-@budget(30)
+@budget(50)
 @given(data=st.data())
 def test_average_pool_session(version, data):
     x, attrs = data.draw(pool_example("AveragePool", version, session=True))
@@ -343,7 +343,7 @@ def _check_unpool(version: int, x, indices, output_shape, attrs, *, path: str) -
 
 
 @pytest.mark.parametrize("version", _versions("MaxUnpool"))
-@budget(200)
+@budget(400)
 @given(data=st.data())
 def test_max_unpool_numpy(version, data):
     x, indices, output_shape, attrs = data.draw(unpool_example(version, session=False))
@@ -351,7 +351,7 @@ def test_max_unpool_numpy(version, data):
 
 
 @pytest.mark.parametrize("version", _versions("MaxUnpool"))
-@budget(30)
+@budget(50)
 @given(data=st.data())
 def test_max_unpool_session(version, data):
     x, indices, output_shape, attrs = data.draw(unpool_example(version, session=True))
