@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         bar = ProgressBar(f"validate {path}", force=False) if not args.no_progress else None
         try:
             result = validator.validate_model(
-                model, options, progress=bar, strict_shapes=len(paths) == 1
+                model, options, progress=bar, strict_shapes=len(paths) == 1, label=path
             )
         finally:
             if bar is not None:

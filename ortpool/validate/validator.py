@@ -80,13 +80,14 @@ def validate_model(
     options: ValidateOptions | None = None,
     progress: Progress | None = None,
     strict_shapes: bool = True,
+    label: str | None = None,
 ) -> results.ModelResult:
     """Validate one model; node-level problems are results, only an unusable model raises."""
     options = options or ValidateOptions()
     if isinstance(source, onnx.ModelProto):
-        model, label = source, source.graph.name or "<model>"
+        model, label = source, label or source.graph.name or "<model>"
     else:
-        model, label = load_model(source), str(source)
+        model, label = load_model(source), label or str(source)
     result = results.ModelResult(path=label)
     try:
         result.opset = capture.governing_opset(model)
