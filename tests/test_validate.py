@@ -45,13 +45,25 @@ def pool_model(
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="relu"),
         helper.make_node(op, ["r"], ["p"], name="pool_same", **pool_attrs),
-        helper.make_node("AveragePool", ["r"], ["a"], name="avg", kernel_shape=[2, 2],
-                         strides=[2, 2], pads=[1, 1, 0, 0]),
+        helper.make_node(
+            "AveragePool",
+            ["r"],
+            ["a"],
+            name="avg",
+            kernel_shape=[2, 2],
+            strides=[2, 2],
+            pads=[1, 1, 0, 0],
+        ),
         helper.make_node("Sigmoid", ["p"], ["y"], name="sig"),
     ]
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", elem, list(dims))],
-        [helper.make_tensor_value_info("y", elem, None), helper.make_tensor_value_info("a", elem, None)],
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", elem, list(dims))],
+        [
+            helper.make_tensor_value_info("y", elem, None),
+            helper.make_tensor_value_info("a", elem, None),
+        ],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
@@ -80,9 +92,7 @@ def test_same_upper_dilation_2_exits_1_naming_node_and_cause(tmp_path, capsys):
     assert "MaxPool-12" in row and "DIFFERS" in row
     # onnxruntime pads for the undilated kernel: SAME output 10x12 becomes 8x10
     assert "[1,3,8,10]" in row and "[1,3,10,12]" in row
-    assert (
-        "cause: SAME padding with dilation (onnxruntime pads for the undilated kernel)" in out
-    )
+    assert "cause: SAME padding with dilation (onnxruntime pads for the undilated kernel)" in out
     avg_row = next(line for line in out.splitlines() if line.strip().startswith("avg "))
     assert avg_row.rstrip().endswith("agree")
     assert "end to end: output y [1,3,8,10] vs [1,3,10,12]: DIFFER" in out
@@ -110,8 +120,12 @@ def codes(result: results.NodeResult) -> list[str]:
 
 
 def test_ceil_mode_with_valid_is_recognised():
-    r = run("AveragePool", 19, {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "VALID",
-                               "ceil_mode": 1}, x_input((1, 2, 8, 8)))
+    r = run(
+        "AveragePool",
+        19,
+        {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "VALID", "ceil_mode": 1},
+        x_input((1, 2, 8, 8)),
+    )
     assert r.status == results.DIFFER
     assert r.builtin_shapes == [[1, 2, 4, 4]] and r.ortpool_shapes == [[1, 2, 3, 3]]
     assert codes(r) == [causes.CEIL_VALID]
@@ -222,16 +236,21 @@ def test_ruling_cells_marks_nan_and_empty_windows():
 def test_json_report_has_everything(tmp_path):
     path = save(pool_model(dilation=2), tmp_path / "m.onnx")
     report = tmp_path / "r.json"
-    assert main(["validate", path, "--shape", "x:2,3,10,12", "--json", str(report),
-                 "--no-progress"]) == 1
+    assert (
+        main(["validate", path, "--shape", "x:2,3,10,12", "--json", str(report), "--no-progress"])
+        == 1
+    )
     doc = json.loads(report.read_text())
     assert doc["differs"] is True and doc["environment"]["onnxruntime"]
     model = doc["models"][0]
     assert model["inputs"] == {"x": [2, 3, 10, 12]} and model["opset"] == 12
     node = next(n for n in model["nodes"] if n["name"] == "pool_same")
     assert node["op"] == "MaxPool" and node["spec_version"] == 12
-    assert node["attributes"] == {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER",
-                                  "dilations": [2, 2]}
+    assert node["attributes"] == {
+        "kernel_shape": [3, 3],
+        "auto_pad": "SAME_UPPER",
+        "dilations": [2, 2],
+    }
     assert node["builtin_shapes"] == [[2, 3, 8, 10]] and node["ortpool_shapes"] == [[2, 3, 10, 12]]
     assert node["status"] == "differ" and node["differing"] > 0
     assert set(node) >= {"max_abs_error", "max_rel_error", "ruling_differing", "index_ties"}
@@ -245,8 +264,10 @@ def test_inputs_from_npz_are_used(tmp_path, capsys):
     feeds = tmp_path / "in.npz"
     np.savez(feeds, x=np.full((1, 3, 6, 6), 2.0, np.float32))
     report = tmp_path / "r.json"
-    assert main(["validate", path, "--inputs", str(feeds), "--json", str(report),
-                 "--no-progress"]) == 0
+    assert (
+        main(["validate", path, "--inputs", str(feeds), "--json", str(report), "--no-progress"])
+        == 0
+    )
     model = json.loads(report.read_text())["models"][0]
     assert model["input_source"] == f"loaded from {feeds}"
 
@@ -280,9 +301,13 @@ def test_model_onnxruntime_cannot_run_is_captured_from_ortpool(tmp_path, capsys)
         helper.make_node("MaxPool", ["x"], ["z"], name="max1", kernel_shape=[3, 3]),
     ]
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6, 6])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
-         helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6, 6])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, None),
+        ],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 1)])
     model.ir_version = 3
@@ -300,17 +325,23 @@ def test_model_onnxruntime_cannot_run_is_captured_from_ortpool(tmp_path, capsys)
 def test_node_in_a_subgraph_is_listed_as_not_isolated(tmp_path, capsys):
     inner = helper.make_graph(
         [helper.make_node("MaxPool", ["x"], ["t"], name="inner_pool", kernel_shape=[2, 2])],
-        "then", [], [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
     )
     other = helper.make_graph(
         [helper.make_node("Identity", ["x"], ["e"])],
-        "else", [], [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)],
     )
     graph = helper.make_graph(
         [helper.make_node("If", ["c"], ["y"], name="branch", then_branch=inner, else_branch=other)],
         "g",
-        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4]),
+        ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])

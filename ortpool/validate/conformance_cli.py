@@ -38,7 +38,10 @@ def run(args: argparse.Namespace) -> int:
 
     ops = _csv(args.ops)
     for op in ops or []:
-        versions.versions_of(op)  # a clear error for an unknown operator
+        try:
+            versions.versions_of(op)
+        except ValueError as err:
+            raise OrtpoolError(f"--ops: {err}") from None
     try:
         wanted_versions = [int(v) for v in _csv(args.versions) or []]
         ranks = [int(r) for r in _csv(args.ranks) or []]
