@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
 import support
 from hypothesis import HealthCheck, settings
 
@@ -27,11 +26,6 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 settings.load_profile(os.environ.get("ORTPOOL_HYPOTHESIS", "ci"))
-
-
-@pytest.fixture(scope="session")
-def backend_cases():
-    return support.pooling_backend_cases()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
