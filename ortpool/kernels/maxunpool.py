@@ -9,6 +9,7 @@ import numpy as np
 from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import unpool_output_spatial
+from ortpool.kernels import _parallel
 from ortpool.kernels._common import attrs_for, check_input
 
 
@@ -37,7 +38,13 @@ def max_unpool(
         y = np.zeros(shape, x.dtype)
         flat = indices.reshape(-1)
         if flat.size:
-            low, high = int(flat.min()), int(flat.max())
+            cut = flat.size // 2 if y.nbytes >= _parallel.MIN_PARALLEL_BYTES else 0
+            if cut:
+                first_low, first_high = int(flat[:cut].min()), int(flat[:cut].max())
+                second_low, second_high = int(flat[cut:].min()), int(flat[cut:].max())
+                low, high = min(first_low, second_low), max(first_high, second_high)
+            else:
+                low, high = int(flat.min()), int(flat.max())
             if low < 0 or high >= y.size:
                 bad = low if low < 0 else high
                 source = "output_shape" if output_shape is not None else "the attributes"
@@ -46,7 +53,16 @@ def max_unpool(
                     f"{source} (valid: 0 to {y.size - 1})"
                 )
             # numpy assigns repeated indices in order, so the last write wins.
-            y.reshape(-1)[flat] = x.reshape(-1)
+            y_flat, x_flat = y.reshape(-1), x.reshape(-1)
+            if cut and first_high < second_low:
+                # The halves write disjoint ranges (as MaxPool's indices always do), so no
+                # index is written by both and the halves may be scattered at the same time.
+                def scatter(lo: int, hi: int) -> None:
+                    y_flat[flat[lo:hi]] = x_flat[lo:hi]
+
+                _parallel.run([(0, cut), (cut, flat.size)], scatter, y.nbytes)
+            else:
+                y_flat[flat] = x_flat
     except OrtpoolError as err:
         raise err.located(op="MaxUnpool", version=version) from None
     return y
