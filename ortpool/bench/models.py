@@ -17,9 +17,11 @@ def _io(case: Case) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto
     inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(case.shape))]
     if case.op == "MaxUnpool":
         inputs.append(helper.make_tensor_value_info("I", TensorProto.INT64, list(case.shape)))
-    outputs = [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)]
+    # Output sizes are left symbolic: the runtime computes them.
+    dims = [f"d{i}" for i in range(len(case.shape))]
+    outputs = [helper.make_tensor_value_info("Y", TensorProto.FLOAT, dims)]
     if case.indices:
-        outputs.append(helper.make_tensor_value_info("Indices", TensorProto.INT64, None))
+        outputs.append(helper.make_tensor_value_info("Indices", TensorProto.INT64, dims))
     return inputs, outputs
 
 

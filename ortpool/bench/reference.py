@@ -31,10 +31,11 @@ def _child(model: bytes, feed: dict[str, np.ndarray], budget: float, conn: Any) 
 
 
 def time_reference(
-    model: bytes, feed: dict[str, np.ndarray], limit: float
+    model: bytes, feed: dict[str, np.ndarray], limit: float, startup: float = 10.0
 ) -> tuple[list[float], list[np.ndarray]] | None:
     """Per-call times of ``ReferenceEvaluator(model).run`` and its outputs, or None when the
-    first call does not finish within ``limit`` seconds (plus the child's start-up)."""
+    first call does not finish within ``limit`` seconds (plus ``startup`` seconds for the child
+    to import onnx and numpy)."""
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(model, feed, limit, child), daemon=True)
@@ -42,7 +43,7 @@ def time_reference(
     child.close()
     try:
         # The child imports onnx and numpy before its clock starts: allow for that.
-        if not parent.poll(limit + 10.0):
+        if not parent.poll(limit + startup):
             return None
         times, outputs = parent.recv()
         return times, outputs

@@ -8,6 +8,7 @@ number of threads (default: the usable cores, at most 4); 1 turns splitting off.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -18,45 +19,45 @@ MIN_PARALLEL_BYTES = 4 << 20
 
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
+_pool_workers = 0
+_override: int | None = None
 
 
-_threads: int | None = None
-
-
-def _default_threads() -> int:
-    value = os.environ.get("ORTPOOL_THREADS", "").strip()
-    if value.isdigit() and int(value) >= 1:
-        return int(value)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(4, cores or 1))
+@functools.cache
+def _cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def thread_count() -> int:
-    """Threads the kernels use: ``ORTPOOL_THREADS`` when the process started, else the usable
-    cores (at most 4); see :func:`set_thread_count`."""
-    global _threads
-    if _threads is None:
-        _threads = _default_threads()
-    return _threads
+    """Threads the kernels use: :func:`set_thread_count`, else ``ORTPOOL_THREADS`` (read at
+    each large call), else the usable cores, at most 4."""
+    if _override is not None:
+        return _override
+    value = os.environ.get("ORTPOOL_THREADS", "").strip()
+    if value.isdigit() and int(value) >= 1:
+        return int(value)
+    return max(1, min(4, _cores()))
 
 
 def set_thread_count(threads: int | None) -> None:
     """Use ``threads`` threads from now on (1: no splitting); None: back to the default."""
-    global _threads, _pool
+    global _override
     if threads is not None and threads < 1:
         raise ValueError(f"threads={threads} must be at least 1")
-    with _lock:
-        _threads = threads
-        if _pool is not None:
-            _pool.shutdown(wait=True)
-            _pool = None
+    _override = threads
 
 
 def _executor(workers: int) -> ThreadPoolExecutor:
-    global _pool
+    """The persistent worker pool, grown when more workers are asked for."""
+    global _pool, _pool_workers
     with _lock:
-        if _pool is None:
+        if _pool is None or _pool_workers < workers:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
             _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ortpool")
+            _pool_workers = workers
         return _pool
 
 
