@@ -9,7 +9,7 @@ import numpy as np
 from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import unpool_output_spatial
-from ortpool.kernels import _parallel
+from ortpool.kernels import _parallel, _plan
 from ortpool.kernels._common import attrs_for, check_input
 
 
@@ -35,7 +35,8 @@ def max_unpool(
         # negative for large pads, is computed only when it is used.
         default = unpool_output_spatial(x.shape[2:], attrs) if output_shape is None else ()
         shape = _output_shape(x, indices, output_shape, default)
-        y = np.zeros(shape, x.dtype)
+        y = _plan.output(shape, x.dtype)
+        y.fill(0)
         flat = indices.reshape(-1)
         if flat.size:
             cut = flat.size // 2 if y.nbytes >= _parallel.MIN_PARALLEL_BYTES else 0
