@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from onnxruntime_extensions import PyCustomOpDef, _ocos
 
+from ortpool.kernels import _plan
+
 log = logging.getLogger("ortpool")
 
 #: numpy dtype of each onnxruntime-extensions type code that a placeholder may need.
@@ -85,8 +87,14 @@ def _as_result(k_id: int, arrays: Sequence[Any]) -> tuple:
 
 def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, Any]) -> tuple:
     name, body, out_dtypes = OURS[k_id]
+    # onnxruntime-extensions copies each result before this thread runs another op, so the
+    # kernels may hand back buffers they reuse on the next call (no fresh pages to fault in).
+    previous = _plan.reuse_outputs(True)
     try:
-        outputs = body(feed, attributes)
+        try:
+            outputs = body(feed, attributes)
+        finally:
+            _plan.reuse_outputs(previous)
         checked = []
         for array, dtype in zip(outputs, out_dtypes, strict=True):
             checked.append(np.ascontiguousarray(array, dtype=dtype))
