@@ -14,8 +14,9 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
-#: Bytes a call must touch before its blocks are split across threads.
-MIN_PARALLEL_BYTES = 4 << 20
+#: Bytes a call must touch before its planes are split across threads. Measured on 2 cores:
+#: 1.6 MB calls (about 0.3 ms) gained nothing, 3.2 MB ones (about 1 ms) gained 25-40%.
+MIN_PARALLEL_BYTES = 2 << 20
 
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
@@ -83,3 +84,20 @@ def run(ranges: Sequence[tuple[int, int]], work: Callable[[int, int], None], nby
     finally:
         for future in futures:
             future.result()
+
+
+def split(
+    planes: int,
+    blocks: Sequence[tuple[int, int]],
+    work: Callable[[int, int], None],
+    nbytes: int,
+) -> None:
+    """Process planes ``[0, planes)``: in ``blocks`` on this thread for a small call, else in
+    one contiguous share per thread (large shares measured faster than many small blocks)."""
+    if nbytes < MIN_PARALLEL_BYTES or planes < 2 or thread_count() < 2:
+        for lo, hi in blocks:
+            work(lo, hi)
+        return
+    threads = min(thread_count(), planes)
+    cut = [planes * i // threads for i in range(threads + 1)]
+    run([(cut[i], cut[i + 1]) for i in range(threads)], work, nbytes)
