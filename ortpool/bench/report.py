@@ -43,7 +43,8 @@ def summary(results: Sequence[CaseResult]) -> dict[str, Any]:
     if fixed:
         f = fixed[0]
         out["fixed_cost_extra_s"] = f.times[ORTPOOL].median - f.builtin.median
-    speedups = [(r.case.name, r.reference_speedup) for r in results if r.reference_speedup]
+    # Over the CNN shapes: on the 4x4 call both sides are mostly per-call overhead.
+    speedups = [(r.case.name, r.reference_speedup) for r in shapes if r.reference_speedup]
     if speedups:
         name, low = min(speedups, key=lambda p: p[1])
         out["min_reference_speedup"] = {"case": name, "speedup": low}
@@ -117,7 +118,8 @@ def summary_lines(info: dict[str, Any]) -> list[str]:
     if "min_reference_speedup" in info:
         ref = info["min_reference_speedup"]
         lines.append(
-            f"vs onnx reference evaluator: at least {ref['speedup']:,.0f}x faster ({ref['case']})"
+            f"vs onnx reference evaluator over the CNN shapes it finished: at least "
+            f"{ref['speedup']:,.0f}x faster ({ref['case']})"
         )
     lines.append(
         "outputs agree on every case" if info["all_agree"] else "OUTPUTS DISAGREE (see table)"
