@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -111,6 +112,31 @@ def _load_structure(model: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.
     return onnx.load(os.fspath(model), load_external_data=False)
 
 
+_HALF_REFUSED = re.compile(
+    r"Type '(tensor\((?:b?float16)\))' of (?:input|output) parameter \((.*?)\) of operator "
+    r"\((\w+)\) in node \((.*?)\) is invalid"
+)
+
+
+def _half_precision_refusal(message: str) -> OrtpoolError | None:
+    """onnxruntime's type error for a float16/bfloat16 tensor wired into an ortpool op, restated:
+    a Python op cannot carry those types (it would abort the process), the rewriter's Casts can."""
+    match = _HALF_REFUSED.search(message)
+    if match is None:
+        return None
+    tensor_type, tensor, op_type_name, node = match.groups()
+    try:
+        spec = optypes.parse(op_type_name).spec
+    except ValueError:
+        return None
+    return OrtpoolError(
+        f"{op_type_name} cannot take {tensor_type} for {tensor!r}: it carries only "
+        f"{', '.join(optypes.parse(op_type_name).dtypes)}; a Python op cannot take float16 "
+        "or bfloat16, so wrap it in Cast to float32 and back (ortpool rewrite does this)",
+        node=node or "<unnamed>", op=spec.op, version=spec.version,
+    )
+
+
 class InferenceSession:
     """A thin wrapper over ``onnxruntime.InferenceSession`` with ortpool's ops registered.
 
@@ -138,12 +164,18 @@ class InferenceSession:
             source = model
         else:
             source = os.fspath(model)
-        self._session = ort.InferenceSession(
-            source,
-            sess_options=session_options(sess_options),
-            providers=list(providers) if providers else ["CPUExecutionProvider"],
-            **kwargs,
-        )
+        try:
+            self._session = ort.InferenceSession(
+                source,
+                sess_options=session_options(sess_options),
+                providers=list(providers) if providers else ["CPUExecutionProvider"],
+                **kwargs,
+            )
+        except Exception as err:
+            half = _half_precision_refusal(str(err))
+            if half is None:
+                raise
+            raise half from err
 
     @property
     def session(self) -> ort.InferenceSession:
