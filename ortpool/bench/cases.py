@@ -70,83 +70,56 @@ class Case:
         return {"X": values, "I": indices}
 
 
-def _case(name: str, title: str, op: str, shape: Sequence[int], **kwargs: Any) -> Case:
-    flags = {k: kwargs.pop(k) for k in ("indices", "fixed_cost") if k in kwargs}
-    attrs = tuple(
-        (k, tuple(v) if isinstance(v, list | tuple) else v) for k, v in sorted(kwargs.items())
-    )
-    return Case(name, title, op, tuple(shape), attrs, **flags)
+def _case(
+    name: str,
+    title: str,
+    op: str,
+    shape: Sequence[int],
+    k: int,
+    s: int,
+    p: int = 0,
+    **flags: bool,
+) -> Case:
+    """A case with kernel ``k``, stride ``s`` and pads ``p`` on every spatial axis (no pads
+    attribute when ``p`` is 0)."""
+    rank = len(shape) - 2
+    attrs: dict[str, Any] = {"kernel_shape": (k,) * rank, "strides": (s,) * rank}
+    if p:
+        attrs["pads"] = (p,) * (2 * rank)
+    return Case(name, title, op, tuple(shape), tuple(sorted(attrs.items())), **flags)
 
 
 CASES: tuple[Case, ...] = (
-    _case(
-        "resnet-stem",
-        "ResNet stem MaxPool k3 s2 p1",
-        "MaxPool",
-        (1, 64, 112, 112),
-        kernel_shape=[3, 3],
-        strides=[2, 2],
-        pads=[1, 1, 1, 1],
-    ),
-    _case(
-        "vgg",
-        "VGG MaxPool k2 s2",
-        "MaxPool",
-        (1, 64, 224, 224),
-        kernel_shape=[2, 2],
-        strides=[2, 2],
-    ),
+    _case("resnet-stem", "ResNet stem MaxPool k3 s2 p1", "MaxPool", (1, 64, 112, 112), 3, 2, 1),
+    _case("vgg", "VGG MaxPool k2 s2", "MaxPool", (1, 64, 224, 224), 2, 2),
     _case(
         "segnet-indices",
         "SegNet MaxPool+Indices k2 s2",
         "MaxPool",
         (1, 64, 224, 224),
-        kernel_shape=[2, 2],
-        strides=[2, 2],
+        2,
+        2,
         indices=True,
     ),
-    _case(
-        "segnet-unpool",
-        "SegNet MaxUnpool k2 s2",
-        "MaxUnpool",
-        (1, 64, 112, 112),
-        kernel_shape=[2, 2],
-        strides=[2, 2],
-    ),
+    _case("segnet-unpool", "SegNet MaxUnpool k2 s2", "MaxUnpool", (1, 64, 112, 112), 2, 2),
     _case(
         "densenet-transition",
         "DenseNet transition AvgPool k2 s2",
         "AveragePool",
         (1, 128, 56, 56),
-        kernel_shape=[2, 2],
-        strides=[2, 2],
+        2,
+        2,
     ),
-    _case(
-        "inception",
-        "Inception AvgPool k3 s1 p1",
-        "AveragePool",
-        (1, 192, 28, 28),
-        kernel_shape=[3, 3],
-        strides=[1, 1],
-        pads=[1, 1, 1, 1],
-    ),
-    _case(
-        "3d",
-        "3-D MaxPool k3 s2 p1",
-        "MaxPool",
-        (1, 32, 16, 56, 56),
-        kernel_shape=[3, 3, 3],
-        strides=[2, 2, 2],
-        pads=[1, 1, 1, 1, 1, 1],
-    ),
-    _case("1d", "1-D AvgPool k4 s4", "AveragePool", (1, 256, 4096), kernel_shape=[4], strides=[4]),
+    _case("inception", "Inception AvgPool k3 s1 p1", "AveragePool", (1, 192, 28, 28), 3, 1, 1),
+    _case("3d", "3-D MaxPool k3 s2 p1", "MaxPool", (1, 32, 16, 56, 56), 3, 2, 1),
+    _case("1d", "1-D AvgPool k4 s4", "AveragePool", (1, 256, 4096), 4, 4),
     _case(
         "fixed-cost",
         "tiny MaxPool k2 s2 (cost per call)",
         "MaxPool",
         (1, 1, 4, 4),
-        kernel_shape=[2, 2],
-        strides=[2, 2],
+        2,
+        2,
         fixed_cost=True,
     ),
 )

@@ -10,8 +10,8 @@ it is then a short sequence of in-place numpy calls per block of channels:
 * above :data:`ortpool.kernels._parallel.MIN_PARALLEL_BYTES` the blocks are shared between the
   calling thread and one worker (numpy releases the GIL in its loops).
 
-The results are bit-identical to the straightforward separable kernels: the same taps are
-combined in the same order.
+Each output combines its window's in-input taps one axis at a time, in tap order; the tests
+compare the results bit for bit with a loop over every window (tests/reference_loops.py).
 """
 
 from __future__ import annotations
@@ -117,7 +117,8 @@ class AxisPass:
 
 
 def axis_pass(g: AxisGeometry, axis: int, spatial: tuple[int, ...]) -> AxisPass:
-    """The pass over ``axis``: the same taps in the same order as ``maxpool.reduce_axis``."""
+    """The pass over ``axis``: the taps that land inside the input, in tap order; the first tap
+    that covers every output starts it (the others cover a sub-range of outputs)."""
     taps = [_tap_slices(g, t) for t in range(g.k)]
     full = slice(0, g.out)
     first = next((t for t, sl in enumerate(taps) if sl is not None and sl[0] == full), None)
@@ -190,8 +191,8 @@ def for_blocks(
     _parallel.split(ranges[-1][1] if ranges else 0, ranges, work, nbytes)
 
 
-class MaxValuesPlan:
-    """Y of MaxPool."""
+class _SeparablePlan:
+    """What a separable reduction of ``shape`` needs: its passes, blocks and output shape."""
 
     def __init__(
         self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order: list[int]
@@ -200,9 +201,18 @@ class MaxValuesPlan:
         self.out_shape = (shape[0], shape[1], *geom.output_spatial)
         self.dtype = dtype
         self.passes = separable_passes(geom, order)
-        self.fill = _lowest(dtype)
         self.ranges = blocks(self.planes, math.prod(shape[2:]) * dtype.itemsize)
         self.nbytes = math.prod(shape) * dtype.itemsize
+
+
+class MaxValuesPlan(_SeparablePlan):
+    """Y of MaxPool."""
+
+    def __init__(
+        self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order: list[int]
+    ):
+        super().__init__(geom, shape, dtype, order)
+        self.fill = _lowest(dtype)
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """Y for ``x`` of the planned shape and dtype."""
@@ -221,25 +231,20 @@ class MaxValuesPlan:
         return y
 
 
-class AveragePlan:
+class AveragePlan(_SeparablePlan):
     """Y of AveragePool: separable sums (axes in order), then one in-place division."""
 
     def __init__(
         self, geom: PoolGeometry, shape: tuple[int, ...], acc: np.dtype, divisor: np.ndarray
     ):
-        self.planes = shape[0] * shape[1]
-        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
-        self.acc = acc
-        self.passes = separable_passes(geom, list(range(len(geom.axes))))
+        super().__init__(geom, shape, acc, list(range(len(geom.axes))))
         self.divisor = divisor
-        self.ranges = blocks(self.planes, math.prod(shape[2:]) * acc.itemsize)
-        self.nbytes = math.prod(shape) * acc.itemsize
 
     def average(self, x: np.ndarray) -> np.ndarray:
         src = x.reshape((self.planes, *x.shape[2:]))
-        y = output(self.out_shape, self.acc)
+        y = output(self.out_shape, self.dtype)
         dst = y.reshape((self.planes, *self.out_shape[2:]))
-        passes, acc, divisor = self.passes, self.acc, self.divisor
+        passes, acc, divisor = self.passes, self.dtype, self.divisor
 
         def work(lo: int, hi: int) -> None:
             block = src[lo:hi]

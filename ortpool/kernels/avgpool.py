@@ -1,4 +1,5 @@
-"""AveragePool, every spec version: separable sums over a separable divisor."""
+"""AveragePool, every spec version: validation and plan lookup; :mod:`._plan` computes
+(separable sums over a separable divisor)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry
 from ortpool.kernels import _plan
 from ortpool.kernels._common import attrs_for, check_input, geometry_for
-from ortpool.kernels.maxpool import reduce_axis
 
 
 def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
@@ -48,15 +48,3 @@ def divisor(geom: PoolGeometry, include_pad: bool, dtype: np.dtype) -> np.ndarra
         div = div * counts.reshape((-1,) + (1,) * (len(geom.axes) - 1 - a))
     div.setflags(write=False)
     return div
-
-
-def average(x: np.ndarray, geom: PoolGeometry, include_pad: bool, acc: np.dtype) -> np.ndarray:
-    total = x.astype(acc, copy=False)
-    with np.errstate(invalid="ignore", over="ignore"):  # inf + -inf is NaN, as it should be
-        for i, g in enumerate(geom.axes):
-            total = reduce_axis(total, 2 + i, g, 0, np.add, acc)
-    if total is x:
-        total = total.copy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        np.divide(total, divisor(geom, include_pad, acc), out=total)
-    return total

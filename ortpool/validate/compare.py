@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ortpool.geometry import PoolGeometry
-from ortpool.kernels.maxpool import max_values
+from ortpool.kernels import window_max
 from ortpool.validate.tolerances import Tolerance
 
 CAT_AGREE, CAT_TIE, CAT_RULING, CAT_DIFFER, CAT_MISSING = 0, 1, 2, 3, 4
@@ -216,6 +216,6 @@ def ruling_cells(x: np.ndarray, geom: PoolGeometry) -> tuple[np.ndarray, np.ndar
     if x.dtype.kind == "f" or x.dtype.name == "bfloat16":
         nan_in = np.isnan(x.astype(np.float32))
         if nan_in.any():
-            nan = max_values(nan_in.astype(np.float32), geom) > 0
+            nan = window_max(nan_in.astype(np.float32), geom) > 0
             return nan, empty
     return np.zeros(out_shape, bool), empty
