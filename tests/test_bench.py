@@ -123,6 +123,7 @@ def _result(name: str, builtin: float, ours: float, fixed: bool = False) -> runn
         "builtin@22": Stats((builtin * 2,), 1),
         "ortpool": Stats((ours,), 1),
         "numpy": Stats((ours / 2,), 1),
+        "floor": Stats((builtin * 1.5,), 1),
     }
     return runner.CaseResult(case, 12, times, "exact", True, 0.0, [ours * 1000], "ok")
 
@@ -142,14 +143,18 @@ def test_summary_geometric_mean_worst_case_fixed_cost_and_reference():
     assert info["all_agree"] is True
     lines = report.summary_lines(info)
     assert lines[0] == "geometric mean ortpool/built-in over 2 CNN shapes: 4.00 (worst 8.00, b)"
-    assert lines[1] == "fixed cost per call above built-in: +20.0 µs"
+    assert info["geomean_floor_ratio"] == pytest.approx(1.5)
+    assert lines[1].startswith("marshalling floor") and lines[1].split(": ")[1].startswith("1.50")
+    assert lines[2] == "fixed cost per call above built-in: +20.0 µs"
 
 
 def test_table_uses_the_fastest_builtin_opset_and_formats_times():
     rows = report.table([_result("a", 1e-3, 2e-3)])
     assert rows[0][:5] == ["case", "shape", "built-in (fastest opset)", "ortpool run", "ratio"]
     assert rows[1][:5] == ["a", "1x1x4x4", "1 ms ±0% @12", "2 ms ±0%", "2.00"]
-    assert rows[1][6] == "@22 2 ms"
+    assert rows[0][5:7] == ["floor (no-op op)", "floor ratio"]
+    assert rows[1][5:7] == ["1.5 ms ±0%", "1.50"]
+    assert rows[1][8] == "@22 2 ms"
     assert report.fmt_time(8.123e-6) == "8.12 µs" and report.fmt_time(0.0123) == "12.3 ms"
     text = report.render(rows, markdown=True)
     assert text.splitlines()[1] == "|" + "---|" * len(rows[0])
@@ -158,8 +163,11 @@ def test_table_uses_the_fastest_builtin_opset_and_formats_times():
 def test_run_case_times_every_variant_and_checks_outputs():
     settings = runner.Settings(repeat=3, min_sample=0.0, reference_limit=0.0)
     result = runner.run_case(TINY, settings)
-    assert set(result.times) == {"builtin@12", "builtin@22", "ortpool", "numpy"}
+    assert set(result.times) == {"builtin@12", "builtin@22", "ortpool", "floor", "numpy"}
     assert all(len(s.samples) == 3 for s in result.times.values())
+    assert result.floor_ratio == pytest.approx(
+        result.times["floor"].median / result.builtin.median
+    )
     assert result.agrees and result.agreement == "exact"
     assert result.fastest_opset in (12, 22)
     assert result.ratio > 0
@@ -171,7 +179,28 @@ def test_average_case_compares_with_a_tolerance():
                 (("kernel_shape", (3, 3)), ("pads", (1, 1, 1, 1)), ("strides", (2, 2))))
     result = runner.run_case(case, runner.Settings(repeat=1, min_sample=0.0, reference_limit=0.0))
     assert result.agrees
-    assert set(result.times) == {"builtin@11", "builtin@19", "builtin@22", "ortpool", "numpy"}
+    assert set(result.times) == {
+        "builtin@11", "builtin@19", "builtin@22", "ortpool", "floor", "numpy"
+    }
+
+
+def test_floor_runs_the_ortpool_op_without_its_kernel():
+    import ortpool
+    from ortpool.ort import hook
+
+    case = Case("i", "i", "MaxPool", (1, 2, 4, 4), TINY.attrs, indices=True)
+    feed = case.inputs(seed=1)
+    session = ortpool.InferenceSession(models.ortpool_model(case, 12))
+    real = session.run(None, feed)
+    prepared = [np.full((1, 2, 2, 2), 7.5, np.float32), np.arange(8, dtype=np.int64)]
+    got = runner._floor_call(session, feed, prepared)()
+    np.testing.assert_array_equal(got[0], prepared[0])
+    np.testing.assert_array_equal(got[1], prepared[1])
+    # Only inside the floor call: the next run computes again.
+    after = session.run(None, feed)
+    np.testing.assert_array_equal(after[0], real[0])
+    np.testing.assert_array_equal(after[1], real[1])
+    assert getattr(hook._local, "prepared", None) is None
 
 
 def test_reference_evaluator_runs_in_a_child_and_is_stopped_at_the_limit():
@@ -215,7 +244,8 @@ def test_command_line_prints_table_machine_and_writes_json(tmp_path):
     assert doc["settings"]["repeat"] == 2 and doc["settings"]["shared_pool"] is True
     (case,) = doc["cases"]
     assert case["name"] == "fixed-cost" and case["outputs_agree"] is True
-    assert set(case["times"]) == {"builtin@12", "builtin@22", "ortpool", "numpy"}
+    assert set(case["times"]) == {"builtin@12", "builtin@22", "ortpool", "floor", "numpy"}
+    assert "floor (no-op op)" in proc.stdout
     assert case["times"]["ortpool"]["samples"] == 2
     assert case["reference"]["status"] == "not run"
     assert doc["summary"]["fixed_cost_extra_s"] == pytest.approx(

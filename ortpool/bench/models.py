@@ -14,6 +14,7 @@ IR_VERSION = 10
 
 
 def _io(case: Case) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto]]:
+    """The graph inputs (X, and I for MaxUnpool) and outputs (Y, and Indices) of ``case``."""
     inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(case.shape))]
     if case.op == "MaxUnpool":
         inputs.append(helper.make_tensor_value_info("I", TensorProto.INT64, list(case.shape)))

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ortpool.bench.runner import NUMPY, ORTPOOL, CaseResult, builtin_name
+from ortpool.bench.runner import FLOOR, NUMPY, ORTPOOL, CaseResult, builtin_name
 from ortpool.bench.timing import Stats
 
 
@@ -39,6 +39,9 @@ def summary(results: Sequence[CaseResult]) -> dict[str, Any]:
     if shapes:
         worst = max(shapes, key=lambda r: r.ratio)
         out["max_ratio"] = {"case": worst.case.name, "ratio": worst.ratio}
+    floors = [r.floor_ratio for r in shapes if r.floor_ratio is not None]
+    if floors:
+        out["geomean_floor_ratio"] = geometric_mean(floors)
     fixed = [r for r in results if r.case.fixed_cost]
     if fixed:
         f = fixed[0]
@@ -59,6 +62,8 @@ def table(results: Sequence[CaseResult]) -> list[list[str]]:
         "built-in (fastest opset)",
         "ortpool run",
         "ratio",
+        "floor (no-op op)",
+        "floor ratio",
         "numpy API",
         "built-in, other opsets",
         "onnx reference",
@@ -79,6 +84,8 @@ def table(results: Sequence[CaseResult]) -> list[list[str]]:
                 f"{fmt_stats(r.builtin)} @{fast}",
                 fmt_stats(r.times[ORTPOOL]),
                 f"{r.ratio:.2f}",
+                fmt_stats(r.times[FLOOR]) if FLOOR in r.times else "-",
+                f"{r.floor_ratio:.2f}" if r.floor_ratio is not None else "-",
                 fmt_stats(r.times[NUMPY]),
                 others,
                 fmt_time(ref) if ref is not None else r.reference_status,
@@ -110,6 +117,11 @@ def summary_lines(info: dict[str, Any]) -> list[str]:
         lines.append(
             f"geometric mean ortpool/built-in over {len(info['cnn_cases'])} CNN shapes: "
             f"{info['geomean_ratio']:.2f} (worst {worst['ratio']:.2f}, {worst['case']})"
+        )
+    if info.get("geomean_floor_ratio") is not None:
+        lines.append(
+            f"marshalling floor (a Python op that returns prepared results) / built-in, "
+            f"geometric mean: {info['geomean_floor_ratio']:.2f} (no kernel goes below it)"
         )
     if "fixed_cost_extra_s" in info:
         lines.append(
@@ -150,7 +162,9 @@ def machine_lines(machine: dict[str, Any]) -> list[str]:
 LEGEND = (
     "times: median per call ± half the interquartile range, all variants interleaved in the same "
     "rounds. ratio = ortpool run / fastest built-in. 'ortpool run' is session.run of the ortpool "
-    "node; 'numpy API' calls the kernel directly (no session)."
+    "node; 'floor' is session.run of a Python op that does no work (the op boundary alone: "
+    "extensions' copies in and out, the hook); 'numpy API' calls the kernel directly (no "
+    "session)."
 )
 
 
@@ -170,6 +184,7 @@ def document(results: Sequence[CaseResult], machine: dict[str, Any], settings: A
                 "ortpool_opset": r.ortpool_opset,
                 "fastest_builtin_opset": r.fastest_opset,
                 "ratio": r.ratio,
+                "floor_ratio": r.floor_ratio,
                 "times": {name: stats.as_dict() for name, stats in r.times.items()},
                 "outputs_agree": r.agrees,
                 "agreement": r.agreement,

@@ -15,6 +15,7 @@ from ortpool.bench.timing import Stats, interleaved
 
 ORTPOOL = "ortpool"
 NUMPY = "numpy"
+FLOOR = "floor"
 
 
 def builtin_name(opset: int) -> str:
@@ -55,6 +56,13 @@ class CaseResult:
     def ratio(self) -> float:
         """ortpool's session.run over the fastest built-in's."""
         return self.times[ORTPOOL].median / self.builtin.median
+
+    @property
+    def floor_ratio(self) -> float | None:
+        """The do-nothing Python op's session.run over the fastest built-in's: the part of
+        :attr:`ratio` that the op boundary costs whatever the kernel."""
+        floor = self.times.get(FLOOR)
+        return None if floor is None else floor.median / self.builtin.median
 
     @property
     def reference_median(self) -> float | None:
@@ -101,6 +109,25 @@ def _numpy_call(case: Case, version: int, feed: dict[str, np.ndarray]) -> Callab
         return lambda: kernels.average_pool(x, version=version, **attrs)
     i = feed["I"]
     return lambda: kernels.max_unpool(x, i, version=version, **attrs)
+
+
+def _floor_call(
+    session: Any, feed: dict[str, np.ndarray], outputs: list[np.ndarray]
+) -> Callable[[], object]:
+    """``session.run`` with the kernel replaced by handing back ``outputs``: the marshalling
+    floor (onnxruntime-extensions' copies in and out, the hook) of this very op."""
+    from ortpool.ort import hook
+
+    prepared = [np.ascontiguousarray(o) for o in outputs]
+
+    def call() -> object:
+        hook.set_prepared_outputs(prepared)
+        try:
+            return session.run(None, feed)
+        finally:
+            hook.set_prepared_outputs(None)
+
+    return call
 
 
 def compare(
@@ -164,6 +191,7 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
     for opset, session in builtin.items():
         variants[builtin_name(opset)] = (lambda s: lambda: s.run(None, feed))(session)
     variants[ORTPOOL] = lambda: ours.run(None, feed)
+    variants[FLOOR] = _floor_call(ours, feed, got)
     variants[NUMPY] = _numpy_call(case, models.ortpool_version(case, ortpool_opset), feed)
     times = interleaved(variants, settings.repeat, settings.min_sample)
     return CaseResult(case, ortpool_opset, times, text, agrees, worst, result_reference, status)
