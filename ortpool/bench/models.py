@@ -5,8 +5,7 @@ from __future__ import annotations
 import onnx
 from onnx import TensorProto, helper
 
-from ortpool import optypes, versions
-from ortpool.attributes import full_attributes, normalize
+from ortpool import versions
 from ortpool.bench.cases import Case
 
 #: onnxruntime 1.31 reads IR versions up to 13; onnx 1.23 writes 14.
@@ -53,21 +52,8 @@ def ortpool_version(case: Case, opset: int) -> int:
 
 
 def ortpool_model(case: Case, opset: int) -> bytes:
-    """The case as the ortpool node running the spec version of ``case.op`` at ``opset``."""
-    inputs, outputs = _io(case)
-    opv = versions.resolve(case.op, opset)
-    op_type = optypes.for_node(case.op, opv.version, len(inputs), len(outputs))
-    attrs = full_attributes(opv, normalize(opv, case.attributes))
-    node = helper.make_node(
-        op_type.name,
-        [i.name for i in inputs],
-        [o.name for o in outputs],
-        name=case.name,
-        domain=optypes.DOMAIN,
-        **attrs,
-    )
-    imports = [
-        helper.make_opsetid("", opset),
-        helper.make_opsetid(optypes.DOMAIN, optypes.DOMAIN_VERSION),
-    ]
-    return _model(node, case, imports)
+    """The case as the ortpool node running the spec version of ``case.op`` at ``opset``: the
+    built-in model passed through the rewriter, as a user's model would be."""
+    from ortpool.rewrite import rewrite
+
+    return rewrite(onnx.load_from_string(builtin_model(case, opset))).SerializeToString()

@@ -1,9 +1,7 @@
 """One pooling node alone, as a model: the built-in node at its opset, and its ortpool twin.
 
-The isolated node is rebuilt from scratch, so both models are written here: the built-in one
-keeps the node's own attributes at the governing opset; the ortpool one uses the op type of the
-node's spec version and arity with every attribute in the ortpool encoding, wrapped in Casts for
-float16/bfloat16 (which cannot enter a Python op, RULINGS.md 10).
+The isolated node is rebuilt from scratch: the built-in model keeps the node's own attributes at
+the governing opset; its ortpool twin is that model passed through the rewriter.
 """
 
 from __future__ import annotations
@@ -16,14 +14,12 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ortpool import optypes, versions
-from ortpool.attributes import PoolAttrs, full_attributes, normalize
+from ortpool import versions
+from ortpool.attributes import PoolAttrs, normalize
 from ortpool.validate import dtypes
-from ortpool.versions import CAST_TYPES, OpVersion
+from ortpool.versions import OpVersion
 
 IR_VERSION = 10
-#: opset of the Cast pairs in ortpool models: Cast to/from bfloat16 needs 13
-CAST_OPSET = 21
 INPUT_NAMES = ("X", "I", "output_shape")
 
 
@@ -90,34 +86,11 @@ def builtin_model(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> onnx.ModelProt
 
 
 def ortpool_model(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> onnx.ModelProto:
-    """The same node on ortpool's op for its spec version, Cast-wrapped for half types."""
-    inputs, outputs, dtype = _io(spec, feeds)
-    op_type = optypes.for_node(spec.op, spec.spec.version, spec.n_inputs, spec.n_outputs)
-    attrs = full_attributes(spec.spec, spec.pool_attrs(feeds[0].ndim - 2))
-    nodes = []
-    x_name, y_name = "X", "Y"
-    if dtype in CAST_TYPES:
-        nodes.append(helper.make_node("Cast", ["X"], ["X_f32"], to=onnx.TensorProto.FLOAT))
-        x_name, y_name = "X_f32", "Y_f32"
-    pool_inputs = [x_name] + [v.name for v in inputs[1:]]
-    pool_outputs = [y_name] + [v.name for v in outputs[1:]]
-    nodes.append(
-        helper.make_node(
-            op_type.name, pool_inputs, pool_outputs, name="node", domain=optypes.DOMAIN, **attrs
-        )
-    )
-    if dtype in CAST_TYPES:
-        nodes.append(helper.make_node("Cast", ["Y_f32"], ["Y"], to=dtypes.CODE[dtype]))
-    graph = helper.make_graph(nodes, "isolated_ortpool", inputs, outputs)
-    model = helper.make_model(
-        graph,
-        opset_imports=[
-            helper.make_opsetid("", CAST_OPSET),
-            helper.make_opsetid(optypes.DOMAIN, optypes.DOMAIN_VERSION),
-        ],
-    )
-    model.ir_version = IR_VERSION
-    return model
+    """The same node retargeted by the rewriter itself, so the isolated run exercises exactly what
+    ``ortpool rewrite`` produces (ortpool op type, every attribute, Casts for half types)."""
+    from ortpool.rewrite import rewrite
+
+    return rewrite(builtin_model(spec, feeds))
 
 
 def feed_dict(feeds: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
