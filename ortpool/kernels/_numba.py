@@ -50,10 +50,10 @@ def _add(a, b):
 
 @njit(inline="always", **_OPTS)
 def _interior_max(r, w, jl, jh, pb, first, k, s, d):
-    """Outputs ``[jl, jh)`` of a row, every tap inside: tap ``first``, then the others in
-    order. The row is shifted so that every index is provably non-negative (no wraparound
-    check), and the common kernels call it with literal ``k``, ``s``, ``first``, ``d``: the
-    compiler then unrolls and vectorises the loop (measured 2-5x)."""
+    """Outputs ``[jl, jh)`` of a row (strided pass), every tap inside: tap ``first``, then the
+    others in order. The row is shifted so that every index is provably non-negative (no
+    wraparound check), and the common kernels call it with literal ``k``, ``s``, ``first``,
+    ``d``: the compiler then unrolls and vectorises the loop (ResNet's W pass 390 -> 176 µs)."""
     base = jl * s - pb
     rr = r[base:]
     ww = w[jl:jh]
@@ -83,7 +83,7 @@ def _pass_max(cur, tgt, row, tlo, thi, ident):
     n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
     s, d, pb, first, off = row[S], row[D], row[PB], row[FIRST], row[OFF]
     k, jl, jh = row[K], row[JL], row[JH]
-    if inner == 1:
+    if inner == 1 and s != 1:
         tl = tlo[off : off + out]
         th = thi[off : off + out]
         for o in range(outer):
@@ -101,20 +101,42 @@ def _pass_max(cur, tgt, row, tlo, thi, ident):
                 _edge_max(r, w, j, s, d, pb, first, tl, th, ident)
             if d == 1 and k == 2 and s == 2 and first == 0:
                 _interior_max(r, w, jl, jh, pb, 0, 2, 2, 1)
-            elif d == 1 and k == 2 and s == 1 and first == 0:
-                _interior_max(r, w, jl, jh, pb, 0, 2, 1, 1)
             elif d == 1 and k == 3 and s == 2 and first == 1:
                 _interior_max(r, w, jl, jh, pb, 1, 3, 2, 1)
-            elif d == 1 and k == 3 and s == 1 and first == 1:
-                _interior_max(r, w, jl, jh, pb, 1, 3, 1, 1)
             elif d == 1 and k == 3 and s == 2 and first == 0:
                 _interior_max(r, w, jl, jh, pb, 0, 3, 2, 1)
-            elif d == 1 and k == 3 and s == 1 and first == 0:
-                _interior_max(r, w, jl, jh, pb, 0, 3, 1, 1)
             elif d == 1 and k == 4 and s == 4 and first == 0:
                 _interior_max(r, w, jl, jh, pb, 0, 4, 4, 1)
             else:
                 _interior_max(r, w, jl, jh, pb, first, k, s, d)
+        return
+    if s == 1:
+        # Stride 1: the outputs of one tap form one contiguous span of rows in the target and
+        # in the source, so each tap is one flat loop (tap by tap over the span: every output
+        # still gets its taps in the same order). Inception's H pass: rows of 28, 146 -> 60 µs.
+        span = out * inner
+        for o in range(outer):
+            sb = o * n * inner
+            wo = tgt[o * span : (o + 1) * span]
+            if first >= 0:
+                r = cur[sb + (first * d - pb) * inner : sb + (first * d - pb) * inner + span]
+                for e in range(span):
+                    wo[e] = r[e]
+            else:
+                for e in range(span):
+                    wo[e] = ident
+            for t in range(k):
+                if t == first:
+                    continue
+                lo = max(0, pb - t * d)
+                hi = min(out, n + pb - t * d)
+                if lo >= hi:
+                    continue
+                start = sb + (lo - pb + t * d) * inner
+                r = cur[start : start + (hi - lo) * inner]
+                w = wo[lo * inner : hi * inner]
+                for e in range((hi - lo) * inner):
+                    w[e] = _max(w[e], r[e])
         return
     for o in range(outer):
         sb = o * n * inner
@@ -140,10 +162,10 @@ def _pass_max(cur, tgt, row, tlo, thi, ident):
 
 @njit(inline="always", **_OPTS)
 def _interior_sum(r, w, jl, jh, pb, first, k, s, d):
-    """Outputs ``[jl, jh)`` of a row, every tap inside: tap ``first``, then the others in
-    order. The row is shifted so that every index is provably non-negative (no wraparound
-    check), and the common kernels call it with literal ``k``, ``s``, ``first``, ``d``: the
-    compiler then unrolls and vectorises the loop (measured 2-5x)."""
+    """Outputs ``[jl, jh)`` of a row (strided pass), every tap inside: tap ``first``, then the
+    others in order. The row is shifted so that every index is provably non-negative (no
+    wraparound check), and the common kernels call it with literal ``k``, ``s``, ``first``,
+    ``d``: the compiler then unrolls and vectorises the loop (ResNet's W pass 390 -> 176 µs)."""
     base = jl * s - pb
     rr = r[base:]
     ww = w[jl:jh]
@@ -173,7 +195,7 @@ def _pass_sum(cur, tgt, row, tlo, thi, ident):
     n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
     s, d, pb, first, off = row[S], row[D], row[PB], row[FIRST], row[OFF]
     k, jl, jh = row[K], row[JL], row[JH]
-    if inner == 1:
+    if inner == 1 and s != 1:
         tl = tlo[off : off + out]
         th = thi[off : off + out]
         for o in range(outer):
@@ -191,20 +213,42 @@ def _pass_sum(cur, tgt, row, tlo, thi, ident):
                 _edge_sum(r, w, j, s, d, pb, first, tl, th, ident)
             if d == 1 and k == 2 and s == 2 and first == 0:
                 _interior_sum(r, w, jl, jh, pb, 0, 2, 2, 1)
-            elif d == 1 and k == 2 and s == 1 and first == 0:
-                _interior_sum(r, w, jl, jh, pb, 0, 2, 1, 1)
             elif d == 1 and k == 3 and s == 2 and first == 1:
                 _interior_sum(r, w, jl, jh, pb, 1, 3, 2, 1)
-            elif d == 1 and k == 3 and s == 1 and first == 1:
-                _interior_sum(r, w, jl, jh, pb, 1, 3, 1, 1)
             elif d == 1 and k == 3 and s == 2 and first == 0:
                 _interior_sum(r, w, jl, jh, pb, 0, 3, 2, 1)
-            elif d == 1 and k == 3 and s == 1 and first == 0:
-                _interior_sum(r, w, jl, jh, pb, 0, 3, 1, 1)
             elif d == 1 and k == 4 and s == 4 and first == 0:
                 _interior_sum(r, w, jl, jh, pb, 0, 4, 4, 1)
             else:
                 _interior_sum(r, w, jl, jh, pb, first, k, s, d)
+        return
+    if s == 1:
+        # Stride 1: the outputs of one tap form one contiguous span of rows in the target and
+        # in the source, so each tap is one flat loop (tap by tap over the span: every output
+        # still gets its taps in the same order). Inception's H pass: rows of 28, 146 -> 60 µs.
+        span = out * inner
+        for o in range(outer):
+            sb = o * n * inner
+            wo = tgt[o * span : (o + 1) * span]
+            if first >= 0:
+                r = cur[sb + (first * d - pb) * inner : sb + (first * d - pb) * inner + span]
+                for e in range(span):
+                    wo[e] = r[e]
+            else:
+                for e in range(span):
+                    wo[e] = ident
+            for t in range(k):
+                if t == first:
+                    continue
+                lo = max(0, pb - t * d)
+                hi = min(out, n + pb - t * d)
+                if lo >= hi:
+                    continue
+                start = sb + (lo - pb + t * d) * inner
+                r = cur[start : start + (hi - lo) * inner]
+                w = wo[lo * inner : hi * inner]
+                for e in range((hi - lo) * inner):
+                    w[e] = _add(w[e], r[e])
         return
     for o in range(outer):
         sb = o * n * inner
@@ -401,17 +445,3 @@ def scatter(y, x, idx):
             return j
         y[k] = x[j]
     return -1
-
-
-@njit(**_OPTS)
-def index_range(idx):
-    """(min, max) of a non-empty int64 array, one pass."""
-    low = idx[0]
-    high = idx[0]
-    for j in range(1, idx.shape[0]):
-        k = idx[j]
-        if k < low:
-            low = k
-        elif k > high:
-            high = k
-    return low, high

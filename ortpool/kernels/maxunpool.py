@@ -73,7 +73,11 @@ def max_unpool(
 
 def _compiled_scatter(y: np.ndarray, x: np.ndarray, flat: np.ndarray) -> bool:
     """Scatter with the compiled loop when the numba kernels are in use; False when it did not
-    (not in use, or an index outside the output: the numpy path then raises the error)."""
+    (not in use, or an index outside the output: the numpy path then raises the error).
+
+    One thread: the loop checks the bounds as it goes, where the numpy path needs the min and
+    max of the indices first. Splitting it in halves on two threads gained about 0.1 ms on
+    SegNet's 12.8 MB output, less than the range checks that make the split safe cost."""
     if x.dtype not in _plan.NUMBA_DTYPES or _plan.backend() != "numba":
         return False
     from ortpool.kernels import _numba
