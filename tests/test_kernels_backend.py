@@ -124,8 +124,9 @@ def test_average_pool_bit_identical(paths, spatial, attrs, dtype, include_pad):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_large_calls_split_across_threads_bit_identical(paths, threads):
+def test_large_calls_split_across_threads_bit_identical(paths, threads, monkeypatch):
     """Calls above the split threshold: both paths, one and two threads, the same bits."""
+    monkeypatch.setattr(_plan, "NUMBA_SPLIT_WORK", 1)  # split whatever numpy would split
     _parallel.set_thread_count(threads)
     try:
         x = _data((1, 64, 112, 112), np.float32, seed=5)

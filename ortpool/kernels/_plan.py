@@ -675,11 +675,12 @@ class _NumbaSeparablePlan:
 
 
 #: Input bytes times passes from which a compiled call is split across threads. Waking a
-#: worker costs about 0.1 ms, and the compiled passes are 2-4x faster than numpy's, so the
-#: numpy plans' threshold (2 MB) is too low here. Measured (2 cores, one thread -> split):
-#: ResNet stem 3.2 MB x 2 passes 460 -> 318 µs, 3-D 6.4 MB x 3 640 -> 600 µs, VGG 12.8 MB x 2
-#: 1201 -> 567 µs; but 1-D 4 MB x 1 108 -> 162 µs, DenseNet 1.6 MB x 2 132 -> 162 µs.
-NUMBA_SPLIT_WORK = 5 << 20
+#: worker costs about 0.1 ms, and inside a session onnxruntime's own pool threads may still be
+#: spinning on the second core. Measured in ``ortpool bench`` (ORTPOOL_THREADS=1 vs 2, two runs
+#: each, session.run): ResNet stem (3.2 MB x 2 passes) 560/819 µs on one thread, 1.20/1.13 ms
+#: split; 3-D (6.4 MB x 3) 1.80/2.64 vs 2.10/2.05 ms; VGG (12.8 MB x 2) 3.37/5.27 vs
+#: 3.29/3.81 ms. Outside a session a split paid from about 6 MB x passes (ResNet 460 -> 318 µs).
+NUMBA_SPLIT_WORK = 20 << 20
 
 
 class NumbaMaxValuesPlan(_NumbaSeparablePlan):
@@ -765,7 +766,7 @@ class NumbaMaxIndicesPlan:
             kernel(src[lo:hi], y4[lo:hi], i4[lo:hi], geo, tlo, thi, mult, lo, plane_size, ident)
 
         # A window loop costs about as much per input byte as three passes (SegNet's 12.8 MB:
-        # one thread 6.6 ms, split 3.8 ms).
+        # one thread 6.6 ms, split 3.8 ms, outside a session).
         work_bytes = self.nbytes * 3
         split_bytes = work_bytes if work_bytes >= NUMBA_SPLIT_WORK else 0
         _parallel.split(self.planes, [(0, self.planes)], work, split_bytes)
