@@ -6,6 +6,7 @@ version, every element type the version allows (float16 through the numpy API on
 enter a Python op), both MaxPool outputs, NaN/-inf/inf, ties from small integer values, N = 0, and
 MaxUnpool fed MaxPool's indices or random (duplicate, out-of-range) ones, with and without
 output_shape. Most examples go through the numpy API; a smaller share through ORT sessions.
+Every test runs twice: with the compiled (numba) kernels and with the numpy plans.
 
 A call the rulings make an error (kernel larger than the padded input, an index outside the
 output) must raise OrtpoolError in ortpool too. Every agreeing example is counted per op and
@@ -27,6 +28,26 @@ import ortpool
 from ortpool import kernels, versions
 from ortpool.attributes import AUTO_PADS
 from ortpool.errors import OrtpoolError
+
+
+def _kernel_paths() -> list:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return [pytest.param("numba", marks=pytest.mark.skip(reason="numba not installed")),
+                "numpy"]
+    return ["numba", "numpy"]
+
+
+@pytest.fixture(autouse=True, scope="module", params=_kernel_paths())
+def kernel_path(request):
+    """Every property test runs with the compiled (numba) kernels and with the numpy plans."""
+    from ortpool.kernels import _plan
+
+    _plan.set_backend(request.param)
+    yield request.param
+    _plan.set_backend(None)
+
 
 #: ORTPOOL_HYPOTHESIS_SCALE=10 multiplies every example budget (for a local hunt).
 SCALE = float(os.environ.get("ORTPOOL_HYPOTHESIS_SCALE", "1"))

@@ -53,6 +53,17 @@ def blas() -> str:
         return "unknown"
 
 
+def _kernels() -> str:
+    """The kernel path in use: "numba 0.68.1" or "numpy" (ORTPOOL_KERNELS, numba missing)."""
+    from ortpool.kernels import _plan
+
+    if _plan.backend() == "numba":
+        import numba
+
+        return f"numba {numba.__version__}"
+    return "numpy"
+
+
 def describe(intra_op_threads: int, kernel_threads: int, shared_pool: bool) -> dict[str, Any]:
     """The machine and the thread settings in effect."""
     import onnx
@@ -74,6 +85,7 @@ def describe(intra_op_threads: int, kernel_threads: int, shared_pool: bool) -> d
         "ort_intra_op_threads": intra_op_threads or "default (one per physical core)",
         "ort_thread_pool": "one shared by all sessions" if shared_pool else "one per session",
         "ortpool_kernel_threads": kernel_threads,
+        "ortpool_kernels": _kernels(),
         "numpy_blas": blas(),
         "thread_env": thread_env,
         "python": platform.python_version(),

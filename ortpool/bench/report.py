@@ -151,7 +151,8 @@ def machine_lines(machine: dict[str, Any]) -> list[str]:
         f"machine: {machine['cpu']} ({cores} cores), {machine['platform']}",
         f"threads: onnxruntime intra-op {machine['ort_intra_op_threads']}, "
         f"{machine['ort_thread_pool']}; ortpool kernels "
-        f"{machine['ortpool_kernel_threads']}; numpy BLAS {machine['numpy_blas']}; "
+        f"{machine.get('ortpool_kernels', 'numpy')}, {machine['ortpool_kernel_threads']} "
+        f"threads; numpy BLAS {machine['numpy_blas']}; "
         f"thread env: {env}",
         f"versions: ortpool {v['ortpool']}, onnxruntime {v['onnxruntime']}, "
         f"onnxruntime-extensions {v['onnxruntime_extensions']}, onnx {v['onnx']}, "

@@ -38,6 +38,8 @@ def max_unpool(
         y = _plan.output(shape, x.dtype)
         y.fill(0)
         flat = indices.reshape(-1)
+        if flat.size and _compiled_scatter(y, x, flat):
+            return y
         if flat.size:
             cut = flat.size // 2 if y.nbytes >= _parallel.MIN_PARALLEL_BYTES else 0
             if cut:
@@ -67,6 +69,26 @@ def max_unpool(
     except OrtpoolError as err:
         raise err.located(op="MaxUnpool", version=version) from None
     return y
+
+
+def _compiled_scatter(y: np.ndarray, x: np.ndarray, flat: np.ndarray) -> bool:
+    """Scatter with the compiled loop when the numba kernels are in use; False when it did not
+    (not in use, or an index outside the output: the numpy path then raises the error).
+
+    One thread: the loop checks the bounds as it goes, where the numpy path needs the min and
+    max of the indices first. Splitting it in halves on two threads gained about 0.1 ms on
+    SegNet's 12.8 MB output, less than the range checks that make the split safe cost."""
+    if x.dtype not in _plan.NUMBA_DTYPES or _plan.backend() != "numba":
+        return False
+    from ortpool.kernels import _numba
+
+    y_flat = y.reshape(-1)
+    flat = np.ascontiguousarray(flat)
+    bad = _numba.scatter(y_flat, np.ascontiguousarray(x).reshape(-1), flat)
+    if bad < 0:
+        return True
+    y.fill(0)
+    return False
 
 
 def _output_shape(

@@ -1,0 +1,447 @@
+"""Compiled kernels (numba): the same arithmetic as the numpy plans, as loops.
+
+Imported only when a plan is first built with numba available (see :func:`ortpool.kernels._plan.
+backend`): ``import ortpool`` and ``ortpool rewrite`` never load numba. Every function is
+``njit(cache=True, nogil=True)``: the machine code is cached on disk after the first compile, and
+ortpool's own worker threads (:mod:`ortpool.kernels._parallel`) run them in parallel with the GIL
+released; numba's own threading layer is never used (one mechanism, no stacked pools).
+No ``fastmath``: IEEE semantics (NaN, signed zero, rounding) are those of numpy.
+
+* Separable reductions (MaxPool values, AveragePool sums) run pass by pass over each plane, one
+  axis at a time, with every output combining its in-input taps in exactly the numpy plan's order:
+  the tap that covers every output first (else the identity: ``-inf``/integer minimum, or 0), then
+  the others in ascending tap order. Hence results bit-identical to the numpy path.
+* MaxPool with Indices is a direct window loop over rank 3 (ranks 1 and 2 padded with unit axes):
+  the first maximum in row-major tap order, the first NaN, index -1 for an empty window
+  (RULINGS.md 5-7).
+* MaxUnpool is a scatter in index order (the last write wins), stopping at the first index outside
+  the output.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# error_model "numpy": x / 0 gives inf or NaN as in numpy (the default "python" would raise).
+_OPTS = {
+    "cache": True,
+    "nogil": True,
+    "fastmath": False,
+    "boundscheck": False,
+    "error_model": "numpy",
+}
+
+# Columns of a pass descriptor row (int64): see :func:`ortpool.kernels._plan.numba_passes`.
+N, OUT, OUTER, INNER, S, D, PB, FIRST, OFF, K, JL, JH = range(12)
+@njit(inline="always", **_OPTS)
+def _max(a, b):
+    # np.maximum: a NaN on either side wins; on a tie the accumulated value stays.
+    return a if (a >= b or a != a) else b
+
+
+@njit(inline="always", **_OPTS)
+def _add(a, b):
+    return a + b
+
+
+# The max and sum passes are the same loops with another combine step, written out twice so
+# that each compiles its combine step in (no switch inside the inner loops).
+
+@njit(inline="always", **_OPTS)
+def _interior_max(r, w, jl, jh, pb, first, k, s, d):
+    """Outputs ``[jl, jh)`` of a row (strided pass), every tap inside: tap ``first``, then the
+    others in order. The row is shifted so that every index is provably non-negative (no
+    wraparound check), and the common kernels call it with literal ``k``, ``s``, ``first``,
+    ``d``: the compiler then unrolls and vectorises the loop (ResNet's W pass 390 -> 176 µs)."""
+    base = jl * s - pb
+    rr = r[base:]
+    ww = w[jl:jh]
+    for i in range(jh - jl):
+        c = i * s
+        acc = rr[c + first * d]
+        for t in range(k):
+            if t != first:
+                acc = _max(acc, rr[c + t * d])
+        ww[i] = acc
+
+
+@njit(inline="always", **_OPTS)
+def _edge_max(r, w, j, s, d, pb, first, tlo, thi, ident):
+    """Output ``j`` of a row from its own taps: ``first`` (or the identity when it is -1),
+    then the others in order."""
+    c = j * s - pb
+    acc = r[c + first * d] if first >= 0 else ident
+    for t in range(tlo[j], thi[j]):
+        if t != first:
+            acc = _max(acc, r[c + t * d])
+    w[j] = acc
+
+
+@njit(**_OPTS)
+def _pass_max(cur, tgt, row, tlo, thi, ident):
+    n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
+    s, d, pb, first, off = row[S], row[D], row[PB], row[FIRST], row[OFF]
+    k, jl, jh = row[K], row[JL], row[JH]
+    if inner == 1 and s != 1:
+        tl = tlo[off : off + out]
+        th = thi[off : off + out]
+        for o in range(outer):
+            r = cur[o * n : (o + 1) * n]
+            w = tgt[o * out : (o + 1) * out]
+            if first < 0:
+                for j in range(out):
+                    _edge_max(r, w, j, s, d, pb, first, tl, th, ident)
+                continue
+            # Outputs with a tap in the padding: their own tap ranges; the interior (every
+            # tap inside) by a loop specialised for the common kernels.
+            for j in range(jl):
+                _edge_max(r, w, j, s, d, pb, first, tl, th, ident)
+            for j in range(jh, out):
+                _edge_max(r, w, j, s, d, pb, first, tl, th, ident)
+            if d == 1 and k == 2 and s == 2 and first == 0:
+                _interior_max(r, w, jl, jh, pb, 0, 2, 2, 1)
+            elif d == 1 and k == 3 and s == 2 and first == 1:
+                _interior_max(r, w, jl, jh, pb, 1, 3, 2, 1)
+            elif d == 1 and k == 3 and s == 2 and first == 0:
+                _interior_max(r, w, jl, jh, pb, 0, 3, 2, 1)
+            elif d == 1 and k == 4 and s == 4 and first == 0:
+                _interior_max(r, w, jl, jh, pb, 0, 4, 4, 1)
+            else:
+                _interior_max(r, w, jl, jh, pb, first, k, s, d)
+        return
+    if s == 1:
+        # Stride 1: the outputs of one tap form one contiguous span of rows in the target and
+        # in the source, so each tap is one flat loop (tap by tap over the span: every output
+        # still gets its taps in the same order). Inception's H pass: rows of 28, 146 -> 60 µs.
+        span = out * inner
+        for o in range(outer):
+            sb = o * n * inner
+            wo = tgt[o * span : (o + 1) * span]
+            if first >= 0:
+                r = cur[sb + (first * d - pb) * inner : sb + (first * d - pb) * inner + span]
+                for e in range(span):
+                    wo[e] = r[e]
+            else:
+                for e in range(span):
+                    wo[e] = ident
+            for t in range(k):
+                if t == first:
+                    continue
+                lo = max(0, pb - t * d)
+                hi = min(out, n + pb - t * d)
+                if lo >= hi:
+                    continue
+                start = sb + (lo - pb + t * d) * inner
+                r = cur[start : start + (hi - lo) * inner]
+                w = wo[lo * inner : hi * inner]
+                for e in range((hi - lo) * inner):
+                    w[e] = _max(w[e], r[e])
+        return
+    for o in range(outer):
+        sb = o * n * inner
+        for j in range(out):
+            drow = (o * out + j) * inner
+            w = tgt[drow : drow + inner]
+            c0 = j * s - pb
+            if first >= 0:
+                srow = sb + (c0 + first * d) * inner
+                r = cur[srow : srow + inner]
+                for i in range(inner):
+                    w[i] = r[i]
+            else:
+                for i in range(inner):
+                    w[i] = ident
+            for t in range(tlo[off + j], thi[off + j]):
+                if t != first:
+                    srow = sb + (c0 + t * d) * inner
+                    r = cur[srow : srow + inner]
+                    for i in range(inner):
+                        w[i] = _max(w[i], r[i])
+
+
+@njit(inline="always", **_OPTS)
+def _interior_sum(r, w, jl, jh, pb, first, k, s, d):
+    """Outputs ``[jl, jh)`` of a row (strided pass), every tap inside: tap ``first``, then the
+    others in order. The row is shifted so that every index is provably non-negative (no
+    wraparound check), and the common kernels call it with literal ``k``, ``s``, ``first``,
+    ``d``: the compiler then unrolls and vectorises the loop (ResNet's W pass 390 -> 176 µs)."""
+    base = jl * s - pb
+    rr = r[base:]
+    ww = w[jl:jh]
+    for i in range(jh - jl):
+        c = i * s
+        acc = rr[c + first * d]
+        for t in range(k):
+            if t != first:
+                acc = _add(acc, rr[c + t * d])
+        ww[i] = acc
+
+
+@njit(inline="always", **_OPTS)
+def _edge_sum(r, w, j, s, d, pb, first, tlo, thi, ident):
+    """Output ``j`` of a row from its own taps: ``first`` (or the identity when it is -1),
+    then the others in order."""
+    c = j * s - pb
+    acc = r[c + first * d] if first >= 0 else ident
+    for t in range(tlo[j], thi[j]):
+        if t != first:
+            acc = _add(acc, r[c + t * d])
+    w[j] = acc
+
+
+@njit(**_OPTS)
+def _pass_sum(cur, tgt, row, tlo, thi, ident):
+    n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
+    s, d, pb, first, off = row[S], row[D], row[PB], row[FIRST], row[OFF]
+    k, jl, jh = row[K], row[JL], row[JH]
+    if inner == 1 and s != 1:
+        tl = tlo[off : off + out]
+        th = thi[off : off + out]
+        for o in range(outer):
+            r = cur[o * n : (o + 1) * n]
+            w = tgt[o * out : (o + 1) * out]
+            if first < 0:
+                for j in range(out):
+                    _edge_sum(r, w, j, s, d, pb, first, tl, th, ident)
+                continue
+            # Outputs with a tap in the padding: their own tap ranges; the interior (every
+            # tap inside) by a loop specialised for the common kernels.
+            for j in range(jl):
+                _edge_sum(r, w, j, s, d, pb, first, tl, th, ident)
+            for j in range(jh, out):
+                _edge_sum(r, w, j, s, d, pb, first, tl, th, ident)
+            if d == 1 and k == 2 and s == 2 and first == 0:
+                _interior_sum(r, w, jl, jh, pb, 0, 2, 2, 1)
+            elif d == 1 and k == 3 and s == 2 and first == 1:
+                _interior_sum(r, w, jl, jh, pb, 1, 3, 2, 1)
+            elif d == 1 and k == 3 and s == 2 and first == 0:
+                _interior_sum(r, w, jl, jh, pb, 0, 3, 2, 1)
+            elif d == 1 and k == 4 and s == 4 and first == 0:
+                _interior_sum(r, w, jl, jh, pb, 0, 4, 4, 1)
+            else:
+                _interior_sum(r, w, jl, jh, pb, first, k, s, d)
+        return
+    if s == 1:
+        # Stride 1: the outputs of one tap form one contiguous span of rows in the target and
+        # in the source, so each tap is one flat loop (tap by tap over the span: every output
+        # still gets its taps in the same order). Inception's H pass: rows of 28, 146 -> 60 µs.
+        span = out * inner
+        for o in range(outer):
+            sb = o * n * inner
+            wo = tgt[o * span : (o + 1) * span]
+            if first >= 0:
+                r = cur[sb + (first * d - pb) * inner : sb + (first * d - pb) * inner + span]
+                for e in range(span):
+                    wo[e] = r[e]
+            else:
+                for e in range(span):
+                    wo[e] = ident
+            for t in range(k):
+                if t == first:
+                    continue
+                lo = max(0, pb - t * d)
+                hi = min(out, n + pb - t * d)
+                if lo >= hi:
+                    continue
+                start = sb + (lo - pb + t * d) * inner
+                r = cur[start : start + (hi - lo) * inner]
+                w = wo[lo * inner : hi * inner]
+                for e in range((hi - lo) * inner):
+                    w[e] = _add(w[e], r[e])
+        return
+    for o in range(outer):
+        sb = o * n * inner
+        for j in range(out):
+            drow = (o * out + j) * inner
+            w = tgt[drow : drow + inner]
+            c0 = j * s - pb
+            if first >= 0:
+                srow = sb + (c0 + first * d) * inner
+                r = cur[srow : srow + inner]
+                for i in range(inner):
+                    w[i] = r[i]
+            else:
+                for i in range(inner):
+                    w[i] = ident
+            for t in range(tlo[off + j], thi[off + j]):
+                if t != first:
+                    srow = sb + (c0 + t * d) * inner
+                    r = cur[srow : srow + inner]
+                    for i in range(inner):
+                        w[i] = _add(w[i], r[i])
+
+
+@njit(**_OPTS)
+def _scratch_size(info):
+    size = 1
+    for q in range(info.shape[0] - 1):
+        size = max(size, info[q, OUTER] * info[q, OUT] * info[q, INNER])
+    return size
+
+
+@njit(**_OPTS)
+def max_planes(src, dst, info, tlo, thi, ident):
+    """``dst[p] = separable max of src[p]`` for every plane (rows of 2-D C arrays)."""
+    last = info.shape[0] - 1
+    size = _scratch_size(info)
+    buf0 = np.empty(size, src.dtype)
+    buf1 = np.empty(size, src.dtype)
+    for p in range(src.shape[0]):
+        cur = src[p]
+        for q in range(last + 1):
+            if q == last:
+                tgt = dst[p]
+            elif q % 2 == 0:
+                tgt = buf0
+            else:
+                tgt = buf1
+            _pass_max(cur, tgt, info[q], tlo, thi, ident)
+            cur = tgt
+
+
+@njit(**_OPTS)
+def average_planes(src, dst, info, tlo, thi, divisor, zero):
+    """``dst[p] = separable sum of src[p] / divisor`` (sums first, one division per output, as
+    the numpy plan does)."""
+    last = info.shape[0] - 1
+    size = _scratch_size(info)
+    buf0 = np.empty(size, src.dtype)
+    buf1 = np.empty(size, src.dtype)
+    for p in range(src.shape[0]):
+        cur = src[p]
+        for q in range(last + 1):
+            if q == last:
+                tgt = dst[p]
+            elif q % 2 == 0:
+                tgt = buf0
+            else:
+                tgt = buf1
+            _pass_sum(cur, tgt, info[q], tlo, thi, zero)
+            cur = tgt
+        row = dst[p]
+        for i in range(row.shape[0]):
+            row[i] = row[i] / divisor[i]
+
+
+@njit(inline="always", **_OPTS)
+def _take(best, x):
+    # A later tap replaces the winner only when greater, or NaN, and only while the winner is
+    # not NaN: the first maximum in tap order, the first NaN (RULINGS.md 6). Branch-free.
+    return (best == best) & ((x > best) | (x != x))
+
+
+@njit(inline="always", **_OPTS)
+def _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2, m0, m1, m2, base):
+    """Outputs ``[cl, ch)`` of one output row whose windows are wholly inside the input (the
+    first tap is then tap (0, 0, 0)); literal kernel sizes unroll the tap loops."""
+    for c in range(cl, ch):
+        w0 = c * s2 - pb2
+        best = x[u0, v0, w0]
+        at = u0 * m0 + v0 * m1 + w0 * m2
+        for ta in range(k0):
+            u = u0 + ta * d0
+            for tb in range(k1):
+                v = v0 + tb * d1
+                for tc in range(k2):
+                    if ta == 0 and tb == 0 and tc == 0:
+                        continue
+                    w = w0 + tc * d2
+                    val = x[u, v, w]
+                    take = _take(best, val)
+                    best = val if take else best
+                    at = (u * m0 + v * m1 + w * m2) if take else at
+        yr[c] = best
+        ir[c] = base + at
+
+
+@njit(inline="always", **_OPTS)
+def _window_edge(x, u0, v0, w0, a, b, c, geo, tlo, thi, m0, m1, m2, ident):
+    """(value, spatial offset or -1) of the window of output (a, b, c), from its own tap
+    ranges: some tap may be in the padding, or every tap (then the identity and -1)."""
+    best = ident
+    at = -1
+    d0, d1, d2 = geo[0, 1], geo[1, 1], geo[2, 1]
+    for ta in range(tlo[geo[0, 3] + a], thi[geo[0, 3] + a]):
+        u = u0 + ta * d0
+        for tb in range(tlo[geo[1, 3] + b], thi[geo[1, 3] + b]):
+            v = v0 + tb * d1
+            for tc in range(tlo[geo[2, 3] + c], thi[geo[2, 3] + c]):
+                w = w0 + tc * d2
+                val = x[u, v, w]
+                if at < 0 or _take(best, val):
+                    best = val
+                    at = u * m0 + v * m1 + w * m2
+    return best, at
+
+
+@njit(**_OPTS)
+def max_indices(src, y, ind, geo, tlo, thi, mult, first_plane, plane_size, ident):
+    """Y and Indices of MaxPool over (planes, D, H, W) blocks.
+
+    ``geo`` holds per axis (s, d, pb, tap-range offset, k, interior begin, interior end);
+    ``tlo``/``thi`` the valid taps of each output along each axis; ``mult`` the storage-order
+    multiplier of each axis. Windows wholly inside the input take a loop with literal kernel
+    sizes for the common kernels (d = 1).
+    """
+    od, oh, ow = y.shape[1], y.shape[2], y.shape[3]
+    s0, d0, pb0 = geo[0, 0], geo[0, 1], geo[0, 2]
+    s1, d1, pb1 = geo[1, 0], geo[1, 1], geo[1, 2]
+    s2, pb2, d2 = geo[2, 0], geo[2, 2], geo[2, 1]
+    k0, k1, k2 = geo[0, 4], geo[1, 4], geo[2, 4]
+    al, ah, bl, bh, cl, ch = geo[0, 5], geo[0, 6], geo[1, 5], geo[1, 6], geo[2, 5], geo[2, 6]
+    m0, m1, m2 = mult[0], mult[1], mult[2]
+    unit = d0 == 1 and d1 == 1 and d2 == 1
+    for p in range(src.shape[0]):
+        base = (first_plane + p) * plane_size
+        x = src[p]
+        for a in range(od):
+            u0 = a * s0 - pb0
+            for b in range(oh):
+                v0 = b * s1 - pb1
+                yr = y[p, a, b]
+                ir = ind[p, a, b]
+                inside = al <= a < ah and bl <= b < bh
+                for c in range(ow):
+                    if inside and cl <= c < ch:
+                        continue
+                    best, at = _window_edge(
+                        x, u0, v0, c * s2 - pb2, a, b, c, geo, tlo, thi, m0, m1, m2, ident
+                    )
+                    yr[c] = best
+                    ir[c] = base + at if at >= 0 else -1
+                if inside and cl < ch:
+                    if unit and k0 == 1 and k1 == 2 and k2 == 2:
+                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 2, 2, 1, 1, 1,
+                                    m0, m1, m2, base)
+                    elif unit and k0 == 1 and k1 == 3 and k2 == 3:
+                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 3, 3, 1, 1, 1,
+                                    m0, m1, m2, base)
+                    elif unit and k0 == 2 and k1 == 2 and k2 == 2:
+                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 2, 2, 2, 1, 1, 1,
+                                    m0, m1, m2, base)
+                    elif unit and k0 == 3 and k1 == 3 and k2 == 3:
+                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 3, 3, 3, 1, 1, 1,
+                                    m0, m1, m2, base)
+                    elif unit and k0 == 1 and k1 == 1 and k2 == 2:
+                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 1, 2, 1, 1, 1,
+                                    m0, m1, m2, base)
+                    elif unit and k0 == 1 and k1 == 1 and k2 == 3:
+                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 1, 3, 1, 1, 1,
+                                    m0, m1, m2, base)
+                    else:
+                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2,
+                                    m0, m1, m2, base)
+
+
+@njit(**_OPTS)
+def scatter(y, x, idx):
+    """``y[idx[j]] = x[j]`` in order; returns -1, or the position of the first index outside
+    ``[0, y.size)`` (nothing after it is written)."""
+    size = y.shape[0]
+    for j in range(idx.shape[0]):
+        k = idx[j]
+        if k < 0 or k >= size:
+            return j
+        y[k] = x[j]
+    return -1

@@ -1,0 +1,198 @@
+"""The compiled (numba) kernels against the numpy plans, and how the kernels are chosen.
+
+The property tests run both paths against the loop reference on small tensors. Here: tensors
+large enough for the specialised interior loops, the thread split and every dtype, compared bit
+for bit between the two paths (the numba kernels combine the same taps in the same order);
+``ORTPOOL_KERNELS`` and the lazy import of numba.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ortpool import kernels
+from ortpool.kernels import _parallel, _plan
+
+numba = pytest.importorskip("numba")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def paths():
+    """Call ``f`` with the numpy plans, then with the numba kernels; plans are rebuilt."""
+
+    def both(f):
+        _plan.set_backend("numpy")
+        a = f()
+        _plan.set_backend("numba")
+        b = f()
+        return a, b
+
+    yield both
+    _plan.set_backend(None)
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view(np.dtype(f"u{a.dtype.itemsize}"))
+
+
+def _assert_same(a, b, zero_sign: bool = True) -> None:
+    """Bit for bit; with ``zero_sign=False`` a maximum of 0 may be +0 in one and -0 in the other:
+    the two are equal, and numpy's own np.maximum picks either depending on its SIMD loop."""
+    a, b = (a, b) if isinstance(a, tuple) else ((a,), (b,))
+    for p, q in zip(a, b, strict=True):
+        assert p.dtype == q.dtype and p.shape == q.shape
+        if not zero_sign and p.dtype.kind == "f":
+            np.testing.assert_array_equal(p == 0, q == 0)
+            p, q = np.where(p == 0, 0, p), np.where(q == 0, 0, q)
+        np.testing.assert_array_equal(_bits(p), _bits(q))
+
+
+def _data(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "f":
+        x = rng.standard_normal(shape).astype(dtype)
+        flat = x.reshape(-1)
+        flat[rng.choice(x.size, x.size // 50, replace=False)] = np.round(
+            flat[rng.choice(x.size, x.size // 50, replace=False)]
+        )  # ties
+        flat[rng.choice(x.size, 40, replace=False)] = np.nan
+        flat[rng.choice(x.size, 40, replace=False)] = -np.inf
+        flat[rng.choice(x.size, 40, replace=False)] = -0.0
+        return x
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max + 1, shape, dtype=dtype)
+
+
+# (id, spatial, attributes): the specialised interiors (k, s, first tap), dilations, ceil mode,
+# same padding, pads beyond the kernel (empty windows), rank 1-3, and one rank 4 (numpy only
+# for Indices).
+GEOMETRIES = [
+    ("k3s2p1", (37, 41), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ("k2s2", (36, 40), {"kernel_shape": [2, 2], "strides": [2, 2]}),
+    ("k3s1p1", (19, 23), {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1]}),
+    ("k3s2-ceil", (21, 17), {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+    ("k3s1", (20, 9), {"kernel_shape": [3, 2], "strides": [1, 1]}),
+    ("k4s4-1d", (130,), {"kernel_shape": [4], "strides": [4], "pads": [1, 2]}),
+    ("dilated-same", (25, 30), {"kernel_shape": [3, 2], "dilations": [2, 3],
+                                "auto_pad": "SAME_LOWER", "strides": [2, 1]}),
+    ("pads-beyond", (5, 6), {"kernel_shape": [2, 3], "pads": [3, 4, 2, 5], "strides": [3, 2]}),
+    ("3d", (9, 14, 15), {"kernel_shape": [3, 3, 3], "strides": [2, 2, 2], "pads": [1] * 6}),
+    ("3d-k2", (8, 10, 12), {"kernel_shape": [2, 2, 2], "strides": [2, 2, 2]}),
+    ("4d", (4, 5, 6, 7), {"kernel_shape": [2, 2, 2, 3], "strides": [1, 2, 2, 2]}),
+]
+
+
+@pytest.mark.parametrize(("spatial", "attrs"), [pytest.param(*g[1:], id=g[0]) for g in GEOMETRIES])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint8, np.float16])
+def test_max_pool_bit_identical(paths, spatial, attrs, dtype):
+    x = _data((2, 3, *spatial), dtype, seed=len(spatial) * 7 + x_seed(attrs))
+    _assert_same(*paths(lambda: kernels.max_pool(x, version=22, **attrs)), zero_sign=False)
+    indices = paths(lambda: kernels.max_pool(x, version=22, return_indices=True, **attrs))
+    _assert_same(*indices, zero_sign=False)
+    # The compiled path's Y is the input at its index, to the bit (where there is one).
+    y, i = indices[1]
+    found = i >= 0
+    np.testing.assert_array_equal(_bits(x.reshape(-1)[i[found]]), _bits(y[found]))
+    with_order = paths(
+        lambda: kernels.max_pool(x, version=22, return_indices=True, storage_order=1, **attrs)
+    )
+    _assert_same(*with_order, zero_sign=False)
+
+
+def x_seed(attrs: dict) -> int:
+    return sum(sum(v) if isinstance(v, list) else len(str(v)) for v in attrs.values())
+
+
+@pytest.mark.parametrize(("spatial", "attrs"), [pytest.param(*g[1:], id=g[0]) for g in GEOMETRIES])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("include_pad", [0, 1])
+def test_average_pool_bit_identical(paths, spatial, attrs, dtype, include_pad):
+    x = _data((2, 3, *spatial), dtype, seed=x_seed(attrs) + include_pad)
+    _assert_same(
+        *paths(
+            lambda: kernels.average_pool(x, version=22, count_include_pad=include_pad, **attrs)
+        )
+    )
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_calls_split_across_threads_bit_identical(paths, threads, monkeypatch):
+    """Calls above the split threshold: both paths, one and two threads, the same bits."""
+    monkeypatch.setattr(_plan, "NUMBA_SPLIT_WORK", 1)  # split whatever numpy would split
+    _parallel.set_thread_count(threads)
+    try:
+        x = _data((1, 64, 112, 112), np.float32, seed=5)
+        attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
+        assert x.nbytes >= _parallel.MIN_PARALLEL_BYTES
+        _assert_same(*paths(lambda: kernels.max_pool(x, version=12, **attrs)), zero_sign=False)
+        _assert_same(
+            *paths(lambda: kernels.max_pool(x, version=12, return_indices=True, **attrs)),
+            zero_sign=False,
+        )
+        _assert_same(*paths(lambda: kernels.average_pool(x, version=11, **attrs)))
+        y, i = kernels.max_pool(x, version=12, return_indices=True, kernel_shape=[2, 2],
+                                strides=[2, 2])
+        _assert_same(
+            *paths(lambda: kernels.max_unpool(y, i, version=11, kernel_shape=[2, 2],
+                                              strides=[2, 2]))
+        )
+    finally:
+        _parallel.set_thread_count(None)
+
+
+def test_unpool_duplicates_last_write_and_bad_index(paths):
+    x = np.arange(6, dtype=np.float32).reshape(1, 1, 6)
+    i = np.array([3, 1, 3, 0, 1, 3], np.int64).reshape(1, 1, 6)
+    a, b = paths(lambda: kernels.max_unpool(x, i, version=11, kernel_shape=[2], strides=[2]))
+    np.testing.assert_array_equal(b, [[[3, 4, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0]]])
+    _assert_same(a, b)
+    bad = i.copy()
+    bad[0, 0, 4] = 12
+    for name in ("numpy", "numba"):
+        _plan.set_backend(name)
+        with pytest.raises(ValueError, match=r"index 12 in I is outside the output"):
+            kernels.max_unpool(x, bad, version=11, kernel_shape=[2], strides=[2])
+
+
+def _child(code: str, **env: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+    )
+    return done.stdout.split()
+
+
+def test_backend_from_environment():
+    code = (
+        "import numpy as np, sys\nfrom ortpool import kernels\nfrom ortpool.kernels import _plan\n"
+        "kernels.max_pool(np.zeros((1, 1, 4, 4), np.float32), kernel_shape=[2, 2])\n"
+        "print(_plan.backend(), 'numba' in sys.modules)"
+    )
+    assert _child(code, ORTPOOL_KERNELS="numpy") == ["numpy", "False"]
+    assert _child(code, ORTPOOL_KERNELS="") == ["numba", "True"]
+    assert _child(code, ORTPOOL_KERNELS="numba") == ["numba", "True"]
+
+
+def test_import_and_rewrite_do_not_load_numba(tmp_path):
+    code = (
+        "import sys\nimport ortpool\nprint('numba' in sys.modules)\n"
+        "from ortpool.cli import main\n"
+        f"rc = main(['rewrite', {str(ROOT / 'models' / 'cnn.onnx')!r}, "
+        f"{str(tmp_path / 'out.onnx')!r}])\n"
+        "print(rc, 'numba' in sys.modules, 'onnxruntime' in sys.modules)"
+    )
+    lines = _child(code)
+    assert lines[0] == "False"
+    assert lines[-3:] == ["0", "False", "False"]
