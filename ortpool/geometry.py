@@ -91,6 +91,11 @@ class AxisGeometry:
     pe: int
     out: int
 
+    @property
+    def is_identity(self) -> bool:
+        """A window of one element at every position: pooling along this axis copies it."""
+        return self.k == 1 and self.s == 1 and self.pb == 0 and self.pe == 0
+
     def coordinate(self, j: int, t: int) -> int:
         """Input coordinate read by output ``j`` at tap ``t`` (may be in the padding)."""
         return j * self.s - self.pb + t * self.d

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from ortpool import kernels
-from ortpool.kernels import _parallel, _plan
+from ortpool.kernels import _backend, _numba_plans, _parallel
 
 numba = pytest.importorskip("numba")
 
@@ -29,14 +29,14 @@ def paths():
     """Call ``f`` with the numpy plans, then with the numba kernels; plans are rebuilt."""
 
     def both(f):
-        _plan.set_backend("numpy")
+        _backend.set_backend("numpy")
         a = f()
-        _plan.set_backend("numba")
+        _backend.set_backend("numba")
         b = f()
         return a, b
 
     yield both
-    _plan.set_backend(None)
+    _backend.set_backend(None)
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -126,7 +126,7 @@ def test_average_pool_bit_identical(paths, spatial, attrs, dtype, include_pad):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_large_calls_split_across_threads_bit_identical(paths, threads, monkeypatch):
     """Calls above the split threshold: both paths, one and two threads, the same bits."""
-    monkeypatch.setattr(_plan, "NUMBA_SPLIT_WORK", 1)  # split whatever numpy would split
+    monkeypatch.setattr(_numba_plans, "NUMBA_SPLIT_WORK", 1)  # split whatever numpy would split
     _parallel.set_thread_count(threads)
     try:
         x = _data((1, 64, 112, 112), np.float32, seed=5)
@@ -157,7 +157,7 @@ def test_unpool_duplicates_last_write_and_bad_index(paths):
     bad = i.copy()
     bad[0, 0, 4] = 12
     for name in ("numpy", "numba"):
-        _plan.set_backend(name)
+        _backend.set_backend(name)
         with pytest.raises(ValueError, match=r"index 12 in I is outside the output"):
             kernels.max_unpool(x, bad, version=11, kernel_shape=[2], strides=[2])
 
@@ -176,9 +176,10 @@ def _child(code: str, **env: str) -> list[str]:
 
 def test_backend_from_environment():
     code = (
-        "import numpy as np, sys\nfrom ortpool import kernels\nfrom ortpool.kernels import _plan\n"
+        "import numpy as np, sys\nfrom ortpool import kernels\n"
+        "from ortpool.kernels import _backend\n"
         "kernels.max_pool(np.zeros((1, 1, 4, 4), np.float32), kernel_shape=[2, 2])\n"
-        "print(_plan.backend(), 'numba' in sys.modules)"
+        "print(_backend.backend(), 'numba' in sys.modules)"
     )
     assert _child(code, ORTPOOL_KERNELS="numpy") == ["numpy", "False"]
     assert _child(code, ORTPOOL_KERNELS="") == ["numba", "True"]

@@ -42,11 +42,11 @@ def _kernel_paths() -> list:
 @pytest.fixture(autouse=True, scope="module", params=_kernel_paths())
 def kernel_path(request):
     """Every property test runs with the compiled (numba) kernels and with the numpy plans."""
-    from ortpool.kernels import _plan
+    from ortpool.kernels import _backend
 
-    _plan.set_backend(request.param)
+    _backend.set_backend(request.param)
     yield request.param
-    _plan.set_backend(None)
+    _backend.set_backend(None)
 
 
 #: ORTPOOL_HYPOTHESIS_SCALE=10 multiplies every example budget (for a local hunt).

@@ -55,9 +55,9 @@ def blas() -> str:
 
 def _kernels() -> str:
     """The kernel path in use: "numba 0.68.1" or "numpy" (ORTPOOL_KERNELS, numba missing)."""
-    from ortpool.kernels import _plan
+    from ortpool.kernels import _backend
 
-    if _plan.backend() == "numba":
+    if _backend.backend() == "numba":
         import numba
 
         return f"numba {numba.__version__}"

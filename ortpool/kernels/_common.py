@@ -76,3 +76,8 @@ def geometry_for(spatial: tuple[int, ...], attrs: PoolAttrs) -> PoolGeometry:
 def compute_dtype(dtype: np.dtype) -> np.dtype | None:
     """float16/bfloat16 are computed in float32 and rounded once (RULINGS.md 8, 10)."""
     return np.dtype(np.float32) if dtype_name(dtype) in CAST_TYPES else None
+
+
+def lowest(dtype: np.dtype) -> Any:
+    """The identity of max: -inf, or the integer type's minimum (RULINGS.md 5)."""
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min

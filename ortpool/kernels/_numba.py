@@ -1,6 +1,6 @@
 """Compiled kernels (numba): the same arithmetic as the numpy plans, as loops.
 
-Imported only when a plan is first built with numba available (see :func:`ortpool.kernels._plan.
+Imported only when a plan is first built with numba available (see :func:`ortpool.kernels._backend.
 backend`): ``import ortpool`` and ``ortpool rewrite`` never load numba. Every function is
 ``njit(cache=True, nogil=True)``: the machine code is cached on disk after the first compile, and
 ortpool's own worker threads (:mod:`ortpool.kernels._parallel`) run them in parallel with the GIL
@@ -32,7 +32,7 @@ _OPTS = {
     "error_model": "numpy",
 }
 
-# Columns of a pass descriptor row (int64): see :func:`ortpool.kernels._plan.numba_passes`.
+# Columns of a pass descriptor row (int64): see :func:`ortpool.kernels._backend.numba_passes`.
 N, OUT, OUTER, INNER, S, D, PB, FIRST, OFF, K, JL, JH = range(12)
 @njit(inline="always", **_OPTS)
 def _max(a, b):

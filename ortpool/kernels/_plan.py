@@ -23,9 +23,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import os
-import threading
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -33,64 +30,18 @@ import numpy as np
 
 from ortpool.geometry import AxisGeometry, PoolGeometry
 from ortpool.kernels import _parallel
+from ortpool.kernels._backend import NUMBA_DTYPES, backend
+from ortpool.kernels._buffers import output, scratch
+from ortpool.kernels._calls import Runner
+from ortpool.kernels._common import lowest
+from ortpool.kernels._numba_plans import NumbaAveragePlan, NumbaMaxIndicesPlan, NumbaMaxValuesPlan
 
 #: Input bytes per block of planes on one thread: the block and its first intermediate stay
 #: in cache between passes (measured: 1 MB slightly ahead of 256 and 512 KB, and of none).
 BLOCK_BYTES = 1 << 20
 
 
-class _Workspace(threading.local):
-    """Per-thread buffers reused from call to call.
-
-    Fresh memory is expensive: a new multi-megabyte buffer comes from mmap and every page
-    faults on first touch (measured: a 3.2 MB copy inside a session took 1.9 ms that way,
-    0.2 ms into reused memory). Intermediates never leave a kernel, so they are always reused;
-    outputs are reused only while :func:`reuse_outputs` is on, which the onnxruntime hook turns
-    on around a kernel call because onnxruntime-extensions copies the result before the next
-    call on that thread.
-    """
-
-    def __init__(self) -> None:
-        self.buffers: dict[tuple, np.ndarray] = {}
-        self.reuse_outputs = False
-
-
-_workspace = _Workspace()
-#: Buffers kept per thread; beyond that the cache starts again (shapes change, memory is freed).
-MAX_BUFFERS = 64
-
-
-def scratch(shape: tuple[int, ...], dtype: np.dtype, slot: Any) -> np.ndarray:
-    """An uninitialised buffer of this thread, the same one for the same (slot, shape, dtype)."""
-    buffers = _workspace.buffers
-    key = (slot, shape, dtype)
-    buf = buffers.get(key)
-    if buf is None:
-        if len(buffers) >= MAX_BUFFERS:
-            buffers.clear()
-        buf = buffers[key] = np.empty(shape, dtype)
-    return buf
-
-
-def output(shape: tuple[int, ...], dtype: np.dtype, slot: Any = 0) -> np.ndarray:
-    """A result array: a reused buffer while :func:`reuse_outputs` is on, else a new one."""
-    if _workspace.reuse_outputs:
-        return scratch(shape, dtype, ("out", slot))
-    return np.empty(shape, dtype)
-
-
-def reuse_outputs(on: bool) -> bool:
-    """Turn output reuse on or off for this thread; returns the previous setting."""
-    previous = _workspace.reuse_outputs
-    _workspace.reuse_outputs = on
-    return previous
-
-
 Index = tuple[slice, ...]
-
-
-def _lowest(dtype: np.dtype) -> Any:
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
 def _tap_slices(g: AxisGeometry, t: int) -> tuple[slice, slice] | None:
@@ -217,16 +168,12 @@ def axis_pass(g: AxisGeometry, axis: int, spatial: tuple[int, ...]) -> AxisPass:
     return AxisPass(axis, out_spatial, _at(axis, taps[first][1]), rest, pair)
 
 
-def _is_identity(g: AxisGeometry) -> bool:
-    return g.k == 1 and g.s == 1 and g.pb == 0 and g.pe == 0
-
-
 def separable_passes(geom: PoolGeometry, order: list[int]) -> tuple[AxisPass, ...]:
     spatial = tuple(g.n for g in geom.axes)
     passes = []
     for axis in order:
         g = geom.axes[axis]
-        if _is_identity(g):
+        if g.is_identity:
             continue
         p = axis_pass(g, axis, spatial)
         passes.append(p)
@@ -302,7 +249,7 @@ class MaxValuesPlan(_SeparablePlan):
         self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order: list[int]
     ):
         super().__init__(geom, shape, dtype, order)
-        self.fill = _lowest(dtype)
+        self.fill = lowest(dtype)
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """Y for ``x`` of the planned shape and dtype."""
@@ -459,44 +406,6 @@ def max_axis_order(geom: PoolGeometry) -> list[int]:
     )
 
 
-Runner = Callable[[np.ndarray], Any]
-
-#: (tag, shape, dtype, attribute items) -> runner, for calls whose attributes are hashable (a
-#: session's are: strings and ints); validation and planning happen once per key.
-_CALLS: dict[tuple, Runner] = {}
-_MAX_CALLS = 1024
-
-
-def lookup(tag: tuple, x: Any, attributes: dict[str, Any]) -> tuple[tuple | None, Runner | None]:
-    """(key, cached runner or None) of a call; key None when the call cannot be cached."""
-    if type(x) is not np.ndarray:
-        return None, None
-    # The value types are part of the key: 1, 1.0 and True are equal as keys, yet only the
-    # first is a valid int attribute, and a cache hit must never skip an error.
-    key = (tag, x.shape, x.dtype, tuple(attributes.items()), tuple(map(type, attributes.values())))
-    try:
-        return key, _CALLS.get(key)
-    except TypeError:  # list attributes (the numpy API): key them as tuples, with their types
-        pass
-    try:
-        items = tuple(
-            (k, tuple(v), tuple(map(type, v))) if isinstance(v, list) else (k, v, type(v))
-            for k, v in attributes.items()
-        )
-        key = (tag, x.shape, x.dtype, items)
-        return key, _CALLS.get(key)
-    except TypeError:
-        return None, None
-
-
-def remember(key: tuple | None, runner: Runner) -> Runner:
-    if key is not None:
-        if len(_CALLS) >= _MAX_CALLS:
-            _CALLS.clear()
-        _CALLS[key] = runner
-    return runner
-
-
 def max_pool_runner(
     geom: PoolGeometry,
     shape: tuple[int, ...],
@@ -538,236 +447,3 @@ def average_pool_runner(
     if dtype == acc:
         return plan.average
     return lambda x: plan.average(x).astype(dtype)
-
-
-# ---------------------------------------------------------------- the compiled (numba) path
-
-#: Element types the compiled kernels take (float16/bfloat16 are computed in float32 anyway).
-NUMBA_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8))
-
-_backend: str | None = None
-
-
-def backend() -> str:
-    """``"numba"`` or ``"numpy"``: the kernels plans are built for from now on.
-
-    Decided at the first plan: ``ORTPOOL_KERNELS=numpy`` keeps the numpy plans; otherwise (unset,
-    ``auto`` or ``numba``) numba is imported then, and used when it imports. numba is never
-    imported by ``import ortpool`` nor by the commands that build no plan.
-    """
-    global _backend
-    if _backend is None:
-        choice = os.environ.get("ORTPOOL_KERNELS", "").strip().lower() or "auto"
-        if choice not in ("auto", "numba", "numpy"):
-            warnings.warn(
-                f"ORTPOOL_KERNELS={choice!r} is not one of auto, numba, numpy: using auto",
-                stacklevel=2,
-            )
-        if choice == "numpy":
-            _backend = "numpy"
-        else:
-            try:
-                from ortpool.kernels import _numba  # noqa: F401  (loads numba: about 0.2 s)
-            except ImportError as err:
-                if choice == "numba":
-                    warnings.warn(
-                        f"ORTPOOL_KERNELS=numba but numba does not import ({err}): using numpy",
-                        stacklevel=2,
-                    )
-                _backend = "numpy"
-            else:
-                _backend = "numba"
-    return _backend
-
-
-def set_backend(name: str | None) -> None:
-    """Build plans for ``"numba"`` or ``"numpy"`` from now on (None: decide again from the
-    environment); forgets every cached plan."""
-    global _backend
-    if name not in (None, "numba", "numpy"):
-        raise ValueError(f"kernels {name!r}: expected 'numba', 'numpy' or None")
-    _CALLS.clear()
-    _backend = None
-    if name == "numba":
-        from ortpool.kernels import _numba  # noqa: F401  (fails here if numba is missing)
-    _backend = name
-
-
-def _numba_module() -> Any:
-    from ortpool.kernels import _numba
-
-    return _numba
-
-
-def _valid_taps(g: AxisGeometry) -> tuple[list[int], list[int]]:
-    """Per output, ``[lo, hi)`` of the taps inside the input (contiguous: coordinates grow with
-    the tap); ``(0, 0)`` for a window in the padding only."""
-    lows, highs = [], []
-    for j in range(g.out):
-        inside = [t for t in range(g.k) if 0 <= g.coordinate(j, t) < g.n]
-        lows.append(inside[0] if inside else 0)
-        highs.append(inside[-1] + 1 if inside else 0)
-    return lows, highs
-
-
-def numba_passes(
-    geom: PoolGeometry, order: list[int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The separable passes as (info, tlo, thi) for :mod:`._numba`: one int64 row per pass
-    (n, out, outer, inner, stride, dilation, begin pad, first tap, offset into tlo/thi, k,
-    interior begin, interior end) over a plane viewed as (outer, n, inner). The first tap is
-    the one :func:`axis_pass` starts with (covering every output), -1 if none; the others
-    follow in tap order, as in numpy."""
-    spatial = [g.n for g in geom.axes]
-    rows: list[list[int]] = []
-    lows: list[int] = []
-    highs: list[int] = []
-    for axis in order:
-        g = geom.axes[axis]
-        if _is_identity(g):
-            continue
-        full = [t for t in range(g.k) if g.tap_range(t) == (0, g.out)]
-        lo, hi = _valid_taps(g)
-        # The interior: outputs whose every tap is inside (a contiguous range, maybe empty).
-        interior = [j for j in range(g.out) if (lo[j], hi[j]) == (0, g.k)]
-        jl, jh = (interior[0], interior[-1] + 1) if interior else (g.out, g.out)
-        rows.append([
-            g.n, g.out, math.prod(spatial[:axis]), math.prod(spatial[axis + 1 :]),
-            g.s, g.d, g.pb, full[0] if full else -1, len(lows), g.k, jl, jh,
-        ])
-        lows += lo
-        highs += hi
-        spatial[axis] = g.out
-    info = np.array(rows, np.int64).reshape(len(rows), 12)
-    return info, np.array([*lows, 0], np.int64), np.array([*highs, 0], np.int64)
-
-
-class _NumbaSeparablePlan:
-    def __init__(self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order):
-        self.nb = _numba_module()
-        self.planes = shape[0] * shape[1]
-        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
-        self.dtype = dtype
-        self.info, self.tlo, self.thi = numba_passes(geom, order)
-        self.nbytes = math.prod(shape) * dtype.itemsize
-        self.in_plane = math.prod(shape[2:])
-
-    def _run(self, x: np.ndarray, kernel: Callable[..., None], *extra: Any) -> np.ndarray:
-        planes = self.planes
-        src = np.ascontiguousarray(x).reshape(planes, self.in_plane)
-        y = output(self.out_shape, self.dtype)
-        if not y.size:
-            return y
-        dst = y.reshape(planes, y.size // planes)
-        if not len(self.info):
-            np.copyto(dst, src)
-            return y
-        info, tlo, thi = self.info, self.tlo, self.thi
-
-        def work(lo: int, hi: int) -> None:
-            kernel(src[lo:hi], dst[lo:hi], info, tlo, thi, *extra)
-
-        # Input bytes times passes: the work, to decide whether a second thread pays.
-        work_bytes = self.nbytes * len(self.info)
-        split_bytes = work_bytes if work_bytes >= NUMBA_SPLIT_WORK else 0
-        _parallel.split(planes, [(0, planes)], work, split_bytes)
-        return y
-
-
-#: Input bytes times passes from which a compiled call is split across threads. Waking a
-#: worker costs about 0.1 ms, and inside a session onnxruntime's own pool threads may still be
-#: spinning on the second core. Measured in ``ortpool bench`` (ORTPOOL_THREADS=1 vs 2, two runs
-#: each, session.run): ResNet stem (3.2 MB x 2 passes) 560/819 µs on one thread, 1.20/1.13 ms
-#: split; 3-D (6.4 MB x 3) 1.80/2.64 vs 2.10/2.05 ms; VGG (12.8 MB x 2) 3.37/5.27 vs
-#: 3.29/3.81 ms. Outside a session a split paid from about 6 MB x passes (ResNet 460 -> 318 µs).
-NUMBA_SPLIT_WORK = 20 << 20
-
-
-class NumbaMaxValuesPlan(_NumbaSeparablePlan):
-    """Y of MaxPool, compiled: separable passes per plane, in :func:`max_axis_order`."""
-
-    def __init__(self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order):
-        super().__init__(geom, shape, dtype, order)
-        self.ident = dtype.type(_lowest(dtype))
-
-    def values(self, x: np.ndarray) -> np.ndarray:
-        return self._run(x, self.nb.max_planes, self.ident)
-
-
-class NumbaAveragePlan(_NumbaSeparablePlan):
-    """Y of AveragePool, compiled: separable sums over the axes in order, then the division."""
-
-    def __init__(
-        self, geom: PoolGeometry, shape: tuple[int, ...], acc: np.dtype, divisor: np.ndarray
-    ):
-        super().__init__(geom, shape, acc, list(range(len(geom.axes))))
-        self.divisor = np.ascontiguousarray(
-            np.broadcast_to(divisor, geom.output_spatial), acc
-        ).reshape(-1)
-        self.zero = acc.type(0)
-
-    def average(self, x: np.ndarray) -> np.ndarray:
-        if x.dtype != self.dtype:
-            x = x.astype(self.dtype)
-        return self._run(x, self.nb.average_planes, self.divisor, self.zero)
-
-
-_UNIT_AXIS = AxisGeometry(n=1, k=1, s=1, d=1, pb=0, pe=0, out=1)
-
-
-class NumbaMaxIndicesPlan:
-    """Y and Indices of MaxPool of rank 1-3, compiled: one loop over each window's taps in
-    row-major order (RULINGS.md 6, 7), ranks 1 and 2 seen as rank 3 with unit leading axes."""
-
-    def __init__(
-        self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, storage_order: int
-    ):
-        self.nb = _numba_module()
-        spatial = tuple(shape[2:])
-        rank = len(spatial)
-        if storage_order == 0:
-            mult = [math.prod(spatial[a + 1 :]) for a in range(rank)]
-        else:
-            mult = [math.prod(spatial[:a]) for a in range(rank)]
-        axes = [_UNIT_AXIS] * (3 - rank) + list(geom.axes)
-        self.mult = np.array([0] * (3 - rank) + mult, np.int64)
-        rows, lows, highs = [], [], []
-        for g in axes:
-            lo, hi = _valid_taps(g)
-            interior = [j for j in range(g.out) if (lo[j], hi[j]) == (0, g.k)]
-            jl, jh = (interior[0], interior[-1] + 1) if interior else (g.out, g.out)
-            rows.append([g.s, g.d, g.pb, len(lows), g.k, jl, jh])
-            lows += lo
-            highs += hi
-        self.geo = np.array(rows, np.int64)
-        self.tlo = np.array([*lows, 0], np.int64)
-        self.thi = np.array([*highs, 0], np.int64)
-        self.planes = shape[0] * shape[1]
-        self.in4 = (self.planes, *(g.n for g in axes))
-        self.out4 = (self.planes, *(g.out for g in axes))
-        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
-        self.dtype = dtype
-        self.plane_size = math.prod(spatial)
-        self.ident = dtype.type(_lowest(dtype))
-        self.nbytes = math.prod(shape) * dtype.itemsize
-
-    def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        y = output(self.out_shape, self.dtype, 0)
-        indices = output(self.out_shape, np.dtype(np.int64), 1)
-        if not y.size:
-            return y, indices
-        src = np.ascontiguousarray(x).reshape(self.in4)
-        y4 = y.reshape(self.out4)
-        i4 = indices.reshape(self.out4)
-        kernel, geo, tlo, thi, mult = self.nb.max_indices, self.geo, self.tlo, self.thi, self.mult
-        plane_size, ident = self.plane_size, self.ident
-
-        def work(lo: int, hi: int) -> None:
-            kernel(src[lo:hi], y4[lo:hi], i4[lo:hi], geo, tlo, thi, mult, lo, plane_size, ident)
-
-        # A window loop costs about as much per input byte as three passes (SegNet's 12.8 MB:
-        # one thread 6.6 ms, split 3.8 ms, outside a session).
-        work_bytes = self.nbytes * 3
-        split_bytes = work_bytes if work_bytes >= NUMBA_SPLIT_WORK else 0
-        _parallel.split(self.planes, [(0, self.planes)], work, split_bytes)
-        return y, indices

@@ -11,7 +11,7 @@ import numpy as np
 from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry
-from ortpool.kernels import _plan
+from ortpool.kernels import _calls, _plan
 from ortpool.kernels._common import attrs_for, check_input, geometry_for
 
 
@@ -22,7 +22,7 @@ def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.n
     inside the padded input; a window with no input element is NaN (0/0) or 0 respectively.
     """
     # A call seen before (same shape, dtype, attributes) skips validation and planning.
-    key, runner = _plan.lookup(("AveragePool", version), x, attributes)
+    key, runner = _calls.lookup(("AveragePool", version), x, attributes)
     if runner is not None:
         return runner(x)
     try:
@@ -36,7 +36,7 @@ def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.n
     acc = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
     div = divisor(geom, bool(attrs.count_include_pad), acc)
     runner = _plan.average_pool_runner(geom, tuple(x.shape), x.dtype, acc, div)
-    return _plan.remember(key, runner)(x)
+    return _calls.remember(key, runner)(x)
 
 
 @functools.lru_cache(maxsize=256)

@@ -10,7 +10,7 @@ import numpy as np
 from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry
-from ortpool.kernels import _plan
+from ortpool.kernels import _calls, _plan
 from ortpool.kernels._common import attrs_for, check_input, compute_dtype, geometry_for
 
 
@@ -24,7 +24,7 @@ def max_pool(
     with Indices laid out as RULINGS.md 7 says.
     """
     # A call seen before (same shape, dtype, attributes) skips validation and planning.
-    key, runner = _plan.lookup(("MaxPool", version, return_indices), x, attributes)
+    key, runner = _calls.lookup(("MaxPool", version, return_indices), x, attributes)
     if runner is not None:
         return runner(x)
     opv = versions.get("MaxPool", version)
@@ -39,7 +39,7 @@ def max_pool(
     runner = _plan.max_pool_runner(
         geom, tuple(x.shape), x.dtype, compute_dtype(x.dtype), return_indices, attrs.storage_order
     )
-    return _plan.remember(key, runner)(x)
+    return _calls.remember(key, runner)(x)
 
 
 def window_max(x: np.ndarray, geom: PoolGeometry) -> np.ndarray:

@@ -9,7 +9,7 @@ import numpy as np
 from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import unpool_output_spatial
-from ortpool.kernels import _parallel, _plan
+from ortpool.kernels import _backend, _buffers, _parallel
 from ortpool.kernels._common import attrs_for, check_input
 
 
@@ -35,7 +35,7 @@ def max_unpool(
         # negative for large pads, is computed only when it is used.
         default = unpool_output_spatial(x.shape[2:], attrs) if output_shape is None else ()
         shape = _output_shape(x, indices, output_shape, default)
-        y = _plan.output(shape, x.dtype)
+        y = _buffers.output(shape, x.dtype)
         y.fill(0)
         flat = indices.reshape(-1)
         if flat.size and _compiled_scatter(y, x, flat):
@@ -78,7 +78,7 @@ def _compiled_scatter(y: np.ndarray, x: np.ndarray, flat: np.ndarray) -> bool:
     One thread: the loop checks the bounds as it goes, where the numpy path needs the min and
     max of the indices first. Splitting it in halves on two threads gained about 0.1 ms on
     SegNet's 12.8 MB output, less than the range checks that make the split safe cost."""
-    if x.dtype not in _plan.NUMBA_DTYPES or _plan.backend() != "numba":
+    if x.dtype not in _backend.NUMBA_DTYPES or _backend.backend() != "numba":
         return False
     from ortpool.kernels import _numba
 

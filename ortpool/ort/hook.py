@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from onnxruntime_extensions import PyCustomOpDef, _ocos
 
-from ortpool.kernels import _plan
+from ortpool.kernels import _buffers
 
 log = logging.getLogger("ortpool")
 
@@ -100,12 +100,12 @@ def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, An
         return _as_result(k_id, prepared)
     # onnxruntime-extensions copies each result before this thread runs another op, so the
     # kernels may hand back buffers they reuse on the next call (no fresh pages to fault in).
-    previous = _plan.reuse_outputs(True)
+    previous = _buffers.reuse_outputs(True)
     try:
         try:
             outputs = body(feed, attributes)
         finally:
-            _plan.reuse_outputs(previous)
+            _buffers.reuse_outputs(previous)
         checked = []
         for array, dtype in zip(outputs, out_dtypes, strict=True):
             checked.append(np.ascontiguousarray(array, dtype=dtype))

@@ -1,0 +1,195 @@
+"""Plans for the compiled (numba) kernels of :mod:`ortpool.kernels._numba`: the geometry of a
+call flattened into int64 tables the loops read, and the split of planes across threads."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ortpool.geometry import AxisGeometry, PoolGeometry
+from ortpool.kernels import _parallel
+from ortpool.kernels._buffers import output
+from ortpool.kernels._common import lowest
+
+
+def _numba_module() -> Any:
+    from ortpool.kernels import _numba
+
+    return _numba
+
+
+def _valid_taps(g: AxisGeometry) -> tuple[list[int], list[int]]:
+    """Per output, ``[lo, hi)`` of the taps inside the input (contiguous: coordinates grow with
+    the tap); ``(0, 0)`` for a window in the padding only."""
+    lows, highs = [], []
+    for j in range(g.out):
+        inside = [t for t in range(g.k) if 0 <= g.coordinate(j, t) < g.n]
+        lows.append(inside[0] if inside else 0)
+        highs.append(inside[-1] + 1 if inside else 0)
+    return lows, highs
+
+
+def numba_passes(
+    geom: PoolGeometry, order: list[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The separable passes as (info, tlo, thi) for :mod:`._numba`: one int64 row per pass
+    (n, out, outer, inner, stride, dilation, begin pad, first tap, offset into tlo/thi, k,
+    interior begin, interior end) over a plane viewed as (outer, n, inner). The first tap is
+    the one :func:`axis_pass` starts with (covering every output), -1 if none; the others
+    follow in tap order, as in numpy."""
+    spatial = [g.n for g in geom.axes]
+    rows: list[list[int]] = []
+    lows: list[int] = []
+    highs: list[int] = []
+    for axis in order:
+        g = geom.axes[axis]
+        if g.is_identity:
+            continue
+        full = [t for t in range(g.k) if g.tap_range(t) == (0, g.out)]
+        lo, hi = _valid_taps(g)
+        # The interior: outputs whose every tap is inside (a contiguous range, maybe empty).
+        interior = [j for j in range(g.out) if (lo[j], hi[j]) == (0, g.k)]
+        jl, jh = (interior[0], interior[-1] + 1) if interior else (g.out, g.out)
+        rows.append([
+            g.n, g.out, math.prod(spatial[:axis]), math.prod(spatial[axis + 1 :]),
+            g.s, g.d, g.pb, full[0] if full else -1, len(lows), g.k, jl, jh,
+        ])
+        lows += lo
+        highs += hi
+        spatial[axis] = g.out
+    info = np.array(rows, np.int64).reshape(len(rows), 12)
+    return info, np.array([*lows, 0], np.int64), np.array([*highs, 0], np.int64)
+
+
+class _NumbaSeparablePlan:
+    def __init__(self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order):
+        self.nb = _numba_module()
+        self.planes = shape[0] * shape[1]
+        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
+        self.dtype = dtype
+        self.info, self.tlo, self.thi = numba_passes(geom, order)
+        self.nbytes = math.prod(shape) * dtype.itemsize
+        self.in_plane = math.prod(shape[2:])
+
+    def _run(self, x: np.ndarray, kernel: Callable[..., None], *extra: Any) -> np.ndarray:
+        planes = self.planes
+        src = np.ascontiguousarray(x).reshape(planes, self.in_plane)
+        y = output(self.out_shape, self.dtype)
+        if not y.size:
+            return y
+        dst = y.reshape(planes, y.size // planes)
+        if not len(self.info):
+            np.copyto(dst, src)
+            return y
+        info, tlo, thi = self.info, self.tlo, self.thi
+
+        def work(lo: int, hi: int) -> None:
+            kernel(src[lo:hi], dst[lo:hi], info, tlo, thi, *extra)
+
+        # Input bytes times passes: the work, to decide whether a second thread pays.
+        work_bytes = self.nbytes * len(self.info)
+        split_bytes = work_bytes if work_bytes >= NUMBA_SPLIT_WORK else 0
+        _parallel.split(planes, [(0, planes)], work, split_bytes)
+        return y
+
+
+#: Input bytes times passes from which a compiled call is split across threads. Waking a
+#: worker costs about 0.1 ms, and inside a session onnxruntime's own pool threads may still be
+#: spinning on the second core. Measured in ``ortpool bench`` (ORTPOOL_THREADS=1 vs 2, two runs
+#: each, session.run): ResNet stem (3.2 MB x 2 passes) 560/819 µs on one thread, 1.20/1.13 ms
+#: split; 3-D (6.4 MB x 3) 1.80/2.64 vs 2.10/2.05 ms; VGG (12.8 MB x 2) 3.37/5.27 vs
+#: 3.29/3.81 ms. Outside a session a split paid from about 6 MB x passes (ResNet 460 -> 318 µs).
+NUMBA_SPLIT_WORK = 20 << 20
+
+
+class NumbaMaxValuesPlan(_NumbaSeparablePlan):
+    """Y of MaxPool, compiled: separable passes per plane, in :func:`max_axis_order`."""
+
+    def __init__(self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order):
+        super().__init__(geom, shape, dtype, order)
+        self.ident = dtype.type(lowest(dtype))
+
+    def values(self, x: np.ndarray) -> np.ndarray:
+        return self._run(x, self.nb.max_planes, self.ident)
+
+
+class NumbaAveragePlan(_NumbaSeparablePlan):
+    """Y of AveragePool, compiled: separable sums over the axes in order, then the division."""
+
+    def __init__(
+        self, geom: PoolGeometry, shape: tuple[int, ...], acc: np.dtype, divisor: np.ndarray
+    ):
+        super().__init__(geom, shape, acc, list(range(len(geom.axes))))
+        self.divisor = np.ascontiguousarray(
+            np.broadcast_to(divisor, geom.output_spatial), acc
+        ).reshape(-1)
+        self.zero = acc.type(0)
+
+    def average(self, x: np.ndarray) -> np.ndarray:
+        if x.dtype != self.dtype:
+            x = x.astype(self.dtype)
+        return self._run(x, self.nb.average_planes, self.divisor, self.zero)
+
+
+_UNIT_AXIS = AxisGeometry(n=1, k=1, s=1, d=1, pb=0, pe=0, out=1)
+
+
+class NumbaMaxIndicesPlan:
+    """Y and Indices of MaxPool of rank 1-3, compiled: one loop over each window's taps in
+    row-major order (RULINGS.md 6, 7), ranks 1 and 2 seen as rank 3 with unit leading axes."""
+
+    def __init__(
+        self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, storage_order: int
+    ):
+        self.nb = _numba_module()
+        spatial = tuple(shape[2:])
+        rank = len(spatial)
+        if storage_order == 0:
+            mult = [math.prod(spatial[a + 1 :]) for a in range(rank)]
+        else:
+            mult = [math.prod(spatial[:a]) for a in range(rank)]
+        axes = [_UNIT_AXIS] * (3 - rank) + list(geom.axes)
+        self.mult = np.array([0] * (3 - rank) + mult, np.int64)
+        rows, lows, highs = [], [], []
+        for g in axes:
+            lo, hi = _valid_taps(g)
+            interior = [j for j in range(g.out) if (lo[j], hi[j]) == (0, g.k)]
+            jl, jh = (interior[0], interior[-1] + 1) if interior else (g.out, g.out)
+            rows.append([g.s, g.d, g.pb, len(lows), g.k, jl, jh])
+            lows += lo
+            highs += hi
+        self.geo = np.array(rows, np.int64)
+        self.tlo = np.array([*lows, 0], np.int64)
+        self.thi = np.array([*highs, 0], np.int64)
+        self.planes = shape[0] * shape[1]
+        self.in4 = (self.planes, *(g.n for g in axes))
+        self.out4 = (self.planes, *(g.out for g in axes))
+        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
+        self.dtype = dtype
+        self.plane_size = math.prod(spatial)
+        self.ident = dtype.type(lowest(dtype))
+        self.nbytes = math.prod(shape) * dtype.itemsize
+
+    def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        y = output(self.out_shape, self.dtype, 0)
+        indices = output(self.out_shape, np.dtype(np.int64), 1)
+        if not y.size:
+            return y, indices
+        src = np.ascontiguousarray(x).reshape(self.in4)
+        y4 = y.reshape(self.out4)
+        i4 = indices.reshape(self.out4)
+        kernel, geo, tlo, thi, mult = self.nb.max_indices, self.geo, self.tlo, self.thi, self.mult
+        plane_size, ident = self.plane_size, self.ident
+
+        def work(lo: int, hi: int) -> None:
+            kernel(src[lo:hi], y4[lo:hi], i4[lo:hi], geo, tlo, thi, mult, lo, plane_size, ident)
+
+        # A window loop costs about as much per input byte as three passes (SegNet's 12.8 MB:
+        # one thread 6.6 ms, split 3.8 ms, outside a session).
+        work_bytes = self.nbytes * 3
+        split_bytes = work_bytes if work_bytes >= NUMBA_SPLIT_WORK else 0
+        _parallel.split(self.planes, [(0, self.planes)], work, split_bytes)
+        return y, indices
