@@ -34,6 +34,8 @@ _OPTS = {
 
 # Columns of a pass descriptor row (int64): see :func:`ortpool.kernels._backend.numba_passes`.
 N, OUT, OUTER, INNER, S, D, PB, FIRST, OFF, K, JL, JH = range(12)
+
+
 @njit(inline="always", **_OPTS)
 def _max(a, b):
     # np.maximum: a NaN on either side wins; on a tie the accumulated value stays.
@@ -45,231 +47,126 @@ def _add(a, b):
     return a + b
 
 
-# The max and sum passes are the same loops with another combine step, written out twice so
-# that each compiles its combine step in (no switch inside the inner loops).
+# The max and sum passes are the same loops with another combine step: one factory builds
+# both, each with its combine step compiled in (no switch inside the inner loops). numba
+# freezes the closure's ``combine`` as a constant and keys its on-disk cache on it.
 
-@njit(inline="always", **_OPTS)
-def _interior_max(r, w, jl, jh, pb, first, k, s, d):
-    """Outputs ``[jl, jh)`` of a row (strided pass), every tap inside: tap ``first``, then the
-    others in order. The row is shifted so that every index is provably non-negative (no
-    wraparound check), and the common kernels call it with literal ``k``, ``s``, ``first``,
-    ``d``: the compiler then unrolls and vectorises the loop (ResNet's W pass 390 -> 176 µs)."""
-    base = jl * s - pb
-    rr = r[base:]
-    ww = w[jl:jh]
-    for i in range(jh - jl):
-        c = i * s
-        acc = rr[c + first * d]
-        for t in range(k):
+
+def _make_pass(combine):
+    @njit(inline="always", **_OPTS)
+    def interior(r, w, jl, jh, pb, first, k, s, d):
+        """Outputs ``[jl, jh)`` of a row (strided pass), every tap inside: tap ``first``, then the
+        others in order. The row is shifted so that every index is provably non-negative (no
+        wraparound check), and the common kernels call it with literal ``k``, ``s``, ``first``,
+        ``d``: the compiler then unrolls and vectorises the loop (ResNet's W pass 390 -> 176 µs)."""
+        base = jl * s - pb
+        rr = r[base:]
+        ww = w[jl:jh]
+        for i in range(jh - jl):
+            c = i * s
+            acc = rr[c + first * d]
+            for t in range(k):
+                if t != first:
+                    acc = combine(acc, rr[c + t * d])
+            ww[i] = acc
+
+    @njit(inline="always", **_OPTS)
+    def edge(r, w, j, s, d, pb, first, tlo, thi, ident):
+        """Output ``j`` of a row from its own taps: ``first`` (or the identity when it is -1),
+        then the others in order."""
+        c = j * s - pb
+        acc = r[c + first * d] if first >= 0 else ident
+        for t in range(tlo[j], thi[j]):
             if t != first:
-                acc = _max(acc, rr[c + t * d])
-        ww[i] = acc
+                acc = combine(acc, r[c + t * d])
+        w[j] = acc
 
-
-@njit(inline="always", **_OPTS)
-def _edge_max(r, w, j, s, d, pb, first, tlo, thi, ident):
-    """Output ``j`` of a row from its own taps: ``first`` (or the identity when it is -1),
-    then the others in order."""
-    c = j * s - pb
-    acc = r[c + first * d] if first >= 0 else ident
-    for t in range(tlo[j], thi[j]):
-        if t != first:
-            acc = _max(acc, r[c + t * d])
-    w[j] = acc
-
-
-@njit(**_OPTS)
-def _pass_max(cur, tgt, row, tlo, thi, ident):
-    n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
-    s, d, pb, first, off = row[S], row[D], row[PB], row[FIRST], row[OFF]
-    k, jl, jh = row[K], row[JL], row[JH]
-    if inner == 1 and s != 1:
-        tl = tlo[off : off + out]
-        th = thi[off : off + out]
-        for o in range(outer):
-            r = cur[o * n : (o + 1) * n]
-            w = tgt[o * out : (o + 1) * out]
-            if first < 0:
-                for j in range(out):
-                    _edge_max(r, w, j, s, d, pb, first, tl, th, ident)
-                continue
-            # Outputs with a tap in the padding: their own tap ranges; the interior (every
-            # tap inside) by a loop specialised for the common kernels.
-            for j in range(jl):
-                _edge_max(r, w, j, s, d, pb, first, tl, th, ident)
-            for j in range(jh, out):
-                _edge_max(r, w, j, s, d, pb, first, tl, th, ident)
-            if d == 1 and k == 2 and s == 2 and first == 0:
-                _interior_max(r, w, jl, jh, pb, 0, 2, 2, 1)
-            elif d == 1 and k == 3 and s == 2 and first == 1:
-                _interior_max(r, w, jl, jh, pb, 1, 3, 2, 1)
-            elif d == 1 and k == 3 and s == 2 and first == 0:
-                _interior_max(r, w, jl, jh, pb, 0, 3, 2, 1)
-            elif d == 1 and k == 4 and s == 4 and first == 0:
-                _interior_max(r, w, jl, jh, pb, 0, 4, 4, 1)
-            else:
-                _interior_max(r, w, jl, jh, pb, first, k, s, d)
-        return
-    if s == 1:
-        # Stride 1: the outputs of one tap form one contiguous span of rows in the target and
-        # in the source, so each tap is one flat loop (tap by tap over the span: every output
-        # still gets its taps in the same order). Inception's H pass: rows of 28, 146 -> 60 µs.
-        span = out * inner
+    @njit(**_OPTS)
+    def pass_(cur, tgt, row, tlo, thi, ident):
+        n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
+        s, d, pb, first, off = row[S], row[D], row[PB], row[FIRST], row[OFF]
+        k, jl, jh = row[K], row[JL], row[JH]
+        if inner == 1 and s != 1:
+            tl = tlo[off : off + out]
+            th = thi[off : off + out]
+            for o in range(outer):
+                r = cur[o * n : (o + 1) * n]
+                w = tgt[o * out : (o + 1) * out]
+                if first < 0:
+                    for j in range(out):
+                        edge(r, w, j, s, d, pb, first, tl, th, ident)
+                    continue
+                # Outputs with a tap in the padding: their own tap ranges; the interior (every
+                # tap inside) by a loop specialised for the common kernels.
+                for j in range(jl):
+                    edge(r, w, j, s, d, pb, first, tl, th, ident)
+                for j in range(jh, out):
+                    edge(r, w, j, s, d, pb, first, tl, th, ident)
+                if d == 1 and k == 2 and s == 2 and first == 0:
+                    interior(r, w, jl, jh, pb, 0, 2, 2, 1)
+                elif d == 1 and k == 3 and s == 2 and first == 1:
+                    interior(r, w, jl, jh, pb, 1, 3, 2, 1)
+                elif d == 1 and k == 3 and s == 2 and first == 0:
+                    interior(r, w, jl, jh, pb, 0, 3, 2, 1)
+                elif d == 1 and k == 4 and s == 4 and first == 0:
+                    interior(r, w, jl, jh, pb, 0, 4, 4, 1)
+                else:
+                    interior(r, w, jl, jh, pb, first, k, s, d)
+            return
+        if s == 1:
+            # Stride 1: the outputs of one tap form one contiguous span of rows in the target and
+            # in the source, so each tap is one flat loop (tap by tap over the span: every output
+            # still gets its taps in the same order). Inception's H pass: rows of 28, 146 -> 60 µs.
+            span = out * inner
+            for o in range(outer):
+                sb = o * n * inner
+                wo = tgt[o * span : (o + 1) * span]
+                if first >= 0:
+                    r = cur[sb + (first * d - pb) * inner : sb + (first * d - pb) * inner + span]
+                    for e in range(span):
+                        wo[e] = r[e]
+                else:
+                    for e in range(span):
+                        wo[e] = ident
+                for t in range(k):
+                    if t == first:
+                        continue
+                    lo = max(0, pb - t * d)
+                    hi = min(out, n + pb - t * d)
+                    if lo >= hi:
+                        continue
+                    start = sb + (lo - pb + t * d) * inner
+                    r = cur[start : start + (hi - lo) * inner]
+                    w = wo[lo * inner : hi * inner]
+                    for e in range((hi - lo) * inner):
+                        w[e] = combine(w[e], r[e])
+            return
         for o in range(outer):
             sb = o * n * inner
-            wo = tgt[o * span : (o + 1) * span]
-            if first >= 0:
-                r = cur[sb + (first * d - pb) * inner : sb + (first * d - pb) * inner + span]
-                for e in range(span):
-                    wo[e] = r[e]
-            else:
-                for e in range(span):
-                    wo[e] = ident
-            for t in range(k):
-                if t == first:
-                    continue
-                lo = max(0, pb - t * d)
-                hi = min(out, n + pb - t * d)
-                if lo >= hi:
-                    continue
-                start = sb + (lo - pb + t * d) * inner
-                r = cur[start : start + (hi - lo) * inner]
-                w = wo[lo * inner : hi * inner]
-                for e in range((hi - lo) * inner):
-                    w[e] = _max(w[e], r[e])
-        return
-    for o in range(outer):
-        sb = o * n * inner
-        for j in range(out):
-            drow = (o * out + j) * inner
-            w = tgt[drow : drow + inner]
-            c0 = j * s - pb
-            if first >= 0:
-                srow = sb + (c0 + first * d) * inner
-                r = cur[srow : srow + inner]
-                for i in range(inner):
-                    w[i] = r[i]
-            else:
-                for i in range(inner):
-                    w[i] = ident
-            for t in range(tlo[off + j], thi[off + j]):
-                if t != first:
-                    srow = sb + (c0 + t * d) * inner
+            for j in range(out):
+                drow = (o * out + j) * inner
+                w = tgt[drow : drow + inner]
+                c0 = j * s - pb
+                if first >= 0:
+                    srow = sb + (c0 + first * d) * inner
                     r = cur[srow : srow + inner]
                     for i in range(inner):
-                        w[i] = _max(w[i], r[i])
-
-
-@njit(inline="always", **_OPTS)
-def _interior_sum(r, w, jl, jh, pb, first, k, s, d):
-    """Outputs ``[jl, jh)`` of a row (strided pass), every tap inside: tap ``first``, then the
-    others in order. The row is shifted so that every index is provably non-negative (no
-    wraparound check), and the common kernels call it with literal ``k``, ``s``, ``first``,
-    ``d``: the compiler then unrolls and vectorises the loop (ResNet's W pass 390 -> 176 µs)."""
-    base = jl * s - pb
-    rr = r[base:]
-    ww = w[jl:jh]
-    for i in range(jh - jl):
-        c = i * s
-        acc = rr[c + first * d]
-        for t in range(k):
-            if t != first:
-                acc = _add(acc, rr[c + t * d])
-        ww[i] = acc
-
-
-@njit(inline="always", **_OPTS)
-def _edge_sum(r, w, j, s, d, pb, first, tlo, thi, ident):
-    """Output ``j`` of a row from its own taps: ``first`` (or the identity when it is -1),
-    then the others in order."""
-    c = j * s - pb
-    acc = r[c + first * d] if first >= 0 else ident
-    for t in range(tlo[j], thi[j]):
-        if t != first:
-            acc = _add(acc, r[c + t * d])
-    w[j] = acc
-
-
-@njit(**_OPTS)
-def _pass_sum(cur, tgt, row, tlo, thi, ident):
-    n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
-    s, d, pb, first, off = row[S], row[D], row[PB], row[FIRST], row[OFF]
-    k, jl, jh = row[K], row[JL], row[JH]
-    if inner == 1 and s != 1:
-        tl = tlo[off : off + out]
-        th = thi[off : off + out]
-        for o in range(outer):
-            r = cur[o * n : (o + 1) * n]
-            w = tgt[o * out : (o + 1) * out]
-            if first < 0:
-                for j in range(out):
-                    _edge_sum(r, w, j, s, d, pb, first, tl, th, ident)
-                continue
-            # Outputs with a tap in the padding: their own tap ranges; the interior (every
-            # tap inside) by a loop specialised for the common kernels.
-            for j in range(jl):
-                _edge_sum(r, w, j, s, d, pb, first, tl, th, ident)
-            for j in range(jh, out):
-                _edge_sum(r, w, j, s, d, pb, first, tl, th, ident)
-            if d == 1 and k == 2 and s == 2 and first == 0:
-                _interior_sum(r, w, jl, jh, pb, 0, 2, 2, 1)
-            elif d == 1 and k == 3 and s == 2 and first == 1:
-                _interior_sum(r, w, jl, jh, pb, 1, 3, 2, 1)
-            elif d == 1 and k == 3 and s == 2 and first == 0:
-                _interior_sum(r, w, jl, jh, pb, 0, 3, 2, 1)
-            elif d == 1 and k == 4 and s == 4 and first == 0:
-                _interior_sum(r, w, jl, jh, pb, 0, 4, 4, 1)
-            else:
-                _interior_sum(r, w, jl, jh, pb, first, k, s, d)
-        return
-    if s == 1:
-        # Stride 1: the outputs of one tap form one contiguous span of rows in the target and
-        # in the source, so each tap is one flat loop (tap by tap over the span: every output
-        # still gets its taps in the same order). Inception's H pass: rows of 28, 146 -> 60 µs.
-        span = out * inner
-        for o in range(outer):
-            sb = o * n * inner
-            wo = tgt[o * span : (o + 1) * span]
-            if first >= 0:
-                r = cur[sb + (first * d - pb) * inner : sb + (first * d - pb) * inner + span]
-                for e in range(span):
-                    wo[e] = r[e]
-            else:
-                for e in range(span):
-                    wo[e] = ident
-            for t in range(k):
-                if t == first:
-                    continue
-                lo = max(0, pb - t * d)
-                hi = min(out, n + pb - t * d)
-                if lo >= hi:
-                    continue
-                start = sb + (lo - pb + t * d) * inner
-                r = cur[start : start + (hi - lo) * inner]
-                w = wo[lo * inner : hi * inner]
-                for e in range((hi - lo) * inner):
-                    w[e] = _add(w[e], r[e])
-        return
-    for o in range(outer):
-        sb = o * n * inner
-        for j in range(out):
-            drow = (o * out + j) * inner
-            w = tgt[drow : drow + inner]
-            c0 = j * s - pb
-            if first >= 0:
-                srow = sb + (c0 + first * d) * inner
-                r = cur[srow : srow + inner]
-                for i in range(inner):
-                    w[i] = r[i]
-            else:
-                for i in range(inner):
-                    w[i] = ident
-            for t in range(tlo[off + j], thi[off + j]):
-                if t != first:
-                    srow = sb + (c0 + t * d) * inner
-                    r = cur[srow : srow + inner]
+                        w[i] = r[i]
+                else:
                     for i in range(inner):
-                        w[i] = _add(w[i], r[i])
+                        w[i] = ident
+                for t in range(tlo[off + j], thi[off + j]):
+                    if t != first:
+                        srow = sb + (c0 + t * d) * inner
+                        r = cur[srow : srow + inner]
+                        for i in range(inner):
+                            w[i] = combine(w[i], r[i])
+
+    return pass_
+
+
+_pass_max = _make_pass(_max)
+_pass_sum = _make_pass(_add)
 
 
 @njit(**_OPTS)
@@ -412,26 +309,51 @@ def max_indices(src, y, ind, geo, tlo, thi, mult, first_plane, plane_size, ident
                     ir[c] = base + at if at >= 0 else -1
                 if inside and cl < ch:
                     if unit and k0 == 1 and k1 == 2 and k2 == 2:
-                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 2, 2, 1, 1, 1,
-                                    m0, m1, m2, base)
+                        _window_row(
+                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 2, 2, 1, 1, 1, m0, m1, m2, base
+                        )
                     elif unit and k0 == 1 and k1 == 3 and k2 == 3:
-                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 3, 3, 1, 1, 1,
-                                    m0, m1, m2, base)
+                        _window_row(
+                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 3, 3, 1, 1, 1, m0, m1, m2, base
+                        )
                     elif unit and k0 == 2 and k1 == 2 and k2 == 2:
-                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 2, 2, 2, 1, 1, 1,
-                                    m0, m1, m2, base)
+                        _window_row(
+                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 2, 2, 2, 1, 1, 1, m0, m1, m2, base
+                        )
                     elif unit and k0 == 3 and k1 == 3 and k2 == 3:
-                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 3, 3, 3, 1, 1, 1,
-                                    m0, m1, m2, base)
+                        _window_row(
+                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 3, 3, 3, 1, 1, 1, m0, m1, m2, base
+                        )
                     elif unit and k0 == 1 and k1 == 1 and k2 == 2:
-                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 1, 2, 1, 1, 1,
-                                    m0, m1, m2, base)
+                        _window_row(
+                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 1, 2, 1, 1, 1, m0, m1, m2, base
+                        )
                     elif unit and k0 == 1 and k1 == 1 and k2 == 3:
-                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 1, 3, 1, 1, 1,
-                                    m0, m1, m2, base)
+                        _window_row(
+                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 1, 3, 1, 1, 1, m0, m1, m2, base
+                        )
                     else:
-                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2,
-                                    m0, m1, m2, base)
+                        _window_row(
+                            x,
+                            yr,
+                            ir,
+                            u0,
+                            v0,
+                            cl,
+                            ch,
+                            s2,
+                            pb2,
+                            k0,
+                            k1,
+                            k2,
+                            d0,
+                            d1,
+                            d2,
+                            m0,
+                            m1,
+                            m2,
+                            base,
+                        )
 
 
 @njit(**_OPTS)
