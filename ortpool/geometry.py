@@ -12,6 +12,7 @@ so one answer holds everywhere.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 from ortpool.attributes import PoolAttrs
@@ -171,6 +172,18 @@ def pool_geometry(spatial: Sequence[int], attrs: PoolAttrs) -> PoolGeometry:
             raise OrtpoolError(f"spatial axis {i}: {err.detail}") from None
         axes.append(AxisGeometry(n=n, k=k, s=s, d=d, pb=pb, pe=pe, out=out))
     return PoolGeometry(tuple(axes))
+
+
+def index_multipliers(spatial: Sequence[int], storage_order: int) -> tuple[int, ...]:
+    """Per spatial axis, the weight of a coordinate in an Index's offset (RULINGS.md 7).
+
+    Row-major (``storage_order=0``) weighs axis ``a`` by the product of the later sizes,
+    column-major by the product of the earlier ones. Example: spatial (H, W) = (3, 4): row-major
+    (4, 1), so (h, w) -> 4h + w; column-major (1, 3), so h + 3w.
+    """
+    if storage_order == 0:
+        return tuple(math.prod(spatial[a + 1 :]) for a in range(len(spatial)))
+    return tuple(math.prod(spatial[:a]) for a in range(len(spatial)))
 
 
 def unpool_output_spatial(spatial: Sequence[int], attrs: PoolAttrs) -> tuple[int, ...]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ortpool.geometry import AxisGeometry, PoolGeometry
+from ortpool.geometry import AxisGeometry, PoolGeometry, index_multipliers
 from ortpool.kernels import _parallel
 from ortpool.kernels._buffers import output
 from ortpool.kernels._common import lowest
@@ -32,6 +32,12 @@ def _valid_taps(g: AxisGeometry) -> tuple[list[int], list[int]]:
     return lows, highs
 
 
+def _interior(g: AxisGeometry, lo: list[int], hi: list[int]) -> tuple[int, int]:
+    """``[jl, jh)``: the outputs whose every tap is inside (a contiguous range, maybe empty)."""
+    interior = [j for j in range(g.out) if (lo[j], hi[j]) == (0, g.k)]
+    return (interior[0], interior[-1] + 1) if interior else (g.out, g.out)
+
+
 def numba_passes(
     geom: PoolGeometry, order: list[int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -50,9 +56,7 @@ def numba_passes(
             continue
         full = [t for t in range(g.k) if g.tap_range(t) == (0, g.out)]
         lo, hi = _valid_taps(g)
-        # The interior: outputs whose every tap is inside (a contiguous range, maybe empty).
-        interior = [j for j in range(g.out) if (lo[j], hi[j]) == (0, g.k)]
-        jl, jh = (interior[0], interior[-1] + 1) if interior else (g.out, g.out)
+        jl, jh = _interior(g, lo, hi)
         rows.append([
             g.n, g.out, math.prod(spatial[:axis]), math.prod(spatial[axis + 1 :]),
             g.s, g.d, g.pb, full[0] if full else -1, len(lows), g.k, jl, jh,
@@ -147,17 +151,13 @@ class NumbaMaxIndicesPlan:
         self.nb = _numba_module()
         spatial = tuple(shape[2:])
         rank = len(spatial)
-        if storage_order == 0:
-            mult = [math.prod(spatial[a + 1 :]) for a in range(rank)]
-        else:
-            mult = [math.prod(spatial[:a]) for a in range(rank)]
+        mult = list(index_multipliers(spatial, storage_order))
         axes = [_UNIT_AXIS] * (3 - rank) + list(geom.axes)
         self.mult = np.array([0] * (3 - rank) + mult, np.int64)
         rows, lows, highs = [], [], []
         for g in axes:
             lo, hi = _valid_taps(g)
-            interior = [j for j in range(g.out) if (lo[j], hi[j]) == (0, g.k)]
-            jl, jh = (interior[0], interior[-1] + 1) if interior else (g.out, g.out)
+            jl, jh = _interior(g, lo, hi)
             rows.append([g.s, g.d, g.pb, len(lows), g.k, jl, jh])
             lows += lo
             highs += hi

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ortpool.geometry import AxisGeometry, PoolGeometry
+from ortpool.geometry import AxisGeometry, PoolGeometry, index_multipliers
 from ortpool.kernels import _parallel
 from ortpool.kernels._backend import NUMBA_DTYPES, backend
 from ortpool.kernels._buffers import output, scratch
@@ -321,10 +321,7 @@ class MaxIndicesPlan:
         self.values_plan = MaxValuesPlan(geom, shape, dtype, order)
         spatial = tuple(shape[2:])
         rank = len(spatial)
-        if storage_order == 0:
-            mult = [math.prod(spatial[a + 1 :]) for a in range(rank)]
-        else:
-            mult = [math.prod(spatial[:a]) for a in range(rank)]
+        mult = index_multipliers(spatial, storage_order)
         base = np.zeros(geom.output_spatial, np.int64)
         for a, g in enumerate(geom.axes):
             coords = (np.arange(g.out, dtype=np.int64) * g.s - g.pb) * mult[a]
