@@ -165,8 +165,28 @@ def _make_pass(combine):
     return pass_
 
 
-_pass_max = _make_pass(_max)
-_pass_sum = _make_pass(_add)
+def _make_chain(pass_):
+    @njit(inline="always", **_OPTS)
+    def chain(src, dst, info, tlo, thi, ident, buf0, buf1):
+        """Every pass of one plane in order, through the two scratch rows, the last into
+        ``dst``."""
+        last = info.shape[0] - 1
+        cur = src
+        for q in range(last + 1):
+            if q == last:
+                tgt = dst
+            elif q % 2 == 0:
+                tgt = buf0
+            else:
+                tgt = buf1
+            pass_(cur, tgt, info[q], tlo, thi, ident)
+            cur = tgt
+
+    return chain
+
+
+_chain_max = _make_chain(_make_pass(_max))
+_chain_sum = _make_chain(_make_pass(_add))
 
 
 @njit(**_OPTS)
@@ -180,42 +200,22 @@ def _scratch_size(info):
 @njit(**_OPTS)
 def max_planes(src, dst, info, tlo, thi, ident):
     """``dst[p] = separable max of src[p]`` for every plane (rows of 2-D C arrays)."""
-    last = info.shape[0] - 1
     size = _scratch_size(info)
     buf0 = np.empty(size, src.dtype)
     buf1 = np.empty(size, src.dtype)
     for p in range(src.shape[0]):
-        cur = src[p]
-        for q in range(last + 1):
-            if q == last:
-                tgt = dst[p]
-            elif q % 2 == 0:
-                tgt = buf0
-            else:
-                tgt = buf1
-            _pass_max(cur, tgt, info[q], tlo, thi, ident)
-            cur = tgt
+        _chain_max(src[p], dst[p], info, tlo, thi, ident, buf0, buf1)
 
 
 @njit(**_OPTS)
 def average_planes(src, dst, info, tlo, thi, divisor, zero):
     """``dst[p] = separable sum of src[p] / divisor`` (sums first, one division per output, as
     the numpy plan does)."""
-    last = info.shape[0] - 1
     size = _scratch_size(info)
     buf0 = np.empty(size, src.dtype)
     buf1 = np.empty(size, src.dtype)
     for p in range(src.shape[0]):
-        cur = src[p]
-        for q in range(last + 1):
-            if q == last:
-                tgt = dst[p]
-            elif q % 2 == 0:
-                tgt = buf0
-            else:
-                tgt = buf1
-            _pass_sum(cur, tgt, info[q], tlo, thi, zero)
-            cur = tgt
+        _chain_sum(src[p], dst[p], info, tlo, thi, zero, buf0, buf1)
         row = dst[p]
         for i in range(row.shape[0]):
             row[i] = row[i] / divisor[i]
