@@ -176,3 +176,14 @@ def test_ceil_drop_rule_at_every_version(op, version):
     y = call(x, version=version, kernel_shape=[2], strides=[2], pads=[0, 1], ceil_mode=1)
     expected = [1, 3] if op == "MaxPool" else [0.5, 2.5]
     np.testing.assert_array_equal(y, np.array([[expected]], np.float32))
+
+
+def test_index_multipliers_row_and_column_major():
+    """RULINGS.md 7: (h, w) -> 4h + w row-major on a 3x4 plane, h + 3w column-major; 3-D
+    column-major is d1 + D1*d2 + D1*D2*d3."""
+    from ortpool.geometry import index_multipliers
+
+    assert index_multipliers((3, 4), 0) == (4, 1)
+    assert index_multipliers((3, 4), 1) == (1, 3)
+    assert index_multipliers((2, 3, 5), 0) == (15, 5, 1)
+    assert index_multipliers((2, 3, 5), 1) == (1, 2, 6)
