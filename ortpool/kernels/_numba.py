@@ -71,6 +71,22 @@ def _make_pass(combine):
             ww[i] = acc
 
     @njit(inline="always", **_OPTS)
+    def strided_interior(r, w, jl, jh, pb, first, k, s, d):
+        # The common kernels with literal arguments: unrolled and vectorised.
+        if d == 1 and k == 2 and s == 2 and first == 0:
+            interior(r, w, jl, jh, pb, 0, 2, 2, 1)
+        elif d == 1 and k == 3 and s == 2 and first == 1:
+            interior(r, w, jl, jh, pb, 1, 3, 2, 1)
+        elif d == 1 and k == 3 and s == 2 and first == 0:
+            interior(r, w, jl, jh, pb, 0, 3, 2, 1)
+        elif d == 1 and k == 4 and s == 4 and first == 0:
+            interior(r, w, jl, jh, pb, 0, 4, 4, 1)
+        elif d == 1 and k == 3 and s == 3 and first == 0:
+            interior(r, w, jl, jh, pb, 0, 3, 3, 1)
+        else:
+            interior(r, w, jl, jh, pb, first, k, s, d)
+
+    @njit(inline="always", **_OPTS)
     def edge(r, w, j, s, d, pb, first, tlo, thi, ident):
         """Output ``j`` of a row from its own taps: ``first`` (or the identity when it is -1),
         then the others in order."""
@@ -81,11 +97,80 @@ def _make_pass(combine):
                 acc = combine(acc, r[c + t * d])
         w[j] = acc
 
+    @njit(inline="always", **_OPTS)
+    def flat_tap(tgt, ph, total, o, s, init):
+        """Tap at offset ``o`` (coordinate minus output times stride) for every output of the
+        flat block: output ``q`` reads source ``q * s + o``, i.e. element ``q + o // s`` of phase
+        ``o % s``. Outputs whose read would leave the block are row edges, redone later."""
+        m = o % s
+        h = o // s
+        lo = max(0, -h)
+        hi = min(total, total - h)
+        if lo >= hi:
+            return
+        src = ph[m * total + lo + h : m * total + hi + h]
+        dst = tgt[lo:hi]
+        if init:
+            for i in range(hi - lo):
+                dst[i] = src[i]
+        else:
+            for i in range(hi - lo):
+                dst[i] = combine(dst[i], src[i])
+
     @njit(**_OPTS)
-    def pass_(cur, tgt, row, tlo, thi, ident):
+    def flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, tl, th, ident):
+        """An inner-axis pass whose source rows are exactly ``s`` times the target rows, as
+        flat loops over the whole plane (one per tap) instead of one short loop per row: with
+        rows of 28-112 elements the per-row cost dominated (ResNet's W pass). A strided source
+        is first split into its ``s`` phases (contiguous), so every tap loop is contiguous and
+        vectorises. The outputs with a tap in the padding (row edges), which the flat loops got
+        wrong across the row seams, are then redone from their own taps: every output combines
+        the same taps in the same order as the per-row loops."""
+        total = outer * out
+        if first >= 0 and s > 1 and (k - 1) * d < s:
+            # Neighbouring windows share no element: each output reads its own s-element
+            # group once, a loop that vectorises as it stands (strided loads of a full group).
+            # The whole plane is one row; the outputs whose taps leave it are row edges.
+            q0 = (pb + s - 1) // s
+            q1 = min(total, (outer * n + pb - (k - 1) * d - 1) // s + 1)
+            if q0 < q1:
+                strided_interior(cur, tgt, q0, q1, pb, first, k, s, d)
+        elif s == 1:
+            ph = cur
+        elif s == 2:
+            _deinterleave(cur, ph, total, 2)
+        elif s == 4:
+            _deinterleave(cur, ph, total, 4)
+        else:
+            _deinterleave(cur, ph, total, s)
+        if not (first >= 0 and s > 1 and (k - 1) * d < s):
+            if first >= 0:
+                flat_tap(tgt, ph, total, first * d - pb, s, True)
+            else:
+                for q in range(total):
+                    tgt[q] = ident
+            for t in range(k):
+                if t != first:
+                    flat_tap(tgt, ph, total, t * d - pb, s, False)
+        for o in range(outer):
+            r = cur[o * n : (o + 1) * n]
+            w = tgt[o * out : (o + 1) * out]
+            for j in range(jl):
+                edge(r, w, j, s, d, pb, first, tl, th, ident)
+            for j in range(jh, out):
+                edge(r, w, j, s, d, pb, first, tl, th, ident)
+
+    @njit(**_OPTS)
+    def pass_(cur, tgt, ph, row, tlo, thi, ident):
         n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
         s, d, pb, first, off = row[S], row[D], row[PB], row[FIRST], row[OFF]
         k, jl, jh = row[K], row[JL], row[JH]
+        if inner == 1 and n == s * out and 2 * (jh - jl) >= out:
+            flat_inner(
+                cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh,
+                tlo[off : off + out], thi[off : off + out], ident,
+            )
+            return
         if inner == 1 and s != 1:
             tl = tlo[off : off + out]
             th = thi[off : off + out]
@@ -102,16 +187,7 @@ def _make_pass(combine):
                     edge(r, w, j, s, d, pb, first, tl, th, ident)
                 for j in range(jh, out):
                     edge(r, w, j, s, d, pb, first, tl, th, ident)
-                if d == 1 and k == 2 and s == 2 and first == 0:
-                    interior(r, w, jl, jh, pb, 0, 2, 2, 1)
-                elif d == 1 and k == 3 and s == 2 and first == 1:
-                    interior(r, w, jl, jh, pb, 1, 3, 2, 1)
-                elif d == 1 and k == 3 and s == 2 and first == 0:
-                    interior(r, w, jl, jh, pb, 0, 3, 2, 1)
-                elif d == 1 and k == 4 and s == 4 and first == 0:
-                    interior(r, w, jl, jh, pb, 0, 4, 4, 1)
-                else:
-                    interior(r, w, jl, jh, pb, first, k, s, d)
+                strided_interior(r, w, jl, jh, pb, first, k, s, d)
             return
         if s == 1:
             # Stride 1: the outputs of one tap form one contiguous span of rows in the target and
@@ -167,9 +243,9 @@ def _make_pass(combine):
 
 def _make_chain(pass_):
     @njit(inline="always", **_OPTS)
-    def chain(src, dst, info, tlo, thi, ident, buf0, buf1):
+    def chain(src, dst, info, tlo, thi, ident, buf0, buf1, ph):
         """Every pass of one plane in order, through the two scratch rows, the last into
-        ``dst``."""
+        ``dst`` (``ph``: room for a pass's source split into phases)."""
         last = info.shape[0] - 1
         cur = src
         for q in range(last + 1):
@@ -179,7 +255,7 @@ def _make_chain(pass_):
                 tgt = buf0
             else:
                 tgt = buf1
-            pass_(cur, tgt, info[q], tlo, thi, ident)
+            pass_(cur, tgt, ph, info[q], tlo, thi, ident)
             cur = tgt
 
     return chain
@@ -187,6 +263,15 @@ def _make_chain(pass_):
 
 _chain_max = _make_chain(_make_pass(_max))
 _chain_sum = _make_chain(_make_pass(_add))
+
+
+@njit(inline="always", **_OPTS)
+def _deinterleave(src, ph, total, s):
+    """``ph[m * total + q] = src[q * s + m]``: the ``s`` phases of a strided source, each
+    contiguous; called with a literal ``s`` for the common strides, so the loop vectorises."""
+    for q in range(total):
+        for m in range(s):
+            ph[m * total + q] = src[q * s + m]
 
 
 @njit(**_OPTS)
@@ -198,13 +283,22 @@ def _scratch_size(info):
 
 
 @njit(**_OPTS)
+def _phase_size(info):
+    size = 1
+    for q in range(info.shape[0]):
+        size = max(size, info[q, OUTER] * info[q, N] * info[q, INNER])
+    return size
+
+
+@njit(**_OPTS)
 def max_planes(src, dst, info, tlo, thi, ident):
     """``dst[p] = separable max of src[p]`` for every plane (rows of 2-D C arrays)."""
     size = _scratch_size(info)
     buf0 = np.empty(size, src.dtype)
     buf1 = np.empty(size, src.dtype)
+    ph = np.empty(_phase_size(info), src.dtype)
     for p in range(src.shape[0]):
-        _chain_max(src[p], dst[p], info, tlo, thi, ident, buf0, buf1)
+        _chain_max(src[p], dst[p], info, tlo, thi, ident, buf0, buf1, ph)
 
 
 @njit(**_OPTS)
@@ -214,8 +308,9 @@ def average_planes(src, dst, info, tlo, thi, divisor, zero):
     size = _scratch_size(info)
     buf0 = np.empty(size, src.dtype)
     buf1 = np.empty(size, src.dtype)
+    ph = np.empty(_phase_size(info), src.dtype)
     for p in range(src.shape[0]):
-        _chain_sum(src[p], dst[p], info, tlo, thi, zero, buf0, buf1)
+        _chain_sum(src[p], dst[p], info, tlo, thi, zero, buf0, buf1, ph)
         row = dst[p]
         for i in range(row.shape[0]):
             row[i] = row[i] / divisor[i]
