@@ -98,6 +98,18 @@ def _make_pass(combine):
         w[j] = acc
 
     @njit(inline="always", **_OPTS)
+    def fused(w, a, b, c, k):
+        """``w = combine(combine(a, b), c)`` (``k == 3``) or ``combine(a, b)``: the taps of a
+        window already in order, one loop that reads each tap once and writes once (tap by tap
+        it wrote the target k times)."""
+        if k == 2:
+            for i in range(w.shape[0]):
+                w[i] = combine(a[i], b[i])
+        else:
+            for i in range(w.shape[0]):
+                w[i] = combine(combine(a[i], b[i]), c[i])
+
+    @njit(inline="always", **_OPTS)
     def flat_tap(tgt, ph, total, o, s, init):
         """Tap at offset ``o`` (coordinate minus output times stride) for every output of the
         flat block: output ``q`` reads source ``q * s + o``, i.e. element ``q + o // s`` of phase
@@ -143,7 +155,23 @@ def _make_pass(combine):
             _deinterleave(cur, ph, total, 4)
         else:
             _deinterleave(cur, ph, total, s)
-        if not (first >= 0 and s > 1 and (k - 1) * d < s):
+        if _fusable(first, k) and not (s > 1 and (k - 1) * d < s):
+            # Every tap of a window in one loop over the outputs all of whose taps are in the
+            # block; the others are row edges.
+            t1, t2 = _order(first, k)
+            h0, h1, h2 = (first * d - pb) // s, (t1 * d - pb) // s, (t2 * d - pb) // s
+            q0 = max(0, -h0, -h1, -h2)
+            q1 = min(total, total - h0, total - h1, total - h2)
+            if q0 < q1:
+                b0 = ((first * d - pb) % s) * total + q0
+                b1 = ((t1 * d - pb) % s) * total + q0
+                b2 = ((t2 * d - pb) % s) * total + q0
+                m = q1 - q0
+                fused(
+                    tgt[q0:q1], ph[b0 + h0 : b0 + h0 + m], ph[b1 + h1 : b1 + h1 + m],
+                    ph[b2 + h2 : b2 + h2 + m], k,
+                )
+        elif not (first >= 0 and s > 1 and (k - 1) * d < s):
             if first >= 0:
                 flat_tap(tgt, ph, total, first * d - pb, s, True)
             else:
@@ -159,6 +187,29 @@ def _make_pass(combine):
                 edge(r, w, j, s, d, pb, first, tl, th, ident)
             for j in range(jh, out):
                 edge(r, w, j, s, d, pb, first, tl, th, ident)
+
+    @njit(inline="always", **_OPTS)
+    def rows(cur, tgt, sb, db, j0, j1, inner, s, d, pb, first, tlo, thi, off, ident):
+        """Output rows ``[j0, j1)`` of an outer-axis pass (rows of ``inner`` elements), each
+        from its own taps, tap by tap."""
+        for j in range(j0, j1):
+            drow = db + j * inner
+            w = tgt[drow : drow + inner]
+            c0 = j * s - pb
+            if first >= 0:
+                srow = sb + (c0 + first * d) * inner
+                r = cur[srow : srow + inner]
+                for i in range(inner):
+                    w[i] = r[i]
+            else:
+                for i in range(inner):
+                    w[i] = ident
+            for t in range(tlo[off + j], thi[off + j]):
+                if t != first:
+                    srow = sb + (c0 + t * d) * inner
+                    r = cur[srow : srow + inner]
+                    for i in range(inner):
+                        w[i] = combine(w[i], r[i])
 
     @njit(**_OPTS)
     def pass_(cur, tgt, ph, row, tlo, thi, ident):
@@ -189,6 +240,27 @@ def _make_pass(combine):
                     edge(r, w, j, s, d, pb, first, tl, th, ident)
                 strided_interior(r, w, jl, jh, pb, first, k, s, d)
             return
+        if s == 1 and _fusable(first, k) and jl < jh:
+            # Rows whose every tap is inside: all taps in one loop over the whole interior
+            # block (contiguous); the edge rows as below. Not at stride >= 2: reading k rows
+            # at once from memory (VGG's 12.8 MB) ran 2x slower than tap by tap, whose reads
+            # are one sequential stream (in cache the fused loop wins: 75 against 104 µs).
+            t1, t2 = _order(first, k)
+            for o in range(outer):
+                sb = o * n * inner
+                db = o * out * inner
+                rows(cur, tgt, sb, db, 0, jl, inner, s, d, pb, first, tlo, thi, off, ident)
+                rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, tlo, thi, off, ident)
+                m = (jh - jl) * inner
+                start = sb + (jl - pb) * inner
+                fused(
+                    tgt[db + jl * inner : db + jh * inner],
+                    cur[start + first * d * inner : start + first * d * inner + m],
+                    cur[start + t1 * d * inner : start + t1 * d * inner + m],
+                    cur[start + t2 * d * inner : start + t2 * d * inner + m],
+                    k,
+                )
+            return
         if s == 1:
             # Stride 1: the outputs of one tap form one contiguous span of rows in the target and
             # in the source, so each tap is one flat loop (tap by tap over the span: every output
@@ -218,25 +290,8 @@ def _make_pass(combine):
                         w[e] = combine(w[e], r[e])
             return
         for o in range(outer):
-            sb = o * n * inner
-            for j in range(out):
-                drow = (o * out + j) * inner
-                w = tgt[drow : drow + inner]
-                c0 = j * s - pb
-                if first >= 0:
-                    srow = sb + (c0 + first * d) * inner
-                    r = cur[srow : srow + inner]
-                    for i in range(inner):
-                        w[i] = r[i]
-                else:
-                    for i in range(inner):
-                        w[i] = ident
-                for t in range(tlo[off + j], thi[off + j]):
-                    if t != first:
-                        srow = sb + (c0 + t * d) * inner
-                        r = cur[srow : srow + inner]
-                        for i in range(inner):
-                            w[i] = combine(w[i], r[i])
+            rows(cur, tgt, o * n * inner, o * out * inner, 0, out, inner, s, d, pb, first, tlo,
+                 thi, off, ident)
 
     return pass_
 
@@ -263,6 +318,20 @@ def _make_chain(pass_):
 
 _chain_max = _make_chain(_make_pass(_max))
 _chain_sum = _make_chain(_make_pass(_add))
+
+
+@njit(inline="always", **_OPTS)
+def _fusable(first, k):
+    # Windows of 2 or 3 taps, one of which covers every output, take the fused loops.
+    return first >= 0 and (k == 2 or k == 3)
+
+
+@njit(inline="always", **_OPTS)
+def _order(first, k):
+    """The taps after ``first``, in order (for k = 2 the second is repeated, unused)."""
+    t1 = 1 if first == 0 else 0
+    t2 = 3 - first - t1 if k == 3 else t1
+    return t1, t2
 
 
 @njit(inline="always", **_OPTS)
