@@ -119,6 +119,18 @@ def test_plain_onnxruntime_session_with_session_options():
     check_mixed(session)
 
 
+def test_session_options_passed_back_to_ortpool_session():
+    """Options from ``ortpool.session_options()`` handed to ``ortpool.InferenceSession`` (which
+    prepares its options too): the library is loaded once, not twice (twice made onnxruntime
+    refuse the session: "Conflicting with a registered kernel")."""
+    options = ortpool.session_options()
+    options.intra_op_num_threads = 1
+    assert ortpool.session_options(options) is options
+    check_mixed(ortpool.InferenceSession(mixed_model(), options))
+    check_mixed(ortpool.InferenceSession(mixed_model(), options))
+    assert options.get_session_config_entry("ortpool.custom_ops_library") == "1"
+
+
 # ------------------------------------------------------------ foreign ops
 
 

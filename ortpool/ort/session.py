@@ -18,11 +18,22 @@ from ortpool.ort import hook
 from ortpool.ort.register import register
 
 
+#: Session config entry marking options that already hold the custom-op library: loading it
+#: twice into one SessionOptions makes session creation fail ("Conflicting with a registered
+#: kernel"), and ``InferenceSession(model, session_options())`` would do just that.
+_LIBRARY_MARK = "ortpool.custom_ops_library"
+
+
 def session_options(base: ort.SessionOptions | None = None) -> ort.SessionOptions:
-    """SessionOptions with the ortpool ops registered (``base`` is updated and returned)."""
+    """SessionOptions with the ortpool ops registered (``base`` is updated and returned; options
+    that already have them are returned as they are)."""
     register()
     options = base if base is not None else ort.SessionOptions()
-    options.register_custom_ops_library(get_library_path())
+    try:
+        options.get_session_config_entry(_LIBRARY_MARK)
+    except RuntimeError:  # onnxruntime's answer for a key that is not set
+        options.register_custom_ops_library(get_library_path())
+        options.add_session_config_entry(_LIBRARY_MARK, "1")
     return options
 
 
