@@ -131,6 +131,15 @@ def test_session_options_passed_back_to_ortpool_session():
     assert options.get_session_config_entry("ortpool.custom_ops_library") == "1"
 
 
+def test_session_options_turn_spinning_off_unless_set():
+    assert ortpool.session_options().get_session_config_entry(
+        "session.intra_op.allow_spinning") == "0"
+    base = ort.SessionOptions()
+    base.add_session_config_entry("session.intra_op.allow_spinning", "1")
+    assert ortpool.session_options(base).get_session_config_entry(
+        "session.intra_op.allow_spinning") == "1"
+
+
 # ------------------------------------------------------------ foreign ops
 
 

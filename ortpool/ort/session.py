@@ -17,23 +17,39 @@ from ortpool.errors import OrtpoolError
 from ortpool.ort import hook
 from ortpool.ort.register import register
 
-
 #: Session config entry marking options that already hold the custom-op library: loading it
 #: twice into one SessionOptions makes session creation fail ("Conflicting with a registered
 #: kernel"), and ``InferenceSession(model, session_options())`` would do just that.
 _LIBRARY_MARK = "ortpool.custom_ops_library"
 
 
+#: onnxruntime's switch for its intra-op workers spinning between parallel sections.
+SPINNING = "session.intra_op.allow_spinning"
+
+
+def _config(options: ort.SessionOptions, key: str) -> str | None:
+    try:
+        return options.get_session_config_entry(key)
+    except RuntimeError:  # onnxruntime's answer for a key that is not set
+        return None
+
+
 def session_options(base: ort.SessionOptions | None = None) -> ort.SessionOptions:
     """SessionOptions with the ortpool ops registered (``base`` is updated and returned; options
-    that already have them are returned as they are)."""
+    that already have them are returned as they are).
+
+    Unless ``base`` sets it, onnxruntime's intra-op workers are told not to spin
+    (``session.intra_op.allow_spinning=0``): a Python op runs on the calling thread while
+    workers released by the previous node would spin on the other cores. Measured on 2 cores,
+    Conv -> MaxPool -> Conv (ResNet stem) with ortpool's MaxPool: 5.18 -> 4.92 ms per run.
+    """
     register()
     options = base if base is not None else ort.SessionOptions()
-    try:
-        options.get_session_config_entry(_LIBRARY_MARK)
-    except RuntimeError:  # onnxruntime's answer for a key that is not set
+    if _config(options, _LIBRARY_MARK) is None:
         options.register_custom_ops_library(get_library_path())
         options.add_session_config_entry(_LIBRARY_MARK, "1")
+        if _config(options, SPINNING) is None:
+            options.add_session_config_entry(SPINNING, "0")
     return options
 
 
