@@ -191,6 +191,14 @@ def _make_pass(combine):
         down the column (per row and output, the call cost as much as the taps: Inception's
         10752 edge outputs)."""
         c = j * s - pb
+        if first >= 0 and hi - lo == 2 and lo <= first < hi:
+            # One tap besides the first (a 3-tap window at the border): a loop without the
+            # tap loop, about 3x faster for Inception's borders.
+            a = cur[c + first * d :]
+            b = cur[c + (lo + hi - 1 - first) * d :]
+            for o in range(outer):
+                tgt[o * out + j] = combine(a[o * n], b[o * n])
+            return
         for o in range(outer):
             base = o * n + c
             acc = cur[base + first * d] if first >= 0 else ident
