@@ -87,6 +87,16 @@ GEOMETRIES = [
     ("3d", (9, 14, 15), {"kernel_shape": [3, 3, 3], "strides": [2, 2, 2], "pads": [1] * 6}),
     ("3d-k2", (8, 10, 12), {"kernel_shape": [2, 2, 2], "strides": [2, 2, 2]}),
     ("4d", (4, 5, 6, 7), {"kernel_shape": [2, 2, 2, 3], "strides": [1, 2, 2, 2]}),
+    # Inner rows exactly s times the output rows: the flat passes over a whole plane, split
+    # into phases when windows overlap (s = 2, 3, 4; dilated), one strided loop when not
+    # (k3s3), fused taps (k <= 3) or tap by tap (k > 3), row borders redone.
+    ("k3s2p1-even", (38, 40), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ("k3s2d2-even", (20, 24), {"kernel_shape": [3, 3], "strides": [2, 2], "dilations": [2, 2],
+                               "pads": [2, 2, 2, 2]}),
+    ("k3s3", (12, 18), {"kernel_shape": [3, 3], "strides": [3, 3]}),
+    ("k6s4", (8, 32), {"kernel_shape": [2, 6], "strides": [1, 4], "pads": [0, 1, 0, 1]}),
+    ("k5s3", (9, 27), {"kernel_shape": [1, 5], "strides": [1, 3], "pads": [0, 2, 0, 2]}),
+    ("k2s1-lower", (7, 30), {"kernel_shape": [2, 2], "pads": [1, 1, 0, 0]}),
 ]
 
 
