@@ -23,6 +23,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+# Columns of a pass row (int64), as :func:`._numba_plans.numba_passes` writes them.
+from ortpool.kernels._numba_plans import FIRST, INNER, JH, JL, OFF, OUT, OUTER, PB, D, K, N, S
+
 # error_model "numpy": x / 0 gives inf or NaN as in numpy (the default "python" would raise).
 _OPTS = {
     "cache": True,
@@ -32,8 +35,6 @@ _OPTS = {
     "error_model": "numpy",
 }
 
-# Columns of a pass descriptor row (int64): see :func:`ortpool.kernels._backend.numba_passes`.
-N, OUT, OUTER, INNER, S, D, PB, FIRST, OFF, K, JL, JH = range(12)
 
 
 @njit(inline="always", **_OPTS)
