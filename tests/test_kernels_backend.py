@@ -214,3 +214,20 @@ def test_import_and_rewrite_do_not_load_numba(tmp_path):
     lines = _child(code)
     assert lines[0] == "False"
     assert lines[-3:] == ["0", "False", "False"]
+
+
+def test_scratch_sizes_of_the_resnet_stem_passes():
+    """H pass (1, 112, 112) -> (1, 56, 112), then W pass (56, 112, 1) -> (56, 56, 1): the one
+    intermediate is 56 * 112; the largest pass source, 112 * 112, bounds the phases; a block of
+    64 planes seen as one plane needs 64 times both."""
+    from ortpool.attributes import normalize
+    from ortpool.geometry import pool_geometry
+    from ortpool.versions import get
+
+    attrs = normalize(get("MaxPool", 12),
+                      {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, 2)
+    info, _, _ = _numba_plans.numba_passes(pool_geometry((112, 112), attrs), [0, 1])
+    assert _numba_plans.scratch_sizes(info) == (56 * 112, 112 * 112)
+    info[:, _numba_plans.OUTER] *= 64
+    assert _numba_plans.scratch_sizes(info) == (64 * 56 * 112, 64 * 112 * 112)
+    assert _numba_plans.scratch_sizes(info[:1]) == (1, 64 * 112 * 112)  # one pass: no intermediate

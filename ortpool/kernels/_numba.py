@@ -20,7 +20,6 @@ No ``fastmath``: IEEE semantics (NaN, signed zero, rounding) are those of numpy.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 # Columns of a pass row (int64), as :func:`._numba_plans.numba_passes` writes them.
@@ -392,40 +391,17 @@ def _deinterleave(src, ph, total, s):
 
 
 @njit(**_OPTS)
-def _scratch_size(info):
-    size = 1
-    for q in range(info.shape[0] - 1):
-        size = max(size, info[q, OUTER] * info[q, OUT] * info[q, INNER])
-    return size
-
-
-@njit(**_OPTS)
-def _phase_size(info):
-    size = 1
-    for q in range(info.shape[0]):
-        size = max(size, info[q, OUTER] * info[q, N] * info[q, INNER])
-    return size
-
-
-@njit(**_OPTS)
-def max_planes(src, dst, info, tlo, thi, ident):
-    """``dst[p] = separable max of src[p]`` for every plane (rows of 2-D C arrays)."""
-    size = _scratch_size(info)
-    buf0 = np.empty(size, src.dtype)
-    buf1 = np.empty(size, src.dtype)
-    ph = np.empty(_phase_size(info), src.dtype)
+def max_planes(src, dst, info, tlo, thi, ident, buf0, buf1, ph):
+    """``dst[p] = separable max of src[p]`` for every plane (rows of 2-D C arrays), through the
+    caller's scratch buffers (see :func:`._numba_plans.scratch_sizes`)."""
     for p in range(src.shape[0]):
         _chain_max(src[p], dst[p], info, tlo, thi, ident, buf0, buf1, ph)
 
 
 @njit(**_OPTS)
-def average_planes(src, dst, info, tlo, thi, divisor, zero):
+def average_planes(src, dst, info, tlo, thi, divisor, zero, buf0, buf1, ph):
     """``dst[p] = separable sum of src[p] / divisor`` (sums first, one division per output, as
     the numpy plan does)."""
-    size = _scratch_size(info)
-    buf0 = np.empty(size, src.dtype)
-    buf1 = np.empty(size, src.dtype)
-    ph = np.empty(_phase_size(info), src.dtype)
     for p in range(src.shape[0]):
         _chain_sum(src[p], dst[p], info, tlo, thi, zero, buf0, buf1, ph)
         row = dst[p]
