@@ -391,17 +391,20 @@ def _deinterleave(src, ph, total, s):
 
 
 @njit(**_OPTS)
-def max_planes(src, dst, info, tlo, thi, ident, buf0, buf1, ph):
+def max_planes(src, dst, info, tlo, thi, ident, work, inter):
     """``dst[p] = separable max of src[p]`` for every plane (rows of 2-D C arrays), through the
-    caller's scratch buffers (see :func:`._numba_plans.scratch_sizes`)."""
+    caller's scratch buffer ``work``: two intermediates of ``inter`` elements, then the phases
+    (see :func:`._numba_plans.scratch_sizes`)."""
+    buf0, buf1, ph = work[:inter], work[inter : 2 * inter], work[2 * inter :]
     for p in range(src.shape[0]):
         _chain_max(src[p], dst[p], info, tlo, thi, ident, buf0, buf1, ph)
 
 
 @njit(**_OPTS)
-def average_planes(src, dst, info, tlo, thi, divisor, zero, buf0, buf1, ph):
+def average_planes(src, dst, info, tlo, thi, divisor, zero, work, inter):
     """``dst[p] = separable sum of src[p] / divisor`` (sums first, one division per output, as
-    the numpy plan does)."""
+    the numpy plan does); ``work`` and ``inter`` as for :func:`max_planes`."""
+    buf0, buf1, ph = work[:inter], work[inter : 2 * inter], work[2 * inter :]
     for p in range(src.shape[0]):
         _chain_sum(src[p], dst[p], info, tlo, thi, zero, buf0, buf1, ph)
         row = dst[p]

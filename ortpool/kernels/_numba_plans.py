@@ -90,6 +90,11 @@ def scratch_sizes(info: np.ndarray) -> tuple[int, int]:
     return inter, phases
 
 
+def _work_sizes(info: np.ndarray) -> tuple[int, int]:
+    inter, phases = scratch_sizes(info)
+    return inter, 2 * inter + phases
+
+
 class _NumbaSeparablePlan:
     def __init__(self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order):
         self.nb = _numba_module()
@@ -101,19 +106,17 @@ class _NumbaSeparablePlan:
         self.in_plane = math.prod(shape[2:])
         self.out_plane = math.prod(geom.output_spatial)
         self.whole = self.nbytes <= WHOLE_BYTES
-        self.info_all = self._block_info(self.planes)
+        self.info_all = self._block_info(self.planes) if self.whole else self.info
+        # Every call but a split one runs info_all: its scratch size is computed once.
+        self.sizes_all = _work_sizes(self.info_all)
 
-    def _buffers(self, info: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """This thread's reused scratch buffers for the passes ``info``: two for the
-        intermediates, one for a source split into phases. Allocated in the kernel at each call,
-        a multi-megabyte buffer came from mmap and faulted in every page: in a session the
-        ResNet stem took 3 ms instead of 0.5."""
-        inter, phases = scratch_sizes(info)
-        return (
-            scratch((inter,), self.dtype, "numba0"),
-            scratch((inter,), self.dtype, "numba1"),
-            scratch((phases,), self.dtype, "numba-phases"),
-        )
+    def _scratch(self, info: np.ndarray) -> tuple[np.ndarray, int]:
+        """This thread's reused scratch buffer for the passes ``info`` (two intermediates, then
+        room for a source split into phases) and the intermediate size. Allocated in the kernel
+        at each call, a multi-megabyte buffer came from mmap and faulted in every page: in a
+        session the ResNet stem took 3 ms instead of 0.5."""
+        inter, total = self.sizes_all if info is self.info_all else _work_sizes(info)
+        return scratch((total,), self.dtype, "numba"), inter
 
     def _block_info(self, planes: int) -> np.ndarray:
         """The passes of ``planes`` consecutive planes seen as one plane."""
@@ -139,7 +142,7 @@ class _NumbaSeparablePlan:
 
         def work(lo: int, hi: int) -> None:
             if not self.whole:
-                self._launch(src[lo:hi], dst[lo:hi], self.info, 1)
+                self._launch(src[lo:hi], dst[lo:hi], self.info_all, 1)
                 return
             info = self.info_all if hi - lo == planes else self._block_info(hi - lo)
             self._launch(src[lo:hi].reshape(1, -1), dst[lo:hi].reshape(1, -1), info, hi - lo)
@@ -168,7 +171,7 @@ class NumbaMaxValuesPlan(_NumbaSeparablePlan):
         self.ident = dtype.type(lowest(dtype))
 
     def _launch(self, src: np.ndarray, dst: np.ndarray, info: np.ndarray, planes: int) -> None:
-        self.nb.max_planes(src, dst, info, self.tlo, self.thi, self.ident, *self._buffers(info))
+        self.nb.max_planes(src, dst, info, self.tlo, self.thi, self.ident, *self._scratch(info))
 
     def values(self, x: np.ndarray) -> np.ndarray:
         return self._run(x)
@@ -191,7 +194,7 @@ class NumbaAveragePlan(_NumbaSeparablePlan):
     def _launch(self, src: np.ndarray, dst: np.ndarray, info: np.ndarray, planes: int) -> None:
         divisor = self.divisor[: planes * self.out_plane]
         self.nb.average_planes(
-            src, dst, info, self.tlo, self.thi, divisor, self.zero, *self._buffers(info)
+            src, dst, info, self.tlo, self.thi, divisor, self.zero, *self._scratch(info)
         )
 
     def average(self, x: np.ndarray) -> np.ndarray:
