@@ -105,7 +105,7 @@ GEOMETRIES = [
 def test_max_pool_bit_identical(paths, spatial, attrs, dtype, monkeypatch):
     x = _data((2, 3, *spatial), dtype, seed=len(spatial) * 7 + x_seed(attrs))
     _assert_same(*paths(lambda: kernels.max_pool(x, version=22, **attrs)), zero_sign=False)
-    monkeypatch.setattr(_numba_plans, "WHOLE_BYTES", 0)  # a call per plane
+    monkeypatch.setattr(_numba_plans, "NUMBA_BLOCK_BYTES", 0)  # a block per plane
     _assert_same(*paths(lambda: kernels.max_pool(x, version=22, **attrs)), zero_sign=False)
     indices = paths(lambda: kernels.max_pool(x, version=22, return_indices=True, **attrs))
     _assert_same(*indices, zero_sign=False)
@@ -127,8 +127,8 @@ def x_seed(attrs: dict) -> int:
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 @pytest.mark.parametrize("include_pad", [0, 1])
 def test_average_pool_bit_identical(paths, spatial, attrs, dtype, include_pad, monkeypatch):
-    # Planes one call each (as above WHOLE_BYTES) with count_include_pad=1, one block with 0.
-    monkeypatch.setattr(_numba_plans, "WHOLE_BYTES", 0 if include_pad else 1 << 40)
+    # A block per plane with count_include_pad=1, every plane in one block with 0.
+    monkeypatch.setattr(_numba_plans, "NUMBA_BLOCK_BYTES", 0 if include_pad else 1 << 40)
     x = _data((2, 3, *spatial), dtype, seed=x_seed(attrs) + include_pad)
     _assert_same(
         *paths(
@@ -137,13 +137,13 @@ def test_average_pool_bit_identical(paths, spatial, attrs, dtype, include_pad, m
     )
 
 
-@pytest.mark.parametrize("whole", [True, False], ids=["one-block", "per-plane"])
+@pytest.mark.parametrize("whole", [True, False], ids=["blocks", "per-plane"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_large_calls_split_across_threads_bit_identical(paths, threads, whole, monkeypatch):
     """Calls above the split threshold: both paths, one and two threads (each share of planes
-    seen as one block, or a call per plane as for inputs above WHOLE_BYTES), the same bits."""
+    in blocks of 1 MB, or of one plane each), the same bits."""
     monkeypatch.setattr(_numba_plans, "NUMBA_SPLIT_WORK", 1)  # split whatever numpy would split
-    monkeypatch.setattr(_numba_plans, "WHOLE_BYTES", 1 << 40 if whole else 0)
+    monkeypatch.setattr(_numba_plans, "NUMBA_BLOCK_BYTES", 1 << 20 if whole else 0)
     _parallel.set_thread_count(threads)
     try:
         x = _data((1, 64, 112, 112), np.float32, seed=5)

@@ -70,14 +70,17 @@ def numba_passes(
     return info, np.array([*lows, 0], np.int64), np.array([*highs, 0], np.int64)
 
 
-#: Inputs up to this size run as one block: the planes of a thread's share are seen as one
-#: plane with ``planes`` times the outer rows (``numba_passes``' OUTER column), so each pass is
-#: one call over the whole share instead of one per plane, and the flat inner passes one loop
-#: (the plane seams are row seams, redone like the others). In-process A/B against a call per
-#: plane (kernel alone, one thread): Inception 0.66, 1-D 0.74, VGG 0.76, DenseNet 0.83,
-#: ResNet stem 0.95, 3-D 1.04. The scratch buffers then hold a whole share's intermediate (at
-#: most about the input's size), hence the limit.
-WHOLE_BYTES = 16 << 20
+#: Input bytes of a block of planes. A block is seen as one plane with ``planes`` times the
+#: outer rows (``numba_passes``' OUTER column), so each pass is one call over the block instead
+#: of one per plane, and a flat inner pass one loop (the plane seams are row seams, redone like
+#: the others); a block small enough keeps its intermediates in cache between passes. A plane
+#: larger than this is a block of its own. Kernel alone, one thread, in-process A/B, time
+#: against the whole input as one block (256 KB / 1 MB / 4 MB blocks): ResNet stem 1.13 / 1.07
+#: / 1.14, VGG 1.24 / 1.02 / 1.01, DenseNet 1.16 / 1.05 / 1.02, Inception 1.08 / 1.07 / 1.01,
+#: 3-D 0.94 / 0.82 / 1.00, 1-D 1.35 / 0.94 / 0.98; against the kernel called once for all
+#: planes, each plane on its own: Inception 0.66, 1-D 0.74, VGG 0.76, DenseNet 0.83. Same
+#: size as the numpy plans' blocks (``_plan.BLOCK_BYTES``), measured apart.
+NUMBA_BLOCK_BYTES = 1 << 20
 
 
 def scratch_sizes(info: np.ndarray) -> tuple[int, int]:
@@ -105,18 +108,15 @@ class _NumbaSeparablePlan:
         self.nbytes = math.prod(shape) * dtype.itemsize
         self.in_plane = math.prod(shape[2:])
         self.out_plane = math.prod(geom.output_spatial)
-        self.whole = self.nbytes <= WHOLE_BYTES
-        self.info_all = self._block_info(self.planes) if self.whole else self.info
-        # Every call but a split one runs info_all: its scratch size is computed once.
-        self.sizes_all = _work_sizes(self.info_all)
-
-    def _scratch(self, info: np.ndarray) -> tuple[np.ndarray, int]:
-        """This thread's reused scratch buffer for the passes ``info`` (two intermediates, then
-        room for a source split into phases) and the intermediate size. Allocated in the kernel
-        at each call, a multi-megabyte buffer came from mmap and faulted in every page: in a
-        session the ResNet stem took 3 ms instead of 0.5."""
-        inter, total = self.sizes_all if info is self.info_all else _work_sizes(info)
-        return scratch((total,), self.dtype, "numba"), inter
+        plane_bytes = max(1, self.in_plane * dtype.itemsize)
+        self.block = max(1, min(self.planes, NUMBA_BLOCK_BYTES // plane_bytes))
+        # The blocks of an unsplit call: full ones and the last; their passes and scratch
+        # sizes are computed once.
+        self._blocks = {
+            n: (info, _work_sizes(info))
+            for n in {self.block, self.planes % self.block or self.block}
+            for info in [self._block_info(n)]
+        }
 
     def _block_info(self, planes: int) -> np.ndarray:
         """The passes of ``planes`` consecutive planes seen as one plane."""
@@ -124,9 +124,12 @@ class _NumbaSeparablePlan:
         info[:, OUTER] *= planes
         return info
 
-    def _launch(self, src: np.ndarray, dst: np.ndarray, info: np.ndarray, planes: int) -> None:
-        """Run the kernel over blocks ``src`` -> ``dst`` (rows: planes, or one row of
-        ``planes`` planes)."""
+    def _launch(
+        self, src: np.ndarray, dst: np.ndarray, info: np.ndarray, planes: int,
+        work: np.ndarray, inter: int,
+    ) -> None:
+        """Run the kernel over one block ``src`` -> ``dst`` (one row each) of ``planes`` planes,
+        through ``work`` (two intermediates of ``inter`` elements, then the phases)."""
         raise NotImplementedError
 
     def _run(self, x: np.ndarray) -> np.ndarray:
@@ -141,11 +144,21 @@ class _NumbaSeparablePlan:
             return y
 
         def work(lo: int, hi: int) -> None:
-            if not self.whole:
-                self._launch(src[lo:hi], dst[lo:hi], self.info_all, 1)
-                return
-            info = self.info_all if hi - lo == planes else self._block_info(hi - lo)
-            self._launch(src[lo:hi].reshape(1, -1), dst[lo:hi].reshape(1, -1), info, hi - lo)
+            for first in range(lo, hi, self.block):
+                last = min(hi, first + self.block)
+                count = last - first
+                if count in self._blocks:
+                    info, (inter, size) = self._blocks[count]
+                else:  # a thread's share of a split call
+                    info = self._block_info(count)
+                    inter, size = _work_sizes(info)
+                # Allocated in the kernel at each call, a multi-megabyte scratch buffer came
+                # from mmap and faulted in every page (the ResNet stem took 3 ms in a session).
+                scratch_buffer = scratch((size,), self.dtype, "numba")
+                self._launch(
+                    src[first:last].reshape(1, -1), dst[first:last].reshape(1, -1), info,
+                    count, scratch_buffer, inter,
+                )
 
         # Input bytes times passes: the work, to decide whether a second thread pays.
         work_bytes = self.nbytes * len(self.info)
@@ -170,8 +183,11 @@ class NumbaMaxValuesPlan(_NumbaSeparablePlan):
         super().__init__(geom, shape, dtype, order)
         self.ident = dtype.type(lowest(dtype))
 
-    def _launch(self, src: np.ndarray, dst: np.ndarray, info: np.ndarray, planes: int) -> None:
-        self.nb.max_planes(src, dst, info, self.tlo, self.thi, self.ident, *self._scratch(info))
+    def _launch(
+        self, src: np.ndarray, dst: np.ndarray, info: np.ndarray, planes: int,
+        work: np.ndarray, inter: int,
+    ) -> None:
+        self.nb.max_planes(src, dst, info, self.tlo, self.thi, self.ident, work, inter)
 
     def values(self, x: np.ndarray) -> np.ndarray:
         return self._run(x)
@@ -185,16 +201,17 @@ class NumbaAveragePlan(_NumbaSeparablePlan):
     ):
         super().__init__(geom, shape, acc, list(range(len(geom.axes))))
         per_plane = np.broadcast_to(divisor, geom.output_spatial).reshape(-1)
-        # One divisor per output of a kernel row: a plane's, or every plane's of a block.
-        self.divisor = np.ascontiguousarray(
-            np.tile(per_plane, self.planes) if self.whole else per_plane, acc
-        )
+        # One divisor per output of a block's row: every plane's of the block.
+        self.divisor = np.ascontiguousarray(np.tile(per_plane, self.block), acc)
         self.zero = acc.type(0)
 
-    def _launch(self, src: np.ndarray, dst: np.ndarray, info: np.ndarray, planes: int) -> None:
+    def _launch(
+        self, src: np.ndarray, dst: np.ndarray, info: np.ndarray, planes: int,
+        work: np.ndarray, inter: int,
+    ) -> None:
         divisor = self.divisor[: planes * self.out_plane]
         self.nb.average_planes(
-            src, dst, info, self.tlo, self.thi, divisor, self.zero, *self._scratch(info)
+            src, dst, info, self.tlo, self.thi, divisor, self.zero, work, inter
         )
 
     def average(self, x: np.ndarray) -> np.ndarray:
