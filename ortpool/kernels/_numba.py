@@ -444,6 +444,43 @@ def _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2, m0, 
 
 
 @njit(inline="always", **_OPTS)
+def _row_taps(r, c, tb, start, k2, best, code):
+    """Taps ``start..k2-1`` of tap row ``tb`` for the window at ``c``: (best, code)."""
+    for tc in range(start, k2):
+        val = r[c + tc]
+        take = _take(best, val)
+        best = val if take else best
+        code = (tb * k2 + tc) if take else code
+    return best, code
+
+
+@njit(inline="always", **_OPTS)
+def _window_rows(x, yr, ir, u0, v0, cl, ch, s2, pb2, k1, k2, m0, m1, m2, base):
+    """As :func:`_window_row` for windows of one depth tap and up to 3 rows, unit dilation:
+    the rows are sliced once per output row (non-negative indices, no wraparound check) and each
+    output keeps the code of its winning tap, so the loop vectorises; with literal ``k1``,
+    ``k2``, ``s2`` SegNet's 2x2 windows took 2.0 ms instead of 7.3 ms (one thread)."""
+    w0 = cl * s2 - pb2
+    r0 = x[u0, v0, w0:]
+    r1 = x[u0, v0 + min(1, k1 - 1), w0:]
+    r2 = x[u0, v0 + min(2, k1 - 1), w0:]
+    yo = yr[cl:ch]
+    io = ir[cl:ch]
+    off0 = base + u0 * m0 + v0 * m1 + w0 * m2
+    for i in range(ch - cl):
+        c = i * s2
+        best = r0[c]
+        code = 0
+        best, code = _row_taps(r0, c, 0, 1, k2, best, code)
+        if k1 > 1:
+            best, code = _row_taps(r1, c, 1, 0, k2, best, code)
+        if k1 > 2:
+            best, code = _row_taps(r2, c, 2, 0, k2, best, code)
+        yo[i] = best
+        io[i] = off0 + c * m2 + (code // k2) * m1 + (code % k2) * m2
+
+
+@njit(inline="always", **_OPTS)
 def _window_edge(x, u0, v0, w0, a, b, c, geo, tlo, thi, m0, m1, m2, ident):
     """(value, spatial offset or -1) of the window of output (a, b, c), from its own tap
     ranges: some tap may be in the padding, or every tap (then the identity and -1)."""
@@ -461,6 +498,13 @@ def _window_edge(x, u0, v0, w0, a, b, c, geo, tlo, thi, m0, m1, m2, ident):
                     best = val
                     at = u * m0 + v * m1 + w * m2
     return best, at
+
+
+@njit(inline="always", **_OPTS)
+def _edge_output(x, yr, ir, u0, v0, w0, a, b, c, geo, tlo, thi, m0, m1, m2, ident, base):
+    best, at = _window_edge(x, u0, v0, w0, a, b, c, geo, tlo, thi, m0, m1, m2, ident)
+    yr[c] = best
+    ir[c] = base + at if at >= 0 else -1
 
 
 @njit(**_OPTS)
@@ -490,23 +534,30 @@ def max_indices(src, y, ind, geo, tlo, thi, mult, first_plane, plane_size, ident
                 yr = y[p, a, b]
                 ir = ind[p, a, b]
                 inside = al <= a < ah and bl <= b < bh
-                for c in range(ow):
-                    if inside and cl <= c < ch:
-                        continue
-                    best, at = _window_edge(
-                        x, u0, v0, c * s2 - pb2, a, b, c, geo, tlo, thi, m0, m1, m2, ident
-                    )
-                    yr[c] = best
-                    ir[c] = base + at if at >= 0 else -1
+                # Outputs with a tap outside: the whole row, or the columns around [cl, ch).
+                lo, hi = (cl, ch) if inside and cl < ch else (ow, ow)
+                for c in range(lo):
+                    _edge_output(x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, tlo, thi, m0,
+                                 m1, m2, ident, base)
+                for c in range(hi, ow):
+                    _edge_output(x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, tlo, thi, m0,
+                                 m1, m2, ident, base)
                 if inside and cl < ch:
-                    if unit and k0 == 1 and k1 == 2 and k2 == 2:
-                        _window_row(
-                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 2, 2, 1, 1, 1, m0, m1, m2, base
-                        )
-                    elif unit and k0 == 1 and k1 == 3 and k2 == 3:
-                        _window_row(
-                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 3, 3, 1, 1, 1, m0, m1, m2, base
-                        )
+                    if unit and k0 == 1 and k1 <= 3:
+                        if k1 == 2 and k2 == 2 and s2 == 2:
+                            _window_rows(x, yr, ir, u0, v0, cl, ch, 2, pb2, 2, 2, m0, m1, m2, base)
+                        elif k1 == 3 and k2 == 3 and s2 == 2:
+                            _window_rows(x, yr, ir, u0, v0, cl, ch, 2, pb2, 3, 3, m0, m1, m2, base)
+                        elif k1 == 3 and k2 == 3 and s2 == 1:
+                            _window_rows(x, yr, ir, u0, v0, cl, ch, 1, pb2, 3, 3, m0, m1, m2, base)
+                        elif k1 == 1 and k2 == 2 and s2 == 2:
+                            _window_rows(x, yr, ir, u0, v0, cl, ch, 2, pb2, 1, 2, m0, m1, m2, base)
+                        elif k1 == 1 and k2 == 3 and s2 == 2:
+                            _window_rows(x, yr, ir, u0, v0, cl, ch, 2, pb2, 1, 3, m0, m1, m2, base)
+                        else:
+                            _window_rows(
+                                x, yr, ir, u0, v0, cl, ch, s2, pb2, k1, k2, m0, m1, m2, base
+                            )
                     elif unit and k0 == 2 and k1 == 2 and k2 == 2:
                         _window_row(
                             x, yr, ir, u0, v0, cl, ch, s2, pb2, 2, 2, 2, 1, 1, 1, m0, m1, m2, base
@@ -514,14 +565,6 @@ def max_indices(src, y, ind, geo, tlo, thi, mult, first_plane, plane_size, ident
                     elif unit and k0 == 3 and k1 == 3 and k2 == 3:
                         _window_row(
                             x, yr, ir, u0, v0, cl, ch, s2, pb2, 3, 3, 3, 1, 1, 1, m0, m1, m2, base
-                        )
-                    elif unit and k0 == 1 and k1 == 1 and k2 == 2:
-                        _window_row(
-                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 1, 2, 1, 1, 1, m0, m1, m2, base
-                        )
-                    elif unit and k0 == 1 and k1 == 1 and k2 == 3:
-                        _window_row(
-                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 1, 1, 3, 1, 1, 1, m0, m1, m2, base
                         )
                     else:
                         _window_row(
