@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "conformance": "ortpool.validate.conformance_cli",
     "bench": "ortpool.bench.cli",
     "ops": "ortpool.ops_cli",
+    "warmup": "ortpool.warmup_cli",
 }
 
 USAGE_ERROR = 2

@@ -1,0 +1,31 @@
+"""``ortpool warmup``: compile the numba kernels into numba's on-disk cache ahead of time."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "compile the numba kernels ahead of time (e.g. in a container build), so no run pays it"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dtypes", default="float32,float64,int8,uint8",
+        help="element types to compile for, comma-separated (default: every one ortpool's ops "
+        "take; float16/bfloat16 are computed in float32)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ortpool.kernels import _backend
+    from ortpool.kernels.warmup import warm_up
+
+    dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
+    done = warm_up(dtypes)
+    if _backend.backend() != "numba":
+        print("numpy kernels in use (numba not installed, or ORTPOOL_KERNELS=numpy): "
+              "nothing to compile")
+        return 0
+    for kernel, dtype, seconds in done:
+        print(f"{kernel:22s} {dtype:8s} {seconds:7.2f} s")
+    print(f"total {sum(s for _, _, s in done):.1f} s; later processes load the cached code")
+    return 0

@@ -1,0 +1,56 @@
+"""``ortpool warmup``: the compiled kernels are compiled (or loaded from numba's cache) ahead of
+time, for the element types asked."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ortpool import cli
+from ortpool.kernels import _backend
+from ortpool.kernels.warmup import warm_up
+
+numba = pytest.importorskip("numba")
+
+
+@pytest.fixture
+def backend():
+    yield _backend.set_backend
+    _backend.set_backend(None)
+
+
+def test_warmup_compiles_every_kernel_for_the_dtypes(backend, capsys):
+    backend("numba")
+    from ortpool.kernels import _numba
+
+    assert cli.main(["warmup", "--dtypes", "float64,int8"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [re.fullmatch(r"(.+?) +(\w+) +\d+\.\d\d s", line).groups() for line in lines[:-1]]
+    assert rows == [
+        ("MaxPool", "float64"), ("MaxPool with Indices", "float64"), ("AveragePool", "float64"),
+        ("MaxUnpool", "float64"), ("MaxPool", "int8"), ("MaxPool with Indices", "int8"),
+    ]
+    assert re.fullmatch(r"total \d+\.\d s; later processes load the cached code", lines[-1])
+    compiled = {str(sig[0].dtype) for f in (_numba.max_planes, _numba.max_indices)
+                for sig in f.signatures}
+    assert {"float64", "int8"} <= compiled
+    assert "float64" in {str(sig[0].dtype) for sig in _numba.average_planes.signatures}
+
+
+def test_warmup_refuses_a_dtype_the_kernels_do_not_take(backend, capsys):
+    backend("numba")
+    assert cli.main(["warmup", "--dtypes", "float32,float16"]) == 2
+    assert capsys.readouterr().err == (
+        "ortpool warmup: error: dtype 'float16': the compiled kernels take float32, float64, "
+        "int8, uint8\n"
+    )
+
+
+def test_warmup_with_the_numpy_kernels_has_nothing_to_do(backend, capsys):
+    backend("numpy")
+    assert warm_up(["float32"]) == []
+    assert cli.main(["warmup"]) == 0
+    assert capsys.readouterr().out == (
+        "numpy kernels in use (numba not installed, or ORTPOOL_KERNELS=numpy): nothing to compile\n"
+    )
