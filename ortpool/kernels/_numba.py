@@ -7,8 +7,9 @@ ortpool's own worker threads (:mod:`ortpool.kernels._parallel`) run them in para
 released; numba's own threading layer is never used (one mechanism, no stacked pools).
 No ``fastmath``: IEEE semantics (NaN, signed zero, rounding) are those of numpy.
 
-* Separable reductions (MaxPool values, AveragePool sums) run pass by pass over each plane, one
-  axis at a time, with every output combining its in-input taps in exactly the numpy plan's order:
+* Separable reductions (MaxPool values, AveragePool sums) run pass by pass over each block of
+  planes (seen by the plans as one plane with more outer rows), one axis at a time, with every
+  output combining its in-input taps in exactly the numpy plan's order:
   the tap that covers every output first (else the identity: ``-inf``/integer minimum, or 0), then
   the others in ascending tap order. Hence results bit-identical to the numpy path.
 * MaxPool with Indices is a direct window loop over rank 3 (ranks 1 and 2 padded with unit axes):
@@ -33,7 +34,6 @@ _OPTS = {
     "boundscheck": False,
     "error_model": "numpy",
 }
-
 
 
 @njit(inline="always", **_OPTS)
@@ -90,7 +90,7 @@ def _make_pass(combine):
         else:
             interior(r, w, jl, jh, pb, first, k, s, d)
 
-    @njit(**_OPTS)
+    @njit(inline="always", **_OPTS)
     def edge(r, w, j, s, d, pb, first, tlo, thi, ident):
         """Output ``j`` of a row from its own taps: ``first`` (or the identity when it is -1),
         then the others in order."""
@@ -151,39 +151,40 @@ def _make_pass(combine):
             q1 = min(total, (outer * n + pb - (k - 1) * d - 1) // s + 1)
             if q0 < q1:
                 strided_interior(cur, tgt, q0, q1, pb, first, k, s, d)
-        elif s == 1:
-            ph = cur
-        elif s == 2:
-            _deinterleave(cur, ph, total, 2)
-        elif s == 4:
-            _deinterleave(cur, ph, total, 4)
         else:
-            _deinterleave(cur, ph, total, s)
-        if _fusable(first, k) and not (s > 1 and (k - 1) * d < s):
-            # Every tap of a window in one loop over the outputs all of whose taps are in the
-            # block; the others are row edges.
-            t1, t2 = _order(first, k)
-            h0, h1, h2 = (first * d - pb) // s, (t1 * d - pb) // s, (t2 * d - pb) // s
-            q0 = max(0, -h0, -h1, -h2)
-            q1 = min(total, total - h0, total - h1, total - h2)
-            if q0 < q1:
-                b0 = ((first * d - pb) % s) * total + q0
-                b1 = ((t1 * d - pb) % s) * total + q0
-                b2 = ((t2 * d - pb) % s) * total + q0
-                m = q1 - q0
-                fused(
-                    tgt[q0:q1], ph[b0 + h0 : b0 + h0 + m], ph[b1 + h1 : b1 + h1 + m],
-                    ph[b2 + h2 : b2 + h2 + m], k,
-                )
-        elif not (first >= 0 and s > 1 and (k - 1) * d < s):
-            if first >= 0:
-                flat_tap(tgt, ph, total, first * d - pb, s, True)
+            if s == 1:
+                ph = cur
+            elif s == 2:
+                _deinterleave(cur, ph, total, 2)
+            elif s == 4:
+                _deinterleave(cur, ph, total, 4)
             else:
-                for q in range(total):
-                    tgt[q] = ident
-            for t in range(k):
-                if t != first:
-                    flat_tap(tgt, ph, total, t * d - pb, s, False)
+                _deinterleave(cur, ph, total, s)
+            if _fusable(first, k):
+                # Every tap of a window in one loop over the outputs all of whose taps are in
+                # the block; the others are row edges.
+                t1, t2 = _order(first, k)
+                h0, h1, h2 = (first * d - pb) // s, (t1 * d - pb) // s, (t2 * d - pb) // s
+                q0 = max(0, -h0, -h1, -h2)
+                q1 = min(total, total - h0, total - h1, total - h2)
+                if q0 < q1:
+                    b0 = ((first * d - pb) % s) * total + q0
+                    b1 = ((t1 * d - pb) % s) * total + q0
+                    b2 = ((t2 * d - pb) % s) * total + q0
+                    m = q1 - q0
+                    fused(
+                        tgt[q0:q1], ph[b0 + h0 : b0 + h0 + m], ph[b1 + h1 : b1 + h1 + m],
+                        ph[b2 + h2 : b2 + h2 + m], k,
+                    )
+            else:
+                if first >= 0:
+                    flat_tap(tgt, ph, total, first * d - pb, s, True)
+                else:
+                    for q in range(total):
+                        tgt[q] = ident
+                for t in range(k):
+                    if t != first:
+                        flat_tap(tgt, ph, total, t * d - pb, s, False)
         for j in range(jl):
             edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, tl[j], th[j], ident)
         for j in range(jh, out):
