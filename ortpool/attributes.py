@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+import onnx
 
 from ortpool.errors import OrtpoolError
 from ortpool.versions import OpVersion
@@ -194,3 +196,14 @@ def full_attributes(opv: OpVersion, attrs: PoolAttrs) -> dict[str, int | str]:
         else:
             out[name] = value
     return out
+
+
+def attribute_values(attributes: Iterable[onnx.AttributeProto]) -> dict[str, Any]:
+    """Attribute protos (``node.attribute``) as plain Python values, strings decoded: what
+    :func:`normalize` takes. The rewriter, the session checks and the validator all read nodes
+    through it."""
+    values: dict[str, Any] = {}
+    for attr in attributes:
+        value = onnx.helper.get_attribute_value(attr)
+        values[attr.name] = value.decode() if isinstance(value, bytes) else value
+    return values

@@ -12,7 +12,7 @@ import onnxruntime as ort
 from onnxruntime_extensions import get_library_path
 
 from ortpool import optypes
-from ortpool.attributes import normalize
+from ortpool.attributes import attribute_values, normalize
 from ortpool.errors import OrtpoolError
 from ortpool.ort import hook
 from ortpool.ort.register import register
@@ -72,14 +72,6 @@ def iter_ortpool_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
         yield from walk(function.node)
 
 
-def node_attributes(node: onnx.NodeProto) -> dict[str, Any]:
-    values = {}
-    for attr in node.attribute:
-        value = onnx.helper.get_attribute_value(attr)
-        values[attr.name] = value.decode() if isinstance(value, bytes) else value
-    return values
-
-
 def check_node(node: onnx.NodeProto) -> None:
     """An ortpool node must name a known op type and carry every attribute of its version,
     each of the declared kind, with a legal value."""
@@ -111,7 +103,7 @@ def check_node(node: onnx.NodeProto) -> None:
                 version=spec.version,
             )
     try:
-        normalize(spec, node_attributes(node))
+        normalize(spec, attribute_values(node.attribute))
     except OrtpoolError as err:
         raise err.located(node=name) from None
     expected = (op_type.n_inputs, op_type.n_outputs)
@@ -240,7 +232,7 @@ class InferenceSession:
         candidates = [
             node.name or "<unnamed>"
             for node in self._nodes.get(failure.op_type, [])
-            if {k: str(v) for k, v in node_attributes(node).items()} == called
+            if {k: str(v) for k, v in attribute_values(node.attribute).items()} == called
         ]
         node = candidates[0] if len(candidates) == 1 else None
         if len(candidates) > 1:

@@ -16,7 +16,7 @@ import onnx
 from onnx import AttributeProto
 
 from ortpool import optypes, versions
-from ortpool.attributes import PoolAttrs, normalize
+from ortpool.attributes import PoolAttrs, attribute_values, normalize
 from ortpool.errors import OrtpoolError
 from ortpool.optypes import OpType
 from ortpool.versions import OpVersion
@@ -45,14 +45,6 @@ class CheckedNode:
 
 def node_name(node: onnx.NodeProto) -> str:
     return node.name or f"<unnamed {node.op_type}>"
-
-
-def attribute_values(node: onnx.NodeProto) -> dict[str, object]:
-    values: dict[str, object] = {}
-    for attr in node.attribute:
-        value = onnx.helper.get_attribute_value(attr)
-        values[attr.name] = value.decode() if isinstance(value, bytes) else value
-    return values
 
 
 def present(names: list[str] | tuple[str, ...]) -> tuple[str, ...]:
@@ -118,7 +110,7 @@ def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) ->
         raise fail(f"input {inputs[0]!r} has rank {input_rank}; pooling needs N x C x D1 x ...")
     try:
         attrs = normalize(
-            spec, attribute_values(node), None if input_rank is None else input_rank - 2
+            spec, attribute_values(node.attribute), None if input_rank is None else input_rank - 2
         )
     except OrtpoolError as err:
         raise err.located(node=name) from None

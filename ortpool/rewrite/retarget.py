@@ -14,9 +14,9 @@ import onnx
 from onnx import AttributeProto, TensorProto
 
 from ortpool import optypes, versions
-from ortpool.attributes import full_attributes, normalize
+from ortpool.attributes import attribute_values, full_attributes, normalize
 from ortpool.errors import OrtpoolError
-from ortpool.rewrite.checks import PROTO_TYPE, CheckedNode, attribute_values, node_name, present
+from ortpool.rewrite.checks import PROTO_TYPE, CheckedNode, node_name, present
 
 #: Every Cast a rewrite inserts carries this doc string prefix; restore looks for it.
 CAST_MARK = "ortpool-cast:"
@@ -182,7 +182,7 @@ def to_standard(node: onnx.NodeProto, opset: int | None) -> onnx.NodeProto:
             f"the node has {len(inputs)} and {len(outputs)}"
         )
     try:
-        attrs = normalize(spec, attribute_values(node))
+        attrs = normalize(spec, attribute_values(node.attribute))
     except OrtpoolError as err:
         raise err.located(node=name) from None
     out = _like(node, spec.op, None)

@@ -15,7 +15,7 @@ import onnx
 from onnx import helper
 
 from ortpool import versions
-from ortpool.attributes import PoolAttrs, normalize
+from ortpool.attributes import PoolAttrs, attribute_values, normalize
 from ortpool.validate import dtypes
 from ortpool.versions import OpVersion
 
@@ -24,16 +24,11 @@ INPUT_NAMES = ("X", "I", "output_shape")
 
 
 def attribute_dict(attributes: Sequence[onnx.AttributeProto]) -> dict[str, Any]:
-    """A node's attributes as plain Python values (strings decoded, lists as lists)."""
-    values: dict[str, Any] = {}
-    for attr in attributes:
-        value = helper.get_attribute_value(attr)
-        if isinstance(value, bytes):
-            value = value.decode()
-        elif isinstance(value, list | tuple):
-            value = [int(v) for v in value]
-        values[attr.name] = value
-    return values
+    """A node's attributes as plain Python values (strings decoded, lists as lists of ints)."""
+    return {
+        name: [int(v) for v in value] if isinstance(value, list | tuple) else value
+        for name, value in attribute_values(attributes).items()
+    }
 
 
 @dataclasses.dataclass(frozen=True)
