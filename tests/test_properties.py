@@ -177,23 +177,27 @@ def _expect_error(call) -> None:
     assert info.value.op is not None and info.value.version is not None
 
 
+def _pool(op: str, op_version: int, x, attrs, path: str, with_indices: bool = False) -> tuple:
+    """MaxPool or AveragePool of ``x`` through the numpy API or an ortpool session: the outputs
+    as a tuple (Y, or Y and Indices)."""
+    if path == "session":
+        return tuple(_session_run(op, op_version, attrs, [x], n_outputs=1 + with_indices))
+    if op == "AveragePool":
+        return (kernels.average_pool(x, version=op_version, **attrs),)
+    got = kernels.max_pool(x, version=op_version, return_indices=with_indices, **attrs)
+    return got if with_indices else (got,)
+
+
 def _check_max(op_version: int, x, attrs, *, with_indices: bool, path: str) -> None:
     _features(x, attrs)
     try:
         y_ref, i_ref = ref.max_pool(x, _decoded(attrs))
     except ref.ReferenceError_:
-        if path == "numpy":
-            _expect_error(lambda: kernels.max_pool(x, version=op_version, **attrs))
-        else:
-            _expect_error(lambda: _session_run("MaxPool", op_version, attrs, [x]))
+        _expect_error(lambda: _pool("MaxPool", op_version, x, attrs, path))
         support.count_example("MaxPool", op_version, path)
         return
-    if path == "numpy":
-        got = kernels.max_pool(x, version=op_version, return_indices=with_indices, **attrs)
-        y, ind = got if with_indices else (got, None)
-    else:
-        got = _session_run("MaxPool", op_version, attrs, [x], n_outputs=2 if with_indices else 1)
-        y, ind = got if with_indices else (got[0], None)
+    outputs = _pool("MaxPool", op_version, x, attrs, path, with_indices)
+    y, ind = outputs if with_indices else (outputs[0], None)
     assert y.dtype == x.dtype
     assert y.shape == y_ref.shape
     np.testing.assert_array_equal(y, y_ref)
@@ -210,16 +214,10 @@ def _check_average(op_version: int, x, attrs, *, path: str) -> None:
     try:
         y_ref = ref.average_pool(x, _decoded(attrs))
     except ref.ReferenceError_:
-        if path == "numpy":
-            _expect_error(lambda: kernels.average_pool(x, version=op_version, **attrs))
-        else:
-            _expect_error(lambda: _session_run("AveragePool", op_version, attrs, [x]))
+        _expect_error(lambda: _pool("AveragePool", op_version, x, attrs, path))
         support.count_example("AveragePool", op_version, path)
         return
-    if path == "numpy":
-        y = kernels.average_pool(x, version=op_version, **attrs)
-    else:
-        (y,) = _session_run("AveragePool", op_version, attrs, [x])
+    (y,) = _pool("AveragePool", op_version, x, attrs, path)
     assert y.dtype == x.dtype
     assert y.shape == y_ref.shape
     rtol = {np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-12}[x.dtype.type]
