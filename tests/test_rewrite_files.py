@@ -176,6 +176,20 @@ def test_cli_rewrite_and_restore(tmp_path: Path) -> None:
     assert onnx.load(tmp_path / "back.onnx") == onnx.load(cnn)
 
 
+def _save_bad_model(folder: Path) -> None:
+    """bad.onnx: a MaxPool-12 node without its required kernel_shape."""
+    bad = h.make_model(
+        h.make_graph(
+            [h.make_node("MaxPool", ["x"], ["y"], name="p")],
+            "g",
+            [vi("x", T.FLOAT, [1, 1, 4, 4])],
+            [vi("y")],
+        ),
+        opset_imports=[h.make_opsetid("", 12)],
+    )
+    onnx.save(bad, folder / "bad.onnx")
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -199,16 +213,7 @@ def test_cli_rewrite_and_restore(tmp_path: Path) -> None:
     ],
 )
 def test_cli_errors(args: list[str], message: str, tmp_path: Path) -> None:
-    bad = h.make_model(
-        h.make_graph(
-            [h.make_node("MaxPool", ["x"], ["y"], name="p")],
-            "g",
-            [vi("x", T.FLOAT, [1, 1, 4, 4])],
-            [vi("y")],
-        ),
-        opset_imports=[h.make_opsetid("", 12)],
-    )
-    onnx.save(bad, tmp_path / "bad.onnx")
+    _save_bad_model(tmp_path)
     args = [a.format(cnn=ROOT / "models" / "cnn.onnx", bad=tmp_path / "bad.onnx") for a in args]
     done = cli(*args, cwd=tmp_path)
     assert (done.returncode, done.stderr) == (2, message)
@@ -216,16 +221,7 @@ def test_cli_errors(args: list[str], message: str, tmp_path: Path) -> None:
 
 
 def test_cli_skip_invalid(tmp_path: Path) -> None:
-    bad = h.make_model(
-        h.make_graph(
-            [h.make_node("MaxPool", ["x"], ["y"], name="p")],
-            "g",
-            [vi("x", T.FLOAT, [1, 1, 4, 4])],
-            [vi("y")],
-        ),
-        opset_imports=[h.make_opsetid("", 12)],
-    )
-    onnx.save(bad, tmp_path / "bad.onnx")
+    _save_bad_model(tmp_path)
     done = cli("rewrite", "bad.onnx", "o.onnx", "--skip-invalid", cwd=tmp_path)
     assert done.returncode == 0
     assert done.stdout.splitlines()[:3] == [
