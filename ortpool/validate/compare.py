@@ -101,9 +101,7 @@ def compare_values(
     cats = _canvas(builtin, ours)
     sl = _overlap(builtin, ours)
     if builtin.ndim != ours.ndim:
-        result.only_in_one = int(max(builtin.size, ours.size))
-        result.categories = cats
-        return result
+        return _rank_mismatch(result, builtin, ours, cats)
     a, b = _wide(builtin[sl]), _wide(ours[sl])
     result.compared = int(a.size)
     result.only_in_one = int(cats.size - a.size)
@@ -130,16 +128,7 @@ def compare_values(
                 result.max_abs = float(diff.max())
     differ = ~same
     in_ruling = differ & (ruling[sl] if ruling is not None else False)
-    plain = differ & ~in_ruling
-    result.differing = int(plain.sum())
-    result.ruling_differing = int(in_ruling.sum())
-    view = cats[sl]
-    view[...] = CAT_AGREE
-    view[in_ruling] = CAT_RULING
-    view[plain] = CAT_DIFFER
-    result.categories = cats
-    _examples(result, plain if plain.any() else in_ruling, a, b)
-    return result
+    return _finish(result, cats, sl, differ & ~in_ruling, in_ruling, None, a, b)
 
 
 def compare_indices(
@@ -153,9 +142,7 @@ def compare_indices(
     cats = _canvas(builtin, ours)
     sl = _overlap(builtin, ours)
     if builtin.ndim != ours.ndim:
-        result.only_in_one = int(max(builtin.size, ours.size))
-        result.categories = cats
-        return result
+        return _rank_mismatch(result, builtin, ours, cats)
     a, b = builtin[sl].astype(np.int64), ours[sl].astype(np.int64)
     result.compared = int(a.size)
     result.only_in_one = int(cats.size - a.size)
@@ -169,15 +156,39 @@ def compare_indices(
         tie = differ & valid & (va == vb)
     in_ruling = differ & (ruling[sl] if ruling is not None else False)
     tie &= ~in_ruling
-    plain = differ & ~tie & ~in_ruling
-    result.differing = int(plain.sum())
-    result.ruling_differing = int(in_ruling.sum())
     result.ties = int(tie.sum())
     if differ.any():
         result.max_abs = float(np.abs(a - b)[differ].max())
+    return _finish(result, cats, sl, differ & ~tie & ~in_ruling, in_ruling, tie, a, b)
+
+
+def _rank_mismatch(
+    result: TensorComparison, builtin: np.ndarray, ours: np.ndarray, cats: np.ndarray
+) -> TensorComparison:
+    """Tensors of different ranks: no cell is compared, every cell is in one of them only."""
+    result.only_in_one = int(max(builtin.size, ours.size))
+    result.categories = cats
+    return result
+
+
+def _finish(
+    result: TensorComparison,
+    cats: np.ndarray,
+    sl: tuple[slice, ...],
+    plain: np.ndarray,
+    in_ruling: np.ndarray,
+    tie: np.ndarray | None,
+    a: np.ndarray,
+    b: np.ndarray,
+) -> TensorComparison:
+    """Count the differing cells, paint each compared cell's category on the canvas (a tie,
+    a cell RULINGS.md decides, a plain difference, else agreement) and keep a few examples."""
+    result.differing = int(plain.sum())
+    result.ruling_differing = int(in_ruling.sum())
     view = cats[sl]
     view[...] = CAT_AGREE
-    view[tie] = CAT_TIE
+    if tie is not None:
+        view[tie] = CAT_TIE
     view[in_ruling] = CAT_RULING
     view[plain] = CAT_DIFFER
     result.categories = cats
