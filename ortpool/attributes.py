@@ -205,5 +205,14 @@ def attribute_values(attributes: Iterable[onnx.AttributeProto]) -> dict[str, Any
     values: dict[str, Any] = {}
     for attr in attributes:
         value = onnx.helper.get_attribute_value(attr)
-        values[attr.name] = value.decode() if isinstance(value, bytes) else value
+        if isinstance(value, bytes):
+            try:
+                value = value.decode()
+            except UnicodeDecodeError:
+                # onnxruntime-extensions decodes string attributes before every call of a
+                # Python op; invalid UTF-8 there ends the process, so it is refused here first.
+                raise OrtpoolError(
+                    f"attribute {attr.name!r} is not UTF-8 text: {value!r}"
+                ) from None
+        values[attr.name] = value
     return values

@@ -3,13 +3,13 @@
 It replaces the stock hook for two reasons. Speed: the stock one converts every result with
 ``.flatten().tolist()`` (about 80 ms for 3 MB); handing back a C-contiguous ndarray of the declared
 dtype costs under 0.5 ms. Survival: an exception that escapes the hook calls std::terminate, so
-every failure is trapped here, recorded for the calling thread, and answered with a well-formed
-placeholder; :class:`ortpool.InferenceSession` raises the recorded error after the run.
+every failure is trapped here, recorded (:mod:`ortpool.ort.failures`), and answered with a
+placeholder of the shape the node would have produced, filled with NaN (or -1 in integer types);
+:class:`ortpool.InferenceSession` raises the recorded error after the run.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -19,6 +19,8 @@ import numpy as np
 from onnxruntime_extensions import PyCustomOpDef, _ocos
 
 from ortpool.kernels import _buffers
+from ortpool.ort import failures
+from ortpool.ort.failures import OpFailure
 
 log = logging.getLogger("ortpool")
 
@@ -38,43 +40,41 @@ DT_NUMPY: dict[int, np.dtype] = {
 }
 
 
-@dataclasses.dataclass
-class OpFailure:
-    """An exception trapped inside a Python op during a run."""
-
-    op_type: str
-    attributes: dict[str, Any]
-    input_shapes: list[tuple[int, ...]]
-    error: BaseException
-
-
-#: kernel id -> (op type name, kernel body, declared output dtypes) for ortpool's own ops.
 Body = Callable[[Sequence[np.ndarray], dict[str, Any]], tuple[np.ndarray, ...]]
-#: Kept on the onnxruntime-extensions module, like the registrations it mirrors, so that a reload
-#: of ortpool does not orphan kernels registered before it.
-OURS: dict[int, tuple[str, Body, tuple[np.dtype, ...]]] = _ocos.__dict__.setdefault(
+#: (inputs, attributes) -> the shape of the outputs; raises when there is none.
+Shape = Callable[[Sequence[np.ndarray], dict[str, Any]], tuple[int, ...]]
+#: kernel id -> (op type name, kernel body, declared output dtypes, output shape) for ortpool's
+#: own ops. Kept on the onnxruntime-extensions module, like the registrations it mirrors, so that
+#: a reload of ortpool does not orphan kernels registered before it.
+OURS: dict[int, tuple[str, Body, tuple[np.dtype, ...], Shape]] = _ocos.__dict__.setdefault(
     "_ortpool_kernels", {}
 )
+#: A placeholder larger than this is left empty: its shape came from a call that failed, maybe
+#: for its size.
+MAX_PLACEHOLDER_BYTES = 1 << 30
 
 _local = threading.local()
 
 
 def take_failures() -> list[OpFailure]:
-    """The failures recorded on this thread since the last call, oldest first; clears them."""
-    failures = getattr(_local, "failures", [])
-    _local.failures = []
-    return failures
+    """The failures recorded on this thread and not yet claimed, oldest first; clears them."""
+    return failures.take_thread()
 
 
-def _record(failure: OpFailure) -> None:
-    if not hasattr(_local, "failures"):
-        _local.failures = []
-    _local.failures.append(failure)
-    log.error("%s failed: %s", failure.op_type, failure.error)
+def _record(name: str, attributes: dict[str, Any], feed: Sequence[Any], err: BaseException):
+    shapes = [tuple(getattr(x, "shape", ())) for x in feed]
+    failures.record(name, attributes, shapes, err)
+    return shapes
 
 
-def _placeholder(dtype: np.dtype, rank: int) -> np.ndarray:
-    return np.zeros((0,) * max(rank, 1), dtype)
+def poisoned(shape: tuple[int, ...] | None, dtype: np.dtype, rank: int) -> np.ndarray:
+    """A failed op's output: NaN (floats) or -1 (integers; 255 in uint8) in the shape the node
+    would have produced, so it fits an output onnxruntime allocated ahead and shows downstream;
+    empty when that shape is unknown."""
+    if shape is None or np.prod(shape, dtype=np.float64) * dtype.itemsize > MAX_PLACEHOLDER_BYTES:
+        return np.zeros((0,) * max(rank, 1), dtype)
+    fill = np.nan if dtype.kind in "fc" else -1
+    return np.full(shape, np.array(fill).astype(dtype), dtype)
 
 
 def _as_result(k_id: int, arrays: Sequence[Any]) -> tuple:
@@ -94,7 +94,7 @@ def set_prepared_outputs(outputs: Sequence[np.ndarray] | None) -> None:
 
 
 def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, Any]) -> tuple:
-    name, body, out_dtypes = OURS[k_id]
+    name, body, out_dtypes, out_shape = OURS[k_id]
     prepared = getattr(_local, "prepared", None)
     if prepared is not None:
         return _as_result(k_id, prepared)
@@ -111,10 +111,13 @@ def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, An
             checked.append(np.ascontiguousarray(array, dtype=dtype))
         return _as_result(k_id, checked)
     except BaseException as err:
-        shapes = [tuple(getattr(x, "shape", ())) for x in feed]
-        _record(OpFailure(name, dict(attributes), shapes, err))
+        shapes = _record(name, attributes, feed, err)
+        try:
+            shape: tuple[int, ...] | None = out_shape(feed, attributes)
+        except BaseException:
+            shape = None
         rank = len(shapes[0]) if shapes else 1
-        return _as_result(k_id, [_placeholder(dt, rank) for dt in out_dtypes])
+        return _as_result(k_id, [poisoned(shape, dt, rank) for dt in out_dtypes])
 
 
 def _invoke_foreign(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) -> tuple:
@@ -133,15 +136,14 @@ def _invoke_foreign(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) 
                 res.append(np.ascontiguousarray(array))
         return tuple(res)
     except BaseException as err:
-        shapes = [tuple(getattr(x, "shape", ())) for x in feed]
-        _record(OpFailure(opdef.op_type, dict(attributes), shapes, err))
+        _record(opdef.op_type, attributes, feed, err)
         types = list(opdef._nativedef.output_types)
         placeholders = []
         for code in types:
             if code == PyCustomOpDef.dt_string:
                 placeholders.append(np.zeros((0,), object))
             else:
-                placeholders.append(_placeholder(DT_NUMPY.get(code, np.dtype(np.float32)), 1))
+                placeholders.append(poisoned(None, DT_NUMPY.get(code, np.dtype(np.float32)), 1))
         res = [k_id]
         for p in placeholders:
             res.append(p.shape)

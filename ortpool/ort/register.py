@@ -15,6 +15,7 @@ import numpy as np
 from onnxruntime_extensions import PyCustomOpDef, _ocos, onnx_op
 
 from ortpool import kernels, optypes
+from ortpool.kernels.shapes import output_shape
 from ortpool.optypes import INDICES, OUTPUT_SHAPE, OpType
 from ortpool.ort import hook
 
@@ -61,6 +62,18 @@ def _body(op_type: OpType):
     return body
 
 
+def _shape(op_type: OpType) -> hook.Shape:
+    """The output shape of a call of ``op_type``, for the placeholder of a failed one."""
+    spec = op_type.spec
+    with_shape = op_type.variant == OUTPUT_SHAPE
+
+    def shape(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[int, ...]:
+        given = feed[2] if with_shape else None
+        return output_shape(spec.op, spec.version, feed[0].shape, attrs, given)
+
+    return shape
+
+
 def kernel_types(op_type: OpType, dtype: str) -> tuple[list[int], list[int]]:
     """Declared (input types, output types) of ``op_type`` for element type ``dtype``."""
     x = DT_CODE[dtype]
@@ -104,7 +117,7 @@ def register() -> int:
                     for code in outputs
                 )
                 registry[key] = opdef._id
-                hook.OURS[opdef._id] = (op_type.name, body, out_dtypes)
+                hook.OURS[opdef._id] = (op_type.name, body, out_dtypes, _shape(op_type))
         hook.install()
         return len(registry)
 

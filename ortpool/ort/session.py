@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -14,8 +16,10 @@ from onnxruntime_extensions import get_library_path
 from ortpool import optypes
 from ortpool.attributes import attribute_values, normalize
 from ortpool.errors import OrtpoolError
-from ortpool.ort import hook
+from ortpool.ort import failures
 from ortpool.ort.register import register
+from ortpool.rewrite import branch_outputs
+from ortpool.rewrite.external import external_locations
 
 #: Session config entry marking options that already hold the custom-op library: loading it
 #: twice into one SessionOptions makes session creation fail ("Conflicting with a registered
@@ -53,13 +57,12 @@ def session_options(base: ort.SessionOptions | None = None) -> ort.SessionOption
     return options
 
 
-def iter_ortpool_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
-    """Every node of the ortpool domain: main graph, subgraphs at any depth, local functions."""
+def iter_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
+    """Every node: main graph, subgraphs at any depth, local functions."""
 
     def walk(nodes: Sequence[onnx.NodeProto]) -> Iterator[onnx.NodeProto]:
         for node in nodes:
-            if node.domain == optypes.DOMAIN:
-                yield node
+            yield node
             for attr in node.attribute:
                 if attr.type == onnx.AttributeProto.GRAPH:
                     yield from walk(attr.g.node)
@@ -70,6 +73,11 @@ def iter_ortpool_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
     yield from walk(model.graph.node)
     for function in model.functions:
         yield from walk(function.node)
+
+
+def iter_ortpool_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
+    """Every node of the ortpool domain: main graph, subgraphs at any depth, local functions."""
+    return (node for node in iter_nodes(model) if node.domain == optypes.DOMAIN)
 
 
 def check_node(node: onnx.NodeProto) -> None:
@@ -105,7 +113,7 @@ def check_node(node: onnx.NodeProto) -> None:
     try:
         normalize(spec, attribute_values(node.attribute))
     except OrtpoolError as err:
-        raise err.located(node=name) from None
+        raise err.located(node=name, op=spec.op, version=spec.version) from None
     expected = (op_type.n_inputs, op_type.n_outputs)
     if (len(node.input), len(node.output)) != expected:
         raise OrtpoolError(
@@ -121,6 +129,13 @@ def check_model(model: onnx.ModelProto) -> None:
     """Check every ortpool node of ``model`` (see :func:`check_node`)."""
     for node in iter_ortpool_nodes(model):
         check_node(node)
+
+
+#: Held by the run of a session in ORT_PARALLEL mode (see InferenceSession.__init__).
+_PARALLEL_RUNS = threading.Lock()
+
+#: Where onnxruntime resolves external data of a model handed over as bytes.
+_EXTERNAL_FOLDER = "session.model_external_initializers_file_folder_path"
 
 
 def _load_structure(model: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.ModelProto:
@@ -176,8 +191,31 @@ class InferenceSession:
         self._nodes: dict[str, list[onnx.NodeProto]] = {}
         for node in iter_ortpool_nodes(proto):
             self._nodes.setdefault(node.op_type, []).append(node)
+        #: Other packages' Python ops as onnxruntime-extensions names them (``domain::type``).
+        self._foreign = {
+            f"{node.domain}::{node.op_type}"
+            for node in iter_nodes(proto)
+            if node.domain not in ("", "ai.onnx", optypes.DOMAIN)
+        }
+        options = session_options(sess_options)
+        # With ORT_PARALLEL the nodes run on onnxruntime's inter-op threads, which every run
+        # shares: one such run at a time in the process lets a failure be traced to its run.
+        parallel = options.execution_mode == ort.ExecutionMode.ORT_PARALLEL
+        self._serial = _PARALLEL_RUNS if parallel else contextlib.nullcontext()
         source: str | bytes
-        if isinstance(model, onnx.ModelProto):
+        if branch_outputs.pending(proto):
+            # Hand-written ortpool nodes behind a branch output of fixed shape: run a copy with
+            # that shape set aside (see ortpool.rewrite.branch_outputs), as 'ortpool rewrite'
+            # writes it.
+            if proto is model:
+                proto = onnx.ModelProto()
+                proto.CopyFrom(model)
+            branch_outputs.set_aside(proto)
+            source = proto.SerializeToString()
+            if not isinstance(model, onnx.ModelProto | bytes) and external_locations(proto):
+                folder = os.path.dirname(os.path.abspath(os.fspath(model)))
+                options.add_session_config_entry(_EXTERNAL_FOLDER, folder)
+        elif isinstance(model, onnx.ModelProto):
             source = model.SerializeToString()
         elif isinstance(model, bytes):
             source = model
@@ -186,7 +224,7 @@ class InferenceSession:
         try:
             self._session = ort.InferenceSession(
                 source,
-                sess_options=session_options(sess_options),
+                sess_options=options,
                 providers=list(providers) if providers else ["CPUExecutionProvider"],
                 **kwargs,
             )
@@ -212,31 +250,40 @@ class InferenceSession:
         input_feed: Mapping[str, Any],
         run_options: ort.RunOptions | None = None,
     ) -> list[Any]:
-        hook.take_failures()
-        try:
-            outputs = self._session.run(output_names, input_feed, run_options)
-        except Exception as err:
-            failures = hook.take_failures()
-            if failures:
-                raise self._error(failures[0]) from err
-            raise
-        failures = hook.take_failures()
-        if failures:
-            raise self._error(failures[0])
+        with self._serial, failures.run_scope(self._caused_here) as scope:
+            try:
+                outputs = self._session.run(output_names, input_feed, run_options)
+            except Exception as err:
+                mine = scope.claim()
+                if mine:
+                    raise self._error(mine[0]) from err
+                raise
+            mine = scope.claim()
+        if mine:
+            raise self._error(mine[0])
         return outputs
 
-    def _error(self, failure: hook.OpFailure) -> OrtpoolError:
-        """Name the node: the ortpool nodes of that op type whose attributes match the call's."""
+    def _caused_here(self, failure: failures.OpFailure) -> bool:
+        """Whether a node of this model could have raised ``failure`` (for failures recorded on
+        onnxruntime's inter-op threads, with ``execution_mode=ORT_PARALLEL``)."""
+        if failure.op_type in self._foreign:
+            return True
+        return bool(self._candidates(failure))
+
+    def _candidates(self, failure: failures.OpFailure) -> list[str]:
+        """The ortpool nodes of the failure's op type whose attributes are the call's."""
         # onnxruntime-extensions hands attributes over as strings; compare in that form.
         called = {k: str(v) for k, v in failure.attributes.items()}
-        candidates = [
+        return [
             node.name or "<unnamed>"
             for node in self._nodes.get(failure.op_type, [])
             if {k: str(v) for k, v in attribute_values(node.attribute).items()} == called
         ]
-        node = candidates[0] if len(candidates) == 1 else None
-        if len(candidates) > 1:
-            node = " or ".join(candidates)
+
+    def _error(self, failure: failures.OpFailure) -> OrtpoolError:
+        """Name the node: the ortpool nodes of that op type whose attributes match the call's."""
+        candidates = self._candidates(failure)
+        node = " or ".join(candidates) if candidates else None
         try:
             op_type = optypes.parse(failure.op_type)
             op, version = op_type.spec.op, op_type.spec.version

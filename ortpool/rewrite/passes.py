@@ -12,7 +12,7 @@ import onnx
 
 from ortpool import optypes, versions
 from ortpool.errors import OrtpoolError
-from ortpool.rewrite import retarget
+from ortpool.rewrite import branch_outputs, retarget
 from ortpool.rewrite.checks import check_node, node_name, resolve_version
 from ortpool.rewrite.elemtypes import MIXED, TypeTable, learn_types
 from ortpool.rewrite.report import LEFT_ALONE, RESTORED, RETARGETED, NodeReport, RewriteReport
@@ -64,6 +64,13 @@ def rewrite_model(
         imports = _imports_of(model, owner_key)
         if not any(e.domain == optypes.DOMAIN for e in imports):
             imports.add(domain=optypes.DOMAIN, version=optypes.DOMAIN_VERSION)
+    moved = branch_outputs.set_aside(model)
+    if moved:
+        report.notes.append(
+            "declared shapes of subgraph outputs an ortpool op writes moved into their metadata "
+            f"({', '.join(map(repr, moved))}): onnxruntime would allocate them ahead, which a "
+            "custom op cannot write; 'ortpool restore' puts them back"
+        )
     _note_ir(model, report)
     return report
 
@@ -145,6 +152,7 @@ def restore_model(
             if len(keep) != len(imports):
                 del imports[:]
                 imports.extend(keep)
+    branch_outputs.put_back(model)
     _note_ir(model, report)
     return report
 

@@ -1,0 +1,43 @@
+"""Output shapes of a pooling call, without computing it.
+
+The onnxruntime hook needs them for a failed call: its placeholder must have the shape the node
+would have produced, because onnxruntime may have allocated the output already (an ``If``
+branch output of fixed shape) and a placeholder of another shape there ends the process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ortpool.errors import OrtpoolError
+from ortpool.geometry import unpool_output_spatial
+from ortpool.kernels._common import attrs_for, geometry_for
+
+
+def output_shape(
+    op: str,
+    version: int,
+    x_shape: Sequence[int],
+    attributes: Mapping[str, Any],
+    unpool_shape: Any = None,
+) -> tuple[int, ...]:
+    """Y's shape for ``op``-``version`` on an input of ``x_shape`` (Indices has the same).
+
+    ``unpool_shape`` is MaxUnpool's ``output_shape`` input, when the node has one. Raises
+    :class:`OrtpoolError` when the attributes or the shape admit no output.
+    """
+    shape = tuple(int(v) for v in x_shape)
+    if len(shape) < 3:
+        raise OrtpoolError(f"input X has shape {list(shape)}; pooling needs (N, C, D1, ...)")
+    attrs = attrs_for(op, version, attributes, len(shape) - 2)
+    if op != "MaxUnpool":
+        return (*shape[:2], *geometry_for(shape[2:], attrs).output_spatial)
+    if unpool_shape is None:
+        return (*shape[:2], *unpool_output_spatial(shape[2:], attrs))
+    given = np.asarray(unpool_shape)
+    if given.ndim != 1 or given.size != len(shape) or given.dtype.kind not in "iu":
+        raise OrtpoolError(f"output_shape={given.tolist()} is not {len(shape)} integers")
+    return tuple(int(v) for v in given)

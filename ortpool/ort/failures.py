@@ -1,0 +1,156 @@
+"""The record of errors trapped inside Python ops, until the run that caused them claims them.
+
+An op cannot fail an onnxruntime run: anything thrown inside it ends the process, so the hook
+traps every error and records it here. Which run caused it is not known inside the op:
+
+* with onnxruntime's default sequential execution a node runs on the thread that called
+  ``run``, so the failures recorded on a thread during its run are that run's;
+* with ``execution_mode=ORT_PARALLEL`` nodes run on onnxruntime's inter-op threads, so a run
+  also claims the failures recorded on threads that are no run's calling thread, during the
+  run, by nodes its model holds (matched by op type and attributes).
+
+The record is bounded (:data:`MAX_KEPT`, oldest dropped first) and keeps no traceback, so a plain
+onnxruntime session, whose failures nobody claims, does not accumulate memory; such failures are
+logged at ERROR when recorded, and :func:`recent` lists the last ones. Failures that a run will
+raise are not logged: a caller who catches the exception gets no console noise.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import itertools
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+log = logging.getLogger("ortpool")
+
+#: Failures kept at most; plain sessions' failures are never claimed and age out.
+MAX_KEPT = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class OpFailure:
+    """An exception trapped inside a Python op (its traceback dropped: it holds the inputs)."""
+
+    op_type: str
+    attributes: dict[str, Any]
+    input_shapes: list[tuple[int, ...]]
+    error: BaseException
+    thread: int = 0
+    seq: int = 0
+
+
+Matcher = Callable[[OpFailure], bool]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Run:
+    thread: int
+    start: int
+    matches: Matcher
+
+
+_lock = threading.Lock()
+_kept: collections.deque[OpFailure] = collections.deque(maxlen=MAX_KEPT)
+_seq = itertools.count()
+_runs: dict[int, _Run] = {}
+_run_ids = itertools.count()
+
+
+def _strip(err: BaseException) -> BaseException:
+    """``err`` without its traceback and chained exceptions: their frames hold the op's inputs
+    (+71 MiB per 1,000 failing runs when kept)."""
+    err.__traceback__ = None
+    err.__context__ = None
+    err.__cause__ = None
+    return err
+
+
+def record(
+    op_type: str,
+    attributes: dict[str, Any],
+    input_shapes: list[tuple[int, ...]],
+    error: BaseException,
+) -> OpFailure:
+    """Keep a trapped failure for the run that caused it; log it if no run will raise it."""
+    thread = threading.get_ident()
+    with _lock:
+        failure = OpFailure(
+            op_type, dict(attributes), input_shapes, _strip(error), thread, next(_seq)
+        )
+        _kept.append(failure)
+        raised = _will_be_raised(failure)
+    if not raised:
+        log.error("%s failed: %s", op_type, error)
+    return failure
+
+
+def _will_be_raised(failure: OpFailure) -> bool:
+    callers = {run.thread for run in _runs.values()}
+    if failure.thread in callers:
+        return True
+    return any(run.matches(failure) for run in _runs.values())
+
+
+@dataclasses.dataclass
+class RunScope:
+    """A run in progress; :meth:`claim` takes the failures it caused from the record."""
+
+    run_id: int
+    run: _Run
+
+    def claim(self) -> list[OpFailure]:
+        """The failures of this run so far, oldest first, removed from the record."""
+        with _lock:
+            callers = {r.thread for i, r in _runs.items() if i != self.run_id}
+            mine = [
+                f for f in _kept
+                if f.seq >= self.run.start and (
+                    f.thread == self.run.thread
+                    or (f.thread not in callers and self.run.matches(f))
+                )
+            ]
+            for failure in mine:
+                _kept.remove(failure)
+        return mine
+
+
+@contextlib.contextmanager
+def run_scope(matches: Matcher) -> Iterator[RunScope]:
+    """``with run_scope(matcher) as scope: ...; scope.claim()``: marks a run in progress on this
+    thread; ``matches`` tells which failures on other threads its model could have caused."""
+    with _lock:
+        run_id = next(_run_ids)
+        _runs[run_id] = run = _Run(threading.get_ident(), next(_seq), matches)
+    try:
+        yield RunScope(run_id, run)
+    finally:
+        with _lock:
+            _runs.pop(run_id, None)
+
+
+def recent() -> list[OpFailure]:
+    """The failures kept (at most :data:`MAX_KEPT`, oldest first), claimed ones excluded."""
+    with _lock:
+        return list(_kept)
+
+
+def take_thread() -> list[OpFailure]:
+    """The kept failures recorded on this thread, oldest first; removes them."""
+    thread = threading.get_ident()
+    with _lock:
+        mine = [f for f in _kept if f.thread == thread]
+        for failure in mine:
+            _kept.remove(failure)
+    return mine
+
+
+def clear() -> None:
+    """Forget every kept failure."""
+    with _lock:
+        _kept.clear()
+

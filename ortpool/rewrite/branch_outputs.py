@@ -1,0 +1,124 @@
+"""Declared shapes of subgraph outputs that an ortpool op produces: set aside, and put back.
+
+onnxruntime allocates the output of an ``If`` (and other control-flow nodes) ahead when the
+branch declares a fully static shape for it, and the node computing it must then produce exactly
+that shape. A built-in node is shape-inferred first (a wrong declaration only draws a warning);
+a custom op is not, and onnxruntime-extensions throws inside the op when the shapes differ,
+which ends the process: when the declaration is wrong, and when a failed op returns its
+placeholder. Views (Identity, Reshape, ...) share their input's buffer, so a branch output
+reached from an ortpool op through them counts too.
+
+So while an ortpool op produces the value, such a declaration's sizes are kept in the output's
+``metadata_props`` (key :data:`KEY`, as ``"1,64,56,56"``) and its dims become symbolic
+(``"Y:0"``, ``"Y:1"``, ...; the rank stays, Scan needs it): onnxruntime then allocates the output
+when the op returns. :func:`put_back` restores it once the value is no longer an ortpool
+op's (``ortpool restore``), so a round trip gives the model back unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import onnx
+
+from ortpool import optypes
+from ortpool.attributes import decode_ints, encode_ints
+from ortpool.rewrite.scopes import is_standard, subgraphs
+
+KEY = "ortpool.declared_shape"
+#: Standard ops whose output onnxruntime may place in their input's buffer.
+VIEWS = frozenset({"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"})
+
+
+def _all_subgraphs(nodes) -> Iterator[onnx.GraphProto]:
+    for node in nodes:
+        for _, _, graph in subgraphs(node):
+            yield graph
+            yield from _all_subgraphs(graph.node)
+
+
+def model_subgraphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
+    """Every graph held by a node attribute, at any depth, in the main graph and in functions."""
+    yield from _all_subgraphs(model.graph.node)
+    for function in model.functions:
+        yield from _all_subgraphs(function.node)
+
+
+def ortpool_values(graph: onnx.GraphProto) -> set[str]:
+    """Values of ``graph`` an ortpool op writes: its outputs, and views of them."""
+    written: set[str] = set()
+    for node in graph.node:
+        if node.domain == optypes.DOMAIN:
+            written.update(node.output)
+        elif is_standard(node) and node.op_type in VIEWS and node.input[:1] and (
+            node.input[0] in written
+        ):
+            written.update(node.output[:1])
+    return written
+
+
+def _static_dims(value: onnx.ValueInfoProto) -> tuple[int, ...] | None:
+    tensor = value.type.tensor_type
+    if not value.type.HasField("tensor_type") or not tensor.HasField("shape"):
+        return None
+    dims = tensor.shape.dim
+    if all(d.HasField("dim_value") for d in dims):
+        return tuple(d.dim_value for d in dims)
+    return None
+
+
+def _metadata(value: onnx.ValueInfoProto) -> str | None:
+    for entry in value.metadata_props:
+        if entry.key == KEY:
+            return entry.value
+    return None
+
+
+def pending(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+    """The subgraph outputs an ortpool op writes that still declare a static shape."""
+    found = []
+    for graph in model_subgraphs(model):
+        written = ortpool_values(graph)
+        found += [
+            value for value in graph.output
+            if value.name in written and _static_dims(value) is not None
+            and _metadata(value) is None
+        ]
+    return found
+
+
+def set_aside(model: onnx.ModelProto) -> list[str]:
+    """Move the static declared shape of every subgraph output an ortpool op writes into its
+    metadata (in place); returns the names of those outputs."""
+    moved = []
+    for value in pending(model):
+        dims = value.type.tensor_type.shape.dim
+        value.metadata_props.add(key=KEY, value=encode_ints([d.dim_value for d in dims]))
+        # Symbolic dims, not no shape: Scan refuses a body output without a rank.
+        for axis, dim in enumerate(dims):
+            dim.dim_param = f"{value.name}:{axis}"
+        moved.append(value.name)
+    return moved
+
+
+def put_back(model: onnx.ModelProto) -> list[str]:
+    """Restore the declared shapes :func:`set_aside` moved, where no ortpool op writes the value
+    any more (in place); returns the names of those outputs."""
+    restored = []
+    for graph in model_subgraphs(model):
+        written = ortpool_values(graph)
+        for value in graph.output:
+            text = _metadata(value)
+            if text is None or value.name in written:
+                continue
+            dims = value.type.tensor_type.shape.dim
+            sizes = decode_ints(text, KEY)
+            if len(sizes) != len(dims):  # edited since: the declaration no longer applies
+                continue
+            for dim, size in zip(dims, sizes, strict=True):
+                dim.dim_value = size
+            kept = [e for e in value.metadata_props if e.key != KEY]
+            del value.metadata_props[:]
+            value.metadata_props.extend(kept)
+            restored.append(value.name)
+    return restored
