@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "InferenceSession": "ortpool.ort.session",
     "session_options": "ortpool.ort.session",
+    "check_model": "ortpool.ort.session",
     "register": "ortpool.ort.register",
     "rewrite": "ortpool.rewrite",
     "restore": "ortpool.rewrite",

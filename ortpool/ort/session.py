@@ -125,10 +125,34 @@ def check_node(node: onnx.NodeProto) -> None:
         )
 
 
-def check_model(model: onnx.ModelProto) -> None:
+def check_nodes(model: onnx.ModelProto) -> None:
     """Check every ortpool node of ``model`` (see :func:`check_node`)."""
     for node in iter_ortpool_nodes(model):
         check_node(node)
+
+
+def check_model(model: str | os.PathLike | bytes | onnx.ModelProto) -> None:
+    """Raise an :class:`OrtpoolError` for anything in ``model`` that would end the process in a
+    plain ``onnxruntime.InferenceSession`` with :func:`session_options`.
+
+    :class:`InferenceSession` checks (and mends) the same before it creates a session. A plain
+    session cannot: onnxruntime-extensions reads a Python op's attributes before ortpool sees
+    them (invalid UTF-8 there ends the process), and a subgraph output of declared static shape
+    written by an ortpool op is allocated ahead (any other shape ends the process;
+    ``ortpool rewrite`` writes such outputs with symbolic dims).
+    """
+    proto = _load_structure(model)
+    check_nodes(proto)
+    pending = branch_outputs.pending(proto)
+    if pending:
+        raise OrtpoolError(
+            f"subgraph output {pending[0].name!r} is written by an ortpool op and declares the "
+            "static shape "
+            f"{[d.dim_value for d in pending[0].type.tensor_type.shape.dim]}: onnxruntime "
+            "allocates it ahead, and an op output of another shape (a wrong declaration, a "
+            "failed op) ends a plain session's process; run the model through "
+            "ortpool.InferenceSession, or 'ortpool rewrite' it (that makes those dims symbolic)"
+        )
 
 
 #: Held by the run of a session in ORT_PARALLEL mode (see InferenceSession.__init__).
@@ -187,7 +211,7 @@ class InferenceSession:
         **kwargs: Any,
     ) -> None:
         proto = _load_structure(model)
-        check_model(proto)
+        check_nodes(proto)
         self._nodes: dict[str, list[onnx.NodeProto]] = {}
         for node in iter_ortpool_nodes(proto):
             self._nodes.setdefault(node.op_type, []).append(node)

@@ -40,6 +40,7 @@ def rewrite_model(
         {n.name for s in scopes for n in s.nodes if _is_pool(n)}, "MaxPool/AveragePool/MaxUnpool"
     )
     if not any(_is_pool(n) for s in scopes for n in s.nodes):
+        _set_aside_branch_shapes(model, report)
         _note_ir(model, report)
         return report
     types = learn_types(model)
@@ -64,15 +65,20 @@ def rewrite_model(
         imports = _imports_of(model, owner_key)
         if not any(e.domain == optypes.DOMAIN for e in imports):
             imports.add(domain=optypes.DOMAIN, version=optypes.DOMAIN_VERSION)
+    _set_aside_branch_shapes(model, report)
+    _note_ir(model, report)
+    return report
+
+
+def _set_aside_branch_shapes(model: onnx.ModelProto, report: RewriteReport) -> None:
     moved = branch_outputs.set_aside(model)
     if moved:
         report.notes.append(
-            "declared shapes of subgraph outputs an ortpool op writes moved into their metadata "
-            f"({', '.join(map(repr, moved))}): onnxruntime would allocate them ahead, which a "
-            "custom op cannot write; 'ortpool restore' puts them back"
+            f"subgraph outputs {', '.join(map(repr, moved))} are written by an ortpool op: their "
+            "declared static sizes are kept in their metadata and their dims made symbolic "
+            "(onnxruntime would allocate them ahead, which ends the process when the op's output "
+            "differs); 'ortpool restore' puts them back"
         )
-    _note_ir(model, report)
-    return report
 
 
 def _rewrite_node(
