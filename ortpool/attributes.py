@@ -153,6 +153,10 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
         raise OrtpoolError(f"pads={encode_ints(pads)!r} must all be >= 0")
 
     auto_pad = _as_str("auto_pad", given.get("auto_pad", "NOTSET"))
+    if auto_pad == "":
+        # Older exporters write it, and onnxruntime reads it as NOTSET; so does ortpool (the
+        # rewriter and the validator say so in their reports: see empty_auto_pad_note).
+        auto_pad = "NOTSET"
     if auto_pad not in AUTO_PADS:
         raise OrtpoolError(f"auto_pad={auto_pad!r} must be one of {', '.join(AUTO_PADS)}")
     if auto_pad != "NOTSET" and any(pads):
@@ -178,6 +182,17 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
 def _check_positive(name: str, values: tuple[int, ...]) -> None:
     if any(v < 1 for v in values):
         raise OrtpoolError(f"{name}={encode_ints(values)!r} must all be >= 1")
+
+
+def empty_auto_pad_note(node: onnx.NodeProto, name: str) -> str | None:
+    """The report's note for a node whose ``auto_pad`` is the empty string (read as NOTSET)."""
+    for attr in node.attribute:
+        if attr.name == "auto_pad" and attr.type == onnx.AttributeProto.STRING and not attr.s:
+            return (
+                f"node {name!r}: auto_pad='' read as NOTSET, as onnxruntime reads it (older "
+                "exporters write the empty string)"
+            )
+    return None
 
 
 def full_attributes(opv: OpVersion, attrs: PoolAttrs) -> dict[str, int | str]:

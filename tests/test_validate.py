@@ -391,3 +391,25 @@ def test_numpy_and_session_runners_agree_on_float16():
     assert via_session.status == via_numpy.status == results.AGREE
     assert via_session.ortpool_outputs[0].dtype == np.float16
     np.testing.assert_array_equal(via_session.ortpool_outputs[0], via_numpy.ortpool_outputs[0])
+
+
+def test_empty_auto_pad_is_read_as_notset_with_a_note(tmp_path, capsys):
+    """Older exporters write auto_pad=""; onnxruntime reads it as NOTSET, and so does ortpool:
+    validate, rewrite and the kernels accept it, and the reports say so."""
+    import ortpool
+    from ortpool import kernels
+
+    model = pool_model(dilation=1, auto_pad="", pads=[1, 1, 1, 1])
+    path = save(model, tmp_path / "empty_auto_pad.onnx")
+    code = main(["validate", path, "--no-progress"])
+    out = capsys.readouterr().out
+    note = ("node 'pool_same': auto_pad='' read as NOTSET, as onnxruntime reads it (older "
+            "exporters write the empty string)")
+    assert code == 0 and f"note: {note}" in out
+    rewritten, report = ortpool.rewrite.rewrite_with_report(model)
+    assert note in report.notes
+    assert [n.op_type for n in rewritten.graph.node][1] == "MaxPool_12"
+    x = x_input()
+    np.testing.assert_array_equal(
+        kernels.max_pool(x, version=12, kernel_shape=[3, 3], auto_pad="", pads=[1, 1, 1, 1]),
+        kernels.max_pool(x, version=12, kernel_shape=[3, 3], pads=[1, 1, 1, 1]))

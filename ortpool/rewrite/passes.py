@@ -11,6 +11,7 @@ from __future__ import annotations
 import onnx
 
 from ortpool import optypes, versions
+from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
 from ortpool.rewrite import branch_outputs, retarget
 from ortpool.rewrite.checks import check_node, node_name, resolve_version
@@ -53,6 +54,9 @@ def rewrite_model(
                 continue
             entry, replacement = _rewrite_node(node, scope, types, selection, skip_invalid, namer)
             report.nodes.append(entry)
+            note = empty_auto_pad_note(node, entry.name)
+            if note is not None:
+                report.notes.append(note)
             if replacement is None:
                 continue
             position = _position(scope.nodes, node)

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
 from ortpool.validate import capture, dtypes, inputs, isolate, ortrun, results
 from ortpool.validate import reference as reference_mod
@@ -120,6 +121,10 @@ def validate_model(
             nodes[i] = dataclasses.replace(pooling, location="local function (inlined)")
     if not nodes:
         result.notes.append("the model has no standard pooling node")
+    for pooling in nodes:
+        note = empty_auto_pad_note(pooling.node, pooling.name)
+        if note is not None:
+            result.notes.append(note)
 
     def builtin_run(m: onnx.ModelProto, f: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         return ortrun.run_builtin(m, f, options.providers, options.optimize)
