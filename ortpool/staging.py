@@ -18,6 +18,12 @@ Checks, each an :class:`~ortpool.errors.OrtpoolError` naming the path:
 * a destination is not a directory, and its folder exists: no folder is created, except the
   subfolders an external data location names below the output's folder (``data/`` for
   ``data/weights.bin``), created when the files are moved into place.
+
+A destination that is a symlink, or exists and is not a regular file (``/dev/stdout``, a pipe, a
+device), is not replaced: renaming onto it would replace the link or the device node itself (as
+root, ``/dev/stderr`` would become a regular file). Its bytes are kept in memory and written
+through it, as ``open(path, "wb")`` does, after every other file has been moved into place: such
+a write is the one step that cannot be undone.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -53,11 +60,19 @@ class Destination:
         #: folders between ``folder`` and the destination that do not exist yet (outermost first)
         self.missing = _missing_folders(path.parent, self.folder)
         self.must_be_new = root is not None
+        #: a symlink, pipe, device or terminal: written through on commit, never replaced
+        self.in_place = os.path.islink(path) or (
+            os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode)
+        )
         self._files = files
         self.staged: Path | None = None
+        self.pending: bytes | None = None
 
     def write(self, data: bytes) -> None:
         """Stage ``data`` as this file's whole content."""
+        if self.in_place:
+            self.pending = data
+            return
         staged = self._files._stage_path(self)
         with staged.open("xb") as stream:  # created with the mode a new file gets (umask)
             stream.write(data)
@@ -125,17 +140,20 @@ class StagedFiles:
         """Create the temporary folders now: proves every destination folder is writable before
         any long work whose result would have nowhere to go."""
         for destination in self._destinations:
-            self._temp_folder(destination.folder)
+            if not destination.in_place:
+                self._temp_folder(destination.folder)
 
     def commit(self) -> None:
         """Move every staged file into place; on any failure restore the previous state."""
-        unstaged = [d for d in self._destinations if d.staged is None]
+        unstaged = [d for d in self._destinations if d.staged is None and d.pending is None]
         if unstaged:
             raise OrtpoolError(f"{unstaged[0].what} {unstaged[0].path} was never staged")
         moved: list[tuple[Path, Path | None]] = []
         made: list[Path] = []
+        files = [d for d in self._destinations if not d.in_place]
+        through = [d for d in self._destinations if d.in_place]
         try:
-            for destination in self._destinations:
+            for destination in files:
                 for folder in destination.missing:
                     if not folder.is_dir():
                         folder.mkdir()
@@ -147,6 +165,9 @@ class StagedFiles:
                     )
                 moved.append((destination.path, self._backup(destination)))
                 os.replace(destination.staged, destination.path)
+            for destination in through:
+                with destination.path.open("wb") as stream:
+                    stream.write(destination.pending)
         except BaseException:
             for path, backup in reversed(moved):
                 with contextlib.suppress(OSError):

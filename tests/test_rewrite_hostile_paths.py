@@ -283,6 +283,26 @@ def test_a_successful_write_is_complete_and_leaves_no_temporaries(work: Path) ->
     assert hashes(work, INPUTS) == before
 
 
+def test_a_symlinked_output_is_written_through_not_replaced(work: Path) -> None:
+    (work / "target.onnx").write_bytes(b"an older output")
+    (work / "link.onnx").symlink_to("target.onnx")
+    done = ortpool("rewrite", "in.onnx", "link.onnx", "-q", cwd=work)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert tree(work) == BASE | {"target.onnx", "link.onnx"}
+    assert os.readlink(work / "link.onnx") == "target.onnx"
+    assert onnx.load(work / "target.onnx").graph.node[0].op_type == "MaxPool_12"
+
+
+def test_a_report_to_dev_stdout_goes_to_the_stream(work: Path) -> None:
+    """/dev/stdout (a symlink to the child's pipe) is written through, never renamed onto: as
+    root a rename would replace /dev/stdout itself."""
+    done = ortpool("rewrite", "in.onnx", "out.onnx", "--json", "/dev/stdout", "-q", cwd=work)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["summary"]["per_op_version"] == {"MaxPool-12": 1}
+    assert tree(work) == BASE | {"out.onnx"}
+    assert os.path.islink("/dev/stdout")
+
+
 # 3. files that are not ONNX models ----------------------------------------------------------
 
 NOT_MODELS = {
