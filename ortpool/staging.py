@@ -116,6 +116,8 @@ class StagedFiles:
 
     def add(self, path: str | os.PathLike, what: str) -> Destination:
         """Check a destination whose folder must exist; ``what`` names it in messages."""
+        if os.fspath(path).endswith(("/", os.sep)):  # Path() would drop the slash: a file "out"
+            raise OrtpoolError(f"{what} {os.fspath(path)} names a directory; name a file")
         path = Path(path)
         self._check(path, what)
         folder = path.parent
@@ -141,7 +143,7 @@ class StagedFiles:
         any long work whose result would have nowhere to go."""
         for destination in self._destinations:
             if not destination.in_place:
-                self._temp_folder(destination.folder)
+                self._temp_folder(destination)
 
     def commit(self) -> None:
         """Move every staged file into place; on any failure restore the previous state."""
@@ -198,24 +200,28 @@ class StagedFiles:
         self._destinations.append(destination)
         return destination
 
-    def _temp_folder(self, folder: Path) -> Path:
+    def _temp_folder(self, destination: Destination) -> Path:
+        folder = destination.folder
         key = os.path.realpath(folder)
         if key not in self._temp:
             try:
                 self._temp[key] = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=folder))
             except OSError as err:
-                raise OrtpoolError(f"cannot write in {folder} ({err.strerror})") from None
+                raise OrtpoolError(
+                    f"{destination.what} {destination.path}: cannot write in {folder} "
+                    f"({err.strerror})"
+                ) from None
         return self._temp[key]
 
     def _stage_path(self, destination: Destination) -> Path:
         index = self._destinations.index(destination)
-        return self._temp_folder(destination.folder) / f"{index}-{destination.path.name}"
+        return self._temp_folder(destination) / f"{index}-{destination.path.name}"
 
     def _backup(self, destination: Destination) -> Path | None:
         """Keep the file a destination replaces, so a failed commit can put it back."""
         if not os.path.lexists(destination.path):
             return None
-        backup = self._temp_folder(destination.folder) / f"backup-{destination.staged.name}"
+        backup = self._temp_folder(destination) / f"backup-{destination.staged.name}"
         try:
             os.link(destination.path, backup, follow_symlinks=False)
         except OSError:

@@ -185,9 +185,10 @@ INPUTS = ["in.onnx", "ext/m.onnx", "ext/w1", "ext/w2", "sub/m.onnx", "sub/data/w
             "the output new/out.onnx: its folder new does not exist; create it first",
             set(),
         ),
+        (None, ["in.onnx", "new/"], "the output new/ names a directory; name a file", set()),
     ],
     ids=["dotdot-through-missing-folder", "symlink", "hard-link", "data-file", "data-file-dotdot",
-         "missing-folder-dotdot", "missing-folder"],
+         "missing-folder-dotdot", "missing-folder", "trailing-slash"],
 )
 def test_output_that_is_the_input_or_needs_a_folder_is_refused(
     work: Path, verb: str, prepare: str | None, args: list[str], message: str, extra: set[str]

@@ -122,3 +122,34 @@ def test_rewrite_file_writes_model_and_report_together_or_neither(
     assert listing(tmp_path) == {"in.onnx", "out.onnx", "r.json"}
     assert (tmp_path / "r.json").read_text() == report.to_json()
     assert onnx.load(tmp_path / "out.onnx").graph.node[0].op_type == "MaxPool_12"
+
+
+def test_an_unwritable_report_folder_stops_validate_before_it_runs(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """(As root no folder is unwritable, so the refusal of the folder is simulated.)"""
+    import tempfile
+
+    from ortpool.cli import main
+
+    real = tempfile.mkdtemp
+    locked = tmp_path / "locked"
+    locked.mkdir()
+
+    def mkdtemp(*args, dir=None, **kwargs):
+        if Path(dir) == locked:
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
+    model = tmp_path / "m.onnx"
+    model.write_bytes(b"")  # never read: the destinations are checked first
+    code = main(["validate", str(model), "--no-progress", "--html", str(locked / "r.html")])
+    out, err = capsys.readouterr()
+    assert (code, out, err) == (
+        2,
+        "",
+        f"ortpool validate: error: the HTML report {locked / 'r.html'}: cannot write in {locked} "
+        "(Permission denied)\n",
+    )
+    assert listing(tmp_path) == {"locked", "m.onnx"}
