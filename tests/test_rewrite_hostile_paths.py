@@ -36,10 +36,16 @@ IR_VERSION = 10
 TIMEOUT = 120
 
 
+# Importing onnxruntime sets this in os.environ, and protobuf's pure-Python parser words its
+# errors differently: the children run with the environment of a user's shell instead.
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"}
+
+
 def ortpool(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "ortpool", *args],
         cwd=cwd,
+        env=CHILD_ENV,
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
