@@ -197,6 +197,16 @@ class StagedFiles:
             raise OrtpoolError(f"{what} {path} is a directory; name a file")
 
     def _keep(self, destination: Destination) -> Destination:
+        for other in self._destinations:
+            for folder, needer, file in (
+                *((f, destination, other) for f in destination.missing),
+                *((f, other, destination) for f in other.missing),
+            ):
+                if same_file(folder, file.path):
+                    raise OrtpoolError(
+                        f"{file.what} {file.path} is the folder {needer.what} {needer.path} "
+                        "needs; write to another path"
+                    )
         self._destinations.append(destination)
         return destination
 

@@ -267,6 +267,17 @@ def test_a_data_folder_in_the_way_is_refused(work: Path) -> None:
     assert tree(work) == BASE | {"out/", "out/data"}
 
 
+def test_an_output_named_like_a_data_folder_is_refused(work: Path) -> None:
+    (work / "out").mkdir()
+    done = ortpool("rewrite", "sub/m.onnx", "out/data", cwd=work)
+    assert (done.returncode, done.stderr) == (
+        2,
+        "ortpool rewrite: error: the output out/data is the folder external data file 'data/w1' "
+        "out/data/w1 needs; write to another path\n",
+    )
+    assert tree(work) == BASE | {"out/"}
+
+
 def test_a_successful_write_is_complete_and_leaves_no_temporaries(work: Path) -> None:
     (work / "out").mkdir()
     (work / "out" / "o.onnx").write_bytes(b"an older output, replaced")
