@@ -84,6 +84,7 @@ def test_external_data_is_linked_and_untouched(external_model: Path, tmp_path: P
     data = external_model.parent / "data" / "weights.bin"
     before = sha(data), data.stat().st_mtime_ns
     out = tmp_path / "out" / "rewritten.onnx"
+    out.parent.mkdir()  # the output's folder must exist; only data subfolders are created
     report = ortpool.rewrite.rewrite_file(external_model, out)
     assert (sha(data), data.stat().st_mtime_ns) == before
     assert report.notes == ["external data data/weights.bin: hard-linked next to the output"]
@@ -106,6 +107,7 @@ def test_external_data_is_linked_and_untouched(external_model: Path, tmp_path: P
         "external data data/weights.bin: already present next to the output"
     ]
     back = tmp_path / "back" / "model.onnx"
+    back.parent.mkdir()
     ortpool.rewrite.restore_file(out, back, copy_data=True)
     assert not os.path.samefile(data, back.parent / "data" / "weights.bin")
     assert sha(back.parent / "data" / "weights.bin") == before[0]

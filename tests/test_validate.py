@@ -14,7 +14,7 @@ from ortpool import versions
 from ortpool.attributes import normalize
 from ortpool.cli import main
 from ortpool.geometry import pool_geometry
-from ortpool.validate import causes, results
+from ortpool.validate import causes, dtypes, results
 from ortpool.validate.compare import (
     CAT_DIFFER,
     CAT_TIE,
@@ -219,6 +219,30 @@ def test_values_tolerance_and_exact_comparison():
     assert exact.differing == 2
     assert tolerance_for("MaxPool", "float16") == Tolerance(0.0, 0.0, exact=True)
     assert tolerance_for("AveragePool", "float16", atol=0.5).atol == 0.5
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+def test_scalar_outputs_are_compared(dtype):
+    """A 0-d graph output (ReduceMax with keepdims=0) is one cell; it used to crash painting."""
+    tol = tolerance_for("AveragePool", dtypes.name_of(np.dtype(dtype)))
+    same = compare_values("s", "t", np.array(3, dtype), np.array(3, dtype), tol)
+    assert (same.compared, same.differing, same.agrees, same.categories.shape) == (1, 0, True, ())
+    other = compare_values("s", "t", np.array(3, dtype), np.array(5, dtype), tol)
+    assert (other.compared, other.differing, other.max_abs, other.agrees) == (1, 1, 2.0, False)
+    assert other.categories.tolist() == CAT_DIFFER
+    assert other.examples == [{"at": [], "onnxruntime": 3, "ortpool": 5}]
+    ties = compare_indices(np.array(0), np.array(1), np.array([[[4.0, 4.0]]], np.float32))
+    assert (ties.ties, ties.differing, ties.categories.tolist()) == (1, 0, CAT_TIE)
+
+
+def test_empty_outputs_are_compared():
+    tol = tolerance_for("AveragePool", "float")
+    empty = np.zeros((1, 0, 3), np.float32)
+    both = compare_values("y", "float", empty, empty, tol)
+    assert (both.compared, both.differing, both.only_in_one, both.agrees) == (0, 0, 0, True)
+    assert both.categories.shape == (1, 0, 3)
+    grown = compare_values("y", "float", empty, np.zeros((1, 2, 3), np.float32), tol)
+    assert (grown.compared, grown.only_in_one, grown.agrees) == (0, 6, False)
 
 
 def test_ruling_cells_marks_nan_and_empty_windows():

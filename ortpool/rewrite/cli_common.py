@@ -6,10 +6,8 @@ Neither command imports onnxruntime: rewriting needs only onnx and ortpool's tab
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from ortpool.rewrite.report import RewriteReport
 
@@ -47,7 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
         action="store_true",
         help="leave a node that fails its schema checks as it is and report it, instead of failing",
     )
-    parser.add_argument("--json", metavar="REPORT", help="write the per-node report as JSON here")
+    parser.add_argument(
+        "--json",
+        metavar="REPORT",
+        help="write the per-node report as JSON here (with the model, or neither)",
+    )
     parser.add_argument(
         "--copy-data",
         action="store_true",
@@ -67,9 +69,8 @@ def run(args: argparse.Namespace, action: Callable[..., RewriteReport]) -> int:
         nodes=args.nodes,
         exclude=args.exclude,
         skip_invalid=args.skip_invalid,
+        json_report=args.json,
     )
-    if args.json:
-        Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n")
     if not args.quiet:
         for line in report.summary_lines(verbose=args.verbose):
             print(line, file=sys.stdout)

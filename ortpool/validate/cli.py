@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from ortpool.errors import OrtpoolError
+from ortpool.staging import StagedFiles
 
 HELP = (
     "compare onnxruntime's built-in pooling with ortpool on models (default: the bundled ones), "
@@ -122,39 +123,48 @@ def run(args: argparse.Namespace) -> int:
         reference_timeout=args.reference_timeout,
     )
     paths = args.models or [str(p) for p in validator.bundled_models()]
-    models = [validator.load_model(p) for p in paths]  # every model readable before any runs
-    found = []
-    for path, model in zip(paths, models, strict=True):
-        bar = ProgressBar(f"validate {path}", force=False) if not args.no_progress else None
-        try:
-            result = validator.validate_model(
-                model, options, progress=bar, strict_shapes=len(paths) == 1, label=path
-            )
-        finally:
-            if bar is not None:
-                bar.close()
-        result.path = path
-        found.append(result)
-        print("\n".join(terminal.model_report(result)))
-        print()
-    print(terminal.summary(found))
-    settings: dict[str, Any] = {
-        "seed": args.seed,
-        "shapes": args.shape,
-        "inputs": args.inputs,
-        "providers": options.providers or ["CPUExecutionProvider"],
-        "optimize": args.optimize,
-        "atol": args.atol,
-        "rtol": args.rtol,
-        "reference": args.reference,
-        "fail_on_rulings": args.fail_on_rulings,
-    }
-    if args.json:
-        jsonreport.write(args.json, jsonreport.validate_document(found, settings))
-        print(f"JSON report: {args.json}", file=sys.stderr)
-    if args.html:
-        html.write(args.html, found, settings)
-        print(f"HTML report: {args.html}", file=sys.stderr)
+    # The report destinations are checked and a temporary file reserved next to each before
+    # anything runs: a report that cannot be written fails in a second, not after the run.
+    with StagedFiles((p, "a model being validated") for p in paths) as files:
+        json_file = files.add(args.json, "the JSON report") if args.json else None
+        html_file = files.add(args.html, "the HTML report") if args.html else None
+        files.reserve()
+        models = [validator.load_model(p) for p in paths]  # every model readable before any runs
+        found = []
+        for path, model in zip(paths, models, strict=True):
+            bar = ProgressBar(f"validate {path}", force=False) if not args.no_progress else None
+            try:
+                result = validator.validate_model(
+                    model, options, progress=bar, strict_shapes=len(paths) == 1, label=path
+                )
+            finally:
+                if bar is not None:
+                    bar.close()
+            result.path = path
+            found.append(result)
+            print("\n".join(terminal.model_report(result)))
+            print()
+        print(terminal.summary(found))
+        settings: dict[str, Any] = {
+            "seed": args.seed,
+            "shapes": args.shape,
+            "inputs": args.inputs,
+            "providers": options.providers or ["CPUExecutionProvider"],
+            "optimize": args.optimize,
+            "atol": args.atol,
+            "rtol": args.rtol,
+            "reference": args.reference,
+            "fail_on_rulings": args.fail_on_rulings,
+        }
+        if json_file is not None:
+            document = jsonreport.validate_document(found, settings)
+            json_file.write(jsonreport.dumps(document).encode())
+        if html_file is not None:
+            html_file.write(html.render(found, settings).encode())
+        files.commit()
+    for label, path in (("JSON", args.json), ("HTML", args.html)):
+        if path:
+            print(f"{label} report: {path}", file=sys.stderr)
     failing = any(m.failing for m in found)
     if args.fail_on_rulings:
         failing = failing or any(n.status == "rulings" for m in found for n in m.nodes)

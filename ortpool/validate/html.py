@@ -8,7 +8,6 @@ import base64
 import datetime
 import html
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ortpool.validate import picture, results, terminal
@@ -211,7 +210,3 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
         "result the spec leaves to ortpool's RULINGS.md (a NaN in the window, an empty window) "
         "are counted apart from plain differences.</footer></body></html>\n"
     )
-
-
-def write(path: str | Path, models: Sequence[ModelResult], settings: dict[str, Any]) -> None:
-    Path(path).write_text(render(models, settings), encoding="utf-8")

@@ -6,7 +6,6 @@ import json
 import math
 import platform
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ortpool.validate.results import ModelResult
@@ -51,5 +50,6 @@ def validate_document(models: Sequence[ModelResult], settings: dict[str, Any]) -
     )
 
 
-def write(path: str | Path, document: dict[str, Any]) -> None:
-    Path(path).write_text(json.dumps(_clean(document), indent=2) + "\n")
+def dumps(document: dict[str, Any]) -> str:
+    """The report's text: standard JSON (NaN and inf as strings), indented."""
+    return json.dumps(_clean(document), indent=2) + "\n"

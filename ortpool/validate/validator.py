@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from ortpool import modelfile
 from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
 from ortpool.validate import capture, dtypes, inputs, isolate, ortrun, results
@@ -40,19 +41,9 @@ class ValidateOptions(isolate.Options):
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
-    """Load an ONNX model; anything unreadable is an OrtpoolError (exit 2) with the reason."""
-    path = Path(path)
-    if not path.is_file():
-        raise OrtpoolError(f"{path}: no such model file")
-    try:
-        model = onnx.load(str(path))
-    except Exception as err:
-        raise OrtpoolError(
-            f"{path}: not a readable ONNX model ({type(err).__name__}: {err})"
-        ) from None
-    if not model.graph.node and not model.graph.output:
-        raise OrtpoolError(f"{path}: not a readable ONNX model (empty graph)")
-    return model
+    """Load an ONNX model with its weights; anything unreadable is an OrtpoolError (exit 2) with
+    the reason."""
+    return modelfile.read(path, load_external_data=True)
 
 
 def _rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto | None, str]:
