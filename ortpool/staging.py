@@ -78,22 +78,47 @@ class Destination:
             stream.write(data)
         self.staged = staged
 
-    def place(self, source: Path, copy: bool) -> str:
-        """Stage ``source``'s content: a hard link (no byte copied, the source untouched) unless
-        ``copy`` or linking is impossible (another filesystem), then a streamed copy. Returns
-        ``"hard-linked"`` or ``"copied"``."""
+    def place(self, source: Path, link: bool) -> str:
+        """Stage ``source``'s content: a copy-on-write clone where the filesystem can (no byte
+        copied, and the files stay apart), else a streamed copy; with ``link``, a hard link when
+        possible. Returns ``"cloned"``, ``"copied"`` or ``"hard-linked"``.
+
+        Hard links are opt-in: onnx (1.23) refuses to load external data with more than one link
+        ("potential hardlink attack"), the source model's as well once it is linked.
+        """
         staged = self._files._stage_path(self)
-        how = "copied"
-        if not copy:
+        self.staged = staged
+        if link:
             try:
                 os.link(source, staged)
-                how = "hard-linked"
+                return "hard-linked"
             except OSError:
                 pass  # another filesystem, or links not supported: copy instead
-        if how == "copied":
-            shutil.copyfile(source, staged)  # streams in chunks (sendfile), never the whole file
-        self.staged = staged
-        return how
+        if _clone(source, staged):
+            return "cloned"
+        shutil.copyfile(source, staged)  # streams in chunks (sendfile), never the whole file
+        return "copied"
+
+
+#: ioctl(FICLONE) of Linux: a copy-on-write clone (btrfs, XFS, bcachefs...).
+_FICLONE = 0x40049409
+
+
+def _clone(source: Path, target: Path) -> bool:
+    """Clone ``source`` into a new file ``target`` where the filesystem can; False otherwise
+    (nothing left behind)."""
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system
+        return False
+    with open(source, "rb") as src, open(target, "xb") as dst:
+        try:
+            fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
+            return True
+        except OSError:
+            pass
+    os.remove(target)
+    return False
 
 
 class StagedFiles:

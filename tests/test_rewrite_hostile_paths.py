@@ -282,7 +282,8 @@ def test_a_successful_write_is_complete_and_leaves_no_temporaries(work: Path) ->
     (work / "out").mkdir()
     (work / "out" / "o.onnx").write_bytes(b"an older output, replaced")
     before = hashes(work, INPUTS)
-    done = ortpool("rewrite", "sub/m.onnx", "out/o.onnx", "--json", "out/r.json", cwd=work)
+    done = ortpool("rewrite", "sub/m.onnx", "out/o.onnx", "--json", "out/r.json", "--link-data",
+                   cwd=work)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-3:] == [
         "note: external data data/w1: hard-linked next to the output",

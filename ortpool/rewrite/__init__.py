@@ -114,7 +114,7 @@ def save(
     path: str | os.PathLike,
     source_dir: str | os.PathLike | None = None,
     *,
-    copy_data: bool = False,
+    link_data: bool = False,
 ) -> list[str]:
     """Write ``model`` to ``path``; its external data, found relative to ``source_dir``, is
     hard-linked (or copied) next to it. Returns notes on what was done with each data file.
@@ -122,7 +122,7 @@ def save(
     source_dir = Path(source_dir) if source_dir is not None else None
     sources = external.data_sources(model, source_dir) if source_dir is not None else []
     with StagedFiles(sources) as files:
-        notes = _stage(files, files.add(path, "the output"), model, source_dir, copy_data)
+        notes = _stage(files, files.add(path, "the output"), model, source_dir, link_data)
         files.commit()
     return notes
 
@@ -132,7 +132,7 @@ def _stage(
     output: Destination,
     model: onnx.ModelProto,
     source_dir: Path | None,
-    copy_data: bool,
+    link_data: bool,
 ) -> list[str]:
     """Check where each external data file goes, then stage the model and the data files;
     returns the notes on the data files."""
@@ -143,14 +143,14 @@ def _stage(
         return []
     plan = external.plan_data(model, source_dir, output.path.parent, files)
     output.write(external.serialize(model))
-    return plan.stage(copy_data)
+    return plan.stage(link_data)
 
 
 def _run_file(
     action: Any,
     source: str | os.PathLike,
     target: str | os.PathLike,
-    copy_data: bool,
+    link_data: bool,
     json_report: str | os.PathLike | None,
     options: dict[str, Any],
 ) -> RewriteReport:
@@ -161,7 +161,7 @@ def _run_file(
         output = files.add(target, "the output")
         report_file = files.add(json_report, "the JSON report") if json_report else None
         model, report = action(model, **options)
-        report.notes.extend(_stage(files, output, model, source.parent, copy_data))
+        report.notes.extend(_stage(files, output, model, source.parent, link_data))
         if report_file is not None:
             report_file.write(report.to_json().encode())
         files.commit()
@@ -172,27 +172,27 @@ def rewrite_file(
     source: str | os.PathLike,
     target: str | os.PathLike,
     *,
-    copy_data: bool = False,
+    link_data: bool = False,
     json_report: str | os.PathLike | None = None,
     **options: Any,
 ) -> RewriteReport:
     """Rewrite the model file ``source`` into ``target``; weights are never loaded (see
     :func:`save`). ``json_report``: also write the report there as JSON, with the model or not
     at all."""
-    return _run_file(rewrite_with_report, source, target, copy_data, json_report, options)
+    return _run_file(rewrite_with_report, source, target, link_data, json_report, options)
 
 
 def restore_file(
     source: str | os.PathLike,
     target: str | os.PathLike,
     *,
-    copy_data: bool = False,
+    link_data: bool = False,
     json_report: str | os.PathLike | None = None,
     **options: Any,
 ) -> RewriteReport:
     """Restore the model file ``source`` into ``target`` (weights never loaded); ``json_report``
     as for :func:`rewrite_file`."""
-    return _run_file(restore_with_report, source, target, copy_data, json_report, options)
+    return _run_file(restore_with_report, source, target, link_data, json_report, options)
 
 
 class _CallablePackage(types.ModuleType):

@@ -51,9 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
         help="write the per-node report as JSON here (with the model, or neither)",
     )
     parser.add_argument(
-        "--copy-data",
+        "--link-data",
         action="store_true",
-        help="copy external data files next to the output instead of hard-linking them",
+        help="hard-link external data files next to the output instead of copying them (onnx "
+        "then refuses to load the model, and the source, with its external data: they have two "
+        "links)",
     )
     loud = parser.add_mutually_exclusive_group()
     loud.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace, action: Callable[..., RewriteReport]) -> int:
     report = action(
         args.input,
         args.output,
-        copy_data=args.copy_data,
+        link_data=args.link_data,
         ops=args.ops,
         nodes=args.nodes,
         exclude=args.exclude,

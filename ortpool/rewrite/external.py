@@ -5,11 +5,11 @@ A model is loaded with ``load_external_data=False`` (:mod:`ortpool.modelfile`): 
 included, costs what its structure costs. On saving, every referenced data file must be reachable
 from the output's directory under the same relative location, because onnxruntime 1.31 refuses
 external data paths that are absolute, contain ``..`` or resolve (through a symlink) outside the
-model's directory. So each data file is hard-linked next to the output (no bytes copied, the
-source untouched) or, where a hard link is impossible (another filesystem) or ``copy_data`` is
-asked, copied in chunks. A source file is never written to, and an existing file at the target is
-never overwritten. The files are written through :class:`ortpool.staging.StagedFiles`: all of
-them or none.
+model's directory. So each data file is cloned next to the output where the filesystem can (copy
+on write: no bytes copied), else copied in chunks; ``link_data`` hard-links it instead (onnx
+refuses to load data files with two links, so that is opt-in). A source file is never written
+to, and an existing file at the target is never overwritten. The files are written through
+:class:`ortpool.staging.StagedFiles`: all of them or none.
 """
 
 from __future__ import annotations
@@ -112,14 +112,14 @@ class DataPlan:
 
     files: list[_DataFile]
 
-    def stage(self, copy_data: bool) -> list[str]:
+    def stage(self, link_data: bool) -> list[str]:
         """Stage the link or copy of each data file; returns one note per file."""
         notes = []
         for data in self.files:
             if data.destination is None:
                 how = "already present"
             else:
-                how = data.destination.place(data.source, copy_data)
+                how = data.destination.place(data.source, link_data)
             notes.append(f"external data {data.location}: {how} next to the output")
         return notes
 
