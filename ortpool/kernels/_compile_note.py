@@ -26,23 +26,27 @@ OPERATORS = {
     "scatter": "MaxUnpool",
 }
 
+#: The scatter compiles in well under a second: worth a log line, not a note on the terminal.
+QUICK = frozenset({"scatter"})
+
 _lock = threading.Lock()
 _installed = False
 
 
 def message(kernel: str, dtype: str) -> str:
+    wait = "under a second" if kernel in QUICK else "about 10 s on 2 cores"
     return (
-        f"compiling the numba kernel for {dtype} {OPERATORS[kernel]} (first use, about 10 s, "
-        "cached on disk afterwards; `ortpool warmup` does it ahead of time)"
+        f"compiling the numba kernel for {dtype} {OPERATORS[kernel]} (first use, {wait}, cached "
+        "on disk afterwards; `ortpool warmup` does it ahead of time)"
     )
 
 
-def announce(text: str, stream: TextIO | None = None) -> None:
-    """``text`` to the logger, and to ``stream`` (stderr) on a terminal when logging is not
-    configured."""
+def announce(text: str, stream: TextIO | None = None, terminal: bool = True) -> None:
+    """``text`` to the logger, and with ``terminal`` to ``stream`` (stderr) when it is a terminal
+    and logging is not configured."""
     log.info(text)
     stream = stream or sys.stderr
-    if not log.hasHandlers() and getattr(stream, "isatty", lambda: False)():
+    if terminal and not log.hasHandlers() and getattr(stream, "isatty", lambda: False)():
         # A progress bar may be drawn on the current line: clear it first.
         stream.write(f"\r\033[Kortpool: {text}\n")
         stream.flush()
@@ -77,7 +81,7 @@ def install() -> None:
                 found = self._kernel(ev)
                 if found is not None:
                     self.started[id(ev.data["dispatcher"])] = time.perf_counter()
-                    announce(message(*found))
+                    announce(message(*found), terminal=found[0] not in QUICK)
 
             def on_end(self, ev: event.Event) -> None:
                 found = self._kernel(ev)
