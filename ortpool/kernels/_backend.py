@@ -24,8 +24,9 @@ from ortpool.kernels import _calls
 NUMBA_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8))
 
 #: Input bytes from which a call brings in numba in ``auto`` mode. Not a speed crossover (the
-#: compiled kernels are 1.3-5x faster from 64 bytes up, docs/bench.md): below it a call gains at
-#: most about 40 µs, so a 10 s compile pays after some 250,000 calls, which no short run makes.
+#: compiled kernels are faster from 64 bytes up, docs/bench.md "Fifth round"): below it a call
+#: gains at most about 40 µs, so a 10 s compile pays after some 250,000 calls, which no short run
+#: makes.
 #: The bundled models and the validator's nodes are under 10 KB; the smallest benchmark shape
 #: (Inception's 1x192x28x28, 600 KB) is far above.
 NUMBA_MIN_BYTES = 64 << 10
