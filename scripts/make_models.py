@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Generate ortpool's bundled models into ``models/`` (deterministic: same bytes every run).
+"""Generate ortpool's bundled models into ``ortpool/models/``, the package data ``ortpool validate``
+checks by default (deterministic: same bytes every run).
 
 * ``<op>-<version>.onnx``: one small model per (operator, spec version), at the opset that
   introduced that version, with attributes that version is known for (Indices, storage_order,
@@ -201,7 +202,7 @@ def all_models() -> dict[str, onnx.ModelProto]:
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[0]) if argv else ROOT / "models"
+    out = Path(argv[0]) if argv else ROOT / "ortpool" / "models"
     out.mkdir(parents=True, exist_ok=True)
     for name, model in all_models().items():
         (out / f"{name}.onnx").write_bytes(model.SerializeToString(deterministic=True))

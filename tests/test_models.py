@@ -10,8 +10,10 @@ import onnx
 import onnxruntime as ort
 import pytest
 
+from ortpool.validate.validator import bundled_models_dir
+
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = sorted((ROOT / "models").glob("*.onnx"))
+MODELS = sorted(bundled_models_dir().glob("*.onnx"))
 #: onnxruntime 1.31 registers no CPU kernel for these spec versions.
 NO_ORT_KERNEL = {"averagepool-1": "AveragePool(1)", "averagepool-22": "AveragePool(22)"}
 

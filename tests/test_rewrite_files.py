@@ -21,8 +21,7 @@ from rewrite_support import vi
 
 import ortpool
 from ortpool import OrtpoolError
-
-ROOT = Path(__file__).resolve().parent.parent
+from ortpool.validate.validator import bundled_models_dir
 
 
 def sha(path: Path) -> str:
@@ -164,7 +163,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def test_cli_rewrite_and_restore(tmp_path: Path) -> None:
-    cnn = ROOT / "models" / "cnn.onnx"
+    cnn = bundled_models_dir() / "cnn.onnx"
     done = cli(
         "rewrite",
         str(cnn),
@@ -236,7 +235,8 @@ def _save_bad_model(folder: Path) -> None:
 )
 def test_cli_errors(args: list[str], message: str, tmp_path: Path) -> None:
     _save_bad_model(tmp_path)
-    args = [a.format(cnn=ROOT / "models" / "cnn.onnx", bad=tmp_path / "bad.onnx") for a in args]
+    cnn = bundled_models_dir() / "cnn.onnx"
+    args = [a.format(cnn=cnn, bad=tmp_path / "bad.onnx") for a in args]
     done = cli(*args, cwd=tmp_path)
     assert (done.returncode, done.stderr) == (2, message)
     assert not (tmp_path / "o.onnx").exists()

@@ -3,8 +3,6 @@ right; the named cases where it is not; and restore(rewrite(m)) == m up to fille
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -13,9 +11,9 @@ from rewrite_support import assert_same_up_to_defaults, feeds
 
 import ortpool
 from ortpool import versions
+from ortpool.validate.validator import bundled_models_dir
 
-ROOT = Path(__file__).resolve().parent.parent
-MODELS = {p.stem: p for p in sorted((ROOT / "models").glob("*.onnx"))}
+MODELS = {p.stem: p for p in sorted(bundled_models_dir().glob("*.onnx"))}
 #: Models whose built-in run is not the spec result; each is tested on its own below.
 ORT_WRONG = {"cnn", "ort-defect-same-dilated", "ort-defect-valid-ceil"}
 #: onnxruntime has no kernel for AveragePool-1: the same node at opset 7 (count_include_pad=0

@@ -15,7 +15,7 @@ compare the results bit for bit with a loop over every window (tests/reference_l
 
 When numba is importable, the runners built here call the compiled loops of
 :mod:`ortpool.kernels._numba` instead (same taps, same order: bit-identical results);
-``ORTPOOL_KERNELS=numpy`` keeps the numpy plans (see :func:`backend`).
+which calls take them is :func:`ortpool.kernels._backend.compiled`'s choice.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy as np
 
 from ortpool.geometry import AxisGeometry, PoolGeometry, index_multipliers
 from ortpool.kernels import _parallel
-from ortpool.kernels._backend import NUMBA_DTYPES, backend
+from ortpool.kernels._backend import compiled
 from ortpool.kernels._buffers import output, scratch
 from ortpool.kernels._calls import Runner
 from ortpool.kernels._common import lowest
@@ -414,9 +414,9 @@ def max_pool_runner(
     """x -> Y, or x -> (Y, Indices); ``wide`` is the compute dtype of float16/bfloat16."""
     work_dtype = wide if wide is not None else dtype
     order = max_axis_order(geom)
-    compiled = backend() == "numba" and work_dtype in NUMBA_DTYPES
+    nbytes = math.prod(shape) * work_dtype.itemsize
     if return_indices:
-        if compiled and len(geom.axes) <= 3:
+        if len(geom.axes) <= 3 and compiled("max_indices", work_dtype, nbytes):
             plan: Any = NumbaMaxIndicesPlan(geom, shape, work_dtype, storage_order)
         else:
             plan = MaxIndicesPlan(geom, shape, work_dtype, storage_order, order)
@@ -428,9 +428,8 @@ def max_pool_runner(
             return y.astype(dtype), indices
 
         return run_wide_indices
-    values: Any = (NumbaMaxValuesPlan if compiled else MaxValuesPlan)(
-        geom, shape, work_dtype, order
-    )
+    numba = compiled("max_planes", work_dtype, nbytes)
+    values: Any = (NumbaMaxValuesPlan if numba else MaxValuesPlan)(geom, shape, work_dtype, order)
     if wide is None:
         return values.values
     return lambda x: values.values(x.astype(wide)).astype(dtype)
@@ -439,8 +438,8 @@ def max_pool_runner(
 def average_pool_runner(
     geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, acc: np.dtype, divisor: np.ndarray
 ) -> Runner:
-    compiled = backend() == "numba" and acc in NUMBA_DTYPES
-    plan: Any = (NumbaAveragePlan if compiled else AveragePlan)(geom, shape, acc, divisor)
+    numba = compiled("average_planes", acc, math.prod(shape) * acc.itemsize)
+    plan: Any = (NumbaAveragePlan if numba else AveragePlan)(geom, shape, acc, divisor)
     if dtype == acc:
         return plan.average
     return lambda x: plan.average(x).astype(dtype)

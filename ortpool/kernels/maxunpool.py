@@ -78,7 +78,7 @@ def _compiled_scatter(y: np.ndarray, x: np.ndarray, flat: np.ndarray) -> bool:
     One thread: the loop checks the bounds as it goes, where the numpy path needs the min and
     max of the indices first. Splitting it in halves on two threads gained about 0.1 ms on
     SegNet's 12.8 MB output, less than the range checks that make the split safe cost."""
-    if x.dtype not in _backend.NUMBA_DTYPES or _backend.backend() != "numba":
+    if not _backend.compiled("scatter", x.dtype, x.nbytes):
         return False
     from ortpool.kernels import _numba
 

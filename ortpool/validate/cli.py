@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "models",
         nargs="*",
         metavar="MODEL",
-        help="ONNX model files (default: the bundled models in models/)",
+        help="ONNX model files (default: the models bundled in the package, ortpool/models/)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (0)")
     parser.add_argument(

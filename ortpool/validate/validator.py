@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.resources
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -274,10 +275,13 @@ def _unrunnable(
 
 
 def bundled_models_dir() -> Path:
-    """models/ next to the package (the repository / editable-install layout)."""
-    import ortpool
-
-    return Path(ortpool.__file__).resolve().parents[1] / "models"
+    """ortpool/models/: the models shipped as package data, wherever the package is installed."""
+    folder = importlib.resources.files("ortpool") / "models"
+    if not isinstance(folder, Path):  # a zipped installation: onnxruntime needs real files
+        raise OrtpoolError(
+            f"the bundled models are not files on disk ({folder}): name the models to validate"
+        )
+    return folder
 
 
 def bundled_models() -> list[Path]:
