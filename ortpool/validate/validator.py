@@ -6,8 +6,8 @@
    has no kernel for one node, the inputs are captured from the ortpool-rewritten run instead.)
 3. Each node runs alone in both implementations on exactly its captured inputs
    (:func:`ortpool.validate.isolate.run_node`), optionally also in the onnx reference evaluator.
-4. End to end: the ortpool-rewritten model runs on the same inputs and every graph output is
-   compared with the built-in run's.
+4. End to end: the ortpool-rewritten model runs on the same inputs at the same optimisation
+   level and every graph output is compared with the built-in run's (:mod:`.endtoend`).
 """
 
 from __future__ import annotations
