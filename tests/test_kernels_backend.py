@@ -288,3 +288,27 @@ def test_scratch_sizes_of_the_resnet_stem_passes():
     info[:, _numba_plans.OUTER] *= 64
     assert _numba_plans.scratch_sizes(info) == (64 * 56 * 112, 64 * 112 * 112)
     assert _numba_plans.scratch_sizes(info[:1]) == (1, 64 * 112 * 112)  # one pass: no intermediate
+
+
+def test_each_compiled_function_has_its_own_qualified_name():
+    """numba names a compiled symbol after the qualified name and a per-process counter: the
+    max and sum variants of the factory-made passes, cached by different processes, shared
+    symbols, and an AveragePool after a MaxPool ran the max (Inception: max / 9)."""
+    from numba.core.registry import CPUDispatcher
+
+    from ortpool.kernels import _numba
+
+    found: dict[str, set[int]] = {}
+    pending = [v for v in vars(_numba).values() if isinstance(v, CPUDispatcher)]
+    while pending:
+        dispatcher = pending.pop()
+        names = found.setdefault(dispatcher.py_func.__qualname__, set())
+        if id(dispatcher) in names:
+            continue
+        names.add(id(dispatcher))
+        for cell in dispatcher.py_func.__closure__ or ():
+            if isinstance(cell.cell_contents, CPUDispatcher):
+                pending.append(cell.cell_contents)
+    shared = {name: len(ids) for name, ids in found.items() if len(ids) > 1}
+    assert shared == {}
+    assert "_make_pass.<locals>.pass_.sum" in found  # the walk reached the closures

@@ -49,14 +49,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--atol",
         type=float,
-        help="absolute tolerance for AveragePool values "
+        help="absolute tolerance for AveragePool values and graph outputs "
         "(default per type: float 1e-6, double 1e-12, float16 1e-3, bfloat16 1e-2)",
     )
     parser.add_argument(
         "--rtol",
         type=float,
-        help="relative tolerance for AveragePool values "
-        "(default per type: float 1e-5, double 1e-10, float16 2e-3, bfloat16 "
+        help="relative tolerance for AveragePool values, and for graph outputs relative to "
+        "their magnitude (default per type: float 1e-5, double 1e-10, float16 2e-3, bfloat16 "
         "1.6e-2); MaxPool values and Indices are always compared exactly",
     )
     parser.add_argument(

@@ -112,7 +112,8 @@ def compare_values(
             same |= np.isnan(a) & np.isnan(b)
             diff = np.abs(a - b)
             if not tolerance.exact:
-                same |= diff <= tolerance.atol + tolerance.rtol * np.abs(b)
+                # a finite cell against an infinite one is a difference, whatever the bound
+                same |= np.isfinite(diff) & (diff <= tolerance.bound(b))
             finite = np.isfinite(a) & np.isfinite(b)
             if finite.any():
                 result.max_abs = _finite_or_none(float(diff[finite].max()))
