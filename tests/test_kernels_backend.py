@@ -226,7 +226,7 @@ def test_scratch_sizes_of_the_resnet_stem_passes():
 
     attrs = normalize(get("MaxPool", 12),
                       {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, 2)
-    info, _, _ = _numba_plans.numba_passes(pool_geometry((112, 112), attrs), [0, 1])
+    info = _numba_plans.numba_passes(pool_geometry((112, 112), attrs), [0, 1])
     assert _numba_plans.scratch_sizes(info) == (56 * 112, 112 * 112)
     info[:, _numba_plans.OUTER] *= 64
     assert _numba_plans.scratch_sizes(info) == (64 * 56 * 112, 64 * 112 * 112)
