@@ -43,9 +43,10 @@ def divisor(geom: PoolGeometry, include_pad: bool, dtype: np.dtype) -> np.ndarra
     """The per-output divisor, an outer product of per-axis counts (validity is per axis), each
     in closed form (:meth:`~ortpool.geometry.AxisGeometry.counts`). Not cached apart: the plan
     that divides by it is (:mod:`._calls`), and one cache bounds the memory."""
-    div = np.ones((), dtype)
-    for a, g in enumerate(geom.axes):
-        counts = np.asarray(g.counts(include_pad), dtype)
-        div = div * counts.reshape((-1,) + (1,) * (len(geom.axes) - 1 - a))
+    rank = len(geom.axes)
+    # The first axis's counts start the product (1 * c is c exactly); the others multiply in.
+    div = geom.axes[0].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1))
+    for a in range(1, rank):
+        div = div * geom.axes[a].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1 - a))
     div.setflags(write=False)
     return div
