@@ -78,15 +78,19 @@ def check_pool(
     check_array("the output Y", out_shape, out_dtype)
     if indices:
         check_array("the output Indices", out_shape, np.dtype(np.int64))
-    spatial = list(shape[2:])
     active = [a for a in order if not geom.axes[a].is_identity]
-    for a in active[:-1]:
-        spatial[a] = geom.axes[a].out
-        check_array(
-            f"the intermediate after the pass over spatial axis {a}",
-            (*shape[:2], *spatial),
-            work_dtype,
-        )
+    # With Indices, the numpy search may also keep the input max-pooled over the last axes,
+    # the last first (ortpool.kernels._first_match).
+    orders = [active, list(range(len(geom.axes) - 1, -1, -1))] if indices else [active]
+    for passes in orders:
+        spatial = list(shape[2:])
+        for a in passes[:-1]:
+            spatial[a] = geom.axes[a].out
+            check_array(
+                f"the intermediate after the pass over spatial axis {a}",
+                (*shape[:2], *spatial),
+                work_dtype,
+            )
     cap = _limit(READS_ENV, MAX_READS)
     planes = max(1, shape[0] * shape[1])
     per_axis = [g.taps_inside() for g in geom.axes]
