@@ -51,11 +51,13 @@ def _runner(entry: tuple[Runner, int] | None) -> Runner | None:
 
 def remember(key: tuple | None, runner: Runner, held: int = 0) -> Runner:
     """Cache ``runner`` under ``key`` (None: not cacheable); ``held`` is the bytes of arrays its
-    plan keeps. The oldest entries make room (dicts keep insertion order)."""
+    plan keeps. The oldest entries make room (dicts keep insertion order); an entry larger than
+    the bound is kept alone (a session calling one huge AveragePool keeps its plan, whose
+    divisor is one output plane: no more than each call allocates anyway)."""
     global _held
-    cost = held + ENTRY_BYTES
-    if key is None or cost > MAX_HELD_BYTES:
+    if key is None:
         return runner
+    cost = held + ENTRY_BYTES
     while _CALLS and (len(_CALLS) >= _MAX_CALLS or _held + cost > MAX_HELD_BYTES):
         _held -= _CALLS.pop(next(iter(_CALLS)))[1]
     _CALLS[key] = (runner, cost)
