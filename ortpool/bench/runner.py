@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +44,9 @@ class CaseResult:
     max_abs_diff: float
     reference: list[float] | None = None
     reference_status: str = "not run"
+    #: Seconds to validate and plan a call of a new shape (numpy API, plans forgotten): the
+    #: first call's time minus a planned call's.
+    plan: float | None = None
 
     @property
     def fastest_opset(self) -> int:
@@ -194,4 +198,22 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
     variants[FLOOR] = _floor_call(ours, feed, got)
     variants[NUMPY] = _numpy_call(case, models.ortpool_version(case, ortpool_opset), feed)
     times = interleaved(variants, settings.repeat, settings.min_sample)
-    return CaseResult(case, ortpool_opset, times, text, agrees, worst, result_reference, status)
+    plan = plan_time(variants[NUMPY], times[NUMPY].median)
+    return CaseResult(
+        case, ortpool_opset, times, text, agrees, worst, result_reference, status, plan
+    )
+
+
+def plan_time(call: Callable[[], object], planned: float, trials: int = 3) -> float:
+    """Seconds a call of a new shape spends validating and planning: the fastest of
+    ``trials`` first calls (every cached plan forgotten before each) minus ``planned``, the
+    median time of a call whose plan is cached (at least 0)."""
+    from ortpool.kernels import _calls
+
+    firsts = []
+    for _ in range(trials):
+        _calls.forget()
+        start = time.perf_counter()
+        call()
+        firsts.append(time.perf_counter() - start)
+    return max(0.0, min(firsts) - planned)
