@@ -63,14 +63,35 @@ def _taps(j, s, d, pb, n, k):
 # The max and sum passes are the same loops with another combine step: one factory builds
 # both, each with its combine step compiled in (no switch inside the inner loops). numba
 # freezes the closure's ``combine`` as a constant and keys its on-disk cache on it.
+# Each variant's functions carry the variant in their qualified name (:func:`_variant_jit`):
+# numba names a function's machine code after its qualified name and a per-process counter,
+# so the max and sum closures compiled in two processes got the same symbol; a third process
+# loading both from the on-disk cache then ran one variant's code for both (measured: a
+# MaxPool returned window sums after an AveragePool-only process had filled the cache).
 # Only the loops specialised by literal arguments are inlined; a helper called from several
 # places with run-time arguments is compiled once: inlined everywhere, the first compile of a
 # float32 MaxPool took 18 s and AveragePool 16 s (now about 9 s each), at no measured run-time
 # cost (in-process A/B within 4% except Inception 1.11, within its noise).
 
 
-def _make_pass(combine):
-    @njit(inline="always", **_OPTS)
+def _variant_jit(variant: str):
+    """``njit`` with the options of this module for a function of the ``variant`` closures,
+    renamed ``<factory>.<locals>.<variant>.<name>``: a symbol and cache index of its own."""
+
+    def jit(**options):
+        def wrap(func):
+            func.__qualname__ = func.__qualname__.replace("<locals>.", f"<locals>.{variant}.")
+            return njit(**_OPTS, **options)(func)
+
+        return wrap
+
+    return jit
+
+
+def _make_pass(combine, variant: str):
+    jit = _variant_jit(variant)
+
+    @jit(inline="always")
     def interior(r, w, jl, jh, pb, first, k, s, d):
         """Outputs ``[jl, jh)`` of a row (strided pass), every tap inside: tap ``first``, then the
         others in order. The row is shifted so that every index is provably non-negative (no
@@ -87,7 +108,7 @@ def _make_pass(combine):
                     acc = combine(acc, rr[c + t * d])
             ww[i] = acc
 
-    @njit(**_OPTS)
+    @jit()
     def strided_interior(r, w, jl, jh, pb, first, k, s, d):
         # The common kernels with literal arguments: unrolled and vectorised.
         if d == 1 and k == 2 and s == 2 and first == 0:
@@ -103,7 +124,7 @@ def _make_pass(combine):
         else:
             interior(r, w, jl, jh, pb, first, k, s, d)
 
-    @njit(inline="always", **_OPTS)
+    @jit(inline="always")
     def edge(r, w, j, s, d, pb, first, n, k, ident):
         """Output ``j`` of a row from its own taps: ``first`` (or the identity when it is -1),
         then the others in order."""
@@ -115,7 +136,7 @@ def _make_pass(combine):
                 acc = combine(acc, r[c + t * d])
         w[j] = acc
 
-    @njit(**_OPTS)
+    @jit()
     def fused(w, a, b, c, k):
         """``w = combine(combine(a, b), c)`` (``k == 3``) or ``combine(a, b)``: the taps of a
         window already in order, one loop that reads each tap once and writes once (tap by tap
@@ -127,7 +148,7 @@ def _make_pass(combine):
             for i in range(w.shape[0]):
                 w[i] = combine(combine(a[i], b[i]), c[i])
 
-    @njit(inline="always", **_OPTS)
+    @jit(inline="always")
     def flat_tap(tgt, ph, total, o, s, init):
         """Tap at offset ``o`` (coordinate minus output times stride) for every output of the
         flat block: output ``q`` reads source ``q * s + o``, i.e. element ``q + o // s`` of phase
@@ -147,7 +168,7 @@ def _make_pass(combine):
             for i in range(hi - lo):
                 dst[i] = combine(dst[i], src[i])
 
-    @njit(**_OPTS)
+    @jit()
     def flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, ident):
         """An inner-axis pass whose source rows are exactly ``s`` times the target rows, as
         flat loops over the whole plane (one per tap) instead of one short loop per row: with
@@ -206,7 +227,7 @@ def _make_pass(combine):
             lo, hi = _taps(j, s, d, pb, n, k)
             edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
 
-    @njit(**_OPTS)
+    @jit()
     def edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident):
         """Output ``j`` of every row of a flat pass from its own taps ``[lo, hi)``: one loop
         down the column (per row and output, the call cost as much as the taps: Inception's
@@ -228,7 +249,7 @@ def _make_pass(combine):
                     acc = combine(acc, cur[base + t * d])
             tgt[o * out + j] = acc
 
-    @njit(**_OPTS)
+    @jit()
     def rows(cur, tgt, sb, db, j0, j1, inner, s, d, pb, first, n, k, ident):
         """Output rows ``[j0, j1)`` of an outer-axis pass (rows of ``inner`` elements), each
         from its own taps, tap by tap."""
@@ -252,7 +273,7 @@ def _make_pass(combine):
                     for i in range(inner):
                         w[i] = combine(w[i], r[i])
 
-    @njit(inline="always", **_OPTS)
+    @jit(inline="always")
     def interior_rows(cur, tgt, sb, db, jl, jh, inner, s, d, pb, first, k):
         """Output rows ``[jl, jh)`` of an outer-axis pass, every tap inside: tap by tap, the
         taps known without a lookup (literal ``k`` for the common kernels): the lookups of
@@ -269,7 +290,7 @@ def _make_pass(combine):
                     for i in range(inner):
                         w[i] = combine(w[i], r[i])
 
-    @njit(**_OPTS)
+    @jit()
     def pass_(cur, tgt, ph, row, ident):
         n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
         s, d, pb, first = row[S], row[D], row[PB], row[FIRST]
@@ -362,8 +383,10 @@ def _make_pass(combine):
     return pass_
 
 
-def _make_chain(pass_):
-    @njit(inline="always", **_OPTS)
+def _make_chain(pass_, variant: str):
+    jit = _variant_jit(variant)
+
+    @jit(inline="always")
     def chain(src, dst, info, ident, buf0, buf1, ph):
         """Every pass of one plane in order, through the two scratch rows, the last into
         ``dst`` (``ph``: room for a pass's source split into phases)."""
@@ -382,8 +405,8 @@ def _make_chain(pass_):
     return chain
 
 
-_chain_max = _make_chain(_make_pass(_max))
-_chain_sum = _make_chain(_make_pass(_add))
+_chain_max = _make_chain(_make_pass(_max, "max"), "max")
+_chain_sum = _make_chain(_make_pass(_add, "sum"), "sum")
 
 
 @njit(inline="always", **_OPTS)
