@@ -172,10 +172,11 @@ def test_plan_time_forgets_the_plans_before_each_first_call():
         _calls.remember(("bench-test", len(seen)), lambda x: x)
 
     try:
-        assert runner.plan_time(call, planned=3600.0) == 0.0  # never below 0
+        assert runner.plan_time(call) >= 0.0
     finally:
         _calls.forget()
-    assert seen == [0, 0, 0]
+    # Each first call finds no plan, the call right after it finds the one just made.
+    assert seen == [0, 1, 0, 1, 0, 1]
 
 
 def test_table_uses_the_fastest_builtin_opset_and_formats_times():

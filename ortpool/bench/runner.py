@@ -44,8 +44,8 @@ class CaseResult:
     max_abs_diff: float
     reference: list[float] | None = None
     reference_status: str = "not run"
-    #: Seconds to validate and plan a call of a new shape (numpy API, plans forgotten): the
-    #: first call's time minus a planned call's.
+    #: Seconds to validate and plan a call of a new shape (numpy API, plans forgotten): a
+    #: first call's time minus a planned call's (:func:`plan_time`).
     plan: float | None = None
 
     @property
@@ -198,22 +198,23 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
     variants[FLOOR] = _floor_call(ours, feed, got)
     variants[NUMPY] = _numpy_call(case, models.ortpool_version(case, ortpool_opset), feed)
     times = interleaved(variants, settings.repeat, settings.min_sample)
-    plan = plan_time(variants[NUMPY], times[NUMPY].median)
+    plan = plan_time(variants[NUMPY])
     return CaseResult(
         case, ortpool_opset, times, text, agrees, worst, result_reference, status, plan
     )
 
 
-def plan_time(call: Callable[[], object], planned: float, trials: int = 3) -> float:
-    """Seconds a call of a new shape spends validating and planning: the fastest of
-    ``trials`` first calls (every cached plan forgotten before each) minus ``planned``, the
-    median time of a call whose plan is cached (at least 0)."""
+def plan_time(call: Callable[[], object], trials: int = 3) -> float:
+    """Seconds a call of a new shape spends validating and planning: the fastest of ``trials``
+    first calls (every cached plan forgotten before each) minus the fastest of as many calls
+    right after them (plan cached), at least 0."""
     from ortpool.kernels import _calls
 
-    firsts = []
+    firsts, planned = [], []
     for _ in range(trials):
         _calls.forget()
-        start = time.perf_counter()
-        call()
-        firsts.append(time.perf_counter() - start)
-    return max(0.0, min(firsts) - planned)
+        for times in (firsts, planned):
+            start = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - start)
+    return max(0.0, min(firsts) - min(planned))
