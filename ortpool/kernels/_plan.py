@@ -1,8 +1,10 @@
 """Execution plans: everything about a pooling call that depends only on (shape, attributes).
 
 A plan is built once per input shape, dtype and attributes (a session calls a node with the same
-ones every time) and holds the index tuples of every tap, the divisor, the index offsets. Running
-it is then a short sequence of in-place numpy calls per block of channels:
+ones every time) and holds the index tuples of every tap that lands inside the input (for a
+kernel of at most :data:`TAP_LIST_MAX` candidate taps per axis; wider ones are walked at run time
+by :func:`wide_pass`, so a plan never grows with the kernel), the divisor, the index offsets.
+Running it is then a short sequence of in-place numpy calls per block of channels:
 
 * the ``N*C`` planes are processed in blocks of about :data:`BLOCK_BYTES`, so the intermediate
   of a separable reduction stays in cache between its passes;
