@@ -245,12 +245,14 @@ class AxisGeometry:
         jl, jh = self.interior()
         return (jh - jl) * self.k + sum(int((hi - lo).sum()) for _, lo, hi in self.border_taps())
 
-    def has_empty_window(self) -> bool:
-        """Whether some output's window holds no input element (RULINGS.md 5): one outside
-        :meth:`reading`, or a border window whose dilated taps step over the input.
-        Example: n=1, k=2, d=2, pads (1, 1), out=1: taps read -1 and 1, skipping 0: True."""
+    def empty_windows(self) -> int:
+        """How many outputs' windows hold no input element (RULINGS.md 5): those outside
+        :meth:`reading`, and border windows whose dilated taps step over the input; counted
+        without a per-output array (pads of 10**9 leave 2 * 10**9 of them).
+        Example: n=1, k=2, d=2, pads (1, 1), out=1: taps read -1 and 1, skipping 0: 1."""
         j0, j1 = self.reading()
-        return j1 - j0 < self.out or any(bool((hi == lo).any()) for _, lo, hi in self.border_taps())
+        skipping = sum(int((hi == lo).sum()) for _, lo, hi in self.border_taps())
+        return self.out - (j1 - j0) + skipping
 
     def tap_span(self) -> tuple[int, int]:
         """``[ta, tb)``: the taps inside the input for some output all lie here (with strides

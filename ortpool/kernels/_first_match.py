@@ -100,7 +100,7 @@ def combinations(geom: PoolGeometry) -> int:
 def empty_windows(geom: PoolGeometry) -> np.ndarray | None:
     """Where a window holds no input element (some axis has no tap inside), broadcastable to
     the output; None when no window is empty."""
-    if not any(g.has_empty_window() for g in geom.axes):
+    if not any(g.empty_windows() for g in geom.axes):
         return None
     rank = len(geom.axes)
     empty = np.zeros((1,) * (1 + rank), bool)

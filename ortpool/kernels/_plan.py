@@ -445,7 +445,7 @@ class MaxIndicesPlan:
         self.taps = tuple(taps)
         self.lut = lut
         # Some window holds no input iff along some axis some output has no in-input tap.
-        self.has_empty = any(g.has_empty_window() for g in geom.axes)
+        self.has_empty = any(g.empty_windows() for g in geom.axes)
 
     def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         vp = self.values_plan

@@ -128,7 +128,7 @@ def geometric_causes(op: str, attrs: PoolAttrs, spatial: Sequence[int]) -> list[
     except ValueError:
         return causes
     for i, g in enumerate(geom.axes):
-        empty = int((g.counts(False) == 0).sum())
+        empty = g.empty_windows()
         if empty:
             causes.append(
                 Cause(
