@@ -283,32 +283,36 @@ def test_scratch_sizes_of_the_resnet_stem_passes():
 
     attrs = normalize(get("MaxPool", 12),
                       {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, 2)
-    info, _, _ = _numba_plans.numba_passes(pool_geometry((112, 112), attrs), [0, 1])
+    info = _numba_plans.numba_passes(pool_geometry((112, 112), attrs), [0, 1])
     assert _numba_plans.scratch_sizes(info) == (56 * 112, 112 * 112)
     info[:, _numba_plans.OUTER] *= 64
     assert _numba_plans.scratch_sizes(info) == (64 * 56 * 112, 64 * 112 * 112)
     assert _numba_plans.scratch_sizes(info[:1]) == (1, 64 * 112 * 112)  # one pass: no intermediate
 
 
-def test_each_compiled_function_has_its_own_qualified_name():
-    """numba names a compiled symbol after the qualified name and a per-process counter: the
-    max and sum variants of the factory-made passes, cached by different processes, shared
-    symbols, and an AveragePool after a MaxPool ran the max (Inception: max / 9)."""
-    from numba.core.registry import CPUDispatcher
-
+def test_max_and_sum_closures_have_names_of_their_own():
+    """numba names machine code after the qualified name and a per-process counter: with one
+    name for both variants, max and sum compiled in two processes shared a symbol, and a process
+    loading both from the disk cache ran one for the other (MaxPool returned window sums).
+    Every compiled closure of the two chains must have a qualified name of its own."""
     from ortpool.kernels import _numba
 
-    found: dict[str, set[int]] = {}
-    pending = [v for v in vars(_numba).values() if isinstance(v, CPUDispatcher)]
-    while pending:
-        dispatcher = pending.pop()
-        names = found.setdefault(dispatcher.py_func.__qualname__, set())
-        if id(dispatcher) in names:
-            continue
-        names.add(id(dispatcher))
-        for cell in dispatcher.py_func.__closure__ or ():
-            if isinstance(cell.cell_contents, CPUDispatcher):
-                pending.append(cell.cell_contents)
-    shared = {name: len(ids) for name, ids in found.items() if len(ids) > 1}
-    assert shared == {}
-    assert "_make_pass.<locals>.pass_.sum" in found  # the walk reached the closures
+    def closures(dispatcher, seen):
+        func = dispatcher.py_func
+        for cell in func.__closure__ or ():
+            inner = cell.cell_contents
+            if (
+                hasattr(inner, "py_func")
+                and inner.py_func.__closure__ is not None
+                and inner.py_func.__qualname__ not in seen
+            ):
+                seen.add(inner.py_func.__qualname__)
+                closures(inner, seen)
+        return seen
+
+    names_max = closures(_numba._chain_max, {_numba._chain_max.py_func.__qualname__})
+    names_sum = closures(_numba._chain_sum, {_numba._chain_sum.py_func.__qualname__})
+    assert len(names_max) == len(names_sum) >= 9
+    assert not names_max & names_sum
+    assert "_make_pass.<locals>.max.pass_" in names_max
+    assert "_make_pass.<locals>.sum.pass_" in names_sum

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +44,9 @@ class CaseResult:
     max_abs_diff: float
     reference: list[float] | None = None
     reference_status: str = "not run"
+    #: Seconds to validate and plan a call of a new shape (numpy API, plans forgotten): a
+    #: first call's time minus a planned call's (:func:`plan_time`).
+    plan: float | None = None
 
     @property
     def fastest_opset(self) -> int:
@@ -194,4 +198,23 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
     variants[FLOOR] = _floor_call(ours, feed, got)
     variants[NUMPY] = _numpy_call(case, models.ortpool_version(case, ortpool_opset), feed)
     times = interleaved(variants, settings.repeat, settings.min_sample)
-    return CaseResult(case, ortpool_opset, times, text, agrees, worst, result_reference, status)
+    plan = plan_time(variants[NUMPY])
+    return CaseResult(
+        case, ortpool_opset, times, text, agrees, worst, result_reference, status, plan
+    )
+
+
+def plan_time(call: Callable[[], object], trials: int = 3) -> float:
+    """Seconds a call of a new shape spends validating and planning: the fastest of ``trials``
+    first calls (every cached plan forgotten before each) minus the fastest of as many calls
+    right after them (plan cached), at least 0."""
+    from ortpool.kernels import _calls
+
+    firsts, planned = [], []
+    for _ in range(trials):
+        _calls.forget()
+        for times in (firsts, planned):
+            start = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - start)
+    return max(0.0, min(firsts) - min(planned))

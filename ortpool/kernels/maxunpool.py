@@ -9,7 +9,7 @@ import numpy as np
 from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import unpool_output_spatial
-from ortpool.kernels import _backend, _buffers, _parallel
+from ortpool.kernels import _backend, _buffers, _limits, _parallel
 from ortpool.kernels._common import attrs_for, check_input
 
 
@@ -35,6 +35,7 @@ def max_unpool(
         # negative for large pads, is computed only when it is used.
         default = unpool_output_spatial(x.shape[2:], attrs) if output_shape is None else ()
         shape = _output_shape(x, indices, output_shape, default)
+        _limits.check_array("the output Y", shape, x.dtype)
         y = _buffers.output(shape, x.dtype)
         y.fill(0)
         flat = indices.reshape(-1)
@@ -51,9 +52,10 @@ def max_unpool(
             if low < 0 or high >= y.size:
                 bad = low if low < 0 else high
                 source = "output_shape" if output_shape is not None else "the attributes"
+                valid = f"valid: 0 to {y.size - 1}" if y.size else "it is empty: no index is valid"
                 raise OrtpoolError(
                     f"index {bad} in I is outside the output of shape {list(shape)} set by "
-                    f"{source} (valid: 0 to {y.size - 1})"
+                    f"{source} ({valid})"
                 )
             # numpy assigns repeated indices in order, so the last write wins.
             y_flat, x_flat = y.reshape(-1), x.reshape(-1)

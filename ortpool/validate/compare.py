@@ -223,7 +223,7 @@ def ruling_cells(x: np.ndarray, geom: PoolGeometry) -> tuple[np.ndarray, np.ndar
     out_shape = (n, c, *geom.output_spatial)
     empty = np.zeros((), bool)
     for a, g in enumerate(geom.axes):
-        zero = np.asarray(g.counts(False)) == 0
+        zero = g.counts(False) == 0
         empty = empty | zero.reshape((-1,) + (1,) * (len(geom.axes) - 1 - a))
     empty = np.broadcast_to(empty, out_shape)
     if x.dtype.kind == "f" or x.dtype.name == "bfloat16":
