@@ -17,9 +17,10 @@ from onnx import TensorProto, helper
 
 from ortpool import optypes, versions
 from ortpool.attributes import full_attributes, normalize
+from ortpool.ort import runtime
 
-#: onnxruntime 1.31 reads IR <= 13; onnx 1.23 writes 14.
-IR_VERSION = 10
+#: The IR version ortpool stamps: every supported onnxruntime reads it (onnx 1.23 would write 14).
+IR_VERSION = runtime.IR_VERSION
 
 #: (op, version, path) -> number of property-test examples checked against the reference.
 EXAMPLES: collections.Counter[tuple[str, int, str]] = collections.Counter()
