@@ -22,6 +22,9 @@ from rewrite_support import vi
 import ortpool
 from ortpool import OrtpoolError
 
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
