@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 
 import numpy as np
@@ -11,8 +12,9 @@ import runtime_defects
 from ortpool import versions
 from ortpool.attributes import normalize
 from ortpool.cli import main
+from ortpool.errors import OrtpoolError
 from ortpool.ort import runtime
-from ortpool.validate import causes, dtypes, grid, results
+from ortpool.validate import causes, conformance_compare, dtypes, grid, results
 from ortpool.validate.conformance import cause_totals, matrix, run_conformance
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
@@ -199,3 +201,65 @@ def test_cli_matrix_and_json(tmp_path, capsys):
 def test_cli_bad_arguments_exit_2(capsys, argv, message):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def small_report(tmp_path_factory) -> dict:
+    path = tmp_path_factory.mktemp("conf") / "c.json"
+    argv = ["conformance", "--ops", "MaxPool", "--versions", "12", "--dtypes", "float",
+            "--ranks", "1", "--json", str(path), "--no-progress"]
+    assert main(argv) == 0
+    return json.loads(path.read_text())
+
+
+def measured(report: dict, release: str, statuses: dict[int, str]) -> dict:
+    """``report`` as if measured on onnxruntime ``release``, with case id -> status (any other
+    case keeps its own), so that what changes is known whatever this runtime measured."""
+    other = json.loads(json.dumps(report))
+    other["environment"]["onnxruntime"] = release
+    for case in other["cases"]:
+        if case["id"] in statuses:
+            case["status"] = statuses[case["id"]]
+            case["causes"] = [{"code": causes.SAME_DILATION}] if case["status"] == "differ" else []
+    for row in other["matrix"]:
+        row["statuses"] = dict(
+            collections.Counter(c["status"] for c in other["cases"] if c["op"] == row["op"])
+        )
+    return other
+
+
+def test_compare_lists_what_an_upgrade_changes(small_report):
+    a, b, c = (case["id"] for case in small_report["cases"][:3])
+    old = measured(small_report, "1.0.0", {a: results.DIFFER, b: results.AGREE, c: results.AGREE})
+    new = measured(small_report, "9.9.9", {a: results.AGREE, b: results.DIFFER, c: "no-kernel"})
+    page = conformance_compare.markdown([old, new])
+    assert "## What upgrading from onnxruntime 1.0.0 to 9.9.9 changes" in page
+    assert "3 case(s) change verdict: 1 now agree with the spec, 2 no longer do, 0 change " in page
+    changes = page.split("changes\n", 1)[1]
+    assert "| 1 (float; rank 1) | differ (same-dilation) | agree |" in changes
+    assert "| 1 (float; rank 1) | agree | differ (same-dilation) |" in changes
+    assert "| 1 (float; rank 1) | agree | no-kernel |" in changes
+    (row,) = [line for line in page.splitlines() if line.startswith("| MaxPool-12 * |")]
+    before = collections.Counter(case["status"] for case in old["cases"])
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    # agree / differ / RULINGS / ORT rejects / no kernel, per release
+    assert cells[-2].split(" / ")[-1] == str(before[results.NO_KERNEL])
+    assert cells[-1].split(" / ")[-1] == str(before[results.NO_KERNEL] + 1)
+    same = conformance_compare.markdown([old, measured(old, "9.9.9", {})])
+    assert "Nothing: every case has the same verdict on both." in same
+    assert "| MaxPool-12 * |" not in same
+
+
+def test_compare_refuses_reports_over_different_grids(small_report, tmp_path):
+    other = measured(small_report, "9.9.9", {})
+    other["settings"]["seed"] = 1
+    this = runtime.versions()["onnxruntime"]
+    with pytest.raises(OrtpoolError) as err:
+        conformance_compare.markdown([small_report, other])
+    assert str(err.value).startswith(
+        f"the reports of onnxruntime {this} and 9.9.9 are not over the same grid: settings "
+    )
+    stray = tmp_path / "v.json"
+    stray.write_text(json.dumps({"tool": "ortpool validate"}))
+    with pytest.raises(OrtpoolError, match="is not an 'ortpool conformance --json' report"):
+        conformance_compare.load([stray, stray])
