@@ -3,8 +3,9 @@
 A model is loaded with ``load_external_data=False``: only the proto (graph, attributes, the
 *references* to weights) enters memory, so a model of any size, over 2 GB included, costs what its
 structure costs. On saving, every referenced data file must be reachable from the output's
-directory under the same relative location, because onnxruntime 1.31 refuses external data paths
-that are absolute, contain ``..`` or resolve (through a symlink) outside the model's directory.
+directory under the same relative location, because onnxruntime (1.24 to 1.32 measured; 1.21
+still loads them) refuses external data paths that are absolute, contain ``..`` or resolve
+(through a symlink) outside the model's directory.
 So each data file is hard-linked next to the output (no bytes copied, the source untouched) or,
 where a hard link is impossible (another filesystem) or ``copy_data`` is asked, copied in chunks.
 A source file is never written to, and an existing file at the target is never overwritten.
