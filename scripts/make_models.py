@@ -11,9 +11,10 @@ checks by default (deterministic: same bytes every run).
 * ``ort-defect-*.onnx``: valid models where onnxruntime's built-in pooling is known to differ from
   the spec (RULINGS.md 2, 3); they are what ``ortpool validate`` exists for.
 
-Every model is stamped with the lowest IR version (>= 7) its opsets need, so onnxruntime 1.31
-(IR <= 13) reads all of them (it has no kernel for AveragePool-1 and -22: those two run only once
-rewritten). Run: ``python scripts/make_models.py [OUT_DIR]``.
+Every model is stamped with the lowest IR version (>= 7) its opsets need, at most 10, so every
+supported onnxruntime reads all of them (1.21 reads IR <= 10; 1.21 to 1.32 have no kernel for
+AveragePool-1 and -22: those two run only once rewritten).
+Run: ``python scripts/make_models.py [OUT_DIR]``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def _model(graph: onnx.GraphProto, opset: int, doc: str) -> onnx.ModelProto:
     imports = [h.make_opsetid("", opset)]
     model = h.make_model(graph, opset_imports=imports, producer_name=PRODUCER)
     model.producer_version = "1"
-    # IR 7 at least (IR < 4 demands shapes on every output); onnxruntime 1.31 reads up to 13.
+    # IR 7 at least (IR < 4 demands shapes on every output); onnxruntime 1.21 reads up to 10.
     model.ir_version = max(7, h.find_min_ir_version_for(imports))
     model.doc_string = doc
     onnx.checker.check_model(model)

@@ -24,6 +24,9 @@ from ortpool import optypes, versions
 from ortpool.attributes import full_attributes, normalize
 from ortpool.errors import OrtpoolError
 
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
+
 F32 = np.float32
 
 

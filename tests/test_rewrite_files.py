@@ -23,6 +23,11 @@ import ortpool
 from ortpool import OrtpoolError
 from ortpool.validate.validator import bundled_models_dir
 
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
+
+ROOT = Path(__file__).resolve().parent.parent
+
 
 def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -93,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         shared_pool=not args.per_session_threads,
     )
-    if settings.shared_pool:
-        runner.share_thread_pool(settings.intra_op_threads)
+    if settings.shared_pool and not runner.share_thread_pool(settings.intra_op_threads):
+        settings.shared_pool = False  # the machine line and the JSON then say "one per session"
     info = machine.describe(
         settings.intra_op_threads, _parallel.thread_count(), settings.shared_pool
     )

@@ -70,11 +70,7 @@ def _kernels() -> str:
 
 def describe(intra_op_threads: int, kernel_threads: int, shared_pool: bool) -> dict[str, Any]:
     """The machine and the thread settings in effect."""
-    import onnx
-    import onnxruntime
-    import onnxruntime_extensions
-
-    from ortpool import __version__
+    from ortpool.ort import runtime
 
     thread_env = {
         k: os.environ[k]
@@ -94,11 +90,5 @@ def describe(intra_op_threads: int, kernel_threads: int, shared_pool: bool) -> d
         "thread_env": thread_env,
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "versions": {
-            "ortpool": __version__,
-            "numpy": np.__version__,
-            "onnx": onnx.__version__,
-            "onnxruntime": onnxruntime.__version__,
-            "onnxruntime_extensions": onnxruntime_extensions.__version__,
-        },
+        "versions": runtime.versions(),
     }

@@ -78,8 +78,9 @@ class CaseResult:
         return None if ref is None else ref / self.times[ORTPOOL].median
 
 
-def share_thread_pool(intra_op_threads: int = 0) -> None:
-    """Give every later session one process-wide intra-op pool (onnxruntime's global pool).
+def share_thread_pool(intra_op_threads: int = 0) -> bool:
+    """Give every later session one process-wide intra-op pool (onnxruntime's global pool);
+    False when the installed onnxruntime cannot (1.21 and 1.22 have no Python call for it).
 
     The benchmark holds several sessions at once (one per opset, plus ortpool's). With a pool per
     session, the idle workers of one session spin while another runs and take the cores from it:
@@ -89,7 +90,11 @@ def share_thread_pool(intra_op_threads: int = 0) -> None:
     """
     from onnxruntime.capi import _pybind_state
 
-    _pybind_state.set_global_thread_pool_sizes(intra_op_threads, 0)
+    setter = getattr(_pybind_state, "set_global_thread_pool_sizes", None)
+    if setter is None:
+        return False
+    setter(intra_op_threads, 0)
+    return True
 
 
 def _options(settings: Settings) -> Any:

@@ -3,13 +3,14 @@
 A model is loaded with ``load_external_data=False`` (:mod:`ortpool.modelfile`): only the proto
 (graph, attributes, the *references* to weights) enters memory, so a model of any size, over 2 GB
 included, costs what its structure costs. On saving, every referenced data file must be reachable
-from the output's directory under the same relative location, because onnxruntime 1.31 refuses
-external data paths that are absolute, contain ``..`` or resolve (through a symlink) outside the
-model's directory. So each data file is cloned next to the output where the filesystem can (copy
-on write: no bytes copied), else copied in chunks; ``link_data`` hard-links it instead (onnx
-refuses to load data files with two links, so that is opt-in). A source file is never written
-to, and an existing file at the target is never overwritten. The files are written through
-:class:`ortpool.staging.StagedFiles`: all of them or none.
+from the output's directory under the same relative location, because onnxruntime (1.24 to 1.32
+measured; 1.21 still loads them) refuses external data paths that are absolute, contain ``..`` or
+resolve (through a symlink) outside the model's directory. So each data file is cloned next to
+the output where the filesystem can (copy on write: no bytes copied), else copied in chunks;
+``link_data`` hard-links it instead (onnx refuses to load data files with two links, so that is
+opt-in). A source file is never written to, and an existing file at the target is never
+overwritten. The files are written through :class:`ortpool.staging.StagedFiles`: all of them or
+none.
 """
 
 from __future__ import annotations

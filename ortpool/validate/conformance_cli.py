@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         env = jsonreport.environment()
         header = (
             f"ortpool conformance: onnxruntime {env['onnxruntime']} built-in pooling against the "
-            f"ONNX spec (ortpool {env['ortpool']}, onnx {env['onnx']})\n"
+            f"ONNX spec (onnxruntime-extensions {env['onnxruntime_extensions']}, onnx "
+            f"{env['onnx']}, ortpool {env['ortpool']})\n"
             f"{len(found)} cases, seed {args.seed}, {seconds:.1f} s"
         )
         print("\n".join(matrix.render(found, header)))

@@ -12,19 +12,9 @@ from ortpool.validate.results import ModelResult
 
 
 def environment() -> dict[str, str]:
-    import numpy
-    import onnx
-    import onnxruntime
+    from ortpool.ort import runtime
 
-    import ortpool
-
-    return {
-        "ortpool": ortpool.__version__,
-        "onnxruntime": onnxruntime.__version__,
-        "onnx": onnx.__version__,
-        "numpy": numpy.__version__,
-        "python": platform.python_version(),
-    }
+    return {**runtime.versions(), "python": platform.python_version()}
 
 
 def _clean(value: Any) -> Any:
