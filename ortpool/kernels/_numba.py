@@ -76,12 +76,15 @@ def _taps(j, s, d, pb, n, k):
 
 def _variant_jit(variant: str):
     """``njit`` with the options of this module for a function of the ``variant`` closures,
-    renamed ``<factory>.<locals>.<variant>.<name>``: a symbol and cache index of its own."""
+    renamed ``<factory>.<locals>.<variant>.<name>``: a symbol of its own. Without an on-disk
+    cache entry of its own: a closure's cache key holds its frozen closure variables, pickled
+    with a per-process id, so it never matched in another process and only piled up entries;
+    the cached entry points (``max_planes``, ``average_planes``) carry the closures' code."""
 
     def jit(**options):
         def wrap(func):
             func.__qualname__ = func.__qualname__.replace("<locals>.", f"<locals>.{variant}.")
-            return njit(**_OPTS, **options)(func)
+            return njit(**{**_OPTS, "cache": False, **options})(func)
 
         return wrap
 
