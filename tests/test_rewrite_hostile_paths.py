@@ -451,7 +451,7 @@ def test_validate_compares_a_scalar_graph_output(tmp_path: Path) -> None:
         "-------  ----  ------",
         "  p     MaxPool-12  k=2x2       [1,1,3,3]    [1,1,3,3]        0        0       0  "
         "      0     0  agree",
-        "  end to end: output s [] vs []: agree",
+        "  end to end: output s [] vs []: agree (identical)",
         "  note: node inputs captured from the onnxruntime built-in run",
         "",
         "all agree: 1 model(s), 1 pooling node(s): 1 agree; 0 graph output(s) differ end to end",

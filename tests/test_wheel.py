@@ -121,7 +121,7 @@ def test_conformance_sweeps_every_op_version(venv, tmp_path):
     lines = done.stdout.splitlines()
     assert re.fullmatch(
         r"ortpool conformance: onnxruntime \S+ built-in pooling against the ONNX spec "
-        r"\(ortpool \S+, onnx \S+\)", lines[0]
+        r"\(onnxruntime-extensions \S+, onnx \S+, ortpool \S+\)", lines[0]
     )
     assert re.fullmatch(r"\d+ cases, seed 0, [\d.]+ s", lines[1])
     rows = {line.split()[0] for line in lines[2:] if line.strip()}
