@@ -178,8 +178,9 @@ CREATE_CASES = [
      "node 'bad' (MaxPool-12): pads='1,1,1,1' cannot be used with auto_pad='SAME_UPPER'"),
     ("unknown op type", lambda: _raw_model("MaxPool_13", M12),
      "node 'bad': 'MaxPool_13' is not an ortpool op type; expected "
-     "<Op>_<version>[_Indices|_OutputShape] with a spec version of MaxPool, AveragePool or "
-     "MaxUnpool (e.g. MaxPool_12)"),
+     "<Op>_<version>[_Indices|_OutputShape] with a spec version of MaxPool, AveragePool, "
+     "MaxUnpool, LpPool, GlobalMaxPool, GlobalAveragePool, GlobalLpPool, MaxRoiPool "
+     "(e.g. MaxPool_12)"),
     ("missing attribute", lambda: _raw_model("MaxPool_12", _with(M12, dilations=None)),
      "node 'bad' (MaxPool-12): attribute 'dilations' is missing; an ortpool node carries every "
      "attribute of its version (auto_pad, ceil_mode, dilations, kernel_shape, pads, "

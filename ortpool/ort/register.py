@@ -29,6 +29,8 @@ DT_CODE = {
 _ATTR_CODE = {
     "ints": PyCustomOpDef.dt_string,
     "string": PyCustomOpDef.dt_string,
+    # Floats travel as repr() strings: onnxruntime-extensions would print them with 6 digits.
+    "float": PyCustomOpDef.dt_string,
     "int": PyCustomOpDef.dt_int64,
 }
 _lock = threading.Lock()
@@ -78,9 +80,10 @@ def kernel_types(op_type: OpType, dtype: str) -> tuple[list[int], list[int]]:
     """Declared (input types, output types) of ``op_type`` for element type ``dtype``."""
     x = DT_CODE[dtype]
     i64 = PyCustomOpDef.dt_int64
-    if op_type.spec.op == "MaxUnpool":
-        return [x, i64, i64][: op_type.n_inputs], [x]
-    return [x], [x, i64][: op_type.n_outputs]
+    # Inputs of X's type (MaxRoiPool's rois) share its code; the others are int64 (MaxUnpool's
+    # I and output_shape). Outputs: Y, then MaxPool's Indices.
+    inputs = [x if typed else i64 for typed in op_type.spec.typed_inputs[: op_type.n_inputs]]
+    return inputs, [x, i64][: op_type.n_outputs]
 
 
 def _registry() -> dict[tuple[str, str], int]:

@@ -27,9 +27,7 @@ PROTO_TYPE = {
     "ints": AttributeProto.INTS,
     "string": AttributeProto.STRING,
 }
-_INPUTS = {"MaxUnpool": ("X", "I", "output_shape")}
 _OUTPUTS = ("Y", "Indices")
-_REQUIRED_INPUTS = {"MaxPool": 1, "AveragePool": 1, "MaxUnpool": 2}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,7 +71,7 @@ def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) ->
         return OrtpoolError(message, node=name, op=spec.op, version=spec.version)
 
     inputs, outputs = present(node.input), present(node.output)
-    input_names = _INPUTS.get(spec.op, ("X",))
+    input_names = spec.input_names
     if len(inputs) > spec.max_inputs:
         raise fail(
             f"has {len(inputs)} inputs; this version takes at most {spec.max_inputs} "
@@ -84,7 +82,7 @@ def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) ->
             f"has {len(outputs)} outputs; this version has at most {spec.max_outputs} "
             f"({', '.join(_OUTPUTS[: spec.max_outputs])})"
         )
-    for position in range(_REQUIRED_INPUTS[spec.op]):
+    for position in range(spec.min_inputs):
         if position >= len(inputs) or not inputs[position]:
             raise fail(f"input {input_names[position]!r} is required but missing")
     if not outputs or not outputs[0]:
