@@ -16,7 +16,7 @@ import onnx
 from onnx import AttributeProto
 
 from ortpool import optypes, versions
-from ortpool.attributes import PoolAttrs, attribute_values, normalize
+from ortpool.attributes import NodeAttrs, attribute_values, normalize
 from ortpool.errors import OrtpoolError
 from ortpool.optypes import OpType
 from ortpool.versions import OpVersion
@@ -26,6 +26,7 @@ PROTO_TYPE = {
     "int": AttributeProto.INT,
     "ints": AttributeProto.INTS,
     "string": AttributeProto.STRING,
+    "float": AttributeProto.FLOAT,
 }
 _OUTPUTS = ("Y", "Indices")
 
@@ -35,7 +36,7 @@ class CheckedNode:
     """A standard pooling node that passed its checks, with what retargeting it needs."""
 
     spec: OpVersion
-    attrs: PoolAttrs
+    attrs: NodeAttrs
     op_type: OpType
     inputs: tuple[str, ...]  # present inputs, trailing empty optionals dropped
     outputs: tuple[str, ...]
