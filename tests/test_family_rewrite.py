@@ -4,18 +4,23 @@ float16/bfloat16 (MaxRoiPool's rois too), subgraphs and functions, the round tri
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
+import support
 from onnx import TensorProto as T
 from onnx import helper as h
 from rewrite_support import assert_same_up_to_defaults, vi
 
 import ortpool
 from ortpool import kernels
+from ortpool import versions as ortpool_versions
 from ortpool.errors import OrtpoolError
 from ortpool.rewrite import CAST_MARK
 
+ROOT = Path(__file__).resolve().parent.parent
 X_SHAPE = [2, 3, 9, 10]
 
 
@@ -213,3 +218,45 @@ def test_select_the_new_ops_by_name():
     assert [n.op_type for n in rewritten.graph.node] == [
         "LpPool", "GlobalMaxPool", "GlobalAveragePool_22", "GlobalLpPool", "MaxRoiPool_22"
     ]
+
+
+# ------------------------------------------------------------ the bundled models
+
+FAMILY_MODELS = sorted(
+    p for p in (ROOT / "models").glob("*.onnx")
+    if p.stem.split("-")[0] in ("lppool", "globalmaxpool", "globalaveragepool", "globallppool",
+                                "maxroipool")
+)
+
+
+def test_one_bundled_model_per_new_version():
+    assert [p.stem for p in FAMILY_MODELS] == sorted(
+        f"{op.lower()}-{v}" for op in ("LpPool", "GlobalMaxPool", "GlobalAveragePool",
+                                       "GlobalLpPool", "MaxRoiPool")
+        for v in ortpool_versions.versions_of(op)
+    )
+
+
+@pytest.mark.parametrize("path", FAMILY_MODELS, ids=lambda p: p.stem)
+def test_bundled_family_model_against_the_loop_reference(path):
+    """Every new version's bundled model, rewritten and run, against tests/reference_loops.py
+    (whether or not onnxruntime has a kernel for it)."""
+    import reference_loops as ref
+
+    model = onnx.load(path)
+    node = model.graph.node[0]
+    x = np.random.default_rng(7).standard_normal(
+        [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    ).astype(np.float32)
+    (got,) = ortpool.InferenceSession(ortpool.rewrite(model)).run(None, {"X": x})
+    attrs = support.onnx_attrs(node)
+    if node.op_type == "LpPool":
+        expected = ref.lp_pool(x, attrs)
+    elif node.op_type == "MaxRoiPool":
+        rois = onnx.numpy_helper.to_array(model.graph.initializer[0])
+        expected = ref.max_roi_pool(x, rois, attrs)
+    else:
+        expected = ref.global_pool(x, node.op_type, attrs.get("p", 2))
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=2e-7 if node.op_type != "MaxRoiPool" else 0)
+    assert ortpool.restore(ortpool.rewrite(model)) == model

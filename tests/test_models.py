@@ -13,7 +13,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = sorted((ROOT / "models").glob("*.onnx"))
 #: onnxruntime 1.31 registers no CPU kernel for these spec versions.
-NO_ORT_KERNEL = {"averagepool-1": "AveragePool(1)", "averagepool-22": "AveragePool(22)"}
+NO_ORT_KERNEL = {
+    "averagepool-1": "AveragePool(1)",
+    "averagepool-22": "AveragePool(22)",
+    "lppool-1": "LpPool(1)",
+    "globallppool-1": "GlobalLpPool(1)",
+    "globallppool-22": "GlobalLpPool(22)",
+    "maxroipool-22": "MaxRoiPool(22)",
+}
 
 
 def test_generator_reproduces_the_committed_models(tmp_path: Path) -> None:
