@@ -5,14 +5,12 @@ the op boundary exactly."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 import support
-from test_bad_inputs import RunCase
+from test_bad_inputs import RunCase, check_run_case, raise_each, run_child
 
 import ortpool
 from ortpool import kernels
@@ -148,14 +146,7 @@ CREATE_CASES = [
 
 @pytest.mark.parametrize("case", RUN_CASES, ids=lambda c: c.name)
 def test_bad_input_at_run(case):
-    model = case.model()
-    session = ortpool.InferenceSession(model)
-    with pytest.raises(OrtpoolError) as info:
-        session.run(None, case.feed)
-    text = str(info.value)
-    assert text.split(" [op type ")[0] == case.message
-    assert f"[op type {model.graph.node[0].op_type}, input shapes " in text
-    assert session.run(None, case.good)[0].size > 0  # the session lives on
+    check_run_case(case)
 
 
 @pytest.mark.parametrize(("name", "model", "message"), CREATE_CASES,
@@ -191,36 +182,13 @@ def test_float_attributes_cross_exactly():
 
 def main() -> int:
     """Every case in this process; 0 when each raised as expected and the process lived."""
-    failures = 0
-    for case in RUN_CASES:
-        session = ortpool.InferenceSession(case.model())
-        try:
-            session.run(None, case.feed)
-            print(f"NO ERROR: {case.name}")
-            failures += 1
-        except OrtpoolError as err:
-            print(f"RAISED: {err}")
-    for name, model, _ in CREATE_CASES:
-        try:
-            ortpool.InferenceSession(model())
-            print(f"NO ERROR: {name}")
-            failures += 1
-        except OrtpoolError as err:
-            print(f"RAISED: {err}")
+    failures = raise_each(RUN_CASES, CREATE_CASES)
     print("SURVIVED")
     return 1 if failures else 0
 
 
 def test_the_process_lives():
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
-    done = subprocess.run(
-        [sys.executable, os.path.abspath(__file__)], capture_output=True, text=True, timeout=180,
-        env=env,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    lines = done.stdout.splitlines()
-    raised = [line.removeprefix("RAISED: ").split(" [op type ")[0] for line in lines
-              if line.startswith("RAISED: ")]
+    lines, raised = run_child(__file__)
     assert raised == [c.message for c in RUN_CASES] + [c[2] for c in CREATE_CASES]
     assert lines[-1] == "SURVIVED"
 

@@ -23,12 +23,12 @@ import support
 from hypothesis import event, given
 from hypothesis import strategies as st
 from test_properties import (  # noqa: F401  (kernel_path: runs every test on both kernel paths)
-    NP_DTYPES,
     _decoded,
     _expect_error,
     _features,
     _session_run,
     budget,
+    element_type,
     inputs,
     kernel_path,
     pool_attrs,
@@ -57,6 +57,18 @@ def assert_within_ulps(y: np.ndarray, expected: np.ndarray, ulps: float) -> None
     np.testing.assert_array_less(np.abs(got - want), ulps * spacing + 1e-300)
 
 
+def _outputs_or_error(reference, call):
+    """``(ortpool's Y, the reference's)``, or None when the reference refuses the call (then
+    ortpool must raise an OrtpoolError naming the op version: checked here)."""
+    try:
+        expected = reference()
+    except ref.ReferenceError_:
+        _expect_error(call)
+        return None
+    y = call()
+    return y, expected
+
+
 def _decoded_p(attrs: dict) -> dict:
     out = _decoded({k: v for k, v in attrs.items() if k != "p"})
     if "p" in attrs:
@@ -70,8 +82,7 @@ def _decoded_p(attrs: dict) -> dict:
 @st.composite
 def lp_example(draw, version: int, session: bool) -> tuple[np.ndarray, dict]:
     opv = versions.get("LpPool", version)
-    allowed = opv.carried_types if session else tuple(t for t in opv.types if t in NP_DTYPES)
-    dtype = np.dtype(NP_DTYPES[draw(st.sampled_from(allowed))])
+    dtype = draw(element_type(opv, session))
     rank = draw(st.integers(1, 3))
     x = draw(inputs(rank, dtype))
     attrs = draw(pool_attrs(opv, rank))
@@ -99,12 +110,9 @@ def _check_lp(version: int, x: np.ndarray, attrs: dict, path: str) -> None:
             return _session_run("LpPool", version, attrs, [x])[0]
         return kernels.lp_pool(x, version=version, **attrs)
 
-    try:
-        expected = ref.lp_pool(x, decoded)
-    except ref.ReferenceError_:
-        _expect_error(call)
-    else:
-        y = call()
+    found = _outputs_or_error(lambda: ref.lp_pool(x, decoded), call)
+    if found:
+        y, expected = found
         assert y.dtype == x.dtype
         # Within 1 ulp of the type; in double, the window's float64 sum (RULINGS.md 8, 12) may
         # err by one rounding per tap.
@@ -160,8 +168,7 @@ def global_input(draw, dtype: np.dtype) -> np.ndarray:
 @st.composite
 def global_example(draw, op: str, version: int, session: bool) -> tuple[np.ndarray, dict]:
     opv = versions.get(op, version)
-    allowed = opv.carried_types if session else tuple(t for t in opv.types if t in NP_DTYPES)
-    dtype = np.dtype(NP_DTYPES[draw(st.sampled_from(allowed))])
+    dtype = draw(element_type(opv, session))
     attrs: dict = {}
     if "p" in opv.attrs and draw(st.booleans()):
         if opv.attrs["p"].kind == "float":
@@ -183,12 +190,9 @@ def _check_global(op: str, version: int, x: np.ndarray, attrs: dict, path: str) 
             return _session_run(op, version, attrs, [x])[0]
         return kernels.run_op(op, version, [x], attrs)[0]
 
-    try:
-        expected = ref.global_pool(x, op, p)
-    except ref.ReferenceError_:
-        _expect_error(call)
-    else:
-        y = call()
+    found = _outputs_or_error(lambda: ref.global_pool(x, op, p), call)
+    if found:
+        y, expected = found
         assert y.dtype == x.dtype
         if op == "GlobalMaxPool":
             np.testing.assert_array_equal(y, expected.astype(x.dtype))
@@ -225,8 +229,7 @@ SCALES = [1.0, 0.5, 0.25, 0.0625, float(np.float32(1 / 3)), 2.0, 0.0, -0.5]
 @st.composite
 def roi_example(draw, version: int, session: bool):
     opv = versions.get("MaxRoiPool", version)
-    allowed = opv.carried_types if session else tuple(t for t in opv.types if t in NP_DTYPES)
-    dtype = np.dtype(NP_DTYPES[draw(st.sampled_from(allowed))])
+    dtype = draw(element_type(opv, session))
     n = draw(st.sampled_from([1, 2, 1, 0]))
     c = draw(st.integers(1, 2))
     h, w = draw(st.integers(1, 8)), draw(st.integers(1, 8))
@@ -270,12 +273,9 @@ def _check_roi(version: int, x, rois, attrs, path: str) -> None:
             return _session_run("MaxRoiPool", version, attrs, [x, rois], n_inputs=2)[0]
         return kernels.max_roi_pool(x, rois, version=version, **attrs)
 
-    try:
-        expected = ref.max_roi_pool(x, rois, decoded)
-    except ref.ReferenceError_:
-        _expect_error(call)
-    else:
-        y = call()
+    found = _outputs_or_error(lambda: ref.max_roi_pool(x, rois, decoded), call)
+    if found:
+        y, expected = found
         assert y.dtype == x.dtype
         if (expected == 0).any():
             event("an empty bin (or a max of 0)")

@@ -73,6 +73,27 @@ def geometry_for(spatial: tuple[int, ...], attrs: PoolAttrs) -> PoolGeometry:
     return pool_geometry(spatial, attrs)
 
 
+def checked(op: str, version: int, x: np.ndarray, attributes: Mapping[str, Any]) -> Any:
+    """The first call of a signature: X's type and rank and the attributes checked against
+    ``op``-``version``; the normalised attributes. Errors name the op version."""
+    try:
+        check_input(versions.get(op, version), x)
+        return attrs_for(op, version, attributes, x.ndim - 2)
+    except OrtpoolError as err:
+        raise err.located(op=op, version=version) from None
+
+
+def checked_window(
+    op: str, version: int, x: np.ndarray, attributes: Mapping[str, Any]
+) -> tuple[PoolAttrs, PoolGeometry]:
+    """:func:`checked`, and the window geometry on X's spatial shape (window operators)."""
+    attrs = checked(op, version, x, attributes)
+    try:
+        return attrs, geometry_for(tuple(x.shape[2:]), attrs)
+    except OrtpoolError as err:
+        raise err.located(op=op, version=version) from None
+
+
 def compute_dtype(dtype: np.dtype) -> np.dtype | None:
     """float16/bfloat16 are computed in float32 and rounded once (RULINGS.md 8, 10)."""
     return np.dtype(np.float32) if dtype_name(dtype) in CAST_TYPES else None

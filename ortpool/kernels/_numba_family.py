@@ -12,15 +12,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+# The options of every compiled kernel (cached, GIL released, IEEE arithmetic).
+from ortpool.kernels._numba import _OPTS
 from ortpool.kernels.globalpool import ABS, COMPENSATED_LANES, LANES, SQUARE, VALUES
-
-_OPTS = {
-    "cache": True,
-    "nogil": True,
-    "fastmath": False,
-    "boundscheck": False,
-    "error_model": "numpy",
-}
 
 
 @njit(inline="always", **_OPTS)
@@ -45,6 +39,18 @@ def _lanes(size, cap):
 
 
 @njit(inline="always", **_OPTS)
+def _start(lane, row, rows, mode):
+    """Each lane starts at its element of the first row (numpy's reduction starts there), or
+    at 0 when the plane is shorter than a row (numpy's empty reduction)."""
+    if rows:
+        first = row[: lane.shape[0]]
+        for j in range(lane.shape[0]):
+            lane[j] = _term(first[j], mode)
+    else:
+        lane[:] = 0.0
+
+
+@njit(inline="always", **_OPTS)
 def _plain_sum(row, mode, acc):
     """The lane order of :func:`ortpool.kernels.globalpool.plane_sums`, without compensation.
     Rows are taken as slices: with plain indexing the lane loop stayed scalar (16 ms against
@@ -53,12 +59,7 @@ def _plain_sum(row, mode, acc):
     lanes = _lanes(size, LANES)
     rows = size // lanes
     lane = acc[:lanes]
-    if rows:
-        first = row[:lanes]
-        for j in range(lanes):
-            lane[j] = _term(first[j], mode)
-    else:
-        lane[:] = 0.0
+    _start(lane, row, rows, mode)
     for i in range(1, rows):
         r = row[i * lanes : (i + 1) * lanes]
         for j in range(lanes):
@@ -105,12 +106,7 @@ def _compensated_sum(row, mode, total, fix, buf):
     rows = size // lanes
     lane, lane_fix = total[:lanes], fix[:lanes]
     lane_fix[:] = 0.0
-    if rows:
-        first = row[:lanes]
-        for j in range(lanes):
-            lane[j] = _term(first[j], mode)
-    else:
-        lane[:] = 0.0
+    _start(lane, row, rows, mode)
     for i in range(1, rows):
         _step(lane, lane_fix, _terms(row[i * lanes : (i + 1) * lanes], mode, buf))
     tail = row[rows * lanes :]

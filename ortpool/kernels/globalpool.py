@@ -22,14 +22,13 @@ relative error at most about ``r * 2**-53``: 7e-12 for a 4096x4096 plane, far be
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ortpool import versions
-from ortpool.errors import OrtpoolError
 from ortpool.kernels import _backend, _buffers, _calls, _parallel
-from ortpool.kernels._common import attrs_for, check_input, lowest
+from ortpool.kernels._common import checked, lowest
 
 #: Lanes of a plain (float64) and of a compensated sum (see the module docstring).
 LANES = 256
@@ -131,15 +130,6 @@ def _sums(x2: np.ndarray, mode: int, compensated: bool) -> np.ndarray:
     return out
 
 
-def _prepare(op: str, version: int, x: np.ndarray, attributes: dict[str, Any]) -> Any:
-    try:
-        opv = versions.get(op, version)
-        check_input(opv, x)
-        return attrs_for(op, version, attributes, x.ndim - 2)
-    except OrtpoolError as err:
-        raise err.located(op=op, version=version) from None
-
-
 def _planes(x: np.ndarray) -> np.ndarray:
     """``x`` as (planes, spatial size), in a type the loops take: half types as float32 (exact)."""
     x = np.ascontiguousarray(x)
@@ -156,14 +146,22 @@ def _result(x: np.ndarray, per_plane: np.ndarray) -> np.ndarray:
     return y
 
 
+def _global_call(
+    op: str, version: int, x: np.ndarray, attributes: dict[str, Any],
+    runner_for: Callable[[Any], Callable[[np.ndarray], np.ndarray]],
+) -> np.ndarray:
+    """A global pool's call: checked and planned once per signature (``runner_for`` takes the
+    normalised attributes), then the runner."""
+    key, runner = _calls.lookup((op, version), x, attributes)
+    if runner is None:
+        runner = _calls.remember(key, runner_for(checked(op, version, x, attributes)))
+    return runner(x)
+
+
 def global_max_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
     """GlobalMaxPool: the max of each plane; a NaN anywhere in it gives NaN (RULINGS.md 13);
     an empty plane (a spatial size 0) gives -inf (RULINGS.md 5)."""
-    key, runner = _calls.lookup(("GlobalMaxPool", version), x, attributes)
-    if runner is None:
-        _prepare("GlobalMaxPool", version, x, attributes)
-        runner = _calls.remember(key, _max_runner)
-    return runner(x)
+    return _global_call("GlobalMaxPool", version, x, attributes, lambda _: _max_runner)
 
 
 def _max_runner(x: np.ndarray) -> np.ndarray:
@@ -185,11 +183,7 @@ def _max_runner(x: np.ndarray) -> np.ndarray:
 def global_average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
     """GlobalAveragePool: the mean of each plane, within 2 ulp of the exact mean rounded to X's
     type (RULINGS.md 13); an empty plane gives NaN (0/0, RULINGS.md 5)."""
-    key, runner = _calls.lookup(("GlobalAveragePool", version), x, attributes)
-    if runner is None:
-        _prepare("GlobalAveragePool", version, x, attributes)
-        runner = _calls.remember(key, _average_runner)
-    return runner(x)
+    return _global_call("GlobalAveragePool", version, x, attributes, lambda _: _average_runner)
 
 
 def _average_runner(x: np.ndarray) -> np.ndarray:
@@ -202,11 +196,8 @@ def _average_runner(x: np.ndarray) -> np.ndarray:
 def global_lp_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
     """GlobalLpPool: ``(sum of |x|^p over the plane)^(1/p)`` (RULINGS.md 12, 13); an empty plane
     gives 0."""
-    key, runner = _calls.lookup(("GlobalLpPool", version), x, attributes)
-    if runner is None:
-        p = _prepare("GlobalLpPool", version, x, attributes).p
-        runner = _calls.remember(key, lambda x: _lp_runner(x, p))
-    return runner(x)
+    return _global_call("GlobalLpPool", version, x, attributes,
+                        lambda attrs: lambda x: _lp_runner(x, attrs.p))
 
 
 def _lp_runner(x: np.ndarray, p: int | float) -> np.ndarray:

@@ -14,10 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ortpool import versions
-from ortpool.errors import OrtpoolError
 from ortpool.kernels import _calls, _plan
-from ortpool.kernels._common import attrs_for, check_input, geometry_for
+from ortpool.kernels._common import checked_window
 from ortpool.kernels.globalpool import lp_root, lp_terms
 
 _F64 = np.dtype(np.float64)
@@ -33,13 +31,7 @@ def lp_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarra
     key, runner = _calls.lookup(("LpPool", version), x, attributes)
     if runner is not None:
         return runner(x)
-    try:
-        opv = versions.get("LpPool", version)
-        check_input(opv, x)
-        attrs = attrs_for("LpPool", version, attributes, x.ndim - 2)
-        geom = geometry_for(tuple(x.shape[2:]), attrs)
-    except OrtpoolError as err:
-        raise err.located(op="LpPool", version=version) from None
+    attrs, geom = checked_window("LpPool", version, x, attributes)
     sums = _plan.average_pool_runner(geom, tuple(x.shape), _F64, _F64, _ONE)
     p, dtype = attrs.p, x.dtype
 

@@ -15,10 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.kernels import _backend, _buffers, _calls, _parallel
-from ortpool.kernels._common import attrs_for, check_input, dtype_name
+from ortpool.kernels._common import checked, dtype_name
 
 #: Scaled RoI corners beyond this magnitude are refused: no feature map is that large, and the
 #: bin arithmetic stays exact in int64 (corner * pooled size < 2**63).
@@ -120,9 +119,7 @@ def max_roi_pool(
     key, runner = _calls.lookup(("MaxRoiPool", version), x, attributes)
     try:
         if runner is None:
-            opv = versions.get("MaxRoiPool", version)
-            check_input(opv, x)
-            attrs = attrs_for("MaxRoiPool", version, attributes, x.ndim - 2)
+            attrs = checked("MaxRoiPool", version, x, attributes)
             runner = _calls.remember(key, _Runner(attrs.pooled_shape, attrs.spatial_scale))
         _check_rois(x, rois)
         return runner(x, rois)
