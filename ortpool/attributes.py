@@ -122,10 +122,11 @@ NodeAttrs = PoolAttrs | GlobalAttrs | RoiAttrs
 
 
 def _as_ints(name: str, value: Any) -> tuple[int, ...]:
+    """An int-list attribute as a tuple, each value within int64 (what ONNX can carry)."""
     if isinstance(value, str):
-        return decode_ints(value, name)
+        return _check_int64(name, decode_ints(value, name))
     if isinstance(value, bytes):
-        return decode_ints(value.decode(), name)
+        return _check_int64(name, decode_ints(value.decode(), name))
     try:
         items = tuple(value)
     except TypeError:
@@ -135,7 +136,7 @@ def _as_ints(name: str, value: Any) -> tuple[int, ...]:
         if isinstance(item, bool) or not isinstance(item, int | _np_integer()):
             raise OrtpoolError(f"{name}={list(items)!r} must be a list of integers")
         out.append(int(item))
-    return tuple(out)
+    return _check_int64(name, tuple(out))
 
 
 def _np_integer() -> type:
@@ -244,7 +245,7 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
                 "but no output size can be computed without it"
             )
         raise OrtpoolError("attribute 'kernel_shape' is required")
-    kernel = _check_int64("kernel_shape", _as_ints("kernel_shape", given["kernel_shape"]))
+    kernel = _as_ints("kernel_shape", given["kernel_shape"])
     if not kernel:
         raise OrtpoolError("kernel_shape='' must name at least one spatial axis")
     if rank is None:
@@ -259,7 +260,7 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
     def ints(name: str, length: int, fill: int) -> tuple[int, ...]:
         if name not in given:
             return (fill,) * length
-        values = _check_int64(name, _as_ints(name, given[name]))
+        values = _as_ints(name, given[name])
         if not values:
             return (fill,) * length
         if len(values) != length:

@@ -38,7 +38,11 @@ def test_the_issue_cases_are_all_there_with_their_shapes():
     assert shapes["audio-1d"][:3] == (
         "AveragePool", (1, 1, 1_000_000), {"kernel_shape": [400], "strides": [160]}
     )
-    assert [c.name for c in cases.CASES if not c.cnn] == ["audio-1d", "fixed-cost"]
+    assert [c.name for c in cases.CASES if not c.cnn and not c.family] == ["audio-1d", "fixed-cost"]
+    assert [c.name for c in cases.CASES if c.family] == [
+        "gap-r50-head", "gap-512", "lppool", "faster-rcnn-roi"
+    ]
+    assert shapes["faster-rcnn-roi"][:2] == ("MaxRoiPool", (1, 512, 38, 50))
     # AveragePool is timed at 11 (fast path in onnxruntime) and at 19 and 22.
     assert cases.CASES[4].opsets == (11, 19, 22)
 

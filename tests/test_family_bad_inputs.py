@@ -195,3 +195,24 @@ def test_the_process_lives():
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def test_roi_corners_bound_shrinks_with_large_pooled_shapes():
+    """Bins are computed as ``i * span`` in int64: with pooled sizes above 2**21 the corner bound
+    drops below 2**40 so that no product can wrap (a wrapped bin would read the wrong rows)."""
+    from ortpool.kernels.roipool import MAX_CORNER, corner_limit
+
+    assert corner_limit((7, 7)) == MAX_CORNER == 2**40
+    assert corner_limit((2**22, 1)) == 2**39 - 1
+    assert corner_limit((2**30, 1)) == 2**31 - 1
+    x = np.zeros((1, 1, 2, 2), F32)
+    inside = np.array([[0, 0, 0, 2.0**38, 1]], F32)
+    y = kernels.max_roi_pool(x, inside, pooled_shape=[2**22, 1])
+    assert y.shape == (1, 1, 2**22, 1)
+    beyond = np.array([[0, 0, 0, 2.0**39, 1]], F32)
+    with pytest.raises(OrtpoolError) as info:
+        kernels.max_roi_pool(x, beyond, pooled_shape=[2**22, 1])
+    assert str(info.value) == (
+        "(MaxRoiPool-22): rois[0] = [0, 0, 0, 549755813888, 1] scaled by spatial_scale=1.0 lies "
+        "beyond +-549755813887 (pooled_shape [4194304, 1]): no feature map is that large"
+    )

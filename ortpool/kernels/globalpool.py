@@ -114,8 +114,7 @@ def _sums(x2: np.ndarray, mode: int, compensated: bool) -> np.ndarray:
     across threads by planes for a large call (each plane's sum is the same either way)."""
     planes = x2.shape[0]
     out = np.empty(planes, np.float64)
-    compiled = _backend.backend() == "numba" and x2.dtype in _backend.NUMBA_DTYPES
-    if compiled:
+    if _backend.compiled("plane_sums", x2.dtype, x2.nbytes):
         from ortpool.kernels import _numba_family
 
         def work(lo: int, hi: int) -> None:

@@ -28,7 +28,8 @@ MAX_CORNER = 1 << 40
 def corner_limit(pooled: tuple[int, int]) -> int:
     """The largest |scaled corner| whose bins stay exact in int64: a RoI spans at most
     ``2 * limit + 1`` and ``i * span < 2**62`` for every ``i < max(pooled)``. Example: pooled
-    (7, 7) gives 2**40; pooled (2**30, 1) gives 2**30 (``2**30 * (2**31 + 1) < 2**62``)."""
+    (7, 7) gives 2**40; pooled (2**30, 1) gives 2**31 - 1 (spans below 2**32, and
+    ``2**30 * 2**32 = 2**62``)."""
     return min(MAX_CORNER, (1 << 61) // max(1, *pooled) - 1)
 
 
@@ -152,8 +153,7 @@ class _Runner:
                                       x.astype(np.float32))
         shape = (rois.shape[0], x.shape[1], *self.pooled)
         y = _buffers.output(shape, work_x.dtype)
-        compiled = _backend.backend() == "numba" and work_x.dtype in _backend.NUMBA_DTYPES
-        if compiled:
+        if _backend.compiled("roi_max", work_x.dtype, work_x.nbytes):
             from ortpool.kernels import _numba_family
 
             def work(lo: int, hi: int) -> None:
