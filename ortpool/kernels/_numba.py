@@ -56,8 +56,24 @@ def _add(a, b):
 # cost (in-process A/B within 4% except Inception 1.11, within its noise).
 
 
+def _tagged(tag, **options):
+    """``njit`` for a closure built once per combine step (max, sum). numba files its on-disk
+    cache by the function's qualified name and keys entries by argument types (the closure's
+    variables did not tell the two apart): the max and sum closures shared one entry, and a
+    process loading it got the other's machine code (a MaxPool computed as a sum after an
+    AveragePool of the same dtype had been compiled). The tag gives each its own name."""
+
+    def wrap(function):
+        function.__qualname__ = f"{function.__qualname__}_{tag}"
+        return njit(**options)(function)
+
+    return wrap
+
+
 def _make_pass(combine):
-    @njit(inline="always", **_OPTS)
+    tag = combine.py_func.__name__.strip("_")
+
+    @_tagged(tag, inline="always", **_OPTS)
     def interior(r, w, jl, jh, pb, first, k, s, d):
         """Outputs ``[jl, jh)`` of a row (strided pass), every tap inside: tap ``first``, then the
         others in order. The row is shifted so that every index is provably non-negative (no
@@ -74,7 +90,7 @@ def _make_pass(combine):
                     acc = combine(acc, rr[c + t * d])
             ww[i] = acc
 
-    @njit(**_OPTS)
+    @_tagged(tag, **_OPTS)
     def strided_interior(r, w, jl, jh, pb, first, k, s, d):
         # The common kernels with literal arguments: unrolled and vectorised.
         if d == 1 and k == 2 and s == 2 and first == 0:
@@ -90,7 +106,7 @@ def _make_pass(combine):
         else:
             interior(r, w, jl, jh, pb, first, k, s, d)
 
-    @njit(inline="always", **_OPTS)
+    @_tagged(tag, inline="always", **_OPTS)
     def edge(r, w, j, s, d, pb, first, tlo, thi, ident):
         """Output ``j`` of a row from its own taps: ``first`` (or the identity when it is -1),
         then the others in order."""
@@ -101,7 +117,7 @@ def _make_pass(combine):
                 acc = combine(acc, r[c + t * d])
         w[j] = acc
 
-    @njit(**_OPTS)
+    @_tagged(tag, **_OPTS)
     def fused(w, a, b, c, k):
         """``w = combine(combine(a, b), c)`` (``k == 3``) or ``combine(a, b)``: the taps of a
         window already in order, one loop that reads each tap once and writes once (tap by tap
@@ -113,7 +129,7 @@ def _make_pass(combine):
             for i in range(w.shape[0]):
                 w[i] = combine(combine(a[i], b[i]), c[i])
 
-    @njit(inline="always", **_OPTS)
+    @_tagged(tag, inline="always", **_OPTS)
     def flat_tap(tgt, ph, total, o, s, init):
         """Tap at offset ``o`` (coordinate minus output times stride) for every output of the
         flat block: output ``q`` reads source ``q * s + o``, i.e. element ``q + o // s`` of phase
@@ -133,7 +149,7 @@ def _make_pass(combine):
             for i in range(hi - lo):
                 dst[i] = combine(dst[i], src[i])
 
-    @njit(**_OPTS)
+    @_tagged(tag, **_OPTS)
     def flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, tl, th, ident):
         """An inner-axis pass whose source rows are exactly ``s`` times the target rows, as
         flat loops over the whole plane (one per tap) instead of one short loop per row: with
@@ -190,7 +206,7 @@ def _make_pass(combine):
         for j in range(jh, out):
             edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, tl[j], th[j], ident)
 
-    @njit(**_OPTS)
+    @_tagged(tag, **_OPTS)
     def edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident):
         """Output ``j`` of every row of a flat pass from its own taps ``[lo, hi)``: one loop
         down the column (per row and output, the call cost as much as the taps: Inception's
@@ -212,7 +228,7 @@ def _make_pass(combine):
                     acc = combine(acc, cur[base + t * d])
             tgt[o * out + j] = acc
 
-    @njit(**_OPTS)
+    @_tagged(tag, **_OPTS)
     def rows(cur, tgt, sb, db, j0, j1, inner, s, d, pb, first, tlo, thi, off, ident):
         """Output rows ``[j0, j1)`` of an outer-axis pass (rows of ``inner`` elements), each
         from its own taps, tap by tap."""
@@ -235,7 +251,7 @@ def _make_pass(combine):
                     for i in range(inner):
                         w[i] = combine(w[i], r[i])
 
-    @njit(inline="always", **_OPTS)
+    @_tagged(tag, inline="always", **_OPTS)
     def interior_rows(cur, tgt, sb, db, jl, jh, inner, s, d, pb, first, k):
         """Output rows ``[jl, jh)`` of an outer-axis pass, every tap inside: tap by tap, the
         taps known without a lookup (literal ``k`` for the common kernels): the lookups of
@@ -252,7 +268,7 @@ def _make_pass(combine):
                     for i in range(inner):
                         w[i] = combine(w[i], r[i])
 
-    @njit(**_OPTS)
+    @_tagged(tag, **_OPTS)
     def pass_(cur, tgt, ph, row, tlo, thi, ident):
         n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
         s, d, pb, first, off = row[S], row[D], row[PB], row[FIRST], row[OFF]
@@ -348,8 +364,8 @@ def _make_pass(combine):
     return pass_
 
 
-def _make_chain(pass_):
-    @njit(inline="always", **_OPTS)
+def _make_chain(pass_, tag):
+    @_tagged(tag, inline="always", **_OPTS)
     def chain(src, dst, info, tlo, thi, ident, buf0, buf1, ph):
         """Every pass of one plane in order, through the two scratch rows, the last into
         ``dst`` (``ph``: room for a pass's source split into phases)."""
@@ -368,8 +384,8 @@ def _make_chain(pass_):
     return chain
 
 
-_chain_max = _make_chain(_make_pass(_max))
-_chain_sum = _make_chain(_make_pass(_add))
+_chain_max = _make_chain(_make_pass(_max), "max")
+_chain_sum = _make_chain(_make_pass(_add), "add")
 
 
 @njit(inline="always", **_OPTS)
