@@ -1,0 +1,92 @@
+"""``ortpool fix IN.onnx OUT.onnx``: the exact spec at the runtime's own speed, proven."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HELP = (
+    "rewrite each pooling node into a form the installed onnxruntime computes exactly (or "
+    "ortpool's op where none is), proven node by node against ortpool's kernels"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ortpool.fix.runtime import LEVELS
+
+    parser.add_argument("input", metavar="IN.onnx", help="the model to read (never modified)")
+    parser.add_argument("output", metavar="OUT.onnx", help="where to write the fixed model")
+    parser.add_argument(
+        "--nodes", metavar="NAME", nargs="+", action="extend", help="only these nodes"
+    )
+    parser.add_argument(
+        "--exclude", metavar="NAME", nargs="+", action="extend", default=[],
+        help="never these nodes",
+    )
+    parser.add_argument(
+        "--providers",
+        metavar="EP[,EP...]",
+        help="onnxruntime execution providers to prove on (default CPUExecutionProvider)",
+    )
+    parser.add_argument(
+        "--opt-level",
+        choices=list(LEVELS),
+        default="all",
+        help="the graph optimization level the model will run at (default all, "
+        "onnxruntime's own): forms are proven at it",
+    )
+    parser.add_argument(
+        "--nonfinite",
+        "--nan",
+        action="store_true",
+        help="also prove MaxPool on NaN and -inf, guarding it where the runtime drops NaN or "
+        "gives -3.4e38 for windows of -inf only",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the proof inputs (0)")
+    parser.add_argument(
+        "--allow-unproven",
+        action="store_true",
+        help="write the model even when some nodes could not be proven (exit 1)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="prove and report; write nothing")
+    parser.add_argument("--json", metavar="REPORT", help="write the per-node report as JSON")
+    parser.add_argument(
+        "--copy-data",
+        action="store_true",
+        help="copy external data files next to the output instead of hard-linking them",
+    )
+    loud = parser.add_mutually_exclusive_group()
+    loud.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    loud.add_argument(
+        "-v", "--verbose", action="store_true", help="list every node and every candidate tried"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ortpool.fix import fix_file
+
+    report = fix_file(
+        args.input,
+        args.output,
+        allow_unproven=args.allow_unproven,
+        dry_run=args.dry_run,
+        copy_data=args.copy_data,
+        nodes=args.nodes,
+        exclude=args.exclude,
+        providers=args.providers,
+        opt_level=args.opt_level,
+        nonfinite=args.nonfinite,
+        seed=args.seed,
+    )
+    code = report.exit_code(args.allow_unproven)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+    if not args.quiet or code:
+        stream = sys.stdout if code < 2 else sys.stderr
+        for line in report.summary_lines(verbose=args.verbose):
+            print(line, file=stream)
+        if report.written:
+            print(f"wrote {report.written}", file=stream)
+    return code

@@ -1,0 +1,303 @@
+"""``fix_model``: choose, write and prove a realization for every pooling node of a model.
+
+1. Find the pooling nodes with their facts (:mod:`ortpool.fix.sites`).
+2. Run the model once (onnxruntime, optimizations off; ortpool's ops if onnxruntime cannot run
+   it) on generated inputs, capturing the real inputs of its main-graph pooling nodes, as the
+   validator does.
+3. Per node, the cheapest realization proven exact alone on the runtime
+   (:mod:`ortpool.fix.choose`), on the captured inputs and seeded input sets of the node's
+   static shape (sampled shapes when its sizes are symbolic).
+4. Write them all (:mod:`ortpool.fix.apply`) and prove the written model: run it at the
+   runtime's optimization level with every main-graph node's input and output captured, and
+   compare each output with ortpool's kernels on the captured input. A node that is exact alone
+   but not in the model (an optimization across nodes undid its form) gets its next candidate,
+   and the model is written and proven again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import onnx
+
+from ortpool.errors import OrtpoolError
+from ortpool.fix import inputs as feeds_mod
+from ortpool.fix import report as report_mod
+from ortpool.fix.apply import apply
+from ortpool.fix.choose import NOT_IN_MODEL, Attempt, Choice, choose
+from ortpool.fix.forms import Plan
+from ortpool.fix.prove import Proof, compare
+from ortpool.fix.runtime import Runtime, stamp
+from ortpool.fix.sites import Site, find_sites
+from ortpool.rewrite.selection import Selection
+from ortpool.validate import capture as capture_mod
+from ortpool.validate import inputs as model_inputs
+from ortpool.validate.singlenode import attribute_dict
+
+#: Seeds of the generated model inputs the written model is proven on.
+MODEL_SEEDS = (0, 1)
+#: Rounds of write-and-prove; each round can only move nodes to a later candidate.
+MAX_ROUNDS = 8
+#: onnxruntime's Python API cannot fetch these: such nodes are proven alone only.
+_UNFETCHABLE = ("bfloat16",)
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """What ``ortpool fix`` does (see :func:`ortpool.fix.fix`)."""
+
+    selection: Selection = dataclasses.field(default_factory=Selection)
+    runtime: Runtime = dataclasses.field(default_factory=Runtime)
+    nonfinite: bool = False
+    seed: int = 0
+
+
+def _model_feeds(model: onnx.ModelProto, seed: int) -> dict[str, np.ndarray] | None:
+    try:
+        return model_inputs.generate_inputs(model, seed)
+    except (OrtpoolError, ValueError):
+        return None
+
+
+def _captured_names(sites: Sequence[Site], outputs: bool) -> list[str]:
+    names: list[str] = []
+    for site in sites:
+        if not site.in_main_graph or site.facts is None or site.facts.elem in _UNFETCHABLE:
+            continue
+        wanted = [n for n in site.node.input if n]
+        if outputs:
+            wanted += [n for n in site.node.output[: 2 if site.facts.indices_used else 1] if n]
+        names += [n for n in wanted if n not in names]
+    return names
+
+
+def _run_capturing(
+    model: onnx.ModelProto,
+    names: Sequence[str],
+    feeds: Mapping[str, np.ndarray],
+    runtime: Runtime,
+    level: str | None,
+    source_dir: str | None,
+) -> dict[str, np.ndarray]:
+    """Run ``model`` with ``names`` as extra outputs; name -> array (initializers read)."""
+    initializers = {t.name for t in model.graph.initializer}
+    fetched = [n for n in names if n not in feeds and n not in initializers]
+    wide = capture_mod.capture_model(model, fetched)
+    session = runtime.session(wide, level=level, external_dir=source_dir)
+    outputs = [o.name for o in wide.graph.output]
+    arrays = session.run(outputs, dict(feeds))
+    found = dict(zip(outputs, (np.asarray(a) for a in arrays), strict=True))
+    found.update({k: np.asarray(v) for k, v in feeds.items() if k in names})
+    for tensor in model.graph.initializer:
+        if tensor.name in names and tensor.data_location != onnx.TensorProto.EXTERNAL:
+            found[tensor.name] = onnx.numpy_helper.to_array(tensor)
+    return found
+
+
+def _capture_inputs(
+    model: onnx.ModelProto,
+    sites: Sequence[Site],
+    options: Options,
+    source_dir: str | None,
+    notes: list[str],
+) -> list[dict[str, np.ndarray]]:
+    """The real inputs of the main-graph nodes, from runs of the source model."""
+    names = _captured_names(sites, outputs=False)
+    if not names:
+        return []
+    runs = []
+    for seed in MODEL_SEEDS:
+        feeds = _model_feeds(model, options.seed + seed)
+        if feeds is None:
+            notes.append("the model's inputs could not be generated: no input was captured")
+            return []
+        try:
+            runs.append(_run_capturing(model, names, feeds, options.runtime, "disable", source_dir))
+            continue
+        except Exception as err:  # onnxruntime cannot run the source model (a refused node)
+            first = str(err).splitlines()[0][:200]
+        try:
+            from ortpool.rewrite import rewrite
+
+            spec = rewrite(model)
+            runs.append(_run_capturing(spec, names, feeds, options.runtime, "disable", source_dir))
+            if seed == MODEL_SEEDS[0]:
+                notes.append(
+                    f"onnxruntime could not run the model ({first}); node inputs were captured "
+                    "from its ortpool-rewritten run"
+                )
+        except Exception as err:
+            notes.append(f"no node input could be captured: {str(err).splitlines()[0][:200]}")
+            return []
+    return runs
+
+
+def _proof_sets(
+    site: Site, captured: Sequence[Mapping[str, np.ndarray]], options: Options
+) -> list[feeds_mod.FeedSet]:
+    facts = site.facts
+    assert facts is not None
+    mine = []
+    for run in captured:
+        arrays = [run.get(name) for name in site.node.input if name]
+        if all(a is not None for a in arrays):
+            mine.append(arrays)
+    shape = feeds_mod.full_shape(facts, site.x_dims)
+    shapes = [shape] if shape is not None else feeds_mod.sampled_shapes(facts)
+    if shape is not None:
+        mine = [a for a in mine if tuple(a[0].shape) == shape]
+    sets = feeds_mod.proof_sets(
+        facts,
+        shapes,
+        captured=mine,
+        seed=options.seed,
+        nonfinite=options.nonfinite,
+        output_shape=site.output_shape,
+    )
+    spec = feeds_mod.node_spec(facts, attribute_dict(site.node.attribute))
+    return feeds_mod.expect(spec, sets)
+
+
+def _prove_in_model(
+    fixed: onnx.ModelProto,
+    sites: Sequence[Site],
+    model: onnx.ModelProto,
+    options: Options,
+    source_dir: str | None,
+) -> tuple[dict[int, Proof], str]:
+    """Each main-graph node's output in the written model against the kernels on its captured
+    input; per site number, the proof; and a note when the model could not be run."""
+    names = _captured_names(sites, outputs=True)
+    proofs: dict[int, Proof] = {}
+    if not names:
+        return proofs, ""
+    for seed in MODEL_SEEDS:
+        feeds = _model_feeds(model, options.seed + seed)
+        if feeds is None:
+            return {}, "the model's inputs could not be generated"
+        try:
+            run = _run_capturing(fixed, names, feeds, options.runtime, None, source_dir)
+        except Exception as err:
+            return {}, f"the written model could not be run: {str(err).splitlines()[0][:300]}"
+        for site in sites:
+            facts = site.facts
+            if facts is None or not site.selected or facts.elem in _UNFETCHABLE:
+                continue
+            if not site.in_main_graph:
+                continue
+            arrays = [run[name] for name in site.node.input if name]
+            got = [run[name] for name in site.node.output[: 2 if facts.indices_used else 1]]
+            spec = feeds_mod.node_spec(facts, attribute_dict(site.node.attribute))
+            feed = feeds_mod.FeedSet(f"the model's run (seed {options.seed + seed})", arrays)
+            if not feeds_mod.expect(spec, [feed]):
+                continue
+            proof = proofs.setdefault(site.number, Proof(exact=True, where="model"))
+            if not proof.exact:
+                continue
+            failure = compare(facts, feed, got, proof)
+            if failure:
+                proof.exact, proof.failure = False, failure
+            else:
+                proof.sets += 1
+                if list(feed.shape) not in proof.shapes:
+                    proof.shapes.append(list(feed.shape))
+    return proofs, ""
+
+
+def fix_model(
+    model: onnx.ModelProto, options: Options, source_dir: str | os.PathLike | None = None
+) -> tuple[onnx.ModelProto, report_mod.FixReport]:
+    """The fixed copy of ``model`` and the report (``model`` is not changed)."""
+    source = None if source_dir is None else os.fspath(source_dir)
+    report = report_mod.FixReport(runtime=options.runtime.describe(), nonfinite=options.nonfinite)
+    sites, notes = find_sites(model, options.selection)
+    report.notes.extend(notes)
+    captured = _capture_inputs(model, sites, options, source, report.notes)
+    sets = {s.number: _proof_sets(s, captured, options) for s in sites if s.facts and s.selected}
+    choices: dict[int, Choice] = {
+        number: choose(_site(sites, number), feeds, options.runtime)
+        for number, feeds in sets.items()
+    }
+    in_model: dict[int, Proof] = {}
+    fixed = model
+    for _ in range(MAX_ROUNDS):
+        plans = {n: c.plan for n, c in choices.items() if c.plan is not None}
+        fixed, apply_notes = apply(model, sites, plans)
+        in_model, problem = _prove_in_model(fixed, sites, model, options, source)
+        if problem:
+            report.notes.append(f"no proof in the written model: {problem}")
+        failed = [n for n, p in in_model.items() if not p.exact and n in plans]
+        if not failed:
+            break
+        for number in failed:
+            choice = choices[number]
+            assert choice.plan is not None
+            refused = [a.form for a in choice.attempts if a.outcome == NOT_IN_MODEL]
+            earlier = [a for a in choice.attempts if a.form != choice.plan.name]
+            earlier.append(Attempt(choice.plan.name, NOT_IN_MODEL, in_model[number].failure))
+            choices[number] = choose(
+                _site(sites, number),
+                sets[number],
+                options.runtime,
+                excluded={*refused, choice.plan.name},
+                earlier=earlier,
+            )
+    report.notes.extend(apply_notes)
+    note = stamp(fixed)
+    if note:
+        report.notes.append(note)
+    for site in sites:
+        report.nodes.append(_node_fix(site, choices.get(site.number), in_model.get(site.number)))
+    return fixed, report
+
+
+def _site(sites: Sequence[Site], number: int) -> Site:
+    return next(s for s in sites if s.number == number)
+
+
+def _node_fix(site: Site, choice: Choice | None, in_model: Proof | None) -> report_mod.NodeFix:
+    facts = site.facts
+    entry = report_mod.NodeFix(
+        name=site.name,
+        location=site.location,
+        op=site.node.op_type,
+        version=facts.version if facts else None,
+        elem=facts.elem if facts else None,
+        realization=report_mod.NOT_SELECTED if not site.selected else report_mod.UNPROVEN,
+        reason=site.reason,
+    )
+    if facts is None or choice is None:
+        if site.selected and not entry.reason:
+            entry.reason = "no facts could be learned"
+        return entry
+    entry.attempts = choice.attempts
+    if facts.spatial is not None:
+        entry.shapes = f"static spatial sizes {list(facts.spatial)}"
+    else:
+        entry.shapes = (
+            "symbolic spatial sizes: only forms right for every size were considered, proven "
+            "on sampled sizes"
+        )
+    plan: Plan | None = choice.plan
+    if plan is None or choice.proof is None:
+        entry.reason = "no candidate could be proven (ortpool's op included)"
+        return entry
+    entry.form, entry.why = plan.name, plan.why
+    entry.proof = choice.proof.to_dict()
+    if in_model is not None:
+        entry.in_model = in_model.to_dict()
+    if not site.in_main_graph:
+        entry.shapes += (
+            f"; in {site.location}: proven alone (its input is not one tensor of the model's "
+            "run)"
+        )
+    if plan.ortpool:
+        entry.realization = report_mod.ORTPOOL
+    elif plan.changes_node:
+        entry.realization = report_mod.FORM
+    else:
+        entry.realization = report_mod.UNCHANGED
+    return entry
