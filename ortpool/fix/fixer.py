@@ -53,11 +53,16 @@ class Options:
     runtime: Runtime = dataclasses.field(default_factory=Runtime)
     nonfinite: bool = False
     seed: int = 0
+    #: the model's inputs to capture and prove on (each a name -> array dict); None: generated
+    inputs: Sequence[Mapping[str, np.ndarray]] | None = None
 
 
-def _model_feeds(model: onnx.ModelProto, seed: int) -> dict[str, np.ndarray] | None:
+def _model_runs(model: onnx.ModelProto, options: Options) -> list[dict[str, np.ndarray]] | None:
+    """The model inputs of the capture and model-proof runs: given, or generated (seeded)."""
+    if options.inputs is not None:
+        return [dict(feeds) for feeds in options.inputs]
     try:
-        return model_inputs.generate_inputs(model, seed)
+        return [model_inputs.generate_inputs(model, options.seed + s) for s in MODEL_SEEDS]
     except (OrtpoolError, ValueError):
         return None
 
@@ -108,12 +113,12 @@ def _capture_inputs(
     names = _captured_names(sites, outputs=False)
     if not names:
         return []
-    runs = []
-    for seed in MODEL_SEEDS:
-        feeds = _model_feeds(model, options.seed + seed)
-        if feeds is None:
-            notes.append("the model's inputs could not be generated: no input was captured")
-            return []
+    runs: list[dict[str, np.ndarray]] = []
+    model_runs = _model_runs(model, options)
+    if model_runs is None:
+        notes.append("the model's inputs could not be generated: no input was captured")
+        return []
+    for number, feeds in enumerate(model_runs):
         try:
             runs.append(_run_capturing(model, names, feeds, options.runtime, "disable", source_dir))
             continue
@@ -124,7 +129,7 @@ def _capture_inputs(
 
             spec = rewrite(model)
             runs.append(_run_capturing(spec, names, feeds, options.runtime, "disable", source_dir))
-            if seed == MODEL_SEEDS[0]:
+            if number == 0:
                 notes.append(
                     f"onnxruntime could not run the model ({first}); node inputs were captured "
                     "from its ortpool-rewritten run"
@@ -174,10 +179,10 @@ def _prove_in_model(
     proofs: dict[int, Proof] = {}
     if not names:
         return proofs, ""
-    for seed in MODEL_SEEDS:
-        feeds = _model_feeds(model, options.seed + seed)
-        if feeds is None:
-            return {}, "the model's inputs could not be generated"
+    model_runs = _model_runs(model, options)
+    if model_runs is None:
+        return {}, "the model's inputs could not be generated"
+    for number, feeds in enumerate(model_runs):
         try:
             run = _run_capturing(fixed, names, feeds, options.runtime, None, source_dir)
         except Exception as err:
@@ -191,7 +196,7 @@ def _prove_in_model(
             arrays = [run[name] for name in site.node.input if name]
             got = [run[name] for name in site.node.output[: 2 if facts.indices_used else 1]]
             spec = feeds_mod.node_spec(facts, attribute_dict(site.node.attribute))
-            feed = feeds_mod.FeedSet(f"the model's run (seed {options.seed + seed})", arrays)
+            feed = feeds_mod.FeedSet(f"the model's run {number + 1}", arrays)
             if not feeds_mod.expect(spec, [feed]):
                 continue
             proof = proofs.setdefault(site.number, Proof(exact=True, where="model"))

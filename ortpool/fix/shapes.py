@@ -6,23 +6,40 @@ graph and its subgraphs in one pass (on a light copy: weights are never read). A
 function is inferred once per call from the main graph and its subgraphs, with the caller's
 input types and shapes; sizes that differ between calls become symbolic (one body serves every
 call). Nothing inferred is written into the fixed model.
+
+onnx's inference sizes a pool's output as onnxruntime does, not always as the spec does (VALID
+with ceil_mode, the ceil drop rule before version 22), and a fixed model computes the spec's
+sizes. So wherever a pool's spec size (:mod:`ortpool.geometry`) differs from the inferred one,
+the inference copy gets a ``ConstantOfShape`` of the spec's size in its place and inference runs
+again: the nodes downstream are then sized as the fixed model will size them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import onnx
+from onnx import helper, numpy_helper
 
+from ortpool import versions
+from ortpool.attributes import attribute_values, normalize
+from ortpool.errors import OrtpoolError
+from ortpool.geometry import pool_geometry, unpool_output_spatial
 from ortpool.rewrite.elemtypes import function_probe, inference_copy
 from ortpool.rewrite.scopes import (
+    AI_ONNX,
     Scope,
     ScopeKey,
+    ai_onnx_opset,
     called_function,
     function_index,
     model_scopes,
     subgraphs,
 )
+
+#: Rounds of inference with spec sizes cut in; each round fixes at least one more pool.
+_ROUNDS = 8
 
 #: A tensor's element type (TensorProto code, 0 unknown) and dims (int, or None if symbolic);
 #: dims None when not even the rank is known.
@@ -83,10 +100,73 @@ def _collect(table: ShapeTable, graph: onnx.GraphProto, key: ScopeKey, merge: bo
             _collect(table, sub, (*key, index, attr_name, position), merge)
 
 
-def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
+def _infer_once(model: onnx.ModelProto) -> onnx.ModelProto:
     return onnx.shape_inference.infer_shapes(
         model, check_type=False, strict_mode=False, data_prop=True
     )
+
+
+def spec_output_dims(
+    node: onnx.NodeProto, opset: int | None, x: TensorType | None
+) -> tuple[int, ...] | None:
+    """The spec's size of a pooling node's Y for X's static dims (None when not computable).
+
+    Example: AveragePool k=3, s=2, VALID, ceil_mode=1 on (1, 8, 16, 16): (1, 8, 7, 7), where
+    onnx (like onnxruntime) infers 8x8.
+    """
+    if x is None or x[1] is None or opset is None or any(d is None for d in x[1]):
+        return None
+    dims = tuple(int(d) for d in x[1])  # type: ignore[arg-type]
+    try:
+        spec = versions.resolve(node.op_type, opset)
+        attrs = normalize(spec, attribute_values(node.attribute), len(dims) - 2)
+        if node.op_type == "MaxUnpool":
+            if len([i for i in node.input if i]) > 2:
+                return None
+            return (*dims[:2], *unpool_output_spatial(dims[2:], attrs))
+        return (*dims[:2], *pool_geometry(dims[2:], attrs).output_spatial)
+    except (OrtpoolError, ValueError):
+        return None
+
+
+def _cut(graph: onnx.GraphProto, inferred: onnx.GraphProto, opset: int | None, outer) -> bool:
+    """Replace, in ``graph``, each pool whose inferred output size is not the spec's by a
+    ConstantOfShape of the spec's size (``inferred`` is the same graph after inference)."""
+    known = dict(outer)
+    known.update(_graph_values(inferred))
+    changed = False
+    for index, (node, seen) in enumerate(zip(graph.node, inferred.node, strict=True)):
+        for (_, _, sub), (_, _, seen_sub) in zip(subgraphs(node), subgraphs(seen), strict=True):
+            changed |= _cut(sub, seen_sub, opset, known)
+        if node.domain not in AI_ONNX or node.op_type not in versions.OPERATORS:
+            continue
+        x = known.get(node.input[0]) if node.input else None
+        want = spec_output_dims(node, opset, x)
+        if want is None or x is None or not node.output:
+            continue
+        got = known.get(node.output[0])
+        if got is not None and got[1] == want:
+            continue
+        shape = f"{node.output[0]}__spec_shape"
+        graph.initializer.append(numpy_helper.from_array(np.asarray(want, np.int64), shape))
+        fill = onnx.TensorProto(data_type=x[0], dims=[1], name="value")
+        fill.raw_data = np.zeros(1, np.dtype(helper.tensor_dtype_to_np_dtype(x[0]))).tobytes()
+        cut = helper.make_node("ConstantOfShape", [shape], [node.output[0]], value=fill)
+        graph.node[index].CopyFrom(cut)
+        changed = True
+    return changed
+
+
+def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Inference with the spec's pool sizes cut in (see the module docstring); ``model`` is a
+    copy that may be edited."""
+    opset = ai_onnx_opset(model.opset_import)
+    inferred = _infer_once(model)
+    for _ in range(_ROUNDS):
+        if opset is None or opset < 9 or not _cut(model.graph, inferred.graph, opset, {}):
+            break
+        inferred = _infer_once(model)
+    return inferred
 
 
 def learn_shapes(model: onnx.ModelProto) -> ShapeTable:
