@@ -10,7 +10,7 @@ spec) and why a cheaper form was passed over (e.g. folded back by PadFusion).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ortpool.fix import emit, forms
@@ -49,21 +49,18 @@ class Choice:
 
 
 def choose(
-    site: Site,
-    sets: Sequence[FeedSet],
-    runtime: Runtime,
-    excluded: Collection[str] = (),
-    earlier: Sequence[Attempt] = (),
+    site: Site, sets: Sequence[FeedSet], runtime: Runtime, earlier: Sequence[Attempt] = ()
 ) -> Choice:
-    """Try the candidates of ``site`` in order; the first proven exact wins. ``excluded``:
-    forms already refused (proven alone, then not exact in the model); ``earlier``: their
-    attempts, kept in the record."""
+    """Try the candidates of ``site`` in order; the first proven exact wins. ``earlier``: the
+    attempts of a previous choice (its winner refused in the model): those forms are not tried
+    again and stay in the record."""
     facts = site.facts
     if facts is None:
         raise ValueError(f"site {site.name!r} has no facts: {site.reason}")
     attempts = list(earlier)
+    tried = {a.form for a in earlier}
     for name, plan in forms.candidates(facts):
-        if name in excluded:
+        if name in tried:
             continue
         if isinstance(plan, str):
             attempts.append(Attempt(name, NOT_APPLICABLE, plan))

@@ -34,6 +34,7 @@ from ortpool.fix.runtime import Runtime, stamp
 from ortpool.fix.sites import Site, find_sites
 from ortpool.rewrite.selection import Selection
 from ortpool.validate import capture as capture_mod
+from ortpool.validate import dtypes
 from ortpool.validate import inputs as model_inputs
 from ortpool.validate.singlenode import attribute_dict
 
@@ -41,8 +42,10 @@ from ortpool.validate.singlenode import attribute_dict
 MODEL_SEEDS = (0, 1)
 #: Rounds of write-and-prove; each round can only move nodes to a later candidate.
 MAX_ROUNDS = 8
-#: onnxruntime's Python API cannot fetch these: such nodes are proven alone only.
+NOT_RUNNING = "the written model could not be run"
+#: onnxruntime's Python API cannot fetch these: captured through a Cast to float32 (exact).
 _UNFETCHABLE = ("bfloat16",)
+_CARRIED = "__ortpool_fix_float32"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,37 +70,76 @@ def _model_runs(model: onnx.ModelProto, options: Options) -> list[dict[str, np.n
         return None
 
 
-def _captured_names(sites: Sequence[Site], outputs: bool) -> list[str]:
+def _captured_names(sites: Sequence[Site], outputs: bool) -> tuple[list[str], set[str]]:
+    """The main-graph nodes' inputs (and outputs) to capture; those of an unfetchable type."""
     names: list[str] = []
+    carried: set[str] = set()
     for site in sites:
-        if not site.in_main_graph or site.facts is None or site.facts.elem in _UNFETCHABLE:
+        if not site.in_main_graph or site.facts is None:
             continue
         wanted = [n for n in site.node.input if n]
         if outputs:
             wanted += [n for n in site.node.output[: 2 if site.facts.indices_used else 1] if n]
         names += [n for n in wanted if n not in names]
-    return names
+        if site.facts.elem in _UNFETCHABLE:
+            carried.update(wanted[:1])
+            if outputs:
+                carried.add(site.node.output[0])
+    return names, carried
+
+
+def _ort_value(array: np.ndarray):
+    """``array`` as onnxruntime takes it (bfloat16 through an OrtValue: no numpy type)."""
+    if dtypes.name_of(array.dtype) not in _UNFETCHABLE:
+        return array
+    import onnxruntime as ort
+
+    return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
+        np.ascontiguousarray(array).view(np.uint16), onnx.TensorProto.BFLOAT16
+    )
 
 
 def _run_capturing(
     model: onnx.ModelProto,
-    names: Sequence[str],
+    names: tuple[list[str], set[str]],
     feeds: Mapping[str, np.ndarray],
     runtime: Runtime,
     level: str | None,
     source_dir: str | None,
 ) -> dict[str, np.ndarray]:
     """Run ``model`` with ``names`` as extra outputs; name -> array (initializers read)."""
+    wanted, carried = names
     initializers = {t.name for t in model.graph.initializer}
-    fetched = [n for n in names if n not in feeds and n not in initializers]
-    wide = capture_mod.capture_model(model, fetched)
+    fetched = [n for n in wanted if n not in feeds and n not in initializers]
+    plain = [n for n in fetched if n not in carried]
+    wide = capture_mod.capture_model(model, plain)
+    for name in fetched:
+        if name in carried:  # fetched as float32 through a Cast, then made bfloat16 again
+            cast = onnx.helper.make_node(
+                "Cast", [name], [name + _CARRIED], to=onnx.TensorProto.FLOAT
+            )
+            wide.graph.node.append(cast)
+            wide.graph.output.append(onnx.ValueInfoProto(name=name + _CARRIED))
     session = runtime.session(wide, level=level, external_dir=source_dir)
-    outputs = [o.name for o in wide.graph.output]
-    arrays = session.run(outputs, dict(feeds))
-    found = dict(zip(outputs, (np.asarray(a) for a in arrays), strict=True))
-    found.update({k: np.asarray(v) for k, v in feeds.items() if k in names})
+    values = {name: _ort_value(array) for name, array in feeds.items()}
+    requested = [n for n in plain if n not in feeds]
+    requested += [n + _CARRIED for n in fetched if n in carried]
+    if not requested:  # nothing to capture: the model must still load and run
+        import onnxruntime as ort
+
+        every = {
+            name: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
+            for name, v in values.items()
+        }
+        session.run_with_ort_values([o.name for o in wide.graph.output], every)
+    arrays = session.run(requested, values) if requested else []
+    found = dict(zip(requested, (np.asarray(a) for a in arrays), strict=True))
+    for name in fetched:
+        if name in carried:
+            found[name] = found.pop(name + _CARRIED).astype(dtypes.NUMPY["bfloat16"])
+    found.update({k: np.asarray(v) for k, v in feeds.items() if k in wanted})
     for tensor in model.graph.initializer:
-        if tensor.name in names and tensor.data_location != onnx.TensorProto.EXTERNAL:
+        if tensor.name in wanted and tensor.data_location != onnx.TensorProto.EXTERNAL:
             found[tensor.name] = onnx.numpy_helper.to_array(tensor)
     return found
 
@@ -111,7 +153,7 @@ def _capture_inputs(
 ) -> list[dict[str, np.ndarray]]:
     """The real inputs of the main-graph nodes, from runs of the source model."""
     names = _captured_names(sites, outputs=False)
-    if not names:
+    if not names[0]:
         return []
     runs: list[dict[str, np.ndarray]] = []
     model_runs = _model_runs(model, options)
@@ -174,11 +216,10 @@ def _prove_in_model(
     source_dir: str | None,
 ) -> tuple[dict[int, Proof], str]:
     """Each main-graph node's output in the written model against the kernels on its captured
-    input; per site number, the proof; and a note when the model could not be run."""
+    input; per site number, the proof; and a note when the model could not be run (the model is
+    run even when no node can be captured: it must load and run)."""
     names = _captured_names(sites, outputs=True)
     proofs: dict[int, Proof] = {}
-    if not names:
-        return proofs, ""
     model_runs = _model_runs(model, options)
     if model_runs is None:
         return {}, "the model's inputs could not be generated"
@@ -186,10 +227,10 @@ def _prove_in_model(
         try:
             run = _run_capturing(fixed, names, feeds, options.runtime, None, source_dir)
         except Exception as err:
-            return {}, f"the written model could not be run: {str(err).splitlines()[0][:300]}"
+            return {}, f"{NOT_RUNNING}: {str(err).splitlines()[0][:300]}"
         for site in sites:
             facts = site.facts
-            if facts is None or not site.selected or facts.elem in _UNFETCHABLE:
+            if facts is None or not site.selected:
                 continue
             if not site.in_main_graph:
                 continue
@@ -227,35 +268,35 @@ def fix_model(
         for number, feeds in sets.items()
     }
     in_model: dict[int, Proof] = {}
-    fixed = model
+    fixed, problem, apply_notes = model, "", []
     for _ in range(MAX_ROUNDS):
         plans = {n: c.plan for n, c in choices.items() if c.plan is not None}
         fixed, apply_notes = apply(model, sites, plans)
         in_model, problem = _prove_in_model(fixed, sites, model, options, source)
-        if problem:
-            report.notes.append(f"no proof in the written model: {problem}")
         failed = [n for n, p in in_model.items() if not p.exact and n in plans]
         if not failed:
             break
         for number in failed:
             choice = choices[number]
             assert choice.plan is not None
-            refused = [a.form for a in choice.attempts if a.outcome == NOT_IN_MODEL]
             earlier = [a for a in choice.attempts if a.form != choice.plan.name]
             earlier.append(Attempt(choice.plan.name, NOT_IN_MODEL, in_model[number].failure))
-            choices[number] = choose(
-                _site(sites, number),
-                sets[number],
-                options.runtime,
-                excluded={*refused, choice.plan.name},
-                earlier=earlier,
-            )
+            choices[number] = choose(_site(sites, number), sets[number], options.runtime, earlier)
+    if problem:
+        report.notes.append(f"no proof in the written model: {problem}")
     report.notes.extend(apply_notes)
     note = stamp(fixed)
     if note:
         report.notes.append(note)
     for site in sites:
-        report.nodes.append(_node_fix(site, choices.get(site.number), in_model.get(site.number)))
+        entry = _node_fix(site, choices.get(site.number), in_model.get(site.number))
+        if problem.startswith(NOT_RUNNING) and entry.realization not in (
+            report_mod.UNPROVEN,
+            report_mod.NOT_SELECTED,
+        ):
+            # Proven alone, but the model as written does not run: not a fix to ship.
+            entry.realization, entry.reason = report_mod.UNPROVEN, f"proven alone, but {problem}"
+        report.nodes.append(entry)
     return fixed, report
 
 
@@ -288,7 +329,8 @@ def _node_fix(site: Site, choice: Choice | None, in_model: Proof | None) -> repo
         )
     plan: Plan | None = choice.plan
     if plan is None or choice.proof is None:
-        entry.reason = "no candidate could be proven (ortpool's op included)"
+        last = choice.attempts[-1].detail if choice.attempts else ""
+        entry.reason = f"no candidate could be proven (ortpool's op included; its proof: {last})"
         return entry
     entry.form, entry.why = plan.name, plan.why
     entry.proof = choice.proof.to_dict()

@@ -111,7 +111,7 @@ def compare(facts: NodeFacts, feed: FeedSet, got: Sequence[np.ndarray], proof: P
     want = feed.expected or []
     tol = tolerance_for(facts.op, facts.elem)
     proof.tolerance = tol.describe()
-    y, expected_y = np.asarray(got[0]), feedable(want[0])
+    y, expected_y = feedable(np.asarray(got[0])), feedable(want[0])
     if y.dtype != expected_y.dtype:
         return f"Y is {y.dtype}, the spec's is {expected_y.dtype} (on {feed.label})"
     comp = compare_values("Y", facts.elem, y, expected_y, tol)

@@ -1,0 +1,136 @@
+"""``ortpool fix IN OUT``: exit codes, the report, --dry-run, --nodes, --json, external data never
+loaded, nothing written unproven; hostile inputs each in a child process with a time limit."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+
+import onnx
+import pytest
+from fix_support import FIX_MODELS, numpy_kernels
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import ortpool
+from ortpool.cli import main
+
+__all__ = ["numpy_kernels"]
+
+
+def test_exit_0_when_every_node_is_exact_without_ortpool(tmp_path, capsys):
+    out, report = tmp_path / "fixed.onnx", tmp_path / "report.json"
+    code = main(["fix", str(FIX_MODELS["fix-valid-ceil"]), str(out), "--json", str(report)])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "2 pooling nodes: standard form 2" in text and f"wrote {out}" in text
+    document = json.loads(report.read_text())
+    assert document["summary"]["realizations"] == {"standard form": 2}
+    assert document["summary"]["forms"] == {"explicit-pads": 2}
+    node = document["nodes"][0]
+    assert node["proof"]["exact"] and node["in_model"]["exact"]
+    assert [a["outcome"] for a in node["attempts"][:1]] == ["not exact"]
+    onnx.checker.check_model(onnx.load(out))
+
+
+def test_exit_1_names_the_nodes_that_need_ortpool(tmp_path, capsys):
+    code = main(["fix", str(FIX_MODELS["fix-no-kernel"]), str(tmp_path / "o.onnx")])
+    text = capsys.readouterr().out
+    assert code == 1
+    assert (
+        "the fixed model needs ortpool at run time (ortpool.InferenceSession) for 1 node(s): "
+        "'averagepool_double'" in text
+    )
+
+
+def test_dry_run_and_nodes(tmp_path, capsys):
+    out = tmp_path / "o.onnx"
+    code = main(["fix", str(FIX_MODELS["fix-valid-ceil"]), str(out), "--dry-run"])
+    assert code == 0 and not out.exists()
+    assert "note: nothing written (--dry-run)" in capsys.readouterr().out
+    code = main(
+        ["fix", str(FIX_MODELS["fix-valid-ceil"]), str(out), "--nodes", "maxpool_valid_ceil"]
+    )
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "node 'averagepool_valid_ceil' (AveragePool): not selected" in text
+    fixed = {n.name: n for n in onnx.load(out).graph.node}
+    source = {n.name: n for n in onnx.load(FIX_MODELS["fix-valid-ceil"]).graph.node}
+    assert fixed["averagepool_valid_ceil"] == source["averagepool_valid_ceil"]
+    assert fixed["maxpool_valid_ceil"] != source["maxpool_valid_ceil"]
+
+
+def test_unproven_nodes_are_written_only_when_allowed(tmp_path, capsys):
+    partly = tmp_path / "partly.onnx"
+    onnx.save(
+        ortpool.rewrite(onnx.load(FIX_MODELS["fix-branches"]), nodes=["fn_maxpool_same_dilated"]),
+        partly,
+    )
+    out = tmp_path / "o.onnx"
+    assert main(["fix", str(partly), str(out)]) == 2 and not out.exists()
+    assert "nothing written: some nodes are unproven" in capsys.readouterr().err
+    assert main(["fix", str(partly), str(out), "--allow-unproven", "-q"]) == 1 and out.exists()
+
+
+def test_external_data_is_never_loaded_and_stays_where_it_is(tmp_path):
+    source_dir, out_dir = tmp_path / "src", tmp_path / "out"
+    source_dir.mkdir()
+    model = onnx.load(FIX_MODELS["fix-pads-ge-kernel"])
+    onnx.save(model, source_dir / "m.onnx", save_as_external_data=True, location="weights.bin",
+              size_threshold=0)
+    data = source_dir / "weights.bin"
+    digest = hashlib.sha256(data.read_bytes()).hexdigest()
+    found = ortpool.fix.fix_file(source_dir / "m.onnx", out_dir / "m.onnx")
+    assert found.exit_code() == 0
+    assert all(n.in_model and n.in_model["exact"] for n in found.nodes)  # weights were read
+    assert (out_dir / "weights.bin").samefile(data)  # hard-linked, not copied
+    assert hashlib.sha256(data.read_bytes()).hexdigest() == digest
+    written = onnx.load(out_dir / "m.onnx", load_external_data=False)
+    assert all(t.data_location == onnx.TensorProto.EXTERNAL for t in written.graph.initializer)
+
+
+def _invalid_model(path):
+    node = h.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[2, 2],
+                       auto_pad="SAME_UPPER", pads=[1, 1, 1, 1])
+    graph = h.make_graph([node], "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 4, 4])],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 12)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+@pytest.mark.parametrize(
+    "case,message",
+    [
+        ("invalid-node", "node 'p' (MaxPool-12): pads='1,1,1,1' cannot be used with "
+                         "auto_pad='SAME_UPPER'"),
+        ("unknown-node", "--nodes: no MaxPool/AveragePool/MaxUnpool node is named 'nope'"),
+        ("same-path", "is the input model; write to another path"),
+        ("not-a-model", "is not a readable ONNX model"),
+    ],
+)
+def test_hostile_inputs_exit_2_with_one_line(tmp_path, case, message):
+    model = tmp_path / "m.onnx"
+    args = [str(model), str(tmp_path / "o.onnx")]
+    if case == "invalid-node":
+        _invalid_model(model)
+    else:
+        model.write_bytes(FIX_MODELS["fix-valid-ceil"].read_bytes())
+    if case == "unknown-node":
+        args += ["--nodes", "nope"]
+    elif case == "same-path":
+        args[1] = str(model)
+    elif case == "not-a-model":
+        model.write_bytes(b"\x08\x07garbage")
+    done = subprocess.run(
+        [sys.executable, "-m", "ortpool", "fix", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"ORTPOOL_KERNELS": "numpy", "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.startswith("ortpool fix: error: ") and message in done.stderr
+    assert not (tmp_path / "o.onnx").exists()
