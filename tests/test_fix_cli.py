@@ -101,6 +101,16 @@ def _invalid_model(path):
     onnx.save(model, path)
 
 
+def test_skip_invalid_leaves_an_invalid_node_and_says_why(tmp_path, capsys):
+    _invalid_model(tmp_path / "m.onnx")
+    code = main(["fix", str(tmp_path / "m.onnx"), str(tmp_path / "o.onnx"), "--skip-invalid"])
+    assert code == 0
+    assert (
+        "node 'p' (MaxPool): not selected: invalid: pads='1,1,1,1' cannot be used with "
+        "auto_pad='SAME_UPPER'" in capsys.readouterr().out
+    )
+
+
 @pytest.mark.parametrize(
     "case,message",
     [

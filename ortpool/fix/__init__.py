@@ -39,15 +39,18 @@ ModelLike = onnx.ModelProto | str | os.PathLike
 
 
 def _options(
+    ops: Sequence[str] | str | None,
     nodes: Sequence[str] | str | None,
     exclude: Sequence[str] | str | None,
+    skip_invalid: bool,
     providers: Sequence[str] | str | None,
     opt_level: str,
     nonfinite: bool,
     seed: int,
 ) -> Options:
     return Options(
-        selection=Selection.make(None, nodes, exclude),
+        selection=Selection.make(ops, nodes, exclude),
+        skip_invalid=skip_invalid,
         runtime=Runtime(parse_providers(providers), opt_level),
         nonfinite=nonfinite,
         seed=seed,
@@ -57,8 +60,10 @@ def _options(
 def fix_with_report(
     model: ModelLike,
     *,
+    ops: Sequence[str] | str | None = None,
     nodes: Sequence[str] | str | None = None,
     exclude: Sequence[str] | str | None = None,
+    skip_invalid: bool = False,
     providers: Sequence[str] | str | None = None,
     opt_level: str = DEFAULT_LEVEL,
     nonfinite: bool = False,
@@ -66,14 +71,16 @@ def fix_with_report(
 ) -> tuple[onnx.ModelProto, FixReport]:
     """A fixed copy of ``model`` and the report; the caller's proto is never changed.
 
-    ``nodes``/``exclude``: only / never these node names; ``providers``: the execution
+    ``ops``/``nodes``/``exclude``: only these operators / only / never these node names (as
+    ``ortpool rewrite`` takes them); ``skip_invalid``: a node failing its schema checks is left
+    as it is and reported instead of raising; ``providers``: the execution
     providers to prove on (default CPU); ``opt_level``: onnxruntime's graph optimization level
     the model will run at (``disable``, ``basic``, ``extended``, ``layout``, ``all``; default
     ``all``, onnxruntime's own); ``nonfinite``: prove MaxPool on NaN and -inf too (and guard
     it where the runtime drops them). A model given by path is loaded without its external
     data; proofs read it from the model's folder.
     """
-    options = _options(nodes, exclude, providers, opt_level, nonfinite, seed)
+    options = _options(ops, nodes, exclude, skip_invalid, providers, opt_level, nonfinite, seed)
     if isinstance(model, onnx.ModelProto):
         return fix_model(model, options)
     return fix_model(external.load(model), options, Path(model).parent)

@@ -18,20 +18,8 @@ from ortpool.fix import emit
 from ortpool.fix.forms import Plan
 from ortpool.fix.sites import Site
 from ortpool.rewrite import branch_outputs, retarget
+from ortpool.rewrite.passes import imports_of, position_of
 from ortpool.rewrite.scopes import model_scopes
-
-
-def _position(nodes, node: onnx.NodeProto) -> int:
-    for index, candidate in enumerate(nodes):
-        if candidate is node:
-            return index
-    raise LookupError(f"node {node.name!r} is not in its scope")
-
-
-def _imports(model: onnx.ModelProto, owner_key: tuple):
-    if owner_key == ("graph",):
-        return model.opset_import
-    return model.functions[owner_key[1]].opset_import
 
 
 def apply(
@@ -50,19 +38,19 @@ def apply(
         if plan is None or not plan.changes_node or site.facts is None:
             continue
         scope = scopes[site.scope.key]
-        position = _position(site.scope.nodes, site.node)
+        position = position_of(site.scope.nodes, site.node)
         targets.append((scope, scope.nodes[position], site, plan))
     for scope, node, site, plan in targets:
         assert site.facts is not None
         made = emit.emit(plan, site.facts, node, emit.Io.of(node), namer)
-        position = _position(scope.nodes, node)
+        position = position_of(scope.nodes, node)
         del scope.nodes[position]
         for offset, new in enumerate(made):
             scope.nodes.insert(position + offset, new)
         if plan.ortpool:
             owners.add(scope.owner_key)
     for owner in owners:
-        imports = _imports(model, owner)
+        imports = imports_of(model, owner)
         if not any(entry.domain == optypes.DOMAIN for entry in imports):
             imports.add(domain=optypes.DOMAIN, version=optypes.DOMAIN_VERSION)
     notes = []

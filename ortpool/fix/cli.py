@@ -15,16 +15,10 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ortpool.fix.runtime import LEVELS
+    from ortpool.rewrite import cli_common
 
-    parser.add_argument("input", metavar="IN.onnx", help="the model to read (never modified)")
-    parser.add_argument("output", metavar="OUT.onnx", help="where to write the fixed model")
-    parser.add_argument(
-        "--nodes", metavar="NAME", nargs="+", action="extend", help="only these nodes"
-    )
-    parser.add_argument(
-        "--exclude", metavar="NAME", nargs="+", action="extend", default=[],
-        help="never these nodes",
-    )
+    # IN OUT, --ops, --nodes, --exclude, --skip-invalid, --json, --copy-data, -q/-v: as rewrite's
+    cli_common.add_arguments(parser, "fix")
     parser.add_argument(
         "--providers",
         metavar="EP[,EP...]",
@@ -51,17 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write the model even when some nodes could not be proven (exit 1)",
     )
     parser.add_argument("--dry-run", action="store_true", help="prove and report; write nothing")
-    parser.add_argument("--json", metavar="REPORT", help="write the per-node report as JSON")
-    parser.add_argument(
-        "--copy-data",
-        action="store_true",
-        help="copy external data files next to the output instead of hard-linking them",
-    )
-    loud = parser.add_mutually_exclusive_group()
-    loud.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
-    loud.add_argument(
-        "-v", "--verbose", action="store_true", help="list every node and every candidate tried"
-    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,8 +56,10 @@ def run(args: argparse.Namespace) -> int:
         allow_unproven=args.allow_unproven,
         dry_run=args.dry_run,
         copy_data=args.copy_data,
+        ops=args.ops,
         nodes=args.nodes,
         exclude=args.exclude,
+        skip_invalid=args.skip_invalid,
         providers=args.providers,
         opt_level=args.opt_level,
         nonfinite=args.nonfinite,

@@ -53,6 +53,7 @@ class Options:
     """What ``ortpool fix`` does (see :func:`ortpool.fix.fix`)."""
 
     selection: Selection = dataclasses.field(default_factory=Selection)
+    skip_invalid: bool = False
     runtime: Runtime = dataclasses.field(default_factory=Runtime)
     nonfinite: bool = False
     seed: int = 0
@@ -259,7 +260,7 @@ def fix_model(
     """The fixed copy of ``model`` and the report (``model`` is not changed)."""
     source = None if source_dir is None else os.fspath(source_dir)
     report = report_mod.FixReport(runtime=options.runtime.describe(), nonfinite=options.nonfinite)
-    sites, notes = find_sites(model, options.selection)
+    sites, notes = find_sites(model, options.selection, options.skip_invalid)
     report.notes.extend(notes)
     captured = _capture_inputs(model, sites, options, source, report.notes)
     sets = {s.number: _proof_sets(s, captured, options) for s in sites if s.facts and s.selected}

@@ -26,10 +26,9 @@ from ortpool import versions
 from ortpool.attributes import attribute_values, normalize
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import pool_geometry, unpool_output_spatial
-from ortpool.rewrite.elemtypes import function_probe, inference_copy
+from ortpool.rewrite.elemtypes import TypeTable, function_probe, inference_copy
 from ortpool.rewrite.scopes import (
     AI_ONNX,
-    Scope,
     ScopeKey,
     ai_onnx_opset,
     called_function,
@@ -65,24 +64,15 @@ def _merge(old: TensorType | None, new: TensorType) -> TensorType:
     return old[0], tuple(a if a == b else None for a, b in zip(old[1], new[1], strict=True))
 
 
-class ShapeTable:
-    """Types per scope; a lookup walks out through enclosing scopes (ONNX name scoping)."""
+class ShapeTable(TypeTable):
+    """Element types and dims per scope; a lookup walks out through enclosing scopes (ONNX
+    name scoping), as the rewriter's :class:`~ortpool.rewrite.elemtypes.TypeTable` does."""
 
-    def __init__(self) -> None:
-        self._types: dict[ScopeKey, dict[str, TensorType]] = {}
-        self.notes: list[str] = []
-
-    def record(self, key: ScopeKey, name: str, value: TensorType, merge: bool = False) -> None:
+    def record(  # type: ignore[override]
+        self, key: ScopeKey, name: str, value: TensorType, merge: bool = False
+    ) -> None:
         table = self._types.setdefault(key, {})
-        table[name] = _merge(table.get(name), value) if merge else value
-
-    def lookup(self, scope: Scope | None, name: str) -> TensorType | None:
-        while scope is not None:
-            found = self._types.get(scope.key, {}).get(name)
-            if found is not None:
-                return found
-            scope = scope.parent
-        return None
+        table[name] = _merge(table.get(name), value) if merge else value  # type: ignore[arg-type]
 
 
 def _graph_values(graph: onnx.GraphProto) -> Iterator[tuple[str, TensorType]]:

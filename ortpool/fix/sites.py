@@ -18,6 +18,7 @@ import onnx
 from onnx import numpy_helper
 
 from ortpool import versions
+from ortpool.errors import OrtpoolError
 from ortpool.fix.forms import NodeFacts
 from ortpool.fix.shapes import ShapeTable, learn_shapes
 from ortpool.rewrite.checks import check_node, node_name, resolve_version
@@ -89,8 +90,12 @@ def _constants(scope: Scope, model: onnx.ModelProto) -> dict[str, onnx.TensorPro
     return found
 
 
-def find_sites(model: onnx.ModelProto, selection: Selection) -> tuple[list[Site], list[str]]:
-    """Every standard pooling node of ``model`` as a :class:`Site`, and notes on the shapes."""
+def find_sites(
+    model: onnx.ModelProto, selection: Selection, skip_invalid: bool = False
+) -> tuple[list[Site], list[str]]:
+    """Every standard pooling node of ``model`` as a :class:`Site`, and notes on the shapes.
+    An invalid node raises :class:`~ortpool.OrtpoolError`, or with ``skip_invalid`` is left as
+    it is (not selected, with the reason)."""
     scopes = model_scopes(model)
     selection.check_names(
         {n.name for s in scopes for n in s.nodes if is_pool(n)}, "MaxPool/AveragePool/MaxUnpool"
@@ -108,7 +113,12 @@ def find_sites(model: onnx.ModelProto, selection: Selection) -> tuple[list[Site]
             if why_not is not None:
                 site.selected, site.reason = False, why_not
                 continue
-            _learn(site, model, table, read)
+            try:
+                _learn(site, model, table, read)
+            except OrtpoolError as err:
+                if not skip_invalid:
+                    raise
+                site.selected, site.reason = False, f"invalid: {err.detail}"
     return sites, table.notes
 
 

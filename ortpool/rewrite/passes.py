@@ -59,14 +59,14 @@ def rewrite_model(
                 report.notes.append(note)
             if replacement is None:
                 continue
-            position = _position(scope.nodes, node)
+            position = position_of(scope.nodes, node)
             node.CopyFrom(replacement[1] if len(replacement) == 3 else replacement[0])
             if len(replacement) == 3:
                 scope.nodes.insert(position + 1, replacement[2])
                 scope.nodes.insert(position, replacement[0])
             used.add(scope.owner_key)
     for owner_key in used:
-        imports = _imports_of(model, owner_key)
+        imports = imports_of(model, owner_key)
         if not any(e.domain == optypes.DOMAIN for e in imports):
             imports.add(domain=optypes.DOMAIN, version=optypes.DOMAIN_VERSION)
     _set_aside_branch_shapes(model, report)
@@ -202,7 +202,7 @@ def _restore_node(
         entry.cast = _elem_name(cast_out)
     node.CopyFrom(standard)
     for cast in drop:
-        del scope.nodes[_position(scope.nodes, cast)]
+        del scope.nodes[position_of(scope.nodes, cast)]
     entry.status, entry.op_type = RESTORED, standard.op_type
     return entry
 
@@ -220,14 +220,16 @@ def _elem_name(cast: onnx.NodeProto) -> str | None:
     return None
 
 
-def _position(nodes, node: onnx.NodeProto) -> int:
+def position_of(nodes, node: onnx.NodeProto) -> int:
+    """Where ``node`` (this very proto) stands in ``nodes``."""
     for index, candidate in enumerate(nodes):
         if candidate is node:
             return index
     raise LookupError(f"node {node.name!r} is not in its scope")
 
 
-def _imports_of(model: onnx.ModelProto, owner_key: tuple):
+def imports_of(model: onnx.ModelProto, owner_key: tuple):
+    """The opset imports of the main graph or of the function a scope belongs to."""
     return (
         model.opset_import
         if owner_key == ("graph",)
