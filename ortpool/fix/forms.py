@@ -320,6 +320,8 @@ def in_float(plan: Plan, facts: NodeFacts) -> Plan | str:
     double: float32 would round it. (A Pad plan must be built for float32: its constant is the
     node type's lowest value written in float32, ``compute="float"``.)
     """
+    if facts.elem == "float":
+        return "the node computes in float32 already"
     if facts.elem not in FLOAT_EXACT:
         return f"{facts.elem} is not held exactly by float32"
     if facts.op == "MaxUnpool" and facts.elem not in ("float16", "bfloat16"):
