@@ -32,8 +32,29 @@ def decode_ints(text: str, name: str = "value") -> tuple[int, ...]:
     if text.strip() == "":
         return ()
     if not _INT_LIST.match(text):
-        raise OrtpoolError(f"{name}={text!r} is not a comma-separated list of integers")
-    return tuple(int(part) for part in text.split(","))
+        raise OrtpoolError(f"{name}={_shown(text)!r} is not a comma-separated list of integers")
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:  # more digits than Python converts (4300): far beyond int64 anyway
+        raise OrtpoolError(f"{name}={_shown(text)!r} holds a value beyond int64") from None
+
+
+def _shown(text: str) -> str:
+    """``text`` for a message: whole up to 100 characters, else its start and its length."""
+    return text if len(text) <= 100 else f"{text[:60]}... ({len(text)} characters)"
+
+
+#: ONNX attributes are int64; the kernels compute coordinates in int64 (ortpool.geometry).
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _check_int64(name: str, values: tuple[int, ...]) -> tuple[int, ...]:
+    if any(not INT64_MIN <= v <= INT64_MAX for v in values):
+        raise OrtpoolError(
+            f"{name}={_shown(encode_ints(values))!r} holds a value beyond int64 (ONNX attributes "
+            f"are int64: {INT64_MIN} to {INT64_MAX})"
+        )
+    return values
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,7 +104,7 @@ def _np_integer() -> type:
 
 def _as_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int | _np_integer()):
-        if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
+        if isinstance(value, str) and re.fullmatch(r"-?\d{1,4000}", value.strip()):
             return int(value)
         raise OrtpoolError(f"{name}={value!r} must be an integer")
     return int(value)
@@ -119,7 +140,7 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
         )
     if "kernel_shape" not in given:
         raise OrtpoolError("attribute 'kernel_shape' is required")
-    kernel = _as_ints("kernel_shape", given["kernel_shape"])
+    kernel = _check_int64("kernel_shape", _as_ints("kernel_shape", given["kernel_shape"]))
     if not kernel:
         raise OrtpoolError("kernel_shape='' must name at least one spatial axis")
     if rank is None:
@@ -134,7 +155,7 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
     def ints(name: str, length: int, fill: int) -> tuple[int, ...]:
         if name not in given:
             return (fill,) * length
-        values = _as_ints(name, given[name])
+        values = _check_int64(name, _as_ints(name, given[name]))
         if not values:
             return (fill,) * length
         if len(values) != length:

@@ -5,18 +5,40 @@ Notation per spatial axis (RULINGS.md): input size ``n``, kernel ``k``, stride `
 ``j`` reads the input coordinates ``j * s - pb + t * d`` for taps ``t = 0 .. k - 1``; a coordinate
 outside ``[0, n)`` is padding.
 
-Nothing here touches arrays: the kernels, the rewriter and the validator all ask these functions,
-so one answer holds everywhere.
+The kernels, the rewriter and the validator all ask these functions, so one answer holds
+everywhere. Everything per axis is closed form, O(1) in the kernel size and the pads; the only
+per-output forms (:meth:`AxisGeometry.window_taps`, :meth:`AxisGeometry.counts`) are vectorised
+numpy over the outputs, so no plan ever loops over taps (a kernel of 10**9 taps costs what a
+kernel of 3 does).
+
+Every value is kept inside ONNX's int64: attributes are int64 in the format, and the kernels do
+their coordinate arithmetic in int64, so an axis whose padded extent or kernel span leaves int64
+is refused here (:func:`check_int64`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-from ortpool.attributes import PoolAttrs
+import numpy as np
+
+from ortpool.attributes import INT64_MAX, PoolAttrs
 from ortpool.errors import OrtpoolError
+
+
+def check_int64(what: str, value: int) -> int:
+    """``value`` if it fits int64, else an error naming ``what``.
+
+    Every coordinate a kernel computes, ``j * s - pb + t * d``, lies in ``[-pb, n + pe)`` and
+    every stride product ``(out - 1) * s`` is at most ``n + pb + pe - ek``: so once the padded
+    extent ``n + pb + pe`` and the span ``ek`` fit int64, no int64 arithmetic of the kernels
+    can overflow. Example: n=4, pads (2**63 - 1, 0): 4 + 9223372036854775807 + 0 is refused.
+    """
+    if value > INT64_MAX:
+        raise OrtpoolError(f"{what} = {value} does not fit in int64 (at most {INT64_MAX})")
+    return value
 
 
 def effective_kernel(k: int, d: int) -> int:
@@ -36,7 +58,8 @@ def explicit_output_size(n: int, k: int, s: int, d: int, pb: int, pe: int, ceil_
     starts at 4 < 5 and holds one input). n=4, k=2, s=2, pe=1, ceil: ceil(3/2)+1 = 3, but the third
     window starts at 4 >= 4, so 2.
     """
-    ek = effective_kernel(k, d)
+    ek = check_int64(f"the kernel span ({k} - 1) * {d} + 1", effective_kernel(k, d))
+    check_int64(f"the padded input {n} + {pb} + {pe}", n + pb + pe)
     span = n + pb + pe - ek
     if span < 0:
         raise OrtpoolError(
@@ -62,7 +85,9 @@ def same_pads(n: int, k: int, s: int, d: int, upper: bool) -> tuple[int, int, in
     = 3 + 1 - 5 = -1, clamped to 0.
     """
     out = -(-n // s)
-    total = max(0, (out - 1) * s + effective_kernel(k, d) - n)
+    ek = check_int64(f"the kernel span ({k} - 1) * {d} + 1", effective_kernel(k, d))
+    total = max(0, (out - 1) * s + ek - n)
+    check_int64(f"the padded input {n} + {total} (SAME pads)", n + total)
     small = total // 2
     pb, pe = (small, total - small) if upper else (total - small, small)
     return out, pb, pe
@@ -74,7 +99,7 @@ def valid_output_size(n: int, k: int, s: int, d: int) -> int:
     That equals the spec's ``ceil((n - ek + 1) / s)`` (RULINGS.md 3). Example: n=5, k=2, s=2:
     floor(3/2)+1 = 2 = ceil(4/2).
     """
-    ek = effective_kernel(k, d)
+    ek = check_int64(f"the kernel span ({k} - 1) * {d} + 1", effective_kernel(k, d))
     if n < ek:
         raise OrtpoolError(f"the input size {n} is smaller than the VALID kernel span {ek}")
     return (n - ek) // s + 1
@@ -117,19 +142,162 @@ class AxisGeometry:
         """Input coordinate of output ``lo`` at tap ``t``."""
         return self.coordinate(lo, t)
 
-    def counts(self, include_pad: bool) -> list[int]:
-        """Per output, the taps inside the input (or, ``include_pad``, inside ``[-pb, n + pe)``).
+    def window_taps(self, j: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
+        """Per output ``j`` (an int or an int64 array), ``[lo, hi)`` of its taps inside the input.
 
-        Taps beyond the end pad (the ceil overhang) never count (RULINGS.md 8).
+        Output ``j`` reads ``c + t * d`` with ``c = j * s - pb``; ``0 <= c + t * d < n`` gives
+        ``t >= ceil(-c / d)`` and ``t < ceil((n - c) / d)``, clipped to ``[0, k)``. The taps inside
+        form one range because coordinates grow with the tap. An empty window gives ``(0, 0)``.
+        Example: n=4, k=3, s=2, pb=1: output 0 has c=-1, taps [1, 3) (reading 0 and 1); output 1
+        has c=1, taps [0, 3) (reading 1, 2, 3).
         """
-        lo_bound, hi_bound = (-self.pb, self.n + self.pe) if include_pad else (0, self.n)
-        result = []
-        for j in range(self.out):
-            start = j * self.s - self.pb
-            result.append(
-                sum(1 for t in range(self.k) if lo_bound <= start + t * self.d < hi_bound)
-            )
+        c = np.asarray(j, np.int64) * self.s - self.pb
+        lo = np.maximum(0, -(c // self.d))
+        hi = np.minimum(self.k, -((c - self.n) // self.d))
+        empty = hi <= lo
+        return np.where(empty, 0, lo), np.where(empty, 0, hi)
+
+    def interior(self) -> tuple[int, int]:
+        """``[jl, jh)``: the outputs whose every tap is inside the input; ``(out, out)`` if none.
+
+        Tap 0 inside needs ``j * s >= pb``, so ``jl = ceil(pb / s)``; the last tap inside needs
+        ``j * s - pb + ek - 1 <= n - 1``, so ``jh = floor((n + pb - ek) / s) + 1``. Example: n=4,
+        k=3, s=2, pb=1, out=2: jl = 1, jh = floor(2 / 2) + 1 = 2: output 1 only.
+        """
+        jl = min(self.out, -(-self.pb // self.s))
+        last = self.n + self.pb - effective_kernel(self.k, self.d)
+        jh = min(self.out, last // self.s + 1) if last >= 0 else 0
+        return (jl, jh) if jl < jh else (self.out, self.out)
+
+    def reading(self) -> tuple[int, int]:
+        """``[j0, j1)``: the outputs whose window holds at least one input element.
+
+        The window of ``j`` spans ``[j * s - pb, j * s - pb + ek)``; it meets ``[0, n)`` when
+        ``j * s > pb - ek`` and ``j * s < n + pb``, so ``j0 = floor((pb - ek) / s) + 1`` (at least
+        0) and ``j1 = ceil((n + pb) / s)`` (at most out), and ``j0 = j1`` when none. Windows of
+        dilated kernels may still skip the input between their taps: :meth:`window_taps` says.
+        Example: n=1, k=2, s=1, pads (3, 3), out=7: j0 = 2, j1 = 4 (windows at -1 and 0).
+        """
+        if self.n == 0:
+            return 0, 0
+        j0 = max(0, (self.pb - effective_kernel(self.k, self.d)) // self.s + 1)
+        j1 = min(self.out, -(-(self.n + self.pb) // self.s))
+        return (j0, j1) if j0 < j1 else (0, 0)
+
+    def full_tap(self) -> int:
+        """The first tap that is inside the input for every output, or -1 if none.
+
+        Tap ``t`` is inside for output 0 when ``t * d >= pb`` and for the last output when
+        ``(out - 1) * s - pb + t * d <= n - 1``; in between it is then inside too. So the first
+        is ``t = ceil(pb / d)`` if that is below ``k`` and meets the second bound. Example: n=4,
+        k=3, s=2, pb=1, out=2: t = 1, and 2 - 1 + 1 = 2 <= 3: tap 1.
+        """
+        if self.out == 0 or self.n == 0:
+            return -1
+        t = -(-self.pb // self.d)
+        if t < self.k and (self.out - 1) * self.s - self.pb + t * self.d <= self.n - 1:
+            return t
+        return -1
+
+    def counts(self, include_pad: bool, dtype: np.dtype | type = np.int64) -> np.ndarray:
+        """Per output, the taps inside the input (or, ``include_pad``, inside ``[-pb, n + pe)``),
+        as ``dtype`` (int64, or the float type a divisor is wanted in).
+
+        Taps beyond the end pad (the ceil overhang) never count (RULINGS.md 8). Without
+        ``include_pad``: ``k`` for the :meth:`interior`, 0 outside :meth:`reading`, the
+        :meth:`border_taps` in between. With it, every window starts inside ``[-pb, ...)``
+        (``j * s - pb >= -pb``), so only its end can fall short: all ``k`` taps count while
+        ``j * s - pb + ek <= n + pe``, i.e. up to ``jf = floor((n + pb + pe - ek) / s)``, and
+        the ceil overhang beyond counts ``ceil((n + pe - c) / d)`` (clipped to ``[0, k]``).
+        Only the outputs that differ are computed one by one, the rest is one fill (16.7M
+        outputs: 0.1 s). Example: n=3, k=3, s=1, pads (1, 1), out=3: [2, 3, 2]; with
+        ``include_pad`` [3, 3, 3].
+        """
+        if include_pad:
+            result = np.full(self.out, self.k, dtype)
+            jf = (self.n + self.pb + self.pe - effective_kernel(self.k, self.d)) // self.s
+            c = np.arange(jf + 1, self.out, dtype=np.int64) * self.s - self.pb
+            result[jf + 1 :] = np.clip(-((c - self.n - self.pe) // self.d), 0, self.k)
+            return result
+        result = np.zeros(self.out, dtype)
+        jl, jh = self.interior()
+        result[jl:jh] = self.k
+        for j, lo, hi in self.border_taps():
+            result[j] = hi - lo
         return result
+
+    def border_taps(self, chunk: int = 1 << 20) -> Iterator[tuple[np.ndarray, ...]]:
+        """``(j, lo, hi)`` arrays of at most ``chunk`` outputs each: the outputs whose window
+        meets the input (:meth:`reading`) but not wholly (outside :meth:`interior`), ascending,
+        with their :meth:`window_taps`. The others need no look: interior windows hold all
+        ``k`` taps, the windows outside ``[j0, j1)`` none."""
+        jl, jh = self.interior()
+        j0, j1 = self.reading()
+        for lo, hi in ((j0, min(j1, jl)), (max(j0, jh), j1)):
+            for first in range(lo, hi, chunk):
+                j = np.arange(first, min(hi, first + chunk), dtype=np.int64)
+                yield (j, *self.window_taps(j))
+
+    def taps_inside(self) -> int:
+        """The number of (output, tap) pairs reading inside the input: the reads one row of this
+        axis costs: ``k`` per interior output, plus the :meth:`border_taps`. Example: n=3, k=3,
+        s=1, pads (1, 1): 2 + 3 + 2 = 7."""
+        jl, jh = self.interior()
+        return (jh - jl) * self.k + sum(int((hi - lo).sum()) for _, lo, hi in self.border_taps())
+
+    def empty_windows(self) -> int:
+        """How many outputs' windows hold no input element (RULINGS.md 5): those outside
+        :meth:`reading`, and border windows whose dilated taps step over the input; counted
+        without a per-output array (pads of 10**9 leave 2 * 10**9 of them).
+        Example: n=1, k=2, d=2, pads (1, 1), out=1: taps read -1 and 1, skipping 0: 1."""
+        j0, j1 = self.reading()
+        skipping = sum(int((hi == lo).sum()) for _, lo, hi in self.border_taps())
+        return self.out - (j1 - j0) + skipping
+
+    def tap_span(self) -> tuple[int, int]:
+        """``[ta, tb)``: the taps inside the input for some output all lie here (with strides
+        some in between may be inside for none). Tap ``t`` reaches the input from the last
+        output when ``(out - 1) * s - pb + t * d >= 0`` and from the first while
+        ``t * d - pb <= n - 1``. Example: n=4, k=10**9, pads (0, 10**9), out=5: [0, 4)."""
+        if self.out == 0 or self.n == 0:
+            return 0, 0
+        ta = max(0, -(((self.out - 1) * self.s - self.pb) // self.d))
+        tb = min(self.k, (self.pb + self.n - 1) // self.d + 1)
+        return ta, max(ta, tb)
+
+    def tap_runs(self) -> list[tuple[int, int]]:
+        """The taps inside the input for some output, as ascending disjoint ``[lo, hi)`` runs:
+        the union of every output's :meth:`window_taps`.
+
+        Both ends of an output's range fall as ``j`` grows, so taken from the last output to the
+        first the ranges climb, and a new run starts where a range begins above the end of the
+        one before; only the outputs that read the input (:meth:`reading`) are looked at.
+        Example: n=1, k=4, s=2, pads (3, 3), out=2: output 0 reads tap 3, output 1 tap 1: runs
+        [1, 2) and [3, 4).
+        """
+        j0, j1 = self.reading()
+        runs: list[tuple[int, int]] = []
+        for last in range(j1 - 1, j0 - 1, -_CHUNK):
+            lo, hi = self.window_taps(
+                np.arange(last, max(j0, last - _CHUNK + 1) - 1, -1, dtype=np.int64)
+            )
+            keep = hi > lo
+            lo, hi = lo[keep], hi[keep]
+            if not lo.size:
+                continue
+            starts = np.flatnonzero(lo[1:] > hi[:-1]) + 1
+            firsts = np.concatenate(([0], starts))
+            ends = np.concatenate((starts - 1, [lo.size - 1]))
+            for a, b in zip(lo[firsts].tolist(), hi[ends].tolist(), strict=True):
+                if runs and a <= runs[-1][1]:
+                    runs[-1] = (runs[-1][0], max(runs[-1][1], b))
+                else:
+                    runs.append((a, b))
+        return runs
+
+
+#: Outputs looked at per numpy call by :meth:`AxisGeometry.tap_runs` (bounded temporaries).
+_CHUNK = 1 << 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,6 +367,11 @@ def unpool_output_spatial(spatial: Sequence[int], attrs: PoolAttrs) -> tuple[int
     for i, n in enumerate(spatial):
         size = (n - 1) * attrs.strides[i] - attrs.pads[i] - attrs.pads[i + attrs.rank]
         size += attrs.kernel_shape[i]
+        check_int64(
+            f"spatial axis {i}: the default output size ({n} - 1) * {attrs.strides[i]} - "
+            f"{attrs.pads[i]} - {attrs.pads[i + attrs.rank]} + {attrs.kernel_shape[i]}",
+            size,
+        )
         if size < 0:
             raise OrtpoolError(
                 f"spatial axis {i}: the default output size (n-1)*s - pads + k = {size} is negative"

@@ -134,7 +134,8 @@ def main() -> int:
     out = out_dir / "big.ortpool.onnx"
     report = out_dir / "report.json"
     code, seconds, peak_kib, output = run_child(
-        [sys.executable, "-m", "ortpool", "rewrite", str(source), str(out), "--json", str(report)])
+        [sys.executable, "-m", "ortpool", "rewrite", str(source), str(out), "--json", str(report),
+         "--link-data"])
     print(output.rstrip())
     if code:
         print(f"ortpool rewrite failed with exit code {code}")

@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Generate ortpool's bundled models into ``models/`` (deterministic: same bytes every run).
+"""Generate ortpool's bundled models into ``ortpool/models/``, the package data ``ortpool validate``
+checks by default (deterministic: same bytes every run).
 
 * ``<op>-<version>.onnx``: one small model per (operator, spec version), at the opset that
   introduced that version, with attributes that version is known for (Indices, storage_order,
@@ -13,9 +14,10 @@
   VALID with ceil_mode, pads >= kernel, NaN, missing kernels, and the same in an If branch and a
   local function), each inside a small Conv/Relu CNN: what ``ortpool fix`` exists for.
 
-Every model is stamped with the lowest IR version (>= 7) its opsets need, so onnxruntime 1.31
-(IR <= 13) reads all of them (it has no kernel for AveragePool-1 and -22: those two run only once
-rewritten). Run: ``python scripts/make_models.py [OUT_DIR]``.
+Every model is stamped with the lowest IR version (>= 7) its opsets need, at most 10, so every
+supported onnxruntime reads all of them (1.21 reads IR <= 10; 1.21 to 1.32 have no kernel for
+AveragePool-1 and -22: those two run only once rewritten).
+Run: ``python scripts/make_models.py [OUT_DIR]``.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def _model(graph: onnx.GraphProto, opset: int, doc: str) -> onnx.ModelProto:
     imports = [h.make_opsetid("", opset)]
     model = h.make_model(graph, opset_imports=imports, producer_name=PRODUCER)
     model.producer_version = "1"
-    # IR 7 at least (IR < 4 demands shapes on every output); onnxruntime 1.31 reads up to 13.
+    # IR 7 at least (IR < 4 demands shapes on every output); onnxruntime 1.21 reads up to 10.
     model.ir_version = max(7, h.find_min_ir_version_for(imports))
     model.doc_string = doc
     onnx.checker.check_model(model)
@@ -339,7 +341,7 @@ def _branches_model() -> onnx.ModelProto:
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[0]) if argv else ROOT / "models"
+    out = Path(argv[0]) if argv else ROOT / "ortpool" / "models"
     out.mkdir(parents=True, exist_ok=True)
     for name, model in all_models().items():
         (out / f"{name}.onnx").write_bytes(model.SerializeToString(deterministic=True))

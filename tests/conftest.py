@@ -29,6 +29,19 @@ settings.load_profile(os.environ.get("ORTPOOL_HYPOTHESIS", "ci"))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if support.LOWEST_RUN:
+        run = support.LOWEST_RUN
+        counts = run["counts"]
+        passed = counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"]
+        built = run["build_seconds"]
+        terminalreporter.section("ortpool: tests marked onnxruntime on the lowest declared release")
+        terminalreporter.write_line(
+            f"onnxruntime {run['versions']['onnxruntime']}, onnxruntime-extensions "
+            f"{run['versions']['onnxruntime-extensions']}: {passed} passed, {counts['skipped']} "
+            f"skipped, {counts['failures']} failed, {counts['errors']} errors in "
+            f"{run['seconds']:.0f} s (.venv-lowest "
+            + ("reused)" if built is None else f"built in {built:.0f} s)")
+        )
     if support.BACKEND_RUNS:
         runs = support.BACKEND_RUNS
         terminalreporter.section("ortpool: onnx backend cases through ortpool ops (passing)")

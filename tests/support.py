@@ -17,15 +17,19 @@ from onnx import TensorProto, helper
 
 from ortpool import optypes, versions
 from ortpool.attributes import full_attributes, normalize
+from ortpool.ort import runtime
 
-#: onnxruntime 1.31 reads IR <= 13; onnx 1.23 writes 14.
-IR_VERSION = 10
+#: The IR version ortpool stamps: every supported onnxruntime reads it (onnx 1.23 would write 14).
+IR_VERSION = runtime.IR_VERSION
 
 #: (op, version, path) -> number of property-test examples checked against the reference.
 EXAMPLES: collections.Counter[tuple[str, int, str]] = collections.Counter()
 
 #: (op, case name, version, is its own version, is the pinned deviation) of each passing run.
 BACKEND_RUNS: list[tuple[str, str, int, bool, bool]] = []
+
+#: The child run of tests/test_lowest_runtime.py: versions, counts, seconds, build_seconds.
+LOWEST_RUN: dict[str, Any] = {}
 
 
 def count_example(op: str, version: int, path: str) -> None:
@@ -66,9 +70,13 @@ def ortpool_model(
 
 
 def one_node_model(
-    node: onnx.NodeProto, input_dtypes: Sequence[Any], output_dtypes: Sequence[Any]
+    node: onnx.NodeProto,
+    input_dtypes: Sequence[Any],
+    output_dtypes: Sequence[Any],
+    opset: int = 22,
 ) -> onnx.ModelProto:
-    """Wrap ``node`` in a graph whose inputs/outputs are the node's, with open shapes."""
+    """Wrap ``node`` in a graph whose inputs/outputs are the node's, with open shapes, at
+    ``opset`` of the standard domain."""
     graph = helper.make_graph(
         [node],
         "g",
@@ -78,7 +86,7 @@ def one_node_model(
          for n, t in zip(node.output, output_dtypes, strict=True)],
     )
     domains = {node.domain or ""}
-    opsets = [helper.make_opsetid("", 22)]
+    opsets = [helper.make_opsetid("", opset)]
     opsets += [helper.make_opsetid(d, 1) for d in sorted(domains - {""})]
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = IR_VERSION

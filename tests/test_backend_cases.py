@@ -17,6 +17,9 @@ import support
 import ortpool
 from ortpool import versions
 
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
+
 DEVIATION = "test_maxunpool_export_with_output_shape"
 #: Cases whose expected values were typed in with 4 decimals, from inputs that were rounded too
 #: (0.8816 + 0.4353 + 0.5772 + 0.6623) / 9 = 0.28404, typed as 0.2841): they hold only to the

@@ -24,6 +24,9 @@ from ortpool import optypes, versions
 from ortpool.attributes import full_attributes, normalize
 from ortpool.errors import OrtpoolError
 
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
+
 F32 = np.float32
 
 
@@ -98,6 +101,15 @@ RUN_CASES = [
         GOOD_UNPOOL,
     ),
     RunCase(
+        "index into an empty default output",
+        lambda: support.ortpool_model("MaxUnpool", 11, {"kernel_shape": [2], "pads": [1, 1]},
+                                      F32, n_inputs=2, node_name="unpool1"),
+        {"X": np.ones((1, 1, 1), F32), "I": np.zeros((1, 1, 1), np.int64)},
+        "node 'unpool1' (MaxUnpool-11): index 0 in I is outside the output of shape [1, 1, 0] "
+        "set by the attributes (it is empty: no index is valid)",
+        {"X": np.ones((1, 1, 2), F32), "I": np.zeros((1, 1, 2), np.int64)},
+    ),
+    RunCase(
         "input without a spatial axis",
         lambda: _maxpool({"kernel_shape": [2]}),
         {"X": np.ones((1, 4), F32)},
@@ -160,6 +172,9 @@ M12 = _good("MaxPool", 12, {"kernel_shape": [3, 3]})
 CREATE_CASES = [
     ("malformed list string", lambda: _raw_model("MaxPool_12", _with(M12, pads="1,x")),
      "node 'bad' (MaxPool-12): pads='1,x' is not a comma-separated list of integers"),
+    ("pads beyond int64", lambda: _raw_model("MaxPool_12", _with(M12, pads="9" * 20 + ",0,0,0")),
+     "node 'bad' (MaxPool-12): pads='99999999999999999999,0,0,0' holds a value beyond int64 "
+     "(ONNX attributes are int64: -9223372036854775808 to 9223372036854775807)"),
     ("negative pads", lambda: _raw_model("MaxPool_12", _with(M12, pads="-1,0,0,0")),
      "node 'bad' (MaxPool-12): pads='-1,0,0,0' must all be >= 0"),
     ("negative strides", lambda: _raw_model("MaxPool_12", _with(M12, strides="-2,1")),

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
 from ortpool import geometry, kernels, versions
 from ortpool.attributes import normalize
 from ortpool.errors import OrtpoolError
-from ortpool.geometry import AxisGeometry
+from ortpool.geometry import AxisGeometry, explicit_output_size, same_pads
 
 
 def attrs(op="MaxPool", version=12, **given):
@@ -128,21 +130,21 @@ def test_tap_range_window_wholly_in_padding():
 def test_counts_with_and_without_pad():
     # n=5, k=3, s=2, pads (1, 1): windows [-1, 1], [1, 3], [3, 5].
     axis = AxisGeometry(n=5, k=3, s=2, d=1, pb=1, pe=1, out=3)
-    assert axis.counts(include_pad=False) == [2, 3, 2]
-    assert axis.counts(include_pad=True) == [3, 3, 3]
+    assert axis.counts(include_pad=False).tolist() == [2, 3, 2]
+    assert axis.counts(include_pad=True).tolist() == [3, 3, 3]
 
 
 def test_counts_ceil_overhang_never_counts():
     # n=5, k=2, s=2, ceil: windows [0, 1], [2, 3], [4, 5]; 5 is beyond the (empty) end pad.
     axis = AxisGeometry(n=5, k=2, s=2, d=1, pb=0, pe=0, out=3)
-    assert axis.counts(include_pad=False) == [2, 2, 1]
-    assert axis.counts(include_pad=True) == [2, 2, 1]
+    assert axis.counts(include_pad=False).tolist() == [2, 2, 1]
+    assert axis.counts(include_pad=True).tolist() == [2, 2, 1]
 
 
 def test_counts_empty_windows():
     axis = AxisGeometry(n=1, k=1, s=1, d=1, pb=2, pe=0, out=3)
-    assert axis.counts(include_pad=False) == [0, 0, 1]
-    assert axis.counts(include_pad=True) == [1, 1, 1]
+    assert axis.counts(include_pad=False).tolist() == [0, 0, 1]
+    assert axis.counts(include_pad=True).tolist() == [1, 1, 1]
 
 
 # ------------------------------------------------------------ MaxUnpool size (ruling 9)
@@ -187,3 +189,68 @@ def test_index_multipliers_row_and_column_major():
     assert index_multipliers((3, 4), 1) == (1, 3)
     assert index_multipliers((2, 3, 5), 0) == (15, 5, 1)
     assert index_multipliers((2, 3, 5), 1) == (1, 2, 6)
+
+
+# ------------------------------------------------------------ closed forms against loops
+
+
+def test_closed_forms_of_the_docstrings():
+    axis = AxisGeometry(n=4, k=3, s=2, d=1, pb=1, pe=1, out=2)
+    assert [v.tolist() for v in axis.window_taps(np.arange(2))] == [[1, 0], [3, 3]]
+    assert axis.interior() == (1, 2) and axis.full_tap() == 1
+    padded = AxisGeometry(n=1, k=2, s=1, d=1, pb=3, pe=3, out=7)
+    assert padded.reading() == (2, 4)
+    assert AxisGeometry(n=3, k=3, s=1, d=1, pb=1, pe=1, out=3).taps_inside() == 7
+    assert AxisGeometry(n=1, k=2, s=1, d=2, pb=1, pe=1, out=1).empty_windows() == 1
+    assert AxisGeometry(n=4, k=10**9, s=1, d=1, pb=0, pe=10**9, out=5).tap_span() == (0, 4)
+    assert AxisGeometry(n=1, k=4, s=2, d=1, pb=3, pe=3, out=2).tap_runs() == [(1, 2), (3, 4)]
+
+
+def test_closed_forms_match_loops_over_every_tap():
+    """Every per-axis form against its definition as a loop over outputs and taps, on 3000
+    random small axes (every stride, dilation, pad and ceil mode combination of the range)."""
+    rng = random.Random(7)
+    checked = 0
+    while checked < 3000:
+        n, k, s, d = rng.randint(0, 9), rng.randint(1, 6), rng.randint(1, 4), rng.randint(1, 3)
+        pb, pe, ceil = rng.randint(0, 8), rng.randint(0, 8), rng.random() < 0.5
+        try:
+            out = explicit_output_size(n, k, s, d, pb, pe, ceil)
+        except OrtpoolError:
+            continue
+        g = AxisGeometry(n=n, k=k, s=s, d=d, pb=pb, pe=pe, out=out)
+        inside = [[t for t in range(k) if 0 <= j * s - pb + t * d < n] for j in range(out)]
+        padded = [[t for t in range(k) if -pb <= j * s - pb + t * d < n + pe]
+                  for j in range(out)]
+        lo, hi = g.window_taps(np.arange(out))
+        assert lo.tolist() == [ts[0] if ts else 0 for ts in inside]
+        assert hi.tolist() == [ts[-1] + 1 if ts else 0 for ts in inside]
+        assert g.counts(False).tolist() == [len(ts) for ts in inside]
+        assert g.counts(True).tolist() == [len(ts) for ts in padded]
+        full = [j for j in range(out) if len(inside[j]) == k]
+        assert g.interior() == ((full[0], full[-1] + 1) if full else (out, out))
+        every = [t for t in range(k) if all(t in ts for ts in inside)] if out and n else []
+        assert g.full_tap() == (every[0] if every else -1)
+        used = sorted({t for ts in inside for t in ts})
+        assert [t for a, b in g.tap_runs() for t in range(a, b)] == used
+        ta, tb = g.tap_span()
+        assert all(ta <= t < tb for t in used)
+        assert g.taps_inside() == sum(map(len, inside))
+        assert g.empty_windows() == sum(1 for ts in inside if not ts)
+        checked += 1
+
+
+def test_int64_bounds_of_the_arithmetic():
+    big = 2**63 - 1
+    with pytest.raises(OrtpoolError) as info:
+        explicit_output_size(4, 2, 1, 1, big, 0, False)
+    assert str(info.value) == (
+        f"the padded input 4 + {big} + 0 = {big + 4} does not fit in int64 (at most {big})"
+    )
+    with pytest.raises(OrtpoolError) as info:
+        same_pads(4, 2**62, 1, 4, upper=True)
+    assert str(info.value) == (
+        f"the kernel span ({2**62} - 1) * 4 + 1 = {(2**62 - 1) * 4 + 1} does not fit in int64 "
+        f"(at most {big})"
+    )
+    assert explicit_output_size(1, 1, 1, 1, big - 1, 0, False) == big

@@ -25,6 +25,9 @@ from ortpool import optypes
 from ortpool.errors import OrtpoolError
 from ortpool.ort import hook, register
 
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
+
 OTHER = "other.pkg"  # another package's custom domain
 
 

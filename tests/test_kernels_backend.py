@@ -196,18 +196,75 @@ def test_backend_from_environment():
         "import numpy as np, sys\nfrom ortpool import kernels\n"
         "from ortpool.kernels import _backend\n"
         "kernels.max_pool(np.zeros((1, 1, 4, 4), np.float32), kernel_shape=[2, 2])\n"
-        "print(_backend.backend(), 'numba' in sys.modules)"
+        "print(_backend.mode(), 'numba' in sys.modules, _backend.backend())"
     )
-    assert _child(code, ORTPOOL_KERNELS="numpy") == ["numpy", "False"]
-    assert _child(code, ORTPOOL_KERNELS="") == ["numba", "True"]
-    assert _child(code, ORTPOOL_KERNELS="numba") == ["numba", "True"]
+    assert _child(code, ORTPOOL_KERNELS="numpy") == ["numpy", "False", "numpy"]
+    assert _child(code, ORTPOOL_KERNELS="") == ["auto", "False", "numba"]
+    assert _child(code, ORTPOOL_KERNELS="auto") == ["auto", "False", "numba"]
+    assert _child(code, ORTPOOL_KERNELS="numba") == ["numba", "True", "numba"]
+
+
+def test_auto_brings_numba_in_for_large_calls_only():
+    """Small calls of every kernel run the numpy plans without importing numba; a call of
+    NUMBA_MIN_BYTES runs compiled, and from then on small calls of that kernel and dtype do too
+    (their numpy plans are dropped), while the other kernels and dtypes stay on numpy."""
+    code = """
+import sys
+import numpy as np
+from ortpool import kernels
+from ortpool.kernels import _backend, _calls
+from ortpool.validate.validator import bundled_models_dir
+
+MIN = _backend.NUMBA_MIN_BYTES
+A = {"kernel_shape": [2, 2], "strides": [2, 2]}
+small = np.arange(4 * 8 * 8, dtype=np.float32).reshape(1, 4, 8, 8)
+y, i = kernels.max_pool(small, version=12, return_indices=True, **A)
+kernels.max_pool(small, version=12, **A)
+kernels.average_pool(small, version=11, **A)
+kernels.max_unpool(y, i, version=11, **A)
+def plans():
+    return ",".join(sorted(type(r.__self__).__name__ for r, _ in _calls._CALLS.values()))
+
+print("numba" in sys.modules, plans())
+f32 = np.dtype(np.float32)
+print(_backend.compiled("max_planes", f32, MIN - 1), "numba" in sys.modules)
+large = np.zeros((1, 1, 64, MIN // 256), np.float32)
+assert large.nbytes == MIN
+kernels.max_pool(large, version=12, **A)
+print(plans())
+kernels.max_pool(small, version=12, **A)
+print(plans())
+print(_backend.compiled("max_planes", f32, 64), _backend.compiled("average_planes", f32, 64),
+      _backend.compiled("max_planes", np.dtype(np.float64), 64))
+"""
+    lines = _child(code, ORTPOOL_KERNELS="")
+    assert lines == [
+        "False", "AveragePlan,MaxIndicesPlan,MaxValuesPlan",
+        "False", "False",
+        "NumbaMaxValuesPlan",
+        "NumbaMaxValuesPlan,NumbaMaxValuesPlan",
+        "True", "False", "False",
+    ]
+
+
+def test_warmup_compiles_although_its_calls_are_small():
+    """warm_up's 4x4 calls compile (the mode is forced for them) and the mode is restored."""
+    code = (
+        "from ortpool.kernels import _backend\nfrom ortpool.kernels.warmup import warm_up\n"
+        "import numpy as np\n"
+        "warm_up(['uint8'])\n"
+        "u8 = np.dtype(np.uint8)\n"
+        "print(_backend.mode(), _backend.loaded('max_planes', u8), "
+        "_backend.loaded('max_indices', u8), _backend.loaded('average_planes', u8))"
+    )
+    assert _child(code, ORTPOOL_KERNELS="") == ["auto", "True", "True", "False"]
 
 
 def test_import_and_rewrite_do_not_load_numba(tmp_path):
     code = (
         "import sys\nimport ortpool\nprint('numba' in sys.modules)\n"
         "from ortpool.cli import main\n"
-        f"rc = main(['rewrite', {str(ROOT / 'models' / 'cnn.onnx')!r}, "
+        f"rc = main(['rewrite', {str(ROOT / 'ortpool' / 'models' / 'cnn.onnx')!r}, "
         f"{str(tmp_path / 'out.onnx')!r}])\n"
         "print(rc, 'numba' in sys.modules, 'onnxruntime' in sys.modules)"
     )
@@ -226,8 +283,36 @@ def test_scratch_sizes_of_the_resnet_stem_passes():
 
     attrs = normalize(get("MaxPool", 12),
                       {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, 2)
-    info, _, _ = _numba_plans.numba_passes(pool_geometry((112, 112), attrs), [0, 1])
+    info = _numba_plans.numba_passes(pool_geometry((112, 112), attrs), [0, 1])
     assert _numba_plans.scratch_sizes(info) == (56 * 112, 112 * 112)
     info[:, _numba_plans.OUTER] *= 64
     assert _numba_plans.scratch_sizes(info) == (64 * 56 * 112, 64 * 112 * 112)
     assert _numba_plans.scratch_sizes(info[:1]) == (1, 64 * 112 * 112)  # one pass: no intermediate
+
+
+def test_max_and_sum_closures_have_names_of_their_own():
+    """numba names machine code after the qualified name and a per-process counter: with one
+    name for both variants, max and sum compiled in two processes shared a symbol, and a process
+    loading both from the disk cache ran one for the other (MaxPool returned window sums).
+    Every compiled closure of the two chains must have a qualified name of its own."""
+    from ortpool.kernels import _numba
+
+    def closures(dispatcher, seen):
+        func = dispatcher.py_func
+        for cell in func.__closure__ or ():
+            inner = cell.cell_contents
+            if (
+                hasattr(inner, "py_func")
+                and inner.py_func.__closure__ is not None
+                and inner.py_func.__qualname__ not in seen
+            ):
+                seen.add(inner.py_func.__qualname__)
+                closures(inner, seen)
+        return seen
+
+    names_max = closures(_numba._chain_max, {_numba._chain_max.py_func.__qualname__})
+    names_sum = closures(_numba._chain_sum, {_numba._chain_sum.py_func.__qualname__})
+    assert len(names_max) == len(names_sum) >= 9
+    assert not names_max & names_sum
+    assert "_make_pass.<locals>.max.pass_" in names_max
+    assert "_make_pass.<locals>.sum.pass_" in names_sum

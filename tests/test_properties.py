@@ -249,6 +249,7 @@ def test_max_pool_indices_numpy(version, data):
     _check_max(version, x, attrs, with_indices=True, path="numpy")
 
 
+@pytest.mark.onnxruntime
 @pytest.mark.parametrize("version", _versions("MaxPool"))
 @budget(50)
 @given(data=st.data())
@@ -269,6 +270,7 @@ def test_average_pool_numpy(version, data):
     _check_average(version, x, attrs, path="numpy")
 
 
+@pytest.mark.onnxruntime
 @pytest.mark.parametrize("version", _versions("AveragePool"))
 @budget(50)
 @given(data=st.data())
@@ -369,6 +371,7 @@ def test_max_unpool_numpy(version, data):
     _check_unpool(version, x, indices, output_shape, attrs, path="numpy")
 
 
+@pytest.mark.onnxruntime
 @pytest.mark.parametrize("version", _versions("MaxUnpool"))
 @budget(50)
 @given(data=st.data())

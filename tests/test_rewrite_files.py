@@ -21,6 +21,10 @@ from rewrite_support import vi
 
 import ortpool
 from ortpool import OrtpoolError
+from ortpool.validate.validator import bundled_models_dir
+
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -80,14 +84,20 @@ def external_model(tmp_path_factory) -> Path:
     return folder / "model.onnx"
 
 
-def test_external_data_is_linked_and_untouched(external_model: Path, tmp_path: Path) -> None:
+def test_external_data_is_copied_and_untouched(external_model: Path, tmp_path: Path) -> None:
     data = external_model.parent / "data" / "weights.bin"
     before = sha(data), data.stat().st_mtime_ns
     out = tmp_path / "out" / "rewritten.onnx"
+    out.parent.mkdir()  # the output's folder must exist; only data subfolders are created
     report = ortpool.rewrite.rewrite_file(external_model, out)
     assert (sha(data), data.stat().st_mtime_ns) == before
-    assert report.notes == ["external data data/weights.bin: hard-linked next to the output"]
-    assert os.path.samefile(data, out.parent / "data" / "weights.bin")
+    how = "cloned" if _can_clone(tmp_path) else "copied"
+    assert report.notes == [f"external data data/weights.bin: {how} next to the output"]
+    assert not os.path.samefile(data, out.parent / "data" / "weights.bin")
+    assert sha(out.parent / "data" / "weights.bin") == before[0]
+    # onnx refuses data files with two hard links: neither model is linked to the other
+    onnx.load(str(external_model))
+    onnx.load(str(out))
     assert out.stat().st_size < 10_000  # the proto alone
     feed = {"x": np.ones((1, 4, 512, 512), np.float32), "cond": np.array(True)}
     expected = ort.InferenceSession(str(external_model)).run(None, feed)
@@ -101,15 +111,31 @@ def test_external_data_is_linked_and_untouched(external_model: Path, tmp_path: P
         os.chdir(cwd)
     for e, g in zip(expected, got, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-6)  # average: summation order
-    # a second run finds the linked file in place; restore links it again elsewhere
+    # a second run finds the same file in place; restore hard-links it elsewhere when told to
     assert ortpool.rewrite.rewrite_file(external_model, out).notes == [
         "external data data/weights.bin: already present next to the output"
     ]
     back = tmp_path / "back" / "model.onnx"
-    ortpool.rewrite.restore_file(out, back, copy_data=True)
-    assert not os.path.samefile(data, back.parent / "data" / "weights.bin")
-    assert sha(back.parent / "data" / "weights.bin") == before[0]
+    back.parent.mkdir()
+    assert ortpool.rewrite.restore_file(out, back, link_data=True).notes == [
+        "external data data/weights.bin: hard-linked next to the output"
+    ]
+    assert os.path.samefile(out.parent / "data" / "weights.bin", back.parent / "data" /
+                            "weights.bin")
     assert sha(data) == before[0]
+
+
+def _can_clone(folder: Path) -> bool:
+    """Whether this filesystem makes copy-on-write clones (the expected note depends on it)."""
+    from ortpool.staging import _clone
+
+    source = folder / "clone-probe"
+    source.write_bytes(b"x")
+    try:
+        return _clone(source, folder / "clone-probe-2")
+    finally:
+        for p in (source, folder / "clone-probe-2"):
+            p.unlink(missing_ok=True)
 
 
 def test_external_data_conflicts_are_refused(external_model: Path, tmp_path: Path) -> None:
@@ -142,7 +168,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def test_cli_rewrite_and_restore(tmp_path: Path) -> None:
-    cnn = ROOT / "models" / "cnn.onnx"
+    cnn = bundled_models_dir() / "cnn.onnx"
     done = cli(
         "rewrite",
         str(cnn),
@@ -214,7 +240,8 @@ def _save_bad_model(folder: Path) -> None:
 )
 def test_cli_errors(args: list[str], message: str, tmp_path: Path) -> None:
     _save_bad_model(tmp_path)
-    args = [a.format(cnn=ROOT / "models" / "cnn.onnx", bad=tmp_path / "bad.onnx") for a in args]
+    cnn = bundled_models_dir() / "cnn.onnx"
+    args = [a.format(cnn=cnn, bad=tmp_path / "bad.onnx") for a in args]
     done = cli(*args, cwd=tmp_path)
     assert (done.returncode, done.stderr) == (2, message)
     assert not (tmp_path / "o.onnx").exists()

@@ -14,6 +14,9 @@ from rewrite_support import assert_same_up_to_defaults, one_node_model, vi
 import ortpool
 from ortpool import OrtpoolError
 
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
+
 
 def nested_model() -> onnx.ModelProto:
     """Pools in the main graph, both If branches, a Loop body holding an If (depth 2), a Scan

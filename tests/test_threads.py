@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import onnx
+import pytest
 import support
 from onnx import helper
 
@@ -14,6 +15,9 @@ import ortpool
 from ortpool import optypes, versions
 from ortpool.attributes import full_attributes, normalize
 from ortpool.errors import OrtpoolError
+
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
 
 THREADS = 4
 RUNS = 20

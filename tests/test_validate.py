@@ -8,13 +8,14 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+import runtime_defects
 from onnx import TensorProto, helper
 
 from ortpool import versions
 from ortpool.attributes import normalize
 from ortpool.cli import main
 from ortpool.geometry import pool_geometry
-from ortpool.validate import causes, results
+from ortpool.validate import causes, dtypes, results
 from ortpool.validate.compare import (
     CAT_DIFFER,
     CAT_TIE,
@@ -25,6 +26,9 @@ from ortpool.validate.compare import (
 from ortpool.validate.isolate import Options, run_node, run_ortpool_numpy
 from ortpool.validate.singlenode import NodeSpec
 from ortpool.validate.tolerances import Tolerance, tolerance_for
+
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
 
 
 def pool_model(
@@ -82,20 +86,38 @@ def x_input(shape=(1, 2, 6, 7), seed=0, dtype=np.float32) -> np.ndarray:
 
 # --- must-show 1: SAME_UPPER with dilation 2 ---------------------------------------------------
 
+SAME_D2 = {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER", "dilations": [2, 2]}
+
+
+def builtin_same_d2_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape onnxruntime gives pool_same (dilation 2) on ``shape``, skipping the test when
+    it is the spec's (SAME keeps the spatial size at stride 1)."""
+    got = runtime_defects.builtin("MaxPool", 12, SAME_D2, [x_input(shape)])
+    assert got.outputs is not None, got.error
+    runtime_defects.require(
+        got.outputs[0].shape != shape, "pads SAME for the dilated kernel (RULINGS.md 2)"
+    )
+    return got.outputs[0].shape
+
+
+def dims(shape: tuple[int, ...]) -> str:
+    return "[" + ",".join(map(str, shape)) + "]"
+
 
 def test_same_upper_dilation_2_exits_1_naming_node_and_cause(tmp_path, capsys):
+    # onnxruntime 1.21 to 1.32 pad for the undilated kernel: SAME output 10x12 becomes 8x10
+    theirs = builtin_same_d2_shape((1, 3, 10, 12))
     path = save(pool_model(dilation=2), tmp_path / "same_d2.onnx")
     code = main(["validate", path, "--no-progress"])
     out = capsys.readouterr().out
     assert code == 1
     row = next(line for line in out.splitlines() if line.strip().startswith("pool_same "))
     assert "MaxPool-12" in row and "DIFFERS" in row
-    # onnxruntime pads for the undilated kernel: SAME output 10x12 becomes 8x10
-    assert "[1,3,8,10]" in row and "[1,3,10,12]" in row
+    assert dims(theirs) in row and "[1,3,10,12]" in row
     assert "cause: SAME padding with dilation (onnxruntime pads for the undilated kernel)" in out
     avg_row = next(line for line in out.splitlines() if line.strip().startswith("avg "))
     assert avg_row.rstrip().endswith("agree")
-    assert "end to end: output y [1,3,8,10] vs [1,3,10,12]: DIFFER" in out
+    assert f"end to end: output y {dims(theirs)} vs [1,3,10,12]: DIFFER" in out
 
 
 def test_same_upper_without_dilation_exits_0(tmp_path, capsys):
@@ -120,22 +142,27 @@ def codes(result: results.NodeResult) -> list[str]:
 
 
 def test_ceil_mode_with_valid_is_recognised():
-    r = run(
-        "AveragePool",
-        19,
-        {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "VALID", "ceil_mode": 1},
-        x_input((1, 2, 8, 8)),
-    )
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "VALID", "ceil_mode": 1}
+    x = x_input((1, 2, 8, 8))
+    got = runtime_defects.builtin("AveragePool", 19, attrs, [x])
+    assert got.outputs is not None, got.error
+    # onnxruntime 1.21 to 1.32 give 4x4
+    runtime_defects.require(got.outputs[0].shape != (1, 2, 3, 3), "sizes VALID without ceil_mode")
+    r = run("AveragePool", 19, attrs, x)
     assert r.status == results.DIFFER
-    assert r.builtin_shapes == [[1, 2, 4, 4]] and r.ortpool_shapes == [[1, 2, 3, 3]]
+    assert r.builtin_shapes == [list(got.outputs[0].shape)] and r.ortpool_shapes == [[1, 2, 3, 3]]
     assert codes(r) == [causes.CEIL_VALID]
     assert "floor((n-ek)/s)+1 = 3 windows; ceil_mode would give 4" in r.causes[0].detail
 
 
 def test_pads_at_least_kernel_onnxruntime_refuses_and_cause_is_named():
-    r = run("MaxPool", 12, {"kernel_shape": [2], "pads": [2, 2]}, x_input((1, 1, 5)))
+    attrs, x = {"kernel_shape": [2], "pads": [2, 2]}, x_input((1, 1, 5))
+    got = runtime_defects.builtin("MaxPool", 12, attrs, [x])
+    runtime_defects.require(got.error is not None, "runs pads >= kernel")
+    r = run("MaxPool", 12, attrs, x)
     assert r.status == results.ORT_REJECTED
-    assert "Pad should be smaller than kernel" in r.message
+    # onnxruntime 1.21 to 1.32: "... Pad should be smaller than kernel."
+    assert got.error.strip().splitlines()[0][-40:] in r.message
     assert codes(r) == [causes.PADS_GE_KERNEL, causes.EMPTY_WINDOW]
     assert r.failing
 
@@ -143,20 +170,28 @@ def test_pads_at_least_kernel_onnxruntime_refuses_and_cause_is_named():
 def test_nan_in_window_is_a_rulings_cell_not_a_plain_difference():
     x = x_input((1, 1, 6, 6))
     x[0, 0, 2, 3] = np.nan
-    r = run("MaxPool", 12, {"kernel_shape": [3, 3]}, x, n_outputs=2)
+    attrs = {"kernel_shape": [3, 3]}
     # 9 windows (output rows 0-2, columns 1-3) hold the NaN; RULINGS.md 6 makes all 9 NaN.
-    # onnxruntime's running max (x > m) keeps a NaN only as the first tap, i.e. in the window
-    # starting at (2, 3): 8 cells differ, all of them RULINGS cells.
+    # onnxruntime's running max (x > m) drops the NaN: 1.21 in all 9 windows, 1.32 in 8 (it
+    # keeps a NaN that is the window's first tap, the window starting at (2, 3)). The count is
+    # asked with Indices, as the node has them.
+    dropped = runtime_defects.y_differs("MaxPool", 12, attrs, [x], n_outputs=2)
+    runtime_defects.require(dropped > 0, "propagates NaN as RULINGS.md 6 does")
+    r = run("MaxPool", 12, attrs, x, n_outputs=2)
     assert int(r.nan_cells.sum()) == 9
     assert r.status == results.RULINGS
     y = r.comparisons[0]
-    assert y.differing == 0 and y.ruling_differing == 8
+    assert y.differing == 0 and y.ruling_differing == dropped
     assert codes(r) == [causes.NAN]
     assert not r.failing
 
 
 def test_no_kernel_is_reported_as_such():
-    r = run("AveragePool", 1, {"kernel_shape": [2, 2]}, x_input((1, 1, 4, 4)))
+    attrs, x = {"kernel_shape": [2, 2]}, x_input((1, 1, 4, 4))
+    runtime_defects.require(
+        runtime_defects.builtin("AveragePool", 1, attrs, [x]).no_kernel, "has AveragePool-1"
+    )
+    r = run("AveragePool", 1, attrs, x)
     assert r.status == results.NO_KERNEL
     assert codes(r) == [causes.NO_KERNEL]
     assert "AveragePool-1 (opset 1) for element type float" in r.causes[0].detail
@@ -167,6 +202,8 @@ def test_double_maxunpool_has_no_kernel():
     x = x_input((1, 1, 2, 2), dtype=np.float64)
     idx = np.array([0, 3, 9, 15], np.int64).reshape(1, 1, 2, 2)
     spec = NodeSpec("MaxUnpool", 11, {"kernel_shape": [2, 2], "strides": [2, 2]}, 2, 1)
+    got = runtime_defects.builtin("MaxUnpool", 11, spec.attributes, [x, idx])
+    runtime_defects.require(got.no_kernel, "has a double MaxUnpool-11")
     r = run_node("u", spec, [x, idx], Options())
     assert r.status == results.NO_KERNEL
 
@@ -221,6 +258,30 @@ def test_values_tolerance_and_exact_comparison():
     assert tolerance_for("AveragePool", "float16", atol=0.5).atol == 0.5
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+def test_scalar_outputs_are_compared(dtype):
+    """A 0-d graph output (ReduceMax with keepdims=0) is one cell; it used to crash painting."""
+    tol = tolerance_for("AveragePool", dtypes.name_of(np.dtype(dtype)))
+    same = compare_values("s", "t", np.array(3, dtype), np.array(3, dtype), tol)
+    assert (same.compared, same.differing, same.agrees, same.categories.shape) == (1, 0, True, ())
+    other = compare_values("s", "t", np.array(3, dtype), np.array(5, dtype), tol)
+    assert (other.compared, other.differing, other.max_abs, other.agrees) == (1, 1, 2.0, False)
+    assert other.categories.tolist() == CAT_DIFFER
+    assert other.examples == [{"at": [], "onnxruntime": 3, "ortpool": 5}]
+    ties = compare_indices(np.array(0), np.array(1), np.array([[[4.0, 4.0]]], np.float32))
+    assert (ties.ties, ties.differing, ties.categories.tolist()) == (1, 0, CAT_TIE)
+
+
+def test_empty_outputs_are_compared():
+    tol = tolerance_for("AveragePool", "float")
+    empty = np.zeros((1, 0, 3), np.float32)
+    both = compare_values("y", "float", empty, empty, tol)
+    assert (both.compared, both.differing, both.only_in_one, both.agrees) == (0, 0, 0, True)
+    assert both.categories.shape == (1, 0, 3)
+    grown = compare_values("y", "float", empty, np.zeros((1, 2, 3), np.float32), tol)
+    assert (grown.compared, grown.only_in_one, grown.agrees) == (0, 6, False)
+
+
 def test_ruling_cells_marks_nan_and_empty_windows():
     attrs = normalize(versions.get("MaxPool", 12), {"kernel_shape": [2], "pads": [2, 0]})
     x = np.array([[[np.nan, 1.0, 2.0, 3.0]]], np.float32)
@@ -234,6 +295,7 @@ def test_ruling_cells_marks_nan_and_empty_windows():
 
 
 def test_json_report_has_everything(tmp_path):
+    theirs = builtin_same_d2_shape((2, 3, 10, 12))
     path = save(pool_model(dilation=2), tmp_path / "m.onnx")
     report = tmp_path / "r.json"
     assert (
@@ -251,7 +313,7 @@ def test_json_report_has_everything(tmp_path):
         "auto_pad": "SAME_UPPER",
         "dilations": [2, 2],
     }
-    assert node["builtin_shapes"] == [[2, 3, 8, 10]] and node["ortpool_shapes"] == [[2, 3, 10, 12]]
+    assert node["builtin_shapes"] == [list(theirs)] and node["ortpool_shapes"] == [[2, 3, 10, 12]]
     assert node["status"] == "differ" and node["differing"] > 0
     assert set(node) >= {"max_abs_error", "max_rel_error", "ruling_differing", "index_ties"}
     assert [c["code"] for c in node["causes"]] == ["same-dilation"]
@@ -311,6 +373,10 @@ def test_model_onnxruntime_cannot_run_is_captured_from_ortpool(tmp_path, capsys)
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 1)])
     model.ir_version = 3
+    runtime_defects.require(
+        runtime_defects.builtin("AveragePool", 1, {"kernel_shape": [2, 2]}, [x_input()]).no_kernel,
+        "has AveragePool-1",
+    )
     path = save(model, tmp_path / "avg1.onnx")
     report = tmp_path / "r.json"
     code = main(["validate", path, "--json", str(report), "--no-progress"])
@@ -372,15 +438,21 @@ def test_reference_column_labels_its_nan_defect(tmp_path):
 
 
 def test_bundled_models_name_the_known_onnxruntime_defects(capsys):
-    from ortpool.validate.validator import bundled_models_dir
+    from ortpool.validate.validator import bundled_models
 
-    if not (bundled_models_dir() / "ort-defect-same-dilated.onnx").is_file():
-        pytest.skip("bundled models not generated (scripts/make_models.py)")
+    paths = {p.stem: p for p in bundled_models()}
+    shown = {
+        name: title
+        for name, title in runtime_defects.DEFECT_MODELS.items()
+        if runtime_defects.node_differs(onnx.load(paths[name]))
+    }
+    # onnxruntime 1.21 to 1.32 show both
+    runtime_defects.require(bool(shown), "computes both bundled defect models to the spec")
     code = main(["validate", "--no-progress"])
     out = capsys.readouterr().out
     assert code == 1
-    assert "cause: SAME padding with dilation" in out
-    assert "cause: ceil_mode with VALID" in out
+    for title in runtime_defects.DEFECT_MODELS.values():
+        assert (f"cause: {title}" in out) == (title in shown.values())
 
 
 def test_numpy_and_session_runners_agree_on_float16():

@@ -33,6 +33,14 @@ class Case:
     indices: bool = False
     #: The 1x1x4x4 call: measures the per-call cost, kept out of the geometric mean.
     fixed_cost: bool = False
+    #: A long 1-D axis (audio): its plan time matters (a new length per call), kept out of the
+    #: geometric mean of the CNN shapes.
+    long_axis: bool = False
+
+    @property
+    def cnn(self) -> bool:
+        """A CNN layer shape: in the geometric mean."""
+        return not (self.fixed_cost or self.long_axis)
 
     @property
     def attributes(self) -> dict[str, Any]:
@@ -113,6 +121,16 @@ CASES: tuple[Case, ...] = (
     _case("inception", "Inception AvgPool k3 s1 p1", "AveragePool", (1, 192, 28, 28), 3, 1, 1),
     _case("3d", "3-D MaxPool k3 s2 p1", "MaxPool", (1, 32, 16, 56, 56), 3, 2, 1),
     _case("1d", "1-D AvgPool k4 s4", "AveragePool", (1, 256, 4096), 4, 4),
+    # 25 ms frames every 10 ms of 16 kHz audio, about a minute of it.
+    _case(
+        "audio-1d",
+        "1-D audio AvgPool k400 s160 (long axis: plan time)",
+        "AveragePool",
+        (1, 1, 1_000_000),
+        400,
+        160,
+        long_axis=True,
+    ),
     _case(
         "fixed-cost",
         "tiny MaxPool k2 s2 (cost per call)",

@@ -7,6 +7,7 @@ import json
 import sys
 
 from ortpool.bench import cases as bench_cases
+from ortpool.staging import StagedFiles
 
 HELP = "time onnxruntime's built-in pooling against ortpool's ops on real CNN shapes"
 
@@ -77,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"ortpool bench: error: {err}", file=sys.stderr)
         return 2
+    # The report's destination is checked before anything runs (nothing is created yet).
+    files = StagedFiles()
+    json_file = files.add(args.json, "the JSON report") if args.json else None
 
     from ortpool.bench import machine, report, runner
     from ortpool.kernels import _parallel
@@ -89,26 +93,29 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         shared_pool=not args.per_session_threads,
     )
-    if settings.shared_pool:
-        runner.share_thread_pool(settings.intra_op_threads)
+    if settings.shared_pool and not runner.share_thread_pool(settings.intra_op_threads):
+        settings.shared_pool = False  # the machine line and the JSON then say "one per session"
     info = machine.describe(
         settings.intra_op_threads, _parallel.thread_count(), settings.shared_pool
     )
     for line in report.machine_lines(info):
         print(line)
     print(flush=True)
-    results = []
-    for case in chosen:
-        print(f"  {case.name}: {case.title}, {case.shape_text} ...", file=sys.stderr, flush=True)
-        results.append(runner.run_case(case, settings))
-    print(report.render(report.table(results), markdown=args.markdown))
-    print()
-    print(report.LEGEND)
-    info_summary = report.summary(results)
-    for line in report.summary_lines(info_summary):
-        print(line)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(report.document(results, info, settings), f, indent=2)
-            f.write("\n")
+    with files:
+        files.reserve()  # proves the folder writable before the timings, not after them
+        results = []
+        for case in chosen:
+            title = f"  {case.name}: {case.title}, {case.shape_text} ..."
+            print(title, file=sys.stderr, flush=True)
+            results.append(runner.run_case(case, settings))
+        print(report.render(report.table(results), markdown=args.markdown))
+        print()
+        print(report.LEGEND)
+        info_summary = report.summary(results)
+        for line in report.summary_lines(info_summary):
+            print(line)
+        if json_file is not None:
+            document = report.document(results, info, settings)
+            json_file.write((json.dumps(document, indent=2) + "\n").encode())
+        files.commit()
     return 0 if info_summary["all_agree"] else 1

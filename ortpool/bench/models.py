@@ -7,9 +7,7 @@ from onnx import TensorProto, helper
 
 from ortpool import versions
 from ortpool.bench.cases import Case
-
-#: onnxruntime 1.31 reads IR versions up to 13; onnx 1.23 writes 14.
-IR_VERSION = 10
+from ortpool.ort.runtime import IR_VERSION
 
 
 def _io(case: Case) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto]]:

@@ -31,7 +31,7 @@ def geometric_mean(values: Sequence[float]) -> float:
 
 def summary(results: Sequence[CaseResult]) -> dict[str, Any]:
     """The figures a reader looks for: geometric mean, worst ratio, fixed cost, vs reference."""
-    shapes = [r for r in results if not r.case.fixed_cost]
+    shapes = [r for r in results if r.case.cnn]
     out: dict[str, Any] = {
         "cnn_cases": [r.case.name for r in shapes],
         "geomean_ratio": geometric_mean([r.ratio for r in shapes]) if shapes else None,
@@ -68,6 +68,7 @@ def table(results: Sequence[CaseResult]) -> list[list[str]]:
         "built-in, other opsets",
         "onnx reference",
         "ref/ortpool",
+        "plan (new shape)",
         "outputs",
     ]
     rows = [header]
@@ -90,6 +91,7 @@ def table(results: Sequence[CaseResult]) -> list[list[str]]:
                 others,
                 fmt_time(ref) if ref is not None else r.reference_status,
                 f"{r.reference_speedup:,.0f}x" if r.reference_speedup else "-",
+                fmt_time(r.plan) if r.plan is not None else "-",
                 r.agreement,
             ]
         )
@@ -165,7 +167,8 @@ LEGEND = (
     "rounds. ratio = ortpool run / fastest built-in. 'ortpool run' is session.run of the ortpool "
     "node; 'floor' is session.run of a Python op that does no work (the op boundary alone: "
     "extensions' copies in and out, the hook); 'numpy API' calls the kernel directly (no "
-    "session)."
+    "session); 'plan (new shape)' is what a call of a shape not seen before adds (validation, "
+    "limits, plan: the numpy API's first call minus a planned one)."
 )
 
 
@@ -182,6 +185,8 @@ def document(results: Sequence[CaseResult], machine: dict[str, Any], settings: A
                 "attributes": r.case.attributes,
                 "indices": r.case.indices,
                 "fixed_cost": r.case.fixed_cost,
+                "long_axis": r.case.long_axis,
+                "plan_s": r.plan,
                 "ortpool_opset": r.ortpool_opset,
                 "fastest_builtin_opset": r.fastest_opset,
                 "ratio": r.ratio,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +44,9 @@ class CaseResult:
     max_abs_diff: float
     reference: list[float] | None = None
     reference_status: str = "not run"
+    #: Seconds to validate and plan a call of a new shape (numpy API, plans forgotten): a
+    #: first call's time minus a planned call's (:func:`plan_time`).
+    plan: float | None = None
 
     @property
     def fastest_opset(self) -> int:
@@ -74,8 +78,9 @@ class CaseResult:
         return None if ref is None else ref / self.times[ORTPOOL].median
 
 
-def share_thread_pool(intra_op_threads: int = 0) -> None:
-    """Give every later session one process-wide intra-op pool (onnxruntime's global pool).
+def share_thread_pool(intra_op_threads: int = 0) -> bool:
+    """Give every later session one process-wide intra-op pool (onnxruntime's global pool);
+    False when the installed onnxruntime cannot (1.21 and 1.22 have no Python call for it).
 
     The benchmark holds several sessions at once (one per opset, plus ortpool's). With a pool per
     session, the idle workers of one session spin while another runs and take the cores from it:
@@ -85,7 +90,11 @@ def share_thread_pool(intra_op_threads: int = 0) -> None:
     """
     from onnxruntime.capi import _pybind_state
 
-    _pybind_state.set_global_thread_pool_sizes(intra_op_threads, 0)
+    setter = getattr(_pybind_state, "set_global_thread_pool_sizes", None)
+    if setter is None:
+        return False
+    setter(intra_op_threads, 0)
+    return True
 
 
 def _options(settings: Settings) -> Any:
@@ -194,4 +203,23 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
     variants[FLOOR] = _floor_call(ours, feed, got)
     variants[NUMPY] = _numpy_call(case, models.ortpool_version(case, ortpool_opset), feed)
     times = interleaved(variants, settings.repeat, settings.min_sample)
-    return CaseResult(case, ortpool_opset, times, text, agrees, worst, result_reference, status)
+    plan = plan_time(variants[NUMPY])
+    return CaseResult(
+        case, ortpool_opset, times, text, agrees, worst, result_reference, status, plan
+    )
+
+
+def plan_time(call: Callable[[], object], trials: int = 3) -> float:
+    """Seconds a call of a new shape spends validating and planning: the fastest of ``trials``
+    first calls (every cached plan forgotten before each) minus the fastest of as many calls
+    right after them (plan cached), at least 0."""
+    from ortpool.kernels import _calls
+
+    firsts, planned = [], []
+    for _ in range(trials):
+        _calls.forget()
+        for times in (firsts, planned):
+            start = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - start)
+    return max(0.0, min(firsts) - min(planned))

@@ -1,12 +1,19 @@
-"""Which kernels the plans are built for: the compiled (numba) loops or the numpy passes.
+"""Which kernels a plan is built for: the compiled (numba) loops or the numpy passes.
 
-numba is optional (``pip install ortpool[fast]``) and imported at the first plan only, never by
-``import ortpool`` nor by the commands that build no plan.
+numba is optional (``pip install ortpool[fast]``). Its loops are faster at every size, but a
+process pays for them up front: about 1 s and 115 MB to import numba, and 8-11 s to compile each
+kernel and element type the first time (cached on disk afterwards). A short run on small tensors
+(``ortpool validate`` on the bundled models, ``ortpool conformance``) never earns that back, so by
+default (``auto``) only a call of at least :data:`NUMBA_MIN_BYTES` brings numba in; a smaller
+call takes the compiled kernel only when this process has it already. ``ORTPOOL_KERNELS=numba``
+compiles for every call (a deployment that ran ``ortpool warmup`` and serves small tensors),
+``ORTPOOL_KERNELS=numpy`` never. Both paths give bit-identical results.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -16,49 +23,93 @@ from ortpool.kernels import _calls
 #: Element types the compiled kernels take (float16/bfloat16 are computed in float32 anyway).
 NUMBA_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8))
 
-_backend: str | None = None
+#: Input bytes from which a call brings in numba in ``auto`` mode. Not a speed crossover (the
+#: compiled kernels are faster from 64 bytes up, docs/bench.md "Fifth round"): below it a call
+#: gains at most about 40 µs, so a 10 s compile pays after some 250,000 calls, which no short run
+#: makes.
+#: The bundled models and the validator's nodes are under 10 KB; the smallest benchmark shape
+#: (Inception's 1x192x28x28, 600 KB) is far above.
+NUMBA_MIN_BYTES = 64 << 10
+
+#: The compiled kernels, by their name in :mod:`ortpool.kernels._numba`.
+KERNELS = ("max_planes", "max_indices", "average_planes", "scatter")
+
+_MODES = ("auto", "numba", "numpy")
+_mode: str | None = None
+_available: bool | None = None
 
 
-def backend() -> str:
-    """``"numba"`` or ``"numpy"``: the kernels plans are built for from now on.
-
-    Decided at the first plan: ``ORTPOOL_KERNELS=numpy`` keeps the numpy plans; otherwise (unset,
-    ``auto`` or ``numba``) numba is imported then, and used when it imports. numba is never
-    imported by ``import ortpool`` nor by the commands that build no plan.
-    """
-    global _backend
-    if _backend is None:
+def mode() -> str:
+    """``"auto"``, ``"numba"`` (every call compiled) or ``"numpy"``: :func:`set_backend`, else
+    ``ORTPOOL_KERNELS`` (read once)."""
+    global _mode
+    if _mode is None:
         choice = os.environ.get("ORTPOOL_KERNELS", "").strip().lower() or "auto"
-        if choice not in ("auto", "numba", "numpy"):
+        if choice not in _MODES:
             warnings.warn(
                 f"ORTPOOL_KERNELS={choice!r} is not one of auto, numba, numpy: using auto",
                 stacklevel=2,
             )
-        if choice == "numpy":
-            _backend = "numpy"
+            choice = "auto"
+        _mode = choice
+    return _mode
+
+
+def backend() -> str:
+    """``"numba"`` when the compiled kernels may be used (numba imports and the mode is not
+    ``numpy``), else ``"numpy"``. Imports numba (about 1 s) the first time it is asked."""
+    global _available
+    if mode() == "numpy":
+        return "numpy"
+    if _available is None:
+        try:
+            from ortpool.kernels import _numba  # noqa: F401
+        except ImportError as err:
+            if mode() == "numba":
+                warnings.warn(
+                    f"ORTPOOL_KERNELS=numba but numba does not import ({err}): using numpy",
+                    stacklevel=2,
+                )
+            _available = False
         else:
-            try:
-                from ortpool.kernels import _numba  # noqa: F401  (loads numba: about 0.2 s)
-            except ImportError as err:
-                if choice == "numba":
-                    warnings.warn(
-                        f"ORTPOOL_KERNELS=numba but numba does not import ({err}): using numpy",
-                        stacklevel=2,
-                    )
-                _backend = "numpy"
-            else:
-                _backend = "numba"
-    return _backend
+            from ortpool.kernels import _compile_note
+
+            _compile_note.install()
+            _available = True
+    return "numba" if _available else "numpy"
+
+
+def loaded(kernel: str, dtype: np.dtype) -> bool:
+    """Whether this process holds the compiled ``kernel`` for ``dtype`` (compiled or loaded from
+    numba's cache): then calling it costs nothing more than the numpy path."""
+    module = sys.modules.get("ortpool.kernels._numba")
+    if module is None:
+        return False
+    return any(str(sig[0].dtype) == dtype.name for sig in getattr(module, kernel).signatures)
+
+
+def compiled(kernel: str, dtype: np.dtype, nbytes: int) -> bool:
+    """Whether a call of ``nbytes`` input bytes of ``dtype`` is planned for the compiled
+    ``kernel`` (one of :data:`KERNELS`); see the module docstring for the rule."""
+    if dtype not in NUMBA_DTYPES or mode() == "numpy":
+        return False
+    if mode() == "auto" and nbytes < NUMBA_MIN_BYTES:
+        return loaded(kernel, dtype)
+    if backend() != "numba":
+        return False
+    if mode() == "auto" and not loaded(kernel, dtype):
+        # This call brings the kernel in: smaller calls planned with numpy until now take it too.
+        _calls.forget()
+    return True
 
 
 def set_backend(name: str | None) -> None:
-    """Build plans for ``"numba"`` or ``"numpy"`` from now on (None: decide again from the
-    environment); forgets every cached plan."""
-    global _backend
-    if name not in (None, "numba", "numpy"):
-        raise ValueError(f"kernels {name!r}: expected 'numba', 'numpy' or None")
+    """Plan for ``"auto"``, ``"numba"`` (every call) or ``"numpy"`` from now on (None: decide
+    again from the environment); forgets every cached plan."""
+    global _mode
+    if name not in (None, *_MODES):
+        raise ValueError(f"kernels {name!r}: expected 'auto', 'numba', 'numpy' or None")
     _calls.forget()
-    _backend = None
+    _mode = name
     if name == "numba":
         from ortpool.kernels import _numba  # noqa: F401  (fails here if numba is missing)
-    _backend = name

@@ -21,23 +21,30 @@ class _Workspace(threading.local):
 
     def __init__(self) -> None:
         self.buffers: dict[tuple, np.ndarray] = {}
+        self.nbytes = 0
         self.reuse_outputs = False
 
 
 _workspace = _Workspace()
-#: Buffers kept per thread; beyond that the cache starts again (shapes change, memory is freed).
+#: Buffers kept per thread, and their bytes; beyond either the cache starts again (shapes
+#: change, memory is freed). The bytes bound matters when shapes keep changing on large inputs:
+#: 64 buffers of a 100 MB call would otherwise stay alive.
 MAX_BUFFERS = 64
+MAX_BUFFER_BYTES = 256 << 20
 
 
 def scratch(shape: tuple[int, ...], dtype: np.dtype, slot: Any) -> np.ndarray:
     """An uninitialised buffer of this thread, the same one for the same (slot, shape, dtype)."""
-    buffers = _workspace.buffers
+    ws = _workspace
     key = (slot, shape, dtype)
-    buf = buffers.get(key)
+    buf = ws.buffers.get(key)
     if buf is None:
-        if len(buffers) >= MAX_BUFFERS:
-            buffers.clear()
-        buf = buffers[key] = np.empty(shape, dtype)
+        buf = np.empty(shape, dtype)
+        if len(ws.buffers) >= MAX_BUFFERS or ws.nbytes + buf.nbytes > MAX_BUFFER_BYTES:
+            ws.buffers.clear()
+            ws.nbytes = 0
+        ws.buffers[key] = buf
+        ws.nbytes += buf.nbytes
     return buf
 
 

@@ -9,10 +9,18 @@ import numpy as np
 
 Runner = Callable[[np.ndarray], Any]
 
-#: (tag, shape, dtype, attribute items) -> runner, for calls whose attributes are hashable (a
-#: session's are: strings and ints); validation and planning happen once per key.
-_CALLS: dict[tuple, Runner] = {}
+#: (tag, shape, dtype, attribute items) -> (runner, bytes its plan holds), for calls whose
+#: attributes are hashable (a session's are: strings and ints); validation and planning happen
+#: once per key. Bounded in entries and in bytes: a plan holds O(rank) for its geometry plus
+#: at most an output plane (an AveragePool divisor, a MaxPool Indices base), and with a new
+#: shape at every call (audio of varying length) the oldest plans go first.
+_CALLS: dict[tuple, tuple[Runner, int]] = {}
 _MAX_CALLS = 1024
+MAX_HELD_BYTES = 64 << 20
+#: What a cached entry costs besides its tables (plan object, key, closures), measured with
+#: tracemalloc over 1000 new-shape calls: about 2 KB.
+ENTRY_BYTES = 2048
+_held = 0
 
 
 def lookup(tag: tuple, x: Any, attributes: dict[str, Any]) -> tuple[tuple | None, Runner | None]:
@@ -23,7 +31,7 @@ def lookup(tag: tuple, x: Any, attributes: dict[str, Any]) -> tuple[tuple | None
     # first is a valid int attribute, and a cache hit must never skip an error.
     key = (tag, x.shape, x.dtype, tuple(attributes.items()), tuple(map(type, attributes.values())))
     try:
-        return key, _CALLS.get(key)
+        return key, _runner(_CALLS.get(key))
     except TypeError:  # list attributes (the numpy API): key them as tuples, with their types
         pass
     try:
@@ -32,19 +40,38 @@ def lookup(tag: tuple, x: Any, attributes: dict[str, Any]) -> tuple[tuple | None
             for k, v in attributes.items()
         )
         key = (tag, x.shape, x.dtype, items)
-        return key, _CALLS.get(key)
+        return key, _runner(_CALLS.get(key))
     except TypeError:
         return None, None
 
 
-def remember(key: tuple | None, runner: Runner) -> Runner:
-    if key is not None:
-        if len(_CALLS) >= _MAX_CALLS:
-            _CALLS.clear()
-        _CALLS[key] = runner
+def _runner(entry: tuple[Runner, int] | None) -> Runner | None:
+    return None if entry is None else entry[0]
+
+
+def remember(key: tuple | None, runner: Runner, held: int = 0) -> Runner:
+    """Cache ``runner`` under ``key`` (None: not cacheable); ``held`` is the bytes of arrays its
+    plan keeps. The oldest entries make room (dicts keep insertion order); an entry larger than
+    the bound is kept alone (a session calling one huge AveragePool keeps its plan, whose
+    divisor is one output plane: no more than each call allocates anyway)."""
+    global _held
+    if key is None:
+        return runner
+    cost = held + ENTRY_BYTES
+    while _CALLS and (len(_CALLS) >= _MAX_CALLS or _held + cost > MAX_HELD_BYTES):
+        _held -= _CALLS.pop(next(iter(_CALLS)))[1]
+    _CALLS[key] = (runner, cost)
+    _held += cost
     return runner
+
+
+def held_bytes() -> int:
+    """Bytes the cached plans hold, as :func:`remember` counts them."""
+    return _held
 
 
 def forget() -> None:
     """Drop every cached runner (plans are rebuilt on the next call)."""
+    global _held
     _CALLS.clear()
+    _held = 0

@@ -24,7 +24,7 @@ from __future__ import annotations
 from numba import njit
 
 # Columns of a pass row (int64), as :func:`._numba_plans.numba_passes` writes them.
-from ortpool.kernels._numba_plans import FIRST, INNER, JH, JL, OFF, OUT, OUTER, PB, D, K, N, S
+from ortpool.kernels._numba_plans import FIRST, INNER, JH, JL, OUT, OUTER, PB, D, K, N, S
 
 # error_model "numpy": x / 0 gives inf or NaN as in numpy (the default "python" would raise).
 _OPTS = {
@@ -47,33 +47,54 @@ def _add(a, b):
     return a + b
 
 
+@njit(inline="always", **_OPTS)
+def _taps(j, s, d, pb, n, k):
+    """``[lo, hi)`` of the taps of output ``j`` inside ``[0, n)``, ``(0, 0)`` if none: the
+    closed form of :meth:`ortpool.geometry.AxisGeometry.window_taps` (no per-output tables: a
+    plan holds O(1) per axis, and only outputs at the borders ask)."""
+    c = j * s - pb
+    lo = max(0, -(c // d))
+    hi = min(k, -((c - n) // d))
+    if hi <= lo:
+        return 0, 0
+    return lo, hi
+
+
 # The max and sum passes are the same loops with another combine step: one factory builds
 # both, each with its combine step compiled in (no switch inside the inner loops). numba
 # freezes the closure's ``combine`` as a constant and keys its on-disk cache on it.
+# Each variant's functions carry the variant in their qualified name (:func:`_variant_jit`):
+# numba names a function's machine code after its qualified name and a per-process counter,
+# so the max and sum closures compiled in two processes got the same symbol; a third process
+# loading both from the on-disk cache then ran one variant's code for both (measured: a
+# MaxPool returned window sums after an AveragePool-only process had filled the cache).
 # Only the loops specialised by literal arguments are inlined; a helper called from several
 # places with run-time arguments is compiled once: inlined everywhere, the first compile of a
 # float32 MaxPool took 18 s and AveragePool 16 s (now about 9 s each), at no measured run-time
 # cost (in-process A/B within 4% except Inception 1.11, within its noise).
 
 
-def _tagged(tag, **options):
-    """``njit`` for a closure built once per combine step (max, sum). numba files its on-disk
-    cache by the function's qualified name and keys entries by argument types (the closure's
-    variables did not tell the two apart): the max and sum closures shared one entry, and a
-    process loading it got the other's machine code (a MaxPool computed as a sum after an
-    AveragePool of the same dtype had been compiled). The tag gives each its own name."""
+def _variant_jit(variant: str):
+    """``njit`` with the options of this module for a function of the ``variant`` closures,
+    renamed ``<factory>.<locals>.<variant>.<name>``: a symbol of its own. Without an on-disk
+    cache entry of its own: a closure's cache key holds its frozen closure variables, pickled
+    with a per-process id, so it never matched in another process and only piled up entries;
+    the cached entry points (``max_planes``, ``average_planes``) carry the closures' code."""
 
-    def wrap(function):
-        function.__qualname__ = f"{function.__qualname__}_{tag}"
-        return njit(**options)(function)
+    def jit(**options):
+        def wrap(func):
+            func.__qualname__ = func.__qualname__.replace("<locals>.", f"<locals>.{variant}.")
+            return njit(**{**_OPTS, "cache": False, **options})(func)
 
-    return wrap
+        return wrap
+
+    return jit
 
 
-def _make_pass(combine):
-    tag = combine.py_func.__name__.strip("_")
+def _make_pass(combine, variant: str):
+    jit = _variant_jit(variant)
 
-    @_tagged(tag, inline="always", **_OPTS)
+    @jit(inline="always")
     def interior(r, w, jl, jh, pb, first, k, s, d):
         """Outputs ``[jl, jh)`` of a row (strided pass), every tap inside: tap ``first``, then the
         others in order. The row is shifted so that every index is provably non-negative (no
@@ -90,7 +111,7 @@ def _make_pass(combine):
                     acc = combine(acc, rr[c + t * d])
             ww[i] = acc
 
-    @_tagged(tag, **_OPTS)
+    @jit()
     def strided_interior(r, w, jl, jh, pb, first, k, s, d):
         # The common kernels with literal arguments: unrolled and vectorised.
         if d == 1 and k == 2 and s == 2 and first == 0:
@@ -106,18 +127,19 @@ def _make_pass(combine):
         else:
             interior(r, w, jl, jh, pb, first, k, s, d)
 
-    @_tagged(tag, inline="always", **_OPTS)
-    def edge(r, w, j, s, d, pb, first, tlo, thi, ident):
+    @jit(inline="always")
+    def edge(r, w, j, s, d, pb, first, n, k, ident):
         """Output ``j`` of a row from its own taps: ``first`` (or the identity when it is -1),
         then the others in order."""
         c = j * s - pb
         acc = r[c + first * d] if first >= 0 else ident
-        for t in range(tlo[j], thi[j]):
+        lo, hi = _taps(j, s, d, pb, n, k)
+        for t in range(lo, hi):
             if t != first:
                 acc = combine(acc, r[c + t * d])
         w[j] = acc
 
-    @_tagged(tag, **_OPTS)
+    @jit()
     def fused(w, a, b, c, k):
         """``w = combine(combine(a, b), c)`` (``k == 3``) or ``combine(a, b)``: the taps of a
         window already in order, one loop that reads each tap once and writes once (tap by tap
@@ -129,7 +151,7 @@ def _make_pass(combine):
             for i in range(w.shape[0]):
                 w[i] = combine(combine(a[i], b[i]), c[i])
 
-    @_tagged(tag, inline="always", **_OPTS)
+    @jit(inline="always")
     def flat_tap(tgt, ph, total, o, s, init):
         """Tap at offset ``o`` (coordinate minus output times stride) for every output of the
         flat block: output ``q`` reads source ``q * s + o``, i.e. element ``q + o // s`` of phase
@@ -149,8 +171,8 @@ def _make_pass(combine):
             for i in range(hi - lo):
                 dst[i] = combine(dst[i], src[i])
 
-    @_tagged(tag, **_OPTS)
-    def flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, tl, th, ident):
+    @jit()
+    def flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, ident):
         """An inner-axis pass whose source rows are exactly ``s`` times the target rows, as
         flat loops over the whole plane (one per tap) instead of one short loop per row: with
         rows of 28-112 elements the per-row cost dominated (ResNet's W pass). A strided source
@@ -202,11 +224,13 @@ def _make_pass(combine):
                     if t != first:
                         flat_tap(tgt, ph, total, t * d - pb, s, False)
         for j in range(jl):
-            edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, tl[j], th[j], ident)
+            lo, hi = _taps(j, s, d, pb, n, k)
+            edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
         for j in range(jh, out):
-            edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, tl[j], th[j], ident)
+            lo, hi = _taps(j, s, d, pb, n, k)
+            edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
 
-    @_tagged(tag, **_OPTS)
+    @jit()
     def edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident):
         """Output ``j`` of every row of a flat pass from its own taps ``[lo, hi)``: one loop
         down the column (per row and output, the call cost as much as the taps: Inception's
@@ -228,8 +252,8 @@ def _make_pass(combine):
                     acc = combine(acc, cur[base + t * d])
             tgt[o * out + j] = acc
 
-    @_tagged(tag, **_OPTS)
-    def rows(cur, tgt, sb, db, j0, j1, inner, s, d, pb, first, tlo, thi, off, ident):
+    @jit()
+    def rows(cur, tgt, sb, db, j0, j1, inner, s, d, pb, first, n, k, ident):
         """Output rows ``[j0, j1)`` of an outer-axis pass (rows of ``inner`` elements), each
         from its own taps, tap by tap."""
         for j in range(j0, j1):
@@ -244,14 +268,15 @@ def _make_pass(combine):
             else:
                 for i in range(inner):
                     w[i] = ident
-            for t in range(tlo[off + j], thi[off + j]):
+            lo, hi = _taps(j, s, d, pb, n, k)
+            for t in range(lo, hi):
                 if t != first:
                     srow = sb + (c0 + t * d) * inner
                     r = cur[srow : srow + inner]
                     for i in range(inner):
                         w[i] = combine(w[i], r[i])
 
-    @_tagged(tag, inline="always", **_OPTS)
+    @jit(inline="always")
     def interior_rows(cur, tgt, sb, db, jl, jh, inner, s, d, pb, first, k):
         """Output rows ``[jl, jh)`` of an outer-axis pass, every tap inside: tap by tap, the
         taps known without a lookup (literal ``k`` for the common kernels): the lookups of
@@ -268,33 +293,28 @@ def _make_pass(combine):
                     for i in range(inner):
                         w[i] = combine(w[i], r[i])
 
-    @_tagged(tag, **_OPTS)
-    def pass_(cur, tgt, ph, row, tlo, thi, ident):
+    @jit()
+    def pass_(cur, tgt, ph, row, ident):
         n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
-        s, d, pb, first, off = row[S], row[D], row[PB], row[FIRST], row[OFF]
+        s, d, pb, first = row[S], row[D], row[PB], row[FIRST]
         k, jl, jh = row[K], row[JL], row[JH]
         if inner == 1 and n == s * out and 2 * (jh - jl) >= out:
-            flat_inner(
-                cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh,
-                tlo[off : off + out], thi[off : off + out], ident,
-            )
+            flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, ident)
             return
         if inner == 1 and s != 1:
-            tl = tlo[off : off + out]
-            th = thi[off : off + out]
             for o in range(outer):
                 r = cur[o * n : (o + 1) * n]
                 w = tgt[o * out : (o + 1) * out]
                 if first < 0:
                     for j in range(out):
-                        edge(r, w, j, s, d, pb, first, tl, th, ident)
+                        edge(r, w, j, s, d, pb, first, n, k, ident)
                     continue
                 # Outputs with a tap in the padding: their own tap ranges; the interior (every
                 # tap inside) by a loop specialised for the common kernels.
                 for j in range(jl):
-                    edge(r, w, j, s, d, pb, first, tl, th, ident)
+                    edge(r, w, j, s, d, pb, first, n, k, ident)
                 for j in range(jh, out):
-                    edge(r, w, j, s, d, pb, first, tl, th, ident)
+                    edge(r, w, j, s, d, pb, first, n, k, ident)
                 strided_interior(r, w, jl, jh, pb, first, k, s, d)
             return
         if s == 1 and _fusable(first, k) and jl < jh:
@@ -306,8 +326,8 @@ def _make_pass(combine):
             for o in range(outer):
                 sb = o * n * inner
                 db = o * out * inner
-                rows(cur, tgt, sb, db, 0, jl, inner, s, d, pb, first, tlo, thi, off, ident)
-                rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, tlo, thi, off, ident)
+                rows(cur, tgt, sb, db, 0, jl, inner, s, d, pb, first, n, k, ident)
+                rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, n, k, ident)
                 m = (jh - jl) * inner
                 start = sb + (jl - pb) * inner
                 fused(
@@ -333,7 +353,9 @@ def _make_pass(combine):
                 else:
                     for e in range(span):
                         wo[e] = ident
-                for t in range(k):
+                # Only the taps inside for some output: pb - t*d < out and n + pb - t*d > 0
+                # (a kernel of 10**9 taps over a short axis visits a handful).
+                for t in range(max(0, (pb - out) // d + 1), min(k, -(-(n + pb) // d))):
                     if t == first:
                         continue
                     lo = max(0, pb - t * d)
@@ -350,10 +372,10 @@ def _make_pass(combine):
             sb = o * n * inner
             db = o * out * inner
             if first < 0 or jl >= jh:
-                rows(cur, tgt, sb, db, 0, out, inner, s, d, pb, first, tlo, thi, off, ident)
+                rows(cur, tgt, sb, db, 0, out, inner, s, d, pb, first, n, k, ident)
                 continue
-            rows(cur, tgt, sb, db, 0, jl, inner, s, d, pb, first, tlo, thi, off, ident)
-            rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, tlo, thi, off, ident)
+            rows(cur, tgt, sb, db, 0, jl, inner, s, d, pb, first, n, k, ident)
+            rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, n, k, ident)
             if k == 2 and d == 1:
                 interior_rows(cur, tgt, sb, db, jl, jh, inner, s, 1, pb, first, 2)
             elif k == 3 and d == 1:
@@ -364,9 +386,11 @@ def _make_pass(combine):
     return pass_
 
 
-def _make_chain(pass_, tag):
-    @_tagged(tag, inline="always", **_OPTS)
-    def chain(src, dst, info, tlo, thi, ident, buf0, buf1, ph):
+def _make_chain(pass_, variant: str):
+    jit = _variant_jit(variant)
+
+    @jit(inline="always")
+    def chain(src, dst, info, ident, buf0, buf1, ph):
         """Every pass of one plane in order, through the two scratch rows, the last into
         ``dst`` (``ph``: room for a pass's source split into phases)."""
         last = info.shape[0] - 1
@@ -378,14 +402,14 @@ def _make_chain(pass_, tag):
                 tgt = buf0
             else:
                 tgt = buf1
-            pass_(cur, tgt, ph, info[q], tlo, thi, ident)
+            pass_(cur, tgt, ph, info[q], ident)
             cur = tgt
 
     return chain
 
 
-_chain_max = _make_chain(_make_pass(_max), "max")
-_chain_sum = _make_chain(_make_pass(_add), "add")
+_chain_max = _make_chain(_make_pass(_max, "max"), "max")
+_chain_sum = _make_chain(_make_pass(_add, "sum"), "sum")
 
 
 @njit(inline="always", **_OPTS)
@@ -412,25 +436,29 @@ def _deinterleave(src, ph, total, s):
 
 
 @njit(**_OPTS)
-def max_planes(src, dst, info, tlo, thi, ident, work, inter):
+def max_planes(src, dst, info, ident, work, inter):
     """``dst[p] = separable max of src[p]`` for every plane (rows of 2-D C arrays), through the
     caller's scratch buffer ``work``: two intermediates of ``inter`` elements, then the phases
     (see :func:`._numba_plans.scratch_sizes`)."""
     buf0, buf1, ph = work[:inter], work[inter : 2 * inter], work[2 * inter :]
     for p in range(src.shape[0]):
-        _chain_max(src[p], dst[p], info, tlo, thi, ident, buf0, buf1, ph)
+        _chain_max(src[p], dst[p], info, ident, buf0, buf1, ph)
 
 
 @njit(**_OPTS)
-def average_planes(src, dst, info, tlo, thi, divisor, zero, work, inter):
+def average_planes(src, dst, info, divisor, zero, work, inter):
     """``dst[p] = separable sum of src[p] / divisor`` (sums first, one division per output, as
-    the numpy plan does); ``work`` and ``inter`` as for :func:`max_planes`."""
+    the numpy plan does); a row of ``dst`` holds whole planes, each divided by the one plane's
+    ``divisor``; ``work`` and ``inter`` as for :func:`max_planes`."""
     buf0, buf1, ph = work[:inter], work[inter : 2 * inter], work[2 * inter :]
+    m = divisor.shape[0]
     for p in range(src.shape[0]):
-        _chain_sum(src[p], dst[p], info, tlo, thi, zero, buf0, buf1, ph)
+        _chain_sum(src[p], dst[p], info, zero, buf0, buf1, ph)
         row = dst[p]
-        for i in range(row.shape[0]):
-            row[i] = row[i] / divisor[i]
+        for q in range(0, row.shape[0], m):
+            plane = row[q : q + m]
+            for i in range(m):
+                plane[i] = plane[i] / divisor[i]
 
 
 @njit(inline="always", **_OPTS)
@@ -502,17 +530,20 @@ def _window_rows(x, yr, ir, u0, v0, cl, ch, s2, pb2, k1, k2, m0, m1, m2, base):
 
 
 @njit(inline="always", **_OPTS)
-def _window_edge(x, u0, v0, w0, a, b, c, geo, tlo, thi, m0, m1, m2, ident):
+def _window_edge(x, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident):
     """(value, spatial offset or -1) of the window of output (a, b, c), from its own tap
     ranges: some tap may be in the padding, or every tap (then the identity and -1)."""
     best = ident
     at = -1
     d0, d1, d2 = geo[0, 1], geo[1, 1], geo[2, 1]
-    for ta in range(tlo[geo[0, 3] + a], thi[geo[0, 3] + a]):
+    a0, a1 = _taps(a, geo[0, 0], d0, geo[0, 2], geo[0, 3], geo[0, 4])
+    b0, b1 = _taps(b, geo[1, 0], d1, geo[1, 2], geo[1, 3], geo[1, 4])
+    c0, c1 = _taps(c, geo[2, 0], d2, geo[2, 2], geo[2, 3], geo[2, 4])
+    for ta in range(a0, a1):
         u = u0 + ta * d0
-        for tb in range(tlo[geo[1, 3] + b], thi[geo[1, 3] + b]):
+        for tb in range(b0, b1):
             v = v0 + tb * d1
-            for tc in range(tlo[geo[2, 3] + c], thi[geo[2, 3] + c]):
+            for tc in range(c0, c1):
                 w = w0 + tc * d2
                 val = x[u, v, w]
                 if at < 0 or _take(best, val):
@@ -522,21 +553,20 @@ def _window_edge(x, u0, v0, w0, a, b, c, geo, tlo, thi, m0, m1, m2, ident):
 
 
 @njit(**_OPTS)
-def _edge_output(x, yr, ir, u0, v0, w0, a, b, c, geo, tlo, thi, m0, m1, m2, ident, base):
-    best, at = _window_edge(x, u0, v0, w0, a, b, c, geo, tlo, thi, m0, m1, m2, ident)
+def _edge_output(x, yr, ir, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident, base):
+    best, at = _window_edge(x, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident)
     yr[c] = best
     ir[c] = base + at if at >= 0 else -1
 
 
 @njit(**_OPTS)
-def max_indices(src, y, ind, geo, tlo, thi, mult, first_plane, plane_size, ident):
+def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
     """Y and Indices of MaxPool over (planes, D, H, W) blocks.
 
-    ``geo`` holds per axis (s, d, pb, tap-range offset, k, interior begin, interior end);
-    ``tlo``/``thi`` the valid taps of each output along each axis; ``mult`` the storage-order
-    multiplier of each axis. Windows wholly inside the input take a loop with literal kernel
-    sizes for the common kernels (d = 1).
-    """
+    ``geo`` holds per axis (s, d, pb, n, k, interior begin, interior end); ``mult`` the
+    storage-order multiplier of each axis. Windows wholly inside the input take a loop with
+    literal kernel sizes for the common kernels (d = 1); the others find their taps in closed
+    form (:func:`_taps`)."""
     od, oh, ow = y.shape[1], y.shape[2], y.shape[3]
     s0, d0, pb0 = geo[0, 0], geo[0, 1], geo[0, 2]
     s1, d1, pb1 = geo[1, 0], geo[1, 1], geo[1, 2]
@@ -558,11 +588,13 @@ def max_indices(src, y, ind, geo, tlo, thi, mult, first_plane, plane_size, ident
                 # Outputs with a tap outside: the whole row, or the columns around [cl, ch).
                 lo, hi = (cl, ch) if inside and cl < ch else (ow, ow)
                 for c in range(lo):
-                    _edge_output(x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, tlo, thi, m0,
-                                 m1, m2, ident, base)
+                    _edge_output(
+                        x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, m0, m1, m2, ident, base
+                    )
                 for c in range(hi, ow):
-                    _edge_output(x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, tlo, thi, m0,
-                                 m1, m2, ident, base)
+                    _edge_output(
+                        x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, m0, m1, m2, ident, base
+                    )
                 if inside and cl < ch:
                     if unit and k0 == 1 and k1 <= 3:
                         if k1 == 2 and k2 == 2 and s2 == 2:

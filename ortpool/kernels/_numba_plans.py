@@ -1,5 +1,6 @@
 """Plans for the compiled (numba) kernels of :mod:`ortpool.kernels._numba`: the geometry of a
-call flattened into int64 tables the loops read, and the split of planes across threads."""
+call flattened into one int64 row per pass (O(1) per axis: the loops find each border output's
+taps in closed form, no per-output table), and the split of planes across threads."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from ortpool.kernels._buffers import output, scratch
 from ortpool.kernels._common import lowest
 
 #: The columns of a pass row of :func:`numba_passes`, read by :mod:`ortpool.kernels._numba`.
-N, OUT, OUTER, INNER, S, D, PB, FIRST, OFF, K, JL, JH = range(12)
+N, OUT, OUTER, INNER, S, D, PB, FIRST, K, JL, JH = range(11)
 
 
 def _numba_module() -> Any:
@@ -23,51 +24,25 @@ def _numba_module() -> Any:
     return _numba
 
 
-def _valid_taps(g: AxisGeometry) -> tuple[list[int], list[int]]:
-    """Per output, ``[lo, hi)`` of the taps inside the input (contiguous: coordinates grow with
-    the tap); ``(0, 0)`` for a window in the padding only."""
-    lows, highs = [], []
-    for j in range(g.out):
-        inside = [t for t in range(g.k) if 0 <= g.coordinate(j, t) < g.n]
-        lows.append(inside[0] if inside else 0)
-        highs.append(inside[-1] + 1 if inside else 0)
-    return lows, highs
-
-
-def _interior(g: AxisGeometry, lo: list[int], hi: list[int]) -> tuple[int, int]:
-    """``[jl, jh)``: the outputs whose every tap is inside (a contiguous range, maybe empty)."""
-    interior = [j for j in range(g.out) if (lo[j], hi[j]) == (0, g.k)]
-    return (interior[0], interior[-1] + 1) if interior else (g.out, g.out)
-
-
-def numba_passes(
-    geom: PoolGeometry, order: list[int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The separable passes as (info, tlo, thi) for :mod:`._numba`: one int64 row per pass
-    (n, out, outer, inner, stride, dilation, begin pad, first tap, offset into tlo/thi, k,
-    interior begin, interior end) over a plane viewed as (outer, n, inner). The first tap is
-    the one :func:`axis_pass` starts with (covering every output), -1 if none; the others
-    follow in tap order, as in numpy."""
+def numba_passes(geom: PoolGeometry, order: list[int]) -> np.ndarray:
+    """The separable passes for :mod:`._numba`: one int64 row per pass (n, out, outer, inner,
+    stride, dilation, begin pad, first tap, k, interior begin, interior end) over a plane viewed
+    as (outer, n, inner). The first tap is the one :func:`axis_pass` starts with (covering every
+    output), -1 if none; the others follow in tap order, as in numpy. Every column is closed
+    form (:mod:`ortpool.geometry`): O(1) per axis whatever the kernel, pads and length."""
     spatial = [g.n for g in geom.axes]
     rows: list[list[int]] = []
-    lows: list[int] = []
-    highs: list[int] = []
     for axis in order:
         g = geom.axes[axis]
         if g.is_identity:
             continue
-        full = [t for t in range(g.k) if g.tap_range(t) == (0, g.out)]
-        lo, hi = _valid_taps(g)
-        jl, jh = _interior(g, lo, hi)
+        jl, jh = g.interior()
         rows.append([
             g.n, g.out, math.prod(spatial[:axis]), math.prod(spatial[axis + 1 :]),
-            g.s, g.d, g.pb, full[0] if full else -1, len(lows), g.k, jl, jh,
+            g.s, g.d, g.pb, g.full_tap(), g.k, jl, jh,
         ])
-        lows += lo
-        highs += hi
         spatial[axis] = g.out
-    info = np.array(rows, np.int64).reshape(len(rows), 12)
-    return info, np.array([*lows, 0], np.int64), np.array([*highs, 0], np.int64)
+    return np.array(rows, np.int64).reshape(len(rows), 11)
 
 
 #: Input bytes of a block of planes. A block is seen as one plane with ``planes`` times the
@@ -104,7 +79,7 @@ class _NumbaSeparablePlan:
         self.planes = shape[0] * shape[1]
         self.out_shape = (shape[0], shape[1], *geom.output_spatial)
         self.dtype = dtype
-        self.info, self.tlo, self.thi = numba_passes(geom, order)
+        self.info = numba_passes(geom, order)
         self.nbytes = math.prod(shape) * dtype.itemsize
         self.in_plane = math.prod(shape[2:])
         self.out_plane = math.prod(geom.output_spatial)
@@ -195,7 +170,7 @@ class NumbaMaxValuesPlan(_NumbaSeparablePlan):
         self, src: np.ndarray, dst: np.ndarray, info: np.ndarray, planes: int,
         work: np.ndarray, inter: int,
     ) -> None:
-        self.nb.max_planes(src, dst, info, self.tlo, self.thi, self.ident, work, inter)
+        self.nb.max_planes(src, dst, info, self.ident, work, inter)
 
     def values(self, x: np.ndarray) -> np.ndarray:
         return self._run(x)
@@ -208,19 +183,18 @@ class NumbaAveragePlan(_NumbaSeparablePlan):
         self, geom: PoolGeometry, shape: tuple[int, ...], acc: np.dtype, divisor: np.ndarray
     ):
         super().__init__(geom, shape, acc, list(range(len(geom.axes))))
-        per_plane = np.broadcast_to(divisor, geom.output_spatial).reshape(-1)
-        # One divisor per output of a block's row: every plane's of the block.
-        self.divisor = np.ascontiguousarray(np.tile(per_plane, self.block), acc)
+        # One plane's divisor: the kernel divides every plane of a block by it (a copy per plane
+        # of the block made the plan hold as much as a whole block of output).
+        self.divisor = np.ascontiguousarray(
+            np.broadcast_to(divisor, geom.output_spatial).reshape(-1), acc
+        )
         self.zero = acc.type(0)
 
     def _launch(
         self, src: np.ndarray, dst: np.ndarray, info: np.ndarray, planes: int,
         work: np.ndarray, inter: int,
     ) -> None:
-        divisor = self.divisor[: planes * self.out_plane]
-        self.nb.average_planes(
-            src, dst, info, self.tlo, self.thi, divisor, self.zero, work, inter
-        )
+        self.nb.average_planes(src, dst, info, self.divisor, self.zero, work, inter)
 
     def average(self, x: np.ndarray) -> np.ndarray:
         if x.dtype != self.dtype:
@@ -244,16 +218,7 @@ class NumbaMaxIndicesPlan:
         mult = list(index_multipliers(spatial, storage_order))
         axes = [_UNIT_AXIS] * (3 - rank) + list(geom.axes)
         self.mult = np.array([0] * (3 - rank) + mult, np.int64)
-        rows, lows, highs = [], [], []
-        for g in axes:
-            lo, hi = _valid_taps(g)
-            jl, jh = _interior(g, lo, hi)
-            rows.append([g.s, g.d, g.pb, len(lows), g.k, jl, jh])
-            lows += lo
-            highs += hi
-        self.geo = np.array(rows, np.int64)
-        self.tlo = np.array([*lows, 0], np.int64)
-        self.thi = np.array([*highs, 0], np.int64)
+        self.geo = np.array([[g.s, g.d, g.pb, g.n, g.k, *g.interior()] for g in axes], np.int64)
         self.planes = shape[0] * shape[1]
         self.in4 = (self.planes, *(g.n for g in axes))
         self.out4 = (self.planes, *(g.out for g in axes))
@@ -271,11 +236,11 @@ class NumbaMaxIndicesPlan:
         src = np.ascontiguousarray(x).reshape(self.in4)
         y4 = y.reshape(self.out4)
         i4 = indices.reshape(self.out4)
-        kernel, geo, tlo, thi, mult = self.nb.max_indices, self.geo, self.tlo, self.thi, self.mult
+        kernel, geo, mult = self.nb.max_indices, self.geo, self.mult
         plane_size, ident = self.plane_size, self.ident
 
         def work(lo: int, hi: int) -> None:
-            kernel(src[lo:hi], y4[lo:hi], i4[lo:hi], geo, tlo, thi, mult, lo, plane_size, ident)
+            kernel(src[lo:hi], y4[lo:hi], i4[lo:hi], geo, mult, lo, plane_size, ident)
 
         # A window loop costs about as much per input byte as three passes (SegNet's 12.8 MB:
         # one thread 6.6 ms, split 3.8 ms, outside a session).

@@ -1,8 +1,10 @@
 """Execution plans: everything about a pooling call that depends only on (shape, attributes).
 
 A plan is built once per input shape, dtype and attributes (a session calls a node with the same
-ones every time) and holds the index tuples of every tap, the divisor, the index offsets. Running
-it is then a short sequence of in-place numpy calls per block of channels:
+ones every time) and holds the index tuples of every tap that lands inside the input (for a
+kernel of at most :data:`TAP_LIST_MAX` candidate taps per axis; wider ones are walked at run time
+by :func:`wide_pass`, so a plan never grows with the kernel), the divisor, the index offsets.
+Running it is then a short sequence of in-place numpy calls per block of channels:
 
 * the ``N*C`` planes are processed in blocks of about :data:`BLOCK_BYTES`, so the intermediate
   of a separable reduction stays in cache between its passes;
@@ -15,7 +17,7 @@ compare the results bit for bit with a loop over every window (tests/reference_l
 
 When numba is importable, the runners built here call the compiled loops of
 :mod:`ortpool.kernels._numba` instead (same taps, same order: bit-identical results);
-``ORTPOOL_KERNELS=numpy`` keeps the numpy plans (see :func:`backend`).
+which calls take them is :func:`ortpool.kernels._backend.compiled`'s choice.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from ortpool.geometry import AxisGeometry, PoolGeometry, index_multipliers
-from ortpool.kernels import _parallel
-from ortpool.kernels._backend import NUMBA_DTYPES, backend
+from ortpool.kernels import _first_match, _parallel
+from ortpool.kernels._backend import compiled
 from ortpool.kernels._buffers import output, scratch
 from ortpool.kernels._calls import Runner
 from ortpool.kernels._common import lowest
@@ -148,20 +150,32 @@ class AxisPass:
     #: The first further tap covers every output too: one binary call starts the pass (the
     #: same sum as copy-then-add, one numpy call fewer).
     pair: bool = False
+    #: A pass over more than :data:`TAP_LIST_MAX` candidate taps: nothing listed, the taps are
+    #: found at run time by :func:`wide_pass` (the geometry of the axis).
+    wide: AxisGeometry | None = None
+
+
+#: Candidate taps (:meth:`~ortpool.geometry.AxisGeometry.tap_span`) up to which a pass lists
+#: its taps, one numpy call each; beyond, :func:`wide_pass` (a plan never grows with the kernel).
+TAP_LIST_MAX = 64
 
 
 def axis_pass(g: AxisGeometry, axis: int, spatial: tuple[int, ...]) -> AxisPass:
     """The pass over ``axis``: the taps that land inside the input, in tap order; the first tap
     that covers every output starts it (the others cover a sub-range of outputs)."""
-    taps = [_tap_slices(g, t) for t in range(g.k)]
+    out_spatial = (*spatial[:axis], g.out, *spatial[axis + 1 :])
+    ta, tb = g.tap_span()
+    if tb - ta > TAP_LIST_MAX:
+        return AxisPass(axis, out_spatial, None, (), wide=g)
+    taps = {t: _tap_slices(g, t) for t in range(ta, tb)}
     full = slice(0, g.out)
-    first = next((t for t, sl in enumerate(taps) if sl is not None and sl[0] == full), None)
-    others = [t for t, sl in enumerate(taps) if sl is not None and t != first]
+    first: int | None = g.full_tap()
+    first = None if first < 0 else first
+    others = [t for t, sl in taps.items() if sl is not None and t != first]
     rest = tuple(
         (_at(axis, taps[t][0]), _at(axis, taps[t][1]), flat_tap(g, axis, spatial, t))
         for t in others
     )
-    out_spatial = (*spatial[:axis], g.out, *spatial[axis + 1 :])
     if first is None:
         return AxisPass(axis, out_spatial, None, rest)
     pair = bool(others) and taps[others[0]][0] == full
@@ -194,6 +208,10 @@ def run_passes(
     last = len(passes) - 1
     for i, p in enumerate(passes):
         target = out if i == last else scratch((block.shape[0], *p.out_spatial), dtype, i)
+        if p.wide is not None:
+            wide_pass(ufunc, fill, current, target, p.axis, p.wide, i)
+            current = target
+            continue
         rest = p.rest
         if p.first is None:
             target.fill(fill)
@@ -212,6 +230,81 @@ def run_passes(
         current = target
     if not passes:
         np.copyto(out, block)
+
+
+def wide_pass(
+    ufunc: np.ufunc, fill: Any, src: np.ndarray, dst: np.ndarray, axis: int, g: AxisGeometry,
+    slot: Any,
+) -> None:
+    """The pass over ``axis`` of a wide kernel: every output gets the same taps in the same
+    order as a listed pass gives it (the tap covering every output, then the others ascending),
+    but grouped by output instead of by tap, with closed-form ranges: the interior outputs
+    (every tap inside) together, each border output on its own. Cost: one call per border
+    output and per chunk of taps, whatever ``k`` and the pads (windows of 10**5 taps over a
+    long pad are 10**5 border outputs of one tap each)."""
+    first = g.full_tap()
+    if first >= 0:
+        np.copyto(dst, src[_at(axis, _tap_slices(g, first)[1])])
+    else:
+        dst.fill(fill)
+    jl, jh = g.interior()
+    if jl < jh:
+        for t0, t1 in _without(0, g.k, first):
+            _add_taps(ufunc, dst, src, axis, g, jl, jh, t0, t1, slot)
+    for js, tlo, thi in g.border_taps(1 << 16):
+        for j, a, b in zip(js.tolist(), tlo.tolist(), thi.tolist(), strict=True):
+            for t0, t1 in _without(a, b, first):
+                _add_taps(ufunc, dst, src, axis, g, j, j + 1, t0, t1, slot)
+
+
+#: Output bytes per tap below which :func:`_add_taps` accumulates chunks of taps.
+ACCUMULATE_BELOW = 4096
+
+
+def _without(lo: int, hi: int, first: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` without tap ``first`` (already in every output), as ascending runs."""
+    if lo <= first < hi:
+        return [(lo, first), (first + 1, hi)]
+    return [(lo, hi)]
+
+
+def _add_taps(
+    ufunc: np.ufunc, dst: np.ndarray, src: np.ndarray, axis: int, g: AxisGeometry,
+    ja: int, jb: int, t0: int, t1: int, slot: Any,
+) -> None:
+    """Combine taps ``[t0, t1)``, in order, into outputs ``[ja, jb)`` (every one of those taps
+    inside for every one of those outputs).
+
+    Tap by tap when there are few taps or each tap's call has work enough (from
+    :data:`ACCUMULATE_BELOW` bytes of outputs the call's own cost is small beside it: a 1-D
+    k=400 s=160 pass over 10**6 inputs ran in 21 ms tap by tap, 61 ms accumulated); otherwise
+    chunks of taps go through ``ufunc.accumulate`` over a (taps + 1, ...) stack whose row 0 is
+    the current value: accumulate combines strictly in order (row by row), so each output gets
+    the very same sequence of binary operations as tap by tap, bit for bit, in one call per
+    chunk (a window of 10**6 taps over one output: 4 calls instead of 10**6)."""
+    m = t1 - t0
+    if m <= 0:
+        return
+    ax = 1 + axis
+    o = dst[_at(axis, slice(ja, jb))]
+    chunk = BLOCK_BYTES // max(1, o.nbytes)
+    c0 = g.coordinate(ja, t0)
+    if m < 4 or o.nbytes >= ACCUMULATE_BELOW:
+        for t in range(m):
+            c = c0 + t * g.d
+            ufunc(o, src[_at(axis, slice(c, c + (jb - ja - 1) * g.s + 1, g.s))], out=o)
+        return
+    base = src[_at(axis, slice(c0, None))]
+    strides = (g.d * src.strides[ax], *src.strides[:ax], g.s * src.strides[ax],
+               *src.strides[ax + 1 :])
+    taps = np.lib.stride_tricks.as_strided(base, (m, *o.shape), strides, writeable=False)
+    for a in range(0, m, chunk):
+        b = min(m, a + chunk)
+        stack = scratch((b - a + 1, *o.shape), dst.dtype, (slot, "wide"))
+        np.copyto(stack[0], o)
+        np.copyto(stack[1:], taps[a:b])
+        ufunc.accumulate(stack, axis=0, out=stack)
+        np.copyto(o, stack[-1])
 
 
 def blocks(planes: int, plane_bytes: int) -> list[tuple[int, int]]:
@@ -322,33 +415,37 @@ class MaxIndicesPlan:
         spatial = tuple(shape[2:])
         rank = len(spatial)
         mult = index_multipliers(spatial, storage_order)
+        self.plane_size = math.prod(spatial)
+        self.geom, self.mult = geom, mult
+        # Windows of many tap combinations: searched axis by axis (_first_match), no codes.
+        self.search = _first_match.combinations(geom) > WINDOW_LOOP_MAX
+        if self.search:
+            self.empty = _first_match.empty_windows(geom)
+            return
         base = np.zeros(geom.output_spatial, np.int64)
         for a, g in enumerate(geom.axes):
             coords = (np.arange(g.out, dtype=np.int64) * g.s - g.pb) * mult[a]
             base = base + coords.reshape((-1,) + (1,) * (rank - 1 - a))
         self.base = base
-        self.plane_size = math.prod(spatial)
-        all_taps = list(itertools.product(*(range(g.k) for g in geom.axes)))
-        n_taps = len(all_taps)
-        self.code_dtype = np.dtype(
-            np.uint8 if n_taps < 1 << 8 else np.uint16 if n_taps < 1 << 16 else np.uint32
-        )
+        # Only the taps inside the input for some output take part, so only their combinations
+        # get a code, in row-major order (a kernel of 10**9 taps over 4 inputs has 4).
+        useful = [inside_taps(g) for g in geom.axes]
+        n_taps = math.prod(len(u) for u in useful)
+        self.code_dtype = np.dtype(np.uint8 if n_taps < 1 << 8 else np.uint16)
         # lut[code] = spatial offset of the tap with that code; code 0 (no tap) maps to 0.
         lut = np.zeros(n_taps + 1, np.int64)
         taps = []
-        for tap_id, tap in enumerate(all_taps):
+        for tap_id, tap in enumerate(itertools.product(*useful)):
             code = n_taps - tap_id
             lut[code] = sum(t * g.d * m for t, g, m in zip(tap, geom.axes, mult, strict=True))
             slices = [_tap_slices(g, t) for g, t in zip(geom.axes, tap, strict=True)]
-            if any(sl is None for sl in slices):
-                continue
             out_idx = (slice(None), *(sl[0] for sl in slices))
             in_idx = (slice(None), *(sl[1] for sl in slices))
             taps.append((code, out_idx, in_idx))
         self.taps = tuple(taps)
         self.lut = lut
         # Some window holds no input iff along some axis some output has no in-input tap.
-        self.has_empty = any(0 in g.counts(False) for g in geom.axes)
+        self.has_empty = any(g.empty_windows() for g in geom.axes)
 
     def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         vp = self.values_plan
@@ -359,40 +456,69 @@ class MaxIndicesPlan:
         ydst = y.reshape((planes, *vp.out_shape[2:]))
         idst = indices.reshape((planes, *vp.out_shape[2:]))
         passes, fill, dtype = vp.passes, vp.fill, vp.dtype
-        rank = len(vp.out_shape) - 2
-        is_float = dtype.kind == "f"
-        code_dtype, taps, lut, base = self.code_dtype, self.taps, self.lut, self.base
+        finish = self._search if self.search else self._mark
 
         def work(lo: int, hi: int) -> None:
             block, yb, ib = src[lo:hi], ydst[lo:hi], idst[lo:hi]
             run_passes(block, passes, np.maximum, fill, dtype, yb)
-            best = scratch(yb.shape, code_dtype, "best")
-            best.fill(0)
-            marks = scratch(yb.shape, code_dtype, "marks")
-            nan_scratch = None
-            if is_float and bool(np.isnan(yb).any()):
-                nan_scratch = scratch(yb.shape, code_dtype, "nan")
-            for code, out_idx, in_idx in taps:
-                cand = block[in_idx]
-                m = marks[out_idx]
-                np.equal(cand, yb[out_idx], out=m, casting="unsafe")
-                if nan_scratch is not None:
-                    n = nan_scratch[out_idx]
-                    np.not_equal(cand, cand, out=n, casting="unsafe")
-                    np.bitwise_or(m, n, out=m)
-                np.multiply(m, code, out=m, casting="unsafe")
-                view = best[out_idx]
-                np.maximum(view, m, out=view)
-            # Codes are in range by construction: "clip" skips the bounds check (10x faster).
-            np.take(lut, best, out=ib, mode="clip")
-            ib += base
-            planes_off = np.arange(lo, hi, dtype=np.int64) * self.plane_size
-            ib += planes_off.reshape((-1,) + (1,) * rank)
-            if self.has_empty:
-                np.copyto(ib, -1, where=best == 0)
+            finish(block, yb, ib, lo)
 
         for_blocks(vp.ranges, work, vp.nbytes * 3)
         return y, indices
+
+    def _mark(self, block: np.ndarray, yb: np.ndarray, ib: np.ndarray, lo: int) -> None:
+        """Indices of a block by the codes of the tap combinations (the class docstring)."""
+        code_dtype, taps, lut = self.code_dtype, self.taps, self.lut
+        best = scratch(yb.shape, code_dtype, "best")
+        best.fill(0)
+        marks = scratch(yb.shape, code_dtype, "marks")
+        nan_scratch = None
+        if yb.dtype.kind == "f" and bool(np.isnan(yb).any()):
+            nan_scratch = scratch(yb.shape, code_dtype, "nan")
+        for code, out_idx, in_idx in taps:
+            cand = block[in_idx]
+            m = marks[out_idx]
+            np.equal(cand, yb[out_idx], out=m, casting="unsafe")
+            if nan_scratch is not None:
+                n = nan_scratch[out_idx]
+                np.not_equal(cand, cand, out=n, casting="unsafe")
+                np.bitwise_or(m, n, out=m)
+            np.multiply(m, code, out=m, casting="unsafe")
+            view = best[out_idx]
+            np.maximum(view, m, out=view)
+        # Codes are in range by construction: "clip" skips the bounds check (10x faster).
+        np.take(lut, best, out=ib, mode="clip")
+        ib += self.base
+        planes_off = np.arange(lo, lo + len(yb), dtype=np.int64) * self.plane_size
+        ib += planes_off.reshape((-1,) + (1,) * (yb.ndim - 1))
+        if self.has_empty:
+            np.copyto(ib, -1, where=best == 0)
+
+    def _search(self, block: np.ndarray, yb: np.ndarray, ib: np.ndarray, first: int) -> None:
+        geom, vp = self.geom, self.values_plan
+
+        def one_pass(src: np.ndarray, axis: int, out: np.ndarray) -> None:
+            p = axis_pass(geom.axes[axis], axis, tuple(src.shape[1:]))
+            run_passes(src, (p,), np.maximum, vp.fill, vp.dtype, out)
+
+        levels = _first_match.partial_maxima(block, geom, one_pass)
+        ib[...] = _first_match.first_match(
+            levels, yb, geom, self.mult, first, self.plane_size, self.empty
+        )
+
+
+#: Tap combinations up to which MaxIndicesPlan marks each combination (a few SIMD byte
+#: operations each); beyond, the winner is searched axis by axis (:mod:`._first_match`).
+WINDOW_LOOP_MAX = 4096
+
+
+def inside_taps(g: AxisGeometry) -> list[int]:
+    """The taps inside the input for some output, ascending: from the :meth:`tap_span` when it
+    is short, else from the :meth:`tap_runs` (never a loop over all ``k``)."""
+    ta, tb = g.tap_span()
+    if tb - ta <= TAP_LIST_MAX:
+        return [t for t in range(ta, tb) if _tap_slices(g, t) is not None]
+    return [t for lo, hi in g.tap_runs() for t in range(lo, hi)]
 
 
 def max_axis_order(geom: PoolGeometry) -> list[int]:
@@ -403,6 +529,21 @@ def max_axis_order(geom: PoolGeometry) -> list[int]:
     )
 
 
+def held_bytes(plan: Any) -> int:
+    """Bytes of the arrays and tables a plan keeps (for the bound of :mod:`._calls`): its
+    ndarrays, a plan inside it, and about 256 bytes per entry of a tuple, list or dict (a tap
+    with its slices)."""
+    total = 0
+    for value in vars(plan).values():
+        if isinstance(value, np.ndarray):
+            total += value.nbytes
+        elif isinstance(value, tuple | list | dict):
+            total += 256 * len(value)
+        elif isinstance(value, _SeparablePlan | MaxIndicesPlan):
+            total += held_bytes(value)
+    return total
+
+
 def max_pool_runner(
     geom: PoolGeometry,
     shape: tuple[int, ...],
@@ -410,37 +551,38 @@ def max_pool_runner(
     wide: np.dtype | None,
     return_indices: bool,
     storage_order: int,
-) -> Runner:
-    """x -> Y, or x -> (Y, Indices); ``wide`` is the compute dtype of float16/bfloat16."""
+) -> tuple[Runner, int]:
+    """(x -> Y, or x -> (Y, Indices); the bytes its plan holds); ``wide`` is the compute dtype
+    of float16/bfloat16."""
     work_dtype = wide if wide is not None else dtype
     order = max_axis_order(geom)
-    compiled = backend() == "numba" and work_dtype in NUMBA_DTYPES
+    nbytes = math.prod(shape) * work_dtype.itemsize
     if return_indices:
-        if compiled and len(geom.axes) <= 3:
+        if len(geom.axes) <= 3 and compiled("max_indices", work_dtype, nbytes):
             plan: Any = NumbaMaxIndicesPlan(geom, shape, work_dtype, storage_order)
         else:
             plan = MaxIndicesPlan(geom, shape, work_dtype, storage_order, order)
         if wide is None:
-            return plan.run
+            return plan.run, held_bytes(plan)
 
         def run_wide_indices(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             y, indices = plan.run(x.astype(wide))
             return y.astype(dtype), indices
 
-        return run_wide_indices
-    values: Any = (NumbaMaxValuesPlan if compiled else MaxValuesPlan)(
-        geom, shape, work_dtype, order
-    )
+        return run_wide_indices, held_bytes(plan)
+    numba = compiled("max_planes", work_dtype, nbytes)
+    values: Any = (NumbaMaxValuesPlan if numba else MaxValuesPlan)(geom, shape, work_dtype, order)
     if wide is None:
-        return values.values
-    return lambda x: values.values(x.astype(wide)).astype(dtype)
+        return values.values, held_bytes(values)
+    return lambda x: values.values(x.astype(wide)).astype(dtype), held_bytes(values)
 
 
 def average_pool_runner(
     geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, acc: np.dtype, divisor: np.ndarray
-) -> Runner:
-    compiled = backend() == "numba" and acc in NUMBA_DTYPES
-    plan: Any = (NumbaAveragePlan if compiled else AveragePlan)(geom, shape, acc, divisor)
+) -> tuple[Runner, int]:
+    """(x -> Y; the bytes its plan holds)."""
+    numba = compiled("average_planes", acc, math.prod(shape) * acc.itemsize)
+    plan: Any = (NumbaAveragePlan if numba else AveragePlan)(geom, shape, acc, divisor)
     if dtype == acc:
-        return plan.average
-    return lambda x: plan.average(x).astype(dtype)
+        return plan.average, held_bytes(plan)
+    return lambda x: plan.average(x).astype(dtype), held_bytes(plan)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,7 @@ import numpy as np
 from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry
-from ortpool.kernels import _calls, _plan
+from ortpool.kernels import _calls, _limits, _plan
 from ortpool.kernels._common import attrs_for, check_input, geometry_for
 
 
@@ -30,21 +29,24 @@ def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.n
         check_input(opv, x)
         attrs = attrs_for("AveragePool", version, attributes, x.ndim - 2)
         geom = geometry_for(tuple(x.shape[2:]), attrs)
+        # float16/bfloat16 accumulate in float32 and are rounded once (RULINGS.md 8).
+        acc = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
+        _limits.check_pool(geom, x.shape, x.dtype, acc, range(len(geom.axes)))
     except OrtpoolError as err:
         raise err.located(op="AveragePool", version=version) from None
-    # float16/bfloat16 accumulate in float32 and are rounded once (RULINGS.md 8).
-    acc = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
     div = divisor(geom, bool(attrs.count_include_pad), acc)
-    runner = _plan.average_pool_runner(geom, tuple(x.shape), x.dtype, acc, div)
-    return _calls.remember(key, runner)(x)
+    runner, held = _plan.average_pool_runner(geom, tuple(x.shape), x.dtype, acc, div)
+    return _calls.remember(key, runner, held)(x)
 
 
-@functools.lru_cache(maxsize=256)
 def divisor(geom: PoolGeometry, include_pad: bool, dtype: np.dtype) -> np.ndarray:
-    """The per-output divisor, an outer product of per-axis counts (validity is per axis)."""
-    div = np.ones((), dtype)
-    for a, g in enumerate(geom.axes):
-        counts = np.asarray(g.counts(include_pad), dtype)
-        div = div * counts.reshape((-1,) + (1,) * (len(geom.axes) - 1 - a))
+    """The per-output divisor, an outer product of per-axis counts (validity is per axis), each
+    in closed form (:meth:`~ortpool.geometry.AxisGeometry.counts`). Not cached apart: the plan
+    that divides by it is (:mod:`._calls`), and one cache bounds the memory."""
+    rank = len(geom.axes)
+    # The first axis's counts start the product (1 * c is c exactly); the others multiply in.
+    div = geom.axes[0].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1))
+    for a in range(1, rank):
+        div = div * geom.axes[a].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1 - a))
     div.setflags(write=False)
     return div

@@ -10,7 +10,7 @@ import numpy as np
 from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry
-from ortpool.kernels import _calls, _plan
+from ortpool.kernels import _calls, _limits, _plan
 from ortpool.kernels._common import attrs_for, check_input, compute_dtype, geometry_for
 
 
@@ -34,12 +34,16 @@ def max_pool(
             raise OrtpoolError("this version has no Indices output")
         attrs = attrs_for("MaxPool", version, attributes, x.ndim - 2)
         geom = geometry_for(tuple(x.shape[2:]), attrs)
+        wide = compute_dtype(x.dtype)
+        _limits.check_pool(
+            geom, x.shape, x.dtype, wide or x.dtype, _plan.max_axis_order(geom), return_indices
+        )
     except OrtpoolError as err:
         raise err.located(op="MaxPool", version=version) from None
-    runner = _plan.max_pool_runner(
-        geom, tuple(x.shape), x.dtype, compute_dtype(x.dtype), return_indices, attrs.storage_order
+    runner, held = _plan.max_pool_runner(
+        geom, tuple(x.shape), x.dtype, wide, return_indices, attrs.storage_order
     )
-    return _calls.remember(key, runner)(x)
+    return _calls.remember(key, runner, held)(x)
 
 
 def window_max(x: np.ndarray, geom: PoolGeometry) -> np.ndarray:

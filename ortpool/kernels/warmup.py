@@ -44,7 +44,7 @@ def warm_up(dtypes: Iterable[str] = DTYPES) -> list[tuple[str, str, float]]:
     seconds) per call. Nothing to do, and an empty list, when the numpy kernels are in use."""
     if _backend.backend() != "numba":
         return []
-    done = []
+    chosen = []
     for name in dtypes:
         try:
             dtype = np.dtype(name)
@@ -52,8 +52,17 @@ def warm_up(dtypes: Iterable[str] = DTYPES) -> list[tuple[str, str, float]]:
             raise OrtpoolError(f"dtype {name!r} is not a numpy element type") from None
         if dtype not in _backend.NUMBA_DTYPES:
             raise OrtpoolError(f"dtype {name!r}: the compiled kernels take {', '.join(DTYPES)}")
-        for kernel, call in _calls(dtype):
-            start = time.perf_counter()
-            call()
-            done.append((kernel, dtype.name, time.perf_counter() - start))
+        chosen.append(dtype)
+    # The calls are tiny, which the default mode would leave to numpy: compile them anyway.
+    mode = _backend.mode()
+    _backend.set_backend("numba")
+    done = []
+    try:
+        for dtype in chosen:
+            for kernel, call in _calls(dtype):
+                start = time.perf_counter()
+                call()
+                done.append((kernel, dtype.name, time.perf_counter() - start))
+    finally:
+        _backend.set_backend(mode)
     return done

@@ -1,5 +1,7 @@
-"""Everything that touches onnxruntime: op registration, the result hook, the session wrapper.
+"""Everything that touches onnxruntime: op registration, the result hook, the session wrapper,
+and what the installed runtime is (``runtime``).
 
-Importing this package imports onnxruntime and onnxruntime-extensions (about 250 MB); the rest of
-ortpool does not, so commands that need no session stay light.
+Importing ``register``, ``hook`` or ``session`` imports onnxruntime and onnxruntime-extensions
+(about 250 MB); ``runtime`` imports them only when asked for versions or the IR limit, so the
+model builders that need just its ``IR_VERSION`` stay light. The rest of ortpool imports neither.
 """

@@ -27,11 +27,13 @@ from typing import Any
 
 import onnx
 
+from ortpool import modelfile
 from ortpool.rewrite import external
 from ortpool.rewrite.passes import restore_model, rewrite_model
 from ortpool.rewrite.report import NodeReport, RewriteReport
 from ortpool.rewrite.retarget import CAST_MARK
 from ortpool.rewrite.selection import Selection
+from ortpool.staging import Destination, StagedFiles
 
 __all__ = [
     "CAST_MARK",
@@ -54,7 +56,7 @@ def _model(model: ModelLike) -> onnx.ModelProto:
         copy = onnx.ModelProto()
         copy.CopyFrom(model)  # the caller's model is never changed
         return copy
-    return external.load(model)
+    return modelfile.read(model, load_external_data=False)
 
 
 def rewrite_with_report(
@@ -112,29 +114,57 @@ def save(
     path: str | os.PathLike,
     source_dir: str | os.PathLike | None = None,
     *,
-    copy_data: bool = False,
+    link_data: bool = False,
 ) -> list[str]:
     """Write ``model`` to ``path``; its external data, found relative to ``source_dir``, is
-    hard-linked (or copied) next to it. Returns notes on what was done with each data file."""
-    notes: list[str] = []
-    if source_dir is not None:
-        notes = external.place_data(model, source_dir, Path(path).parent, copy_data)
-    elif external.external_locations(model):
-        notes.append("external data references written as they are (no source_dir given)")
-    external.save(model, path)
+    hard-linked (or copied) next to it. Returns notes on what was done with each data file.
+    Every file is written or none (:mod:`ortpool.staging`)."""
+    source_dir = Path(source_dir) if source_dir is not None else None
+    sources = external.data_sources(model, source_dir) if source_dir is not None else []
+    with StagedFiles(sources) as files:
+        notes = _stage(files, files.add(path, "the output"), model, source_dir, link_data)
+        files.commit()
     return notes
+
+
+def _stage(
+    files: StagedFiles,
+    output: Destination,
+    model: onnx.ModelProto,
+    source_dir: Path | None,
+    link_data: bool,
+) -> list[str]:
+    """Check where each external data file goes, then stage the model and the data files;
+    returns the notes on the data files."""
+    if source_dir is None:
+        output.write(external.serialize(model))
+        if external.external_locations(model):
+            return ["external data references written as they are (no source_dir given)"]
+        return []
+    plan = external.plan_data(model, source_dir, output.path.parent, files)
+    output.write(external.serialize(model))
+    return plan.stage(link_data)
 
 
 def _run_file(
     action: Any,
     source: str | os.PathLike,
     target: str | os.PathLike,
-    copy_data: bool,
+    link_data: bool,
+    json_report: str | os.PathLike | None,
     options: dict[str, Any],
 ) -> RewriteReport:
-    external.check_paths(source, target)
-    model, report = action(external.load(source), **options)
-    report.notes.extend(save(model, target, Path(source).parent, copy_data=copy_data))
+    source = Path(source)
+    model = modelfile.read(source, load_external_data=False)
+    sources = [(source, "the input model"), *external.data_sources(model, source.parent)]
+    with StagedFiles(sources) as files:
+        output = files.add(target, "the output")
+        report_file = files.add(json_report, "the JSON report") if json_report else None
+        model, report = action(model, **options)
+        report.notes.extend(_stage(files, output, model, source.parent, link_data))
+        if report_file is not None:
+            report_file.write(report.to_json().encode())
+        files.commit()
     return report
 
 
@@ -142,23 +172,27 @@ def rewrite_file(
     source: str | os.PathLike,
     target: str | os.PathLike,
     *,
-    copy_data: bool = False,
+    link_data: bool = False,
+    json_report: str | os.PathLike | None = None,
     **options: Any,
 ) -> RewriteReport:
     """Rewrite the model file ``source`` into ``target``; weights are never loaded (see
-    :func:`save`)."""
-    return _run_file(rewrite_with_report, source, target, copy_data, options)
+    :func:`save`). ``json_report``: also write the report there as JSON, with the model or not
+    at all."""
+    return _run_file(rewrite_with_report, source, target, link_data, json_report, options)
 
 
 def restore_file(
     source: str | os.PathLike,
     target: str | os.PathLike,
     *,
-    copy_data: bool = False,
+    link_data: bool = False,
+    json_report: str | os.PathLike | None = None,
     **options: Any,
 ) -> RewriteReport:
-    """Restore the model file ``source`` into ``target`` (weights never loaded)."""
-    return _run_file(restore_with_report, source, target, copy_data, options)
+    """Restore the model file ``source`` into ``target`` (weights never loaded); ``json_report``
+    as for :func:`rewrite_file`."""
+    return _run_file(restore_with_report, source, target, link_data, json_report, options)
 
 
 class _CallablePackage(types.ModuleType):

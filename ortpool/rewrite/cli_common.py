@@ -6,10 +6,8 @@ Neither command imports onnxruntime: rewriting needs only onnx and ortpool's tab
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from ortpool.rewrite.report import RewriteReport
 
@@ -47,11 +45,17 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
         action="store_true",
         help="leave a node that fails its schema checks as it is and report it, instead of failing",
     )
-    parser.add_argument("--json", metavar="REPORT", help="write the per-node report as JSON here")
     parser.add_argument(
-        "--copy-data",
+        "--json",
+        metavar="REPORT",
+        help="write the per-node report as JSON here (with the model, or neither)",
+    )
+    parser.add_argument(
+        "--link-data",
         action="store_true",
-        help="copy external data files next to the output instead of hard-linking them",
+        help="hard-link external data files next to the output instead of copying them (onnx "
+        "then refuses to load the model, and the source, with its external data: they have two "
+        "links)",
     )
     loud = parser.add_mutually_exclusive_group()
     loud.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
@@ -62,14 +66,13 @@ def run(args: argparse.Namespace, action: Callable[..., RewriteReport]) -> int:
     report = action(
         args.input,
         args.output,
-        copy_data=args.copy_data,
+        link_data=args.link_data,
         ops=args.ops,
         nodes=args.nodes,
         exclude=args.exclude,
         skip_invalid=args.skip_invalid,
+        json_report=args.json,
     )
-    if args.json:
-        Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n")
     if not args.quiet:
         for line in report.summary_lines(verbose=args.verbose):
             print(line, file=sys.stdout)

@@ -1,42 +1,33 @@
-"""Loading and saving models whose weights live in external data files, without reading them.
+"""Saving models whose weights live in external data files, without reading the weights.
 
-A model is loaded with ``load_external_data=False``: only the proto (graph, attributes, the
-*references* to weights) enters memory, so a model of any size, over 2 GB included, costs what its
-structure costs. On saving, every referenced data file must be reachable from the output's
-directory under the same relative location, because onnxruntime 1.31 refuses external data paths
-that are absolute, contain ``..`` or resolve (through a symlink) outside the model's directory.
-So each data file is hard-linked next to the output (no bytes copied, the source untouched) or,
-where a hard link is impossible (another filesystem) or ``copy_data`` is asked, copied in chunks.
-A source file is never written to, and an existing file at the target is never overwritten.
+A model is loaded with ``load_external_data=False`` (:mod:`ortpool.modelfile`): only the proto
+(graph, attributes, the *references* to weights) enters memory, so a model of any size, over 2 GB
+included, costs what its structure costs. On saving, every referenced data file must be reachable
+from the output's directory under the same relative location, because onnxruntime (1.24 to 1.32
+measured; 1.21 still loads them) refuses external data paths that are absolute, contain ``..`` or
+resolve (through a symlink) outside the model's directory. So each data file is cloned next to
+the output where the filesystem can (copy on write: no bytes copied), else copied in chunks;
+``link_data`` hard-links it instead (onnx refuses to load data files with two links, so that is
+opt-in). A source file is never written to, and an existing file at the target is never
+overwritten. The files are written through :class:`ortpool.staging.StagedFiles`: all of them or
+none.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
-from google.protobuf.message import DecodeError
 from onnx import AttributeProto
 
 from ortpool.errors import OrtpoolError
+from ortpool.staging import Destination, StagedFiles, same_file
 
 _PROTO_LIMIT = 2**31 - 1
 _CHUNK = 1 << 24
-
-
-def load(path: str | os.PathLike) -> onnx.ModelProto:
-    """The model at ``path`` without its external data (weights stay on disk)."""
-    path = Path(path)
-    if not path.is_file():
-        raise OrtpoolError(f"{path}: no such model file")
-    try:
-        return onnx.load(os.fspath(path), load_external_data=False)
-    except (DecodeError, RuntimeError, ValueError) as err:
-        raise OrtpoolError(f"{path} is not a readable ONNX model ({err})") from None
 
 
 def _tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
@@ -88,6 +79,15 @@ def _check_location(location: str) -> None:
         )
 
 
+def data_sources(model: onnx.ModelProto, source_dir: Path) -> list[tuple[Path, str]]:
+    """The external data files ``model`` reads, described for :class:`StagedFiles` (no output
+    may be one of them)."""
+    return [
+        (source_dir / location, f"the input model's external data file {location!r}")
+        for location in external_locations(model)
+    ]
+
+
 def _same_content(a: Path, b: Path) -> bool:
     if a.stat().st_size != b.stat().st_size:
         return False
@@ -100,72 +100,71 @@ def _same_content(a: Path, b: Path) -> bool:
                 return True
 
 
-def place_data(
+@dataclasses.dataclass
+class _DataFile:
+    location: str
+    source: Path
+    destination: Destination | None  # None: already present next to the output
+
+
+@dataclasses.dataclass
+class DataPlan:
+    """Where each external data file of a model goes; every conflict checked, nothing written."""
+
+    files: list[_DataFile]
+
+    def stage(self, link_data: bool) -> list[str]:
+        """Stage the link or copy of each data file; returns one note per file."""
+        notes = []
+        for data in self.files:
+            if data.destination is None:
+                how = "already present"
+            else:
+                how = data.destination.place(data.source, link_data)
+            notes.append(f"external data {data.location}: {how} next to the output")
+        return notes
+
+
+def plan_data(
     model: onnx.ModelProto,
     source_dir: str | os.PathLike,
     out_dir: str | os.PathLike,
-    copy_data: bool = False,
-) -> list[str]:
-    """Make every external data file of ``model`` (relative to ``source_dir``) available at the
-    same location relative to ``out_dir``; returns one note per file placed."""
+    files: StagedFiles,
+) -> DataPlan:
+    """Check that every external data file of ``model`` (relative to ``source_dir``) can be made
+    available at the same location relative to ``out_dir``, adding the ones to write to
+    ``files``. A file already there that is the same file or has the same bytes is reused;
+    anything else there is an error (never overwritten)."""
     source_dir, out_dir = Path(source_dir), Path(out_dir)
-    notes: list[str] = []
     locations = external_locations(model)
     for location in locations:
         _check_location(location)
-    if not locations or (out_dir.exists() and os.path.samefile(source_dir, out_dir)):
-        return notes
+    if not locations or same_file(source_dir, out_dir):
+        return DataPlan([])
+    planned = []
     for location in locations:
         source, target = source_dir / location, out_dir / location
         if not source.is_file():
             raise OrtpoolError(f"external data file {location!r} is missing from {source_dir}")
-        if target.exists():
-            if os.path.samefile(source, target) or _same_content(source, target):
-                notes.append(f"external data {location}: already present next to the output")
+        if os.path.lexists(target):
+            if target.is_file() and (same_file(source, target) or _same_content(source, target)):
+                planned.append(_DataFile(location, source, None))
                 continue
             raise OrtpoolError(
                 f"{target} exists and differs from the model's external data {source}; "
                 "refusing to overwrite it (choose another output directory)"
             )
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if not copy_data:
-            try:
-                os.link(source, target)
-                notes.append(f"external data {location}: hard-linked next to the output")
-                continue
-            except OSError:
-                pass  # another filesystem, or links not supported: copy instead
-        partial = target.with_name(target.name + ".ortpool-partial")
-        shutil.copyfile(source, partial)  # streams in chunks (sendfile), never the whole file
-        os.replace(partial, target)
-        notes.append(f"external data {location}: copied next to the output")
-    return notes
+        destination = files.add_below(target, out_dir, f"external data file {location!r}")
+        planned.append(_DataFile(location, source, destination))
+    return DataPlan(planned)
 
 
-def save(model: onnx.ModelProto, path: str | os.PathLike) -> None:
-    """Write the proto (external data references as they are) atomically to ``path``."""
-    path = Path(path)
+def serialize(model: onnx.ModelProto) -> bytes:
+    """The proto's bytes (external data references as they are)."""
     size = model.ByteSize()
     if size > _PROTO_LIMIT:
         raise OrtpoolError(
             f"the model holds {size} bytes inline, over protobuf's 2 GB limit; store its weights "
             "as external data (onnx.save(..., save_as_external_data=True)) first"
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=path.name + ".", suffix=".partial", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(model.SerializeToString())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)  # mkstemp makes it private; give it a normal file's mode
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
-def check_paths(source: str | os.PathLike, target: str | os.PathLike) -> None:
-    """The output must not be the input file (the source is never modified)."""
-    if Path(target).exists() and os.path.samefile(source, target):
-        raise OrtpoolError(f"the output {target} is the input model; write to another path")
+    return model.SerializeToString()

@@ -13,6 +13,7 @@ import onnx
 from ortpool import optypes, versions
 from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
+from ortpool.ort import runtime
 from ortpool.rewrite import branch_outputs, retarget
 from ortpool.rewrite.checks import check_node, node_name, resolve_version
 from ortpool.rewrite.elemtypes import MIXED, TypeTable, learn_types
@@ -244,7 +245,13 @@ def _owners(model: onnx.ModelProto):
 
 
 def _note_ir(model: onnx.ModelProto, report: RewriteReport) -> None:
-    if model.ir_version > 13:
+    # Every supported onnxruntime reads runtime.IR_VERSION; only above it is the installed one
+    # asked (which imports onnxruntime, so a rewrite of an older model never does).
+    if model.ir_version <= runtime.IR_VERSION:
+        return
+    readable = runtime.max_ir_version()
+    if model.ir_version > readable:
         report.notes.append(
-            f"the model has IR version {model.ir_version}; onnxruntime 1.31 reads at most 13"
+            f"the model has IR version {model.ir_version}; the installed onnxruntime "
+            f"{runtime.versions()['onnxruntime']} reads at most {readable}"
         )

@@ -9,6 +9,7 @@ model as a whole (external data linked or copied, IR version). ``to_dict()`` is 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections import Counter
 from typing import Any
 
@@ -83,6 +84,10 @@ class RewriteReport:
             "nodes": [dataclasses.asdict(n) for n in self.nodes],
             "notes": list(self.notes),
         }
+
+    def to_json(self) -> str:
+        """What ``--json`` writes: :meth:`to_dict` as indented JSON."""
+        return json.dumps(self.to_dict(), indent=2) + "\n"
 
     def summary_lines(self, verbose: bool = False) -> list[str]:
         """The human summary the CLI prints: counts per op version, then every node left alone."""

@@ -128,12 +128,13 @@ def geometric_causes(op: str, attrs: PoolAttrs, spatial: Sequence[int]) -> list[
     except ValueError:
         return causes
     for i, g in enumerate(geom.axes):
-        if 0 in g.counts(False):
+        empty = g.empty_windows()
+        if empty:
             causes.append(
                 Cause(
                     EMPTY_WINDOW,
                     f"axis {i}: pads ({g.pb}, {g.pe}) >= kernel span leave "
-                    f"{g.counts(False).count(0)} window(s) with no input element",
+                    f"{empty} window(s) with no input element",
                 )
             )
             break

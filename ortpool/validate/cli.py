@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from ortpool.errors import OrtpoolError
+from ortpool.staging import StagedFiles
 
 HELP = (
     "compare onnxruntime's built-in pooling with ortpool on models (default: the bundled ones), "
@@ -20,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "models",
         nargs="*",
         metavar="MODEL",
-        help="ONNX model files (default: the bundled models in models/)",
+        help="ONNX model files (default: the models bundled in the package, ortpool/models/)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (0)")
     parser.add_argument(
@@ -48,14 +49,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--atol",
         type=float,
-        help="absolute tolerance for AveragePool values "
+        help="absolute tolerance for AveragePool values and graph outputs "
         "(default per type: float 1e-6, double 1e-12, float16 1e-3, bfloat16 1e-2)",
     )
     parser.add_argument(
         "--rtol",
         type=float,
-        help="relative tolerance for AveragePool values "
-        "(default per type: float 1e-5, double 1e-10, float16 2e-3, bfloat16 "
+        help="relative tolerance for AveragePool values, and for graph outputs relative to "
+        "their magnitude (default per type: float 1e-5, double 1e-10, float16 2e-3, bfloat16 "
         "1.6e-2); MaxPool values and Indices are always compared exactly",
     )
     parser.add_argument(
@@ -122,39 +123,48 @@ def run(args: argparse.Namespace) -> int:
         reference_timeout=args.reference_timeout,
     )
     paths = args.models or [str(p) for p in validator.bundled_models()]
-    models = [validator.load_model(p) for p in paths]  # every model readable before any runs
-    found = []
-    for path, model in zip(paths, models, strict=True):
-        bar = ProgressBar(f"validate {path}", force=False) if not args.no_progress else None
-        try:
-            result = validator.validate_model(
-                model, options, progress=bar, strict_shapes=len(paths) == 1, label=path
-            )
-        finally:
-            if bar is not None:
-                bar.close()
-        result.path = path
-        found.append(result)
-        print("\n".join(terminal.model_report(result)))
-        print()
-    print(terminal.summary(found))
-    settings: dict[str, Any] = {
-        "seed": args.seed,
-        "shapes": args.shape,
-        "inputs": args.inputs,
-        "providers": options.providers or ["CPUExecutionProvider"],
-        "optimize": args.optimize,
-        "atol": args.atol,
-        "rtol": args.rtol,
-        "reference": args.reference,
-        "fail_on_rulings": args.fail_on_rulings,
-    }
-    if args.json:
-        jsonreport.write(args.json, jsonreport.validate_document(found, settings))
-        print(f"JSON report: {args.json}", file=sys.stderr)
-    if args.html:
-        html.write(args.html, found, settings)
-        print(f"HTML report: {args.html}", file=sys.stderr)
+    # The report destinations are checked and a temporary file reserved next to each before
+    # anything runs: a report that cannot be written fails in a second, not after the run.
+    with StagedFiles((p, "a model being validated") for p in paths) as files:
+        json_file = files.add(args.json, "the JSON report") if args.json else None
+        html_file = files.add(args.html, "the HTML report") if args.html else None
+        files.reserve()
+        models = [validator.load_model(p) for p in paths]  # every model readable before any runs
+        found = []
+        for path, model in zip(paths, models, strict=True):
+            bar = ProgressBar(f"validate {path}", force=False) if not args.no_progress else None
+            try:
+                result = validator.validate_model(
+                    model, options, progress=bar, strict_shapes=len(paths) == 1, label=path
+                )
+            finally:
+                if bar is not None:
+                    bar.close()
+            result.path = path
+            found.append(result)
+            print("\n".join(terminal.model_report(result)))
+            print()
+        print(terminal.summary(found))
+        settings: dict[str, Any] = {
+            "seed": args.seed,
+            "shapes": args.shape,
+            "inputs": args.inputs,
+            "providers": options.providers or ["CPUExecutionProvider"],
+            "optimize": args.optimize,
+            "atol": args.atol,
+            "rtol": args.rtol,
+            "reference": args.reference,
+            "fail_on_rulings": args.fail_on_rulings,
+        }
+        if json_file is not None:
+            document = jsonreport.validate_document(found, settings)
+            json_file.write(jsonreport.dumps(document).encode())
+        if html_file is not None:
+            html_file.write(html.render(found, settings).encode())
+        files.commit()
+    for label, path in (("JSON", args.json), ("HTML", args.html)):
+        if path:
+            print(f"{label} report: {path}", file=sys.stderr)
     failing = any(m.failing for m in found)
     if args.fail_on_rulings:
         failing = failing or any(n.status == "rulings" for m in found for n in m.nodes)

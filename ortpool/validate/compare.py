@@ -68,10 +68,11 @@ def _finite_or_none(value: float) -> float | None:
     return None if not math.isfinite(value) else float(value)
 
 
-def _overlap(a: np.ndarray, b: np.ndarray) -> tuple[slice, ...]:
-    if a.ndim != b.ndim:
-        return ()
-    return tuple(slice(0, min(x, y)) for x, y in zip(a.shape, b.shape, strict=True))
+def _overlap(a: np.ndarray, b: np.ndarray) -> tuple[Any, ...]:
+    """The index of the cells both tensors (of one rank) have. It ends in an Ellipsis so that
+    indexing always gives an array: ``t[()]`` of a 0-d array (a scalar graph output) would be a
+    numpy scalar, which cannot be painted."""
+    return (*(slice(0, min(x, y)) for x, y in zip(a.shape, b.shape, strict=True)), ...)
 
 
 def _canvas(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -99,9 +100,9 @@ def compare_values(
         name, dtype, tuple(builtin.shape), tuple(ours.shape), tolerance.describe()
     )
     cats = _canvas(builtin, ours)
-    sl = _overlap(builtin, ours)
     if builtin.ndim != ours.ndim:
         return _rank_mismatch(result, builtin, ours, cats)
+    sl = _overlap(builtin, ours)
     a, b = _wide(builtin[sl]), _wide(ours[sl])
     result.compared = int(a.size)
     result.only_in_one = int(cats.size - a.size)
@@ -111,7 +112,8 @@ def compare_values(
             same |= np.isnan(a) & np.isnan(b)
             diff = np.abs(a - b)
             if not tolerance.exact:
-                same |= diff <= tolerance.atol + tolerance.rtol * np.abs(b)
+                # a finite cell against an infinite one is a difference, whatever the bound
+                same |= np.isfinite(diff) & (diff <= tolerance.bound(b))
             finite = np.isfinite(a) & np.isfinite(b)
             if finite.any():
                 result.max_abs = _finite_or_none(float(diff[finite].max()))
@@ -140,9 +142,9 @@ def compare_indices(
     """Compare Indices exactly; a differing index pointing at an input equal to ours is a tie."""
     result = TensorComparison("Indices", "int64", tuple(builtin.shape), tuple(ours.shape), "exact")
     cats = _canvas(builtin, ours)
-    sl = _overlap(builtin, ours)
     if builtin.ndim != ours.ndim:
         return _rank_mismatch(result, builtin, ours, cats)
+    sl = _overlap(builtin, ours)
     a, b = builtin[sl].astype(np.int64), ours[sl].astype(np.int64)
     result.compared = int(a.size)
     result.only_in_one = int(cats.size - a.size)
@@ -221,7 +223,7 @@ def ruling_cells(x: np.ndarray, geom: PoolGeometry) -> tuple[np.ndarray, np.ndar
     out_shape = (n, c, *geom.output_spatial)
     empty = np.zeros((), bool)
     for a, g in enumerate(geom.axes):
-        zero = np.asarray(g.counts(False)) == 0
+        zero = g.counts(False) == 0
         empty = empty | zero.reshape((-1,) + (1,) * (len(geom.axes) - 1 - a))
     empty = np.broadcast_to(empty, out_shape)
     if x.dtype.kind == "f" or x.dtype.name == "bfloat16":

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 from ortpool.errors import OrtpoolError
+from ortpool.staging import StagedFiles
 
 HELP = (
     "sweep a generated grid of pooling cases (op x version x dtype x padding x ceil x dilation x "
@@ -55,52 +57,62 @@ def run(args: argparse.Namespace) -> int:
     options = isolate.Options(
         ortpool_runner=isolate.run_ortpool_numpy, threads=1, atol=args.atol, rtol=args.rtol
     )
-    bar = None if args.no_progress else ProgressBar("conformance")
-    started = time.perf_counter()
-    try:
-        found = run_conformance(cases, args.seed, options, progress=bar)
-    finally:
-        if bar is not None:
-            bar.close()
-    seconds = time.perf_counter() - started
-    env = jsonreport.environment()
-    header = (
-        f"ortpool conformance: onnxruntime {env['onnxruntime']} built-in pooling against the ONNX "
-        f"spec (ortpool {env['ortpool']}, onnx {env['onnx']})\n"
-        f"{len(found)} cases, seed {args.seed}, {seconds:.1f} s"
-    )
-    print("\n".join(matrix.render(found, header)))
+    settings = {
+        "seed": args.seed,
+        "ops": ops,
+        "versions": wanted_versions,
+        "dtypes": _csv(args.dtypes),
+        "ranks": ranks,
+    }
+    # The report's destination is checked and reserved before the sweep, not after it.
+    with StagedFiles() as files:
+        json_file = files.add(args.json, "the JSON report") if args.json else None
+        files.reserve()
+        bar = None if args.no_progress else ProgressBar("conformance")
+        started = time.perf_counter()
+        try:
+            found = run_conformance(cases, args.seed, options, progress=bar)
+        finally:
+            if bar is not None:
+                bar.close()
+        seconds = time.perf_counter() - started
+        env = jsonreport.environment()
+        header = (
+            f"ortpool conformance: onnxruntime {env['onnxruntime']} built-in pooling against the "
+            f"ONNX spec (onnxruntime-extensions {env['onnxruntime_extensions']}, onnx "
+            f"{env['onnx']}, ortpool {env['ortpool']})\n"
+            f"{len(found)} cases, seed {args.seed}, {seconds:.1f} s"
+        )
+        print("\n".join(matrix.render(found, header)))
+        if json_file is not None:
+            json_file.write(jsonreport.dumps(_document(found, env, settings)).encode())
+        files.commit()
     if args.json:
-        from ortpool.validate.conformance import cause_totals
-        from ortpool.validate.conformance import matrix as rows_of
-
-        document = {
-            "tool": "ortpool conformance",
-            "environment": env,
-            "settings": {
-                "seed": args.seed,
-                "ops": ops,
-                "versions": wanted_versions,
-                "dtypes": _csv(args.dtypes),
-                "ranks": ranks,
-            },
-            "matrix": [
-                {
-                    "op": r.op,
-                    "version": r.version,
-                    "cases": r.cases,
-                    "statuses": dict(r.statuses),
-                    "causes": dict(r.causes),
-                    "no_kernel_types": sorted(r.no_kernel_types),
-                }
-                for r in rows_of(found)
-            ],
-            "causes": {
-                code: {"cases": n, "where": where}
-                for code, (n, where) in cause_totals(found).items()
-            },
-            "cases": [r.to_dict() for r in found],
-        }
-        jsonreport.write(args.json, document)
         print(f"JSON report: {args.json}", file=sys.stderr)
     return 0
+
+
+def _document(found: list, env: dict[str, str], settings: dict[str, Any]) -> dict[str, Any]:
+    from ortpool.validate.conformance import cause_totals
+    from ortpool.validate.conformance import matrix as rows_of
+
+    return {
+        "tool": "ortpool conformance",
+        "environment": env,
+        "settings": settings,
+        "matrix": [
+            {
+                "op": r.op,
+                "version": r.version,
+                "cases": r.cases,
+                "statuses": dict(r.statuses),
+                "causes": dict(r.causes),
+                "no_kernel_types": sorted(r.no_kernel_types),
+            }
+            for r in rows_of(found)
+        ],
+        "causes": {
+            code: {"cases": n, "where": where} for code, (n, where) in cause_totals(found).items()
+        },
+        "cases": [r.to_dict() for r in found],
+    }

@@ -8,7 +8,6 @@ import base64
 import datetime
 import html
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ortpool.validate import picture, results, terminal
@@ -155,7 +154,8 @@ def _model(model: ModelResult) -> str:
     if model.outputs:
         parts.append(
             '<table class="outputs"><thead><tr><th>output</th><th>onnxruntime</th>'
-            "<th>ortpool</th><th>max abs</th><th>differing</th><th>verdict</th></tr></thead><tbody>"
+            "<th>ortpool</th><th>max abs</th><th>magnitude</th><th>allowed</th>"
+            "<th>onnxruntime's own noise</th><th>differing</th><th>verdict</th></tr></thead><tbody>"
         )
         for out in model.outputs:
             c = out.comparison
@@ -165,11 +165,15 @@ def _model(model: ModelResult) -> str:
                 f'<td class="mono">{_e(list(c.builtin_shape))}</td>'
                 f'<td class="mono">{_e(list(c.ortpool_shape))}</td>'
                 f'<td class="num">{_e(terminal._num(c.max_abs))}</td>'
+                f'<td class="num">{_e(terminal._num(out.tolerance.magnitude))}</td>'
+                f'<td class="num">{_e(terminal._num(out.allowed))}</td>'
+                f'<td class="num">{_e(terminal._num(out.noise))}</td>'
                 f'<td class="num">{c.differing + c.only_in_one}</td><td>{_badge(status)}</td></tr>'
             )
         parts.append("</tbody></table>")
     else:
-        parts.append(f'<div class="meta">{_e(model.end_to_end)}</div>')
+        verdict = _badge(results.DIFFER) + " " if model.run_differs else ""
+        parts.append(f'<div class="meta">{verdict}{_e(model.end_to_end)}</div>')
     parts.append("</div>")
     figures = [_picture(n) for n in model.nodes if differing(n)]
     figures = [f for f in figures if f]
@@ -211,7 +215,3 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
         "result the spec leaves to ortpool's RULINGS.md (a NaN in the window, an empty window) "
         "are counted apart from plain differences.</footer></body></html>\n"
     )
-
-
-def write(path: str | Path, models: Sequence[ModelResult], settings: dict[str, Any]) -> None:
-    Path(path).write_text(render(models, settings), encoding="utf-8")

@@ -6,26 +6,15 @@ import json
 import math
 import platform
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ortpool.validate.results import ModelResult
 
 
 def environment() -> dict[str, str]:
-    import numpy
-    import onnx
-    import onnxruntime
+    from ortpool.ort import runtime
 
-    import ortpool
-
-    return {
-        "ortpool": ortpool.__version__,
-        "onnxruntime": onnxruntime.__version__,
-        "onnx": onnx.__version__,
-        "numpy": numpy.__version__,
-        "python": platform.python_version(),
-    }
+    return {**runtime.versions(), "python": platform.python_version()}
 
 
 def _clean(value: Any) -> Any:
@@ -51,5 +40,6 @@ def validate_document(models: Sequence[ModelResult], settings: dict[str, Any]) -
     )
 
 
-def write(path: str | Path, document: dict[str, Any]) -> None:
-    Path(path).write_text(json.dumps(_clean(document), indent=2) + "\n")
+def dumps(document: dict[str, Any]) -> str:
+    """The report's text: standard JSON (NaN and inf as strings), indented."""
+    return json.dumps(_clean(document), indent=2) + "\n"

@@ -7,6 +7,7 @@ from typing import Any
 
 from ortpool.validate.causes import Cause
 from ortpool.validate.compare import TensorComparison
+from ortpool.validate.tolerances import Tolerance
 
 AGREE = "agree"
 TIES = "ties"  # only Indices ties differ: both picked a maximum
@@ -124,13 +125,35 @@ class OutputResult:
     """One graph output of the whole model, built-in run against ortpool-rewritten run."""
 
     comparison: TensorComparison
+    tolerance: Tolerance = dataclasses.field(default_factory=lambda: Tolerance(0.0, 0.0, True))
+    #: how far the built-in run itself moves at the other graph optimisation level
+    #: (information, measured only when the output is not bit-identical)
+    noise: float | None = None
 
     @property
     def failing(self) -> bool:
         return not self.comparison.agrees
 
+    @property
+    def allowed(self) -> float:
+        """The difference allowed at the output's largest cells."""
+        tol = self.tolerance
+        return 0.0 if tol.exact else tol.atol + tol.rtol * tol.magnitude
+
+    @property
+    def relative(self) -> float | None:
+        """The largest difference relative to the output's magnitude."""
+        max_abs, size = self.comparison.max_abs, self.tolerance.magnitude
+        return max_abs / size if max_abs is not None and size else None
+
     def to_dict(self) -> dict[str, Any]:
-        return self.comparison.to_dict()
+        return {
+            **self.comparison.to_dict(),
+            "magnitude": self.tolerance.magnitude,
+            "allowed": self.allowed,
+            "max_abs_relative_to_magnitude": self.relative,
+            "onnxruntime_noise": self.noise,
+        }
 
 
 @dataclasses.dataclass
@@ -144,12 +167,19 @@ class ModelResult:
     nodes: list[NodeResult] = dataclasses.field(default_factory=list)
     outputs: list[OutputResult] = dataclasses.field(default_factory=list)
     end_to_end: str = ""  # "compared", or why not
+    #: onnxruntime could not run the model (for another reason than a missing kernel) while the
+    #: ortpool-rewritten model ran: the pools are the only difference between the two models
+    run_differs: bool = False
     notes: list[str] = dataclasses.field(default_factory=list)
     error: str = ""  # could not run at all (exit 2)
 
     @property
     def failing(self) -> bool:
-        return any(n.failing for n in self.nodes) or any(o.failing for o in self.outputs)
+        return (
+            self.run_differs
+            or any(n.failing for n in self.nodes)
+            or any(o.failing for o in self.outputs)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -160,6 +190,7 @@ class ModelResult:
             "nodes": [n.to_dict() for n in self.nodes],
             "end_to_end": {
                 "status": self.end_to_end,
+                "run_differs": self.run_differs,
                 "outputs": [o.to_dict() for o in self.outputs],
             },
             "notes": self.notes,

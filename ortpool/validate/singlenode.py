@@ -16,10 +16,10 @@ from onnx import helper
 
 from ortpool import versions
 from ortpool.attributes import PoolAttrs, attribute_values, normalize
+from ortpool.ort.runtime import IR_VERSION
 from ortpool.validate import dtypes
 from ortpool.versions import OpVersion
 
-IR_VERSION = 10
 INPUT_NAMES = ("X", "I", "output_shape")
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ortpool.validate import results
-from ortpool.validate.results import ModelResult, NodeResult
+from ortpool.validate.results import ModelResult, NodeResult, OutputResult
 
 STATUS_TEXT = {
     results.AGREE: "agree",
@@ -86,6 +86,23 @@ def node_row(node: NodeResult) -> list[str]:
     ]
 
 
+def output_figures(out: OutputResult) -> str:
+    """``, max abs 7.86e+05 = 3.7e-07 of magnitude 2.13e+12 (allowed 2.13e+07); onnxruntime's
+    own noise 9.18e+05``: how far the output moved, against its scale and its tolerance."""
+    c = out.comparison
+    if c.max_abs is None or (c.max_abs == 0 and c.agrees):
+        return "" if c.max_abs is None else " (identical)"
+    text = f", max abs {_num(c.max_abs)}"
+    if out.tolerance.exact:
+        return text + " (exact)"
+    if out.relative is not None:
+        text += f" = {_num(out.relative)} of magnitude {_num(out.tolerance.magnitude)}"
+    text += f" (allowed {_num(out.allowed)})"
+    if out.noise is not None:
+        text += f"; onnxruntime's own noise {_num(out.noise)}"
+    return text
+
+
 def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = "  ") -> list[str]:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     numeric = {
@@ -136,17 +153,14 @@ def model_report(model: ModelResult) -> list[str]:
     if model.outputs:
         for out in model.outputs:
             c = out.comparison
-            verdict = (
-                "agree"
-                if c.agrees
-                else (f"DIFFER: {c.differing + c.only_in_one} cell(s), max abs {_num(c.max_abs)}")
-            )
+            verdict = "agree" if c.agrees else f"DIFFER: {c.differing + c.only_in_one} cell(s)"
             lines.append(
                 f"  end to end: output {c.name} {_shape([c.builtin_shape])} vs "
-                f"{_shape([c.ortpool_shape])}: {verdict}"
+                f"{_shape([c.ortpool_shape])}: {verdict}{output_figures(out)}"
             )
     elif model.end_to_end:
-        lines.append(f"  end to end: {model.end_to_end}")
+        verdict = "DIFFERS: " if model.run_differs else ""
+        lines.append(f"  end to end: {verdict}{model.end_to_end}")
     for note in model.notes:
         lines.append(f"  note: {note}")
     return lines
@@ -159,9 +173,11 @@ def summary(models: Sequence[ModelResult]) -> str:
         counts[n.status] = counts.get(n.status, 0) + 1
     parts = [f"{counts[s]} {STATUS_TEXT[s]}" for s in results.ORDER if s in counts]
     e2e = sum(1 for m in models for o in m.outputs if o.failing)
+    runs = sum(1 for m in models if m.run_differs)
     verdict = "DIFFERENCES FOUND" if any(m.failing for m in models) else "all agree"
     return (
         f"{verdict}: {len(models)} model(s), {len(nodes)} pooling node(s): "
         + (", ".join(parts) or "none")
         + f"; {e2e} graph output(s) differ end to end"
+        + (f"; {runs} model(s) only ortpool's rewrite could run" if runs else "")
     )

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 #: dtype -> (atol, rtol)
 DEFAULTS: dict[str, tuple[float, float]] = {
     "float": (1e-6, 1e-5),
@@ -20,12 +22,27 @@ DEFAULTS: dict[str, tuple[float, float]] = {
 
 @dataclasses.dataclass(frozen=True)
 class Tolerance:
+    """A cell passes when ``|a - b| <= atol + rtol * max(|b|, magnitude)``.
+
+    ``magnitude`` (graph outputs only, :mod:`.endtoend`) is the output's own scale: rounding
+    after many layers is relative to the size of the sums that produced a cell, not to the cell,
+    and a cell near zero is often the cancellation of large terms.
+    """
+
     atol: float
     rtol: float
     exact: bool = False
+    magnitude: float = 0.0
+
+    def bound(self, b: np.ndarray) -> np.ndarray:
+        """The largest difference allowed for each cell of ``b``."""
+        return self.atol + self.rtol * np.maximum(np.abs(b), self.magnitude)
 
     def describe(self) -> str:
-        return "exact" if self.exact else f"atol={self.atol:g} rtol={self.rtol:g}"
+        if self.exact:
+            return "exact"
+        text = f"atol={self.atol:g} rtol={self.rtol:g}"
+        return text + (f" of magnitude {self.magnitude:.3g}" if self.magnitude else "")
 
 
 def tolerance_for(

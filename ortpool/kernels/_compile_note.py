@@ -1,0 +1,94 @@
+"""One line on the terminal when numba actually compiles one of ortpool's kernels.
+
+A first compile stalls the call that needs it for 8-11 s; without a word, that reads as a hang.
+numba announces each compile through its event API (``numba:compile``), and only a real compile,
+never a load from its on-disk cache, so the note appears exactly when the wait happens. It goes
+to the ``ortpool`` logger (INFO, and the duration at the end), and straight to stderr when stderr
+is a terminal and logging is not configured: never to stdout, never into a pipe or a log file
+unasked.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+from typing import TextIO
+
+log = logging.getLogger("ortpool")
+
+#: The compiled kernels (:mod:`ortpool.kernels._numba`) and the operator each one computes.
+OPERATORS = {
+    "max_planes": "MaxPool",
+    "max_indices": "MaxPool with Indices",
+    "average_planes": "AveragePool",
+    "scatter": "MaxUnpool",
+}
+
+#: The scatter compiles in well under a second: worth a log line, not a note on the terminal.
+QUICK = frozenset({"scatter"})
+
+_lock = threading.Lock()
+_installed = False
+
+
+def message(kernel: str, dtype: str) -> str:
+    wait = "under a second" if kernel in QUICK else "about 10 s on 2 cores"
+    return (
+        f"compiling the numba kernel for {dtype} {OPERATORS[kernel]} (first use, {wait}, cached "
+        "on disk afterwards; `ortpool warmup` does it ahead of time)"
+    )
+
+
+def announce(text: str, stream: TextIO | None = None, terminal: bool = True) -> None:
+    """``text`` to the logger, and with ``terminal`` to ``stream`` (stderr) when it is a terminal
+    and logging is not configured."""
+    log.info(text)
+    stream = stream or sys.stderr
+    if terminal and not log.hasHandlers() and getattr(stream, "isatty", lambda: False)():
+        # A progress bar may be drawn on the current line: clear it first.
+        stream.write(f"\r\033[Kortpool: {text}\n")
+        stream.flush()
+
+
+def install() -> None:
+    """Listen to numba's compile events (once per process)."""
+    global _installed
+    with _lock:
+        if _installed:
+            return
+        from numba.core import event
+
+        class Listener(event.Listener):
+            """Notes the start of a top-level kernel's compile (its inner helpers compile inside
+            it) and logs how long it took."""
+
+            def __init__(self) -> None:
+                self.started: dict[int, float] = {}
+
+            @staticmethod
+            def _kernel(ev: event.Event) -> tuple[str, str] | None:
+                data = ev.data or {}
+                func = getattr(data.get("dispatcher"), "py_func", None)
+                if getattr(func, "__module__", None) != "ortpool.kernels._numba":
+                    return None
+                if func.__name__ not in OPERATORS or not data.get("args"):
+                    return None
+                return func.__name__, str(data["args"][0].dtype)
+
+            def on_start(self, ev: event.Event) -> None:
+                found = self._kernel(ev)
+                if found is not None:
+                    self.started[id(ev.data["dispatcher"])] = time.perf_counter()
+                    announce(message(*found), terminal=found[0] not in QUICK)
+
+            def on_end(self, ev: event.Event) -> None:
+                found = self._kernel(ev)
+                start = self.started.pop(id(ev.data["dispatcher"]), None) if found else None
+                if start is not None:
+                    log.info("compiled the numba kernel for %s %s in %.1f s", found[1],
+                             OPERATORS[found[0]], time.perf_counter() - start)
+
+        event.register("numba:compile", Listener())
+        _installed = True

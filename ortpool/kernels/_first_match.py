@@ -1,0 +1,110 @@
+"""MaxPool Indices of windows with many tap combinations, found one axis at a time (numpy).
+
+:class:`ortpool.kernels._plan.MaxIndicesPlan` marks every tap combination of a window with one
+numpy call each: fast for a 3x3 kernel, but a 1000x1000 window is a million calls and a million
+planned slices. Here the winner (RULINGS.md 6: the first tap in row-major order whose value
+equals Y or is NaN) is found axis by axis, in ``sum(k)`` steps instead of ``prod(k)``:
+
+* ``P[a]`` is the input max-pooled over the axes after ``a`` only (``P[r]`` is the input);
+* along axis 0, the first tap ``t0`` whose ``P[1]`` value matches Y: the sub-window below that
+  tap holds a match exactly then (its max equals Y, or it holds a NaN, and a max propagates
+  NaN); row-major order takes the smallest ``t0`` first;
+* along axis 1, with ``t0`` fixed, the first ``t1`` whose ``P[2]`` value matches; and so on.
+
+A window with no input element keeps -1; for every other window each sub-window is non-empty
+(emptiness is per axis), so a match is found on every axis. Each step gathers only the outputs
+whose tap lands inside the input, so the work is the reads of the window's axes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ortpool.geometry import PoolGeometry
+
+
+def partial_maxima(block: np.ndarray, geom: PoolGeometry, passes: Any) -> list[np.ndarray]:
+    """``[P[1], ..., P[r]]``: ``P[r]`` is ``block``, ``P[a]`` the max over axis ``a`` of
+    ``P[a + 1]`` (by ``passes(P, axis, out)``, which writes into ``out``)."""
+    levels = [block]
+    for a in range(len(geom.axes) - 1, 0, -1):
+        src = levels[0]
+        shape = (*src.shape[: 1 + a], geom.axes[a].out, *src.shape[2 + a :])
+        out = np.empty(shape, src.dtype)
+        passes(src, a, out)
+        levels.insert(0, out)
+    return levels
+
+
+def first_match(
+    levels: list[np.ndarray], y: np.ndarray, geom: PoolGeometry, mult: tuple[int, ...],
+    first_plane: int, plane_size: int, empty: np.ndarray | None,
+) -> np.ndarray:
+    """Indices (int64, shaped as ``y``) of the first matching tap of every window; ``empty``
+    marks the windows with no input element (-1), None when there is none."""
+    rank = len(geom.axes)
+    planes = y.shape[0]
+    # coord[a]: the chosen input coordinate along axis a of every output (found axis by axis).
+    coords: list[np.ndarray] = []
+    with np.errstate(invalid="ignore"):
+        for a, g in enumerate(geom.axes):
+            level = levels[a]
+            # Flat position in ``level`` of (plane, chosen coords before a, 0 on a, outputs
+            # after a): the tap's coordinate times the axis stride is added per tap.
+            strides = [s // level.itemsize for s in level.strides]
+            base = np.arange(planes, dtype=np.int64).reshape((-1,) + (1,) * rank) * strides[0]
+            for b in range(rank):
+                if b < a:
+                    base = base + coords[b] * strides[1 + b]
+                elif b > a:
+                    j = np.arange(y.shape[1 + b], dtype=np.int64)
+                    base = base + (j * strides[1 + b]).reshape((-1,) + (1,) * (rank - 1 - b))
+            base = np.broadcast_to(base, y.shape)
+            flat = level.reshape(-1)
+            chosen = np.full(y.shape, -1, np.int64)
+            for lo_t, hi_t in g.tap_runs():
+                for t in range(lo_t, hi_t):
+                    lo, hi = g.tap_range(t)
+                    if lo >= hi:
+                        continue
+                    at = (slice(None),) * (1 + a) + (slice(lo, hi),)
+                    c = (np.arange(lo, hi, dtype=np.int64) * g.s - g.pb + t * g.d).reshape(
+                        (-1,) + (1,) * (rank - 1 - a)
+                    )
+                    values = flat[base[at] + c * strides[1 + a]]
+                    target = y[at]
+                    match = (values == target) | (values != values)
+                    slot = chosen[at]
+                    np.copyto(slot, np.broadcast_to(c, slot.shape), where=match & (slot < 0))
+            # An empty window found nothing: any coordinate inside keeps the later gathers in
+            # range, and its index becomes -1 at the end.
+            coords.append(np.maximum(chosen, 0))
+    index = np.arange(first_plane, first_plane + planes, dtype=np.int64).reshape(
+        (-1,) + (1,) * rank
+    ) * plane_size
+    for a in range(rank):
+        index = index + coords[a] * mult[a]
+    if empty is not None:
+        index = np.where(empty, -1, index)
+    return np.ascontiguousarray(np.broadcast_to(index, y.shape))
+
+
+def combinations(geom: PoolGeometry) -> int:
+    """Tap combinations a window loop over the taps of the :meth:`tap_span` would visit."""
+    return math.prod(hi - lo for lo, hi in (g.tap_span() for g in geom.axes))
+
+
+def empty_windows(geom: PoolGeometry) -> np.ndarray | None:
+    """Where a window holds no input element (some axis has no tap inside), broadcastable to
+    the output; None when no window is empty."""
+    if not any(g.empty_windows() for g in geom.axes):
+        return None
+    rank = len(geom.axes)
+    empty = np.zeros((1,) * (1 + rank), bool)
+    for a, g in enumerate(geom.axes):
+        zero = g.counts(False) == 0
+        empty = empty | zero.reshape((1,) + (-1,) + (1,) * (rank - 1 - a))
+    return empty

@@ -1,0 +1,131 @@
+"""The limits a pooling call must respect, checked from the geometry before anything is
+allocated or planned (docs/semantics.md, "Limits").
+
+Attributes that fit int64 can still ask for absurd work: ``pads=[10**9] * 4`` on a 4x4 input is
+an output of 4 * 10**18 elements, a kernel of 10**9 taps on a long padded axis reads 10**9
+inputs per output. Such a call is refused at once with the figures, never started (a kernel
+running for hours, or an allocation the system cannot back, would look like a hang or kill the
+process). Every figure counts at least one plane, so an empty batch (N = 0) is refused exactly
+as a batch of one would be: the attributes, not the batch, make the call impossible.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+
+from ortpool.errors import OrtpoolError
+from ortpool.geometry import AxisGeometry, PoolGeometry
+
+#: Bytes of any one array a call allocates (Y, Indices, an intermediate of the separable
+#: passes): 4 GiB, above every real pooling layer (VGG's first MaxPool at batch 256 is 3.3 GB
+#: of input, 822 MB of output) and below what a machine backs without swapping.
+MAX_OUTPUT_BYTES = 1 << 32
+#: Input elements the windows of a call read, summed over the separable passes (and the window
+#: loop of Indices): 2**38, about five minutes of the compiled kernels on one core, 200 times
+#: the reads of VGG's first MaxPool at batch 256.
+MAX_READS = 1 << 38
+
+OUTPUT_ENV = "ORTPOOL_MAX_OUTPUT_BYTES"
+READS_ENV = "ORTPOOL_MAX_READS"
+
+
+def _limit(env: str, default: int) -> int:
+    """The limit set by ``env`` (a positive integer), else ``default``; read at each new plan."""
+    text = os.environ.get(env, "").strip()
+    if not text:
+        return default
+    if text.isdigit() and int(text) > 0:
+        return int(text)
+    warnings.warn(f"{env}={text!r} is not a positive integer: using {default}", stacklevel=3)
+    return default
+
+
+def _elements(shape: Sequence[int]) -> int:
+    """Elements of ``shape`` counted for at least one plane: ``max(1, N * C) * prod(spatial)``,
+    each spatial size taken as at least 1 (an empty axis next to a huge one is still refused)."""
+    return max(1, shape[0] * shape[1]) * math.prod(max(1, n) for n in shape[2:])
+
+
+def check_array(what: str, shape: Sequence[int], dtype: np.dtype) -> None:
+    """``what`` of ``shape`` and ``dtype`` must fit :data:`MAX_OUTPUT_BYTES`."""
+    cap = _limit(OUTPUT_ENV, MAX_OUTPUT_BYTES)
+    nbytes = _elements(shape) * np.dtype(dtype).itemsize
+    if nbytes > cap:
+        raise OrtpoolError(
+            f"{what} of shape {list(shape)} ({np.dtype(dtype).name}) would take {nbytes} bytes "
+            f"(counting at least one plane); the limit is {cap} bytes ({OUTPUT_ENV})"
+        )
+
+
+def check_pool(
+    geom: PoolGeometry,
+    shape: Sequence[int],
+    out_dtype: np.dtype,
+    work_dtype: np.dtype,
+    order: Sequence[int],
+    indices: bool = False,
+) -> None:
+    """A pooling call of input ``shape``: Y (and Indices), the intermediates of the passes in
+    ``order``, and the reads, within the limits. O(rank) for the sizes; the reads are counted
+    per axis by :meth:`~ortpool.geometry.AxisGeometry.taps_inside` only once the output is known
+    to be within its limit (it looks at the outputs whose windows meet the input)."""
+    out_shape = (*shape[:2], *geom.output_spatial)
+    check_array("the output Y", out_shape, out_dtype)
+    if indices:
+        check_array("the output Indices", out_shape, np.dtype(np.int64))
+    active = [a for a in order if not geom.axes[a].is_identity]
+    # With Indices, the numpy search may also keep the input max-pooled over the last axes,
+    # the last first (ortpool.kernels._first_match).
+    orders = [active, list(range(len(geom.axes) - 1, -1, -1))] if indices else [active]
+    for passes in orders:
+        spatial = list(shape[2:])
+        for a in passes[:-1]:
+            spatial[a] = geom.axes[a].out
+            check_array(
+                f"the intermediate after the pass over spatial axis {a}",
+                (*shape[:2], *spatial),
+                work_dtype,
+            )
+    cap = _limit(READS_ENV, MAX_READS)
+    # A bound first (O(rank)); the exact count only when the bound is over the limit, since it
+    # looks at each border output (:meth:`~ortpool.geometry.AxisGeometry.taps_inside`).
+    bounds = [_reads_bound(g) for g in geom.axes]
+    if _reads(geom, shape, active, indices, bounds) <= cap:
+        return
+    reads = _reads(geom, shape, active, indices, [g.taps_inside() for g in geom.axes])
+    if reads > cap:
+        raise OrtpoolError(
+            f"the windows would read {reads} input elements (counting at least one plane; "
+            f"kernel_shape {[g.k for g in geom.axes]}, output {list(out_shape)}); the limit "
+            f"is {cap} ({READS_ENV})"
+        )
+
+
+def _reads_bound(g: AxisGeometry) -> int:
+    """At least :meth:`~ortpool.geometry.AxisGeometry.taps_inside`: each output reads at most
+    ``min(k, ceil(n / d))`` inputs, and each input is read by at most ``min(k, out)`` outputs
+    (one per tap)."""
+    return min(g.out * min(g.k, -(-g.n // g.d)), g.n * min(g.k, g.out))
+
+
+def _reads(
+    geom: PoolGeometry, shape: Sequence[int], active: list[int], indices: bool,
+    per_axis: list[int],
+) -> int:
+    """Reads of the separable passes in ``active`` order (each pass reads ``per_axis[a]`` per
+    row of the other axes), plus the window loop of Indices (the product), for at least one
+    plane."""
+    planes = max(1, shape[0] * shape[1])
+    spatial = list(shape[2:])
+    reads = 0
+    for a in active:
+        reads += planes * math.prod(spatial[:a] + spatial[a + 1 :]) * per_axis[a]
+        spatial[a] = geom.axes[a].out
+    if indices:
+        reads += planes * math.prod(per_axis)
+    return reads

@@ -1,0 +1,69 @@
+"""The onnxruntime ortpool runs against: the IR version of the models ortpool builds, what the
+installed runtime reads, and the versions a report names.
+
+Nothing here imports onnxruntime at module level: the model builders that only need
+``IR_VERSION`` (the validator's isolated nodes, the benchmark models) stay light.
+"""
+
+from __future__ import annotations
+
+import functools
+
+#: The IR version of every model ortpool builds. onnxruntime 1.21 and 1.22, the oldest releases
+#: ortpool supports, read IR 10 at most (1.23 reads 11, 1.24 to 1.31 read 13, 1.32 reads 14;
+#: measured), so one stamp suits the whole range and no model depends on which runtime is
+#: installed. IR 10 also covers every opset up to 22, the newest with a pooling version.
+IR_VERSION = 10
+
+
+def versions() -> dict[str, str]:
+    """The packages whose versions decide what a report measured."""
+    import numpy
+    import onnx
+    import onnxruntime
+    import onnxruntime_extensions
+
+    import ortpool
+
+    return {
+        "ortpool": ortpool.__version__,
+        "onnxruntime": onnxruntime.__version__,
+        "onnxruntime_extensions": onnxruntime_extensions.__version__,
+        "onnx": onnx.__version__,
+        "numpy": numpy.__version__,
+    }
+
+
+@functools.cache
+def max_ir_version() -> int:
+    """The highest IR version the installed onnxruntime loads.
+
+    onnxruntime exposes no such number, so it is asked: a one-node model is loaded at each IR
+    version from one above the newest onnx knows (a runtime can be newer than onnx) downwards
+    until one loads (a few ms per try).
+    """
+    import onnx
+
+    for ir_version in range(max(onnx.IR_VERSION + 1, IR_VERSION), IR_VERSION, -1):
+        if _loads(ir_version):
+            return ir_version
+    return IR_VERSION
+
+
+def _loads(ir_version: int) -> bool:
+    import onnxruntime
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "ir_probe",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = ir_version
+    try:
+        onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    except Exception:  # onnxruntime's own exception types differ between releases
+        return False
+    return True

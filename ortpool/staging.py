@@ -1,0 +1,285 @@
+"""Writing several files as one: nothing reaches its destination until all of it is ready.
+
+A command that writes a model, its external data files and a report must not leave half of them
+behind when one fails (a full disk, a folder that does not exist, a name already taken). So every
+destination is checked before anything is written; each file's bytes are then staged in a private
+temporary folder *inside the destination's folder* (the same filesystem, so the final step is a
+rename); only when every file is complete are they moved into place with ``os.replace``. Any
+failure removes the temporaries, and a failure during the moves themselves puts back what was
+replaced and removes what was added. A process killed outright can leave a ``.ortpool-*`` folder
+behind, never a half-written destination.
+
+Checks, each an :class:`~ortpool.errors.OrtpoolError` naming the path:
+
+* a destination is none of the files being read (the input model, its data files), compared by
+  identity: ``os.path.samefile`` where both exist (hard links, symlinks), the fully resolved path
+  otherwise (``sub/../in.onnx`` *is* ``in.onnx``);
+* no two destinations are the same file;
+* a destination is not a directory, and its folder exists: no folder is created, except the
+  subfolders an external data location names below the output's folder (``data/`` for
+  ``data/weights.bin``), created when the files are moved into place.
+
+A destination that is a symlink, or exists and is not a regular file (``/dev/stdout``, a pipe, a
+device), is not replaced: renaming onto it would replace the link or the device node itself (as
+root, ``/dev/stderr`` would become a regular file). Its bytes are kept in memory and written
+through it, as ``open(path, "wb")`` does, after every other file has been moved into place: such
+a write is the one step that cannot be undone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from ortpool.errors import OrtpoolError
+
+_PREFIX = ".ortpool-"
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether ``a`` and ``b`` name one file: the same inode where both exist, else the same fully
+    resolved path (``..`` and symlinks resolved, as far as the path exists)."""
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+class Destination:
+    """One file to be written: checked on creation, staged by :meth:`write` or :meth:`place`."""
+
+    def __init__(self, files: StagedFiles, path: Path, what: str, root: Path | None) -> None:
+        self.path = path
+        self.what = what
+        #: the existing folder the staged file lives in until it is moved into place
+        self.folder = root if root is not None else path.parent
+        #: folders between ``folder`` and the destination that do not exist yet (outermost first)
+        self.missing = _missing_folders(path.parent, self.folder)
+        self.must_be_new = root is not None
+        #: a symlink, pipe, device or terminal: written through on commit, never replaced
+        self.in_place = os.path.islink(path) or (
+            os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode)
+        )
+        self._files = files
+        self.staged: Path | None = None
+        self.pending: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        """Stage ``data`` as this file's whole content."""
+        if self.in_place:
+            self.pending = data
+            return
+        staged = self._files._stage_path(self)
+        with staged.open("xb") as stream:  # created with the mode a new file gets (umask)
+            stream.write(data)
+        self.staged = staged
+
+    def place(self, source: Path, link: bool) -> str:
+        """Stage ``source``'s content: a copy-on-write clone where the filesystem can (no byte
+        copied, and the files stay apart), else a streamed copy; with ``link``, a hard link when
+        possible. Returns ``"cloned"``, ``"copied"`` or ``"hard-linked"``.
+
+        Hard links are opt-in: onnx (1.23) refuses to load external data with more than one link
+        ("potential hardlink attack"), the source model's as well once it is linked.
+        """
+        staged = self._files._stage_path(self)
+        self.staged = staged
+        if link:
+            try:
+                os.link(source, staged)
+                return "hard-linked"
+            except OSError:
+                pass  # another filesystem, or links not supported: copy instead
+        if _clone(source, staged):
+            return "cloned"
+        shutil.copyfile(source, staged)  # streams in chunks (sendfile), never the whole file
+        return "copied"
+
+
+#: ioctl(FICLONE) of Linux: a copy-on-write clone (btrfs, XFS, bcachefs...).
+_FICLONE = 0x40049409
+
+
+def _clone(source: Path, target: Path) -> bool:
+    """Clone ``source`` into a new file ``target`` where the filesystem can; False otherwise
+    (nothing left behind)."""
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system
+        return False
+    with open(source, "rb") as src, open(target, "xb") as dst:
+        try:
+            fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
+            return True
+        except OSError:
+            pass
+    os.remove(target)
+    return False
+
+
+class StagedFiles:
+    """Files written together or not at all; use as a context manager and call :meth:`commit`.
+
+    ``sources``: ``(path, description)`` of files being read, which no destination may be (the
+    description completes "the output X is ...": ``"the input model"``).
+    """
+
+    def __init__(self, sources: Iterable[tuple[str | os.PathLike, str]] = ()) -> None:
+        self._sources = [(Path(p), what) for p, what in sources]
+        self._destinations: list[Destination] = []
+        self._temp: dict[str, Path] = {}
+
+    def __enter__(self) -> StagedFiles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._discard()
+
+    def add(self, path: str | os.PathLike, what: str) -> Destination:
+        """Check a destination whose folder must exist; ``what`` names it in messages."""
+        if os.fspath(path).endswith(("/", os.sep)):  # Path() would drop the slash: a file "out"
+            raise OrtpoolError(f"{what} {os.fspath(path)} names a directory; name a file")
+        path = Path(path)
+        self._check(path, what)
+        folder = path.parent
+        if not folder.is_dir():
+            state = "is not a directory" if folder.exists() else "does not exist"
+            raise OrtpoolError(f"{what} {path}: its folder {folder} {state}; create it first")
+        return self._keep(Destination(self, path, what, None))
+
+    def add_below(self, path: str | os.PathLike, root: str | os.PathLike, what: str) -> Destination:
+        """Check a destination inside the existing folder ``root`` whose own subfolders may be
+        missing (they are created on commit), and which must not exist (never overwritten)."""
+        path, root = Path(path), Path(root)
+        self._check(path, what)
+        if os.path.lexists(path):
+            raise OrtpoolError(f"{what} {path} exists; refusing to overwrite it")
+        blocking = _first_existing(path.parent, root)
+        if not blocking.is_dir():
+            raise OrtpoolError(f"{what} {path}: {blocking} exists and is not a directory")
+        return self._keep(Destination(self, path, what, root))
+
+    def reserve(self) -> None:
+        """Create the temporary folders now: proves every destination folder is writable before
+        any long work whose result would have nowhere to go."""
+        for destination in self._destinations:
+            if not destination.in_place:
+                self._temp_folder(destination)
+
+    def commit(self) -> None:
+        """Move every staged file into place; on any failure restore the previous state."""
+        unstaged = [d for d in self._destinations if d.staged is None and d.pending is None]
+        if unstaged:
+            raise OrtpoolError(f"{unstaged[0].what} {unstaged[0].path} was never staged")
+        moved: list[tuple[Path, Path | None]] = []
+        made: list[Path] = []
+        files = [d for d in self._destinations if not d.in_place]
+        through = [d for d in self._destinations if d.in_place]
+        try:
+            for destination in files:
+                for folder in destination.missing:
+                    if not folder.is_dir():
+                        folder.mkdir()
+                        made.append(folder)
+                if destination.must_be_new and os.path.lexists(destination.path):
+                    raise OrtpoolError(
+                        f"{destination.what} {destination.path} appeared while writing; "
+                        "refusing to overwrite it"
+                    )
+                moved.append((destination.path, self._backup(destination)))
+                os.replace(destination.staged, destination.path)
+            for destination in through:
+                with destination.path.open("wb") as stream:
+                    stream.write(destination.pending)
+        except BaseException:
+            for path, backup in reversed(moved):
+                with contextlib.suppress(OSError):
+                    if backup is None:
+                        path.unlink()
+                    else:
+                        os.replace(backup, path)
+            for folder in reversed(made):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            raise
+        finally:
+            self._discard()
+
+    def _check(self, path: Path, what: str) -> None:
+        for source, description in self._sources:
+            if same_file(path, source):
+                raise OrtpoolError(f"{what} {path} is {description}; write to another path")
+        for other in self._destinations:
+            if same_file(path, other.path):
+                raise OrtpoolError(
+                    f"{what} {path} and {other.what} {other.path} are the same file"
+                )
+        if path.is_dir():
+            raise OrtpoolError(f"{what} {path} is a directory; name a file")
+
+    def _keep(self, destination: Destination) -> Destination:
+        for other in self._destinations:
+            for folder, needer, file in (
+                *((f, destination, other) for f in destination.missing),
+                *((f, other, destination) for f in other.missing),
+            ):
+                if same_file(folder, file.path):
+                    raise OrtpoolError(
+                        f"{file.what} {file.path} is the folder {needer.what} {needer.path} "
+                        "needs; write to another path"
+                    )
+        self._destinations.append(destination)
+        return destination
+
+    def _temp_folder(self, destination: Destination) -> Path:
+        folder = destination.folder
+        key = os.path.realpath(folder)
+        if key not in self._temp:
+            try:
+                self._temp[key] = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=folder))
+            except OSError as err:
+                raise OrtpoolError(
+                    f"{destination.what} {destination.path}: cannot write in {folder} "
+                    f"({err.strerror})"
+                ) from None
+        return self._temp[key]
+
+    def _stage_path(self, destination: Destination) -> Path:
+        index = self._destinations.index(destination)
+        return self._temp_folder(destination) / f"{index}-{destination.path.name}"
+
+    def _backup(self, destination: Destination) -> Path | None:
+        """Keep the file a destination replaces, so a failed commit can put it back."""
+        if not os.path.lexists(destination.path):
+            return None
+        backup = self._temp_folder(destination) / f"backup-{destination.staged.name}"
+        try:
+            os.link(destination.path, backup, follow_symlinks=False)
+        except OSError:
+            os.replace(destination.path, backup)  # no hard links here: move it aside instead
+        return backup
+
+    def _discard(self) -> None:
+        for temp in self._temp.values():
+            shutil.rmtree(temp, ignore_errors=True)
+        self._temp.clear()
+
+
+def _missing_folders(folder: Path, root: Path) -> list[Path]:
+    """The folders from ``root`` (exclusive) down to ``folder`` that do not exist, outermost
+    first."""
+    missing: list[Path] = []
+    while folder != root and not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing[::-1]
+
+
+def _first_existing(folder: Path, root: Path) -> Path:
+    while folder != root and not os.path.lexists(folder):
+        folder = folder.parent
+    return folder

@@ -1,0 +1,87 @@
+"""The end-to-end verdict: each graph output of the ortpool-rewritten model against the built-in
+run's, judged for what the pools changed.
+
+Both runs use the same graph optimisation level, yet a deep network's outputs need not be
+bit-identical: ortpool's AveragePool sums its taps in another order than onnxruntime's (each
+within its tolerance of the spec), and with ``--optimize`` onnxruntime fuses and lays out the
+convolutions around a custom op differently. Rounding that enters early grows through the
+layers relative to the size of the sums that make a cell, so a cell near zero (large terms
+cancelling) carries the noise of the output's largest values. An output's tolerance is
+therefore scaled to its magnitude. A real difference changes a shape, a NaN or an infinity, or
+values by far more than rounding does.
+
+When an output is not bit-identical, the model's own float noise is measured for information:
+the built-in run at the other optimisation level. It is no allowance: onnxruntime's optimiser
+can be what is wrong (it folds a Pad into the pool after it, a form its pool gets wrong:
+RULINGS.md 16), and a bound taken from it would hide exactly that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ortpool.validate import dtypes, results
+from ortpool.validate.compare import compare_values
+from ortpool.validate.tolerances import Tolerance, tolerance_for
+
+
+def magnitude(a: np.ndarray, b: np.ndarray) -> float:
+    """The smaller of the two sides' largest finite ``|value|``: a side gone wrong by growing
+    large does not widen the tolerance it is judged by."""
+    sizes = []
+    for side in (a, b):
+        wide = np.abs(side.astype(np.float64))
+        finite = wide[np.isfinite(wide)]
+        sizes.append(float(finite.max()) if finite.size else 0.0)
+    return min(sizes)
+
+
+def output_tolerance(
+    dtype: str, a: np.ndarray, b: np.ndarray, atol: float | None, rtol: float | None
+) -> Tolerance:
+    """The per-type tolerance (``--atol``/``--rtol``), relative to the output's magnitude;
+    integer outputs (Indices) exact."""
+    tol = tolerance_for("AveragePool", dtype, atol, rtol)
+    if tol.exact:
+        return tol
+    return Tolerance(tol.atol, tol.rtol, magnitude=magnitude(a, b))
+
+
+def compare_outputs(
+    names: Sequence[str],
+    builtin: Sequence[np.ndarray],
+    ours: Sequence[np.ndarray],
+    atol: float | None = None,
+    rtol: float | None = None,
+) -> list[results.OutputResult]:
+    """Compare each graph output, built-in run against ortpool-rewritten run."""
+    found = []
+    for name, a, b in zip(names, builtin, ours, strict=True):
+        dtype = dtypes.name_of(a.dtype)
+        tol = output_tolerance(dtype, a, b, atol, rtol)
+        found.append(results.OutputResult(compare_values(name, dtype, a, b, tol), tol))
+    return found
+
+
+def measure_noise(
+    outputs: Sequence[results.OutputResult],
+    builtin: Sequence[np.ndarray],
+    run_other_level: Callable[[], Sequence[np.ndarray]],
+) -> None:
+    """Set each float output's ``noise``: how far the built-in run moves at the other graph
+    optimisation level. Only when some output is not bit-identical (else nothing to explain);
+    left unset if that run fails."""
+    if all(o.comparison.max_abs in (0, None) for o in outputs):
+        return
+    try:
+        other = run_other_level()
+    except Exception:  # information only: a model that runs at one level only has none
+        return
+    for out, a, b in zip(outputs, builtin, other, strict=True):
+        if not out.tolerance.exact and a.shape == b.shape:
+            with np.errstate(invalid="ignore"):
+                diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+            finite = diff[np.isfinite(diff)]
+            out.noise = float(finite.max()) if finite.size else 0.0

@@ -1,0 +1,132 @@
+"""The tests marked ``onnxruntime`` once more, on the lowest onnxruntime ortpool declares.
+
+The README's set-up installs the newest release, but a user's runtime is any release of the
+declared range, and releases differ (docs/conformance.md). This test builds ``.venv-lowest`` at
+the repository root with the floors of ortpool's onnxruntime and onnxruntime-extensions
+requirements, read from its installed metadata (so the floor declared is the floor tested), and
+runs the marked tests there in a child process. The child uses the numpy kernels: the parent
+already compares both kernel paths, and numba's first compile would cost minutes there. The
+environment is reused while its requirement list is unchanged (about 60 s to build, 50 s to run
+the tests). ``ORTPOOL_LOWEST=skip`` skips it for a quick local run; CI never sets it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from importlib.metadata import requires
+from pathlib import Path
+
+import pytest
+import support
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv-lowest"
+STAMP = VENV / "ortpool-lowest.json"
+RUNTIME = ("onnxruntime", "onnxruntime-extensions")
+#: Left out of the child: it runs the numpy kernels and no linter.
+NOT_NEEDED = {"numba", "ruff"}
+
+
+def _requirements() -> list[Requirement]:
+    return [Requirement(text) for text in requires("ortpool") or []]
+
+
+def floors() -> dict[str, str]:
+    """onnxruntime and onnxruntime-extensions -> the lowest version ortpool admits."""
+    found = {}
+    for req in _requirements():
+        if req.name in RUNTIME and req.marker is None:
+            lows = [spec.version for spec in req.specifier if spec.operator == ">="]
+            assert len(lows) == 1, f"{req} must state one lower bound (>=) to be tested"
+            found[req.name] = lows[0]
+    assert set(found) == set(RUNTIME), f"ortpool's requirements name no floor for {RUNTIME}"
+    return found
+
+
+def pip_arguments() -> list[str]:
+    test_extra = [
+        f"{req.name}{req.specifier}"
+        for req in _requirements()
+        if req.marker is not None
+        and req.marker.evaluate({"extra": "test"})
+        and req.name not in NOT_NEEDED
+    ]
+    pinned = [f"{name}=={version}" for name, version in floors().items()]
+    return ["-e", str(ROOT), *pinned, *test_extra]
+
+
+def _python() -> Path:
+    return VENV / "bin" / "python"
+
+
+def ensure_venv() -> float | None:
+    """Build .venv-lowest unless it holds exactly these requirements; the build's seconds, or
+    None when it was reused."""
+    wanted = {"pip": pip_arguments(), "python": sys.version}
+    if STAMP.is_file() and json.loads(STAMP.read_text()) == wanted and _python().is_file():
+        return None
+    started = time.perf_counter()
+    shutil.rmtree(VENV, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, timeout=120)
+    done = subprocess.run(
+        [str(_python()), "-m", "pip", "install", "-q", *wanted["pip"]],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, f"pip install {wanted['pip']} failed:\n{done.stderr[-3000:]}"
+    STAMP.write_text(json.dumps(wanted, indent=2) + "\n")
+    return time.perf_counter() - started
+
+
+def installed_runtime() -> dict[str, str]:
+    code = (
+        "import json, onnxruntime, onnxruntime_extensions\n"
+        "print(json.dumps({'onnxruntime': onnxruntime.__version__, "
+        "'onnxruntime-extensions': onnxruntime_extensions.__version__}))"
+    )
+    done = subprocess.run(
+        [str(_python()), "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    return json.loads(done.stdout)
+
+
+@pytest.mark.skipif(os.environ.get("ORTPOOL_LOWEST") == "skip", reason="ORTPOOL_LOWEST=skip")
+def test_onnxruntime_tests_pass_on_the_lowest_declared_release(tmp_path):
+    build_seconds = ensure_venv()
+    versions = installed_runtime()
+    for name, floor in floors().items():
+        assert Version(versions[name]) == Version(floor), (name, versions[name], floor)
+    report = tmp_path / "lowest.xml"
+    env = dict(os.environ, ORTPOOL_KERNELS="numpy")
+    env["PATH"] = f"{VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("PYTHONPATH", None)
+    started = time.perf_counter()
+    done = subprocess.run(
+        [str(_python()), "-m", "pytest", "-m", "onnxruntime", "-q", "-p", "no:cacheprovider",
+         f"--junitxml={report}", str(ROOT / "tests")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    suite = ET.parse(report).getroot().find("testsuite")
+    counts = {key: int(suite.get(key, 0)) for key in ("tests", "failures", "errors", "skipped")}
+    support.LOWEST_RUN.update(
+        versions=versions, counts=counts, seconds=seconds, build_seconds=build_seconds
+    )
+    failed = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+    assert done.returncode == 0, "\n".join(failed) or done.stdout[-3000:] + done.stderr[-3000:]
+    assert counts["tests"] - counts["skipped"] > 0
