@@ -205,7 +205,7 @@ def all_models() -> dict[str, onnx.ModelProto]:
     return {**per_version_models(), "cnn": cnn_model(), **defect_models()}
 
 
-# --- models/fix/: each defect class of onnxruntime's pooling inside a small Conv/Relu CNN -------
+# --- ortpool/models/fix/: each defect class of onnxruntime's pooling inside a small Conv/Relu CNN
 # (``ortpool fix`` turns each into a form the runtime computes exactly, or ortpool's op).
 
 

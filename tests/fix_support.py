@@ -10,9 +10,10 @@ import pytest
 
 import ortpool
 from ortpool.kernels import _backend
+from ortpool.validate.validator import bundled_models_dir
 
 ROOT = Path(__file__).resolve().parent.parent
-FIX_MODELS = {p.stem: p for p in sorted((ROOT / "models" / "fix").glob("*.onnx"))}
+FIX_MODELS = {p.stem: p for p in sorted((bundled_models_dir() / "fix").glob("*.onnx"))}
 
 
 @pytest.fixture(autouse=True, scope="module")

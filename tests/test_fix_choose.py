@@ -12,7 +12,7 @@ from onnx import helper as h
 import ortpool
 from ortpool.fix import fix_with_report, report
 from ortpool.fix.grid import fix_grid
-from ortpool.fix.runtime import max_ir_version
+from ortpool.ort.runtime import max_ir_version
 from ortpool.validate import grid
 
 __all__ = ["numpy_kernels"]
@@ -129,9 +129,9 @@ def test_grid_cases_the_runtime_gets_wrong_are_fixed_and_checked():
 def test_the_fixed_cnn_in_validate_terms():
     """The bundled cnn model: every node left alone or fixed, and the fixed model equal to the
     spec end to end (its float16 path included)."""
-    from fix_support import ROOT
+    from ortpool.validate.validator import bundled_models_dir
 
-    model = onnx.load(ROOT / "models" / "cnn.onnx")
+    model = onnx.load(bundled_models_dir() / "cnn.onnx")
     fixed, found = fix_with_report(model)
     assert not found.unproven
     for use_max in (True, False):

@@ -75,8 +75,11 @@ def test_unproven_nodes_are_written_only_when_allowed(tmp_path, capsys):
 
 
 def test_external_data_is_never_loaded_and_stays_where_it_is(tmp_path):
+    """Written as ``ortpool rewrite`` writes: the data file cloned or copied next to the output by
+    default, hard-linked with ``link_data``; the source's bytes untouched."""
     source_dir, out_dir = tmp_path / "src", tmp_path / "out"
     source_dir.mkdir()
+    out_dir.mkdir()
     model = onnx.load(FIX_MODELS["fix-pads-ge-kernel"])
     onnx.save(model, source_dir / "m.onnx", save_as_external_data=True, location="weights.bin",
               size_threshold=0)
@@ -85,10 +88,21 @@ def test_external_data_is_never_loaded_and_stays_where_it_is(tmp_path):
     found = ortpool.fix.fix_file(source_dir / "m.onnx", out_dir / "m.onnx")
     assert found.exit_code() == 0
     assert all(n.in_model and n.in_model["exact"] for n in found.nodes)  # weights were read
-    assert (out_dir / "weights.bin").samefile(data)  # hard-linked, not copied
-    assert hashlib.sha256(data.read_bytes()).hexdigest() == digest
+    (how,) = [n for n in found.notes if n.startswith("external data weights.bin: ")]
+    assert how in (
+        "external data weights.bin: cloned next to the output",
+        "external data weights.bin: copied next to the output",
+    )
+    assert not (out_dir / "weights.bin").samefile(data)
+    assert (out_dir / "weights.bin").read_bytes() == data.read_bytes()
     written = onnx.load(out_dir / "m.onnx", load_external_data=False)
     assert all(t.data_location == onnx.TensorProto.EXTERNAL for t in written.graph.initializer)
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    found = ortpool.fix.fix_file(source_dir / "m.onnx", linked / "m.onnx", link_data=True)
+    assert "external data weights.bin: hard-linked next to the output" in found.notes
+    assert (linked / "weights.bin").samefile(data)
+    assert hashlib.sha256(data.read_bytes()).hexdigest() == digest
 
 
 def _invalid_model(path):

@@ -1,6 +1,6 @@
-"""ortpool fix on the bundled models of models/fix: every node proven, the realization each defect
-class gets, the fixed model equal to the spec end to end, names and other nodes kept, and a
-fixed model without ortpool ops running on onnxruntime alone."""
+"""ortpool fix on the bundled models of ortpool/models/fix: every node proven, the realization
+each defect class gets, the fixed model equal to the spec end to end, names and other nodes kept,
+and a fixed model without ortpool ops running on onnxruntime alone."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import onnx
 import pytest
-from fix_support import FIX_MODELS, ROOT, model_feeds, numpy_kernels, run_fixed, spec_outputs
+from fix_support import FIX_MODELS, model_feeds, numpy_kernels, run_fixed, spec_outputs
 
 from ortpool.fix import choose, fix_with_report, report
 from ortpool.validate.tolerances import tolerance_for
@@ -159,16 +159,3 @@ def test_a_fixed_model_runs_on_onnxruntime_alone(fixed_models, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("ok")
-
-
-def test_make_models_reproduces_the_fix_models(tmp_path):
-    subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "make_models.py"), str(tmp_path)],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    made = sorted(p.name for p in (tmp_path / "fix").glob("*.onnx"))
-    assert made == sorted(p.name for p in FIX_MODELS.values())
-    for path in FIX_MODELS.values():
-        assert (tmp_path / "fix" / path.name).read_bytes() == path.read_bytes(), path.name

@@ -7,7 +7,7 @@ API::
     fixed = ortpool.fix("model.onnx")                       # or an onnx.ModelProto
     fixed, report = ortpool.fix.fix_with_report(model, nodes=["pool1"], opt_level="all")
     print(report)                                           # realizations, forms, proofs
-    report = ortpool.fix.fix_file("in.onnx", "out.onnx")    # external data handled, exit code
+    report = ortpool.fix.fix_file("in.onnx", "out.onnx")    # written as rewrite writes
     report.exit_code()                                      # 0 exact, 1 needs ortpool, 2 unproven
 
 For each node: left unchanged where the runtime already gives the spec's result, else the
@@ -27,10 +27,11 @@ from typing import Any
 
 import onnx
 
+from ortpool import modelfile
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.fix.report import FixReport, NodeFix
 from ortpool.fix.runtime import DEFAULT_LEVEL, Runtime, parse_providers
-from ortpool.rewrite import external
+from ortpool.rewrite import write_file
 from ortpool.rewrite.selection import Selection
 
 __all__ = ["FixReport", "NodeFix", "fix", "fix_file", "fix_with_report"]
@@ -68,6 +69,7 @@ def fix_with_report(
     opt_level: str = DEFAULT_LEVEL,
     nonfinite: bool = False,
     seed: int = 0,
+    source_dir: str | os.PathLike | None = None,
 ) -> tuple[onnx.ModelProto, FixReport]:
     """A fixed copy of ``model`` and the report; the caller's proto is never changed.
 
@@ -77,13 +79,14 @@ def fix_with_report(
     providers to prove on (default CPU); ``opt_level``: onnxruntime's graph optimization level
     the model will run at (``disable``, ``basic``, ``extended``, ``layout``, ``all``; default
     ``all``, onnxruntime's own); ``nonfinite``: prove MaxPool on NaN and -inf too (and guard
-    it where the runtime drops them). A model given by path is loaded without its external
-    data; proofs read it from the model's folder.
+    it where the runtime drops them). A model given by path is read without its external
+    data, which the proofs read from the model's folder (``source_dir`` for a proto).
     """
     options = _options(ops, nodes, exclude, skip_invalid, providers, opt_level, nonfinite, seed)
     if isinstance(model, onnx.ModelProto):
-        return fix_model(model, options)
-    return fix_model(external.load(model), options, Path(model).parent)
+        return fix_model(model, options, source_dir)
+    proto = modelfile.read(model, load_external_data=False)
+    return fix_model(proto, options, Path(model).parent if source_dir is None else source_dir)
 
 
 def fix(model: ModelLike, **options: Any) -> onnx.ModelProto:
@@ -97,25 +100,29 @@ def fix_file(
     *,
     allow_unproven: bool = False,
     dry_run: bool = False,
-    copy_data: bool = False,
+    link_data: bool = False,
+    json_report: str | os.PathLike | None = None,
     **options: Any,
 ) -> FixReport:
-    """Fix the model file ``source`` into ``target`` (weights never loaded, external data
-    hard-linked or copied next to it as ``ortpool rewrite`` does). Nothing is written when a
-    node could not be proven unless ``allow_unproven``, nor with ``dry_run``."""
-    external.check_paths(source, target)
-    fixed, report = fix_with_report(source, **options)
-    if report.unproven and not allow_unproven:
-        report.notes.append("nothing written: some nodes are unproven (--allow-unproven)")
-        return report
-    if dry_run:
-        report.notes.append("nothing written (--dry-run)")
-        return report
-    from ortpool.rewrite import save
+    """Fix the model file ``source`` into ``target``, written as ``ortpool rewrite`` writes
+    (:func:`ortpool.rewrite.write_file`: weights never loaded, external data cloned or copied
+    next to it, hard-linked with ``link_data``; every destination checked before the proofs
+    run; all files or none). No model is written when a node could not be proven unless
+    ``allow_unproven``, nor with ``dry_run``; the JSON report (``json_report``) is written
+    either way."""
 
-    report.notes.extend(save(fixed, target, Path(source).parent, copy_data=copy_data))
-    report.written = os.fspath(target)
-    return report
+    def produce(model: onnx.ModelProto, folder: Path) -> tuple[onnx.ModelProto | None, FixReport]:
+        fixed, report = fix_with_report(model, source_dir=folder, **options)
+        if report.unproven and not allow_unproven:
+            report.notes.append("nothing written: some nodes are unproven (--allow-unproven)")
+            return None, report
+        if dry_run:
+            report.notes.append("nothing written (--dry-run)")
+            return None, report
+        report.written = os.fspath(target)
+        return fixed, report
+
+    return write_file(source, target, produce, link_data=link_data, json_report=json_report)
 
 
 class _CallablePackage(types.ModuleType):

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
 HELP = (
     "rewrite each pooling node into a form the installed onnxruntime computes exactly (or "
@@ -17,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ortpool.fix.runtime import LEVELS
     from ortpool.rewrite import cli_common
 
-    # IN OUT, --ops, --nodes, --exclude, --skip-invalid, --json, --copy-data, -q/-v: as rewrite's
+    # IN OUT, --ops, --nodes, --exclude, --skip-invalid, --json, --link-data, -q/-v: as rewrite's
     cli_common.add_arguments(parser, "fix")
     parser.add_argument(
         "--providers",
@@ -55,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
         args.output,
         allow_unproven=args.allow_unproven,
         dry_run=args.dry_run,
-        copy_data=args.copy_data,
+        link_data=args.link_data,
+        json_report=args.json,
         ops=args.ops,
         nodes=args.nodes,
         exclude=args.exclude,
@@ -66,8 +65,6 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     code = report.exit_code(args.allow_unproven)
-    if args.json:
-        Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n")
     if not args.quiet or code:
         stream = sys.stdout if code < 2 else sys.stderr
         for line in report.summary_lines(verbose=args.verbose):

@@ -30,8 +30,9 @@ from ortpool.fix.apply import apply
 from ortpool.fix.choose import NOT_IN_MODEL, Attempt, Choice, choose
 from ortpool.fix.forms import Plan
 from ortpool.fix.prove import Proof, compare
-from ortpool.fix.runtime import Runtime, stamp
+from ortpool.fix.runtime import Runtime
 from ortpool.fix.sites import Site, find_sites
+from ortpool.ort.runtime import stamp
 from ortpool.rewrite.selection import Selection
 from ortpool.validate import capture as capture_mod
 from ortpool.validate import dtypes
@@ -260,6 +261,11 @@ def fix_model(
     """The fixed copy of ``model`` and the report (``model`` is not changed)."""
     source = None if source_dir is None else os.fspath(source_dir)
     report = report_mod.FixReport(runtime=options.runtime.describe(), nonfinite=options.nonfinite)
+    # Stamped first: the source's capture runs and every proof run what will be written.
+    model = _copy(model)
+    note = stamp(model)
+    if note:
+        report.notes.append(note)
     sites, notes = find_sites(model, options.selection, options.skip_invalid)
     report.notes.extend(notes)
     captured = _capture_inputs(model, sites, options, source, report.notes)
@@ -286,9 +292,6 @@ def fix_model(
     if problem:
         report.notes.append(f"no proof in the written model: {problem}")
     report.notes.extend(apply_notes)
-    note = stamp(fixed)
-    if note:
-        report.notes.append(note)
     for site in sites:
         entry = _node_fix(site, choices.get(site.number), in_model.get(site.number))
         if problem.startswith(NOT_RUNNING) and entry.realization not in (
@@ -299,6 +302,12 @@ def fix_model(
             entry.realization, entry.reason = report_mod.UNPROVEN, f"proven alone, but {problem}"
         report.nodes.append(entry)
     return fixed, report
+
+
+def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    return copy
 
 
 def _site(sites: Sequence[Site], number: int) -> Site:

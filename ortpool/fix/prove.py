@@ -24,7 +24,8 @@ from ortpool import optypes
 from ortpool.fix import emit
 from ortpool.fix.forms import NodeFacts, Plan
 from ortpool.fix.inputs import FeedSet
-from ortpool.fix.runtime import Runtime, max_ir_version
+from ortpool.fix.runtime import Runtime
+from ortpool.ort.runtime import ir_version_for
 from ortpool.rewrite import retarget
 from ortpool.validate import dtypes
 from ortpool.validate.compare import compare_values
@@ -100,9 +101,7 @@ def isolated_model(
     if plan.ortpool:
         imports.append(helper.make_opsetid(optypes.DOMAIN, optypes.DOMAIN_VERSION))
     model = helper.make_model(graph, opset_imports=imports)
-    model.ir_version = min(
-        max(helper.find_min_ir_version_for(imports[:1]), 3), max_ir_version()
-    )
+    model.ir_version = ir_version_for(facts.opset)
     return model
 
 

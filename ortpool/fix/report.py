@@ -9,6 +9,7 @@ object gives the terminal summary, the ``--json`` document and the exit code.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections import Counter
 from typing import Any
 
@@ -118,6 +119,9 @@ class FixReport:
             "notes": list(self.notes),
             "written": self.written,
         }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
 
     def summary_lines(self, verbose: bool = False) -> list[str]:
         rt = self.runtime

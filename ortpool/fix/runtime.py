@@ -2,23 +2,18 @@
 
 A form is exact *on a runtime*: the installed onnxruntime, the providers the user will run, and
 the graph optimizations it applies (PadFusion at level 1 and above folds a Pad into the pool
-after it). Every proof session is made here, so all of them use the same settings.
-
-onnx may write models at an IR version newer than onnxruntime reads (onnx 1.23 writes 14,
-onnxruntime 1.31 reads 13): :func:`max_ir_version` asks the installed onnxruntime, and
-:func:`stamp` lowers a model written by ``ortpool fix`` to it.
+after it). Every proof session is made here, so all of them use the same settings. (The IR
+version a written model is stamped with is :mod:`ortpool.ort.runtime`'s.)
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 from collections.abc import Sequence
 from typing import Any
 
 import onnx
-from onnx import helper
 
 from ortpool.errors import OrtpoolError
 
@@ -112,41 +107,3 @@ def parse_providers(text: str | Sequence[str] | None) -> tuple[str, ...]:
         return ("CPUExecutionProvider",)
     items = text.split(",") if isinstance(text, str) else list(text)
     return tuple(p.strip() for p in items if p.strip())
-
-
-@functools.cache
-def max_ir_version() -> int:
-    """The newest IR version the installed onnxruntime loads, found by asking it."""
-    import onnxruntime as ort
-
-    for ir in range(onnx.IR_VERSION, 6, -1):
-        graph = helper.make_graph(
-            [helper.make_node("Identity", ["x"], ["y"])],
-            "probe",
-            [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])],
-            [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])],
-        )
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-        model.ir_version = ir
-        options = ort.SessionOptions()
-        options.log_severity_level = 4
-        try:
-            ort.InferenceSession(
-                model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-            )
-        except Exception:  # onnxruntime raises several types for an unsupported IR version
-            continue
-        return ir
-    return 7
-
-
-def stamp(model: onnx.ModelProto) -> str | None:
-    """Lower ``model``'s IR version to what onnxruntime reads (in place); a note if changed."""
-    newest = max_ir_version()
-    if model.ir_version <= newest:
-        return None
-    old = model.ir_version
-    model.ir_version = newest
-    return (
-        f"IR version {old} lowered to {newest}, the newest the installed onnxruntime reads"
-    )
