@@ -46,6 +46,7 @@ class Choice:
     plan: forms.Plan | None
     proof: Proof | None
     attempts: list[Attempt]
+    reason: str = ""  # why no candidate was tried (plan None and no attempts)
 
 
 def choose(

@@ -29,7 +29,7 @@ from ortpool.fix import report as report_mod
 from ortpool.fix.apply import apply
 from ortpool.fix.choose import NOT_IN_MODEL, Attempt, Choice, choose
 from ortpool.fix.forms import Plan
-from ortpool.fix.prove import Proof, compare
+from ortpool.fix.prove import Proof, compare, short_error
 from ortpool.fix.runtime import Runtime
 from ortpool.fix.sites import Site, find_sites
 from ortpool.ort.runtime import stamp
@@ -126,14 +126,19 @@ def _run_capturing(
     values = {name: _ort_value(array) for name, array in feeds.items()}
     requested = [n for n in plain if n not in feeds]
     requested += [n + _CARRIED for n in fetched if n in carried]
-    if not requested:  # nothing to capture: the model must still load and run
-        import onnxruntime as ort
+    if not requested:
+        # Nothing to capture, but the model must still load and run: its outputs are fetched
+        # (through session.run, which raises an ortpool op's failure), bfloat16 ones as OrtValues.
+        bf16 = onnx.TensorProto.BFLOAT16
+        requested = [o.name for o in wide.graph.output if o.type.tensor_type.elem_type != bf16]
+        if not requested:
+            import onnxruntime as ort
 
-        every = {
-            name: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
-            for name, v in values.items()
-        }
-        session.run_with_ort_values([o.name for o in wide.graph.output], every)
+            every = {
+                name: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
+                for name, v in values.items()
+            }
+            session.run_with_ort_values([o.name for o in wide.graph.output], every)
     arrays = session.run(requested, values) if requested else []
     found = dict(zip(requested, (np.asarray(a) for a in arrays), strict=True))
     for name in fetched:
@@ -167,7 +172,7 @@ def _capture_inputs(
             runs.append(_run_capturing(model, names, feeds, options.runtime, "disable", source_dir))
             continue
         except Exception as err:  # onnxruntime cannot run the source model (a refused node)
-            first = str(err).splitlines()[0][:200]
+            first = short_error(err)
         try:
             from ortpool.rewrite import rewrite
 
@@ -179,14 +184,15 @@ def _capture_inputs(
                     "from its ortpool-rewritten run"
                 )
         except Exception as err:
-            notes.append(f"no node input could be captured: {str(err).splitlines()[0][:200]}")
+            notes.append(f"no node input could be captured: {short_error(err)}")
             return []
     return runs
 
 
 def _proof_sets(
     site: Site, captured: Sequence[Mapping[str, np.ndarray]], options: Options
-) -> list[feeds_mod.FeedSet]:
+) -> tuple[list[feeds_mod.FeedSet], list[str]]:
+    """The node's input sets with the spec's outputs, and why the kernels refused the others."""
     facts = site.facts
     assert facts is not None
     mine = []
@@ -207,7 +213,8 @@ def _proof_sets(
         output_shape=site.output_shape,
     )
     spec = feeds_mod.node_spec(facts, attribute_dict(site.node.attribute))
-    return feeds_mod.expect(spec, sets)
+    refusals: list[str] = []
+    return feeds_mod.expect(spec, sets, refusals), refusals
 
 
 def _prove_in_model(
@@ -229,7 +236,7 @@ def _prove_in_model(
         try:
             run = _run_capturing(fixed, names, feeds, options.runtime, None, source_dir)
         except Exception as err:
-            return {}, f"{NOT_RUNNING}: {str(err).splitlines()[0][:300]}"
+            return {}, f"{NOT_RUNNING}: {short_error(err)}"
         for site in sites:
             facts = site.facts
             if facts is None or not site.selected:
@@ -269,11 +276,19 @@ def fix_model(
     sites, notes = find_sites(model, options.selection, options.skip_invalid)
     report.notes.extend(notes)
     captured = _capture_inputs(model, sites, options, source, report.notes)
-    sets = {s.number: _proof_sets(s, captured, options) for s in sites if s.facts and s.selected}
-    choices: dict[int, Choice] = {
-        number: choose(_site(sites, number), feeds, options.runtime)
-        for number, feeds in sets.items()
-    }
+    sets: dict[int, list[feeds_mod.FeedSet]] = {}
+    choices: dict[int, Choice] = {}
+    for site in sites:
+        if site.facts is None or not site.selected:
+            continue
+        sets[site.number], refusals = _proof_sets(site, captured, options)
+        if sets[site.number]:
+            choices[site.number] = choose(site, sets[site.number], options.runtime)
+        else:  # nothing can prove any form: the spec itself gives no output to compare with
+            why = f": {refusals[0]}" if refusals else ""
+            choices[site.number] = Choice(
+                None, None, [], f"no input it could be proven on: ortpool's kernels refuse{why}"
+            )
     in_model: dict[int, Proof] = {}
     fixed, problem, apply_notes = model, "", []
     for _ in range(MAX_ROUNDS):
@@ -340,7 +355,9 @@ def _node_fix(site: Site, choice: Choice | None, in_model: Proof | None) -> repo
     plan: Plan | None = choice.plan
     if plan is None or choice.proof is None:
         last = choice.attempts[-1].detail if choice.attempts else ""
-        entry.reason = f"no candidate could be proven (ortpool's op included; its proof: {last})"
+        entry.reason = choice.reason or (
+            f"no candidate could be proven (ortpool's op included; its proof: {last})"
+        )
         return entry
     entry.form, entry.why = plan.name, plan.why
     entry.proof = choice.proof.to_dict()

@@ -177,15 +177,20 @@ def node_spec(facts: NodeFacts, attributes: dict) -> NodeSpec:
     return NodeSpec(facts.op, facts.opset, attributes, facts.n_inputs, facts.n_outputs)
 
 
-def expect(spec: NodeSpec, sets: Sequence[FeedSet]) -> list[FeedSet]:
+def expect(
+    spec: NodeSpec, sets: Sequence[FeedSet], refusals: list[str] | None = None
+) -> list[FeedSet]:
     """Fill in the spec's outputs; a set the spec itself refuses (a size the geometry cannot
-    pool) is dropped."""
+    pool, an output over the kernels' limits) is dropped, and why is appended to ``refusals``."""
     kept = []
     for feed in sets:
         if feed.expected is None:
             try:
                 feed.expected = isolate.run_ortpool_numpy(spec, feed.arrays)
-            except (OrtpoolError, ValueError):
+            except (OrtpoolError, ValueError) as err:
+                if refusals is not None:
+                    detail = err.detail if isinstance(err, OrtpoolError) else str(err)
+                    refusals.append(f"X {list(feed.shape)}: {detail}")
                 continue
         kept.append(feed)
     return kept

@@ -167,7 +167,7 @@ def _run(
         try:
             session = runtime.session(model, level=level, threads=1)
         except Exception as err:  # onnxruntime raises its own types; every one is a refusal
-            proof.failure = f"onnxruntime refuses it: {_short(err)}"
+            proof.failure = f"onnxruntime refuses it: {short_error(err)}"
             return proof
         names = [o.name for o in session.get_outputs()]
         inputs = session.get_inputs()
@@ -176,7 +176,7 @@ def _run(
                 feeds = {i.name: feedable(a) for i, a in zip(inputs, feed.arrays, strict=True)}
                 got = session.run(names, feeds)
             except Exception as err:
-                proof.failure = f"the run fails on {feed.label}: {_short(err)}"
+                proof.failure = f"the run fails on {feed.label}: {short_error(err)}"
                 return proof
             failure = compare(facts, feed, got, proof)
             if failure:
@@ -212,7 +212,8 @@ def prove_plan(
     return proof
 
 
-def _short(err: Exception) -> str:
+def short_error(err: Exception) -> str:
+    """onnxruntime's error as one line, its source location and status prefix left out."""
     from ortpool.validate.ortrun import classify
 
     return str(classify(err, "load"))[:400]
