@@ -9,6 +9,7 @@ import onnx
 import pytest
 
 import ortpool
+from ortpool import kernels
 from ortpool.kernels import _backend
 from ortpool.validate.validator import bundled_models_dir
 
@@ -58,3 +59,68 @@ def run_fixed(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
 
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return [np.asarray(a) for a in session.run(None, feeds)]
+
+
+def find_node(model: onnx.ModelProto, name: str) -> tuple[onnx.NodeProto, int]:
+    """The node named ``name`` anywhere in ``model`` (graph, subgraphs, functions) and the
+    ai.onnx opset that governs it."""
+    from ortpool.rewrite.scopes import model_scopes
+
+    for scope in model_scopes(model):
+        for node in scope.nodes:
+            if node.name == name:
+                return node, scope.opset or 0
+    raise KeyError(name)
+
+
+def builtin_defect(
+    node: onnx.NodeProto, opset: int, shape: list[int], elem: str, nan: bool = False
+) -> str | None:
+    """What onnxruntime's built-in gets wrong with ``node`` alone on a seeded input of ``shape``
+    and ``elem`` (NaN sprinkled with ``nan``): its refusal, or the differing cells; None when it
+    gives the spec's result. Asked of the installed runtime directly (tests/runtime_defects.py),
+    so a test expecting a node to be rewritten knows the runtime has the defect."""
+    import runtime_defects
+
+    from ortpool.validate import dtypes
+
+    rng = np.random.default_rng(0)
+    x = (np.round(rng.normal(0, 1.5, shape) * 4) / 4).astype(dtypes.NUMPY[elem])
+    if nan:
+        x.reshape(-1)[::5] = np.nan
+    attrs = runtime_defects.support.onnx_attrs(node)
+    n_outputs = len([o for o in node.output if o])
+    got = runtime_defects.builtin(node.op_type, opset, attrs, [x], n_outputs)
+    if got.outputs is None:
+        return f"onnxruntime refuses it: {got.error}"
+    want = runtime_defects.spec(node.op_type, opset, attrs, [x], n_outputs)[0]
+    cells = runtime_defects.differing_cells(got.outputs[0], want, node.op_type == "AveragePool")
+    return f"{cells} cells of Y differ" if cells else None
+
+
+def pad_fusion_folds(opset: int = 19) -> bool:
+    """Whether onnxruntime's optimizer folds a ``Pad`` of 0 into the AveragePool after it (the
+    pads then >= kernel, which it refuses): asked by running the pair at the default level."""
+    import onnxruntime as ort
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    nodes = [
+        h.make_node("Pad", ["x", "pads"], ["padded"], mode="constant"),
+        h.make_node("AveragePool", ["padded"], ["y"], kernel_shape=[2, 2]),
+    ]
+    pads = onnx.numpy_helper.from_array(np.array([0, 0, 2, 2, 0, 0, 2, 2], np.int64), "pads")
+    graph = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 3, 3])],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)], [pads])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+    model.ir_version = 10
+    x = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)
+    want = kernels.average_pool(np.pad(x, [(0, 0), (0, 0), (2, 2), (2, 2)]), kernel_shape=[2, 2])
+    try:
+        session = ort.InferenceSession(
+            model.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
+        (got,) = session.run(None, {"x": x})
+    except Exception:  # onnxruntime's exception types differ between releases
+        return True
+    return not np.array_equal(got, want)

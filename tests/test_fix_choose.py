@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import pytest
 from fix_support import model_feeds, numpy_kernels, run_fixed, spec_outputs
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -14,6 +15,9 @@ from ortpool.fix import fix_with_report, report
 from ortpool.fix.grid import fix_grid
 from ortpool.ort.runtime import max_ir_version
 from ortpool.validate import grid
+
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
 
 __all__ = ["numpy_kernels"]
 

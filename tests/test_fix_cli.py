@@ -7,12 +7,16 @@ import hashlib
 import json
 
 import onnx
+import pytest
 from fix_support import FIX_MODELS, numpy_kernels
 from onnx import TensorProto as T
 from onnx import helper as h
 
 import ortpool
 from ortpool.cli import main
+
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
 
 __all__ = ["numpy_kernels"]
 

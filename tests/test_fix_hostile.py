@@ -24,6 +24,9 @@ from onnx import helper as h
 from ortpool import kernels
 from ortpool.validate.ortrun import classify
 
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
+
 TIMEOUT = 120
 ENV = {
     **{k: v for k, v in os.environ.items() if k != "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"},
