@@ -2,13 +2,18 @@
 
 onnxruntime-extensions Python ops take only int, float and string attributes, so list attributes
 travel as decimal strings joined by commas: ``(3, 3)`` is ``"3,3"`` and the empty list is ``""``.
-:func:`normalize` accepts either form and returns one :class:`PoolAttrs` with every attribute of
-the version resolved for a given kernel rank.
+Float attributes (LpPool-1's and GlobalLpPool-1's ``p``, MaxRoiPool's ``spatial_scale``) travel as
+strings too, written with ``repr`` (RULINGS.md 15): onnxruntime-extensions prints a float attribute
+with 6 significant digits on its way into Python (0.1234567 arrives as 0.123457), a string
+round-trips exactly. :func:`normalize` accepts either form and returns one :class:`PoolAttrs`
+(window operators), :class:`GlobalAttrs` or :class:`RoiAttrs` with every attribute of the version
+resolved.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -16,10 +21,12 @@ from typing import Any
 import onnx
 
 from ortpool.errors import OrtpoolError
-from ortpool.versions import OpVersion
+from ortpool.versions import GLOBAL_OPERATORS, OpVersion
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 _INT_LIST = re.compile(r"^\s*-?\d+\s*(,\s*-?\d+\s*)*$")
+#: A decimal number as ``repr(float)`` writes it, and the special values it writes (checked after).
+_FLOAT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$|^\s*[-+]?(inf|nan)\s*$")
 
 
 def encode_ints(values: Sequence[int]) -> str:
@@ -57,6 +64,18 @@ def _check_int64(name: str, values: tuple[int, ...]) -> tuple[int, ...]:
     return values
 
 
+def encode_float(value: float) -> str:
+    """``0.1234567 -> "0.1234567"``: the shortest text that reads back as the same double."""
+    return repr(float(value))
+
+
+def decode_float(text: str, name: str = "value") -> float:
+    """``"0.0625" -> 0.0625``; anything but a decimal number is an OrtpoolError naming ``name``."""
+    if not _FLOAT.match(text):
+        raise OrtpoolError(f"{name}={text!r} is not a decimal number")
+    return float(text)
+
+
 @dataclasses.dataclass(frozen=True)
 class PoolAttrs:
     """Every attribute of a pooling node, resolved for ``rank`` spatial axes.
@@ -73,17 +92,41 @@ class PoolAttrs:
     ceil_mode: int = 0
     count_include_pad: int = 0
     storage_order: int = 0
+    #: LpPool's exponent: a float at version 1, an int from version 2 (2 for the other ops).
+    p: int | float = 2
 
     @property
     def rank(self) -> int:
         return len(self.kernel_shape)
 
 
+@dataclasses.dataclass(frozen=True)
+class GlobalAttrs:
+    """GlobalMaxPool, GlobalAveragePool, GlobalLpPool: the window is the whole spatial extent;
+    only GlobalLpPool has an attribute (``p``)."""
+
+    p: int | float = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class RoiAttrs:
+    """MaxRoiPool: the output bins per RoI (height, width) and the scale from RoI coordinates to
+    the input's."""
+
+    pooled_shape: tuple[int, int]
+    spatial_scale: float = 1.0
+
+
+#: What :func:`normalize` returns, by operator family.
+NodeAttrs = PoolAttrs | GlobalAttrs | RoiAttrs
+
+
 def _as_ints(name: str, value: Any) -> tuple[int, ...]:
+    """An int-list attribute as a tuple, each value within int64 (what ONNX can carry)."""
     if isinstance(value, str):
-        return decode_ints(value, name)
+        return _check_int64(name, decode_ints(value, name))
     if isinstance(value, bytes):
-        return decode_ints(value.decode(), name)
+        return _check_int64(name, decode_ints(value.decode(), name))
     try:
         items = tuple(value)
     except TypeError:
@@ -93,7 +136,7 @@ def _as_ints(name: str, value: Any) -> tuple[int, ...]:
         if isinstance(item, bool) or not isinstance(item, int | _np_integer()):
             raise OrtpoolError(f"{name}={list(items)!r} must be a list of integers")
         out.append(int(item))
-    return tuple(out)
+    return _check_int64(name, tuple(out))
 
 
 def _np_integer() -> type:
@@ -110,6 +153,40 @@ def _as_int(name: str, value: Any) -> int:
     return int(value)
 
 
+def _as_float(name: str, value: Any) -> float:
+    if isinstance(value, bytes):
+        value = value.decode()
+    if isinstance(value, str):
+        return decode_float(value, name)
+    if isinstance(value, bool) or not isinstance(value, int | float | _np_number()):
+        raise OrtpoolError(f"{name}={value!r} must be a number")
+    return float(value)
+
+
+def _np_number() -> type:
+    import numpy as np
+
+    return np.integer | np.floating
+
+
+def _p_value(opv: OpVersion, given: Mapping[str, Any]) -> int | float:
+    """``p`` of LpPool/GlobalLpPool: the version's kind (float at 1, int from 2), finite and
+    positive (RULINGS.md 12: the Lp norm needs p > 0)."""
+    spec = opv.attrs["p"]
+    value = given.get("p", spec.default)
+    if spec.kind == "float":
+        p: int | float = _as_float("p", value)
+        if not math.isfinite(p) or p <= 0:
+            raise OrtpoolError(
+                f"p={encode_float(p)} must be a finite number > 0 (the Lp norm needs p > 0)"
+            )
+        return p
+    p = _as_int("p", value)
+    if p <= 0:
+        raise OrtpoolError(f"p={p} must be > 0 (the Lp norm needs p > 0)")
+    return p
+
+
 def _as_str(name: str, value: Any) -> str:
     if isinstance(value, bytes):
         value = value.decode()
@@ -118,29 +195,57 @@ def _as_str(name: str, value: Any) -> str:
     return value
 
 
-def normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None = None) -> PoolAttrs:
-    """Check ``given`` against ``opv``'s schema and fill every default.
+def normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None = None) -> NodeAttrs:
+    """Check ``given`` against ``opv``'s schema and fill every default: a :class:`PoolAttrs`
+    (MaxPool, AveragePool, MaxUnpool, LpPool), :class:`GlobalAttrs` or :class:`RoiAttrs`.
 
     ``rank`` is the number of spatial axes when the input is known; otherwise the kernel's length
     sets it. Errors are :class:`OrtpoolError` naming the op version, the attribute and its value;
     the caller adds the node name.
     """
     try:
+        unknown = sorted(set(given) - set(opv.attrs))
+        if unknown:
+            names = ", ".join(sorted(opv.attrs)) or "no attributes"
+            raise OrtpoolError(
+                f"attribute {unknown[0]!r} does not exist in this version (it has {names})"
+            )
+        if opv.op in GLOBAL_OPERATORS:
+            return GlobalAttrs(_p_value(opv, given)) if "p" in opv.attrs else GlobalAttrs()
+        if opv.op == "MaxRoiPool":
+            return _normalize_roi(given, rank)
         return _normalize(opv, given, rank)
     except OrtpoolError as err:
         raise err.located(op=opv.op, version=opv.version) from None
 
 
-def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> PoolAttrs:
-    unknown = sorted(set(given) - set(opv.attrs))
-    if unknown:
+def _normalize_roi(given: Mapping[str, Any], rank: int | None) -> RoiAttrs:
+    if "pooled_shape" not in given:
+        raise OrtpoolError("attribute 'pooled_shape' is required")
+    pooled = _as_ints("pooled_shape", given["pooled_shape"])
+    if len(pooled) != 2:
         raise OrtpoolError(
-            f"attribute {unknown[0]!r} does not exist in this version "
-            f"(it has {', '.join(sorted(opv.attrs))})"
+            f"pooled_shape={encode_ints(pooled)!r} must have 2 values (height, width)"
         )
+    _check_positive("pooled_shape", pooled)
+    if rank is not None and rank != 2:
+        raise OrtpoolError(f"the input has {rank} spatial axes; MaxRoiPool takes N x C x H x W")
+    scale = _as_float("spatial_scale", given.get("spatial_scale", 1.0))
+    if not math.isfinite(scale):
+        raise OrtpoolError(f"spatial_scale={encode_float(scale)} must be finite")
+    return RoiAttrs((pooled[0], pooled[1]), scale)
+
+
+def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> PoolAttrs:
     if "kernel_shape" not in given:
+        if not opv.attrs["kernel_shape"].required:
+            # LpPool-1's schema: optional, with no default and no rule to derive one.
+            raise OrtpoolError(
+                "attribute 'kernel_shape' is missing: this version's schema makes it optional, "
+                "but no output size can be computed without it"
+            )
         raise OrtpoolError("attribute 'kernel_shape' is required")
-    kernel = _check_int64("kernel_shape", _as_ints("kernel_shape", given["kernel_shape"]))
+    kernel = _as_ints("kernel_shape", given["kernel_shape"])
     if not kernel:
         raise OrtpoolError("kernel_shape='' must name at least one spatial axis")
     if rank is None:
@@ -155,7 +260,7 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
     def ints(name: str, length: int, fill: int) -> tuple[int, ...]:
         if name not in given:
             return (fill,) * length
-        values = _check_int64(name, _as_ints(name, given[name]))
+        values = _as_ints(name, given[name])
         if not values:
             return (fill,) * length
         if len(values) != length:
@@ -196,6 +301,7 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
         pads=pads,
         dilations=dilations,
         auto_pad=auto_pad,
+        p=_p_value(opv, given) if "p" in opv.attrs else 2,
         **flags,
     )
 
@@ -216,8 +322,9 @@ def empty_auto_pad_note(node: onnx.NodeProto, name: str) -> str | None:
     return None
 
 
-def full_attributes(opv: OpVersion, attrs: PoolAttrs) -> dict[str, int | str]:
-    """Every attribute of ``opv`` in the ortpool node encoding (lists as strings), defaults filled.
+def full_attributes(opv: OpVersion, attrs: Any) -> dict[str, int | str]:
+    """Every attribute of ``opv`` in the ortpool node encoding (lists and floats as strings),
+    defaults filled, from what :func:`normalize` returned.
 
     SAME/VALID nodes keep ``pads=""`` so the node stays legal under RULINGS.md 4.
     """
@@ -229,6 +336,8 @@ def full_attributes(opv: OpVersion, attrs: PoolAttrs) -> dict[str, int | str]:
             if name == "pads" and attrs.auto_pad != "NOTSET":
                 value = ()
             out[name] = encode_ints(value)
+        elif spec.kind == "float":
+            out[name] = encode_float(value)
         else:
             out[name] = value
     return out

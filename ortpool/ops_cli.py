@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def rows() -> list[tuple[str, str, str, str, str, str]]:
     out = []
     for t in optypes.all_op_types():
-        ins = {"MaxUnpool": ["X", "I", "output_shape"]}.get(t.spec.op, ["X"])[: t.n_inputs]
+        ins = t.input_names
         outs = ["Y", "Indices"][: t.n_outputs]
         attrs = ", ".join(
             f"{name}:{'string' if a.kind != 'int' else 'int'}" for name, a in t.spec.attrs.items()

@@ -6,8 +6,11 @@ required, so the version and the arity live in the name:
 * ``MaxPool_12`` (X -> Y), ``MaxPool_12_Indices`` (X -> Y, Indices)
 * ``AveragePool_19`` (X -> Y)
 * ``MaxUnpool_11`` (X, I -> Y), ``MaxUnpool_11_OutputShape`` (X, I, output_shape -> Y)
+* ``LpPool_18``, ``GlobalMaxPool_22``, ``GlobalAveragePool_1``, ``GlobalLpPool_2`` (X -> Y)
+* ``MaxRoiPool_22`` (X, rois -> Y)
 
-Every attribute of the version is declared, with the spec's name; list attributes are strings.
+Every attribute of the version is declared, with the spec's name; list and float attributes are
+strings.
 This module needs neither onnxruntime nor onnxruntime-extensions, so the rewriter can use it.
 """
 
@@ -27,7 +30,9 @@ DOMAIN_VERSION = 1
 INDICES = "Indices"
 OUTPUT_SHAPE = "OutputShape"
 
-_NAME = re.compile(r"^(MaxPool|AveragePool|MaxUnpool)_(\d+)(?:_(Indices|OutputShape))?$")
+_NAME = re.compile(
+    rf"^({'|'.join(versions.OPERATORS)})_(\d+)(?:_({INDICES}|{OUTPUT_SHAPE}))?$"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,9 +45,12 @@ class OpType:
 
     @property
     def n_inputs(self) -> int:
-        if self.spec.op == "MaxUnpool":
-            return 3 if self.variant == OUTPUT_SHAPE else 2
-        return 1
+        """The schema's required inputs, plus MaxUnpool's output_shape in that variant."""
+        return self.spec.min_inputs + (1 if self.variant == OUTPUT_SHAPE else 0)
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        return self.spec.input_names[: self.n_inputs]
 
     @property
     def n_outputs(self) -> int:
@@ -82,7 +90,7 @@ def parse(name: str) -> OpType:
                 return op_type
     raise ValueError(
         f"{name!r} is not an ortpool op type; expected <Op>_<version>[_Indices|_OutputShape] "
-        f"with a spec version of MaxPool, AveragePool or MaxUnpool (e.g. MaxPool_12)"
+        f"with a spec version of {', '.join(versions.OPERATORS)} (e.g. MaxPool_12)"
     )
 
 

@@ -15,7 +15,21 @@ import onnx
 import onnx.defs
 from onnx import AttributeProto
 
-OPERATORS: tuple[str, ...] = ("MaxPool", "AveragePool", "MaxUnpool")
+OPERATORS: tuple[str, ...] = (
+    "MaxPool",
+    "AveragePool",
+    "MaxUnpool",
+    "LpPool",
+    "GlobalMaxPool",
+    "GlobalAveragePool",
+    "GlobalLpPool",
+    "MaxRoiPool",
+)
+#: Operators whose window is the whole spatial extent: no window attributes, spatial output 1.
+GLOBAL_OPERATORS: tuple[str, ...] = ("GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool")
+#: Operators whose window is given by kernel_shape/strides/pads (and maybe dilations, ceil_mode):
+#: their output size is :func:`ortpool.geometry.pool_geometry`'s.
+WINDOW_OPERATORS: tuple[str, ...] = ("MaxPool", "AveragePool", "LpPool")
 
 #: Element types a Python custom op can carry; float16/bfloat16 abort the process when they reach
 #: one, so they go through Cast pairs instead (RULINGS.md 10).
@@ -28,8 +42,9 @@ class AttrSpec:
     """One attribute of one spec version."""
 
     name: str
-    kind: str  # "int", "ints" or "string"
-    default: int | str | tuple[int, ...] | None  # None: required, or an empty list by default
+    kind: str  # "int", "ints", "float" or "string"
+    #: None: required, or an empty list by default
+    default: int | float | str | tuple[int, ...] | None
     required: bool
 
 
@@ -43,6 +58,14 @@ class OpVersion:
     max_inputs: int
     max_outputs: int
     types: tuple[str, ...]  # element types of X / Y, e.g. ("float16", "float", ...)
+    #: The schema's input names, e.g. ("X", "I", "output_shape"); the first ``min_inputs`` are
+    #: required.
+    input_names: tuple[str, ...] = ("X",)
+    min_inputs: int = 1
+    #: Per input, whether it has X's element type (MaxRoiPool's rois does; MaxUnpool's I does not,
+    #: it is int64): such inputs are carried by a Cast pair with X.
+    typed_inputs: tuple[bool, ...] = (True,)
+    output_names: tuple[str, ...] = ("Y",)
 
     @property
     def carried_types(self) -> tuple[str, ...]:
@@ -57,6 +80,7 @@ _KINDS = {
     AttributeProto.INT: "int",
     AttributeProto.INTS: "ints",
     AttributeProto.STRING: "string",
+    AttributeProto.FLOAT: "float",
 }
 
 
@@ -64,7 +88,7 @@ def _attr_spec(attr: onnx.defs.OpSchema.Attribute) -> AttrSpec:
     kind = _KINDS.get(attr.type)
     if kind is None:
         raise ValueError(f"unexpected attribute type {attr.type} for {attr.name}")
-    default: int | str | tuple[int, ...] | None = None
+    default: int | float | str | tuple[int, ...] | None = None
     proto = attr.default_value
     if proto is not None and proto.name:
         value = onnx.helper.get_attribute_value(proto)
@@ -78,6 +102,7 @@ def _op_version(schema: onnx.defs.OpSchema) -> OpVersion:
         tc.allowed_type_strs for tc in schema.type_constraints if tc.type_param_str == type_param
     ]
     attrs = {name: _attr_spec(a) for name, a in sorted(schema.attributes.items())}
+    optional = onnx.defs.OpSchema.FormalParameterOption.Optional
     return OpVersion(
         op=schema.name,
         version=schema.since_version,
@@ -85,6 +110,10 @@ def _op_version(schema: onnx.defs.OpSchema) -> OpVersion:
         max_inputs=len(schema.inputs),
         max_outputs=len(schema.outputs),
         types=tuple(t[len("tensor(") : -1] for t in allowed),
+        input_names=tuple(i.name for i in schema.inputs),
+        min_inputs=sum(1 for i in schema.inputs if i.option != optional),
+        typed_inputs=tuple(i.type_str == type_param for i in schema.inputs),
+        output_names=tuple(o.name for o in schema.outputs),
     )
 
 

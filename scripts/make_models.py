@@ -10,6 +10,9 @@ checks by default (deterministic: same bytes every run).
   other) and a float16 path (Cast -> MaxPool -> AveragePool -> Cast).
 * ``ort-defect-*.onnx``: valid models where onnxruntime's built-in pooling is known to differ from
   the spec (RULINGS.md 2, 3); they are what ``ortpool validate`` exists for.
+* the same one model per version for LpPool, GlobalMaxPool, GlobalAveragePool, GlobalLpPool and
+  MaxRoiPool (its RoIs an initializer, scaled by 1/4); onnxruntime 1.31 has no kernel for LpPool-1,
+  GlobalLpPool-1 and -22, MaxRoiPool-22 (they run once rewritten).
 * ``fix/fix-*.onnx``: one model per defect class of onnxruntime's pooling (SAME with dilation,
   VALID with ceil_mode, pads >= kernel, NaN, missing kernels, and the same in an If branch and a
   local function), each inside a small Conv/Relu CNN: what ``ortpool fix`` exists for.
@@ -55,7 +58,7 @@ def _vi(name: str, elem: int, shape: list[int | None] | int) -> onnx.ValueInfoPr
 
 def _single(
     op: str, version: int, shape: list[int], attrs: dict, *, indices: bool = False,
-    elem: int = T.FLOAT, doc: str = "",
+    elem: int = T.FLOAT, doc: str = "", opset: int | None = None,
 ) -> onnx.ModelProto:
     outputs = ["Y", "Indices"] if indices else ["Y"]
     node = h.make_node(op, ["X"], outputs, name=f"{op.lower()}{version}", **attrs)
@@ -63,7 +66,7 @@ def _single(
         [node], f"{op}-{version}", [_vi("X", elem, shape)],
         [_vi("Y", elem, len(shape))] + ([_vi("Indices", T.INT64, len(shape))] if indices else []),
     )
-    return _model(graph, version, doc or f"{op}-{version}: {attrs}")
+    return _model(graph, opset or version, doc or f"{op}-{version}: {attrs}")
 
 
 def _unpool(version: int, shape: list[int], attrs: dict, with_shape: bool) -> onnx.ModelProto:
@@ -136,6 +139,46 @@ def per_version_models() -> dict[str, onnx.ModelProto]:
     }
 
 
+def _roi_pool(version: int) -> onnx.ModelProto:
+    """MaxRoiPool on a 1x3x16x16 map: three RoIs in input coordinates (scale 1/4: a feature map
+    of stride 4), one across the border, one degenerate (x2 < x1)."""
+    rois = numpy_helper.from_array(
+        np.array([[0, 4, 6, 50, 40], [0, -10, 30, 90, 70], [0, 33, 33, 20, 20]], np.float32),
+        "rois",
+    )
+    node = h.make_node("MaxRoiPool", ["X", "rois"], ["Y"], name=f"maxroipool{version}",
+                       pooled_shape=[3, 2], spatial_scale=0.25)
+    graph = h.make_graph([node], f"MaxRoiPool-{version}", [_vi("X", T.FLOAT, [1, 3, 16, 16])],
+                         [_vi("Y", T.FLOAT, 4)], [rois])
+    return _model(graph, version, f"MaxRoiPool-{version}: 3 RoIs, 3x2 bins, scale 1/4")
+
+
+def family_models() -> dict[str, onnx.ModelProto]:
+    s2 = {"kernel_shape": [3, 3], "strides": [2, 2]}
+    return {
+        "lppool-1": _single("LpPool", 1, [1, 3, 16, 16], {**s2, "p": 3.0}),
+        # onnx knows no IR version for opset 2: version 2 at opset 7 (in force from 2 to 10).
+        "lppool-2": _single("LpPool", 2, [1, 3, 16], {"kernel_shape": [4], "strides": [2],
+                                                      "pads": [1, 2], "p": 1}, opset=7),
+        "lppool-11": _single("LpPool", 11, [1, 3, 15, 15], {**s2, "auto_pad": "SAME_UPPER"}),
+        "lppool-18": _single(
+            "LpPool", 18, [1, 3, 16, 16],
+            {**s2, "ceil_mode": 1, "dilations": [2, 2], "pads": [0, 0, 1, 1], "p": 3},
+        ),
+        "lppool-22": _single("LpPool", 22, [1, 2, 7, 7, 7],
+                             {"kernel_shape": [2, 2, 2], "strides": [2, 2, 2], "p": 4}),
+        "globalmaxpool-1": _single("GlobalMaxPool", 1, [1, 3, 16, 16], {}),
+        "globalmaxpool-22": _single("GlobalMaxPool", 22, [1, 3, 5, 6, 7], {}),
+        "globalaveragepool-1": _single("GlobalAveragePool", 1, [1, 8, 7, 7], {}),
+        "globalaveragepool-22": _single("GlobalAveragePool", 22, [1, 4, 300], {}),
+        "globallppool-1": _single("GlobalLpPool", 1, [1, 3, 16, 16], {"p": 1.5}),
+        "globallppool-2": _single("GlobalLpPool", 2, [1, 3, 16, 16], {}, opset=7),
+        "globallppool-22": _single("GlobalLpPool", 22, [1, 3, 9, 9], {"p": 3}),
+        "maxroipool-1": _roi_pool(1),
+        "maxroipool-22": _roi_pool(22),
+    }
+
+
 def cnn_model() -> onnx.ModelProto:
     rng = np.random.default_rng(20240601)
     weight = numpy_helper.from_array(
@@ -202,7 +245,7 @@ def defect_models() -> dict[str, onnx.ModelProto]:
 
 
 def all_models() -> dict[str, onnx.ModelProto]:
-    return {**per_version_models(), "cnn": cnn_model(), **defect_models()}
+    return {**per_version_models(), "cnn": cnn_model(), **defect_models(), **family_models()}
 
 
 # --- ortpool/models/fix/: each defect class of onnxruntime's pooling inside a small Conv/Relu CNN

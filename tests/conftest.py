@@ -8,6 +8,8 @@ import os
 import support
 from hypothesis import HealthCheck, settings
 
+from ortpool import versions
+
 # CI: the same examples on every run (derandomize), no per-example deadline (the first call of a
 # shape pays for geometry caches and session creation). ORTPOOL_HYPOTHESIS=thorough draws from a
 # random seed; ORTPOOL_HYPOTHESIS_SCALE=10 multiplies every example budget (tests/test_properties).
@@ -45,12 +47,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if support.BACKEND_RUNS:
         runs = support.BACKEND_RUNS
         terminalreporter.section("ortpool: onnx backend cases through ortpool ops (passing)")
-        for op in ("MaxPool", "AveragePool", "MaxUnpool"):
+        for op in versions.OPERATORS:
             mine = [r for r in runs if r[0] == op]
+            if not mine:
+                continue
             cases = {r[1] for r in mine}
             older = sum(1 for r in mine if not r[3])
             terminalreporter.write_line(
-                f"{op:<12} {len(cases):3d} cases at their own version, {older:4d} runs stamped "
+                f"{op:<17} {len(cases):3d} cases at their own version, {older:4d} runs stamped "
                 "at older versions"
             )
         pinned = sorted({r[1] for r in runs if r[4]})
@@ -68,7 +72,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         session_n = support.EXAMPLES[(op, version, "session")]
         total += numpy_n + session_n
         terminalreporter.write_line(
-            f"{op + '-' + str(version):<15} numpy API {numpy_n:5d}   ORT session {session_n:5d}"
+            f"{op + '-' + str(version):<22} numpy API {numpy_n:5d}   ORT session {session_n:5d}"
         )
     verdict = "all agreeing" if exitstatus == 0 else "counted only where they agreed"
     terminalreporter.write_line(f"total {total} examples, {verdict}")

@@ -10,6 +10,7 @@ Errors (a kernel larger than the padded input, an index outside the output) rais
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import math
 from collections.abc import Sequence
@@ -197,4 +198,131 @@ def max_unpool(
             raise ReferenceError_(f"index {index} outside [0, {size})")
         coord = np.unravel_index(index, y.shape)
         y[coord] = value
+    return y
+
+
+# ------------------------------------------------------------ the rest of the family
+
+
+_DIGITS = decimal.Context(prec=60)
+
+
+def _lp_terms_sum(values, p) -> decimal.Decimal | float:
+    """sum of |v|^p in 60-digit decimals: exact for an integer p (a double's cube has at most
+    48 digits); for another p each term is Python's float pow, summed exactly. inf stays inf."""
+    values = [abs(float(v)) for v in values]
+    if any(math.isinf(v) for v in values):
+        return math.inf
+    if float(p).is_integer():
+        return sum((_DIGITS.power(decimal.Decimal(v), int(p)) for v in values), decimal.Decimal(0))
+    return sum((decimal.Decimal(v**p) for v in values), decimal.Decimal(0))
+
+
+def _lp_root(total, p) -> float:
+    """total^(1/p) to 60 digits, then rounded to a double (no pow with a rounded 1/p)."""
+    if isinstance(total, float):
+        return total
+    if total == 0:
+        return 0.0
+    return float(_DIGITS.power(total, _DIGITS.divide(decimal.Decimal(1), decimal.Decimal(p))))
+
+
+def _has_nan(values) -> bool:
+    return any(math.isnan(float(v)) for v in values)
+
+
+def lp_pool(x: np.ndarray, attrs: dict) -> np.ndarray:
+    """Y in float64 by RULINGS.md 12: (sum over in-input taps of |x|^p)^(1/p); padding adds
+    nothing, so an empty window is 0; NaN anywhere in the window gives NaN."""
+    if "kernel_shape" not in attrs:
+        raise ReferenceError_("LpPool without kernel_shape")
+    p = attrs.get("p", 2)
+    if not p > 0:
+        raise ReferenceError_(f"p={p} must be > 0")
+    n_batch, channels = x.shape[:2]
+    spatial = x.shape[2:]
+    axes = resolve(spatial, attrs)
+    y = np.zeros((n_batch, channels, *(a[6] for a in axes)), np.float64)
+    windows = list(_windows(axes))
+    for b in range(n_batch):
+        for c in range(channels):
+            for pos, taps in windows:
+                values = [x[(b, c, *coord)] for coord in taps if _inside(coord, spatial)]
+                if _has_nan(values):
+                    y[(b, c, *pos)] = math.nan
+                    continue
+                y[(b, c, *pos)] = _lp_root(_lp_terms_sum(values, p), p)
+    return y
+
+
+def _planes(x: np.ndarray):
+    """Yield ((n, c), the plane's values as Python floats) for every plane of x."""
+    for b in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            yield (b, c), [float(v) for v in x[b, c].reshape(-1)]
+
+
+def global_pool(x: np.ndarray, op: str, p=2) -> np.ndarray:
+    """Y in float64 (N, C, 1, ..., 1) by RULINGS.md 13: the whole plane is the window.
+
+    GlobalMaxPool: NaN anywhere gives NaN, an empty plane -inf; GlobalAveragePool: the correctly
+    rounded sum (math.fsum) over the count, an empty plane NaN; GlobalLpPool: RULINGS.md 12 over
+    the plane, an empty plane 0.
+    """
+    if op == "GlobalLpPool" and not p > 0:
+        raise ReferenceError_(f"p={p} must be > 0")
+    y = np.zeros((*x.shape[:2], *(1,) * (x.ndim - 2)), np.float64)
+    for (b, c), values in _planes(x):
+        at = (b, c, *(0,) * (x.ndim - 2))
+        if _has_nan(values):
+            y[at] = math.nan
+        elif op == "GlobalMaxPool":
+            y[at] = max(values, default=-math.inf)
+        elif op == "GlobalAveragePool":
+            if any(math.isinf(v) for v in values):
+                y[at] = sum(values)  # inf, or NaN for inf - inf
+            else:
+                y[at] = math.fsum(values) / len(values) if values else math.nan
+        else:
+            y[at] = _lp_root(_lp_terms_sum(values, p), p)
+    return y
+
+
+def _round_half_away(q: Fraction) -> int:
+    """C's round: halves away from zero, on an exact rational."""
+    n = math.floor(abs(q) + Fraction(1, 2))
+    return n if q >= 0 else -n
+
+
+def max_roi_pool(x: np.ndarray, rois: np.ndarray, attrs: dict) -> np.ndarray:
+    """Y (num_rois, C, ph, pw) by RULINGS.md 14, in Python integers and exact fractions; a NaN in a
+    bin gives NaN, an empty bin 0."""
+    pooled_h, pooled_w = attrs["pooled_shape"]
+    scale = attrs.get("spatial_scale", 1.0)
+    n_batch, channels, height, width = x.shape
+    y = np.zeros((rois.shape[0], channels, pooled_h, pooled_w), x.dtype)
+    for r, roi in enumerate(rois.astype(np.float64).tolist()):
+        if not all(math.isfinite(v) for v in roi):
+            raise ReferenceError_("non-finite RoI")
+        batch = roi[0]
+        if batch != int(batch) or not 0 <= batch < n_batch:
+            raise ReferenceError_(f"batch index {batch}")
+        # The product as the kernel forms it (a float64 product), then rounded exactly.
+        x1, y1, x2, y2 = (_round_half_away(Fraction(v * scale)) for v in roi[1:])
+        roi_w, roi_h = max(x2 - x1 + 1, 1), max(y2 - y1 + 1, 1)
+        for i in range(pooled_h):
+            h0 = min(max(math.floor(Fraction(i * roi_h, pooled_h)) + y1, 0), height)
+            h1 = min(max(math.ceil(Fraction((i + 1) * roi_h, pooled_h)) + y1, 0), height)
+            for j in range(pooled_w):
+                w0 = min(max(math.floor(Fraction(j * roi_w, pooled_w)) + x1, 0), width)
+                w1 = min(max(math.ceil(Fraction((j + 1) * roi_w, pooled_w)) + x1, 0), width)
+                for c in range(channels):
+                    values = [float(x[int(batch), c, h, w]) for h in range(h0, h1)
+                              for w in range(w0, w1)]
+                    if not values:
+                        y[r, c, i, j] = 0
+                    elif _has_nan(values):
+                        y[r, c, i, j] = math.nan
+                    else:
+                        y[r, c, i, j] = max(values)
     return y

@@ -55,18 +55,20 @@ def ortpool_model(
 
     The node is retargeted by hand the way the rewriter does it: the op type from
     :func:`optypes.for_node`, every attribute of the version in the ortpool encoding. Inputs are
-    X (and I, output_shape for MaxUnpool); outputs Y (and Indices). Shapes are left open.
+    named as the schema does (X; I, output_shape for MaxUnpool; rois for MaxRoiPool); outputs Y
+    (and Indices). Shapes are left open.
     """
     opv = versions.get(op, version)
     op_type = optypes.for_node(op, version, n_inputs, n_outputs)
     encoded = full_attributes(opv, normalize(opv, dict(attrs)))
-    inputs = ["X", "I", "output_shape"][:n_inputs]
+    inputs = list(opv.input_names[:n_inputs])
     outputs = ["Y", "Indices"][:n_outputs]
     node = helper.make_node(
         op_type.name, inputs, outputs, domain=optypes.DOMAIN, name=node_name, **encoded
     )
-    return one_node_model(node, [x_dtype, np.int64, np.int64][:n_inputs],
-                          [x_dtype, np.int64][:n_outputs])
+    # Inputs of X's type (MaxRoiPool's rois) take it; the others are int64 (MaxUnpool's I).
+    input_dtypes = [x_dtype if typed else np.int64 for typed in opv.typed_inputs[:n_inputs]]
+    return one_node_model(node, input_dtypes, [x_dtype, np.int64][:n_outputs])
 
 
 def one_node_model(
@@ -106,7 +108,7 @@ def raw_ortpool_node(
 
 @functools.cache
 def pooling_backend_cases() -> tuple[Any, ...]:
-    """Every MaxPool/AveragePool/MaxUnpool case of the onnx backend node tests (about 5 s)."""
+    """Every case of the onnx backend node tests of a pooling operator (about 5 s)."""
     import onnx.backend.test.case.node as node_cases
 
     with warnings.catch_warnings():

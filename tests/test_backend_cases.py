@@ -1,10 +1,15 @@
-"""The onnx backend node cases of MaxPool, AveragePool and MaxUnpool, run through ortpool ops.
+"""The onnx backend node cases of every pooling operator, run through ortpool ops.
 
 Each case's node is retargeted by hand to its ortpool op type (as the rewriter would) and run in
 an :class:`ortpool.InferenceSession`, first at the case's own spec version, then stamped at every
 older version whose schema admits the node: its attributes exist there, its element type is
 allowed and carried, its input and output counts fit. The expected outputs stay the same at every
-version (RULINGS.md 1 applies the ceil drop rule at every version that has ceil_mode).
+version (RULINGS.md 1 applies the ceil drop rule at every version that has ceil_mode). LpPool's
+``p`` is an int in the cases (versions 2 on) and becomes the same float at version 1.
+
+The backend has cases for MaxPool, AveragePool, MaxUnpool, LpPool, GlobalMaxPool and
+GlobalAveragePool; none for GlobalLpPool or MaxRoiPool (their properties are tested against the
+loop reference instead, tests/test_family_properties.py).
 """
 
 from __future__ import annotations
@@ -84,7 +89,9 @@ def test_every_case_is_found():
     by_op = {}
     for case in CASES:
         by_op.setdefault(case.model.graph.node[0].op_type, []).append(case.name)
-    assert set(by_op) == {"MaxPool", "AveragePool", "MaxUnpool"}
+    assert set(by_op) == {
+        "MaxPool", "AveragePool", "MaxUnpool", "LpPool", "GlobalMaxPool", "GlobalAveragePool"
+    }
     assert DEVIATION in by_op["MaxUnpool"]
     own = [p for p in _stamps(False) if p.values[2]] + [p for p in _stamps(True) if p.values[2]]
     assert len(own) == len(CASES)  # every case runs at its own version
@@ -102,8 +109,15 @@ def test_backend_case(case, version, own):
                 np.testing.assert_allclose(g, e, rtol=case.rtol, atol=case.atol)
                 ref = reference_loops.average_pool(inputs[0], support.onnx_attrs(node))
                 np.testing.assert_allclose(g, ref, rtol=1e-6)
-            elif op == "AveragePool":
+            elif op in ("AveragePool", "GlobalAveragePool", "LpPool"):
                 np.testing.assert_allclose(g, e, rtol=2e-6, atol=1e-7)
+                # and within 1 ulp of the loop reference (at the case's own version, on inputs
+                # small enough for its exact decimals: the 3-D case's 98,304 take 11 s)
+                if op == "LpPool" and own and inputs[0].size <= 40_000:
+                    ref = reference_loops.lp_pool(inputs[0], support.onnx_attrs(node))
+                    np.testing.assert_array_less(
+                        np.abs(g.astype(np.float64) - ref), np.spacing(np.abs(g)) + 1e-300
+                    )
             else:
                 np.testing.assert_array_equal(g, e)
     support.BACKEND_RUNS.append((node.op_type, case.name, version, own, False))

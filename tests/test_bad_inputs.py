@@ -193,8 +193,9 @@ CREATE_CASES = [
      "node 'bad' (MaxPool-12): pads='1,1,1,1' cannot be used with auto_pad='SAME_UPPER'"),
     ("unknown op type", lambda: _raw_model("MaxPool_13", M12),
      "node 'bad': 'MaxPool_13' is not an ortpool op type; expected "
-     "<Op>_<version>[_Indices|_OutputShape] with a spec version of MaxPool, AveragePool or "
-     "MaxUnpool (e.g. MaxPool_12)"),
+     "<Op>_<version>[_Indices|_OutputShape] with a spec version of MaxPool, AveragePool, "
+     "MaxUnpool, LpPool, GlobalMaxPool, GlobalAveragePool, GlobalLpPool, MaxRoiPool "
+     "(e.g. MaxPool_12)"),
     ("missing attribute", lambda: _raw_model("MaxPool_12", _with(M12, dilations=None)),
      "node 'bad' (MaxPool-12): attribute 'dilations' is missing; an ortpool node carries every "
      "attribute of its version (auto_pad, ceil_mode, dilations, kernel_shape, pads, "
@@ -216,6 +217,12 @@ CREATE_CASES = [
 
 @pytest.mark.parametrize("case", RUN_CASES, ids=lambda c: c.name)
 def test_bad_input_at_run(case):
+    check_run_case(case)
+
+
+def check_run_case(case: RunCase) -> None:
+    """The run fails with the case's whole message, names the op type, and the session then
+    runs a good feed (the failure does not leak into the next run)."""
     model = case.model()
     session = ortpool.InferenceSession(model)
     with pytest.raises(OrtpoolError) as info:
@@ -288,10 +295,11 @@ def test_numpy_api_errors_name_the_version_and_value():
 # ------------------------------------------------------------ in a subprocess
 
 
-def main() -> int:
-    """Run every bad case in this process, print each error, return 0 if all raised as expected."""
+def raise_each(run_cases, create_cases) -> int:
+    """Run every case in this process and print each error ("RAISED: ...") or "NO ERROR: name";
+    the number of cases that did not raise."""
     failures = 0
-    for case in RUN_CASES:
+    for case in run_cases:
         session = ortpool.InferenceSession(case.model())
         try:
             session.run(None, case.feed)
@@ -299,13 +307,34 @@ def main() -> int:
             failures += 1
         except OrtpoolError as err:
             print(f"RAISED: {err}")
-    for name, model, _ in CREATE_CASES:
+    for name, model, _ in create_cases:
         try:
             ortpool.InferenceSession(model())
             print(f"NO ERROR: {name}")
             failures += 1
         except OrtpoolError as err:
             print(f"RAISED: {err}")
+    return failures
+
+
+def run_child(path: str) -> tuple[list[str], list[str]]:
+    """Run the test module ``path`` as a script (its ``main``): its output lines and the error
+    messages it printed, without the "[op type ..." suffix. The child must exit 0."""
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
+    done = subprocess.run(
+        [sys.executable, os.path.abspath(path)], capture_output=True, text=True, timeout=180,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    raised = [line.removeprefix("RAISED: ").split(" [op type ")[0] for line in lines
+              if line.startswith("RAISED: ")]
+    return lines, raised
+
+
+def main() -> int:
+    """Run every bad case in this process, print each error, return 0 if all raised as expected."""
+    failures = raise_each(RUN_CASES, CREATE_CASES)
     try:
         ortpool.InferenceSession(support.ortpool_model("MaxPool", 12, {"kernel_shape": [2]},
                                                        np.float16))
@@ -318,15 +347,7 @@ def main() -> int:
 
 
 def test_the_process_lives():
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
-    done = subprocess.run(
-        [sys.executable, os.path.abspath(__file__)], capture_output=True, text=True, timeout=120,
-        env=env,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    lines = done.stdout.splitlines()
-    raised = [line.removeprefix("RAISED: ").split(" [op type ")[0] for line in lines
-              if line.startswith("RAISED: ")]
+    lines, raised = run_child(__file__)
     assert raised[: len(RUN_CASES)] == [c.message for c in RUN_CASES]
     assert raised[len(RUN_CASES): len(RUN_CASES) + len(CREATE_CASES)] == [
         c[2] for c in CREATE_CASES

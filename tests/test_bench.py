@@ -38,7 +38,11 @@ def test_the_issue_cases_are_all_there_with_their_shapes():
     assert shapes["audio-1d"][:3] == (
         "AveragePool", (1, 1, 1_000_000), {"kernel_shape": [400], "strides": [160]}
     )
-    assert [c.name for c in cases.CASES if not c.cnn] == ["audio-1d", "fixed-cost"]
+    assert [c.name for c in cases.CASES if not c.cnn and not c.family] == ["audio-1d", "fixed-cost"]
+    assert [c.name for c in cases.CASES if c.family] == [
+        "gap-r50-head", "gap-512", "lppool", "faster-rcnn-roi"
+    ]
+    assert shapes["faster-rcnn-roi"][:2] == ("MaxRoiPool", (1, 512, 38, 50))
     # AveragePool is timed at 11 (fast path in onnxruntime) and at 19 and 22.
     assert cases.CASES[4].opsets == (11, 19, 22)
 
@@ -292,3 +296,23 @@ def test_command_line_prints_table_machine_and_writes_json(tmp_path):
         case["times"]["ortpool"]["median_s"]
         - case["times"][f"builtin@{case['fastest_builtin_opset']}"]["median_s"]
     )
+
+
+def test_the_family_cases_and_their_inputs():
+    family = [c for c in cases.CASES if c.family]
+    assert [(c.name, c.op, c.shape) for c in family] == [
+        ("gap-r50-head", "GlobalAveragePool", (1, 2048, 7, 7)),
+        ("gap-512", "GlobalAveragePool", (1, 64, 512, 512)),
+        ("lppool", "LpPool", (1, 64, 112, 112)),
+        ("faster-rcnn-roi", "MaxRoiPool", (1, 512, 38, 50)),
+    ]
+    roi = family[-1]
+    assert roi.attributes == {"pooled_shape": [7, 7], "spatial_scale": 0.0625}
+    assert roi.opsets == (21,)  # onnxruntime 1.31 has no MaxRoiPool-22 kernel
+    feed = roi.inputs(seed=1)
+    rois = feed["rois"]
+    assert rois.shape == (300, 5) and rois.dtype == np.float32
+    # Proposals on the 608x800 image the 38x50 map was pooled from, inside it, 16 px or more.
+    assert (rois[:, 0] == 0).all() and (rois[:, 1:3] >= 0).all()
+    assert (rois[:, 3] < 800).all() and (rois[:, 4] < 608).all()
+    assert (rois[:, 3] - rois[:, 1] > 0).all()

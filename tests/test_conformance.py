@@ -194,7 +194,7 @@ def test_cli_matrix_and_json(tmp_path, capsys):
     ("argv", "message"),
     [
         (["conformance", "--ranks", "4"], "must name ranks among 1, 2, 3"),
-        (["conformance", "--ops", "LpPool"], "unknown pooling operator 'LpPool'"),
+        (["conformance", "--ops", "Conv"], "unknown pooling operator 'Conv'"),
         (["conformance", "--versions", "x"], "comma-separated integers"),
         (["conformance", "--ops", "MaxPool", "--versions", "7"], "select no case"),
     ],

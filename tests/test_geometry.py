@@ -174,9 +174,10 @@ def test_ceil_drop_rule_at_every_version(op, version):
     """RULINGS.md 1: n=4, k=2, s=2, end pad 1, ceil: the third window would start in the end pad,
     so two outputs at every version with ceil_mode (onnx shape inference says 3 below 22)."""
     x = np.arange(4, dtype=np.float32).reshape(1, 1, 4)
-    call = kernels.max_pool if op == "MaxPool" else kernels.average_pool
-    y = call(x, version=version, kernel_shape=[2], strides=[2], pads=[0, 1], ceil_mode=1)
-    expected = [1, 3] if op == "MaxPool" else [0.5, 2.5]
+    attrs = {"kernel_shape": [2], "strides": [2], "pads": [0, 1], "ceil_mode": 1}
+    (y,) = kernels.run_op(op, version, [x], attrs)
+    # max, mean, and LpPool's default p = 2: sqrt(0 + 1), sqrt(4 + 9)
+    expected = {"MaxPool": [1, 3], "AveragePool": [0.5, 2.5], "LpPool": [1, np.sqrt(13)]}[op]
     np.testing.assert_array_equal(y, np.array([[expected]], np.float32))
 
 

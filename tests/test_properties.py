@@ -134,11 +134,16 @@ def _decoded(attrs: dict) -> dict:
     return out
 
 
+def element_type(opv: versions.OpVersion, session: bool) -> st.SearchStrategy[np.dtype]:
+    """A type the version takes: one a Python op carries (session), or any numpy has."""
+    allowed = opv.carried_types if session else tuple(t for t in opv.types if t in NP_DTYPES)
+    return st.sampled_from(allowed).map(lambda t: np.dtype(NP_DTYPES[t]))
+
+
 @st.composite
 def pool_example(draw, op: str, version: int, session: bool) -> tuple[np.ndarray, dict]:
     opv = versions.get(op, version)
-    allowed = opv.carried_types if session else tuple(t for t in opv.types if t in NP_DTYPES)
-    dtype = np.dtype(NP_DTYPES[draw(st.sampled_from(allowed))])
+    dtype = draw(element_type(opv, session))
     rank = draw(st.integers(1, 3))
     return draw(inputs(rank, dtype)), draw(pool_attrs(opv, rank))
 
@@ -288,8 +293,7 @@ def unpool_example(draw, version: int, session: bool):
     (kernel/strides/pads shared with MaxUnpool), or random I with duplicates and, rarely,
     indices outside the output; output_shape absent, the pooled input's shape, or random."""
     opv = versions.get("MaxUnpool", version)
-    allowed = opv.carried_types if session else tuple(t for t in opv.types if t in NP_DTYPES)
-    dtype = np.dtype(NP_DTYPES[draw(st.sampled_from(allowed))])
+    dtype = draw(element_type(opv, session))
     rank = draw(st.integers(1, 3))
     kernel = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
     attrs: dict = {"kernel_shape": kernel}

@@ -226,7 +226,8 @@ def _save_bad_model(folder: Path) -> None:
         (
             ["rewrite", "{cnn}", "o.onnx", "--ops", "Pool"],
             "ortpool rewrite: error: --ops: 'Pool' "
-            "is not a pooling operator; choose from MaxPool,AveragePool,MaxUnpool\n",
+            "is not a pooling operator; choose from MaxPool,AveragePool,MaxUnpool,LpPool,"
+            "GlobalMaxPool,GlobalAveragePool,GlobalLpPool,MaxRoiPool\n",
         ),
         (
             ["restore", "{cnn}", "o.onnx", "--nodes", "conv"],

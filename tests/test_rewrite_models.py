@@ -25,7 +25,11 @@ ORT_WRONG = {"cnn", "ort-defect-same-dilated", "ort-defect-valid-ceil"}
 #: is version 1's behaviour) stands in. It has no AveragePool-22 and no double AveragePool at all:
 #: that model is checked by hand (test_averagepool_22_double).
 EQUIVALENT_OPSET = {"averagepool-1": 7}
-NO_BUILTIN = {"averagepool-22"}
+#: The same for the rest of the family (LpPool-1, GlobalLpPool-1 and -22, MaxRoiPool-22): each
+#: bundled model of theirs is checked against the loop reference in test_family_rewrite.
+NO_BUILTIN = {"averagepool-22", "lppool-1", "globallppool-1", "globallppool-22", "maxroipool-22"}
+#: Sums (in another order than onnxruntime's): compared within a few float32 ulps.
+AVERAGED = ("averagepool", "lppool", "globalaveragepool")
 
 
 def builtin(model: onnx.ModelProto, feed: dict) -> list[np.ndarray]:
@@ -63,7 +67,8 @@ def test_bundled_model_matches_builtin(name: str) -> None:
         reference = onnx.ModelProto()
         reference.CopyFrom(model)
         reference.opset_import[0].version = EQUIVALENT_OPSET[name]
-    assert_outputs(builtin(reference, feed), ours(rewritten, feed), "averagepool" in name)
+    assert_outputs(builtin(reference, feed), ours(rewritten, feed),
+                   any(name.startswith(a) for a in AVERAGED))
 
 
 def test_averagepool_22_double() -> None:

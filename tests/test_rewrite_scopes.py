@@ -338,13 +338,14 @@ def test_selection_by_op_name_and_exclude() -> None:
 
 def test_selection_errors() -> None:
     with pytest.raises(
-        OrtpoolError, match=r"^--nodes: no MaxPool/AveragePool/MaxUnpool node is named 'nope'$"
+        OrtpoolError, match=r"^--nodes: no pooling node is named 'nope'$"
     ):
         ortpool.rewrite(nested_model(), nodes=["nope"])
     with pytest.raises(
         OrtpoolError,
         match=r"^--ops: 'Conv' is not a pooling operator; choose from "
-        r"MaxPool,AveragePool,MaxUnpool$",
+        r"MaxPool,AveragePool,MaxUnpool,LpPool,GlobalMaxPool,GlobalAveragePool,GlobalLpPool,"
+        r"MaxRoiPool$",
     ):
         ortpool.rewrite(nested_model(), ops="MaxPool,Conv")
 

@@ -68,13 +68,14 @@ def attribute_case(attrs: dict[str, Any]) -> Callable[[], dict]:
     return case
 
 
-def _branch_model(pool_attrs: dict[str, Any], declared: list[int], via: str = ""):
-    """If(c) then: X -> ortpool MaxPool (-> a view) -> output of ``declared`` shape; else the
-    built-in MaxPool k2."""
+def _branch_model(pool_attrs: dict[str, Any], declared: list[int], via: str = "",
+                  node=None, else_node=None, inputs=()):
+    """If(c) then: X -> ortpool MaxPool (or ``node``) (-> a view) -> output of ``declared``
+    shape; else the built-in MaxPool k2 (or ``else_node``). ``inputs``: more graph inputs."""
     import onnx
     from onnx import helper
 
-    node = _pool_node(pool_attrs)
+    node = node or _pool_node(pool_attrs)
     nodes = [node]
     if via:
         node.output[0] = "P"
@@ -86,8 +87,8 @@ def _branch_model(pool_attrs: dict[str, Any], declared: list[int], via: str = ""
         nodes, "then", [], [helper.make_tensor_value_info("Yb", onnx.TensorProto.FLOAT,
                                                           declared)])
     else_g = helper.make_graph(
-        [helper.make_node("MaxPool", ["X"], ["Ye"], kernel_shape=[2, 2])], "else", [],
-        [helper.make_tensor_value_info("Ye", onnx.TensorProto.FLOAT, declared)])
+        [else_node or helper.make_node("MaxPool", ["X"], ["Ye"], kernel_shape=[2, 2])], "else",
+        [], [helper.make_tensor_value_info("Ye", onnx.TensorProto.FLOAT, declared)])
     graph = helper.make_graph(
         [helper.make_node("Constant", [], ["shape"],
                           value=helper.make_tensor("s", onnx.TensorProto.INT64, [4],
@@ -95,7 +96,7 @@ def _branch_model(pool_attrs: dict[str, Any], declared: list[int], via: str = ""
          helper.make_node("If", ["c"], ["Y"], then_branch=then_g, else_branch=else_g)],
         "g",
         [helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, [1, 1, 4, 4]),
-         helper.make_tensor_value_info("c", onnx.TensorProto.BOOL, [])],
+         helper.make_tensor_value_info("c", onnx.TensorProto.BOOL, []), *inputs],
         [helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
                                                     helper.make_opsetid("ortpool", 1)])
@@ -172,19 +173,95 @@ def kernel_case(call: str) -> Callable[[], dict]:
     return case
 
 
-def parallel_failing_runs() -> dict:
-    """ORT_PARALLEL, 4 threads x 25 runs of one session, every other run with an index outside
-    the output: each failing run raises its own error, each good run returns its result."""
+def _family_node(op: str, version: int, attrs: dict[str, Any], override: dict[str, Any],
+                 n_inputs: int = 1, name: str = "pool"):
+    """An ortpool node of ``op``-``version`` written as the rewriter writes it from ``attrs``,
+    then its encoded attributes replaced by ``override`` (what no rewrite would write)."""
+    from onnx import helper
+
+    node = _support().ortpool_model(op, version, attrs, np.float32, n_inputs=n_inputs,
+                                    node_name=name).graph.node[0]
+    for attribute in node.attribute:
+        if attribute.name in override:
+            attribute.CopyFrom(helper.make_attribute(attribute.name, override[attribute.name]))
+    return node
+
+
+def family_case(op: str, version: int, attrs: dict[str, Any], override: dict[str, Any],
+                feeds: Callable[[], dict]) -> Callable[[], dict]:
+    def case() -> dict:
+        given = feeds()
+        node = _family_node(op, version, attrs, override, n_inputs=len(given))
+        model = _support().one_node_model(node, [np.float32] * len(given), [np.float32])
+        return _run_ours(model, given)
+
+    return case
+
+
+ROIS = np.array([[0, 0, 0, 3, 3]], np.float32)
+
+
+def family_branch_case(node: Callable[[], Any], else_op: str, declared: list[int],
+                       rois: np.ndarray | None = None) -> Callable[[], dict]:
+    """A new operator's ortpool node in an If branch of ``declared`` output shape."""
+
+    def case() -> dict:
+        import onnx
+        from onnx import helper
+
+        pool = node()
+        pool.output[0] = "Yb"
+        extra = ()
+        if rois is not None:
+            extra = (helper.make_tensor_value_info("rois", onnx.TensorProto.FLOAT, [None, 5]),)
+        else_inputs = ["X", "rois"] if rois is not None else ["X"]
+        else_node = helper.make_node(else_op, else_inputs, ["Ye"],
+                                     **({"pooled_shape": [2, 2]} if rois is not None else {}))
+        model = _branch_model({}, declared, node=pool, else_node=else_node, inputs=extra)
+        feeds = {"X": _x(1, 1, 4, 4), "c": np.array(True)}
+        if rois is not None:
+            feeds["rois"] = rois
+        return _run_ours(model, feeds)
+
+    return case
+
+
+def parallel_failing_runs(kind: str = "unpool") -> dict:
+    """ORT_PARALLEL, 4 threads x 25 runs of one session, every other run failing (MaxUnpool: an
+    index outside the output; MaxRoiPool: a batch index outside X's batch): each failing run
+    raises its own error, each good run returns its result."""
     import onnxruntime as ort
 
     import ortpool
 
-    model = _support().ortpool_model("MaxUnpool", 11, {"kernel_shape": [2]}, np.float32,
-                                     n_inputs=2, node_name="unpool")
+    sup = _support()
+    x = np.ones((1, 1, 3), np.float32)
+    if kind == "unpool":
+        model = sup.ortpool_model("MaxUnpool", 11, {"kernel_shape": [2]}, np.float32,
+                                  n_inputs=2, node_name="unpool")
+
+        def feeds(r: int, bad: bool) -> dict:
+            return {"X": x, "I": np.array([[[0, 1, 7 + r if bad else 2]]])}
+
+        def own(r: int) -> str:
+            return f"index {7 + r} in I"
+
+        good_shape = (1, 1, 4)
+    else:
+        model = sup.ortpool_model("MaxRoiPool", 22, {"pooled_shape": [2, 2]}, np.float32,
+                                  n_inputs=2, node_name="unpool")
+
+        def feeds(r: int, bad: bool) -> dict:
+            return {"X": np.ones((2, 1, 4, 4), np.float32),
+                    "rois": np.array([[2 + r if bad else 1, 0, 0, 3, 3]], np.float32)}
+
+        def own(r: int) -> str:
+            return f"has batch index {2 + r};"
+
+        good_shape = (1, 1, 2, 2)
     options = ortpool.session_options()
     options.execution_mode = ort.ExecutionMode.ORT_PARALLEL
     session = ortpool.InferenceSession(model, options)
-    x = np.ones((1, 1, 3), np.float32)
     counts = {"raised": 0, "good": 0, "wrong": 0}
     messages = set()
     lock = threading.Lock()
@@ -192,15 +269,14 @@ def parallel_failing_runs() -> dict:
     def work(k: int) -> None:
         for r in range(25):
             bad = (r + k) % 2 == 1
-            indices = np.array([[[0, 1, 7 + r if bad else 2]]])
             try:
-                (y,) = session.run(None, {"X": x, "I": indices})
-                outcome = "wrong" if bad or y.shape != (1, 1, 4) else "good"
+                (y,) = session.run(None, feeds(r, bad))
+                outcome = "wrong" if bad or y.shape != good_shape else "good"
             except ortpool.OrtpoolError as err:
-                ok = bad and f"index {7 + r} in I" in str(err)
+                ok = bad and own(r) in str(err)
                 outcome = "raised" if ok else "wrong"
                 with lock:
-                    messages.add(str(err).split(" in I")[0].rsplit("index", 1)[0])
+                    messages.add(str(err).split(": ")[0])
             with lock:
                 counts[outcome] += 1
 
@@ -363,7 +439,60 @@ CASES: dict[str, tuple[Callable[[], dict], tuple[str, Any]]] = {
                                    ("raised", ["node 'unpool' (MaxUnpool-11)", "index 9 in I"])),
     "parallel-failing-runs": (parallel_failing_runs,
                               ("ok", {"raised": 50, "good": 50, "wrong": 0,
-                                      "messages": ["node 'unpool' (MaxUnpool-11): "]})),
+                                      "messages": ["node 'unpool' (MaxUnpool-11)"]})),
+    # the new operators (LpPool, the global pools, MaxRoiPool) through the same paths
+    "lppool-pads-1e9": (
+        family_case("LpPool", 18, {"kernel_shape": [2, 2]},
+                    {"pads": "1000000000,1000000000,1000000000,1000000000"},
+                    lambda: {"X": _x(1, 1, 4, 4)}),
+        ("raised", ["node 'pool' (LpPool-18)", "[1, 1, 2000000003, 2000000003]",
+                    "ORTPOOL_MAX_OUTPUT_BYTES"])),
+    "lppool-kernel-1e9": (
+        family_case("LpPool", 18, {"kernel_shape": [2, 2]},
+                    {"kernel_shape": "1000000000,1", "pads": "0,0,1000000000,0"},
+                    lambda: {"X": _x(1, 1, 4, 4)}),
+        ("ok", {"shapes": [[1, 1, 5, 4]]})),
+    "lppool-pads-beyond-int64": (
+        family_case("LpPool", 11, {"kernel_shape": [2, 2]}, {"pads": ",".join([HUGE] * 4)},
+                    lambda: {"X": _x(1, 1, 4, 4)}),
+        ("raised", ["node 'pool' (LpPool-11)", HUGE])),
+    "lppool-p-bad-utf8": (
+        family_case("LpPool", 1, {"kernel_shape": [2, 2]}, {"p": BAD_UTF8},
+                    lambda: {"X": _x(1, 1, 4, 4)}),
+        ("raised", ["node 'pool' (LpPool-1)", "'p'", repr(BAD_UTF8)])),
+    "roipool-pooled-1e9": (
+        family_case("MaxRoiPool", 22, {"pooled_shape": [2, 2]},
+                    {"pooled_shape": "1000000000,1000000000"},
+                    lambda: {"X": _x(1, 1, 4, 4), "rois": ROIS}),
+        ("raised", ["node 'pool' (MaxRoiPool-22)", "[1, 1, 1000000000, 1000000000]",
+                    "ORTPOOL_MAX_OUTPUT_BYTES"])),
+    "roipool-pooled-beyond-int64": (
+        family_case("MaxRoiPool", 1, {"pooled_shape": [2, 2]}, {"pooled_shape": f"{HUGE},1"},
+                    lambda: {"X": _x(1, 1, 4, 4), "rois": ROIS}),
+        ("raised", ["node 'pool' (MaxRoiPool-1)", "holds a value beyond int64"])),
+    "roipool-scale-bad-utf8": (
+        family_case("MaxRoiPool", 22, {"pooled_shape": [2, 2]}, {"spatial_scale": BAD_UTF8},
+                    lambda: {"X": _x(1, 1, 4, 4), "rois": ROIS}),
+        ("raised", ["node 'pool' (MaxRoiPool-22)", "'spatial_scale'"])),
+    "roipool-scale-1e300": (
+        family_case("MaxRoiPool", 22, {"pooled_shape": [2, 2]}, {"spatial_scale": "1e300"},
+                    lambda: {"X": _x(1, 1, 4, 4),
+                             "rois": np.array([[0, 0, 0, 1, 1]], np.float32)}),
+        ("raised", ["node 'pool' (MaxRoiPool-22)", "spatial_scale=1e+300", "2**40"])),
+    "global-branch-declared-wrong": (
+        family_branch_case(lambda: _family_node("GlobalAveragePool", 22, {}, {}),
+                           "GlobalAveragePool", [1, 1, 2, 2]),
+        ("ok", {"shapes": [[1, 1, 1, 1]]})),
+    "roipool-branch-op-fails": (
+        family_branch_case(lambda: _family_node("MaxRoiPool", 22, {"pooled_shape": [2, 2]}, {},
+                                                n_inputs=2),
+                           "MaxRoiPool", [1, 1, 2, 2],
+                           rois=np.array([[5, 0, 0, 3, 3]], np.float32)),
+        ("raised", ["node 'pool' (MaxRoiPool-22)", "has batch index 5"])),
+    "parallel-failing-roipool-runs": (
+        functools.partial(parallel_failing_runs, "roipool"),
+        ("ok", {"raised": 50, "good": 50, "wrong": 0,
+                "messages": ["node 'unpool' (MaxRoiPool-22)"]})),
     "plain-failing-runs": (plain_failing_runs,
                            ("ok", {"shapes": [[1, 2, 4]], "nan": [True], "kept": 64})),
     "validate-branch-model": (validate_branch_model, ("validate", None)),

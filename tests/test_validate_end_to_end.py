@@ -46,7 +46,8 @@ def test_resnet_like_network_agrees_end_to_end_with_its_figures(tmp_path, capsys
     out = capsys.readouterr().out
     assert code == 0, out
     assert out.strip().splitlines()[-1] == (
-        "all agree: 1 model(s), 5 pooling node(s): 5 agree; 0 graph output(s) differ end to end"
+        # five window pools and the head's GlobalAveragePool
+        "all agree: 1 model(s), 6 pooling node(s): 6 agree; 0 graph output(s) differ end to end"
     )
     line = next(x for x in out.splitlines() if "end to end:" in x)
     shown = FIGURES.search(line)

@@ -29,13 +29,19 @@ def test_warmup_compiles_every_kernel_for_the_dtypes(backend, capsys):
     rows = [re.fullmatch(r"(.+?) +(\w+) +\d+\.\d\d s", line).groups() for line in lines[:-1]]
     assert rows == [
         ("MaxPool", "float64"), ("MaxPool with Indices", "float64"), ("AveragePool", "float64"),
-        ("MaxUnpool", "float64"), ("MaxPool", "int8"), ("MaxPool with Indices", "int8"),
+        ("MaxUnpool", "float64"), ("LpPool", "float64"),
+        ("GlobalAveragePool/GlobalLpPool", "float64"), ("MaxRoiPool", "float64"),
+        ("MaxPool", "int8"), ("MaxPool with Indices", "int8"),
     ]
     assert re.fullmatch(r"total \d+\.\d s; later processes load the cached code", lines[-1])
     compiled = {str(sig[0].dtype) for f in (_numba.max_planes, _numba.max_indices)
                 for sig in f.signatures}
     assert {"float64", "int8"} <= compiled
     assert "float64" in {str(sig[0].dtype) for sig in _numba.average_planes.signatures}
+    from ortpool.kernels import _numba_family
+
+    for kernel in (_numba_family.plane_sums, _numba_family.roi_max):
+        assert "float64" in {str(sig[0].dtype) for sig in kernel.signatures}
 
 
 def test_warmup_refuses_a_dtype_the_kernels_do_not_take(backend, capsys):

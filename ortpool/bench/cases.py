@@ -17,6 +17,10 @@ BUILTIN_OPSETS: dict[str, tuple[int, ...]] = {
     "MaxPool": (12, 22),
     "AveragePool": (11, 19, 22),
     "MaxUnpool": (11, 22),
+    "LpPool": (11, 18, 22),
+    "GlobalAveragePool": (21, 22),
+    # onnxruntime 1.31 registers MaxRoiPool up to version 21 only (no MaxRoiPool-22 kernel).
+    "MaxRoiPool": (21,),
 }
 
 
@@ -36,11 +40,16 @@ class Case:
     #: A long 1-D axis (audio): its plan time matters (a new length per call), kept out of the
     #: geometric mean of the CNN shapes.
     long_axis: bool = False
+    #: LpPool, the global pools, MaxRoiPool: summarised apart, so that the geometric mean of
+    #: the first three operators stays comparable with earlier runs (docs/bench.md).
+    family: bool = False
+    #: MaxRoiPool: how many RoIs (proposals on the input image, RULINGS.md 14).
+    rois: int = 0
 
     @property
     def cnn(self) -> bool:
-        """A CNN layer shape: in the geometric mean."""
-        return not (self.fixed_cost or self.long_axis)
+        """A CNN layer shape of the first three operators: in the geometric mean."""
+        return not (self.fixed_cost or self.long_axis or self.family)
 
     @property
     def attributes(self) -> dict[str, Any]:
@@ -55,12 +64,25 @@ class Case:
         return "x".join(str(d) for d in self.shape)
 
     def inputs(self, seed: int = 0) -> dict[str, np.ndarray]:
-        """Inputs named as in :mod:`ortpool.bench.models`: X (and I for MaxUnpool).
+        """Inputs named as in :mod:`ortpool.bench.models`: X (and I for MaxUnpool, rois for
+        MaxRoiPool).
 
         Values are random normals; MaxUnpool gets the values and indices of a MaxPool with the
-        same kernel on the 2x larger input, as in SegNet's decoder.
+        same kernel on the 2x larger input, as in SegNet's decoder; MaxRoiPool gets region
+        proposals on the input image (the map times 1 / spatial_scale), as a Faster R-CNN RPN
+        hands them on: 16 to 400 pixels a side, clipped to the image.
         """
         rng = np.random.default_rng(seed)
+        if self.op == "MaxRoiPool":
+            x = rng.standard_normal(self.shape, dtype=np.float32)
+            scale = dict(self.attrs)["spatial_scale"]
+            height, width = (n / scale for n in self.shape[2:])
+            x1 = rng.uniform(0, width - 16, self.rois)
+            y1 = rng.uniform(0, height - 16, self.rois)
+            x2 = np.minimum(x1 + rng.uniform(16, 400, self.rois), width - 1)
+            y2 = np.minimum(y1 + rng.uniform(16, 400, self.rois), height - 1)
+            rois = np.stack([np.zeros(self.rois), x1, y1, x2, y2], axis=1).astype(np.float32)
+            return {"X": x, "rois": rois}
         if self.op != "MaxUnpool":
             return {"X": rng.standard_normal(self.shape, dtype=np.float32)}
         attrs = self.attributes
@@ -140,6 +162,17 @@ CASES: tuple[Case, ...] = (
         2,
         fixed_cost=True,
     ),
+    # The rest of the family.
+    Case("gap-r50-head", "ResNet-50 head GlobalAveragePool", "GlobalAveragePool",
+         (1, 2048, 7, 7), (), family=True),
+    Case("gap-512", "GlobalAveragePool on a 512x512 map", "GlobalAveragePool",
+         (1, 64, 512, 512), (), family=True),
+    Case("lppool", "LpPool p=2 k3 s2 p1", "LpPool", (1, 64, 112, 112),
+         (("kernel_shape", (3, 3)), ("p", 2), ("pads", (1, 1, 1, 1)), ("strides", (2, 2))),
+         family=True),
+    Case("faster-rcnn-roi", "Faster R-CNN MaxRoiPool 300 RoIs 7x7", "MaxRoiPool",
+         (1, 512, 38, 50), (("pooled_shape", (7, 7)), ("spatial_scale", 0.0625)), family=True,
+         rois=300),
 )
 
 

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         for case in bench_cases.CASES:
             attrs = " ".join(f"{k}={v}" for k, v in case.attrs)
-            print(f"{case.name:20} {case.op:11} {case.shape_text:16} {attrs}")
+            print(f"{case.name:20} {case.op:17} {case.shape_text:16} {attrs}")
         return 0
     if args.repeat < 1:
         print("ortpool bench: error: --repeat must be at least 1", file=sys.stderr)

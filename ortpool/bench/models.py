@@ -15,6 +15,8 @@ def _io(case: Case) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto
     inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(case.shape))]
     if case.op == "MaxUnpool":
         inputs.append(helper.make_tensor_value_info("I", TensorProto.INT64, list(case.shape)))
+    if case.op == "MaxRoiPool":
+        inputs.append(helper.make_tensor_value_info("rois", TensorProto.FLOAT, [case.rois, 5]))
     # Output sizes are left symbolic: the runtime computes them.
     dims = [f"d{i}" for i in range(len(case.shape))]
     outputs = [helper.make_tensor_value_info("Y", TensorProto.FLOAT, dims)]

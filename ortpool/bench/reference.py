@@ -16,7 +16,12 @@ import numpy as np
 def _child(model: bytes, feed: dict[str, np.ndarray], budget: float, conn: Any) -> None:
     from onnx.reference import ReferenceEvaluator
 
-    evaluator = ReferenceEvaluator(model)
+    try:
+        evaluator = ReferenceEvaluator(model)
+    except Exception as err:  # e.g. no implementation of the operator (MaxRoiPool)
+        conn.send(([], f"{type(err).__name__}: {str(err).splitlines()[0]}"))
+        conn.close()
+        return
     times: list[float] = []
     outputs = None
     spent = 0.0
@@ -35,7 +40,8 @@ def time_reference(
 ) -> tuple[list[float], list[np.ndarray]] | None:
     """Per-call times of ``ReferenceEvaluator(model).run`` and its outputs, or None when the
     first call does not finish within ``limit`` seconds (plus ``startup`` seconds for the child
-    to import onnx and numpy)."""
+    to import onnx and numpy); no times and the error text when the evaluator refuses the model
+    (it has no MaxRoiPool and no GlobalLpPool)."""
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(model, feed, limit, child), daemon=True)

@@ -32,6 +32,7 @@ def geometric_mean(values: Sequence[float]) -> float:
 def summary(results: Sequence[CaseResult]) -> dict[str, Any]:
     """The figures a reader looks for: geometric mean, worst ratio, fixed cost, vs reference."""
     shapes = [r for r in results if r.case.cnn]
+    family = [r for r in results if r.case.family]
     out: dict[str, Any] = {
         "cnn_cases": [r.case.name for r in shapes],
         "geomean_ratio": geometric_mean([r.ratio for r in shapes]) if shapes else None,
@@ -39,6 +40,11 @@ def summary(results: Sequence[CaseResult]) -> dict[str, Any]:
     if shapes:
         worst = max(shapes, key=lambda r: r.ratio)
         out["max_ratio"] = {"case": worst.case.name, "ratio": worst.ratio}
+    if family:
+        worst = max(family, key=lambda r: r.ratio)
+        out["family_cases"] = [r.case.name for r in family]
+        out["family_geomean_ratio"] = geometric_mean([r.ratio for r in family])
+        out["family_max_ratio"] = {"case": worst.case.name, "ratio": worst.ratio}
     floors = [r.floor_ratio for r in shapes if r.floor_ratio is not None]
     if floors:
         out["geomean_floor_ratio"] = geometric_mean(floors)
@@ -119,6 +125,13 @@ def summary_lines(info: dict[str, Any]) -> list[str]:
         lines.append(
             f"geometric mean ortpool/built-in over {len(info['cnn_cases'])} CNN shapes: "
             f"{info['geomean_ratio']:.2f} (worst {worst['ratio']:.2f}, {worst['case']})"
+        )
+    if info.get("family_geomean_ratio") is not None:
+        worst = info["family_max_ratio"]
+        lines.append(
+            f"geometric mean ortpool/built-in over {len(info['family_cases'])} shapes of LpPool, "
+            f"the global pools and MaxRoiPool: {info['family_geomean_ratio']:.2f} "
+            f"(worst {worst['ratio']:.2f}, {worst['case']})"
         )
     if info.get("geomean_floor_ratio") is not None:
         lines.append(

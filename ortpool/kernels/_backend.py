@@ -31,8 +31,15 @@ NUMBA_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, 
 #: (Inception's 1x192x28x28, 600 KB) is far above.
 NUMBA_MIN_BYTES = 64 << 10
 
-#: The compiled kernels, by their name in :mod:`ortpool.kernels._numba`.
-KERNELS = ("max_planes", "max_indices", "average_planes", "scatter")
+#: The compiled kernels, by their name, and the module that holds each.
+KERNELS = {
+    "max_planes": "ortpool.kernels._numba",
+    "max_indices": "ortpool.kernels._numba",
+    "average_planes": "ortpool.kernels._numba",
+    "scatter": "ortpool.kernels._numba",
+    "plane_sums": "ortpool.kernels._numba_family",
+    "roi_max": "ortpool.kernels._numba_family",
+}
 
 _MODES = ("auto", "numba", "numpy")
 _mode: str | None = None
@@ -82,7 +89,7 @@ def backend() -> str:
 def loaded(kernel: str, dtype: np.dtype) -> bool:
     """Whether this process holds the compiled ``kernel`` for ``dtype`` (compiled or loaded from
     numba's cache): then calling it costs nothing more than the numpy path."""
-    module = sys.modules.get("ortpool.kernels._numba")
+    module = sys.modules.get(KERNELS[kernel])
     if module is None:
         return False
     return any(str(sig[0].dtype) == dtype.name for sig in getattr(module, kernel).signatures)

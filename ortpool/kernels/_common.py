@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,32 @@ def attrs_for(op: str, version: int, attributes: Mapping[str, Any], rank: int) -
 @functools.lru_cache(maxsize=512)
 def geometry_for(spatial: tuple[int, ...], attrs: PoolAttrs) -> PoolGeometry:
     return pool_geometry(spatial, attrs)
+
+
+@contextlib.contextmanager
+def located(op: str, version: int) -> Iterator[None]:
+    """An :class:`OrtpoolError` raised inside names ``op``-``version``."""
+    try:
+        yield
+    except OrtpoolError as err:
+        raise err.located(op=op, version=version) from None
+
+
+def checked(op: str, version: int, x: np.ndarray, attributes: Mapping[str, Any]) -> Any:
+    """The first call of a signature: X's type and rank and the attributes checked against
+    ``op``-``version``; the normalised attributes. Errors name the op version."""
+    with located(op, version):
+        check_input(versions.get(op, version), x)
+        return attrs_for(op, version, attributes, x.ndim - 2)
+
+
+def checked_window(
+    op: str, version: int, x: np.ndarray, attributes: Mapping[str, Any]
+) -> tuple[PoolAttrs, PoolGeometry]:
+    """:func:`checked`, and the window geometry on X's spatial shape (window operators)."""
+    attrs = checked(op, version, x, attributes)
+    with located(op, version):
+        return attrs, geometry_for(tuple(x.shape[2:]), attrs)
 
 
 def compute_dtype(dtype: np.dtype) -> np.dtype | None:

@@ -7,11 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ortpool import versions
-from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry
 from ortpool.kernels import _calls, _limits, _plan
-from ortpool.kernels._common import attrs_for, check_input, geometry_for
+from ortpool.kernels._common import checked_window, located
 
 
 def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
@@ -24,16 +22,11 @@ def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.n
     key, runner = _calls.lookup(("AveragePool", version), x, attributes)
     if runner is not None:
         return runner(x)
-    try:
-        opv = versions.get("AveragePool", version)
-        check_input(opv, x)
-        attrs = attrs_for("AveragePool", version, attributes, x.ndim - 2)
-        geom = geometry_for(tuple(x.shape[2:]), attrs)
-        # float16/bfloat16 accumulate in float32 and are rounded once (RULINGS.md 8).
-        acc = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
+    attrs, geom = checked_window("AveragePool", version, x, attributes)
+    # float16/bfloat16 accumulate in float32 and are rounded once (RULINGS.md 8).
+    acc = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
+    with located("AveragePool", version):
         _limits.check_pool(geom, x.shape, x.dtype, acc, range(len(geom.axes)))
-    except OrtpoolError as err:
-        raise err.located(op="AveragePool", version=version) from None
     div = divisor(geom, bool(attrs.count_include_pad), acc)
     runner, held = _plan.average_pool_runner(geom, tuple(x.shape), x.dtype, acc, div)
     return _calls.remember(key, runner, held)(x)

@@ -15,6 +15,7 @@ import numpy as np
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import unpool_output_spatial
 from ortpool.kernels._common import attrs_for, geometry_for
+from ortpool.versions import GLOBAL_OPERATORS
 
 
 def output_shape(
@@ -23,16 +24,24 @@ def output_shape(
     x_shape: Sequence[int],
     attributes: Mapping[str, Any],
     unpool_shape: Any = None,
+    rois_shape: Sequence[int] | None = None,
 ) -> tuple[int, ...]:
     """Y's shape for ``op``-``version`` on an input of ``x_shape`` (Indices has the same).
 
-    ``unpool_shape`` is MaxUnpool's ``output_shape`` input, when the node has one. Raises
-    :class:`OrtpoolError` when the attributes or the shape admit no output.
+    ``unpool_shape`` is MaxUnpool's ``output_shape`` input, when the node has one;
+    ``rois_shape`` the shape of MaxRoiPool's rois. Raises :class:`OrtpoolError` when the
+    attributes or the shape admit no output.
     """
     shape = tuple(int(v) for v in x_shape)
     if len(shape) < 3:
         raise OrtpoolError(f"input X has shape {list(shape)}; pooling needs (N, C, D1, ...)")
     attrs = attrs_for(op, version, attributes, len(shape) - 2)
+    if op in GLOBAL_OPERATORS:
+        return (*shape[:2], *(1,) * (len(shape) - 2))
+    if op == "MaxRoiPool":
+        if rois_shape is None or len(rois_shape) != 2:
+            raise OrtpoolError(f"input rois has shape {rois_shape}; it must be (num_rois, 5)")
+        return (int(rois_shape[0]), shape[1], *attrs.pooled_shape)
     if op != "MaxUnpool":
         return (*shape[:2], *geometry_for(shape[2:], attrs).output_spatial)
     if unpool_shape is None:

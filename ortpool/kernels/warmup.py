@@ -16,8 +16,11 @@ import numpy as np
 from ortpool.errors import OrtpoolError
 from ortpool.kernels import _backend
 from ortpool.kernels.avgpool import average_pool
+from ortpool.kernels.globalpool import global_average_pool, global_lp_pool
+from ortpool.kernels.lppool import lp_pool
 from ortpool.kernels.maxpool import max_pool
 from ortpool.kernels.maxunpool import max_unpool
+from ortpool.kernels.roipool import max_roi_pool
 
 #: The element types ortpool's ops take from onnxruntime (float16/bfloat16 arrive as float32).
 DTYPES = ("float32", "float64", "int8", "uint8")
@@ -31,10 +34,17 @@ def _calls(dtype: np.dtype) -> list[tuple[str, Callable[[], object]]]:
         ("MaxPool with Indices", lambda: max_pool(x, version=12, return_indices=True, **_ATTRS)),
     ]
     if dtype.kind == "f":
+        rois = np.array([[0, 0, 0, 3, 3]], dtype)
         calls += [
             ("AveragePool", lambda: average_pool(x, version=11, **_ATTRS)),
             ("MaxUnpool", lambda: max_unpool(*max_pool(x, version=12, return_indices=True,
                                                        **_ATTRS), version=11, **_ATTRS)),
+            # LpPool's window sums are AveragePool's float64 passes, whatever X's type.
+            ("LpPool", lambda: lp_pool(x, version=18, **_ATTRS)),
+            # One loop serves GlobalAveragePool and GlobalLpPool (GlobalMaxPool needs none).
+            ("GlobalAveragePool/GlobalLpPool", lambda: (global_average_pool(x),
+                                                        global_lp_pool(x))),
+            ("MaxRoiPool", lambda: max_roi_pool(x, rois, pooled_shape=[2, 2])),
         ]
     return calls
 

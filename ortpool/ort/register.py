@@ -16,7 +16,7 @@ from onnxruntime_extensions import PyCustomOpDef, _ocos, onnx_op
 
 from ortpool import kernels, optypes
 from ortpool.kernels.shapes import output_shape
-from ortpool.optypes import INDICES, OUTPUT_SHAPE, OpType
+from ortpool.optypes import OUTPUT_SHAPE, OpType
 from ortpool.ort import hook
 
 DT_CODE = {
@@ -29,6 +29,8 @@ DT_CODE = {
 _ATTR_CODE = {
     "ints": PyCustomOpDef.dt_string,
     "string": PyCustomOpDef.dt_string,
+    # Floats travel as repr() strings: onnxruntime-extensions would print them with 6 digits.
+    "float": PyCustomOpDef.dt_string,
     "int": PyCustomOpDef.dt_int64,
 }
 _lock = threading.Lock()
@@ -36,28 +38,10 @@ _lock = threading.Lock()
 
 def _body(op_type: OpType):
     """The kernel call for one op type: (inputs, attributes) -> outputs."""
-    version = op_type.spec.version
+    op, version, n_outputs = op_type.spec.op, op_type.spec.version, op_type.n_outputs
 
-    if op_type.spec.op == "MaxPool":
-        with_indices = op_type.variant == INDICES
-
-        def body(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[np.ndarray, ...]:
-            result = kernels.max_pool(
-                feed[0], version=version, return_indices=with_indices, **attrs
-            )
-            return result if with_indices else (result,)
-
-    elif op_type.spec.op == "AveragePool":
-
-        def body(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[np.ndarray, ...]:
-            return (kernels.average_pool(feed[0], version=version, **attrs),)
-
-    else:
-        with_shape = op_type.variant == OUTPUT_SHAPE
-
-        def body(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[np.ndarray, ...]:
-            shape = feed[2] if with_shape else None
-            return (kernels.max_unpool(feed[0], feed[1], shape, version=version, **attrs),)
+    def body(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[np.ndarray, ...]:
+        return kernels.run_op(op, version, feed, attrs, n_outputs)
 
     return body
 
@@ -69,7 +53,8 @@ def _shape(op_type: OpType) -> hook.Shape:
 
     def shape(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[int, ...]:
         given = feed[2] if with_shape else None
-        return output_shape(spec.op, spec.version, feed[0].shape, attrs, given)
+        rois = feed[1].shape if spec.op == "MaxRoiPool" else None
+        return output_shape(spec.op, spec.version, feed[0].shape, attrs, given, rois)
 
     return shape
 
@@ -78,9 +63,10 @@ def kernel_types(op_type: OpType, dtype: str) -> tuple[list[int], list[int]]:
     """Declared (input types, output types) of ``op_type`` for element type ``dtype``."""
     x = DT_CODE[dtype]
     i64 = PyCustomOpDef.dt_int64
-    if op_type.spec.op == "MaxUnpool":
-        return [x, i64, i64][: op_type.n_inputs], [x]
-    return [x], [x, i64][: op_type.n_outputs]
+    # Inputs of X's type (MaxRoiPool's rois) share its code; the others are int64 (MaxUnpool's
+    # I and output_shape). Outputs: Y, then MaxPool's Indices.
+    inputs = [x if typed else i64 for typed in op_type.spec.typed_inputs[: op_type.n_inputs]]
+    return inputs, [x, i64][: op_type.n_outputs]
 
 
 def _registry() -> dict[tuple[str, str], int]:

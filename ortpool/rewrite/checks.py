@@ -16,7 +16,7 @@ import onnx
 from onnx import AttributeProto
 
 from ortpool import optypes, versions
-from ortpool.attributes import PoolAttrs, attribute_values, normalize
+from ortpool.attributes import NodeAttrs, attribute_values, normalize
 from ortpool.errors import OrtpoolError
 from ortpool.optypes import OpType
 from ortpool.versions import OpVersion
@@ -26,10 +26,9 @@ PROTO_TYPE = {
     "int": AttributeProto.INT,
     "ints": AttributeProto.INTS,
     "string": AttributeProto.STRING,
+    "float": AttributeProto.FLOAT,
 }
-_INPUTS = {"MaxUnpool": ("X", "I", "output_shape")}
 _OUTPUTS = ("Y", "Indices")
-_REQUIRED_INPUTS = {"MaxPool": 1, "AveragePool": 1, "MaxUnpool": 2}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,7 +36,7 @@ class CheckedNode:
     """A standard pooling node that passed its checks, with what retargeting it needs."""
 
     spec: OpVersion
-    attrs: PoolAttrs
+    attrs: NodeAttrs
     op_type: OpType
     inputs: tuple[str, ...]  # present inputs, trailing empty optionals dropped
     outputs: tuple[str, ...]
@@ -73,7 +72,7 @@ def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) ->
         return OrtpoolError(message, node=name, op=spec.op, version=spec.version)
 
     inputs, outputs = present(node.input), present(node.output)
-    input_names = _INPUTS.get(spec.op, ("X",))
+    input_names = spec.input_names
     if len(inputs) > spec.max_inputs:
         raise fail(
             f"has {len(inputs)} inputs; this version takes at most {spec.max_inputs} "
@@ -84,7 +83,7 @@ def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) ->
             f"has {len(outputs)} outputs; this version has at most {spec.max_outputs} "
             f"({', '.join(_OUTPUTS[: spec.max_outputs])})"
         )
-    for position in range(_REQUIRED_INPUTS[spec.op]):
+    for position in range(spec.min_inputs):
         if position >= len(inputs) or not inputs[position]:
             raise fail(f"input {input_names[position]!r} is required but missing")
     if not outputs or not outputs[0]:

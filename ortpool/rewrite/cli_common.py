@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
     parser.add_argument(
         "--ops",
         metavar="OPS",
-        help=f"only {verb} these operators, comma-separated (MaxPool,AveragePool,MaxUnpool)",
+        help=f"only {verb} these operators, comma-separated (e.g. MaxPool,LpPool; default: "
+        "every pooling operator)",
     )
     parser.add_argument(
         "--nodes",

@@ -6,7 +6,10 @@ import argparse
 
 from ortpool.rewrite import cli_common, rewrite_file
 
-HELP = "retarget a model's MaxPool/AveragePool/MaxUnpool nodes to ortpool's spec-exact ops"
+HELP = (
+    "retarget a model's standard pooling nodes (MaxPool, AveragePool, MaxUnpool, LpPool, the "
+    "global pools, MaxRoiPool) to ortpool's spec-exact ops"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -39,7 +39,7 @@ def rewrite_model(
     report = RewriteReport("rewrite")
     scopes = model_scopes(model)
     selection.check_names(
-        {n.name for s in scopes for n in s.nodes if _is_pool(n)}, "MaxPool/AveragePool/MaxUnpool"
+        {n.name for s in scopes for n in s.nodes if _is_pool(n)}, "pooling"
     )
     if not any(_is_pool(n) for s in scopes for n in s.nodes):
         _set_aside_branch_shapes(model, report)
@@ -61,10 +61,14 @@ def rewrite_model(
             if replacement is None:
                 continue
             position = position_of(scope.nodes, node)
-            node.CopyFrom(replacement[1] if len(replacement) == 3 else replacement[0])
-            if len(replacement) == 3:
-                scope.nodes.insert(position + 1, replacement[2])
-                scope.nodes.insert(position, replacement[0])
+            # [Casts in..., the ortpool node, Cast out] or [the ortpool node]: the node keeps
+            # its place, the Casts go right before and after it.
+            casts_in = replacement[:-2] if len(replacement) > 1 else []
+            node.CopyFrom(replacement[len(casts_in)])
+            if len(replacement) > 1:
+                scope.nodes.insert(position + 1, replacement[-1])
+                for offset, cast in enumerate(casts_in):
+                    scope.nodes.insert(position + offset, cast)
             used.add(scope.owner_key)
     for owner_key in used:
         imports = imports_of(model, owner_key)
@@ -192,10 +196,13 @@ def _restore_node(
     producers = {out: n for n in scope.nodes if retarget.is_inserted_cast(n) for out in n.output}
     consumers = {n.input[0]: n for n in scope.nodes if retarget.is_inserted_cast(n) and n.input}
     drop = []
-    cast_in = producers.get(standard.input[0])
-    if cast_in is not None and _only_reader(scope, cast_in.output[0], node):
-        standard.input[0] = cast_in.input[0]
-        drop.append(cast_in)
+    # The Casts a rewrite put before X and every other input of X's type (MaxRoiPool's rois).
+    typed = optypes.parse(node.op_type).spec.typed_inputs
+    for position, name in enumerate(standard.input):
+        cast_in = producers.get(name) if position < len(typed) and typed[position] else None
+        if cast_in is not None and _only_reader(scope, cast_in.output[0], node):
+            standard.input[position] = cast_in.input[0]
+            drop.append(cast_in)
     cast_out = consumers.get(standard.output[0])
     if cast_out is not None and _only_reader(scope, standard.output[0], cast_out):
         standard.output[0] = cast_out.output[0]

@@ -1,9 +1,10 @@
 """One node at a time: a checked standard pooling node to its ortpool op type, and back.
 
-float16 and bfloat16 cannot enter a Python custom op, so such a node is wrapped: a Cast of X to
-float32 before it and a Cast of Y back after it (Indices stay int64; MaxUnpool's I and
-output_shape are int64 already). The Casts are marked (name prefix and doc string) so that restore
-removes exactly the Casts a rewrite inserted and nothing else.
+float16 and bfloat16 cannot enter a Python custom op, so such a node is wrapped: a Cast to
+float32 of X (and of every other input of X's type: MaxRoiPool's rois) before it and a Cast of Y
+back after it (Indices stay int64; MaxUnpool's I and output_shape are int64 already). The Casts
+are marked (name prefix and doc string) so that restore removes exactly the Casts a rewrite
+inserted and nothing else.
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ def to_ortpool(
     node: onnx.NodeProto, checked: CheckedNode, cast_from: int | None, opset: int, namer: Namer
 ) -> list[onnx.NodeProto]:
     """The nodes replacing ``node``: the ortpool node, with Casts around it when ``cast_from``
-    (the TensorProto element type of X) is float16/bfloat16."""
+    (the TensorProto element type of X) is float16/bfloat16: the Casts in first, in input order,
+    then the node, then the Cast out."""
     inputs, outputs = list(checked.inputs), list(checked.outputs)
     new = _like(node, checked.op_type.name, optypes.DOMAIN)
     for attr_name, value in full_attributes(checked.spec, checked.attrs).items():
@@ -107,16 +109,24 @@ def to_ortpool(
         new.output.extend(outputs)
         return [new]
     base = node.name or outputs[0]
-    x32, y32 = namer.fresh(f"{inputs[0]}__ortpool_f32"), namer.fresh(f"{outputs[0]}__ortpool_f32")
-    cast_in = _cast(
-        namer.fresh(CAST_IN_PREFIX + base),
-        inputs[0],
-        x32,
-        TensorProto.FLOAT,
-        opset,
-        node.domain,
-        node_name(node),
-    )
+    casts_in, new_inputs = [], list(inputs)
+    for position, typed in enumerate(checked.spec.typed_inputs[: len(inputs)]):
+        if not typed or not inputs[position]:
+            continue
+        wide = namer.fresh(f"{inputs[position]}__ortpool_f32")
+        casts_in.append(
+            _cast(
+                namer.fresh(CAST_IN_PREFIX + base),
+                inputs[position],
+                wide,
+                TensorProto.FLOAT,
+                opset,
+                node.domain,
+                node_name(node),
+            )
+        )
+        new_inputs[position] = wide
+    y32 = namer.fresh(f"{outputs[0]}__ortpool_f32")
     cast_out = _cast(
         namer.fresh(CAST_OUT_PREFIX + base),
         y32,
@@ -126,9 +136,9 @@ def to_ortpool(
         node.domain,
         node_name(node),
     )
-    new.input.extend([x32, *inputs[1:]])
+    new.input.extend(new_inputs)
     new.output.extend([y32, *outputs[1:]])
-    return [cast_in, new, cast_out]
+    return [*casts_in, new, cast_out]
 
 
 def is_inserted_cast(node: onnx.NodeProto) -> bool:
@@ -190,7 +200,7 @@ def to_standard(node: onnx.NodeProto, opset: int | None) -> onnx.NodeProto:
     out.output.extend(outputs)
     for attr_name, attr_spec in spec.attrs.items():
         value = getattr(attrs, attr_name)
-        if _is_default(attr_name, value, attr_spec.default, attrs.auto_pad):
+        if _is_default(attr_name, value, attr_spec.default, getattr(attrs, "auto_pad", "NOTSET")):
             continue
         attr = onnx.helper.make_attribute(
             attr_name, list(value) if attr_spec.kind == "ints" else value

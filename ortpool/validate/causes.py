@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from ortpool.attributes import PoolAttrs
 from ortpool.geometry import effective_kernel, pool_geometry
+from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS
 
 SAME_DILATION = "same-dilation"
 NEGATIVE_SAME_PAD = "negative-same-pad"
@@ -21,6 +22,8 @@ NAN = "nan"
 EMPTY_WINDOW = "empty-window"
 PADS_GE_KERNEL = "pads-ge-kernel"
 UNPOOL_OUTPUT_SHAPE = "unpool-output-shape"
+GLOBAL_MAX_NAN = "global-max-nan"
+ACCUMULATION = "accumulation"
 NO_KERNEL = "no-kernel"
 UNRECOGNISED = "unrecognised"
 
@@ -34,6 +37,8 @@ TITLES: dict[str, str] = {
     EMPTY_WINDOW: "empty windows (pads >= kernel: a window holds no input element)",
     PADS_GE_KERNEL: "pads >= kernel_shape (legal: the spec allows any pad >= 0)",
     UNPOOL_OUTPUT_SHAPE: "MaxUnpool with output_shape (indices address the output itself)",
+    GLOBAL_MAX_NAN: "GlobalMaxPool with a NaN in a plane (NaN anywhere gives NaN)",
+    ACCUMULATION: "large-window accumulation (a running sum in the element type loses digits)",
     NO_KERNEL: "onnxruntime has no kernel for this op/version/type",
     UNRECOGNISED: "unrecognised",
 }
@@ -53,8 +58,8 @@ class Cause:
 
 
 def geometric_causes(op: str, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Cause]:
-    """Causes visible in the attributes and input shape alone (MaxPool/AveragePool)."""
-    if op == "MaxUnpool":
+    """Causes visible in the attributes and input shape alone (MaxPool, AveragePool, LpPool)."""
+    if op not in WINDOW_OPERATORS:
         return []
     causes = []
     same = attrs.auto_pad in ("SAME_UPPER", "SAME_LOWER")
@@ -150,10 +155,14 @@ def recognise(
     nan_cells: int = 0,
     empty_cells: int = 0,
     output_shape_input: bool = False,
+    accumulation_cells: int = 0,
+    window: int = 0,
 ) -> list[Cause]:
     """Causes for a node that differs (``differs``) or that onnxruntime rejected.
 
-    ``nan_cells``/``empty_cells``: differing cells in NaN windows / empty windows.
+    ``nan_cells``/``empty_cells``: differing cells in NaN windows / empty windows;
+    ``accumulation_cells``: differing cells of a global average or norm within what a running sum
+    over its ``window`` elements may lose (see :mod:`ortpool.validate.tolerances`).
     """
     if not differs:
         return []
@@ -164,8 +173,32 @@ def recognise(
             for c in geometric_causes(op, attrs, spatial)
             if c.code != EMPTY_WINDOW or empty_cells or nan_cells == 0
         ]
-    if nan_cells:
+    if op in GLOBAL_OPERATORS and 0 in spatial and not any(c.code == EMPTY_WINDOW for c in causes):
+        causes.append(
+            Cause(
+                EMPTY_WINDOW,
+                f"spatial shape {list(spatial)}: the window, the whole plane, holds no element "
+                "(RULINGS.md 5, 13: -inf for the max, NaN for the mean, 0 for the norm)",
+            )
+        )
+    if nan_cells and op == "GlobalMaxPool":
+        causes.append(
+            Cause(
+                GLOBAL_MAX_NAN,
+                f"{nan_cells} differing plane(s) hold a NaN (RULINGS.md 13: the result is NaN)",
+            )
+        )
+    elif nan_cells:
         causes.append(Cause(NAN, f"{nan_cells} differing cell(s) in windows holding a NaN"))
+    if accumulation_cells:
+        causes.append(
+            Cause(
+                ACCUMULATION,
+                f"{accumulation_cells} cell(s) off by more than a pairwise sum of {window} "
+                "elements errs, within what a running sum in the element type loses "
+                "(RULINGS.md 13: within 2 ulp of the exact result)",
+            )
+        )
     if empty_cells and not any(c.code == EMPTY_WINDOW for c in causes):
         causes.append(Cause(EMPTY_WINDOW, f"{empty_cells} differing cell(s) in empty windows"))
     if op == "MaxUnpool" and output_shape_input:

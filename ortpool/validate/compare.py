@@ -18,6 +18,7 @@ import numpy as np
 from ortpool.geometry import PoolGeometry
 from ortpool.kernels import window_max
 from ortpool.validate.tolerances import Tolerance
+from ortpool.versions import GLOBAL_OPERATORS
 
 CAT_AGREE, CAT_TIE, CAT_RULING, CAT_DIFFER, CAT_MISSING = 0, 1, 2, 3, 4
 CATEGORY_NAMES = ("agree", "tie", "ruling", "differ", "shape")
@@ -113,7 +114,7 @@ def compare_values(
             diff = np.abs(a - b)
             if not tolerance.exact:
                 # a finite cell against an infinite one is a difference, whatever the bound
-                same |= np.isfinite(diff) & (diff <= tolerance.bound(b))
+                same |= np.isfinite(diff) & (diff <= tolerance.allowed(b, sl))
             finite = np.isfinite(a) & np.isfinite(b)
             if finite.any():
                 result.max_abs = _finite_or_none(float(diff[finite].max()))
@@ -232,3 +233,32 @@ def ruling_cells(x: np.ndarray, geom: PoolGeometry) -> tuple[np.ndarray, np.ndar
             nan = window_max(nan_in.astype(np.float32), geom) > 0
             return nan, empty
     return np.zeros(out_shape, bool), empty
+
+
+def family_ruling_cells(
+    op: str, feeds: list[np.ndarray], attrs: Any
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`ruling_cells` for the global pools (the window is the plane) and MaxRoiPool (the
+    window is a bin); None for the other operators."""
+    x = feeds[0]
+    floating = x.dtype.kind == "f" or x.dtype.name == "bfloat16"
+    nan_in = np.isnan(x.astype(np.float32)) if floating else np.zeros(x.shape, bool)
+    if op in GLOBAL_OPERATORS:
+        axes = tuple(range(2, x.ndim))
+        nan = nan_in.any(axis=axes, keepdims=True)
+        empty = np.full(nan.shape, math.prod(x.shape[2:]) == 0)
+        return nan, empty
+    if op == "MaxRoiPool":
+        from ortpool.kernels import max_roi_pool
+        from ortpool.kernels.roipool import roi_bins
+
+        rois = feeds[1].astype(np.float32)
+        pooled, scale = attrs.pooled_shape, attrs.spatial_scale
+        nan = max_roi_pool(nan_in.astype(np.float32), rois, pooled_shape=list(pooled),
+                           spatial_scale=scale) > 0
+        bins = roi_bins(rois, pooled, scale, x.shape)
+        rows = bins.h_start >= bins.h_end  # (R, ph)
+        cols = bins.w_start >= bins.w_end  # (R, pw)
+        empty = rows[:, None, :, None] | cols[:, None, None, :]
+        return nan, np.broadcast_to(empty, nan.shape)
+    return None

@@ -13,6 +13,12 @@ starts in the end pad and is dropped); ``big-pads`` (pads >= kernel: empty windo
 attribute (dilations from MaxPool-10/AveragePool-19, ceil_mode from 10, count_include_pad from
 AveragePool-7, storage_order and Indices from MaxPool-8). Floating types also get one NaN case
 per rank. MaxUnpool is fed Indices from ortpool's MaxPool, with and without ``output_shape``.
+
+The rest of the family: LpPool runs the same padding/ceil/dilation grid with the default p, plus
+p = 1 and p = 3 with explicit pads. The global pools get, per rank, random data, a NaN, and a
+spatial size 0; at rank 2 also a 1024x1024 plane of uniform [0, 1) values (``large``: where a
+running float32 sum loses digits); GlobalLpPool also p = 1 and 3. MaxRoiPool (rank 2 only) gets
+RoIs inside the map, RoIs across and outside it with a scale of 0.5, a NaN in X, and 3x2 bins.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import numpy as np
 from ortpool import kernels, versions
 from ortpool.validate.inputs import random_tensor
 from ortpool.validate.singlenode import NodeSpec
+from ortpool.versions import GLOBAL_OPERATORS
 
 #: (n, k, s, pads for "pads", pads for "big-pads") per axis kind
 AXES: dict[str, tuple[int, int, int, tuple[int, int], tuple[int, int]]] = {
@@ -58,7 +65,7 @@ class Case:
     attributes: dict[str, Any]
 
     def spec(self) -> NodeSpec:
-        n_inputs = 1
+        n_inputs = versions.get(self.op, self.version).min_inputs
         if self.op == "MaxUnpool":
             n_inputs = 3 if self.data.startswith("output_shape") else 2
         return NodeSpec(self.op, self.version, self.attributes, n_inputs, 2 if self.indices else 1)
@@ -134,8 +141,59 @@ def cases(
     return found
 
 
+def _plain(data: str, attributes: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a case that has no window attributes to vary."""
+    return dict(padding="none", ceil_mode=0, dilation=1, count_include_pad=0, storage_order=0,
+                indices=False, data=data, attributes=attributes)
+
+
+#: p values besides the default 2 tried for LpPool and GlobalLpPool.
+P_VALUES = (1, 3)
+#: MaxRoiPool's map (rank 2 only) and bins.
+ROI_MAP = (6, 7)
+
+
+def _family_variations(opv: versions.OpVersion, dtype: str, rank: int) -> Iterator[dict]:
+    floating = dtype in ("float", "double", "float16", "bfloat16")
+    p_kind = opv.attrs["p"].kind if "p" in opv.attrs else None
+
+    def p_attrs(p: int) -> dict[str, Any]:
+        return {"p": float(p) if p_kind == "float" else p}
+
+    if opv.op in GLOBAL_OPERATORS:
+        yield _plain("random", {})
+        if floating:
+            yield _plain("nan", {})
+        yield _plain("zero-size", {})
+        if rank == 2:
+            yield _plain("large", {})
+        if p_kind:
+            for p in P_VALUES:
+                yield _plain("random", p_attrs(p))
+        return
+    if opv.op == "MaxRoiPool":
+        if rank != 2:
+            return
+        yield _plain("rois", {"pooled_shape": [2, 2]})
+        yield _plain("rois-across", {"pooled_shape": [2, 2], "spatial_scale": 0.5})
+        yield _plain("rois", {"pooled_shape": [3, 2]})
+        if floating:
+            yield _plain("nan", {"pooled_shape": [2, 2]})
+        return
+    # LpPool: p = 1 and 3 with explicit pads, beside the grid of the window ops.
+    for p in P_VALUES:
+        fields = dict(padding="pads", ceil_mode=0, dilation=1, count_include_pad=0,
+                      storage_order=0, indices=False, data="random")
+        yield {**fields, "attributes": {**_pool_attributes(rank, "pads", 0, 1), **p_attrs(p)}}
+
+
 def _variations(opv: versions.OpVersion, dtype: str, rank: int) -> Iterator[dict[str, Any]]:
     has = opv.attrs
+    if opv.op in GLOBAL_OPERATORS or opv.op == "MaxRoiPool":
+        yield from _family_variations(opv, dtype, rank)
+        return
+    if opv.op == "LpPool":
+        yield from _family_variations(opv, dtype, rank)
     if opv.op == "MaxUnpool":
         kinds = RANK_AXES[rank]
         for data in ("default", "pads", "output_shape", "output_shape+1"):
@@ -199,6 +257,13 @@ def case_inputs(case: Case, seed: int) -> list[np.ndarray]:
     """The arrays a case runs on, seeded by ``seed`` and the case id."""
     rng = np.random.default_rng([seed, case.id])
     shape = input_shape(case.rank)
+    if case.op in GLOBAL_OPERATORS and case.data in ("zero-size", "large"):
+        if case.data == "zero-size":
+            return [random_tensor(rng, (BATCH, CHANNELS, 0, *shape[3:]), case.dtype)]
+        x = rng.random((1, 1, 1024, 1024))
+        return [x.astype(random_tensor(rng, (1,), case.dtype).dtype)]
+    if case.op == "MaxRoiPool":
+        return _roi_inputs(case, rng)
     if case.op != "MaxUnpool":
         x = random_tensor(rng, shape, case.dtype)
         if case.data == "nan":
@@ -216,3 +281,23 @@ def case_inputs(case: Case, seed: int) -> list[np.ndarray]:
         extra = 1 if case.data.endswith("+1") else 0
         feeds.append(np.array([*shape[:2], *(n + extra for n in shape[2:])], np.int64))
     return feeds
+
+
+def _roi_inputs(case: Case, rng: np.random.Generator) -> list[np.ndarray]:
+    """X of 2 planes on the 6x7 map and 5 RoIs: inside it (quarter steps, some halves to round),
+    or with the scale 0.5 across and beyond its borders, one of them degenerate (x2 < x1)."""
+    x = random_tensor(rng, (2, CHANNELS, *ROI_MAP), case.dtype)
+    if case.data == "nan":
+        flat = x.reshape(-1)
+        flat[rng.choice(flat.size, size=flat.size // 12, replace=False)] = np.nan
+    height, width = ROI_MAP
+    if case.data == "rois-across":
+        corners = rng.integers(-6, 2 * max(ROI_MAP) + 4, (5, 4)) / 2
+        corners[0] = [9, 9, 2, 2]  # x2 < x1: a 1x1 RoI at the rounded corner
+    else:
+        low = rng.integers(0, 4 * np.array([width, height]) // 2, (5, 2)) / 4
+        size = rng.integers(0, 4 * np.array([width, height]) // 2, (5, 2)) / 4
+        corners = np.concatenate([low, low + size], axis=1)
+    batch = rng.integers(0, 2, (5, 1))
+    rois = np.concatenate([batch, corners], axis=1)
+    return [x, rois.astype(x.dtype)]

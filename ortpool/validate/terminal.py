@@ -57,6 +57,12 @@ def short_attributes(attrs: Mapping[str, Any]) -> str:
         parts.append("cip")
     if attrs.get("storage_order"):
         parts.append("so=1")
+    if "p" in attrs:
+        parts.append(f"p^{attrs['p']}")  # LpPool's exponent ("p=" already names the pads)
+    if "pooled_shape" in attrs:
+        parts.append(f"bins={xs(attrs['pooled_shape'])}")
+    if "spatial_scale" in attrs:
+        parts.append(f"scale={attrs['spatial_scale']:g}")
     return " ".join(parts)
 
 

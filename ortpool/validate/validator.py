@@ -26,7 +26,7 @@ from ortpool.errors import OrtpoolError
 from ortpool.validate import capture, endtoend, inputs, isolate, ortrun, results
 from ortpool.validate import reference as reference_mod
 from ortpool.validate.singlenode import NodeSpec, attribute_dict, builtin_model, feed_dict
-from ortpool.validate.tolerances import tolerance_for
+from ortpool.validate.tolerances import tolerance_for, with_window
 
 Progress = Callable[[int, int, str], None]
 
@@ -258,6 +258,8 @@ def _node(
         )
         if status == "ok":
             tol = tolerance_for(spec.op, result.dtype, options.atol, options.rtol)
+            tol = with_window(tol, spec.op, spec_version, result.dtype, feeds[0],
+                              result.ortpool_outputs[0], attrs)
             result.reference = reference_mod.judge(
                 spec.op,
                 feeds,
@@ -266,6 +268,8 @@ def _node(
                 result.nan_cells,
                 tol.atol,
                 tol.rtol,
+                slack=tol.slack,
+                ceil_mode=bool(attrs.get("ceil_mode")),
             )
         else:
             result.reference = results.ReferenceResult(

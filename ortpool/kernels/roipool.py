@@ -1,0 +1,190 @@
+"""MaxRoiPool, every spec version: Caffe's RoIPool, which the operator was taken from and
+onnxruntime implements (RULINGS.md 14), with its rounding done in exact integer arithmetic.
+
+For each RoI ``(batch_index, x1, y1, x2, y2)``: the corners are ``round(coordinate *
+spatial_scale)``, half away from zero; ``roi_w = max(x2 - x1 + 1, 1)``, ``roi_h`` likewise; bin
+``(ph, pw)`` covers rows ``[floor(ph * roi_h / pooled_h) + y1, ceil((ph + 1) * roi_h / pooled_h)
++ y1)`` clipped to ``[0, H]``, columns likewise; an empty bin gives 0, any other the max over the
+bin, a NaN in it giving NaN (as RULINGS.md 6 has it for MaxPool: a NaN must not vanish).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from ortpool.errors import OrtpoolError
+from ortpool.kernels import _backend, _buffers, _calls, _limits, _parallel
+from ortpool.kernels._common import checked, dtype_name
+
+#: Scaled RoI corners beyond this magnitude are refused: no feature map is that large, and the
+#: bin arithmetic stays exact in int64 (``i * roi size`` with ``i`` < pooled size, below 2**62;
+#: :func:`corner_limit` lowers the bound for pooled sizes above 2**20).
+MAX_CORNER = 1 << 40
+
+
+def corner_limit(pooled: tuple[int, int]) -> int:
+    """The largest |scaled corner| whose bins stay exact in int64: a RoI spans at most
+    ``2 * limit + 1`` and ``i * span < 2**62`` for every ``i < max(pooled)``. Example: pooled
+    (7, 7) gives 2**40; pooled (2**30, 1) gives 2**31 - 1 (spans below 2**32, and
+    ``2**30 * 2**32 = 2**62``)."""
+    return min(MAX_CORNER, (1 << 61) // max(1, *pooled) - 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class RoiBins:
+    """Per RoI: its plane (batch index), and per output row/column the ``[start, end)`` it covers,
+    already clipped to the input."""
+
+    batch: np.ndarray  # (R,) int64
+    h_start: np.ndarray  # (R, pooled_h) int64
+    h_end: np.ndarray
+    w_start: np.ndarray  # (R, pooled_w) int64
+    w_end: np.ndarray
+
+
+def round_half_away(v: np.ndarray) -> np.ndarray:
+    """``round`` as C's ``round`` does it: halves away from zero (numpy's rounds them to even).
+    Exact: ``v - trunc(v)`` is computed without rounding. Example: 2.5 -> 3, -2.5 -> -3,
+    0.49999999999999994 -> 0."""
+    whole = np.trunc(v)
+    return whole + np.sign(v) * (np.abs(v - whole) >= 0.5)
+
+
+def _bin_edges(start: np.ndarray, size: np.ndarray, pooled: int, limit: int):
+    """``[floor(i * size / pooled) + start, ceil((i + 1) * size / pooled) + start)`` per output
+    ``i``, clipped to ``[0, limit]``; int64 throughout (sizes are positive)."""
+    i = np.arange(pooled, dtype=np.int64)
+    lo = (i * size[:, None]) // pooled + start[:, None]
+    hi = -((-(i + 1) * size[:, None]) // pooled) + start[:, None]
+    return np.clip(lo, 0, limit), np.clip(hi, 0, limit)
+
+
+def roi_bins(
+    rois: np.ndarray, pooled: tuple[int, int], spatial_scale: float, x_shape: tuple[int, ...]
+) -> RoiBins:
+    """The bins of every RoI (RULINGS.md 14); an OrtpoolError for a RoI that names no plane of
+    X or has a non-finite coordinate."""
+    n, _, height, width = x_shape
+    r64 = rois.astype(np.float64)
+    if not np.isfinite(r64).all():
+        at = np.argwhere(~np.isfinite(r64))[0]
+        raise OrtpoolError(
+            f"rois[{at[0]}] = {_roi_text(r64[at[0]])} has a non-finite value at column {at[1]}"
+        )
+    batch = r64[:, 0]
+    bad = (batch != np.floor(batch)) | (batch < 0) | (batch >= n)
+    if bad.any():
+        at = int(np.argmax(bad))
+        raise OrtpoolError(
+            f"rois[{at}] = {_roi_text(r64[at])} has batch index {_num(batch[at])}; X has {n} "
+            f"plane(s) in its batch, so it must be an integer in [0, {n})"
+        )
+    # float64 products: exact for float32 and narrower coordinates (24 + 24 bits < 53).
+    corners = round_half_away(r64[:, 1:] * spatial_scale)
+    limit = corner_limit(pooled)
+    if (np.abs(corners) > limit).any():
+        at = int(np.argmax((np.abs(corners) > limit).any(axis=1)))
+        bound = "2**40" if limit == MAX_CORNER else f"{limit} (pooled_shape {list(pooled)})"
+        raise OrtpoolError(
+            f"rois[{at}] = {_roi_text(r64[at])} scaled by spatial_scale={spatial_scale!r} lies "
+            f"beyond +-{bound}: no feature map is that large"
+        )
+    x1, y1, x2, y2 = (corners[:, i].astype(np.int64) for i in range(4))
+    roi_w = np.maximum(x2 - x1 + 1, 1)
+    roi_h = np.maximum(y2 - y1 + 1, 1)
+    h_start, h_end = _bin_edges(y1, roi_h, pooled[0], height)
+    w_start, w_end = _bin_edges(x1, roi_w, pooled[1], width)
+    return RoiBins(batch.astype(np.int64), h_start, h_end, w_start, w_end)
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def _roi_text(row: np.ndarray) -> str:
+    return "[" + ", ".join(_num(v) for v in row) + "]"
+
+
+def _check_rois(x: np.ndarray, rois: Any) -> None:
+    if not isinstance(rois, np.ndarray):
+        raise OrtpoolError(f"input rois must be a numpy array, got {type(rois).__name__}")
+    if rois.dtype != x.dtype:
+        raise OrtpoolError(
+            f"input rois has element type {dtype_name(rois.dtype)}; it must be X's "
+            f"({dtype_name(x.dtype)})"
+        )
+    if rois.ndim != 2 or rois.shape[1] != 5:
+        raise OrtpoolError(
+            f"input rois has shape {list(rois.shape)}; it must be (num_rois, 5): "
+            "[batch_index, x1, y1, x2, y2] per RoI"
+        )
+
+
+def max_roi_pool(
+    x: np.ndarray, rois: np.ndarray, *, version: int = 22, **attributes: Any
+) -> np.ndarray:
+    """MaxRoiPool of spec version ``version``: Y of shape (num_rois, C, pooled_h, pooled_w)."""
+    key, runner = _calls.lookup(("MaxRoiPool", version), x, attributes)
+    try:
+        if runner is None:
+            attrs = checked("MaxRoiPool", version, x, attributes)
+            runner = _calls.remember(key, _Runner(attrs.pooled_shape, attrs.spatial_scale))
+        _check_rois(x, rois)
+        return runner(x, rois)
+    except OrtpoolError as err:
+        raise err.located(op="MaxRoiPool", version=version) from None
+
+
+class _Runner:
+    """One call signature: the bins of each call's RoIs, then the max over each bin."""
+
+    def __init__(self, pooled: tuple[int, int], spatial_scale: float) -> None:
+        self.pooled = pooled
+        self.spatial_scale = spatial_scale
+
+    def __call__(self, x: np.ndarray, rois: np.ndarray) -> np.ndarray:
+        # Before the bins, which are as long as the output's rows and columns.
+        _limits.check_array("the output Y", (rois.shape[0], x.shape[1], *self.pooled), x.dtype)
+        bins = roi_bins(rois, self.pooled, self.spatial_scale, x.shape)
+        work_x = np.ascontiguousarray(x if x.dtype in (np.float32, np.float64) else
+                                      x.astype(np.float32))
+        shape = (rois.shape[0], x.shape[1], *self.pooled)
+        y = _buffers.output(shape, work_x.dtype)
+        if _backend.compiled("roi_max", work_x.dtype, work_x.nbytes):
+            from ortpool.kernels import _numba_family
+
+            def work(lo: int, hi: int) -> None:
+                _numba_family.roi_max(
+                    work_x, y[lo:hi], bins.batch[lo:hi], bins.h_start[lo:hi],
+                    bins.h_end[lo:hi], bins.w_start[lo:hi], bins.w_end[lo:hi],
+                )
+
+        else:
+
+            def work(lo: int, hi: int) -> None:
+                for r in range(lo, hi):
+                    _roi_numpy(work_x[bins.batch[r]], y[r], bins, r)
+
+        # Work: each RoI reads its region of every channel; splitting pays for many RoIs.
+        _parallel.split(rois.shape[0], [(0, rois.shape[0])], work, y.nbytes * 16)
+        return y if y.dtype == x.dtype else y.astype(x.dtype)
+
+
+def _roi_numpy(plane: np.ndarray, out: np.ndarray, bins: RoiBins, r: int) -> None:
+    """One RoI over every channel: the max over each bin's rows, then over its columns (the bins
+    are rectangles, so the max separates); empty bins 0."""
+    hs, he, ws, we = bins.h_start[r], bins.h_end[r], bins.w_start[r], bins.w_end[r]
+    w_lo, w_hi = int(ws.min()), int(we.max())
+    out.fill(0)
+    if w_lo >= w_hi:
+        return
+    for i in range(hs.shape[0]):
+        if hs[i] >= he[i]:
+            continue
+        rows = np.maximum.reduce(plane[:, hs[i] : he[i], w_lo:w_hi], axis=1)
+        for j in range(ws.shape[0]):
+            if ws[j] < we[j]:
+                out[:, i, j] = np.maximum.reduce(rows[:, ws[j] - w_lo : we[j] - w_lo], axis=1)
