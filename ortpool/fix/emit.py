@@ -127,7 +127,9 @@ class _Writer:
             )
         return out
 
-    def pool(self, plan: Plan, source: str, outputs: Sequence[str], role: str | None) -> None:
+    def pool(
+        self, plan: Plan, inputs: Sequence[str], outputs: Sequence[str], role: str | None
+    ) -> None:
         """The pool node itself (``role`` None: the node's own name, doc string and domain)."""
         node = self.node
         if role is None:
@@ -137,7 +139,7 @@ class _Writer:
             del made.output[:]
         else:
             made = self.add(node.op_type, [], [], role)
-        made.input.extend([source, *node.input[1:]])
+        made.input.extend(inputs)
         made.output.extend(outputs)
         if plan.pool is not None:
             del made.attribute[:]
@@ -147,6 +149,66 @@ class _Writer:
             made.attribute.extend(node.attribute)
         if role is None:
             self.nodes.append(made)
+
+    def reduce(
+        self, plan: Plan, source: str, output: str, elem: str, rank: int, role: str
+    ) -> None:
+        """``plan.reduce`` over the spatial axes of ``source``, keepdims (a norm of another p
+        as ``Pow(ReduceSum(Pow(Abs(x), p)), 1/p)``; ``plan.offset`` added at the end)."""
+        assert plan.reduce is not None
+        axes = list(range(2, 2 + rank))
+        admits(plan.reduce, self.opset, elem)
+        if plan.exponent is not None:
+            for op in ("Abs", "Pow"):
+                admits(op, self.opset, elem)
+            magnitude = self.value(f"{role}_abs", source)
+            self.add("Abs", [source], [magnitude], f"{role}_abs")
+            source = self.power(magnitude, plan.exponent, elem, f"{role}_pow")
+        plain = plan.exponent is None and plan.offset is None
+        summed = output if plain else self.value(f"{role}_sum", output)
+        schema = onnx.defs.get_schema(plan.reduce, self.opset)
+        if len(schema.inputs) > 1:  # axes as an input (ReduceSum-13, the others from 18)
+            where = self.constant(f"{role}_axes", source, np.asarray(axes, np.int64))
+            self.add(plan.reduce, [source, where], [summed], role, keepdims=1)
+        else:
+            self.add(plan.reduce, [source], [summed], role, axes=axes, keepdims=1)
+        if plan.exponent is not None:
+            last = output if plan.offset is None else None
+            summed = self.power(summed, 1.0 / plan.exponent, elem, f"{role}_root", last)
+        if plan.offset is not None:
+            admits("Add", self.opset, elem)
+            value = self.constant(f"{role}_offset", summed,
+                                  np.asarray(plan.offset, dtypes.NUMPY[elem]))
+            extra = {"broadcast": 1} if self.opset < 7 else {}
+            self.add("Add", [summed, value], [output], f"{role}_offset", **extra)
+
+    def power(
+        self, source: str, exponent: float, elem: str, role: str, output: str | None = None
+    ) -> str:
+        """``source ** exponent`` (a scalar constant of the element type)."""
+        value = self.constant(f"{role}_exponent", source, np.asarray(exponent, dtypes.NUMPY[elem]))
+        out = output or self.value(role, source)
+        extra = {"broadcast": 1} if self.opset < 7 else {}
+        self.add("Pow", [source, value], [out], role, **extra)
+        return out
+
+    def core(
+        self,
+        plan: Plan,
+        facts: NodeFacts,
+        inputs: Sequence[str],
+        outputs: Sequence[str],
+        elem: str,
+        role: str | None,
+    ) -> None:
+        """What computes the pool on ``inputs``: the pool node, or the plan's Reduce op."""
+        if plan.reduce is None:
+            self.pool(plan, inputs, outputs, role)
+            return
+        rank = facts.spatial_rank
+        if rank is None:
+            raise Unwritable("the rank of the input is not known")
+        self.reduce(plan, inputs[0], outputs[0], elem, rank, role or "reduce")
 
 
 def emit(
@@ -160,16 +222,25 @@ def emit(
         return [shaped]
     writer = _Writer(shaped, facts.opset, namer, plan.name)
     elem = plan.compute or facts.elem
-    x, y = io.inputs[0], io.outputs[0]
+    y = io.outputs[0]
     indices = io.outputs[1] if len(io.outputs) > 1 and plan.keeps_indices else ""
-    source = writer.cast(x, elem, "cast_in") if plan.compute else x
-    admits(node.op_type, facts.opset, elem)
+    typed = facts.spec.typed_inputs
+    inputs = [
+        writer.cast(name, elem, f"cast_in{k or ''}")
+        if plan.compute and name and k < len(typed) and typed[k]
+        else name
+        for k, name in enumerate(io.inputs)
+    ]
+    source = inputs[0]
+    if plan.reduce is None:
+        admits(node.op_type, facts.opset, elem)
     pooled_in = source
     if plan.pad is not None:
         pooled_in = writer.pad(source, plan.pad, plan.pad_value, elem)
     last_step = plan.scale is None and not plan.nan_guard and not plan.compute
     result = y if last_step else writer.value("pool", y)
-    writer.pool(plan, pooled_in, [result, indices] if indices else [result], None)
+    writer.core(plan, facts, [pooled_in, *inputs[1:]], [result, indices] if indices else [result],
+                elem, None)
     if plan.scale is not None:
         admits("Mul", facts.opset, elem)
         scale = writer.constant("scale", y, plan.scale.astype(dtypes.NUMPY[elem]))
@@ -178,7 +249,7 @@ def emit(
         writer.add("Mul", [result, scale], [scaled], "scale", **extra)
         result = scaled
     if plan.nan_guard:
-        result = _guard(writer, plan, facts, source, result, elem, y)
+        result = _guard(writer, plan, facts, inputs, result, elem, y)
     if plan.compute:
         admits("Cast", facts.opset, facts.elem)
         code = dtypes.CODE[facts.elem]
@@ -188,14 +259,22 @@ def emit(
 
 
 def _guard(
-    writer: _Writer, plan: Plan, facts: NodeFacts, source: str, result: str, elem: str, y: str
+    writer: _Writer,
+    plan: Plan,
+    facts: NodeFacts,
+    inputs: Sequence[str],
+    result: str,
+    elem: str,
+    y: str,
 ) -> str:
-    """MaxPool's non-finite windows mended by one pooled mask (see :func:`forms.nan_guarded`).
+    """The max's non-finite windows mended by one pooled mask (see :func:`forms.nan_guarded`).
 
-    ``M`` is 2 where X is NaN, 0 where X is -inf, 1 elsewhere; pooled by the same plan, its max
-    is 2 in a window holding a NaN (-> NaN), at most 0 in a window of -inf only or of padding
-    only (-> -inf), 1 otherwise (-> the pool's result).
+    ``M`` is 3 where X is NaN, 1 where X is -inf, 2 elsewhere; pooled by the same plan (the
+    other inputs, MaxRoiPool's RoIs, as they are), its max is 3 in a window holding a NaN
+    (-> NaN), 1 in a window of -inf only and below that in one of padding only (-> -inf; but a
+    MaxRoiPool bin with no element pools to 0 and keeps its 0), 2 otherwise (-> the result).
     """
+    source = inputs[0]
     for op in ("IsNaN", "IsInf", "Less", "Greater"):
         admits(op, facts.opset, elem)
     admits("Where", facts.opset, "bool")  # its first input is the condition
@@ -208,23 +287,29 @@ def _guard(
     writer.add("IsNaN", [source], [is_nan], "isnan")
     is_low = writer.value("isneginf", source)
     writer.add("IsInf", [source], [is_low], "isneginf", detect_positive=0)
-    two, one, zero = const("two", 2.0), const("one", 1.0), const("zero", 0.0)
+    three, two, one = const("three", 3.0), const("two", 2.0), const("one", 1.0)
     finite = writer.value("mask_inf", source)
-    writer.add("Where", [is_low, zero, one], [finite], "mask_inf")
+    writer.add("Where", [is_low, one, two], [finite], "mask_inf")
     mask = writer.value("mask", source)
-    writer.add("Where", [is_nan, two, finite], [mask], "mask")
+    writer.add("Where", [is_nan, three, finite], [mask], "mask")
     if plan.pad is not None:
         mask = writer.pad(mask, plan.pad, float("-inf"), elem)
     pooled = writer.value("mask_pool", y)
-    writer.pool(plan, mask, [pooled], "mask_pool")
-    half, one_half = const("half", 0.5), const("one_half", 1.5)
+    writer.core(plan, facts, [mask, *inputs[1:]], [pooled], elem, "mask_pool")
     only_low = writer.value("only_neginf", y)
-    writer.add("Less", [pooled, half], [only_low], "only_neginf")
+    writer.add("Less", [pooled, const("one_half", 1.5)], [only_low], "only_neginf")
+    if facts.op == "MaxRoiPool":  # an empty bin (mask 0) keeps the pool's 0
+        admits("And", facts.opset, "bool")
+        some = writer.value("nonempty", y)
+        writer.add("Greater", [pooled, const("half", 0.5)], [some], "nonempty")
+        both = writer.value("only_neginf_bin", y)
+        writer.add("And", [only_low, some], [both], "only_neginf_bin")
+        only_low = both
     low = const("neginf", float("-inf"))
     mended = writer.value("neginf_mended", y)
     writer.add("Where", [only_low, low, result], [mended], "neginf_mended")
     has_nan = writer.value("has_nan", y)
-    writer.add("Greater", [pooled, one_half], [has_nan], "has_nan")
+    writer.add("Greater", [pooled, const("two_half", 2.5)], [has_nan], "has_nan")
     nan_value = const("nan", float("nan"))
     out = y if not plan.compute else writer.value("guarded", y)
     writer.add("Where", [has_nan, nan_value, mended], [out], "nan_guard")
@@ -244,7 +329,8 @@ def _wired(node: onnx.NodeProto, io: Io) -> onnx.NodeProto:
 
 def _ortpool(facts: NodeFacts, shaped: onnx.NodeProto, namer: retarget.Namer) -> list:
     """ortpool's op through the rewriter's own retargeting (Casts for half types included)."""
-    checked = check_node(shaped, facts.spec, facts.attrs.rank + 2)
+    rank = facts.spatial_rank
+    checked = check_node(shaped, facts.spec, None if rank is None else rank + 2)
     if facts.elem not in facts.spec.types:
         raise Unwritable(f"{facts.spec.key} does not take {facts.elem}")
     cast_from = None

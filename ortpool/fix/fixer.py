@@ -25,6 +25,7 @@ import onnx
 
 from ortpool.errors import OrtpoolError
 from ortpool.fix import inputs as feeds_mod
+from ortpool.fix import lift
 from ortpool.fix import report as report_mod
 from ortpool.fix.apply import apply
 from ortpool.fix.choose import NOT_IN_MODEL, Attempt, Choice, choose
@@ -33,11 +34,11 @@ from ortpool.fix.prove import Proof, compare, short_error
 from ortpool.fix.runtime import Runtime
 from ortpool.fix.sites import Site, find_sites
 from ortpool.ort.runtime import stamp
+from ortpool.rewrite.scopes import ai_onnx_opset
 from ortpool.rewrite.selection import Selection
 from ortpool.validate import capture as capture_mod
 from ortpool.validate import dtypes
 from ortpool.validate import inputs as model_inputs
-from ortpool.validate.singlenode import attribute_dict
 
 #: Seeds of the generated model inputs the written model is proven on.
 MODEL_SEEDS = (0, 1)
@@ -212,7 +213,7 @@ def _proof_sets(
         nonfinite=options.nonfinite,
         output_shape=site.output_shape,
     )
-    spec = feeds_mod.node_spec(facts, attribute_dict(site.node.attribute))
+    spec = feeds_mod.node_spec(facts)
     refusals: list[str] = []
     return feeds_mod.expect(spec, sets, refusals), refusals
 
@@ -245,7 +246,7 @@ def _prove_in_model(
                 continue
             arrays = [run[name] for name in site.node.input if name]
             got = [run[name] for name in site.node.output[: 2 if facts.indices_used else 1]]
-            spec = feeds_mod.node_spec(facts, attribute_dict(site.node.attribute))
+            spec = feeds_mod.node_spec(facts)
             feed = feeds_mod.FeedSet(f"the model's run {number + 1}", arrays)
             if not feeds_mod.expect(spec, [feed]):
                 continue
@@ -262,11 +263,72 @@ def _prove_in_model(
     return proofs, ""
 
 
+def _score(report: report_mod.FixReport) -> tuple[int, int]:
+    return len(report.unproven), len(report.needs_ortpool)
+
+
 def fix_model(
     model: onnx.ModelProto, options: Options, source_dir: str | os.PathLike | None = None
 ) -> tuple[onnx.ModelProto, report_mod.FixReport]:
-    """The fixed copy of ``model`` and the report (``model`` is not changed)."""
+    """The fixed copy of ``model`` and the report (``model`` is not changed).
+
+    When nodes stay unproven or need ortpool's op and the model imports an ai.onnx opset below
+    :data:`ortpool.fix.lift.TARGETS`' last, the model lifted to each opset it can be lifted to
+    without changing what it means (:mod:`ortpool.fix.lift`) is fixed too, and the first with
+    fewer such nodes is taken.
+    """
     source = None if source_dir is None else os.fspath(source_dir)
+    fixed, report = _fix_once(model, options, source)
+    opset = ai_onnx_opset(model.opset_import)
+    if _score(report) == (0, 0) or opset is None or opset >= lift.TARGETS[-1]:
+        return fixed, report
+    elems = {n.name: n.elem for n in report.nodes if n.elem}
+    reasons = []
+    for target in lift.TARGETS:
+        if target <= opset:
+            continue
+        why = lift.blocked(model, target, elems)
+        if why:
+            reasons.append(f"{target}: {why}")
+            continue
+        copy, reemitted = lift.lifted(model, target)
+        lifted_fixed, lifted_report = _fix_once(copy, options, source)
+        if _score(lifted_report) < _score(report):
+            _mark_lifted(report, lifted_report, target)
+            note = (
+                f"ai.onnx opset lifted from {opset} to {target}, where every node keeps its "
+                "meaning (onnxruntime runs there what it cannot at opset "
+                f"{opset})" + (f"; re-emitted: {', '.join(reemitted)}" if reemitted else "")
+            )
+            lifted_report.notes.insert(0, note)
+            fixed, report = lifted_fixed, lifted_report
+            if _score(report) == (0, 0):
+                break
+    if reasons and ai_onnx_opset(fixed.opset_import) == opset:
+        report.notes.append(f"the opset could not be lifted to {reasons[0]}")
+    return fixed, report
+
+
+def _mark_lifted(
+    plain: report_mod.FixReport, lifted_report: report_mod.FixReport, target: int
+) -> None:
+    """Each node of the lifted model's report as the user wrote it (its own version), its
+    realization including the lift: a node left as it is is now written at another opset."""
+    for before, node in zip(plain.nodes, lifted_report.nodes, strict=True):
+        if node.version != before.version:
+            node.why = f"{node.why}; {node.op}-{before.version} written as {node.key}".lstrip("; ")
+            node.version = before.version
+        if node.realization == report_mod.UNCHANGED:
+            node.realization, node.form = report_mod.FORM, lift.OPSET_LIFT
+            node.why = f"the node at ai.onnx opset {target}; {node.why}".rstrip("; ")
+        elif node.realization == report_mod.FORM:
+            node.form = f"{node.form}+{lift.OPSET_LIFT}"
+
+
+def _fix_once(
+    model: onnx.ModelProto, options: Options, source: str | None
+) -> tuple[onnx.ModelProto, report_mod.FixReport]:
+    """One fix of ``model`` at its own opsets."""
     report = report_mod.FixReport(runtime=options.runtime.describe(), nonfinite=options.nonfinite)
     # Stamped first: the source's capture runs and every proof run what will be written.
     model = _copy(model)

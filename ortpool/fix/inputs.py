@@ -2,9 +2,11 @@
 
 Per node: the inputs captured from a run of the model (when it runs), plus seeded sets made to
 find differences: quarter steps (ties everywhere, exact sums), large values with +-inf, every
-element the type's lowest value (padding and input tie), and NaN. For MaxPool of a float type,
-NaN and -inf only when asked (``nonfinite``; see :func:`proof_sets`). MaxUnpool gets Indices a
-MaxPool of the same geometry really produces (duplicates included) and distinct random ones.
+element the type's lowest value (padding and input tie), NaN, and for global averages and norms
+a plane of uniform [0, 1) values. For the max-like ops of a float type NaN and -inf only when
+asked (``nonfinite``; see :func:`proof_sets`). MaxUnpool gets Indices a MaxPool of the same
+geometry really produces (duplicates included) and distinct random ones; MaxRoiPool RoIs inside
+and across the map.
 
 The expected outputs come from ortpool's kernels with the node's own spec version and attributes
 (:func:`ortpool.validate.isolate.run_ortpool_numpy`), computed once per input set.
@@ -20,8 +22,9 @@ import ml_dtypes
 import numpy as np
 
 from ortpool import kernels
+from ortpool.attributes import PoolAttrs
 from ortpool.errors import OrtpoolError
-from ortpool.fix.forms import FLOATS, NodeFacts, lowest
+from ortpool.fix.forms import FLOATS, MAX_LIKE, NodeFacts, lowest
 from ortpool.geometry import effective_kernel
 from ortpool.validate import dtypes, isolate
 from ortpool.validate.inputs import random_tensor
@@ -57,20 +60,27 @@ def full_shape(facts: NodeFacts, dims: Sequence[int | None] | None) -> tuple[int
 def sampled_shapes(facts: NodeFacts) -> list[tuple[int, ...]]:
     """Input shapes for a node whose spatial sizes are symbolic: per axis every size from the
     smallest the geometry admits through two strides more (every remainder mod the stride, so
-    SAME's pads and ceil mode's overhang take all their values), plus one larger size.
+    SAME's pads and ceil mode's overhang take all their values), plus one larger size; for a
+    global pool or MaxRoiPool sizes 1 to 5 and 12 (an empty plane only where the model has one).
 
     Example: k=3, s=2, no pads: sizes 3, 4, 5, 6, 7 and 12 on every axis (the axes together).
     """
     attrs = facts.attrs
-    if facts.op == "MaxUnpool":
-        smallest = [1] * attrs.rank
+    rank = facts.spatial_rank
+    if rank is None:
+        return []
+    if not isinstance(attrs, PoolAttrs):
+        smallest, steps = [1] * rank, 5
     else:
-        smallest = []
-        for i in range(attrs.rank):
-            ek = effective_kernel(attrs.kernel_shape[i], attrs.dilations[i])
-            pads = 0 if attrs.auto_pad != "NOTSET" else attrs.pads[i] + attrs.pads[i + attrs.rank]
-            smallest.append(max(1, ek - pads))
-    steps = 2 * max(attrs.strides) + 1
+        if facts.op == "MaxUnpool":
+            smallest = [1] * rank
+        else:
+            smallest = []
+            for i in range(rank):
+                ek = effective_kernel(attrs.kernel_shape[i], attrs.dilations[i])
+                pads = 0 if attrs.auto_pad != "NOTSET" else attrs.pads[i] + attrs.pads[i + rank]
+                smallest.append(max(1, ek - pads))
+        steps = 2 * max(attrs.strides) + 1
     shapes = [tuple(m + t for m in smallest) for t in range(steps)]
     shapes.append(tuple(m + steps + 4 for m in smallest))
     return [(BATCH, CHANNELS, *s) for s in shapes]
@@ -84,14 +94,18 @@ def _values(
         return random_tensor(rng, shape, elem)
     if kind == "lowest":
         return np.full(tuple(shape), lowest(elem), dtype=np_dtype)
+    if kind == "uniform":  # a plane of [0, 1): where a running sum in the type loses digits
+        return rng.random(tuple(shape)).astype(np_dtype)
     if elem in FLOATS:
-        if op == "AveragePool":
+        if op in ("AveragePool", "GlobalAveragePool"):
             # Multiples of 4 up to about +-100: every sum is exact, so only the division
             # rounds and the average tolerance means what it says (as in the validator).
             x = random_tensor(rng, shape, "double") * 16
         else:
             x = rng.normal(0.0, 100.0, size=tuple(shape))
         flat = x.reshape(-1)
+        if not flat.size:  # an empty plane: nothing to sprinkle
+            return x.astype(np_dtype)
         count = max(1, flat.size // 16)
         if kind == "extremes":
             flat[rng.choice(flat.size, size=count, replace=False)] = np.inf
@@ -142,6 +156,19 @@ def _unpool_sets(
     return sets
 
 
+def _rois(rng: np.random.Generator, shape: Sequence[int], elem: str, scale: float) -> np.ndarray:
+    """Five RoIs for X of ``shape`` (MaxRoiPool): batch indices in [0, N), corners inside the
+    map and across its borders (in RoI coordinates: the map divided by ``spatial_scale``), on
+    quarter steps so rounding has halves to decide; one with x2 < x1 (a 1x1 RoI)."""
+    height, width = shape[2] / (scale or 1.0), shape[3] / (scale or 1.0)
+    low = rng.integers(-4, 4 * np.array([width, height]).astype(int) + 4, (5, 2)) / 4
+    size = rng.integers(0, 4 * np.array([width, height]).astype(int) // 2 + 1, (5, 2)) / 4
+    corners = np.concatenate([low, low + size], axis=1)
+    corners[0, 2:] = corners[0, :2] - 1
+    batch = rng.integers(0, shape[0], (5, 1))
+    return np.concatenate([batch, corners], axis=1).astype(dtypes.NUMPY[elem])
+
+
 def proof_sets(
     facts: NodeFacts,
     shapes: Sequence[tuple[int, ...]],
@@ -152,29 +179,37 @@ def proof_sets(
 ) -> list[FeedSet]:
     """Every input set for ``facts`` on ``shapes`` (X shapes), the captured ones first.
 
-    MaxPool of a float type is proven on NaN and on -inf (sprinkled, and every element) only
-    when ``nonfinite`` asks for it: onnxruntime skips NaN and gives -3.4e38 for windows of -inf
-    only, so without the guard no padded MaxPool would be exact there. Averages always are.
+    A max-like op (MaxPool, GlobalMaxPool, MaxRoiPool) of a float type is proven on NaN and on
+    -inf (sprinkled, and every element) only when ``nonfinite`` asks for it: onnxruntime skips
+    NaN and gives -3.4e38 for windows of -inf only, so without the guard no padded MaxPool would
+    be exact there. Averages and norms always are, and a global one also on a plane of uniform
+    [0, 1) values, where a running float32 sum loses digits (RULINGS.md 13).
     """
     sets = [FeedSet("captured from the model's run", list(a)) for a in captured]
-    strict = nonfinite or facts.op != "MaxPool" or facts.elem not in FLOATS
+    strict = nonfinite or facts.op not in MAX_LIKE or facts.elem not in FLOATS
     kinds = ["ties", "extremes"] + ["lowest"] * strict
     if facts.elem in FLOATS and strict:
         kinds.append("nan")
+    if facts.op in ("GlobalAveragePool", "GlobalLpPool") and facts.elem in FLOATS:
+        kinds.append("uniform")
     for number, shape in enumerate(shapes):
         rng = np.random.default_rng([seed, number])
         if facts.op == "MaxUnpool":
             sets += _unpool_sets(facts, rng, tuple(shape), output_shape)
             continue
+        extra = []
+        if facts.op == "MaxRoiPool":
+            extra = [_rois(rng, shape, facts.elem, getattr(facts.attrs, "spatial_scale", 1.0))]
         for kind in kinds:
             x = _values(rng, shape, facts.elem, kind, strict, facts.op)
-            sets.append(FeedSet(kind, [x]))
+            sets.append(FeedSet(kind, [x, *extra]))
     return sets
 
 
-def node_spec(facts: NodeFacts, attributes: dict) -> NodeSpec:
+def node_spec(facts: NodeFacts) -> NodeSpec:
     """The node as the validator's isolation describes it (its attributes, governing opset)."""
-    return NodeSpec(facts.op, facts.opset, attributes, facts.n_inputs, facts.n_outputs)
+    return NodeSpec(facts.op, facts.opset, dict(facts.attributes), facts.n_inputs,
+                    facts.n_outputs)
 
 
 def expect(

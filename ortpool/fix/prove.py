@@ -30,7 +30,7 @@ from ortpool.rewrite import retarget
 from ortpool.validate import dtypes
 from ortpool.validate.compare import compare_values
 from ortpool.validate.singlenode import INPUT_NAMES
-from ortpool.validate.tolerances import tolerance_for
+from ortpool.validate.tolerances import tolerance_for, with_window
 
 
 @dataclasses.dataclass
@@ -76,25 +76,30 @@ def _value(name: str, array: np.ndarray, static: bool) -> onnx.ValueInfoProto:
 def isolated_model(
     plan: Plan, facts: NodeFacts, node: onnx.NodeProto, example: Sequence[np.ndarray]
 ) -> onnx.ModelProto:
-    """The realization alone: inputs X (I, output_shape) shaped as ``example``, outputs Y (and
-    Indices where the plan gives the spec's), at the node's governing opset."""
+    """The realization alone: inputs X (I, output_shape; MaxRoiPool's rois as I) shaped as
+    ``example``, outputs Y (and Indices where the plan gives the spec's), at the node's
+    governing opset."""
     inputs = [_value(INPUT_NAMES[i], a, True) for i, a in enumerate(example)]
     outputs = [helper.make_tensor_value_info("Y", dtypes.CODE[facts.elem], None)]
     has_indices = len([o for o in node.output if o]) > 1
     if has_indices and plan.keeps_indices:
         outputs.append(helper.make_tensor_value_info("Indices", onnx.TensorProto.INT64, None))
     io = emit.Io(tuple(v.name for v in inputs), tuple(v.name for v in outputs))
-    namer = retarget.Namer([*INPUT_NAMES, "Y", "Indices", _CARRIED + "X", _CARRIED + "Y"])
+    carried = [_CARRIED + n for n in (*INPUT_NAMES, "Y")]
+    namer = retarget.Namer([*INPUT_NAMES, "Y", "Indices", *carried])
     nodes = emit.emit(plan, facts, node, io, namer)
+    # onnxruntime's Python API takes and gives no bfloat16 array: such inputs arrive as float32
+    # and are cast (exactly), Y leaves as float32 (exactly); the realization between is as is.
+    for i, array in enumerate(example):
+        if dtypes.name_of(array.dtype) in _NOT_FED:
+            name = INPUT_NAMES[i]
+            code = dtypes.CODE[dtypes.name_of(array.dtype)]
+            nodes.insert(0, helper.make_node("Cast", [_CARRIED + name], [name], to=code))
+            inputs[i] = helper.make_tensor_value_info(
+                _CARRIED + name, onnx.TensorProto.FLOAT, list(array.shape)
+            )
     if facts.elem in _NOT_FED:
-        # onnxruntime's Python API takes no bfloat16 array: X arrives as float32 and is cast
-        # (exactly), Y leaves as float32 (exactly); the realization between is unchanged.
-        code = dtypes.CODE[facts.elem]
-        nodes.insert(0, helper.make_node("Cast", [_CARRIED + "X"], ["X"], to=code))
         nodes.append(helper.make_node("Cast", ["Y"], [_CARRIED + "Y"], to=onnx.TensorProto.FLOAT))
-        inputs[0] = helper.make_tensor_value_info(
-            _CARRIED + "X", onnx.TensorProto.FLOAT, list(example[0].shape)
-        )
         outputs[0] = helper.make_tensor_value_info(_CARRIED + "Y", onnx.TensorProto.FLOAT, None)
     graph = helper.make_graph(nodes, "ortpool_fix_proof", inputs, outputs)
     imports = [helper.make_opsetid(node.domain or "", facts.opset)]
@@ -109,6 +114,9 @@ def compare(facts: NodeFacts, feed: FeedSet, got: Sequence[np.ndarray], proof: P
     """Compare one set's outputs with the spec's; the failure text, or "" when exact."""
     want = feed.expected or []
     tol = tolerance_for(facts.op, facts.elem)
+    if want:
+        tol = with_window(tol, facts.op, facts.version, facts.elem, feed.arrays[0], want[0],
+                          facts.attributes)
     proof.tolerance = tol.describe()
     y, expected_y = feedable(np.asarray(got[0])), feedable(want[0])
     if y.dtype != expected_y.dtype:

@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any
 
 from ortpool.fix.choose import Attempt
+from ortpool.fix.forms import FLOATS, MAX_LIKE
 
 UNCHANGED = "unchanged"
 FORM = "standard form"
@@ -149,13 +150,11 @@ class FixReport:
                 f"the fixed model needs ortpool at run time (ortpool.InferenceSession) for "
                 f"{len(self.needs_ortpool)} node(s): {names}"
             )
-        if not self.nonfinite and any(
-            n.op == "MaxPool" and n.elem in ("float", "double", "float16", "bfloat16")
-            for n in self.nodes
-        ):
+        maxed = sorted({n.op for n in self.nodes if n.op in MAX_LIKE and n.elem in FLOATS})
+        if not self.nonfinite and maxed:
             lines.append(
-                "MaxPool proofs held no NaN and no -inf (onnxruntime drops NaN and gives "
-                "-3.4e38 for windows of -inf only): --nonfinite proves and guards them too"
+                f"{'/'.join(maxed)} proofs held no NaN and no -inf (onnxruntime drops NaN and "
+                "gives -3.4e38 for windows of -inf only): --nonfinite proves and guards them too"
             )
         lines += [f"note: {note}" for note in self.notes]
         return lines

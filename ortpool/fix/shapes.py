@@ -23,9 +23,9 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ortpool import versions
-from ortpool.attributes import attribute_values, normalize
+from ortpool.attributes import attribute_values
 from ortpool.errors import OrtpoolError
-from ortpool.geometry import pool_geometry, unpool_output_spatial
+from ortpool.kernels.shapes import output_shape
 from ortpool.rewrite.elemtypes import TypeTable, function_probe, inference_copy
 from ortpool.rewrite.scopes import (
     AI_ONNX,
@@ -97,7 +97,10 @@ def _infer_once(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def spec_output_dims(
-    node: onnx.NodeProto, opset: int | None, x: TensorType | None
+    node: onnx.NodeProto,
+    opset: int | None,
+    x: TensorType | None,
+    rois: TensorType | None = None,
 ) -> tuple[int, ...] | None:
     """The spec's size of a pooling node's Y for X's static dims (None when not computable).
 
@@ -109,12 +112,16 @@ def spec_output_dims(
     dims = tuple(int(d) for d in x[1])  # type: ignore[arg-type]
     try:
         spec = versions.resolve(node.op_type, opset)
-        attrs = normalize(spec, attribute_values(node.attribute), len(dims) - 2)
-        if node.op_type == "MaxUnpool":
-            if len([i for i in node.input if i]) > 2:
+        if node.op_type == "MaxUnpool" and len([i for i in node.input if i]) > 2:
+            return None
+        rois_shape = None
+        if node.op_type == "MaxRoiPool":
+            if rois is None or rois[1] is None or any(d is None for d in rois[1]):
                 return None
-            return (*dims[:2], *unpool_output_spatial(dims[2:], attrs))
-        return (*dims[:2], *pool_geometry(dims[2:], attrs).output_spatial)
+            rois_shape = [int(d) for d in rois[1]]  # type: ignore[arg-type]
+        return output_shape(
+            spec.op, spec.version, dims, attribute_values(node.attribute), rois_shape=rois_shape
+        )
     except (OrtpoolError, ValueError):
         return None
 
@@ -131,7 +138,8 @@ def _cut(graph: onnx.GraphProto, inferred: onnx.GraphProto, opset: int | None, o
         if node.domain not in AI_ONNX or node.op_type not in versions.OPERATORS:
             continue
         x = known.get(node.input[0]) if node.input else None
-        want = spec_output_dims(node, opset, x)
+        rois = known.get(node.input[1]) if len(node.input) > 1 else None
+        want = spec_output_dims(node, opset, x, rois)
         if want is None or x is None or not node.output:
             continue
         got = known.get(node.output[0])

@@ -25,6 +25,8 @@ from ortpool.rewrite.checks import check_node, node_name, resolve_version
 from ortpool.rewrite.scopes import Scope, is_standard, model_scopes, subgraphs
 from ortpool.rewrite.selection import Selection
 from ortpool.validate import dtypes
+from ortpool.validate.singlenode import attribute_dict
+from ortpool.versions import GLOBAL_OPERATORS
 
 
 @dataclasses.dataclass
@@ -38,6 +40,7 @@ class Site:
     facts: NodeFacts | None = None
     x_dims: tuple[int | None, ...] | None = None
     output_shape: np.ndarray | None = None  # MaxUnpool's output_shape when it is a constant
+    rois_dims: tuple[int | None, ...] | None = None  # MaxRoiPool's rois, as inference knows
     selected: bool = True
     reason: str = ""  # why facts are None, or why the node is not selected
 
@@ -98,7 +101,7 @@ def find_sites(
     it is (not selected, with the reason)."""
     scopes = model_scopes(model)
     selection.check_names(
-        {n.name for s in scopes for n in s.nodes if is_pool(n)}, "MaxPool/AveragePool/MaxUnpool"
+        {n.name for s in scopes for n in s.nodes if is_pool(n)}, "pooling"
     )
     table = learn_shapes(model)
     read = _read_values(model)
@@ -143,7 +146,9 @@ def _learn(site: Site, model: onnx.ModelProto, table: ShapeTable, read: set[str]
         site.reason = f"element type {elem} is not one {spec.key} accepts"
         return
     spatial = None
-    if dims is not None and all(isinstance(d, int) and d > 0 for d in dims[2:]):
+    # An empty plane is a size a global pool has an answer for (RULINGS.md 13); a window no.
+    least = 0 if spec.op in GLOBAL_OPERATORS else 1
+    if dims is not None and all(isinstance(d, int) and d >= least for d in dims[2:]):
         spatial = tuple(int(d) for d in dims[2:])
     outputs = checked.outputs
     indices_used = len(outputs) > 1 and bool(outputs[1]) and outputs[1] in read
@@ -158,7 +163,12 @@ def _learn(site: Site, model: onnx.ModelProto, table: ShapeTable, read: set[str]
         n_inputs=len(checked.inputs),
         n_outputs=len(outputs),
         indices_used=indices_used,
+        rank=len(dims) - 2 if dims is not None else None,
+        attributes=attribute_dict(node.attribute),
     )
+    if spec.op == "MaxRoiPool":
+        rois = table.lookup(scope, checked.inputs[1])
+        site.rois_dims = rois[1] if rois is not None else None
     if spec.op == "MaxUnpool" and len(checked.inputs) > 2:
         constant = _constants(scope, model).get(checked.inputs[2])
         if constant is not None:
