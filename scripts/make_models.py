@@ -262,7 +262,7 @@ def _conv(rng: np.random.Generator, name: str, cin: int, cout: int, elem=np.floa
 
 def _cnn(name: str, pools: list, opset: int, doc: str, *, shape=(1, 3, 16, 16), elem=T.FLOAT,
          channels: int = 8, extra_nodes=(), functions=(), extra_imports=(),
-         extra_inputs=()) -> onnx.ModelProto:
+         extra_inputs=(), extra_initializers=()) -> onnx.ModelProto:
     """image -> Conv -> Relu -> ``pools`` (each reads the previous value) -> Conv -> out."""
     rng = np.random.default_rng(sum(map(ord, name)))
     np_elem = np.float64 if elem == T.DOUBLE else np.float32
@@ -284,7 +284,7 @@ def _cnn(name: str, pools: list, opset: int, doc: str, *, shape=(1, 3, 16, 16), 
     nodes.append(h.make_node("Conv", [value, w2.name, b2.name], ["out"], name="conv2",
                              kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
     graph = h.make_graph(nodes, name, [_vi("image", elem, list(shape)), *extra_inputs],
-                         [_vi("out", elem, 4)], [w1, b1, w2, b2])
+                         [_vi("out", elem, 4)], [w1, b1, w2, b2, *extra_initializers])
     imports = [h.make_opsetid("", opset), *extra_imports]
     model = h.make_model(graph, opset_imports=imports, producer_name=PRODUCER,
                          functions=list(functions))
@@ -325,7 +325,9 @@ def fix_models() -> dict[str, onnx.ModelProto]:
         "fix-nan": _cnn("fix-nan", [
             pool("MaxPool", ["?"], ["p1"], name="maxpool_stem", kernel_shape=[3, 3],
                  strides=[2, 2], pads=[1, 1, 1, 1]),
-        ], 13, "NaN in a MaxPool window: onnxruntime skips it (fix with --nonfinite)"),
+            pool("GlobalMaxPool", ["?"], ["p2"], name="globalmaxpool_head"),
+        ], 13, "NaN in a MaxPool window and a GlobalMaxPool plane: onnxruntime skips it (fix "
+           "with --nonfinite)"),
         # No kernel: bfloat16 MaxPool-22 (exact in float32 between Casts) and double
         # AveragePool (no exact standard form: ortpool's op).
         "fix-no-kernel": _no_kernel_model(),
@@ -336,7 +338,39 @@ def fix_models() -> dict[str, onnx.ModelProto]:
         ], 6, "AveragePool-1: onnxruntime has no kernel"),
         # The same defects inside an If branch and a model-local function.
         "fix-branches": _branches_model(),
+        # LpPool (RULINGS.md 12) with onnxruntime's window defects: SAME with dilation, VALID
+        # with ceil_mode, pads >= kernel; GlobalLpPool-22 has no kernel at all.
+        "fix-lppool": _cnn("fix-lppool", [
+            pool("LpPool", ["?"], ["p1"], name="lppool_same_dilated", kernel_shape=[3, 3],
+                 dilations=[2, 2], strides=[2, 2], auto_pad="SAME_UPPER", p=2),
+            pool("LpPool", ["?"], ["p2"], name="lppool_valid_ceil", kernel_shape=[3, 3],
+                 strides=[2, 2], auto_pad="VALID", ceil_mode=1, p=3),
+            pool("LpPool", ["?"], ["p3"], name="lppool_big_pads", kernel_shape=[2, 2],
+                 pads=[2, 2, 2, 2], p=1),
+            pool("GlobalLpPool", ["?"], ["p4"], name="globallppool_head", p=2),
+        ], 22, "LpPool SAME+dilation, VALID+ceil_mode, pads >= kernel; GlobalLpPool-22 (no "
+           "onnxruntime kernel)"),
+        # RULINGS.md 13: a float32 running sum over a 512x512 plane loses digits
+        # (microsoft/onnxruntime#12043); MaxRoiPool-22 has no onnxruntime kernel.
+        "fix-global-large": _global_large_model(),
     }
+
+
+def _global_large_model() -> onnx.ModelProto:
+    rois = numpy_helper.from_array(
+        np.array([[0, 0, 0, 255, 255], [0, 128, 64, 511, 300]], np.float32), "rois"
+    )
+    extra = [
+        h.make_node("MaxRoiPool", ["r1", "rois"], ["roi"], name="maxroipool_v22",
+                    pooled_shape=[4, 4], spatial_scale=0.5),
+        h.make_node("GlobalAveragePool", ["roi"], ["roi_mean"], name="globalaveragepool_rois"),
+        h.make_node("GlobalAveragePool", ["r1"], ["mean"], name="globalaveragepool_plane"),
+        h.make_node("Mul", ["roi_mean", "mean"], ["head"], name="head"),
+    ]
+    extra[0].input[0] = "r1"
+    return _cnn("fix-global-large", [], 22, "GlobalAveragePool over a 512x512 plane (float32 "
+                "accumulation), MaxRoiPool-22 (no onnxruntime kernel)", shape=(1, 3, 512, 512),
+                channels=4, extra_nodes=extra, extra_initializers=[rois])
 
 
 def _no_kernel_model() -> onnx.ModelProto:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,7 @@ import onnx
 import pytest
 
 import ortpool
-from ortpool import kernels
+from ortpool import kernels, versions
 from ortpool.kernels import _backend
 from ortpool.validate.validator import bundled_models_dir
 
@@ -74,27 +75,52 @@ def find_node(model: onnx.ModelProto, name: str) -> tuple[onnx.NodeProto, int]:
 
 
 def builtin_defect(
-    node: onnx.NodeProto, opset: int, shape: list[int], elem: str, nan: bool = False
+    node: onnx.NodeProto,
+    opset: int,
+    shape: list[int],
+    elem: str,
+    nan: bool = False,
+    others: Sequence[np.ndarray] = (),
 ) -> str | None:
     """What onnxruntime's built-in gets wrong with ``node`` alone on a seeded input of ``shape``
-    and ``elem`` (NaN sprinkled with ``nan``): its refusal, or the differing cells; None when it
-    gives the spec's result. Asked of the installed runtime directly (tests/runtime_defects.py),
-    so a test expecting a node to be rewritten knows the runtime has the defect."""
+    and ``elem`` (NaN sprinkled with ``nan``; uniform [0, 1) for a global average, where a float32
+    running sum loses digits) and ``others`` (MaxRoiPool's rois): its refusal, or the differing
+    cells; None when it gives the spec's result. Asked of the installed runtime directly
+    (tests/runtime_defects.py), so a test expecting a node to be rewritten knows the runtime has
+    the defect."""
     import runtime_defects
 
-    from ortpool.validate import dtypes
+    from ortpool.validate import dtypes, tolerances
 
     rng = np.random.default_rng(0)
-    x = (np.round(rng.normal(0, 1.5, shape) * 4) / 4).astype(dtypes.NUMPY[elem])
+    if node.op_type in tolerances.GLOBAL_SUMS:
+        x = rng.random(shape).astype(dtypes.NUMPY[elem])
+    else:
+        x = (np.round(rng.normal(0, 1.5, shape) * 4) / 4).astype(dtypes.NUMPY[elem])
     if nan:
         x.reshape(-1)[::5] = np.nan
+    feeds = [x, *others]
     attrs = runtime_defects.support.onnx_attrs(node)
     n_outputs = len([o for o in node.output if o])
-    got = runtime_defects.builtin(node.op_type, opset, attrs, [x], n_outputs)
+    got = runtime_defects.builtin(node.op_type, opset, attrs, feeds, n_outputs)
     if got.outputs is None:
         return f"onnxruntime refuses it: {got.error}"
-    want = runtime_defects.spec(node.op_type, opset, attrs, [x], n_outputs)[0]
-    cells = runtime_defects.differing_cells(got.outputs[0], want, node.op_type == "AveragePool")
+    want = kernels.run_op(node.op_type, versions.resolve(node.op_type, opset).version, feeds,
+                          attrs, n_outputs)[0]
+    if node.op_type in tolerances.WINDOW_SUMS + tolerances.GLOBAL_SUMS:
+        tol = tolerances.with_window(
+            tolerances.tolerance_for(node.op_type, elem), node.op_type,
+            versions.resolve(node.op_type, opset).version, elem, x, want, attrs,
+        )
+        ours, theirs = want.astype(np.float64), got.outputs[0].astype(np.float64)
+        if ours.shape != theirs.shape:
+            return "Y has another shape"
+        with np.errstate(invalid="ignore"):
+            wrong = ~((np.abs(ours - theirs) <= tol.allowed(ours)) | (np.isnan(ours) &
+                                                                       np.isnan(theirs)))
+        cells = int(wrong.sum())
+    else:
+        cells = runtime_defects.differing_cells(got.outputs[0], want, False)
     return f"{cells} cells of Y differ" if cells else None
 
 

@@ -11,6 +11,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 import ortpool
+from ortpool import kernels
 from ortpool.fix import fix_with_report, report
 from ortpool.fix.grid import fix_grid
 from ortpool.ort.runtime import max_ir_version
@@ -121,13 +122,54 @@ def test_grid_cases_the_runtime_gets_wrong_are_fixed_and_checked():
         *grid.cases(["MaxPool"], [12], ["float", "uint8"], [2]),
         *grid.cases(["AveragePool"], [19], ["float", "double"], [1]),
         *grid.cases(["MaxUnpool"], [22], ["bfloat16"], [2]),
+        *grid.cases(["LpPool"], [18], ["float"], [1, 2]),
+        *grid.cases(["GlobalMaxPool", "GlobalLpPool"], [22], ["float", "bfloat16"], [1]),
+        *grid.cases(["GlobalAveragePool"], [22], ["float"], [1]),
+        *grid.cases(["MaxRoiPool"], [1, 22], ["float"], [2]),
     ]
     outcomes = fix_grid(cases)
     fixed = [o for o in outcomes if o.realization != "agrees"]
-    assert len(fixed) > 60
+    assert len(fixed) > 80
     assert all(o.checked for o in fixed), [o.detail for o in fixed if not o.checked][:3]
     kinds = {o.realization for o in fixed} | {o.form for o in fixed}
-    assert {report.FORM, report.ORTPOOL, "explicit-pads", "pad", "in-float"} <= kinds
+    assert {report.FORM, report.ORTPOOL, "explicit-pads", "pad", "in-float", "reduce",
+            "empty-plane"} <= kinds
+
+
+def _lifts(op, opset, elem, attrs):
+    """The runtime's refusal of ``op`` at ``opset`` for ``elem``, asked of it (None: it runs)."""
+    import runtime_defects
+
+    x = np.zeros((1, 1, 5, 5), dtype=elem)
+    got = runtime_defects.builtin(op, opset, attrs, [x])
+    return got.error if got.no_kernel else None
+
+
+def test_a_node_no_form_can_run_at_its_opset_gets_the_opset_lifted():
+    """float16 MaxPool-1 at opset 1: onnxruntime has no float16 kernel and no Cast below opset 6,
+    so nothing runs it there; at opset 6, where MaxPool is still version 1, it does. AveragePool-1
+    has no kernel at all; at opset 7 it is AveragePool-7, whose default divisor is version 1's."""
+    for op, opset, elem, target in (
+        ("MaxPool", 1, np.float16, 6),
+        ("AveragePool", 1, np.float32, 7),
+    ):
+        attrs = {"kernel_shape": [2, 2], "pads": [1, 0, 1, 0]}
+        refusal = _lifts(op, opset, elem, attrs)
+        if refusal is None:
+            pytest.skip(f"onnxruntime runs {op}-{opset} for {np.dtype(elem).name} as it is")
+        model = pool_model(op, dims=(1, 2, 5, 5), opset=opset, **attrs)
+        code = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(elem))
+        model.graph.input[0].type.tensor_type.elem_type = code
+        model.graph.output[0].type.tensor_type.elem_type = code
+        fixed, found = fix_with_report(model)
+        (node,) = found.nodes
+        assert (node.realization, node.form, node.version) == (report.FORM, "opset-lift", 1)
+        assert found.notes[0].startswith(f"ai.onnx opset lifted from 1 to {target}, where every "
+                                         "node keeps its meaning")
+        assert fixed.opset_import[0].version == target
+        x = np.random.default_rng(1).normal(size=(1, 2, 5, 5)).astype(elem)
+        want = kernels.run_op(op, 1, [x], attrs)[0]  # ortpool's op cannot run here either
+        np.testing.assert_allclose(run_fixed(fixed, {"x": x})[0], want, rtol=2e-3, atol=1e-3)
 
 
 def test_the_fixed_cnn_in_validate_terms():

@@ -1,10 +1,11 @@
 """A :class:`~ortpool.fix.forms.Plan` as ONNX nodes, for the opset that governs the node.
 
 The same function writes the nodes of an isolated proof model and the nodes spliced into the
-fixed model, so what is proven is what is written. The pool node keeps the original node's name,
-doc string and domain; inserted nodes are named ``ortpool_fix/<role>/<node>`` and their values
-``<Y>__ortpool_fix_<role>``, unique in the whole model, each with the doc string
-:data:`MARK` ``...``. Constants are ``Constant`` nodes (a function body has no initializers).
+fixed model, so what is proven is what is written. The pool node (or the Reduce op standing for
+it) keeps the original node's name, doc string and domain; inserted nodes are named
+``ortpool_fix/<role>/<node>`` and their values ``<Y>__ortpool_fix_<role>``, unique in the whole
+model, each with the doc string :data:`MARK` ``...``. Constants are ``Constant`` nodes (a
+function body has no initializers).
 
 Each inserted op is checked against the schema in force at the opset (it must exist and take
 the element type); a plan the opset cannot express raises :class:`Unwritable` with the reason.
@@ -169,9 +170,11 @@ class _Writer:
         schema = onnx.defs.get_schema(plan.reduce, self.opset)
         if len(schema.inputs) > 1:  # axes as an input (ReduceSum-13, the others from 18)
             where = self.constant(f"{role}_axes", source, np.asarray(axes, np.int64))
-            self.add(plan.reduce, [source, where], [summed], role, keepdims=1)
+            made = self.add(plan.reduce, [source, where], [summed], role, keepdims=1)
         else:
-            self.add(plan.reduce, [source], [summed], role, axes=axes, keepdims=1)
+            made = self.add(plan.reduce, [source], [summed], role, axes=axes, keepdims=1)
+        if role == "reduce":  # the pool itself: the Reduce op takes its name and doc string
+            made.name, made.doc_string = self.node.name, self.node.doc_string
         if plan.exponent is not None:
             last = output if plan.offset is None else None
             summed = self.power(summed, 1.0 / plan.exponent, elem, f"{role}_root", last)
