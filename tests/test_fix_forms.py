@@ -460,3 +460,27 @@ def test_a_lift_keeps_every_node_or_says_which_changes():
     # A Relu beside it is Relu-1 at opset 1 and Relu-6 at 6: not a change of notation.
     model.graph.node.append(onnx.helper.make_node("Relu", ["y"], ["z"], name="relu"))
     assert lift.blocked(model, 6, {}) == "node 'relu' (Relu) is version 1 at opset 1 and 6 at 6"
+
+
+def test_a_global_pool_its_next_version_cannot_take_is_pinned_for_a_replacing_form():
+    """GlobalLpPool-1 with p=1.5: GlobalLpPool-2 takes no such p, but a Reduce form replaces the
+    node, so the model may still be lifted (Abs and Pow have kernels from opset 6): the node keeps
+    version 1, and only forms that replace it are offered."""
+    model = one_node("GlobalLpPool", 1, elem=onnx.TensorProto.FLOAT, p=1.5)
+    assert lift.blocked(model, 6, {}) == (
+        "node 'n': p=1.5 is not a whole number (GlobalLpPool-2 takes an int)"
+    )
+    pinned: dict[str, int] = {}
+    assert lift.blocked(model, 6, {}, pinned) == "" and pinned == {"n": 1}
+    lifted, done = lift.lifted(model, 6, pinned)
+    assert done == ["'n' kept as GlobalLpPool-1 (replaced by a form)"]
+    assert lifted.graph.node[0].attribute[0].f == 1.5
+    facts = dataclasses.replace(
+        facts_for("GlobalLpPool", 1, {"p": 1.5}, (5, 5)), opset=6, pinned=True
+    )
+    offered = [p.name for _, p in forms.candidates(facts) if isinstance(p, forms.Plan)]
+    assert offered == ["reduce", "reduce+in-double", forms.ORTPOOL]
+    reasons = dict(forms.candidates(facts))
+    assert reasons["unchanged"] == (
+        "at ai.onnx opset 6 the node would be GlobalLpPool-2, not GlobalLpPool-1"
+    )

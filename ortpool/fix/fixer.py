@@ -287,18 +287,19 @@ def fix_model(
     for target in lift.TARGETS:
         if target <= opset:
             continue
-        why = lift.blocked(model, target, elems)
+        pinned: dict[str, int] = {}
+        why = lift.blocked(model, target, elems, pinned)
         if why:
             reasons.append(f"{target}: {why}")
             continue
-        copy, reemitted = lift.lifted(model, target)
-        lifted_fixed, lifted_report = _fix_once(copy, options, source)
+        copy, reemitted = lift.lifted(model, target, pinned)
+        lifted_fixed, lifted_report = _fix_once(copy, options, source, pinned)
         if _score(lifted_report) < _score(report):
             _mark_lifted(report, lifted_report, target)
             note = (
                 f"ai.onnx opset lifted from {opset} to {target}, where every node keeps its "
                 "meaning (onnxruntime runs there what it cannot at opset "
-                f"{opset})" + (f"; re-emitted: {', '.join(reemitted)}" if reemitted else "")
+                f"{opset})" + (f"; {', '.join(reemitted)}" if reemitted else "")
             )
             lifted_report.notes.insert(0, note)
             fixed, report = lifted_fixed, lifted_report
@@ -326,16 +327,19 @@ def _mark_lifted(
 
 
 def _fix_once(
-    model: onnx.ModelProto, options: Options, source: str | None
+    model: onnx.ModelProto,
+    options: Options,
+    source: str | None,
+    pinned: Mapping[str, int] | None = None,
 ) -> tuple[onnx.ModelProto, report_mod.FixReport]:
-    """One fix of ``model`` at its own opsets."""
+    """One fix of ``model`` at its own opsets (``pinned`` nodes at their given versions)."""
     report = report_mod.FixReport(runtime=options.runtime.describe(), nonfinite=options.nonfinite)
     # Stamped first: the source's capture runs and every proof run what will be written.
     model = _copy(model)
     note = stamp(model)
     if note:
         report.notes.append(note)
-    sites, notes = find_sites(model, options.selection, options.skip_invalid)
+    sites, notes = find_sites(model, options.selection, options.skip_invalid, pinned)
     report.notes.extend(notes)
     captured = _capture_inputs(model, sites, options, source, report.notes)
     sets: dict[int, list[feeds_mod.FeedSet]] = {}

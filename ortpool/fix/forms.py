@@ -76,6 +76,9 @@ class NodeFacts:
     rank: int | None = None  # spatial axes of X (None: unknown); the kernel's length if any
     #: the node's attributes as written (name -> Python value), for the kernels and tolerances
     attributes: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False)
+    #: the node keeps ``version`` though ``opset`` makes its op another version (a lifted model:
+    #: :mod:`ortpool.fix.lift`); only a form that replaces the node can realize it
+    pinned: bool = False
 
     @property
     def spec(self) -> OpVersion:
@@ -539,5 +542,11 @@ def candidates(facts: NodeFacts) -> list[tuple[str, Plan | str]]:
                 if not isinstance(plan, str) and not plan.keeps_indices and facts.indices_used:
                     plan = "it moves Indices, and this node's Indices are used (RULINGS.md 16)"
                 found.append((name, plan))
+    if facts.pinned:
+        pinned = (
+            f"at ai.onnx opset {facts.opset} the node would be {facts.op}-"
+            f"{versions.resolve(facts.op, facts.opset).version}, not {facts.spec.key}"
+        )
+        found = [(n, p if isinstance(p, str) or p.reduce else pinned) for n, p in found]
     found.append((ORTPOOL, ortpool_op()))
     return found

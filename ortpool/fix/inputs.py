@@ -207,8 +207,9 @@ def proof_sets(
 
 
 def node_spec(facts: NodeFacts) -> NodeSpec:
-    """The node as the validator's isolation describes it (its attributes, governing opset)."""
-    return NodeSpec(facts.op, facts.opset, dict(facts.attributes), facts.n_inputs,
+    """The node as the validator's isolation describes it: its attributes, at the opset that
+    introduced its spec version (which resolves to that version, pinned or not)."""
+    return NodeSpec(facts.op, facts.version, dict(facts.attributes), facts.n_inputs,
                     facts.n_outputs)
 
 

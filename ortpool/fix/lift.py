@@ -85,9 +85,14 @@ def _nodes(model: onnx.ModelProto) -> Iterator[tuple[onnx.NodeProto, int | None]
                 yield node, scope.opset
 
 
-def blocked(model: onnx.ModelProto, target: int, elems: dict[str, str]) -> str:
+def blocked(
+    model: onnx.ModelProto, target: int, elems: dict[str, str], pinned: dict[str, int] | None = None
+) -> str:
     """Why ``model`` cannot be lifted to ai.onnx opset ``target``; "" when it can.
-    ``elems``: node name -> element type of the pooling nodes (checked against the new types)."""
+    ``elems``: node name -> element type of the pooling nodes (checked against the new types).
+    A global pool whose new version does not mean the same for it can still be lifted, pinned
+    to its own version (a Reduce form replaces it): named in ``pinned`` (name -> version)."""
+    seen: set[str] = set()
     for node, opset in _nodes(model):
         if opset is None or opset >= target:
             return f"the model imports ai.onnx opset {opset}, not below {target}"
@@ -103,6 +108,15 @@ def blocked(model: onnx.ModelProto, target: int, elems: dict[str, str]) -> str:
             )
             if not why:
                 continue
+            if (
+                pinned is not None
+                and node.op_type in versions.GLOBAL_OPERATORS
+                and node.name
+                and node.name not in seen
+            ):
+                pinned[node.name] = before
+                seen.add(node.name)
+                continue
             return f"node {node.name!r}: {why}"
         return (
             f"node {node.name!r} ({node.op_type}) is version {before} at opset {opset} and "
@@ -111,9 +125,12 @@ def blocked(model: onnx.ModelProto, target: int, elems: dict[str, str]) -> str:
     return ""
 
 
-def lifted(model: onnx.ModelProto, target: int) -> tuple[onnx.ModelProto, list[str]]:
+def lifted(
+    model: onnx.ModelProto, target: int, pinned: dict[str, int] | None = None
+) -> tuple[onnx.ModelProto, list[str]]:
     """A copy of ``model`` importing ai.onnx opset ``target`` (check :func:`blocked` first),
-    its pooling nodes written for their versions there; and what was re-emitted."""
+    its pooling nodes written for their versions there, except the ``pinned`` ones; and what
+    became of each pooling node whose version changed."""
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     old = next(e.version for e in copy.opset_import if e.domain in AI_ONNX)
@@ -125,6 +142,9 @@ def lifted(model: onnx.ModelProto, target: int) -> tuple[onnx.ModelProto, list[s
     for node, _ in _nodes(copy):
         before, after = _since(node.op_type, "", old), _since(node.op_type, "", target)
         if before == after or node.op_type not in versions.OPERATORS:
+            continue
+        if node.name in (pinned or {}):
+            done.append(f"{node.name!r} kept as {node.op_type}-{before} (replaced by a form)")
             continue
         change = ""
         for attr in node.attribute:

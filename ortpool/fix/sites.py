@@ -11,7 +11,7 @@ A node ``ortpool fix`` cannot reason about (type not learned, attributes bound p
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import onnx
@@ -94,11 +94,16 @@ def _constants(scope: Scope, model: onnx.ModelProto) -> dict[str, onnx.TensorPro
 
 
 def find_sites(
-    model: onnx.ModelProto, selection: Selection, skip_invalid: bool = False
+    model: onnx.ModelProto,
+    selection: Selection,
+    skip_invalid: bool = False,
+    pinned: Mapping[str, int] | None = None,
 ) -> tuple[list[Site], list[str]]:
     """Every standard pooling node of ``model`` as a :class:`Site`, and notes on the shapes.
     An invalid node raises :class:`~ortpool.OrtpoolError`, or with ``skip_invalid`` is left as
-    it is (not selected, with the reason)."""
+    it is (not selected, with the reason). ``pinned``: node name -> the spec version the node
+    keeps whatever its opset says (a lifted model's node that only a replacing form may
+    realize: :mod:`ortpool.fix.lift`)."""
     scopes = model_scopes(model)
     selection.check_names(
         {n.name for s in scopes for n in s.nodes if is_pool(n)}, "pooling"
@@ -117,7 +122,7 @@ def find_sites(
                 site.selected, site.reason = False, why_not
                 continue
             try:
-                _learn(site, model, table, read)
+                _learn(site, model, table, read, (pinned or {}).get(node.name))
             except OrtpoolError as err:
                 if not skip_invalid:
                     raise
@@ -125,7 +130,9 @@ def find_sites(
     return sites, table.notes
 
 
-def _learn(site: Site, model: onnx.ModelProto, table: ShapeTable, read: set[str]) -> None:
+def _learn(
+    site: Site, model: onnx.ModelProto, table: ShapeTable, read: set[str], pinned: int | None
+) -> None:
     node, scope = site.node, site.scope
     refs = [a for a in node.attribute if a.ref_attr_name]
     if refs:
@@ -134,7 +141,9 @@ def _learn(site: Site, model: onnx.ModelProto, table: ShapeTable, read: set[str]
             f"{refs[0].ref_attr_name!r}, whose value is only known per call"
         )
         return
-    spec = resolve_version(node, scope.opset)
+    spec = resolve_version(node, scope.opset) if pinned is None else versions.get(
+        node.op_type, pinned
+    )
     x_type = table.lookup(scope, node.input[0]) if node.input and node.input[0] else None
     elem_code, dims = x_type if x_type is not None else (0, None)
     checked = check_node(node, spec, len(dims) if dims is not None else None)
@@ -165,6 +174,7 @@ def _learn(site: Site, model: onnx.ModelProto, table: ShapeTable, read: set[str]
         indices_used=indices_used,
         rank=len(dims) - 2 if dims is not None else None,
         attributes=attribute_dict(node.attribute),
+        pinned=pinned is not None,
     )
     if spec.op == "MaxRoiPool":
         rois = table.lookup(scope, checked.inputs[1])
