@@ -2,8 +2,8 @@
 
 Some nodes cannot be made exact at the opset their model imports: onnxruntime runs no Cast below
 opset 6 (it has no Cast-1 kernel, so float16 cannot be computed in float32 there), no IsNaN below
-9 (the NaN guard), and no kernel at all for AveragePool-1, LpPool-1 and GlobalLpPool-1, whose
-later versions compute the same thing. A model-local function cannot carry its own opset for
+9 (the NaN guard), no Pad whose constant PadFusion leaves alone below 11, and no kernel at all
+for AveragePool-1, LpPool-1 and GlobalLpPool-1, whose later versions compute the same thing. A model-local function cannot carry its own opset for
 this: onnxruntime inlines a function with the model's ai.onnx version (measured on 1.21 and
 1.31: a Cast written with an int ``to`` in a function importing opset 12 is refused as Cast-1
 in a model of opset 1).
@@ -40,8 +40,9 @@ REEMITTABLE = ("MaxPool", "AveragePool", "LpPool", "GlobalMaxPool", "GlobalAvera
                "GlobalLpPool", "MaxRoiPool")
 #: The name the report gives a realization that needed the lift.
 OPSET_LIFT = "opset-lift"
-#: The opsets a lift may target: Cast from 6, IsNaN/Where from 9, IsInf from 10.
-TARGETS = (6, 7, 8, 9, 10)
+#: The opsets a lift may target: Cast from 6, IsNaN/Where from 9, IsInf from 10, Pad's
+#: constant as an input from 11 (a -0.0 there is not folded back as Pad-2's float attribute is).
+TARGETS = (6, 7, 8, 9, 10, 11)
 
 
 def _since(op: str, domain: str, opset: int) -> int | None:
