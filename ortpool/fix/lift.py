@@ -1,12 +1,12 @@
 """Raising a model's ai.onnx opset where that changes nothing it means.
 
 Some nodes cannot be made exact at the opset their model imports: onnxruntime runs no Cast below
-opset 6 (it has no Cast-1 kernel, so float16 cannot be computed in float32 there), no IsNaN below
-9 (the NaN guard), no Pad whose constant PadFusion leaves alone below 11, and no kernel at all
-for AveragePool-1, LpPool-1 and GlobalLpPool-1, whose later versions compute the same thing. A model-local function cannot carry its own opset for
-this: onnxruntime inlines a function with the model's ai.onnx version (measured on 1.21 and
-1.31: a Cast written with an int ``to`` in a function importing opset 12 is refused as Cast-1
-in a model of opset 1).
+opset 6 (it has no Cast-1 kernel, so float16 cannot be computed in float32 there), no IsNaN below 9
+(the NaN guard), no Pad whose constant PadFusion leaves alone below 11, and no kernel at all for
+AveragePool-1, LpPool-1 and GlobalLpPool-1, whose later versions compute the same thing. A model-
+local function cannot carry its own opset for this: onnxruntime inlines a function with the model's
+ai.onnx version (measured on 1.21 and 1.31: a Cast written with an int ``to`` in a function
+importing opset 12 is refused as Cast-1 in a model of opset 1).
 
 So the model itself is lifted, and only where that is a change of notation: at the new opset
 every node of the model (every graph, subgraph and function importing ai.onnx) must keep its
