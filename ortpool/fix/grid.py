@@ -142,6 +142,14 @@ def summary(outcomes: Sequence[GridOutcome]) -> list[str]:
         per_key.setdefault(key, Counter())[label] += 1
     for key, counter in per_key.items():
         lines.append(f"  {key:<15} " + ", ".join(f"{k} {v}" for k, v in counter.most_common()))
+    ops = [o for o in fixed if o.realization == report_mod.ORTPOOL]
+    by_type = Counter(o.case.dtype for o in ops)
+    indices = sum(o.case.indices for o in ops if o.case.dtype != "double")
+    lines.append(
+        "  ortpool's op by element type: "
+        + ", ".join(f"{k} {v}" for k, v in by_type.most_common())
+        + f"; of the other types, with Indices in use: {indices}"
+    )
     bad = [o for o in fixed if not o.checked]
     lines.append(
         f"unproven or failing the independent check: {len(bad)}; checked against the kernels: "
