@@ -9,7 +9,6 @@ Paths (an output that is the input, a ``--json`` that cannot be written) are ref
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
+from support import CHILD_ENV, run_cli
 
 from ortpool import kernels
 from ortpool.validate.ortrun import classify
@@ -28,10 +28,7 @@ from ortpool.validate.ortrun import classify
 pytestmark = pytest.mark.onnxruntime
 
 TIMEOUT = 120
-ENV = {
-    **{k: v for k, v in os.environ.items() if k != "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"},
-    "ORTPOOL_KERNELS": "numpy",  # no numba compile in the children
-}
+ENV = {**CHILD_ENV, "ORTPOOL_KERNELS": "numpy"}  # no numba compile in the children
 HEAD = (
     f"ortpool fix on onnxruntime {ort.__version__} (CPUExecutionProvider, graph optimizations "
     "all): 1 pooling nodes: "
@@ -43,15 +40,7 @@ NO_NONFINITE = (
 
 
 def fix(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "ortpool", "fix", *args],
-        cwd=folder,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    return run_cli("fix", *args, cwd=folder, env=ENV, timeout=TIMEOUT)
 
 
 def save(model: onnx.ModelProto, path: Path) -> Path:

@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +28,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
 from rewrite_support import vi
+from support import run_cli
 
 from ortpool.bench.cases import CASES as BENCH_CASES
 
@@ -36,21 +36,8 @@ IR_VERSION = 10
 TIMEOUT = 120
 
 
-# Importing onnxruntime sets this in os.environ, and protobuf's pure-Python parser words its
-# errors differently: the children run with the environment of a user's shell instead.
-CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"}
-
-
 def ortpool(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "ortpool", *args],
-        cwd=cwd,
-        env=CHILD_ENV,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    return run_cli(*args, cwd=cwd, timeout=TIMEOUT)
 
 
 def tree(root: Path) -> set[str]:

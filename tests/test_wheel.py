@@ -111,10 +111,9 @@ def test_validate_with_no_argument_runs_the_bundled_models_as_the_checkout_does(
 def test_fix_runs_a_bundled_fix_model_from_the_wheel(venv, tmp_path):
     """ortpool/models/fix/ is package data too, and ``ortpool fix`` works from the wheel."""
     models = _models_dir(venv, tmp_path) / "fix"
-    assert sorted(p.name for p in models.glob("*.onnx")) == sorted(
-        p.name for p in (MODELS / "fix").glob("*.onnx")
-    )
-    assert len(list(models.glob("*.onnx"))) == 7
+    names = sorted(p.name for p in models.glob("*.onnx"))
+    assert names == sorted(p.name for p in (MODELS / "fix").glob("*.onnx"))
+    assert "fix-valid-ceil.onnx" in names
     done = _run([_ortpool(venv), "fix", models / "fix-valid-ceil.onnx", "out.onnx", "-q"],
                 cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

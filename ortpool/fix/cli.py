@@ -47,22 +47,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ortpool.fix import fix_file
+    from ortpool.rewrite.cli_common import file_options
 
     report = fix_file(
         args.input,
         args.output,
         allow_unproven=args.allow_unproven,
         dry_run=args.dry_run,
-        link_data=args.link_data,
-        json_report=args.json,
-        ops=args.ops,
-        nodes=args.nodes,
-        exclude=args.exclude,
-        skip_invalid=args.skip_invalid,
         providers=args.providers,
         opt_level=args.opt_level,
         nonfinite=args.nonfinite,
         seed=args.seed,
+        **file_options(args),
     )
     code = report.exit_code(args.allow_unproven)
     if not args.quiet or code:
