@@ -19,6 +19,7 @@ _LAZY = {
     "register": "ortpool.ort.register",
     "rewrite": "ortpool.rewrite",
     "restore": "ortpool.rewrite",
+    "fix": "ortpool.fix",
 }
 
 __all__ = ["OrtpoolError", "__version__", *_LAZY]
@@ -31,8 +32,9 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     imported = importlib.import_module(module)
-    # ``ortpool.rewrite`` is a callable package: importing it binds the package to that name, so
-    # the lazy name must be the package too (``ortpool.rewrite(m)`` calls its ``rewrite``).
+    # ``ortpool.rewrite`` and ``ortpool.fix`` are callable packages: importing one binds the
+    # package to that name, so the lazy name must be the package too (``ortpool.rewrite(m)``
+    # calls its ``rewrite``).
     value = imported if module == f"{__name__}.{name}" else getattr(imported, name)
     globals()[name] = value
     return value

@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "rewrite": "ortpool.rewrite.cli_rewrite",
     "restore": "ortpool.rewrite.cli_restore",
     "validate": "ortpool.validate.cli",
+    "fix": "ortpool.fix.cli",
     "conformance": "ortpool.validate.conformance_cli",
     "bench": "ortpool.bench.cli",
     "ops": "ortpool.ops_cli",

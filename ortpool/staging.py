@@ -163,6 +163,10 @@ class StagedFiles:
             raise OrtpoolError(f"{what} {path}: {blocking} exists and is not a directory")
         return self._keep(Destination(self, path, what, root))
 
+    def drop(self, destination: Destination) -> None:
+        """Leave ``destination`` out: it is not written (its path was still checked)."""
+        self._destinations.remove(destination)
+
     def reserve(self) -> None:
         """Create the temporary folders now: proves every destination folder is writable before
         any long work whose result would have nowhere to go."""

@@ -13,6 +13,9 @@ checks by default (deterministic: same bytes every run).
 * the same one model per version for LpPool, GlobalMaxPool, GlobalAveragePool, GlobalLpPool and
   MaxRoiPool (its RoIs an initializer, scaled by 1/4); onnxruntime 1.31 has no kernel for LpPool-1,
   GlobalLpPool-1 and -22, MaxRoiPool-22 (they run once rewritten).
+* ``fix/fix-*.onnx``: one model per defect class of onnxruntime's pooling (SAME with dilation,
+  VALID with ceil_mode, pads >= kernel, NaN, missing kernels, and the same in an If branch and a
+  local function), each inside a small Conv/Relu CNN: what ``ortpool fix`` exists for.
 
 Every model is stamped with the lowest IR version (>= 7) its opsets need, at most 10, so every
 supported onnxruntime reads all of them (1.21 reads IR <= 10; 1.21 to 1.32 have no kernel for
@@ -245,12 +248,185 @@ def all_models() -> dict[str, onnx.ModelProto]:
     return {**per_version_models(), "cnn": cnn_model(), **defect_models(), **family_models()}
 
 
+# --- ortpool/models/fix/: each defect class of onnxruntime's pooling inside a small Conv/Relu CNN
+# (``ortpool fix`` turns each into a form the runtime computes exactly, or ortpool's op).
+
+
+def _conv(rng: np.random.Generator, name: str, cin: int, cout: int, elem=np.float32):
+    weight = numpy_helper.from_array(
+        (rng.standard_normal((cout, cin, 3, 3)) * 0.3).astype(elem), f"{name}.weight"
+    )
+    bias = numpy_helper.from_array((rng.standard_normal(cout) * 0.1).astype(elem), f"{name}.bias")
+    return weight, bias
+
+
+def _cnn(name: str, pools: list, opset: int, doc: str, *, shape=(1, 3, 16, 16), elem=T.FLOAT,
+         channels: int = 8, extra_nodes=(), functions=(), extra_imports=(),
+         extra_inputs=(), extra_initializers=()) -> onnx.ModelProto:
+    """image -> Conv -> Relu -> ``pools`` (each reads the previous value) -> Conv -> out."""
+    rng = np.random.default_rng(sum(map(ord, name)))
+    np_elem = np.float64 if elem == T.DOUBLE else np.float32
+    w1, b1 = _conv(rng, "conv1", shape[1], channels, np_elem)
+    w2, b2 = _conv(rng, "conv2", channels, channels, np_elem)
+    nodes = [
+        h.make_node("Conv", ["image", w1.name, b1.name], ["c1"], name="conv1",
+                    kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        h.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+    ]
+    value = "r1"
+    for pool in pools:
+        pool.input[0] = value
+        nodes.append(pool)
+        value = pool.output[0]
+    nodes += list(extra_nodes)
+    if extra_nodes:
+        value = extra_nodes[-1].output[0]
+    nodes.append(h.make_node("Conv", [value, w2.name, b2.name], ["out"], name="conv2",
+                             kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    graph = h.make_graph(nodes, name, [_vi("image", elem, list(shape)), *extra_inputs],
+                         [_vi("out", elem, 4)], [w1, b1, w2, b2, *extra_initializers])
+    imports = [h.make_opsetid("", opset), *extra_imports]
+    model = h.make_model(graph, opset_imports=imports, producer_name=PRODUCER,
+                         functions=list(functions))
+    model.producer_version = "1"
+    model.ir_version = max(7, h.find_min_ir_version_for(imports[:1]))
+    model.doc_string = doc
+    onnx.checker.check_model(model)
+    return model
+
+
+def fix_models() -> dict[str, onnx.ModelProto]:
+    """One model per defect class of onnxruntime 1.31's pooling, each inside a Conv/Relu CNN."""
+    pool = h.make_node
+    return {
+        # RULINGS.md 2: SAME pads from the dilated span; onnxruntime pads for the undilated one.
+        "fix-same-dilated": _cnn("fix-same-dilated", [
+            pool("MaxPool", ["?"], ["p1"], name="maxpool_same_dilated", kernel_shape=[3, 3],
+                 dilations=[2, 2], strides=[2, 2], auto_pad="SAME_UPPER"),
+            pool("AveragePool", ["?"], ["p2"], name="averagepool_same_dilated",
+                 kernel_shape=[3, 3], dilations=[2, 2], auto_pad="SAME_LOWER"),
+        ], 19, "SAME with dilation: onnxruntime pads for the undilated kernel"),
+        # RULINGS.md 3: VALID ignores ceil_mode; onnxruntime grows the output.
+        "fix-valid-ceil": _cnn("fix-valid-ceil", [
+            pool("MaxPool", ["?"], ["p1"], name="maxpool_valid_ceil", kernel_shape=[3, 3],
+                 strides=[2, 2], auto_pad="VALID", ceil_mode=1),
+            pool("AveragePool", ["?"], ["p2"], name="averagepool_valid_ceil",
+                 kernel_shape=[2, 2], strides=[2, 2], auto_pad="VALID", ceil_mode=1),
+        ], 13, "VALID with ceil_mode: onnxruntime gives a larger output"),
+        # RULINGS.md 5: pads >= kernel are legal and give empty windows; onnxruntime refuses them.
+        "fix-pads-ge-kernel": _cnn("fix-pads-ge-kernel", [
+            pool("MaxPool", ["?"], ["p1"], name="maxpool_big_pads", kernel_shape=[2, 2],
+                 strides=[2, 2], pads=[2, 2, 2, 2]),
+            pool("AveragePool", ["?"], ["p2"], name="averagepool_big_pads", kernel_shape=[2, 2],
+                 pads=[2, 2, 2, 2], count_include_pad=1),
+        ], 19, "pads >= kernel (empty windows): onnxruntime refuses the nodes"),
+        # RULINGS.md 6: NaN propagates; onnxruntime skips a NaN unless it is the window's first
+        # tap (and gives -3.4e38 for a window of -inf only): ortpool fix --nonfinite.
+        "fix-nan": _cnn("fix-nan", [
+            pool("MaxPool", ["?"], ["p1"], name="maxpool_stem", kernel_shape=[3, 3],
+                 strides=[2, 2], pads=[1, 1, 1, 1]),
+            pool("GlobalMaxPool", ["?"], ["p2"], name="globalmaxpool_head"),
+        ], 13, "NaN in a MaxPool window and a GlobalMaxPool plane: onnxruntime skips it (fix "
+           "with --nonfinite)"),
+        # No kernel: bfloat16 MaxPool-22 (exact in float32 between Casts) and double
+        # AveragePool (no exact standard form: ortpool's op).
+        "fix-no-kernel": _no_kernel_model(),
+        # AveragePool-1 (opsets 1-6): onnxruntime registers AveragePool from version 7.
+        "fix-averagepool-1": _cnn("fix-averagepool-1", [
+            pool("AveragePool", ["?"], ["p1"], name="averagepool_v1", kernel_shape=[3, 3],
+                 pads=[1, 1, 1, 1]),
+        ], 6, "AveragePool-1: onnxruntime has no kernel"),
+        # The same defects inside an If branch and a model-local function.
+        "fix-branches": _branches_model(),
+        # LpPool (RULINGS.md 12) with onnxruntime's window defects: SAME with dilation, VALID
+        # with ceil_mode, pads >= kernel; GlobalLpPool-22 has no kernel at all.
+        "fix-lppool": _cnn("fix-lppool", [
+            pool("LpPool", ["?"], ["p1"], name="lppool_same_dilated", kernel_shape=[3, 3],
+                 dilations=[2, 2], strides=[2, 2], auto_pad="SAME_UPPER", p=2),
+            pool("LpPool", ["?"], ["p2"], name="lppool_valid_ceil", kernel_shape=[3, 3],
+                 strides=[2, 2], auto_pad="VALID", ceil_mode=1, p=3),
+            pool("LpPool", ["?"], ["p3"], name="lppool_big_pads", kernel_shape=[2, 2],
+                 pads=[2, 2, 2, 2], p=1),
+            pool("GlobalLpPool", ["?"], ["p4"], name="globallppool_head", p=2),
+        ], 22, "LpPool SAME+dilation, VALID+ceil_mode, pads >= kernel; GlobalLpPool-22 (no "
+           "onnxruntime kernel)"),
+        # RULINGS.md 13: a float32 running sum over a 512x512 plane loses digits
+        # (microsoft/onnxruntime#12043); MaxRoiPool-22 has no onnxruntime kernel.
+        "fix-global-large": _global_large_model(),
+    }
+
+
+def _global_large_model() -> onnx.ModelProto:
+    rois = numpy_helper.from_array(
+        np.array([[0, 0, 0, 255, 255], [0, 128, 64, 511, 300]], np.float32), "rois"
+    )
+    extra = [
+        h.make_node("MaxRoiPool", ["r1", "rois"], ["roi"], name="maxroipool_v22",
+                    pooled_shape=[4, 4], spatial_scale=0.5),
+        h.make_node("GlobalAveragePool", ["roi"], ["roi_mean"], name="globalaveragepool_rois"),
+        h.make_node("GlobalAveragePool", ["r1"], ["mean"], name="globalaveragepool_plane"),
+        h.make_node("Mul", ["roi_mean", "mean"], ["head"], name="head"),
+    ]
+    extra[0].input[0] = "r1"
+    return _cnn("fix-global-large", [], 22, "GlobalAveragePool over a 512x512 plane (float32 "
+                "accumulation), MaxRoiPool-22 (no onnxruntime kernel)", shape=(1, 3, 512, 512),
+                channels=4, extra_nodes=extra, extra_initializers=[rois])
+
+
+def _no_kernel_model() -> onnx.ModelProto:
+    half = [
+        h.make_node("Cast", ["?"], ["r1_bf16"], name="to_bfloat16", to=T.BFLOAT16),
+        h.make_node("MaxPool", ["r1_bf16"], ["p1_bf16"], name="maxpool_bfloat16",
+                    kernel_shape=[2, 2], strides=[2, 2]),
+        h.make_node("Cast", ["p1_bf16"], ["p1"], name="from_bfloat16", to=T.FLOAT),
+        h.make_node("Cast", ["p1"], ["p1_f64"], name="to_double", to=T.DOUBLE),
+        h.make_node("AveragePool", ["p1_f64"], ["p2_f64"], name="averagepool_double",
+                    kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        h.make_node("Cast", ["p2_f64"], ["p2"], name="from_double", to=T.FLOAT),
+    ]
+    half[0].input[0] = "r1"
+    return _cnn("fix-no-kernel", [], 22, "no onnxruntime kernel: bfloat16 MaxPool-22, double "
+                "AveragePool-22", extra_nodes=half)
+
+
+def _branches_model() -> onnx.ModelProto:
+    then_branch = h.make_graph(
+        [h.make_node("MaxPool", ["r1"], ["branch_max"], name="if_maxpool_big_pads",
+                     kernel_shape=[2, 2], strides=[2, 2], pads=[2, 2, 2, 2])],
+        "then", [], [_vi("branch_max", T.FLOAT, 4)],
+    )
+    else_branch = h.make_graph(
+        [h.make_node("AveragePool", ["r1"], ["branch_avg"], name="if_averagepool_valid_ceil",
+                     kernel_shape=[3, 3], strides=[2, 2], auto_pad="VALID", ceil_mode=1)],
+        "else", [], [_vi("branch_avg", T.FLOAT, 4)],
+    )
+    block = h.make_function(
+        "local", "block", ["x"], ["y"],
+        [h.make_node("MaxPool", ["x"], ["m"], name="fn_maxpool_same_dilated",
+                     kernel_shape=[3, 3], dilations=[2, 2], auto_pad="SAME_UPPER"),
+         h.make_node("Relu", ["m"], ["y"], name="fn_relu")],
+        [h.make_opsetid("", 19)],
+    )
+    extra = [
+        h.make_node("If", ["use_max"], ["branch"], name="branch", then_branch=then_branch,
+                    else_branch=else_branch),
+        h.make_node("block", ["branch"], ["blocked"], name="call_block", domain="local"),
+    ]
+    return _cnn("fix-branches", [], 19, "pools in an If branch and in a local function",
+                extra_nodes=extra, functions=[block], extra_imports=[h.make_opsetid("local", 1)],
+                extra_inputs=[_vi("use_max", T.BOOL, [])])
+
+
 def main(argv: list[str]) -> int:
     out = Path(argv[0]) if argv else ROOT / "ortpool" / "models"
     out.mkdir(parents=True, exist_ok=True)
     for name, model in all_models().items():
         (out / f"{name}.onnx").write_bytes(model.SerializeToString(deterministic=True))
-    print(f"wrote {len(all_models())} models to {out}")
+    fix_dir = out / "fix"
+    fix_dir.mkdir(exist_ok=True)
+    for name, model in fix_models().items():
+        (fix_dir / f"{name}.onnx").write_bytes(model.SerializeToString(deterministic=True))
+    print(f"wrote {len(all_models())} models to {out}, {len(fix_models())} to {fix_dir}")
     return 0
 
 

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import collections
 import functools
+import os
+import subprocess
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -137,3 +141,24 @@ def onnx_attrs(node: onnx.NodeProto) -> dict[str, Any]:
 
 
 TensorProto = TensorProto  # re-exported for tests building typed graphs
+
+
+#: The environment of a user's shell for child processes: importing onnxruntime puts
+#: PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION in os.environ, and protobuf's pure-Python parser words
+#: its errors differently.
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"}
+
+
+def run_cli(
+    *args: str, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
+    """``python -m ortpool ARGS`` in a child process (a hang fails after ``timeout``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "ortpool", *args],
+        cwd=cwd,
+        env=dict(CHILD_ENV if env is None else env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

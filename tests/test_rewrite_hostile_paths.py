@@ -3,7 +3,7 @@ line in a child process: the exit code, the whole message, exactly which files e
 and that the inputs' bytes are unchanged.
 
 1. an output that is the input under another name (``sub/../in.onnx``, a symlink, a hard link, one
-   of its external data files) is refused, and no folder is created;
+   of its external data files) is refused, and no folder is created (by ``ortpool fix`` too);
 2. a failing write leaves nothing behind (an output that is a directory, a conflicting second
    external data file): data files are not linked before the model write fails;
 3. a file that is not an ONNX model (empty, no graph, an empty graph, no IR version, corrupt
@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +28,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
 from rewrite_support import vi
+from support import run_cli
 
 from ortpool.bench.cases import CASES as BENCH_CASES
 
@@ -36,21 +36,8 @@ IR_VERSION = 10
 TIMEOUT = 120
 
 
-# Importing onnxruntime sets this in os.environ, and protobuf's pure-Python parser words its
-# errors differently: the children run with the environment of a user's shell instead.
-CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"}
-
-
 def ortpool(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "ortpool", *args],
-        cwd=cwd,
-        env=CHILD_ENV,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    return run_cli(*args, cwd=cwd, timeout=TIMEOUT)
 
 
 def tree(root: Path) -> set[str]:
@@ -205,6 +192,28 @@ def test_restore_refuses_the_input_under_another_name(work: Path) -> None:
     """restore writes through the same code; one case shows it."""
     message = "the output nosuch/../in.onnx is the input model; write to another path"
     check_refused(work, "restore", None, ["in.onnx", "./nosuch/../in.onnx"], message, set())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["in.onnx", "./nosuch/../in.onnx"],
+         "the output nosuch/../in.onnx is the input model; write to another path"),
+        (["sub/m.onnx", "sub/../sub/data/w2"],
+         "the output sub/../sub/data/w2 is the input model's external data file 'data/w2'; "
+         "write to another path"),
+        (["in.onnx", "out.onnx", "--json", "nodir/r.json"],
+         "the JSON report nodir/r.json: its folder nodir does not exist; create it first"),
+        (["in.onnx", "out.onnx", "--json", "out.onnx"],
+         "the JSON report out.onnx and the output out.onnx are the same file"),
+        (["in.onnx", "out.onnx", "--json", "ext"],
+         "the JSON report ext is a directory; name a file"),
+    ],
+    ids=["dotdot", "data-file", "json-missing-folder", "json-is-the-output", "json-directory"],
+)
+def test_fix_refuses_what_rewrite_refuses(work: Path, args: list[str], message: str) -> None:
+    """ortpool fix writes through the same code: the same refusals, before any proof runs."""
+    check_refused(work, "fix", None, args, message, set())
 
 
 def check_refused(

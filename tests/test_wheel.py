@@ -1,6 +1,7 @@
 """A built wheel, installed with pip into a fresh virtual environment, works on its own: the
-bundled models come with it, and ``ortpool validate``, ``ortpool ops`` and ``ortpool conformance``
-run from a folder outside the repository, as they do in the editable installation.
+bundled models come with it (``fix/`` included), and ``ortpool validate``, ``ortpool fix``,
+``ortpool ops`` and ``ortpool conformance`` run from a folder outside the repository, as they do
+in the editable installation.
 
 The wheel is installed with its dependencies and the ``fast`` extra (numba), as a user would;
 pip serves them from its cache when it has them, but still asks the package index, so the test
@@ -105,6 +106,18 @@ def test_validate_with_no_argument_runs_the_bundled_models_as_the_checkout_does(
     # Tiny tensors only: the run compiled no numba kernel (none cached in the fresh install).
     assert not list((models.parent / "kernels").rglob("*.nbi"))
     assert "compiling the numba kernel" not in wheel.stderr
+
+
+def test_fix_runs_a_bundled_fix_model_from_the_wheel(venv, tmp_path):
+    """ortpool/models/fix/ is package data too, and ``ortpool fix`` works from the wheel."""
+    models = _models_dir(venv, tmp_path) / "fix"
+    names = sorted(p.name for p in models.glob("*.onnx"))
+    assert names == sorted(p.name for p in (MODELS / "fix").glob("*.onnx"))
+    assert "fix-valid-ceil.onnx" in names
+    done = _run([_ortpool(venv), "fix", models / "fix-valid-ceil.onnx", "out.onnx", "-q"],
+                cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert (tmp_path / "out.onnx").is_file()
 
 
 def test_ops_prints_the_op_type_table(venv, tmp_path):

@@ -8,12 +8,22 @@ Nothing here imports onnxruntime at module level: the model builders that only n
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import onnx
 
 #: The IR version of every model ortpool builds. onnxruntime 1.21 and 1.22, the oldest releases
 #: ortpool supports, read IR 10 at most (1.23 reads 11, 1.24 to 1.31 read 13, 1.32 reads 14;
 #: measured), so one stamp suits the whole range and no model depends on which runtime is
 #: installed. IR 10 also covers every opset up to 22, the newest with a pooling version.
 IR_VERSION = 10
+
+
+def ir_version_for(opset: int) -> int:
+    """The IR version of a model ortpool builds at ai.onnx ``opset``: :data:`IR_VERSION`, or 3
+    below opset 7 (the models of those opsets' time; onnxruntime loads them as such)."""
+    return IR_VERSION if opset >= 7 else 3
 
 
 def versions() -> dict[str, str]:
@@ -67,3 +77,16 @@ def _loads(ir_version: int) -> bool:
     except Exception:  # onnxruntime's own exception types differ between releases
         return False
     return True
+
+
+def stamp(model: onnx.ModelProto) -> str | None:
+    """Lower ``model``'s IR version, in place, to the newest the installed onnxruntime reads (onnx
+    1.23 writes IR 14 by default; onnxruntime 1.21 reads 10); a note saying so, or None when it
+    reads the model's own. For models ortpool writes to be run (``ortpool fix``)."""
+    if model.ir_version <= IR_VERSION:
+        return None  # every supported onnxruntime reads it: the runtime is not even asked
+    newest = max_ir_version()
+    if model.ir_version <= newest:
+        return None
+    old, model.ir_version = model.ir_version, newest
+    return f"IR version {old} lowered to {newest}, the newest the installed onnxruntime reads"

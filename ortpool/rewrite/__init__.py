@@ -22,8 +22,9 @@ from __future__ import annotations
 import os
 import sys
 import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import onnx
 
@@ -46,6 +47,7 @@ __all__ = [
     "rewrite_file",
     "rewrite_with_report",
     "save",
+    "write_file",
 ]
 
 ModelLike = onnx.ModelProto | str | os.PathLike
@@ -146,6 +148,51 @@ def _stage(
     return plan.stage(link_data)
 
 
+class FileReport(Protocol):
+    """What :func:`write_file` needs of a command's report."""
+
+    notes: list[str]
+
+    def to_json(self) -> str: ...
+
+
+Report = TypeVar("Report", bound=FileReport)
+
+
+def write_file(
+    source: str | os.PathLike,
+    target: str | os.PathLike,
+    produce: Callable[[onnx.ModelProto, Path], tuple[onnx.ModelProto | None, Report]],
+    *,
+    link_data: bool = False,
+    json_report: str | os.PathLike | None = None,
+) -> Report:
+    """Read the model file ``source`` (weights never loaded), make the result with
+    ``produce(model, source_dir)`` and write it to ``target`` with its external data, and the
+    report to ``json_report``: all of it or nothing (:mod:`ortpool.staging`).
+
+    Every destination is checked, and its folder proven writable, before ``produce`` runs.
+    ``produce`` may return no model (``ortpool fix`` writes none it could not prove, nor on a
+    dry run): the report is still written where asked, the output is not touched.
+    """
+    source = Path(source)
+    model = modelfile.read(source, load_external_data=False)
+    sources = [(source, "the input model"), *external.data_sources(model, source.parent)]
+    with StagedFiles(sources) as files:
+        output = files.add(target, "the output")
+        report_file = files.add(json_report, "the JSON report") if json_report else None
+        files.reserve()
+        result, report = produce(model, source.parent)
+        if result is None:
+            files.drop(output)
+        else:
+            report.notes.extend(_stage(files, output, result, source.parent, link_data))
+        if report_file is not None:
+            report_file.write(report.to_json().encode())
+        files.commit()
+    return report
+
+
 def _run_file(
     action: Any,
     source: str | os.PathLike,
@@ -154,18 +201,13 @@ def _run_file(
     json_report: str | os.PathLike | None,
     options: dict[str, Any],
 ) -> RewriteReport:
-    source = Path(source)
-    model = modelfile.read(source, load_external_data=False)
-    sources = [(source, "the input model"), *external.data_sources(model, source.parent)]
-    with StagedFiles(sources) as files:
-        output = files.add(target, "the output")
-        report_file = files.add(json_report, "the JSON report") if json_report else None
-        model, report = action(model, **options)
-        report.notes.extend(_stage(files, output, model, source.parent, link_data))
-        if report_file is not None:
-            report_file.write(report.to_json().encode())
-        files.commit()
-    return report
+    return write_file(
+        source,
+        target,
+        lambda model, _: action(model, **options),
+        link_data=link_data,
+        json_report=json_report,
+    )
 
 
 def rewrite_file(

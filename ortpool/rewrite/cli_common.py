@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from ortpool.rewrite.report import RewriteReport
 
@@ -63,17 +64,21 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
     loud.add_argument("-v", "--verbose", action="store_true", help="also list every changed node")
 
 
+def file_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword options of ``rewrite_file``/``restore_file``/``fix_file`` that the arguments
+    of :func:`add_arguments` give."""
+    return {
+        "link_data": args.link_data,
+        "ops": args.ops,
+        "nodes": args.nodes,
+        "exclude": args.exclude,
+        "skip_invalid": args.skip_invalid,
+        "json_report": args.json,
+    }
+
+
 def run(args: argparse.Namespace, action: Callable[..., RewriteReport]) -> int:
-    report = action(
-        args.input,
-        args.output,
-        link_data=args.link_data,
-        ops=args.ops,
-        nodes=args.nodes,
-        exclude=args.exclude,
-        skip_invalid=args.skip_invalid,
-        json_report=args.json,
-    )
+    report = action(args.input, args.output, **file_options(args))
     if not args.quiet:
         for line in report.summary_lines(verbose=args.verbose):
             print(line, file=sys.stdout)

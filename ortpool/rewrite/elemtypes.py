@@ -83,7 +83,7 @@ def learn_types(model: onnx.ModelProto) -> TypeTable:
     table = TypeTable()
     try:
         inferred = onnx.shape_inference.infer_shapes(
-            _inference_copy(model), check_type=False, strict_mode=False, data_prop=False
+            inference_copy(model), check_type=False, strict_mode=False, data_prop=False
         )
     except Exception as err:  # onnx raises several types; any failure leaves declared types only
         table.notes.append(
@@ -99,7 +99,7 @@ def learn_types(model: onnx.ModelProto) -> TypeTable:
     return table
 
 
-def _inference_copy(model: onnx.ModelProto) -> onnx.ModelProto:
+def inference_copy(model: onnx.ModelProto) -> onnx.ModelProto:
     """``model`` without the bytes of its large initializers (their types and dims are enough)."""
     copy = onnx.ModelProto()
     copy.ir_version = model.ir_version
@@ -161,7 +161,7 @@ def _type_functions(table: TypeTable, model: onnx.ModelProto) -> None:
             continue
         seen.add(marker)
         function = model.functions[position]
-        probe = _function_probe(model, function, signature, attrs)
+        probe = function_probe(model, function, signature, attrs)
         try:
             inferred = onnx.shape_inference.infer_shapes(
                 probe, check_type=False, strict_mode=False, data_prop=False
@@ -193,7 +193,7 @@ def _calls(
         yield position, tuple(signature), tuple(node.attribute)
 
 
-def _function_probe(
+def function_probe(
     model: onnx.ModelProto,
     function: onnx.FunctionProto,
     signature: tuple[int, ...],

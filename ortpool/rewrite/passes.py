@@ -60,7 +60,7 @@ def rewrite_model(
                 report.notes.append(note)
             if replacement is None:
                 continue
-            position = _position(scope.nodes, node)
+            position = position_of(scope.nodes, node)
             # [Casts in..., the ortpool node, Cast out] or [the ortpool node]: the node keeps
             # its place, the Casts go right before and after it.
             casts_in = replacement[:-2] if len(replacement) > 1 else []
@@ -71,7 +71,7 @@ def rewrite_model(
                     scope.nodes.insert(position + offset, cast)
             used.add(scope.owner_key)
     for owner_key in used:
-        imports = _imports_of(model, owner_key)
+        imports = imports_of(model, owner_key)
         if not any(e.domain == optypes.DOMAIN for e in imports):
             imports.add(domain=optypes.DOMAIN, version=optypes.DOMAIN_VERSION)
     _set_aside_branch_shapes(model, report)
@@ -210,7 +210,7 @@ def _restore_node(
         entry.cast = _elem_name(cast_out)
     node.CopyFrom(standard)
     for cast in drop:
-        del scope.nodes[_position(scope.nodes, cast)]
+        del scope.nodes[position_of(scope.nodes, cast)]
     entry.status, entry.op_type = RESTORED, standard.op_type
     return entry
 
@@ -228,14 +228,16 @@ def _elem_name(cast: onnx.NodeProto) -> str | None:
     return None
 
 
-def _position(nodes, node: onnx.NodeProto) -> int:
+def position_of(nodes, node: onnx.NodeProto) -> int:
+    """Where ``node`` (this very proto) stands in ``nodes``."""
     for index, candidate in enumerate(nodes):
         if candidate is node:
             return index
     raise LookupError(f"node {node.name!r} is not in its scope")
 
 
-def _imports_of(model: onnx.ModelProto, owner_key: tuple):
+def imports_of(model: onnx.ModelProto, owner_key: tuple):
+    """The opset imports of the main graph or of the function a scope belongs to."""
     return (
         model.opset_import
         if owner_key == ("graph",)

@@ -16,7 +16,7 @@ from onnx import helper
 
 from ortpool import versions
 from ortpool.attributes import PoolAttrs, attribute_values, normalize
-from ortpool.ort.runtime import IR_VERSION
+from ortpool.ort.runtime import ir_version_for
 from ortpool.validate import dtypes
 from ortpool.versions import OpVersion
 
@@ -76,7 +76,7 @@ def builtin_model(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> onnx.ModelProt
     )
     graph = helper.make_graph([node], "isolated", inputs, outputs)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", spec.opset)])
-    model.ir_version = IR_VERSION if spec.opset >= 7 else 3
+    model.ir_version = ir_version_for(spec.opset)
     return model
 
 

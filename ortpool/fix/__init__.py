@@ -1,0 +1,135 @@
+"""``ortpool fix``: every pooling node computed exactly by the runtime's own kernels where a
+standard-op form can do it, proven node by node against ortpool's kernels.
+
+API::
+
+    import ortpool
+    fixed = ortpool.fix("model.onnx")                       # or an onnx.ModelProto
+    fixed, report = ortpool.fix.fix_with_report(model, nodes=["pool1"], opt_level="all")
+    print(report)                                           # realizations, forms, proofs
+    report = ortpool.fix.fix_file("in.onnx", "out.onnx")    # written as rewrite writes
+    report.exit_code()                                      # 0 exact, 1 needs ortpool, 2 unproven
+
+For each node: left unchanged where the runtime already gives the spec's result, else the
+cheapest standard-op form proven exact (:mod:`ortpool.fix.forms`), else ortpool's op (the
+report names the nodes that then need ortpool at run time). ``ortpool.fix`` is this package
+and callable (it calls :func:`fix`), like ``ortpool.rewrite``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import onnx
+
+from ortpool import modelfile
+from ortpool.fix.fixer import Options, fix_model
+from ortpool.fix.report import FixReport, NodeFix
+from ortpool.fix.runtime import DEFAULT_LEVEL, Runtime, parse_providers
+from ortpool.rewrite import write_file
+from ortpool.rewrite.selection import Selection
+
+__all__ = ["FixReport", "NodeFix", "fix", "fix_file", "fix_with_report"]
+
+ModelLike = onnx.ModelProto | str | os.PathLike
+
+
+def _options(
+    ops: Sequence[str] | str | None,
+    nodes: Sequence[str] | str | None,
+    exclude: Sequence[str] | str | None,
+    skip_invalid: bool,
+    providers: Sequence[str] | str | None,
+    opt_level: str,
+    nonfinite: bool,
+    seed: int,
+) -> Options:
+    return Options(
+        selection=Selection.make(ops, nodes, exclude),
+        skip_invalid=skip_invalid,
+        runtime=Runtime(parse_providers(providers), opt_level),
+        nonfinite=nonfinite,
+        seed=seed,
+    )
+
+
+def fix_with_report(
+    model: ModelLike,
+    *,
+    ops: Sequence[str] | str | None = None,
+    nodes: Sequence[str] | str | None = None,
+    exclude: Sequence[str] | str | None = None,
+    skip_invalid: bool = False,
+    providers: Sequence[str] | str | None = None,
+    opt_level: str = DEFAULT_LEVEL,
+    nonfinite: bool = False,
+    seed: int = 0,
+    source_dir: str | os.PathLike | None = None,
+) -> tuple[onnx.ModelProto, FixReport]:
+    """A fixed copy of ``model`` and the report; the caller's proto is never changed.
+
+    ``ops``/``nodes``/``exclude``: only these operators / only / never these node names (as
+    ``ortpool rewrite`` takes them); ``skip_invalid``: a node failing its schema checks is left
+    as it is and reported instead of raising; ``providers``: the execution
+    providers to prove on (default CPU); ``opt_level``: onnxruntime's graph optimization level
+    the model will run at (``disable``, ``basic``, ``extended``, ``layout``, ``all``; default
+    ``all``, onnxruntime's own); ``nonfinite``: prove MaxPool on NaN and -inf too (and guard
+    it where the runtime drops them). A model given by path is read without its external
+    data, which the proofs read from the model's folder (``source_dir`` for a proto).
+    """
+    options = _options(ops, nodes, exclude, skip_invalid, providers, opt_level, nonfinite, seed)
+    if isinstance(model, onnx.ModelProto):
+        return fix_model(model, options, source_dir)
+    proto = modelfile.read(model, load_external_data=False)
+    return fix_model(proto, options, Path(model).parent if source_dir is None else source_dir)
+
+
+def fix(model: ModelLike, **options: Any) -> onnx.ModelProto:
+    """:func:`fix_with_report` without the report."""
+    return fix_with_report(model, **options)[0]
+
+
+def fix_file(
+    source: str | os.PathLike,
+    target: str | os.PathLike,
+    *,
+    allow_unproven: bool = False,
+    dry_run: bool = False,
+    link_data: bool = False,
+    json_report: str | os.PathLike | None = None,
+    **options: Any,
+) -> FixReport:
+    """Fix the model file ``source`` into ``target``, written as ``ortpool rewrite`` writes
+    (:func:`ortpool.rewrite.write_file`: weights never loaded, external data cloned or copied
+    next to it, hard-linked with ``link_data``; every destination checked before the proofs
+    run; all files or none). No model is written when a node could not be proven unless
+    ``allow_unproven``, nor with ``dry_run``; the JSON report (``json_report``) is written
+    either way."""
+
+    def produce(model: onnx.ModelProto, folder: Path) -> tuple[onnx.ModelProto | None, FixReport]:
+        fixed, report = fix_with_report(model, source_dir=folder, **options)
+        if report.unproven and not allow_unproven:
+            report.notes.append("nothing written: some nodes are unproven (--allow-unproven)")
+            return None, report
+        if dry_run:
+            report.notes.append("nothing written (--dry-run)")
+            return None, report
+        report.written = os.fspath(target)
+        return fixed, report
+
+    return write_file(source, target, produce, link_data=link_data, json_report=json_report)
+
+
+class _CallablePackage(types.ModuleType):
+    """``ortpool.fix(model)`` calls :func:`fix` while ``ortpool.fix`` stays the package."""
+
+    def __call__(self, model: ModelLike, **options: Any) -> onnx.ModelProto:
+        return fix(model, **options)
+
+
+sys.modules[__name__].__class__ = _CallablePackage

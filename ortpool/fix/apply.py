@@ -1,0 +1,64 @@
+"""Writing the chosen realizations into a model.
+
+Each node is replaced, where it stands, by the nodes :func:`ortpool.fix.emit.emit` writes for
+its plan (the node itself for ``unchanged``); every other node, value, initializer, name and
+doc string stays. A node realized as ortpool's op brings the ``ortpool`` opset import to the
+graph or function that holds it, and a subgraph output it writes gets its declared sizes set
+aside as ``ortpool rewrite`` does (:mod:`ortpool.rewrite.branch_outputs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import onnx
+
+from ortpool import optypes
+from ortpool.fix import emit
+from ortpool.fix.forms import Plan
+from ortpool.fix.sites import Site
+from ortpool.rewrite import branch_outputs, retarget
+from ortpool.rewrite.passes import imports_of, position_of
+from ortpool.rewrite.scopes import model_scopes
+
+
+def apply(
+    source: onnx.ModelProto, sites: Sequence[Site], plans: Mapping[int, Plan]
+) -> tuple[onnx.ModelProto, list[str]]:
+    """A copy of ``source`` with ``plans`` (site number -> plan) written in; notes."""
+    model = onnx.ModelProto()
+    model.CopyFrom(source)
+    scopes = {scope.key: scope for scope in model_scopes(model)}
+    namer = retarget.Namer(retarget.all_names(model))
+    owners: set[tuple] = set()
+    # The copy's scopes hold the same nodes at the same positions as the source's.
+    targets = []
+    for site in sites:
+        plan = plans.get(site.number)
+        if plan is None or not plan.changes_node or site.facts is None:
+            continue
+        scope = scopes[site.scope.key]
+        position = position_of(site.scope.nodes, site.node)
+        targets.append((scope, scope.nodes[position], site, plan))
+    for scope, node, site, plan in targets:
+        assert site.facts is not None
+        made = emit.emit(plan, site.facts, node, emit.Io.of(node), namer)
+        position = position_of(scope.nodes, node)
+        del scope.nodes[position]
+        for offset, new in enumerate(made):
+            scope.nodes.insert(position + offset, new)
+        if plan.ortpool:
+            owners.add(scope.owner_key)
+    for owner in owners:
+        imports = imports_of(model, owner)
+        if not any(entry.domain == optypes.DOMAIN for entry in imports):
+            imports.add(domain=optypes.DOMAIN, version=optypes.DOMAIN_VERSION)
+    notes = []
+    moved = branch_outputs.set_aside(model)
+    if moved:
+        notes.append(
+            f"subgraph outputs {', '.join(map(repr, moved))} are written by an ortpool op: "
+            "their declared static sizes are kept in their metadata and their dims made symbolic "
+            "(as 'ortpool rewrite' does)"
+        )
+    return model, notes

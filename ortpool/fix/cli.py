@@ -1,0 +1,70 @@
+"""``ortpool fix IN.onnx OUT.onnx``: the exact spec at the runtime's own speed, proven."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = (
+    "rewrite each pooling node into a form the installed onnxruntime computes exactly (or "
+    "ortpool's op where none is), proven node by node against ortpool's kernels"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ortpool.fix.runtime import LEVELS
+    from ortpool.rewrite import cli_common
+
+    # IN OUT, --ops, --nodes, --exclude, --skip-invalid, --json, --link-data, -q/-v: as rewrite's
+    cli_common.add_arguments(parser, "fix")
+    parser.add_argument(
+        "--providers",
+        metavar="EP[,EP...]",
+        help="onnxruntime execution providers to prove on (default CPUExecutionProvider)",
+    )
+    parser.add_argument(
+        "--opt-level",
+        choices=list(LEVELS),
+        default="all",
+        help="the graph optimization level the model will run at (default all, "
+        "onnxruntime's own): forms are proven at it",
+    )
+    parser.add_argument(
+        "--nonfinite",
+        "--nan",
+        action="store_true",
+        help="also prove MaxPool on NaN and -inf, guarding it where the runtime drops NaN or "
+        "gives -3.4e38 for windows of -inf only",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the proof inputs (0)")
+    parser.add_argument(
+        "--allow-unproven",
+        action="store_true",
+        help="write the model even when some nodes could not be proven (exit 1)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="prove and report; write nothing")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ortpool.fix import fix_file
+    from ortpool.rewrite.cli_common import file_options
+
+    report = fix_file(
+        args.input,
+        args.output,
+        allow_unproven=args.allow_unproven,
+        dry_run=args.dry_run,
+        providers=args.providers,
+        opt_level=args.opt_level,
+        nonfinite=args.nonfinite,
+        seed=args.seed,
+        **file_options(args),
+    )
+    code = report.exit_code(args.allow_unproven)
+    if not args.quiet or code:
+        stream = sys.stdout if code < 2 else sys.stderr
+        for line in report.summary_lines(verbose=args.verbose):
+            print(line, file=stream)
+        if report.written:
+            print(f"wrote {report.written}", file=stream)
+    return code

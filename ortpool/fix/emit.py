@@ -1,0 +1,344 @@
+"""A :class:`~ortpool.fix.forms.Plan` as ONNX nodes, for the opset that governs the node.
+
+The same function writes the nodes of an isolated proof model and the nodes spliced into the
+fixed model, so what is proven is what is written. The pool node (or the Reduce op standing for
+it) keeps the original node's name, doc string and domain; inserted nodes are named
+``ortpool_fix/<role>/<node>`` and their values ``<Y>__ortpool_fix_<role>``, unique in the whole
+model, each with the doc string :data:`MARK` ``...``. Constants are ``Constant`` nodes (a
+function body has no initializers).
+
+Each inserted op is checked against the schema in force at the opset (it must exist and take
+the element type); a plan the opset cannot express raises :class:`Unwritable` with the reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import onnx.defs
+from onnx import TensorProto, helper, numpy_helper
+
+from ortpool.fix.forms import NodeFacts, Plan
+from ortpool.rewrite import retarget
+from ortpool.rewrite.checks import check_node, node_name
+from ortpool.validate import dtypes
+
+MARK = "ortpool-fix:"
+
+
+class Unwritable(Exception):
+    """The plan needs an op or a type the governing opset does not have."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Io:
+    """The values a realization reads and writes: the node's own (``""``: absent)."""
+
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+    @classmethod
+    def of(cls, node: onnx.NodeProto) -> Io:
+        return cls(tuple(node.input), tuple(node.output))
+
+
+def admits(op: str, opset: int, elem: str) -> None:
+    """Raise :class:`Unwritable` unless ``op`` exists at ``opset`` and its first input takes
+    ``elem``. Example: ``admits("IsNaN", 8, "float")`` raises (IsNaN arrived at opset 9)."""
+    try:
+        schema = onnx.defs.get_schema(op, opset)
+    except onnx.defs.SchemaError:
+        raise Unwritable(f"{op} does not exist at ai.onnx opset {opset}") from None
+    param = schema.inputs[0].type_str if schema.inputs else None
+    for constraint in schema.type_constraints:
+        if constraint.type_param_str == param:
+            if f"tensor({elem})" not in constraint.allowed_type_strs:
+                raise Unwritable(
+                    f"{op}-{schema.since_version} (opset {opset}) does not take {elem}"
+                )
+            return
+
+
+class _Writer:
+    """Appends the nodes of one realization, naming every inserted node and value."""
+
+    def __init__(self, node: onnx.NodeProto, opset: int, namer: retarget.Namer, form: str):
+        self.node, self.opset, self.namer, self.form = node, opset, namer, form
+        self.base = node.name or (node.output[0] if node.output else node.op_type)
+        self.nodes: list[onnx.NodeProto] = []
+        self.domain = node.domain or None
+
+    def value(self, role: str, like: str) -> str:
+        return self.namer.fresh(f"{like}__ortpool_fix_{role}")
+
+    def add(
+        self, op: str, inputs: Sequence[str], outputs: Sequence[str], role: str, **attrs: Any
+    ) -> onnx.NodeProto:
+        made = helper.make_node(
+            op,
+            list(inputs),
+            list(outputs),
+            name=self.namer.fresh(f"ortpool_fix/{role}/{self.base}"),
+            domain=self.domain,
+            **attrs,
+        )
+        made.doc_string = (
+            f"{MARK} inserted by 'ortpool fix' for node {node_name(self.node)!r} "
+            f"(form {self.form})"
+        )
+        self.nodes.append(made)
+        return made
+
+    def constant(self, role: str, like: str, array: np.ndarray) -> str:
+        admits("Constant", self.opset, dtypes.name_of(array.dtype))
+        out = self.value(role, like)
+        tensor = numpy_helper.from_array(np.asarray(array), name=out)
+        self.add("Constant", [], [out], role, value=tensor)
+        return out
+
+    def cast(self, source: str, elem: str, role: str) -> str:
+        admits("Cast", self.opset, elem)
+        out = self.value(role, source)
+        code = dtypes.CODE[elem]
+        to: Any = TensorProto.DataType.Name(code) if self.opset < 6 else code
+        self.add("Cast", [source], [out], role, to=to)
+        return out
+
+    def pad(self, source: str, pads: Sequence[int], value: float | int, elem: str) -> str:
+        """Pad the spatial axes of ``source`` (N and C untouched) with the constant ``value``."""
+        admits("Pad", self.opset, elem)
+        rank = len(pads) // 2
+        full = [0, 0, *pads[:rank], 0, 0, *pads[rank:]]
+        out = self.value("pad", source)
+        if self.opset >= 11:
+            where = self.constant("pads", source, np.asarray(full, np.int64))
+            constant = self.constant(
+                "pad_value", source, np.asarray(value, dtype=dtypes.NUMPY[elem])
+            )
+            self.add("Pad", [source, where, constant], [out], "pad", mode="constant")
+        elif self.opset >= 2:
+            self.add("Pad", [source], [out], "pad", mode="constant", pads=full, value=float(value))
+        else:
+            self.add(
+                "Pad", [source], [out], "pad", mode="constant", paddings=full, value=float(value)
+            )
+        return out
+
+    def pool(
+        self, plan: Plan, inputs: Sequence[str], outputs: Sequence[str], role: str | None
+    ) -> None:
+        """The pool node itself (``role`` None: the node's own name, doc string and domain)."""
+        node = self.node
+        if role is None:
+            made = onnx.NodeProto()
+            made.CopyFrom(node)
+            del made.input[:]
+            del made.output[:]
+        else:
+            made = self.add(node.op_type, [], [], role)
+        made.input.extend(inputs)
+        made.output.extend(outputs)
+        if plan.pool is not None:
+            del made.attribute[:]
+            for key, value in plan.pool.items():
+                made.attribute.append(helper.make_attribute(key, value))
+        elif role is not None:
+            made.attribute.extend(node.attribute)
+        if role is None:
+            self.nodes.append(made)
+
+    def reduce(
+        self, plan: Plan, source: str, output: str, elem: str, rank: int, role: str
+    ) -> None:
+        """``plan.reduce`` over the spatial axes of ``source``, keepdims (a norm of another p
+        as ``Pow(ReduceSum(Pow(Abs(x), p)), 1/p)``; ``plan.offset`` added at the end)."""
+        assert plan.reduce is not None
+        axes = list(range(2, 2 + rank))
+        admits(plan.reduce, self.opset, elem)
+        if plan.exponent is not None:
+            for op in ("Abs", "Pow"):
+                admits(op, self.opset, elem)
+            magnitude = self.value(f"{role}_abs", source)
+            self.add("Abs", [source], [magnitude], f"{role}_abs")
+            source = self.power(magnitude, plan.exponent, elem, f"{role}_pow")
+        plain = plan.exponent is None and plan.offset is None
+        summed = output if plain else self.value(f"{role}_sum", output)
+        schema = onnx.defs.get_schema(plan.reduce, self.opset)
+        if len(schema.inputs) > 1:  # axes as an input (ReduceSum-13, the others from 18)
+            where = self.constant(f"{role}_axes", source, np.asarray(axes, np.int64))
+            made = self.add(plan.reduce, [source, where], [summed], role, keepdims=1)
+        else:
+            made = self.add(plan.reduce, [source], [summed], role, axes=axes, keepdims=1)
+        if role == "reduce":  # the pool itself: the Reduce op takes its name and doc string
+            made.name, made.doc_string = self.node.name, self.node.doc_string
+        if plan.exponent is not None:
+            last = output if plan.offset is None else None
+            summed = self.power(summed, 1.0 / plan.exponent, elem, f"{role}_root", last)
+        if plan.offset is not None:
+            admits("Add", self.opset, elem)
+            value = self.constant(f"{role}_offset", summed,
+                                  np.asarray(plan.offset, dtypes.NUMPY[elem]))
+            extra = {"broadcast": 1} if self.opset < 7 else {}
+            self.add("Add", [summed, value], [output], f"{role}_offset", **extra)
+
+    def power(
+        self, source: str, exponent: float, elem: str, role: str, output: str | None = None
+    ) -> str:
+        """``source ** exponent`` (a scalar constant of the element type)."""
+        value = self.constant(f"{role}_exponent", source, np.asarray(exponent, dtypes.NUMPY[elem]))
+        out = output or self.value(role, source)
+        extra = {"broadcast": 1} if self.opset < 7 else {}
+        self.add("Pow", [source, value], [out], role, **extra)
+        return out
+
+    def core(
+        self,
+        plan: Plan,
+        facts: NodeFacts,
+        inputs: Sequence[str],
+        outputs: Sequence[str],
+        elem: str,
+        role: str | None,
+    ) -> None:
+        """What computes the pool on ``inputs``: the pool node, or the plan's Reduce op."""
+        if plan.reduce is None:
+            self.pool(plan, inputs, outputs, role)
+            return
+        rank = facts.spatial_rank
+        if rank is None:
+            raise Unwritable("the rank of the input is not known")
+        self.reduce(plan, inputs[0], outputs[0], elem, rank, role or "reduce")
+
+
+def emit(
+    plan: Plan, facts: NodeFacts, node: onnx.NodeProto, io: Io, namer: retarget.Namer
+) -> list[onnx.NodeProto]:
+    """The nodes computing ``io``'s outputs from its inputs as ``plan`` says."""
+    shaped = _wired(node, io)
+    if plan.ortpool:
+        return _ortpool(facts, shaped, namer)
+    if not plan.changes_node:
+        return [shaped]
+    writer = _Writer(shaped, facts.opset, namer, plan.name)
+    elem = plan.compute or facts.elem
+    y = io.outputs[0]
+    indices = io.outputs[1] if len(io.outputs) > 1 and plan.keeps_indices else ""
+    typed = facts.spec.typed_inputs
+    inputs = [
+        writer.cast(name, elem, f"cast_in{k or ''}")
+        if plan.compute and name and k < len(typed) and typed[k]
+        else name
+        for k, name in enumerate(io.inputs)
+    ]
+    source = inputs[0]
+    if plan.reduce is None:
+        admits(node.op_type, facts.opset, elem)
+    pooled_in = source
+    if plan.pad is not None:
+        pooled_in = writer.pad(source, plan.pad, plan.pad_value, elem)
+    last_step = plan.scale is None and not plan.nan_guard and not plan.compute
+    result = y if last_step else writer.value("pool", y)
+    writer.core(plan, facts, [pooled_in, *inputs[1:]], [result, indices] if indices else [result],
+                elem, None)
+    if plan.scale is not None:
+        admits("Mul", facts.opset, elem)
+        scale = writer.constant("scale", y, plan.scale.astype(dtypes.NUMPY[elem]))
+        scaled = y if not plan.nan_guard and not plan.compute else writer.value("scaled", y)
+        extra = {"broadcast": 1} if facts.opset < 7 else {}
+        writer.add("Mul", [result, scale], [scaled], "scale", **extra)
+        result = scaled
+    if plan.nan_guard:
+        result = _guard(writer, plan, facts, inputs, result, elem, y)
+    if plan.compute:
+        admits("Cast", facts.opset, facts.elem)
+        code = dtypes.CODE[facts.elem]
+        to: Any = TensorProto.DataType.Name(code) if facts.opset < 6 else code
+        writer.add("Cast", [result], [y], "cast_out", to=to)
+    return writer.nodes
+
+
+def _guard(
+    writer: _Writer,
+    plan: Plan,
+    facts: NodeFacts,
+    inputs: Sequence[str],
+    result: str,
+    elem: str,
+    y: str,
+) -> str:
+    """The max's non-finite windows mended by one pooled mask (see :func:`forms.nan_guarded`).
+
+    ``M`` is 3 where X is NaN, 1 where X is -inf, 2 elsewhere; pooled by the same plan (the
+    other inputs, MaxRoiPool's RoIs, as they are), its max is 3 in a window holding a NaN
+    (-> NaN), 1 in a window of -inf only and below that in one of padding only (-> -inf; but a
+    MaxRoiPool bin with no element pools to 0 and keeps its 0), 2 otherwise (-> the result).
+    """
+    source = inputs[0]
+    for op in ("IsNaN", "IsInf", "Less", "Greater"):
+        admits(op, facts.opset, elem)
+    admits("Where", facts.opset, "bool")  # its first input is the condition
+    numpy_type = dtypes.NUMPY[elem]
+
+    def const(role: str, value: float) -> str:
+        return writer.constant(role, y, np.full((), value, numpy_type))
+
+    is_nan = writer.value("isnan", source)
+    writer.add("IsNaN", [source], [is_nan], "isnan")
+    is_low = writer.value("isneginf", source)
+    writer.add("IsInf", [source], [is_low], "isneginf", detect_positive=0)
+    three, two, one = const("three", 3.0), const("two", 2.0), const("one", 1.0)
+    finite = writer.value("mask_inf", source)
+    writer.add("Where", [is_low, one, two], [finite], "mask_inf")
+    mask = writer.value("mask", source)
+    writer.add("Where", [is_nan, three, finite], [mask], "mask")
+    if plan.pad is not None:
+        mask = writer.pad(mask, plan.pad, float("-inf"), elem)
+    pooled = writer.value("mask_pool", y)
+    writer.core(plan, facts, [mask, *inputs[1:]], [pooled], elem, "mask_pool")
+    only_low = writer.value("only_neginf", y)
+    writer.add("Less", [pooled, const("one_half", 1.5)], [only_low], "only_neginf")
+    if facts.op == "MaxRoiPool":  # an empty bin (mask 0) keeps the pool's 0
+        admits("And", facts.opset, "bool")
+        some = writer.value("nonempty", y)
+        writer.add("Greater", [pooled, const("half", 0.5)], [some], "nonempty")
+        both = writer.value("only_neginf_bin", y)
+        writer.add("And", [only_low, some], [both], "only_neginf_bin")
+        only_low = both
+    low = const("neginf", float("-inf"))
+    mended = writer.value("neginf_mended", y)
+    writer.add("Where", [only_low, low, result], [mended], "neginf_mended")
+    has_nan = writer.value("has_nan", y)
+    writer.add("Greater", [pooled, const("two_half", 2.5)], [has_nan], "has_nan")
+    nan_value = const("nan", float("nan"))
+    out = y if not plan.compute else writer.value("guarded", y)
+    writer.add("Where", [has_nan, nan_value, mended], [out], "nan_guard")
+    return out
+
+
+def _wired(node: onnx.NodeProto, io: Io) -> onnx.NodeProto:
+    """A copy of ``node`` reading and writing ``io``'s values."""
+    wired = onnx.NodeProto()
+    wired.CopyFrom(node)
+    del wired.input[:]
+    del wired.output[:]
+    wired.input.extend(io.inputs)
+    wired.output.extend(io.outputs)
+    return wired
+
+
+def _ortpool(facts: NodeFacts, shaped: onnx.NodeProto, namer: retarget.Namer) -> list:
+    """ortpool's op through the rewriter's own retargeting (Casts for half types included)."""
+    rank = facts.spatial_rank
+    checked = check_node(shaped, facts.spec, None if rank is None else rank + 2)
+    if facts.elem not in facts.spec.types:
+        raise Unwritable(f"{facts.spec.key} does not take {facts.elem}")
+    cast_from = None
+    if facts.elem not in facts.spec.carried_types:
+        if facts.elem not in ("float16", "bfloat16"):
+            raise Unwritable(f"element type {facts.elem} cannot be carried into a Python op")
+        cast_from = dtypes.CODE[facts.elem]
+    return retarget.to_ortpool(shaped, checked, cast_from, facts.opset, namer)

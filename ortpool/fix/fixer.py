@@ -1,0 +1,443 @@
+"""``fix_model``: choose, write and prove a realization for every pooling node of a model.
+
+1. Find the pooling nodes with their facts (:mod:`ortpool.fix.sites`).
+2. Run the model once (onnxruntime, optimizations off; ortpool's ops if onnxruntime cannot run
+   it) on generated inputs, capturing the real inputs of its main-graph pooling nodes, as the
+   validator does.
+3. Per node, the cheapest realization proven exact alone on the runtime
+   (:mod:`ortpool.fix.choose`), on the captured inputs and seeded input sets of the node's
+   static shape (sampled shapes when its sizes are symbolic).
+4. Write them all (:mod:`ortpool.fix.apply`) and prove the written model: run it at the
+   runtime's optimization level with every main-graph node's input and output captured, and
+   compare each output with ortpool's kernels on the captured input. A node that is exact alone
+   but not in the model (an optimization across nodes undid its form) gets its next candidate,
+   and the model is written and proven again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import onnx
+
+from ortpool.errors import OrtpoolError
+from ortpool.fix import inputs as feeds_mod
+from ortpool.fix import lift
+from ortpool.fix import report as report_mod
+from ortpool.fix.apply import apply
+from ortpool.fix.choose import NOT_IN_MODEL, Attempt, Choice, choose
+from ortpool.fix.forms import Plan
+from ortpool.fix.prove import Proof, compare, short_error
+from ortpool.fix.runtime import Runtime
+from ortpool.fix.sites import Site, find_sites
+from ortpool.ort.runtime import stamp
+from ortpool.rewrite.scopes import ai_onnx_opset
+from ortpool.rewrite.selection import Selection
+from ortpool.validate import capture as capture_mod
+from ortpool.validate import dtypes
+from ortpool.validate import inputs as model_inputs
+
+#: Seeds of the generated model inputs the written model is proven on.
+MODEL_SEEDS = (0, 1)
+#: Rounds of write-and-prove; each round can only move nodes to a later candidate.
+MAX_ROUNDS = 8
+NOT_RUNNING = "the written model could not be run"
+#: onnxruntime's Python API cannot fetch these: captured through a Cast to float32 (exact).
+_UNFETCHABLE = ("bfloat16",)
+_CARRIED = "__ortpool_fix_float32"
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """What ``ortpool fix`` does (see :func:`ortpool.fix.fix`)."""
+
+    selection: Selection = dataclasses.field(default_factory=Selection)
+    skip_invalid: bool = False
+    runtime: Runtime = dataclasses.field(default_factory=Runtime)
+    nonfinite: bool = False
+    seed: int = 0
+    #: the model's inputs to capture and prove on (each a name -> array dict); None: generated
+    inputs: Sequence[Mapping[str, np.ndarray]] | None = None
+
+
+def _model_runs(model: onnx.ModelProto, options: Options) -> list[dict[str, np.ndarray]] | None:
+    """The model inputs of the capture and model-proof runs: given, or generated (seeded)."""
+    if options.inputs is not None:
+        return [dict(feeds) for feeds in options.inputs]
+    try:
+        return [model_inputs.generate_inputs(model, options.seed + s) for s in MODEL_SEEDS]
+    except (OrtpoolError, ValueError):
+        return None
+
+
+def _captured_names(sites: Sequence[Site], outputs: bool) -> tuple[list[str], set[str]]:
+    """The main-graph nodes' inputs (and outputs) to capture; those of an unfetchable type."""
+    names: list[str] = []
+    carried: set[str] = set()
+    for site in sites:
+        if not site.in_main_graph or site.facts is None:
+            continue
+        wanted = [n for n in site.node.input if n]
+        if outputs:
+            wanted += [n for n in site.node.output[: 2 if site.facts.indices_used else 1] if n]
+        names += [n for n in wanted if n not in names]
+        if site.facts.elem in _UNFETCHABLE:
+            carried.update(wanted[:1])
+            if outputs:
+                carried.add(site.node.output[0])
+    return names, carried
+
+
+def _ort_value(array: np.ndarray):
+    """``array`` as onnxruntime takes it (bfloat16 through an OrtValue: no numpy type)."""
+    if dtypes.name_of(array.dtype) not in _UNFETCHABLE:
+        return array
+    import onnxruntime as ort
+
+    return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
+        np.ascontiguousarray(array).view(np.uint16), onnx.TensorProto.BFLOAT16
+    )
+
+
+def _run_capturing(
+    model: onnx.ModelProto,
+    names: tuple[list[str], set[str]],
+    feeds: Mapping[str, np.ndarray],
+    runtime: Runtime,
+    level: str | None,
+    source_dir: str | None,
+) -> dict[str, np.ndarray]:
+    """Run ``model`` with ``names`` as extra outputs; name -> array (initializers read)."""
+    wanted, carried = names
+    initializers = {t.name for t in model.graph.initializer}
+    fetched = [n for n in wanted if n not in feeds and n not in initializers]
+    plain = [n for n in fetched if n not in carried]
+    wide = capture_mod.capture_model(model, plain)
+    for name in fetched:
+        if name in carried:  # fetched as float32 through a Cast, then made bfloat16 again
+            cast = onnx.helper.make_node(
+                "Cast", [name], [name + _CARRIED], to=onnx.TensorProto.FLOAT
+            )
+            wide.graph.node.append(cast)
+            wide.graph.output.append(onnx.ValueInfoProto(name=name + _CARRIED))
+    session = runtime.session(wide, level=level, external_dir=source_dir)
+    values = {name: _ort_value(array) for name, array in feeds.items()}
+    requested = [n for n in plain if n not in feeds]
+    requested += [n + _CARRIED for n in fetched if n in carried]
+    if not requested:
+        # Nothing to capture, but the model must still load and run: its outputs are fetched
+        # (through session.run, which raises an ortpool op's failure), bfloat16 ones as OrtValues.
+        bf16 = onnx.TensorProto.BFLOAT16
+        requested = [o.name for o in wide.graph.output if o.type.tensor_type.elem_type != bf16]
+        if not requested:
+            import onnxruntime as ort
+
+            every = {
+                name: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
+                for name, v in values.items()
+            }
+            session.run_with_ort_values([o.name for o in wide.graph.output], every)
+    arrays = session.run(requested, values) if requested else []
+    found = dict(zip(requested, (np.asarray(a) for a in arrays), strict=True))
+    for name in fetched:
+        if name in carried:
+            found[name] = found.pop(name + _CARRIED).astype(dtypes.NUMPY["bfloat16"])
+    found.update({k: np.asarray(v) for k, v in feeds.items() if k in wanted})
+    for tensor in model.graph.initializer:
+        if tensor.name in wanted and tensor.data_location != onnx.TensorProto.EXTERNAL:
+            found[tensor.name] = onnx.numpy_helper.to_array(tensor)
+    return found
+
+
+def _capture_inputs(
+    model: onnx.ModelProto,
+    sites: Sequence[Site],
+    options: Options,
+    source_dir: str | None,
+    notes: list[str],
+) -> list[dict[str, np.ndarray]]:
+    """The real inputs of the main-graph nodes, from runs of the source model."""
+    names = _captured_names(sites, outputs=False)
+    if not names[0]:
+        return []
+    runs: list[dict[str, np.ndarray]] = []
+    model_runs = _model_runs(model, options)
+    if model_runs is None:
+        notes.append("the model's inputs could not be generated: no input was captured")
+        return []
+    for number, feeds in enumerate(model_runs):
+        try:
+            runs.append(_run_capturing(model, names, feeds, options.runtime, "disable", source_dir))
+            continue
+        except Exception as err:  # onnxruntime cannot run the source model (a refused node)
+            first = short_error(err)
+        try:
+            from ortpool.rewrite import rewrite
+
+            spec = rewrite(model)
+            runs.append(_run_capturing(spec, names, feeds, options.runtime, "disable", source_dir))
+            if number == 0:
+                notes.append(
+                    f"onnxruntime could not run the model ({first}); node inputs were captured "
+                    "from its ortpool-rewritten run"
+                )
+        except Exception as err:
+            notes.append(f"no node input could be captured: {short_error(err)}")
+            return []
+    return runs
+
+
+def _proof_sets(
+    site: Site, captured: Sequence[Mapping[str, np.ndarray]], options: Options
+) -> tuple[list[feeds_mod.FeedSet], list[str]]:
+    """The node's input sets with the spec's outputs, and why the kernels refused the others."""
+    facts = site.facts
+    assert facts is not None
+    mine = []
+    for run in captured:
+        arrays = [run.get(name) for name in site.node.input if name]
+        if all(a is not None for a in arrays):
+            mine.append(arrays)
+    shape = feeds_mod.full_shape(facts, site.x_dims)
+    shapes = [shape] if shape is not None else feeds_mod.sampled_shapes(facts)
+    if shape is not None:
+        mine = [a for a in mine if tuple(a[0].shape) == shape]
+    sets = feeds_mod.proof_sets(
+        facts,
+        shapes,
+        captured=mine,
+        seed=options.seed,
+        nonfinite=options.nonfinite,
+        output_shape=site.output_shape,
+    )
+    spec = feeds_mod.node_spec(facts)
+    refusals: list[str] = []
+    return feeds_mod.expect(spec, sets, refusals), refusals
+
+
+def _prove_in_model(
+    fixed: onnx.ModelProto,
+    sites: Sequence[Site],
+    model: onnx.ModelProto,
+    options: Options,
+    source_dir: str | None,
+) -> tuple[dict[int, Proof], str]:
+    """Each main-graph node's output in the written model against the kernels on its captured
+    input; per site number, the proof; and a note when the model could not be run (the model is
+    run even when no node can be captured: it must load and run)."""
+    names = _captured_names(sites, outputs=True)
+    proofs: dict[int, Proof] = {}
+    model_runs = _model_runs(model, options)
+    if model_runs is None:
+        return {}, "the model's inputs could not be generated"
+    for number, feeds in enumerate(model_runs):
+        try:
+            run = _run_capturing(fixed, names, feeds, options.runtime, None, source_dir)
+        except Exception as err:
+            return {}, f"{NOT_RUNNING}: {short_error(err)}"
+        for site in sites:
+            facts = site.facts
+            if facts is None or not site.selected:
+                continue
+            if not site.in_main_graph:
+                continue
+            arrays = [run[name] for name in site.node.input if name]
+            got = [run[name] for name in site.node.output[: 2 if facts.indices_used else 1]]
+            spec = feeds_mod.node_spec(facts)
+            feed = feeds_mod.FeedSet(f"the model's run {number + 1}", arrays)
+            if not feeds_mod.expect(spec, [feed]):
+                continue
+            proof = proofs.setdefault(site.number, Proof(exact=True, where="model"))
+            if not proof.exact:
+                continue
+            failure = compare(facts, feed, got, proof)
+            if failure:
+                proof.exact, proof.failure = False, failure
+            else:
+                proof.sets += 1
+                if list(feed.shape) not in proof.shapes:
+                    proof.shapes.append(list(feed.shape))
+    return proofs, ""
+
+
+def _score(report: report_mod.FixReport) -> tuple[int, int]:
+    return len(report.unproven), len(report.needs_ortpool)
+
+
+def fix_model(
+    model: onnx.ModelProto, options: Options, source_dir: str | os.PathLike | None = None
+) -> tuple[onnx.ModelProto, report_mod.FixReport]:
+    """The fixed copy of ``model`` and the report (``model`` is not changed).
+
+    When nodes stay unproven or need ortpool's op and the model imports an ai.onnx opset below
+    :data:`ortpool.fix.lift.TARGETS`' last, the model lifted to each opset it can be lifted to
+    without changing what it means (:mod:`ortpool.fix.lift`) is fixed too, and the first with
+    fewer such nodes is taken.
+    """
+    source = None if source_dir is None else os.fspath(source_dir)
+    fixed, report = _fix_once(model, options, source)
+    opset = ai_onnx_opset(model.opset_import)
+    if _score(report) == (0, 0) or opset is None or opset >= lift.TARGETS[-1]:
+        return fixed, report
+    elems = {n.name: n.elem for n in report.nodes if n.elem}
+    reasons = []
+    for target in lift.TARGETS:
+        if target <= opset:
+            continue
+        pinned: dict[str, int] = {}
+        why = lift.blocked(model, target, elems, pinned)
+        if why:
+            reasons.append(f"{target}: {why}")
+            continue
+        copy, reemitted = lift.lifted(model, target, pinned)
+        lifted_fixed, lifted_report = _fix_once(copy, options, source, pinned)
+        if _score(lifted_report) < _score(report):
+            _mark_lifted(report, lifted_report, target)
+            note = (
+                f"ai.onnx opset lifted from {opset} to {target}, where every node keeps its "
+                "meaning (onnxruntime runs there what it cannot at opset "
+                f"{opset})" + (f"; {', '.join(reemitted)}" if reemitted else "")
+            )
+            lifted_report.notes.insert(0, note)
+            fixed, report = lifted_fixed, lifted_report
+            if _score(report) == (0, 0):
+                break
+    if reasons and ai_onnx_opset(fixed.opset_import) == opset:
+        report.notes.append(f"the opset could not be lifted to {reasons[0]}")
+    return fixed, report
+
+
+def _mark_lifted(
+    plain: report_mod.FixReport, lifted_report: report_mod.FixReport, target: int
+) -> None:
+    """Each node of the lifted model's report as the user wrote it (its own version), its
+    realization including the lift: a node left as it is is now written at another opset."""
+    for before, node in zip(plain.nodes, lifted_report.nodes, strict=True):
+        if node.version != before.version:
+            node.why = f"{node.why}; {node.op}-{before.version} written as {node.key}".lstrip("; ")
+            node.version = before.version
+        if node.realization == report_mod.UNCHANGED:
+            node.realization, node.form = report_mod.FORM, lift.OPSET_LIFT
+            node.why = f"the node at ai.onnx opset {target}; {node.why}".rstrip("; ")
+        elif node.realization == report_mod.FORM:
+            node.form = f"{node.form}+{lift.OPSET_LIFT}"
+
+
+def _fix_once(
+    model: onnx.ModelProto,
+    options: Options,
+    source: str | None,
+    pinned: Mapping[str, int] | None = None,
+) -> tuple[onnx.ModelProto, report_mod.FixReport]:
+    """One fix of ``model`` at its own opsets (``pinned`` nodes at their given versions)."""
+    report = report_mod.FixReport(runtime=options.runtime.describe(), nonfinite=options.nonfinite)
+    # Stamped first: the source's capture runs and every proof run what will be written.
+    model = _copy(model)
+    note = stamp(model)
+    if note:
+        report.notes.append(note)
+    sites, notes = find_sites(model, options.selection, options.skip_invalid, pinned)
+    report.notes.extend(notes)
+    captured = _capture_inputs(model, sites, options, source, report.notes)
+    sets: dict[int, list[feeds_mod.FeedSet]] = {}
+    choices: dict[int, Choice] = {}
+    for site in sites:
+        if site.facts is None or not site.selected:
+            continue
+        sets[site.number], refusals = _proof_sets(site, captured, options)
+        if sets[site.number]:
+            choices[site.number] = choose(site, sets[site.number], options.runtime)
+        else:  # nothing can prove any form: the spec itself gives no output to compare with
+            why = f": {refusals[0]}" if refusals else ""
+            choices[site.number] = Choice(
+                None, None, [], f"no input it could be proven on: ortpool's kernels refuse{why}"
+            )
+    in_model: dict[int, Proof] = {}
+    fixed, problem, apply_notes = model, "", []
+    for _ in range(MAX_ROUNDS):
+        plans = {n: c.plan for n, c in choices.items() if c.plan is not None}
+        fixed, apply_notes = apply(model, sites, plans)
+        in_model, problem = _prove_in_model(fixed, sites, model, options, source)
+        failed = [n for n, p in in_model.items() if not p.exact and n in plans]
+        if not failed:
+            break
+        for number in failed:
+            choice = choices[number]
+            assert choice.plan is not None
+            earlier = [a for a in choice.attempts if a.form != choice.plan.name]
+            earlier.append(Attempt(choice.plan.name, NOT_IN_MODEL, in_model[number].failure))
+            choices[number] = choose(_site(sites, number), sets[number], options.runtime, earlier)
+    if problem:
+        report.notes.append(f"no proof in the written model: {problem}")
+    report.notes.extend(apply_notes)
+    for site in sites:
+        entry = _node_fix(site, choices.get(site.number), in_model.get(site.number))
+        if problem.startswith(NOT_RUNNING) and entry.realization not in (
+            report_mod.UNPROVEN,
+            report_mod.NOT_SELECTED,
+        ):
+            # Proven alone, but the model as written does not run: not a fix to ship.
+            entry.realization, entry.reason = report_mod.UNPROVEN, f"proven alone, but {problem}"
+        report.nodes.append(entry)
+    return fixed, report
+
+
+def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    return copy
+
+
+def _site(sites: Sequence[Site], number: int) -> Site:
+    return next(s for s in sites if s.number == number)
+
+
+def _node_fix(site: Site, choice: Choice | None, in_model: Proof | None) -> report_mod.NodeFix:
+    facts = site.facts
+    entry = report_mod.NodeFix(
+        name=site.name,
+        location=site.location,
+        op=site.node.op_type,
+        version=facts.version if facts else None,
+        elem=facts.elem if facts else None,
+        realization=report_mod.NOT_SELECTED if not site.selected else report_mod.UNPROVEN,
+        reason=site.reason,
+    )
+    if facts is None or choice is None:
+        if site.selected and not entry.reason:
+            entry.reason = "no facts could be learned"
+        return entry
+    entry.attempts = choice.attempts
+    if facts.spatial is not None:
+        entry.shapes = f"static spatial sizes {list(facts.spatial)}"
+    else:
+        entry.shapes = (
+            "symbolic spatial sizes: only forms right for every size were considered, proven "
+            "on sampled sizes"
+        )
+    plan: Plan | None = choice.plan
+    if plan is None or choice.proof is None:
+        last = choice.attempts[-1].detail if choice.attempts else ""
+        entry.reason = choice.reason or (
+            f"no candidate could be proven (ortpool's op included; its proof: {last})"
+        )
+        return entry
+    entry.form, entry.why = plan.name, plan.why
+    entry.proof = choice.proof.to_dict()
+    if in_model is not None:
+        entry.in_model = in_model.to_dict()
+    if not site.in_main_graph:
+        entry.shapes += (
+            f"; in {site.location}: proven alone (its input is not one tensor of the model's "
+            "run)"
+        )
+    if plan.ortpool:
+        entry.realization = report_mod.ORTPOOL
+    elif plan.changes_node:
+        entry.realization = report_mod.FORM
+    else:
+        entry.realization = report_mod.UNCHANGED
+    return entry

@@ -1,0 +1,552 @@
+"""The ways one pooling node can be computed with standard ops, as data: :class:`Plan`.
+
+A plan is what ``ortpool fix`` may write in place of a node. It is built by a *form*, a pure
+function of the node's facts (:class:`NodeFacts`: operator, spec version, attributes, element
+type, static spatial sizes); :mod:`ortpool.fix.emit` turns a plan into nodes and
+:mod:`ortpool.fix.prove` decides whether the runtime computes it exactly. A form that does not
+apply to a node returns the reason as a string instead of a plan.
+
+Base forms, cheapest first:
+
+* :func:`unchanged` -- the node as it is.
+* :func:`explicit_pads` -- ``auto_pad`` SAME_*/VALID written as explicit pads, ``ceil_mode=0``
+  (MaxPool, AveragePool, LpPool).
+* :func:`pad_node` -- a ``Pad`` node in front of a pool that pads nothing (the general form).
+* :func:`reduce` -- a global pool as the Reduce op over the spatial axes that computes the same.
+* :func:`empty_plane` -- a global pool over an empty plane: the empty window's constant.
+
+Wrappers around a base form:
+
+* :func:`in_float` -- the node computed in float32 between two Casts (types without a kernel).
+* :func:`in_double` -- a global average or norm summed in float64 and rounded once (RULINGS 13).
+* :func:`nan_guarded` -- the max's NaN and -inf restored by a pooled mask (opt-in).
+
+Every number here comes from :mod:`ortpool.geometry`, the arithmetic the kernels use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ortpool import versions
+from ortpool.attributes import NodeAttrs, PoolAttrs
+from ortpool.errors import OrtpoolError
+from ortpool.geometry import PoolGeometry, effective_kernel, pool_geometry, same_pads
+from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS, OpVersion
+
+UNCHANGED = "unchanged"
+EXPLICIT_PADS = "explicit-pads"
+PAD = "pad"
+PAD_SIGNED_ZERO = "pad-signed-zero"
+REDUCE = "reduce"
+EMPTY_PLANE = "empty-plane"
+IN_FLOAT = "in-float"
+IN_DOUBLE = "in-double"
+NAN_GUARD = "nan-guard"
+ORTPOOL = "ortpool"
+
+#: Ops whose value is a max of input elements: NaN and -inf are proven only on request (their
+#: guard is opt-in, ``--nonfinite``).
+MAX_LIKE = ("MaxPool", "GlobalMaxPool", "MaxRoiPool")
+
+#: Element types whose every value float32 holds exactly: a max computed in float32 and cast
+#: back is the max itself; an average is accumulated in float32 anyway (RULINGS.md 8).
+FLOAT_EXACT = ("float16", "bfloat16", "int8", "uint8")
+FLOATS = ("float", "double", "float16", "bfloat16")
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeFacts:
+    """What a form may depend on: one node's spec, attributes, element type and sizes."""
+
+    op: str
+    version: int
+    opset: int  # the ai.onnx opset governing the node (decides which ops can be inserted)
+    attrs: NodeAttrs
+    elem: str  # element type of X, as the schemas name it ("float", "uint8", ...)
+    spatial: tuple[int, ...] | None  # static spatial sizes of X; None when any is symbolic
+    n_inputs: int = 1
+    n_outputs: int = 1
+    indices_used: bool = False  # MaxPool's Indices output is read by a node or a graph output
+    rank: int | None = None  # spatial axes of X (None: unknown); the kernel's length if any
+    #: the node's attributes as written (name -> Python value), for the kernels and tolerances
+    attributes: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False)
+    #: the node keeps ``version`` though ``opset`` makes its op another version (a lifted model:
+    #: :mod:`ortpool.fix.lift`); only a form that replaces the node can realize it
+    pinned: bool = False
+
+    @property
+    def spec(self) -> OpVersion:
+        return versions.get(self.op, self.version)
+
+    @property
+    def windowed(self) -> bool:
+        """MaxPool, AveragePool, LpPool: a window given by kernel, strides, pads."""
+        return self.op in WINDOW_OPERATORS and isinstance(self.attrs, PoolAttrs)
+
+    @property
+    def spatial_rank(self) -> int | None:
+        if isinstance(self.attrs, PoolAttrs):
+            return self.attrs.rank
+        return self.rank
+
+    def geometry(self) -> PoolGeometry | None:
+        """The spec's geometry on the static sizes (None when they are symbolic)."""
+        if self.spatial is None or not self.windowed:
+            return None
+        assert isinstance(self.attrs, PoolAttrs)
+        return pool_geometry(self.spatial, self.attrs)
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """One realization of a node.
+
+    ``pool``: attributes of the standard pool node written (None: the node's own, untouched);
+    ``reduce``: instead of the pool, this Reduce op over the spatial axes (keepdims), with
+    ``exponent`` for a norm summed as ``ReduceSum(|x|^p)^(1/p)`` and ``offset`` added last;
+    ``pad``/``pad_value``: a Pad node in front (spatial pads, begins then ends);
+    ``scale``: a constant (1, 1, *out) the pool's result is multiplied by;
+    ``compute``: X (and the other inputs of X's type) cast to this type, and Y back;
+    ``nan_guard``: the max's NaN propagation restored; ``ortpool``: the node becomes ortpool's
+    op (needs ortpool at run time).
+    ``keeps_indices``: the Indices output is the spec's; ``shape_free``: right for every input
+    size (otherwise written for the static sizes only). ``why``: the derivation, for the report.
+    """
+
+    name: str
+    pool: Mapping[str, Any] | None = None
+    reduce: str | None = None
+    exponent: float | None = None
+    offset: float | None = None
+    pad: tuple[int, ...] | None = None
+    pad_value: float | int | None = None
+    scale: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
+    compute: str | None = None
+    nan_guard: bool = False
+    ortpool: bool = False
+    keeps_indices: bool = True
+    shape_free: bool = True
+    why: str = ""
+
+    @property
+    def changes_node(self) -> bool:
+        return self.name != UNCHANGED
+
+
+Form = Callable[..., "Plan | str"]
+
+
+def standard_attributes(spec: OpVersion, attrs: PoolAttrs) -> dict[str, Any]:
+    """``attrs`` as the attributes of a standard node of ``spec``, schema defaults left out.
+
+    Example: MaxPool-12 with kernel (3, 3), pads all 0, strides 1: ``{"kernel_shape": [3, 3]}``.
+    """
+    values = dataclasses.asdict(attrs)
+    out: dict[str, Any] = {}
+    for name, attr_spec in spec.attrs.items():
+        value = values[name]
+        if name == "kernel_shape":
+            out[name] = list(value)
+        elif name == "pads":
+            if attrs.auto_pad == "NOTSET" and any(value):
+                out[name] = list(value)
+        elif name in ("strides", "dilations"):
+            if any(v != 1 for v in value):
+                out[name] = list(value)
+        elif value != attr_spec.default and not (name == "auto_pad" and value == "NOTSET"):
+            out[name] = value
+    return out
+
+
+def unchanged(facts: NodeFacts, compute: str | None = None) -> Plan:
+    """The node as it is: right wherever the runtime already gives the spec's result."""
+    return Plan(UNCHANGED, why="the node as it is")
+
+
+def explicit_pads(facts: NodeFacts, compute: str | None = None) -> Plan | str:
+    """``auto_pad`` SAME_UPPER/SAME_LOWER/VALID written as explicit pads, ``ceil_mode=0``.
+
+    SAME (RULINGS.md 2): ``out = ceil(n/s)``, total pad ``max(0, (out-1)*s + ek - n)`` with the
+    *dilated* span ``ek = (k-1)*d + 1``, the odd pixel at the end (UPPER) or the beginning
+    (LOWER). Example: n=9, k=3, d=2, s=1, SAME_UPPER: ek=5, out=9, total 4 -> pads (2, 2)
+    (onnxruntime pads for the undilated kernel, total 2, and reads every window one place off).
+    With explicit pads the window starts are exact, so ``(out-1)*s + ek = n + pb + pe`` and
+    ceil mode has nothing to round: ``ceil_mode=0`` says the same.
+
+    VALID (RULINGS.md 3): pads 0, ``out = floor((n-ek)/s) + 1`` whatever ceil_mode says; so
+    ``ceil_mode=0``. Example: n=8, k=3, s=2: floor(5/2)+1 = 3 windows (ceil mode would give 4,
+    which onnxruntime does).
+
+    No coordinate moves, so Indices stay the spec's. VALID is right for every size; SAME when
+    every stride is 1 (the total is ``ek - 1`` whatever ``n``), otherwise for the static sizes.
+    """
+    if not facts.windowed:
+        return f"{facts.op} has no auto_pad"
+    attrs = facts.attrs
+    assert isinstance(attrs, PoolAttrs)
+    if attrs.auto_pad == "NOTSET":
+        return "the pads are explicit already"
+    shape_free = attrs.auto_pad == "VALID" or all(s == 1 for s in attrs.strides)
+    if attrs.auto_pad == "VALID":
+        pads = (0,) * (2 * attrs.rank)
+        why = "VALID: pads 0 and ceil_mode 0 (VALID's size ignores ceil_mode)"
+    else:
+        sizes = facts.spatial
+        if sizes is None:
+            if not shape_free:
+                return (
+                    "SAME pads depend on the input size, which is symbolic (a stride is not 1)"
+                )
+            # Stride 1: out = n and total = ek - 1 for any n; the kernel span itself serves as n.
+            sizes = tuple(
+                effective_kernel(k, d)
+                for k, d in zip(attrs.kernel_shape, attrs.dilations, strict=True)
+            )
+        upper = attrs.auto_pad == "SAME_UPPER"
+        per_axis = [
+            same_pads(n, k, s, d, upper)[1:]
+            for n, k, s, d in zip(sizes, attrs.kernel_shape, attrs.strides, attrs.dilations,
+                                  strict=True)
+        ]
+        pads = tuple(p[0] for p in per_axis) + tuple(p[1] for p in per_axis)
+        why = f"{attrs.auto_pad}: pads {list(pads)} from the dilated kernel span"
+    written = dataclasses.replace(attrs, auto_pad="NOTSET", pads=pads, ceil_mode=0)
+    return Plan(
+        EXPLICIT_PADS,
+        pool=standard_attributes(facts.spec, written),
+        shape_free=shape_free,
+        why=why,
+    )
+
+
+def lowest(elem: str) -> float | int:
+    """The value that never wins a max and is the empty window's result (RULINGS.md 5, 6)."""
+    if elem in FLOATS:
+        return -math.inf
+    info = np.iinfo(np.dtype(elem))
+    return int(info.min)
+
+
+def _pad_value(facts: NodeFacts, compute: str, signed_zero: bool) -> float | int | str:
+    """The constant the Pad writes, or the reason there is none for this variant."""
+    if facts.op == "MaxPool":
+        value = lowest(facts.elem)  # of the node's own type: a cast back must give it again
+        if signed_zero:
+            if value != 0 or compute not in FLOATS:
+                return "a signed zero only stands in for a lowest value of 0 in a float type"
+            return -0.0
+        return float(value) if compute in FLOATS else value
+    if signed_zero:
+        if compute not in FLOATS:
+            return "a signed zero needs a float type"
+        return -0.0
+    return 0.0 if compute in FLOATS else 0
+
+
+def pad_node(
+    facts: NodeFacts, *, signed_zero: bool = False, compute: str | None = None
+) -> Plan | str:
+    """A ``Pad`` node before a pool that pads nothing, in floor mode: the general form.
+
+    Per axis the spec's effective pads ``(pb, pe)`` come from :mod:`ortpool.geometry` (SAME's
+    dilated-span pads, VALID's zeros, explicit pads as written, any size: pads >= kernel are
+    legal, RULINGS.md 5). Ceil mode becomes end padding: the pool runs in floor mode on
+    ``n + pb + pe'`` with ``pe' = max(0, (out-1)*s + ek - n - pb)``, which gives exactly the
+    spec's ``out``, drop rule included (RULINGS.md 1).
+
+    MaxPool: the Pad writes the lowest value of the type (-inf, or the integer minimum): it never
+    wins over an input and is what an empty window gives (RULINGS.md 5, 6). Example: k=2, s=1,
+    pads (2, 2) on n=3, which onnxruntime refuses (pads >= kernel): Pad 2+2 -> 7 positions,
+    MaxPool k=2 -> 6 outputs, the first and last windows hold only padding -> -inf.
+
+    LpPool: the Pad writes 0, which adds ``|0|^p = 0`` to a window's sum: the norm of a window
+    is the norm of its taps inside the input, padding or not (RULINGS.md 12), so no correction.
+    Example: [3, 4], k=2, pads (1, 1), p=2: Pad -> [0, 3, 4, 0] -> windows 3, 5, 4.
+
+    AveragePool: the Pad writes 0 and the pool divides by the kernel volume
+    (``count_include_pad=1``), which gives ``sum / kvol``; the spec divides by ``count``
+    (RULINGS.md 8), so the result is multiplied by the constant ``kvol / count`` per output
+    position (a count of 0 gives inf, and 0 * inf = NaN: the spec's 0/0). Example: n=5, k=2, s=2,
+    ceil mode, no pads, count_include_pad=0: out = 3, pe' = 2*2 + 2 - 5 = 1; the third window
+    sums x4 + 0 over 2 and is multiplied by 2/1: x4.
+
+    onnxruntime's PadFusion folds a Pad of constant 0 into the pool after it (back into pads >=
+    kernel, which it refuses); ``signed_zero`` pads with -0.0 instead, which adds nothing to a
+    sum and which a test of the constant's bytes does not take for 0. (An all-padding window
+    then averages to -0.0, equal to the spec's 0.)
+
+    The Pad moves coordinates, so Indices are not the spec's. Right for every size when the
+    pads are explicit, ceil mode is off and no divisor needs correcting.
+    """
+    if not facts.windowed:
+        return f"{facts.op} is not a windowed pool"
+    attrs = facts.attrs
+    assert isinstance(attrs, PoolAttrs)
+    if facts.op == "AveragePool" and "count_include_pad" not in facts.spec.attrs:
+        return f"{facts.spec.key} has no count_include_pad to divide by the kernel volume"
+    compute = compute or facts.elem
+    value = _pad_value(facts, compute, signed_zero)
+    if isinstance(value, str):
+        return value
+    geom = facts.geometry()
+    fixed = attrs.auto_pad == "NOTSET" and not attrs.ceil_mode
+    if geom is None and not fixed:
+        return "the pads depend on the input size, which is symbolic (auto_pad or ceil_mode)"
+    scale = None
+    if geom is None:
+        pads = attrs.pads
+    else:
+        pads = tuple(a.pb for a in geom.axes) + tuple(
+            max(0, (a.out - 1) * a.s + effective_kernel(a.k, a.d) - a.n - a.pb)
+            for a in geom.axes
+        )
+        if facts.op == "AveragePool":
+            scale = _divisor_scale(geom, bool(attrs.count_include_pad))
+    if geom is None and facts.op == "AveragePool" and not attrs.count_include_pad and any(pads):
+        return "the divisor near the edges depends on the input size, which is symbolic"
+    pool = dataclasses.replace(
+        attrs,
+        auto_pad="NOTSET",
+        pads=(0,) * (2 * attrs.rank),
+        ceil_mode=0,
+        count_include_pad=1 if facts.op == "AveragePool" else attrs.count_include_pad,
+    )
+    name = PAD_SIGNED_ZERO if signed_zero else PAD
+    shown = "-0.0" if signed_zero else value
+    why = f"Pad {list(pads)} with {shown}, then the pool in floor mode without pads"
+    if scale is not None:
+        why += ", times kvol/count"
+    return Plan(
+        name,
+        pool=standard_attributes(facts.spec, pool),
+        pad=tuple(pads),
+        pad_value=value,
+        scale=scale,
+        keeps_indices=False,
+        shape_free=geom is None or (fixed and scale is None),
+        why=why,
+    )
+
+
+def _divisor_scale(geom: PoolGeometry, include_pad: bool) -> np.ndarray | None:
+    """``kvol / count`` per output position, (1, 1, *out); None when it is 1 everywhere."""
+    kvol = math.prod(a.k for a in geom.axes)
+    count = np.ones((), np.float64)
+    for axis, a in enumerate(geom.axes):
+        per_axis = np.asarray(a.counts(include_pad), np.float64)
+        count = count * per_axis.reshape((-1,) + (1,) * (len(geom.axes) - 1 - axis))
+    if np.all(count == kvol):
+        return None
+    with np.errstate(divide="ignore"):
+        scale = kvol / count
+    return scale.reshape((1, 1, *scale.shape))
+
+
+def pad_signed_zero(facts: NodeFacts, compute: str | None = None) -> Plan | str:
+    """:func:`pad_node` with -0.0 as the constant (see there)."""
+    return pad_node(facts, signed_zero=True, compute=compute)
+
+
+def _spatial_axes(facts: NodeFacts) -> tuple[int, ...] | str:
+    rank = facts.spatial_rank
+    if rank is None:
+        return "the rank of the input is not known"
+    return tuple(range(2, 2 + rank))
+
+
+def reduce(facts: NodeFacts, compute: str | None = None) -> Plan | str:
+    """A global pool as the Reduce op over the spatial axes (``keepdims=1``): the same values.
+
+    GlobalMaxPool is ``ReduceMax``, GlobalAveragePool ``ReduceMean``, GlobalLpPool ``ReduceL1``
+    (p = 1), ``ReduceL2`` (p = 2) or, for another p, ``Pow(ReduceSum(Pow(Abs(x), p)), 1/p)``
+    (RULINGS.md 12, 13). Example: GlobalLpPool p=3 on the plane [[1, 2], [2, 0]]:
+    ``(1 + 8 + 8 + 0)^(1/3) = 17^(1/3) = 2.571...``. For every spatial size, with its own
+    kernels (double included, where the global pools have none in onnxruntime), and empty
+    planes by the Reduce ops' own rule (max -inf, mean 0/0, norm 0).
+    """
+    if facts.op not in GLOBAL_OPERATORS:
+        return f"{facts.op} is not a global pool"
+    axes = _spatial_axes(facts)
+    if isinstance(axes, str):
+        return axes
+    if facts.op == "GlobalMaxPool":
+        return Plan(REDUCE, reduce="ReduceMax", why="ReduceMax over the spatial axes")
+    if facts.op == "GlobalAveragePool":
+        return Plan(REDUCE, reduce="ReduceMean", why="ReduceMean over the spatial axes")
+    p = float(getattr(facts.attrs, "p", 2))
+    if p in (1.0, 2.0):
+        op = "ReduceL1" if p == 1.0 else "ReduceL2"
+        return Plan(REDUCE, reduce=op, why=f"{op} over the spatial axes (p={p:g})")
+    return Plan(
+        REDUCE,
+        reduce="ReduceSum",
+        exponent=p,
+        why=f"ReduceSum of |x|^{p:g} over the spatial axes, to the power 1/{p:g}",
+    )
+
+
+def empty_plane(facts: NodeFacts, compute: str | None = None) -> Plan | str:
+    """A global pool over a plane with no element: the empty window's value (RULINGS.md 5, 13)
+    as ``ReduceSum`` (0 over nothing) plus a constant: -inf for the max, NaN for the mean (0/0),
+    nothing for the norm. Example: X of shape (1, 2, 0, 7) -> Y (1, 2, 1, 1) of NaN for
+    GlobalAveragePool, where onnxruntime refuses the node and its ReduceMean gives 0. For the
+    static sizes only."""
+    if facts.op not in GLOBAL_OPERATORS:
+        return f"{facts.op} is not a global pool"
+    if facts.spatial is None or 0 not in facts.spatial:
+        return "the plane is not statically empty"
+    offset = {"GlobalMaxPool": -math.inf, "GlobalAveragePool": math.nan}.get(facts.op)
+    return Plan(
+        EMPTY_PLANE,
+        reduce="ReduceSum",
+        offset=offset,
+        shape_free=False,
+        why=f"an empty plane: ReduceSum (0){'' if offset is None else f' + {offset}'}",
+    )
+
+
+def in_float(plan: Plan, facts: NodeFacts) -> Plan | str:
+    """``plan`` computed in float32 between a Cast of X and a Cast of Y back to the node's type.
+
+    Exact for every type float32 holds exactly (float16, bfloat16, int8, uint8): a max moves one
+    value, which the round trip gives back; an average is the float32 sum rounded once to the
+    type, which is what RULINGS.md 8 asks. For a runtime without a kernel for the type
+    (bfloat16 MaxPool-22, float16 MaxPool-1) or one that folds the type's own padding. Not for
+    double: float32 would round it. (A Pad plan must be built for float32: its constant is the
+    node type's lowest value written in float32, ``compute="float"``.)
+    """
+    if facts.elem == "float":
+        return "the node computes in float32 already"
+    if facts.elem not in FLOAT_EXACT:
+        return f"{facts.elem} is not held exactly by float32"
+    if "float" not in facts.spec.types:
+        return f"{facts.spec.key} does not take float"
+    return dataclasses.replace(
+        plan,
+        name=IN_FLOAT if plan.name == UNCHANGED else f"{plan.name}+{IN_FLOAT}",
+        compute="float",
+        why=f"{plan.why}; computed in float32 between Casts",
+    )
+
+
+def in_double(plan: Plan, facts: NodeFacts) -> Plan | str:
+    """A global average or norm of a float type summed in float64, rounded once to the type.
+
+    RULINGS.md 13 asks for the exact mean (norm) within 2 ulp; a float32 running sum over a
+    large plane loses far more (onnxruntime's GlobalAveragePool: 8.8e-4 relative at 1024x1024).
+    Summed in float64 the error is at most about ``n * 2**-53`` relative (n = 2**20: 1.2e-10),
+    so the one rounding to float32 is the result's only error that shows. Example: the mean of
+    2**20 values 0.1f is 0.1f in float64 arithmetic, exactly rounded. Reduce plans only:
+    onnxruntime has no float64 kernel for the global pools.
+    """
+    if facts.op not in GLOBAL_OPERATORS or facts.op == "GlobalMaxPool":
+        return "only a global average or norm sums over the plane"
+    if facts.elem not in ("float", "float16", "bfloat16"):
+        return f"{facts.elem} gains nothing in float64"
+    if plan.reduce is None:
+        return "onnxruntime has no float64 global pool; the Reduce form computes in float64"
+    return dataclasses.replace(
+        plan,
+        name=f"{plan.name}+{IN_DOUBLE}",
+        compute="double",
+        why=f"{plan.why}; summed in float64 between Casts, rounded once",
+    )
+
+
+def nan_guarded(plan: Plan, facts: NodeFacts) -> Plan | str:
+    """The max's non-finite windows made the spec's by one pooled mask (RULINGS.md 5, 6, 13).
+
+    A runtime may skip NaN (onnxruntime does unless it is the window's first tap; its
+    GlobalMaxPool unless the whole plane is NaN) and may start its max at the type's lowest
+    finite value (onnxruntime 1.31 gives -3.4e38 for a window of -inf only on 1-D and 3-D
+    inputs and at padded 2-D borders). The guard pools
+    ``M = 3 where X is NaN, 1 where X is -inf, 2 elsewhere`` by the same plan and takes NaN
+    where the pooled mask is 3, -inf where it is 1 (only -inf) or below (only padding: an empty
+    window's lowest value; MaxRoiPool's empty bin gives 0 in both and is kept), the pool's
+    result elsewhere. Example: window [1, NaN, 3] -> mask [2, 3, 2] -> max 3 -> NaN, where
+    onnxruntime gives 3; window [-inf, -inf] -> mask [1, 1] -> -inf, where onnxruntime gives
+    -3.4e38. Indices are not mended (the spec's is the first NaN's), so not for a node whose
+    Indices are used.
+    """
+    if facts.op not in MAX_LIKE:
+        return f"{facts.op} does not take a max over input values"
+    if facts.elem not in FLOATS:
+        return f"{facts.elem} has no NaN or -inf"
+    if facts.indices_used:
+        return "the guard does not mend Indices, and this node's Indices are used"
+    return dataclasses.replace(
+        plan,
+        name=NAN_GUARD if plan.name == UNCHANGED else f"{plan.name}+{NAN_GUARD}",
+        nan_guard=True,
+        keeps_indices=False,
+        why=f"{plan.why}; NaN and -inf windows mended by a pooled mask",
+    )
+
+
+def ortpool_op() -> Plan:
+    """ortpool's own op: the spec by construction, but ortpool is needed at run time."""
+    return Plan(ORTPOOL, ortpool=True, why="ortpool's op (no standard form is exact here)")
+
+
+#: The base forms, cheapest first, by the name the report gives them, with the operators each
+#: is listed for (None: every operator); a listed form may still not apply (it says why).
+_WINDOWED = ("MaxPool", "AveragePool", "LpPool", "MaxUnpool")
+BASE_FORMS: tuple[tuple[str, Form, tuple[str, ...] | None], ...] = (
+    (UNCHANGED, unchanged, None),
+    (EXPLICIT_PADS, explicit_pads, _WINDOWED),
+    (PAD, pad_node, _WINDOWED),
+    (PAD_SIGNED_ZERO, pad_signed_zero, _WINDOWED),
+    (REDUCE, reduce, GLOBAL_OPERATORS),
+    (EMPTY_PLANE, empty_plane, GLOBAL_OPERATORS),
+)
+#: The compute wrappers after the node's own type, with the operators each is tried for.
+COMPUTE_WRAPPERS: tuple[tuple[str, str, Callable[[Plan, NodeFacts], Plan | str], tuple], ...] = (
+    (IN_FLOAT, "float", in_float, versions.OPERATORS),
+    (IN_DOUBLE, "double", in_double, ("GlobalAveragePool", "GlobalLpPool")),
+)
+
+
+def candidates(facts: NodeFacts) -> list[tuple[str, Plan | str]]:
+    """Every plan for ``facts``, cheapest first, each named; a string where a form does not
+    apply (the reason).
+
+    Order: the base forms in the node's type, then in float32 (types without a kernel), then in
+    float64 (global sums), then all of them again with the non-finite guard (max-like ops of a
+    float type); ortpool's op last.
+    """
+    found: list[tuple[str, Plan | str]] = []
+    guards = [False, True] if facts.op in MAX_LIKE and facts.elem in FLOATS else [False]
+    computes = [None, *(w for w in COMPUTE_WRAPPERS if facts.op in w[3])]
+    bases = [(n, f) for n, f, ops in BASE_FORMS if ops is None or facts.op in ops]
+    for guard in guards:
+        for wrapper in computes:
+            for base_name, base in bases:
+                wrappers = ([wrapper[0]] if wrapper else []) + [NAN_GUARD] * guard
+                name = "+".join(
+                    wrappers if base_name == UNCHANGED and wrappers else [base_name, *wrappers]
+                )
+                try:
+                    plan = base(facts, compute=wrapper[1] if wrapper else None)
+                except OrtpoolError as err:
+                    plan = err.detail
+                if not isinstance(plan, str) and wrapper:
+                    plan = wrapper[2](plan, facts)
+                if not isinstance(plan, str) and guard:
+                    plan = nan_guarded(plan, facts)
+                if not isinstance(plan, str) and not plan.keeps_indices and facts.indices_used:
+                    plan = "it moves Indices, and this node's Indices are used (RULINGS.md 16)"
+                found.append((name, plan))
+    if facts.pinned:
+        pinned = (
+            f"at ai.onnx opset {facts.opset} the node would be {facts.op}-"
+            f"{versions.resolve(facts.op, facts.opset).version}, not {facts.spec.key}"
+        )
+        found = [(n, p if isinstance(p, str) or p.reduce else pinned) for n, p in found]
+    found.append((ORTPOOL, ortpool_op()))
+    return found

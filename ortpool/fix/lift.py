@@ -1,0 +1,158 @@
+"""Raising a model's ai.onnx opset where that changes nothing it means.
+
+Some nodes cannot be made exact at the opset their model imports: onnxruntime runs no Cast below
+opset 6 (it has no Cast-1 kernel, so float16 cannot be computed in float32 there), no IsNaN below 9
+(the NaN guard), no Pad whose constant PadFusion leaves alone below 11, and no kernel at all for
+AveragePool-1, LpPool-1 and GlobalLpPool-1, whose later versions compute the same thing. A model-
+local function cannot carry its own opset for this: onnxruntime inlines a function with the model's
+ai.onnx version (measured on 1.21 and 1.31: a Cast written with an int ``to`` in a function
+importing opset 12 is refused as Cast-1 in a model of opset 1).
+
+So the model itself is lifted, and only where that is a change of notation: at the new opset
+every node of the model (every graph, subgraph and function importing ai.onnx) must keep its
+spec version, except pooling nodes whose new version means the same for them
+(:func:`reemission`): the same attributes with the same values, the ones the new version adds
+left at defaults that do what the old version did (``ceil_mode`` 0, ``dilations`` 1,
+``count_include_pad`` 0, ``storage_order`` 0), and a float ``p`` that is a whole number written
+as the int the new version takes. ortpool's rulings give these versions one semantics
+(RULINGS.md 1-3, 8, 12-14), and the kernels agree: AveragePool-1 is AveragePool-7 without
+count_include_pad, LpPool-1 with p=2.0 is LpPool-2 with p=2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import onnx
+import onnx.defs
+from onnx import helper
+
+from ortpool import versions
+from ortpool.attributes import attribute_values
+from ortpool.rewrite.scopes import AI_ONNX, model_scopes
+from ortpool.versions import OpVersion
+
+#: Attributes a later version adds, with the value that does what the earlier version did.
+NEUTRAL_DEFAULTS = {"ceil_mode": 0, "dilations": None, "count_include_pad": 0, "storage_order": 0}
+#: Pooling operators whose versions differ only in attributes and types (MaxUnpool's do not:
+#: version 11 changed what ``output_shape`` means).
+REEMITTABLE = ("MaxPool", "AveragePool", "LpPool", "GlobalMaxPool", "GlobalAveragePool",
+               "GlobalLpPool", "MaxRoiPool")
+#: The name the report gives a realization that needed the lift.
+OPSET_LIFT = "opset-lift"
+#: The opsets a lift may target: Cast from 6, IsNaN/Where from 9, IsInf from 10, Pad's
+#: constant as an input from 11 (a -0.0 there is not folded back as Pad-2's float attribute is).
+TARGETS = (6, 7, 8, 9, 10, 11)
+
+
+def _since(op: str, domain: str, opset: int) -> int | None:
+    try:
+        return onnx.defs.get_schema(op, opset, domain).since_version
+    except onnx.defs.SchemaError:
+        return None
+
+
+def reemission(node: onnx.NodeProto, old: OpVersion, new: OpVersion, elem: str | None) -> str:
+    """Why ``node`` (of ``old``) does not mean the same as ``new``; "" when it does.
+
+    Example: AveragePool-1 -> AveragePool-7: "" (7 adds count_include_pad, default 0, which is
+    version 1's divisor); LpPool-1 with p=2.5 -> LpPool-2: "p=2.5 is not a whole number".
+    """
+    if old.op not in REEMITTABLE:
+        return f"{old.op}'s versions differ in meaning"
+    if elem is not None and elem not in new.types:
+        return f"{new.key} does not take {elem}"
+    values = attribute_values(node.attribute)
+    for name, spec in old.attrs.items():
+        if name not in new.attrs:
+            return f"{new.key} has no attribute {name!r}"
+        if new.attrs[name].kind != spec.kind and not (name == "p" and spec.kind == "float"):
+            kinds = f"{spec.kind} in {old.key}, {new.attrs[name].kind} in {new.key}"
+            return f"attribute {name!r} is {kinds}"
+    if "p" in old.attrs and old.attrs["p"].kind == "float" and new.attrs["p"].kind == "int":
+        p = float(values.get("p", old.attrs["p"].default))
+        if not p.is_integer():
+            return f"p={p:g} is not a whole number ({new.key} takes an int)"
+    for name in set(new.attrs) - set(old.attrs):
+        if name not in NEUTRAL_DEFAULTS:
+            return f"{new.key} adds attribute {name!r}"
+    return ""
+
+
+def _nodes(model: onnx.ModelProto) -> Iterator[tuple[onnx.NodeProto, int | None]]:
+    for scope in model_scopes(model):
+        for node in scope.nodes:
+            if node.domain in AI_ONNX:
+                yield node, scope.opset
+
+
+def blocked(
+    model: onnx.ModelProto, target: int, elems: dict[str, str], pinned: dict[str, int] | None = None
+) -> str:
+    """Why ``model`` cannot be lifted to ai.onnx opset ``target``; "" when it can.
+    ``elems``: node name -> element type of the pooling nodes (checked against the new types).
+    A global pool whose new version does not mean the same for it can still be lifted, pinned
+    to its own version (a Reduce form replaces it): named in ``pinned`` (name -> version)."""
+    seen: set[str] = set()
+    for node, opset in _nodes(model):
+        if opset is None or opset >= target:
+            return f"the model imports ai.onnx opset {opset}, not below {target}"
+        before, after = _since(node.op_type, "", opset), _since(node.op_type, "", target)
+        if before == after:
+            continue
+        if node.op_type in versions.OPERATORS and before is not None and after is not None:
+            why = reemission(
+                node,
+                versions.get(node.op_type, before),
+                versions.get(node.op_type, after),
+                elems.get(node.name),
+            )
+            if not why:
+                continue
+            if (
+                pinned is not None
+                and node.op_type in versions.GLOBAL_OPERATORS
+                and node.name
+                and node.name not in seen
+            ):
+                pinned[node.name] = before
+                seen.add(node.name)
+                continue
+            return f"node {node.name!r}: {why}"
+        return (
+            f"node {node.name!r} ({node.op_type}) is version {before} at opset {opset} and "
+            f"{after} at {target}"
+        )
+    return ""
+
+
+def lifted(
+    model: onnx.ModelProto, target: int, pinned: dict[str, int] | None = None
+) -> tuple[onnx.ModelProto, list[str]]:
+    """A copy of ``model`` importing ai.onnx opset ``target`` (check :func:`blocked` first),
+    its pooling nodes written for their versions there, except the ``pinned`` ones; and what
+    became of each pooling node whose version changed."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    old = next(e.version for e in copy.opset_import if e.domain in AI_ONNX)
+    for imports in (copy.opset_import, *(f.opset_import for f in copy.functions)):
+        for entry in imports:
+            if entry.domain in AI_ONNX:
+                entry.version = target
+    done = []
+    for node, _ in _nodes(copy):
+        before, after = _since(node.op_type, "", old), _since(node.op_type, "", target)
+        if before == after or node.op_type not in versions.OPERATORS:
+            continue
+        if node.name in (pinned or {}):
+            done.append(f"{node.name!r} kept as {node.op_type}-{before} (replaced by a form)")
+            continue
+        change = ""
+        for attr in node.attribute:
+            if attr.name == "p" and attr.type == onnx.AttributeProto.FLOAT:
+                change = f", p={attr.f:g} as an int"
+                attr.CopyFrom(helper.make_attribute("p", int(attr.f)))
+        done.append(f"{node.name!r} {node.op_type}-{before} as {node.op_type}-{after}{change}")
+    copy.ir_version = max(copy.ir_version, helper.find_min_ir_version_for(
+        [helper.make_opsetid("", target)]))
+    return copy, done

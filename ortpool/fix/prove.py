@@ -1,0 +1,227 @@
+"""Proving a realization exact: run it on the runtime, compare with ortpool's kernels.
+
+A realization (a :class:`~ortpool.fix.forms.Plan` written by :mod:`ortpool.fix.emit`) is
+*exact* on a runtime when, on every proof input (:mod:`ortpool.fix.inputs`), the runtime's
+outputs equal the spec's (RULINGS.md 16): bit for bit for max and unpool values and for Indices
+(ties are not forgiven: a different index is a different result for a MaxUnpool downstream), and
+within the validator's average tolerance for AveragePool (:mod:`ortpool.validate.tolerances`).
+The session runs at the runtime's optimization level, so a graph optimizer that folds the form
+back into what the runtime gets wrong (PadFusion) is caught; the run is then repeated with
+optimizations off to say so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from ortpool import optypes
+from ortpool.fix import emit
+from ortpool.fix.forms import NodeFacts, Plan
+from ortpool.fix.inputs import FeedSet
+from ortpool.fix.runtime import Runtime
+from ortpool.ort.runtime import ir_version_for
+from ortpool.rewrite import retarget
+from ortpool.validate import dtypes
+from ortpool.validate.compare import compare_values
+from ortpool.validate.singlenode import INPUT_NAMES
+from ortpool.validate.tolerances import tolerance_for, with_window
+
+
+@dataclasses.dataclass
+class Proof:
+    """How a realization fared: exact or not, on what, and by how much it missed."""
+
+    exact: bool
+    where: str = "isolation"  # "isolation" (the node alone) or "model" (in the fixed model)
+    sets: int = 0
+    shapes: list[list[int]] = dataclasses.field(default_factory=list)
+    tolerance: str = "exact"
+    max_abs: float | None = None
+    max_rel: float | None = None
+    differing: int = 0
+    failure: str = ""
+    folded: bool = False  # right with graph optimizations off: the optimizer undid the form
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def describe(self) -> str:
+        if self.exact:
+            err = "" if self.max_abs in (None, 0.0) else f", max abs error {self.max_abs:.3g}"
+            return f"exact on {self.sets} input sets ({self.tolerance}{err})"
+        return self.failure
+
+
+#: Element types onnxruntime's Python API cannot feed or fetch: carried as float32 (exact).
+_NOT_FED = ("bfloat16",)
+_CARRIED = "float32_"
+
+
+def feedable(array: np.ndarray) -> np.ndarray:
+    """``array`` as onnxruntime's Python API takes it (bfloat16 as float32, exactly)."""
+    return array.astype(np.float32) if dtypes.name_of(array.dtype) in _NOT_FED else array
+
+
+def _value(name: str, array: np.ndarray, static: bool) -> onnx.ValueInfoProto:
+    shape = list(array.shape) if static else [None] * array.ndim
+    return helper.make_tensor_value_info(name, dtypes.CODE[dtypes.name_of(array.dtype)], shape)
+
+
+def isolated_model(
+    plan: Plan, facts: NodeFacts, node: onnx.NodeProto, example: Sequence[np.ndarray]
+) -> onnx.ModelProto:
+    """The realization alone: inputs X (I, output_shape; MaxRoiPool's rois as I) shaped as
+    ``example``, outputs Y (and Indices where the plan gives the spec's), at the node's
+    governing opset."""
+    inputs = [_value(INPUT_NAMES[i], a, True) for i, a in enumerate(example)]
+    outputs = [helper.make_tensor_value_info("Y", dtypes.CODE[facts.elem], None)]
+    has_indices = len([o for o in node.output if o]) > 1
+    if has_indices and plan.keeps_indices:
+        outputs.append(helper.make_tensor_value_info("Indices", onnx.TensorProto.INT64, None))
+    io = emit.Io(tuple(v.name for v in inputs), tuple(v.name for v in outputs))
+    carried = [_CARRIED + n for n in (*INPUT_NAMES, "Y")]
+    namer = retarget.Namer([*INPUT_NAMES, "Y", "Indices", *carried])
+    nodes = emit.emit(plan, facts, node, io, namer)
+    # onnxruntime's Python API takes and gives no bfloat16 array: such inputs arrive as float32
+    # and are cast (exactly), Y leaves as float32 (exactly); the realization between is as is.
+    for i, array in enumerate(example):
+        if dtypes.name_of(array.dtype) in _NOT_FED:
+            name = INPUT_NAMES[i]
+            code = dtypes.CODE[dtypes.name_of(array.dtype)]
+            nodes.insert(0, helper.make_node("Cast", [_CARRIED + name], [name], to=code))
+            inputs[i] = helper.make_tensor_value_info(
+                _CARRIED + name, onnx.TensorProto.FLOAT, list(array.shape)
+            )
+    if facts.elem in _NOT_FED:
+        nodes.append(helper.make_node("Cast", ["Y"], [_CARRIED + "Y"], to=onnx.TensorProto.FLOAT))
+        outputs[0] = helper.make_tensor_value_info(_CARRIED + "Y", onnx.TensorProto.FLOAT, None)
+    graph = helper.make_graph(nodes, "ortpool_fix_proof", inputs, outputs)
+    imports = [helper.make_opsetid(node.domain or "", facts.opset)]
+    if plan.ortpool:
+        imports.append(helper.make_opsetid(optypes.DOMAIN, optypes.DOMAIN_VERSION))
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = ir_version_for(facts.opset)
+    return model
+
+
+def compare(facts: NodeFacts, feed: FeedSet, got: Sequence[np.ndarray], proof: Proof) -> str:
+    """Compare one set's outputs with the spec's; the failure text, or "" when exact."""
+    want = feed.expected or []
+    tol = tolerance_for(facts.op, facts.elem)
+    if want:
+        tol = with_window(tol, facts.op, facts.version, facts.elem, feed.arrays[0], want[0],
+                          facts.attributes)
+    proof.tolerance = tol.describe()
+    y, expected_y = feedable(np.asarray(got[0])), feedable(want[0])
+    if y.dtype != expected_y.dtype:
+        return f"Y is {y.dtype}, the spec's is {expected_y.dtype} (on {feed.label})"
+    comp = compare_values("Y", facts.elem, y, expected_y, tol)
+    for field in ("max_abs", "max_rel"):
+        value = getattr(comp, field)
+        if value is not None:
+            old = getattr(proof, field)
+            setattr(proof, field, value if old is None else max(old, value))
+    if comp.shapes_differ:
+        return (
+            f"Y has shape {list(comp.builtin_shape)}, the spec's is {list(comp.ortpool_shape)} "
+            f"(on {feed.label}, X {list(feed.shape)})"
+        )
+    if comp.differing:
+        proof.differing += comp.differing
+        example = comp.examples[0] if comp.examples else {}
+        return (
+            f"Y differs in {comp.differing} of {comp.compared} cells (on {feed.label}, X "
+            f"{list(feed.shape)}; e.g. at {example.get('at')}: {example.get('onnxruntime')} "
+            f"instead of {example.get('ortpool')})"
+        )
+    if facts.indices_used and len(want) > 1:
+        if len(got) < 2:
+            return "the realization gives no Indices"
+        indices = np.asarray(got[1])
+        if indices.shape != want[1].shape or not np.array_equal(indices, want[1]):
+            wrong = (
+                int((indices != want[1]).sum()) if indices.shape == want[1].shape else indices.size
+            )
+            proof.differing += wrong
+            return f"Indices differ in {wrong} cells (on {feed.label}, X {list(feed.shape)})"
+    return ""
+
+
+def _groups(sets: Sequence[FeedSet]) -> list[list[FeedSet]]:
+    """Input sets grouped by their shapes (one session per group, inputs declared static)."""
+    groups: dict[tuple, list[FeedSet]] = {}
+    for feed in sets:
+        groups.setdefault(tuple(a.shape for a in feed.arrays), []).append(feed)
+    return list(groups.values())
+
+
+def _run(
+    plan: Plan,
+    facts: NodeFacts,
+    node: onnx.NodeProto,
+    sets: Sequence[FeedSet],
+    runtime: Runtime,
+    level: str | None,
+) -> Proof:
+    proof = Proof(exact=False)
+    for group in _groups(sets):
+        model = isolated_model(plan, facts, node, group[0].arrays)
+        try:
+            session = runtime.session(model, level=level, threads=1)
+        except Exception as err:  # onnxruntime raises its own types; every one is a refusal
+            proof.failure = f"onnxruntime refuses it: {short_error(err)}"
+            return proof
+        names = [o.name for o in session.get_outputs()]
+        inputs = session.get_inputs()
+        for feed in group:
+            try:
+                feeds = {i.name: feedable(a) for i, a in zip(inputs, feed.arrays, strict=True)}
+                got = session.run(names, feeds)
+            except Exception as err:
+                proof.failure = f"the run fails on {feed.label}: {short_error(err)}"
+                return proof
+            failure = compare(facts, feed, got, proof)
+            if failure:
+                proof.failure = failure
+                return proof
+            proof.sets += 1
+            if list(feed.shape) not in proof.shapes:
+                proof.shapes.append(list(feed.shape))
+    proof.exact = proof.sets > 0
+    if not proof.exact:
+        proof.failure = "no input set could be run"
+    return proof
+
+
+def prove_plan(
+    plan: Plan,
+    facts: NodeFacts,
+    node: onnx.NodeProto,
+    sets: Sequence[FeedSet],
+    runtime: Runtime,
+) -> Proof:
+    """Run ``plan`` alone on every set at the runtime's level; not exact at that level but exact
+    with optimizations off means the optimizer undid it (``folded``)."""
+    proof = _run(plan, facts, node, sets, runtime, None)
+    if not proof.exact and runtime.level != "disable":
+        plain = _run(plan, facts, node, sets, runtime, "disable")
+        if plain.exact:
+            proof.folded = True
+            proof.failure = (
+                f"{proof.failure} -- but exact with graph optimizations off: onnxruntime's "
+                f"optimizer (level {runtime.level}) folds it back (e.g. PadFusion)"
+            )
+    return proof
+
+
+def short_error(err: Exception) -> str:
+    """onnxruntime's error as one line, its source location and status prefix left out."""
+    from ortpool.validate.ortrun import classify
+
+    return str(classify(err, "load"))[:400]

@@ -1,0 +1,163 @@
+"""What ``ortpool fix`` did to each pooling node, how it was proven, and the exit code.
+
+Per node: the realization (left unchanged / a standard form, by name / ortpool's op / unproven /
+not selected), the form's derivation, the proof (where: alone or in the fixed model; on how many
+input sets and shapes; the largest error), and every candidate tried with its outcome. The same
+object gives the terminal summary, the ``--json`` document and the exit code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from typing import Any
+
+from ortpool.fix.choose import Attempt
+from ortpool.fix.forms import FLOATS, MAX_LIKE
+
+UNCHANGED = "unchanged"
+FORM = "standard form"
+ORTPOOL = "ortpool op"
+UNPROVEN = "unproven"
+NOT_SELECTED = "not selected"
+REALIZATIONS = (UNCHANGED, FORM, ORTPOOL, UNPROVEN, NOT_SELECTED)
+
+EXIT_EXACT, EXIT_NEEDS_ORTPOOL, EXIT_ERROR = 0, 1, 2
+
+
+@dataclasses.dataclass
+class NodeFix:
+    """One pooling node."""
+
+    name: str
+    location: str
+    op: str
+    version: int | None
+    elem: str | None
+    realization: str
+    form: str | None = None
+    why: str = ""
+    shapes: str = ""  # "static [..]" or why the sizes were sampled
+    proof: dict[str, Any] | None = None  # the winning proof (alone)
+    in_model: dict[str, Any] | None = None  # the proof in the fixed model, where it was run
+    attempts: list[Attempt] = dataclasses.field(default_factory=list)
+    reason: str = ""  # for unproven / not selected
+
+    @property
+    def key(self) -> str:
+        return f"{self.op}-{self.version}" if self.version is not None else self.op
+
+    def describe(self) -> str:
+        where = f"node {self.name!r} ({self.key}{', ' + self.elem if self.elem else ''})"
+        if self.realization in (UNPROVEN, NOT_SELECTED):
+            return f"{where}: {self.realization}: {self.reason}"
+        head = {UNCHANGED: "unchanged", FORM: f"form {self.form}", ORTPOOL: "ortpool op"}
+        text = f"{where}: {head[self.realization]}"
+        proof = self.in_model or self.proof
+        if proof:
+            text += f" -- {_proof_text(proof)}"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["attempts"] = [a.to_dict() for a in self.attempts]
+        return out
+
+
+def _proof_text(proof: dict[str, Any]) -> str:
+    where = "in the fixed model" if proof.get("where") == "model" else "alone"
+    err = proof.get("max_abs")
+    err_text = f", max abs error {err:.3g}" if err else ""
+    return f"exact {where} on {proof.get('sets')} input sets ({proof.get('tolerance')}{err_text})"
+
+
+@dataclasses.dataclass
+class FixReport:
+    """Every pooling node considered, in model order; notes; the runtime proven on."""
+
+    nodes: list[NodeFix] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
+    runtime: dict[str, Any] = dataclasses.field(default_factory=dict)
+    nonfinite: bool = False
+    written: str | None = None
+
+    def counts(self) -> dict[str, int]:
+        counter = Counter(n.realization for n in self.nodes)
+        return {key: counter[key] for key in REALIZATIONS if counter[key]}
+
+    def forms(self) -> dict[str, int]:
+        """Nodes per standard form name."""
+        return dict(sorted(Counter(n.form for n in self.nodes if n.realization == FORM).items()))
+
+    @property
+    def needs_ortpool(self) -> list[NodeFix]:
+        return [n for n in self.nodes if n.realization == ORTPOOL]
+
+    @property
+    def unproven(self) -> list[NodeFix]:
+        return [n for n in self.nodes if n.realization == UNPROVEN]
+
+    def exit_code(self, allow_unproven: bool = False) -> int:
+        """0: every node exact, no ortpool op; 1: exact but ortpool ops needed (or unproven
+        nodes let through); 2: unproven nodes and no permission to write them."""
+        if self.unproven:
+            return EXIT_NEEDS_ORTPOOL if allow_unproven else EXIT_ERROR
+        return EXIT_NEEDS_ORTPOOL if self.needs_ortpool else EXIT_EXACT
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runtime": self.runtime,
+            "nonfinite": self.nonfinite,
+            "summary": {
+                "considered": len(self.nodes),
+                "realizations": self.counts(),
+                "forms": self.forms(),
+                "needs_ortpool": [n.name for n in self.needs_ortpool],
+                "unproven": [n.name for n in self.unproven],
+            },
+            "nodes": [n.to_dict() for n in self.nodes],
+            "notes": list(self.notes),
+            "written": self.written,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+    def summary_lines(self, verbose: bool = False) -> list[str]:
+        rt = self.runtime
+        counts = ", ".join(f"{k} {v}" for k, v in self.counts().items()) or "no pooling node"
+        lines = [
+            f"ortpool fix on onnxruntime {rt.get('onnxruntime')} "
+            f"({', '.join(rt.get('providers', []))}, graph optimizations {rt.get('opt_level')}): "
+            f"{len(self.nodes)} pooling nodes: {counts}"
+        ]
+        forms = self.forms()
+        if forms:
+            lines.append("  standard forms: " + ", ".join(f"{k} {v}" for k, v in forms.items()))
+        for node in self.nodes:
+            if verbose or node.realization != UNCHANGED:
+                lines.append(f"  {node.describe()}")
+                if verbose or node.realization in (FORM, ORTPOOL):
+                    lines += [
+                        f"      tried {a.form}: {a.outcome}: {a.detail}"
+                        for a in node.attempts
+                        if verbose or a.outcome not in ("not applicable",)
+                    ][: None if verbose else 4]
+        if self.needs_ortpool:
+            names = ", ".join(repr(n.name) for n in self.needs_ortpool)
+            lines.append(
+                f"the fixed model needs ortpool at run time (ortpool.InferenceSession) for "
+                f"{len(self.needs_ortpool)} node(s): {names}"
+            )
+        maxed = sorted({n.op for n in self.nodes if n.op in MAX_LIKE and n.elem in FLOATS})
+        if not self.nonfinite and maxed:
+            lines.append(
+                f"{'/'.join(maxed)} proofs held no NaN and no -inf (onnxruntime drops NaN and "
+                "gives -3.4e38 for windows of -inf only): --nonfinite proves and guards them too"
+            )
+        lines += [f"note: {note}" for note in self.notes]
+        return lines
+
+    def __str__(self) -> str:
+        return "\n".join(self.summary_lines())

@@ -1,0 +1,109 @@
+"""The runtime a fix is proven on: onnxruntime, its execution providers and optimization level.
+
+A form is exact *on a runtime*: the installed onnxruntime, the providers the user will run, and
+the graph optimizations it applies (PadFusion at level 1 and above folds a Pad into the pool
+after it). Every proof session is made here, so all of them use the same settings. (The IR
+version a written model is stamped with is :mod:`ortpool.ort.runtime`'s.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import onnx
+
+from ortpool.errors import OrtpoolError
+
+#: --opt-level names -> onnxruntime.GraphOptimizationLevel member names
+LEVELS: dict[str, str] = {
+    "disable": "ORT_DISABLE_ALL",
+    "basic": "ORT_ENABLE_BASIC",
+    "extended": "ORT_ENABLE_EXTENDED",
+    "layout": "ORT_ENABLE_LAYOUT",
+    "all": "ORT_ENABLE_ALL",
+}
+DEFAULT_LEVEL = "all"  # onnxruntime's own default
+_EXTERNAL_FOLDER = "session.model_external_initializers_file_folder_path"
+
+
+@dataclasses.dataclass(frozen=True)
+class Runtime:
+    """Providers and optimization level of every proof session."""
+
+    providers: tuple[str, ...] = ("CPUExecutionProvider",)
+    level: str = DEFAULT_LEVEL
+
+    def __post_init__(self) -> None:
+        import onnxruntime as ort
+
+        if self.level not in LEVELS or not hasattr(ort.GraphOptimizationLevel, LEVELS[self.level]):
+            known = [k for k, v in LEVELS.items() if hasattr(ort.GraphOptimizationLevel, v)]
+            raise OrtpoolError(f"--opt-level {self.level!r}: choose one of {', '.join(known)}")
+        available = ort.get_available_providers()
+        for provider in self.providers:
+            if provider not in available:
+                raise OrtpoolError(
+                    f"--providers: {provider} is not available in this onnxruntime "
+                    f"(available: {', '.join(available)})"
+                )
+
+    def options(self, level: str | None = None, threads: int = 0, external_dir: str | None = None):
+        """SessionOptions at ``level`` (default: this runtime's), logging silenced."""
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.log_severity_level = 4
+        options.graph_optimization_level = getattr(
+            ort.GraphOptimizationLevel, LEVELS[level or self.level]
+        )
+        if threads:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = threads
+        if external_dir is not None:
+            options.add_session_config_entry(_EXTERNAL_FOLDER, os.fspath(external_dir))
+        return options
+
+    def session(
+        self,
+        model: onnx.ModelProto,
+        level: str | None = None,
+        threads: int = 0,
+        external_dir: str | None = None,
+    ) -> Any:
+        """A session of ``model``: plain onnxruntime, or ``ortpool.InferenceSession`` when the
+        model holds ortpool ops (errors of those ops are then raised, not hidden)."""
+        options = self.options(level, threads, external_dir)
+        data = model.SerializeToString()
+        if any(n.domain == "ortpool" for n in _all_nodes(model)):
+            from ortpool.ort.session import InferenceSession
+
+            return InferenceSession(data, options, providers=list(self.providers))
+        import onnxruntime as ort
+
+        return ort.InferenceSession(data, options, providers=list(self.providers))
+
+    def describe(self) -> dict[str, Any]:
+        import onnxruntime as ort
+
+        return {
+            "onnxruntime": ort.__version__,
+            "providers": list(self.providers),
+            "opt_level": self.level,
+        }
+
+
+def _all_nodes(model: onnx.ModelProto):
+    from ortpool.ort.session import iter_nodes
+
+    return iter_nodes(model)
+
+
+def parse_providers(text: str | Sequence[str] | None) -> tuple[str, ...]:
+    """``"CUDAExecutionProvider,CPUExecutionProvider"`` -> a tuple; None -> CPU."""
+    if not text:
+        return ("CPUExecutionProvider",)
+    items = text.split(",") if isinstance(text, str) else list(text)
+    return tuple(p.strip() for p in items if p.strip())
