@@ -170,6 +170,12 @@ def test_a_node_no_form_can_run_at_its_opset_gets_the_opset_lifted():
         x = np.random.default_rng(1).normal(size=(1, 2, 5, 5)).astype(elem)
         want = kernels.run_op(op, 1, [x], attrs)[0]  # ortpool's op cannot run here either
         np.testing.assert_allclose(run_fixed(fixed, {"x": x})[0], want, rtol=2e-3, atol=1e-3)
+        # Told not to lift, the opset stays and so does the node's problem.
+        kept, kept_report = fix_with_report(model, lift_opset=False)
+        assert kept.opset_import[0].version == 1
+        assert kept_report.notes[-1] == ("the ai.onnx opset 1 was kept (--no-opset-lift): a lift "
+                                         "may realize more nodes")
+        assert kept_report.unproven or kept_report.needs_ortpool
 
 
 def test_the_fixed_cnn_in_validate_terms():

@@ -48,6 +48,7 @@ def _options(
     opt_level: str,
     nonfinite: bool,
     seed: int,
+    lift_opset: bool,
 ) -> Options:
     return Options(
         selection=Selection.make(ops, nodes, exclude),
@@ -55,6 +56,7 @@ def _options(
         runtime=Runtime(parse_providers(providers), opt_level),
         nonfinite=nonfinite,
         seed=seed,
+        lift_opset=lift_opset,
     )
 
 
@@ -69,6 +71,7 @@ def fix_with_report(
     opt_level: str = DEFAULT_LEVEL,
     nonfinite: bool = False,
     seed: int = 0,
+    lift_opset: bool = True,
     source_dir: str | os.PathLike | None = None,
 ) -> tuple[onnx.ModelProto, FixReport]:
     """A fixed copy of ``model`` and the report; the caller's proto is never changed.
@@ -79,10 +82,15 @@ def fix_with_report(
     providers to prove on (default CPU); ``opt_level``: onnxruntime's graph optimization level
     the model will run at (``disable``, ``basic``, ``extended``, ``layout``, ``all``; default
     ``all``, onnxruntime's own); ``nonfinite``: prove MaxPool on NaN and -inf too (and guard
-    it where the runtime drops them). A model given by path is read without its external
-    data, which the proofs read from the model's folder (``source_dir`` for a proto).
+    it where the runtime drops them); ``lift_opset``: where nodes of a model below opset 11
+    stay unproven or need ortpool's op, try the model at a higher ai.onnx opset where every
+    node keeps its meaning (docs/fix.md, "The opset lift"). A model given by path is read
+    without its external data, which the proofs read from the model's folder (``source_dir``
+    for a proto).
     """
-    options = _options(ops, nodes, exclude, skip_invalid, providers, opt_level, nonfinite, seed)
+    options = _options(
+        ops, nodes, exclude, skip_invalid, providers, opt_level, nonfinite, seed, lift_opset
+    )
     if isinstance(model, onnx.ModelProto):
         return fix_model(model, options, source_dir)
     proto = modelfile.read(model, load_external_data=False)

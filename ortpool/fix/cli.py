@@ -38,6 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the proof inputs (0)")
     parser.add_argument(
+        "--no-opset-lift",
+        dest="lift_opset",
+        action="store_false",
+        help="never raise the model's ai.onnx opset (by default a model below opset 11 is "
+        "lifted where every node keeps its meaning and more nodes become exact on the runtime)",
+    )
+    parser.add_argument(
         "--allow-unproven",
         action="store_true",
         help="write the model even when some nodes could not be proven (exit 1)",
@@ -58,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         opt_level=args.opt_level,
         nonfinite=args.nonfinite,
         seed=args.seed,
+        lift_opset=args.lift_opset,
         **file_options(args),
     )
     code = report.exit_code(args.allow_unproven)

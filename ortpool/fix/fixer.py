@@ -59,6 +59,8 @@ class Options:
     runtime: Runtime = dataclasses.field(default_factory=Runtime)
     nonfinite: bool = False
     seed: int = 0
+    #: whether a model below opset 11 may be lifted (:mod:`ortpool.fix.lift`)
+    lift_opset: bool = True
     #: the model's inputs to capture and prove on (each a name -> array dict); None: generated
     inputs: Sequence[Mapping[str, np.ndarray]] | None = None
 
@@ -281,6 +283,11 @@ def fix_model(
     fixed, report = _fix_once(model, options, source)
     opset = ai_onnx_opset(model.opset_import)
     if _score(report) == (0, 0) or opset is None or opset >= lift.TARGETS[-1]:
+        return fixed, report
+    if not options.lift_opset:
+        report.notes.append(
+            f"the ai.onnx opset {opset} was kept (--no-opset-lift): a lift may realize more nodes"
+        )
         return fixed, report
     elems = {n.name: n.elem for n in report.nodes if n.elem}
     reasons = []
