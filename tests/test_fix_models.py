@@ -89,13 +89,16 @@ def fixed_models():
 
 def expected(name: str, found: report.FixReport) -> dict[str, tuple[str, str]]:
     """EXPECTED[name], except that a node the installed onnxruntime computes right alone (asked
-    of it directly) is expected unchanged."""
+    of it directly) is expected unchanged, and a Pad of -0.0 is needed only where the runtime's
+    optimizer folds a Pad of 0 back into the pool (1.21 to 1.31 do, 1.32 does not)."""
     model = onnx.load(FIX_MODELS[name])
     wanted = dict(EXPECTED[name])
     for node in found.nodes:
         if wanted.get(node.name, (report.UNCHANGED,))[0] == report.UNCHANGED:
             continue
         source, opset = find_node(model, node.name)
+        if wanted[node.name][1] == "pad-signed-zero" and not pad_fusion_folds(opset):
+            wanted[node.name] = (report.FORM, "pad")
         shape = node.proof["shapes"][0]
         others = [onnx.numpy_helper.to_array(t) for t in model.graph.initializer
                   if t.name in source.input[1:]]
