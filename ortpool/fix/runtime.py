@@ -16,6 +16,7 @@ from typing import Any
 import onnx
 
 from ortpool.errors import OrtpoolError
+from ortpool.ort.runtime import EXTERNAL_FOLDER_KEY
 
 #: --opt-level names -> onnxruntime.GraphOptimizationLevel member names
 LEVELS: dict[str, str] = {
@@ -26,7 +27,6 @@ LEVELS: dict[str, str] = {
     "all": "ORT_ENABLE_ALL",
 }
 DEFAULT_LEVEL = "all"  # onnxruntime's own default
-_EXTERNAL_FOLDER = "session.model_external_initializers_file_folder_path"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +63,7 @@ class Runtime:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = threads
         if external_dir is not None:
-            options.add_session_config_entry(_EXTERNAL_FOLDER, os.fspath(external_dir))
+            options.add_session_config_entry(EXTERNAL_FOLDER_KEY, os.fspath(external_dir))
         return options
 
     def session(

@@ -20,6 +20,11 @@ if TYPE_CHECKING:
 IR_VERSION = 10
 
 
+#: The session config entry naming the folder where onnxruntime resolves the external data of a
+#: model handed over as bytes (a copy ortpool changed in memory).
+EXTERNAL_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
+
+
 def ir_version_for(opset: int) -> int:
     """The IR version of a model ortpool builds at ai.onnx ``opset``: :data:`IR_VERSION`, or 3
     below opset 7 (the models of those opsets' time; onnxruntime loads them as such)."""

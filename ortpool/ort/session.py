@@ -16,7 +16,7 @@ from onnxruntime_extensions import get_library_path
 from ortpool import optypes
 from ortpool.attributes import attribute_values, normalize
 from ortpool.errors import OrtpoolError
-from ortpool.ort import failures
+from ortpool.ort import failures, runtime
 from ortpool.ort.register import register
 from ortpool.rewrite import branch_outputs
 from ortpool.rewrite.external import external_locations
@@ -158,9 +158,6 @@ def check_model(model: str | os.PathLike | bytes | onnx.ModelProto) -> None:
 #: Held by the run of a session in ORT_PARALLEL mode (see InferenceSession.__init__).
 _PARALLEL_RUNS = threading.Lock()
 
-#: Where onnxruntime resolves external data of a model handed over as bytes.
-_EXTERNAL_FOLDER = "session.model_external_initializers_file_folder_path"
-
 
 def _load_structure(model: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.ModelProto:
     if isinstance(model, onnx.ModelProto):
@@ -238,7 +235,7 @@ class InferenceSession:
             source = proto.SerializeToString()
             if not isinstance(model, onnx.ModelProto | bytes) and external_locations(proto):
                 folder = os.path.dirname(os.path.abspath(os.fspath(model)))
-                options.add_session_config_entry(_EXTERNAL_FOLDER, folder)
+                options.add_session_config_entry(runtime.EXTERNAL_FOLDER_KEY, folder)
         elif isinstance(model, onnx.ModelProto):
             source = model.SerializeToString()
         elif isinstance(model, bytes):
