@@ -15,7 +15,7 @@ from ortpool.cli import main
 from ortpool.validate import causes, grid, isolate, results
 from ortpool.validate.conformance import matrix, run_conformance
 from ortpool.validate.singlenode import NodeSpec
-from ortpool.validate.tolerances import tolerance_for, with_window
+from ortpool.validate.tolerances import Tolerance, tolerance_for, with_window
 
 NUMPY = isolate.Options(ortpool_runner=isolate.run_ortpool_numpy, threads=1)
 
@@ -193,8 +193,8 @@ def test_reference_defects_of_the_family(tmp_path):
         status, payload, _ = worker.run(builtin_model(spec, [x]).SerializeToString(),
                                         feed_dict([x]))
         assert status == "ok" and payload[0].reshape(-1).tolist() == [3.0, 12.0, 19.5]
-        judged = reference.judge("LpPool", [x], payload, node.ortpool_outputs, None, 1e-6, 1e-5,
-                                 ceil_mode=True)
+        judged = reference.judge("LpPool", [x], payload, node.ortpool_outputs, None,
+                                 Tolerance(1e-6, 1e-5), ceil_mode=True)
         assert (judged.status, judged.differing, judged.defects) == (
             "differ", 1, [reference.LP_CEIL_DEFECT]
         )

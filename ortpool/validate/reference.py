@@ -16,6 +16,7 @@ compared with ortpool's; where it differs for a reason of its own, the defect is
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import multiprocessing
 import time
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ortpool.validate.results import ReferenceResult
+from ortpool.validate.tolerances import Tolerance
 
 DEFAULT_TIMEOUT = 20.0
 NAN_DEFECT = "reference ignores NaN inputs (it pads with NaN and drops NaNs before reducing)"
@@ -128,11 +130,9 @@ class ReferenceWorker:
         self.close()
 
 
-def _same(
-    a: np.ndarray, b: np.ndarray, atol: float, rtol: float, slack: np.ndarray | None = None
-) -> np.ndarray:
+def _same(a: np.ndarray, b: np.ndarray, tolerance: Tolerance) -> np.ndarray:
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    bound = atol + rtol * np.abs(b64) + (slack if slack is not None else 0.0)
+    bound = tolerance.allowed(b64)
     with np.errstate(invalid="ignore"):
         return (a64 == b64) | (np.isnan(a64) & np.isnan(b64)) | (np.abs(a64 - b64) <= bound)
 
@@ -143,20 +143,21 @@ def judge(
     reference: Sequence[np.ndarray],
     ours: Sequence[np.ndarray],
     nan_cells: np.ndarray | None,
-    atol: float,
-    rtol: float,
-    slack: np.ndarray | None = None,
+    tolerance: Tolerance,
     ceil_mode: bool = False,
 ) -> ReferenceResult:
-    """Compare the reference's outputs with ortpool's and label its known defects (``slack``:
-    the window allowance of Y, :mod:`ortpool.validate.tolerances`)."""
+    """Compare the reference's outputs with ortpool's within ``tolerance`` (Y's, its window
+    allowance included: :mod:`ortpool.validate.tolerances`; the allowance is Y's alone) and
+    label the reference's known defects."""
     differing = 0
     on_nan = 0
+    # Indices have no window allowance; their atol and rtol are Y's (0 for the max-like ops).
+    others = dataclasses.replace(tolerance, slack=None)
     for position, (ref, mine) in enumerate(zip(reference, ours, strict=False)):
         if ref.shape != mine.shape:
             differing += max(ref.size, mine.size)
             continue
-        differ = ~_same(ref, mine, atol, rtol, slack if position == 0 else None)
+        differ = ~_same(ref, mine, tolerance if position == 0 else others)
         differing += int(differ.sum())
         if nan_cells is not None and nan_cells.shape == differ.shape:
             on_nan += int((differ & nan_cells).sum())

@@ -69,6 +69,8 @@ class NodeResult:
     #: ortpool's outputs and the NaN-window mask, kept for the reference column (not serialised)
     ortpool_outputs: list[Any] | None = dataclasses.field(default=None, repr=False)
     nan_cells: Any = dataclasses.field(default=None, repr=False)
+    #: Y's tolerance in the comparison (set with ``ortpool_outputs``), for the reference's judge
+    tolerance: Any = dataclasses.field(default=None, repr=False)
 
     @property
     def builtin_shapes(self) -> list[list[int]]:

@@ -26,7 +26,6 @@ from ortpool.errors import OrtpoolError
 from ortpool.validate import capture, endtoend, inputs, isolate, ortrun, results
 from ortpool.validate import reference as reference_mod
 from ortpool.validate.singlenode import NodeSpec, attribute_dict, builtin_model, feed_dict
-from ortpool.validate.tolerances import tolerance_for, with_window
 
 Progress = Callable[[int, int, str], None]
 
@@ -257,18 +256,13 @@ def _node(
             builtin_model(spec, feeds).SerializeToString(), feed_dict(feeds)
         )
         if status == "ok":
-            tol = tolerance_for(spec.op, result.dtype, options.atol, options.rtol)
-            tol = with_window(tol, spec.op, spec_version, result.dtype, feeds[0],
-                              result.ortpool_outputs[0], attrs)
             result.reference = reference_mod.judge(
                 spec.op,
                 feeds,
                 payload,
                 result.ortpool_outputs,
                 result.nan_cells,
-                tol.atol,
-                tol.rtol,
-                slack=tol.slack,
+                result.tolerance,
                 ceil_mode=bool(attrs.get("ceil_mode")),
             )
         else:
