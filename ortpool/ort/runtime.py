@@ -84,14 +84,22 @@ def _loads(ir_version: int) -> bool:
     return True
 
 
+def unreadable(ir_version: int) -> int | None:
+    """The newest IR version the installed onnxruntime reads when ``ir_version`` is above it,
+    else None. Up to :data:`IR_VERSION` every supported onnxruntime reads it, and the runtime
+    is not even asked (nor imported)."""
+    if ir_version <= IR_VERSION:
+        return None
+    newest = max_ir_version()
+    return newest if ir_version > newest else None
+
+
 def stamp(model: onnx.ModelProto) -> str | None:
     """Lower ``model``'s IR version, in place, to the newest the installed onnxruntime reads (onnx
     1.23 writes IR 14 by default; onnxruntime 1.21 reads 10); a note saying so, or None when it
     reads the model's own. For models ortpool writes to be run (``ortpool fix``)."""
-    if model.ir_version <= IR_VERSION:
-        return None  # every supported onnxruntime reads it: the runtime is not even asked
-    newest = max_ir_version()
-    if model.ir_version <= newest:
+    newest = unreadable(model.ir_version)
+    if newest is None:
         return None
     old, model.ir_version = model.ir_version, newest
     return f"IR version {old} lowered to {newest}, the newest the installed onnxruntime reads"

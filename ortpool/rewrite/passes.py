@@ -252,13 +252,13 @@ def _owners(model: onnx.ModelProto):
 
 
 def _note_ir(model: onnx.ModelProto, report: RewriteReport) -> None:
-    # Every supported onnxruntime reads runtime.IR_VERSION; only above it is the installed one
-    # asked (which imports onnxruntime, so a rewrite of an older model never does).
-    if model.ir_version <= runtime.IR_VERSION:
-        return
-    readable = runtime.max_ir_version()
-    if model.ir_version > readable:
+    # Only above runtime.IR_VERSION is the installed onnxruntime asked (and imported): a
+    # rewrite of an older model never imports it.
+    readable = runtime.unreadable(model.ir_version)
+    if readable is not None:
+        import onnxruntime
+
         report.notes.append(
             f"the model has IR version {model.ir_version}; the installed onnxruntime "
-            f"{runtime.versions()['onnxruntime']} reads at most {readable}"
+            f"{onnxruntime.__version__} reads at most {readable}"
         )
