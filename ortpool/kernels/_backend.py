@@ -86,13 +86,23 @@ def backend() -> str:
     return "numba" if _available else "numpy"
 
 
+#: (kernel, dtype name) found loaded: a compiled signature is never dropped, so a yes is final
+#: (asking numba again costs about 4 µs, per call of the kernels that decide per call).
+_LOADED: set[tuple[str, str]] = set()
+
+
 def loaded(kernel: str, dtype: np.dtype) -> bool:
     """Whether this process holds the compiled ``kernel`` for ``dtype`` (compiled or loaded from
     numba's cache): then calling it costs nothing more than the numpy path."""
+    if (kernel, dtype.name) in _LOADED:
+        return True
     module = sys.modules.get(KERNELS[kernel])
     if module is None:
         return False
-    return any(str(sig[0].dtype) == dtype.name for sig in getattr(module, kernel).signatures)
+    if any(str(sig[0].dtype) == dtype.name for sig in getattr(module, kernel).signatures):
+        _LOADED.add((kernel, dtype.name))
+        return True
+    return False
 
 
 def compiled(kernel: str, dtype: np.dtype, nbytes: int) -> bool:

@@ -47,10 +47,11 @@ def lane_count(size: int, cap: int) -> int:
 
 
 def _transform(v: np.ndarray, mode: int) -> np.ndarray:
+    """``v`` (a float64 copy of the caller's own) transformed in place."""
     if mode == ABS:
-        return np.abs(v)
+        return np.abs(v, out=v)
     if mode == SQUARE:
-        return np.multiply(v, v)
+        return np.multiply(v, v, out=v)
     return v
 
 

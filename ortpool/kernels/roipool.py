@@ -17,7 +17,7 @@ import numpy as np
 
 from ortpool.errors import OrtpoolError
 from ortpool.kernels import _backend, _buffers, _calls, _limits, _parallel
-from ortpool.kernels._common import checked, dtype_name
+from ortpool.kernels._common import checked, dtype_name, located
 
 #: Scaled RoI corners beyond this magnitude are refused: no feature map is that large, and the
 #: bin arithmetic stays exact in int64 (``i * roi size`` with ``i`` < pooled size, below 2**62;
@@ -128,14 +128,12 @@ def max_roi_pool(
 ) -> np.ndarray:
     """MaxRoiPool of spec version ``version``: Y of shape (num_rois, C, pooled_h, pooled_w)."""
     key, runner = _calls.lookup(("MaxRoiPool", version), x, attributes)
-    try:
+    with located("MaxRoiPool", version):
         if runner is None:
             attrs = checked("MaxRoiPool", version, x, attributes)
             runner = _calls.remember(key, _Runner(attrs.pooled_shape, attrs.spatial_scale))
         _check_rois(x, rois)
         return runner(x, rois)
-    except OrtpoolError as err:
-        raise err.located(op="MaxRoiPool", version=version) from None
 
 
 class _Runner:
