@@ -31,14 +31,15 @@ NUMBA_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, 
 #: (Inception's 1x192x28x28, 600 KB) is far above.
 NUMBA_MIN_BYTES = 64 << 10
 
-#: The compiled kernels, by their name, and the module that holds each.
-KERNELS = {
-    "max_planes": "ortpool.kernels._numba",
-    "max_indices": "ortpool.kernels._numba",
-    "average_planes": "ortpool.kernels._numba",
-    "scatter": "ortpool.kernels._numba",
-    "plane_sums": "ortpool.kernels._numba_family",
-    "roi_max": "ortpool.kernels._numba_family",
+#: The compiled kernels, by their name: the module that holds each, and the operator it computes
+#: (as the compile note on the terminal names it, :mod:`._compile_note`).
+KERNELS: dict[str, tuple[str, str]] = {
+    "max_planes": ("ortpool.kernels._numba", "MaxPool"),
+    "max_indices": ("ortpool.kernels._numba", "MaxPool with Indices"),
+    "average_planes": ("ortpool.kernels._numba", "AveragePool"),
+    "scatter": ("ortpool.kernels._numba", "MaxUnpool"),
+    "plane_sums": ("ortpool.kernels._numba_family", "GlobalAveragePool/GlobalLpPool"),
+    "roi_max": ("ortpool.kernels._numba_family", "MaxRoiPool"),
 }
 
 _MODES = ("auto", "numba", "numpy")
@@ -96,7 +97,7 @@ def loaded(kernel: str, dtype: np.dtype) -> bool:
     numba's cache): then calling it costs nothing more than the numpy path."""
     if (kernel, dtype.name) in _LOADED:
         return True
-    module = sys.modules.get(KERNELS[kernel])
+    module = sys.modules.get(KERNELS[kernel][0])
     if module is None:
         return False
     if any(str(sig[0].dtype) == dtype.name for sig in getattr(module, kernel).signatures):
