@@ -22,7 +22,7 @@ from ortpool.errors import OrtpoolError
 from ortpool.fix.forms import NodeFacts
 from ortpool.fix.shapes import ShapeTable, learn_shapes
 from ortpool.rewrite.checks import check_node, node_name, resolve_version
-from ortpool.rewrite.scopes import Scope, is_standard, model_scopes, subgraphs
+from ortpool.rewrite.scopes import Scope, is_pool, is_standard, model_scopes, subgraphs
 from ortpool.rewrite.selection import Selection
 from ortpool.validate import dtypes
 from ortpool.validate.singlenode import attribute_dict
@@ -51,10 +51,6 @@ class Site:
     @property
     def in_main_graph(self) -> bool:
         return self.scope.key == ("graph",)
-
-
-def is_pool(node: onnx.NodeProto) -> bool:
-    return is_standard(node) and node.op_type in versions.OPERATORS
 
 
 def _read_values(model: onnx.ModelProto) -> set[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import onnx
 
-from ortpool import optypes, versions
+from ortpool import optypes
 from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
 from ortpool.ort import runtime
@@ -18,14 +18,10 @@ from ortpool.rewrite import branch_outputs, retarget
 from ortpool.rewrite.checks import check_node, node_name, resolve_version
 from ortpool.rewrite.elemtypes import MIXED, TypeTable, learn_types
 from ortpool.rewrite.report import LEFT_ALONE, RESTORED, RETARGETED, NodeReport, RewriteReport
-from ortpool.rewrite.scopes import Scope, is_standard, model_scopes
+from ortpool.rewrite.scopes import Scope, is_pool, model_scopes
 from ortpool.rewrite.selection import Selection
 
 _CAST_FROM = {"float16": onnx.TensorProto.FLOAT16, "bfloat16": onnx.TensorProto.BFLOAT16}
-
-
-def _is_pool(node: onnx.NodeProto) -> bool:
-    return is_standard(node) and node.op_type in versions.OPERATORS
 
 
 def _is_ortpool(node: onnx.NodeProto) -> bool:
@@ -39,9 +35,9 @@ def rewrite_model(
     report = RewriteReport("rewrite")
     scopes = model_scopes(model)
     selection.check_names(
-        {n.name for s in scopes for n in s.nodes if _is_pool(n)}, "pooling"
+        {n.name for s in scopes for n in s.nodes if is_pool(n)}, "pooling"
     )
-    if not any(_is_pool(n) for s in scopes for n in s.nodes):
+    if not any(is_pool(n) for s in scopes for n in s.nodes):
         _set_aside_branch_shapes(model, report)
         _note_ir(model, report)
         return report
@@ -51,7 +47,7 @@ def rewrite_model(
     used: set[tuple] = set()
     for scope in scopes:
         for node in list(scope.nodes):
-            if not _is_pool(node):
+            if not is_pool(node):
                 continue
             entry, replacement = _rewrite_node(node, scope, types, selection, skip_invalid, namer)
             report.nodes.append(entry)

@@ -19,6 +19,8 @@ from typing import Any
 import onnx
 from onnx import AttributeProto
 
+from ortpool import versions
+
 #: Domain strings that mean the standard ai.onnx operator set.
 AI_ONNX = ("", "ai.onnx")
 
@@ -56,6 +58,11 @@ def ai_onnx_opset(imports: Any) -> int | None:
 
 def is_standard(node: onnx.NodeProto) -> bool:
     return node.domain in AI_ONNX
+
+
+def is_pool(node: onnx.NodeProto) -> bool:
+    """A standard pooling node (any operator ortpool implements)."""
+    return is_standard(node) and node.op_type in versions.OPERATORS
 
 
 def subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, int | None, onnx.GraphProto]]:

@@ -16,9 +16,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from ortpool.versions import OPERATORS
-
-STANDARD_DOMAINS = ("", "ai.onnx")
+from ortpool.rewrite.scopes import AI_ONNX, is_pool
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,13 +37,9 @@ class PoolingNode:
 def governing_opset(model: onnx.ModelProto) -> int:
     """The model's ai.onnx opset: it decides which spec version each node is."""
     for entry in model.opset_import:
-        if entry.domain in STANDARD_DOMAINS:
+        if entry.domain in AI_ONNX:
             return int(entry.version)
     raise ValueError("the model imports no ai.onnx opset")
-
-
-def _is_pooling(node: onnx.NodeProto) -> bool:
-    return node.domain in STANDARD_DOMAINS and node.op_type in OPERATORS
 
 
 def _subgraph_nodes(node: onnx.NodeProto) -> list[tuple[str, onnx.NodeProto]]:
@@ -83,10 +77,10 @@ def pooling_nodes(model: onnx.ModelProto) -> list[PoolingNode]:
         return base if seen[base] == 1 else f"{base}#{seen[base]}"
 
     for node in model.graph.node:
-        if _is_pooling(node):
+        if is_pool(node):
             found.append(PoolingNode(node, unique(node), "main graph", True))
         for attr_name, inner in _subgraph_nodes(node):
-            if _is_pooling(inner):
+            if is_pool(inner):
                 where = (
                     f"subgraph {attr_name} of node {node.name or node.op_type!r} ({node.op_type})"
                 )
