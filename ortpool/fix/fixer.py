@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import onnx
@@ -104,59 +105,85 @@ def _ort_value(array: np.ndarray):
     )
 
 
-def _run_capturing(
-    model: onnx.ModelProto,
-    names: tuple[list[str], set[str]],
-    feeds: Mapping[str, np.ndarray],
-    runtime: Runtime,
-    level: str | None,
-    source_dir: str | None,
-) -> dict[str, np.ndarray]:
-    """Run ``model`` with ``names`` as extra outputs; name -> array (initializers read)."""
-    wanted, carried = names
-    initializers = {t.name for t in model.graph.initializer}
-    fetched = [n for n in wanted if n not in feeds and n not in initializers]
-    plain = [n for n in fetched if n not in carried]
-    wide = capture_mod.capture_model(model, plain)
-    for name in fetched:
-        if name in carried:  # fetched as float32 through a Cast, then made bfloat16 again
-            cast = onnx.helper.make_node(
-                "Cast", [name], [name + _CARRIED], to=onnx.TensorProto.FLOAT
-            )
-            wide.graph.node.append(cast)
-            wide.graph.output.append(onnx.ValueInfoProto(name=name + _CARRIED))
-    session = runtime.session(wide, level=level, external_dir=source_dir)
-    values = {name: _ort_value(array) for name, array in feeds.items()}
-    requested = [n for n in plain if n not in feeds]
-    requested += [n + _CARRIED for n in fetched if n in carried]
-    if not requested:
-        # Nothing to capture, but the model must still load and run: its outputs are fetched
-        # (through session.run, which raises an ortpool op's failure), bfloat16 ones as OrtValues.
-        bf16 = onnx.TensorProto.BFLOAT16
-        requested = [o.name for o in wide.graph.output if o.type.tensor_type.elem_type != bf16]
-        if not requested:
-            import onnxruntime as ort
+class _Capturing:
+    """Runs of ``model`` with ``names`` as extra outputs, one call per set of feeds; name ->
+    array (initializers read). The widened model and its session are built once per set of fed
+    names (a failure to build is kept and raised again), not once per run."""
 
-            every = {
-                name: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
-                for name, v in values.items()
-            }
-            session.run_with_ort_values([o.name for o in wide.graph.output], every)
-    arrays = session.run(requested, values) if requested else []
-    found = dict(zip(requested, (np.asarray(a) for a in arrays), strict=True))
-    for name in fetched:
-        if name in carried:
-            found[name] = found.pop(name + _CARRIED).astype(dtypes.NUMPY["bfloat16"])
-    found.update({k: np.asarray(v) for k, v in feeds.items() if k in wanted})
-    for tensor in model.graph.initializer:
-        if tensor.name in wanted and tensor.data_location != onnx.TensorProto.EXTERNAL:
-            found[tensor.name] = onnx.numpy_helper.to_array(tensor)
-    return found
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        names: tuple[list[str], set[str]],
+        runtime: Runtime,
+        level: str | None,
+        source_dir: str | None,
+    ) -> None:
+        self.model, self.names = model, names
+        self.runtime, self.level, self.source_dir = runtime, level, source_dir
+        self._built: dict[frozenset[str], Any] = {}
+
+    def _build(self, fed: frozenset[str]) -> tuple[onnx.ModelProto, Any, list[str], list[str]]:
+        wanted, carried = self.names
+        initializers = {t.name for t in self.model.graph.initializer}
+        fetched = [n for n in wanted if n not in fed and n not in initializers]
+        plain = [n for n in fetched if n not in carried]
+        wide = capture_mod.capture_model(self.model, plain)
+        for name in fetched:
+            if name in carried:  # fetched as float32 through a Cast, then made bfloat16 again
+                cast = onnx.helper.make_node(
+                    "Cast", [name], [name + _CARRIED], to=onnx.TensorProto.FLOAT
+                )
+                wide.graph.node.append(cast)
+                wide.graph.output.append(onnx.ValueInfoProto(name=name + _CARRIED))
+        session = self.runtime.session(wide, level=self.level, external_dir=self.source_dir)
+        return wide, session, fetched, plain
+
+    def __call__(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        fed = frozenset(feeds)
+        if fed not in self._built:
+            try:
+                self._built[fed] = self._build(fed)
+            except Exception as err:  # onnxruntime refuses the model: the same for every run
+                self._built[fed] = err
+        built = self._built[fed]
+        if isinstance(built, Exception):
+            raise built
+        wide, session, fetched, plain = built
+        wanted, carried = self.names
+        values = {name: _ort_value(array) for name, array in feeds.items()}
+        requested = [n for n in plain if n not in feeds]
+        requested += [n + _CARRIED for n in fetched if n in carried]
+        if not requested:
+            # Nothing to capture, but the model must still load and run: its outputs are
+            # fetched (through session.run, which raises an ortpool op's failure), bfloat16
+            # ones as OrtValues.
+            bf16 = onnx.TensorProto.BFLOAT16
+            requested = [o.name for o in wide.graph.output
+                         if o.type.tensor_type.elem_type != bf16]
+            if not requested:
+                import onnxruntime as ort
+
+                every = {
+                    name: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
+                    for name, v in values.items()
+                }
+                session.run_with_ort_values([o.name for o in wide.graph.output], every)
+        arrays = session.run(requested, values) if requested else []
+        found = dict(zip(requested, (np.asarray(a) for a in arrays), strict=True))
+        for name in fetched:
+            if name in carried:
+                found[name] = found.pop(name + _CARRIED).astype(dtypes.NUMPY["bfloat16"])
+        found.update({k: np.asarray(v) for k, v in feeds.items() if k in wanted})
+        for tensor in self.model.graph.initializer:
+            if tensor.name in wanted and tensor.data_location != onnx.TensorProto.EXTERNAL:
+                found[tensor.name] = onnx.numpy_helper.to_array(tensor)
+        return found
 
 
 def _capture_inputs(
     model: onnx.ModelProto,
     sites: Sequence[Site],
+    model_runs: Sequence[Mapping[str, np.ndarray]] | None,
     options: Options,
     source_dir: str | None,
     notes: list[str],
@@ -166,21 +193,24 @@ def _capture_inputs(
     if not names[0]:
         return []
     runs: list[dict[str, np.ndarray]] = []
-    model_runs = _model_runs(model, options)
     if model_runs is None:
         notes.append("the model's inputs could not be generated: no input was captured")
         return []
+    source = _Capturing(model, names, options.runtime, "disable", source_dir)
+    rewritten: _Capturing | None = None
     for number, feeds in enumerate(model_runs):
         try:
-            runs.append(_run_capturing(model, names, feeds, options.runtime, "disable", source_dir))
+            runs.append(source(feeds))
             continue
         except Exception as err:  # onnxruntime cannot run the source model (a refused node)
             first = short_error(err)
         try:
-            from ortpool.rewrite import rewrite
+            if rewritten is None:
+                from ortpool.rewrite import rewrite
 
-            spec = rewrite(model)
-            runs.append(_run_capturing(spec, names, feeds, options.runtime, "disable", source_dir))
+                rewritten = _Capturing(rewrite(model), names, options.runtime, "disable",
+                                       source_dir)
+            runs.append(rewritten(feeds))
             if number == 0:
                 notes.append(
                     f"onnxruntime could not run the model ({first}); node inputs were captured "
@@ -223,7 +253,7 @@ def _proof_sets(
 def _prove_in_model(
     fixed: onnx.ModelProto,
     sites: Sequence[Site],
-    model: onnx.ModelProto,
+    model_runs: Sequence[Mapping[str, np.ndarray]] | None,
     options: Options,
     source_dir: str | None,
 ) -> tuple[dict[int, Proof], str]:
@@ -232,12 +262,12 @@ def _prove_in_model(
     run even when no node can be captured: it must load and run)."""
     names = _captured_names(sites, outputs=True)
     proofs: dict[int, Proof] = {}
-    model_runs = _model_runs(model, options)
     if model_runs is None:
         return {}, "the model's inputs could not be generated"
+    capturing = _Capturing(fixed, names, options.runtime, None, source_dir)
     for number, feeds in enumerate(model_runs):
         try:
-            run = _run_capturing(fixed, names, feeds, options.runtime, None, source_dir)
+            run = capturing(feeds)
         except Exception as err:
             return {}, f"{NOT_RUNNING}: {short_error(err)}"
         for site in sites:
@@ -348,7 +378,8 @@ def _fix_once(
         report.notes.append(note)
     sites, notes = find_sites(model, options.selection, options.skip_invalid, pinned)
     report.notes.extend(notes)
-    captured = _capture_inputs(model, sites, options, source, report.notes)
+    model_runs = _model_runs(model, options)
+    captured = _capture_inputs(model, sites, model_runs, options, source, report.notes)
     sets: dict[int, list[feeds_mod.FeedSet]] = {}
     choices: dict[int, Choice] = {}
     for site in sites:
@@ -367,7 +398,7 @@ def _fix_once(
     for _ in range(MAX_ROUNDS):
         plans = {n: c.plan for n, c in choices.items() if c.plan is not None}
         fixed, apply_notes = apply(model, sites, plans)
-        in_model, problem = _prove_in_model(fixed, sites, model, options, source)
+        in_model, problem = _prove_in_model(fixed, sites, model_runs, options, source)
         failed = [n for n, p in in_model.items() if not p.exact and n in plans]
         if not failed:
             break
