@@ -12,7 +12,7 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ortpool.fix.runtime import LEVELS
+    from ortpool.fix.runtime import DEFAULT_LEVEL, LEVELS
     from ortpool.rewrite import cli_common
 
     # IN OUT, --ops, --nodes, --exclude, --skip-invalid, --json, --link-data, -q/-v: as rewrite's
@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--opt-level",
         choices=list(LEVELS),
-        default="all",
+        default=DEFAULT_LEVEL,
         help="the graph optimization level the model will run at (default all, "
         "onnxruntime's own): forms are proven at it",
     )

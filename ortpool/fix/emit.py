@@ -22,6 +22,7 @@ import onnx
 import onnx.defs
 from onnx import TensorProto, helper, numpy_helper
 
+from ortpool import versions
 from ortpool.fix.forms import NodeFacts, Plan
 from ortpool.rewrite import retarget
 from ortpool.rewrite.checks import check_node, node_name
@@ -338,7 +339,7 @@ def _ortpool(facts: NodeFacts, shaped: onnx.NodeProto, namer: retarget.Namer) ->
         raise Unwritable(f"{facts.spec.key} does not take {facts.elem}")
     cast_from = None
     if facts.elem not in facts.spec.carried_types:
-        if facts.elem not in ("float16", "bfloat16"):
+        if facts.elem not in versions.CAST_TYPES:
             raise Unwritable(f"element type {facts.elem} cannot be carried into a Python op")
         cast_from = dtypes.CODE[facts.elem]
     return retarget.to_ortpool(shaped, checked, cast_from, facts.opset, namer)

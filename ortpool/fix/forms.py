@@ -37,6 +37,8 @@ from ortpool import versions
 from ortpool.attributes import NodeAttrs, PoolAttrs
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry, effective_kernel, pool_geometry, same_pads
+from ortpool.validate.dtypes import FLOATS
+from ortpool.validate.tolerances import GLOBAL_SUMS
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS, OpVersion
 
 UNCHANGED = "unchanged"
@@ -57,7 +59,6 @@ MAX_LIKE = ("MaxPool", "GlobalMaxPool", "MaxRoiPool")
 #: Element types whose every value float32 holds exactly: a max computed in float32 and cast
 #: back is the max itself; an average is accumulated in float32 anyway (RULINGS.md 8).
 FLOAT_EXACT = ("float16", "bfloat16", "int8", "uint8")
-FLOATS = ("float", "double", "float16", "bfloat16")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -508,7 +509,7 @@ BASE_FORMS: tuple[tuple[str, Form, tuple[str, ...] | None], ...] = (
 #: The compute wrappers after the node's own type, with the operators each is tried for.
 COMPUTE_WRAPPERS: tuple[tuple[str, str, Callable[[Plan, NodeFacts], Plan | str], tuple], ...] = (
     (IN_FLOAT, "float", in_float, versions.OPERATORS),
-    (IN_DOUBLE, "double", in_double, ("GlobalAveragePool", "GlobalLpPool")),
+    (IN_DOUBLE, "double", in_double, GLOBAL_SUMS),
 )
 
 

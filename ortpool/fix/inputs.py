@@ -29,6 +29,7 @@ from ortpool.geometry import effective_kernel
 from ortpool.validate import dtypes, isolate
 from ortpool.validate.inputs import random_tensor
 from ortpool.validate.singlenode import NodeSpec
+from ortpool.validate.tolerances import GLOBAL_SUMS
 
 #: N and C of generated inputs where the model leaves them symbolic (Indices count N*C planes)
 BATCH, CHANNELS = 2, 3
@@ -190,7 +191,7 @@ def proof_sets(
     kinds = ["ties", "extremes"] + ["lowest"] * strict
     if facts.elem in FLOATS and strict:
         kinds.append("nan")
-    if facts.op in ("GlobalAveragePool", "GlobalLpPool") and facts.elem in FLOATS:
+    if facts.op in GLOBAL_SUMS and facts.elem in FLOATS:
         kinds.append("uniform")
     for number, shape in enumerate(shapes):
         rng = np.random.default_rng([seed, number])

@@ -77,8 +77,9 @@ class Runtime:
         model holds ortpool ops (errors of those ops are then raised, not hidden)."""
         options = self.options(level, threads, external_dir)
         data = model.SerializeToString()
-        if any(n.domain == "ortpool" for n in _all_nodes(model)):
-            from ortpool.ort.session import InferenceSession
+        from ortpool.ort.session import InferenceSession, iter_ortpool_nodes
+
+        if any(iter_ortpool_nodes(model)):
 
             return InferenceSession(data, options, providers=list(self.providers))
         import onnxruntime as ort
@@ -93,12 +94,6 @@ class Runtime:
             "providers": list(self.providers),
             "opt_level": self.level,
         }
-
-
-def _all_nodes(model: onnx.ModelProto):
-    from ortpool.ort.session import iter_nodes
-
-    return iter_nodes(model)
 
 
 def parse_providers(text: str | Sequence[str] | None) -> tuple[str, ...]:
