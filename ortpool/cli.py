@@ -29,6 +29,10 @@ COMMANDS: dict[str, str] = {
 
 USAGE_ERROR = 2
 
+#: Commands that are not latency-critical: their kernels never wait for numba to compile (the
+#: numpy plans give the same bits), see :func:`ortpool.kernels._backend.prefer_loaded`.
+NO_COMPILE = frozenset({"validate", "fix", "conformance"})
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -51,6 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return USAGE_ERROR
     module = importlib.import_module(COMMANDS[args.command])
+    if args.command in NO_COMPILE:
+        from ortpool.kernels import _backend
+
+        _backend.prefer_loaded()
     try:
         return int(module.run(args))
     except (OrtpoolError, OSError) as err:
