@@ -93,7 +93,7 @@ def same(a, b) -> bool:
 def ortpool_run(x, op, version, attrs):
     try:
         return kernels.run_op(op, version, [x], attrs, 2 if op == "MaxPool" else 1)
-    except Exception as err:  # noqa: BLE001  (the table shows any failure)
+    except Exception as err:  # the table shows any failure
         return f"error: {str(err)[:60]}"
 
 
@@ -115,7 +115,7 @@ def onnxruntime_run(x, op, version, attrs):
         session = ort.InferenceSession(model.SerializeToString(),
                                        providers=["CPUExecutionProvider"])
         return session.run(None, {"X": x})
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         return f"error: {str(err).splitlines()[0][-60:]}"
 
 
@@ -140,7 +140,7 @@ def torch_run(x, op, case: Case, extra: dict):
         if case.pad:
             return "-"
         return [F.lp_pool2d(t, 2, case.k, case.s, ceil_mode=bool(case.ceil)).numpy()]
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         return f"error: {str(err).splitlines()[0][:60]}"
 
 
@@ -174,7 +174,8 @@ def main() -> int:
         torch_version = torch.__version__
     except ImportError:
         torch_version = "absent"
-    print(f"\nonnx {onnx.__version__}, onnxruntime {onnxruntime.__version__}, torch {torch_version}")
+    print(f"\nonnx {onnx.__version__}, onnxruntime {onnxruntime.__version__}, "
+          f"torch {torch_version}")
     return 0
 
 
