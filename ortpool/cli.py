@@ -8,6 +8,7 @@ and ``run(args) -> int`` (the exit code).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -55,12 +56,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return USAGE_ERROR
     module = importlib.import_module(COMMANDS[args.command])
-    if args.command in NO_COMPILE:
-        from ortpool.kernels import _backend
+    from ortpool.kernels import _backend
 
-        _backend.prefer_loaded()
+    kernels = _backend.prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext()
     try:
-        return int(module.run(args))
+        with kernels:
+            return int(module.run(args))
     except (OrtpoolError, OSError) as err:
         print(f"ortpool {args.command}: error: {err}", file=sys.stderr)
         return USAGE_ERROR

@@ -195,7 +195,7 @@ def test_validate_names_the_window_a_runtime_makes(op, version, attrs, n_outputs
     assert [c.code for c in r.causes] == [causes.WINDOW_BEYOND_INPUT]
     assert r.causes[0].detail == (
         "axis 0: kernel span 2 > padded input 1 + 0 + 0: floor(-1/2) + 1 = 0, no window "
-        "(RULINGS.md 19); a window there is the runtime's"
+        "(RULINGS.md 19): the spec's output is empty there"
     )
     ceil = {**attrs, "ceil_mode": 1} if "auto_pad" not in attrs else None
     if ceil is not None:

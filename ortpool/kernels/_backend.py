@@ -18,9 +18,11 @@ numpy plans gave the same bits in 17 s (docs/validate.md, "Kernels").
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -127,17 +129,30 @@ def compiled(kernel: str, dtype: np.dtype, nbytes: int) -> bool:
     return True
 
 
-def prefer_loaded() -> None:
-    """Plan for ``"loaded"`` from now on, in this process and the processes it starts, unless
-    ``ORTPOOL_KERNELS`` names a mode: for a command whose first run must not wait for numba to
-    compile (the results are the same bits either way)."""
+@contextlib.contextmanager
+def prefer_loaded() -> Iterator[None]:
+    """Plan for ``"loaded"`` inside the block, in this process and the processes it starts,
+    unless ``ORTPOOL_KERNELS`` names a mode: for a command whose first run must not wait for
+    numba to compile (the results are the same bits either way). The mode and the environment
+    are restored after it (a command run in-process leaves its caller's rule alone)."""
     global _mode
     if os.environ.get("ORTPOOL_KERNELS", "").strip():
+        yield
         return
+    before, saved = _mode, os.environ.get("ORTPOOL_KERNELS")
     # The environment carries the choice into child processes (``--jobs``, isolated runs).
     os.environ["ORTPOOL_KERNELS"] = "loaded"
     _calls.forget()
     _mode = "loaded"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("ORTPOOL_KERNELS", None)
+        else:
+            os.environ["ORTPOOL_KERNELS"] = saved
+        _calls.forget()
+        _mode = before
 
 
 def set_backend(name: str | None) -> None:

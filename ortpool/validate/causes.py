@@ -175,7 +175,7 @@ def _window_beyond_input(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | No
             return Cause(
                 WINDOW_BEYOND_INPUT,
                 f"axis {i}: kernel span {ek} > padded input {n} + {pb} + {pe}: {formula} = "
-                f"{out}, no window (RULINGS.md 19); a window there is the runtime's",
+                f"{out}, no window (RULINGS.md 19): the spec's output is empty there",
             )
     return None
 
