@@ -10,7 +10,9 @@ last column says whether onnxruntime and PyTorch give ortpool's result.
     python scripts/ruling19_compare.py
 
 The input is 1..n*n (positive, so LpPool's |x| and PyTorch's lp_pool agree on the sign).
-PyTorch has no auto_pad and pads at most half the kernel: those cells say "-".
+PyTorch has no auto_pad and pads at most half the kernel: those cells say "-". PyTorch's
+lp_pool2d is avg_pool2d(x^p) * kw * kh, so where ceil mode clips a window it differs from the
+Lp norm (its own difference, not RULINGS 19's).
 """
 
 from __future__ import annotations
@@ -141,7 +143,8 @@ def torch_run(x, op, case: Case, extra: dict):
             return "-"
         return [F.lp_pool2d(t, 2, case.k, case.s, ceil_mode=bool(case.ceil)).numpy()]
     except Exception as err:
-        return f"error: {str(err).splitlines()[0][:60]}"
+        text = str(err).splitlines()[0]
+        return "error: output size is too small" if "too small" in text else f"error: {text[:60]}"
 
 
 def main() -> int:
@@ -159,7 +162,10 @@ def main() -> int:
             for label, theirs in (("ort", ort_result), ("torch", torch_result)):
                 if theirs == "-":
                     continue
-                agree.append(f"{label}:{'=' if same(ours, theirs) else 'DIFF'}")
+                if isinstance(theirs, str) and theirs.startswith("error"):
+                    agree.append(f"{label}:refuses")
+                else:
+                    agree.append(f"{label}:{'=' if same(ours, theirs) else 'DIFF'}")
             rows.append((case.label, name, show(ours), show(ort_result), show(torch_result),
                          " ".join(agree)))
     header = ("case", "op", "ortpool", "onnxruntime", "torch", "vs ortpool")
