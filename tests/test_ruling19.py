@@ -132,6 +132,31 @@ def test_the_one_window_of_ceil_mode_counts_no_overhang():
     assert floor.shape == (1, 1, 0, 0)
 
 
+@pytest.mark.parametrize("path", ["numpy", "numba"])
+def test_a_kernel_of_a_billion_taps_over_nine_positions(path):
+    """k=10**9, s=2*10**9, pads (3, 5) on n=1: ceil mode's one window covers [-3, 10**9 - 3);
+    its 9 taps inside [-3, 6) count with count_include_pad, the element itself without; floor
+    mode has no window. Closed forms: no per-tap work."""
+    if path == "numba":
+        pytest.importorskip("numba")
+    _backend.set_backend(path)
+    try:
+        x = np.arange(1, 7, dtype=np.float32).reshape(1, 2, 1, 3)
+        axis = {"kernel_shape": [10**9, 1], "strides": [2 * 10**9, 1], "pads": [3, 0, 5, 0]}
+        y, ind = kernels.max_pool(x, ceil_mode=1, return_indices=True, **axis)
+        assert (y.ravel().tolist(), ind.ravel().tolist()) == (
+            [1, 2, 3, 4, 5, 6], [0, 1, 2, 3, 4, 5]
+        )
+        for include, divisor in ((1, 9), (0, 1)):
+            y = kernels.average_pool(x, ceil_mode=1, count_include_pad=include, **axis)
+            np.testing.assert_array_equal(y, x / np.float32(divisor))
+        y = kernels.lp_pool(x, ceil_mode=1, **axis)
+        np.testing.assert_array_equal(y, x)
+        assert kernels.max_pool(x, **axis).shape == (1, 2, 0, 3)
+    finally:
+        _backend.set_backend(None)
+
+
 SESSION = """
 import json, sys
 sys.path.insert(0, {tests!r})

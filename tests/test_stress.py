@@ -417,6 +417,17 @@ CASES: dict[str, tuple[Callable[[], dict], tuple[str, Any]]] = {
         kernel_case("kernels.max_pool(np.ones((1,1,4), np.float32), kernel_shape=[10**9], "
                     "pads=[0,10**9])"),
         ("ok", {"shapes": [[1, 1, 5]]})),
+    # RULINGS 19 with a 10**9-tap kernel over 1 + 3 + 5 positions: one window in ceil mode
+    # (stride 2e9: the overhang is shorter than a stride), none in floor mode.
+    "numpy-avg-kernel-1e9-ceil-one-window": (
+        kernel_case("kernels.average_pool(np.ones((1,1,1,3), np.float32), version=19, "
+                    "kernel_shape=[10**9,1], strides=[2*10**9,1], pads=[3,0,5,0], ceil_mode=1, "
+                    "count_include_pad=1)"),
+        ("ok", {"shapes": [[1, 1, 1, 3]]})),
+    "numpy-max-kernel-1e9-floor-empty": (
+        kernel_case("kernels.max_pool(np.ones((1,1,1,3), np.float32), kernel_shape=[10**9,1], "
+                    "strides=[2*10**9,1], pads=[3,0,5,0], return_indices=True)"),
+        ("ok", {"shapes": [[1, 1, 0, 3], [1, 1, 0, 3]]})),
     "numpy-max-pads-1e9": (
         kernel_case("kernels.max_pool(x, kernel_shape=[2,2], pads=[10**9]*4)"),
         ("raised", ["(MaxPool-22)", "[1, 1, 2000000003, 2000000003]"])),
