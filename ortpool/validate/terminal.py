@@ -18,6 +18,10 @@ STATUS_TEXT = {
     results.BOTH_REJECTED: "both reject",
     results.NO_KERNEL: "no ORT kernel",
     results.NOT_ISOLATED: "not isolated",
+    # a whole model's outcome when it was not validated
+    results.COULD_NOT_RUN: "COULD NOT RUN",
+    results.CRASHED: "CRASHED",
+    results.TIMED_OUT: "TIMED OUT",
 }
 COLUMNS = (
     "node",
@@ -126,6 +130,8 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = " 
 
 
 def model_report(model: ModelResult) -> list[str]:
+    if model.outcome:
+        return [f"model {model.path}: {STATUS_TEXT[model.outcome]}: {model.error}"]
     lines = [
         f"model {model.path}  (opset {model.opset}; inputs "
         + ", ".join(f"{k}:[{','.join(map(str, v))}]" for k, v in model.inputs.items())
@@ -180,9 +186,16 @@ def summary(models: Sequence[ModelResult]) -> str:
     parts = [f"{counts[s]} {STATUS_TEXT[s]}" for s in results.ORDER if s in counts]
     e2e = sum(1 for m in models for o in m.outputs if o.failing)
     runs = sum(1 for m in models if m.run_differs)
-    verdict = "DIFFERENCES FOUND" if any(m.failing for m in models) else "all agree"
+    differs = any(m.failing for m in models)
+    verdict = "DIFFERENCES FOUND" if differs else "all agree"
+    models_text = f"{len(models)} model(s)"
+    not_run = [m.outcome for m in models if m.outcome]
+    if not_run:  # a model not validated is no agreement: the verdict says so first
+        verdict = "NOT EVERY MODEL RAN" + ("; DIFFERENCES FOUND" if differs else "")
+        counts = [f"{not_run.count(s)} {STATUS_TEXT[s].lower()}" for s in results.MODEL_ORDER]
+        models_text += " (" + ", ".join(c for c in counts if not c.startswith("0 ")) + ")"
     return (
-        f"{verdict}: {len(models)} model(s), {len(nodes)} pooling node(s): "
+        f"{verdict}: {models_text}, {len(nodes)} pooling node(s): "
         + (", ".join(parts) or "none")
         + f"; {e2e} graph output(s) differ end to end"
         + (f"; {runs} model(s) only ortpool's rewrite could run" if runs else "")
