@@ -45,9 +45,10 @@ from ortpool.validate import results
 #: seconds a model may take by default (``--timeout``); 0 means no limit. A hang must end: the
 #: bundled models take under a second each, real networks 3-10 s, a first numba compile ~40 s.
 DEFAULT_TIMEOUT = 900.0
-#: models validated at once by default (``--jobs``): one, because onnxruntime already uses every
-#: core for one model's sessions and each child holds a whole model and its activations.
-DEFAULT_JOBS = 1
+#: models validated at once by default (``--jobs``): 0, one per core this process may use (at most
+#: one per model). Most of a model's validation is single-threaded Python around small sessions;
+#: ``--jobs 1`` for models so large that several at once would not fit in memory.
+DEFAULT_JOBS = 0
 #: what the forkserver imports once for all children
 PRELOAD = ["ortpool.validate.batch_preload"]
 
@@ -65,8 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=DEFAULT_JOBS,
         metavar="N",
-        help=f"validate up to N models at once, each in its own process ({DEFAULT_JOBS}; 0: one "
-        "per core); the report is the same for any N",
+        help="validate up to N models at once, each in its own process (default 0: one per "
+        "core); the report is the same for any N",
     )
     parser.add_argument(
         "--timeout",
@@ -151,6 +152,7 @@ def _child(
     os.close(fd)
 
     def progress(done: int, total: int, label: str) -> None:
+        # for the bar, and for a timeout to name the node the model was at
         conn.send((_PROGRESS, (done, total, label)))
 
     try:
@@ -390,5 +392,5 @@ def warm() -> None:
         model.ir_version = IR_VERSION
         validator.validate_model(model, validator.ValidateOptions())
         np.random.default_rng(0)
-    except Exception:  # noqa: BLE001 - a warm-up is optional, the forkserver must start
+    except Exception:  # a warm-up is optional: the forkserver must start whatever happens
         pass

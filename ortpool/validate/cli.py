@@ -137,7 +137,9 @@ def run(args: argparse.Namespace) -> int:
 
         def report(result: results.ModelResult) -> None:
             if result.outcome:  # one line on stderr too, where a script looks for errors
-                print(f"ortpool validate: error: {result.path}: {result.error}", file=sys.stderr)
+                why = result.error
+                why = why if why.startswith(result.path) else f"{result.path}: {why}"
+                print(f"ortpool validate: error: {why}", file=sys.stderr)
             print("\n".join(terminal.model_report(result)))
             print()
 
