@@ -32,13 +32,19 @@ from ortpool.validate import batch, results
 #: Depends on onnxruntime's behaviour (the command's runs): also run on the lowest release.
 pytestmark = pytest.mark.onnxruntime
 
+
 def test_each_model_gets_its_status_in_the_order_given():
     names = ["slow0", "abort", "hang", "refused", "bug", "ok5"]
     given: list[str] = []
     stream = _Stream()
     t0 = time.monotonic()
     found = batch.run_models(
-        names, 17, jobs=3, timeout=3.0, on_result=lambda r: given.append(r.path), stderr=stream,
+        names,
+        17,
+        jobs=3,
+        timeout=3.0,
+        on_result=lambda r: given.append(r.path),
+        stderr=stream,
         work=batch_stand_in.work,
     )
     assert time.monotonic() - t0 < 30
@@ -97,7 +103,11 @@ def test_a_model_that_cannot_load_and_one_whose_process_is_killed_leave_the_rest
     argv += ["--json", "r.json", "--html", "r.html"]
     cli = subprocess.Popen(
         [sys.executable, "-m", "ortpool", "validate", *argv],
-        cwd=tmp_path, env=CHILD_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path,
+        env=CHILD_ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     killed = threading.Thread(target=_kill_first_model_process, args=(cli.pid,))
     killed.start()

@@ -239,7 +239,7 @@ class _Child:
 
     def result(self) -> tuple[results.ModelResult, str]:
         """The model's result and its child's output (for stderr)."""
-        text = self.output.read_text(errors="replace") if self.output.exists() else ""
+        text = _tail(self.output)
         if self.message is not None and self.message[0] == _RESULT:
             result = self.message[1]
             result.path = self.path
@@ -254,6 +254,19 @@ class _Child:
         return results.ModelResult(path=self.path, outcome=outcome, error=reason), text
 
 
+def _tail(path: Path, limit: int = 1 << 20) -> str:
+    """What a child printed: its last ``limit`` bytes (a runaway log must not fill the memory)."""
+    try:
+        with open(path, "rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(0, size - limit))
+            data = file.read()
+    except OSError:
+        return ""
+    text = data.decode(errors="replace")
+    return f"[... the first {size - limit} bytes left out]\n{text}" if size > limit else text
+
+
 def _death(exitcode: int | None) -> str:
     if exitcode is not None and exitcode < 0:
         sig = signal.Signals(-exitcode)
@@ -266,7 +279,7 @@ def run_models(
     paths: Sequence[str],
     options: Any,
     *,
-    jobs: int = DEFAULT_JOBS,
+    jobs: int = 1,
     timeout: float | None = DEFAULT_TIMEOUT,
     strict_shapes: bool | None = None,
     progress: Progress | None = None,
@@ -280,7 +293,8 @@ def run_models(
     gets them in that order as soon as each can be given (after the output its child printed,
     passed on to ``stderr``). ``strict_shapes`` (default: a single model) makes a ``--shape``
     naming an input the model lacks an error. ``progress(done, total, label)`` follows the nodes
-    of a lone model, else the models done.
+    of a lone model, else the models done. As with any multiprocessing API, a script that calls
+    this needs the ``if __name__ == "__main__":`` guard (the children import the main module).
     """
     if strict_shapes is None:
         strict_shapes = len(paths) == 1
@@ -291,14 +305,45 @@ def run_models(
     running: dict[int, _Child] = {}
     finished: dict[int, tuple[results.ModelResult, str]] = {}
     found: list[results.ModelResult] = []
+
+    def emit() -> None:
+        """Hand out the finished results that are next in the order given."""
+        while len(found) in finished:
+            result, text = finished.pop(len(found))
+            if text:
+                if progress is not None and hasattr(progress, "close"):
+                    progress.close()
+                stream.write(text if text.endswith("\n") else text + "\n")
+                stream.flush()
+            found.append(result)
+            if on_result is not None:
+                on_result(result)
+
     with tempfile.TemporaryDirectory(prefix="ortpool-validate-") as folder:
         try:
             while todo or running:
                 while todo and len(running) < max(1, jobs):
                     index, path = todo.popleft()
-                    running[index] = _start(
-                        ctx, work, index, path, options, strict_shapes, folder, environment, timeout
-                    )
+                    try:
+                        running[index] = _start(
+                            ctx,
+                            work,
+                            index,
+                            path,
+                            options,
+                            strict_shapes,
+                            folder,
+                            environment,
+                            timeout,
+                        )
+                    except OSError as err:  # no process to be had (EAGAIN, no memory): this model
+                        why = f"could not start a process for it: {one_line(str(err))}"
+                        outcome = results.COULD_NOT_RUN
+                        failed = results.ModelResult(path=path, outcome=outcome, error=why)
+                        finished[index] = (failed, "")
+                if not running:
+                    emit()
+                    continue
                 deadlines = [c.deadline for c in running.values() if c.deadline is not None]
                 wait(
                     [c.conn for c in running.values() if c.conn is not None]
@@ -311,17 +356,8 @@ def run_models(
                         finished[index] = child.result()
                         del running[index]
                 if progress is not None:
-                    _show(progress, len(paths), len(finished), running)
-                while len(found) in finished:
-                    result, text = finished.pop(len(found))
-                    if text:
-                        if progress is not None and hasattr(progress, "close"):
-                            progress.close()
-                        stream.write(text if text.endswith("\n") else text + "\n")
-                        stream.flush()
-                    found.append(result)
-                    if on_result is not None:
-                        on_result(result)
+                    _show(progress, len(paths), len(found) + len(finished), running)
+                emit()
         finally:
             for child in running.values():  # interrupted: no child outlives the run
                 child.kill()
