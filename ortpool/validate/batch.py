@@ -95,7 +95,9 @@ def check_timeout(value: float) -> float | None:
     return value or None
 
 
-def validate_one(path: str, options: Any, strict_shapes: bool, progress: Progress):
+def validate_one(
+    path: str, options: Any, strict_shapes: bool, progress: Progress
+) -> results.ModelResult:
     """The default work of a child: one model through :func:`validator.validate_model`."""
     from ortpool.validate import validator
 
