@@ -114,6 +114,15 @@ def _context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
+def start() -> None:
+    """Start the forkserver now (it is started on the first model otherwise): its imports and
+    warm-up then overlap the command's own start on another core."""
+    if _context().get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
 def one_line(text: str) -> str:
     return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
 

@@ -102,6 +102,7 @@ def _providers(text: str | None) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    batch.start()  # the models' forkserver imports onnxruntime while this process does too
     from ortpool.validate import html, jsonreport, terminal, validator
     from ortpool.validate.inputs import parse_shapes
     from ortpool.validate.progress import ProgressBar
