@@ -67,6 +67,9 @@ def test_each_model_gets_its_status_in_the_order_given():
 
 
 def test_jobs_and_timeout_options():
+    import ortpool.validate
+
+    assert ortpool.validate.validate_models is batch.run_models  # the API's name for it
     assert batch.jobs_from(4, 2) == 2 and batch.jobs_from(1, 9) == 1
     assert 1 <= batch.jobs_from(0, 64) <= len(os.sched_getaffinity(0))
     assert batch.check_timeout(0) is None and batch.check_timeout(2.5) == 2.5
