@@ -8,9 +8,10 @@ model was reported, nor any JSON written. Here each of those outcomes is that mo
 (:data:`results.CRASHED`, :data:`results.TIMED_OUT`, :data:`results.COULD_NOT_RUN`, with the
 reason in one line) and the run goes on.
 
-* Children come from a forkserver that imports the validator and onnxruntime once, so a model
-  costs a fork, not a fresh interpreter importing them again (about 0.8 s each); where there is
-  no forkserver (Windows), they are spawned.
+* Children come from a forkserver that imports the validator and onnxruntime and validates a
+  one-node model once (:mod:`.batch_preload`), so a model costs a fork, not a fresh interpreter
+  importing them again (about 0.8 s each); where there is no forkserver (Windows), they are
+  spawned.
 * Up to ``jobs`` children run at once. Each has ``timeout`` seconds from its start; then it is
   killed and the model is ``timed-out``, naming the node it was at.
 * A result comes back pickled through a pipe as the validator's own dataclasses (the arrays kept
