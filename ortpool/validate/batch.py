@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import gc
 import multiprocessing
 import os
 import signal
@@ -442,3 +443,6 @@ def warm() -> None:
         np.random.default_rng(0)
     except Exception:  # a warm-up is optional: the forkserver must start whatever happens
         pass
+    # Every object so far is kept out of the collector's passes: a child's collections would
+    # otherwise write to (and so copy) every page of the server's heap.
+    gc.freeze()
