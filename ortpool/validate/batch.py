@@ -34,6 +34,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -58,7 +59,7 @@ Progress = Callable[[int, int, str], None]
 #: validates one model in the child: (path, options, strict_shapes, progress) -> ModelResult
 Work = Callable[[str, Any, bool, Progress], results.ModelResult]
 
-_PROGRESS, _RESULT = "progress", "result"
+_PROGRESS, _NOTE, _RESULT = "progress", "note", "result"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -153,6 +154,7 @@ def _child(
     strict_shapes: bool,
     output: str,
     environment: dict[str, str],
+    terminal: bool,
 ) -> None:
     # The forkserver's environment is the one it started with: take the run's own.
     os.environ.clear()
@@ -164,9 +166,20 @@ def _child(
     os.dup2(fd, 2)
     os.close(fd)
 
+    lock = threading.Lock()  # a compile note may come from a kernel thread
+
+    def send(message: tuple[str, Any]) -> None:
+        with lock:
+            conn.send(message)
+
     def progress(done: int, total: int, label: str) -> None:
         # for the bar, and for a timeout to name the node the model was at
-        conn.send((_PROGRESS, (done, total, label)))
+        send((_PROGRESS, (done, total, label)))
+
+    if terminal:  # numba's compile note, on the command's terminal while the wait happens
+        from ortpool.kernels import _compile_note
+
+        _compile_note.relay = lambda text: send((_NOTE, text))
 
     try:
         message = (_RESULT, _portable(work(path, options, strict_shapes, progress)))
@@ -180,7 +193,7 @@ def _child(
             f"internal error: {_reason(err, path)} (at {where.filename}:{where.lineno})",
         )
         traceback.print_exc()
-    conn.send(message)
+    send(message)
     conn.close()
 
 
@@ -198,6 +211,7 @@ class _Child:
     progress: tuple[int, int, str] = (0, 0, "")
     message: tuple[str, Any] | None = None
     ended: str = ""  # why the child ended without a result
+    notes: list[str] = dataclasses.field(default_factory=list)  # to show at once
 
     def drain(self) -> None:
         while self.conn is not None and self.message is None and self.conn.poll():
@@ -208,6 +222,8 @@ class _Child:
                 return
             if kind == _PROGRESS:
                 self.progress = payload
+            elif kind == _NOTE:
+                self.notes.append(payload)
             else:
                 self.message = (kind, payload)
                 self._close()
@@ -314,6 +330,7 @@ def run_models(
     stream = stderr if stderr is not None else sys.stderr
     ctx = _context()
     environment = dict(os.environ)
+    terminal = bool(getattr(stream, "isatty", lambda: False)())
     todo = collections.deque(enumerate(paths))
     running: dict[int, _Child] = {}
     finished: dict[int, tuple[results.ModelResult, str]] = {}
@@ -348,6 +365,7 @@ def run_models(
                             folder,
                             environment,
                             timeout,
+                            terminal,
                         )
                     except OSError as err:  # no process to be had (EAGAIN, no memory): this model
                         why = f"could not start a process for it: {one_line(str(err))}"
@@ -365,7 +383,14 @@ def run_models(
                 )
                 now = time.monotonic()
                 for index, child in list(running.items()):
-                    if child.update(now):
+                    done = child.update(now)
+                    for note in child.notes:
+                        if progress is not None and hasattr(progress, "close"):
+                            progress.close()
+                        stream.write(f"ortpool: {child.path}: {note}\n")
+                        stream.flush()
+                    child.notes.clear()
+                    if done:
                         finished[index] = child.result()
                         del running[index]
                 if progress is not None:
@@ -387,12 +412,13 @@ def _start(
     folder: str,
     environment: dict[str, str],
     timeout: float | None,
+    terminal: bool,
 ) -> _Child:
     receive, send = ctx.Pipe(duplex=False)
     output = Path(folder) / f"{index}.out"
     process = ctx.Process(
         target=_child,
-        args=(send, work, path, options, strict_shapes, str(output), environment),
+        args=(send, work, path, options, strict_shapes, str(output), environment, terminal),
         name=f"ortpool validate {path}",
     )
     process.start()
