@@ -156,9 +156,15 @@ def _child(
     environment: dict[str, str],
     terminal: bool,
 ) -> None:
-    # The forkserver's environment is the one it started with: take the run's own.
+    # The forkserver's environment is the one it started with: take the run's own (and the
+    # kernels' choice, which the warm-up read once, from it).
+    kernels_choice = os.environ.get("ORTPOOL_KERNELS")
     os.environ.clear()
     os.environ.update(environment)
+    if os.environ.get("ORTPOOL_KERNELS") != kernels_choice:
+        from ortpool.kernels import _backend
+
+        _backend.set_backend(None)
     fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     sys.stdout.flush()
     sys.stderr.flush()
