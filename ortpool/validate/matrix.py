@@ -34,8 +34,8 @@ def render(found: Sequence[CaseResult], header: str) -> list[str]:
             [
                 row.key,
                 str(row.cases),
-                str(st[results.AGREE] + st[results.TIES]),
-                str(st[results.DIFFER] + st[results.ORTPOOL_REJECTED]),
+                str(st[results.AGREE] + st[results.TIES] + st[results.ACCURACY_NOTE]),
+                str(st[results.DIFFER] + st[results.INACCURATE] + st[results.ORTPOOL_REJECTED]),
                 str(st[results.RULINGS]),
                 str(st[results.ORT_REJECTED]),
                 str(st[results.NO_KERNEL]),
