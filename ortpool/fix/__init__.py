@@ -33,6 +33,7 @@ from ortpool.fix.report import FixReport, NodeFix
 from ortpool.fix.runtime import DEFAULT_LEVEL, Runtime, parse_providers
 from ortpool.rewrite import write_file
 from ortpool.rewrite.selection import Selection
+from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
 
 __all__ = ["FixReport", "NodeFix", "fix", "fix_file", "fix_with_report"]
 
@@ -49,6 +50,7 @@ def _options(
     nonfinite: bool,
     seed: int,
     lift_opset: bool,
+    accuracy: AccuracyRule,
 ) -> Options:
     return Options(
         selection=Selection.make(ops, nodes, exclude),
@@ -57,6 +59,7 @@ def _options(
         nonfinite=nonfinite,
         seed=seed,
         lift_opset=lift_opset,
+        accuracy=accuracy,
     )
 
 
@@ -73,6 +76,7 @@ def fix_with_report(
     seed: int = 0,
     lift_opset: bool = True,
     source_dir: str | os.PathLike | None = None,
+    accuracy: AccuracyRule = DEFAULT_RULE,
 ) -> tuple[onnx.ModelProto, FixReport]:
     """A fixed copy of ``model`` and the report; the caller's proto is never changed.
 
@@ -84,12 +88,15 @@ def fix_with_report(
     ``all``, onnxruntime's own); ``nonfinite``: prove MaxPool on NaN and -inf too (and guard
     it where the runtime drops them); ``lift_opset``: where nodes of a model below opset 11
     stay unproven or need ortpool's op, try the model at a higher ai.onnx opset where every
-    node keeps its meaning (docs/fix.md, "The opset lift"). A model given by path is read
+    node keeps its meaning (docs/fix.md, "The opset lift"); ``accuracy``: RULINGS.md 17's
+    thresholds for averages and norms (a node whose only difference is an accuracy note is left
+    as it is; :class:`ortpool.validate.tolerances.AccuracyRule`). A model given by path is read
     without its external data, which the proofs read from the model's folder (``source_dir``
     for a proto).
     """
     options = _options(
-        ops, nodes, exclude, skip_invalid, providers, opt_level, nonfinite, seed, lift_opset
+        ops, nodes, exclude, skip_invalid, providers, opt_level, nonfinite, seed, lift_opset,
+        accuracy,
     )
     if isinstance(model, onnx.ModelProto):
         return fix_model(model, options, source_dir)

@@ -12,6 +12,7 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ortpool.cliargs import accuracy
     from ortpool.fix.runtime import DEFAULT_LEVEL, LEVELS
     from ortpool.rewrite import cli_common
 
@@ -50,9 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write the model even when some nodes could not be proven (exit 1)",
     )
     parser.add_argument("--dry-run", action="store_true", help="prove and report; write nothing")
+    accuracy.add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ortpool.cliargs.accuracy import rule_from
     from ortpool.fix import fix_file
     from ortpool.rewrite.cli_common import file_options
 
@@ -66,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         nonfinite=args.nonfinite,
         seed=args.seed,
         lift_opset=args.lift_opset,
+        accuracy=rule_from(args),
         **file_options(args),
     )
     code = report.exit_code(args.allow_unproven)

@@ -40,6 +40,7 @@ from ortpool.rewrite.selection import Selection
 from ortpool.validate import capture as capture_mod
 from ortpool.validate import dtypes
 from ortpool.validate import inputs as model_inputs
+from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
 
 #: Seeds of the generated model inputs the written model is proven on.
 MODEL_SEEDS = (0, 1)
@@ -64,6 +65,8 @@ class Options:
     lift_opset: bool = True
     #: the model's inputs to capture and prove on (each a name -> array dict); None: generated
     inputs: Sequence[Mapping[str, np.ndarray]] | None = None
+    #: RULINGS.md 17's thresholds: a sum within an accuracy note is proven as it is
+    accuracy: AccuracyRule = DEFAULT_RULE
 
 
 def _model_runs(model: onnx.ModelProto, options: Options) -> list[dict[str, np.ndarray]] | None:
@@ -285,7 +288,7 @@ def _prove_in_model(
             proof = proofs.setdefault(site.number, Proof(exact=True, where="model"))
             if not proof.exact:
                 continue
-            failure = compare(facts, feed, got, proof)
+            failure = compare(facts, feed, got, proof, options.accuracy)
             if failure:
                 proof.exact, proof.failure = False, failure
             else:
@@ -387,7 +390,9 @@ def _fix_once(
             continue
         sets[site.number], refusals = _proof_sets(site, captured, options)
         if sets[site.number]:
-            choices[site.number] = choose(site, sets[site.number], options.runtime)
+            choices[site.number] = choose(
+                site, sets[site.number], options.runtime, rule=options.accuracy
+            )
         else:  # nothing can prove any form: the spec itself gives no output to compare with
             why = f": {refusals[0]}" if refusals else ""
             choices[site.number] = Choice(
@@ -407,7 +412,9 @@ def _fix_once(
             assert choice.plan is not None
             earlier = [a for a in choice.attempts if a.form != choice.plan.name]
             earlier.append(Attempt(choice.plan.name, NOT_IN_MODEL, in_model[number].failure))
-            choices[number] = choose(_site(sites, number), sets[number], options.runtime, earlier)
+            choices[number] = choose(
+                _site(sites, number), sets[number], options.runtime, earlier, options.accuracy
+            )
     if problem:
         report.notes.append(f"no proof in the written model: {problem}")
     report.notes.extend(apply_notes)

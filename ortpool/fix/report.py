@@ -69,6 +69,9 @@ def _proof_text(proof: dict[str, Any]) -> str:
     where = "in the fixed model" if proof.get("where") == "model" else "alone"
     err = proof.get("max_abs")
     err_text = f", max abs error {err:.3g}" if err else ""
+    if proof.get("noted_units") is not None:  # RULINGS.md 17: agrees, with its figures
+        err_text += (f"; accuracy note: up to {proof['noted_ulp']:.3g} ulp = "
+                     f"{proof['noted_units']:.3g} u*mean|x|, within the accuracy limit")
     return f"exact {where} on {proof.get('sets')} input sets ({proof.get('tolerance')}{err_text})"
 
 
