@@ -340,8 +340,13 @@ def test_in_double_rounds_a_large_mean_once():
     assert_within(run_plan(plan, facts, [x]), want, facts, x, plan.name)
     running = np.cumsum(x.reshape(-1), dtype=np.float32)[-1] / np.float32(x.size)
     running = running.reshape(want.shape)
-    with pytest.raises(AssertionError):
-        assert_within(running, want, facts, x, "a float32 running sum")
+    # RULINGS 17: the running sum is off by 245 u*mean|x| (1.5e-5 relative), beyond 4x the
+    # pairwise bound (84), within the note limit (1678): an accuracy note, which in_double avoids
+    tol = node_tolerance("GlobalAveragePool", 1, "float", x, want, {})
+    rounded_once = compare_values("Y", "float", run_plan(plan, facts, [x]), want, tol)
+    noted = compare_values("Y", "float", running, want, tol)
+    assert (rounded_once.noted, noted.noted, noted.inaccurate, noted.differing) == (0, 1, 0, 0)
+    assert noted.accuracy["max_error_units"] == pytest.approx(244.89, abs=0.01)
 
 
 def _drops_nonfinite(op, version):
