@@ -373,7 +373,11 @@ def _fix_once(
     pinned: Mapping[str, int] | None = None,
 ) -> tuple[onnx.ModelProto, report_mod.FixReport]:
     """One fix of ``model`` at its own opsets (``pinned`` nodes at their given versions)."""
-    report = report_mod.FixReport(runtime=options.runtime.describe(), nonfinite=options.nonfinite)
+    report = report_mod.FixReport(
+        runtime=options.runtime.describe(),
+        nonfinite=options.nonfinite,
+        accuracy=options.accuracy.to_dict(),
+    )
     # Stamped first: the source's capture runs and every proof run what will be written.
     model = _copy(model)
     note = stamp(model)

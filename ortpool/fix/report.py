@@ -84,6 +84,8 @@ class FixReport:
     runtime: dict[str, Any] = dataclasses.field(default_factory=dict)
     nonfinite: bool = False
     written: str | None = None
+    #: RULINGS.md 17's thresholds the sums were proven under (AccuracyRule.to_dict)
+    accuracy: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         counter = Counter(n.realization for n in self.nodes)
@@ -112,6 +114,7 @@ class FixReport:
         return {
             "runtime": self.runtime,
             "nonfinite": self.nonfinite,
+            "accuracy": self.accuracy,
             "summary": {
                 "considered": len(self.nodes),
                 "realizations": self.counts(),

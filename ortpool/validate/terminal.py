@@ -87,7 +87,7 @@ def node_row(node: NodeResult) -> list[str]:
         _shape(node.ortpool_shapes),
         _num(node.max_abs),
         _num(node.max_rel),
-        str(node.count("differing") + node.count("only_in_one")),
+        str(node.count("differing") + node.count("inaccurate") + node.count("only_in_one")),
         str(node.count("ruling_differing")),
         str(node.count("ties")),
         STATUS_TEXT.get(node.status, node.status),
