@@ -22,7 +22,7 @@ from ortpool.cliargs.accuracy import parse_limits
 from ortpool.errors import OrtpoolError
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.validate import causes, isolate, ortrun, results, terminal
-from ortpool.validate.compare import CAT_DIFFER, CAT_NOTE, compare_values
+from ortpool.validate.compare import CAT_DIFFER, CAT_INACCURATE, CAT_NOTE, compare_values
 from ortpool.validate.singlenode import NodeSpec, builtin_model, feed_dict
 from ortpool.validate.tolerances import AccuracyRule, node_tolerance, ulp
 
@@ -210,3 +210,58 @@ def test_validate_and_fix_follow_the_same_rule_and_flags(tmp_path, capsys):
         assert report.to_dict()["accuracy"] == rule.to_dict()
         if kept:
             assert "accuracy note: up to " in fix.describe()
+
+
+HOSTILE = {
+    "zeros": np.zeros((1, 1, 4, 4), np.float32),
+    "subnormal": np.full((1, 1, 4, 4), 1e-45, np.float32),
+    "huge": np.full((1, 1, 4, 4), 3e38, np.float32),
+    "cancelling": np.tile(np.array([1e8, -1e8], np.float32), 8).reshape(1, 1, 4, 4),
+    "inf-and-minus-inf": np.array([np.inf, -np.inf] + [1.0] * 14, np.float32).reshape(1, 1, 4, 4),
+    "empty-plane": np.zeros((1, 1, 0, 4), np.float32),
+}
+
+
+@pytest.mark.parametrize("op", ["GlobalAveragePool", "AveragePool", "LpPool"])
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_values_are_classed_without_error(op, case):
+    """Every class on values a float sum can break on: a runtime equal to the spec agrees; one
+    off by a whole ulp in every cell of a huge, subnormal or cancelling sum never raises and
+    a non-finite cell against a finite one is semantics, never accuracy."""
+    x = HOSTILE[case]
+    attrs = {} if op == "GlobalAveragePool" else {"kernel_shape": [2, 2], "pads": [1, 1, 1, 1]}
+    if op == "LpPool":
+        attrs["p"] = 2
+    if case == "empty-plane" and op != "GlobalAveragePool":
+        pytest.skip("a window op over an empty axis has no output cell")
+    version = {"GlobalAveragePool": 1, "AveragePool": 19, "LpPool": 18}[op]
+    y = isolate.run_ortpool_numpy(NodeSpec(op, 19, attrs, 1, 1), [x])[0]
+    with np.errstate(all="ignore"):
+        tol = node_tolerance(op, version, "float", x, y, attrs)
+        same = compare_values("Y", "float", y, y, tol)
+        nudged = np.nextafter(y, np.float32(np.inf)).astype(np.float32)
+        off = compare_values("Y", "float", nudged, y, tol)
+    assert same.agrees and same.noted == same.inaccurate == 0, case
+    cats = off.categories
+    assert (int((cats == CAT_NOTE).sum()), int((cats == CAT_INACCURATE).sum()),
+            int((cats == CAT_DIFFER).sum())) == (off.noted, off.inaccurate, off.differing)
+    finite = np.isfinite(y.astype(np.float64))
+    jumped = ~np.isfinite(nudged.astype(np.float64)) & finite  # 3e38 -> inf
+    assert off.differing >= int(jumped.sum())
+    if off.accuracy is not None:
+        assert off.accuracy["max_error_units"] is None or off.accuracy["max_error_units"] >= 0
+
+
+def test_bad_accuracy_flags_exit_2_in_a_child(tmp_path):
+    from support import run_cli
+
+    _gap_model(tmp_path / "gap.onnx")
+    for flags, message in (
+        (["--accuracy-agree-factor", "-1"], "--accuracy-agree-factor=-1.0 must be a finite"),
+        (["--accuracy-limit", "int8:1e-3"], "'int8' is not an accumulation type"),
+        (["--half-ulps", "inf"], "--half-ulps=inf must be a finite number >= 0"),
+    ):
+        done = run_cli("validate", str(tmp_path / "gap.onnx"), "--no-progress", *flags,
+                       cwd=tmp_path, timeout=120)
+        assert done.returncode == 2, (flags, done.stderr)
+        assert message in done.stderr

@@ -15,7 +15,8 @@ the norm ``y`` is ``p * dy / (u * y)`` units). A pairwise sum of ``n`` terms err
 about ``(log2 n + 1)`` units, a running sum by about ``(n - 1)``. Per cell:
 
 * **agree**: within ``agree_factor`` (4) times the pairwise bound, plus ``--atol + --rtol*|e|``
-  when given (they widen this band; by default they are 0 for sums);
+  when given (they widen this band; by default they are 0 for sums), and never below one ulp of
+  the output type (a subnormal result);
 * **accuracy note**: beyond that but within ``limit`` of ``m`` (1e-4 for float32 accumulation,
   1e-12 for double): agrees, shown with its figures, no effect on the exit code or on ``fix``;
 * **inaccurate**: beyond the limit but within what a running sum in the accumulation type may
@@ -272,7 +273,9 @@ def node_tolerance(
         note = agree
         rounding = np.maximum(agree, n * UNIT_ROUNDOFF[dtype] * scale + cell_ulp)
     else:
-        agree = base + rule.agree_factor * pairwise * unit
+        # at least one ulp of the output: a faithfully rounded result is rounding wherever the
+        # bound in u*mean|x| falls below the type's spacing (subnormal results)
+        agree = np.maximum(base + rule.agree_factor * pairwise * unit, cell_ulp)
         note = np.maximum(agree, rule.limit(accumulation) * scale)
         rounding = np.maximum(note, n * unit)
     accuracy = Accuracy(exact, unit, cell_ulp, agree, note, rounding, n, u, half, rule,
