@@ -252,16 +252,23 @@ def test_hostile_values_are_classed_without_error(op, case):
         assert off.accuracy["max_error_units"] is None or off.accuracy["max_error_units"] >= 0
 
 
-def test_bad_accuracy_flags_exit_2_in_a_child(tmp_path):
+def test_bad_accuracy_flags_exit_2(tmp_path, capsys):
+    """Refused before anything runs: in a child process once (a hang or crash fails), then the
+    other values in this one."""
     from support import run_cli
 
     _gap_model(tmp_path / "gap.onnx")
-    for flags, message in (
-        (["--accuracy-agree-factor", "-1"], "--accuracy-agree-factor=-1.0 must be a finite"),
-        (["--accuracy-limit", "int8:1e-3"], "'int8' is not an accumulation type"),
-        (["--half-ulps", "inf"], "--half-ulps=inf must be a finite number >= 0"),
+    done = run_cli("validate", str(tmp_path / "gap.onnx"), "--no-progress",
+                   "--accuracy-agree-factor", "-1", cwd=tmp_path, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "--accuracy-agree-factor=-1.0 must be a finite number >= 0" in done.stderr
+    for command, flags, message in (
+        ("validate", ["--accuracy-limit", "int8:1e-3"], "'int8' is not an accumulation type"),
+        ("validate", ["--half-ulps", "inf"], "--half-ulps=inf must be a finite number >= 0"),
+        ("fix", ["--accuracy-limit", "double:-1"], "must be a finite number >= 0"),
     ):
-        done = run_cli("validate", str(tmp_path / "gap.onnx"), "--no-progress", *flags,
-                       cwd=tmp_path, timeout=120)
-        assert done.returncode == 2, (flags, done.stderr)
-        assert message in done.stderr
+        paths = [str(tmp_path / "gap.onnx")] + ([str(tmp_path / "o.onnx")] if command == "fix"
+                                                 else ["--no-progress"])
+        assert main([command, *paths, *flags]) == 2, flags
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "o.onnx").exists()
