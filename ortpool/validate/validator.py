@@ -182,6 +182,7 @@ def validate_model(
             ortpool_outputs,
             options.atol,
             options.rtol,
+            endtoend.note_allowance(result.nodes),
         )
         endtoend.measure_noise(
             result.outputs,
