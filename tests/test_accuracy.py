@@ -138,19 +138,24 @@ def test_half_types_agree_within_one_ulp_of_the_output(dtype):
     assert compare_values("Y", dtype, within, y, tol).agrees
     wrong = compare_values("Y", dtype, beyond, y, tol)
     assert (wrong.inaccurate, wrong.noted, wrong.agrees) == (1, 0, False)
-    assert wrong.accuracy["max_error_ulp"] == pytest.approx(abs(float(beyond.reshape(-1)[0]) -
-                                                                exact) / step, rel=1e-9)
-    looser = node_tolerance("GlobalAveragePool", 22, dtype, x, y, {}, rule=AccuracyRule(
-        half_ulps=3.0))
+    assert wrong.accuracy["max_error_ulp"] == pytest.approx(
+        abs(float(beyond.reshape(-1)[0]) - exact) / step, rel=1e-9
+    )
+    looser = node_tolerance(
+        "GlobalAveragePool", 22, dtype, x, y, {}, rule=AccuracyRule(half_ulps=3.0)
+    )
     assert compare_values("Y", dtype, beyond, y, looser).agrees
 
 
 def test_accuracy_limit_flag_parsing():
     assert parse_limits(["1e-3"]) == {"double": 1e-3, "float": 1e-3}
     assert parse_limits(["1e-3", "double:1e-10"]) == {"double": 1e-10, "float": 1e-3}
-    for bad, message in (("half:1", "'half' is not an accumulation type"),
-                         ("float:-1", "must be a finite number >= 0"),
-                         ("nan", "must be a finite number >= 0"), ("x", "'x' is not a number")):
+    for bad, message in (
+        ("half:1", "'half' is not an accumulation type"),
+        ("float:-1", "must be a finite number >= 0"),
+        ("nan", "must be a finite number >= 0"),
+        ("x", "'x' is not a number"),
+    ):
         with pytest.raises(OrtpoolError, match=message):
             parse_limits([bad])
     rule = AccuracyRule().with_limits(parse_limits(["float:0"]))
@@ -159,7 +164,8 @@ def test_accuracy_limit_flag_parsing():
 
 def _gap_model(path):
     graph = h.make_graph(
-        [h.make_node("GlobalAveragePool", ["x"], ["y"], name="gap")], "g",
+        [h.make_node("GlobalAveragePool", ["x"], ["y"], name="gap")],
+        "g",
         [h.make_tensor_value_info("x", T.FLOAT, ["N", "C", "H", "W"])],
         [h.make_tensor_value_info("y", T.FLOAT, None)],
     )
@@ -176,14 +182,31 @@ def test_validate_and_fix_follow_the_same_rule_and_flags(tmp_path, capsys):
     model = _gap_model(tmp_path / "gap.onnx")
     x = np.random.default_rng(0).random((1, 4, 160, 160), dtype=np.float32)
     np.savez(tmp_path / "x.npz", x=x)
-    base = ["validate", str(tmp_path / "gap.onnx"), "--inputs", str(tmp_path / "x.npz"),
-            "--no-progress", "--json", str(tmp_path / "r.json")]
+    base = [
+        "validate",
+        str(tmp_path / "gap.onnx"),
+        "--inputs",
+        str(tmp_path / "x.npz"),
+        "--no-progress",
+        "--json",
+        str(tmp_path / "r.json"),
+    ]
     seen = {}
     for flags, code, status in (
         ([], 0, "agree"),
         (["--accuracy-agree-factor", "1"], 0, "accuracy-note"),
-        (["--accuracy-agree-factor", "1", "--accuracy-limit", "0", "--html",
-          str(tmp_path / "r.html")], 1, "inaccurate"),
+        (
+            [
+                "--accuracy-agree-factor",
+                "1",
+                "--accuracy-limit",
+                "0",
+                "--html",
+                str(tmp_path / "r.html"),
+            ],
+            1,
+            "inaccurate",
+        ),
     ):
         assert main(base + flags) == code, flags
         text = capsys.readouterr().out
@@ -198,11 +221,15 @@ def test_validate_and_fix_follow_the_same_rule_and_flags(tmp_path, capsys):
     assert 'class="badge s-inaccurate">INACCURATE<' in page
     assert '<div class="meta accuracy">accuracy: Y off by up to ' in page
     assert seen["inaccurate"][1]["settings"]["accuracy"] == {
-        "agree_factor": 1.0, "limits": {"double": 0.0, "float": 0.0}, "half_ulps": 1.0
+        "agree_factor": 1.0,
+        "limits": {"double": 0.0, "float": 0.0},
+        "half_ulps": 1.0,
     }
     assert seen["accuracy-note"][1]["models"][0]["nodes"][0]["difference"] == "accuracy"
-    for rule, kept in ((AccuracyRule(agree_factor=1.0), True),
-                       (AccuracyRule(agree_factor=1.0, limits=(("float", 0.0),)), False)):
+    for rule, kept in (
+        (AccuracyRule(agree_factor=1.0), True),
+        (AccuracyRule(agree_factor=1.0, limits=(("float", 0.0),)), False),
+    ):
         fixed, report = fix_model(model, Options(inputs=[{"x": x}], accuracy=rule))
         assert ([n.op_type for n in fixed.graph.node] == ["GlobalAveragePool"]) is kept
         (fix,) = report.nodes
@@ -243,8 +270,11 @@ def test_hostile_values_are_classed_without_error(op, case):
         off = compare_values("Y", "float", nudged, y, tol)
     assert same.agrees and same.noted == same.inaccurate == 0, case
     cats = off.categories
-    assert (int((cats == CAT_NOTE).sum()), int((cats == CAT_INACCURATE).sum()),
-            int((cats == CAT_DIFFER).sum())) == (off.noted, off.inaccurate, off.differing)
+    assert (
+        int((cats == CAT_NOTE).sum()),
+        int((cats == CAT_INACCURATE).sum()),
+        int((cats == CAT_DIFFER).sum()),
+    ) == (off.noted, off.inaccurate, off.differing)
     finite = np.isfinite(y.astype(np.float64))
     jumped = ~np.isfinite(nudged.astype(np.float64)) & finite  # 3e38 -> inf
     assert off.differing >= int(jumped.sum())
@@ -258,8 +288,15 @@ def test_bad_accuracy_flags_exit_2(tmp_path, capsys):
     from support import run_cli
 
     _gap_model(tmp_path / "gap.onnx")
-    done = run_cli("validate", str(tmp_path / "gap.onnx"), "--no-progress",
-                   "--accuracy-agree-factor", "-1", cwd=tmp_path, timeout=120)
+    done = run_cli(
+        "validate",
+        str(tmp_path / "gap.onnx"),
+        "--no-progress",
+        "--accuracy-agree-factor",
+        "-1",
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 2, done.stderr
     assert "--accuracy-agree-factor=-1.0 must be a finite number >= 0" in done.stderr
     for command, flags, message in (
@@ -267,8 +304,9 @@ def test_bad_accuracy_flags_exit_2(tmp_path, capsys):
         ("validate", ["--half-ulps", "inf"], "--half-ulps=inf must be a finite number >= 0"),
         ("fix", ["--accuracy-limit", "double:-1"], "must be a finite number >= 0"),
     ):
-        paths = [str(tmp_path / "gap.onnx")] + ([str(tmp_path / "o.onnx")] if command == "fix"
-                                                 else ["--no-progress"])
+        paths = [str(tmp_path / "gap.onnx")] + (
+            [str(tmp_path / "o.onnx")] if command == "fix" else ["--no-progress"]
+        )
         assert main([command, *paths, *flags]) == 2, flags
         assert message in capsys.readouterr().err
     assert not (tmp_path / "o.onnx").exists()
@@ -280,8 +318,17 @@ def test_a_note_never_fails_the_run_end_to_end(tmp_path, capsys):
     notes' relative error, so the note keeps exit 0 end to end too."""
     _gap_model(tmp_path / "gap.onnx")
     np.savez(tmp_path / "x.npz", x=np.full((1, 1, 512, 512), 0.3, np.float32))
-    code = main(["validate", str(tmp_path / "gap.onnx"), "--inputs", str(tmp_path / "x.npz"),
-                 "--no-progress", "--json", str(tmp_path / "r.json")])
+    code = main(
+        [
+            "validate",
+            str(tmp_path / "gap.onnx"),
+            "--inputs",
+            str(tmp_path / "x.npz"),
+            "--no-progress",
+            "--json",
+            str(tmp_path / "r.json"),
+        ]
+    )
     model = json.loads((tmp_path / "r.json").read_text())["models"][0]
     (node,) = model["nodes"]
     (output,) = model["end_to_end"]["outputs"]
