@@ -175,14 +175,9 @@ def _gap_model(path):
     return model
 
 
-def test_validate_and_fix_follow_the_same_rule_and_flags(tmp_path, capsys):
-    """160x160 uniform [0, 1): agree by default; with the agree band at 1x the pairwise bound an
-    accuracy note (exit 0, fix leaves the node); with the limit at 0 too, counted (exit 1, fix
-    rewrites it)."""
-    model = _gap_model(tmp_path / "gap.onnx")
-    x = np.random.default_rng(0).random((1, 4, 160, 160), dtype=np.float32)
-    np.savez(tmp_path / "x.npz", x=x)
-    base = [
+def _validate_args(tmp_path) -> list[str]:
+    """``validate gap.onnx --inputs x.npz --json r.json`` in ``tmp_path``."""
+    return [
         "validate",
         str(tmp_path / "gap.onnx"),
         "--inputs",
@@ -191,6 +186,16 @@ def test_validate_and_fix_follow_the_same_rule_and_flags(tmp_path, capsys):
         "--json",
         str(tmp_path / "r.json"),
     ]
+
+
+def test_validate_and_fix_follow_the_same_rule_and_flags(tmp_path, capsys):
+    """160x160 uniform [0, 1): agree by default; with the agree band at 1x the pairwise bound an
+    accuracy note (exit 0, fix leaves the node); with the limit at 0 too, counted (exit 1, fix
+    rewrites it)."""
+    model = _gap_model(tmp_path / "gap.onnx")
+    x = np.random.default_rng(0).random((1, 4, 160, 160), dtype=np.float32)
+    np.savez(tmp_path / "x.npz", x=x)
+    base = _validate_args(tmp_path)
     seen = {}
     for flags, code, status in (
         ([], 0, "agree"),
@@ -318,17 +323,7 @@ def test_a_note_never_fails_the_run_end_to_end(tmp_path, capsys):
     notes' relative error, so the note keeps exit 0 end to end too."""
     _gap_model(tmp_path / "gap.onnx")
     np.savez(tmp_path / "x.npz", x=np.full((1, 1, 512, 512), 0.3, np.float32))
-    code = main(
-        [
-            "validate",
-            str(tmp_path / "gap.onnx"),
-            "--inputs",
-            str(tmp_path / "x.npz"),
-            "--no-progress",
-            "--json",
-            str(tmp_path / "r.json"),
-        ]
-    )
+    code = main(_validate_args(tmp_path))
     model = json.loads((tmp_path / "r.json").read_text())["models"][0]
     (node,) = model["nodes"]
     (output,) = model["end_to_end"]["outputs"]
