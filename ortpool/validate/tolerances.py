@@ -102,17 +102,18 @@ class AccuracyRule:
         merged = {**dict(self.limits), **limits}
         return dataclasses.replace(self, limits=tuple(sorted(merged.items())))
 
-    def describe(self) -> str:
-        limits = ", ".join(f"{k} {v:g}" for k, v in self.limits)
-        return (f"agree within {self.agree_factor:g}x the pairwise bound; accuracy note up to "
-                f"{limits} of mean|x|; half types within {self.half_ulps:g} ulp")
-
     def to_dict(self) -> dict[str, Any]:
         return {"agree_factor": self.agree_factor, "limits": dict(self.limits),
                 "half_ulps": self.half_ulps}
 
 
 DEFAULT_RULE = AccuracyRule()
+
+
+def pairwise_bound(n: int) -> float:
+    """(log2 n + 1): what a pairwise sum of ``n`` terms errs by at most, in units of u*mean|x|
+    (log2 n levels of additions, one rounding of the division or root)."""
+    return math.log2(n) + 1 if n > 1 else 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,8 +136,7 @@ class Accuracy:
 
     @property
     def pairwise(self) -> float:
-        """(log2 n + 1): a pairwise sum's bound, in units of u * mean|x|."""
-        return math.log2(self.n) + 1 if self.n > 1 else 1.0
+        return pairwise_bound(self.n)
 
     def describe(self) -> str:
         u = f"u=2^{round(math.log2(self.u))}"
@@ -267,7 +267,7 @@ def node_tolerance(
     cell_ulp = ulp(exact, dtype)
     base = (atol or 0.0) + (rtol or 0.0) * np.nan_to_num(np.abs(exact), nan=0.0, posinf=0.0)
     half = dtype in HALF
-    pairwise = math.log2(n) + 1 if n > 1 else 1.0
+    pairwise = pairwise_bound(n)
     if half:
         agree = base + rule.half_ulps * cell_ulp
         note = agree
