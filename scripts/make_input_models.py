@@ -10,7 +10,8 @@ every run; random weights, a few KB each).
   stored as -1, as some converters write it); MaxPool 2x2/2, AveragePool (2,1)/(2,1), a Reshape
   to a fixed sequence length that needs the width 192.
 * ``fpn-concat.onnx``: an FPN-style merge: MaxPool 3x3/3, a Resize x3 and a Concat with the
-  skip path; runs only where height and width are multiples of 3 (not at 1, nor at 64).
+  skip path; runs only where height and width are multiples of 3 (not at 1, nor at 64); a
+  head MaxPool SAME_UPPER with dilation 2, which onnxruntime pads wrongly at every size.
 * ``gap-large.onnx``: Conv then GlobalAveragePool and GlobalMaxPool over the whole map, meant
   for large maps (``--shape x:1,4,320,320``).
 * ``roi-head.onnx``: a detector head: inputs ``image`` [batch, 3, h, w] and ``rois``
@@ -132,9 +133,10 @@ def fpn_concat() -> onnx.ModelProto:
                mode="nearest")
     merged = g.one("Concat", [skip, up], axis=1)
     out = g.conv(merged, 8, 4, relu=False)
-    g.nodes.append(h.make_node("AveragePool", [out], ["y"], name="/head_pool",
-                               kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1],
-                               count_include_pad=0))
+    # SAME with dilation, as TF converters write it: onnxruntime pads for the undilated kernel
+    # (RULINGS.md 2), so the border rows and columns differ from the spec's at every size
+    g.nodes.append(h.make_node("MaxPool", [out], ["y"], name="/head_pool",
+                               kernel_shape=[3, 3], dilations=[2, 2], auto_pad="SAME_UPPER"))
     return g.model(
         [_vi("x", T.FLOAT, ["N", 3, "H", "W"])],
         [_vi("y", T.FLOAT, ["N", 4, "H", "W"])],

@@ -230,7 +230,7 @@ def _capture_inputs(
                 )
         except Exception as err:
             if resolved is not None and resolved.dims:
-                raise resolved.cannot_run("the model", first) from None
+                raise resolved.cannot_run("", first) from None
             notes.append(f"no node input could be captured: {short_error(err)}")
             return []
     return runs

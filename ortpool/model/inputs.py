@@ -379,10 +379,11 @@ class ResolvedInputs:
         its open dims and how to set them, then onnxruntime's reason (its first line)."""
         reason = " ".join(detail.split())[:300]
         shapes = ", ".join(f"{k} {_dims_text(v)}" for k, v in self.shapes.items())
+        where = f"{label}: " if label else ""
         if not self.dims:
-            return OrtpoolError(f"{label}: the model cannot run on {shapes}: {reason}")
+            return OrtpoolError(f"{where}the model cannot run on {shapes}: {reason}")
         return OrtpoolError(
-            f"{label}: the model cannot run at the sizes chosen for its open dims "
+            f"{where}the model cannot run at the sizes chosen for its open dims "
             f"({self.dims_text()}): {reason}. Set them with {self.shape_hint()} "
             "(or give arrays with --inputs FILE.npz)"
         )
