@@ -140,7 +140,8 @@ class FixReport:
             f"({', '.join(rt.get('providers', []))}, graph optimizations {rt.get('opt_level')}): "
             f"{len(self.nodes)} pooling nodes: {counts}"
         ]
-        if self.inputs.get("shapes"):
+        if self.inputs.get("open_dims") or "loaded" in self.inputs.get("source", ""):
+            # the sizes or values the user chose, or that were chosen for the user
             shapes = ", ".join(
                 f"{k} [{','.join(map(str, v))}]" for k, v in self.inputs["shapes"].items()
             )
