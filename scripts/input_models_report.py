@@ -110,7 +110,7 @@ def main() -> int:
             for text, code in ((v_text, v_code), (f_text, f_code)):
                 if code == 2 and not why:
                     line = next(x for x in text.splitlines() if "error:" in x)
-                    why = line.split("error: ", 1)[1][:90] + "..."
+                    why = line.split("error: ", 1)[1].replace(f"{model}: ", "")[:110] + "..."
             print(f"| {name} | `{shown or 'as typed'}` | {v_code} | {f_code} | "
                   f"{realized or why} | {diff} |")
     return 0

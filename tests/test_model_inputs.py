@@ -277,6 +277,8 @@ def _cases(tmp: Path) -> dict[str, tuple[list[str], int, list[str]]]:
         "fix rois given": (["fix", m["roi-head"], out + ".r", "--inputs", good_rois,
                             "--shape", "image:1,3,64,96", "--json", str(tmp / "roi.json")], 0,
                            ["rois[0] num_rois=3 (--inputs)", "1 pooling nodes: unchanged 1"]),
+        "fix -1 as typed": (["fix", m["ocr-neg-batch"], out + ".o"], 0,
+                            ["x[0]=1 (declared -1; default)", "3 pooling nodes: unchanged 3"]),
         "fix bad shape": (["fix", m["fpn-concat"], out, "--shape", "x:1,3"], 2,
                           ["gives input 'x' 2 dims [1,3]; the model declares rank 4"]),
     }
