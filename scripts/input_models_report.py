@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """``ortpool validate`` and ``ortpool fix`` on tests/models/ as typed and with ``--shape`` /
-``--inputs``: exit codes, realizations, and the fixed model against the original in plain
-onnxruntime (max |difference| of the graph outputs, on an input of the given sizes not used by
-the proofs). Prints a Markdown table (docs/validate.md, "Inputs").
+``--inputs``: exit codes, realizations, and the fixed model in plain onnxruntime against the
+original and against the spec (the ortpool-rewritten model): max |difference| of the graph
+outputs on an input of the given sizes not used by the proofs. Prints a Markdown table
+(docs/validate.md, "Inputs").
 
 Run: ``python scripts/input_models_report.py`` (about a minute; each command in a child process).
 """
@@ -62,34 +63,43 @@ def _ortpool(*args: str) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
-def _diff(original: Path, fixed: Path, options: list[str]) -> str:
-    """Max |fixed - original| over the graph outputs in plain onnxruntime, on fresh inputs
+def _max_diff(a: list[np.ndarray], b: list[np.ndarray]) -> str:
+    worst = []
+    for x, y in zip(a, b, strict=True):
+        if x.shape != y.shape:
+            worst.append(f"shape {list(x.shape)} vs {list(y.shape)}")
+        else:
+            worst.append(f"{float(np.max(np.abs(x.astype(np.float64) - y), initial=0)):.3g}")
+    return ", ".join(worst)
+
+
+def _diffs(original: Path, fixed: Path, options: list[str]) -> tuple[str, str]:
+    """Max |fixed - original| over the graph outputs in plain onnxruntime, and max |fixed -
+    spec| (the ortpool-rewritten model: every pool by ortpool's kernels), on fresh inputs
     resolved as the commands resolve them (seed 7: not one the proofs used)."""
     import onnx
     import onnxruntime as ort
 
+    import ortpool
     from ortpool.model.inputs import InputSpec, resolve
 
     shapes = [options[i + 1] for i, a in enumerate(options) if a == "--shape"]
     path = next((options[i + 1] for i, a in enumerate(options) if a == "--inputs"), None)
-    feeds = resolve(onnx.load(original), InputSpec.make(shapes, path), seed=7).feeds
+    model = onnx.load(original)
+    feeds = resolve(model, InputSpec.make(shapes, path), seed=7).feeds
     a = ort.InferenceSession(str(original)).run(None, feeds)
     b = ort.InferenceSession(str(fixed)).run(None, feeds)
-    worst = []
-    for x, y in zip(a, b, strict=True):
-        if x.shape != y.shape:
-            worst.append(f"shape {list(x.shape)} -> {list(y.shape)}")
-        else:
-            worst.append(f"{float(np.max(np.abs(x.astype(np.float64) - y))):.3g}")
-    return ", ".join(worst)
+    spec = ortpool.InferenceSession(ortpool.rewrite(model)).run(None, feeds)
+    return _max_diff(b, a), _max_diff(b, spec)
 
 
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         files = _arrays(folder)
-        print("| model | options | validate | fix | realizations | fixed vs original |")
-        print("|---|---|---|---|---|---|")
+        print("| model | options | validate | fix | realizations | fixed vs original | fixed vs "
+              "spec |")
+        print("|---|---|---|---|---|---|---|")
         for name, options in _runs(files):
             model = MODELS / f"{name}.onnx"
             shown = " ".join(o if not o.endswith(".npz") else Path(o).name for o in options)
@@ -98,21 +108,21 @@ def main() -> int:
             out.unlink(missing_ok=True)
             f_code, f_text = _ortpool("fix", str(model), str(out), *options, "--json",
                                       str(report))
-            realized, diff = "", ""
+            realized, diff = "", ("", "")
             if report.exists() and f_code != 2:
                 document = json.loads(report.read_text())
                 realized = ", ".join(
                     f"{n['name']}: {n['form'] or n['realization']}" for n in document["nodes"]
                 )
             if out.exists():
-                diff = _diff(model, out, options)
+                diff = _diffs(model, out, options)
             why = ""
             for text, code in ((v_text, v_code), (f_text, f_code)):
                 if code == 2 and not why:
                     line = next(x for x in text.splitlines() if "error:" in x)
                     why = line.split("error: ", 1)[1].replace(f"{model}: ", "")[:110] + "..."
             print(f"| {name} | `{shown or 'as typed'}` | {v_code} | {f_code} | "
-                  f"{realized or why} | {diff} |")
+                  f"{realized or why} | {diff[0]} | {diff[1]} |")
     return 0
 
 
