@@ -138,6 +138,18 @@ def test_shape_and_inputs_are_checked_against_each_other_and_the_model():
     assert mixed.source == "a loaded from in.npz; b generated, seed 3"
 
 
+def test_huge_shapes_and_unreadable_files_are_refused_before_any_allocation(tmp_path):
+    model = load("resnet-d")
+    with pytest.raises(OrtpoolError, match=r"\[1,3,100000,100000\] \(float\) would be "
+                       r"120000000000 bytes of generated values; ortpool generates at most"):
+        resolve(model, InputSpec.make(["image:1,3,100000,100000"]))
+    np.save(tmp_path / "one.npy", np.zeros(3))
+    np.savez(tmp_path / "objects.npz", image=np.array([{"a": 1}], dtype=object))
+    for name, why in (("one.npy", "holds one array"), ("objects.npz", "allow_pickle=False")):
+        with pytest.raises(OrtpoolError, match=f"cannot read as .npz .*{why}"):
+            InputSpec.make(None, tmp_path / name)
+
+
 def test_an_input_without_a_declared_rank_needs_a_shape():
     model = two_inputs(["n", 3], None)
     with pytest.raises(OrtpoolError, match="'b' has no declared shape: give it with --shape b:"):
@@ -207,6 +219,7 @@ def test_fix_proves_at_the_given_sizes_and_the_fixed_model_is_the_spec():
     assert (head.realization, head.form) == ("standard form", "explicit-pads")
     assert [1, 4, 48, 96] in head.proof["shapes"]  # the model's own run at the given size
     assert len(head.proof["shapes"]) > 1  # and the small sampled sizes
+    assert head.shapes.endswith("sampled sizes; and on the model's run at X [1,4,48,96]")
     assert report.to_dict()["inputs"]["open_dims"][1] == {
         "input": "x", "axis": 2, "declared": "H", "size": 48, "source": "--shape"
     }

@@ -430,6 +430,9 @@ def _fix_once(
     report.notes.extend(apply_notes)
     for site in sites:
         entry = _node_fix(site, choices.get(site.number), in_model.get(site.number))
+        real = sorted({tuple(f.shape) for f in sets.get(site.number, []) if f.label == feeds_mod.CAPTURED})
+        if real and entry.shapes:  # the sizes the user's inputs give, beside the small ones
+            entry.shapes += "; and on the model's run at X " + ", ".join(map(_dims, real))
         if problem.startswith(NOT_RUNNING) and entry.realization not in (
             report_mod.UNPROVEN,
             report_mod.NOT_SELECTED,
@@ -438,6 +441,10 @@ def _fix_once(
             entry.realization, entry.reason = report_mod.UNPROVEN, f"proven alone, but {problem}"
         report.nodes.append(entry)
     return fixed, report
+
+
+def _dims(shape: Sequence[int]) -> str:
+    return "[" + ",".join(map(str, shape)) + "]"
 
 
 def _copy(model: onnx.ModelProto) -> onnx.ModelProto:

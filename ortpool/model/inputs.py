@@ -27,6 +27,7 @@ were chosen for which dims and how to set them, in one message.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -44,6 +45,11 @@ DEFAULT_BATCH = 1
 #: them reach 2x2) and its pools see real windows; 1 would make every pool a 1x1 plane, a
 #: different case than the model's (a Resize or a Concat of two branches may not run there at all)
 DEFAULT_SIZE = 64
+
+#: Bytes of generated values per model: 1 GiB (a 1x3x8192x8192 float32 image is 805 MB). The
+#: RNG draws float64 first, so a generated input costs three times its size while it is made;
+#: a --shape beyond this is most likely a typo, and larger inputs can still come from --inputs.
+MAX_GENERATED_BYTES = 1 << 30
 
 #: (operator, input position) -> what the node reads there as data, not as samples
 DATA_POSITIONS: dict[tuple[str, int], str] = {
@@ -135,9 +141,10 @@ def parse_shapes(items: Iterable[str]) -> dict[str, tuple[int, ...]]:
 def load_arrays(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """The arrays of an .npz file (``numpy.savez``), keyed by input name; nothing pickled."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            if not hasattr(data, "files"):
-                raise ValueError("it holds one array, not arrays named after the inputs")
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):  # an .npy: one array, no names
+            raise ValueError("it holds one array, not arrays named after the inputs")
+        with data:
             return {name: np.asarray(data[name]) for name in data.files}
     except (OSError, ValueError, EOFError) as err:
         raise OrtpoolError(
@@ -509,6 +516,7 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
     feeds: dict[str, np.ndarray] = {}
     opened: list[OpenDim] = []
     sources: dict[str, str] = {}
+    budget = MAX_GENERATED_BYTES
     for value in values:
         name, dims = value.name, declared[value.name]
         if name in given:
@@ -549,6 +557,14 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
                 f"input {name!r} is not a tensor of a type ortpool generates "
                 f"({_type_text(value)}): give it with --inputs FILE.npz"
             )
+        nbytes = math.prod(sizes) * dtypes.NUMPY[elem].itemsize
+        if nbytes > budget:
+            raise OrtpoolError(
+                f"input {name!r} of shape {_dims_text(sizes)} ({elem}) would be {nbytes} bytes of "
+                f"generated values; ortpool generates at most {MAX_GENERATED_BYTES} bytes per "
+                "model: check --shape, or give the arrays with --inputs FILE.npz"
+            )
+        budget -= nbytes
         feeds[name] = random_tensor(rng, sizes, elem)
         sources[name] = f"generated, seed {seed}"
     return ResolvedInputs(feeds, opened, sources)
