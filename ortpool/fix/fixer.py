@@ -430,7 +430,8 @@ def _fix_once(
     report.notes.extend(apply_notes)
     for site in sites:
         entry = _node_fix(site, choices.get(site.number), in_model.get(site.number))
-        real = sorted({tuple(f.shape) for f in sets.get(site.number, []) if f.label == feeds_mod.CAPTURED})
+        mine = sets.get(site.number, [])
+        real = sorted({tuple(f.shape) for f in mine if f.label == feeds_mod.CAPTURED})
         if real and entry.shapes:  # the sizes the user's inputs give, beside the small ones
             entry.shapes += "; and on the model's run at X " + ", ".join(map(_dims, real))
         if problem.startswith(NOT_RUNNING) and entry.realization not in (
