@@ -207,6 +207,18 @@ def test_the_input_models_regenerate_byte_for_byte(tmp_path):
         assert (MODELS / name).stat().st_size < 32_000
 
 
+def test_validate_reports_the_open_dims_in_its_json():
+    from ortpool.validate.validator import ValidateOptions, validate_model
+
+    found = validate_model(load("ocr-neg-batch"), ValidateOptions(shapes={"x": (2, 3, 48, 192)}))
+    document = found.to_dict()
+    assert document["inputs"] == {"x": [2, 3, 48, 192]}
+    assert document["open_dims"] == [
+        {"input": "x", "axis": 0, "declared": "-1", "size": 2, "source": "--shape"}
+    ]
+    assert [n.status for n in found.nodes] == ["agree"] * 3
+
+
 # --- fix at the user's sizes (API) --------------------------------------------------------------
 
 
