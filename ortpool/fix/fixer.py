@@ -149,14 +149,19 @@ class _Capturing:
         session = self.runtime.session(wide, level=self.level, external_dir=self.source_dir)
         return wide, session, fetched, plain
 
-    def __call__(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def built(self, feeds: Mapping[str, np.ndarray]) -> Any:
+        """The widened model and session for these fed names, or why they could not be built
+        (onnxruntime refuses the model: the same for every run)."""
         fed = frozenset(feeds)
         if fed not in self._built:
             try:
                 self._built[fed] = self._build(fed)
-            except Exception as err:  # onnxruntime refuses the model: the same for every run
+            except Exception as err:
                 self._built[fed] = err
-        built = self._built[fed]
+        return self._built[fed]
+
+    def __call__(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        built = self.built(feeds)
         if isinstance(built, Exception):
             raise built
         wide, session, fetched, plain = built
@@ -229,7 +234,9 @@ def _capture_inputs(
                     "from its ortpool-rewritten run"
                 )
         except Exception as err:
-            if resolved is not None and resolved.dims:
+            loaded = not isinstance(source.built(feeds), Exception)
+            if loaded and resolved is not None and resolved.dims:
+                # It loads but does not run: most often the sizes chosen (docs/validate.md)
                 raise resolved.cannot_run("", first) from None
             notes.append(f"no node input could be captured: {short_error(err)}")
             return []

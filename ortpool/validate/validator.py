@@ -160,9 +160,9 @@ def validate_model(
         reason = builtin_error or "onnxruntime could not run the model"
         if ortpool_error:
             reason += f"; {ortpool_error}"
-        if nodes and builtin_failure is not None and builtin_failure.kind != ortrun.NO_KERNEL:
-            # A run that fails at generated sizes is most often those sizes (a Resize or a
-            # Concat of two branches that need others): which sizes, and how to set them.
+        if nodes and builtin_failure is not None and builtin_failure.kind == ortrun.RUN_FAILED:
+            # A model that loads but fails to run is most often failing at the sizes chosen (a
+            # Resize, a Concat of two branches that need others): which sizes, how to set them.
             raise resolved.cannot_run(label, str(builtin_failure))
         if nodes:
             raise OrtpoolError(f"{label}: {reason}")
