@@ -62,10 +62,13 @@ def test_parse_shape_examples():
     assert parse_shape("image:1,3,48,192") == ("image", (1, 3, 48, 192))
     assert parse_shape(" input:0:1,3,8,8 ") == ("input:0", (1, 3, 8, 8))  # TF-style names
     assert parse_shape("x:0,3,4,4") == ("x", (0, 3, 4, 4))  # an empty batch is a size
+    assert parse_shape("x:[2,3,4]") == ("x", (2, 3, 4))  # as Polygraphy spells it
     assert parse_shapes(["x:1,2", "x:1,2", "y:3"]) == {"x": (1, 2), "y": (3,)}
 
 
-@pytest.mark.parametrize("text", ["x", "x:", "x:1,,2", "x:-1,3", "x:a,b", ":1,2", "x:1.5", "x1,3"])
+@pytest.mark.parametrize(
+    "text", ["x", "x:", "x:1,,2", "x:-1,3", "x:a,b", ":1,2", "x:1.5", "x1,3", "x:[1,2", "x:[]"]
+)
 def test_parse_shape_refuses_with_the_form(text):
     with pytest.raises(OrtpoolError, match=r"must be NAME:D1,D2,\.\.\. with integer sizes >= 0"):
         parse_shape(text)

@@ -109,13 +109,17 @@ _STANDARD = ("", "ai.onnx")
 
 def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
     """``"x:1,3,32,32"`` -> ``("x", (1, 3, 32, 32))``; the last ``:`` splits, so a name may hold
-    one (``"input:0:1,3,8,8"``). Sizes are integers >= 0 (0: an empty axis).
+    one (``"input:0:1,3,8,8"``); ``x:[1,3,8,8]`` is read too. Sizes are integers >= 0 (0: an
+    empty axis).
 
     >>> parse_shape("image:1,3,48,192")
     ('image', (1, 3, 48, 192))
     """
     match = _SHAPE.match(text.strip())
-    pieces = match.group("dims").split(",") if match else []
+    dims = match.group("dims").strip() if match else ""
+    if dims.startswith("[") and dims.endswith("]"):  # Polygraphy's spelling, x:[1,3,8,8]
+        dims = dims[1:-1]
+    pieces = dims.split(",") if match else []
     if not match or not all(p.strip().isdigit() for p in pieces):
         raise OrtpoolError(
             f"--shape {text!r} must be NAME:D1,D2,... with integer sizes >= 0, e.g. "
