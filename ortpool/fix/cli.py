@@ -12,8 +12,8 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ortpool.cliargs import inputs as cliargs_inputs
     from ortpool.cliargs import accuracy
+    from ortpool.cliargs import inputs as cliargs_inputs
     from ortpool.fix.runtime import DEFAULT_LEVEL, LEVELS
     from ortpool.rewrite import cli_common
 
