@@ -58,7 +58,8 @@ class Options:
     selection: Selection = dataclasses.field(default_factory=Selection)
     skip_invalid: bool = False
     runtime: Runtime = dataclasses.field(default_factory=Runtime)
-    nonfinite: bool = False
+    #: prove max-like ops on NaN and -inf too (off: the user's inputs are assumed finite)
+    nonfinite: bool = True
     seed: int = 0
     #: whether a model below opset 11 may be lifted (:mod:`ortpool.fix.lift`)
     lift_opset: bool = True

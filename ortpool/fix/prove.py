@@ -135,9 +135,11 @@ def compare(facts: NodeFacts, feed: FeedSet, got: Sequence[np.ndarray], proof: P
     if comp.differing:
         proof.differing += comp.differing
         example = comp.examples[0] if comp.examples else {}
+        case = feed.case_at(example.get("at"))
         return (
             f"Y differs in {comp.differing} of {comp.compared} cells (on {feed.label}, X "
-            f"{list(feed.shape)}; e.g. at {example.get('at')}: {example.get('onnxruntime')} "
+            f"{list(feed.shape)}; e.g. at {example.get('at')}"
+            f"{f' ({case})' if case else ''}: {example.get('onnxruntime')} "
             f"instead of {example.get('ortpool')})"
         )
     if facts.indices_used and len(want) > 1:
@@ -145,11 +147,17 @@ def compare(facts: NodeFacts, feed: FeedSet, got: Sequence[np.ndarray], proof: P
             return "the realization gives no Indices"
         indices = np.asarray(got[1])
         if indices.shape != want[1].shape or not np.array_equal(indices, want[1]):
-            wrong = (
-                int((indices != want[1]).sum()) if indices.shape == want[1].shape else indices.size
-            )
+            same_shape = indices.shape == want[1].shape
+            wrong = int((indices != want[1]).sum()) if same_shape else indices.size
             proof.differing += wrong
-            return f"Indices differ in {wrong} cells (on {feed.label}, X {list(feed.shape)})"
+            where = ""
+            if same_shape:
+                at = [int(v) for v in np.argwhere(indices != want[1])[0]]
+                case = feed.case_at(at)
+                where = (f"; e.g. at {at}{f' ({case})' if case else ''}: {indices[tuple(at)]} "
+                         f"instead of {want[1][tuple(at)]}")
+            return (f"Indices differ in {wrong} cells (on {feed.label}, X {list(feed.shape)}"
+                    f"{where})")
     return ""
 
 
