@@ -31,7 +31,7 @@ from ortpool.fix import report as report_mod
 from ortpool.fix.apply import apply
 from ortpool.fix.choose import NOT_IN_MODEL, Attempt, Choice, choose
 from ortpool.fix.forms import Plan
-from ortpool.fix.prove import Proof, compare, short_error
+from ortpool.fix.prove import Proof, compare, prove_in_region, short_error
 from ortpool.fix.runtime import Runtime
 from ortpool.fix.sites import Site, find_sites
 from ortpool.ort.runtime import stamp
@@ -296,6 +296,28 @@ def _prove_in_model(
     return proofs, ""
 
 
+def _prove_regions(
+    fixed: onnx.ModelProto,
+    sites: Sequence[Site],
+    plans: Mapping[int, Plan],
+    sets: Mapping[int, Sequence[feeds_mod.FeedSet]],
+    in_model: dict[int, Proof],
+    options: Options,
+    source_dir: str | None,
+) -> None:
+    """Every main-graph node's proof sets, the built NaN/inf cases among them (RULINGS.md 18),
+    through its realization as written in ``fixed``: the model's own run reaches a node only
+    with the values its upstream makes, which hold no NaN (:func:`ortpool.fix.prove.
+    prove_in_region`). Adds to (or starts) each node's in-model proof."""
+    for site in sites:
+        if site.facts is None or not site.in_main_graph or site.number not in plans:
+            continue
+        proof = in_model.setdefault(site.number, Proof(exact=True, where="model"))
+        if proof.exact and sets.get(site.number):
+            prove_in_region(fixed, site.facts, site.node, sets[site.number], options.runtime,
+                            proof, source_dir)
+
+
 def _score(report: report_mod.FixReport) -> tuple[int, int]:
     return len(report.unproven), len(report.needs_ortpool)
 
@@ -400,6 +422,7 @@ def _fix_once(
         plans = {n: c.plan for n, c in choices.items() if c.plan is not None}
         fixed, apply_notes = apply(model, sites, plans)
         in_model, problem = _prove_in_model(fixed, sites, model_runs, options, source)
+        _prove_regions(fixed, sites, plans, sets, in_model, options, source)
         failed = [n for n, p in in_model.items() if not p.exact and n in plans]
         if not failed:
             break
@@ -414,11 +437,9 @@ def _fix_once(
     report.notes.extend(apply_notes)
     for site in sites:
         entry = _node_fix(site, choices.get(site.number), in_model.get(site.number))
-        if problem.startswith(NOT_RUNNING) and entry.realization not in (
-            report_mod.UNPROVEN,
-            report_mod.NOT_SELECTED,
-        ):
-            # Proven alone, but the model as written does not run: not a fix to ship.
+        if problem and entry.realization not in (report_mod.UNPROVEN, report_mod.NOT_SELECTED):
+            # Proven alone, but the model as written was not run (it does not run, or it had no
+            # inputs to run on): not a proven fix (exit 2, written only with --allow-unproven).
             entry.realization, entry.reason = report_mod.UNPROVEN, f"proven alone, but {problem}"
         report.nodes.append(entry)
     return fixed, report

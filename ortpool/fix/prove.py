@@ -233,3 +233,107 @@ def short_error(err: Exception) -> str:
     from ortpool.validate.ortrun import classify
 
     return str(classify(err, "load"))[:400]
+
+
+def region_model(
+    model: onnx.ModelProto,
+    inputs: Sequence[str],
+    outputs: Sequence[str],
+    example: Sequence[np.ndarray],
+) -> onnx.ModelProto:
+    """The nodes of ``model``'s main graph that compute ``outputs`` from ``inputs`` (a written
+    realization: the pool and every node the fix put around it), as they are written, with the
+    initializers they read; ``inputs`` shaped as ``example``. A bfloat16 input or output is
+    carried as float32 through a Cast (onnxruntime's Python API has no bfloat16 array)."""
+    graph = model.graph
+    producer = {name: node for node in graph.node for name in node.output if name}
+    initializers = {t.name: t for t in graph.initializer}
+    wanted, seen, order = list(outputs), set(inputs), []
+    while wanted:
+        name = wanted.pop()
+        if name in seen or name in initializers or name not in producer:
+            seen.add(name)
+            continue
+        seen.add(name)
+        node = producer[name]
+        if node not in order:
+            order.append(node)
+            wanted += [n for n in node.input if n]
+            for attr in node.attribute:  # a subgraph's outer-scope reads
+                for sub in [attr.g, *attr.graphs]:
+                    wanted += [n for inner in sub.node for n in inner.input if n]
+    nodes = sorted(order, key=lambda n: list(graph.node).index(n))
+    used = {n for node in nodes for n in node.input}
+    values = [_value(name, a, True) for name, a in zip(inputs, example, strict=True)]
+    cast_nodes = []
+    for i, array in enumerate(example):
+        if dtypes.name_of(array.dtype) in _NOT_FED:
+            code = dtypes.CODE[dtypes.name_of(array.dtype)]
+            cast_nodes.append(helper.make_node("Cast", [_CARRIED + inputs[i]], [inputs[i]],
+                                               to=code))
+            values[i] = helper.make_tensor_value_info(_CARRIED + inputs[i],
+                                                      onnx.TensorProto.FLOAT, list(array.shape))
+    outs = []
+    for name in outputs:
+        # Y has X's type (every pooling op); Indices are int64
+        if name == outputs[0] and dtypes.name_of(example[0].dtype) in _NOT_FED:
+            cast_nodes.append(helper.make_node("Cast", [name], [_CARRIED + name],
+                                               to=onnx.TensorProto.FLOAT))
+            outs.append(helper.make_tensor_value_info(_CARRIED + name, onnx.TensorProto.FLOAT,
+                                                      None))
+        else:
+            outs.append(onnx.ValueInfoProto(name=name))
+    head = [n for n in cast_nodes if n.output[0] in inputs]
+    tail = [n for n in cast_nodes if n.output[0] not in inputs]
+    region = helper.make_graph(
+        [*head, *nodes, *tail], "ortpool_fix_region", values, outs,
+        [initializers[n] for n in initializers if n in used and n not in inputs],
+    )
+    out = helper.make_model(region, opset_imports=list(model.opset_import),
+                            functions=list(model.functions))
+    out.ir_version = model.ir_version
+    return out
+
+
+def prove_in_region(
+    model: onnx.ModelProto,
+    facts: NodeFacts,
+    node: onnx.NodeProto,
+    sets: Sequence[FeedSet],
+    runtime: Runtime,
+    proof: Proof,
+    external_dir: str | None = None,
+) -> None:
+    """The built sets (RULINGS.md 18) through the realization as written in ``model`` (its
+    region: :func:`region_model`), at the runtime's level; ``proof`` (the in-model proof) is
+    made not exact with the failure when one differs, and counts the sets otherwise."""
+    inputs = [n for n in node.input if n]
+    outputs = list(node.output[: 2 if facts.indices_used else 1])
+    for group in _groups(sets):
+        if not proof.exact:
+            return
+        try:
+            region = region_model(model, inputs, outputs, group[0].arrays)
+            session = runtime.session(region, level=None, threads=1, external_dir=external_dir)
+        except Exception as err:  # onnxruntime refuses it: the realization is not proven
+            proof.exact, proof.failure = False, (
+                f"the realization as written cannot be run alone on the built cases: "
+                f"{short_error(err)}")
+            return
+        names = [o.name for o in session.get_outputs()]
+        fed = session.get_inputs()
+        for feed in group:
+            try:
+                got = session.run(names, {i.name: feedable(a)
+                                          for i, a in zip(fed, feed.arrays, strict=True)})
+            except Exception as err:
+                proof.exact, proof.failure = False, (
+                    f"the run fails on {feed.label}: {short_error(err)}")
+                return
+            failure = compare(facts, feed, got, proof)
+            if failure:
+                proof.exact, proof.failure = False, failure
+                return
+            proof.sets += 1
+            if list(feed.shape) not in proof.shapes:
+                proof.shapes.append(list(feed.shape))

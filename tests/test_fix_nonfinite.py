@@ -1,0 +1,232 @@
+"""ortpool fix proves max-type nodes on NaN and infinities by construction (RULINGS.md 18).
+
+The proof sets hold NaN (and +inf) at every tap position of every window, windows of -inf only,
+NaN only and ties, built one case per (n, c) plane (:func:`ortpool.fix.inputs.constructed_sets`);
+the seed changes the fill, never the realization; every fixed model gives the spec's outputs on
+those sets. The four wrong models issue 16 found (written as proven with sprinkled NaN) are the
+first cases.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import onnx
+import pytest
+from fix_support import numpy_kernels, run_fixed, spec_outputs  # noqa: F401
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+from ortpool.fix import fix_with_report
+from ortpool.fix import inputs as feeds_mod
+from ortpool.fix.sites import find_sites
+from ortpool.geometry import pool_geometry
+from ortpool.rewrite.selection import Selection
+
+SEEDS = range(8)
+ELEM = {"float": T.FLOAT, "double": T.DOUBLE, "float16": T.FLOAT16}
+
+
+def _model(nodes, x_shape, elem, opset, outputs, initializers=()):
+    graph = h.make_graph(
+        nodes, "nonfinite", [h.make_tensor_value_info("x", ELEM[elem], x_shape)],
+        [h.make_tensor_value_info(name, code, None) for name, code in outputs],
+        list(initializers),
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def _maxpool(opset, shape, indices=False, elem="float", **attrs):
+    outs = ["y", "i"] if indices else ["y"]
+    node = h.make_node("MaxPool", ["x"], outs, name="pool", **attrs)
+    return _model([node], shape, elem, opset,
+                  [("y", ELEM[elem])] + [("i", T.INT64)] * indices)
+
+
+def _global(opset, shape, elem):
+    node = h.make_node("GlobalMaxPool", ["x"], ["y"], name="pool")
+    return _model([node], shape, elem, opset, [("y", ELEM[elem])])
+
+
+def _roipool(opset, shape):
+    rois = numpy_helper.from_array(
+        np.array([[0, 0, 0, 5, 4], [1, 1, 1, 3, 3]], np.float32), "rois")
+    node = h.make_node("MaxRoiPool", ["x", "rois"], ["y"], name="pool", pooled_shape=[2, 2])
+    return _model([node], shape, "float", opset, [("y", T.FLOAT)], [rois])
+
+
+def _unpool(opset, shape):
+    attrs = {"kernel_shape": [2, 2], "strides": [2, 2]}
+    nodes = [h.make_node("MaxPool", ["x"], ["p", "i"], name="pool", **attrs),
+             h.make_node("MaxUnpool", ["p", "i"], ["y"], name="unpool", **attrs)]
+    return _model(nodes, shape, "float", opset, [("y", T.FLOAT)])
+
+
+# Every max-type operator and version (MaxUnpool as fed by a MaxPool); the first four are the
+# models issue 16 found written wrong as proven.
+CONFIGS = {
+    "globalmaxpool-1-double": lambda: _global(17, [2, 1, 3, 3], "double"),
+    "maxpool-22-indices": lambda: _maxpool(22, [2, 1, 5, 7], True, kernel_shape=[2, 3],
+                                           strides=[3, 3]),
+    "maxpool-22-maxunpool-22": lambda: _unpool(22, [1, 2, 4, 4]),
+    "maxpool-22-float16-same-dilated-indices": lambda: _maxpool(
+        22, [1, 2, 6, 6], True, "float16", kernel_shape=[2, 2], dilations=[2, 2],
+        auto_pad="SAME_UPPER"),
+    "maxpool-1": lambda: _maxpool(7, [1, 2, 5, 5], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    "maxpool-8-indices": lambda: _maxpool(8, [1, 1, 4, 5], True, kernel_shape=[2, 2]),
+    "maxpool-10-ceil": lambda: _maxpool(10, [1, 2, 5, 5], kernel_shape=[2, 2], strides=[2, 2],
+                                        ceil_mode=1),
+    "maxpool-11-1d-pads": lambda: _maxpool(11, [2, 2, 7], kernel_shape=[3], pads=[1, 2]),
+    "maxpool-12-pads-ge-kernel": lambda: _maxpool(12, [1, 1, 3, 3], kernel_shape=[2, 2],
+                                                  pads=[2, 2, 0, 0]),
+    "globalmaxpool-22": lambda: _global(22, [1, 3, 2, 3], "float"),
+    "maxroipool-1": lambda: _roipool(17, [2, 2, 5, 6]),
+    "maxroipool-22": lambda: _roipool(22, [2, 2, 5, 6]),
+    "maxpool-11-maxunpool-11": lambda: _unpool(11, [1, 1, 4, 6]),
+}
+
+
+def _facts(model):
+    sites, _ = find_sites(model, Selection())
+    return {s.name: s for s in sites}
+
+
+def _built_sets(model, seed=0):
+    """The built sets of every max-like node of ``model``, with their expected outputs."""
+    found = {}
+    for name, site in _facts(model).items():
+        facts = site.facts
+        if facts.op == "MaxUnpool":
+            continue
+        shape = feeds_mod.full_shape(facts, site.x_dims)
+        extra = [] if facts.op != "MaxRoiPool" else [
+            numpy_helper.to_array(model.graph.initializer[0])]
+        found[name] = feeds_mod.constructed_sets(
+            facts, shape, np.random.default_rng(seed), extra=extra)
+    return found
+
+
+def _windows(facts, shape):
+    """Every window of a MaxPool as its in-input spatial positions, in tap order."""
+    geom = pool_geometry(shape[2:], facts.attrs)
+    per_axis = []
+    for a in geom.axes:
+        per_axis.append([[o * a.s - a.pb + j * a.d for j in range(a.k)] for o in range(a.out)])
+    for combo in itertools.product(*per_axis):
+        taps = [t for t in itertools.product(*combo)
+                if all(0 <= p < n for p, n in zip(t, shape[2:], strict=True))]
+        yield taps
+
+
+@pytest.mark.parametrize("config", [c for c in CONFIGS if "maxpool" in c and "global" not in c
+                                    and "roi" not in c])
+def test_every_tap_of_every_window_holds_a_lone_nan(config):
+    model = CONFIGS[config]()
+    site = _facts(model)["pool"]
+    facts = site.facts
+    sets = _built_sets(model)["pool"]
+    shape = sets[0].shape
+    planes = [(feed, n, c) for feed in sets for (n, c) in feed.cases
+              if feed.cases[(n, c)].startswith("NaN at tap")]
+    windows = list(_windows(facts, shape))
+    covered = 0
+    for taps in windows:
+        for tap in taps:
+            lone = [
+                (n, c) for feed, n, c in planes
+                if np.isnan(feed.arrays[0][(n, c, *tap)]).item()
+                and sum(bool(np.isnan(feed.arrays[0][(n, c, *t)])) for t in taps) == 1
+            ]
+            assert lone, f"{config}: no lone NaN at {tap} in window {taps}"
+            covered += 1
+    assert covered == sum(len(t) for t in windows) > 0
+
+
+def test_global_and_roi_planes_hold_a_nan_at_every_position():
+    for config in ("globalmaxpool-1-double", "globalmaxpool-22", "maxroipool-1"):
+        model = CONFIGS[config]()
+        sets = _built_sets(model)["pool"]
+        shape = sets[0].shape
+        hit = np.zeros(shape[2:], bool)
+        for feed in sets:
+            for (n, c), label in feed.cases.items():
+                plane = feed.arrays[0][n, c]
+                if label.startswith("NaN at tap") and np.isnan(plane).sum() == 1:
+                    hit |= np.isnan(plane)
+        assert hit.all(), config
+
+
+def test_the_seed_changes_the_fill_never_the_cases():
+    model = CONFIGS["maxpool-22-indices"]()
+    a, b = (_built_sets(model, seed)["pool"] for seed in (0, 5))
+    assert [s.cases for s in a] == [s.cases for s in b]
+    assert not np.array_equal(a[0].arrays[0], b[0].arrays[0], equal_nan=True)
+    for x, y in zip(a, b, strict=True):  # the same cells are NaN and infinite
+        assert np.array_equal(np.isnan(x.arrays[0]), np.isnan(y.arrays[0]))
+        assert np.array_equal(np.isinf(x.arrays[0]), np.isinf(y.arrays[0]))
+
+
+def _realizations(model):
+    return [(n.name, n.realization, n.form) for n in model.nodes]
+
+
+def _choices(model, seed):
+    """The realization chosen per node on seed ``seed``'s proof sets (in-process: the choice
+    alone, without the model's capture runs)."""
+    from ortpool.fix.choose import choose
+    from ortpool.fix.fixer import Options, _proof_sets
+    from ortpool.fix.runtime import Runtime
+
+    options = Options(seed=seed)
+    runtime = Runtime()
+    found = []
+    for name, site in _facts(model).items():
+        sets, _ = _proof_sets(site, [], options)
+        choice = choose(site, sets, runtime)
+        found.append((name, choice.plan.name if choice.plan else None))
+    return found
+
+
+@pytest.mark.parametrize("config", list(CONFIGS))
+def test_one_realization_under_eight_seeds_and_right_on_the_built_cases(config):
+    model = CONFIGS[config]()
+    answers = {tuple(_choices(model, seed)) for seed in SEEDS}
+    assert len(answers) == 1, answers
+    fixed, report = fix_with_report(model, seed=5, lift_opset=False)  # as chosen in-process
+    assert report.exit_code() in (0, 1), report.summary_lines()
+    assert [(n.name, n.form) for n in report.nodes] == list(next(iter(answers)))
+    # the NaN-skipping runtime is never left alone on a max
+    assert dict((n.name, n.realization) for n in report.nodes)["pool"] != "unchanged"
+    # the fixed model gives the spec's outputs on every built case (other seeds' fill)
+    for seed in (0, 3):
+        for feed in _built_sets(model, seed)["pool"]:
+            feeds = {"x": feed.arrays[0]}
+            want = spec_outputs(model, feeds)
+            got = run_fixed(fixed, feeds)
+            for w, g in zip(want, got, strict=True):
+                assert g.dtype == w.dtype and g.shape == w.shape
+                assert np.array_equal(g, w, equal_nan=True), (config, feed.label)
+
+
+def test_issue_cases_name_their_realizations():
+    """The four models issue 16 found: what each becomes, and that no seed leaves it bare."""
+    got = {}
+    for config in list(CONFIGS)[:4]:
+        _, report = fix_with_report(CONFIGS[config](), seed=0)
+        got[config] = _realizations(report)
+    assert got["globalmaxpool-1-double"] == [("pool", "standard form", "reduce+nan-guard")]
+    assert got["maxpool-22-indices"] == [("pool", "ortpool op", "ortpool")]
+    assert got["maxpool-22-maxunpool-22"][0] == ("pool", "ortpool op", "ortpool")
+    assert got["maxpool-22-float16-same-dilated-indices"] == [("pool", "ortpool op", "ortpool")]
+
+
+def test_assume_finite_leaves_the_max_and_says_so():
+    model = CONFIGS["maxpool-8-indices"]()
+    _, report = fix_with_report(model, nonfinite=False)
+    assert _realizations(report) == [("pool", "unchanged", "unchanged")]
+    text = "\n".join(report.summary_lines())
+    assert "NaN and -inf were not covered" in text
