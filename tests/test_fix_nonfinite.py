@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import onnx
 import pytest
 from fix_support import numpy_kernels, run_fixed, spec_outputs  # noqa: F401
 from onnx import TensorProto as T
@@ -31,7 +30,9 @@ ELEM = {"float": T.FLOAT, "double": T.DOUBLE, "float16": T.FLOAT16}
 
 def _model(nodes, x_shape, elem, opset, outputs, initializers=()):
     graph = h.make_graph(
-        nodes, "nonfinite", [h.make_tensor_value_info("x", ELEM[elem], x_shape)],
+        nodes,
+        "nonfinite",
+        [h.make_tensor_value_info("x", ELEM[elem], x_shape)],
         [h.make_tensor_value_info(name, code, None) for name, code in outputs],
         list(initializers),
     )
@@ -43,8 +44,7 @@ def _model(nodes, x_shape, elem, opset, outputs, initializers=()):
 def _maxpool(opset, shape, indices=False, elem="float", **attrs):
     outs = ["y", "i"] if indices else ["y"]
     node = h.make_node("MaxPool", ["x"], outs, name="pool", **attrs)
-    return _model([node], shape, elem, opset,
-                  [("y", ELEM[elem])] + [("i", T.INT64)] * indices)
+    return _model([node], shape, elem, opset, [("y", ELEM[elem])] + [("i", T.INT64)] * indices)
 
 
 def _global(opset, shape, elem):
@@ -53,16 +53,17 @@ def _global(opset, shape, elem):
 
 
 def _roipool(opset, shape):
-    rois = numpy_helper.from_array(
-        np.array([[0, 0, 0, 5, 4], [1, 1, 1, 3, 3]], np.float32), "rois")
+    rois = numpy_helper.from_array(np.array([[0, 0, 0, 5, 4], [1, 1, 1, 3, 3]], np.float32), "rois")
     node = h.make_node("MaxRoiPool", ["x", "rois"], ["y"], name="pool", pooled_shape=[2, 2])
     return _model([node], shape, "float", opset, [("y", T.FLOAT)], [rois])
 
 
 def _unpool(opset, shape):
     attrs = {"kernel_shape": [2, 2], "strides": [2, 2]}
-    nodes = [h.make_node("MaxPool", ["x"], ["p", "i"], name="pool", **attrs),
-             h.make_node("MaxUnpool", ["p", "i"], ["y"], name="unpool", **attrs)]
+    nodes = [
+        h.make_node("MaxPool", ["x"], ["p", "i"], name="pool", **attrs),
+        h.make_node("MaxUnpool", ["p", "i"], ["y"], name="unpool", **attrs),
+    ]
     return _model(nodes, shape, "float", opset, [("y", T.FLOAT)])
 
 
@@ -70,19 +71,28 @@ def _unpool(opset, shape):
 # models issue 16 found written wrong as proven.
 CONFIGS = {
     "globalmaxpool-1-double": lambda: _global(17, [2, 1, 3, 3], "double"),
-    "maxpool-22-indices": lambda: _maxpool(22, [2, 1, 5, 7], True, kernel_shape=[2, 3],
-                                           strides=[3, 3]),
+    "maxpool-22-indices": lambda: _maxpool(
+        22, [2, 1, 5, 7], True, kernel_shape=[2, 3], strides=[3, 3]
+    ),
     "maxpool-22-maxunpool-22": lambda: _unpool(22, [1, 2, 4, 4]),
     "maxpool-22-float16-same-dilated-indices": lambda: _maxpool(
-        22, [1, 2, 6, 6], True, "float16", kernel_shape=[2, 2], dilations=[2, 2],
-        auto_pad="SAME_UPPER"),
+        22,
+        [1, 2, 6, 6],
+        True,
+        "float16",
+        kernel_shape=[2, 2],
+        dilations=[2, 2],
+        auto_pad="SAME_UPPER",
+    ),
     "maxpool-1": lambda: _maxpool(7, [1, 2, 5, 5], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
     "maxpool-8-indices": lambda: _maxpool(8, [1, 1, 4, 5], True, kernel_shape=[2, 2]),
-    "maxpool-10-ceil": lambda: _maxpool(10, [1, 2, 5, 5], kernel_shape=[2, 2], strides=[2, 2],
-                                        ceil_mode=1),
+    "maxpool-10-ceil": lambda: _maxpool(
+        10, [1, 2, 5, 5], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1
+    ),
     "maxpool-11-1d-pads": lambda: _maxpool(11, [2, 2, 7], kernel_shape=[3], pads=[1, 2]),
-    "maxpool-12-pads-ge-kernel": lambda: _maxpool(12, [1, 1, 3, 3], kernel_shape=[2, 2],
-                                                  pads=[2, 2, 0, 0]),
+    "maxpool-12-pads-ge-kernel": lambda: _maxpool(
+        12, [1, 1, 3, 3], kernel_shape=[2, 2], pads=[2, 2, 0, 0]
+    ),
     "globalmaxpool-22": lambda: _global(22, [1, 3, 2, 3], "float"),
     "maxroipool-1": lambda: _roipool(17, [2, 2, 5, 6]),
     "maxroipool-22": lambda: _roipool(22, [2, 2, 5, 6]),
@@ -103,10 +113,12 @@ def _built_sets(model, seed=0):
         if facts.op == "MaxUnpool":
             continue
         shape = feeds_mod.full_shape(facts, site.x_dims)
-        extra = [] if facts.op != "MaxRoiPool" else [
-            numpy_helper.to_array(model.graph.initializer[0])]
+        extra = (
+            [] if facts.op != "MaxRoiPool" else [numpy_helper.to_array(model.graph.initializer[0])]
+        )
         found[name] = feeds_mod.constructed_sets(
-            facts, shape, np.random.default_rng(seed), extra=extra)
+            facts, shape, np.random.default_rng(seed), extra=extra
+        )
     return found
 
 
@@ -117,27 +129,36 @@ def _windows(facts, shape):
     for a in geom.axes:
         per_axis.append([[o * a.s - a.pb + j * a.d for j in range(a.k)] for o in range(a.out)])
     for combo in itertools.product(*per_axis):
-        taps = [t for t in itertools.product(*combo)
-                if all(0 <= p < n for p, n in zip(t, shape[2:], strict=True))]
+        taps = [
+            t
+            for t in itertools.product(*combo)
+            if all(0 <= p < n for p, n in zip(t, shape[2:], strict=True))
+        ]
         yield taps
 
 
-@pytest.mark.parametrize("config", [c for c in CONFIGS if "maxpool" in c and "global" not in c
-                                    and "roi" not in c])
+@pytest.mark.parametrize(
+    "config", [c for c in CONFIGS if "maxpool" in c and "global" not in c and "roi" not in c]
+)
 def test_every_tap_of_every_window_holds_a_lone_nan(config):
     model = CONFIGS[config]()
     site = _facts(model)["pool"]
     facts = site.facts
     sets = _built_sets(model)["pool"]
     shape = sets[0].shape
-    planes = [(feed, n, c) for feed in sets for (n, c) in feed.cases
-              if feed.cases[(n, c)].startswith("NaN at tap")]
+    planes = [
+        (feed, n, c)
+        for feed in sets
+        for (n, c) in feed.cases
+        if feed.cases[(n, c)].startswith("NaN at tap")
+    ]
     windows = list(_windows(facts, shape))
     covered = 0
     for taps in windows:
         for tap in taps:
             lone = [
-                (n, c) for feed, n, c in planes
+                (n, c)
+                for feed, n, c in planes
                 if np.isnan(feed.arrays[0][(n, c, *tap)]).item()
                 and sum(bool(np.isnan(feed.arrays[0][(n, c, *t)])) for t in taps) == 1
             ]

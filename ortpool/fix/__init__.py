@@ -83,7 +83,8 @@ def fix_with_report(
     the model will run at (``disable``, ``basic``, ``extended``, ``layout``, ``all``; default
     ``all``, onnxruntime's own); ``nonfinite``: the max-like nodes are proven on NaN and
     -inf too (the default: RULINGS.md 18), and guarded where the runtime drops them; False
-    assumes finite inputs (``--assume-finite``), and the report says they were not covered; ``lift_opset``: where nodes of a model below opset 11
+    assumes finite inputs (``--assume-finite``), and the report says they were not covered;
+    ``lift_opset``: where nodes of a model below opset 11
     stay unproven or need ortpool's op, try the model at a higher ai.onnx opset where every
     node keeps its meaning (docs/fix.md, "The opset lift"). A model given by path is read
     without its external data, which the proofs read from the model's folder (``source_dir``
