@@ -136,11 +136,14 @@ def compare(facts: NodeFacts, feed: FeedSet, got: Sequence[np.ndarray], proof: P
         proof.differing += comp.differing
         example = comp.examples[0] if comp.examples else {}
         case = feed.case_at(example.get("at"))
+        # For a sum the measured error against the tolerance: how far, not only that it is.
+        error = "" if tol.exact or comp.max_abs is None else (
+            f"; max abs error {comp.max_abs:.3g} where {tol.describe()} allows less")
         return (
             f"Y differs in {comp.differing} of {comp.compared} cells (on {feed.label}, X "
             f"{list(feed.shape)}; e.g. at {example.get('at')}"
             f"{f' ({case})' if case else ''}: {example.get('onnxruntime')} "
-            f"instead of {example.get('ortpool')})"
+            f"instead of {example.get('ortpool')}{error})"
         )
     if facts.indices_used and len(want) > 1:
         if len(got) < 2:
@@ -221,11 +224,34 @@ def prove_plan(
         plain = _run(plan, facts, node, sets, runtime, "disable")
         if plain.exact:
             proof.folded = True
+            model = isolated_model(plan, facts, node, sets[0].arrays)
             proof.failure = (
-                f"{proof.failure} -- but exact with graph optimizations off: onnxruntime's "
-                f"optimizer (level {runtime.level}) folds it back (e.g. PadFusion)"
+                f"{proof.failure} -- exact with graph optimizations off: "
+                f"{optimizer_change(model, runtime)}"
             )
     return proof
+
+
+def optimizer_change(model: onnx.ModelProto, runtime: Runtime) -> str:
+    """What onnxruntime's optimizer at the runtime's level made of ``model``, in words: a Pad
+    folded into the pool (PadFusion), the pool run as a layout kernel (NCHWc), or the ops
+    before and after."""
+    try:
+        after = runtime.optimized(model)
+    except Exception as err:  # the optimized graph could not be written: say so, guess nothing
+        return (f"onnxruntime's optimizer (level {runtime.level}) changes it (its graph could "
+                f"not be read back: {short_error(err)})")
+    head = f"onnxruntime's optimizer (level {runtime.level})"
+    ops_before = [n.op_type for n in model.graph.node]
+    ops_after = [n.op_type for n in after.graph.node]
+    layouts = sorted({f"{n.domain} {n.op_type}" for n in after.graph.node
+                      if n.domain.endswith("nchwc") and not n.op_type.startswith("Reorder")})
+    if "Pad" in ops_before and ops_after.count("Pad") < ops_before.count("Pad"):
+        return f"{head} folds the Pad into the pool after it (PadFusion)"
+    if layouts:
+        return (f"{head} runs it as {', '.join(layouts)} (its NCHWc layout kernels), which "
+                "computes it otherwise")
+    return f"{head} rewrites {'+'.join(ops_before)} as {'+'.join(ops_after) or 'nothing'}"
 
 
 def short_error(err: Exception) -> str:
