@@ -251,3 +251,43 @@ def test_assume_finite_leaves_the_max_and_says_so():
     assert _realizations(report) == [("pool", "unchanged", "unchanged")]
     text = "\n".join(report.summary_lines())
     assert "NaN and -inf were not covered" in text
+
+
+def test_a_written_model_never_run_is_not_proven():
+    """No input can be made for the model (a sequence input, which only --inputs could give):
+    the realization is proven alone and as written on the built cases, but the written model
+    never ran, so the node is unproven (exit 2), not "proven" with a note (issue 16, part 5)."""
+    model = CONFIGS["maxpool-8-indices"]()
+    model.graph.input.append(
+        h.make_value_info("s", h.make_sequence_type_proto(h.make_tensor_type_proto(T.FLOAT, None)))
+    )
+    _, report = fix_with_report(model)
+    (node,) = report.nodes
+    assert node.realization == "unproven"
+    assert node.reason == "proven alone, but the model's inputs could not be generated"
+    assert node.proof["exact"] and node.in_model["exact"] and node.in_model["sets"] > 0
+    assert report.exit_code() == 2 and report.exit_code(allow_unproven=True) == 1
+
+
+def test_an_optimizer_change_is_named_as_what_it_is():
+    """A float32 GlobalAveragePool at level all runs as onnxruntime's NCHWc kernel; where that
+    kernel's sum misses the tolerance on the uniform plane, the report says so with the error,
+    not "folded back (PadFusion)" (issue 16, part 6): nothing was folded."""
+    model = _model(
+        [h.make_node("GlobalAveragePool", ["x"], ["y"], name="gap")],
+        [1, 8, 160, 160],
+        "float",
+        17,
+        [("y", T.FLOAT)],
+    )
+    _, report = fix_with_report(model)
+    first = report.nodes[0].attempts[0]
+    if first.outcome == "proven":
+        pytest.skip("this onnxruntime's kernel is within the tolerance here")
+    assert "PadFusion" not in first.detail
+    assert "max abs error" in first.detail and "allows less" in first.detail
+    if first.outcome == "changed by the optimizer":
+        assert (
+            "onnxruntime's optimizer (level all) runs it as com.microsoft.nchwc "
+            "GlobalAveragePool" in first.detail
+        )
