@@ -260,6 +260,11 @@ def constructed_sets(
         built = cases(facts, span, nonfinite, keep)
         if math.ceil(len(built) / planes) * math.prod(shape) <= MAX_ELEMENTS:
             break
+    else:
+        # Even one position per axis is over the budget (a huge plane, few planes): as many
+        # tensors as fit, at least one, the cases in their order (NaN first, then +inf).
+        tensors = max(1, MAX_ELEMENTS // math.prod(shape))
+        built = built[: tensors * planes]
     sets = []
     count = math.ceil(len(built) / planes)
     for number in range(count):
