@@ -172,6 +172,26 @@ def _groups(sets: Sequence[FeedSet]) -> list[list[FeedSet]]:
     return list(groups.values())
 
 
+def _run_group(session: Any, facts: NodeFacts, group: Sequence[FeedSet], proof: Proof) -> str:
+    """Run ``session`` on each set of ``group`` and compare; the first failure, or "" (the
+    sets and shapes proven are counted in ``proof``)."""
+    names = [o.name for o in session.get_outputs()]
+    inputs = session.get_inputs()
+    for feed in group:
+        try:
+            feeds = {i.name: feedable(a) for i, a in zip(inputs, feed.arrays, strict=True)}
+            got = session.run(names, feeds)
+        except Exception as err:
+            return f"the run fails on {feed.label}: {short_error(err)}"
+        failure = compare(facts, feed, got, proof)
+        if failure:
+            return failure
+        proof.sets += 1
+        if list(feed.shape) not in proof.shapes:
+            proof.shapes.append(list(feed.shape))
+    return ""
+
+
 def _run(
     plan: Plan,
     facts: NodeFacts,
@@ -188,22 +208,9 @@ def _run(
         except Exception as err:  # onnxruntime raises its own types; every one is a refusal
             proof.failure = f"onnxruntime refuses it: {short_error(err)}"
             return proof
-        names = [o.name for o in session.get_outputs()]
-        inputs = session.get_inputs()
-        for feed in group:
-            try:
-                feeds = {i.name: feedable(a) for i, a in zip(inputs, feed.arrays, strict=True)}
-                got = session.run(names, feeds)
-            except Exception as err:
-                proof.failure = f"the run fails on {feed.label}: {short_error(err)}"
-                return proof
-            failure = compare(facts, feed, got, proof)
-            if failure:
-                proof.failure = failure
-                return proof
-            proof.sets += 1
-            if list(feed.shape) not in proof.shapes:
-                proof.shapes.append(list(feed.shape))
+        proof.failure = _run_group(session, facts, group, proof)
+        if proof.failure:
+            return proof
     proof.exact = proof.sets > 0
     if not proof.exact:
         proof.failure = "no input set could be run"
@@ -330,8 +337,9 @@ def prove_in_region(
     proof: Proof,
     external_dir: str | None = None,
 ) -> None:
-    """The built sets (RULINGS.md 18) through the realization as written in ``model`` (its
-    region: :func:`region_model`), at the runtime's level; ``proof`` (the in-model proof) is
+    """The node's proof sets, the built cases among them (RULINGS.md 18), through the
+    realization as written in ``model`` (its region: :func:`region_model`), at the runtime's
+    level; ``proof`` (the in-model proof) is
     made not exact with the failure when one differs, and counts the sets otherwise."""
     inputs = [n for n in node.input if n]
     outputs = list(node.output[: 2 if facts.indices_used else 1])
@@ -343,23 +351,10 @@ def prove_in_region(
             session = runtime.session(region, level=None, threads=1, external_dir=external_dir)
         except Exception as err:  # onnxruntime refuses it: the realization is not proven
             proof.exact, proof.failure = False, (
-                f"the realization as written cannot be run alone on the built cases: "
+                f"the realization as written cannot be run alone on its proof sets: "
                 f"{short_error(err)}")
             return
-        names = [o.name for o in session.get_outputs()]
-        fed = session.get_inputs()
-        for feed in group:
-            try:
-                got = session.run(names, {i.name: feedable(a)
-                                          for i, a in zip(fed, feed.arrays, strict=True)})
-            except Exception as err:
-                proof.exact, proof.failure = False, (
-                    f"the run fails on {feed.label}: {short_error(err)}")
-                return
-            failure = compare(facts, feed, got, proof)
-            if failure:
-                proof.exact, proof.failure = False, failure
-                return
-            proof.sets += 1
-            if list(feed.shape) not in proof.shapes:
-                proof.shapes.append(list(feed.shape))
+        failure = _run_group(session, facts, group, proof)
+        if failure:
+            proof.exact, proof.failure = False, failure
+            return
