@@ -69,16 +69,20 @@ def _unpool(opset, shape):
 
 
 # Every max-type operator and version (MaxUnpool as fed by a MaxPool); the first four are the
-# models issue 16 found written wrong as proven.
+# models issue 16 found written wrong as proven. With NaN sprinkled (before this change, fix
+# --nonfinite, seeds 0-7) they were: a bare ReduceMax on seed 0; unchanged on all eight seeds;
+# the MaxPool unchanged on seed 5; explicit-pads (NaN lost) on seeds 0, 3, 6. Of the others
+# maxpool-8-indices was unchanged on seed 4, globalmaxpool-22 a bare ReduceMax on seeds 2, 6,
+# maxpool-11-maxunpool-11's MaxPool unchanged on seeds 5, 7.
 CONFIGS = {
     "globalmaxpool-1-double": lambda: _global(17, [2, 1, 3, 3], "double"),
     "maxpool-22-indices": lambda: _maxpool(
-        22, [2, 1, 5, 7], True, kernel_shape=[2, 3], strides=[3, 3]
+        22, [1, 1, 4, 5], True, kernel_shape=[2, 3], strides=[3, 3]
     ),
     "maxpool-22-maxunpool-22": lambda: _unpool(22, [1, 2, 4, 4]),
     "maxpool-22-float16-same-dilated-indices": lambda: _maxpool(
         22,
-        [1, 2, 6, 6],
+        [1, 1, 3, 3],
         True,
         "float16",
         kernel_shape=[2, 2],
