@@ -31,7 +31,7 @@ from ortpool.fix import report as report_mod
 from ortpool.fix.apply import apply
 from ortpool.fix.choose import NOT_IN_MODEL, Attempt, Choice, choose
 from ortpool.fix.forms import Plan
-from ortpool.fix.prove import Proof, compare, prove_in_region, short_error
+from ortpool.fix.prove import Proof, compare, prove_in_region, sets_for, short_error
 from ortpool.fix.runtime import Runtime
 from ortpool.fix.sites import Site, find_sites
 from ortpool.ort.runtime import stamp
@@ -315,9 +315,12 @@ def _prove_regions(
         if site.facts is None or not site.in_main_graph or site.number not in plans:
             continue
         proof = in_model.setdefault(site.number, Proof(exact=True, where="model"))
-        if proof.exact and sets.get(site.number):
-            prove_in_region(fixed, site.facts, site.node, sets[site.number], options.runtime,
-                            proof, source_dir)
+        mine = sets.get(site.number) or []
+        # the built cases (what the model's run cannot reach); all sets where none are built
+        chosen = sets_for(plans[site.number], [feed for feed in mine if feed.cases] or mine)
+        if proof.exact and chosen:
+            prove_in_region(fixed, site.facts, site.node, chosen, options.runtime, proof,
+                            source_dir)
 
 
 def _score(report: report_mod.FixReport) -> tuple[int, int]:
