@@ -45,7 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=argparse.SUPPRESS,  # the default now; kept so that older command lines still run
     )
     parser.set_defaults(nonfinite=True)
-    parser.add_argument("--seed", type=int, default=0, help="seed of the proof inputs (0)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the values around the built proof cases (0); it never changes which "
+        "cases are built, nor the verdict",
+    )
     parser.add_argument(
         "--no-opset-lift",
         dest="lift_opset",
