@@ -306,3 +306,25 @@ def test_an_optimizer_change_is_named_as_what_it_is():
             "onnxruntime's optimizer (level all) runs it as com.microsoft.nchwc "
             "GlobalAveragePool" in first.detail
         )
+
+
+def test_the_written_model_is_proven_on_the_built_cases_too():
+    """The model's own run reaches a node only with what its upstream makes (no NaN): a bare
+    ReduceMax written for a GlobalMaxPool is exact on that run but not on the built cases run
+    through the written nodes (the seed-0 model issue 16 found)."""
+    from ortpool.fix.apply import apply
+    from ortpool.fix.forms import reduce
+    from ortpool.fix.prove import Proof, prove_in_region
+    from ortpool.fix.runtime import Runtime
+
+    model = CONFIGS["globalmaxpool-1-double"]()
+    site = _facts(model)["pool"]
+    plan = reduce(site.facts)
+    written, _ = apply(model, [site], {site.number: plan})
+    assert [n.op_type for n in written.graph.node] == ["ReduceMax"]
+    sets = feeds_mod.expect(feeds_mod.node_spec(site.facts), _built_sets(model)["pool"])
+    proof = Proof(exact=True, where="model")
+    prove_in_region(written, site.facts, site.node, sets, Runtime(), proof)
+    assert not proof.exact
+    assert proof.failure.startswith("Y differs in ")
+    assert "(NaN at tap (0, " in proof.failure and proof.failure.endswith("instead of nan)")

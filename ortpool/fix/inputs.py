@@ -219,7 +219,8 @@ def cases(facts: NodeFacts, span: Sequence[int], nonfinite: bool, keep: int = 5)
     for o in offsets:
         partner = _partner(facts, o, span)
         marks = ((o, "+inf"),) + (((partner, "-inf"),) if partner is not None else ())
-        found.append(Case(f"+inf at tap {o}, -inf at {partner}", "fill", marks))
+        pair = f", -inf at {partner}" if partner is not None else " (a window of one tap)"
+        found.append(Case(f"+inf at tap {o}{pair}", "fill", marks))
     found += [Case("+inf only", "+inf"), Case("-inf only", "-inf")]
     return found
 
