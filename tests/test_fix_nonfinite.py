@@ -9,6 +9,7 @@ first cases.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -328,3 +329,33 @@ def test_the_written_model_is_proven_on_the_built_cases_too():
     assert not proof.exact
     assert proof.failure.startswith("Y differs in ")
     assert "(NaN at tap (0, " in proof.failure and proof.failure.endswith("instead of nan)")
+
+
+def _site_of(op, shape, elem="float", **attrs):
+    node = h.make_node(op, ["x"], ["y"], name="pool", **attrs)
+    return _facts(_model([node], shape, elem, 22, [("y", ELEM[elem])]))["pool"].facts
+
+
+def test_built_sets_on_hostile_shapes():
+    rng = np.random.default_rng(0)
+    # an empty plane: nothing to build (the geometry's empty windows are the other sets')
+    assert (
+        feeds_mod.constructed_sets(_site_of("GlobalMaxPool", [1, 2, 0, 3]), [1, 2, 0, 3], rng) == []
+    )
+    # a huge plane: one tensor, its first case, within the element budget's reach
+    huge = [1, 1, 3000, 3000]
+    (one,) = feeds_mod.constructed_sets(_site_of("GlobalAveragePool", huge), huge, rng)
+    assert one.cases == {(0, 0): "NaN at tap (0, 0)"} and one.shape == tuple(huge)
+    # a dilated 3-D kernel with 7*7*7 tap offsets: first, second, middle, second-last and last
+    # per axis (125 positions), and NaN lands on each of them in some window
+    facts = _site_of("MaxPool", [1, 1, 9, 9, 9], kernel_shape=[3, 3, 3], dilations=[3, 3, 3])
+    sets = feeds_mod.constructed_sets(facts, [1, 1, 9, 9, 9], rng)
+    labels = [label for feed in sets for label in feed.cases.values()]
+    nan_taps = [x for x in labels if x.startswith("NaN at tap (") and "-inf" not in x]
+    assert len(nan_taps) == 125 and "NaN at tap (3, 3, 3)" in nan_taps
+    assert labels.count("-inf only") == 1 and labels.count("NaN only") == 1
+    # integer types have no NaN: no built sets, the integer range sets instead
+    facts = dataclasses.replace(
+        _site_of("MaxPool", [1, 1, 4, 4], kernel_shape=[2, 2]), elem="uint8"
+    )
+    assert feeds_mod.constructed_sets(facts, [1, 1, 4, 4], rng) == []
