@@ -13,6 +13,7 @@ import dataclasses
 import itertools
 
 import numpy as np
+import onnx
 import pytest
 from fix_support import numpy_kernels  # noqa: F401
 from onnx import TensorProto as T
@@ -359,3 +360,22 @@ def test_built_sets_on_hostile_shapes():
         _site_of("MaxPool", [1, 1, 4, 4], kernel_shape=[2, 2]), elem="uint8"
     )
     assert feeds_mod.constructed_sets(facts, [1, 1, 4, 4], rng) == []
+
+
+def test_cli_assume_finite_and_the_old_flag(tmp_path, capsys):
+    from ortpool.cli import main
+
+    source = tmp_path / "m.onnx"
+    onnx.save(CONFIGS["maxpool-10-ceil"](), source)
+    assert main(["fix", str(source), str(tmp_path / "a.onnx"), "--assume-finite"]) == 0
+    text = capsys.readouterr().out
+    assert "1 pooling nodes: unchanged 1" in text
+    assert (
+        "proven for finite inputs only (--assume-finite): NaN and -inf were not covered for "
+        "1 node(s): 'pool'"
+    ) in text
+    for flags in ([], ["--nonfinite"]):  # the default, and the old opt-in still accepted
+        assert main(["fix", str(source), str(tmp_path / "b.onnx"), *flags]) == 0
+        text = capsys.readouterr().out
+        assert "1 pooling nodes: standard form 1" in text and "form nan-guard" in text
+        assert "finite inputs only" not in text
