@@ -270,20 +270,21 @@ def test_assume_finite_leaves_the_max_and_says_so():
     assert "NaN and -inf were not covered" in text
 
 
-def test_a_written_model_never_run_is_not_proven():
+def test_a_written_model_never_run_is_not_proven(tmp_path, capsys):
     """No input can be made for the model (a sequence input, which only --inputs could give):
-    the realization is proven alone and as written on the built cases, but the written model
-    never ran, so the node is unproven (exit 2), not "proven" with a note (issue 16, part 5)."""
+    the written model cannot be run, so nothing is proven and nothing written (exit 2), not
+    "proven" with a note "no proof in the written model" and exit 0 (issue 16, part 5)."""
+    from ortpool.cli import main
+
     model = CONFIGS["maxpool-8-indices"]()
     model.graph.input.append(
         h.make_value_info("s", h.make_sequence_type_proto(h.make_tensor_type_proto(T.FLOAT, None)))
     )
-    _, report = fix_with_report(model)
-    (node,) = report.nodes
-    assert node.realization == "unproven"
-    assert node.reason == "proven alone, but the model's inputs could not be generated"
-    assert node.proof["exact"] and node.in_model["exact"] and node.in_model["sets"] > 0
-    assert report.exit_code() == 2 and report.exit_code(allow_unproven=True) == 1
+    onnx.save(model, tmp_path / "m.onnx")
+    code = main(["fix", str(tmp_path / "m.onnx"), str(tmp_path / "o.onnx")])
+    err = capsys.readouterr().err
+    assert code == 2 and not (tmp_path / "o.onnx").exists()
+    assert "input 's'" in err and "--inputs" in err
 
 
 def test_an_optimizer_change_is_named_as_what_it_is():

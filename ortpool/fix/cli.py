@@ -12,6 +12,7 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ortpool.cliargs import inputs as cliargs_inputs
     from ortpool.fix.runtime import DEFAULT_LEVEL, LEVELS
     from ortpool.rewrite import cli_common
 
@@ -45,12 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=argparse.SUPPRESS,  # the default now; kept so that older command lines still run
     )
     parser.set_defaults(nonfinite=True)
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seed of the values around the built proof cases (0); it never changes which "
-        "cases are built, nor the verdict",
+    # --shape, --inputs, --seed: as validate and bench take them
+    cliargs_inputs.add_arguments(
+        parser,
+        seed_help="seed of the values around the built proof cases (0); it never changes which "
+        "cases are built, nor the verdict (the model's own runs are not seeded)",
     )
     parser.add_argument(
         "--no-opset-lift",
@@ -68,8 +68,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ortpool.cliargs import inputs as cliargs_inputs
     from ortpool.fix import fix_file
     from ortpool.rewrite.cli_common import file_options
+
+    spec = cliargs_inputs.read(args)  # a bad --shape or --inputs: exit 2 before any proof
 
     report = fix_file(
         args.input,
@@ -81,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         nonfinite=args.nonfinite,
         seed=args.seed,
         lift_opset=args.lift_opset,
+        shapes=spec.shapes,
+        inputs=args.inputs,
         **file_options(args),
     )
     code = report.exit_code(args.allow_unproven)
