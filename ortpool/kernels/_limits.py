@@ -71,18 +71,29 @@ def check_array(what: str, shape: Sequence[int], dtype: np.dtype) -> None:
         )
 
 
-def check_memory(what: str, nbytes: int) -> None:
-    """``what``, which needs ``nbytes`` more bytes, must fit the memory the process can still
-    allocate under its tightest limit (see :mod:`ortpool.kernels._memory`); not checked below
-    :data:`MEMORY_CHECK_BYTES`. ``what`` says what the bytes are, e.g. ``"the output Y of shape
-    [1, 1, 30000, 30000] (float32) and onnxruntime's copy of it"``."""
-    if nbytes < MEMORY_CHECK_BYTES:
+def check_memory(what: str, nbytes: int, reserved: int | None = None, reusable: int = 0) -> None:
+    """``what`` must fit the memory the process can still allocate under every limit (see
+    :mod:`ortpool.kernels._memory`), counting ``reusable`` bytes it holds and will reuse or free
+    first as free: ``nbytes`` written under the limits on memory, ``reserved`` (default
+    ``nbytes``) under those on address space. Not checked below :data:`MEMORY_CHECK_BYTES`.
+    ``what`` says what the bytes are, e.g. ``"the output Y of shape [1, 1, 30000, 30000]
+    (float32, 3600000000 bytes) and onnxruntime's copy of it"``."""
+    reserved = nbytes if reserved is None else reserved
+    if max(nbytes, reserved) - reusable < MEMORY_CHECK_BYTES:
         return
-    room = _memory.tightest()
-    if room is not None and nbytes > room.free:
+    short = None
+    for room in _memory.rooms():
+        need = reserved if room.address_space else nbytes
+        margin = room.free + reusable - need
+        if margin < 0 and (short is None or margin < short[0]):
+            short = (margin, need, room)
+    if short is not None:
+        _, need, room = short
+        kind = " of address space" if room.address_space else ""
+        held = f", and reuse {reusable} bytes it holds" if reusable else ""
         raise OrtpoolError(
-            f"{what} would take {nbytes} bytes; the process can allocate {max(room.free, 0)} "
-            f"more ({room.source})"
+            f"{what} would take {need} bytes{kind}; the process can allocate "
+            f"{max(room.free, 0)} more ({room.source}){held}"
         )
 
 

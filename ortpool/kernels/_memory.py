@@ -42,12 +42,14 @@ _V1_UNLIMITED = 1 << 60
 
 @dataclasses.dataclass(frozen=True)
 class Room:
-    """Bytes the process can still allocate under one limit (``free``, may be negative), and
-    the figures that give it, e.g. ``address-space limit 2147483648 bytes (RLIMIT_AS), 312475648
-    in use``."""
+    """Bytes the process can still allocate under one limit (``free``, may be negative), the
+    figures that give it (``address-space limit 2147483648 bytes (RLIMIT_AS), 312475648 in
+    use``), and whether the limit counts address space reserved (rlimits) rather than memory
+    written (cgroups, the machine)."""
 
     free: int
     source: str
+    address_space: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,10 +97,11 @@ def rooms(proc: Path = PROC) -> list[Room]:
             if limits.address_space is not None:
                 found.append(Room(limits.address_space - size,
                                   f"address-space limit {limits.address_space} bytes "
-                                  f"(RLIMIT_AS), {size} in use"))
+                                  f"(RLIMIT_AS), {size} in use", True))
             if limits.data is not None:
                 found.append(Room(limits.data - data,
-                                  f"data limit {limits.data} bytes (RLIMIT_DATA), {data} in use"))
+                                  f"data limit {limits.data} bytes (RLIMIT_DATA), {data} in use",
+                                  True))
     for group in limits.cgroups:
         used = group.usage()
         if used is not None:
@@ -113,12 +116,6 @@ def rooms(proc: Path = PROC) -> list[Room]:
                           f"MemAvailable {available} bytes + SwapFree {swap} bytes "
                           "(/proc/meminfo)"))
     return found
-
-
-def tightest(proc: Path = PROC) -> Room | None:
-    """The :class:`Room` with the fewest bytes free, None when no limit could be read."""
-    found = rooms(proc)
-    return min(found, key=lambda room: room.free) if found else None
 
 
 def forget() -> None:

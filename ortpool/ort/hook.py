@@ -70,9 +70,22 @@ OURS: dict[int, tuple[str, Body, tuple[np.dtype, ...], Shape]] = _ocos.__dict__.
 #: A placeholder larger than this is left empty: its shape came from a call that failed, maybe
 #: for its size.
 MAX_PLACEHOLDER_BYTES = 1 << 30
-#: onnxruntime-extensions copies every result into an output onnxruntime allocates, so an
-#: output's bytes are needed twice over (the kernel's array, then onnxruntime's).
-OUTPUT_COPIES = 2
+
+
+#: Address space onnxruntime takes beside the arena region when it copies an output: measured
+#: under a 2 GiB RLIMIT_AS, a 676 MB copy (a 1 GiB region) aborted with 14 MB more left, a 655 MB
+#: copy went through with 35 MB more.
+ARENA_SLACK = 64 << 20
+
+
+def _arena_bytes(nbytes: int) -> int:
+    """Address space onnxruntime may reserve to copy an output of ``nbytes``: when its arena
+    must grow past its region size it asks for the next power of two of it, without falling
+    back to less; otherwise for its region size, falling back by steps of 0.9 down to the size
+    asked (BFCArena::Extend); plus :data:`ARENA_SLACK`. Only address space: pages it does not
+    write cost no memory."""
+    return max(-(-nbytes * 10 // 9), 1 << max(nbytes - 1, 0).bit_length()) + ARENA_SLACK
+
 
 _local = threading.local()
 
@@ -138,7 +151,7 @@ def placeholders(
     try:
         nbytes = sum(math.prod(d) * dt.itemsize for d, dt in zip(dims, dtypes, strict=True)
                      if d is not None)
-        _limits.check_memory("the placeholders", nbytes * OUTPUT_COPIES)
+        _limits.check_memory("the placeholders", 2 * nbytes, nbytes + _arena_bytes(nbytes))
     except Exception:
         return [empty(dt, rank) for dt in dtypes]
     return [poisoned(d, dt, rank) for d, dt in zip(dims, dtypes, strict=True)]
@@ -179,6 +192,7 @@ def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, An
         checked = []
         for array, dtype in zip(outputs, out_dtypes, strict=True):
             checked.append(np.ascontiguousarray(array, dtype=dtype))
+        _check_copy(checked)
         return _as_result(k_id, checked)
     except BaseException as err:
         _record_safely(name, attributes, feed, err)
@@ -194,19 +208,26 @@ def _output_shape(out_shape: Shape, feed: Sequence[Any], attributes: dict[str, A
 
 
 def _check_memory(shape: tuple[int, ...], dtypes: Sequence[np.dtype]) -> None:
-    """Refuse, before the kernel runs, outputs the process cannot hold twice over."""
-    per_element = sum(dt.itemsize for dt in dtypes)
-    nbytes = math.prod(shape) * per_element
-    if nbytes * OUTPUT_COPIES < _limits.MEMORY_CHECK_BYTES:
-        return
+    """Before the kernel runs: its outputs and onnxruntime's copies must fit what the process
+    can allocate, plus the buffers of this thread, which the kernel reuses or frees first."""
+    nbytes = math.prod(shape) * sum(dt.itemsize for dt in dtypes)
     if len(dtypes) == 1:
         what = f"the output Y of shape {list(shape)} ({dtypes[0].name}, {nbytes} bytes) and "
-        what += "onnxruntime's copy of it"
+        what += "onnxruntime's copy of it in its arena"
     else:
         kinds = " and ".join(dt.name for dt in dtypes)
         what = f"the outputs Y and Indices of shape {list(shape)} ({kinds}, {nbytes} bytes) "
-        what += "and onnxruntime's copies of them"
-    _limits.check_memory(what, nbytes * OUTPUT_COPIES)
+        what += "and onnxruntime's copies of them in its arena"
+    _limits.check_memory(what, 2 * nbytes, nbytes + _arena_bytes(nbytes), _buffers.held_bytes())
+
+
+def _check_copy(outputs: Sequence[np.ndarray]) -> None:
+    """After the kernel ran: onnxruntime's copy must fit what the process can still allocate
+    (the kernel's intermediates, which :func:`_check_memory` does not count, are held now)."""
+    nbytes = sum(a.nbytes for a in outputs)
+    shapes = " and ".join(f"{list(a.shape)} ({a.dtype.name})" for a in outputs)
+    what = f"onnxruntime's copy of the outputs {shapes}"
+    _limits.check_memory(what, nbytes, _arena_bytes(nbytes))
 
 
 def _rank(feed: Sequence[Any]) -> int:
