@@ -75,11 +75,12 @@ def check_memory(what: str, nbytes: int, reserved: int | None = None, reusable: 
     """``what`` must fit the memory the process can still allocate under every limit (see
     :mod:`ortpool.kernels._memory`), counting ``reusable`` bytes it holds and will reuse or free
     first as free: ``nbytes`` written under the limits on memory, ``reserved`` (default
-    ``nbytes``) under those on address space. Not checked below :data:`MEMORY_CHECK_BYTES`.
+    ``nbytes``) under those on address space. Not checked when ``nbytes`` less ``reusable`` is
+    below :data:`MEMORY_CHECK_BYTES`.
     ``what`` says what the bytes are, e.g. ``"the output Y of shape [1, 1, 30000, 30000]
     (float32, 3600000000 bytes) and onnxruntime's copy of it"``."""
     reserved = nbytes if reserved is None else reserved
-    if max(nbytes, reserved) - reusable < MEMORY_CHECK_BYTES:
+    if nbytes - reusable < MEMORY_CHECK_BYTES:
         return
     short = None
     for room in _memory.rooms():

@@ -196,21 +196,32 @@ def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, An
         return _as_result(k_id, checked)
     except BaseException as err:
         _record_safely(name, attributes, feed, err)
-        return _as_result(k_id, placeholders(shape, out_dtypes, _rank(feed)))
+        try:
+            return _as_result(k_id, placeholders(shape, out_dtypes, _rank(feed)))
+        except BaseException:
+            return _fallback(k_id)
 
 
-def _output_shape(out_shape: Shape, feed: Sequence[Any], attributes: dict[str, Any]):
+def _output_shape(
+    out_shape: Shape, feed: Sequence[Any], attributes: dict[str, Any]
+) -> tuple[int, ...] | None:
     """The shape the call will produce, None when it has none (the kernel says why)."""
     try:
-        return out_shape(feed, attributes)
+        shape = tuple(out_shape(feed, attributes))
+        if all(type(d) is int and d >= 0 for d in shape):
+            return shape
     except BaseException:
-        return None
+        pass
+    return None
 
 
 def _check_memory(shape: tuple[int, ...], dtypes: Sequence[np.dtype]) -> None:
     """Before the kernel runs: its outputs and onnxruntime's copies must fit what the process
     can allocate, plus the buffers of this thread, which the kernel reuses or frees first."""
     nbytes = math.prod(shape) * sum(dt.itemsize for dt in dtypes)
+    held = _buffers.held_bytes()
+    if 2 * nbytes - held < _limits.MEMORY_CHECK_BYTES:
+        return  # the common case: no message to build
     if len(dtypes) == 1:
         what = f"the output Y of shape {list(shape)} ({dtypes[0].name}, {nbytes} bytes) and "
         what += "onnxruntime's copy of it in its arena"
@@ -218,13 +229,15 @@ def _check_memory(shape: tuple[int, ...], dtypes: Sequence[np.dtype]) -> None:
         kinds = " and ".join(dt.name for dt in dtypes)
         what = f"the outputs Y and Indices of shape {list(shape)} ({kinds}, {nbytes} bytes) "
         what += "and onnxruntime's copies of them in its arena"
-    _limits.check_memory(what, 2 * nbytes, nbytes + _arena_bytes(nbytes), _buffers.held_bytes())
+    _limits.check_memory(what, 2 * nbytes, nbytes + _arena_bytes(nbytes), held)
 
 
 def _check_copy(outputs: Sequence[np.ndarray]) -> None:
     """After the kernel ran: onnxruntime's copy must fit what the process can still allocate
     (the kernel's intermediates, which :func:`_check_memory` does not count, are held now)."""
     nbytes = sum(a.nbytes for a in outputs)
+    if nbytes < _limits.MEMORY_CHECK_BYTES:
+        return
     shapes = " and ".join(f"{list(a.shape)} ({a.dtype.name})" for a in outputs)
     what = f"onnxruntime's copy of the outputs {shapes}"
     _limits.check_memory(what, nbytes, _arena_bytes(nbytes))
@@ -286,15 +299,15 @@ def _fallback(k_id: int) -> tuple:
 
 
 def invoke(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) -> tuple:
-    """The hook itself; must never raise."""
+    """The hook itself; must never raise. The failure paths of the calls answer for
+    themselves; what reaches here failed before a call was made (an unknown kernel id): it is
+    recorded, so that the run raises it."""
     try:
         if k_id in OURS:
             return _invoke_ours(k_id, feed, attributes)
         return _invoke_foreign(k_id, feed, attributes)
     except BaseException as err:
         _record_safely(f"kernel {k_id}", attributes, feed, err)
-        with contextlib.suppress(BaseException):
-            log.critical("ortpool hook failed for kernel %s: %s", k_id, err)
         return _fallback(k_id)
 
 
