@@ -60,9 +60,15 @@ def _elements(shape: Sequence[int]) -> int:
     return max(1, shape[0] * shape[1]) * math.prod(max(1, n) for n in shape[2:])
 
 
+def output_limit() -> int:
+    """Bytes any one array of a call may take: :data:`MAX_OUTPUT_BYTES`, or
+    ``ORTPOOL_MAX_OUTPUT_BYTES``."""
+    return _limit(OUTPUT_ENV, MAX_OUTPUT_BYTES)
+
+
 def check_array(what: str, shape: Sequence[int], dtype: np.dtype) -> None:
     """``what`` of ``shape`` and ``dtype`` must fit :data:`MAX_OUTPUT_BYTES`."""
-    cap = _limit(OUTPUT_ENV, MAX_OUTPUT_BYTES)
+    cap = output_limit()
     nbytes = _elements(shape) * np.dtype(dtype).itemsize
     if nbytes > cap:
         raise OrtpoolError(

@@ -222,6 +222,8 @@ def _check_memory(shape: tuple[int, ...], dtypes: Sequence[np.dtype]) -> None:
     held = _buffers.held_bytes()
     if 2 * nbytes - held < _limits.MEMORY_CHECK_BYTES:
         return  # the common case: no message to build
+    if math.prod(shape) * max(dt.itemsize for dt in dtypes) > _limits.output_limit():
+        return  # the kernel refuses it with the byte limit, the more telling figure
     if len(dtypes) == 1:
         what = f"the output Y of shape {list(shape)} ({dtypes[0].name}, {nbytes} bytes) and "
         what += "onnxruntime's copy of it in its arena"
