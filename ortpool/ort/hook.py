@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import operator
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -180,8 +181,8 @@ def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, An
         return _as_result(k_id, prepared)
     shape = _output_shape(out_shape, feed, attributes)
     try:
-        if shape is not None:
-            _check_memory(shape, out_dtypes)
+        # Unknown shapes are checked after the kernel ran, known ones of 32 MB or more twice.
+        large = shape is None or _check_memory(shape, out_dtypes)
         # onnxruntime-extensions copies each result before this thread runs another op, so the
         # kernels may hand back buffers they reuse on the next call (no fresh pages to fault in).
         previous = _buffers.reuse_outputs(True)
@@ -192,7 +193,8 @@ def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, An
         checked = []
         for array, dtype in zip(outputs, out_dtypes, strict=True):
             checked.append(np.ascontiguousarray(array, dtype=dtype))
-        _check_copy(checked)
+        if large:
+            _check_copy(checked)
         return _as_result(k_id, checked)
     except BaseException as err:
         _record_safely(name, attributes, feed, err)
@@ -207,23 +209,24 @@ def _output_shape(
 ) -> tuple[int, ...] | None:
     """The shape the call will produce, None when it has none (the kernel says why)."""
     try:
-        shape = tuple(out_shape(feed, attributes))
-        if all(type(d) is int and d >= 0 for d in shape):
+        shape = tuple(map(operator.index, out_shape(feed, attributes)))  # ints, or TypeError
+        if not shape or min(shape) >= 0:
             return shape
     except BaseException:
         pass
     return None
 
 
-def _check_memory(shape: tuple[int, ...], dtypes: Sequence[np.dtype]) -> None:
+def _check_memory(shape: tuple[int, ...], dtypes: Sequence[np.dtype]) -> bool:
     """Before the kernel runs: its outputs and onnxruntime's copies must fit what the process
-    can allocate, plus the buffers of this thread, which the kernel reuses or frees first."""
-    nbytes = math.prod(shape) * sum(dt.itemsize for dt in dtypes)
+    can allocate, plus the buffers of this thread, which the kernel reuses or frees first.
+    Returns whether the outputs are large enough to be checked again after the kernel ran."""
+    nbytes = math.prod(shape) * sum([dt.itemsize for dt in dtypes])
+    if 2 * nbytes < _limits.MEMORY_CHECK_BYTES:
+        return False  # the common case: no message to build
     held = _buffers.held_bytes()
-    if 2 * nbytes - held < _limits.MEMORY_CHECK_BYTES:
-        return  # the common case: no message to build
     if math.prod(shape) * max(dt.itemsize for dt in dtypes) > _limits.output_limit():
-        return  # the kernel refuses it with the byte limit, the more telling figure
+        return True  # the kernel refuses it with the byte limit, the more telling figure
     if len(dtypes) == 1:
         what = f"the output Y of shape {list(shape)} ({dtypes[0].name}, {nbytes} bytes) and "
         what += "onnxruntime's copy of it in its arena"
@@ -232,12 +235,13 @@ def _check_memory(shape: tuple[int, ...], dtypes: Sequence[np.dtype]) -> None:
         what = f"the outputs Y and Indices of shape {list(shape)} ({kinds}, {nbytes} bytes) "
         what += "and onnxruntime's copies of them in its arena"
     _limits.check_memory(what, 2 * nbytes, nbytes + _arena_bytes(nbytes), held)
+    return True
 
 
 def _check_copy(outputs: Sequence[np.ndarray]) -> None:
     """After the kernel ran: onnxruntime's copy must fit what the process can still allocate
     (the kernel's intermediates, which :func:`_check_memory` does not count, are held now)."""
-    nbytes = sum(a.nbytes for a in outputs)
+    nbytes = sum([a.nbytes for a in outputs])
     if nbytes < _limits.MEMORY_CHECK_BYTES:
         return
     shapes = " and ".join(f"{list(a.shape)} ({a.dtype.name})" for a in outputs)

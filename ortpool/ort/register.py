@@ -61,14 +61,21 @@ def _shape(op_type: OpType) -> hook.Shape:
 
     def shape(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[int, ...]:
         given = feed[2] if with_shape else None
-        values = None if given is None else np.asarray(given).reshape(-1)
         key: tuple | None = None
-        # An output_shape of more than 64 values is refused anyway: not worth a key.
-        if values is None or values.size <= 64:
-            extra = None if values is None else (values.dtype.str, tuple(values.tolist()))
-            key = (op_type.name, tuple(x.shape for x in feed), tuple(attrs.items()), extra)
-            with contextlib.suppress(KeyError, TypeError):  # TypeError: unhashable attributes
-                return _SHAPES[key]
+        # The attribute names are part of the key: onnxruntime-extensions passes them all, in
+        # the same order, for one op type, but a direct caller may not.
+        if given is None:
+            key = (op_type.name, *[x.shape for x in feed], *attrs.items())
+        else:
+            values = np.asarray(given).reshape(-1)
+            # An output_shape of more than 64 values is refused anyway: not worth a key.
+            if values.size <= 64:
+                key = (op_type.name, *[x.shape for x in feed], *attrs.items(),
+                       values.dtype.str, *values.tolist())
+        try:
+            return _SHAPES[key]
+        except (KeyError, TypeError):  # TypeError: unhashable attributes
+            pass
         rois = feed[1].shape if spec.op == "MaxRoiPool" else None
         result = output_shape(spec.op, spec.version, feed[0].shape, attrs, given, rois)
         if len(_SHAPES) >= _MAX_SHAPES:
