@@ -15,6 +15,7 @@ from typing import Any
 
 from ortpool.fix.choose import Attempt
 from ortpool.fix.forms import FLOATS, MAX_LIKE
+from ortpool.model.inputs import describe_dims
 
 UNCHANGED = "unchanged"
 FORM = "standard form"
@@ -81,6 +82,9 @@ class FixReport:
     runtime: dict[str, Any] = dataclasses.field(default_factory=dict)
     nonfinite: bool = False
     written: str | None = None
+    #: the model's inputs of the capture and proof runs: shapes, source, open dims (OpenDim)
+    #: and the --shape that sets them; empty when the caller gave the feeds
+    inputs: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         counter = Counter(n.realization for n in self.nodes)
@@ -116,6 +120,10 @@ class FixReport:
                 "needs_ortpool": [n.name for n in self.needs_ortpool],
                 "unproven": [n.name for n in self.unproven],
             },
+            "inputs": {
+                **self.inputs,
+                "open_dims": [d.to_dict() for d in self.inputs.get("open_dims", [])],
+            },
             "nodes": [n.to_dict() for n in self.nodes],
             "notes": list(self.notes),
             "written": self.written,
@@ -132,6 +140,14 @@ class FixReport:
             f"({', '.join(rt.get('providers', []))}, graph optimizations {rt.get('opt_level')}): "
             f"{len(self.nodes)} pooling nodes: {counts}"
         ]
+        if self.inputs.get("open_dims") or "loaded" in self.inputs.get("source", ""):
+            # the sizes or values the user chose, or that were chosen for the user
+            shapes = ", ".join(
+                f"{k} [{','.join(map(str, v))}]" for k, v in self.inputs["shapes"].items()
+            )
+            lines.append(f"  model inputs {shapes} ({self.inputs.get('source')})")
+        dims, hint = self.inputs.get("open_dims", []), self.inputs.get("shape_hint", "")
+        lines += [f"  {line}" for line in describe_dims(dims, hint)]
         forms = self.forms()
         if forms:
             lines.append("  standard forms: " + ", ".join(f"{k} {v}" for k, v in forms.items()))

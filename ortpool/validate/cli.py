@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from ortpool.cliargs import inputs as cliargs_inputs
 from ortpool.errors import OrtpoolError
 from ortpool.staging import StagedFiles
 
@@ -23,19 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help="ONNX model files (default: the models bundled in the package, ortpool/models/)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (0)")
-    parser.add_argument(
-        "--shape",
-        action="append",
-        default=[],
-        metavar="NAME:D1,D2,...",
-        help="size of an input's dimensions (for symbolic dims); repeatable",
-    )
-    parser.add_argument(
-        "--inputs",
-        metavar="FILE.npz",
-        help="feed these arrays (keyed by input name) instead of generated ones",
-    )
+    # --shape, --inputs, --seed: the group every command that runs a model shares
+    cliargs_inputs.add_arguments(parser)
     parser.add_argument(
         "--providers",
         metavar="EP[,EP...]",
@@ -100,11 +90,9 @@ def _providers(text: str | None) -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     from ortpool.validate import html, jsonreport, terminal, validator
-    from ortpool.validate.inputs import parse_shapes
     from ortpool.validate.progress import ProgressBar
 
-    if args.inputs and args.shape:
-        raise OrtpoolError("--inputs and --shape cannot be combined (the file fixes the shapes)")
+    spec = cliargs_inputs.read(args)
     if args.reference_timeout <= 0:
         raise OrtpoolError(f"--reference-timeout={args.reference_timeout} must be > 0")
     for name in ("atol", "rtol"):
@@ -117,8 +105,9 @@ def run(args: argparse.Namespace) -> int:
         atol=args.atol,
         rtol=args.rtol,
         seed=args.seed,
-        shapes=parse_shapes(args.shape),
+        shapes=spec.shapes,
         inputs_path=args.inputs,
+        inputs=spec,
         reference=args.reference,
         reference_timeout=args.reference_timeout,
     )

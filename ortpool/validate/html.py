@@ -146,6 +146,9 @@ def _model(model: ModelResult) -> str:
         f'<div class="meta">opset {_e(model.opset)} · inputs {_e(inputs)} '
         f"({_e(model.input_source)})</div>",
     ]
+    if model.open_dims:
+        dims = ", ".join(d.text() for d in model.open_dims)
+        parts.append(f'<div class="meta">open dims: {_e(dims)}</div>')
     if model.nodes:
         parts.append(
             f'<table class="nodes"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'

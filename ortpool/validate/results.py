@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ortpool.model.inputs import OpenDim
 from ortpool.validate.causes import Cause
 from ortpool.validate.compare import TensorComparison
 from ortpool.validate.tolerances import Tolerance
@@ -166,6 +167,9 @@ class ModelResult:
     opset: int | None = None
     inputs: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     input_source: str = ""
+    #: the dims the model leaves open (symbols, -1), each with the size chosen and its source
+    open_dims: list[OpenDim] = dataclasses.field(default_factory=list)
+    shape_hint: str = ""  # the --shape options that set them
     nodes: list[NodeResult] = dataclasses.field(default_factory=list)
     outputs: list[OutputResult] = dataclasses.field(default_factory=list)
     end_to_end: str = ""  # "compared", or why not
@@ -189,6 +193,7 @@ class ModelResult:
             "opset": self.opset,
             "inputs": self.inputs,
             "input_source": self.input_source,
+            "open_dims": [d.to_dict() for d in self.open_dims],
             "nodes": [n.to_dict() for n in self.nodes],
             "end_to_end": {
                 "status": self.end_to_end,

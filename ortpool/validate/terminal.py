@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ortpool.model.inputs import describe_dims
 from ortpool.validate import results
 from ortpool.validate.results import ModelResult, NodeResult, OutputResult
 
@@ -131,6 +132,7 @@ def model_report(model: ModelResult) -> list[str]:
         + ", ".join(f"{k}:[{','.join(map(str, v))}]" for k, v in model.inputs.items())
         + f" {model.input_source})"
     ]
+    lines += [f"  {line}" for line in describe_dims(model.open_dims, model.shape_hint)]
     if model.nodes:
         lines += table([node_row(n) for n in model.nodes], COLUMNS)
     for node in model.nodes:
