@@ -86,8 +86,10 @@ SHAPES = st.one_of(
 
 def _feed(op_type: optypes.OpType, dtype: str, draw) -> list:
     """Inputs of the op's arity: broadcast views (any shape, no memory), sometimes junk."""
-    types = [NP_DTYPE[dtype] if typed else np.int64
-             for typed in op_type.spec.typed_inputs[: op_type.n_inputs]]
+    types = [
+        NP_DTYPE[dtype] if typed else np.int64
+        for typed in op_type.spec.typed_inputs[: op_type.n_inputs]
+    ]
     feed = []
     for t in types:
         shape = tuple(draw(st.lists(DIMS, min_size=0, max_size=5)))
@@ -103,8 +105,11 @@ ATTRS = st.one_of(
     st.just({"kernel_shape": "2,2", "pads": "1000000000,1000000000,1000000000,1000000000"}),
     st.just({"kernel_shape": "x"}),
     st.just({}),
-    st.dictionaries(st.sampled_from(["kernel_shape", "pads", "strides", "pooled_shape", "p"]),
-                    st.sampled_from(["2,2", "", "-1", "1," * 70 + "1", "\udcff"]), max_size=4),
+    st.dictionaries(
+        st.sampled_from(["kernel_shape", "pads", "strides", "pooled_shape", "p"]),
+        st.sampled_from(["2,2", "", "-1", "1," * 70 + "1", "\udcff"]),
+        max_size=4,
+    ),
 )
 
 
@@ -131,8 +136,12 @@ def test_the_failure_path_always_answers(data):
     name, _, out_dtypes, real_shape = hook.OURS[k_id]
     feed = _feed(op_type, dtype, data.draw)
     attrs = data.draw(ATTRS, label="attributes")
-    error = data.draw(st.sampled_from([Forced("forced"), MemoryError(), OrtpoolError("refused"),
-                                       KeyboardInterrupt()]), label="error")
+    error = data.draw(
+        st.sampled_from(
+            [Forced("forced"), MemoryError(), OrtpoolError("refused"), KeyboardInterrupt()]
+        ),
+        label="error",
+    )
     claimed = data.draw(st.one_of(st.just("real"), st.just("raises"), SHAPES), label="shape")
     room = data.draw(st.sampled_from([None, 0, 10**12]), label="room")
     broken = data.draw(st.sampled_from([None, "placeholders", "record", "both"]), label="broken")
@@ -150,8 +159,9 @@ def test_the_failure_path_always_answers(data):
 
     failures.clear()
     with contextlib.ExitStack() as stack:
-        stack.enter_context(_patched(hook, "OURS", {**hook.OURS,
-                                                    k_id: (name, failing, out_dtypes, shape)}))
+        stack.enter_context(
+            _patched(hook, "OURS", {**hook.OURS, k_id: (name, failing, out_dtypes, shape)})
+        )
         # The same rule at 1 MB: NaN-filling placeholders of up to 1 GiB would cost seconds.
         stack.enter_context(_patched(hook, "MAX_PLACEHOLDER_BYTES", 1 << 20))
         if room is not None:
@@ -176,13 +186,21 @@ def test_the_issue_placeholder_is_empty_of_the_output_rank():
     """[0, 1, 2000000003, 2000000003]: size 0, yet numpy cannot make it; the placeholders are
     empty arrays of rank 4, Y float32 and Indices int64."""
     k_id = _ocos._ortpool_registered[("MaxPool_12_Indices", "float")]
-    attrs = {"auto_pad": "NOTSET", "ceil_mode": "0", "dilations": "1,1", "kernel_shape": "2,2",
-             "pads": "1000000000,1000000000,1000000000,1000000000", "storage_order": "0",
-             "strides": "1,1"}
+    attrs = {
+        "auto_pad": "NOTSET",
+        "ceil_mode": "0",
+        "dilations": "1,1",
+        "kernel_shape": "2,2",
+        "pads": "1000000000,1000000000,1000000000,1000000000",
+        "storage_order": "0",
+        "strides": "1,1",
+    }
     failures.clear()
     answer = hook.invoke(k_id, [np.zeros((0, 1, 4, 4), np.float32)], attrs)
     assert [(a.shape, a.dtype) for a in answer[2::2]] == [
-        ((0, 0, 0, 0), np.dtype(np.float32)), ((0, 0, 0, 0), np.dtype(np.int64))]
+        ((0, 0, 0, 0), np.dtype(np.float32)),
+        ((0, 0, 0, 0), np.dtype(np.int64)),
+    ]
     (failure,) = hook.take_failures()
     assert "the output Y of shape [0, 1, 2000000003, 2000000003] (float32)" in str(failure.error)
 
@@ -192,8 +210,11 @@ def test_a_placeholder_the_memory_cannot_hold_twice_is_empty(monkeypatch):
     could not hold it and onnxruntime's copy."""
     k_id = _ocos._ortpool_registered[("MaxUnpool_11_OutputShape", "float")]
     # Index 4096**2 is outside the output: the kernel fails.
-    feed = [np.ones((1, 1, 2, 2), np.float32), np.full((1, 1, 2, 2), 4096**2, np.int64),
-            np.array([1, 1, 4096, 4096], np.int64)]
+    feed = [
+        np.ones((1, 1, 2, 2), np.float32),
+        np.full((1, 1, 2, 2), 4096**2, np.int64),
+        np.array([1, 1, 4096, 4096], np.int64),
+    ]
     attrs = {"kernel_shape": "2,2", "pads": "0,0,0,0", "strides": "2,2"}
     failures.clear()
     monkeypatch.setattr(_memory, "rooms", lambda proc=None: _room(10**12))
@@ -212,8 +233,11 @@ def test_outputs_refused_before_the_kernel_runs(monkeypatch):
     name, _, out_dtypes, shape = hook.OURS[k_id]
     ran = []
     monkeypatch.setitem(hook.OURS, k_id, (name, lambda f, a: ran.append(1), out_dtypes, shape))
-    feed = [np.ones((1, 1, 2, 2), np.float32), np.zeros((1, 1, 2, 2), np.int64),
-            np.array([1, 1, 10000, 10000], np.int64)]
+    feed = [
+        np.ones((1, 1, 2, 2), np.float32),
+        np.zeros((1, 1, 2, 2), np.int64),
+        np.array([1, 1, 10000, 10000], np.int64),
+    ]
     attrs = {"kernel_shape": "2,2", "pads": "0,0,0,0", "strides": "2,2"}
     monkeypatch.setattr(_memory, "rooms", lambda proc=None: _room(799_999_999))
     monkeypatch.setattr(hook._buffers, "held_bytes", lambda: 0)
@@ -224,7 +248,8 @@ def test_outputs_refused_before_the_kernel_runs(monkeypatch):
     assert str(failure.error) == (
         "the output Y of shape [1, 1, 10000, 10000] (float32, 400000000 bytes) and "
         "onnxruntime's copy of it in its arena would take 800000000 bytes; the process can "
-        "allocate 799999999 more (a limit made for the test)")
+        "allocate 799999999 more (a limit made for the test)"
+    )
     arena = (1 << 29) + hook.ARENA_SLACK  # 400 MB -> a 512 MiB region
     assert hook._arena_bytes(400_000_000) == arena
     monkeypatch.setattr(_memory, "rooms", lambda proc=None: _room(10**9, address_space=True))
@@ -232,7 +257,8 @@ def test_outputs_refused_before_the_kernel_runs(monkeypatch):
     (failure,) = hook.take_failures()
     assert str(failure.error).endswith(
         f"would take {400_000_000 + arena} bytes of address space; the process can allocate "
-        "1000000000 more (a limit made for the test)")
+        "1000000000 more (a limit made for the test)"
+    )
     # Bytes this thread's buffers hold are reused or freed first: they count as free.
     monkeypatch.setattr(hook._buffers, "held_bytes", lambda: 500_000_000)
     monkeypatch.setattr(_memory, "rooms", lambda proc=None: _room(400_000_000))
@@ -259,8 +285,10 @@ def _write(path: Path, text: str) -> None:
 def test_cgroup_v2_limits_of_the_group_and_its_ancestors(tmp_path):
     proc, sys_ = tmp_path / "proc", tmp_path / "sys"
     _write(proc / "self" / "cgroup", "0::/kube/pod7\n")
-    _write(proc / "self" / "mountinfo",
-           f"30 23 0:26 / {sys_} rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n")
+    _write(
+        proc / "self" / "mountinfo",
+        f"30 23 0:26 / {sys_} rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n",
+    )
     _write(proc / "self" / "statm", "1 1 1 1 0 1 0\n")
     _write(proc / "meminfo", "MemTotal: 100 kB\nMemAvailable:  5000000 kB\nSwapFree: 1000 kB\n")
     pod, kube = sys_ / "kube" / "pod7", sys_ / "kube"
@@ -271,17 +299,18 @@ def test_cgroup_v2_limits_of_the_group_and_its_ancestors(tmp_path):
     _write(sys_ / "memory.max", "junk\n")
     _memory.forget()
     assert _memory.rooms(proc)[-2:] == [
-        _memory.Room(2147483648 - 1000000000,
-                     f"cgroup memory limit 2147483648 bytes ({pod / 'memory.max'}), "
-                     "1000000000 in use"),
-        _memory.Room(5001000 * 1024, "MemAvailable 5120000000 bytes + SwapFree 1024000 bytes "
-                                     "(/proc/meminfo)"),
+        _memory.Room(
+            2147483648 - 1000000000,
+            f"cgroup memory limit 2147483648 bytes ({pod / 'memory.max'}), 1000000000 in use",
+        ),
+        _memory.Room(
+            5001000 * 1024, "MemAvailable 5120000000 bytes + SwapFree 1024000 bytes (/proc/meminfo)"
+        ),
     ]
     _write(kube / "memory.max", "1200000000\n")
     _write(kube / "memory.current", "1100000000\n")
     _memory.forget()
-    assert [r.free for r in _memory.rooms(proc) if "cgroup" in r.source] == [
-        1147483648, 100000000]
+    assert [r.free for r in _memory.rooms(proc) if "cgroup" in r.source] == [1147483648, 100000000]
 
 
 def test_cgroup_v1_hybrid_and_a_namespaced_group(tmp_path):
@@ -289,9 +318,11 @@ def test_cgroup_v1_hybrid_and_a_namespaced_group(tmp_path):
     a group path outside the mount's root (a cgroup namespace) reads the mount point."""
     proc, sys_ = tmp_path / "proc", tmp_path / "sys"
     _write(proc / "self" / "cgroup", "4:memory:/outside/abc\n0::/\n")
-    _write(proc / "self" / "mountinfo",
-           f"35 31 0:32 /inside {sys_ / 'memory'} rw - cgroup cgroup rw,memory\n"
-           f"41 31 0:38 / {sys_ / 'unified'} rw - cgroup2 cgroup2 rw\n")
+    _write(
+        proc / "self" / "mountinfo",
+        f"35 31 0:32 /inside {sys_ / 'memory'} rw - cgroup cgroup rw,memory\n"
+        f"41 31 0:38 / {sys_ / 'unified'} rw - cgroup2 cgroup2 rw\n",
+    )
     mem = sys_ / "memory"
     _write(mem / "memory.limit_in_bytes", "3000000000\n")
     _write(mem / "memory.usage_in_bytes", "1000000000\n")
@@ -300,8 +331,8 @@ def test_cgroup_v1_hybrid_and_a_namespaced_group(tmp_path):
     (room,) = _memory.rooms(proc)
     assert room == _memory.Room(
         2200000000,
-        f"cgroup memory limit 3000000000 bytes ({mem / 'memory.limit_in_bytes'}), 800000000 "
-        "in use")
+        f"cgroup memory limit 3000000000 bytes ({mem / 'memory.limit_in_bytes'}), 800000000 in use",
+    )
     _write(mem / "memory.limit_in_bytes", "9223372036854771712\n")  # v1's "no limit"
     _memory.forget()
     assert _memory.rooms(proc) == []
@@ -365,13 +396,24 @@ PRELUDE = textwrap.dedent(
 #: Each child: (kernels, RLIMIT_AS, code). They run two at a time (the machine's two cores), once
 #: per test session, and each test reads its own answers.
 CHILDREN = {
-    "numba": ("numba", 0, """
+    "numba": (
+        "numba",
+        0,
+        """
         print(json.dumps(pads_n0()))
-        """),
-    "6GiB": ("numpy", 6 << 30, """
+        """,
+    ),
+    "6GiB": (
+        "numpy",
+        6 << 30,
+        """
         print(json.dumps(unpool(30000)[0]))
-        """),
-    "2GiB-numpy": ("numpy", 2 << 30, """
+        """,
+    ),
+    "2GiB-numpy": (
+        "numpy",
+        2 << 30,
+        """
         print(json.dumps(pads_n0()))
         print(json.dumps(unpool(30000)[0]))
         print(json.dumps(unpool(13000)[0]))
@@ -380,13 +422,21 @@ CHILDREN = {
         for _ in range(2):
             print(json.dumps(unpool(8000, session)[0]))
         print(json.dumps(unpool(30000, session)[0]))
-        """),
-    "2GiB-numba": ("numba", 2 << 30, """
+        """,
+    ),
+    # Only the two reproductions on numba: both are refused before any kernel is compiled.
+    "2GiB-numba": (
+        "numba",
+        2 << 30,
+        """
         print(json.dumps(pads_n0()))
         print(json.dumps(unpool(30000)[0]))
-        print(json.dumps(unpool(13000)[0]))
-        """),
-    "numpy": ("numpy", 0, """
+        """,
+    ),
+    "numpy": (
+        "numpy",
+        0,
+        """
         print(json.dumps(pads_n0()))
         from onnxruntime_extensions import _ocos
         from ortpool import optypes
@@ -430,19 +480,28 @@ CHILDREN = {
                 answer = run(ortpool.InferenceSession(model), feed)
                 print(json.dumps({"kernel": [op_type.name, dtype], **answer}))
                 count += 1
-        """),
+        """,
+    ),
 }
 TIMEOUT = 120
 
 
 def _launch(name: str) -> subprocess.CompletedProcess | str:
     kernels, limit, code = CHILDREN[name]
-    env = {**support.CHILD_ENV, "PYTHONPATH": f"{ROOT}{os.pathsep}{TESTS}",
-           "ORTPOOL_KERNELS": kernels, "LIMIT_AS": str(limit)}
+    env = {
+        **support.CHILD_ENV,
+        "PYTHONPATH": f"{ROOT}{os.pathsep}{TESTS}",
+        "ORTPOOL_KERNELS": kernels,
+        "LIMIT_AS": str(limit),
+    }
     try:
         return subprocess.run(
             [sys.executable, "-c", PRELUDE + textwrap.dedent(code) + "\nprint('SURVIVED')"],
-            capture_output=True, text=True, timeout=TIMEOUT, env=env)
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            env=env,
+        )
     except subprocess.TimeoutExpired:
         return f"hung: no answer in {TIMEOUT} s"
 
@@ -485,9 +544,7 @@ UNPOOL = (
     "and onnxruntime's copy of it in its arena would take {need} bytes{kind}; the process can "
     "allocate "
 )
-UNPOOL_INPUTS = (
-    "[op type MaxUnpool_11_OutputShape, input shapes [1, 1, 2, 2], [1, 1, 2, 2], [4]]"
-)
+UNPOOL_INPUTS = "[op type MaxUnpool_11_OutputShape, input shapes [1, 1, 2, 2], [1, 1, 2, 2], [4]]"
 
 
 @pytest.mark.parametrize("kernels", ["numpy", "numba"])
@@ -504,20 +561,23 @@ def test_issue_unpool_output_the_address_space_cannot_hold_twice():
     b = 3_600_000_000
     need = b + hook._arena_bytes(b)
     assert answer["error"].startswith(
-        UNPOOL.format(n=30000, b=b, need=need, kind=" of address space"))
+        UNPOOL.format(n=30000, b=b, need=need, kind=" of address space")
+    )
     assert "(address-space limit 6442450944 bytes (RLIMIT_AS), " in answer["error"]
     assert answer["error"].endswith(UNPOOL_INPUTS)
 
 
 @pytest.mark.parametrize("kernels", ["numpy", "numba"])
 def test_both_cases_under_a_2_gib_address_space(kernels):
-    """Under ``RLIMIT_AS`` = 2 GiB: the two reproductions and a 676 MB output that fits once
-    but not with the arena region of its copy (it aborted before); on numpy also a 256 MB one
+    """Under ``RLIMIT_AS`` = 2 GiB: the two reproductions; on numpy also a 676 MB output that
+    fits once but not with the arena region of its copy (it aborted before), and a 256 MB one
     that fits, run three times (the buffers and the arena region of the first run are reused),
     then the 3.6 GB one in that session (the buffers held count as free)."""
     answers = _child(f"2GiB-{kernels}")
     assert answers[0] == {"error": HUGE_PADS_N0}
-    for answer, n in zip(answers[1:3], (30000, 13000), strict=True):
+    sizes = (30000, 13000) if kernels == "numpy" else (30000,)
+    assert len(answers) == (7 if kernels == "numpy" else 2)
+    for answer, n in zip(answers[1:], sizes, strict=False):
         assert "error" in answer, answer
         assert "bytes of address space; the process can allocate" in answer["error"]
         assert f"[1, 1, {n}, {n}] (float32" in answer["error"]
@@ -538,4 +598,5 @@ def test_every_kernel_failing_through_a_session():
         spec = optypes.parse(name).spec
         assert answer.get("error", "").startswith(
             f"node 'pool' ({spec.op}-{spec.version}): RuntimeError: forced in {name} "
-            f"[op type {name}, input shapes "), answer
+            f"[op type {name}, input shapes "
+        ), answer

@@ -95,26 +95,41 @@ def rooms(proc: Path = PROC) -> list[Room]:
             # statm: size resident shared text lib data(+stack) dirty, in pages.
             size, data = int(fields[0]) * page, int(fields[5]) * page
             if limits.address_space is not None:
-                found.append(Room(limits.address_space - size,
-                                  f"address-space limit {limits.address_space} bytes "
-                                  f"(RLIMIT_AS), {size} in use", True))
+                found.append(
+                    Room(
+                        limits.address_space - size,
+                        f"address-space limit {limits.address_space} bytes "
+                        f"(RLIMIT_AS), {size} in use",
+                        True,
+                    )
+                )
             if limits.data is not None:
-                found.append(Room(limits.data - data,
-                                  f"data limit {limits.data} bytes (RLIMIT_DATA), {data} in use",
-                                  True))
+                found.append(
+                    Room(
+                        limits.data - data,
+                        f"data limit {limits.data} bytes (RLIMIT_DATA), {data} in use",
+                        True,
+                    )
+                )
     for group in limits.cgroups:
         used = group.usage()
         if used is not None:
             name = "memory.max" if group.v2 else "memory.limit_in_bytes"
-            found.append(Room(group.limit - used,
-                              f"cgroup memory limit {group.limit} bytes ({group.path / name}), "
-                              f"{used} in use"))
+            found.append(
+                Room(
+                    group.limit - used,
+                    f"cgroup memory limit {group.limit} bytes ({group.path / name}), {used} in use",
+                )
+            )
     meminfo = _read_fields(proc / "meminfo", ("MemAvailable", "SwapFree"))
     if "MemAvailable" in meminfo:
         available, swap = meminfo["MemAvailable"] * 1024, meminfo.get("SwapFree", 0) * 1024
-        found.append(Room(available + swap,
-                          f"MemAvailable {available} bytes + SwapFree {swap} bytes "
-                          "(/proc/meminfo)"))
+        found.append(
+            Room(
+                available + swap,
+                f"MemAvailable {available} bytes + SwapFree {swap} bytes (/proc/meminfo)",
+            )
+        )
     return found
 
 

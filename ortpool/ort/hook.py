@@ -150,8 +150,9 @@ def placeholders(
     very refusal, and onnxruntime aborts when it cannot allocate its copy). Never raises."""
     dims = [_placeable(shape, dt) for dt in dtypes]
     try:
-        nbytes = sum(math.prod(d) * dt.itemsize for d, dt in zip(dims, dtypes, strict=True)
-                     if d is not None)
+        nbytes = sum(
+            math.prod(d) * dt.itemsize for d, dt in zip(dims, dtypes, strict=True) if d is not None
+        )
         _limits.check_memory("the placeholders", 2 * nbytes, nbytes + _arena_bytes(nbytes))
     except Exception:
         return [empty(dt, rank) for dt in dtypes]

@@ -70,8 +70,13 @@ def _shape(op_type: OpType) -> hook.Shape:
             values = np.asarray(given).reshape(-1)
             # An output_shape of more than 64 values is refused anyway: not worth a key.
             if values.size <= 64:
-                key = (op_type.name, *[x.shape for x in feed], *attrs.items(),
-                       values.dtype.str, *values.tolist())
+                key = (
+                    op_type.name,
+                    *[x.shape for x in feed],
+                    *attrs.items(),
+                    values.dtype.str,
+                    *values.tolist(),
+                )
         try:
             return _SHAPES[key]
         except (KeyError, TypeError):  # TypeError: unhashable attributes
