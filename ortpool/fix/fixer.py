@@ -31,7 +31,7 @@ from ortpool.fix import report as report_mod
 from ortpool.fix.apply import apply
 from ortpool.fix.choose import NOT_IN_MODEL, Attempt, Choice, choose
 from ortpool.fix.forms import Plan
-from ortpool.fix.prove import Proof, compare, short_error
+from ortpool.fix.prove import Proof, compare, prove_in_region, sets_for, short_error
 from ortpool.fix.runtime import Runtime
 from ortpool.fix.sites import Site, find_sites
 from ortpool.model import inputs as model_inputs
@@ -40,6 +40,7 @@ from ortpool.rewrite.scopes import ai_onnx_opset
 from ortpool.rewrite.selection import Selection
 from ortpool.validate import capture as capture_mod
 from ortpool.validate import dtypes
+from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
 
 #: Seeds of the generated model inputs the written model is proven on.
 MODEL_SEEDS = (0, 1)
@@ -58,7 +59,8 @@ class Options:
     selection: Selection = dataclasses.field(default_factory=Selection)
     skip_invalid: bool = False
     runtime: Runtime = dataclasses.field(default_factory=Runtime)
-    nonfinite: bool = False
+    #: prove max-like ops on NaN and -inf too (off: the user's inputs are assumed finite)
+    nonfinite: bool = True
     seed: int = 0
     #: whether a model below opset 11 may be lifted (:mod:`ortpool.fix.lift`)
     lift_opset: bool = True
@@ -70,6 +72,8 @@ class Options:
     model_inputs: model_inputs.InputSpec = dataclasses.field(
         default_factory=model_inputs.InputSpec
     )
+    #: RULINGS.md 17's thresholds: a sum within an accuracy note is proven as it is
+    accuracy: AccuracyRule = DEFAULT_RULE
 
 
 def _model_runs(
@@ -81,9 +85,11 @@ def _model_runs(
     if options.inputs is not None:
         return [dict(feeds) for feeds in options.inputs], None
     spec = options.model_inputs
-    resolved = [model_inputs.resolve(model, spec, options.seed)]
+    # Not --seed: what the model's run captures is proof input, and a verdict must not depend
+    # on the seed (RULINGS.md 18); the seed varies only the built proof sets' fill.
+    resolved = [model_inputs.resolve(model, spec, MODEL_SEEDS[0])]
     if len(spec.arrays) < len(model_inputs.graph_inputs(model)):
-        resolved += [model_inputs.resolve(model, spec, options.seed + s) for s in MODEL_SEEDS[1:]]
+        resolved += [model_inputs.resolve(model, spec, s) for s in MODEL_SEEDS[1:]]
     return [r.feeds for r in resolved], resolved[0]
 
 
@@ -306,7 +312,7 @@ def _prove_in_model(
             proof = proofs.setdefault(site.number, Proof(exact=True, where="model"))
             if not proof.exact:
                 continue
-            failure = compare(facts, feed, got, proof)
+            failure = compare(facts, feed, got, proof, options.accuracy)
             if failure:
                 proof.exact, proof.failure = False, failure
             else:
@@ -314,6 +320,31 @@ def _prove_in_model(
                 if list(feed.shape) not in proof.shapes:
                     proof.shapes.append(list(feed.shape))
     return proofs, ""
+
+
+def _prove_regions(
+    fixed: onnx.ModelProto,
+    sites: Sequence[Site],
+    plans: Mapping[int, Plan],
+    sets: Mapping[int, Sequence[feeds_mod.FeedSet]],
+    in_model: dict[int, Proof],
+    options: Options,
+    source_dir: str | None,
+) -> None:
+    """Every main-graph node's proof sets, the built NaN/inf cases among them (RULINGS.md 18),
+    through its realization as written in ``fixed``: the model's own run reaches a node only
+    with the values its upstream makes, which hold no NaN (:func:`ortpool.fix.prove.
+    prove_in_region`). Adds to (or starts) each node's in-model proof."""
+    for site in sites:
+        if site.facts is None or not site.in_main_graph or site.number not in plans:
+            continue
+        proof = in_model.setdefault(site.number, Proof(exact=True, where="model"))
+        mine = sets.get(site.number) or []
+        # the built cases (what the model's run cannot reach); all sets where none are built
+        chosen = sets_for(plans[site.number], [feed for feed in mine if feed.cases] or mine)
+        if proof.exact and chosen:
+            prove_in_region(fixed, site.facts, site.node, chosen, options.runtime, proof,
+                            source_dir, options.accuracy)
 
 
 def _score(report: report_mod.FixReport) -> tuple[int, int]:
@@ -391,7 +422,11 @@ def _fix_once(
     pinned: Mapping[str, int] | None = None,
 ) -> tuple[onnx.ModelProto, report_mod.FixReport]:
     """One fix of ``model`` at its own opsets (``pinned`` nodes at their given versions)."""
-    report = report_mod.FixReport(runtime=options.runtime.describe(), nonfinite=options.nonfinite)
+    report = report_mod.FixReport(
+        runtime=options.runtime.describe(),
+        nonfinite=options.nonfinite,
+        accuracy=options.accuracy.to_dict(),
+    )
     # Stamped first: the source's capture runs and every proof run what will be written.
     model = _copy(model)
     note = stamp(model)
@@ -411,7 +446,9 @@ def _fix_once(
             continue
         sets[site.number], refusals = _proof_sets(site, captured, options)
         if sets[site.number]:
-            choices[site.number] = choose(site, sets[site.number], options.runtime)
+            choices[site.number] = choose(
+                site, sets[site.number], options.runtime, rule=options.accuracy
+            )
         else:  # nothing can prove any form: the spec itself gives no output to compare with
             why = f": {refusals[0]}" if refusals else ""
             choices[site.number] = Choice(
@@ -423,6 +460,7 @@ def _fix_once(
         plans = {n: c.plan for n, c in choices.items() if c.plan is not None}
         fixed, apply_notes = apply(model, sites, plans)
         in_model, problem = _prove_in_model(fixed, sites, model_runs, options, source)
+        _prove_regions(fixed, sites, plans, sets, in_model, options, source)
         failed = [n for n, p in in_model.items() if not p.exact and n in plans]
         if not failed:
             break
@@ -431,7 +469,9 @@ def _fix_once(
             assert choice.plan is not None
             earlier = [a for a in choice.attempts if a.form != choice.plan.name]
             earlier.append(Attempt(choice.plan.name, NOT_IN_MODEL, in_model[number].failure))
-            choices[number] = choose(_site(sites, number), sets[number], options.runtime, earlier)
+            choices[number] = choose(
+                _site(sites, number), sets[number], options.runtime, earlier, options.accuracy
+            )
     if problem:
         report.notes.append(f"no proof in the written model: {problem}")
     report.notes.extend(apply_notes)
@@ -441,11 +481,9 @@ def _fix_once(
         real = sorted({tuple(f.shape) for f in mine if f.label == feeds_mod.CAPTURED})
         if real and entry.shapes:  # the sizes the user's inputs give, beside the small ones
             entry.shapes += "; and on the model's run at X " + ", ".join(map(_dims, real))
-        if problem.startswith(NOT_RUNNING) and entry.realization not in (
-            report_mod.UNPROVEN,
-            report_mod.NOT_SELECTED,
-        ):
-            # Proven alone, but the model as written does not run: not a fix to ship.
+        if problem and entry.realization not in (report_mod.UNPROVEN, report_mod.NOT_SELECTED):
+            # Proven alone, but the model as written was not run (it does not run, or it had no
+            # inputs to run on): not a proven fix (exit 2, written only with --allow-unproven).
             entry.realization, entry.reason = report_mod.UNPROVEN, f"proven alone, but {problem}"
         report.nodes.append(entry)
     return fixed, report

@@ -18,6 +18,8 @@ EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ortpool.cliargs import accuracy
+
     parser.add_argument(
         "models",
         nargs="*",
@@ -39,16 +41,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--atol",
         type=float,
-        help="absolute tolerance for AveragePool values and graph outputs "
-        "(default per type: float 1e-6, double 1e-12, float16 1e-3, bfloat16 1e-2)",
+        help="absolute tolerance for graph outputs (default per type: float 1e-6, double "
+        "1e-12, float16 1e-3, bfloat16 1e-2); for averages and norms, when given, it widens "
+        "the accuracy agree band (default 0 there)",
     )
     parser.add_argument(
         "--rtol",
         type=float,
-        help="relative tolerance for AveragePool values, and for graph outputs relative to "
-        "their magnitude (default per type: float 1e-5, double 1e-10, float16 2e-3, bfloat16 "
-        "1.6e-2); MaxPool values and Indices are always compared exactly",
+        help="relative tolerance for graph outputs, relative to their magnitude (default per "
+        "type: float 1e-5, double 1e-10, float16 2e-3, bfloat16 1.6e-2); for averages and "
+        "norms, when given, it widens the accuracy agree band (default 0 there); max values "
+        "and Indices are always compared exactly",
     )
+    accuracy.add_arguments(parser)
     parser.add_argument(
         "--reference",
         action="store_true",
@@ -89,6 +94,7 @@ def _providers(text: str | None) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ortpool.cliargs.accuracy import rule_from
     from ortpool.validate import html, jsonreport, terminal, validator
     from ortpool.validate.progress import ProgressBar
 
@@ -104,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         optimize=args.optimize,
         atol=args.atol,
         rtol=args.rtol,
+        accuracy=rule_from(args),
         seed=args.seed,
         shapes=spec.shapes,
         inputs_path=args.inputs,
@@ -142,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
             "optimize": args.optimize,
             "atol": args.atol,
             "rtol": args.rtol,
+            "accuracy": options.accuracy.to_dict(),
             "reference": args.reference,
             "fail_on_rulings": args.fail_on_rulings,
         }

@@ -189,6 +189,7 @@ def validate_model(
             ortpool_outputs,
             options.atol,
             options.rtol,
+            endtoend.note_allowance(result.nodes),
         )
         endtoend.measure_noise(
             result.outputs,
