@@ -77,7 +77,7 @@ def fix_with_report(
     skip_invalid: bool = False,
     providers: Sequence[str] | str | None = None,
     opt_level: str = DEFAULT_LEVEL,
-    nonfinite: bool = False,
+    nonfinite: bool = True,
     seed: int = 0,
     lift_opset: bool = True,
     shapes: Mapping[str, Sequence[int]] | Sequence[str] | None = None,
@@ -92,8 +92,10 @@ def fix_with_report(
     as it is and reported instead of raising; ``providers``: the execution
     providers to prove on (default CPU); ``opt_level``: onnxruntime's graph optimization level
     the model will run at (``disable``, ``basic``, ``extended``, ``layout``, ``all``; default
-    ``all``, onnxruntime's own); ``nonfinite``: prove MaxPool on NaN and -inf too (and guard
-    it where the runtime drops them); ``lift_opset``: where nodes of a model below opset 11
+    ``all``, onnxruntime's own); ``nonfinite``: the max-like nodes are proven on NaN and
+    -inf too (the default: RULINGS.md 18), and guarded where the runtime drops them; False
+    assumes finite inputs (``--assume-finite``), and the report says they were not covered;
+    ``lift_opset``: where nodes of a model below opset 11
     stay unproven or need ortpool's op, try the model at a higher ai.onnx opset where every
     node keeps its meaning (docs/fix.md, "The opset lift"); ``shapes`` (``{"x": (1, 3, 48,
     192)}`` or ``["x:1,3,48,192"]``) and ``inputs`` (an .npz path or name -> array): the model's
