@@ -86,6 +86,25 @@ class Runtime:
 
         return ort.InferenceSession(data, options, providers=list(self.providers))
 
+    def optimized(self, model: onnx.ModelProto, level: str | None = None) -> onnx.ModelProto:
+        """``model`` as onnxruntime's graph optimizer leaves it at ``level`` on these providers
+        (its ``optimized_model_filepath``): which nodes it fused, folded or replaced."""
+        import tempfile
+
+        options = self.options(level)
+        with tempfile.TemporaryDirectory(prefix="ortpool-fix-") as folder:
+            options.optimized_model_filepath = os.path.join(folder, "optimized.onnx")
+            from ortpool.ort.session import InferenceSession, iter_ortpool_nodes
+
+            data = model.SerializeToString()
+            if any(iter_ortpool_nodes(model)):
+                InferenceSession(data, options, providers=list(self.providers))
+            else:
+                import onnxruntime as ort
+
+                ort.InferenceSession(data, options, providers=list(self.providers))
+            return onnx.load(options.optimized_model_filepath, load_external_data=False)
+
     def describe(self) -> dict[str, Any]:
         import onnxruntime as ort
 

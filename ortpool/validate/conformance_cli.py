@@ -26,14 +26,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--versions", metavar="V[,V]", help="only these spec versions")
     parser.add_argument("--dtypes", metavar="T[,T]", help="only these element types (float, ...)")
     parser.add_argument("--ranks", metavar="R[,R]", default="1,2,3", help="spatial ranks (1,2,3)")
-    parser.add_argument("--atol", type=float, help="absolute tolerance for AveragePool values")
-    parser.add_argument("--rtol", type=float, help="relative tolerance for AveragePool values")
+    from ortpool.cliargs import accuracy
+
+    parser.add_argument(
+        "--atol", type=float, help="widens the accuracy agree band of averages and norms"
+    )
+    parser.add_argument(
+        "--rtol", type=float, help="widens the accuracy agree band of averages and norms"
+    )
+    accuracy.add_arguments(parser)
     parser.add_argument("--json", metavar="FILE", help="write every case and its result as JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
 def run(args: argparse.Namespace) -> int:
     from ortpool import versions
+    from ortpool.cliargs.accuracy import rule_from
     from ortpool.validate import grid, isolate, jsonreport, matrix
     from ortpool.validate.conformance import run_conformance
     from ortpool.validate.progress import ProgressBar
@@ -55,7 +63,11 @@ def run(args: argparse.Namespace) -> int:
     if not cases:
         raise OrtpoolError("the filters select no case")
     options = isolate.Options(
-        ortpool_runner=isolate.run_ortpool_numpy, threads=1, atol=args.atol, rtol=args.rtol
+        ortpool_runner=isolate.run_ortpool_numpy,
+        threads=1,
+        atol=args.atol,
+        rtol=args.rtol,
+        accuracy=rule_from(args),
     )
     settings = {
         "seed": args.seed,
@@ -63,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         "versions": wanted_versions,
         "dtypes": _csv(args.dtypes),
         "ranks": ranks,
+        "accuracy": options.accuracy.to_dict(),
     }
     # The report's destination is checked and reserved before the sweep, not after it.
     with StagedFiles() as files:
