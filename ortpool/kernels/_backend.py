@@ -12,8 +12,8 @@ compiles for every call (a deployment that ran ``ortpool warmup`` and serves sma
 ``loaded`` never compiles: a call takes the compiled kernel only when this process holds it
 already, whatever its size. It is the default of the commands that are not latency-critical
 (``ortpool validate``, ``fix``, ``conformance``: :func:`prefer_loaded`): a first ``validate`` of
-a 1x3x640x640 model compiled three kernels for 3 min 40 s on a loaded 2-core machine, where the
-numpy plans gave the same bits in 17 s (docs/validate.md, "Kernels").
+a 1x3x640x640 model compiled five kernels for 67 s on a shared 2-core machine, where the numpy
+plans gave the same bits in 5 s (docs/validate.md, "Kernels").
 """
 
 from __future__ import annotations
