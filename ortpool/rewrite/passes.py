@@ -14,7 +14,7 @@ from ortpool import optypes
 from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
 from ortpool.ort import runtime
-from ortpool.rewrite import branch_outputs, retarget
+from ortpool.rewrite import branch_outputs, op_outputs, retarget
 from ortpool.rewrite.checks import check_node, node_name, resolve_version
 from ortpool.rewrite.elemtypes import MIXED, TypeTable, learn_types
 from ortpool.rewrite.report import LEFT_ALONE, RESTORED, RETARGETED, NodeReport, RewriteReport
@@ -70,6 +70,7 @@ def rewrite_model(
         imports = imports_of(model, owner_key)
         if not any(e.domain == optypes.DOMAIN for e in imports):
             imports.add(domain=optypes.DOMAIN, version=optypes.DOMAIN_VERSION)
+    op_outputs.declare(model, types)
     _set_aside_branch_shapes(model, report)
     _note_ir(model, report)
     return report
@@ -163,6 +164,7 @@ def restore_model(
             if len(keep) != len(imports):
                 del imports[:]
                 imports.extend(keep)
+    op_outputs.remove(model)
     branch_outputs.put_back(model)
     _note_ir(model, report)
     return report
