@@ -30,7 +30,7 @@ import onnx
 from ortpool import modelfile
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.fix.report import FixReport, NodeFix
-from ortpool.fix.runtime import DEFAULT_LEVEL, Runtime, parse_providers
+from ortpool.ort.runtime_spec import DEFAULT_LEVEL, RuntimeSpec, parse_providers
 from ortpool.rewrite import write_file
 from ortpool.rewrite.selection import Selection
 
@@ -49,11 +49,14 @@ def _options(
     nonfinite: bool,
     seed: int,
     lift_opset: bool,
+    runtime: RuntimeSpec | None,
 ) -> Options:
+    if runtime is None:
+        runtime = RuntimeSpec(parse_providers(providers), opt_level)
     return Options(
         selection=Selection.make(ops, nodes, exclude),
         skip_invalid=skip_invalid,
-        runtime=Runtime(parse_providers(providers), opt_level),
+        runtime=runtime.check(),
         nonfinite=nonfinite,
         seed=seed,
         lift_opset=lift_opset,
@@ -73,6 +76,7 @@ def fix_with_report(
     seed: int = 0,
     lift_opset: bool = True,
     source_dir: str | os.PathLike | None = None,
+    runtime: RuntimeSpec | None = None,
 ) -> tuple[onnx.ModelProto, FixReport]:
     """A fixed copy of ``model`` and the report; the caller's proto is never changed.
 
@@ -81,15 +85,18 @@ def fix_with_report(
     as it is and reported instead of raising; ``providers``: the execution
     providers to prove on (default CPU); ``opt_level``: onnxruntime's graph optimization level
     the model will run at (``disable``, ``basic``, ``extended``, ``layout``, ``all``; default
-    ``all``, onnxruntime's own); ``nonfinite``: prove MaxPool on NaN and -inf too (and guard
-    it where the runtime drops them); ``lift_opset``: where nodes of a model below opset 11
-    stay unproven or need ortpool's op, try the model at a higher ai.onnx opset where every
-    node keeps its meaning (docs/fix.md, "The opset lift"). A model given by path is read
-    without its external data, which the proofs read from the model's folder (``source_dir``
-    for a proto).
+    ``all``, onnxruntime's own); ``runtime``: the whole runtime description instead of those
+    two (providers with options, level, threads: :class:`ortpool.ort.runtime_spec.RuntimeSpec`,
+    as ``ortpool fix`` reads it from its options); ``nonfinite``: prove MaxPool on NaN and -inf
+    too (and guard it where the runtime drops them); ``lift_opset``: where nodes of a model
+    below opset 11 stay unproven or need ortpool's op, try the model at a higher ai.onnx opset
+    where every node keeps its meaning (docs/fix.md, "The opset lift"). A model given by path
+    is read without its external data, which the proofs read from the model's folder
+    (``source_dir`` for a proto).
     """
     options = _options(
-        ops, nodes, exclude, skip_invalid, providers, opt_level, nonfinite, seed, lift_opset
+        ops, nodes, exclude, skip_invalid, providers, opt_level, nonfinite, seed, lift_opset,
+        runtime,
     )
     if isinstance(model, onnx.ModelProto):
         return fix_model(model, options, source_dir)

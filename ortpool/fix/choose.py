@@ -16,8 +16,8 @@ from typing import Any
 from ortpool.fix import emit, forms
 from ortpool.fix.inputs import FeedSet
 from ortpool.fix.prove import Proof, prove_plan
-from ortpool.fix.runtime import Runtime
 from ortpool.fix.sites import Site
+from ortpool.ort.runtime_spec import RuntimeSpec
 
 NOT_APPLICABLE = "not applicable"
 NOT_WRITABLE = "not writable at this opset"
@@ -50,7 +50,7 @@ class Choice:
 
 
 def choose(
-    site: Site, sets: Sequence[FeedSet], runtime: Runtime, earlier: Sequence[Attempt] = ()
+    site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec, earlier: Sequence[Attempt] = ()
 ) -> Choice:
     """Try the candidates of ``site`` in order; the first proven exact wins. ``earlier``: the
     attempts of a previous choice (its winner refused in the model): those forms are not tried

@@ -24,8 +24,8 @@ from ortpool import optypes
 from ortpool.fix import emit
 from ortpool.fix.forms import NodeFacts, Plan
 from ortpool.fix.inputs import FeedSet
-from ortpool.fix.runtime import Runtime
 from ortpool.ort.runtime import ir_version_for
+from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite import retarget
 from ortpool.validate import dtypes
 from ortpool.validate.compare import compare_values
@@ -166,7 +166,7 @@ def _run(
     facts: NodeFacts,
     node: onnx.NodeProto,
     sets: Sequence[FeedSet],
-    runtime: Runtime,
+    runtime: RuntimeSpec,
     level: str | None,
 ) -> Proof:
     proof = Proof(exact=False)
@@ -204,7 +204,7 @@ def prove_plan(
     facts: NodeFacts,
     node: onnx.NodeProto,
     sets: Sequence[FeedSet],
-    runtime: Runtime,
+    runtime: RuntimeSpec,
 ) -> Proof:
     """Run ``plan`` alone on every set at the runtime's level; not exact at that level but exact
     with optimizations off means the optimizer undid it (``folded``)."""

@@ -6,7 +6,9 @@ import argparse
 import sys
 from typing import Any
 
+from ortpool.cliargs import runtime
 from ortpool.errors import OrtpoolError
+from ortpool.ort.runtime_spec import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
 
 HELP = (
@@ -36,15 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE.npz",
         help="feed these arrays (keyed by input name) instead of generated ones",
     )
-    parser.add_argument(
-        "--providers",
-        metavar="EP[,EP...]",
-        help="onnxruntime execution providers (default CPUExecutionProvider)",
-    )
-    parser.add_argument(
-        "--optimize",
-        action="store_true",
-        help="leave onnxruntime's graph optimisations on (off by default)",
+    runtime.add_arguments(
+        parser,
+        ISOLATED_LEVEL,
+        "both runs of the model and every isolated node run at it (disable: each node judged "
+        "as written, not fused into its neighbours)",
     )
     parser.add_argument(
         "--atol",
@@ -82,22 +80,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
-def _providers(text: str | None) -> list[str] | None:
-    if not text:
-        return None
-    from ortpool.validate.ortrun import available_providers
-
-    wanted = [p.strip() for p in text.split(",") if p.strip()]
-    available = available_providers()
-    unknown = [p for p in wanted if p not in available]
-    if unknown:
-        raise OrtpoolError(
-            f"--providers: {unknown[0]} is not available in this onnxruntime "
-            f"(available: {', '.join(available)})"
-        )
-    return wanted
-
-
 def run(args: argparse.Namespace) -> int:
     from ortpool.validate import html, jsonreport, terminal, validator
     from ortpool.validate.inputs import parse_shapes
@@ -112,8 +94,7 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and value < 0:
             raise OrtpoolError(f"--{name}={value} must be >= 0")
     options = validator.ValidateOptions(
-        providers=_providers(args.providers),
-        optimize=args.optimize,
+        runtime=runtime.read(args),
         atol=args.atol,
         rtol=args.rtol,
         seed=args.seed,
@@ -149,8 +130,10 @@ def run(args: argparse.Namespace) -> int:
             "seed": args.seed,
             "shapes": args.shape,
             "inputs": args.inputs,
-            "providers": options.providers or ["CPUExecutionProvider"],
-            "optimize": args.optimize,
+            "providers": [str(p) for p in options.runtime.providers],
+            "opt_level": options.runtime.level,
+            "optimize": options.runtime.level != ISOLATED_LEVEL,
+            "runtime": options.runtime.describe(),
             "atol": args.atol,
             "rtol": args.rtol,
             "reference": args.reference,

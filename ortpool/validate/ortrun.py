@@ -7,14 +7,15 @@ from other failures (a node onnxruntime rejects, a run that fails) so reports ca
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 
-# onnxruntime logs refused nodes at ERROR level; we report them ourselves.
-ort.set_default_logger_severity(4)
+from ortpool.ort import runtime_spec
+from ortpool.ort.runtime_spec import RuntimeSpec
 
 NO_KERNEL = "no-kernel"
 REJECTED = "rejected"
@@ -72,38 +73,23 @@ def classify(err: Exception, stage: str) -> OrtFailure:
     return OrtFailure(REJECTED if stage == "load" else RUN_FAILED, short)
 
 
-def session_options(optimize: bool, threads: int = 0) -> ort.SessionOptions:
-    """Options for a built-in session; ``threads`` > 0 caps the intra-op pool (small tensors)."""
-    options = ort.SessionOptions()
-    options.log_severity_level = 4
-    if threads:
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = threads
-    if not optimize:
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return options
-
-
 def builtin_session(
     model: onnx.ModelProto | bytes,
-    providers: Sequence[str] | None = None,
-    optimize: bool = False,
-    threads: int = 0,
-) -> ort.InferenceSession:
-    """A plain onnxruntime session (built-in kernels); failures raised as :class:`OrtFailure`."""
+    runtime: RuntimeSpec,
+    threads: int | None = None,
+    profile_dir: str | None = None,
+) -> Any:
+    """A plain onnxruntime session (built-in kernels) on ``runtime`` (``threads`` overriding its
+    intra/inter-op threads); failures raised as :class:`OrtFailure`."""
     data = model if isinstance(model, bytes) else model.SerializeToString()
     try:
-        return ort.InferenceSession(
-            data,
-            session_options(optimize, threads),
-            providers=list(providers or ["CPUExecutionProvider"]),
-        )
+        return runtime.session(data, threads=threads, profile_dir=profile_dir)
     except Exception as err:
         raise classify(err, "load") from None
 
 
 def run_session(
-    session: ort.InferenceSession,
+    session: Any,
     feeds: Mapping[str, np.ndarray],
     outputs: Sequence[str] | None = None,
 ) -> list[np.ndarray]:
@@ -116,13 +102,29 @@ def run_session(
 def run_builtin(
     model: onnx.ModelProto | bytes,
     feeds: Mapping[str, np.ndarray],
-    providers: Sequence[str] | None = None,
-    optimize: bool = False,
-    threads: int = 0,
+    runtime: RuntimeSpec,
+    threads: int | None = None,
 ) -> list[np.ndarray]:
     """Create a built-in session and run it once."""
-    return run_session(builtin_session(model, providers, optimize, threads), feeds)
+    return run_session(builtin_session(model, runtime, threads), feeds)
 
 
-def available_providers() -> list[str]:
-    return list(ort.get_available_providers())
+def run_placed(
+    model: onnx.ModelProto,
+    feeds: Mapping[str, np.ndarray],
+    runtime: RuntimeSpec,
+    threads: int | None = None,
+) -> tuple[list[np.ndarray], dict[str, str]]:
+    """:func:`run_builtin`, and which provider executed each node (node name -> provider).
+
+    On the CPU provider alone nothing can fall back, and the session is not profiled; on
+    another, the run is profiled (:func:`ortpool.ort.runtime_spec.placement`)."""
+    if runtime.provider_names == [runtime_spec.CPU]:
+        return run_builtin(model, feeds, runtime, threads), {}
+    folder = runtime_spec.profile_dir()
+    try:
+        session = builtin_session(model, runtime, threads, profile_dir=folder)
+        outputs = run_session(session, feeds)
+        return outputs, runtime_spec.placement(session, model)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

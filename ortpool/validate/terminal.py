@@ -92,6 +92,16 @@ def node_row(node: NodeResult) -> list[str]:
     ]
 
 
+def _short(provider: str | None) -> str:
+    return "-" if provider is None else provider.removesuffix("ExecutionProvider")
+
+
+def _executed(node: NodeResult) -> str:
+    """``OpenVINO`` (alone and in the model), ``CPU/OpenVINO`` (alone/in the model)."""
+    alone, inside = _short(node.executed_by), _short(node.executed_in_model)
+    return alone if inside in (alone, "-") else f"{alone}/{inside}"
+
+
 def output_figures(out: OutputResult) -> str:
     """``, max abs 7.86e+05 = 3.7e-07 of magnitude 2.13e+12 (allowed 2.13e+07); onnxruntime's
     own noise 9.18e+05``: how far the output moved, against its scale and its tolerance."""
@@ -131,11 +141,24 @@ def model_report(model: ModelResult) -> list[str]:
         + ", ".join(f"{k}:[{','.join(map(str, v))}]" for k, v in model.inputs.items())
         + f" {model.input_source})"
     ]
+    placed = any(n.asked_provider for n in model.nodes)
     if model.nodes:
-        lines += table([node_row(n) for n in model.nodes], COLUMNS)
+        rows = [node_row(n) + ([_executed(n)] if placed else []) for n in model.nodes]
+        lines += table(rows, (*COLUMNS, "executed by") if placed else COLUMNS)
     for node in model.nodes:
-        if node.causes or node.message or (node.reference and node.reference.status != "agree"):
+        fallbacks = node.fallbacks()
+        if (
+            node.causes
+            or node.message
+            or fallbacks
+            or (node.reference and node.reference.status != "agree")
+        ):
             lines.append(f"  {node.name} ({node.op}-{node.spec_version}, {node.location}):")
+            if fallbacks:
+                lines.append(
+                    f"      {'; '.join(fallbacks)}: onnxruntime's values here are not "
+                    f"{node.asked_provider}'s"
+                )
             for cause in node.causes:
                 lines.append(f"      cause: {cause.title}: {cause.detail}")
             if node.message and node.status != results.NO_KERNEL:
