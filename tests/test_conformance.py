@@ -160,8 +160,11 @@ def test_cli_matrix_and_json(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0
     env = runtime.versions()
+    build = runtime.build()["distribution"]
+    # The matrix names the build, its version and the provider it measured.
     assert out.splitlines()[0] == (
-        f"ortpool conformance: onnxruntime {env['onnxruntime']} built-in pooling against the ONNX "
+        f"ortpool conformance: {build} {env['onnxruntime']} on CPUExecutionProvider: built-in "
+        "pooling against the ONNX "
         f"spec (onnxruntime-extensions {env['onnxruntime_extensions']}, onnx {env['onnx']}, "
         f"ortpool {env['ortpool']})"
     )
@@ -243,9 +246,9 @@ def test_compare_lists_what_an_upgrade_changes(small_report):
     (row,) = [line for line in page.splitlines() if line.startswith("| MaxPool-12 * |")]
     before = collections.Counter(case["status"] for case in old["cases"])
     cells = [cell.strip() for cell in row.strip("|").split("|")]
-    # agree / differ / RULINGS / ORT rejects / no kernel, per release
-    assert cells[-2].split(" / ")[-1] == str(before[results.NO_KERNEL])
-    assert cells[-1].split(" / ")[-1] == str(before[results.NO_KERNEL] + 1)
+    # agree / differ / RULINGS / ORT rejects / no kernel / fallback, per release
+    assert cells[-2].split(" / ")[4:] == [str(before[results.NO_KERNEL]), "0"]
+    assert cells[-1].split(" / ")[4:] == [str(before[results.NO_KERNEL] + 1), "0"]
     same = conformance_compare.markdown([old, measured(old, "9.9.9", {})])
     assert "Nothing: every case has the same verdict on both." in same
     assert "| MaxPool-12 * |" not in same

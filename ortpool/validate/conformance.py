@@ -3,6 +3,11 @@
 Each case is one node run alone both ways (:func:`ortpool.validate.isolate.run_node`), ortpool
 through its numpy kernels (the code its custom ops run, without a session per case). Results
 are grouped per op and spec version into agree / differ / no kernel, with the causes named.
+
+On another provider than the CPU one (``isolate.Options.runtime``), onnxruntime runs a node the
+provider does not take on the CPU provider: such a case's verdict is :data:`FALLBACK` whatever
+its values, so the CPU provider's result is never credited to the provider asked for (the
+executing provider is read from the session's profile, ``NodeResult.executed_by``).
 """
 
 from __future__ import annotations
@@ -16,6 +21,16 @@ from ortpool.validate import grid, isolate, results
 
 Progress = Callable[[int, int, str], None]
 
+#: A case's verdict when another provider than the one asked for executed its node.
+FALLBACK = "fallback"
+
+
+def verdict(node: results.NodeResult) -> str:
+    """The case's status, or :data:`FALLBACK` when the node did not run on the asked provider."""
+    if node.fallbacks():
+        return FALLBACK
+    return node.status
+
 
 @dataclasses.dataclass
 class CaseResult:
@@ -27,7 +42,10 @@ class CaseResult:
         out = self.case.describe()
         out.update(
             {
-                "status": node["status"],
+                "status": verdict(self.node),
+                "compared": node["status"],
+                "executed_by": self.node.executed_by,
+                "asked_provider": self.node.asked_provider,
                 "causes": node["causes"],
                 "builtin_shapes": node["builtin_shapes"],
                 "ortpool_shapes": node["ortpool_shapes"],
@@ -88,10 +106,13 @@ def matrix(found: Sequence[CaseResult]) -> list[Row]:
     for r in found:
         key = (r.case.op, r.case.version)
         row = rows.setdefault(key, Row(*key))
-        row.statuses[r.node.status] += 1
+        status = verdict(r.node)
+        row.statuses[status] += 1
+        if status == FALLBACK:
+            continue  # the CPU provider's values: its causes are not this provider's
         for cause in r.node.causes:
             row.causes[cause.code] += 1
-        if r.node.status == results.NO_KERNEL:
+        if status == results.NO_KERNEL:
             row.no_kernel_types.add(r.case.dtype)
     return list(rows.values())
 
@@ -101,6 +122,8 @@ def cause_totals(found: Sequence[CaseResult]) -> dict[str, tuple[int, list[str]]
     counts: Counter = Counter()
     where: dict[str, list[str]] = {}
     for r in found:
+        if verdict(r.node) == FALLBACK:
+            continue
         for cause in r.node.causes:
             counts[cause.code] += 1
             key = f"{r.case.op}-{r.case.version}"

@@ -30,10 +30,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rtol", type=float, help="relative tolerance for AveragePool values")
     parser.add_argument("--json", metavar="FILE", help="write every case and its result as JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    from ortpool.cliargs import runtime
+    from ortpool.ort.runtime_spec import ISOLATED_LEVEL
+
+    runtime.add_arguments(
+        parser,
+        ISOLATED_LEVEL,
+        "each case is one node judged as written",
+        providers_help="the execution providers the built-in node runs on (default cpu); a "
+        "case another provider executed is counted as fallback, not as the first one's",
+        threads=False,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from ortpool import versions
+    from ortpool.cliargs import runtime
     from ortpool.validate import grid, isolate, jsonreport, matrix
     from ortpool.validate.conformance import run_conformance
     from ortpool.validate.progress import ProgressBar
@@ -54,8 +66,13 @@ def run(args: argparse.Namespace) -> int:
     cases = grid.cases(ops, wanted_versions or None, _csv(args.dtypes), ranks)
     if not cases:
         raise OrtpoolError("the filters select no case")
+    spec = runtime.read(args)
     options = isolate.Options(
-        ortpool_runner=isolate.run_ortpool_numpy, threads=1, atol=args.atol, rtol=args.rtol
+        runtime=spec,
+        ortpool_runner=isolate.run_ortpool_numpy,
+        threads=1,
+        atol=args.atol,
+        rtol=args.rtol,
     )
     settings = {
         "seed": args.seed,
@@ -76,9 +93,9 @@ def run(args: argparse.Namespace) -> int:
             if bar is not None:
                 bar.close()
         seconds = time.perf_counter() - started
-        env = jsonreport.environment()
+        env = {**jsonreport.environment(), "runtime": spec.describe()}
         header = (
-            f"ortpool conformance: onnxruntime {env['onnxruntime']} built-in pooling against the "
+            f"ortpool conformance: {spec.title()}: built-in pooling against the "
             f"ONNX spec (onnxruntime-extensions {env['onnxruntime_extensions']}, onnx "
             f"{env['onnx']}, ortpool {env['ortpool']})\n"
             f"{len(found)} cases, seed {args.seed}, {seconds:.1f} s"

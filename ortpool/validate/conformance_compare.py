@@ -1,15 +1,16 @@
-"""Conformance reports of several onnxruntime releases side by side, and what upgrading changes.
+"""Conformance reports of several onnxruntime releases and providers side by side, and what
+upgrading or changing provider changes.
 
-The input is the documents ``ortpool conformance --json`` writes, one per runtime, oldest first,
-all over the same grid (same ortpool, seed and filters: the cases are then matched by id). The
-output is a Markdown page: the versions measured, the matrix with a column per runtime, the
-causes per runtime, and per upgrade step the cases whose verdict changed, grouped by what the
-cases have in common.
+The input is the documents ``ortpool conformance --json`` writes, one per runtime (build, release
+and provider), oldest first, all over the same grid (same ortpool, seed and filters: the cases
+are then matched by id). The output is a Markdown page: the runtimes measured, the matrix with a
+column per runtime, the causes per runtime, per upgrade step of one build and provider the cases
+whose verdict changed, and for every provider other than the CPU one the cases whose verdict
+differs from the CPU provider's of the same build, grouped by what the cases have in common.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -18,6 +19,7 @@ from typing import Any
 
 from ortpool.errors import OrtpoolError
 from ortpool.validate import causes, results
+from ortpool.validate.conformance import FALLBACK
 
 #: The grid axes a group of changed cases is described by (the rest is listed as values seen).
 _GROUP_AXES = ("padding", "ceil_mode", "dilation", "count_include_pad", "indices", "data")
@@ -30,7 +32,9 @@ _CELL = (
     ("RULINGS", (results.RULINGS,)),
     ("ORT rejects", (results.ORT_REJECTED, results.BOTH_REJECTED)),
     ("no kernel", (results.NO_KERNEL,)),
+    ("fallback", (FALLBACK,)),
 )
+CPU = "CPUExecutionProvider"
 
 
 def load(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
@@ -71,20 +75,61 @@ def check_same_grid(documents: Sequence[dict[str, Any]]) -> None:
 
 
 def runtime(document: dict[str, Any]) -> str:
-    return document["environment"]["onnxruntime"]
+    """A report's column title: the release (``1.32.0``), with the build and the provider when
+    they are not the CPU build's CPU provider (``1.24.1-openvino OpenVINO``)."""
+    label = document["environment"]["onnxruntime"]
+    build = _build(document)
+    if build != "onnxruntime":
+        label += "-" + build.removeprefix("onnxruntime-")
+        return f"{label} {_provider(document).removesuffix('ExecutionProvider')}"
+    if _provider(document) != CPU:
+        label += " " + _provider(document).removesuffix("ExecutionProvider")
+    return label
+
+
+def _build(document: dict[str, Any]) -> str:
+    return document["environment"].get("onnxruntime_build", "onnxruntime")
+
+
+def _provider(document: dict[str, Any]) -> str:
+    """The provider asked for first (reports before providers could be named: the CPU one)."""
+    providers = document["environment"].get("runtime", {}).get("providers") or [CPU]
+    return providers[0].split("(", 1)[0]
+
+
+def _pairs(documents: Sequence[dict[str, Any]]):
+    """(title, old, new) for each comparison the page makes: an upgrade step within one build
+    and provider; each other provider against the CPU provider of its build and release."""
+    for index, new in enumerate(documents):
+        for old in reversed(documents[:index]):
+            if (_build(old), _provider(old)) == (_build(new), _provider(new)):
+                title = f"What upgrading from onnxruntime {runtime(old)} to {runtime(new)} changes"
+                yield title, old, new
+                break
+        if _provider(new) == CPU:
+            continue
+        for old in documents:
+            same = (_build(old), old["environment"]["onnxruntime"])
+            if same == (_build(new), new["environment"]["onnxruntime"]) and _provider(old) == CPU:
+                title = (
+                    f"What the {_provider(new)} changes against the CPU provider "
+                    f"({_build(new)} {new['environment']['onnxruntime']})"
+                )
+                yield title, old, new
+                break
 
 
 def markdown(documents: Sequence[dict[str, Any]], preamble: str = "") -> str:
     check_same_grid(documents)
-    lines = ["# onnxruntime's pooling against the ONNX spec, release by release", ""]
+    lines = ["# onnxruntime's pooling against the ONNX spec, release by release and provider", ""]
     if preamble:
         lines += [preamble, ""]
     lines += _versions(documents)
     lines += _matrix(documents)
     lines += _causes(documents)
     lines += _no_kernel(documents)
-    for old, new in itertools.pairwise(documents):
-        lines += _upgrade(old, new)
+    for title, old, new in _pairs(documents):
+        lines += _upgrade(title, old, new)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -98,10 +143,15 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 def _versions(documents: Sequence[dict[str, Any]]) -> list[str]:
     keys = ("onnxruntime", "onnxruntime_extensions", "onnx", "ortpool", "numpy", "python")
-    rows = [
+    rows = [["build", *map(_build, documents)]]
+    rows += [
         [key.replace("_", "-"), *(d["environment"].get(key, "?") for d in documents)]
         for key in keys
     ]
+    rows.append(
+        ["providers", *(", ".join(d["environment"].get("runtime", {}).get("providers") or [CPU])
+                        for d in documents)]
+    )
     rows.append(
         ["cases (seed)", *(f"{len(d['cases'])} ({d['settings']['seed']})" for d in documents)]
     )
@@ -127,7 +177,10 @@ def _matrix(documents: Sequence[dict[str, Any]]) -> list[str]:
     return [
         "## The matrix",
         "",
-        f"Cases per op and spec version: {legend}. `*`: the releases differ on that row.",
+        f"Cases per op and spec version: {legend}. `*`: the runtimes differ on that row. "
+        "fallback: the provider asked for did not take the node and onnxruntime ran it on the "
+        "CPU provider (read from the session profile); those values are not the provider's, "
+        "so they are counted nowhere else.",
         "",
         *_table(["op-version", "cases", *map(runtime, documents)], rows),
         "",
@@ -179,11 +232,13 @@ def _features(case: dict[str, Any]) -> str:
 
 
 def _verdict(case: dict[str, Any]) -> str:
+    if case["status"] == FALLBACK:
+        return f"fallback ({case.get('executed_by') or '?'})"
     named = [c["code"] for c in case["causes"] if c["code"] != causes.NO_KERNEL]
     return case["status"] + (f" ({', '.join(named)})" if named else "")
 
 
-def _upgrade(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def _upgrade(title: str, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     groups: dict[tuple, list[tuple[dict, dict]]] = defaultdict(list)
     for before, after in zip(old["cases"], new["cases"], strict=True):
         if before["status"] == after["status"]:
@@ -206,7 +261,7 @@ def _upgrade(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         if pairs[0][0]["status"] in _GOOD and pairs[0][1]["status"] not in _GOOD
     )
     changed = sum(len(pairs) for pairs in groups.values())
-    title = f"## What upgrading from onnxruntime {runtime(old)} to {runtime(new)} changes"
+    title = f"## {title}"
     if not groups:
         return [title, "", "Nothing: every case has the same verdict on both.", ""]
     rows = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ortpool.validate import causes, results
-from ortpool.validate.conformance import CaseResult, cause_totals, matrix
+from ortpool.validate.conformance import FALLBACK, CaseResult, cause_totals, matrix
 from ortpool.validate.terminal import table
 
 COLUMNS = (
@@ -17,6 +17,7 @@ COLUMNS = (
     "ORT rejects",
     "no kernel",
     "both reject",
+    "fallback",
     "causes (cases)",
 )
 
@@ -40,6 +41,7 @@ def render(found: Sequence[CaseResult], header: str) -> list[str]:
                 str(st[results.ORT_REJECTED]),
                 str(st[results.NO_KERNEL]),
                 str(st[results.BOTH_REJECTED]),
+                str(st[FALLBACK]),
                 cause_text or "-",
             ]
         )
@@ -68,6 +70,7 @@ def render(found: Sequence[CaseResult], header: str) -> list[str]:
     lines.append(
         "agree counts cases whose only differences are Index ties (equal values); RULINGS counts "
         "cases differing only in cells the spec leaves open (NaN in a window, empty windows). "
-        f"Index ties seen: {ties}."
+        f"Index ties seen: {ties}. fallback counts cases the provider asked for did not "
+        "execute (onnxruntime ran the node on another one): their values are not its."
     )
     return lines
