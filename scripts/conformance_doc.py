@@ -72,8 +72,16 @@ def main(argv: list[str] | None = None) -> int:
             report = Path(folder) / f"{index}.json"
             chosen = ["--providers", providers] if providers else []
             done = subprocess.run(
-                [python, "-m", "ortpool", "conformance", "--json", str(report), "--no-progress",
-                 *chosen],
+                [
+                    python,
+                    "-m",
+                    "ortpool",
+                    "conformance",
+                    "--json",
+                    str(report),
+                    "--no-progress",
+                    *chosen,
+                ],
                 capture_output=True,
                 text=True,
                 check=False,

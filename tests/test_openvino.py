@@ -108,8 +108,10 @@ def ensure_venv() -> float | None:
         if done.returncode != 0:
             shutil.rmtree(VENV, ignore_errors=True)
             if any(marker in done.stderr for marker in UNREACHABLE):
-                pytest.skip(f"the package index offers no {BUILD} here: "
-                            f"{done.stderr.strip().splitlines()[-1]}")
+                pytest.skip(
+                    f"the package index offers no {BUILD} here: "
+                    f"{done.stderr.strip().splitlines()[-1]}"
+                )
             pytest.fail(f"pip install {arguments} failed:\n{done.stderr[-3000:]}")
     STAMP.write_text(json.dumps(wanted, indent=2) + "\n")
     return time.perf_counter() - started
@@ -131,8 +133,18 @@ def test_openvino_tests_pass_in_their_own_venv(tmp_path):
     env.pop("PYTHONPATH", None)
     started = time.perf_counter()
     done = subprocess.run(
-        [str(_python()), "-m", "pytest", "-m", "openvino", "-q", "-p", "no:cacheprovider",
-         f"--junitxml={report}", str(ROOT / "tests" / "test_openvino.py")],
+        [
+            str(_python()),
+            "-m",
+            "pytest",
+            "-m",
+            "openvino",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--junitxml={report}",
+            str(ROOT / "tests" / "test_openvino.py"),
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -189,8 +201,11 @@ def test_rewritten_resnet_runs_with_openvino_taking_all_but_ortpool(tmp_path, sp
     pool = next(n for n in rewritten.graph.node if n.op_type.startswith("MaxPool"))
     dims = [d.dim_value or d.dim_param for d in declared[pool.output[0]].type.tensor_type.shape.dim]
     # 32 -> stem conv /2 -> 16 -> MaxPool 3x3/2 pads 1 -> 8; unknown spatial sizes get names
-    assert dims == (["batch", 8, f"{pool.output[0]}:2", f"{pool.output[0]}:3"] if spatial
-                    else ["batch", 8, 8, 8])
+    assert dims == (
+        ["batch", 8, f"{pool.output[0]}:2", f"{pool.output[0]}:3"]
+        if spatial
+        else ["batch", 8, 8, 8]
+    )
     for batch, size in ((2, 32), (3, 40 if spatial else 32)):
         x = np.random.default_rng(batch).normal(size=(batch, 3, size, size)).astype(np.float32)
         ours, placed = _profiled(rewritten, [OPENVINO, CPU], {"image": x}, tmp_path)
@@ -206,8 +221,11 @@ def test_rewritten_resnet_runs_with_openvino_taking_all_but_ortpool(tmp_path, sp
         # included. (OpenVINO leaves a cluster under three nodes to the CPU provider: the Add
         # of a block's output and its ortpool AveragePool.)
         assert set().union(*by_op.values()) == {OPENVINO}, by_op
-        print(spatial, batch, {n.name: placed[n.name] for n in rewritten.graph.node
-                               if n.op_type == "Add"})
+        print(
+            spatial,
+            batch,
+            {n.name: placed[n.name] for n in rewritten.graph.node if n.op_type == "Add"},
+        )
 
 
 def _bundled() -> list[Path]:
@@ -241,11 +259,11 @@ def test_rewritten_bundled_models_run_on_openvino(tmp_path):
     assert list(failed) == ["cnn.onnx"], failed
     assert "does not support the following ONNX operations: ortpool." in failed["cnn.onnx"]
     model = onnx.load(ROOT / "ortpool" / "models" / "cnn.onnx")
-    inner = [n.name for s in model_scopes(model) if s.key != ("graph",) for n in s.nodes
-             if is_pool(n)]
+    inner = [
+        n.name for s in model_scopes(model) if s.key != ("graph",) for n in s.nodes if is_pool(n)
+    ]
     feeds = inputs.generate_inputs(model, 0, {})
-    got, placed = _profiled(ortpool.rewrite(model, exclude=inner), [OPENVINO, CPU], feeds,
-                            tmp_path)
+    got, placed = _profiled(ortpool.rewrite(model, exclude=inner), [OPENVINO, CPU], feeds, tmp_path)
     assert placed["conv"] == OPENVINO
     assert [a.shape for a in got] == [(1, 8, 4, 4), (1, 3, 8, 8)]
 
@@ -304,7 +322,8 @@ def test_conformance_row_differs_between_cpu_and_openvino_as_measured(tmp_path):
     from ortpool.validate import conformance, grid, isolate
 
     chosen = [
-        c for c in grid.cases(["MaxPool"], [12], ["float"], [2])
+        c
+        for c in grid.cases(["MaxPool"], [12], ["float"], [2])
         if c.padding == "SAME_UPPER" and c.dilation == 2 and not c.indices and c.data == "random"
     ]
     assert chosen, "the grid has no MaxPool-12 SAME_UPPER dilation-2 case"
@@ -321,8 +340,10 @@ def test_conformance_row_differs_between_cpu_and_openvino_as_measured(tmp_path):
         else:
             expected[name] = "differ"
     if expected[CPU] == expected[OPENVINO]:
-        pytest.skip(f"this runtime gives both providers the verdict {expected[CPU]}: nothing "
-                    "differs to check")
+        pytest.skip(
+            f"this runtime gives both providers the verdict {expected[CPU]}: nothing "
+            "differs to check"
+        )
     for name in (CPU, OPENVINO):
         providers = [name, CPU] if name != CPU else [CPU]
         options = isolate.Options(

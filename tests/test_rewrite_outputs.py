@@ -24,9 +24,13 @@ from ortpool.rewrite import op_outputs
 
 def _declared(graph) -> dict[str, tuple[int, list]]:
     return {
-        v.name: (v.type.tensor_type.elem_type,
-                 [d.dim_value if d.HasField("dim_value") else d.dim_param
-                  for d in v.type.tensor_type.shape.dim])
+        v.name: (
+            v.type.tensor_type.elem_type,
+            [
+                d.dim_value if d.HasField("dim_value") else d.dim_param
+                for d in v.type.tensor_type.shape.dim
+            ],
+        )
         for v in graph.value_info
         if v.doc_string == op_outputs.MARK
     }
@@ -42,10 +46,12 @@ def _round_trip(model: onnx.ModelProto) -> onnx.ModelProto:
     ("attrs", "shape", "dims"),
     [
         # SAME_UPPER with dilation 2 keeps 9x9 (the spec; onnxruntime's own MaxPool gives 7x7)
-        (dict(kernel_shape=[3, 3], dilations=[2, 2], auto_pad="SAME_UPPER"), ["n", 2, 9, 9],
-         ["n", 2, 9, 9]),
-        (dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1), [1, "c", 8, 8],
-         [1, "c", 4, 4]),
+        (
+            dict(kernel_shape=[3, 3], dilations=[2, 2], auto_pad="SAME_UPPER"),
+            ["n", 2, 9, 9],
+            ["n", 2, 9, 9],
+        ),
+        (dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1), [1, "c", 8, 8], [1, "c", 4, 4]),
         # unknown spatial sizes, a -1 from an exporter: fresh names, N kept
         (dict(kernel_shape=[2, 2]), [4, 3, "h", -1], [4, 3, "y:2", "y:3"]),
         # no output for this input (kernel 5 over 3): fresh names, the run will say why
@@ -69,10 +75,12 @@ def test_main_graph_outputs_get_sizes_where_certain(attrs, shape, dims):
 def test_indices_global_roi_and_unpool_outputs():
     nodes = [
         h.make_node("MaxPool", ["x"], ["m", "i"], name="m", kernel_shape=[2, 2], strides=[2, 2]),
-        h.make_node("MaxUnpool", ["m", "i", "shape"], ["u"], name="u", kernel_shape=[2, 2],
-                    strides=[2, 2]),
-        h.make_node("MaxUnpool", ["m", "i", "dyn"], ["v"], name="v", kernel_shape=[2, 2],
-                    strides=[2, 2]),
+        h.make_node(
+            "MaxUnpool", ["m", "i", "shape"], ["u"], name="u", kernel_shape=[2, 2], strides=[2, 2]
+        ),
+        h.make_node(
+            "MaxUnpool", ["m", "i", "dyn"], ["v"], name="v", kernel_shape=[2, 2], strides=[2, 2]
+        ),
         h.make_node("GlobalLpPool", ["x"], ["g"], name="g"),
         h.make_node("MaxRoiPool", ["x", "rois"], ["r"], name="r", pooled_shape=[2, 3]),
         h.make_node("Concat", ["u", "v"], ["uv"], axis=1),
@@ -80,10 +88,14 @@ def test_indices_global_roi_and_unpool_outputs():
         h.make_node("Relu", ["r"], ["r2"]),
     ]
     graph = h.make_graph(
-        nodes, "g", [vi("x", T.FLOAT, ["n", 3, 8, 8]), vi("dyn", T.INT64, [4])],
+        nodes,
+        "g",
+        [vi("x", T.FLOAT, ["n", 3, 8, 8]), vi("dyn", T.INT64, [4])],
         [vi("uv", T.FLOAT, None), vi("g2", T.FLOAT, None), vi("r2", T.FLOAT, None)],
-        [numpy_helper.from_array(np.array([2, 3, 8, 8], np.int64), "shape"),
-         numpy_helper.from_array(np.zeros((5, 5), np.float32), "rois")],
+        [
+            numpy_helper.from_array(np.array([2, 3, 8, 8], np.int64), "shape"),
+            numpy_helper.from_array(np.zeros((5, 5), np.float32), "rois"),
+        ],
     )
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 22)])
     model.ir_version = 10
@@ -108,8 +120,13 @@ def test_a_declaration_the_model_has_is_kept_and_partial_restore_removes_its_own
         h.make_node("AveragePool", ["a"], ["b"], name="pb", kernel_shape=[2, 2]),
         h.make_node("Relu", ["b"], ["y"]),
     ]
-    graph = h.make_graph(nodes, "g", [vi("x", T.FLOAT, [1, 3, 8, 8])], [vi("y", T.FLOAT, None)],
-                         value_info=[vi("a", T.FLOAT, ["the", "user's", 7, 7])])
+    graph = h.make_graph(
+        nodes,
+        "g",
+        [vi("x", T.FLOAT, [1, 3, 8, 8])],
+        [vi("y", T.FLOAT, None)],
+        value_info=[vi("a", T.FLOAT, ["the", "user's", 7, 7])],
+    )
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 12)])
     model.ir_version = 8
     rewritten = _round_trip(model)
@@ -122,10 +139,13 @@ def test_a_declaration_the_model_has_is_kept_and_partial_restore_removes_its_own
 
 
 def test_float16_path_declares_the_float32_value_only():
-    nodes = [h.make_node("MaxPool", ["x"], ["p"], name="p", kernel_shape=[3, 3], pads=[1] * 4),
-             h.make_node("Relu", ["p"], ["y"])]
-    graph = h.make_graph(nodes, "g", [vi("x", T.FLOAT16, ["n", 2, 5, 5])],
-                         [vi("y", T.FLOAT16, None)])
+    nodes = [
+        h.make_node("MaxPool", ["x"], ["p"], name="p", kernel_shape=[3, 3], pads=[1] * 4),
+        h.make_node("Relu", ["p"], ["y"]),
+    ]
+    graph = h.make_graph(
+        nodes, "g", [vi("x", T.FLOAT16, ["n", 2, 5, 5])], [vi("y", T.FLOAT16, None)]
+    )
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 12)])
     model.ir_version = 8
     rewritten = _round_trip(model)
@@ -135,15 +155,21 @@ def test_float16_path_declares_the_float32_value_only():
 @pytest.mark.parametrize("container", ["If", "Loop"])
 def test_subgraph_outputs_get_the_rank_only(container):
     model = subgraph_pool_model(container)
-    body = next(a.g for a in model.graph.node[0].attribute
-                if a.type == onnx.AttributeProto.GRAPH and a.g.node[0].op_type == "MaxPool")
+    body = next(
+        a.g
+        for a in model.graph.node[0].attribute
+        if a.type == onnx.AttributeProto.GRAPH and a.g.node[0].op_type == "MaxPool"
+    )
     # the pool's output read by a Relu inside the body, so it is not the body's output
     relu_out = body.output[-1].name
     body.node[0].output[0] = "inner"
     body.node.insert(1, h.make_node("Relu", ["inner"], [relu_out]))
     rewritten = _round_trip(model)
-    inner = next(a.g for a in rewritten.graph.node[0].attribute
-                 if a.type == onnx.AttributeProto.GRAPH and a.g.node[0].domain == "ortpool")
+    inner = next(
+        a.g
+        for a in rewritten.graph.node[0].attribute
+        if a.type == onnx.AttributeProto.GRAPH and a.g.node[0].domain == "ortpool"
+    )
     # x is [1,2,9,9] outside, but a body may run on other sizes: no sizes written there
     assert _declared(inner) == {"inner": (T.FLOAT, ["inner:0", "inner:1", "inner:2", "inner:3"])}
     feeds = {"x": np.random.default_rng(0).normal(size=(1, 2, 9, 9)).astype(np.float32)}
@@ -153,14 +179,22 @@ def test_subgraph_outputs_get_the_rank_only(container):
 
 @pytest.mark.parametrize("ir", [8, 10])
 def test_function_bodies_get_the_rank_only_from_ir_10(ir):
-    body = [h.make_node("MaxPool", ["fx"], ["t"], kernel_shape=[2, 2]),
-            h.make_node("Relu", ["t"], ["fy"])]
-    function = h.make_function("local", "block", ["fx"], ["fy"], body,
-                               [h.make_opsetid("", 12)])
-    graph = h.make_graph([h.make_node("block", ["x"], ["y"], domain="local")], "g",
-                         [vi("x", T.FLOAT, [1, 3, 8, 8])], [vi("y", T.FLOAT, None)])
-    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 12),
-                                               h.make_opsetid("local", 1)], functions=[function])
+    body = [
+        h.make_node("MaxPool", ["fx"], ["t"], kernel_shape=[2, 2]),
+        h.make_node("Relu", ["t"], ["fy"]),
+    ]
+    function = h.make_function("local", "block", ["fx"], ["fy"], body, [h.make_opsetid("", 12)])
+    graph = h.make_graph(
+        [h.make_node("block", ["x"], ["y"], domain="local")],
+        "g",
+        [vi("x", T.FLOAT, [1, 3, 8, 8])],
+        [vi("y", T.FLOAT, None)],
+    )
+    model = h.make_model(
+        graph,
+        opset_imports=[h.make_opsetid("", 12), h.make_opsetid("local", 1)],
+        functions=[function],
+    )
     model.ir_version = ir
     rewritten = _round_trip(model)
     declared = _declared(rewritten.functions[0])

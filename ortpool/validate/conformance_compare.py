@@ -149,8 +149,13 @@ def _versions(documents: Sequence[dict[str, Any]]) -> list[str]:
         for key in keys
     ]
     rows.append(
-        ["providers", *(", ".join(d["environment"].get("runtime", {}).get("providers") or [CPU])
-                        for d in documents)]
+        [
+            "providers",
+            *(
+                ", ".join(d["environment"].get("runtime", {}).get("providers") or [CPU])
+                for d in documents
+            ),
+        ]
     )
     rows.append(
         ["cases (seed)", *(f"{len(d['cases'])} ({d['settings']['seed']})" for d in documents)]
