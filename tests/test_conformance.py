@@ -267,3 +267,36 @@ def test_compare_refuses_reports_over_different_grids(small_report, tmp_path):
     stray.write_text(json.dumps({"tool": "ortpool validate"}))
     with pytest.raises(OrtpoolError, match="is not an 'ortpool conformance --json' report"):
         conformance_compare.load([stray, stray])
+
+
+def _on(report: dict, build: str, providers: list[str]) -> dict:
+    other = json.loads(json.dumps(report))
+    other["environment"]["onnxruntime_build"] = build
+    other["environment"]["runtime"] = {"providers": providers}
+    return other
+
+
+def test_compare_sets_another_provider_beside_its_builds_cpu_provider(small_report):
+    a, b, c = (case["id"] for case in small_report["cases"][:3])
+    cpu = _on(measured(small_report, "1.24.1", {a: results.AGREE, b: results.DIFFER}),
+              "onnxruntime-openvino", ["CPUExecutionProvider"])
+    ov = _on(measured(small_report, "1.24.1", {a: results.DIFFER, b: results.AGREE}),
+             "onnxruntime-openvino", ["OpenVINOExecutionProvider", "CPUExecutionProvider"])
+    for case in ov["cases"]:
+        if case["id"] == c:  # the CPU provider ran it: whatever its values, not OpenVINO's
+            case["status"], case["executed_by"] = "fallback", "CPUExecutionProvider"
+    ov["matrix"][0]["statuses"] = dict(collections.Counter(x["status"] for x in ov["cases"]))
+    page = conformance_compare.markdown([small_report, cpu, ov])
+    title = ("## What the OpenVINOExecutionProvider changes against the CPU provider "
+             "(onnxruntime-openvino 1.24.1)")
+    assert title in page
+    section = page.split(title, 1)[1]
+    assert "3 case(s) have another verdict: 1 agree with the spec on 1.24.1-openvino OpenVINO " \
+        "where the CPU provider does not, 1 the reverse, 1 fall back to the CPU provider" in section
+    assert "| 1.24.1-openvino CPU | 1.24.1-openvino OpenVINO |" in section
+    # no upgrade section between builds: 1.32's CPU build and the OpenVINO build's CPU provider
+    assert page.count("## What upgrading") == 0
+    (row,) = [line for line in page.splitlines() if line.startswith("| MaxPool-12 * |")]
+    assert row.rstrip(" |").split(" / ")[-1] == "1"  # the fallback cell of the OpenVINO column
+    assert "| providers | CPUExecutionProvider | CPUExecutionProvider | " \
+        "OpenVINOExecutionProvider, CPUExecutionProvider |" in page

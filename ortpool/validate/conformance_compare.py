@@ -104,7 +104,7 @@ def _pairs(documents: Sequence[dict[str, Any]]):
         for old in reversed(documents[:index]):
             if (_build(old), _provider(old)) == (_build(new), _provider(new)):
                 title = f"What upgrading from onnxruntime {runtime(old)} to {runtime(new)} changes"
-                yield title, old, new
+                yield _upgrade, title, old, new
                 break
         if _provider(new) == CPU:
             continue
@@ -115,7 +115,7 @@ def _pairs(documents: Sequence[dict[str, Any]]):
                     f"What the {_provider(new)} changes against the CPU provider "
                     f"({_build(new)} {new['environment']['onnxruntime']})"
                 )
-                yield title, old, new
+                yield _provider_changes, title, old, new
                 break
 
 
@@ -128,8 +128,8 @@ def markdown(documents: Sequence[dict[str, Any]], preamble: str = "") -> str:
     lines += _matrix(documents)
     lines += _causes(documents)
     lines += _no_kernel(documents)
-    for title, old, new in _pairs(documents):
-        lines += _upgrade(title, old, new)
+    for render, title, old, new in _pairs(documents):
+        lines += render(title, old, new)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -283,5 +283,71 @@ def _upgrade(title: str, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         f"do, {changed - fixed - broken} change otherwise.",
         "",
         *_table(["op-version", "case", "cases (types; ranks)", runtime(old), runtime(new)], rows),
+        "",
+    ]
+
+
+#: What a group of cases on two providers may have in common, besides op and types.
+_SHARED_AXES = ("rank", "storage_order", *_GROUP_AXES)
+
+
+def _provider_changes(title: str, cpu: dict[str, Any], other: dict[str, Any]) -> list[str]:
+    """The cases whose verdict on another provider is not the CPU provider's, per operator and
+    pair of verdicts, with what all the cases of a group have in common: a provider is another
+    implementation, so the changes are too many to list case by case."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for before, after in zip(cpu["cases"], other["cases"], strict=True):
+        if before["status"] != after["status"]:
+            # Indices and their layout are computed apart from Y's values: split on them.
+            key = (
+                before["op"],
+                before["status"],
+                after["status"],
+                after["indices"],
+                after["storage_order"],
+            )
+            groups[key].append(after)
+    if not groups:
+        return [f"## {title}", "", "Nothing: every case has the same verdict on both.", ""]
+    total = Counter()
+    for (_, before, after, *_), found in groups.items():
+        if after == FALLBACK:
+            total["fallback"] += len(found)
+        elif before not in _GOOD and after in _GOOD:
+            total["right"] += len(found)
+        elif before in _GOOD and after not in _GOOD:
+            total["wrong"] += len(found)
+        else:
+            total["other"] += len(found)
+    rows = []
+    for (op, before, after, *_), found in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        shared = []
+        for axis in _SHARED_AXES:
+            values = {c[axis] for c in found}
+            if len(values) == 1:
+                shared.append(f"{axis}={values.pop()}")
+        spec_versions = ", ".join(str(v) for v in sorted({c["version"] for c in found}))
+        dtypes = ", ".join(sorted({c["dtype"] for c in found}))
+        rows.append(
+            [
+                f"{op} ({spec_versions})",
+                str(len(found)),
+                dtypes,
+                ", ".join(shared) or "-",
+                before,
+                after,
+            ]
+        )
+    changed = sum(total.values())
+    return [
+        f"## {title}",
+        "",
+        f"{changed} case(s) have another verdict: {total['right']} agree with the spec on "
+        f"{runtime(other)} where the CPU provider does not, {total['wrong']} the reverse, "
+        f"{total['fallback']} fall back to the CPU provider (not {_provider(other)}'s result), "
+        f"{total['other']} change otherwise. Grouped per operator and pair of verdicts; "
+        "'shared' lists the grid values every case of the group has.",
+        "",
+        *_table(["op (versions)", "cases", "types", "shared", runtime(cpu), runtime(other)], rows),
         "",
     ]
