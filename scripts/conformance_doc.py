@@ -49,7 +49,17 @@ python scripts/conformance_doc.py .venv/bin/python cuda.json   # side by side wi
 ```
 
 A node the provider does not take runs on the CPU provider (onnxruntime falls back silently):
-such cases are counted as `fallback`, read from the session profile, never as the provider's."""
+such cases are counted as `fallback`, read from the session profile, never as the provider's.
+
+**OpenVINO against CPU, in short** (onnxruntime-openvino 1.24.1; the last section has every
+group, re-read it after regenerating): the OpenVINO provider pads SAME for the dilated kernel,
+as the spec does (MaxPool-12 SAME_UPPER, dilation 2, 9x9: 9x9 there, 7x7 on the CPU provider;
+`same-dilation` cases 664 -> 101), and runs pads >= kernel, which the CPU provider refuses. It
+keeps ceil mode's last window when it starts in the end pad (`end-pad-window`, 420 cases: one
+output more than the spec), and its MaxPool Indices under `storage_order=1` are not the spec's
+(367 cases). It does not take double MaxPool, LpPool, MaxUnpool or MaxRoiPool: those run on the
+CPU provider (`fallback`). So a node right on one provider can be wrong on the other, both
+ways: a fix or a verdict holds only for the provider it was measured on."""
 
 
 def main(argv: list[str] | None = None) -> int:
