@@ -1,9 +1,10 @@
 """The two passes over a whole model: standard pooling -> ortpool (rewrite) and back (restore).
 
 Both edit a model in place, scope by scope (see :mod:`ortpool.rewrite.scopes`), replacing only
-the pooling nodes they change (plus the marked Casts a rewrite inserts and a restore removes) and
-the ``ortpool`` opset import; node order, names, graph inputs and outputs, initializers,
-value_info, metadata, doc strings and every other node stay as they were.
+the pooling nodes they change (plus the marked Casts a rewrite inserts and a restore removes),
+the ``ortpool`` opset import and the marked declarations of ortpool outputs
+(:mod:`ortpool.rewrite.op_outputs`); node order, names, graph inputs and outputs, initializers,
+the model's own value_info, metadata, doc strings and every other node stay as they were.
 """
 
 from __future__ import annotations
