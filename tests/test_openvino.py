@@ -18,16 +18,11 @@ down).
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
-import sys
-import time
-import xml.etree.ElementTree as ET
 from importlib.metadata import requires
 from pathlib import Path
 
+import child_venv
 import numpy as np
 import onnx
 import pytest
@@ -84,38 +79,17 @@ def pip_arguments() -> list[str]:
     return wanted
 
 
-def _python() -> Path:
-    return VENV / "bin" / "python"
+def _unreachable(arguments, stderr: str) -> None:
+    if any(marker in stderr for marker in UNREACHABLE):
+        pytest.skip(f"the package index offers no {BUILD} here: {stderr.strip().splitlines()[-1]}")
 
 
 def ensure_venv() -> float | None:
     """Build .venv-openvino unless it holds exactly these requirements; the build's seconds, or
-    None when reused. ortpool goes in with --no-deps: its own requirement on the CPU build would
-    replace the OpenVINO build's module."""
-    wanted = {"pip": pip_arguments(), "python": sys.version}
-    if STAMP.is_file() and json.loads(STAMP.read_text()) == wanted and _python().is_file():
-        return None
-    started = time.perf_counter()
-    shutil.rmtree(VENV, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, timeout=120)
-    for arguments in (wanted["pip"], ["--no-deps", "-e", str(ROOT)]):
-        done = subprocess.run(
-            [str(_python()), "-m", "pip", "install", "-q", *arguments],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        if done.returncode != 0:
-            shutil.rmtree(VENV, ignore_errors=True)
-            if any(marker in done.stderr for marker in UNREACHABLE):
-                pytest.skip(
-                    f"the package index offers no {BUILD} here: "
-                    f"{done.stderr.strip().splitlines()[-1]}"
-                )
-            pytest.fail(f"pip install {arguments} failed:\n{done.stderr[-3000:]}")
-    STAMP.write_text(json.dumps(wanted, indent=2) + "\n")
-    return time.perf_counter() - started
+    None when reused. ortpool goes in after, with --no-deps: its own requirement on the CPU
+    build would replace the OpenVINO build's module."""
+    installs = [pip_arguments(), ["--no-deps", "-e", str(ROOT)]]
+    return child_venv.ensure(VENV, STAMP, installs, _unreachable)
 
 
 @pytest.mark.skipif(os.environ.get("ORTPOOL_OPENVINO") == "skip", reason="ORTPOOL_OPENVINO=skip")
@@ -123,39 +97,11 @@ def test_openvino_tests_pass_in_their_own_venv(tmp_path):
     if _openvino_available():
         pytest.skip("this environment has the OpenVINO provider: the marked tests ran here")
     build_seconds = ensure_venv()
-    report = tmp_path / "openvino.xml"
-    env = dict(os.environ, ORTPOOL_KERNELS="numpy")
-    env["PATH"] = f"{VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-    env.pop("PYTHONPATH", None)
-    started = time.perf_counter()
-    done = subprocess.run(
-        [
-            str(_python()),
-            "-m",
-            "pytest",
-            "-m",
-            "openvino",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            f"--junitxml={report}",
-            str(ROOT / "tests" / "test_openvino.py"),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    seconds = time.perf_counter() - started
-    suite = ET.parse(report).getroot().find("testsuite")
-    counts = {key: int(suite.get(key, 0)) for key in ("tests", "failures", "errors", "skipped")}
-    print(f"openvino child: {counts}, {seconds:.1f} s, build {build_seconds}")
-    failed = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
-    assert done.returncode == 0, "\n".join(failed) or done.stdout[-3000:] + done.stderr[-3000:]
+    run = child_venv.run_marked(VENV, "openvino", Path(__file__), tmp_path / "openvino.xml", 300)
+    print(f"openvino child: {run.counts}, {run.seconds:.1f} s, build {build_seconds}")
+    assert run.returncode == 0, run.failure()
     # A marked test skips itself without the OpenVINO provider: none may skip in the child.
-    assert counts["skipped"] == 0 and counts["tests"] >= 5, counts
+    assert run.counts["skipped"] == 0 and run.counts["tests"] >= 5, run.counts
 
 
 # --- the provider-dependent tests: run where the OpenVINO provider is ----------------------
