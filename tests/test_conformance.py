@@ -200,6 +200,9 @@ def test_cli_matrix_and_json(tmp_path, capsys):
         (["conformance", "--ops", "Conv"], "unknown pooling operator 'Conv'"),
         (["conformance", "--versions", "x"], "comma-separated integers"),
         (["conformance", "--ops", "MaxPool", "--versions", "7"], "select no case"),
+        # a provider this build does not have: named, with what it has, before any case runs
+        (["conformance", "--providers", "NoSuchExecutionProvider"],
+         "--providers: NoSuchExecutionProvider is not available in this onnxruntime"),
     ],
 )
 def test_cli_bad_arguments_exit_2(capsys, argv, message):

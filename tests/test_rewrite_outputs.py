@@ -202,3 +202,23 @@ def test_function_bodies_get_the_rank_only_from_ir_10(ir):
     feeds = {"x": np.ones((1, 3, 8, 8), np.float32)}
     (y,) = ortpool.InferenceSession(rewritten).run(None, feeds)
     assert y.shape == (1, 3, 7, 7)
+
+
+@pytest.mark.parametrize(
+    ("attrs", "shape", "dims"),
+    [
+        # sizes beyond any real tensor are still exact: 8 + 2 * 2**40 - 2
+        (dict(kernel_shape=[3, 3], pads=[2**40] * 4), [1, 3, 8, 8],
+         [1, 3, 2**41 + 6, 2**41 + 6]),
+        # past the int64 bounds the geometry refuses: names, nothing guessed
+        (dict(kernel_shape=[3, 3], pads=[2**62] * 4), [1, 3, 8, 8], [1, 3, "y:2", "y:3"]),
+        # N = 0 passes through; a zero spatial axis has no output: names
+        (dict(kernel_shape=[3, 3]), [0, 3, 0, 8], [0, 3, "y:2", "y:3"]),
+        (dict(kernel_shape=[2, 2]), [0, 3, 4, 4], [0, 3, 3, 3]),
+    ],
+)
+def test_hostile_sizes_give_exact_sizes_or_names(attrs, shape, dims):
+    model = one_node_model(h.make_node("MaxPool", ["x"], ["y"], name="p", **attrs), shape=shape)
+    model.graph.output[0].name = "z"
+    model.graph.node.append(h.make_node("Relu", ["y"], ["z"]))
+    assert _declared(_round_trip(model).graph) == {"y": (T.FLOAT, dims)}
