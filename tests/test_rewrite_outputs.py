@@ -222,3 +222,22 @@ def test_hostile_sizes_give_exact_sizes_or_names(attrs, shape, dims):
     model.graph.output[0].name = "z"
     model.graph.node.append(h.make_node("Relu", ["y"], ["z"]))
     assert _declared(_round_trip(model).graph) == {"y": (T.FLOAT, dims)}
+
+
+@pytest.mark.parametrize("ir", [8, 10])
+def test_a_call_of_a_function_holding_ortpool_ops_is_declared_where_it_is_called(ir):
+    # onnxruntime types a call from the body before inlining it, and an ortpool op types
+    # nothing: without a declaration of y, the Relu reading it makes the model refused
+    # ("Op (block) output arg (y) type inference failed").
+    body = [h.make_node("Relu", ["fx"], ["t"]), h.make_node("MaxPool", ["t"], ["fy"],
+                                                              kernel_shape=[2, 2])]
+    function = h.make_function("local", "block", ["fx"], ["fy"], body, [h.make_opsetid("", 12)])
+    nodes = [h.make_node("block", ["x"], ["y"], domain="local"), h.make_node("Relu", ["y"], ["z"])]
+    graph = h.make_graph(nodes, "g", [vi("x", T.FLOAT, ["n", 3, 8, 8])], [vi("z", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 12),
+                                               h.make_opsetid("local", 1)], functions=[function])
+    model.ir_version = ir
+    rewritten = _round_trip(model)
+    assert _declared(rewritten.graph) == {"y": (T.FLOAT, ["y:0", "y:1", "y:2", "y:3"])}
+    (z,) = ortpool.InferenceSession(rewritten).run(None, {"x": np.ones((2, 3, 8, 8), np.float32)})
+    assert z.shape == (2, 3, 7, 7)

@@ -16,6 +16,8 @@ declared size in and trusts it (measured: a declared ``[2, 8, 9, 9]`` where the 
   when every input size they depend on is known (MaxRoiPool: the RoI count and ``pooled_shape``;
   MaxUnpool with ``output_shape``: the sizes when that input is a constant), a fresh symbolic
   name for every other axis;
+* the outputs of a call of a local function holding an ortpool node: the rank only, in the
+  calling graph (onnxruntime cannot type such a call otherwise, see :func:`_tainted`);
 * subgraphs (If, Loop, Scan bodies) and function bodies: the rank only (fresh symbolic names on
   every axis). A body runs with other sizes at other iterations and call sites, and a branch
   output of static declared shape is allocated ahead by onnxruntime (see
@@ -51,6 +53,7 @@ def declare(model: onnx.ModelProto, types: TypeTable) -> list[str]:
     """Declare the outputs of every ortpool node that nothing declares yet (in place; see the
     module docstring); returns the names declared."""
     declared: list[str] = []
+    tainted = _tainted(model)
     for scope in model_scopes(model):
         holder = scope.holder
         if holder is None or (scope.function is not None and model.ir_version < 10):
@@ -60,6 +63,18 @@ def declare(model: onnx.ModelProto, types: TypeTable) -> list[str]:
         # Sizes this pass computed, so a pool reading another pool's output sees spec sizes.
         computed: dict[str, tuple[Dim, ...]] = {}
         for node in scope.nodes:
+            if _calls_ortpool(node, tainted):
+                for name in node.output:
+                    call_type = types.lookup(scope, name) if name else None
+                    if name in known or call_type is None or call_type.elem_type <= 0:
+                        continue
+                    if call_type.rank is None:
+                        continue
+                    fresh = [f"{name}:{axis}" for axis in range(call_type.rank)]
+                    _append(holder, name, call_type.elem_type, fresh)
+                    known.add(name)
+                    declared.append(name)
+                continue
             if node.domain != optypes.DOMAIN:
                 continue
             try:
@@ -70,20 +85,65 @@ def declare(model: onnx.ModelProto, types: TypeTable) -> list[str]:
                 computed[name] = dims
                 if not name or name in known or elem is None or dims is None:
                     continue
-                info = onnx.helper.make_tensor_value_info(name, elem, list(dims))
-                info.doc_string = MARK
-                holder.value_info.append(info)
+                _append(holder, name, elem, list(dims))
                 known.add(name)
                 declared.append(name)
     return declared
+
+
+def _append(holder, name: str, elem: int, dims: list) -> None:
+    info = onnx.helper.make_tensor_value_info(name, elem, dims)
+    info.doc_string = MARK
+    holder.value_info.append(info)
+
+
+def _tainted(model: onnx.ModelProto) -> set[tuple[str, str, str]]:
+    """The local functions whose body (subgraphs and called functions included) holds an ortpool
+    node. onnxruntime infers a call's output types from the body before inlining it, gets none
+    through an ortpool op (a function's value_info is not read there), and refuses the model
+    when anything reads the call's output ("Op (f) output arg (y) type inference failed",
+    measured on 1.32 and 1.24 with the CPU provider alone); a declaration of the call's output in
+    the calling graph answers it."""
+    bodies = {(f.domain, f.name, f.overload): f for f in model.functions}
+
+    def nodes_of(nodes):
+        for node in nodes:
+            yield node
+            for _, _, sub in subgraphs(node):
+                yield from nodes_of(sub.node)
+
+    tainted: set[tuple[str, str, str]] = set()
+    changed = True
+    while changed:
+        changed = False
+        for key, function in bodies.items():
+            if key in tainted:
+                continue
+            if any(
+                _calls_ortpool(n, tainted) or n.domain == optypes.DOMAIN
+                for n in nodes_of(function.node)
+            ):
+                tainted.add(key)
+                changed = True
+    return tainted
+
+
+def _calls_ortpool(node: onnx.NodeProto, tainted: set[tuple[str, str, str]]) -> bool:
+    return (node.domain, node.op_type, node.overload) in tainted
 
 
 def remove(model: onnx.ModelProto) -> list[str]:
     """Drop the declarations :func:`declare` wrote whose value no ortpool op writes any more (in
     place); returns their names."""
     removed: list[str] = []
+    tainted = _tainted(model)
     for holder in _holders(model):
-        written = {o for n in holder.node if n.domain == optypes.DOMAIN for o in n.output}
+        written = {
+            o
+            for n in holder.node
+            if n.domain == optypes.DOMAIN or _calls_ortpool(n, tainted)
+            for o in n.output
+        }
         stale = [v.doc_string == MARK and v.name not in written for v in holder.value_info]
         if any(stale):
             removed += [v.name for v, drop in zip(holder.value_info, stale, strict=True) if drop]
