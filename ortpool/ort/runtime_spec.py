@@ -101,6 +101,9 @@ class RuntimeSpec:
     intra_op_threads: int = 0
     inter_op_threads: int = 0
     mode: str = "sequential"
+    #: every session uses onnxruntime's process-wide pool (:func:`share_thread_pool`, set
+    #: before the first session) instead of pools of its own; the thread counts then size that
+    shared_pool: bool = False
 
     @property
     def provider_names(self) -> list[str]:
@@ -171,9 +174,11 @@ class RuntimeSpec:
         options.execution_mode = getattr(ort.ExecutionMode, MODES[self.mode])
         intra = self.intra_op_threads if threads is None else threads
         inter = self.inter_op_threads if threads is None else threads
-        if intra:
+        if self.shared_pool:
+            options.use_per_session_threads = False
+        elif intra:
             options.intra_op_num_threads = intra
-        if inter:
+        if inter and not self.shared_pool:
             options.inter_op_num_threads = inter
         if external_dir is not None:
             options.add_session_config_entry(EXTERNAL_FOLDER_KEY, os.fspath(external_dir))
@@ -226,6 +231,7 @@ class RuntimeSpec:
             "intra_op_threads": self.intra_op_threads,
             "inter_op_threads": self.inter_op_threads,
             "execution_mode": self.mode,
+            "shared_pool": self.shared_pool,
         }
 
     def title(self) -> str:

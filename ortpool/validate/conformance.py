@@ -36,6 +36,7 @@ class CaseResult:
                 "index_ties": node["index_ties"],
                 "max_abs_error": node["max_abs_error"],
                 "message": node["message"],
+                "executed_by": node["executed_by"],
             }
         )
         return out
@@ -50,6 +51,8 @@ class Row:
     statuses: Counter = dataclasses.field(default_factory=Counter)
     causes: Counter = dataclasses.field(default_factory=Counter)
     no_kernel_types: set[str] = dataclasses.field(default_factory=set)
+    #: cases another provider than the first asked for executed (their status is that one's)
+    fell_back: Counter = dataclasses.field(default_factory=Counter)
 
     @property
     def key(self) -> str:
@@ -93,6 +96,8 @@ def matrix(found: Sequence[CaseResult]) -> list[Row]:
             row.causes[cause.code] += 1
         if r.node.status == results.NO_KERNEL:
             row.no_kernel_types.add(r.case.dtype)
+        for text in r.node.fallbacks():
+            row.fell_back[text.removeprefix("fell back to ").removesuffix(" alone")] += 1
     return list(rows.values())
 
 

@@ -7,7 +7,9 @@ import sys
 import time
 from typing import Any
 
+from ortpool.cliargs import runtime
 from ortpool.errors import OrtpoolError
+from ortpool.ort.runtime_spec import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
 
 HELP = (
@@ -30,6 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rtol", type=float, help="relative tolerance for AveragePool values")
     parser.add_argument("--json", metavar="FILE", help="write every case and its result as JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    runtime.add_arguments(
+        parser,
+        ISOLATED_LEVEL,
+        "every case runs at it (disable: the node as written)",
+        providers_help="the execution providers the built-in nodes run on, in priority order "
+        "(default cpu); a case the first does not execute is counted as fallen back, not as its",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,8 +63,14 @@ def run(args: argparse.Namespace) -> int:
     cases = grid.cases(ops, wanted_versions or None, _csv(args.dtypes), ranks)
     if not cases:
         raise OrtpoolError("the filters select no case")
+    spec = runtime.read(args)
     options = isolate.Options(
-        ortpool_runner=isolate.run_ortpool_numpy, threads=1, atol=args.atol, rtol=args.rtol
+        runtime=spec,
+        ortpool_runner=isolate.run_ortpool_numpy,
+        # one thread per tiny node unless asked otherwise (a pool of workers costs more)
+        threads=None if spec.intra_op_threads or spec.inter_op_threads else 1,
+        atol=args.atol,
+        rtol=args.rtol,
     )
     settings = {
         "seed": args.seed,
@@ -63,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         "versions": wanted_versions,
         "dtypes": _csv(args.dtypes),
         "ranks": ranks,
+        "runtime": spec.describe(),
     }
     # The report's destination is checked and reserved before the sweep, not after it.
     with StagedFiles() as files:
@@ -78,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         seconds = time.perf_counter() - started
         env = jsonreport.environment()
         header = (
-            f"ortpool conformance: onnxruntime {env['onnxruntime']} built-in pooling against the "
+            f"ortpool conformance: {spec.title()}: built-in pooling against the "
             f"ONNX spec (onnxruntime-extensions {env['onnxruntime_extensions']}, onnx "
             f"{env['onnx']}, ortpool {env['ortpool']})\n"
             f"{len(found)} cases, seed {args.seed}, {seconds:.1f} s"

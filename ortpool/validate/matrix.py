@@ -23,6 +23,7 @@ COLUMNS = (
 
 def render(found: Sequence[CaseResult], header: str) -> list[str]:
     rows = []
+    placed = any(r.node.asked_provider for r in found)
     for row in matrix(found):
         st = row.statuses
         cause_text = ", ".join(
@@ -43,8 +44,15 @@ def render(found: Sequence[CaseResult], header: str) -> list[str]:
                 cause_text or "-",
             ]
         )
+        if placed:
+            # Cases onnxruntime ran on another provider than the first asked: their verdicts
+            # are that provider's (counted in the columns before), said here.
+            fell = ", ".join(f"{n} to {ep.removesuffix('ExecutionProvider')}"
+                             for ep, n in row.fell_back.items())
+            rows[-1].insert(-1, fell or "0")
     lines = [header, ""]
-    lines += table(rows, COLUMNS, indent="")
+    columns = (*COLUMNS[:-1], "fell back", COLUMNS[-1]) if placed else COLUMNS
+    lines += table(rows, columns, indent="")
     lines.append("")
     kernels = [
         (row.key, sorted(row.no_kernel_types)) for row in matrix(found) if row.no_kernel_types
@@ -70,4 +78,10 @@ def render(found: Sequence[CaseResult], header: str) -> list[str]:
         "cases differing only in cells the spec leaves open (NaN in a window, empty windows). "
         f"Index ties seen: {ties}."
     )
+    if placed:
+        lines.append(
+            "fell back counts cases the first provider asked for did not execute (onnxruntime "
+            "ran them on the next one, read from the session's profile): their verdicts are "
+            "that provider's, not the first's."
+        )
     return lines

@@ -110,7 +110,7 @@ def run_builtin(
 
 
 def run_placed(
-    model: onnx.ModelProto,
+    model: onnx.ModelProto | bytes,
     feeds: Mapping[str, np.ndarray],
     runtime: RuntimeSpec,
     threads: int | None = None,
@@ -125,6 +125,7 @@ def run_placed(
     try:
         session = builtin_session(model, runtime, threads, profile_dir=folder)
         outputs = run_session(session, feeds)
-        return outputs, runtime_spec.placement(session, model)
+        proto = model if isinstance(model, onnx.ModelProto) else onnx.load_from_string(model)
+        return outputs, runtime_spec.placement(session, proto)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
