@@ -161,7 +161,8 @@ def test_cli_matrix_and_json(tmp_path, capsys):
     assert code == 0
     env = runtime.versions()
     assert out.splitlines()[0] == (
-        f"ortpool conformance: onnxruntime {env['onnxruntime']} built-in pooling against the ONNX "
+        f"ortpool conformance: {env['onnxruntime_build']} {env['onnxruntime']} on "
+        "CPUExecutionProvider: built-in pooling against the ONNX "
         f"spec (onnxruntime-extensions {env['onnxruntime_extensions']}, onnx {env['onnx']}, "
         f"ortpool {env['ortpool']})"
     )
