@@ -13,6 +13,7 @@ without loading it.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import functools
@@ -280,26 +281,10 @@ def placement(session: Any, model: onnx.ModelProto | None = None) -> dict[str, s
     293 ms on OpenVINO's (its compile dominates); ortpool profiles only sessions on another
     provider than the CPU one alone, where nothing can fall back.
     """
-    raw = getattr(session, "session", session)  # ortpool.InferenceSession wraps one
-    path = raw.end_profiling()
-    try:
-        with open(path, encoding="utf-8") as file:
-            events = json.load(file)
-    finally:
-        with contextlib.suppress(OSError):
-            os.remove(path)
     found: dict[str, str] = {}
     compiled: set[str] = set()
-    for event in events:
-        if event.get("cat") != "Node":
-            continue
-        args = event.get("args") or {}
-        provider = args.get("provider")
-        name = str(event.get("name", ""))
-        if not provider or not name.endswith("_kernel_time"):
-            continue
-        node = name[: -len("_kernel_time")]
-        if node.startswith(f"{provider}_") and args.get("op_name", "") in node:
+    for node, op_type, provider in profile_events(session):
+        if node.startswith(f"{provider}_") and op_type in node:
             compiled.add(provider)  # a fused subgraph: "<EP>_<EP>-subgraph_1_0"
         else:
             found[node] = provider
@@ -311,6 +296,33 @@ def placement(session: Any, model: onnx.ModelProto | None = None) -> dict[str, s
     return found
 
 
+def profile_events(session: Any) -> list[tuple[str, str, str]]:
+    """(node name, op type, provider) of every node run the session's profile holds (it must
+    have been made with ``profile_dir``); ends profiling and removes the profile file. A
+    subgraph a provider compiled is one node, ``<EP>_<EP>-subgraph_1_0`` of op type
+    ``<EP>-subgraph_1``."""
+    raw = getattr(session, "session", session)  # ortpool.InferenceSession wraps one
+    path = raw.end_profiling()
+    try:
+        with open(path, encoding="utf-8") as file:
+            events = json.load(file)
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(path)
+            os.rmdir(os.path.dirname(path))
+    found = []
+    for event in events:
+        if event.get("cat") != "Node":
+            continue
+        args = event.get("args") or {}
+        provider = args.get("provider")
+        name = str(event.get("name", ""))
+        if provider and name.endswith("_kernel_time"):
+            node = name.removesuffix("_kernel_time")
+            found.append((node, str(args.get("op_name", "")), provider))
+    return found
+
+
 def fell_back(asked: RuntimeSpec, executed: str | None) -> str | None:
     """``"fell back to CPUExecutionProvider"`` when a node was executed by another provider than
     the first one asked for; None when it ran where asked (or nothing is known)."""
@@ -319,9 +331,19 @@ def fell_back(asked: RuntimeSpec, executed: str | None) -> str | None:
     return f"fell back to {executed}"
 
 
+@functools.cache
+def _profiles() -> str:
+    folder = tempfile.TemporaryDirectory(prefix="ortpool-profile-")
+    atexit.register(folder.cleanup)
+    return folder.name
+
+
 def profile_dir() -> str:
-    """A private folder for session profiles (removed with the process's temp files)."""
-    return tempfile.mkdtemp(prefix="ortpool-profile-")
+    """A folder of its own for one session's profile (onnxruntime names the file by the
+    millisecond), inside one removed when the process exits; :func:`profile_events` removes
+    the file and the folder once read. The file is open from the session's start, so the
+    folder must stay until then."""
+    return tempfile.mkdtemp(dir=_profiles())
 
 
 def share_thread_pool(intra_op_threads: int = 0) -> bool:
