@@ -176,7 +176,7 @@ def test_conformance_counts_the_cases_that_fell_back(capsys, tmp_path):
 def test_bench_says_which_provider_executed_the_built_in_node():
     from ortpool.bench import cases, runner
 
-    (case,) = cases.select(["vgg"])
+    (case,) = cases.select(["fixed-cost"])
     settings = runner.Settings(repeat=1, min_sample=0.0, reference_limit=0.0,
                                runtime=RuntimeSpec(parse_providers("azure")))
     assert runner.run_case(case, settings).executed_by == CPU
@@ -252,3 +252,25 @@ def test_ortpool_inference_session_takes_providers_as_onnxruntime_does():
     assert with_options.get_providers() == [CPU]
     (y,) = with_options.run(None, feed_dict([x]))
     assert y.shape == (1, 1, 9, 9)  # the spec's SAME size, where the CPU built-in gives 7x7
+
+
+@needs_azure
+def test_fix_proves_on_the_providers_named_and_says_where_the_form_ran():
+    from ortpool.fix import fix_with_report
+
+    model = MODELS / "fix" / "fix-valid-ceil.onnx"
+    _, on_cpu = fix_with_report(model)
+    _, on_azure = fix_with_report(model, runtime=RuntimeSpec(parse_providers("azure")))
+    assert on_azure.runtime["providers"] == [AZURE]
+    for cpu_node, azure_node in zip(on_cpu.nodes, on_azure.nodes, strict=True):
+        assert (azure_node.realization, azure_node.form) == (cpu_node.realization, cpu_node.form)
+        assert azure_node.form == "explicit-pads"
+        (proven,) = [a for a in azure_node.attempts if a.outcome == "proven"]
+        op = azure_node.op
+        # at level all the CPU provider also runs its layout's Reorder nodes around the pool
+        fell = re.fullmatch(r"exact on \d+ input sets \(.*\); (.*) fell back to "
+                            r"CPUExecutionProvider", proven.detail)
+        assert fell is not None and op in fell.group(1).split(", "), proven.detail
+        # on the CPU provider alone nothing can fall back and the proof names no provider
+        (plain,) = [a for a in cpu_node.attempts if a.outcome == "proven"]
+        assert "ExecutionProvider" not in plain.detail
