@@ -1,9 +1,15 @@
-"""pytest set-up for the ortpool tests: a deterministic hypothesis profile and the figures the
-property and backend tests report at the end of the run (examples per op and version)."""
+"""pytest set-up for the ortpool tests: a deterministic hypothesis profile, numba's compiles paid
+once per run in one place, and the figures the property and backend tests report at the end of
+the run (examples per op and version)."""
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
 import os
+import subprocess
+import sys
+import time
 
 import support
 from hypothesis import HealthCheck, settings
@@ -30,7 +36,89 @@ settings.register_profile(
 settings.load_profile(os.environ.get("ORTPOOL_HYPOTHESIS", "ci"))
 
 
+# numba's compiles, once per run in one place. A cold cache costs about 175 s of CPU (16 kernel
+# and element-type pairs at 8-11 s each), which used to land inside whichever test first made a
+# 64 KB call. `ortpool warmup` compiles all of them into numba's on-disk cache in a child process
+# started with the session, on the second core, while this process runs the tests that need no
+# compiled kernel; the first import of a compiled-kernel module here waits for it and then loads
+# every kernel from the cache in milliseconds. Tests that need a cold cache set their own
+# NUMBA_CACHE_DIR (test_numba_cache, test_compile_note).
+_NUMBA_MODULES = frozenset(
+    f"ortpool.kernels.{name}" for name in ("_numba", "_numba_plans", "_numba_family")
+)
+#: Modules whose tests use the compiled kernels throughout: run last, when the cache is warm.
+_COMPILED_LAST = (
+    "test_backend_cases.py",
+    "test_properties.py",
+    "test_family_properties.py",
+    "test_kernels_backend.py",
+    "test_family_kernels.py",
+    "test_large_inputs.py",
+)
+WARMUP: dict[str, object] = {}
+
+
+class _AfterWarmup(importlib.abc.MetaPathFinder):
+    """Holds the first import of a compiled-kernel module until the warm-up child is done."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name in _NUMBA_MODULES:
+            wait_for_warmup()
+        return None  # the ordinary finders import it
+
+
+def wait_for_warmup() -> None:
+    child = WARMUP.pop("child", None)
+    if child is None:
+        return
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _AfterWarmup)]
+    start = time.perf_counter()
+    try:
+        child.wait(timeout=900)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+    WARMUP["waited"] = time.perf_counter() - start
+    WARMUP["returncode"] = child.returncode
+
+
+def pytest_sessionstart(session):
+    if os.environ.get("ORTPOOL_KERNELS", "").strip().lower() == "numpy":
+        return
+    if importlib.util.find_spec("numba") is None:
+        return
+    WARMUP["started"] = time.perf_counter()
+    WARMUP["child"] = subprocess.Popen(
+        [sys.executable, "-m", "ortpool", "warmup"],
+        env={k: v for k, v in os.environ.items() if k != "ORTPOOL_KERNELS"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    sys.meta_path.insert(0, _AfterWarmup())
+
+
+def pytest_collection_modifyitems(session, config, items):
+    def rank(item) -> int:
+        name = item.path.name
+        return _COMPILED_LAST.index(name) + 1 if name in _COMPILED_LAST else 0
+
+    items.sort(key=rank)  # stable: the order within each module is kept
+
+
+def pytest_sessionfinish(session, exitstatus):
+    child = WARMUP.pop("child", None)
+    if child is not None and child.poll() is None:
+        child.kill()
+        child.wait()
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if "returncode" in WARMUP:
+        terminalreporter.section("ortpool: numba's compiles (ortpool warmup, started with the run)")
+        terminalreporter.write_line(
+            f"exit {WARMUP['returncode']}; the first compiled-kernel import waited "
+            f"{WARMUP['waited']:.1f} s for it"
+        )
     if support.LOWEST_RUN:
         run = support.LOWEST_RUN
         counts = run["counts"]

@@ -173,16 +173,38 @@ class _Runner:
 
 def _roi_numpy(plane: np.ndarray, out: np.ndarray, bins: RoiBins, r: int) -> None:
     """One RoI over every channel: the max over each bin's rows, then over its columns (the bins
-    are rectangles, so the max separates); empty bins 0."""
+    are rectangles, so the max separates); empty bins 0.
+
+    Each distinct row span and column span is reduced once: a RoI far larger than the map has
+    up to millions of bins (pooled_shape is bounded by the output limit only) that share a few
+    spans, since a map of H rows has at most H*(H+1)/2 of them.
+    """
     hs, he, ws, we = bins.h_start[r], bins.h_end[r], bins.w_start[r], bins.w_end[r]
-    w_lo, w_hi = int(ws.min()), int(we.max())
     out.fill(0)
-    if w_lo >= w_hi:
+    rows, cols = np.flatnonzero(hs < he), np.flatnonzero(ws < we)
+    if rows.size == 0 or cols.size == 0:
         return
-    for i in range(hs.shape[0]):
-        if hs[i] >= he[i]:
-            continue
-        rows = np.maximum.reduce(plane[:, hs[i] : he[i], w_lo:w_hi], axis=1)
-        for j in range(ws.shape[0]):
-            if ws[j] < we[j]:
-                out[:, i, j] = np.maximum.reduce(rows[:, ws[j] - w_lo : we[j] - w_lo], axis=1)
+    w_lo, w_hi = int(ws[cols].min()), int(we[cols].max())
+    row_spans, row_of = _runs(hs[rows], he[rows])
+    col_spans, col_of = _runs(ws[cols], we[cols])
+    # (row spans, C, columns), then (row spans, C, column spans)
+    row_max = np.stack([np.maximum.reduce(plane[:, a:b, w_lo:w_hi], axis=1) for a, b in row_spans])
+    cell = np.stack(
+        [np.maximum.reduce(row_max[:, :, a - w_lo : b - w_lo], axis=2) for a, b in col_spans],
+        axis=-1,
+    )
+    out[:, rows[:, None], cols[None, :]] = cell[row_of][:, :, col_of].transpose(1, 0, 2)
+
+
+def _runs(start: np.ndarray, end: np.ndarray) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """The spans of consecutive equal (start, end) pairs, and each pair's span index: bin edges
+    rise with the bin index, so equal spans are neighbours (no sort needed; were they not, a
+    span would only be reduced twice).
+
+    >>> _runs(np.array([0, 0, 1]), np.array([1, 1, 2]))
+    ([(0, 1), (1, 2)], array([0, 0, 1]))
+    """
+    new = np.ones(start.shape[0], bool)
+    new[1:] = (start[1:] != start[:-1]) | (end[1:] != end[:-1])
+    first = np.flatnonzero(new)
+    return [(int(start[i]), int(end[i])) for i in first], np.cumsum(new) - 1
