@@ -233,6 +233,7 @@ class RuntimeSpec:
             "inter_op_threads": self.inter_op_threads,
             "execution_mode": self.mode,
             "shared_pool": self.shared_pool,
+            "also_installed": build.get("also_installed"),
         }
 
     def title(self) -> str:
@@ -241,7 +242,12 @@ class RuntimeSpec:
 
         build = runtime.build()
         providers = ", ".join(str(p) for p in self.providers)
-        return f"{build['distribution']} {build['version']} on {providers}"
+        title = f"{build['distribution']} {build['version']} on {providers}"
+        if "also_installed" in build:
+            # builds write the same files: the module is the last one installed, and
+            # uninstalling either breaks it
+            title += f" ({build['also_installed']} also installed, its files overwritten)"
+        return title
 
 
 @functools.cache

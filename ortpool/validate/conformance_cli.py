@@ -124,6 +124,8 @@ def _document(found: list, env: dict[str, str], settings: dict[str, Any]) -> dic
                 "statuses": dict(r.statuses),
                 "causes": dict(r.causes),
                 "no_kernel_types": sorted(r.no_kernel_types),
+                "fell_back": dict(r.fell_back),
+                "fell_back_statuses": dict(r.fell_back_statuses),
             }
             for r in rows_of(found)
         ],

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ortpool.validate import causes, results
 from ortpool.validate.conformance import CaseResult, cause_totals, matrix
-from ortpool.validate.terminal import table
+from ortpool.validate.terminal import STATUS_TEXT, table
 
 COLUMNS = (
     "op-version",
@@ -47,8 +47,14 @@ def render(found: Sequence[CaseResult], header: str) -> list[str]:
         if placed:
             # Cases onnxruntime ran on another provider than the first asked: their verdicts
             # are that provider's (counted in the columns before), said here.
-            fell = ", ".join(f"{n} to {ep.removesuffix('ExecutionProvider')}"
-                             for ep, n in row.fell_back.items())
+            fell = ", ".join(
+                f"{n} to {ep.removesuffix('ExecutionProvider')}" for ep, n in row.fell_back.items()
+            )
+            if fell:
+                fell += " (" + ", ".join(
+                    f"{n} {STATUS_TEXT.get(status, status)}"
+                    for status, n in sorted(row.fell_back_statuses.items())
+                ) + ")"
             rows[-1].insert(-1, fell or "0")
     lines = [header, ""]
     columns = (*COLUMNS[:-1], "fell back", COLUMNS[-1]) if placed else COLUMNS
@@ -81,7 +87,7 @@ def render(found: Sequence[CaseResult], header: str) -> list[str]:
     if placed:
         lines.append(
             "fell back counts cases the first provider asked for did not execute (onnxruntime "
-            "ran them on the next one, read from the session's profile): their verdicts are "
-            "that provider's, not the first's."
+            "ran them on the next one, read from the session's profile), with their verdicts: "
+            "those are that provider's, so they are counted in no other column and no cause."
         )
     return lines
