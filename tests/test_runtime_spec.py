@@ -281,3 +281,46 @@ def test_fix_proves_on_the_providers_named_and_says_where_the_form_ran():
         # on the CPU provider alone nothing can fall back and the proof names no provider
         (plain,) = [a for a in cpu_node.attempts if a.outcome == "proven"]
         assert "ExecutionProvider" not in plain.detail
+
+
+OPENVINO = "OpenVINOExecutionProvider"
+needs_openvino = pytest.mark.skipif(
+    OPENVINO not in ort.get_available_providers(),
+    reason="needs onnxruntime-openvino (the OpenVINO child environment runs these)",
+)
+
+
+@needs_openvino
+def test_fix_differs_between_the_cpu_and_the_openvino_provider_and_each_is_exact_there():
+    """SAME with dilation: the CPU provider pads for the undilated kernel (7x7 for the spec's
+    8x8), the OpenVINO provider computes the spec's; so the fix differs per provider."""
+    from ortpool.fix import fix_with_report
+
+    model = MODELS / "fix" / "fix-same-dilated.onnx"
+    _, on_cpu = fix_with_report(model)
+    _, on_openvino = fix_with_report(model, runtime=RuntimeSpec(parse_providers("openvino")))
+    assert [n.form for n in on_cpu.nodes] == ["explicit-pads", "explicit-pads"]
+    assert [n.realization for n in on_openvino.nodes] == ["unchanged", "unchanged"]
+    for found in (on_cpu, on_openvino):
+        assert not found.unproven
+        # each written model proven exact in the model, on the provider it was fixed for
+        assert all(n.in_model is not None and n.in_model["exact"] for n in found.nodes)
+    for node in on_openvino.nodes:
+        (proven,) = [a for a in node.attempts if a.outcome == "proven"]
+        assert proven.detail.endswith(f" on {OPENVINO}"), proven.detail
+
+
+@needs_openvino
+def test_validate_on_openvino_names_the_provider_of_each_node(tmp_path, capsys):
+    report = tmp_path / "report.json"
+    assert main(["validate", str(MODELS / "maxunpool-11.onnx"), "--providers", "openvino",
+                 "--no-progress", "--json", str(report)]) == 0
+    nodes = {n["op"]: n for n in json.loads(report.read_text())["models"][0]["nodes"]}
+    # OpenVINO takes the MaxPool; it has no MaxUnpool, which falls back to the CPU provider
+    assert (nodes["MaxPool"]["executed_by"], nodes["MaxPool"]["executed_in_model"]) == (
+        OPENVINO, OPENVINO
+    )
+    assert (nodes["MaxUnpool"]["executed_by"], nodes["MaxUnpool"]["executed_in_model"]) == (
+        CPU, CPU
+    )
+    assert "fell back to CPUExecutionProvider alone" in capsys.readouterr().out
