@@ -133,8 +133,7 @@ class RuntimeSpec:
             if value not in table or not hasattr(enum, table[value]):
                 known = [k for k, v in table.items() if hasattr(enum, v)]
                 raise OrtpoolError(
-                    f"{option} {value!r}: onnxruntime {ort.__version__} knows "
-                    f"{', '.join(known)}"
+                    f"{option} {value!r}: onnxruntime {ort.__version__} knows {', '.join(known)}"
                 )
         for name, count in (("intra", self.intra_op_threads), ("inter", self.inter_op_threads)):
             if count < 0:
