@@ -160,11 +160,10 @@ def test_cli_matrix_and_json(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0
     env = runtime.versions()
-    build = runtime.build()["distribution"]
     # The matrix names the build, its version and the provider it measured.
     assert out.splitlines()[0] == (
-        f"ortpool conformance: {build} {env['onnxruntime']} on CPUExecutionProvider: built-in "
-        "pooling against the ONNX "
+        f"ortpool conformance: {env['onnxruntime_build']} {env['onnxruntime']} on "
+        "CPUExecutionProvider: built-in pooling against the ONNX "
         f"spec (onnxruntime-extensions {env['onnxruntime_extensions']}, onnx {env['onnx']}, "
         f"ortpool {env['ortpool']})"
     )
@@ -275,7 +274,7 @@ def test_compare_refuses_reports_over_different_grids(small_report, tmp_path):
 def _on(report: dict, build: str, providers: list[str]) -> dict:
     other = json.loads(json.dumps(report))
     other["environment"]["onnxruntime_build"] = build
-    other["environment"]["runtime"] = {"providers": providers}
+    other["runtime"] = {**other.get("runtime", {}), "providers": providers}
     return other
 
 
@@ -287,8 +286,13 @@ def test_compare_sets_another_provider_beside_its_builds_cpu_provider(small_repo
              "onnxruntime-openvino", ["OpenVINOExecutionProvider", "CPUExecutionProvider"])
     for case in ov["cases"]:
         if case["id"] == c:  # the CPU provider ran it: whatever its values, not OpenVINO's
-            case["status"], case["executed_by"] = "fallback", "CPUExecutionProvider"
-    ov["matrix"][0]["statuses"] = dict(collections.Counter(x["status"] for x in ov["cases"]))
+            case["executed_by"] = "CPUExecutionProvider"
+            fell = case["status"]
+    ov["matrix"][0]["statuses"] = dict(
+        collections.Counter(x["status"] for x in ov["cases"] if x["id"] != c)
+    )
+    ov["matrix"][0]["fell_back"] = {"CPUExecutionProvider": 1}
+    ov["matrix"][0]["fell_back_statuses"] = {fell: 1}
     page = conformance_compare.markdown([small_report, cpu, ov])
     title = ("## What the OpenVINOExecutionProvider changes against the CPU provider "
              "(onnxruntime-openvino 1.24.1)")

@@ -36,25 +36,32 @@ def _requirements() -> list[Requirement]:
     return [Requirement(text) for text in requires("ortpool") or []]
 
 
+def _in(req: Requirement, extra: str | None) -> bool:
+    """Whether ``req`` is a base requirement (``extra`` None) or one of that extra."""
+    if req.marker is None:
+        return extra is None
+    return extra is not None and req.marker.evaluate({"extra": extra})
+
+
 def floors() -> dict[str, str]:
-    """onnxruntime and onnxruntime-extensions -> the lowest version ortpool admits."""
+    """onnxruntime (the ``cpu`` extra's: no build is a base requirement, so that ortpool installs
+    beside any) and onnxruntime-extensions -> the lowest version ortpool admits."""
     found = {}
     for req in _requirements():
-        if req.name in RUNTIME and req.marker is None:
+        if req.name in RUNTIME and (_in(req, None) or _in(req, "cpu")):
             lows = [spec.version for spec in req.specifier if spec.operator == ">="]
             assert len(lows) == 1, f"{req} must state one lower bound (>=) to be tested"
             found[req.name] = lows[0]
     assert set(found) == set(RUNTIME), f"ortpool's requirements name no floor for {RUNTIME}"
-    return found
+    return {name: found[name] for name in RUNTIME}
 
 
 def pip_arguments() -> list[str]:
+    # ortpool[cpu] in the test extra is the onnxruntime pinned to its floor here
     test_extra = [
         f"{req.name}{req.specifier}"
         for req in _requirements()
-        if req.marker is not None
-        and req.marker.evaluate({"extra": "test"})
-        and req.name not in NOT_NEEDED
+        if _in(req, "test") and req.name not in NOT_NEEDED | {"ortpool"}
     ]
     pinned = [f"{name}=={version}" for name, version in floors().items()]
     return ["-e", str(ROOT), *pinned, *test_extra]

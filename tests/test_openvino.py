@@ -37,8 +37,9 @@ STAMP = VENV / "ortpool-openvino.json"
 BUILD = "onnxruntime-openvino==1.24.1"
 OPENVINO = "OpenVINOExecutionProvider"
 CPU = "CPUExecutionProvider"
-#: Left out of the child: it runs the numpy kernels and no linter; the build replaces onnxruntime.
-NOT_NEEDED = {"numba", "ruff", "onnxruntime"}
+#: Left out of the child: it runs the numpy kernels and no linter; the build pinned here is its
+#: onnxruntime (the test extra's ``ortpool[cpu]`` would bring the CPU build over it).
+NOT_NEEDED = {"numba", "ruff", "ortpool", "onnxruntime", "onnxruntime-openvino"}
 #: pip's words for an index it cannot reach or a build it does not offer.
 UNREACHABLE = (
     "No matching distribution",

@@ -93,8 +93,7 @@ def read(args: argparse.Namespace) -> RuntimeSpec:
         name = provider_name(ep)
         if name not in named:
             raise OrtpoolError(
-                f"--provider-option {text!r}: {name} is not among --providers "
-                f"({', '.join(named)})"
+                f"--provider-option {text!r}: {name} is not among --providers ({', '.join(named)})"
             )
         options.setdefault(name, {})[key.strip()] = value.strip()
     providers = tuple(

@@ -24,6 +24,7 @@ from ortpool import optypes
 from ortpool.fix import emit
 from ortpool.fix.forms import NodeFacts, Plan
 from ortpool.fix.inputs import FeedSet
+from ortpool.ort import runtime_spec
 from ortpool.ort.runtime import ir_version_for
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite import retarget
@@ -47,6 +48,12 @@ class Proof:
     differing: int = 0
     failure: str = ""
     folded: bool = False  # right with graph optimizations off: the optimizer undid the form
+    #: op type -> the provider that executed it in the proof runs, when another provider than
+    #: the CPU one alone was asked for (read from the session's profile); a compiled subgraph
+    #: is named by its op type (``OpenVINO-EP-subgraph_1``)
+    executed_by: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: the provider asked for first: ops another one executed fell back
+    asked: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -54,8 +61,23 @@ class Proof:
     def describe(self) -> str:
         if self.exact:
             err = "" if self.max_abs in (None, 0.0) else f", max abs error {self.max_abs:.3g}"
-            return f"exact on {self.sets} input sets ({self.tolerance}{err})"
+            return f"exact on {self.sets} input sets ({self.tolerance}{err}){self.placement()}"
         return self.failure
+
+    def placement(self) -> str:
+        """`` on OpenVINOExecutionProvider``, or where some ops ran on another provider than
+        the one asked first, ``; MaxPool fell back to CPUExecutionProvider``."""
+        if not self.executed_by:
+            return ""
+        fell = {op: ep for op, ep in self.executed_by.items() if ep != self.asked}
+        if not fell:
+            return f" on {self.asked}"
+        by_provider: dict[str, list[str]] = {}
+        for op, ep in fell.items():
+            by_provider.setdefault(ep, []).append(op)
+        return "; " + "; ".join(
+            f"{', '.join(ops)} fell back to {ep}" for ep, ops in by_provider.items()
+        )
 
 
 #: Element types onnxruntime's Python API cannot feed or fetch: carried as float32 (exact).
@@ -170,10 +192,14 @@ def _run(
     level: str | None,
 ) -> Proof:
     proof = Proof(exact=False)
+    # Where onnxruntime may run the form on another provider than the first asked (it falls
+    # back silently), the proof says which executed each op.
+    placed = runtime.provider_names != [runtime_spec.CPU]
     for group in _groups(sets):
         model = isolated_model(plan, facts, node, group[0].arrays)
+        folder = runtime_spec.profile_dir() if placed else None
         try:
-            session = runtime.session(model, level=level, threads=1)
+            session = runtime.session(model, level=level, threads=1, profile_dir=folder)
         except Exception as err:  # onnxruntime raises its own types; every one is a refusal
             proof.failure = f"onnxruntime refuses it: {short_error(err)}"
             return proof
@@ -193,6 +219,11 @@ def _run(
             proof.sets += 1
             if list(feed.shape) not in proof.shapes:
                 proof.shapes.append(list(feed.shape))
+        if placed:
+            proof.asked = runtime.first
+            for _, op_type, provider in runtime_spec.profile_events(session):
+                if op_type != "Cast":  # the carrying Casts are no part of the form
+                    proof.executed_by[op_type] = provider
     proof.exact = proof.sets > 0
     if not proof.exact:
         proof.failure = "no input set could be run"

@@ -57,7 +57,11 @@ INSTALL_HINT = (
 def require() -> None:
     """Raise an :class:`OrtpoolError` saying what to install when the ``onnxruntime`` module
     cannot be imported (none installed, or one build's files removed by uninstalling another)."""
-    if importlib.util.find_spec("onnxruntime") is None:
+    try:
+        found = importlib.util.find_spec("onnxruntime")
+    except ImportError:  # an import hook that refuses it
+        found = None
+    if found is None:
         raise OrtpoolError(INSTALL_HINT)
     try:
         import onnxruntime

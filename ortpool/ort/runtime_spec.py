@@ -13,6 +13,7 @@ without loading it.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import functools
@@ -101,6 +102,9 @@ class RuntimeSpec:
     intra_op_threads: int = 0
     inter_op_threads: int = 0
     mode: str = "sequential"
+    #: every session uses onnxruntime's process-wide pool (:func:`share_thread_pool`, set
+    #: before the first session) instead of pools of its own; the thread counts then size that
+    shared_pool: bool = False
 
     @property
     def provider_names(self) -> list[str]:
@@ -129,8 +133,7 @@ class RuntimeSpec:
             if value not in table or not hasattr(enum, table[value]):
                 known = [k for k, v in table.items() if hasattr(enum, v)]
                 raise OrtpoolError(
-                    f"{option} {value!r}: onnxruntime {ort.__version__} knows "
-                    f"{', '.join(known)}"
+                    f"{option} {value!r}: onnxruntime {ort.__version__} knows {', '.join(known)}"
                 )
         for name, count in (("intra", self.intra_op_threads), ("inter", self.inter_op_threads)):
             if count < 0:
@@ -171,9 +174,11 @@ class RuntimeSpec:
         options.execution_mode = getattr(ort.ExecutionMode, MODES[self.mode])
         intra = self.intra_op_threads if threads is None else threads
         inter = self.inter_op_threads if threads is None else threads
-        if intra:
+        if self.shared_pool:
+            options.use_per_session_threads = False
+        elif intra:
             options.intra_op_num_threads = intra
-        if inter:
+        if inter and not self.shared_pool:
             options.inter_op_num_threads = inter
         if external_dir is not None:
             options.add_session_config_entry(EXTERNAL_FOLDER_KEY, os.fspath(external_dir))
@@ -226,6 +231,8 @@ class RuntimeSpec:
             "intra_op_threads": self.intra_op_threads,
             "inter_op_threads": self.inter_op_threads,
             "execution_mode": self.mode,
+            "shared_pool": self.shared_pool,
+            "also_installed": build.get("also_installed"),
         }
 
     def title(self) -> str:
@@ -234,7 +241,12 @@ class RuntimeSpec:
 
         build = runtime.build()
         providers = ", ".join(str(p) for p in self.providers)
-        return f"{build['distribution']} {build['version']} on {providers}"
+        title = f"{build['distribution']} {build['version']} on {providers}"
+        if "also_installed" in build:
+            # builds write the same files: the module is the last one installed, and
+            # uninstalling either breaks it
+            title += f" ({build['also_installed']} also installed, its files overwritten)"
+        return title
 
 
 @functools.cache
@@ -269,28 +281,15 @@ def placement(session: Any, model: onnx.ModelProto | None = None) -> dict[str, s
     A node a provider compiled into a subgraph of its own (OpenVINO, TensorRT...) has no event
     of its own, only the subgraph has: with ``model`` given, each of its nodes that no event
     names is given the compiling provider when exactly one provider compiled subgraphs, else
-    ``"?"``. Measured cost: profiling adds about 1 ms per session on one-node models.
+    ``"?"``. Profiling a session and reading its profile cost, for a one-node model's session
+    and run (medians on a loaded 2-core machine): 12.6 -> 16.3 ms on the CPU provider, 247 ->
+    293 ms on OpenVINO's (its compile dominates); ortpool profiles only sessions on another
+    provider than the CPU one alone, where nothing can fall back.
     """
-    raw = getattr(session, "session", session)  # ortpool.InferenceSession wraps one
-    path = raw.end_profiling()
-    try:
-        with open(path, encoding="utf-8") as file:
-            events = json.load(file)
-    finally:
-        with contextlib.suppress(OSError):
-            os.remove(path)
     found: dict[str, str] = {}
     compiled: set[str] = set()
-    for event in events:
-        if event.get("cat") != "Node":
-            continue
-        args = event.get("args") or {}
-        provider = args.get("provider")
-        name = str(event.get("name", ""))
-        if not provider or not name.endswith("_kernel_time"):
-            continue
-        node = name[: -len("_kernel_time")]
-        if node.startswith(f"{provider}_") and args.get("op_name", "") in node:
+    for node, op_type, provider in profile_events(session):
+        if node.startswith(f"{provider}_") and op_type in node:
             compiled.add(provider)  # a fused subgraph: "<EP>_<EP>-subgraph_1_0"
         else:
             found[node] = provider
@@ -302,6 +301,33 @@ def placement(session: Any, model: onnx.ModelProto | None = None) -> dict[str, s
     return found
 
 
+def profile_events(session: Any) -> list[tuple[str, str, str]]:
+    """(node name, op type, provider) of every node run the session's profile holds (it must
+    have been made with ``profile_dir``); ends profiling and removes the profile file. A
+    subgraph a provider compiled is one node, ``<EP>_<EP>-subgraph_1_0`` of op type
+    ``<EP>-subgraph_1``."""
+    raw = getattr(session, "session", session)  # ortpool.InferenceSession wraps one
+    path = raw.end_profiling()
+    try:
+        with open(path, encoding="utf-8") as file:
+            events = json.load(file)
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(path)
+            os.rmdir(os.path.dirname(path))
+    found = []
+    for event in events:
+        if event.get("cat") != "Node":
+            continue
+        args = event.get("args") or {}
+        provider = args.get("provider")
+        name = str(event.get("name", ""))
+        if provider and name.endswith("_kernel_time"):
+            node = name.removesuffix("_kernel_time")
+            found.append((node, str(args.get("op_name", "")), provider))
+    return found
+
+
 def fell_back(asked: RuntimeSpec, executed: str | None) -> str | None:
     """``"fell back to CPUExecutionProvider"`` when a node was executed by another provider than
     the first one asked for; None when it ran where asked (or nothing is known)."""
@@ -310,9 +336,19 @@ def fell_back(asked: RuntimeSpec, executed: str | None) -> str | None:
     return f"fell back to {executed}"
 
 
+@functools.cache
+def _profiles() -> str:
+    folder = tempfile.TemporaryDirectory(prefix="ortpool-profile-")
+    atexit.register(folder.cleanup)
+    return folder.name
+
+
 def profile_dir() -> str:
-    """A private folder for session profiles (removed with the process's temp files)."""
-    return tempfile.mkdtemp(prefix="ortpool-profile-")
+    """A folder of its own for one session's profile (onnxruntime names the file by the
+    millisecond), inside one removed when the process exits; :func:`profile_events` removes
+    the file and the folder once read. The file is open from the session's start, so the
+    folder must stay until then."""
+    return tempfile.mkdtemp(dir=_profiles())
 
 
 def share_thread_pool(intra_op_threads: int = 0) -> bool:

@@ -10,7 +10,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import onnx
-import onnxruntime as ort
+
+try:
+    import onnxruntime as ort
+except ModuleNotFoundError as err:  # no build installed: say which to install, in one line
+    if err.name != "onnxruntime":
+        raise
+    from ortpool.ort.runtime import INSTALL_HINT
+
+    raise ModuleNotFoundError(INSTALL_HINT, name="onnxruntime") from None
 from onnxruntime_extensions import get_library_path
 
 from ortpool import optypes

@@ -255,9 +255,7 @@ def _note_ir(model: onnx.ModelProto, report: RewriteReport) -> None:
     # rewrite of an older model never imports it.
     readable = runtime.unreadable(model.ir_version)
     if readable is not None:
-        import onnxruntime
-
         report.notes.append(
             f"the model has IR version {model.ir_version}; the installed onnxruntime "
-            f"{onnxruntime.__version__} reads at most {readable}"
+            f"{runtime.build()['version']} reads at most {readable}"
         )

@@ -3,11 +3,6 @@
 Each case is one node run alone both ways (:func:`ortpool.validate.isolate.run_node`), ortpool
 through its numpy kernels (the code its custom ops run, without a session per case). Results
 are grouped per op and spec version into agree / differ / no kernel, with the causes named.
-
-On another provider than the CPU one (``isolate.Options.runtime``), onnxruntime runs a node the
-provider does not take on the CPU provider: such a case's verdict is :data:`FALLBACK` whatever
-its values, so the CPU provider's result is never credited to the provider asked for (the
-executing provider is read from the session's profile, ``NodeResult.executed_by``).
 """
 
 from __future__ import annotations
@@ -21,16 +16,6 @@ from ortpool.validate import grid, isolate, results
 
 Progress = Callable[[int, int, str], None]
 
-#: A case's verdict when another provider than the one asked for executed its node.
-FALLBACK = "fallback"
-
-
-def verdict(node: results.NodeResult) -> str:
-    """The case's status, or :data:`FALLBACK` when the node did not run on the asked provider."""
-    if node.fallbacks():
-        return FALLBACK
-    return node.status
-
 
 @dataclasses.dataclass
 class CaseResult:
@@ -42,10 +27,7 @@ class CaseResult:
         out = self.case.describe()
         out.update(
             {
-                "status": verdict(self.node),
-                "compared": node["status"],
-                "executed_by": self.node.executed_by,
-                "asked_provider": self.node.asked_provider,
+                "status": node["status"],
                 "causes": node["causes"],
                 "builtin_shapes": node["builtin_shapes"],
                 "ortpool_shapes": node["ortpool_shapes"],
@@ -54,6 +36,7 @@ class CaseResult:
                 "index_ties": node["index_ties"],
                 "max_abs_error": node["max_abs_error"],
                 "message": node["message"],
+                "executed_by": node["executed_by"],
             }
         )
         return out
@@ -68,6 +51,11 @@ class Row:
     statuses: Counter = dataclasses.field(default_factory=Counter)
     causes: Counter = dataclasses.field(default_factory=Counter)
     no_kernel_types: set[str] = dataclasses.field(default_factory=set)
+    #: cases another provider than the first asked for executed, per provider, and their
+    #: statuses: those verdicts are that provider's, so they are in neither ``statuses`` nor
+    #: ``causes`` (which are the asked provider's)
+    fell_back: Counter = dataclasses.field(default_factory=Counter)
+    fell_back_statuses: Counter = dataclasses.field(default_factory=Counter)
 
     @property
     def key(self) -> str:
@@ -75,7 +63,7 @@ class Row:
 
     @property
     def cases(self) -> int:
-        return sum(self.statuses.values())
+        return sum(self.statuses.values()) + sum(self.fell_back.values())
 
 
 def run_conformance(
@@ -106,13 +94,14 @@ def matrix(found: Sequence[CaseResult]) -> list[Row]:
     for r in found:
         key = (r.case.op, r.case.version)
         row = rows.setdefault(key, Row(*key))
-        status = verdict(r.node)
-        row.statuses[status] += 1
-        if status == FALLBACK:
-            continue  # the CPU provider's values: its causes are not this provider's
+        if r.node.fell_back_to is not None:
+            row.fell_back[r.node.fell_back_to] += 1
+            row.fell_back_statuses[r.node.status] += 1
+            continue
+        row.statuses[r.node.status] += 1
         for cause in r.node.causes:
             row.causes[cause.code] += 1
-        if status == results.NO_KERNEL:
+        if r.node.status == results.NO_KERNEL:
             row.no_kernel_types.add(r.case.dtype)
     return list(rows.values())
 
@@ -122,8 +111,8 @@ def cause_totals(found: Sequence[CaseResult]) -> dict[str, tuple[int, list[str]]
     counts: Counter = Counter()
     where: dict[str, list[str]] = {}
     for r in found:
-        if verdict(r.node) == FALLBACK:
-            continue
+        if r.node.fell_back_to is not None:
+            continue  # another provider's verdict (see Row.fell_back)
         for cause in r.node.causes:
             counts[cause.code] += 1
             key = f"{r.case.op}-{r.case.version}"

@@ -19,12 +19,14 @@ from typing import Any
 
 from ortpool.errors import OrtpoolError
 from ortpool.validate import causes, results
-from ortpool.validate.conformance import FALLBACK
 
 #: The grid axes a group of changed cases is described by (the rest is listed as values seen).
 _GROUP_AXES = ("padding", "ceil_mode", "dilation", "count_include_pad", "indices", "data")
 _GOOD = (results.AGREE, results.TIES)
 _PADDING = {"none": "no pads", "big-pads": "pads >= kernel"}
+#: A case's verdict here when the provider asked for first did not execute it (the report says
+#: which did, ``executed_by``): its values are another provider's.
+FALLBACK = "fallback"
 #: Matrix cell order: agree / differ / RULINGS / ORT rejects / no kernel.
 _CELL = (
     ("agree", _GOOD),
@@ -91,10 +93,38 @@ def _build(document: dict[str, Any]) -> str:
     return document["environment"].get("onnxruntime_build", "onnxruntime")
 
 
+def _providers(document: dict[str, Any]) -> list[str]:
+    """The providers asked for (reports before providers could be named: the CPU one)."""
+    described = document.get("runtime") or document["environment"].get("runtime") or {}
+    return list(described.get("providers") or [CPU])
+
+
 def _provider(document: dict[str, Any]) -> str:
-    """The provider asked for first (reports before providers could be named: the CPU one)."""
-    providers = document["environment"].get("runtime", {}).get("providers") or [CPU]
-    return providers[0].split("(", 1)[0]
+    """The provider asked for first."""
+    return _providers(document)[0].split("(", 1)[0]
+
+
+def _with_fallback(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with the verdict :data:`FALLBACK` for every case the first provider did not
+    execute, and those cases counted under it in the matrix rows (the report keeps them apart,
+    ``fell_back``, with the values' own verdict)."""
+    asked = _provider(document)
+    out = dict(document)
+    out["cases"] = [
+        {**case, "status": FALLBACK} if case.get("executed_by") not in (None, "?", asked) else case
+        for case in document["cases"]
+    ]
+    out["matrix"] = [
+        {
+            **row,
+            "statuses": {
+                **row["statuses"],
+                FALLBACK: sum(row.get("fell_back", {}).values()) + row["statuses"].get(FALLBACK, 0),
+            },
+        }
+        for row in document["matrix"]
+    ]
+    return out
 
 
 def _pairs(documents: Sequence[dict[str, Any]]):
@@ -121,6 +151,7 @@ def _pairs(documents: Sequence[dict[str, Any]]):
 
 def markdown(documents: Sequence[dict[str, Any]], preamble: str = "") -> str:
     check_same_grid(documents)
+    documents = [_with_fallback(d) for d in documents]
     lines = ["# onnxruntime's pooling against the ONNX spec, release by release and provider", ""]
     if preamble:
         lines += [preamble, ""]
@@ -151,10 +182,7 @@ def _versions(documents: Sequence[dict[str, Any]]) -> list[str]:
     rows.append(
         [
             "providers",
-            *(
-                ", ".join(d["environment"].get("runtime", {}).get("providers") or [CPU])
-                for d in documents
-            ),
+            *(", ".join(_providers(d)) for d in documents),
         ]
     )
     rows.append(

@@ -7,7 +7,6 @@ from other failures (a node onnxruntime rejects, a run that fails) so reports ca
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -110,7 +109,7 @@ def run_builtin(
 
 
 def run_placed(
-    model: onnx.ModelProto,
+    model: onnx.ModelProto | bytes,
     feeds: Mapping[str, np.ndarray],
     runtime: RuntimeSpec,
     threads: int | None = None,
@@ -121,10 +120,7 @@ def run_placed(
     another, the run is profiled (:func:`ortpool.ort.runtime_spec.placement`)."""
     if runtime.provider_names == [runtime_spec.CPU]:
         return run_builtin(model, feeds, runtime, threads), {}
-    folder = runtime_spec.profile_dir()
-    try:
-        session = builtin_session(model, runtime, threads, profile_dir=folder)
-        outputs = run_session(session, feeds)
-        return outputs, runtime_spec.placement(session, model)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    session = builtin_session(model, runtime, threads, profile_dir=runtime_spec.profile_dir())
+    outputs = run_session(session, feeds)
+    proto = model if isinstance(model, onnx.ModelProto) else onnx.load_from_string(model)
+    return outputs, runtime_spec.placement(session, proto)

@@ -75,6 +75,14 @@ class NodeResult:
     #: fell back, and its values are not the asked provider's
     asked_provider: str | None = None
 
+    @property
+    def fell_back_to(self) -> str | None:
+        """The provider that executed the node alone when it was not the one asked for first
+        (its verdict is that provider's), else None."""
+        if self.executed_by in (None, "?", self.asked_provider) or not self.asked_provider:
+            return None
+        return self.executed_by
+
     def fallbacks(self) -> list[str]:
         """``["fell back to CPUExecutionProvider alone", ...]``: where the built-in node was
         not executed by the provider asked for first."""
