@@ -79,8 +79,10 @@ class ChildRun:
         return "\n".join(failed) or self.stdout[-3000:] + self.stderr[-3000:]
 
 
-def run_marked(venv: Path, mark: str, target: Path, report: Path, timeout: float) -> ChildRun:
-    """``pytest -m mark target`` with ``venv``'s Python, the numpy kernels, no cache, a JUnit
+def run_marked(
+    venv: Path, mark: str, target: Path | Sequence[Path], report: Path, timeout: float
+) -> ChildRun:
+    """``pytest -m mark target...`` with ``venv``'s Python, the numpy kernels, no cache, a JUnit
     report at ``report`` (for the counts), within ``timeout`` seconds."""
     env = dict(os.environ, ORTPOOL_KERNELS="numpy")
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
@@ -97,7 +99,7 @@ def run_marked(venv: Path, mark: str, target: Path, report: Path, timeout: float
             "-p",
             "no:cacheprovider",
             f"--junitxml={report}",
-            str(target),
+            *map(str, [target] if isinstance(target, Path) else target),
         ],
         cwd=ROOT,
         env=env,

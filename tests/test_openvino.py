@@ -98,27 +98,30 @@ def test_openvino_tests_pass_in_their_own_venv(tmp_path):
     if _openvino_available():
         pytest.skip("this environment has the OpenVINO provider: the marked tests ran here")
     build_seconds = ensure_venv()
-    run = child_venv.run_marked(VENV, "openvino", Path(__file__), tmp_path / "openvino.xml", 300)
+    # this file's marked tests and those of the modules that own what they check
+    targets = [Path(__file__), ROOT / "tests" / "test_runtime_spec.py"]
+    run = child_venv.run_marked(VENV, "openvino", targets, tmp_path / "openvino.xml", 300)
     print(f"openvino child: {run.counts}, {run.seconds:.1f} s, build {build_seconds}")
     assert run.returncode == 0, run.failure()
     # A marked test skips itself without the OpenVINO provider: none may skip in the child.
-    assert run.counts["skipped"] == 0 and run.counts["tests"] >= 5, run.counts
+    assert run.counts["skipped"] == 0 and run.counts["tests"] >= 7, run.counts
 
 
 # --- the provider-dependent tests: run where the OpenVINO provider is ----------------------
 
 
-def _profiled(model: onnx.ModelProto, providers: list[str], feeds, folder: Path):
+def _profiled(model: onnx.ModelProto, providers: list[str], feeds):
     """Run ``model`` through ortpool.InferenceSession on ``providers``; (outputs, node name ->
     the provider that executed it)."""
     import onnxruntime as ort
 
-    from ortpool.ort.runtime_spec import placement
+    from ortpool.ort.runtime_spec import placement, profile_dir
 
     options = ort.SessionOptions()
     options.log_severity_level = 3
     options.enable_profiling = True
-    options.profile_file_prefix = str(folder / "profile")
+    # a folder of its own: reading the profile removes the file and its folder
+    options.profile_file_prefix = os.path.join(profile_dir(), "profile")
     session = ortpool.InferenceSession(model, options, providers=providers)
     outputs = session.run(None, feeds)
     return outputs, placement(session, model)
@@ -137,7 +140,7 @@ def _dynamic(model: onnx.ModelProto, spatial: bool) -> onnx.ModelProto:
 @pytest.mark.openvino
 @needs_openvino
 @pytest.mark.parametrize("spatial", [False, True], ids=["batch", "batch-and-spatial"])
-def test_rewritten_resnet_runs_with_openvino_taking_all_but_ortpool(tmp_path, spatial):
+def test_rewritten_resnet_runs_with_openvino_taking_all_but_ortpool(spatial):
     model = _dynamic(resnet_like(size=32, widths=(8, 16), blocks=1), spatial)
     rewritten = ortpool.rewrite(model)
     assert ortpool.restore(rewritten) == model
@@ -152,7 +155,7 @@ def test_rewritten_resnet_runs_with_openvino_taking_all_but_ortpool(tmp_path, sp
     )
     for batch, size in ((2, 32), (3, 40 if spatial else 32)):
         x = np.random.default_rng(batch).normal(size=(batch, 3, size, size)).astype(np.float32)
-        ours, placed = _profiled(rewritten, [OPENVINO, CPU], {"image": x}, tmp_path)
+        ours, placed = _profiled(rewritten, [OPENVINO, CPU], {"image": x})
         cpu = ortpool.InferenceSession(rewritten).run(None, {"image": x})
         np.testing.assert_allclose(ours[0], cpu[0], rtol=1e-3, atol=1e-4)
         assert ours[0].shape == (batch, 100)
@@ -180,7 +183,7 @@ def _bundled() -> list[Path]:
 
 @pytest.mark.openvino
 @needs_openvino
-def test_rewritten_pools_in_an_if_branch_keep_openvino_out(tmp_path):
+def test_rewritten_pools_in_an_if_branch_keep_openvino_out():
     """onnxruntime-openvino 1.24.1 takes an If whole, branches included, and cannot translate
     an ortpool op inside (docs/rewrite.md); with the branch pools left built-in the rewritten
     model runs there. (Every other bundled model rewritten runs there: the validate test.)"""
@@ -190,13 +193,13 @@ def test_rewritten_pools_in_an_if_branch_keep_openvino_out(tmp_path):
     model = onnx.load(ROOT / "ortpool" / "models" / "cnn.onnx")
     feeds = inputs.generate_inputs(model, 0, {})
     with pytest.raises(Exception, match="does not support the following ONNX operations: ortpool"):
-        _profiled(ortpool.rewrite(model), [OPENVINO, CPU], feeds, tmp_path)
+        _profiled(ortpool.rewrite(model), [OPENVINO, CPU], feeds)
     inner = [
         n.name for s in model_scopes(model) if s.key != ("graph",) for n in s.nodes if is_pool(n)
     ]
     assert inner == ["if_else_averagepool", "if_then_maxpool"]
     rewritten = ortpool.rewrite(model, exclude=inner)
-    got, placed = _profiled(rewritten, [OPENVINO, CPU], feeds, tmp_path)
+    got, placed = _profiled(rewritten, [OPENVINO, CPU], feeds)
     expected = ortpool.InferenceSession(rewritten).run(None, feeds)
     assert placed["conv"] == OPENVINO and placed["maxunpool"] == CPU
     assert [a.shape for a in got] == [a.shape for a in expected] == [(1, 8, 4, 4), (1, 3, 8, 8)]
@@ -232,12 +235,12 @@ def test_validate_judges_every_bundled_model_on_openvino():
     assert same.executed_by == OPENVINO
 
 
-def _one_node(case, feeds, providers: list[str], folder: Path):
+def _one_node(case, feeds, providers: list[str]):
     """The case's built-in node run directly in onnxruntime on ``providers`` (no ortpool.validate:
     its verdicts are what is checked): (Y, the provider that executed the node)."""
     import onnxruntime as ort
 
-    from ortpool.ort.runtime_spec import placement
+    from ortpool.ort.runtime_spec import placement, profile_dir
     from ortpool.validate.singlenode import builtin_model, feed_dict
 
     model = builtin_model(case.spec(), feeds)
@@ -245,7 +248,7 @@ def _one_node(case, feeds, providers: list[str], folder: Path):
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.log_severity_level = 3
     options.enable_profiling = True
-    options.profile_file_prefix = str(folder / "case")
+    options.profile_file_prefix = os.path.join(profile_dir(), "case")
     session = ort.InferenceSession(model.SerializeToString(), options, providers=providers)
     y = session.run(None, feed_dict(feeds))[0]
     return y, placement(session, model).get(model.graph.node[0].name)
@@ -253,7 +256,7 @@ def _one_node(case, feeds, providers: list[str], folder: Path):
 
 @pytest.mark.openvino
 @needs_openvino
-def test_conformance_row_differs_between_cpu_and_openvino_as_measured(tmp_path):
+def test_conformance_row_differs_between_cpu_and_openvino_as_measured():
     from ortpool import kernels
     from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec, parse_providers
     from ortpool.validate import conformance, grid, isolate
@@ -269,7 +272,7 @@ def test_conformance_row_differs_between_cpu_and_openvino_as_measured(tmp_path):
     spec_y = kernels.max_pool(feeds[0], version=12, **case.attributes)
     expected = {}
     for name in (CPU, OPENVINO):
-        y, executed = _one_node(case, feeds, [name, CPU] if name != CPU else [CPU], tmp_path)
+        y, executed = _one_node(case, feeds, [name, CPU] if name != CPU else [CPU])
         if executed not in (None, name):
             expected[name] = conformance.FALLBACK
         elif y.shape == spec_y.shape and np.array_equal(y, spec_y):

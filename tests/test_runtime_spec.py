@@ -290,6 +290,7 @@ needs_openvino = pytest.mark.skipif(
 )
 
 
+@pytest.mark.openvino
 @needs_openvino
 def test_fix_differs_between_the_cpu_and_the_openvino_provider_and_each_is_exact_there():
     """SAME with dilation: the CPU provider pads for the undilated kernel (7x7 for the spec's
@@ -310,6 +311,7 @@ def test_fix_differs_between_the_cpu_and_the_openvino_provider_and_each_is_exact
         assert proven.detail.endswith(f" on {OPENVINO}"), proven.detail
 
 
+@pytest.mark.openvino
 @needs_openvino
 def test_validate_on_openvino_names_the_provider_of_each_node(tmp_path, capsys):
     report = tmp_path / "report.json"
