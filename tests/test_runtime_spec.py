@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 import pytest
-from support import CHILD_ENV
+from support import CHILD_ENV, run_cli
 
 from ortpool.cli import main
 from ortpool.cliargs import runtime as runtime_args
@@ -324,3 +324,57 @@ def test_validate_on_openvino_names_the_provider_of_each_node(tmp_path, capsys):
         CPU, CPU
     )
     assert "fell back to CPUExecutionProvider alone" in capsys.readouterr().out
+
+
+class _EndsTheProcess:
+    """Unpickled in the worker, it ends the worker's process as a crashing provider does."""
+
+    def __reduce__(self):
+        import os
+
+        return (os._exit, (3,))
+
+
+@needs_azure
+def test_a_provider_ending_its_process_is_one_failure_and_the_next_run_works():
+    spec, x = _same_dilated()
+    model = builtin_model(spec, [x])
+    azure = RuntimeSpec(parse_providers("azure"), level="disable")
+    worker = ortrun._worker()
+    with pytest.raises(ortrun.OrtFailure) as caught:
+        worker.run(model.SerializeToString(), {"X": _EndsTheProcess()}, azure, None)
+    assert (caught.value.kind, caught.value.message) == (
+        ortrun.RUN_FAILED,
+        f"onnxruntime ended its process (exit 3) running on {AZURE}",
+    )
+    outputs, placed = ortrun.run_placed(model, feed_dict([x]), azure)  # a new worker
+    assert placed == {"node": CPU} and outputs[0].shape == (1, 1, 7, 7)
+
+
+@needs_openvino
+def test_validate_survives_the_openvino_provider_aborting(tmp_path):
+    """MaxPool 2x2/2 on 9x9, then MaxUnpool to 8x8: an index (70) beyond the output, which
+    ortpool refuses and the OpenVINO provider answers with abort() (in the worker)."""
+    from onnx import TensorProto, helper
+
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["t", "i"], name="pool", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+        helper.make_node("MaxUnpool", ["t", "i"], ["y"], name="unpool", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 9, 9])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model.ir_version = 8
+    path = tmp_path / "aborts.onnx"
+    path.write_bytes(model.SerializeToString())
+    done = run_cli("validate", str(path), "--providers", "openvino", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 2
+    assert (
+        f"ortpool validate: error: {path}: onnxruntime could not run the model: onnxruntime ended "
+        f"its process (signal 6) running on {OPENVINO}; the ortpool-rewritten model failed: node "
+        "'unpool' (MaxUnpool-11): index 70 in I is outside the output of shape [1, 1, 8, 8]"
+    ) in done.stderr
