@@ -110,7 +110,10 @@ def run_builtin(
     runtime: RuntimeSpec,
     threads: int | None = None,
 ) -> list[np.ndarray]:
-    """Create a built-in session and run it once."""
+    """Create a built-in session and run it once (in the worker process on another provider
+    than the CPU one alone: see :func:`run_placed`)."""
+    if runtime.provider_names != [runtime_spec.CPU]:
+        return run_placed(model, feeds, runtime, threads)[0]
     return run_session(builtin_session(model, runtime, threads), feeds)
 
 
