@@ -85,6 +85,9 @@ def wait_for_warmup() -> None:
 def pytest_sessionstart(session):
     if os.environ.get("ORTPOOL_KERNELS", "").strip().lower() == "numpy":
         return
+    # A quick run of a few files on a cold cache may prefer to compile only what it uses.
+    if os.environ.get("ORTPOOL_TEST_WARMUP", "1") == "0":
+        return
     if importlib.util.find_spec("numba") is None:
         return
     WARMUP["started"] = time.perf_counter()

@@ -26,10 +26,13 @@ from ortpool.attributes import PoolAttrs
 from ortpool.errors import OrtpoolError
 from ortpool.fix.forms import FLOATS, MAX_LIKE, NodeFacts, lowest
 from ortpool.geometry import effective_kernel
+from ortpool.model.inputs import random_tensor
 from ortpool.validate import dtypes, isolate
-from ortpool.validate.inputs import random_tensor
 from ortpool.validate.singlenode import NodeSpec
 from ortpool.validate.tolerances import GLOBAL_SUMS
+
+#: the label of an input set captured from a run of the model
+CAPTURED = "captured from the model's run"
 
 #: N and C of generated inputs where the model leaves them symbolic (Indices count N*C planes)
 BATCH, CHANNELS = 2, 3
@@ -186,7 +189,7 @@ def proof_sets(
     be exact there. Averages and norms always are, and a global one also on a plane of uniform
     [0, 1) values, where a running float32 sum loses digits (RULINGS.md 13).
     """
-    sets = [FeedSet("captured from the model's run", list(a)) for a in captured]
+    sets = [FeedSet(CAPTURED, list(a)) for a in captured]
     strict = nonfinite or facts.op not in MAX_LIKE or facts.elem not in FLOATS
     kinds = ["ties", "extremes"] + ["lowest"] * strict
     if facts.elem in FLOATS and strict:

@@ -4,7 +4,8 @@ A realization (a :class:`~ortpool.fix.forms.Plan` written by :mod:`ortpool.fix.e
 *exact* on a runtime when, on every proof input (:mod:`ortpool.fix.inputs`), the runtime's
 outputs equal the spec's (RULINGS.md 16): bit for bit for max and unpool values and for Indices
 (ties are not forgiven: a different index is a different result for a MaxUnpool downstream), and
-within the validator's average tolerance for AveragePool (:mod:`ortpool.validate.tolerances`).
+for averages and norms within RULINGS.md 17's accuracy rule (:mod:`ortpool.validate.tolerances`):
+a form whose only difference is an accuracy note is exact, as ``validate`` calls it agreeing.
 The session runs at the runtime's optimization level, so a graph optimizer that folds the form
 back into what the runtime gets wrong (PadFusion) is caught; the run is then repeated with
 optimizations off to say so.
@@ -31,7 +32,7 @@ from ortpool.rewrite import retarget
 from ortpool.validate import dtypes
 from ortpool.validate.compare import compare_values
 from ortpool.validate.singlenode import INPUT_NAMES
-from ortpool.validate.tolerances import tolerance_for, with_window
+from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, tolerance_for
 
 
 @dataclasses.dataclass
@@ -54,6 +55,10 @@ class Proof:
     executed_by: dict[str, str] = dataclasses.field(default_factory=dict)
     #: the provider asked for first: ops another one executed fell back
     asked: str = ""
+    #: a sum's worst rounding over the sets, in u*mean|x| (and ulp), when beyond the agree band:
+    #: an accuracy note (RULINGS.md 17), accepted
+    noted_units: float | None = None
+    noted_ulp: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -61,6 +66,9 @@ class Proof:
     def describe(self) -> str:
         if self.exact:
             err = "" if self.max_abs in (None, 0.0) else f", max abs error {self.max_abs:.3g}"
+            if self.noted_units is not None:
+                err += (f"; accuracy note: up to {self.noted_ulp:.3g} ulp = "
+                        f"{self.noted_units:.3g} u*mean|x|, within the accuracy limit")
             return f"exact on {self.sets} input sets ({self.tolerance}{err}){self.placement()}"
         return self.failure
 
@@ -132,13 +140,20 @@ def isolated_model(
     return model
 
 
-def compare(facts: NodeFacts, feed: FeedSet, got: Sequence[np.ndarray], proof: Proof) -> str:
-    """Compare one set's outputs with the spec's; the failure text, or "" when exact."""
+def compare(
+    facts: NodeFacts,
+    feed: FeedSet,
+    got: Sequence[np.ndarray],
+    proof: Proof,
+    rule: AccuracyRule = DEFAULT_RULE,
+) -> str:
+    """Compare one set's outputs with the spec's; the failure text, or "" when exact (an
+    accuracy note included: RULINGS.md 17 under ``rule``)."""
     want = feed.expected or []
     tol = tolerance_for(facts.op, facts.elem)
     if want:
-        tol = with_window(tol, facts.op, facts.version, facts.elem, feed.arrays[0], want[0],
-                          facts.attributes)
+        tol = node_tolerance(facts.op, facts.version, facts.elem, feed.arrays[0], want[0],
+                             facts.attributes, rule=rule)
     proof.tolerance = tol.describe()
     y, expected_y = feedable(np.asarray(got[0])), feedable(want[0])
     if y.dtype != expected_y.dtype:
@@ -154,14 +169,23 @@ def compare(facts: NodeFacts, feed: FeedSet, got: Sequence[np.ndarray], proof: P
             f"Y has shape {list(comp.builtin_shape)}, the spec's is {list(comp.ortpool_shape)} "
             f"(on {feed.label}, X {list(feed.shape)})"
         )
-    if comp.differing:
-        proof.differing += comp.differing
+    if comp.differing or comp.inaccurate:
+        wrong = comp.differing + comp.inaccurate
+        proof.differing += wrong
         example = comp.examples[0] if comp.examples else {}
+        accuracy = ""
+        if comp.inaccurate and comp.accuracy:
+            accuracy = (f"; {comp.inaccurate} beyond the accuracy limit, up to "
+                        f"{comp.accuracy['max_error_units']:.3g} u*mean|x|")
         return (
-            f"Y differs in {comp.differing} of {comp.compared} cells (on {feed.label}, X "
+            f"Y differs in {wrong} of {comp.compared} cells (on {feed.label}, X "
             f"{list(feed.shape)}; e.g. at {example.get('at')}: {example.get('onnxruntime')} "
-            f"instead of {example.get('ortpool')})"
+            f"instead of {example.get('ortpool')}{accuracy})"
         )
+    if comp.noted and comp.accuracy:
+        units, ulps = comp.accuracy["max_error_units"], comp.accuracy["max_error_ulp"]
+        proof.noted_units = max(proof.noted_units or 0.0, units or 0.0)
+        proof.noted_ulp = max(proof.noted_ulp or 0.0, ulps or 0.0)
     if facts.indices_used and len(want) > 1:
         if len(got) < 2:
             return "the realization gives no Indices"
@@ -190,6 +214,7 @@ def _run(
     sets: Sequence[FeedSet],
     runtime: RuntimeSpec,
     level: str | None,
+    rule: AccuracyRule = DEFAULT_RULE,
 ) -> Proof:
     proof = Proof(exact=False)
     # Where onnxruntime may run the form on another provider than the first asked (it falls
@@ -212,7 +237,7 @@ def _run(
             except Exception as err:
                 proof.failure = f"the run fails on {feed.label}: {short_error(err)}"
                 return proof
-            failure = compare(facts, feed, got, proof)
+            failure = compare(facts, feed, got, proof, rule)
             if failure:
                 proof.failure = failure
                 return proof
@@ -236,12 +261,14 @@ def prove_plan(
     node: onnx.NodeProto,
     sets: Sequence[FeedSet],
     runtime: RuntimeSpec,
+    rule: AccuracyRule = DEFAULT_RULE,
 ) -> Proof:
     """Run ``plan`` alone on every set at the runtime's level; not exact at that level but exact
-    with optimizations off means the optimizer undid it (``folded``)."""
-    proof = _run(plan, facts, node, sets, runtime, None)
+    with optimizations off means the optimizer undid it (``folded``). Sums are judged by
+    RULINGS.md 17 under ``rule``."""
+    proof = _run(plan, facts, node, sets, runtime, None, rule)
     if not proof.exact and runtime.level != "disable":
-        plain = _run(plan, facts, node, sets, runtime, "disable")
+        plain = _run(plan, facts, node, sets, runtime, "disable", rule)
         if plain.exact:
             proof.folded = True
             proof.failure = (

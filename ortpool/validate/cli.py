@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from ortpool.cliargs import inputs as cliargs_inputs
 from ortpool.cliargs import runtime
 from ortpool.errors import OrtpoolError
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL
@@ -19,25 +20,16 @@ EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ortpool.cliargs import accuracy
+
     parser.add_argument(
         "models",
         nargs="*",
         metavar="MODEL",
         help="ONNX model files (default: the models bundled in the package, ortpool/models/)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (0)")
-    parser.add_argument(
-        "--shape",
-        action="append",
-        default=[],
-        metavar="NAME:D1,D2,...",
-        help="size of an input's dimensions (for symbolic dims); repeatable",
-    )
-    parser.add_argument(
-        "--inputs",
-        metavar="FILE.npz",
-        help="feed these arrays (keyed by input name) instead of generated ones",
-    )
+    # --shape, --inputs, --seed: the group every command that runs a model shares
+    cliargs_inputs.add_arguments(parser)
     runtime.add_arguments(
         parser,
         ISOLATED_LEVEL,
@@ -47,16 +39,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--atol",
         type=float,
-        help="absolute tolerance for AveragePool values and graph outputs "
-        "(default per type: float 1e-6, double 1e-12, float16 1e-3, bfloat16 1e-2)",
+        help="absolute tolerance for graph outputs (default per type: float 1e-6, double "
+        "1e-12, float16 1e-3, bfloat16 1e-2); for averages and norms, when given, it widens "
+        "the accuracy agree band (default 0 there)",
     )
     parser.add_argument(
         "--rtol",
         type=float,
-        help="relative tolerance for AveragePool values, and for graph outputs relative to "
-        "their magnitude (default per type: float 1e-5, double 1e-10, float16 2e-3, bfloat16 "
-        "1.6e-2); MaxPool values and Indices are always compared exactly",
+        help="relative tolerance for graph outputs, relative to their magnitude (default per "
+        "type: float 1e-5, double 1e-10, float16 2e-3, bfloat16 1.6e-2); for averages and "
+        "norms, when given, it widens the accuracy agree band (default 0 there); max values "
+        "and Indices are always compared exactly",
     )
+    accuracy.add_arguments(parser)
     parser.add_argument(
         "--reference",
         action="store_true",
@@ -81,12 +76,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ortpool.cliargs.accuracy import rule_from
     from ortpool.validate import html, jsonreport, terminal, validator
-    from ortpool.validate.inputs import parse_shapes
     from ortpool.validate.progress import ProgressBar
 
-    if args.inputs and args.shape:
-        raise OrtpoolError("--inputs and --shape cannot be combined (the file fixes the shapes)")
+    spec = cliargs_inputs.read(args)
     if args.reference_timeout <= 0:
         raise OrtpoolError(f"--reference-timeout={args.reference_timeout} must be > 0")
     for name in ("atol", "rtol"):
@@ -97,9 +91,11 @@ def run(args: argparse.Namespace) -> int:
         runtime=runtime.read(args),
         atol=args.atol,
         rtol=args.rtol,
+        accuracy=rule_from(args),
         seed=args.seed,
-        shapes=parse_shapes(args.shape),
+        shapes=spec.shapes,
         inputs_path=args.inputs,
+        inputs=spec,
         reference=args.reference,
         reference_timeout=args.reference_timeout,
     )
@@ -136,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
             "runtime": options.runtime.describe(),
             "atol": args.atol,
             "rtol": args.rtol,
+            "accuracy": options.accuracy.to_dict(),
             "reference": args.reference,
             "fail_on_rulings": args.fail_on_rulings,
         }

@@ -21,12 +21,12 @@ from ortpool.validate import causes, results
 
 #: The grid axes a group of changed cases is described by (the rest is listed as values seen).
 _GROUP_AXES = ("padding", "ceil_mode", "dilation", "count_include_pad", "indices", "data")
-_GOOD = (results.AGREE, results.TIES)
+_GOOD = (results.AGREE, results.TIES, results.ACCURACY_NOTE)
 _PADDING = {"none": "no pads", "big-pads": "pads >= kernel"}
 #: Matrix cell order: agree / differ / RULINGS / ORT rejects / no kernel.
 _CELL = (
     ("agree", _GOOD),
-    ("differ", (results.DIFFER, results.ORTPOOL_REJECTED)),
+    ("differ", (results.DIFFER, results.INACCURATE, results.ORTPOOL_REJECTED)),
     ("RULINGS", (results.RULINGS,)),
     ("ORT rejects", (results.ORT_REJECTED, results.BOTH_REJECTED)),
     ("no kernel", (results.NO_KERNEL,)),

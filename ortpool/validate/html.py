@@ -40,7 +40,8 @@ td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap
 td.mono, code { font-family:"DejaVu Sans Mono", Menlo, Consolas, monospace; font-size:12px; }
 .badge { display:inline-block; padding:2px 8px; border-radius:10px; font-size:12px;
   font-weight:600; white-space:nowrap; }
-.s-agree, .s-ties { background:#e3f4e4; color:var(--green); }
+.s-agree, .s-ties, .s-accuracy-note { background:#e3f4e4; color:var(--green); }
+.s-inaccurate { background:#fde8e8; color:var(--amber); }
 .s-differ, .s-ort-rejected, .s-ortpool-rejected { background:#fde8e8; color:var(--red); }
 .s-rulings { background:#fff1dc; color:var(--amber); }
 .s-no-kernel, .s-not-isolated, .s-both-rejected { background:#e6ecf5; color:var(--blue); }
@@ -89,6 +90,9 @@ def _node_row(node: NodeResult, with_ref: bool) -> str:
         for c in node.causes
     )
     extra = f'<ul class="causes">{causes}</ul>' if causes else ""
+    accuracy = terminal.accuracy_text(node)
+    if accuracy:
+        extra += f'<div class="meta accuracy">accuracy: {_e(accuracy)}</div>'
     if node.message:
         extra += f'<div class="meta">{_e(node.message)}</div>'
     ref = ""
@@ -129,7 +133,7 @@ def _picture(node: NodeResult) -> str:
 
 def differing(node: NodeResult) -> bool:
     """Nodes that get a picture: some cell differs (ties alone do not count)."""
-    return node.status in (results.DIFFER, results.RULINGS) and any(
+    return node.status in (results.DIFFER, results.INACCURATE, results.RULINGS) and any(
         c.categories is not None for c in node.comparisons
     )
 
@@ -146,6 +150,9 @@ def _model(model: ModelResult) -> str:
         f'<div class="meta">opset {_e(model.opset)} · inputs {_e(inputs)} '
         f"({_e(model.input_source)})</div>",
     ]
+    if model.open_dims:
+        dims = ", ".join(d.text() for d in model.open_dims)
+        parts.append(f'<div class="meta">open dims: {_e(dims)}</div>')
     if model.nodes:
         parts.append(
             f'<table class="nodes"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
@@ -212,8 +219,11 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
         f'<div class="sub">{_e(sub)}</div>'
         f'<div class="verdict {"bad" if bad else "good"}">{_e(verdict)}</div></header>'
         f"<main>{body}</main>"
-        "<footer>MaxPool values and Indices are compared exactly; AveragePool within the stated "
-        "tolerance. Index ties (a different index pointing at an equal value) and cells whose "
+        "<footer>MaxPool values and Indices are compared exactly. Averages and norms are sums: "
+        "their rounding against the exact result is accuracy, not semantics (RULINGS.md 17): "
+        "within the agree band they agree, up to the accuracy limit they agree with a note, "
+        "beyond it they are counted as inaccurate. Index ties (a different index pointing at "
+        "an equal value) and cells whose "
         "result the spec leaves to ortpool's RULINGS.md (a NaN in the window, an empty window) "
         "are counted apart from plain differences.</footer></body></html>\n"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ortpool.model.inputs import OpenDim
 from ortpool.validate.causes import Cause
 from ortpool.validate.compare import TensorComparison
 from ortpool.validate.tolerances import Tolerance
@@ -12,7 +13,9 @@ from ortpool.validate.tolerances import Tolerance
 AGREE = "agree"
 TIES = "ties"  # only Indices ties differ: both picked a maximum
 RULINGS = "rulings"  # differences only in cells the spec leaves to RULINGS.md
-DIFFER = "differ"
+DIFFER = "differ"  # wrong semantics: a shape, window, divisor, NaN... (RULINGS.md 17)
+INACCURATE = "inaccurate"  # a sum rounded beyond the accuracy limit (RULINGS.md 17): counted
+ACCURACY_NOTE = "accuracy-note"  # agrees; a sum rounded beyond a pairwise sum, within the limit
 ORT_REJECTED = "ort-rejected"  # onnxruntime refuses a node ortpool (the spec) accepts
 ORTPOOL_REJECTED = "ortpool-rejected"  # ortpool refuses a node onnxruntime runs
 BOTH_REJECTED = "both-rejected"
@@ -20,16 +23,20 @@ NO_KERNEL = "no-kernel"
 NOT_ISOLATED = "not-isolated"
 
 #: statuses that are differences between onnxruntime and the spec (exit code 1)
-FAILING = (DIFFER, ORT_REJECTED, ORTPOOL_REJECTED)
+FAILING = (DIFFER, INACCURATE, ORT_REJECTED, ORTPOOL_REJECTED)
+#: statuses whose difference is one of semantics (the rest of FAILING is accuracy)
+SEMANTICS = (DIFFER, ORT_REJECTED, ORTPOOL_REJECTED, RULINGS, NO_KERNEL)
 #: display order, most severe first
 ORDER = (
     DIFFER,
+    INACCURATE,
     ORT_REJECTED,
     ORTPOOL_REJECTED,
     RULINGS,
     NO_KERNEL,
     BOTH_REJECTED,
     NOT_ISOLATED,
+    ACCURACY_NOTE,
     TIES,
     AGREE,
 )
@@ -123,6 +130,18 @@ class NodeResult:
     def failing(self) -> bool:
         return self.status in FAILING
 
+    @property
+    def difference(self) -> str:
+        """"semantics", "accuracy" (a sum's rounding counted or noted) or "none"."""
+        if self.status in SEMANTICS:
+            return "semantics"
+        return "accuracy" if self.status in (INACCURATE, ACCURACY_NOTE) else "none"
+
+    @property
+    def accuracy(self) -> dict[str, Any] | None:
+        """Y's rounding figures, for a sum (:func:`ortpool.validate.compare.figures`)."""
+        return next((c.accuracy for c in self.comparisons if c.name == "Y"), None)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -141,6 +160,10 @@ class NodeResult:
             "differing": self.count("differing"),
             "ruling_differing": self.count("ruling_differing"),
             "index_ties": self.count("ties"),
+            "inaccurate": self.count("inaccurate"),
+            "accuracy_noted": self.count("noted"),
+            "difference": self.difference,
+            "accuracy": self.accuracy,
             "outputs": [c.to_dict() for c in self.comparisons],
             "causes": [c.to_dict() for c in self.causes],
             "message": self.message,
@@ -195,6 +218,9 @@ class ModelResult:
     opset: int | None = None
     inputs: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     input_source: str = ""
+    #: the dims the model leaves open (symbols, -1), each with the size chosen and its source
+    open_dims: list[OpenDim] = dataclasses.field(default_factory=list)
+    shape_hint: str = ""  # the --shape options that set them
     nodes: list[NodeResult] = dataclasses.field(default_factory=list)
     outputs: list[OutputResult] = dataclasses.field(default_factory=list)
     end_to_end: str = ""  # "compared", or why not
@@ -218,6 +244,7 @@ class ModelResult:
             "opset": self.opset,
             "inputs": self.inputs,
             "input_source": self.input_source,
+            "open_dims": [d.to_dict() for d in self.open_dims],
             "nodes": [n.to_dict() for n in self.nodes],
             "end_to_end": {
                 "status": self.end_to_end,
