@@ -12,7 +12,7 @@ import dataclasses
 import functools
 import multiprocessing
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -133,7 +133,9 @@ def run_placed(
     if runtime.provider_names == [runtime_spec.CPU]:
         return run_builtin(model, feeds, runtime, threads), {}
     data = model if isinstance(model, bytes) else model.SerializeToString()
-    return _worker().run(data, dict(feeds), runtime, threads)
+    # the worker has no process-wide pool of its own (bench shares one in this process)
+    alone = dataclasses.replace(runtime, shared_pool=False)
+    return _worker().run(data, dict(feeds), alone, threads)
 
 
 def _placed_here(
@@ -144,9 +146,8 @@ def _placed_here(
     return outputs, runtime_spec.placement(session, onnx.load_from_string(data))
 
 
-def _serve(conn: Connection) -> None:
-    """Worker loop: (model, feeds, runtime, threads) in; ("ok", outputs, placement) or
-    ("failed", kind, message) out."""
+def received(conn: Connection) -> Iterator[Any]:
+    """The jobs a worker process is sent, until None or the parent's end of the pipe closes."""
     while True:
         try:
             job = conn.recv()
@@ -154,6 +155,13 @@ def _serve(conn: Connection) -> None:
             return
         if job is None:
             return
+        yield job
+
+
+def _serve(conn: Connection) -> None:
+    """Worker loop: (model, feeds, runtime, threads) in; ("ok", outputs, placement) or
+    ("failed", kind, message) out."""
+    for job in received(conn):
         try:
             conn.send(("ok", *_placed_here(*job)))
         except OrtFailure as err:
