@@ -88,7 +88,7 @@ def builtin_session(
     intra/inter-op threads); failures raised as :class:`OrtFailure`."""
     data = model if isinstance(model, bytes) else model.SerializeToString()
     try:
-        return runtime.session(data, threads=threads, profile_dir=profile_dir)
+        return runtime.session(data, threads=threads, profile_dir=profile_dir, ortpool_ops=False)
     except Exception as err:
         raise classify(err, "load") from None
 
