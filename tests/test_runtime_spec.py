@@ -450,8 +450,7 @@ def test_validate_survives_the_openvino_provider_aborting(tmp_path):
     path.write_bytes(model.SerializeToString())
     done = run_cli("validate", str(path), "--providers", "openvino", "--no-progress", cwd=tmp_path)
     assert done.returncode == 2
-    assert (
-        f"ortpool validate: error: {path}: onnxruntime could not run the model: onnxruntime ended "
-        f"its process (signal 6) running on {OPENVINO}; the ortpool-rewritten model failed: node "
-        "'unpool' (MaxUnpool-11): index 70 in I is outside the output of shape [1, 1, 8, 8]"
-    ) in done.stderr
+    # one line for the model (its wording around the failure is the validator's), not an abort
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith(f"ortpool validate: error: {path}: ")
+    assert last.endswith(f"onnxruntime ended its process (signal 6) running on {OPENVINO}")
