@@ -44,7 +44,7 @@ settings.load_profile(os.environ.get("ORTPOOL_HYPOTHESIS", "ci"))
 # every kernel from the cache in milliseconds. Tests that need a cold cache set their own
 # NUMBA_CACHE_DIR (test_numba_cache, test_compile_note).
 _NUMBA_MODULES = frozenset(
-    f"ortpool.kernels.{name}" for name in ("_numba", "_numba_plans", "_numba_family")
+    f"ortpool.kernels.{name}" for name in ("_numba", "_numba_family")
 )
 #: Modules whose tests use the compiled kernels throughout: run last, when the cache is warm.
 _COMPILED_LAST = (

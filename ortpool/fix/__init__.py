@@ -80,7 +80,7 @@ def fix_with_report(
     skip_invalid: bool = False,
     providers: Sequence[str] | str | None = None,
     opt_level: str = DEFAULT_LEVEL,
-    nonfinite: bool = False,
+    nonfinite: bool = True,
     seed: int = 0,
     lift_opset: bool = True,
     shapes: Mapping[str, Sequence[int]] | Sequence[str] | None = None,
@@ -98,17 +98,18 @@ def fix_with_report(
     (``disable``, ``basic``, ``extended``, ``layout``, ``all``; default ``all``, onnxruntime's own);
     ``runtime``: the whole runtime description instead of those two (providers with options, level,
     threads: :class:`ortpool.ort.runtime_spec.RuntimeSpec`, as ``ortpool fix`` reads it from its
-    options); ``nonfinite``: prove MaxPool on NaN and -inf too (and guard it where the runtime drops
-    them); ``lift_opset``: where nodes of a model below opset 11 stay unproven or need ortpool's op,
-    try the model at a higher ai.onnx opset where every node keeps its meaning (docs/fix.md, "The
-    opset lift"); ``shapes`` (``{"x": (1, 3, 48, 192)}`` or ``["x:1,3,48,192"]``) and ``inputs`` (an
-    .npz path or name -> array): the model's inputs of the capture and proof runs, resolved as
-    ``ortpool validate`` resolves them (:func:`ortpool.model.inputs.resolve`: open dims otherwise
-    take the defaults; rois and MaxUnpool indices fed as inputs must be given); ``accuracy``:
-    RULINGS.md 17's thresholds for averages and norms (a node whose only difference is an accuracy
-    note is left as it is; :class:`ortpool.validate.tolerances.AccuracyRule`). A model given by path
-    is read without its external data, which the proofs read from the model's folder (``source_dir``
-    for a proto).
+    options); ``nonfinite``: the max-like nodes are proven on NaN and -inf too (the default:
+    RULINGS.md 18), and guarded where the runtime drops them; False assumes finite inputs
+    (``--assume-finite``), and the report says they were not covered; ``lift_opset``: where nodes of
+    a model below opset 11 stay unproven or need ortpool's op, try the model at a higher ai.onnx
+    opset where every node keeps its meaning (docs/fix.md, "The opset lift"); ``shapes`` (``{"x":
+    (1, 3, 48, 192)}`` or ``["x:1,3,48,192"]``) and ``inputs`` (an .npz path or name -> array): the
+    model's inputs of the capture and proof runs, resolved as ``ortpool validate`` resolves them
+    (:func:`ortpool.model.inputs.resolve`: open dims otherwise take the defaults; rois and MaxUnpool
+    indices fed as inputs must be given); ``accuracy``: RULINGS.md 17's thresholds for averages and
+    norms (a node whose only difference is an accuracy note is left as it is;
+    :class:`ortpool.validate.tolerances.AccuracyRule`). A model given by path is read without its
+    external data, which the proofs read from the model's folder (``source_dir`` for a proto).
     """
     options = _options(
         ops, nodes, exclude, skip_invalid, providers, opt_level, nonfinite, seed, lift_opset,

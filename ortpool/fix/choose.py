@@ -4,7 +4,7 @@ Candidates come from :func:`ortpool.fix.forms.candidates` (the node as it is fir
 last); each is written for the node's opset (:mod:`ortpool.fix.emit`) and proven on the node's
 input sets (:mod:`ortpool.fix.prove`). Every candidate tried is kept with its outcome, so the
 report can say why the node is not simply left alone (the runtime's own difference from the
-spec) and why a cheaper form was passed over (e.g. folded back by PadFusion).
+spec) and why a cheaper form was passed over (e.g. a Pad folded back by PadFusion).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
 NOT_APPLICABLE = "not applicable"
 NOT_WRITABLE = "not writable at this opset"
 NOT_EXACT = "not exact"
-FOLDED = "folded back by the optimizer"
+FOLDED = "changed by the optimizer"
 NOT_IN_MODEL = "not exact in the model"
 PROVEN = "proven"
 

@@ -31,7 +31,7 @@ from ortpool.fix import report as report_mod
 from ortpool.fix.apply import apply
 from ortpool.fix.choose import NOT_IN_MODEL, Attempt, Choice, choose
 from ortpool.fix.forms import Plan
-from ortpool.fix.prove import Proof, compare, short_error
+from ortpool.fix.prove import Proof, compare, prove_in_region, sets_for, short_error
 from ortpool.fix.sites import Site, find_sites
 from ortpool.model import inputs as model_inputs
 from ortpool.ort import runtime_spec
@@ -60,7 +60,8 @@ class Options:
     selection: Selection = dataclasses.field(default_factory=Selection)
     skip_invalid: bool = False
     runtime: RuntimeSpec = dataclasses.field(default_factory=RuntimeSpec)
-    nonfinite: bool = False
+    #: prove max-like ops on NaN and -inf too (off: the user's inputs are assumed finite)
+    nonfinite: bool = True
     seed: int = 0
     #: whether a model below opset 11 may be lifted (:mod:`ortpool.fix.lift`)
     lift_opset: bool = True
@@ -85,9 +86,11 @@ def _model_runs(
     if options.inputs is not None:
         return [dict(feeds) for feeds in options.inputs], None
     spec = options.model_inputs
-    resolved = [model_inputs.resolve(model, spec, options.seed)]
+    # Not --seed: what the model's run captures is proof input, and a verdict must not depend
+    # on the seed (RULINGS.md 18); the seed varies only the built proof sets' fill.
+    resolved = [model_inputs.resolve(model, spec, MODEL_SEEDS[0])]
     if len(spec.arrays) < len(model_inputs.graph_inputs(model)):
-        resolved += [model_inputs.resolve(model, spec, options.seed + s) for s in MODEL_SEEDS[1:]]
+        resolved += [model_inputs.resolve(model, spec, s) for s in MODEL_SEEDS[1:]]
     return [r.feeds for r in resolved], resolved[0]
 
 
@@ -304,6 +307,31 @@ def _prove_in_model(
     return proofs, ""
 
 
+def _prove_regions(
+    fixed: onnx.ModelProto,
+    sites: Sequence[Site],
+    plans: Mapping[int, Plan],
+    sets: Mapping[int, Sequence[feeds_mod.FeedSet]],
+    in_model: dict[int, Proof],
+    options: Options,
+    source_dir: str | None,
+) -> None:
+    """Every main-graph node's proof sets, the built NaN/inf cases among them (RULINGS.md 18),
+    through its realization as written in ``fixed``: the model's own run reaches a node only
+    with the values its upstream makes, which hold no NaN (:func:`ortpool.fix.prove.
+    prove_in_region`). Adds to (or starts) each node's in-model proof."""
+    for site in sites:
+        if site.facts is None or not site.in_main_graph or site.number not in plans:
+            continue
+        proof = in_model.setdefault(site.number, Proof(exact=True, where="model"))
+        mine = sets.get(site.number) or []
+        # the built cases (what the model's run cannot reach); all sets where none are built
+        chosen = sets_for(plans[site.number], [feed for feed in mine if feed.cases] or mine)
+        if proof.exact and chosen:
+            prove_in_region(fixed, site.facts, site.node, chosen, options.runtime, proof,
+                            source_dir, options.accuracy)
+
+
 def _score(report: report_mod.FixReport) -> tuple[int, int]:
     return len(report.unproven), len(report.needs_ortpool)
 
@@ -417,6 +445,7 @@ def _fix_once(
         plans = {n: c.plan for n, c in choices.items() if c.plan is not None}
         fixed, apply_notes = apply(model, sites, plans)
         in_model, problem = _prove_in_model(fixed, sites, model_runs, options, source)
+        _prove_regions(fixed, sites, plans, sets, in_model, options, source)
         failed = [n for n, p in in_model.items() if not p.exact and n in plans]
         if not failed:
             break
@@ -437,11 +466,9 @@ def _fix_once(
         real = sorted({tuple(f.shape) for f in mine if f.label == feeds_mod.CAPTURED})
         if real and entry.shapes:  # the sizes the user's inputs give, beside the small ones
             entry.shapes += "; and on the model's run at X " + ", ".join(map(_dims, real))
-        if problem.startswith(NOT_RUNNING) and entry.realization not in (
-            report_mod.UNPROVEN,
-            report_mod.NOT_SELECTED,
-        ):
-            # Proven alone, but the model as written does not run: not a fix to ship.
+        if problem and entry.realization not in (report_mod.UNPROVEN, report_mod.NOT_SELECTED):
+            # Proven alone, but the model as written was not run (it does not run, or it had no
+            # inputs to run on): not a proven fix (exit 2, written only with --allow-unproven).
             entry.realization, entry.reason = report_mod.UNPROVEN, f"proven alone, but {problem}"
         report.nodes.append(entry)
     return fixed, report

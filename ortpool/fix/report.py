@@ -83,7 +83,7 @@ class FixReport:
     nodes: list[NodeFix] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
     runtime: dict[str, Any] = dataclasses.field(default_factory=dict)
-    nonfinite: bool = False
+    nonfinite: bool = True
     written: str | None = None
     #: the model's inputs of the capture and proof runs: shapes, source, open dims (OpenDim)
     #: and the --shape that sets them; empty when the caller gave the feeds
@@ -102,6 +102,14 @@ class FixReport:
     @property
     def needs_ortpool(self) -> list[NodeFix]:
         return [n for n in self.nodes if n.realization == ORTPOOL]
+
+    @property
+    def finite_only(self) -> list[NodeFix]:
+        """Max-like nodes of a float type realized on proofs without NaN and -inf."""
+        if self.nonfinite:
+            return []
+        return [n for n in self.nodes if n.op in MAX_LIKE and n.elem in FLOATS
+                and n.realization not in (UNPROVEN, NOT_SELECTED)]
 
     @property
     def unproven(self) -> list[NodeFix]:
@@ -125,6 +133,7 @@ class FixReport:
                 "forms": self.forms(),
                 "needs_ortpool": [n.name for n in self.needs_ortpool],
                 "unproven": [n.name for n in self.unproven],
+                "finite_inputs_only": [n.name for n in self.finite_only],
             },
             "inputs": {
                 **self.inputs,
@@ -172,11 +181,14 @@ class FixReport:
                 f"the fixed model needs ortpool at run time (ortpool.InferenceSession) for "
                 f"{len(self.needs_ortpool)} node(s): {names}"
             )
-        maxed = sorted({n.op for n in self.nodes if n.op in MAX_LIKE and n.elem in FLOATS})
-        if not self.nonfinite and maxed:
+        maxed = self.finite_only
+        if maxed:
+            names = ", ".join(repr(n.name) for n in maxed)
             lines.append(
-                f"{'/'.join(maxed)} proofs held no NaN and no -inf (onnxruntime drops NaN and "
-                "gives -3.4e38 for windows of -inf only): --nonfinite proves and guards them too"
+                f"proven for finite inputs only (--assume-finite): NaN and -inf were not covered "
+                f"for {len(maxed)} node(s): {names} (onnxruntime drops NaN unless it is a "
+                "window's first tap and gives -3.4e38 for windows of -inf only; without "
+                "--assume-finite they are proven and guarded)"
             )
         lines += [f"note: {note}" for note in self.notes]
         return lines

@@ -215,6 +215,15 @@ class RuntimeSpec:
         source = model.SerializeToString() if isinstance(model, onnx.ModelProto) else model
         return create(source, options, self)
 
+    def optimized(self, model: onnx.ModelProto, level: str | None = None) -> onnx.ModelProto:
+        """``model`` as onnxruntime's graph optimizer leaves it at ``level`` on these providers
+        (its ``optimized_model_filepath``): which nodes it fused, folded or replaced."""
+        options = self.session_options(level)
+        with tempfile.TemporaryDirectory(prefix="ortpool-fix-") as folder:
+            options.optimized_model_filepath = os.path.join(folder, "optimized.onnx")
+            self.session(model, options=options)
+            return onnx.load(options.optimized_model_filepath, load_external_data=False)
+
     def provider_arguments(self) -> dict[str, Any]:
         """``providers=`` and ``provider_options=`` of onnxruntime.InferenceSession."""
         return {
