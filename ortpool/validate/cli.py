@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from ortpool.cliargs import inputs as cliargs_inputs
@@ -11,6 +12,7 @@ from ortpool.cliargs import runtime
 from ortpool.errors import OrtpoolError
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
+from ortpool.validate import batch, results
 
 HELP = (
     "compare onnxruntime's built-in pooling with ortpool on models (default: the bundled ones), "
@@ -73,9 +75,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "decides (NaN in a window, empty windows)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    batch.add_arguments(parser)  # --jobs, --timeout
 
 
 def run(args: argparse.Namespace) -> int:
+    batch.start()  # the models' forkserver imports onnxruntime while this process does too
     from ortpool.cliargs.accuracy import rule_from
     from ortpool.validate import html, jsonreport, terminal, validator
     from ortpool.validate.progress import ProgressBar
@@ -100,27 +104,34 @@ def run(args: argparse.Namespace) -> int:
         reference_timeout=args.reference_timeout,
     )
     paths = args.models or [str(p) for p in validator.bundled_models()]
+    jobs = batch.jobs_from(args.jobs, len(paths))
+    timeout = batch.check_timeout(args.timeout)
     # The report destinations are checked and a temporary file reserved next to each before
     # anything runs: a report that cannot be written fails in a second, not after the run.
     with StagedFiles((p, "a model being validated") for p in paths) as files:
         json_file = files.add(args.json, "the JSON report") if args.json else None
         html_file = files.add(args.html, "the HTML report") if args.html else None
         files.reserve()
-        models = [validator.load_model(p) for p in paths]  # every model readable before any runs
-        found = []
-        for path, model in zip(paths, models, strict=True):
-            bar = ProgressBar(f"validate {path}", force=False) if not args.no_progress else None
-            try:
-                result = validator.validate_model(
-                    model, options, progress=bar, strict_shapes=len(paths) == 1, label=path
-                )
-            finally:
-                if bar is not None:
-                    bar.close()
-            result.path = path
-            found.append(result)
+
+        def report(result: results.ModelResult) -> None:
+            if result.outcome:  # one line on stderr too, where a script looks for errors
+                why = result.error
+                why = why if why.startswith(result.path) else f"{result.path}: {why}"
+                print(f"ortpool validate: error: {why}", file=sys.stderr)
             print("\n".join(terminal.model_report(result)))
             print()
+
+        title = f"validate {paths[0]}" if len(paths) == 1 else "validate"
+        bar = None if args.no_progress else ProgressBar(title, force=False)
+        try:
+            # Every model in a child process of its own: one that cannot be read, crashes or
+            # hangs is reported as such and the others are still validated.
+            found = batch.run_models(
+                paths, options, jobs=jobs, timeout=timeout, progress=bar, on_result=report
+            )
+        finally:
+            if bar is not None:
+                bar.close()
         print(terminal.summary(found))
         settings: dict[str, Any] = {
             "seed": args.seed,
@@ -135,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
             "accuracy": options.accuracy.to_dict(),
             "reference": args.reference,
             "fail_on_rulings": args.fail_on_rulings,
+            "timeout": timeout,
         }
         if json_file is not None:
             document = jsonreport.validate_document(found, settings)
@@ -145,7 +157,14 @@ def run(args: argparse.Namespace) -> int:
     for label, path in (("JSON", args.json), ("HTML", args.html)):
         if path:
             print(f"{label} report: {path}", file=sys.stderr)
+    return exit_code(found, args.fail_on_rulings)
+
+
+def exit_code(found: Sequence[results.ModelResult], fail_on_rulings: bool = False) -> int:
+    """The worst over the models: 2 if one was not validated, 1 if one differs, else 0."""
+    if any(m.outcome for m in found):
+        return EXIT_ERROR
     failing = any(m.failing for m in found)
-    if args.fail_on_rulings:
-        failing = failing or any(n.status == "rulings" for m in found for n in m.nodes)
+    if fail_on_rulings:
+        failing = failing or any(n.status == results.RULINGS for m in found for n in m.nodes)
     return EXIT_DIFFER if failing else EXIT_AGREE

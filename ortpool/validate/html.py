@@ -42,7 +42,8 @@ td.mono, code { font-family:"DejaVu Sans Mono", Menlo, Consolas, monospace; font
   font-weight:600; white-space:nowrap; }
 .s-agree, .s-ties, .s-accuracy-note { background:#e3f4e4; color:var(--green); }
 .s-inaccurate { background:#fde8e8; color:var(--amber); }
-.s-differ, .s-ort-rejected, .s-ortpool-rejected { background:#fde8e8; color:var(--red); }
+.s-differ, .s-ort-rejected, .s-ortpool-rejected, .s-could-not-run, .s-crashed, .s-timed-out {
+  background:#fde8e8; color:var(--red); }
 .s-rulings { background:#fff1dc; color:var(--amber); }
 .s-no-kernel, .s-not-isolated, .s-both-rejected { background:#e6ecf5; color:var(--blue); }
 ul.causes { margin:4px 0 0; padding-left:18px; }
@@ -139,6 +140,11 @@ def differing(node: NodeResult) -> bool:
 
 
 def _model(model: ModelResult) -> str:
+    if model.outcome:
+        return (
+            f'<section class="model" data-status="{_e(model.outcome)}"><h2>{_e(model.path)}</h2>'
+            f'<div class="meta">{_badge(model.outcome)} {_e(model.error)}</div></section>'
+        )
     inputs = ", ".join(f"{k} [{','.join(map(str, v))}]" for k, v in model.inputs.items())
     with_ref = any(n.reference is not None for n in model.nodes)
     head = "".join(f"<th>{_e(h)}</th>" for h in terminal.COLUMNS) + (
@@ -200,7 +206,7 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
     from ortpool.validate.jsonreport import environment
 
     env = environment()
-    bad = any(m.failing for m in models)
+    bad = any(m.failing or m.outcome for m in models)
     verdict = terminal.summary(models)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     level = settings.get("opt_level") or ("all" if settings.get("optimize") else "disable")

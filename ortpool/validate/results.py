@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from ortpool.model.inputs import OpenDim
@@ -40,6 +41,17 @@ ORDER = (
     TIES,
     AGREE,
 )
+
+# What became of a whole model. One that ran is AGREE or DIFFER (exit 0 or 1); the others exit 2.
+#: the validator refused or failed on it, with the reason (unreadable, an input it cannot size...)
+COULD_NOT_RUN = "could-not-run"
+#: the process validating it died (a signal: std::terminate, a fault, killed) or the validator
+#: itself failed
+CRASHED = "crashed"
+#: no result within the time limit (``--timeout``)
+TIMED_OUT = "timed-out"
+#: model statuses, most severe first (a run's status is its first one present)
+MODEL_ORDER = (CRASHED, TIMED_OUT, COULD_NOT_RUN, DIFFER, AGREE)
 
 
 @dataclasses.dataclass
@@ -228,7 +240,14 @@ class ModelResult:
     #: ortpool-rewritten model ran: the pools are the only difference between the two models
     run_differs: bool = False
     notes: list[str] = dataclasses.field(default_factory=list)
-    error: str = ""  # could not run at all (exit 2)
+    #: "" when the model was validated, else COULD_NOT_RUN, CRASHED or TIMED_OUT (exit 2) ...
+    outcome: str = ""
+    error: str = ""  # ... and why, in one line
+
+    @property
+    def status(self) -> str:
+        """AGREE or DIFFER for a model that was validated, else its ``outcome``."""
+        return self.outcome or (DIFFER if self.failing else AGREE)
 
     @property
     def failing(self) -> bool:
@@ -241,6 +260,7 @@ class ModelResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.path,
+            "status": self.status,
             "opset": self.opset,
             "inputs": self.inputs,
             "input_source": self.input_source,
@@ -255,3 +275,9 @@ class ModelResult:
             "error": self.error,
             "differs": self.failing,
         }
+
+
+def run_status(models: Sequence[ModelResult]) -> str:
+    """A run's status: its models' most severe (AGREE for none)."""
+    found = {m.status for m in models}
+    return next((s for s in MODEL_ORDER if s in found), AGREE)

@@ -21,6 +21,10 @@ STATUS_TEXT = {
     results.BOTH_REJECTED: "both reject",
     results.NO_KERNEL: "no ORT kernel",
     results.NOT_ISOLATED: "not isolated",
+    # a whole model's outcome when it was not validated
+    results.COULD_NOT_RUN: "COULD NOT RUN",
+    results.CRASHED: "CRASHED",
+    results.TIMED_OUT: "TIMED OUT",
 }
 COLUMNS = (
     "node",
@@ -163,6 +167,8 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = " 
 
 
 def model_report(model: ModelResult) -> list[str]:
+    if model.outcome:
+        return [f"model {model.path}: {STATUS_TEXT[model.outcome]}: {model.error}"]
     lines = [
         f"model {model.path}  (opset {model.opset}; inputs "
         + ", ".join(f"{k}:[{','.join(map(str, v))}]" for k, v in model.inputs.items())
@@ -245,8 +251,14 @@ def summary(models: Sequence[ModelResult]) -> str:
             for m in models
         )
         verdict = "ACCURACY DIFFERENCES FOUND" if accuracy_only else "DIFFERENCES FOUND"
+    models_text = f"{len(models)} model(s)"
+    not_run = [m.outcome for m in models if m.outcome]
+    if not_run:  # a model not validated is no agreement: the verdict says so first
+        verdict = "NOT EVERY MODEL RAN" + (f"; {verdict}" if verdict != "all agree" else "")
+        tallies = [f"{not_run.count(s)} {STATUS_TEXT[s].lower()}" for s in results.MODEL_ORDER]
+        models_text += " (" + ", ".join(t for t in tallies if not t.startswith("0 ")) + ")"
     return (
-        f"{verdict}: {len(models)} model(s), {len(nodes)} pooling node(s): "
+        f"{verdict}: {models_text}, {len(nodes)} pooling node(s): "
         + (", ".join(parts) or "none")
         + f"; {e2e} graph output(s) differ end to end"
         + (f"; {runs} model(s) only ortpool's rewrite could run" if runs else "")
