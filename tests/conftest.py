@@ -44,7 +44,7 @@ settings.load_profile(os.environ.get("ORTPOOL_HYPOTHESIS", "ci"))
 # every kernel from the cache in milliseconds. Tests that need a cold cache set their own
 # NUMBA_CACHE_DIR (test_numba_cache, test_compile_note).
 _NUMBA_MODULES = frozenset(
-    f"ortpool.kernels.{name}" for name in ("_numba", "_numba_plans", "_numba_family")
+    f"ortpool.kernels.{name}" for name in ("_numba", "_numba_family")
 )
 #: Modules whose tests use the compiled kernels throughout: run last, when the cache is warm.
 _COMPILED_LAST = (
@@ -84,6 +84,9 @@ def wait_for_warmup() -> None:
 
 def pytest_sessionstart(session):
     if os.environ.get("ORTPOOL_KERNELS", "").strip().lower() == "numpy":
+        return
+    # A quick run of a few files on a cold cache may prefer to compile only what it uses.
+    if os.environ.get("ORTPOOL_TEST_WARMUP", "1") == "0":
         return
     if importlib.util.find_spec("numba") is None:
         return

@@ -24,7 +24,7 @@ from ortpool.fix import forms, inputs, lift
 from ortpool.fix.forms import NodeFacts
 from ortpool.geometry import effective_kernel
 from ortpool.validate.compare import compare_values
-from ortpool.validate.tolerances import tolerance_for, with_window
+from ortpool.validate.tolerances import node_tolerance, tolerance_for
 
 
 def facts_for(op, version, attrs, spatial, elem="float", indices_used=False, n_outputs=1):
@@ -266,11 +266,10 @@ def random_lp_node(rng: np.random.Generator):
 
 
 def assert_within(got, want, facts, x, label):
-    tol = with_window(tolerance_for(facts.op, facts.elem), facts.op, facts.version, facts.elem,
-                      x, want, facts.attributes)
+    tol = node_tolerance(facts.op, facts.version, facts.elem, x, want, facts.attributes)
     assert got.shape == want.shape and got.dtype == want.dtype, label
     comp = compare_values("Y", facts.elem, got, want, tol)
-    assert not comp.differing, (label, comp.examples[:2])
+    assert not (comp.differing or comp.inaccurate), (label, comp.examples[:2])
 
 
 def test_lppool_forms_compute_the_spec_on_random_shapes():
@@ -341,8 +340,13 @@ def test_in_double_rounds_a_large_mean_once():
     assert_within(run_plan(plan, facts, [x]), want, facts, x, plan.name)
     running = np.cumsum(x.reshape(-1), dtype=np.float32)[-1] / np.float32(x.size)
     running = running.reshape(want.shape)
-    with pytest.raises(AssertionError):
-        assert_within(running, want, facts, x, "a float32 running sum")
+    # RULINGS 17: the running sum is off by 245 u*mean|x| (1.5e-5 relative), beyond 4x the
+    # pairwise bound (84), within the note limit (1678): an accuracy note, which in_double avoids
+    tol = node_tolerance("GlobalAveragePool", 1, "float", x, want, {})
+    rounded_once = compare_values("Y", "float", run_plan(plan, facts, [x]), want, tol)
+    noted = compare_values("Y", "float", running, want, tol)
+    assert (rounded_once.noted, noted.noted, noted.inaccurate, noted.differing) == (0, 1, 0, 0)
+    assert noted.accuracy["max_error_units"] == pytest.approx(244.89, abs=0.01)
 
 
 def _drops_nonfinite(op, version):

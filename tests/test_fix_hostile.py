@@ -80,7 +80,6 @@ def test_pads_beyond_int64_are_refused_by_the_spec_and_nothing_is_written(tmp_pa
         HEAD + "unproven 1",
         "  node 'p' (MaxPool-12, float): unproven: no input it could be proven on: ortpool's "
         f"kernels refuse: X [1, 1, 4, 4]: {refused}",
-        NO_NONFINITE,
         f"note: no node input could be captured: node 'p' (MaxPool-12): {refused} [op type "
         "MaxPool_12, input shapes [1, 1, 4, 4]]",
         "note: no proof in the written model: the written model could not be run: "
@@ -152,7 +151,6 @@ def test_a_model_onnxruntime_cannot_load_is_unproven(tmp_path):
         HEAD + "unproven 1",
         f"  node 'p' (MaxPool-12, float): unproven: proven alone, but the written model could "
         f"not be run: {refusal}",
-        NO_NONFINITE,
         f"note: no node input could be captured: {refusal}",
         f"note: no proof in the written model: the written model could not be run: {refusal}",
         "note: nothing written: some nodes are unproven (--allow-unproven)",
@@ -229,20 +227,34 @@ def test_a_branch_output_of_declared_shape_written_by_ortpool_op_runs(tmp_path):
     )
     save(h.make_model(graph, opset_imports=[h.make_opsetid("", 19)]), tmp_path / "m.onnx")
     done = fix(tmp_path, "m.onnx", "o.onnx")
-    tolerance = "atol=1e-12 rtol=1e-10 + (n-1)*u*mean|x| (n=4, u=2^-53)"
-    exact = f"exact alone on 4 input sets ({tolerance})"
+    tolerance = ("agree within 4x(log2 n+1)*u*mean|x| = 12 u*mean|x| (n=4, u=2^-53); accuracy "
+                 "note up to 1e-12 of mean|x|")
+    exact = f"exact alone on 3 input sets ({tolerance})"  # one built set for ortpool's op
     refused = f"not exact: onnxruntime refuses it: {refusal}"
+    # the double MaxPool in the other branch: onnxruntime drops a NaN that is not a window's
+    # first tap (the built cases, RULINGS.md 18), so it is guarded
+    dropped = (
+        "not exact: Y differs in 5 of 9 cells (on built cases 1/20 (NaN at tap (0, 0)), "
+        "X [1, 1, 4, 4]; e.g. at [0, 0, 0, 1] (NaN at tap (0, 0)): "
+    )
     assert (done.returncode, done.stderr) == (1, "")
-    assert done.stdout.splitlines() == [
-        HEAD.replace("1 pooling nodes", "2 pooling nodes") + "unchanged 1, ortpool op 1",
+    lines = done.stdout.splitlines()
+    assert [line.split(dropped)[0] for line in lines[3:5]] == [
+        "      tried unchanged: ", "      tried pad: "]
+    assert all(line.endswith("instead of nan)") for line in lines[3:5])
+    assert lines[:3] + lines[5:] == [
+        HEAD.replace("1 pooling nodes", "2 pooling nodes") + "standard form 1, ortpool op 1",
+        "  standard forms: nan-guard 1",
+        "  node 'max_double' (MaxPool-12, double): form nan-guard -- exact alone on 22 input "
+        "sets (exact)",
+        "      tried nan-guard: proven: exact on 22 input sets (exact)",
         f"  node 'avg_double' (AveragePool-19, double): ortpool op -- {exact}",
         f"      tried unchanged: {refused}",
         f"      tried pad: {refused}",
         f"      tried pad-signed-zero: {refused}",
-        f"      tried ortpool: proven: exact on 4 input sets ({tolerance})",
+        f"      tried ortpool: proven: exact on 3 input sets ({tolerance})",
         "the fixed model needs ortpool at run time (ortpool.InferenceSession) for 1 node(s): "
         "'avg_double'",
-        NO_NONFINITE,
         "note: subgraph outputs 'yb' are written by an ortpool op: their declared static sizes "
         "are kept in their metadata and their dims made symbolic (as 'ortpool rewrite' does)",
         "wrote o.onnx",

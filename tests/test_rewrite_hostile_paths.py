@@ -387,12 +387,16 @@ def test_not_a_model_is_refused_by_rewrite_and_restore(work: Path, verb: str, ki
 def test_not_a_model_is_refused_by_validate(work: Path, kind: str) -> None:
     name = _write_not_model(work, kind)
     done = ortpool("validate", name, "--no-progress", "--json", "r.json", cwd=work)
-    assert (done.returncode, done.stdout, done.stderr) == (
+    # the model's own status, not the run's end: the report and the JSON are still complete
+    why = f"{name} {NOT_MODELS[kind][1]}"
+    assert (done.returncode, done.stderr) == (
         2,
-        "",
-        f"ortpool validate: error: {name} {NOT_MODELS[kind][1]}\n",
+        f"ortpool validate: error: {why}\nJSON report: r.json\n",
     )
-    assert tree(work) == BASE | {name}
+    assert done.stdout.splitlines()[0] == f"model {name}: COULD NOT RUN: {why}"
+    assert tree(work) == BASE | {name, "r.json"}
+    (model,) = json.loads((work / "r.json").read_text())["models"]
+    assert (model["model"], model["status"], model["error"]) == (name, "could-not-run", why)
 
 
 @pytest.mark.parametrize("verb", ["rewrite", "validate"])

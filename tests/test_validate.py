@@ -341,7 +341,7 @@ def test_inputs_from_npz_are_used(tmp_path, capsys):
         (["validate", "{bad}", "--shape", "x:1,3"], "not a readable ONNX model"),
         (["validate", "{good}", "--shape", "x:a,b"], "must be NAME:D1,D2"),
         (["validate", "{good}", "--shape", "nope:1,3,6,6"], "--shape names input 'nope'"),
-        (["validate", "{good}", "--inputs", "{npz}"], "has no array for input 'x'"),
+        (["validate", "{good}", "--inputs", "{npz}"], "--inputs names input 'y'"),
         (["validate", "{good}", "--providers", "NoSuchEP"], "is not available"),
     ],
 )

@@ -7,6 +7,7 @@ import json
 import sys
 
 from ortpool.bench import cases as bench_cases
+from ortpool.cliargs import inputs as cliargs_inputs
 from ortpool.cliargs import runtime
 from ortpool.ort.runtime_spec import DEFAULT_LEVEL
 from ortpool.staging import StagedFiles
@@ -53,7 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="give each session its own intra-op pool instead of one shared pool (noisier: idle "
         "workers of one session spin while another runs)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    # --seed from the group validate and fix share (the cases' models are ortpool's own: no
+    # --shape or --inputs to give)
+    cliargs_inputs.add_arguments(parser, model_inputs=False, seed_help="seed of the random inputs")
     parser.add_argument("--json", metavar="FILE", help="also write every figure as JSON to FILE")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     runtime.add_arguments(

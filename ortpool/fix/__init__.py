@@ -7,7 +7,8 @@ API::
     fixed = ortpool.fix("model.onnx")                       # or an onnx.ModelProto
     fixed, report = ortpool.fix.fix_with_report(model, nodes=["pool1"], opt_level="all")
     print(report)                                           # realizations, forms, proofs
-    report = ortpool.fix.fix_file("in.onnx", "out.onnx")    # written as rewrite writes
+    report = ortpool.fix.fix_file("in.onnx", "out.onnx",    # written as rewrite writes
+                                  shapes={"image": (1, 3, 48, 192)})  # the real sizes
     report.exit_code()                                      # 0 exact, 1 needs ortpool, 2 unproven
 
 For each node: left unchanged where the runtime already gives the spec's result, else the
@@ -21,7 +22,7 @@ from __future__ import annotations
 import os
 import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,11 @@ import onnx
 from ortpool import modelfile
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.fix.report import FixReport, NodeFix
+from ortpool.model.inputs import InputSpec
 from ortpool.ort.runtime_spec import DEFAULT_LEVEL, RuntimeSpec, parse_providers
 from ortpool.rewrite import write_file
 from ortpool.rewrite.selection import Selection
+from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
 
 __all__ = ["FixReport", "NodeFix", "fix", "fix_file", "fix_with_report"]
 
@@ -49,6 +52,9 @@ def _options(
     nonfinite: bool,
     seed: int,
     lift_opset: bool,
+    shapes: Mapping[str, Sequence[int]] | Sequence[str] | None,
+    inputs: Mapping[str, Any] | str | os.PathLike | None,
+    accuracy: AccuracyRule,
     runtime: RuntimeSpec | None,
 ) -> Options:
     if runtime is None:
@@ -60,6 +66,8 @@ def _options(
         nonfinite=nonfinite,
         seed=seed,
         lift_opset=lift_opset,
+        model_inputs=InputSpec.make(shapes, inputs),
+        accuracy=accuracy,
     )
 
 
@@ -72,31 +80,40 @@ def fix_with_report(
     skip_invalid: bool = False,
     providers: Sequence[str] | str | None = None,
     opt_level: str = DEFAULT_LEVEL,
-    nonfinite: bool = False,
+    nonfinite: bool = True,
     seed: int = 0,
     lift_opset: bool = True,
+    shapes: Mapping[str, Sequence[int]] | Sequence[str] | None = None,
+    inputs: Mapping[str, Any] | str | os.PathLike | None = None,
     source_dir: str | os.PathLike | None = None,
+    accuracy: AccuracyRule = DEFAULT_RULE,
     runtime: RuntimeSpec | None = None,
 ) -> tuple[onnx.ModelProto, FixReport]:
     """A fixed copy of ``model`` and the report; the caller's proto is never changed.
 
     ``ops``/``nodes``/``exclude``: only these operators / only / never these node names (as
-    ``ortpool rewrite`` takes them); ``skip_invalid``: a node failing its schema checks is left
-    as it is and reported instead of raising; ``providers``: the execution
-    providers to prove on (default CPU); ``opt_level``: onnxruntime's graph optimization level
-    the model will run at (``disable``, ``basic``, ``extended``, ``layout``, ``all``; default
-    ``all``, onnxruntime's own); ``runtime``: the whole runtime description instead of those
-    two (providers with options, level, threads: :class:`ortpool.ort.runtime_spec.RuntimeSpec`,
-    as ``ortpool fix`` reads it from its options); ``nonfinite``: prove MaxPool on NaN and -inf
-    too (and guard it where the runtime drops them); ``lift_opset``: where nodes of a model
-    below opset 11 stay unproven or need ortpool's op, try the model at a higher ai.onnx opset
-    where every node keeps its meaning (docs/fix.md, "The opset lift"). A model given by path
-    is read without its external data, which the proofs read from the model's folder
-    (``source_dir`` for a proto).
+    ``ortpool rewrite`` takes them); ``skip_invalid``: a node failing its schema checks is left as
+    it is and reported instead of raising; ``providers``: the execution providers to prove on
+    (default CPU); ``opt_level``: onnxruntime's graph optimization level the model will run at
+    (``disable``, ``basic``, ``extended``, ``layout``, ``all``; default ``all``, onnxruntime's own);
+    ``runtime``: the whole runtime description instead of those two (providers with options, level,
+    threads: :class:`ortpool.ort.runtime_spec.RuntimeSpec`, as ``ortpool fix`` reads it from its
+    options); ``nonfinite``: the max-like nodes are proven on NaN and -inf too (the default:
+    RULINGS.md 18), and guarded where the runtime drops them; False assumes finite inputs
+    (``--assume-finite``), and the report says they were not covered; ``lift_opset``: where nodes of
+    a model below opset 11 stay unproven or need ortpool's op, try the model at a higher ai.onnx
+    opset where every node keeps its meaning (docs/fix.md, "The opset lift"); ``shapes`` (``{"x":
+    (1, 3, 48, 192)}`` or ``["x:1,3,48,192"]``) and ``inputs`` (an .npz path or name -> array): the
+    model's inputs of the capture and proof runs, resolved as ``ortpool validate`` resolves them
+    (:func:`ortpool.model.inputs.resolve`: open dims otherwise take the defaults; rois and MaxUnpool
+    indices fed as inputs must be given); ``accuracy``: RULINGS.md 17's thresholds for averages and
+    norms (a node whose only difference is an accuracy note is left as it is;
+    :class:`ortpool.validate.tolerances.AccuracyRule`). A model given by path is read without its
+    external data, which the proofs read from the model's folder (``source_dir`` for a proto).
     """
     options = _options(
         ops, nodes, exclude, skip_invalid, providers, opt_level, nonfinite, seed, lift_opset,
-        runtime,
+        shapes, inputs, accuracy, runtime,
     )
     if isinstance(model, onnx.ModelProto):
         return fix_model(model, options, source_dir)

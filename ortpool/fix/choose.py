@@ -4,7 +4,7 @@ Candidates come from :func:`ortpool.fix.forms.candidates` (the node as it is fir
 last); each is written for the node's opset (:mod:`ortpool.fix.emit`) and proven on the node's
 input sets (:mod:`ortpool.fix.prove`). Every candidate tried is kept with its outcome, so the
 report can say why the node is not simply left alone (the runtime's own difference from the
-spec) and why a cheaper form was passed over (e.g. folded back by PadFusion).
+spec) and why a cheaper form was passed over (e.g. a Pad folded back by PadFusion).
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from ortpool.fix.inputs import FeedSet
 from ortpool.fix.prove import Proof, prove_plan
 from ortpool.fix.sites import Site
 from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
 
 NOT_APPLICABLE = "not applicable"
 NOT_WRITABLE = "not writable at this opset"
 NOT_EXACT = "not exact"
-FOLDED = "folded back by the optimizer"
+FOLDED = "changed by the optimizer"
 NOT_IN_MODEL = "not exact in the model"
 PROVEN = "proven"
 
@@ -50,11 +51,16 @@ class Choice:
 
 
 def choose(
-    site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec, earlier: Sequence[Attempt] = ()
+    site: Site,
+    sets: Sequence[FeedSet],
+    runtime: RuntimeSpec,
+    earlier: Sequence[Attempt] = (),
+    rule: AccuracyRule = DEFAULT_RULE,
 ) -> Choice:
-    """Try the candidates of ``site`` in order; the first proven exact wins. ``earlier``: the
-    attempts of a previous choice (its winner refused in the model): those forms are not tried
-    again and stay in the record."""
+    """Try the candidates of ``site`` in order; the first proven exact wins (a sum within
+    RULINGS.md 17's ``rule``: the node as it is stays where its only difference is an accuracy
+    note). ``earlier``: the attempts of a previous choice (its winner refused in the model):
+    those forms are not tried again and stay in the record."""
     facts = site.facts
     if facts is None:
         raise ValueError(f"site {site.name!r} has no facts: {site.reason}")
@@ -70,7 +76,7 @@ def choose(
             attempts.append(Attempt(name, NOT_APPLICABLE, "its numbers depend on the input size"))
             continue
         try:
-            proof = prove_plan(plan, facts, site.node, sets, runtime)
+            proof = prove_plan(plan, facts, site.node, sets, runtime, rule)
         except emit.Unwritable as err:
             attempts.append(Attempt(name, NOT_WRITABLE, str(err)))
             continue

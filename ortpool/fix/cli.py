@@ -12,7 +12,8 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ortpool.cliargs import runtime
+    from ortpool.cliargs import accuracy, runtime
+    from ortpool.cliargs import inputs as cliargs_inputs
     from ortpool.ort.runtime_spec import DEFAULT_LEVEL
     from ortpool.rewrite import cli_common
 
@@ -26,14 +27,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         providers_help="the execution providers the model will run on, in priority order "
         "(default cpu): forms are proven there, each proof says which provider executed it",
     )
-    parser.add_argument(
+    finite = parser.add_mutually_exclusive_group()
+    finite.add_argument(
+        "--assume-finite",
+        dest="nonfinite",
+        action="store_false",
+        help="prove MaxPool, GlobalMaxPool and MaxRoiPool on finite inputs only: no NaN guard "
+        "is written, and the report says NaN and -inf were not covered (by default they are)",
+    )
+    finite.add_argument(
         "--nonfinite",
         "--nan",
+        dest="nonfinite",
         action="store_true",
-        help="also prove MaxPool on NaN and -inf, guarding it where the runtime drops NaN or "
-        "gives -3.4e38 for windows of -inf only",
+        help=argparse.SUPPRESS,  # the default now; kept so that older command lines still run
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the proof inputs (0)")
+    parser.set_defaults(nonfinite=True)
+    # --shape, --inputs, --seed: as validate and bench take them
+    cliargs_inputs.add_arguments(
+        parser,
+        seed_help="seed of the values around the built proof cases (0); it never changes which "
+        "cases are built, nor the verdict (the model's own runs are not seeded)",
+    )
     parser.add_argument(
         "--no-opset-lift",
         dest="lift_opset",
@@ -47,12 +62,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write the model even when some nodes could not be proven (exit 1)",
     )
     parser.add_argument("--dry-run", action="store_true", help="prove and report; write nothing")
+    accuracy.add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ortpool.cliargs import inputs as cliargs_inputs
     from ortpool.cliargs import runtime
+    from ortpool.cliargs.accuracy import rule_from
     from ortpool.fix import fix_file
     from ortpool.rewrite.cli_common import file_options
+
+    spec = cliargs_inputs.read(args)  # a bad --shape or --inputs: exit 2 before any proof
 
     report = fix_file(
         args.input,
@@ -63,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
         nonfinite=args.nonfinite,
         seed=args.seed,
         lift_opset=args.lift_opset,
+        shapes=spec.shapes,
+        inputs=args.inputs,
+        accuracy=rule_from(args),
         **file_options(args),
     )
     code = report.exit_code(args.allow_unproven)

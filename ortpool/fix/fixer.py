@@ -1,9 +1,10 @@
 """``fix_model``: choose, write and prove a realization for every pooling node of a model.
 
 1. Find the pooling nodes with their facts (:mod:`ortpool.fix.sites`).
-2. Run the model once (onnxruntime, optimizations off; ortpool's ops if onnxruntime cannot run
-   it) on generated inputs, capturing the real inputs of its main-graph pooling nodes, as the
-   validator does.
+2. Run the model (onnxruntime, optimizations off; ortpool's ops if onnxruntime cannot run it) on
+   its inputs as :func:`ortpool.model.inputs.resolve` gives them (the user's sizes and arrays,
+   else generated at the default sizes), capturing the real inputs of its main-graph pooling
+   nodes, as the validator does: proofs run at those sizes, beside the node's own small ones.
 3. Per node, the cheapest realization proven exact alone on the runtime
    (:mod:`ortpool.fix.choose`), on the captured inputs and seeded input sets of the node's
    static shape (sampled shapes when its sizes are symbolic).
@@ -24,15 +25,15 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ortpool.errors import OrtpoolError
 from ortpool.fix import inputs as feeds_mod
 from ortpool.fix import lift
 from ortpool.fix import report as report_mod
 from ortpool.fix.apply import apply
 from ortpool.fix.choose import NOT_IN_MODEL, Attempt, Choice, choose
 from ortpool.fix.forms import Plan
-from ortpool.fix.prove import Proof, compare, short_error
+from ortpool.fix.prove import Proof, compare, prove_in_region, sets_for, short_error
 from ortpool.fix.sites import Site, find_sites
+from ortpool.model import inputs as model_inputs
 from ortpool.ort import runtime_spec
 from ortpool.ort.runtime import stamp
 from ortpool.ort.runtime_spec import RuntimeSpec
@@ -40,7 +41,7 @@ from ortpool.rewrite.scopes import ai_onnx_opset
 from ortpool.rewrite.selection import Selection
 from ortpool.validate import capture as capture_mod
 from ortpool.validate import dtypes
-from ortpool.validate import inputs as model_inputs
+from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
 
 #: Seeds of the generated model inputs the written model is proven on.
 MODEL_SEEDS = (0, 1)
@@ -59,22 +60,38 @@ class Options:
     selection: Selection = dataclasses.field(default_factory=Selection)
     skip_invalid: bool = False
     runtime: RuntimeSpec = dataclasses.field(default_factory=RuntimeSpec)
-    nonfinite: bool = False
+    #: prove max-like ops on NaN and -inf too (off: the user's inputs are assumed finite)
+    nonfinite: bool = True
     seed: int = 0
     #: whether a model below opset 11 may be lifted (:mod:`ortpool.fix.lift`)
     lift_opset: bool = True
-    #: the model's inputs to capture and prove on (each a name -> array dict); None: generated
+    #: the model's inputs to capture and prove on (each a name -> array dict); None: resolved
+    #: from ``model_inputs`` (:func:`ortpool.model.inputs.resolve`) for each of
+    #: :data:`MODEL_SEEDS`
     inputs: Sequence[Mapping[str, np.ndarray]] | None = None
+    #: the user's sizes and arrays for the model's inputs (``--shape``, ``--inputs``)
+    model_inputs: model_inputs.InputSpec = dataclasses.field(
+        default_factory=model_inputs.InputSpec
+    )
+    #: RULINGS.md 17's thresholds: a sum within an accuracy note is proven as it is
+    accuracy: AccuracyRule = DEFAULT_RULE
 
 
-def _model_runs(model: onnx.ModelProto, options: Options) -> list[dict[str, np.ndarray]] | None:
-    """The model inputs of the capture and model-proof runs: given, or generated (seeded)."""
+def _model_runs(
+    model: onnx.ModelProto, options: Options
+) -> tuple[list[dict[str, np.ndarray]], model_inputs.ResolvedInputs | None]:
+    """The model inputs of the capture and model-proof runs: given, or resolved from the user's
+    sizes and arrays (seeded; one run when the user gives every array); and the first
+    resolution (its open dims for the report). Inputs that cannot be resolved raise."""
     if options.inputs is not None:
-        return [dict(feeds) for feeds in options.inputs]
-    try:
-        return [model_inputs.generate_inputs(model, options.seed + s) for s in MODEL_SEEDS]
-    except (OrtpoolError, ValueError):
-        return None
+        return [dict(feeds) for feeds in options.inputs], None
+    spec = options.model_inputs
+    # Not --seed: what the model's run captures is proof input, and a verdict must not depend
+    # on the seed (RULINGS.md 18); the seed varies only the built proof sets' fill.
+    resolved = [model_inputs.resolve(model, spec, MODEL_SEEDS[0])]
+    if len(spec.arrays) < len(model_inputs.graph_inputs(model)):
+        resolved += [model_inputs.resolve(model, spec, s) for s in MODEL_SEEDS[1:]]
+    return [r.feeds for r in resolved], resolved[0]
 
 
 def _captured_names(sites: Sequence[Site], outputs: bool) -> tuple[list[str], set[str]]:
@@ -128,14 +145,19 @@ class _Capturing:
         session = self.runtime.session(wide, level=self.level, external_dir=self.source_dir)
         return wide, session, fetched, plain
 
-    def __call__(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def built(self, feeds: Mapping[str, np.ndarray]) -> Any:
+        """The widened model and session for these fed names, or why they could not be built
+        (onnxruntime refuses the model: the same for every run)."""
         fed = frozenset(feeds)
         if fed not in self._built:
             try:
                 self._built[fed] = self._build(fed)
-            except Exception as err:  # onnxruntime refuses the model: the same for every run
+            except Exception as err:
                 self._built[fed] = err
-        built = self._built[fed]
+        return self._built[fed]
+
+    def __call__(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        built = self.built(feeds)
         if isinstance(built, Exception):
             raise built
         wide, session, fetched, plain = built
@@ -168,19 +190,20 @@ class _Capturing:
 def _capture_inputs(
     model: onnx.ModelProto,
     sites: Sequence[Site],
-    model_runs: Sequence[Mapping[str, np.ndarray]] | None,
+    model_runs: Sequence[Mapping[str, np.ndarray]],
     options: Options,
     source_dir: str | None,
     notes: list[str],
+    resolved: model_inputs.ResolvedInputs | None = None,
 ) -> list[dict[str, np.ndarray]]:
-    """The real inputs of the main-graph nodes, from runs of the source model."""
+    """The real inputs of the main-graph nodes, from runs of the source model at the sizes the
+    inputs have (the user's, or the defaults). When the model runs neither plain nor rewritten
+    and some of its dims were left open, the sizes chosen are why most often: that error says
+    which and how to set them."""
     names = _captured_names(sites, outputs=False)
     if not names[0]:
         return []
     runs: list[dict[str, np.ndarray]] = []
-    if model_runs is None:
-        notes.append("the model's inputs could not be generated: no input was captured")
-        return []
     source = _Capturing(model, names, options.runtime, "disable", source_dir)
     rewritten: _Capturing | None = None
     for number, feeds in enumerate(model_runs):
@@ -202,6 +225,10 @@ def _capture_inputs(
                     "from its ortpool-rewritten run"
                 )
         except Exception as err:
+            loaded = not isinstance(source.built(feeds), Exception)
+            if loaded and resolved is not None and resolved.dims:
+                # It loads but does not run: most often the sizes chosen (docs/validate.md)
+                raise resolved.cannot_run("", first) from None
             notes.append(f"no node input could be captured: {short_error(err)}")
             return []
     return runs
@@ -221,7 +248,9 @@ def _proof_sets(
     shape = feeds_mod.full_shape(facts, site.x_dims)
     shapes = [shape] if shape is not None else feeds_mod.sampled_shapes(facts)
     if shape is not None:
-        mine = [a for a in mine if tuple(a[0].shape) == shape]
+        # The forms of static spatial sizes hold at those sizes, for any batch and channels: the
+        # model's own run is kept at whatever N and C the user's inputs give.
+        mine = [a for a in mine if tuple(a[0].shape[2:]) == shape[2:]]
     sets = feeds_mod.proof_sets(
         facts,
         shapes,
@@ -238,7 +267,7 @@ def _proof_sets(
 def _prove_in_model(
     fixed: onnx.ModelProto,
     sites: Sequence[Site],
-    model_runs: Sequence[Mapping[str, np.ndarray]] | None,
+    model_runs: Sequence[Mapping[str, np.ndarray]],
     options: Options,
     source_dir: str | None,
 ) -> tuple[dict[int, Proof], str]:
@@ -247,8 +276,6 @@ def _prove_in_model(
     run even when no node can be captured: it must load and run)."""
     names = _captured_names(sites, outputs=True)
     proofs: dict[int, Proof] = {}
-    if model_runs is None:
-        return {}, "the model's inputs could not be generated"
     capturing = _Capturing(fixed, names, options.runtime, None, source_dir)
     for number, feeds in enumerate(model_runs):
         try:
@@ -270,7 +297,7 @@ def _prove_in_model(
             proof = proofs.setdefault(site.number, Proof(exact=True, where="model"))
             if not proof.exact:
                 continue
-            failure = compare(facts, feed, got, proof)
+            failure = compare(facts, feed, got, proof, options.accuracy)
             if failure:
                 proof.exact, proof.failure = False, failure
             else:
@@ -278,6 +305,31 @@ def _prove_in_model(
                 if list(feed.shape) not in proof.shapes:
                     proof.shapes.append(list(feed.shape))
     return proofs, ""
+
+
+def _prove_regions(
+    fixed: onnx.ModelProto,
+    sites: Sequence[Site],
+    plans: Mapping[int, Plan],
+    sets: Mapping[int, Sequence[feeds_mod.FeedSet]],
+    in_model: dict[int, Proof],
+    options: Options,
+    source_dir: str | None,
+) -> None:
+    """Every main-graph node's proof sets, the built NaN/inf cases among them (RULINGS.md 18),
+    through its realization as written in ``fixed``: the model's own run reaches a node only
+    with the values its upstream makes, which hold no NaN (:func:`ortpool.fix.prove.
+    prove_in_region`). Adds to (or starts) each node's in-model proof."""
+    for site in sites:
+        if site.facts is None or not site.in_main_graph or site.number not in plans:
+            continue
+        proof = in_model.setdefault(site.number, Proof(exact=True, where="model"))
+        mine = sets.get(site.number) or []
+        # the built cases (what the model's run cannot reach); all sets where none are built
+        chosen = sets_for(plans[site.number], [feed for feed in mine if feed.cases] or mine)
+        if proof.exact and chosen:
+            prove_in_region(fixed, site.facts, site.node, chosen, options.runtime, proof,
+                            source_dir, options.accuracy)
 
 
 def _score(report: report_mod.FixReport) -> tuple[int, int]:
@@ -355,7 +407,11 @@ def _fix_once(
     pinned: Mapping[str, int] | None = None,
 ) -> tuple[onnx.ModelProto, report_mod.FixReport]:
     """One fix of ``model`` at its own opsets (``pinned`` nodes at their given versions)."""
-    report = report_mod.FixReport(runtime=options.runtime.describe(), nonfinite=options.nonfinite)
+    report = report_mod.FixReport(
+        runtime=options.runtime.describe(),
+        nonfinite=options.nonfinite,
+        accuracy=options.accuracy.to_dict(),
+    )
     # Stamped first: the source's capture runs and every proof run what will be written.
     model = _copy(model)
     note = stamp(model)
@@ -363,8 +419,11 @@ def _fix_once(
         report.notes.append(note)
     sites, notes = find_sites(model, options.selection, options.skip_invalid, pinned)
     report.notes.extend(notes)
-    model_runs = _model_runs(model, options)
-    captured = _capture_inputs(model, sites, model_runs, options, source, report.notes)
+    model_runs, resolved = _model_runs(model, options)
+    if resolved is not None:
+        report.inputs = {"shapes": resolved.shapes, "source": resolved.source,
+                         "open_dims": resolved.dims, "shape_hint": resolved.shape_hint()}
+    captured = _capture_inputs(model, sites, model_runs, options, source, report.notes, resolved)
     sets: dict[int, list[feeds_mod.FeedSet]] = {}
     choices: dict[int, Choice] = {}
     for site in sites:
@@ -372,7 +431,9 @@ def _fix_once(
             continue
         sets[site.number], refusals = _proof_sets(site, captured, options)
         if sets[site.number]:
-            choices[site.number] = choose(site, sets[site.number], options.runtime)
+            choices[site.number] = choose(
+                site, sets[site.number], options.runtime, rule=options.accuracy
+            )
         else:  # nothing can prove any form: the spec itself gives no output to compare with
             why = f": {refusals[0]}" if refusals else ""
             choices[site.number] = Choice(
@@ -384,6 +445,7 @@ def _fix_once(
         plans = {n: c.plan for n, c in choices.items() if c.plan is not None}
         fixed, apply_notes = apply(model, sites, plans)
         in_model, problem = _prove_in_model(fixed, sites, model_runs, options, source)
+        _prove_regions(fixed, sites, plans, sets, in_model, options, source)
         failed = [n for n, p in in_model.items() if not p.exact and n in plans]
         if not failed:
             break
@@ -392,20 +454,28 @@ def _fix_once(
             assert choice.plan is not None
             earlier = [a for a in choice.attempts if a.form != choice.plan.name]
             earlier.append(Attempt(choice.plan.name, NOT_IN_MODEL, in_model[number].failure))
-            choices[number] = choose(_site(sites, number), sets[number], options.runtime, earlier)
+            choices[number] = choose(
+                _site(sites, number), sets[number], options.runtime, earlier, options.accuracy
+            )
     if problem:
         report.notes.append(f"no proof in the written model: {problem}")
     report.notes.extend(apply_notes)
     for site in sites:
         entry = _node_fix(site, choices.get(site.number), in_model.get(site.number))
-        if problem.startswith(NOT_RUNNING) and entry.realization not in (
-            report_mod.UNPROVEN,
-            report_mod.NOT_SELECTED,
-        ):
-            # Proven alone, but the model as written does not run: not a fix to ship.
+        mine = sets.get(site.number, [])
+        real = sorted({tuple(f.shape) for f in mine if f.label == feeds_mod.CAPTURED})
+        if real and entry.shapes:  # the sizes the user's inputs give, beside the small ones
+            entry.shapes += "; and on the model's run at X " + ", ".join(map(_dims, real))
+        if problem and entry.realization not in (report_mod.UNPROVEN, report_mod.NOT_SELECTED):
+            # Proven alone, but the model as written was not run (it does not run, or it had no
+            # inputs to run on): not a proven fix (exit 2, written only with --allow-unproven).
             entry.realization, entry.reason = report_mod.UNPROVEN, f"proven alone, but {problem}"
         report.nodes.append(entry)
     return fixed, report
+
+
+def _dims(shape: Sequence[int]) -> str:
+    return "[" + ",".join(map(str, shape)) + "]"
 
 
 def _copy(model: onnx.ModelProto) -> onnx.ModelProto:

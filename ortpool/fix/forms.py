@@ -19,7 +19,8 @@ Wrappers around a base form:
 
 * :func:`in_float` -- the node computed in float32 between two Casts (types without a kernel).
 * :func:`in_double` -- a global average or norm summed in float64 and rounded once (RULINGS 13).
-* :func:`nan_guarded` -- the max's NaN and -inf restored by a pooled mask (opt-in).
+* :func:`nan_guarded` -- the max's NaN and -inf restored by a pooled mask (not with
+  ``--assume-finite``).
 
 Every number here comes from :mod:`ortpool.geometry`, the arithmetic the kernels use.
 """
@@ -52,8 +53,8 @@ IN_DOUBLE = "in-double"
 NAN_GUARD = "nan-guard"
 ORTPOOL = "ortpool"
 
-#: Ops whose value is a max of input elements: NaN and -inf are proven only on request (their
-#: guard is opt-in, ``--nonfinite``).
+#: Ops whose value is a max of input elements: proven on NaN and -inf and guarded unless the
+#: user assumes finite inputs (``--assume-finite``).
 MAX_LIKE = ("MaxPool", "GlobalMaxPool", "MaxRoiPool")
 
 #: Element types whose every value float32 holds exactly: a max computed in float32 and cast

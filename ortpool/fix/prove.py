@@ -4,7 +4,8 @@ A realization (a :class:`~ortpool.fix.forms.Plan` written by :mod:`ortpool.fix.e
 *exact* on a runtime when, on every proof input (:mod:`ortpool.fix.inputs`), the runtime's
 outputs equal the spec's (RULINGS.md 16): bit for bit for max and unpool values and for Indices
 (ties are not forgiven: a different index is a different result for a MaxUnpool downstream), and
-within the validator's average tolerance for AveragePool (:mod:`ortpool.validate.tolerances`).
+for averages and norms within RULINGS.md 17's accuracy rule (:mod:`ortpool.validate.tolerances`):
+a form whose only difference is an accuracy note is exact, as ``validate`` calls it agreeing.
 The session runs at the runtime's optimization level, so a graph optimizer that folds the form
 back into what the runtime gets wrong (PadFusion) is caught; the run is then repeated with
 optimizations off to say so.
@@ -31,7 +32,7 @@ from ortpool.rewrite import retarget
 from ortpool.validate import dtypes
 from ortpool.validate.compare import compare_values
 from ortpool.validate.singlenode import INPUT_NAMES
-from ortpool.validate.tolerances import tolerance_for, with_window
+from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, tolerance_for
 
 
 @dataclasses.dataclass
@@ -54,6 +55,10 @@ class Proof:
     executed_by: dict[str, str] = dataclasses.field(default_factory=dict)
     #: the provider asked for first: ops another one executed fell back
     asked: str = ""
+    #: a sum's worst rounding over the sets, in u*mean|x| (and ulp), when beyond the agree band:
+    #: an accuracy note (RULINGS.md 17), accepted
+    noted_units: float | None = None
+    noted_ulp: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -61,6 +66,9 @@ class Proof:
     def describe(self) -> str:
         if self.exact:
             err = "" if self.max_abs in (None, 0.0) else f", max abs error {self.max_abs:.3g}"
+            if self.noted_units is not None:
+                err += (f"; accuracy note: up to {self.noted_ulp:.3g} ulp = "
+                        f"{self.noted_units:.3g} u*mean|x|, within the accuracy limit")
             return f"exact on {self.sets} input sets ({self.tolerance}{err}){self.placement()}"
         return self.failure
 
@@ -132,17 +140,29 @@ def isolated_model(
     return model
 
 
-def compare(facts: NodeFacts, feed: FeedSet, got: Sequence[np.ndarray], proof: Proof) -> str:
-    """Compare one set's outputs with the spec's; the failure text, or "" when exact."""
+def compare(
+    facts: NodeFacts,
+    feed: FeedSet,
+    got: Sequence[np.ndarray],
+    proof: Proof,
+    rule: AccuracyRule = DEFAULT_RULE,
+) -> str:
+    """Compare one set's outputs with the spec's; the failure text, or "" when exact (an
+    accuracy note included: RULINGS.md 17 under ``rule``)."""
     want = feed.expected or []
     tol = tolerance_for(facts.op, facts.elem)
     if want:
-        tol = with_window(tol, facts.op, facts.version, facts.elem, feed.arrays[0], want[0],
-                          facts.attributes)
+        tol = node_tolerance(facts.op, facts.version, facts.elem, feed.arrays[0], want[0],
+                             facts.attributes, rule=rule)
     proof.tolerance = tol.describe()
     y, expected_y = feedable(np.asarray(got[0])), feedable(want[0])
     if y.dtype != expected_y.dtype:
         return f"Y is {y.dtype}, the spec's is {expected_y.dtype} (on {feed.label})"
+    if y.shape == expected_y.shape and np.array_equal(y, expected_y, equal_nan=y.dtype.kind == "f"):
+        # the same bits (NaN where the spec's is NaN): nothing to measure (most sets, and the
+        # full comparison's categories are what a proof spends most of its time on otherwise)
+        proof.max_abs = proof.max_abs or 0.0
+        return _compare_indices(facts, feed, got, want, proof)
     comp = compare_values("Y", facts.elem, y, expected_y, tol)
     for field in ("max_abs", "max_rel"):
         value = getattr(comp, field)
@@ -154,24 +174,49 @@ def compare(facts: NodeFacts, feed: FeedSet, got: Sequence[np.ndarray], proof: P
             f"Y has shape {list(comp.builtin_shape)}, the spec's is {list(comp.ortpool_shape)} "
             f"(on {feed.label}, X {list(feed.shape)})"
         )
-    if comp.differing:
-        proof.differing += comp.differing
+    if comp.differing or comp.inaccurate:
+        wrong = comp.differing + comp.inaccurate
+        proof.differing += wrong
         example = comp.examples[0] if comp.examples else {}
+        case = feed.case_at(example.get("at"))
+        accuracy = ""
+        if comp.inaccurate and comp.accuracy:
+            accuracy = (f"; {comp.inaccurate} beyond the accuracy limit, up to "
+                        f"{comp.accuracy['max_error_units']:.3g} u*mean|x|")
         return (
-            f"Y differs in {comp.differing} of {comp.compared} cells (on {feed.label}, X "
-            f"{list(feed.shape)}; e.g. at {example.get('at')}: {example.get('onnxruntime')} "
-            f"instead of {example.get('ortpool')})"
+            f"Y differs in {wrong} of {comp.compared} cells (on {feed.label}, X "
+            f"{list(feed.shape)}; e.g. at {example.get('at')}"
+            f"{f' ({case})' if case else ''}: {example.get('onnxruntime')} "
+            f"instead of {example.get('ortpool')}{accuracy})"
         )
+    if comp.noted and comp.accuracy:
+        units, ulps = comp.accuracy["max_error_units"], comp.accuracy["max_error_ulp"]
+        proof.noted_units = max(proof.noted_units or 0.0, units or 0.0)
+        proof.noted_ulp = max(proof.noted_ulp or 0.0, ulps or 0.0)
+    return _compare_indices(facts, feed, got, want, proof)
+
+
+def _compare_indices(
+    facts: NodeFacts, feed: FeedSet, got: Sequence[np.ndarray], want: Sequence[np.ndarray],
+    proof: Proof,
+) -> str:
+    """The Indices output against the spec's where the node's are used; "" when equal."""
     if facts.indices_used and len(want) > 1:
         if len(got) < 2:
             return "the realization gives no Indices"
         indices = np.asarray(got[1])
         if indices.shape != want[1].shape or not np.array_equal(indices, want[1]):
-            wrong = (
-                int((indices != want[1]).sum()) if indices.shape == want[1].shape else indices.size
-            )
+            same_shape = indices.shape == want[1].shape
+            wrong = int((indices != want[1]).sum()) if same_shape else indices.size
             proof.differing += wrong
-            return f"Indices differ in {wrong} cells (on {feed.label}, X {list(feed.shape)})"
+            where = ""
+            if same_shape:
+                at = [int(v) for v in np.argwhere(indices != want[1])[0]]
+                case = feed.case_at(at)
+                where = (f"; e.g. at {at}{f' ({case})' if case else ''}: {indices[tuple(at)]} "
+                         f"instead of {want[1][tuple(at)]}")
+            return (f"Indices differ in {wrong} cells (on {feed.label}, X {list(feed.shape)}"
+                    f"{where})")
     return ""
 
 
@@ -183,6 +228,32 @@ def _groups(sets: Sequence[FeedSet]) -> list[list[FeedSet]]:
     return list(groups.values())
 
 
+def _run_group(
+    session: Any,
+    facts: NodeFacts,
+    group: Sequence[FeedSet],
+    proof: Proof,
+    rule: AccuracyRule = DEFAULT_RULE,
+) -> str:
+    """Run ``session`` on each set of ``group`` and compare; the first failure, or "" (the
+    sets and shapes proven are counted in ``proof``)."""
+    names = [o.name for o in session.get_outputs()]
+    inputs = session.get_inputs()
+    for feed in group:
+        try:
+            feeds = {i.name: feedable(a) for i, a in zip(inputs, feed.arrays, strict=True)}
+            got = session.run(names, feeds)
+        except Exception as err:
+            return f"the run fails on {feed.label}: {short_error(err)}"
+        failure = compare(facts, feed, got, proof, rule)
+        if failure:
+            return failure
+        proof.sets += 1
+        if list(feed.shape) not in proof.shapes:
+            proof.shapes.append(list(feed.shape))
+    return ""
+
+
 def _run(
     plan: Plan,
     facts: NodeFacts,
@@ -190,6 +261,7 @@ def _run(
     sets: Sequence[FeedSet],
     runtime: RuntimeSpec,
     level: str | None,
+    rule: AccuracyRule = DEFAULT_RULE,
 ) -> Proof:
     proof = Proof(exact=False)
     # Where onnxruntime may run the form on another provider than the first asked (it falls
@@ -203,22 +275,9 @@ def _run(
         except Exception as err:  # onnxruntime raises its own types; every one is a refusal
             proof.failure = f"onnxruntime refuses it: {short_error(err)}"
             return proof
-        names = [o.name for o in session.get_outputs()]
-        inputs = session.get_inputs()
-        for feed in group:
-            try:
-                feeds = {i.name: feedable(a) for i, a in zip(inputs, feed.arrays, strict=True)}
-                got = session.run(names, feeds)
-            except Exception as err:
-                proof.failure = f"the run fails on {feed.label}: {short_error(err)}"
-                return proof
-            failure = compare(facts, feed, got, proof)
-            if failure:
-                proof.failure = failure
-                return proof
-            proof.sets += 1
-            if list(feed.shape) not in proof.shapes:
-                proof.shapes.append(list(feed.shape))
+        proof.failure = _run_group(session, facts, group, proof, rule)
+        if proof.failure:
+            return proof
         if placed:
             proof.asked = runtime.first
             for _, op_type, provider in runtime_spec.profile_events(session):
@@ -230,25 +289,68 @@ def _run(
     return proof
 
 
+def sets_for(plan: Plan, sets: Sequence[FeedSet]) -> list[FeedSet]:
+    """The sets ``plan`` is proven on: all of them, but for ortpool's op one built set per shape
+    (its values are the kernels' own by construction, the same code that gives the expected
+    outputs; what is proven is that the op runs and its outputs come back whole, NaN
+    included), which spares running the Python kernels on every built case twice."""
+    if not plan.ortpool:
+        return list(sets)
+    kept, shapes = [], set()
+    for feed in sets:
+        if feed.cases:
+            if feed.shape in shapes:
+                continue
+            shapes.add(feed.shape)
+        kept.append(feed)
+    return kept
+
+
 def prove_plan(
     plan: Plan,
     facts: NodeFacts,
     node: onnx.NodeProto,
     sets: Sequence[FeedSet],
     runtime: RuntimeSpec,
+    rule: AccuracyRule = DEFAULT_RULE,
 ) -> Proof:
-    """Run ``plan`` alone on every set at the runtime's level; not exact at that level but exact
-    with optimizations off means the optimizer undid it (``folded``)."""
-    proof = _run(plan, facts, node, sets, runtime, None)
+    """Run ``plan`` alone on every set at the runtime's level (:func:`sets_for`); not exact at
+    that level but exact with optimizations off means the optimizer changed it (``folded``).
+    Sums are judged by RULINGS.md 17 under ``rule``."""
+    sets = sets_for(plan, sets)
+    proof = _run(plan, facts, node, sets, runtime, None, rule)
     if not proof.exact and runtime.level != "disable":
-        plain = _run(plan, facts, node, sets, runtime, "disable")
+        plain = _run(plan, facts, node, sets, runtime, "disable", rule)
         if plain.exact:
             proof.folded = True
+            model = isolated_model(plan, facts, node, sets[0].arrays)
             proof.failure = (
-                f"{proof.failure} -- but exact with graph optimizations off: onnxruntime's "
-                f"optimizer (level {runtime.level}) folds it back (e.g. PadFusion)"
+                f"{proof.failure} -- exact with graph optimizations off: "
+                f"{optimizer_change(model, runtime)}"
             )
     return proof
+
+
+def optimizer_change(model: onnx.ModelProto, runtime: RuntimeSpec) -> str:
+    """What onnxruntime's optimizer at the runtime's level made of ``model``, in words: a Pad
+    folded into the pool (PadFusion), the pool run as a layout kernel (NCHWc), or the ops
+    before and after."""
+    try:
+        after = runtime.optimized(model)
+    except Exception as err:  # the optimized graph could not be written: say so, guess nothing
+        return (f"onnxruntime's optimizer (level {runtime.level}) changes it (its graph could "
+                f"not be read back: {short_error(err)})")
+    head = f"onnxruntime's optimizer (level {runtime.level})"
+    ops_before = [n.op_type for n in model.graph.node]
+    ops_after = [n.op_type for n in after.graph.node]
+    layouts = sorted({f"{n.domain} {n.op_type}" for n in after.graph.node
+                      if n.domain.endswith("nchwc") and not n.op_type.startswith("Reorder")})
+    if "Pad" in ops_before and ops_after.count("Pad") < ops_before.count("Pad"):
+        return f"{head} folds the Pad into the pool after it (PadFusion)"
+    if layouts:
+        return (f"{head} runs it as {', '.join(layouts)} (its NCHWc layout kernels), which "
+                "computes it otherwise")
+    return f"{head} rewrites {'+'.join(ops_before)} as {'+'.join(ops_after) or 'nothing'}"
 
 
 def short_error(err: Exception) -> str:
@@ -256,3 +358,96 @@ def short_error(err: Exception) -> str:
     from ortpool.validate.ortrun import classify
 
     return str(classify(err, "load"))[:400]
+
+
+def region_model(
+    model: onnx.ModelProto,
+    inputs: Sequence[str],
+    outputs: Sequence[str],
+    example: Sequence[np.ndarray],
+) -> onnx.ModelProto:
+    """The nodes of ``model``'s main graph that compute ``outputs`` from ``inputs`` (a written
+    realization: the pool and every node the fix put around it), as they are written, with the
+    initializers they read; ``inputs`` shaped as ``example``. A bfloat16 input or output is
+    carried as float32 through a Cast (onnxruntime's Python API has no bfloat16 array)."""
+    graph = model.graph
+    producer = {name: node for node in graph.node for name in node.output if name}
+    initializers = {t.name: t for t in graph.initializer}
+    wanted, seen, order = list(outputs), set(inputs), []
+    while wanted:
+        name = wanted.pop()
+        if name in seen or name in initializers or name not in producer:
+            seen.add(name)
+            continue
+        seen.add(name)
+        node = producer[name]
+        if node not in order:
+            order.append(node)
+            wanted += [n for n in node.input if n]
+            for attr in node.attribute:  # a subgraph's outer-scope reads
+                for sub in [attr.g, *attr.graphs]:
+                    wanted += [n for inner in sub.node for n in inner.input if n]
+    nodes = sorted(order, key=lambda n: list(graph.node).index(n))
+    used = {n for node in nodes for n in node.input}
+    values = [_value(name, a, True) for name, a in zip(inputs, example, strict=True)]
+    cast_nodes = []
+    for i, array in enumerate(example):
+        if dtypes.name_of(array.dtype) in _NOT_FED:
+            code = dtypes.CODE[dtypes.name_of(array.dtype)]
+            cast_nodes.append(helper.make_node("Cast", [_CARRIED + inputs[i]], [inputs[i]],
+                                               to=code))
+            values[i] = helper.make_tensor_value_info(_CARRIED + inputs[i],
+                                                      onnx.TensorProto.FLOAT, list(array.shape))
+    outs = []
+    for name in outputs:
+        # Y has X's type (every pooling op); Indices are int64
+        if name == outputs[0] and dtypes.name_of(example[0].dtype) in _NOT_FED:
+            cast_nodes.append(helper.make_node("Cast", [name], [_CARRIED + name],
+                                               to=onnx.TensorProto.FLOAT))
+            outs.append(helper.make_tensor_value_info(_CARRIED + name, onnx.TensorProto.FLOAT,
+                                                      None))
+        else:
+            outs.append(onnx.ValueInfoProto(name=name))
+    head = [n for n in cast_nodes if n.output[0] in inputs]
+    tail = [n for n in cast_nodes if n.output[0] not in inputs]
+    region = helper.make_graph(
+        [*head, *nodes, *tail], "ortpool_fix_region", values, outs,
+        [initializers[n] for n in initializers if n in used and n not in inputs],
+    )
+    out = helper.make_model(region, opset_imports=list(model.opset_import),
+                            functions=list(model.functions))
+    out.ir_version = model.ir_version
+    return out
+
+
+def prove_in_region(
+    model: onnx.ModelProto,
+    facts: NodeFacts,
+    node: onnx.NodeProto,
+    sets: Sequence[FeedSet],
+    runtime: RuntimeSpec,
+    proof: Proof,
+    external_dir: str | None = None,
+    rule: AccuracyRule = DEFAULT_RULE,
+) -> None:
+    """The node's proof sets, the built cases among them (RULINGS.md 18), through the
+    realization as written in ``model`` (its region: :func:`region_model`), at the runtime's
+    level, sums judged by RULINGS.md 17 under ``rule``; ``proof`` (the in-model proof) is
+    made not exact with the failure when one differs, and counts the sets otherwise."""
+    inputs = [n for n in node.input if n]
+    outputs = list(node.output[: 2 if facts.indices_used else 1])
+    for group in _groups(sets):
+        if not proof.exact:
+            return
+        try:
+            region = region_model(model, inputs, outputs, group[0].arrays)
+            session = runtime.session(region, level=None, threads=1, external_dir=external_dir)
+        except Exception as err:  # onnxruntime refuses it: the realization is not proven
+            proof.exact, proof.failure = False, (
+                f"the realization as written cannot be run alone on its proof sets: "
+                f"{short_error(err)}")
+            return
+        failure = _run_group(session, facts, group, proof, rule)
+        if failure:
+            proof.exact, proof.failure = False, failure
+            return

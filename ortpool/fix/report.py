@@ -15,6 +15,7 @@ from typing import Any
 
 from ortpool.fix.choose import Attempt
 from ortpool.fix.forms import FLOATS, MAX_LIKE
+from ortpool.model.inputs import describe_dims
 
 UNCHANGED = "unchanged"
 FORM = "standard form"
@@ -69,6 +70,9 @@ def _proof_text(proof: dict[str, Any]) -> str:
     where = "in the fixed model" if proof.get("where") == "model" else "alone"
     err = proof.get("max_abs")
     err_text = f", max abs error {err:.3g}" if err else ""
+    if proof.get("noted_units") is not None:  # RULINGS.md 17: agrees, with its figures
+        err_text += (f"; accuracy note: up to {proof['noted_ulp']:.3g} ulp = "
+                     f"{proof['noted_units']:.3g} u*mean|x|, within the accuracy limit")
     return f"exact {where} on {proof.get('sets')} input sets ({proof.get('tolerance')}{err_text})"
 
 
@@ -79,8 +83,13 @@ class FixReport:
     nodes: list[NodeFix] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
     runtime: dict[str, Any] = dataclasses.field(default_factory=dict)
-    nonfinite: bool = False
+    nonfinite: bool = True
     written: str | None = None
+    #: the model's inputs of the capture and proof runs: shapes, source, open dims (OpenDim)
+    #: and the --shape that sets them; empty when the caller gave the feeds
+    inputs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: RULINGS.md 17's thresholds the sums were proven under (AccuracyRule.to_dict)
+    accuracy: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         counter = Counter(n.realization for n in self.nodes)
@@ -93,6 +102,14 @@ class FixReport:
     @property
     def needs_ortpool(self) -> list[NodeFix]:
         return [n for n in self.nodes if n.realization == ORTPOOL]
+
+    @property
+    def finite_only(self) -> list[NodeFix]:
+        """Max-like nodes of a float type realized on proofs without NaN and -inf."""
+        if self.nonfinite:
+            return []
+        return [n for n in self.nodes if n.op in MAX_LIKE and n.elem in FLOATS
+                and n.realization not in (UNPROVEN, NOT_SELECTED)]
 
     @property
     def unproven(self) -> list[NodeFix]:
@@ -109,12 +126,18 @@ class FixReport:
         return {
             "runtime": self.runtime,
             "nonfinite": self.nonfinite,
+            "accuracy": self.accuracy,
             "summary": {
                 "considered": len(self.nodes),
                 "realizations": self.counts(),
                 "forms": self.forms(),
                 "needs_ortpool": [n.name for n in self.needs_ortpool],
                 "unproven": [n.name for n in self.unproven],
+                "finite_inputs_only": [n.name for n in self.finite_only],
+            },
+            "inputs": {
+                **self.inputs,
+                "open_dims": [d.to_dict() for d in self.inputs.get("open_dims", [])],
             },
             "nodes": [n.to_dict() for n in self.nodes],
             "notes": list(self.notes),
@@ -132,6 +155,14 @@ class FixReport:
             f"({', '.join(rt.get('providers', []))}, graph optimizations {rt.get('opt_level')}): "
             f"{len(self.nodes)} pooling nodes: {counts}"
         ]
+        if self.inputs.get("open_dims") or "loaded" in self.inputs.get("source", ""):
+            # the sizes or values the user chose, or that were chosen for the user
+            shapes = ", ".join(
+                f"{k} [{','.join(map(str, v))}]" for k, v in self.inputs["shapes"].items()
+            )
+            lines.append(f"  model inputs {shapes} ({self.inputs.get('source')})")
+        dims, hint = self.inputs.get("open_dims", []), self.inputs.get("shape_hint", "")
+        lines += [f"  {line}" for line in describe_dims(dims, hint)]
         forms = self.forms()
         if forms:
             lines.append("  standard forms: " + ", ".join(f"{k} {v}" for k, v in forms.items()))
@@ -150,11 +181,14 @@ class FixReport:
                 f"the fixed model needs ortpool at run time (ortpool.InferenceSession) for "
                 f"{len(self.needs_ortpool)} node(s): {names}"
             )
-        maxed = sorted({n.op for n in self.nodes if n.op in MAX_LIKE and n.elem in FLOATS})
-        if not self.nonfinite and maxed:
+        maxed = self.finite_only
+        if maxed:
+            names = ", ".join(repr(n.name) for n in maxed)
             lines.append(
-                f"{'/'.join(maxed)} proofs held no NaN and no -inf (onnxruntime drops NaN and "
-                "gives -3.4e38 for windows of -inf only): --nonfinite proves and guards them too"
+                f"proven for finite inputs only (--assume-finite): NaN and -inf were not covered "
+                f"for {len(maxed)} node(s): {names} (onnxruntime drops NaN unless it is a "
+                "window's first tap and gives -3.4e38 for windows of -inf only; without "
+                "--assume-finite they are proven and guarded)"
             )
         lines += [f"note: {note}" for note in self.notes]
         return lines

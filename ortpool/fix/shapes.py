@@ -51,7 +51,12 @@ def tensor_type(value: onnx.ValueInfoProto) -> TensorType:
     tensor = value.type.tensor_type
     if not tensor.HasField("shape"):
         return tensor.elem_type, None
-    dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
+    # A negative size (exporters write -1 for "any") is as open as a symbol, as onnxruntime
+    # reads it.
+    dims = tuple(
+        d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None
+        for d in tensor.shape.dim
+    )
     return tensor.elem_type, dims
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any
 
@@ -39,13 +40,22 @@ def scratch(shape: tuple[int, ...], dtype: np.dtype, slot: Any) -> np.ndarray:
     key = (slot, shape, dtype)
     buf = ws.buffers.get(key)
     if buf is None:
-        buf = np.empty(shape, dtype)
-        if len(ws.buffers) >= MAX_BUFFERS or ws.nbytes + buf.nbytes > MAX_BUFFER_BYTES:
+        nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+        # The old buffers go before the new one is allocated: both at once could be more than
+        # the process can hold (the onnxruntime hook counts the held bytes as reusable).
+        if len(ws.buffers) >= MAX_BUFFERS or ws.nbytes + nbytes > MAX_BUFFER_BYTES:
             ws.buffers.clear()
             ws.nbytes = 0
+        buf = np.empty(shape, dtype)
         ws.buffers[key] = buf
         ws.nbytes += buf.nbytes
     return buf
+
+
+def held_bytes() -> int:
+    """Bytes of this thread's buffers: reused by its next call, or freed before that call
+    allocates new ones beyond :data:`MAX_BUFFER_BYTES`."""
+    return _workspace.nbytes
 
 
 def output(shape: tuple[int, ...], dtype: np.dtype, slot: Any = 0) -> np.ndarray:

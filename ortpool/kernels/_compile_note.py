@@ -14,6 +14,7 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from ortpool.kernels._backend import KERNELS
@@ -26,6 +27,9 @@ QUICK = frozenset({"scatter", "roi_max"})
 
 _lock = threading.Lock()
 _installed = False
+#: Where the note goes instead of this process's stderr: a model's process of ``ortpool validate``
+#: (its stderr is a file) hands it to the command, which writes it on its terminal at once.
+relay: Callable[[str], None] | None = None
 
 
 def message(kernel: str, dtype: str) -> str:
@@ -40,6 +44,9 @@ def announce(text: str, stream: TextIO | None = None, terminal: bool = True) -> 
     """``text`` to the logger, and with ``terminal`` to ``stream`` (stderr) when it is a terminal
     and logging is not configured."""
     log.info(text)
+    if terminal and not log.hasHandlers() and relay is not None:
+        relay(text)
+        return
     stream = stream or sys.stderr
     if terminal and not log.hasHandlers() and getattr(stream, "isatty", lambda: False)():
         # A progress bar may be drawn on the current line: clear it first.

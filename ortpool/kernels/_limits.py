@@ -7,6 +7,10 @@ inputs per output. Such a call is refused at once with the figures, never starte
 running for hours, or an allocation the system cannot back, would look like a hang or kill the
 process). Every figure counts at least one plane, so an empty batch (N = 0) is refused exactly
 as a batch of one would be: the attributes, not the batch, make the call impossible.
+
+Within those limits a call can still ask for more than the process can hold now (a container's
+memory limit, ``ulimit -v``): :func:`check_memory` refuses it too, from the figures of
+:mod:`ortpool.kernels._memory`.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import numpy as np
 
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import AxisGeometry, PoolGeometry
+from ortpool.kernels import _memory
 
 #: Bytes of any one array a call allocates (Y, Indices, an intermediate of the separable
 #: passes): 4 GiB, above every real pooling layer (VGG's first MaxPool at batch 256 is 3.3 GB
@@ -29,6 +34,10 @@ MAX_OUTPUT_BYTES = 1 << 32
 #: loop of Indices): 2**38, about five minutes of the compiled kernels on one core, 200 times
 #: the reads of VGG's first MaxPool at batch 256.
 MAX_READS = 1 << 38
+
+#: Allocations below this many bytes are not checked against the memory the process can hold:
+#: the reading costs about 130 µs, writing 64 MB at least 10 ms.
+MEMORY_CHECK_BYTES = 64 << 20
 
 OUTPUT_ENV = "ORTPOOL_MAX_OUTPUT_BYTES"
 READS_ENV = "ORTPOOL_MAX_READS"
@@ -51,14 +60,47 @@ def _elements(shape: Sequence[int]) -> int:
     return max(1, shape[0] * shape[1]) * math.prod(max(1, n) for n in shape[2:])
 
 
+def output_limit() -> int:
+    """Bytes any one array of a call may take: :data:`MAX_OUTPUT_BYTES`, or
+    ``ORTPOOL_MAX_OUTPUT_BYTES``."""
+    return _limit(OUTPUT_ENV, MAX_OUTPUT_BYTES)
+
+
 def check_array(what: str, shape: Sequence[int], dtype: np.dtype) -> None:
     """``what`` of ``shape`` and ``dtype`` must fit :data:`MAX_OUTPUT_BYTES`."""
-    cap = _limit(OUTPUT_ENV, MAX_OUTPUT_BYTES)
+    cap = output_limit()
     nbytes = _elements(shape) * np.dtype(dtype).itemsize
     if nbytes > cap:
         raise OrtpoolError(
             f"{what} of shape {list(shape)} ({np.dtype(dtype).name}) would take {nbytes} bytes "
             f"(counting at least one plane); the limit is {cap} bytes ({OUTPUT_ENV})"
+        )
+
+
+def check_memory(what: str, nbytes: int, reserved: int | None = None, reusable: int = 0) -> None:
+    """``what`` must fit the memory the process can still allocate under every limit (see
+    :mod:`ortpool.kernels._memory`), counting ``reusable`` bytes it holds and will reuse or free
+    first as free: ``nbytes`` written under the limits on memory, ``reserved`` (default
+    ``nbytes``) under those on address space. Not checked when ``nbytes`` less ``reusable`` is
+    below :data:`MEMORY_CHECK_BYTES`.
+    ``what`` says what the bytes are, e.g. ``"the output Y of shape [1, 1, 30000, 30000]
+    (float32, 3600000000 bytes) and onnxruntime's copy of it"``."""
+    reserved = nbytes if reserved is None else reserved
+    if nbytes - reusable < MEMORY_CHECK_BYTES:
+        return
+    short = None
+    for room in _memory.rooms():
+        need = reserved if room.address_space else nbytes
+        margin = room.free + reusable - need
+        if margin < 0 and (short is None or margin < short[0]):
+            short = (margin, need, room)
+    if short is not None:
+        _, need, room = short
+        kind = " of address space" if room.address_space else ""
+        held = f", and reuse {reusable} bytes it holds" if reusable else ""
+        raise OrtpoolError(
+            f"{what} would take {need} bytes{kind}; the process can allocate "
+            f"{max(room.free, 0)} more ({room.source}){held}"
         )
 
 

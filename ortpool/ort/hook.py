@@ -2,15 +2,27 @@
 
 It replaces the stock hook for two reasons. Speed: the stock one converts every result with
 ``.flatten().tolist()`` (about 80 ms for 3 MB); handing back a C-contiguous ndarray of the declared
-dtype costs under 0.5 ms. Survival: an exception that escapes the hook calls std::terminate, so
-every failure is trapped here, recorded (:mod:`ortpool.ort.failures`), and answered with a
-placeholder of the shape the node would have produced, filled with NaN (or -1 in integer types);
-:class:`ortpool.InferenceSession` raises the recorded error after the run.
+dtype costs under 0.5 ms. Survival: an exception that escapes the hook, a result onnxruntime-
+extensions cannot read (fewer arrays than the op declares, an element size that is not the
+declared one) and an output onnxruntime cannot allocate all call std::terminate. So:
+
+* before an ortpool kernel runs, its outputs are checked against the memory the process can
+  still allocate, twice over: onnxruntime-extensions copies each result into an output
+  onnxruntime allocates (:func:`ortpool.kernels._limits.check_memory`);
+* every failure is trapped here, recorded (:mod:`ortpool.ort.failures`), and answered with a
+  placeholder per declared output: the shape the node would have produced, filled with NaN (or
+  -1 in integer types), when that shape is known, can be allocated and fits the memory; else an
+  empty array of the output's rank. :class:`ortpool.InferenceSession` raises the recorded error
+  after the run. The failure path is total: it cannot raise, and if anything in it fails the
+  answer is still one empty array per declared output, of its dtype.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
+import operator
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,16 +30,18 @@ from typing import Any
 import numpy as np
 from onnxruntime_extensions import PyCustomOpDef, _ocos
 
-from ortpool.kernels import _buffers
+from ortpool.kernels import _buffers, _limits
 from ortpool.ort import failures
 from ortpool.ort.failures import OpFailure
 
 log = logging.getLogger("ortpool")
 
-#: numpy dtype of each onnxruntime-extensions type code that a placeholder may need.
+#: numpy dtype of each onnxruntime-extensions type code that a placeholder may need: its element
+#: size must be the declared one, or onnxruntime-extensions throws (std::terminate).
 DT_NUMPY: dict[int, np.dtype] = {
     PyCustomOpDef.dt_float: np.dtype(np.float32),
     PyCustomOpDef.dt_double: np.dtype(np.float64),
+    PyCustomOpDef.dt_float16: np.dtype(np.float16),
     PyCustomOpDef.dt_int8: np.dtype(np.int8),
     PyCustomOpDef.dt_uint8: np.dtype(np.uint8),
     PyCustomOpDef.dt_int16: np.dtype(np.int16),
@@ -37,7 +51,12 @@ DT_NUMPY: dict[int, np.dtype] = {
     PyCustomOpDef.dt_int64: np.dtype(np.int64),
     PyCustomOpDef.dt_uint64: np.dtype(np.uint64),
     PyCustomOpDef.dt_bool: np.dtype(np.bool_),
+    PyCustomOpDef.dt_complex64: np.dtype(np.complex64),
+    PyCustomOpDef.dt_complex128: np.dtype(np.complex128),
 }
+#: One empty array per dtype, made at import: the last answer of a failure needs no allocation.
+_EMPTY: dict[np.dtype, np.ndarray] = {dt: np.zeros((0,), dt) for dt in DT_NUMPY.values()}
+_EMPTY_STRINGS: list[str] = []
 
 
 Body = Callable[[Sequence[np.ndarray], dict[str, Any]], tuple[np.ndarray, ...]]
@@ -53,6 +72,22 @@ OURS: dict[int, tuple[str, Body, tuple[np.dtype, ...], Shape]] = _ocos.__dict__.
 #: for its size.
 MAX_PLACEHOLDER_BYTES = 1 << 30
 
+
+#: Address space onnxruntime takes beside the arena region when it copies an output: measured
+#: under a 2 GiB RLIMIT_AS, a 676 MB copy (a 1 GiB region) aborted with 14 MB more left, a 655 MB
+#: copy went through with 35 MB more.
+ARENA_SLACK = 64 << 20
+
+
+def _arena_bytes(nbytes: int) -> int:
+    """Address space onnxruntime may reserve to copy an output of ``nbytes``: when its arena
+    must grow past its region size it asks for the next power of two of it, without falling
+    back to less; otherwise for its region size, falling back by steps of 0.9 down to the size
+    asked (BFCArena::Extend); plus :data:`ARENA_SLACK`. Only address space: pages it does not
+    write cost no memory."""
+    return max(-(-nbytes * 10 // 9), 1 << max(nbytes - 1, 0).bit_length()) + ARENA_SLACK
+
+
 _local = threading.local()
 
 
@@ -67,14 +102,61 @@ def _record(name: str, attributes: dict[str, Any], feed: Sequence[Any], err: Bas
     return shapes
 
 
-def poisoned(shape: tuple[int, ...] | None, dtype: np.dtype, rank: int) -> np.ndarray:
+def poisoned(shape: Sequence[int] | None, dtype: np.dtype, rank: int) -> np.ndarray:
     """A failed op's output: NaN (floats) or -1 (integers; 255 in uint8) in the shape the node
-    would have produced, so it fits an output onnxruntime allocated ahead and shows downstream;
-    empty when that shape is unknown."""
-    if shape is None or np.prod(shape, dtype=np.float64) * dtype.itemsize > MAX_PLACEHOLDER_BYTES:
-        return np.zeros((0,) * max(rank, 1), dtype)
-    fill = np.nan if dtype.kind in "fc" else -1
-    return np.full(shape, np.array(fill).astype(dtype), dtype)
+    would have produced, so it fits an output onnxruntime allocated ahead and shows downstream.
+    Empty, of rank ``rank``, when that shape is unknown, not a shape (negative, not integers),
+    larger than :data:`MAX_PLACEHOLDER_BYTES` or than numpy can allocate. Never raises."""
+    dims = _placeable(shape, dtype)
+    if dims is not None:
+        try:
+            return np.full(dims, np.array(np.nan if dtype.kind in "fc" else -1).astype(dtype))
+        except Exception:  # MemoryError; numpy refusing the shape
+            pass
+    return empty(dtype, rank)
+
+
+def _placeable(shape: Sequence[int] | None, dtype: np.dtype) -> tuple[int, ...] | None:
+    """``shape`` as ints when numpy can make an array of it within MAX_PLACEHOLDER_BYTES.
+
+    numpy refuses a shape whose nonzero dims multiply past its index range even when another
+    dim is 0 ([0, 1, 2000000003, 2000000003] is "too big"), so the bytes are counted with every
+    dim at least 1; onnxruntime, which multiplies the dims in order, is then safe too."""
+    try:
+        dims = tuple(int(d) for d in shape) if shape is not None else None
+        if dims is None or not 0 < len(dims) <= 32 or min(dims) < 0:
+            return None
+        if math.prod(max(d, 1) for d in dims) * dtype.itemsize > MAX_PLACEHOLDER_BYTES:
+            return None
+        return dims
+    except Exception:  # not a sequence of integers
+        return None
+
+
+def empty(dtype: np.dtype, rank: int = 1) -> np.ndarray:
+    """An empty array of ``dtype`` and rank ``rank`` (1 to 32); never raises (the one made at
+    import when no other can be made)."""
+    try:
+        return np.zeros((0,) * min(max(int(rank), 1), 32), dtype)
+    except Exception:
+        return _EMPTY.get(dtype, _EMPTY[np.dtype(np.float32)])
+
+
+def placeholders(
+    shape: Sequence[int] | None, dtypes: Sequence[np.dtype], rank: int
+) -> list[np.ndarray]:
+    """One placeholder per output (see :func:`poisoned`); all empty when the real ones would not
+    fit the memory the process can still allocate twice over (the failure may have been that
+    very refusal, and onnxruntime aborts when it cannot allocate its copy). Never raises."""
+    dims = [_placeable(shape, dt) for dt in dtypes]
+    try:
+        nbytes = sum(
+            math.prod(d) * dt.itemsize for d, dt in zip(dims, dtypes, strict=True) if d is not None
+        )
+        _limits.check_memory("the placeholders", 2 * nbytes, nbytes + _arena_bytes(nbytes))
+    except Exception:
+        return [empty(dt, rank) for dt in dtypes]
+    return [poisoned(d, dt, rank) for d, dt in zip(dims, dtypes, strict=True)]
 
 
 def _as_result(k_id: int, arrays: Sequence[Any]) -> tuple:
@@ -98,10 +180,13 @@ def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, An
     prepared = getattr(_local, "prepared", None)
     if prepared is not None:
         return _as_result(k_id, prepared)
-    # onnxruntime-extensions copies each result before this thread runs another op, so the
-    # kernels may hand back buffers they reuse on the next call (no fresh pages to fault in).
-    previous = _buffers.reuse_outputs(True)
+    shape = _output_shape(out_shape, feed, attributes)
     try:
+        # Unknown shapes are checked after the kernel ran, known ones of 32 MB or more twice.
+        large = shape is None or _check_memory(shape, out_dtypes)
+        # onnxruntime-extensions copies each result before this thread runs another op, so the
+        # kernels may hand back buffers they reuse on the next call (no fresh pages to fault in).
+        previous = _buffers.reuse_outputs(True)
         try:
             outputs = body(feed, attributes)
         finally:
@@ -109,15 +194,77 @@ def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, An
         checked = []
         for array, dtype in zip(outputs, out_dtypes, strict=True):
             checked.append(np.ascontiguousarray(array, dtype=dtype))
+        if large:
+            _check_copy(checked)
         return _as_result(k_id, checked)
     except BaseException as err:
-        shapes = _record(name, attributes, feed, err)
+        _record_safely(name, attributes, feed, err)
         try:
-            shape: tuple[int, ...] | None = out_shape(feed, attributes)
+            return _as_result(k_id, placeholders(shape, out_dtypes, _rank(feed)))
         except BaseException:
-            shape = None
-        rank = len(shapes[0]) if shapes else 1
-        return _as_result(k_id, [poisoned(shape, dt, rank) for dt in out_dtypes])
+            return _fallback(k_id)
+
+
+def _output_shape(
+    out_shape: Shape, feed: Sequence[Any], attributes: dict[str, Any]
+) -> tuple[int, ...] | None:
+    """The shape the call will produce, None when it has none (the kernel says why)."""
+    try:
+        shape = tuple(map(operator.index, out_shape(feed, attributes)))  # ints, or TypeError
+        if not shape or min(shape) >= 0:
+            return shape
+    except BaseException:
+        pass
+    return None
+
+
+def _check_memory(shape: tuple[int, ...], dtypes: Sequence[np.dtype]) -> bool:
+    """Before the kernel runs: its outputs and onnxruntime's copies must fit what the process
+    can allocate, plus the buffers of this thread, which the kernel reuses or frees first.
+    Returns whether the outputs are large enough to be checked again after the kernel ran."""
+    nbytes = math.prod(shape) * sum([dt.itemsize for dt in dtypes])
+    if 2 * nbytes < _limits.MEMORY_CHECK_BYTES:
+        return False  # the common case: no message to build
+    held = _buffers.held_bytes()
+    if math.prod(shape) * max(dt.itemsize for dt in dtypes) > _limits.output_limit():
+        return True  # the kernel refuses it with the byte limit, the more telling figure
+    if len(dtypes) == 1:
+        what = f"the output Y of shape {list(shape)} ({dtypes[0].name}, {nbytes} bytes) and "
+        what += "onnxruntime's copy of it in its arena"
+    else:
+        kinds = " and ".join(dt.name for dt in dtypes)
+        what = f"the outputs Y and Indices of shape {list(shape)} ({kinds}, {nbytes} bytes) "
+        what += "and onnxruntime's copies of them in its arena"
+    _limits.check_memory(what, 2 * nbytes, nbytes + _arena_bytes(nbytes), held)
+    return True
+
+
+def _check_copy(outputs: Sequence[np.ndarray]) -> None:
+    """After the kernel ran: onnxruntime's copy must fit what the process can still allocate
+    (the kernel's intermediates, which :func:`_check_memory` does not count, are held now)."""
+    nbytes = sum([a.nbytes for a in outputs])
+    if nbytes < _limits.MEMORY_CHECK_BYTES:
+        return
+    shapes = " and ".join(f"{list(a.shape)} ({a.dtype.name})" for a in outputs)
+    what = f"onnxruntime's copy of the outputs {shapes}"
+    _limits.check_memory(what, nbytes, _arena_bytes(nbytes))
+
+
+def _rank(feed: Sequence[Any]) -> int:
+    """The rank of the first input (every ortpool op's outputs have it), 1 when unknown."""
+    try:
+        return len(feed[0].shape)
+    except Exception:
+        return 1
+
+
+def _record_safely(name: str, attributes: Any, feed: Sequence[Any], err: BaseException) -> None:
+    """Record ``err``; if even that fails, log both at CRITICAL (the run will not raise it)."""
+    try:
+        _record(name, attributes, feed, err)
+    except BaseException as lost:
+        with contextlib.suppress(BaseException):
+            log.critical("ortpool could not record %s's failure (%s): %s", name, lost, err)
 
 
 def _invoke_foreign(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) -> tuple:
@@ -136,30 +283,39 @@ def _invoke_foreign(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) 
                 res.append(np.ascontiguousarray(array))
         return tuple(res)
     except BaseException as err:
-        _record(opdef.op_type, attributes, feed, err)
-        types = list(opdef._nativedef.output_types)
-        placeholders = []
-        for code in types:
+        _record_safely(opdef.op_type, attributes, feed, err)
+        return _fallback(k_id)
+
+
+def _fallback(k_id: int) -> tuple:
+    """One empty output per declared output of kernel ``k_id``, of the declared type; a single
+    float32 one when even the declaration cannot be read. Never raises."""
+    try:
+        ours = OURS.get(k_id)
+        if ours is not None:
+            return _as_result(k_id, [empty(dt) for dt in ours[2]])
+        res: list[Any] = [k_id]
+        for code in _ocos.Opdef._odlist[k_id]._nativedef.output_types:
             if code == PyCustomOpDef.dt_string:
-                placeholders.append(np.zeros((0,), object))
+                res.extend([(0,), _EMPTY_STRINGS])
             else:
-                placeholders.append(poisoned(None, DT_NUMPY.get(code, np.dtype(np.float32)), 1))
-        res = [k_id]
-        for p in placeholders:
-            res.append(p.shape)
-            res.append(p.tolist() if p.dtype == object else p)
+                res.extend([(0,), _EMPTY.get(DT_NUMPY.get(code), _EMPTY[np.dtype(np.float32)])])
         return tuple(res)
+    except BaseException:
+        return (k_id, (0,), _EMPTY[np.dtype(np.float32)])
 
 
 def invoke(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) -> tuple:
-    """The hook itself; must never raise."""
+    """The hook itself; must never raise. The failure paths of the calls answer for
+    themselves; what reaches here failed before a call was made (an unknown kernel id): it is
+    recorded, so that the run raises it."""
     try:
         if k_id in OURS:
             return _invoke_ours(k_id, feed, attributes)
         return _invoke_foreign(k_id, feed, attributes)
     except BaseException as err:
-        log.critical("ortpool hook failed for kernel %s: %s", k_id, err)
-        return (k_id, (0,), np.zeros((0,), np.float32))
+        _record_safely(f"kernel {k_id}", attributes, feed, err)
+        return _fallback(k_id)
 
 
 def install() -> None:

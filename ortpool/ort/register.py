@@ -7,6 +7,7 @@ kernels is kept on the onnxruntime-extensions module itself: it survives a reloa
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -46,15 +47,48 @@ def _body(op_type: OpType):
     return body
 
 
+#: Output shapes already computed, per (op type, input shapes, attributes, output_shape values):
+#: the hook asks for every call, and computing one (attributes parsed, geometry) costs 36 µs.
+_SHAPES: dict[tuple, tuple[int, ...]] = {}
+_MAX_SHAPES = 1024
+
+
 def _shape(op_type: OpType) -> hook.Shape:
-    """The output shape of a call of ``op_type``, for the placeholder of a failed one."""
+    """The output shape of a call of ``op_type``: checked against the memory the process can
+    hold before the call, and the shape of the placeholder when the call fails."""
     spec = op_type.spec
     with_shape = op_type.variant == OUTPUT_SHAPE
 
     def shape(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[int, ...]:
         given = feed[2] if with_shape else None
+        key: tuple | None = None
+        # The attribute names are part of the key: onnxruntime-extensions passes them all, in
+        # the same order, for one op type, but a direct caller may not.
+        if given is None:
+            key = (op_type.name, *[x.shape for x in feed], *attrs.items())
+        else:
+            values = np.asarray(given).reshape(-1)
+            # An output_shape of more than 64 values is refused anyway: not worth a key.
+            if values.size <= 64:
+                key = (
+                    op_type.name,
+                    *[x.shape for x in feed],
+                    *attrs.items(),
+                    values.dtype.str,
+                    *values.tolist(),
+                )
+        try:
+            return _SHAPES[key]
+        except (KeyError, TypeError):  # TypeError: unhashable attributes
+            pass
         rois = feed[1].shape if spec.op == "MaxRoiPool" else None
-        return output_shape(spec.op, spec.version, feed[0].shape, attrs, given, rois)
+        result = output_shape(spec.op, spec.version, feed[0].shape, attrs, given, rois)
+        if len(_SHAPES) >= _MAX_SHAPES:
+            _SHAPES.clear()
+        if key is not None:
+            with contextlib.suppress(TypeError):
+                _SHAPES[key] = result
+        return result
 
     return shape
 

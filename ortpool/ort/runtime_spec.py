@@ -195,21 +195,34 @@ class RuntimeSpec:
         external_dir: str | os.PathLike | None = None,
         options: Any = None,
         profile_dir: str | None = None,
+        ortpool_ops: bool | None = None,
     ) -> Any:
         """A session of ``model`` on this runtime: ``ortpool.InferenceSession`` when the model
         holds ortpool ops (their errors raised, not hidden), else plain onnxruntime; both made
-        at :func:`ortpool.ort.session.create`. ``options`` replaces the SessionOptions made
-        from this runtime (``ortpool.InferenceSession(model, sess_options)``)."""
+        at :func:`create`; ``ortpool_ops`` False skips reading the model for them (a built-in
+        model). ``options`` replaces the SessionOptions made from this runtime
+        (``ortpool.InferenceSession(model, sess_options)``)."""
         from ortpool.ort import session as session_mod
 
         _quiet()
         if options is None:
             options = self.session_options(level, threads, external_dir, profile_dir)
-        proto = session_mod.load_structure(model)
-        if any(session_mod.iter_ortpool_nodes(proto)):
+        if ortpool_ops is None:  # found by reading the model (a caller who knows says so)
+            proto = session_mod.load_structure(model)
+            ortpool_ops = any(session_mod.iter_ortpool_nodes(proto))
+        if ortpool_ops:
             return session_mod.InferenceSession(model, options, runtime=self)
         source = model.SerializeToString() if isinstance(model, onnx.ModelProto) else model
         return create(source, options, self)
+
+    def optimized(self, model: onnx.ModelProto, level: str | None = None) -> onnx.ModelProto:
+        """``model`` as onnxruntime's graph optimizer leaves it at ``level`` on these providers
+        (its ``optimized_model_filepath``): which nodes it fused, folded or replaced."""
+        options = self.session_options(level)
+        with tempfile.TemporaryDirectory(prefix="ortpool-fix-") as folder:
+            options.optimized_model_filepath = os.path.join(folder, "optimized.onnx")
+            self.session(model, options=options)
+            return onnx.load(options.optimized_model_filepath, load_external_data=False)
 
     def provider_arguments(self) -> dict[str, Any]:
         """``providers=`` and ``provider_options=`` of onnxruntime.InferenceSession."""

@@ -5,14 +5,15 @@
 input generation (:mod:`.inputs`), running nodes in onnxruntime (:mod:`.ortrun`,
 :mod:`.singlenode`, :mod:`.capture`), comparison (:mod:`.compare`), cause recognition
 (:mod:`.causes`), the onnx reference evaluator column (:mod:`.reference`) and the reports
-(:mod:`.terminal`, :mod:`.jsonreport`, :mod:`.html`).
+(:mod:`.terminal`, :mod:`.jsonreport`, :mod:`.html`). ``validate_models`` (:mod:`.batch`) runs
+several models, each in a child process of its own, every one reported whatever the others do.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["run_conformance", "validate_model"]
+__all__ = ["run_conformance", "validate_model", "validate_models"]
 
 
 def __getattr__(name: str) -> Any:
@@ -21,6 +22,10 @@ def __getattr__(name: str) -> Any:
         from ortpool.validate.validator import validate_model
 
         return validate_model
+    if name == "validate_models":
+        from ortpool.validate.batch import run_models
+
+        return run_models
     if name == "run_conformance":
         from ortpool.validate.conformance import run_conformance
 

@@ -38,7 +38,7 @@ TITLES: dict[str, str] = {
     PADS_GE_KERNEL: "pads >= kernel_shape (legal: the spec allows any pad >= 0)",
     UNPOOL_OUTPUT_SHAPE: "MaxUnpool with output_shape (indices address the output itself)",
     GLOBAL_MAX_NAN: "GlobalMaxPool with a NaN in a plane (NaN anywhere gives NaN)",
-    ACCUMULATION: "large-window accumulation (a running sum in the element type loses digits)",
+    ACCUMULATION: "accuracy: a sum rounded beyond the accuracy limit (RULINGS 17), not semantics",
     NO_KERNEL: "onnxruntime has no kernel for this op/version/type",
     UNRECOGNISED: "unrecognised",
 }
@@ -161,8 +161,8 @@ def recognise(
     """Causes for a node that differs (``differs``) or that onnxruntime rejected.
 
     ``nan_cells``/``empty_cells``: differing cells in NaN windows / empty windows;
-    ``accumulation_cells``: differing cells of a global average or norm within what a running sum
-    over its ``window`` elements may lose (see :mod:`ortpool.validate.tolerances`).
+    ``accumulation_cells``: cells of an average or a norm beyond the accuracy limit but within
+    what a running sum over its ``window`` elements may lose (:mod:`ortpool.validate.tolerances`).
     """
     if not differs:
         return []
@@ -194,9 +194,9 @@ def recognise(
         causes.append(
             Cause(
                 ACCUMULATION,
-                f"{accumulation_cells} cell(s) off by more than a pairwise sum of {window} "
-                "elements errs, within what a running sum in the element type loses "
-                "(RULINGS.md 13: within 2 ulp of the exact result)",
+                f"{accumulation_cells} cell(s) off by more than the accuracy limit, within what "
+                f"a running sum of {window} elements in the accumulation type loses: rounding, "
+                "counted as a difference (RULINGS.md 17; --accuracy-limit)",
             )
         )
     if empty_cells and not any(c.code == EMPTY_WINDOW for c in causes):

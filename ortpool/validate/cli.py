@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
+from ortpool.cliargs import inputs as cliargs_inputs
 from ortpool.cliargs import runtime
 from ortpool.errors import OrtpoolError
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
+from ortpool.validate import batch, results
 
 HELP = (
     "compare onnxruntime's built-in pooling with ortpool on models (default: the bundled ones), "
@@ -19,25 +22,16 @@ EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ortpool.cliargs import accuracy
+
     parser.add_argument(
         "models",
         nargs="*",
         metavar="MODEL",
         help="ONNX model files (default: the models bundled in the package, ortpool/models/)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (0)")
-    parser.add_argument(
-        "--shape",
-        action="append",
-        default=[],
-        metavar="NAME:D1,D2,...",
-        help="size of an input's dimensions (for symbolic dims); repeatable",
-    )
-    parser.add_argument(
-        "--inputs",
-        metavar="FILE.npz",
-        help="feed these arrays (keyed by input name) instead of generated ones",
-    )
+    # --shape, --inputs, --seed: the group every command that runs a model shares
+    cliargs_inputs.add_arguments(parser)
     runtime.add_arguments(
         parser,
         ISOLATED_LEVEL,
@@ -47,16 +41,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--atol",
         type=float,
-        help="absolute tolerance for AveragePool values and graph outputs "
-        "(default per type: float 1e-6, double 1e-12, float16 1e-3, bfloat16 1e-2)",
+        help="absolute tolerance for graph outputs (default per type: float 1e-6, double "
+        "1e-12, float16 1e-3, bfloat16 1e-2); for averages and norms, when given, it widens "
+        "the accuracy agree band (default 0 there)",
     )
     parser.add_argument(
         "--rtol",
         type=float,
-        help="relative tolerance for AveragePool values, and for graph outputs relative to "
-        "their magnitude (default per type: float 1e-5, double 1e-10, float16 2e-3, bfloat16 "
-        "1.6e-2); MaxPool values and Indices are always compared exactly",
+        help="relative tolerance for graph outputs, relative to their magnitude (default per "
+        "type: float 1e-5, double 1e-10, float16 2e-3, bfloat16 1.6e-2); for averages and "
+        "norms, when given, it widens the accuracy agree band (default 0 there); max values "
+        "and Indices are always compared exactly",
     )
+    accuracy.add_arguments(parser)
     parser.add_argument(
         "--reference",
         action="store_true",
@@ -78,15 +75,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "decides (NaN in a window, empty windows)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    batch.add_arguments(parser)  # --jobs, --timeout
 
 
 def run(args: argparse.Namespace) -> int:
+    batch.start()  # the models' forkserver imports onnxruntime while this process does too
+    from ortpool.cliargs.accuracy import rule_from
     from ortpool.validate import html, jsonreport, terminal, validator
-    from ortpool.validate.inputs import parse_shapes
     from ortpool.validate.progress import ProgressBar
 
-    if args.inputs and args.shape:
-        raise OrtpoolError("--inputs and --shape cannot be combined (the file fixes the shapes)")
+    spec = cliargs_inputs.read(args)
     if args.reference_timeout <= 0:
         raise OrtpoolError(f"--reference-timeout={args.reference_timeout} must be > 0")
     for name in ("atol", "rtol"):
@@ -97,34 +95,43 @@ def run(args: argparse.Namespace) -> int:
         runtime=runtime.read(args),
         atol=args.atol,
         rtol=args.rtol,
+        accuracy=rule_from(args),
         seed=args.seed,
-        shapes=parse_shapes(args.shape),
+        shapes=spec.shapes,
         inputs_path=args.inputs,
+        inputs=spec,
         reference=args.reference,
         reference_timeout=args.reference_timeout,
     )
     paths = args.models or [str(p) for p in validator.bundled_models()]
+    jobs = batch.jobs_from(args.jobs, len(paths))
+    timeout = batch.check_timeout(args.timeout)
     # The report destinations are checked and a temporary file reserved next to each before
     # anything runs: a report that cannot be written fails in a second, not after the run.
     with StagedFiles((p, "a model being validated") for p in paths) as files:
         json_file = files.add(args.json, "the JSON report") if args.json else None
         html_file = files.add(args.html, "the HTML report") if args.html else None
         files.reserve()
-        models = [validator.load_model(p) for p in paths]  # every model readable before any runs
-        found = []
-        for path, model in zip(paths, models, strict=True):
-            bar = ProgressBar(f"validate {path}", force=False) if not args.no_progress else None
-            try:
-                result = validator.validate_model(
-                    model, options, progress=bar, strict_shapes=len(paths) == 1, label=path
-                )
-            finally:
-                if bar is not None:
-                    bar.close()
-            result.path = path
-            found.append(result)
+
+        def report(result: results.ModelResult) -> None:
+            if result.outcome:  # one line on stderr too, where a script looks for errors
+                why = result.error
+                why = why if why.startswith(result.path) else f"{result.path}: {why}"
+                print(f"ortpool validate: error: {why}", file=sys.stderr)
             print("\n".join(terminal.model_report(result)))
             print()
+
+        title = f"validate {paths[0]}" if len(paths) == 1 else "validate"
+        bar = None if args.no_progress else ProgressBar(title, force=False)
+        try:
+            # Every model in a child process of its own: one that cannot be read, crashes or
+            # hangs is reported as such and the others are still validated.
+            found = batch.run_models(
+                paths, options, jobs=jobs, timeout=timeout, progress=bar, on_result=report
+            )
+        finally:
+            if bar is not None:
+                bar.close()
         print(terminal.summary(found))
         settings: dict[str, Any] = {
             "seed": args.seed,
@@ -136,8 +143,10 @@ def run(args: argparse.Namespace) -> int:
             "runtime": options.runtime.describe(),
             "atol": args.atol,
             "rtol": args.rtol,
+            "accuracy": options.accuracy.to_dict(),
             "reference": args.reference,
             "fail_on_rulings": args.fail_on_rulings,
+            "timeout": timeout,
         }
         if json_file is not None:
             document = jsonreport.validate_document(found, settings)
@@ -148,7 +157,14 @@ def run(args: argparse.Namespace) -> int:
     for label, path in (("JSON", args.json), ("HTML", args.html)):
         if path:
             print(f"{label} report: {path}", file=sys.stderr)
+    return exit_code(found, args.fail_on_rulings)
+
+
+def exit_code(found: Sequence[results.ModelResult], fail_on_rulings: bool = False) -> int:
+    """The worst over the models: 2 if one was not validated, 1 if one differs, else 0."""
+    if any(m.outcome for m in found):
+        return EXIT_ERROR
     failing = any(m.failing for m in found)
-    if args.fail_on_rulings:
-        failing = failing or any(n.status == "rulings" for m in found for n in m.nodes)
+    if fail_on_rulings:
+        failing = failing or any(n.status == results.RULINGS for m in found for n in m.nodes)
     return EXIT_DIFFER if failing else EXIT_AGREE

@@ -2,9 +2,12 @@
 
 Every compared cell falls in one category (the ``CAT_*`` codes, also used by the pictures):
 agree; a *tie* (an Index that differs but points at an input equal to the one ortpool chose: both
-are a maximum); a *ruling* cell (the window holds a NaN or no input element at all: the spec is
-silent there and RULINGS.md 5/6 decide, so such cells are counted apart); a plain difference;
-and, when the shapes differ, cells present in only one of the two outputs.
+are a maximum); an *accuracy note* (a sum rounded beyond a pairwise sum's bound, within the
+accuracy limit: it agrees, RULINGS.md 17); a *ruling* cell (the window holds a NaN or no input
+element at all: the spec is silent there and RULINGS.md 5/6 decide, so such cells are counted
+apart); an *inaccurate* cell (a sum beyond the accuracy limit, within what rounding can explain);
+a plain difference (semantics); and, when the shapes differ, cells present in only one of the
+two outputs. The codes grow with severity (the pictures paint the worst).
 """
 
 from __future__ import annotations
@@ -17,11 +20,11 @@ import numpy as np
 
 from ortpool.geometry import PoolGeometry
 from ortpool.kernels import window_max
-from ortpool.validate.tolerances import Tolerance
+from ortpool.validate.tolerances import Accuracy, Tolerance
 from ortpool.versions import GLOBAL_OPERATORS
 
-CAT_AGREE, CAT_TIE, CAT_RULING, CAT_DIFFER, CAT_MISSING = 0, 1, 2, 3, 4
-CATEGORY_NAMES = ("agree", "tie", "ruling", "differ", "shape")
+CAT_AGREE, CAT_TIE, CAT_NOTE, CAT_RULING, CAT_INACCURATE, CAT_DIFFER, CAT_MISSING = range(7)
+CATEGORY_NAMES = ("agree", "tie", "accuracy-note", "ruling", "inaccurate", "differ", "shape")
 MAX_EXAMPLES = 5
 
 
@@ -38,10 +41,15 @@ class TensorComparison:
     differing: int = 0
     ruling_differing: int = 0
     ties: int = 0
+    #: sums (RULINGS.md 17): cells agreeing with an accuracy note / beyond the accuracy limit
+    noted: int = 0
+    inaccurate: int = 0
     only_in_one: int = 0
     max_abs: float | None = None
     max_rel: float | None = None
     examples: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    #: a sum's worst rounding against the exact result, in ulp and u*mean|x| (:func:`figures`)
+    accuracy: dict[str, Any] | None = None
     #: per cell CAT_* over the union of both shapes (not serialised; drawn in the HTML report)
     categories: np.ndarray | None = dataclasses.field(default=None, repr=False)
 
@@ -51,7 +59,12 @@ class TensorComparison:
 
     @property
     def agrees(self) -> bool:
-        return not self.shapes_differ and self.differing == 0 and self.ruling_differing == 0
+        return (
+            not self.shapes_differ
+            and self.differing == 0
+            and self.inaccurate == 0
+            and self.ruling_differing == 0
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -107,12 +120,17 @@ def compare_values(
     a, b = _wide(builtin[sl]), _wide(ours[sl])
     result.compared = int(a.size)
     result.only_in_one = int(cats.size - a.size)
+    note = inaccurate = None
     with np.errstate(invalid="ignore", over="ignore"):
         same = a == b
         if a.dtype.kind == "f":
             same |= np.isnan(a) & np.isnan(b)
             diff = np.abs(a - b)
-            if not tolerance.exact:
+            if tolerance.accuracy is not None:
+                note, inaccurate = _accuracy_classes(result, tolerance.accuracy, a, same, sl,
+                                                     ruling)
+                same |= note | inaccurate
+            elif not tolerance.exact:
                 # a finite cell against an infinite one is a difference, whatever the bound
                 same |= np.isfinite(diff) & (diff <= tolerance.allowed(b, sl))
             finite = np.isfinite(a) & np.isfinite(b)
@@ -131,7 +149,70 @@ def compare_values(
                 result.max_abs = float(diff.max())
     differ = ~same
     in_ruling = differ & (ruling[sl] if ruling is not None else False)
-    return _finish(result, cats, sl, differ & ~in_ruling, in_ruling, None, a, b)
+    result = _finish(result, cats, sl, differ & ~in_ruling, in_ruling, None, a, b)
+    if note is not None and inaccurate is not None:
+        view = cats[sl]
+        view[note] = CAT_NOTE
+        view[inaccurate] = CAT_INACCURATE
+        if not result.examples:
+            _examples(result, inaccurate if inaccurate.any() else note, a, b)
+    return result
+
+
+def _accuracy_classes(
+    result: TensorComparison,
+    acc: Accuracy,
+    a: np.ndarray,
+    same: np.ndarray,
+    sl: tuple[Any, ...],
+    ruling: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """RULINGS.md 17 on a sum's cells ``a`` (the runtime's, float64) against the exact result:
+    ``same`` gains the cells within the agree band; (note cells, inaccurate cells) are returned;
+    the rest differ in semantics. The worst error is stated in ``result.accuracy``."""
+    exact = acc.exact[sl]
+    err = np.abs(a - exact)
+    finite = np.isfinite(err)
+    same |= finite & (err <= acc.agree[sl])
+    note = ~same & finite & (err <= acc.note[sl])
+    inaccurate = ~same & ~note & finite & (err <= acc.rounding[sl])
+    if ruling is not None:  # a NaN or empty window: RULINGS.md 5/6 decide, not rounding
+        note &= ~ruling[sl]
+        inaccurate &= ~ruling[sl]
+    result.noted, result.inaccurate = int(note.sum()), int(inaccurate.sum())
+    measured = finite & ~(ruling[sl] if ruling is not None else False)
+    result.accuracy = figures(acc, err, measured, sl)
+    return note, inaccurate
+
+
+def figures(acc: Accuracy, err: np.ndarray, measured: np.ndarray, sl: tuple[Any, ...]) -> dict:
+    """The worst cell's rounding: in ulp of the output type and in units of u*mean|x|, beside
+    the pairwise bound, the agree band and the note limit (the same units)."""
+    unit, cell_ulp = acc.unit[sl], acc.ulp[sl]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        units = np.where(err == 0, 0.0, err / unit)
+        ulps = err / cell_ulp
+    units = np.where(measured, units, 0.0)
+    worst = int(np.argmax(units)) if units.size else 0
+    at = [int(i) for i in np.unravel_index(worst, units.shape)] if units.size else []
+    out: dict[str, Any] = {
+        "units": "u*" + acc.measure,
+        "u": acc.u,
+        "n": acc.n,
+        "max_error_units": float(units.reshape(-1)[worst]) if units.size else 0.0,
+        "max_error_ulp": float(np.where(measured, ulps, 0.0).max()) if ulps.size else 0.0,
+        "at": at,
+        "pairwise_bound_units": acc.pairwise,
+        "agree_units": acc.rule.agree_factor * acc.pairwise,
+        "note_limit": acc.rule.limit(acc.accumulation),
+        "half_ulps": acc.rule.half_ulps if acc.half else None,
+        "half": acc.half,
+    }
+    out["note_limit_units"] = out["note_limit"] / acc.u
+    for key in ("max_error_units", "max_error_ulp"):
+        if not math.isfinite(out[key]):
+            out[key] = None
+    return out
 
 
 def compare_indices(

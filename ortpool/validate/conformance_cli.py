@@ -28,8 +28,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--versions", metavar="V[,V]", help="only these spec versions")
     parser.add_argument("--dtypes", metavar="T[,T]", help="only these element types (float, ...)")
     parser.add_argument("--ranks", metavar="R[,R]", default="1,2,3", help="spatial ranks (1,2,3)")
-    parser.add_argument("--atol", type=float, help="absolute tolerance for AveragePool values")
-    parser.add_argument("--rtol", type=float, help="relative tolerance for AveragePool values")
+    from ortpool.cliargs import accuracy
+
+    parser.add_argument(
+        "--atol", type=float, help="widens the accuracy agree band of averages and norms"
+    )
+    parser.add_argument(
+        "--rtol", type=float, help="widens the accuracy agree band of averages and norms"
+    )
+    accuracy.add_arguments(parser)
     parser.add_argument("--json", metavar="FILE", help="write every case and its result as JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     runtime.add_arguments(
@@ -43,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ortpool import versions
+    from ortpool.cliargs.accuracy import rule_from
     from ortpool.validate import grid, isolate, jsonreport, matrix
     from ortpool.validate.conformance import run_conformance
     from ortpool.validate.progress import ProgressBar
@@ -71,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         threads=None if spec.intra_op_threads or spec.inter_op_threads else 1,
         atol=args.atol,
         rtol=args.rtol,
+        accuracy=rule_from(args),
     )
     settings = {
         "seed": args.seed,
@@ -78,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         "versions": wanted_versions,
         "dtypes": _csv(args.dtypes),
         "ranks": ranks,
+        "accuracy": options.accuracy.to_dict(),
     }
     # The report's destination is checked and reserved before the sweep, not after it.
     with StagedFiles() as files:

@@ -22,7 +22,7 @@ from ortpool.validate import causes, results
 
 #: The grid axes a group of changed cases is described by (the rest is listed as values seen).
 _GROUP_AXES = ("padding", "ceil_mode", "dilation", "count_include_pad", "indices", "data")
-_GOOD = (results.AGREE, results.TIES)
+_GOOD = (results.AGREE, results.TIES, results.ACCURACY_NOTE)
 _PADDING = {"none": "no pads", "big-pads": "pads >= kernel"}
 #: A case's verdict here when the provider asked for first did not execute it (the report says
 #: which did, ``executed_by``): its values are another provider's.
@@ -30,7 +30,7 @@ FALLBACK = "fallback"
 #: Matrix cell order: agree / differ / RULINGS / ORT rejects / no kernel.
 _CELL = (
     ("agree", _GOOD),
-    ("differ", (results.DIFFER, results.ORTPOOL_REJECTED)),
+    ("differ", (results.DIFFER, results.INACCURATE, results.ORTPOOL_REJECTED)),
     ("RULINGS", (results.RULINGS,)),
     ("ORT rejects", (results.ORT_REJECTED, results.BOTH_REJECTED)),
     ("no kernel", (results.NO_KERNEL,)),

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ortpool import kernels, versions
-from ortpool.validate.inputs import random_tensor
+from ortpool.model.inputs import random_tensor
 from ortpool.validate.singlenode import NodeSpec
 from ortpool.versions import GLOBAL_OPERATORS
 

@@ -40,8 +40,10 @@ td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap
 td.mono, code { font-family:"DejaVu Sans Mono", Menlo, Consolas, monospace; font-size:12px; }
 .badge { display:inline-block; padding:2px 8px; border-radius:10px; font-size:12px;
   font-weight:600; white-space:nowrap; }
-.s-agree, .s-ties { background:#e3f4e4; color:var(--green); }
-.s-differ, .s-ort-rejected, .s-ortpool-rejected { background:#fde8e8; color:var(--red); }
+.s-agree, .s-ties, .s-accuracy-note { background:#e3f4e4; color:var(--green); }
+.s-inaccurate { background:#fde8e8; color:var(--amber); }
+.s-differ, .s-ort-rejected, .s-ortpool-rejected, .s-could-not-run, .s-crashed, .s-timed-out {
+  background:#fde8e8; color:var(--red); }
 .s-rulings { background:#fff1dc; color:var(--amber); }
 .s-no-kernel, .s-not-isolated, .s-both-rejected { background:#e6ecf5; color:var(--blue); }
 ul.causes { margin:4px 0 0; padding-left:18px; }
@@ -89,6 +91,9 @@ def _node_row(node: NodeResult, with_ref: bool) -> str:
         for c in node.causes
     )
     extra = f'<ul class="causes">{causes}</ul>' if causes else ""
+    accuracy = terminal.accuracy_text(node)
+    if accuracy:
+        extra += f'<div class="meta accuracy">accuracy: {_e(accuracy)}</div>'
     if node.message:
         extra += f'<div class="meta">{_e(node.message)}</div>'
     ref = ""
@@ -129,12 +134,17 @@ def _picture(node: NodeResult) -> str:
 
 def differing(node: NodeResult) -> bool:
     """Nodes that get a picture: some cell differs (ties alone do not count)."""
-    return node.status in (results.DIFFER, results.RULINGS) and any(
+    return node.status in (results.DIFFER, results.INACCURATE, results.RULINGS) and any(
         c.categories is not None for c in node.comparisons
     )
 
 
 def _model(model: ModelResult) -> str:
+    if model.outcome:
+        return (
+            f'<section class="model" data-status="{_e(model.outcome)}"><h2>{_e(model.path)}</h2>'
+            f'<div class="meta">{_badge(model.outcome)} {_e(model.error)}</div></section>'
+        )
     inputs = ", ".join(f"{k} [{','.join(map(str, v))}]" for k, v in model.inputs.items())
     with_ref = any(n.reference is not None for n in model.nodes)
     head = "".join(f"<th>{_e(h)}</th>" for h in terminal.COLUMNS) + (
@@ -146,6 +156,9 @@ def _model(model: ModelResult) -> str:
         f'<div class="meta">opset {_e(model.opset)} · inputs {_e(inputs)} '
         f"({_e(model.input_source)})</div>",
     ]
+    if model.open_dims:
+        dims = ", ".join(d.text() for d in model.open_dims)
+        parts.append(f'<div class="meta">open dims: {_e(dims)}</div>')
     if model.nodes:
         parts.append(
             f'<table class="nodes"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
@@ -193,7 +206,7 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
     from ortpool.validate.jsonreport import environment
 
     env = environment()
-    bad = any(m.failing for m in models)
+    bad = any(m.failing or m.outcome for m in models)
     verdict = terminal.summary(models)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     level = settings.get("opt_level") or ("all" if settings.get("optimize") else "disable")
@@ -212,8 +225,11 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
         f'<div class="sub">{_e(sub)}</div>'
         f'<div class="verdict {"bad" if bad else "good"}">{_e(verdict)}</div></header>'
         f"<main>{body}</main>"
-        "<footer>MaxPool values and Indices are compared exactly; AveragePool within the stated "
-        "tolerance. Index ties (a different index pointing at an equal value) and cells whose "
+        "<footer>MaxPool values and Indices are compared exactly. Averages and norms are sums: "
+        "their rounding against the exact result is accuracy, not semantics (RULINGS.md 17): "
+        "within the agree band they agree, up to the accuracy limit they agree with a note, "
+        "beyond it they are counted as inaccurate. Index ties (a different index pointing at "
+        "an equal value) and cells whose "
         "result the spec leaves to ortpool's RULINGS.md (a NaN in the window, an empty window) "
         "are counted apart from plain differences.</footer></body></html>\n"
     )

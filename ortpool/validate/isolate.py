@@ -28,14 +28,7 @@ from ortpool.validate.compare import (
     ruling_cells,
 )
 from ortpool.validate.singlenode import NodeSpec, builtin_model, feed_dict, ortpool_model
-from ortpool.validate.tolerances import (
-    GLOBAL_SUMS,
-    Tolerance,
-    running_sum_bound,
-    tolerance_for,
-    window_size,
-    with_window,
-)
+from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, window_size
 from ortpool.versions import WINDOW_OPERATORS
 
 OrtpoolRunner = Callable[[NodeSpec, Sequence[np.ndarray]], list[np.ndarray]]
@@ -66,6 +59,8 @@ class Options:
     ortpool_runner: OrtpoolRunner = run_ortpool_session
     #: intra/inter-op threads of the built-in session (None: the runtime's)
     threads: int | None = None
+    #: RULINGS.md 17's thresholds for averages and norms
+    accuracy: AccuracyRule = DEFAULT_RULE
 
 
 def _nan_empty_counts(
@@ -83,10 +78,15 @@ def _nan_empty_counts(
 
 
 def status_of(comparisons: Sequence[TensorComparison]) -> str:
+    """Semantics first, then accuracy beyond the limit, RULINGS cells, accuracy notes, ties."""
     if any(c.shapes_differ or c.differing for c in comparisons):
         return results.DIFFER
+    if any(c.inaccurate for c in comparisons):
+        return results.INACCURATE
     if any(c.ruling_differing for c in comparisons):
         return results.RULINGS
+    if any(c.noted for c in comparisons):
+        return results.ACCURACY_NOTE
     if any(c.ties for c in comparisons):
         return results.TIES
     return results.AGREE
@@ -188,8 +188,8 @@ def run_node(
     elif pool_attrs is not None:
         nan, empty = family_ruling_cells(spec.op, list(feeds), pool_attrs) or (None, None)
     ruling = (nan | empty) if nan is not None else None
-    tol = tolerance_for(spec.op, dtype, options.atol, options.rtol)
-    tol = with_window(tol, spec.op, opv.version, dtype, x, ours[0], spec.attributes)
+    tol = node_tolerance(spec.op, opv.version, dtype, x, ours[0], spec.attributes,
+                         options.atol, options.rtol, options.accuracy)
     comps = [compare_values("Y", dtype, builtin[0], ours[0], tol, ruling)]
     if spec.n_outputs > 1 and len(builtin) > 1 and len(ours) > 1:
         comps.append(compare_indices(builtin[1], ours[1], x, ruling))
@@ -199,42 +199,19 @@ def run_node(
     result.tolerance = tol
     result.status = status_of(comps)
     nan_cells, empty_cells = _nan_empty_counts(comps, nan, empty) if nan is not None else (0, 0)
-    accumulation = _accumulation_cells(spec, dtype, x, builtin[0], ours[0], tol, ruling)
     result.causes = causes_mod.recognise(
         spec.op,
         pool_attrs,
         spatial,
-        differs=result.status in (results.DIFFER, results.RULINGS),
+        differs=result.status in (results.DIFFER, results.INACCURATE, results.RULINGS),
         nan_cells=nan_cells,
         empty_cells=empty_cells,
         output_shape_input=spec.op == "MaxUnpool" and len(feeds) > 2,
-        accumulation_cells=accumulation,
+        # named only where rounding is the whole story: next to a wrong window or divisor, a
+        # cell close to the spec's is no evidence of the runtime's summation
+        accumulation_cells=(
+            sum(c.inaccurate for c in comps) if result.status == results.INACCURATE else 0
+        ),
         window=window_size(spec.op, tuple(x.shape), spec.attributes),
     )
     return result
-
-
-def _accumulation_cells(
-    spec: NodeSpec,
-    dtype: str,
-    x: np.ndarray,
-    builtin: np.ndarray,
-    ours: np.ndarray,
-    tol: Tolerance,
-    ruling: np.ndarray | None,
-) -> int:
-    """Cells of a global average or norm that differ beyond ``tol`` but within what a running
-    sum in the element type may lose over the plane (:mod:`.tolerances`)."""
-    if spec.op not in GLOBAL_SUMS or tol.exact or builtin.shape != ours.shape:
-        return 0
-    a, b = builtin.astype(np.float64), ours.astype(np.float64)
-    with np.errstate(invalid="ignore"):
-        diff = np.abs(a - b)
-        beyond = np.isfinite(diff) & (diff > tol.allowed(b))
-        if not beyond.any():  # the common case: no need for the running sum's bound
-            return 0
-        bound = running_sum_bound(spec.op, dtype, x, ours, spec.spec.version, spec.attributes)
-        within = beyond & (diff <= bound)
-    if ruling is not None:
-        within &= ~ruling
-    return int(within.sum())

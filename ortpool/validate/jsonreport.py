@@ -8,7 +8,7 @@ import platform
 from collections.abc import Sequence
 from typing import Any
 
-from ortpool.validate.results import ModelResult
+from ortpool.validate.results import ModelResult, run_status
 
 
 def environment() -> dict[str, str]:
@@ -34,6 +34,7 @@ def validate_document(models: Sequence[ModelResult], settings: dict[str, Any]) -
             "tool": "ortpool validate",
             "environment": environment(),
             "settings": settings,
+            "status": run_status(models),
             "differs": any(m.failing for m in models),
             "models": [m.to_dict() for m in models],
         }

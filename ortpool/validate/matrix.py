@@ -35,8 +35,8 @@ def render(found: Sequence[CaseResult], header: str) -> list[str]:
             [
                 row.key,
                 str(row.cases),
-                str(st[results.AGREE] + st[results.TIES]),
-                str(st[results.DIFFER] + st[results.ORTPOOL_REJECTED]),
+                str(st[results.AGREE] + st[results.TIES] + st[results.ACCURACY_NOTE]),
+                str(st[results.DIFFER] + st[results.INACCURATE] + st[results.ORTPOOL_REJECTED]),
                 str(st[results.RULINGS]),
                 str(st[results.ORT_REJECTED]),
                 str(st[results.NO_KERNEL]),
@@ -80,7 +80,8 @@ def render(found: Sequence[CaseResult], header: str) -> list[str]:
         lines.append("")
     ties = sum(r.node.count("ties") for r in found)
     lines.append(
-        "agree counts cases whose only differences are Index ties (equal values); RULINGS counts "
+        "agree counts cases whose only differences are Index ties (equal values) or accuracy "
+        "notes (RULINGS 17); differ counts sums beyond the accuracy limit too; RULINGS counts "
         "cases differing only in cells the spec leaves open (NaN in a window, empty windows). "
         f"Index ties seen: {ties}."
     )

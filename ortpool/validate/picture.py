@@ -13,13 +13,23 @@ import zlib
 
 import numpy as np
 
-from ortpool.validate.compare import CAT_AGREE, CAT_DIFFER, CAT_MISSING, CAT_RULING, CAT_TIE
+from ortpool.validate.compare import (
+    CAT_AGREE,
+    CAT_DIFFER,
+    CAT_INACCURATE,
+    CAT_MISSING,
+    CAT_NOTE,
+    CAT_RULING,
+    CAT_TIE,
+)
 
 #: category -> RGB, and the legend text the HTML report shows
 PALETTE: dict[int, tuple[tuple[int, int, int], str]] = {
     CAT_AGREE: ((226, 232, 240), "agree"),
     CAT_TIE: ((125, 170, 220), "index tie (equal values)"),
+    CAT_NOTE: ((170, 214, 160), "agrees with an accuracy note (rounding)"),
     CAT_RULING: ((245, 166, 35), "differs in a RULINGS cell (NaN / empty window)"),
+    CAT_INACCURATE: ((240, 120, 60), "inaccurate (rounding beyond the accuracy limit)"),
     CAT_DIFFER: ((214, 39, 40), "differs"),
     CAT_MISSING: ((88, 60, 140), "only in one output (shapes differ)"),
 }
@@ -69,7 +79,7 @@ def heatmap(categories: np.ndarray) -> tuple[bytes, str]:
     tiles = planes(categories)
     channels, height, width = tiles.shape
     severity = tiles.reshape(channels, -1).max(axis=1)
-    order = sorted(range(channels), key=lambda c: (-int(severity[c] > CAT_TIE), c))
+    order = sorted(range(channels), key=lambda c: (-int(severity[c] > CAT_NOTE), c))
     shown = order[:MAX_TILES]
     scale = max(1, TILE_TARGET // max(height, width))
     scale_h = max(scale, 12) if height == 1 else scale
@@ -97,7 +107,7 @@ def heatmap(categories: np.ndarray) -> tuple[bytes, str]:
         caption += "; channels with differences first"
     counts = {
         PALETTE[k][1]: int((categories == k).sum())
-        for k in (CAT_DIFFER, CAT_RULING, CAT_TIE, CAT_MISSING)
+        for k in (CAT_DIFFER, CAT_INACCURATE, CAT_RULING, CAT_NOTE, CAT_TIE, CAT_MISSING)
     }
     detail = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
     return png(image), caption + (f". Cells: {detail}." if detail else ".")

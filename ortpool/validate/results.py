@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
+from ortpool.model.inputs import OpenDim
 from ortpool.validate.causes import Cause
 from ortpool.validate.compare import TensorComparison
 from ortpool.validate.tolerances import Tolerance
@@ -12,7 +14,9 @@ from ortpool.validate.tolerances import Tolerance
 AGREE = "agree"
 TIES = "ties"  # only Indices ties differ: both picked a maximum
 RULINGS = "rulings"  # differences only in cells the spec leaves to RULINGS.md
-DIFFER = "differ"
+DIFFER = "differ"  # wrong semantics: a shape, window, divisor, NaN... (RULINGS.md 17)
+INACCURATE = "inaccurate"  # a sum rounded beyond the accuracy limit (RULINGS.md 17): counted
+ACCURACY_NOTE = "accuracy-note"  # agrees; a sum rounded beyond a pairwise sum, within the limit
 ORT_REJECTED = "ort-rejected"  # onnxruntime refuses a node ortpool (the spec) accepts
 ORTPOOL_REJECTED = "ortpool-rejected"  # ortpool refuses a node onnxruntime runs
 BOTH_REJECTED = "both-rejected"
@@ -20,19 +24,34 @@ NO_KERNEL = "no-kernel"
 NOT_ISOLATED = "not-isolated"
 
 #: statuses that are differences between onnxruntime and the spec (exit code 1)
-FAILING = (DIFFER, ORT_REJECTED, ORTPOOL_REJECTED)
+FAILING = (DIFFER, INACCURATE, ORT_REJECTED, ORTPOOL_REJECTED)
+#: statuses whose difference is one of semantics (the rest of FAILING is accuracy)
+SEMANTICS = (DIFFER, ORT_REJECTED, ORTPOOL_REJECTED, RULINGS, NO_KERNEL)
 #: display order, most severe first
 ORDER = (
     DIFFER,
+    INACCURATE,
     ORT_REJECTED,
     ORTPOOL_REJECTED,
     RULINGS,
     NO_KERNEL,
     BOTH_REJECTED,
     NOT_ISOLATED,
+    ACCURACY_NOTE,
     TIES,
     AGREE,
 )
+
+# What became of a whole model. One that ran is AGREE or DIFFER (exit 0 or 1); the others exit 2.
+#: the validator refused or failed on it, with the reason (unreadable, an input it cannot size...)
+COULD_NOT_RUN = "could-not-run"
+#: the process validating it died (a signal: std::terminate, a fault, killed) or the validator
+#: itself failed
+CRASHED = "crashed"
+#: no result within the time limit (``--timeout``)
+TIMED_OUT = "timed-out"
+#: model statuses, most severe first (a run's status is its first one present)
+MODEL_ORDER = (CRASHED, TIMED_OUT, COULD_NOT_RUN, DIFFER, AGREE)
 
 
 @dataclasses.dataclass
@@ -123,6 +142,18 @@ class NodeResult:
     def failing(self) -> bool:
         return self.status in FAILING
 
+    @property
+    def difference(self) -> str:
+        """"semantics", "accuracy" (a sum's rounding counted or noted) or "none"."""
+        if self.status in SEMANTICS:
+            return "semantics"
+        return "accuracy" if self.status in (INACCURATE, ACCURACY_NOTE) else "none"
+
+    @property
+    def accuracy(self) -> dict[str, Any] | None:
+        """Y's rounding figures, for a sum (:func:`ortpool.validate.compare.figures`)."""
+        return next((c.accuracy for c in self.comparisons if c.name == "Y"), None)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -141,6 +172,10 @@ class NodeResult:
             "differing": self.count("differing"),
             "ruling_differing": self.count("ruling_differing"),
             "index_ties": self.count("ties"),
+            "inaccurate": self.count("inaccurate"),
+            "accuracy_noted": self.count("noted"),
+            "difference": self.difference,
+            "accuracy": self.accuracy,
             "outputs": [c.to_dict() for c in self.comparisons],
             "causes": [c.to_dict() for c in self.causes],
             "message": self.message,
@@ -195,6 +230,9 @@ class ModelResult:
     opset: int | None = None
     inputs: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     input_source: str = ""
+    #: the dims the model leaves open (symbols, -1), each with the size chosen and its source
+    open_dims: list[OpenDim] = dataclasses.field(default_factory=list)
+    shape_hint: str = ""  # the --shape options that set them
     nodes: list[NodeResult] = dataclasses.field(default_factory=list)
     outputs: list[OutputResult] = dataclasses.field(default_factory=list)
     end_to_end: str = ""  # "compared", or why not
@@ -202,7 +240,14 @@ class ModelResult:
     #: ortpool-rewritten model ran: the pools are the only difference between the two models
     run_differs: bool = False
     notes: list[str] = dataclasses.field(default_factory=list)
-    error: str = ""  # could not run at all (exit 2)
+    #: "" when the model was validated, else COULD_NOT_RUN, CRASHED or TIMED_OUT (exit 2) ...
+    outcome: str = ""
+    error: str = ""  # ... and why, in one line
+
+    @property
+    def status(self) -> str:
+        """AGREE or DIFFER for a model that was validated, else its ``outcome``."""
+        return self.outcome or (DIFFER if self.failing else AGREE)
 
     @property
     def failing(self) -> bool:
@@ -215,9 +260,11 @@ class ModelResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.path,
+            "status": self.status,
             "opset": self.opset,
             "inputs": self.inputs,
             "input_source": self.input_source,
+            "open_dims": [d.to_dict() for d in self.open_dims],
             "nodes": [n.to_dict() for n in self.nodes],
             "end_to_end": {
                 "status": self.end_to_end,
@@ -228,3 +275,9 @@ class ModelResult:
             "error": self.error,
             "differs": self.failing,
         }
+
+
+def run_status(models: Sequence[ModelResult]) -> str:
+    """A run's status: its models' most severe (AGREE for none)."""
+    found = {m.status for m in models}
+    return next((s for s in MODEL_ORDER if s in found), AGREE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ortpool.model.inputs import describe_dims
 from ortpool.validate import results
 from ortpool.validate.results import ModelResult, NodeResult, OutputResult
 
@@ -13,11 +14,17 @@ STATUS_TEXT = {
     results.TIES: "agree (index ties)",
     results.RULINGS: "differs in RULINGS cells",
     results.DIFFER: "DIFFERS",
+    results.INACCURATE: "INACCURATE",
+    results.ACCURACY_NOTE: "agree (accuracy note)",
     results.ORT_REJECTED: "ORT REJECTS",
     results.ORTPOOL_REJECTED: "ORTPOOL REJECTS",
     results.BOTH_REJECTED: "both reject",
     results.NO_KERNEL: "no ORT kernel",
     results.NOT_ISOLATED: "not isolated",
+    # a whole model's outcome when it was not validated
+    results.COULD_NOT_RUN: "COULD NOT RUN",
+    results.CRASHED: "CRASHED",
+    results.TIMED_OUT: "TIMED OUT",
 }
 COLUMNS = (
     "node",
@@ -85,7 +92,7 @@ def node_row(node: NodeResult) -> list[str]:
         _shape(node.ortpool_shapes),
         _num(node.max_abs),
         _num(node.max_rel),
-        str(node.count("differing") + node.count("only_in_one")),
+        str(node.count("differing") + node.count("inaccurate") + node.count("only_in_one")),
         str(node.count("ruling_differing")),
         str(node.count("ties")),
         STATUS_TEXT.get(node.status, node.status),
@@ -100,6 +107,30 @@ def _executed(node: NodeResult) -> str:
     """``OpenVINO`` (alone and in the model), ``CPU/OpenVINO`` (alone/in the model)."""
     alone, inside = _short(node.executed_by), _short(node.executed_in_model)
     return alone if inside in (alone, "-") else f"{alone}/{inside}"
+
+
+def accuracy_text(node: NodeResult) -> str:
+    """``Y off by 35.7 ulp = 35.8 u*mean|x| (pairwise bound 15.6, agrees within 62.6, note up to
+    1.68e+03 = 1e-4 of mean|x|)``: a sum's rounding, shown for a note, a sum beyond the limit,
+    and an agreeing sum rounded beyond the pairwise bound; "" otherwise."""
+    acc = node.accuracy
+    if acc is None or acc.get("max_error_units") is None:
+        return ""
+    units, ulps = acc["max_error_units"], acc["max_error_ulp"]
+    shown = node.status in (results.ACCURACY_NOTE, results.INACCURATE) or (
+        node.status == results.AGREE and units > acc["pairwise_bound_units"]
+    )
+    if not shown:
+        return ""
+    what = acc["units"]
+    text = f"Y off by up to {_num(ulps)} ulp = {_num(units)} {what}"
+    if acc["half"]:
+        return text + f" (half type: agrees within {acc['half_ulps']:g} ulp)"
+    return text + (
+        f" (pairwise bound {_num(acc['pairwise_bound_units'])}, agrees within "
+        f"{_num(acc['agree_units'])}, note up to {_num(acc['note_limit_units'])} = "
+        f"{acc['note_limit']:g} of {what[2:]}; n={acc['n']})"
+    )
 
 
 def output_figures(out: OutputResult) -> str:
@@ -136,21 +167,26 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = " 
 
 
 def model_report(model: ModelResult) -> list[str]:
+    if model.outcome:
+        return [f"model {model.path}: {STATUS_TEXT[model.outcome]}: {model.error}"]
     lines = [
         f"model {model.path}  (opset {model.opset}; inputs "
         + ", ".join(f"{k}:[{','.join(map(str, v))}]" for k, v in model.inputs.items())
         + f" {model.input_source})"
     ]
+    lines += [f"  {line}" for line in describe_dims(model.open_dims, model.shape_hint)]
     placed = any(n.asked_provider for n in model.nodes)
     if model.nodes:
         rows = [node_row(n) + ([_executed(n)] if placed else []) for n in model.nodes]
         lines += table(rows, (*COLUMNS, "executed by") if placed else COLUMNS)
     for node in model.nodes:
         fallbacks = node.fallbacks()
+        accuracy = accuracy_text(node)
         if (
             node.causes
             or node.message
             or fallbacks
+            or accuracy
             or (node.reference and node.reference.status != "agree")
         ):
             lines.append(f"  {node.name} ({node.op}-{node.spec_version}, {node.location}):")
@@ -161,6 +197,8 @@ def model_report(model: ModelResult) -> list[str]:
                 )
             for cause in node.causes:
                 lines.append(f"      cause: {cause.title}: {cause.detail}")
+            if accuracy:
+                lines.append(f"      accuracy: {accuracy}")
             if node.message and node.status != results.NO_KERNEL:
                 lines.append(f"      note: {node.message}")
             ref = node.reference
@@ -203,9 +241,24 @@ def summary(models: Sequence[ModelResult]) -> str:
     parts = [f"{counts[s]} {STATUS_TEXT[s]}" for s in results.ORDER if s in counts]
     e2e = sum(1 for m in models for o in m.outputs if o.failing)
     runs = sum(1 for m in models if m.run_differs)
-    verdict = "DIFFERENCES FOUND" if any(m.failing for m in models) else "all agree"
+    verdict = "all agree"
+    if any(m.failing for m in models):
+        # only sums beyond the accuracy limit: rounding, not semantics (RULINGS.md 17)
+        accuracy_only = not any(
+            m.run_differs
+            or any(o.failing for o in m.outputs)
+            or any(n.failing and n.status != results.INACCURATE for n in m.nodes)
+            for m in models
+        )
+        verdict = "ACCURACY DIFFERENCES FOUND" if accuracy_only else "DIFFERENCES FOUND"
+    models_text = f"{len(models)} model(s)"
+    not_run = [m.outcome for m in models if m.outcome]
+    if not_run:  # a model not validated is no agreement: the verdict says so first
+        verdict = "NOT EVERY MODEL RAN" + (f"; {verdict}" if verdict != "all agree" else "")
+        tallies = [f"{not_run.count(s)} {STATUS_TEXT[s].lower()}" for s in results.MODEL_ORDER]
+        models_text += " (" + ", ".join(t for t in tallies if not t.startswith("0 ")) + ")"
     return (
-        f"{verdict}: {len(models)} model(s), {len(nodes)} pooling node(s): "
+        f"{verdict}: {models_text}, {len(nodes)} pooling node(s): "
         + (", ".join(parts) or "none")
         + f"; {e2e} graph output(s) differ end to end"
         + (f"; {runs} model(s) only ortpool's rewrite could run" if runs else "")

@@ -1,0 +1,586 @@
+"""A model's inputs for a run: every shape and value resolved once, the same way for ``validate``,
+``fix`` and ``bench``.
+
+What the user gives (:class:`InputSpec`): sizes per input (``--shape NAME:D1,D2,...``), arrays
+(``--inputs FILE.npz``, or a name -> array mapping in the API), and a seed. :func:`resolve` turns
+it and the model's declared inputs into one array per input (:class:`ResolvedInputs`):
+
+- A static size is kept; a size given otherwise is refused with both figures.
+- A dim the model leaves open (a symbol such as ``batch``, a ``-1``, a dim with no value) takes
+  the size ``--shape`` gives it, else the size of the array ``--inputs`` gives, else the size the
+  same symbol already has on another input, else the default: :data:`DEFAULT_BATCH` on axis 0,
+  :data:`DEFAULT_SIZE` on the others. Every open dim is listed with its size and where the size
+  came from, for the reports. (A ``0`` is a static size: onnxruntime accepts only empty arrays
+  there.)
+- Inputs the user gives no array for are generated: seeded, quarter steps (small exact binary
+  fractions, so ties occur and sums stay exact), small integers.
+- An input whose values a pooling node reads as data (MaxRoiPool's rois, MaxUnpool's indices and
+  ``output_shape``, or any integer input they are computed from) cannot be generated: random
+  values there are a batch index of -0.5 or an index outside the output, and prove nothing.
+  Such an input must come from ``--inputs`` (:func:`data_inputs` finds them); values an upstream
+  node computes are the model's own and are captured from its run.
+
+When the model cannot run at the sizes chosen, :meth:`ResolvedInputs.cannot_run` says which sizes
+were chosen for which dims and how to set them, in one message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+
+from ortpool import dtypes, versions
+from ortpool.errors import OrtpoolError
+
+#: size of an open dim on axis 0 (the batch, in every exporter's convention)
+DEFAULT_BATCH = 1
+#: size of an open dim on any other axis: large enough that a CNN's stride-2 stages (five of
+#: them reach 2x2) and its pools see real windows; 1 would make every pool a 1x1 plane, a
+#: different case than the model's (a Resize or a Concat of two branches may not run there at all)
+DEFAULT_SIZE = 64
+
+#: Bytes of generated values per model: 1 GiB (a 1x3x8192x8192 float32 image is 805 MB). The
+#: RNG draws float64 first, so a generated input costs three times its size while it is made;
+#: a --shape beyond this is most likely a typo, and larger inputs can still come from --inputs.
+MAX_GENERATED_BYTES = 1 << 30
+
+#: (operator, input position) -> what the node reads there as data, not as samples
+DATA_POSITIONS: dict[tuple[str, int], str] = {
+    ("MaxRoiPool", 1): "rois (batch index and box corners)",
+    ("MaxUnpool", 1): "I (indices into the unpooled output)",
+    ("MaxUnpool", 2): "output_shape",
+}
+
+#: Operators whose output values are their inputs' values moved, cast or combined elementwise:
+#: a graph input reaching a data position only through these reaches it with its own values.
+#: Any other operator computes new values (a Conv, a proposal network, Shape): the model's run
+#: gives them, and only integer inputs feeding such a computation (counts, indices) still decide
+#: the data.
+PASS_THROUGH = frozenset(
+    {
+        "Abs",
+        "Add",
+        "Cast",
+        "CastLike",
+        "Ceil",
+        "Clip",
+        "Concat",
+        "Div",
+        "Expand",
+        "Flatten",
+        "Floor",
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "Identity",
+        "Max",
+        "Min",
+        "Mul",
+        "Neg",
+        "Pad",
+        "Reshape",
+        "Round",
+        "ScatterElements",
+        "ScatterND",
+        "Slice",
+        "Split",
+        "Squeeze",
+        "Sub",
+        "Tile",
+        "Transpose",
+        "Unsqueeze",
+        "Where",
+    }
+)
+
+_SHAPE = re.compile(r"^(?P<name>.+):(?P<dims>[^:]*)$")
+_STANDARD = ("", "ai.onnx")
+
+
+# --- what the user gives ------------------------------------------------------------------------
+
+
+def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """``"x:1,3,32,32"`` -> ``("x", (1, 3, 32, 32))``; the last ``:`` splits, so a name may hold
+    one (``"input:0:1,3,8,8"``); ``x:[1,3,8,8]`` is read too. Sizes are integers >= 0 (0: an
+    empty axis).
+
+    >>> parse_shape("image:1,3,48,192")
+    ('image', (1, 3, 48, 192))
+    """
+    match = _SHAPE.match(text.strip())
+    dims = match.group("dims").strip() if match else ""
+    if dims.startswith("[") and dims.endswith("]"):  # Polygraphy's spelling, x:[1,3,8,8]
+        dims = dims[1:-1]
+    pieces = dims.split(",") if match else []
+    if not match or not all(p.strip().isdigit() for p in pieces):
+        raise OrtpoolError(
+            f"--shape {text!r} must be NAME:D1,D2,... with integer sizes >= 0, e.g. "
+            "image:1,3,224,224"
+        )
+    return match.group("name").strip(), tuple(int(p) for p in pieces)
+
+
+def parse_shapes(items: Iterable[str]) -> dict[str, tuple[int, ...]]:
+    """Every ``--shape``; one input named twice with different sizes is refused."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for item in items:
+        name, dims = parse_shape(item)
+        if name in shapes and shapes[name] != dims:
+            raise OrtpoolError(
+                f"--shape gives input {name!r} two shapes: {_dims_text(shapes[name])} and "
+                f"{_dims_text(dims)}"
+            )
+        shapes[name] = dims
+    return shapes
+
+
+def load_arrays(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """The arrays of an .npz file (``numpy.savez``), keyed by input name; nothing pickled."""
+    try:
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):  # an .npy: one array, no names
+            raise ValueError("it holds one array, not arrays named after the inputs")
+        with data:
+            return {name: np.asarray(data[name]) for name in data.files}
+    except (OSError, ValueError, EOFError) as err:
+        raise OrtpoolError(
+            f"--inputs {os.fspath(path)}: cannot read as .npz (numpy.savez): {err}"
+        ) from None
+
+
+@dataclasses.dataclass(frozen=True)
+class InputSpec:
+    """What the user says about a model's inputs: sizes (``--shape``) and arrays (``--inputs``);
+    ``origin`` names the arrays' file in the reports."""
+
+    shapes: Mapping[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
+    arrays: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    origin: str = ""
+
+    @classmethod
+    def make(
+        cls,
+        shapes: Mapping[str, Sequence[int]] | Iterable[str] | None = None,
+        inputs: Mapping[str, Any] | str | os.PathLike | None = None,
+    ) -> InputSpec:
+        """From the API's or the command line's values: ``shapes`` as ``{"x": (1, 3, 8, 8)}`` or
+        ``["x:1,3,8,8"]``; ``inputs`` an .npz path or a name -> array mapping."""
+        if shapes is None:
+            parsed: dict[str, tuple[int, ...]] = {}
+        elif isinstance(shapes, Mapping):
+            parsed = {}
+            for name, dims in shapes.items():
+                sizes = tuple(dims)
+                if not all(isinstance(d, (int, np.integer)) and d >= 0 for d in sizes):
+                    raise OrtpoolError(
+                        f"shape of {name!r} must be integers >= 0, not {list(sizes)!r}"
+                    )
+                parsed[str(name)] = tuple(int(d) for d in sizes)
+        elif isinstance(shapes, str):
+            parsed = parse_shapes([shapes])
+        else:
+            parsed = parse_shapes(shapes)
+        if inputs is None:
+            return cls(parsed)
+        if isinstance(inputs, Mapping):
+            arrays = {str(k): np.asarray(v) for k, v in inputs.items()}
+            return cls(parsed, arrays, "the arrays given")
+        return cls(parsed, load_arrays(inputs), os.fspath(inputs))
+
+    @property
+    def empty(self) -> bool:
+        return not self.shapes and not self.arrays
+
+    def only(self, names: Iterable[str]) -> InputSpec:
+        """The part that names these inputs (a run over several models applies each ``--shape``
+        to the models that have the input)."""
+        keep = set(names)
+        return InputSpec(
+            {k: v for k, v in self.shapes.items() if k in keep},
+            {k: v for k, v in self.arrays.items() if k in keep},
+            self.origin,
+        )
+
+
+# --- the model's side -------------------------------------------------------------------------
+
+
+def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+    """Inputs a caller must feed: graph inputs that are not initializers (old IR lists both)."""
+    initialized = {init.name for init in model.graph.initializer}
+    return [value for value in model.graph.input if value.name not in initialized]
+
+
+#: A declared dim: an int size (>= 0), a symbol, or None (-1 or no value: open, unnamed)
+Declared = int | str | None
+
+
+def declared_dims(value: onnx.ValueInfoProto) -> list[Declared] | None:
+    """The input's dims as declared; None when the model does not say its rank. A negative size
+    (exporters write -1 for "any") is open, as onnxruntime reads it."""
+    tensor = value.type.tensor_type
+    if not tensor.HasField("shape"):
+        return None
+    out: list[Declared] = []
+    for dim in tensor.shape.dim:
+        if dim.HasField("dim_value") and dim.dim_value >= 0:
+            out.append(int(dim.dim_value))
+        elif dim.HasField("dim_param") and dim.dim_param:
+            out.append(dim.dim_param)
+        else:
+            out.append(None)
+    return out
+
+
+def _declared_text(dims: Sequence[Declared] | None) -> str:
+    if dims is None:
+        return "unknown rank"
+    return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
+
+
+def _dims_text(dims: Sequence[int]) -> str:
+    return "[" + ",".join(map(str, dims)) + "]"
+
+
+def _scopes(graph: onnx.GraphProto) -> Iterable[onnx.NodeProto]:
+    """Every node of ``graph`` and of the subgraphs inside it."""
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
+                yield from _scopes(sub)
+
+
+def _reads(node: onnx.NodeProto) -> list[str]:
+    """The values a node reads: its inputs, and for a node with subgraphs (If, Loop, Scan) every
+    value its bodies read (outer values among them)."""
+    names = [n for n in node.input if n]
+    for attr in node.attribute:
+        for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
+            for inner in _scopes(sub):
+                names += [n for n in inner.input if n]
+            names += [o.name for o in sub.output]
+    return names
+
+
+def data_inputs(model: onnx.ModelProto) -> dict[str, str]:
+    """Graph inputs whose values pooling nodes read as data -> why (the node and the input).
+
+    An input counts when it reaches a data position (:data:`DATA_POSITIONS`) through operators
+    that pass values on (:data:`PASS_THROUGH`), or is an integer input anywhere upstream of one.
+
+    Example: ``rois`` -> Cast -> MaxRoiPool's rois counts; an image -> Conv -> ... -> proposals
+    -> MaxRoiPool does not (the model computes the proposals), nor X -> Shape -> MaxUnpool's
+    ``output_shape``.
+    """
+    if model.functions:
+        import onnx.inliner
+
+        model = onnx.inliner.inline_local_functions(model)
+    producer: dict[str, onnx.NodeProto] = {}
+    positions: list[tuple[str, str]] = []
+    for node in _scopes(model.graph):
+        for out in node.output:
+            if out:
+                producer[out] = node
+        if node.domain in _STANDARD and node.op_type in versions.OPERATORS:
+            for index, name in enumerate(node.input):
+                what = DATA_POSITIONS.get((node.op_type, index))
+                if name and what:
+                    label = node.name or node.op_type
+                    positions.append((name, f"{node.op_type} {label!r} input {what}"))
+    inputs = {v.name: v for v in graph_inputs(model)}
+    found: dict[str, str] = {}
+    for start, why in positions:
+        # (value, passed through only) pairs; a value computed anew passes on integers only
+        todo, seen = [(start, True)], set()
+        while todo:
+            name, direct = todo.pop()
+            if (name, direct) in seen:
+                continue
+            seen.add((name, direct))
+            if name in inputs:
+                code = inputs[name].type.tensor_type.elem_type
+                integral = dtypes.NAME_OF_CODE.get(code, "float") not in dtypes.FLOATS
+                if direct or integral:
+                    found.setdefault(name, why)
+                continue
+            node = producer.get(name)
+            if node is None:
+                continue
+            passes = direct and node.domain in _STANDARD and node.op_type in PASS_THROUGH
+            todo += [(read, passes) for read in _reads(node)]
+    return found
+
+
+# --- the resolution -----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenDim:
+    """One dim the model leaves open, with the size chosen for it and where that came from."""
+
+    input: str
+    axis: int
+    declared: str  # the symbol, or "-1"/"?" as the model writes it
+    size: int
+    source: str  # "--shape", "--inputs", "default", "as <symbol> on <input>"
+
+    def text(self) -> str:
+        """``image[0] batch=1 (default)``, or ``x[0]=1 (declared -1; default)`` unnamed."""
+        if self.declared in ("?",) or self.declared.lstrip("-").isdigit():
+            return (
+                f"{self.input}[{self.axis}]={self.size} (declared {self.declared}; {self.source})"
+            )
+        return f"{self.input}[{self.axis}] {self.declared}={self.size} ({self.source})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class ResolvedInputs:
+    """One array per model input, the open dims with their sizes, and each input's source."""
+
+    feeds: dict[str, np.ndarray]
+    dims: list[OpenDim]
+    sources: dict[str, str]  # input -> "generated, seed 0" or "from FILE"
+
+    @property
+    def shapes(self) -> dict[str, list[int]]:
+        return {name: list(a.shape) for name, a in self.feeds.items()}
+
+    @property
+    def source(self) -> str:
+        """The inputs' sources in one phrase: ``generated, seed 0`` or ``loaded from in.npz``,
+        or per input when they differ."""
+        kinds = sorted(set(self.sources.values()))
+        if len(kinds) == 1:
+            return kinds[0]
+        return "; ".join(f"{name} {how}" for name, how in self.sources.items())
+
+    def dims_text(self) -> str:
+        """``image[0] batch=1 (default), image[2] h=64 (--shape)``; empty when nothing is open."""
+        return ", ".join(d.text() for d in self.dims)
+
+    def shape_hint(self) -> str:
+        """The ``--shape`` options that set every open dim, the open ones by name."""
+        parts = []
+        for name, array in self.feeds.items():
+            open_axes = {d.axis: d for d in self.dims if d.input == name}
+            if not open_axes:
+                continue
+            sizes = [
+                _hint_name(open_axes[i].declared, i) if i in open_axes else str(n)
+                for i, n in enumerate(array.shape)
+            ]
+            parts.append(f"--shape {name}:{','.join(sizes)}")
+        return " ".join(parts)
+
+    def cannot_run(self, label: str, detail: str) -> OrtpoolError:
+        """The error for a model onnxruntime cannot run on these inputs: the sizes chosen for
+        its open dims and how to set them, then onnxruntime's reason (its first line)."""
+        reason = " ".join(detail.split())[:300]
+        shapes = ", ".join(f"{k} {_dims_text(v)}" for k, v in self.shapes.items())
+        where = f"{label}: " if label else ""
+        if not self.dims:
+            return OrtpoolError(f"{where}the model cannot run on {shapes}: {reason}")
+        return OrtpoolError(
+            f"{where}the model cannot run at the sizes chosen for its open dims "
+            f"({self.dims_text()}): {reason}. Set them with {self.shape_hint()} "
+            "(or give arrays with --inputs FILE.npz)"
+        )
+
+
+def describe_dims(dims: Sequence[OpenDim], hint: str) -> list[str]:
+    """The report's lines on the open dims: each with its size and source, and the ``--shape``
+    that sets them when any size is the default; none when no dim is open."""
+    if not dims:
+        return []
+    lines = ["open dims: " + ", ".join(d.text() for d in dims)]
+    if any(d.source == "default" for d in dims):
+        lines.append(f"  sizes by default: set them with {hint}")
+    return lines
+
+
+def _hint_name(declared: str, axis: int) -> str:
+    return declared if declared.isidentifier() else f"D{axis}"
+
+
+def random_tensor(rng: np.random.Generator, shape: Sequence[int], dtype: str) -> np.ndarray:
+    """Seeded values of ``dtype``: quarter steps in about [-4, 4] for floats, small ints else."""
+    np_dtype = dtypes.NUMPY[dtype]
+    if dtype in dtypes.FLOATS:
+        values = np.round(rng.normal(0.0, 1.5, size=tuple(shape)) * 4) / 4
+        return values.astype(np_dtype)
+    if dtype == "bool":
+        return rng.integers(0, 2, size=tuple(shape)).astype(np.bool_)
+    info = np.iinfo(np_dtype)
+    low, high = max(info.min, -20), min(info.max, 20)
+    return rng.integers(low, high + 1, size=tuple(shape)).astype(np_dtype)
+
+
+def _elem(value: onnx.ValueInfoProto) -> str | None:
+    if not value.type.HasField("tensor_type"):
+        return None
+    return dtypes.NAME_OF_CODE.get(value.type.tensor_type.elem_type)
+
+
+def _check_given(
+    name: str, given: Sequence[int], declared: list[Declared] | None, how: str
+) -> None:
+    """A shape from ``--shape`` or an array against the declared dims: rank and static sizes."""
+    if declared is None:
+        return
+    if len(given) != len(declared):
+        raise OrtpoolError(
+            f"{how} gives input {name!r} {len(given)} dims {_dims_text(given)}; the model "
+            f"declares rank {len(declared)} {_declared_text(declared)}"
+        )
+    for axis, (dim, size) in enumerate(zip(declared, given, strict=True)):
+        if isinstance(dim, int) and dim != size:
+            raise OrtpoolError(
+                f"{how} gives input {name!r} size {size} on axis {axis}; the model fixes it at "
+                f"{dim} {_declared_text(declared)}"
+            )
+
+
+def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0) -> ResolvedInputs:
+    """Every model input as an array (see the module docstring); an :class:`OrtpoolError` names
+    the input, the figures and the option to change for anything that cannot be resolved."""
+    spec = spec or InputSpec()
+    values = graph_inputs(model)
+    names = [v.name for v in values]
+    for what, given in (("--shape", spec.shapes), ("--inputs", spec.arrays)):
+        unknown = [n for n in given if n not in names]
+        if unknown:
+            raise OrtpoolError(
+                f"{what} names input {unknown[0]!r}, but the model's inputs are "
+                f"{', '.join(names) or '(none)'}"
+            )
+    declared = {v.name: declared_dims(v) for v in values}
+    elems = {v.name: _elem(v) for v in values}
+
+    # 1. What the user gives: shapes from --shape and from the arrays, checked.
+    given: dict[str, tuple[tuple[int, ...], str]] = {}
+    for name, array in spec.arrays.items():
+        elem = elems[name]
+        if elem is not None and array.dtype != dtypes.NUMPY[elem]:
+            raise OrtpoolError(
+                f"--inputs array {name!r} is {array.dtype}; the model's input {name!r} is "
+                f"{elem} ({dtypes.NUMPY[elem]})"
+            )
+        _check_given(name, array.shape, declared[name], "--inputs")
+        given[name] = (tuple(array.shape), "--inputs")
+    for name, dims in spec.shapes.items():
+        _check_given(name, dims, declared[name], "--shape")
+        if name in given and given[name][0] != dims:
+            raise OrtpoolError(
+                f"--shape {name}:{','.join(map(str, dims))} and the --inputs array of shape "
+                f"{_dims_text(given[name][0])} disagree"
+            )
+        given.setdefault(name, (dims, "--shape"))
+
+    # 2. Symbols: one size each, wherever it is given.
+    symbols: dict[str, tuple[int, str, str]] = {}  # symbol -> (size, input, source)
+    for name, (dims, how) in given.items():
+        for dim, size in zip(declared[name] or [], dims, strict=False):
+            if not isinstance(dim, str):
+                continue
+            if dim in symbols and symbols[dim][0] != size:
+                size0, name0, how0 = symbols[dim]
+                raise OrtpoolError(
+                    f"dim {dim!r} is {size0} on input {name0!r} ({how0}) but {size} on input "
+                    f"{name!r} ({how}): one symbol, one size"
+                )
+            symbols.setdefault(dim, (size, name, how))
+
+    # 3. Values a node reads as data must be the user's.
+    needed = {k: v for k, v in data_inputs(model).items() if k not in spec.arrays}
+    if needed:
+        listed = ", ".join(f"{name!r} (reaches {why})" for name, why in needed.items())
+        keywords = ", ".join(f"{name}=..." for name in needed)
+        raise OrtpoolError(
+            f"{'input' if len(needed) == 1 else 'inputs'} {listed} "
+            f"{'needs' if len(needed) == 1 else 'need'} --inputs: generated values there (a "
+            "batch index of -0.5, an index outside the output) prove nothing; save the arrays "
+            f"with numpy.savez('in.npz', {keywords}) and pass --inputs in.npz"
+        )
+
+    # 4. Every input: its shape, open dims named; the arrays given, or generated in input order.
+    rng = np.random.default_rng(seed)
+    feeds: dict[str, np.ndarray] = {}
+    opened: list[OpenDim] = []
+    sources: dict[str, str] = {}
+    budget = MAX_GENERATED_BYTES
+    for value in values:
+        name, dims = value.name, declared[value.name]
+        if name in given:
+            shape, how = given[name]
+        elif dims is None:
+            raise OrtpoolError(
+                f"input {name!r} has no declared shape: give it with --shape {name}:D1,D2,... "
+                "or --inputs FILE.npz"
+            )
+        else:
+            shape, how = (), "default"
+        sizes: list[int] = []
+        for axis, dim in enumerate(dims or []):
+            if isinstance(dim, int):
+                sizes.append(dim)
+                continue
+            label = dim if isinstance(dim, str) else _open_label(value, axis)
+            if name in given:
+                size, source = shape[axis], how
+            elif isinstance(dim, str) and dim in symbols:
+                size, first, how0 = symbols[dim]
+                source = f"{how0} on {first}" if first != name else how0
+            else:
+                size, source = (DEFAULT_BATCH if axis == 0 else DEFAULT_SIZE), "default"
+                if isinstance(dim, str):
+                    symbols[dim] = (size, name, "default")
+            sizes.append(size)
+            opened.append(OpenDim(name, axis, label, size, source))
+        if name in given:
+            sizes = list(shape)
+        if name in spec.arrays:
+            feeds[name] = spec.arrays[name]
+            sources[name] = f"loaded from {spec.origin}"
+            continue
+        elem = elems[name]
+        if elem is None:
+            raise OrtpoolError(
+                f"input {name!r} is not a tensor of a type ortpool generates "
+                f"({_type_text(value)}): give it with --inputs FILE.npz"
+            )
+        nbytes = math.prod(sizes) * dtypes.NUMPY[elem].itemsize
+        if nbytes > budget:
+            raise OrtpoolError(
+                f"input {name!r} of shape {_dims_text(sizes)} ({elem}) would be {nbytes} bytes of "
+                f"generated values; ortpool generates at most {MAX_GENERATED_BYTES} bytes per "
+                "model: check --shape, or give the arrays with --inputs FILE.npz"
+            )
+        budget -= nbytes
+        feeds[name] = random_tensor(rng, sizes, elem)
+        sources[name] = f"generated, seed {seed}"
+    return ResolvedInputs(feeds, opened, sources)
+
+
+def _open_label(value: onnx.ValueInfoProto, axis: int) -> str:
+    dim = value.type.tensor_type.shape.dim[axis]
+    return str(dim.dim_value) if dim.HasField("dim_value") else "?"
+
+
+def _type_text(value: onnx.ValueInfoProto) -> str:
+    if value.type.HasField("tensor_type"):
+        code = value.type.tensor_type.elem_type
+        return onnx.TensorProto.DataType.Name(code) if code else "no element type"
+    return value.type.WhichOneof("value") or "no type"

@@ -1,0 +1,481 @@
+"""Several models in one ``ortpool validate`` run, each validated in a child process of its own.
+
+Why a child per model: a model can end the process that validates it (onnxruntime-extensions
+calls ``std::terminate`` when an error escapes a Python op; onnxruntime can abort or fault on a
+model it never expected; the system kills a process over its memory or CPU limit), hang, or make
+the validator raise. In one process, the first such model took the run down with it and no later
+model was reported, nor any JSON written. Here each of those outcomes is that model's status
+(:data:`results.CRASHED`, :data:`results.TIMED_OUT`, :data:`results.COULD_NOT_RUN`, with the
+reason in one line) and the run goes on.
+
+* Children come from a forkserver that imports the validator and onnxruntime and validates a
+  one-node model once (:mod:`.batch_preload`), so a model costs a fork, not a fresh interpreter
+  importing them again (about 0.8 s each); where there is no forkserver (Windows), they are
+  spawned.
+* Up to ``jobs`` children run at once. Each has ``timeout`` seconds from its start; then it is
+  killed and the model is ``timed-out``, naming the node it was at.
+* A result comes back pickled through a pipe as the validator's own dataclasses (the arrays kept
+  only for the reference column stay behind). A child's stdout and stderr go to a file that is
+  passed on to stderr when its model is reported; its last line names why a crashed child died
+  (``std::terminate``'s ``what():``).
+* Results are handed out in the order the models were given, whatever order the children finish
+  in: model ``i`` as soon as it and every model before it are done. Nothing about the results
+  depends on ``jobs``: each child runs one model exactly as a lone run would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import dataclasses
+import gc
+import multiprocessing
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any, TextIO
+
+from ortpool.errors import OrtpoolError
+from ortpool.validate import results
+
+#: seconds a model may take by default (``--timeout``); 0 means no limit. A hang must end: the
+#: bundled models take under a second each, real networks 3-10 s, a first numba compile ~40 s.
+DEFAULT_TIMEOUT = 900.0
+#: models validated at once by default (``--jobs``): one. Each child holds a whole model and its
+#: activations, and onnxruntime already spreads one model's sessions over the cores; on the
+#: bundled models, 2 at once on 2 shared cores measured no faster (3.7-5.1 s against 3.9-4.7 s).
+#: ``--jobs 0``: one per core this process may use.
+DEFAULT_JOBS = 1
+#: what the forkserver imports once for all children
+PRELOAD = ["ortpool.validate.batch_preload"]
+
+Progress = Callable[[int, int, str], None]
+#: validates one model in the child: (path, options, strict_shapes, progress) -> ModelResult
+Work = Callable[[str, Any, bool, Progress], results.ModelResult]
+
+_PROGRESS, _NOTE, _RESULT = "progress", "note", "result"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=DEFAULT_JOBS,
+        metavar="N",
+        help="validate up to N models at once, each in its own process (default 1; 0: one per "
+        "core); the report is the same for any N",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"time limit per model ({DEFAULT_TIMEOUT:g}; 0: none): a model over it is killed "
+        "and reported as timed out",
+    )
+
+
+def jobs_from(value: int, models: int) -> int:
+    """``--jobs``: N as given (0: the cores this process may use), never more than the models."""
+    if value < 0:
+        raise OrtpoolError(f"--jobs={value} must be >= 0 (0: one per core)")
+    if value == 0:
+        value = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(value or 1, models))
+
+
+def check_timeout(value: float) -> float | None:
+    """``--timeout``: seconds, or None for no limit."""
+    if not value >= 0:  # also NaN
+        raise OrtpoolError(f"--timeout={value} must be >= 0 (0: no limit)")
+    return value or None
+
+
+def validate_one(
+    path: str, options: Any, strict_shapes: bool, progress: Progress
+) -> results.ModelResult:
+    """The default work of a child: one model through :func:`validator.validate_model`."""
+    from ortpool.validate import validator
+
+    return validator.validate_model(
+        path, options, progress=progress, strict_shapes=strict_shapes, label=path
+    )
+
+
+def _context() -> Any:
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(PRELOAD)
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def start() -> None:
+    """Start the forkserver now (it is started on the first model otherwise): its imports and
+    warm-up then overlap the command's own start on another core."""
+    if _context().get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
+def one_line(text: str) -> str:
+    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+def _reason(err: BaseException, path: str) -> str:
+    """The error's message in one line, without the model's path in front (the report names it)."""
+    text = one_line(str(err)) or type(err).__name__
+    if not isinstance(err, OrtpoolError):
+        text = f"{type(err).__name__}: {text}"
+    return text.removeprefix(f"{path}: ")
+
+
+def _portable(result: results.ModelResult) -> results.ModelResult:
+    """The result without what only the child needed (ortpool's outputs, masks, tolerances
+    with their per-cell slack, for the reference column): a smaller pickle."""
+    for node in result.nodes:
+        node.ortpool_outputs = node.nan_cells = node.tolerance = None
+    return result
+
+
+def _child(
+    conn: Connection,
+    work: Work,
+    path: str,
+    options: Any,
+    strict_shapes: bool,
+    output: str,
+    environment: dict[str, str],
+    terminal: bool,
+) -> None:
+    # The forkserver's environment is the one it started with: take the run's own (and the
+    # kernels' choice, which the warm-up read once, from it).
+    kernels_choice = os.environ.get("ORTPOOL_KERNELS")
+    os.environ.clear()
+    os.environ.update(environment)
+    if os.environ.get("ORTPOOL_KERNELS") != kernels_choice:
+        from ortpool.kernels import _backend
+
+        _backend.set_backend(None)
+    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+    lock = threading.Lock()  # a compile note may come from a kernel thread
+
+    def send(message: tuple[str, Any]) -> None:
+        with lock:
+            conn.send(message)
+
+    def progress(done: int, total: int, label: str) -> None:
+        # for the bar, and for a timeout to name the node the model was at
+        send((_PROGRESS, (done, total, label)))
+
+    if terminal:  # numba's compile note, on the command's terminal while the wait happens
+        from ortpool.kernels import _compile_note
+
+        _compile_note.relay = lambda text: send((_NOTE, text))
+
+    try:
+        message = (_RESULT, _portable(work(path, options, strict_shapes, progress)))
+    except (OrtpoolError, OSError, ValueError, MemoryError) as err:
+        # refusals and failures the validator names: the model could not be validated
+        message = (results.COULD_NOT_RUN, _reason(err, path))
+    except Exception as err:  # a defect of the validator: the run goes on, the report says where
+        where = traceback.extract_tb(err.__traceback__)[-1]
+        message = (
+            results.CRASHED,
+            f"internal error: {_reason(err, path)} (at {where.filename}:{where.lineno})",
+        )
+        traceback.print_exc()
+    send(message)
+    conn.close()
+
+
+@dataclasses.dataclass
+class _Child:
+    """One model's child process as the parent sees it."""
+
+    index: int
+    path: str
+    process: Any
+    conn: Connection | None
+    output: Path
+    started: float
+    deadline: float | None
+    progress: tuple[int, int, str] = (0, 0, "")
+    message: tuple[str, Any] | None = None
+    ended: str = ""  # why the child ended without a result
+    notes: list[str] = dataclasses.field(default_factory=list)  # to show at once
+
+    def drain(self) -> None:
+        while self.conn is not None and self.message is None and self.conn.poll():
+            try:
+                kind, payload = self.conn.recv()
+            except (EOFError, OSError):  # the child is gone (maybe halfway through a message)
+                self._close()
+                return
+            if kind == _PROGRESS:
+                self.progress = payload
+            elif kind == _NOTE:
+                self.notes.append(payload)
+            else:
+                self.message = (kind, payload)
+                self._close()
+
+    def _close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def update(self, now: float) -> bool:
+        """Read what the child sent; whether it is done (a result, dead, or out of time)."""
+        alive = self.process.is_alive()  # before draining: a dead child's messages are all in
+        self.drain()
+        if self.message is not None:
+            self.process.join(5.0)
+            if self.process.is_alive():  # a result sent, then stuck on the way out
+                self.kill()
+            return True
+        if not alive:
+            self.process.join()
+            self._close()
+            self.ended = _death(self.process.exitcode)
+            return True
+        if self.deadline is not None and now >= self.deadline:
+            self.kill()
+            self.message = (results.TIMED_OUT, self._timed_out())
+            return True
+        return False
+
+    def _timed_out(self) -> str:
+        text = f"no result within {self.deadline - self.started:g} s (--timeout); killed"
+        done, total, label = self.progress
+        if total:
+            text += f" while at node {label!r} ({done + 1} of {total})" if label else ""
+        return text
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self._close()
+
+    def result(self) -> tuple[results.ModelResult, str]:
+        """The model's result and its child's output (for stderr)."""
+        text = _tail(self.output)
+        if self.message is not None and self.message[0] == _RESULT:
+            result = self.message[1]
+            result.path = self.path
+            return result, text
+        if self.message is not None:
+            outcome, reason = self.message
+        else:
+            outcome, reason = results.CRASHED, self.ended
+            last = next((line for line in reversed(text.splitlines()) if line.strip()), "")
+            if last:
+                reason += f"; its last words: {one_line(last)[:300]}"
+        return results.ModelResult(path=self.path, outcome=outcome, error=reason), text
+
+
+def _tail(path: Path, limit: int = 1 << 20) -> str:
+    """What a child printed: its last ``limit`` bytes (a runaway log must not fill the memory)."""
+    try:
+        with open(path, "rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(0, size - limit))
+            data = file.read()
+    except OSError:
+        return ""
+    text = data.decode(errors="replace")
+    return f"[... the first {size - limit} bytes left out]\n{text}" if size > limit else text
+
+
+def _death(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        sig = signal.Signals(-exitcode)
+        what = signal.strsignal(sig) or sig.name
+        return f"the process validating it died of {sig.name} ({what})"
+    return f"the process validating it exited with code {exitcode} and no result"
+
+
+def run_models(
+    paths: Sequence[str],
+    options: Any,
+    *,
+    jobs: int = 1,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    strict_shapes: bool | None = None,
+    progress: Progress | None = None,
+    on_result: Callable[[results.ModelResult], None] | None = None,
+    stderr: TextIO | None = None,
+    work: Work = validate_one,
+) -> list[results.ModelResult]:
+    """Validate every model of ``paths``, each in a child process, up to ``jobs`` at once.
+
+    Returns one result per path, in the order given, whatever happened to each; ``on_result``
+    gets them in that order as soon as each can be given (after the output its child printed,
+    passed on to ``stderr``). ``strict_shapes`` (default: a single model) makes a ``--shape``
+    naming an input the model lacks an error. ``progress(done, total, label)`` follows the nodes
+    of a lone model, else the models done. As with any multiprocessing API, a script that calls
+    this needs the ``if __name__ == "__main__":`` guard (the children import the main module).
+    """
+    if strict_shapes is None:
+        strict_shapes = len(paths) == 1
+    stream = stderr if stderr is not None else sys.stderr
+    ctx = _context()
+    environment = dict(os.environ)
+    terminal = bool(getattr(stream, "isatty", lambda: False)())
+    todo = collections.deque(enumerate(paths))
+    running: dict[int, _Child] = {}
+    finished: dict[int, tuple[results.ModelResult, str]] = {}
+    found: list[results.ModelResult] = []
+
+    def emit() -> None:
+        """Hand out the finished results that are next in the order given."""
+        while len(found) in finished:
+            result, text = finished.pop(len(found))
+            if text:
+                if progress is not None and hasattr(progress, "close"):
+                    progress.close()
+                stream.write(text if text.endswith("\n") else text + "\n")
+                stream.flush()
+            found.append(result)
+            if on_result is not None:
+                on_result(result)
+
+    with tempfile.TemporaryDirectory(prefix="ortpool-validate-") as folder:
+        try:
+            while todo or running:
+                while todo and len(running) < max(1, jobs):
+                    index, path = todo.popleft()
+                    try:
+                        running[index] = _start(
+                            ctx,
+                            work,
+                            index,
+                            path,
+                            options,
+                            strict_shapes,
+                            folder,
+                            environment,
+                            timeout,
+                            terminal,
+                        )
+                    except OSError as err:  # no process to be had (EAGAIN, no memory): this model
+                        why = f"could not start a process for it: {one_line(str(err))}"
+                        outcome = results.COULD_NOT_RUN
+                        failed = results.ModelResult(path=path, outcome=outcome, error=why)
+                        finished[index] = (failed, "")
+                if not running:
+                    emit()
+                    continue
+                deadlines = [c.deadline for c in running.values() if c.deadline is not None]
+                wait(
+                    [c.conn for c in running.values() if c.conn is not None]
+                    + [c.process.sentinel for c in running.values()],
+                    timeout=max(0.0, min(deadlines) - time.monotonic()) if deadlines else None,
+                )
+                now = time.monotonic()
+                for index, child in list(running.items()):
+                    done = child.update(now)
+                    for note in child.notes:
+                        if progress is not None and hasattr(progress, "close"):
+                            progress.close()
+                        stream.write(f"ortpool: {child.path}: {note}\n")
+                        stream.flush()
+                    child.notes.clear()
+                    if done:
+                        finished[index] = child.result()
+                        del running[index]
+                if progress is not None:
+                    _show(progress, len(paths), len(found) + len(finished), running)
+                emit()
+        finally:
+            for child in running.values():  # interrupted: no child outlives the run
+                child.kill()
+    return found
+
+
+def _start(
+    ctx: Any,
+    work: Work,
+    index: int,
+    path: str,
+    options: Any,
+    strict_shapes: bool,
+    folder: str,
+    environment: dict[str, str],
+    timeout: float | None,
+    terminal: bool,
+) -> _Child:
+    receive, send = ctx.Pipe(duplex=False)
+    output = Path(folder) / f"{index}.out"
+    process = ctx.Process(
+        target=_child,
+        args=(send, work, path, options, strict_shapes, str(output), environment, terminal),
+        name=f"ortpool validate {path}",
+    )
+    process.start()
+    send.close()  # the child's end: once the child is gone, the parent reads EOF
+    started = time.monotonic()
+    return _Child(
+        index, path, process, receive, output, started, started + timeout if timeout else None
+    )
+
+
+def _show(progress: Progress, total: int, done: int, running: dict[int, _Child]) -> None:
+    if total == 1:
+        for child in running.values():
+            progress(*child.progress)
+        return
+    label = ""
+    if running:
+        child = running[min(running)]
+        label = Path(child.path).name
+        if child.progress[1]:
+            label += f" {child.progress[0]}/{child.progress[1]}"
+    progress(done, total, label)
+
+
+def warm() -> None:
+    """Validate a one-node model once, in the forkserver: what every model's first validation
+    pays (onnxruntime's environment, ortpool's registration, the version table, numpy.random) is
+    then paid once per run, not once per child (0.19 s against 0.05-0.09 s for a bundled model).
+    Anything failing here only leaves the children to pay it themselves."""
+    try:
+        import numpy as np
+        import onnx
+        from onnx import helper
+
+        from ortpool.ort.runtime import IR_VERSION
+        from ortpool.validate import validator
+
+        node = helper.make_node("MaxPool", ["x"], ["y"], name="warm", kernel_shape=[2, 2])
+        graph = helper.make_graph(
+            [node],
+            "warm",
+            [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 1, 4, 4])],
+            [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+        model.ir_version = IR_VERSION
+        validator.validate_model(model, validator.ValidateOptions())
+        np.random.default_rng(0)
+    except Exception:  # a warm-up is optional: the forkserver must start whatever happens
+        pass
+    # Every object so far is kept out of the collector's passes: a child's collections would
+    # otherwise write to (and so copy) every page of the server's heap.
+    gc.freeze()
