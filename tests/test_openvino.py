@@ -187,11 +187,11 @@ def test_rewritten_pools_in_an_if_branch_keep_openvino_out():
     """onnxruntime-openvino 1.24.1 takes an If whole, branches included, and cannot translate
     an ortpool op inside (docs/rewrite.md); with the branch pools left built-in the rewritten
     model runs there. (Every other bundled model rewritten runs there: the validate test.)"""
+    from ortpool.model import inputs
     from ortpool.rewrite.scopes import is_pool, model_scopes
-    from ortpool.validate import inputs
 
     model = onnx.load(ROOT / "ortpool" / "models" / "cnn.onnx")
-    feeds = inputs.generate_inputs(model, 0, {})
+    feeds = inputs.resolve(model).feeds
     with pytest.raises(Exception, match="does not support the following ONNX operations: ortpool"):
         _profiled(ortpool.rewrite(model), [OPENVINO, CPU], feeds)
     inner = [
