@@ -208,8 +208,7 @@ def test_function_bodies_get_the_rank_only_from_ir_10(ir):
     ("attrs", "shape", "dims"),
     [
         # sizes beyond any real tensor are still exact: 8 + 2 * 2**40 - 2
-        (dict(kernel_shape=[3, 3], pads=[2**40] * 4), [1, 3, 8, 8],
-         [1, 3, 2**41 + 6, 2**41 + 6]),
+        (dict(kernel_shape=[3, 3], pads=[2**40] * 4), [1, 3, 8, 8], [1, 3, 2**41 + 6, 2**41 + 6]),
         # past the int64 bounds the geometry refuses: names, nothing guessed
         (dict(kernel_shape=[3, 3], pads=[2**62] * 4), [1, 3, 8, 8], [1, 3, "y:2", "y:3"]),
         # N = 0 passes through; a zero spatial axis has no output: names
@@ -229,13 +228,18 @@ def test_a_call_of_a_function_holding_ortpool_ops_is_declared_where_it_is_called
     # onnxruntime types a call from the body before inlining it, and an ortpool op types
     # nothing: without a declaration of y, the Relu reading it makes the model refused
     # ("Op (block) output arg (y) type inference failed").
-    body = [h.make_node("Relu", ["fx"], ["t"]), h.make_node("MaxPool", ["t"], ["fy"],
-                                                              kernel_shape=[2, 2])]
+    body = [
+        h.make_node("Relu", ["fx"], ["t"]),
+        h.make_node("MaxPool", ["t"], ["fy"], kernel_shape=[2, 2]),
+    ]
     function = h.make_function("local", "block", ["fx"], ["fy"], body, [h.make_opsetid("", 12)])
     nodes = [h.make_node("block", ["x"], ["y"], domain="local"), h.make_node("Relu", ["y"], ["z"])]
     graph = h.make_graph(nodes, "g", [vi("x", T.FLOAT, ["n", 3, 8, 8])], [vi("z", T.FLOAT, None)])
-    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 12),
-                                               h.make_opsetid("local", 1)], functions=[function])
+    model = h.make_model(
+        graph,
+        opset_imports=[h.make_opsetid("", 12), h.make_opsetid("local", 1)],
+        functions=[function],
+    )
     model.ir_version = ir
     rewritten = _round_trip(model)
     assert _declared(rewritten.graph) == {"y": (T.FLOAT, ["y:0", "y:1", "y:2", "y:3"])}
