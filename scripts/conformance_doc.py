@@ -5,10 +5,10 @@ releases and providers.
 Each argument is the Python interpreter of an environment where ortpool is installed with one
 onnxruntime build, oldest release first, optionally followed by ``:PROVIDERS`` (the command's
 ``--providers``; default the CPU provider), or a report ``ortpool conformance --json`` already
-wrote. The command runs in each (about 15 s apiece on the CPU provider, 25 min on OpenVINO's on 2 loaded cores,
-which compiles every case) and the reports are put side by side with what every upgrade step
-and every other provider changes (:mod:`ortpool.validate.conformance_compare`). The page as
-committed:
+wrote. The command runs in each (about 15 s apiece on the CPU provider; 25 min on OpenVINO's,
+which compiles every case, on 2 loaded cores) and the reports are put side by side with what
+every upgrade step and every other provider changes
+(:mod:`ortpool.validate.conformance_compare`). The page as committed:
 
     python scripts/conformance_doc.py .venv-lowest/bin/python .venv/bin/python \
         .venv-openvino/bin/python:cpu .venv-openvino/bin/python:openvino,cpu
