@@ -55,13 +55,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return USAGE_ERROR
-    module = importlib.import_module(COMMANDS[args.command])
     from ortpool.kernels import _backend
 
-    kernels = _backend.prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext()
     try:
+        module = importlib.import_module(COMMANDS[args.command])
+        kernels = (
+            _backend.prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext()
+        )
         with kernels:
             return int(module.run(args))
+    except ModuleNotFoundError as err:
+        # ortpool requires no onnxruntime build (it would replace the user's): a command that
+        # needs one and finds none says in one line what to install.
+        if (err.name or "").split(".")[0] != "onnxruntime":
+            raise
+        from ortpool.ort.runtime import INSTALL_HINT
+
+        print(f"ortpool {args.command}: error: {INSTALL_HINT}", file=sys.stderr)
+        return USAGE_ERROR
     except (OrtpoolError, OSError) as err:
         print(f"ortpool {args.command}: error: {err}", file=sys.stderr)
         return USAGE_ERROR

@@ -21,6 +21,7 @@ from ortpool.cli import main
 from ortpool.cliargs.accuracy import parse_limits
 from ortpool.errors import OrtpoolError
 from ortpool.fix.fixer import Options, fix_model
+from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec
 from ortpool.validate import causes, isolate, ortrun, results, terminal
 from ortpool.validate.compare import CAT_DIFFER, CAT_INACCURATE, CAT_NOTE, compare_values
 from ortpool.validate.singlenode import NodeSpec, builtin_model, feed_dict
@@ -34,7 +35,8 @@ GAP = NodeSpec("GlobalAveragePool", 17, {}, 1, 1)
 
 
 def _onnxruntime(spec: NodeSpec, x: np.ndarray) -> np.ndarray:
-    return ortrun.run_builtin(builtin_model(spec, [x]), feed_dict([x]), None, False, 1)[0]
+    runtime = RuntimeSpec(level=ISOLATED_LEVEL)  # the CPU provider, optimizations off
+    return ortrun.run_builtin(builtin_model(spec, [x]), feed_dict([x]), runtime, 1)[0]
 
 
 def _float32_ulp(value: Fraction) -> Fraction:

@@ -160,8 +160,10 @@ def test_cli_matrix_and_json(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0
     env = runtime.versions()
+    # The matrix names the build, its version and the provider it measured.
     assert out.splitlines()[0] == (
-        f"ortpool conformance: onnxruntime {env['onnxruntime']} built-in pooling against the ONNX "
+        f"ortpool conformance: {env['onnxruntime_build']} {env['onnxruntime']} on "
+        "CPUExecutionProvider: built-in pooling against the ONNX "
         f"spec (onnxruntime-extensions {env['onnxruntime_extensions']}, onnx {env['onnx']}, "
         f"ortpool {env['ortpool']})"
     )
@@ -197,6 +199,9 @@ def test_cli_matrix_and_json(tmp_path, capsys):
         (["conformance", "--ops", "Conv"], "unknown pooling operator 'Conv'"),
         (["conformance", "--versions", "x"], "comma-separated integers"),
         (["conformance", "--ops", "MaxPool", "--versions", "7"], "select no case"),
+        # a provider this build does not have: named, with what it has, before any case runs
+        (["conformance", "--providers", "NoSuchExecutionProvider"],
+         "--providers: NoSuchExecutionProvider is not available in this onnxruntime"),
     ],
 )
 def test_cli_bad_arguments_exit_2(capsys, argv, message):
@@ -243,9 +248,9 @@ def test_compare_lists_what_an_upgrade_changes(small_report):
     (row,) = [line for line in page.splitlines() if line.startswith("| MaxPool-12 * |")]
     before = collections.Counter(case["status"] for case in old["cases"])
     cells = [cell.strip() for cell in row.strip("|").split("|")]
-    # agree / differ / RULINGS / ORT rejects / no kernel, per release
-    assert cells[-2].split(" / ")[-1] == str(before[results.NO_KERNEL])
-    assert cells[-1].split(" / ")[-1] == str(before[results.NO_KERNEL] + 1)
+    # agree / differ / RULINGS / ORT rejects / no kernel / fallback, per release
+    assert cells[-2].split(" / ")[4:] == [str(before[results.NO_KERNEL]), "0"]
+    assert cells[-1].split(" / ")[4:] == [str(before[results.NO_KERNEL] + 1), "0"]
     same = conformance_compare.markdown([old, measured(old, "9.9.9", {})])
     assert "Nothing: every case has the same verdict on both." in same
     assert "| MaxPool-12 * |" not in same
@@ -264,3 +269,41 @@ def test_compare_refuses_reports_over_different_grids(small_report, tmp_path):
     stray.write_text(json.dumps({"tool": "ortpool validate"}))
     with pytest.raises(OrtpoolError, match="is not an 'ortpool conformance --json' report"):
         conformance_compare.load([stray, stray])
+
+
+def _on(report: dict, build: str, providers: list[str]) -> dict:
+    other = json.loads(json.dumps(report))
+    other["environment"]["onnxruntime_build"] = build
+    other["runtime"] = {**other.get("runtime", {}), "providers": providers}
+    return other
+
+
+def test_compare_sets_another_provider_beside_its_builds_cpu_provider(small_report):
+    a, b, c = (case["id"] for case in small_report["cases"][:3])
+    cpu = _on(measured(small_report, "1.24.1", {a: results.AGREE, b: results.DIFFER}),
+              "onnxruntime-openvino", ["CPUExecutionProvider"])
+    ov = _on(measured(small_report, "1.24.1", {a: results.DIFFER, b: results.AGREE}),
+             "onnxruntime-openvino", ["OpenVINOExecutionProvider", "CPUExecutionProvider"])
+    for case in ov["cases"]:
+        if case["id"] == c:  # the CPU provider ran it: whatever its values, not OpenVINO's
+            case["executed_by"] = "CPUExecutionProvider"
+            fell = case["status"]
+    ov["matrix"][0]["statuses"] = dict(
+        collections.Counter(x["status"] for x in ov["cases"] if x["id"] != c)
+    )
+    ov["matrix"][0]["fell_back"] = {"CPUExecutionProvider": 1}
+    ov["matrix"][0]["fell_back_statuses"] = {fell: 1}
+    page = conformance_compare.markdown([small_report, cpu, ov])
+    title = ("## What the OpenVINOExecutionProvider changes against the CPU provider "
+             "(onnxruntime-openvino 1.24.1)")
+    assert title in page
+    section = page.split(title, 1)[1]
+    assert "3 case(s) have another verdict: 1 agree with the spec on 1.24.1-openvino OpenVINO " \
+        "where the CPU provider does not, 1 the reverse, 1 fall back to the CPU provider" in section
+    assert "| 1.24.1-openvino CPU | 1.24.1-openvino OpenVINO |" in section
+    # no upgrade section between builds: 1.32's CPU build and the OpenVINO build's CPU provider
+    assert page.count("## What upgrading") == 0
+    (row,) = [line for line in page.splitlines() if line.startswith("| MaxPool-12 * |")]
+    assert row.rstrip(" |").split(" / ")[-1] == "1"  # the fallback cell of the OpenVINO column
+    assert "| providers | CPUExecutionProvider | CPUExecutionProvider | " \
+        "OpenVINOExecutionProvider, CPUExecutionProvider |" in page

@@ -217,10 +217,10 @@ def _choices(model, seed):
     alone, without the model's capture runs)."""
     from ortpool.fix.choose import choose
     from ortpool.fix.fixer import Options, _proof_sets
-    from ortpool.fix.runtime import Runtime
+    from ortpool.ort.runtime_spec import RuntimeSpec
 
     options = Options(seed=seed)
-    runtime = Runtime()
+    runtime = RuntimeSpec()
     found = []
     for name, site in _facts(model).items():
         sets, _ = _proof_sets(site, [], options)
@@ -318,7 +318,7 @@ def test_the_written_model_is_proven_on_the_built_cases_too():
     from ortpool.fix.apply import apply
     from ortpool.fix.forms import reduce
     from ortpool.fix.prove import Proof, prove_in_region
-    from ortpool.fix.runtime import Runtime
+    from ortpool.ort.runtime_spec import RuntimeSpec
 
     model = CONFIGS["globalmaxpool-1-double"]()
     site = _facts(model)["pool"]
@@ -327,7 +327,7 @@ def test_the_written_model_is_proven_on_the_built_cases_too():
     assert [n.op_type for n in written.graph.node] == ["ReduceMax"]
     sets = feeds_mod.expect(feeds_mod.node_spec(site.facts), _built_sets(model)["pool"])
     proof = Proof(exact=True, where="model")
-    prove_in_region(written, site.facts, site.node, sets, Runtime(), proof)
+    prove_in_region(written, site.facts, site.node, sets, RuntimeSpec(), proof)
     assert not proof.exact
     assert proof.failure.startswith("Y differs in ")
     assert "(NaN at tap (0, " in proof.failure and proof.failure.endswith("instead of nan)")

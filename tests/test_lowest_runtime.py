@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
-import time
-import xml.etree.ElementTree as ET
 from importlib.metadata import requires
 from pathlib import Path
 
+import child_venv
 import pytest
 import support
 from packaging.requirements import Requirement
@@ -39,25 +36,32 @@ def _requirements() -> list[Requirement]:
     return [Requirement(text) for text in requires("ortpool") or []]
 
 
+def _in(req: Requirement, extra: str | None) -> bool:
+    """Whether ``req`` is a base requirement (``extra`` None) or one of that extra."""
+    if req.marker is None:
+        return extra is None
+    return extra is not None and req.marker.evaluate({"extra": extra})
+
+
 def floors() -> dict[str, str]:
-    """onnxruntime and onnxruntime-extensions -> the lowest version ortpool admits."""
+    """onnxruntime (the ``cpu`` extra's: no build is a base requirement, so that ortpool installs
+    beside any) and onnxruntime-extensions -> the lowest version ortpool admits."""
     found = {}
     for req in _requirements():
-        if req.name in RUNTIME and req.marker is None:
+        if req.name in RUNTIME and (_in(req, None) or _in(req, "cpu")):
             lows = [spec.version for spec in req.specifier if spec.operator == ">="]
             assert len(lows) == 1, f"{req} must state one lower bound (>=) to be tested"
             found[req.name] = lows[0]
     assert set(found) == set(RUNTIME), f"ortpool's requirements name no floor for {RUNTIME}"
-    return found
+    return {name: found[name] for name in RUNTIME}
 
 
 def pip_arguments() -> list[str]:
+    # ortpool[cpu] in the test extra is the onnxruntime pinned to its floor here
     test_extra = [
         f"{req.name}{req.specifier}"
         for req in _requirements()
-        if req.marker is not None
-        and req.marker.evaluate({"extra": "test"})
-        and req.name not in NOT_NEEDED
+        if _in(req, "test") and req.name not in NOT_NEEDED | {"ortpool"}
     ]
     pinned = [f"{name}=={version}" for name, version in floors().items()]
     return ["-e", str(ROOT), *pinned, *test_extra]
@@ -70,22 +74,7 @@ def _python() -> Path:
 def ensure_venv() -> float | None:
     """Build .venv-lowest unless it holds exactly these requirements; the build's seconds, or
     None when it was reused."""
-    wanted = {"pip": pip_arguments(), "python": sys.version}
-    if STAMP.is_file() and json.loads(STAMP.read_text()) == wanted and _python().is_file():
-        return None
-    started = time.perf_counter()
-    shutil.rmtree(VENV, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, timeout=120)
-    done = subprocess.run(
-        [str(_python()), "-m", "pip", "install", "-q", *wanted["pip"]],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    assert done.returncode == 0, f"pip install {wanted['pip']} failed:\n{done.stderr[-3000:]}"
-    STAMP.write_text(json.dumps(wanted, indent=2) + "\n")
-    return time.perf_counter() - started
+    return child_venv.ensure(VENV, STAMP, [pip_arguments()])
 
 
 def installed_runtime() -> dict[str, str]:
@@ -106,27 +95,10 @@ def test_onnxruntime_tests_pass_on_the_lowest_declared_release(tmp_path):
     versions = installed_runtime()
     for name, floor in floors().items():
         assert Version(versions[name]) == Version(floor), (name, versions[name], floor)
-    report = tmp_path / "lowest.xml"
-    env = dict(os.environ, ORTPOOL_KERNELS="numpy")
-    env["PATH"] = f"{VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-    env.pop("PYTHONPATH", None)
-    started = time.perf_counter()
-    done = subprocess.run(
-        [str(_python()), "-m", "pytest", "-m", "onnxruntime", "-q", "-p", "no:cacheprovider",
-         f"--junitxml={report}", str(ROOT / "tests")],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=False,
-    )
-    seconds = time.perf_counter() - started
-    suite = ET.parse(report).getroot().find("testsuite")
-    counts = {key: int(suite.get(key, 0)) for key in ("tests", "failures", "errors", "skipped")}
+    run = child_venv.run_marked(VENV, "onnxruntime", ROOT / "tests", tmp_path / "lowest.xml", 1200)
+    counts = run.counts
     support.LOWEST_RUN.update(
-        versions=versions, counts=counts, seconds=seconds, build_seconds=build_seconds
+        versions=versions, counts=counts, seconds=run.seconds, build_seconds=build_seconds
     )
-    failed = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
-    assert done.returncode == 0, "\n".join(failed) or done.stdout[-3000:] + done.stderr[-3000:]
+    assert run.returncode == 0, run.failure()
     assert counts["tests"] - counts["skipped"] > 0

@@ -3,7 +3,8 @@ bundled models come with it (``fix/`` included), and ``ortpool validate``, ``ort
 ``ortpool ops`` and ``ortpool conformance`` run from a folder outside the repository, as they do
 in the editable installation.
 
-The wheel is installed with its dependencies and the ``fast`` extra (numba), as a user would;
+The wheel is installed with its dependencies and the ``cpu`` and ``fast`` extras (the CPU build
+of onnxruntime, numba), as a user would in a fresh environment;
 pip serves them from its cache when it has them, but still asks the package index, so the test
 is skipped when no index can be reached. About a minute in all (install 30 s, conformance 15 s).
 """
@@ -63,7 +64,7 @@ def venv(tmp_path_factory) -> Path:
     assert made.returncode == 0, made.stderr
     python = env / ("Scripts" if os.name == "nt" else "bin") / "python"
     installed = _run([python, "-m", "pip", "install", "--disable-pip-version-check",
-                      f"{wheel}[fast]"], cwd=work)
+                      f"{wheel}[cpu,fast]"], cwd=work)
     if installed.returncode and OFFLINE.search(installed.stdout + installed.stderr):
         pytest.skip("no package index reachable: the wheel's dependencies cannot be installed")
     assert installed.returncode == 0, installed.stdout + installed.stderr
@@ -133,7 +134,8 @@ def test_conformance_sweeps_every_op_version(venv, tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert re.fullmatch(
-        r"ortpool conformance: onnxruntime \S+ built-in pooling against the ONNX spec "
+        r"ortpool conformance: onnxruntime \S+ on CPUExecutionProvider: built-in pooling "
+        r"against the ONNX spec "
         r"\(onnxruntime-extensions \S+, onnx \S+, ortpool \S+\)", lines[0]
     )
     assert re.fullmatch(r"\d+ cases, seed 0, [\d.]+ s", lines[1])

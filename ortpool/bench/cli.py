@@ -8,6 +8,8 @@ import sys
 
 from ortpool.bench import cases as bench_cases
 from ortpool.cliargs import inputs as cliargs_inputs
+from ortpool.cliargs import runtime
+from ortpool.ort.runtime_spec import DEFAULT_LEVEL
 from ortpool.staging import StagedFiles
 
 HELP = "time onnxruntime's built-in pooling against ortpool's ops on real CNN shapes"
@@ -36,13 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="each sample repeats the call until it lasts this long (default 5 ms)",
     )
     parser.add_argument(
-        "--intra-op-threads",
-        type=int,
-        default=0,
-        metavar="N",
-        help="onnxruntime intra-op threads for both sessions (default: onnxruntime's default)",
-    )
-    parser.add_argument(
         "--reference-timeout",
         type=float,
         default=10.0,
@@ -64,6 +59,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cliargs_inputs.add_arguments(parser, model_inputs=False, seed_help="seed of the random inputs")
     parser.add_argument("--json", metavar="FILE", help="also write every figure as JSON to FILE")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    runtime.add_arguments(
+        parser,
+        DEFAULT_LEVEL,
+        "every session runs at it (a deployed model's level)",
+        providers_help="the execution providers the built-in and ortpool sessions run on, in "
+        "priority order (default cpu); the table says which one executed each built-in node",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"ortpool bench: error: {err}", file=sys.stderr)
         return 2
+    spec = runtime.read(args)
     # The report's destination is checked before anything runs (nothing is created yet).
     files = StagedFiles()
     json_file = files.add(args.json, "the JSON report") if args.json else None
@@ -91,10 +94,11 @@ def run(args: argparse.Namespace) -> int:
     settings = runner.Settings(
         repeat=args.repeat,
         min_sample=args.min_sample_ms / 1000,
-        intra_op_threads=args.intra_op_threads,
+        intra_op_threads=spec.intra_op_threads,
         reference_limit=0.0 if args.no_reference else args.reference_timeout,
         seed=args.seed,
         shared_pool=not args.per_session_threads,
+        runtime=spec,
     )
     if settings.shared_pool and not runner.share_thread_pool(settings.intra_op_threads):
         settings.shared_pool = False  # the machine line and the JSON then say "one per session"
@@ -103,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     )
     for line in report.machine_lines(info):
         print(line)
+    print(f"runtime: {spec.title()}, graph optimizations {spec.level}")
     print(flush=True)
     with files:
         files.reserve()  # proves the folder writable before the timings, not after them

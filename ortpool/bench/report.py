@@ -101,6 +101,11 @@ def table(results: Sequence[CaseResult]) -> list[list[str]]:
                 r.agreement,
             ]
         )
+    if any(r.executed_by for r in results):
+        # The built-in times are the executing provider's: a fallback is said, not hidden.
+        rows[0].append("built-in executed by")
+        for row, r in zip(rows[1:], results, strict=True):
+            row.append(r.executed_by or "-")
     return rows
 
 
@@ -208,6 +213,7 @@ def document(results: Sequence[CaseResult], machine: dict[str, Any], settings: A
                 "outputs_agree": r.agrees,
                 "agreement": r.agreement,
                 "max_abs_diff": r.max_abs_diff,
+                "builtin_executed_by": r.executed_by,
                 "reference": {
                     "status": r.reference_status,
                     "times_s": r.reference,
@@ -225,6 +231,7 @@ def document(results: Sequence[CaseResult], machine: dict[str, Any], settings: A
             "reference_limit_s": settings.reference_limit,
             "seed": settings.seed,
             "shared_pool": settings.shared_pool,
+            "runtime": settings.runtime.describe(),
         },
         "cases": cases,
         "summary": summary(results),

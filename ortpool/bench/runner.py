@@ -13,6 +13,9 @@ from ortpool import kernels
 from ortpool.bench import models, reference
 from ortpool.bench.cases import Case
 from ortpool.bench.timing import Stats, interleaved
+from ortpool.ort import runtime_spec
+from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.validate import ortrun
 from ortpool.validate.tolerances import GLOBAL_SUMS, WINDOW_SUMS
 
 ORTPOOL = "ortpool"
@@ -33,6 +36,9 @@ class Settings:
     seed: int = 0
     #: All sessions share onnxruntime's global intra-op pool (see :func:`share_thread_pool`).
     shared_pool: bool = False
+    #: providers, optimization level, threads of every session (``intra_op_threads`` above is
+    #: the size of the shared pool, or of each session's when not shared)
+    runtime: RuntimeSpec = dataclasses.field(default_factory=RuntimeSpec)
 
 
 @dataclasses.dataclass
@@ -48,6 +54,9 @@ class CaseResult:
     #: Seconds to validate and plan a call of a new shape (numpy API, plans forgotten): a
     #: first call's time minus a planned call's (:func:`plan_time`).
     plan: float | None = None
+    #: The provider that executed the built-in node when another than the CPU provider alone
+    #: was asked for (its times are that provider's); None on the CPU provider alone.
+    executed_by: str | None = None
 
     @property
     def fastest_opset(self) -> int:
@@ -80,33 +89,20 @@ class CaseResult:
 
 
 def share_thread_pool(intra_op_threads: int = 0) -> bool:
-    """Give every later session one process-wide intra-op pool (onnxruntime's global pool);
-    False when the installed onnxruntime cannot (1.21 and 1.22 have no Python call for it).
-
-    The benchmark holds several sessions at once (one per opset, plus ortpool's). With a pool per
-    session, the idle workers of one session spin while another runs and take the cores from it:
-    on 2 cores the built-in MaxPool measured 0.20 ms ±17% that way against 0.10 ms ±3% with one
-    shared pool. One pool is what a single deployed model sees. It must be set before the first
-    session of the process; ``intra_op_threads`` 0 keeps onnxruntime's default size.
-    """
-    from onnxruntime.capi import _pybind_state
-
-    setter = getattr(_pybind_state, "set_global_thread_pool_sizes", None)
-    if setter is None:
-        return False
-    setter(intra_op_threads, 0)
-    return True
+    """Give every later session one process-wide intra-op pool
+    (:func:`ortpool.ort.runtime_spec.share_thread_pool`); False when the installed onnxruntime
+    cannot. The benchmark holds several sessions at once, whose idle workers would otherwise
+    take the cores from the one running."""
+    return runtime_spec.share_thread_pool(intra_op_threads)
 
 
-def _options(settings: Settings) -> Any:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    if settings.shared_pool:
-        options.use_per_session_threads = False
-    elif settings.intra_op_threads:
-        options.intra_op_num_threads = settings.intra_op_threads
-    return options
+def _runtime(settings: Settings) -> RuntimeSpec:
+    """The runtime of every session of a case: the shared pool, or pools of the given size."""
+    return dataclasses.replace(
+        settings.runtime,
+        intra_op_threads=settings.intra_op_threads,
+        shared_pool=settings.shared_pool,
+    )
 
 
 def _numpy_call(case: Case, version: int, feed: dict[str, np.ndarray]) -> Callable[[], object]:
@@ -162,22 +158,18 @@ def compare(
 
 
 def run_case(case: Case, settings: Settings) -> CaseResult:
-    import onnxruntime as ort
-
-    import ortpool
-
     feed = case.inputs(settings.seed)
-    options = _options(settings)
-    builtin = {
-        opset: ort.InferenceSession(
-            models.builtin_model(case, opset), options, providers=["CPUExecutionProvider"]
-        )
-        for opset in case.opsets
-    }
+    spec = _runtime(settings)
+    builtin = {opset: spec.session(models.builtin_model(case, opset)) for opset in case.opsets}
     ortpool_opset = case.opsets[0]
-    ours = ortpool.InferenceSession(
-        models.ortpool_model(case, ortpool_opset), sess_options=_options(settings)
-    )
+    ours = spec.session(models.ortpool_model(case, ortpool_opset))
+    executed_by = None
+    if spec.provider_names != [runtime_spec.CPU]:
+        # Which provider runs the built-in node, from a profiled session of its own (profiling
+        # would slow the timed ones): a node onnxruntime gave the CPU provider is timed there.
+        _, placed = ortrun.run_placed(models.builtin_model(case, ortpool_opset), feed, spec)
+        # the benchmark's models hold the one pooling node
+        executed_by = next(iter(placed.values()), None)
     expected = builtin[ortpool_opset].run(None, feed)
     got = ours.run(None, feed)
     text, agrees, worst = compare(expected, got, exact=case.op not in WINDOW_SUMS + GLOBAL_SUMS)
@@ -203,7 +195,8 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
     times = interleaved(variants, settings.repeat, settings.min_sample)
     plan = plan_time(variants[NUMPY])
     return CaseResult(
-        case, ortpool_opset, times, text, agrees, worst, result_reference, status, plan
+        case, ortpool_opset, times, text, agrees, worst, result_reference, status, plan,
+        executed_by,
     )
 
 

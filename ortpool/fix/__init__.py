@@ -31,8 +31,8 @@ import onnx
 from ortpool import modelfile
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.fix.report import FixReport, NodeFix
-from ortpool.fix.runtime import DEFAULT_LEVEL, Runtime, parse_providers
 from ortpool.model.inputs import InputSpec
+from ortpool.ort.runtime_spec import DEFAULT_LEVEL, RuntimeSpec, parse_providers
 from ortpool.rewrite import write_file
 from ortpool.rewrite.selection import Selection
 from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
@@ -55,11 +55,14 @@ def _options(
     shapes: Mapping[str, Sequence[int]] | Sequence[str] | None,
     inputs: Mapping[str, Any] | str | os.PathLike | None,
     accuracy: AccuracyRule,
+    runtime: RuntimeSpec | None,
 ) -> Options:
+    if runtime is None:
+        runtime = RuntimeSpec(parse_providers(providers), opt_level)
     return Options(
         selection=Selection.make(ops, nodes, exclude),
         skip_invalid=skip_invalid,
-        runtime=Runtime(parse_providers(providers), opt_level),
+        runtime=runtime.check(),
         nonfinite=nonfinite,
         seed=seed,
         lift_opset=lift_opset,
@@ -84,32 +87,33 @@ def fix_with_report(
     inputs: Mapping[str, Any] | str | os.PathLike | None = None,
     source_dir: str | os.PathLike | None = None,
     accuracy: AccuracyRule = DEFAULT_RULE,
+    runtime: RuntimeSpec | None = None,
 ) -> tuple[onnx.ModelProto, FixReport]:
     """A fixed copy of ``model`` and the report; the caller's proto is never changed.
 
     ``ops``/``nodes``/``exclude``: only these operators / only / never these node names (as
-    ``ortpool rewrite`` takes them); ``skip_invalid``: a node failing its schema checks is left
-    as it is and reported instead of raising; ``providers``: the execution
-    providers to prove on (default CPU); ``opt_level``: onnxruntime's graph optimization level
-    the model will run at (``disable``, ``basic``, ``extended``, ``layout``, ``all``; default
-    ``all``, onnxruntime's own); ``nonfinite``: the max-like nodes are proven on NaN and
-    -inf too (the default: RULINGS.md 18), and guarded where the runtime drops them; False
-    assumes finite inputs (``--assume-finite``), and the report says they were not covered;
-    ``lift_opset``: where nodes of a model below opset 11
-    stay unproven or need ortpool's op, try the model at a higher ai.onnx opset where every
-    node keeps its meaning (docs/fix.md, "The opset lift"); ``shapes`` (``{"x": (1, 3, 48,
-    192)}`` or ``["x:1,3,48,192"]``) and ``inputs`` (an .npz path or name -> array): the model's
-    inputs of the capture and proof runs, resolved as ``ortpool validate`` resolves them
-    (:func:`ortpool.model.inputs.resolve`: open dims otherwise take the defaults; rois and
-    MaxUnpool indices fed as inputs must be given); ``accuracy``: RULINGS.md 17's thresholds for
-    averages and norms (a node whose only difference is an accuracy note is left as it is;
-    :class:`ortpool.validate.tolerances.AccuracyRule`). A model given by path is read
-    without its external data, which the proofs read from the model's folder (``source_dir``
-    for a proto).
+    ``ortpool rewrite`` takes them); ``skip_invalid``: a node failing its schema checks is left as
+    it is and reported instead of raising; ``providers``: the execution providers to prove on
+    (default CPU); ``opt_level``: onnxruntime's graph optimization level the model will run at
+    (``disable``, ``basic``, ``extended``, ``layout``, ``all``; default ``all``, onnxruntime's own);
+    ``runtime``: the whole runtime description instead of those two (providers with options, level,
+    threads: :class:`ortpool.ort.runtime_spec.RuntimeSpec`, as ``ortpool fix`` reads it from its
+    options); ``nonfinite``: the max-like nodes are proven on NaN and -inf too (the default:
+    RULINGS.md 18), and guarded where the runtime drops them; False assumes finite inputs
+    (``--assume-finite``), and the report says they were not covered; ``lift_opset``: where nodes of
+    a model below opset 11 stay unproven or need ortpool's op, try the model at a higher ai.onnx
+    opset where every node keeps its meaning (docs/fix.md, "The opset lift"); ``shapes`` (``{"x":
+    (1, 3, 48, 192)}`` or ``["x:1,3,48,192"]``) and ``inputs`` (an .npz path or name -> array): the
+    model's inputs of the capture and proof runs, resolved as ``ortpool validate`` resolves them
+    (:func:`ortpool.model.inputs.resolve`: open dims otherwise take the defaults; rois and MaxUnpool
+    indices fed as inputs must be given); ``accuracy``: RULINGS.md 17's thresholds for averages and
+    norms (a node whose only difference is an accuracy note is left as it is;
+    :class:`ortpool.validate.tolerances.AccuracyRule`). A model given by path is read without its
+    external data, which the proofs read from the model's folder (``source_dir`` for a proto).
     """
     options = _options(
         ops, nodes, exclude, skip_invalid, providers, opt_level, nonfinite, seed, lift_opset,
-        shapes, inputs, accuracy,
+        shapes, inputs, accuracy, runtime,
     )
     if isinstance(model, onnx.ModelProto):
         return fix_model(model, options, source_dir)

@@ -16,8 +16,8 @@ from typing import Any
 from ortpool.fix import emit, forms
 from ortpool.fix.inputs import FeedSet
 from ortpool.fix.prove import Proof, prove_plan
-from ortpool.fix.runtime import Runtime
 from ortpool.fix.sites import Site
+from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
 
 NOT_APPLICABLE = "not applicable"
@@ -53,7 +53,7 @@ class Choice:
 def choose(
     site: Site,
     sets: Sequence[FeedSet],
-    runtime: Runtime,
+    runtime: RuntimeSpec,
     earlier: Sequence[Attempt] = (),
     rule: AccuracyRule = DEFAULT_RULE,
 ) -> Choice:

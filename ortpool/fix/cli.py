@@ -12,24 +12,20 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ortpool.cliargs import accuracy
+    from ortpool.cliargs import accuracy, runtime
     from ortpool.cliargs import inputs as cliargs_inputs
-    from ortpool.fix.runtime import DEFAULT_LEVEL, LEVELS
+    from ortpool.ort.runtime_spec import DEFAULT_LEVEL
     from ortpool.rewrite import cli_common
 
     # IN OUT, --ops, --nodes, --exclude, --skip-invalid, --json, --link-data, -q/-v: as rewrite's
     cli_common.add_arguments(parser, "fix")
-    parser.add_argument(
-        "--providers",
-        metavar="EP[,EP...]",
-        help="onnxruntime execution providers to prove on (default CPUExecutionProvider)",
-    )
-    parser.add_argument(
-        "--opt-level",
-        choices=list(LEVELS),
-        default=DEFAULT_LEVEL,
-        help="the graph optimization level the model will run at (default all, "
-        "onnxruntime's own): forms are proven at it",
+    runtime.add_arguments(
+        parser,
+        DEFAULT_LEVEL,
+        "the level the model will run at (onnxruntime's own default is all): forms are proven "
+        "at it",
+        providers_help="the execution providers the model will run on, in priority order "
+        "(default cpu): forms are proven there, each proof says which provider executed it",
     )
     finite = parser.add_mutually_exclusive_group()
     finite.add_argument(
@@ -71,6 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ortpool.cliargs import inputs as cliargs_inputs
+    from ortpool.cliargs import runtime
     from ortpool.cliargs.accuracy import rule_from
     from ortpool.fix import fix_file
     from ortpool.rewrite.cli_common import file_options
@@ -82,8 +79,7 @@ def run(args: argparse.Namespace) -> int:
         args.output,
         allow_unproven=args.allow_unproven,
         dry_run=args.dry_run,
-        providers=args.providers,
-        opt_level=args.opt_level,
+        runtime=runtime.read(args),
         nonfinite=args.nonfinite,
         seed=args.seed,
         lift_opset=args.lift_opset,

@@ -32,10 +32,11 @@ from ortpool.fix.apply import apply
 from ortpool.fix.choose import NOT_IN_MODEL, Attempt, Choice, choose
 from ortpool.fix.forms import Plan
 from ortpool.fix.prove import Proof, compare, prove_in_region, sets_for, short_error
-from ortpool.fix.runtime import Runtime
 from ortpool.fix.sites import Site, find_sites
 from ortpool.model import inputs as model_inputs
+from ortpool.ort import runtime_spec
 from ortpool.ort.runtime import stamp
+from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite.scopes import ai_onnx_opset
 from ortpool.rewrite.selection import Selection
 from ortpool.validate import capture as capture_mod
@@ -58,7 +59,7 @@ class Options:
 
     selection: Selection = dataclasses.field(default_factory=Selection)
     skip_invalid: bool = False
-    runtime: Runtime = dataclasses.field(default_factory=Runtime)
+    runtime: RuntimeSpec = dataclasses.field(default_factory=RuntimeSpec)
     #: prove max-like ops on NaN and -inf too (off: the user's inputs are assumed finite)
     nonfinite: bool = True
     seed: int = 0
@@ -111,17 +112,6 @@ def _captured_names(sites: Sequence[Site], outputs: bool) -> tuple[list[str], se
     return names, carried
 
 
-def _ort_value(array: np.ndarray):
-    """``array`` as onnxruntime takes it (bfloat16 through an OrtValue: no numpy type)."""
-    if dtypes.name_of(array.dtype) not in _UNFETCHABLE:
-        return array
-    import onnxruntime as ort
-
-    return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
-        np.ascontiguousarray(array).view(np.uint16), onnx.TensorProto.BFLOAT16
-    )
-
-
 class _Capturing:
     """Runs of ``model`` with ``names`` as extra outputs, one call per set of feeds; name ->
     array (initializers read). The widened model and its session are built once per set of fed
@@ -131,7 +121,7 @@ class _Capturing:
         self,
         model: onnx.ModelProto,
         names: tuple[list[str], set[str]],
-        runtime: Runtime,
+        runtime: RuntimeSpec,
         level: str | None,
         source_dir: str | None,
     ) -> None:
@@ -172,7 +162,8 @@ class _Capturing:
             raise built
         wide, session, fetched, plain = built
         wanted, carried = self.names
-        values = {name: _ort_value(array) for name, array in feeds.items()}
+        # bfloat16 feeds as OrtValues (onnxruntime takes no numpy array of that type)
+        values = runtime_spec.with_values(feeds)
         requested = [n for n in plain if n not in feeds]
         requested += [n + _CARRIED for n in fetched if n in carried]
         if not requested:
@@ -183,13 +174,7 @@ class _Capturing:
             requested = [o.name for o in wide.graph.output
                          if o.type.tensor_type.elem_type != bf16]
             if not requested:
-                import onnxruntime as ort
-
-                every = {
-                    name: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
-                    for name, v in values.items()
-                }
-                session.run_with_ort_values([o.name for o in wide.graph.output], every)
+                runtime_spec.run_values(session, [o.name for o in wide.graph.output], values)
         arrays = session.run(requested, values) if requested else []
         found = dict(zip(requested, (np.asarray(a) for a in arrays), strict=True))
         for name in fetched:

@@ -21,7 +21,7 @@ from onnx import helper
 
 from ortpool.fix import report as report_mod
 from ortpool.fix.fixer import Options, fix_model
-from ortpool.fix.runtime import Runtime
+from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.validate import grid, isolate, results
 from ortpool.validate.compare import compare_values
 from ortpool.validate.singlenode import builtin_model, feed_dict
@@ -67,7 +67,7 @@ def _carry_bfloat16(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def check_fixed(
-    fixed: onnx.ModelProto, case: grid.Case, feeds: Sequence[np.ndarray], runtime: Runtime
+    fixed: onnx.ModelProto, case: grid.Case, feeds: Sequence[np.ndarray], runtime: RuntimeSpec
 ) -> str:
     """The fixed model's outputs on ``feeds`` against the kernels': "" or the difference."""
     spec = case.spec()
@@ -91,12 +91,12 @@ def check_fixed(
 def fix_grid(
     cases: Sequence[grid.Case],
     seed: int = 0,
-    runtime: Runtime | None = None,
+    runtime: RuntimeSpec | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[GridOutcome]:
     """Fix and check every case the runtime does not agree on (agreeing cases are listed with
     realization "agrees")."""
-    runtime = runtime or Runtime()
+    runtime = runtime or RuntimeSpec()
     options = isolate.Options(ortpool_runner=isolate.run_ortpool_numpy, threads=1)
     found = []
     for number, case in enumerate(cases):

@@ -25,8 +25,9 @@ from ortpool import optypes
 from ortpool.fix import emit
 from ortpool.fix.forms import NodeFacts, Plan
 from ortpool.fix.inputs import FeedSet
-from ortpool.fix.runtime import Runtime
+from ortpool.ort import runtime_spec
 from ortpool.ort.runtime import ir_version_for
+from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite import retarget
 from ortpool.validate import dtypes
 from ortpool.validate.compare import compare_values
@@ -48,6 +49,12 @@ class Proof:
     differing: int = 0
     failure: str = ""
     folded: bool = False  # right with graph optimizations off: the optimizer undid the form
+    #: op type -> the provider that executed it in the proof runs, when another provider than
+    #: the CPU one alone was asked for (read from the session's profile); a compiled subgraph
+    #: is named by its op type (``OpenVINO-EP-subgraph_1``)
+    executed_by: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: the provider asked for first: ops another one executed fell back
+    asked: str = ""
     #: a sum's worst rounding over the sets, in u*mean|x| (and ulp), when beyond the agree band:
     #: an accuracy note (RULINGS.md 17), accepted
     noted_units: float | None = None
@@ -62,8 +69,23 @@ class Proof:
             if self.noted_units is not None:
                 err += (f"; accuracy note: up to {self.noted_ulp:.3g} ulp = "
                         f"{self.noted_units:.3g} u*mean|x|, within the accuracy limit")
-            return f"exact on {self.sets} input sets ({self.tolerance}{err})"
+            return f"exact on {self.sets} input sets ({self.tolerance}{err}){self.placement()}"
         return self.failure
+
+    def placement(self) -> str:
+        """`` on OpenVINOExecutionProvider``, or where some ops ran on another provider than
+        the one asked first, ``; MaxPool fell back to CPUExecutionProvider``."""
+        if not self.executed_by:
+            return ""
+        fell = {op: ep for op, ep in self.executed_by.items() if ep != self.asked}
+        if not fell:
+            return f" on {self.asked}"
+        by_provider: dict[str, list[str]] = {}
+        for op, ep in fell.items():
+            by_provider.setdefault(ep, []).append(op)
+        return "; " + "; ".join(
+            f"{', '.join(ops)} fell back to {ep}" for ep, ops in by_provider.items()
+        )
 
 
 #: Element types onnxruntime's Python API cannot feed or fetch: carried as float32 (exact).
@@ -237,21 +259,30 @@ def _run(
     facts: NodeFacts,
     node: onnx.NodeProto,
     sets: Sequence[FeedSet],
-    runtime: Runtime,
+    runtime: RuntimeSpec,
     level: str | None,
     rule: AccuracyRule = DEFAULT_RULE,
 ) -> Proof:
     proof = Proof(exact=False)
+    # Where onnxruntime may run the form on another provider than the first asked (it falls
+    # back silently), the proof says which executed each op.
+    placed = runtime.provider_names != [runtime_spec.CPU]
     for group in _groups(sets):
         model = isolated_model(plan, facts, node, group[0].arrays)
+        folder = runtime_spec.profile_dir() if placed else None
         try:
-            session = runtime.session(model, level=level, threads=1)
+            session = runtime.session(model, level=level, threads=1, profile_dir=folder)
         except Exception as err:  # onnxruntime raises its own types; every one is a refusal
             proof.failure = f"onnxruntime refuses it: {short_error(err)}"
             return proof
         proof.failure = _run_group(session, facts, group, proof, rule)
         if proof.failure:
             return proof
+        if placed:
+            proof.asked = runtime.first
+            for _, op_type, provider in runtime_spec.profile_events(session):
+                if op_type != "Cast":  # the carrying Casts are no part of the form
+                    proof.executed_by[op_type] = provider
     proof.exact = proof.sets > 0
     if not proof.exact:
         proof.failure = "no input set could be run"
@@ -280,7 +311,7 @@ def prove_plan(
     facts: NodeFacts,
     node: onnx.NodeProto,
     sets: Sequence[FeedSet],
-    runtime: Runtime,
+    runtime: RuntimeSpec,
     rule: AccuracyRule = DEFAULT_RULE,
 ) -> Proof:
     """Run ``plan`` alone on every set at the runtime's level (:func:`sets_for`); not exact at
@@ -300,7 +331,7 @@ def prove_plan(
     return proof
 
 
-def optimizer_change(model: onnx.ModelProto, runtime: Runtime) -> str:
+def optimizer_change(model: onnx.ModelProto, runtime: RuntimeSpec) -> str:
     """What onnxruntime's optimizer at the runtime's level made of ``model``, in words: a Pad
     folded into the pool (PadFusion), the pool run as a layout kernel (NCHWc), or the ops
     before and after."""
@@ -394,7 +425,7 @@ def prove_in_region(
     facts: NodeFacts,
     node: onnx.NodeProto,
     sets: Sequence[FeedSet],
-    runtime: Runtime,
+    runtime: RuntimeSpec,
     proof: Proof,
     external_dir: str | None = None,
     rule: AccuracyRule = DEFAULT_RULE,

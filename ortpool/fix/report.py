@@ -151,7 +151,7 @@ class FixReport:
         rt = self.runtime
         counts = ", ".join(f"{k} {v}" for k, v in self.counts().items()) or "no pooling node"
         lines = [
-            f"ortpool fix on onnxruntime {rt.get('onnxruntime')} "
+            f"ortpool fix on {rt.get('build', 'onnxruntime')} {rt.get('onnxruntime')} "
             f"({', '.join(rt.get('providers', []))}, graph optimizations {rt.get('opt_level')}): "
             f"{len(self.nodes)} pooling nodes: {counts}"
         ]

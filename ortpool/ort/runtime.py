@@ -1,14 +1,19 @@
-"""The onnxruntime ortpool runs against: the IR version of the models ortpool builds, what the
+"""The onnxruntime ortpool runs against: which build is installed (:func:`build`), the one-line
+answer when none is (:func:`require`), the IR version of the models ortpool builds, what the
 installed runtime reads, and the versions a report names.
 
 Nothing here imports onnxruntime at module level: the model builders that only need
-``IR_VERSION`` (the validator's isolated nodes, the benchmark models) stay light.
+``IR_VERSION`` (the validator's isolated nodes, the benchmark models) stay light, and
+``ortpool rewrite`` runs where no onnxruntime is installed.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 from typing import TYPE_CHECKING
+
+from ortpool.errors import OrtpoolError
 
 if TYPE_CHECKING:
     import onnx
@@ -31,6 +36,83 @@ def ir_version_for(opset: int) -> int:
     return IR_VERSION if opset >= 7 else 3
 
 
+#: The distributions that install the ``onnxruntime`` module, each with its own providers; they
+#: overwrite each other's files, so ortpool requires none of them (``pip install 'ortpool[cpu]'``
+#: brings the CPU build, the other extras the others).
+BUILDS = (
+    "onnxruntime",
+    "onnxruntime-gpu",
+    "onnxruntime-openvino",
+    "onnxruntime-directml",
+    "onnxruntime-qnn",
+    "onnxruntime-training",
+)
+#: What to install when no onnxruntime is: the line every command that needs it prints.
+INSTALL_HINT = (
+    "no onnxruntime installed: pip install 'ortpool[cpu]' (or, beside ortpool, one build of "
+    "onnxruntime-gpu, onnxruntime-openvino, onnxruntime-directml, ...)"
+)
+
+
+def require() -> None:
+    """Raise an :class:`OrtpoolError` saying what to install when the ``onnxruntime`` module
+    cannot be imported (none installed, or one build's files removed by uninstalling another)."""
+    try:
+        found = importlib.util.find_spec("onnxruntime")
+    except ImportError:  # an import hook that refuses it
+        found = None
+    if found is None:
+        raise OrtpoolError(INSTALL_HINT)
+    try:
+        import onnxruntime
+
+        onnxruntime.InferenceSession  # noqa: B018 (a half-removed build imports as a namespace)
+    except (ImportError, AttributeError) as err:
+        raise OrtpoolError(
+            f"onnxruntime does not import ({type(err).__name__}: {err}); builds installed over "
+            "each other leave it broken: pip uninstall every onnxruntime* distribution, then "
+            "install one (pip install 'ortpool[cpu]', or onnxruntime-gpu, -openvino, ...)"
+        ) from None
+
+
+@functools.cache
+def build() -> dict[str, str]:
+    """The installed onnxruntime build: its distribution name (``onnxruntime``,
+    ``onnxruntime-openvino``, ``onnxruntime-gpu``...), version and available providers.
+
+    The name comes from the module's own ``capi/build_and_package_info.py`` (the files in place
+    are the last build installed; every build writes the same module), checked against the
+    installed distributions' metadata."""
+    from importlib import metadata
+
+    import onnxruntime
+
+    try:
+        from onnxruntime.capi import build_and_package_info as info
+
+        name = str(info.package_name).replace("_", "-")
+    except ImportError:  # not in every build: the metadata then says
+        installed = [d for d in BUILDS if _installed(metadata, d)]
+        name = installed[0] if len(installed) == 1 else "onnxruntime"
+    others = [d for d in BUILDS if d != name and _installed(metadata, d)]
+    found = {
+        "distribution": name,
+        "version": onnxruntime.__version__,
+        "providers": ", ".join(onnxruntime.get_available_providers()),
+    }
+    if others:
+        found["also_installed"] = ", ".join(others)
+    return found
+
+
+def _installed(metadata, name: str) -> bool:
+    try:
+        metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def versions() -> dict[str, str]:
     """The packages whose versions decide what a report measured."""
     import numpy
@@ -43,6 +125,7 @@ def versions() -> dict[str, str]:
     return {
         "ortpool": ortpool.__version__,
         "onnxruntime": onnxruntime.__version__,
+        "onnxruntime_build": build()["distribution"],
         "onnxruntime_extensions": onnxruntime_extensions.__version__,
         "onnx": onnx.__version__,
         "numpy": numpy.__version__,
@@ -66,8 +149,9 @@ def max_ir_version() -> int:
 
 
 def _loads(ir_version: int) -> bool:
-    import onnxruntime
     from onnx import TensorProto, helper
+
+    from ortpool.ort.runtime_spec import RuntimeSpec
 
     graph = helper.make_graph(
         [helper.make_node("Identity", ["x"], ["y"])],
@@ -78,7 +162,7 @@ def _loads(ir_version: int) -> bool:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = ir_version
     try:
-        onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        RuntimeSpec().session(model.SerializeToString())
     except Exception:  # onnxruntime's own exception types differ between releases
         return False
     return True

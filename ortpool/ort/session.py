@@ -10,14 +10,24 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import onnx
-import onnxruntime as ort
+
+try:
+    import onnxruntime as ort
+except ModuleNotFoundError as err:  # no build installed: say which to install, in one line
+    if err.name != "onnxruntime":
+        raise
+    from ortpool.ort.runtime import INSTALL_HINT
+
+    raise ModuleNotFoundError(INSTALL_HINT, name="onnxruntime") from None
 from onnxruntime_extensions import get_library_path
 
 from ortpool import optypes
 from ortpool.attributes import attribute_values, normalize
 from ortpool.errors import OrtpoolError
-from ortpool.ort import failures, runtime
+from ortpool.ort import failures
 from ortpool.ort.register import register
+from ortpool.ort.runtime import EXTERNAL_FOLDER_KEY
+from ortpool.ort.runtime_spec import Provider, RuntimeSpec, create
 from ortpool.rewrite import branch_outputs
 from ortpool.rewrite.external import external_locations
 
@@ -141,7 +151,7 @@ def check_model(model: str | os.PathLike | bytes | onnx.ModelProto) -> None:
     written by an ortpool op is allocated ahead (any other shape ends the process;
     ``ortpool rewrite`` writes such outputs with symbolic dims).
     """
-    proto = _load_structure(model)
+    proto = load_structure(model)
     check_nodes(proto)
     pending = branch_outputs.pending(proto)
     if pending:
@@ -159,7 +169,7 @@ def check_model(model: str | os.PathLike | bytes | onnx.ModelProto) -> None:
 _PARALLEL_RUNS = threading.Lock()
 
 
-def _load_structure(model: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.ModelProto:
+def load_structure(model: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.ModelProto:
     if isinstance(model, onnx.ModelProto):
         return model
     if isinstance(model, bytes):
@@ -192,6 +202,20 @@ def _half_precision_refusal(message: str) -> OrtpoolError | None:
     )
 
 
+def _providers(
+    providers: Sequence[str | tuple[str, dict]], options: Sequence[dict] | None
+) -> tuple[Provider, ...]:
+    """onnxruntime's ``providers=`` (names, or (name, options) pairs) and ``provider_options=``
+    (one dict per provider) as providers."""
+    found = []
+    for i, item in enumerate(providers):
+        name, given = (item, {}) if isinstance(item, str) else item
+        if options is not None and i < len(options):
+            given = {**given, **options[i]}
+        found.append(Provider(name, tuple((str(k), str(v)) for k, v in given.items())))
+    return tuple(found)
+
+
 class InferenceSession:
     """A thin wrapper over ``onnxruntime.InferenceSession`` with ortpool's ops registered.
 
@@ -205,9 +229,20 @@ class InferenceSession:
         model: str | os.PathLike | bytes | onnx.ModelProto,
         sess_options: ort.SessionOptions | None = None,
         providers: Sequence[str | tuple[str, dict]] | None = None,
+        *,
+        runtime: RuntimeSpec | None = None,
         **kwargs: Any,
     ) -> None:
-        proto = _load_structure(model)
+        """``providers`` as onnxruntime takes them (names, or (name, options) pairs; default
+        CPU), or ``runtime``: a whole :class:`~ortpool.ort.runtime_spec.RuntimeSpec` (its
+        session options too, unless ``sess_options`` is given)."""
+        if runtime is None:
+            listed = _providers(providers or [], kwargs.pop("provider_options", None))
+            runtime = RuntimeSpec(listed) if listed else RuntimeSpec()
+        elif sess_options is None:
+            sess_options = runtime.session_options()
+        self.runtime = runtime
+        proto = load_structure(model)
         check_nodes(proto)
         self._nodes: dict[str, list[onnx.NodeProto]] = {}
         for node in iter_ortpool_nodes(proto):
@@ -235,7 +270,7 @@ class InferenceSession:
             source = proto.SerializeToString()
             if not isinstance(model, onnx.ModelProto | bytes) and external_locations(proto):
                 folder = os.path.dirname(os.path.abspath(os.fspath(model)))
-                options.add_session_config_entry(runtime.EXTERNAL_FOLDER_KEY, folder)
+                options.add_session_config_entry(EXTERNAL_FOLDER_KEY, folder)
         elif isinstance(model, onnx.ModelProto):
             source = model.SerializeToString()
         elif isinstance(model, bytes):
@@ -243,12 +278,7 @@ class InferenceSession:
         else:
             source = os.fspath(model)
         try:
-            self._session = ort.InferenceSession(
-                source,
-                sess_options=options,
-                providers=list(providers) if providers else ["CPUExecutionProvider"],
-                **kwargs,
-            )
+            self._session = create(source, options, runtime, **kwargs)
         except Exception as err:
             half = _half_precision_refusal(str(err))
             if half is None:

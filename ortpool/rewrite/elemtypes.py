@@ -1,4 +1,5 @@
-"""Element types (and ranks) of the values a pooling node reads, learned by onnx shape inference.
+"""Element types, ranks and dims of the values a pooling node reads, learned by onnx shape
+inference.
 
 Inference runs on a light copy of the model (large initializers reduced to their type and dims, so
 weights are never copied or loaded) and the results are only read: nothing inferred is written into
@@ -34,12 +35,17 @@ from ortpool.rewrite.scopes import (
 _STUB_BYTES = 1 << 16
 
 
+#: One axis of a shape: a size, a symbolic name, or None (unknown).
+Dim = int | str | None
+
+
 @dataclasses.dataclass(frozen=True)
 class ValueType:
-    """A tensor's element type (``TensorProto`` enum) and rank, each possibly unknown."""
+    """A tensor's element type (``TensorProto`` enum), rank and dims, each possibly unknown."""
 
     elem_type: int  # 0: unknown; -1: different types at different call sites
     rank: int | None = None
+    dims: tuple[Dim, ...] | None = None  # None when the rank is unknown
 
     @property
     def name(self) -> str | None:
@@ -68,6 +74,10 @@ class TypeTable:
             types[name] = MIXED
         elif old.rank != value.rank:
             types[name] = ValueType(old.elem_type, None)
+        elif old.dims != value.dims:  # another call site: keep only the dims they agree on
+            pairs = zip(old.dims or (), value.dims or (), strict=False)
+            dims = tuple(a if a == b else None for a, b in pairs) if old.rank else None
+            types[name] = ValueType(old.elem_type, old.rank, dims)
 
     def lookup(self, scope: Scope | None, name: str) -> ValueType | None:
         while scope is not None:
@@ -121,8 +131,17 @@ def _value_info_type(info: onnx.ValueInfoProto) -> ValueType:
     if not info.type.HasField("tensor_type"):
         return ValueType(0)
     tensor = info.type.tensor_type
-    rank = len(tensor.shape.dim) if tensor.HasField("shape") else None
-    return ValueType(tensor.elem_type, rank)
+    if not tensor.HasField("shape"):
+        return ValueType(tensor.elem_type)
+    dims = tuple(_dim(d) for d in tensor.shape.dim)
+    return ValueType(tensor.elem_type, len(dims), dims)
+
+
+def _dim(dim: onnx.TensorShapeProto.Dimension) -> Dim:
+    # Exporters write -1 (and onnx leaves nothing) for a size known only at run time.
+    if dim.HasField("dim_value"):
+        return dim.dim_value if dim.dim_value >= 0 else None
+    return dim.dim_param or None
 
 
 def _collect_graph(table: TypeTable, graph: onnx.GraphProto, key: ScopeKey, merge: bool) -> None:
@@ -131,12 +150,13 @@ def _collect_graph(table: TypeTable, graph: onnx.GraphProto, key: ScopeKey, merg
         if value.elem_type:
             table.record(key, info.name, value, merge=merge)
     for tensor in graph.initializer:
-        table.record(key, tensor.name, ValueType(tensor.data_type, len(tensor.dims)), merge=merge)
+        dims = tuple(int(d) for d in tensor.dims)
+        table.record(key, tensor.name, ValueType(tensor.data_type, len(dims), dims), merge=merge)
     for sparse in graph.sparse_initializer:
         table.record(
             key,
             sparse.values.name,
-            ValueType(sparse.values.data_type, len(sparse.dims)),
+            ValueType(sparse.values.data_type, len(sparse.dims), tuple(sparse.dims)),
             merge=merge,
         )
     for index, node in enumerate(graph.node):

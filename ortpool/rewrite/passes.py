@@ -1,9 +1,10 @@
 """The two passes over a whole model: standard pooling -> ortpool (rewrite) and back (restore).
 
 Both edit a model in place, scope by scope (see :mod:`ortpool.rewrite.scopes`), replacing only
-the pooling nodes they change (plus the marked Casts a rewrite inserts and a restore removes) and
-the ``ortpool`` opset import; node order, names, graph inputs and outputs, initializers,
-value_info, metadata, doc strings and every other node stay as they were.
+the pooling nodes they change (plus the marked Casts a rewrite inserts and a restore removes),
+the ``ortpool`` opset import and the marked declarations of ortpool outputs
+(:mod:`ortpool.rewrite.op_outputs`); node order, names, graph inputs and outputs, initializers,
+the model's own value_info, metadata, doc strings and every other node stay as they were.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from ortpool import optypes
 from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
 from ortpool.ort import runtime
-from ortpool.rewrite import branch_outputs, retarget
+from ortpool.rewrite import branch_outputs, op_outputs, retarget
 from ortpool.rewrite.checks import check_node, node_name, resolve_version
 from ortpool.rewrite.elemtypes import MIXED, TypeTable, learn_types
 from ortpool.rewrite.report import LEFT_ALONE, RESTORED, RETARGETED, NodeReport, RewriteReport
@@ -70,6 +71,7 @@ def rewrite_model(
         imports = imports_of(model, owner_key)
         if not any(e.domain == optypes.DOMAIN for e in imports):
             imports.add(domain=optypes.DOMAIN, version=optypes.DOMAIN_VERSION)
+    op_outputs.declare(model, types)
     _set_aside_branch_shapes(model, report)
     _note_ir(model, report)
     return report
@@ -163,6 +165,7 @@ def restore_model(
             if len(keep) != len(imports):
                 del imports[:]
                 imports.extend(keep)
+    op_outputs.remove(model)
     branch_outputs.put_back(model)
     _note_ir(model, report)
     return report
@@ -252,9 +255,7 @@ def _note_ir(model: onnx.ModelProto, report: RewriteReport) -> None:
     # rewrite of an older model never imports it.
     readable = runtime.unreadable(model.ir_version)
     if readable is not None:
-        import onnxruntime
-
         report.notes.append(
             f"the model has IR version {model.ir_version}; the installed onnxruntime "
-            f"{onnxruntime.__version__} reads at most {readable}"
+            f"{runtime.build()['version']} reads at most {readable}"
         )

@@ -37,6 +37,9 @@ class Scope:
     imports: Any  # the repeated OperatorSetIdProto field of the model or function that governs it
     parent: Scope | None
     function: onnx.FunctionProto | None = None
+    #: The GraphProto or FunctionProto whose node list ``nodes`` is (its value_info, inputs and
+    #: outputs declare the scope's values).
+    holder: Any = None
 
     @property
     def opset(self) -> int | None:
@@ -93,7 +96,7 @@ def graph_scopes(
     function: onnx.FunctionProto | None = None,
 ) -> Iterator[Scope]:
     """``graph``'s own scope, then every subgraph's, depth first, in node order."""
-    scope = Scope(key, location, graph.node, imports, parent, function)
+    scope = Scope(key, location, graph.node, imports, parent, function, graph)
     yield scope
     yield from _nested(scope, graph.node, key, location, imports, function)
 
@@ -125,7 +128,7 @@ def model_scopes(model: onnx.ModelProto) -> list[Scope]:
     for index, function in enumerate(model.functions):
         key: ScopeKey = ("function", index)
         location = f"function {function_label(function)}"
-        top = Scope(key, location, function.node, function.opset_import, None, function)
+        top = Scope(key, location, function.node, function.opset_import, None, function, function)
         scopes.append(top)
         scopes.extend(_nested(top, function.node, key, location, function.opset_import, function))
     return scopes

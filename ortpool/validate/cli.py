@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ortpool.cliargs import inputs as cliargs_inputs
+from ortpool.cliargs import runtime
 from ortpool.errors import OrtpoolError
+from ortpool.ort.runtime_spec import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
 from ortpool.validate import batch, results
 
@@ -30,15 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     # --shape, --inputs, --seed: the group every command that runs a model shares
     cliargs_inputs.add_arguments(parser)
-    parser.add_argument(
-        "--providers",
-        metavar="EP[,EP...]",
-        help="onnxruntime execution providers (default CPUExecutionProvider)",
-    )
-    parser.add_argument(
-        "--optimize",
-        action="store_true",
-        help="leave onnxruntime's graph optimisations on (off by default)",
+    runtime.add_arguments(
+        parser,
+        ISOLATED_LEVEL,
+        "both runs of the model and every isolated node run at it (disable: each node judged "
+        "as written, not fused into its neighbours)",
     )
     parser.add_argument(
         "--atol",
@@ -80,22 +78,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     batch.add_arguments(parser)  # --jobs, --timeout
 
 
-def _providers(text: str | None) -> list[str] | None:
-    if not text:
-        return None
-    from ortpool.validate.ortrun import available_providers
-
-    wanted = [p.strip() for p in text.split(",") if p.strip()]
-    available = available_providers()
-    unknown = [p for p in wanted if p not in available]
-    if unknown:
-        raise OrtpoolError(
-            f"--providers: {unknown[0]} is not available in this onnxruntime "
-            f"(available: {', '.join(available)})"
-        )
-    return wanted
-
-
 def run(args: argparse.Namespace) -> int:
     batch.start()  # the models' forkserver imports onnxruntime while this process does too
     from ortpool.cliargs.accuracy import rule_from
@@ -110,8 +92,7 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and value < 0:
             raise OrtpoolError(f"--{name}={value} must be >= 0")
     options = validator.ValidateOptions(
-        providers=_providers(args.providers),
-        optimize=args.optimize,
+        runtime=runtime.read(args),
         atol=args.atol,
         rtol=args.rtol,
         accuracy=rule_from(args),
@@ -156,8 +137,10 @@ def run(args: argparse.Namespace) -> int:
             "seed": args.seed,
             "shapes": args.shape,
             "inputs": args.inputs,
-            "providers": options.providers or ["CPUExecutionProvider"],
-            "optimize": args.optimize,
+            "providers": [str(p) for p in options.runtime.providers],
+            "opt_level": options.runtime.level,
+            "optimize": options.runtime.level != ISOLATED_LEVEL,
+            "runtime": options.runtime.describe(),
             "atol": args.atol,
             "rtol": args.rtol,
             "accuracy": options.accuracy.to_dict(),

@@ -36,6 +36,7 @@ class CaseResult:
                 "index_ties": node["index_ties"],
                 "max_abs_error": node["max_abs_error"],
                 "message": node["message"],
+                "executed_by": node["executed_by"],
             }
         )
         return out
@@ -50,6 +51,11 @@ class Row:
     statuses: Counter = dataclasses.field(default_factory=Counter)
     causes: Counter = dataclasses.field(default_factory=Counter)
     no_kernel_types: set[str] = dataclasses.field(default_factory=set)
+    #: cases another provider than the first asked for executed, per provider, and their
+    #: statuses: those verdicts are that provider's, so they are in neither ``statuses`` nor
+    #: ``causes`` (which are the asked provider's)
+    fell_back: Counter = dataclasses.field(default_factory=Counter)
+    fell_back_statuses: Counter = dataclasses.field(default_factory=Counter)
 
     @property
     def key(self) -> str:
@@ -57,7 +63,7 @@ class Row:
 
     @property
     def cases(self) -> int:
-        return sum(self.statuses.values())
+        return sum(self.statuses.values()) + sum(self.fell_back.values())
 
 
 def run_conformance(
@@ -88,6 +94,10 @@ def matrix(found: Sequence[CaseResult]) -> list[Row]:
     for r in found:
         key = (r.case.op, r.case.version)
         row = rows.setdefault(key, Row(*key))
+        if r.node.fell_back_to is not None:
+            row.fell_back[r.node.fell_back_to] += 1
+            row.fell_back_statuses[r.node.status] += 1
+            continue
         row.statuses[r.node.status] += 1
         for cause in r.node.causes:
             row.causes[cause.code] += 1
@@ -101,6 +111,8 @@ def cause_totals(found: Sequence[CaseResult]) -> dict[str, tuple[int, list[str]]
     counts: Counter = Counter()
     where: dict[str, list[str]] = {}
     for r in found:
+        if r.node.fell_back_to is not None:
+            continue  # another provider's verdict (see Row.fell_back)
         for cause in r.node.causes:
             counts[cause.code] += 1
             key = f"{r.case.op}-{r.case.version}"

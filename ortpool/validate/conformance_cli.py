@@ -7,7 +7,9 @@ import sys
 import time
 from typing import Any
 
+from ortpool.cliargs import runtime
 from ortpool.errors import OrtpoolError
+from ortpool.ort.runtime_spec import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
 
 HELP = (
@@ -37,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     accuracy.add_arguments(parser)
     parser.add_argument("--json", metavar="FILE", help="write every case and its result as JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    runtime.add_arguments(
+        parser,
+        ISOLATED_LEVEL,
+        "every case runs at it (disable: the node as written)",
+        providers_help="the execution providers the built-in nodes run on, in priority order "
+        "(default cpu); a case the first does not execute is counted as fallen back, not as its",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,9 +71,12 @@ def run(args: argparse.Namespace) -> int:
     cases = grid.cases(ops, wanted_versions or None, _csv(args.dtypes), ranks)
     if not cases:
         raise OrtpoolError("the filters select no case")
+    spec = runtime.read(args)
     options = isolate.Options(
+        runtime=spec,
         ortpool_runner=isolate.run_ortpool_numpy,
-        threads=1,
+        # one thread per tiny node unless asked otherwise (a pool of workers costs more)
+        threads=None if spec.intra_op_threads or spec.inter_op_threads else 1,
         atol=args.atol,
         rtol=args.rtol,
         accuracy=rule_from(args),
@@ -91,14 +103,18 @@ def run(args: argparse.Namespace) -> int:
         seconds = time.perf_counter() - started
         env = jsonreport.environment()
         header = (
-            f"ortpool conformance: onnxruntime {env['onnxruntime']} built-in pooling against the "
+            f"ortpool conformance: {spec.title()}: built-in pooling against the "
             f"ONNX spec (onnxruntime-extensions {env['onnxruntime_extensions']}, onnx "
             f"{env['onnx']}, ortpool {env['ortpool']})\n"
             f"{len(found)} cases, seed {args.seed}, {seconds:.1f} s"
         )
         print("\n".join(matrix.render(found, header)))
         if json_file is not None:
-            json_file.write(jsonreport.dumps(_document(found, env, settings)).encode())
+            document = _document(found, env, settings)
+            # beside the settings, which conformance_compare requires equal across reports
+            # (a CPU report and an OpenVINO one are compared side by side)
+            document["runtime"] = spec.describe()
+            json_file.write(jsonreport.dumps(document).encode())
         files.commit()
     if args.json:
         print(f"JSON report: {args.json}", file=sys.stderr)
@@ -121,6 +137,8 @@ def _document(found: list, env: dict[str, str], settings: dict[str, Any]) -> dic
                 "statuses": dict(r.statuses),
                 "causes": dict(r.causes),
                 "no_kernel_types": sorted(r.no_kernel_types),
+                "fell_back": dict(r.fell_back),
+                "fell_back_statuses": dict(r.fell_back_statuses),
             }
             for r in rows_of(found)
         ],

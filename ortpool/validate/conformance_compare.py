@@ -1,15 +1,16 @@
-"""Conformance reports of several onnxruntime releases side by side, and what upgrading changes.
+"""Conformance reports of several onnxruntime releases and providers side by side, and what
+upgrading or changing provider changes.
 
-The input is the documents ``ortpool conformance --json`` writes, one per runtime, oldest first,
-all over the same grid (same ortpool, seed and filters: the cases are then matched by id). The
-output is a Markdown page: the versions measured, the matrix with a column per runtime, the
-causes per runtime, and per upgrade step the cases whose verdict changed, grouped by what the
-cases have in common.
+The input is the documents ``ortpool conformance --json`` writes, one per runtime (build, release
+and provider), oldest first, all over the same grid (same ortpool, seed and filters: the cases
+are then matched by id). The output is a Markdown page: the runtimes measured, the matrix with a
+column per runtime, the causes per runtime, per upgrade step of one build and provider the cases
+whose verdict changed, and for every provider other than the CPU one the cases whose verdict
+differs from the CPU provider's of the same build, grouped by what the cases have in common.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -23,6 +24,9 @@ from ortpool.validate import causes, results
 _GROUP_AXES = ("padding", "ceil_mode", "dilation", "count_include_pad", "indices", "data")
 _GOOD = (results.AGREE, results.TIES, results.ACCURACY_NOTE)
 _PADDING = {"none": "no pads", "big-pads": "pads >= kernel"}
+#: A case's verdict here when the provider asked for first did not execute it (the report says
+#: which did, ``executed_by``): its values are another provider's.
+FALLBACK = "fallback"
 #: Matrix cell order: agree / differ / RULINGS / ORT rejects / no kernel.
 _CELL = (
     ("agree", _GOOD),
@@ -30,7 +34,9 @@ _CELL = (
     ("RULINGS", (results.RULINGS,)),
     ("ORT rejects", (results.ORT_REJECTED, results.BOTH_REJECTED)),
     ("no kernel", (results.NO_KERNEL,)),
+    ("fallback", (FALLBACK,)),
 )
+CPU = "CPUExecutionProvider"
 
 
 def load(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
@@ -71,20 +77,90 @@ def check_same_grid(documents: Sequence[dict[str, Any]]) -> None:
 
 
 def runtime(document: dict[str, Any]) -> str:
-    return document["environment"]["onnxruntime"]
+    """A report's column title: the release (``1.32.0``), with the build and the provider when
+    they are not the CPU build's CPU provider (``1.24.1-openvino OpenVINO``)."""
+    label = document["environment"]["onnxruntime"]
+    build = _build(document)
+    if build != "onnxruntime":
+        label += "-" + build.removeprefix("onnxruntime-")
+        return f"{label} {_provider(document).removesuffix('ExecutionProvider')}"
+    if _provider(document) != CPU:
+        label += " " + _provider(document).removesuffix("ExecutionProvider")
+    return label
+
+
+def _build(document: dict[str, Any]) -> str:
+    return document["environment"].get("onnxruntime_build", "onnxruntime")
+
+
+def _providers(document: dict[str, Any]) -> list[str]:
+    """The providers asked for (reports before providers could be named: the CPU one)."""
+    described = document.get("runtime") or document["environment"].get("runtime") or {}
+    return list(described.get("providers") or [CPU])
+
+
+def _provider(document: dict[str, Any]) -> str:
+    """The provider asked for first."""
+    return _providers(document)[0].split("(", 1)[0]
+
+
+def _with_fallback(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with the verdict :data:`FALLBACK` for every case the first provider did not
+    execute, and those cases counted under it in the matrix rows (the report keeps them apart,
+    ``fell_back``, with the values' own verdict)."""
+    asked = _provider(document)
+    out = dict(document)
+    out["cases"] = [
+        {**case, "status": FALLBACK} if case.get("executed_by") not in (None, "?", asked) else case
+        for case in document["cases"]
+    ]
+    out["matrix"] = [
+        {
+            **row,
+            "statuses": {
+                **row["statuses"],
+                FALLBACK: sum(row.get("fell_back", {}).values()) + row["statuses"].get(FALLBACK, 0),
+            },
+        }
+        for row in document["matrix"]
+    ]
+    return out
+
+
+def _pairs(documents: Sequence[dict[str, Any]]):
+    """(title, old, new) for each comparison the page makes: an upgrade step within one build
+    and provider; each other provider against the CPU provider of its build and release."""
+    for index, new in enumerate(documents):
+        for old in reversed(documents[:index]):
+            if (_build(old), _provider(old)) == (_build(new), _provider(new)):
+                title = f"What upgrading from onnxruntime {runtime(old)} to {runtime(new)} changes"
+                yield _upgrade, title, old, new
+                break
+        if _provider(new) == CPU:
+            continue
+        for old in documents:
+            same = (_build(old), old["environment"]["onnxruntime"])
+            if same == (_build(new), new["environment"]["onnxruntime"]) and _provider(old) == CPU:
+                title = (
+                    f"What the {_provider(new)} changes against the CPU provider "
+                    f"({_build(new)} {new['environment']['onnxruntime']})"
+                )
+                yield _provider_changes, title, old, new
+                break
 
 
 def markdown(documents: Sequence[dict[str, Any]], preamble: str = "") -> str:
     check_same_grid(documents)
-    lines = ["# onnxruntime's pooling against the ONNX spec, release by release", ""]
+    documents = [_with_fallback(d) for d in documents]
+    lines = ["# onnxruntime's pooling against the ONNX spec, release by release and provider", ""]
     if preamble:
         lines += [preamble, ""]
     lines += _versions(documents)
     lines += _matrix(documents)
     lines += _causes(documents)
     lines += _no_kernel(documents)
-    for old, new in itertools.pairwise(documents):
-        lines += _upgrade(old, new)
+    for render, title, old, new in _pairs(documents):
+        lines += render(title, old, new)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -98,10 +174,17 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 def _versions(documents: Sequence[dict[str, Any]]) -> list[str]:
     keys = ("onnxruntime", "onnxruntime_extensions", "onnx", "ortpool", "numpy", "python")
-    rows = [
+    rows = [["build", *map(_build, documents)]]
+    rows += [
         [key.replace("_", "-"), *(d["environment"].get(key, "?") for d in documents)]
         for key in keys
     ]
+    rows.append(
+        [
+            "providers",
+            *(", ".join(_providers(d)) for d in documents),
+        ]
+    )
     rows.append(
         ["cases (seed)", *(f"{len(d['cases'])} ({d['settings']['seed']})" for d in documents)]
     )
@@ -127,7 +210,10 @@ def _matrix(documents: Sequence[dict[str, Any]]) -> list[str]:
     return [
         "## The matrix",
         "",
-        f"Cases per op and spec version: {legend}. `*`: the releases differ on that row.",
+        f"Cases per op and spec version: {legend}. `*`: the runtimes differ on that row. "
+        "fallback: the provider asked for did not take the node and onnxruntime ran it on the "
+        "CPU provider (read from the session profile); those values are not the provider's, "
+        "so they are counted nowhere else.",
         "",
         *_table(["op-version", "cases", *map(runtime, documents)], rows),
         "",
@@ -179,11 +265,13 @@ def _features(case: dict[str, Any]) -> str:
 
 
 def _verdict(case: dict[str, Any]) -> str:
+    if case["status"] == FALLBACK:
+        return f"fallback ({case.get('executed_by') or '?'})"
     named = [c["code"] for c in case["causes"] if c["code"] != causes.NO_KERNEL]
     return case["status"] + (f" ({', '.join(named)})" if named else "")
 
 
-def _upgrade(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def _upgrade(title: str, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     groups: dict[tuple, list[tuple[dict, dict]]] = defaultdict(list)
     for before, after in zip(old["cases"], new["cases"], strict=True):
         if before["status"] == after["status"]:
@@ -206,7 +294,7 @@ def _upgrade(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         if pairs[0][0]["status"] in _GOOD and pairs[0][1]["status"] not in _GOOD
     )
     changed = sum(len(pairs) for pairs in groups.values())
-    title = f"## What upgrading from onnxruntime {runtime(old)} to {runtime(new)} changes"
+    title = f"## {title}"
     if not groups:
         return [title, "", "Nothing: every case has the same verdict on both.", ""]
     rows = []
@@ -223,5 +311,71 @@ def _upgrade(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         f"do, {changed - fixed - broken} change otherwise.",
         "",
         *_table(["op-version", "case", "cases (types; ranks)", runtime(old), runtime(new)], rows),
+        "",
+    ]
+
+
+#: What a group of cases on two providers may have in common, besides op and types.
+_SHARED_AXES = ("rank", "storage_order", *_GROUP_AXES)
+
+
+def _provider_changes(title: str, cpu: dict[str, Any], other: dict[str, Any]) -> list[str]:
+    """The cases whose verdict on another provider is not the CPU provider's, per operator and
+    pair of verdicts, with what all the cases of a group have in common: a provider is another
+    implementation, so the changes are too many to list case by case."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for before, after in zip(cpu["cases"], other["cases"], strict=True):
+        if before["status"] != after["status"]:
+            # Indices and their layout are computed apart from Y's values: split on them.
+            key = (
+                before["op"],
+                before["status"],
+                after["status"],
+                after["indices"],
+                after["storage_order"],
+            )
+            groups[key].append(after)
+    if not groups:
+        return [f"## {title}", "", "Nothing: every case has the same verdict on both.", ""]
+    total = Counter()
+    for (_, before, after, *_), found in groups.items():
+        if after == FALLBACK:
+            total["fallback"] += len(found)
+        elif before not in _GOOD and after in _GOOD:
+            total["right"] += len(found)
+        elif before in _GOOD and after not in _GOOD:
+            total["wrong"] += len(found)
+        else:
+            total["other"] += len(found)
+    rows = []
+    for (op, before, after, *_), found in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        shared = []
+        for axis in _SHARED_AXES:
+            values = {c[axis] for c in found}
+            if len(values) == 1:
+                shared.append(f"{axis}={values.pop()}")
+        spec_versions = ", ".join(str(v) for v in sorted({c["version"] for c in found}))
+        dtypes = ", ".join(sorted({c["dtype"] for c in found}))
+        rows.append(
+            [
+                f"{op} ({spec_versions})",
+                str(len(found)),
+                dtypes,
+                ", ".join(shared) or "-",
+                before,
+                after,
+            ]
+        )
+    changed = sum(total.values())
+    return [
+        f"## {title}",
+        "",
+        f"{changed} case(s) have another verdict: {total['right']} agree with the spec on "
+        f"{runtime(other)} where the CPU provider does not, {total['wrong']} the reverse, "
+        f"{total['fallback']} fall back to the CPU provider (not {_provider(other)}'s result), "
+        f"{total['other']} change otherwise. Grouped per operator and pair of verdicts; "
+        "'shared' lists the grid values every case of the group has.",
+        "",
+        *_table(["op (versions)", "cases", "types", "shared", runtime(cpu), runtime(other)], rows),
         "",
     ]

@@ -209,10 +209,12 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
     bad = any(m.failing or m.outcome for m in models)
     verdict = terminal.summary(models)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    level = settings.get("opt_level") or ("all" if settings.get("optimize") else "disable")
     sub = (
-        f"onnxruntime {env['onnxruntime']} · onnx {env['onnx']} · ortpool {env['ortpool']} · "
+        f"{env.get('onnxruntime_build', 'onnxruntime')} {env['onnxruntime']} · onnx "
+        f"{env['onnx']} · ortpool {env['ortpool']} · "
         f"providers {', '.join(settings.get('providers') or ['CPUExecutionProvider'])} · "
-        f"graph optimisations {'on' if settings.get('optimize') else 'off'} · {stamp}"
+        f"graph optimisations {level} · {stamp}"
     )
     body = "".join(_model(m) for m in models)
     return (

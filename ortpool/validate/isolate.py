@@ -16,6 +16,7 @@ import numpy as np
 from ortpool import kernels
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import pool_geometry
+from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec
 from ortpool.validate import causes as causes_mod
 from ortpool.validate import dtypes, ortrun, results
 from ortpool.validate.compare import (
@@ -34,10 +35,9 @@ OrtpoolRunner = Callable[[NodeSpec, Sequence[np.ndarray]], list[np.ndarray]]
 
 
 def run_ortpool_session(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """ortpool through onnxruntime: the registered custom op in a one-node model."""
-    from ortpool.ort.session import InferenceSession
-
-    session = InferenceSession(ortpool_model(spec, feeds))
+    """ortpool through onnxruntime: the registered custom op in a one-node model (on the CPU
+    provider: a Python op runs on no other)."""
+    session = RuntimeSpec(level=ISOLATED_LEVEL).session(ortpool_model(spec, feeds))
     return [np.asarray(a) for a in session.run(None, feed_dict(feeds))]
 
 
@@ -50,13 +50,15 @@ def run_ortpool_numpy(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> list[np.nd
 class Options:
     """How nodes are run and compared."""
 
-    providers: Sequence[str] | None = None
-    optimize: bool = False
+    #: the runtime the built-in node runs on (default: the CPU provider, optimizations off)
+    runtime: RuntimeSpec = dataclasses.field(
+        default_factory=lambda: RuntimeSpec(level=ISOLATED_LEVEL)
+    )
     atol: float | None = None
     rtol: float | None = None
     ortpool_runner: OrtpoolRunner = run_ortpool_session
-    #: intra-op threads of the built-in session (0: onnxruntime's default)
-    threads: int = 0
+    #: intra/inter-op threads of the built-in session (None: the runtime's)
+    threads: int | None = None
     #: RULINGS.md 17's thresholds for averages and norms
     accuracy: AccuracyRule = DEFAULT_RULE
 
@@ -122,13 +124,15 @@ def run_node(
     builtin: list[np.ndarray] | None = None
     ort_error: ortrun.OrtFailure | None = None
     try:
-        builtin = ortrun.run_builtin(
-            builtin_model(spec, feeds),
-            feed_dict(feeds),
-            options.providers,
-            options.optimize,
-            options.threads,
+        model = builtin_model(spec, feeds)
+        builtin, placed = ortrun.run_placed(
+            model, feed_dict(feeds), options.runtime, options.threads
         )
+        if placed:
+            # The one node's provider: where onnxruntime fell back, the values are not the
+            # asked provider's, and the report must say so.
+            result.executed_by = placed.get(model.graph.node[0].name)
+            result.asked_provider = options.runtime.first
     except ortrun.OrtFailure as err:
         ort_error = err
 

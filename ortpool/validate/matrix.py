@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ortpool.validate import causes, results
 from ortpool.validate.conformance import CaseResult, cause_totals, matrix
-from ortpool.validate.terminal import table
+from ortpool.validate.terminal import STATUS_TEXT, table
 
 COLUMNS = (
     "op-version",
@@ -23,6 +23,7 @@ COLUMNS = (
 
 def render(found: Sequence[CaseResult], header: str) -> list[str]:
     rows = []
+    placed = any(r.node.asked_provider for r in found)
     for row in matrix(found):
         st = row.statuses
         cause_text = ", ".join(
@@ -43,8 +44,21 @@ def render(found: Sequence[CaseResult], header: str) -> list[str]:
                 cause_text or "-",
             ]
         )
+        if placed:
+            # Cases onnxruntime ran on another provider than the first asked: their verdicts
+            # are that provider's (counted in the columns before), said here.
+            fell = ", ".join(
+                f"{n} to {ep.removesuffix('ExecutionProvider')}" for ep, n in row.fell_back.items()
+            )
+            if fell:
+                fell += " (" + ", ".join(
+                    f"{n} {STATUS_TEXT.get(status, status)}"
+                    for status, n in sorted(row.fell_back_statuses.items())
+                ) + ")"
+            rows[-1].insert(-1, fell or "0")
     lines = [header, ""]
-    lines += table(rows, COLUMNS, indent="")
+    columns = (*COLUMNS[:-1], "fell back", COLUMNS[-1]) if placed else COLUMNS
+    lines += table(rows, columns, indent="")
     lines.append("")
     kernels = [
         (row.key, sorted(row.no_kernel_types)) for row in matrix(found) if row.no_kernel_types
@@ -71,4 +85,10 @@ def render(found: Sequence[CaseResult], header: str) -> list[str]:
         "cases differing only in cells the spec leaves open (NaN in a window, empty windows). "
         f"Index ties seen: {ties}."
     )
+    if placed:
+        lines.append(
+            "fell back counts cases the first provider asked for did not execute (onnxruntime "
+            "ran them on the next one, read from the session's profile), with their verdicts: "
+            "those are that provider's, so they are counted in no other column and no cause."
+        )
     return lines

@@ -6,15 +6,21 @@ from other failures (a node onnxruntime rejects, a run that fails) so reports ca
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import dataclasses
-from collections.abc import Mapping, Sequence
+import functools
+import multiprocessing
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from multiprocessing.connection import Connection
+from typing import Any
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 
-# onnxruntime logs refused nodes at ERROR level; we report them ourselves.
-ort.set_default_logger_severity(4)
+from ortpool.ort import runtime_spec
+from ortpool.ort.runtime_spec import RuntimeSpec
 
 NO_KERNEL = "no-kernel"
 REJECTED = "rejected"
@@ -72,38 +78,23 @@ def classify(err: Exception, stage: str) -> OrtFailure:
     return OrtFailure(REJECTED if stage == "load" else RUN_FAILED, short)
 
 
-def session_options(optimize: bool, threads: int = 0) -> ort.SessionOptions:
-    """Options for a built-in session; ``threads`` > 0 caps the intra-op pool (small tensors)."""
-    options = ort.SessionOptions()
-    options.log_severity_level = 4
-    if threads:
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = threads
-    if not optimize:
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return options
-
-
 def builtin_session(
     model: onnx.ModelProto | bytes,
-    providers: Sequence[str] | None = None,
-    optimize: bool = False,
-    threads: int = 0,
-) -> ort.InferenceSession:
-    """A plain onnxruntime session (built-in kernels); failures raised as :class:`OrtFailure`."""
+    runtime: RuntimeSpec,
+    threads: int | None = None,
+    profile_dir: str | None = None,
+) -> Any:
+    """A plain onnxruntime session (built-in kernels) on ``runtime`` (``threads`` overriding its
+    intra/inter-op threads); failures raised as :class:`OrtFailure`."""
     data = model if isinstance(model, bytes) else model.SerializeToString()
     try:
-        return ort.InferenceSession(
-            data,
-            session_options(optimize, threads),
-            providers=list(providers or ["CPUExecutionProvider"]),
-        )
+        return runtime.session(data, threads=threads, profile_dir=profile_dir, ortpool_ops=False)
     except Exception as err:
         raise classify(err, "load") from None
 
 
 def run_session(
-    session: ort.InferenceSession,
+    session: Any,
     feeds: Mapping[str, np.ndarray],
     outputs: Sequence[str] | None = None,
 ) -> list[np.ndarray]:
@@ -116,13 +107,120 @@ def run_session(
 def run_builtin(
     model: onnx.ModelProto | bytes,
     feeds: Mapping[str, np.ndarray],
-    providers: Sequence[str] | None = None,
-    optimize: bool = False,
-    threads: int = 0,
+    runtime: RuntimeSpec,
+    threads: int | None = None,
 ) -> list[np.ndarray]:
-    """Create a built-in session and run it once."""
-    return run_session(builtin_session(model, providers, optimize, threads), feeds)
+    """Create a built-in session and run it once (in the worker process on another provider
+    than the CPU one alone: see :func:`run_placed`)."""
+    if runtime.provider_names != [runtime_spec.CPU]:
+        return run_placed(model, feeds, runtime, threads)[0]
+    return run_session(builtin_session(model, runtime, threads), feeds)
 
 
-def available_providers() -> list[str]:
-    return list(ort.get_available_providers())
+def run_placed(
+    model: onnx.ModelProto | bytes,
+    feeds: Mapping[str, np.ndarray],
+    runtime: RuntimeSpec,
+    threads: int | None = None,
+) -> tuple[list[np.ndarray], dict[str, str]]:
+    """:func:`run_builtin`, and which provider executed each node (node name -> provider).
+
+    On the CPU provider alone nothing can fall back, and the session is not profiled. On
+    another, the run is profiled (:func:`ortpool.ort.runtime_spec.placement`) and made in a
+    worker process (:class:`_Worker`): a provider may end the process it runs in (the OpenVINO
+    provider aborts on MaxPool 2x2/2 of a 9x9 input followed by MaxUnpool), and that must be one
+    result, not the end of the validation."""
+    if runtime.provider_names == [runtime_spec.CPU]:
+        return run_builtin(model, feeds, runtime, threads), {}
+    data = model if isinstance(model, bytes) else model.SerializeToString()
+    # the worker has no process-wide pool of its own (bench shares one in this process)
+    alone = dataclasses.replace(runtime, shared_pool=False)
+    return _worker().run(data, dict(feeds), alone, threads)
+
+
+def _placed_here(
+    data: bytes, feeds: Mapping[str, np.ndarray], runtime: RuntimeSpec, threads: int | None
+) -> tuple[list[np.ndarray], dict[str, str]]:
+    session = builtin_session(data, runtime, threads, profile_dir=runtime_spec.profile_dir())
+    outputs = run_session(session, feeds)
+    return outputs, runtime_spec.placement(session, onnx.load_from_string(data))
+
+
+def received(conn: Connection) -> Iterator[Any]:
+    """The jobs a worker process is sent, until None or the parent's end of the pipe closes."""
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        yield job
+
+
+def _serve(conn: Connection) -> None:
+    """Worker loop: (model, feeds, runtime, threads) in; ("ok", outputs, placement) or
+    ("failed", kind, message) out."""
+    for job in received(conn):
+        try:
+            conn.send(("ok", *_placed_here(*job)))
+        except OrtFailure as err:
+            conn.send(("failed", err.kind, err.message))
+        except Exception as err:
+            conn.send(("failed", RUN_FAILED, f"{type(err).__name__}: {err}"))
+
+
+class _Worker:
+    """A process that runs built-in sessions on other providers than the CPU one, started on
+    first use and again after a provider ended it (spawned: it imports onnxruntime afresh)."""
+
+    def __init__(self) -> None:
+        self._ctx = multiprocessing.get_context("spawn")
+        self._process: Any = None
+        self._conn: Connection | None = None
+        self._lock = threading.Lock()
+
+    def run(
+        self, data: bytes, feeds: dict[str, np.ndarray], runtime: RuntimeSpec, threads: int | None
+    ) -> tuple[list[np.ndarray], dict[str, str]]:
+        with self._lock:
+            if self._process is None or not self._process.is_alive():
+                parent, child = self._ctx.Pipe()
+                self._process = self._ctx.Process(target=_serve, args=(child,), daemon=True)
+                self._process.start()
+                child.close()
+                self._conn = parent
+            if self._conn is None:
+                raise RuntimeError("the onnxruntime worker did not start")
+            try:
+                self._conn.send((data, feeds, runtime, threads))
+                reply = self._conn.recv()
+            except (EOFError, OSError):
+                self._process.join(timeout=5)
+                code = self._process.exitcode
+                self._process = self._conn = None
+                how = f"signal {-code}" if code is not None and code < 0 else f"exit {code}"
+                raise OrtFailure(
+                    RUN_FAILED,
+                    f"onnxruntime ended its process ({how}) running on "
+                    f"{', '.join(runtime.provider_names)}",
+                ) from None
+        if reply[0] == "ok":
+            return reply[1], reply[2]
+        raise OrtFailure(reply[1], reply[2])
+
+    def close(self) -> None:
+        if self._process is not None and self._conn is not None:
+            with contextlib.suppress(OSError):
+                self._conn.send(None)
+            self._process.join(timeout=5)
+            if self._process.is_alive():
+                self._process.kill()
+        self._process = self._conn = None
+
+
+@functools.cache
+def _worker() -> _Worker:
+    worker = _Worker()
+    atexit.register(worker.close)
+    return worker

@@ -54,14 +54,9 @@ def _serve(conn: Connection) -> None:
     """Worker loop: (model bytes, feeds) in, ("ok", outputs) or ("error", text) out."""
     from onnx.reference import ReferenceEvaluator
 
-    while True:
-        try:
-            job = conn.recv()
-        except EOFError:
-            return
-        if job is None:
-            return
-        model_bytes, feeds = job
+    from ortpool.validate.ortrun import received
+
+    for model_bytes, feeds in received(conn):
         try:
             evaluator = ReferenceEvaluator(model_bytes)
             outputs = evaluator.run(None, feeds)

@@ -85,6 +85,32 @@ class NodeResult:
     causes: list[Cause] = dataclasses.field(default_factory=list)
     message: str = ""
     reference: ReferenceResult | None = None
+    #: the provider that executed the built-in node (read from the session's profile), when it
+    #: ran on another than the CPU provider alone; None when only the CPU provider was asked
+    executed_by: str | None = None
+    #: the same in the whole model's built-in run (partitioning differs with the neighbours)
+    executed_in_model: str | None = None
+    #: the provider asked for first (set with ``executed_by``): a node another one executed
+    #: fell back, and its values are not the asked provider's
+    asked_provider: str | None = None
+
+    @property
+    def fell_back_to(self) -> str | None:
+        """The provider that executed the node alone when it was not the one asked for first
+        (its verdict is that provider's), else None."""
+        if self.executed_by in (None, "?", self.asked_provider) or not self.asked_provider:
+            return None
+        return self.executed_by
+
+    def fallbacks(self) -> list[str]:
+        """``["fell back to CPUExecutionProvider alone", ...]``: where the built-in node was
+        not executed by the provider asked for first."""
+        found = []
+        runs = (("alone", self.executed_by), ("in the model", self.executed_in_model))
+        for where, executed in runs:
+            if executed not in (None, "?", self.asked_provider) and self.asked_provider:
+                found.append(f"fell back to {executed} {where}")
+        return found
     #: ortpool's outputs and the NaN-window mask, kept for the reference column (not serialised)
     ortpool_outputs: list[Any] | None = dataclasses.field(default=None, repr=False)
     nan_cells: Any = dataclasses.field(default=None, repr=False)
@@ -154,6 +180,9 @@ class NodeResult:
             "causes": [c.to_dict() for c in self.causes],
             "message": self.message,
             "reference": self.reference.to_dict() if self.reference else None,
+            "executed_by": self.executed_by,
+            "executed_in_model": self.executed_in_model,
+            "asked_provider": self.asked_provider,
         }
 
 

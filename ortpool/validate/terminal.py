@@ -99,6 +99,16 @@ def node_row(node: NodeResult) -> list[str]:
     ]
 
 
+def _short(provider: str | None) -> str:
+    return "-" if provider is None else provider.removesuffix("ExecutionProvider")
+
+
+def _executed(node: NodeResult) -> str:
+    """``OpenVINO`` (alone and in the model), ``CPU/OpenVINO`` (alone/in the model)."""
+    alone, inside = _short(node.executed_by), _short(node.executed_in_model)
+    return alone if inside in (alone, "-") else f"{alone}/{inside}"
+
+
 def accuracy_text(node: NodeResult) -> str:
     """``Y off by 35.7 ulp = 35.8 u*mean|x| (pairwise bound 15.6, agrees within 62.6, note up to
     1.68e+03 = 1e-4 of mean|x|)``: a sum's rounding, shown for a note, a sum beyond the limit,
@@ -165,17 +175,26 @@ def model_report(model: ModelResult) -> list[str]:
         + f" {model.input_source})"
     ]
     lines += [f"  {line}" for line in describe_dims(model.open_dims, model.shape_hint)]
+    placed = any(n.asked_provider for n in model.nodes)
     if model.nodes:
-        lines += table([node_row(n) for n in model.nodes], COLUMNS)
+        rows = [node_row(n) + ([_executed(n)] if placed else []) for n in model.nodes]
+        lines += table(rows, (*COLUMNS, "executed by") if placed else COLUMNS)
     for node in model.nodes:
+        fallbacks = node.fallbacks()
         accuracy = accuracy_text(node)
         if (
             node.causes
             or node.message
+            or fallbacks
             or accuracy
             or (node.reference and node.reference.status != "agree")
         ):
             lines.append(f"  {node.name} ({node.op}-{node.spec_version}, {node.location}):")
+            if fallbacks:
+                lines.append(
+                    f"      {'; '.join(fallbacks)}: onnxruntime's values here are not "
+                    f"{node.asked_provider}'s"
+                )
             for cause in node.causes:
                 lines.append(f"      cause: {cause.title}: {cause.detail}")
             if accuracy:

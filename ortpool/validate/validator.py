@@ -25,6 +25,7 @@ from ortpool import modelfile
 from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
 from ortpool.model import inputs as model_inputs
+from ortpool.ort.runtime_spec import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec
 from ortpool.validate import capture, endtoend, isolate, ortrun, results
 from ortpool.validate import reference as reference_mod
 from ortpool.validate.singlenode import NodeSpec, attribute_dict, builtin_model, feed_dict
@@ -60,18 +61,13 @@ def _rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto | None, str]:
         return None, f"ortpool could not rewrite the model: {err}"
 
 
-def _ortpool_runner(providers: Sequence[str] | None, optimize: bool):
-    """The rewritten model's run, at the built-in run's optimisation level: otherwise only one
-    side's convolutions are fused and blocked (NCHWc), and that alone moves a deep network's
-    outputs by float noise that no pooling node caused."""
-    from ortpool.ort.session import InferenceSession
+def _ortpool_runner(runtime: RuntimeSpec):
+    """The rewritten model's run, on the built-in run's runtime and optimisation level:
+    otherwise only one side's convolutions are fused and blocked (NCHWc), and that alone moves a
+    deep network's outputs by float noise that no pooling node caused."""
 
     def run(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-        session = InferenceSession(
-            model,
-            ortrun.session_options(optimize),
-            providers=list(providers) if providers else None,
-        )
+        session = runtime.session(model)
         return [np.asarray(a) for a in session.run(None, dict(feeds))]
 
     return run
@@ -126,8 +122,12 @@ def validate_model(
         if note is not None:
             result.notes.append(note)
 
+    placed: dict[str, str] = {}
+
     def builtin_run(m: onnx.ModelProto, f: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-        return ortrun.run_builtin(m, f, options.providers, options.optimize)
+        outputs, where = ortrun.run_placed(m, f, options.runtime)
+        placed.update(where)
+        return outputs
 
     captured: dict[str, np.ndarray] | None = None
     builtin_outputs: list[np.ndarray] | None = None
@@ -145,7 +145,7 @@ def validate_model(
     ortpool_outputs: list[np.ndarray] | None = None
     ortpool_error = rewrite_error
     if rewritten is not None:
-        run_ours = _ortpool_runner(options.providers, options.optimize)
+        run_ours = _ortpool_runner(options.runtime)
         try:
             if captured is None:
                 captured, ortpool_outputs = capture.capture(
@@ -181,7 +181,13 @@ def validate_model(
         if worker is not None:
             worker.close()
 
+    for node in result.nodes:
+        # Where the node ran in the whole model's built-in run (its inputs were captured there).
+        if placed:
+            node.executed_in_model = placed.get(node.name)
+            node.asked_provider = options.runtime.first
     if builtin_outputs is not None and ortpool_outputs is not None:
+        other_level = ISOLATED_LEVEL if options.runtime.level != ISOLATED_LEVEL else DEFAULT_LEVEL
         result.end_to_end = "compared"
         result.outputs = endtoend.compare_outputs(
             [o.name for o in model.graph.output],
@@ -194,7 +200,7 @@ def validate_model(
         endtoend.measure_noise(
             result.outputs,
             builtin_outputs,
-            lambda: ortrun.run_builtin(inlined, feeds, options.providers, not options.optimize),
+            lambda: ortrun.run_builtin(inlined, feeds, options.runtime.with_level(other_level)),
         )
         if any(o.failing for o in result.outputs) and not any(
             n.failing or n.status in (results.RULINGS, results.NOT_ISOLATED) for n in result.nodes

@@ -1,0 +1,413 @@
+"""One description of the runtime a model runs on: execution providers with their options, the
+graph optimization level, threads, execution mode (:class:`RuntimeSpec`).
+
+Every session ortpool makes (validate's built-in and rewritten runs, fix's proofs, conformance,
+bench, ``ortpool.InferenceSession``) is made from one, so two commands given the same options run
+the same runtime; :mod:`ortpool.cliargs.runtime` reads it from the command line. Which provider
+actually executed each node (onnxruntime falls back to the CPU provider silently, node by node)
+is read from the session's profile (:func:`placement`).
+
+Nothing here imports onnxruntime at module level: ``ortpool fix --help`` declares the options
+without loading it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import dataclasses
+import functools
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import onnx
+
+from ortpool.errors import OrtpoolError
+
+CPU = "CPUExecutionProvider"
+
+#: Graph optimization levels, one name each -> onnxruntime.GraphOptimizationLevel member names.
+#: ``layout`` exists from onnxruntime 1.22 (:meth:`RuntimeSpec.check` says so on 1.21).
+LEVELS: dict[str, str] = {
+    "disable": "ORT_DISABLE_ALL",
+    "basic": "ORT_ENABLE_BASIC",
+    "extended": "ORT_ENABLE_EXTENDED",
+    "layout": "ORT_ENABLE_LAYOUT",
+    "all": "ORT_ENABLE_ALL",
+}
+#: onnxruntime's own default, the level a deployed model runs at (``ortpool fix`` proves at it).
+DEFAULT_LEVEL = "all"
+#: Nodes judged alone (``ortpool validate``, ``conformance``): the node as written, not fused.
+ISOLATED_LEVEL = "disable"
+
+#: Execution modes -> onnxruntime.ExecutionMode member names.
+MODES: dict[str, str] = {"sequential": "ORT_SEQUENTIAL", "parallel": "ORT_PARALLEL"}
+
+#: Short names a user may type for a provider (Polygraphy's ``--providers cuda``).
+SHORT_NAMES: dict[str, str] = {
+    "cpu": CPU,
+    "cuda": "CUDAExecutionProvider",
+    "tensorrt": "TensorrtExecutionProvider",
+    "trt": "TensorrtExecutionProvider",
+    "openvino": "OpenVINOExecutionProvider",
+    "dml": "DmlExecutionProvider",
+    "directml": "DmlExecutionProvider",
+    "coreml": "CoreMLExecutionProvider",
+    "qnn": "QNNExecutionProvider",
+    "rocm": "ROCMExecutionProvider",
+    "migraphx": "MIGraphXExecutionProvider",
+    "azure": "AzureExecutionProvider",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Provider:
+    """An execution provider and its options (``device_type=CPU`` for OpenVINO, ``device_id=1``
+    for CUDA...), handed to onnxruntime as they are."""
+
+    name: str
+    options: tuple[tuple[str, str], ...] = ()
+
+    def __str__(self) -> str:
+        if not self.options:
+            return self.name
+        return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.options)})"
+
+
+def provider_name(text: str) -> str:
+    """``"openvino"`` -> ``"OpenVINOExecutionProvider"``; a full name is kept as written."""
+    text = text.strip()
+    return SHORT_NAMES.get(text.lower(), text)
+
+
+def parse_providers(text: str | Sequence[str] | None) -> tuple[Provider, ...]:
+    """``"OpenVINOExecutionProvider,cpu"`` (or a list) -> providers in that order; None or empty
+    -> the CPU provider."""
+    items = text.split(",") if isinstance(text, str) else list(text or [])
+    names = [provider_name(p) for p in items if str(p).strip()]
+    return tuple(Provider(n) for n in names) or (Provider(CPU),)
+
+
+@dataclasses.dataclass(frozen=True)
+class RuntimeSpec:
+    """Providers (in priority order), graph optimization level, threads (0: onnxruntime's
+    default), execution mode. Made by :mod:`ortpool.cliargs.runtime` or by hand:
+    ``RuntimeSpec(parse_providers("openvino,cpu"), level="disable")``."""
+
+    providers: tuple[Provider, ...] = (Provider(CPU),)
+    level: str = DEFAULT_LEVEL
+    intra_op_threads: int = 0
+    inter_op_threads: int = 0
+    mode: str = "sequential"
+    #: every session uses onnxruntime's process-wide pool (:func:`share_thread_pool`, set
+    #: before the first session) instead of pools of its own; the thread counts then size that
+    shared_pool: bool = False
+
+    @property
+    def provider_names(self) -> list[str]:
+        return [p.name for p in self.providers]
+
+    @property
+    def first(self) -> str:
+        """The provider asked for first: a node it did not execute fell back."""
+        return self.providers[0].name
+
+    def with_level(self, level: str) -> RuntimeSpec:
+        return dataclasses.replace(self, level=level)
+
+    def check(self) -> RuntimeSpec:
+        """Raise an :class:`OrtpoolError` for a level, mode or provider the installed onnxruntime
+        does not have (naming what it has); returns self."""
+        from ortpool.ort import runtime
+
+        runtime.require()
+        import onnxruntime as ort
+
+        for value, table, enum, option in (
+            (self.level, LEVELS, ort.GraphOptimizationLevel, "--opt-level"),
+            (self.mode, MODES, ort.ExecutionMode, "--execution-mode"),
+        ):
+            if value not in table or not hasattr(enum, table[value]):
+                known = [k for k, v in table.items() if hasattr(enum, v)]
+                raise OrtpoolError(
+                    f"{option} {value!r}: onnxruntime {ort.__version__} knows {', '.join(known)}"
+                )
+        for name, count in (("intra", self.intra_op_threads), ("inter", self.inter_op_threads)):
+            if count < 0:
+                raise OrtpoolError(f"--{name}-op-threads={count} must be >= 0")
+        available = ort.get_available_providers()
+        build = runtime.build()
+        for provider in self.providers:
+            if provider.name not in available:
+                raise OrtpoolError(
+                    f"--providers: {provider.name} is not available in this onnxruntime "
+                    f"({build['distribution']} {build['version']}; available: "
+                    f"{', '.join(available)}); every build installs the same module, so "
+                    "another provider needs its own build (e.g. onnxruntime-gpu, "
+                    "onnxruntime-openvino) in place of this one"
+                )
+        return self
+
+    def session_options(
+        self,
+        level: str | None = None,
+        threads: int | None = None,
+        external_dir: str | os.PathLike | None = None,
+        profile_dir: str | None = None,
+    ) -> Any:
+        """onnxruntime SessionOptions of this runtime, onnxruntime's logging silenced (ortpool
+        reports refusals itself). ``level`` and ``threads`` (intra and inter op) override this
+        runtime's for one session (a proof at level ``disable``, a one-thread node);
+        ``profile_dir`` turns profiling on, for :func:`placement`."""
+        import onnxruntime as ort
+
+        from ortpool.ort.runtime import EXTERNAL_FOLDER_KEY
+
+        options = ort.SessionOptions()
+        options.log_severity_level = 4
+        options.graph_optimization_level = getattr(
+            ort.GraphOptimizationLevel, LEVELS[level or self.level]
+        )
+        options.execution_mode = getattr(ort.ExecutionMode, MODES[self.mode])
+        intra = self.intra_op_threads if threads is None else threads
+        inter = self.inter_op_threads if threads is None else threads
+        if self.shared_pool:
+            options.use_per_session_threads = False
+        elif intra:
+            options.intra_op_num_threads = intra
+        if inter and not self.shared_pool:
+            options.inter_op_num_threads = inter
+        if external_dir is not None:
+            options.add_session_config_entry(EXTERNAL_FOLDER_KEY, os.fspath(external_dir))
+        if profile_dir is not None:
+            options.enable_profiling = True
+            options.profile_file_prefix = os.path.join(profile_dir, "ortpool")
+        return options
+
+    def session(
+        self,
+        model: onnx.ModelProto | bytes | str | os.PathLike,
+        level: str | None = None,
+        threads: int | None = None,
+        external_dir: str | os.PathLike | None = None,
+        options: Any = None,
+        profile_dir: str | None = None,
+        ortpool_ops: bool | None = None,
+    ) -> Any:
+        """A session of ``model`` on this runtime: ``ortpool.InferenceSession`` when the model
+        holds ortpool ops (their errors raised, not hidden), else plain onnxruntime; both made
+        at :func:`create`; ``ortpool_ops`` False skips reading the model for them (a built-in
+        model). ``options`` replaces the SessionOptions made from this runtime
+        (``ortpool.InferenceSession(model, sess_options)``)."""
+        from ortpool.ort import session as session_mod
+
+        _quiet()
+        if options is None:
+            options = self.session_options(level, threads, external_dir, profile_dir)
+        if ortpool_ops is None:  # found by reading the model (a caller who knows says so)
+            proto = session_mod.load_structure(model)
+            ortpool_ops = any(session_mod.iter_ortpool_nodes(proto))
+        if ortpool_ops:
+            return session_mod.InferenceSession(model, options, runtime=self)
+        source = model.SerializeToString() if isinstance(model, onnx.ModelProto) else model
+        return create(source, options, self)
+
+    def optimized(self, model: onnx.ModelProto, level: str | None = None) -> onnx.ModelProto:
+        """``model`` as onnxruntime's graph optimizer leaves it at ``level`` on these providers
+        (its ``optimized_model_filepath``): which nodes it fused, folded or replaced."""
+        options = self.session_options(level)
+        with tempfile.TemporaryDirectory(prefix="ortpool-fix-") as folder:
+            options.optimized_model_filepath = os.path.join(folder, "optimized.onnx")
+            self.session(model, options=options)
+            return onnx.load(options.optimized_model_filepath, load_external_data=False)
+
+    def provider_arguments(self) -> dict[str, Any]:
+        """``providers=`` and ``provider_options=`` of onnxruntime.InferenceSession."""
+        return {
+            "providers": self.provider_names,
+            "provider_options": [dict(p.options) for p in self.providers],
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """What a report says about the runtime: build, version, providers, level, threads."""
+        from ortpool.ort import runtime
+
+        build = runtime.build()
+        return {
+            "onnxruntime": build["version"],
+            "build": build["distribution"],
+            "providers": [str(p) for p in self.providers],
+            "opt_level": self.level,
+            "intra_op_threads": self.intra_op_threads,
+            "inter_op_threads": self.inter_op_threads,
+            "execution_mode": self.mode,
+            "shared_pool": self.shared_pool,
+            "also_installed": build.get("also_installed"),
+        }
+
+    def title(self) -> str:
+        """``onnxruntime-openvino 1.24.1, OpenVINOExecutionProvider, CPUExecutionProvider``."""
+        from ortpool.ort import runtime
+
+        build = runtime.build()
+        providers = ", ".join(str(p) for p in self.providers)
+        title = f"{build['distribution']} {build['version']} on {providers}"
+        if "also_installed" in build:
+            # builds write the same files: the module is the last one installed, and
+            # uninstalling either breaks it
+            title += f" ({build['also_installed']} also installed, its files overwritten)"
+        return title
+
+
+@functools.cache
+def _quiet() -> None:
+    """onnxruntime logs refused nodes at ERROR level on its own logger; ortpool reports them."""
+    import onnxruntime as ort
+
+    ort.set_default_logger_severity(4)
+
+
+def create(source: bytes | str | os.PathLike, options: Any, runtime: RuntimeSpec, **kwargs: Any):
+    """The one place ortpool makes an onnxruntime session (``ortpool.InferenceSession`` wraps
+    one made here): ``source`` on ``runtime``'s providers with their options; ``kwargs`` go to
+    onnxruntime as they are. Errors are onnxruntime's own."""
+    import onnxruntime as ort
+
+    arguments = runtime.provider_arguments()
+    if not any(arguments["provider_options"]):
+        del arguments["provider_options"]  # onnxruntime 1.21 wants none rather than empty ones
+    return ort.InferenceSession(
+        os.fspath(source) if isinstance(source, os.PathLike) else source,
+        sess_options=options,
+        **arguments,
+        **kwargs,
+    )
+
+
+def placement(session: Any, model: onnx.ModelProto | None = None) -> dict[str, str]:
+    """Node name -> the provider that executed it in the session's runs so far, read from its
+    profile (the session must have been made with ``profile_dir``; profiling ends here).
+
+    A node a provider compiled into a subgraph of its own (OpenVINO, TensorRT...) has no event
+    of its own, only the subgraph has: with ``model`` given, each of its nodes that no event
+    names is given the compiling provider when exactly one provider compiled subgraphs, else
+    ``"?"``. Profiling a session and reading its profile cost, for a one-node model's session
+    and run (medians on a loaded 2-core machine): 12.6 -> 16.3 ms on the CPU provider, 247 ->
+    293 ms on OpenVINO's (its compile dominates); ortpool profiles only sessions on another
+    provider than the CPU one alone, where nothing can fall back.
+    """
+    found: dict[str, str] = {}
+    compiled: set[str] = set()
+    for node, op_type, provider in profile_events(session):
+        if node.startswith(f"{provider}_") and op_type in node:
+            compiled.add(provider)  # a fused subgraph: "<EP>_<EP>-subgraph_1_0"
+        else:
+            found[node] = provider
+    if model is not None:
+        others = sorted(compiled)
+        for node in model.graph.node:
+            if node.name and node.name not in found:
+                found[node.name] = others[0] if len(others) == 1 else "?"
+    return found
+
+
+def profile_events(session: Any) -> list[tuple[str, str, str]]:
+    """(node name, op type, provider) of every node run the session's profile holds (it must
+    have been made with ``profile_dir``); ends profiling and removes the profile file. A
+    subgraph a provider compiled is one node, ``<EP>_<EP>-subgraph_1_0`` of op type
+    ``<EP>-subgraph_1``."""
+    raw = getattr(session, "session", session)  # ortpool.InferenceSession wraps one
+    path = raw.end_profiling()
+    try:
+        with open(path, encoding="utf-8") as file:
+            events = json.load(file)
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(path)
+            os.rmdir(os.path.dirname(path))
+    found = []
+    for event in events:
+        if event.get("cat") != "Node":
+            continue
+        args = event.get("args") or {}
+        provider = args.get("provider")
+        name = str(event.get("name", ""))
+        if provider and name.endswith("_kernel_time"):
+            node = name.removesuffix("_kernel_time")
+            found.append((node, str(args.get("op_name", "")), provider))
+    return found
+
+
+def fell_back(asked: RuntimeSpec, executed: str | None) -> str | None:
+    """``"fell back to CPUExecutionProvider"`` when a node was executed by another provider than
+    the first one asked for; None when it ran where asked (or nothing is known)."""
+    if executed is None or executed == "?" or executed == asked.first:
+        return None
+    return f"fell back to {executed}"
+
+
+@functools.cache
+def _profiles() -> str:
+    folder = tempfile.TemporaryDirectory(prefix="ortpool-profile-")
+    atexit.register(folder.cleanup)
+    return folder.name
+
+
+def profile_dir() -> str:
+    """A folder of its own for one session's profile (onnxruntime names the file by the
+    millisecond), inside one removed when the process exits; :func:`profile_events` removes
+    the file and the folder once read. The file is open from the session's start, so the
+    folder must stay until then."""
+    return tempfile.mkdtemp(dir=_profiles())
+
+
+def share_thread_pool(intra_op_threads: int = 0) -> bool:
+    """Give every later session one process-wide intra-op pool (onnxruntime's global pool);
+    False when the installed onnxruntime cannot (1.21 and 1.22 have no Python call for it).
+
+    ``ortpool bench`` holds several sessions at once (one per opset, plus ortpool's). With a
+    pool per session, the idle workers of one session spin while another runs and take the cores
+    from it: on 2 cores the built-in MaxPool measured 0.20 ms ±17% that way against 0.10 ms ±3%
+    with one shared pool. It must be set before the first session of the process;
+    ``intra_op_threads`` 0 keeps onnxruntime's default size. Sessions then need
+    ``use_per_session_threads = False`` in their options.
+    """
+    from onnxruntime.capi import _pybind_state
+
+    setter = getattr(_pybind_state, "set_global_thread_pool_sizes", None)
+    if setter is None:
+        return False
+    setter(intra_op_threads, 0)
+    return True
+
+
+def with_values(feeds: Mapping[str, Any]) -> dict[str, Any]:
+    """``feeds`` with bfloat16 arrays (ml_dtypes; numpy has no such type onnxruntime reads) made
+    OrtValues, the others as they are."""
+    import numpy as np
+    import onnxruntime as ort
+
+    found = {}
+    for name, array in feeds.items():
+        if isinstance(array, np.ndarray) and array.dtype.name == "bfloat16":
+            found[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
+                np.ascontiguousarray(array).view(np.uint16), onnx.TensorProto.BFLOAT16
+            )
+        else:
+            found[name] = array
+    return found
+
+
+def run_values(session: Any, outputs: Sequence[str], feeds: Mapping[str, Any]) -> list[Any]:
+    """``session.run_with_ort_values`` with every feed made an OrtValue (for bfloat16 outputs,
+    which ``run`` cannot hand back)."""
+    import onnxruntime as ort
+
+    values = {
+        name: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
+        for name, v in with_values(feeds).items()
+    }
+    return session.run_with_ort_values(list(outputs), values)
