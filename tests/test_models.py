@@ -36,6 +36,22 @@ def test_generator_reproduces_the_committed_models(tmp_path: Path) -> None:
         assert (tmp_path / path).read_bytes() == (folder / path).read_bytes(), path
 
 
+def test_the_bundled_models_are_the_top_level_models_folder() -> None:
+    """The repository keeps them in models/ (the layout the design card names); pyproject.toml
+    maps it to the package ortpool.models, which the editable installation resolves here, and
+    lists every package by hand (discovery cannot see the mapped one): none may be missing."""
+    tomllib = pytest.importorskip("tomllib")
+    assert bundled_models_dir() == ROOT / "models"
+    assert not (ROOT / "ortpool" / "models").exists()
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert setuptools["package-dir"] == {"ortpool.models": "models"}
+    assert setuptools["package-data"]["ortpool.models"] == ["*.onnx", "fix/*.onnx"]
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "ortpool").rglob("__init__.py")
+    }
+    assert sorted(setuptools["packages"]) == sorted(found | {"ortpool.models"})
+
+
 def test_one_model_per_op_version_plus_cnn() -> None:
     names = {p.stem for p in MODELS}
     wanted = {f"{v.op.lower()}-{v.version}" for v in versions.all_versions()}
