@@ -1,6 +1,6 @@
 #!/usr/bin/env python
-"""Generate ortpool's bundled models into ``models/`` (installed as ``ortpool/models/``), the package
-data ``ortpool validate`` checks by default (deterministic: same bytes every run).
+"""Generate ortpool's bundled models into ``models/`` (installed as ``ortpool/models/``), the
+package data ``ortpool validate`` checks by default (deterministic: same bytes every run).
 
 * ``<op>-<version>.onnx``: one small model per (operator, spec version), at the opset that
   introduced that version, with attributes that version is known for (Indices, storage_order,

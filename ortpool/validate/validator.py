@@ -320,9 +320,7 @@ def bundled_models_dir() -> Path:
     try:
         folder = importlib.resources.files("ortpool.models")
     except ModuleNotFoundError as err:  # an installation made without them
-        raise OrtpoolError(
-            f"no bundled models: {err}: name the models to validate"
-        ) from None
+        raise OrtpoolError(f"no bundled models: {err}: name the models to validate") from None
     if not isinstance(folder, Path):  # a zipped installation: onnxruntime needs real files
         raise OrtpoolError(
             f"the bundled models are not files on disk ({folder}): name the models to validate"
