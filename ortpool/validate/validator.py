@@ -319,8 +319,12 @@ def bundled_models_dir() -> Path:
     """
     try:
         folder = importlib.resources.files("ortpool.models")
-    except ModuleNotFoundError as err:  # an installation made without them
-        raise OrtpoolError(f"no bundled models: {err}: name the models to validate") from None
+    except ModuleNotFoundError:  # an installation made without them, or an editable one made
+        # before pyproject.toml mapped models/ (its finder knows only the packages of its day)
+        raise OrtpoolError(
+            "no bundled models: the package ortpool.models is not installed (in a checkout of "
+            "the repository, rerun `pip install -e .`), or name the models to validate"
+        ) from None
     if not isinstance(folder, Path):  # a zipped installation: onnxruntime needs real files
         raise OrtpoolError(
             f"the bundled models are not files on disk ({folder}): name the models to validate"
