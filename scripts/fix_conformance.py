@@ -5,7 +5,7 @@ agree on, fixed, with the fixed model checked against ortpool's kernels on the c
 Run: ``python scripts/fix_conformance.py [--ops MaxPool] [--versions 12,22] [--dtypes float]
 [--ranks 1,2,3]``; prints counts per realization and form, per op version, and every case not
 proven (see :mod:`ortpool.fix.grid`). ``--bundled`` fixes the bundled models instead
-(``ortpool/models/`` and ``ortpool/models/fix/``; fix-nan with ``nonfinite``) and prints their
+(``models/`` and ``models/fix/``; fix-nan with ``nonfinite``) and prints their
 nodes per realization and form. Exit 1 when anything is unproven.
 """
 

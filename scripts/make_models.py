@@ -1,6 +1,6 @@
 #!/usr/bin/env python
-"""Generate ortpool's bundled models into ``ortpool/models/``, the package data ``ortpool validate``
-checks by default (deterministic: same bytes every run).
+"""Generate ortpool's bundled models into ``models/`` (installed as ``ortpool/models/``), the
+package data ``ortpool validate`` checks by default (deterministic: same bytes every run).
 
 * ``<op>-<version>.onnx``: one small model per (operator, spec version), at the opset that
   introduced that version, with attributes that version is known for (Indices, storage_order,
@@ -248,7 +248,7 @@ def all_models() -> dict[str, onnx.ModelProto]:
     return {**per_version_models(), "cnn": cnn_model(), **defect_models(), **family_models()}
 
 
-# --- ortpool/models/fix/: each defect class of onnxruntime's pooling inside a small Conv/Relu CNN
+# --- models/fix/: each defect class of onnxruntime's pooling inside a small Conv/Relu CNN
 # (``ortpool fix`` turns each into a form the runtime computes exactly, or ortpool's op).
 
 
@@ -418,7 +418,7 @@ def _branches_model() -> onnx.ModelProto:
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[0]) if argv else ROOT / "ortpool" / "models"
+    out = Path(argv[0]) if argv else ROOT / "models"
     out.mkdir(parents=True, exist_ok=True)
     for name, model in all_models().items():
         (out / f"{name}.onnx").write_bytes(model.SerializeToString(deterministic=True))

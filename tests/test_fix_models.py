@@ -1,4 +1,4 @@
-"""ortpool fix on the bundled models of ortpool/models/fix: every node proven, the realization
+"""ortpool fix on the bundled models of models/fix: every node proven, the realization
 each defect class gets, the fixed model equal to the spec end to end, names and other nodes kept,
 and a fixed model without ortpool ops running on onnxruntime alone."""
 

@@ -297,7 +297,7 @@ def test_import_and_rewrite_do_not_load_numba(tmp_path):
     code = (
         "import sys\nimport ortpool\nprint('numba' in sys.modules)\n"
         "from ortpool.cli import main\n"
-        f"rc = main(['rewrite', {str(ROOT / 'ortpool' / 'models' / 'cnn.onnx')!r}, "
+        f"rc = main(['rewrite', {str(ROOT / 'models' / 'cnn.onnx')!r}, "
         f"{str(tmp_path / 'out.onnx')!r}])\n"
         "print(rc, 'numba' in sys.modules, 'onnxruntime' in sys.modules)"
     )

@@ -36,6 +36,42 @@ def test_generator_reproduces_the_committed_models(tmp_path: Path) -> None:
         assert (tmp_path / path).read_bytes() == (folder / path).read_bytes(), path
 
 
+def test_the_bundled_models_are_the_top_level_models_folder() -> None:
+    """The repository keeps them in models/ (the layout the design card names); pyproject.toml
+    maps it to the package ortpool.models, which the editable installation resolves here, and
+    lists every package by hand (discovery cannot see the mapped one): none may be missing."""
+    tomllib = pytest.importorskip("tomllib")
+    assert bundled_models_dir() == ROOT / "models"
+    assert not (ROOT / "ortpool" / "models").exists()
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert setuptools["package-dir"] == {"ortpool.models": "models"}
+    assert setuptools["package-data"]["ortpool.models"] == ["*.onnx", "fix/*.onnx"]
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "ortpool").rglob("__init__.py")
+    }
+    assert sorted(setuptools["packages"]) == sorted(found | {"ortpool.models"})
+
+
+def test_an_installation_without_the_models_package_says_how_to_get_it(monkeypatch) -> None:
+    """An editable installation made before pyproject.toml mapped models/ cannot import
+    ortpool.models: the error says what to do, not a traceback."""
+    import importlib.resources
+
+    from ortpool.errors import OrtpoolError
+    from ortpool.validate import validator
+
+    def files(package: str):
+        raise ModuleNotFoundError(f"No module named {package!r}", name=package)
+
+    monkeypatch.setattr(importlib.resources, "files", files)
+    with pytest.raises(OrtpoolError) as caught:
+        validator.bundled_models()
+    assert str(caught.value) == (
+        "no bundled models: the package ortpool.models is not installed (in a checkout of the "
+        "repository, rerun `pip install -e .`), or name the models to validate"
+    )
+
+
 def test_one_model_per_op_version_plus_cnn() -> None:
     names = {p.stem for p in MODELS}
     wanted = {f"{v.op.lower()}-{v.version}" for v in versions.all_versions()}

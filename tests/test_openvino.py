@@ -190,7 +190,7 @@ def test_rewritten_pools_in_an_if_branch_keep_openvino_out():
     from ortpool.model import inputs
     from ortpool.rewrite.scopes import is_pool, model_scopes
 
-    model = onnx.load(ROOT / "ortpool" / "models" / "cnn.onnx")
+    model = onnx.load(ROOT / "models" / "cnn.onnx")
     feeds = inputs.resolve(model).feeds
     with pytest.raises(Exception, match="does not support the following ONNX operations: ortpool"):
         _profiled(ortpool.rewrite(model), [OPENVINO, CPU], feeds)

@@ -31,7 +31,7 @@ from ortpool.validate.singlenode import NodeSpec, builtin_model, feed_dict
 pytestmark = pytest.mark.onnxruntime
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = ROOT / "ortpool" / "models"
+MODELS = ROOT / "models"
 AZURE = "AzureExecutionProvider"
 needs_azure = pytest.mark.skipif(
     AZURE not in ort.get_available_providers(), reason="this build has no AzureExecutionProvider"

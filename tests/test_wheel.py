@@ -23,7 +23,7 @@ import pytest
 from ortpool import versions
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = ROOT / "ortpool" / "models"
+MODELS = ROOT / "models"
 #: pip's complaint when it cannot reach an index (no network): the test cannot run then.
 OFFLINE = re.compile(
     r"NewConnectionError|Temporary failure in name resolution|Network is unreachable|"
@@ -49,8 +49,9 @@ def venv(tmp_path_factory) -> Path:
     # Built from a copy: the build leaves build/ and *.egg-info behind, and the numba caches in
     # __pycache__ have no place in it.
     source = work / "source"
-    shutil.copytree(ROOT / "ortpool", source / "ortpool",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("ortpool", "models"):  # models/ is installed as ortpool/models/
+        shutil.copytree(ROOT / folder, source / folder,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", work / "dist", source],
@@ -110,7 +111,7 @@ def test_validate_with_no_argument_runs_the_bundled_models_as_the_checkout_does(
 
 
 def test_fix_runs_a_bundled_fix_model_from_the_wheel(venv, tmp_path):
-    """ortpool/models/fix/ is package data too, and ``ortpool fix`` works from the wheel."""
+    """models/fix/ is package data too, and ``ortpool fix`` works from the wheel."""
     models = _models_dir(venv, tmp_path) / "fix"
     names = sorted(p.name for p in models.glob("*.onnx"))
     assert names == sorted(p.name for p in (MODELS / "fix").glob("*.onnx"))

@@ -312,8 +312,19 @@ def _unrunnable(
 
 
 def bundled_models_dir() -> Path:
-    """ortpool/models/: the models shipped as package data, wherever the package is installed."""
-    folder = importlib.resources.files("ortpool") / "models"
+    """ortpool/models/: the models shipped as package data, wherever the package is installed.
+
+    In the repository they are the top-level models/, mapped to the package ``ortpool.models``
+    (pyproject.toml), so the editable installation finds them there and a wheel in ortpool/.
+    """
+    try:
+        folder = importlib.resources.files("ortpool.models")
+    except ModuleNotFoundError:  # an installation made without them, or an editable one made
+        # before pyproject.toml mapped models/ (its finder knows only the packages of its day)
+        raise OrtpoolError(
+            "no bundled models: the package ortpool.models is not installed (in a checkout of "
+            "the repository, rerun `pip install -e .`), or name the models to validate"
+        ) from None
     if not isinstance(folder, Path):  # a zipped installation: onnxruntime needs real files
         raise OrtpoolError(
             f"the bundled models are not files on disk ({folder}): name the models to validate"
