@@ -65,7 +65,7 @@ def run_fixed(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
 def find_node(model: onnx.ModelProto, name: str) -> tuple[onnx.NodeProto, int]:
     """The node named ``name`` anywhere in ``model`` (graph, subgraphs, functions) and the
     ai.onnx opset that governs it."""
-    from ortpool.rewrite.scopes import model_scopes
+    from ortpool.model.scopes import model_scopes
 
     for scope in model_scopes(model):
         for node in scope.nodes:

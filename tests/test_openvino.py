@@ -188,7 +188,7 @@ def test_rewritten_pools_in_an_if_branch_keep_openvino_out():
     an ortpool op inside (docs/rewrite.md); with the branch pools left built-in the rewritten
     model runs there. (Every other bundled model rewritten runs there: the validate test.)"""
     from ortpool.model import inputs
-    from ortpool.rewrite.scopes import is_pool, model_scopes
+    from ortpool.model.scopes import is_pool, model_scopes
 
     model = onnx.load(ROOT / "ortpool" / "models" / "cnn.onnx")
     feeds = inputs.resolve(model).feeds

@@ -31,9 +31,9 @@ import onnx
 from ortpool import modelfile
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.fix.report import FixReport, NodeFix
+from ortpool.model.files import write_file
 from ortpool.model.inputs import InputSpec
 from ortpool.ort.runtime_spec import DEFAULT_LEVEL, RuntimeSpec, parse_providers
-from ortpool.rewrite import write_file
 from ortpool.rewrite.selection import Selection
 from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
 
@@ -137,7 +137,7 @@ def fix_file(
     **options: Any,
 ) -> FixReport:
     """Fix the model file ``source`` into ``target``, written as ``ortpool rewrite`` writes
-    (:func:`ortpool.rewrite.write_file`: weights never loaded, external data cloned or copied
+    (:func:`ortpool.model.files.write_file`: weights never loaded, external data cloned or copied
     next to it, hard-linked with ``link_data``; every destination checked before the proofs
     run; all files or none). No model is written when a node could not be proven unless
     ``allow_unproven``, nor with ``dry_run``; the JSON report (``json_report``) is written

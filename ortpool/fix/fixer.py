@@ -34,10 +34,10 @@ from ortpool.fix.forms import Plan
 from ortpool.fix.prove import Proof, compare, prove_in_region, sets_for, short_error
 from ortpool.fix.sites import Site, find_sites
 from ortpool.model import inputs as model_inputs
+from ortpool.model.scopes import ai_onnx_opset
 from ortpool.ort import runtime_spec
 from ortpool.ort.runtime import stamp
 from ortpool.ort.runtime_spec import RuntimeSpec
-from ortpool.rewrite.scopes import ai_onnx_opset
 from ortpool.rewrite.selection import Selection
 from ortpool.validate import capture as capture_mod
 from ortpool.validate import dtypes
