@@ -90,7 +90,8 @@ def builtin_defect(
     the defect."""
     import runtime_defects
 
-    from ortpool.validate import dtypes, tolerances
+    from ortpool import dtypes
+    from ortpool.validate import tolerances
 
     rng = np.random.default_rng(0)
     if node.op_type in tolerances.GLOBAL_SUMS:

@@ -11,11 +11,11 @@ import pytest
 import runtime_defects
 from onnx import TensorProto, helper
 
-from ortpool import versions
+from ortpool import dtypes, versions
 from ortpool.attributes import normalize
 from ortpool.cli import main
 from ortpool.geometry import pool_geometry
-from ortpool.validate import causes, dtypes, results
+from ortpool.validate import causes, results
 from ortpool.validate.compare import (
     CAT_DIFFER,
     CAT_TIE,

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from ortpool import dtypes
 from ortpool.fix import inputs as feeds_mod
 from ortpool.fix import lift
 from ortpool.fix import report as report_mod
@@ -40,7 +41,6 @@ from ortpool.ort.runtime import stamp
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite.selection import Selection
 from ortpool.validate import capture as capture_mod
-from ortpool.validate import dtypes
 from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
 
 #: Seeds of the generated model inputs the written model is proven on.

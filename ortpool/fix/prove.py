@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ortpool import optypes
+from ortpool import dtypes, optypes
 from ortpool.fix import emit
 from ortpool.fix.forms import NodeFacts, Plan
 from ortpool.fix.inputs import FeedSet
@@ -29,7 +29,6 @@ from ortpool.ort import runtime_spec
 from ortpool.ort.runtime import ir_version_for
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite import retarget
-from ortpool.validate import dtypes
 from ortpool.validate.compare import compare_values
 from ortpool.validate.singlenode import INPUT_NAMES
 from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, tolerance_for

@@ -24,7 +24,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ortpool.validate import dtypes, results
+from ortpool import dtypes
+from ortpool.validate import results
 from ortpool.validate.compare import compare_values
 from ortpool.validate.tolerances import Tolerance, tolerance_for
 

@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ortpool import kernels
+from ortpool import dtypes, kernels
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import pool_geometry
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec
 from ortpool.validate import causes as causes_mod
-from ortpool.validate import dtypes, ortrun, results
+from ortpool.validate import ortrun, results
 from ortpool.validate.compare import (
     CAT_RULING,
     TensorComparison,

@@ -14,10 +14,9 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ortpool import versions
+from ortpool import dtypes, versions
 from ortpool.attributes import PoolAttrs, attribute_values, normalize
 from ortpool.ort.runtime import ir_version_for
-from ortpool.validate import dtypes
 from ortpool.versions import OpVersion
 
 INPUT_NAMES = ("X", "I", "output_shape")
