@@ -90,8 +90,7 @@ def builtin_defect(
     the defect."""
     import runtime_defects
 
-    from ortpool import dtypes
-    from ortpool.validate import tolerances
+    from ortpool import dtypes, tolerances
 
     rng = np.random.default_rng(0)
     if node.op_type in tolerances.GLOBAL_SUMS:

@@ -10,10 +10,10 @@ import math
 import numpy as np
 import pytest
 
+from ortpool.tolerances import Tolerance, node_tolerance, tolerance_for
 from ortpool.validate import causes, grid, isolate, results
 from ortpool.validate.conformance import matrix, run_conformance
 from ortpool.validate.singlenode import NodeSpec
-from ortpool.validate.tolerances import Tolerance, node_tolerance, tolerance_for
 
 NUMPY = isolate.Options(ortpool_runner=isolate.run_ortpool_numpy, threads=1)
 

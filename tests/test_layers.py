@@ -24,7 +24,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "ortpool.dtypes", "ortpool.optypes",
     )),
     ("kernels", ("ortpool.kernels",)),
-    ("model", ("ortpool.model", "ortpool.modelfile", "ortpool.staging")),
+    # tolerances.py is RULINGS 17's accuracy rule: it asks the kernels for the exact result.
+    ("model", ("ortpool.model", "ortpool.modelfile", "ortpool.staging", "ortpool.tolerances")),
     ("ort", ("ortpool.ort",)),
     ("rewrite", ("ortpool.rewrite",)),
     ("validate", ("ortpool.validate",)),

@@ -35,7 +35,7 @@ from ortpool.model.files import write_file
 from ortpool.model.inputs import InputSpec
 from ortpool.ort.runtime_spec import DEFAULT_LEVEL, RuntimeSpec, parse_providers
 from ortpool.rewrite.selection import Selection
-from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 __all__ = ["FixReport", "NodeFix", "fix", "fix_file", "fix_with_report"]
 
@@ -108,7 +108,7 @@ def fix_with_report(
     (:func:`ortpool.model.inputs.resolve`: open dims otherwise take the defaults; rois and MaxUnpool
     indices fed as inputs must be given); ``accuracy``: RULINGS.md 17's thresholds for averages and
     norms (a node whose only difference is an accuracy note is left as it is;
-    :class:`ortpool.validate.tolerances.AccuracyRule`). A model given by path is read without its
+    :class:`ortpool.tolerances.AccuracyRule`). A model given by path is read without its
     external data, which the proofs read from the model's folder (``source_dir`` for a proto).
     """
     options = _options(

@@ -40,8 +40,8 @@ from ortpool.ort import runtime_spec
 from ortpool.ort.runtime import stamp
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite.selection import Selection
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.validate import capture as capture_mod
-from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
 
 #: Seeds of the generated model inputs the written model is proven on.
 MODEL_SEEDS = (0, 1)

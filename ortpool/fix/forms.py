@@ -39,7 +39,7 @@ from ortpool.attributes import NodeAttrs, PoolAttrs
 from ortpool.dtypes import FLOATS
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry, effective_kernel, pool_geometry, same_pads
-from ortpool.validate.tolerances import GLOBAL_SUMS
+from ortpool.tolerances import GLOBAL_SUMS
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS, OpVersion
 
 UNCHANGED = "unchanged"

@@ -4,7 +4,7 @@ A realization (a :class:`~ortpool.fix.forms.Plan` written by :mod:`ortpool.fix.e
 *exact* on a runtime when, on every proof input (:mod:`ortpool.fix.inputs`), the runtime's
 outputs equal the spec's (RULINGS.md 16): bit for bit for max and unpool values and for Indices
 (ties are not forgiven: a different index is a different result for a MaxUnpool downstream), and
-for averages and norms within RULINGS.md 17's accuracy rule (:mod:`ortpool.validate.tolerances`):
+for averages and norms within RULINGS.md 17's accuracy rule (:mod:`ortpool.tolerances`):
 a form whose only difference is an accuracy note is exact, as ``validate`` calls it agreeing.
 The session runs at the runtime's optimization level, so a graph optimizer that folds the form
 back into what the runtime gets wrong (PadFusion) is caught; the run is then repeated with
@@ -29,9 +29,9 @@ from ortpool.ort import runtime_spec
 from ortpool.ort.runtime import ir_version_for
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite import retarget
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, tolerance_for
 from ortpool.validate.compare import compare_values
 from ortpool.validate.singlenode import INPUT_NAMES
-from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, tolerance_for
 
 
 @dataclasses.dataclass

@@ -17,6 +17,7 @@ from ortpool import dtypes, kernels
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import pool_geometry
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, window_size
 from ortpool.validate import causes as causes_mod
 from ortpool.validate import ortrun, results
 from ortpool.validate.compare import (
@@ -28,7 +29,6 @@ from ortpool.validate.compare import (
     ruling_cells,
 )
 from ortpool.validate.singlenode import NodeSpec, builtin_model, feed_dict, ortpool_model
-from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, window_size
 from ortpool.versions import WINDOW_OPERATORS
 
 OrtpoolRunner = Callable[[NodeSpec, Sequence[np.ndarray]], list[np.ndarray]]
