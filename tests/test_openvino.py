@@ -240,8 +240,8 @@ def _one_node(case, feeds, providers: list[str]):
     its verdicts are what is checked): (Y, the provider that executed the node)."""
     import onnxruntime as ort
 
+    from ortpool.model.singlenode import builtin_model, feed_dict
     from ortpool.ort.runtime_spec import placement, profile_dir
-    from ortpool.validate.singlenode import builtin_model, feed_dict
 
     model = builtin_model(case.spec(), feeds)
     options = ort.SessionOptions()

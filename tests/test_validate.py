@@ -15,6 +15,7 @@ from ortpool import dtypes, versions
 from ortpool.attributes import normalize
 from ortpool.cli import main
 from ortpool.geometry import pool_geometry
+from ortpool.model.singlenode import NodeSpec
 from ortpool.tolerances import Tolerance, tolerance_for
 from ortpool.validate import causes, results
 from ortpool.validate.compare import (
@@ -25,7 +26,6 @@ from ortpool.validate.compare import (
     ruling_cells,
 )
 from ortpool.validate.isolate import Options, run_node, run_ortpool_numpy
-from ortpool.validate.singlenode import NodeSpec
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime

@@ -31,9 +31,9 @@ from ortpool.errors import OrtpoolError
 from ortpool.fix.forms import FLOATS, MAX_LIKE, NodeFacts, lowest
 from ortpool.geometry import effective_kernel
 from ortpool.model.inputs import random_tensor
+from ortpool.model.singlenode import NodeSpec
 from ortpool.tolerances import GLOBAL_SUMS
 from ortpool.validate import isolate
-from ortpool.validate.singlenode import NodeSpec
 
 #: the label of an input set captured from a run of the model
 CAPTURED = "captured from the model's run"

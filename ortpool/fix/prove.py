@@ -25,13 +25,12 @@ from ortpool import dtypes, optypes
 from ortpool.fix import emit
 from ortpool.fix.forms import NodeFacts, Plan
 from ortpool.fix.inputs import FeedSet
+from ortpool.model.singlenode import INPUT_NAMES, ir_version_for
 from ortpool.ort import runtime_spec
-from ortpool.ort.runtime import ir_version_for
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite import retarget
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, tolerance_for
 from ortpool.validate.compare import compare_values
-from ortpool.validate.singlenode import INPUT_NAMES
 
 
 @dataclasses.dataclass

@@ -22,9 +22,9 @@ from ortpool.errors import OrtpoolError
 from ortpool.fix.forms import NodeFacts
 from ortpool.fix.shapes import ShapeTable, learn_shapes
 from ortpool.model.scopes import Scope, is_pool, is_standard, model_scopes, subgraphs
+from ortpool.model.singlenode import attribute_dict
 from ortpool.rewrite.checks import check_node, node_name, resolve_version
 from ortpool.rewrite.selection import Selection
-from ortpool.validate.singlenode import attribute_dict
 from ortpool.versions import GLOBAL_OPERATORS
 
 
