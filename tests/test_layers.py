@@ -10,6 +10,7 @@ is one. A failure prints each offending import as ``file:line  from -> to`` with
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "ortpool"
@@ -106,6 +107,7 @@ def _imports(module: str, path: Path, known: set[str]):
                 yield node.lineno, sub if sub in known else target
 
 
+@functools.cache  # the source is read once per run
 def _edges():
     mods = _modules()
     known = set(mods)
@@ -129,6 +131,7 @@ def _resolve(target: str, known: set[str]) -> str | None:
     return None
 
 
+@functools.cache
 def _internal_graph():
     mods, edges = _edges()
     known = set(mods)
