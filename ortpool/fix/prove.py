@@ -353,7 +353,7 @@ def optimizer_change(model: onnx.ModelProto, runtime: RuntimeSpec) -> str:
 
 def short_error(err: Exception) -> str:
     """onnxruntime's error as one line, its source location and status prefix left out."""
-    from ortpool.validate.ortrun import classify
+    from ortpool.ort.ortrun import classify
 
     return str(classify(err, "load"))[:400]
 

@@ -19,10 +19,11 @@ from ortpool import dtypes, kernels
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import pool_geometry
 from ortpool.model.singlenode import NodeSpec, builtin_model, feed_dict
+from ortpool.ort import ortrun
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, window_size
 from ortpool.validate import causes as causes_mod
-from ortpool.validate import ortrun, results
+from ortpool.validate import results
 from ortpool.validate.compare import (
     CAT_RULING,
     TensorComparison,

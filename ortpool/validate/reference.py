@@ -54,7 +54,7 @@ def _serve(conn: Connection) -> None:
     """Worker loop: (model bytes, feeds) in, ("ok", outputs) or ("error", text) out."""
     from onnx.reference import ReferenceEvaluator
 
-    from ortpool.validate.ortrun import received
+    from ortpool.ort.ortrun import received
 
     for model_bytes, feeds in received(conn):
         try:
