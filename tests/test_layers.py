@@ -54,6 +54,23 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 # Modules importing onnxruntime outside ort/, not moved yet: module -> why.
 ALLOWED_ORT: dict[str, str] = {}
 
+# Another package's private modules (``ortpool.kernels._backend`` from outside ``kernels/``) used
+# without a public name yet: (importer, imported) -> why.
+_KERNEL_RULE = "the kernels' backend rule and its compile note have no public name in kernels yet"
+ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
+    ("ortpool.ort.hook", "ortpool.kernels._buffers"): "the hook switches the kernels' output "
+    "buffer reuse off around a call",
+    ("ortpool.ort.hook", "ortpool.kernels._limits"): "the hook refuses outputs the process cannot "
+    "hold with the kernels' memory check",
+    ("ortpool.validate.batch", "ortpool.kernels._backend"): _KERNEL_RULE,
+    ("ortpool.validate.batch", "ortpool.kernels._compile_note"): _KERNEL_RULE,
+    ("ortpool.warmup_cli", "ortpool.kernels._backend"): _KERNEL_RULE,
+    ("ortpool.bench.machine", "ortpool.kernels._backend"): _KERNEL_RULE,
+    ("ortpool.bench.cli", "ortpool.kernels._parallel"): "the report names the kernels' threads",
+    ("ortpool.bench.runner", "ortpool.kernels._calls"): "the benchmark empties the kernels' plan "
+    "cache between cases",
+}
+
 # Cycles not broken yet, each as the sorted tuple of its modules -> why.
 ALLOWED_CYCLES: dict[tuple[str, ...], str] = {
     ("ortpool.ort.runtime", "ortpool.ort.runtime_spec", "ortpool.ort.session"): (
@@ -252,6 +269,35 @@ def test_onnxruntime_imported_only_in_ort() -> None:
     stale = sorted(set(ALLOWED_ORT) - {s for s, _, _ in found})
     assert not new, "onnxruntime imported outside ortpool/ort/:\n" + "\n".join(new)
     assert not stale, f"allowlisted onnxruntime importers that no longer do (remove them): {stale}"
+
+
+def private_imports() -> list[tuple[str, int, str]]:
+    """Imports of a ``_module`` of another package (its own package may use it)."""
+    _, graph = _internal_graph()
+    found = []
+    for src, targets in graph.items():
+        for dst, line in targets.items():
+            package, _, name = dst.rpartition(".")
+            if (
+                name.startswith("_")
+                and not name.startswith("__")
+                and not (src == package or src.startswith(package + "."))
+            ):
+                found.append((src, line, dst))
+    return found
+
+
+def test_private_modules_stay_in_their_package() -> None:
+    mods, _ = _internal_graph()
+    found = private_imports()
+    new = [
+        f"{_where(mods, s, line)}  {s} ({layer_of(s)}) -> {d} ({layer_of(d)})"
+        for s, line, d in found
+        if (s, d) not in ALLOWED_PRIVATE
+    ]
+    stale = sorted(set(ALLOWED_PRIVATE) - {(s, d) for s, _, d in found})
+    assert not new, "private modules of another package imported:\n" + "\n".join(new)
+    assert not stale, f"allowlisted private imports that no longer occur (remove them): {stale}"
 
 
 def test_the_checker_sees_function_level_and_relative_imports(tmp_path: Path) -> None:
