@@ -8,6 +8,7 @@ and ``run(args) -> int`` (the exit code).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -28,6 +29,10 @@ COMMANDS: dict[str, str] = {
 }
 
 USAGE_ERROR = 2
+
+#: Commands that are not latency-critical: their kernels never wait for numba to compile (the
+#: numpy plans give the same bits), see :func:`ortpool.kernels._backend.prefer_loaded`.
+NO_COMPILE = frozenset({"validate", "fix", "conformance"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,9 +55,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return USAGE_ERROR
+    from ortpool.kernels import _backend
+
     try:
         module = importlib.import_module(COMMANDS[args.command])
-        return int(module.run(args))
+        kernels = (
+            _backend.prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext()
+        )
+        with kernels:
+            return int(module.run(args))
     except ModuleNotFoundError as err:
         # ortpool requires no onnxruntime build (it would replace the user's): a command that
         # needs one and finds none says in one line what to install.

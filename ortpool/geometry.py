@@ -47,30 +47,34 @@ def effective_kernel(k: int, d: int) -> int:
 
 
 def explicit_output_size(n: int, k: int, s: int, d: int, pb: int, pe: int, ceil_mode: bool) -> int:
-    """Output size with explicit pads (RULINGS.md 1).
+    """Output size with explicit pads (RULINGS.md 1, 19).
 
     The padded axis has ``n + pb + pe`` positions and a window spans ``ek``, so windows start at
     ``0, s, 2s, ...`` while ``start + ek <= n + pb + pe``: ``floor((n + pb + pe - ek) / s) + 1``.
     ceil mode lets one more window hang over the end, ``ceil(...) + 1``, but drops it when it
     would start at or beyond ``n + pb`` (in the end pad), i.e. when ``(out - 1) * s >= n + pb``.
 
+    A kernel longer than the padded input (``ek > n + pb + pe``) takes the same formulas
+    (RULINGS.md 19): floor and ceil are of a negative number, and a result of 0 or below is an
+    empty axis. In ceil mode an overhang shorter than a stride leaves one window, starting at
+    ``-pb``; its taps past the end pad are ceil overhang, which never count.
+
     Example: n=5, k=2, s=2, no pads: floor(3/2)+1 = 2, ceil mode ceil(3/2)+1 = 3 (the last window
     starts at 4 < 5 and holds one input). n=4, k=2, s=2, pe=1, ceil: ceil(3/2)+1 = 3, but the third
-    window starts at 4 >= 4, so 2.
+    window starts at 4 >= 4, so 2. n=1, k=2, s=2 (a 1x1 map into ResNet-D's shortcut pool):
+    floor(-1/2)+1 = 0 (empty), ceil(-1/2)+1 = 1 (one window holding the input). n=1, k=5, s=2,
+    ceil: ceil(-4/2)+1 = -1, so 0. n=0, k=1, s=2, ceil: ceil(-1/2)+1 = 1, but window 0 starts at
+    0 >= 0 + 0, so 0.
     """
     ek = check_int64(f"the kernel span ({k} - 1) * {d} + 1", effective_kernel(k, d))
     check_int64(f"the padded input {n} + {pb} + {pe}", n + pb + pe)
     span = n + pb + pe - ek
-    if span < 0:
-        raise OrtpoolError(
-            f"the padded input ({n} + {pb} + {pe}) is smaller than the kernel span {ek}"
-        )
     if not ceil_mode:
-        return span // s + 1
+        return max(0, span // s + 1)
     out = -(-span // s) + 1
-    if (out - 1) * s >= n + pb:
+    if out > 0 and (out - 1) * s >= n + pb:
         out -= 1
-    return out
+    return max(0, out)
 
 
 def same_pads(n: int, k: int, s: int, d: int, upper: bool) -> tuple[int, int, int]:
@@ -96,13 +100,12 @@ def same_pads(n: int, k: int, s: int, d: int, upper: bool) -> tuple[int, int, in
 def valid_output_size(n: int, k: int, s: int, d: int) -> int:
     """Output size with auto_pad=VALID: ``floor((n - ek) / s) + 1``, whatever ceil_mode says.
 
-    That equals the spec's ``ceil((n - ek + 1) / s)`` (RULINGS.md 3). Example: n=5, k=2, s=2:
-    floor(3/2)+1 = 2 = ceil(4/2).
+    That equals the spec's ``ceil((n - ek + 1) / s)`` (RULINGS.md 3). An input shorter than the
+    span gives 0 or below: an empty axis (RULINGS.md 19). Example: n=5, k=2, s=2: floor(3/2)+1 =
+    2 = ceil(4/2). n=1, k=2, s=2: floor(-1/2)+1 = 0 = ceil(0/2).
     """
     ek = check_int64(f"the kernel span ({k} - 1) * {d} + 1", effective_kernel(k, d))
-    if n < ek:
-        raise OrtpoolError(f"the input size {n} is smaller than the VALID kernel span {ek}")
-    return (n - ek) // s + 1
+    return max(0, (n - ek) // s + 1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -211,13 +214,17 @@ class AxisGeometry:
         the ceil overhang beyond counts ``ceil((n + pe - c) / d)`` (clipped to ``[0, k]``).
         Only the outputs that differ are computed one by one, the rest is one fill (16.7M
         outputs: 0.1 s). Example: n=3, k=3, s=1, pads (1, 1), out=3: [2, 3, 2]; with
-        ``include_pad`` [3, 3, 3].
+        ``include_pad`` [3, 3, 3]. n=1, k=2, s=2, ceil mode, out=1 (RULINGS.md 19): [1] either
+        way, the second tap being overhang.
         """
         if include_pad:
             result = np.full(self.out, self.k, dtype)
+            # A kernel longer than the padded input (RULINGS.md 19) makes jf negative: then no
+            # window is whole and every one (the ceil window at most) is overhang.
             jf = (self.n + self.pb + self.pe - effective_kernel(self.k, self.d)) // self.s
-            c = np.arange(jf + 1, self.out, dtype=np.int64) * self.s - self.pb
-            result[jf + 1 :] = np.clip(-((c - self.n - self.pe) // self.d), 0, self.k)
+            first = max(0, jf + 1)
+            c = np.arange(first, self.out, dtype=np.int64) * self.s - self.pb
+            result[first:] = np.clip(-((c - self.n - self.pe) // self.d), 0, self.k)
             return result
         result = np.zeros(self.out, dtype)
         jl, jh = self.interior()

@@ -4,6 +4,7 @@
 fully connected) at 64x64, with an Inception-style AveragePool 3x3/1 (pads 1,
 count_include_pad) beside each stage's first block. Deep enough that float noise from a
 different summation order reaches the logits, as it does in ResNet-50 and Inception-v3.
+``resnet_d``: ResNet-D's average-pool shortcuts (k2 s2 ceil mode), reaching a 1x1 map at 32x32.
 ``subgraph_pool_model``: a defective-in-onnxruntime MaxPool (SAME_UPPER, dilation 2) inside
 an If branch or a Loop body, where validate can only compare end to end.
 """
@@ -78,6 +79,42 @@ def resnet_like(
         g.nodes, "resnet_like",
         [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, size, size])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, classes])],
+        g.weights,
+    )
+    return _model(graph, opset)
+
+
+def resnet_d(ceil_mode: int = 1, widths: tuple[int, ...] = (8, 16, 32, 64, 64),
+             seed: int = 0, opset: int = 17) -> onnx.ModelProto:
+    """A ResNet-D (Bag of Tricks, timm's ``resnet*d``) of basic blocks, narrower and one stage
+    deeper, random weights, batch norm folded into the convolutions' biases: input ``image``
+    [N, 3, H, W] (batch and spatial dims symbolic), output ``logits``. Each downsampling block's
+    shortcut is AveragePool k2 s2 ``ceil_mode``, ``count_include_pad=0``, then a 1x1 conv.
+    At 32x32 the stem (/4) and four strided stages bring the last shortcut a 1x1 map: with
+    ceil mode one window (RULINGS.md 19), in floor mode none."""
+    g = _Graph(seed)
+    x = g.conv("image", 3, widths[0], 3, 2)
+    x = g.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    cin = widths[0]
+    for stage, width in enumerate(widths):
+        stride = 2 if stage else 1
+        y = g.conv(g.conv(x, cin, width, 3, stride), width, width, 3, relu=False)
+        short = x
+        if stride == 2:
+            short = g.node("AveragePool", [x], kernel_shape=[2, 2], strides=[2, 2],
+                           ceil_mode=ceil_mode, count_include_pad=0)
+        if stride == 2 or cin != width:
+            short = g.conv(short, cin, width, 1, 1, relu=False)
+        x = g.node("Relu", [g.node("Add", [y, short])])
+        cin = width
+    x = g.node("Flatten", [g.node("GlobalAveragePool", [x])])
+    w = g.weight((10, cin), cin)
+    b = g.weight((10,), cin)
+    g.nodes.append(helper.make_node("Gemm", [x, w, b], ["logits"], name="fc", transB=1))
+    graph = helper.make_graph(
+        g.nodes, "resnet_d",
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["N", 3, "H", "W"])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 10])],
         g.weights,
     )
     return _model(graph, opset)

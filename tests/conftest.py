@@ -54,6 +54,7 @@ _COMPILED_LAST = (
     "test_kernels_backend.py",
     "test_family_kernels.py",
     "test_large_inputs.py",
+    "test_ruling19.py",
 )
 WARMUP: dict[str, object] = {}
 

@@ -4,7 +4,7 @@ Every output element of every (n, c) plane is computed by a plain Python loop ov
 window. Nothing here comes from ortpool: the output sizes and pads are derived again below from
 the rulings' text (with exact fractions), so a wrong formula in ortpool.geometry cannot hide.
 
-Errors (a kernel larger than the padded input, an index outside the output) raise
+Errors (an index outside the output) raise
 :class:`ReferenceError_`; the property tests then expect ortpool to raise too.
 """
 
@@ -34,20 +34,18 @@ def _axis(n: int, k: int, s: int, d: int, pb: int, pe: int, auto_pad: str, ceil_
             return out, total // 2, total - total // 2
         return out, total - total // 2, total // 2
     if auto_pad == "VALID":
-        # Ruling 3: out = ceil((n - ek + 1) / s) whatever ceil_mode says.
-        if n - ek + 1 <= 0:
-            raise ReferenceError_("input smaller than the VALID kernel")
-        return math.ceil(Fraction(n - ek + 1, s)), 0, 0
-    # Ruling 1.
-    if n + pb + pe - ek < 0:
-        raise ReferenceError_("padded input smaller than the kernel")
+        # Ruling 3: out = ceil((n - ek + 1) / s) whatever ceil_mode says; ruling 19: 0 or below
+        # (an input shorter than the kernel) is an empty axis.
+        return max(0, math.ceil(Fraction(n - ek + 1, s))), 0, 0
+    # Ruling 1, also when the kernel is longer than the padded input (ruling 19): the ratio is
+    # then negative, and 0 windows or fewer is an empty axis.
     ratio = Fraction(n + pb + pe - ek, s)
     if not ceil_mode:
-        return math.floor(ratio) + 1, pb, pe
+        return max(0, math.floor(ratio) + 1), pb, pe
     out = math.ceil(ratio) + 1
-    if (out - 1) * s >= n + pb:
+    if out >= 1 and (out - 1) * s >= n + pb:
         out -= 1
-    return out, pb, pe
+    return max(0, out), pb, pe
 
 
 def resolve(spatial: Sequence[int], attrs: dict) -> list[tuple[int, int, int, int, int, int]]:

@@ -124,24 +124,6 @@ RUN_CASES = [
         "node 'pool1' (MaxPool-12): kernel_shape='2' has 1 axes but the input has 2 spatial axes",
         {"X": np.ones((1, 1, 5), F32)},
     ),
-    RunCase(
-        "input smaller than a VALID kernel",
-        lambda: _maxpool({"kernel_shape": [2, 3], "dilations": [1, 2], "auto_pad": "VALID"},
-                         n_outputs=2),
-        {"X": np.ones((1, 1, 4, 4), F32)},
-        "node 'pool1' (MaxPool-12): spatial axis 1: the input size 4 is smaller than the VALID "
-        "kernel span 5",
-        {"X": np.ones((1, 1, 4, 5), F32)},
-    ),
-    RunCase(
-        "padded input smaller than the kernel",
-        lambda: support.ortpool_model("AveragePool", 7, {"kernel_shape": [4], "pads": [1, 0]},
-                                      F32, node_name="avg1"),
-        {"X": np.ones((2, 3, 2), F32)},
-        "node 'avg1' (AveragePool-7): spatial axis 0: the padded input (2 + 1 + 0) is smaller "
-        "than the kernel span 4",
-        {"X": np.ones((2, 3, 3), F32)},
-    ),
 ]
 
 

@@ -19,7 +19,6 @@ import pytest
 
 from ortpool import kernels, versions
 from ortpool.attributes import normalize
-from ortpool.errors import OrtpoolError
 from ortpool.fix import forms, inputs, lift
 from ortpool.fix.forms import NodeFacts
 from ortpool.geometry import effective_kernel
@@ -239,8 +238,11 @@ def test_wrappers_say_why_they_do_not_apply():
     ints = facts_for("MaxPool", 12, {"kernel_shape": [2]}, (4,), elem="int8")
     assert forms.nan_guarded(forms.unchanged(ints), ints) == "int8 has no NaN or -inf"
     assert forms.explicit_pads(ints) == "the pads are explicit already"
-    with pytest.raises(OrtpoolError):
-        forms.pad_node(facts_for("MaxPool", 12, {"kernel_shape": [5]}, (2,)))
+    # RULINGS 19: k=5 on 2 in floor mode has no window, and the Pad form's pool none either.
+    empty = facts_for("MaxPool", 12, {"kernel_shape": [5]}, (2,))
+    plan = forms.pad_node(empty)
+    assert plan.pad == (0, 2)
+    assert run_plan(plan, empty, [np.ones((1, 1, 2), np.float32)]).shape == (1, 1, 0)
 
 
 # The rest of the family ----------------------------------------------------------------------

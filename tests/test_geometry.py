@@ -32,16 +32,35 @@ def attrs(op="MaxPool", version=12, **given):
         (1, 1, 1, 1, 0, 5, False, 6),  # pads >= kernel: five windows in the end pad only
         (1, 1, 1, 1, 0, 5, True, 5),  # the drop rule applies even though ceil added nothing
         (3, 3, 1, 1, 3, 3, False, 7),  # windows wholly in the begin pad are legal too
+        # Ruling 19: a kernel longer than the padded input takes the same formulas.
+        (1, 2, 2, 1, 0, 0, True, 1),  # ResNet-D's shortcut on a 1x1 map: ceil(-1/2) + 1
+        (1, 2, 2, 1, 0, 0, False, 0),  # floor(-1/2) + 1 = 0: an empty axis
+        (1, 3, 3, 1, 0, 0, True, 1),  # overhang 2 < stride 3: ceil(-2/3) + 1 = 1
+        (1, 3, 2, 1, 0, 0, True, 0),  # overhang 2 = stride: ceil(-2/2) + 1 = 0, no window
+        (1, 5, 2, 1, 0, 0, True, 0),  # ceil(-4/2) + 1 = -1: no window
+        (2, 3, 3, 2, 1, 0, True, 1),  # span 5 over 3 padded positions: ceil(-2/3) + 1
+        (0, 1, 2, 1, 0, 0, True, 0),  # ceil(-1/2) + 1 = 1, but window 0 starts at 0 >= 0: dropped
+        (0, 2, 3, 1, 1, 0, True, 1),  # window 0 starts at 0 < n + pb = 1: kept, and empty
     ],
 )
 def test_explicit_output_size(n, k, s, d, pb, pe, ceil, out):
     assert geometry.explicit_output_size(n, k, s, d, pb, pe, ceil) == out
 
 
-def test_explicit_output_size_kernel_larger_than_padded_input():
-    with pytest.raises(OrtpoolError, match=r"the padded input \(2 \+ 1 \+ 1\) is smaller than the "
-                                           r"kernel span 5"):
-        geometry.explicit_output_size(2, 5, 1, 1, 1, 1, False)
+def test_kernel_longer_than_padded_input_is_not_an_error():
+    """RULINGS.md 19 replaces the refusal: the formulas decide, 0 or below is an empty axis."""
+    assert geometry.explicit_output_size(2, 5, 1, 1, 1, 1, False) == 0
+    assert geometry.explicit_output_size(2, 5, 1, 1, 1, 1, True) == 0
+    assert geometry.explicit_output_size(2, 5, 2, 1, 1, 1, True) == 1
+    geom = geometry.pool_geometry(
+        [1, 1], attrs(kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
+    )
+    assert geom.output_spatial == (1, 1)
+    axis = geom.axes[0]
+    # The one window starts at -pb = 0 and holds the input element; tap 1 is ceil overhang.
+    assert [v.tolist() for v in axis.window_taps(np.arange(1))] == [[0], [1]]
+    assert axis.counts(False).tolist() == [1] and axis.counts(True).tolist() == [1]
+    assert axis.interior() == (1, 1) and axis.reading() == (0, 1) and axis.empty_windows() == 0
 
 
 # ------------------------------------------------------------ SAME (ruling 2)
@@ -84,14 +103,13 @@ def test_valid_ignores_ceil_mode():
         assert geom.pads == (0, 0)
 
 
-def test_valid_input_smaller_than_kernel():
-    with pytest.raises(OrtpoolError) as info:
-        geometry.pool_geometry(
-            [2, 5], attrs(kernel_shape=[1, 3], dilations=[1, 3], auto_pad="VALID")
-        )
-    assert str(info.value) == (
-        "spatial axis 1: the input size 5 is smaller than the VALID kernel span 7"
+def test_valid_input_smaller_than_kernel_is_an_empty_axis():
+    """RULINGS.md 3 and 19: ceil((5 - 7 + 1) / 1) = -1, so no window on axis 1."""
+    geom = geometry.pool_geometry(
+        [2, 5], attrs(kernel_shape=[1, 3], dilations=[1, 3], auto_pad="VALID")
     )
+    assert geom.output_spatial == (2, 0)
+    assert geometry.valid_output_size(1, 2, 2, 1) == 0
 
 
 # ------------------------------------------------------------ pool_geometry
@@ -215,10 +233,16 @@ def test_closed_forms_match_loops_over_every_tap():
     while checked < 3000:
         n, k, s, d = rng.randint(0, 9), rng.randint(1, 6), rng.randint(1, 4), rng.randint(1, 3)
         pb, pe, ceil = rng.randint(0, 8), rng.randint(0, 8), rng.random() < 0.5
-        try:
-            out = explicit_output_size(n, k, s, d, pb, pe, ceil)
-        except OrtpoolError:
-            continue
+        out = explicit_output_size(n, k, s, d, pb, pe, ceil)
+        # The size by its definition: windows at 0, s, 2s, ... of the padded axis while they
+        # fit (floor), or while the one before has not reached the end (ceil), then the last
+        # dropped if it starts in the end pad; kernels longer than the padded input included.
+        ek = (k - 1) * d + 1
+        starts = [j for j in range(n + pb + pe + 1)
+                  if (j - ceil) * s + ek <= n + pb + pe - ceil]
+        if ceil and starts and starts[-1] * s >= n + pb:
+            starts.pop()
+        assert out == len(starts), (n, k, s, d, pb, pe, ceil)
         g = AxisGeometry(n=n, k=k, s=s, d=d, pb=pb, pe=pe, out=out)
         inside = [[t for t in range(k) if 0 <= j * s - pb + t * d < n] for j in range(out)]
         padded = [[t for t in range(k) if -pb <= j * s - pb + t * d < n + pe]

@@ -247,6 +247,39 @@ print(_backend.compiled("max_planes", f32, 64), _backend.compiled("average_plane
     ]
 
 
+def test_commands_that_are_not_latency_critical_never_compile():
+    """validate, fix and conformance plan "loaded" (issue 16 part 5): a call of
+    1 MB stays on numpy without importing numba, the choice reaches child processes through
+    the environment, a kernel this process holds is still used, and ORTPOOL_KERNELS wins."""
+    code = """
+import os, subprocess, sys
+import numpy as np
+from ortpool import kernels
+from ortpool.kernels import _backend
+with _backend.prefer_loaded():
+    print(_backend.mode(), os.environ["ORTPOOL_KERNELS"])
+    x = np.zeros((1, 1, 512, 512), np.float32)
+    if _backend.mode() == "loaded":  # (auto would compile MaxPool here: 10 s)
+        kernels.max_pool(x, kernel_shape=[2, 2])
+        child = "import os; print(os.environ['ORTPOOL_KERNELS'])"
+        print("numba" in sys.modules, subprocess.check_output([sys.executable, "-c", child],
+                                                              text=True).strip())
+        _backend.set_backend("numba")
+        kernels.max_unpool(x, np.zeros(x.shape, np.int64), kernel_shape=[1, 1])
+        _backend.set_backend("loaded")
+        print(_backend.compiled("scatter", x.dtype, x.nbytes),
+              _backend.compiled("max_planes", x.dtype, x.nbytes))
+print(_backend.mode(), repr(os.environ.get("ORTPOOL_KERNELS")))
+"""
+    assert _child(code, ORTPOOL_KERNELS="") == [
+        "loaded", "loaded", "False", "loaded", "True", "False", "auto", "''"
+    ]
+    assert _child(code, ORTPOOL_KERNELS="auto") == ["auto", "auto", "auto", "'auto'"]
+    from ortpool import cli
+
+    assert sorted(cli.NO_COMPILE) == ["conformance", "fix", "validate"]
+
+
 def test_warmup_compiles_although_its_calls_are_small():
     """warm_up's 4x4 calls compile (the mode is forced for them) and the mode is restored."""
     code = (

@@ -65,6 +65,7 @@ ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
     ("ortpool.validate.batch", "ortpool.kernels._backend"): _KERNEL_RULE,
     ("ortpool.validate.batch", "ortpool.kernels._compile_note"): _KERNEL_RULE,
     ("ortpool.warmup_cli", "ortpool.kernels._backend"): _KERNEL_RULE,
+    ("ortpool.cli", "ortpool.kernels._backend"): _KERNEL_RULE,
     ("ortpool.bench.machine", "ortpool.kernels._backend"): _KERNEL_RULE,
     ("ortpool.bench.cli", "ortpool.kernels._parallel"): "the report names the kernels' threads",
     ("ortpool.bench.runner", "ortpool.kernels._calls"): "the benchmark empties the kernels' plan "

@@ -403,8 +403,12 @@ CASES: dict[str, tuple[Callable[[], dict], tuple[str, Any]]] = {
                      ("raised", ["node 'pool' (MaxPool-12)", "strides='0,0'"])),
     "ceil_mode-2": (attribute_case({"ceil_mode": 2}),
                     ("raised", ["node 'pool' (MaxPool-12)", "ceil_mode=2"])),
+    # RULINGS 19: no window in floor mode (an empty output), one in ceil mode.
     "kernel-larger-than-input": (attribute_case({"kernel_shape": "9,9"}),
-                                 ("raised", ["node 'pool' (MaxPool-12)", "kernel span 9"])),
+                                 ("ok", {"shapes": [[1, 1, 0, 0]]})),
+    "kernel-larger-than-input-ceil": (
+        attribute_case({"kernel_shape": "9,9", "strides": "9,9", "ceil_mode": 1}),
+        ("ok", {"shapes": [[1, 1, 1, 1]]})),
     "numpy-avg-huge-window": (
         kernel_case("kernels.average_pool(np.ones((1,1,1), np.float32), version=11, "
                     "kernel_shape=[100000], pads=[99999,99999], count_include_pad=1)"),
@@ -413,6 +417,17 @@ CASES: dict[str, tuple[Callable[[], dict], tuple[str, Any]]] = {
         kernel_case("kernels.max_pool(np.ones((1,1,4), np.float32), kernel_shape=[10**9], "
                     "pads=[0,10**9])"),
         ("ok", {"shapes": [[1, 1, 5]]})),
+    # RULINGS 19 with a 10**9-tap kernel over 1 + 3 + 5 positions: one window in ceil mode
+    # (stride 2e9: the overhang is shorter than a stride), none in floor mode.
+    "numpy-avg-kernel-1e9-ceil-one-window": (
+        kernel_case("kernels.average_pool(np.ones((1,1,1,3), np.float32), version=19, "
+                    "kernel_shape=[10**9,1], strides=[2*10**9,1], pads=[3,0,5,0], ceil_mode=1, "
+                    "count_include_pad=1)"),
+        ("ok", {"shapes": [[1, 1, 1, 3]]})),
+    "numpy-max-kernel-1e9-floor-empty": (
+        kernel_case("kernels.max_pool(np.ones((1,1,1,3), np.float32), kernel_shape=[10**9,1], "
+                    "strides=[2*10**9,1], pads=[3,0,5,0], return_indices=True)"),
+        ("ok", {"shapes": [[1, 1, 0, 3], [1, 1, 0, 3]]})),
     "numpy-max-pads-1e9": (
         kernel_case("kernels.max_pool(x, kernel_shape=[2,2], pads=[10**9]*4)"),
         ("raised", ["(MaxPool-22)", "[1, 1, 2000000003, 2000000003]"])),
@@ -426,8 +441,8 @@ CASES: dict[str, tuple[Callable[[], dict], tuple[str, Any]]] = {
                                   ("ok", {"shapes": [[1, 1, 3, 3]]})),
     "branch-via-reshape-wrong": (branch_case({}, [1, 1, 2, 2], via="Reshape"),
                                  ("ok", {"shapes": [[1, 1, 3, 3]]})),
-    "branch-op-fails": (branch_case({"kernel_shape": "9,9"}, [1, 1, 3, 3]),
-                        ("raised", ["node 'pool' (MaxPool-12)", "kernel span 9"])),
+    "branch-op-fails": (branch_case({"pads": ",".join([str(2**63 - 1)] * 4)}, [1, 1, 3, 3]),
+                        ("raised", ["node 'pool' (MaxPool-12)", str(2**63 - 1)])),
     "branch-rewritten-plain-wrong-declared": (
         branch_case({}, [1, 1, 2, 2], plain=True), ("ok", {"shapes": [[1, 1, 3, 3]]})),
     "branch-standard-rewritten-plain-op-fails": (

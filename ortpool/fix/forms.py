@@ -276,7 +276,11 @@ def pad_node(
     (RULINGS.md 8), so the result is multiplied by the constant ``kvol / count`` per output
     position (a count of 0 gives inf, and 0 * inf = NaN: the spec's 0/0). Example: n=5, k=2, s=2,
     ceil mode, no pads, count_include_pad=0: out = 3, pe' = 2*2 + 2 - 5 = 1; the third window
-    sums x4 + 0 over 2 and is multiplied by 2/1: x4.
+    sums x4 + 0 over 2 and is multiplied by 2/1: x4. A kernel longer than the padded input
+    (RULINGS.md 19), a 1x1 map, k=2, s=2, ceil mode: out = 1, pe' = 0 + 2 - 1 = 1, one window
+    over [x, 0] times 2/1 per axis: x, as the spec's one window (onnxruntime computes the node
+    as it is right too). Where the spec has no window (floor mode there) no Pad helps: a pool
+    that truncates its size toward zero, as onnxruntime's does, still makes one.
 
     onnxruntime's PadFusion folds a Pad of constant 0 into the pool after it (back into pads >=
     kernel, which it refuses); ``signed_zero`` pads with -0.0 instead, which adds nothing to a

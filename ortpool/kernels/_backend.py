@@ -8,13 +8,21 @@ default (``auto``) only a call of at least :data:`NUMBA_MIN_BYTES` brings numba 
 call takes the compiled kernel only when this process has it already. ``ORTPOOL_KERNELS=numba``
 compiles for every call (a deployment that ran ``ortpool warmup`` and serves small tensors),
 ``ORTPOOL_KERNELS=numpy`` never. Both paths give bit-identical results.
+
+``loaded`` never compiles: a call takes the compiled kernel only when this process holds it
+already, whatever its size. It is the default of the commands that are not latency-critical
+(``ortpool validate``, ``fix``, ``conformance``: :func:`prefer_loaded`): a first ``validate`` of
+a 1x3x640x640 model compiled five kernels for 67 s on a shared 2-core machine, where the numpy
+plans gave the same bits in 5 s (docs/validate.md, "Kernels").
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -32,20 +40,20 @@ NUMBA_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, 
 #: (Inception's 1x192x28x28, 600 KB) is far above.
 NUMBA_MIN_BYTES = 64 << 10
 
-_MODES = ("auto", "numba", "numpy")
+_MODES = ("auto", "numba", "numpy", "loaded")
 _mode: str | None = None
 _available: bool | None = None
 
 
 def mode() -> str:
-    """``"auto"``, ``"numba"`` (every call compiled) or ``"numpy"``: :func:`set_backend`, else
-    ``ORTPOOL_KERNELS`` (read once)."""
+    """``"auto"``, ``"numba"`` (every call compiled), ``"numpy"`` or ``"loaded"`` (never
+    compile): :func:`set_backend`, else ``ORTPOOL_KERNELS`` (read once)."""
     global _mode
     if _mode is None:
         choice = os.environ.get("ORTPOOL_KERNELS", "").strip().lower() or "auto"
         if choice not in _MODES:
             warnings.warn(
-                f"ORTPOOL_KERNELS={choice!r} is not one of auto, numba, numpy: using auto",
+                f"ORTPOOL_KERNELS={choice!r} is not one of auto, numba, numpy, loaded: using auto",
                 stacklevel=2,
             )
             choice = "auto"
@@ -99,7 +107,7 @@ def compiled(kernel: str, dtype: np.dtype, nbytes: int) -> bool:
     ``kernel`` (one of :data:`KERNELS`); see the module docstring for the rule."""
     if dtype not in NUMBA_DTYPES or mode() == "numpy":
         return False
-    if mode() == "auto" and nbytes < NUMBA_MIN_BYTES:
+    if mode() == "loaded" or (mode() == "auto" and nbytes < NUMBA_MIN_BYTES):
         return loaded(kernel, dtype)
     if backend() != "numba":
         return False
@@ -109,12 +117,38 @@ def compiled(kernel: str, dtype: np.dtype, nbytes: int) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def prefer_loaded() -> Iterator[None]:
+    """Plan for ``"loaded"`` inside the block, in this process and the processes it starts,
+    unless ``ORTPOOL_KERNELS`` names a mode: for a command whose first run must not wait for
+    numba to compile (the results are the same bits either way). The mode and the environment
+    are restored after it (a command run in-process leaves its caller's rule alone)."""
+    global _mode
+    if os.environ.get("ORTPOOL_KERNELS", "").strip():
+        yield
+        return
+    before, saved = _mode, os.environ.get("ORTPOOL_KERNELS")
+    # The environment carries the choice into child processes (``--jobs``, isolated runs).
+    os.environ["ORTPOOL_KERNELS"] = "loaded"
+    _calls.forget()
+    _mode = "loaded"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("ORTPOOL_KERNELS", None)
+        else:
+            os.environ["ORTPOOL_KERNELS"] = saved
+        _calls.forget()
+        _mode = before
+
+
 def set_backend(name: str | None) -> None:
-    """Plan for ``"auto"``, ``"numba"`` (every call) or ``"numpy"`` from now on (None: decide
-    again from the environment); forgets every cached plan."""
+    """Plan for ``"auto"``, ``"numba"`` (every call), ``"numpy"`` or ``"loaded"`` from now on
+    (None: decide again from the environment); forgets every cached plan."""
     global _mode
     if name not in (None, *_MODES):
-        raise ValueError(f"kernels {name!r}: expected 'auto', 'numba', 'numpy' or None")
+        raise ValueError(f"kernels {name!r}: expected 'auto', 'numba', 'numpy', 'loaded' or None")
     _calls.forget()
     _mode = name
     if name == "numba":

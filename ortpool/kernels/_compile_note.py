@@ -3,9 +3,11 @@
 A first compile stalls the call that needs it for 8-11 s; without a word, that reads as a hang.
 numba announces each compile through its event API (``numba:compile``), and only a real compile,
 never a load from its on-disk cache, so the note appears exactly when the wait happens. It goes
-to the ``ortpool`` logger (INFO, and the duration at the end), and straight to stderr when stderr
-is a terminal and logging is not configured: never to stdout, never into a pipe or a log file
-unasked.
+to the ``ortpool`` logger (INFO, and the duration at the end). When logging is not configured it
+also goes to stderr, never to stdout: on a terminal over the current line (a progress bar may be
+drawn there), otherwise as one plain line, so that a CI log or a service's stderr shows why a
+call stalled (a silent 41 s first ``validate`` in a pipe read as a hang). With logging
+configured, the handlers the application chose decide.
 """
 
 from __future__ import annotations
@@ -50,16 +52,19 @@ def message(kernel: str, dtype: str) -> str:
 
 
 def announce(text: str, stream: TextIO | None = None, terminal: bool = True) -> None:
-    """``text`` to the logger, and with ``terminal`` to ``stream`` (stderr) when it is a terminal
-    and logging is not configured."""
+    """``text`` to the logger, and with ``terminal`` to ``stream`` (stderr) when logging is not
+    configured: over the current line on a terminal, else as a plain line."""
     log.info(text)
     if terminal and not log.hasHandlers() and relay is not None:
         relay(text)
         return
     stream = stream or sys.stderr
-    if terminal and not log.hasHandlers() and getattr(stream, "isatty", lambda: False)():
-        # A progress bar may be drawn on the current line: clear it first.
-        stream.write(f"\r\033[Kortpool: {text}\n")
+    if terminal and not log.hasHandlers():
+        if getattr(stream, "isatty", lambda: False)():
+            # A progress bar may be drawn on the current line: clear it first.
+            stream.write(f"\r\033[Kortpool: {text}\n")
+        else:
+            stream.write(f"ortpool: {text}\n")
         stream.flush()
 
 

@@ -21,6 +21,7 @@ END_PAD_WINDOW = "end-pad-window"
 NAN = "nan"
 EMPTY_WINDOW = "empty-window"
 PADS_GE_KERNEL = "pads-ge-kernel"
+WINDOW_BEYOND_INPUT = "window-beyond-input"
 UNPOOL_OUTPUT_SHAPE = "unpool-output-shape"
 GLOBAL_MAX_NAN = "global-max-nan"
 ACCUMULATION = "accumulation"
@@ -36,6 +37,9 @@ TITLES: dict[str, str] = {
     NAN: "NaN handling (a window holding a NaN gives NaN, index of the first NaN)",
     EMPTY_WINDOW: "empty windows (pads >= kernel: a window holds no input element)",
     PADS_GE_KERNEL: "pads >= kernel_shape (legal: the spec allows any pad >= 0)",
+    WINDOW_BEYOND_INPUT: (
+        "kernel longer than the padded input (the spec's formula gives no window on an axis)"
+    ),
     UNPOOL_OUTPUT_SHAPE: "MaxUnpool with output_shape (indices address the output itself)",
     GLOBAL_MAX_NAN: "GlobalMaxPool with a NaN in a plane (NaN anywhere gives NaN)",
     ACCUMULATION: "accuracy: a sum rounded beyond the accuracy limit (RULINGS 17), not semantics",
@@ -117,6 +121,10 @@ def geometric_causes(op: str, attrs: PoolAttrs, spatial: Sequence[int]) -> list[
                     )
                 )
                 break
+    if attrs.auto_pad in ("NOTSET", "VALID"):
+        cause = _window_beyond_input(attrs, spatial)
+        if cause is not None:
+            causes.append(cause)
     if attrs.auto_pad == "NOTSET":
         for i, k in enumerate(attrs.kernel_shape):
             pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
@@ -144,6 +152,32 @@ def geometric_causes(op: str, attrs: PoolAttrs, spatial: Sequence[int]) -> list[
             )
             break
     return causes
+
+
+def _window_beyond_input(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
+    """An axis where the kernel is longer than the padded input and ruling 1's (VALID: ruling
+    3's) formula gives no window (RULINGS.md 19): a runtime that makes one differs. onnxruntime
+    divides ``(n + pb + pe - ek) / s`` truncating toward zero, so on a 1x1 map a k=2, s=2 floor
+    pool has one window there, where ``floor(-1/2) + 1 = 0``."""
+    for i, n in enumerate(spatial):
+        k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
+        pb, pe = (
+            (attrs.pads[i], attrs.pads[i + attrs.rank]) if attrs.auto_pad == "NOTSET" else (0, 0)
+        )
+        ek = effective_kernel(k, d)
+        span = n + pb + pe - ek
+        if span >= 0:
+            continue
+        ceil = bool(attrs.ceil_mode) and attrs.auto_pad == "NOTSET"
+        formula = f"ceil({span}/{s}) + 1" if ceil else f"floor({span}/{s}) + 1"
+        out = (-(-span // s) if ceil else span // s) + 1
+        if out <= 0:
+            return Cause(
+                WINDOW_BEYOND_INPUT,
+                f"axis {i}: kernel span {ek} > padded input {n} + {pb} + {pe}: {formula} = "
+                f"{out}, no window (RULINGS.md 19): the spec's output is empty there",
+            )
+    return None
 
 
 def recognise(
