@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "ortpool"
@@ -225,17 +226,29 @@ def test_every_module_has_a_layer() -> None:
         layer_of(module)
 
 
-def test_imports_only_go_down_the_layers() -> None:
-    mods, _ = _internal_graph()
-    found = upward_imports()
+def _check_edges(
+    found: list[tuple[str, int, str]], allowed: dict, key: Callable[[str, str], object], what: str
+) -> None:
+    """Fail on each import in ``found`` whose ``key(src, dst)`` is not in ``allowed``, printed as
+    ``file:line  src (layer) -> dst (layer)``, and on each ``allowed`` entry no longer found."""
+    mods, _ = _edges()
     new = [
-        f"{_where(mods, s, line)}  {s} ({layer_of(s)}) -> {d} ({layer_of(d)})"
+        f"{_where(mods, s, line)}  {s} ({layer_of(s)}) -> {d}"
+        + (f" ({layer_of(d)})" if d.startswith("ortpool") else "")
         for s, line, d in found
-        if (s, d) not in ALLOWED_UPWARD
+        if key(s, d) not in allowed
     ]
-    stale = sorted(set(ALLOWED_UPWARD) - {(s, d) for s, _, d in found})
-    assert not new, "imports against the layer order:\n" + "\n".join(new)
-    assert not stale, f"allowlisted upward imports that no longer occur (remove them): {stale}"
+    stale = sorted(set(allowed) - {key(s, d) for s, _, d in found})
+    assert not new, f"{what}:\n" + "\n".join(new)
+    assert not stale, f"allowlisted, no longer found (remove them from the allowlist): {stale}"
+
+
+def _pair(src: str, dst: str) -> tuple[str, str]:
+    return src, dst
+
+
+def test_imports_only_go_down_the_layers() -> None:
+    _check_edges(upward_imports(), ALLOWED_UPWARD, _pair, "imports against the layer order")
 
 
 def test_no_import_cycle() -> None:
@@ -260,16 +273,9 @@ def test_no_import_cycle() -> None:
 
 
 def test_onnxruntime_imported_only_in_ort() -> None:
-    mods, _ = _edges()
-    found = ort_imports()
-    new = [
-        f"{_where(mods, s, line)}  {s} ({layer_of(s)}) -> {t}"
-        for s, line, t in found
-        if s not in ALLOWED_ORT
-    ]
-    stale = sorted(set(ALLOWED_ORT) - {s for s, _, _ in found})
-    assert not new, "onnxruntime imported outside ortpool/ort/:\n" + "\n".join(new)
-    assert not stale, f"allowlisted onnxruntime importers that no longer do (remove them): {stale}"
+    _check_edges(
+        ort_imports(), ALLOWED_ORT, lambda s, _: s, "onnxruntime imported outside ortpool/ort/"
+    )
 
 
 def private_imports() -> list[tuple[str, int, str]]:
@@ -289,16 +295,9 @@ def private_imports() -> list[tuple[str, int, str]]:
 
 
 def test_private_modules_stay_in_their_package() -> None:
-    mods, _ = _internal_graph()
-    found = private_imports()
-    new = [
-        f"{_where(mods, s, line)}  {s} ({layer_of(s)}) -> {d} ({layer_of(d)})"
-        for s, line, d in found
-        if (s, d) not in ALLOWED_PRIVATE
-    ]
-    stale = sorted(set(ALLOWED_PRIVATE) - {(s, d) for s, _, d in found})
-    assert not new, "private modules of another package imported:\n" + "\n".join(new)
-    assert not stale, f"allowlisted private imports that no longer occur (remove them): {stale}"
+    _check_edges(
+        private_imports(), ALLOWED_PRIVATE, _pair, "private modules of another package imported"
+    )
 
 
 def test_the_checker_sees_function_level_and_relative_imports(tmp_path: Path) -> None:
