@@ -24,7 +24,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from ortpool import kernels
-from ortpool.ort.runtime import ir_version_for
+from ortpool.model.singlenode import ir_version_for
 
 
 @dataclasses.dataclass(frozen=True)

@@ -65,7 +65,7 @@ def run_fixed(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
 def find_node(model: onnx.ModelProto, name: str) -> tuple[onnx.NodeProto, int]:
     """The node named ``name`` anywhere in ``model`` (graph, subgraphs, functions) and the
     ai.onnx opset that governs it."""
-    from ortpool.rewrite.scopes import model_scopes
+    from ortpool.model.scopes import model_scopes
 
     for scope in model_scopes(model):
         for node in scope.nodes:
@@ -90,7 +90,7 @@ def builtin_defect(
     the defect."""
     import runtime_defects
 
-    from ortpool.validate import dtypes, tolerances
+    from ortpool import dtypes, tolerances
 
     rng = np.random.default_rng(0)
     if node.op_type in tolerances.GLOBAL_SUMS:

@@ -21,11 +21,12 @@ from ortpool.cli import main
 from ortpool.cliargs.accuracy import parse_limits
 from ortpool.errors import OrtpoolError
 from ortpool.fix.fixer import Options, fix_model
+from ortpool.model.singlenode import NodeSpec, builtin_model, feed_dict
+from ortpool.ort import ortrun
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec
-from ortpool.validate import causes, isolate, ortrun, results, terminal
+from ortpool.tolerances import AccuracyRule, node_tolerance, ulp
+from ortpool.validate import causes, isolate, results, terminal
 from ortpool.validate.compare import CAT_DIFFER, CAT_INACCURATE, CAT_NOTE, compare_values
-from ortpool.validate.singlenode import NodeSpec, builtin_model, feed_dict
-from ortpool.validate.tolerances import AccuracyRule, node_tolerance, ulp
 
 pytestmark = pytest.mark.onnxruntime
 

@@ -12,7 +12,7 @@ from onnx import TensorProto, helper
 
 import ortpool
 from ortpool.errors import OrtpoolError
-from ortpool.rewrite import branch_outputs
+from ortpool.model import branch_outputs
 
 
 def _branch_model(then_nodes, declared=(1, 1, 3, 3)) -> onnx.ModelProto:

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import runtime_defects
 
-from ortpool import versions
+from ortpool import dtypes, versions
 from ortpool.attributes import normalize
 from ortpool.cli import main
 from ortpool.errors import OrtpoolError
 from ortpool.ort import runtime
-from ortpool.validate import causes, conformance_compare, dtypes, grid, results
+from ortpool.validate import causes, conformance_compare, grid, results
 from ortpool.validate.conformance import cause_totals, matrix, run_conformance
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.

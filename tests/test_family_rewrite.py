@@ -113,7 +113,7 @@ def test_half_types_get_cast_pairs_rois_included(elem):
     if elem == T.BFLOAT16:
         return  # onnxruntime 1.31's Python API takes no bfloat16 array as a feed
 
-    from ortpool.validate import dtypes
+    from ortpool import dtypes
 
     np_type = dtypes.NUMPY[onnx.TensorProto.DataType.Name(elem).lower()]
     x = np.random.default_rng(1).standard_normal(X_SHAPE).astype(np_type)

@@ -10,10 +10,10 @@ import math
 import numpy as np
 import pytest
 
+from ortpool.model.singlenode import NodeSpec
+from ortpool.tolerances import Tolerance, node_tolerance, tolerance_for
 from ortpool.validate import causes, grid, isolate, results
 from ortpool.validate.conformance import matrix, run_conformance
-from ortpool.validate.singlenode import NodeSpec
-from ortpool.validate.tolerances import Tolerance, node_tolerance, tolerance_for
 
 NUMPY = isolate.Options(ortpool_runner=isolate.run_ortpool_numpy, threads=1)
 
@@ -152,7 +152,7 @@ def test_reference_defects_of_the_family(tmp_path):
                                    "ceil_mode": 1}, 1, 1)
     node = isolate.run_node("lp", spec, [x], NUMPY)
     assert node.ortpool_outputs[0].reshape(-1).tolist() == [3.0, 12.0, 13.0]
-    from ortpool.validate.singlenode import builtin_model, feed_dict
+    from ortpool.model.singlenode import builtin_model, feed_dict
 
     with reference.ReferenceWorker(timeout=60) as worker:
         status, payload, _ = worker.run(builtin_model(spec, [x]).SerializeToString(),

@@ -22,8 +22,8 @@ from ortpool.attributes import normalize
 from ortpool.fix import forms, inputs, lift
 from ortpool.fix.forms import NodeFacts
 from ortpool.geometry import effective_kernel
+from ortpool.tolerances import node_tolerance, tolerance_for
 from ortpool.validate.compare import compare_values
-from ortpool.validate.tolerances import node_tolerance, tolerance_for
 
 
 def facts_for(op, version, attrs, spatial, elem="float", indices_used=False, n_outputs=1):

@@ -22,7 +22,7 @@ from onnx import helper as h
 from support import CHILD_ENV, run_cli
 
 from ortpool import kernels
-from ortpool.validate.ortrun import classify
+from ortpool.ort.ortrun import classify
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime

@@ -25,7 +25,7 @@ from fix_support import (
 
 from ortpool import versions
 from ortpool.fix import choose, fix_with_report, report
-from ortpool.validate.tolerances import tolerance_for
+from ortpool.tolerances import tolerance_for
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime

@@ -188,7 +188,7 @@ def test_rewritten_pools_in_an_if_branch_keep_openvino_out():
     an ortpool op inside (docs/rewrite.md); with the branch pools left built-in the rewritten
     model runs there. (Every other bundled model rewritten runs there: the validate test.)"""
     from ortpool.model import inputs
-    from ortpool.rewrite.scopes import is_pool, model_scopes
+    from ortpool.model.scopes import is_pool, model_scopes
 
     model = onnx.load(ROOT / "models" / "cnn.onnx")
     feeds = inputs.resolve(model).feeds
@@ -240,8 +240,8 @@ def _one_node(case, feeds, providers: list[str]):
     its verdicts are what is checked): (Y, the provider that executed the node)."""
     import onnxruntime as ort
 
+    from ortpool.model.singlenode import builtin_model, feed_dict
     from ortpool.ort.runtime_spec import placement, profile_dir
-    from ortpool.validate.singlenode import builtin_model, feed_dict
 
     model = builtin_model(case.spec(), feeds)
     options = ort.SessionOptions()

@@ -30,9 +30,9 @@ from test_fix_forms import facts_for, run_plan
 from ortpool import kernels, versions
 from ortpool.fix import forms
 from ortpool.kernels import _backend
+from ortpool.model.singlenode import NodeSpec
 from ortpool.validate import causes, results
 from ortpool.validate.isolate import Options, run_node
-from ortpool.validate.singlenode import NodeSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -23,10 +23,9 @@ from support import CHILD_ENV, run_cli
 
 from ortpool.cli import main
 from ortpool.cliargs import runtime as runtime_args
-from ortpool.ort import runtime
+from ortpool.model.singlenode import NodeSpec, builtin_model, feed_dict
+from ortpool.ort import ortrun, runtime
 from ortpool.ort.runtime_spec import CPU, Provider, RuntimeSpec, parse_providers
-from ortpool.validate import ortrun
-from ortpool.validate.singlenode import NodeSpec, builtin_model, feed_dict
 
 pytestmark = pytest.mark.onnxruntime
 

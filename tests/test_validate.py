@@ -11,11 +11,13 @@ import pytest
 import runtime_defects
 from onnx import TensorProto, helper
 
-from ortpool import versions
+from ortpool import dtypes, versions
 from ortpool.attributes import normalize
 from ortpool.cli import main
 from ortpool.geometry import pool_geometry
-from ortpool.validate import causes, dtypes, results
+from ortpool.model.singlenode import NodeSpec
+from ortpool.tolerances import Tolerance, tolerance_for
+from ortpool.validate import causes, results
 from ortpool.validate.compare import (
     CAT_DIFFER,
     CAT_TIE,
@@ -24,8 +26,6 @@ from ortpool.validate.compare import (
     ruling_cells,
 )
 from ortpool.validate.isolate import Options, run_node, run_ortpool_numpy
-from ortpool.validate.singlenode import NodeSpec
-from ortpool.validate.tolerances import Tolerance, tolerance_for
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime

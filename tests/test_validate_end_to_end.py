@@ -17,9 +17,9 @@ import onnx
 import pytest
 
 from ortpool.cli import main
+from ortpool.model.singlenode import NodeSpec
 from ortpool.validate import endtoend, results
 from ortpool.validate.isolate import Options, run_node
-from ortpool.validate.singlenode import NodeSpec
 from ortpool.validate.validator import bundled_models_dir
 
 FIGURES = re.compile(

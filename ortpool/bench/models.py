@@ -7,7 +7,7 @@ from onnx import TensorProto, helper
 
 from ortpool import versions
 from ortpool.bench.cases import Case
-from ortpool.ort.runtime import IR_VERSION
+from ortpool.model.singlenode import IR_VERSION
 
 
 def _io(case: Case) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto]]:

@@ -13,10 +13,9 @@ from ortpool import kernels
 from ortpool.bench import models, reference
 from ortpool.bench.cases import Case
 from ortpool.bench.timing import Stats, interleaved
-from ortpool.ort import runtime_spec
+from ortpool.ort import ortrun, runtime_spec
 from ortpool.ort.runtime_spec import RuntimeSpec
-from ortpool.validate import ortrun
-from ortpool.validate.tolerances import GLOBAL_SUMS, WINDOW_SUMS
+from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS
 
 ORTPOOL = "ortpool"
 NUMPY = "numpy"

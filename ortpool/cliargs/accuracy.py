@@ -8,7 +8,7 @@ import argparse
 import math
 
 from ortpool.errors import OrtpoolError
-from ortpool.validate.tolerances import ACCUMULATION, DEFAULT_RULE, AccuracyRule
+from ortpool.tolerances import ACCUMULATION, DEFAULT_RULE, AccuracyRule
 
 _TYPES = sorted(set(ACCUMULATION.values()))
 

@@ -31,11 +31,11 @@ import onnx
 from ortpool import modelfile
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.fix.report import FixReport, NodeFix
+from ortpool.model.files import write_file
 from ortpool.model.inputs import InputSpec
 from ortpool.ort.runtime_spec import DEFAULT_LEVEL, RuntimeSpec, parse_providers
-from ortpool.rewrite import write_file
 from ortpool.rewrite.selection import Selection
-from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 __all__ = ["FixReport", "NodeFix", "fix", "fix_file", "fix_with_report"]
 
@@ -108,7 +108,7 @@ def fix_with_report(
     (:func:`ortpool.model.inputs.resolve`: open dims otherwise take the defaults; rois and MaxUnpool
     indices fed as inputs must be given); ``accuracy``: RULINGS.md 17's thresholds for averages and
     norms (a node whose only difference is an accuracy note is left as it is;
-    :class:`ortpool.validate.tolerances.AccuracyRule`). A model given by path is read without its
+    :class:`ortpool.tolerances.AccuracyRule`). A model given by path is read without its
     external data, which the proofs read from the model's folder (``source_dir`` for a proto).
     """
     options = _options(
@@ -137,7 +137,7 @@ def fix_file(
     **options: Any,
 ) -> FixReport:
     """Fix the model file ``source`` into ``target``, written as ``ortpool rewrite`` writes
-    (:func:`ortpool.rewrite.write_file`: weights never loaded, external data cloned or copied
+    (:func:`ortpool.model.files.write_file`: weights never loaded, external data cloned or copied
     next to it, hard-linked with ``link_data``; every destination checked before the proofs
     run; all files or none). No model is written when a node could not be proven unless
     ``allow_unproven``, nor with ``dry_run``; the JSON report (``json_report``) is written

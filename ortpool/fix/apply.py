@@ -4,7 +4,7 @@ Each node is replaced, where it stands, by the nodes :func:`ortpool.fix.emit.emi
 its plan (the node itself for ``unchanged``); every other node, value, initializer, name and
 doc string stays. A node realized as ortpool's op brings the ``ortpool`` opset import to the
 graph or function that holds it, and a subgraph output it writes gets its declared sizes set
-aside as ``ortpool rewrite`` does (:mod:`ortpool.rewrite.branch_outputs`).
+aside as ``ortpool rewrite`` does (:mod:`ortpool.model.branch_outputs`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from ortpool import optypes
 from ortpool.fix import emit
 from ortpool.fix.forms import Plan
 from ortpool.fix.sites import Site
-from ortpool.rewrite import branch_outputs, retarget
+from ortpool.model import branch_outputs
+from ortpool.model.scopes import model_scopes
+from ortpool.rewrite import retarget
 from ortpool.rewrite.passes import imports_of, position_of
-from ortpool.rewrite.scopes import model_scopes
 
 
 def apply(

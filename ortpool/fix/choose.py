@@ -18,7 +18,7 @@ from ortpool.fix.inputs import FeedSet
 from ortpool.fix.prove import Proof, prove_plan
 from ortpool.fix.sites import Site
 from ortpool.ort.runtime_spec import RuntimeSpec
-from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 NOT_APPLICABLE = "not applicable"
 NOT_WRITABLE = "not writable at this opset"

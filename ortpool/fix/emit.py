@@ -22,11 +22,10 @@ import onnx
 import onnx.defs
 from onnx import TensorProto, helper, numpy_helper
 
-from ortpool import versions
+from ortpool import dtypes, versions
 from ortpool.fix.forms import NodeFacts, Plan
 from ortpool.rewrite import retarget
 from ortpool.rewrite.checks import check_node, node_name
-from ortpool.validate import dtypes
 
 MARK = "ortpool-fix:"
 

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from ortpool import dtypes
 from ortpool.fix import inputs as feeds_mod
 from ortpool.fix import lift
 from ortpool.fix import report as report_mod
@@ -33,15 +34,14 @@ from ortpool.fix.choose import NOT_IN_MODEL, Attempt, Choice, choose
 from ortpool.fix.forms import Plan
 from ortpool.fix.prove import Proof, compare, prove_in_region, sets_for, short_error
 from ortpool.fix.sites import Site, find_sites
+from ortpool.model import capture as capture_mod
 from ortpool.model import inputs as model_inputs
+from ortpool.model.scopes import ai_onnx_opset
 from ortpool.ort import runtime_spec
 from ortpool.ort.runtime import stamp
 from ortpool.ort.runtime_spec import RuntimeSpec
-from ortpool.rewrite.scopes import ai_onnx_opset
 from ortpool.rewrite.selection import Selection
-from ortpool.validate import capture as capture_mod
-from ortpool.validate import dtypes
-from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 #: Seeds of the generated model inputs the written model is proven on.
 MODEL_SEEDS = (0, 1)

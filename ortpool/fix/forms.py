@@ -36,10 +36,10 @@ import numpy as np
 
 from ortpool import versions
 from ortpool.attributes import NodeAttrs, PoolAttrs
+from ortpool.dtypes import FLOATS
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry, effective_kernel, pool_geometry, same_pads
-from ortpool.validate.dtypes import FLOATS
-from ortpool.validate.tolerances import GLOBAL_SUMS
+from ortpool.tolerances import GLOBAL_SUMS
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS, OpVersion
 
 UNCHANGED = "unchanged"

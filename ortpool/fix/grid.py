@@ -21,11 +21,11 @@ from onnx import helper
 
 from ortpool.fix import report as report_mod
 from ortpool.fix.fixer import Options, fix_model
+from ortpool.model.singlenode import builtin_model, feed_dict
 from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.tolerances import node_tolerance
 from ortpool.validate import grid, isolate, results
 from ortpool.validate.compare import compare_values
-from ortpool.validate.singlenode import builtin_model, feed_dict
-from ortpool.validate.tolerances import node_tolerance
 
 AGREEING = (results.AGREE, results.TIES)
 

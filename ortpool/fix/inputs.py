@@ -25,15 +25,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ortpool import kernels
+from ortpool import dtypes, kernels
 from ortpool.attributes import PoolAttrs
 from ortpool.errors import OrtpoolError
 from ortpool.fix.forms import FLOATS, MAX_LIKE, NodeFacts, lowest
 from ortpool.geometry import effective_kernel
 from ortpool.model.inputs import random_tensor
-from ortpool.validate import dtypes, isolate
-from ortpool.validate.singlenode import NodeSpec
-from ortpool.validate.tolerances import GLOBAL_SUMS
+from ortpool.model.singlenode import NodeSpec
+from ortpool.tolerances import GLOBAL_SUMS
+from ortpool.validate import isolate
 
 #: the label of an input set captured from a run of the model
 CAPTURED = "captured from the model's run"

@@ -29,7 +29,7 @@ from onnx import helper
 
 from ortpool import versions
 from ortpool.attributes import attribute_values
-from ortpool.rewrite.scopes import AI_ONNX, model_scopes
+from ortpool.model.scopes import AI_ONNX, model_scopes
 from ortpool.versions import OpVersion
 
 #: Attributes a later version adds, with the value that does what the earlier version did.

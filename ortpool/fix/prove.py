@@ -4,7 +4,7 @@ A realization (a :class:`~ortpool.fix.forms.Plan` written by :mod:`ortpool.fix.e
 *exact* on a runtime when, on every proof input (:mod:`ortpool.fix.inputs`), the runtime's
 outputs equal the spec's (RULINGS.md 16): bit for bit for max and unpool values and for Indices
 (ties are not forgiven: a different index is a different result for a MaxUnpool downstream), and
-for averages and norms within RULINGS.md 17's accuracy rule (:mod:`ortpool.validate.tolerances`):
+for averages and norms within RULINGS.md 17's accuracy rule (:mod:`ortpool.tolerances`):
 a form whose only difference is an accuracy note is exact, as ``validate`` calls it agreeing.
 The session runs at the runtime's optimization level, so a graph optimizer that folds the form
 back into what the runtime gets wrong (PadFusion) is caught; the run is then repeated with
@@ -21,18 +21,16 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ortpool import optypes
+from ortpool import dtypes, optypes
 from ortpool.fix import emit
 from ortpool.fix.forms import NodeFacts, Plan
 from ortpool.fix.inputs import FeedSet
+from ortpool.model.singlenode import INPUT_NAMES, ir_version_for
 from ortpool.ort import runtime_spec
-from ortpool.ort.runtime import ir_version_for
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite import retarget
-from ortpool.validate import dtypes
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, tolerance_for
 from ortpool.validate.compare import compare_values
-from ortpool.validate.singlenode import INPUT_NAMES
-from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, tolerance_for
 
 
 @dataclasses.dataclass
@@ -355,7 +353,7 @@ def optimizer_change(model: onnx.ModelProto, runtime: RuntimeSpec) -> str:
 
 def short_error(err: Exception) -> str:
     """onnxruntime's error as one line, its source location and status prefix left out."""
-    from ortpool.validate.ortrun import classify
+    from ortpool.ort.ortrun import classify
 
     return str(classify(err, "load"))[:400]
 

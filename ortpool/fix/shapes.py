@@ -26,8 +26,7 @@ from ortpool import versions
 from ortpool.attributes import attribute_values
 from ortpool.errors import OrtpoolError
 from ortpool.kernels.shapes import output_shape
-from ortpool.rewrite.elemtypes import TypeTable, function_probe, inference_copy
-from ortpool.rewrite.scopes import (
+from ortpool.model.scopes import (
     AI_ONNX,
     ScopeKey,
     ai_onnx_opset,
@@ -36,6 +35,7 @@ from ortpool.rewrite.scopes import (
     model_scopes,
     subgraphs,
 )
+from ortpool.rewrite.elemtypes import TypeTable, function_probe, inference_copy
 
 #: Rounds of inference with spec sizes cut in; each round fixes at least one more pool.
 _ROUNDS = 8

@@ -17,15 +17,14 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from ortpool import versions
+from ortpool import dtypes, versions
 from ortpool.errors import OrtpoolError
 from ortpool.fix.forms import NodeFacts
 from ortpool.fix.shapes import ShapeTable, learn_shapes
+from ortpool.model.scopes import Scope, is_pool, is_standard, model_scopes, subgraphs
+from ortpool.model.singlenode import attribute_dict
 from ortpool.rewrite.checks import check_node, node_name, resolve_version
-from ortpool.rewrite.scopes import Scope, is_pool, is_standard, model_scopes, subgraphs
 from ortpool.rewrite.selection import Selection
-from ortpool.validate import dtypes
-from ortpool.validate.singlenode import attribute_dict
 from ortpool.versions import GLOBAL_OPERATORS
 
 

@@ -26,7 +26,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ortpool.kernels import _calls
+from ortpool.kernels import _calls, _compile_note
+from ortpool.kernels._compile_note import KERNELS  # the table lives with the note naming them
 
 #: Element types the compiled kernels take (float16/bfloat16 are computed in float32 anyway).
 NUMBA_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8))
@@ -38,17 +39,6 @@ NUMBA_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, 
 #: The bundled models and the validator's nodes are under 10 KB; the smallest benchmark shape
 #: (Inception's 1x192x28x28, 600 KB) is far above.
 NUMBA_MIN_BYTES = 64 << 10
-
-#: The compiled kernels, by their name: the module that holds each, and the operator it computes
-#: (as the compile note on the terminal names it, :mod:`._compile_note`).
-KERNELS: dict[str, tuple[str, str]] = {
-    "max_planes": ("ortpool.kernels._numba", "MaxPool"),
-    "max_indices": ("ortpool.kernels._numba", "MaxPool with Indices"),
-    "average_planes": ("ortpool.kernels._numba", "AveragePool"),
-    "scatter": ("ortpool.kernels._numba", "MaxUnpool"),
-    "plane_sums": ("ortpool.kernels._numba_family", "GlobalAveragePool/GlobalLpPool"),
-    "roi_max": ("ortpool.kernels._numba_family", "MaxRoiPool"),
-}
 
 _MODES = ("auto", "numba", "numpy", "loaded")
 _mode: str | None = None
@@ -88,8 +78,6 @@ def backend() -> str:
                 )
             _available = False
         else:
-            from ortpool.kernels import _compile_note
-
             _compile_note.install()
             _available = True
     return "numba" if _available else "numpy"

@@ -19,8 +19,6 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from ortpool.kernels._backend import KERNELS
-
 log = logging.getLogger("ortpool")
 
 #: These compile in well under a second (the scatter 0.1-0.4 s, the RoI max 0.4 s): worth a log
@@ -32,6 +30,17 @@ _installed = False
 #: Where the note goes instead of this process's stderr: a model's process of ``ortpool validate``
 #: (its stderr is a file) hands it to the command, which writes it on its terminal at once.
 relay: Callable[[str], None] | None = None
+
+#: The compiled kernels, by their name: the module that holds each, and the operator it computes
+#: (as the compile note on the terminal names it); :mod:`._backend` asks whether each is loaded.
+KERNELS: dict[str, tuple[str, str]] = {
+    "max_planes": ("ortpool.kernels._numba", "MaxPool"),
+    "max_indices": ("ortpool.kernels._numba", "MaxPool with Indices"),
+    "average_planes": ("ortpool.kernels._numba", "AveragePool"),
+    "scatter": ("ortpool.kernels._numba", "MaxUnpool"),
+    "plane_sums": ("ortpool.kernels._numba_family", "GlobalAveragePool/GlobalLpPool"),
+    "roi_max": ("ortpool.kernels._numba_family", "MaxRoiPool"),
+}
 
 
 def message(kernel: str, dtype: str) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from numba import njit
 
 # Columns of a pass row (int64), as :func:`._numba_plans.numba_passes` writes them.
-from ortpool.kernels._numba_plans import FIRST, INNER, JH, JL, OUT, OUTER, PB, D, K, N, S
+from ortpool.kernels._pass_rows import FIRST, INNER, JH, JL, OUT, OUTER, PB, D, K, N, S
 
 # error_model "numpy": x / 0 gives inf or NaN as in numpy (the default "python" would raise).
 _OPTS = {

@@ -14,8 +14,8 @@ from ortpool.kernels import _parallel
 from ortpool.kernels._buffers import output, scratch
 from ortpool.kernels._common import lowest
 
-#: The columns of a pass row of :func:`numba_passes`, read by :mod:`ortpool.kernels._numba`.
-N, OUT, OUTER, INNER, S, D, PB, FIRST, K, JL, JH = range(11)
+# The columns of a pass row of :func:`numba_passes`, read by :mod:`ortpool.kernels._numba`.
+from ortpool.kernels._pass_rows import INNER, OUT, OUTER, N
 
 
 def _numba_module() -> Any:

@@ -29,13 +29,7 @@ import numpy as np
 
 from ortpool.kernels import _backend, _buffers, _calls, _parallel
 from ortpool.kernels._common import checked, lowest
-
-#: Lanes of a plain (float64) and of a compensated sum (see the module docstring).
-LANES = 256
-COMPENSATED_LANES = 1024
-
-#: What is summed per element: the value, its absolute value, its square (in float64).
-VALUES, ABS, SQUARE = 0, 1, 2
+from ortpool.kernels._lanes import ABS, COMPENSATED_LANES, LANES, SQUARE, VALUES
 
 
 def lane_count(size: int, cap: int) -> int:

@@ -2,6 +2,6 @@
 and what the installed runtime is (``runtime``).
 
 Importing ``register``, ``hook`` or ``session`` imports onnxruntime and onnxruntime-extensions
-(about 250 MB); ``runtime`` imports them only when asked for versions or the IR limit, so the
-model builders that need just its ``IR_VERSION`` stay light. The rest of ortpool imports neither.
+(about 250 MB); ``runtime`` imports them only when asked for versions or the IR limit.
+The rest of ortpool imports neither.
 """

@@ -1,10 +1,10 @@
 """The onnxruntime ortpool runs against: which build is installed (:func:`build`), the one-line
-answer when none is (:func:`require`), the IR version of the models ortpool builds, what the
-installed runtime reads, and the versions a report names.
+answer when none is (:func:`require`), the newest IR version the installed runtime reads (the
+stamp of the models ortpool builds is :data:`ortpool.model.singlenode.IR_VERSION`), and the
+versions a report names.
 
-Nothing here imports onnxruntime at module level: the model builders that only need
-``IR_VERSION`` (the validator's isolated nodes, the benchmark models) stay light, and
-``ortpool rewrite`` runs where no onnxruntime is installed.
+Nothing here imports onnxruntime at module level: ``ortpool rewrite`` runs where no onnxruntime
+is installed.
 """
 
 from __future__ import annotations
@@ -14,26 +14,14 @@ import importlib.util
 from typing import TYPE_CHECKING
 
 from ortpool.errors import OrtpoolError
+from ortpool.model.singlenode import IR_VERSION  # the stamp of every model ortpool builds
 
 if TYPE_CHECKING:
     import onnx
 
-#: The IR version of every model ortpool builds. onnxruntime 1.21 and 1.22, the oldest releases
-#: ortpool supports, read IR 10 at most (1.23 reads 11, 1.24 to 1.31 read 13, 1.32 reads 14;
-#: measured), so one stamp suits the whole range and no model depends on which runtime is
-#: installed. IR 10 also covers every opset up to 22, the newest with a pooling version.
-IR_VERSION = 10
-
-
 #: The session config entry naming the folder where onnxruntime resolves the external data of a
 #: model handed over as bytes (a copy ortpool changed in memory).
 EXTERNAL_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
-
-
-def ir_version_for(opset: int) -> int:
-    """The IR version of a model ortpool builds at ai.onnx ``opset``: :data:`IR_VERSION`, or 3
-    below opset 7 (the models of those opsets' time; onnxruntime loads them as such)."""
-    return IR_VERSION if opset >= 7 else 3
 
 
 #: The distributions that install the ``onnxruntime`` module, each with its own providers; they

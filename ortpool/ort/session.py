@@ -24,12 +24,12 @@ from onnxruntime_extensions import get_library_path
 from ortpool import optypes
 from ortpool.attributes import attribute_values, normalize
 from ortpool.errors import OrtpoolError
+from ortpool.model import branch_outputs
+from ortpool.model.external import external_locations
 from ortpool.ort import failures
 from ortpool.ort.register import register
 from ortpool.ort.runtime import EXTERNAL_FOLDER_KEY
 from ortpool.ort.runtime_spec import Provider, RuntimeSpec, create
-from ortpool.rewrite import branch_outputs
-from ortpool.rewrite.external import external_locations
 
 #: Session config entry marking options that already hold the custom-op library: loading it
 #: twice into one SessionOptions makes session creation fail ("Conflicting with a registered
@@ -261,7 +261,7 @@ class InferenceSession:
         source: str | bytes
         if branch_outputs.pending(proto):
             # Hand-written ortpool nodes behind a branch output of fixed shape: run a copy with
-            # that shape set aside (see ortpool.rewrite.branch_outputs), as 'ortpool rewrite'
+            # that shape set aside (see ortpool.model.branch_outputs), as 'ortpool rewrite'
             # writes it.
             if proto is model:
                 proto = onnx.ModelProto()

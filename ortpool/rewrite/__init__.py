@@ -22,19 +22,16 @@ from __future__ import annotations
 import os
 import sys
 import types
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 import onnx
 
 from ortpool import modelfile
-from ortpool.rewrite import external
+from ortpool.model.files import save, write_file
 from ortpool.rewrite.passes import restore_model, rewrite_model
 from ortpool.rewrite.report import NodeReport, RewriteReport
 from ortpool.rewrite.retarget import CAST_MARK
 from ortpool.rewrite.selection import Selection
-from ortpool.staging import Destination, StagedFiles
 
 __all__ = [
     "CAST_MARK",
@@ -109,88 +106,6 @@ def restore_with_report(
 def restore(model: ModelLike, **options: Any) -> onnx.ModelProto:
     """:func:`restore_with_report` without the report."""
     return restore_with_report(model, **options)[0]
-
-
-def save(
-    model: onnx.ModelProto,
-    path: str | os.PathLike,
-    source_dir: str | os.PathLike | None = None,
-    *,
-    link_data: bool = False,
-) -> list[str]:
-    """Write ``model`` to ``path``; its external data, found relative to ``source_dir``, is
-    hard-linked (or copied) next to it. Returns notes on what was done with each data file.
-    Every file is written or none (:mod:`ortpool.staging`)."""
-    source_dir = Path(source_dir) if source_dir is not None else None
-    sources = external.data_sources(model, source_dir) if source_dir is not None else []
-    with StagedFiles(sources) as files:
-        notes = _stage(files, files.add(path, "the output"), model, source_dir, link_data)
-        files.commit()
-    return notes
-
-
-def _stage(
-    files: StagedFiles,
-    output: Destination,
-    model: onnx.ModelProto,
-    source_dir: Path | None,
-    link_data: bool,
-) -> list[str]:
-    """Check where each external data file goes, then stage the model and the data files;
-    returns the notes on the data files."""
-    if source_dir is None:
-        output.write(external.serialize(model))
-        if external.external_locations(model):
-            return ["external data references written as they are (no source_dir given)"]
-        return []
-    plan = external.plan_data(model, source_dir, output.path.parent, files)
-    output.write(external.serialize(model))
-    return plan.stage(link_data)
-
-
-class FileReport(Protocol):
-    """What :func:`write_file` needs of a command's report."""
-
-    notes: list[str]
-
-    def to_json(self) -> str: ...
-
-
-Report = TypeVar("Report", bound=FileReport)
-
-
-def write_file(
-    source: str | os.PathLike,
-    target: str | os.PathLike,
-    produce: Callable[[onnx.ModelProto, Path], tuple[onnx.ModelProto | None, Report]],
-    *,
-    link_data: bool = False,
-    json_report: str | os.PathLike | None = None,
-) -> Report:
-    """Read the model file ``source`` (weights never loaded), make the result with
-    ``produce(model, source_dir)`` and write it to ``target`` with its external data, and the
-    report to ``json_report``: all of it or nothing (:mod:`ortpool.staging`).
-
-    Every destination is checked, and its folder proven writable, before ``produce`` runs.
-    ``produce`` may return no model (``ortpool fix`` writes none it could not prove, nor on a
-    dry run): the report is still written where asked, the output is not touched.
-    """
-    source = Path(source)
-    model = modelfile.read(source, load_external_data=False)
-    sources = [(source, "the input model"), *external.data_sources(model, source.parent)]
-    with StagedFiles(sources) as files:
-        output = files.add(target, "the output")
-        report_file = files.add(json_report, "the JSON report") if json_report else None
-        files.reserve()
-        result, report = produce(model, source.parent)
-        if result is None:
-            files.drop(output)
-        else:
-            report.notes.extend(_stage(files, output, result, source.parent, link_data))
-        if report_file is not None:
-            report_file.write(report.to_json().encode())
-        files.commit()
-    return report
 
 
 def _run_file(

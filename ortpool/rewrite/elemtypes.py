@@ -20,7 +20,7 @@ from collections.abc import Iterable
 import onnx
 from onnx import AttributeProto, TensorProto
 
-from ortpool.rewrite.scopes import (
+from ortpool.model.scopes import (
     Scope,
     ScopeKey,
     called_function,

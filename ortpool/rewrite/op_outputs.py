@@ -21,7 +21,7 @@ declared size in and trusts it (measured: a declared ``[2, 8, 9, 9]`` where the 
 * subgraphs (If, Loop, Scan bodies) and function bodies: the rank only (fresh symbolic names on
   every axis). A body runs with other sizes at other iterations and call sites, and a branch
   output of static declared shape is allocated ahead by onnxruntime (see
-  :mod:`ortpool.rewrite.branch_outputs`).
+  :mod:`ortpool.model.branch_outputs`).
 
 A value already declared (graph input, output or value_info) keeps its declaration. Each
 declaration written carries :data:`MARK` as its doc string; :func:`remove` (run by a restore)
@@ -40,9 +40,9 @@ from ortpool import optypes
 from ortpool.attributes import attribute_values
 from ortpool.errors import OrtpoolError
 from ortpool.kernels.shapes import output_shape
+from ortpool.model.scopes import Scope, model_scopes, subgraphs
 from ortpool.rewrite.elemtypes import Dim, TypeTable
 from ortpool.rewrite.retarget import is_inserted_cast
-from ortpool.rewrite.scopes import Scope, model_scopes, subgraphs
 from ortpool.versions import GLOBAL_OPERATORS
 
 #: The doc string of every value_info entry a rewrite writes; a restore removes those entries.

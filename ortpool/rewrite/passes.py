@@ -1,6 +1,6 @@
 """The two passes over a whole model: standard pooling -> ortpool (rewrite) and back (restore).
 
-Both edit a model in place, scope by scope (see :mod:`ortpool.rewrite.scopes`), replacing only
+Both edit a model in place, scope by scope (see :mod:`ortpool.model.scopes`), replacing only
 the pooling nodes they change (plus the marked Casts a rewrite inserts and a restore removes),
 the ``ortpool`` opset import and the marked declarations of ortpool outputs
 (:mod:`ortpool.rewrite.op_outputs`); node order, names, graph inputs and outputs, initializers,
@@ -14,12 +14,13 @@ import onnx
 from ortpool import optypes
 from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
+from ortpool.model import branch_outputs
+from ortpool.model.scopes import Scope, is_pool, model_scopes
 from ortpool.ort import runtime
-from ortpool.rewrite import branch_outputs, op_outputs, retarget
+from ortpool.rewrite import op_outputs, retarget
 from ortpool.rewrite.checks import check_node, node_name, resolve_version
 from ortpool.rewrite.elemtypes import MIXED, TypeTable, learn_types
 from ortpool.rewrite.report import LEFT_ALONE, RESTORED, RETARGETED, NodeReport, RewriteReport
-from ortpool.rewrite.scopes import Scope, is_pool, model_scopes
 from ortpool.rewrite.selection import Selection
 
 _CAST_FROM = {"float16": onnx.TensorProto.FLOAT16, "bfloat16": onnx.TensorProto.BFLOAT16}

@@ -2,11 +2,12 @@
 
 ``ortpool validate`` (per node in isolation and end to end, on a real model) and
 ``ortpool conformance`` (a generated grid of single-node cases) share the pieces of this package:
-input generation (:mod:`.inputs`), running nodes in onnxruntime (:mod:`.ortrun`,
-:mod:`.singlenode`, :mod:`.capture`), comparison (:mod:`.compare`), cause recognition
-(:mod:`.causes`), the onnx reference evaluator column (:mod:`.reference`) and the reports
-(:mod:`.terminal`, :mod:`.jsonreport`, :mod:`.html`). ``validate_models`` (:mod:`.batch`) runs
-several models, each in a child process of its own, every one reported whatever the others do.
+input generation (:mod:`.inputs`), running nodes in onnxruntime (:mod:`ortpool.ort.ortrun`,
+:mod:`ortpool.model.singlenode`, :mod:`ortpool.model.capture`), comparison (:mod:`.compare`), cause
+recognition (:mod:`.causes`), the onnx reference evaluator column (:mod:`.reference`) and the
+reports (:mod:`.terminal`, :mod:`.jsonreport`, :mod:`.html`). ``validate_models`` (:mod:`.batch`)
+runs several models, each in a child process of its own, every one reported whatever the others
+do.
 """
 
 from __future__ import annotations

@@ -460,7 +460,7 @@ def warm() -> None:
         import onnx
         from onnx import helper
 
-        from ortpool.ort.runtime import IR_VERSION
+        from ortpool.model.singlenode import IR_VERSION
         from ortpool.validate import validator
 
         node = helper.make_node("MaxPool", ["x"], ["y"], name="warm", kernel_shape=[2, 2])

@@ -196,7 +196,7 @@ def recognise(
 
     ``nan_cells``/``empty_cells``: differing cells in NaN windows / empty windows;
     ``accumulation_cells``: cells of an average or a norm beyond the accuracy limit but within
-    what a running sum over its ``window`` elements may lose (:mod:`ortpool.validate.tolerances`).
+    what a running sum over its ``window`` elements may lose (:mod:`ortpool.tolerances`).
     """
     if not differs:
         return []

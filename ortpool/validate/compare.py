@@ -20,7 +20,7 @@ import numpy as np
 
 from ortpool.geometry import PoolGeometry
 from ortpool.kernels import window_max
-from ortpool.validate.tolerances import Accuracy, Tolerance
+from ortpool.tolerances import Accuracy, Tolerance
 from ortpool.versions import GLOBAL_OPERATORS
 
 CAT_AGREE, CAT_TIE, CAT_NOTE, CAT_RULING, CAT_INACCURATE, CAT_DIFFER, CAT_MISSING = range(7)

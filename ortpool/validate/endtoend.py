@@ -24,9 +24,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ortpool.validate import dtypes, results
+from ortpool import dtypes
+from ortpool.tolerances import Tolerance, tolerance_for
+from ortpool.validate import results
 from ortpool.validate.compare import compare_values
-from ortpool.validate.tolerances import Tolerance, tolerance_for
 
 
 def magnitude(a: np.ndarray, b: np.ndarray) -> float:

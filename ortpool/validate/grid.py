@@ -32,7 +32,7 @@ import numpy as np
 
 from ortpool import kernels, versions
 from ortpool.model.inputs import random_tensor
-from ortpool.validate.singlenode import NodeSpec
+from ortpool.model.singlenode import NodeSpec
 from ortpool.versions import GLOBAL_OPERATORS
 
 #: (n, k, s, pads for "pads", pads for "big-pads") per axis kind

@@ -1,9 +1,10 @@
 """One pooling node, alone, through onnxruntime's built-in kernel and through ortpool.
 
-The node is rebuilt as a single-node model (:mod:`.singlenode`) and fed exactly the given
-arrays, so a difference belongs to this node and nothing upstream. The ortpool side runs either
-through an ``ortpool.InferenceSession`` (what a rewritten model runs: registration, hook, Casts)
-or, for grid sweeps, straight through the numpy kernels (the same code, without session cost).
+The node is rebuilt as a single-node model (:mod:`ortpool.model.singlenode`) and fed exactly
+the given arrays, so a difference belongs to this node and nothing upstream. The ortpool side runs
+either through an ``ortpool.InferenceSession`` (what a rewritten model runs: registration, hook,
+Casts) or, for grid sweeps, straight through the numpy kernels (the same code, without session
+cost).
 """
 
 from __future__ import annotations
@@ -12,13 +13,17 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import onnx
 
-from ortpool import kernels
+from ortpool import dtypes, kernels
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import pool_geometry
+from ortpool.model.singlenode import NodeSpec, builtin_model, feed_dict
+from ortpool.ort import ortrun
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, window_size
 from ortpool.validate import causes as causes_mod
-from ortpool.validate import dtypes, ortrun, results
+from ortpool.validate import results
 from ortpool.validate.compare import (
     CAT_RULING,
     TensorComparison,
@@ -27,11 +32,17 @@ from ortpool.validate.compare import (
     family_ruling_cells,
     ruling_cells,
 )
-from ortpool.validate.singlenode import NodeSpec, builtin_model, feed_dict, ortpool_model
-from ortpool.validate.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, window_size
 from ortpool.versions import WINDOW_OPERATORS
 
 OrtpoolRunner = Callable[[NodeSpec, Sequence[np.ndarray]], list[np.ndarray]]
+
+
+def ortpool_model(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> onnx.ModelProto:
+    """The same node retargeted by the rewriter itself, so the isolated run exercises exactly what
+    ``ortpool rewrite`` produces (ortpool op type, every attribute, Casts for half types)."""
+    from ortpool.rewrite import rewrite
+
+    return rewrite(builtin_model(spec, feeds))
 
 
 def run_ortpool_session(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from ortpool.tolerances import Tolerance
 from ortpool.validate.results import ReferenceResult
-from ortpool.validate.tolerances import Tolerance
 
 DEFAULT_TIMEOUT = 20.0
 NAN_DEFECT = "reference ignores NaN inputs (it pads with NaN and drops NaNs before reducing)"
@@ -54,7 +54,7 @@ def _serve(conn: Connection) -> None:
     """Worker loop: (model bytes, feeds) in, ("ok", outputs) or ("error", text) out."""
     from onnx.reference import ReferenceEvaluator
 
-    from ortpool.validate.ortrun import received
+    from ortpool.ort.ortrun import received
 
     for model_bytes, feeds in received(conn):
         try:
@@ -142,7 +142,7 @@ def judge(
     ceil_mode: bool = False,
 ) -> ReferenceResult:
     """Compare the reference's outputs with ortpool's within ``tolerance`` (Y's, its window
-    allowance included: :mod:`ortpool.validate.tolerances`; the allowance is Y's alone) and
+    allowance included: :mod:`ortpool.tolerances`; the allowance is Y's alone) and
     label the reference's known defects."""
     differing = 0
     on_nan = 0

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ortpool.model.inputs import OpenDim
+from ortpool.tolerances import Tolerance
 from ortpool.validate.causes import Cause
 from ortpool.validate.compare import TensorComparison
-from ortpool.validate.tolerances import Tolerance
 
 AGREE = "agree"
 TIES = "ties"  # only Indices ties differ: both picked a maximum

@@ -24,11 +24,13 @@ import onnx
 from ortpool import modelfile
 from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
+from ortpool.model import capture
 from ortpool.model import inputs as model_inputs
+from ortpool.model.singlenode import NodeSpec, attribute_dict, builtin_model, feed_dict
+from ortpool.ort import ortrun
 from ortpool.ort.runtime_spec import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec
-from ortpool.validate import capture, endtoend, isolate, ortrun, results
+from ortpool.validate import endtoend, isolate, results
 from ortpool.validate import reference as reference_mod
-from ortpool.validate.singlenode import NodeSpec, attribute_dict, builtin_model, feed_dict
 
 Progress = Callable[[int, int, str], None]
 

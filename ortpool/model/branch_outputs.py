@@ -23,7 +23,7 @@ import onnx
 
 from ortpool import optypes
 from ortpool.attributes import decode_ints, encode_ints
-from ortpool.rewrite.scopes import is_standard, subgraphs
+from ortpool.model.scopes import is_standard, subgraphs
 
 KEY = "ortpool.declared_shape"
 #: Standard ops whose output onnxruntime may place in their input's buffer.

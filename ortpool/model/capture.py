@@ -16,7 +16,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from ortpool.rewrite.scopes import AI_ONNX, is_pool
+from ortpool.model.scopes import AI_ONNX, is_pool
 
 
 @dataclasses.dataclass(frozen=True)
