@@ -10,6 +10,7 @@ the numpy kernels (numba's first compile would cost minutes) and a timeout.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import shutil
@@ -39,6 +40,9 @@ def ensure(
     install removes the venv and calls ``on_failure(arguments, stderr)`` (which may skip), or
     fails the test."""
     wanted: dict[str, Any] = {"pip": list(installs[0]), "python": sys.version}
+    # The editable installation maps packages as pyproject.toml says when it is installed (the
+    # top-level models/ is the package ortpool.models): a changed pyproject.toml rebuilds.
+    wanted["pyproject"] = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if len(installs) > 1:
         wanted["then"] = [list(step) for step in installs[1:]]
     if stamp.is_file() and json.loads(stamp.read_text()) == wanted and python(venv).is_file():
