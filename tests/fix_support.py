@@ -168,3 +168,25 @@ def max_pool_keeps_minus_inf(shape: Sequence[int], opset: int = 19) -> bool:
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     (got,) = session.run(None, {"x": np.full(shape, -np.inf, np.float32)})
     return bool(np.isneginf(got).all())
+
+
+def unloadable_model() -> onnx.ModelProto:
+    """A MaxPool onnxruntime gets wrong (VALID with ceil_mode) whose output feeds a node of a
+    domain onnxruntime does not know: the pool can be proven alone, but no written model runs."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    graph = h.make_graph(
+        [
+            h.make_node("MaxPool", ["x"], ["a"], name="p", kernel_shape=[3, 3], strides=[2, 2],
+                        auto_pad="VALID", ceil_mode=1),
+            h.make_node("Mystery", ["a"], ["y"], name="q", domain="com.example"),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 6, 6])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    imports = [h.make_opsetid("", 19), h.make_opsetid("com.example", 1)]
+    model = h.make_model(graph, opset_imports=imports)
+    model.ir_version = 10  # what every supported onnxruntime reads
+    return model

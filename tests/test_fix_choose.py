@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from fix_support import model_feeds, numpy_kernels, run_fixed, spec_outputs
+from fix_support import model_feeds, numpy_kernels, run_fixed, spec_outputs, unloadable_model
 from onnx import TensorProto as T
 from onnx import helper as h
 
@@ -109,23 +109,7 @@ def test_a_written_model_that_does_not_run_is_not_proven():
     domain onnxruntime does not know reads the pool's output. (A local function holding
     ortpool's op fed by an If was such a model until the rewrite declared the call's outputs;
     tests/test_rewrite_outputs.py runs it now.)"""
-    from onnx import TensorProto as T
-    from onnx import helper as h
-
-    graph = h.make_graph(
-        [
-            h.make_node("MaxPool", ["x"], ["a"], name="p", kernel_shape=[3, 3], strides=[2, 2],
-                        auto_pad="VALID", ceil_mode=1),
-            h.make_node("Mystery", ["a"], ["y"], name="q", domain="com.example"),
-        ],
-        "g",
-        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 6, 6])],
-        [h.make_tensor_value_info("y", T.FLOAT, None)],
-    )
-    model = h.make_model(
-        graph, opset_imports=[h.make_opsetid("", 19), h.make_opsetid("com.example", 1)]
-    )
-    model.ir_version = 10
+    model = unloadable_model()
     _, found = fix_with_report(model)
     assert [n.name for n in found.nodes] == ["p"]
     (node,) = found.nodes

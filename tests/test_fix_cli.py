@@ -8,7 +8,7 @@ import json
 
 import onnx
 import pytest
-from fix_support import FIX_MODELS, numpy_kernels
+from fix_support import FIX_MODELS, numpy_kernels, unloadable_model
 from onnx import TensorProto as T
 from onnx import helper as h
 
@@ -67,23 +67,7 @@ def test_unproven_nodes_are_written_only_when_allowed(tmp_path, capsys):
     # A node of a domain onnxruntime does not know after the pool: the written model cannot be
     # run, so the pool is proven alone only (a local function holding an ortpool op used to be
     # such a model, until the rewrite declared the call's outputs: it is now fixed and proven).
-    from onnx import TensorProto as T
-    from onnx import helper as h
-
-    graph = h.make_graph(
-        [
-            h.make_node("MaxPool", ["x"], ["a"], name="p", kernel_shape=[3, 3], strides=[2, 2],
-                        auto_pad="VALID", ceil_mode=1),
-            h.make_node("Mystery", ["a"], ["y"], name="q", domain="com.example"),
-        ],
-        "g",
-        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 6, 6])],
-        [h.make_tensor_value_info("y", T.FLOAT, None)],
-    )
-    model = h.make_model(
-        graph, opset_imports=[h.make_opsetid("", 19), h.make_opsetid("com.example", 1)]
-    )
-    model.ir_version = 10
+    model = unloadable_model()
     partly = tmp_path / "partly.onnx"
     onnx.save(model, partly)
     out = tmp_path / "o.onnx"

@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from fix_support import unloadable_model
 from onnx import TensorProto as T
 from onnx import helper as h
 from support import CHILD_ENV, run_cli
@@ -132,18 +133,7 @@ def test_an_invalid_node_and_an_unknown_node_name_are_errors(tmp_path):
 
 
 def test_a_model_onnxruntime_cannot_load_is_unproven(tmp_path):
-    graph = h.make_graph(
-        [
-            h.make_node("MaxPool", ["x"], ["a"], name="p", kernel_shape=[3, 3], strides=[2, 2],
-                        auto_pad="VALID", ceil_mode=1),
-            h.make_node("Mystery", ["a"], ["y"], name="q", domain="com.example"),
-        ],
-        "g",
-        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 6, 6])],
-        [h.make_tensor_value_info("y", T.FLOAT, None)],
-    )
-    imports = [h.make_opsetid("", 19), h.make_opsetid("com.example", 1)]
-    path = save(h.make_model(graph, opset_imports=imports), tmp_path / "m.onnx")
+    path = save(unloadable_model(), tmp_path / "m.onnx")
     refusal = ort_refusal(path)
     done = fix(tmp_path, "m.onnx", "o.onnx", "--json", "r.json")
     assert (done.returncode, done.stdout) == (2, "")

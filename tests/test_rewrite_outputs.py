@@ -177,25 +177,31 @@ def test_subgraph_outputs_get_the_rank_only(container):
     assert y.shape[-2:] == (9, 9)
 
 
+def _with_function(nodes, inputs, outputs, body, ir: int) -> onnx.ModelProto:
+    """A model whose graph calls the local function ``local.block`` (fx -> fy) made of ``body``."""
+    function = h.make_function("local", "block", ["fx"], ["fy"], body, [h.make_opsetid("", 12)])
+    model = h.make_model(
+        h.make_graph(nodes, "g", inputs, outputs),
+        opset_imports=[h.make_opsetid("", 12), h.make_opsetid("local", 1)],
+        functions=[function],
+    )
+    model.ir_version = ir
+    return model
+
+
 @pytest.mark.parametrize("ir", [8, 10])
 def test_function_bodies_get_the_rank_only_from_ir_10(ir):
     body = [
         h.make_node("MaxPool", ["fx"], ["t"], kernel_shape=[2, 2]),
         h.make_node("Relu", ["t"], ["fy"]),
     ]
-    function = h.make_function("local", "block", ["fx"], ["fy"], body, [h.make_opsetid("", 12)])
-    graph = h.make_graph(
+    model = _with_function(
         [h.make_node("block", ["x"], ["y"], domain="local")],
-        "g",
         [vi("x", T.FLOAT, [1, 3, 8, 8])],
         [vi("y", T.FLOAT, None)],
+        body,
+        ir,
     )
-    model = h.make_model(
-        graph,
-        opset_imports=[h.make_opsetid("", 12), h.make_opsetid("local", 1)],
-        functions=[function],
-    )
-    model.ir_version = ir
     rewritten = _round_trip(model)
     declared = _declared(rewritten.functions[0])
     assert declared == ({"t": (T.FLOAT, ["t:0", "t:1", "t:2", "t:3"])} if ir >= 10 else {})
@@ -232,15 +238,10 @@ def test_a_call_of_a_function_holding_ortpool_ops_is_declared_where_it_is_called
         h.make_node("Relu", ["fx"], ["t"]),
         h.make_node("MaxPool", ["t"], ["fy"], kernel_shape=[2, 2]),
     ]
-    function = h.make_function("local", "block", ["fx"], ["fy"], body, [h.make_opsetid("", 12)])
     nodes = [h.make_node("block", ["x"], ["y"], domain="local"), h.make_node("Relu", ["y"], ["z"])]
-    graph = h.make_graph(nodes, "g", [vi("x", T.FLOAT, ["n", 3, 8, 8])], [vi("z", T.FLOAT, None)])
-    model = h.make_model(
-        graph,
-        opset_imports=[h.make_opsetid("", 12), h.make_opsetid("local", 1)],
-        functions=[function],
+    model = _with_function(
+        nodes, [vi("x", T.FLOAT, ["n", 3, 8, 8])], [vi("z", T.FLOAT, None)], body, ir
     )
-    model.ir_version = ir
     rewritten = _round_trip(model)
     assert _declared(rewritten.graph) == {"y": (T.FLOAT, ["y:0", "y:1", "y:2", "y:3"])}
     (z,) = ortpool.InferenceSession(rewritten).run(None, {"x": np.ones((2, 3, 8, 8), np.float32)})
