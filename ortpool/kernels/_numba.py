@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from numba import njit
 
-# Columns of a pass row (int64), as :func:`._numba_plans.numba_passes` writes them.
-from ortpool.kernels._pass_rows import FIRST, INNER, JH, JL, OUT, OUTER, PB, D, K, N, S
+# Columns of a pass row (int64), as :func:`._passes.pass_rows` writes them.
+from ortpool.kernels._passes import FIRST, INNER, JH, JL, OUT, OUTER, PB, D, K, N, S
 
 # error_model "numpy": x / 0 gives inf or NaN as in numpy (the default "python" would raise).
 _OPTS = {
