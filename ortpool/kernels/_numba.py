@@ -91,8 +91,9 @@ def _variant_jit(variant: str):
     return jit
 
 
-def _make_pass(combine, variant: str):
-    jit = _variant_jit(variant)
+def _make_row_loops(combine, jit):
+    """The loops along one row of a strided inner-axis pass: (strided interior, edge output,
+    fused window)."""
 
     @jit(inline="always")
     def interior(r, w, jl, jh, pb, first, k, s, d):
@@ -151,6 +152,13 @@ def _make_pass(combine, variant: str):
             for i in range(w.shape[0]):
                 w[i] = combine(combine(a[i], b[i]), c[i])
 
+    return strided_interior, edge, fused
+
+
+def _make_flat_taps(combine, jit, fused):
+    """The tap loops of a flat inner pass over a source split into phases: (every tap, the
+    edge column of one output)."""
+
     @jit(inline="always")
     def flat_tap(tgt, ph, total, o, s, init):
         """Tap at offset ``o`` (coordinate minus output times stride) for every output of the
@@ -170,6 +178,66 @@ def _make_pass(combine, variant: str):
         else:
             for i in range(hi - lo):
                 dst[i] = combine(dst[i], src[i])
+
+    @jit(inline="always")
+    def phase_taps(tgt, ph, total, s, d, pb, first, k, ident):
+        """Every tap of the flat block from the phases, in order; the outputs all of whose
+        taps are in the block are right, the others are row edges."""
+        if _fusable(first, k):
+            # Every tap of a window in one loop over the outputs all of whose taps are in
+            # the block; the others are row edges.
+            t1, t2 = _order(first, k)
+            h0, h1, h2 = (first * d - pb) // s, (t1 * d - pb) // s, (t2 * d - pb) // s
+            q0 = max(0, -h0, -h1, -h2)
+            q1 = min(total, total - h0, total - h1, total - h2)
+            if q0 < q1:
+                b0 = ((first * d - pb) % s) * total + q0
+                b1 = ((t1 * d - pb) % s) * total + q0
+                b2 = ((t2 * d - pb) % s) * total + q0
+                m = q1 - q0
+                fused(
+                    tgt[q0:q1], ph[b0 + h0 : b0 + h0 + m], ph[b1 + h1 : b1 + h1 + m],
+                    ph[b2 + h2 : b2 + h2 + m], k,
+                )
+            return
+        if first >= 0:
+            flat_tap(tgt, ph, total, first * d - pb, s, True)
+        else:
+            for q in range(total):
+                tgt[q] = ident
+        for t in range(k):
+            if t != first:
+                flat_tap(tgt, ph, total, t * d - pb, s, False)
+
+    @jit()
+    def edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident):
+        """Output ``j`` of every row of a flat pass from its own taps ``[lo, hi)``: one loop
+        down the column (per row and output, the call cost as much as the taps: Inception's
+        10752 edge outputs)."""
+        c = j * s - pb
+        if first >= 0 and hi - lo == 2 and lo <= first < hi:
+            # One tap besides the first (a 3-tap window at the border): a loop without the
+            # tap loop, about 3x faster for Inception's borders.
+            a = cur[c + first * d :]
+            b = cur[c + (lo + hi - 1 - first) * d :]
+            for o in range(outer):
+                tgt[o * out + j] = combine(a[o * n], b[o * n])
+            return
+        for o in range(outer):
+            base = o * n + c
+            acc = cur[base + first * d] if first >= 0 else ident
+            for t in range(lo, hi):
+                if t != first:
+                    acc = combine(acc, cur[base + t * d])
+            tgt[o * out + j] = acc
+
+    return phase_taps, edge_column
+
+
+def _make_inner_passes(combine, jit):
+    """The passes over the innermost axis (``inner == 1``): (flat, strided per row)."""
+    strided_interior, edge, fused = _make_row_loops(combine, jit)
+    phase_taps, edge_column = _make_flat_taps(combine, jit, fused)
 
     @jit()
     def flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, ident):
@@ -198,31 +266,7 @@ def _make_pass(combine, variant: str):
                 _deinterleave(cur, ph, total, 4)
             else:
                 _deinterleave(cur, ph, total, s)
-            if _fusable(first, k):
-                # Every tap of a window in one loop over the outputs all of whose taps are in
-                # the block; the others are row edges.
-                t1, t2 = _order(first, k)
-                h0, h1, h2 = (first * d - pb) // s, (t1 * d - pb) // s, (t2 * d - pb) // s
-                q0 = max(0, -h0, -h1, -h2)
-                q1 = min(total, total - h0, total - h1, total - h2)
-                if q0 < q1:
-                    b0 = ((first * d - pb) % s) * total + q0
-                    b1 = ((t1 * d - pb) % s) * total + q0
-                    b2 = ((t2 * d - pb) % s) * total + q0
-                    m = q1 - q0
-                    fused(
-                        tgt[q0:q1], ph[b0 + h0 : b0 + h0 + m], ph[b1 + h1 : b1 + h1 + m],
-                        ph[b2 + h2 : b2 + h2 + m], k,
-                    )
-            else:
-                if first >= 0:
-                    flat_tap(tgt, ph, total, first * d - pb, s, True)
-                else:
-                    for q in range(total):
-                        tgt[q] = ident
-                for t in range(k):
-                    if t != first:
-                        flat_tap(tgt, ph, total, t * d - pb, s, False)
+            phase_taps(tgt, ph, total, s, d, pb, first, k, ident)
         for j in range(jl):
             lo, hi = _taps(j, s, d, pb, n, k)
             edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
@@ -230,27 +274,30 @@ def _make_pass(combine, variant: str):
             lo, hi = _taps(j, s, d, pb, n, k)
             edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
 
-    @jit()
-    def edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident):
-        """Output ``j`` of every row of a flat pass from its own taps ``[lo, hi)``: one loop
-        down the column (per row and output, the call cost as much as the taps: Inception's
-        10752 edge outputs)."""
-        c = j * s - pb
-        if first >= 0 and hi - lo == 2 and lo <= first < hi:
-            # One tap besides the first (a 3-tap window at the border): a loop without the
-            # tap loop, about 3x faster for Inception's borders.
-            a = cur[c + first * d :]
-            b = cur[c + (lo + hi - 1 - first) * d :]
-            for o in range(outer):
-                tgt[o * out + j] = combine(a[o * n], b[o * n])
-            return
+    @jit(inline="always")
+    def strided_rows(cur, tgt, outer, n, out, s, d, pb, first, k, jl, jh, ident):
+        """A strided inner-axis pass row by row: the outputs with a tap in the padding from
+        their own tap ranges, the interior (every tap inside) by a loop specialised for the
+        common kernels."""
         for o in range(outer):
-            base = o * n + c
-            acc = cur[base + first * d] if first >= 0 else ident
-            for t in range(lo, hi):
-                if t != first:
-                    acc = combine(acc, cur[base + t * d])
-            tgt[o * out + j] = acc
+            r = cur[o * n : (o + 1) * n]
+            w = tgt[o * out : (o + 1) * out]
+            if first < 0:
+                for j in range(out):
+                    edge(r, w, j, s, d, pb, first, n, k, ident)
+                continue
+            for j in range(jl):
+                edge(r, w, j, s, d, pb, first, n, k, ident)
+            for j in range(jh, out):
+                edge(r, w, j, s, d, pb, first, n, k, ident)
+            strided_interior(r, w, jl, jh, pb, first, k, s, d)
+
+    return flat_inner, strided_rows, fused
+
+
+def _make_row_passes(combine, jit):
+    """Whole output rows of an outer-axis pass (rows of ``inner`` elements): (edge rows, every
+    tap inside)."""
 
     @jit()
     def rows(cur, tgt, sb, db, j0, j1, inner, s, d, pb, first, n, k, ident):
@@ -293,81 +340,71 @@ def _make_pass(combine, variant: str):
                     for i in range(inner):
                         w[i] = combine(w[i], r[i])
 
-    @jit()
-    def pass_(cur, tgt, ph, row, ident):
-        n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
-        s, d, pb, first = row[S], row[D], row[PB], row[FIRST]
-        k, jl, jh = row[K], row[JL], row[JH]
-        if inner == 1 and n == s * out and 2 * (jh - jl) >= out:
-            flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, ident)
-            return
-        if inner == 1 and s != 1:
-            for o in range(outer):
-                r = cur[o * n : (o + 1) * n]
-                w = tgt[o * out : (o + 1) * out]
-                if first < 0:
-                    for j in range(out):
-                        edge(r, w, j, s, d, pb, first, n, k, ident)
+    return rows, interior_rows
+
+
+def _make_outer_passes(combine, jit, fused):
+    """The passes over an outer axis (``inner > 1``): (unit stride with 2-3 taps fused, unit
+    stride tap by tap, any stride row by row)."""
+    rows, interior_rows = _make_row_passes(combine, jit)
+
+    @jit(inline="always")
+    def fused_rows(cur, tgt, outer, n, out, inner, s, d, pb, first, k, jl, jh, ident):
+        """Rows whose every tap is inside: all taps in one loop over the whole interior block
+        (contiguous); the edge rows by :func:`rows`. Not at stride >= 2: reading k rows at once
+        from memory (VGG's 12.8 MB) ran 2x slower than tap by tap, whose reads are one
+        sequential stream (in cache the fused loop wins: 75 against 104 µs)."""
+        t1, t2 = _order(first, k)
+        for o in range(outer):
+            sb = o * n * inner
+            db = o * out * inner
+            rows(cur, tgt, sb, db, 0, jl, inner, s, d, pb, first, n, k, ident)
+            rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, n, k, ident)
+            m = (jh - jl) * inner
+            start = sb + (jl - pb) * inner
+            fused(
+                tgt[db + jl * inner : db + jh * inner],
+                cur[start + first * d * inner : start + first * d * inner + m],
+                cur[start + t1 * d * inner : start + t1 * d * inner + m],
+                cur[start + t2 * d * inner : start + t2 * d * inner + m],
+                k,
+            )
+
+    @jit(inline="always")
+    def unit_stride(cur, tgt, outer, n, out, inner, d, pb, first, k, ident):
+        """Stride 1: the outputs of one tap form one contiguous span of rows in the target and
+        in the source, so each tap is one flat loop (tap by tap over the span: every output
+        still gets its taps in the same order). Inception's H pass: rows of 28, 146 -> 60 µs."""
+        span = out * inner
+        for o in range(outer):
+            sb = o * n * inner
+            wo = tgt[o * span : (o + 1) * span]
+            if first >= 0:
+                r = cur[sb + (first * d - pb) * inner : sb + (first * d - pb) * inner + span]
+                for e in range(span):
+                    wo[e] = r[e]
+            else:
+                for e in range(span):
+                    wo[e] = ident
+            # Only the taps inside for some output: pb - t*d < out and n + pb - t*d > 0
+            # (a kernel of 10**9 taps over a short axis visits a handful).
+            for t in range(max(0, (pb - out) // d + 1), min(k, -(-(n + pb) // d))):
+                if t == first:
                     continue
-                # Outputs with a tap in the padding: their own tap ranges; the interior (every
-                # tap inside) by a loop specialised for the common kernels.
-                for j in range(jl):
-                    edge(r, w, j, s, d, pb, first, n, k, ident)
-                for j in range(jh, out):
-                    edge(r, w, j, s, d, pb, first, n, k, ident)
-                strided_interior(r, w, jl, jh, pb, first, k, s, d)
-            return
-        if s == 1 and _fusable(first, k) and jl < jh:
-            # Rows whose every tap is inside: all taps in one loop over the whole interior
-            # block (contiguous); the edge rows as below. Not at stride >= 2: reading k rows
-            # at once from memory (VGG's 12.8 MB) ran 2x slower than tap by tap, whose reads
-            # are one sequential stream (in cache the fused loop wins: 75 against 104 µs).
-            t1, t2 = _order(first, k)
-            for o in range(outer):
-                sb = o * n * inner
-                db = o * out * inner
-                rows(cur, tgt, sb, db, 0, jl, inner, s, d, pb, first, n, k, ident)
-                rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, n, k, ident)
-                m = (jh - jl) * inner
-                start = sb + (jl - pb) * inner
-                fused(
-                    tgt[db + jl * inner : db + jh * inner],
-                    cur[start + first * d * inner : start + first * d * inner + m],
-                    cur[start + t1 * d * inner : start + t1 * d * inner + m],
-                    cur[start + t2 * d * inner : start + t2 * d * inner + m],
-                    k,
-                )
-            return
-        if s == 1:
-            # Stride 1: the outputs of one tap form one contiguous span of rows in the target and
-            # in the source, so each tap is one flat loop (tap by tap over the span: every output
-            # still gets its taps in the same order). Inception's H pass: rows of 28, 146 -> 60 µs.
-            span = out * inner
-            for o in range(outer):
-                sb = o * n * inner
-                wo = tgt[o * span : (o + 1) * span]
-                if first >= 0:
-                    r = cur[sb + (first * d - pb) * inner : sb + (first * d - pb) * inner + span]
-                    for e in range(span):
-                        wo[e] = r[e]
-                else:
-                    for e in range(span):
-                        wo[e] = ident
-                # Only the taps inside for some output: pb - t*d < out and n + pb - t*d > 0
-                # (a kernel of 10**9 taps over a short axis visits a handful).
-                for t in range(max(0, (pb - out) // d + 1), min(k, -(-(n + pb) // d))):
-                    if t == first:
-                        continue
-                    lo = max(0, pb - t * d)
-                    hi = min(out, n + pb - t * d)
-                    if lo >= hi:
-                        continue
-                    start = sb + (lo - pb + t * d) * inner
-                    r = cur[start : start + (hi - lo) * inner]
-                    w = wo[lo * inner : hi * inner]
-                    for e in range((hi - lo) * inner):
-                        w[e] = combine(w[e], r[e])
-            return
+                lo = max(0, pb - t * d)
+                hi = min(out, n + pb - t * d)
+                if lo >= hi:
+                    continue
+                start = sb + (lo - pb + t * d) * inner
+                r = cur[start : start + (hi - lo) * inner]
+                w = wo[lo * inner : hi * inner]
+                for e in range((hi - lo) * inner):
+                    w[e] = combine(w[e], r[e])
+
+    @jit(inline="always")
+    def strided_outer(cur, tgt, outer, n, out, inner, s, d, pb, first, k, jl, jh, ident):
+        """Any stride, row by row: the edge rows from their own taps, the interior rows with
+        literal ``k`` for the common kernels."""
         for o in range(outer):
             sb = o * n * inner
             db = o * out * inner
@@ -382,6 +419,32 @@ def _make_pass(combine, variant: str):
                 interior_rows(cur, tgt, sb, db, jl, jh, inner, s, 1, pb, first, 3)
             else:
                 interior_rows(cur, tgt, sb, db, jl, jh, inner, s, d, pb, first, k)
+
+    return fused_rows, unit_stride, strided_outer
+
+
+def _make_pass(combine, variant: str):
+    """One pass (a row of :func:`._passes.pass_rows`) with ``combine``: the loop that suits its
+    shape, each built by the factories above."""
+    jit = _variant_jit(variant)
+    flat_inner, strided_rows, fused = _make_inner_passes(combine, jit)
+    fused_rows, unit_stride, strided_outer = _make_outer_passes(combine, jit, fused)
+
+    @jit()
+    def pass_(cur, tgt, ph, row, ident):
+        n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
+        s, d, pb, first = row[S], row[D], row[PB], row[FIRST]
+        k, jl, jh = row[K], row[JL], row[JH]
+        if inner == 1 and n == s * out and 2 * (jh - jl) >= out:
+            flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, ident)
+        elif inner == 1 and s != 1:
+            strided_rows(cur, tgt, outer, n, out, s, d, pb, first, k, jl, jh, ident)
+        elif s == 1 and _fusable(first, k) and jl < jh:
+            fused_rows(cur, tgt, outer, n, out, inner, s, d, pb, first, k, jl, jh, ident)
+        elif s == 1:
+            unit_stride(cur, tgt, outer, n, out, inner, d, pb, first, k, ident)
+        else:
+            strided_outer(cur, tgt, outer, n, out, inner, s, d, pb, first, k, jl, jh, ident)
 
     return pass_
 
@@ -559,6 +622,32 @@ def _edge_output(x, yr, ir, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident, base):
     ir[c] = base + at if at >= 0 else -1
 
 
+@njit(inline="always", **_OPTS)
+def _interior_windows(x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2, m0, m1, m2, base):
+    """Outputs ``[cl, ch)`` of one output row, every window wholly inside the input: the common
+    kernels (unit dilation) with literal sizes, so the tap loops unroll and vectorise."""
+    unit = d0 == 1 and d1 == 1 and d2 == 1
+    if unit and k0 == 1 and k1 <= 3:
+        if k1 == 2 and k2 == 2 and s2 == 2:
+            _window_rows(x, yr, ir, u0, v0, cl, ch, 2, pb2, 2, 2, m0, m1, m2, base)
+        elif k1 == 3 and k2 == 3 and s2 == 2:
+            _window_rows(x, yr, ir, u0, v0, cl, ch, 2, pb2, 3, 3, m0, m1, m2, base)
+        elif k1 == 3 and k2 == 3 and s2 == 1:
+            _window_rows(x, yr, ir, u0, v0, cl, ch, 1, pb2, 3, 3, m0, m1, m2, base)
+        elif k1 == 1 and k2 == 2 and s2 == 2:
+            _window_rows(x, yr, ir, u0, v0, cl, ch, 2, pb2, 1, 2, m0, m1, m2, base)
+        elif k1 == 1 and k2 == 3 and s2 == 2:
+            _window_rows(x, yr, ir, u0, v0, cl, ch, 2, pb2, 1, 3, m0, m1, m2, base)
+        else:
+            _window_rows(x, yr, ir, u0, v0, cl, ch, s2, pb2, k1, k2, m0, m1, m2, base)
+    elif unit and k0 == 2 and k1 == 2 and k2 == 2:
+        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 2, 2, 2, 1, 1, 1, m0, m1, m2, base)
+    elif unit and k0 == 3 and k1 == 3 and k2 == 3:
+        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 3, 3, 3, 1, 1, 1, m0, m1, m2, base)
+    else:
+        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2, m0, m1, m2, base)
+
+
 @njit(**_OPTS)
 def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
     """Y and Indices of MaxPool over (planes, D, H, W) blocks.
@@ -574,7 +663,6 @@ def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
     k0, k1, k2 = geo[0, 4], geo[1, 4], geo[2, 4]
     al, ah, bl, bh, cl, ch = geo[0, 5], geo[0, 6], geo[1, 5], geo[1, 6], geo[2, 5], geo[2, 6]
     m0, m1, m2 = mult[0], mult[1], mult[2]
-    unit = d0 == 1 and d1 == 1 and d2 == 1
     for p in range(src.shape[0]):
         base = (first_plane + p) * plane_size
         x = src[p]
@@ -596,51 +684,10 @@ def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
                         x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, m0, m1, m2, ident, base
                     )
                 if inside and cl < ch:
-                    if unit and k0 == 1 and k1 <= 3:
-                        if k1 == 2 and k2 == 2 and s2 == 2:
-                            _window_rows(x, yr, ir, u0, v0, cl, ch, 2, pb2, 2, 2, m0, m1, m2, base)
-                        elif k1 == 3 and k2 == 3 and s2 == 2:
-                            _window_rows(x, yr, ir, u0, v0, cl, ch, 2, pb2, 3, 3, m0, m1, m2, base)
-                        elif k1 == 3 and k2 == 3 and s2 == 1:
-                            _window_rows(x, yr, ir, u0, v0, cl, ch, 1, pb2, 3, 3, m0, m1, m2, base)
-                        elif k1 == 1 and k2 == 2 and s2 == 2:
-                            _window_rows(x, yr, ir, u0, v0, cl, ch, 2, pb2, 1, 2, m0, m1, m2, base)
-                        elif k1 == 1 and k2 == 3 and s2 == 2:
-                            _window_rows(x, yr, ir, u0, v0, cl, ch, 2, pb2, 1, 3, m0, m1, m2, base)
-                        else:
-                            _window_rows(
-                                x, yr, ir, u0, v0, cl, ch, s2, pb2, k1, k2, m0, m1, m2, base
-                            )
-                    elif unit and k0 == 2 and k1 == 2 and k2 == 2:
-                        _window_row(
-                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 2, 2, 2, 1, 1, 1, m0, m1, m2, base
-                        )
-                    elif unit and k0 == 3 and k1 == 3 and k2 == 3:
-                        _window_row(
-                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 3, 3, 3, 1, 1, 1, m0, m1, m2, base
-                        )
-                    else:
-                        _window_row(
-                            x,
-                            yr,
-                            ir,
-                            u0,
-                            v0,
-                            cl,
-                            ch,
-                            s2,
-                            pb2,
-                            k0,
-                            k1,
-                            k2,
-                            d0,
-                            d1,
-                            d2,
-                            m0,
-                            m1,
-                            m2,
-                            base,
-                        )
+                    _interior_windows(
+                        x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2, m0, m1, m2,
+                        base,
+                    )
 
 
 @njit(**_OPTS)
