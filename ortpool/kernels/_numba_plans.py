@@ -14,7 +14,7 @@ from ortpool.geometry import AxisGeometry, PoolGeometry, index_multipliers
 from ortpool.kernels import _parallel
 from ortpool.kernels._buffers import output, scratch
 from ortpool.kernels._common import lowest
-from ortpool.kernels._passes import INNER, OUT, OUTER, N, pass_rows
+from ortpool.kernels._passes import INNER, OUT, OUTER, N, PlaneShape, pass_rows
 
 #: Input bytes of a block of planes. A block is seen as one plane with ``planes`` times the
 #: outer rows (``pass_rows``' OUTER column), so each pass is one call over the block instead
@@ -44,17 +44,14 @@ def _work_sizes(info: np.ndarray) -> tuple[int, int]:
     return inter, 2 * inter + phases
 
 
-class _NumbaSeparablePlan:
+class _NumbaSeparablePlan(PlaneShape):
     def __init__(
         self, kernel: Callable, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order
     ):
+        super().__init__(geom, shape, dtype)
         #: The compiled loop (``max_planes`` or ``average_planes``) for ``dtype``.
         self.kernel = kernel
-        self.planes = shape[0] * shape[1]
-        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
-        self.dtype = dtype
         self.info = pass_rows(geom, order)
-        self.nbytes = math.prod(shape) * dtype.itemsize
         self.in_plane = math.prod(shape[2:])
         self.out_plane = math.prod(geom.output_spatial)
         plane_bytes = max(1, self.in_plane * dtype.itemsize)
@@ -186,7 +183,7 @@ class NumbaAveragePlan(_NumbaSeparablePlan):
 _UNIT_AXIS = AxisGeometry(n=1, k=1, s=1, d=1, pb=0, pe=0, out=1)
 
 
-class NumbaMaxIndicesPlan:
+class NumbaMaxIndicesPlan(PlaneShape):
     """Y and Indices of MaxPool of rank 1-3, compiled: one loop over each window's taps in
     row-major order (RULINGS.md 6, 7), ranks 1 and 2 seen as rank 3 with unit leading axes."""
 
@@ -198,6 +195,7 @@ class NumbaMaxIndicesPlan:
         dtype: np.dtype,
         storage_order: int,
     ):
+        super().__init__(geom, shape, dtype)
         #: The compiled window loop (``max_indices``) for ``dtype``.
         self.kernel = kernel
         spatial = tuple(shape[2:])
@@ -206,14 +204,10 @@ class NumbaMaxIndicesPlan:
         axes = [_UNIT_AXIS] * (3 - rank) + list(geom.axes)
         self.mult = np.array([0] * (3 - rank) + mult, np.int64)
         self.geo = np.array([[g.s, g.d, g.pb, g.n, g.k, *g.interior()] for g in axes], np.int64)
-        self.planes = shape[0] * shape[1]
         self.in4 = (self.planes, *(g.n for g in axes))
         self.out4 = (self.planes, *(g.out for g in axes))
-        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
-        self.dtype = dtype
         self.plane_size = math.prod(spatial)
         self.ident = dtype.type(lowest(dtype))
-        self.nbytes = math.prod(shape) * dtype.itemsize
 
     def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         y = output(self.out_shape, self.dtype, 0)

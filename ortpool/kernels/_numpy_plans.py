@@ -17,7 +17,13 @@ from ortpool.kernels import _first_match, _parallel
 from ortpool.kernels._buffers import output, scratch
 from ortpool.kernels._common import lowest
 from ortpool.kernels._numpy_loops import blocks, run_passes
-from ortpool.kernels._passes import axis_pass, inside_taps, separable_passes, tap_slices
+from ortpool.kernels._passes import (
+    PlaneShape,
+    axis_pass,
+    inside_taps,
+    separable_passes,
+    tap_slices,
+)
 
 
 def for_blocks(
@@ -28,18 +34,15 @@ def for_blocks(
     _parallel.split(ranges[-1][1] if ranges else 0, ranges, work, nbytes)
 
 
-class _SeparablePlan:
+class _SeparablePlan(PlaneShape):
     """What a separable reduction of ``shape`` needs: its passes, blocks and output shape."""
 
     def __init__(
         self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order: list[int]
     ):
-        self.planes = shape[0] * shape[1]
-        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
-        self.dtype = dtype
+        super().__init__(geom, shape, dtype)
         self.passes = separable_passes(geom, order)
         self.ranges = blocks(self.planes, math.prod(shape[2:]) * dtype.itemsize)
-        self.nbytes = math.prod(shape) * dtype.itemsize
 
 
 class MaxValuesPlan(_SeparablePlan):
