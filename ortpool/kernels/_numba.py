@@ -156,8 +156,7 @@ def _make_row_loops(combine, jit):
 
 
 def _make_flat_taps(combine, jit, fused):
-    """The tap loops of a flat inner pass over a source split into phases: (every tap, the
-    edge column of one output)."""
+    """Every tap of a flat inner pass, from a source split into phases."""
 
     @jit(inline="always")
     def flat_tap(tgt, ph, total, o, s, init):
@@ -179,7 +178,7 @@ def _make_flat_taps(combine, jit, fused):
             for i in range(hi - lo):
                 dst[i] = combine(dst[i], src[i])
 
-    @jit(inline="always")
+    @jit()
     def phase_taps(tgt, ph, total, s, d, pb, first, k, ident):
         """Every tap of the flat block from the phases, in order; the outputs all of whose
         taps are in the block are right, the others are row edges."""
@@ -209,6 +208,12 @@ def _make_flat_taps(combine, jit, fused):
             if t != first:
                 flat_tap(tgt, ph, total, t * d - pb, s, False)
 
+    return phase_taps
+
+
+def _make_edge_column(combine, jit):
+    """The edge outputs of a flat inner pass, one column at a time."""
+
     @jit()
     def edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident):
         """Output ``j`` of every row of a flat pass from its own taps ``[lo, hi)``: one loop
@@ -231,13 +236,14 @@ def _make_flat_taps(combine, jit, fused):
                     acc = combine(acc, cur[base + t * d])
             tgt[o * out + j] = acc
 
-    return phase_taps, edge_column
+    return edge_column
 
 
 def _make_inner_passes(combine, jit):
     """The passes over the innermost axis (``inner == 1``): (flat, strided per row)."""
     strided_interior, edge, fused = _make_row_loops(combine, jit)
-    phase_taps, edge_column = _make_flat_taps(combine, jit, fused)
+    phase_taps = _make_flat_taps(combine, jit, fused)
+    edge_column = _make_edge_column(combine, jit)
 
     @jit()
     def flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, ident):
@@ -274,7 +280,7 @@ def _make_inner_passes(combine, jit):
             lo, hi = _taps(j, s, d, pb, n, k)
             edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
 
-    @jit(inline="always")
+    @jit()
     def strided_rows(cur, tgt, outer, n, out, s, d, pb, first, k, jl, jh, ident):
         """A strided inner-axis pass row by row: the outputs with a tap in the padding from
         their own tap ranges, the interior (every tap inside) by a loop specialised for the
@@ -343,34 +349,10 @@ def _make_row_passes(combine, jit):
     return rows, interior_rows
 
 
-def _make_outer_passes(combine, jit, fused):
-    """The passes over an outer axis (``inner > 1``): (unit stride with 2-3 taps fused, unit
-    stride tap by tap, any stride row by row)."""
-    rows, interior_rows = _make_row_passes(combine, jit)
+def _make_unit_stride(combine, jit):
+    """A pass of stride 1 over an outer axis, tap by tap."""
 
-    @jit(inline="always")
-    def fused_rows(cur, tgt, outer, n, out, inner, s, d, pb, first, k, jl, jh, ident):
-        """Rows whose every tap is inside: all taps in one loop over the whole interior block
-        (contiguous); the edge rows by :func:`rows`. Not at stride >= 2: reading k rows at once
-        from memory (VGG's 12.8 MB) ran 2x slower than tap by tap, whose reads are one
-        sequential stream (in cache the fused loop wins: 75 against 104 µs)."""
-        t1, t2 = _order(first, k)
-        for o in range(outer):
-            sb = o * n * inner
-            db = o * out * inner
-            rows(cur, tgt, sb, db, 0, jl, inner, s, d, pb, first, n, k, ident)
-            rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, n, k, ident)
-            m = (jh - jl) * inner
-            start = sb + (jl - pb) * inner
-            fused(
-                tgt[db + jl * inner : db + jh * inner],
-                cur[start + first * d * inner : start + first * d * inner + m],
-                cur[start + t1 * d * inner : start + t1 * d * inner + m],
-                cur[start + t2 * d * inner : start + t2 * d * inner + m],
-                k,
-            )
-
-    @jit(inline="always")
+    @jit()
     def unit_stride(cur, tgt, outer, n, out, inner, d, pb, first, k, ident):
         """Stride 1: the outputs of one tap form one contiguous span of rows in the target and
         in the source, so each tap is one flat loop (tap by tap over the span: every output
@@ -401,7 +383,37 @@ def _make_outer_passes(combine, jit, fused):
                 for e in range((hi - lo) * inner):
                     w[e] = combine(w[e], r[e])
 
-    @jit(inline="always")
+    return unit_stride
+
+
+def _make_outer_passes(combine, jit, fused):
+    """The passes over an outer axis (``inner > 1``): (unit stride with 2-3 taps fused, any
+    stride row by row)."""
+    rows, interior_rows = _make_row_passes(combine, jit)
+
+    @jit()
+    def fused_rows(cur, tgt, outer, n, out, inner, s, d, pb, first, k, jl, jh, ident):
+        """Rows whose every tap is inside: all taps in one loop over the whole interior block
+        (contiguous); the edge rows by :func:`rows`. Not at stride >= 2: reading k rows at once
+        from memory (VGG's 12.8 MB) ran 2x slower than tap by tap, whose reads are one
+        sequential stream (in cache the fused loop wins: 75 against 104 µs)."""
+        t1, t2 = _order(first, k)
+        for o in range(outer):
+            sb = o * n * inner
+            db = o * out * inner
+            rows(cur, tgt, sb, db, 0, jl, inner, s, d, pb, first, n, k, ident)
+            rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, n, k, ident)
+            m = (jh - jl) * inner
+            start = sb + (jl - pb) * inner
+            fused(
+                tgt[db + jl * inner : db + jh * inner],
+                cur[start + first * d * inner : start + first * d * inner + m],
+                cur[start + t1 * d * inner : start + t1 * d * inner + m],
+                cur[start + t2 * d * inner : start + t2 * d * inner + m],
+                k,
+            )
+
+    @jit()
     def strided_outer(cur, tgt, outer, n, out, inner, s, d, pb, first, k, jl, jh, ident):
         """Any stride, row by row: the edge rows from their own taps, the interior rows with
         literal ``k`` for the common kernels."""
@@ -420,7 +432,7 @@ def _make_outer_passes(combine, jit, fused):
             else:
                 interior_rows(cur, tgt, sb, db, jl, jh, inner, s, d, pb, first, k)
 
-    return fused_rows, unit_stride, strided_outer
+    return fused_rows, strided_outer
 
 
 def _make_pass(combine, variant: str):
@@ -428,7 +440,8 @@ def _make_pass(combine, variant: str):
     shape, each built by the factories above."""
     jit = _variant_jit(variant)
     flat_inner, strided_rows, fused = _make_inner_passes(combine, jit)
-    fused_rows, unit_stride, strided_outer = _make_outer_passes(combine, jit, fused)
+    fused_rows, strided_outer = _make_outer_passes(combine, jit, fused)
+    unit_stride = _make_unit_stride(combine, jit)
 
     @jit()
     def pass_(cur, tgt, ph, row, ident):
@@ -622,7 +635,7 @@ def _edge_output(x, yr, ir, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident, base):
     ir[c] = base + at if at >= 0 else -1
 
 
-@njit(inline="always", **_OPTS)
+@njit(**_OPTS)
 def _interior_windows(x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2, m0, m1, m2, base):
     """Outputs ``[cl, ch)`` of one output row, every window wholly inside the input: the common
     kernels (unit dilation) with literal sizes, so the tap loops unroll and vectorise."""
