@@ -155,62 +155,6 @@ def _make_row_loops(combine, jit):
     return strided_interior, edge, fused
 
 
-def _make_flat_taps(combine, jit, fused):
-    """Every tap of a flat inner pass, from a source split into phases."""
-
-    @jit(inline="always")
-    def flat_tap(tgt, ph, total, o, s, init):
-        """Tap at offset ``o`` (coordinate minus output times stride) for every output of the
-        flat block: output ``q`` reads source ``q * s + o``, i.e. element ``q + o // s`` of phase
-        ``o % s``. Outputs whose read would leave the block are row edges, redone later."""
-        m = o % s
-        h = o // s
-        lo = max(0, -h)
-        hi = min(total, total - h)
-        if lo >= hi:
-            return
-        src = ph[m * total + lo + h : m * total + hi + h]
-        dst = tgt[lo:hi]
-        if init:
-            for i in range(hi - lo):
-                dst[i] = src[i]
-        else:
-            for i in range(hi - lo):
-                dst[i] = combine(dst[i], src[i])
-
-    @jit()
-    def phase_taps(tgt, ph, total, s, d, pb, first, k, ident):
-        """Every tap of the flat block from the phases, in order; the outputs all of whose
-        taps are in the block are right, the others are row edges."""
-        if _fusable(first, k):
-            # Every tap of a window in one loop over the outputs all of whose taps are in
-            # the block; the others are row edges.
-            t1, t2 = _order(first, k)
-            h0, h1, h2 = (first * d - pb) // s, (t1 * d - pb) // s, (t2 * d - pb) // s
-            q0 = max(0, -h0, -h1, -h2)
-            q1 = min(total, total - h0, total - h1, total - h2)
-            if q0 < q1:
-                b0 = ((first * d - pb) % s) * total + q0
-                b1 = ((t1 * d - pb) % s) * total + q0
-                b2 = ((t2 * d - pb) % s) * total + q0
-                m = q1 - q0
-                fused(
-                    tgt[q0:q1], ph[b0 + h0 : b0 + h0 + m], ph[b1 + h1 : b1 + h1 + m],
-                    ph[b2 + h2 : b2 + h2 + m], k,
-                )
-            return
-        if first >= 0:
-            flat_tap(tgt, ph, total, first * d - pb, s, True)
-        else:
-            for q in range(total):
-                tgt[q] = ident
-        for t in range(k):
-            if t != first:
-                flat_tap(tgt, ph, total, t * d - pb, s, False)
-
-    return phase_taps
-
-
 def _make_edge_column(combine, jit):
     """The edge outputs of a flat inner pass, one column at a time."""
 
@@ -239,11 +183,28 @@ def _make_edge_column(combine, jit):
     return edge_column
 
 
-def _make_inner_passes(combine, jit):
-    """The passes over the innermost axis (``inner == 1``): (flat, strided per row)."""
-    strided_interior, edge, fused = _make_row_loops(combine, jit)
-    phase_taps = _make_flat_taps(combine, jit, fused)
-    edge_column = _make_edge_column(combine, jit)
+def _make_flat_inner(combine, jit, strided_interior, fused, edge_column):
+    """A pass over the innermost axis as flat loops over the whole block."""
+
+    @jit(inline="always")
+    def flat_tap(tgt, ph, total, o, s, init):
+        """Tap at offset ``o`` (coordinate minus output times stride) for every output of the
+        flat block: output ``q`` reads source ``q * s + o``, i.e. element ``q + o // s`` of phase
+        ``o % s``. Outputs whose read would leave the block are row edges, redone later."""
+        m = o % s
+        h = o // s
+        lo = max(0, -h)
+        hi = min(total, total - h)
+        if lo >= hi:
+            return
+        src = ph[m * total + lo + h : m * total + hi + h]
+        dst = tgt[lo:hi]
+        if init:
+            for i in range(hi - lo):
+                dst[i] = src[i]
+        else:
+            for i in range(hi - lo):
+                dst[i] = combine(dst[i], src[i])
 
     @jit()
     def flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, ident):
@@ -272,7 +233,31 @@ def _make_inner_passes(combine, jit):
                 _deinterleave(cur, ph, total, 4)
             else:
                 _deinterleave(cur, ph, total, s)
-            phase_taps(tgt, ph, total, s, d, pb, first, k, ident)
+            if _fusable(first, k):
+                # Every tap of a window in one loop over the outputs all of whose taps are in
+                # the block; the others are row edges.
+                t1, t2 = _order(first, k)
+                h0, h1, h2 = (first * d - pb) // s, (t1 * d - pb) // s, (t2 * d - pb) // s
+                q0 = max(0, -h0, -h1, -h2)
+                q1 = min(total, total - h0, total - h1, total - h2)
+                if q0 < q1:
+                    b0 = ((first * d - pb) % s) * total + q0
+                    b1 = ((t1 * d - pb) % s) * total + q0
+                    b2 = ((t2 * d - pb) % s) * total + q0
+                    m = q1 - q0
+                    fused(
+                        tgt[q0:q1], ph[b0 + h0 : b0 + h0 + m], ph[b1 + h1 : b1 + h1 + m],
+                        ph[b2 + h2 : b2 + h2 + m], k,
+                    )
+            else:
+                if first >= 0:
+                    flat_tap(tgt, ph, total, first * d - pb, s, True)
+                else:
+                    for q in range(total):
+                        tgt[q] = ident
+                for t in range(k):
+                    if t != first:
+                        flat_tap(tgt, ph, total, t * d - pb, s, False)
         for j in range(jl):
             lo, hi = _taps(j, s, d, pb, n, k)
             edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
@@ -280,25 +265,7 @@ def _make_inner_passes(combine, jit):
             lo, hi = _taps(j, s, d, pb, n, k)
             edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
 
-    @jit()
-    def strided_rows(cur, tgt, outer, n, out, s, d, pb, first, k, jl, jh, ident):
-        """A strided inner-axis pass row by row: the outputs with a tap in the padding from
-        their own tap ranges, the interior (every tap inside) by a loop specialised for the
-        common kernels."""
-        for o in range(outer):
-            r = cur[o * n : (o + 1) * n]
-            w = tgt[o * out : (o + 1) * out]
-            if first < 0:
-                for j in range(out):
-                    edge(r, w, j, s, d, pb, first, n, k, ident)
-                continue
-            for j in range(jl):
-                edge(r, w, j, s, d, pb, first, n, k, ident)
-            for j in range(jh, out):
-                edge(r, w, j, s, d, pb, first, n, k, ident)
-            strided_interior(r, w, jl, jh, pb, first, k, s, d)
-
-    return flat_inner, strided_rows, fused
+    return flat_inner
 
 
 def _make_row_passes(combine, jit):
@@ -349,74 +316,92 @@ def _make_row_passes(combine, jit):
     return rows, interior_rows
 
 
-def _make_unit_stride(combine, jit):
-    """A pass of stride 1 over an outer axis, tap by tap."""
-
-    @jit()
-    def unit_stride(cur, tgt, outer, n, out, inner, d, pb, first, k, ident):
-        """Stride 1: the outputs of one tap form one contiguous span of rows in the target and
-        in the source, so each tap is one flat loop (tap by tap over the span: every output
-        still gets its taps in the same order). Inception's H pass: rows of 28, 146 -> 60 µs."""
-        span = out * inner
-        for o in range(outer):
-            sb = o * n * inner
-            wo = tgt[o * span : (o + 1) * span]
-            if first >= 0:
-                r = cur[sb + (first * d - pb) * inner : sb + (first * d - pb) * inner + span]
-                for e in range(span):
-                    wo[e] = r[e]
-            else:
-                for e in range(span):
-                    wo[e] = ident
-            # Only the taps inside for some output: pb - t*d < out and n + pb - t*d > 0
-            # (a kernel of 10**9 taps over a short axis visits a handful).
-            for t in range(max(0, (pb - out) // d + 1), min(k, -(-(n + pb) // d))):
-                if t == first:
-                    continue
-                lo = max(0, pb - t * d)
-                hi = min(out, n + pb - t * d)
-                if lo >= hi:
-                    continue
-                start = sb + (lo - pb + t * d) * inner
-                r = cur[start : start + (hi - lo) * inner]
-                w = wo[lo * inner : hi * inner]
-                for e in range((hi - lo) * inner):
-                    w[e] = combine(w[e], r[e])
-
-    return unit_stride
-
-
-def _make_outer_passes(combine, jit, fused):
-    """The passes over an outer axis (``inner > 1``): (unit stride with 2-3 taps fused, any
-    stride row by row)."""
+def _make_pass(combine, variant: str):
+    """One pass (a row of :func:`._passes.pass_rows`) with ``combine``: the loop that suits its
+    shape, from the loops the factories above build. One function on purpose: its five shapes
+    as functions of their own (called from here) made every variant's compile about 2.5 s of CPU
+    longer per element type (warm-up A/B, uint8: 34.5 against 31.9 s), inlined longer still."""
+    jit = _variant_jit(variant)
+    strided_interior, edge, fused = _make_row_loops(combine, jit)
+    edge_column = _make_edge_column(combine, jit)
+    flat_inner = _make_flat_inner(combine, jit, strided_interior, fused, edge_column)
     rows, interior_rows = _make_row_passes(combine, jit)
 
     @jit()
-    def fused_rows(cur, tgt, outer, n, out, inner, s, d, pb, first, k, jl, jh, ident):
-        """Rows whose every tap is inside: all taps in one loop over the whole interior block
-        (contiguous); the edge rows by :func:`rows`. Not at stride >= 2: reading k rows at once
-        from memory (VGG's 12.8 MB) ran 2x slower than tap by tap, whose reads are one
-        sequential stream (in cache the fused loop wins: 75 against 104 µs)."""
-        t1, t2 = _order(first, k)
-        for o in range(outer):
-            sb = o * n * inner
-            db = o * out * inner
-            rows(cur, tgt, sb, db, 0, jl, inner, s, d, pb, first, n, k, ident)
-            rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, n, k, ident)
-            m = (jh - jl) * inner
-            start = sb + (jl - pb) * inner
-            fused(
-                tgt[db + jl * inner : db + jh * inner],
-                cur[start + first * d * inner : start + first * d * inner + m],
-                cur[start + t1 * d * inner : start + t1 * d * inner + m],
-                cur[start + t2 * d * inner : start + t2 * d * inner + m],
-                k,
-            )
-
-    @jit()
-    def strided_outer(cur, tgt, outer, n, out, inner, s, d, pb, first, k, jl, jh, ident):
-        """Any stride, row by row: the edge rows from their own taps, the interior rows with
-        literal ``k`` for the common kernels."""
+    def pass_(cur, tgt, ph, row, ident):
+        n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
+        s, d, pb, first = row[S], row[D], row[PB], row[FIRST]
+        k, jl, jh = row[K], row[JL], row[JH]
+        if inner == 1 and n == s * out and 2 * (jh - jl) >= out:
+            flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, ident)
+            return
+        if inner == 1 and s != 1:
+            for o in range(outer):
+                r = cur[o * n : (o + 1) * n]
+                w = tgt[o * out : (o + 1) * out]
+                if first < 0:
+                    for j in range(out):
+                        edge(r, w, j, s, d, pb, first, n, k, ident)
+                    continue
+                # Outputs with a tap in the padding: their own tap ranges; the interior (every
+                # tap inside) by a loop specialised for the common kernels.
+                for j in range(jl):
+                    edge(r, w, j, s, d, pb, first, n, k, ident)
+                for j in range(jh, out):
+                    edge(r, w, j, s, d, pb, first, n, k, ident)
+                strided_interior(r, w, jl, jh, pb, first, k, s, d)
+            return
+        if s == 1 and _fusable(first, k) and jl < jh:
+            # Rows whose every tap is inside: all taps in one loop over the whole interior
+            # block (contiguous); the edge rows as below. Not at stride >= 2: reading k rows
+            # at once from memory (VGG's 12.8 MB) ran 2x slower than tap by tap, whose reads
+            # are one sequential stream (in cache the fused loop wins: 75 against 104 µs).
+            t1, t2 = _order(first, k)
+            for o in range(outer):
+                sb = o * n * inner
+                db = o * out * inner
+                rows(cur, tgt, sb, db, 0, jl, inner, s, d, pb, first, n, k, ident)
+                rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, n, k, ident)
+                m = (jh - jl) * inner
+                start = sb + (jl - pb) * inner
+                fused(
+                    tgt[db + jl * inner : db + jh * inner],
+                    cur[start + first * d * inner : start + first * d * inner + m],
+                    cur[start + t1 * d * inner : start + t1 * d * inner + m],
+                    cur[start + t2 * d * inner : start + t2 * d * inner + m],
+                    k,
+                )
+            return
+        if s == 1:
+            # Stride 1: the outputs of one tap form one contiguous span of rows in the target and
+            # in the source, so each tap is one flat loop (tap by tap over the span: every output
+            # still gets its taps in the same order). Inception's H pass: rows of 28, 146 -> 60 µs.
+            span = out * inner
+            for o in range(outer):
+                sb = o * n * inner
+                wo = tgt[o * span : (o + 1) * span]
+                if first >= 0:
+                    r = cur[sb + (first * d - pb) * inner : sb + (first * d - pb) * inner + span]
+                    for e in range(span):
+                        wo[e] = r[e]
+                else:
+                    for e in range(span):
+                        wo[e] = ident
+                # Only the taps inside for some output: pb - t*d < out and n + pb - t*d > 0
+                # (a kernel of 10**9 taps over a short axis visits a handful).
+                for t in range(max(0, (pb - out) // d + 1), min(k, -(-(n + pb) // d))):
+                    if t == first:
+                        continue
+                    lo = max(0, pb - t * d)
+                    hi = min(out, n + pb - t * d)
+                    if lo >= hi:
+                        continue
+                    start = sb + (lo - pb + t * d) * inner
+                    r = cur[start : start + (hi - lo) * inner]
+                    w = wo[lo * inner : hi * inner]
+                    for e in range((hi - lo) * inner):
+                        w[e] = combine(w[e], r[e])
+            return
         for o in range(outer):
             sb = o * n * inner
             db = o * out * inner
@@ -431,33 +416,6 @@ def _make_outer_passes(combine, jit, fused):
                 interior_rows(cur, tgt, sb, db, jl, jh, inner, s, 1, pb, first, 3)
             else:
                 interior_rows(cur, tgt, sb, db, jl, jh, inner, s, d, pb, first, k)
-
-    return fused_rows, strided_outer
-
-
-def _make_pass(combine, variant: str):
-    """One pass (a row of :func:`._passes.pass_rows`) with ``combine``: the loop that suits its
-    shape, each built by the factories above."""
-    jit = _variant_jit(variant)
-    flat_inner, strided_rows, fused = _make_inner_passes(combine, jit)
-    fused_rows, strided_outer = _make_outer_passes(combine, jit, fused)
-    unit_stride = _make_unit_stride(combine, jit)
-
-    @jit()
-    def pass_(cur, tgt, ph, row, ident):
-        n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
-        s, d, pb, first = row[S], row[D], row[PB], row[FIRST]
-        k, jl, jh = row[K], row[JL], row[JH]
-        if inner == 1 and n == s * out and 2 * (jh - jl) >= out:
-            flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, ident)
-        elif inner == 1 and s != 1:
-            strided_rows(cur, tgt, outer, n, out, s, d, pb, first, k, jl, jh, ident)
-        elif s == 1 and _fusable(first, k) and jl < jh:
-            fused_rows(cur, tgt, outer, n, out, inner, s, d, pb, first, k, jl, jh, ident)
-        elif s == 1:
-            unit_stride(cur, tgt, outer, n, out, inner, d, pb, first, k, ident)
-        else:
-            strided_outer(cur, tgt, outer, n, out, inner, s, d, pb, first, k, jl, jh, ident)
 
     return pass_
 
@@ -635,7 +593,9 @@ def _edge_output(x, yr, ir, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident, base):
     ir[c] = base + at if at >= 0 else -1
 
 
-@njit(**_OPTS)
+# Compiled apart (inlined into max_indices, the compile took longer), and cached inside
+# max_indices' own entry (an entry of its own would be one more cached signature per dtype).
+@njit(**{**_OPTS, "cache": False})
 def _interior_windows(x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2, m0, m1, m2, base):
     """Outputs ``[cl, ch)`` of one output row, every window wholly inside the input: the common
     kernels (unit dilation) with literal sizes, so the tap loops unroll and vectorise."""
