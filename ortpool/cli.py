@@ -59,9 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         module = importlib.import_module(COMMANDS[args.command])
-        kernels = (
-            prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext()
-        )
+        kernels = prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext()
         with kernels:
             return int(module.run(args))
     except ModuleNotFoundError as err:

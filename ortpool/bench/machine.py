@@ -62,9 +62,7 @@ def _kernels() -> str:
         import numba
 
         auto = backend_mode() == "auto"
-        return f"numba {numba.__version__}" + (
-            f" from {NUMBA_MIN_BYTES >> 10} KB" if auto else ""
-        )
+        return f"numba {numba.__version__}" + (f" from {NUMBA_MIN_BYTES >> 10} KB" if auto else "")
     return "numpy"
 
 

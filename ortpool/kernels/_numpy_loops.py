@@ -50,7 +50,6 @@ def apply_flat(
     np.copyto(tail, saved_tail)
 
 
-
 def run_passes(
     block: np.ndarray,
     passes: tuple[AxisPass, ...],
@@ -89,7 +88,12 @@ def run_passes(
 
 
 def wide_pass(
-    ufunc: np.ufunc, fill: Any, src: np.ndarray, dst: np.ndarray, axis: int, g: AxisGeometry,
+    ufunc: np.ufunc,
+    fill: Any,
+    src: np.ndarray,
+    dst: np.ndarray,
+    axis: int,
+    g: AxisGeometry,
     slot: Any,
 ) -> None:
     """The pass over ``axis`` of a wide kernel: every output gets the same taps in the same
@@ -125,8 +129,16 @@ def _without(lo: int, hi: int, first: int) -> list[tuple[int, int]]:
 
 
 def _add_taps(
-    ufunc: np.ufunc, dst: np.ndarray, src: np.ndarray, axis: int, g: AxisGeometry,
-    ja: int, jb: int, t0: int, t1: int, slot: Any,
+    ufunc: np.ufunc,
+    dst: np.ndarray,
+    src: np.ndarray,
+    axis: int,
+    g: AxisGeometry,
+    ja: int,
+    jb: int,
+    t0: int,
+    t1: int,
+    slot: Any,
 ) -> None:
     """Combine taps ``[t0, t1)``, in order, into outputs ``[ja, jb)`` (every one of those taps
     inside for every one of those outputs).
@@ -151,8 +163,12 @@ def _add_taps(
             ufunc(o, src[at_axis(axis, slice(c, c + (jb - ja - 1) * g.s + 1, g.s))], out=o)
         return
     base = src[at_axis(axis, slice(c0, None))]
-    strides = (g.d * src.strides[ax], *src.strides[:ax], g.s * src.strides[ax],
-               *src.strides[ax + 1 :])
+    strides = (
+        g.d * src.strides[ax],
+        *src.strides[:ax],
+        g.s * src.strides[ax],
+        *src.strides[ax + 1 :],
+    )
     taps = np.lib.stride_tricks.as_strided(base, (m, *o.shape), strides, writeable=False)
     for a in range(0, m, chunk):
         b = min(m, a + chunk)
@@ -167,4 +183,3 @@ def blocks(planes: int, plane_bytes: int) -> list[tuple[int, int]]:
     """[lo, hi) ranges of planes of about BLOCK_BYTES each (at least one plane)."""
     per = max(1, BLOCK_BYTES // max(1, plane_bytes))
     return [(lo, min(lo + per, planes)) for lo in range(0, planes, per)]
-

@@ -77,7 +77,6 @@ class FlatTap:
     step: int
 
 
-
 def flat_tap(g: AxisGeometry, axis: int, spatial: tuple[int, ...], t: int) -> FlatTap | None:
     """The flat form of tap ``t`` along ``axis`` of a block of ``spatial``, when it exists and
     pays (a partial tap whose runs are short)."""
@@ -199,9 +198,20 @@ def pass_rows(geom: PoolGeometry, order: list[int]) -> np.ndarray:
         if g.is_identity:
             continue
         jl, jh = g.interior()
-        rows.append([
-            g.n, g.out, math.prod(spatial[:axis]), math.prod(spatial[axis + 1 :]),
-            g.s, g.d, g.pb, g.full_tap(), g.k, jl, jh,
-        ])
+        rows.append(
+            [
+                g.n,
+                g.out,
+                math.prod(spatial[:axis]),
+                math.prod(spatial[axis + 1 :]),
+                g.s,
+                g.d,
+                g.pb,
+                g.full_tap(),
+                g.k,
+                jl,
+                jh,
+            ]
+        )
         spatial[axis] = g.out
     return np.array(rows, np.int64).reshape(len(rows), 11)
