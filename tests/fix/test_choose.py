@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from fix_support import model_feeds, numpy_kernels, run_fixed, spec_outputs, unloadable_model
 from onnx import TensorProto as T
 from onnx import helper as h
 
@@ -16,6 +15,7 @@ from ortpool.fix import fix_with_report, report
 from ortpool.fix.grid import fix_grid
 from ortpool.ort.runtime import max_ir_version
 from ortpool.validate import grid
+from tests.support.fix import model_feeds, numpy_kernels, run_fixed, spec_outputs, unloadable_model
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
@@ -140,7 +140,7 @@ def test_grid_cases_the_runtime_gets_wrong_are_fixed_and_checked():
 
 def _lifts(op, opset, elem, attrs):
     """The runtime's refusal of ``op`` at ``opset`` for ``elem``, asked of it (None: it runs)."""
-    import runtime_defects
+    from tests.support import runtime_defects
 
     x = np.zeros((1, 1, 5, 5), dtype=elem)
     got = runtime_defects.builtin(op, opset, attrs, [x])

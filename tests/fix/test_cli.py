@@ -8,12 +8,12 @@ import json
 
 import onnx
 import pytest
-from fix_support import FIX_MODELS, numpy_kernels, unloadable_model
 from onnx import TensorProto as T
 from onnx import helper as h
 
 import ortpool
 from ortpool.cli import main
+from tests.support.fix import FIX_MODELS, numpy_kernels, unloadable_model
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime

@@ -17,13 +17,13 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from fix_support import unloadable_model
 from onnx import TensorProto as T
 from onnx import helper as h
-from support import CHILD_ENV, run_cli
 
 from ortpool import kernels
 from ortpool.ort.ortrun import classify
+from tests.support import CHILD_ENV, run_cli
+from tests.support.fix import unloadable_model
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime

@@ -11,7 +11,11 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from fix_support import (
+
+from ortpool import versions
+from ortpool.fix import choose, fix_with_report, report
+from ortpool.tolerances import tolerance_for
+from tests.support.fix import (
     FIX_MODELS,
     builtin_defect,
     find_node,
@@ -22,10 +26,6 @@ from fix_support import (
     run_fixed,
     spec_outputs,
 )
-
-from ortpool import versions
-from ortpool.fix import choose, fix_with_report, report
-from ortpool.tolerances import tolerance_for
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime

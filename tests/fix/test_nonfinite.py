@@ -15,7 +15,6 @@ import itertools
 import numpy as np
 import onnx
 import pytest
-from fix_support import numpy_kernels  # noqa: F401
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
@@ -26,6 +25,7 @@ from ortpool.fix import inputs as feeds_mod
 from ortpool.fix.sites import find_sites
 from ortpool.geometry import pool_geometry
 from ortpool.rewrite.selection import Selection
+from tests.support.fix import numpy_kernels  # noqa: F401
 
 SEEDS = range(8)
 ELEM = {"float": T.FLOAT, "double": T.DOUBLE, "float16": T.FLOAT16}

@@ -21,7 +21,7 @@ from ortpool.kernels import _backend, _numba_plans, _parallel
 
 numba = pytest.importorskip("numba")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_kernels_backend import GEOMETRIES, _assert_same, _data, paths  # noqa: F401
 
 from ortpool import kernels
 from ortpool.kernels import _parallel, globalpool
+from tests.kernels.test_backend import GEOMETRIES, _assert_same, _data, paths  # noqa: F401
 
 pytest.importorskip("numba")
 

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # A MaxUnpool call above NUMBA_MIN_BYTES: its kernel (the scatter) compiles in under a second.
 UNPOOL_TWICE = """

@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 import pytest
-import reference_loops as ref
 
 from ortpool import kernels
+from tests.support import reference_loops as ref
 
 
 def _data(shape, dtype, seed, nan=False):

@@ -16,15 +16,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from reference_loops import average_pool as reference_average
-from reference_loops import max_pool as reference_max
 
 from ortpool import kernels
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import AxisGeometry
 from ortpool.kernels import _backend, _calls, _limits, _plan
+from tests.support.reference_loops import average_pool as reference_average
+from tests.support.reference_loops import max_pool as reference_max
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BACKENDS = ["numpy", "numba"]
 
 #: A child process: the imports, then the caller's ``CALLS``, then each call on each backend,
@@ -178,7 +178,8 @@ def test_hostile_attributes_through_a_session():
     when the session is created, the others when it runs; the process lives."""
     code = textwrap.dedent(
         """
-        import numpy as np, onnx, support
+        import numpy as np, onnx
+        from tests import support
         import ortpool
         from ortpool.errors import OrtpoolError
         def node(pads):
@@ -201,7 +202,7 @@ def test_hostile_attributes_through_a_session():
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-        env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{Path(__file__).parent}"},
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines() == [

@@ -19,8 +19,6 @@ import os
 
 import numpy as np
 import pytest
-import reference_loops as ref
-import support
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +26,8 @@ import ortpool
 from ortpool import kernels, versions
 from ortpool.attributes import AUTO_PADS
 from ortpool.errors import OrtpoolError
+from tests import support
+from tests.support import reference_loops as ref
 
 
 def _kernel_paths() -> list:

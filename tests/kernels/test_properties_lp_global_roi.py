@@ -18,11 +18,12 @@ import math
 
 import numpy as np
 import pytest
-import reference_loops as ref
-import support
 from hypothesis import event, given
 from hypothesis import strategies as st
-from test_properties import (  # noqa: F401  (kernel_path: runs every test on both kernel paths)
+
+from ortpool import kernels, versions
+from tests import support
+from tests.kernels.test_properties import (  # noqa: F401  (kernel_path: runs every test on both kernel paths)
     _decoded,
     _expect_error,
     _features,
@@ -33,8 +34,7 @@ from test_properties import (  # noqa: F401  (kernel_path: runs every test on bo
     kernel_path,
     pool_attrs,
 )
-
-from ortpool import kernels, versions
+from tests.support import reference_loops as ref
 
 
 def _versions(op: str) -> list[int]:

@@ -22,10 +22,6 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-import reference_loops as ref
-import runtime_defects
-from cnn_builders import resnet_d
-from test_fix_forms import facts_for, run_plan
 
 from ortpool import kernels, versions
 from ortpool.fix import forms
@@ -33,8 +29,12 @@ from ortpool.kernels import _backend
 from ortpool.model.singlenode import NodeSpec
 from ortpool.validate import causes, results
 from ortpool.validate.isolate import Options, run_node
+from tests.fix.test_forms import facts_for, run_plan
+from tests.support import reference_loops as ref
+from tests.support import runtime_defects
+from tests.support.cnn_builders import resnet_d
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 #: (op, version, extra attributes): every windowed operator, the versions with and without
 #: ceil_mode / dilations / count_include_pad.
@@ -160,9 +160,9 @@ def test_a_kernel_of_a_billion_taps_over_nine_positions(path):
 
 SESSION = """
 import json, sys
-sys.path.insert(0, {tests!r})
+sys.path.insert(0, {root!r})
 import numpy as np
-import support
+from tests import support
 import ortpool
 out = []
 for op, version, attrs, n_out in {cases!r}:
@@ -185,7 +185,7 @@ def test_ortpool_ops_in_a_session_give_empty_and_one_window_outputs():
             ("AveragePool", 19, {**base, "ceil_mode": ceil}, 1),
             ("LpPool", 18, {**base, "ceil_mode": ceil, "p": 2}, 1),
         ]
-    code = SESSION.format(tests=str(ROOT / "tests"), cases=cases)
+    code = SESSION.format(root=str(ROOT), cases=cases)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, env={**os.environ, "ORTPOOL_KERNELS": "numpy"})
     assert done.returncode == 0, done.stderr[-2000:]

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-import support
 from onnx import TensorProto, helper
 
 import ortpool
 from ortpool.errors import OrtpoolError
 from ortpool.model import branch_outputs
+from tests import support
 
 
 def _branch_model(then_nodes, declared=(1, 1, 3, 3)) -> onnx.ModelProto:

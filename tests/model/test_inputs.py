@@ -18,7 +18,6 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from support import CHILD_ENV, IR_VERSION
 
 from ortpool import kernels
 from ortpool.errors import OrtpoolError
@@ -32,9 +31,10 @@ from ortpool.model.inputs import (
     parse_shapes,
     resolve,
 )
+from tests.support import CHILD_ENV, IR_VERSION
 
-ROOT = Path(__file__).resolve().parent.parent
-MODELS = ROOT / "tests" / "models"
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ROOT / "tests" / "support" / "models"
 
 
 def load(name: str) -> onnx.ModelProto:

@@ -11,11 +11,11 @@ import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from rewrite_support import vi
 
 import ortpool
 from ortpool import OrtpoolError
 from ortpool.staging import StagedFiles, same_file
+from tests.support.rewrite import vi
 
 
 def listing(root: Path) -> set[str]:

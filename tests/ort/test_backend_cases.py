@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import reference_loops
-import support
 
 import ortpool
 from ortpool import versions
+from tests import support
+from tests.support import reference_loops
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime

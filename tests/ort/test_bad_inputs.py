@@ -17,12 +17,12 @@ from collections.abc import Callable
 import numpy as np
 import onnx
 import pytest
-import support
 
 import ortpool
 from ortpool import optypes, versions
 from ortpool.attributes import full_attributes, normalize
 from ortpool.errors import OrtpoolError
+from tests import support
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
@@ -307,7 +307,7 @@ def raise_each(run_cases, create_cases) -> int:
 def run_child(path: str) -> tuple[list[str], list[str]]:
     """Run the test module ``path`` as a script (its ``main``): its output lines and the error
     messages it printed, without the "[op type ..." suffix. The child must exit 0."""
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
+    env = dict(os.environ, PYTHONPATH=str(support.ROOT))
     done = subprocess.run(
         [sys.executable, os.path.abspath(path)], capture_output=True, text=True, timeout=180,
         env=env,

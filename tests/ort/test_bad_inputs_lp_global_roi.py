@@ -9,12 +9,18 @@ import sys
 
 import numpy as np
 import pytest
-import support
-from test_bad_inputs import RunCase, check_create_case, check_run_case, raise_each, run_child
 
 import ortpool
 from ortpool import kernels
 from ortpool.errors import OrtpoolError
+from tests import support
+from tests.ort.test_bad_inputs import (
+    RunCase,
+    check_create_case,
+    check_run_case,
+    raise_each,
+    run_child,
+)
 
 F32 = np.float32
 

@@ -4,7 +4,6 @@ caused them and logged only when nothing raises them; the placeholder a failed o
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
 import sys
 import textwrap
@@ -12,11 +11,11 @@ import textwrap
 import numpy as np
 import onnxruntime as ort
 import pytest
-import support
 
 import ortpool
 from ortpool.errors import OrtpoolError
 from ortpool.ort import failures, hook
+from tests import support
 
 
 def _unpool_model():
@@ -102,8 +101,9 @@ def test_rss_stays_flat_over_failing_runs_of_a_plain_session():
     by about 99 MiB per 1,000 runs."""
     script = textwrap.dedent(f"""
         import logging, sys
-        sys.path.insert(0, {os.path.dirname(__file__)!r})
-        import numpy as np, onnxruntime as ort, support, ortpool
+        sys.path.insert(0, {str(support.ROOT)!r})
+        import numpy as np, onnxruntime as ort, ortpool
+        from tests import support
         logging.getLogger("ortpool").setLevel(logging.CRITICAL)
         model = support.ortpool_model("MaxUnpool", 11, {{"kernel_shape": [2, 2]}}, np.float32,
                                       n_inputs=2)

@@ -16,7 +16,6 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-import support
 from onnx import TensorProto, helper
 from onnxruntime_extensions import PyCustomOpDef, _ocos, onnx_op
 
@@ -24,6 +23,7 @@ import ortpool
 from ortpool import optypes
 from ortpool.errors import OrtpoolError
 from ortpool.ort import hook, register
+from tests import support
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
@@ -257,7 +257,7 @@ def main() -> int:
 
 
 def test_fresh_process_reimport_and_foreign_failure():
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
+    env = dict(os.environ, PYTHONPATH=str(support.ROOT))
     done = subprocess.run([sys.executable, os.path.abspath(__file__)], capture_output=True,
                           text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stdout + done.stderr

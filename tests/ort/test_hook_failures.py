@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import support
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnxruntime_extensions import _ocos
@@ -37,12 +36,12 @@ from ortpool import optypes
 from ortpool.errors import OrtpoolError
 from ortpool.kernels import _limits, _memory
 from ortpool.ort import failures, hook, register
+from tests import support
 
 #: Depends on onnxruntime-extensions' hook protocol: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
 
-ROOT = Path(__file__).resolve().parent.parent
-TESTS = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]
 NP_DTYPE = {"float": np.float32, "double": np.float64, "int8": np.int8, "uint8": np.uint8}
 KERNELS = [(t, dtype) for t in optypes.all_op_types() for dtype in t.dtypes]
 
@@ -366,7 +365,8 @@ PRELUDE = textwrap.dedent(
     if limit:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     import numpy as np
-    import support, ortpool
+    import ortpool
+    from tests import support
     from ortpool.errors import OrtpoolError
 
     def run(session, feed):
@@ -490,7 +490,7 @@ def _launch(name: str) -> subprocess.CompletedProcess | str:
     kernels, limit, code = CHILDREN[name]
     env = {
         **support.CHILD_ENV,
-        "PYTHONPATH": f"{ROOT}{os.pathsep}{TESTS}",
+        "PYTHONPATH": str(ROOT),
         "ORTPOOL_KERNELS": kernels,
         "LIMIT_AS": str(limit),
     }

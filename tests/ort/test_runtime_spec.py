@@ -19,17 +19,17 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 import pytest
-from support import CHILD_ENV, run_cli
 
 from ortpool.cli import main
 from ortpool.cliargs import runtime as runtime_args
 from ortpool.model.singlenode import NodeSpec, builtin_model, feed_dict
 from ortpool.ort import ortrun, runtime
 from ortpool.ort.runtime_spec import CPU, Provider, RuntimeSpec, parse_providers
+from tests.support import CHILD_ENV, run_cli
 
 pytestmark = pytest.mark.onnxruntime
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"
 AZURE = "AzureExecutionProvider"
 needs_azure = pytest.mark.skipif(

@@ -27,8 +27,8 @@ TIMEOUT = 60  # a child still running then is a hang
 
 
 def _support():
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import support
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tests import support
 
     return support
 

@@ -8,13 +8,13 @@ import threading
 import numpy as np
 import onnx
 import pytest
-import support
 from onnx import helper
 
 import ortpool
 from ortpool import optypes, versions
 from ortpool.attributes import full_attributes, normalize
 from ortpool.errors import OrtpoolError
+from tests import support
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime

@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent / "ortpool"
+ROOT = Path(__file__).resolve().parents[2] / "ortpool"
 
 # The layer order, lowest first; a module may import its own layer or any lower one. The first
 # matching prefix decides (longest first), so a package's per-command ``cli*`` modules can sit in

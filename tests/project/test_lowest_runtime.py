@@ -18,13 +18,14 @@ import subprocess
 from importlib.metadata import requires
 from pathlib import Path
 
-import child_venv
 import pytest
-import support
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import support
+from tests.support import child_venv
+
+ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-lowest"
 STAMP = VENV / "ortpool-lowest.json"
 RUNTIME = ("onnxruntime", "onnxruntime-extensions")

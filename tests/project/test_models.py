@@ -17,7 +17,7 @@ from ortpool.validate.validator import bundled_models_dir
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODELS = sorted(bundled_models_dir().glob("*.onnx"))
 
 

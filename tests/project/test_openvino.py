@@ -22,16 +22,16 @@ import os
 from importlib.metadata import requires
 from pathlib import Path
 
-import child_venv
 import numpy as np
 import onnx
 import pytest
-from cnn_builders import resnet_like
 from packaging.requirements import Requirement
 
 import ortpool
+from tests.support import child_venv
+from tests.support.cnn_builders import resnet_like
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-openvino"
 STAMP = VENV / "ortpool-openvino.json"
 BUILD = "onnxruntime-openvino==1.24.1"
@@ -99,7 +99,7 @@ def test_openvino_tests_pass_in_their_own_venv(tmp_path):
         pytest.skip("this environment has the OpenVINO provider: the marked tests ran here")
     build_seconds = ensure_venv()
     # this file's marked tests and those of the modules that own what they check
-    targets = [Path(__file__), ROOT / "tests" / "test_runtime_spec.py"]
+    targets = [Path(__file__), ROOT / "tests" / "ort" / "test_runtime_spec.py"]
     run = child_venv.run_marked(VENV, "openvino", targets, tmp_path / "openvino.xml", 300)
     print(f"openvino child: {run.counts}, {run.seconds:.1f} s, build {build_seconds}")
     assert run.returncode == 0, run.failure()

@@ -22,7 +22,7 @@ import pytest
 
 from ortpool import versions
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"
 #: pip's complaint when it cannot reach an index (no network): the test cannot run then.
 OFFLINE = re.compile(

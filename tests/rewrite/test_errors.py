@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from onnx import helper as h
-from rewrite_support import one_node_model
 
 import ortpool
 from ortpool import OrtpoolError
+from tests.support.rewrite import one_node_model
 
 CASES = {
     "attribute not in the version": (

@@ -17,16 +17,16 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from rewrite_support import vi
 
 import ortpool
 from ortpool import OrtpoolError
 from ortpool.validate.validator import bundled_models_dir
+from tests.support.rewrite import vi
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def sha(path: Path) -> str:

@@ -27,10 +27,10 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from rewrite_support import vi
-from support import run_cli
 
 from ortpool.bench.cases import CASES as BENCH_CASES
+from tests.support import run_cli
+from tests.support.rewrite import vi
 
 IR_VERSION = 10
 TIMEOUT = 120

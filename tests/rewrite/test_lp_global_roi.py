@@ -7,10 +7,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-import support
 from onnx import TensorProto as T
 from onnx import helper as h
-from rewrite_support import assert_same_up_to_defaults, vi
 
 import ortpool
 from ortpool import kernels
@@ -18,6 +16,8 @@ from ortpool import versions as ortpool_versions
 from ortpool.errors import OrtpoolError
 from ortpool.rewrite import CAST_MARK
 from ortpool.validate.validator import bundled_models_dir
+from tests import support
+from tests.support.rewrite import assert_same_up_to_defaults, vi
 
 X_SHAPE = [2, 3, 9, 10]
 
@@ -239,7 +239,7 @@ def test_one_bundled_model_per_new_version():
 def test_bundled_family_model_against_the_loop_reference(path):
     """Every new version's bundled model, rewritten and run, against tests/reference_loops.py
     (whether or not onnxruntime has a kernel for it)."""
-    import reference_loops as ref
+    from tests.support import reference_loops as ref
 
     model = onnx.load(path)
     node = model.graph.node[0]

@@ -7,12 +7,12 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-import runtime_defects
-from rewrite_support import assert_same_up_to_defaults, feeds
 
 import ortpool
 from ortpool import versions
 from ortpool.validate.validator import bundled_models_dir
+from tests.support import runtime_defects
+from tests.support.rewrite import assert_same_up_to_defaults, feeds
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime

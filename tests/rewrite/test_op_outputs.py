@@ -12,14 +12,14 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from cnn_builders import subgraph_pool_model
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from rewrite_support import one_node_model, vi
 
 import ortpool
 from ortpool.rewrite import op_outputs
+from tests.support.cnn_builders import subgraph_pool_model
+from tests.support.rewrite import one_node_model, vi
 
 
 def _declared(graph) -> dict[str, tuple[int, list]]:

@@ -9,10 +9,10 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from rewrite_support import assert_same_up_to_defaults, one_node_model, vi
 
 import ortpool
 from ortpool import OrtpoolError
+from tests.support.rewrite import assert_same_up_to_defaults, one_node_model, vi
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime

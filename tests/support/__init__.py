@@ -1,6 +1,6 @@
 """Helpers shared by the core tests: one-node ortpool models, the backend cases, example counts.
 
-Kept apart from conftest.py so test modules import it by name (``import support``).
+Kept apart from conftest.py so test modules import it by name (``from tests import support``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ from onnx import TensorProto, helper
 from ortpool import optypes, versions
 from ortpool.attributes import full_attributes, normalize
 from ortpool.ort import runtime
+
+#: The repository's root: a child process that imports ``tests.support`` needs it on its path.
+ROOT = Path(__file__).resolve().parents[2]
 
 #: The IR version ortpool stamps: every supported onnxruntime reads it (onnx 1.23 would write 14).
 IR_VERSION = runtime.IR_VERSION

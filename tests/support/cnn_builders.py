@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
-from support import IR_VERSION
+
+from tests.support import IR_VERSION
 
 
 class _Graph:

@@ -14,7 +14,7 @@ from ortpool import kernels, versions
 from ortpool.kernels import _backend
 from ortpool.validate.validator import bundled_models_dir
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIX_MODELS = {p.stem: p for p in sorted((bundled_models_dir() / "fix").glob("*.onnx"))}
 
 
@@ -88,9 +88,8 @@ def builtin_defect(
     cells; None when it gives the spec's result. Asked of the installed runtime directly
     (tests/runtime_defects.py), so a test expecting a node to be rewritten knows the runtime has
     the defect."""
-    import runtime_defects
-
     from ortpool import dtypes, tolerances
+    from tests.support import runtime_defects
 
     rng = np.random.default_rng(0)
     if node.op_type in tolerances.GLOBAL_SUMS:

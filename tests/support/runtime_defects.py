@@ -16,10 +16,10 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-import support
 from onnx import helper
 
 from ortpool import kernels, versions
+from tests import support
 
 VERSION = ort.__version__
 NAMES = ("X", "I", "output_shape")

@@ -293,7 +293,7 @@ def test_hostile_values_are_classed_without_error(op, case):
 def test_bad_accuracy_flags_exit_2(tmp_path, capsys):
     """Refused before anything runs: in a child process once (a hang or crash fails), then the
     other values in this one."""
-    from support import run_cli
+    from tests.support import run_cli
 
     _gap_model(tmp_path / "gap.onnx")
     done = run_cli(

@@ -19,15 +19,13 @@ import threading
 import time
 from pathlib import Path
 
-import batch_stand_in
-import cnn_builders
 import onnx
 import pytest
-from support import CHILD_ENV
 
 from ortpool.cli import main
 from ortpool.errors import OrtpoolError
 from ortpool.validate import batch, results
+from tests.support import CHILD_ENV, batch_stand_in, cnn_builders
 
 #: Depends on onnxruntime's behaviour (the command's runs): also run on the lowest release.
 pytestmark = pytest.mark.onnxruntime

@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pytest
-import runtime_defects
 
 from ortpool import dtypes, versions
 from ortpool.attributes import normalize
@@ -16,6 +15,7 @@ from ortpool.errors import OrtpoolError
 from ortpool.ort import runtime
 from ortpool.validate import causes, conformance_compare, grid, results
 from ortpool.validate.conformance import cause_totals, matrix, run_conformance
+from tests.support import runtime_defects
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 
-import cnn_builders
 import numpy as np
 import onnx
 import pytest
@@ -21,6 +20,7 @@ from ortpool.model.singlenode import NodeSpec
 from ortpool.validate import endtoend, results
 from ortpool.validate.isolate import Options, run_node
 from ortpool.validate.validator import bundled_models_dir
+from tests.support import cnn_builders
 
 FIGURES = re.compile(
     r"end to end: output logits \[1,100\] vs \[1,100\]: agree(?: \(identical\)|, max abs (\S+) "

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-import runtime_defects
 from onnx import TensorProto, helper
 
 from ortpool import dtypes, versions
@@ -26,6 +25,7 @@ from ortpool.validate.compare import (
     ruling_cells,
 )
 from ortpool.validate.isolate import Options, run_node, run_ortpool_numpy
+from tests.support import runtime_defects
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
