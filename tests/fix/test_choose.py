@@ -37,7 +37,7 @@ def pool_model(op="MaxPool", dims=(1, 4, 9, 9), opset=13, outputs=("y",), **attr
 
 
 def test_a_node_the_runtime_gets_right_is_left_exactly_as_it_was():
-    # Right on finite inputs (onnxruntime drops NaN: tests/test_fix_nonfinite.py).
+    # Right on finite inputs (onnxruntime drops NaN: tests/fix/test_nonfinite.py).
     model = pool_model(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     fixed, found = fix_with_report(model, nonfinite=False)
     (node,) = found.nodes
@@ -108,7 +108,7 @@ def test_a_written_model_that_does_not_run_is_not_proven():
     """A node proven alone is not shipped when the written model does not run: here a node of a
     domain onnxruntime does not know reads the pool's output. (A local function holding
     ortpool's op fed by an If was such a model until the rewrite declared the call's outputs;
-    tests/test_rewrite_outputs.py runs it now.)"""
+    tests/rewrite/test_op_outputs.py runs it now.)"""
     model = unloadable_model()
     _, found = fix_with_report(model)
     assert [n.name for n in found.nodes] == ["p"]

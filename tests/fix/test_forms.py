@@ -5,7 +5,7 @@ Each form is a plan of standard ops. Here every op of the plan is computed by nu
 own kernels (Pad by np.pad, the pool by the kernel with the plan's attributes), so the test checks
 the form's derivation (pads from the dilated span, ceil overhang turned into end padding, the
 kvol/count correction, the padding value) independently of any runtime; the runtime's side is
-checked by tests/test_fix_models.py and the grid sample.
+checked by tests/fix/test_models.py and the grid sample.
 """
 
 from __future__ import annotations

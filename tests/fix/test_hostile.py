@@ -3,7 +3,7 @@ time limit (a hang or an abort fails the test, not the suite): the exit code and
 message. Where the message quotes onnxruntime, the installed onnxruntime is asked for its text.
 
 Paths (an output that is the input, a ``--json`` that cannot be written) are refused by the code
-``ortpool rewrite`` writes through: tests/test_rewrite_hostile_paths.py runs those for fix too.
+``ortpool rewrite`` writes through: tests/rewrite/test_hostile_paths.py runs those for fix too.
 """
 
 from __future__ import annotations

@@ -200,7 +200,7 @@ def test_the_seed_changes_the_fill_never_the_cases():
 
 def _session(model):
     """One session for many runs: plain onnxruntime, or ortpool's for a model holding its ops
-    (as tests/fix_support.py's run_fixed and spec_outputs, which make one per run)."""
+    (as tests/support/fix.py's run_fixed and spec_outputs, which make one per run)."""
     if any(n.domain == "ortpool" for n in model.graph.node):
         return ortpool.InferenceSession(model)
     import onnxruntime as ort

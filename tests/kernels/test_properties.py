@@ -1,4 +1,4 @@
-"""Property tests: ortpool's kernels against the loop reference in tests/reference_loops.py.
+"""Property tests: ortpool's kernels against the loop reference in tests/support/reference_loops.py.
 
 Random ranks 1-3, every attribute each version has (auto_pad in all four values, pads up to and
 beyond the kernel, strides, dilations, ceil_mode, count_include_pad, storage_order), every spec

@@ -1,5 +1,5 @@
 """Property tests of LpPool, GlobalMaxPool, GlobalAveragePool, GlobalLpPool and MaxRoiPool against
-the loop references in tests/reference_loops.py, every spec version, both kernel paths (the
+the loop references in tests/support/reference_loops.py, every spec version, both kernel paths (the
 module-scoped ``kernel_path`` fixture of test_properties runs each test with numba and numpy).
 
 * LpPool: ranks 1-3, every attribute of the version (SAME/VALID, pads beyond the kernel, strides,

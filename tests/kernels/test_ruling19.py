@@ -3,11 +3,12 @@
 Ruling 1's formula decides (ruling 3's for VALID): floor mode and VALID give no window there,
 ceil mode with an overhang shorter than a stride one window from ``-pb`` whose taps past the end
 pad never count. Checked here: every windowed operator and version on both kernel paths against
-the loop reference (tests/reference_loops.py derives the sizes again from the rulings' text);
+the loop reference (tests/support/reference_loops.py derives the sizes again from the rulings'
+text);
 ortpool's ops in a session, in a child process (empty outputs cross the op boundary); the cause
 ``validate`` names where onnxruntime makes a window the spec does not have; fix's pad form on
-onnxruntime's own pool; a ResNet-D (tests/cnn_builders.resnet_d) at 32x32 through validate and
-fix.
+onnxruntime's own pool; a ResNet-D (tests/support/cnn_builders.resnet_d) at 32x32 through validate
+and fix.
 """
 
 from __future__ import annotations

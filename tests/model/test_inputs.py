@@ -1,8 +1,8 @@
 """A model's inputs for validate, fix and bench (ortpool.model.inputs, ortpool.cliargs.inputs):
 open dims (symbols, -1) named with the size chosen, --shape and --inputs checked against the model
 and each other, data inputs (rois, MaxUnpool indices) never generated, the sizes error; on the
-exported-like models of tests/models (scripts/make_input_models.py). Hostile command lines each
-in a child process with a time limit (run side by side)."""
+exported-like models of tests/support/models (scripts/make_input_models.py). Hostile command lines
+each in a child process with a time limit (run side by side)."""
 
 from __future__ import annotations
 

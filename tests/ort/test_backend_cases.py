@@ -9,7 +9,7 @@ version (RULINGS.md 1 applies the ceil drop rule at every version that has ceil_
 
 The backend has cases for MaxPool, AveragePool, MaxUnpool, LpPool, GlobalMaxPool and
 GlobalAveragePool; none for GlobalLpPool or MaxRoiPool (their properties are tested against the
-loop reference instead, tests/test_family_properties.py).
+loop reference instead, tests/kernels/test_properties_lp_global_roi.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ and the process lives on (RULINGS.md 11).
 
 The run-time cases reach the kernel inside onnxruntime, where an escaping exception would abort
 the process (exit 134) and take pytest with it; so besides running them here, one subprocess runs
-them all (``python tests/test_bad_inputs.py``) and must exit 0 having printed every message.
+them all (``python tests/ort/test_bad_inputs.py``) and must exit 0 having printed every message.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 and an exception in a foreign op that does not end the process.
 
 Re-importing ortpool from scratch would give the other test modules a second OrtpoolError class,
-so that part runs in a subprocess (``python tests/test_hook.py``).
+so that part runs in a subprocess (``python tests/ort/test_hook.py``).
 """
 
 from __future__ import annotations

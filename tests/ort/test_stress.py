@@ -1,7 +1,7 @@
 """Hostile inputs, each in a child process with a timeout: no death, no hang, every failure an
 OrtpoolError naming the node, the op version and the offending value.
 
-The module is also the child: ``python tests/test_stress.py CASE`` runs one case and prints one
+The module is also the child: ``python tests/ort/test_stress.py CASE`` runs one case and prints one
 JSON line (what came back: outputs or the error). The cases run two at a time; the whole set
 takes well under a minute.
 """

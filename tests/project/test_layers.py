@@ -101,7 +101,9 @@ def layer_of(module: str) -> str:
             if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
                 best, best_len = name, len(prefix)
     if not best:
-        raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/test_layers.py")
+        raise AssertionError(
+            f"{module} is in no layer: add it to LAYERS in tests/project/test_layers.py"
+        )
     return best
 
 

@@ -12,8 +12,8 @@ The marked tests: a rewritten ResNet-like model (symbolic batch, and symbolic sp
 with the OpenVINO provider taking every node but ortpool's; ``validate`` judges every bundled
 model on the provider, the rewritten models running there (an If's branch pools aside, for the
 one reason documented); a conformance case on which the providers differ gets the verdict each
-provider's own run gives (asked of the runtime, as tests/runtime_defects.py does, never written
-down).
+provider's own run gives (asked of the runtime, as tests/support/runtime_defects.py does, never
+written down).
 """
 
 from __future__ import annotations

@@ -237,8 +237,8 @@ def test_one_bundled_model_per_new_version():
 
 @pytest.mark.parametrize("path", FAMILY_MODELS, ids=lambda p: p.stem)
 def test_bundled_family_model_against_the_loop_reference(path):
-    """Every new version's bundled model, rewritten and run, against tests/reference_loops.py
-    (whether or not onnxruntime has a kernel for it)."""
+    """Every new version's bundled model, rewritten and run, against
+    tests/support/reference_loops.py (whether or not onnxruntime has a kernel for it)."""
     from tests.support import reference_loops as ref
 
     model = onnx.load(path)

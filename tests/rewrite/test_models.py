@@ -26,7 +26,8 @@ ORT_WRONG = {"cnn", "ort-defect-same-dilated", "ort-defect-valid-ceil"}
 #: that model is checked by hand (test_averagepool_22_double).
 EQUIVALENT_OPSET = {"averagepool-1": 7}
 #: The same for the rest of the family (LpPool-1, GlobalLpPool-1 and -22, MaxRoiPool-22): each
-#: bundled model of theirs is checked against the loop reference in test_family_rewrite.
+#: bundled model of theirs is checked against the loop reference in
+#: tests/rewrite/test_lp_global_roi.py.
 NO_BUILTIN = {"averagepool-22", "lppool-1", "globallppool-1", "globallppool-22", "maxroipool-22"}
 #: Sums (in another order than onnxruntime's): compared within a few float32 ulps.
 AVERAGED = ("averagepool", "lppool", "globalaveragepool")

@@ -3,8 +3,9 @@
 Element type, rank and dims of every ortpool output nothing declares: sizes only where certain
 (main graph, input sizes known), the input's names for N and C, fresh names elsewhere; rank only
 in subgraphs and function bodies; nothing where the model already declares the value. A restore
-removes exactly what the rewrite added. The runs are on the CPU provider; tests/test_openvino.py
-runs rewritten models on the OpenVINO provider, which is what the declarations are for.
+removes exactly what the rewrite added. The runs are on the CPU provider;
+tests/project/test_openvino.py runs rewritten models on the OpenVINO provider, which is what the
+declarations are for.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ EXAMPLES: collections.Counter[tuple[str, int, str]] = collections.Counter()
 #: (op, case name, version, is its own version, is the pinned deviation) of each passing run.
 BACKEND_RUNS: list[tuple[str, str, int, bool, bool]] = []
 
-#: The child run of tests/test_lowest_runtime.py: versions, counts, seconds, build_seconds.
+#: The child run of tests/project/test_lowest_runtime.py: versions, counts, seconds, build_seconds.
 LOWEST_RUN: dict[str, Any] = {}
 
 

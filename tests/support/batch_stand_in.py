@@ -1,4 +1,4 @@
-"""A stand-in for validating one model, for tests/test_validate_batch.py: imported by the
+"""A stand-in for validating one model, for tests/validate/test_batch.py: imported by the
 runner's child processes, so it imports nothing they have not already (no pytest, no tests)."""
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """A test environment of its own, and marked tests run in it in a child process.
 
-tests/test_lowest_runtime.py (the lowest onnxruntime release) and tests/test_openvino.py (the
-OpenVINO build) each need an onnxruntime other than the main environment's: every build and
-release installs the same module. Both build a venv at the repository root, reuse it while what
-it was built from is unchanged (a JSON stamp inside it), and run ``pytest -m MARK`` there with
-the numpy kernels (numba's first compile would cost minutes) and a timeout.
+tests/project/test_lowest_runtime.py (the lowest onnxruntime release) and
+tests/project/test_openvino.py (the OpenVINO build) each need an onnxruntime other than the main
+environment's: every build and release installs the same module. Both build a venv at the
+repository root, reuse it while what it was built from is unchanged (a JSON stamp inside it), and
+run ``pytest -m MARK`` there with the numpy kernels (numba's first compile would cost minutes)
+and a timeout.
 """
 
 from __future__ import annotations

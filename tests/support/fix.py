@@ -20,7 +20,7 @@ FIX_MODELS = {p.stem: p for p in sorted((bundled_models_dir() / "fix").glob("*.o
 
 @pytest.fixture(autouse=True, scope="module")
 def numpy_kernels():
-    """The numpy kernels (bit-identical to numba's, tests/test_kernels_backend.py) spare these
+    """The numpy kernels (bit-identical to numba's, tests/kernels/test_backend.py) spare these
     tests numba's first compile of every op and type."""
     _backend.set_backend("numpy")
     yield
@@ -86,8 +86,8 @@ def builtin_defect(
     and ``elem`` (NaN sprinkled with ``nan``; uniform [0, 1) for a global average, where a float32
     running sum loses digits) and ``others`` (MaxRoiPool's rois): its refusal, or the differing
     cells; None when it gives the spec's result. Asked of the installed runtime directly
-    (tests/runtime_defects.py), so a test expecting a node to be rewritten knows the runtime has
-    the defect."""
+    (tests/support/runtime_defects.py), so a test expecting a node to be rewritten knows the runtime
+    has the defect."""
     from ortpool import dtypes, tolerances
     from tests.support import runtime_defects
 

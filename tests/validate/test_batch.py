@@ -4,8 +4,8 @@ A model that cannot be read, makes the validator raise, kills its process (std::
 SIGABRT, the system's SIGKILL) or hangs is that model's status with its reason; the models after
 it are still validated and reported, in the order given; the JSON and HTML are complete; the exit
 code is the worst. The runner's own cases run with a stand-in work function
-(tests/batch_stand_in.py, which the children import); the command's runs real models. Each run
-has a time limit.
+(tests/support/batch_stand_in.py, which the children import); the command's runs real models.
+Each run has a time limit.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ def _run(op, opset, attrs, feeds, n_inputs=1):
 def test_sum_tolerances_follow_the_accuracy_rule():
     """The agree band of RULINGS.md 17 in the output's units: 4 x (log2 n + 1) * u * mean|x|
     (|y| / p for a norm); --atol/--rtol are 0 for sums unless given. (The measured cases are in
-    tests/test_accuracy.py.)"""
+    tests/validate/test_accuracy.py.)"""
     x = np.full((1, 2, 4, 8), -0.5, np.float32)
     y = np.full((1, 2, 1, 1), -0.5, np.float32)
     tol = node_tolerance("GlobalAveragePool", 22, "float", x, y, {})
