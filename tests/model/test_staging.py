@@ -137,7 +137,7 @@ def test_an_unwritable_report_folder_stops_validate_before_it_runs(
     locked.mkdir()
 
     def mkdtemp(*args, dir=None, **kwargs):
-        if Path(dir) == locked:
+        if dir is not None and Path(dir) == locked:
             raise PermissionError(errno.EACCES, "Permission denied")
         return real(*args, dir=dir, **kwargs)
 
