@@ -1,5 +1,6 @@
 """A stand-in for validating one model, for tests/validate/test_batch.py: imported by the
-runner's child processes, so it imports nothing they have not already (no pytest, no tests)."""
+runner's child processes, so it imports no pytest and no test module (only the package
+tests.support on the way, whose imports are ortpool's and onnx's)."""
 
 from __future__ import annotations
 
