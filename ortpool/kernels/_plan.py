@@ -13,7 +13,7 @@ Running it is then a short sequence of in-place numpy calls per block of channel
   calling thread and one worker (numpy releases the GIL in its loops).
 
 Each output combines its window's in-input taps one axis at a time, in tap order; the tests
-compare the results bit for bit with a loop over every window (tests/support/reference_loops.py).
+compare the results bit for bit with a loop over every window (tests/reference_loops.py).
 
 When numba is importable, the runners built here call the compiled loops of
 :mod:`ortpool.kernels._numba` instead (same taps, same order: bit-identical results);
