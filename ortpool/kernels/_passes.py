@@ -12,7 +12,7 @@ two forms of that one order, built here and nowhere else:
   border output's taps in closed form), run by :mod:`._numba`.
 
 The tests compare both back-ends bit for bit with a loop over every window
-(tests/reference_loops.py).
+(tests/support/reference_loops.py).
 """
 
 from __future__ import annotations
