@@ -216,14 +216,13 @@ def _choices(model, seed):
     """The realization chosen per node on seed ``seed``'s proof sets (in-process: the choice
     alone, without the model's capture runs)."""
     from ortpool.fix.choose import choose
-    from ortpool.fix.fixer import Options, _proof_sets
+    from ortpool.fix.inputs import site_sets
     from ortpool.ort.runtime_spec import RuntimeSpec
 
-    options = Options(seed=seed)
     runtime = RuntimeSpec()
     found = []
     for name, site in _facts(model).items():
-        sets, _ = _proof_sets(site, [], options)
+        sets, _ = site_sets(site, [], seed)
         choice = choose(site, sets, runtime)
         found.append((name, choice.plan.name if choice.plan else None))
     return found

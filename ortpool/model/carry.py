@@ -1,0 +1,83 @@
+"""bfloat16 carried as float32: onnxruntime's Python API feeds and fetches no bfloat16 array.
+
+float32 holds every bfloat16 value exactly, so a model whose bfloat16 tensors cross the API as
+float32 through a ``Cast`` (fed: ``Cast(to=bfloat16)`` after the input; fetched: ``Cast(to=
+float)`` before the output) computes what it computes with bfloat16 crossing, bit for bit. A
+carried tensor ``T`` is named ``T__float32`` at the API (:func:`carried_name`); the model
+between the Casts is as it was.
+
+Example: a graph input ``X`` of bfloat16 becomes the float32 input ``X__float32`` and the first
+node ``Cast(X__float32) -> X``; a bfloat16 output ``Y`` becomes ``Cast(Y) -> Y__float32``, a
+float32 output. :func:`feedable` gives the array to feed (bfloat16 as float32), and
+:func:`uncarried` turns a fetched float32 array back into the tensor's own type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from ortpool import dtypes
+
+#: Element types onnxruntime's Python API cannot feed or fetch as numpy arrays.
+CARRIED = ("bfloat16",)
+_SUFFIX = "__float32"
+
+
+def carried_name(name: str) -> str:
+    """The name tensor ``name`` has where it crosses the API as float32."""
+    return name + _SUFFIX
+
+
+def is_carried(elem: str) -> bool:
+    """Whether tensors of element type ``elem`` (an onnx type name) cross as float32."""
+    return elem in CARRIED
+
+
+def feedable(array: np.ndarray) -> np.ndarray:
+    """``array`` as onnxruntime's Python API takes it (bfloat16 as float32, exactly)."""
+    return array.astype(np.float32) if dtypes.name_of(array.dtype) in CARRIED else array
+
+
+def uncarried(array: np.ndarray, elem: str) -> np.ndarray:
+    """A fetched float32 ``array`` of a carried tensor as its own type ``elem`` (exact)."""
+    return np.asarray(array).astype(dtypes.NUMPY[elem])
+
+
+def carry(
+    model: onnx.ModelProto, tensors: Sequence[str] = (), graph: bool = True
+) -> onnx.ModelProto:
+    """A copy of ``model`` whose bfloat16 graph inputs and outputs (``graph``) cross as float32
+    through Casts, and whose ``tensors`` (bfloat16 values inside the graph) are also outputs, as
+    float32 (:func:`carried_name`): the Casts feeding come first, the ones fetching last."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    main = copy.graph
+    bf16 = onnx.TensorProto.BFLOAT16
+    if graph:
+        for value in main.input:
+            if value.type.tensor_type.elem_type == bf16:
+                inner = value.name
+                value.name = carried_name(inner)
+                value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+                main.node.insert(0, helper.make_node("Cast", [value.name], [inner], to=bf16))
+        for value in main.output:
+            if value.type.tensor_type.elem_type == bf16:
+                inner = value.name
+                value.name = carried_name(inner)
+                value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+                main.node.append(
+                    helper.make_node("Cast", [inner], [value.name], to=onnx.TensorProto.FLOAT)
+                )
+    for name in tensors:
+        main.node.append(
+            helper.make_node("Cast", [name], [carried_name(name)], to=onnx.TensorProto.FLOAT)
+        )
+        main.output.append(onnx.ValueInfoProto(name=carried_name(name)))
+    return copy
+
+
+__all__ = ["CARRIED", "carried_name", "carry", "feedable", "is_carried", "uncarried"]
