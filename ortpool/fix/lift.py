@@ -17,6 +17,9 @@ left at defaults that do what the old version did (``ceil_mode`` 0, ``dilations`
 as the int the new version takes. ortpool's rulings give these versions one semantics
 (RULINGS.md 1-3, 8, 12-14), and the kernels agree: AveragePool-1 is AveragePool-7 without
 count_include_pad, LpPool-1 with p=2.0 is LpPool-2 with p=2.
+
+:func:`lift_and_fix` tries the lifts when a model fixed at its own opset keeps nodes unproven or
+needing ortpool's op, and takes the first that leaves fewer.
 """
 
 from __future__ import annotations

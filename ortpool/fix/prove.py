@@ -62,6 +62,12 @@ class Proof:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def passed(self, feed: FeedSet) -> None:
+        """Count ``feed`` as one more set the realization gives the spec's outputs on."""
+        self.sets += 1
+        if list(feed.shape) not in self.shapes:
+            self.shapes.append(list(feed.shape))
+
     def describe(self) -> str:
         if self.exact:
             err = "" if self.max_abs in (None, 0.0) else f", max abs error {self.max_abs:.3g}"
@@ -228,9 +234,7 @@ def run_group(
         failure = compare(facts, feed, got, proof, rule)
         if failure:
             return failure
-        proof.sets += 1
-        if list(feed.shape) not in proof.shapes:
-            proof.shapes.append(list(feed.shape))
+        proof.passed(feed)
     return ""
 
 

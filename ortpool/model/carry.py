@@ -47,6 +47,14 @@ def uncarried(array: np.ndarray, elem: str) -> np.ndarray:
     return np.asarray(array).astype(dtypes.NUMPY[elem])
 
 
+def _as_float32(value: onnx.ValueInfoProto) -> str:
+    """``value`` renamed and typed as its carried float32 self; its own name."""
+    inner = value.name
+    value.name = carried_name(inner)
+    value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+    return inner
+
+
 def carry(
     model: onnx.ModelProto, tensors: Sequence[str] = (), graph: bool = True
 ) -> onnx.ModelProto:
@@ -57,21 +65,16 @@ def carry(
     copy.CopyFrom(model)
     main = copy.graph
     bf16 = onnx.TensorProto.BFLOAT16
-    if graph:
-        for value in main.input:
-            if value.type.tensor_type.elem_type == bf16:
-                inner = value.name
-                value.name = carried_name(inner)
-                value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
-                main.node.insert(0, helper.make_node("Cast", [value.name], [inner], to=bf16))
-        for value in main.output:
-            if value.type.tensor_type.elem_type == bf16:
-                inner = value.name
-                value.name = carried_name(inner)
-                value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
-                main.node.append(
-                    helper.make_node("Cast", [inner], [value.name], to=onnx.TensorProto.FLOAT)
-                )
+    for value in main.input if graph else ():
+        if value.type.tensor_type.elem_type == bf16:
+            inner = _as_float32(value)
+            main.node.insert(0, helper.make_node("Cast", [value.name], [inner], to=bf16))
+    for value in main.output if graph else ():
+        if value.type.tensor_type.elem_type == bf16:
+            inner = _as_float32(value)
+            main.node.append(
+                helper.make_node("Cast", [inner], [value.name], to=onnx.TensorProto.FLOAT)
+            )
     for name in tensors:
         main.node.append(
             helper.make_node("Cast", [name], [carried_name(name)], to=onnx.TensorProto.FLOAT)
