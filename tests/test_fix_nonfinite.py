@@ -316,7 +316,8 @@ def test_the_written_model_is_proven_on_the_built_cases_too():
     through the written nodes (the seed-0 model issue 16 found)."""
     from ortpool.fix.apply import apply
     from ortpool.fix.forms import reduce
-    from ortpool.fix.prove import Proof, prove_in_region
+    from ortpool.fix.inmodel import prove_in_region
+    from ortpool.fix.prove import Proof
     from ortpool.ort.runtime_spec import RuntimeSpec
 
     model = CONFIGS["globalmaxpool-1-double"]()
