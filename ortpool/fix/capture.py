@@ -180,6 +180,3 @@ def capture_inputs(
             notes.append(f"no node input could be captured: {short_error(err)}")
             return []
     return captured
-
-
-__all__ = ["MODEL_SEEDS", "Capturing", "capture_inputs", "captured_names", "model_runs"]

@@ -31,7 +31,6 @@ from ortpool.fix import capture, lift
 from ortpool.fix import inputs as feeds_mod
 from ortpool.fix import report as report_mod
 from ortpool.fix.apply import apply
-from ortpool.fix.capture import MODEL_SEEDS
 from ortpool.fix.choose import Attempt, Choice, choose
 from ortpool.fix.inmodel import prove_in_model, prove_regions
 from ortpool.fix.outcomes import Outcome
@@ -61,7 +60,7 @@ class Options:
     lift_opset: bool = True
     #: the model's inputs to capture and prove on (each a name -> array dict); None: resolved
     #: from ``model_inputs`` (:func:`ortpool.model.inputs.resolve`) for each of
-    #: :data:`MODEL_SEEDS`
+    #: :data:`ortpool.fix.capture.MODEL_SEEDS`
     inputs: Sequence[Mapping[str, np.ndarray]] | None = None
     #: the user's sizes and arrays for the model's inputs (``--shape``, ``--inputs``)
     model_inputs: model_inputs.InputSpec = dataclasses.field(
@@ -224,6 +223,3 @@ def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     return copy
-
-
-__all__ = ["MAX_ROUNDS", "MODEL_SEEDS", "Options", "fix_model"]

@@ -181,6 +181,3 @@ def prove_regions(
         if proof.exact and chosen:
             prove_in_region(fixed, site.facts, site.node, chosen, runtime, proof, source_dir,
                             rule)
-
-
-__all__ = ["NOT_RUNNING", "prove_in_model", "prove_in_region", "prove_regions", "region_model"]

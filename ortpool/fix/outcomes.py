@@ -52,6 +52,3 @@ class NotApplicable:
     """A form that does not apply to a node, and why (the report's detail)."""
 
     reason: str
-
-
-__all__ = ["NotApplicable", "Outcome", "Realization"]

@@ -81,6 +81,3 @@ def carry(
         )
         main.output.append(onnx.ValueInfoProto(name=carried_name(name)))
     return copy
-
-
-__all__ = ["CARRIED", "carried_name", "carry", "feedable", "is_carried", "uncarried"]
