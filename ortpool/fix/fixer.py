@@ -92,7 +92,7 @@ def fix_model(
 
 
 @dataclasses.dataclass
-class _Round:
+class _Choices:
     """What the write-and-prove rounds work on: the nodes, their proof sets and choices."""
 
     model: onnx.ModelProto
@@ -141,9 +141,9 @@ def _choose_all(
     sites: list[Site],
     captured: Sequence[Mapping[str, np.ndarray]],
     options: Options,
-) -> _Round:
+) -> _Choices:
     """Each selected node's proof sets and its cheapest realization proven exact alone."""
-    state = _Round(model, sites, {}, {})
+    state = _Choices(model, sites, {}, {})
     for site in sites:
         if site.facts is None or not site.selected:
             continue
@@ -161,7 +161,7 @@ def _choose_all(
 
 
 def _write_and_prove(
-    state: _Round,
+    state: _Choices,
     runs: Sequence[Mapping[str, np.ndarray]],
     options: Options,
     source: str | None,
@@ -192,9 +192,9 @@ def _write_and_prove(
     return fixed, in_model, problem, apply_notes
 
 
-def _entries(state: _Round, in_model: Mapping[int, Proof], problem: str) -> list[
-    report_mod.NodeFix
-]:
+def _entries(
+    state: _Choices, in_model: Mapping[int, Proof], problem: str
+) -> list[report_mod.NodeFix]:
     """The report's entry per node, in model order (:func:`ortpool.fix.report.node_fix`), with
     the sizes of the model's run; a node proven alone but not in a model that does not run is
     unproven."""

@@ -165,7 +165,7 @@ def lifted(
 
 #: One fix of a model at its own opsets, the pinned nodes (name -> version) at theirs.
 FixOnce = Callable[
-    [onnx.ModelProto, Mapping[str, int] | None], "tuple[onnx.ModelProto, report_mod.FixReport]"
+    [onnx.ModelProto, Mapping[str, int] | None], tuple[onnx.ModelProto, report_mod.FixReport]
 ]
 
 
