@@ -32,10 +32,14 @@ def _model() -> onnx.ModelProto:
             h.make_node("Identity", ["F"], ["G"]),
         ],
         "g",
-        [h.make_tensor_value_info("X", T.BFLOAT16, [None]),
-         h.make_tensor_value_info("F", T.FLOAT, [2])],
-        [h.make_tensor_value_info("Y", T.BFLOAT16, [None]),
-         h.make_tensor_value_info("G", T.FLOAT, [2])],
+        [
+            h.make_tensor_value_info("X", T.BFLOAT16, [None]),
+            h.make_tensor_value_info("F", T.FLOAT, [2]),
+        ],
+        [
+            h.make_tensor_value_info("Y", T.BFLOAT16, [None]),
+            h.make_tensor_value_info("G", T.FLOAT, [2]),
+        ],
     )
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
     model.ir_version = 8

@@ -120,8 +120,7 @@ class Capturing:
             # fetched (through session.run, which raises an ortpool op's failure), bfloat16
             # ones as OrtValues.
             bf16 = onnx.TensorProto.BFLOAT16
-            requested = [o.name for o in wide.graph.output
-                         if o.type.tensor_type.elem_type != bf16]
+            requested = [o.name for o in wide.graph.output if o.type.tensor_type.elem_type != bf16]
             if not requested:
                 runtime_spec.run_values(session, [o.name for o in wide.graph.output], values)
         arrays = session.run(requested, values) if requested else []

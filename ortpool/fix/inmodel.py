@@ -76,11 +76,15 @@ def region_model(
     if carry.is_carried(elem):
         outs[0] = helper.make_tensor_value_info(outputs[0], dtypes.CODE[elem], None)
     region = helper.make_graph(
-        nodes, "ortpool_fix_region", values, outs,
+        nodes,
+        "ortpool_fix_region",
+        values,
+        outs,
         [initializers[n] for n in initializers if n in used and n not in inputs],
     )
-    out = helper.make_model(region, opset_imports=list(model.opset_import),
-                            functions=list(model.functions))
+    out = helper.make_model(
+        region, opset_imports=list(model.opset_import), functions=list(model.functions)
+    )
     out.ir_version = model.ir_version
     return carry.carry(out)
 
@@ -108,9 +112,13 @@ def prove_in_region(
             region = region_model(model, inputs, outputs, group[0].arrays)
             session = runtime.session(region, level=None, threads=1, external_dir=external_dir)
         except Exception as err:  # onnxruntime refuses it: the realization is not proven
-            proof.exact, proof.failure = False, (
-                f"the realization as written cannot be run alone on its proof sets: "
-                f"{short_error(err)}")
+            proof.exact, proof.failure = (
+                False,
+                (
+                    f"the realization as written cannot be run alone on its proof sets: "
+                    f"{short_error(err)}"
+                ),
+            )
             return
         failure = run_group(session, facts, group, proof, rule)
         if failure:
@@ -179,5 +187,4 @@ def prove_regions(
         # the built cases (what the model's run cannot reach); all sets where none are built
         chosen = sets_for(plans[site.number], [feed for feed in mine if feed.cases] or mine)
         if proof.exact and chosen:
-            prove_in_region(fixed, site.facts, site.node, chosen, runtime, proof, source_dir,
-                            rule)
+            prove_in_region(fixed, site.facts, site.node, chosen, runtime, proof, source_dir, rule)
