@@ -84,3 +84,31 @@ def test_every_bfloat16_value_crosses_both_ways_exactly():
         assert np.isnan(back[nan].astype(np.float32)).all()
     assert np.array_equal(g.view(np.uint32), f.view(np.uint32))
     assert carry.is_carried("bfloat16") and not carry.is_carried("float16")
+
+
+def test_a_carried_input_that_is_also_an_output_or_fetched_crosses_once():
+    """X is a graph output as well as an input, and asked for again as an inner tensor: it
+    crosses once, as the float32 input itself (no second tensor of that name)."""
+    graph = h.make_graph(
+        [h.make_node("Identity", ["X"], ["Y"])],
+        "g",
+        [h.make_tensor_value_info("X", T.BFLOAT16, [3])],
+        [
+            h.make_tensor_value_info("X", T.BFLOAT16, [3]),
+            h.make_tensor_value_info("Y", T.BFLOAT16, [3]),
+        ],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+    model.ir_version = 8
+    carried = carry.carry(model, ["X", "Y"])
+    assert [v.name for v in carried.graph.output] == ["X__float32", "Y__float32"]
+    made = [o for n in carried.graph.node for o in n.output]
+    assert sorted(made) == ["X", "Y", "Y__float32"]  # one Cast in, Identity, one Cast out
+    onnx.checker.check_model(carried)
+    x = np.array([1.5, -np.inf, np.nan], BF16)
+    session = RuntimeSpec().session(carried)
+    got_x, got_y = session.run(None, {"X__float32": carry.feedable(x)})
+    for got in (got_x, got_y):
+        back = carry.uncarried(got, "bfloat16")
+        assert back.dtype == BF16
+        np.testing.assert_array_equal(back.astype(np.float32), x.astype(np.float32))

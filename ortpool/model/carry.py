@@ -60,24 +60,35 @@ def carry(
 ) -> onnx.ModelProto:
     """A copy of ``model`` whose bfloat16 graph inputs and outputs (``graph``) cross as float32
     through Casts, and whose ``tensors`` (bfloat16 values inside the graph) are also outputs, as
-    float32 (:func:`carried_name`): the Casts feeding come first, the ones fetching last."""
+    float32 (:func:`carried_name`): the Casts feeding come first, the ones fetching last. A
+    tensor already crossing as float32 (a carried input that is also an output or one of
+    ``tensors``) is output as it crosses, not cast again."""
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     main = copy.graph
     bf16 = onnx.TensorProto.BFLOAT16
+    crossing: set[str] = set()  # the tensors whose float32 self is in the graph already
     for value in main.input if graph else ():
         if value.type.tensor_type.elem_type == bf16:
             inner = _as_float32(value)
             main.node.insert(0, helper.make_node("Cast", [value.name], [inner], to=bf16))
+            crossing.add(inner)
     for value in main.output if graph else ():
         if value.type.tensor_type.elem_type == bf16:
             inner = _as_float32(value)
-            main.node.append(
-                helper.make_node("Cast", [inner], [value.name], to=onnx.TensorProto.FLOAT)
-            )
+            if inner not in crossing:
+                main.node.append(
+                    helper.make_node("Cast", [inner], [value.name], to=onnx.TensorProto.FLOAT)
+                )
+                crossing.add(inner)
+    outputs = {value.name for value in main.output}
     for name in tensors:
-        main.node.append(
-            helper.make_node("Cast", [name], [carried_name(name)], to=onnx.TensorProto.FLOAT)
-        )
-        main.output.append(onnx.ValueInfoProto(name=carried_name(name)))
+        if name not in crossing:
+            main.node.append(
+                helper.make_node("Cast", [name], [carried_name(name)], to=onnx.TensorProto.FLOAT)
+            )
+            crossing.add(name)
+        if carried_name(name) not in outputs:
+            main.output.append(onnx.ValueInfoProto(name=carried_name(name)))
+            outputs.add(carried_name(name))
     return copy
