@@ -47,6 +47,10 @@ def uncarried(array: np.ndarray, elem: str) -> np.ndarray:
     return np.asarray(array).astype(dtypes.NUMPY[elem])
 
 
+def _crosses_as_float32(value: onnx.ValueInfoProto) -> bool:
+    return is_carried(dtypes.NAME_OF_CODE.get(value.type.tensor_type.elem_type, ""))
+
+
 def _as_float32(value: onnx.ValueInfoProto) -> str:
     """``value`` renamed and typed as its carried float32 self; its own name."""
     inner = value.name
@@ -66,15 +70,15 @@ def carry(
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     main = copy.graph
-    bf16 = onnx.TensorProto.BFLOAT16
     crossing: set[str] = set()  # the tensors whose float32 self is in the graph already
     for value in main.input if graph else ():
-        if value.type.tensor_type.elem_type == bf16:
+        if _crosses_as_float32(value):
+            code = value.type.tensor_type.elem_type
             inner = _as_float32(value)
-            main.node.insert(0, helper.make_node("Cast", [value.name], [inner], to=bf16))
+            main.node.insert(0, helper.make_node("Cast", [value.name], [inner], to=code))
             crossing.add(inner)
     for value in main.output if graph else ():
-        if value.type.tensor_type.elem_type == bf16:
+        if _crosses_as_float32(value):
             inner = _as_float32(value)
             if inner not in crossing:
                 main.node.append(
