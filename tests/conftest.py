@@ -13,16 +13,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import pytest
-import support
 from hypothesis import HealthCheck, settings
 
 from ortpool import versions
+from tests import support
 
 # CI: the same examples on every run (derandomize), no per-example deadline (the first call of a
 # shape pays for geometry caches and session creation). ORTPOOL_HYPOTHESIS=thorough draws from a
-# random seed; ORTPOOL_HYPOTHESIS_SCALE=10 multiplies every example budget (tests/test_properties).
+# random seed; ORTPOOL_HYPOTHESIS_SCALE=10 multiplies every example budget
+# (tests/kernels/test_properties.py).
 settings.register_profile(
     "ci",
     derandomize=True,
@@ -49,27 +51,29 @@ settings.load_profile(os.environ.get("ORTPOOL_HYPOTHESIS", "ci"))
 # status, then loads every kernel from the cache in milliseconds. Tests that need a cold cache
 # set their own NUMBA_CACHE_DIR (test_numba_cache, test_compile_note).
 _NUMBA_MODULES = frozenset(f"ortpool.kernels.{name}" for name in ("_numba", "_numba_family"))
-#: Modules whose tests use the compiled kernels throughout: run last, when the cache is warm.
+#: Modules whose tests use the compiled kernels throughout: run last, when the cache is warm
+#: (paths under tests/).
 _COMPILED_LAST = (
-    "test_accuracy.py",
-    "test_backend_cases.py",
-    "test_properties.py",
-    "test_family_properties.py",
-    "test_kernels_backend.py",
-    "test_family_kernels.py",
-    "test_large_inputs.py",
-    "test_ruling19.py",
+    "validate/test_accuracy.py",
+    "ort/test_backend_cases.py",
+    "kernels/test_properties.py",
+    "kernels/test_properties_lp_global_roi.py",
+    "kernels/test_backend.py",
+    "kernels/test_backend_lp_global_roi.py",
+    "kernels/test_large_inputs.py",
+    "kernels/test_ruling19.py",
 )
 #: Modules whose one test runs for minutes in child processes (a child venv's pytest, a wheel
 #: build): first, so that they overlap the rest of the run instead of ending it.
 _LONG_FIRST = (
-    "test_lowest_runtime.py",
-    "test_openvino.py",
-    "test_wheel.py",
-    "test_numba_cache.py",
+    "project/test_lowest_runtime.py",
+    "project/test_openvino.py",
+    "project/test_wheel.py",
+    "kernels/test_numba_cache.py",
 )
 #: Where the warm-up children write their exit status (inherited by pytest-xdist's workers).
 _WARMUP_DIR_ENV = "ORTPOOL_TEST_WARMUP_DIR"
+TESTS = Path(__file__).resolve().parent
 WARMUP: dict[str, object] = {}
 
 
@@ -111,7 +115,7 @@ def wait_for_warmup() -> None:
     while not all(os.path.exists(f) for f in files) and time.perf_counter() < deadline:
         time.sleep(0.1)
     WARMUP["waited"] = time.perf_counter() - start
-    codes = [int(open(f).read() or 1) if os.path.exists(f) else -1 for f in files]
+    codes = [int(Path(f).read_text() or 1) if os.path.exists(f) else -1 for f in files]
     WARMUP["returncode"] = max(codes, key=abs)
 
 
@@ -149,7 +153,8 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(session, config, items):
     def rank(item) -> int:
-        name = item.path.name
+        path = item.path.resolve()
+        name = path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else ""
         if name in _LONG_FIRST:
             return _LONG_FIRST.index(name) - len(_LONG_FIRST)
         return _COMPILED_LAST.index(name) + 1 if name in _COMPILED_LAST else 0
@@ -239,7 +244,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         )
     if not support.EXAMPLES:
         return
-    terminalreporter.section("ortpool: property examples checked against tests/reference_loops.py")
+    terminalreporter.section(
+        "ortpool: property examples checked against tests/support/reference_loops.py"
+    )
     keys = sorted({(op, v) for op, v, _ in support.EXAMPLES})
     total = 0
     for op, version in keys:
