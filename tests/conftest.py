@@ -142,8 +142,18 @@ def pytest_configure(config):
     WARMUP["folder"] = folder
     WARMUP["children"] = [
         subprocess.Popen(
-            [sys.executable, "-c", _WARMUP_WRAPPER, status,
-             sys.executable, "-m", "ortpool", "warmup", "--dtypes", ",".join(dtypes)],
+            [
+                sys.executable,
+                "-c",
+                _WARMUP_WRAPPER,
+                status,
+                sys.executable,
+                "-m",
+                "ortpool",
+                "warmup",
+                "--dtypes",
+                ",".join(dtypes),
+            ],
             env=env,
         )
         for status, dtypes in zip(_status_files(), _WARMUP_DTYPES, strict=True)
