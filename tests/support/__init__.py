@@ -6,8 +6,10 @@ Kept apart from conftest.py so test modules import it by name (``from tests impo
 from __future__ import annotations
 
 import collections
+import fcntl
 import functools
 import os
+import pickle
 import subprocess
 import sys
 import warnings
@@ -113,9 +115,37 @@ def raw_ortpool_node(
                             **attributes)
 
 
+#: Test-only data computed once per checkout and reused by every process of a run (the
+#: pytest-xdist workers, the lowest release's child run): not in git.
+CACHE = Path(__file__).resolve().parent.parent / ".cache"
+
+
 @functools.cache
 def pooling_backend_cases() -> tuple[Any, ...]:
-    """Every case of the onnx backend node tests of a pooling operator (about 5 s)."""
+    """Every case of the onnx backend node tests of a pooling operator.
+
+    onnx makes them by running every operator's case generators (its reference pooling loops in
+    Python): 12-14 s of CPU, paid at collection by every process that collects the tests. The
+    first process computes them under a lock and stores them for this onnx and numpy; the others
+    load them in milliseconds.
+    """
+    CACHE.mkdir(exist_ok=True)
+    path = CACHE / f"backend-cases-onnx{onnx.__version__}-numpy{np.__version__}.pickle"
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if path.is_file():
+            try:
+                return pickle.loads(path.read_bytes())
+            except Exception:  # a file from an interrupted or older run: compute it again
+                pass
+        cases = _collect_pooling_backend_cases()
+        part = path.with_suffix(".part")
+        part.write_bytes(pickle.dumps(cases))
+        os.replace(part, path)
+        return cases
+
+
+def _collect_pooling_backend_cases() -> tuple[Any, ...]:
     import onnx.backend.test.case.node as node_cases
 
     with warnings.catch_warnings():
