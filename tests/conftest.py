@@ -51,9 +51,12 @@ settings.load_profile(os.environ.get("ORTPOOL_HYPOTHESIS", "ci"))
 # status, then loads every kernel from the cache in milliseconds. Tests that need a cold cache
 # set their own NUMBA_CACHE_DIR (test_numba_cache, test_compile_note).
 _NUMBA_MODULES = frozenset(f"ortpool.kernels.{name}" for name in ("_numba", "_numba_family"))
-#: Modules whose tests use the compiled kernels throughout: run last, when the cache is warm
-#: (paths under tests/).
+#: Modules whose tests use the compiled kernels throughout, in this process or in the child
+#: processes they start (which the import guard cannot hold): they run last and wait for the
+#: warm-up before their first test, so that no child compiles a kernel again (paths under tests/).
 _COMPILED_LAST = (
+    "kernels/test_limits.py",
+    "ort/test_hook_failures.py",
     "validate/test_accuracy.py",
     "ort/test_backend_cases.py",
     "kernels/test_properties.py",
@@ -163,13 +166,22 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(session, config, items):
     def rank(item) -> int:
-        path = item.path.resolve()
-        name = path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else ""
+        name = _tests_path(item)
         if name in _LONG_FIRST:
             return _LONG_FIRST.index(name) - len(_LONG_FIRST)
         return _COMPILED_LAST.index(name) + 1 if name in _COMPILED_LAST else 0
 
     items.sort(key=rank)  # stable: the order within each module is kept
+
+
+def _tests_path(item) -> str:
+    path = item.path.resolve()
+    return path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else ""
+
+
+def pytest_runtest_setup(item):
+    if _tests_path(item) in _COMPILED_LAST:
+        wait_for_warmup()
 
 
 def _figures() -> dict:
