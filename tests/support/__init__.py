@@ -11,7 +11,6 @@ import functools
 import os
 import pickle
 import subprocess
-import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -186,87 +185,13 @@ def run_cli(
     *args: str, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess:
     """``python -m ortpool ARGS`` in a child process of its own (a hang fails after ``timeout``,
-    raising :class:`subprocess.TimeoutExpired` as ``subprocess.run`` does).
-
-    The child is forked from a server that imported ortpool's command modules with numpy and
-    onnx once (0.5 s of CPU a child saved, some 60 CPU-s in a run): the same isolation (its own
-    process, exit status, signal, stdout and stderr, working folder and environment), not the
-    same start-up. onnxruntime is imported by the child itself, as a fresh process would."""
-    return _cli_children().run(list(args), cwd, dict(CHILD_ENV if env is None else env), timeout)
-
-
-#: What the command children's server imports once (onnxruntime is left to each child).
-_CLI_PRELOAD = ["numpy", "onnx", "ortpool.cli", "ortpool.validate.cli", "ortpool.fix.cli"]
-
-
-class _CliChildren:
-    def __init__(self) -> None:
-        import multiprocessing
-
-        self.context = multiprocessing.get_context("forkserver")
-        self.context.set_forkserver_preload(_CLI_PRELOAD)
-
-    def run(
-        self, args: list[str], cwd: Path, env: dict[str, str], timeout: float
-    ) -> subprocess.CompletedProcess:
-        import tempfile
-
-        command = [sys.executable, "-m", "ortpool", *args]
-        with tempfile.TemporaryDirectory(prefix="ortpool-cli-") as folder:
-            out, err = Path(folder, "stdout"), Path(folder, "stderr")
-            out.touch()
-            err.touch()
-            child = self.context.Process(
-                target=_cli_child, args=(args, str(cwd), env, str(out), str(err))
-            )
-            child.start()
-            child.join(timeout)
-            hung = child.is_alive()
-            if hung:
-                child.kill()
-                child.join()
-            stdout = out.read_text(errors="replace")
-            stderr = err.read_text(errors="replace")
-        if hung:
-            raise subprocess.TimeoutExpired(command, timeout, output=stdout, stderr=stderr)
-        return subprocess.CompletedProcess(command, child.exitcode, stdout, stderr)
+    raising :class:`subprocess.TimeoutExpired` as ``subprocess.run`` does); the child is forked
+    from a server that imported ortpool once (:mod:`tests.support.cli_server`)."""
+    return _cli_server().run(list(args), cwd, dict(CHILD_ENV if env is None else env), timeout)
 
 
 @functools.cache
-def _cli_children() -> _CliChildren:
-    return _CliChildren()
+def _cli_server():
+    from tests.support.cli_server import CliServer
 
-
-def _cli_child(args: list[str], cwd: str, env: dict[str, str], out: str, err: str) -> None:
-    """In the forked child: be ``python -m ortpool ARGS`` run in ``cwd`` with ``env``."""
-    import atexit
-    import runpy
-    import traceback
-
-    os.chdir(cwd)
-    os.environ.clear()
-    os.environ.update(env)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    for path, fd in ((out, 1), (err, 2)):
-        opened = os.open(path, os.O_WRONLY | os.O_TRUNC)
-        os.dup2(opened, fd)
-        os.close(opened)
-    sys.argv = ["ortpool", *args]
-    code = 0
-    try:
-        runpy.run_module("ortpool", run_name="__main__", alter_sys=True)
-    except SystemExit as stop:
-        if stop.code is None or isinstance(stop.code, int):
-            code = stop.code or 0
-        else:  # sys.exit("message"): printed to stderr, status 1, as the interpreter does
-            print(stop.code, file=sys.stderr)
-            code = 1
-    except BaseException:
-        traceback.print_exc()
-        code = 1
-    finally:
-        atexit._run_exitfuncs()  # a forked child ends with os._exit, which runs none
-        sys.stdout.flush()
-        sys.stderr.flush()
-    os._exit(code)
+    return CliServer(CHILD_ENV)
