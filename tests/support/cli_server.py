@@ -1,4 +1,5 @@
-"""``python -m ortpool ARGS`` children forked from a server that imported ortpool once.
+"""``python -m ortpool ARGS`` children (or a test's own child function) forked from a server
+that imported ortpool once.
 
 A command run as a fresh ``python -m ortpool`` spends about 0.5 s of CPU importing numpy, onnx
 and ortpool's command modules before it does anything; the suite starts a few hundred. This
@@ -46,10 +47,16 @@ def _child(request: dict) -> None:
     # The server's stdout is its answer pipe: the child writes to fd 1 through a stream of its own.
     sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
-    sys.argv = ["ortpool", *request["args"]]
     code = 0
     try:
-        runpy.run_module("ortpool", run_name="__main__", alter_sys=True)
+        if "call" in request:  # a test's own child: module.function(*args)
+            import importlib
+
+            module, function, args = request["call"]
+            getattr(importlib.import_module(module), function)(*args)
+        else:
+            sys.argv = ["ortpool", *request["args"]]
+            runpy.run_module("ortpool", run_name="__main__", alter_sys=True)
     except SystemExit as stop:
         if stop.code is None or isinstance(stop.code, int):
             code = stop.code or 0
@@ -139,12 +146,19 @@ class CliServer:
             return self.answers[rid][key]
 
     def run(
-        self, args: list[str], cwd: Path, env: Mapping[str, str], timeout: float
+        self,
+        args: list[str],
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float,
+        call: tuple[str, str, list] | None = None,
     ) -> subprocess.CompletedProcess:
+        """``python -m ortpool ARGS`` or, with ``call`` (module, function, arguments), that
+        function in a child of its own."""
         import signal
         import tempfile
 
-        command = [sys.executable, "-m", "ortpool", *args]
+        command = [sys.executable, "-m", "ortpool", *args] if call is None else list(call)
         with tempfile.TemporaryDirectory(prefix="ortpool-cli-") as folder:
             out, err = Path(folder, "stdout"), Path(folder, "stderr")
             out.touch()
@@ -160,6 +174,8 @@ class CliServer:
                     "out": str(out),
                     "err": str(err),
                 }
+                if call is not None:
+                    request["call"] = list(call)
                 self.process.stdin.write(json.dumps(request) + "\n")
                 self.process.stdin.flush()
             pid = self._wait(rid, "pid", 60)
