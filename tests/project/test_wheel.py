@@ -133,7 +133,7 @@ def test_ops_prints_the_op_type_table(venv, tmp_path):
 
 def test_conformance_sweeps_every_op_version(venv, tmp_path):
     # Every op version from the installed wheel; the grid's breadth (every dtype and rank) is
-    # tests/test_conformance.py's, on the checkout: rank 2 float is the one slice every
+    # tests/validate/test_conformance.py's, on the checkout: rank 2 float is the one slice every
     # operator has (MaxRoiPool is 2-D), 621 cases in 3 s of CPU instead of 6862 in 15 s.
     done = _run([_ortpool(venv), "conformance", "--no-progress", "--ranks", "2", "--dtypes",
                  "float"], cwd=tmp_path)
