@@ -85,6 +85,21 @@ def _inside(coord, spatial) -> bool:
     return all(0 <= c < n for c, n in zip(coord, spatial, strict=True))
 
 
+def _inside_windows(axes, spatial):
+    """(output position, [(tap coordinate, its row-major offset in a plane)] of the taps inside
+    the input, in the taps' order): the same for every plane, so made once per call."""
+    return [
+        (pos, [(coord, _offset(coord, spatial, 0)) for coord in taps if _inside(coord, spatial)])
+        for pos, taps in _windows(axes)
+    ]
+
+
+def _flat(x: np.ndarray, b: int, c: int) -> list:
+    """Plane (b, c) in row-major order as Python numbers (each value exactly: float16/float32
+    as the double of the same value, integers as int)."""
+    return x[b, c].reshape(-1).tolist()
+
+
 def max_pool(x: np.ndarray, attrs: dict) -> tuple[np.ndarray, np.ndarray]:
     """(Y, Indices) by RULINGS.md 5-7: max over in-input taps, NaN wins (first NaN), first max
     wins ties, empty window -> lowest value and index -1; indices flat over N x C x D."""
@@ -97,15 +112,14 @@ def max_pool(x: np.ndarray, attrs: dict) -> tuple[np.ndarray, np.ndarray]:
     lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     y = np.zeros((n_batch, channels, *out_spatial), x.dtype)
     ind = np.zeros((n_batch, channels, *out_spatial), np.int64)
-    windows = list(_windows(axes))
+    windows = _inside_windows(axes, spatial)
     for b in range(n_batch):
         for c in range(channels):
+            plane_values = _flat(x, b, c)
             for pos, taps in windows:
                 best, best_at = None, None
-                for coord in taps:
-                    if not _inside(coord, spatial):
-                        continue
-                    v = x[(b, c, *coord)]
+                for coord, at in taps:
+                    v = plane_values[at]
                     if best is None:
                         best, best_at = v, coord
                     elif _isnan(best):
@@ -146,19 +160,24 @@ def average_pool(x: np.ndarray, attrs: dict) -> np.ndarray:
     include_pad = attrs.get("count_include_pad", 0)
     padded = [(-a[4], a[0] + a[5]) for a in axes]
     y = np.zeros((n_batch, channels, *(a[6] for a in axes)), np.float64)
-    windows = list(_windows(axes))
+    windows = []  # (position, offsets of the in-input taps, the taps counted): once per call
+    for pos, taps in _windows(axes):
+        inside = [_offset(coord, spatial, 0) for coord in taps if _inside(coord, spatial)]
+        count = len(inside)
+        if include_pad:
+            count += sum(
+                1 for coord in taps
+                if not _inside(coord, spatial)
+                and all(lo <= v < hi for v, (lo, hi) in zip(coord, padded, strict=True))
+            )
+        windows.append((pos, inside, count))
     for b in range(n_batch):
         for c in range(channels):
-            for pos, taps in windows:
-                total, count = 0.0, 0
-                for coord in taps:
-                    if _inside(coord, spatial):
-                        total += float(x[(b, c, *coord)])
-                        count += 1
-                    elif include_pad and all(
-                        lo <= v < hi for v, (lo, hi) in zip(coord, padded, strict=True)
-                    ):
-                        count += 1
+            plane_values = _flat(x, b, c)
+            for pos, inside, count in windows:
+                total = 0.0
+                for at in inside:
+                    total += float(plane_values[at])
                 y[(b, c, *pos)] = total / count if count else math.nan
     return y
 
@@ -241,11 +260,12 @@ def lp_pool(x: np.ndarray, attrs: dict) -> np.ndarray:
     spatial = x.shape[2:]
     axes = resolve(spatial, attrs)
     y = np.zeros((n_batch, channels, *(a[6] for a in axes)), np.float64)
-    windows = list(_windows(axes))
+    windows = _inside_windows(axes, spatial)
     for b in range(n_batch):
         for c in range(channels):
+            plane_values = _flat(x, b, c)
             for pos, taps in windows:
-                values = [x[(b, c, *coord)] for coord in taps if _inside(coord, spatial)]
+                values = [plane_values[at] for _, at in taps]
                 if _has_nan(values):
                     y[(b, c, *pos)] = math.nan
                     continue
