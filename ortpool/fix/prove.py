@@ -25,7 +25,7 @@ from ortpool import dtypes, optypes
 from ortpool.fix import emit
 from ortpool.fix.forms import NodeFacts, Plan
 from ortpool.fix.inputs import FeedSet
-from ortpool.model.singlenode import INPUT_NAMES, ir_version_for
+from ortpool.model.singlenode import INPUT_NAMES, node_model
 from ortpool.ort import runtime_spec
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite import retarget
@@ -129,13 +129,10 @@ def isolated_model(
     if facts.elem in _NOT_FED:
         nodes.append(helper.make_node("Cast", ["Y"], [_CARRIED + "Y"], to=onnx.TensorProto.FLOAT))
         outputs[0] = helper.make_tensor_value_info(_CARRIED + "Y", onnx.TensorProto.FLOAT, None)
-    graph = helper.make_graph(nodes, "ortpool_fix_proof", inputs, outputs)
     imports = [helper.make_opsetid(node.domain or "", facts.opset)]
     if plan.ortpool:
         imports.append(helper.make_opsetid(optypes.DOMAIN, optypes.DOMAIN_VERSION))
-    model = helper.make_model(graph, opset_imports=imports)
-    model.ir_version = ir_version_for(facts.opset)
-    return model
+    return node_model(nodes, "ortpool_fix_proof", inputs, outputs, imports)
 
 
 def compare(
