@@ -12,13 +12,14 @@ import dataclasses
 import functools
 import multiprocessing
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 import onnx
 
+from ortpool.model.worker import received
 from ortpool.ort import runtime_spec
 from ortpool.ort.runtime_spec import RuntimeSpec
 
@@ -144,18 +145,6 @@ def _placed_here(
     session = builtin_session(data, runtime, threads, profile_dir=runtime_spec.profile_dir())
     outputs = run_session(session, feeds)
     return outputs, runtime_spec.placement(session, onnx.load_from_string(data))
-
-
-def received(conn: Connection) -> Iterator[Any]:
-    """The jobs a worker process is sent, until None or the parent's end of the pipe closes."""
-    while True:
-        try:
-            job = conn.recv()
-        except EOFError:
-            return
-        if job is None:
-            return
-        yield job
 
 
 def _serve(conn: Connection) -> None:
