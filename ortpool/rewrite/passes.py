@@ -17,11 +17,11 @@ from ortpool import optypes
 from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
 from ortpool.model import branch_outputs, splice
+from ortpool.model.inference import MIXED, TypeTable, learn_types
 from ortpool.model.scopes import Scope, is_pool, model_scopes
 from ortpool.ort import runtime
 from ortpool.rewrite import op_outputs, retarget
 from ortpool.rewrite.checks import check_node, node_name, resolve_version
-from ortpool.rewrite.elemtypes import MIXED, TypeTable, learn_types
 from ortpool.rewrite.report import LEFT_ALONE, RESTORED, RETARGETED, NodeReport, RewriteReport
 from ortpool.rewrite.selection import Selection
 
