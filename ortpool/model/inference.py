@@ -187,6 +187,13 @@ def _collect(
             _collect(table, sub, (*key, index, attr_name, position), merge, untyped)
 
 
+def _infer(model: onnx.ModelProto, data_prop: bool) -> onnx.ModelProto:
+    """onnx's inference, lenient (a node it cannot type is left untyped, not an error)."""
+    return onnx.shape_inference.infer_shapes(
+        model, check_type=False, strict_mode=False, data_prop=data_prop
+    )
+
+
 def _first_line(err: Exception) -> str:
     return f"{type(err).__name__}: {str(err).splitlines()[0]}"
 
@@ -196,9 +203,7 @@ def learn_types(model: onnx.ModelProto) -> TypeTable:
     module docstring)."""
     table = TypeTable()
     try:
-        inferred = onnx.shape_inference.infer_shapes(
-            inference_copy(model), check_type=False, strict_mode=False, data_prop=False
-        )
+        inferred = _infer(inference_copy(model), data_prop=False)
     except Exception as err:  # onnx raises several types; any failure leaves declared types only
         table.notes.append(
             f"onnx shape inference failed ({_first_line(err)}); only declared types are known"
@@ -231,9 +236,7 @@ def _type_functions(table: TypeTable, model: onnx.ModelProto) -> None:
         function = model.functions[position]
         probe = function_probe(model, function, signature, attrs)
         try:
-            inferred = onnx.shape_inference.infer_shapes(
-                probe, check_type=False, strict_mode=False, data_prop=False
-            )
+            inferred = _infer(probe, data_prop=False)
         except Exception as err:
             table.notes.append(
                 f"types inside function {function_label(function)} could not be inferred "
@@ -389,21 +392,15 @@ def _cut(
     return changed
 
 
-def _infer_once(model: onnx.ModelProto) -> onnx.ModelProto:
-    return onnx.shape_inference.infer_shapes(
-        model, check_type=False, strict_mode=False, data_prop=True
-    )
-
-
 def _infer_spec_sizes(model: onnx.ModelProto) -> onnx.ModelProto:
     """Inference with the spec's pool sizes cut in (see the module docstring); ``model`` is a
     copy that may be edited."""
     opset = ai_onnx_opset(model.opset_import)
-    inferred = _infer_once(model)
+    inferred = _infer(model, data_prop=True)
     for _ in range(_ROUNDS):
         if opset is None or opset < 9 or not _cut(model.graph, inferred.graph, opset, {}):
             break
-        inferred = _infer_once(model)
+        inferred = _infer(model, data_prop=True)
     return inferred
 
 
