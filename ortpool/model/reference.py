@@ -29,7 +29,9 @@ def _text(err: Exception) -> str:
     return f"{type(err).__name__}: {err}"
 
 
-def _calls(evaluator: Any, feeds: dict[str, np.ndarray], budget: float | None):
+def _calls(
+    evaluator: Any, feeds: dict[str, np.ndarray], budget: float | None
+) -> tuple[list[np.ndarray], list[float]]:
     """One call, or with ``budget`` (seconds) more while they fit in a third of it, up to 5."""
     times: list[float] = []
     outputs: Any = None

@@ -10,7 +10,6 @@ import atexit
 import contextlib
 import dataclasses
 import functools
-import multiprocessing
 import threading
 from collections.abc import Mapping, Sequence
 from multiprocessing.connection import Connection
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ortpool.model.worker import received
+from ortpool.model.worker import received, spawn
 from ortpool.ort import runtime_spec
 from ortpool.ort.runtime_spec import RuntimeSpec
 
@@ -164,7 +163,6 @@ class _Worker:
     first use and again after a provider ended it (spawned: it imports onnxruntime afresh)."""
 
     def __init__(self) -> None:
-        self._ctx = multiprocessing.get_context("spawn")
         self._process: Any = None
         self._conn: Connection | None = None
         self._lock = threading.Lock()
@@ -174,11 +172,7 @@ class _Worker:
     ) -> tuple[list[np.ndarray], dict[str, str]]:
         with self._lock:
             if self._process is None or not self._process.is_alive():
-                parent, child = self._ctx.Pipe()
-                self._process = self._ctx.Process(target=_serve, args=(child,), daemon=True)
-                self._process.start()
-                child.close()
-                self._conn = parent
+                self._process, self._conn = spawn(_serve)
             if self._conn is None:
                 raise RuntimeError("the onnxruntime worker did not start")
             try:
