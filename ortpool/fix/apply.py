@@ -10,7 +10,6 @@ aside as ``ortpool rewrite`` does (:mod:`ortpool.model.branch_outputs`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import onnx
 
@@ -31,7 +30,6 @@ def apply(
     model.CopyFrom(source)
     scopes = {scope.key: scope for scope in model_scopes(model)}
     namer = retarget.Namer(retarget.all_names(model))
-    owners: dict[tuple, Any] = {}  # owner key -> its opset imports
     # The copy's scopes hold the same nodes at the same positions as the source's.
     targets = []
     for site in sites:
@@ -46,9 +44,7 @@ def apply(
         made = emit.emit(plan, site.facts, node, emit.Io.of(node), namer)
         splice.replace(scope.nodes, node, made)
         if plan.ortpool:
-            owners[scope.owner_key] = scope.imports
-    for imports in owners.values():
-        splice.add_import(imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
+            splice.add_import(scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
     notes = []
     moved = branch_outputs.set_aside(model)
     if moved:

@@ -9,8 +9,6 @@ the model's own value_info, metadata, doc strings and every other node stay as t
 
 from __future__ import annotations
 
-from typing import Any
-
 import onnx
 
 from ortpool import optypes
@@ -48,7 +46,6 @@ def rewrite_model(
     types = learn_types(model)
     report.notes.extend(types.notes)
     namer = retarget.Namer(retarget.all_names(model))
-    used: dict[tuple, Any] = {}  # owner key -> its opset imports
     for scope in scopes:
         for node in list(scope.nodes):
             if not is_pool(node):
@@ -63,9 +60,7 @@ def rewrite_model(
             # [Casts in..., the ortpool node, Cast out] or [the ortpool node]: the node keeps
             # its place, the Casts go right before and after it.
             splice.replace(scope.nodes, node, replacement)
-            used[scope.owner_key] = scope.imports
-    for imports in used.values():
-        splice.add_import(imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
+            splice.add_import(scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
     op_outputs.declare(model, types)
     _set_aside_branch_shapes(model, report)
     _note_ir(model, report)
