@@ -43,13 +43,14 @@ CAST_TYPES: tuple[str, ...] = ("float16", "bfloat16")
 #: beginning and end of each axis (so twice the rank).
 PER_AXIS_DEFAULTS: Mapping[str, int] = {"strides": 1, "dilations": 1, "pads": 0}
 #: Attributes a later version adds, with the value that does what the versions without it did
-#: (no ceil, no dilation, padding not counted, row-major Indices; explicit pads for MaxUnpool):
+#: (no ceil, no dilation, padding not counted, row-major Indices, explicit pads):
 #: what a node of such a version is read as, and what a lifted node may leave them at.
 NEUTRAL_DEFAULTS: Mapping[str, int | str | None] = {
     "ceil_mode": 0,
     "dilations": None,  # 1 per axis (PER_AXIS_DEFAULTS)
     "count_include_pad": 0,
     "storage_order": 0,
+    "auto_pad": "NOTSET",  # MaxUnpool has none: its pads are explicit
 }
 
 
@@ -109,8 +110,6 @@ class OpVersion:
             if rank is None:
                 raise ValueError(f"the default of {name!r} needs the number of spatial axes")
             return (PER_AXIS_DEFAULTS[name],) * (2 * rank if name == "pads" else rank)
-        if spec is None and name == "auto_pad":
-            return "NOTSET"  # MaxUnpool: its pads are explicit
         if spec is None and name in NEUTRAL_DEFAULTS:
             return NEUTRAL_DEFAULTS[name]
         return None

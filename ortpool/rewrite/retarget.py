@@ -15,12 +15,7 @@ import onnx
 from onnx import AttributeProto, TensorProto
 
 from ortpool import optypes, versions
-from ortpool.attributes import (
-    attribute_values,
-    full_attributes,
-    normalize,
-    standard_attributes,
-)
+from ortpool.attributes import attribute_values, full_attributes, normalize, standard_attributes
 from ortpool.errors import OrtpoolError
 from ortpool.rewrite.checks import PROTO_TYPE, CheckedNode, node_name, present
 
