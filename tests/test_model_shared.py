@@ -20,14 +20,22 @@ def test_node_model_stamps_the_ir_every_supported_runtime_reads():
     relu = helper.make_node("Relu", ["x"], ["y"])
     old = node_model([relu], "g", [_io("x", [1])], [_io("y", [1])], [helper.make_opsetid("", 6)])
     assert (old.ir_version, old.graph.name) == (3, "g")
-    new = node_model([relu], "g", [_io("x", [1])], [_io("y", [1])],
-                     [helper.make_opsetid("ai.onnx", 13)], producer_name="p")
+    new = node_model(
+        [relu],
+        "g",
+        [_io("x", [1])],
+        [_io("y", [1])],
+        [helper.make_opsetid("ai.onnx", 13)],
+        producer_name="p",
+    )
     assert (new.ir_version, new.producer_name) == (IR_VERSION, "p")
-    custom = node_model([relu], "g", [_io("x", [1])], [_io("y", [1])],
-                        [helper.make_opsetid("ortpool", 1)])
+    custom = node_model(
+        [relu], "g", [_io("x", [1])], [_io("y", [1])], [helper.make_opsetid("ortpool", 1)]
+    )
     assert custom.ir_version == IR_VERSION
-    probe = node_model([relu], "g", [_io("x", [1])], [_io("y", [1])],
-                       [helper.make_opsetid("", 13)], ir_version=12)
+    probe = node_model(
+        [relu], "g", [_io("x", [1])], [_io("y", [1])], [helper.make_opsetid("", 13)], ir_version=12
+    )
     assert probe.ir_version == 12
     onnx.checker.check_model(new)
 
@@ -38,8 +46,10 @@ def test_splice_replaces_a_node_where_it_stood_and_manages_imports():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     scope = model_scopes(model)[0]
     middle = scope.nodes[1]
-    made = [helper.make_node("Neg", ["v1"], ["t"], name="a"),
-            helper.make_node("Neg", ["t"], ["v2"], name="b")]
+    made = [
+        helper.make_node("Neg", ["v1"], ["t"], name="a"),
+        helper.make_node("Neg", ["t"], ["v2"], name="b"),
+    ]
     splice.replace(scope.nodes, middle, made)
     assert [n.name for n in model.graph.node] == ["n0", "a", "b", "n2"]
     splice.remove(scope.nodes, scope.nodes[1])
@@ -72,8 +82,15 @@ def test_type_table_merges_call_sites_and_projects_static_dims():
 def test_learn_shapes_cuts_the_spec_size_in_where_onnx_infers_another():
     # VALID with ceil_mode: onnx (like onnxruntime) infers 8x8, the spec gives 7x7; the Relu
     # after the pool is sized as the fixed model will size it.
-    pool = helper.make_node("AveragePool", ["x"], ["p"], kernel_shape=[3, 3], strides=[2, 2],
-                            auto_pad="VALID", ceil_mode=1)
+    pool = helper.make_node(
+        "AveragePool",
+        ["x"],
+        ["p"],
+        kernel_shape=[3, 3],
+        strides=[2, 2],
+        auto_pad="VALID",
+        ceil_mode=1,
+    )
     relu = helper.make_node("Relu", ["p"], ["y"])
     graph = helper.make_graph([pool, relu], "g", [_io("x", [1, 8, 16, 16])], [_io("y", None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
