@@ -19,7 +19,8 @@ The two learners differ in what their command needs:
   without a type tells it nothing;
 * :func:`learn_shapes` (the fix: static sizes its forms depend on) infers with data propagation,
   cuts the spec's pool sizes in (below), infers each function from its calls in the graphs (with
-  the callers' sizes), and a value declared without a type is unknown there.
+  the callers' sizes), and a value declared without a type is unknown there (a call that
+  does not type a body's value makes it unknown: one fixed body serves every call).
 
 onnx's inference sizes a pool's output as onnxruntime does, not always as the spec does (VALID
 with ceil_mode, the ceil drop rule before version 22), and a fixed model computes the spec's
