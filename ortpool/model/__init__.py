@@ -14,6 +14,8 @@ bench -> cli``): it imports onnx, numpy and the spec modules, never onnxruntime.
   model ortpool makes, stamped with the IR every supported onnxruntime reads.
 - :mod:`ortpool.model.reference`: the onnx reference evaluator in a worker with a time limit
   (:mod:`ortpool.model.worker`: the spawned-worker pattern).
+- :mod:`ortpool.model.carry`: bfloat16 inputs, outputs and captured tensors carried as float32
+  through Casts (onnxruntime's Python API feeds and fetches no bfloat16 array).
 - :mod:`ortpool.model.branch_outputs`: declared shapes of branch outputs set aside and put back.
 - :mod:`ortpool.model.external`: external data located, planned and serialized.
 - :mod:`ortpool.model.files`: a model file and its report written all together or not at all
