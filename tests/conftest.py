@@ -90,7 +90,8 @@ class _AfterWarmup(importlib.abc.MetaPathFinder):
 
 
 #: The element types of each warm-up child: about the same compile time each (float32 and
-#: float64 compile six kernels, int8 and uint8 two), so the two run on both cores together.
+#: float64 compile seven kernels; int8 and uint8 MaxPool run on the float32 loops and only
+#: check that), so the two run on both cores together.
 _WARMUP_DTYPES = (("float32", "uint8"), ("float64", "int8"))
 #: A child's command: run ``ortpool warmup``, then write its exit status to the file argv[1].
 _WARMUP_WRAPPER = (

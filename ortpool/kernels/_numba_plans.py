@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -134,10 +135,18 @@ class NumbaMaxValuesPlan(_NumbaSeparablePlan):
     """Y of MaxPool, compiled: separable passes per plane, in :func:`max_axis_order`."""
 
     def __init__(
-        self, kernel: Callable, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order
+        self,
+        kernel: Callable,
+        geom: PoolGeometry,
+        shape: tuple[int, ...],
+        dtype: np.dtype,
+        order,
+        ident: Any = None,
     ):
         super().__init__(kernel, geom, shape, dtype, order)
-        self.ident = dtype.type(lowest(dtype))
+        #: An empty window's value: the element type's lowest, or the caller's (int8/uint8 run
+        #: as float32 keep their own).
+        self.ident = dtype.type(lowest(dtype) if ident is None else ident)
 
     def _launch(
         self, src: np.ndarray, dst: np.ndarray, info: np.ndarray, planes: int,
@@ -194,6 +203,7 @@ class NumbaMaxIndicesPlan(PlaneShape):
         shape: tuple[int, ...],
         dtype: np.dtype,
         storage_order: int,
+        ident: Any = None,
     ):
         super().__init__(geom, shape, dtype)
         #: The compiled window loop (``max_indices``) for ``dtype``.
@@ -207,7 +217,7 @@ class NumbaMaxIndicesPlan(PlaneShape):
         self.in4 = (self.planes, *(g.n for g in axes))
         self.out4 = (self.planes, *(g.out for g in axes))
         self.plane_size = math.prod(spatial)
-        self.ident = dtype.type(lowest(dtype))
+        self.ident = dtype.type(lowest(dtype) if ident is None else ident)
 
     def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         y = output(self.out_shape, self.dtype, 0)

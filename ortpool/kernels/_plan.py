@@ -21,6 +21,7 @@ import numpy as np
 from ortpool.geometry import PoolGeometry
 from ortpool.kernels._backend import loop
 from ortpool.kernels._calls import Runner
+from ortpool.kernels._common import lowest
 from ortpool.kernels._numba_plans import NumbaAveragePlan, NumbaMaxIndicesPlan, NumbaMaxValuesPlan
 from ortpool.kernels._numpy_plans import AveragePlan, MaxIndicesPlan, MaxValuesPlan
 from ortpool.kernels._passes import max_axis_order
@@ -41,6 +42,13 @@ def held_bytes(plan: Any) -> int:
     return total
 
 
+#: int8 and uint8 take the float32 compiled loops: float32 holds each of their values exactly,
+#: so the max, its first-max ties and Indices are the same bits, and numba compiles the max
+#: loops for two element types, not four (on a cold cache about 60 s of CPU less; the input and
+#: Y are converted around the loop). Their empty windows still hold the type's lowest value.
+_COMPILED_AS = {np.dtype(np.int8): np.dtype(np.float32), np.dtype(np.uint8): np.dtype(np.float32)}
+
+
 def max_pool_runner(
     geom: PoolGeometry,
     shape: tuple[int, ...],
@@ -52,31 +60,37 @@ def max_pool_runner(
     """(x -> Y, or x -> (Y, Indices); the bytes its plan holds); ``wide`` is the compute dtype
     of float16/bfloat16."""
     work_dtype = wide if wide is not None else dtype
+    compiled_as = _COMPILED_AS.get(work_dtype, work_dtype)
+    ident = lowest(work_dtype)
     order = max_axis_order(geom)
     nbytes = math.prod(shape) * work_dtype.itemsize
     if return_indices:
         # The compiled window loop is written for ranks 1-3 (seen as rank 3).
-        kernel = loop("max_indices", work_dtype, nbytes) if len(geom.axes) <= 3 else None
+        kernel = loop("max_indices", compiled_as, nbytes) if len(geom.axes) <= 3 else None
         if kernel is not None:
-            plan: Any = NumbaMaxIndicesPlan(kernel, geom, shape, work_dtype, storage_order)
+            plan: Any = NumbaMaxIndicesPlan(kernel, geom, shape, compiled_as, storage_order, ident)
+            run_as = compiled_as
         else:
             plan = MaxIndicesPlan(geom, shape, work_dtype, storage_order, order)
-        if wide is None:
+            run_as = work_dtype
+        if run_as == dtype:
             return plan.run, held_bytes(plan)
 
-        def run_wide_indices(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            y, indices = plan.run(x.astype(wide))
+        def run_converted_indices(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            y, indices = plan.run(x.astype(run_as))
             return y.astype(dtype), indices
 
-        return run_wide_indices, held_bytes(plan)
-    kernel = loop("max_planes", work_dtype, nbytes)
+        return run_converted_indices, held_bytes(plan)
+    kernel = loop("max_planes", compiled_as, nbytes)
     if kernel is not None:
-        values: Any = NumbaMaxValuesPlan(kernel, geom, shape, work_dtype, order)
+        values: Any = NumbaMaxValuesPlan(kernel, geom, shape, compiled_as, order, ident)
+        run_as = compiled_as
     else:
         values = MaxValuesPlan(geom, shape, work_dtype, order)
-    if wide is None:
+        run_as = work_dtype
+    if run_as == dtype:
         return values.values, held_bytes(values)
-    return lambda x: values.values(x.astype(wide)).astype(dtype), held_bytes(values)
+    return lambda x: values.values(x.astype(run_as)).astype(dtype), held_bytes(values)
 
 
 def average_pool_runner(
