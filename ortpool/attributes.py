@@ -16,7 +16,7 @@ import dataclasses
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import onnx
 
@@ -173,7 +173,7 @@ def _p_value(opv: OpVersion, given: Mapping[str, Any]) -> int | float:
     """``p`` of LpPool/GlobalLpPool: the version's kind (float at 1, int from 2), finite and
     positive (RULINGS.md 12: the Lp norm needs p > 0)."""
     spec = opv.attrs["p"]
-    value = given.get("p", spec.default)
+    value = given.get("p", opv.default("p"))
     if spec.kind == "float":
         p: int | float = _as_float("p", value)
         if not math.isfinite(p) or p <= 0:
@@ -213,13 +213,13 @@ def normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None = None)
         if opv.op in GLOBAL_OPERATORS:
             return GlobalAttrs(_p_value(opv, given)) if "p" in opv.attrs else GlobalAttrs()
         if opv.op == "MaxRoiPool":
-            return _normalize_roi(given, rank)
+            return _normalize_roi(opv, given, rank)
         return _normalize(opv, given, rank)
     except OrtpoolError as err:
         raise err.located(op=opv.op, version=opv.version) from None
 
 
-def _normalize_roi(given: Mapping[str, Any], rank: int | None) -> RoiAttrs:
+def _normalize_roi(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> RoiAttrs:
     if "pooled_shape" not in given:
         raise OrtpoolError("attribute 'pooled_shape' is required")
     pooled = _as_ints("pooled_shape", given["pooled_shape"])
@@ -230,7 +230,7 @@ def _normalize_roi(given: Mapping[str, Any], rank: int | None) -> RoiAttrs:
     _check_positive("pooled_shape", pooled)
     if rank is not None and rank != 2:
         raise OrtpoolError(f"the input has {rank} spatial axes; MaxRoiPool takes N x C x H x W")
-    scale = _as_float("spatial_scale", given.get("spatial_scale", 1.0))
+    scale = _as_float("spatial_scale", given.get("spatial_scale", opv.default("spatial_scale")))
     if not math.isfinite(scale):
         raise OrtpoolError(f"spatial_scale={encode_float(scale)} must be finite")
     return RoiAttrs((pooled[0], pooled[1]), scale)
@@ -257,12 +257,14 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
         )
     _check_positive("kernel_shape", kernel)
 
-    def ints(name: str, length: int, fill: int) -> tuple[int, ...]:
+    def ints(name: str) -> tuple[int, ...]:
+        fill = cast(tuple[int, ...], opv.default(name, rank))  # a per-axis fill
         if name not in given:
-            return (fill,) * length
+            return fill
         values = _as_ints(name, given[name])
         if not values:
-            return (fill,) * length
+            return fill
+        length = len(fill)
         if len(values) != length:
             raise OrtpoolError(
                 f"{name}={encode_ints(values)!r} has {len(values)} values; a kernel of rank "
@@ -270,15 +272,15 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
             )
         return values
 
-    strides = ints("strides", rank, 1)
+    strides = ints("strides")
     _check_positive("strides", strides)
-    dilations = ints("dilations", rank, 1)
+    dilations = ints("dilations")
     _check_positive("dilations", dilations)
-    pads = ints("pads", 2 * rank, 0)
+    pads = ints("pads")
     if any(p < 0 for p in pads):
         raise OrtpoolError(f"pads={encode_ints(pads)!r} must all be >= 0")
 
-    auto_pad = _as_str("auto_pad", given.get("auto_pad", "NOTSET"))
+    auto_pad = _as_str("auto_pad", given.get("auto_pad", opv.default("auto_pad")))
     if auto_pad == "":
         # Older exporters write it, and onnxruntime reads it as NOTSET; so does ortpool (the
         # rewriter and the validator say so in their reports: see empty_auto_pad_note).
@@ -291,7 +293,7 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
 
     flags = {}
     for name in ("ceil_mode", "count_include_pad", "storage_order"):
-        value = _as_int(name, given.get(name, 0))
+        value = _as_int(name, given.get(name, opv.default(name)))
         if value not in (0, 1):
             raise OrtpoolError(f"{name}={value} must be 0 or 1")
         flags[name] = value
@@ -340,6 +342,24 @@ def full_attributes(opv: OpVersion, attrs: Any) -> dict[str, int | str]:
             out[name] = encode_float(value)
         else:
             out[name] = value
+    return out
+
+
+def standard_attributes(opv: OpVersion, attrs: NodeAttrs) -> dict[str, Any]:
+    """``attrs`` as a standard node of ``opv`` writes them (lists as lists), every value the
+    version's default gives (:meth:`~ortpool.versions.OpVersion.default`) left out, and
+    ``pads`` too under SAME/VALID (RULINGS.md 4). ``restore`` and ``fix`` write nodes with it.
+
+    Example: MaxPool-12 with kernel (3, 3), pads all 0, strides 1: ``{"kernel_shape": [3, 3]}``.
+    """
+    rank = attrs.rank if isinstance(attrs, PoolAttrs) else None
+    auto_pad = getattr(attrs, "auto_pad", "NOTSET")
+    out: dict[str, Any] = {}
+    for name, spec in opv.attrs.items():
+        value = getattr(attrs, name)
+        if (name == "pads" and auto_pad != "NOTSET") or value == opv.default(name, rank):
+            continue
+        out[name] = list(value) if spec.kind == "ints" else value
     return out
 
 

@@ -2,7 +2,9 @@
 
 One table serves the kernels, the onnxruntime registration and the rewriter: which attributes a
 version has (with their defaults and kinds), how many inputs and outputs it can take, and which
-element types it admits. Nothing here is typed in by hand except the list of operators.
+element types it admits. Nothing here is typed in by hand except the list of operators and the
+two rules the schemas cannot carry (:meth:`OpVersion.default`): the per-axis fills of the list
+attributes, and what an attribute a version lacks means there.
 """
 
 from __future__ import annotations
@@ -35,6 +37,21 @@ WINDOW_OPERATORS: tuple[str, ...] = ("MaxPool", "AveragePool", "LpPool")
 #: one, so they go through Cast pairs instead (RULINGS.md 10).
 CARRIED_TYPES: tuple[str, ...] = ("float", "double", "int8", "uint8")
 CAST_TYPES: tuple[str, ...] = ("float16", "bfloat16")
+
+#: List attributes whose schema has no default but whose text gives one per spatial axis: "If not
+#: present, the stride defaults to 1 along each spatial axis", dilations likewise, pads 0 at the
+#: beginning and end of each axis (so twice the rank).
+PER_AXIS_DEFAULTS: Mapping[str, int] = {"strides": 1, "dilations": 1, "pads": 0}
+#: Attributes a later version adds, with the value that does what the versions without it did
+#: (no ceil, no dilation, padding not counted, row-major Indices, explicit pads):
+#: what a node of such a version is read as, and what a lifted node may leave them at.
+NEUTRAL_DEFAULTS: Mapping[str, int | str | None] = {
+    "ceil_mode": 0,
+    "dilations": None,  # 1 per axis (PER_AXIS_DEFAULTS)
+    "count_include_pad": 0,
+    "storage_order": 0,
+    "auto_pad": "NOTSET",  # MaxUnpool has none: its pads are explicit
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,6 +91,28 @@ class OpVersion:
     @property
     def key(self) -> str:
         return f"{self.op}-{self.version}"
+
+    def default(
+        self, name: str, rank: int | None = None
+    ) -> int | float | str | tuple[int, ...] | None:
+        """The value attribute ``name`` has on a node of this version that does not write it:
+        the schema's default, a list attribute's per-axis fill for ``rank`` spatial axes, or for
+        an attribute this version lacks the value that means what it computes; None for an
+        attribute without one (``kernel_shape``, ``pooled_shape``).
+
+        Example: ``get("MaxPool", 12).default("strides", 2) == (1, 1)``;
+        ``get("MaxPool", 1).default("ceil_mode") == 0``; ``get("LpPool", 1).default("p") == 2.0``.
+        """
+        spec = self.attrs.get(name)
+        if spec is not None and spec.default is not None:
+            return spec.default
+        if name in PER_AXIS_DEFAULTS:
+            if rank is None:
+                raise ValueError(f"the default of {name!r} needs the number of spatial axes")
+            return (PER_AXIS_DEFAULTS[name],) * (2 * rank if name == "pads" else rank)
+        if spec is None and name in NEUTRAL_DEFAULTS:
+            return NEUTRAL_DEFAULTS[name]
+        return None
 
 
 _KINDS = {

@@ -18,16 +18,16 @@ from onnx import TensorProto, helper
 
 from ortpool import kernels
 from ortpool.kernels import _backend
+from ortpool.model.singlenode import node_model
 
 
 def builtin(x: np.ndarray) -> float:
-    graph = helper.make_graph(
+    model = node_model(
         [helper.make_node("GlobalAveragePool", ["X"], ["Y"])], "gap",
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(x.shape))],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [helper.make_opsetid("", 22)],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
-    model.ir_version = 10
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return float(session.run(None, {"X": x})[0].reshape(-1)[0])
 

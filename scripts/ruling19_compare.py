@@ -24,7 +24,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from ortpool import kernels
-from ortpool.model.singlenode import ir_version_for
+from ortpool.model.singlenode import node_model
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,15 +104,14 @@ def onnxruntime_run(x, op, version, attrs):
 
     outputs = ["Y", "I"] if op == "MaxPool" else ["Y"]
     node = helper.make_node(op, ["X"], outputs, **attrs)
-    graph = helper.make_graph(
+    model = node_model(
         [node],
         "g",
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(x.shape))],
         [helper.make_tensor_value_info(o, TensorProto.FLOAT if o == "Y" else TensorProto.INT64,
                                        None) for o in outputs],
+        [helper.make_opsetid("", version)],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", version)])
-    model.ir_version = ir_version_for(version)
     try:
         session = ort.InferenceSession(model.SerializeToString(),
                                        providers=["CPUExecutionProvider"])

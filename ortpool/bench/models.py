@@ -7,7 +7,7 @@ from onnx import TensorProto, helper
 
 from ortpool import versions
 from ortpool.bench.cases import Case
-from ortpool.model.singlenode import IR_VERSION
+from ortpool.model.singlenode import node_model
 
 
 def _io(case: Case) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto]]:
@@ -27,9 +27,9 @@ def _io(case: Case) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto
 
 def _model(node: onnx.NodeProto, case: Case, imports: list[onnx.OperatorSetIdProto]) -> bytes:
     inputs, outputs = _io(case)
-    graph = helper.make_graph([node], f"bench_{case.name}", inputs, outputs)
-    model = helper.make_model(graph, opset_imports=imports, producer_name="ortpool-bench")
-    model.ir_version = IR_VERSION
+    model = node_model(
+        [node], f"bench_{case.name}", inputs, outputs, imports, producer_name="ortpool-bench"
+    )
     return model.SerializeToString()
 
 

@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 
 from ortpool import kernels
-from ortpool.bench import models, reference
+from ortpool.bench import models
 from ortpool.bench.cases import Case
 from ortpool.bench.timing import Stats, interleaved
+from ortpool.model.reference import time_reference
 from ortpool.ort import ortrun, runtime_spec
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS
@@ -175,7 +176,7 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
 
     result_reference, status = None, "not run"
     if settings.reference_limit > 0:
-        measured = reference.time_reference(
+        measured = time_reference(
             models.builtin_model(case, ortpool_opset), feed, settings.reference_limit
         )
         if measured is None:

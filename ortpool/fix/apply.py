@@ -17,10 +17,9 @@ from ortpool import optypes
 from ortpool.fix import emit
 from ortpool.fix.forms import Plan
 from ortpool.fix.sites import Site
-from ortpool.model import branch_outputs
+from ortpool.model import branch_outputs, splice
 from ortpool.model.scopes import model_scopes
 from ortpool.rewrite import retarget
-from ortpool.rewrite.passes import imports_of, position_of
 
 
 def apply(
@@ -31,7 +30,6 @@ def apply(
     model.CopyFrom(source)
     scopes = {scope.key: scope for scope in model_scopes(model)}
     namer = retarget.Namer(retarget.all_names(model))
-    owners: set[tuple] = set()
     # The copy's scopes hold the same nodes at the same positions as the source's.
     targets = []
     for site in sites:
@@ -39,21 +37,14 @@ def apply(
         if plan is None or not plan.changes_node or site.facts is None:
             continue
         scope = scopes[site.scope.key]
-        position = position_of(site.scope.nodes, site.node)
+        position = splice.position_of(site.scope.nodes, site.node)
         targets.append((scope, scope.nodes[position], site, plan))
     for scope, node, site, plan in targets:
         assert site.facts is not None
         made = emit.emit(plan, site.facts, node, emit.Io.of(node), namer)
-        position = position_of(scope.nodes, node)
-        del scope.nodes[position]
-        for offset, new in enumerate(made):
-            scope.nodes.insert(position + offset, new)
+        splice.replace(scope.nodes, node, made)
         if plan.ortpool:
-            owners.add(scope.owner_key)
-    for owner in owners:
-        imports = imports_of(model, owner)
-        if not any(entry.domain == optypes.DOMAIN for entry in imports):
-            imports.add(domain=optypes.DOMAIN, version=optypes.DOMAIN_VERSION)
+            splice.add_import(scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
     notes = []
     moved = branch_outputs.set_aside(model)
     if moved:

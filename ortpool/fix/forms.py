@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ortpool import versions
-from ortpool.attributes import NodeAttrs, PoolAttrs
+from ortpool.attributes import NodeAttrs, PoolAttrs, standard_attributes
 from ortpool.dtypes import FLOATS
 from ortpool.errors import OrtpoolError
 from ortpool.fix.outcomes import NotApplicable
@@ -143,28 +143,6 @@ class Plan:
 
 
 Form = Callable[..., "Plan | NotApplicable"]
-
-
-def standard_attributes(spec: OpVersion, attrs: PoolAttrs) -> dict[str, Any]:
-    """``attrs`` as the attributes of a standard node of ``spec``, schema defaults left out.
-
-    Example: MaxPool-12 with kernel (3, 3), pads all 0, strides 1: ``{"kernel_shape": [3, 3]}``.
-    """
-    values = dataclasses.asdict(attrs)
-    out: dict[str, Any] = {}
-    for name, attr_spec in spec.attrs.items():
-        value = values[name]
-        if name == "kernel_shape":
-            out[name] = list(value)
-        elif name == "pads":
-            if attrs.auto_pad == "NOTSET" and any(value):
-                out[name] = list(value)
-        elif name in ("strides", "dilations"):
-            if any(v != 1 for v in value):
-                out[name] = list(value)
-        elif value != attr_spec.default and not (name == "auto_pad" and value == "NOTSET"):
-            out[name] = value
-    return out
 
 
 def unchanged(facts: NodeFacts, compute: str | None = None) -> Plan:

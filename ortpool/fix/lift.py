@@ -35,10 +35,8 @@ from ortpool.attributes import attribute_values
 from ortpool.fix import report as report_mod
 from ortpool.fix.outcomes import Realization
 from ortpool.model.scopes import AI_ONNX, ai_onnx_opset, model_scopes
-from ortpool.versions import OpVersion
+from ortpool.versions import NEUTRAL_DEFAULTS, OpVersion
 
-#: Attributes a later version adds, with the value that does what the earlier version did.
-NEUTRAL_DEFAULTS = {"ceil_mode": 0, "dilations": None, "count_include_pad": 0, "storage_order": 0}
 #: Pooling operators whose versions differ only in attributes and types (MaxUnpool's do not:
 #: version 11 changed what ``output_shape`` means).
 REEMITTABLE = ("MaxPool", "AveragePool", "LpPool", "GlobalMaxPool", "GlobalAveragePool",
@@ -75,7 +73,7 @@ def reemission(node: onnx.NodeProto, old: OpVersion, new: OpVersion, elem: str |
             kinds = f"{spec.kind} in {old.key}, {new.attrs[name].kind} in {new.key}"
             return f"attribute {name!r} is {kinds}"
     if "p" in old.attrs and old.attrs["p"].kind == "float" and new.attrs["p"].kind == "int":
-        p = float(values.get("p", old.attrs["p"].default))
+        p = float(values.get("p", old.default("p")))
         if not p.is_integer():
             return f"p={p:g} is not a whole number ({new.key} takes an int)"
     for name in set(new.attrs) - set(old.attrs):

@@ -26,7 +26,7 @@ from ortpool.fix import emit
 from ortpool.fix.forms import NodeFacts, Plan
 from ortpool.fix.inputs import FeedSet
 from ortpool.model import carry
-from ortpool.model.singlenode import INPUT_NAMES, ir_version_for
+from ortpool.model.singlenode import INPUT_NAMES, node_model
 from ortpool.ort import runtime_spec
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite import retarget
@@ -114,12 +114,10 @@ def isolated_model(
     carried = [carry.carried_name(n) for n in (*INPUT_NAMES, "Y")]
     namer = retarget.Namer([*INPUT_NAMES, "Y", "Indices", *carried])
     nodes = emit.emit(plan, facts, node, io, namer)
-    graph = helper.make_graph(nodes, "ortpool_fix_proof", inputs, outputs)
     imports = [helper.make_opsetid(node.domain or "", facts.opset)]
     if plan.ortpool:
         imports.append(helper.make_opsetid(optypes.DOMAIN, optypes.DOMAIN_VERSION))
-    model = helper.make_model(graph, opset_imports=imports)
-    model.ir_version = ir_version_for(facts.opset)
+    model = node_model(nodes, "ortpool_fix_proof", inputs, outputs, imports)
     # onnxruntime's Python API takes and gives no bfloat16 array: such inputs arrive as float32
     # and are cast (exactly), Y leaves as float32 (exactly); the realization between is as is.
     return carry.carry(model)

@@ -3,7 +3,8 @@
 A *site* is one node where it lives (main graph, any subgraph, any model-local function), checked
 against the spec version its governing opset gives it (the rewriter's checks: an invalid node is
 an :class:`~ortpool.OrtpoolError` naming node, version and attribute), with the element type and
-the static sizes of its input (:mod:`ortpool.fix.shapes`) and whether its Indices are read.
+the static sizes of its input (:func:`ortpool.model.inference.learn_shapes`) and whether its
+Indices are read.
 A node ``ortpool fix`` cannot reason about (type not learned, attributes bound per call) keeps
 ``facts=None`` and the reason.
 """
@@ -20,7 +21,7 @@ from onnx import numpy_helper
 from ortpool import dtypes, versions
 from ortpool.errors import OrtpoolError
 from ortpool.fix.forms import NodeFacts
-from ortpool.fix.shapes import ShapeTable, learn_shapes
+from ortpool.model.inference import TypeTable, learn_shapes
 from ortpool.model.scopes import Scope, is_pool, is_standard, model_scopes, subgraphs
 from ortpool.model.singlenode import attribute_dict
 from ortpool.rewrite.checks import check_node, node_name, resolve_version
@@ -126,7 +127,7 @@ def find_sites(
 
 
 def _learn(
-    site: Site, model: onnx.ModelProto, table: ShapeTable, read: set[str], pinned: int | None
+    site: Site, model: onnx.ModelProto, table: TypeTable, read: set[str], pinned: int | None
 ) -> None:
     node, scope = site.node, site.scope
     refs = [a for a in node.attribute if a.ref_attr_name]
@@ -140,7 +141,8 @@ def _learn(
         node.op_type, pinned
     )
     x_type = table.lookup(scope, node.input[0]) if node.input and node.input[0] else None
-    elem_code, dims = x_type if x_type is not None else (0, None)
+    elem_code = x_type.elem_type if x_type is not None else 0
+    dims = x_type.static_dims if x_type is not None else None
     checked = check_node(node, spec, len(dims) if dims is not None else None)
     if elem_code not in dtypes.NAME_OF_CODE:
         site.reason = f"the element type of input {node.input[0]!r} could not be learned"
@@ -173,7 +175,7 @@ def _learn(
     )
     if spec.op == "MaxRoiPool":
         rois = table.lookup(scope, checked.inputs[1])
-        site.rois_dims = rois[1] if rois is not None else None
+        site.rois_dims = rois.static_dims if rois is not None else None
     if spec.op == "MaxUnpool" and len(checked.inputs) > 2:
         constant = _constants(scope, model).get(checked.inputs[2])
         if constant is not None:

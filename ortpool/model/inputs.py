@@ -38,6 +38,7 @@ import onnx
 
 from ortpool import dtypes, versions
 from ortpool.errors import OrtpoolError
+from ortpool.model.inference import Dim, value_type
 
 #: size of an open dim on axis 0 (the batch, in every exporter's convention)
 DEFAULT_BATCH = 1
@@ -220,24 +221,14 @@ def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
 
 
 #: A declared dim: an int size (>= 0), a symbol, or None (-1 or no value: open, unnamed)
-Declared = int | str | None
+Declared = Dim
 
 
 def declared_dims(value: onnx.ValueInfoProto) -> list[Declared] | None:
     """The input's dims as declared; None when the model does not say its rank. A negative size
     (exporters write -1 for "any") is open, as onnxruntime reads it."""
-    tensor = value.type.tensor_type
-    if not tensor.HasField("shape"):
-        return None
-    out: list[Declared] = []
-    for dim in tensor.shape.dim:
-        if dim.HasField("dim_value") and dim.dim_value >= 0:
-            out.append(int(dim.dim_value))
-        elif dim.HasField("dim_param") and dim.dim_param:
-            out.append(dim.dim_param)
-        else:
-            out.append(None)
-    return out
+    dims = value_type(value).dims
+    return None if dims is None else list(dims)
 
 
 def _declared_text(dims: Sequence[Declared] | None) -> str:

@@ -7,7 +7,7 @@ model's opset imports; a function and its subgraphs by the function's own.
 
 Each scope has a ``key``: a path of positions (``("graph", node index, attribute name, graph
 index, ...)``) computed before anything is changed, so types learned on a copy of the model (see
-:mod:`ortpool.rewrite.elemtypes`) can be matched to the scope they belong to.
+:mod:`ortpool.model.inference`) can be matched to the scope they belong to.
 """
 
 from __future__ import annotations

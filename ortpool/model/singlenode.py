@@ -1,6 +1,10 @@
 """One pooling node alone, as a model: the built-in node at its opset, stamped with the IR
 version every supported onnxruntime reads.
 
+:func:`node_model` is the one builder of the small models ortpool makes (the isolated node here,
+a benchmark case, a fix's proof model, the batch's warm-up model, the runtime's IR probe): a
+graph of a few nodes, its opset imports, and the IR stamp of :func:`ir_version_for`.
+
 The isolated node is rebuilt from scratch: the built-in model keeps the node's own attributes at
 the governing opset (its ortpool twin, that model passed through the rewriter, is
 :func:`ortpool.validate.isolate.ortpool_model`).
@@ -33,6 +37,31 @@ def ir_version_for(opset: int) -> int:
     """The IR version of a model ortpool builds at ai.onnx ``opset``: :data:`IR_VERSION`, or 3
     below opset 7 (the models of those opsets' time; onnxruntime loads them as such)."""
     return IR_VERSION if opset >= 7 else 3
+
+
+def node_model(
+    nodes: Sequence[onnx.NodeProto],
+    name: str,
+    inputs: Sequence[onnx.ValueInfoProto],
+    outputs: Sequence[onnx.ValueInfoProto],
+    imports: Sequence[onnx.OperatorSetIdProto],
+    *,
+    ir_version: int | None = None,
+    producer_name: str | None = None,
+) -> onnx.ModelProto:
+    """A model whose graph ``name`` is ``nodes``, stamped with ``ir_version`` or else
+    :func:`ir_version_for` the ai.onnx opset in ``imports`` (:data:`IR_VERSION` without one).
+
+    Example: ``node_model([relu], "g", [x], [y], [make_opsetid("", 6)]).ir_version == 3``.
+    """
+    graph = helper.make_graph(list(nodes), name, list(inputs), list(outputs))
+    extra = {} if producer_name is None else {"producer_name": producer_name}
+    model = helper.make_model(graph, opset_imports=list(imports), **extra)
+    if ir_version is None:
+        opsets = [e.version for e in imports if e.domain in ("", "ai.onnx")]
+        ir_version = ir_version_for(opsets[0]) if opsets else IR_VERSION
+    model.ir_version = ir_version
+    return model
 
 
 def attribute_dict(attributes: Sequence[onnx.AttributeProto]) -> dict[str, Any]:
@@ -86,10 +115,7 @@ def builtin_model(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> onnx.ModelProt
         name="node",
         **dict(spec.attributes),
     )
-    graph = helper.make_graph([node], "isolated", inputs, outputs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", spec.opset)])
-    model.ir_version = ir_version_for(spec.opset)
-    return model
+    return node_model([node], "isolated", inputs, outputs, [helper.make_opsetid("", spec.opset)])
 
 
 def feed_dict(feeds: Sequence[np.ndarray]) -> dict[str, np.ndarray]:

@@ -10,15 +10,15 @@ import atexit
 import contextlib
 import dataclasses
 import functools
-import multiprocessing
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 import onnx
 
+from ortpool.model.worker import received, spawn
 from ortpool.ort import runtime_spec
 from ortpool.ort.runtime_spec import RuntimeSpec
 
@@ -146,18 +146,6 @@ def _placed_here(
     return outputs, runtime_spec.placement(session, onnx.load_from_string(data))
 
 
-def received(conn: Connection) -> Iterator[Any]:
-    """The jobs a worker process is sent, until None or the parent's end of the pipe closes."""
-    while True:
-        try:
-            job = conn.recv()
-        except EOFError:
-            return
-        if job is None:
-            return
-        yield job
-
-
 def _serve(conn: Connection) -> None:
     """Worker loop: (model, feeds, runtime, threads) in; ("ok", outputs, placement) or
     ("failed", kind, message) out."""
@@ -175,7 +163,6 @@ class _Worker:
     first use and again after a provider ended it (spawned: it imports onnxruntime afresh)."""
 
     def __init__(self) -> None:
-        self._ctx = multiprocessing.get_context("spawn")
         self._process: Any = None
         self._conn: Connection | None = None
         self._lock = threading.Lock()
@@ -185,11 +172,7 @@ class _Worker:
     ) -> tuple[list[np.ndarray], dict[str, str]]:
         with self._lock:
             if self._process is None or not self._process.is_alive():
-                parent, child = self._ctx.Pipe()
-                self._process = self._ctx.Process(target=_serve, args=(child,), daemon=True)
-                self._process.start()
-                child.close()
-                self._conn = parent
+                self._process, self._conn = spawn(_serve)
             if self._conn is None:
                 raise RuntimeError("the onnxruntime worker did not start")
             try:

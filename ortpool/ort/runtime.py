@@ -14,7 +14,7 @@ import importlib.util
 from typing import TYPE_CHECKING
 
 from ortpool.errors import OrtpoolError
-from ortpool.model.singlenode import IR_VERSION  # the stamp of every model ortpool builds
+from ortpool.model.singlenode import IR_VERSION, node_model  # IR_VERSION: every model's stamp
 
 if TYPE_CHECKING:
     import onnx
@@ -141,14 +141,14 @@ def _loads(ir_version: int) -> bool:
 
     from ortpool.ort.runtime_spec import RuntimeSpec
 
-    graph = helper.make_graph(
+    model = node_model(
         [helper.make_node("Identity", ["x"], ["y"])],
         "ir_probe",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+        [helper.make_opsetid("", 13)],
+        ir_version=ir_version,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = ir_version
     try:
         RuntimeSpec().session(model.SerializeToString())
     except Exception:  # onnxruntime's own exception types differ between releases

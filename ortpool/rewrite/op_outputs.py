@@ -40,8 +40,8 @@ from ortpool import optypes
 from ortpool.attributes import attribute_values
 from ortpool.errors import OrtpoolError
 from ortpool.kernels.shapes import output_shape
+from ortpool.model.inference import Dim, TypeTable
 from ortpool.model.scopes import Scope, model_scopes, subgraphs
-from ortpool.rewrite.elemtypes import Dim, TypeTable
 from ortpool.rewrite.retarget import is_inserted_cast
 from ortpool.versions import GLOBAL_OPERATORS
 

@@ -14,12 +14,12 @@ import onnx
 from ortpool import optypes
 from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
-from ortpool.model import branch_outputs
+from ortpool.model import branch_outputs, splice
+from ortpool.model.inference import MIXED, TypeTable, learn_types
 from ortpool.model.scopes import Scope, is_pool, model_scopes
 from ortpool.ort import runtime
 from ortpool.rewrite import op_outputs, retarget
 from ortpool.rewrite.checks import check_node, node_name, resolve_version
-from ortpool.rewrite.elemtypes import MIXED, TypeTable, learn_types
 from ortpool.rewrite.report import LEFT_ALONE, RESTORED, RETARGETED, NodeReport, RewriteReport
 from ortpool.rewrite.selection import Selection
 
@@ -46,7 +46,6 @@ def rewrite_model(
     types = learn_types(model)
     report.notes.extend(types.notes)
     namer = retarget.Namer(retarget.all_names(model))
-    used: set[tuple] = set()
     for scope in scopes:
         for node in list(scope.nodes):
             if not is_pool(node):
@@ -58,20 +57,10 @@ def rewrite_model(
                 report.notes.append(note)
             if replacement is None:
                 continue
-            position = position_of(scope.nodes, node)
             # [Casts in..., the ortpool node, Cast out] or [the ortpool node]: the node keeps
             # its place, the Casts go right before and after it.
-            casts_in = replacement[:-2] if len(replacement) > 1 else []
-            node.CopyFrom(replacement[len(casts_in)])
-            if len(replacement) > 1:
-                scope.nodes.insert(position + 1, replacement[-1])
-                for offset, cast in enumerate(casts_in):
-                    scope.nodes.insert(position + offset, cast)
-            used.add(scope.owner_key)
-    for owner_key in used:
-        imports = imports_of(model, owner_key)
-        if not any(e.domain == optypes.DOMAIN for e in imports):
-            imports.add(domain=optypes.DOMAIN, version=optypes.DOMAIN_VERSION)
+            splice.replace(scope.nodes, node, replacement)
+            splice.add_import(scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
     op_outputs.declare(model, types)
     _set_aside_branch_shapes(model, report)
     _note_ir(model, report)
@@ -159,13 +148,10 @@ def restore_model(
         for node in list(scope.nodes):
             if _is_ortpool(node):
                 report.nodes.append(_restore_node(node, scope, selection, skip_invalid))
-    for owner_key, imports in _owners(model):
+    for owner_key, imports in splice.owners(model):
         in_use = any(_is_ortpool(n) for s in scopes if s.owner_key == owner_key for n in s.nodes)
         if not in_use:
-            keep = [e for e in imports if e.domain != optypes.DOMAIN]
-            if len(keep) != len(imports):
-                del imports[:]
-                imports.extend(keep)
+            splice.drop_import(imports, optypes.DOMAIN)
     op_outputs.remove(model)
     branch_outputs.put_back(model)
     _note_ir(model, report)
@@ -210,7 +196,7 @@ def _restore_node(
         entry.cast = _elem_name(cast_out)
     node.CopyFrom(standard)
     for cast in drop:
-        del scope.nodes[position_of(scope.nodes, cast)]
+        splice.remove(scope.nodes, cast)
     entry.status, entry.op_type = RESTORED, standard.op_type
     return entry
 
@@ -226,29 +212,6 @@ def _elem_name(cast: onnx.NodeProto) -> str | None:
         if attr.name == "to" and attr.type == onnx.AttributeProto.INT:
             return onnx.TensorProto.DataType.Name(attr.i).lower()
     return None
-
-
-def position_of(nodes, node: onnx.NodeProto) -> int:
-    """Where ``node`` (this very proto) stands in ``nodes``."""
-    for index, candidate in enumerate(nodes):
-        if candidate is node:
-            return index
-    raise LookupError(f"node {node.name!r} is not in its scope")
-
-
-def imports_of(model: onnx.ModelProto, owner_key: tuple):
-    """The opset imports of the main graph or of the function a scope belongs to."""
-    return (
-        model.opset_import
-        if owner_key == ("graph",)
-        else model.functions[owner_key[1]].opset_import
-    )
-
-
-def _owners(model: onnx.ModelProto):
-    yield ("graph",), model.opset_import
-    for index, function in enumerate(model.functions):
-        yield ("function", index), function.opset_import
 
 
 def _note_ir(model: onnx.ModelProto, report: RewriteReport) -> None:

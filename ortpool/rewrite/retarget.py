@@ -15,7 +15,7 @@ import onnx
 from onnx import AttributeProto, TensorProto
 
 from ortpool import optypes, versions
-from ortpool.attributes import attribute_values, full_attributes, normalize
+from ortpool.attributes import attribute_values, full_attributes, normalize, standard_attributes
 from ortpool.errors import OrtpoolError
 from ortpool.rewrite.checks import PROTO_TYPE, CheckedNode, node_name, present
 
@@ -198,25 +198,10 @@ def to_standard(node: onnx.NodeProto, opset: int | None) -> onnx.NodeProto:
     out = _like(node, spec.op, None)
     out.input.extend(inputs)
     out.output.extend(outputs)
-    for attr_name, attr_spec in spec.attrs.items():
-        value = getattr(attrs, attr_name)
-        if _is_default(attr_name, value, attr_spec.default, getattr(attrs, "auto_pad", "NOTSET")):
-            continue
-        attr = onnx.helper.make_attribute(
-            attr_name, list(value) if attr_spec.kind == "ints" else value
-        )
-        if attr.type != PROTO_TYPE[attr_spec.kind]:  # make_attribute guesses from the value
-            raise fail(f"attribute {attr_name!r} could not be written as {attr_spec.kind}")
+    for attr_name, value in standard_attributes(spec, attrs).items():
+        kind = spec.attrs[attr_name].kind
+        attr = onnx.helper.make_attribute(attr_name, value)
+        if attr.type != PROTO_TYPE[kind]:  # make_attribute guesses from the value
+            raise fail(f"attribute {attr_name!r} could not be written as {kind}")
         out.attribute.append(attr)
     return out
-
-
-def _is_default(name: str, value: object, default: object, auto_pad: str) -> bool:
-    """Whether writing ``name`` would say nothing the schema's default does not already say."""
-    if name == "kernel_shape":
-        return False
-    if name == "pads":
-        return auto_pad != "NOTSET" or not any(value)  # type: ignore[call-overload]
-    if name in ("strides", "dilations"):
-        return all(v == 1 for v in value)  # type: ignore[union-attr]
-    return value == default

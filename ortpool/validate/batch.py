@@ -460,18 +460,17 @@ def warm() -> None:
         import onnx
         from onnx import helper
 
-        from ortpool.model.singlenode import IR_VERSION
+        from ortpool.model.singlenode import node_model
         from ortpool.validate import validator
 
         node = helper.make_node("MaxPool", ["x"], ["y"], name="warm", kernel_shape=[2, 2])
-        graph = helper.make_graph(
+        model = node_model(
             [node],
             "warm",
             [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 1, 4, 4])],
             [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+            [helper.make_opsetid("", 12)],
         )
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
-        model.ir_version = IR_VERSION
         validator.validate_model(model, validator.ValidateOptions())
         np.random.default_rng(0)
     except Exception:  # a warm-up is optional: the forkserver must start whatever happens

@@ -26,6 +26,8 @@ from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
 from ortpool.model import capture
 from ortpool.model import inputs as model_inputs
+from ortpool.model.reference import DEFAULT_TIMEOUT as REFERENCE_TIMEOUT
+from ortpool.model.reference import ReferenceWorker
 from ortpool.model.singlenode import NodeSpec, attribute_dict, builtin_model, feed_dict
 from ortpool.ort import ortrun
 from ortpool.ort.runtime_spec import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec
@@ -43,7 +45,7 @@ class ValidateOptions(isolate.Options):
     #: the shapes and arrays as one spec (the command line's); None: made of the two above
     inputs: model_inputs.InputSpec | None = None
     reference: bool = False
-    reference_timeout: float = reference_mod.DEFAULT_TIMEOUT
+    reference_timeout: float = REFERENCE_TIMEOUT
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
@@ -171,7 +173,7 @@ def validate_model(
     elif nodes:
         result.notes.append(f"node inputs captured from the {capture_source}")
 
-    worker = reference_mod.ReferenceWorker(options.reference_timeout) if options.reference else None
+    worker = ReferenceWorker(options.reference_timeout) if options.reference else None
     try:
         for i, pooling in enumerate(nodes):
             if progress:
@@ -234,7 +236,7 @@ def _node(
     opset: int,
     captured: Mapping[str, np.ndarray],
     options: ValidateOptions,
-    worker: reference_mod.ReferenceWorker | None,
+    worker: ReferenceWorker | None,
 ) -> results.NodeResult:
     node = pooling.node
     attrs = attribute_dict(node.attribute)

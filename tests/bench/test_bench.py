@@ -17,6 +17,7 @@ import pytest
 from ortpool.bench import cases, models, report, runner, timing
 from ortpool.bench.cases import Case
 from ortpool.bench.timing import Stats
+from ortpool.model.singlenode import IR_VERSION
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
@@ -70,7 +71,7 @@ def test_unpool_inputs_come_from_a_max_pool_of_the_doubled_input():
 
 def test_models_hold_the_builtin_node_or_the_ortpool_node():
     builtin = onnx.load_from_string(models.builtin_model(TINY, 12))
-    assert builtin.ir_version == models.IR_VERSION
+    assert builtin.ir_version == IR_VERSION
     assert [(o.domain, o.version) for o in builtin.opset_import] == [("", 12)]
     (node,) = builtin.graph.node
     assert (node.op_type, node.domain) == ("MaxPool", "")
@@ -243,7 +244,7 @@ def test_floor_runs_the_ortpool_op_without_its_kernel():
 
 
 def test_reference_evaluator_runs_in_a_child_and_is_stopped_at_the_limit():
-    from ortpool.bench import reference
+    from ortpool.model import reference
 
     feed = TINY.inputs()
     measured = reference.time_reference(models.builtin_model(TINY, 12), feed, limit=30.0)

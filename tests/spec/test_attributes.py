@@ -165,3 +165,41 @@ def test_resolve_and_get_errors():
     with pytest.raises(ValueError, match="MaxPool has no spec version 9; its versions are "
                                          "1, 8, 10, 11, 12, 22"):
         versions.get("MaxPool", 9)
+
+
+def test_version_defaults_come_from_the_schema_the_axis_rule_and_the_neutral_values():
+    assert M12.default("auto_pad") == "NOTSET"
+    assert M12.default("storage_order") == 0
+    assert M12.default("strides", 3) == (1, 1, 1)
+    assert M12.default("pads", 2) == (0, 0, 0, 0)
+    assert M12.default("kernel_shape") is None  # required: no default
+    assert M8.default("dilations", 2) == (1, 1)  # MaxPool-8 has none: 1 per axis
+    assert A1.default("count_include_pad") == 0  # AveragePool-1 has none: pads not counted
+    assert versions.get("LpPool", 1).default("p") == 2.0
+    assert versions.get("LpPool", 2).default("p") == 2
+    assert versions.get("MaxRoiPool", 22).default("spatial_scale") == 1.0
+    assert versions.get("MaxUnpool", 11).default("auto_pad") == "NOTSET"
+    with pytest.raises(ValueError, match="'strides' needs the number of spatial axes"):
+        M12.default("strides")
+
+
+def test_standard_attributes_leave_the_versions_defaults_out():
+    from ortpool.attributes import standard_attributes
+
+    plain = normalize(M12, {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [0, 0, 0, 0]})
+    assert standard_attributes(M12, plain) == {"kernel_shape": [3, 3]}
+    same = normalize(M12, {"kernel_shape": [3], "auto_pad": "SAME_UPPER", "strides": [2],
+                           "ceil_mode": 1, "storage_order": 0})
+    assert standard_attributes(M12, same) == {
+        "auto_pad": "SAME_UPPER", "ceil_mode": 1, "kernel_shape": [3], "strides": [2]
+    }
+    padded = normalize(A1, {"kernel_shape": [2], "pads": [1, 0]})
+    assert standard_attributes(A1, padded) == {"kernel_shape": [2], "pads": [1, 0]}
+    lp1 = versions.get("LpPool", 1)
+    assert standard_attributes(lp1, normalize(lp1, {"kernel_shape": [2], "p": 3.0})) == {
+        "kernel_shape": [2], "p": 3.0
+    }
+    roi = versions.get("MaxRoiPool", 22)
+    assert standard_attributes(roi, normalize(roi, {"pooled_shape": [2, 2]})) == {
+        "pooled_shape": [2, 2]
+    }

@@ -152,9 +152,10 @@ def test_reference_defects_of_the_family(tmp_path):
                                    "ceil_mode": 1}, 1, 1)
     node = isolate.run_node("lp", spec, [x], NUMPY)
     assert node.ortpool_outputs[0].reshape(-1).tolist() == [3.0, 12.0, 13.0]
+    from ortpool.model.reference import ReferenceWorker
     from ortpool.model.singlenode import builtin_model, feed_dict
 
-    with reference.ReferenceWorker(timeout=60) as worker:
+    with ReferenceWorker(timeout=60) as worker:
         status, payload, _ = worker.run(builtin_model(spec, [x]).SerializeToString(),
                                         feed_dict([x]))
         assert status == "ok" and payload[0].reshape(-1).tolist() == [3.0, 12.0, 19.5]

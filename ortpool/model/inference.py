@@ -1,0 +1,447 @@
+"""Element types, ranks and dims of a model's values, per scope, learned by onnx shape inference:
+one table (:class:`TypeTable` of :class:`ValueType`) for ``ortpool rewrite`` (:func:`learn_types`)
+and ``ortpool fix`` (:func:`learn_shapes`).
+
+Inference runs on a light copy of the model (large initializers reduced to their type and dims, so
+weights are never copied or loaded) and the results are only read: nothing inferred is written into
+the model a command writes.
+
+Model-local functions are not typed by onnx's inference, so a function body is inferred once per
+call (a probe model whose graph is the body, inputs typed as at the call site), and a value the
+calls type differently is merged: different element types make it :data:`MIXED` (one rewritten
+body cannot serve them all when a Cast is involved, so the rewriter leaves such a node alone and
+says why), sizes that differ become unknown (one fixed body serves every call).
+
+The two learners differ in what their command needs:
+
+* :func:`learn_types` (the rewrite: element types and ranks, and the dims a declaration of an
+  ortpool output may copy) follows calls from function to function, and a value declared
+  without a type tells it nothing;
+* :func:`learn_shapes` (the fix: static sizes its forms depend on) infers with data propagation,
+  cuts the spec's pool sizes in (below), infers each function from its calls in the graphs (with
+  the callers' sizes), and a value declared without a type is unknown there (a call that
+  does not type a body's value makes it unknown: one fixed body serves every call).
+
+onnx's inference sizes a pool's output as onnxruntime does, not always as the spec does (VALID
+with ceil_mode, the ceil drop rule before version 22), and a fixed model computes the spec's
+sizes. So for :func:`learn_shapes`, wherever a pool's spec size (:mod:`ortpool.geometry`) differs
+from the inferred one, the inference copy gets a ``ConstantOfShape`` of the spec's size in its
+place and inference runs again: the nodes downstream are then sized as the fixed model will size
+them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+import onnx
+from onnx import AttributeProto, TensorProto, helper, numpy_helper
+
+from ortpool import versions
+from ortpool.attributes import attribute_values
+from ortpool.errors import OrtpoolError
+from ortpool.kernels.shapes import output_shape
+from ortpool.model.scopes import (
+    AI_ONNX,
+    Scope,
+    ScopeKey,
+    ai_onnx_opset,
+    called_function,
+    function_index,
+    function_label,
+    graph_scopes,
+    model_scopes,
+    subgraphs,
+)
+
+#: Initializers at least this large are handed to inference as type + dims only.
+_STUB_BYTES = 1 << 16
+
+#: Rounds of inference with spec sizes cut in; each round fixes at least one more pool.
+_ROUNDS = 8
+
+#: One axis of a shape: a size, a symbolic name, or None (unknown).
+Dim = int | str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueType:
+    """A tensor's element type (``TensorProto`` enum), rank and dims, each possibly unknown."""
+
+    elem_type: int  # 0: unknown; -1: different types at different call sites
+    rank: int | None = None
+    dims: tuple[Dim, ...] | None = None  # None when the rank is unknown
+
+    @property
+    def name(self) -> str | None:
+        """``"float"``, ``"float16"``, ... as the schemas spell them; None when not known."""
+        if self.elem_type <= 0:
+            return None
+        return TensorProto.DataType.Name(self.elem_type).lower()
+
+    @property
+    def static_dims(self) -> tuple[int | None, ...] | None:
+        """The dims with every size not fixed (a symbol, unknown) as None; None without a rank.
+
+        Example: ``ValueType(1, 4, ("N", 3, 8, None)).static_dims == (None, 3, 8, None)``.
+        """
+        if self.dims is None:
+            return None
+        return tuple(d if isinstance(d, int) else None for d in self.dims)
+
+
+MIXED = ValueType(-1)
+
+
+class TypeTable:
+    """Types per scope; a lookup walks out through enclosing scopes, as ONNX name scoping does."""
+
+    def __init__(self) -> None:
+        self._types: dict[ScopeKey, dict[str, ValueType]] = {}
+        self.notes: list[str] = []
+
+    def record(self, key: ScopeKey, name: str, value: ValueType, *, merge: bool = False) -> None:
+        """``name``'s type in scope ``key``; with ``merge``, what another call site says is
+        merged with what is known (see the module docstring)."""
+        types = self._types.setdefault(key, {})
+        old = types.get(name)
+        if old is None or not merge:
+            types[name] = value
+        elif old.elem_type != value.elem_type:
+            types[name] = MIXED
+        elif old.rank != value.rank:
+            types[name] = ValueType(old.elem_type, None)
+        elif old.dims != value.dims:  # another call site: keep only the dims they agree on
+            pairs = zip(old.dims or (), value.dims or (), strict=False)
+            dims = tuple(a if a == b else None for a, b in pairs) if old.rank else None
+            types[name] = ValueType(old.elem_type, old.rank, dims)
+
+    def lookup(self, scope: Scope | None, name: str) -> ValueType | None:
+        while scope is not None:
+            found = self._types.get(scope.key, {}).get(name)
+            if found is not None:
+                return found
+            scope = scope.parent
+        return None
+
+
+def value_type(info: onnx.ValueInfoProto) -> ValueType:
+    """A declared value's type (ValueType(0) when it declares no tensor type)."""
+    if not info.type.HasField("tensor_type"):
+        return ValueType(0)
+    tensor = info.type.tensor_type
+    if not tensor.HasField("shape"):
+        return ValueType(tensor.elem_type)
+    dims = tuple(_dim(d) for d in tensor.shape.dim)
+    return ValueType(tensor.elem_type, len(dims), dims)
+
+
+def _dim(dim: onnx.TensorShapeProto.Dimension) -> Dim:
+    # Exporters write -1 (and onnx leaves nothing) for a size known only at run time.
+    if dim.HasField("dim_value"):
+        return dim.dim_value if dim.dim_value >= 0 else None
+    return dim.dim_param or None
+
+
+def inference_copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` without the bytes of its large initializers (their types and dims are enough)."""
+    copy = onnx.ModelProto()
+    copy.ir_version = model.ir_version
+    copy.opset_import.extend(model.opset_import)
+    copy.functions.extend(model.functions)
+    graph, source = copy.graph, model.graph
+    graph.name = source.name
+    for field in ("node", "input", "output", "value_info", "sparse_initializer"):
+        getattr(graph, field).extend(getattr(source, field))
+    for tensor in source.initializer:
+        if tensor.ByteSize() < _STUB_BYTES:
+            graph.initializer.add().CopyFrom(tensor)
+        else:
+            graph.initializer.add(name=tensor.name, data_type=tensor.data_type, dims=tensor.dims)
+    return copy
+
+
+def _graph_values(graph: onnx.GraphProto) -> Iterator[tuple[str, ValueType]]:
+    """Every value ``graph`` itself declares: inputs, outputs, value_info, initializers."""
+    for info in (*graph.input, *graph.output, *graph.value_info):
+        yield info.name, value_type(info)
+    for tensor in graph.initializer:
+        dims = tuple(int(d) for d in tensor.dims)
+        yield tensor.name, ValueType(tensor.data_type, len(dims), dims)
+    for sparse in graph.sparse_initializer:
+        dims = tuple(int(d) for d in sparse.dims)
+        yield sparse.values.name, ValueType(sparse.values.data_type, len(dims), dims)
+
+
+def _collect(
+    table: TypeTable, graph: onnx.GraphProto, key: ScopeKey, merge: bool, untyped: bool
+) -> None:
+    """Record every value of ``graph`` and its subgraphs; ``untyped``: a value declared without
+    an element type is recorded as unknown too (it hides what an outer scope knows)."""
+    for name, value in _graph_values(graph):
+        if value.elem_type or untyped:
+            table.record(key, name, value, merge=merge)
+    for index, node in enumerate(graph.node):
+        for attr_name, position, sub in subgraphs(node):
+            _collect(table, sub, (*key, index, attr_name, position), merge, untyped)
+
+
+def _infer(model: onnx.ModelProto, data_prop: bool) -> onnx.ModelProto:
+    """onnx's inference, lenient (a node it cannot type is left untyped, not an error)."""
+    return onnx.shape_inference.infer_shapes(
+        model, check_type=False, strict_mode=False, data_prop=data_prop
+    )
+
+
+def _first_line(err: Exception) -> str:
+    return f"{type(err).__name__}: {str(err).splitlines()[0]}"
+
+
+def learn_types(model: onnx.ModelProto) -> TypeTable:
+    """The element types, ranks and dims of every scope of ``model``, for the rewrite (see the
+    module docstring)."""
+    table = TypeTable()
+    try:
+        inferred = _infer(inference_copy(model), data_prop=False)
+    except Exception as err:  # onnx raises several types; any failure leaves declared types only
+        table.notes.append(
+            f"onnx shape inference failed ({_first_line(err)}); only declared types are known"
+        )
+        inferred = model
+    _collect(table, inferred.graph, ("graph",), merge=False, untyped=False)
+    for index, function in enumerate(model.functions):
+        for info in function.value_info:  # IR >= 10 may declare types inside a function
+            table.record(("function", index), info.name, value_type(info))
+    _type_functions(table, model)
+    return table
+
+
+def _type_functions(table: TypeTable, model: onnx.ModelProto) -> None:
+    """Infer each function body once per call signature, following nested calls."""
+    if not model.functions:
+        return
+    index = function_index(model)
+    pending: list[tuple[int, tuple[int, ...], tuple[AttributeProto, ...]]] = []
+    for scope in model_scopes(model):
+        if scope.function is None:
+            pending.extend(_calls(table, scope, index))
+    seen: set[tuple[int, tuple[int, ...], bytes]] = set()
+    while pending:
+        position, signature, attrs = pending.pop(0)
+        marker = (position, signature, b"".join(a.SerializeToString() for a in attrs))
+        if marker in seen:
+            continue
+        seen.add(marker)
+        function = model.functions[position]
+        probe = function_probe(model, function, signature, attrs)
+        try:
+            inferred = _infer(probe, data_prop=False)
+        except Exception as err:
+            table.notes.append(
+                f"types inside function {function_label(function)} could not be inferred "
+                f"({_first_line(err)})"
+            )
+            continue
+        key: ScopeKey = ("function", position)
+        _collect(table, inferred.graph, key, merge=True, untyped=False)
+        # Nested calls: look their input types up in this body's (merged) types.
+        for scope in graph_scopes(inferred.graph, key, "", function.opset_import, None, function):
+            pending.extend(_calls(table, scope, index))
+
+
+def _calls(
+    table: TypeTable, scope: Scope, index: Mapping[tuple[str, str, str], int]
+) -> Iterable[tuple[int, tuple[int, ...], tuple[AttributeProto, ...]]]:
+    for node in scope.nodes:
+        position = called_function(node, index)
+        if position is None:
+            continue
+        signature = []
+        for name in node.input:
+            found = table.lookup(scope, name) if name else None
+            signature.append(found.elem_type if found is not None else 0)
+        yield position, tuple(signature), tuple(node.attribute)
+
+
+def function_probe(
+    model: onnx.ModelProto,
+    function: onnx.FunctionProto,
+    signature: tuple[int, ...],
+    attrs: tuple[AttributeProto, ...],
+    dims: Sequence[tuple[int | None, ...] | None] = (),
+) -> onnx.ModelProto:
+    """A model whose graph is ``function``'s body, inputs typed as at one call site (element
+    types ``signature``, and ``dims`` per input where given)."""
+    given = {a.name: a for a in attrs}
+    defaults = {a.name: a for a in function.attribute_proto}
+    probe = onnx.ModelProto(ir_version=model.ir_version)
+    probe.opset_import.extend(function.opset_import)
+    own = {entry.domain for entry in function.opset_import}
+    probe.opset_import.extend(e for e in model.opset_import if e.domain not in own)
+    probe.functions.extend(model.functions)
+    graph = probe.graph
+    graph.name = function.name
+    for position, name in enumerate(function.input):
+        info = graph.input.add(name=name)
+        elem = signature[position] if position < len(signature) else 0
+        if elem > 0:
+            info.type.tensor_type.elem_type = elem
+    for info, sizes in zip(graph.input, dims, strict=False):
+        if sizes is not None:
+            shape = info.type.tensor_type.shape
+            for size in sizes:
+                dim = shape.dim.add()
+                if size is not None:
+                    dim.dim_value = size
+    for name in function.output:
+        graph.output.add(name=name)
+    graph.value_info.extend(function.value_info)
+    graph.node.extend(function.node)
+    for node in graph.node:
+        _bind_attributes(node, given, defaults)
+    return probe
+
+
+def _bind_attributes(
+    node: onnx.NodeProto, given: dict[str, AttributeProto], defaults: dict[str, AttributeProto]
+) -> None:
+    """Replace references to function attributes by the call's values (or the defaults)."""
+    kept = []
+    for attr in node.attribute:
+        if attr.ref_attr_name:
+            source = given.get(attr.ref_attr_name) or defaults.get(attr.ref_attr_name)
+            if source is None:
+                continue
+            bound = AttributeProto()
+            bound.CopyFrom(source)
+            bound.name = attr.name
+            kept.append(bound)
+        else:
+            kept.append(attr)
+    del node.attribute[:]
+    node.attribute.extend(kept)
+    for _, _, sub in subgraphs(node):
+        for inner in sub.node:
+            _bind_attributes(inner, given, defaults)
+
+
+def spec_output_dims(
+    node: onnx.NodeProto,
+    opset: int | None,
+    x: ValueType | None,
+    rois: ValueType | None = None,
+) -> tuple[int, ...] | None:
+    """The spec's size of a pooling node's Y for X's static dims (None when not computable).
+
+    Example: AveragePool k=3, s=2, VALID, ceil_mode=1 on (1, 8, 16, 16): (1, 8, 7, 7), where
+    onnx (like onnxruntime) infers 8x8.
+    """
+    x_dims = x.static_dims if x is not None else None
+    if x_dims is None or opset is None or any(d is None for d in x_dims):
+        return None
+    dims = tuple(int(d) for d in x_dims)  # type: ignore[arg-type]
+    try:
+        spec = versions.resolve(node.op_type, opset)
+        if node.op_type == "MaxUnpool" and len([i for i in node.input if i]) > 2:
+            return None
+        rois_shape = None
+        if node.op_type == "MaxRoiPool":
+            rois_dims = rois.static_dims if rois is not None else None
+            if rois_dims is None or any(d is None for d in rois_dims):
+                return None
+            rois_shape = [int(d) for d in rois_dims]  # type: ignore[arg-type]
+        return output_shape(
+            spec.op, spec.version, dims, attribute_values(node.attribute), rois_shape=rois_shape
+        )
+    except (OrtpoolError, ValueError):
+        return None
+
+
+def _cut(
+    graph: onnx.GraphProto,
+    inferred: onnx.GraphProto,
+    opset: int | None,
+    outer: Mapping[str, ValueType],
+) -> bool:
+    """Replace, in ``graph``, each pool whose inferred output size is not the spec's by a
+    ConstantOfShape of the spec's size (``inferred`` is the same graph after inference)."""
+    known = dict(outer)
+    known.update(_graph_values(inferred))
+    changed = False
+    for index, (node, seen) in enumerate(zip(graph.node, inferred.node, strict=True)):
+        for (_, _, sub), (_, _, seen_sub) in zip(subgraphs(node), subgraphs(seen), strict=True):
+            changed |= _cut(sub, seen_sub, opset, known)
+        if node.domain not in AI_ONNX or node.op_type not in versions.OPERATORS:
+            continue
+        x = known.get(node.input[0]) if node.input else None
+        rois = known.get(node.input[1]) if len(node.input) > 1 else None
+        want = spec_output_dims(node, opset, x, rois)
+        if want is None or x is None or not node.output:
+            continue
+        got = known.get(node.output[0])
+        if got is not None and got.static_dims == want:
+            continue
+        shape = f"{node.output[0]}__spec_shape"
+        graph.initializer.append(numpy_helper.from_array(np.asarray(want, np.int64), shape))
+        fill = onnx.TensorProto(data_type=x.elem_type, dims=[1], name="value")
+        fill.raw_data = np.zeros(1, helper.tensor_dtype_to_np_dtype(x.elem_type)).tobytes()
+        cut = helper.make_node("ConstantOfShape", [shape], [node.output[0]], value=fill)
+        graph.node[index].CopyFrom(cut)
+        changed = True
+    return changed
+
+
+def _infer_spec_sizes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Inference with the spec's pool sizes cut in (see the module docstring); ``model`` is a
+    copy that may be edited."""
+    opset = ai_onnx_opset(model.opset_import)
+    inferred = _infer(model, data_prop=True)
+    for _ in range(_ROUNDS):
+        if opset is None or opset < 9 or not _cut(model.graph, inferred.graph, opset, {}):
+            break
+        inferred = _infer(model, data_prop=True)
+    return inferred
+
+
+def learn_shapes(model: onnx.ModelProto) -> TypeTable:
+    """Types and static shapes of every scope of ``model``, the spec's pool sizes cut in, for the
+    fix (see the module docstring)."""
+    table = TypeTable()
+    try:
+        inferred = _infer_spec_sizes(inference_copy(model))
+    except Exception as err:  # onnx raises several types; declared shapes only, then
+        table.notes.append(
+            f"onnx shape inference failed ({_first_line(err)}); only declared shapes are known"
+        )
+        inferred = model
+    _collect(table, inferred.graph, ("graph",), merge=False, untyped=True)
+    _shape_functions(table, model)
+    return table
+
+
+def _shape_functions(table: TypeTable, model: onnx.ModelProto) -> None:
+    """Infer each function body once per call site in the graphs, merging the sizes."""
+    index = function_index(model)
+    for scope in model_scopes(model):
+        if scope.function is not None:
+            continue  # calls from function to function: their sizes stay unknown
+        for node in scope.nodes:
+            position = called_function(node, index)
+            if position is None:
+                continue
+            function = model.functions[position]
+            callers = [table.lookup(scope, name) if name else None for name in node.input]
+            signature = tuple(c.elem_type if c else 0 for c in callers)
+            dims = [c.static_dims if c else None for c in callers]
+            probe = function_probe(model, function, signature, tuple(node.attribute), dims)
+            try:
+                inferred = _infer_spec_sizes(probe)
+            except Exception as err:
+                table.notes.append(
+                    f"shapes inside function {function.name!r} could not be inferred "
+                    f"({type(err).__name__})"
+                )
+                continue
+            _collect(table, inferred.graph, ("function", position), merge=True, untyped=True)
