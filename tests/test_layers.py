@@ -74,12 +74,7 @@ ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
 }
 
 # Cycles not broken yet, each as the sorted tuple of its modules -> why.
-ALLOWED_CYCLES: dict[tuple[str, ...], str] = {
-    ("ortpool.ort.runtime", "ortpool.ort.runtime_spec", "ortpool.ort.session"): (
-        "RuntimeSpec.session opens ortpool.InferenceSession for a model with ortpool ops, the "
-        "session takes a RuntimeSpec, and the IR probe of runtime.py opens a session: one package"
-    ),
-}
+ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}
 
 
 def _module_name(path: Path) -> str:

@@ -38,6 +38,7 @@ from ortpool.model import capture as capture_mod
 from ortpool.model import inputs as model_inputs
 from ortpool.model.scopes import ai_onnx_opset
 from ortpool.ort import runtime_spec
+from ortpool.ort.opening import open_session
 from ortpool.ort.runtime import stamp
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite.selection import Selection
@@ -142,7 +143,9 @@ class _Capturing:
                 )
                 wide.graph.node.append(cast)
                 wide.graph.output.append(onnx.ValueInfoProto(name=name + _CARRIED))
-        session = self.runtime.session(wide, level=self.level, external_dir=self.source_dir)
+        session = open_session(
+            self.runtime, wide, level=self.level, external_dir=self.source_dir
+        )
         return wide, session, fetched, plain
 
     def built(self, feeds: Mapping[str, np.ndarray]) -> Any:

@@ -22,6 +22,7 @@ from onnx import helper
 from ortpool.fix import report as report_mod
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.model.singlenode import builtin_model, feed_dict
+from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.tolerances import node_tolerance
 from ortpool.validate import grid, isolate, results
@@ -72,7 +73,7 @@ def check_fixed(
     """The fixed model's outputs on ``feeds`` against the kernels': "" or the difference."""
     spec = case.spec()
     want = isolate.run_ortpool_numpy(spec, feeds)
-    session = runtime.session(_carry_bfloat16(fixed))
+    session = open_session(runtime, _carry_bfloat16(fixed))
     names = [i.name for i in session.get_inputs()]
     carried = [a.astype(np.float32) if a.dtype.name == "bfloat16" else a for a in feeds]
     got = session.run(None, dict(zip(names, carried, strict=True)))

@@ -6,7 +6,7 @@ import contextlib
 import os
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import onnx
@@ -27,9 +27,10 @@ from ortpool.errors import OrtpoolError
 from ortpool.model import branch_outputs
 from ortpool.model.external import external_locations
 from ortpool.ort import failures
+from ortpool.ort.nodes import iter_nodes, iter_ortpool_nodes, load_structure
 from ortpool.ort.register import register
-from ortpool.ort.runtime import EXTERNAL_FOLDER_KEY
-from ortpool.ort.runtime_spec import Provider, RuntimeSpec, create
+from ortpool.ort.runtime import EXTERNAL_FOLDER_KEY, create
+from ortpool.ort.runtime_spec import Provider, RuntimeSpec
 
 #: Session config entry marking options that already hold the custom-op library: loading it
 #: twice into one SessionOptions makes session creation fail ("Conflicting with a registered
@@ -65,29 +66,6 @@ def session_options(base: ort.SessionOptions | None = None) -> ort.SessionOption
         if _config(options, SPINNING) is None:
             options.add_session_config_entry(SPINNING, "0")
     return options
-
-
-def iter_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
-    """Every node: main graph, subgraphs at any depth, local functions."""
-
-    def walk(nodes: Sequence[onnx.NodeProto]) -> Iterator[onnx.NodeProto]:
-        for node in nodes:
-            yield node
-            for attr in node.attribute:
-                if attr.type == onnx.AttributeProto.GRAPH:
-                    yield from walk(attr.g.node)
-                elif attr.type == onnx.AttributeProto.GRAPHS:
-                    for graph in attr.graphs:
-                        yield from walk(graph.node)
-
-    yield from walk(model.graph.node)
-    for function in model.functions:
-        yield from walk(function.node)
-
-
-def iter_ortpool_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
-    """Every node of the ortpool domain: main graph, subgraphs at any depth, local functions."""
-    return (node for node in iter_nodes(model) if node.domain == optypes.DOMAIN)
 
 
 def check_node(node: onnx.NodeProto) -> None:
@@ -167,14 +145,6 @@ def check_model(model: str | os.PathLike | bytes | onnx.ModelProto) -> None:
 
 #: Held by the run of a session in ORT_PARALLEL mode (see InferenceSession.__init__).
 _PARALLEL_RUNS = threading.Lock()
-
-
-def load_structure(model: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.ModelProto:
-    if isinstance(model, onnx.ModelProto):
-        return model
-    if isinstance(model, bytes):
-        return onnx.load_from_string(model)
-    return onnx.load(os.fspath(model), load_external_data=False)
 
 
 _HALF_REFUSED = re.compile(
@@ -278,7 +248,7 @@ class InferenceSession:
         else:
             source = os.fspath(model)
         try:
-            self._session = create(source, options, runtime, **kwargs)
+            self._session = create(source, options, **runtime.provider_arguments(), **kwargs)
         except Exception as err:
             half = _half_precision_refusal(str(err))
             if half is None:

@@ -20,6 +20,7 @@ from ortpool.errors import OrtpoolError
 from ortpool.geometry import pool_geometry
 from ortpool.model.singlenode import NodeSpec, builtin_model, feed_dict
 from ortpool.ort import ortrun
+from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, window_size
 from ortpool.validate import causes as causes_mod
@@ -48,7 +49,7 @@ def ortpool_model(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> onnx.ModelProt
 def run_ortpool_session(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> list[np.ndarray]:
     """ortpool through onnxruntime: the registered custom op in a one-node model (on the CPU
     provider: a Python op runs on no other)."""
-    session = RuntimeSpec(level=ISOLATED_LEVEL).session(ortpool_model(spec, feeds))
+    session = open_session(RuntimeSpec(level=ISOLATED_LEVEL), ortpool_model(spec, feeds))
     return [np.asarray(a) for a in session.run(None, feed_dict(feeds))]
 
 

@@ -28,6 +28,7 @@ from ortpool.model import capture
 from ortpool.model import inputs as model_inputs
 from ortpool.model.singlenode import NodeSpec, attribute_dict, builtin_model, feed_dict
 from ortpool.ort import ortrun
+from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec
 from ortpool.validate import endtoend, isolate, results
 from ortpool.validate import reference as reference_mod
@@ -69,7 +70,7 @@ def _ortpool_runner(runtime: RuntimeSpec):
     deep network's outputs by float noise that no pooling node caused."""
 
     def run(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-        session = runtime.session(model)
+        session = open_session(runtime, model)
         return [np.asarray(a) for a in session.run(None, dict(feeds))]
 
     return run
