@@ -186,6 +186,30 @@ def _providers(
     return tuple(found)
 
 
+def _source(
+    model: str | os.PathLike | bytes | onnx.ModelProto,
+    proto: onnx.ModelProto,
+    options: ort.SessionOptions,
+) -> str | bytes:
+    """What onnxruntime is handed: the model as given, or, with hand-written ortpool nodes behind
+    a branch output of fixed shape, a copy with that shape set aside (see
+    :mod:`ortpool.model.branch_outputs`), as 'ortpool rewrite' writes it."""
+    if branch_outputs.pending(proto):
+        if proto is model:
+            proto = onnx.ModelProto()
+            proto.CopyFrom(model)
+        branch_outputs.set_aside(proto)
+        if not isinstance(model, onnx.ModelProto | bytes) and external_locations(proto):
+            folder = os.path.dirname(os.path.abspath(os.fspath(model)))
+            options.add_session_config_entry(EXTERNAL_FOLDER_KEY, folder)
+        return proto.SerializeToString()
+    if isinstance(model, onnx.ModelProto):
+        return model.SerializeToString()
+    if isinstance(model, bytes):
+        return model
+    return os.fspath(model)
+
+
 class InferenceSession:
     """A thin wrapper over ``onnxruntime.InferenceSession`` with ortpool's ops registered.
 
@@ -228,25 +252,7 @@ class InferenceSession:
         # shares: one such run at a time in the process lets a failure be traced to its run.
         parallel = options.execution_mode == ort.ExecutionMode.ORT_PARALLEL
         self._serial = _PARALLEL_RUNS if parallel else contextlib.nullcontext()
-        source: str | bytes
-        if branch_outputs.pending(proto):
-            # Hand-written ortpool nodes behind a branch output of fixed shape: run a copy with
-            # that shape set aside (see ortpool.model.branch_outputs), as 'ortpool rewrite'
-            # writes it.
-            if proto is model:
-                proto = onnx.ModelProto()
-                proto.CopyFrom(model)
-            branch_outputs.set_aside(proto)
-            source = proto.SerializeToString()
-            if not isinstance(model, onnx.ModelProto | bytes) and external_locations(proto):
-                folder = os.path.dirname(os.path.abspath(os.fspath(model)))
-                options.add_session_config_entry(EXTERNAL_FOLDER_KEY, folder)
-        elif isinstance(model, onnx.ModelProto):
-            source = model.SerializeToString()
-        elif isinstance(model, bytes):
-            source = model
-        else:
-            source = os.fspath(model)
+        source = _source(model, proto, options)
         try:
             self._session = create(source, options, **runtime.provider_arguments(), **kwargs)
         except Exception as err:
