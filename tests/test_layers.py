@@ -34,9 +34,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("fix", ("ortpool.fix", "ortpool.bench")),
     ("cli", (
         "ortpool.cliargs", "ortpool.cli", "ortpool.__main__", "ortpool.ops_cli",
-        "ortpool.warmup_cli", "ortpool.rewrite.cli_common", "ortpool.rewrite.cli_rewrite",
-        "ortpool.rewrite.cli_restore", "ortpool.validate.cli", "ortpool.validate.conformance_cli",
-        "ortpool.fix.cli", "ortpool.bench.cli",
+        "ortpool.warmup_cli", "ortpool.rewrite.cli", "ortpool.validate.cli",
+        "ortpool.validate.conformance_cli", "ortpool.fix.cli", "ortpool.bench.cli",
     )),
     # The package's own __init__ re-exports the public API of every layer.
     ("api", ("ortpool.__init__",)),

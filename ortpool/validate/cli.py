@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ortpool.cliargs import inputs as cliargs_inputs
-from ortpool.cliargs import runtime
+from ortpool.cliargs import reports, runtime
 from ortpool.errors import OrtpoolError
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
@@ -38,22 +38,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "both runs of the model and every isolated node run at it (disable: each node judged "
         "as written, not fused into its neighbours)",
     )
-    parser.add_argument(
-        "--atol",
-        type=float,
-        help="absolute tolerance for graph outputs (default per type: float 1e-6, double "
+    accuracy.add_arguments(
+        parser,
+        atol_help="absolute tolerance for graph outputs (default per type: float 1e-6, double "
         "1e-12, float16 1e-3, bfloat16 1e-2); for averages and norms, when given, it widens "
         "the accuracy agree band (default 0 there)",
-    )
-    parser.add_argument(
-        "--rtol",
-        type=float,
-        help="relative tolerance for graph outputs, relative to their magnitude (default per "
+        rtol_help="relative tolerance for graph outputs, relative to their magnitude (default per "
         "type: float 1e-5, double 1e-10, float16 2e-3, bfloat16 1.6e-2); for averages and "
         "norms, when given, it widens the accuracy agree band (default 0 there); max values "
         "and Indices are always compared exactly",
     )
-    accuracy.add_arguments(parser)
     parser.add_argument(
         "--reference",
         action="store_true",
@@ -66,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="time limit per node for the reference evaluator (20)",
     )
-    parser.add_argument("--json", metavar="FILE", help="write the full report as JSON")
+    reports.add_json(parser, "write the full report as JSON")
     parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
     parser.add_argument(
         "--fail-on-rulings",
@@ -74,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="exit 1 also when the only differences are in cells RULINGS.md "
         "decides (NaN in a window, empty windows)",
     )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    reports.add_no_progress(parser)
     batch.add_arguments(parser)  # --jobs, --timeout
 
 

@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from ortpool.cliargs import runtime
+from ortpool.cliargs import reports, runtime
 from ortpool.errors import OrtpoolError
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
@@ -30,15 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ranks", metavar="R[,R]", default="1,2,3", help="spatial ranks (1,2,3)")
     from ortpool.cliargs import accuracy
 
-    parser.add_argument(
-        "--atol", type=float, help="widens the accuracy agree band of averages and norms"
+    accuracy.add_arguments(
+        parser,
+        atol_help="widens the accuracy agree band of averages and norms",
+        rtol_help="widens the accuracy agree band of averages and norms",
     )
-    parser.add_argument(
-        "--rtol", type=float, help="widens the accuracy agree band of averages and norms"
-    )
-    accuracy.add_arguments(parser)
-    parser.add_argument("--json", metavar="FILE", help="write every case and its result as JSON")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    reports.add_json(parser, "write every case and its result as JSON")
+    reports.add_no_progress(parser)
     runtime.add_arguments(
         parser,
         ISOLATED_LEVEL,
