@@ -78,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # needs one and finds none says in one line what to install.
         if (err.name or "").split(".")[0] != "onnxruntime":
             raise
-        from ortpool.ort.runtime import INSTALL_HINT
+        from ortpool.ort import INSTALL_HINT
 
         print(f"ortpool {args.command}: error: {INSTALL_HINT}", file=sys.stderr)
         return USAGE_ERROR

@@ -8,3 +8,34 @@
 * :mod:`ortpool.bench.runner` - one case measured end to end.
 * :mod:`ortpool.bench.report` - the table and the JSON document.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ortpool.bench.cases import CASES, Case, select
+    from ortpool.bench.runner import CaseResult, Settings, run_case
+
+#: public name -> its module, imported on first access (the runner brings the session layer)
+_LAZY = {
+    "CASES": "ortpool.bench.cases",
+    "Case": "ortpool.bench.cases",
+    "select": "ortpool.bench.cases",
+    "CaseResult": "ortpool.bench.runner",
+    "Settings": "ortpool.bench.runner",
+    "run_case": "ortpool.bench.runner",
+}
+
+__all__ = ["CASES", "Case", "CaseResult", "Settings", "run_case", "select"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ortpool.bench' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

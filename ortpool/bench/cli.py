@@ -9,7 +9,7 @@ import sys
 from ortpool.bench import cases as bench_cases
 from ortpool.cliargs import inputs as cliargs_inputs
 from ortpool.cliargs import reports, runtime
-from ortpool.ort.runtime_spec import DEFAULT_LEVEL
+from ortpool.ort import DEFAULT_LEVEL
 from ortpool.staging import StagedFiles
 
 HELP = "time onnxruntime's built-in pooling against ortpool's ops on real CNN shapes"

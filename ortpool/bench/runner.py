@@ -13,9 +13,7 @@ from ortpool import kernels
 from ortpool.bench import models, reference
 from ortpool.bench.cases import Case
 from ortpool.bench.timing import Stats, interleaved
-from ortpool.ort import ortrun, runtime_spec
-from ortpool.ort.opening import open_session
-from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.ort import RuntimeSpec, open_session, ortrun, runtime_spec
 from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS
 
 ORTPOOL = "ortpool"

@@ -14,7 +14,7 @@ HELP = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ortpool.cliargs import accuracy, files, runtime
     from ortpool.cliargs import inputs as cliargs_inputs
-    from ortpool.ort.runtime_spec import DEFAULT_LEVEL
+    from ortpool.ort import DEFAULT_LEVEL
 
     # IN OUT, --ops, --nodes, --exclude, --skip-invalid, --json, --link-data, -q/-v: as rewrite's
     files.add_arguments(parser, "fix")

@@ -24,8 +24,7 @@ from onnxruntime_extensions import get_library_path
 from ortpool import optypes
 from ortpool.attributes import attribute_values, normalize
 from ortpool.errors import OrtpoolError
-from ortpool.model import branch_outputs
-from ortpool.model.external import external_locations
+from ortpool.model import branch_outputs, external_locations
 from ortpool.ort import failures
 from ortpool.ort.nodes import iter_nodes, iter_ortpool_nodes, load_structure
 from ortpool.ort.register import register

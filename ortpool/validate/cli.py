@@ -10,7 +10,7 @@ from typing import Any
 from ortpool.cliargs import inputs as cliargs_inputs
 from ortpool.cliargs import reports, runtime
 from ortpool.errors import OrtpoolError
-from ortpool.ort.runtime_spec import ISOLATED_LEVEL
+from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
 from ortpool.validate import batch, results
 

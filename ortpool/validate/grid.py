@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ortpool import kernels, versions
-from ortpool.model.inputs import random_tensor
+from ortpool.model import random_tensor
 from ortpool.model.singlenode import NodeSpec
 from ortpool.versions import GLOBAL_OPERATORS
 

@@ -20,9 +20,7 @@ from ortpool.attributes import PoolAttrs
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import pool_geometry
 from ortpool.model.singlenode import NodeSpec, builtin_model, feed_dict
-from ortpool.ort import ortrun
-from ortpool.ort.opening import open_session
-from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec
+from ortpool.ort import ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, window_size
 from ortpool.validate import causes as causes_mod
 from ortpool.validate import results

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ortpool.model.inputs import describe_dims
+from ortpool.model import describe_dims
 from ortpool.validate import results
 from ortpool.validate.results import ModelResult, NodeResult, OutputResult
 

@@ -27,9 +27,7 @@ from ortpool.errors import OrtpoolError
 from ortpool.model import capture
 from ortpool.model import inputs as model_inputs
 from ortpool.model.singlenode import NodeSpec, attribute_dict, builtin_model, feed_dict
-from ortpool.ort import ortrun
-from ortpool.ort.opening import open_session
-from ortpool.ort.runtime_spec import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec
+from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.validate import endtoend, isolate, results
 from ortpool.validate import reference as reference_mod
 
