@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent / "ortpool"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("spec", (
         "ortpool.errors", "ortpool.versions", "ortpool.attributes", "ortpool.geometry",
-        "ortpool.dtypes", "ortpool.optypes",
+        "ortpool.dtypes", "ortpool.optypes", "ortpool.lazy",
     )),
     ("kernels", ("ortpool.kernels",)),
     # tolerances.py is RULINGS 17's accuracy rule: it asks the kernels for the exact result.

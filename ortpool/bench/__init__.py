@@ -11,7 +11,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ortpool.lazy import lazy_names
 
 if TYPE_CHECKING:
     from ortpool.bench.cases import CASES, Case, select
@@ -30,12 +32,4 @@ _LAZY = {
 __all__ = ["CASES", "Case", "CaseResult", "Settings", "run_case", "select"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ortpool.bench' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)

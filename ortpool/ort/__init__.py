@@ -14,8 +14,9 @@ The public names, lowest module first: the installed runtime and the one session
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ortpool.lazy import lazy_names
 from ortpool.ort.opening import open_session, optimized
 from ortpool.ort.ortrun import (
     NO_KERNEL,
@@ -101,12 +102,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ortpool.ort' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)

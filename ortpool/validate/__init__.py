@@ -12,7 +12,9 @@ do.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ortpool.lazy import lazy_names
 
 if TYPE_CHECKING:
     from ortpool.validate.batch import run_models as validate_models
@@ -29,20 +31,20 @@ if TYPE_CHECKING:
 
 #: public name -> (module, name there), imported on first access: the submodules bring the
 #: kernels, multiprocessing and the session layer with them
-_LAZY: dict[str, tuple[str, str]] = {
-    "validate_model": ("ortpool.validate.validator", "validate_model"),
-    "ValidateOptions": ("ortpool.validate.validator", "ValidateOptions"),
-    "bundled_models": ("ortpool.validate.validator", "bundled_models"),
-    "load_model": ("ortpool.validate.validator", "load_model"),
-    "validate_models": ("ortpool.validate.batch", "run_models"),
-    "run_conformance": ("ortpool.validate.conformance", "run_conformance"),
-    "Options": ("ortpool.validate.isolate", "Options"),
-    "run_node": ("ortpool.validate.isolate", "run_node"),
-    "TensorComparison": ("ortpool.validate.compare", "TensorComparison"),
-    "compare_values": ("ortpool.validate.compare", "compare_values"),
-    "compare_indices": ("ortpool.validate.compare", "compare_indices"),
-    "ModelResult": ("ortpool.validate.results", "ModelResult"),
-    "NodeResult": ("ortpool.validate.results", "NodeResult"),
+_LAZY = {
+    "validate_model": "ortpool.validate.validator:validate_model",
+    "ValidateOptions": "ortpool.validate.validator:ValidateOptions",
+    "bundled_models": "ortpool.validate.validator:bundled_models",
+    "load_model": "ortpool.validate.validator:load_model",
+    "validate_models": "ortpool.validate.batch:run_models",
+    "run_conformance": "ortpool.validate.conformance:run_conformance",
+    "Options": "ortpool.validate.isolate:Options",
+    "run_node": "ortpool.validate.isolate:run_node",
+    "TensorComparison": "ortpool.validate.compare:TensorComparison",
+    "compare_values": "ortpool.validate.compare:compare_values",
+    "compare_indices": "ortpool.validate.compare:compare_indices",
+    "ModelResult": "ortpool.validate.results:ModelResult",
+    "NodeResult": "ortpool.validate.results:NodeResult",
 }
 
 __all__ = [
@@ -62,12 +64,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    found = _LAZY.get(name)
-    if found is None:
-        raise AttributeError(f"module 'ortpool.validate' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(found[0]), found[1])
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)
