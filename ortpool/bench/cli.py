@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # --shape or --inputs to give)
     cliargs_inputs.add_arguments(parser, model_inputs=False, seed_help="seed of the random inputs")
     reports.add_json(parser, "also write every figure as JSON to FILE")
-    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    reports.add_markdown(parser, "print the table as Markdown")
     runtime.add_arguments(
         parser,
         DEFAULT_LEVEL,

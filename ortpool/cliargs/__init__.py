@@ -12,8 +12,8 @@ Each group declares its options once, reads them into one value of a lower layer
 - :mod:`ortpool.cliargs.files`: ``IN.onnx OUT.onnx``, ``--ops``, ``--nodes``, ``--exclude``,
   ``--skip-invalid``, ``--json REPORT``, ``--link-data``, ``-q``/``-v`` of the commands that
   write a model (``rewrite``, ``restore``, ``fix``);
-- :mod:`ortpool.cliargs.reports`: ``--json FILE`` and ``--no-progress`` of the commands that
-  report on runs (``validate``, ``conformance``, ``bench``).
+- :mod:`ortpool.cliargs.reports`: ``--json FILE``, ``--no-progress`` and ``--markdown`` of the
+  commands that report (``validate``, ``conformance``, ``bench``, ``ops``).
 
 A group adds its options to the command's own parser where the command's help has always shown
 them, so sharing a declaration changes no ``--help`` text.
