@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ortpool.cliargs import inputs as cliargs_inputs
 from ortpool.cliargs import reports, runtime
@@ -13,6 +13,9 @@ from ortpool.errors import OrtpoolError
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
 from ortpool.validate import batch, results
+
+if TYPE_CHECKING:
+    from ortpool.validate.validator import ValidateOptions
 
 HELP = (
     "compare onnxruntime's built-in pooling with ortpool on models (default: the bundled ones), "
@@ -112,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     return exit_code(found, args.fail_on_rulings)
 
 
-def _options(args: argparse.Namespace) -> Any:
+def _options(args: argparse.Namespace) -> ValidateOptions:
     """The validator's options the arguments give (an :class:`OrtpoolError` for a bad one)."""
     from ortpool.cliargs.accuracy import rule_from
     from ortpool.validate import validator
@@ -150,7 +153,9 @@ def _print_model(result: results.ModelResult) -> None:
     print()
 
 
-def _settings(args: argparse.Namespace, options: Any, timeout: float | None) -> dict[str, Any]:
+def _settings(
+    args: argparse.Namespace, options: ValidateOptions, timeout: float | None
+) -> dict[str, Any]:
     """The run's settings as the JSON and HTML reports name them."""
     return {
         "seed": args.seed,

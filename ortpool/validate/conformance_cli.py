@@ -5,12 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ortpool.cliargs import reports, runtime
 from ortpool.errors import OrtpoolError
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
+
+if TYPE_CHECKING:
+    from ortpool.ort import RuntimeSpec
+    from ortpool.validate.grid import Case
+    from ortpool.validate.isolate import Options
 
 HELP = (
     "sweep a generated grid of pooling cases (op x version x dtype x padding x ceil x dilation x "
@@ -87,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cases(args: argparse.Namespace) -> tuple[list, dict[str, Any]]:
+def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
     """The grid's cases the filters select, and the filters as the report's settings."""
     from ortpool import versions
     from ortpool.validate import grid
@@ -118,7 +123,7 @@ def _cases(args: argparse.Namespace) -> tuple[list, dict[str, Any]]:
     return cases, settings
 
 
-def _options(args: argparse.Namespace, spec: Any) -> Any:
+def _options(args: argparse.Namespace, spec: RuntimeSpec) -> Options:
     """How each case is run: the built-in node on ``spec``, ortpool's kernels directly."""
     from ortpool.cliargs.accuracy import rule_from
     from ortpool.validate import isolate
