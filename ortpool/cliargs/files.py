@@ -76,4 +76,3 @@ def file_options(args: argparse.Namespace) -> dict[str, Any]:
         "skip_invalid": args.skip_invalid,
         "json_report": args.json,
     }
-

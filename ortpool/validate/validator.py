@@ -204,9 +204,7 @@ def _run_whole(
                 runs.captured, runs.ortpool_outputs = capture.capture(
                     capture.inline_functions(rewritten), feeds, nodes, run_ours
                 )
-                runs.capture_source = (
-                    "ortpool-rewritten run (onnxruntime could not run the model)"
-                )
+                runs.capture_source = "ortpool-rewritten run (onnxruntime could not run the model)"
             else:
                 runs.ortpool_outputs = run_ours(rewritten, feeds)
         except Exception as err:
