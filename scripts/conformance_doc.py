@@ -13,8 +13,8 @@ every upgrade step and every other provider changes
     python scripts/conformance_doc.py .venv-lowest/bin/python .venv/bin/python \
         .venv-openvino/bin/python:cpu .venv-openvino/bin/python:openvino,cpu
 
-(``.venv-lowest`` and ``.venv-openvino`` are the environments tests/test_lowest_runtime.py and
-tests/test_openvino.py build.)
+(``.venv-lowest`` and ``.venv-openvino`` are the environments
+tests/project/test_lowest_runtime.py and tests/project/test_openvino.py build.)
 """
 
 from __future__ import annotations

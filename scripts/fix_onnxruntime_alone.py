@@ -26,12 +26,11 @@ import numpy as np
 def make(folder: str) -> int:
     import onnx
 
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     sys.path.insert(0, root)
-    from fix_support import model_feeds, run_fixed
-
     from ortpool.fix import fix_with_report
     from ortpool.validate.validator import bundled_models_dir
+    from tests.support.fix import model_feeds, run_fixed
 
     os.makedirs(folder, exist_ok=True)
     for path in sorted((bundled_models_dir() / "fix").glob("*.onnx")):

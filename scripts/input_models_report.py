@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""``ortpool validate`` and ``ortpool fix`` on tests/models/ as typed and with ``--shape`` /
+"""``ortpool validate`` and ``ortpool fix`` on tests/support/models/ as typed and with ``--shape`` /
 ``--inputs``: exit codes, realizations, and the fixed model in plain onnxruntime against the
 original and against the spec (the ortpool-rewritten model): max |difference| of the graph
 outputs on an input of the given sizes not used by the proofs. Prints a Markdown table
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = ROOT / "tests" / "models"
+MODELS = ROOT / "tests" / "support" / "models"
 
 
 def _arrays(folder: Path) -> dict[str, Path]:

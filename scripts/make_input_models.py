@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Generate tests/models/: small models made like exported ones, for input resolution
+"""Generate tests/support/models/: small models made like exported ones, for input resolution
 (``--shape``, ``--inputs``, open dims) in ``validate`` and ``fix`` (deterministic: same bytes
 every run; random weights, a few KB each).
 
@@ -20,7 +20,7 @@ every run; random weights, a few KB each).
 * ``segnet-unpool.onnx``: a SegNet decoder stage: inputs ``x``, ``indices`` (int64) and
   ``output_shape`` (int64) into MaxUnpool: indices and output_shape must come from ``--inputs``.
 
-Run: ``python scripts/make_input_models.py [OUT_DIR]`` (default tests/models/).
+Run: ``python scripts/make_input_models.py [OUT_DIR]`` (default tests/support/models/).
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ def input_models() -> dict[str, onnx.ModelProto]:
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[0]) if argv else ROOT / "tests" / "models"
+    out = Path(argv[0]) if argv else ROOT / "tests" / "support" / "models"
     out.mkdir(parents=True, exist_ok=True)
     models = input_models()
     for name, model in models.items():

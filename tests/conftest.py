@@ -10,15 +10,17 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-import support
 from hypothesis import HealthCheck, settings
 
 from ortpool import versions
+from tests import support
 
 # CI: the same examples on every run (derandomize), no per-example deadline (the first call of a
 # shape pays for geometry caches and session creation). ORTPOOL_HYPOTHESIS=thorough draws from a
-# random seed; ORTPOOL_HYPOTHESIS_SCALE=10 multiplies every example budget (tests/test_properties).
+# random seed; ORTPOOL_HYPOTHESIS_SCALE=10 multiplies every example budget
+# (tests/kernels/test_properties.py).
 settings.register_profile(
     "ci",
     derandomize=True,
@@ -46,17 +48,19 @@ settings.load_profile(os.environ.get("ORTPOOL_HYPOTHESIS", "ci"))
 _NUMBA_MODULES = frozenset(
     f"ortpool.kernels.{name}" for name in ("_numba", "_numba_family")
 )
-#: Modules whose tests use the compiled kernels throughout: run last, when the cache is warm.
+#: Modules whose tests use the compiled kernels throughout: run last, when the cache is warm
+#: (paths under tests/).
 _COMPILED_LAST = (
-    "test_accuracy.py",
-    "test_backend_cases.py",
-    "test_properties.py",
-    "test_family_properties.py",
-    "test_kernels_backend.py",
-    "test_family_kernels.py",
-    "test_large_inputs.py",
-    "test_ruling19.py",
+    "validate/test_accuracy.py",
+    "ort/test_backend_cases.py",
+    "kernels/test_properties.py",
+    "kernels/test_properties_lp_global_roi.py",
+    "kernels/test_backend.py",
+    "kernels/test_backend_lp_global_roi.py",
+    "kernels/test_large_inputs.py",
+    "kernels/test_ruling19.py",
 )
+TESTS = Path(__file__).resolve().parent
 WARMUP: dict[str, object] = {}
 
 
@@ -114,7 +118,8 @@ def pytest_sessionstart(session):
 
 def pytest_collection_modifyitems(session, config, items):
     def rank(item) -> int:
-        name = item.path.name
+        path = item.path.resolve()
+        name = path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else ""
         return _COMPILED_LAST.index(name) + 1 if name in _COMPILED_LAST else 0
 
     items.sort(key=rank)  # stable: the order within each module is kept
@@ -169,7 +174,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         )
     if not support.EXAMPLES:
         return
-    terminalreporter.section("ortpool: property examples checked against tests/reference_loops.py")
+    terminalreporter.section(
+        "ortpool: property examples checked against tests/support/reference_loops.py"
+    )
     keys = sorted({(op, v) for op, v, _ in support.EXAMPLES})
     total = 0
     for op, version in keys:

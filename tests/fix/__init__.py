@@ -1,0 +1,1 @@
+"""Tests of ortpool.fix: forms, proofs, the command."""

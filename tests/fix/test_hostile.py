@@ -1,0 +1,314 @@
+"""Hostile inputs to ``ortpool fix``, each through the command line in a child process with a
+time limit (a hang or an abort fails the test, not the suite): the exit code and the whole
+message. Where the message quotes onnxruntime, the installed onnxruntime is asked for its text.
+
+Paths (an output that is the input, a ``--json`` that cannot be written) are refused by the code
+``ortpool rewrite`` writes through: tests/rewrite/test_hostile_paths.py runs those for fix too.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from ortpool import kernels
+from ortpool.ort.ortrun import classify
+from tests.support import CHILD_ENV, run_cli
+from tests.support.fix import unloadable_model
+
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
+
+TIMEOUT = 120
+ENV = {**CHILD_ENV, "ORTPOOL_KERNELS": "numpy"}  # no numba compile in the children
+HEAD = (
+    f"ortpool fix on onnxruntime {ort.__version__} (CPUExecutionProvider, graph optimizations "
+    "all): 1 pooling nodes: "
+)
+NO_NONFINITE = (
+    "MaxPool proofs held no NaN and no -inf (onnxruntime drops NaN and gives -3.4e38 for "
+    "windows of -inf only): --nonfinite proves and guards them too"
+)
+
+
+def fix(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    return run_cli("fix", *args, cwd=folder, env=ENV, timeout=TIMEOUT)
+
+
+def save(model: onnx.ModelProto, path: Path) -> Path:
+    model.ir_version = 10
+    onnx.save(model, path)
+    return path
+
+
+def one_pool(path: Path, **attrs) -> Path:
+    graph = h.make_graph(
+        [h.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[2, 2], **attrs)],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 4, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    return save(h.make_model(graph, opset_imports=[h.make_opsetid("", 19)]), path)
+
+
+def ort_refusal(path: Path) -> str:
+    """onnxruntime's own words for refusing the model at ``path`` (as fix reports them)."""
+    try:
+        ort.InferenceSession(path.read_bytes(), providers=["CPUExecutionProvider"])
+    except Exception as err:  # onnxruntime's exception types differ between releases
+        return str(classify(err, "load"))[:400]
+    raise AssertionError(f"onnxruntime {ort.__version__} loads {path}")
+
+
+def test_pads_beyond_int64_are_refused_by_the_spec_and_nothing_is_written(tmp_path):
+    one_pool(tmp_path / "m.onnx", pads=[2**62] * 4)
+    done = fix(tmp_path, "m.onnx", "o.onnx")
+    refused = (
+        "spatial axis 0: the padded input 4 + 4611686018427387904 + 4611686018427387904 = "
+        "9223372036854775812 does not fit in int64 (at most 9223372036854775807)"
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        HEAD + "unproven 1",
+        "  node 'p' (MaxPool-12, float): unproven: no input it could be proven on: ortpool's "
+        f"kernels refuse: X [1, 1, 4, 4]: {refused}",
+        f"note: no node input could be captured: node 'p' (MaxPool-12): {refused} [op type "
+        "MaxPool_12, input shapes [1, 1, 4, 4]]",
+        "note: no proof in the written model: the written model could not be run: "
+        + ort_refusal(tmp_path / "m.onnx"),
+        "note: nothing written: some nodes are unproven (--allow-unproven)",
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+
+
+def test_attribute_strings_that_are_not_utf8_or_not_a_value_are_errors(tmp_path):
+    path = one_pool(tmp_path / "m.onnx")
+    model = onnx.load(path)
+    model.graph.node[0].attribute.append(h.make_attribute("auto_pad", b"\xff\xfeSAME"))
+    save(model, path)
+    done = fix(tmp_path, "m.onnx", "o.onnx")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        "ortpool fix: error: node 'p': attribute 'auto_pad' is not UTF-8 text: "
+        "b'\\xff\\xfeSAME'\n",
+    )
+    one_pool(path, auto_pad="SAME_SIDEWAYS")
+    done = fix(tmp_path, "m.onnx", "o.onnx")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        "ortpool fix: error: node 'p' (MaxPool-12): auto_pad='SAME_SIDEWAYS' must be one of "
+        "NOTSET, SAME_UPPER, SAME_LOWER, VALID\n",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+
+
+def test_an_invalid_node_and_an_unknown_node_name_are_errors(tmp_path):
+    one_pool(tmp_path / "m.onnx", auto_pad="SAME_UPPER", pads=[1, 1, 1, 1])
+    done = fix(tmp_path, "m.onnx", "o.onnx")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        "ortpool fix: error: node 'p' (MaxPool-12): pads='1,1,1,1' cannot be used with "
+        "auto_pad='SAME_UPPER'\n",
+    )
+    one_pool(tmp_path / "m.onnx")
+    done = fix(tmp_path, "m.onnx", "o.onnx", "--nodes", "nope")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        "ortpool fix: error: --nodes: no pooling node is named 'nope'\n",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+
+
+def test_a_model_onnxruntime_cannot_load_is_unproven(tmp_path):
+    path = save(unloadable_model(), tmp_path / "m.onnx")
+    refusal = ort_refusal(path)
+    done = fix(tmp_path, "m.onnx", "o.onnx", "--json", "r.json")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        HEAD + "unproven 1",
+        f"  node 'p' (MaxPool-12, float): unproven: proven alone, but the written model could "
+        f"not be run: {refusal}",
+        f"note: no node input could be captured: {refusal}",
+        f"note: no proof in the written model: the written model could not be run: {refusal}",
+        "note: nothing written: some nodes are unproven (--allow-unproven)",
+    ]
+    # The report is written (it is what the user needs here), the model is not.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx", "r.json"]
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["summary"]["unproven"] == ["p"] and report["written"] is None
+
+
+# Subgraph bodies that declare the static shapes of their outputs --------------------------------
+
+_RUN = """
+import json, sys
+import numpy as np
+import ortpool
+session = ortpool.InferenceSession(sys.argv[1])
+feeds = {k: np.asarray(v, dtype=np.float32 if k != "c" else bool) for k, v in
+         json.loads(sys.argv[2]).items()}
+print(json.dumps([o.tolist() for o in session.run(None, feeds)]))
+"""
+
+
+def run_child(folder: Path, model: str, feeds: dict) -> list[np.ndarray]:
+    """``model`` run in a child process through ortpool.InferenceSession (an abort there fails
+    this test only)."""
+    ran = subprocess.run(
+        [sys.executable, "-c", _RUN, model, json.dumps(feeds)],
+        cwd=folder, env=ENV, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    return [np.asarray(a) for a in json.loads(ran.stdout)]
+
+
+def test_a_branch_output_of_declared_shape_written_by_ortpool_op_runs(tmp_path):
+    """A double AveragePool (no onnxruntime kernel: ortpool's op) writes an If branch output
+    declared [1, 1, 3, 3]: onnxruntime allocates such an output ahead, and an op output of
+    another shape ends the process; fix sets the declaration aside as rewrite does, and the
+    model runs."""
+    alone = h.make_graph(
+        [h.make_node("AveragePool", ["x"], ["y"], name="avg_double", kernel_shape=[2, 2])], "g",
+        [h.make_tensor_value_info("x", T.DOUBLE, [1, 1, 4, 4])],
+        [h.make_tensor_value_info("y", T.DOUBLE, None)],
+    )
+    no_kernel = save(h.make_model(alone, opset_imports=[h.make_opsetid("", 19)]),
+                     tmp_path / "alone.onnx")
+    try:
+        refusal = ort_refusal(no_kernel)
+    except AssertionError:
+        pytest.skip(f"onnxruntime {ort.__version__} runs double AveragePool-19: no ortpool op")
+    no_kernel.unlink()
+    branches = {
+        name: h.make_graph(
+            [h.make_node(op, ["xd"], [out], name=node, kernel_shape=[2, 2])],
+            name,
+            [],
+            [h.make_tensor_value_info(out, T.DOUBLE, [1, 1, 3, 3])],
+        )
+        for name, op, out, node in (
+            ("then", "AveragePool", "yb", "avg_double"),
+            ("else", "MaxPool", "ye", "max_double"),
+        )
+    }
+    graph = h.make_graph(
+        [
+            h.make_node("Cast", ["x"], ["xd"], to=T.DOUBLE),
+            h.make_node("If", ["c"], ["y"], name="branch", then_branch=branches["then"],
+                        else_branch=branches["else"]),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 4, 4]),
+         h.make_tensor_value_info("c", T.BOOL, [])],
+        [h.make_tensor_value_info("y", T.DOUBLE, [1, 1, 3, 3])],
+    )
+    save(h.make_model(graph, opset_imports=[h.make_opsetid("", 19)]), tmp_path / "m.onnx")
+    done = fix(tmp_path, "m.onnx", "o.onnx")
+    tolerance = ("agree within 4x(log2 n+1)*u*mean|x| = 12 u*mean|x| (n=4, u=2^-53); accuracy "
+                 "note up to 1e-12 of mean|x|")
+    exact = f"exact alone on 3 input sets ({tolerance})"  # one built set for ortpool's op
+    refused = f"not exact: onnxruntime refuses it: {refusal}"
+    # the double MaxPool in the other branch: onnxruntime drops a NaN that is not a window's
+    # first tap (the built cases, RULINGS.md 18), or before that (1.21) gives the lowest
+    # finite double for a window of -inf only: either way it is guarded
+    dropped = (
+        "not exact: Y differs in 5 of 9 cells (on built cases 1/20 (NaN at tap (0, 0)), "
+        "X [1, 1, 4, 4]; e.g. at [0, 0, 0, 1] (NaN at tap (0, 0)): ",
+        "not exact: Y differs in 9 of 9 cells (on lowest, X [1, 1, 4, 4]; e.g. at [0, 0, 0, 0]: "
+        "-1.7976931348623157e+308 instead of -inf)",
+    )
+    assert (done.returncode, done.stderr) == (1, "")
+    lines = done.stdout.splitlines()
+    for line, tried in zip(lines[3:5], ("unchanged", "pad"), strict=True):
+        assert line.startswith(f"      tried {tried}: "), line
+        rest = line.split(": ", 1)[1]
+        assert (rest.startswith(dropped[0]) and rest.endswith("instead of nan)")) or (
+            rest == dropped[1]
+        ), line
+    assert lines[:3] + lines[5:] == [
+        HEAD.replace("1 pooling nodes", "2 pooling nodes") + "standard form 1, ortpool op 1",
+        "  standard forms: nan-guard 1",
+        "  node 'max_double' (MaxPool-12, double): form nan-guard -- exact alone on 22 input "
+        "sets (exact)",
+        "      tried nan-guard: proven: exact on 22 input sets (exact)",
+        f"  node 'avg_double' (AveragePool-19, double): ortpool op -- {exact}",
+        f"      tried unchanged: {refused}",
+        f"      tried pad: {refused}",
+        f"      tried pad-signed-zero: {refused}",
+        f"      tried ortpool: proven: exact on 3 input sets ({tolerance})",
+        "the fixed model needs ortpool at run time (ortpool.InferenceSession) for 1 node(s): "
+        "'avg_double'",
+        "note: subgraph outputs 'yb' are written by an ortpool op: their declared static sizes "
+        "are kept in their metadata and their dims made symbolic (as 'ortpool rewrite' does)",
+        "wrote o.onnx",
+    ]
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4) / 4
+    for c, want in ((True, kernels.average_pool), (False, kernels.max_pool)):
+        (y,) = run_child(tmp_path, "o.onnx", {"x": x.tolist(), "c": c})
+        np.testing.assert_array_equal(y, want(x.astype(np.float64), kernel_shape=[2, 2]))
+
+
+def test_a_scan_body_with_declared_shapes_gets_the_spec_sizes(tmp_path):
+    """A VALID ceil_mode MaxPool in a Scan body whose outputs declare the spec's size
+    ([1, 1, 2, 2] from 6x6, k3 s2; onnxruntime computes 3x3): fixed to explicit pads, and the
+    Scan runs with the declared sizes."""
+    x = np.random.default_rng(0).normal(size=(2, 1, 1, 6, 6)).astype(np.float32)
+    node = h.make_node("MaxPool", ["s"], ["o"], name="scan_pool", kernel_shape=[3, 3],
+                       strides=[2, 2], auto_pad="VALID", ceil_mode=1)
+    ours = kernels.max_pool(x[0], kernel_shape=[3, 3], strides=[2, 2], auto_pad="VALID",
+                            ceil_mode=1)
+    if onnx_runs_it_right(node, x[0], ours):
+        pytest.skip(f"onnxruntime {ort.__version__} sizes VALID with ceil_mode as the spec does")
+    body = h.make_graph(
+        [node, h.make_node("Identity", ["state"], ["state_out"])],
+        "body",
+        [h.make_tensor_value_info("state", T.FLOAT, [1]),
+         h.make_tensor_value_info("s", T.FLOAT, [1, 1, 6, 6])],
+        [h.make_tensor_value_info("state_out", T.FLOAT, [1]),
+         h.make_tensor_value_info("o", T.FLOAT, [1, 1, 2, 2])],
+    )
+    graph = h.make_graph(
+        [h.make_node("Scan", ["init", "x"], ["final", "ys"], name="scan", body=body,
+                     num_scan_inputs=1)],
+        "g",
+        [h.make_tensor_value_info("init", T.FLOAT, [1]),
+         h.make_tensor_value_info("x", T.FLOAT, [2, 1, 1, 6, 6])],
+        [h.make_tensor_value_info("final", T.FLOAT, [1]),
+         h.make_tensor_value_info("ys", T.FLOAT, [2, 1, 1, 2, 2])],
+    )
+    save(h.make_model(graph, opset_imports=[h.make_opsetid("", 19)]), tmp_path / "m.onnx")
+    done = fix(tmp_path, "m.onnx", "o.onnx", "-q")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    _, ys = run_child(tmp_path, "o.onnx", {"init": [0.0], "x": x.tolist()})
+    np.testing.assert_array_equal(ys[0], ours)
+    np.testing.assert_array_equal(
+        ys[1], kernels.max_pool(x[1], kernel_shape=[3, 3], strides=[2, 2], auto_pad="VALID")
+    )
+
+
+def onnx_runs_it_right(node: onnx.NodeProto, x: np.ndarray, ours: np.ndarray) -> bool:
+    """Whether onnxruntime's built-in gives ``ours`` for ``node`` alone on ``x``."""
+    alone = onnx.NodeProto()
+    alone.CopyFrom(node)
+    graph = h.make_graph(
+        [alone], "g", [h.make_tensor_value_info("s", T.FLOAT, list(x.shape))],
+        [h.make_tensor_value_info("o", T.FLOAT, None)],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 19)])
+    model.ir_version = 10
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {"s": x})
+    return got.shape == ours.shape and bool(np.array_equal(got, ours))

@@ -1,0 +1,392 @@
+"""Property tests: ortpool's kernels against the loop reference in tests/support/reference_loops.py.
+
+Random ranks 1-3, every attribute each version has (auto_pad in all four values, pads up to and
+beyond the kernel, strides, dilations, ceil_mode, count_include_pad, storage_order), every spec
+version, every element type the version allows (float16 through the numpy API only: it cannot
+enter a Python op), both MaxPool outputs, NaN/-inf/inf, ties from small integer values, N = 0, and
+MaxUnpool fed MaxPool's indices or random (duplicate, out-of-range) ones, with and without
+output_shape. Most examples go through the numpy API; a smaller share through ORT sessions.
+Every test runs twice: with the compiled (numba) kernels and with the numpy plans.
+
+A call the rulings make an error (kernel larger than the padded input, an index outside the
+output) must raise OrtpoolError in ortpool too. Every agreeing example is counted per op and
+version and printed in the terminal summary (see conftest.py).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+import ortpool
+from ortpool import kernels, versions
+from ortpool.attributes import AUTO_PADS
+from ortpool.errors import OrtpoolError
+from tests import support
+from tests.support import reference_loops as ref
+
+
+def _kernel_paths() -> list:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return [pytest.param("numba", marks=pytest.mark.skip(reason="numba not installed")),
+                "numpy"]
+    return ["numba", "numpy"]
+
+
+@pytest.fixture(autouse=True, scope="module", params=_kernel_paths())
+def kernel_path(request):
+    """Every property test runs with the compiled (numba) kernels and with the numpy plans."""
+    from ortpool.kernels import _backend
+
+    _backend.set_backend(request.param)
+    yield request.param
+    _backend.set_backend(None)
+
+
+#: ORTPOOL_HYPOTHESIS_SCALE=10 multiplies every example budget (for a local hunt).
+SCALE = float(os.environ.get("ORTPOOL_HYPOTHESIS_SCALE", "1"))
+
+
+def budget(n: int) -> settings:
+    return settings(max_examples=max(1, int(n * SCALE)))
+
+
+NP_DTYPES = {
+    "float16": np.float16,
+    "float": np.float32,
+    "double": np.float64,
+    "int8": np.int8,
+    "uint8": np.uint8,
+}
+
+
+def _versions(op: str) -> list[int]:
+    return list(versions.versions_of(op))
+
+
+# ---------------------------------------------------------------- strategies
+
+
+@st.composite
+def inputs(draw, rank: int, dtype: np.dtype, max_batch: int = 2) -> np.ndarray:
+    """(N, C, D1..Dr) with N possibly 0; small integer values (ties) plus NaN/-inf/inf for floats,
+    and sometimes non-integer floats."""
+    n = draw(st.sampled_from([1, 2, 1, 0][: max_batch + 2]))
+    c = draw(st.integers(1, 2))
+    side = 6 if rank < 3 else 4
+    # Sides of 1 and 2 drawn often: kernels longer than the padded input (RULINGS 19, the 1x1
+    # map a ResNet-D's k2 s2 ceil shortcut meets), where ceil mode keeps one window.
+    size = st.one_of(st.integers(1, side), st.sampled_from([1, 2]))
+    spatial = draw(st.lists(size, min_size=rank, max_size=rank))
+    shape = (n, c, *spatial)
+    size = int(np.prod(shape))
+    if dtype.kind == "f":
+        special = [np.nan, -np.inf, np.inf, np.nan] if draw(st.booleans()) else []
+        pool = st.sampled_from([*range(-3, 4), *special])
+        if draw(st.booleans()):
+            pool = st.one_of(pool, st.floats(-100, 100, width=16))
+    elif dtype == np.int8:
+        pool = st.sampled_from([-128, -127, -1, 0, 1, 2, 126, 127])
+    else:
+        pool = st.sampled_from([0, 1, 2, 128, 254, 255])
+    values = draw(st.lists(pool, min_size=size, max_size=size))
+    return np.array(values, dtype=np.float64 if dtype.kind == "f" else dtype).astype(dtype).reshape(
+        shape
+    )
+
+
+@st.composite
+def pool_attrs(draw, opv: versions.OpVersion, rank: int) -> dict:
+    """Attributes of ``opv`` only, each present or absent (default), lists or string-encoded."""
+    ints = st.lists
+    attrs: dict = {"kernel_shape": draw(ints(st.integers(1, 3), min_size=rank, max_size=rank))}
+    if draw(st.booleans()):
+        attrs["strides"] = draw(ints(st.integers(1, 3), min_size=rank, max_size=rank))
+    if "dilations" in opv.attrs and draw(st.booleans()):
+        attrs["dilations"] = draw(ints(st.integers(1, 2), min_size=rank, max_size=rank))
+    auto_pad = draw(st.sampled_from([*AUTO_PADS, "NOTSET", "NOTSET"]))
+    if auto_pad != "NOTSET" or draw(st.booleans()):
+        attrs["auto_pad"] = auto_pad
+    if auto_pad == "NOTSET" and draw(st.integers(0, 3)) > 0:
+        # Pads up to 4 with kernels up to 3: windows in the padding only, empty windows.
+        attrs["pads"] = draw(ints(st.integers(0, 4), min_size=2 * rank, max_size=2 * rank))
+    elif auto_pad != "NOTSET" and draw(st.integers(0, 4)) == 0:
+        attrs["pads"] = [0] * (2 * rank)  # tolerated with auto_pad (RULINGS.md 4)
+    for flag in ("ceil_mode", "count_include_pad", "storage_order"):
+        if flag in opv.attrs and draw(st.booleans()):
+            attrs[flag] = draw(st.integers(0, 1))
+    if draw(st.integers(0, 3)) == 0:  # the ortpool string encoding, as a session passes them
+        attrs = {k: ",".join(map(str, v)) if isinstance(v, list) else v for k, v in attrs.items()}
+    return attrs
+
+
+def _decoded(attrs: dict) -> dict:
+    """The reference takes lists: undo the string encoding."""
+    out = {}
+    for k, v in attrs.items():
+        if isinstance(v, str) and k not in ("auto_pad",):
+            out[k] = [int(p) for p in v.split(",")] if v else []
+        else:
+            out[k] = v
+    return out
+
+
+def element_type(opv: versions.OpVersion, session: bool) -> st.SearchStrategy[np.dtype]:
+    """A type the version takes: one a Python op carries (session), or any numpy has."""
+    allowed = opv.carried_types if session else tuple(t for t in opv.types if t in NP_DTYPES)
+    return st.sampled_from(allowed).map(lambda t: np.dtype(NP_DTYPES[t]))
+
+
+@st.composite
+def pool_example(draw, op: str, version: int, session: bool) -> tuple[np.ndarray, dict]:
+    opv = versions.get(op, version)
+    dtype = draw(element_type(opv, session))
+    rank = draw(st.integers(1, 3))
+    return draw(inputs(rank, dtype)), draw(pool_attrs(opv, rank))
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _session_run(op, version, attrs, arrays, n_inputs=1, n_outputs=1):
+    model = support.ortpool_model(
+        op, version, attrs, arrays[0].dtype, n_inputs=n_inputs, n_outputs=n_outputs
+    )
+    session = ortpool.InferenceSession(model)
+    return session.run(None, support.session_inputs(model, arrays))
+
+
+def _features(x: np.ndarray, attrs: dict) -> None:
+    """Tag the example (pytest --hypothesis-show-statistics shows how often each occurs)."""
+    event(f"dtype {x.dtype}, rank {x.ndim - 2}")
+    if x.shape[0] == 0:
+        event("N = 0")
+    if x.dtype.kind == "f" and np.isnan(x).any():
+        event("NaN in input")
+    if x.dtype.kind == "f" and np.isneginf(x).any():
+        event("-inf in input")
+    event(f"auto_pad {attrs.get('auto_pad', 'NOTSET')}")
+    pads = _decoded(attrs).get("pads") or []
+    kernel = _decoded(attrs)["kernel_shape"]
+    if any(p >= kernel[i % len(kernel)] for i, p in enumerate(pads)):
+        event("a pad >= kernel")
+    dilations = _decoded(attrs).get("dilations") or [1] * len(kernel)
+    rank = len(kernel)
+    padded = [n + (pads[i] + pads[i + rank] if pads else 0) for i, n in enumerate(x.shape[2:])]
+    if any((k - 1) * d + 1 > p for k, d, p in zip(kernel, dilations, padded, strict=True)):
+        event("a kernel longer than the padded input (RULINGS 19)")
+
+
+def _expect_error(call) -> None:
+    event("error expected and raised")
+    with pytest.raises(OrtpoolError) as info:
+        call()
+    assert info.value.op is not None and info.value.version is not None
+
+
+def _pool(op: str, op_version: int, x, attrs, path: str, with_indices: bool = False) -> tuple:
+    """MaxPool or AveragePool of ``x`` through the numpy API or an ortpool session: the outputs
+    as a tuple (Y, or Y and Indices)."""
+    if path == "session":
+        return tuple(_session_run(op, op_version, attrs, [x], n_outputs=1 + with_indices))
+    if op == "AveragePool":
+        return (kernels.average_pool(x, version=op_version, **attrs),)
+    got = kernels.max_pool(x, version=op_version, return_indices=with_indices, **attrs)
+    return got if with_indices else (got,)
+
+
+def _check_max(op_version: int, x, attrs, *, with_indices: bool, path: str) -> None:
+    _features(x, attrs)
+    try:
+        y_ref, i_ref = ref.max_pool(x, _decoded(attrs))
+    except ref.ReferenceError_:
+        _expect_error(lambda: _pool("MaxPool", op_version, x, attrs, path))
+        support.count_example("MaxPool", op_version, path)
+        return
+    outputs = _pool("MaxPool", op_version, x, attrs, path, with_indices)
+    y, ind = outputs if with_indices else (outputs[0], None)
+    assert y.dtype == x.dtype
+    assert y.shape == y_ref.shape
+    np.testing.assert_array_equal(y, y_ref)
+    if (i_ref < 0).any():
+        event("empty window")
+    if with_indices:
+        assert ind.dtype == np.int64
+        np.testing.assert_array_equal(ind, i_ref)
+    support.count_example("MaxPool", op_version, path)
+
+
+def _check_average(op_version: int, x, attrs, *, path: str) -> None:
+    _features(x, attrs)
+    try:
+        y_ref = ref.average_pool(x, _decoded(attrs))
+    except ref.ReferenceError_:
+        _expect_error(lambda: _pool("AveragePool", op_version, x, attrs, path))
+        support.count_example("AveragePool", op_version, path)
+        return
+    (y,) = _pool("AveragePool", op_version, x, attrs, path)
+    assert y.dtype == x.dtype
+    assert y.shape == y_ref.shape
+    rtol = {np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-12}[x.dtype.type]
+    # Non-integer float16 draws sum to values whose absolute error is set by the largest term.
+    atol = {np.float16: 0.1, np.float32: 1e-4, np.float64: 1e-10}[x.dtype.type]
+    np.testing.assert_allclose(y.astype(np.float64), y_ref, rtol=rtol, atol=atol)
+    # NaN exactly where the reference has NaN (empty windows, inf - inf), infinities likewise.
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(y_ref))
+    np.testing.assert_array_equal(np.isposinf(y), np.isposinf(y_ref))
+    support.count_example("AveragePool", op_version, path)
+
+
+# ---------------------------------------------------------------- MaxPool
+
+
+@pytest.mark.parametrize("version", _versions("MaxPool"))
+@budget(250)
+@given(data=st.data())
+def test_max_pool_values_numpy(version, data):
+    x, attrs = data.draw(pool_example("MaxPool", version, session=False))
+    _check_max(version, x, attrs, with_indices=False, path="numpy")
+
+
+@pytest.mark.parametrize("version", [v for v in _versions("MaxPool") if v >= 8])
+@budget(300)
+@given(data=st.data())
+def test_max_pool_indices_numpy(version, data):
+    x, attrs = data.draw(pool_example("MaxPool", version, session=False))
+    _check_max(version, x, attrs, with_indices=True, path="numpy")
+
+
+@pytest.mark.onnxruntime
+@pytest.mark.parametrize("version", _versions("MaxPool"))
+@budget(50)
+@given(data=st.data())
+def test_max_pool_session(version, data):
+    x, attrs = data.draw(pool_example("MaxPool", version, session=True))
+    with_indices = versions.get("MaxPool", version).max_outputs > 1 and data.draw(st.booleans())
+    _check_max(version, x, attrs, with_indices=with_indices, path="session")
+
+
+# ---------------------------------------------------------------- AveragePool
+
+
+@pytest.mark.parametrize("version", _versions("AveragePool"))
+@budget(400)
+@given(data=st.data())
+def test_average_pool_numpy(version, data):
+    x, attrs = data.draw(pool_example("AveragePool", version, session=False))
+    _check_average(version, x, attrs, path="numpy")
+
+
+@pytest.mark.onnxruntime
+@pytest.mark.parametrize("version", _versions("AveragePool"))
+@budget(50)
+@given(data=st.data())
+def test_average_pool_session(version, data):
+    x, attrs = data.draw(pool_example("AveragePool", version, session=True))
+    _check_average(version, x, attrs, path="session")
+
+
+# ---------------------------------------------------------------- MaxUnpool
+
+
+@st.composite
+def unpool_example(draw, version: int, session: bool):
+    """(X, I, output_shape or None, attrs): X and I from the reference MaxPool of a random input
+    (kernel/strides/pads shared with MaxUnpool), or random I with duplicates and, rarely,
+    indices outside the output; output_shape absent, the pooled input's shape, or random."""
+    opv = versions.get("MaxUnpool", version)
+    dtype = draw(element_type(opv, session))
+    rank = draw(st.integers(1, 3))
+    kernel = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    attrs: dict = {"kernel_shape": kernel}
+    if draw(st.booleans()):
+        attrs["strides"] = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    if draw(st.booleans()):
+        attrs["pads"] = draw(st.lists(st.integers(0, 2), min_size=2 * rank, max_size=2 * rank))
+    from_pool = draw(st.booleans())
+    source = draw(inputs(rank, dtype))
+    output_shape = None
+    if from_pool:
+        try:
+            x, indices = ref.max_pool(source, attrs)
+        except ref.ReferenceError_:
+            x, indices = source, np.zeros(source.shape, np.int64)
+        choice = draw(st.sampled_from(["none", "input", "random"]))
+        if choice == "input":
+            output_shape = list(source.shape)
+        elif choice == "random":
+            output_shape = [*x.shape[:2], *draw(
+                st.lists(st.integers(0, 7), min_size=rank, max_size=rank)
+            )]
+    else:
+        x = source
+        if draw(st.booleans()):
+            output_shape = [*x.shape[:2], *draw(
+                st.lists(st.integers(1, 7), min_size=rank, max_size=rank)
+            )]
+            size = int(np.prod(output_shape))
+        else:
+            try:
+                size = int(np.prod(ref.unpool_shape(x.shape, attrs)))
+            except ref.ReferenceError_:
+                size = 4
+        # Few distinct values: duplicates are the rule; rarely one outside [0, size).
+        high = max(1, min(size, 6))
+        pool = st.integers(0, high - 1)
+        if draw(st.integers(0, 9)) == 0:
+            pool = st.one_of(pool, st.sampled_from([-1, size, size + 3]))
+        indices = np.array(
+            draw(st.lists(pool, min_size=x.size, max_size=x.size)), np.int64
+        ).reshape(x.shape)
+    if draw(st.integers(0, 3)) == 0:
+        attrs = {k: ",".join(map(str, v)) for k, v in attrs.items()}
+    return x, indices, output_shape, attrs
+
+
+def _check_unpool(version: int, x, indices, output_shape, attrs, *, path: str) -> None:
+    shape_arg = None if output_shape is None else np.array(output_shape, np.int64)
+    event("with output_shape" if output_shape is not None else "default output size")
+    flat = indices.reshape(-1)
+    if len(set(flat.tolist())) < flat.size:
+        event("duplicate indices")
+
+    def call():
+        if path == "numpy":
+            return kernels.max_unpool(x, indices, shape_arg, version=version, **attrs)
+        arrays = [x, indices] + ([shape_arg] if shape_arg is not None else [])
+        (y,) = _session_run("MaxUnpool", version, attrs, arrays, n_inputs=len(arrays))
+        return y
+
+    try:
+        y_ref = ref.max_unpool(x, indices, _decoded(attrs), output_shape)
+    except ref.ReferenceError_:
+        _expect_error(call)
+    else:
+        y = call()
+        assert y.dtype == x.dtype
+        assert y.shape == y_ref.shape
+        np.testing.assert_array_equal(y, y_ref)
+    support.count_example("MaxUnpool", version, path)
+
+
+@pytest.mark.parametrize("version", _versions("MaxUnpool"))
+@budget(400)
+@given(data=st.data())
+def test_max_unpool_numpy(version, data):
+    x, indices, output_shape, attrs = data.draw(unpool_example(version, session=False))
+    _check_unpool(version, x, indices, output_shape, attrs, path="numpy")
+
+
+@pytest.mark.onnxruntime
+@pytest.mark.parametrize("version", _versions("MaxUnpool"))
+@budget(50)
+@given(data=st.data())
+def test_max_unpool_session(version, data):
+    x, indices, output_shape, attrs = data.draw(unpool_example(version, session=True))
+    _check_unpool(version, x, indices, output_shape, attrs, path="session")

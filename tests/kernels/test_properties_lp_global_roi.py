@@ -1,0 +1,310 @@
+"""Property tests of LpPool, GlobalMaxPool, GlobalAveragePool, GlobalLpPool and MaxRoiPool against
+the loop references in tests/support/reference_loops.py, every spec version, both kernel paths (the
+module-scoped ``kernel_path`` fixture of test_properties runs each test with numba and numpy).
+
+* LpPool: ranks 1-3, every attribute of the version (SAME/VALID, pads beyond the kernel, strides,
+  dilations and ceil_mode from 18), p float (version 1) or int, NaN/inf, N = 0; within 1 ulp of
+  the float64 reference (ortpool sums |x|^p in float64 and rounds once).
+* Global pools: ranks 1-3 with spatial sizes 0-6 and NaN/inf, and large planes (up to 70,000
+  elements: lanes, tails and the compensated double path) of wide dynamic range; the average and
+  the norm within 2 ulp of the exact result (math.fsum), RULINGS.md 13; GlobalMaxPool exact.
+* MaxRoiPool: RoIs inside, across and outside the map, degenerate (x2 < x1), scales that make
+  halves to round, NaN in X; batch indices and coordinates the ruling refuses; exact.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from ortpool import kernels, versions
+from tests import support
+from tests.kernels.test_properties import (  # noqa: F401  (kernel_path: runs every test on both kernel paths)
+    _decoded,
+    _expect_error,
+    _features,
+    _session_run,
+    budget,
+    element_type,
+    inputs,
+    kernel_path,
+    pool_attrs,
+)
+from tests.support import reference_loops as ref
+
+
+def _versions(op: str) -> list[int]:
+    return list(versions.versions_of(op))
+
+
+def assert_within_ulps(y: np.ndarray, expected: np.ndarray, ulps: float) -> None:
+    """``y`` (of X's type) within ``ulps`` units in the last place of ``expected`` (float64,
+    rounded to y's type); NaN and infinities exactly where ``expected`` has them."""
+    assert y.shape == expected.shape
+    with np.errstate(over="ignore"):
+        rounded = expected.astype(y.dtype)  # beyond the type's range: infinity
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(rounded))
+    np.testing.assert_array_equal(np.isposinf(y), np.isposinf(rounded))
+    np.testing.assert_array_equal(np.isneginf(y), np.isneginf(rounded))
+    finite = np.isfinite(rounded)
+    want = expected[finite]
+    got = y[finite].astype(np.float64)
+    spacing = np.spacing(np.abs(want).astype(y.dtype)).astype(np.float64)
+    np.testing.assert_array_less(np.abs(got - want), ulps * spacing + 1e-300)
+
+
+def _outputs_or_error(reference, call):
+    """``(ortpool's Y, the reference's)``, or None when the reference refuses the call (then
+    ortpool must raise an OrtpoolError naming the op version: checked here)."""
+    try:
+        expected = reference()
+    except ref.ReferenceError_:
+        _expect_error(call)
+        return None
+    y = call()
+    return y, expected
+
+
+def _decoded_p(attrs: dict) -> dict:
+    out = _decoded({k: v for k, v in attrs.items() if k != "p"})
+    if "p" in attrs:
+        out["p"] = float(attrs["p"]) if isinstance(attrs["p"], str) else attrs["p"]
+    return out
+
+
+# ---------------------------------------------------------------- LpPool
+
+
+@st.composite
+def lp_example(draw, version: int, session: bool) -> tuple[np.ndarray, dict]:
+    opv = versions.get("LpPool", version)
+    dtype = draw(element_type(opv, session))
+    rank = draw(st.integers(1, 3))
+    x = draw(inputs(rank, dtype))
+    attrs = draw(pool_attrs(opv, rank))
+    if opv.attrs["p"].kind == "float":
+        p = draw(st.sampled_from([2.0, 1.0, 3.0, 0.5, 1.5, 4.0, 0.0, -1.0]))
+        if draw(st.booleans()):
+            attrs["p"] = repr(p) if draw(st.booleans()) else p
+        if draw(st.integers(0, 9)) == 0:
+            attrs.pop("kernel_shape")  # LpPool-1: optional in the schema, refused
+    else:
+        p = draw(st.sampled_from([2, 1, 3, 4, 0, -2]))
+        if draw(st.booleans()):
+            attrs["p"] = p
+    return x, attrs
+
+
+def _check_lp(version: int, x: np.ndarray, attrs: dict, path: str) -> None:
+    if "kernel_shape" in attrs:
+        _features(x, {k: v for k, v in attrs.items() if k != "p"})
+    decoded = _decoded_p(attrs)
+    event(f"p {decoded.get('p', 2)}")
+
+    def call():
+        if path == "session":
+            return _session_run("LpPool", version, attrs, [x])[0]
+        return kernels.lp_pool(x, version=version, **attrs)
+
+    found = _outputs_or_error(lambda: ref.lp_pool(x, decoded), call)
+    if found:
+        y, expected = found
+        assert y.dtype == x.dtype
+        # Within 1 ulp of the type; in double, the window's float64 sum (RULINGS.md 8, 12) may
+        # err by one rounding per tap.
+        taps = math.prod(decoded["kernel_shape"])
+        assert_within_ulps(y, expected, 2 + taps if x.dtype == np.float64 else 1)
+    support.count_example("LpPool", version, path)
+
+
+@pytest.mark.parametrize("version", _versions("LpPool"))
+@budget(200)
+@given(data=st.data())
+def test_lp_pool_numpy(version, data):
+    x, attrs = data.draw(lp_example(version, session=False))
+    _check_lp(version, x, attrs, "numpy")
+
+
+@pytest.mark.parametrize("version", _versions("LpPool"))
+@budget(20)
+@given(data=st.data())
+def test_lp_pool_session(version, data):
+    x, attrs = data.draw(lp_example(version, session=True))
+    if "kernel_shape" not in attrs:  # a session refuses the node at creation: test_bad_inputs
+        attrs["kernel_shape"] = [1] * (x.ndim - 2)
+    _check_lp(version, x, attrs, "session")
+
+
+# ---------------------------------------------------------------- global pools
+
+GLOBAL_OPS = ("GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool")
+
+
+@st.composite
+def global_input(draw, dtype: np.dtype) -> np.ndarray:
+    """Small planes (sizes 0-6, specials, ties) or large ones of wide dynamic range; double
+    planes are kept of moderate cancellation, where compensated summation is within 2 ulp."""
+    if draw(st.integers(0, 2)):
+        rank = draw(st.integers(1, 3))
+        x = draw(inputs(rank, dtype))
+        if draw(st.integers(0, 5)) == 0:  # a spatial size 0: the empty window of RULINGS.md 5
+            x = np.zeros((*x.shape[:2], 0, *x.shape[3:]), dtype)
+        return x
+    size = draw(st.sampled_from([31, 255, 256, 257, 1023, 1024, 1025, 3000, 70000]))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    planes = draw(st.integers(1, 2))
+    values = rng.standard_normal((1, planes, size)) * np.exp(rng.uniform(-8, 8, (1, planes, size)))
+    if dtype == np.float64 or draw(st.booleans()):
+        values = values + rng.uniform(0.5, 2) * np.abs(values).mean()
+    event(f"large plane {size}")
+    return values.astype(dtype)
+
+
+@st.composite
+def global_example(draw, op: str, version: int, session: bool) -> tuple[np.ndarray, dict]:
+    opv = versions.get(op, version)
+    dtype = draw(element_type(opv, session))
+    attrs: dict = {}
+    if "p" in opv.attrs and draw(st.booleans()):
+        if opv.attrs["p"].kind == "float":
+            p = draw(st.sampled_from([1.0, 3.0, 0.5, 2.5, 0.0]))
+            attrs["p"] = repr(p) if draw(st.booleans()) else p
+        else:
+            attrs["p"] = draw(st.sampled_from([1, 3, 4, -1]))
+    return draw(global_input(dtype)), attrs
+
+
+def _check_global(op: str, version: int, x: np.ndarray, attrs: dict, path: str) -> None:
+    event(f"dtype {x.dtype}, rank {x.ndim - 2}")
+    if x.size == 0 and x.shape[0] > 0:
+        event("spatial size 0" if 0 in x.shape[2:] else "N = 0")
+    p = _decoded_p(attrs).get("p", 2)
+
+    def call():
+        if path == "session":
+            return _session_run(op, version, attrs, [x])[0]
+        return kernels.run_op(op, version, [x], attrs)[0]
+
+    found = _outputs_or_error(lambda: ref.global_pool(x, op, p), call)
+    if found:
+        y, expected = found
+        assert y.dtype == x.dtype
+        if op == "GlobalMaxPool":
+            np.testing.assert_array_equal(y, expected.astype(x.dtype))
+        else:
+            # RULINGS.md 13's 2 ulp; for p < 1 (version 1's float p) the root raises the sum to
+            # 1/p and multiplies its rounding by 1/p (documented in docs/semantics.md).
+            assert_within_ulps(y, expected, 2 if p >= 1 else 1 + 2 / p)
+    support.count_example(op, version, path)
+
+
+_GLOBAL_VERSIONS = [(op, v) for op in GLOBAL_OPS for v in _versions(op)]
+
+
+@pytest.mark.parametrize(("op", "version"), _GLOBAL_VERSIONS)
+@budget(120)
+@given(data=st.data())
+def test_global_pool_numpy(op, version, data):
+    x, attrs = data.draw(global_example(op, version, session=False))
+    _check_global(op, version, x, attrs, "numpy")
+
+
+@pytest.mark.parametrize(("op", "version"), _GLOBAL_VERSIONS)
+@budget(15)
+@given(data=st.data())
+def test_global_pool_session(op, version, data):
+    x, attrs = data.draw(global_example(op, version, session=True))
+    _check_global(op, version, x, attrs, "session")
+
+
+# ---------------------------------------------------------------- MaxRoiPool
+
+#: float32 values, so that the float64 product with a float32 coordinate is exact.
+SCALES = [1.0, 0.5, 0.25, 0.0625, float(np.float32(1 / 3)), 2.0, 0.0, -0.5]
+
+
+@st.composite
+def roi_example(draw, version: int, session: bool):
+    opv = versions.get("MaxRoiPool", version)
+    dtype = draw(element_type(opv, session))
+    n = draw(st.sampled_from([1, 2, 1, 0]))
+    c = draw(st.integers(1, 2))
+    h, w = draw(st.integers(1, 8)), draw(st.integers(1, 8))
+    special = [np.nan] if draw(st.integers(0, 3)) == 0 else []
+    cells = draw(st.lists(st.sampled_from([*range(-3, 4), *special]), min_size=n * c * h * w,
+                          max_size=n * c * h * w))
+    x = np.array(cells, np.float64).astype(dtype).reshape(n, c, h, w)
+    scale = draw(st.sampled_from(SCALES))
+    # Quarter-step coordinates: with scales 0.5/0.25 many products land on halves to round.
+    coordinate = st.integers(-12, 48).map(lambda q: q / 4)
+    count = draw(st.integers(0, 4))
+    rois = []
+    for _ in range(count):
+        batch = draw(st.integers(0, max(0, n - 1)))
+        roi = [float(batch), *(draw(coordinate) for _ in range(4))]
+        trouble = draw(st.integers(0, 19))
+        if trouble == 0:
+            roi[0] = draw(st.sampled_from([-1.0, float(n), 0.5]))
+        elif trouble == 1:
+            roi[draw(st.integers(1, 4))] = draw(st.sampled_from([np.nan, np.inf, -np.inf]))
+        rois.append(roi)
+    rois_array = np.array(rois, np.float64).reshape(count, 5).astype(dtype)
+    attrs: dict = {"pooled_shape": [draw(st.integers(1, 3)), draw(st.integers(1, 3))]}
+    if scale != 1.0 or draw(st.booleans()):
+        attrs["spatial_scale"] = repr(scale) if draw(st.booleans()) else scale
+    if draw(st.integers(0, 3)) == 0:
+        attrs["pooled_shape"] = ",".join(map(str, attrs["pooled_shape"]))
+    return x, rois_array, attrs
+
+
+def _check_roi(version: int, x, rois, attrs, path: str) -> None:
+    event(f"dtype {x.dtype}, {rois.shape[0]} RoIs")
+    decoded = dict(attrs)
+    if isinstance(decoded["pooled_shape"], str):
+        decoded["pooled_shape"] = [int(v) for v in decoded["pooled_shape"].split(",")]
+    if isinstance(decoded.get("spatial_scale"), str):
+        decoded["spatial_scale"] = float(decoded["spatial_scale"])
+
+    def call():
+        if path == "session":
+            return _session_run("MaxRoiPool", version, attrs, [x, rois], n_inputs=2)[0]
+        return kernels.max_roi_pool(x, rois, version=version, **attrs)
+
+    found = _outputs_or_error(lambda: ref.max_roi_pool(x, rois, decoded), call)
+    if found:
+        y, expected = found
+        assert y.dtype == x.dtype
+        if (expected == 0).any():
+            event("an empty bin (or a max of 0)")
+        np.testing.assert_array_equal(y, expected)
+    support.count_example("MaxRoiPool", version, path)
+
+
+@pytest.mark.parametrize("version", _versions("MaxRoiPool"))
+@budget(300)
+@given(data=st.data())
+def test_max_roi_pool_numpy(version, data):
+    x, rois, attrs = data.draw(roi_example(version, session=False))
+    _check_roi(version, x, rois, attrs, "numpy")
+
+
+@pytest.mark.parametrize("version", _versions("MaxRoiPool"))
+@budget(25)
+@given(data=st.data())
+def test_max_roi_pool_session(version, data):
+    x, rois, attrs = data.draw(roi_example(version, session=True))
+    _check_roi(version, x, rois, attrs, "session")
+
+
+def test_round_half_away_matches_c():
+    """RULINGS.md 14's rounding: C's round, not numpy's round-half-to-even."""
+    from ortpool.kernels.roipool import round_half_away
+
+    v = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.49999999999999994, 2.4999999, -0.0, 7.0])
+    assert round_half_away(v).tolist() == [1, 2, 3, -1, -3, 0, 2, 0, 7]
+    assert [math.copysign(1, r) for r in round_half_away(np.array([-0.2]))] == [-1.0]

@@ -1,0 +1,1 @@
+"""Tests of ortpool.model, staging: inputs, subgraph outputs, files written together."""

@@ -1,0 +1,351 @@
+"""A model's inputs for validate, fix and bench (ortpool.model.inputs, ortpool.cliargs.inputs):
+open dims (symbols, -1) named with the size chosen, --shape and --inputs checked against the model
+and each other, data inputs (rois, MaxUnpool indices) never generated, the sizes error; on the
+exported-like models of tests/support/models (scripts/make_input_models.py). Hostile command lines
+each in a child process with a time limit (run side by side)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from ortpool import kernels
+from ortpool.errors import OrtpoolError
+from ortpool.fix import fix_with_report
+from ortpool.model.inputs import (
+    DEFAULT_BATCH,
+    DEFAULT_SIZE,
+    InputSpec,
+    data_inputs,
+    parse_shape,
+    parse_shapes,
+    resolve,
+)
+from tests.support import CHILD_ENV, IR_VERSION
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ROOT / "tests" / "support" / "models"
+
+
+def load(name: str) -> onnx.ModelProto:
+    return onnx.load(MODELS / f"{name}.onnx")
+
+
+def two_inputs(a_dims, b_dims, extra_nodes=(), b_elem=T.FLOAT) -> onnx.ModelProto:
+    """a, b -> Add (or ``extra_nodes``) -> y; the inputs declared as given."""
+    nodes = list(extra_nodes) or [h.make_node("Identity", ["a"], ["y"])]
+    graph = h.make_graph(
+        nodes, "g",
+        [h.make_tensor_value_info("a", T.FLOAT, a_dims),
+         h.make_tensor_value_info("b", b_elem, b_dims)],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = IR_VERSION
+    return model
+
+
+# --- parsing ----------------------------------------------------------------------------------
+
+
+def test_parse_shape_examples():
+    assert parse_shape("image:1,3,48,192") == ("image", (1, 3, 48, 192))
+    assert parse_shape(" input:0:1,3,8,8 ") == ("input:0", (1, 3, 8, 8))  # TF-style names
+    assert parse_shape("x:0,3,4,4") == ("x", (0, 3, 4, 4))  # an empty batch is a size
+    assert parse_shape("x:[2,3,4]") == ("x", (2, 3, 4))  # as Polygraphy spells it
+    assert parse_shapes(["x:1,2", "x:1,2", "y:3"]) == {"x": (1, 2), "y": (3,)}
+
+
+@pytest.mark.parametrize(
+    "text", ["x", "x:", "x:1,,2", "x:-1,3", "x:a,b", ":1,2", "x:1.5", "x1,3", "x:[1,2", "x:[]"]
+)
+def test_parse_shape_refuses_with_the_form(text):
+    with pytest.raises(OrtpoolError, match=r"must be NAME:D1,D2,\.\.\. with integer sizes >= 0"):
+        parse_shape(text)
+
+
+def test_one_input_two_shapes_is_refused():
+    with pytest.raises(OrtpoolError, match=r"two shapes: \[1,3\] and \[1,4\]"):
+        parse_shapes(["x:1,3", "x:1,4"])
+
+
+# --- resolution -------------------------------------------------------------------------------
+
+
+def test_open_dims_take_the_defaults_and_are_named():
+    resolved = resolve(load("resnet-d"))
+    assert resolved.shapes == {"image": [DEFAULT_BATCH, 3, DEFAULT_SIZE, DEFAULT_SIZE]}
+    assert [(d.declared, d.size, d.source) for d in resolved.dims] == [
+        ("batch", 1, "default"), ("height", 64, "default"), ("width", 64, "default")
+    ]
+    assert resolved.dims_text() == (
+        "image[0] batch=1 (default), image[2] height=64 (default), image[3] width=64 (default)"
+    )
+    assert resolved.shape_hint() == "--shape image:batch,3,height,width"
+    x = resolved.feeds["image"]
+    assert x.dtype == np.float32 and np.array_equal(x * 4, np.round(x * 4))  # quarter steps
+    assert resolved.source == "generated, seed 0"
+
+
+def test_a_minus_one_dim_is_open_and_shape_sets_it():
+    model = load("ocr-neg-batch")
+    assert resolve(model).dims_text() == "x[0]=1 (declared -1; default)"
+    resolved = resolve(model, InputSpec.make(["x:2,3,48,192"]))
+    assert resolved.shapes == {"x": [2, 3, 48, 192]}
+    assert resolved.dims_text() == "x[0]=2 (declared -1; --shape)"
+    with pytest.raises(OrtpoolError, match=r"size 190 on axis 3; the model fixes it at 192"):
+        resolve(model, InputSpec.make({"x": (1, 3, 48, 190)}))
+
+
+def test_a_zero_dim_is_static_and_empty():
+    resolved = resolve(two_inputs([0, 3], ["n", 3]))
+    assert resolved.shapes == {"a": [0, 3], "b": [1, 3]}
+    with pytest.raises(OrtpoolError, match="size 1 on axis 0; the model fixes it at 0"):
+        resolve(two_inputs([0, 3], [2]), InputSpec.make(["a:1,3"]))
+
+
+def test_a_symbol_takes_one_size_wherever_given():
+    model = two_inputs(["n", 3], ["n", "k"])
+    resolved = resolve(model, InputSpec.make(["b:5,7"]))
+    assert resolved.shapes == {"a": [5, 3], "b": [5, 7]}
+    assert resolved.dims[0].text() == "a[0] n=5 (--shape on b)"
+    with pytest.raises(OrtpoolError, match=r"dim 'n' is 2 on input 'a' \(--shape\) but 5"):
+        resolve(model, InputSpec.make(["a:2,3", "b:5,7"]))
+    arrays = {"a": np.zeros((4, 3), np.float32)}
+    assert resolve(model, InputSpec.make(None, arrays)).shapes["b"] == [4, DEFAULT_SIZE]
+
+
+def test_shape_and_inputs_are_checked_against_each_other_and_the_model():
+    model = two_inputs(["n", 3], ["n", 3])
+    arrays = {"a": np.ones((2, 3), np.float32)}
+    with pytest.raises(OrtpoolError, match=r"--shape a:4,3 and the --inputs array of shape \[2,3"):
+        resolve(model, InputSpec.make(["a:4,3"], arrays))
+    with pytest.raises(OrtpoolError, match=r"--inputs array 'a' is float64; .* float \(float32\)"):
+        resolve(model, InputSpec.make(None, {"a": np.ones((2, 3))}))
+    with pytest.raises(OrtpoolError, match=r"gives input 'a' 3 dims \[2,3,1\]; .* rank 2"):
+        resolve(model, InputSpec.make(None, {"a": np.ones((2, 3, 1), np.float32)}))
+    with pytest.raises(OrtpoolError, match="names input 'c', but the model's inputs are a, b"):
+        resolve(model, InputSpec.make(None, {"c": np.ones(1)}))
+    mixed = resolve(model, InputSpec(arrays=arrays, origin="in.npz"), seed=3)
+    assert mixed.feeds["a"] is arrays["a"] and mixed.shapes["b"] == [2, 3]
+    assert mixed.source == "a loaded from in.npz; b generated, seed 3"
+
+
+def test_huge_shapes_and_unreadable_files_are_refused_before_any_allocation(tmp_path):
+    model = load("resnet-d")
+    with pytest.raises(OrtpoolError, match=r"\[1,3,100000,100000\] \(float\) would be "
+                       r"120000000000 bytes of generated values; ortpool generates at most"):
+        resolve(model, InputSpec.make(["image:1,3,100000,100000"]))
+    np.save(tmp_path / "one.npy", np.zeros(3))
+    np.savez(tmp_path / "objects.npz", image=np.array([{"a": 1}], dtype=object))
+    for name, why in (("one.npy", "holds one array"), ("objects.npz", "allow_pickle=False")):
+        with pytest.raises(OrtpoolError, match=f"cannot read as .npz .*{why}"):
+            InputSpec.make(None, tmp_path / name)
+
+
+def test_an_input_without_a_declared_rank_needs_a_shape():
+    model = two_inputs(["n", 3], None)
+    with pytest.raises(OrtpoolError, match="'b' has no declared shape: give it with --shape b:"):
+        resolve(model)
+    assert resolve(model, InputSpec.make(["b:2,2,2"])).shapes["b"] == [2, 2, 2]
+
+
+def test_data_inputs_are_the_ones_a_pool_reads_as_data():
+    assert data_inputs(load("roi-head")) == {
+        "rois": "MaxRoiPool '/maxroipool_5' input rois (batch index and box corners)"
+    }
+    assert set(data_inputs(load("segnet-unpool"))) == {"indices", "output_shape"}
+    assert data_inputs(load("resnet-d")) == {}
+    # Computed from the image (Conv, ReduceMean): the model's own values; an int count that
+    # decides which of them reach the rois (TopK's k) is the user's.
+    nodes = [
+        h.make_node("ReduceMean", ["a"], ["m"], axes=[1], keepdims=0),
+        h.make_node("TopK", ["m", "b"], ["top", "idx"]),
+        h.make_node("Concat", ["top", "top", "top", "top", "top"], ["r"], axis=1),
+        h.make_node("MaxRoiPool", ["a4", "r"], ["y"], pooled_shape=[1, 1]),
+        h.make_node("Unsqueeze", ["a", "axes"], ["a4"]),
+    ]
+    model = two_inputs([2, 3], [1], nodes, b_elem=T.INT64)
+    model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([0], np.int64), "axes"))
+    assert set(data_inputs(model)) == {"b"}
+
+
+def test_data_inputs_need_the_users_arrays():
+    with pytest.raises(OrtpoolError) as err:
+        resolve(load("segnet-unpool"), InputSpec.make(None, {"x": np.zeros((1, 4, 2, 2), "f")}))
+    assert str(err.value).startswith("inputs 'indices' (reaches MaxUnpool '/maxunpool_0' input I")
+    assert "need --inputs" in str(err.value)
+    assert "numpy.savez('in.npz', indices=..., output_shape=...)" in str(err.value)
+
+
+def test_cannot_run_names_the_sizes_and_how_to_set_them():
+    resolved = resolve(load("fpn-concat"))
+    text = str(resolved.cannot_run("m.onnx", "Concat: mismatched dimensions\n of 63 and 64"))
+    assert text == (
+        "m.onnx: the model cannot run at the sizes chosen for its open dims (x[0] N=1 (default), "
+        "x[2] H=64 (default), x[3] W=64 (default)): Concat: mismatched dimensions of 63 and 64. "
+        "Set them with --shape x:N,3,H,W (or give arrays with --inputs FILE.npz)"
+    )
+
+
+def test_the_input_models_regenerate_byte_for_byte(tmp_path):
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make_input_models.py"), str(tmp_path)],
+        check=True, capture_output=True, timeout=60, env=CHILD_ENV,
+    )
+    made = sorted(p.name for p in tmp_path.glob("*.onnx"))
+    assert made == sorted(p.name for p in MODELS.glob("*.onnx")) and len(made) == 6
+    for name in made:
+        assert (tmp_path / name).read_bytes() == (MODELS / name).read_bytes(), name
+        assert (MODELS / name).stat().st_size < 32_000
+
+
+def test_validate_reports_the_open_dims_in_its_json():
+    from ortpool.validate.validator import ValidateOptions, validate_model
+
+    found = validate_model(load("ocr-neg-batch"), ValidateOptions(shapes={"x": (2, 3, 48, 192)}))
+    document = found.to_dict()
+    assert document["inputs"] == {"x": [2, 3, 48, 192]}
+    assert document["open_dims"] == [
+        {"input": "x", "axis": 0, "declared": "-1", "size": 2, "source": "--shape"}
+    ]
+    assert [n.status for n in found.nodes] == ["agree"] * 3
+
+
+# --- fix at the user's sizes (API) --------------------------------------------------------------
+
+
+def test_fix_proves_at_the_given_sizes_and_the_fixed_model_is_the_spec():
+    model = load("fpn-concat")
+    with pytest.raises(OrtpoolError, match=r"x\[2\] H=64 \(default\).*--shape x:N,3,H,W"):
+        fix_with_report(model)
+    fixed, report = fix_with_report(model, shapes={"x": (1, 3, 48, 96)})
+    head = next(n for n in report.nodes if n.name == "/head_pool")
+    # NaN proven by default (RULINGS.md 18): onnxruntime drops it, so the pads and the guard
+    assert (head.realization, head.form) == ("standard form", "explicit-pads+nan-guard")
+    assert [1, 4, 48, 96] in head.proof["shapes"]  # the model's own run at the given size
+    assert len(head.proof["shapes"]) > 1  # and the small sampled sizes
+    assert head.shapes.endswith("sampled sizes; and on the model's run at X [1,4,48,96]")
+    assert report.to_dict()["inputs"]["open_dims"][1] == {
+        "input": "x", "axis": 2, "declared": "H", "size": 48, "source": "--shape"
+    }
+    # Plain onnxruntime: the original's head differs from the spec, the fixed model's does not.
+    x = np.random.default_rng(1).normal(size=(1, 3, 48, 96)).astype(np.float32)
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    probe.graph.output.append(onnx.ValueInfoProto(name="/conv_7/out0"))
+    original, before = ort.InferenceSession(probe.SerializeToString()).run(None, {"x": x})
+    (after,) = ort.InferenceSession(fixed.SerializeToString()).run(None, {"x": x})
+    spec = kernels.max_pool(before, version=12, kernel_shape=[3, 3], dilations=[2, 2],
+                            auto_pad="SAME_UPPER")
+    assert original.shape == (1, 4, 46, 94) and after.shape == spec.shape == (1, 4, 48, 96)
+    assert np.array_equal(after, spec)
+
+
+# --- the command line, each case in a child process ---------------------------------------------
+
+
+def _npz(path: Path, **arrays) -> str:
+    np.savez(path, **arrays)
+    return str(path)
+
+
+def _cases(tmp: Path) -> dict[str, tuple[list[str], int, list[str]]]:
+    """name -> (argv, exit code, texts the output must hold)."""
+    m = {name: str(MODELS / f"{name}.onnx") for name in
+         ("fpn-concat", "ocr-neg-batch", "roi-head", "segnet-unpool")}
+    rois = np.array([[0, 0, 0, 63, 95], [0, 8, 4, 40, 60], [0, 0, 0, 3, 3]], np.float64)
+    good_rois = _npz(tmp / "rois.npz", rois=rois)
+    pooled, _ = kernels.max_pool(
+        np.random.default_rng(0).normal(size=(1, 4, 8, 8)).astype(np.float32), version=12,
+        return_indices=True, kernel_shape=[2, 2], strides=[2, 2],
+    )
+    out = str(tmp / "out.onnx")
+    return {
+        "fpn as typed": (["validate", m["fpn-concat"]], 2, [
+            "the model cannot run at the sizes chosen for its open dims (x[0] N=1 (default), "
+            "x[2] H=64 (default), x[3] W=64 (default))", "Set them with --shape x:N,3,H,W"]),
+        "fpn at size 1": (["validate", m["fpn-concat"], "--shape", "x:1,3,1,1"], 2,
+                          ["x[2] H=1 (--shape), x[3] W=1 (--shape)"]),
+        "fpn at its size": (["validate", m["fpn-concat"], "--shape", "x:1,3,48,96"], 1, [
+            "open dims: x[0] N=1 (--shape), x[2] H=48 (--shape), x[3] W=96 (--shape)",
+            "auto_pad=SAME_UPPER with dilations=[2, 2]: the pads must cover"]),
+        "fpn empty batch": (["validate", m["fpn-concat"], "--shape", "x:0,3,9,9"], 1,
+                            ["inputs x:[0,3,9,9]"]),
+        "ocr -1 as typed": (["validate", m["ocr-neg-batch"]], 0,
+                            ["open dims: x[0]=1 (declared -1; default)", "3 agree"]),
+        "bad shape string": (["validate", m["ocr-neg-batch"], "--shape", "x:1,3,-1,192"], 2,
+                             ["must be NAME:D1,D2,... with integer sizes >= 0"]),
+        "conflicting shape": (["validate", m["ocr-neg-batch"], "--shape", "x:1,3,48,191"], 2,
+                              ["size 191 on axis 3; the model fixes it at 192"]),
+        "zero spatial": (["validate", m["fpn-concat"], "--shape", "x:1,3,0,9"], 2,
+                         ["x[2] H=0 (--shape)"]),
+        "rois need inputs": (["validate", m["roi-head"]], 2, [
+            "input 'rois' (reaches MaxRoiPool '/maxroipool_5' input rois (batch index and box "
+            "corners)) needs --inputs"]),
+        "inputs missing a name": (["validate", m["segnet-unpool"], "--inputs",
+                                   _npz(tmp / "x.npz", x=pooled)], 2,
+                                  ["inputs 'indices' (reaches", "'output_shape' (reaches"]),
+        "inputs wrong dtype": (["validate", m["roi-head"], "--inputs",
+                                _npz(tmp / "f32.npz", rois=rois.astype(np.float32))], 2,
+                               ["--inputs array 'rois' is float32; the model's input 'rois' is "
+                                "double (float64)"]),
+        "inputs not npz": (["validate", m["roi-head"], "--inputs", m["roi-head"]], 2,
+                           ["cannot read as .npz"]),
+        "fix rois as typed": (["fix", m["roi-head"], out], 2, ["'rois'", "needs --inputs"]),
+        "fix rois given": (["fix", m["roi-head"], out + ".r", "--inputs", good_rois,
+                            "--shape", "image:1,3,64,96", "--json", str(tmp / "roi.json")], 0,
+                           ["rois[0] num_rois=3 (--inputs)", "1 pooling nodes: standard form 1",
+                            "form nan-guard"]),
+        "fix -1 as typed": (["fix", m["ocr-neg-batch"], out + ".o"], 0,
+                            ["x[0]=1 (declared -1; default)",
+                             "3 pooling nodes: unchanged 2, standard form 1", "form nan-guard"]),
+        "fix bad shape": (["fix", m["fpn-concat"], out, "--shape", "x:1,3"], 2,
+                          ["gives input 'x' 2 dims [1,3]; the model declares rank 4"]),
+    }
+
+
+#: children run side by side, this many at a time (each imports onnxruntime: about 150 MB)
+PARALLEL = 5
+
+
+def test_command_lines_on_the_input_models(tmp_path):
+    cases = _cases(tmp_path)
+    failures: list[str] = []
+    names = list(cases)
+    for start in range(0, len(names), PARALLEL):
+        running = {}
+        for name in names[start : start + PARALLEL]:
+            argv = cases[name][0]
+            quiet = ["--no-progress"] if argv[0] == "validate" else []
+            running[name] = subprocess.Popen(
+                [sys.executable, "-m", "ortpool", *argv, *quiet], cwd=tmp_path,
+                env=dict(CHILD_ENV), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            )
+        deadline = time.monotonic() + 120
+        for name, child in running.items():
+            try:
+                text, _ = child.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.communicate()
+                failures.append(f"{name}: no answer in time")
+                continue
+            _, code, wanted = cases[name]
+            if "Traceback" in text or child.returncode != code:
+                failures.append(f"{name}: exit {child.returncode} (wanted {code}): {text[-600:]}")
+            failures += [f"{name}: {w!r} not in {text[-800:]!r}" for w in wanted if w not in text]
+    assert not failures, "\n".join(failures)
+    document = json.loads((tmp_path / "roi.json").read_text())
+    assert document["inputs"]["shapes"] == {"image": [1, 3, 64, 96], "rois": [3, 5]}
+    assert document["inputs"]["source"].endswith(f"rois loaded from {tmp_path / 'rois.npz'}")

@@ -1,0 +1,155 @@
+"""ortpool.staging: files written together or not at all, in process (a failing move is
+simulated by making ``os.replace`` fail for one destination)."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import ortpool
+from ortpool import OrtpoolError
+from ortpool.staging import StagedFiles, same_file
+from tests.support.rewrite import vi
+
+
+def listing(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*")}
+
+
+def fail_moving_to(monkeypatch: pytest.MonkeyPatch, target: Path) -> None:
+    """Make the move onto ``target`` fail as a full disk would; other moves still work."""
+    real = os.replace
+
+    def replace(src, dst, *args, **kwargs):
+        if Path(dst) == target:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
+def test_a_failed_move_puts_everything_back(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "a.txt").write_text("old a")
+    fail_moving_to(monkeypatch, tmp_path / "c.txt")
+    with pytest.raises(OSError, match="No space left on device"), StagedFiles() as files:
+        files.add(tmp_path / "a.txt", "a").write(b"new a")
+        files.add_below(tmp_path / "deep" / "er" / "b.txt", tmp_path, "b").write(b"new b")
+        files.add(tmp_path / "c.txt", "c").write(b"new c")
+        files.commit()
+    # a restored, b and the folders made for it removed, c never there, no temporaries
+    assert listing(tmp_path) == {"a.txt"}
+    assert (tmp_path / "a.txt").read_text() == "old a"
+
+
+def test_an_error_before_commit_leaves_only_what_was_there(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("old a")
+    with pytest.raises(RuntimeError, match="interrupted"), StagedFiles() as files:
+        files.add(tmp_path / "a.txt", "a").write(b"new a")
+        files.reserve()
+        assert len(listing(tmp_path)) == 3  # a.txt, the temporary folder and the staged file
+        raise RuntimeError("interrupted")
+    assert listing(tmp_path) == {"a.txt"}
+    assert (tmp_path / "a.txt").read_text() == "old a"
+
+
+def test_commit_refuses_a_destination_never_staged(tmp_path: Path) -> None:
+    with pytest.raises(OrtpoolError) as err, StagedFiles() as files:
+        files.add(tmp_path / "a.txt", "the first file").write(b"a")
+        files.add(tmp_path / "b.txt", "the second file")
+        files.commit()
+    assert str(err.value) == f"the second file {tmp_path / 'b.txt'} was never staged"
+    assert listing(tmp_path) == set()
+
+
+def test_a_new_only_destination_that_appears_meanwhile_is_not_overwritten(tmp_path: Path) -> None:
+    target = tmp_path / "data" / "w.bin"
+    with pytest.raises(OrtpoolError) as err, StagedFiles() as files:
+        files.add(tmp_path / "m.onnx", "the output").write(b"model")
+        files.add_below(target, tmp_path, "external data file 'data/w.bin'").write(b"weights")
+        target.parent.mkdir()
+        target.write_bytes(b"someone else's")
+        files.commit()
+    assert str(err.value) == (
+        f"external data file 'data/w.bin' {target} appeared while writing; refusing to "
+        "overwrite it"
+    )
+    assert listing(tmp_path) == {"data", "data/w.bin"}
+    assert target.read_bytes() == b"someone else's"
+
+
+def test_same_file_sees_through_dotdot_links_and_missing_folders(tmp_path: Path) -> None:
+    (tmp_path / "in.onnx").write_bytes(b"x")
+    (tmp_path / "link.onnx").symlink_to("in.onnx")
+    os.link(tmp_path / "in.onnx", tmp_path / "hard.onnx")
+    (tmp_path / "copy.onnx").write_bytes(b"x")
+    assert same_file(tmp_path / "nosuch" / ".." / "in.onnx", tmp_path / "in.onnx")
+    assert same_file(tmp_path / "link.onnx", tmp_path / "in.onnx")
+    assert same_file(tmp_path / "hard.onnx", tmp_path / "in.onnx")
+    assert not same_file(tmp_path / "copy.onnx", tmp_path / "in.onnx")
+    assert not same_file(tmp_path / "nosuch" / "in.onnx", tmp_path / "in.onnx")
+
+
+def test_rewrite_file_writes_model_and_report_together_or_neither(
+    tmp_path: Path, monkeypatch
+) -> None:
+    graph = h.make_graph(
+        [h.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[2, 2])],
+        "g",
+        [vi("x", T.FLOAT, [1, 1, 4, 4])],
+        [vi("y")],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 12)])
+    model.ir_version = 10
+    onnx.save(model, tmp_path / "in.onnx")
+    (tmp_path / "out.onnx").write_bytes(b"the previous output")
+    fail_moving_to(monkeypatch, tmp_path / "r.json")
+    with pytest.raises(OSError, match="No space left on device"):
+        ortpool.rewrite.rewrite_file(
+            tmp_path / "in.onnx", tmp_path / "out.onnx", json_report=tmp_path / "r.json"
+        )
+    assert listing(tmp_path) == {"in.onnx", "out.onnx"}
+    assert (tmp_path / "out.onnx").read_bytes() == b"the previous output"
+    monkeypatch.undo()
+    report = ortpool.rewrite.rewrite_file(
+        tmp_path / "in.onnx", tmp_path / "out.onnx", json_report=tmp_path / "r.json"
+    )
+    assert listing(tmp_path) == {"in.onnx", "out.onnx", "r.json"}
+    assert (tmp_path / "r.json").read_text() == report.to_json()
+    assert onnx.load(tmp_path / "out.onnx").graph.node[0].op_type == "MaxPool_12"
+
+
+def test_an_unwritable_report_folder_stops_validate_before_it_runs(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """(As root no folder is unwritable, so the refusal of the folder is simulated.)"""
+    import tempfile
+
+    from ortpool.cli import main
+
+    real = tempfile.mkdtemp
+    locked = tmp_path / "locked"
+    locked.mkdir()
+
+    def mkdtemp(*args, dir=None, **kwargs):
+        if dir is not None and Path(dir) == locked:
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
+    model = tmp_path / "m.onnx"
+    model.write_bytes(b"")  # never read: the destinations are checked first
+    code = main(["validate", str(model), "--no-progress", "--html", str(locked / "r.html")])
+    out, err = capsys.readouterr()
+    assert (code, out, err) == (
+        2,
+        "",
+        f"ortpool validate: error: the HTML report {locked / 'r.html'}: cannot write in {locked} "
+        "(Permission denied)\n",
+    )
+    assert listing(tmp_path) == {"locked", "m.onnx"}

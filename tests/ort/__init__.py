@@ -1,0 +1,1 @@
+"""Tests of ortpool.ort: registration, the hook, sessions, the runtime, threads, hostile inputs."""

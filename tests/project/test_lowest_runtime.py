@@ -1,0 +1,105 @@
+"""The tests marked ``onnxruntime`` once more, on the lowest onnxruntime ortpool declares.
+
+The README's set-up installs the newest release, but a user's runtime is any release of the
+declared range, and releases differ (docs/conformance.md). This test builds ``.venv-lowest`` at
+the repository root with the floors of ortpool's onnxruntime and onnxruntime-extensions
+requirements, read from its installed metadata (so the floor declared is the floor tested), and
+runs the marked tests there in a child process. The child uses the numpy kernels: the parent
+already compares both kernel paths, and numba's first compile would cost minutes there. The
+environment is reused while its requirement list is unchanged (about 60 s to build, 50 s to run
+the tests). ``ORTPOOL_LOWEST=skip`` skips it for a quick local run; CI never sets it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from importlib.metadata import requires
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from tests import support
+from tests.support import child_venv
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = ROOT / ".venv-lowest"
+STAMP = VENV / "ortpool-lowest.json"
+RUNTIME = ("onnxruntime", "onnxruntime-extensions")
+#: Left out of the child: it runs the numpy kernels and no linter.
+NOT_NEEDED = {"numba", "ruff"}
+
+
+def _requirements() -> list[Requirement]:
+    return [Requirement(text) for text in requires("ortpool") or []]
+
+
+def _in(req: Requirement, extra: str | None) -> bool:
+    """Whether ``req`` is a base requirement (``extra`` None) or one of that extra."""
+    if req.marker is None:
+        return extra is None
+    return extra is not None and req.marker.evaluate({"extra": extra})
+
+
+def floors() -> dict[str, str]:
+    """onnxruntime (the ``cpu`` extra's: no build is a base requirement, so that ortpool installs
+    beside any) and onnxruntime-extensions -> the lowest version ortpool admits."""
+    found = {}
+    for req in _requirements():
+        if req.name in RUNTIME and (_in(req, None) or _in(req, "cpu")):
+            lows = [spec.version for spec in req.specifier if spec.operator == ">="]
+            assert len(lows) == 1, f"{req} must state one lower bound (>=) to be tested"
+            found[req.name] = lows[0]
+    assert set(found) == set(RUNTIME), f"ortpool's requirements name no floor for {RUNTIME}"
+    return {name: found[name] for name in RUNTIME}
+
+
+def pip_arguments() -> list[str]:
+    # ortpool[cpu] in the test extra is the onnxruntime pinned to its floor here
+    test_extra = [
+        f"{req.name}{req.specifier}"
+        for req in _requirements()
+        if _in(req, "test") and req.name not in NOT_NEEDED | {"ortpool"}
+    ]
+    pinned = [f"{name}=={version}" for name, version in floors().items()]
+    return ["-e", str(ROOT), *pinned, *test_extra]
+
+
+def _python() -> Path:
+    return VENV / "bin" / "python"
+
+
+def ensure_venv() -> float | None:
+    """Build .venv-lowest unless it holds exactly these requirements; the build's seconds, or
+    None when it was reused."""
+    return child_venv.ensure(VENV, STAMP, [pip_arguments()])
+
+
+def installed_runtime() -> dict[str, str]:
+    code = (
+        "import json, onnxruntime, onnxruntime_extensions\n"
+        "print(json.dumps({'onnxruntime': onnxruntime.__version__, "
+        "'onnxruntime-extensions': onnxruntime_extensions.__version__}))"
+    )
+    done = subprocess.run(
+        [str(_python()), "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    return json.loads(done.stdout)
+
+
+@pytest.mark.skipif(os.environ.get("ORTPOOL_LOWEST") == "skip", reason="ORTPOOL_LOWEST=skip")
+def test_onnxruntime_tests_pass_on_the_lowest_declared_release(tmp_path):
+    build_seconds = ensure_venv()
+    versions = installed_runtime()
+    for name, floor in floors().items():
+        assert Version(versions[name]) == Version(floor), (name, versions[name], floor)
+    run = child_venv.run_marked(VENV, "onnxruntime", ROOT / "tests", tmp_path / "lowest.xml", 1200)
+    counts = run.counts
+    support.LOWEST_RUN.update(
+        versions=versions, counts=counts, seconds=run.seconds, build_seconds=build_seconds
+    )
+    assert run.returncode == 0, run.failure()
+    assert counts["tests"] - counts["skipped"] > 0

@@ -1,0 +1,144 @@
+"""A built wheel, installed with pip into a fresh virtual environment, works on its own: the
+bundled models come with it (``fix/`` included), and ``ortpool validate``, ``ortpool fix``,
+``ortpool ops`` and ``ortpool conformance`` run from a folder outside the repository, as they do
+in the editable installation.
+
+The wheel is installed with its dependencies and the ``cpu`` and ``fast`` extras (the CPU build
+of onnxruntime, numba), as a user would in a fresh environment;
+pip serves them from its cache when it has them, but still asks the package index, so the test
+is skipped when no index can be reached. About a minute in all (install 30 s, conformance 15 s).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ortpool import versions
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ROOT / "models"
+#: pip's complaint when it cannot reach an index (no network): the test cannot run then.
+OFFLINE = re.compile(
+    r"NewConnectionError|Temporary failure in name resolution|Network is unreachable|"
+    r"Max retries exceeded|No matching distribution found for (?!ortpool)"
+)
+
+
+def _env() -> dict[str, str]:
+    """The environment without what would steer ortpool or Python to the repository."""
+    drop = {"PYTHONPATH", "NUMBA_CACHE_DIR", "ORTPOOL_KERNELS", "VIRTUAL_ENV", "PYTHONHOME"}
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
+def _run(args: list, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in args], cwd=cwd, env=_env(), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    """A fresh virtual environment with the wheel of this checkout installed; its folder."""
+    work = tmp_path_factory.mktemp("wheel")
+    # Built from a copy: the build leaves build/ and *.egg-info behind, and the numba caches in
+    # __pycache__ have no place in it.
+    source = work / "source"
+    for folder in ("ortpool", "models"):  # models/ is installed as ortpool/models/
+        shutil.copytree(ROOT / folder, source / folder,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", work / "dist", source],
+                 cwd=work)
+    if built.returncode and OFFLINE.search(built.stdout + built.stderr):
+        pytest.skip("no package index reachable: the wheel's build requirements cannot be had")
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = (work / "dist").glob("ortpool-*.whl")
+    env = work / "env"
+    made = _run([sys.executable, "-m", "venv", env], cwd=work)
+    assert made.returncode == 0, made.stderr
+    python = env / ("Scripts" if os.name == "nt" else "bin") / "python"
+    installed = _run([python, "-m", "pip", "install", "--disable-pip-version-check",
+                      f"{wheel}[cpu,fast]"], cwd=work)
+    if installed.returncode and OFFLINE.search(installed.stdout + installed.stderr):
+        pytest.skip("no package index reachable: the wheel's dependencies cannot be installed")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    return env
+
+
+def _ortpool(venv: Path) -> Path:
+    return venv / ("Scripts" if os.name == "nt" else "bin") / "ortpool"
+
+
+def _models_dir(venv: Path, cwd: Path) -> Path:
+    """Where the installed package finds its bundled models."""
+    python = _ortpool(venv).with_name("python")
+    done = _run([python, "-c", "from ortpool.validate.validator import bundled_models_dir\n"
+                 "print(bundled_models_dir())"], cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return Path(done.stdout.strip())
+
+
+def test_validate_with_no_argument_runs_the_bundled_models_as_the_checkout_does(venv, tmp_path):
+    models = _models_dir(venv, tmp_path)
+    assert models.is_relative_to(venv)
+    assert sorted(p.name for p in models.glob("*.onnx")) == sorted(
+        p.name for p in MODELS.glob("*.onnx")
+    )
+    wheel = _run([_ortpool(venv), "validate"], cwd=tmp_path)
+    checkout = _run([sys.executable, "-m", "ortpool", "validate"], cwd=tmp_path)
+    assert wheel.returncode in (0, 1), wheel.stderr
+    assert wheel.returncode == checkout.returncode
+    # The same report, but for where the models are.
+    assert wheel.stdout.replace(str(models), "<models>") == checkout.stdout.replace(
+        str(MODELS), "<models>"
+    )
+    for model in MODELS.glob("*.onnx"):
+        assert f"<models>/{model.name}" in wheel.stdout.replace(str(models), "<models>")
+    summary = wheel.stdout.splitlines()[-1]
+    verdict = "DIFFERENCES FOUND" if wheel.returncode else "all agree"
+    count = len(list(MODELS.glob("*.onnx")))
+    assert summary.startswith(f"{verdict}: {count} model(s), ")
+    # Tiny tensors only: the run compiled no numba kernel (none cached in the fresh install).
+    assert not list((models.parent / "kernels").rglob("*.nbi"))
+    assert "compiling the numba kernel" not in wheel.stderr
+
+
+def test_fix_runs_a_bundled_fix_model_from_the_wheel(venv, tmp_path):
+    """models/fix/ is package data too, and ``ortpool fix`` works from the wheel."""
+    models = _models_dir(venv, tmp_path) / "fix"
+    names = sorted(p.name for p in models.glob("*.onnx"))
+    assert names == sorted(p.name for p in (MODELS / "fix").glob("*.onnx"))
+    assert "fix-valid-ceil.onnx" in names
+    done = _run([_ortpool(venv), "fix", models / "fix-valid-ceil.onnx", "out.onnx", "-q"],
+                cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert (tmp_path / "out.onnx").is_file()
+
+
+def test_ops_prints_the_op_type_table(venv, tmp_path):
+    wheel = _run([_ortpool(venv), "ops"], cwd=tmp_path)
+    checkout = _run([sys.executable, "-m", "ortpool", "ops"], cwd=tmp_path)
+    assert (wheel.returncode, wheel.stderr) == (0, "")
+    assert wheel.stdout == checkout.stdout
+    assert re.search(r"^MaxPool_12_Indices +MaxPool-12 ", wheel.stdout, re.MULTILINE)
+
+
+def test_conformance_sweeps_every_op_version(venv, tmp_path):
+    done = _run([_ortpool(venv), "conformance", "--no-progress"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert re.fullmatch(
+        r"ortpool conformance: onnxruntime \S+ on CPUExecutionProvider: built-in pooling "
+        r"against the ONNX spec "
+        r"\(onnxruntime-extensions \S+, onnx \S+, ortpool \S+\)", lines[0]
+    )
+    assert re.fullmatch(r"\d+ cases, seed 0, [\d.]+ s", lines[1])
+    rows = {line.split()[0] for line in lines[2:] if line.strip()}
+    assert {f"{v.op}-{v.version}" for v in versions.all_versions()} <= rows

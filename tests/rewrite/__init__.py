@@ -1,0 +1,1 @@
+"""Tests of ortpool.rewrite: rewrite and restore."""

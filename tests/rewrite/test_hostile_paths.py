@@ -1,0 +1,526 @@
+"""Attacks on what ortpool writes (issue 9, "lost or half-written data"), each through the command
+line in a child process: the exit code, the whole message, exactly which files exist afterwards
+and that the inputs' bytes are unchanged.
+
+1. an output that is the input under another name (``sub/../in.onnx``, a symlink, a hard link, one
+   of its external data files) is refused, and no folder is created (by ``ortpool fix`` too);
+2. a failing write leaves nothing behind (an output that is a directory, a conflicting second
+   external data file): data files are not linked before the model write fails;
+3. a file that is not an ONNX model (empty, no graph, an empty graph, no IR version, corrupt
+   bytes, a directory) is refused by rewrite, restore and validate;
+4. ``--json`` that cannot be written stops the run before the model is written;
+5. validate handles a scalar graph output, and checks its ``--json``/``--html`` destinations
+   before running anything (so do conformance and bench).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+from ortpool.bench.cases import CASES as BENCH_CASES
+from tests.support import run_cli
+from tests.support.rewrite import vi
+
+IR_VERSION = 10
+TIMEOUT = 120
+
+
+def ortpool(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return run_cli(*args, cwd=cwd, timeout=TIMEOUT)
+
+
+def tree(root: Path) -> set[str]:
+    """Every file and folder under ``root`` (folders end in '/'), symlinks not followed."""
+    found = set()
+    for folder, dirs, files in os.walk(root):
+        rel = Path(folder).relative_to(root)
+        found.update(f"{(rel / d).as_posix()}/" for d in dirs)
+        found.update((rel / f).as_posix() for f in files)
+    return found
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def hashes(root: Path, names: list[str]) -> dict[str, str]:
+    return {name: sha(root / name) for name in names}
+
+
+def _stamp(model: onnx.ModelProto) -> onnx.ModelProto:
+    model.ir_version = IR_VERSION  # onnx 1.23 writes IR 14, onnxruntime 1.31 reads at most 13
+    return model
+
+
+def pool_model() -> onnx.ModelProto:
+    graph = h.make_graph(
+        [h.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[2, 2])],
+        "g",
+        [vi("x", T.FLOAT, [1, 1, 4, 4])],
+        [vi("y")],
+    )
+    return _stamp(h.make_model(graph, opset_imports=[h.make_opsetid("", 12)]))
+
+
+def save_external(folder: Path, locations: tuple[str, str]) -> None:
+    """folder/m.onnx: x + w1 + w2 -> MaxPool, w1 and w2 in the external files ``locations``."""
+    weights = [
+        numpy_helper.from_array(np.full((1, 1, 4, 4), k, np.float32), f"w{k}") for k in (1, 2)
+    ]
+    for tensor, location in zip(weights, locations, strict=True):
+        raw = tensor.raw_data
+        (folder / location).parent.mkdir(parents=True, exist_ok=True)
+        (folder / location).write_bytes(raw)
+        tensor.ClearField("raw_data")
+        tensor.data_location = T.EXTERNAL
+        tensor.external_data.add(key="location", value=location)
+        tensor.external_data.add(key="length", value=str(len(raw)))
+    graph = h.make_graph(
+        [
+            h.make_node("Add", ["x", "w1"], ["a"], name="add1"),
+            h.make_node("Add", ["a", "w2"], ["b"], name="add2"),
+            h.make_node("MaxPool", ["b"], ["y"], name="p", kernel_shape=[2, 2]),
+        ],
+        "g",
+        [vi("x", T.FLOAT, [1, 1, 4, 4])],
+        [vi("y")],
+        weights,
+    )
+    model = _stamp(h.make_model(graph, opset_imports=[h.make_opsetid("", 12)]))
+    onnx.save(model, folder / "m.onnx")
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """in.onnx; ext/m.onnx with ext/w1, ext/w2; sub/m.onnx with sub/data/w1, sub/data/w2."""
+    onnx.save(pool_model(), tmp_path / "in.onnx")
+    (tmp_path / "ext").mkdir()
+    save_external(tmp_path / "ext", ("w1", "w2"))
+    (tmp_path / "sub").mkdir()
+    save_external(tmp_path / "sub", ("data/w1", "data/w2"))
+    return tmp_path
+
+
+BASE = {
+    "in.onnx",
+    "ext/",
+    "ext/m.onnx",
+    "ext/w1",
+    "ext/w2",
+    "sub/",
+    "sub/m.onnx",
+    "sub/data/",
+    "sub/data/w1",
+    "sub/data/w2",
+}
+INPUTS = ["in.onnx", "ext/m.onnx", "ext/w1", "ext/w2", "sub/m.onnx", "sub/data/w1", "sub/data/w2"]
+
+
+# 1. the output is the input under another name -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prepare", "args", "message", "extra"),
+    [
+        (
+            None,
+            ["in.onnx", "./nosuch/../in.onnx"],
+            "the output nosuch/../in.onnx is the input model; write to another path",
+            set(),
+        ),
+        (
+            "symlink",
+            ["in.onnx", "link.onnx"],
+            "the output link.onnx is the input model; write to another path",
+            {"link.onnx"},
+        ),
+        (
+            "hardlink",
+            ["in.onnx", "hard.onnx"],
+            "the output hard.onnx is the input model; write to another path",
+            {"hard.onnx"},
+        ),
+        (
+            None,
+            ["ext/m.onnx", "ext/w1"],
+            "the output ext/w1 is the input model's external data file 'w1'; "
+            "write to another path",
+            set(),
+        ),
+        (
+            None,
+            ["sub/m.onnx", "sub/../sub/data/w2"],
+            "the output sub/../sub/data/w2 is the input model's external data file 'data/w2'; "
+            "write to another path",
+            set(),
+        ),
+        (
+            None,
+            ["in.onnx", "nosuch/../out.onnx"],
+            "the output nosuch/../out.onnx: its folder nosuch/.. does not exist; create it first",
+            set(),
+        ),
+        (
+            None,
+            ["ext/m.onnx", "new/out.onnx"],
+            "the output new/out.onnx: its folder new does not exist; create it first",
+            set(),
+        ),
+        (None, ["in.onnx", "new/"], "the output new/ names a directory; name a file", set()),
+    ],
+    ids=["dotdot-through-missing-folder", "symlink", "hard-link", "data-file", "data-file-dotdot",
+         "missing-folder-dotdot", "missing-folder", "trailing-slash"],
+)
+def test_output_that_is_the_input_or_needs_a_folder_is_refused(
+    work: Path, prepare: str | None, args: list[str], message: str, extra: set[str]
+) -> None:
+    check_refused(work, "rewrite", prepare, args, message, extra)
+
+
+def test_restore_refuses_the_input_under_another_name(work: Path) -> None:
+    """restore writes through the same code; one case shows it."""
+    message = "the output nosuch/../in.onnx is the input model; write to another path"
+    check_refused(work, "restore", None, ["in.onnx", "./nosuch/../in.onnx"], message, set())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["in.onnx", "./nosuch/../in.onnx"],
+         "the output nosuch/../in.onnx is the input model; write to another path"),
+        (["sub/m.onnx", "sub/../sub/data/w2"],
+         "the output sub/../sub/data/w2 is the input model's external data file 'data/w2'; "
+         "write to another path"),
+        (["in.onnx", "out.onnx", "--json", "nodir/r.json"],
+         "the JSON report nodir/r.json: its folder nodir does not exist; create it first"),
+        (["in.onnx", "out.onnx", "--json", "out.onnx"],
+         "the JSON report out.onnx and the output out.onnx are the same file"),
+        (["in.onnx", "out.onnx", "--json", "ext"],
+         "the JSON report ext is a directory; name a file"),
+    ],
+    ids=["dotdot", "data-file", "json-missing-folder", "json-is-the-output", "json-directory"],
+)
+def test_fix_refuses_what_rewrite_refuses(work: Path, args: list[str], message: str) -> None:
+    """ortpool fix writes through the same code: the same refusals, before any proof runs."""
+    check_refused(work, "fix", None, args, message, set())
+
+
+def check_refused(
+    work: Path, verb: str, prepare: str | None, args: list[str], message: str, extra: set[str]
+) -> None:
+    if prepare == "symlink":
+        (work / "link.onnx").symlink_to("in.onnx")
+    elif prepare == "hardlink":
+        os.link(work / "in.onnx", work / "hard.onnx")
+    before = hashes(work, INPUTS)
+    done = ortpool(verb, *args, cwd=work)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"ortpool {verb}: error: {message}\n",
+    )
+    assert tree(work) == BASE | extra  # no folder created, nothing staged left behind
+    assert hashes(work, INPUTS) == before
+
+
+# 2. nothing is written unless all of it is --------------------------------------------------
+
+
+def test_output_that_is_a_directory_links_no_weights(work: Path) -> None:
+    (work / "out" / "o.onnx").mkdir(parents=True)
+    before = hashes(work, INPUTS)
+    done = ortpool("rewrite", "sub/m.onnx", "out/o.onnx", cwd=work)
+    assert (done.returncode, done.stderr) == (
+        2,
+        "ortpool rewrite: error: the output out/o.onnx is a directory; name a file\n",
+    )
+    assert tree(work) == BASE | {"out/", "out/o.onnx/"}  # no out/data/ with linked weights
+    assert hashes(work, INPUTS) == before
+
+
+def test_a_conflicting_second_data_file_links_nothing(work: Path) -> None:
+    (work / "out").mkdir()
+    (work / "out" / "w2").write_bytes(b"somebody else's file")
+    before = hashes(work, INPUTS)
+    done = ortpool("rewrite", "ext/m.onnx", "out/o.onnx", "--json", "out/r.json", cwd=work)
+    assert (done.returncode, done.stderr) == (
+        2,
+        "ortpool rewrite: error: out/w2 exists and differs from the model's external data "
+        "ext/w2; refusing to overwrite it (choose another output directory)\n",
+    )
+    assert tree(work) == BASE | {"out/", "out/w2"}  # w1 was not linked first
+    assert (work / "out" / "w2").read_bytes() == b"somebody else's file"
+    assert hashes(work, INPUTS) == before
+
+
+def test_a_data_folder_in_the_way_is_refused(work: Path) -> None:
+    (work / "out").mkdir()
+    (work / "out" / "data").write_bytes(b"a file, not a folder")
+    done = ortpool("rewrite", "sub/m.onnx", "out/o.onnx", cwd=work)
+    assert (done.returncode, done.stderr) == (
+        2,
+        "ortpool rewrite: error: external data file 'data/w1' out/data/w1: out/data exists and "
+        "is not a directory\n",
+    )
+    assert tree(work) == BASE | {"out/", "out/data"}
+
+
+def test_an_output_named_like_a_data_folder_is_refused(work: Path) -> None:
+    (work / "out").mkdir()
+    done = ortpool("rewrite", "sub/m.onnx", "out/data", cwd=work)
+    assert (done.returncode, done.stderr) == (
+        2,
+        "ortpool rewrite: error: the output out/data is the folder external data file 'data/w1' "
+        "out/data/w1 needs; write to another path\n",
+    )
+    assert tree(work) == BASE | {"out/"}
+
+
+def test_a_successful_write_is_complete_and_leaves_no_temporaries(work: Path) -> None:
+    (work / "out").mkdir()
+    (work / "out" / "o.onnx").write_bytes(b"an older output, replaced")
+    before = hashes(work, INPUTS)
+    done = ortpool("rewrite", "sub/m.onnx", "out/o.onnx", "--json", "out/r.json", "--link-data",
+                   cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-3:] == [
+        "note: external data data/w1: hard-linked next to the output",
+        "note: external data data/w2: hard-linked next to the output",
+        "wrote out/o.onnx",
+    ]
+    assert tree(work) == BASE | {
+        "out/",
+        "out/o.onnx",
+        "out/r.json",
+        "out/data/",
+        "out/data/w1",
+        "out/data/w2",
+    }
+    assert os.path.samefile(work / "sub" / "data" / "w1", work / "out" / "data" / "w1")
+    written = onnx.load(work / "out" / "o.onnx", load_external_data=False)
+    assert [n.op_type for n in written.graph.node] == [
+        "Add",
+        "Add",
+        "MaxPool_12",
+    ]
+    report = json.loads((work / "out" / "r.json").read_text())
+    assert report["notes"] == [
+        "external data data/w1: hard-linked next to the output",
+        "external data data/w2: hard-linked next to the output",
+    ]
+    assert hashes(work, INPUTS) == before
+
+
+def test_a_symlinked_output_is_written_through_not_replaced(work: Path) -> None:
+    (work / "target.onnx").write_bytes(b"an older output")
+    (work / "link.onnx").symlink_to("target.onnx")
+    done = ortpool("rewrite", "in.onnx", "link.onnx", "-q", cwd=work)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert tree(work) == BASE | {"target.onnx", "link.onnx"}
+    assert os.readlink(work / "link.onnx") == "target.onnx"
+    assert onnx.load(work / "target.onnx").graph.node[0].op_type == "MaxPool_12"
+
+
+def test_a_report_to_dev_stdout_goes_to_the_stream(work: Path) -> None:
+    """/dev/stdout (a symlink to the child's pipe) is written through, never renamed onto: as
+    root a rename would replace /dev/stdout itself."""
+    done = ortpool("rewrite", "in.onnx", "out.onnx", "--json", "/dev/stdout", "-q", cwd=work)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["summary"]["per_op_version"] == {"MaxPool-12": 1}
+    assert tree(work) == BASE | {"out.onnx"}
+    assert os.path.islink("/dev/stdout")
+
+
+# 3. files that are not ONNX models ----------------------------------------------------------
+
+NOT_MODELS = {
+    "empty": (b"", "is not an ONNX model: the file is empty (0 bytes)"),
+    "no-graph": (b"\x08\x07", "is not an ONNX model: it has no graph"),  # ir_version 7 alone
+    "empty-graph": (b"\x08\x07\x3a\x00", "is not an ONNX model: its graph is empty (no nodes, "
+                    "no outputs)"),
+    "no-ir-version": (None, "is not an ONNX model: its ir_version is 0 (unset)"),
+    "corrupt": (
+        b"\xff\xff\xff\xff",
+        "is not a readable ONNX model (DecodeError: Error parsing message with type "
+        "'onnx.ModelProto': Wire format was corrupt)",
+    ),
+}
+
+
+def _write_not_model(folder: Path, kind: str) -> str:
+    data, _ = NOT_MODELS[kind]
+    if data is None:
+        model = pool_model()
+        model.ir_version = 0
+        data = model.SerializeToString()
+    (folder / "bad.onnx").write_bytes(data)
+    return "bad.onnx"
+
+
+@pytest.mark.parametrize("kind", list(NOT_MODELS))
+@pytest.mark.parametrize("verb", ["rewrite", "restore"])
+def test_not_a_model_is_refused_by_rewrite_and_restore(work: Path, verb: str, kind: str) -> None:
+    name = _write_not_model(work, kind)
+    before = sha(work / name)
+    done = ortpool(verb, name, "out.onnx", "--json", "r.json", cwd=work)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"ortpool {verb}: error: {name} {NOT_MODELS[kind][1]}\n",
+    )
+    assert tree(work) == BASE | {name}
+    assert sha(work / name) == before
+
+
+@pytest.mark.parametrize("kind", ["empty", "no-graph", "no-ir-version"])
+def test_not_a_model_is_refused_by_validate(work: Path, kind: str) -> None:
+    name = _write_not_model(work, kind)
+    done = ortpool("validate", name, "--no-progress", "--json", "r.json", cwd=work)
+    # the model's own status, not the run's end: the report and the JSON are still complete
+    why = f"{name} {NOT_MODELS[kind][1]}"
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"ortpool validate: error: {why}\nJSON report: r.json\n",
+    )
+    assert done.stdout.splitlines()[0] == f"model {name}: COULD NOT RUN: {why}"
+    assert tree(work) == BASE | {name, "r.json"}
+    (model,) = json.loads((work / "r.json").read_text())["models"]
+    assert (model["model"], model["status"], model["error"]) == (name, "could-not-run", why)
+
+
+@pytest.mark.parametrize("verb", ["rewrite", "validate"])
+def test_a_directory_as_the_model_is_refused(work: Path, verb: str) -> None:
+    args = ["ext", "out.onnx"] if verb == "rewrite" else ["ext", "--no-progress"]
+    done = ortpool(verb, *args, cwd=work)
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"ortpool {verb}: error: ext is a directory, not a model file\n",
+    )
+    assert tree(work) == BASE
+
+
+# 4. --json that cannot be written: neither file is written -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("report", "message"),
+    [
+        ("nodir/r.json", "the JSON report nodir/r.json: its folder nodir does not exist; "
+         "create it first"),
+        ("ext", "the JSON report ext is a directory; name a file"),
+        ("out.onnx", "the JSON report out.onnx and the output out.onnx are the same file"),
+        ("in.onnx", "the JSON report in.onnx is the input model; write to another path"),
+        ("ext/w2", "the JSON report ext/w2 is the input model's external data file 'w2'; "
+         "write to another path"),
+    ],
+    ids=["missing-folder", "directory", "the-output", "the-input", "input-data-file"],
+)
+def test_unwritable_json_report_writes_no_model(work: Path, report: str, message: str) -> None:
+    source = "ext/m.onnx" if report == "ext/w2" else "in.onnx"
+    before = hashes(work, INPUTS)
+    done = ortpool("rewrite", source, "out.onnx", "--json", report, cwd=work)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"ortpool rewrite: error: {message}\n",
+    )
+    assert tree(work) == BASE
+    assert hashes(work, INPUTS) == before
+
+
+# 5. validate: scalar graph outputs; report destinations checked before the run ------------------
+
+
+def test_validate_compares_a_scalar_graph_output(tmp_path: Path) -> None:
+    graph = h.make_graph(
+        [
+            h.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[2, 2]),
+            h.make_node("ReduceMax", ["y"], ["s"], name="r", keepdims=0),
+        ],
+        "g",
+        [vi("x", T.FLOAT, [1, 1, 4, 4])],
+        [vi("s", T.FLOAT, [])],
+    )
+    model = _stamp(h.make_model(graph, opset_imports=[h.make_opsetid("", 13)]))
+    onnx.save(model, tmp_path / "scalar.onnx")
+    done = ortpool("validate", "scalar.onnx", "--no-progress", "--json", "r.json", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "JSON report: r.json\n")
+    assert done.stdout.splitlines() == [
+        "model scalar.onnx  (opset 13; inputs x:[1,1,4,4] generated, seed 0)",
+        "  node  op          attributes  onnxruntime  ortpool    max abs  max rel  differ  "
+        "rulings  ties  status",
+        "  ----  ----------  ----------  -----------  ---------  -------  -------  ------  "
+        "-------  ----  ------",
+        "  p     MaxPool-12  k=2x2       [1,1,3,3]    [1,1,3,3]        0        0       0  "
+        "      0     0  agree",
+        "  end to end: output s [] vs []: agree (identical)",
+        "  note: node inputs captured from the onnxruntime built-in run",
+        "",
+        "all agree: 1 model(s), 1 pooling node(s): 1 agree; 0 graph output(s) differ end to end",
+    ]
+    (output,) = json.loads((tmp_path / "r.json").read_text())["models"][0]["end_to_end"]["outputs"]
+    assert {k: output[k] for k in ("builtin_shape", "ortpool_shape", "compared", "differing")} == {
+        "builtin_shape": [],
+        "ortpool_shape": [],
+        "compared": 1,
+        "differing": 0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--json", "nodir/r.json"], "the JSON report nodir/r.json: its folder nodir does not "
+         "exist; create it first"),
+        (["--html", "ext"], "the HTML report ext is a directory; name a file"),
+        (["--html", "in.onnx"], "the HTML report in.onnx is a model being validated; write to "
+         "another path"),
+        (["--json", "r.html", "--html", "r.html"], "the HTML report r.html and the JSON report "
+         "r.html are the same file"),
+    ],
+    ids=["missing-folder", "directory", "the-model", "json-is-html"],
+)
+def test_validate_checks_report_destinations_before_running(
+    work: Path, args: list[str], message: str
+) -> None:
+    before = hashes(work, INPUTS)
+    done = ortpool("validate", "in.onnx", "--no-progress", *args, cwd=work)
+    # nothing ran: no model report on stdout
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"ortpool validate: error: {message}\n",
+    )
+    assert tree(work) == BASE
+    assert hashes(work, INPUTS) == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["conformance", "--ops", "MaxPool", "--versions", "12", "--no-progress"],
+        ["bench", "--cases", BENCH_CASES[0].name, "--repeat", "1"],
+    ],
+    ids=["conformance", "bench"],
+)
+def test_other_reports_are_checked_before_running(tmp_path: Path, args: list[str]) -> None:
+    done = ortpool(*args, "--json", "nodir/r.json", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"ortpool {args[0]}: error: the JSON report nodir/r.json: its folder nodir does not "
+        "exist; create it first\n",
+    )
+    assert tree(tmp_path) == set()
+

@@ -1,0 +1,1 @@
+"""Tests of the spec layer: versions, attributes, geometry."""

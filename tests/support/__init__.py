@@ -1,0 +1,167 @@
+"""Helpers shared by the core tests: one-node ortpool models, the backend cases, example counts.
+
+Kept apart from conftest.py so test modules import it by name (``from tests import support``).
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import os
+import subprocess
+import sys
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from ortpool import optypes, versions
+from ortpool.attributes import full_attributes, normalize
+from ortpool.ort import runtime
+
+#: The repository's root: a child process that imports ``tests.support`` needs it on its path.
+ROOT = Path(__file__).resolve().parents[2]
+
+#: The IR version ortpool stamps: every supported onnxruntime reads it (onnx 1.23 would write 14).
+IR_VERSION = runtime.IR_VERSION
+
+#: (op, version, path) -> number of property-test examples checked against the reference.
+EXAMPLES: collections.Counter[tuple[str, int, str]] = collections.Counter()
+
+#: (op, case name, version, is its own version, is the pinned deviation) of each passing run.
+BACKEND_RUNS: list[tuple[str, str, int, bool, bool]] = []
+
+#: The child run of tests/project/test_lowest_runtime.py: versions, counts, seconds, build_seconds.
+LOWEST_RUN: dict[str, Any] = {}
+
+
+def count_example(op: str, version: int, path: str) -> None:
+    """Record one property example of ``op``-``version`` checked via ``path`` (numpy/session)."""
+    EXAMPLES[(op, version, path)] += 1
+
+
+def elem_type(dtype: np.dtype) -> int:
+    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+
+
+def ortpool_model(
+    op: str,
+    version: int,
+    attrs: Mapping[str, Any],
+    x_dtype: np.dtype,
+    *,
+    n_inputs: int = 1,
+    n_outputs: int = 1,
+    node_name: str = "pool",
+) -> onnx.ModelProto:
+    """A one-node model running ``op``-``version`` as its ortpool op type.
+
+    The node is retargeted by hand the way the rewriter does it: the op type from
+    :func:`optypes.for_node`, every attribute of the version in the ortpool encoding. Inputs are
+    named as the schema does (X; I, output_shape for MaxUnpool; rois for MaxRoiPool); outputs Y
+    (and Indices). Shapes are left open.
+    """
+    opv = versions.get(op, version)
+    op_type = optypes.for_node(op, version, n_inputs, n_outputs)
+    encoded = full_attributes(opv, normalize(opv, dict(attrs)))
+    inputs = list(opv.input_names[:n_inputs])
+    outputs = ["Y", "Indices"][:n_outputs]
+    node = helper.make_node(
+        op_type.name, inputs, outputs, domain=optypes.DOMAIN, name=node_name, **encoded
+    )
+    # Inputs of X's type (MaxRoiPool's rois) take it; the others are int64 (MaxUnpool's I).
+    input_dtypes = [x_dtype if typed else np.int64 for typed in opv.typed_inputs[:n_inputs]]
+    return one_node_model(node, input_dtypes, [x_dtype, np.int64][:n_outputs])
+
+
+def one_node_model(
+    node: onnx.NodeProto,
+    input_dtypes: Sequence[Any],
+    output_dtypes: Sequence[Any],
+    opset: int = 22,
+) -> onnx.ModelProto:
+    """Wrap ``node`` in a graph whose inputs/outputs are the node's, with open shapes, at
+    ``opset`` of the standard domain."""
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info(n, elem_type(t), None)
+         for n, t in zip(node.input, input_dtypes, strict=True)],
+        [helper.make_tensor_value_info(n, elem_type(t), None)
+         for n, t in zip(node.output, output_dtypes, strict=True)],
+    )
+    domains = {node.domain or ""}
+    opsets = [helper.make_opsetid("", opset)]
+    opsets += [helper.make_opsetid(d, 1) for d in sorted(domains - {""})]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = IR_VERSION
+    return model
+
+
+def raw_ortpool_node(
+    op_type: str, attributes: Mapping[str, Any], n_inputs: int = 1, n_outputs: int = 1,
+    name: str = "bad",
+) -> onnx.NodeProto:
+    """A hand-written ortpool node with exactly the attributes given (no checks, no defaults)."""
+    inputs = ["X", "I", "output_shape"][:n_inputs]
+    outputs = ["Y", "Indices"][:n_outputs]
+    return helper.make_node(op_type, inputs, outputs, domain=optypes.DOMAIN, name=name,
+                            **attributes)
+
+
+@functools.cache
+def pooling_backend_cases() -> tuple[Any, ...]:
+    """Every case of the onnx backend node tests of a pooling operator (about 5 s)."""
+    import onnx.backend.test.case.node as node_cases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = node_cases.collect_testcases(None)
+    return tuple(
+        c for c in cases
+        if c.kind == "node" and c.model.graph.node[0].op_type in versions.OPERATORS
+    )
+
+
+def session_inputs(model: onnx.ModelProto, arrays: Sequence[np.ndarray]) -> dict[str, Any]:
+    return {vi.name: a for vi, a in zip(model.graph.input, arrays, strict=True)}
+
+
+def tensor_dtype(value_info: onnx.ValueInfoProto) -> np.dtype:
+    return np.dtype(helper.tensor_dtype_to_np_dtype(value_info.type.tensor_type.elem_type))
+
+
+def onnx_attrs(node: onnx.NodeProto) -> dict[str, Any]:
+    out = {}
+    for attr in node.attribute:
+        value = helper.get_attribute_value(attr)
+        out[attr.name] = value.decode() if isinstance(value, bytes) else value
+    return out
+
+
+TensorProto = TensorProto  # re-exported for tests building typed graphs
+
+
+#: The environment of a user's shell for child processes: importing onnxruntime puts
+#: PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION in os.environ, and protobuf's pure-Python parser words
+#: its errors differently.
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"}
+
+
+def run_cli(
+    *args: str, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
+    """``python -m ortpool ARGS`` in a child process (a hang fails after ``timeout``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "ortpool", *args],
+        cwd=cwd,
+        env=dict(CHILD_ENV if env is None else env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

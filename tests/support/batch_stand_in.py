@@ -1,0 +1,39 @@
+"""A stand-in for validating one model, for tests/validate/test_batch.py: imported by the
+runner's child processes, so it imports no pytest and no test module (only the package
+tests.support on the way, whose imports are ortpool's and onnx's)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from ortpool.errors import OrtpoolError
+from ortpool.validate import results
+
+LAST_WORDS = "terminate called after throwing an instance of 'Ort::Exception'\n  what():  boom"
+
+
+def work(path: str, options, strict_shapes: bool, progress) -> results.ModelResult:
+    """What a child does with each stand-in "model": its name says what happens."""
+    name = Path(path).name
+    progress(0, 3, "first")
+    if name.startswith("slow"):  # finishes after the models given after it
+        time.sleep(0.5)
+    if name == "abort":  # what std::terminate does: its message on stderr, then SIGABRT
+        print(LAST_WORDS, file=sys.stderr, flush=True)
+        os.abort()
+    if name == "hang":
+        progress(1, 3, "pool_1")
+        time.sleep(600)
+    if name == "refused":
+        raise OrtpoolError(f"{path}: input 'x' has a symbolic dim and no --shape")
+    if name == "bug":
+        raise TypeError("unsupported operand")
+    if name.startswith("note"):  # numba's compile note, made in a model's process
+        from ortpool.kernels import _compile_note
+
+        _compile_note.announce("compiling a kernel (stand-in)")
+    print(f"chatter of {name}", file=sys.stderr)
+    return results.ModelResult(path="", opset=int(options))

@@ -1,0 +1,1 @@
+"""Tests of ortpool.validate: validate, conformance, reports."""

@@ -1,0 +1,230 @@
+"""Every model of an ``ortpool validate`` run, each in a child process of its own.
+
+A model that cannot be read, makes the validator raise, kills its process (std::terminate's
+SIGABRT, the system's SIGKILL) or hangs is that model's status with its reason; the models after
+it are still validated and reported, in the order given; the JSON and HTML are complete; the exit
+code is the worst. The runner's own cases run with a stand-in work function
+(tests/support/batch_stand_in.py, which the children import); the command's runs real models.
+Each run has a time limit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import onnx
+import pytest
+
+from ortpool.cli import main
+from ortpool.errors import OrtpoolError
+from ortpool.validate import batch, results
+from tests.support import CHILD_ENV, batch_stand_in, cnn_builders
+
+#: Depends on onnxruntime's behaviour (the command's runs): also run on the lowest release.
+pytestmark = pytest.mark.onnxruntime
+
+
+def test_each_model_gets_its_status_in_the_order_given():
+    names = ["slow0", "abort", "hang", "refused", "bug", "ok5", "note6"]
+    given: list[str] = []
+    stream = _Stream()
+    t0 = time.monotonic()
+    found = batch.run_models(
+        names,
+        17,
+        jobs=3,
+        timeout=3.0,
+        on_result=lambda r: given.append(r.path),
+        stderr=stream,
+        work=batch_stand_in.work,
+    )
+    assert time.monotonic() - t0 < 30
+    assert [r.path for r in found] == given == names
+    statuses = [r.status for r in found]
+    assert statuses == [
+        "agree",
+        "crashed",
+        "timed-out",
+        "could-not-run",
+        "crashed",
+        "agree",
+        "agree",
+    ]
+    assert found[0].opset == found[5].opset == 17  # a result comes back whole
+    abort, hang, refused, bug = (found[i].error for i in (1, 2, 3, 4))
+    assert abort == (
+        "the process validating it died of SIGABRT (Aborted); its last words: what():  boom"
+    )
+    assert hang == "no result within 3 s (--timeout); killed while at node 'pool_1' (2 of 3)"
+    assert refused == "input 'x' has a symbolic dim and no --shape"  # the path said once
+    assert bug.startswith("internal error: TypeError: unsupported operand (at ")
+    assert bug.endswith(f"{batch_stand_in.__file__}:{_line_of('raise TypeError')})")
+    # each child's own output, passed on in the models' order
+    assert stream.text.index("chatter of slow0") < stream.text.index(batch_stand_in.LAST_WORDS)
+    assert stream.text.index(batch_stand_in.LAST_WORDS) < stream.text.index("chatter of ok5")
+    assert results.run_status(found) == results.CRASHED
+    # the command's stderr is a terminal: a compile note is passed on as it happens, not with
+    # the model's output
+    note = "ortpool: note6: compiling a kernel (stand-in)\n"
+    assert stream.text.count(note) == 1
+    assert stream.text.index(note) < stream.text.index("chatter of note6")
+
+
+def test_jobs_and_timeout_options():
+    import ortpool.validate
+
+    assert ortpool.validate.validate_models is batch.run_models  # the API's name for it
+    assert batch.jobs_from(4, 2) == 2 and batch.jobs_from(1, 9) == 1
+    assert 1 <= batch.jobs_from(0, 64) <= len(os.sched_getaffinity(0))
+    assert batch.check_timeout(0) is None and batch.check_timeout(2.5) == 2.5
+    with pytest.raises(OrtpoolError, match=r"^--jobs=-1 must be >= 0 \(0: one per core\)$"):
+        batch.jobs_from(-1, 3)
+    with pytest.raises(OrtpoolError, match=r"^--timeout=nan must be >= 0 \(0: no limit\)$"):
+        batch.check_timeout(float("nan"))
+
+
+def test_the_report_is_the_same_for_any_number_of_jobs(tmp_path, capsys):
+    small = tmp_path / "small.onnx"
+    onnx.save(_small_network(), str(small))
+    models = [str(small), _bundled("ort-defect-valid-ceil"), _bundled("maxpool-12")]
+    docs, outs = [], []
+    for jobs in ("1", "3"):
+        report = tmp_path / f"r{jobs}.json"
+        code = main(["validate", *models, "-j", jobs, "--no-progress", "--json", str(report)])
+        docs.append((code, json.loads(report.read_text())))
+        outs.append(capsys.readouterr().out)
+    assert docs[0] == docs[1] and outs[0] == outs[1]
+    assert [m["model"] for m in docs[0][1]["models"]] == models
+
+
+def test_a_model_that_cannot_load_and_one_whose_process_is_killed_leave_the_rest_reported(
+    tmp_path,
+):
+    """The command end to end: the first model is missing, the second's process is killed
+    (SIGKILL, as the system's out-of-memory killer does) while it runs, the third is reported;
+    the JSON and HTML are complete and the exit code is 2."""
+    heavy, small = tmp_path / "heavy.onnx", tmp_path / "small.onnx"
+    onnx.save(cnn_builders.resnet_like(opset=17, size=768), str(heavy))
+    onnx.save(_small_network(), str(small))
+    argv = ["missing.onnx", "heavy.onnx", "small.onnx", "-j", "1", "--no-progress"]
+    argv += ["--json", "r.json", "--html", "r.html"]
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "ortpool", "validate", *argv],
+        cwd=tmp_path,
+        env=CHILD_ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    killed = threading.Thread(target=_kill_first_model_process, args=(cli.pid,))
+    killed.start()
+    try:
+        out, err = cli.communicate(timeout=120)
+    finally:
+        cli.kill()
+        killed.join()
+    assert cli.returncode == 2, err
+    lines = out.splitlines()
+    assert lines[0] == "model missing.onnx: COULD NOT RUN: no such model file"
+    assert lines[2] == (
+        "model heavy.onnx: CRASHED: the process validating it died of SIGKILL (Killed)"
+    )
+    assert lines[4].startswith("model small.onnx  (opset 17; inputs image:[1,3,32,32]")
+    assert lines[-1] == (
+        "NOT EVERY MODEL RAN: 3 model(s) (1 crashed, 1 could not run), 6 pooling node(s): "
+        "6 agree; 0 graph output(s) differ end to end"
+    )
+    assert err.splitlines()[:2] == [
+        "ortpool validate: error: missing.onnx: no such model file",
+        "ortpool validate: error: heavy.onnx: the process validating it died of SIGKILL (Killed)",
+    ]
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["status"] == "crashed" and doc["settings"]["timeout"] == batch.DEFAULT_TIMEOUT
+    assert [(m["model"], m["status"], len(m["nodes"])) for m in doc["models"]] == [
+        ("missing.onnx", "could-not-run", 0),
+        ("heavy.onnx", "crashed", 0),
+        ("small.onnx", "agree", 6),
+    ]
+    page = (tmp_path / "r.html").read_text()
+    sections = [
+        page.index(f'data-status="{s}"><h2>{m}</h2>')
+        for m, s in (("missing.onnx", "could-not-run"), ("heavy.onnx", "crashed"))
+    ]
+    assert sections == sorted(sections) < [page.index("<h2>small.onnx</h2>")]
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+class _Stream:
+    """A terminal's stderr, kept."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+
+def _line_of(text: str) -> int:
+    lines = Path(batch_stand_in.__file__).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def _bundled(name: str) -> str:
+    from ortpool.validate.validator import bundled_models_dir
+
+    return str(bundled_models_dir() / f"{name}.onnx")
+
+
+def _small_network() -> onnx.ModelProto:
+    return cnn_builders.resnet_like(opset=17, size=32, widths=(8, 8, 8, 8), blocks=1, classes=10)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _kill_first_model_process(cli: int) -> None:
+    """SIGKILL the first model process of the command (a child of its forkserver) that runs
+    for 0.4 s: the heavy model's (about 2 s; the missing model's ends in milliseconds)."""
+    seen: dict[int, float] = {}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        now = time.monotonic()
+        for server in _children(cli):
+            if "forkserver" in _cmdline(server):
+                for model in _children(server):
+                    if now - seen.setdefault(model, now) >= 0.4:
+                        os.kill(model, signal.SIGKILL)
+                        return
+        time.sleep(0.01)

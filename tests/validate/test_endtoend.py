@@ -1,0 +1,109 @@
+"""ortpool validate end to end: what the pools changed in the graph outputs, not float noise.
+
+A ResNet-like network agrees (it raised a false alarm when the rewritten model ran with
+onnxruntime's graph optimisations on and the built-in run with them off, and when tolerances
+were per cell: a logit near zero carries the noise of the largest ones); a defective pool still
+fails, in the main graph, in an If branch and in a Loop body.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import onnx
+import pytest
+
+from ortpool.cli import main
+from ortpool.model.singlenode import NodeSpec
+from ortpool.validate import endtoend, results
+from ortpool.validate.isolate import Options, run_node
+from ortpool.validate.validator import bundled_models_dir
+from tests.support import cnn_builders
+
+FIGURES = re.compile(
+    r"end to end: output logits \[1,100\] vs \[1,100\]: agree(?: \(identical\)|, max abs (\S+) "
+    r"= \S+ of magnitude (\S+) \(allowed (\S+)\); onnxruntime's own noise \S+)$"
+)
+
+
+def ort_pads_same_dilated_wrongly() -> bool:
+    """onnxruntime's SAME-with-dilation defect (RULINGS.md 2), seen on one isolated node."""
+    spec = NodeSpec("MaxPool", 12, {"kernel_shape": [3, 3], "dilations": [2, 2],
+                                    "auto_pad": "SAME_UPPER"}, 1, 1)
+    x = np.arange(2 * 81, dtype=np.float32).reshape(1, 2, 9, 9)
+    return run_node("n", spec, [x], Options()).status == results.DIFFER
+
+
+@pytest.mark.parametrize("optimize", [False, True], ids=["default", "optimize"])
+def test_resnet_like_network_agrees_end_to_end_with_its_figures(tmp_path, capsys, optimize):
+    path = tmp_path / "resnet_like.onnx"
+    onnx.save(cnn_builders.resnet_like(opset=22), str(path))
+    report = tmp_path / "r.json"
+    argv = ["validate", str(path), "--no-progress", "--json", str(report)]
+    code = main(argv + (["--optimize"] if optimize else []))
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.strip().splitlines()[-1] == (
+        # five window pools and the head's GlobalAveragePool
+        "all agree: 1 model(s), 6 pooling node(s): 6 agree; 0 graph output(s) differ end to end"
+    )
+    line = next(x for x in out.splitlines() if "end to end:" in x)
+    shown = FIGURES.search(line)
+    assert shown, line
+    logits = json.loads(report.read_text())["models"][0]["end_to_end"]["outputs"][0]
+    assert logits["tolerance"] == f"atol=1e-06 rtol=1e-05 of magnitude {logits['magnitude']:.3g}"
+    assert logits["allowed"] == pytest.approx(1e-6 + 1e-5 * logits["magnitude"])
+    if logits["max_abs"]:
+        assert float(shown[1]) == pytest.approx(logits["max_abs"], rel=1e-2)
+        assert float(shown[3]) == pytest.approx(logits["allowed"], rel=1e-2)
+        assert logits["max_abs"] <= logits["allowed"] and logits["onnxruntime_noise"] is not None
+
+
+def test_output_tolerance_is_relative_to_the_output_magnitude():
+    builtin = np.array([[120.0, -80.0, 0.001, 3.0]], np.float32)
+    noise = builtin + np.array([[2e-5, 0, 4e-5, 0]], np.float32)  # 4e-5 at a cell near zero
+    [agree] = endtoend.compare_outputs(["y"], [builtin], [noise])
+    assert not agree.failing and agree.tolerance.magnitude == pytest.approx(120.0)
+    assert agree.allowed == pytest.approx(1e-6 + 1.2e-3)
+    wrong = builtin + np.array([[0, 0, 0.01, 0]], np.float32)  # 1e-4 of the magnitude
+    grown = builtin * 1000  # a wrong side does not widen its tolerance
+    infinite = builtin.copy()
+    infinite[0, 3] = np.inf
+    outcomes = endtoend.compare_outputs(["a", "b", "c"], [builtin] * 3, [wrong, grown, infinite])
+    assert [(o.failing, o.comparison.differing) for o in outcomes] == [(1, 1), (1, 4), (1, 1)]
+    assert outcomes[1].tolerance.magnitude == pytest.approx(120.0)
+
+
+@pytest.mark.parametrize("name", ["ort-defect-same-dilated", "ort-defect-valid-ceil"])
+def test_bundled_defect_models_still_fail(capsys, name):
+    path = bundled_models_dir() / f"{name}.onnx"
+    if not path.is_file():
+        pytest.skip("bundled models not generated (scripts/make_models.py)")
+    code = main(["validate", str(path), "--no-progress"])
+    out = capsys.readouterr().out
+    node = out.splitlines()[3]
+    if "DIFFERS" not in node:
+        pytest.skip(f"this onnxruntime computes {name} as the spec says: {node.strip()}")
+    assert code == 1
+    assert re.search(r"end to end: output Y \[1,2,\d,\d\] vs \[1,2,\d,\d\]: DIFFER", out)
+
+
+@pytest.mark.parametrize("container", ["If", "Loop"])
+def test_defective_pool_in_a_subgraph_fails_end_to_end(tmp_path, capsys, container):
+    if not ort_pads_same_dilated_wrongly():
+        pytest.skip("this onnxruntime pads SAME with dilation as the spec says")
+    path = tmp_path / f"{container}.onnx"
+    onnx.save(cnn_builders.subgraph_pool_model(container), str(path))
+    code = main(["validate", str(path), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert re.search(r"inner_pool .* not isolated$", out, re.M)
+    if container == "If":
+        # onnxruntime allocates the branch output for the spec's 9x9 and its kernel writes 7x7
+        assert "end to end: DIFFERS: only the ortpool-rewritten model runs; onnxruntime could " \
+            "not run the model" in out
+        assert out.strip().endswith("1 model(s) only ortpool's rewrite could run")
+    else:
+        assert "end to end: output y [2,1,2,7,7] vs [2,1,2,9,9]: DIFFER: 310 cell(s)" in out

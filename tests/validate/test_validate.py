@@ -1,0 +1,487 @@
+"""ortpool validate: per-node isolation, causes, ties and RULINGS cells, exit codes, JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from ortpool import dtypes, versions
+from ortpool.attributes import normalize
+from ortpool.cli import main
+from ortpool.geometry import pool_geometry
+from ortpool.model.singlenode import NodeSpec
+from ortpool.tolerances import Tolerance, tolerance_for
+from ortpool.validate import causes, results
+from ortpool.validate.compare import (
+    CAT_DIFFER,
+    CAT_TIE,
+    compare_indices,
+    compare_values,
+    ruling_cells,
+)
+from ortpool.validate.isolate import Options, run_node, run_ortpool_numpy
+from tests.support import runtime_defects
+
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
+
+
+def pool_model(
+    *,
+    dilation: int = 2,
+    opset: int = 12,
+    op: str = "MaxPool",
+    dims: tuple = ("N", 3, 10, 12),
+    elem: int = TensorProto.FLOAT,
+    **attrs,
+) -> onnx.ModelProto:
+    """Relu -> pooling node 'pool_same' (SAME_UPPER, 3x3, dilation) -> Sigmoid, plus an
+    AveragePool 'avg' that onnxruntime gets right."""
+    pool_attrs = {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER", "dilations": [dilation] * 2}
+    if op == "AveragePool" and opset < 19:
+        pool_attrs.pop("dilations")
+    pool_attrs.update(attrs)
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node(op, ["r"], ["p"], name="pool_same", **pool_attrs),
+        helper.make_node(
+            "AveragePool",
+            ["r"],
+            ["a"],
+            name="avg",
+            kernel_shape=[2, 2],
+            strides=[2, 2],
+            pads=[1, 1, 0, 0],
+        ),
+        helper.make_node("Sigmoid", ["p"], ["y"], name="sig"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", elem, list(dims))],
+        [
+            helper.make_tensor_value_info("y", elem, None),
+            helper.make_tensor_value_info("a", elem, None),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def save(model: onnx.ModelProto, path: Path) -> str:
+    onnx.save(model, str(path))
+    return str(path)
+
+
+def x_input(shape=(1, 2, 6, 7), seed=0, dtype=np.float32) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (np.round(rng.normal(size=shape) * 4) / 4).astype(dtype)
+
+
+# --- must-show 1: SAME_UPPER with dilation 2 ---------------------------------------------------
+
+SAME_D2 = {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER", "dilations": [2, 2]}
+
+
+def builtin_same_d2_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape onnxruntime gives pool_same (dilation 2) on ``shape``, skipping the test when
+    it is the spec's (SAME keeps the spatial size at stride 1)."""
+    got = runtime_defects.builtin("MaxPool", 12, SAME_D2, [x_input(shape)])
+    assert got.outputs is not None, got.error
+    runtime_defects.require(
+        got.outputs[0].shape != shape, "pads SAME for the dilated kernel (RULINGS.md 2)"
+    )
+    return got.outputs[0].shape
+
+
+def dims(shape: tuple[int, ...]) -> str:
+    return "[" + ",".join(map(str, shape)) + "]"
+
+
+def test_same_upper_dilation_2_exits_1_naming_node_and_cause(tmp_path, capsys):
+    # onnxruntime 1.21 to 1.32 pad for the undilated kernel: SAME output 10x12 becomes 8x10
+    theirs = builtin_same_d2_shape((1, 3, 10, 12))
+    path = save(pool_model(dilation=2), tmp_path / "same_d2.onnx")
+    code = main(["validate", path, "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 1
+    row = next(line for line in out.splitlines() if line.strip().startswith("pool_same "))
+    assert "MaxPool-12" in row and "DIFFERS" in row
+    assert dims(theirs) in row and "[1,3,10,12]" in row
+    assert "cause: SAME padding with dilation (onnxruntime pads for the undilated kernel)" in out
+    avg_row = next(line for line in out.splitlines() if line.strip().startswith("avg "))
+    assert avg_row.rstrip().endswith("agree")
+    assert f"end to end: output y {dims(theirs)} vs [1,3,10,12]: DIFFER" in out
+
+
+def test_same_upper_without_dilation_exits_0(tmp_path, capsys):
+    path = save(pool_model(dilation=1), tmp_path / "same_d1.onnx")
+    code = main(["validate", path, "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "cause:" not in out
+    assert out.strip().splitlines()[-1].startswith("all agree: 1 model(s), 2 pooling node(s)")
+
+
+# --- causes, node by node ----------------------------------------------------------------------
+
+
+def run(op, opset, attrs, x, n_outputs=1, **kw):
+    spec = NodeSpec(op, opset, attrs, 1, n_outputs)
+    return run_node("n", spec, [x], Options(**kw))
+
+
+def codes(result: results.NodeResult) -> list[str]:
+    return [c.code for c in result.causes]
+
+
+def test_ceil_mode_with_valid_is_recognised():
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "VALID", "ceil_mode": 1}
+    x = x_input((1, 2, 8, 8))
+    got = runtime_defects.builtin("AveragePool", 19, attrs, [x])
+    assert got.outputs is not None, got.error
+    # onnxruntime 1.21 to 1.32 give 4x4
+    runtime_defects.require(got.outputs[0].shape != (1, 2, 3, 3), "sizes VALID without ceil_mode")
+    r = run("AveragePool", 19, attrs, x)
+    assert r.status == results.DIFFER
+    assert r.builtin_shapes == [list(got.outputs[0].shape)] and r.ortpool_shapes == [[1, 2, 3, 3]]
+    assert codes(r) == [causes.CEIL_VALID]
+    assert "floor((n-ek)/s)+1 = 3 windows; ceil_mode would give 4" in r.causes[0].detail
+
+
+def test_pads_at_least_kernel_onnxruntime_refuses_and_cause_is_named():
+    attrs, x = {"kernel_shape": [2], "pads": [2, 2]}, x_input((1, 1, 5))
+    got = runtime_defects.builtin("MaxPool", 12, attrs, [x])
+    runtime_defects.require(got.error is not None, "runs pads >= kernel")
+    r = run("MaxPool", 12, attrs, x)
+    assert r.status == results.ORT_REJECTED
+    # onnxruntime 1.21 to 1.32: "... Pad should be smaller than kernel."
+    assert got.error.strip().splitlines()[0][-40:] in r.message
+    assert codes(r) == [causes.PADS_GE_KERNEL, causes.EMPTY_WINDOW]
+    assert r.failing
+
+
+def test_nan_in_window_is_a_rulings_cell_not_a_plain_difference():
+    x = x_input((1, 1, 6, 6))
+    x[0, 0, 2, 3] = np.nan
+    attrs = {"kernel_shape": [3, 3]}
+    # 9 windows (output rows 0-2, columns 1-3) hold the NaN; RULINGS.md 6 makes all 9 NaN.
+    # onnxruntime's running max (x > m) drops the NaN: 1.21 in all 9 windows, 1.32 in 8 (it
+    # keeps a NaN that is the window's first tap, the window starting at (2, 3)). The count is
+    # asked with Indices, as the node has them.
+    dropped = runtime_defects.y_differs("MaxPool", 12, attrs, [x], n_outputs=2)
+    runtime_defects.require(dropped > 0, "propagates NaN as RULINGS.md 6 does")
+    r = run("MaxPool", 12, attrs, x, n_outputs=2)
+    assert int(r.nan_cells.sum()) == 9
+    assert r.status == results.RULINGS
+    y = r.comparisons[0]
+    assert y.differing == 0 and y.ruling_differing == dropped
+    assert codes(r) == [causes.NAN]
+    assert not r.failing
+
+
+def test_no_kernel_is_reported_as_such():
+    attrs, x = {"kernel_shape": [2, 2]}, x_input((1, 1, 4, 4))
+    runtime_defects.require(
+        runtime_defects.builtin("AveragePool", 1, attrs, [x]).no_kernel, "has AveragePool-1"
+    )
+    r = run("AveragePool", 1, attrs, x)
+    assert r.status == results.NO_KERNEL
+    assert codes(r) == [causes.NO_KERNEL]
+    assert "AveragePool-1 (opset 1) for element type float" in r.causes[0].detail
+    assert not r.failing
+
+
+def test_double_maxunpool_has_no_kernel():
+    x = x_input((1, 1, 2, 2), dtype=np.float64)
+    idx = np.array([0, 3, 9, 15], np.int64).reshape(1, 1, 2, 2)
+    spec = NodeSpec("MaxUnpool", 11, {"kernel_shape": [2, 2], "strides": [2, 2]}, 2, 1)
+    got = runtime_defects.builtin("MaxUnpool", 11, spec.attributes, [x, idx])
+    runtime_defects.require(got.no_kernel, "has a double MaxUnpool-11")
+    r = run_node("u", spec, [x, idx], Options())
+    assert r.status == results.NO_KERNEL
+
+
+def test_negative_same_pad_and_unpool_output_shape_recognisers():
+    opv = versions.get("MaxPool", 12)
+    attrs = normalize(opv, {"kernel_shape": [1], "strides": [3], "auto_pad": "SAME_LOWER"})
+    found = causes.recognise("MaxPool", attrs, [5], differs=True)
+    assert [c.code for c in found] == [causes.NEGATIVE_SAME_PAD]
+    assert "= -1" in found[0].detail
+    unpool = normalize(versions.get("MaxUnpool", 11), {"kernel_shape": [2]})
+    found = causes.recognise("MaxUnpool", unpool, [4], differs=True, output_shape_input=True)
+    assert [c.code for c in found] == [causes.UNPOOL_OUTPUT_SHAPE]
+    assert causes.recognise("MaxPool", attrs, [5], differs=False) == []
+
+
+def test_end_pad_window_recogniser_applies_the_drop_rule():
+    opv = versions.get("MaxPool", 12)
+    # n=7, k=2, s=3, pads (1,1), ceil: ceil(7/3)+1 = 4 windows, the 4th starts at 8 >= 7
+    attrs = normalize(opv, {"kernel_shape": [2], "strides": [3], "pads": [1, 1], "ceil_mode": 1})
+    found = causes.geometric_causes("MaxPool", attrs, [7])
+    assert [c.code for c in found] == [causes.END_PAD_WINDOW]
+    assert "(3 windows, not 4)" in found[0].detail
+
+
+def test_unrecognised_difference_is_not_guessed():
+    found = causes.recognise("MaxPool", None, [5], differs=True)
+    assert [c.code for c in found] == [causes.UNRECOGNISED]
+
+
+# --- comparison --------------------------------------------------------------------------------
+
+
+def test_index_ties_are_reported_apart():
+    x = np.array([[[1.0, 5.0, 5.0, 2.0, 7.0, 3.0]]], np.float32)
+    ours = np.array([[[1, 4]]], np.int64)
+    theirs = np.array([[[2, 5]]], np.int64)  # 2 is a tie (x[2] == x[1]); 5 is not (3 != 7)
+    c = compare_indices(theirs, ours, x)
+    assert (c.ties, c.differing, c.ruling_differing) == (1, 1, 0)
+    assert c.categories.tolist() == [[[CAT_TIE, CAT_DIFFER]]]
+    assert c.examples == [{"at": [0, 0, 1], "onnxruntime": 5, "ortpool": 4}]
+
+
+def test_values_tolerance_and_exact_comparison():
+    a = np.array([1.0, 2.0, np.nan, 4.0], np.float32)
+    b = np.array([1.0 + 5e-7, 2.1, np.nan, 4.0], np.float32)
+    loose = compare_values("Y", "float", a, b, tolerance_for("AveragePool", "float"))
+    assert loose.differing == 1 and loose.max_abs == pytest.approx(0.1, rel=1e-5)
+    exact = compare_values("Y", "float", a, b, tolerance_for("MaxPool", "float"))
+    assert exact.differing == 2
+    assert tolerance_for("MaxPool", "float16") == Tolerance(0.0, 0.0, exact=True)
+    assert tolerance_for("AveragePool", "float16", atol=0.5).atol == 0.5
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+def test_scalar_outputs_are_compared(dtype):
+    """A 0-d graph output (ReduceMax with keepdims=0) is one cell; it used to crash painting."""
+    tol = tolerance_for("AveragePool", dtypes.name_of(np.dtype(dtype)))
+    same = compare_values("s", "t", np.array(3, dtype), np.array(3, dtype), tol)
+    assert (same.compared, same.differing, same.agrees, same.categories.shape) == (1, 0, True, ())
+    other = compare_values("s", "t", np.array(3, dtype), np.array(5, dtype), tol)
+    assert (other.compared, other.differing, other.max_abs, other.agrees) == (1, 1, 2.0, False)
+    assert other.categories.tolist() == CAT_DIFFER
+    assert other.examples == [{"at": [], "onnxruntime": 3, "ortpool": 5}]
+    ties = compare_indices(np.array(0), np.array(1), np.array([[[4.0, 4.0]]], np.float32))
+    assert (ties.ties, ties.differing, ties.categories.tolist()) == (1, 0, CAT_TIE)
+
+
+def test_empty_outputs_are_compared():
+    tol = tolerance_for("AveragePool", "float")
+    empty = np.zeros((1, 0, 3), np.float32)
+    both = compare_values("y", "float", empty, empty, tol)
+    assert (both.compared, both.differing, both.only_in_one, both.agrees) == (0, 0, 0, True)
+    assert both.categories.shape == (1, 0, 3)
+    grown = compare_values("y", "float", empty, np.zeros((1, 2, 3), np.float32), tol)
+    assert (grown.compared, grown.only_in_one, grown.agrees) == (0, 6, False)
+
+
+def test_ruling_cells_marks_nan_and_empty_windows():
+    attrs = normalize(versions.get("MaxPool", 12), {"kernel_shape": [2], "pads": [2, 0]})
+    x = np.array([[[np.nan, 1.0, 2.0, 3.0]]], np.float32)
+    nan, empty = ruling_cells(x, pool_geometry([4], attrs))
+    # windows start at -2, -1, 0, 1, 2: the first holds no input; windows 1 and 2 hold x[0]
+    assert empty.tolist() == [[[True, False, False, False, False]]]
+    assert nan.tolist() == [[[False, True, True, False, False]]]
+
+
+# --- the CLI: JSON, inputs, exit 2 --------------------------------------------------------------
+
+
+def test_json_report_has_everything(tmp_path):
+    theirs = builtin_same_d2_shape((2, 3, 10, 12))
+    path = save(pool_model(dilation=2), tmp_path / "m.onnx")
+    report = tmp_path / "r.json"
+    assert (
+        main(["validate", path, "--shape", "x:2,3,10,12", "--json", str(report), "--no-progress"])
+        == 1
+    )
+    doc = json.loads(report.read_text())
+    assert doc["differs"] is True and doc["environment"]["onnxruntime"]
+    model = doc["models"][0]
+    assert model["inputs"] == {"x": [2, 3, 10, 12]} and model["opset"] == 12
+    node = next(n for n in model["nodes"] if n["name"] == "pool_same")
+    assert node["op"] == "MaxPool" and node["spec_version"] == 12
+    assert node["attributes"] == {
+        "kernel_shape": [3, 3],
+        "auto_pad": "SAME_UPPER",
+        "dilations": [2, 2],
+    }
+    assert node["builtin_shapes"] == [list(theirs)] and node["ortpool_shapes"] == [[2, 3, 10, 12]]
+    assert node["status"] == "differ" and node["differing"] > 0
+    assert set(node) >= {"max_abs_error", "max_rel_error", "ruling_differing", "index_ties"}
+    assert [c["code"] for c in node["causes"]] == ["same-dilation"]
+    outputs = {o["name"]: o for o in model["end_to_end"]["outputs"]}
+    assert outputs["y"]["shapes_differ"] is True and outputs["a"]["differing"] == 0
+
+
+def test_inputs_from_npz_are_used(tmp_path, capsys):
+    path = save(pool_model(dilation=1, dims=(1, 3, 6, 6)), tmp_path / "m.onnx")
+    feeds = tmp_path / "in.npz"
+    np.savez(feeds, x=np.full((1, 3, 6, 6), 2.0, np.float32))
+    report = tmp_path / "r.json"
+    assert (
+        main(["validate", path, "--inputs", str(feeds), "--json", str(report), "--no-progress"])
+        == 0
+    )
+    model = json.loads(report.read_text())["models"][0]
+    assert model["input_source"] == f"loaded from {feeds}"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["validate", "/nonexistent/model.onnx"], "no such model file"),
+        (["validate", "{bad}", "--shape", "x:1,3"], "not a readable ONNX model"),
+        (["validate", "{good}", "--shape", "x:a,b"], "must be NAME:D1,D2"),
+        (["validate", "{good}", "--shape", "nope:1,3,6,6"], "--shape names input 'nope'"),
+        (["validate", "{good}", "--inputs", "{npz}"], "--inputs names input 'y'"),
+        (["validate", "{good}", "--providers", "NoSuchEP"], "is not available"),
+    ],
+)
+def test_exit_2_with_the_reason(tmp_path, capsys, argv, message):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"this is not protobuf at all \x00\xff")
+    good = save(pool_model(dilation=1), tmp_path / "good.onnx")
+    npz = tmp_path / "other.npz"
+    np.savez(npz, y=np.zeros(3))
+    argv = [a.format(bad=bad, good=good, npz=npz) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "ortpool validate: error:" in err and message in err
+
+
+def test_model_onnxruntime_cannot_run_is_captured_from_ortpool(tmp_path, capsys):
+    nodes = [
+        helper.make_node("AveragePool", ["x"], ["y"], name="avg1", kernel_shape=[2, 2]),
+        helper.make_node("MaxPool", ["x"], ["z"], name="max1", kernel_shape=[3, 3]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6, 6])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, None),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 1)])
+    model.ir_version = 3
+    runtime_defects.require(
+        runtime_defects.builtin("AveragePool", 1, {"kernel_shape": [2, 2]}, [x_input()]).no_kernel,
+        "has AveragePool-1",
+    )
+    path = save(model, tmp_path / "avg1.onnx")
+    report = tmp_path / "r.json"
+    code = main(["validate", path, "--json", str(report), "--no-progress"])
+    doc = json.loads(report.read_text())["models"][0]
+    assert code == 0
+    # onnxruntime has no AveragePool-1 at all, but does run MaxPool-1 for float
+    assert {n["name"]: n["status"] for n in doc["nodes"]} == {"avg1": "no-kernel", "max1": "agree"}
+    assert "onnxruntime could not run the model" in doc["end_to_end"]["status"]
+    assert any("ortpool-rewritten run" in note for note in doc["notes"])
+
+
+def test_node_in_a_subgraph_is_listed_as_not_isolated(tmp_path, capsys):
+    inner = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["t"], name="inner_pool", kernel_shape=[2, 2])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["e"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], name="branch", then_branch=inner, else_branch=other)],
+        "g",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path = save(model, tmp_path / "if.onnx")
+    report = tmp_path / "r.json"
+    main(["validate", path, "--json", str(report), "--no-progress"])
+    node = json.loads(report.read_text())["models"][0]["nodes"][0]
+    assert node["name"] == "inner_pool" and node["status"] == "not-isolated"
+    assert "subgraph then_branch of node 'branch' (If)" in node["location"]
+
+
+def test_reference_column_labels_its_nan_defect(tmp_path):
+    from ortpool.validate.validator import ValidateOptions, validate_model
+
+    model = pool_model(dilation=1, dims=(1, 1, 6, 6))
+    npz = tmp_path / "in.npz"
+    x = np.arange(36, dtype=np.float32).reshape(1, 1, 6, 6)
+    x[0, 0, 3, 3] = np.nan
+    np.savez(npz, x=x)
+    found = validate_model(model, ValidateOptions(reference=True, inputs_path=str(npz)))
+    pool = next(n for n in found.nodes if n.name == "pool_same")
+    assert pool.reference is not None
+    assert pool.reference.status == "differ"
+    assert pool.reference.defects == [
+        "reference ignores NaN inputs (it pads with NaN and drops NaNs before reducing)"
+    ]
+
+
+def test_bundled_models_name_the_known_onnxruntime_defects(capsys):
+    from ortpool.validate.validator import bundled_models
+
+    paths = {p.stem: p for p in bundled_models()}
+    shown = {
+        name: title
+        for name, title in runtime_defects.DEFECT_MODELS.items()
+        if runtime_defects.node_differs(onnx.load(paths[name]))
+    }
+    # onnxruntime 1.21 to 1.32 show both
+    runtime_defects.require(bool(shown), "computes both bundled defect models to the spec")
+    code = main(["validate", "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 1
+    for title in runtime_defects.DEFECT_MODELS.values():
+        assert (f"cause: {title}" in out) == (title in shown.values())
+
+
+def test_numpy_and_session_runners_agree_on_float16():
+    x = x_input((1, 2, 5, 5), dtype=np.float16)
+    spec = NodeSpec("AveragePool", 11, {"kernel_shape": [2, 2], "pads": [1, 1, 1, 1]}, 1, 1)
+    via_session = run_node("n", spec, [x], Options())
+    via_numpy = run_node("n", spec, [x], Options(ortpool_runner=run_ortpool_numpy))
+    assert via_session.status == via_numpy.status == results.AGREE
+    assert via_session.ortpool_outputs[0].dtype == np.float16
+    np.testing.assert_array_equal(via_session.ortpool_outputs[0], via_numpy.ortpool_outputs[0])
+
+
+def test_empty_auto_pad_is_read_as_notset_with_a_note(tmp_path, capsys):
+    """Older exporters write auto_pad=""; onnxruntime reads it as NOTSET, and so does ortpool:
+    validate, rewrite and the kernels accept it, and the reports say so."""
+    import ortpool
+    from ortpool import kernels
+
+    model = pool_model(dilation=1, auto_pad="", pads=[1, 1, 1, 1])
+    path = save(model, tmp_path / "empty_auto_pad.onnx")
+    code = main(["validate", path, "--no-progress"])
+    out = capsys.readouterr().out
+    note = ("node 'pool_same': auto_pad='' read as NOTSET, as onnxruntime reads it (older "
+            "exporters write the empty string)")
+    assert code == 0 and f"note: {note}" in out
+    rewritten, report = ortpool.rewrite.rewrite_with_report(model)
+    assert note in report.notes
+    assert [n.op_type for n in rewritten.graph.node][1] == "MaxPool_12"
+    x = x_input()
+    np.testing.assert_array_equal(
+        kernels.max_pool(x, version=12, kernel_shape=[3, 3], auto_pad="", pads=[1, 1, 1, 1]),
+        kernels.max_pool(x, version=12, kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
