@@ -33,7 +33,7 @@ COMMANDS: dict[str, str] = {
 USAGE_ERROR = 2
 
 #: Commands that are not latency-critical: their kernels never wait for numba to compile (the
-#: numpy plans give the same bits), see :func:`ortpool.kernels._backend.prefer_loaded`.
+#: numpy plans give the same bits), see :func:`ortpool.kernels.prefer_loaded`.
 NO_COMPILE = frozenset({"validate", "fix", "conformance"})
 
 
@@ -64,13 +64,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return USAGE_ERROR
-    from ortpool.kernels import _backend
+    from ortpool.kernels import prefer_loaded
 
     try:
         command = _command(args.command)
-        kernels = (
-            _backend.prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext()
-        )
+        kernels = prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext()
         with kernels:
             return int(command.run(args))
     except ModuleNotFoundError as err:

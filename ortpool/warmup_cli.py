@@ -16,12 +16,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ortpool.kernels import _backend
+    from ortpool.kernels import backend
     from ortpool.kernels.warmup import warm_up
 
     dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
     done = warm_up(dtypes)
-    if _backend.backend() != "numba":
+    if backend() != "numba":
         print("numpy kernels in use (numba not installed, or ORTPOOL_KERNELS=numpy): "
               "nothing to compile")
         return 0

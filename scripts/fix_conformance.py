@@ -47,11 +47,12 @@ def bundled() -> int:
     from collections import Counter
 
     from ortpool.fix import fix_with_report
+    from ortpool.fix.outcomes import Realization
     from ortpool.validate.validator import bundled_models_dir
 
     folder = bundled_models_dir()
     start = time.perf_counter()
-    realizations: Counter[str] = Counter()
+    realizations: Counter[Realization] = Counter()
     named: Counter[str] = Counter()
     unproven = []
     paths = [*sorted(folder.glob("*.onnx")), *sorted((folder / "fix").glob("*.onnx"))]
@@ -59,11 +60,11 @@ def bundled() -> int:
         _, report = fix_with_report(path)  # NaN and -inf proven (the default)
         for node in report.nodes:
             realizations[node.realization] += 1
-            if node.realization == "standard form":
+            if node.realization is Realization.FORM:
                 named[node.form] += 1
-            if node.realization == "ortpool op":
+            if node.realization is Realization.ORTPOOL:
                 named[f"ortpool op: {node.key} {node.elem}"] += 1
-            if node.realization == "unproven":
+            if node.realization is Realization.UNPROVEN:
                 unproven.append(f"  {path.name}: {node.describe()}")
     total = sum(realizations.values())
     print(f"{len(paths)} bundled models, {total} pooling nodes: "

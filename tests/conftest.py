@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 from ortpool import versions
@@ -38,19 +42,21 @@ settings.register_profile(
 settings.load_profile(os.environ.get("ORTPOOL_HYPOTHESIS", "ci"))
 
 
-# numba's compiles, once per run in one place. A cold cache costs about 175 s of CPU (16 kernel
+# numba's compiles, once per run in one place. A cold cache costs about 160 s of CPU (16 kernel
 # and element-type pairs at 8-11 s each), which used to land inside whichever test first made a
-# 64 KB call. `ortpool warmup` compiles all of them into numba's on-disk cache in a child process
-# started with the session, on the second core, while this process runs the tests that need no
-# compiled kernel; the first import of a compiled-kernel module here waits for it and then loads
-# every kernel from the cache in milliseconds. Tests that need a cold cache set their own
-# NUMBA_CACHE_DIR (test_numba_cache, test_compile_note).
-_NUMBA_MODULES = frozenset(
-    f"ortpool.kernels.{name}" for name in ("_numba", "_numba_family")
-)
-#: Modules whose tests use the compiled kernels throughout: run last, when the cache is warm
-#: (paths under tests/).
+# 64 KB call. `ortpool warmup` compiles all of them into numba's on-disk cache in two child
+# processes started before collection (one per core: float32+uint8, float64+int8), while the
+# tests that need no compiled kernel run; the first import of a compiled-kernel module in a test
+# process (the main one, or each pytest-xdist worker) waits until both have written their exit
+# status, then loads every kernel from the cache in milliseconds. Tests that need a cold cache
+# set their own NUMBA_CACHE_DIR (test_numba_cache, test_compile_note).
+_NUMBA_MODULES = frozenset(f"ortpool.kernels.{name}" for name in ("_numba", "_numba_family"))
+#: Modules whose tests use the compiled kernels throughout, in this process or in the child
+#: processes they start (which the import guard cannot hold): they run last and wait for the
+#: warm-up before their first test, so that no child compiles a kernel again (paths under tests/).
 _COMPILED_LAST = (
+    "kernels/test_limits.py",
+    "ort/test_hook_failures.py",
     "validate/test_accuracy.py",
     "ort/test_backend_cases.py",
     "kernels/test_properties.py",
@@ -60,12 +66,22 @@ _COMPILED_LAST = (
     "kernels/test_large_inputs.py",
     "kernels/test_ruling19.py",
 )
+#: Modules whose one test runs for minutes in child processes (a child venv's pytest, a wheel
+#: build): first, so that they overlap the rest of the run instead of ending it.
+_LONG_FIRST = (
+    "project/test_lowest_runtime.py",
+    "project/test_openvino.py",
+    "project/test_wheel.py",
+    "kernels/test_numba_cache.py",
+)
+#: Where the warm-up children write their exit status (inherited by pytest-xdist's workers).
+_WARMUP_DIR_ENV = "ORTPOOL_TEST_WARMUP_DIR"
 TESTS = Path(__file__).resolve().parent
 WARMUP: dict[str, object] = {}
 
 
 class _AfterWarmup(importlib.abc.MetaPathFinder):
-    """Holds the first import of a compiled-kernel module until the warm-up child is done."""
+    """Holds the first import of a compiled-kernel module until the warm-up children are done."""
 
     def find_spec(self, name, path=None, target=None):
         if name in _NUMBA_MODULES:
@@ -76,25 +92,46 @@ class _AfterWarmup(importlib.abc.MetaPathFinder):
 #: The element types of each warm-up child: about the same compile time each (float32 and
 #: float64 compile six kernels, int8 and uint8 two), so the two run on both cores together.
 _WARMUP_DTYPES = (("float32", "uint8"), ("float64", "int8"))
+#: A child's command: run ``ortpool warmup``, then write its exit status to the file argv[1].
+_WARMUP_WRAPPER = (
+    "import subprocess, sys\n"
+    "code = subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    "open(sys.argv[1] + '.part', 'w').write(str(code))\n"
+    "import os; os.replace(sys.argv[1] + '.part', sys.argv[1])\n"
+)
+
+
+def _status_files() -> list[str]:
+    folder = os.environ.get(_WARMUP_DIR_ENV)
+    if not folder:
+        return []
+    return [os.path.join(folder, f"status-{i}") for i in range(len(_WARMUP_DTYPES))]
 
 
 def wait_for_warmup() -> None:
-    children = WARMUP.pop("children", None)
-    if children is None:
-        return
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _AfterWarmup)]
+    files = _status_files()
+    if not files or "waited" in WARMUP:
+        return
     start = time.perf_counter()
-    for child in children:
-        try:
-            child.wait(timeout=900)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+    deadline = start + 900
+    while not all(os.path.exists(f) for f in files) and time.perf_counter() < deadline:
+        time.sleep(0.1)
     WARMUP["waited"] = time.perf_counter() - start
-    WARMUP["returncode"] = max(child.returncode for child in children)
+    codes = [int(Path(f).read_text() or 1) if os.path.exists(f) else -1 for f in files]
+    WARMUP["returncode"] = max(codes, key=abs)
 
 
-def pytest_sessionstart(session):
+def _is_worker(config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config):
+    if _is_worker(config):
+        if _status_files():
+            sys.meta_path.insert(0, _AfterWarmup())
+        return
+    os.environ.pop(_WARMUP_DIR_ENV, None)
     if os.environ.get("ORTPOOL_KERNELS", "").strip().lower() == "numpy":
         return
     # A quick run of a few files on a cold cache may prefer to compile only what it uses.
@@ -102,34 +139,89 @@ def pytest_sessionstart(session):
         return
     if importlib.util.find_spec("numba") is None:
         return
-    WARMUP["started"] = time.perf_counter()
+    folder = tempfile.mkdtemp(prefix="ortpool-warmup-")
+    os.environ[_WARMUP_DIR_ENV] = folder  # before pytest-xdist starts its workers
     env = {k: v for k, v in os.environ.items() if k != "ORTPOOL_KERNELS"}
+    WARMUP["folder"] = folder
     WARMUP["children"] = [
         subprocess.Popen(
-            [sys.executable, "-m", "ortpool", "warmup", "--dtypes", ",".join(dtypes)],
+            [
+                sys.executable,
+                "-c",
+                _WARMUP_WRAPPER,
+                status,
+                sys.executable,
+                "-m",
+                "ortpool",
+                "warmup",
+                "--dtypes",
+                ",".join(dtypes),
+            ],
             env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
         )
-        for dtypes in _WARMUP_DTYPES
+        for status, dtypes in zip(_status_files(), _WARMUP_DTYPES, strict=True)
     ]
     sys.meta_path.insert(0, _AfterWarmup())
 
 
 def pytest_collection_modifyitems(session, config, items):
     def rank(item) -> int:
-        path = item.path.resolve()
-        name = path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else ""
+        name = _tests_path(item)
+        if name in _LONG_FIRST:
+            return _LONG_FIRST.index(name) - len(_LONG_FIRST)
         return _COMPILED_LAST.index(name) + 1 if name in _COMPILED_LAST else 0
 
     items.sort(key=rank)  # stable: the order within each module is kept
 
 
+def _tests_path(item) -> str:
+    path = item.path.resolve()
+    return path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else ""
+
+
+def pytest_runtest_setup(item):
+    if _tests_path(item) in _COMPILED_LAST:
+        wait_for_warmup()
+
+
+def _figures() -> dict:
+    """What this process gathered for the summary (sent from a worker to the main process)."""
+    return {
+        "warmup": {k: WARMUP[k] for k in ("waited", "returncode") if k in WARMUP},
+        "lowest": dict(support.LOWEST_RUN),
+        "backend": [list(r) for r in support.BACKEND_RUNS],
+        "examples": [[op, v, path, n] for (op, v, path), n in support.EXAMPLES.items()],
+    }
+
+
+def _merge(figures: dict) -> None:
+    if "waited" in figures["warmup"]:
+        WARMUP["waited"] = max(WARMUP.get("waited", 0.0), figures["warmup"]["waited"])
+        WARMUP["returncode"] = figures["warmup"]["returncode"]
+    support.LOWEST_RUN.update(figures["lowest"])
+    support.BACKEND_RUNS.extend(tuple(r) for r in figures["backend"])
+    for op, v, path, n in figures["examples"]:
+        support.EXAMPLES[(op, v, path)] += n
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """pytest-xdist: a worker finished; take its figures for the summary."""
+    figures = getattr(node, "workeroutput", {}).get("ortpool")
+    if figures:
+        _merge(json.loads(figures))
+
+
 def pytest_sessionfinish(session, exitstatus):
+    if _is_worker(session.config):
+        session.config.workeroutput["ortpool"] = json.dumps(_figures())
+        return
     for child in WARMUP.pop("children", ()):
         if child.poll() is None:
             child.kill()
             child.wait()
+    if "folder" in WARMUP:
+        shutil.rmtree(WARMUP.pop("folder"), ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     json_file = files.add(args.json, "the JSON report") if args.json else None
 
     from ortpool.bench import machine, report, runner
-    from ortpool.kernels import _parallel
+    from ortpool.kernels import thread_count
 
     settings = runner.Settings(
         repeat=args.repeat,
@@ -102,9 +102,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if settings.shared_pool and not runner.share_thread_pool(settings.intra_op_threads):
         settings.shared_pool = False  # the machine line and the JSON then say "one per session"
-    info = machine.describe(
-        settings.intra_op_threads, _parallel.thread_count(), settings.shared_pool
-    )
+    info = machine.describe(settings.intra_op_threads, thread_count(), settings.shared_pool)
     for line in report.machine_lines(info):
         print(line)
     print(f"runtime: {spec.title()}, graph optimizations {spec.level}")

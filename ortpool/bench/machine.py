@@ -56,15 +56,13 @@ def blas() -> str:
 def _kernels() -> str:
     """The kernel path in use: "numba 0.68.1 from 64 KB" (the default: smaller calls too once
     their kernel is loaded), "numba 0.68.1" (ORTPOOL_KERNELS=numba) or "numpy"."""
-    from ortpool.kernels import _backend
+    from ortpool.kernels import NUMBA_MIN_BYTES, backend, backend_mode
 
-    if _backend.backend() == "numba":
+    if backend() == "numba":
         import numba
 
-        auto = _backend.mode() == "auto"
-        return f"numba {numba.__version__}" + (
-            f" from {_backend.NUMBA_MIN_BYTES >> 10} KB" if auto else ""
-        )
+        auto = backend_mode() == "auto"
+        return f"numba {numba.__version__}" + (f" from {NUMBA_MIN_BYTES >> 10} KB" if auto else "")
     return "numpy"
 
 

@@ -204,11 +204,11 @@ def plan_time(call: Callable[[], object], trials: int = 3) -> float:
     """Seconds a call of a new shape spends validating and planning: the fastest of ``trials``
     first calls (every cached plan forgotten before each) minus the fastest of as many calls
     right after them (plan cached), at least 0."""
-    from ortpool.kernels import _calls
+    from ortpool.kernels import forget_plans
 
     firsts, planned = [], []
     for _ in range(trials):
-        _calls.forget()
+        forget_plans()
         for times in (firsts, planned):
             start = time.perf_counter()
             call()

@@ -10,6 +10,7 @@ API::
     report = ortpool.fix.fix_file("in.onnx", "out.onnx",    # written as rewrite writes
                                   shapes={"image": (1, 3, 48, 192)})  # the real sizes
     report.exit_code()                                      # 0 exact, 1 needs ortpool, 2 unproven
+    [n.name for n in report.nodes if n.realization is ortpool.fix.Realization.FORM]
 
 For each node: left unchanged where the runtime already gives the spec's result, else the
 cheapest standard-op form proven exact (:mod:`ortpool.fix.forms`), else ortpool's op (the
@@ -30,6 +31,7 @@ import onnx
 
 from ortpool import modelfile
 from ortpool.fix.fixer import Options, fix_model
+from ortpool.fix.outcomes import Outcome, Realization
 from ortpool.fix.report import FixReport, NodeFix
 from ortpool.model.files import write_file
 from ortpool.model.inputs import InputSpec
@@ -37,7 +39,7 @@ from ortpool.ort.runtime_spec import DEFAULT_LEVEL, RuntimeSpec, parse_providers
 from ortpool.rewrite.selection import Selection
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
-__all__ = ["FixReport", "NodeFix", "fix", "fix_file", "fix_with_report"]
+__all__ = ["FixReport", "NodeFix", "Outcome", "Realization", "fix", "fix_file", "fix_with_report"]
 
 ModelLike = onnx.ModelProto | str | os.PathLike
 

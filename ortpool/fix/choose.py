@@ -15,29 +15,24 @@ from typing import Any
 
 from ortpool.fix import emit, forms
 from ortpool.fix.inputs import FeedSet
+from ortpool.fix.outcomes import NotApplicable, Outcome
 from ortpool.fix.prove import Proof, prove_plan
 from ortpool.fix.sites import Site
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
-NOT_APPLICABLE = "not applicable"
-NOT_WRITABLE = "not writable at this opset"
-NOT_EXACT = "not exact"
-FOLDED = "changed by the optimizer"
-NOT_IN_MODEL = "not exact in the model"
-PROVEN = "proven"
-
 
 @dataclasses.dataclass
 class Attempt:
-    """One candidate tried for a node and what became of it."""
+    """One candidate tried for a node and what became of it (``detail``: the proof, or why
+    not)."""
 
     form: str
-    outcome: str
+    outcome: Outcome
     detail: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {"form": self.form, "outcome": self.outcome.value, "detail": self.detail}
 
 
 @dataclasses.dataclass
@@ -69,19 +64,21 @@ def choose(
     for name, plan in forms.candidates(facts):
         if name in tried:
             continue
-        if isinstance(plan, str):
-            attempts.append(Attempt(name, NOT_APPLICABLE, plan))
+        if isinstance(plan, NotApplicable):
+            attempts.append(Attempt(name, Outcome.NOT_APPLICABLE, plan.reason))
             continue
         if facts.spatial is None and not plan.shape_free:
-            attempts.append(Attempt(name, NOT_APPLICABLE, "its numbers depend on the input size"))
+            why = "its numbers depend on the input size"
+            attempts.append(Attempt(name, Outcome.NOT_APPLICABLE, why))
             continue
         try:
             proof = prove_plan(plan, facts, site.node, sets, runtime, rule)
         except emit.Unwritable as err:
-            attempts.append(Attempt(name, NOT_WRITABLE, str(err)))
+            attempts.append(Attempt(name, Outcome.NOT_WRITABLE, str(err)))
             continue
         if proof.exact:
-            attempts.append(Attempt(name, PROVEN, proof.describe()))
+            attempts.append(Attempt(name, Outcome.PROVEN, proof.describe()))
             return Choice(plan, proof, attempts)
-        attempts.append(Attempt(name, FOLDED if proof.folded else NOT_EXACT, proof.failure))
+        outcome = Outcome.FOLDED if proof.folded else Outcome.NOT_EXACT
+        attempts.append(Attempt(name, outcome, proof.failure))
     return Choice(None, None, attempts)

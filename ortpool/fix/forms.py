@@ -4,7 +4,7 @@ A plan is what ``ortpool fix`` may write in place of a node. It is built by a *f
 function of the node's facts (:class:`NodeFacts`: operator, spec version, attributes, element
 type, static spatial sizes); :mod:`ortpool.fix.emit` turns a plan into nodes and
 :mod:`ortpool.fix.prove` decides whether the runtime computes it exactly. A form that does not
-apply to a node returns the reason as a string instead of a plan.
+apply to a node returns :class:`~ortpool.fix.outcomes.NotApplicable` with the reason instead.
 
 Base forms, cheapest first:
 
@@ -38,6 +38,7 @@ from ortpool import versions
 from ortpool.attributes import NodeAttrs, PoolAttrs
 from ortpool.dtypes import FLOATS
 from ortpool.errors import OrtpoolError
+from ortpool.fix.outcomes import NotApplicable
 from ortpool.geometry import PoolGeometry, effective_kernel, pool_geometry, same_pads
 from ortpool.tolerances import GLOBAL_SUMS
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS, OpVersion
@@ -141,7 +142,7 @@ class Plan:
         return self.name != UNCHANGED
 
 
-Form = Callable[..., "Plan | str"]
+Form = Callable[..., "Plan | NotApplicable"]
 
 
 def standard_attributes(spec: OpVersion, attrs: PoolAttrs) -> dict[str, Any]:
@@ -171,7 +172,7 @@ def unchanged(facts: NodeFacts, compute: str | None = None) -> Plan:
     return Plan(UNCHANGED, why="the node as it is")
 
 
-def explicit_pads(facts: NodeFacts, compute: str | None = None) -> Plan | str:
+def explicit_pads(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable:
     """``auto_pad`` SAME_UPPER/SAME_LOWER/VALID written as explicit pads, ``ceil_mode=0``.
 
     SAME (RULINGS.md 2): ``out = ceil(n/s)``, total pad ``max(0, (out-1)*s + ek - n)`` with the
@@ -189,11 +190,11 @@ def explicit_pads(facts: NodeFacts, compute: str | None = None) -> Plan | str:
     every stride is 1 (the total is ``ek - 1`` whatever ``n``), otherwise for the static sizes.
     """
     if not facts.windowed:
-        return f"{facts.op} has no auto_pad"
+        return NotApplicable(f"{facts.op} has no auto_pad")
     attrs = facts.attrs
     assert isinstance(attrs, PoolAttrs)
     if attrs.auto_pad == "NOTSET":
-        return "the pads are explicit already"
+        return NotApplicable("the pads are explicit already")
     shape_free = attrs.auto_pad == "VALID" or all(s == 1 for s in attrs.strides)
     if attrs.auto_pad == "VALID":
         pads = (0,) * (2 * attrs.rank)
@@ -202,7 +203,7 @@ def explicit_pads(facts: NodeFacts, compute: str | None = None) -> Plan | str:
         sizes = facts.spatial
         if sizes is None:
             if not shape_free:
-                return (
+                return NotApplicable(
                     "SAME pads depend on the input size, which is symbolic (a stride is not 1)"
                 )
             # Stride 1: out = n and total = ek - 1 for any n; the kernel span itself serves as n.
@@ -235,33 +236,32 @@ def lowest(elem: str) -> float | int:
     return int(info.min)
 
 
-def _pad_value(facts: NodeFacts, compute: str, signed_zero: bool) -> float | int | str:
+def _pad_value(
+    facts: NodeFacts, compute: str, signed_zero: bool
+) -> float | int | NotApplicable:
     """The constant the Pad writes, or the reason there is none for this variant."""
     if facts.op == "MaxPool":
         value = lowest(facts.elem)  # of the node's own type: a cast back must give it again
         if signed_zero:
             if value != 0 or compute not in FLOATS:
-                return "a signed zero only stands in for a lowest value of 0 in a float type"
+                return NotApplicable(
+                    "a signed zero only stands in for a lowest value of 0 in a float type"
+                )
             return -0.0
         return float(value) if compute in FLOATS else value
     if signed_zero:
         if compute not in FLOATS:
-            return "a signed zero needs a float type"
+            return NotApplicable("a signed zero needs a float type")
         return -0.0
     return 0.0 if compute in FLOATS else 0
 
 
 def pad_node(
     facts: NodeFacts, *, signed_zero: bool = False, compute: str | None = None
-) -> Plan | str:
+) -> Plan | NotApplicable:
     """A ``Pad`` node before a pool that pads nothing, in floor mode: the general form.
 
-    Per axis the spec's effective pads ``(pb, pe)`` come from :mod:`ortpool.geometry` (SAME's
-    dilated-span pads, VALID's zeros, explicit pads as written, any size: pads >= kernel are
-    legal, RULINGS.md 5). Ceil mode becomes end padding: the pool runs in floor mode on
-    ``n + pb + pe'`` with ``pe' = max(0, (out-1)*s + ek - n - pb)``, which gives exactly the
-    spec's ``out``, drop rule included (RULINGS.md 1).
-
+    The Pad writes the spec's effective pads, ceil mode as end padding (:func:`_pad_amounts`).
     MaxPool: the Pad writes the lowest value of the type (-inf, or the integer minimum): it never
     wins over an input and is what an empty window gives (RULINGS.md 5, 6). Example: k=2, s=1,
     pads (2, 2) on n=3, which onnxruntime refuses (pads >= kernel): Pad 2+2 -> 7 positions,
@@ -270,6 +270,65 @@ def pad_node(
     LpPool: the Pad writes 0, which adds ``|0|^p = 0`` to a window's sum: the norm of a window
     is the norm of its taps inside the input, padding or not (RULINGS.md 12), so no correction.
     Example: [3, 4], k=2, pads (1, 1), p=2: Pad -> [0, 3, 4, 0] -> windows 3, 5, 4.
+
+    AveragePool: the Pad writes 0, the pool divides by the kernel volume and the result is
+    multiplied by ``kvol / count`` (:func:`_pad_amounts`).
+
+    onnxruntime's PadFusion folds a Pad of constant 0 into the pool after it (back into pads >=
+    kernel, which it refuses); ``signed_zero`` pads with -0.0 instead, which adds nothing to a
+    sum and which a test of the constant's bytes does not take for 0. (An all-padding window
+    then averages to -0.0, equal to the spec's 0.)
+
+    The Pad moves coordinates, so Indices are not the spec's. Right for every size when the
+    pads are explicit, ceil mode is off and no divisor needs correcting.
+    """
+    if not facts.windowed:
+        return NotApplicable(f"{facts.op} is not a windowed pool")
+    attrs = facts.attrs
+    assert isinstance(attrs, PoolAttrs)
+    if facts.op == "AveragePool" and "count_include_pad" not in facts.spec.attrs:
+        return NotApplicable(
+            f"{facts.spec.key} has no count_include_pad to divide by the kernel volume"
+        )
+    value = _pad_value(facts, compute or facts.elem, signed_zero)
+    if isinstance(value, NotApplicable):
+        return value
+    amounts = _pad_amounts(facts, attrs)
+    if isinstance(amounts, NotApplicable):
+        return amounts
+    pads, scale, shape_free = amounts
+    pool = dataclasses.replace(
+        attrs,
+        auto_pad="NOTSET",
+        pads=(0,) * (2 * attrs.rank),
+        ceil_mode=0,
+        count_include_pad=1 if facts.op == "AveragePool" else attrs.count_include_pad,
+    )
+    shown = "-0.0" if signed_zero else value
+    why = f"Pad {list(pads)} with {shown}, then the pool in floor mode without pads"
+    return Plan(
+        PAD_SIGNED_ZERO if signed_zero else PAD,
+        pool=standard_attributes(facts.spec, pool),
+        pad=pads,
+        pad_value=value,
+        scale=scale,
+        keeps_indices=False,
+        shape_free=shape_free,
+        why=why if scale is None else f"{why}, times kvol/count",
+    )
+
+
+def _pad_amounts(
+    facts: NodeFacts, attrs: PoolAttrs
+) -> tuple[tuple[int, ...], np.ndarray | None, bool] | NotApplicable:
+    """The pads a Pad before the pool writes (begins, then ends), the ``kvol / count`` an
+    average is multiplied by (None: 1 everywhere), and whether both hold for every size.
+
+    Per axis the spec's effective pads ``(pb, pe)`` come from :mod:`ortpool.geometry` (SAME's
+    dilated-span pads, VALID's zeros, explicit pads as written, any size: pads >= kernel are
+    legal, RULINGS.md 5). Ceil mode becomes end padding: the pool runs in floor mode on
+    ``n + pb + pe'`` with ``pe' = max(0, (out-1)*s + ek - n - pb)``, which gives exactly the
+    spec's ``out``, drop rule included (RULINGS.md 1).
 
     AveragePool: the Pad writes 0 and the pool divides by the kernel volume
     (``count_include_pad=1``), which gives ``sum / kvol``; the spec divides by ``count``
@@ -281,63 +340,26 @@ def pad_node(
     over [x, 0] times 2/1 per axis: x, as the spec's one window (onnxruntime computes the node
     as it is right too). Where the spec has no window (floor mode there) no Pad helps: a pool
     that truncates its size toward zero, as onnxruntime's does, still makes one.
-
-    onnxruntime's PadFusion folds a Pad of constant 0 into the pool after it (back into pads >=
-    kernel, which it refuses); ``signed_zero`` pads with -0.0 instead, which adds nothing to a
-    sum and which a test of the constant's bytes does not take for 0. (An all-padding window
-    then averages to -0.0, equal to the spec's 0.)
-
-    The Pad moves coordinates, so Indices are not the spec's. Right for every size when the
-    pads are explicit, ceil mode is off and no divisor needs correcting.
     """
-    if not facts.windowed:
-        return f"{facts.op} is not a windowed pool"
-    attrs = facts.attrs
-    assert isinstance(attrs, PoolAttrs)
-    if facts.op == "AveragePool" and "count_include_pad" not in facts.spec.attrs:
-        return f"{facts.spec.key} has no count_include_pad to divide by the kernel volume"
-    compute = compute or facts.elem
-    value = _pad_value(facts, compute, signed_zero)
-    if isinstance(value, str):
-        return value
     geom = facts.geometry()
     fixed = attrs.auto_pad == "NOTSET" and not attrs.ceil_mode
-    if geom is None and not fixed:
-        return "the pads depend on the input size, which is symbolic (auto_pad or ceil_mode)"
-    scale = None
     if geom is None:
-        pads = attrs.pads
-    else:
-        pads = tuple(a.pb for a in geom.axes) + tuple(
-            max(0, (a.out - 1) * a.s + effective_kernel(a.k, a.d) - a.n - a.pb)
-            for a in geom.axes
-        )
-        if facts.op == "AveragePool":
-            scale = _divisor_scale(geom, bool(attrs.count_include_pad))
-    if geom is None and facts.op == "AveragePool" and not attrs.count_include_pad and any(pads):
-        return "the divisor near the edges depends on the input size, which is symbolic"
-    pool = dataclasses.replace(
-        attrs,
-        auto_pad="NOTSET",
-        pads=(0,) * (2 * attrs.rank),
-        ceil_mode=0,
-        count_include_pad=1 if facts.op == "AveragePool" else attrs.count_include_pad,
+        if not fixed:
+            return NotApplicable(
+                "the pads depend on the input size, which is symbolic (auto_pad or ceil_mode)"
+            )
+        if facts.op == "AveragePool" and not attrs.count_include_pad and any(attrs.pads):
+            return NotApplicable(
+                "the divisor near the edges depends on the input size, which is symbolic"
+            )
+        return tuple(attrs.pads), None, True
+    pads = tuple(a.pb for a in geom.axes) + tuple(
+        max(0, (a.out - 1) * a.s + effective_kernel(a.k, a.d) - a.n - a.pb) for a in geom.axes
     )
-    name = PAD_SIGNED_ZERO if signed_zero else PAD
-    shown = "-0.0" if signed_zero else value
-    why = f"Pad {list(pads)} with {shown}, then the pool in floor mode without pads"
-    if scale is not None:
-        why += ", times kvol/count"
-    return Plan(
-        name,
-        pool=standard_attributes(facts.spec, pool),
-        pad=tuple(pads),
-        pad_value=value,
-        scale=scale,
-        keeps_indices=False,
-        shape_free=geom is None or (fixed and scale is None),
-        why=why,
-    )
+    scale = None
+    if facts.op == "AveragePool":
+        scale = _divisor_scale(geom, bool(attrs.count_include_pad))
+    return pads, scale, fixed and scale is None
 
 
 def _divisor_scale(geom: PoolGeometry, include_pad: bool) -> np.ndarray | None:
@@ -354,19 +376,19 @@ def _divisor_scale(geom: PoolGeometry, include_pad: bool) -> np.ndarray | None:
     return scale.reshape((1, 1, *scale.shape))
 
 
-def pad_signed_zero(facts: NodeFacts, compute: str | None = None) -> Plan | str:
+def pad_signed_zero(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable:
     """:func:`pad_node` with -0.0 as the constant (see there)."""
     return pad_node(facts, signed_zero=True, compute=compute)
 
 
-def _spatial_axes(facts: NodeFacts) -> tuple[int, ...] | str:
+def _spatial_axes(facts: NodeFacts) -> tuple[int, ...] | NotApplicable:
     rank = facts.spatial_rank
     if rank is None:
-        return "the rank of the input is not known"
+        return NotApplicable("the rank of the input is not known")
     return tuple(range(2, 2 + rank))
 
 
-def reduce(facts: NodeFacts, compute: str | None = None) -> Plan | str:
+def reduce(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable:
     """A global pool as the Reduce op over the spatial axes (``keepdims=1``): the same values.
 
     GlobalMaxPool is ``ReduceMax``, GlobalAveragePool ``ReduceMean``, GlobalLpPool ``ReduceL1``
@@ -377,9 +399,9 @@ def reduce(facts: NodeFacts, compute: str | None = None) -> Plan | str:
     planes by the Reduce ops' own rule (max -inf, mean 0/0, norm 0).
     """
     if facts.op not in GLOBAL_OPERATORS:
-        return f"{facts.op} is not a global pool"
+        return NotApplicable(f"{facts.op} is not a global pool")
     axes = _spatial_axes(facts)
-    if isinstance(axes, str):
+    if isinstance(axes, NotApplicable):
         return axes
     if facts.op == "GlobalMaxPool":
         return Plan(REDUCE, reduce="ReduceMax", why="ReduceMax over the spatial axes")
@@ -397,16 +419,16 @@ def reduce(facts: NodeFacts, compute: str | None = None) -> Plan | str:
     )
 
 
-def empty_plane(facts: NodeFacts, compute: str | None = None) -> Plan | str:
+def empty_plane(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable:
     """A global pool over a plane with no element: the empty window's value (RULINGS.md 5, 13)
     as ``ReduceSum`` (0 over nothing) plus a constant: -inf for the max, NaN for the mean (0/0),
     nothing for the norm. Example: X of shape (1, 2, 0, 7) -> Y (1, 2, 1, 1) of NaN for
     GlobalAveragePool, where onnxruntime refuses the node and its ReduceMean gives 0. For the
     static sizes only."""
     if facts.op not in GLOBAL_OPERATORS:
-        return f"{facts.op} is not a global pool"
+        return NotApplicable(f"{facts.op} is not a global pool")
     if facts.spatial is None or 0 not in facts.spatial:
-        return "the plane is not statically empty"
+        return NotApplicable("the plane is not statically empty")
     offset = {"GlobalMaxPool": -math.inf, "GlobalAveragePool": math.nan}.get(facts.op)
     return Plan(
         EMPTY_PLANE,
@@ -417,7 +439,7 @@ def empty_plane(facts: NodeFacts, compute: str | None = None) -> Plan | str:
     )
 
 
-def in_float(plan: Plan, facts: NodeFacts) -> Plan | str:
+def in_float(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
     """``plan`` computed in float32 between a Cast of X and a Cast of Y back to the node's type.
 
     Exact for every type float32 holds exactly (float16, bfloat16, int8, uint8): a max moves one
@@ -428,11 +450,11 @@ def in_float(plan: Plan, facts: NodeFacts) -> Plan | str:
     node type's lowest value written in float32, ``compute="float"``.)
     """
     if facts.elem == "float":
-        return "the node computes in float32 already"
+        return NotApplicable("the node computes in float32 already")
     if facts.elem not in FLOAT_EXACT:
-        return f"{facts.elem} is not held exactly by float32"
+        return NotApplicable(f"{facts.elem} is not held exactly by float32")
     if "float" not in facts.spec.types:
-        return f"{facts.spec.key} does not take float"
+        return NotApplicable(f"{facts.spec.key} does not take float")
     return dataclasses.replace(
         plan,
         name=IN_FLOAT if plan.name == UNCHANGED else f"{plan.name}+{IN_FLOAT}",
@@ -441,7 +463,7 @@ def in_float(plan: Plan, facts: NodeFacts) -> Plan | str:
     )
 
 
-def in_double(plan: Plan, facts: NodeFacts) -> Plan | str:
+def in_double(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
     """A global average or norm of a float type summed in float64, rounded once to the type.
 
     RULINGS.md 13 asks for the exact mean (norm) within 2 ulp; a float32 running sum over a
@@ -452,11 +474,13 @@ def in_double(plan: Plan, facts: NodeFacts) -> Plan | str:
     onnxruntime has no float64 kernel for the global pools.
     """
     if facts.op not in GLOBAL_OPERATORS or facts.op == "GlobalMaxPool":
-        return "only a global average or norm sums over the plane"
+        return NotApplicable("only a global average or norm sums over the plane")
     if facts.elem not in ("float", "float16", "bfloat16"):
-        return f"{facts.elem} gains nothing in float64"
+        return NotApplicable(f"{facts.elem} gains nothing in float64")
     if plan.reduce is None:
-        return "onnxruntime has no float64 global pool; the Reduce form computes in float64"
+        return NotApplicable(
+            "onnxruntime has no float64 global pool; the Reduce form computes in float64"
+        )
     return dataclasses.replace(
         plan,
         name=f"{plan.name}+{IN_DOUBLE}",
@@ -465,7 +489,7 @@ def in_double(plan: Plan, facts: NodeFacts) -> Plan | str:
     )
 
 
-def nan_guarded(plan: Plan, facts: NodeFacts) -> Plan | str:
+def nan_guarded(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
     """The max's non-finite windows made the spec's by one pooled mask (RULINGS.md 5, 6, 13).
 
     A runtime may skip NaN (onnxruntime does unless it is the window's first tap; its
@@ -481,11 +505,13 @@ def nan_guarded(plan: Plan, facts: NodeFacts) -> Plan | str:
     Indices are used.
     """
     if facts.op not in MAX_LIKE:
-        return f"{facts.op} does not take a max over input values"
+        return NotApplicable(f"{facts.op} does not take a max over input values")
     if facts.elem not in FLOATS:
-        return f"{facts.elem} has no NaN or -inf"
+        return NotApplicable(f"{facts.elem} has no NaN or -inf")
     if facts.indices_used:
-        return "the guard does not mend Indices, and this node's Indices are used"
+        return NotApplicable(
+            "the guard does not mend Indices, and this node's Indices are used"
+        )
     return dataclasses.replace(
         plan,
         name=NAN_GUARD if plan.name == UNCHANGED else f"{plan.name}+{NAN_GUARD}",
@@ -512,21 +538,22 @@ BASE_FORMS: tuple[tuple[str, Form, tuple[str, ...] | None], ...] = (
     (EMPTY_PLANE, empty_plane, GLOBAL_OPERATORS),
 )
 #: The compute wrappers after the node's own type, with the operators each is tried for.
-COMPUTE_WRAPPERS: tuple[tuple[str, str, Callable[[Plan, NodeFacts], Plan | str], tuple], ...] = (
+Wrapper = Callable[[Plan, NodeFacts], "Plan | NotApplicable"]
+COMPUTE_WRAPPERS: tuple[tuple[str, str, Wrapper, tuple], ...] = (
     (IN_FLOAT, "float", in_float, versions.OPERATORS),
     (IN_DOUBLE, "double", in_double, GLOBAL_SUMS),
 )
 
 
-def candidates(facts: NodeFacts) -> list[tuple[str, Plan | str]]:
-    """Every plan for ``facts``, cheapest first, each named; a string where a form does not
-    apply (the reason).
+def candidates(facts: NodeFacts) -> list[tuple[str, Plan | NotApplicable]]:
+    """Every plan for ``facts``, cheapest first, each named; :class:`NotApplicable` (with the
+    reason) where a form does not apply.
 
     Order: the base forms in the node's type, then in float32 (types without a kernel), then in
     float64 (global sums), then all of them again with the non-finite guard (max-like ops of a
     float type); ortpool's op last.
     """
-    found: list[tuple[str, Plan | str]] = []
+    found: list[tuple[str, Plan | NotApplicable]] = []
     guards = [False, True] if facts.op in MAX_LIKE and facts.elem in FLOATS else [False]
     computes = [None, *(w for w in COMPUTE_WRAPPERS if facts.op in w[3])]
     bases = [(n, f) for n, f, ops in BASE_FORMS if ops is None or facts.op in ops]
@@ -540,19 +567,22 @@ def candidates(facts: NodeFacts) -> list[tuple[str, Plan | str]]:
                 try:
                     plan = base(facts, compute=wrapper[1] if wrapper else None)
                 except OrtpoolError as err:
-                    plan = err.detail
-                if not isinstance(plan, str) and wrapper:
+                    plan = NotApplicable(err.detail)
+                if isinstance(plan, Plan) and wrapper:
                     plan = wrapper[2](plan, facts)
-                if not isinstance(plan, str) and guard:
+                if isinstance(plan, Plan) and guard:
                     plan = nan_guarded(plan, facts)
-                if not isinstance(plan, str) and not plan.keeps_indices and facts.indices_used:
-                    plan = "it moves Indices, and this node's Indices are used (RULINGS.md 16)"
+                if isinstance(plan, Plan) and not plan.keeps_indices and facts.indices_used:
+                    plan = NotApplicable(
+                        "it moves Indices, and this node's Indices are used (RULINGS.md 16)"
+                    )
                 found.append((name, plan))
     if facts.pinned:
-        pinned = (
+        pinned = NotApplicable(
             f"at ai.onnx opset {facts.opset} the node would be {facts.op}-"
             f"{versions.resolve(facts.op, facts.opset).version}, not {facts.spec.key}"
         )
-        found = [(n, p if isinstance(p, str) or p.reduce else pinned) for n, p in found]
+        found = [(n, p if isinstance(p, NotApplicable) or p.reduce else pinned)
+                 for n, p in found]
     found.append((ORTPOOL, ortpool_op()))
     return found

@@ -17,10 +17,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import onnx
-from onnx import helper
 
 from ortpool.fix import report as report_mod
 from ortpool.fix.fixer import Options, fix_model
+from ortpool.fix.outcomes import Realization
+from ortpool.model import carry
 from ortpool.model.singlenode import builtin_model, feed_dict
 from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
@@ -33,38 +34,20 @@ AGREEING = (results.AGREE, results.TIES)
 
 @dataclasses.dataclass
 class GridOutcome:
-    """One grid case: the runtime's status, what fix chose, whether the check agrees."""
+    """One grid case: the runtime's status, what fix chose (``realization`` None: the runtime
+    agrees, nothing was fixed), whether the check agrees."""
 
     case: grid.Case
     status: str
-    realization: str
+    realization: Realization | None
     form: str | None
     checked: bool
     detail: str = ""
 
-
-def _carry_bfloat16(model: onnx.ModelProto) -> onnx.ModelProto:
-    """``model`` with bfloat16 graph inputs and outputs carried as float32 through Casts (the
-    Python API feeds and fetches no bfloat16; float32 holds every bfloat16 exactly)."""
-    carried = onnx.ModelProto()
-    carried.CopyFrom(model)
-    graph = carried.graph
-    bf16 = onnx.TensorProto.BFLOAT16
-    for value in graph.input:
-        if value.type.tensor_type.elem_type == bf16:
-            inner = value.name
-            value.name = f"{inner}__float32"
-            value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
-            graph.node.insert(0, helper.make_node("Cast", [value.name], [inner], to=bf16))
-    for value in graph.output:
-        if value.type.tensor_type.elem_type == bf16:
-            inner = value.name
-            value.name = f"{inner}__float32"
-            value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
-            graph.node.append(
-                helper.make_node("Cast", [inner], [value.name], to=onnx.TensorProto.FLOAT)
-            )
-    return carried
+    @property
+    def agrees(self) -> bool:
+        """The runtime agrees with the kernels on the case: nothing to fix."""
+        return self.realization is None
 
 
 def check_fixed(
@@ -73,13 +56,13 @@ def check_fixed(
     """The fixed model's outputs on ``feeds`` against the kernels': "" or the difference."""
     spec = case.spec()
     want = isolate.run_ortpool_numpy(spec, feeds)
-    session = open_session(runtime, _carry_bfloat16(fixed))
+    session = open_session(runtime, carry.carry(fixed))
     names = [i.name for i in session.get_inputs()]
-    carried = [a.astype(np.float32) if a.dtype.name == "bfloat16" else a for a in feeds]
+    carried = [carry.feedable(a) for a in feeds]
     got = session.run(None, dict(zip(names, carried, strict=True)))
     tol = node_tolerance(case.op, case.version, case.dtype, feeds[0], want[0], case.attributes)
     y = np.asarray(got[0])
-    expected = want[0].astype(np.float32) if want[0].dtype.name == "bfloat16" else want[0]
+    expected = carry.feedable(want[0])
     comp = compare_values("Y", case.dtype, y, expected, tol)
     if comp.shapes_differ or comp.differing or comp.inaccurate:
         wrong = comp.differing + comp.inaccurate
@@ -96,7 +79,7 @@ def fix_grid(
     progress: Callable[[int, int], None] | None = None,
 ) -> list[GridOutcome]:
     """Fix and check every case the runtime does not agree on (agreeing cases are listed with
-    realization "agrees")."""
+    no realization)."""
     runtime = runtime or RuntimeSpec()
     options = isolate.Options(ortpool_runner=isolate.run_ortpool_numpy, threads=1)
     found = []
@@ -106,7 +89,7 @@ def fix_grid(
         feeds = grid.case_inputs(case, seed)
         status = isolate.run_node(f"case{case.id}", case.spec(), feeds, options).status
         if status in AGREEING:
-            found.append(GridOutcome(case, status, "agrees", None, True))
+            found.append(GridOutcome(case, status, None, None, True))
             continue
         model = builtin_model(case.spec(), feeds)
         fix_options = Options(
@@ -128,7 +111,7 @@ def fix_grid(
 
 def summary(outcomes: Sequence[GridOutcome]) -> list[str]:
     """Counts per realization and form, per op version; then every case not proven."""
-    fixed = [o for o in outcomes if o.realization != "agrees"]
+    fixed = [o for o in outcomes if not o.agrees]
     lines = [
         f"{len(outcomes)} grid cases; onnxruntime agrees on {len(outcomes) - len(fixed)}; "
         f"fixed {len(fixed)}: "

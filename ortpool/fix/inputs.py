@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from ortpool import dtypes, kernels
 from ortpool.attributes import PoolAttrs
 from ortpool.errors import OrtpoolError
 from ortpool.fix.forms import FLOATS, MAX_LIKE, NodeFacts, lowest
+from ortpool.fix.sites import Site
 from ortpool.geometry import effective_kernel
 from ortpool.model.inputs import random_tensor
 from ortpool.model.singlenode import NodeSpec
@@ -412,3 +413,38 @@ def expect(
                 continue
         kept.append(feed)
     return kept
+
+
+def site_sets(
+    site: Site,
+    captured: Sequence[Mapping[str, np.ndarray]],
+    seed: int = 0,
+    nonfinite: bool = True,
+) -> tuple[list[FeedSet], list[str]]:
+    """A node's input sets with the spec's outputs, the model's ``captured`` runs first, and
+    why the kernels refused the others: its static shape, or sampled shapes when its sizes are
+    symbolic (:func:`proof_sets`)."""
+    facts = site.facts
+    if facts is None:
+        raise ValueError(f"site {site.name!r} has no facts: {site.reason}")
+    mine = []
+    for run in captured:
+        arrays = [run.get(name) for name in site.node.input if name]
+        if all(a is not None for a in arrays):
+            mine.append(arrays)
+    shape = full_shape(facts, site.x_dims)
+    shapes = [shape] if shape is not None else sampled_shapes(facts)
+    if shape is not None:
+        # The forms of static spatial sizes hold at those sizes, for any batch and channels: the
+        # model's own run is kept at whatever N and C the user's inputs give.
+        mine = [a for a in mine if tuple(a[0].shape[2:]) == shape[2:]]
+    sets = proof_sets(
+        facts,
+        shapes,
+        captured=mine,
+        seed=seed,
+        nonfinite=nonfinite,
+        output_shape=site.output_shape,
+    )
+    refusals: list[str] = []
+    return expect(node_spec(facts), sets, refusals), refusals

@@ -17,11 +17,14 @@ left at defaults that do what the old version did (``ceil_mode`` 0, ``dilations`
 as the int the new version takes. ortpool's rulings give these versions one semantics
 (RULINGS.md 1-3, 8, 12-14), and the kernels agree: AveragePool-1 is AveragePool-7 without
 count_include_pad, LpPool-1 with p=2.0 is LpPool-2 with p=2.
+
+:func:`lift_and_fix` tries the lifts when a model fixed at its own opset keeps nodes unproven or
+needing ortpool's op, and takes the first that leaves fewer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import onnx
 import onnx.defs
@@ -29,7 +32,9 @@ from onnx import helper
 
 from ortpool import versions
 from ortpool.attributes import attribute_values
-from ortpool.model.scopes import AI_ONNX, model_scopes
+from ortpool.fix import report as report_mod
+from ortpool.fix.outcomes import Realization
+from ortpool.model.scopes import AI_ONNX, ai_onnx_opset, model_scopes
 from ortpool.versions import OpVersion
 
 #: Attributes a later version adds, with the value that does what the earlier version did.
@@ -156,3 +161,77 @@ def lifted(
     copy.ir_version = max(copy.ir_version, helper.find_min_ir_version_for(
         [helper.make_opsetid("", target)]))
     return copy, done
+
+
+#: One fix of a model at its own opsets, the pinned nodes (name -> version) at theirs.
+FixOnce = Callable[
+    [onnx.ModelProto, Mapping[str, int] | None], tuple[onnx.ModelProto, report_mod.FixReport]
+]
+
+
+def _score(report: report_mod.FixReport) -> tuple[int, int]:
+    return len(report.unproven), len(report.needs_ortpool)
+
+
+def lift_and_fix(
+    model: onnx.ModelProto,
+    fixed: onnx.ModelProto,
+    report: report_mod.FixReport,
+    fix_once: FixOnce,
+    allowed: bool = True,
+) -> tuple[onnx.ModelProto, report_mod.FixReport]:
+    """``fixed`` and its ``report`` (``model`` fixed at its own opset), or, when nodes stay
+    unproven or need ortpool's op and ``model`` imports an ai.onnx opset below :data:`TARGETS`'
+    last, the first lift of ``model`` (to each target it can be lifted to without changing what
+    it means: :func:`blocked`) that ``fix_once`` fixes with fewer such nodes. ``allowed``
+    (``--no-opset-lift``: False): the opset is kept and the report says a lift may help."""
+    opset = ai_onnx_opset(model.opset_import)
+    if _score(report) == (0, 0) or opset is None or opset >= TARGETS[-1]:
+        return fixed, report
+    if not allowed:
+        report.notes.append(
+            f"the ai.onnx opset {opset} was kept (--no-opset-lift): a lift may realize more nodes"
+        )
+        return fixed, report
+    elems = {n.name: n.elem for n in report.nodes if n.elem}
+    reasons = []
+    for target in TARGETS:
+        if target <= opset:
+            continue
+        pinned: dict[str, int] = {}
+        why = blocked(model, target, elems, pinned)
+        if why:
+            reasons.append(f"{target}: {why}")
+            continue
+        copy, reemitted = lifted(model, target, pinned)
+        lifted_fixed, lifted_report = fix_once(copy, pinned)
+        if _score(lifted_report) < _score(report):
+            _mark_lifted(report, lifted_report, target)
+            note = (
+                f"ai.onnx opset lifted from {opset} to {target}, where every node keeps its "
+                "meaning (onnxruntime runs there what it cannot at opset "
+                f"{opset})" + (f"; {', '.join(reemitted)}" if reemitted else "")
+            )
+            lifted_report.notes.insert(0, note)
+            fixed, report = lifted_fixed, lifted_report
+            if _score(report) == (0, 0):
+                break
+    if reasons and ai_onnx_opset(fixed.opset_import) == opset:
+        report.notes.append(f"the opset could not be lifted to {reasons[0]}")
+    return fixed, report
+
+
+def _mark_lifted(
+    plain: report_mod.FixReport, lifted_report: report_mod.FixReport, target: int
+) -> None:
+    """Each node of the lifted model's report as the user wrote it (its own version), its
+    realization including the lift: a node left as it is is now written at another opset."""
+    for before, node in zip(plain.nodes, lifted_report.nodes, strict=True):
+        if node.version != before.version:
+            node.why = f"{node.why}; {node.op}-{before.version} written as {node.key}".lstrip("; ")
+            node.version = before.version
+        if node.realization == Realization.UNCHANGED:
+            node.realization, node.form = Realization.FORM, OPSET_LIFT
+            node.why = f"the node at ai.onnx opset {target}; {node.why}".rstrip("; ")
+        elif node.realization == Realization.FORM:
+            node.form = f"{node.form}+{OPSET_LIFT}"

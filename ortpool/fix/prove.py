@@ -25,6 +25,7 @@ from ortpool import dtypes, optypes
 from ortpool.fix import emit
 from ortpool.fix.forms import NodeFacts, Plan
 from ortpool.fix.inputs import FeedSet
+from ortpool.model import carry
 from ortpool.model.singlenode import INPUT_NAMES, ir_version_for
 from ortpool.ort import runtime_spec
 from ortpool.ort.opening import open_session, optimized
@@ -62,6 +63,12 @@ class Proof:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def passed(self, feed: FeedSet) -> None:
+        """Count ``feed`` as one more set the realization gives the spec's outputs on."""
+        self.sets += 1
+        if list(feed.shape) not in self.shapes:
+            self.shapes.append(list(feed.shape))
+
     def describe(self) -> str:
         if self.exact:
             err = "" if self.max_abs in (None, 0.0) else f", max abs error {self.max_abs:.3g}"
@@ -87,17 +94,8 @@ class Proof:
         )
 
 
-#: Element types onnxruntime's Python API cannot feed or fetch: carried as float32 (exact).
-_NOT_FED = ("bfloat16",)
-_CARRIED = "float32_"
-
-
-def feedable(array: np.ndarray) -> np.ndarray:
-    """``array`` as onnxruntime's Python API takes it (bfloat16 as float32, exactly)."""
-    return array.astype(np.float32) if dtypes.name_of(array.dtype) in _NOT_FED else array
-
-
-def _value(name: str, array: np.ndarray, static: bool) -> onnx.ValueInfoProto:
+def value_info(name: str, array: np.ndarray, static: bool) -> onnx.ValueInfoProto:
+    """A graph input typed as ``array`` (its shape when ``static``, else every dim open)."""
     shape = list(array.shape) if static else [None] * array.ndim
     return helper.make_tensor_value_info(name, dtypes.CODE[dtypes.name_of(array.dtype)], shape)
 
@@ -108,35 +106,24 @@ def isolated_model(
     """The realization alone: inputs X (I, output_shape; MaxRoiPool's rois as I) shaped as
     ``example``, outputs Y (and Indices where the plan gives the spec's), at the node's
     governing opset."""
-    inputs = [_value(INPUT_NAMES[i], a, True) for i, a in enumerate(example)]
+    inputs = [value_info(INPUT_NAMES[i], a, True) for i, a in enumerate(example)]
     outputs = [helper.make_tensor_value_info("Y", dtypes.CODE[facts.elem], None)]
     has_indices = len([o for o in node.output if o]) > 1
     if has_indices and plan.keeps_indices:
         outputs.append(helper.make_tensor_value_info("Indices", onnx.TensorProto.INT64, None))
     io = emit.Io(tuple(v.name for v in inputs), tuple(v.name for v in outputs))
-    carried = [_CARRIED + n for n in (*INPUT_NAMES, "Y")]
+    carried = [carry.carried_name(n) for n in (*INPUT_NAMES, "Y")]
     namer = retarget.Namer([*INPUT_NAMES, "Y", "Indices", *carried])
     nodes = emit.emit(plan, facts, node, io, namer)
-    # onnxruntime's Python API takes and gives no bfloat16 array: such inputs arrive as float32
-    # and are cast (exactly), Y leaves as float32 (exactly); the realization between is as is.
-    for i, array in enumerate(example):
-        if dtypes.name_of(array.dtype) in _NOT_FED:
-            name = INPUT_NAMES[i]
-            code = dtypes.CODE[dtypes.name_of(array.dtype)]
-            nodes.insert(0, helper.make_node("Cast", [_CARRIED + name], [name], to=code))
-            inputs[i] = helper.make_tensor_value_info(
-                _CARRIED + name, onnx.TensorProto.FLOAT, list(array.shape)
-            )
-    if facts.elem in _NOT_FED:
-        nodes.append(helper.make_node("Cast", ["Y"], [_CARRIED + "Y"], to=onnx.TensorProto.FLOAT))
-        outputs[0] = helper.make_tensor_value_info(_CARRIED + "Y", onnx.TensorProto.FLOAT, None)
     graph = helper.make_graph(nodes, "ortpool_fix_proof", inputs, outputs)
     imports = [helper.make_opsetid(node.domain or "", facts.opset)]
     if plan.ortpool:
         imports.append(helper.make_opsetid(optypes.DOMAIN, optypes.DOMAIN_VERSION))
     model = helper.make_model(graph, opset_imports=imports)
     model.ir_version = ir_version_for(facts.opset)
-    return model
+    # onnxruntime's Python API takes and gives no bfloat16 array: such inputs arrive as float32
+    # and are cast (exactly), Y leaves as float32 (exactly); the realization between is as is.
+    return carry.carry(model)
 
 
 def compare(
@@ -154,7 +141,7 @@ def compare(
         tol = node_tolerance(facts.op, facts.version, facts.elem, feed.arrays[0], want[0],
                              facts.attributes, rule=rule)
     proof.tolerance = tol.describe()
-    y, expected_y = feedable(np.asarray(got[0])), feedable(want[0])
+    y, expected_y = carry.feedable(np.asarray(got[0])), carry.feedable(want[0])
     if y.dtype != expected_y.dtype:
         return f"Y is {y.dtype}, the spec's is {expected_y.dtype} (on {feed.label})"
     if y.shape == expected_y.shape and np.array_equal(y, expected_y, equal_nan=y.dtype.kind == "f"):
@@ -219,7 +206,7 @@ def _compare_indices(
     return ""
 
 
-def _groups(sets: Sequence[FeedSet]) -> list[list[FeedSet]]:
+def shape_groups(sets: Sequence[FeedSet]) -> list[list[FeedSet]]:
     """Input sets grouped by their shapes (one session per group, inputs declared static)."""
     groups: dict[tuple, list[FeedSet]] = {}
     for feed in sets:
@@ -227,7 +214,7 @@ def _groups(sets: Sequence[FeedSet]) -> list[list[FeedSet]]:
     return list(groups.values())
 
 
-def _run_group(
+def run_group(
     session: Any,
     facts: NodeFacts,
     group: Sequence[FeedSet],
@@ -240,16 +227,15 @@ def _run_group(
     inputs = session.get_inputs()
     for feed in group:
         try:
-            feeds = {i.name: feedable(a) for i, a in zip(inputs, feed.arrays, strict=True)}
+            arrays = zip(inputs, feed.arrays, strict=True)
+            feeds = {i.name: carry.feedable(a) for i, a in arrays}
             got = session.run(names, feeds)
         except Exception as err:
             return f"the run fails on {feed.label}: {short_error(err)}"
         failure = compare(facts, feed, got, proof, rule)
         if failure:
             return failure
-        proof.sets += 1
-        if list(feed.shape) not in proof.shapes:
-            proof.shapes.append(list(feed.shape))
+        proof.passed(feed)
     return ""
 
 
@@ -266,7 +252,7 @@ def _run(
     # Where onnxruntime may run the form on another provider than the first asked (it falls
     # back silently), the proof says which executed each op.
     placed = runtime.provider_names != [runtime_spec.CPU]
-    for group in _groups(sets):
+    for group in shape_groups(sets):
         model = isolated_model(plan, facts, node, group[0].arrays)
         folder = runtime_spec.profile_dir() if placed else None
         try:
@@ -274,7 +260,7 @@ def _run(
         except Exception as err:  # onnxruntime raises its own types; every one is a refusal
             proof.failure = f"onnxruntime refuses it: {short_error(err)}"
             return proof
-        proof.failure = _run_group(session, facts, group, proof, rule)
+        proof.failure = run_group(session, facts, group, proof, rule)
         if proof.failure:
             return proof
         if placed:
@@ -357,98 +343,3 @@ def short_error(err: Exception) -> str:
     from ortpool.ort.ortrun import classify
 
     return str(classify(err, "load"))[:400]
-
-
-def region_model(
-    model: onnx.ModelProto,
-    inputs: Sequence[str],
-    outputs: Sequence[str],
-    example: Sequence[np.ndarray],
-) -> onnx.ModelProto:
-    """The nodes of ``model``'s main graph that compute ``outputs`` from ``inputs`` (a written
-    realization: the pool and every node the fix put around it), as they are written, with the
-    initializers they read; ``inputs`` shaped as ``example``. A bfloat16 input or output is
-    carried as float32 through a Cast (onnxruntime's Python API has no bfloat16 array)."""
-    graph = model.graph
-    producer = {name: node for node in graph.node for name in node.output if name}
-    initializers = {t.name: t for t in graph.initializer}
-    wanted, seen, order = list(outputs), set(inputs), []
-    while wanted:
-        name = wanted.pop()
-        if name in seen or name in initializers or name not in producer:
-            seen.add(name)
-            continue
-        seen.add(name)
-        node = producer[name]
-        if node not in order:
-            order.append(node)
-            wanted += [n for n in node.input if n]
-            for attr in node.attribute:  # a subgraph's outer-scope reads
-                for sub in [attr.g, *attr.graphs]:
-                    wanted += [n for inner in sub.node for n in inner.input if n]
-    nodes = sorted(order, key=lambda n: list(graph.node).index(n))
-    used = {n for node in nodes for n in node.input}
-    values = [_value(name, a, True) for name, a in zip(inputs, example, strict=True)]
-    cast_nodes = []
-    for i, array in enumerate(example):
-        if dtypes.name_of(array.dtype) in _NOT_FED:
-            code = dtypes.CODE[dtypes.name_of(array.dtype)]
-            cast_nodes.append(helper.make_node("Cast", [_CARRIED + inputs[i]], [inputs[i]],
-                                               to=code))
-            values[i] = helper.make_tensor_value_info(_CARRIED + inputs[i],
-                                                      onnx.TensorProto.FLOAT, list(array.shape))
-    outs = []
-    for name in outputs:
-        # Y has X's type (every pooling op); Indices are int64
-        if name == outputs[0] and dtypes.name_of(example[0].dtype) in _NOT_FED:
-            cast_nodes.append(helper.make_node("Cast", [name], [_CARRIED + name],
-                                               to=onnx.TensorProto.FLOAT))
-            outs.append(helper.make_tensor_value_info(_CARRIED + name, onnx.TensorProto.FLOAT,
-                                                      None))
-        else:
-            outs.append(onnx.ValueInfoProto(name=name))
-    head = [n for n in cast_nodes if n.output[0] in inputs]
-    tail = [n for n in cast_nodes if n.output[0] not in inputs]
-    region = helper.make_graph(
-        [*head, *nodes, *tail], "ortpool_fix_region", values, outs,
-        [initializers[n] for n in initializers if n in used and n not in inputs],
-    )
-    out = helper.make_model(region, opset_imports=list(model.opset_import),
-                            functions=list(model.functions))
-    out.ir_version = model.ir_version
-    return out
-
-
-def prove_in_region(
-    model: onnx.ModelProto,
-    facts: NodeFacts,
-    node: onnx.NodeProto,
-    sets: Sequence[FeedSet],
-    runtime: RuntimeSpec,
-    proof: Proof,
-    external_dir: str | None = None,
-    rule: AccuracyRule = DEFAULT_RULE,
-) -> None:
-    """The node's proof sets, the built cases among them (RULINGS.md 18), through the
-    realization as written in ``model`` (its region: :func:`region_model`), at the runtime's
-    level, sums judged by RULINGS.md 17 under ``rule``; ``proof`` (the in-model proof) is
-    made not exact with the failure when one differs, and counts the sets otherwise."""
-    inputs = [n for n in node.input if n]
-    outputs = list(node.output[: 2 if facts.indices_used else 1])
-    for group in _groups(sets):
-        if not proof.exact:
-            return
-        try:
-            region = region_model(model, inputs, outputs, group[0].arrays)
-            session = open_session(
-                runtime, region, level=None, threads=1, external_dir=external_dir
-            )
-        except Exception as err:  # onnxruntime refuses it: the realization is not proven
-            proof.exact, proof.failure = False, (
-                f"the realization as written cannot be run alone on its proof sets: "
-                f"{short_error(err)}")
-            return
-        failure = _run_group(session, facts, group, proof, rule)
-        if failure:
-            proof.exact, proof.failure = False, failure
-            return

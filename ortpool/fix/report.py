@@ -13,16 +13,15 @@ import json
 from collections import Counter
 from typing import Any
 
-from ortpool.fix.choose import Attempt
+from ortpool.fix.choose import Attempt, Choice
 from ortpool.fix.forms import FLOATS, MAX_LIKE
+from ortpool.fix.outcomes import Outcome, Realization
+from ortpool.fix.prove import Proof
+from ortpool.fix.sites import Site
 from ortpool.model.inputs import describe_dims
 
-UNCHANGED = "unchanged"
-FORM = "standard form"
-ORTPOOL = "ortpool op"
-UNPROVEN = "unproven"
-NOT_SELECTED = "not selected"
-REALIZATIONS = (UNCHANGED, FORM, ORTPOOL, UNPROVEN, NOT_SELECTED)
+#: The realizations by their short names, in the order the summary counts them.
+UNCHANGED, FORM, ORTPOOL, UNPROVEN, NOT_SELECTED = REALIZATIONS = tuple(Realization)
 
 EXIT_EXACT, EXIT_NEEDS_ORTPOOL, EXIT_ERROR = 0, 1, 2
 
@@ -36,7 +35,7 @@ class NodeFix:
     op: str
     version: int | None
     elem: str | None
-    realization: str
+    realization: Realization
     form: str | None = None
     why: str = ""
     shapes: str = ""  # "static [..]" or why the sizes were sampled
@@ -62,6 +61,7 @@ class NodeFix:
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
+        out["realization"] = self.realization.value
         out["attempts"] = [a.to_dict() for a in self.attempts]
         return out
 
@@ -93,7 +93,7 @@ class FixReport:
 
     def counts(self) -> dict[str, int]:
         counter = Counter(n.realization for n in self.nodes)
-        return {key: counter[key] for key in REALIZATIONS if counter[key]}
+        return {key.value: counter[key] for key in REALIZATIONS if counter[key]}
 
     def forms(self) -> dict[str, int]:
         """Nodes per standard form name."""
@@ -173,7 +173,7 @@ class FixReport:
                     lines += [
                         f"      tried {a.form}: {a.outcome}: {a.detail}"
                         for a in node.attempts
-                        if verbose or a.outcome not in ("not applicable",)
+                        if verbose or a.outcome is not Outcome.NOT_APPLICABLE
                     ][: None if verbose else 4]
         if self.needs_ortpool:
             names = ", ".join(repr(n.name) for n in self.needs_ortpool)
@@ -195,3 +195,54 @@ class FixReport:
 
     def __str__(self) -> str:
         return "\n".join(self.summary_lines())
+
+
+def node_fix(site: Site, choice: Choice | None, in_model: Proof | None) -> NodeFix:
+    """The report's entry for ``site``: its chosen plan (``choice``; None: not selected or no
+    facts) with the proof alone and, where it was run, ``in_model``, the proof in the written
+    model."""
+    facts = site.facts
+    entry = NodeFix(
+        name=site.name,
+        location=site.location,
+        op=site.node.op_type,
+        version=facts.version if facts else None,
+        elem=facts.elem if facts else None,
+        realization=NOT_SELECTED if not site.selected else UNPROVEN,
+        reason=site.reason,
+    )
+    if facts is None or choice is None:
+        if site.selected and not entry.reason:
+            entry.reason = "no facts could be learned"
+        return entry
+    entry.attempts = choice.attempts
+    if facts.spatial is not None:
+        entry.shapes = f"static spatial sizes {list(facts.spatial)}"
+    else:
+        entry.shapes = (
+            "symbolic spatial sizes: only forms right for every size were considered, proven "
+            "on sampled sizes"
+        )
+    plan = choice.plan
+    if plan is None or choice.proof is None:
+        last = choice.attempts[-1].detail if choice.attempts else ""
+        entry.reason = choice.reason or (
+            f"no candidate could be proven (ortpool's op included; its proof: {last})"
+        )
+        return entry
+    entry.form, entry.why = plan.name, plan.why
+    entry.proof = choice.proof.to_dict()
+    if in_model is not None:
+        entry.in_model = in_model.to_dict()
+    if not site.in_main_graph:
+        entry.shapes += (
+            f"; in {site.location}: proven alone (its input is not one tensor of the model's "
+            "run)"
+        )
+    if plan.ortpool:
+        entry.realization = ORTPOOL
+    elif plan.changes_node:
+        entry.realization = FORM
+    else:
+        entry.realization = UNCHANGED
+    return entry

@@ -5,8 +5,23 @@
 ``global_lp_pool`` and ``max_roi_pool(x, rois, ...)``; see each function for its attributes.
 ``run_op(op, version, feeds, attributes)`` calls any of them by operator name.
 ``window_max(x, geom)`` is MaxPool's Y for a resolved :class:`~ortpool.geometry.PoolGeometry`.
+
+The process-wide settings and checks the other layers use (the hook, the commands, the
+benchmark): which loops run (``set_backend``, ``prefer_loaded``, ``backend``, ``backend_mode``,
+``NUMBA_MIN_BYTES``; the rule is :mod:`._backend`'s), where the compile note goes
+(``set_compile_relay``), the kernels' threads (``thread_count``), the plan cache
+(``forget_plans``), the output buffers (``reuse_outputs``, ``held_output_bytes``) and the memory
+check (``check_memory``, ``output_limit``, ``MEMORY_CHECK_BYTES``).
 """
 
+from ortpool.kernels._backend import NUMBA_MIN_BYTES, backend, prefer_loaded, set_backend
+from ortpool.kernels._backend import mode as backend_mode
+from ortpool.kernels._buffers import held_bytes as held_output_bytes
+from ortpool.kernels._buffers import reuse_outputs
+from ortpool.kernels._calls import forget as forget_plans
+from ortpool.kernels._compile_note import set_relay as set_compile_relay
+from ortpool.kernels._limits import MEMORY_CHECK_BYTES, check_memory, output_limit
+from ortpool.kernels._parallel import set_thread_count, thread_count
 from ortpool.kernels.avgpool import average_pool
 from ortpool.kernels.by_op import run as run_op
 from ortpool.kernels.globalpool import global_average_pool, global_lp_pool, global_max_pool
@@ -16,14 +31,28 @@ from ortpool.kernels.maxunpool import max_unpool
 from ortpool.kernels.roipool import max_roi_pool
 
 __all__ = [
+    "MEMORY_CHECK_BYTES",
+    "NUMBA_MIN_BYTES",
     "average_pool",
+    "backend",
+    "backend_mode",
+    "check_memory",
+    "forget_plans",
     "global_average_pool",
     "global_lp_pool",
     "global_max_pool",
+    "held_output_bytes",
     "lp_pool",
     "max_pool",
     "max_roi_pool",
     "max_unpool",
+    "output_limit",
+    "prefer_loaded",
+    "reuse_outputs",
     "run_op",
+    "set_backend",
+    "set_compile_relay",
+    "set_thread_count",
+    "thread_count",
     "window_max",
 ]

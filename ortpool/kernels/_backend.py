@@ -1,4 +1,5 @@
-"""Which kernels a plan is built for: the compiled (numba) loops or the numpy passes.
+"""Which kernels a plan is built for: the compiled (numba) loops or the numpy passes, decided here
+alone: :func:`loop` hands a call its compiled loop, or None for the numpy back-end.
 
 numba is optional (``pip install ortpool[fast]``). Its loops are faster at every size, but a
 process pays for them up front: about 1 s and 115 MB to import numba, and 8-11 s to compile each
@@ -22,7 +23,7 @@ import contextlib
 import os
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -115,6 +116,19 @@ def compiled(kernel: str, dtype: np.dtype, nbytes: int) -> bool:
         # This call brings the kernel in: smaller calls planned with numpy until now take it too.
         _calls.forget()
     return True
+
+
+def loop(kernel: str, dtype: np.dtype, nbytes: int) -> Callable | None:
+    """The one dispatch of the kernels: the compiled ``kernel`` (one of :data:`KERNELS`) when a
+    call of ``nbytes`` input bytes of ``dtype`` is planned for it (:func:`compiled`), else None
+    (the numpy back-end). numba is imported only here, and only for a compiled call."""
+    if not compiled(kernel, dtype, nbytes):
+        return None
+    if KERNELS[kernel][0] == "ortpool.kernels._numba_family":
+        from ortpool.kernels import _numba_family as module
+    else:
+        from ortpool.kernels import _numba as module
+    return getattr(module, kernel)
 
 
 @contextlib.contextmanager

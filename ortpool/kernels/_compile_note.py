@@ -31,6 +31,13 @@ _installed = False
 #: (its stderr is a file) hands it to the command, which writes it on its terminal at once.
 relay: Callable[[str], None] | None = None
 
+def set_relay(send: Callable[[str], None] | None) -> None:
+    """Hand the note to ``send`` instead of writing it on this process's stderr (None: back to
+    stderr); see :data:`relay`."""
+    global relay
+    relay = send
+
+
 #: The compiled kernels, by their name: the module that holds each, and the operator it computes
 #: (as the compile note on the terminal names it); :mod:`._backend` asks whether each is loaded.
 KERNELS: dict[str, tuple[str, str]] = {

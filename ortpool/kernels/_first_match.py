@@ -1,8 +1,8 @@
 """MaxPool Indices of windows with many tap combinations, found one axis at a time (numpy).
 
-:class:`ortpool.kernels._plan.MaxIndicesPlan` marks every tap combination of a window with one
-numpy call each: fast for a 3x3 kernel, but a 1000x1000 window is a million calls and a million
-planned slices. Here the winner (RULINGS.md 6: the first tap in row-major order whose value
+:class:`ortpool.kernels._numpy_plans.MaxIndicesPlan` marks every tap combination of a window
+with one numpy call each: fast for a 3x3 kernel, but a 1000x1000 window is a million calls and a
+million planned slices. Here the winner (RULINGS.md 6: the first tap in row-major order whose value
 equals Y or is NaN) is found axis by axis, in ``sum(k)`` steps instead of ``prod(k)``:
 
 * ``P[a]`` is the input max-pooled over the axes after ``a`` only (``P[r]`` is the input);

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from numba import njit
 
-# Columns of a pass row (int64), as :func:`._numba_plans.numba_passes` writes them.
-from ortpool.kernels._pass_rows import FIRST, INNER, JH, JL, OUT, OUTER, PB, D, K, N, S
+# Columns of a pass row (int64), as :func:`._passes.pass_rows` writes them.
+from ortpool.kernels._passes import FIRST, INNER, JH, JL, OUT, OUTER, PB, D, K, N, S
 
 # error_model "numpy": x / 0 gives inf or NaN as in numpy (the default "python" would raise).
 _OPTS = {
@@ -91,8 +91,9 @@ def _variant_jit(variant: str):
     return jit
 
 
-def _make_pass(combine, variant: str):
-    jit = _variant_jit(variant)
+def _make_row_loops(combine, jit):
+    """The loops along one row of a strided inner-axis pass: (strided interior, edge output,
+    fused window)."""
 
     @jit(inline="always")
     def interior(r, w, jl, jh, pb, first, k, s, d):
@@ -150,6 +151,40 @@ def _make_pass(combine, variant: str):
         else:
             for i in range(w.shape[0]):
                 w[i] = combine(combine(a[i], b[i]), c[i])
+
+    return strided_interior, edge, fused
+
+
+def _make_edge_column(combine, jit):
+    """The edge outputs of a flat inner pass, one column at a time."""
+
+    @jit()
+    def edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident):
+        """Output ``j`` of every row of a flat pass from its own taps ``[lo, hi)``: one loop
+        down the column (per row and output, the call cost as much as the taps: Inception's
+        10752 edge outputs)."""
+        c = j * s - pb
+        if first >= 0 and hi - lo == 2 and lo <= first < hi:
+            # One tap besides the first (a 3-tap window at the border): a loop without the
+            # tap loop, about 3x faster for Inception's borders.
+            a = cur[c + first * d :]
+            b = cur[c + (lo + hi - 1 - first) * d :]
+            for o in range(outer):
+                tgt[o * out + j] = combine(a[o * n], b[o * n])
+            return
+        for o in range(outer):
+            base = o * n + c
+            acc = cur[base + first * d] if first >= 0 else ident
+            for t in range(lo, hi):
+                if t != first:
+                    acc = combine(acc, cur[base + t * d])
+            tgt[o * out + j] = acc
+
+    return edge_column
+
+
+def _make_flat_inner(combine, jit, strided_interior, fused, edge_column):
+    """A pass over the innermost axis as flat loops over the whole block."""
 
     @jit(inline="always")
     def flat_tap(tgt, ph, total, o, s, init):
@@ -230,27 +265,12 @@ def _make_pass(combine, variant: str):
             lo, hi = _taps(j, s, d, pb, n, k)
             edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
 
-    @jit()
-    def edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident):
-        """Output ``j`` of every row of a flat pass from its own taps ``[lo, hi)``: one loop
-        down the column (per row and output, the call cost as much as the taps: Inception's
-        10752 edge outputs)."""
-        c = j * s - pb
-        if first >= 0 and hi - lo == 2 and lo <= first < hi:
-            # One tap besides the first (a 3-tap window at the border): a loop without the
-            # tap loop, about 3x faster for Inception's borders.
-            a = cur[c + first * d :]
-            b = cur[c + (lo + hi - 1 - first) * d :]
-            for o in range(outer):
-                tgt[o * out + j] = combine(a[o * n], b[o * n])
-            return
-        for o in range(outer):
-            base = o * n + c
-            acc = cur[base + first * d] if first >= 0 else ident
-            for t in range(lo, hi):
-                if t != first:
-                    acc = combine(acc, cur[base + t * d])
-            tgt[o * out + j] = acc
+    return flat_inner
+
+
+def _make_row_passes(combine, jit):
+    """Whole output rows of an outer-axis pass (rows of ``inner`` elements): (edge rows, every
+    tap inside)."""
 
     @jit()
     def rows(cur, tgt, sb, db, j0, j1, inner, s, d, pb, first, n, k, ident):
@@ -292,6 +312,20 @@ def _make_pass(combine, variant: str):
                     r = cur[start + t * d * inner : start + t * d * inner + inner]
                     for i in range(inner):
                         w[i] = combine(w[i], r[i])
+
+    return rows, interior_rows
+
+
+def _make_pass(combine, variant: str):
+    """One pass (a row of :func:`._passes.pass_rows`) with ``combine``: the loop that suits its
+    shape, from the loops the factories above build. One function on purpose: its five shapes
+    as functions of their own (called from here) made every variant's compile about 2.5 s of CPU
+    longer per element type (warm-up A/B, uint8: 34.5 against 31.9 s), inlined longer still."""
+    jit = _variant_jit(variant)
+    strided_interior, edge, fused = _make_row_loops(combine, jit)
+    edge_column = _make_edge_column(combine, jit)
+    flat_inner = _make_flat_inner(combine, jit, strided_interior, fused, edge_column)
+    rows, interior_rows = _make_row_passes(combine, jit)
 
     @jit()
     def pass_(cur, tgt, ph, row, ident):
@@ -559,6 +593,10 @@ def _edge_output(x, yr, ir, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident, base):
     ir[c] = base + at if at >= 0 else -1
 
 
+# One function on purpose (measured, warm-up CPU per element type and run time of the window
+# loop, one thread): its row as a function of its own cost 2-14% of run time (a call per output
+# row), inlined it made the compile far longer, and one plane per call kept the run time but
+# made the compile 1.1 s longer (uint8: 30.1 against 28.9 s).
 @njit(**_OPTS)
 def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
     """Y and Indices of MaxPool over (planes, D, H, W) blocks.

@@ -1,11 +1,12 @@
-"""Plans for the compiled (numba) kernels of :mod:`ortpool.kernels._numba`: the geometry of a
-call flattened into one int64 row per pass (O(1) per axis: the loops find each border output's
-taps in closed form, no per-output table), and the split of planes across threads."""
+"""The compiled back-end's plans: the passes of a call as :func:`._passes.pass_rows` (one int64
+row per pass), run by the compiled loops of :mod:`ortpool.kernels._numba` over blocks of planes
+seen as one plane, and the split of planes across threads. numba itself is never imported here:
+a plan is handed its compiled loop by :func:`ortpool.kernels._backend.loop`."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -13,40 +14,10 @@ from ortpool.geometry import AxisGeometry, PoolGeometry, index_multipliers
 from ortpool.kernels import _parallel
 from ortpool.kernels._buffers import output, scratch
 from ortpool.kernels._common import lowest
-
-# The columns of a pass row of :func:`numba_passes`, read by :mod:`ortpool.kernels._numba`.
-from ortpool.kernels._pass_rows import INNER, OUT, OUTER, N
-
-
-def _numba_module() -> Any:
-    from ortpool.kernels import _numba
-
-    return _numba
-
-
-def numba_passes(geom: PoolGeometry, order: list[int]) -> np.ndarray:
-    """The separable passes for :mod:`._numba`: one int64 row per pass (n, out, outer, inner,
-    stride, dilation, begin pad, first tap, k, interior begin, interior end) over a plane viewed
-    as (outer, n, inner). The first tap is the one :func:`axis_pass` starts with (covering every
-    output), -1 if none; the others follow in tap order, as in numpy. Every column is closed
-    form (:mod:`ortpool.geometry`): O(1) per axis whatever the kernel, pads and length."""
-    spatial = [g.n for g in geom.axes]
-    rows: list[list[int]] = []
-    for axis in order:
-        g = geom.axes[axis]
-        if g.is_identity:
-            continue
-        jl, jh = g.interior()
-        rows.append([
-            g.n, g.out, math.prod(spatial[:axis]), math.prod(spatial[axis + 1 :]),
-            g.s, g.d, g.pb, g.full_tap(), g.k, jl, jh,
-        ])
-        spatial[axis] = g.out
-    return np.array(rows, np.int64).reshape(len(rows), 11)
-
+from ortpool.kernels._passes import INNER, OUT, OUTER, N, PlaneShape, pass_rows
 
 #: Input bytes of a block of planes. A block is seen as one plane with ``planes`` times the
-#: outer rows (``numba_passes``' OUTER column), so each pass is one call over the block instead
+#: outer rows (``pass_rows``' OUTER column), so each pass is one call over the block instead
 #: of one per plane, and a flat inner pass one loop (the plane seams are row seams, redone like
 #: the others); a block small enough keeps its intermediates in cache between passes. A plane
 #: larger than this is a block of its own. Kernel alone, one thread, in-process A/B, time
@@ -54,7 +25,7 @@ def numba_passes(geom: PoolGeometry, order: list[int]) -> np.ndarray:
 #: / 1.14, VGG 1.24 / 1.02 / 1.01, DenseNet 1.16 / 1.05 / 1.02, Inception 1.08 / 1.07 / 1.01,
 #: 3-D 0.94 / 0.82 / 1.00, 1-D 1.35 / 0.94 / 0.98; against the kernel called once for all
 #: planes, each plane on its own: Inception 0.66, 1-D 0.74, VGG 0.76, DenseNet 0.83. Same
-#: size as the numpy plans' blocks (``_plan.BLOCK_BYTES``), measured apart.
+#: size as the numpy plans' blocks (``_numpy_loops.BLOCK_BYTES``), measured apart.
 NUMBA_BLOCK_BYTES = 1 << 20
 
 
@@ -73,14 +44,14 @@ def _work_sizes(info: np.ndarray) -> tuple[int, int]:
     return inter, 2 * inter + phases
 
 
-class _NumbaSeparablePlan:
-    def __init__(self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order):
-        self.nb = _numba_module()
-        self.planes = shape[0] * shape[1]
-        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
-        self.dtype = dtype
-        self.info = numba_passes(geom, order)
-        self.nbytes = math.prod(shape) * dtype.itemsize
+class _NumbaSeparablePlan(PlaneShape):
+    def __init__(
+        self, kernel: Callable, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order
+    ):
+        super().__init__(geom, shape, dtype)
+        #: The compiled loop (``max_planes`` or ``average_planes``) for ``dtype``.
+        self.kernel = kernel
+        self.info = pass_rows(geom, order)
         self.in_plane = math.prod(shape[2:])
         self.out_plane = math.prod(geom.output_spatial)
         plane_bytes = max(1, self.in_plane * dtype.itemsize)
@@ -162,15 +133,17 @@ NUMBA_SPLIT_WORK = 20 << 20
 class NumbaMaxValuesPlan(_NumbaSeparablePlan):
     """Y of MaxPool, compiled: separable passes per plane, in :func:`max_axis_order`."""
 
-    def __init__(self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order):
-        super().__init__(geom, shape, dtype, order)
+    def __init__(
+        self, kernel: Callable, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, order
+    ):
+        super().__init__(kernel, geom, shape, dtype, order)
         self.ident = dtype.type(lowest(dtype))
 
     def _launch(
         self, src: np.ndarray, dst: np.ndarray, info: np.ndarray, planes: int,
         work: np.ndarray, inter: int,
     ) -> None:
-        self.nb.max_planes(src, dst, info, self.ident, work, inter)
+        self.kernel(src, dst, info, self.ident, work, inter)
 
     def values(self, x: np.ndarray) -> np.ndarray:
         return self._run(x)
@@ -180,9 +153,14 @@ class NumbaAveragePlan(_NumbaSeparablePlan):
     """Y of AveragePool, compiled: separable sums over the axes in order, then the division."""
 
     def __init__(
-        self, geom: PoolGeometry, shape: tuple[int, ...], acc: np.dtype, divisor: np.ndarray
+        self,
+        kernel: Callable,
+        geom: PoolGeometry,
+        shape: tuple[int, ...],
+        acc: np.dtype,
+        divisor: np.ndarray,
     ):
-        super().__init__(geom, shape, acc, list(range(len(geom.axes))))
+        super().__init__(kernel, geom, shape, acc, list(range(len(geom.axes))))
         # One plane's divisor: the kernel divides every plane of a block by it (a copy per plane
         # of the block made the plan hold as much as a whole block of output).
         self.divisor = np.ascontiguousarray(
@@ -194,7 +172,7 @@ class NumbaAveragePlan(_NumbaSeparablePlan):
         self, src: np.ndarray, dst: np.ndarray, info: np.ndarray, planes: int,
         work: np.ndarray, inter: int,
     ) -> None:
-        self.nb.average_planes(src, dst, info, self.divisor, self.zero, work, inter)
+        self.kernel(src, dst, info, self.divisor, self.zero, work, inter)
 
     def average(self, x: np.ndarray) -> np.ndarray:
         if x.dtype != self.dtype:
@@ -205,28 +183,31 @@ class NumbaAveragePlan(_NumbaSeparablePlan):
 _UNIT_AXIS = AxisGeometry(n=1, k=1, s=1, d=1, pb=0, pe=0, out=1)
 
 
-class NumbaMaxIndicesPlan:
+class NumbaMaxIndicesPlan(PlaneShape):
     """Y and Indices of MaxPool of rank 1-3, compiled: one loop over each window's taps in
     row-major order (RULINGS.md 6, 7), ranks 1 and 2 seen as rank 3 with unit leading axes."""
 
     def __init__(
-        self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, storage_order: int
+        self,
+        kernel: Callable,
+        geom: PoolGeometry,
+        shape: tuple[int, ...],
+        dtype: np.dtype,
+        storage_order: int,
     ):
-        self.nb = _numba_module()
+        super().__init__(geom, shape, dtype)
+        #: The compiled window loop (``max_indices``) for ``dtype``.
+        self.kernel = kernel
         spatial = tuple(shape[2:])
         rank = len(spatial)
         mult = list(index_multipliers(spatial, storage_order))
         axes = [_UNIT_AXIS] * (3 - rank) + list(geom.axes)
         self.mult = np.array([0] * (3 - rank) + mult, np.int64)
         self.geo = np.array([[g.s, g.d, g.pb, g.n, g.k, *g.interior()] for g in axes], np.int64)
-        self.planes = shape[0] * shape[1]
         self.in4 = (self.planes, *(g.n for g in axes))
         self.out4 = (self.planes, *(g.out for g in axes))
-        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
-        self.dtype = dtype
         self.plane_size = math.prod(spatial)
         self.ident = dtype.type(lowest(dtype))
-        self.nbytes = math.prod(shape) * dtype.itemsize
 
     def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         y = output(self.out_shape, self.dtype, 0)
@@ -236,7 +217,7 @@ class NumbaMaxIndicesPlan:
         src = np.ascontiguousarray(x).reshape(self.in4)
         y4 = y.reshape(self.out4)
         i4 = indices.reshape(self.out4)
-        kernel, geo, mult = self.nb.max_indices, self.geo, self.mult
+        kernel, geo, mult = self.kernel, self.geo, self.mult
         plane_size, ident = self.plane_size, self.ident
 
         def work(lo: int, hi: int) -> None:

@@ -109,11 +109,11 @@ def _sums(x2: np.ndarray, mode: int, compensated: bool) -> np.ndarray:
     across threads by planes for a large call (each plane's sum is the same either way)."""
     planes = x2.shape[0]
     out = np.empty(planes, np.float64)
-    if _backend.compiled("plane_sums", x2.dtype, x2.nbytes):
-        from ortpool.kernels import _numba_family
+    compiled = _backend.loop("plane_sums", x2.dtype, x2.nbytes)
+    if compiled is not None:
 
         def work(lo: int, hi: int) -> None:
-            _numba_family.plane_sums(x2[lo:hi], out[lo:hi], mode, compensated)
+            compiled(x2[lo:hi], out[lo:hi], mode, compensated)
 
     else:
 

@@ -12,6 +12,8 @@ from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry
 from ortpool.kernels import _calls, _limits, _plan
 from ortpool.kernels._common import attrs_for, check_input, compute_dtype, geometry_for
+from ortpool.kernels._numpy_plans import MaxValuesPlan
+from ortpool.kernels._passes import max_axis_order
 
 
 def max_pool(
@@ -36,7 +38,7 @@ def max_pool(
         geom = geometry_for(tuple(x.shape[2:]), attrs)
         wide = compute_dtype(x.dtype)
         _limits.check_pool(
-            geom, x.shape, x.dtype, wide or x.dtype, _plan.max_axis_order(geom), return_indices
+            geom, x.shape, x.dtype, wide or x.dtype, max_axis_order(geom), return_indices
         )
     except OrtpoolError as err:
         raise err.located(op="MaxPool", version=version) from None
@@ -58,5 +60,5 @@ def window_max(x: np.ndarray, geom: PoolGeometry) -> np.ndarray:
             f"input X has shape {list(x.shape)}; the geometry is for spatial shape "
             f"{[g.n for g in geom.axes]}"
         )
-    plan = _plan.MaxValuesPlan(geom, tuple(x.shape), x.dtype, _plan.max_axis_order(geom))
+    plan = MaxValuesPlan(geom, tuple(x.shape), x.dtype, max_axis_order(geom))
     return plan.values(np.ascontiguousarray(x))

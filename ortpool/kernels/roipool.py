@@ -151,11 +151,11 @@ class _Runner:
                                       x.astype(np.float32))
         shape = (rois.shape[0], x.shape[1], *self.pooled)
         y = _buffers.output(shape, work_x.dtype)
-        if _backend.compiled("roi_max", work_x.dtype, work_x.nbytes):
-            from ortpool.kernels import _numba_family
+        roi_max = _backend.loop("roi_max", work_x.dtype, work_x.nbytes)
+        if roi_max is not None:
 
             def work(lo: int, hi: int) -> None:
-                _numba_family.roi_max(
+                roi_max(
                     work_x, y[lo:hi], bins.batch[lo:hi], bins.h_start[lo:hi],
                     bins.h_end[lo:hi], bins.w_start[lo:hi], bins.w_end[lo:hi],
                 )

@@ -8,7 +8,7 @@ declared one) and an output onnxruntime cannot allocate all call std::terminate.
 
 * before an ortpool kernel runs, its outputs are checked against the memory the process can
   still allocate, twice over: onnxruntime-extensions copies each result into an output
-  onnxruntime allocates (:func:`ortpool.kernels._limits.check_memory`);
+  onnxruntime allocates (:func:`ortpool.kernels.check_memory`);
 * every failure is trapped here, recorded (:mod:`ortpool.ort.failures`), and answered with a
   placeholder per declared output: the shape the node would have produced, filled with NaN (or
   -1 in integer types), when that shape is known, can be allocated and fits the memory; else an
@@ -30,7 +30,13 @@ from typing import Any
 import numpy as np
 from onnxruntime_extensions import PyCustomOpDef, _ocos
 
-from ortpool.kernels import _buffers, _limits
+from ortpool.kernels import (
+    MEMORY_CHECK_BYTES,
+    check_memory,
+    held_output_bytes,
+    output_limit,
+    reuse_outputs,
+)
 from ortpool.ort import failures
 from ortpool.ort.failures import OpFailure
 
@@ -153,7 +159,7 @@ def placeholders(
         nbytes = sum(
             math.prod(d) * dt.itemsize for d, dt in zip(dims, dtypes, strict=True) if d is not None
         )
-        _limits.check_memory("the placeholders", 2 * nbytes, nbytes + _arena_bytes(nbytes))
+        check_memory("the placeholders", 2 * nbytes, nbytes + _arena_bytes(nbytes))
     except Exception:
         return [empty(dt, rank) for dt in dtypes]
     return [poisoned(d, dt, rank) for d, dt in zip(dims, dtypes, strict=True)]
@@ -186,11 +192,11 @@ def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, An
         large = shape is None or _check_memory(shape, out_dtypes)
         # onnxruntime-extensions copies each result before this thread runs another op, so the
         # kernels may hand back buffers they reuse on the next call (no fresh pages to fault in).
-        previous = _buffers.reuse_outputs(True)
+        previous = reuse_outputs(True)
         try:
             outputs = body(feed, attributes)
         finally:
-            _buffers.reuse_outputs(previous)
+            reuse_outputs(previous)
         checked = []
         for array, dtype in zip(outputs, out_dtypes, strict=True):
             checked.append(np.ascontiguousarray(array, dtype=dtype))
@@ -223,10 +229,10 @@ def _check_memory(shape: tuple[int, ...], dtypes: Sequence[np.dtype]) -> bool:
     can allocate, plus the buffers of this thread, which the kernel reuses or frees first.
     Returns whether the outputs are large enough to be checked again after the kernel ran."""
     nbytes = math.prod(shape) * sum([dt.itemsize for dt in dtypes])
-    if 2 * nbytes < _limits.MEMORY_CHECK_BYTES:
+    if 2 * nbytes < MEMORY_CHECK_BYTES:
         return False  # the common case: no message to build
-    held = _buffers.held_bytes()
-    if math.prod(shape) * max(dt.itemsize for dt in dtypes) > _limits.output_limit():
+    held = held_output_bytes()
+    if math.prod(shape) * max(dt.itemsize for dt in dtypes) > output_limit():
         return True  # the kernel refuses it with the byte limit, the more telling figure
     if len(dtypes) == 1:
         what = f"the output Y of shape {list(shape)} ({dtypes[0].name}, {nbytes} bytes) and "
@@ -235,7 +241,7 @@ def _check_memory(shape: tuple[int, ...], dtypes: Sequence[np.dtype]) -> bool:
         kinds = " and ".join(dt.name for dt in dtypes)
         what = f"the outputs Y and Indices of shape {list(shape)} ({kinds}, {nbytes} bytes) "
         what += "and onnxruntime's copies of them in its arena"
-    _limits.check_memory(what, 2 * nbytes, nbytes + _arena_bytes(nbytes), held)
+    check_memory(what, 2 * nbytes, nbytes + _arena_bytes(nbytes), held)
     return True
 
 
@@ -243,11 +249,11 @@ def _check_copy(outputs: Sequence[np.ndarray]) -> None:
     """After the kernel ran: onnxruntime's copy must fit what the process can still allocate
     (the kernel's intermediates, which :func:`_check_memory` does not count, are held now)."""
     nbytes = sum([a.nbytes for a in outputs])
-    if nbytes < _limits.MEMORY_CHECK_BYTES:
+    if nbytes < MEMORY_CHECK_BYTES:
         return
     shapes = " and ".join(f"{list(a.shape)} ({a.dtype.name})" for a in outputs)
     what = f"onnxruntime's copy of the outputs {shapes}"
-    _limits.check_memory(what, nbytes, _arena_bytes(nbytes))
+    check_memory(what, nbytes, _arena_bytes(nbytes))
 
 
 def _rank(feed: Sequence[Any]) -> int:

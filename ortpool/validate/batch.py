@@ -163,9 +163,9 @@ def _child(
     os.environ.clear()
     os.environ.update(environment)
     if os.environ.get("ORTPOOL_KERNELS") != kernels_choice:
-        from ortpool.kernels import _backend
+        from ortpool.kernels import set_backend
 
-        _backend.set_backend(None)
+        set_backend(None)
     fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -184,9 +184,9 @@ def _child(
         send((_PROGRESS, (done, total, label)))
 
     if terminal:  # numba's compile note, on the command's terminal while the wait happens
-        from ortpool.kernels import _compile_note
+        from ortpool.kernels import set_compile_relay
 
-        _compile_note.relay = lambda text: send((_NOTE, text))
+        set_compile_relay(lambda text: send((_NOTE, text)))
 
     try:
         message = (_RESULT, _portable(work(path, options, strict_shapes, progress)))

@@ -137,7 +137,7 @@ def test_every_form_computes_the_spec_on_random_shapes():
         tol = tolerance_for(op, "float")
         for form in (forms.explicit_pads, forms.pad_node, forms.pad_signed_zero):
             plan = form(facts)
-            if isinstance(plan, str):
+            if isinstance(plan, forms.NotApplicable):
                 continue
             got = run_plan(plan, facts, [x])
             assert got.shape == want.shape, (plan.name, attrs, spatial)
@@ -160,7 +160,7 @@ def test_in_float_gives_back_every_value_of_the_narrow_types():
         x = make((1, 3, 7, 6))
         for signed in (False, True):
             plan = forms.pad_node(facts, signed_zero=signed, compute="float")
-            if isinstance(plan, str):
+            if isinstance(plan, forms.NotApplicable):
                 assert signed and elem != "uint8"  # -0.0 stands in for uint8's lowest 0 only
                 continue
             plan = forms.in_float(plan, facts)
@@ -191,7 +191,7 @@ def test_explicit_pads_worked_examples():
                   (9,)),
         spatial=None,
     )
-    assert "symbolic" in forms.explicit_pads(symbolic)
+    assert "symbolic" in forms.explicit_pads(symbolic).reason
 
 
 def test_pad_form_worked_examples():
@@ -227,17 +227,21 @@ def test_no_candidate_moves_indices_that_are_used():
     offered = [p for _, p in forms.candidates(facts) if isinstance(p, forms.Plan)]
     assert [p.name for p in offered] == [forms.UNCHANGED, forms.ORTPOOL]
     reasons = [p for name, p in forms.candidates(facts) if name == forms.PAD]
-    assert reasons == ["it moves Indices, and this node's Indices are used (RULINGS.md 16)"]
+    assert reasons == [
+        forms.NotApplicable("it moves Indices, and this node's Indices are used (RULINGS.md 16)")
+    ]
 
 
 def test_wrappers_say_why_they_do_not_apply():
     double = facts_for("AveragePool", 19, {"kernel_shape": [2]}, (4,), elem="double")
-    assert forms.in_float(forms.unchanged(double), double) == (
+    assert forms.in_float(forms.unchanged(double), double) == forms.NotApplicable(
         "double is not held exactly by float32"
     )
     ints = facts_for("MaxPool", 12, {"kernel_shape": [2]}, (4,), elem="int8")
-    assert forms.nan_guarded(forms.unchanged(ints), ints) == "int8 has no NaN or -inf"
-    assert forms.explicit_pads(ints) == "the pads are explicit already"
+    assert forms.nan_guarded(forms.unchanged(ints), ints) == forms.NotApplicable(
+        "int8 has no NaN or -inf"
+    )
+    assert forms.explicit_pads(ints) == forms.NotApplicable("the pads are explicit already")
     # RULINGS 19: k=5 on 2 in floor mode has no window, and the Pad form's pool none either.
     empty = facts_for("MaxPool", 12, {"kernel_shape": [5]}, (2,))
     plan = forms.pad_node(empty)
@@ -285,7 +289,7 @@ def test_lppool_forms_compute_the_spec_on_random_shapes():
         want = kernels.lp_pool(x, version=version, **attrs)
         for form in (forms.explicit_pads, forms.pad_node, forms.pad_signed_zero):
             plan = form(facts)
-            if isinstance(plan, str):
+            if isinstance(plan, forms.NotApplicable):
                 continue
             assert plan.scale is None  # no divisor to correct for a norm
             assert_within(run_plan(plan, facts, [x]), want, facts, x, (plan.name, attrs))
@@ -320,7 +324,7 @@ def test_global_forms_compute_the_spec_on_random_shapes(op, version, attrs):
         plans = [forms.reduce(facts), forms.empty_plane(facts)]
         plans.append(forms.in_double(plans[0], facts))
         for plan in plans:
-            if isinstance(plan, str):
+            if isinstance(plan, forms.NotApplicable):
                 continue
             got = run_plan(plan, facts, [x])
             if 0 in spatial and plan.name == forms.REDUCE and op != "GlobalLpPool":
@@ -389,7 +393,7 @@ def test_nan_guard_mends_a_pool_that_drops_nan_and_inf(op):
         defective = _drops_nonfinite(op, version)
         plans = [forms.unchanged(facts)]
         if op == "MaxPool":
-            plans += [p for p in (forms.pad_node(facts),) if not isinstance(p, str)]
+            plans += [p for p in (forms.pad_node(facts),) if not isinstance(p, forms.NotApplicable)]
         for plan in plans:
             alone = run_plan(plan, facts, feeds, pool=defective)
             guarded = run_plan(forms.nan_guarded(plan, facts), facts, feeds, pool=defective)
@@ -418,11 +422,11 @@ def test_family_worked_examples():
         facts = facts_for(op, 22, {}, (0, 7))
         got = run_plan(forms.empty_plane(facts), facts, [np.zeros((1, 2, 0, 7), np.float32)])
         np.testing.assert_array_equal(got, np.full((1, 2, 1, 1), value, np.float32))
-    assert forms.empty_plane(facts_for("GlobalMaxPool", 22, {}, (3, 7))) == (
+    assert forms.empty_plane(facts_for("GlobalMaxPool", 22, {}, (3, 7))) == forms.NotApplicable(
         "the plane is not statically empty"
     )
     assert forms.in_double(forms.reduce(facts), facts_for("GlobalMaxPool", 22, {}, (3, 3))) == (
-        "only a global average or norm sums over the plane"
+        forms.NotApplicable("only a global average or norm sums over the plane")
     )
 
 
@@ -487,6 +491,6 @@ def test_a_global_pool_its_next_version_cannot_take_is_pinned_for_a_replacing_fo
     offered = [p.name for _, p in forms.candidates(facts) if isinstance(p, forms.Plan)]
     assert offered == ["reduce", "reduce+in-double", forms.ORTPOOL]
     reasons = dict(forms.candidates(facts))
-    assert reasons["unchanged"] == (
+    assert reasons["unchanged"] == forms.NotApplicable(
         "at ai.onnx opset 6 the node would be GlobalLpPool-2, not GlobalLpPool-1"
     )

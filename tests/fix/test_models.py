@@ -13,7 +13,8 @@ import onnxruntime as ort
 import pytest
 
 from ortpool import versions
-from ortpool.fix import choose, fix_with_report, report
+from ortpool.fix import fix_with_report, report
+from ortpool.fix.outcomes import Outcome
 from ortpool.tolerances import tolerance_for
 from tests.support.fix import (
     FIX_MODELS,
@@ -175,9 +176,9 @@ def test_the_fold_is_caught_and_another_form_chosen(fixed_models):
     _, found = fixed_models["fix-pads-ge-kernel"]
     node = next(n for n in found.nodes if n.name == "averagepool_big_pads")
     outcomes = {a.form: a.outcome for a in node.attempts}
-    assert outcomes["unchanged"] == choose.NOT_EXACT
-    assert outcomes["pad"] == choose.FOLDED
-    assert outcomes["pad-signed-zero"] == choose.PROVEN
+    assert outcomes["unchanged"] == Outcome.NOT_EXACT
+    assert outcomes["pad"] == Outcome.FOLDED
+    assert outcomes["pad-signed-zero"] == Outcome.PROVEN
     _, plain = fix_with_report(FIX_MODELS["fix-pads-ge-kernel"], opt_level="disable")
     node = next(n for n in plain.nodes if n.name == "averagepool_big_pads")
     assert node.form == "pad"

@@ -216,14 +216,13 @@ def _choices(model, seed):
     """The realization chosen per node on seed ``seed``'s proof sets (in-process: the choice
     alone, without the model's capture runs)."""
     from ortpool.fix.choose import choose
-    from ortpool.fix.fixer import Options, _proof_sets
+    from ortpool.fix.inputs import site_sets
     from ortpool.ort.runtime_spec import RuntimeSpec
 
-    options = Options(seed=seed)
     runtime = RuntimeSpec()
     found = []
     for name, site in _facts(model).items():
-        sets, _ = _proof_sets(site, [], options)
+        sets, _ = site_sets(site, [], seed)
         choice = choose(site, sets, runtime)
         found.append((name, choice.plan.name if choice.plan else None))
     return found
@@ -317,7 +316,8 @@ def test_the_written_model_is_proven_on_the_built_cases_too():
     through the written nodes (the seed-0 model issue 16 found)."""
     from ortpool.fix.apply import apply
     from ortpool.fix.forms import reduce
-    from ortpool.fix.prove import Proof, prove_in_region
+    from ortpool.fix.inmodel import prove_in_region
+    from ortpool.fix.prove import Proof
     from ortpool.ort.runtime_spec import RuntimeSpec
 
     model = CONFIGS["globalmaxpool-1-double"]()

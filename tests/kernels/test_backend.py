@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from ortpool import kernels
-from ortpool.kernels import _backend, _numba_plans, _parallel
+from ortpool.kernels import _backend, _numba_plans, _parallel, _passes
 
 numba = pytest.importorskip("numba")
 
@@ -316,9 +316,9 @@ def test_scratch_sizes_of_the_resnet_stem_passes():
 
     attrs = normalize(get("MaxPool", 12),
                       {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, 2)
-    info = _numba_plans.numba_passes(pool_geometry((112, 112), attrs), [0, 1])
+    info = _passes.pass_rows(pool_geometry((112, 112), attrs), [0, 1])
     assert _numba_plans.scratch_sizes(info) == (56 * 112, 112 * 112)
-    info[:, _numba_plans.OUTER] *= 64
+    info[:, _passes.OUTER] *= 64
     assert _numba_plans.scratch_sizes(info) == (64 * 56 * 112, 64 * 112 * 112)
     assert _numba_plans.scratch_sizes(info[:1]) == (1, 64 * 112 * 112)  # one pass: no intermediate
 

@@ -20,7 +20,7 @@ import pytest
 from ortpool import kernels
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import AxisGeometry
-from ortpool.kernels import _backend, _calls, _limits, _plan
+from ortpool.kernels import _backend, _calls, _limits, _numpy_plans, _passes
 from tests.support.reference_loops import average_pool as reference_average
 from tests.support.reference_loops import max_pool as reference_max
 
@@ -342,10 +342,10 @@ def test_plan_arithmetic_is_closed_form_on_a_ten_million_long_axis():
 def test_numba_plan_holds_one_row_per_pass():
     pytest.importorskip("numba")
     from ortpool.geometry import PoolGeometry
-    from ortpool.kernels import _numba_plans
+    from ortpool.kernels import _passes
 
     g = AxisGeometry(n=4, k=10**9, s=1, d=1, pb=0, pe=10**9, out=5)
-    info = _numba_plans.numba_passes(PoolGeometry((g,)), [0])
+    info = _passes.pass_rows(PoolGeometry((g,)), [0])
     # n, out, outer, inner, s, d, pb, no tap inside for every output, k, no interior.
     assert info.tolist() == [[4, 5, 1, 1, 1, 1, 0, -1, 10**9, 5, 5]]
 
@@ -408,11 +408,11 @@ def test_wide_paths_are_bit_identical_to_the_listed_ones(spatial, attrs, dtype, 
 
     try:
         _backend.set_backend("numpy")
-        monkeypatch.setattr(_plan, "TAP_LIST_MAX", 10**6)
-        monkeypatch.setattr(_plan, "WINDOW_LOOP_MAX", 10**6)
+        monkeypatch.setattr(_passes, "TAP_LIST_MAX", 10**6)
+        monkeypatch.setattr(_numpy_plans, "WINDOW_LOOP_MAX", 10**6)
         listed = calls()
-        monkeypatch.setattr(_plan, "TAP_LIST_MAX", 0)
-        monkeypatch.setattr(_plan, "WINDOW_LOOP_MAX", 0)
+        monkeypatch.setattr(_passes, "TAP_LIST_MAX", 0)
+        monkeypatch.setattr(_numpy_plans, "WINDOW_LOOP_MAX", 0)
         results = [calls()]
         if _numba_available():
             _backend.set_backend("numba")

@@ -20,7 +20,6 @@ import os
 import numpy as np
 import pytest
 from hypothesis import event, given, settings
-from hypothesis import strategies as st
 
 import ortpool
 from ortpool import kernels, versions
@@ -28,6 +27,7 @@ from ortpool.attributes import AUTO_PADS
 from ortpool.errors import OrtpoolError
 from tests import support
 from tests.support import reference_loops as ref
+from tests.support.strategies import st  # built once per arguments: the same examples, faster
 
 
 def _kernel_paths() -> list:

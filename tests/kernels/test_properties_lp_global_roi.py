@@ -19,7 +19,6 @@ import math
 import numpy as np
 import pytest
 from hypothesis import event, given
-from hypothesis import strategies as st
 
 from ortpool import kernels, versions
 from tests import support
@@ -35,6 +34,7 @@ from tests.kernels.test_properties import (  # noqa: F401  (kernel_path: runs ev
     pool_attrs,
 )
 from tests.support import reference_loops as ref
+from tests.support.strategies import st  # built once per arguments: the same examples, faster
 
 
 def _versions(op: str) -> list[int]:

@@ -6,10 +6,10 @@ each in a child process with a time limit (run side by side)."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +31,7 @@ from ortpool.model.inputs import (
     parse_shapes,
     resolve,
 )
-from tests.support import CHILD_ENV, IR_VERSION
+from tests.support import CHILD_ENV, IR_VERSION, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "tests" / "support" / "models"
@@ -319,32 +319,31 @@ def _cases(tmp: Path) -> dict[str, tuple[list[str], int, list[str]]]:
 PARALLEL = 5
 
 
+def _command(tmp_path: Path, argv: list[str]) -> str:
+    """The command's exit status and its stdout and stderr together, or why it gave none."""
+    quiet = ["--no-progress"] if argv[0] == "validate" else []
+    try:
+        done = run_cli(*argv, *quiet, cwd=tmp_path, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "TIMEOUT"
+    return f"{done.returncode}\n{done.stdout}{done.stderr}"
+
+
 def test_command_lines_on_the_input_models(tmp_path):
     cases = _cases(tmp_path)
     failures: list[str] = []
-    names = list(cases)
-    for start in range(0, len(names), PARALLEL):
-        running = {}
-        for name in names[start : start + PARALLEL]:
-            argv = cases[name][0]
-            quiet = ["--no-progress"] if argv[0] == "validate" else []
-            running[name] = subprocess.Popen(
-                [sys.executable, "-m", "ortpool", *argv, *quiet], cwd=tmp_path,
-                env=dict(CHILD_ENV), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            )
-        deadline = time.monotonic() + 120
-        for name, child in running.items():
-            try:
-                text, _ = child.communicate(timeout=max(1.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.communicate()
-                failures.append(f"{name}: no answer in time")
-                continue
-            _, code, wanted = cases[name]
-            if "Traceback" in text or child.returncode != code:
-                failures.append(f"{name}: exit {child.returncode} (wanted {code}): {text[-600:]}")
-            failures += [f"{name}: {w!r} not in {text[-800:]!r}" for w in wanted if w not in text]
+    with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
+        answers = dict(zip(cases, pool.map(lambda n: _command(tmp_path, cases[n][0]), cases),
+                           strict=True))
+    for name, answer in answers.items():
+        if answer == "TIMEOUT":
+            failures.append(f"{name}: no answer in time")
+            continue
+        status, text = answer.split("\n", 1)
+        _, code, wanted = cases[name]
+        if "Traceback" in text or int(status) != code:
+            failures.append(f"{name}: exit {status} (wanted {code}): {text[-600:]}")
+        failures += [f"{name}: {w!r} not in {text[-800:]!r}" for w in wanted if w not in text]
     assert not failures, "\n".join(failures)
     document = json.loads((tmp_path / "roi.json").read_text())
     assert document["inputs"]["shapes"] == {"image": [1, 3, 64, 96], "rois": [3, 5]}

@@ -239,7 +239,7 @@ def test_outputs_refused_before_the_kernel_runs(monkeypatch):
     ]
     attrs = {"kernel_shape": "2,2", "pads": "0,0,0,0", "strides": "2,2"}
     monkeypatch.setattr(_memory, "rooms", lambda proc=None: _room(799_999_999))
-    monkeypatch.setattr(hook._buffers, "held_bytes", lambda: 0)
+    monkeypatch.setattr(hook, "held_output_bytes", lambda: 0)
     failures.clear()
     answer = hook.invoke(k_id, feed, attrs)
     assert ran == [] and answer[2].size == 0
@@ -259,7 +259,7 @@ def test_outputs_refused_before_the_kernel_runs(monkeypatch):
         "1000000000 more (a limit made for the test)"
     )
     # Bytes this thread's buffers hold are reused or freed first: they count as free.
-    monkeypatch.setattr(hook._buffers, "held_bytes", lambda: 500_000_000)
+    monkeypatch.setattr(hook, "held_output_bytes", lambda: 500_000_000)
     monkeypatch.setattr(_memory, "rooms", lambda proc=None: _room(400_000_000))
     hook.invoke(k_id, feed, attrs)
     assert ran == [1]

@@ -530,9 +530,8 @@ def child(name: str) -> None:
 
 
 def _launch(name: str) -> subprocess.CompletedProcess | str:
-    try:
-        return subprocess.run([sys.executable, os.path.abspath(__file__), name],
-                              capture_output=True, text=True, timeout=TIMEOUT)
+    try:  # a process of its own per case, forked from a server that imported ortpool once
+        return _support().run_child(__name__, "child", name, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         return f"hung: no answer in {TIMEOUT} s"
 

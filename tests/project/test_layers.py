@@ -58,21 +58,7 @@ ALLOWED_ORT: dict[str, str] = {}
 
 # Another package's private modules (``ortpool.kernels._backend`` from outside ``kernels/``) used
 # without a public name yet: (importer, imported) -> why.
-_KERNEL_RULE = "the kernels' backend rule and its compile note have no public name in kernels yet"
-ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
-    ("ortpool.ort.hook", "ortpool.kernels._buffers"): "the hook switches the kernels' output "
-    "buffer reuse off around a call",
-    ("ortpool.ort.hook", "ortpool.kernels._limits"): "the hook refuses outputs the process cannot "
-    "hold with the kernels' memory check",
-    ("ortpool.validate.batch", "ortpool.kernels._backend"): _KERNEL_RULE,
-    ("ortpool.validate.batch", "ortpool.kernels._compile_note"): _KERNEL_RULE,
-    ("ortpool.warmup_cli", "ortpool.kernels._backend"): _KERNEL_RULE,
-    ("ortpool.cli", "ortpool.kernels._backend"): _KERNEL_RULE,
-    ("ortpool.bench.machine", "ortpool.kernels._backend"): _KERNEL_RULE,
-    ("ortpool.bench.cli", "ortpool.kernels._parallel"): "the report names the kernels' threads",
-    ("ortpool.bench.runner", "ortpool.kernels._calls"): "the benchmark empties the kernels' plan "
-    "cache between cases",
-}
+ALLOWED_PRIVATE: dict[tuple[str, str], str] = {}
 
 # Cycles not broken yet, each as the sorted tuple of its modules -> why.
 ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}

@@ -6,7 +6,7 @@ in the editable installation.
 The wheel is installed with its dependencies and the ``cpu`` and ``fast`` extras (the CPU build
 of onnxruntime, numba), as a user would in a fresh environment;
 pip serves them from its cache when it has them, but still asks the package index, so the test
-is skipped when no index can be reached. About a minute in all (install 30 s, conformance 15 s).
+is skipped when no index can be reached. About a minute in all (install 30 s, conformance on its rank-2 float slice 3 s).
 """
 
 from __future__ import annotations
@@ -64,8 +64,9 @@ def venv(tmp_path_factory) -> Path:
     made = _run([sys.executable, "-m", "venv", env], cwd=work)
     assert made.returncode == 0, made.stderr
     python = env / ("Scripts" if os.name == "nt" else "bin") / "python"
+    # --no-compile: byte-compiling numba's and onnx's sources costs CPU and proves nothing here
     installed = _run([python, "-m", "pip", "install", "--disable-pip-version-check",
-                      f"{wheel}[cpu,fast]"], cwd=work)
+                      "--no-compile", f"{wheel}[cpu,fast]"], cwd=work)
     if installed.returncode and OFFLINE.search(installed.stdout + installed.stderr):
         pytest.skip("no package index reachable: the wheel's dependencies cannot be installed")
     assert installed.returncode == 0, installed.stdout + installed.stderr
@@ -131,7 +132,11 @@ def test_ops_prints_the_op_type_table(venv, tmp_path):
 
 
 def test_conformance_sweeps_every_op_version(venv, tmp_path):
-    done = _run([_ortpool(venv), "conformance", "--no-progress"], cwd=tmp_path)
+    # Every op version from the installed wheel; the grid's breadth (every dtype and rank) is
+    # tests/test_conformance.py's, on the checkout: rank 2 float is the one slice every
+    # operator has (MaxRoiPool is 2-D), 621 cases in 3 s of CPU instead of 6862 in 15 s.
+    done = _run([_ortpool(venv), "conformance", "--no-progress", "--ranks", "2", "--dtypes",
+                 "float"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert re.fullmatch(

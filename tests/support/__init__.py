@@ -6,10 +6,11 @@ Kept apart from conftest.py so test modules import it by name (``from tests impo
 from __future__ import annotations
 
 import collections
+import fcntl
 import functools
 import os
+import pickle
 import subprocess
-import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -113,9 +114,37 @@ def raw_ortpool_node(
                             **attributes)
 
 
+#: Test-only data computed once per checkout and reused by every process of a run (the
+#: pytest-xdist workers, the lowest release's child run): not in git.
+CACHE = Path(__file__).resolve().parent.parent / ".cache"
+
+
 @functools.cache
 def pooling_backend_cases() -> tuple[Any, ...]:
-    """Every case of the onnx backend node tests of a pooling operator (about 5 s)."""
+    """Every case of the onnx backend node tests of a pooling operator.
+
+    onnx makes them by running every operator's case generators (its reference pooling loops in
+    Python): 12-14 s of CPU, paid at collection by every process that collects the tests. The
+    first process computes them under a lock and stores them for this onnx and numpy; the others
+    load them in milliseconds.
+    """
+    CACHE.mkdir(exist_ok=True)
+    path = CACHE / f"backend-cases-onnx{onnx.__version__}-numpy{np.__version__}.pickle"
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if path.is_file():
+            try:
+                return pickle.loads(path.read_bytes())
+            except Exception:  # a file from an interrupted or older run: compute it again
+                pass
+        cases = _collect_pooling_backend_cases()
+        part = path.with_suffix(".part")
+        part.write_bytes(pickle.dumps(cases))
+        os.replace(part, path)
+        return cases
+
+
+def _collect_pooling_backend_cases() -> tuple[Any, ...]:
     import onnx.backend.test.case.node as node_cases
 
     with warnings.catch_warnings():
@@ -155,13 +184,24 @@ CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PROTOCOL_BUFFERS_PYTHO
 def run_cli(
     *args: str, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess:
-    """``python -m ortpool ARGS`` in a child process (a hang fails after ``timeout``)."""
-    return subprocess.run(
-        [sys.executable, "-m", "ortpool", *args],
-        cwd=cwd,
-        env=dict(CHILD_ENV if env is None else env),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
+    """``python -m ortpool ARGS`` in a child process of its own (a hang fails after ``timeout``,
+    raising :class:`subprocess.TimeoutExpired` as ``subprocess.run`` does); the child is forked
+    from a server that imported ortpool once (:mod:`tests.support.cli_server`)."""
+    return _cli_server().run(list(args), cwd, dict(CHILD_ENV if env is None else env), timeout)
+
+
+def run_child(
+    module: str, function: str, *args: Any, timeout: float, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """``module.function(*args)`` (JSON arguments) in a child process of its own, forked from
+    the same server as :func:`run_cli`; its exit status, stdout and stderr."""
+    return _cli_server().run(
+        [], ROOT, dict(os.environ if env is None else env), timeout, (module, function, list(args))
     )
+
+
+@functools.cache
+def _cli_server():
+    from tests.support.cli_server import CliServer
+
+    return CliServer(CHILD_ENV)

@@ -53,7 +53,7 @@ def ensure(
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     for arguments in installs:
         done = subprocess.run(
-            [str(python(venv)), "-m", "pip", "install", "-q", *arguments],
+            [str(python(venv)), "-m", "pip", "install", "-q", "--no-compile", *arguments],
             capture_output=True,
             text=True,
             timeout=900,

@@ -1,0 +1,184 @@
+"""The model's own runs in ``ortpool fix``: its inputs, and the node tensors captured from them.
+
+The model is run on its inputs as :func:`ortpool.model.inputs.resolve` gives them (the user's
+sizes and arrays, else generated at the default sizes; :func:`model_runs`), with its main-graph
+pooling nodes' inputs (and, to prove the written model, outputs) as extra outputs
+(:func:`ortpool.model.capture.capture_model`), bfloat16 ones carried as float32
+(:mod:`ortpool.model.carry`). The source model is run with optimizations off, and through
+ortpool's ops when onnxruntime cannot run it (:func:`capture_inputs`): what it captures are
+proof inputs at the sizes the user has, beside the node's own small ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+
+from ortpool.fix.prove import short_error
+from ortpool.fix.sites import Site
+from ortpool.model import capture as capture_mod
+from ortpool.model import carry
+from ortpool.model import inputs as model_inputs
+from ortpool.ort import runtime_spec
+from ortpool.ort.opening import open_session
+from ortpool.ort.runtime_spec import RuntimeSpec
+
+#: Seeds of the generated model inputs the written model is proven on.
+MODEL_SEEDS = (0, 1)
+
+
+def model_runs(
+    model: onnx.ModelProto,
+    inputs: Sequence[Mapping[str, np.ndarray]] | None,
+    spec: model_inputs.InputSpec,
+) -> tuple[list[dict[str, np.ndarray]], model_inputs.ResolvedInputs | None]:
+    """The model inputs of the capture and model-proof runs: ``inputs`` when given, or resolved
+    from the user's sizes and arrays ``spec`` (seeded; one run when the user gives every array);
+    and the first resolution (its open dims for the report). Inputs that cannot be resolved
+    raise."""
+    if inputs is not None:
+        return [dict(feeds) for feeds in inputs], None
+    # Not --seed: what the model's run captures is proof input, and a verdict must not depend
+    # on the seed (RULINGS.md 18); the seed varies only the built proof sets' fill.
+    resolved = [model_inputs.resolve(model, spec, MODEL_SEEDS[0])]
+    if len(spec.arrays) < len(model_inputs.graph_inputs(model)):
+        resolved += [model_inputs.resolve(model, spec, s) for s in MODEL_SEEDS[1:]]
+    return [r.feeds for r in resolved], resolved[0]
+
+
+def captured_names(sites: Sequence[Site], outputs: bool) -> tuple[list[str], set[str]]:
+    """The main-graph nodes' inputs (and outputs) to capture; those carried as float32."""
+    names: list[str] = []
+    carried: set[str] = set()
+    for site in sites:
+        if not site.in_main_graph or site.facts is None:
+            continue
+        wanted = [n for n in site.node.input if n]
+        if outputs:
+            wanted += [n for n in site.node.output[: 2 if site.facts.indices_used else 1] if n]
+        names += [n for n in wanted if n not in names]
+        if carry.is_carried(site.facts.elem):
+            carried.update(wanted[:1])
+            if outputs:
+                carried.add(site.node.output[0])
+    return names, carried
+
+
+class Capturing:
+    """Runs of ``model`` with ``names`` as extra outputs, one call per set of feeds; name ->
+    array (initializers read). The widened model and its session are built once per set of fed
+    names (a failure to build is kept and raised again), not once per run."""
+
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        names: tuple[list[str], set[str]],
+        runtime: RuntimeSpec,
+        level: str | None,
+        source_dir: str | None,
+    ) -> None:
+        self.model, self.names = model, names
+        self.runtime, self.level, self.source_dir = runtime, level, source_dir
+        self._built: dict[frozenset[str], Any] = {}
+
+    def _build(self, fed: frozenset[str]) -> tuple[onnx.ModelProto, Any, list[str], list[str]]:
+        wanted, carried = self.names
+        initializers = {t.name for t in self.model.graph.initializer}
+        fetched = [n for n in wanted if n not in fed and n not in initializers]
+        plain = [n for n in fetched if n not in carried]
+        wide = capture_mod.capture_model(self.model, plain)
+        if len(plain) < len(fetched):  # the others fetched as float32, made bfloat16 again
+            wide = carry.carry(wide, [n for n in fetched if n in carried], graph=False)
+        session = open_session(
+            self.runtime, wide, level=self.level, external_dir=self.source_dir
+        )
+        return wide, session, fetched, plain
+
+    def built(self, feeds: Mapping[str, np.ndarray]) -> Any:
+        """The widened model and session for these fed names, or why they could not be built
+        (onnxruntime refuses the model: the same for every run)."""
+        fed = frozenset(feeds)
+        if fed not in self._built:
+            try:
+                self._built[fed] = self._build(fed)
+            except Exception as err:
+                self._built[fed] = err
+        return self._built[fed]
+
+    def __call__(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        built = self.built(feeds)
+        if isinstance(built, Exception):
+            raise built
+        wide, session, fetched, plain = built
+        wanted, carried = self.names
+        # bfloat16 feeds as OrtValues (onnxruntime takes no numpy array of that type)
+        values = runtime_spec.with_values(feeds)
+        requested = [n for n in plain if n not in feeds]
+        requested += [carry.carried_name(n) for n in fetched if n in carried]
+        if not requested:
+            # Nothing to capture, but the model must still load and run: its outputs are
+            # fetched (through session.run, which raises an ortpool op's failure), bfloat16
+            # ones as OrtValues.
+            bf16 = onnx.TensorProto.BFLOAT16
+            requested = [o.name for o in wide.graph.output if o.type.tensor_type.elem_type != bf16]
+            if not requested:
+                runtime_spec.run_values(session, [o.name for o in wide.graph.output], values)
+        arrays = session.run(requested, values) if requested else []
+        found = dict(zip(requested, (np.asarray(a) for a in arrays), strict=True))
+        for name in fetched:
+            if name in carried:
+                found[name] = carry.uncarried(found.pop(carry.carried_name(name)), "bfloat16")
+        found.update({k: np.asarray(v) for k, v in feeds.items() if k in wanted})
+        for tensor in self.model.graph.initializer:
+            if tensor.name in wanted and tensor.data_location != onnx.TensorProto.EXTERNAL:
+                found[tensor.name] = onnx.numpy_helper.to_array(tensor)
+        return found
+
+
+def capture_inputs(
+    model: onnx.ModelProto,
+    sites: Sequence[Site],
+    runs: Sequence[Mapping[str, np.ndarray]],
+    runtime: RuntimeSpec,
+    source_dir: str | None,
+    notes: list[str],
+    resolved: model_inputs.ResolvedInputs | None = None,
+) -> list[dict[str, np.ndarray]]:
+    """The real inputs of the main-graph nodes, from runs of the source model at the sizes the
+    inputs have (the user's, or the defaults). When the model runs neither plain nor rewritten
+    and some of its dims were left open, the sizes chosen are why most often: that error says
+    which and how to set them."""
+    names = captured_names(sites, outputs=False)
+    if not names[0]:
+        return []
+    captured: list[dict[str, np.ndarray]] = []
+    source = Capturing(model, names, runtime, "disable", source_dir)
+    rewritten: Capturing | None = None
+    for number, feeds in enumerate(runs):
+        try:
+            captured.append(source(feeds))
+            continue
+        except Exception as err:  # onnxruntime cannot run the source model (a refused node)
+            first = short_error(err)
+        try:
+            if rewritten is None:
+                from ortpool.rewrite import rewrite
+
+                rewritten = Capturing(rewrite(model), names, runtime, "disable", source_dir)
+            captured.append(rewritten(feeds))
+            if number == 0:
+                notes.append(
+                    f"onnxruntime could not run the model ({first}); node inputs were captured "
+                    "from its ortpool-rewritten run"
+                )
+        except Exception as err:
+            loaded = not isinstance(source.built(feeds), Exception)
+            if loaded and resolved is not None and resolved.dims:
+                # It loads but does not run: most often the sizes chosen (docs/validate.md)
+                raise resolved.cannot_run("", first) from None
+            notes.append(f"no node input could be captured: {short_error(err)}")
+            return []
+    return captured

@@ -1,0 +1,54 @@
+"""What ``ortpool fix`` says of each candidate and each node, as values, not text compared.
+
+Each is an enum whose value is the text the report writes (terminal and ``--json``): the
+members compare, format and serialize as that text, so the report reads the same.
+
+* :class:`Outcome` -- what became of one candidate form tried for a node
+  (:class:`ortpool.fix.choose.Attempt`).
+* :class:`Realization` -- what the node became (:class:`ortpool.fix.report.NodeFix`).
+* :class:`NotApplicable` -- a form that does not apply to a node, with the reason
+  (:mod:`ortpool.fix.forms`: a form gives a plan or this).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+
+class _Text(str, enum.Enum):
+    """A member that is its text wherever it is written (``str``, f-strings, JSON)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class Outcome(_Text):
+    """What became of one candidate tried for a node."""
+
+    NOT_APPLICABLE = "not applicable"
+    NOT_WRITABLE = "not writable at this opset"
+    NOT_EXACT = "not exact"
+    FOLDED = "changed by the optimizer"
+    NOT_IN_MODEL = "not exact in the model"
+    PROVEN = "proven"
+
+
+class Realization(_Text):
+    """What a pooling node became in the fixed model."""
+
+    UNCHANGED = "unchanged"
+    FORM = "standard form"
+    ORTPOOL = "ortpool op"
+    UNPROVEN = "unproven"
+    NOT_SELECTED = "not selected"
+
+
+@dataclasses.dataclass(frozen=True)
+class NotApplicable:
+    """A form that does not apply to a node, and why (the report's detail)."""
+
+    reason: str
