@@ -6,9 +6,8 @@ Importing ``ortpool`` is light (numpy and onnx); the onnxruntime parts load on f
 
 from __future__ import annotations
 
-from typing import Any
-
 from ortpool.errors import OrtpoolError
+from ortpool.lazy import lazy_names
 
 __version__ = "0.1.0"
 
@@ -25,16 +24,6 @@ _LAZY = {
 __all__ = ["OrtpoolError", "__version__", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ortpool' has no attribute {name!r}")
-    import importlib
-
-    imported = importlib.import_module(module)
-    # ``ortpool.rewrite`` and ``ortpool.fix`` are callable packages: importing one binds the
-    # package to that name, so the lazy name must be the package too (``ortpool.rewrite(m)``
-    # calls its ``rewrite``).
-    value = imported if module == f"{__name__}.{name}" else getattr(imported, name)
-    globals()[name] = value
-    return value
+# ``ortpool.rewrite`` and ``ortpool.fix`` are callable packages: importing one binds the package
+# to that name, so the lazy name is the package too (``ortpool.rewrite(m)`` calls its ``rewrite``).
+__getattr__ = lazy_names(__name__, _LAZY)

@@ -1,8 +1,9 @@
 """The ``ortpool`` command line: a thin dispatcher over one module per subcommand.
 
 Each subcommand module is imported only when that subcommand runs, so ``ortpool rewrite`` never
-imports onnxruntime. A subcommand module provides ``HELP`` (one line), ``add_arguments(parser)``
-and ``run(args) -> int`` (the exit code).
+imports onnxruntime. A subcommand is a module, or an object in one (``module:NAME``: ``rewrite``
+and ``restore`` share theirs), that provides ``HELP`` (one line), ``add_arguments(parser)`` and
+``run(args) -> int`` (the exit code).
 """
 
 from __future__ import annotations
@@ -12,14 +13,15 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ortpool import __version__
 from ortpool.errors import OrtpoolError
 
-#: subcommand -> module implementing it
+#: subcommand -> module implementing it (``module:NAME``: an object of that module)
 COMMANDS: dict[str, str] = {
-    "rewrite": "ortpool.rewrite.cli_rewrite",
-    "restore": "ortpool.rewrite.cli_restore",
+    "rewrite": "ortpool.rewrite.cli:REWRITE",
+    "restore": "ortpool.rewrite.cli:RESTORE",
     "validate": "ortpool.validate.cli",
     "fix": "ortpool.fix.cli",
     "conformance": "ortpool.validate.conformance_cli",
@@ -35,6 +37,13 @@ USAGE_ERROR = 2
 NO_COMPILE = frozenset({"validate", "fix", "conformance"})
 
 
+def _command(name: str) -> Any:
+    """The object implementing subcommand ``name``, its module imported now."""
+    module_name, _, attribute = COMMANDS[name].partition(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, attribute) if attribute else module
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
@@ -44,10 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"ortpool {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = next((a for a in argv if not a.startswith("-")), None)
-    for name, module_name in COMMANDS.items():
+    for name in COMMANDS:
         if name == chosen:
-            module = importlib.import_module(module_name)
-            module.add_arguments(sub.add_parser(name, help=module.HELP, description=module.HELP))
+            command = _command(name)
+            command.add_arguments(sub.add_parser(name, help=command.HELP, description=command.HELP))
         else:
             # Listed for --help without importing the module (and its dependencies).
             sub.add_parser(name, help=f"see 'ortpool {name} --help'", add_help=False)
@@ -58,16 +67,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ortpool.kernels import prefer_loaded
 
     try:
-        module = importlib.import_module(COMMANDS[args.command])
+        command = _command(args.command)
         kernels = prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext()
         with kernels:
-            return int(module.run(args))
+            return int(command.run(args))
     except ModuleNotFoundError as err:
         # ortpool requires no onnxruntime build (it would replace the user's): a command that
         # needs one and finds none says in one line what to install.
         if (err.name or "").split(".")[0] != "onnxruntime":
             raise
-        from ortpool.ort.runtime import INSTALL_HINT
+        from ortpool.ort import INSTALL_HINT
 
         print(f"ortpool {args.command}: error: {INSTALL_HINT}", file=sys.stderr)
         return USAGE_ERROR

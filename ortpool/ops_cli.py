@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 
 from ortpool import optypes
+from ortpool.cliargs import reports
 
 HELP = "list every ortpool op type with its inputs, outputs, element types and attributes"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    reports.add_markdown(parser, "print a Markdown table")
 
 
 def rows() -> list[tuple[str, str, str, str, str, str]]:

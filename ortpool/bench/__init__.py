@@ -7,3 +7,28 @@
 * :mod:`ortpool.bench.runner` - one case measured end to end.
 * :mod:`ortpool.bench.report` - the table and the JSON document.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ortpool.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from ortpool.bench.cases import CASES, Case, select
+    from ortpool.bench.runner import CaseResult, Settings, run_case
+
+#: public name -> its module, imported on first access (the runner brings the session layer)
+_LAZY = {
+    "CASES": "ortpool.bench.cases",
+    "Case": "ortpool.bench.cases",
+    "select": "ortpool.bench.cases",
+    "CaseResult": "ortpool.bench.runner",
+    "Settings": "ortpool.bench.runner",
+    "run_case": "ortpool.bench.runner",
+}
+
+__all__ = ["CASES", "Case", "CaseResult", "Settings", "run_case", "select"]
+
+
+__getattr__ = lazy_names(__name__, _LAZY)

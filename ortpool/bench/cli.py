@@ -8,8 +8,8 @@ import sys
 
 from ortpool.bench import cases as bench_cases
 from ortpool.cliargs import inputs as cliargs_inputs
-from ortpool.cliargs import runtime
-from ortpool.ort.runtime_spec import DEFAULT_LEVEL
+from ortpool.cliargs import reports, runtime
+from ortpool.ort import DEFAULT_LEVEL
 from ortpool.staging import StagedFiles
 
 HELP = "time onnxruntime's built-in pooling against ortpool's ops on real CNN shapes"
@@ -57,8 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # --seed from the group validate and fix share (the cases' models are ortpool's own: no
     # --shape or --inputs to give)
     cliargs_inputs.add_arguments(parser, model_inputs=False, seed_help="seed of the random inputs")
-    parser.add_argument("--json", metavar="FILE", help="also write every figure as JSON to FILE")
-    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    reports.add_json(parser, "also write every figure as JSON to FILE")
+    reports.add_markdown(parser, "print the table as Markdown")
     runtime.add_arguments(
         parser,
         DEFAULT_LEVEL,

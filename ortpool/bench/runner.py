@@ -14,8 +14,7 @@ from ortpool.bench import models
 from ortpool.bench.cases import Case
 from ortpool.bench.timing import Stats, interleaved
 from ortpool.model.reference import time_reference
-from ortpool.ort import ortrun, runtime_spec
-from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.ort import RuntimeSpec, open_session, ortrun, runtime_spec
 from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS
 
 ORTPOOL = "ortpool"
@@ -160,9 +159,11 @@ def compare(
 def run_case(case: Case, settings: Settings) -> CaseResult:
     feed = case.inputs(settings.seed)
     spec = _runtime(settings)
-    builtin = {opset: spec.session(models.builtin_model(case, opset)) for opset in case.opsets}
+    builtin = {
+        opset: open_session(spec, models.builtin_model(case, opset)) for opset in case.opsets
+    }
     ortpool_opset = case.opsets[0]
-    ours = spec.session(models.ortpool_model(case, ortpool_opset))
+    ours = open_session(spec, models.ortpool_model(case, ortpool_opset))
     executed_by = None
     if spec.provider_names != [runtime_spec.CPU]:
         # Which provider runs the built-in node, from a profiled session of its own (profiling

@@ -1,6 +1,7 @@
 """``--accuracy-agree-factor``, ``--accuracy-limit``, ``--half-ulps``: RULINGS.md 17's thresholds
-for averages and norms, one argument group for ``validate`` and ``fix`` (a node ``validate``
-calls an accuracy note is one ``fix`` leaves alone, under the same flags)."""
+for averages and norms, one argument group for ``validate``, ``conformance`` and ``fix`` (a node
+``validate`` calls an accuracy note is one ``fix`` leaves alone, under the same flags), with
+``--atol``/``--rtol`` where a command takes them."""
 
 from __future__ import annotations
 
@@ -13,7 +14,16 @@ from ortpool.tolerances import ACCUMULATION, DEFAULT_RULE, AccuracyRule
 _TYPES = sorted(set(ACCUMULATION.values()))
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(
+    parser: argparse.ArgumentParser, atol_help: str | None = None, rtol_help: str | None = None
+) -> None:
+    """The group on ``parser``; with ``atol_help`` and ``rtol_help``, ``--atol`` and ``--rtol``
+    (what they mean for the command: ``validate`` compares graph outputs with them too) are
+    declared first, beside the command's own options."""
+    if atol_help is not None:
+        parser.add_argument("--atol", type=float, help=atol_help)
+    if rtol_help is not None:
+        parser.add_argument("--rtol", type=float, help=rtol_help)
     group = parser.add_argument_group(
         "accuracy of averages and norms (RULINGS.md 17)",
         "a sum's error against the exact result, in units of u*mean|x| (u: the unit roundoff "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from ortpool.model.inputs import DEFAULT_BATCH, DEFAULT_SIZE, InputSpec
+from ortpool.model import DEFAULT_BATCH, DEFAULT_SIZE, InputSpec
 
 
 def add_arguments(

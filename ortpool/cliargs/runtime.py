@@ -14,7 +14,7 @@ import argparse
 import dataclasses
 
 from ortpool.errors import OrtpoolError
-from ortpool.ort.runtime_spec import LEVELS, MODES, RuntimeSpec, parse_providers, provider_name
+from ortpool.ort import LEVELS, MODES, RuntimeSpec, parse_providers, provider_name
 
 
 def add_arguments(

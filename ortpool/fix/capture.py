@@ -23,6 +23,7 @@ from ortpool.model import capture as capture_mod
 from ortpool.model import carry
 from ortpool.model import inputs as model_inputs
 from ortpool.ort import runtime_spec
+from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
 
 #: Seeds of the generated model inputs the written model is proven on.
@@ -91,7 +92,9 @@ class Capturing:
         wide = capture_mod.capture_model(self.model, plain)
         if len(plain) < len(fetched):  # the others fetched as float32, made bfloat16 again
             wide = carry.carry(wide, [n for n in fetched if n in carried], graph=False)
-        session = self.runtime.session(wide, level=self.level, external_dir=self.source_dir)
+        session = open_session(
+            self.runtime, wide, level=self.level, external_dir=self.source_dir
+        )
         return wide, session, fetched, plain
 
     def built(self, feeds: Mapping[str, np.ndarray]) -> Any:

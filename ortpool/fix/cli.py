@@ -12,13 +12,12 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ortpool.cliargs import accuracy, runtime
+    from ortpool.cliargs import accuracy, files, runtime
     from ortpool.cliargs import inputs as cliargs_inputs
-    from ortpool.ort.runtime_spec import DEFAULT_LEVEL
-    from ortpool.rewrite import cli_common
+    from ortpool.ort import DEFAULT_LEVEL
 
     # IN OUT, --ops, --nodes, --exclude, --skip-invalid, --json, --link-data, -q/-v: as rewrite's
-    cli_common.add_arguments(parser, "fix")
+    files.add_arguments(parser, "fix")
     runtime.add_arguments(
         parser,
         DEFAULT_LEVEL,
@@ -69,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
     from ortpool.cliargs import inputs as cliargs_inputs
     from ortpool.cliargs import runtime
     from ortpool.cliargs.accuracy import rule_from
+    from ortpool.cliargs.files import file_options
     from ortpool.fix import fix_file
-    from ortpool.rewrite.cli_common import file_options
 
     spec = cliargs_inputs.read(args)  # a bad --shape or --inputs: exit 2 before any proof
 

@@ -23,6 +23,7 @@ from ortpool.fix.fixer import Options, fix_model
 from ortpool.fix.outcomes import Realization
 from ortpool.model import carry
 from ortpool.model.singlenode import builtin_model, feed_dict
+from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.tolerances import node_tolerance
 from ortpool.validate import grid, isolate, results
@@ -55,7 +56,7 @@ def check_fixed(
     """The fixed model's outputs on ``feeds`` against the kernels': "" or the difference."""
     spec = case.spec()
     want = isolate.run_ortpool_numpy(spec, feeds)
-    session = runtime.session(carry.carry(fixed))
+    session = open_session(runtime, carry.carry(fixed))
     names = [i.name for i in session.get_inputs()]
     carried = [carry.feedable(a) for a in feeds]
     got = session.run(None, dict(zip(names, carried, strict=True)))

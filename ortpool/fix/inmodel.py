@@ -34,6 +34,7 @@ from ortpool.fix.prove import (
 )
 from ortpool.fix.sites import Site
 from ortpool.model import carry
+from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
@@ -110,7 +111,9 @@ def prove_in_region(
             return
         try:
             region = region_model(model, inputs, outputs, group[0].arrays)
-            session = runtime.session(region, level=None, threads=1, external_dir=external_dir)
+            session = open_session(
+                runtime, region, level=None, threads=1, external_dir=external_dir
+            )
         except Exception as err:  # onnxruntime refuses it: the realization is not proven
             proof.exact, proof.failure = (
                 False,

@@ -28,6 +28,7 @@ from ortpool.fix.inputs import FeedSet
 from ortpool.model import carry
 from ortpool.model.singlenode import INPUT_NAMES, node_model
 from ortpool.ort import runtime_spec
+from ortpool.ort.opening import open_session, optimized
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite import retarget
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, tolerance_for
@@ -253,7 +254,7 @@ def _run(
         model = isolated_model(plan, facts, node, group[0].arrays)
         folder = runtime_spec.profile_dir() if placed else None
         try:
-            session = runtime.session(model, level=level, threads=1, profile_dir=folder)
+            session = open_session(runtime, model, level=level, threads=1, profile_dir=folder)
         except Exception as err:  # onnxruntime raises its own types; every one is a refusal
             proof.failure = f"onnxruntime refuses it: {short_error(err)}"
             return proof
@@ -318,7 +319,7 @@ def optimizer_change(model: onnx.ModelProto, runtime: RuntimeSpec) -> str:
     folded into the pool (PadFusion), the pool run as a layout kernel (NCHWc), or the ops
     before and after."""
     try:
-        after = runtime.optimized(model)
+        after = optimized(runtime, model)
     except Exception as err:  # the optimized graph could not be written: say so, guess nothing
         return (f"onnxruntime's optimizer (level {runtime.level}) changes it (its graph could "
                 f"not be read back: {short_error(err)})")

@@ -20,4 +20,90 @@ bench -> cli``): it imports onnx, numpy and the spec modules, never onnxruntime.
 - :mod:`ortpool.model.external`: external data located, planned and serialized.
 - :mod:`ortpool.model.files`: a model file and its report written all together or not at all
   (``write_file``, ``save``).
+- :mod:`ortpool.model.singlenode`: one pooling node alone as a model, stamped with the IR version
+  every supported onnxruntime reads; :mod:`ortpool.model.capture`: the pooling nodes' inputs
+  captured from a whole model's run.
+
+Other packages import these through the names below (``from ortpool.model import NodeSpec``).
 """
+
+from __future__ import annotations
+
+from ortpool.model import branch_outputs, capture
+from ortpool.model.capture import PoolingNode, governing_opset, inline_functions, pooling_nodes
+from ortpool.model.external import external_locations
+from ortpool.model.files import save, write_file
+from ortpool.model.inputs import (
+    DEFAULT_BATCH,
+    DEFAULT_SIZE,
+    InputSpec,
+    OpenDim,
+    ResolvedInputs,
+    data_inputs,
+    describe_dims,
+    graph_inputs,
+    random_tensor,
+    resolve,
+)
+from ortpool.model.scopes import (
+    AI_ONNX,
+    Scope,
+    ai_onnx_opset,
+    called_function,
+    function_index,
+    function_label,
+    graph_scopes,
+    is_pool,
+    is_standard,
+    model_scopes,
+    subgraphs,
+)
+from ortpool.model.singlenode import (
+    INPUT_NAMES,
+    IR_VERSION,
+    NodeSpec,
+    attribute_dict,
+    builtin_model,
+    feed_dict,
+    ir_version_for,
+)
+
+__all__ = [
+    "AI_ONNX",
+    "DEFAULT_BATCH",
+    "DEFAULT_SIZE",
+    "INPUT_NAMES",
+    "IR_VERSION",
+    "InputSpec",
+    "NodeSpec",
+    "OpenDim",
+    "PoolingNode",
+    "ResolvedInputs",
+    "Scope",
+    "ai_onnx_opset",
+    "attribute_dict",
+    "branch_outputs",
+    "builtin_model",
+    "called_function",
+    "capture",
+    "data_inputs",
+    "describe_dims",
+    "external_locations",
+    "feed_dict",
+    "function_index",
+    "function_label",
+    "governing_opset",
+    "graph_inputs",
+    "graph_scopes",
+    "inline_functions",
+    "ir_version_for",
+    "is_pool",
+    "is_standard",
+    "model_scopes",
+    "pooling_nodes",
+    "random_tensor",
+    "resolve",
+    "save",
+    "subgraphs",
+    "write_file",
+]

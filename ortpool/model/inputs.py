@@ -449,18 +449,41 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
     the input, the figures and the option to change for anything that cannot be resolved."""
     spec = spec or InputSpec()
     values = graph_inputs(model)
-    names = [v.name for v in values]
-    for what, given in (("--shape", spec.shapes), ("--inputs", spec.arrays)):
-        unknown = [n for n in given if n not in names]
+    declared = {v.name: declared_dims(v) for v in values}
+    elems = {v.name: _elem(v) for v in values}
+    given = _given(spec, [v.name for v in values], declared, elems)
+    symbols = _symbols(given, declared)
+    _require_data_inputs(model, spec)
+    # 4. Every input: its shape, open dims named; the arrays given, or generated in input order.
+    found = ResolvedInputs({}, [], {})
+    generator = _Generator(np.random.default_rng(seed))
+    for value in values:
+        name = value.name
+        sizes = _sizes(value, declared[name], given, symbols, found.dims)
+        if name in spec.arrays:
+            found.feeds[name] = spec.arrays[name]
+            found.sources[name] = f"loaded from {spec.origin}"
+            continue
+        found.feeds[name] = generator.values(value, elems[name], sizes)
+        found.sources[name] = f"generated, seed {seed}"
+    return found
+
+
+def _given(
+    spec: InputSpec,
+    names: list[str],
+    declared: dict[str, list[Declared] | None],
+    elems: dict[str, str | None],
+) -> dict[str, tuple[tuple[int, ...], str]]:
+    """1. What the user gives: shapes from --shape and from the arrays, checked; input ->
+    (shape, the option that gave it)."""
+    for what, named in (("--shape", spec.shapes), ("--inputs", spec.arrays)):
+        unknown = [n for n in named if n not in names]
         if unknown:
             raise OrtpoolError(
                 f"{what} names input {unknown[0]!r}, but the model's inputs are "
                 f"{', '.join(names) or '(none)'}"
             )
-    declared = {v.name: declared_dims(v) for v in values}
-    elems = {v.name: _elem(v) for v in values}
-
-    # 1. What the user gives: shapes from --shape and from the arrays, checked.
     given: dict[str, tuple[tuple[int, ...], str]] = {}
     for name, array in spec.arrays.items():
         elem = elems[name]
@@ -479,9 +502,14 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
                 f"{_dims_text(given[name][0])} disagree"
             )
         given.setdefault(name, (dims, "--shape"))
+    return given
 
-    # 2. Symbols: one size each, wherever it is given.
-    symbols: dict[str, tuple[int, str, str]] = {}  # symbol -> (size, input, source)
+
+def _symbols(
+    given: dict[str, tuple[tuple[int, ...], str]], declared: dict[str, list[Declared] | None]
+) -> dict[str, tuple[int, str, str]]:
+    """2. Symbols: one size each, wherever it is given; symbol -> (size, input, source)."""
+    symbols: dict[str, tuple[int, str, str]] = {}
     for name, (dims, how) in given.items():
         for dim, size in zip(declared[name] or [], dims, strict=False):
             if not isinstance(dim, str):
@@ -493,8 +521,11 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
                     f"{name!r} ({how}): one symbol, one size"
                 )
             symbols.setdefault(dim, (size, name, how))
+    return symbols
 
-    # 3. Values a node reads as data must be the user's.
+
+def _require_data_inputs(model: onnx.ModelProto, spec: InputSpec) -> None:
+    """3. Values a node reads as data must be the user's."""
     needed = {k: v for k, v in data_inputs(model).items() if k not in spec.arrays}
     if needed:
         listed = ", ".join(f"{name!r} (reaches {why})" for name, why in needed.items())
@@ -506,63 +537,70 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
             f"with numpy.savez('in.npz', {keywords}) and pass --inputs in.npz"
         )
 
-    # 4. Every input: its shape, open dims named; the arrays given, or generated in input order.
-    rng = np.random.default_rng(seed)
-    feeds: dict[str, np.ndarray] = {}
-    opened: list[OpenDim] = []
-    sources: dict[str, str] = {}
-    budget = MAX_GENERATED_BYTES
-    for value in values:
-        name, dims = value.name, declared[value.name]
-        if name in given:
-            shape, how = given[name]
-        elif dims is None:
-            raise OrtpoolError(
-                f"input {name!r} has no declared shape: give it with --shape {name}:D1,D2,... "
-                "or --inputs FILE.npz"
-            )
-        else:
-            shape, how = (), "default"
-        sizes: list[int] = []
-        for axis, dim in enumerate(dims or []):
-            if isinstance(dim, int):
-                sizes.append(dim)
-                continue
-            label = dim if isinstance(dim, str) else _open_label(value, axis)
-            if name in given:
-                size, source = shape[axis], how
-            elif isinstance(dim, str) and dim in symbols:
-                size, first, how0 = symbols[dim]
-                source = f"{how0} on {first}" if first != name else how0
-            else:
-                size, source = (DEFAULT_BATCH if axis == 0 else DEFAULT_SIZE), "default"
-                if isinstance(dim, str):
-                    symbols[dim] = (size, name, "default")
-            sizes.append(size)
-            opened.append(OpenDim(name, axis, label, size, source))
-        if name in given:
-            sizes = list(shape)
-        if name in spec.arrays:
-            feeds[name] = spec.arrays[name]
-            sources[name] = f"loaded from {spec.origin}"
+
+def _sizes(
+    value: onnx.ValueInfoProto,
+    dims: list[Declared] | None,
+    given: dict[str, tuple[tuple[int, ...], str]],
+    symbols: dict[str, tuple[int, str, str]],
+    opened: list[OpenDim],
+) -> list[int]:
+    """The input's shape: given, else its declared dims with each open one sized (by a symbol
+    given elsewhere, else the default, which then sizes that symbol everywhere) and named in
+    ``opened``."""
+    name = value.name
+    if name in given:
+        shape, how = given[name]
+    elif dims is None:
+        raise OrtpoolError(
+            f"input {name!r} has no declared shape: give it with --shape {name}:D1,D2,... "
+            "or --inputs FILE.npz"
+        )
+    else:
+        shape, how = (), "default"
+    sizes: list[int] = []
+    for axis, dim in enumerate(dims or []):
+        if isinstance(dim, int):
+            sizes.append(dim)
             continue
-        elem = elems[name]
+        label = dim if isinstance(dim, str) else _open_label(value, axis)
+        if name in given:
+            size, source = shape[axis], how
+        elif isinstance(dim, str) and dim in symbols:
+            size, first, how0 = symbols[dim]
+            source = f"{how0} on {first}" if first != name else how0
+        else:
+            size, source = (DEFAULT_BATCH if axis == 0 else DEFAULT_SIZE), "default"
+            if isinstance(dim, str):
+                symbols[dim] = (size, name, "default")
+        sizes.append(size)
+        opened.append(OpenDim(name, axis, label, size, source))
+    return list(shape) if name in given else sizes
+
+
+@dataclasses.dataclass
+class _Generator:
+    """Seeded values for the inputs not given, in input order, within one byte budget."""
+
+    rng: np.random.Generator
+    budget: int = MAX_GENERATED_BYTES
+
+    def values(self, value: onnx.ValueInfoProto, elem: str | None, sizes: list[int]) -> np.ndarray:
+        name = value.name
         if elem is None:
             raise OrtpoolError(
                 f"input {name!r} is not a tensor of a type ortpool generates "
                 f"({_type_text(value)}): give it with --inputs FILE.npz"
             )
         nbytes = math.prod(sizes) * dtypes.NUMPY[elem].itemsize
-        if nbytes > budget:
+        if nbytes > self.budget:
             raise OrtpoolError(
                 f"input {name!r} of shape {_dims_text(sizes)} ({elem}) would be {nbytes} bytes of "
                 f"generated values; ortpool generates at most {MAX_GENERATED_BYTES} bytes per "
                 "model: check --shape, or give the arrays with --inputs FILE.npz"
             )
-        budget -= nbytes
-        feeds[name] = random_tensor(rng, sizes, elem)
-        sources[name] = f"generated, seed {seed}"
-    return ResolvedInputs(feeds, opened, sources)
+        self.budget -= nbytes
+        return random_tensor(self.rng, sizes, elem)
 
 
 def _open_label(value: onnx.ValueInfoProto, axis: int) -> str:

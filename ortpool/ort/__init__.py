@@ -2,6 +2,104 @@
 and what the installed runtime is (``runtime``).
 
 Importing ``register``, ``hook`` or ``session`` imports onnxruntime and onnxruntime-extensions
-(about 250 MB); ``runtime`` imports them only when asked for versions or the IR limit.
-The rest of ortpool imports neither.
+(about 250 MB); the names below import them only when used (``InferenceSession``,
+``session_options`` and ``check_model`` on first access; the registration is
+``ortpool.register``, as a name here it would be shadowed by its module). The rest of ortpool
+imports neither.
+
+The public names, lowest module first: the installed runtime and the one session constructor
+(:mod:`.runtime`), the runtime description (:mod:`.runtime_spec`), a session of a model on one
+(:mod:`.opening`), built-in runs with their failures sorted into kinds (:mod:`.ortrun`).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ortpool.lazy import lazy_names
+from ortpool.ort.opening import open_session, optimized
+from ortpool.ort.ortrun import (
+    NO_KERNEL,
+    REJECTED,
+    RUN_FAILED,
+    OrtFailure,
+    builtin_session,
+    run_builtin,
+    run_placed,
+    run_session,
+)
+from ortpool.ort.runtime import (
+    INSTALL_HINT,
+    build,
+    create,
+    max_ir_version,
+    require,
+    stamp,
+    unreadable,
+    versions,
+)
+from ortpool.ort.runtime_spec import (
+    CPU,
+    DEFAULT_LEVEL,
+    ISOLATED_LEVEL,
+    LEVELS,
+    MODES,
+    Provider,
+    RuntimeSpec,
+    fell_back,
+    parse_providers,
+    placement,
+    profile_dir,
+    provider_name,
+    share_thread_pool,
+)
+
+if TYPE_CHECKING:  # imported on first use: they import onnxruntime
+    from ortpool.ort.session import InferenceSession, check_model, session_options
+
+#: name -> the module that defines it, imported on first access (it imports onnxruntime)
+_LAZY = {
+    "InferenceSession": "ortpool.ort.session",
+    "session_options": "ortpool.ort.session",
+    "check_model": "ortpool.ort.session",
+}
+
+__all__ = [
+    "CPU",
+    "DEFAULT_LEVEL",
+    "INSTALL_HINT",
+    "ISOLATED_LEVEL",
+    "LEVELS",
+    "MODES",
+    "NO_KERNEL",
+    "REJECTED",
+    "RUN_FAILED",
+    "InferenceSession",
+    "OrtFailure",
+    "Provider",
+    "RuntimeSpec",
+    "build",
+    "builtin_session",
+    "check_model",
+    "create",
+    "fell_back",
+    "max_ir_version",
+    "open_session",
+    "optimized",
+    "parse_providers",
+    "placement",
+    "profile_dir",
+    "provider_name",
+    "require",
+    "run_builtin",
+    "run_placed",
+    "run_session",
+    "session_options",
+    "share_thread_pool",
+    "stamp",
+    "unreadable",
+    "versions",
+]
+
+
+__getattr__ = lazy_names(__name__, _LAZY)

@@ -20,6 +20,7 @@ import onnx
 
 from ortpool.model.worker import received, spawn
 from ortpool.ort import runtime_spec
+from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
 
 NO_KERNEL = "no-kernel"
@@ -88,7 +89,9 @@ def builtin_session(
     intra/inter-op threads); failures raised as :class:`OrtFailure`."""
     data = model if isinstance(model, bytes) else model.SerializeToString()
     try:
-        return runtime.session(data, threads=threads, profile_dir=profile_dir, ortpool_ops=False)
+        return open_session(
+            runtime, data, threads=threads, profile_dir=profile_dir, ortpool_ops=False
+        )
     except Exception as err:
         raise classify(err, "load") from None
 

@@ -1,23 +1,29 @@
 """The onnxruntime ortpool runs against: which build is installed (:func:`build`), the one-line
-answer when none is (:func:`require`), the newest IR version the installed runtime reads (the
-stamp of the models ortpool builds is :data:`ortpool.model.singlenode.IR_VERSION`), and the
-versions a report names.
+answer when none is (:func:`require`), the one place an onnxruntime session is made
+(:func:`create`), the newest IR version the installed runtime reads (the stamp of the models
+ortpool builds is :data:`ortpool.model.singlenode.IR_VERSION`), and the versions a report names.
 
-Nothing here imports onnxruntime at module level: ``ortpool rewrite`` runs where no onnxruntime
-is installed.
+The bottom of ``ortpool/ort/``: it imports no other module of it, so the runtime description
+(:mod:`~ortpool.ort.runtime_spec`) and the session wrapper (:mod:`~ortpool.ort.session`) both
+build on it. Nothing here imports onnxruntime at module level: ``ortpool rewrite`` runs where no
+onnxruntime is installed.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
-from typing import TYPE_CHECKING
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ortpool.errors import OrtpoolError
 from ortpool.model.singlenode import IR_VERSION, node_model  # IR_VERSION: every model's stamp
 
 if TYPE_CHECKING:
     import onnx
+
+CPU = "CPUExecutionProvider"
 
 #: The session config entry naming the folder where onnxruntime resolves the external data of a
 #: model handed over as bytes (a copy ortpool changed in memory).
@@ -137,9 +143,8 @@ def max_ir_version() -> int:
 
 
 def _loads(ir_version: int) -> bool:
+    import onnxruntime as ort
     from onnx import TensorProto, helper
-
-    from ortpool.ort.runtime_spec import RuntimeSpec
 
     model = node_model(
         [helper.make_node("Identity", ["x"], ["y"])],
@@ -149,8 +154,11 @@ def _loads(ir_version: int) -> bool:
         [helper.make_opsetid("", 13)],
         ir_version=ir_version,
     )
+    quiet()
+    options = ort.SessionOptions()
+    options.log_severity_level = 4  # a refused IR version is the answer, not an error to log
     try:
-        RuntimeSpec().session(model.SerializeToString())
+        create(model.SerializeToString(), options, [CPU])
     except Exception:  # onnxruntime's own exception types differ between releases
         return False
     return True
@@ -175,3 +183,36 @@ def stamp(model: onnx.ModelProto) -> str | None:
         return None
     old, model.ir_version = model.ir_version, newest
     return f"IR version {old} lowered to {newest}, the newest the installed onnxruntime reads"
+
+
+@functools.cache
+def quiet() -> None:
+    """onnxruntime logs refused nodes at ERROR level on its own logger; ortpool reports them."""
+    import onnxruntime as ort
+
+    ort.set_default_logger_severity(4)
+
+
+def create(
+    source: bytes | str | os.PathLike,
+    options: Any,
+    providers: Sequence[str],
+    provider_options: Sequence[dict[str, str]] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """The one place ortpool makes an onnxruntime session (``ortpool.InferenceSession`` wraps
+    one made here, :meth:`RuntimeSpec.provider_arguments <ortpool.ort.runtime_spec.RuntimeSpec.
+    provider_arguments>` gives the providers and their options): ``source`` on ``providers``;
+    ``kwargs`` go to onnxruntime as they are. Errors are onnxruntime's own."""
+    import onnxruntime as ort
+
+    arguments: dict[str, Any] = {"providers": list(providers)}
+    if provider_options is not None and any(provider_options):
+        # onnxruntime 1.21 wants none rather than empty ones
+        arguments["provider_options"] = list(provider_options)
+    return ort.InferenceSession(
+        os.fspath(source) if isinstance(source, os.PathLike) else source,
+        sess_options=options,
+        **arguments,
+        **kwargs,
+    )

@@ -2,10 +2,11 @@
 graph optimization level, threads, execution mode (:class:`RuntimeSpec`).
 
 Every session ortpool makes (validate's built-in and rewritten runs, fix's proofs, conformance,
-bench, ``ortpool.InferenceSession``) is made from one, so two commands given the same options run
-the same runtime; :mod:`ortpool.cliargs.runtime` reads it from the command line. Which provider
-actually executed each node (onnxruntime falls back to the CPU provider silently, node by node)
-is read from the session's profile (:func:`placement`).
+bench, ``ortpool.InferenceSession``) is made from one (:func:`ortpool.ort.opening.open_session`),
+so two commands given the same options run the same runtime; :mod:`ortpool.cliargs.runtime`
+reads it from the command line. Which provider actually executed each node (onnxruntime falls
+back to the CPU provider silently, node by node) is read from the session's profile
+(:func:`placement`).
 
 Nothing here imports onnxruntime at module level: ``ortpool fix --help`` declares the options
 without loading it.
@@ -26,8 +27,8 @@ from typing import Any
 import onnx
 
 from ortpool.errors import OrtpoolError
-
-CPU = "CPUExecutionProvider"
+from ortpool.ort import runtime
+from ortpool.ort.runtime import CPU, EXTERNAL_FOLDER_KEY
 
 #: Graph optimization levels, one name each -> onnxruntime.GraphOptimizationLevel member names.
 #: ``layout`` exists from onnxruntime 1.22 (:meth:`RuntimeSpec.check` says so on 1.21).
@@ -121,8 +122,6 @@ class RuntimeSpec:
     def check(self) -> RuntimeSpec:
         """Raise an :class:`OrtpoolError` for a level, mode or provider the installed onnxruntime
         does not have (naming what it has); returns self."""
-        from ortpool.ort import runtime
-
         runtime.require()
         import onnxruntime as ort
 
@@ -164,8 +163,6 @@ class RuntimeSpec:
         ``profile_dir`` turns profiling on, for :func:`placement`."""
         import onnxruntime as ort
 
-        from ortpool.ort.runtime import EXTERNAL_FOLDER_KEY
-
         options = ort.SessionOptions()
         options.log_severity_level = 4
         options.graph_optimization_level = getattr(
@@ -187,43 +184,6 @@ class RuntimeSpec:
             options.profile_file_prefix = os.path.join(profile_dir, "ortpool")
         return options
 
-    def session(
-        self,
-        model: onnx.ModelProto | bytes | str | os.PathLike,
-        level: str | None = None,
-        threads: int | None = None,
-        external_dir: str | os.PathLike | None = None,
-        options: Any = None,
-        profile_dir: str | None = None,
-        ortpool_ops: bool | None = None,
-    ) -> Any:
-        """A session of ``model`` on this runtime: ``ortpool.InferenceSession`` when the model
-        holds ortpool ops (their errors raised, not hidden), else plain onnxruntime; both made
-        at :func:`create`; ``ortpool_ops`` False skips reading the model for them (a built-in
-        model). ``options`` replaces the SessionOptions made from this runtime
-        (``ortpool.InferenceSession(model, sess_options)``)."""
-        from ortpool.ort import session as session_mod
-
-        _quiet()
-        if options is None:
-            options = self.session_options(level, threads, external_dir, profile_dir)
-        if ortpool_ops is None:  # found by reading the model (a caller who knows says so)
-            proto = session_mod.load_structure(model)
-            ortpool_ops = any(session_mod.iter_ortpool_nodes(proto))
-        if ortpool_ops:
-            return session_mod.InferenceSession(model, options, runtime=self)
-        source = model.SerializeToString() if isinstance(model, onnx.ModelProto) else model
-        return create(source, options, self)
-
-    def optimized(self, model: onnx.ModelProto, level: str | None = None) -> onnx.ModelProto:
-        """``model`` as onnxruntime's graph optimizer leaves it at ``level`` on these providers
-        (its ``optimized_model_filepath``): which nodes it fused, folded or replaced."""
-        options = self.session_options(level)
-        with tempfile.TemporaryDirectory(prefix="ortpool-fix-") as folder:
-            options.optimized_model_filepath = os.path.join(folder, "optimized.onnx")
-            self.session(model, options=options)
-            return onnx.load(options.optimized_model_filepath, load_external_data=False)
-
     def provider_arguments(self) -> dict[str, Any]:
         """``providers=`` and ``provider_options=`` of onnxruntime.InferenceSession."""
         return {
@@ -233,8 +193,6 @@ class RuntimeSpec:
 
     def describe(self) -> dict[str, Any]:
         """What a report says about the runtime: build, version, providers, level, threads."""
-        from ortpool.ort import runtime
-
         build = runtime.build()
         return {
             "onnxruntime": build["version"],
@@ -250,8 +208,6 @@ class RuntimeSpec:
 
     def title(self) -> str:
         """``onnxruntime-openvino 1.24.1, OpenVINOExecutionProvider, CPUExecutionProvider``."""
-        from ortpool.ort import runtime
-
         build = runtime.build()
         providers = ", ".join(str(p) for p in self.providers)
         title = f"{build['distribution']} {build['version']} on {providers}"
@@ -260,31 +216,6 @@ class RuntimeSpec:
             # uninstalling either breaks it
             title += f" ({build['also_installed']} also installed, its files overwritten)"
         return title
-
-
-@functools.cache
-def _quiet() -> None:
-    """onnxruntime logs refused nodes at ERROR level on its own logger; ortpool reports them."""
-    import onnxruntime as ort
-
-    ort.set_default_logger_severity(4)
-
-
-def create(source: bytes | str | os.PathLike, options: Any, runtime: RuntimeSpec, **kwargs: Any):
-    """The one place ortpool makes an onnxruntime session (``ortpool.InferenceSession`` wraps
-    one made here): ``source`` on ``runtime``'s providers with their options; ``kwargs`` go to
-    onnxruntime as they are. Errors are onnxruntime's own."""
-    import onnxruntime as ort
-
-    arguments = runtime.provider_arguments()
-    if not any(arguments["provider_options"]):
-        del arguments["provider_options"]  # onnxruntime 1.21 wants none rather than empty ones
-    return ort.InferenceSession(
-        os.fspath(source) if isinstance(source, os.PathLike) else source,
-        sess_options=options,
-        **arguments,
-        **kwargs,
-    )
 
 
 def placement(session: Any, model: onnx.ModelProto | None = None) -> dict[str, str]:

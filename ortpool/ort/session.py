@@ -6,7 +6,7 @@ import contextlib
 import os
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import onnx
@@ -24,12 +24,12 @@ from onnxruntime_extensions import get_library_path
 from ortpool import optypes
 from ortpool.attributes import attribute_values, normalize
 from ortpool.errors import OrtpoolError
-from ortpool.model import branch_outputs
-from ortpool.model.external import external_locations
+from ortpool.model import branch_outputs, external_locations
 from ortpool.ort import failures
+from ortpool.ort.nodes import iter_nodes, iter_ortpool_nodes, load_structure
 from ortpool.ort.register import register
-from ortpool.ort.runtime import EXTERNAL_FOLDER_KEY
-from ortpool.ort.runtime_spec import Provider, RuntimeSpec, create
+from ortpool.ort.runtime import EXTERNAL_FOLDER_KEY, create
+from ortpool.ort.runtime_spec import Provider, RuntimeSpec
 
 #: Session config entry marking options that already hold the custom-op library: loading it
 #: twice into one SessionOptions makes session creation fail ("Conflicting with a registered
@@ -65,29 +65,6 @@ def session_options(base: ort.SessionOptions | None = None) -> ort.SessionOption
         if _config(options, SPINNING) is None:
             options.add_session_config_entry(SPINNING, "0")
     return options
-
-
-def iter_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
-    """Every node: main graph, subgraphs at any depth, local functions."""
-
-    def walk(nodes: Sequence[onnx.NodeProto]) -> Iterator[onnx.NodeProto]:
-        for node in nodes:
-            yield node
-            for attr in node.attribute:
-                if attr.type == onnx.AttributeProto.GRAPH:
-                    yield from walk(attr.g.node)
-                elif attr.type == onnx.AttributeProto.GRAPHS:
-                    for graph in attr.graphs:
-                        yield from walk(graph.node)
-
-    yield from walk(model.graph.node)
-    for function in model.functions:
-        yield from walk(function.node)
-
-
-def iter_ortpool_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
-    """Every node of the ortpool domain: main graph, subgraphs at any depth, local functions."""
-    return (node for node in iter_nodes(model) if node.domain == optypes.DOMAIN)
 
 
 def check_node(node: onnx.NodeProto) -> None:
@@ -169,14 +146,6 @@ def check_model(model: str | os.PathLike | bytes | onnx.ModelProto) -> None:
 _PARALLEL_RUNS = threading.Lock()
 
 
-def load_structure(model: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.ModelProto:
-    if isinstance(model, onnx.ModelProto):
-        return model
-    if isinstance(model, bytes):
-        return onnx.load_from_string(model)
-    return onnx.load(os.fspath(model), load_external_data=False)
-
-
 _HALF_REFUSED = re.compile(
     r"Type '(tensor\((?:b?float16)\))' of (?:input|output) parameter \((.*?)\) of operator "
     r"\((\w+)\) in node \((.*?)\) is invalid"
@@ -214,6 +183,30 @@ def _providers(
             given = {**given, **options[i]}
         found.append(Provider(name, tuple((str(k), str(v)) for k, v in given.items())))
     return tuple(found)
+
+
+def _source(
+    model: str | os.PathLike | bytes | onnx.ModelProto,
+    proto: onnx.ModelProto,
+    options: ort.SessionOptions,
+) -> str | bytes:
+    """What onnxruntime is handed: the model as given, or, with hand-written ortpool nodes behind
+    a branch output of fixed shape, a copy with that shape set aside (see
+    :mod:`ortpool.model.branch_outputs`), as 'ortpool rewrite' writes it."""
+    if branch_outputs.pending(proto):
+        if proto is model:
+            proto = onnx.ModelProto()
+            proto.CopyFrom(model)
+        branch_outputs.set_aside(proto)
+        if not isinstance(model, onnx.ModelProto | bytes) and external_locations(proto):
+            folder = os.path.dirname(os.path.abspath(os.fspath(model)))
+            options.add_session_config_entry(EXTERNAL_FOLDER_KEY, folder)
+        return proto.SerializeToString()
+    if isinstance(model, onnx.ModelProto):
+        return model.SerializeToString()
+    if isinstance(model, bytes):
+        return model
+    return os.fspath(model)
 
 
 class InferenceSession:
@@ -258,27 +251,9 @@ class InferenceSession:
         # shares: one such run at a time in the process lets a failure be traced to its run.
         parallel = options.execution_mode == ort.ExecutionMode.ORT_PARALLEL
         self._serial = _PARALLEL_RUNS if parallel else contextlib.nullcontext()
-        source: str | bytes
-        if branch_outputs.pending(proto):
-            # Hand-written ortpool nodes behind a branch output of fixed shape: run a copy with
-            # that shape set aside (see ortpool.model.branch_outputs), as 'ortpool rewrite'
-            # writes it.
-            if proto is model:
-                proto = onnx.ModelProto()
-                proto.CopyFrom(model)
-            branch_outputs.set_aside(proto)
-            source = proto.SerializeToString()
-            if not isinstance(model, onnx.ModelProto | bytes) and external_locations(proto):
-                folder = os.path.dirname(os.path.abspath(os.fspath(model)))
-                options.add_session_config_entry(EXTERNAL_FOLDER_KEY, folder)
-        elif isinstance(model, onnx.ModelProto):
-            source = model.SerializeToString()
-        elif isinstance(model, bytes):
-            source = model
-        else:
-            source = os.fspath(model)
+        source = _source(model, proto, options)
         try:
-            self._session = create(source, options, runtime, **kwargs)
+            self._session = create(source, options, **runtime.provider_arguments(), **kwargs)
         except Exception as err:
             half = _half_precision_refusal(str(err))
             if half is None:

@@ -12,23 +12,56 @@ do.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = ["run_conformance", "validate_model", "validate_models"]
+from ortpool.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from ortpool.validate.batch import run_models as validate_models
+    from ortpool.validate.compare import TensorComparison, compare_indices, compare_values
+    from ortpool.validate.conformance import run_conformance
+    from ortpool.validate.isolate import Options, run_node
+    from ortpool.validate.results import ModelResult, NodeResult
+    from ortpool.validate.validator import (
+        ValidateOptions,
+        bundled_models,
+        load_model,
+        validate_model,
+    )
+
+#: public name -> (module, name there), imported on first access: the submodules bring the
+#: kernels, multiprocessing and the session layer with them
+_LAZY = {
+    "validate_model": "ortpool.validate.validator:validate_model",
+    "ValidateOptions": "ortpool.validate.validator:ValidateOptions",
+    "bundled_models": "ortpool.validate.validator:bundled_models",
+    "load_model": "ortpool.validate.validator:load_model",
+    "validate_models": "ortpool.validate.batch:run_models",
+    "run_conformance": "ortpool.validate.conformance:run_conformance",
+    "Options": "ortpool.validate.isolate:Options",
+    "run_node": "ortpool.validate.isolate:run_node",
+    "TensorComparison": "ortpool.validate.compare:TensorComparison",
+    "compare_values": "ortpool.validate.compare:compare_values",
+    "compare_indices": "ortpool.validate.compare:compare_indices",
+    "ModelResult": "ortpool.validate.results:ModelResult",
+    "NodeResult": "ortpool.validate.results:NodeResult",
+}
+
+__all__ = [
+    "ModelResult",
+    "NodeResult",
+    "Options",
+    "TensorComparison",
+    "ValidateOptions",
+    "bundled_models",
+    "compare_indices",
+    "compare_values",
+    "load_model",
+    "run_conformance",
+    "run_node",
+    "validate_model",
+    "validate_models",
+]
 
 
-def __getattr__(name: str) -> Any:
-    # Lazy: the submodules import onnxruntime.
-    if name == "validate_model":
-        from ortpool.validate.validator import validate_model
-
-        return validate_model
-    if name == "validate_models":
-        from ortpool.validate.batch import run_models
-
-        return run_models
-    if name == "run_conformance":
-        from ortpool.validate.conformance import run_conformance
-
-        return run_conformance
-    raise AttributeError(f"module 'ortpool.validate' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)

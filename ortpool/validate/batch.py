@@ -335,78 +335,124 @@ def run_models(
     if strict_shapes is None:
         strict_shapes = len(paths) == 1
     stream = stderr if stderr is not None else sys.stderr
-    ctx = _context()
-    environment = dict(os.environ)
-    terminal = bool(getattr(stream, "isatty", lambda: False)())
-    todo = collections.deque(enumerate(paths))
-    running: dict[int, _Child] = {}
-    finished: dict[int, tuple[results.ModelResult, str]] = {}
-    found: list[results.ModelResult] = []
-
-    def emit() -> None:
-        """Hand out the finished results that are next in the order given."""
-        while len(found) in finished:
-            result, text = finished.pop(len(found))
-            if text:
-                if progress is not None and hasattr(progress, "close"):
-                    progress.close()
-                stream.write(text if text.endswith("\n") else text + "\n")
-                stream.flush()
-            found.append(result)
-            if on_result is not None:
-                on_result(result)
-
     with tempfile.TemporaryDirectory(prefix="ortpool-validate-") as folder:
+        run = _Run(
+            paths,
+            options,
+            work,
+            jobs,
+            timeout,
+            strict_shapes,
+            folder,
+            progress,
+            on_result,
+            stream,
+            terminal=bool(getattr(stream, "isatty", lambda: False)()),
+        )
         try:
-            while todo or running:
-                while todo and len(running) < max(1, jobs):
-                    index, path = todo.popleft()
-                    try:
-                        running[index] = _start(
-                            ctx,
-                            work,
-                            index,
-                            path,
-                            options,
-                            strict_shapes,
-                            folder,
-                            environment,
-                            timeout,
-                            terminal,
-                        )
-                    except OSError as err:  # no process to be had (EAGAIN, no memory): this model
-                        why = f"could not start a process for it: {one_line(str(err))}"
-                        outcome = results.COULD_NOT_RUN
-                        failed = results.ModelResult(path=path, outcome=outcome, error=why)
-                        finished[index] = (failed, "")
-                if not running:
-                    emit()
+            while run.todo or run.running:
+                run.start_children()
+                if not run.running:
+                    run.emit()
                     continue
-                deadlines = [c.deadline for c in running.values() if c.deadline is not None]
-                wait(
-                    [c.conn for c in running.values() if c.conn is not None]
-                    + [c.process.sentinel for c in running.values()],
-                    timeout=max(0.0, min(deadlines) - time.monotonic()) if deadlines else None,
-                )
-                now = time.monotonic()
-                for index, child in list(running.items()):
-                    done = child.update(now)
-                    for note in child.notes:
-                        if progress is not None and hasattr(progress, "close"):
-                            progress.close()
-                        stream.write(f"ortpool: {child.path}: {note}\n")
-                        stream.flush()
-                    child.notes.clear()
-                    if done:
-                        finished[index] = child.result()
-                        del running[index]
+                run.wait()
+                run.collect()
                 if progress is not None:
-                    _show(progress, len(paths), len(found) + len(finished), running)
-                emit()
+                    _show(progress, len(paths), len(run.found) + len(run.finished), run.running)
+                run.emit()
         finally:
-            for child in running.values():  # interrupted: no child outlives the run
+            for child in run.running.values():  # interrupted: no child outlives the run
                 child.kill()
-    return found
+    return run.found
+
+
+@dataclasses.dataclass
+class _Run:
+    """One :func:`run_models` call: the models still to start, the children running, the
+    results finished and those handed out (in the order given)."""
+
+    paths: Sequence[str]
+    options: Any
+    work: Work
+    jobs: int
+    timeout: float | None
+    strict_shapes: bool
+    folder: str
+    progress: Progress | None
+    on_result: Callable[[results.ModelResult], None] | None
+    stream: TextIO
+    terminal: bool
+    ctx: Any = dataclasses.field(default_factory=lambda: _context())
+    environment: dict[str, str] = dataclasses.field(default_factory=lambda: dict(os.environ))
+    todo: collections.deque = dataclasses.field(init=False)
+    running: dict[int, _Child] = dataclasses.field(default_factory=dict)
+    finished: dict[int, tuple[results.ModelResult, str]] = dataclasses.field(default_factory=dict)
+    found: list[results.ModelResult] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.todo = collections.deque(enumerate(self.paths))
+
+    def start_children(self) -> None:
+        """Start models until ``jobs`` children run."""
+        while self.todo and len(self.running) < max(1, self.jobs):
+            index, path = self.todo.popleft()
+            try:
+                self.running[index] = _start(
+                    self.ctx,
+                    self.work,
+                    index,
+                    path,
+                    self.options,
+                    self.strict_shapes,
+                    self.folder,
+                    self.environment,
+                    self.timeout,
+                    self.terminal,
+                )
+            except OSError as err:  # no process to be had (EAGAIN, no memory): this model
+                why = f"could not start a process for it: {one_line(str(err))}"
+                outcome = results.COULD_NOT_RUN
+                failed = results.ModelResult(path=path, outcome=outcome, error=why)
+                self.finished[index] = (failed, "")
+
+    def wait(self) -> None:
+        """Until a child sends, ends or reaches its deadline."""
+        running = self.running.values()
+        deadlines = [c.deadline for c in running if c.deadline is not None]
+        wait(
+            [c.conn for c in running if c.conn is not None] + [c.process.sentinel for c in running],
+            timeout=max(0.0, min(deadlines) - time.monotonic()) if deadlines else None,
+        )
+
+    def collect(self) -> None:
+        """Each child's news: its notes passed on, its result once it is done."""
+        now = time.monotonic()
+        for index, child in list(self.running.items()):
+            done = child.update(now)
+            for note in child.notes:
+                self._close_progress()
+                self.stream.write(f"ortpool: {child.path}: {note}\n")
+                self.stream.flush()
+            child.notes.clear()
+            if done:
+                self.finished[index] = child.result()
+                del self.running[index]
+
+    def emit(self) -> None:
+        """Hand out the finished results that are next in the order given."""
+        while len(self.found) in self.finished:
+            result, text = self.finished.pop(len(self.found))
+            if text:
+                self._close_progress()
+                self.stream.write(text if text.endswith("\n") else text + "\n")
+                self.stream.flush()
+            self.found.append(result)
+            if self.on_result is not None:
+                self.on_result(result)
+
+    def _close_progress(self) -> None:
+        if self.progress is not None and hasattr(self.progress, "close"):
+            self.progress.close()
 
 
 def _start(

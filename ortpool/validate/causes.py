@@ -62,96 +62,108 @@ class Cause:
 
 
 def geometric_causes(op: str, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Cause]:
-    """Causes visible in the attributes and input shape alone (MaxPool, AveragePool, LpPool)."""
+    """Causes visible in the attributes and input shape alone (MaxPool, AveragePool, LpPool),
+    one per kind, each on the first axis it shows on."""
     if op not in WINDOW_OPERATORS:
         return []
-    causes = []
-    same = attrs.auto_pad in ("SAME_UPPER", "SAME_LOWER")
-    if same and any(d > 1 for d in attrs.dilations):
-        causes.append(
-            Cause(
-                SAME_DILATION,
-                f"auto_pad={attrs.auto_pad} with dilations={list(attrs.dilations)}: the pads must "
-                "cover the dilated kernel span (k-1)*d+1",
+    checks = (
+        _same_dilation,
+        _negative_same_pad,
+        _ceil_valid,
+        _end_pad_window,
+        _window_beyond_input,
+        _pads_ge_kernel,
+        _empty_window,
+    )
+    return [cause for cause in (check(attrs, spatial) for check in checks) if cause is not None]
+
+
+def _same_dilation(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
+    if attrs.auto_pad not in ("SAME_UPPER", "SAME_LOWER") or all(d <= 1 for d in attrs.dilations):
+        return None
+    return Cause(
+        SAME_DILATION,
+        f"auto_pad={attrs.auto_pad} with dilations={list(attrs.dilations)}: the pads must "
+        "cover the dilated kernel span (k-1)*d+1",
+    )
+
+
+def _negative_same_pad(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
+    if attrs.auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        return None
+    for i, n in enumerate(spatial):
+        k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
+        out = -(-n // s)
+        total = (out - 1) * s + effective_kernel(k, d) - n
+        if total < 0:
+            return Cause(
+                NEGATIVE_SAME_PAD,
+                f"axis {i}: total SAME pad (out-1)*s + ek - n = {total} "
+                f"(n={n}, k={k}, s={s}, "
+                f"d={d}) is clamped to 0",
             )
-        )
-    if same:
-        for i, n in enumerate(spatial):
-            k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
-            out = -(-n // s)
-            total = (out - 1) * s + effective_kernel(k, d) - n
-            if total < 0:
-                causes.append(
-                    Cause(
-                        NEGATIVE_SAME_PAD,
-                        f"axis {i}: total SAME pad (out-1)*s + ek - n = {total} "
-                        f"(n={n}, k={k}, s={s}, "
-                        f"d={d}) is clamped to 0",
-                    )
-                )
-                break
-    if attrs.auto_pad == "VALID" and attrs.ceil_mode:
-        for i, n in enumerate(spatial):
-            ek = effective_kernel(attrs.kernel_shape[i], attrs.dilations[i])
-            s = attrs.strides[i]
-            if n >= ek and (n - ek) % s:
-                causes.append(
-                    Cause(
-                        CEIL_VALID,
-                        f"axis {i}: VALID gives floor((n-ek)/s)+1 = {(n - ek) // s + 1} windows; "
-                        f"ceil_mode would give {-(-(n - ek) // s) + 1}",
-                    )
-                )
-                break
-    if attrs.auto_pad == "NOTSET" and attrs.ceil_mode:
-        for i, n in enumerate(spatial):
-            k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
-            pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
-            span = n + pb + pe - effective_kernel(k, d)
-            if span < 0:
-                continue
-            out = -(-span // s) + 1
-            if (out - 1) * s >= n + pb:
-                causes.append(
-                    Cause(
-                        END_PAD_WINDOW,
-                        f"axis {i}: ceil mode's window {out - 1} would start at "
-                        f"{(out - 1) * s - pb} >= n={n}, inside the end pad: it is dropped "
-                        f"({out - 1} windows, not {out})",
-                    )
-                )
-                break
-    if attrs.auto_pad in ("NOTSET", "VALID"):
-        cause = _window_beyond_input(attrs, spatial)
-        if cause is not None:
-            causes.append(cause)
-    if attrs.auto_pad == "NOTSET":
-        for i, k in enumerate(attrs.kernel_shape):
-            pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
-            if max(pb, pe) >= k:
-                causes.append(
-                    Cause(
-                        PADS_GE_KERNEL,
-                        f"axis {i}: pads ({pb}, {pe}) with kernel {k}",
-                    )
-                )
-                break
+    return None
+
+
+def _ceil_valid(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
+    if attrs.auto_pad != "VALID" or not attrs.ceil_mode:
+        return None
+    for i, n in enumerate(spatial):
+        ek = effective_kernel(attrs.kernel_shape[i], attrs.dilations[i])
+        s = attrs.strides[i]
+        if n >= ek and (n - ek) % s:
+            return Cause(
+                CEIL_VALID,
+                f"axis {i}: VALID gives floor((n-ek)/s)+1 = {(n - ek) // s + 1} windows; "
+                f"ceil_mode would give {-(-(n - ek) // s) + 1}",
+            )
+    return None
+
+
+def _end_pad_window(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
+    if attrs.auto_pad != "NOTSET" or not attrs.ceil_mode:
+        return None
+    for i, n in enumerate(spatial):
+        k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
+        pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
+        span = n + pb + pe - effective_kernel(k, d)
+        if span < 0:
+            continue
+        out = -(-span // s) + 1
+        if (out - 1) * s >= n + pb:
+            return Cause(
+                END_PAD_WINDOW,
+                f"axis {i}: ceil mode's window {out - 1} would start at "
+                f"{(out - 1) * s - pb} >= n={n}, inside the end pad: it is dropped "
+                f"({out - 1} windows, not {out})",
+            )
+    return None
+
+
+def _pads_ge_kernel(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
+    if attrs.auto_pad != "NOTSET":
+        return None
+    for i, k in enumerate(attrs.kernel_shape):
+        pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
+        if max(pb, pe) >= k:
+            return Cause(PADS_GE_KERNEL, f"axis {i}: pads ({pb}, {pe}) with kernel {k}")
+    return None
+
+
+def _empty_window(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
     try:
         geom = pool_geometry(spatial, attrs)
     except ValueError:
-        return causes
+        return None
     for i, g in enumerate(geom.axes):
         empty = g.empty_windows()
         if empty:
-            causes.append(
-                Cause(
-                    EMPTY_WINDOW,
-                    f"axis {i}: pads ({g.pb}, {g.pe}) >= kernel span leave "
-                    f"{empty} window(s) with no input element",
-                )
+            return Cause(
+                EMPTY_WINDOW,
+                f"axis {i}: pads ({g.pb}, {g.pe}) >= kernel span leave "
+                f"{empty} window(s) with no input element",
             )
-            break
-    return causes
+    return None
 
 
 def _window_beyond_input(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
@@ -159,6 +171,8 @@ def _window_beyond_input(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | No
     3's) formula gives no window (RULINGS.md 19): a runtime that makes one differs. onnxruntime
     divides ``(n + pb + pe - ek) / s`` truncating toward zero, so on a 1x1 map a k=2, s=2 floor
     pool has one window there, where ``floor(-1/2) + 1 = 0``."""
+    if attrs.auto_pad not in ("NOTSET", "VALID"):
+        return None
     for i, n in enumerate(spatial):
         k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
         pb, pe = (
@@ -215,6 +229,24 @@ def recognise(
                 "(RULINGS.md 5, 13: -inf for the max, NaN for the mean, 0 for the norm)",
             )
         )
+    causes += _value_causes(op, nan_cells, accumulation_cells, window)
+    if empty_cells and not any(c.code == EMPTY_WINDOW for c in causes):
+        causes.append(Cause(EMPTY_WINDOW, f"{empty_cells} differing cell(s) in empty windows"))
+    if op == "MaxUnpool" and output_shape_input:
+        causes.append(
+            Cause(
+                UNPOOL_OUTPUT_SHAPE,
+                "with output_shape, Y.flat[I[j]] = X.flat[j] over the output itself (RULINGS.md 9)",
+            )
+        )
+    if not causes:
+        causes.append(Cause(UNRECOGNISED, "no known cause matches this node"))
+    return causes
+
+
+def _value_causes(op: str, nan_cells: int, accumulation_cells: int, window: int) -> list[Cause]:
+    """The causes the differing cells' values show: NaN in their windows, a sum's rounding."""
+    causes = []
     if nan_cells and op == "GlobalMaxPool":
         causes.append(
             Cause(
@@ -233,17 +265,6 @@ def recognise(
                 "counted as a difference (RULINGS.md 17; --accuracy-limit)",
             )
         )
-    if empty_cells and not any(c.code == EMPTY_WINDOW for c in causes):
-        causes.append(Cause(EMPTY_WINDOW, f"{empty_cells} differing cell(s) in empty windows"))
-    if op == "MaxUnpool" and output_shape_input:
-        causes.append(
-            Cause(
-                UNPOOL_OUTPUT_SHAPE,
-                "with output_shape, Y.flat[I[j]] = X.flat[j] over the output itself (RULINGS.md 9)",
-            )
-        )
-    if not causes:
-        causes.append(Cause(UNRECOGNISED, "no known cause matches this node"))
     return causes
 
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ortpool.cliargs import inputs as cliargs_inputs
-from ortpool.cliargs import runtime
+from ortpool.cliargs import reports, runtime
 from ortpool.errors import OrtpoolError
-from ortpool.ort.runtime_spec import ISOLATED_LEVEL
+from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
 from ortpool.validate import batch, results
+
+if TYPE_CHECKING:
+    from ortpool.validate.validator import ValidateOptions
 
 HELP = (
     "compare onnxruntime's built-in pooling with ortpool on models (default: the bundled ones), "
@@ -38,22 +41,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "both runs of the model and every isolated node run at it (disable: each node judged "
         "as written, not fused into its neighbours)",
     )
-    parser.add_argument(
-        "--atol",
-        type=float,
-        help="absolute tolerance for graph outputs (default per type: float 1e-6, double "
+    accuracy.add_arguments(
+        parser,
+        atol_help="absolute tolerance for graph outputs (default per type: float 1e-6, double "
         "1e-12, float16 1e-3, bfloat16 1e-2); for averages and norms, when given, it widens "
         "the accuracy agree band (default 0 there)",
-    )
-    parser.add_argument(
-        "--rtol",
-        type=float,
-        help="relative tolerance for graph outputs, relative to their magnitude (default per "
+        rtol_help="relative tolerance for graph outputs, relative to their magnitude (default per "
         "type: float 1e-5, double 1e-10, float16 2e-3, bfloat16 1.6e-2); for averages and "
         "norms, when given, it widens the accuracy agree band (default 0 there); max values "
         "and Indices are always compared exactly",
     )
-    accuracy.add_arguments(parser)
     parser.add_argument(
         "--reference",
         action="store_true",
@@ -66,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="time limit per node for the reference evaluator (20)",
     )
-    parser.add_argument("--json", metavar="FILE", help="write the full report as JSON")
+    reports.add_json(parser, "write the full report as JSON")
     parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
     parser.add_argument(
         "--fail-on-rulings",
@@ -74,15 +71,54 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="exit 1 also when the only differences are in cells RULINGS.md "
         "decides (NaN in a window, empty windows)",
     )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    reports.add_no_progress(parser)
     batch.add_arguments(parser)  # --jobs, --timeout
 
 
 def run(args: argparse.Namespace) -> int:
     batch.start()  # the models' forkserver imports onnxruntime while this process does too
-    from ortpool.cliargs.accuracy import rule_from
     from ortpool.validate import html, jsonreport, terminal, validator
     from ortpool.validate.progress import ProgressBar
+
+    options = _options(args)
+    paths = args.models or [str(p) for p in validator.bundled_models()]
+    jobs = batch.jobs_from(args.jobs, len(paths))
+    timeout = batch.check_timeout(args.timeout)
+    # The report destinations are checked and a temporary file reserved next to each before
+    # anything runs: a report that cannot be written fails in a second, not after the run.
+    with StagedFiles((p, "a model being validated") for p in paths) as files:
+        json_file = files.add(args.json, "the JSON report") if args.json else None
+        html_file = files.add(args.html, "the HTML report") if args.html else None
+        files.reserve()
+        title = f"validate {paths[0]}" if len(paths) == 1 else "validate"
+        bar = None if args.no_progress else ProgressBar(title, force=False)
+        try:
+            # Every model in a child process of its own: one that cannot be read, crashes or
+            # hangs is reported as such and the others are still validated.
+            found = batch.run_models(
+                paths, options, jobs=jobs, timeout=timeout, progress=bar, on_result=_print_model
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+        print(terminal.summary(found))
+        settings = _settings(args, options, timeout)
+        if json_file is not None:
+            document = jsonreport.validate_document(found, settings)
+            json_file.write(jsonreport.dumps(document).encode())
+        if html_file is not None:
+            html_file.write(html.render(found, settings).encode())
+        files.commit()
+    for label, path in (("JSON", args.json), ("HTML", args.html)):
+        if path:
+            print(f"{label} report: {path}", file=sys.stderr)
+    return exit_code(found, args.fail_on_rulings)
+
+
+def _options(args: argparse.Namespace) -> ValidateOptions:
+    """The validator's options the arguments give (an :class:`OrtpoolError` for a bad one)."""
+    from ortpool.cliargs.accuracy import rule_from
+    from ortpool.validate import validator
 
     spec = cliargs_inputs.read(args)
     if args.reference_timeout <= 0:
@@ -91,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         value = getattr(args, name)
         if value is not None and value < 0:
             raise OrtpoolError(f"--{name}={value} must be >= 0")
-    options = validator.ValidateOptions(
+    return validator.ValidateOptions(
         runtime=runtime.read(args),
         atol=args.atol,
         rtol=args.rtol,
@@ -103,61 +139,39 @@ def run(args: argparse.Namespace) -> int:
         reference=args.reference,
         reference_timeout=args.reference_timeout,
     )
-    paths = args.models or [str(p) for p in validator.bundled_models()]
-    jobs = batch.jobs_from(args.jobs, len(paths))
-    timeout = batch.check_timeout(args.timeout)
-    # The report destinations are checked and a temporary file reserved next to each before
-    # anything runs: a report that cannot be written fails in a second, not after the run.
-    with StagedFiles((p, "a model being validated") for p in paths) as files:
-        json_file = files.add(args.json, "the JSON report") if args.json else None
-        html_file = files.add(args.html, "the HTML report") if args.html else None
-        files.reserve()
 
-        def report(result: results.ModelResult) -> None:
-            if result.outcome:  # one line on stderr too, where a script looks for errors
-                why = result.error
-                why = why if why.startswith(result.path) else f"{result.path}: {why}"
-                print(f"ortpool validate: error: {why}", file=sys.stderr)
-            print("\n".join(terminal.model_report(result)))
-            print()
 
-        title = f"validate {paths[0]}" if len(paths) == 1 else "validate"
-        bar = None if args.no_progress else ProgressBar(title, force=False)
-        try:
-            # Every model in a child process of its own: one that cannot be read, crashes or
-            # hangs is reported as such and the others are still validated.
-            found = batch.run_models(
-                paths, options, jobs=jobs, timeout=timeout, progress=bar, on_result=report
-            )
-        finally:
-            if bar is not None:
-                bar.close()
-        print(terminal.summary(found))
-        settings: dict[str, Any] = {
-            "seed": args.seed,
-            "shapes": args.shape,
-            "inputs": args.inputs,
-            "providers": [str(p) for p in options.runtime.providers],
-            "opt_level": options.runtime.level,
-            "optimize": options.runtime.level != ISOLATED_LEVEL,
-            "runtime": options.runtime.describe(),
-            "atol": args.atol,
-            "rtol": args.rtol,
-            "accuracy": options.accuracy.to_dict(),
-            "reference": args.reference,
-            "fail_on_rulings": args.fail_on_rulings,
-            "timeout": timeout,
-        }
-        if json_file is not None:
-            document = jsonreport.validate_document(found, settings)
-            json_file.write(jsonreport.dumps(document).encode())
-        if html_file is not None:
-            html_file.write(html.render(found, settings).encode())
-        files.commit()
-    for label, path in (("JSON", args.json), ("HTML", args.html)):
-        if path:
-            print(f"{label} report: {path}", file=sys.stderr)
-    return exit_code(found, args.fail_on_rulings)
+def _print_model(result: results.ModelResult) -> None:
+    """One model's report on the terminal as soon as it is known."""
+    from ortpool.validate import terminal
+
+    if result.outcome:  # one line on stderr too, where a script looks for errors
+        why = result.error
+        why = why if why.startswith(result.path) else f"{result.path}: {why}"
+        print(f"ortpool validate: error: {why}", file=sys.stderr)
+    print("\n".join(terminal.model_report(result)))
+    print()
+
+
+def _settings(
+    args: argparse.Namespace, options: ValidateOptions, timeout: float | None
+) -> dict[str, Any]:
+    """The run's settings as the JSON and HTML reports name them."""
+    return {
+        "seed": args.seed,
+        "shapes": args.shape,
+        "inputs": args.inputs,
+        "providers": [str(p) for p in options.runtime.providers],
+        "opt_level": options.runtime.level,
+        "optimize": options.runtime.level != ISOLATED_LEVEL,
+        "runtime": options.runtime.describe(),
+        "atol": args.atol,
+        "rtol": args.rtol,
+        "accuracy": options.accuracy.to_dict(),
+        "reference": args.reference,
+        "fail_on_rulings": args.fail_on_rulings,
+        "timeout": timeout,
+    }
 
 
 def exit_code(found: Sequence[results.ModelResult], fail_on_rulings: bool = False) -> int:

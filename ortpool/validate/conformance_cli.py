@@ -5,12 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ortpool.cliargs import runtime
+from ortpool.cliargs import reports, runtime
 from ortpool.errors import OrtpoolError
-from ortpool.ort.runtime_spec import ISOLATED_LEVEL
+from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
+
+if TYPE_CHECKING:
+    from ortpool.ort import RuntimeSpec
+    from ortpool.validate.grid import Case
+    from ortpool.validate.isolate import Options
 
 HELP = (
     "sweep a generated grid of pooling cases (op x version x dtype x padding x ceil x dilation x "
@@ -30,15 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ranks", metavar="R[,R]", default="1,2,3", help="spatial ranks (1,2,3)")
     from ortpool.cliargs import accuracy
 
-    parser.add_argument(
-        "--atol", type=float, help="widens the accuracy agree band of averages and norms"
+    accuracy.add_arguments(
+        parser,
+        atol_help="widens the accuracy agree band of averages and norms",
+        rtol_help="widens the accuracy agree band of averages and norms",
     )
-    parser.add_argument(
-        "--rtol", type=float, help="widens the accuracy agree band of averages and norms"
-    )
-    accuracy.add_arguments(parser)
-    parser.add_argument("--json", metavar="FILE", help="write every case and its result as JSON")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    reports.add_json(parser, "write every case and its result as JSON")
+    reports.add_no_progress(parser)
     runtime.add_arguments(
         parser,
         ISOLATED_LEVEL,
@@ -49,46 +52,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ortpool import versions
-    from ortpool.cliargs.accuracy import rule_from
-    from ortpool.validate import grid, isolate, jsonreport, matrix
+    from ortpool.validate import jsonreport, matrix
     from ortpool.validate.conformance import run_conformance
     from ortpool.validate.progress import ProgressBar
 
-    ops = _csv(args.ops)
-    for op in ops or []:
-        try:
-            versions.versions_of(op)
-        except ValueError as err:
-            raise OrtpoolError(f"--ops: {err}") from None
-    try:
-        wanted_versions = [int(v) for v in _csv(args.versions) or []]
-        ranks = [int(r) for r in _csv(args.ranks) or []]
-    except ValueError:
-        raise OrtpoolError("--versions and --ranks take comma-separated integers") from None
-    if not ranks or any(r not in grid.RANK_AXES for r in ranks):
-        raise OrtpoolError(f"--ranks={args.ranks} must name ranks among 1, 2, 3")
-    cases = grid.cases(ops, wanted_versions or None, _csv(args.dtypes), ranks)
-    if not cases:
-        raise OrtpoolError("the filters select no case")
+    cases, settings = _cases(args)
     spec = runtime.read(args)
-    options = isolate.Options(
-        runtime=spec,
-        ortpool_runner=isolate.run_ortpool_numpy,
-        # one thread per tiny node unless asked otherwise (a pool of workers costs more)
-        threads=None if spec.intra_op_threads or spec.inter_op_threads else 1,
-        atol=args.atol,
-        rtol=args.rtol,
-        accuracy=rule_from(args),
-    )
-    settings = {
-        "seed": args.seed,
-        "ops": ops,
-        "versions": wanted_versions,
-        "dtypes": _csv(args.dtypes),
-        "ranks": ranks,
-        "accuracy": options.accuracy.to_dict(),
-    }
+    options = _options(args, spec)
+    settings["accuracy"] = options.accuracy.to_dict()
     # The report's destination is checked and reserved before the sweep, not after it.
     with StagedFiles() as files:
         json_file = files.add(args.json, "the JSON report") if args.json else None
@@ -119,6 +90,53 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(f"JSON report: {args.json}", file=sys.stderr)
     return 0
+
+
+def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
+    """The grid's cases the filters select, and the filters as the report's settings."""
+    from ortpool import versions
+    from ortpool.validate import grid
+
+    ops = _csv(args.ops)
+    for op in ops or []:
+        try:
+            versions.versions_of(op)
+        except ValueError as err:
+            raise OrtpoolError(f"--ops: {err}") from None
+    try:
+        wanted_versions = [int(v) for v in _csv(args.versions) or []]
+        ranks = [int(r) for r in _csv(args.ranks) or []]
+    except ValueError:
+        raise OrtpoolError("--versions and --ranks take comma-separated integers") from None
+    if not ranks or any(r not in grid.RANK_AXES for r in ranks):
+        raise OrtpoolError(f"--ranks={args.ranks} must name ranks among 1, 2, 3")
+    cases = grid.cases(ops, wanted_versions or None, _csv(args.dtypes), ranks)
+    if not cases:
+        raise OrtpoolError("the filters select no case")
+    settings = {
+        "seed": args.seed,
+        "ops": ops,
+        "versions": wanted_versions,
+        "dtypes": _csv(args.dtypes),
+        "ranks": ranks,
+    }
+    return cases, settings
+
+
+def _options(args: argparse.Namespace, spec: RuntimeSpec) -> Options:
+    """How each case is run: the built-in node on ``spec``, ortpool's kernels directly."""
+    from ortpool.cliargs.accuracy import rule_from
+    from ortpool.validate import isolate
+
+    return isolate.Options(
+        runtime=spec,
+        ortpool_runner=isolate.run_ortpool_numpy,
+        # one thread per tiny node unless asked otherwise (a pool of workers costs more)
+        threads=None if spec.intra_op_threads or spec.inter_op_threads else 1,
+        atol=args.atol,
+        rtol=args.rtol,
+        accuracy=rule_from(args),
+    )
 
 
 def _document(found: list, env: dict[str, str], settings: dict[str, Any]) -> dict[str, Any]:

@@ -337,35 +337,11 @@ def _provider_changes(title: str, cpu: dict[str, Any], other: dict[str, Any]) ->
             groups[key].append(after)
     if not groups:
         return [f"## {title}", "", "Nothing: every case has the same verdict on both.", ""]
-    total = Counter()
-    for (_, before, after, *_), found in groups.items():
-        if after == FALLBACK:
-            total["fallback"] += len(found)
-        elif before not in _GOOD and after in _GOOD:
-            total["right"] += len(found)
-        elif before in _GOOD and after not in _GOOD:
-            total["wrong"] += len(found)
-        else:
-            total["other"] += len(found)
-    rows = []
-    for (op, before, after, *_), found in sorted(groups.items(), key=lambda kv: -len(kv[1])):
-        shared = []
-        for axis in _SHARED_AXES:
-            values = {c[axis] for c in found}
-            if len(values) == 1:
-                shared.append(f"{axis}={values.pop()}")
-        spec_versions = ", ".join(str(v) for v in sorted({c["version"] for c in found}))
-        dtypes = ", ".join(sorted({c["dtype"] for c in found}))
-        rows.append(
-            [
-                f"{op} ({spec_versions})",
-                str(len(found)),
-                dtypes,
-                ", ".join(shared) or "-",
-                before,
-                after,
-            ]
-        )
+    total = _change_totals(groups)
+    rows = [
+        _group_row(op, before, after, found)
+        for (op, before, after, *_), found in sorted(groups.items(), key=lambda kv: -len(kv[1]))
+    ]
     changed = sum(total.values())
     return [
         f"## {title}",
@@ -378,4 +354,39 @@ def _provider_changes(title: str, cpu: dict[str, Any], other: dict[str, Any]) ->
         "",
         *_table(["op (versions)", "cases", "types", "shared", runtime(cpu), runtime(other)], rows),
         "",
+    ]
+
+
+def _change_totals(groups: dict[tuple, list[dict]]) -> Counter:
+    """How many changed cases now agree with the spec ("right"), no longer do ("wrong"), fell
+    back to the CPU provider, or change otherwise."""
+    total: Counter = Counter()
+    for (_, before, after, *_), found in groups.items():
+        if after == FALLBACK:
+            total["fallback"] += len(found)
+        elif before not in _GOOD and after in _GOOD:
+            total["right"] += len(found)
+        elif before in _GOOD and after not in _GOOD:
+            total["wrong"] += len(found)
+        else:
+            total["other"] += len(found)
+    return total
+
+
+def _group_row(op: str, before: str, after: str, found: list[dict]) -> list[str]:
+    """One group's line: versions, count, types, the grid values every case shares, verdicts."""
+    shared = []
+    for axis in _SHARED_AXES:
+        values = {c[axis] for c in found}
+        if len(values) == 1:
+            shared.append(f"{axis}={values.pop()}")
+    spec_versions = ", ".join(str(v) for v in sorted({c["version"] for c in found}))
+    dtypes = ", ".join(sorted({c["dtype"] for c in found}))
+    return [
+        f"{op} ({spec_versions})",
+        str(len(found)),
+        dtypes,
+        ", ".join(shared) or "-",
+        before,
+        after,
     ]

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ortpool import kernels, versions
-from ortpool.model.inputs import random_tensor
+from ortpool.model import random_tensor
 from ortpool.model.singlenode import NodeSpec
 from ortpool.versions import GLOBAL_OPERATORS
 
@@ -188,32 +188,36 @@ def _family_variations(opv: versions.OpVersion, dtype: str, rank: int) -> Iterat
 
 
 def _variations(opv: versions.OpVersion, dtype: str, rank: int) -> Iterator[dict[str, Any]]:
-    has = opv.attrs
     if opv.op in GLOBAL_OPERATORS or opv.op == "MaxRoiPool":
         yield from _family_variations(opv, dtype, rank)
         return
     if opv.op == "LpPool":
         yield from _family_variations(opv, dtype, rank)
     if opv.op == "MaxUnpool":
-        kinds = RANK_AXES[rank]
-        for data in ("default", "pads", "output_shape", "output_shape+1"):
-            attrs: dict[str, Any] = {
-                "kernel_shape": [AXES[a][1] for a in kinds],
-                "strides": [AXES[a][2] for a in kinds],
-            }
-            if data == "pads":
-                attrs["pads"] = [0] * rank + [1] * rank
-            yield dict(
-                padding="none",
-                ceil_mode=0,
-                dilation=1,
-                count_include_pad=0,
-                storage_order=0,
-                indices=False,
-                data=data,
-                attributes=attrs,
-            )
+        yield from _unpool_variations(rank)
         return
+    yield from _window_variations(opv, dtype, rank)
+
+
+def _unpool_variations(rank: int) -> Iterator[dict[str, Any]]:
+    """MaxUnpool: the default output, pads, an output_shape and one larger than the default."""
+    kinds = RANK_AXES[rank]
+    for data in ("default", "pads", "output_shape", "output_shape+1"):
+        attrs: dict[str, Any] = {
+            "kernel_shape": [AXES[a][1] for a in kinds],
+            "strides": [AXES[a][2] for a in kinds],
+        }
+        if data == "pads":
+            attrs["pads"] = [0] * rank + [1] * rank
+        yield _plain(data, attrs)
+
+
+def _window_variations(
+    opv: versions.OpVersion, dtype: str, rank: int
+) -> Iterator[dict[str, Any]]:
+    """MaxPool, AveragePool, LpPool: every padding x ceil x dilation x count_include_pad x
+    outputs the version has, then NaN windows for the floating types."""
+    has = opv.attrs
     ceils = (0, 1) if "ceil_mode" in has else (0,)
     dilations = (1, 2) if "dilations" in has else (1,)
     cips = (0, 1) if "count_include_pad" in has else (0,)

@@ -163,7 +163,24 @@ def _model(model: ModelResult) -> str:
         parts.append(
             f'<table class="nodes"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
         )
-    parts.append('<div class="e2e"><h3>End to end</h3>')
+    parts.append(_end_to_end(model))
+    figures = [_picture(n) for n in model.nodes if differing(n)]
+    figures = [f for f in figures if f]
+    if figures:
+        parts.append('<div class="pictures"><h3>Where the differences sit</h3>' + _legend())
+        parts.extend(figures)
+        parts.append("</div>")
+    if model.notes:
+        parts.append(
+            '<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in model.notes) + "</ul>"
+        )
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _end_to_end(model: ModelResult) -> str:
+    """The end-to-end block: each graph output's comparison, or why there is none."""
+    parts = ['<div class="e2e"><h3>End to end</h3>']
     if model.outputs:
         parts.append(
             '<table class="outputs"><thead><tr><th>output</th><th>onnxruntime</th>'
@@ -188,17 +205,6 @@ def _model(model: ModelResult) -> str:
         verdict = _badge(results.DIFFER) + " " if model.run_differs else ""
         parts.append(f'<div class="meta">{verdict}{_e(model.end_to_end)}</div>')
     parts.append("</div>")
-    figures = [_picture(n) for n in model.nodes if differing(n)]
-    figures = [f for f in figures if f]
-    if figures:
-        parts.append('<div class="pictures"><h3>Where the differences sit</h3>' + _legend())
-        parts.extend(figures)
-        parts.append("</div>")
-    if model.notes:
-        parts.append(
-            '<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in model.notes) + "</ul>"
-        )
-    parts.append("</section>")
     return "".join(parts)
 
 

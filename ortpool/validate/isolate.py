@@ -16,11 +16,11 @@ import numpy as np
 import onnx
 
 from ortpool import dtypes, kernels
+from ortpool.attributes import PoolAttrs
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import pool_geometry
 from ortpool.model.singlenode import NodeSpec, builtin_model, feed_dict
-from ortpool.ort import ortrun
-from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec
+from ortpool.ort import ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, window_size
 from ortpool.validate import causes as causes_mod
 from ortpool.validate import results
@@ -48,7 +48,7 @@ def ortpool_model(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> onnx.ModelProt
 def run_ortpool_session(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> list[np.ndarray]:
     """ortpool through onnxruntime: the registered custom op in a one-node model (on the CPU
     provider: a Python op runs on no other)."""
-    session = RuntimeSpec(level=ISOLATED_LEVEL).session(ortpool_model(spec, feeds))
+    session = open_session(RuntimeSpec(level=ISOLATED_LEVEL), ortpool_model(spec, feeds))
     return [np.asarray(a) for a in session.run(None, feed_dict(feeds))]
 
 
@@ -112,94 +112,124 @@ def run_node(
 ) -> results.NodeResult:
     """Run ``spec`` on ``feeds`` both ways and compare; never raises for a node-level problem."""
     x = feeds[0]
-    dtype = dtypes.name_of(x.dtype)
-    opv = spec.spec
-    attrs_shown = {k: v for k, v in spec.attributes.items()}
     result = results.NodeResult(
         name=name,
         op=spec.op,
-        spec_version=opv.version,
+        spec_version=spec.spec.version,
         opset=spec.opset,
-        dtype=dtype,
-        attributes=attrs_shown,
+        dtype=dtypes.name_of(x.dtype),
+        attributes=dict(spec.attributes),
         input_shapes=[list(a.shape) for a in feeds],
         status=results.AGREE,
         location=location,
     )
-    rank = x.ndim - 2
     try:
-        pool_attrs = spec.pool_attrs(rank)
+        pool_attrs = spec.pool_attrs(x.ndim - 2)
     except OrtpoolError:
         pool_attrs = None
-
-    builtin: list[np.ndarray] | None = None
-    ort_error: ortrun.OrtFailure | None = None
-    try:
-        model = builtin_model(spec, feeds)
-        builtin, placed = ortrun.run_placed(
-            model, feed_dict(feeds), options.runtime, options.threads
-        )
-        if placed:
-            # The one node's provider: where onnxruntime fell back, the values are not the
-            # asked provider's, and the report must say so.
-            result.executed_by = placed.get(model.graph.node[0].name)
-            result.asked_provider = options.runtime.first
-    except ortrun.OrtFailure as err:
-        ort_error = err
-
+    builtin, ort_error = _run_builtin(spec, feeds, options, result)
     ours: list[np.ndarray] | None = None
     ours_error: Exception | None = None
     try:
         ours = options.ortpool_runner(spec, feeds)
     except (OrtpoolError, ValueError) as err:
         ours_error = err
+    if ort_error is not None or ours_error is not None:
+        _rejected(spec, feeds, pool_attrs, ort_error, ours_error, result)
+    elif builtin is not None and ours is not None:  # both ran, by the check above
+        _compare(spec, feeds, pool_attrs, builtin, ours, options, result)
+    return result
 
-    spatial = list(x.shape[2:])
+
+def _run_builtin(
+    spec: NodeSpec, feeds: Sequence[np.ndarray], options: Options, result: results.NodeResult
+) -> tuple[list[np.ndarray] | None, ortrun.OrtFailure | None]:
+    """onnxruntime's built-in node on ``feeds``: its outputs or its failure; where it ran in
+    ``result``."""
+    try:
+        model = builtin_model(spec, feeds)
+        builtin, placed = ortrun.run_placed(
+            model, feed_dict(feeds), options.runtime, options.threads
+        )
+    except ortrun.OrtFailure as err:
+        return None, err
+    if placed:
+        # The one node's provider: where onnxruntime fell back, the values are not the
+        # asked provider's, and the report must say so.
+        result.executed_by = placed.get(model.graph.node[0].name)
+        result.asked_provider = options.runtime.first
+    return builtin, None
+
+
+def _rejected(
+    spec: NodeSpec,
+    feeds: Sequence[np.ndarray],
+    pool_attrs: PoolAttrs | None,
+    ort_error: ortrun.OrtFailure | None,
+    ours_error: Exception | None,
+    result: results.NodeResult,
+) -> None:
+    """The status, message and causes of a node one side (or both) did not compute."""
     if ort_error is not None and ort_error.kind == ortrun.NO_KERNEL:
         result.status = results.NO_KERNEL
         result.message = str(ort_error)
         result.causes = [
-            causes_mod.no_kernel(spec.op, opv.version, spec.opset, dtype, str(ort_error))
+            causes_mod.no_kernel(
+                spec.op, spec.spec.version, spec.opset, result.dtype, str(ort_error)
+            )
         ]
-        return result
-    if ort_error is not None or ours_error is not None:
-        if ort_error is not None and ours_error is not None:
-            result.status = results.BOTH_REJECTED
-            result.message = f"onnxruntime: {ort_error}; ortpool: {ours_error}"
-            return result
-        if ort_error is not None:
-            result.status = results.ORT_REJECTED
-            result.message = f"onnxruntime: {ort_error}"
-        else:
-            result.status = results.ORTPOOL_REJECTED
-            result.message = f"ortpool: {ours_error}"
-        result.causes = causes_mod.recognise(
-            spec.op,
-            pool_attrs,
-            spatial,
-            differs=True,
-            output_shape_input=spec.op == "MaxUnpool" and len(feeds) > 2,
-        )
-        if ort_error is not None and any(
-            c.code == causes_mod.PADS_GE_KERNEL for c in result.causes
-        ):
-            # onnxruntime refuses the attributes themselves; nothing else was computed.
-            keep = (causes_mod.PADS_GE_KERNEL, causes_mod.EMPTY_WINDOW)
-            result.causes = [c for c in result.causes if c.code in keep]
-        return result
+        return
+    if ort_error is not None and ours_error is not None:
+        result.status = results.BOTH_REJECTED
+        result.message = f"onnxruntime: {ort_error}; ortpool: {ours_error}"
+        return
+    if ort_error is not None:
+        result.status = results.ORT_REJECTED
+        result.message = f"onnxruntime: {ort_error}"
+    else:
+        result.status = results.ORTPOOL_REJECTED
+        result.message = f"ortpool: {ours_error}"
+    result.causes = causes_mod.recognise(
+        spec.op,
+        pool_attrs,
+        list(feeds[0].shape[2:]),
+        differs=True,
+        output_shape_input=spec.op == "MaxUnpool" and len(feeds) > 2,
+    )
+    if ort_error is not None and any(c.code == causes_mod.PADS_GE_KERNEL for c in result.causes):
+        # onnxruntime refuses the attributes themselves; nothing else was computed.
+        keep = (causes_mod.PADS_GE_KERNEL, causes_mod.EMPTY_WINDOW)
+        result.causes = [c for c in result.causes if c.code in keep]
 
-    if builtin is None or ours is None:  # both ran, by the checks above
-        return result
-    nan = empty = None
+
+def _ruling_cells(
+    spec: NodeSpec, feeds: Sequence[np.ndarray], pool_attrs: PoolAttrs | None
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The output cells RULINGS.md decides: (all-NaN windows, empty windows), or Nones."""
     if spec.op in WINDOW_OPERATORS and pool_attrs is not None:
         try:
-            nan, empty = ruling_cells(x, pool_geometry(spatial, pool_attrs))
+            return ruling_cells(feeds[0], pool_geometry(list(feeds[0].shape[2:]), pool_attrs))
         except ValueError:
-            nan = empty = None
-    elif pool_attrs is not None:
-        nan, empty = family_ruling_cells(spec.op, list(feeds), pool_attrs) or (None, None)
+            return None, None
+    if pool_attrs is not None:
+        return family_ruling_cells(spec.op, list(feeds), pool_attrs) or (None, None)
+    return None, None
+
+
+def _compare(
+    spec: NodeSpec,
+    feeds: Sequence[np.ndarray],
+    pool_attrs: PoolAttrs | None,
+    builtin: list[np.ndarray],
+    ours: list[np.ndarray],
+    options: Options,
+    result: results.NodeResult,
+) -> None:
+    """Both sides' outputs compared, the status and the recognised causes in ``result``."""
+    x, dtype = feeds[0], result.dtype
+    nan, empty = _ruling_cells(spec, feeds, pool_attrs)
     ruling = (nan | empty) if nan is not None else None
-    tol = node_tolerance(spec.op, opv.version, dtype, x, ours[0], spec.attributes,
+    tol = node_tolerance(spec.op, spec.spec.version, dtype, x, ours[0], spec.attributes,
                          options.atol, options.rtol, options.accuracy)
     comps = [compare_values("Y", dtype, builtin[0], ours[0], tol, ruling)]
     if spec.n_outputs > 1 and len(builtin) > 1 and len(ours) > 1:
@@ -213,7 +243,7 @@ def run_node(
     result.causes = causes_mod.recognise(
         spec.op,
         pool_attrs,
-        spatial,
+        list(x.shape[2:]),
         differs=result.status in (results.DIFFER, results.INACCURATE, results.RULINGS),
         nan_cells=nan_cells,
         empty_cells=empty_cells,
@@ -225,4 +255,3 @@ def run_node(
         ),
         window=window_size(spec.op, tuple(x.shape), spec.attributes),
     )
-    return result

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from ortpool.model.inputs import OpenDim
+from ortpool.model import OpenDim
 from ortpool.tolerances import Tolerance
 from ortpool.validate.causes import Cause
 from ortpool.validate.compare import TensorComparison

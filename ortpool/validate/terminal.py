@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ortpool.model.inputs import describe_dims
+from ortpool.model import describe_dims
 from ortpool.validate import results
 from ortpool.validate.results import ModelResult, NodeResult, OutputResult
 
@@ -180,37 +180,7 @@ def model_report(model: ModelResult) -> list[str]:
         rows = [node_row(n) + ([_executed(n)] if placed else []) for n in model.nodes]
         lines += table(rows, (*COLUMNS, "executed by") if placed else COLUMNS)
     for node in model.nodes:
-        fallbacks = node.fallbacks()
-        accuracy = accuracy_text(node)
-        if (
-            node.causes
-            or node.message
-            or fallbacks
-            or accuracy
-            or (node.reference and node.reference.status != "agree")
-        ):
-            lines.append(f"  {node.name} ({node.op}-{node.spec_version}, {node.location}):")
-            if fallbacks:
-                lines.append(
-                    f"      {'; '.join(fallbacks)}: onnxruntime's values here are not "
-                    f"{node.asked_provider}'s"
-                )
-            for cause in node.causes:
-                lines.append(f"      cause: {cause.title}: {cause.detail}")
-            if accuracy:
-                lines.append(f"      accuracy: {accuracy}")
-            if node.message and node.status != results.NO_KERNEL:
-                lines.append(f"      note: {node.message}")
-            ref = node.reference
-            if ref is not None and ref.status != "agree":
-                text = f"      reference evaluator: {ref.status}"
-                if ref.differing:
-                    text += f", {ref.differing} cell(s) differ from ortpool"
-                if ref.message:
-                    text += f" ({ref.message})"
-                lines.append(text)
-                for defect in ref.defects:
-                    lines.append(f"        known defect: {defect}")
+        lines += _node_details(node)
     if model.nodes and any(n.reference for n in model.nodes):
         agree = sum(1 for n in model.nodes if n.reference and n.reference.status == "agree")
         lines.append(
@@ -230,6 +200,43 @@ def model_report(model: ModelResult) -> list[str]:
         lines.append(f"  end to end: {verdict}{model.end_to_end}")
     for note in model.notes:
         lines.append(f"  note: {note}")
+    return lines
+
+
+def _node_details(node: NodeResult) -> list[str]:
+    """The lines under the table on one node: fallbacks, causes, accuracy, note, reference."""
+    lines: list[str] = []
+    fallbacks = node.fallbacks()
+    accuracy = accuracy_text(node)
+    if (
+        node.causes
+        or node.message
+        or fallbacks
+        or accuracy
+        or (node.reference and node.reference.status != "agree")
+    ):
+        lines.append(f"  {node.name} ({node.op}-{node.spec_version}, {node.location}):")
+        if fallbacks:
+            lines.append(
+                f"      {'; '.join(fallbacks)}: onnxruntime's values here are not "
+                f"{node.asked_provider}'s"
+            )
+        for cause in node.causes:
+            lines.append(f"      cause: {cause.title}: {cause.detail}")
+        if accuracy:
+            lines.append(f"      accuracy: {accuracy}")
+        if node.message and node.status != results.NO_KERNEL:
+            lines.append(f"      note: {node.message}")
+        ref = node.reference
+        if ref is not None and ref.status != "agree":
+            text = f"      reference evaluator: {ref.status}"
+            if ref.differing:
+                text += f", {ref.differing} cell(s) differ from ortpool"
+            if ref.message:
+                text += f" ({ref.message})"
+            lines.append(text)
+            for defect in ref.defects:
+                lines.append(f"        known defect: {defect}")
     return lines
 
 

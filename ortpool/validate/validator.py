@@ -29,8 +29,7 @@ from ortpool.model import inputs as model_inputs
 from ortpool.model.reference import DEFAULT_TIMEOUT as REFERENCE_TIMEOUT
 from ortpool.model.reference import ReferenceWorker
 from ortpool.model.singlenode import NodeSpec, attribute_dict, builtin_model, feed_dict
-from ortpool.ort import ortrun
-from ortpool.ort.runtime_spec import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec
+from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.validate import endtoend, isolate, results
 from ortpool.validate import reference as reference_mod
 
@@ -71,10 +70,26 @@ def _ortpool_runner(runtime: RuntimeSpec):
     deep network's outputs by float noise that no pooling node caused."""
 
     def run(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-        session = runtime.session(model)
+        session = open_session(runtime, model)
         return [np.asarray(a) for a in session.run(None, dict(feeds))]
 
     return run
+
+
+@dataclasses.dataclass
+class _Runs:
+    """The model's two whole runs on the same inputs: each one's outputs, or why it has none,
+    and every pooling node's inputs captured from one of them."""
+
+    captured: dict[str, np.ndarray] | None = None
+    capture_source: str = ""
+    builtin_outputs: list[np.ndarray] | None = None
+    builtin_error: str = ""
+    builtin_failure: ortrun.OrtFailure | None = None
+    ortpool_outputs: list[np.ndarray] | None = None
+    ortpool_error: str = ""
+    #: node name -> the provider that executed it in the built-in run
+    placed: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def validate_model(
@@ -95,7 +110,32 @@ def validate_model(
         result.opset = capture.governing_opset(model)
     except ValueError as err:
         raise OrtpoolError(f"{label}: {err}") from None
+    resolved = _resolve_inputs(model, options, strict_shapes, label, result)
+    inlined = capture.inline_functions(model)
+    nodes = _pooling_nodes(model, inlined, result)
+    runs = _run_whole(model, inlined, resolved.feeds, nodes, options, result)
+    if runs.captured is None:
+        _cannot_capture(runs, nodes, resolved, label)
+    elif nodes:
+        result.notes.append(f"node inputs captured from the {runs.capture_source}")
+    _isolate(nodes, runs.captured or {}, options, progress, result)
+    for node in result.nodes:
+        # Where the node ran in the whole model's built-in run (its inputs were captured there).
+        if runs.placed:
+            node.executed_in_model = runs.placed.get(node.name)
+            node.asked_provider = options.runtime.first
+    _end_to_end(model, inlined, resolved.feeds, runs, options, result)
+    return result
 
+
+def _resolve_inputs(
+    model: onnx.ModelProto,
+    options: ValidateOptions,
+    strict_shapes: bool,
+    label: str,
+    result: results.ModelResult,
+) -> model_inputs.ResolvedInputs:
+    """The model's inputs for the runs, named in ``result``."""
     spec = options.inputs or model_inputs.InputSpec.make(options.shapes, options.inputs_path)
     if not strict_shapes:  # several models: each --shape/--inputs name applies where it exists
         spec = spec.only(v.name for v in model_inputs.graph_inputs(model))
@@ -103,14 +143,19 @@ def validate_model(
         resolved = model_inputs.resolve(model, spec, options.seed)
     except OrtpoolError as err:
         raise OrtpoolError(f"{label}: {err}") from None
-    feeds = resolved.feeds
     result.input_source = resolved.source
     result.inputs = resolved.shapes
     result.open_dims = resolved.dims
     result.shape_hint = resolved.shape_hint()
+    return resolved
 
+
+def _pooling_nodes(
+    model: onnx.ModelProto, inlined: onnx.ModelProto, result: results.ModelResult
+) -> list[capture.PoolingNode]:
+    """The pooling nodes of the inlined model, those of local functions said so; the notes on
+    them (none at all, an empty auto_pad) in ``result``."""
     main_names = {n.name for n in model.graph.node}
-    inlined = capture.inline_functions(model)
     nodes = capture.pooling_nodes(inlined)
     for i, pooling in enumerate(nodes):
         if (
@@ -125,85 +170,113 @@ def validate_model(
         note = empty_auto_pad_note(pooling.node, pooling.name)
         if note is not None:
             result.notes.append(note)
+    return nodes
 
-    placed: dict[str, str] = {}
+
+def _run_whole(
+    model: onnx.ModelProto,
+    inlined: onnx.ModelProto,
+    feeds: Mapping[str, np.ndarray],
+    nodes: list[capture.PoolingNode],
+    options: ValidateOptions,
+    result: results.ModelResult,
+) -> _Runs:
+    """The built-in run with the nodes' inputs captured, then the rewritten run (capturing them
+    there when the built-in run failed)."""
+    runs = _Runs()
 
     def builtin_run(m: onnx.ModelProto, f: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         outputs, where = ortrun.run_placed(m, f, options.runtime)
-        placed.update(where)
+        runs.placed.update(where)
         return outputs
 
-    captured: dict[str, np.ndarray] | None = None
-    builtin_outputs: list[np.ndarray] | None = None
-    builtin_error = ""
-    builtin_failure: ortrun.OrtFailure | None = None
     try:
-        captured, builtin_outputs = capture.capture(inlined, feeds, nodes, builtin_run)
-        capture_source = "onnxruntime built-in run"
+        runs.captured, runs.builtin_outputs = capture.capture(inlined, feeds, nodes, builtin_run)
+        runs.capture_source = "onnxruntime built-in run"
     except ortrun.OrtFailure as err:
-        builtin_failure = err
-        builtin_error = f"onnxruntime could not run the model: {err}"
-        result.notes.append(builtin_error)
+        runs.builtin_failure = err
+        runs.builtin_error = f"onnxruntime could not run the model: {err}"
+        result.notes.append(runs.builtin_error)
 
-    rewritten, rewrite_error = _rewrite(model)
-    ortpool_outputs: list[np.ndarray] | None = None
-    ortpool_error = rewrite_error
+    rewritten, runs.ortpool_error = _rewrite(model)
     if rewritten is not None:
         run_ours = _ortpool_runner(options.runtime)
         try:
-            if captured is None:
-                captured, ortpool_outputs = capture.capture(
+            if runs.captured is None:
+                runs.captured, runs.ortpool_outputs = capture.capture(
                     capture.inline_functions(rewritten), feeds, nodes, run_ours
                 )
-                capture_source = "ortpool-rewritten run (onnxruntime could not run the model)"
+                runs.capture_source = "ortpool-rewritten run (onnxruntime could not run the model)"
             else:
-                ortpool_outputs = run_ours(rewritten, feeds)
+                runs.ortpool_outputs = run_ours(rewritten, feeds)
         except Exception as err:
-            ortpool_error = f"the ortpool-rewritten model failed: {err}"
-    if captured is None:
-        reason = builtin_error or "onnxruntime could not run the model"
-        if ortpool_error:
-            reason += f"; {ortpool_error}"
-        if nodes and builtin_failure is not None and builtin_failure.kind == ortrun.RUN_FAILED:
-            # A model that loads but fails to run is most often failing at the sizes chosen (a
-            # Resize, a Concat of two branches that need others): which sizes, how to set them.
-            raise resolved.cannot_run(label, str(builtin_failure))
-        if nodes:
-            raise OrtpoolError(f"{label}: {reason}")
-    elif nodes:
-        result.notes.append(f"node inputs captured from the {capture_source}")
+            runs.ortpool_error = f"the ortpool-rewritten model failed: {err}"
+    return runs
 
+
+def _cannot_capture(
+    runs: _Runs,
+    nodes: list[capture.PoolingNode],
+    resolved: model_inputs.ResolvedInputs,
+    label: str,
+) -> None:
+    """Neither run gave the nodes' inputs: an error when the model has pooling nodes."""
+    reason = runs.builtin_error or "onnxruntime could not run the model"
+    if runs.ortpool_error:
+        reason += f"; {runs.ortpool_error}"
+    failure = runs.builtin_failure
+    if nodes and failure is not None and failure.kind == ortrun.RUN_FAILED:
+        # A model that loads but fails to run is most often failing at the sizes chosen (a
+        # Resize, a Concat of two branches that need others): which sizes, how to set them.
+        raise resolved.cannot_run(label, str(failure))
+    if nodes:
+        raise OrtpoolError(f"{label}: {reason}")
+
+
+def _isolate(
+    nodes: list[capture.PoolingNode],
+    captured: Mapping[str, np.ndarray],
+    options: ValidateOptions,
+    progress: Progress | None,
+    result: results.ModelResult,
+) -> None:
+    """Each node alone on its captured inputs, into ``result.nodes``."""
     worker = ReferenceWorker(options.reference_timeout) if options.reference else None
     try:
         for i, pooling in enumerate(nodes):
             if progress:
                 progress(i, len(nodes), pooling.name)
-            result.nodes.append(_node(pooling, result.opset, captured or {}, options, worker))
+            result.nodes.append(_node(pooling, result.opset, captured, options, worker))
         if progress:
             progress(len(nodes), len(nodes), "")
     finally:
         if worker is not None:
             worker.close()
 
-    for node in result.nodes:
-        # Where the node ran in the whole model's built-in run (its inputs were captured there).
-        if placed:
-            node.executed_in_model = placed.get(node.name)
-            node.asked_provider = options.runtime.first
-    if builtin_outputs is not None and ortpool_outputs is not None:
+
+def _end_to_end(
+    model: onnx.ModelProto,
+    inlined: onnx.ModelProto,
+    feeds: Mapping[str, np.ndarray],
+    runs: _Runs,
+    options: ValidateOptions,
+    result: results.ModelResult,
+) -> None:
+    """The graph outputs of the two runs compared, or why they were not."""
+    if runs.builtin_outputs is not None and runs.ortpool_outputs is not None:
         other_level = ISOLATED_LEVEL if options.runtime.level != ISOLATED_LEVEL else DEFAULT_LEVEL
         result.end_to_end = "compared"
         result.outputs = endtoend.compare_outputs(
             [o.name for o in model.graph.output],
-            builtin_outputs,
-            ortpool_outputs,
+            runs.builtin_outputs,
+            runs.ortpool_outputs,
             options.atol,
             options.rtol,
             endtoend.note_allowance(result.nodes),
         )
         endtoend.measure_noise(
             result.outputs,
-            builtin_outputs,
+            runs.builtin_outputs,
             lambda: ortrun.run_builtin(inlined, feeds, options.runtime.with_level(other_level)),
         )
         if any(o.failing for o in result.outputs) and not any(
@@ -216,19 +289,18 @@ def validate_model(
                 "skipping the rounding the graph asks for)"
             )
     elif (
-        builtin_failure is not None
-        and builtin_failure.kind != ortrun.NO_KERNEL
-        and ortpool_outputs is not None
+        runs.builtin_failure is not None
+        and runs.builtin_failure.kind != ortrun.NO_KERNEL
+        and runs.ortpool_outputs is not None
     ):
         # The rewritten model differs from the original in its pooling nodes only: if it runs
         # where onnxruntime fails (a missing kernel aside, reported per node), the pools are why.
         result.run_differs = True
-        result.end_to_end = f"only the ortpool-rewritten model runs; {builtin_error}"
+        result.end_to_end = f"only the ortpool-rewritten model runs; {runs.builtin_error}"
     else:
         result.end_to_end = "not compared: " + "; ".join(
-            r for r in (builtin_error, ortpool_error) if r
+            r for r in (runs.builtin_error, runs.ortpool_error) if r
         )
-    return result
 
 
 def _node(
@@ -270,27 +342,39 @@ def _node(
     feeds = [captured[name] for name in pooling.inputs]
     result = isolate.run_node(pooling.name, spec, feeds, options, pooling.location)
     if worker is not None and result.ortpool_outputs is not None:
-        status, payload, seconds = worker.run(
-            builtin_model(spec, feeds).SerializeToString(), feed_dict(feeds)
-        )
-        if status == "ok":
-            result.reference = reference_mod.judge(
-                spec.op,
-                feeds,
-                payload,
-                result.ortpool_outputs,
-                result.nan_cells,
-                result.tolerance,
-                ceil_mode=bool(attrs.get("ceil_mode")),
-            )
-        else:
-            result.reference = results.ReferenceResult(
-                status,
-                str(payload),
-                defects=reference_mod.error_defects(spec.op, len(feeds), str(payload)),
-            )
-        result.reference.seconds = round(seconds, 3)
+        result.reference = _reference(worker, spec, feeds, result, bool(attrs.get("ceil_mode")))
     return result
+
+
+def _reference(
+    worker: ReferenceWorker,
+    spec: NodeSpec,
+    feeds: list[np.ndarray],
+    result: results.NodeResult,
+    ceil_mode: bool,
+) -> results.ReferenceResult:
+    """The onnx reference evaluator's answer for the node, judged against ortpool's."""
+    status, payload, seconds = worker.run(
+        builtin_model(spec, feeds).SerializeToString(), feed_dict(feeds)
+    )
+    if status == "ok":
+        reference = reference_mod.judge(
+            spec.op,
+            feeds,
+            payload,
+            result.ortpool_outputs,
+            result.nan_cells,
+            result.tolerance,
+            ceil_mode=ceil_mode,
+        )
+    else:
+        reference = results.ReferenceResult(
+            status,
+            str(payload),
+            defects=reference_mod.error_defects(spec.op, len(feeds), str(payload)),
+        )
+    reference.seconds = round(seconds, 3)
+    return reference
 
 
 def _unrunnable(

@@ -15,7 +15,7 @@ from onnx import helper as h
 
 from ortpool import dtypes
 from ortpool.model import carry
-from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.ort import RuntimeSpec, open_session
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
@@ -72,7 +72,7 @@ def test_every_bfloat16_value_crosses_both_ways_exactly():
     x = bits.view(BF16)
     fed = carry.feedable(x)
     assert fed.dtype == np.float32 and carry.feedable(fed) is fed  # float32 is fed as it is
-    session = RuntimeSpec().session(carry.carry(_model(), ["mid"]))
+    session = open_session(RuntimeSpec(), carry.carry(_model(), ["mid"]))
     f = np.array([1.5, -0.0], np.float32)
     y, g, mid = session.run(["Y__float32", "G", "mid__float32"], {"X__float32": fed, "F": f})
     for got in (y, mid):
@@ -106,7 +106,7 @@ def test_a_carried_input_that_is_also_an_output_or_fetched_crosses_once():
     assert sorted(made) == ["X", "Y", "Y__float32"]  # one Cast in, Identity, one Cast out
     onnx.checker.check_model(carried)
     x = np.array([1.5, -np.inf, np.nan], BF16)
-    session = RuntimeSpec().session(carried)
+    session = open_session(RuntimeSpec(), carried)
     got_x, got_y = session.run(None, {"X__float32": carry.feedable(x)})
     for got in (got_x, got_y):
         back = carry.uncarried(got, "bfloat16")

@@ -1,19 +1,20 @@
-"""What ``ortpool rewrite`` and ``ortpool restore`` share: options, running, the summary.
+"""The options of a command that reads one model and writes another (``rewrite``, ``restore``,
+``fix``): ``IN.onnx OUT.onnx``, which nodes (``--ops``, ``--nodes``, ``--exclude``,
+``--skip-invalid``), ``--json REPORT``, ``--link-data``, ``-q``/``-v``; :func:`file_options`
+reads them into the keyword options of ``rewrite_file``, ``restore_file`` and ``fix_file``.
 
-Neither command imports onnxruntime: rewriting needs only onnx and ortpool's tables.
+Declaring them imports no onnxruntime: rewriting needs only onnx and ortpool's tables.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable
 from typing import Any
-
-from ortpool.rewrite.report import RewriteReport
 
 
 def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
+    """Declare them on ``parser``; ``verb`` (``retarget``, ``restore``, ``fix``) says in the help
+    what the command does to the nodes selected."""
     parser.add_argument("input", metavar="IN.onnx", help="the model to read (never modified)")
     parser.add_argument(
         "output",
@@ -75,12 +76,3 @@ def file_options(args: argparse.Namespace) -> dict[str, Any]:
         "skip_invalid": args.skip_invalid,
         "json_report": args.json,
     }
-
-
-def run(args: argparse.Namespace, action: Callable[..., RewriteReport]) -> int:
-    report = action(args.input, args.output, **file_options(args))
-    if not args.quiet:
-        for line in report.summary_lines(verbose=args.verbose):
-            print(line, file=sys.stdout)
-        print(f"wrote {args.output}")
-    return 0

@@ -1,0 +1,31 @@
+"""Names a package exports without importing their modules until first used (PEP 562's module
+``__getattr__``): the packages whose modules import onnxruntime, or bring the kernels and the
+session layer with them, list their public names this way so importing the package stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def lazy_names(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
+    """The ``__getattr__`` of ``package``: ``names`` maps a public name to ``"module"`` (the
+    same name there) or ``"module:name"``; a module that is ``package.name`` itself is the value
+    (a package callable under its own name, such as ``ortpool.rewrite``). The value is kept in
+    the package, so the module is asked once."""
+
+    def __getattr__(name: str) -> Any:
+        target = names.get(name)
+        if target is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module_name, _, attribute = target.partition(":")
+        module = importlib.import_module(module_name)
+        own = module_name == f"{package}.{name}"  # a package callable under its own name
+        value = module if own else getattr(module, attribute or name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__

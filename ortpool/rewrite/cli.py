@@ -1,0 +1,50 @@
+"""``ortpool rewrite IN.onnx OUT.onnx`` (retarget standard pooling nodes to ortpool's ops) and
+``ortpool restore IN.onnx OUT.onnx`` (turn ortpool nodes back into standard pooling nodes).
+
+The two commands are one shape: the options of :mod:`ortpool.cliargs.files`, one file call, the
+report's summary. Neither imports onnxruntime: rewriting needs only onnx and ortpool's tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Callable
+
+from ortpool.cliargs import files
+from ortpool.rewrite import restore_file, rewrite_file
+from ortpool.rewrite.report import RewriteReport
+
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """One of the two commands as :mod:`ortpool.cli` runs it (``HELP``, ``add_arguments``,
+    ``run``)."""
+
+    HELP: str
+    #: what the command does to a node, in the help of --ops, --nodes, --exclude
+    verb: str
+    action: Callable[..., RewriteReport]
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        files.add_arguments(parser, self.verb)
+
+    def run(self, args: argparse.Namespace) -> int:
+        report = self.action(args.input, args.output, **files.file_options(args))
+        if not args.quiet:
+            for line in report.summary_lines(verbose=args.verbose):
+                print(line, file=sys.stdout)
+            print(f"wrote {args.output}")
+        return 0
+
+
+REWRITE = Command(
+    "retarget a model's standard pooling nodes (MaxPool, AveragePool, MaxUnpool, LpPool, the "
+    "global pools, MaxRoiPool) to ortpool's spec-exact ops",
+    "retarget",
+    rewrite_file,
+)
+RESTORE = Command(
+    "turn a model's ortpool pooling nodes back into standard ONNX nodes", "restore", restore_file
+)
