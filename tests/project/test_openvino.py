@@ -100,7 +100,9 @@ def test_openvino_tests_pass_in_their_own_venv(tmp_path):
     build_seconds = ensure_venv()
     # this file's marked tests and those of the modules that own what they check
     targets = [Path(__file__), ROOT / "tests" / "ort" / "test_runtime_spec.py"]
-    run = child_venv.run_marked(VENV, "openvino", targets, tmp_path / "openvino.xml", 300)
+    run = child_venv.run_marked(
+        VENV, "openvino", targets, tmp_path / "openvino.xml", 300, workers="0"
+    )
     print(f"openvino child: {run.counts}, {run.seconds:.1f} s, build {build_seconds}")
     assert run.returncode == 0, run.failure()
     # A marked test skips itself without the OpenVINO provider: none may skip in the child.

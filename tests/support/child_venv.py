@@ -85,7 +85,12 @@ class ChildRun:
 
 
 def run_marked(
-    venv: Path, mark: str, target: Path | Sequence[Path], report: Path, timeout: float
+    venv: Path,
+    mark: str,
+    target: Path | Sequence[Path],
+    report: Path,
+    timeout: float,
+    workers: str = "auto",
 ) -> ChildRun:
     """``pytest -m mark target...`` with ``venv``'s Python, the numpy kernels, no cache, a JUnit
     report at ``report`` (for the counts), within ``timeout`` seconds."""
@@ -104,6 +109,9 @@ def run_marked(
             "-p",
             "no:cacheprovider",
             f"--junitxml={report}",
+            # pytest-xdist's workers ("0": in the one process, for a handful of tests)
+            "-n",
+            workers,
             *map(str, [target] if isinstance(target, Path) else target),
         ],
         cwd=ROOT,
