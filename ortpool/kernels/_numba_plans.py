@@ -14,7 +14,6 @@ import numpy as np
 from ortpool.geometry import AxisGeometry, PoolGeometry, index_multipliers
 from ortpool.kernels import _parallel
 from ortpool.kernels._buffers import output, scratch
-from ortpool.kernels._common import lowest
 from ortpool.kernels._passes import INNER, OUT, OUTER, N, PlaneShape, pass_rows
 
 #: Input bytes of a block of planes. A block is seen as one plane with ``planes`` times the
@@ -134,19 +133,12 @@ NUMBA_SPLIT_WORK = 20 << 20
 class NumbaMaxValuesPlan(_NumbaSeparablePlan):
     """Y of MaxPool, compiled: separable passes per plane, in :func:`max_axis_order`."""
 
-    def __init__(
-        self,
-        kernel: Callable,
-        geom: PoolGeometry,
-        shape: tuple[int, ...],
-        dtype: np.dtype,
-        order,
-        ident: Any = None,
-    ):
+    def __init__(self, kernel: Callable, geom: PoolGeometry, shape: tuple[int, ...],
+                 dtype: np.dtype, order, ident: Any):
         super().__init__(kernel, geom, shape, dtype, order)
-        #: An empty window's value: the element type's lowest, or the caller's (int8/uint8 run
-        #: as float32 keep their own).
-        self.ident = dtype.type(lowest(dtype) if ident is None else ident)
+        #: An empty window's value: the input type's lowest (int8/uint8 run as float32 keep
+        #: their own), in ``dtype``.
+        self.ident = dtype.type(ident)
 
     def _launch(
         self, src: np.ndarray, dst: np.ndarray, info: np.ndarray, planes: int,
@@ -203,7 +195,7 @@ class NumbaMaxIndicesPlan(PlaneShape):
         shape: tuple[int, ...],
         dtype: np.dtype,
         storage_order: int,
-        ident: Any = None,
+        ident: Any,
     ):
         super().__init__(geom, shape, dtype)
         #: The compiled window loop (``max_indices``) for ``dtype``.
@@ -217,7 +209,7 @@ class NumbaMaxIndicesPlan(PlaneShape):
         self.in4 = (self.planes, *(g.n for g in axes))
         self.out4 = (self.planes, *(g.out for g in axes))
         self.plane_size = math.prod(spatial)
-        self.ident = dtype.type(lowest(dtype) if ident is None else ident)
+        self.ident = dtype.type(ident)  # as the values plan's
 
     def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         y = output(self.out_shape, self.dtype, 0)
