@@ -237,60 +237,17 @@ def _normalize_roi(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -
 
 
 def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> PoolAttrs:
-    if "kernel_shape" not in given:
-        if not opv.attrs["kernel_shape"].required:
-            # LpPool-1's schema: optional, with no default and no rule to derive one.
-            raise OrtpoolError(
-                "attribute 'kernel_shape' is missing: this version's schema makes it optional, "
-                "but no output size can be computed without it"
-            )
-        raise OrtpoolError("attribute 'kernel_shape' is required")
-    kernel = _as_ints("kernel_shape", given["kernel_shape"])
-    if not kernel:
-        raise OrtpoolError("kernel_shape='' must name at least one spatial axis")
-    if rank is None:
-        rank = len(kernel)
-    elif len(kernel) != rank:
-        raise OrtpoolError(
-            f"kernel_shape={encode_ints(kernel)!r} has {len(kernel)} axes but the input has "
-            f"{rank} spatial axes"
-        )
-    _check_positive("kernel_shape", kernel)
-
-    def ints(name: str) -> tuple[int, ...]:
-        fill = cast(tuple[int, ...], opv.default(name, rank))  # a per-axis fill
-        if name not in given:
-            return fill
-        values = _as_ints(name, given[name])
-        if not values:
-            return fill
-        length = len(fill)
-        if len(values) != length:
-            raise OrtpoolError(
-                f"{name}={encode_ints(values)!r} has {len(values)} values; a kernel of rank "
-                f"{rank} needs {length}"
-            )
-        return values
-
-    strides = ints("strides")
+    # Checked in this order, so that the first wrong attribute is the one named.
+    kernel = _kernel_shape(opv, given, rank)
+    rank = len(kernel)
+    strides = _per_axis(opv, given, "strides", rank)
     _check_positive("strides", strides)
-    dilations = ints("dilations")
+    dilations = _per_axis(opv, given, "dilations", rank)
     _check_positive("dilations", dilations)
-    pads = ints("pads")
+    pads = _per_axis(opv, given, "pads", rank)
     if any(p < 0 for p in pads):
         raise OrtpoolError(f"pads={encode_ints(pads)!r} must all be >= 0")
-
-    auto_pad = _as_str("auto_pad", given.get("auto_pad", opv.default("auto_pad")))
-    if auto_pad == "":
-        # Older exporters write it, and onnxruntime reads it as NOTSET; so does ortpool (the
-        # rewriter and the validator say so in their reports: see empty_auto_pad_note).
-        auto_pad = "NOTSET"
-    if auto_pad not in AUTO_PADS:
-        raise OrtpoolError(f"auto_pad={auto_pad!r} must be one of {', '.join(AUTO_PADS)}")
-    if auto_pad != "NOTSET" and any(pads):
-        # RULINGS.md 4: the spec forbids both; all-zero pads are tolerated.
-        raise OrtpoolError(f"pads={encode_ints(pads)!r} cannot be used with auto_pad={auto_pad!r}")
-
+    auto_pad = _auto_pad(opv, given, pads)
     flags = {}
     for name in ("ceil_mode", "count_include_pad", "storage_order"):
         value = _as_int(name, given.get(name, opv.default(name)))
@@ -306,6 +263,59 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
         p=_p_value(opv, given) if "p" in opv.attrs else 2,
         **flags,
     )
+
+
+def _kernel_shape(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> tuple[int, ...]:
+    """kernel_shape, present, of the input's rank (when known) and positive."""
+    if "kernel_shape" not in given:
+        if not opv.attrs["kernel_shape"].required:
+            # LpPool-1's schema: optional, with no default and no rule to derive one.
+            raise OrtpoolError(
+                "attribute 'kernel_shape' is missing: this version's schema makes it optional, "
+                "but no output size can be computed without it"
+            )
+        raise OrtpoolError("attribute 'kernel_shape' is required")
+    kernel = _as_ints("kernel_shape", given["kernel_shape"])
+    if not kernel:
+        raise OrtpoolError("kernel_shape='' must name at least one spatial axis")
+    if rank is not None and len(kernel) != rank:
+        raise OrtpoolError(
+            f"kernel_shape={encode_ints(kernel)!r} has {len(kernel)} axes but the input has "
+            f"{rank} spatial axes"
+        )
+    _check_positive("kernel_shape", kernel)
+    return kernel
+
+
+def _per_axis(opv: OpVersion, given: Mapping[str, Any], name: str, rank: int) -> tuple[int, ...]:
+    """strides, dilations or pads as given (an empty list as absent), else the per-axis fill."""
+    fill = cast(tuple[int, ...], opv.default(name, rank))
+    if name not in given:
+        return fill
+    values = _as_ints(name, given[name])
+    if not values:
+        return fill
+    length = len(fill)
+    if len(values) != length:
+        raise OrtpoolError(
+            f"{name}={encode_ints(values)!r} has {len(values)} values; a kernel of rank "
+            f"{rank} needs {length}"
+        )
+    return values
+
+
+def _auto_pad(opv: OpVersion, given: Mapping[str, Any], pads: tuple[int, ...]) -> str:
+    auto_pad = _as_str("auto_pad", given.get("auto_pad", opv.default("auto_pad")))
+    if auto_pad == "":
+        # Older exporters write it, and onnxruntime reads it as NOTSET; so does ortpool (the
+        # rewriter and the validator say so in their reports: see empty_auto_pad_note).
+        auto_pad = "NOTSET"
+    if auto_pad not in AUTO_PADS:
+        raise OrtpoolError(f"auto_pad={auto_pad!r} must be one of {', '.join(AUTO_PADS)}")
+    if auto_pad != "NOTSET" and any(pads):
+        # RULINGS.md 4: the spec forbids both; all-zero pads are tolerated.
+        raise OrtpoolError(f"pads={encode_ints(pads)!r} cannot be used with auto_pad={auto_pad!r}")
+    return auto_pad
 
 
 def _check_positive(name: str, values: tuple[int, ...]) -> None:
