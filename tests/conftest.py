@@ -42,14 +42,15 @@ settings.register_profile(
 settings.load_profile(os.environ.get("ORTPOOL_HYPOTHESIS", "ci"))
 
 
-# numba's compiles, once per run in one place. A cold cache costs about 160 s of CPU (16 kernel
-# and element-type pairs at 8-11 s each), which used to land inside whichever test first made a
-# 64 KB call. `ortpool warmup` compiles all of them into numba's on-disk cache in two child
-# processes started before collection (one per core: float32+uint8, float64+int8), while the
-# tests that need no compiled kernel run; the first import of a compiled-kernel module in a test
-# process (the main one, or each pytest-xdist worker) waits until both have written their exit
-# status, then loads every kernel from the cache in milliseconds. Tests that need a cold cache
-# set their own NUMBA_CACHE_DIR (test_numba_cache, test_compile_note).
+# numba's compiles, once per run in one place. A cold cache costs about 130 s of CPU (every
+# kernel for float32 and float64 at 8-11 s each; int8 and uint8 run on the float32 loops), which
+# used to land inside whichever test first made a 64 KB call. `ortpool warmup` compiles all of
+# them into numba's on-disk cache in two child processes started before collection (one per
+# core: float32+uint8, float64+int8), while the tests that need no compiled kernel run; the
+# first import of a compiled-kernel module in a test process (the main one, or each pytest-xdist
+# worker) waits until both have written their exit status, then loads every kernel from the
+# cache in milliseconds. Tests that need a cold cache set their own NUMBA_CACHE_DIR
+# (test_numba_cache, test_compile_note).
 _NUMBA_MODULES = frozenset(f"ortpool.kernels.{name}" for name in ("_numba", "_numba_family"))
 #: Modules whose tests use the compiled kernels throughout, in this process or in the child
 #: processes they start (which the import guard cannot hold): they run last and wait for the

@@ -121,6 +121,7 @@ class CliServer:
         self.lock = threading.Lock()
         self.next_id = 0
         self.answers: dict[str, dict] = {}
+        self.closed = False  # the server's answers ended (it died)
         self.changed = threading.Condition()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -131,16 +132,14 @@ class CliServer:
                 self.answers.setdefault(answer["id"], {}).update(answer)
                 self.changed.notify_all()
         with self.changed:
-            self.answers["closed"] = {}
+            self.closed = True
             self.changed.notify_all()
 
     def _wait(self, rid: str, key: str, timeout: float | None) -> object:
         with self.changed:
-            self.changed.wait_for(
-                lambda: key in self.answers.get(rid, {}) or "closed" in self.answers, timeout
-            )
+            self.changed.wait_for(lambda: key in self.answers.get(rid, {}) or self.closed, timeout)
             if key not in self.answers.get(rid, {}):
-                if "closed" in self.answers:
+                if self.closed:
                     raise RuntimeError(f"the command server ended ({self.process.poll()})")
                 return None
             return self.answers[rid][key]
