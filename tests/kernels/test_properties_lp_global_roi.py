@@ -34,7 +34,7 @@ from tests.kernels.test_properties import (  # noqa: F401  (kernel_path: runs ev
     pool_attrs,
 )
 from tests.support import reference_loops as ref
-from tests.support.strategies import st  # built once per arguments: the same examples, faster
+from tests.support.strategies import cells, st  # st: built once per arguments
 
 
 def _versions(op: str) -> list[int]:
@@ -236,9 +236,8 @@ def roi_example(draw, version: int, session: bool):
     c = draw(st.integers(1, 2))
     h, w = draw(st.integers(1, 8)), draw(st.integers(1, 8))
     special = [np.nan] if draw(st.integers(0, 3)) == 0 else []
-    cells = draw(st.lists(st.sampled_from([*range(-3, 4), *special]), min_size=n * c * h * w,
-                          max_size=n * c * h * w))
-    x = np.array(cells, np.float64).astype(dtype).reshape(n, c, h, w)
+    values = draw(cells(n * c * h * w, [*map(float, range(-3, 4)), *special]))
+    x = values.astype(dtype).reshape(n, c, h, w)
     scale = draw(st.sampled_from(SCALES))
     # Quarter-step coordinates: with scales 0.5/0.25 many products land on halves to round.
     coordinate = st.integers(-12, 48).map(lambda q: q / 4)

@@ -10,8 +10,10 @@ less time. Arguments that cannot be hashed are built afresh as before.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from hypothesis import strategies as _strategies
 
 #: Not constructors of a strategy from values: passed through.
@@ -45,3 +47,38 @@ class _BuiltOnce:
 
 
 st = _BuiltOnce()
+
+
+@_strategies.composite
+def cells(
+    draw: Any, size: int, choices: Sequence[float], *, mixed: Sequence[float] | str | None = None
+) -> np.ndarray:
+    """``size`` values (float64 if any choice is a float, else int64), each one of ``choices``;
+    with ``mixed``, about half of them are drawn from ``mixed`` instead: other values, or
+    ``"float16"`` for any float16 in [-100, 100] (-0.0, subnormals and every exponent among them).
+
+    All come from one byte string, which hypothesis makes as one choice instead of one per cell
+    (``st.lists(st.sampled_from(choices), min_size=size, max_size=size)`` spent about two thirds
+    of a property test's time drawing its input): a byte picks a choice, its top bit picks
+    ``mixed``. Shrinking still works cell by cell: bytes shrink towards 0, i.e. ``choices[0]``.
+    """
+    if not choices:
+        raise ValueError("cells: no choices to draw from")
+    width = 3 if mixed == "float16" else 1
+    raw = draw(_strategies.binary(min_size=width * size, max_size=width * size))
+    kind = np.float64 if any(isinstance(c, float) for c in choices) else np.int64
+    picks = np.frombuffer(raw[:size], np.uint8).astype(np.int64)
+    if mixed is None:
+        return np.asarray(choices, kind)[picks % len(choices)]
+    low = picks % 128  # the low seven bits choose a value, the top bit where from
+    values = np.asarray(choices, kind)[low % len(choices)]
+    if mixed == "float16":
+        other = np.frombuffer(raw[size:], np.float16).astype(np.float64)
+        # Every bit pattern is a float16; fold those outside [-100, 100] (and inf, NaN) into it.
+        other = np.where(np.isfinite(other), np.fmod(other, 100.0), -0.0)
+        values = values.astype(np.float64)
+    elif isinstance(mixed, str):
+        raise ValueError(f"cells: mixed={mixed!r} is neither values nor 'float16'")
+    else:
+        other = np.asarray(mixed, values.dtype)[low % len(mixed)]
+    return np.where(picks >= 128, other, values)
