@@ -66,6 +66,7 @@ _COMPILED_LAST = (
     "kernels/test_backend_lp_global_roi.py",
     "kernels/test_large_inputs.py",
     "kernels/test_ruling19.py",
+    "kernels/test_numba_cache.py",
 )
 #: Modules whose one test runs for minutes in child processes (a child venv's pytest, a wheel
 #: build): first, so that they overlap the rest of the run instead of ending it.
@@ -73,7 +74,6 @@ _LONG_FIRST = (
     "project/test_lowest_runtime.py",
     "project/test_openvino.py",
     "project/test_wheel.py",
-    "kernels/test_numba_cache.py",
 )
 #: Where the warm-up children write their exit status (inherited by pytest-xdist's workers).
 _WARMUP_DIR_ENV = "ORTPOOL_TEST_WARMUP_DIR"

@@ -75,7 +75,8 @@ def cells(
     if mixed == "float16":
         other = np.frombuffer(raw[size:], np.float16).astype(np.float64)
         # Every bit pattern is a float16; fold those outside [-100, 100] (and inf, NaN) into it.
-        other = np.where(np.isfinite(other), np.fmod(other, 100.0), -0.0)
+        finite = np.isfinite(other)
+        other = np.where(finite, np.fmod(np.where(finite, other, 0.0), 100.0), -0.0)
         values = values.astype(np.float64)
     elif isinstance(mixed, str):
         raise ValueError(f"cells: mixed={mixed!r} is neither values nor 'float16'")
