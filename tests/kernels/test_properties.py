@@ -6,7 +6,7 @@ version, every element type the version allows (float16 through the numpy API on
 enter a Python op), both MaxPool outputs, NaN/-inf/inf, ties from small integer values, N = 0, and
 MaxUnpool fed MaxPool's indices or random (duplicate, out-of-range) ones, with and without
 output_shape. Most examples go through the numpy API; a smaller share through ORT sessions.
-Every test runs twice: with the compiled (numba) kernels and with the numpy plans.
+Every example is checked with the compiled (numba) kernels and with the numpy plans.
 
 A call the rulings make an error (kernel larger than the padded input, an index outside the
 output) must raise OrtpoolError in ortpool too. Every agreeing example is counted per op and
@@ -16,6 +16,8 @@ version and printed in the terminal summary (see conftest.py).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import pytest
@@ -29,24 +31,38 @@ from tests import support
 from tests.support import reference_loops as ref
 from tests.support.strategies import cells, st  # st: built once per arguments
 
+T = TypeVar("T")
 
-def _kernel_paths() -> list:
+
+def _kernel_paths() -> tuple[str, ...]:
     try:
         import numba  # noqa: F401
     except ImportError:
-        return [pytest.param("numba", marks=pytest.mark.skip(reason="numba not installed")),
-                "numpy"]
-    return ["numba", "numpy"]
+        return ("numpy",)  # the lowest release's and OpenVINO's child environments
+    return ("numba", "numpy")
 
 
-@pytest.fixture(autouse=True, scope="module", params=_kernel_paths())
-def kernel_path(request):
-    """Every property test runs with the compiled (numba) kernels and with the numpy plans."""
+#: Every example is checked on each kernel path: the compiled (numba) loops and the numpy plans.
+#: One hypothesis run draws it and the reference computes it once (running each test once per
+#: path drew the same examples twice and computed the reference twice: half the CPU).
+KERNEL_PATHS = _kernel_paths()
+
+
+def on_each_path(call: Callable[[], T]) -> list[T]:
+    """``call()`` with the kernels on each of :data:`KERNEL_PATHS` in turn (the automatic choice
+    again after); the results in that order. A failure names the path."""
     from ortpool.kernels import _backend
 
-    _backend.set_backend(request.param)
-    yield request.param
-    _backend.set_backend(None)
+    results = []
+    for path in KERNEL_PATHS:
+        _backend.set_backend(path)
+        try:
+            results.append(call())
+        except AssertionError as err:
+            raise AssertionError(f"on the {path} kernel path: {err}") from err
+        finally:
+            _backend.set_backend(None)
+    return results
 
 
 #: ORTPOOL_HYPOTHESIS_SCALE=10 multiplies every example budget (for a local hunt).
@@ -204,20 +220,22 @@ def _check_max(op_version: int, x, attrs, *, with_indices: bool, path: str) -> N
     try:
         y_ref, i_ref = ref.max_pool(x, _decoded(attrs))
     except ref.ReferenceError_:
-        _expect_error(lambda: _pool("MaxPool", op_version, x, attrs, path))
-        support.count_example("MaxPool", op_version, path)
+        for _ in on_each_path(lambda: _expect_error(lambda: _pool("MaxPool", op_version, x, attrs,
+                                                                  path))):
+            support.count_example("MaxPool", op_version, path)
         return
-    outputs = _pool("MaxPool", op_version, x, attrs, path, with_indices)
-    y, ind = outputs if with_indices else (outputs[0], None)
-    assert y.dtype == x.dtype
-    assert y.shape == y_ref.shape
-    np.testing.assert_array_equal(y, y_ref)
     if (i_ref < 0).any():
         event("empty window")
-    if with_indices:
-        assert ind.dtype == np.int64
-        np.testing.assert_array_equal(ind, i_ref)
-    support.count_example("MaxPool", op_version, path)
+    for outputs in on_each_path(lambda: _pool("MaxPool", op_version, x, attrs, path,
+                                              with_indices)):
+        y, ind = outputs if with_indices else (outputs[0], None)
+        assert y.dtype == x.dtype
+        assert y.shape == y_ref.shape
+        np.testing.assert_array_equal(y, y_ref)
+        if with_indices:
+            assert ind.dtype == np.int64
+            np.testing.assert_array_equal(ind, i_ref)
+        support.count_example("MaxPool", op_version, path)
 
 
 def _check_average(op_version: int, x, attrs, *, path: str) -> None:
@@ -225,20 +243,21 @@ def _check_average(op_version: int, x, attrs, *, path: str) -> None:
     try:
         y_ref = ref.average_pool(x, _decoded(attrs))
     except ref.ReferenceError_:
-        _expect_error(lambda: _pool("AveragePool", op_version, x, attrs, path))
-        support.count_example("AveragePool", op_version, path)
+        for _ in on_each_path(lambda: _expect_error(lambda: _pool("AveragePool", op_version, x,
+                                                                  attrs, path))):
+            support.count_example("AveragePool", op_version, path)
         return
-    (y,) = _pool("AveragePool", op_version, x, attrs, path)
-    assert y.dtype == x.dtype
-    assert y.shape == y_ref.shape
     rtol = {np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-12}[x.dtype.type]
     # Non-integer float16 draws sum to values whose absolute error is set by the largest term.
     atol = {np.float16: 0.1, np.float32: 1e-4, np.float64: 1e-10}[x.dtype.type]
-    np.testing.assert_allclose(y.astype(np.float64), y_ref, rtol=rtol, atol=atol)
-    # NaN exactly where the reference has NaN (empty windows, inf - inf), infinities likewise.
-    np.testing.assert_array_equal(np.isnan(y), np.isnan(y_ref))
-    np.testing.assert_array_equal(np.isposinf(y), np.isposinf(y_ref))
-    support.count_example("AveragePool", op_version, path)
+    for (y,) in on_each_path(lambda: _pool("AveragePool", op_version, x, attrs, path)):
+        assert y.dtype == x.dtype
+        assert y.shape == y_ref.shape
+        np.testing.assert_allclose(y.astype(np.float64), y_ref, rtol=rtol, atol=atol)
+        # NaN exactly where the reference has NaN (empty windows, inf - inf), infinities likewise.
+        np.testing.assert_array_equal(np.isnan(y), np.isnan(y_ref))
+        np.testing.assert_array_equal(np.isposinf(y), np.isposinf(y_ref))
+        support.count_example("AveragePool", op_version, path)
 
 
 # ---------------------------------------------------------------- MaxPool
@@ -360,13 +379,14 @@ def _check_unpool(version: int, x, indices, output_shape, attrs, *, path: str) -
     try:
         y_ref = ref.max_unpool(x, indices, _decoded(attrs), output_shape)
     except ref.ReferenceError_:
-        _expect_error(call)
-    else:
-        y = call()
+        for _ in on_each_path(lambda: _expect_error(call)):
+            support.count_example("MaxUnpool", version, path)
+        return
+    for y in on_each_path(call):
         assert y.dtype == x.dtype
         assert y.shape == y_ref.shape
         np.testing.assert_array_equal(y, y_ref)
-    support.count_example("MaxUnpool", version, path)
+        support.count_example("MaxUnpool", version, path)
 
 
 @pytest.mark.parametrize("version", _versions("MaxUnpool"))

@@ -1,6 +1,6 @@
 """Property tests of LpPool, GlobalMaxPool, GlobalAveragePool, GlobalLpPool and MaxRoiPool against
-the loop references in tests/support/reference_loops.py, every spec version, both kernel paths (the
-module-scoped ``kernel_path`` fixture of test_properties runs each test with numba and numpy).
+the loop references in tests/support/reference_loops.py, every spec version, every example on both
+kernel paths (numba and numpy: test_properties' ``on_each_path``).
 
 * LpPool: ranks 1-3, every attribute of the version (SAME/VALID, pads beyond the kernel, strides,
   dilations and ceil_mode from 18), p float (version 1) or int, NaN/inf, N = 0; within 1 ulp of
@@ -22,7 +22,8 @@ from hypothesis import event, given
 
 from ortpool import kernels, versions
 from tests import support
-from tests.kernels.test_properties import (  # noqa: F401  (kernel_path: runs every test on both kernel paths)
+from tests.kernels.test_properties import (
+    KERNEL_PATHS,
     _decoded,
     _expect_error,
     _features,
@@ -30,7 +31,7 @@ from tests.kernels.test_properties import (  # noqa: F401  (kernel_path: runs ev
     budget,
     element_type,
     inputs,
-    kernel_path,
+    on_each_path,
     pool_attrs,
 )
 from tests.support import reference_loops as ref
@@ -58,15 +59,15 @@ def assert_within_ulps(y: np.ndarray, expected: np.ndarray, ulps: float) -> None
 
 
 def _outputs_or_error(reference, call):
-    """``(ortpool's Y, the reference's)``, or None when the reference refuses the call (then
-    ortpool must raise an OrtpoolError naming the op version: checked here)."""
+    """``(ortpool's Y on each kernel path, the reference's)``; when the reference refuses the
+    call, ortpool must raise an OrtpoolError naming the op version on each path (checked here),
+    and the Ys are an empty list."""
     try:
         expected = reference()
     except ref.ReferenceError_:
-        _expect_error(call)
-        return None
-    y = call()
-    return y, expected
+        on_each_path(lambda: _expect_error(call))
+        return [], None
+    return on_each_path(call), expected
 
 
 def _decoded_p(attrs: dict) -> dict:
@@ -110,15 +111,15 @@ def _check_lp(version: int, x: np.ndarray, attrs: dict, path: str) -> None:
             return _session_run("LpPool", version, attrs, [x])[0]
         return kernels.lp_pool(x, version=version, **attrs)
 
-    found = _outputs_or_error(lambda: ref.lp_pool(x, decoded), call)
-    if found:
-        y, expected = found
+    ys, expected = _outputs_or_error(lambda: ref.lp_pool(x, decoded), call)
+    for y in ys:
         assert y.dtype == x.dtype
         # Within 1 ulp of the type; in double, the window's float64 sum (RULINGS.md 8, 12) may
         # err by one rounding per tap.
         taps = math.prod(decoded["kernel_shape"])
         assert_within_ulps(y, expected, 2 + taps if x.dtype == np.float64 else 1)
-    support.count_example("LpPool", version, path)
+    for _ in KERNEL_PATHS:  # one check per kernel path, of values or of the error
+        support.count_example("LpPool", version, path)
 
 
 @pytest.mark.parametrize("version", _versions("LpPool"))
@@ -190,9 +191,8 @@ def _check_global(op: str, version: int, x: np.ndarray, attrs: dict, path: str) 
             return _session_run(op, version, attrs, [x])[0]
         return kernels.run_op(op, version, [x], attrs)[0]
 
-    found = _outputs_or_error(lambda: ref.global_pool(x, op, p), call)
-    if found:
-        y, expected = found
+    ys, expected = _outputs_or_error(lambda: ref.global_pool(x, op, p), call)
+    for y in ys:
         assert y.dtype == x.dtype
         if op == "GlobalMaxPool":
             np.testing.assert_array_equal(y, expected.astype(x.dtype))
@@ -200,7 +200,8 @@ def _check_global(op: str, version: int, x: np.ndarray, attrs: dict, path: str) 
             # RULINGS.md 13's 2 ulp; for p < 1 (version 1's float p) the root raises the sum to
             # 1/p and multiplies its rounding by 1/p (documented in docs/semantics.md).
             assert_within_ulps(y, expected, 2 if p >= 1 else 1 + 2 / p)
-    support.count_example(op, version, path)
+    for _ in KERNEL_PATHS:  # one check per kernel path, of values or of the error
+        support.count_example(op, version, path)
 
 
 _GLOBAL_VERSIONS = [(op, v) for op in GLOBAL_OPS for v in _versions(op)]
@@ -274,14 +275,14 @@ def _check_roi(version: int, x, rois, attrs, path: str) -> None:
             return _session_run("MaxRoiPool", version, attrs, [x, rois], n_inputs=2)[0]
         return kernels.max_roi_pool(x, rois, version=version, **attrs)
 
-    found = _outputs_or_error(lambda: ref.max_roi_pool(x, rois, decoded), call)
-    if found:
-        y, expected = found
+    ys, expected = _outputs_or_error(lambda: ref.max_roi_pool(x, rois, decoded), call)
+    if ys and (expected == 0).any():
+        event("an empty bin (or a max of 0)")
+    for y in ys:
         assert y.dtype == x.dtype
-        if (expected == 0).any():
-            event("an empty bin (or a max of 0)")
         np.testing.assert_array_equal(y, expected)
-    support.count_example("MaxRoiPool", version, path)
+    for _ in KERNEL_PATHS:  # one check per kernel path, of values or of the error
+        support.count_example("MaxRoiPool", version, path)
 
 
 @pytest.mark.parametrize("version", _versions("MaxRoiPool"))
