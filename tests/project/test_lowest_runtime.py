@@ -6,8 +6,9 @@ the repository root with the floors of ortpool's onnxruntime and onnxruntime-ext
 requirements, read from its installed metadata (so the floor declared is the floor tested), and
 runs the marked tests there in a child process. The child uses the numpy kernels: the parent
 already compares both kernel paths, and numba's first compile would cost minutes there. The
-environment is reused while its requirement list is unchanged (about 60 s to build, 50 s to run
-the tests). ``ORTPOOL_LOWEST=skip`` skips it for a quick local run; CI never sets it.
+environment is reused while its requirement list is unchanged (about 5 s to build, the main
+environment's other distributions linked into it; 90 s to run the tests).
+``ORTPOOL_LOWEST=skip`` skips it for a quick local run; CI never sets it.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-lowest"
 STAMP = VENV / "ortpool-lowest.json"
 RUNTIME = ("onnxruntime", "onnxruntime-extensions")
-#: Left out of the child: it runs the numpy kernels and no linter.
-NOT_NEEDED = {"numba", "ruff"}
+#: Left out of the child: it runs the numpy kernels (numba would compile them again in a
+#: child that starts before the warm-up ends) and no linter.
+NOT_NEEDED = {"numba", "llvmlite", "ruff"}
 
 
 def _requirements() -> list[Requirement]:
@@ -57,25 +59,12 @@ def floors() -> dict[str, str]:
     return {name: found[name] for name in RUNTIME}
 
 
-def pip_arguments() -> list[str]:
-    # ortpool[cpu] in the test extra is the onnxruntime pinned to its floor here
-    test_extra = [
-        f"{req.name}{req.specifier}"
-        for req in _requirements()
-        if _in(req, "test") and req.name not in NOT_NEEDED | {"ortpool"}
-    ]
-    pinned = [f"{name}=={version}" for name, version in floors().items()]
-    return ["-e", str(ROOT), *pinned, *test_extra]
-
-
-def _python() -> Path:
-    return VENV / "bin" / "python"
-
-
 def ensure_venv() -> float | None:
     """Build .venv-lowest unless it holds exactly these requirements; the build's seconds, or
-    None when it was reused."""
-    return child_venv.ensure(VENV, STAMP, [pip_arguments()])
+    None when it was reused. The main environment's other distributions are linked into it
+    (tests/support/child_venv.py): the floors and what they need besides are installed."""
+    pins = [f"{name}=={version}" for name, version in floors().items()]
+    return child_venv.ensure(VENV, STAMP, pins, leave_out={*RUNTIME, *NOT_NEEDED})
 
 
 def installed_runtime() -> dict[str, str]:
@@ -85,7 +74,11 @@ def installed_runtime() -> dict[str, str]:
         "'onnxruntime-extensions': onnxruntime_extensions.__version__}))"
     )
     done = subprocess.run(
-        [str(_python()), "-c", code], capture_output=True, text=True, timeout=120, check=True
+        [str(child_venv.python(VENV)), "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return json.loads(done.stdout)
 

@@ -19,13 +19,11 @@ written down).
 from __future__ import annotations
 
 import os
-from importlib.metadata import requires
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
-from packaging.requirements import Requirement
 
 import ortpool
 from tests.support import child_venv
@@ -37,9 +35,10 @@ STAMP = VENV / "ortpool-openvino.json"
 BUILD = "onnxruntime-openvino==1.24.1"
 OPENVINO = "OpenVINOExecutionProvider"
 CPU = "CPUExecutionProvider"
-#: Left out of the child: it runs the numpy kernels and no linter; the build pinned here is its
-#: onnxruntime (the test extra's ``ortpool[cpu]`` would bring the CPU build over it).
-NOT_NEEDED = {"numba", "ruff", "ortpool", "onnxruntime", "onnxruntime-openvino"}
+#: Left out of the child: the main environment's onnxruntime build (the one pinned here is the
+#: child's: every build installs the same module), numba (the child runs the numpy kernels) and
+#: the linter.
+LEFT_OUT = {"onnxruntime", "onnxruntime-openvino", "numba", "llvmlite", "ruff"}
 #: pip's words for an index it cannot reach or a build it does not offer.
 UNREACHABLE = (
     "No matching distribution",
@@ -69,17 +68,6 @@ needs_openvino = pytest.mark.skipif(
 # --- the harness: runs in the main environment ---------------------------------------------
 
 
-def pip_arguments() -> list[str]:
-    """The OpenVINO build, then ortpool's other requirements and its test extra (no numba)."""
-    wanted = [BUILD]
-    for req in (Requirement(text) for text in requires("ortpool") or []):
-        if req.name in NOT_NEEDED:
-            continue
-        if req.marker is None or req.marker.evaluate({"extra": "test"}):
-            wanted.append(f"{req.name}{req.specifier}")
-    return wanted
-
-
 def _unreachable(arguments, stderr: str) -> None:
     if any(marker in stderr for marker in UNREACHABLE):
         pytest.skip(f"the package index offers no {BUILD} here: {stderr.strip().splitlines()[-1]}")
@@ -87,10 +75,9 @@ def _unreachable(arguments, stderr: str) -> None:
 
 def ensure_venv() -> float | None:
     """Build .venv-openvino unless it holds exactly these requirements; the build's seconds, or
-    None when reused. ortpool goes in after, with --no-deps: its own requirement on the CPU
-    build would replace the OpenVINO build's module."""
-    installs = [pip_arguments(), ["--no-deps", "-e", str(ROOT)]]
-    return child_venv.ensure(VENV, STAMP, installs, _unreachable)
+    None when reused: the main environment's distributions but its onnxruntime build and numba
+    linked into it (tests/support/child_venv.py), then the OpenVINO build and what it needs."""
+    return child_venv.ensure(VENV, STAMP, [BUILD], leave_out=LEFT_OUT, on_failure=_unreachable)
 
 
 @pytest.mark.skipif(os.environ.get("ORTPOOL_OPENVINO") == "skip", reason="ORTPOOL_OPENVINO=skip")
