@@ -147,6 +147,14 @@ print(json.dumps({"missing": sorted(set(missing)), "unmet": sorted(set(unmet))})
 """
 
 
+def requirements_not_met(venv: Path) -> dict[str, list[str]]:
+    """What ``venv``'s distributions require and it lacks: ``{"missing": [name+specifier...],
+    "unmet": ["X 1.0 needs Y<2, has 3.0"...]}`` (asked of its own Python)."""
+    done = subprocess.run([str(python(venv)), "-c", _CHECK], capture_output=True, text=True,
+                          timeout=120, check=True)
+    return json.loads(done.stdout)
+
+
 def _pip(venv: Path, arguments: Sequence[str]) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(python(venv)), "-m", "pip", "install", "-q", "--no-compile", "--no-deps", *arguments],
@@ -193,9 +201,7 @@ def ensure(
             if on_failure is not None:
                 on_failure(step, done.stderr)
             raise AssertionError(f"pip install {step} failed:\n{done.stderr[-3000:]}")
-        checked = subprocess.run([str(python(venv)), "-c", _CHECK], capture_output=True,
-                                 text=True, timeout=120, check=True)
-        found = json.loads(checked.stdout)
+        found = requirements_not_met(venv)
         if found["unmet"]:
             shutil.rmtree(venv, ignore_errors=True)
             raise AssertionError(
