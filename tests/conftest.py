@@ -67,6 +67,7 @@ _COMPILED_LAST = (
     "kernels/test_large_inputs.py",
     "kernels/test_ruling19.py",
     "kernels/test_numba_cache.py",
+    "fix/test_forms.py",
 )
 #: Modules whose one test runs for minutes in child processes (a child venv's pytest, a wheel
 #: build): first, so that they overlap the rest of the run instead of ending it.

@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from onnx import numpy_helper
 import ortpool
 from ortpool import OrtpoolError
 from ortpool.validate.validator import bundled_models_dir
+from tests import support
 from tests.support.rewrite import vi
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
@@ -156,15 +156,9 @@ def test_path_input_does_not_load_weights(external_model: Path) -> None:
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    """Run the CLI in a child that reports whether onnxruntime got imported."""
-    code = (
-        "import sys\nfrom ortpool.cli import main\nrc = main(sys.argv[1:])\n"
-        "print('ORT-IMPORTED' if 'onnxruntime' in sys.modules else 'ORT-NOT-IMPORTED')\n"
-        "raise SystemExit(rc)"
-    )
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True, check=False
-    )
+    """Run the CLI in a child process that reports whether onnxruntime got imported (forked
+    from the command server, which never imports onnxruntime: support.run_child)."""
+    return support.run_child("tests.support.rewrite", "cli_child", str(cwd), *args, timeout=120)
 
 
 def test_cli_rewrite_and_restore(tmp_path: Path) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import onnx
 from onnx import TensorProto as T
@@ -112,3 +115,14 @@ def assert_same_up_to_defaults(original: onnx.ModelProto, other: onnx.ModelProto
         m.ClearField("graph")
         m.ClearField("functions")
     assert a == b
+
+
+def cli_child(cwd: str, *args: str) -> None:
+    """In a child process (``support.run_child``): ``ortpool ARGS`` in ``cwd``, then whether it
+    imported onnxruntime (this module imports none, nor does the command server)."""
+    from ortpool.cli import main
+
+    os.chdir(cwd)
+    code = main(list(args))
+    print("ORT-IMPORTED" if "onnxruntime" in sys.modules else "ORT-NOT-IMPORTED")
+    raise SystemExit(code)
