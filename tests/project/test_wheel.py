@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from ortpool import versions
+from tests import support
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"
@@ -96,7 +97,7 @@ def test_validate_with_no_argument_runs_the_bundled_models_as_the_checkout_does(
         p.name for p in MODELS.glob("*.onnx")
     )
     wheel = _run([_ortpool(venv), "validate"], cwd=tmp_path)
-    checkout = _run([sys.executable, "-m", "ortpool", "validate"], cwd=tmp_path)
+    checkout = support.run_cli("validate", cwd=tmp_path, env=_env())
     assert wheel.returncode in (0, 1), wheel.stderr
     assert wheel.returncode == checkout.returncode
     # The same report, but for where the models are.
@@ -128,7 +129,7 @@ def test_fix_runs_a_bundled_fix_model_from_the_wheel(venv, tmp_path):
 
 def test_ops_prints_the_op_type_table(venv, tmp_path):
     wheel = _run([_ortpool(venv), "ops"], cwd=tmp_path)
-    checkout = _run([sys.executable, "-m", "ortpool", "ops"], cwd=tmp_path)
+    checkout = support.run_cli("ops", cwd=tmp_path, env=_env())
     assert (wheel.returncode, wheel.stderr) == (0, "")
     assert wheel.stdout == checkout.stdout
     assert re.search(r"^MaxPool_12_Indices +MaxPool-12 ", wheel.stdout, re.MULTILINE)
