@@ -6,8 +6,8 @@ in the editable installation.
 The wheel is installed with its dependencies and the ``cpu`` and ``fast`` extras (the CPU build
 of onnxruntime, numba), as a user would in a fresh environment;
 pip serves them from its cache when it has them, but still asks the package index, so the test
-is skipped when no index can be reached. About a minute in all (install 30 s, conformance on
-its rank-2 float slice 3 s).
+is skipped when no index can be reached. About 35 s in a run (build and install 20 s,
+conformance on its rank-2 float slice 4 s).
 """
 
 from __future__ import annotations
