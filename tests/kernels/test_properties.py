@@ -224,19 +224,36 @@ def _pool(op: str, op_version: int, x, attrs, path: str, with_indices: bool = Fa
     return got if with_indices else (got,)
 
 
+def outputs_or_error(
+    reference: Callable[[], T], call: Callable[[], object]
+) -> tuple[list, T | None]:
+    """``(ortpool's outputs on each kernel path, the reference's)``; when the reference refuses
+    the call, ortpool must raise an OrtpoolError naming the op version on each path (checked
+    here), and the outputs are an empty list."""
+    try:
+        expected = reference()
+    except ref.ReferenceError_:
+        on_each_path(lambda: _expect_error(call))
+        return [], None
+    return on_each_path(call), expected
+
+
+def count_checks(op: str, version: int, path: str) -> None:
+    """Count one example's checks: one per kernel path, of its values or of its error."""
+    for _ in KERNEL_PATHS:
+        support.count_example(op, version, path)
+
+
 def _check_max(op_version: int, x, attrs, *, with_indices: bool, path: str) -> None:
     _features(x, attrs)
-    try:
-        y_ref, i_ref = ref.max_pool(x, _decoded(attrs))
-    except ref.ReferenceError_:
-        for _ in on_each_path(lambda: _expect_error(lambda: _pool("MaxPool", op_version, x, attrs,
-                                                                  path))):
-            support.count_example("MaxPool", op_version, path)
-        return
-    if (i_ref < 0).any():
+    found, expected = outputs_or_error(
+        lambda: ref.max_pool(x, _decoded(attrs)),
+        lambda: _pool("MaxPool", op_version, x, attrs, path, with_indices),
+    )
+    y_ref, i_ref = expected or (None, None)
+    if found and (i_ref < 0).any():
         event("empty window")
-    for outputs in on_each_path(lambda: _pool("MaxPool", op_version, x, attrs, path,
-                                              with_indices)):
+    for outputs in found:
         y, ind = outputs if with_indices else (outputs[0], None)
         assert y.dtype == x.dtype
         assert y.shape == y_ref.shape
@@ -244,29 +261,26 @@ def _check_max(op_version: int, x, attrs, *, with_indices: bool, path: str) -> N
         if with_indices:
             assert ind.dtype == np.int64
             np.testing.assert_array_equal(ind, i_ref)
-        support.count_example("MaxPool", op_version, path)
+    count_checks("MaxPool", op_version, path)
 
 
 def _check_average(op_version: int, x, attrs, *, path: str) -> None:
     _features(x, attrs)
-    try:
-        y_ref = ref.average_pool(x, _decoded(attrs))
-    except ref.ReferenceError_:
-        for _ in on_each_path(lambda: _expect_error(lambda: _pool("AveragePool", op_version, x,
-                                                                  attrs, path))):
-            support.count_example("AveragePool", op_version, path)
-        return
+    found, y_ref = outputs_or_error(
+        lambda: ref.average_pool(x, _decoded(attrs)),
+        lambda: _pool("AveragePool", op_version, x, attrs, path),
+    )
     rtol = {np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-12}[x.dtype.type]
     # Non-integer float16 draws sum to values whose absolute error is set by the largest term.
     atol = {np.float16: 0.1, np.float32: 1e-4, np.float64: 1e-10}[x.dtype.type]
-    for (y,) in on_each_path(lambda: _pool("AveragePool", op_version, x, attrs, path)):
+    for (y,) in found:
         assert y.dtype == x.dtype
         assert y.shape == y_ref.shape
         np.testing.assert_allclose(y.astype(np.float64), y_ref, rtol=rtol, atol=atol)
         # NaN exactly where the reference has NaN (empty windows, inf - inf), infinities likewise.
         np.testing.assert_array_equal(np.isnan(y), np.isnan(y_ref))
         np.testing.assert_array_equal(np.isposinf(y), np.isposinf(y_ref))
-        support.count_example("AveragePool", op_version, path)
+    count_checks("AveragePool", op_version, path)
 
 
 # ---------------------------------------------------------------- MaxPool
@@ -385,17 +399,14 @@ def _check_unpool(version: int, x, indices, output_shape, attrs, *, path: str) -
         (y,) = _session_run("MaxUnpool", version, attrs, arrays, n_inputs=len(arrays))
         return y
 
-    try:
-        y_ref = ref.max_unpool(x, indices, _decoded(attrs), output_shape)
-    except ref.ReferenceError_:
-        for _ in on_each_path(lambda: _expect_error(call)):
-            support.count_example("MaxUnpool", version, path)
-        return
-    for y in on_each_path(call):
+    found, y_ref = outputs_or_error(
+        lambda: ref.max_unpool(x, indices, _decoded(attrs), output_shape), call
+    )
+    for y in found:
         assert y.dtype == x.dtype
         assert y.shape == y_ref.shape
         np.testing.assert_array_equal(y, y_ref)
-        support.count_example("MaxUnpool", version, path)
+    count_checks("MaxUnpool", version, path)
 
 
 @pytest.mark.parametrize("version", _versions("MaxUnpool"))

@@ -21,17 +21,15 @@ import pytest
 from hypothesis import event, given
 
 from ortpool import kernels, versions
-from tests import support
 from tests.kernels.test_properties import (
-    KERNEL_PATHS,
     _decoded,
-    _expect_error,
     _features,
     _session_run,
     budget,
+    count_checks,
     element_type,
     inputs,
-    on_each_path,
+    outputs_or_error,
     pool_attrs,
 )
 from tests.support import reference_loops as ref
@@ -56,18 +54,6 @@ def assert_within_ulps(y: np.ndarray, expected: np.ndarray, ulps: float) -> None
     got = y[finite].astype(np.float64)
     spacing = np.spacing(np.abs(want).astype(y.dtype)).astype(np.float64)
     np.testing.assert_array_less(np.abs(got - want), ulps * spacing + 1e-300)
-
-
-def _outputs_or_error(reference, call):
-    """``(ortpool's Y on each kernel path, the reference's)``; when the reference refuses the
-    call, ortpool must raise an OrtpoolError naming the op version on each path (checked here),
-    and the Ys are an empty list."""
-    try:
-        expected = reference()
-    except ref.ReferenceError_:
-        on_each_path(lambda: _expect_error(call))
-        return [], None
-    return on_each_path(call), expected
 
 
 def _decoded_p(attrs: dict) -> dict:
@@ -111,15 +97,14 @@ def _check_lp(version: int, x: np.ndarray, attrs: dict, path: str) -> None:
             return _session_run("LpPool", version, attrs, [x])[0]
         return kernels.lp_pool(x, version=version, **attrs)
 
-    ys, expected = _outputs_or_error(lambda: ref.lp_pool(x, decoded), call)
+    ys, expected = outputs_or_error(lambda: ref.lp_pool(x, decoded), call)
     for y in ys:
         assert y.dtype == x.dtype
         # Within 1 ulp of the type; in double, the window's float64 sum (RULINGS.md 8, 12) may
         # err by one rounding per tap.
         taps = math.prod(decoded["kernel_shape"])
         assert_within_ulps(y, expected, 2 + taps if x.dtype == np.float64 else 1)
-    for _ in KERNEL_PATHS:  # one check per kernel path, of values or of the error
-        support.count_example("LpPool", version, path)
+    count_checks("LpPool", version, path)
 
 
 @pytest.mark.parametrize("version", _versions("LpPool"))
@@ -191,7 +176,7 @@ def _check_global(op: str, version: int, x: np.ndarray, attrs: dict, path: str) 
             return _session_run(op, version, attrs, [x])[0]
         return kernels.run_op(op, version, [x], attrs)[0]
 
-    ys, expected = _outputs_or_error(lambda: ref.global_pool(x, op, p), call)
+    ys, expected = outputs_or_error(lambda: ref.global_pool(x, op, p), call)
     for y in ys:
         assert y.dtype == x.dtype
         if op == "GlobalMaxPool":
@@ -200,8 +185,7 @@ def _check_global(op: str, version: int, x: np.ndarray, attrs: dict, path: str) 
             # RULINGS.md 13's 2 ulp; for p < 1 (version 1's float p) the root raises the sum to
             # 1/p and multiplies its rounding by 1/p (documented in docs/semantics.md).
             assert_within_ulps(y, expected, 2 if p >= 1 else 1 + 2 / p)
-    for _ in KERNEL_PATHS:  # one check per kernel path, of values or of the error
-        support.count_example(op, version, path)
+    count_checks(op, version, path)
 
 
 _GLOBAL_VERSIONS = [(op, v) for op in GLOBAL_OPS for v in _versions(op)]
@@ -275,14 +259,13 @@ def _check_roi(version: int, x, rois, attrs, path: str) -> None:
             return _session_run("MaxRoiPool", version, attrs, [x, rois], n_inputs=2)[0]
         return kernels.max_roi_pool(x, rois, version=version, **attrs)
 
-    ys, expected = _outputs_or_error(lambda: ref.max_roi_pool(x, rois, decoded), call)
+    ys, expected = outputs_or_error(lambda: ref.max_roi_pool(x, rois, decoded), call)
     if ys and (expected == 0).any():
         event("an empty bin (or a max of 0)")
     for y in ys:
         assert y.dtype == x.dtype
         np.testing.assert_array_equal(y, expected)
-    for _ in KERNEL_PATHS:  # one check per kernel path, of values or of the error
-        support.count_example("MaxRoiPool", version, path)
+    count_checks("MaxRoiPool", version, path)
 
 
 @pytest.mark.parametrize("version", _versions("MaxRoiPool"))
