@@ -212,6 +212,7 @@ def ensure(
         if not step:
             break
     else:
+        shutil.rmtree(venv, ignore_errors=True)
         raise AssertionError(f"{venv.name}: requirements still missing after six rounds: {step}")
     stamp.write_text(json.dumps(wanted, indent=2) + "\n")
     return time.perf_counter() - started
