@@ -14,6 +14,7 @@ from ortpool import kernels
 from ortpool.fix import fix_with_report, report
 from ortpool.fix.grid import fix_grid
 from ortpool.ort.runtime import max_ir_version
+from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.validate import grid
 from tests.support.fix import model_feeds, numpy_kernels, run_fixed, spec_outputs, unloadable_model
 
@@ -129,7 +130,9 @@ def test_grid_cases_the_runtime_gets_wrong_are_fixed_and_checked():
         *grid.cases(["GlobalAveragePool"], [22], ["float"], [1]),
         *grid.cases(["MaxRoiPool"], [1, 22], ["float"], [2]),
     ]
-    outcomes = fix_grid(cases)
+    # One-node models of a few cells: one onnxruntime thread each, as `ortpool conformance` runs
+    # its cases (a pool's workers spinning between runs cost a third of this test's CPU).
+    outcomes = fix_grid(cases, runtime=RuntimeSpec(intra_op_threads=1, inter_op_threads=1))
     fixed = [o for o in outcomes if not o.agrees]
     assert len(fixed) > 80
     assert all(o.checked for o in fixed), [o.detail for o in fixed if not o.checked][:3]
