@@ -234,6 +234,15 @@ class ChildRun:
         return "\n".join(failed) or self.stdout[-3000:] + self.stderr[-3000:]
 
 
+#: The marked tests' child runs at a lower CPU priority where ``nice`` exists. Its test only waits
+#: for it, while the other worker and the numba warm-up's two children want both cores: five
+#: processes taking turns on two cores cost more CPU than the same work with fewer at a time
+#: (each evicts the others' caches), and the warm-up gates the tests of the compiled kernels.
+#: At niceness 10 the child takes what the others leave (all of a core once they are done);
+#: docs/testing.md has the measured effect.
+NICE = ["nice", "-n", "10"] if shutil.which("nice") else []
+
+
 def run_marked(
     venv: Path,
     mark: str,
@@ -243,13 +252,15 @@ def run_marked(
     workers: str = "auto",
 ) -> ChildRun:
     """``pytest -m mark target...`` with ``venv``'s Python, the numpy kernels, no cache, a JUnit
-    report at ``report`` (for the counts), within ``timeout`` seconds."""
+    report at ``report`` (for the counts), within ``timeout`` seconds, at a lower priority
+    (:data:`NICE`)."""
     env = dict(os.environ, ORTPOOL_KERNELS="numpy")
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env.pop("PYTHONPATH", None)
     started = time.perf_counter()
     done = subprocess.run(
         [
+            *NICE,
             str(python(venv)),
             "-m",
             "pytest",
