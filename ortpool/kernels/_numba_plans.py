@@ -164,9 +164,15 @@ class NumbaAveragePlan(_NumbaSeparablePlan):
         super().__init__(kernel, geom, shape, acc, list(range(len(geom.axes))))
         # One plane's divisor: the kernel divides every plane of a block by it (a copy per plane
         # of the block made the plan hold as much as a whole block of output).
-        self.divisor = np.ascontiguousarray(
+        divisor = np.ascontiguousarray(
             np.broadcast_to(divisor, geom.output_spatial).reshape(-1), acc
         )
+        # Always read-only (the kernel only reads it): numba types a writable array apart from a
+        # read-only one and compiles the loops again for it. AveragePool's divisor arrived
+        # read-only and LpPool's (a broadcast 1, copied) writable, so the float64 loops were
+        # compiled twice: ~12 s of CPU on a cold cache, in every `ortpool warmup`.
+        self.divisor = divisor.view()
+        self.divisor.setflags(write=False)
         self.zero = acc.type(0)
 
     def _launch(

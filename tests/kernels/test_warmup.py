@@ -3,13 +3,15 @@ time, for the element types asked."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from ortpool import cli
 from ortpool.kernels import _backend
-from ortpool.kernels.warmup import warm_up
+from ortpool.kernels.warmup import DTYPES, warm_up
+from tests import support
 
 numba = pytest.importorskip("numba")
 
@@ -44,6 +46,37 @@ def test_warmup_compiles_every_kernel_for_the_dtypes(backend, capsys):
 
     for kernel in (_numba_family.plane_sums, _numba_family.roi_max):
         assert "float64" in {str(sig[0].dtype) for sig in kernel.signatures}
+
+
+def print_specializations() -> None:
+    """In a child: warm every element type up, then print each compiled entry point's
+    specializations (the element type of its first argument, one per specialization)."""
+    from ortpool.kernels import _numba, _numba_family
+
+    warm_up(DTYPES)
+    found = {}
+    for module in (_numba, _numba_family):
+        for name, kernel in sorted(vars(module).items()):
+            if isinstance(kernel, numba.core.registry.CPUDispatcher) and kernel.signatures:
+                short = module.__name__.rsplit(".", 1)[1]
+                found[f"{short}.{name}"] = sorted(str(sig[0].dtype) for sig in kernel.signatures)
+    print(json.dumps(found))
+
+
+def test_each_compiled_loop_has_one_specialization_per_element_type():
+    """After a warm-up of every element type, each compiled entry point holds one specialization
+    per type it computes in: numba compiles anew for any other argument type, read-only or
+    writable included (AveragePool's read-only divisor and LpPool's writable one compiled the
+    float64 loops twice: ~12 s more of every cold `ortpool warmup`)."""
+    from ortpool.kernels import _numba  # noqa: F401 - after the suite's warm-up (conftest)
+
+    done = support.run_child(__name__, "print_specializations", timeout=300)
+    assert done.returncode == 0, done.stderr
+    both = ["float32", "float64"]  # int8/uint8 run on the float32 loops
+    assert json.loads(done.stdout) == {
+        "_numba.average_planes": both, "_numba.max_indices": both, "_numba.max_planes": both,
+        "_numba.scatter": both, "_numba_family.plane_sums": both, "_numba_family.roi_max": both,
+    }
 
 
 def test_warmup_refuses_a_dtype_the_kernels_do_not_take(backend, capsys):
