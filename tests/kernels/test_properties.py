@@ -29,7 +29,7 @@ from ortpool.attributes import AUTO_PADS
 from ortpool.errors import OrtpoolError
 from tests import support
 from tests.support import reference_loops as ref
-from tests.support.strategies import cells, st  # st: built once per arguments
+from tests.support.strategies import Picks, cells, picks, st  # st: built once per arguments
 
 T = TypeVar("T")
 
@@ -87,26 +87,28 @@ def _versions(op: str) -> list[int]:
 
 
 # ---------------------------------------------------------------- strategies
+# An example's small choices (rank, shape, attributes, types) come from one Picks (one byte
+# string, tests/support/strategies.py), its values from cells (another): four hypothesis draws
+# an example instead of thirty-odd, the same choices made.
 
 
-@st.composite
-def inputs(draw, rank: int, dtype: np.dtype, max_batch: int = 2) -> np.ndarray:
+def inputs(draw, pick: Picks, rank: int, dtype: np.dtype, max_batch: int = 2) -> np.ndarray:
     """(N, C, D1..Dr) with N possibly 0; small integer values (ties) plus NaN/-inf/inf for floats,
     and sometimes non-integer floats."""
-    n = draw(st.sampled_from([1, 2, 1, 0][: max_batch + 2]))
-    c = draw(st.integers(1, 2))
+    n = pick.choice([1, 2, 1, 0][: max_batch + 2])
+    c = pick.integer(1, 2)
     side = 6 if rank < 3 else 4
     # Sides of 1 and 2 drawn often: kernels longer than the padded input (RULINGS 19, the 1x1
     # map a ResNet-D's k2 s2 ceil shortcut meets), where ceil mode keeps one window.
-    size = st.one_of(st.integers(1, side), st.sampled_from([1, 2]))
-    spatial = draw(st.lists(size, min_size=rank, max_size=rank))
+    spatial = [pick.choice([1, 2]) if pick.boolean() else pick.integer(1, side)
+               for _ in range(rank)]
     shape = (n, c, *spatial)
     size = int(np.prod(shape))
     mixed = None
     if dtype.kind == "f":
-        special = [np.nan, -np.inf, np.inf, np.nan] if draw(st.booleans()) else []
+        special = [np.nan, -np.inf, np.inf, np.nan] if pick.boolean() else []
         choices = [*map(float, range(-3, 4)), *special]
-        if draw(st.booleans()):
+        if pick.boolean():
             mixed = "float16"  # about half the cells any float16 in [-100, 100]
     elif dtype == np.int8:
         choices = [-128, -127, -1, 0, 1, 2, 126, 127]
@@ -115,27 +117,25 @@ def inputs(draw, rank: int, dtype: np.dtype, max_batch: int = 2) -> np.ndarray:
     return draw(cells(size, choices, mixed=mixed)).astype(dtype).reshape(shape)
 
 
-@st.composite
-def pool_attrs(draw, opv: versions.OpVersion, rank: int) -> dict:
+def pool_attrs(pick: Picks, opv: versions.OpVersion, rank: int) -> dict:
     """Attributes of ``opv`` only, each present or absent (default), lists or string-encoded."""
-    ints = st.lists
-    attrs: dict = {"kernel_shape": draw(ints(st.integers(1, 3), min_size=rank, max_size=rank))}
-    if draw(st.booleans()):
-        attrs["strides"] = draw(ints(st.integers(1, 3), min_size=rank, max_size=rank))
-    if "dilations" in opv.attrs and draw(st.booleans()):
-        attrs["dilations"] = draw(ints(st.integers(1, 2), min_size=rank, max_size=rank))
-    auto_pad = draw(st.sampled_from([*AUTO_PADS, "NOTSET", "NOTSET"]))
-    if auto_pad != "NOTSET" or draw(st.booleans()):
+    attrs: dict = {"kernel_shape": pick.integers(rank, 1, 3)}
+    if pick.boolean():
+        attrs["strides"] = pick.integers(rank, 1, 3)
+    if "dilations" in opv.attrs and pick.boolean():
+        attrs["dilations"] = pick.integers(rank, 1, 2)
+    auto_pad = pick.choice([*AUTO_PADS, "NOTSET", "NOTSET"])
+    if auto_pad != "NOTSET" or pick.boolean():
         attrs["auto_pad"] = auto_pad
-    if auto_pad == "NOTSET" and draw(st.integers(0, 3)) > 0:
+    if auto_pad == "NOTSET" and pick.integer(0, 3) > 0:
         # Pads up to 4 with kernels up to 3: windows in the padding only, empty windows.
-        attrs["pads"] = draw(ints(st.integers(0, 4), min_size=2 * rank, max_size=2 * rank))
-    elif auto_pad != "NOTSET" and draw(st.integers(0, 4)) == 0:
+        attrs["pads"] = pick.integers(2 * rank, 0, 4)
+    elif auto_pad != "NOTSET" and pick.integer(0, 4) == 0:
         attrs["pads"] = [0] * (2 * rank)  # tolerated with auto_pad (RULINGS.md 4)
     for flag in ("ceil_mode", "count_include_pad", "storage_order"):
-        if flag in opv.attrs and draw(st.booleans()):
-            attrs[flag] = draw(st.integers(0, 1))
-    if draw(st.integers(0, 3)) == 0:  # the ortpool string encoding, as a session passes them
+        if flag in opv.attrs and pick.boolean():
+            attrs[flag] = pick.integer(0, 1)
+    if pick.integer(0, 3) == 0:  # the ortpool string encoding, as a session passes them
         attrs = {k: ",".join(map(str, v)) if isinstance(v, list) else v for k, v in attrs.items()}
     return attrs
 
@@ -151,18 +151,19 @@ def _decoded(attrs: dict) -> dict:
     return out
 
 
-def element_type(opv: versions.OpVersion, session: bool) -> st.SearchStrategy[np.dtype]:
+def element_type(pick: Picks, opv: versions.OpVersion, session: bool) -> np.dtype:
     """A type the version takes: one a Python op carries (session), or any numpy has."""
     allowed = opv.carried_types if session else tuple(t for t in opv.types if t in NP_DTYPES)
-    return st.sampled_from(allowed).map(lambda t: np.dtype(NP_DTYPES[t]))
+    return np.dtype(NP_DTYPES[pick.choice(allowed)])
 
 
 @st.composite
 def pool_example(draw, op: str, version: int, session: bool) -> tuple[np.ndarray, dict]:
     opv = versions.get(op, version)
-    dtype = draw(element_type(opv, session))
-    rank = draw(st.integers(1, 3))
-    return draw(inputs(rank, dtype)), draw(pool_attrs(opv, rank))
+    pick = draw(picks())
+    dtype = element_type(pick, opv, session)
+    rank = pick.integer(1, 3)
+    return inputs(draw, pick, rank, dtype), pool_attrs(pick, opv, rank)
 
 
 # ---------------------------------------------------------------- helpers
@@ -341,35 +342,31 @@ def unpool_example(draw, version: int, session: bool):
     (kernel/strides/pads shared with MaxUnpool), or random I with duplicates and, rarely,
     indices outside the output; output_shape absent, the pooled input's shape, or random."""
     opv = versions.get("MaxUnpool", version)
-    dtype = draw(element_type(opv, session))
-    rank = draw(st.integers(1, 3))
-    kernel = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
-    attrs: dict = {"kernel_shape": kernel}
-    if draw(st.booleans()):
-        attrs["strides"] = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
-    if draw(st.booleans()):
-        attrs["pads"] = draw(st.lists(st.integers(0, 2), min_size=2 * rank, max_size=2 * rank))
-    from_pool = draw(st.booleans())
-    source = draw(inputs(rank, dtype))
+    pick = draw(picks())
+    dtype = element_type(pick, opv, session)
+    rank = pick.integer(1, 3)
+    attrs: dict = {"kernel_shape": pick.integers(rank, 1, 3)}
+    if pick.boolean():
+        attrs["strides"] = pick.integers(rank, 1, 3)
+    if pick.boolean():
+        attrs["pads"] = pick.integers(2 * rank, 0, 2)
+    from_pool = pick.boolean()
+    source = inputs(draw, pick, rank, dtype)
     output_shape = None
     if from_pool:
         try:
             x, indices = ref.max_pool(source, attrs)
         except ref.ReferenceError_:
             x, indices = source, np.zeros(source.shape, np.int64)
-        choice = draw(st.sampled_from(["none", "input", "random"]))
+        choice = pick.choice(["none", "input", "random"])
         if choice == "input":
             output_shape = list(source.shape)
         elif choice == "random":
-            output_shape = [*x.shape[:2], *draw(
-                st.lists(st.integers(0, 7), min_size=rank, max_size=rank)
-            )]
+            output_shape = [*x.shape[:2], *pick.integers(rank, 0, 7)]
     else:
         x = source
-        if draw(st.booleans()):
-            output_shape = [*x.shape[:2], *draw(
-                st.lists(st.integers(1, 7), min_size=rank, max_size=rank)
-            )]
+        if pick.boolean():
+            output_shape = [*x.shape[:2], *pick.integers(rank, 1, 7)]
             size = int(np.prod(output_shape))
         else:
             try:
@@ -378,9 +375,9 @@ def unpool_example(draw, version: int, session: bool):
                 size = 4
         # Few distinct values: duplicates are the rule; rarely one outside [0, size).
         high = max(1, min(size, 6))
-        outside = [-1, size, size + 3] if draw(st.integers(0, 9)) == 0 else None
+        outside = [-1, size, size + 3] if pick.integer(0, 9) == 0 else None
         indices = draw(cells(x.size, range(high), mixed=outside)).reshape(x.shape)
-    if draw(st.integers(0, 3)) == 0:
+    if pick.integer(0, 3) == 0:
         attrs = {k: ",".join(map(str, v)) for k, v in attrs.items()}
     return x, indices, output_shape, attrs
 

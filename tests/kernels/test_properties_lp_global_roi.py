@@ -33,7 +33,7 @@ from tests.kernels.test_properties import (
     pool_attrs,
 )
 from tests.support import reference_loops as ref
-from tests.support.strategies import cells, st  # st: built once per arguments
+from tests.support.strategies import Picks, cells, picks, st  # st: built once per arguments
 
 
 def _versions(op: str) -> list[int]:
@@ -69,19 +69,20 @@ def _decoded_p(attrs: dict) -> dict:
 @st.composite
 def lp_example(draw, version: int, session: bool) -> tuple[np.ndarray, dict]:
     opv = versions.get("LpPool", version)
-    dtype = draw(element_type(opv, session))
-    rank = draw(st.integers(1, 3))
-    x = draw(inputs(rank, dtype))
-    attrs = draw(pool_attrs(opv, rank))
+    pick = draw(picks())
+    dtype = element_type(pick, opv, session)
+    rank = pick.integer(1, 3)
+    x = inputs(draw, pick, rank, dtype)
+    attrs = pool_attrs(pick, opv, rank)
     if opv.attrs["p"].kind == "float":
-        p = draw(st.sampled_from([2.0, 1.0, 3.0, 0.5, 1.5, 4.0, 0.0, -1.0]))
-        if draw(st.booleans()):
-            attrs["p"] = repr(p) if draw(st.booleans()) else p
-        if draw(st.integers(0, 9)) == 0:
+        p = pick.choice([2.0, 1.0, 3.0, 0.5, 1.5, 4.0, 0.0, -1.0])
+        if pick.boolean():
+            attrs["p"] = repr(p) if pick.boolean() else p
+        if pick.integer(0, 9) == 0:
             attrs.pop("kernel_shape")  # LpPool-1: optional in the schema, refused
     else:
-        p = draw(st.sampled_from([2, 1, 3, 4, 0, -2]))
-        if draw(st.booleans()):
+        p = pick.choice([2, 1, 3, 4, 0, -2])
+        if pick.boolean():
             attrs["p"] = p
     return x, attrs
 
@@ -130,22 +131,21 @@ def test_lp_pool_session(version, data):
 GLOBAL_OPS = ("GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool")
 
 
-@st.composite
-def global_input(draw, dtype: np.dtype) -> np.ndarray:
+def global_input(draw, pick: Picks, dtype: np.dtype) -> np.ndarray:
     """Small planes (sizes 0-6, specials, ties) or large ones of wide dynamic range; double
     planes are kept of moderate cancellation, where compensated summation is within 2 ulp."""
-    if draw(st.integers(0, 2)):
-        rank = draw(st.integers(1, 3))
-        x = draw(inputs(rank, dtype))
-        if draw(st.integers(0, 5)) == 0:  # a spatial size 0: the empty window of RULINGS.md 5
+    if pick.integer(0, 2):
+        rank = pick.integer(1, 3)
+        x = inputs(draw, pick, rank, dtype)
+        if pick.integer(0, 5) == 0:  # a spatial size 0: the empty window of RULINGS.md 5
             x = np.zeros((*x.shape[:2], 0, *x.shape[3:]), dtype)
         return x
-    size = draw(st.sampled_from([31, 255, 256, 257, 1023, 1024, 1025, 3000, 70000]))
-    seed = draw(st.integers(0, 2**16))
+    size = pick.choice([31, 255, 256, 257, 1023, 1024, 1025, 3000, 70000])
+    seed = pick.integer(0, 255) * 256 + pick.integer(0, 255)
     rng = np.random.default_rng(seed)
-    planes = draw(st.integers(1, 2))
+    planes = pick.integer(1, 2)
     values = rng.standard_normal((1, planes, size)) * np.exp(rng.uniform(-8, 8, (1, planes, size)))
-    if dtype == np.float64 or draw(st.booleans()):
+    if dtype == np.float64 or pick.boolean():
         values = values + rng.uniform(0.5, 2) * np.abs(values).mean()
     event(f"large plane {size}")
     return values.astype(dtype)
@@ -154,15 +154,16 @@ def global_input(draw, dtype: np.dtype) -> np.ndarray:
 @st.composite
 def global_example(draw, op: str, version: int, session: bool) -> tuple[np.ndarray, dict]:
     opv = versions.get(op, version)
-    dtype = draw(element_type(opv, session))
+    pick = draw(picks())
+    dtype = element_type(pick, opv, session)
     attrs: dict = {}
-    if "p" in opv.attrs and draw(st.booleans()):
+    if "p" in opv.attrs and pick.boolean():
         if opv.attrs["p"].kind == "float":
-            p = draw(st.sampled_from([1.0, 3.0, 0.5, 2.5, 0.0]))
-            attrs["p"] = repr(p) if draw(st.booleans()) else p
+            p = pick.choice([1.0, 3.0, 0.5, 2.5, 0.0])
+            attrs["p"] = repr(p) if pick.boolean() else p
         else:
-            attrs["p"] = draw(st.sampled_from([1, 3, 4, -1]))
-    return draw(global_input(dtype)), attrs
+            attrs["p"] = pick.choice([1, 3, 4, -1])
+    return global_input(draw, pick, dtype), attrs
 
 
 def _check_global(op: str, version: int, x: np.ndarray, attrs: dict, path: str) -> None:
@@ -216,32 +217,32 @@ SCALES = [1.0, 0.5, 0.25, 0.0625, float(np.float32(1 / 3)), 2.0, 0.0, -0.5]
 @st.composite
 def roi_example(draw, version: int, session: bool):
     opv = versions.get("MaxRoiPool", version)
-    dtype = draw(element_type(opv, session))
-    n = draw(st.sampled_from([1, 2, 1, 0]))
-    c = draw(st.integers(1, 2))
-    h, w = draw(st.integers(1, 8)), draw(st.integers(1, 8))
-    special = [np.nan] if draw(st.integers(0, 3)) == 0 else []
+    pick = draw(picks())
+    dtype = element_type(pick, opv, session)
+    n = pick.choice([1, 2, 1, 0])
+    c = pick.integer(1, 2)
+    h, w = pick.integer(1, 8), pick.integer(1, 8)
+    special = [np.nan] if pick.integer(0, 3) == 0 else []
     values = draw(cells(n * c * h * w, [*map(float, range(-3, 4)), *special]))
     x = values.astype(dtype).reshape(n, c, h, w)
-    scale = draw(st.sampled_from(SCALES))
-    # Quarter-step coordinates: with scales 0.5/0.25 many products land on halves to round.
-    coordinate = st.integers(-12, 48).map(lambda q: q / 4)
-    count = draw(st.integers(0, 4))
+    scale = pick.choice(SCALES)
+    count = pick.integer(0, 4)
     rois = []
     for _ in range(count):
-        batch = draw(st.integers(0, max(0, n - 1)))
-        roi = [float(batch), *(draw(coordinate) for _ in range(4))]
-        trouble = draw(st.integers(0, 19))
+        batch = pick.integer(0, max(0, n - 1))
+        # Quarter-step coordinates: with scales 0.5/0.25 many products land on halves to round.
+        roi = [float(batch), *(pick.integer(-12, 48) / 4 for _ in range(4))]
+        trouble = pick.integer(0, 19)
         if trouble == 0:
-            roi[0] = draw(st.sampled_from([-1.0, float(n), 0.5]))
+            roi[0] = pick.choice([-1.0, float(n), 0.5])
         elif trouble == 1:
-            roi[draw(st.integers(1, 4))] = draw(st.sampled_from([np.nan, np.inf, -np.inf]))
+            roi[pick.integer(1, 4)] = pick.choice([np.nan, np.inf, -np.inf])
         rois.append(roi)
     rois_array = np.array(rois, np.float64).reshape(count, 5).astype(dtype)
-    attrs: dict = {"pooled_shape": [draw(st.integers(1, 3)), draw(st.integers(1, 3))]}
-    if scale != 1.0 or draw(st.booleans()):
-        attrs["spatial_scale"] = repr(scale) if draw(st.booleans()) else scale
-    if draw(st.integers(0, 3)) == 0:
+    attrs: dict = {"pooled_shape": [pick.integer(1, 3), pick.integer(1, 3)]}
+    if scale != 1.0 or pick.boolean():
+        attrs["spatial_scale"] = repr(scale) if pick.boolean() else scale
+    if pick.integer(0, 3) == 0:
         attrs["pooled_shape"] = ",".join(map(str, attrs["pooled_shape"]))
     return x, rois_array, attrs
 

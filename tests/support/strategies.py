@@ -10,8 +10,9 @@ less time. Arguments that cannot be hashed are built afresh as before.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from hypothesis import strategies as _strategies
@@ -47,6 +48,57 @@ class _BuiltOnce:
 
 
 st = _BuiltOnce()
+T = TypeVar("T")
+
+
+class Picks:
+    """Small choices (integers, booleans, one of a few options) read in turn from one drawn byte
+    string: see :func:`picks`."""
+
+    def __init__(self, raw: bytes) -> None:
+        self._raw = raw
+        self._at = 0
+
+    def _byte(self) -> int:
+        if self._at >= len(self._raw):
+            raise ValueError(f"picks: all {len(self._raw)} bytes are used: draw picks(more)")
+        self._at += 1
+        return self._raw[self._at - 1]
+
+    def integer(self, low: int, high: int) -> int:
+        """An integer in [low, high] (at most 256 of them): the byte scaled to the range, so a
+        smaller byte never gives a larger integer (the byte 0 gives ``low``)."""
+        span = high - low + 1
+        if not 1 <= span <= 256:
+            raise ValueError(f"picks: [{low}, {high}] is not 1 to 256 integers")
+        return low + self._byte() * span // 256
+
+    def integers(self, count: int, low: int, high: int) -> list[int]:
+        return [self.integer(low, high) for _ in range(count)]
+
+    def boolean(self) -> bool:
+        return self.integer(0, 1) == 1
+
+    def choice(self, options: Sequence[T]) -> T:
+        """One of ``options``; the byte 0 gives the first."""
+        return options[self.integer(0, len(options) - 1)]
+
+
+@functools.cache
+def picks(size: int = 96) -> _strategies.SearchStrategy[Picks]:
+    """A :class:`Picks` of ``size`` bytes: an example's small choices from one hypothesis choice.
+
+    Drawn one by one (``st.integers``, ``st.booleans``, ``st.lists`` of them), the thirty-odd
+    choices of a pooling example were two thirds of a property test's time: each is a
+    hypothesis draw with its own span and bookkeeping, where the check itself (reference and
+    both kernel paths) took under a third. Each choice here is one byte scaled to its range
+    (near-uniform for the small ranges drawn), so the same choices are made from one draw.
+    Shrinking still works choice by choice: the mapping is monotonic, so as a byte shrinks
+    towards 0 its choice passes through every smaller one, down to the lowest integer, False,
+    the first option (a byte taken modulo the range stalls the shrinker on a large byte that
+    gives a small-looking choice). Unused bytes are ignored.
+    """
+    return st.binary(min_size=size, max_size=size).map(Picks)
 
 
 @_strategies.composite
