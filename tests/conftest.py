@@ -55,7 +55,10 @@ _NUMBA_MODULES = frozenset(f"ortpool.kernels.{name}" for name in ("_numba", "_nu
 #: Modules whose tests use the compiled kernels throughout, in this process or in the child
 #: processes they start (which the import guard cannot hold): they run last and wait for the
 #: warm-up before their first test, so that no child compiles a kernel again (paths under tests/).
+#: The numba cache test first: its one test compiles a kernel for 12-18 s, and run last it was
+#: the run's tail, one core idle (the other worker was done).
 _COMPILED_LAST = (
+    "kernels/test_numba_cache.py",
     "kernels/test_limits.py",
     "ort/test_hook_failures.py",
     "validate/test_accuracy.py",
@@ -66,7 +69,6 @@ _COMPILED_LAST = (
     "kernels/test_backend_lp_global_roi.py",
     "kernels/test_large_inputs.py",
     "kernels/test_ruling19.py",
-    "kernels/test_numba_cache.py",
     "fix/test_forms.py",
 )
 #: Modules whose one test runs for minutes in child processes (a child venv's pytest, a wheel
