@@ -7,7 +7,8 @@ requirements, read from its installed metadata (so the floor declared is the flo
 runs the marked tests there in a child process. The child uses the numpy kernels: the parent
 already compares both kernel paths, and numba's first compile would cost minutes there. The
 environment is reused while its requirement list is unchanged (about 5 s to build, the main
-environment's other distributions linked into it; 90 s to run the tests).
+environment's other distributions linked into it; the tests 60 s alone on an idle machine,
+120-150 s beside the rest of the suite, at a lower priority).
 ``ORTPOOL_LOWEST=skip`` skips it for a quick local run; CI never sets it.
 """
 
