@@ -34,6 +34,17 @@ MAX_BUFFERS = 64
 MAX_BUFFER_BYTES = 256 << 20
 
 
+def read_only(a: np.ndarray) -> np.ndarray:
+    """``a`` C-contiguous (copied only when it is not) and read-only, as every compiled loop takes
+    its inputs. numba types a read-only array apart from a writable one and compiles its loops
+    again for the other: a caller's read-only input (``np.frombuffer``, a memory map) paid a
+    12-18 s compile on its first call that ``ortpool warmup`` had not done. One kind for every
+    call keeps one specialization per element type. The caller's array keeps its flags."""
+    view = np.ascontiguousarray(a).view()
+    view.setflags(write=False)
+    return view
+
+
 def scratch(shape: tuple[int, ...], dtype: np.dtype, slot: Any) -> np.ndarray:
     """An uninitialised buffer of this thread, the same one for the same (slot, shape, dtype)."""
     ws = _workspace

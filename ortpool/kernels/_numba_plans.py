@@ -13,7 +13,7 @@ import numpy as np
 
 from ortpool.geometry import AxisGeometry, PoolGeometry, index_multipliers
 from ortpool.kernels import _parallel
-from ortpool.kernels._buffers import output, scratch
+from ortpool.kernels._buffers import output, read_only, scratch
 from ortpool.kernels._passes import INNER, OUT, OUTER, N, PlaneShape, pass_rows
 
 #: Input bytes of a block of planes. A block is seen as one plane with ``planes`` times the
@@ -87,11 +87,11 @@ class _NumbaSeparablePlan(PlaneShape):
             # One block (every small call): straight to the kernel, nothing computed per call.
             info, (inter, size) = self._blocks[planes]
             self._launch(
-                np.ascontiguousarray(x).reshape(1, -1), y.reshape(1, -1), info, planes,
+                read_only(x).reshape(1, -1), y.reshape(1, -1), info, planes,
                 scratch((size,), self.dtype, "numba"), inter,
             )
             return y
-        src = np.ascontiguousarray(x).reshape(planes, self.in_plane)
+        src = read_only(x).reshape(planes, self.in_plane)
         dst = y.reshape(planes, self.out_plane)
         if not len(self.info):
             np.copyto(dst, src)
@@ -164,15 +164,12 @@ class NumbaAveragePlan(_NumbaSeparablePlan):
         super().__init__(kernel, geom, shape, acc, list(range(len(geom.axes))))
         # One plane's divisor: the kernel divides every plane of a block by it (a copy per plane
         # of the block made the plan hold as much as a whole block of output).
-        divisor = np.ascontiguousarray(
-            np.broadcast_to(divisor, geom.output_spatial).reshape(-1), acc
+        # Read-only, as every input of a compiled loop (_buffers.read_only): AveragePool's divisor
+        # arrived read-only and LpPool's (a broadcast 1, copied) writable, so the float64 loops
+        # were compiled twice, ~12 s of CPU on a cold cache in every `ortpool warmup`.
+        self.divisor = read_only(
+            np.ascontiguousarray(np.broadcast_to(divisor, geom.output_spatial).reshape(-1), acc)
         )
-        # Always read-only (the kernel only reads it): numba types a writable array apart from a
-        # read-only one and compiles the loops again for it. AveragePool's divisor arrived
-        # read-only and LpPool's (a broadcast 1, copied) writable, so the float64 loops were
-        # compiled twice: ~12 s of CPU on a cold cache, in every `ortpool warmup`.
-        self.divisor = divisor.view()
-        self.divisor.setflags(write=False)
         self.zero = acc.type(0)
 
     def _launch(
@@ -222,7 +219,7 @@ class NumbaMaxIndicesPlan(PlaneShape):
         indices = output(self.out_shape, np.dtype(np.int64), 1)
         if not y.size:
             return y, indices
-        src = np.ascontiguousarray(x).reshape(self.in4)
+        src = read_only(x).reshape(self.in4)
         y4 = y.reshape(self.out4)
         i4 = indices.reshape(self.out4)
         kernel, geo, mult = self.kernel, self.geo, self.mult

@@ -111,9 +111,10 @@ def _sums(x2: np.ndarray, mode: int, compensated: bool) -> np.ndarray:
     out = np.empty(planes, np.float64)
     compiled = _backend.loop("plane_sums", x2.dtype, x2.nbytes)
     if compiled is not None:
+        src = _buffers.read_only(x2)  # as every compiled loop's input
 
         def work(lo: int, hi: int) -> None:
-            compiled(x2[lo:hi], out[lo:hi], mode, compensated)
+            compiled(src[lo:hi], out[lo:hi], mode, compensated)
 
     else:
 

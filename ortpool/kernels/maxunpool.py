@@ -84,8 +84,7 @@ def _compiled_scatter(y: np.ndarray, x: np.ndarray, flat: np.ndarray) -> bool:
     if scatter is None:
         return False
     y_flat = y.reshape(-1)
-    flat = np.ascontiguousarray(flat)
-    bad = scatter(y_flat, np.ascontiguousarray(x).reshape(-1), flat)
+    bad = scatter(y_flat, _buffers.read_only(x).reshape(-1), _buffers.read_only(flat))
     if bad < 0:
         return True
     y.fill(0)

@@ -147,8 +147,9 @@ class _Runner:
         # Before the bins, which are as long as the output's rows and columns.
         _limits.check_array("the output Y", (rois.shape[0], x.shape[1], *self.pooled), x.dtype)
         bins = roi_bins(rois, self.pooled, self.spatial_scale, x.shape)
-        work_x = np.ascontiguousarray(x if x.dtype in (np.float32, np.float64) else
-                                      x.astype(np.float32))
+        # read-only, as every compiled loop's input (the numpy path only reads it too)
+        work_x = _buffers.read_only(x if x.dtype in (np.float32, np.float64) else
+                                    x.astype(np.float32))
         shape = (rois.shape[0], x.shape[1], *self.pooled)
         y = _buffers.output(shape, work_x.dtype)
         roi_max = _backend.loop("roi_max", work_x.dtype, work_x.nbytes)

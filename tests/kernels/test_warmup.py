@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
 
 from ortpool import cli
@@ -48,12 +49,38 @@ def test_warmup_compiles_every_kernel_for_the_dtypes(backend, capsys):
         assert "float64" in {str(sig[0].dtype) for sig in kernel.signatures}
 
 
+def _read_only_calls(dtype: str) -> None:
+    """Every compiled loop on read-only inputs (``np.frombuffer``'s, a memory map's)."""
+    from ortpool import kernels
+
+    def frozen(a: np.ndarray) -> np.ndarray:
+        a = np.array(a)
+        a.setflags(write=False)
+        return a
+
+    x = frozen((np.arange(32) % 7).astype(dtype).reshape(1, 2, 4, 4))
+    attrs = {"kernel_shape": [2, 2], "strides": [2, 2]}
+    kernels.max_pool(x, version=12, **attrs)
+    y, indices = kernels.max_pool(x, version=12, return_indices=True, **attrs)
+    if x.dtype.kind == "f":
+        kernels.average_pool(x, version=11, **attrs)
+        kernels.lp_pool(x, version=18, **attrs)
+        kernels.max_unpool(frozen(y), frozen(indices), version=11, **attrs)
+        kernels.global_average_pool(x)
+        kernels.global_lp_pool(x)
+        kernels.max_roi_pool(x, frozen(np.array([[0, 0, 0, 3, 3]], dtype)), pooled_shape=[2, 2])
+
+
 def print_specializations() -> None:
-    """In a child: warm every element type up, then print each compiled entry point's
-    specializations (the element type of its first argument, one per specialization)."""
+    """In a child: warm every element type up and run every compiled loop on read-only inputs,
+    then print each compiled entry point's specializations (the element type of its first
+    argument, one per specialization)."""
     from ortpool.kernels import _numba, _numba_family
 
     warm_up(DTYPES)
+    _backend.set_backend("numba")  # tiny calls: compiled all the same, as the warm-up's
+    for dtype in DTYPES:
+        _read_only_calls(dtype)
     found = {}
     for module in (_numba, _numba_family):
         for name, kernel in sorted(vars(module).items()):
@@ -64,10 +91,12 @@ def print_specializations() -> None:
 
 
 def test_each_compiled_loop_has_one_specialization_per_element_type():
-    """After a warm-up of every element type, each compiled entry point holds one specialization
-    per type it computes in: numba compiles anew for any other argument type, read-only or
-    writable included (AveragePool's read-only divisor and LpPool's writable one compiled the
-    float64 loops twice: ~12 s more of every cold `ortpool warmup`)."""
+    """After a warm-up of every element type and a call of every loop on read-only inputs, each
+    compiled entry point holds one specialization per type it computes in: numba compiles anew
+    for any other argument type, read-only or writable included (AveragePool's read-only
+    divisor and LpPool's writable one compiled the float64 loops twice, ~12 s more of every
+    cold `ortpool warmup`; a caller's read-only input paid a compile of 12-18 s on its first
+    call)."""
     from ortpool.kernels import _numba  # noqa: F401 - after the suite's warm-up (conftest)
 
     done = support.run_child(__name__, "print_specializations", timeout=300)
