@@ -1,4 +1,5 @@
-"""Per-thread buffers reused from call to call by the kernels."""
+"""Per-thread buffers reused from call to call by the kernels, and the read-only view in which
+the compiled loops take their inputs (one numba specialization per element type)."""
 
 from __future__ import annotations
 
