@@ -5,6 +5,7 @@ linked file."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -84,3 +85,25 @@ def test_a_failing_install_removes_the_venv_and_reports_pips_words(tmp_path):
     (arguments, stderr), = seen
     assert arguments[0].endswith("no-such-1.0-py3-none-any.whl")
     assert "no-such-1.0-py3-none-any.whl" in stderr
+
+
+def test_requirement_closure_is_what_pip_would_resolve_here_and_no_more():
+    def names(*requirements, extras=()):
+        found = child_venv.requirement_closure(requirements, extras)
+        return {child_venv._name(d.metadata["Name"]) for d in found}
+
+    plain = names("ortpool")
+    assert {"ortpool", "onnx", "numpy", "onnxruntime-extensions", "protobuf"} <= plain
+    assert not plain & {"onnxruntime", "numba", "pytest", "hypothesis"}  # extras not asked
+    # an extra asked of a requirement, or of the project whose requirements these are
+    for chosen in (names("ortpool[cpu,fast]"),
+                   names("numba<0.69; extra == 'fast'", "numpy", extras={"fast"})):
+        assert {"numba", "llvmlite", "numpy"} <= chosen
+    assert names("numba; extra == 'fast'") == set()
+    assert "llvmlite" in names("numba") and "numba" not in names("llvmlite")
+    version = metadata.version("numpy")
+    unmet = rf"^numpy<1 is not met in .*: {re.escape(version)} is installed$"
+    with pytest.raises(AssertionError, match=unmet):
+        child_venv.requirement_closure(["numpy<1"])
+    with pytest.raises(AssertionError, match=r"^no-such-distribution is not installed in "):
+        child_venv.requirement_closure(["no-such-distribution"])

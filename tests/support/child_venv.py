@@ -13,6 +13,10 @@ again for the same versions, in a fraction of a second instead of 15 s of CPU. T
 the pinned ones (the runtime under test) and whatever their requirements need that the venv
 lacks, each without dependencies, so that pip never removes a linked file; a requirement a
 linked version does not meet fails the build, naming both.
+
+tests/project/test_wheel.py links only what the wheel's requirements resolve to here
+(:func:`requirement_closure`), so that an undeclared dependency is missing there as it would
+be for a user.
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ import sys
 import sysconfig
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
+
+from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,6 +90,37 @@ def linked_distributions(leave_out: Collection[str]) -> list[metadata.Distributi
             continue
         chosen.append(dist)
     return sorted(chosen, key=lambda d: _name(d.metadata["Name"]))
+
+
+def requirement_closure(
+    requirements: Iterable[str], extras: Collection[str] = ()
+) -> list[metadata.Distribution]:
+    """The running environment's distributions that ``requirements`` need, theirs included, as
+    pip would resolve them there (``extras``: those asked of the project whose requirements these
+    are); nothing else. A requirement this environment does not meet fails, naming it."""
+    site = Path(sysconfig.get_paths()["purelib"])
+    installed = {_name(d.metadata["Name"]): d for d in metadata.distributions(path=[str(site)])}
+    chosen: dict[str, metadata.Distribution] = {}
+    asked: dict[str, set[str]] = {}  # the extras asked of each chosen distribution
+    todo = [(Requirement(text), frozenset(extras)) for text in requirements]
+    while todo:
+        req, of_extras = todo.pop()
+        if req.marker is not None and not any(
+            req.marker.evaluate({"extra": extra}) for extra in (of_extras or {""})
+        ):
+            continue
+        name = _name(req.name)
+        dist = installed.get(name)
+        if dist is None:
+            raise AssertionError(f"{req} is not installed in {site}")
+        if not req.specifier.contains(dist.version, prereleases=True):
+            raise AssertionError(f"{req} is not met in {site}: {dist.version} is installed")
+        if name in chosen and set(req.extras) <= asked[name]:
+            continue
+        chosen[name] = dist
+        asked.setdefault(name, set()).update(req.extras)
+        todo += [(Requirement(text), frozenset(asked[name])) for text in dist.requires or ()]
+    return sorted(chosen.values(), key=lambda d: _name(d.metadata["Name"]))
 
 
 def link_environment(venv: Path, dists: Sequence[metadata.Distribution]) -> int:
