@@ -15,6 +15,15 @@ import tempfile
 import time
 from pathlib import Path
 
+# Byte-code caches for the checkout's sources, before anything of it is imported here: with
+# PYTHONDONTWRITEBYTECODE=1 (set on the development machines) every process of a run compiled
+# ortpool's and the tests' sources again: a collection took 8.2 s of CPU instead of 3.5, and a
+# fresh child importing ortpool's commands 0.85 s instead of 0.6. A cache changes no behaviour;
+# the run's processes (workers, children, the child venvs' runs) inherit the environment.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    sys.dont_write_bytecode = False
+
+# imported after the switch above
 import pytest
 from hypothesis import HealthCheck, settings
 
