@@ -100,8 +100,7 @@ def requirement_closure(
     are); nothing else. A requirement this environment does not meet fails, naming it."""
     site = Path(sysconfig.get_paths()["purelib"])
     installed = {_name(d.metadata["Name"]): d for d in metadata.distributions(path=[str(site)])}
-    chosen: dict[str, metadata.Distribution] = {}
-    asked: dict[str, set[str]] = {}  # the extras asked of each chosen distribution
+    asked: dict[str, set[str]] = {}  # each chosen distribution: the extras asked of it
     todo = [(Requirement(text), frozenset(extras)) for text in requirements]
     while todo:
         req, of_extras = todo.pop()
@@ -115,12 +114,11 @@ def requirement_closure(
             raise AssertionError(f"{req} is not installed in {site}")
         if not req.specifier.contains(dist.version, prereleases=True):
             raise AssertionError(f"{req} is not met in {site}: {dist.version} is installed")
-        if name in chosen and set(req.extras) <= asked[name]:
+        if name in asked and set(req.extras) <= asked[name]:
             continue
-        chosen[name] = dist
         asked.setdefault(name, set()).update(req.extras)
         todo += [(Requirement(text), frozenset(asked[name])) for text in dist.requires or ()]
-    return sorted(chosen.values(), key=lambda d: _name(d.metadata["Name"]))
+    return [installed[name] for name in sorted(asked)]
 
 
 def link_environment(venv: Path, dists: Sequence[metadata.Distribution]) -> int:
