@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from ortpool.kernels import backend
+from ortpool.kernels.warmup import KERNELS, warm_up
+
 HELP = "compile the numba kernels ahead of time (e.g. in a container build), so no run pays it"
 
 
@@ -13,14 +16,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="element types to compile for, comma-separated (default: every one ortpool's ops "
         "take; float16/bfloat16 are computed in float32)",
     )
+    parser.add_argument(
+        "--kernels", default=",".join(KERNELS),
+        help="kernels to compile, comma-separated, named as the report names them (default: "
+        f"every one: {', '.join(KERNELS)})",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from ortpool.kernels import backend
-    from ortpool.kernels.warmup import warm_up
-
     dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
-    done = warm_up(dtypes)
+    kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
+    done = warm_up(dtypes, kernels)
     if backend() != "numba":
         print("numpy kernels in use (numba not installed, or ORTPOOL_KERNELS=numpy): "
               "nothing to compile")

@@ -51,21 +51,19 @@ settings.register_profile(
 settings.load_profile(os.environ.get("ORTPOOL_HYPOTHESIS", "ci"))
 
 
-# numba's compiles, once per run in one place. A cold cache costs about 130 s of CPU (every
-# kernel for float32 and float64 at 8-11 s each; int8 and uint8 run on the float32 loops), which
-# used to land inside whichever test first made a 64 KB call. `ortpool warmup` compiles all of
-# them into numba's on-disk cache in two child processes started before collection (one per
-# core: float32+uint8, float64+int8), while the tests that need no compiled kernel run; the
-# first import of a compiled-kernel module in a test process (the main one, or each pytest-xdist
-# worker) waits until both have written their exit status, then loads every kernel from the
-# cache in milliseconds. Tests that need a cold cache set their own NUMBA_CACHE_DIR
-# (test_numba_cache, test_compile_note).
+# numba's compiles, once per run in one place. A cold cache costs about 130 s of CPU (the big
+# kernels for float32 and float64 at 8-19 s each; int8 and uint8 run on the float32 loops),
+# which used to land inside whichever test first made a 64 KB call. Two children started before
+# collection (one per core) compile every kernel into numba's on-disk cache with
+# ortpool.kernels.warmup (the split: support.WARMUP_CHILDREN), while the tests that need no
+# compiled kernel run; the first import of a compiled-kernel module in a test process (the main
+# one, or each pytest-xdist worker) waits until both have written their exit status, then loads
+# every kernel from the cache in milliseconds. Tests that need a cold cache set their own
+# NUMBA_CACHE_DIR (test_compile_note).
 _NUMBA_MODULES = frozenset(f"ortpool.kernels.{name}" for name in ("_numba", "_numba_family"))
 #: Modules whose tests use the compiled kernels throughout, in this process or in the child
 #: processes they start (which the import guard cannot hold): they run last and wait for the
 #: warm-up before their first test, so that no child compiles a kernel again (paths under tests/).
-#: The numba cache test first: its one test compiles a kernel for 12-18 s, and run last it was
-#: the run's tail, one core idle (the other worker was done).
 _COMPILED_LAST = (
     "kernels/test_numba_cache.py",
     "kernels/test_limits.py",
@@ -102,16 +100,20 @@ class _AfterWarmup(importlib.abc.MetaPathFinder):
         return None  # the ordinary finders import it
 
 
-#: The element types of each warm-up child: about the same compile time each (float32 and
-#: float64 compile seven kernels; int8 and uint8 MaxPool run on the float32 loops and only
-#: check that), so the two run on both cores together.
-_WARMUP_DTYPES = (("float32", "uint8"), ("float64", "int8"))
-#: A child's command: run ``ortpool warmup``, then write its exit status to the file argv[1].
+#: A child's command: run the rest of its arguments, then write their exit status to the file
+#: argv[1].
 _WARMUP_WRAPPER = (
     "import subprocess, sys\n"
     "code = subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
     "open(sys.argv[1] + '.part', 'w').write(str(code))\n"
     "import os; os.replace(sys.argv[1] + '.part', sys.argv[1])\n"
+)
+#: What the wrapper runs: ortpool's warm-up for each (element types, kernels) of argv[1].
+_WARMUP_STEPS = (
+    "import json, sys\n"
+    "from ortpool.kernels.warmup import warm_up\n"
+    "for dtypes, kernels in json.loads(sys.argv[1]):\n"
+    "    warm_up(dtypes, kernels)\n"
 )
 
 
@@ -119,7 +121,7 @@ def _status_files() -> list[str]:
     folder = os.environ.get(_WARMUP_DIR_ENV)
     if not folder:
         return []
-    return [os.path.join(folder, f"status-{i}") for i in range(len(_WARMUP_DTYPES))]
+    return [os.path.join(folder, f"status-{i}") for i in range(len(support.WARMUP_CHILDREN))]
 
 
 def wait_for_warmup() -> None:
@@ -165,15 +167,13 @@ def pytest_configure(config):
                 _WARMUP_WRAPPER,
                 status,
                 sys.executable,
-                "-m",
-                "ortpool",
-                "warmup",
-                "--dtypes",
-                ",".join(dtypes),
+                "-c",
+                _WARMUP_STEPS,
+                json.dumps(steps),
             ],
             env=env,
         )
-        for status, dtypes in zip(_status_files(), _WARMUP_DTYPES, strict=True)
+        for status, steps in zip(_status_files(), support.WARMUP_CHILDREN, strict=True)
     ]
     sys.meta_path.insert(0, _AfterWarmup())
 

@@ -24,40 +24,57 @@ from ortpool.kernels.roipool import max_roi_pool
 
 #: The element types ortpool's ops take from onnxruntime (float16/bfloat16 arrive as float32).
 DTYPES = ("float32", "float64", "int8", "uint8")
+#: The compiled kernels, named as the warm-up reports them, in the order it compiles them.
+#: int8 and uint8 have MaxPool and MaxPool with Indices only: float32's max loops (exact).
+KERNELS = (
+    "AveragePool",
+    "MaxPool",
+    "MaxPool with Indices",
+    "MaxUnpool",
+    "LpPool",
+    "GlobalAveragePool/GlobalLpPool",
+    "MaxRoiPool",
+)
 _ATTRS = {"kernel_shape": [2, 2], "strides": [2, 2]}
 
 
-def _calls(dtype: np.dtype) -> list[tuple[str, Callable[[], object]]]:
+def _calls(dtype: np.dtype) -> dict[str, Callable[[], object]]:
+    """Each kernel's warm-up call for ``dtype``: a tiny input, and no other kernel compiled on
+    the way (so that a warm-up of some kernels compiles those alone)."""
     x = (np.arange(16) % 7).astype(dtype).reshape(1, 1, 4, 4)
-    calls: list[tuple[str, Callable[[], object]]] = []
-    if dtype.kind == "f":
+    calls: dict[str, Callable[[], object]] = {
+        "MaxPool": lambda: max_pool(x, version=12, **_ATTRS),
+        "MaxPool with Indices": lambda: max_pool(x, version=12, return_indices=True, **_ATTRS),
+    }
+    if dtype.kind != "f":
+        return calls
+    # MaxPool's Y and Indices of ``x`` written out, rather than computed by the MaxPool with
+    # Indices kernel, which would compile that kernel too.
+    y = np.array([5, 6, 6, 4], dtype).reshape(1, 1, 2, 2)
+    indices = np.array([5, 6, 13, 11], np.int64).reshape(1, 1, 2, 2)
+    rois = np.array([[0, 0, 0, 3, 3]], dtype)
+    calls.update({
         # AveragePool first: float32's LpPool runs the float64 AveragePool loops, so processes
-        # warming float32 and float64 side by side (the test suite's two) compile them once
-        # when the float64 one has them cached before the float32 one reaches LpPool (14 s of
-        # CPU when the two met at the same moment).
-        calls.append(("AveragePool", lambda: average_pool(x, version=11, **_ATTRS)))
-    calls += [
-        ("MaxPool", lambda: max_pool(x, version=12, **_ATTRS)),
-        ("MaxPool with Indices", lambda: max_pool(x, version=12, return_indices=True, **_ATTRS)),
-    ]
-    if dtype.kind == "f":
-        rois = np.array([[0, 0, 0, 3, 3]], dtype)
-        calls += [
-            ("MaxUnpool", lambda: max_unpool(*max_pool(x, version=12, return_indices=True,
-                                                       **_ATTRS), version=11, **_ATTRS)),
-            # LpPool's window sums are AveragePool's float64 passes, whatever X's type.
-            ("LpPool", lambda: lp_pool(x, version=18, **_ATTRS)),
-            # One loop serves GlobalAveragePool and GlobalLpPool (GlobalMaxPool needs none).
-            ("GlobalAveragePool/GlobalLpPool", lambda: (global_average_pool(x),
-                                                        global_lp_pool(x))),
-            ("MaxRoiPool", lambda: max_roi_pool(x, rois, pooled_shape=[2, 2])),
-        ]
+        # warming float32 and float64 side by side compile them once when the float64 one has
+        # them cached before the float32 one reaches LpPool (14 s of CPU when the two met at
+        # the same moment).
+        "AveragePool": lambda: average_pool(x, version=11, **_ATTRS),
+        "MaxUnpool": lambda: max_unpool(y, indices, version=11, **_ATTRS),
+        # LpPool's window sums are AveragePool's float64 passes, whatever X's type.
+        "LpPool": lambda: lp_pool(x, version=18, **_ATTRS),
+        # One loop serves GlobalAveragePool and GlobalLpPool (GlobalMaxPool needs none).
+        "GlobalAveragePool/GlobalLpPool": lambda: (global_average_pool(x), global_lp_pool(x)),
+        "MaxRoiPool": lambda: max_roi_pool(x, rois, pooled_shape=[2, 2]),
+    })
     return calls
 
 
-def warm_up(dtypes: Iterable[str] = DTYPES) -> list[tuple[str, str, float]]:
-    """Compile (or load from the cache) every kernel for ``dtypes``; returns (kernel, dtype,
-    seconds) per call. Nothing to do, and an empty list, when the numpy kernels are in use."""
+def warm_up(
+    dtypes: Iterable[str] = DTYPES, kernels: Iterable[str] = KERNELS
+) -> list[tuple[str, str, float]]:
+    """Compile (or load from the cache) ``kernels`` (names of :data:`KERNELS`) for ``dtypes``;
+    returns (kernel, dtype, seconds) per call, in the order of :data:`KERNELS` within each
+    dtype. Nothing to do, and an empty list, when the numpy kernels are in use."""
     if _backend.backend() != "numba":
         return []
     chosen = []
@@ -69,16 +86,24 @@ def warm_up(dtypes: Iterable[str] = DTYPES) -> list[tuple[str, str, float]]:
         if dtype not in _backend.NUMBA_DTYPES:
             raise OrtpoolError(f"dtype {name!r}: the compiled kernels take {', '.join(DTYPES)}")
         chosen.append(dtype)
+    wanted = set(kernels)
+    unknown = sorted(wanted - set(KERNELS))
+    if unknown:
+        raise OrtpoolError(
+            f"kernel {unknown[0]!r} is not one of the compiled kernels: {', '.join(KERNELS)}"
+        )
     # The calls are tiny, which the default mode would leave to numpy: compile them anyway.
     mode = _backend.mode()
     _backend.set_backend("numba")
     done = []
     try:
         for dtype in chosen:
-            for kernel, call in _calls(dtype):
-                start = time.perf_counter()
-                call()
-                done.append((kernel, dtype.name, time.perf_counter() - start))
+            calls = _calls(dtype)
+            for kernel in KERNELS:
+                if kernel in wanted and kernel in calls:
+                    start = time.perf_counter()
+                    calls[kernel]()
+                    done.append((kernel, dtype.name, time.perf_counter() - start))
     finally:
         _backend.set_backend(mode)
     return done

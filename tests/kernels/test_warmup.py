@@ -49,6 +49,67 @@ def test_warmup_compiles_every_kernel_for_the_dtypes(backend, capsys):
         assert "float64" in {str(sig[0].dtype) for sig in kernel.signatures}
 
 
+def test_warmup_compiles_the_kernels_asked_and_no_other(backend, capsys):
+    """``--kernels`` (names as the report prints them): those kernels for those types, in the
+    report's order whatever the order asked; a kernel a type lacks (AveragePool for int8) is
+    nothing."""
+    backend("numba")
+    assert cli.main(["warmup", "--dtypes", "int8,float64",
+                     "--kernels", "MaxUnpool, AveragePool,MaxPool with Indices"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [re.fullmatch(r"(.+?) +(\w+) +\d+\.\d\d s", line).groups() for line in lines[:-1]]
+    assert rows == [
+        ("MaxPool with Indices", "int8"),
+        ("AveragePool", "float64"), ("MaxPool with Indices", "float64"), ("MaxUnpool", "float64"),
+    ]
+
+
+def test_warmup_refuses_a_kernel_it_does_not_have(backend, capsys):
+    backend("numba")
+    assert cli.main(["warmup", "--kernels", "MaxPool,GlobalMaxPool"]) == 2
+    assert capsys.readouterr().err == (
+        "ortpool warmup: error: kernel 'GlobalMaxPool' is not one of the compiled kernels: "
+        "AveragePool, MaxPool, MaxPool with Indices, MaxUnpool, LpPool, "
+        "GlobalAveragePool/GlobalLpPool, MaxRoiPool\n"
+    )
+
+
+def print_loaded_after(dtype: str, kernel: str) -> None:
+    """In a child: warm ``kernel`` up for ``dtype`` alone, then print the compiled entry points
+    that hold a specialization (compiled, or loaded from numba's cache)."""
+    from ortpool.kernels import _numba, _numba_family
+
+    warm_up([dtype], [kernel])
+    loaded = sorted(
+        f"{module.__name__.rsplit('.', 1)[1]}.{name}"
+        for module in (_numba, _numba_family)
+        for name, entry in vars(module).items()
+        if isinstance(entry, numba.core.registry.CPUDispatcher) and entry.signatures
+    )
+    print(json.dumps(loaded))
+
+
+@pytest.mark.parametrize(
+    ("kernel", "entries"),
+    [
+        # its Indices written out: the MaxPool with Indices loops are not compiled for it
+        ("MaxUnpool", ["_numba.scatter"]),
+        ("MaxPool", ["_numba.max_planes"]),
+        ("MaxPool with Indices", ["_numba.max_indices"]),
+        # LpPool's sums are AveragePool's float64 loops
+        ("LpPool", ["_numba.average_planes"]),
+    ],
+)
+def test_each_kernel_warms_up_alone(kernel, entries):
+    """A warm-up of one kernel compiles (or loads) its own loops and no other's: the run's two
+    warm-up children (tests/conftest.py) then never compile the same loops twice."""
+    from ortpool.kernels import _numba  # noqa: F401 - after the suite's warm-up (conftest)
+
+    done = support.run_child(__name__, "print_loaded_after", "float64", kernel, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == entries
+
+
 def _read_only_calls(dtype: str) -> None:
     """Every compiled loop on read-only inputs (``np.frombuffer``'s, a memory map's)."""
     from ortpool import kernels

@@ -40,6 +40,29 @@ BACKEND_RUNS: list[tuple[str, str, int, bool, bool]] = []
 LOWEST_RUN: dict[str, Any] = {}
 
 
+#: What each of the run's two numba warm-up children compiles (tests/conftest.py), in order:
+#: (element types, kernels named as :data:`ortpool.kernels.warmup.KERNELS`). Each kernel and
+#: type in one child only, about the same CPU in each (two cores, the compiled kernels' tests
+#: wait for both), and each float type's MaxPool in one child and its AveragePool in the other:
+#: every test process then loads max and sum loops that two processes compiled, the case that
+#: once ran one variant's machine code for both (tests/kernels/test_numba_cache.py).
+WARMUP_CHILDREN: tuple[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...], ...] = (
+    (
+        # float32's LpPool runs float64's AveragePool loops: compiled here, with both.
+        (("float32", "float64"), ("AveragePool", "LpPool", "MaxRoiPool")),
+        (("float32",), ("GlobalAveragePool/GlobalLpPool",)),
+        (("float64",), ("MaxPool with Indices",)),
+    ),
+    (
+        (("float32", "float64"), ("MaxPool", "MaxUnpool")),
+        # int8 and uint8 run on float32's max loops: compiled here, before them.
+        (("float32", "int8", "uint8"), ("MaxPool with Indices",)),
+        (("int8", "uint8"), ("MaxPool",)),
+        (("float64",), ("GlobalAveragePool/GlobalLpPool",)),
+    ),
+)
+
+
 def count_example(op: str, version: int, path: str) -> None:
     """Record one property example of ``op``-``version`` checked via ``path`` (numpy/session)."""
     EXAMPLES[(op, version, path)] += 1
