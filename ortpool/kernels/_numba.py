@@ -21,6 +21,7 @@ No ``fastmath``: IEEE semantics (NaN, signed zero, rounding) are those of numpy.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 # Columns of a pass row (int64), as :func:`._passes.pass_rows` writes them.
@@ -329,6 +330,9 @@ def _make_pass(combine, variant: str):
 
     @jit()
     def pass_(cur, tgt, ph, row, ident):
+        # The first output row as a run-time int64: a literal 0 argument would compile
+        # ``rows`` a second time, for the type Literal[int](0) (about 1 s of every warm-up).
+        j0 = np.int64(0)
         n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
         s, d, pb, first = row[S], row[D], row[PB], row[FIRST]
         k, jl, jh = row[K], row[JL], row[JH]
@@ -360,7 +364,7 @@ def _make_pass(combine, variant: str):
             for o in range(outer):
                 sb = o * n * inner
                 db = o * out * inner
-                rows(cur, tgt, sb, db, 0, jl, inner, s, d, pb, first, n, k, ident)
+                rows(cur, tgt, sb, db, j0, jl, inner, s, d, pb, first, n, k, ident)
                 rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, n, k, ident)
                 m = (jh - jl) * inner
                 start = sb + (jl - pb) * inner
@@ -406,9 +410,9 @@ def _make_pass(combine, variant: str):
             sb = o * n * inner
             db = o * out * inner
             if first < 0 or jl >= jh:
-                rows(cur, tgt, sb, db, 0, out, inner, s, d, pb, first, n, k, ident)
+                rows(cur, tgt, sb, db, j0, out, inner, s, d, pb, first, n, k, ident)
                 continue
-            rows(cur, tgt, sb, db, 0, jl, inner, s, d, pb, first, n, k, ident)
+            rows(cur, tgt, sb, db, j0, jl, inner, s, d, pb, first, n, k, ident)
             rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, n, k, ident)
             if k == 2 and d == 1:
                 interior_rows(cur, tgt, sb, db, jl, jh, inner, s, 1, pb, first, 2)
