@@ -26,6 +26,9 @@ from ortpool.kernels.roipool import max_roi_pool
 DTYPES = ("float32", "float64", "int8", "uint8")
 #: The compiled kernels, named as the warm-up reports them, in the order it compiles them.
 #: int8 and uint8 have MaxPool and MaxPool with Indices only: float32's max loops (exact).
+#: AveragePool first: float32's LpPool runs the float64 AveragePool loops, so processes warming
+#: float32 and float64 side by side compile them once when the float64 one has them cached
+#: before the float32 one reaches LpPool (14 s of CPU when the two met at the same moment).
 KERNELS = (
     "AveragePool",
     "MaxPool",
@@ -54,10 +57,6 @@ def _calls(dtype: np.dtype) -> dict[str, Callable[[], object]]:
     indices = np.array([5, 6, 13, 11], np.int64).reshape(1, 1, 2, 2)
     rois = np.array([[0, 0, 0, 3, 3]], dtype)
     calls.update({
-        # AveragePool first: float32's LpPool runs the float64 AveragePool loops, so processes
-        # warming float32 and float64 side by side compile them once when the float64 one has
-        # them cached before the float32 one reaches LpPool (14 s of CPU when the two met at
-        # the same moment).
         "AveragePool": lambda: average_pool(x, version=11, **_ATTRS),
         "MaxUnpool": lambda: max_unpool(y, indices, version=11, **_ATTRS),
         # LpPool's window sums are AveragePool's float64 passes, whatever X's type.
@@ -77,6 +76,9 @@ def warm_up(
     dtype. Nothing to do, and an empty list, when the numpy kernels are in use."""
     if _backend.backend() != "numba":
         return []
+    # One name given as a string is that name, not its letters.
+    dtypes = [dtypes] if isinstance(dtypes, str) else dtypes
+    kernels = [kernels] if isinstance(kernels, str) else kernels
     chosen = []
     for name in dtypes:
         try:

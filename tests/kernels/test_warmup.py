@@ -64,6 +64,11 @@ def test_warmup_compiles_the_kernels_asked_and_no_other(backend, capsys):
     ]
 
 
+def test_warm_up_takes_one_name_as_a_string(backend):
+    backend("numba")
+    assert [row[:2] for row in warm_up("float32", "MaxPool")] == [("MaxPool", "float32")]
+
+
 def test_warmup_refuses_a_kernel_it_does_not_have(backend, capsys):
     backend("numba")
     assert cli.main(["warmup", "--kernels", "MaxPool,GlobalMaxPool"]) == 2
