@@ -241,7 +241,7 @@ def pytest_sessionfinish(session, exitstatus):
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if "returncode" in WARMUP:
         terminalreporter.section(
-            "ortpool: numba's compiles (two ortpool warmup children, started with the run)"
+            "ortpool: numba's compiles (two warm-up children, started with the run)"
         )
         terminalreporter.write_line(
             f"exit {WARMUP['returncode']}; the first compiled-kernel import waited "
