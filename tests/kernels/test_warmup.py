@@ -69,29 +69,25 @@ def test_warm_up_takes_one_name_as_a_string(backend):
     assert [row[:2] for row in warm_up("float32", "MaxPool")] == [("MaxPool", "float32")]
 
 
-def test_warmup_refuses_a_kernel_it_does_not_have(backend, capsys):
-    backend("numba")
-    assert cli.main(["warmup", "--kernels", "MaxPool,GlobalMaxPool"]) == 2
-    assert capsys.readouterr().err == (
-        "ortpool warmup: error: kernel 'GlobalMaxPool' is not one of the compiled kernels: "
-        "AveragePool, MaxPool, MaxPool with Indices, MaxUnpool, LpPool, "
-        "GlobalAveragePool/GlobalLpPool, MaxRoiPool\n"
-    )
+def _specializations() -> dict[str, list[str]]:
+    """Each compiled entry point holding a specialization (compiled, or loaded from numba's
+    cache) -> the element types of its first argument, one per specialization."""
+    from ortpool.kernels import _numba, _numba_family
+
+    found = {}
+    for module in (_numba, _numba_family):
+        for name, kernel in sorted(vars(module).items()):
+            if isinstance(kernel, numba.core.registry.CPUDispatcher) and kernel.signatures:
+                short = module.__name__.rsplit(".", 1)[1]
+                found[f"{short}.{name}"] = sorted(str(sig[0].dtype) for sig in kernel.signatures)
+    return found
 
 
 def print_loaded_after(dtype: str, kernel: str) -> None:
     """In a child: warm ``kernel`` up for ``dtype`` alone, then print the compiled entry points
-    that hold a specialization (compiled, or loaded from numba's cache)."""
-    from ortpool.kernels import _numba, _numba_family
-
+    that hold a specialization."""
     warm_up([dtype], [kernel])
-    loaded = sorted(
-        f"{module.__name__.rsplit('.', 1)[1]}.{name}"
-        for module in (_numba, _numba_family)
-        for name, entry in vars(module).items()
-        if isinstance(entry, numba.core.registry.CPUDispatcher) and entry.signatures
-    )
-    print(json.dumps(loaded))
+    print(json.dumps(sorted(_specializations())))
 
 
 @pytest.mark.parametrize(
@@ -139,21 +135,12 @@ def _read_only_calls(dtype: str) -> None:
 
 def print_specializations() -> None:
     """In a child: warm every element type up and run every compiled loop on read-only inputs,
-    then print each compiled entry point's specializations (the element type of its first
-    argument, one per specialization)."""
-    from ortpool.kernels import _numba, _numba_family
-
+    then print each compiled entry point's specializations."""
     warm_up(DTYPES)
     _backend.set_backend("numba")  # tiny calls: compiled all the same, as the warm-up's
     for dtype in DTYPES:
         _read_only_calls(dtype)
-    found = {}
-    for module in (_numba, _numba_family):
-        for name, kernel in sorted(vars(module).items()):
-            if isinstance(kernel, numba.core.registry.CPUDispatcher) and kernel.signatures:
-                short = module.__name__.rsplit(".", 1)[1]
-                found[f"{short}.{name}"] = sorted(str(sig[0].dtype) for sig in kernel.signatures)
-    print(json.dumps(found))
+    print(json.dumps(_specializations()))
 
 
 def test_each_compiled_loop_has_one_specialization_per_element_type():
@@ -174,13 +161,20 @@ def test_each_compiled_loop_has_one_specialization_per_element_type():
     }
 
 
-def test_warmup_refuses_a_dtype_the_kernels_do_not_take(backend, capsys):
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--dtypes", "float32,float16"],
+         "dtype 'float16': the compiled kernels take float32, float64, int8, uint8"),
+        (["--kernels", "MaxPool,GlobalMaxPool"],
+         "kernel 'GlobalMaxPool' is not one of the compiled kernels: AveragePool, MaxPool, "
+         "MaxPool with Indices, MaxUnpool, LpPool, GlobalAveragePool/GlobalLpPool, MaxRoiPool"),
+    ],
+)
+def test_warmup_refuses_what_the_kernels_do_not_have(backend, capsys, option, message):
     backend("numba")
-    assert cli.main(["warmup", "--dtypes", "float32,float16"]) == 2
-    assert capsys.readouterr().err == (
-        "ortpool warmup: error: dtype 'float16': the compiled kernels take float32, float64, "
-        "int8, uint8\n"
-    )
+    assert cli.main(["warmup", *option]) == 2
+    assert capsys.readouterr().err == f"ortpool warmup: error: {message}\n"
 
 
 def test_warmup_with_the_numpy_kernels_has_nothing_to_do(backend, capsys):
