@@ -51,10 +51,10 @@ settings.register_profile(
 settings.load_profile(os.environ.get("ORTPOOL_HYPOTHESIS", "ci"))
 
 
-# numba's compiles, once per run in one place. A cold cache costs about 130 s of CPU (the big
-# kernels for float32 and float64 at 8-19 s each; int8 and uint8 run on the float32 loops),
-# which used to land inside whichever test first made a 64 KB call. Two children started before
-# collection (one per core) compile every kernel into numba's on-disk cache with
+# numba's compiles, once per run in one place. A cold cache costs 83-145 s of CPU by the host
+# (the big kernels for float32 and float64 at 8-19 s each; int8 and uint8 run on the float32
+# loops), which used to land inside whichever test first made a 64 KB call. Two children
+# started before collection (one per core) compile every kernel into numba's on-disk cache with
 # ortpool.kernels.warmup (the split: support.WARMUP_CHILDREN), while the tests that need no
 # compiled kernel run; the first import of a compiled-kernel module in a test process (the main
 # one, or each pytest-xdist worker) waits until both have written their exit status, then loads
