@@ -23,10 +23,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _names(text: str) -> list[str]:
+    """A comma-separated option's names, blanks around them and empty ones dropped."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def run(args: argparse.Namespace) -> int:
-    dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
-    kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
-    done = warm_up(dtypes, kernels)
+    done = warm_up(_names(args.dtypes), _names(args.kernels))
     if backend() != "numba":
         print("numpy kernels in use (numba not installed, or ORTPOOL_KERNELS=numpy): "
               "nothing to compile")

@@ -47,13 +47,13 @@ def _copy_cached_loops(cache: Path) -> list[str]:
 
     from ortpool.kernels import _numba  # after the warm-up (conftest): its loops are cached
 
+    # numba's own answer to "where is this source's cache" with NUMBA_CACHE_DIR set (a folder
+    # named after the source's, with its path's hash)
+    target = cache / _CacheLocator.get_suitable_cache_subpath(_numba.__file__)
+    target.mkdir(parents=True)
     names = []
     for kernel in (_numba.max_planes, _numba.average_planes):
-        # numba's own answer to "where is this function's cache" for this environment and for
-        # one with NUMBA_CACHE_DIR set (a folder named after the source's, with its path's hash)
-        source = Path(kernel._cache._cache_path)
-        target = cache / _CacheLocator.get_suitable_cache_subpath(_numba.__file__)
-        target.mkdir(parents=True, exist_ok=True)
+        source = Path(kernel._cache._cache_path)  # and in this environment
         # the index of this function (older sources' entries may sit beside it), and the
         # machine code it lists ("<index stem>.<n>.nbc")
         stem = kernel._cache._cache_file._index_name.removesuffix("nbi")

@@ -102,14 +102,13 @@ def test_the_environment_holds_what_the_wheel_declares_and_nothing_more(venv, tm
 
 
 def _ortpool(venv: Path) -> Path:
-    return venv / ("Scripts" if os.name == "nt" else "bin") / "ortpool"
+    return child_venv.python(venv).with_name("ortpool")
 
 
 def _models_dir(venv: Path, cwd: Path) -> Path:
     """Where the installed package finds its bundled models."""
-    python = _ortpool(venv).with_name("python")
-    done = _run([python, "-c", "from ortpool.validate.validator import bundled_models_dir\n"
-                 "print(bundled_models_dir())"], cwd=cwd)
+    code = "from ortpool.validate.validator import bundled_models_dir\nprint(bundled_models_dir())"
+    done = _run([child_venv.python(venv), "-c", code], cwd=cwd)
     assert done.returncode == 0, done.stderr
     return Path(done.stdout.strip())
 
