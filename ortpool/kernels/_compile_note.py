@@ -24,6 +24,12 @@ log = logging.getLogger("ortpool")
 #: These compile in well under a second (the scatter 0.1-0.4 s, the RoI max 0.4 s): worth a log
 #: line, not a note on the terminal.
 QUICK = frozenset({"scatter", "roi_max"})
+#: How long the others take to compile, as the note says it: measured cold on the 2-core
+#: machine, CPU seconds per kernel and element type (fast and slow host): the window loops
+#: 9.4-14.6 and up to 21.7 (float64 MaxPool), the global sums 4.5-7 (it said "about 10 s",
+#: which a user waiting 20 s read as a hang).
+WAIT = {"plane_sums": "5-10 s on 2 cores"}
+WAIT_WINDOWED = "10-20 s on 2 cores"
 
 _lock = threading.Lock()
 _installed = False
@@ -51,7 +57,7 @@ KERNELS: dict[str, tuple[str, str]] = {
 
 
 def message(kernel: str, dtype: str) -> str:
-    wait = "under a second" if kernel in QUICK else "about 10 s on 2 cores"
+    wait = "under a second" if kernel in QUICK else WAIT.get(kernel, WAIT_WINDOWED)
     return (
         f"compiling the numba kernel for {dtype} {KERNELS[kernel][1]} (first use, {wait}, cached "
         "on disk afterwards; `ortpool warmup` does it ahead of time)"

@@ -1,9 +1,10 @@
 """Compile the numba kernels ahead of time, so that no ``session.run`` pays for it.
 
-The first call of each compiled kernel and element type compiles it (about 8-10 s each on a
-2-core machine) and stores the machine code in numba's on-disk cache; every later process loads
-it in milliseconds. :func:`warm_up` makes those first calls on tiny inputs, e.g. in a container
-build step (``ortpool warmup``), so that a fresh installation serves its first request at speed.
+The first call of each compiled kernel and element type compiles it (10-20 s each for the
+window loops on a 2-core machine, 5-10 s for the global sums) and stores the machine code in
+numba's on-disk cache; every later process loads it in milliseconds. :func:`warm_up` makes those
+first calls on tiny inputs, e.g. in a container build step (``ortpool warmup``), so that a fresh
+installation serves its first request at speed.
 """
 
 from __future__ import annotations
