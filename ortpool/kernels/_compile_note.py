@@ -21,16 +21,6 @@ from typing import TextIO
 
 log = logging.getLogger("ortpool")
 
-#: These compile in well under a second (the scatter 0.1-0.4 s, the RoI max 0.4 s): worth a log
-#: line, not a note on the terminal.
-QUICK = frozenset({"scatter", "roi_max"})
-#: How long the others take to compile, as the note says it: measured cold on the 2-core
-#: machine, CPU seconds per kernel and element type (fast and slow host): the window loops
-#: 9.4-14.6 and up to 21.7 (float64 MaxPool), the global sums 4.5-7 (it said "about 10 s",
-#: which a user waiting 20 s read as a hang).
-WAIT = {"plane_sums": "5-10 s on 2 cores"}
-WAIT_WINDOWED = "10-20 s on 2 cores"
-
 _lock = threading.Lock()
 _installed = False
 #: Where the note goes instead of this process's stderr: a model's process of ``ortpool validate``
@@ -44,23 +34,34 @@ def set_relay(send: Callable[[str], None] | None) -> None:
     relay = send
 
 
-#: The compiled kernels, by their name: the module that holds each, and the operator it computes
-#: (as the compile note on the terminal names it); :mod:`._backend` asks whether each is loaded.
-KERNELS: dict[str, tuple[str, str]] = {
-    "max_planes": ("ortpool.kernels._numba", "MaxPool"),
-    "max_indices": ("ortpool.kernels._numba", "MaxPool with Indices"),
-    "average_planes": ("ortpool.kernels._numba", "AveragePool"),
-    "scatter": ("ortpool.kernels._numba", "MaxUnpool"),
-    "plane_sums": ("ortpool.kernels._numba_family", "GlobalAveragePool/GlobalLpPool"),
-    "roi_max": ("ortpool.kernels._numba_family", "MaxRoiPool"),
+# How long a first compile takes, as the note says it: measured cold on the 2-core machine, CPU
+# seconds per kernel and element type on a fast and a slow host: the window loops 9.4-14.6,
+# float64 MaxPool up to 21.7; the global sums 4.5-7; the scatter 0.1-0.4, the RoI max 0.4-1.0.
+_WINDOW_LOOPS = "10-20 s on 2 cores"
+_UNDER_A_SECOND = "under a second"
+
+#: The compiled kernels, by their name: the module that holds each, the operator it computes (as
+#: the compile note on the terminal names it) and how long its first compile takes;
+#: :mod:`._backend` asks whether each is loaded.
+KERNELS: dict[str, tuple[str, str, str]] = {
+    "max_planes": ("ortpool.kernels._numba", "MaxPool", _WINDOW_LOOPS),
+    "max_indices": ("ortpool.kernels._numba", "MaxPool with Indices", _WINDOW_LOOPS),
+    "average_planes": ("ortpool.kernels._numba", "AveragePool", _WINDOW_LOOPS),
+    "scatter": ("ortpool.kernels._numba", "MaxUnpool", _UNDER_A_SECOND),
+    "plane_sums": (
+        "ortpool.kernels._numba_family", "GlobalAveragePool/GlobalLpPool", "5-10 s on 2 cores"
+    ),
+    "roi_max": ("ortpool.kernels._numba_family", "MaxRoiPool", _UNDER_A_SECOND),
 }
+#: The kernels that compile in under a second: worth a log line, not a note on the terminal.
+QUICK = frozenset(name for name, (_, _, wait) in KERNELS.items() if wait == _UNDER_A_SECOND)
 
 
 def message(kernel: str, dtype: str) -> str:
-    wait = "under a second" if kernel in QUICK else WAIT.get(kernel, WAIT_WINDOWED)
+    _, operator, wait = KERNELS[kernel]
     return (
-        f"compiling the numba kernel for {dtype} {KERNELS[kernel][1]} (first use, {wait}, cached "
-        "on disk afterwards; `ortpool warmup` does it ahead of time)"
+        f"compiling the numba kernel for {dtype} {operator} (first use, {wait}, cached on disk "
+        "afterwards; `ortpool warmup` does it ahead of time)"
     )
 
 
