@@ -82,7 +82,7 @@ def fix_with_report(
     skip_invalid: bool = False,
     providers: Sequence[str] | str | None = None,
     opt_level: str = DEFAULT_LEVEL,
-    nonfinite: bool = True,
+    nonfinite: bool = False,
     seed: int = 0,
     lift_opset: bool = True,
     shapes: Mapping[str, Sequence[int]] | Sequence[str] | None = None,
@@ -100,9 +100,10 @@ def fix_with_report(
     (``disable``, ``basic``, ``extended``, ``layout``, ``all``; default ``all``, onnxruntime's own);
     ``runtime``: the whole runtime description instead of those two (providers with options, level,
     threads: :class:`ortpool.ort.runtime_spec.RuntimeSpec`, as ``ortpool fix`` reads it from its
-    options); ``nonfinite``: the max-like nodes are proven on NaN and -inf too (the default:
-    RULINGS.md 18), and guarded where the runtime drops them; False assumes finite inputs
-    (``--assume-finite``), and the report says they were not covered; ``lift_opset``: where nodes of
+    options); ``nonfinite``: the input domain (ruling 20): False (the default) proves every node
+    on finite inputs, and the report says NaN and +-inf were not covered; True proves them too
+    (NaN, +inf, -inf at every tap position, ruling 18) and guards a max where the runtime gets
+    them wrong, at a cost (``--nonfinite``); ``lift_opset``: where nodes of
     a model below opset 11 stay unproven or need ortpool's op, try the model at a higher ai.onnx
     opset where every node keeps its meaning (docs/fix.md, "The opset lift"); ``shapes`` (``{"x":
     (1, 3, 48, 192)}`` or ``["x:1,3,48,192"]``) and ``inputs`` (an .npz path or name -> array): the

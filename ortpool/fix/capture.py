@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ortpool.fix.prove import short_error
+from ortpool.check.judge import short_error
 from ortpool.fix.sites import Site
 from ortpool.model import capture as capture_mod
 from ortpool.model import carry

@@ -13,10 +13,11 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from ortpool.check.cases import FeedSet
+from ortpool.check.judge import Proof
 from ortpool.fix import emit, forms
-from ortpool.fix.inputs import FeedSet
 from ortpool.fix.outcomes import NotApplicable, Outcome
-from ortpool.fix.prove import Proof, prove_plan
+from ortpool.fix.prove import prove_plan
 from ortpool.fix.sites import Site
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule

@@ -12,7 +12,7 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ortpool.cliargs import accuracy, files, runtime
+    from ortpool.cliargs import accuracy, domain, files, runtime
     from ortpool.cliargs import inputs as cliargs_inputs
     from ortpool.ort import DEFAULT_LEVEL
 
@@ -26,22 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         providers_help="the execution providers the model will run on, in priority order "
         "(default cpu): forms are proven there, each proof says which provider executed it",
     )
-    finite = parser.add_mutually_exclusive_group()
-    finite.add_argument(
-        "--assume-finite",
-        dest="nonfinite",
-        action="store_false",
-        help="prove MaxPool, GlobalMaxPool and MaxRoiPool on finite inputs only: no NaN guard "
-        "is written, and the report says NaN and -inf were not covered (by default they are)",
-    )
-    finite.add_argument(
-        "--nonfinite",
-        "--nan",
-        dest="nonfinite",
-        action="store_true",
-        help=argparse.SUPPRESS,  # the default now; kept so that older command lines still run
-    )
-    parser.set_defaults(nonfinite=True)
+    domain.add_arguments(parser, "proofs")
     # --shape, --inputs, --seed: as validate and bench take them
     cliargs_inputs.add_arguments(
         parser,

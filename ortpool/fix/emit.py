@@ -23,7 +23,8 @@ import onnx.defs
 from onnx import TensorProto, helper, numpy_helper
 
 from ortpool import dtypes, versions
-from ortpool.fix.forms import NodeFacts, Plan
+from ortpool.check.node import NodeFacts
+from ortpool.fix.forms import Plan
 from ortpool.rewrite import retarget
 from ortpool.rewrite.checks import check_node, node_name
 

@@ -27,14 +27,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import onnx
 
+from ortpool.check.cases import CAPTURED, FeedSet
+from ortpool.check.judge import Proof
 from ortpool.fix import capture, lift
-from ortpool.fix import inputs as feeds_mod
 from ortpool.fix import report as report_mod
 from ortpool.fix.apply import apply
 from ortpool.fix.choose import Attempt, Choice, choose
 from ortpool.fix.inmodel import prove_in_model, prove_regions
+from ortpool.fix.inputs import site_sets
 from ortpool.fix.outcomes import Outcome
-from ortpool.fix.prove import Proof
 from ortpool.fix.sites import Site, find_sites
 from ortpool.model import inputs as model_inputs
 from ortpool.ort.runtime import stamp
@@ -53,8 +54,8 @@ class Options:
     selection: Selection = dataclasses.field(default_factory=Selection)
     skip_invalid: bool = False
     runtime: RuntimeSpec = dataclasses.field(default_factory=RuntimeSpec)
-    #: prove max-like ops on NaN and -inf too (off: the user's inputs are assumed finite)
-    nonfinite: bool = True
+    #: the input domain (ruling 20): False, finite inputs (the default); True, NaN and +-inf too
+    nonfinite: bool = False
     seed: int = 0
     #: whether a model below opset 11 may be lifted (:mod:`ortpool.fix.lift`)
     lift_opset: bool = True
@@ -97,7 +98,7 @@ class _Choices:
 
     model: onnx.ModelProto
     sites: list[Site]
-    sets: dict[int, list[feeds_mod.FeedSet]]
+    sets: dict[int, list[FeedSet]]
     choices: dict[int, Choice]
 
 
@@ -147,7 +148,7 @@ def _choose_all(
     for site in sites:
         if site.facts is None or not site.selected:
             continue
-        sets, refusals = feeds_mod.site_sets(site, captured, options.seed, options.nonfinite)
+        sets, refusals = site_sets(site, captured, options.seed, options.nonfinite)
         state.sets[site.number] = sets
         if sets:
             state.choices[site.number] = choose(site, sets, options.runtime,
@@ -203,7 +204,7 @@ def _entries(
         entry = report_mod.node_fix(site, state.choices.get(site.number),
                                     in_model.get(site.number))
         mine = state.sets.get(site.number, [])
-        real = sorted({tuple(f.shape) for f in mine if f.label == feeds_mod.CAPTURED})
+        real = sorted({tuple(f.shape) for f in mine if f.label == CAPTURED})
         if real and entry.shapes:  # the sizes the user's inputs give, beside the small ones
             entry.shapes += "; and on the model's run at X " + ", ".join(map(_dims, real))
         if problem and entry.realization not in (report_mod.UNPROVEN, report_mod.NOT_SELECTED):

@@ -19,8 +19,8 @@ Wrappers around a base form:
 
 * :func:`in_float` -- the node computed in float32 between two Casts (types without a kernel).
 * :func:`in_double` -- a global average or norm summed in float64 and rounded once (RULINGS 13).
-* :func:`nan_guarded` -- the max's NaN and -inf restored by a pooled mask (not with
-  ``--assume-finite``).
+* :func:`nan_guarded` -- the max's NaN and -inf restored by a pooled mask (tried in the
+  non-finite domain only: ``--nonfinite``, ruling 20).
 
 Every number here comes from :mod:`ortpool.geometry`, the arithmetic the kernels use.
 """
@@ -35,13 +35,14 @@ from typing import Any
 import numpy as np
 
 from ortpool import versions
-from ortpool.attributes import NodeAttrs, PoolAttrs, standard_attributes
+from ortpool.attributes import PoolAttrs, standard_attributes
+from ortpool.check.node import MAX_LIKE, NodeFacts, lowest
 from ortpool.dtypes import FLOATS
 from ortpool.errors import OrtpoolError
 from ortpool.fix.outcomes import NotApplicable
-from ortpool.geometry import PoolGeometry, effective_kernel, pool_geometry, same_pads
+from ortpool.geometry import PoolGeometry, effective_kernel, same_pads
 from ortpool.tolerances import GLOBAL_SUMS
-from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS, OpVersion
+from ortpool.versions import GLOBAL_OPERATORS
 
 UNCHANGED = "unchanged"
 EXPLICIT_PADS = "explicit-pads"
@@ -54,56 +55,9 @@ IN_DOUBLE = "in-double"
 NAN_GUARD = "nan-guard"
 ORTPOOL = "ortpool"
 
-#: Ops whose value is a max of input elements: proven on NaN and -inf and guarded unless the
-#: user assumes finite inputs (``--assume-finite``).
-MAX_LIKE = ("MaxPool", "GlobalMaxPool", "MaxRoiPool")
-
 #: Element types whose every value float32 holds exactly: a max computed in float32 and cast
 #: back is the max itself; an average is accumulated in float32 anyway (RULINGS.md 8).
 FLOAT_EXACT = ("float16", "bfloat16", "int8", "uint8")
-
-
-@dataclasses.dataclass(frozen=True)
-class NodeFacts:
-    """What a form may depend on: one node's spec, attributes, element type and sizes."""
-
-    op: str
-    version: int
-    opset: int  # the ai.onnx opset governing the node (decides which ops can be inserted)
-    attrs: NodeAttrs
-    elem: str  # element type of X, as the schemas name it ("float", "uint8", ...)
-    spatial: tuple[int, ...] | None  # static spatial sizes of X; None when any is symbolic
-    n_inputs: int = 1
-    n_outputs: int = 1
-    indices_used: bool = False  # MaxPool's Indices output is read by a node or a graph output
-    rank: int | None = None  # spatial axes of X (None: unknown); the kernel's length if any
-    #: the node's attributes as written (name -> Python value), for the kernels and tolerances
-    attributes: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False)
-    #: the node keeps ``version`` though ``opset`` makes its op another version (a lifted model:
-    #: :mod:`ortpool.fix.lift`); only a form that replaces the node can realize it
-    pinned: bool = False
-
-    @property
-    def spec(self) -> OpVersion:
-        return versions.get(self.op, self.version)
-
-    @property
-    def windowed(self) -> bool:
-        """MaxPool, AveragePool, LpPool: a window given by kernel, strides, pads."""
-        return self.op in WINDOW_OPERATORS and isinstance(self.attrs, PoolAttrs)
-
-    @property
-    def spatial_rank(self) -> int | None:
-        if isinstance(self.attrs, PoolAttrs):
-            return self.attrs.rank
-        return self.rank
-
-    def geometry(self) -> PoolGeometry | None:
-        """The spec's geometry on the static sizes (None when they are symbolic)."""
-        if self.spatial is None or not self.windowed:
-            return None
-        assert isinstance(self.attrs, PoolAttrs)
-        return pool_geometry(self.spatial, self.attrs)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,14 +158,6 @@ def explicit_pads(facts: NodeFacts, compute: str | None = None) -> Plan | NotApp
         shape_free=shape_free,
         why=why,
     )
-
-
-def lowest(elem: str) -> float | int:
-    """The value that never wins a max and is the empty window's result (RULINGS.md 5, 6)."""
-    if elem in FLOATS:
-        return -math.inf
-    info = np.iinfo(np.dtype(elem))
-    return int(info.min)
 
 
 def _pad_value(

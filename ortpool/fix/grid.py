@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import onnx
 
+from ortpool.check.compare import compare_values
 from ortpool.fix import report as report_mod
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.fix.outcomes import Realization
@@ -27,7 +28,6 @@ from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.tolerances import node_tolerance
 from ortpool.validate import grid, isolate, results
-from ortpool.validate.compare import compare_values
 
 AGREEING = (results.AGREE, results.TIES)
 

@@ -19,19 +19,19 @@ import onnx
 from onnx import helper
 
 from ortpool import dtypes
-from ortpool.fix import inputs as feeds_mod
-from ortpool.fix.capture import Capturing, captured_names
-from ortpool.fix.forms import NodeFacts, Plan
-from ortpool.fix.inputs import FeedSet
-from ortpool.fix.prove import (
+from ortpool.check.cases import FeedSet, expect
+from ortpool.check.judge import (
     Proof,
     compare,
     run_group,
-    sets_for,
     shape_groups,
     short_error,
     value_info,
 )
+from ortpool.check.node import NodeFacts, node_spec
+from ortpool.fix.capture import Capturing, captured_names
+from ortpool.fix.forms import Plan
+from ortpool.fix.prove import sets_for
 from ortpool.fix.sites import Site
 from ortpool.model import carry
 from ortpool.ort.opening import open_session
@@ -154,8 +154,8 @@ def prove_in_model(
                 continue
             arrays = [run[name] for name in site.node.input if name]
             got = [run[name] for name in site.node.output[: 2 if facts.indices_used else 1]]
-            feed = feeds_mod.FeedSet(f"the model's run {number + 1}", arrays)
-            if not feeds_mod.expect(feeds_mod.node_spec(facts), [feed]):
+            feed = FeedSet(f"the model's run {number + 1}", arrays)
+            if not expect(node_spec(facts), [feed]):
                 continue
             proof = proofs.setdefault(site.number, Proof(exact=True, where="model"))
             if not proof.exact:

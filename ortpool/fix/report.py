@@ -13,10 +13,10 @@ import json
 from collections import Counter
 from typing import Any
 
+from ortpool.check.judge import Proof
 from ortpool.fix.choose import Attempt, Choice
 from ortpool.fix.forms import FLOATS, MAX_LIKE
 from ortpool.fix.outcomes import Outcome, Realization
-from ortpool.fix.prove import Proof
 from ortpool.fix.sites import Site
 from ortpool.model.inputs import describe_dims
 
@@ -83,7 +83,7 @@ class FixReport:
     nodes: list[NodeFix] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
     runtime: dict[str, Any] = dataclasses.field(default_factory=dict)
-    nonfinite: bool = True
+    nonfinite: bool = False
     written: str | None = None
     #: the model's inputs of the capture and proof runs: shapes, source, open dims (OpenDim)
     #: and the --shape that sets them; empty when the caller gave the feeds
@@ -105,10 +105,10 @@ class FixReport:
 
     @property
     def finite_only(self) -> list[NodeFix]:
-        """Max-like nodes of a float type realized on proofs without NaN and -inf."""
+        """Nodes of a float type proven in the finite domain only (ruling 20)."""
         if self.nonfinite:
             return []
-        return [n for n in self.nodes if n.op in MAX_LIKE and n.elem in FLOATS
+        return [n for n in self.nodes if n.elem in FLOATS
                 and n.realization not in (UNPROVEN, NOT_SELECTED)]
 
     @property
@@ -185,10 +185,9 @@ class FixReport:
         if maxed:
             names = ", ".join(repr(n.name) for n in maxed)
             lines.append(
-                f"proven for finite inputs only (--assume-finite): NaN and -inf were not covered "
-                f"for {len(maxed)} node(s): {names} (onnxruntime drops NaN unless it is a "
-                "window's first tap and gives -3.4e38 for windows of -inf only; without "
-                "--assume-finite they are proven and guarded)"
+                f"proven in the finite domain (the default, ruling 20) for {len(maxed)} "
+                f"node(s): {names}; NaN and +-inf were not covered (--nonfinite proves them, "
+                "and guards a max onnxruntime gets wrong there)"
             )
         lines += [f"note: {note}" for note in self.notes]
         return lines

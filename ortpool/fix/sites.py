@@ -19,8 +19,8 @@ import onnx
 from onnx import numpy_helper
 
 from ortpool import dtypes, versions
+from ortpool.check.node import NodeFacts
 from ortpool.errors import OrtpoolError
-from ortpool.fix.forms import NodeFacts
 from ortpool.model.inference import TypeTable, learn_shapes
 from ortpool.model.scopes import Scope, is_pool, is_standard, model_scopes, subgraphs
 from ortpool.model.singlenode import attribute_dict

@@ -3,8 +3,8 @@
 ``ortpool validate`` (per node in isolation and end to end, on a real model) and
 ``ortpool conformance`` (a generated grid of single-node cases) share the pieces of this package:
 input generation (:mod:`.inputs`), running nodes in onnxruntime (:mod:`ortpool.ort.ortrun`,
-:mod:`ortpool.model.singlenode`, :mod:`ortpool.model.capture`), comparison (:mod:`.compare`), cause
-recognition (:mod:`.causes`), the onnx reference evaluator column (:mod:`.reference`) and the
+:mod:`ortpool.model.singlenode`, :mod:`ortpool.model.capture`), the judgement of a node and the
+comparison (:mod:`ortpool.check`), cause recognition (:mod:`.causes`), the onnx reference evaluator column (:mod:`.reference`) and the
 reports (:mod:`.terminal`, :mod:`.jsonreport`, :mod:`.html`). ``validate_models`` (:mod:`.batch`)
 runs several models, each in a child process of its own, every one reported whatever the others
 do.
@@ -18,7 +18,6 @@ from ortpool.lazy import lazy_names
 
 if TYPE_CHECKING:
     from ortpool.validate.batch import run_models as validate_models
-    from ortpool.validate.compare import TensorComparison, compare_indices, compare_values
     from ortpool.validate.conformance import run_conformance
     from ortpool.validate.isolate import Options, run_node
     from ortpool.validate.results import ModelResult, NodeResult
@@ -40,9 +39,6 @@ _LAZY = {
     "run_conformance": "ortpool.validate.conformance:run_conformance",
     "Options": "ortpool.validate.isolate:Options",
     "run_node": "ortpool.validate.isolate:run_node",
-    "TensorComparison": "ortpool.validate.compare:TensorComparison",
-    "compare_values": "ortpool.validate.compare:compare_values",
-    "compare_indices": "ortpool.validate.compare:compare_indices",
     "ModelResult": "ortpool.validate.results:ModelResult",
     "NodeResult": "ortpool.validate.results:NodeResult",
 }
@@ -51,11 +47,8 @@ __all__ = [
     "ModelResult",
     "NodeResult",
     "Options",
-    "TensorComparison",
     "ValidateOptions",
     "bundled_models",
-    "compare_indices",
-    "compare_values",
     "load_model",
     "run_conformance",
     "run_node",

@@ -25,9 +25,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ortpool import dtypes
+from ortpool.check.compare import compare_values
 from ortpool.tolerances import Tolerance, tolerance_for
 from ortpool.validate import results
-from ortpool.validate.compare import compare_values
 
 
 def magnitude(a: np.ndarray, b: np.ndarray) -> float:

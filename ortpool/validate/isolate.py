@@ -17,14 +17,7 @@ import onnx
 
 from ortpool import dtypes, kernels
 from ortpool.attributes import PoolAttrs
-from ortpool.errors import OrtpoolError
-from ortpool.geometry import pool_geometry
-from ortpool.model.singlenode import NodeSpec, builtin_model, feed_dict
-from ortpool.ort import ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
-from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, window_size
-from ortpool.validate import causes as causes_mod
-from ortpool.validate import results
-from ortpool.validate.compare import (
+from ortpool.check.compare import (
     CAT_RULING,
     TensorComparison,
     compare_indices,
@@ -32,6 +25,13 @@ from ortpool.validate.compare import (
     family_ruling_cells,
     ruling_cells,
 )
+from ortpool.errors import OrtpoolError
+from ortpool.geometry import pool_geometry
+from ortpool.model.singlenode import NodeSpec, builtin_model, feed_dict
+from ortpool.ort import ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, window_size
+from ortpool.validate import causes as causes_mod
+from ortpool.validate import results
 from ortpool.versions import WINDOW_OPERATORS
 
 OrtpoolRunner = Callable[[NodeSpec, Sequence[np.ndarray]], list[np.ndarray]]

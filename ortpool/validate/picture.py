@@ -13,7 +13,7 @@ import zlib
 
 import numpy as np
 
-from ortpool.validate.compare import (
+from ortpool.check.compare import (
     CAT_AGREE,
     CAT_DIFFER,
     CAT_INACCURATE,

@@ -6,10 +6,10 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from ortpool.check.compare import TensorComparison
 from ortpool.model import OpenDim
 from ortpool.tolerances import Tolerance
 from ortpool.validate.causes import Cause
-from ortpool.validate.compare import TensorComparison
 
 AGREE = "agree"
 TIES = "ties"  # only Indices ties differ: both picked a maximum
@@ -151,7 +151,7 @@ class NodeResult:
 
     @property
     def accuracy(self) -> dict[str, Any] | None:
-        """Y's rounding figures, for a sum (:func:`ortpool.validate.compare.figures`)."""
+        """Y's rounding figures, for a sum (:func:`ortpool.check.compare.figures`)."""
         return next((c.accuracy for c in self.comparisons if c.name == "Y"), None)
 
     def to_dict(self) -> dict[str, Any]:

@@ -19,11 +19,12 @@ import pytest
 
 from ortpool import kernels, versions
 from ortpool.attributes import normalize
-from ortpool.fix import forms, inputs, lift
-from ortpool.fix.forms import NodeFacts
+from ortpool.check import cases as inputs
+from ortpool.check.compare import compare_values
+from ortpool.check.node import NodeFacts
+from ortpool.fix import forms, lift
 from ortpool.geometry import effective_kernel
 from ortpool.tolerances import node_tolerance, tolerance_for
-from ortpool.validate.compare import compare_values
 
 
 def facts_for(op, version, attrs, spatial, elem="float", indices_used=False, n_outputs=1):

@@ -1,7 +1,7 @@
 """ortpool fix proves max-type nodes on NaN and infinities by construction (RULINGS.md 18).
 
 The proof sets hold NaN (and +inf) at every tap position of every window, windows of -inf only,
-NaN only and ties, built one case per (n, c) plane (:func:`ortpool.fix.inputs.constructed_sets`);
+NaN only and ties, built one case per (n, c) plane (:func:`ortpool.check.cases.constructed_sets`);
 the seed changes the fill, never the realization; every fixed model gives the spec's outputs on
 those sets. The four wrong models issue 16 found (written as proven with sprinkled NaN) are the
 first cases.
@@ -20,8 +20,9 @@ from onnx import helper as h
 from onnx import numpy_helper
 
 import ortpool
+from ortpool.check import cases as feeds_mod
+from ortpool.check.node import node_spec
 from ortpool.fix import fix_with_report
-from ortpool.fix import inputs as feeds_mod
 from ortpool.fix.sites import find_sites
 from ortpool.geometry import pool_geometry
 from ortpool.rewrite.selection import Selection
@@ -124,7 +125,7 @@ def _built_sets(model, seed=0):
             [] if facts.op != "MaxRoiPool" else [numpy_helper.to_array(model.graph.initializer[0])]
         )
         found[name] = feeds_mod.constructed_sets(
-            facts, shape, np.random.default_rng(seed), extra=extra
+            facts, shape, np.random.default_rng(seed), nonfinite=True, extra=extra
         )
     return found
 
@@ -222,7 +223,7 @@ def _choices(model, seed):
     runtime = RuntimeSpec()
     found = []
     for name, site in _facts(model).items():
-        sets, _ = site_sets(site, [], seed)
+        sets, _ = site_sets(site, [], seed, nonfinite=True)
         choice = choose(site, sets, runtime)
         found.append((name, choice.plan.name if choice.plan else None))
     return found
@@ -233,7 +234,7 @@ def test_one_realization_under_eight_seeds_and_right_on_the_built_cases(config):
     model = CONFIGS[config]()
     answers = {tuple(_choices(model, seed)) for seed in SEEDS}
     assert len(answers) == 1, answers
-    fixed, report = fix_with_report(model, seed=5, lift_opset=False)  # as chosen in-process
+    fixed, report = fix_with_report(model, seed=5, lift_opset=False, nonfinite=True)
     assert report.exit_code() in (0, 1), report.summary_lines()
     assert [(n.name, n.form) for n in report.nodes] == list(next(iter(answers)))
     # the NaN-skipping runtime is never left alone on a max
@@ -253,7 +254,7 @@ def test_issue_cases_name_their_realizations():
     """The four models issue 16 found: what each becomes, and that no seed leaves it bare."""
     got = {}
     for config in list(CONFIGS)[:4]:
-        _, report = fix_with_report(CONFIGS[config](), seed=0)
+        _, report = fix_with_report(CONFIGS[config](), seed=0, nonfinite=True)
         got[config] = _realizations(report)
     assert got["globalmaxpool-1-double"] == [("pool", "standard form", "reduce+nan-guard")]
     assert got["maxpool-22-indices"] == [("pool", "ortpool op", "ortpool")]
@@ -261,12 +262,17 @@ def test_issue_cases_name_their_realizations():
     assert got["maxpool-22-float16-same-dilated-indices"] == [("pool", "ortpool op", "ortpool")]
 
 
-def test_assume_finite_leaves_the_max_and_says_so():
+def test_the_finite_domain_leaves_the_max_and_says_so():
+    """Ruling 20: the default domain is finite; the max onnxruntime gets wrong only on NaN and
+    -inf is left unchanged, and the report says what was not covered."""
     model = CONFIGS["maxpool-8-indices"]()
-    _, report = fix_with_report(model, nonfinite=False)
-    assert _realizations(report) == [("pool", "unchanged", "unchanged")]
-    text = "\n".join(report.summary_lines())
-    assert "NaN and -inf were not covered" in text
+    for report in (fix_with_report(model)[1], fix_with_report(model, nonfinite=False)[1]):
+        assert _realizations(report) == [("pool", "unchanged", "unchanged")]
+        text = "\n".join(report.summary_lines())
+        assert (
+            "proven in the finite domain (the default, ruling 20) for 1 node(s): 'pool'; NaN and "
+            "+-inf were not covered (--nonfinite proves them"
+        ) in text
 
 
 def test_a_written_model_never_run_is_not_proven(tmp_path, capsys):
@@ -297,7 +303,7 @@ def test_an_optimizer_change_is_named_as_what_it_is():
         17,
         [("y", T.FLOAT)],
     )
-    _, report = fix_with_report(model)
+    _, report = fix_with_report(model, nonfinite=True)
     first = report.nodes[0].attempts[0]
     if first.outcome == "proven":
         pytest.skip("this onnxruntime's kernel is within the tolerance here")
@@ -314,10 +320,10 @@ def test_the_written_model_is_proven_on_the_built_cases_too():
     """The model's own run reaches a node only with what its upstream makes (no NaN): a bare
     ReduceMax written for a GlobalMaxPool is exact on that run but not on the built cases run
     through the written nodes (the seed-0 model issue 16 found)."""
+    from ortpool.check.judge import Proof
     from ortpool.fix.apply import apply
     from ortpool.fix.forms import reduce
     from ortpool.fix.inmodel import prove_in_region
-    from ortpool.fix.prove import Proof
     from ortpool.ort.runtime_spec import RuntimeSpec
 
     model = CONFIGS["globalmaxpool-1-double"]()
@@ -325,7 +331,7 @@ def test_the_written_model_is_proven_on_the_built_cases_too():
     plan = reduce(site.facts)
     written, _ = apply(model, [site], {site.number: plan})
     assert [n.op_type for n in written.graph.node] == ["ReduceMax"]
-    sets = feeds_mod.expect(feeds_mod.node_spec(site.facts), _built_sets(model)["pool"])
+    sets = feeds_mod.expect(node_spec(site.facts), _built_sets(model)["pool"])
     proof = Proof(exact=True, where="model")
     prove_in_region(written, site.facts, site.node, sets, RuntimeSpec(), proof)
     assert not proof.exact
@@ -346,16 +352,34 @@ def test_built_sets_on_hostile_shapes():
     )
     # a huge plane: one tensor, its first case, within the element budget's reach
     huge = [1, 1, 3000, 3000]
-    (one,) = feeds_mod.constructed_sets(_site_of("GlobalAveragePool", huge), huge, rng)
+    (one,) = feeds_mod.constructed_sets(_site_of("GlobalAveragePool", huge), huge, rng,
+                                        nonfinite=True)
     assert one.cases == {(0, 0): "NaN at tap (0, 0)"} and one.shape == tuple(huge)
     # a dilated 3-D kernel with 7*7*7 tap offsets: first, second, middle, second-last and last
     # per axis (125 positions), and NaN lands on each of them in some window
     facts = _site_of("MaxPool", [1, 1, 9, 9, 9], kernel_shape=[3, 3, 3], dilations=[3, 3, 3])
-    sets = feeds_mod.constructed_sets(facts, [1, 1, 9, 9, 9], rng)
+    sets = feeds_mod.constructed_sets(facts, [1, 1, 9, 9, 9], rng, nonfinite=True)
     labels = [label for feed in sets for label in feed.cases.values()]
     nan_taps = [x for x in labels if x.startswith("NaN at tap (") and "-inf" not in x]
     assert len(nan_taps) == 125 and "NaN at tap (3, 3, 3)" in nan_taps
     assert labels.count("-inf only") == 1 and labels.count("NaN only") == 1
+    # the finite domain (ruling 20): the largest value at each of those 125 taps among the lowest
+    # finite value, planes of the lowest and highest finite value and of one value; not one
+    # non-finite element anywhere
+    finite = feeds_mod.constructed_sets(facts, [1, 1, 9, 9, 9], rng)
+    labels = [label for feed in finite for label in feed.cases.values()]
+    largest = [x for x in labels if x.startswith("the largest at tap (")]
+    assert len(largest) == 125 and "the largest at tap (3, 3, 3) among the lowest finite" in labels
+    assert labels[125:] == ["the lowest finite only", "the highest finite only", "one value (ties)"]
+    assert all(np.isfinite(feed.arrays[0]).all() for feed in finite)
+    by_case = {feed.cases[(0, 0)]: feed.arrays[0] for feed in finite}  # one plane per tensor
+    assert (by_case["the lowest finite only"] == np.finfo(np.float32).min).all()
+    assert (by_case["the highest finite only"] == np.finfo(np.float32).max).all()
+    marked = by_case["the largest at tap (1, 0, 3) among the lowest finite"]
+    # on the lattice of spacing 7 (the dilated span) from (1, 0, 3): rows 1, 8; 0, 7; 3
+    assert sorted(map(tuple, np.argwhere(marked[0, 0] > np.finfo(np.float32).min))) == [
+        (1, 0, 3), (1, 7, 3), (8, 0, 3), (8, 7, 3)
+    ]
     # integer types have no NaN: no built sets, the integer range sets instead
     facts = dataclasses.replace(
         _site_of("MaxPool", [1, 1, 4, 4], kernel_shape=[2, 2]), elem="uint8"
@@ -363,20 +387,19 @@ def test_built_sets_on_hostile_shapes():
     assert feeds_mod.constructed_sets(facts, [1, 1, 4, 4], rng) == []
 
 
-def test_cli_assume_finite_and_the_old_flag(tmp_path, capsys):
+def test_cli_domain_flag_and_its_old_spellings(tmp_path, capsys):
     from ortpool.cli import main
 
     source = tmp_path / "m.onnx"
     onnx.save(CONFIGS["maxpool-10-ceil"](), source)
-    assert main(["fix", str(source), str(tmp_path / "a.onnx"), "--assume-finite"]) == 0
-    text = capsys.readouterr().out
-    assert "1 pooling nodes: unchanged 1" in text
-    assert (
-        "proven for finite inputs only (--assume-finite): NaN and -inf were not covered for "
-        "1 node(s): 'pool'"
-    ) in text
-    for flags in ([], ["--nonfinite"]):  # the default, and the old opt-in still accepted
+    # the default, its explicit spelling and the earlier opt-out all mean the finite domain
+    for flags in ([], ["--finite"], ["--assume-finite"]):
+        assert main(["fix", str(source), str(tmp_path / "a.onnx"), *flags]) == 0
+        text = capsys.readouterr().out
+        assert "1 pooling nodes: unchanged 1" in text
+        assert "proven in the finite domain (the default, ruling 20) for 1 node(s): 'pool'" in text
+    for flags in (["--nonfinite"], ["--nan"]):  # the non-finite domain, and its old spelling
         assert main(["fix", str(source), str(tmp_path / "b.onnx"), *flags]) == 0
         text = capsys.readouterr().out
         assert "1 pooling nodes: standard form 1" in text and "form nan-guard" in text
-        assert "finite inputs only" not in text
+        assert "finite domain" not in text

@@ -31,6 +31,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # tolerances.py is RULINGS 17's accuracy rule: it asks the kernels for the exact result.
     ("model", ("ortpool.model", "ortpool.modelfile", "ortpool.staging", "ortpool.tolerances")),
     ("ort", ("ortpool.ort",)),
+    # the engine that judges a node: validate's verdict, fix's proofs, conformance's cases
+    ("check", ("ortpool.check",)),
     ("rewrite", ("ortpool.rewrite",)),
     ("validate", ("ortpool.validate",)),
     ("fix", ("ortpool.fix", "ortpool.bench")),
@@ -302,7 +304,8 @@ PUBLIC: dict[str, tuple[str, ...]] = {
     "ortpool.ort": ("RuntimeSpec", "open_session", "InferenceSession", "INSTALL_HINT", "stamp"),
     "ortpool.model": ("InputSpec", "resolve", "NodeSpec", "model_scopes", "write_file"),
     "ortpool.rewrite": ("rewrite", "restore", "rewrite_file", "Selection", "check_node"),
-    "ortpool.validate": ("validate_model", "validate_models", "compare_values", "run_node"),
+    "ortpool.check": ("NodeFacts", "Proof", "judge_node", "proof_sets", "compare_values"),
+    "ortpool.validate": ("validate_model", "validate_models", "run_node"),
     "ortpool.cliargs": ("accuracy", "files", "inputs", "reports", "runtime"),
     "ortpool.bench": ("CASES", "Settings", "run_case", "select"),
 }

@@ -107,7 +107,7 @@ def builtin_defect(
     want = kernels.run_op(node.op_type, versions.resolve(node.op_type, opset).version, feeds,
                           attrs, n_outputs)[0]
     if node.op_type in tolerances.WINDOW_SUMS + tolerances.GLOBAL_SUMS:
-        from ortpool.validate.compare import compare_values
+        from ortpool.check.compare import compare_values
 
         tol = tolerances.node_tolerance(
             node.op_type, versions.resolve(node.op_type, opset).version, elem, x, want, attrs

@@ -17,6 +17,7 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 
+from ortpool.check.compare import CAT_DIFFER, CAT_INACCURATE, CAT_NOTE, compare_values
 from ortpool.cli import main
 from ortpool.cliargs.accuracy import parse_limits
 from ortpool.errors import OrtpoolError
@@ -26,7 +27,6 @@ from ortpool.ort import ortrun
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec
 from ortpool.tolerances import AccuracyRule, node_tolerance, ulp
 from ortpool.validate import causes, isolate, results, terminal
-from ortpool.validate.compare import CAT_DIFFER, CAT_INACCURATE, CAT_NOTE, compare_values
 
 pytestmark = pytest.mark.onnxruntime
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ortpool.check.compare import CAT_AGREE, CAT_DIFFER, CAT_MISSING
 from ortpool.cli import main
 from ortpool.validate import picture
-from ortpool.validate.compare import CAT_AGREE, CAT_DIFFER, CAT_MISSING
 from tests.validate.test_validate import builtin_same_d2_shape, pool_model, save
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.

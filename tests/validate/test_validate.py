@@ -12,18 +12,18 @@ from onnx import TensorProto, helper
 
 from ortpool import dtypes, versions
 from ortpool.attributes import normalize
-from ortpool.cli import main
-from ortpool.geometry import pool_geometry
-from ortpool.model.singlenode import NodeSpec
-from ortpool.tolerances import Tolerance, tolerance_for
-from ortpool.validate import causes, results
-from ortpool.validate.compare import (
+from ortpool.check.compare import (
     CAT_DIFFER,
     CAT_TIE,
     compare_indices,
     compare_values,
     ruling_cells,
 )
+from ortpool.cli import main
+from ortpool.geometry import pool_geometry
+from ortpool.model.singlenode import NodeSpec
+from ortpool.tolerances import Tolerance, tolerance_for
+from ortpool.validate import causes, results
 from ortpool.validate.isolate import Options, run_node, run_ortpool_numpy
 from tests.support import runtime_defects
 

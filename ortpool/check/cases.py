@@ -1,0 +1,435 @@
+"""The inputs a node is judged on, and the spec's answer for each (ortpool's kernels).
+
+One set of inputs serves every command: ``validate``'s verdict, ``fix``'s proofs (of the node as
+it is and of each form) and their report. Per node: the inputs captured from a run of the model
+(when it runs), plus seeded sets made to find differences: quarter steps (ties everywhere, exact
+sums), for an integer type its whole range and its lowest value, for global averages and norms a
+plane of uniform [0, 1) values, and for a float type the cases ruling 18 names, *built*
+(:func:`constructed_sets`), not sprinkled, in the domain of ruling 20
+(:mod:`ortpool.check.domain`): the finite domain's largest value at every tap position among
+the lowest finite value, planes of the lowest and the highest finite value and of one value
+(ties); the non-finite domain adds NaN at every tap position of every window, +inf likewise,
+windows of -inf only and of NaN only, for the sums +inf and -inf in one window. MaxUnpool gets
+Indices a MaxPool of the same geometry really produces (duplicates included) and distinct random
+ones; MaxRoiPool a RoI over the whole map per batch entry and five inside and across it.
+
+The seed changes only the fill (the values around the built cases), never which cases are
+built: a verdict on these sets does not depend on ``--seed``.
+
+The expected outputs come from ortpool's kernels with the node's own spec version and attributes
+(:func:`spec_outputs`), computed once per input set.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ortpool import dtypes, kernels
+from ortpool.attributes import PoolAttrs
+from ortpool.check.domain import NONFINITE_VALUES
+from ortpool.check.node import FLOATS, MAX_LIKE, NodeFacts, lowest
+from ortpool.errors import OrtpoolError
+from ortpool.geometry import effective_kernel
+from ortpool.model.inputs import random_tensor
+from ortpool.model.singlenode import NodeSpec
+from ortpool.tolerances import GLOBAL_SUMS
+
+#: the label of an input set captured from a run of the model
+CAPTURED = "captured from the model's run"
+
+#: N and C of generated inputs where the model leaves them symbolic (Indices count N*C planes)
+BATCH, CHANNELS = 2, 3
+
+
+@dataclasses.dataclass
+class FeedSet:
+    """One input set: its label (for the report), the arrays, the spec's outputs; for a built
+    set, the case each (n, c) plane of X holds (the others hold the fill)."""
+
+    label: str
+    arrays: list[np.ndarray]
+    expected: list[np.ndarray] | None = None
+    cases: dict[tuple[int, int], str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.arrays[0].shape)
+
+    def case_at(self, at: Sequence[int] | None) -> str:
+        """The built case of the plane holding output cell ``at`` (N, C first), or ""."""
+        if not at or len(at) < 2:
+            return ""
+        return self.cases.get((int(at[0]), int(at[1])), "")
+
+
+def full_shape(facts: NodeFacts, dims: Sequence[int | None] | None) -> tuple[int, ...] | None:
+    """X's shape with symbolic N/C sized as :data:`BATCH`/:data:`CHANNELS`; None when a spatial
+    size is symbolic."""
+    if facts.spatial is None:
+        return None
+    n = dims[0] if dims and isinstance(dims[0], int) else BATCH
+    c = dims[1] if dims and len(dims) > 1 and isinstance(dims[1], int) else CHANNELS
+    return (n, c, *facts.spatial)
+
+
+def sampled_shapes(facts: NodeFacts) -> list[tuple[int, ...]]:
+    """Input shapes for a node whose spatial sizes are symbolic: per axis every size from the
+    smallest the geometry admits through two strides more (every remainder mod the stride, so
+    SAME's pads and ceil mode's overhang take all their values), plus one larger size; for a
+    global pool or MaxRoiPool sizes 1 to 5 and 12 (an empty plane only where the model has one).
+
+    Example: k=3, s=2, no pads: sizes 3, 4, 5, 6, 7 and 12 on every axis (the axes together).
+    """
+    attrs = facts.attrs
+    rank = facts.spatial_rank
+    if rank is None:
+        return []
+    if not isinstance(attrs, PoolAttrs):
+        smallest, steps = [1] * rank, 5
+    else:
+        if facts.op == "MaxUnpool":
+            smallest = [1] * rank
+        else:
+            smallest = []
+            for i in range(rank):
+                ek = effective_kernel(attrs.kernel_shape[i], attrs.dilations[i])
+                pads = 0 if attrs.auto_pad != "NOTSET" else attrs.pads[i] + attrs.pads[i + rank]
+                smallest.append(max(1, ek - pads))
+        steps = 2 * max(attrs.strides) + 1
+    shapes = [tuple(m + t for m in smallest) for t in range(steps)]
+    shapes.append(tuple(m + steps + 4 for m in smallest))
+    return [(BATCH, CHANNELS, *s) for s in shapes]
+
+
+def _fill(rng: np.random.Generator, shape: Sequence[int], elem: str, op: str) -> np.ndarray:
+    """Finite values of ``elem`` around the built cases (the only thing the seed changes)."""
+    np_dtype = dtypes.NUMPY[elem]
+    if elem not in FLOATS:
+        info = np.iinfo(np_dtype)
+        return rng.integers(info.min, int(info.max) + 1, size=tuple(shape)).astype(np_dtype)
+    if op in ("AveragePool", "GlobalAveragePool"):
+        # Multiples of 4 up to about +-100: every sum is exact, so only the division rounds
+        # and the average tolerance means what it says (as in the validator).
+        return (random_tensor(rng, shape, "double") * 16).astype(np_dtype)
+    return rng.normal(0.0, 100.0, size=tuple(shape)).astype(np_dtype)
+
+
+def _values(rng: np.random.Generator, shape: Sequence[int], elem: str, kind: str,
+            op: str) -> np.ndarray:
+    np_dtype = dtypes.NUMPY[elem]
+    if kind == "ties":
+        return random_tensor(rng, shape, elem)
+    if kind == "lowest":
+        return np.full(tuple(shape), lowest(elem), dtype=np_dtype)
+    if kind == "uniform":  # a plane of [0, 1): where a running sum in the type loses digits
+        return rng.random(tuple(shape)).astype(np_dtype)
+    return _fill(rng, shape, elem, op)  # "extremes": the integer type's whole range
+
+
+#: Tap positions given their own case, at most (per case kind); beyond, per axis the first,
+#: second, middle, second-to-last and last position of the window (first, inner, last kept).
+MAX_OFFSETS = 64
+#: The built sets of one node hold at most about this many elements; beyond, fewer positions.
+MAX_ELEMENTS = 1 << 23
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One built plane: ``base`` everywhere ("fill", "one value", or "NaN"/"+inf"/"-inf"), then
+    ``marks``: per lattice offset a value ("fill": the fill's own value there)."""
+
+    label: str
+    base: str
+    marks: tuple[tuple[tuple[int, ...], str], ...] = ()
+
+    @property
+    def nonfinite(self) -> bool:
+        """Whether the case holds NaN, +inf or -inf: outside the finite domain (ruling 20)."""
+        return self.base in NONFINITE_VALUES or any(v in NONFINITE_VALUES for _, v in self.marks)
+
+
+def spans(facts: NodeFacts, spatial: Sequence[int]) -> tuple[int, ...]:
+    """Per axis the lattice spacing of the built cases: positions ``span`` apart on an axis are
+    never taps of one window, so one case per lattice offset puts one mark in every window, at
+    each of its tap positions over the offsets. A windowed pool's span is its dilated kernel
+    span ``ek`` (two taps of a window are at most ``ek - 1`` apart); a global pool's or
+    MaxRoiPool's is the plane (a window or bin can be all of it).
+
+    Example: MaxPool k=[2, 3], n=[7, 8]: spans (2, 3), six offsets; the offset (0, 1) marks
+    rows 0, 2, 4, 6 x columns 1, 4, 7: every window holds exactly one of them, at its
+    tap (0, 1) for windows starting on even rows and columns 0, 3, 6.
+    """
+    attrs = facts.attrs
+    if facts.op in ("MaxPool", "AveragePool", "LpPool") and isinstance(attrs, PoolAttrs):
+        return tuple(
+            min(n, effective_kernel(k, d))
+            for n, k, d in zip(spatial, attrs.kernel_shape, attrs.dilations, strict=True)
+        )
+    return tuple(spatial)
+
+
+def _offsets(span: Sequence[int], keep: int) -> list[tuple[int, ...]]:
+    """Every lattice offset, or per axis ``keep`` of first, last, middle, second, second-last."""
+    if math.prod(span) <= MAX_OFFSETS and keep >= 5:
+        return list(itertools.product(*(range(s) for s in span)))
+    picks = []
+    for s in span:
+        chosen = [0, s - 1, s // 2, 1, s - 2][:keep]
+        picks.append(sorted({p for p in chosen if 0 <= p < s}))
+    return list(itertools.product(*picks))
+
+
+def _partner(facts: NodeFacts, offset: tuple[int, ...], span: Sequence[int]) -> tuple | None:
+    """An offset one dilation step from ``offset`` on the last axis whose window spans it: the
+    two lattices then meet in windows (a sum's +inf and -inf in one window)."""
+    attrs = facts.attrs
+    dilations = attrs.dilations if isinstance(attrs, PoolAttrs) else (1,) * len(span)
+    for axis in reversed(range(len(span))):
+        step = dilations[axis] if axis < len(dilations) else 1
+        if span[axis] > step:
+            moved = list(offset)
+            moved[axis] = (moved[axis] + step) % span[axis]
+            return tuple(moved)
+    return None
+
+
+def cases(facts: NodeFacts, span: Sequence[int], nonfinite: bool, keep: int = 5) -> list[Case]:
+    """The cases rulings 18 and 20 name for ``facts`` (a float type), in a fixed order.
+
+    Max-like ops, finite domain: per offset the window's largest value at that tap among the
+    lowest finite value (which tap wins: its index); planes of the lowest finite value only (a
+    tie with padding, which never wins), of the highest finite value only, of one value (ties:
+    the first tap's index). Non-finite domain, before those: per offset NaN at that tap over the
+    fill, +inf likewise, NaN among -inf, one value among -inf (the max is then that tap); planes
+    of -inf only, NaN only (the first NaN's index), +inf only. Averages and norms, non-finite
+    domain only: per offset NaN, and +inf with -inf at the partner offset (NaN where a window
+    holds both); planes of +inf, -inf (their finite domain is the fill, ties and the uniform
+    plane of :func:`proof_sets`). Partly padded and empty windows are the geometry's own:
+    every case reaches every window.
+    """
+    found: list[Case] = []
+    offsets = _offsets(span, keep)
+    if facts.op in MAX_LIKE:
+        found += [Case(f"NaN at tap {o}", "fill", ((o, "NaN"),)) for o in offsets]
+        found += [Case(f"+inf at tap {o}", "fill", ((o, "+inf"),)) for o in offsets]
+        found += [Case(f"NaN at tap {o} among -inf", "-inf", ((o, "NaN"),)) for o in offsets]
+        found += [Case(f"one value at tap {o} among -inf", "-inf", ((o, "fill"),))
+                  for o in offsets]
+        found += [Case("-inf only", "-inf"), Case("NaN only", "NaN"), Case("+inf only", "+inf")]
+        found += [Case(f"the largest at tap {o} among the lowest finite", "lowest finite",
+                       ((o, "fill"),)) for o in offsets]
+        found += [Case("the lowest finite only", "lowest finite"),
+                  Case("the highest finite only", "highest finite"),
+                  Case("one value (ties)", "one value")]
+    else:
+        found += [Case(f"NaN at tap {o}", "fill", ((o, "NaN"),)) for o in offsets]
+        for o in offsets:
+            partner = _partner(facts, o, span)
+            marks = ((o, "+inf"),) + (((partner, "-inf"),) if partner is not None else ())
+            pair = f", -inf at {partner}" if partner is not None else " (a window of one tap)"
+            found.append(Case(f"+inf at tap {o}{pair}", "fill", marks))
+        found += [Case("+inf only", "+inf"), Case("-inf only", "-inf")]
+    if not nonfinite:
+        found = [c for c in found if not c.nonfinite]
+    return found
+
+
+_CONSTANTS = {"NaN": np.nan, "+inf": np.inf, "-inf": -np.inf}
+
+
+def _constant(base: str, dtype: np.dtype) -> float:
+    if base == "lowest finite":
+        return float(np.finfo(dtype).min)
+    if base == "highest finite":
+        return float(np.finfo(dtype).max)
+    return _CONSTANTS[base]
+
+
+def _plane(case: Case, fill: np.ndarray, span: Sequence[int]) -> np.ndarray:
+    if case.base == "fill":
+        plane = fill.copy()
+    elif case.base == "one value":
+        plane = np.full_like(fill, fill.reshape(-1)[0])
+    else:
+        plane = np.full_like(fill, _constant(case.base, fill.dtype))
+    for offset, value in case.marks:
+        mask = np.ones(fill.shape, bool)
+        for axis, (o, s) in enumerate(zip(offset, span, strict=True)):
+            along = np.arange(fill.shape[axis]) % s == o
+            mask &= along.reshape((-1,) + (1,) * (fill.ndim - 1 - axis))
+        plane[mask] = fill[mask] if value == "fill" else _CONSTANTS[value]
+    return plane
+
+
+def constructed_sets(
+    facts: NodeFacts, shape: Sequence[int], rng: np.random.Generator, nonfinite: bool = False,
+    extra: Sequence[np.ndarray] = (),
+) -> list[FeedSet]:
+    """X tensors of ``shape`` holding the built :func:`cases` of a float ``facts``, one case per
+    (n, c) plane, as many tensors as the cases need; planes left over and the values around
+    the marks are the seeded fill. ``extra``: the node's other inputs, the same for each set.
+    Which plane holds which case never depends on ``rng``.
+    """
+    if facts.elem not in FLOATS or len(shape) < 3 or 0 in shape:
+        return []
+    span = spans(facts, shape[2:])
+    planes = shape[0] * shape[1]
+    for keep in (5, 3, 2, 1):
+        built = cases(facts, span, nonfinite, keep)
+        if math.ceil(len(built) / planes) * math.prod(shape) <= MAX_ELEMENTS:
+            break
+    else:
+        # Even one position per axis is over the budget (a huge plane, few planes): as many
+        # tensors as fit, at least one, the cases in their order (NaN first, then +inf).
+        tensors = max(1, MAX_ELEMENTS // math.prod(shape))
+        built = built[: tensors * planes]
+    sets = []
+    count = math.ceil(len(built) / planes)
+    for number in range(count):
+        chunk = built[number * planes:(number + 1) * planes]
+        x = _fill(rng, shape, facts.elem, facts.op)
+        held = {}
+        for index, case in enumerate(chunk):
+            n, c = divmod(index, shape[1])
+            x[n, c] = _plane(case, x[n, c], span)
+            held[(n, c)] = case.label
+        held_text = chunk[0].label if len(chunk) == 1 else f"{chunk[0].label} ... {chunk[-1].label}"
+        label = f"built cases {number + 1}/{count} ({held_text})"
+        sets.append(FeedSet(label, [x, *extra], cases=held))
+    return sets
+
+
+def _unpool_sets(
+    facts: NodeFacts,
+    rng: np.random.Generator,
+    shape: tuple[int, ...],
+    output_shape: np.ndarray | None,
+    nonfinite: bool = False,
+) -> list[FeedSet]:
+    """X values with Indices a MaxPool of the same geometry gives, and distinct random ones
+    (``nonfinite``: also NaN, +inf and -inf moved)."""
+    attrs = facts.attrs
+    default = [
+        (n - 1) * s - attrs.pads[i] - attrs.pads[i + attrs.rank] + k
+        for i, (n, k, s) in enumerate(zip(shape[2:], attrs.kernel_shape, attrs.strides,
+                                          strict=True))
+    ]
+    target = [*shape[:2], *default] if output_shape is None else [int(v) for v in output_shape]
+    size = math.prod(target)
+    extra = [np.asarray(target, np.int64)] if facts.n_inputs > 2 else []
+    sets = []
+    x = random_tensor(rng, shape, facts.elem)
+    if all(p < k for p, k in zip(attrs.pads, attrs.kernel_shape * 2, strict=True)) and all(
+        d >= 1 for d in default
+    ):
+        source = random_tensor(rng, [*shape[:2], *default], "float")
+        _, indices = kernels.max_pool(
+            source,
+            version=12,
+            return_indices=True,
+            kernel_shape=list(attrs.kernel_shape),
+            strides=list(attrs.strides),
+            pads=list(attrs.pads),
+        )
+        if indices.shape == x.shape and (indices >= 0).all() and (indices < size).all():
+            sets.append(FeedSet("MaxPool's Indices", [x, indices.astype(np.int64), *extra]))
+    if size >= x.size:
+        unique = rng.permutation(size)[: x.size].reshape(x.shape).astype(np.int64)
+        sets.append(FeedSet("distinct random Indices", [x, unique, *extra]))
+    if nonfinite and sets and facts.elem in FLOATS and x.size:
+        # NaN, +inf and -inf are moved as they are (bit for bit), at fixed places
+        odd = x.copy().reshape(-1)
+        for place, value in zip((0, odd.size // 2, odd.size - 1), (np.nan, np.inf, -np.inf),
+                                strict=True):
+            odd[place] = value
+        sets.append(FeedSet("NaN, +inf, -inf values", [odd.reshape(x.shape), *sets[0].arrays[1:]]))
+    return sets
+
+
+def _rois(rng: np.random.Generator, shape: Sequence[int], elem: str, scale: float) -> np.ndarray:
+    """RoIs for X of ``shape`` (MaxRoiPool): one over the whole map per batch entry (its bins
+    hold every position, so every built case reaches a bin), then five with corners inside the
+    map and across its borders (in RoI coordinates: the map divided by ``spatial_scale``), on
+    quarter steps so rounding has halves to decide; one with x2 < x1 (a 1x1 RoI)."""
+    height, width = shape[2] / (scale or 1.0), shape[3] / (scale or 1.0)
+    whole = [[n, 0.0, 0.0, width - 1 / (scale or 1.0), height - 1 / (scale or 1.0)]
+             for n in range(shape[0])]
+    low = rng.integers(-4, 4 * np.array([width, height]).astype(int) + 4, (5, 2)) / 4
+    size = rng.integers(0, 4 * np.array([width, height]).astype(int) // 2 + 1, (5, 2)) / 4
+    corners = np.concatenate([low, low + size], axis=1)
+    corners[0, 2:] = corners[0, :2] - 1
+    batch = rng.integers(0, shape[0], (5, 1))
+    drawn = np.concatenate([batch, corners], axis=1)
+    return np.concatenate([np.asarray(whole).reshape(-1, 5), drawn]).astype(dtypes.NUMPY[elem])
+
+
+def proof_sets(
+    facts: NodeFacts,
+    shapes: Sequence[tuple[int, ...]],
+    captured: Sequence[Sequence[np.ndarray]] = (),
+    seed: int = 0,
+    nonfinite: bool = False,
+    output_shape: np.ndarray | None = None,
+) -> list[FeedSet]:
+    """Every input set for ``facts`` on ``shapes`` (X shapes), the captured ones first.
+
+    A float type gets the built cases (:func:`constructed_sets`) of the domain (ruling 20):
+    ``nonfinite`` adds NaN, +inf and -inf at every tap and the all -inf set. A global average
+    or norm also gets a plane of uniform [0, 1) values, where a running float32 sum loses
+    digits (ruling 13). MaxRoiPool's generated RoIs do not depend on ``seed``.
+    """
+    sets = [FeedSet(CAPTURED, list(a)) for a in captured]
+    # an integer type's lowest is a finite value; a float type's is -inf
+    with_lowest = nonfinite or facts.elem not in FLOATS
+    kinds = ["ties"] + ["extremes"] * (facts.elem not in FLOATS) + ["lowest"] * with_lowest
+    if facts.op in GLOBAL_SUMS and facts.elem in FLOATS:
+        kinds.append("uniform")
+    for number, shape in enumerate(shapes):
+        rng = np.random.default_rng([seed, number])
+        if facts.op == "MaxUnpool":
+            sets += _unpool_sets(facts, rng, tuple(shape), output_shape, nonfinite)
+            continue
+        extra = []
+        if facts.op == "MaxRoiPool":
+            # fixed, not seeded: which bins the built cases reach must not depend on the seed
+            extra = [_rois(np.random.default_rng([0, number]), shape, facts.elem,
+                           getattr(facts.attrs, "spatial_scale", 1.0))]
+        for kind in kinds:
+            # The uniform plane decides a sum's accuracy, a verdict: not seeded either.
+            source = np.random.default_rng([0, number]) if kind == "uniform" else rng
+            x = _values(source, shape, facts.elem, kind, facts.op)
+            sets.append(FeedSet(kind, [x, *extra]))
+        sets += constructed_sets(facts, shape, rng, nonfinite=nonfinite, extra=extra)
+    return sets
+
+
+def spec_outputs(spec: NodeSpec, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The spec's outputs for ``arrays``: ortpool's kernels at the node's version."""
+    return list(kernels.run_op(spec.op, spec.spec.version, arrays, spec.attributes,
+                               spec.n_outputs))
+
+
+def expect(
+    spec: NodeSpec, sets: Sequence[FeedSet], refusals: list[str] | None = None
+) -> list[FeedSet]:
+    """Fill in the spec's outputs; a set the spec itself refuses (a size the geometry cannot
+    pool, an output over the kernels' limits) is dropped, and why is appended to ``refusals``."""
+    kept = []
+    for feed in sets:
+        if feed.expected is None:
+            try:
+                feed.expected = spec_outputs(spec, feed.arrays)
+            except (OrtpoolError, ValueError) as err:
+                if refusals is not None:
+                    detail = err.detail if isinstance(err, OrtpoolError) else str(err)
+                    refusals.append(f"X {list(feed.shape)}: {detail}")
+                continue
+        kept.append(feed)
+    return kept
+
+
