@@ -15,7 +15,7 @@ from typing import Any
 
 from ortpool.check.judge import Proof
 from ortpool.fix.choose import Attempt, Choice
-from ortpool.fix.forms import FLOATS, MAX_LIKE
+from ortpool.fix.forms import FLOATS
 from ortpool.fix.outcomes import Outcome, Realization
 from ortpool.fix.sites import Site
 from ortpool.model.inputs import describe_dims
