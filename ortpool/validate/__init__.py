@@ -5,9 +5,9 @@
 input generation (:mod:`.inputs`), running nodes in onnxruntime (:mod:`ortpool.ort.ortrun`,
 :mod:`ortpool.model.singlenode`, :mod:`ortpool.model.capture`), the judgement of a node and the
 comparison (:mod:`ortpool.check`), cause recognition (:mod:`.causes`), the onnx reference
-evaluator column (:mod:`.reference`) and the reports (:mod:`.terminal`, :mod:`.jsonreport`, :mod:`.html`). ``validate_models`` (:mod:`.batch`)
-runs several models, each in a child process of its own, every one reported whatever the others
-do.
+evaluator column (:mod:`.reference`) and the reports (:mod:`.terminal`, :mod:`.jsonreport`,
+:mod:`.html`). ``validate_models`` (:mod:`.batch`) runs several models, each in a child process of
+its own, every one reported whatever the others do.
 """
 
 from __future__ import annotations
