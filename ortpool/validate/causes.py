@@ -26,6 +26,7 @@ UNPOOL_OUTPUT_SHAPE = "unpool-output-shape"
 GLOBAL_MAX_NAN = "global-max-nan"
 ACCUMULATION = "accumulation"
 NO_KERNEL = "no-kernel"
+BUILT_CASE = "built-case"
 UNRECOGNISED = "unrecognised"
 
 #: code -> one-line title, in the order reports list them
@@ -44,6 +45,7 @@ TITLES: dict[str, str] = {
     GLOBAL_MAX_NAN: "GlobalMaxPool with a NaN in a plane (NaN anywhere gives NaN)",
     ACCUMULATION: "accuracy: a sum rounded beyond the accuracy limit (RULINGS 17), not semantics",
     NO_KERNEL: "onnxruntime has no kernel for this op/version/type",
+    BUILT_CASE: "a built case of the input domain (rulings 18, 20) the model's own run missed",
     UNRECOGNISED: "unrecognised",
 }
 

@@ -25,7 +25,7 @@ EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ortpool.cliargs import accuracy
+    from ortpool.cliargs import accuracy, domain
 
     parser.add_argument(
         "models",
@@ -35,6 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     # --shape, --inputs, --seed: the group every command that runs a model shares
     cliargs_inputs.add_arguments(parser)
+    domain.add_arguments(parser, "verdicts")
     runtime.add_arguments(
         parser,
         ISOLATED_LEVEL,
@@ -138,6 +139,7 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
         inputs=spec,
         reference=args.reference,
         reference_timeout=args.reference_timeout,
+        nonfinite=args.nonfinite,
     )
 
 

@@ -33,7 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--versions", metavar="V[,V]", help="only these spec versions")
     parser.add_argument("--dtypes", metavar="T[,T]", help="only these element types (float, ...)")
     parser.add_argument("--ranks", metavar="R[,R]", default="1,2,3", help="spatial ranks (1,2,3)")
-    from ortpool.cliargs import accuracy
+    from ortpool.cliargs import accuracy, domain
+
+    domain.add_arguments(parser, "cases")
 
     accuracy.add_arguments(
         parser,
@@ -95,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
 def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
     """The grid's cases the filters select, and the filters as the report's settings."""
     from ortpool import versions
+    from ortpool.check import domain
     from ortpool.validate import grid
 
     ops = _csv(args.ops)
@@ -111,6 +114,8 @@ def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
     if not ranks or any(r not in grid.RANK_AXES for r in ranks):
         raise OrtpoolError(f"--ranks={args.ranks} must name ranks among 1, 2, 3")
     cases = grid.cases(ops, wanted_versions or None, _csv(args.dtypes), ranks)
+    if not args.nonfinite:  # ruling 20: the NaN cases belong to the non-finite domain
+        cases = [case for case in cases if case.data != "nan"]
     if not cases:
         raise OrtpoolError("the filters select no case")
     settings = {
@@ -119,6 +124,7 @@ def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
         "versions": wanted_versions,
         "dtypes": _csv(args.dtypes),
         "ranks": ranks,
+        "domain": domain.name(args.nonfinite),
     }
     return cases, settings
 

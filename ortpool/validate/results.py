@@ -93,6 +93,14 @@ class NodeResult:
     #: the provider asked for first (set with ``executed_by``): a node another one executed
     #: fell back, and its values are not the asked provider's
     asked_provider: str | None = None
+    #: the input domain the verdict covers (ruling 20: "finite" or "non-finite")
+    domain: str = "finite"
+    #: the engine's judgement on the domain's inputs (:func:`ortpool.check.judge.judge_node`):
+    #: "" when exact, else where it is not (a built case, with the values); None: not judged
+    judged: str | None = None
+    #: in the finite domain, what the non-finite cases show (information, not the verdict): ""
+    #: when onnxruntime agrees there too, else where it differs; None: not run (no float type)
+    nonfinite: str | None = None
 
     @property
     def fell_back_to(self) -> str | None:
@@ -183,6 +191,9 @@ class NodeResult:
             "executed_by": self.executed_by,
             "executed_in_model": self.executed_in_model,
             "asked_provider": self.asked_provider,
+            "domain": self.domain,
+            "judged": self.judged,
+            "nonfinite": self.nonfinite,
         }
 
 

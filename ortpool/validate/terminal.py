@@ -213,6 +213,7 @@ def _node_details(node: NodeResult) -> list[str]:
         or node.message
         or fallbacks
         or accuracy
+        or node.nonfinite
         or (node.reference and node.reference.status != "agree")
     ):
         lines.append(f"  {node.name} ({node.op}-{node.spec_version}, {node.location}):")
@@ -227,6 +228,11 @@ def _node_details(node: NodeResult) -> list[str]:
             lines.append(f"      accuracy: {accuracy}")
         if node.message and node.status != results.NO_KERNEL:
             lines.append(f"      note: {node.message}")
+        if node.nonfinite:
+            lines.append(
+                "      non-finite inputs (information, not the verdict; --nonfinite judges "
+                f"them, ruling 20): {node.nonfinite}"
+            )
         ref = node.reference
         if ref is not None and ref.status != "agree":
             text = f"      reference evaluator: {ref.status}"
@@ -264,9 +270,12 @@ def summary(models: Sequence[ModelResult]) -> str:
         verdict = "NOT EVERY MODEL RAN" + (f"; {verdict}" if verdict != "all agree" else "")
         tallies = [f"{not_run.count(s)} {STATUS_TEXT[s].lower()}" for s in results.MODEL_ORDER]
         models_text += " (" + ", ".join(t for t in tallies if not t.startswith("0 ")) + ")"
+    beyond = sum(1 for n in nodes if n.nonfinite)
     return (
         f"{verdict}: {models_text}, {len(nodes)} pooling node(s): "
         + (", ".join(parts) or "none")
         + f"; {e2e} graph output(s) differ end to end"
         + (f"; {runs} model(s) only ortpool's rewrite could run" if runs else "")
+        + (f"; {beyond} node(s) differ on NaN/inf inputs only (information: --nonfinite)"
+           if beyond else "")
     )

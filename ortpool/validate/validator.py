@@ -23,6 +23,10 @@ import onnx
 
 from ortpool import modelfile
 from ortpool.attributes import empty_auto_pad_note
+from ortpool.check import domain
+from ortpool.check.cases import expect, proof_sets
+from ortpool.check.judge import judge_node
+from ortpool.check.node import FLOATS, from_spec, node_spec
 from ortpool.errors import OrtpoolError
 from ortpool.model import capture
 from ortpool.model import inputs as model_inputs
@@ -32,6 +36,7 @@ from ortpool.model.singlenode import NodeSpec, attribute_dict, builtin_model, fe
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.validate import endtoend, isolate, results
 from ortpool.validate import reference as reference_mod
+from ortpool.validate.causes import BUILT_CASE, Cause
 
 Progress = Callable[[int, int, str], None]
 
@@ -45,6 +50,8 @@ class ValidateOptions(isolate.Options):
     inputs: model_inputs.InputSpec | None = None
     reference: bool = False
     reference_timeout: float = REFERENCE_TIMEOUT
+    #: the input domain (ruling 20): False, finite inputs (the default); True, NaN and +-inf too
+    nonfinite: bool = False
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
@@ -341,9 +348,61 @@ def _node(
         )
     feeds = [captured[name] for name in pooling.inputs]
     result = isolate.run_node(pooling.name, spec, feeds, options, pooling.location)
+    _judge(pooling, spec, feeds, options, result)
     if worker is not None and result.ortpool_outputs is not None:
         result.reference = _reference(worker, spec, feeds, result, bool(attrs.get("ceil_mode")))
     return result
+
+
+#: statuses the engine's judgement decides: a node the model's own run found agreeing (or only
+#: noted) is a difference when a built case of the domain shows one
+_JUDGED = (results.AGREE, results.TIES, results.ACCURACY_NOTE)
+
+
+def _judge(
+    pooling: capture.PoolingNode,
+    spec: NodeSpec,
+    feeds: list[np.ndarray],
+    options: ValidateOptions,
+    result: results.NodeResult,
+) -> None:
+    """The node judged by the engine ``fix`` decides with (:func:`ortpool.check.judge.
+    judge_node`) on its captured inputs and the built cases of the domain at the captured size:
+    where the model's own run found it agreeing but a built case differs, it differs (what
+    ``fix`` would rewrite). In the finite domain the non-finite cases are run as well, and what
+    they show is kept as information (``result.nonfinite``)."""
+    result.domain = domain.name(options.nonfinite)
+    if result.status not in _JUDGED or not feeds or feeds[0].dtype.kind not in "fiu":
+        return
+    try:
+        facts = from_spec(spec, feeds, indices_used=_indices_used(pooling))
+    except (OrtpoolError, ValueError):
+        return
+    runtime, rule = options.runtime, options.accuracy
+    extra = feeds[2] if spec.op == "MaxUnpool" and len(feeds) > 2 else None
+    sets = expect(node_spec(facts), proof_sets(
+        facts, [feeds[0].shape], captured=[feeds], seed=options.seed,
+        nonfinite=options.nonfinite, output_shape=extra,
+    ))
+    proof = judge_node(facts, pooling.node, sets, runtime, rule)
+    result.judged = "" if proof.exact else proof.failure
+    if not proof.exact:
+        result.status = results.DIFFER
+        result.causes.append(Cause(BUILT_CASE, proof.failure))
+        return
+    if options.nonfinite or facts.elem not in FLOATS:
+        return
+    # the finite cases passed above, so what the non-finite domain's sets show is theirs
+    wider = expect(node_spec(facts), proof_sets(
+        facts, [feeds[0].shape], seed=options.seed, nonfinite=True, output_shape=extra,
+    ))
+    info = judge_node(facts, pooling.node, wider, runtime, rule)
+    result.nonfinite = "" if info.exact else info.failure
+
+
+def _indices_used(pooling: capture.PoolingNode) -> bool:
+    """Whether the node writes its Indices output (validate compares what the node gives)."""
+    return len([o for o in pooling.node.output if o]) > 1
 
 
 def _reference(
