@@ -27,6 +27,7 @@ import itertools
 import math
 from collections.abc import Sequence
 
+import ml_dtypes
 import numpy as np
 
 from ortpool import dtypes, kernels
@@ -243,10 +244,11 @@ _CONSTANTS = {"NaN": np.nan, "+inf": np.inf, "-inf": -np.inf}
 
 
 def _constant(base: str, dtype: np.dtype) -> float:
+    # ml_dtypes.finfo knows bfloat16 as well as numpy's float types (np.finfo does not)
     if base == "lowest finite":
-        return float(np.finfo(dtype).min)
+        return float(ml_dtypes.finfo(dtype).min)
     if base == "highest finite":
-        return float(np.finfo(dtype).max)
+        return float(ml_dtypes.finfo(dtype).max)
     return _CONSTANTS[base]
 
 

@@ -53,6 +53,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "and Indices are always compared exactly",
     )
     parser.add_argument(
+        "--no-guard-cost",
+        action="store_true",
+        help="do not measure what guarding the nodes that differ on NaN/inf inputs only would "
+        "cost (by default, in the finite domain, fix --nonfinite is run for them and the model "
+        "timed: about a second per such model)",
+    )
+    parser.add_argument(
         "--reference",
         action="store_true",
         help="add the onnx reference evaluator as a third column",
@@ -119,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
 def _options(args: argparse.Namespace) -> ValidateOptions:
     """The validator's options the arguments give (an :class:`OrtpoolError` for a bad one)."""
     from ortpool.cliargs.accuracy import rule_from
+    from ortpool.fix.cost import priced
     from ortpool.validate import validator
 
     spec = cliargs_inputs.read(args)
@@ -140,6 +148,8 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
         reference=args.reference,
         reference_timeout=args.reference_timeout,
         nonfinite=args.nonfinite,
+        # the command line sits above fix: the guard's price is measured with fix's own forms
+        guard_cost=None if args.no_guard_cost else priced,
     )
 
 

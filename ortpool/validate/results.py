@@ -251,6 +251,10 @@ class ModelResult:
     #: ortpool-rewritten model ran: the pools are the only difference between the two models
     run_differs: bool = False
     notes: list[str] = dataclasses.field(default_factory=list)
+    #: what guarding the nodes that differ on non-finite inputs would cost (ruling 20), one line
+    #: and its figures (:class:`ortpool.fix.cost.GuardCost`); "" and {} when not measured
+    guard_text: str = ""
+    guard_cost: dict[str, Any] = dataclasses.field(default_factory=dict)
     #: "" when the model was validated, else COULD_NOT_RUN, CRASHED or TIMED_OUT (exit 2) ...
     outcome: str = ""
     error: str = ""  # ... and why, in one line
@@ -283,6 +287,7 @@ class ModelResult:
                 "outputs": [o.to_dict() for o in self.outputs],
             },
             "notes": self.notes,
+            "guard_cost": self.guard_cost or None,
             "error": self.error,
             "differs": self.failing,
         }

@@ -198,6 +198,8 @@ def model_report(model: ModelResult) -> list[str]:
     elif model.end_to_end:
         verdict = "DIFFERS: " if model.run_differs else ""
         lines.append(f"  end to end: {verdict}{model.end_to_end}")
+    if model.guard_text:
+        lines.append(f"  non-finite inputs: {model.guard_text}")
     for note in model.notes:
         lines.append(f"  note: {note}")
     return lines

@@ -39,6 +39,10 @@ from ortpool.validate import reference as reference_mod
 from ortpool.validate.causes import BUILT_CASE, Cause
 
 Progress = Callable[[int, int, str], None]
+GuardPrice = Callable[
+    [onnx.ModelProto, Sequence[str], Mapping[str, np.ndarray], RuntimeSpec],
+    tuple[str, dict],
+]
 
 
 @dataclasses.dataclass
@@ -52,6 +56,10 @@ class ValidateOptions(isolate.Options):
     reference_timeout: float = REFERENCE_TIMEOUT
     #: the input domain (ruling 20): False, finite inputs (the default); True, NaN and +-inf too
     nonfinite: bool = False
+    #: in the finite domain, what guarding the nodes that differ on non-finite inputs costs:
+    #: ``(model, nodes, feeds, runtime) -> (text, figures)``, given by a layer that can fix
+    #: (the command line gives :func:`ortpool.fix.cost.priced`); None: not measured
+    guard_cost: GuardPrice | None = None
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
@@ -132,6 +140,11 @@ def validate_model(
             node.executed_in_model = runs.placed.get(node.name)
             node.asked_provider = options.runtime.first
     _end_to_end(model, inlined, resolved.feeds, runs, options, result)
+    guarded = [n.name for n in result.nodes if n.nonfinite]
+    if guarded and options.guard_cost is not None and not options.nonfinite:
+        result.guard_text, result.guard_cost = options.guard_cost(
+            model, guarded, resolved.feeds, options.runtime
+        )
     return result
 
 

@@ -76,6 +76,10 @@ def test_symbolic_sizes_fall_back_with_the_reason():
     )
     fixed, found = fix_with_report(model)
     (node,) = found.nodes
+    assert (node.realization, node.form) == (report.FORM, "explicit-pads")
+    # in the non-finite domain the max is also guarded (onnxruntime drops NaN)
+    fixed, found = fix_with_report(model, nonfinite=True)
+    (node,) = found.nodes
     assert (node.realization, node.form) == (report.FORM, "explicit-pads+nan-guard")
     for size in (5, 8, 13):
         feeds = {"x": np.arange(2 * 4 * size * size, dtype=np.float32).reshape(2, 4, size, size)}
@@ -89,7 +93,8 @@ def test_indices_that_are_used_keep_the_spec_indices():
     assert node.realization == report.ORTPOOL  # a Pad would move Indices
     # The same node with its Indices unused: the Pad form, the Indices output dropped.
     del model.graph.output[1]
-    fixed, found = fix_with_report(model)
+    assert fix_with_report(model)[1].nodes[0].form == "pad"  # the finite domain: no guard
+    fixed, found = fix_with_report(model, nonfinite=True)
     assert (found.nodes[0].realization, found.nodes[0].form) == (report.FORM, "pad+nan-guard")
     pool = next(n for n in fixed.graph.node if n.name == "pool")
     assert len(pool.output) == 1  # into the guard, no Indices

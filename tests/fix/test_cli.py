@@ -29,7 +29,7 @@ def test_exit_0_when_every_node_is_exact_without_ortpool(tmp_path, capsys):
     assert "2 pooling nodes: standard form 2" in text and f"wrote {out}" in text
     document = json.loads(report.read_text())
     assert document["summary"]["realizations"] == {"standard form": 2}
-    assert document["summary"]["forms"] == {"explicit-pads": 1, "explicit-pads+nan-guard": 1}
+    assert document["summary"]["forms"] == {"explicit-pads": 2}  # the finite domain: no guard
     node = document["nodes"][0]
     assert node["proof"]["exact"] and node["in_model"]["exact"]
     assert [a["outcome"] for a in node["attempts"][:1]] == ["not exact"]

@@ -231,8 +231,8 @@ def test_fix_proves_at_the_given_sizes_and_the_fixed_model_is_the_spec():
         fix_with_report(model)
     fixed, report = fix_with_report(model, shapes={"x": (1, 3, 48, 96)})
     head = next(n for n in report.nodes if n.name == "/head_pool")
-    # NaN proven by default (RULINGS.md 18): onnxruntime drops it, so the pads and the guard
-    assert (head.realization, head.form) == ("standard form", "explicit-pads+nan-guard")
+    # finite inputs by default (ruling 20): the SAME pads of the dilated span, no guard
+    assert (head.realization, head.form) == ("standard form", "explicit-pads")
     assert [1, 4, 48, 96] in head.proof["shapes"]  # the model's own run at the given size
     assert len(head.proof["shapes"]) > 1  # and the small sampled sizes
     assert head.shapes.endswith("sampled sizes; and on the model's run at X [1,4,48,96]")
@@ -305,11 +305,13 @@ def _cases(tmp: Path) -> dict[str, tuple[list[str], int, list[str]]]:
         "fix rois as typed": (["fix", m["roi-head"], out], 2, ["'rois'", "needs --inputs"]),
         "fix rois given": (["fix", m["roi-head"], out + ".r", "--inputs", good_rois,
                             "--shape", "image:1,3,64,96", "--json", str(tmp / "roi.json")], 0,
-                           ["rois[0] num_rois=3 (--inputs)", "1 pooling nodes: standard form 1",
-                            "form nan-guard"]),
+                           ["rois[0] num_rois=3 (--inputs)", "1 pooling nodes: unchanged 1",
+                            "proven in the finite domain (the default, ruling 20)"]),
+        "fix rois nonfinite": (["fix", m["roi-head"], out + ".n", "--inputs", good_rois,
+                                "--shape", "image:1,3,64,96", "--nonfinite"], 0,
+                               ["1 pooling nodes: standard form 1", "form nan-guard"]),
         "fix -1 as typed": (["fix", m["ocr-neg-batch"], out + ".o"], 0,
-                            ["x[0]=1 (declared -1; default)",
-                             "3 pooling nodes: unchanged 2, standard form 1", "form nan-guard"]),
+                            ["x[0]=1 (declared -1; default)", "3 pooling nodes: unchanged 3"]),
         "fix bad shape": (["fix", m["fpn-concat"], out, "--shape", "x:1,3"], 2,
                           ["gives input 'x' 2 dims [1,3]; the model declares rank 4"]),
     }
