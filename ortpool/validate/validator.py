@@ -273,6 +273,8 @@ def _end_to_end(
             options.atol,
             options.rtol,
             endtoend.note_allowance(result.nodes),
+            endtoend.half_roundings(inlined),
+            options.accuracy.half_ulps,
         )
         endtoend.measure_noise(
             result.outputs,
