@@ -24,10 +24,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ortpool import dtypes, versions
 from ortpool.fix.forms import NodeFacts, Plan
+from ortpool.model.fixmarks import MARK
 from ortpool.rewrite import retarget
 from ortpool.rewrite.checks import check_node, node_name
-
-MARK = "ortpool-fix:"
 
 
 class Unwritable(Exception):
