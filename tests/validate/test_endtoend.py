@@ -176,3 +176,24 @@ def test_half_output_differing_by_many_ulps_still_fails(tmp_path, capsys, out_ty
     # the means of a 7x7 and a 9x9 map: the same shape, many ulps of float16 apart
     assert head["differing"] == 2 and head["max_abs"] > 8 * 2.0**-9
     assert head["allowed"] == pytest.approx(1e-6 + 1e-5 * head["magnitude"] + 2.0**-9)
+
+
+def test_a_rewritten_model_is_validated_as_ortpools(tmp_path, capsys):
+    """Every pool an ortpool op (the If branches' too): each is ortpool's, the model runs with
+    them registered on both sides, and nothing is a difference."""
+    from ortpool.rewrite import rewrite
+
+    path = tmp_path / "cnn_rewritten.onnx"
+    onnx.save(rewrite(onnx.load(str(bundled_models_dir() / "cnn.onnx"))), str(path))
+    code = main(["validate", str(path), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "only the ortpool-rewritten model runs" not in out
+    assert "  maxpool_indices (MaxPool-12, main graph):\n      note: ortpool op " \
+        "MaxPool_12_Indices: runs ortpool's kernel (nothing built-in to compare it with)" in out
+    assert "  if_then_maxpool (MaxPool-12, main graph > If 'branch'.then_branch):" in out
+    assert "end to end: output head [1,8,4,4] vs [1,8,4,4]: agree (identical)" in out
+    assert out.strip().splitlines()[-1] == (
+        "all agree: 1 model(s), 8 pooling node(s): 8 ortpool op; 0 graph output(s) differ end "
+        "to end"
+    )
