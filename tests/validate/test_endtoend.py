@@ -150,10 +150,11 @@ def test_bundled_cnn_half_output_agrees_in_float16_ulps(tmp_path, capsys):
     assert code == 0, out
     outputs = json.loads(report.read_text())["models"][0]["end_to_end"]["outputs"]
     half = next(o for o in outputs if o["name"] == "half_out")
-    # averagepool_half: onnxruntime's float16 fallback skips the rounding ortpool's Cast pair
-    # makes, a third of an ulp of float16 at 2.25 (0.00195) apart
+    # averagepool_half: onnxruntime's float16 fallback skips the rounding to float16 that
+    # ortpool's Cast pair makes, at most half an ulp of float16 at 2.25 (0.00195) apart; the
+    # float32 allowance alone (2.35e-05) called that a difference
     assert half["magnitude"] == pytest.approx(2.25, abs=0.01)
-    assert 0 < half["max_abs"] < 2.0**-9
+    assert 0 <= half["max_abs"] <= 2.0**-10
     assert half["allowed"] == pytest.approx(1e-6 + 1e-5 * half["magnitude"] + 2.0**-9)
     assert out.strip().splitlines()[-1] == (
         "all agree: 1 model(s), 8 pooling node(s): 2 not isolated, 6 agree; 0 graph output(s) "
