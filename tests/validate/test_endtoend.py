@@ -157,9 +157,9 @@ def test_bundled_cnn_half_output_agrees_in_float16_ulps(tmp_path, capsys):
     assert half["magnitude"] == pytest.approx(2.25, abs=0.01)
     assert 0 <= half["max_abs"] <= 2.0**-10
     assert half["allowed"] == pytest.approx(1e-6 + 1e-5 * half["magnitude"] + 2.0**-9)
-    assert out.strip().splitlines()[-1] == (
+    assert out.strip().splitlines()[-1].startswith(
         "all agree: 1 model(s), 8 pooling node(s): 2 not isolated, 6 agree; 0 graph output(s) "
-        "differ end to end"
+        "differ end to end"  # (then what the non-finite domain would show, as information)
     )
 
 
