@@ -1,5 +1,6 @@
 """How close is close enough: exact for max-like values, RULINGS.md 17's accuracy rule for sums,
-per element type defaults (overridable with --atol/--rtol) for graph outputs.
+per element type defaults (overridable with --atol/--rtol) for graph outputs, and the ulp of a
+value in any float type (:func:`ulp`: a half-typed graph output is judged in its own ulps).
 
 Max-like values (MaxPool, MaxUnpool, GlobalMaxPool, MaxRoiPool) and Indices are compared exactly:
 a max is one of the inputs, so any difference is a different choice, not rounding.
@@ -40,7 +41,9 @@ from typing import Any
 
 import numpy as np
 
-#: dtype -> (atol, rtol): graph outputs (relative to their magnitude) and, when given, sums
+#: dtype -> (atol, rtol): graph outputs (relative to their magnitude; a half-typed output is
+#: judged as float's plus one ulp of its half type per rounding: ortpool.validate.endtoend) and,
+#: when given, sums
 DEFAULTS: dict[str, tuple[float, float]] = {
     "float": (1e-6, 1e-5),
     "double": (1e-12, 1e-10),

@@ -4,7 +4,9 @@ Each node is replaced, where it stands, by the nodes :func:`ortpool.fix.emit.emi
 its plan (the node itself for ``unchanged``); every other node, value, initializer, name and
 doc string stays. A node realized as ortpool's op brings the ``ortpool`` opset import to the
 graph or function that holds it, and a subgraph output it writes gets its declared sizes set
-aside as ``ortpool rewrite`` does (:mod:`ortpool.model.branch_outputs`).
+aside as ``ortpool rewrite`` does (:mod:`ortpool.model.branch_outputs`). Each node written as a
+standard-op form is recorded with its form and inserted nodes in the model's metadata
+(:mod:`ortpool.model.fixmarks`), for ``validate``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ortpool import optypes
 from ortpool.fix import emit
 from ortpool.fix.forms import Plan
 from ortpool.fix.sites import Site
-from ortpool.model import branch_outputs, splice
+from ortpool.model import branch_outputs, fixmarks, splice
 from ortpool.model.scopes import model_scopes
 from ortpool.rewrite import retarget
 
@@ -39,12 +41,18 @@ def apply(
         scope = scopes[site.scope.key]
         position = splice.position_of(site.scope.nodes, site.node)
         targets.append((scope, scope.nodes[position], site, plan))
+    forms = []
     for scope, node, site, plan in targets:
         assert site.facts is not None
         made = emit.emit(plan, site.facts, node, emit.Io.of(node), namer)
         splice.replace(scope.nodes, node, made)
         if plan.ortpool:
             splice.add_import(scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
+        elif node.name:  # an unnamed node cannot be found again by name
+            inserted = tuple(n.name for n in made if n.doc_string.startswith(fixmarks.MARK))
+            op = f"{site.facts.op}-{site.facts.version}"
+            forms.append(fixmarks.FixedNode(node.name, plan.name, op, inserted))
+    fixmarks.record(model, forms)
     notes = []
     moved = branch_outputs.set_aside(model)
     if moved:

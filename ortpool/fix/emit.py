@@ -25,10 +25,9 @@ from onnx import TensorProto, helper, numpy_helper
 from ortpool import dtypes, versions
 from ortpool.check.node import NodeFacts
 from ortpool.fix.forms import Plan
+from ortpool.model.fixmarks import MARK
 from ortpool.rewrite import retarget
 from ortpool.rewrite.checks import check_node, node_name
-
-MARK = "ortpool-fix:"
 
 
 class Unwritable(Exception):

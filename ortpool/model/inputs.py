@@ -11,7 +11,10 @@ it and the model's declared inputs into one array per input (:class:`ResolvedInp
   same symbol already has on another input, else the default: :data:`DEFAULT_BATCH` on axis 0,
   :data:`DEFAULT_SIZE` on the others. Every open dim is listed with its size and where the size
   came from, for the reports. (A ``0`` is a static size: onnxruntime accepts only empty arrays
-  there.)
+  there.) A symbol the user's sizes give different values on different axes keeps each: onnxruntime
+  checks a fed array against the static dims only, so a converter's one symbol for "unknown" (an
+  OCR model's ``[N, 3, ?, ?]`` run at 48x192) runs, and the reports say so
+  (:func:`describe_dims`); an axis nothing sizes takes the symbol's first given size.
 - Inputs the user gives no array for are generated: seeded, quarter steps (small exact binary
   fractions, so ties occur and sums stay exact), small integers.
 - An input whose values a pooling node reads as data (MaxRoiPool's rois, MaxUnpool's indices and
@@ -324,6 +327,8 @@ class OpenDim:
     declared: str  # the symbol, or "-1"/"?" as the model writes it
     size: int
     source: str  # "--shape", "--inputs", "default", "as <symbol> on <input>"
+    #: ``declared`` is a dim_param (one name for several axes), not an unnamed open dim
+    symbol: bool = False
 
     def text(self) -> str:
         """``image[0] batch=1 (default)``, or ``x[0]=1 (declared -1; default)`` unnamed."""
@@ -399,7 +404,24 @@ def describe_dims(dims: Sequence[OpenDim], hint: str) -> list[str]:
     lines = ["open dims: " + ", ".join(d.text() for d in dims)]
     if any(d.source == "default" for d in dims):
         lines.append(f"  sizes by default: set them with {hint}")
-    return lines
+    return lines + symbol_notes(dims)
+
+
+def symbol_notes(dims: Sequence[OpenDim]) -> list[str]:
+    """One line per symbol given different sizes on different axes, e.g. ``dim '?' is 48 on
+    x[2] and 192 on x[3] (--inputs): onnxruntime sizes each axis on its own``."""
+    sizes: dict[str, list[OpenDim]] = {}
+    for dim in dims:
+        if dim.symbol:
+            sizes.setdefault(dim.declared, []).append(dim)
+    notes = []
+    for symbol, found in sizes.items():
+        if len({d.size for d in found}) > 1:
+            where = " and ".join(f"{d.size} on {d.input}[{d.axis}]" for d in found)
+            how = ", ".join(dict.fromkeys(d.source for d in found))
+            notes.append(f"dim {symbol!r} is {where} ({how}): onnxruntime sizes each axis on "
+                         "its own, so each keeps its size")
+    return notes
 
 
 def _hint_name(declared: str, axis: int) -> str:
@@ -508,19 +530,13 @@ def _given(
 def _symbols(
     given: dict[str, tuple[tuple[int, ...], str]], declared: dict[str, list[Declared] | None]
 ) -> dict[str, tuple[int, str, str]]:
-    """2. Symbols: one size each, wherever it is given; symbol -> (size, input, source)."""
+    """2. Symbols: the first size given for each; symbol -> (size, input, source). Other
+    sizes given for it elsewhere stand on their own axes (the module docstring)."""
     symbols: dict[str, tuple[int, str, str]] = {}
     for name, (dims, how) in given.items():
         for dim, size in zip(declared[name] or [], dims, strict=False):
-            if not isinstance(dim, str):
-                continue
-            if dim in symbols and symbols[dim][0] != size:
-                size0, name0, how0 = symbols[dim]
-                raise OrtpoolError(
-                    f"dim {dim!r} is {size0} on input {name0!r} ({how0}) but {size} on input "
-                    f"{name!r} ({how}): one symbol, one size"
-                )
-            symbols.setdefault(dim, (size, name, how))
+            if isinstance(dim, str):
+                symbols.setdefault(dim, (size, name, how))
     return symbols
 
 
@@ -574,7 +590,7 @@ def _sizes(
             if isinstance(dim, str):
                 symbols[dim] = (size, name, "default")
         sizes.append(size)
-        opened.append(OpenDim(name, axis, label, size, source))
+        opened.append(OpenDim(name, axis, label, size, source, isinstance(dim, str)))
     return list(shape) if name in given else sizes
 
 

@@ -44,11 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     accuracy.add_arguments(
         parser,
-        atol_help="absolute tolerance for graph outputs (default per type: float 1e-6, double "
-        "1e-12, float16 1e-3, bfloat16 1e-2); for averages and norms, when given, it widens "
-        "the accuracy agree band (default 0 there)",
+        atol_help="absolute tolerance for graph outputs (default per type: float and the half "
+        "types 1e-6, double 1e-12; plus, for an output a pool reaches through a half type, 1 "
+        "ulp of that type at the output's magnitude per rounding to it); for averages and "
+        "norms, when given, it widens the accuracy agree band (default 0 there)",
         rtol_help="relative tolerance for graph outputs, relative to their magnitude (default per "
-        "type: float 1e-5, double 1e-10, float16 2e-3, bfloat16 1.6e-2); for averages and "
+        "type: float and the half types 1e-5, double 1e-10); for averages and "
         "norms, when given, it widens the accuracy agree band (default 0 there); max values "
         "and Indices are always compared exactly",
     )

@@ -16,17 +16,34 @@ When an output is not bit-identical, the model's own float noise is measured for
 the built-in run at the other optimisation level. It is no allowance: onnxruntime's optimiser
 can be what is wrong (it folds a Pad into the pool after it, a form its pool gets wrong:
 RULINGS.md 16), and a bound taken from it would hide exactly that.
+
+Half types (float16, bfloat16) round far more coarsely than that noise. Each value is computed
+in float32 and rounded once to its type (RULINGS.md 17, ruling 8), so two runs whose float32
+values differ by float noise, or by a pool's accuracy note (up to 1e-4 relative, below a
+float16 ulp's 4.9e-4 and a bfloat16 ulp's 3.9e-3), land at most one ulp of the half type apart
+after a rounding: the two values straddle at most one rounding boundary, and a run that skips
+the rounding (onnxruntime's float16 fallback drops a Cast round trip) is half an ulp away. Only
+the pooling nodes differ between the two runs, so the roundings that count are the nodes from
+a pool (the pool included) to the output that produce a half-typed value and compute it (a max,
+a Relu, a reshape or a copy selects one of its inputs' values and rounds nothing). With the
+same assumption the float32 allowance makes (the layers in between do not amplify a difference
+beyond the output's magnitude), an output is allowed ``half_ulps`` (RULINGS 17's 1) ulp of the
+half type at its magnitude per such rounding, whatever its own type (a float16 branch Cast back
+to float32 carries float16's rounding): :func:`half_roundings`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+import onnx
 
-from ortpool import dtypes
+from ortpool import dtypes, optypes
 from ortpool.check.compare import compare_values
-from ortpool.tolerances import Tolerance, tolerance_for
+from ortpool.model.inference import learn_types
+from ortpool.model.scopes import is_pool, model_scopes, subgraphs
+from ortpool.tolerances import HALF, Tolerance, tolerance_for, ulp
 from ortpool.validate import results
 
 
@@ -53,6 +70,65 @@ def note_allowance(nodes: Sequence[results.NodeResult]) -> float:
     )
 
 
+#: Ops each of whose output values is one of their inputs' values (moved, selected or
+#: compared): a half-typed result of theirs is no new rounding.
+SELECTING = frozenset({
+    "MaxPool", "GlobalMaxPool", "MaxUnpool", "MaxRoiPool", "Relu", "Max", "Min", "Abs", "Neg",
+    "Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat",
+    "Split", "Slice", "Gather", "GatherElements", "GatherND", "Pad", "Expand", "Tile", "Where",
+    "DepthToSpace", "SpaceToDepth", "ReduceMax", "ReduceMin",
+})
+
+
+def _holds_pool(node: onnx.NodeProto) -> bool:
+    """A pooling node, an ortpool op, or a node whose subgraphs hold one: where the two runs
+    can differ."""
+    if is_pool(node) or node.domain == optypes.DOMAIN:
+        return True
+    return any(_holds_pool(inner) for _, _, graph in subgraphs(node) for inner in graph.node)
+
+
+def half_roundings(model: onnx.ModelProto) -> dict[str, dict[str, int]]:
+    """Per graph output of ``model`` (functions inlined), the nodes between the pooling nodes
+    and it that round to a half type, counted per type (the module docstring); an output that
+    no pool reaches, or reaches through float32 and double only, has none.
+
+    Example: ``Cast(to float16) -> MaxPool -> AveragePool -> Cast(to float)`` gives
+    ``{"out": {"float16": 1}}``: the Cast before the pools is the same in both runs, the MaxPool
+    selects and the Cast after them widens; the AveragePool rounds.
+    """
+    graph = model.graph
+    types = learn_types(model)
+    scope = model_scopes(model)[0]
+    producer: dict[str, int] = {}
+    below_pool: set[int] = set()
+    reached: set[str] = set()
+    for index, node in enumerate(graph.node):  # ONNX keeps a graph's nodes in topological order
+        producer.update((name, index) for name in node.output if name)
+        if _holds_pool(node) or reached.intersection(node.input):
+            below_pool.add(index)
+            reached.update(name for name in node.output if name)
+    found: dict[str, dict[str, int]] = {}
+    for output in graph.output:
+        counts: dict[str, int] = {}
+        seen: set[int] = set()
+        pending = [output.name]
+        while pending:
+            index = producer.get(pending.pop())
+            if index is None or index in seen:
+                continue
+            seen.add(index)
+            node = graph.node[index]
+            pending.extend(name for name in node.input if name)
+            if index not in below_pool or node.op_type in SELECTING:
+                continue
+            elems = {t.name for t in (types.lookup(scope, o) for o in node.output if o) if t}
+            for elem in sorted(elems & set(HALF)):
+                counts[elem] = counts.get(elem, 0) + 1
+        found[output.name] = counts
+    return found
+
+
 def output_tolerance(
     dtype: str,
     a: np.ndarray,
@@ -60,20 +136,29 @@ def output_tolerance(
     atol: float | None,
     rtol: float | None,
     note_rtol: float = 0.0,
+    roundings: Mapping[str, int] | None = None,
+    half_ulps: float = 1.0,
 ) -> Tolerance:
-    """The per-type tolerance (``--atol``/``--rtol``) plus the accuracy notes' ``note_rtol``,
-    relative to the output's magnitude; integer outputs (Indices) exact."""
-    tol = tolerance_for("AveragePool", dtype, atol, rtol)
+    """The per-type tolerance (``--atol``/``--rtol``; a half-typed output's own is float32's,
+    the type it is computed in) plus the accuracy notes' ``note_rtol``, relative to the output's
+    magnitude, plus ``half_ulps`` ulp of the half type at the magnitude per rounding to it after
+    a pool (``roundings``: :func:`half_roundings`); integer outputs (Indices) exact."""
+    tol = tolerance_for("AveragePool", "float" if dtype in HALF else dtype, atol, rtol)
     if tol.exact:
         return tol
-    if not note_rtol:
-        return Tolerance(tol.atol, tol.rtol, magnitude=magnitude(a, b))
-    return Tolerance(
-        tol.atol,
-        tol.rtol + note_rtol,
-        magnitude=magnitude(a, b),
-        formula=f"rtol {tol.rtol:g} + {note_rtol:.3g} for the accuracy notes (RULINGS 17)",
-    )
+    size = magnitude(a, b)
+    added, parts = 0.0, []
+    for elem, count in sorted((roundings or {}).items()):
+        step = half_ulps * float(ulp(np.asarray(size), elem))
+        added += count * step
+        parts.append(
+            f"atol {tol.atol:g} + {count} x {half_ulps:g} ulp of {elem} at the magnitude "
+            f"({step:.3g}), one per rounding to {elem} after a pool (RULINGS 17)"
+        )
+    if note_rtol:
+        parts.append(f"rtol {tol.rtol:g} + {note_rtol:.3g} for the accuracy notes (RULINGS 17)")
+    return Tolerance(tol.atol + added, tol.rtol + note_rtol, magnitude=size,
+                     formula="; ".join(parts))
 
 
 def compare_outputs(
@@ -83,13 +168,16 @@ def compare_outputs(
     atol: float | None = None,
     rtol: float | None = None,
     note_rtol: float = 0.0,
+    roundings: Mapping[str, Mapping[str, int]] | None = None,
+    half_ulps: float = 1.0,
 ) -> list[results.OutputResult]:
     """Compare each graph output, built-in run against ortpool-rewritten run (``note_rtol``:
-    :func:`note_allowance` of the model's nodes)."""
+    :func:`note_allowance` of the model's nodes; ``roundings``: :func:`half_roundings`)."""
     found = []
     for name, a, b in zip(names, builtin, ours, strict=True):
         dtype = dtypes.name_of(a.dtype)
-        tol = output_tolerance(dtype, a, b, atol, rtol, note_rtol)
+        tol = output_tolerance(dtype, a, b, atol, rtol, note_rtol, (roundings or {}).get(name),
+                               half_ulps)
         found.append(results.OutputResult(compare_values(name, dtype, a, b, tol), tol))
     return found
 

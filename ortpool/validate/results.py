@@ -22,6 +22,8 @@ ORTPOOL_REJECTED = "ortpool-rejected"  # ortpool refuses a node onnxruntime runs
 BOTH_REJECTED = "both-rejected"
 NO_KERNEL = "no-kernel"
 NOT_ISOLATED = "not-isolated"
+FIXED = "fixed"  # a node 'ortpool fix' wrote as a standard-op form it proved exact
+ORTPOOL_OP = "ortpool-op"  # a node of the ortpool domain: it runs ortpool's kernel
 
 #: statuses that are differences between onnxruntime and the spec (exit code 1)
 FAILING = (DIFFER, INACCURATE, ORT_REJECTED, ORTPOOL_REJECTED)
@@ -37,6 +39,8 @@ ORDER = (
     NO_KERNEL,
     BOTH_REJECTED,
     NOT_ISOLATED,
+    FIXED,
+    ORTPOOL_OP,
     ACCURACY_NOTE,
     TIES,
     AGREE,

@@ -21,6 +21,8 @@ STATUS_TEXT = {
     results.BOTH_REJECTED: "both reject",
     results.NO_KERNEL: "no ORT kernel",
     results.NOT_ISOLATED: "not isolated",
+    results.FIXED: "fixed",
+    results.ORTPOOL_OP: "ortpool op",
     # a whole model's outcome when it was not validated
     results.COULD_NOT_RUN: "COULD NOT RUN",
     results.CRASHED: "CRASHED",

@@ -9,31 +9,46 @@
    (:func:`ortpool.validate.isolate.run_node`), optionally also in the onnx reference evaluator.
 4. End to end: the ortpool-rewritten model runs on the same inputs at the same optimisation
    level and every graph output is compared with the built-in run's (:mod:`.endtoend`).
+
+A model ``ortpool fix`` wrote is read as such: each node it realized by a standard-op form is
+reported once, ``fixed`` with its form (fix proved it exact), and the form's own pooling nodes
+are not validated as nodes of the model (:mod:`ortpool.model.fixmarks`). A node of the ortpool
+domain (``ortpool rewrite``, or fix keeping ortpool's op) runs ortpool's kernel: reported as an
+ortpool op, and the "built-in" run is the model as it stands with ortpool's ops registered, so
+its other nodes are onnxruntime's and compared end to end as usual.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib.resources
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import onnx
 
-from ortpool import modelfile
-from ortpool.attributes import empty_auto_pad_note
+from ortpool import modelfile, optypes
+from ortpool.attributes import (
+    attribute_values,
+    empty_auto_pad_note,
+    normalize,
+    standard_attributes,
+)
 from ortpool.check import domain
 from ortpool.check.cases import expect, proof_sets
 from ortpool.check.judge import judge_node
 from ortpool.check.node import FLOATS, from_spec, node_spec
 from ortpool.errors import OrtpoolError
-from ortpool.model import capture
+from ortpool.model import capture, fixmarks
 from ortpool.model import inputs as model_inputs
 from ortpool.model.reference import DEFAULT_TIMEOUT as REFERENCE_TIMEOUT
 from ortpool.model.reference import ReferenceWorker
+from ortpool.model.scopes import model_scopes
 from ortpool.model.singlenode import NodeSpec, attribute_dict, builtin_model, feed_dict
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
+from ortpool.ort.nodes import iter_ortpool_nodes
 from ortpool.validate import endtoend, isolate, results
 from ortpool.validate import reference as reference_mod
 from ortpool.validate.causes import BUILT_CASE, Cause
@@ -43,6 +58,9 @@ GuardPrice = Callable[
     [onnx.ModelProto, Sequence[str], Mapping[str, np.ndarray], RuntimeSpec],
     tuple[str, dict],
 ]
+
+#: The name onnx's inliner gives a function body's node in its k-th call.
+_INLINED = re.compile(r"(.+)__\d+")
 
 
 @dataclasses.dataclass
@@ -127,13 +145,17 @@ def validate_model(
         raise OrtpoolError(f"{label}: {err}") from None
     resolved = _resolve_inputs(model, options, strict_shapes, label, result)
     inlined = capture.inline_functions(model)
-    nodes = _pooling_nodes(model, inlined, result)
-    runs = _run_whole(model, inlined, resolved.feeds, nodes, options, result)
+    fixed, fix_notes = fixmarks.read(model)
+    result.notes.extend(fix_notes)
+    ours = list(iter_ortpool_nodes(model))
+    nodes = _pooling_nodes(model, inlined, result, fixed, bool(ours))
+    runs = _run_whole(model, inlined, resolved.feeds, nodes, options, result, bool(ours))
     if runs.captured is None:
         _cannot_capture(runs, nodes, resolved, label)
     elif nodes:
         result.notes.append(f"node inputs captured from the {runs.capture_source}")
     _isolate(nodes, runs.captured or {}, options, progress, result)
+    result.nodes += _written_nodes(model, fixed, result.opset)
     for node in result.nodes:
         # Where the node ran in the whole model's built-in run (its inputs were captured there).
         if runs.placed:
@@ -171,12 +193,24 @@ def _resolve_inputs(
 
 
 def _pooling_nodes(
-    model: onnx.ModelProto, inlined: onnx.ModelProto, result: results.ModelResult
+    model: onnx.ModelProto,
+    inlined: onnx.ModelProto,
+    result: results.ModelResult,
+    fixed: Mapping[str, fixmarks.FixedNode],
+    has_ortpool_ops: bool,
 ) -> list[capture.PoolingNode]:
-    """The pooling nodes of the inlined model, those of local functions said so; the notes on
-    them (none at all, an empty auto_pad) in ``result``."""
+    """The pooling nodes of the inlined model but those of fix's forms (``fixed``), those of
+    local functions said so; the notes on them (none at all, an empty auto_pad) in ``result``."""
     main_names = {n.name for n in model.graph.node}
-    nodes = capture.pooling_nodes(inlined)
+    in_forms = {name for f in fixed.values() for name in (f.name, *f.nodes)}
+
+    def in_form(name: str) -> bool:
+        # a function body's nodes are inlined as NAME__<k>, one copy per call
+        inlined_from = _INLINED.fullmatch(name)
+        return name in in_forms or (inlined_from is not None and inlined_from[1] in in_forms
+                                    and name not in main_names)
+
+    nodes = [p for p in capture.pooling_nodes(inlined) if not in_form(p.node.name)]
     for i, pooling in enumerate(nodes):
         if (
             pooling.location == "main graph"
@@ -184,7 +218,7 @@ def _pooling_nodes(
             and model.functions
         ):
             nodes[i] = dataclasses.replace(pooling, location="local function (inlined)")
-    if not nodes:
+    if not nodes and not fixed and not has_ortpool_ops:
         result.notes.append("the model has no standard pooling node")
     for pooling in nodes:
         note = empty_auto_pad_note(pooling.node, pooling.name)
@@ -200,9 +234,11 @@ def _run_whole(
     nodes: list[capture.PoolingNode],
     options: ValidateOptions,
     result: results.ModelResult,
+    has_ortpool_ops: bool = False,
 ) -> _Runs:
     """The built-in run with the nodes' inputs captured, then the rewritten run (capturing them
-    there when the built-in run failed)."""
+    there when the built-in run failed). A model holding ortpool ops runs them through ortpool in
+    the built-in run too: onnxruntime has no kernel of its own for them."""
     runs = _Runs()
 
     def builtin_run(m: onnx.ModelProto, f: Mapping[str, np.ndarray]) -> list[np.ndarray]:
@@ -211,8 +247,19 @@ def _run_whole(
         return outputs
 
     try:
-        runs.captured, runs.builtin_outputs = capture.capture(inlined, feeds, nodes, builtin_run)
-        runs.capture_source = "onnxruntime built-in run"
+        if has_ortpool_ops:
+            try:
+                runs.captured, runs.builtin_outputs = capture.capture(
+                    inlined, feeds, nodes, _ortpool_runner(options.runtime)
+                )
+            except Exception as err:  # the session's errors, sorted as a built-in run's are
+                raise ortrun.classify(err, "run") from None
+            runs.capture_source = "onnxruntime built-in run (its ortpool ops run by ortpool)"
+        else:
+            runs.captured, runs.builtin_outputs = capture.capture(
+                inlined, feeds, nodes, builtin_run
+            )
+            runs.capture_source = "onnxruntime built-in run"
     except ortrun.OrtFailure as err:
         runs.builtin_failure = err
         runs.builtin_error = f"onnxruntime could not run the model: {err}"
@@ -293,6 +340,8 @@ def _end_to_end(
             options.atol,
             options.rtol,
             endtoend.note_allowance(result.nodes),
+            endtoend.half_roundings(inlined),
+            options.accuracy.half_ulps,
         )
         endtoend.measure_noise(
             result.outputs,
@@ -447,6 +496,64 @@ def _reference(
         )
     reference.seconds = round(seconds, 3)
     return reference
+
+
+def _written_nodes(
+    model: onnx.ModelProto, fixed: Mapping[str, fixmarks.FixedNode], opset: int
+) -> list[results.NodeResult]:
+    """In the model's order, one result per node fix wrote as a standard-op form (``fixed``,
+    with the form) and per node of the ortpool domain (:func:`_ortpool_node`)."""
+    found = []
+    for scope in model_scopes(model):
+        for node in scope.nodes:
+            entry = fixed.get(node.name)
+            if node.domain == optypes.DOMAIN:
+                found.append(_ortpool_node(node, opset, scope.location))
+            if entry is None or node.domain == optypes.DOMAIN:
+                continue
+            op, _, version = entry.op.rpartition("-")
+            found.append(results.NodeResult(
+                name=node.name,
+                op=op or entry.op,
+                spec_version=int(version) if version.isdigit() else 0,
+                opset=opset,
+                dtype="?",
+                attributes=attribute_dict(node.attribute) if node.op_type == op else {},
+                input_shapes=[],
+                status=results.FIXED,
+                location=scope.location,
+                message=f"fixed: form {entry.form} ('ortpool fix' proved it exact and wrote it "
+                f"as {len(entry.nodes) + 1} node(s); the form's own pools are not nodes to "
+                "validate)",
+            ))
+    return found
+
+
+def _ortpool_node(node: onnx.NodeProto, opset: int, location: str) -> results.NodeResult:
+    """A node of the ortpool domain: it runs ortpool's kernel, the spec's result; onnxruntime
+    has no kernel of its own to compare with, which is no difference."""
+    op, version, attributes = node.op_type, 0, {}
+    try:
+        op_type = optypes.parse(node.op_type)
+        op, version = op_type.spec.op, op_type.spec.version
+        attributes = standard_attributes(
+            op_type.spec, normalize(op_type.spec, attribute_values(node.attribute))
+        )
+    except (ValueError, OrtpoolError):  # not one ortpool registers: the session says so
+        pass
+    return results.NodeResult(
+        name=node.name or node.op_type,
+        op=op,
+        spec_version=version,
+        opset=opset,
+        dtype="?",
+        attributes=attributes,
+        input_shapes=[],
+        status=results.ORTPOOL_OP,
+        location=location,
+        message=f"ortpool op {node.op_type}: runs ortpool's kernel (nothing built-in to compare "
+        "it with)",
+    )
 
 
 def _unrunnable(

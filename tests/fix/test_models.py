@@ -4,6 +4,7 @@ and a fixed model without ortpool ops running on onnxruntime alone."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -15,7 +16,10 @@ import pytest
 from ortpool import versions
 from ortpool.fix import fix_with_report, report
 from ortpool.fix.outcomes import Outcome
+from ortpool.model import fixmarks
 from ortpool.tolerances import tolerance_for
+from ortpool.validate import results
+from ortpool.validate.validator import validate_model
 from tests.support.fix import (
     FIX_MODELS,
     builtin_defect,
@@ -226,3 +230,41 @@ def test_a_fixed_model_runs_on_onnxruntime_alone(fixed_models, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("ok")
+
+
+@pytest.mark.parametrize("name", ["fix-nan", "fix-branches", "fix-no-kernel"])
+def test_validate_reads_the_fixed_model(name, fixed_models):
+    """Each node fix wrote as a form is one 'fixed' node with its form, each ortpool op is
+    ortpool's, the forms' own pools are no nodes to validate, and the model agrees."""
+    fixed, found = fixed_models[name]
+    recorded = json.loads(next(p.value for p in fixed.metadata_props if p.key == fixmarks.KEY))
+    forms = {n.name: n.form for n in found.nodes if n.realization == report.FORM}
+    assert {k: v["form"] for k, v in recorded.items()} == forms
+    result = validate_model(fixed, label=name)
+    statuses = {n.name: n.status for n in result.nodes}
+    assert {k for k, v in statuses.items() if v == results.FIXED} == set(forms)
+    assert {k for k, v in statuses.items() if v == results.ORTPOOL_OP} == {
+        n.name for n in found.nodes if n.realization == report.ORTPOOL}
+    for node in result.nodes:
+        assert not node.name.startswith("ortpool_fix/"), node.name
+        if node.status == results.FIXED:
+            assert node.message.startswith(f"fixed: form {forms[node.name]} ")
+    assert result.status == results.AGREE and result.end_to_end == "compared", result.notes
+
+
+def test_validate_reads_a_fixed_model_edited_after_fixing(fixed_models):
+    """A renamed inserted node: the record no longer matches, so it is noted and the pools are
+    validated as they stand (the guard's mask pool, renamed, among them)."""
+    fixed, _ = fixed_models["fix-nan"]
+    edited = onnx.ModelProto()
+    edited.CopyFrom(fixed)
+    mask = next(n for n in edited.graph.node if n.name == "ortpool_fix/mask_pool/maxpool_stem")
+    mask.name = "user_pool"
+    result = validate_model(edited, label="edited")
+    assert {n.name: n.status for n in result.nodes} == {
+        "maxpool_stem": results.AGREE, "user_pool": results.AGREE,
+        "globalmaxpool_head": results.FIXED,
+    }
+    assert ("fix's record of node 'maxpool_stem' (form nan-guard) no longer matches the model "
+            "(node 'ortpool_fix/mask_pool/maxpool_stem' is gone, edited after fixing?): its "
+            "nodes are validated as they stand") in result.notes

@@ -27,11 +27,12 @@ from ortpool.model.inputs import (
     DEFAULT_SIZE,
     InputSpec,
     data_inputs,
+    describe_dims,
     parse_shape,
     parse_shapes,
     resolve,
 )
-from tests.support import CHILD_ENV, IR_VERSION, run_cli
+from tests.support import CHILD_ENV, IR_VERSION, cnn_builders, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "tests" / "support" / "models"
@@ -114,15 +115,42 @@ def test_a_zero_dim_is_static_and_empty():
         resolve(two_inputs([0, 3], [2]), InputSpec.make(["a:1,3"]))
 
 
-def test_a_symbol_takes_one_size_wherever_given():
+def test_a_symbol_takes_its_first_given_size_where_nothing_else_sizes_it():
     model = two_inputs(["n", 3], ["n", "k"])
     resolved = resolve(model, InputSpec.make(["b:5,7"]))
     assert resolved.shapes == {"a": [5, 3], "b": [5, 7]}
     assert resolved.dims[0].text() == "a[0] n=5 (--shape on b)"
-    with pytest.raises(OrtpoolError, match=r"dim 'n' is 2 on input 'a' \(--shape\) but 5"):
-        resolve(model, InputSpec.make(["a:2,3", "b:5,7"]))
+    assert describe_dims(resolved.dims, "") == [
+        "open dims: a[0] n=5 (--shape on b), b[0] n=5 (--shape), b[1] k=7 (--shape)"
+    ]
     arrays = {"a": np.zeros((4, 3), np.float32)}
     assert resolve(model, InputSpec.make(None, arrays)).shapes["b"] == [4, DEFAULT_SIZE]
+
+
+def test_a_symbol_given_different_sizes_keeps_each_as_onnxruntime_does():
+    # onnxruntime checks a fed array against the static dims only: one symbol on two axes (a
+    # converter's "?" for unknown) runs at two sizes, and so it resolves, with a note
+    model = two_inputs(["n", 3], ["n", "k"])
+    resolved = resolve(model, InputSpec.make(["a:2,3", "b:5,7"]))
+    assert resolved.shapes == {"a": [2, 3], "b": [5, 7]}
+    assert describe_dims(resolved.dims, "")[1:] == [
+        "dim 'n' is 2 on a[0] and 5 on b[0] (--shape): onnxruntime sizes each axis on its own, "
+        "so each keeps its size"
+    ]
+    ocr = two_inputs(["N", 3, "?", "?"], [1])
+    arrays = {"a": np.zeros((1, 3, 48, 192), np.float32)}
+    found = resolve(ocr, InputSpec(arrays=arrays, origin="real.npz"))
+    assert found.shapes["a"] == [1, 3, 48, 192]
+    assert describe_dims(found.dims, "")[1:] == [
+        "dim '?' is 48 on a[2] and 192 on a[3] (--inputs): onnxruntime sizes each axis on its "
+        "own, so each keeps its size"
+    ]
+    # unnamed open dims were never one size; nothing to say about them
+    unnamed = resolve(two_inputs([None, 3, None, None], [1]), InputSpec.make(["a:1,3,4,5"]))
+    assert [d.symbol for d in unnamed.dims] == [False] * 3
+    assert len(describe_dims(unnamed.dims, "")) == 1
+    # nothing given: the default, one size per symbol
+    assert resolve(ocr).shapes["a"] == [DEFAULT_BATCH, 3, DEFAULT_SIZE, DEFAULT_SIZE]
 
 
 def test_shape_and_inputs_are_checked_against_each_other_and_the_model():
@@ -217,7 +245,8 @@ def test_validate_reports_the_open_dims_in_its_json():
     document = found.to_dict()
     assert document["inputs"] == {"x": [2, 3, 48, 192]}
     assert document["open_dims"] == [
-        {"input": "x", "axis": 0, "declared": "-1", "size": 2, "source": "--shape"}
+        {"input": "x", "axis": 0, "declared": "-1", "size": 2, "source": "--shape",
+         "symbol": False}
     ]
     assert [n.status for n in found.nodes] == ["agree"] * 3
 
@@ -237,7 +266,7 @@ def test_fix_proves_at_the_given_sizes_and_the_fixed_model_is_the_spec():
     assert len(head.proof["shapes"]) > 1  # and the small sampled sizes
     assert head.shapes.endswith("sampled sizes; and on the model's run at X [1,4,48,96]")
     assert report.to_dict()["inputs"]["open_dims"][1] == {
-        "input": "x", "axis": 2, "declared": "H", "size": 48, "source": "--shape"
+        "input": "x", "axis": 2, "declared": "H", "size": 48, "source": "--shape", "symbol": True
     }
     # Plain onnxruntime: the original's head differs from the spec, the fixed model's does not.
     x = np.random.default_rng(1).normal(size=(1, 3, 48, 96)).astype(np.float32)
@@ -271,7 +300,20 @@ def _cases(tmp: Path) -> dict[str, tuple[list[str], int, list[str]]]:
         return_indices=True, kernel_shape=[2, 2], strides=[2, 2],
     )
     out = str(tmp / "out.onnx")
+    unknown = str(tmp / "unknown_hw.onnx")
+    onnx.save(cnn_builders.unknown_hw("?"), unknown)
+    rng = np.random.default_rng(0)
+    real = _npz(tmp / "real.npz", x=rng.normal(size=(1, 3, 48, 192)).astype(np.float32))
+    both = "dim '?' is {} on x[2] and {} on x[3] ({}): onnxruntime sizes each axis on its own"
     return {
+        "? at 48x192 inputs": (["validate", unknown, "--inputs", real], 0, [
+            both.format(48, 192, "--inputs"), "[1,8,24,96]", "1 agree"]),
+        "? at 32x100 shape": (["validate", unknown, "--shape", "x:2,3,32,100"], 0, [
+            both.format(32, 100, "--shape"), "[2,8,16,50]", "1 agree"]),
+        "fix ? at 48x192": (["fix", unknown, out + ".u1", "--inputs", real], 0, [
+            both.format(48, 192, "--inputs"), "model inputs x [1,3,48,192]"]),
+        "fix ? at 32x100": (["fix", unknown, out + ".u2", "--shape", "x:2,3,32,100"], 0, [
+            both.format(32, 100, "--shape"), "model inputs x [2,3,32,100]"]),
         "fpn as typed": (["validate", m["fpn-concat"]], 2, [
             "the model cannot run at the sizes chosen for its open dims (x[0] N=1 (default), "
             "x[2] H=64 (default), x[3] W=64 (default))", "Set them with --shape x:N,3,H,W"]),

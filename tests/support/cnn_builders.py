@@ -7,6 +7,10 @@ different summation order reaches the logits, as it does in ResNet-50 and Incept
 ``resnet_d``: ResNet-D's average-pool shortcuts (k2 s2 ceil mode), reaching a 1x1 map at 32x32.
 ``subgraph_pool_model``: a defective-in-onnxruntime MaxPool (SAME_UPPER, dilation 2) inside
 an If branch or a Loop body, where validate can only compare end to end.
+``half_head``: float32 image -> float16 MaxPool -> float16 GlobalAveragePool, the pool either
+plain or onnxruntime's SAME-with-dilation defect (the same [1,C,1,1] output, other values).
+``unknown_hw``: ``x: [N, 3, '?', '?']`` -> Conv -> MaxPool -> Relu, H and W written as one
+converter's "unknown" symbol.
 """
 
 from __future__ import annotations
@@ -149,6 +153,49 @@ def subgraph_pool_model(container: str) -> onnx.ModelProto:
     graph = helper.make_graph(
         [node], container.lower(), inputs,
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializers,
+    )
+    return _model(graph, 13)
+
+
+def half_head(defective: bool, out_type: int = TensorProto.FLOAT16) -> onnx.ModelProto:
+    """``image`` [1,2,9,9] float -> Cast float16 -> MaxPool 3x3 (SAME_UPPER dilation 2 when
+    ``defective``: onnxruntime pools a 7x7 map, the spec a 9x9 one; else pads 1) ->
+    GlobalAveragePool -> ``out`` [1,2,1,1] of ``out_type`` (float16, or a Cast to float)."""
+    pool = {"kernel_shape": [3, 3], "dilations": [2, 2], "auto_pad": "SAME_UPPER"} if defective \
+        else {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
+    nodes = [
+        helper.make_node("Cast", ["image"], ["half"], name="to_half", to=TensorProto.FLOAT16),
+        helper.make_node("MaxPool", ["half"], ["pooled"], name="maxpool_half", **pool),
+        helper.make_node("GlobalAveragePool", ["pooled"], ["mean"], name="gap_half"),
+    ]
+    last = "mean"
+    if out_type != TensorProto.FLOAT16:
+        nodes.append(helper.make_node("Cast", ["mean"], ["out"], name="from_half", to=out_type))
+        last = "out"
+    graph = helper.make_graph(
+        nodes, "half_head", [helper.make_tensor_value_info("image", TensorProto.FLOAT,
+                                                           [1, 2, 9, 9])],
+        [helper.make_tensor_value_info(last, out_type, [1, 2, 1, 1])],
+    )
+    return _model(graph, 13)
+
+
+def unknown_hw(symbol: str = "?") -> onnx.ModelProto:
+    """``x`` [N, 3, symbol, symbol] -> Conv 3x3 (8 channels, pads 1) -> MaxPool 2x2/2 -> Relu:
+    an OCR classifier's head, H and W both declared as the one dim_param ``symbol``."""
+    rng = np.random.default_rng(3)
+    weight = numpy_helper.from_array(rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32), "w")
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["conv"], name="conv", kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("MaxPool", ["conv"], ["pooled"], name="maxpool", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+        helper.make_node("Relu", ["pooled"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(
+        nodes, "unknown_hw",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, symbol, symbol])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8, None, None])], [weight],
     )
     return _model(graph, 13)
 

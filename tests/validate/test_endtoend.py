@@ -108,3 +108,94 @@ def test_defective_pool_in_a_subgraph_fails_end_to_end(tmp_path, capsys, contain
         assert out.strip().endswith("1 model(s) only ortpool's rewrite could run")
     else:
         assert "end to end: output y [2,1,2,7,7] vs [2,1,2,9,9]: DIFFER: 310 cell(s)" in out
+
+
+def test_half_roundings_count_the_nodes_that_round_to_a_half_type_after_a_pool():
+    # the Cast before the pools is the same in both runs, the MaxPool selects, the Cast after
+    # them widens: only the GlobalAveragePool rounds to float16 where the runs can differ
+    model = cnn_builders.half_head(defective=False, out_type=onnx.TensorProto.FLOAT)
+    assert endtoend.half_roundings(model) == {"out": {"float16": 1}}
+    cnn = onnx.load(str(bundled_models_dir() / "cnn.onnx"))
+    assert endtoend.half_roundings(cnn) == {"head": {}, "half_out": {"float16": 1}}
+
+
+def test_half_output_is_judged_in_ulps_of_its_half_type():
+    ulp = 2.0**-9  # float16 at [2, 4)
+    builtin = np.array([2.0, 2.5, -3.0, 0.01], np.float32)
+    rounded = builtin + np.array([ulp, 0, -ulp / 3, 0], np.float32)  # one rounding apart
+    wrong = builtin + np.array([0, 5 * ulp, 0, 0], np.float32)
+    one = {"y": {"float16": 1}}
+    [agree] = endtoend.compare_outputs(["y"], [builtin], [rounded], roundings=one)
+    assert not agree.failing
+    assert agree.allowed == pytest.approx(1e-6 + 1e-5 * 3.0 + ulp)
+    assert agree.tolerance.describe() == (
+        "atol=0.00195413 rtol=1e-05 of magnitude 3 + atol 1e-06 + 1 x 1 ulp of float16 at the "
+        "magnitude (0.00195), one per rounding to float16 after a pool (RULINGS 17)"
+    )
+    [differs] = endtoend.compare_outputs(["y"], [builtin], [wrong], roundings=one)
+    assert differs.failing and differs.comparison.differing == 1
+    # two roundings allow two ulp; no rounding after a pool: float32's allowance alone
+    [two] = endtoend.compare_outputs(["y"], [builtin], [rounded + ulp], roundings={"y": {
+        "float16": 2}})
+    assert not two.failing
+    assert two.allowed == pytest.approx(1e-6 + 1e-5 * two.tolerance.magnitude + 2 * ulp)
+    [none] = endtoend.compare_outputs(["y"], [builtin], [rounded])
+    assert none.failing and none.allowed == pytest.approx(1e-6 + 3e-5)
+
+
+def test_bundled_cnn_half_output_agrees_in_float16_ulps(tmp_path, capsys):
+    report = tmp_path / "r.json"
+    code = main(["validate", str(bundled_models_dir() / "cnn.onnx"), "--no-progress",
+                 "--json", str(report)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    outputs = json.loads(report.read_text())["models"][0]["end_to_end"]["outputs"]
+    half = next(o for o in outputs if o["name"] == "half_out")
+    # averagepool_half: onnxruntime's float16 fallback skips the rounding to float16 that
+    # ortpool's Cast pair makes, at most half an ulp of float16 at 2.25 (0.00195) apart; the
+    # float32 allowance alone (2.35e-05) called that a difference
+    assert half["magnitude"] == pytest.approx(2.25, abs=0.01)
+    assert 0 <= half["max_abs"] <= 2.0**-10
+    assert half["allowed"] == pytest.approx(1e-6 + 1e-5 * half["magnitude"] + 2.0**-9)
+    assert out.strip().splitlines()[-1].startswith(
+        "all agree: 1 model(s), 8 pooling node(s): 2 not isolated, 6 agree; 0 graph output(s) "
+        "differ end to end"  # (then what the non-finite domain would show, as information)
+    )
+
+
+@pytest.mark.parametrize("out_type", [onnx.TensorProto.FLOAT16, onnx.TensorProto.FLOAT],
+                         ids=["float16", "float"])
+def test_half_output_differing_by_many_ulps_still_fails(tmp_path, capsys, out_type):
+    if not ort_pads_same_dilated_wrongly():
+        pytest.skip("this onnxruntime pads SAME with dilation as the spec says")
+    path = tmp_path / "half.onnx"
+    onnx.save(cnn_builders.half_head(defective=True, out_type=out_type), str(path))
+    report = tmp_path / "r.json"
+    code = main(["validate", str(path), "--no-progress", "--json", str(report)])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    [head] = json.loads(report.read_text())["models"][0]["end_to_end"]["outputs"]
+    # the means of a 7x7 and a 9x9 map: the same shape, many ulps of float16 apart
+    assert head["differing"] == 2 and head["max_abs"] > 8 * 2.0**-9
+    assert head["allowed"] == pytest.approx(1e-6 + 1e-5 * head["magnitude"] + 2.0**-9)
+
+
+def test_a_rewritten_model_is_validated_as_ortpools(tmp_path, capsys):
+    """Every pool an ortpool op (the If branches' too): each is ortpool's, the model runs with
+    them registered on both sides, and nothing is a difference."""
+    from ortpool.rewrite import rewrite
+
+    path = tmp_path / "cnn_rewritten.onnx"
+    onnx.save(rewrite(onnx.load(str(bundled_models_dir() / "cnn.onnx"))), str(path))
+    code = main(["validate", str(path), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "only the ortpool-rewritten model runs" not in out
+    assert "  maxpool_indices (MaxPool-12, main graph):\n      note: ortpool op " \
+        "MaxPool_12_Indices: runs ortpool's kernel (nothing built-in to compare it with)" in out
+    assert "  if_then_maxpool (MaxPool-12, main graph > If 'branch'.then_branch):" in out
+    assert "end to end: output head [1,8,4,4] vs [1,8,4,4]: agree (identical)" in out
+    assert out.strip().splitlines()[-1] == (
+        "all agree: 1 model(s), 8 pooling node(s): 8 ortpool op; 0 graph output(s) differ end "
+        "to end"
+    )

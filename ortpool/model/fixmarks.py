@@ -1,0 +1,114 @@
+"""What ``ortpool fix`` marks in the models it writes, and those marks read back.
+
+A node fix realizes by a standard-op form becomes that form's nodes: the pool node (or the Reduce
+op standing for it) keeps the node's name, every inserted node is named
+``ortpool_fix/<role>/<node>`` with a doc string starting with :data:`MARK`. The model's
+``metadata_props`` key :data:`KEY` holds one JSON object, node name -> ``{"form": ..., "op":
+"MaxPool-12", "nodes": [the inserted nodes' names]}`` (:func:`record`), so that ``validate``
+reports each fixed node once, as its form, and does not validate the form's own pools (a
+nan-guard's mask pool, the pool reading a Pad) as new pooling nodes of the model.
+
+A model edited after fixing is read defensively (:func:`read`): a record that is not what fix
+writes, or whose node or inserted nodes are gone or no longer marked, is dropped with a note,
+and its nodes are then validated as they stand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Iterator
+
+import onnx
+
+from ortpool.model.scopes import model_scopes
+
+#: The doc string prefix of every node fix inserts.
+MARK = "ortpool-fix:"
+#: The metadata_props key of fix's record.
+KEY = "ortpool.fix"
+
+
+@dataclasses.dataclass(frozen=True)
+class FixedNode:
+    """One node fix wrote as a standard-op form."""
+
+    name: str
+    form: str  # the form's name, as fix's report gives it ("nan-guard", "explicit-pads", ...)
+    op: str  # the node's operator and spec version, "MaxPool-12"
+    nodes: tuple[str, ...]  # the names of the nodes the form inserted
+
+    def to_dict(self) -> dict[str, object]:
+        return {"form": self.form, "op": self.op, "nodes": list(self.nodes)}
+
+
+def _entry(name: str, value: object) -> FixedNode | None:
+    """``value`` as fix writes it, else None."""
+    if not isinstance(value, dict):
+        return None
+    form, op, nodes = value.get("form"), value.get("op"), value.get("nodes")
+    if not (isinstance(form, str) and isinstance(op, str) and isinstance(nodes, list)
+            and all(isinstance(n, str) for n in nodes)):
+        return None
+    return FixedNode(name, form, op, tuple(nodes))
+
+
+def _recorded(model: onnx.ModelProto) -> tuple[dict[str, object], str]:
+    """The raw record (node name -> entry) and, when it cannot be read, why."""
+    text = next((p.value for p in model.metadata_props if p.key == KEY), None)
+    if text is None:
+        return {}, ""
+    try:
+        found = json.loads(text)
+    except ValueError as err:
+        return {}, f"metadata {KEY!r} is not JSON ({err})"
+    if not isinstance(found, dict):
+        return {}, f"metadata {KEY!r} is not a JSON object of node names"
+    return found, ""
+
+
+def record(model: onnx.ModelProto, fixed: Iterable[FixedNode]) -> None:
+    """Write ``fixed`` into ``model``'s record, beside what an earlier fix recorded."""
+    entries, _ = _recorded(model)
+    entries.update((f.name, f.to_dict()) for f in fixed)
+    kept = [p for p in model.metadata_props if p.key != KEY]
+    del model.metadata_props[:]
+    model.metadata_props.extend(kept)
+    if entries:
+        model.metadata_props.add(key=KEY, value=json.dumps(entries, sort_keys=True))
+
+
+def _all_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
+    for scope in model_scopes(model):
+        yield from scope.nodes
+
+
+def read(model: onnx.ModelProto) -> tuple[dict[str, FixedNode], list[str]]:
+    """The fixed nodes whose form is still in ``model`` as fix wrote it (name -> node), and a
+    note for each record that is not (its nodes are then the model's own)."""
+    entries, problem = _recorded(model)
+    notes = [f"{problem}: fix's record ignored"] if problem else []
+    if not entries:
+        return {}, notes
+    nodes: dict[str, onnx.NodeProto] = {}
+    for node in _all_nodes(model):
+        nodes.setdefault(node.name, node)
+    found: dict[str, FixedNode] = {}
+    for name, value in entries.items():
+        fixed = _entry(name, value)
+        if fixed is None:
+            notes.append(f"fix's record of node {name!r} is not one fix writes: ignored")
+            continue
+        missing = [n for n in (name, *fixed.nodes) if n not in nodes]
+        unmarked = [n for n in fixed.nodes if n in nodes
+                    and not nodes[n].doc_string.startswith(MARK)]
+        if missing or unmarked:
+            what = (f"node {missing[0]!r} is gone" if missing
+                    else f"node {unmarked[0]!r} is no longer marked {MARK!r}")
+            notes.append(
+                f"fix's record of node {name!r} (form {fixed.form}) no longer matches the model "
+                f"({what}, edited after fixing?): its nodes are validated as they stand"
+            )
+            continue
+        found[name] = fixed
+    return found, notes

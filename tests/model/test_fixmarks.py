@@ -1,0 +1,75 @@
+"""fix's record of the forms it wrote (ortpool.model.fixmarks), read back as validate reads it:
+what matches the model is a fixed node; anything else is noted and dropped, never an error."""
+
+from __future__ import annotations
+
+import json
+
+import onnx
+from onnx import TensorProto, helper
+
+from ortpool.model import fixmarks
+
+
+def _model(record: object | None, mark: str = fixmarks.MARK) -> onnx.ModelProto:
+    """x -> Pad (inserted, marked with ``mark``) -> MaxPool 'pool' -> y; ``record`` as the
+    metadata (a str as it is, anything else as JSON)."""
+    pad = helper.make_node("Pad", ["x", "pads"], ["padded"], name="ortpool_fix/pad/pool")
+    pad.doc_string = f"{mark} inserted by 'ortpool fix' for node 'pool' (form pad)"
+    graph = helper.make_graph(
+        [pad, helper.make_node("MaxPool", ["padded"], ["y"], name="pool", kernel_shape=[2, 2])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor("pads", TensorProto.INT64, [8], [0, 0, 1, 1, 0, 0, 1, 1])],
+    )
+    model = helper.make_model(graph)
+    if record is not None:
+        value = record if isinstance(record, str) else json.dumps(record)
+        model.metadata_props.add(key=fixmarks.KEY, value=value)
+    return model
+
+
+ENTRY = {"form": "pad", "op": "MaxPool-12", "nodes": ["ortpool_fix/pad/pool"]}
+
+
+def test_a_record_matching_the_model_is_read():
+    fixed, notes = fixmarks.read(_model({"pool": ENTRY}))
+    assert fixed == {"pool": fixmarks.FixedNode("pool", "pad", "MaxPool-12",
+                                                ("ortpool_fix/pad/pool",))}
+    assert notes == []
+    assert fixmarks.read(_model(None)) == ({}, [])
+
+
+def test_record_merges_with_an_earlier_fix():
+    model = _model({"other": {**ENTRY, "nodes": []}})
+    fixmarks.record(model, [fixmarks.FixedNode("pool", "pad", "MaxPool-12", ("a",))])
+    [prop] = [p for p in model.metadata_props if p.key == fixmarks.KEY]
+    assert json.loads(prop.value) == {"other": {**ENTRY, "nodes": []},
+                                      "pool": {**ENTRY, "nodes": ["a"]}}
+
+
+def test_a_record_that_does_not_match_is_noted_and_dropped():
+    cases = {
+        "not json": ("{", "metadata 'ortpool.fix' is not JSON (Expecting property name "
+                     "enclosed in double quotes: line 1 column 2 (char 1)): fix's record ignored"),
+        "a list": ([1], "metadata 'ortpool.fix' is not a JSON object of node names: fix's "
+                   "record ignored"),
+        "no form": ({"pool": {"op": "MaxPool-12", "nodes": []}},
+                    "fix's record of node 'pool' is not one fix writes: ignored"),
+        "node gone": ({"gone": {**ENTRY, "nodes": []}},
+                      "fix's record of node 'gone' (form pad) no longer matches the model (node "
+                      "'gone' is gone, edited after fixing?): its nodes are validated as they "
+                      "stand"),
+        "inserted gone": ({"pool": {**ENTRY, "nodes": ["ortpool_fix/pad/x"]}},
+                          "fix's record of node 'pool' (form pad) no longer matches the model "
+                          "(node 'ortpool_fix/pad/x' is gone, edited after fixing?): its nodes "
+                          "are validated as they stand"),
+    }
+    for name, (record, note) in cases.items():
+        assert fixmarks.read(_model(record)) == ({}, [note]), name
+    unmarked = fixmarks.read(_model({"pool": ENTRY}, mark="edited:"))
+    assert unmarked == ({}, [
+        "fix's record of node 'pool' (form pad) no longer matches the model (node "
+        "'ortpool_fix/pad/pool' is no longer marked 'ortpool-fix:', edited after fixing?): its "
+        "nodes are validated as they stand"
+    ])
