@@ -281,3 +281,14 @@ def run_status(models: Sequence[ModelResult]) -> str:
     """A run's status: its models' most severe (AGREE for none)."""
     found = {m.status for m in models}
     return next((s for s in MODEL_ORDER if s in found), AGREE)
+
+
+def exit_code(models: Sequence[ModelResult], fail_on_rulings: bool = False) -> int:
+    """The worst over the models: 2 if one was not validated, 1 if one differs (or, with
+    ``fail_on_rulings``, has cells RULINGS.md decides), else 0."""
+    if any(m.outcome for m in models):
+        return 2
+    failing = any(m.failing for m in models)
+    if fail_on_rulings:
+        failing = failing or any(n.status == RULINGS for m in models for n in m.nodes)
+    return 1 if failing else 0
