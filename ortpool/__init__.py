@@ -22,8 +22,8 @@ The commands, from Python (each returns a report: ``.ok``, ``.exit_code``, ``.su
   ``session_options``, ``check_model`` for your own sessions).
 - ``OrtpoolError``: what every bad argument or unusable model raises.
 
-Importing ``ortpool`` is light (numpy and onnx): every name above loads its modules (and
-onnxruntime) on first use.
+Importing ``ortpool`` is light (a few milliseconds: no numpy, onnx or onnxruntime yet): each
+name above imports its modules on first use.
 """
 
 from __future__ import annotations

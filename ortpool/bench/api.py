@@ -9,6 +9,7 @@ refused with that reason until the runner times a whole model.
 from __future__ import annotations
 
 import dataclasses
+import html
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -52,6 +53,11 @@ class BenchReport(Report):
 
     def to_dict(self) -> dict[str, Any]:
         return bench_report.document(self.results, self.machine, self.settings)
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the table and the summary, as the command prints them."""
+        text = "\n".join([self.table(), "", *self.summary_lines()])
+        return f"<pre>{html.escape(text)}</pre>"
 
     def _describe(self) -> str:
         ratio = self.figures.get("geomean_ratio")

@@ -26,7 +26,6 @@ from ortpool.fix.sites import Site
 from ortpool.model.files import save
 from ortpool.model.inputs import describe_dims
 from ortpool.validate.api import Report
-from ortpool.validate.terminal import fit
 
 #: The realizations by their short names, in the order the summary counts them.
 UNCHANGED, FORM, ORTPOOL, UNPROVEN, NOT_SELECTED = REALIZATIONS = tuple(Realization)
@@ -199,12 +198,7 @@ class FixReport:
                 "--assume-finite they are proven and guarded)"
             )
         lines += [f"note: {note}" for note in self.notes]
-        # in the terminal's 100 columns, each line's continuation indented under it
-        return [
-            wrapped
-            for line in lines
-            for wrapped in fit(line.lstrip(), line[: len(line) - len(line.lstrip())])
-        ]
+        return lines
 
     def __str__(self) -> str:
         return "\n".join(self.summary_lines())

@@ -117,6 +117,10 @@ class NodeResult:
     #: Y's tolerance in the comparison (set with ``ortpool_outputs``), for the reference's judge
     tolerance: Any = dataclasses.field(default=None, repr=False)
 
+    def __repr__(self) -> str:
+        """``<NodeResult maxpool12 MaxPool-12: differ>`` (every field: :meth:`to_dict`)."""
+        return f"<NodeResult {self.name} {self.op}-{self.spec_version}: {self.status}>"
+
     @property
     def builtin_shapes(self) -> list[list[int]]:
         return [list(c.builtin_shape) for c in self.comparisons]
@@ -243,6 +247,17 @@ class ModelResult:
     #: "" when the model was validated, else COULD_NOT_RUN, CRASHED or TIMED_OUT (exit 2) ...
     outcome: str = ""
     error: str = ""  # ... and why, in one line
+
+    def __repr__(self) -> str:
+        """``<ModelResult cnn.onnx: differ, 8 nodes, 1 of 2 outputs differ>`` (every field:
+        :meth:`to_dict`; the report's lines: :func:`ortpool.validate.terminal.model_report`)."""
+        if self.outcome:
+            return f"<ModelResult {self.path}: {self.outcome}: {self.error.partition(chr(10))[0]}>"
+        bad = sum(1 for o in self.outputs if o.failing)
+        return (
+            f"<ModelResult {self.path}: {self.status}, {len(self.nodes)} nodes, "
+            f"{bad} of {len(self.outputs)} outputs differ>"
+        )
 
     @property
     def status(self) -> str:

@@ -36,6 +36,8 @@ STATUS_TEXT = {
 }
 #: the columns the report fits
 WIDTH = 100
+#: the lines one text may take (a cause, a note, a message)
+MAX_LINES = 6
 #: node statuses that agree with the spec: a node with another status is listed by default
 AGREEING = (results.AGREE, results.TIES, results.ACCURACY_NOTE)
 COLUMNS = (
@@ -193,16 +195,20 @@ def first_line(text: str) -> str:
 
 def fit(text: str, indent: str = "", more: str = "    ") -> list[str]:
     """``text``'s first line in :data:`WIDTH` columns, starting at ``indent``, wrapped, the
-    next lines indented by ``more`` further."""
-    text = first_line(text)
-    return textwrap.wrap(
-        text,
+    next lines indented by ``more`` further; at most :data:`MAX_LINES` (a runtime's message
+    may be one line of thousands of characters: the JSON report keeps it whole)."""
+    lines = textwrap.wrap(
+        first_line(text),
         WIDTH,
         initial_indent=indent,
         subsequent_indent=indent + more,
         break_long_words=True,
         break_on_hyphens=False,
     ) or [indent.rstrip()]
+    if len(lines) <= MAX_LINES:
+        return lines
+    cut = " ... (cut: --json has the whole text)"
+    return [*lines[: MAX_LINES - 1], lines[MAX_LINES - 1][: WIDTH - len(cut)].rstrip() + cut]
 
 
 def display_path(path: str) -> str:
