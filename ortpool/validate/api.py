@@ -17,10 +17,12 @@ Python caller name arguments (``shapes=``), not flags (``--shape``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import html
 import json
 import os
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -250,9 +252,10 @@ def validate(
             raise OrtpoolError("isolate=True takes model paths, not ModelProto objects")
         from ortpool.validate import batch
 
-        found = batch.run_models(
-            [os.fspath(m) for m in models], options, jobs=max(1, jobs), timeout=timeout
-        )
+        with _main_kept_out():
+            found = batch.run_models(
+                [os.fspath(m) for m in models], options, jobs=max(1, jobs), timeout=timeout
+            )
     else:
         found = [_in_process(m, options, len(models) == 1) for m in models]
     settings = {
@@ -271,6 +274,26 @@ def validate(
         "timeout": timeout,
     }
     return ValidationReport(found, settings, fail_on_rulings)
+
+
+@contextlib.contextmanager
+def _main_kept_out() -> Iterator[None]:
+    """The children validate with ortpool's code alone: the caller's main module, which
+    multiprocessing imports in each child (running a script's top level, and its
+    ``ortpool.validate`` call, again unless the script has the ``__main__`` guard), is kept
+    out of their preparation while they start."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {k: main.__dict__.pop(k) for k in ("__file__",) if k in main.__dict__}
+    spec = getattr(main, "__spec__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.update(saved)
+        main.__spec__ = spec
 
 
 def _models(model: ModelLike | Sequence[ModelLike] | None) -> list[ModelLike]:

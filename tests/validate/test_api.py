@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import inspect
 import json
+import subprocess
+import sys
 
 import numpy as np
 import onnx
@@ -17,6 +19,7 @@ import ortpool
 from ortpool.model.inputs import CLI, PYTHON, InputSpec, resolve
 from ortpool.model.singlenode import IR_VERSION
 from ortpool.validate.validator import bundled_models_dir
+from tests.support import CHILD_ENV
 
 MODELS = bundled_models_dir()
 AGREES, DIFFERS = MODELS / "maxpool-1.onnx", MODELS / "ort-defect-valid-ceil.onnx"
@@ -69,12 +72,27 @@ def test_validate_reports_models_from_python():
     assert full[-1] == summary[1] and all(len(line) <= 100 for line in full)
 
 
-def test_validate_runs_paths_in_child_processes_by_default():
-    report = ortpool.validate(str(AGREES))
-    assert repr(report) == "<ValidationReport: 1 model, exit 0>"
-    assert report.ok and report.summary() == (
-        "1 pooling node: 1 agree\n1 model agrees; 0 graph output(s) differ end to end"
+def test_a_script_without_the_main_guard_validates_in_child_processes(tmp_path):
+    """Paths run each in a child process by default, as the command runs them; a plain script
+    (no ``if __name__ == "__main__":``) works: its top level is not run again in the children
+    (it was: every child re-ran the script and its call, and the model was "not validated")."""
+    script = tmp_path / "notebook.py"
+    script.write_text(
+        "import ortpool\n"
+        f"report = ortpool.validate({str(AGREES)!r})\n"
+        "print(repr(report))\n"
+        "print(report.summary())\n"
     )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+        env=CHILD_ENV, cwd=tmp_path,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines() == [
+        "<ValidationReport: 1 model, exit 0>",
+        "1 pooling node: 1 agree",
+        "1 model agrees; 0 graph output(s) differ end to end",
+    ]
 
 
 def test_validate_refuses_bad_arguments_by_their_names():
