@@ -77,9 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-v",
         "--verbose",
         action="store_true",
-        help="report every node and graph output with the model's inputs and notes, long texts "
-        "wrapped (by default: one line per model, then the nodes that do not agree, long texts "
-        "cut; --json keeps every text whole)",
+        help="report every node and graph output, with the model's inputs and every note (by "
+        "default: one line per model, then the nodes that do not agree and the outputs that "
+        "differ; the report fits 100 columns, --json keeps every text whole)",
     )
     batch.add_arguments(parser)  # --jobs, --timeout
 
