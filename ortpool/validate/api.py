@@ -234,7 +234,8 @@ def validate(
     ``reference_timeout`` seconds per node. ``fail_on_rulings``: cells RULINGS.md decides count
     as differences in ``exit_code``. ``isolate``: each model in a child process of its own, as
     the command runs them (a crash or a hang is reported, not suffered; default for paths; a
-    ModelProto runs in this process), ``jobs`` at once, ``timeout`` seconds each (None: none).
+    ModelProto runs in this process), ``jobs`` at once (0: one per core), ``timeout`` seconds
+    each (None: no limit).
 
     Returns a :class:`ValidationReport`; node-level findings are in the report, a bad argument
     raises :class:`ortpool.OrtpoolError`.
@@ -254,7 +255,10 @@ def validate(
 
         with _main_kept_out():
             found = batch.run_models(
-                [os.fspath(m) for m in models], options, jobs=max(1, jobs), timeout=timeout
+                [os.fspath(m) for m in models],
+                options,
+                jobs=batch.jobs_from(jobs, len(models)),
+                timeout=timeout,
             )
     else:
         found = [_in_process(m, options, len(models) == 1) for m in models]
