@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     per_type = Counter(dtype for _, dtype in todo)
     # What is about to happen, on stderr: a cold compile takes seconds per kernel.
     print(
-        f"compiling {len(todo)} kernel(s) ({', '.join(f'{t} {n}' for t, n in per_type.items())}); "
+        f"warming up {len(todo)} kernel(s) ({', '.join(f'{t} {n}' for t, n in per_type.items())}); "
         "a first compile takes 10-20 s per window kernel, a cached one loads at once",
         file=sys.stderr, flush=True,
     )

@@ -42,7 +42,7 @@ def test_warmup_compiles_every_kernel_for_the_dtypes(backend, capsys):
     )
     # what is about to compile, counted, before the first one starts
     assert captured.err.splitlines()[0] == (
-        "compiling 9 kernel(s) (double 7, int8 2); a first compile takes 10-20 s per window "
+        "warming up 9 kernel(s) (double 7, int8 2); a first compile takes 10-20 s per window "
         "kernel, a cached one loads at once"
     )
     compiled = {str(sig[0].dtype) for f in (_numba.max_planes, _numba.max_indices)
