@@ -30,6 +30,19 @@ COMMANDS: dict[str, str] = {
     "warmup": "ortpool.warmup_cli",
 }
 
+#: subcommand -> its line in ``ortpool --help`` (the listing imports no command's module; each
+#: module's ``HELP`` is its own ``--help``'s description)
+SUMMARIES: dict[str, str] = {
+    "rewrite": "replace standard pooling nodes by ortpool's spec-exact op types",
+    "restore": "turn ortpool's op types back into standard pooling nodes",
+    "validate": "compare onnxruntime's built-in pooling with the spec on models",
+    "fix": "rewrite pooling nodes into forms onnxruntime computes exactly",
+    "conformance": "sweep a generated grid of pooling cases through onnxruntime",
+    "bench": "time onnxruntime's built-in pooling against ortpool's ops",
+    "ops": "list ortpool's op types, their inputs, types and attributes",
+    "warmup": "compile the numba kernels ahead of time (container builds)",
+}
+
 USAGE_ERROR = 2
 
 #: Commands that are not latency-critical: their kernels never wait for numba to compile (the
@@ -48,7 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
         prog="ortpool",
-        description="Spec-exact ONNX pooling for onnxruntime: rewrite, validate, benchmark.",
+        description="Spec-exact ONNX pooling for onnxruntime: validate onnxruntime's built-in "
+        "pooling against the spec, fix models to compute it exactly, rewrite them to ortpool's "
+        "op types, benchmark.",
+        epilog="'ortpool COMMAND --help' gives a command's options.",
     )
     parser.add_argument("--version", action="version", version=f"ortpool {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -56,10 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in COMMANDS:
         if name == chosen:
             command = _command(name)
-            command.add_arguments(sub.add_parser(name, help=command.HELP, description=command.HELP))
+            command.add_arguments(
+                sub.add_parser(name, help=SUMMARIES[name], description=command.HELP)
+            )
         else:
             # Listed for --help without importing the module (and its dependencies).
-            sub.add_parser(name, help=f"see 'ortpool {name} --help'", add_help=False)
+            sub.add_parser(name, help=SUMMARIES[name], add_help=False)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -6,6 +6,8 @@ import ml_dtypes
 import numpy as np
 from onnx import TensorProto
 
+from ortpool.errors import OrtpoolError
+
 #: onnx type name -> numpy dtype (bfloat16 through ml_dtypes, as onnxruntime's Python API takes it)
 NUMPY: dict[str, np.dtype] = {
     "float": np.dtype(np.float32),
@@ -41,6 +43,36 @@ CODE: dict[str, int] = {
 NAME_OF_CODE: dict[int, str] = {code: name for name, code in CODE.items()}
 
 FLOATS = ("float", "double", "float16", "bfloat16")
+
+#: numpy's spelling -> the onnx name, for the names that differ (every other onnx name is also
+#: numpy's): ``float`` is float32 here, as in ONNX, never Python's float (float64)
+NUMPY_SPELLING: dict[str, str] = {"float32": "float", "float64": "double", "bool_": "bool"}
+
+
+def canonical(name: str) -> str:
+    """The onnx name of an element type given by its onnx name (``float``, ``double``,
+    ``float16``...) or numpy's spelling (``float32``, ``float64``...); an OrtpoolError names the
+    accepted names otherwise.
+
+    >>> canonical("float32"), canonical("float"), canonical("float64")
+    ('float', 'float', 'double')
+    """
+    text = name.strip()
+    found = NUMPY_SPELLING.get(text.lower(), text.lower())
+    if found not in NUMPY:
+        spellings = ", ".join(f"{k}={v}" for k, v in NUMPY_SPELLING.items())
+        raise OrtpoolError(
+            f"element type {name!r} is not one of {', '.join(NUMPY)} (ONNX names; numpy's "
+            f"spellings are read too: {spellings})"
+        )
+    return found
+
+
+def canonical_list(text: str | None) -> list[str] | None:
+    """A comma-separated list of element types as onnx names (None for none given)."""
+    if text is None:
+        return None
+    return [canonical(t) for t in text.split(",") if t.strip()]
 
 
 def name_of(dtype: np.dtype) -> str:

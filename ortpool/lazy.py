@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -29,3 +30,27 @@ def lazy_names(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
         return value
 
     return __getattr__
+
+
+def callable_package(package: str, target: str) -> None:
+    """Make the package ``package`` callable: ``package(...)`` calls ``target``
+    (``"module:function"``, imported on the first call), and ``inspect.signature`` of the
+    package is the function's. A package and a function cannot share a name in Python (importing
+    a submodule binds the package to the name), so ``ortpool.validate`` is the package, called
+    as the function."""
+    module_name, _, name = target.partition(":")
+
+    def function() -> Callable[..., Any]:
+        return getattr(importlib.import_module(module_name), name)
+
+    class CallablePackage(types.ModuleType):
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            return function()(*args, **kwargs)
+
+        @property
+        def __signature__(self) -> Any:
+            import inspect
+
+            return inspect.signature(function())
+
+    sys.modules[package].__class__ = CallablePackage

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
+from collections.abc import Sequence
 
 from ortpool import optypes
 from ortpool.cliargs import reports
+
+#: the columns the terminal table fits (``--markdown`` prints every cell on its row)
+WIDTH = 100
 
 HELP = "list every ortpool op type with its inputs, outputs, element types and attributes"
 
@@ -44,7 +49,27 @@ def run(args: argparse.Namespace) -> int:
         for row in table:
             print("| " + " | ".join((f"`{row[0]}`", *row[1:])) + " |")
         return 0
-    widths = [max(len(r[i]) for r in [header, *table]) for i in range(len(header))]
-    for row in [header, *table]:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    print("\n".join(terminal_lines(header, table)))
     return 0
+
+
+def terminal_lines(header: Sequence[str], table: Sequence[Sequence[str]]) -> list[str]:
+    """The table in :data:`WIDTH` columns: every column but the attributes on the op type's
+    line, its attributes wrapped on the lines under it (a string unless marked ``:int``)."""
+    columns = len(header) - 1
+    # lists without the blank after each comma: the markdown table's cells wrap, these do not
+    table = [[c.replace(", ", ",") for c in row[:columns]] + [row[-1]] for row in table]
+    widths = [max(len(r[i]) for r in [header, *table]) for i in range(columns)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()
+
+    out = [line(header[:columns]), f"  {header[-1]}: strings unless marked :int"]
+    for row in table:
+        out.append(line(row[:columns]))
+        attrs = row[-1].replace(":string", "")
+        if attrs:
+            out += textwrap.wrap(
+                attrs, WIDTH, initial_indent="    ", subsequent_indent="      "
+            )
+    return out

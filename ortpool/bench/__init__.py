@@ -6,20 +6,24 @@
 * :mod:`ortpool.bench.machine` - what the figures were measured on.
 * :mod:`ortpool.bench.runner` - one case measured end to end.
 * :mod:`ortpool.bench.report` - the table and the JSON document.
+* :mod:`ortpool.bench.api` - ``ortpool.bench(...)``, this package called as a function, and its
+  :class:`~ortpool.bench.api.BenchReport`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ortpool.lazy import lazy_names
+from ortpool.lazy import callable_package, lazy_names
 
 if TYPE_CHECKING:
+    from ortpool.bench.api import BenchReport
     from ortpool.bench.cases import CASES, Case, select
     from ortpool.bench.runner import CaseResult, Settings, run_case
 
 #: public name -> its module, imported on first access (the runner brings the session layer)
 _LAZY = {
+    "BenchReport": "ortpool.bench.api",
     "CASES": "ortpool.bench.cases",
     "Case": "ortpool.bench.cases",
     "select": "ortpool.bench.cases",
@@ -28,7 +32,11 @@ _LAZY = {
     "run_case": "ortpool.bench.runner",
 }
 
-__all__ = ["CASES", "Case", "CaseResult", "Settings", "run_case", "select"]
+__all__ = ["CASES", "BenchReport", "Case", "CaseResult", "Settings", "run_case", "select"]
 
 
 __getattr__ = lazy_names(__name__, _LAZY)
+
+# ``ortpool.bench(...)`` calls :func:`ortpool.bench.api.bench` while ``ortpool.bench`` stays the
+# package.
+callable_package(__name__, "ortpool.bench.api:bench")

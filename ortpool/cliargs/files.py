@@ -12,6 +12,12 @@ import argparse
 from typing import Any
 
 
+def names(text: str) -> list[str]:
+    """A list option's one value, comma-separated (``--nodes a,b``): one value per option, so
+    the positionals after it (``IN.onnx OUT.onnx``) are never taken for names."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
     """Declare them on ``parser``; ``verb`` (``retarget``, ``restore``, ``fix``) says in the help
     what the command does to the nodes selected."""
@@ -30,18 +36,18 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
     )
     parser.add_argument(
         "--nodes",
-        metavar="NAME",
-        nargs="+",
+        metavar="NAME[,NAME]",
+        type=names,
         action="extend",
-        help=f"only {verb} the nodes with these names",
+        help=f"only {verb} the nodes with these names, comma-separated; repeatable",
     )
     parser.add_argument(
         "--exclude",
-        metavar="NAME",
-        nargs="+",
+        metavar="NAME[,NAME]",
+        type=names,
         action="extend",
         default=[],
-        help=f"never {verb} the nodes with these names",
+        help=f"never {verb} the nodes with these names, comma-separated; repeatable",
     )
     parser.add_argument(
         "--skip-invalid",

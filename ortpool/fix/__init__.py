@@ -4,9 +4,11 @@ standard-op form can do it, proven node by node against ortpool's kernels.
 API::
 
     import ortpool
-    fixed = ortpool.fix("model.onnx")                       # or an onnx.ModelProto
-    fixed, report = ortpool.fix.fix_with_report(model, nodes=["pool1"], opt_level="all")
-    print(report)                                           # realizations, forms, proofs
+    result = ortpool.fix("model.onnx", shapes={"image": (1, 3, 48, 192)})  # or a ModelProto
+    result.ok, result.exit_code                             # True, 0: every node exact
+    print(result.summary())                                 # realizations, forms, proofs
+    result.save("fixed.onnx")                               # result.model: the fixed proto
+    fixed, report = ortpool.fix(model, nodes=["pool1"])     # a FixResult unpacks as a pair
     report = ortpool.fix.fix_file("in.onnx", "out.onnx",    # written as rewrite writes
                                   shapes={"image": (1, 3, 48, 192)})  # the real sizes
     report.exit_code()                                      # 0 exact, 1 needs ortpool, 2 unproven
@@ -21,8 +23,6 @@ and callable (it calls :func:`fix`), like ``ortpool.rewrite``.
 from __future__ import annotations
 
 import os
-import sys
-import types
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,14 +32,24 @@ import onnx
 from ortpool import modelfile
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.fix.outcomes import Outcome, Realization
-from ortpool.fix.report import FixReport, NodeFix
+from ortpool.fix.report import FixReport, FixResult, NodeFix
+from ortpool.lazy import callable_package
 from ortpool.model.files import write_file
-from ortpool.model.inputs import InputSpec
+from ortpool.model.inputs import PYTHON, InputSpec
 from ortpool.ort.runtime_spec import DEFAULT_LEVEL, RuntimeSpec, parse_providers
 from ortpool.rewrite.selection import Selection
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
-__all__ = ["FixReport", "NodeFix", "Outcome", "Realization", "fix", "fix_file", "fix_with_report"]
+__all__ = [
+    "FixReport",
+    "FixResult",
+    "NodeFix",
+    "Outcome",
+    "Realization",
+    "fix",
+    "fix_file",
+    "fix_with_report",
+]
 
 ModelLike = onnx.ModelProto | str | os.PathLike
 
@@ -58,6 +68,7 @@ def _options(
     inputs: Mapping[str, Any] | str | os.PathLike | None,
     accuracy: AccuracyRule,
     runtime: RuntimeSpec | None,
+    model_inputs: InputSpec | None,
 ) -> Options:
     if runtime is None:
         runtime = RuntimeSpec(parse_providers(providers), opt_level)
@@ -68,12 +79,12 @@ def _options(
         nonfinite=nonfinite,
         seed=seed,
         lift_opset=lift_opset,
-        model_inputs=InputSpec.make(shapes, inputs),
+        model_inputs=model_inputs or InputSpec.make(shapes, inputs, style=PYTHON),
         accuracy=accuracy,
     )
 
 
-def fix_with_report(
+def fix(
     model: ModelLike,
     *,
     ops: Sequence[str] | str | None = None,
@@ -90,8 +101,12 @@ def fix_with_report(
     source_dir: str | os.PathLike | None = None,
     accuracy: AccuracyRule = DEFAULT_RULE,
     runtime: RuntimeSpec | None = None,
-) -> tuple[onnx.ModelProto, FixReport]:
-    """A fixed copy of ``model`` and the report; the caller's proto is never changed.
+    model_inputs: InputSpec | None = None,
+) -> FixResult:
+    """Each pooling node of ``model`` (a path or an ``onnx.ModelProto``) rewritten into a form
+    the runtime computes exactly, proven node by node, as ``ortpool fix`` does; returns a
+    :class:`FixResult`: the fixed copy (``.model``; the caller's proto is never changed) and the
+    report (``.report``, ``.summary()``, ``.ok``, ``.exit_code``, ``.save(path)``).
 
     ``ops``/``nodes``/``exclude``: only these operators / only / never these node names (as
     ``ortpool rewrite`` takes them); ``skip_invalid``: a node failing its schema checks is left as
@@ -111,22 +126,27 @@ def fix_with_report(
     (:func:`ortpool.model.inputs.resolve`: open dims otherwise take the defaults; rois and MaxUnpool
     indices fed as inputs must be given); ``accuracy``: RULINGS.md 17's thresholds for averages and
     norms (a node whose only difference is an accuracy note is left as it is;
-    :class:`ortpool.tolerances.AccuracyRule`). A model given by path is read without its
-    external data, which the proofs read from the model's folder (``source_dir`` for a proto).
+    :class:`ortpool.tolerances.AccuracyRule`); ``model_inputs``: ``shapes`` and ``inputs`` as
+    one :class:`ortpool.model.InputSpec` (the command line's). A model given by path is read
+    without its external data, which the proofs read from the model's folder (``source_dir``
+    for a proto).
     """
     options = _options(
         ops, nodes, exclude, skip_invalid, providers, opt_level, nonfinite, seed, lift_opset,
-        shapes, inputs, accuracy, runtime,
+        shapes, inputs, accuracy, runtime, model_inputs,
     )
-    if isinstance(model, onnx.ModelProto):
-        return fix_model(model, options, source_dir)
-    proto = modelfile.read(model, load_external_data=False)
-    return fix_model(proto, options, Path(model).parent if source_dir is None else source_dir)
+    if not isinstance(model, onnx.ModelProto):
+        source_dir = Path(model).parent if source_dir is None else source_dir
+        model = modelfile.read(model, load_external_data=False)
+    fixed, report = fix_model(model, options, source_dir)
+    folder = None if source_dir is None else os.fspath(source_dir)
+    return FixResult(fixed, report, folder)
 
 
-def fix(model: ModelLike, **options: Any) -> onnx.ModelProto:
-    """:func:`fix_with_report` without the report."""
-    return fix_with_report(model, **options)[0]
+def fix_with_report(model: ModelLike, **options: Any) -> tuple[onnx.ModelProto, FixReport]:
+    """:func:`fix`'s model and report as a pair (the same arguments)."""
+    result = fix(model, **options)
+    return result.model, result.report
 
 
 def fix_file(
@@ -160,11 +180,5 @@ def fix_file(
     return write_file(source, target, produce, link_data=link_data, json_report=json_report)
 
 
-class _CallablePackage(types.ModuleType):
-    """``ortpool.fix(model)`` calls :func:`fix` while ``ortpool.fix`` stays the package."""
-
-    def __call__(self, model: ModelLike, **options: Any) -> onnx.ModelProto:
-        return fix(model, **options)
-
-
-sys.modules[__name__].__class__ = _CallablePackage
+# ``ortpool.fix(model)`` calls :func:`fix` while ``ortpool.fix`` stays the package.
+callable_package(__name__, f"{__name__}:fix")

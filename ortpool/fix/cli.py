@@ -67,8 +67,7 @@ def run(args: argparse.Namespace) -> int:
         nonfinite=args.nonfinite,
         seed=args.seed,
         lift_opset=args.lift_opset,
-        shapes=spec.shapes,
-        inputs=args.inputs,
+        model_inputs=spec,  # the messages speak of --shape and --inputs
         accuracy=rule_from(args),
         **file_options(args),
     )

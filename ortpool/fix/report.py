@@ -9,16 +9,23 @@ object gives the terminal summary, the ``--json`` document and the exit code.
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
+import os
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
+
+import onnx
 
 from ortpool.check.judge import Proof
 from ortpool.fix.choose import Attempt, Choice
 from ortpool.fix.forms import FLOATS
 from ortpool.fix.outcomes import Outcome, Realization
 from ortpool.fix.sites import Site
+from ortpool.model.files import save
 from ortpool.model.inputs import describe_dims
+from ortpool.validate.api import Report
 
 #: The realizations by their short names, in the order the summary counts them.
 UNCHANGED, FORM, ORTPOOL, UNPROVEN, NOT_SELECTED = REALIZATIONS = tuple(Realization)
@@ -245,3 +252,59 @@ def node_fix(site: Site, choice: Choice | None, in_model: Proof | None) -> NodeF
     else:
         entry.realization = UNCHANGED
     return entry
+
+
+@dataclasses.dataclass(repr=False)
+class FixResult(Report):
+    """What :func:`ortpool.fix` returns: the fixed ``model`` (a new proto; the caller's is never
+    changed) and its ``report`` (:class:`FixReport`: every pooling node, its realization and
+    proof). Unpacks as a pair: ``model, report = ortpool.fix(m)``."""
+
+    model: onnx.ModelProto
+    report: FixReport
+    #: the folder the model's external data is read from (the source model's), for :meth:`save`
+    source_dir: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """As ``ortpool fix`` exits: 0 every node exact on the runtime's own kernels, 1 some
+        need ortpool's op at run time, 2 some could not be proven."""
+        return self.report.exit_code()
+
+    @property
+    def nodes(self) -> list[NodeFix]:
+        return self.report.nodes
+
+    def summary_lines(self) -> list[str]:
+        return self.report.summary_lines()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.report.to_dict()
+
+    def save(self, path: str | os.PathLike, *, link_data: bool = False) -> list[str]:
+        """Write the fixed model to ``path``, its external data (from the source model's
+        folder) linked or copied beside it (:func:`ortpool.model.save`); the notes on the data."""
+        return save(self.model, path, self.source_dir, link_data=link_data)
+
+    def _describe(self) -> str:
+        counts = ", ".join(f"{k} {v}" for k, v in self.report.counts().items())
+        return f"{len(self.report.nodes)} pooling node(s)" + (f": {counts}" if counts else "")
+
+    def _repr_html_(self) -> str:
+        """The nodes as a table: name, operator, what became of it, how it was proven."""
+        rows = "".join(
+            f"<tr><td>{html.escape(n.name)}</td><td>{html.escape(n.key)}</td>"
+            f"<td>{html.escape(str(n.realization))}</td><td>{html.escape(n.form or '')}</td>"
+            f"<td>{html.escape(n.describe().partition(': ')[2])}</td></tr>"
+            for n in self.report.nodes
+        )
+        head = html.escape(self.report.summary_lines()[0])
+        return (
+            f"<div><p>{head}; exit {self.exit_code}</p><table><thead><tr><th>node</th>"
+            "<th>op</th><th>realization</th><th>form</th><th>how</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div>"
+        )
+
+    def __iter__(self) -> Iterator[Any]:  # (model, report), as fix_with_report returns them
+        return iter((self.model, self.report))
+

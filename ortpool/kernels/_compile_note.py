@@ -12,12 +12,15 @@ configured, the handlers the application chose decide.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TextIO
+
+from ortpool.dtypes import NUMPY_SPELLING
 
 log = logging.getLogger("ortpool")
 
@@ -57,8 +60,27 @@ KERNELS: dict[str, tuple[str, str, str]] = {
 QUICK = frozenset(name for name, (_, _, wait) in KERNELS.items() if wait == _UNDER_A_SECOND)
 
 
+#: True while :func:`ortpool.kernels.warmup.warm_up` runs: the note then does not send the user
+#: to the warm-up that is running
+_warming = False
+
+
+@contextlib.contextmanager
+def warming_up() -> Iterator[None]:
+    """The compile notes made inside say what compiles, not that a warm-up would avoid it."""
+    global _warming
+    before, _warming = _warming, True
+    try:
+        yield
+    finally:
+        _warming = before
+
+
 def message(kernel: str, dtype: str) -> str:
     _, operator, wait = KERNELS[kernel]
+    dtype = NUMPY_SPELLING.get(dtype, dtype)  # numba's float32 is ONNX's float
+    if _warming:
+        return f"compiling the numba kernel for {dtype} {operator} ({wait}, cached on disk)"
     return (
         f"compiling the numba kernel for {dtype} {operator} (first use, {wait}, cached on disk "
         "afterwards; `ortpool warmup` does it ahead of time)"
@@ -116,7 +138,8 @@ def install() -> None:
                 found = self._kernel(ev)
                 start = self.started.pop(id(ev.data["dispatcher"]), None) if found else None
                 if start is not None:
-                    log.info("compiled the numba kernel for %s %s in %.1f s", found[1],
+                    log.info("compiled the numba kernel for %s %s in %.1f s",
+                             NUMPY_SPELLING.get(found[1], found[1]),
                              KERNELS[found[0]][1], time.perf_counter() - start)
 
         event.register("numba:compile", Listener())

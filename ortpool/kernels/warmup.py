@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from ortpool import dtypes as element_types
 from ortpool.errors import OrtpoolError
-from ortpool.kernels import _backend
+from ortpool.kernels import _backend, _compile_note
 from ortpool.kernels.avgpool import average_pool
 from ortpool.kernels.globalpool import global_average_pool, global_lp_pool
 from ortpool.kernels.lppool import lp_pool
@@ -23,8 +24,9 @@ from ortpool.kernels.maxpool import max_pool
 from ortpool.kernels.maxunpool import max_unpool
 from ortpool.kernels.roipool import max_roi_pool
 
-#: The element types ortpool's ops take from onnxruntime (float16/bfloat16 arrive as float32).
-DTYPES = ("float32", "float64", "int8", "uint8")
+#: The element types ortpool's ops take from onnxruntime, by their ONNX names (float is float32;
+#: float16/bfloat16 arrive as float32).
+DTYPES = ("float", "double", "int8", "uint8")
 #: The compiled kernels, named as the warm-up reports them, in the order it compiles them.
 #: int8 and uint8 have MaxPool and MaxPool with Indices only: float32's max loops (exact).
 #: AveragePool first: float32's LpPool runs the float64 AveragePool loops, so processes warming
@@ -69,44 +71,63 @@ def _calls(dtype: np.dtype) -> dict[str, Callable[[], object]]:
     return calls
 
 
-def warm_up(
-    dtypes: Iterable[str] = DTYPES, kernels: Iterable[str] = KERNELS
-) -> list[tuple[str, str, float]]:
-    """Compile (or load from the cache) ``kernels`` (names of :data:`KERNELS`) for ``dtypes``;
-    returns (kernel, dtype, seconds) per call, in the order of :data:`KERNELS` within each
-    dtype. Nothing to do, and an empty list, when the numpy kernels are in use."""
-    if _backend.backend() != "numba":
-        return []
-    # One name given as a string is that name, not its letters.
-    dtypes = [dtypes] if isinstance(dtypes, str) else dtypes
-    kernels = [kernels] if isinstance(kernels, str) else kernels
-    chosen = []
-    for name in dtypes:
-        try:
-            dtype = np.dtype(name)
-        except TypeError:
-            raise OrtpoolError(f"dtype {name!r} is not a numpy element type") from None
-        if dtype not in _backend.NUMBA_DTYPES:
-            raise OrtpoolError(f"dtype {name!r}: the compiled kernels take {', '.join(DTYPES)}")
-        chosen.append(dtype)
-    wanted = set(kernels)
+def planned(dtypes: Iterable[str], kernels: Iterable[str]) -> list[tuple[str, str]]:
+    """The (kernel, ONNX type name) pairs :func:`warm_up` compiles, in its order: a kernel a
+    type lacks (AveragePool for int8) is none; an :class:`OrtpoolError` names a type or a
+    kernel the compiled kernels do not have."""
+    names = []
+    for name in _listed(dtypes):
+        onnx_name = element_types.canonical(name)
+        if element_types.NUMPY[onnx_name] not in _backend.NUMBA_DTYPES:
+            raise OrtpoolError(
+                f"element type {name!r}: the compiled kernels take {', '.join(DTYPES)}"
+            )
+        names.append(onnx_name)
+    wanted = set(_listed(kernels))
     unknown = sorted(wanted - set(KERNELS))
     if unknown:
         raise OrtpoolError(
             f"kernel {unknown[0]!r} is not one of the compiled kernels: {', '.join(KERNELS)}"
         )
+    return [
+        (kernel, name)
+        for name in names
+        for kernel in KERNELS
+        if kernel in wanted and kernel in _calls(element_types.NUMPY[name])
+    ]
+
+
+def _listed(names: Iterable[str]) -> list[str]:
+    """One name given as a string is that name, not its letters."""
+    return [names] if isinstance(names, str) else list(names)
+
+
+def warm_up(
+    dtypes: Iterable[str] = DTYPES,
+    kernels: Iterable[str] = KERNELS,
+    on_done: Callable[[str, str, float], None] | None = None,
+) -> list[tuple[str, str, float]]:
+    """Compile (or load from the cache) ``kernels`` (names of :data:`KERNELS`) for ``dtypes``
+    (ONNX names, ``float`` is float32; numpy's spellings ``float32``, ``float64`` are read too);
+    returns (kernel, ONNX type name, seconds) per call, in the order of :data:`KERNELS` within
+    each type, each also given to ``on_done`` as it finishes. Nothing to do, and an empty list,
+    when the numpy kernels are in use."""
+    todo = planned(dtypes, kernels)
+    if _backend.backend() != "numba":
+        return []
     # The calls are tiny, which the default mode would leave to numpy: compile them anyway.
     mode = _backend.mode()
     _backend.set_backend("numba")
     done = []
     try:
-        for dtype in chosen:
-            calls = _calls(dtype)
-            for kernel in KERNELS:
-                if kernel in wanted and kernel in calls:
-                    start = time.perf_counter()
-                    calls[kernel]()
-                    done.append((kernel, dtype.name, time.perf_counter() - start))
+        # the compile note would tell the user to run the warm-up while it runs
+        with _compile_note.warming_up():
+            for kernel, name in todo:
+                start = time.perf_counter()
+                _calls(element_types.NUMPY[name])[kernel]()
+                done.append((kernel, name, time.perf_counter() - start))
+                if on_done is not None:
+                    on_done(*done[-1])
     finally:
         _backend.set_backend(mode)
     return done

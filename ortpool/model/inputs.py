@@ -105,6 +105,37 @@ PASS_THROUGH = frozenset(
 )
 
 _SHAPE = re.compile(r"^(?P<name>.+):(?P<dims>[^:]*)$")
+
+#: Who reads the messages: a command line (``--shape``, ``--inputs``) or a Python caller
+#: (``shapes=``, ``inputs=``); :class:`InputSpec` carries it, every message below asks
+#: :func:`option` for the name of what to set.
+CLI, PYTHON = "cli", "python"
+_OPTIONS = {
+    CLI: {"shape": "--shape", "inputs": "--inputs"},
+    PYTHON: {"shape": "shapes=", "inputs": "inputs="},
+}
+
+
+def option(what: str, style: str = CLI) -> str:
+    """How ``style``'s caller sets ``what`` (``"shape"`` or ``"inputs"``): ``--shape`` or
+    ``shapes=``."""
+    if style not in _OPTIONS:
+        raise ValueError(f"style={style!r} must be {CLI!r} or {PYTHON!r}")
+    return _OPTIONS[style][what]
+
+
+def _shape_setting(name: str, sizes: Sequence[str], style: str) -> str:
+    """``--shape x:N,3,H,W`` or ``shapes={'x': (N, 3, H, W)}`` for one input."""
+    if style == PYTHON:
+        return f"shapes={{{name!r}: ({', '.join(sizes)}{',' if len(sizes) == 1 else ''})}}"
+    return f"--shape {name}:{','.join(sizes)}"
+
+
+def _arrays_setting(style: str, names: Sequence[str] = ()) -> str:
+    """``--inputs FILE.npz`` or ``inputs={'rois': array}``: how to give arrays."""
+    if style == PYTHON:
+        return "inputs={" + ", ".join(f"{n!r}: array" for n in names or ["NAME"]) + "}"
+    return "--inputs FILE.npz"
 _STANDARD = ("", "ai.onnx")
 
 
@@ -168,15 +199,22 @@ class InputSpec:
     shapes: Mapping[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
     arrays: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
     origin: str = ""
+    #: whom the messages speak to: :data:`CLI` (``--shape``) or :data:`PYTHON` (``shapes=``)
+    style: str = CLI
 
     @classmethod
     def make(
         cls,
         shapes: Mapping[str, Sequence[int]] | Iterable[str] | None = None,
         inputs: Mapping[str, Any] | str | os.PathLike | None = None,
+        style: str = CLI,
     ) -> InputSpec:
         """From the API's or the command line's values: ``shapes`` as ``{"x": (1, 3, 8, 8)}`` or
-        ``["x:1,3,8,8"]``; ``inputs`` an .npz path or a name -> array mapping."""
+        ``["x:1,3,8,8"]``; ``inputs`` an .npz path or a name -> array mapping; ``style`` names
+        the messages' reader (:func:`option`)."""
+        option(  # a style that names nothing is refused before anything else
+            "shape", style
+        )
         if shapes is None:
             parsed: dict[str, tuple[int, ...]] = {}
         elif isinstance(shapes, Mapping):
@@ -193,11 +231,11 @@ class InputSpec:
         else:
             parsed = parse_shapes(shapes)
         if inputs is None:
-            return cls(parsed)
+            return cls(parsed, style=style)
         if isinstance(inputs, Mapping):
             arrays = {str(k): np.asarray(v) for k, v in inputs.items()}
-            return cls(parsed, arrays, "the arrays given")
-        return cls(parsed, load_arrays(inputs), os.fspath(inputs))
+            return cls(parsed, arrays, "the arrays given", style)
+        return cls(parsed, load_arrays(inputs), os.fspath(inputs), style)
 
     @property
     def empty(self) -> bool:
@@ -211,6 +249,7 @@ class InputSpec:
             {k: v for k, v in self.shapes.items() if k in keep},
             {k: v for k, v in self.arrays.items() if k in keep},
             self.origin,
+            self.style,
         )
 
 
@@ -349,6 +388,7 @@ class ResolvedInputs:
     feeds: dict[str, np.ndarray]
     dims: list[OpenDim]
     sources: dict[str, str]  # input -> "generated, seed 0" or "from FILE"
+    style: str = CLI  # the InputSpec's: how the messages name what to set
 
     @property
     def shapes(self) -> dict[str, list[int]]:
@@ -368,7 +408,8 @@ class ResolvedInputs:
         return ", ".join(d.text() for d in self.dims)
 
     def shape_hint(self) -> str:
-        """The ``--shape`` options that set every open dim, the open ones by name."""
+        """The ``--shape`` options (``shapes=`` argument) that set every open dim, the open
+        ones by name."""
         parts = []
         for name, array in self.feeds.items():
             open_axes = {d.axis: d for d in self.dims if d.input == name}
@@ -378,7 +419,10 @@ class ResolvedInputs:
                 _hint_name(open_axes[i].declared, i) if i in open_axes else str(n)
                 for i, n in enumerate(array.shape)
             ]
-            parts.append(f"--shape {name}:{','.join(sizes)}")
+            parts.append(_shape_setting(name, sizes, self.style))
+        if self.style == PYTHON:
+            entries = [p.removeprefix("shapes={").removesuffix("}") for p in parts]
+            return "shapes={" + ", ".join(entries) + "}" if entries else ""
         return " ".join(parts)
 
     def cannot_run(self, label: str, detail: str) -> OrtpoolError:
@@ -392,7 +436,7 @@ class ResolvedInputs:
         return OrtpoolError(
             f"{where}the model cannot run at the sizes chosen for its open dims "
             f"({self.dims_text()}): {reason}. Set them with {self.shape_hint()} "
-            "(or give arrays with --inputs FILE.npz)"
+            f"(or give arrays with {_arrays_setting(self.style)})"
         )
 
 
@@ -477,11 +521,11 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
     symbols = _symbols(given, declared)
     _require_data_inputs(model, spec)
     # 4. Every input: its shape, open dims named; the arrays given, or generated in input order.
-    found = ResolvedInputs({}, [], {})
-    generator = _Generator(np.random.default_rng(seed))
+    found = ResolvedInputs({}, [], {}, spec.style)
+    generator = _Generator(np.random.default_rng(seed), spec.style)
     for value in values:
         name = value.name
-        sizes = _sizes(value, declared[name], given, symbols, found.dims)
+        sizes = _sizes(value, declared[name], given, symbols, found.dims, spec.style)
         if name in spec.arrays:
             found.feeds[name] = spec.arrays[name]
             found.sources[name] = f"loaded from {spec.origin}"
@@ -499,7 +543,8 @@ def _given(
 ) -> dict[str, tuple[tuple[int, ...], str]]:
     """1. What the user gives: shapes from --shape and from the arrays, checked; input ->
     (shape, the option that gave it)."""
-    for what, named in (("--shape", spec.shapes), ("--inputs", spec.arrays)):
+    shape, arrays = option("shape", spec.style), option("inputs", spec.style)
+    for what, named in ((shape, spec.shapes), (arrays, spec.arrays)):
         unknown = [n for n in named if n not in names]
         if unknown:
             raise OrtpoolError(
@@ -511,19 +556,20 @@ def _given(
         elem = elems[name]
         if elem is not None and array.dtype != dtypes.NUMPY[elem]:
             raise OrtpoolError(
-                f"--inputs array {name!r} is {array.dtype}; the model's input {name!r} is "
+                f"{arrays} array {name!r} is {array.dtype}; the model's input {name!r} is "
                 f"{elem} ({dtypes.NUMPY[elem]})"
             )
-        _check_given(name, array.shape, declared[name], "--inputs")
-        given[name] = (tuple(array.shape), "--inputs")
+        _check_given(name, array.shape, declared[name], arrays)
+        given[name] = (tuple(array.shape), arrays)
     for name, dims in spec.shapes.items():
-        _check_given(name, dims, declared[name], "--shape")
+        _check_given(name, dims, declared[name], shape)
         if name in given and given[name][0] != dims:
+            setting = _shape_setting(name, [str(d) for d in dims], spec.style)
             raise OrtpoolError(
-                f"--shape {name}:{','.join(map(str, dims))} and the --inputs array of shape "
+                f"{setting} and the {arrays} array of shape "
                 f"{_dims_text(given[name][0])} disagree"
             )
-        given.setdefault(name, (dims, "--shape"))
+        given.setdefault(name, (dims, shape))
     return given
 
 
@@ -546,11 +592,16 @@ def _require_data_inputs(model: onnx.ModelProto, spec: InputSpec) -> None:
     if needed:
         listed = ", ".join(f"{name!r} (reaches {why})" for name, why in needed.items())
         keywords = ", ".join(f"{name}=..." for name in needed)
+        how = (
+            f"pass them as {_arrays_setting(spec.style, list(needed))}"
+            if spec.style == PYTHON
+            else f"save the arrays with numpy.savez('in.npz', {keywords}) and pass --inputs in.npz"
+        )
         raise OrtpoolError(
             f"{'input' if len(needed) == 1 else 'inputs'} {listed} "
-            f"{'needs' if len(needed) == 1 else 'need'} --inputs: generated values there (a "
-            "batch index of -0.5, an index outside the output) prove nothing; save the arrays "
-            f"with numpy.savez('in.npz', {keywords}) and pass --inputs in.npz"
+            f"{'needs' if len(needed) == 1 else 'need'} {option('inputs', spec.style)}: "
+            "generated values there (a batch index of -0.5, an index outside the output) prove "
+            f"nothing; {how}"
         )
 
 
@@ -560,6 +611,7 @@ def _sizes(
     given: dict[str, tuple[tuple[int, ...], str]],
     symbols: dict[str, tuple[int, str, str]],
     opened: list[OpenDim],
+    style: str = CLI,
 ) -> list[int]:
     """The input's shape: given, else its declared dims with each open one sized (by a symbol
     given elsewhere, else the default, which then sizes that symbol everywhere) and named in
@@ -569,8 +621,9 @@ def _sizes(
         shape, how = given[name]
     elif dims is None:
         raise OrtpoolError(
-            f"input {name!r} has no declared shape: give it with --shape {name}:D1,D2,... "
-            "or --inputs FILE.npz"
+            f"input {name!r} has no declared shape: give it with "
+            f"{_shape_setting(name, ['D1', 'D2', '...'], style)} or "
+            f"{_arrays_setting(style, [name])}"
         )
     else:
         shape, how = (), "default"
@@ -599,6 +652,7 @@ class _Generator:
     """Seeded values for the inputs not given, in input order, within one byte budget."""
 
     rng: np.random.Generator
+    style: str = CLI
     budget: int = MAX_GENERATED_BYTES
 
     def values(self, value: onnx.ValueInfoProto, elem: str | None, sizes: list[int]) -> np.ndarray:
@@ -606,14 +660,15 @@ class _Generator:
         if elem is None:
             raise OrtpoolError(
                 f"input {name!r} is not a tensor of a type ortpool generates "
-                f"({_type_text(value)}): give it with --inputs FILE.npz"
+                f"({_type_text(value)}): give it with {_arrays_setting(self.style, [name])}"
             )
         nbytes = math.prod(sizes) * dtypes.NUMPY[elem].itemsize
         if nbytes > self.budget:
             raise OrtpoolError(
                 f"input {name!r} of shape {_dims_text(sizes)} ({elem}) would be {nbytes} bytes of "
                 f"generated values; ortpool generates at most {MAX_GENERATED_BYTES} bytes per "
-                "model: check --shape, or give the arrays with --inputs FILE.npz"
+                f"model: check {option('shape', self.style)}, or give the arrays with "
+                f"{_arrays_setting(self.style)}"
             )
         self.budget -= nbytes
         return random_tensor(self.rng, sizes, elem)

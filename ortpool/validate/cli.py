@@ -15,6 +15,7 @@ from ortpool.staging import StagedFiles
 from ortpool.validate import batch, results
 
 if TYPE_CHECKING:
+    from ortpool.validate.progress import ProgressBar
     from ortpool.validate.validator import ValidateOptions
 
 HELP = (
@@ -81,6 +82,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "decides (NaN in a window, empty windows)",
     )
     reports.add_no_progress(parser)
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="report every node and graph output, with the model's inputs and every note (by "
+        "default: one line per model, then the nodes that do not agree and the outputs that "
+        "differ; the report fits 100 columns, --json keeps every text whole)",
+    )
     batch.add_arguments(parser)  # --jobs, --timeout
 
 
@@ -105,12 +114,19 @@ def run(args: argparse.Namespace) -> int:
             # Every model in a child process of its own: one that cannot be read, crashes or
             # hangs is reported as such and the others are still validated.
             found = batch.run_models(
-                paths, options, jobs=jobs, timeout=timeout, progress=bar, on_result=_print_model
+                paths,
+                options,
+                jobs=jobs,
+                timeout=timeout,
+                progress=bar,
+                on_result=lambda result: _print_model(result, args.verbose, bar),
             )
         finally:
             if bar is not None:
                 bar.close()
-        print(terminal.summary(found))
+        if len(found) > 1 or not args.verbose:
+            print()
+        print("\n".join(terminal.summary_lines(found)))
         settings = _settings(args, options, timeout)
         if json_file is not None:
             document = jsonreport.validate_document(found, settings)
@@ -121,14 +137,14 @@ def run(args: argparse.Namespace) -> int:
     for label, path in (("JSON", args.json), ("HTML", args.html)):
         if path:
             print(f"{label} report: {path}", file=sys.stderr)
-    return exit_code(found, args.fail_on_rulings)
+    return results.exit_code(found, args.fail_on_rulings)
 
 
 def _options(args: argparse.Namespace) -> ValidateOptions:
     """The validator's options the arguments give (an :class:`OrtpoolError` for a bad one)."""
     from ortpool.cliargs.accuracy import rule_from
     from ortpool.fix.cost import priced
-    from ortpool.validate import validator
+    from ortpool.validate.api import validate_options
 
     spec = cliargs_inputs.read(args)
     if args.reference_timeout <= 0:
@@ -137,15 +153,13 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
         value = getattr(args, name)
         if value is not None and value < 0:
             raise OrtpoolError(f"--{name}={value} must be >= 0")
-    return validator.ValidateOptions(
-        runtime=runtime.read(args),
+    return validate_options(
+        spec,  # made by the command line: the messages speak of --shape and --inputs
+        runtime.read(args),
+        seed=args.seed,
         atol=args.atol,
         rtol=args.rtol,
         accuracy=rule_from(args),
-        seed=args.seed,
-        shapes=spec.shapes,
-        inputs_path=args.inputs,
-        inputs=spec,
         reference=args.reference,
         reference_timeout=args.reference_timeout,
         nonfinite=args.nonfinite,
@@ -154,16 +168,22 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
     )
 
 
-def _print_model(result: results.ModelResult) -> None:
-    """One model's report on the terminal as soon as it is known."""
+def _print_model(
+    result: results.ModelResult, verbose: bool = False, bar: ProgressBar | None = None
+) -> None:
+    """One model's report on the terminal as soon as it is known, the progress line erased
+    first (it is drawn again on the next update)."""
     from ortpool.validate import terminal
 
+    if bar is not None:
+        bar.close()
     if result.outcome:  # one line on stderr too, where a script looks for errors
-        why = result.error
+        why = terminal.first_line(result.error)
         why = why if why.startswith(result.path) else f"{result.path}: {why}"
         print(f"ortpool validate: error: {why}", file=sys.stderr)
-    print("\n".join(terminal.model_report(result)))
-    print()
+    print("\n".join(terminal.model_report(result, verbose)))
+    if verbose:
+        print()
 
 
 def _settings(
@@ -189,9 +209,4 @@ def _settings(
 
 def exit_code(found: Sequence[results.ModelResult], fail_on_rulings: bool = False) -> int:
     """The worst over the models: 2 if one was not validated, 1 if one differs, else 0."""
-    if any(m.outcome for m in found):
-        return EXIT_ERROR
-    failing = any(m.failing for m in found)
-    if fail_on_rulings:
-        failing = failing or any(n.status == results.RULINGS for m in found for n in m.nodes)
-    return EXIT_DIFFER if failing else EXIT_AGREE
+    return results.exit_code(found, fail_on_rulings)

@@ -12,6 +12,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ortpool import dtypes, versions
+from ortpool.errors import OrtpoolError
 from ortpool.validate import grid, isolate, results
 
 Progress = Callable[[int, int, str], None]
@@ -64,6 +66,33 @@ class Row:
     @property
     def cases(self) -> int:
         return sum(self.statuses.values()) + sum(self.fell_back.values())
+
+
+def select_cases(
+    ops: Sequence[str] | None = None,
+    spec_versions: Sequence[int] | None = None,
+    element_types: Sequence[str] | None = None,
+    ranks: Sequence[int] = (1, 2, 3),
+    nonfinite: bool = False,
+) -> list[grid.Case]:
+    """The grid's cases the filters select (None: every one): operators, spec versions, element
+    types (ONNX names, ``float`` is float32; numpy's spellings read too), spatial ranks, and the
+    input domain (ruling 20: the cases holding NaN with ``nonfinite`` only); an
+    :class:`OrtpoolError` for a filter naming nothing that exists or selecting no case."""
+    for op in ops or []:
+        try:
+            versions.versions_of(op)
+        except ValueError as err:
+            raise OrtpoolError(f"ops: {err}") from None
+    if not ranks or any(r not in grid.RANK_AXES for r in ranks):
+        raise OrtpoolError(f"ranks {list(ranks)} must name ranks among 1, 2, 3")
+    names = [dtypes.canonical(t) for t in element_types] if element_types else None
+    cases = grid.cases(ops, spec_versions or None, names, ranks)
+    if not nonfinite:
+        cases = [case for case in cases if case.data != "nan"]
+    if not cases:
+        raise OrtpoolError("the filters select no case")
+    return cases
 
 
 def run_conformance(

@@ -8,6 +8,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ortpool.cliargs import reports, runtime
+from ortpool.dtypes import canonical_list
 from ortpool.errors import OrtpoolError
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
@@ -31,7 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the case inputs (0)")
     parser.add_argument("--ops", metavar="OP[,OP]", help="only these operators")
     parser.add_argument("--versions", metavar="V[,V]", help="only these spec versions")
-    parser.add_argument("--dtypes", metavar="T[,T]", help="only these element types (float, ...)")
+    parser.add_argument(
+        "--dtypes",
+        metavar="T[,T]",
+        help="only these element types, ONNX names (float is float32, double, float16, int8...; "
+        "numpy's spellings float32, float64 are read too)",
+    )
     parser.add_argument("--ranks", metavar="R[,R]", default="1,2,3", help="spatial ranks (1,2,3)")
     from ortpool.cliargs import accuracy, domain
 
@@ -96,33 +102,21 @@ def run(args: argparse.Namespace) -> int:
 
 def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
     """The grid's cases the filters select, and the filters as the report's settings."""
-    from ortpool import versions
     from ortpool.check import domain
-    from ortpool.validate import grid
+    from ortpool.validate.conformance import select_cases
 
-    ops = _csv(args.ops)
-    for op in ops or []:
-        try:
-            versions.versions_of(op)
-        except ValueError as err:
-            raise OrtpoolError(f"--ops: {err}") from None
     try:
         wanted_versions = [int(v) for v in _csv(args.versions) or []]
         ranks = [int(r) for r in _csv(args.ranks) or []]
     except ValueError:
         raise OrtpoolError("--versions and --ranks take comma-separated integers") from None
-    if not ranks or any(r not in grid.RANK_AXES for r in ranks):
-        raise OrtpoolError(f"--ranks={args.ranks} must name ranks among 1, 2, 3")
-    cases = grid.cases(ops, wanted_versions or None, _csv(args.dtypes), ranks)
-    if not args.nonfinite:  # ruling 20: the NaN cases belong to the non-finite domain
-        cases = [case for case in cases if case.data != "nan"]
-    if not cases:
-        raise OrtpoolError("the filters select no case")
+    dtypes = canonical_list(args.dtypes)
+    cases = select_cases(_csv(args.ops), wanted_versions, dtypes, ranks, args.nonfinite)
     settings = {
         "seed": args.seed,
-        "ops": ops,
+        "ops": _csv(args.ops),
         "versions": wanted_versions,
-        "dtypes": _csv(args.dtypes),
+        "dtypes": dtypes,
         "ranks": ranks,
         "domain": domain.name(args.nonfinite),
     }

@@ -239,3 +239,26 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
         "result the spec leaves to ortpool's RULINGS.md (a NaN in the window, an empty window) "
         "are counted apart from plain differences.</footer></body></html>\n"
     )
+
+
+def summary(models: Sequence[ModelResult]) -> str:
+    """The report's summary as an HTML fragment (a notebook shows it for a
+    :class:`~ortpool.validate.api.ValidationReport`): the verdict, then one row per model, the
+    ones that do not agree first: status, nodes, nodes that differ, outputs that differ."""
+    order = {s: i for i, s in enumerate(results.MODEL_ORDER)}
+    ranked = sorted(models, key=lambda m: order.get(m.status, -1))  # unknown statuses first
+    rows = "".join(
+        f"<tr><td><code>{_e(m.path)}</code></td><td>{_badge(m.status)}</td>"
+        f'<td class="num">{len(m.nodes)}</td>'
+        f'<td class="num">{sum(1 for n in m.nodes if n.failing)}</td>'
+        f'<td class="num">{sum(1 for o in m.outputs if o.failing)}</td>'
+        f"<td>{_e(terminal.first_line(m.error))}</td></tr>"
+        for m in ranked
+    )
+    bad = any(m.failing or m.outcome for m in models)
+    return (
+        f'<div class="ortpool-summary"><p class="verdict {"bad" if bad else "good"}">'
+        f"{_e(terminal.summary(models))}</p><table><thead><tr><th>model</th><th>status</th>"
+        "<th>nodes</th><th>nodes differing</th><th>outputs differing</th><th>error</th></tr>"
+        f"</thead><tbody>{rows}</tbody></table></div>"
+    )

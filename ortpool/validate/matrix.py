@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ortpool.validate import causes, results
 from ortpool.validate.conformance import CaseResult, Row, cause_totals, matrix
-from ortpool.validate.terminal import STATUS_TEXT, table
+from ortpool.validate.terminal import STATUS_TEXT, fit, table
 
 COLUMNS = (
     "op-version",
@@ -30,17 +30,19 @@ def render(found: Sequence[CaseResult], header: str) -> list[str]:
     lines.append("")
     lines += _kernels_and_causes(found)
     ties = sum(r.node.count("ties") for r in found)
-    lines.append(
+    lines += fit(
         "agree counts cases whose only differences are Index ties (equal values) or accuracy "
         "notes (RULINGS 17); differ counts sums beyond the accuracy limit too; RULINGS counts "
         "cases differing only in cells the spec leaves open (NaN in a window, empty windows). "
-        f"Index ties seen: {ties}."
+        f"Index ties seen: {ties}.",
+        more="",
     )
     if placed:
-        lines.append(
+        lines += fit(
             "fell back counts cases the first provider asked for did not execute (onnxruntime "
             "ran them on the next one, read from the session's profile), with their verdicts: "
-            "those are that provider's, so they are counted in no other column and no cause."
+            "those are that provider's, so they are counted in no other column and no cause.",
+            more="",
         )
     return lines
 
@@ -97,7 +99,7 @@ def _kernels_and_causes(found: Sequence[CaseResult]) -> list[str]:
         for code in causes.TITLES:
             if code in totals:
                 count, where = totals[code]
-                lines.append(f"  {code:<{width}}  {count:>5}  {causes.TITLES[code]}")
-                lines.append(f"  {'':<{width}}         in {', '.join(where)}")
+                lines += fit(f"{code:<{width}}  {count:>5}  {causes.TITLES[code]}", "  ")
+                lines += fit(f"in {', '.join(where)}", " " * (width + 11))
         lines.append("")
     return lines

@@ -8,7 +8,7 @@ from typing import TextIO
 
 
 class ProgressBar:
-    """``bar(done, total, label)`` redraws in place; ``close()`` clears the line.
+    """``bar(done, total, label)`` redraws in place; ``close()`` erases the line.
 
     Nothing is drawn when the stream is not a terminal (logs, pipes, tests) unless ``force``,
     nor during the first ``delay`` seconds, so short runs stay quiet.
@@ -35,13 +35,17 @@ class ProgressBar:
             return
         filled = int(self.width * done / total)
         bar = "#" * filled + "-" * (self.width - filled)
-        line = f"\r{self.title} [{bar}] {done}/{total} {label[:40]:<40}"
-        self.stream.write(line)
+        # the previous line erased, this one kept within 99 columns: a longer one would wrap,
+        # and a carriage return then goes back to the wrapped part only
+        line = f"{self.title} [{bar}] {done}/{total} {label}"[:99]
+        self.stream.write(f"\r\x1b[K{line}")
         self.stream.flush()
         self.drawn = True
 
     def close(self) -> None:
+        """Erase the line (carriage return, then erase to the end of the line: ``\\r\\x1b[K``),
+        so what is printed next starts on a clean line."""
         if self.drawn:
-            self.stream.write("\r" + " " * (len(self.title) + self.width + 60) + "\r")
+            self.stream.write("\r\x1b[K")
             self.stream.flush()
             self.drawn = False

@@ -129,6 +129,10 @@ class NodeResult:
     #: Y's tolerance in the comparison (set with ``ortpool_outputs``), for the reference's judge
     tolerance: Any = dataclasses.field(default=None, repr=False)
 
+    def __repr__(self) -> str:
+        """``<NodeResult maxpool12 MaxPool-12: differ>`` (every field: :meth:`to_dict`)."""
+        return f"<NodeResult {self.name} {self.op}-{self.spec_version}: {self.status}>"
+
     @property
     def builtin_shapes(self) -> list[list[int]]:
         return [list(c.builtin_shape) for c in self.comparisons]
@@ -263,6 +267,17 @@ class ModelResult:
     outcome: str = ""
     error: str = ""  # ... and why, in one line
 
+    def __repr__(self) -> str:
+        """``<ModelResult cnn.onnx: differ, 8 nodes, 1 of 2 outputs differ>`` (every field:
+        :meth:`to_dict`; the report's lines: :func:`ortpool.validate.terminal.model_report`)."""
+        if self.outcome:
+            return f"<ModelResult {self.path}: {self.outcome}: {self.error.partition(chr(10))[0]}>"
+        bad = sum(1 for o in self.outputs if o.failing)
+        return (
+            f"<ModelResult {self.path}: {self.status}, {len(self.nodes)} nodes, "
+            f"{bad} of {len(self.outputs)} outputs differ>"
+        )
+
     @property
     def status(self) -> str:
         """AGREE or DIFFER for a model that was validated, else its ``outcome``."""
@@ -301,3 +316,14 @@ def run_status(models: Sequence[ModelResult]) -> str:
     """A run's status: its models' most severe (AGREE for none)."""
     found = {m.status for m in models}
     return next((s for s in MODEL_ORDER if s in found), AGREE)
+
+
+def exit_code(models: Sequence[ModelResult], fail_on_rulings: bool = False) -> int:
+    """The worst over the models: 2 if one was not validated, 1 if one differs (or, with
+    ``fail_on_rulings``, has cells RULINGS.md decides), else 0."""
+    if any(m.outcome for m in models):
+        return 2
+    failing = any(m.failing for m in models)
+    if fail_on_rulings:
+        failing = failing or any(n.status == RULINGS for m in models for n in m.nodes)
+    return 1 if failing else 0

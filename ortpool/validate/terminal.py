@@ -1,7 +1,15 @@
-"""The terminal report: one table per model, causes under the node they explain."""
+"""The terminal report, fitting :data:`WIDTH` columns.
+
+By default one line per model, then the nodes that do not agree (or carry an accuracy note),
+each with its causes, the graph outputs that differ and the notes that matter; ``verbose`` adds
+every node, every output, the inputs and every note. Long texts are wrapped; onnxruntime's
+messages are shown by their first line (its stack and the rest are in the JSON report).
+"""
 
 from __future__ import annotations
 
+import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +36,14 @@ STATUS_TEXT = {
     results.CRASHED: "CRASHED",
     results.TIMED_OUT: "TIMED OUT",
 }
+#: the columns the report fits
+WIDTH = 100
+#: the lines one text may take (a cause, a note, a message)
+MAX_LINES = 6
+#: node statuses that agree with the spec: a node with another status is listed by default
+#: statuses shown in the model's count only (``-v``: a line each): the node computes the spec
+#: (a form fix proved, ortpool's own op: exact by construction)
+AGREEING = (results.AGREE, results.TIES, results.ACCURACY_NOTE, results.FIXED, results.ORTPOOL_OP)
 COLUMNS = (
     "node",
     "op",
@@ -168,118 +184,244 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = " 
     return [fmt(header), indent + "  ".join("-" * w for w in widths), *(fmt(r) for r in rows)]
 
 
-def model_report(model: ModelResult) -> list[str]:
+def status_text(status: str) -> str:
+    """A status as the report names it; one the report does not know by its own name (statuses
+    are added over time: the report shows them, never hides them)."""
+    return STATUS_TEXT.get(status, status)
+
+
+def first_line(text: str) -> str:
+    """A message's first line: onnxruntime's runtime errors carry a C++ stack and the model's
+    graph after it (about 3,000 characters); the JSON report keeps the whole text."""
+    text = str(text).strip()
+    return text.splitlines()[0].rstrip() if text else ""
+
+
+def fit(text: str, indent: str = "", more: str = "    ") -> list[str]:
+    """``text``'s first line in :data:`WIDTH` columns, starting at ``indent``, wrapped, the
+    next lines indented by ``more`` further; at most :data:`MAX_LINES` (a runtime's message
+    may be one line of thousands of characters: the JSON report keeps it whole)."""
+    lines = textwrap.wrap(
+        first_line(text),
+        WIDTH,
+        initial_indent=indent,
+        subsequent_indent=indent + more,
+        break_long_words=True,
+        break_on_hyphens=False,
+    ) or [indent.rstrip()]
+    if len(lines) <= MAX_LINES:
+        return lines
+    cut = " ... (cut: --json has the whole text)"
+    return [*lines[: MAX_LINES - 1], lines[MAX_LINES - 1][: WIDTH - len(cut)].rstrip() + cut]
+
+
+def display_path(path: str) -> str:
+    """A model's path as the report shows it: relative to the working folder when inside it."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive
+        return path
+    return path if relative.startswith("..") else relative
+
+
+def _counted(statuses: Sequence[str], known: Sequence[str] = results.ORDER) -> str:
+    """``5 agree, 2 not isolated``: statuses counted, most severe first (``known``'s order;
+    statuses it lacks after them, by name)."""
+    counts: dict[str, int] = {}
+    for status in statuses:
+        counts[status] = counts.get(status, 0) + 1
+    order = [s for s in known if s in counts] + sorted(set(counts) - set(known))
+    return ", ".join(f"{counts[s]} {status_text(s)}" for s in order)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def model_line(model: ModelResult) -> str:
+    """One line for a model: its status, its path, its nodes counted and its outputs' verdict."""
+    name = display_path(model.path)
     if model.outcome:
-        return [f"model {model.path}: {STATUS_TEXT[model.outcome]}: {model.error}"]
-    lines = [
-        f"model {model.path}  (opset {model.opset}; inputs "
-        + ", ".join(f"{k}:[{','.join(map(str, v))}]" for k, v in model.inputs.items())
-        + f" {model.input_source})"
-    ]
-    lines += [f"  {line}" for line in describe_dims(model.open_dims, model.shape_hint)]
-    placed = any(n.asked_provider for n in model.nodes)
+        why = first_line(model.error)
+        if why.startswith(model.path):  # the reason names the model already
+            return f"{status_text(model.outcome)}  {name}{why.removeprefix(model.path)}"
+        return f"{status_text(model.outcome)}  {name}: {why}"
+    status = status_text(model.status)
+    nodes = _plural(len(model.nodes), "node")
     if model.nodes:
-        rows = [node_row(n) + ([_executed(n)] if placed else []) for n in model.nodes]
-        lines += table(rows, (*COLUMNS, "executed by") if placed else COLUMNS)
+        nodes += f": {_counted([n.status for n in model.nodes])}"
+    bad, count = sum(1 for o in model.outputs if o.failing), len(model.outputs)
+    if count == 1:
+        outputs = "its output differs" if bad else "its output agrees"
+    elif count:
+        outputs = f"{bad} of {count} outputs differ" if bad else f"{count} outputs agree"
+    elif model.run_differs:
+        outputs = "only ortpool's rewrite runs"
+    else:
+        outputs = "outputs not compared"
+    return f"{status:<7}  {name}  opset {model.opset}, {nodes}; {outputs}"
+
+
+def model_report(model: ModelResult, verbose: bool = False) -> list[str]:
+    """A model's lines: :func:`model_line`, then the nodes that do not agree and the outputs
+    that differ; ``verbose``: every node and output, the inputs and the notes, wrapped."""
+    lines = fit(model_line(model))
+    if model.outcome:
+        return lines
+    if verbose:
+        inputs = ", ".join(f"{k}:[{','.join(map(str, v))}]" for k, v in model.inputs.items())
+        lines += fit(f"inputs {inputs or '-'} ({model.input_source})", "  ")
+    for line in describe_dims(model.open_dims, model.shape_hint):
+        lines += fit(line, "  ")
     for node in model.nodes:
-        lines += _node_details(node)
+        if verbose or node.status not in AGREEING or accuracy_text(node):
+            lines += node_lines(node, verbose)
     if model.nodes and any(n.reference for n in model.nodes):
         agree = sum(1 for n in model.nodes if n.reference and n.reference.status == "agree")
         lines.append(
             f"  reference evaluator agrees with ortpool on {agree} of "
             f"{sum(1 for n in model.nodes if n.reference)} node(s)"
         )
-    if model.outputs:
-        for out in model.outputs:
+    for out in model.outputs:
+        if verbose or out.failing:
             c = out.comparison
             verdict = "agree" if c.agrees else f"DIFFER: {c.differing + c.only_in_one} cell(s)"
-            lines.append(
-                f"  end to end: output {c.name} {_shape([c.builtin_shape])} vs "
-                f"{_shape([c.ortpool_shape])}: {verdict}{output_figures(out)}"
-            )
-    elif model.end_to_end:
+            shapes = f"{_shape([c.builtin_shape])} vs {_shape([c.ortpool_shape])}"
+            text = f"end to end: output {c.name} {shapes}: {verdict}{output_figures(out)}"
+            lines += fit(text, "  ")
+    if not model.outputs and model.end_to_end and (verbose or model.run_differs):
         verdict = "DIFFERS: " if model.run_differs else ""
-        lines.append(f"  end to end: {verdict}{model.end_to_end}")
-    if model.guard_text:
-        lines.append(f"  non-finite inputs: {model.guard_text}")
+        lines += fit(f"end to end: {verdict}{model.end_to_end}", "  ")
+    lines += _nonfinite_lines(model, verbose)
     for note in model.notes:
-        lines.append(f"  note: {note}")
+        if verbose or _worth_noting(note, model):
+            lines += fit(f"note: {note}", "  ")
     return lines
 
 
-def _node_details(node: NodeResult) -> list[str]:
-    """The lines under the table on one node: fallbacks, causes, accuracy, note, reference."""
-    lines: list[str] = []
-    fallbacks = node.fallbacks()
+def _nonfinite_lines(model: ModelResult, verbose: bool) -> list[str]:
+    """Ruling 20's information in the finite domain: the nodes that differ on NaN/inf inputs
+    only (each one's case with ``verbose``, under its node) and what guarding them costs."""
+    beyond = [n.name for n in model.nodes if n.nonfinite]
+    if not beyond:
+        return []
+    lines = [] if verbose else fit(
+        f"information: on NaN/inf inputs only, onnxruntime differs in {', '.join(beyond)} (not "
+        "counted; --nonfinite judges them)", "  ")
+    if model.guard_text:
+        lines += fit(f"non-finite inputs: {model.guard_text}", "  ")
+    return lines
+
+
+def _worth_noting(note: str, model: ModelResult) -> bool:
+    """The notes shown by default: not where the node inputs were captured (every model has
+    one), not onnxruntime's failure to run the model when a missing kernel says it per node."""
+    if note.startswith("node inputs captured from"):
+        return False
+    return not (
+        note.startswith("onnxruntime could not run the model")
+        and any(n.status == results.NO_KERNEL for n in model.nodes)
+    )
+
+
+def node_lines(node: NodeResult, verbose: bool = False) -> list[str]:
+    """A node's line (name, operator, attributes, status), its figures when it ran, and the
+    lines that explain it: fallbacks, causes, accuracy, note, the reference evaluator."""
+    op = f"{node.op}-{node.spec_version}" + (
+        f" {node.dtype}" if node.dtype not in ("float", "?") else ""
+    )
+    attrs = short_attributes(node.attributes)
+    if node.op == "MaxUnpool" and len(node.input_shapes) > 2:
+        attrs += " +output_shape"
+    head = f"{node.name}  {op}" + (f"  {attrs}" if attrs else "")
+    status = status_text(node.status)
+    lines = fit(f"{head}  {status}", "  ")
+    if node.comparisons and (verbose or node.status not in AGREEING):
+        differ = node.count("differing") + node.count("inaccurate") + node.count("only_in_one")
+        figures = (
+            f"onnxruntime {_shape(node.builtin_shapes)} vs ortpool {_shape(node.ortpool_shapes)}"
+            f"; {differ} differ, max abs {_num(node.max_abs)}, max rel {_num(node.max_rel)}"
+        )
+        if node.count("ruling_differing"):
+            figures += f", {node.count('ruling_differing')} in RULINGS cells"
+        if node.count("ties"):
+            figures += f", {node.count('ties')} index ties"
+        if node.asked_provider:
+            figures += f"; executed by {_executed(node)}"
+        lines += fit(figures, "      ")
+    details = [f"{f}: onnxruntime's values here are not {node.asked_provider}'s"
+               for f in node.fallbacks()]
+    # A missing kernel's cause is onnxruntime's message, which the status already says: shown
+    # with ``verbose`` only.
+    if node.status != results.NO_KERNEL or verbose:
+        details += [f"cause: {c.title}: {c.detail}" for c in node.causes]
     accuracy = accuracy_text(node)
-    if (
-        node.causes
-        or node.message
-        or fallbacks
-        or accuracy
-        or node.nonfinite
-        or (node.reference and node.reference.status != "agree")
-    ):
-        lines.append(f"  {node.name} ({node.op}-{node.spec_version}, {node.location}):")
-        if fallbacks:
-            lines.append(
-                f"      {'; '.join(fallbacks)}: onnxruntime's values here are not "
-                f"{node.asked_provider}'s"
-            )
-        for cause in node.causes:
-            lines.append(f"      cause: {cause.title}: {cause.detail}")
-        if accuracy:
-            lines.append(f"      accuracy: {accuracy}")
-        if node.message and node.status != results.NO_KERNEL:
-            lines.append(f"      note: {node.message}")
-        if node.nonfinite:
-            lines.append(
-                "      non-finite inputs (information, not the verdict; --nonfinite judges "
-                f"them, ruling 20): {node.nonfinite}"
-            )
-        ref = node.reference
-        if ref is not None and ref.status != "agree":
-            text = f"      reference evaluator: {ref.status}"
-            if ref.differing:
-                text += f", {ref.differing} cell(s) differ from ortpool"
-            if ref.message:
-                text += f" ({ref.message})"
-            lines.append(text)
-            for defect in ref.defects:
-                lines.append(f"        known defect: {defect}")
+    if accuracy:
+        details.append(f"accuracy: {accuracy}")
+    if node.message and node.status != results.NO_KERNEL:
+        details.append(f"note: {node.message}")
+    if node.nonfinite and verbose:
+        details.append("non-finite inputs (information, not the verdict; --nonfinite judges "
+                       f"them, ruling 20): {node.nonfinite}")
+    ref = node.reference
+    if ref is not None and ref.status != "agree":
+        text = f"reference evaluator: {ref.status}"
+        if ref.differing:
+            text += f", {ref.differing} cell(s) differ from ortpool"
+        if ref.message:
+            text += f" ({first_line(ref.message)})"
+        details.append(text)
+        details += [f"  known defect: {d}" for d in ref.defects]
+    for detail in details:
+        lines += fit(detail, "      ")
     return lines
 
 
-def summary(models: Sequence[ModelResult]) -> str:
+def _summary_parts(models: Sequence[ModelResult]) -> tuple[str, str, str]:
+    """The verdict on the models, the nodes counted by status, the graph outputs."""
     nodes = [n for m in models for n in m.nodes]
-    counts: dict[str, int] = {}
-    for n in nodes:
-        counts[n.status] = counts.get(n.status, 0) + 1
-    parts = [f"{counts[s]} {STATUS_TEXT[s]}" for s in results.ORDER if s in counts]
-    e2e = sum(1 for m in models for o in m.outputs if o.failing)
-    runs = sum(1 for m in models if m.run_differs)
-    verdict = "all agree"
-    if any(m.failing for m in models):
+    not_run = [m for m in models if m.outcome]
+    failing = [m for m in models if not m.outcome and m.failing]
+    total = _plural(len(models), "model")
+    parts = []
+    if not_run:  # a model not validated is no agreement: the verdict says so first
+        tallies = _counted([m.outcome for m in not_run], results.MODEL_ORDER).lower()
+        parts.append(f"{len(not_run)} of {total} not validated ({tallies})")
+    if failing:
         # only sums beyond the accuracy limit: rounding, not semantics (RULINGS.md 17)
         accuracy_only = not any(
             m.run_differs
             or any(o.failing for o in m.outputs)
             or any(n.failing and n.status != results.INACCURATE for n in m.nodes)
-            for m in models
+            for m in failing
         )
-        verdict = "ACCURACY DIFFERENCES FOUND" if accuracy_only else "DIFFERENCES FOUND"
-    models_text = f"{len(models)} model(s)"
-    not_run = [m.outcome for m in models if m.outcome]
-    if not_run:  # a model not validated is no agreement: the verdict says so first
-        verdict = "NOT EVERY MODEL RAN" + (f"; {verdict}" if verdict != "all agree" else "")
-        tallies = [f"{not_run.count(s)} {STATUS_TEXT[s].lower()}" for s in results.MODEL_ORDER]
-        models_text += " (" + ", ".join(t for t in tallies if not t.startswith("0 ")) + ")"
+        what = "differ in accuracy only" if accuracy_only else "differ"
+        if len(failing) == 1 and len(models) == 1:
+            what = what.replace("differ", "differs")
+        parts.append(f"{len(failing)} {what}" if not_run else f"{len(failing)} of {total} {what}")
+    if not parts:
+        parts.append(f"all {total} agree" if len(models) > 1 else f"{total} agrees")
+    e2e = sum(1 for m in models for o in m.outputs if o.failing)
+    runs = sum(1 for m in models if m.run_differs)
+    outputs = f"{e2e} graph output(s) differ end to end"
+    if runs:
+        outputs += f"; {runs} model(s) only ortpool's rewrite could run"
+    counted = f"{_plural(len(nodes), 'pooling node')}: {_counted([n.status for n in nodes]) or '-'}"
     beyond = sum(1 for n in nodes if n.nonfinite)
-    return (
-        f"{verdict}: {models_text}, {len(nodes)} pooling node(s): "
-        + (", ".join(parts) or "none")
-        + f"; {e2e} graph output(s) differ end to end"
-        + (f"; {runs} model(s) only ortpool's rewrite could run" if runs else "")
-        + (f"; {beyond} node(s) differ on NaN/inf inputs only (information: --nonfinite)"
-           if beyond else "")
-    )
+    if beyond:  # ruling 20: information, not counted in the verdict
+        counted += f"; {beyond} differ on NaN/inf inputs only (information: --nonfinite)"
+    return ", ".join(parts), counted, outputs
+
+
+def summary(models: Sequence[ModelResult]) -> str:
+    """The run's verdict in one sentence: how many models differ, then the nodes by status and
+    the graph outputs that differ end to end."""
+    verdict, nodes, outputs = _summary_parts(models)
+    return f"{verdict}: {nodes}; {outputs}"
+
+
+def summary_lines(models: Sequence[ModelResult]) -> list[str]:
+    """:func:`summary` in :data:`WIDTH` columns: the nodes, then the verdict with the outputs
+    (the last line, where a reader looks)."""
+    verdict, nodes, outputs = _summary_parts(models)
+    return fit(nodes) + fit(f"{verdict}; {outputs}")

@@ -40,11 +40,11 @@ def _run(code: str, cache: Path, **kwargs) -> subprocess.CompletedProcess:
 def test_a_compile_is_logged_once_and_a_cache_load_not_at_all(tmp_path):
     first = _run(UNPOOL_TWICE, tmp_path, capture_output=True, check=True)
     assert first.stdout.splitlines()[0] == (
-        "ortpool: compiling the numba kernel for float32 MaxUnpool (first use, under a second, "
+        "ortpool: compiling the numba kernel for float MaxUnpool (first use, under a second, "
         "cached on disk afterwards; `ortpool warmup` does it ahead of time)"
     )
     assert first.stdout.splitlines()[1].startswith(
-        "ortpool: compiled the numba kernel for float32 MaxUnpool in "
+        "ortpool: compiled the numba kernel for float MaxUnpool in "
     )
     assert first.stdout.splitlines()[2:] == ["done"]
     assert first.stderr == ""
@@ -88,7 +88,7 @@ def test_the_note_goes_to_a_terminal_over_the_line_and_plain_into_a_pipe(tmp_pat
         os.close(main)
     assert done.stdout == "done\n"
     note = (
-        "\r\x1b[Kortpool: compiling the numba kernel for float32 MaxPool (first use, 10-20 s on "
+        "\r\x1b[Kortpool: compiling the numba kernel for float MaxPool (first use, 10-20 s on "
         "2 cores, cached on disk afterwards; `ortpool warmup` does it ahead of time)"
     )
     # One line per compile of the slow kernels (a terminal turns \n into \r\n); the scatter's
@@ -119,10 +119,16 @@ def test_the_note_says_how_long_each_kernel_takes(kernel, dtype, wait):
     from ortpool.kernels import _compile_note
 
     operator = _compile_note.KERNELS[kernel][1]
+    onnx_name = {"float32": "float", "float64": "double"}[dtype]  # numba's names, ONNX's shown
     assert _compile_note.message(kernel, dtype) == (
-        f"compiling the numba kernel for {dtype} {operator} (first use, {wait}, cached on disk "
-        "afterwards; `ortpool warmup` does it ahead of time)"
+        f"compiling the numba kernel for {onnx_name} {operator} (first use, {wait}, cached on "
+        "disk afterwards; `ortpool warmup` does it ahead of time)"
     )
+    # while the warm-up runs, the note does not send the user to the warm-up
+    with _compile_note.warming_up():
+        assert _compile_note.message(kernel, dtype) == (
+            f"compiling the numba kernel for {onnx_name} {operator} ({wait}, cached on disk)"
+        )
 
 
 def test_every_kernel_has_its_note_and_the_quick_ones_stay_off_the_terminal():

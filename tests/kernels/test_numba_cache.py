@@ -75,7 +75,7 @@ def test_the_warmup_compiles_each_kernel_once_and_max_apart_from_sum():
     # (a pair asked of a type that has no such kernel, AveragePool for int8, is nothing).
     done = [pair for pairs in children for pair in pairs if pair in every]
     assert sorted(done) == sorted(every) and len(set(done)) == len(done)
-    for dtype in ("float32", "float64"):
+    for dtype in ("float", "double"):
         (max_child,) = [i for i, pairs in enumerate(children) if ("MaxPool", dtype) in pairs]
         (sum_child,) = [i for i, pairs in enumerate(children) if ("AveragePool", dtype) in pairs]
         assert max_child != sum_child, dtype

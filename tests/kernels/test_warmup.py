@@ -27,16 +27,24 @@ def test_warmup_compiles_every_kernel_for_the_dtypes(backend, capsys):
     backend("numba")
     from ortpool.kernels import _numba
 
-    assert cli.main(["warmup", "--dtypes", "float64,int8"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    assert cli.main(["warmup", "--dtypes", "double,int8"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
     rows = [re.fullmatch(r"(.+?) +(\w+) +\d+\.\d\d s", line).groups() for line in lines[:-1]]
     assert rows == [
-        ("AveragePool", "float64"), ("MaxPool", "float64"), ("MaxPool with Indices", "float64"),
-        ("MaxUnpool", "float64"), ("LpPool", "float64"),
-        ("GlobalAveragePool/GlobalLpPool", "float64"), ("MaxRoiPool", "float64"),
+        ("AveragePool", "double"), ("MaxPool", "double"), ("MaxPool with Indices", "double"),
+        ("MaxUnpool", "double"), ("LpPool", "double"),
+        ("GlobalAveragePool/GlobalLpPool", "double"), ("MaxRoiPool", "double"),
         ("MaxPool", "int8"), ("MaxPool with Indices", "int8"),
     ]
-    assert re.fullmatch(r"total \d+\.\d s; later processes load the cached code", lines[-1])
+    assert re.fullmatch(
+        r"9 kernel\(s\) ready in \d+\.\d s; later processes load the cached code", lines[-1]
+    )
+    # what is about to compile, counted, before the first one starts
+    assert captured.err.splitlines()[0] == (
+        "warming up 9 kernel(s) (double 7, int8 2); a first compile takes 10-20 s per window "
+        "kernel, a cached one loads at once"
+    )
     compiled = {str(sig[0].dtype) for f in (_numba.max_planes, _numba.max_indices)
                 for sig in f.signatures}
     # int8 runs on the float32 max loops (exact): no int8 compile of its own
@@ -58,15 +66,32 @@ def test_warmup_compiles_the_kernels_asked_and_no_other(backend, capsys):
                      "--kernels", "MaxUnpool, AveragePool,MaxPool with Indices"]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = [re.fullmatch(r"(.+?) +(\w+) +\d+\.\d\d s", line).groups() for line in lines[:-1]]
-    assert rows == [
+    assert rows == [  # numpy's float64 is read, ONNX's name reported
         ("MaxPool with Indices", "int8"),
-        ("AveragePool", "float64"), ("MaxPool with Indices", "float64"), ("MaxUnpool", "float64"),
+        ("AveragePool", "double"), ("MaxPool with Indices", "double"), ("MaxUnpool", "double"),
     ]
 
 
 def test_warm_up_takes_one_name_as_a_string(backend):
     backend("numba")
-    assert [row[:2] for row in warm_up("float32", "MaxPool")] == [("MaxPool", "float32")]
+    assert [row[:2] for row in warm_up("float32", "MaxPool")] == [("MaxPool", "float")]
+
+
+def test_warmup_names_element_types_as_onnx_does():
+    """``float`` is ONNX's float32 (numpy's ``float`` would be float64), ``double`` float64;
+    numpy's spellings name the same types; the order is the kernels' whatever the order asked."""
+    from ortpool.kernels.warmup import _calls, planned
+
+    assert planned(["float", "float64"], ["MaxPool", "AveragePool"]) == [
+        ("AveragePool", "float"), ("MaxPool", "float"),
+        ("AveragePool", "double"), ("MaxPool", "double"),
+    ]
+    assert planned("float32", "MaxPool") == planned("float", "MaxPool") == [("MaxPool", "float")]
+    assert planned("int8", "AveragePool") == []  # int8 has no AveragePool kernel
+    from ortpool import dtypes
+
+    assert dtypes.NUMPY["float"] == np.float32 and dtypes.NUMPY["double"] == np.float64
+    assert set(_calls(dtypes.NUMPY["float"])) >= {"MaxPool", "AveragePool"}
 
 
 def _specializations() -> dict[str, list[str]]:
@@ -165,7 +190,11 @@ def test_each_compiled_loop_has_one_specialization_per_element_type():
     ("option", "message"),
     [
         (["--dtypes", "float32,float16"],
-         "dtype 'float16': the compiled kernels take float32, float64, int8, uint8"),
+         "element type 'float16': the compiled kernels take float, double, int8, uint8"),
+        (["--dtypes", "float,half"],
+         "element type 'half' is not one of float, double, float16, bfloat16, int8, uint8, int16, "
+         "uint16, int32, uint32, int64, uint64, bool (ONNX names; numpy's spellings are read "
+         "too: float32=float, float64=double, bool_=bool)"),
         (["--kernels", "MaxPool,GlobalMaxPool"],
          "kernel 'GlobalMaxPool' is not one of the compiled kernels: AveragePool, MaxPool, "
          "MaxPool with Indices, MaxUnpool, LpPool, GlobalAveragePool/GlobalLpPool, MaxRoiPool"),

@@ -48,17 +48,17 @@ LOWEST_RUN: dict[str, Any] = {}
 #: once ran one variant's machine code for both (tests/kernels/test_numba_cache.py).
 WARMUP_CHILDREN: tuple[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...], ...] = (
     (
-        # float32's LpPool runs float64's AveragePool loops: compiled here, with both.
-        (("float32", "float64"), ("AveragePool", "LpPool", "MaxRoiPool")),
-        (("float32",), ("GlobalAveragePool/GlobalLpPool",)),
-        (("float64",), ("MaxPool with Indices",)),
+        # float's LpPool runs double's AveragePool loops: compiled here, with both.
+        (("float", "double"), ("AveragePool", "LpPool", "MaxRoiPool")),
+        (("float",), ("GlobalAveragePool/GlobalLpPool",)),
+        (("double",), ("MaxPool with Indices",)),
     ),
     (
-        (("float32", "float64"), ("MaxPool", "MaxUnpool")),
-        # int8 and uint8 run on float32's max loops: compiled here, before them.
-        (("float32", "int8", "uint8"), ("MaxPool with Indices",)),
+        (("float", "double"), ("MaxPool", "MaxUnpool")),
+        # int8 and uint8 run on float's max loops: compiled here, before them.
+        (("float", "int8", "uint8"), ("MaxPool with Indices",)),
         (("int8", "uint8"), ("MaxPool",)),
-        (("float64",), ("GlobalAveragePool/GlobalLpPool",)),
+        (("double",), ("GlobalAveragePool/GlobalLpPool",)),
     ),
 )
 

@@ -82,8 +82,9 @@ def test_float32_mean_over_4096x4096_is_counted_as_inaccurate():
     assert node.accuracy["max_error_units"] == pytest.approx(units, rel=1e-6)
     assert units > 1e-4 / U  # beyond the accuracy limit
     assert node.to_dict()["inaccurate"] == 1
-    assert terminal.summary([results.ModelResult("m", nodes=[node])]).startswith(
-        "ACCURACY DIFFERENCES FOUND: 1 model(s), 1 pooling node(s): 1 INACCURATE"
+    assert terminal.summary([results.ModelResult("m", nodes=[node])]) == (
+        "1 of 1 model differs in accuracy only: 1 pooling node: 1 INACCURATE; 0 graph output(s) "
+        "differ end to end"
     )
 
 
@@ -224,7 +225,7 @@ def test_validate_and_fix_follow_the_same_rule_and_flags(tmp_path, capsys):
         assert "      accuracy: Y off by up to " in text
         seen[status] = (text, document)
     assert "agree (accuracy note)" in seen["accuracy-note"][0]
-    assert "ACCURACY DIFFERENCES FOUND" in seen["inaccurate"][0]
+    assert "1 of 1 model differs in accuracy only" in seen["inaccurate"][0]
     page = (tmp_path / "r.html").read_text()
     assert 'class="badge s-inaccurate">INACCURATE<' in page
     assert '<div class="meta accuracy">accuracy: Y off by up to ' in page
@@ -337,6 +338,7 @@ def test_a_note_never_fails_the_run_end_to_end(tmp_path, capsys):
         f"atol=1e-06 rtol={1e-5 + relative:g} of magnitude 0.3 + rtol 1e-05 + {relative:.3g} "
         "for the accuracy notes (RULINGS 17)"
     )
-    assert "all agree: 1 model(s), 1 pooling node(s): 1 agree (accuracy note)" in (
-        capsys.readouterr().out
-    )
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        "1 pooling node: 1 agree (accuracy note)",
+        "1 model agrees; 0 graph output(s) differ end to end",
+    ]

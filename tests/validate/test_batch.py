@@ -134,16 +134,16 @@ def test_a_model_that_cannot_load_and_one_whose_process_is_killed_leave_the_rest
         killed.join()
     assert cli.returncode == 2, err
     lines = out.splitlines()
-    assert lines[0] == "model missing.onnx: COULD NOT RUN: no such model file"
-    assert lines[2] == (
-        "model heavy.onnx: CRASHED: the process validating it died of SIGKILL (Killed)"
-    )
-    assert lines[4].startswith("model small.onnx  (opset 17; inputs image:[1,3,32,32]")
-    assert lines[-1] == (
-        "NOT EVERY MODEL RAN: 3 model(s) (1 crashed, 1 could not run), 6 pooling node(s): "
-        "6 agree; 0 graph output(s) differ end to end; 1 node(s) differ on NaN/inf inputs only "
-        "(information: --nonfinite)"
-    )
+    assert lines[:3] == [
+        "COULD NOT RUN  missing.onnx: no such model file",
+        "CRASHED  heavy.onnx: the process validating it died of SIGKILL (Killed)",
+        "agree    small.onnx  opset 17, 6 nodes: 6 agree; its output agrees",
+    ]
+    assert lines[-2:] == [
+        "6 pooling nodes: 6 agree",
+        "2 of 3 models not validated (1 crashed, 1 could not run); 0 graph output(s) differ end "
+        "to end",
+    ]
     assert err.splitlines()[:2] == [
         "ortpool validate: error: missing.onnx: no such model file",
         "ortpool validate: error: heavy.onnx: the process validating it died of SIGKILL (Killed)",

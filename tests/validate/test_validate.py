@@ -111,13 +111,17 @@ def test_same_upper_dilation_2_exits_1_naming_node_and_cause(tmp_path, capsys):
     code = main(["validate", path, "--no-progress"])
     out = capsys.readouterr().out
     assert code == 1
-    row = next(line for line in out.splitlines() if line.strip().startswith("pool_same "))
-    assert "MaxPool-12" in row and "DIFFERS" in row
-    assert dims(theirs) in row and "[1,3,10,12]" in row
+    lines = out.splitlines()
+    row = lines.index("  pool_same  MaxPool-12  k=3x3 d=2x2 SAME_UPPER  DIFFERS")
+    assert lines[row + 1].startswith(f"      onnxruntime {dims(theirs)} vs ortpool [1,3,10,12]; ")
     assert "cause: SAME padding with dilation (onnxruntime pads for the undilated kernel)" in out
-    avg_row = next(line for line in out.splitlines() if line.strip().startswith("avg "))
-    assert avg_row.rstrip().endswith("agree")
+    assert not any(line.strip().startswith("avg ") for line in lines)  # it agrees: not listed
     assert f"end to end: output y {dims(theirs)} vs [1,3,10,12]: DIFFER" in out
+    assert lines[-1] == "1 of 1 model differs; 1 graph output(s) differ end to end"
+    # -v lists every node, the one that agrees too
+    assert main(["validate", path, "--no-progress", "-v"]) == 1
+    verbose = capsys.readouterr().out.splitlines()
+    assert "  avg  AveragePool-11  k=2x2 s=2x2 p=1,1,0,0  agree" in verbose
 
 
 def test_same_upper_without_dilation_exits_0(tmp_path, capsys):
@@ -126,7 +130,10 @@ def test_same_upper_without_dilation_exits_0(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "cause:" not in out
-    assert out.strip().splitlines()[-1].startswith("all agree: 1 model(s), 2 pooling node(s)")
+    assert out.splitlines()[-2:] == [
+        "2 pooling nodes: 2 agree",
+        "1 model agrees; 0 graph output(s) differ end to end",
+    ]
 
 
 # --- causes, node by node ----------------------------------------------------------------------
@@ -477,7 +484,7 @@ def test_empty_auto_pad_is_read_as_notset_with_a_note(tmp_path, capsys):
     out = capsys.readouterr().out
     note = ("node 'pool_same': auto_pad='' read as NOTSET, as onnxruntime reads it (older "
             "exporters write the empty string)")
-    assert code == 0 and f"note: {note}" in out
+    assert code == 0 and f"note: {note}" in " ".join(out.split())  # wrapped in 100 columns
     rewritten, report = ortpool.rewrite.rewrite_with_report(model)
     assert note in report.notes
     assert [n.op_type for n in rewritten.graph.node][1] == "MaxPool_12"

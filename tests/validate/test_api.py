@@ -1,0 +1,180 @@
+"""The notebook API: ``ortpool.validate``, ``ortpool.fix``, ``ortpool.conformance``,
+``ortpool.bench`` with keyword arguments, their reports (``ok``, ``exit_code``, ``summary()``,
+``to_json()``, ``_repr_html_()``, a one-line ``repr``), ``dir(ortpool)``, and messages that name
+arguments (``shapes=``), not flags (``--shape``), when the caller is Python."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import ortpool
+from ortpool.model.inputs import CLI, PYTHON, InputSpec, resolve
+from ortpool.model.singlenode import IR_VERSION
+from ortpool.validate.validator import bundled_models_dir
+from tests.support import CHILD_ENV
+
+MODELS = bundled_models_dir()
+AGREES, DIFFERS = MODELS / "maxpool-1.onnx", MODELS / "ort-defect-valid-ceil.onnx"
+
+
+def test_dir_and_help_show_the_public_api():
+    assert dir(ortpool) == [
+        "BenchReport", "ConformanceReport", "FixResult", "InferenceSession", "OrtpoolError",
+        "ValidationReport", "__version__", "bench", "check_model", "conformance", "fix",
+        "register", "restore", "rewrite", "session_options", "validate",
+    ]  # fmt: skip
+    for name in ("validate(", "fix(", "conformance(", "bench(", "shapes="):
+        assert name in ortpool.__doc__
+    # the packages called as functions show the functions' keyword arguments
+    validate = inspect.signature(ortpool.validate).parameters
+    assert list(validate)[:4] == ["model", "shapes", "inputs", "seed"]
+    assert validate["providers"].kind is inspect.Parameter.KEYWORD_ONLY
+    fix = inspect.signature(ortpool.fix).parameters
+    assert {"ops", "nodes", "exclude", "providers", "opt_level", "nonfinite", "shapes"} <= set(fix)
+    bench = inspect.signature(ortpool.bench).parameters
+    assert list(bench)[:3] == ["model", "fixed", "shapes"]
+
+
+def test_validate_reports_models_from_python():
+    """Two bundled models in this process: one agrees, one differs (onnxruntime's VALID with
+    ceil_mode): every field of the report and the texts it makes."""
+    report = ortpool.validate([AGREES, DIFFERS], isolate=False)
+    assert repr(report) == "<ValidationReport: 2 models, 1 differs (1 node), exit 1>"
+    assert (report.ok, report.exit_code, len(report)) == (False, 1, 2)
+    assert [m.path for m in report] == [str(AGREES), str(DIFFERS)]
+    assert report[1].status == "differ" and report.differing == [report[1]]
+    assert repr(report[1]) == f"<ModelResult {DIFFERS}: differ, 1 nodes, 1 of 1 outputs differ>"
+    assert repr(report[1].nodes[0]) == "<NodeResult averagepool19 AveragePool-19: differ>"
+    summary = report.summary().splitlines()
+    assert summary[:2] == [
+        "2 pooling nodes: 1 DIFFERS, 1 agree",
+        "1 of 2 models differ; 1 graph output(s) differ end to end",
+    ]
+    assert summary[2].startswith("DIFFERS  ")
+    assert "ort-defect-valid-ceil.onnx  opset 19" in summary[2]
+    document = json.loads(report.to_json())
+    assert document["tool"] == "ortpool validate" and document["status"] == "differ"
+    assert [m["status"] for m in document["models"]] == ["agree", "differ"]
+    page = report._repr_html_()
+    # the summary table, the model that differs first
+    assert page.index("ort-defect-valid-ceil.onnx") < page.index("maxpool-1.onnx")
+    assert page.count("<tr>") == 3 and "nodes differing" in page
+    assert "<!DOCTYPE html>" in report.to_html()
+    full = report.report().splitlines()
+    assert full[-1] == summary[1] and all(len(line) <= 100 for line in full)
+
+
+def test_a_script_without_the_main_guard_validates_in_child_processes(tmp_path):
+    """Paths run each in a child process by default, as the command runs them; a plain script
+    (no ``if __name__ == "__main__":``) works: its top level is not run again in the children
+    (it was: every child re-ran the script and its call, and the model was "not validated")."""
+    script = tmp_path / "notebook.py"
+    script.write_text(
+        "import ortpool\n"
+        f"report = ortpool.validate({str(AGREES)!r})\n"
+        "print(repr(report))\n"
+        "print(report.summary())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+        env=CHILD_ENV, cwd=tmp_path,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines() == [
+        "<ValidationReport: 1 model, exit 0>",
+        "1 pooling node: 1 agree",
+        "1 model agrees; 0 graph output(s) differ end to end",
+    ]
+
+
+def test_validate_refuses_bad_arguments_by_their_names():
+    with pytest.raises(ortpool.OrtpoolError, match=r"^reference_timeout=0 must be > 0$"):
+        ortpool.validate(AGREES, reference_timeout=0)
+    with pytest.raises(ortpool.OrtpoolError, match=r"^atol=-1 must be >= 0$"):
+        ortpool.validate(AGREES, atol=-1)
+    with pytest.raises(ortpool.OrtpoolError, match=r"^isolate=True takes model paths"):
+        ortpool.validate(onnx.load(AGREES), isolate=True)
+
+
+def _roi_model() -> onnx.ModelProto:
+    """MaxRoiPool whose rois are a graph input, over an image with open dims."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])
+    rois = helper.make_tensor_value_info("rois", TensorProto.FLOAT, [2, 5])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    node = helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], name="roi", pooled_shape=[2, 2])
+    graph = helper.make_graph([node], "roi", [x, rois], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    model.ir_version = IR_VERSION
+    return model
+
+
+def test_messages_name_arguments_for_python_and_flags_for_the_command_line():
+    model = _roi_model()
+    report = ortpool.validate(model)  # a proto: in this process
+    (found,) = report.models
+    assert (found.outcome, report.exit_code) == ("could-not-run", 2)
+    assert found.error == (  # the graph's name labels a proto
+        "roi: input 'rois' (reaches MaxRoiPool 'roi' input rois (batch index and box corners)) "
+        "needs inputs=: generated values there (a batch index of -0.5, an index outside the "
+        "output) prove nothing; pass them as inputs={'rois': array}"
+    )
+    rois = np.array([[0, 0, 0, 3, 3], [0, 1, 1, 2, 2]], np.float32)
+    python = resolve(model, InputSpec.make(inputs={"rois": rois}, style=PYTHON))
+    cli = resolve(model, InputSpec.make(inputs={"rois": rois}, style=CLI))
+    assert python.shape_hint() == "shapes={'x': (N, 3, H, W)}"
+    assert cli.shape_hint() == "--shape x:N,3,H,W"
+    assert str(python.cannot_run("", "boom")).endswith(
+        "Set them with shapes={'x': (N, 3, H, W)} (or give arrays with inputs={'NAME': array})"
+    )
+    assert str(cli.cannot_run("", "boom")).endswith(
+        "Set them with --shape x:N,3,H,W (or give arrays with --inputs FILE.npz)"
+    )
+    with pytest.raises(ortpool.OrtpoolError, match=r"^shapes= names input 'z', but the model"):
+        resolve(model, InputSpec.make({"z": (1,)}, {"rois": rois}, style=PYTHON))
+    with pytest.raises(ValueError, match=r"^style='notebook' must be 'cli' or 'python'$"):
+        InputSpec.make(style="notebook")
+
+
+def test_fix_returns_the_model_and_its_report():
+    result = ortpool.fix(str(DIFFERS))
+    assert repr(result) == "<FixResult: 1 pooling node(s): standard form 1, exit 0>"
+    assert (result.ok, result.exit_code) == (True, 0)
+    model, report = result  # unpacks as fix_with_report's pair
+    assert model is result.model and report is result.report
+    assert [n.op_type for n in model.graph.node] == ["AveragePool"]
+    assert [(n.name, n.form) for n in result.nodes] == [("averagepool19", "explicit-pads")]
+    assert result.summary() == "\n".join(report.summary_lines())
+    assert json.loads(result.to_json())["summary"]["forms"] == {"explicit-pads": 1}
+    page = result._repr_html_()
+    assert "<td>averagepool19</td><td>AveragePool-19</td>" in page
+
+
+def test_conformance_and_bench_from_python():
+    from ortpool.validate.conformance import select_cases
+    from ortpool.validate.results import FAILING
+
+    report = ortpool.conformance(ops=["MaxPool"], versions=[12], dtypes=["float32"], ranks=[1])
+    # numpy's float32 selects ONNX's float: the same cases
+    assert [r.case for r in report.cases] == select_cases(["MaxPool"], [12], ["float"], [1])
+    assert {r.case.dtype for r in report.cases} == {"float"}
+    differing = [r for r in report.cases if r.node.status in FAILING]
+    assert report.differing == differing and report.exit_code == 0  # as the command exits
+    assert repr(report) == (
+        f"<ConformanceReport: {len(report.cases)} cases, {len(differing)} differ, exit 0>"
+    )
+    assert report.summary().splitlines()[0] == (
+        f"{len(report.cases)} cases: {len(differing)} differ from the spec"
+    )
+    # a user's model is the seam ``bench MODEL [FIXED]`` fills: refused with the reason
+    with pytest.raises(ortpool.OrtpoolError, match=r"timing a user's model is not in this"):
+        ortpool.bench(str(AGREES))
+    with pytest.raises(ortpool.OrtpoolError, match=r"^repeat=0 must be at least 1$"):
+        ortpool.bench(repeat=0)
