@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
                 bar.close()
         if len(found) > 1 or not args.verbose:
             print()
-        print("\n".join(terminal.summary_lines(found)))
+        print("\n".join(terminal.information_lines(found) + terminal.summary_lines(found)))
         settings = _settings(args, options, timeout)
         if json_file is not None:
             document = jsonreport.validate_document(found, settings)

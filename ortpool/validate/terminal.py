@@ -259,7 +259,18 @@ def model_line(model: ModelResult) -> str:
         outputs = "only ortpool's rewrite runs"
     else:
         outputs = "outputs not compared"
-    return f"{status:<7}  {name}  opset {model.opset}, {nodes}; {outputs}"
+    return f"{status:<7}  {name}  opset {model.opset}, {nodes}; {outputs}{_nonfinite_tail(model)}"
+
+
+def _nonfinite_tail(model: ModelResult) -> str:
+    """Ruling 20's information on the model's line: how many nodes differ on NaN/inf inputs
+    only (not counted) and what guarding them costs, where measured."""
+    beyond = sum(1 for n in model.nodes if n.nonfinite)
+    if not beyond:
+        return ""
+    ratio = (model.guard_cost or {}).get("ratio")
+    cost = f", guarding them x{ratio:.2f}" if ratio else ""
+    return f"; on NaN/inf only {beyond} differ{cost}"
 
 
 def model_report(model: ModelResult, verbose: bool = False) -> list[str]:
@@ -300,17 +311,11 @@ def model_report(model: ModelResult, verbose: bool = False) -> list[str]:
 
 
 def _nonfinite_lines(model: ModelResult, verbose: bool) -> list[str]:
-    """Ruling 20's information in the finite domain: the nodes that differ on NaN/inf inputs
-    only (each one's case with ``verbose``, under its node) and what guarding them costs."""
-    beyond = [n.name for n in model.nodes if n.nonfinite]
-    if not beyond:
+    """With ``verbose``, what guarding the nodes that differ on NaN/inf inputs only costs, in
+    full (each node's case is under its node; the model's line counts them)."""
+    if not verbose or not model.guard_text:
         return []
-    lines = [] if verbose else fit(
-        f"information: on NaN/inf inputs only, onnxruntime differs in {', '.join(beyond)} (not "
-        "counted; --nonfinite judges them)", "  ")
-    if model.guard_text:
-        lines += fit(f"non-finite inputs: {model.guard_text}", "  ")
-    return lines
+    return fit(f"non-finite inputs: {model.guard_text}", "  ")
 
 
 def _worth_noting(note: str, model: ModelResult) -> bool:
@@ -407,9 +412,6 @@ def _summary_parts(models: Sequence[ModelResult]) -> tuple[str, str, str]:
     if runs:
         outputs += f"; {runs} model(s) only ortpool's rewrite could run"
     counted = f"{_plural(len(nodes), 'pooling node')}: {_counted([n.status for n in nodes]) or '-'}"
-    beyond = sum(1 for n in nodes if n.nonfinite)
-    if beyond:  # ruling 20: information, not counted in the verdict
-        counted += f"; {beyond} differ on NaN/inf inputs only (information: --nonfinite)"
     return ", ".join(parts), counted, outputs
 
 
@@ -425,3 +427,13 @@ def summary_lines(models: Sequence[ModelResult]) -> list[str]:
     (the last line, where a reader looks)."""
     verdict, nodes, outputs = _summary_parts(models)
     return fit(nodes) + fit(f"{verdict}; {outputs}")
+
+
+def information_lines(models: Sequence[ModelResult]) -> list[str]:
+    """Ruling 20's information on the run, not counted in the verdict: how many nodes differ on
+    NaN/inf inputs only (none: no line)."""
+    beyond = sum(1 for m in models for n in m.nodes if n.nonfinite)
+    if not beyond:
+        return []
+    return fit(f"information: {beyond} node(s) differ on NaN/inf inputs only, not counted (the "
+               "finite domain, ruling 20; --nonfinite judges them)")

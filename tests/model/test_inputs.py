@@ -308,9 +308,9 @@ def _cases(tmp: Path) -> dict[str, tuple[list[str], int, list[str]]]:
     real = _npz(tmp / "real.npz", x=rng.normal(size=(1, 3, 48, 192)).astype(np.float32))
     both = "dim '?' is {} on x[2] and {} on x[3] ({}): onnxruntime sizes each axis on its own"
     return {
-        "? at 48x192 inputs": (["validate", unknown, "--inputs", real], 0, [
+        "? at 48x192 inputs": (["validate", unknown, "--inputs", real, "-v"], 0, [
             both.format(48, 192, "--inputs"), "[1,8,24,96]", "1 agree"]),
-        "? at 32x100 shape": (["validate", unknown, "--shape", "x:2,3,32,100"], 0, [
+        "? at 32x100 shape": (["validate", unknown, "--shape", "x:2,3,32,100", "-v"], 0, [
             both.format(32, 100, "--shape"), "[2,8,16,50]", "1 agree"]),
         "fix ? at 48x192": (["fix", unknown, out + ".u1", "--inputs", real], 0, [
             both.format(48, 192, "--inputs"), "model inputs x [1,3,48,192]"]),

@@ -134,11 +134,12 @@ def test_a_model_that_cannot_load_and_one_whose_process_is_killed_leave_the_rest
         killed.join()
     assert cli.returncode == 2, err
     lines = out.splitlines()
-    assert lines[:3] == [
+    assert lines[:2] == [
         "COULD NOT RUN  missing.onnx: no such model file",
         "CRASHED  heavy.onnx: the process validating it died of SIGKILL (Killed)",
-        "agree    small.onnx  opset 17, 6 nodes: 6 agree; its output agrees",
     ]
+    # (then the stem MaxPool's NaN, ruling 20's information, and its guard's measured price)
+    assert lines[2].startswith("agree    small.onnx  opset 17, 6 nodes: 6 agree; its output agrees")
     assert lines[-2:] == [
         "6 pooling nodes: 6 agree",
         "2 of 3 models not validated (1 crashed, 1 could not run); 0 graph output(s) differ end "

@@ -58,16 +58,18 @@ def _node(status: str, name: str = "p") -> results.NodeResult:
 
 
 def test_statuses_the_report_does_not_know_are_shown_by_their_name():
-    """A status added later (``fixed``: a node fix rewrote) is shown and counted, never hidden
-    or taken for an agreement."""
-    model = results.ModelResult("m.onnx", opset=12, nodes=[_node("fixed"), _node("agree", "q")])
+    """A status added later (one this report does not know) is shown and counted, never hidden
+    or taken for an agreement; ``fixed`` (a node fix rewrote) is counted and shown with -v."""
+    nodes = [_node("stale"), _node("agree", "q"), _node("fixed", "f")]
+    model = results.ModelResult("m.onnx", opset=12, nodes=nodes)
     lines = terminal.model_report(model)
     assert lines == [
-        "agree    m.onnx  opset 12, 2 nodes: 1 agree, 1 fixed; outputs not compared",
-        "  p  MaxPool-12  k=2x2  fixed",
+        "agree    m.onnx  opset 12, 3 nodes: 1 fixed, 1 agree, 1 stale; outputs not compared",
+        "  p  MaxPool-12  k=2x2  stale",
     ]
     assert terminal.summary([model]) == (
-        "1 model agrees: 2 pooling nodes: 1 agree, 1 fixed; 0 graph output(s) differ end to end"
+        "1 model agrees: 3 pooling nodes: 1 fixed, 1 agree, 1 stale; 0 graph output(s) differ "
+        "end to end"
     )
 
 
