@@ -1,0 +1,147 @@
+"""``ortpool bench MODEL [FIXED]``: a user's model timed against its fixed form, with the
+control and the per-node times from onnxruntime's profile.
+
+The fixed model here is written by hand as ``ortpool fix`` writes one (the pool node keeps its
+name, an inserted node carries the fix mark naming it), so the test knows exactly which nodes
+stand for the pooling node; no figure's size is asserted (they depend on the machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from ortpool.bench import runner, usermodel
+from ortpool.errors import OrtpoolError
+from ortpool.fix.emit import MARK
+from ortpool.model.singlenode import IR_VERSION
+
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
+
+
+def _model(path: Path, fixed: bool = False, size: int = 8, elem: int = TensorProto.FLOAT) -> str:
+    """X [1, 2, size, size] -> MaxPool 'pool' k2 s2 -> Relu 'relu' -> Y; ``fixed`` puts a Neg
+    pair marked as written by ``ortpool fix`` for 'pool' in front of the pool."""
+    nodes = []
+    source = "X"
+    if fixed:
+        for role in ("neg", "back"):
+            node = helper.make_node("Neg", [source], [f"X__ortpool_fix_{role}"],
+                                    name=f"ortpool_fix/{role}/pool")
+            node.doc_string = f"{MARK} inserted by 'ortpool fix' for node 'pool' (form test)"
+            nodes.append(node)
+            source = node.output[0]
+    nodes.append(helper.make_node("MaxPool", [source], ["P"], name="pool", kernel_shape=[2, 2],
+                                  strides=[2, 2]))
+    nodes.append(helper.make_node("Relu", ["P"], ["Y"], name="relu"))
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("X", elem, [1, 2, size, size])],
+        [helper.make_tensor_value_info("Y", elem, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model.ir_version = IR_VERSION
+    onnx.save(model, path)
+    return str(path)
+
+
+def test_the_command_times_model_fixed_and_control_and_profiles_the_pool(tmp_path):
+    model = _model(tmp_path / "m.onnx")
+    fixed = _model(tmp_path / "f.onnx", fixed=True)
+    out = tmp_path / "bench.json"
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "ortpool", "bench", model, fixed, "--repeat", "3",
+         "--min-sample-ms", "0.2", "--opt-level", "disable", "--json", str(out)],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "TMPDIR": str(temp)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    rows = {line.split("  ")[0]: line.split() for line in lines}
+    # whole-model rows: the original at 1, the control and the fixed form with a ratio ± spread
+    assert rows["original"][-1] == "1"
+    control = lines[next(i for i, line in enumerate(lines) if line.startswith("original again"))]
+    assert control.split()[-2].replace(".", "").isdigit() and control.split()[-1][0] == "±"
+    assert rows["fixed"][-2].replace(".", "").isdigit()
+    # the profile's row of the pooling node: its name, op and version, both times
+    pool = rows["pool"]
+    assert pool[:2] == ["pool", "MaxPool-12"] and pool[-2] == "3"  # pool + two marked Negs
+    assert "relu" not in rows  # only pooling nodes are listed
+    doc = json.loads(out.read_text())
+    (node,) = doc["nodes"]
+    assert node["name"] == "pool" and node["op"] == "MaxPool-12"
+    assert node["fixed_nodes"] == 3 and node["original_s"] > 0 and node["fixed_s"] > 0
+    assert node["ratio"] == pytest.approx(node["fixed_s"] / node["original_s"])
+    assert doc["ratios_to_original"]["original again"]["rounds"] == 3
+    assert doc["ratios_to_original"]["fixed"]["rounds"] == 3
+    assert set(doc["times"]) == {"original", "original again", "fixed"}
+    assert doc["profiles"]["original"]["runs"] == usermodel.PROFILED_RUNS
+    assert doc["inputs"]["shapes"] == {"X": [1, 2, 8, 8]}
+    # the profiles were written in a private folder, removed with the files
+    assert list(temp.rglob("*.json")) == [] and list(temp.glob("ortpool-profile-*")) == []
+
+
+def test_a_fixed_model_with_other_inputs_is_refused_before_any_session(tmp_path):
+    model = _model(tmp_path / "m.onnx")
+    settings = runner.Settings(repeat=1, min_sample=0.0)
+    other = _model(tmp_path / "f.onnx", fixed=True, size=6)
+    with pytest.raises(OrtpoolError, match=(
+        r"FIXED .*f\.onnx does not take the inputs of MODEL .*m\.onnx: input 'X' is float "
+        r"\[1,2,8,8\] in MODEL, float \[1,2,6,6\] in FIXED"
+    )):
+        usermodel.bench_models(model, other, None, settings)
+    doubles = _model(tmp_path / "d.onnx", fixed=True, elem=TensorProto.DOUBLE)
+    with pytest.raises(OrtpoolError, match=r"input 'X' is float \[1,2,8,8\] in MODEL, double "):
+        usermodel.bench_models(model, doubles, None, settings)
+
+
+def test_fixed_with_other_input_names_or_outputs_is_refused():
+    a = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["X"], ["Y"])], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])],
+    ))
+    b = onnx.ModelProto()
+    b.CopyFrom(a)
+    b.graph.input[0].name = "image"
+    with pytest.raises(OrtpoolError, match="MODEL has X, FIXED has image"):
+        usermodel.check_same_inputs(a, b, "a.onnx", "b.onnx")
+    b.CopyFrom(a)
+    b.graph.output[0].name = "Z"
+    with pytest.raises(OrtpoolError, match="MODEL gives Y, FIXED gives Z"):
+        usermodel.check_same_inputs(a, b, "a.onnx", "b.onnx")
+
+
+def test_profile_keys_follow_the_nchwc_rename():
+    node = helper.make_node("MaxPool", ["c"], ["p"], name="pool")
+    assert usermodel._profile_keys(node) == ("pool", "p_nchwc")
+
+
+def test_case_options_and_model_options_are_kept_apart(tmp_path, capsys):
+    from ortpool.cli import main
+
+    model = _model(tmp_path / "m.onnx")
+    assert main(["bench", model, "--cases", "vgg"]) == 2
+    assert "--cases select or measure the bundled cases" in capsys.readouterr().err
+    assert main(["bench", "--shape", "X:1,2,8,8"]) == 2
+    assert "--shape and --inputs size MODEL's inputs: give MODEL" in capsys.readouterr().err
+
+
+def test_ratio_is_taken_round_by_round():
+    from ortpool.bench.timing import Ratio, Stats
+
+    slow_spell = Stats((1.0, 4.0, 1.0, 1.0), 1)
+    same_spell = Stats((2.0, 8.0, 2.0, 2.0), 1)
+    ratio = Ratio.of(same_spell, slow_spell)
+    assert ratio.samples == (2.0, 2.0, 2.0, 2.0) and ratio.spread == 0.0
+    assert np.isclose(ratio.median, 2.0)
