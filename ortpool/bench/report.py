@@ -237,6 +237,22 @@ LEGEND = (
 )
 
 
+def settings_dict(settings: Any, reference: bool) -> dict[str, Any]:
+    """A run's settings for the JSON document (``reference``: with the reference evaluator's
+    limit, which only the bundled cases use)."""
+    found = {
+        "repeat": settings.repeat,
+        "min_sample_s": settings.min_sample,
+        "intra_op_threads": settings.intra_op_threads,
+        "seed": settings.seed,
+        "shared_pool": settings.shared_pool,
+        "runtime": settings.runtime.describe(),
+    }
+    if reference:
+        found["reference_limit_s"] = settings.reference_limit
+    return found
+
+
 def document(results: Sequence[CaseResult], machine: dict[str, Any], settings: Any) -> dict:
     """The JSON document of a run: machine, settings, per-case figures, summary."""
     cases = []
@@ -271,15 +287,7 @@ def document(results: Sequence[CaseResult], machine: dict[str, Any], settings: A
         )
     return {
         "machine": machine,
-        "settings": {
-            "repeat": settings.repeat,
-            "min_sample_s": settings.min_sample,
-            "intra_op_threads": settings.intra_op_threads,
-            "reference_limit_s": settings.reference_limit,
-            "seed": settings.seed,
-            "shared_pool": settings.shared_pool,
-            "runtime": settings.runtime.describe(),
-        },
+        "settings": settings_dict(settings, reference=True),
         "cases": cases,
         "summary": summary(results),
     }
@@ -370,13 +378,6 @@ def model_document(result: ModelBench, machine: dict[str, Any], settings: Any) -
     """The JSON document of ``ortpool bench MODEL [FIXED]``: machine, settings, every figure."""
     return {
         "machine": machine,
-        "settings": {
-            "repeat": settings.repeat,
-            "min_sample_s": settings.min_sample,
-            "intra_op_threads": settings.intra_op_threads,
-            "seed": settings.seed,
-            "shared_pool": settings.shared_pool,
-            "runtime": settings.runtime.describe(),
-        },
+        "settings": settings_dict(settings, reference=False),
         **result.to_dict(),
     }
