@@ -39,6 +39,7 @@ td { padding:6px 8px; border-bottom:1px solid var(--line); vertical-align:top; }
 tbody tr:nth-child(even) td { background:#fafbfc; }
 td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
 td.shape { white-space:nowrap; }
+td.status-cell { min-width:20em; }
 td.mono, code { font-family:"DejaVu Sans Mono", Menlo, Consolas, monospace; font-size:12px; }
 .badge { display:inline-block; padding:2px 8px; border-radius:10px; font-size:12px;
   font-weight:600; white-space:nowrap; }
@@ -91,6 +92,10 @@ h2.group { font-size:15px; color:var(--muted); margin:26px 0 6px; font-weight:60
   footer { padding:0 14px 20px; }
   section.model, details.model { padding:12px 12px; }
   figure { padding:8px; }
+  /* a table keeps a readable width and scrolls inside its card, rather than squeezing every
+     column into a few characters (and every row into many lines) */
+  .scroll > table.nodes { min-width:780px; }
+  .scroll > table.outputs { min-width:640px; }
 }
 """
 
@@ -111,6 +116,8 @@ SUMMARY_CSS = """
 .ortpool-summary .s-differ, .ortpool-summary .s-could-not-run, .ortpool-summary .s-crashed,
 .ortpool-summary .s-timed-out { background:#fde8e8; color:#c62828; }
 .ortpool-summary .count { margin:0 0 6px; color:#616e7c; }
+.ortpool-summary details.agreeing { margin-top:10px; }
+.ortpool-summary details.agreeing > summary { cursor:pointer; color:#2e7d32; font-weight:600; }
 """
 
 
@@ -150,14 +157,16 @@ def _node_row(node: NodeResult, with_ref: bool) -> str:
         ref = _e(r.status) + (f" ({r.differing} cells)" if r.differing else "")
         if r.defects:
             ref += "<br><small>" + "<br>".join(_e(d) for d in r.defects) + "</small>"
+    # the status third, after the node and its op: on a narrow screen the table scrolls, and
+    # the verdict must be in view without scrolling
     cells = [
         f'<td class="mono">{_e(row[0])}</td>',
         f"<td>{_e(row[1])}</td>",
+        f'<td class="status-cell">{_badge(node.status)}{extra}</td>',
         f'<td class="mono">{_e(row[2])}</td>',
         f'<td class="mono shape">{_e(row[3])}</td>',
         f'<td class="mono shape">{_e(row[4])}</td>',
         *(f'<td class="num">{_e(v)}</td>' for v in row[5:10]),
-        f"<td>{_badge(node.status)}{extra}</td>",
     ]
     if with_ref:
         cells.append(f"<td>{ref}</td>")
@@ -251,7 +260,8 @@ def _model_body(model: ModelResult) -> str:
         return f'<div class="meta">{_badge(model.outcome)} {_e(model.error)}</div>'
     inputs = ", ".join(f"{k} [{','.join(map(str, v))}]" for k, v in model.inputs.items())
     with_ref = any(n.reference is not None for n in model.nodes)
-    head = "".join(f"<th>{_e(h)}</th>" for h in terminal.COLUMNS) + (
+    columns = [*terminal.COLUMNS[:2], terminal.COLUMNS[-1], *terminal.COLUMNS[2:-1]]
+    head = "".join(f"<th>{_e(h)}</th>" for h in columns) + (
         "<th>reference</th>" if with_ref else ""
     )
     rows = "".join(_node_row(n, with_ref) for n in model.nodes)
@@ -298,22 +308,22 @@ def _end_to_end(model: ModelResult) -> str:
     if model.outputs:
         parts.append(
             '<div class="scroll"><table class="outputs"><thead><tr><th>output</th>'
-            "<th>onnxruntime</th>"
-            "<th>ortpool</th><th>max abs</th><th>magnitude</th><th>allowed</th>"
-            "<th>onnxruntime's own noise</th><th>differing</th><th>verdict</th></tr></thead><tbody>"
+            "<th>verdict</th><th>differing</th><th>onnxruntime</th><th>ortpool</th>"
+            "<th>max abs</th><th>magnitude</th><th>allowed</th>"
+            "<th>onnxruntime's own noise</th></tr></thead><tbody>"
         )
         for out in model.outputs:
             c = out.comparison
             status = results.AGREE if c.agrees else results.DIFFER
             parts.append(
                 f'<tr class="output-row"><td class="mono">{_e(c.name)}</td>'
+                f'<td>{_badge(status)}</td><td class="num">{c.differing + c.only_in_one}</td>'
                 f'<td class="mono shape">{_e(list(c.builtin_shape))}</td>'
                 f'<td class="mono shape">{_e(list(c.ortpool_shape))}</td>'
                 f'<td class="num">{_e(terminal._num(c.max_abs))}</td>'
                 f'<td class="num">{_e(terminal._num(out.tolerance.magnitude))}</td>'
                 f'<td class="num">{_e(terminal._num(out.allowed))}</td>'
-                f'<td class="num">{_e(terminal._num(out.noise))}</td>'
-                f'<td class="num">{c.differing + c.only_in_one}</td><td>{_badge(status)}</td></tr>'
+                f'<td class="num">{_e(terminal._num(out.noise))}</td></tr>'
             )
         parts.append("</tbody></table></div>")
     else:
@@ -347,7 +357,9 @@ def _outputs_differing(model: ModelResult) -> str:
     if model.outputs:
         failing = sum(1 for o in model.outputs if o.failing)
         return f"{failing} of {len(model.outputs)} differ" if failing else "agree"
-    return _elided(model.end_to_end)
+    # "not compared: onnxruntime could not run the model: <its message>": the message in the
+    # tooltip, where the cell stays short
+    return _elided(model.end_to_end, len(": ".join(model.end_to_end.split(": ")[:2])) + 1)
 
 
 def _short_paths(paths: Sequence[str]) -> list[str]:
@@ -363,26 +375,37 @@ def _short_paths(paths: Sequence[str]) -> list[str]:
 def summary(models: Sequence[ModelResult]) -> str:
     """The summary table as an HTML fragment with its own style (the report's top, and a
     notebook's ``_repr_html_``): each model with its status, the nodes that differ, the end-to-
-    end verdict and a link to its section, the failing models first."""
-    failing = sum(1 for m in models if bad(m))
+    end verdict and a link to its section; the failing models first, the agreeing ones in a
+    table of their own, collapsed while some model fails."""
     names = _short_paths([m.path for m in models])
-    rows = "".join(
-        f'<tr class="summary-row" data-status="{_e(m.status)}">'
-        f'<td class="path"><a href="#{anchor(i)}" title="{_e(m.path)}">{_e(names[i])}</a></td>'
-        f"<td>{_badge(m.status)}</td><td>{_e(_nodes_differing(m))}</td>"
-        f'<td class="e2e-cell">{_outputs_differing(m)}</td></tr>'
-        for i, m in triage(models)
-    )
     head = "<th>model</th><th>status</th><th>nodes differing</th><th>end to end</th>"
-    count = (
-        f"{failing} of {len(models)} model(s) differ or could not be validated"
-        if failing
-        else f"all {len(models)} model(s) agree"
-    )
-    return (
-        f'<div class="ortpool-summary"><style>{SUMMARY_CSS}</style>'
-        f'<p class="count">{_e(count)}</p>{_table(head, rows, "summary")}</div>'
-    )
+
+    def rows(chosen: list[tuple[int, ModelResult]]) -> str:
+        return "".join(
+            f'<tr class="summary-row" data-status="{_e(m.status)}">'
+            f'<td class="path"><a href="#{anchor(i)}" title="{_e(m.path)}">{_e(names[i])}</a>'
+            f"</td><td>{_badge(m.status)}</td><td>{_e(_nodes_differing(m))}</td>"
+            f'<td class="e2e-cell">{_outputs_differing(m)}</td></tr>'
+            for i, m in chosen
+        )
+
+    ordered = triage(models)
+    failing = [(i, m) for i, m in ordered if bad(m)]
+    agreeing = [(i, m) for i, m in ordered if not bad(m)]
+    parts = [f'<div class="ortpool-summary"><style>{SUMMARY_CSS}</style>']
+    if failing:
+        parts.append(
+            f'<p class="count">{len(failing)} of {len(models)} model(s) differ or could not be '
+            "validated</p>" + _table(head, rows(failing), "summary")
+        )
+    if agreeing:
+        opened = "" if failing else " open"
+        parts.append(
+            f'<details class="agreeing"{opened}><summary>{len(agreeing)} model(s) agree'
+            f"</summary>{_table(head, rows(agreeing), 'summary')}</details>"
+        )
+    parts.append("</div>")
+    return "".join(parts)
 
 
 def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
