@@ -359,14 +359,16 @@ def model_verdict(result: ModelBench) -> list[str]:
         "(the control): its ratio shows how far two identical sessions drift on this machine."
     ]
     if fixed is not None and control is not None:
-        noise = abs(control.median - 1) + control.spread
-        within = abs(fixed.median - 1) <= noise + fixed.spread
+        # the middle halves of the per-round ratios: overlapping, the two are not told apart
+        overlap = fixed.low <= control.high and control.low <= fixed.high
         lines.append(
             f"fixed / original: {fixed.median:.2f} (±{fixed.spread:.2f}); control "
             f"{control.median:.2f} (±{control.spread:.2f}): "
             + (
-                "the difference is within this machine's noise."
-                if within
+                "their middle halves overlap, so this machine's noise is as large as the "
+                "difference (more rounds with --repeat, or a quieter machine, can tell them "
+                "apart; the profile's kernel times above are steadier)."
+                if overlap
                 else f"the fixed model takes {fixed.median:.2f}x the original's time."
             )
         )

@@ -120,14 +120,22 @@ class Ratio:
     @property
     def spread(self) -> float:
         """Half the interquartile range of the per-round ratios."""
-        if not self.samples:
-            return float("nan")
-        return (quantile(self.samples, 0.75) - quantile(self.samples, 0.25)) / 2
+        return (self.high - self.low) / 2
 
-    def as_dict(self) -> dict[str, float | int]:
+    @property
+    def low(self) -> float:
+        """The first quartile of the per-round ratios."""
+        return quantile(self.samples, 0.25) if self.samples else float("nan")
+
+    @property
+    def high(self) -> float:
+        """The third quartile of the per-round ratios."""
+        return quantile(self.samples, 0.75) if self.samples else float("nan")
+
+    def as_dict(self) -> dict[str, float | int | None]:
         return {
             "median": self.median,
-            "p25": quantile(self.samples, 0.25) if self.samples else None,
-            "p75": quantile(self.samples, 0.75) if self.samples else None,
+            "p25": self.low if self.samples else None,
+            "p75": self.high if self.samples else None,
             "rounds": len(self.samples),
         }

@@ -145,3 +145,24 @@ def test_ratio_is_taken_round_by_round():
     ratio = Ratio.of(same_spell, slow_spell)
     assert ratio.samples == (2.0, 2.0, 2.0, 2.0) and ratio.spread == 0.0
     assert np.isclose(ratio.median, 2.0)
+
+
+def test_the_verdict_tells_a_cost_from_the_noise_by_the_control():
+    from ortpool.bench import report
+    from ortpool.bench.timing import Ratio
+    from ortpool.model import ResolvedInputs
+
+    def verdict(control: tuple[float, ...], fixed: tuple[float, ...]) -> str:
+        result = usermodel.ModelBench(
+            "m.onnx", "f.onnx", ResolvedInputs({}, [], {}), {},
+            {usermodel.CONTROL: Ratio(control), usermodel.FIXED: Ratio(fixed)}, [], {},
+        )
+        return report.model_verdict(result)[1]
+
+    steady = verdict((0.96, 1.0, 1.04, 1.0), (1.8, 2.0, 2.2, 2.0))
+    assert steady == (
+        "fixed / original: 2.00 (±0.05); control 1.00 (±0.01): the fixed model takes 2.00x "
+        "the original's time."
+    )
+    noisy = verdict((0.5, 1.0, 3.0, 1.0), (1.9, 2.0, 2.1, 2.0))
+    assert "their middle halves overlap, so this machine's noise is as large as the" in noisy
