@@ -164,5 +164,5 @@ def test_the_verdict_tells_a_cost_from_the_noise_by_the_control():
         "fixed / original: 2.00 (±0.05); control 1.00 (±0.01): the fixed model takes 2.00x "
         "the original's time."
     )
-    noisy = verdict((0.5, 1.0, 3.0, 1.0), (1.9, 2.0, 2.1, 2.0))
+    noisy = verdict((0.5, 1.0, 3.0, 2.5), (1.9, 2.0, 2.1, 2.0))
     assert "their middle halves overlap, so this machine's noise is as large as the" in noisy
