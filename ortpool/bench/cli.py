@@ -15,7 +15,7 @@ from ortpool.ort import DEFAULT_LEVEL
 from ortpool.staging import StagedFiles
 
 if TYPE_CHECKING:
-    from ortpool.bench import runner
+    from ortpool.bench import runner, usermodel
 
 HELP = (
     "time a model against its fixed form (MODEL FIXED), or onnxruntime's built-in pooling "
@@ -137,6 +137,12 @@ def run(args: argparse.Namespace) -> int:
             return _usage(str(err))
     spec = runtime.read(args)
     inputs = cliargs_inputs.read(args)
+    pair = None
+    if args.model is not None:
+        from ortpool.bench import usermodel
+
+        # read and checked before the shared pool is set (see load_pair) and before any timing
+        pair = usermodel.load_pair(args.model, args.fixed)
     # The report's destination is checked before anything runs (nothing is created yet).
     files = StagedFiles()
     json_file = files.add(args.json, "the JSON report") if args.json else None
@@ -160,8 +166,8 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     for line in report.wrap([f"runtime: {spec.title()}, graph optimizations {spec.level}"]):
         print(line)
-    if args.model is not None:
-        return _run_model(args, inputs, settings, info, files, json_file)
+    if pair is not None:
+        return _run_model(pair, inputs, settings, info, files, json_file)
     print(flush=True)
     with files:
         files.reserve()  # proves the folder writable before the timings, not after them
@@ -189,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_model(
-    args: argparse.Namespace,
+    pair: usermodel.Pair,
     inputs: InputSpec,
     settings: runner.Settings,
     info: dict[str, Any],
@@ -201,10 +207,10 @@ def _run_model(
 
     with files:
         files.reserve()
-        head = [f"model: {args.model}"] + ([f"fixed: {args.fixed}"] if args.fixed else [])
+        head = [f"model: {pair.label}"] + ([f"fixed: {pair.fixed_label}"] if pair.fixed else [])
         head.append(f"rounds: {settings.repeat}, each session sampled once per round")
         print("\n".join(report.wrap(head)), flush=True)
-        result = usermodel.bench_models(args.model, args.fixed, inputs, settings)
+        result = usermodel.bench_models(pair, inputs, settings)
         shapes = ", ".join(f"{k} {v}" for k, v in result.inputs.shapes.items())
         head = [f"inputs: {shapes} ({result.inputs.source})"]
         if result.inputs.dims:

@@ -262,20 +262,39 @@ def profile(
     )
 
 
-def bench_models(
-    model_path: str | os.PathLike,
-    fixed_path: str | os.PathLike | None,
-    spec: InputSpec | None,
-    settings: Settings,
-) -> ModelBench:
-    """Time ``model_path`` against itself (the control) and against ``fixed_path`` when given,
-    interleaved, on the inputs ``spec`` resolves; then profile each for its pooling nodes."""
+@dataclasses.dataclass
+class Pair:
+    """MODEL and FIXED as read (IR versions lowered where needed), their labels and notes."""
+
+    model: onnx.ModelProto
+    fixed: onnx.ModelProto | None
+    label: str
+    fixed_label: str | None
+    notes: list[str]
+
+
+def load_pair(model_path: str | os.PathLike, fixed_path: str | os.PathLike | None) -> Pair:
+    """Read MODEL and FIXED and check that FIXED takes MODEL's inputs and gives its outputs.
+
+    Done before any session, and before :func:`ortpool.bench.runner.share_thread_pool`: lowering
+    an IR version asks onnxruntime which it reads by opening probe sessions of their own
+    threads, which a process-wide pool refuses."""
     notes: list[str] = []
     model = load(model_path, notes)
     fixed = load(fixed_path, notes) if fixed_path is not None else None
-    label, fixed_label = os.fspath(model_path), os.fspath(fixed_path or "")
-    if fixed is not None:
+    label = os.fspath(model_path)
+    fixed_label = os.fspath(fixed_path) if fixed_path is not None else None
+    if fixed is not None and fixed_label is not None:
         check_same_inputs(model, fixed, label, fixed_label)
+    return Pair(model, fixed, label, fixed_label, notes)
+
+
+def bench_models(pair: Pair, spec: InputSpec | None, settings: Settings) -> ModelBench:
+    """Time ``pair.model`` against itself (the control) and against ``pair.fixed`` when given,
+    interleaved, on the inputs ``spec`` resolves; then profile each for its pooling nodes."""
+    model, fixed, label = pair.model, pair.fixed, pair.label
+    fixed_label = pair.fixed_label or ""
+    notes = list(pair.notes)
     resolved = resolve(model, spec, seed=settings.seed)
     feeds = dict(resolved.feeds)
     runtime = session_runtime(settings)
@@ -326,4 +345,4 @@ def bench_models(
             "no profile event names " + ", ".join(missing) + " (an unnamed node, a node inside "
             "a function, or one onnxruntime's optimizer fused into another)"
         )
-    return ModelBench(label, fixed_label or None, resolved, times, ratios, nodes, profiles, notes)
+    return ModelBench(label, pair.fixed_label, resolved, times, ratios, nodes, profiles, notes)
