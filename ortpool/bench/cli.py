@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     for line in report.wrap([f"runtime: {spec.title()}, graph optimizations {spec.level}"]):
         print(line)
     if pair is not None:
-        return _run_model(pair, inputs, settings, info, files, json_file)
+        return _run_model(args, pair, inputs, settings, info, files, json_file)
     print(flush=True)
     with files:
         files.reserve()  # proves the folder writable before the timings, not after them
@@ -195,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_model(
+    args: argparse.Namespace,
     pair: usermodel.Pair,
     inputs: InputSpec,
     settings: runner.Settings,
@@ -217,7 +218,7 @@ def _run_model(
             head.append(f"open dims: {result.inputs.dims_text()}")
         print("\n".join(report.wrap(head)))
         print()
-        for line in report.model_tables(result):
+        for line in report.model_tables(result, markdown=args.markdown):
             print(line)
         if json_file is not None:
             document = report.model_document(result, info, settings)

@@ -301,16 +301,20 @@ def _maybe_time(seconds: float | None) -> str:
     return "-" if seconds is None else fmt_time(seconds)
 
 
-def model_tables(result: ModelBench) -> list[str]:
+def model_tables(result: ModelBench, markdown: bool = False) -> list[str]:
     """The lines of ``ortpool bench MODEL [FIXED]``: whole-model times with their ratios to the
-    original (the control's among them), then each pooling node's time from the profiles."""
+    original (the control's among them), then each pooling node's time from the profiles (and
+    the providers that executed it, when another than the CPU provider alone did)."""
     from ortpool.bench.usermodel import FIXED, ORIGINAL
+
+    def table_text(rows: list[list[str]]) -> str:
+        return render(rows, markdown=markdown, width=None if markdown else WIDTH)
 
     rows = [["session.run", "median ± IQR/2", "/ original, per round"]]
     for name, stats in result.times.items():
         ratio = result.ratios.get(name)
         rows.append([name, fmt_stats(stats), "1" if ratio is None else _ratio_text(ratio)])
-    lines = [render(rows, width=WIDTH), ""]
+    lines = [*table_text(rows).splitlines(), ""]
     original = result.profiles[ORIGINAL]
     fixed = result.profiles.get(FIXED)
     if result.nodes:
@@ -328,6 +332,13 @@ def model_tables(result: ModelBench) -> list[str]:
                     "-" if ratio is None else f"{ratio:.2f}",
                 ]
             rows.append(row)
+        placed = any(set(n.providers) - {"CPUExecutionProvider"} for n in result.nodes)
+        if placed:
+            rows[0].append("ran on")
+            for row, node in zip(rows[1:], result.nodes, strict=True):
+                row.append(
+                    ", ".join(p.removesuffix("ExecutionProvider") for p in node.providers) or "-"
+                )
         for label, mine, theirs in (
             ("all pooling nodes", original.pooling, fixed.pooling if fixed else None),
             ("whole run", original.run, fixed.run if fixed else None),
@@ -336,12 +347,12 @@ def model_tables(result: ModelBench) -> list[str]:
             if fixed is not None:
                 both = mine and theirs is not None
                 row += [_maybe_time(theirs), "", f"{theirs / mine:.2f}" if both else "-"]
-            rows.append(row)
+            rows.append(row + [""] * (len(rows[0]) - len(row)))
         lines.append(
             f"kernel time per run, onnxruntime's profile (median of {original.runs} profiled "
             "runs of a session of its own):"
         )
-        lines += [render(rows, width=WIDTH), ""]
+        lines += [*table_text(rows).splitlines(), ""]
     lines += wrap(model_verdict(result))
     return lines
 

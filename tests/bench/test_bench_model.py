@@ -179,3 +179,24 @@ def test_the_verdict_tells_a_cost_from_the_noise_by_the_control():
     )
     noisy = verdict((0.5, 1.0, 3.0, 2.5), (1.9, 2.0, 2.1, 2.0))
     assert "their middle halves overlap, so this machine's noise is as large as the" in noisy
+
+
+def test_the_node_table_says_where_a_node_ran_when_another_provider_took_it():
+    from ortpool.bench import report
+    from ortpool.bench.timing import Stats
+    from ortpool.model import ResolvedInputs
+
+    profile = usermodel.Profile({"pool": 4e-6}, {"pool": 1}, {}, 2e-5, 4e-6, 10)
+    node = usermodel.NodeTime("pool", "MaxPool-12", 4e-6, providers=("OpenVINOExecutionProvider",))
+    result = usermodel.ModelBench(
+        "m.onnx", None, ResolvedInputs({}, [], {}), {"original": Stats((1e-5,), 1)}, {},
+        [node], {usermodel.ORIGINAL: profile},
+    )
+    lines = report.model_tables(result)
+    header = next(line for line in lines if line.startswith("pooling node"))
+    assert header.split() == ["pooling", "node", "op", "original", "ran", "on"]
+    row = next(line for line in lines if line.startswith("pool "))
+    assert row.split() == ["pool", "MaxPool-12", "4", "µs", "OpenVINO"]
+    assert next(line for line in lines if line.startswith("whole run")).split() == [
+        "whole", "run", "20", "µs"
+    ]
