@@ -1,4 +1,5 @@
-"""``ortpool bench``: time onnxruntime's built-in pooling against ortpool's ops."""
+"""``ortpool bench``: time onnxruntime's built-in pooling against ortpool's ops on the bundled
+cases, or ``ortpool bench MODEL [FIXED]``: a model against its fixed form."""
 
 from __future__ import annotations
 
@@ -53,7 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=30,
         metavar="N",
-        help="timed rounds per case; every variant is sampled once per round (default 30)",
+        help="timed rounds (per case, or of MODEL); every variant is sampled once per round "
+        "(default 30)",
     )
     parser.add_argument(
         "--min-sample-ms",

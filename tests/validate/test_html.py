@@ -176,6 +176,9 @@ def test_structure_summary_first_links_details_and_no_external_resource(report):
     assert page.sources and all(s.startswith("data:image/png;base64,") for s in page.sources)
     assert page.urls == []
     assert text.index('id="summary"') < text.index('id="model-2"') < text.index('id="model-1"')
+    # the summary names the models without the folder they share; the sections in full
+    assert '">same_d2.onnx</a>' in text and '">same_d1.onnx</a>' in text
+    assert f"<h2>{report[0].parent / 'same_d2.onnx'} " in text
     # every table scrolls inside its card on a narrow screen
     assert text.count("<table") == text.count('<div class="scroll"><table')
     assert "@media (max-width: 700px)" in text
