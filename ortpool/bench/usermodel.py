@@ -3,8 +3,9 @@ form costs against it.
 
 Three variants are timed in the same rounds (:func:`ortpool.bench.timing.interleaved`): the
 original model, a second session of the original (the *control*: its ratio to the first shows
-how far two identical sessions drift apart on this machine, so a fixed/original ratio inside
-that band is no cost at all), and the fixed model when given. Ratios are taken round by round.
+how far two identical sessions drift apart on this machine; a fixed/original ratio whose middle
+half overlaps the control's is not told apart from that noise), and the fixed model when given.
+Ratios are taken round by round.
 
 Then each model runs again in a session of its own with onnxruntime's profiler on (profiling
 slows every node, so the timed sessions are not profiled), and each pooling node's kernel time
@@ -140,7 +141,7 @@ def _signature(value: onnx.ValueInfoProto) -> str:
     return f"{kind.name or 'no element type'} {dims}"
 
 
-def check_same_inputs(
+def check_interface(
     model: onnx.ModelProto, fixed: onnx.ModelProto, model_label: str, fixed_label: str
 ) -> None:
     """An :class:`OrtpoolError` unless ``fixed`` takes the inputs ``model`` takes (names, order,
@@ -285,7 +286,7 @@ def load_pair(model_path: str | os.PathLike, fixed_path: str | os.PathLike | Non
     label = os.fspath(model_path)
     fixed_label = os.fspath(fixed_path) if fixed_path is not None else None
     if fixed is not None and fixed_label is not None:
-        check_same_inputs(model, fixed, label, fixed_label)
+        check_interface(model, fixed, label, fixed_label)
     return Pair(model, fixed, label, fixed_label, notes)
 
 

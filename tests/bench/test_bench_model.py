@@ -123,11 +123,11 @@ def test_fixed_with_other_input_names_or_outputs_is_refused():
     b.CopyFrom(a)
     b.graph.input[0].name = "image"
     with pytest.raises(OrtpoolError, match="MODEL has X, FIXED has image"):
-        usermodel.check_same_inputs(a, b, "a.onnx", "b.onnx")
+        usermodel.check_interface(a, b, "a.onnx", "b.onnx")
     b.CopyFrom(a)
     b.graph.output[0].name = "Z"
     with pytest.raises(OrtpoolError, match="MODEL gives Y, FIXED gives Z"):
-        usermodel.check_same_inputs(a, b, "a.onnx", "b.onnx")
+        usermodel.check_interface(a, b, "a.onnx", "b.onnx")
 
 
 def test_profile_keys_follow_the_nchwc_rename():
