@@ -35,7 +35,14 @@ from ortpool.model import InputSpec, ResolvedInputs, graph_inputs, pooling_nodes
 from ortpool.model.capture import governing_opset
 from ortpool.model.inference import value_type
 from ortpool.model.scopes import graph_scopes
-from ortpool.ort import kernel_node, open_session, profile_dir, read_profile, stamp
+from ortpool.ort import (
+    RuntimeSpec,
+    kernel_node,
+    open_session,
+    profile_dir,
+    read_profile,
+    stamp,
+)
 
 ORIGINAL = "original"
 CONTROL = "original again"
@@ -263,6 +270,42 @@ def profile(
     )
 
 
+class RunFailed(Exception):
+    """A variant's first run failed: which one, and onnxruntime's message."""
+
+    def __init__(self, variant: str, reason: str) -> None:
+        super().__init__(f"{variant}: {reason}")
+        self.variant, self.reason = variant, reason
+
+
+def time_against(
+    model: onnx.ModelProto,
+    fixed: onnx.ModelProto | None,
+    feeds: Mapping[str, np.ndarray],
+    runtime: RuntimeSpec,
+    repeat: int,
+    min_sample: float,
+) -> tuple[dict[str, Stats], dict[str, Ratio]]:
+    """``model`` (:data:`ORIGINAL`) against a second session of itself (:data:`CONTROL`) and
+    against ``fixed`` (:data:`FIXED`) when given, ``repeat`` interleaved rounds on ``feeds``:
+    each variant's times, and the CONTROL and FIXED ratios to ORIGINAL round by round. A first
+    run that fails raises :class:`RunFailed` naming the variant."""
+    sessions = {ORIGINAL: open_session(runtime, model), CONTROL: open_session(runtime, model)}
+    if fixed is not None:
+        sessions[FIXED] = open_session(runtime, fixed)
+    for name, session in sessions.items():
+        try:
+            session.run(None, dict(feeds))
+        except Exception as err:  # onnxruntime's own exception types differ between releases
+            raise RunFailed(name, str(err)) from None
+    variants = {name: functools.partial(s.run, None, dict(feeds)) for name, s in sessions.items()}
+    times = interleaved(variants, repeat, min_sample)
+    ratios = {
+        name: Ratio.of(times[name], times[ORIGINAL]) for name in (CONTROL, FIXED) if name in times
+    }
+    return times, ratios
+
+
 @dataclasses.dataclass
 class Pair:
     """MODEL and FIXED as read (IR versions lowered where needed), their labels and notes."""
@@ -298,21 +341,13 @@ def bench_models(pair: Pair, spec: InputSpec | None, settings: Settings) -> Mode
     notes = list(pair.notes)
     resolved = resolve(model, spec, seed=settings.seed)
     feeds = dict(resolved.feeds)
-    runtime = session_runtime(settings)
-    sessions = {ORIGINAL: open_session(runtime, model), CONTROL: open_session(runtime, model)}
-    if fixed is not None:
-        sessions[FIXED] = open_session(runtime, fixed)
-    for name, session in sessions.items():
-        try:
-            session.run(None, feeds)
-        except Exception as err:  # onnxruntime's own errors: the sizes chosen, then its reason
-            which = fixed_label if name == FIXED else label
-            raise resolved.cannot_run(which, str(err)) from None
-    variants = {name: functools.partial(s.run, None, feeds) for name, s in sessions.items()}
-    times = interleaved(variants, settings.repeat, settings.min_sample)
-    ratios = {
-        name: Ratio.of(times[name], times[ORIGINAL]) for name in (CONTROL, FIXED) if name in times
-    }
+    try:
+        times, ratios = time_against(
+            model, fixed, feeds, session_runtime(settings), settings.repeat, settings.min_sample
+        )
+    except RunFailed as err:  # onnxruntime's own errors: the sizes chosen, then its reason
+        which = fixed_label if err.variant == FIXED else label
+        raise resolved.cannot_run(which, err.reason) from None
     opset = governing_opset(model)
     pools = pooling_nodes(model)
     # unnamed nodes cannot be told apart in a profile (onnxruntime names events by node name)
