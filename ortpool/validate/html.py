@@ -186,7 +186,7 @@ def _axis_labels(axis: picture.Axis) -> str:
 def _picture(node: NodeResult) -> str:
     """The node's tiles with their axes: where onnxruntime's output and ortpool's differ. When
     only the spatial sizes differ, onnxruntime's output is drawn where it matches ortpool's
-    best (:func:`ortpool.validate.compare.align`) and the cells only one output has are marked,
+    best (the comparison's ``align``) and the cells only one output has are marked,
     so a moved border shows as a border, not as a plane of differences."""
     placed = next((c for c in node.comparisons if c.aligned is not None), None)
     if placed is not None:

@@ -137,7 +137,7 @@ def tiles(categories: np.ndarray) -> tuple[list[Tile], str]:
 def axes(shape: tuple[int, ...], offset: tuple[int, ...] | None = None) -> tuple[Axis, Axis]:
     """The (down, across) axes of the tiles of a canvas of ``shape`` (N, C, spatial...), in the
     spec's output's indices: with ``offset`` (onnxruntime's cell i over ortpool's i + offset,
-    :func:`ortpool.validate.compare.align`) the canvas starts at ortpool's index
+    the comparison's ``align``) the canvas starts at ortpool's index
     ``min(0, offset)`` on each axis. 1-D: a strip, across only; 3-D: depth folded."""
     spatial = list(shape[2:]) or [1]
     offsets = list(offset or (0,) * len(spatial))
