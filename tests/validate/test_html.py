@@ -184,6 +184,26 @@ def test_structure_summary_first_links_details_and_no_external_resource(report):
     assert "@media (max-width: 700px)" in text
 
 
+def test_summary_puts_models_that_could_not_run_first_and_renders_any_status_by_name():
+    from ortpool.validate import html, results
+
+    fine = results.ModelResult(path="models/fine.onnx")
+    fine.nodes.append(results.NodeResult("p", "MaxPool", 12, 12, "float", {}, [[1, 1, 4, 4]],
+                                         "fixed"))  # a status this module does not know
+    broken = results.ModelResult(path="models/broken.onnx", outcome=results.COULD_NOT_RUN,
+                                 error="onnxruntime: " + "x" * 200)
+    page = Page()
+    fragment = html.summary([fine, broken])
+    page.feed(fragment)
+    assert page.summary == [("could-not-run", "#model-2"), ("agree", "#model-1")]
+    assert '">broken.onnx</a>' in fragment  # the shared folder left out
+    # the long error cut in the cell, whole in its tooltip
+    assert f'title="onnxruntime: {"x" * 200}"' in fragment and "x" * 200 + "<" not in fragment
+    section = html.render([fine, broken], {})
+    assert '<span class="badge s-fixed">fixed</span>' in section
+    assert section.index('id="model-2"') < section.index('id="model-1"')
+
+
 def test_shape_difference_is_drawn_aligned_with_the_extra_border_marked(report):
     _, text = report
     page = Page()
