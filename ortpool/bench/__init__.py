@@ -1,11 +1,14 @@
-"""``ortpool bench``: onnxruntime's built-in pooling against ortpool's ops on real CNN shapes.
+"""``ortpool bench``: onnxruntime's built-in pooling against ortpool's ops on real CNN shapes,
+and ``ortpool bench MODEL [FIXED]``: a model against its fixed form.
 
 * :mod:`ortpool.bench.cases` - the benchmark cases (shapes, attributes, inputs).
 * :mod:`ortpool.bench.models` - single-node models: built-in node or ortpool node.
 * :mod:`ortpool.bench.timing` - the interleaved timing loop and its statistics.
 * :mod:`ortpool.bench.machine` - what the figures were measured on.
 * :mod:`ortpool.bench.runner` - one case measured end to end.
-* :mod:`ortpool.bench.report` - the table and the JSON document.
+* :mod:`ortpool.bench.usermodel` - a user's model, its fixed form and a control, timed
+  interleaved, and each pooling node's time from onnxruntime's profile.
+* :mod:`ortpool.bench.report` - the tables and the JSON documents.
 * :mod:`ortpool.bench.api` - ``ortpool.bench(...)``, this package called as a function, and its
   :class:`~ortpool.bench.api.BenchReport`.
 """
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
     from ortpool.bench.api import BenchReport
     from ortpool.bench.cases import CASES, Case, select
     from ortpool.bench.runner import CaseResult, Settings, run_case
+    from ortpool.bench.usermodel import ModelBench, bench_models, load_pair
 
 #: public name -> its module, imported on first access (the runner brings the session layer)
 _LAZY = {
@@ -30,9 +34,23 @@ _LAZY = {
     "CaseResult": "ortpool.bench.runner",
     "Settings": "ortpool.bench.runner",
     "run_case": "ortpool.bench.runner",
+    "ModelBench": "ortpool.bench.usermodel",
+    "bench_models": "ortpool.bench.usermodel",
+    "load_pair": "ortpool.bench.usermodel",
 }
 
-__all__ = ["CASES", "BenchReport", "Case", "CaseResult", "Settings", "run_case", "select"]
+__all__ = [
+    "CASES",
+    "BenchReport",
+    "Case",
+    "CaseResult",
+    "ModelBench",
+    "Settings",
+    "bench_models",
+    "load_pair",
+    "run_case",
+    "select",
+]
 
 
 __getattr__ = lazy_names(__name__, _LAZY)

@@ -1,21 +1,47 @@
-"""``ortpool bench``: time onnxruntime's built-in pooling against ortpool's ops."""
+"""``ortpool bench``: time onnxruntime's built-in pooling against ortpool's ops on the bundled
+cases, or ``ortpool bench MODEL [FIXED]``: a model against its fixed form."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
 from ortpool.bench import cases as bench_cases
 from ortpool.cliargs import inputs as cliargs_inputs
 from ortpool.cliargs import reports, runtime
+from ortpool.model import InputSpec
 from ortpool.ort import DEFAULT_LEVEL
 from ortpool.staging import StagedFiles
 
-HELP = "time onnxruntime's built-in pooling against ortpool's ops on real CNN shapes"
+if TYPE_CHECKING:
+    from ortpool.bench import runner, usermodel
+
+HELP = (
+    "time a model against its fixed form (MODEL FIXED), or onnxruntime's built-in pooling "
+    "against ortpool's ops on real CNN shapes (no MODEL)"
+)
+
+#: seconds the onnx reference evaluator gets per bundled case (--reference-timeout)
+REFERENCE_TIMEOUT = 10.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "model",
+        nargs="?",
+        metavar="MODEL",
+        help="an ONNX model to time in plain onnxruntime, with the kernel time of each pooling "
+        "node from onnxruntime's profile (default: the bundled CNN cases below)",
+    )
+    parser.add_argument(
+        "fixed",
+        nargs="?",
+        metavar="FIXED",
+        help="MODEL's fixed form ('ortpool fix MODEL FIXED'): timed against MODEL in the same "
+        "rounds, with a second session of MODEL as the control",
+    )
     parser.add_argument(
         "--cases",
         nargs="+",
@@ -28,7 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=30,
         metavar="N",
-        help="timed rounds per case; every variant is sampled once per round (default 30)",
+        help="timed rounds (per case, or of MODEL); every variant is sampled once per round "
+        "(default 30)",
     )
     parser.add_argument(
         "--min-sample-ms",
@@ -40,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reference-timeout",
         type=float,
-        default=10.0,
+        default=REFERENCE_TIMEOUT,
         metavar="S",
         help="time limit per case for the onnx reference evaluator; cases it cannot finish are "
         "skipped (default 10 s; 0 skips the evaluator)",
@@ -54,9 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="give each session its own intra-op pool instead of one shared pool (noisier: idle "
         "workers of one session spin while another runs)",
     )
-    # --seed from the group validate and fix share (the cases' models are ortpool's own: no
-    # --shape or --inputs to give)
-    cliargs_inputs.add_arguments(parser, model_inputs=False, seed_help="seed of the random inputs")
+    # the group validate and fix share; --shape and --inputs size MODEL's inputs (the bundled
+    # cases' models are ortpool's own)
+    cliargs_inputs.add_arguments(parser, seed_help="seed of the random inputs")
     reports.add_json(parser, "also write every figure as JSON to FILE")
     reports.add_markdown(parser, "print the table as Markdown")
     runtime.add_arguments(
@@ -68,22 +95,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _usage(message: str) -> int:
+    print(f"ortpool bench: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _case_options(args: argparse.Namespace) -> list[str]:
+    """The bundled-case options given (they mean nothing with MODEL)."""
+    given = []
+    if args.cases:
+        given.append("--cases")
+    if args.list:
+        given.append("--list")
+    if args.no_reference:
+        given.append("--no-reference")
+    if args.reference_timeout != REFERENCE_TIMEOUT:
+        given.append("--reference-timeout")
+    return given
+
+
 def run(args: argparse.Namespace) -> int:
     """Exit code 0, or 1 when ortpool's outputs disagree with the built-in's on some case."""
+    if args.model is not None and _case_options(args):
+        return _usage(
+            f"{', '.join(_case_options(args))} select or measure the bundled cases; with MODEL "
+            "there are none (leave out MODEL to run them)"
+        )
+    if args.model is None and (args.shape or args.inputs):
+        return _usage("--shape and --inputs size MODEL's inputs: give MODEL (ortpool bench "
+                      "MODEL [FIXED] --shape ...)")
     if args.list:
         for case in bench_cases.CASES:
             attrs = " ".join(f"{k}={v}" for k, v in case.attrs)
             print(f"{case.name:20} {case.op:17} {case.shape_text:16} {attrs}")
         return 0
     if args.repeat < 1:
-        print("ortpool bench: error: --repeat must be at least 1", file=sys.stderr)
-        return 2
-    try:
-        chosen = bench_cases.select(args.cases)
-    except ValueError as err:
-        print(f"ortpool bench: error: {err}", file=sys.stderr)
-        return 2
+        return _usage("--repeat must be at least 1")
+    chosen = []
+    if args.model is None:
+        try:
+            chosen = bench_cases.select(args.cases)
+        except ValueError as err:
+            return _usage(str(err))
     spec = runtime.read(args)
+    inputs = cliargs_inputs.read(args)
+    pair = None
+    if args.model is not None:
+        from ortpool.bench import usermodel
+
+        # read and checked before the shared pool is set (see load_pair) and before any timing
+        pair = usermodel.load_pair(args.model, args.fixed)
     # The report's destination is checked before anything runs (nothing is created yet).
     files = StagedFiles()
     json_file = files.add(args.json, "the JSON report") if args.json else None
@@ -103,9 +164,12 @@ def run(args: argparse.Namespace) -> int:
     if settings.shared_pool and not runner.share_thread_pool(settings.intra_op_threads):
         settings.shared_pool = False  # the machine line and the JSON then say "one per session"
     info = machine.describe(settings.intra_op_threads, thread_count(), settings.shared_pool)
-    for line in report.machine_lines(info):
+    for line in report.wrap(report.machine_lines(info)):
         print(line)
-    print(f"runtime: {spec.title()}, graph optimizations {spec.level}")
+    for line in report.wrap([f"runtime: {spec.title()}, graph optimizations {spec.level}"]):
+        print(line)
+    if pair is not None:
+        return _run_model(args, pair, inputs, settings, info, files, json_file)
     print(flush=True)
     with files:
         files.reserve()  # proves the folder writable before the timings, not after them
@@ -114,14 +178,52 @@ def run(args: argparse.Namespace) -> int:
             title = f"  {case.name}: {case.title}, {case.shape_text} ..."
             print(title, file=sys.stderr, flush=True)
             results.append(runner.run_case(case, settings))
-        print(report.render(report.table(results), markdown=args.markdown))
+        rows = report.table(results)
+        if args.markdown:
+            print(report.render(rows, markdown=True))
+        else:
+            print(report.render(report.short_table(rows), width=report.WIDTH))
         print()
-        print(report.LEGEND)
+        for line in report.wrap([report.LEGEND]):
+            print(line)
         info_summary = report.summary(results)
-        for line in report.summary_lines(info_summary):
+        for line in report.wrap(report.summary_lines(info_summary)):
             print(line)
         if json_file is not None:
             document = report.document(results, info, settings)
             json_file.write((json.dumps(document, indent=2) + "\n").encode())
         files.commit()
     return 0 if info_summary["all_agree"] else 1
+
+
+def _run_model(
+    args: argparse.Namespace,
+    pair: usermodel.Pair,
+    inputs: InputSpec,
+    settings: runner.Settings,
+    info: dict[str, Any],
+    files: StagedFiles,
+    json_file: Any,
+) -> int:
+    """``ortpool bench MODEL [FIXED]``: exit code 0 (a model that cannot run is an error)."""
+    from ortpool.bench import report, usermodel
+
+    with files:
+        files.reserve()
+        head = [f"model: {pair.label}"] + ([f"fixed: {pair.fixed_label}"] if pair.fixed else [])
+        head.append(f"rounds: {settings.repeat}, each session sampled once per round")
+        print("\n".join(report.wrap(head)), flush=True)
+        result = usermodel.bench_models(pair, inputs, settings)
+        shapes = ", ".join(f"{k} {v}" for k, v in result.inputs.shapes.items())
+        head = [f"inputs: {shapes} ({result.inputs.source})"]
+        if result.inputs.dims:
+            head.append(f"open dims: {result.inputs.dims_text()}")
+        print("\n".join(report.wrap(head)))
+        print()
+        for line in report.model_tables(result, markdown=args.markdown):
+            print(line)
+        if json_file is not None:
+            document = report.model_document(result, info, settings)
+            json_file.write((json.dumps(document, indent=2) + "\n").encode())
+        files.commit()
+    return 0

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ortpool.bench.runner import FLOOR, NUMPY, ORTPOOL, CaseResult, builtin_name
-from ortpool.bench.timing import Stats
+from ortpool.bench.timing import Ratio, Stats
+
+if TYPE_CHECKING:
+    from ortpool.bench.usermodel import ModelBench
+
+#: the terminal width every line of ``ortpool bench`` fits (the full figures are in ``--json``)
+WIDTH = 100
 
 
 def fmt_time(seconds: float) -> str:
@@ -109,18 +116,57 @@ def table(results: Sequence[CaseResult]) -> list[list[str]]:
     return rows
 
 
-def render(rows: list[list[str]], markdown: bool = False) -> str:
+def render(rows: list[list[str]], markdown: bool = False, width: int | None = None) -> str:
+    """The rows as a text table (or Markdown). With ``width``, the widest column is cut (its
+    cells ending in "…") until the lines fit; the full text is in ``--json``."""
     if markdown:
         lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
         lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
         return "\n".join(lines)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    if width is not None:
+        while sum(widths) + 2 * (len(widths) - 1) > width and max(widths) > 8:
+            widest = widths.index(max(widths))
+            widths[widest] -= 1
     lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        "  ".join(_cut(cell, w).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+#: the full table's columns a terminal shows (the rest are in --markdown and --json), with the
+#: shorter headers they get there
+SHORT_COLUMNS = {
+    "case": "case",
+    "shape": "shape",
+    "built-in (fastest opset)": "built-in @opset",
+    "ortpool run": "ortpool",
+    "ratio": "ratio",
+    "floor ratio": "floor",
+    "outputs": "outputs",
+    "built-in executed by": "built-in ran on",
+}
+
+
+def short_table(rows: list[list[str]]) -> list[list[str]]:
+    """The columns of :func:`table` a terminal of 100 columns shows, with short headers."""
+    keep = [i for i, name in enumerate(rows[0]) if name in SHORT_COLUMNS]
+    short = [[SHORT_COLUMNS[rows[0][i]] for i in keep]]
+    return short + [[row[i] for i in keep] for row in rows[1:]]
+
+
+def wrap(lines: Sequence[str], width: int = WIDTH) -> list[str]:
+    """Each line wrapped at ``width``, continuation lines indented by two spaces."""
+    out = []
+    for line in lines:
+        out.extend(textwrap.wrap(line, width, subsequent_indent="  ") or [""])
+    return out
 
 
 def summary_lines(info: dict[str, Any]) -> list[str]:
@@ -182,12 +228,29 @@ def machine_lines(machine: dict[str, Any]) -> list[str]:
 
 LEGEND = (
     "times: median per call ± half the interquartile range, all variants interleaved in the same "
-    "rounds. ratio = ortpool run / fastest built-in. 'ortpool run' is session.run of the ortpool "
-    "node; 'floor' is session.run of a Python op that does no work (the op boundary alone: "
-    "extensions' copies in and out, the hook); 'numpy API' calls the kernel directly (no "
-    "session); 'plan (new shape)' is what a call of a shape not seen before adds (validation, "
-    "limits, plan: the numpy API's first call minus a planned one)."
+    "rounds. ratio = ortpool run / fastest built-in. 'ortpool' is session.run of the ortpool "
+    "node; 'floor' is session.run of a Python op that does no work over the fastest built-in "
+    "(the op boundary alone: extensions' copies in and out, the hook). --markdown adds 'numpy "
+    "API' (the kernel called directly, no session), the other opsets, the onnx reference "
+    "evaluator and 'plan (new shape)' (what a call of a shape not seen before adds); --json "
+    "holds every figure."
 )
+
+
+def settings_dict(settings: Any, reference: bool) -> dict[str, Any]:
+    """A run's settings for the JSON document (``reference``: with the reference evaluator's
+    limit, which only the bundled cases use)."""
+    found = {
+        "repeat": settings.repeat,
+        "min_sample_s": settings.min_sample,
+        "intra_op_threads": settings.intra_op_threads,
+        "seed": settings.seed,
+        "shared_pool": settings.shared_pool,
+        "runtime": settings.runtime.describe(),
+    }
+    if reference:
+        found["reference_limit_s"] = settings.reference_limit
+    return found
 
 
 def document(results: Sequence[CaseResult], machine: dict[str, Any], settings: Any) -> dict:
@@ -224,15 +287,110 @@ def document(results: Sequence[CaseResult], machine: dict[str, Any], settings: A
         )
     return {
         "machine": machine,
-        "settings": {
-            "repeat": settings.repeat,
-            "min_sample_s": settings.min_sample,
-            "intra_op_threads": settings.intra_op_threads,
-            "reference_limit_s": settings.reference_limit,
-            "seed": settings.seed,
-            "shared_pool": settings.shared_pool,
-            "runtime": settings.runtime.describe(),
-        },
+        "settings": settings_dict(settings, reference=True),
         "cases": cases,
         "summary": summary(results),
+    }
+
+
+def _ratio_text(ratio: Ratio) -> str:
+    return f"{ratio.median:.2f} ±{ratio.spread:.2f}"
+
+
+def _maybe_time(seconds: float | None) -> str:
+    return "-" if seconds is None else fmt_time(seconds)
+
+
+def model_tables(result: ModelBench, markdown: bool = False) -> list[str]:
+    """The lines of ``ortpool bench MODEL [FIXED]``: whole-model times with their ratios to the
+    original (the control's among them), then each pooling node's time from the profiles (and
+    the providers that executed it, when another than the CPU provider alone did)."""
+    from ortpool.bench.usermodel import FIXED, ORIGINAL
+
+    def table_text(rows: list[list[str]]) -> str:
+        return render(rows, markdown=markdown, width=None if markdown else WIDTH)
+
+    rows = [["session.run", "median ± IQR/2", "/ original, per round"]]
+    for name, stats in result.times.items():
+        ratio = result.ratios.get(name)
+        rows.append([name, fmt_stats(stats), "1" if ratio is None else _ratio_text(ratio)])
+    lines = [*table_text(rows).splitlines(), ""]
+    original = result.profiles[ORIGINAL]
+    fixed = result.profiles.get(FIXED)
+    if result.nodes:
+        header = ["pooling node", "op", "original"]
+        if fixed is not None:
+            header += ["fixed", "fixed nodes", "fixed/original"]
+        rows = [header]
+        for node in result.nodes:
+            row = [node.name, node.op, _maybe_time(node.original)]
+            if fixed is not None:
+                ratio = node.ratio
+                row += [
+                    _maybe_time(node.fixed),
+                    str(node.fixed_nodes),
+                    "-" if ratio is None else f"{ratio:.2f}",
+                ]
+            rows.append(row)
+        placed = any(set(n.providers) - {"CPUExecutionProvider"} for n in result.nodes)
+        if placed:
+            rows[0].append("ran on")
+            for row, node in zip(rows[1:], result.nodes, strict=True):
+                row.append(
+                    ", ".join(p.removesuffix("ExecutionProvider") for p in node.providers) or "-"
+                )
+        for label, mine, theirs in (
+            ("all pooling nodes", original.pooling, fixed.pooling if fixed else None),
+            ("whole run", original.run, fixed.run if fixed else None),
+        ):
+            row = [label, "", _maybe_time(mine)]
+            if fixed is not None:
+                both = mine and theirs is not None
+                row += [_maybe_time(theirs), "", f"{theirs / mine:.2f}" if both else "-"]
+            rows.append(row + [""] * (len(rows[0]) - len(row)))
+        lines.append(
+            f"kernel time per run, onnxruntime's profile (median of {original.runs} profiled "
+            "runs of a session of its own):"
+        )
+        lines += [*table_text(rows).splitlines(), ""]
+    lines += wrap(model_verdict(result))
+    return lines
+
+
+def model_verdict(result: ModelBench) -> list[str]:
+    """The sentence a reader looks for: what the fixed model costs, against the noise."""
+    from ortpool.bench.usermodel import CONTROL, FIXED
+
+    control = result.ratios.get(CONTROL)
+    fixed = result.ratios.get(FIXED)
+    lines = [
+        "times: median per call ± half the interquartile range over the rounds, every session "
+        "sampled once per round in turn; '/ original' is the ratio in each round, its median "
+        f"± half its interquartile range. '{CONTROL}' is a second session of the original model "
+        "(the control): its ratio shows how far two identical sessions drift on this machine."
+    ]
+    if fixed is not None and control is not None:
+        # the middle halves of the per-round ratios: overlapping, the two are not told apart
+        overlap = fixed.low <= control.high and control.low <= fixed.high
+        lines.append(
+            f"fixed / original: {fixed.median:.2f} (±{fixed.spread:.2f}); control "
+            f"{control.median:.2f} (±{control.spread:.2f}): "
+            + (
+                "their middle halves overlap, so this machine's noise is as large as the "
+                "difference (more rounds with --repeat, or a quieter machine, can tell them "
+                "apart; the profile's kernel times above are steadier)."
+                if overlap
+                else f"the fixed model takes {fixed.median:.2f}x the original's time."
+            )
+        )
+    lines.extend(result.notes)
+    return lines
+
+
+def model_document(result: ModelBench, machine: dict[str, Any], settings: Any) -> dict:
+    """The JSON document of ``ortpool bench MODEL [FIXED]``: machine, settings, every figure."""
+    return {
+        "machine": machine,
+        "settings": settings_dict(settings, reference=False),
+        **result.to_dict(),
     }

@@ -95,7 +95,7 @@ def share_thread_pool(intra_op_threads: int = 0) -> bool:
     return runtime_spec.share_thread_pool(intra_op_threads)
 
 
-def _runtime(settings: Settings) -> RuntimeSpec:
+def session_runtime(settings: Settings) -> RuntimeSpec:
     """The runtime of every session of a case: the shared pool, or pools of the given size."""
     return dataclasses.replace(
         settings.runtime,
@@ -158,7 +158,7 @@ def compare(
 
 def run_case(case: Case, settings: Settings) -> CaseResult:
     feed = case.inputs(settings.seed)
-    spec = _runtime(settings)
+    spec = session_runtime(settings)
     builtin = {
         opset: open_session(spec, models.builtin_model(case, opset)) for opset in case.opsets
     }

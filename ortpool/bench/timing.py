@@ -11,7 +11,16 @@ from __future__ import annotations
 import dataclasses
 import statistics
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+
+
+def quantile(samples: Sequence[float], q: float) -> float:
+    """The ``q`` quantile of ``samples``, linear between the two nearest (numpy's default)."""
+    ordered = sorted(samples)
+    pos = q * (len(ordered) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,11 +35,7 @@ class Stats:
         return statistics.median(self.samples)
 
     def quantile(self, q: float) -> float:
-        ordered = sorted(self.samples)
-        pos = q * (len(ordered) - 1)
-        lo = int(pos)
-        hi = min(lo + 1, len(ordered) - 1)
-        return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+        return quantile(self.samples, q)
 
     @property
     def spread(self) -> float:
@@ -94,3 +99,43 @@ def interleaved(
                 fn()
             samples[name].append((clock() - start) / n)
     return {name: Stats(tuple(samples[name]), number[name]) for name in names}
+
+
+@dataclasses.dataclass(frozen=True)
+class Ratio:
+    """One variant's time over another's, round by round: both were sampled in the same rounds
+    (:func:`interleaved`), so a slow spell of the machine moves both and leaves the ratio."""
+
+    samples: tuple[float, ...]
+
+    @classmethod
+    def of(cls, numerator: Stats, denominator: Stats) -> Ratio:
+        pairs = zip(numerator.samples, denominator.samples, strict=True)
+        return cls(tuple(n / d for n, d in pairs if d > 0))
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples) if self.samples else float("nan")
+
+    @property
+    def spread(self) -> float:
+        """Half the interquartile range of the per-round ratios."""
+        return (self.high - self.low) / 2
+
+    @property
+    def low(self) -> float:
+        """The first quartile of the per-round ratios."""
+        return quantile(self.samples, 0.25) if self.samples else float("nan")
+
+    @property
+    def high(self) -> float:
+        """The third quartile of the per-round ratios."""
+        return quantile(self.samples, 0.75) if self.samples else float("nan")
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        return {
+            "median": self.median,
+            "p25": self.low if self.samples else None,
+            "p75": self.high if self.samples else None,
+            "rounds": len(self.samples),
+        }

@@ -52,6 +52,11 @@ class TensorComparison:
     accuracy: dict[str, Any] | None = None
     #: per cell CAT_* over the union of both shapes (not serialised; drawn in the HTML report)
     categories: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    #: shapes that differ only on spatial axes: onnxruntime's cell i is drawn over ortpool's
+    #: cell i + offset (per spatial axis), the offset where most cells agree (:func:`align`),
+    #: and ``aligned`` holds the categories so drawn (not serialised; for the HTML report)
+    offset: tuple[int, ...] | None = dataclasses.field(default=None, repr=False)
+    aligned: np.ndarray | None = dataclasses.field(default=None, repr=False)
 
     @property
     def shapes_differ(self) -> bool:
@@ -70,7 +75,7 @@ class TensorComparison:
         out = {
             f.name: getattr(self, f.name)
             for f in dataclasses.fields(self)
-            if f.name != "categories"
+            if f.name not in ("categories", "offset", "aligned")
         }
         out["builtin_shape"] = list(self.builtin_shape)
         out["ortpool_shape"] = list(self.ortpool_shape)
@@ -97,6 +102,82 @@ def _canvas(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.full(shape, CAT_MISSING if a.shape != b.shape else CAT_AGREE, np.int8)
 
 
+#: :func:`align` tries at most this many placements (a product over the spatial axes)
+MAX_PLACEMENTS = 64
+
+
+def _placements(builtin: tuple[int, ...], ours: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Every offset that puts the smaller extent of each spatial axis inside the larger (all
+    zeros, the comparison's own placement, first)."""
+    ranges = [
+        sorted(range(min(0, o - b), max(0, o - b) + 1), key=abs)
+        for b, o in zip(builtin[2:], ours[2:], strict=True)
+    ]
+    found: list[tuple[int, ...]] = [()]
+    for choices in ranges:
+        found = [(*f, c) for f in found for c in choices]
+        if len(found) > MAX_PLACEMENTS:
+            return []
+    return found
+
+
+def align(builtin: np.ndarray, ours: np.ndarray) -> tuple[tuple[int, ...], np.ndarray] | None:
+    """Where onnxruntime's output sits in ortpool's when their shapes differ on spatial axes only
+    (a border row dropped, a ceil or a pad computed otherwise): the offset per spatial axis at
+    which most cells are equal (NaN equal to NaN, floats within 1e-5 relative), and the
+    categories drawn so on the union of both placed outputs: agree or differ where both have
+    the cell, only in one elsewhere. None when the batch or channels differ, or the placements
+    to try exceed :data:`MAX_PLACEMENTS`.
+
+    The comparison itself counts cells at the same index; a picture of that paints a whole
+    shifted plane red (46x94 against 48x96: every cell moved by one), hiding that only the
+    border differs. Example: onnxruntime's [[5, 6]] and ortpool's [[4, 5, 6, 7]] (1x1x1x2 in
+    1x1x1x4) align at offset (0, 1): two cells agree, ortpool's first and last are its own.
+    """
+    if builtin.ndim != ours.ndim or builtin.ndim < 3 or builtin.shape[:2] != ours.shape[:2]:
+        return None
+    best, best_offset, best_same = -1, None, None
+    for offset in _placements(builtin.shape, ours.shape):
+        a_sl, b_sl = _placed(builtin.shape, ours.shape, offset)
+        a, b = _wide(builtin[a_sl]), _wide(ours[b_sl])
+        with np.errstate(invalid="ignore", over="ignore"):
+            same = a == b
+            if a.dtype.kind == "f":
+                same |= (np.isnan(a) & np.isnan(b)) | np.isclose(a, b, rtol=1e-5, atol=0.0)
+        score = int(same.sum())
+        if score > best:
+            best, best_offset, best_same = score, offset, same
+    if best_offset is None or best_same is None:
+        return None
+    # the canvas: per spatial axis from the lower start to the higher end of the two placed
+    start_b = [max(0, -o) for o in best_offset]  # ours' first cell on the canvas
+    start_a = [sb + o for sb, o in zip(start_b, best_offset, strict=True)]
+    extent = [
+        max(sb + n_b, sa + n_a)
+        for sb, sa, n_b, n_a in zip(start_b, start_a, ours.shape[2:], builtin.shape[2:],
+                                    strict=True)
+    ]
+    canvas = np.full((*ours.shape[:2], *extent), CAT_MISSING, np.int8)
+    lo = [max(sa, sb) for sa, sb in zip(start_a, start_b, strict=True)]
+    view = canvas[(slice(None), slice(None), *(slice(low, low + n) for low, n in
+                                                zip(lo, best_same.shape[2:], strict=True)))]
+    view[...] = np.where(best_same, CAT_AGREE, CAT_DIFFER)
+    return best_offset, canvas
+
+
+def _placed(
+    builtin: tuple[int, ...], ours: tuple[int, ...], offset: tuple[int, ...]
+) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
+    """The cells both outputs have when onnxruntime's cell i sits over ortpool's i + offset."""
+    a_sl: list[slice] = [slice(None), slice(None)]
+    b_sl: list[slice] = [slice(None), slice(None)]
+    for n_a, n_b, o in zip(builtin[2:], ours[2:], offset, strict=True):
+        first, last = max(0, -o), min(n_a, n_b - o)  # builtin cells with a partner
+        a_sl.append(slice(first, last))
+        b_sl.append(slice(first + o, last + o))
+    return tuple(a_sl), tuple(b_sl)
+
+
 def _wide(a: np.ndarray) -> np.ndarray:
     return a.astype(np.float64) if a.dtype.kind == "f" or a.dtype.name == "bfloat16" else a
 
@@ -116,6 +197,10 @@ def compare_values(
     cats = _canvas(builtin, ours)
     if builtin.ndim != ours.ndim:
         return _rank_mismatch(result, builtin, ours, cats)
+    if builtin.shape != ours.shape:
+        found = align(builtin, ours)
+        if found is not None:
+            result.offset, result.aligned = found
     sl = _overlap(builtin, ours)
     a, b = _wide(builtin[sl]), _wide(ours[sl])
     result.compared = int(a.size)

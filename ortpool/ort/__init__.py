@@ -47,10 +47,12 @@ from ortpool.ort.runtime_spec import (
     Provider,
     RuntimeSpec,
     fell_back,
+    kernel_node,
     parse_providers,
     placement,
     profile_dir,
     provider_name,
+    read_profile,
     share_thread_pool,
 )
 
@@ -83,6 +85,7 @@ __all__ = [
     "check_model",
     "create",
     "fell_back",
+    "kernel_node",
     "max_ir_version",
     "open_session",
     "optimized",
@@ -90,6 +93,7 @@ __all__ = [
     "placement",
     "profile_dir",
     "provider_name",
+    "read_profile",
     "require",
     "run_builtin",
     "run_placed",

@@ -245,29 +245,42 @@ def placement(session: Any, model: onnx.ModelProto | None = None) -> dict[str, s
     return found
 
 
+def read_profile(session: Any) -> list[dict[str, Any]]:
+    """The events of the session's profile, as onnxruntime writes them (Chrome trace format:
+    ``cat``, ``name``, ``ts`` and ``dur`` in microseconds, ``args``); the session must have
+    been made with ``profile_dir``. Ends profiling and removes the profile file and its folder:
+    a profile grows with every run, and left behind it would fill the temporary folder."""
+    raw = getattr(session, "session", session)  # ortpool.InferenceSession wraps one
+    path = raw.end_profiling()
+    try:
+        with open(path, encoding="utf-8") as file:
+            return list(json.load(file))
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(path)
+            os.rmdir(os.path.dirname(path))
+
+
+def kernel_node(event: dict[str, Any]) -> str | None:
+    """The node a profile event times (its ``<node>_kernel_time`` name), or None for another
+    event (session, run, fence)."""
+    name = str(event.get("name", ""))
+    if event.get("cat") != "Node" or not name.endswith("_kernel_time"):
+        return None
+    return name.removesuffix("_kernel_time")
+
+
 def profile_events(session: Any) -> list[tuple[str, str, str]]:
     """(node name, op type, provider) of every node run the session's profile holds (it must
     have been made with ``profile_dir``); ends profiling and removes the profile file. A
     subgraph a provider compiled is one node, ``<EP>_<EP>-subgraph_1_0`` of op type
     ``<EP>-subgraph_1``."""
-    raw = getattr(session, "session", session)  # ortpool.InferenceSession wraps one
-    path = raw.end_profiling()
-    try:
-        with open(path, encoding="utf-8") as file:
-            events = json.load(file)
-    finally:
-        with contextlib.suppress(OSError):
-            os.remove(path)
-            os.rmdir(os.path.dirname(path))
     found = []
-    for event in events:
-        if event.get("cat") != "Node":
-            continue
+    for event in read_profile(session):
         args = event.get("args") or {}
         provider = args.get("provider")
-        name = str(event.get("name", ""))
-        if provider and name.endswith("_kernel_time"):
-            node = name.removesuffix("_kernel_time")
+        node = kernel_node(event)
+        if provider and node is not None:
             found.append((node, str(args.get("op_name", "")), provider))
     return found
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import datetime
 import html
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +38,8 @@ th { text-align:left; font-weight:600; color:var(--muted); border-bottom:2px sol
 td { padding:6px 8px; border-bottom:1px solid var(--line); vertical-align:top; }
 tbody tr:nth-child(even) td { background:#fafbfc; }
 td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
+td.shape { white-space:nowrap; }
+td.status-cell { min-width:20em; }
 td.mono, code { font-family:"DejaVu Sans Mono", Menlo, Consolas, monospace; font-size:12px; }
 .badge { display:inline-block; padding:2px 8px; border-radius:10px; font-size:12px;
   font-weight:600; white-space:nowrap; }
@@ -63,6 +66,58 @@ figcaption b { color:var(--ink); }
   vertical-align:-2px; margin-right:5px; border:1px solid rgba(0,0,0,.15); }
 .notes { color:var(--muted); font-size:12.5px; margin:8px 0 0; padding-left:18px; }
 footer { color:var(--muted); font-size:12px; padding:0 36px 30px; }
+.scroll { overflow-x:auto; max-width:100%; }
+details.model > summary { cursor:pointer; font-size:15px; font-weight:600; word-break:break-all; }
+details.model > summary .badge { margin-left:8px; }
+details.model[open] > summary { margin-bottom:10px; }
+details.model { padding:12px 22px; margin:10px 0; }
+h2.group { font-size:15px; color:var(--muted); margin:26px 0 6px; font-weight:600; }
+.tiles { display:flex; flex-wrap:wrap; gap:16px 22px; margin:4px 0 0; }
+.tile { max-width:100%; }
+.tile-title { font-size:11.5px; color:var(--muted); margin:0 0 2px 34px; }
+.plot { display:flex; max-width:100%; }
+.yaxis { display:flex; flex-direction:column; justify-content:space-between; width:30px;
+  padding:0 4px 17px 0; font-size:10.5px; color:var(--muted); text-align:right;
+  font-variant-numeric:tabular-nums; }
+.yaxis b, .xaxis b { color:var(--ink); font-weight:600; }
+.col { display:flex; flex-direction:column; min-width:0; }
+.col img { display:block; image-rendering:pixelated; max-width:100%; height:auto;
+  border:1px solid var(--line); }
+.xaxis { display:flex; justify-content:space-between; font-size:10.5px; color:var(--muted);
+  height:17px; line-height:17px; font-variant-numeric:tabular-nums; }
+@media (max-width: 700px) {
+  header { padding:14px 14px; }
+  header h1 { font-size:18px; }
+  main { padding:10px 10px 24px; }
+  footer { padding:0 14px 20px; }
+  section.model, details.model { padding:12px 12px; }
+  figure { padding:8px; }
+  /* a table keeps a readable width and scrolls inside its card, rather than squeezing every
+     column into a few characters (and every row into many lines) */
+  .scroll > table.nodes { min-width:780px; }
+  .scroll > table.outputs { min-width:640px; }
+}
+"""
+
+#: the summary table's own style, for a page that lacks the report's (a notebook's output cell)
+SUMMARY_CSS = """
+.ortpool-summary { font:13px/1.4 -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial,
+  sans-serif; color:#1f2933; }
+.ortpool-summary .scroll { overflow-x:auto; max-width:100%; }
+.ortpool-summary table { border-collapse:collapse; width:100%; }
+.ortpool-summary th { text-align:left; font-weight:600; color:#616e7c; white-space:nowrap;
+  border-bottom:2px solid #d9e2ec; padding:5px 8px; }
+.ortpool-summary td { padding:5px 8px; border-bottom:1px solid #d9e2ec; vertical-align:top; }
+.ortpool-summary td.path { overflow-wrap:anywhere; min-width:11em; }
+.ortpool-summary td.e2e-cell { min-width:14em; }
+.ortpool-summary .badge { display:inline-block; padding:2px 8px; border-radius:10px;
+  font-size:12px; font-weight:600; white-space:nowrap; background:#e6ecf5; color:#1f5fa8; }
+.ortpool-summary .s-agree { background:#e3f4e4; color:#2e7d32; }
+.ortpool-summary .s-differ, .ortpool-summary .s-could-not-run, .ortpool-summary .s-crashed,
+.ortpool-summary .s-timed-out { background:#fde8e8; color:#c62828; }
+.ortpool-summary .count { margin:0 0 6px; color:#616e7c; }
+.ortpool-summary details.agreeing { margin-top:10px; }
+.ortpool-summary details.agreeing > summary { cursor:pointer; color:#2e7d32; font-weight:600; }
 """
 
 
@@ -102,33 +157,71 @@ def _node_row(node: NodeResult, with_ref: bool) -> str:
         ref = _e(r.status) + (f" ({r.differing} cells)" if r.differing else "")
         if r.defects:
             ref += "<br><small>" + "<br>".join(_e(d) for d in r.defects) + "</small>"
+    # the status third, after the node and its op: on a narrow screen the table scrolls, and
+    # the verdict must be in view without scrolling
     cells = [
         f'<td class="mono">{_e(row[0])}</td>',
         f"<td>{_e(row[1])}</td>",
+        f'<td class="status-cell">{_badge(node.status)}{extra}</td>',
         f'<td class="mono">{_e(row[2])}</td>',
-        f'<td class="mono">{_e(row[3])}</td>',
-        f'<td class="mono">{_e(row[4])}</td>',
+        f'<td class="mono shape">{_e(row[3])}</td>',
+        f'<td class="mono shape">{_e(row[4])}</td>',
         *(f'<td class="num">{_e(v)}</td>' for v in row[5:10]),
-        f"<td>{_badge(node.status)}{extra}</td>",
     ]
     if with_ref:
         cells.append(f"<td>{ref}</td>")
     return f'<tr class="node-row" data-status="{_e(node.status)}">' + "".join(cells) + "</tr>"
 
 
+def _uri(data: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(data).decode()
+
+
+def _axis_labels(axis: picture.Axis) -> str:
+    if not axis.name:
+        return "<span></span><span></span><span></span>"
+    return f"<span>{axis.first}</span><b>{_e(axis.name)}</b><span>{axis.last}</span>"
+
+
 def _picture(node: NodeResult) -> str:
-    cats = picture.worst([c.categories for c in node.comparisons])
+    """The node's tiles with their axes: where onnxruntime's output and ortpool's differ. When
+    only the spatial sizes differ, onnxruntime's output is drawn where it matches ortpool's
+    best (the comparison's ``align``) and the cells only one output has are marked,
+    so a moved border shows as a border, not as a plane of differences."""
+    placed = next((c for c in node.comparisons if c.aligned is not None), None)
+    if placed is not None:
+        cats, offset = placed.aligned, placed.offset
+    else:
+        cats, offset = picture.worst([c.categories for c in node.comparisons]), None
     if cats is None or cats.ndim < 3:
         return ""
-    data, caption = picture.heatmap(cats)
-    uri = "data:image/png;base64," + base64.b64encode(data).decode()
+    found, caption = picture.tiles(cats)
+    down, across = picture.axes(cats.shape, offset)
+    if placed is not None and placed.offset is not None:
+        shift = ", ".join(f"{o:+d}" for o in placed.offset)
+        caption = (
+            f"Shapes differ: onnxruntime's {list(placed.builtin_shape)} is drawn over "
+            f"ortpool's {list(placed.ortpool_shape)} shifted by ({shift}) cells, where the most "
+            "cells agree (within 1e-5 relative); the cells only one output has are marked. "
+            "Axes count ortpool's (the spec's) cells. " + caption
+        )
     title = (
         f"{node.name} — {node.op}-{node.spec_version}, {terminal.short_attributes(node.attributes)}"
     )
+    tiles = "".join(
+        f'<div class="tile" data-channel="{t.channel}"><div class="tile-title">channel '
+        f'{t.channel}</div><div class="plot"><div class="yaxis">{_axis_labels(down)}</div>'
+        f'<div class="col"><img class="tile-image" '
+        f'alt="{_e(f"channel {t.channel} of {node.name}")}"'
+        f' width="{t.width}" height="{t.height}" src="{_uri(t.png)}">'
+        f'<div class="xaxis">{_axis_labels(across)}</div></div></div></div>'
+        for t in found
+    )
+    offset_attr = f' data-offset="{",".join(map(str, offset))}"' if offset is not None else ""
     return (
-        f'<figure class="node-picture"><img class="node-picture" '
-        f'alt="{_e("differences of " + node.name)}" '
-        f'src="{uri}"><figcaption><b>{_e(title)}</b><br>{_e(caption)}</figcaption></figure>'
+        f'<figure class="node-picture" data-node="{_e(node.name)}"{offset_attr}>'
+        f'<div class="tiles">{tiles}</div>'
+        f"<figcaption><b>{_e(title)}</b><br>{_e(caption)}</figcaption></figure>"
     )
 
 
@@ -139,20 +232,40 @@ def differing(node: NodeResult) -> bool:
     )
 
 
-def _model(model: ModelResult) -> str:
+def anchor(index: int) -> str:
+    """The id of the ``index``-th model's section (0-based, in the order the run gave them)."""
+    return f"model-{index + 1}"
+
+
+def bad(model: ModelResult) -> bool:
+    """A model the reader must look at: it differs, or it could not be validated."""
+    return bool(model.outcome) or model.failing
+
+
+def triage(models: Sequence[ModelResult]) -> list[tuple[int, ModelResult]]:
+    """(index, model) with the failing models first, each group in the run's order."""
+    return sorted(enumerate(models), key=lambda pair: (not bad(pair[1]), pair[0]))
+
+
+def _table(head: str, rows: str, kind: str) -> str:
+    """A table in a wrapper that scrolls sideways inside its card on a narrow screen."""
+    return (
+        f'<div class="scroll"><table class="{kind}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
+    )
+
+
+def _model_body(model: ModelResult) -> str:
     if model.outcome:
-        return (
-            f'<section class="model" data-status="{_e(model.outcome)}"><h2>{_e(model.path)}</h2>'
-            f'<div class="meta">{_badge(model.outcome)} {_e(model.error)}</div></section>'
-        )
+        return f'<div class="meta">{_badge(model.outcome)} {_e(model.error)}</div>'
     inputs = ", ".join(f"{k} [{','.join(map(str, v))}]" for k, v in model.inputs.items())
     with_ref = any(n.reference is not None for n in model.nodes)
-    head = "".join(f"<th>{_e(h)}</th>" for h in terminal.COLUMNS) + (
+    columns = [*terminal.COLUMNS[:2], terminal.COLUMNS[-1], *terminal.COLUMNS[2:-1]]
+    head = "".join(f"<th>{_e(h)}</th>" for h in columns) + (
         "<th>reference</th>" if with_ref else ""
     )
     rows = "".join(_node_row(n, with_ref) for n in model.nodes)
     parts = [
-        f'<section class="model"><h2>{_e(model.path)}</h2>',
         f'<div class="meta">opset {_e(model.opset)} · inputs {_e(inputs)} '
         f"({_e(model.input_source)})</div>",
     ]
@@ -160,9 +273,7 @@ def _model(model: ModelResult) -> str:
         dims = ", ".join(d.text() for d in model.open_dims)
         parts.append(f'<div class="meta">open dims: {_e(dims)}</div>')
     if model.nodes:
-        parts.append(
-            f'<table class="nodes"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
-        )
+        parts.append(_table(head, rows, "nodes"))
     parts.append(_end_to_end(model))
     figures = [_picture(n) for n in model.nodes if differing(n)]
     figures = [f for f in figures if f]
@@ -174,8 +285,21 @@ def _model(model: ModelResult) -> str:
         parts.append(
             '<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in model.notes) + "</ul>"
         )
-    parts.append("</section>")
     return "".join(parts)
+
+
+def _model(index: int, model: ModelResult) -> str:
+    """A failing model as an open section; an agreeing one collapsed (``<details>``)."""
+    ident, status = anchor(index), _e(model.status)
+    if bad(model):
+        return (
+            f'<section class="model" id="{ident}" data-status="{status}"><h2>{_e(model.path)}'
+            f" {_badge(model.status)}</h2>{_model_body(model)}</section>"
+        )
+    return (
+        f'<details class="model" id="{ident}" data-status="{status}"><summary>'
+        f"{_e(model.path)} {_badge(model.status)}</summary>{_model_body(model)}</details>"
+    )
 
 
 def _end_to_end(model: ModelResult) -> str:
@@ -183,24 +307,25 @@ def _end_to_end(model: ModelResult) -> str:
     parts = ['<div class="e2e"><h3>End to end</h3>']
     if model.outputs:
         parts.append(
-            '<table class="outputs"><thead><tr><th>output</th><th>onnxruntime</th>'
-            "<th>ortpool</th><th>max abs</th><th>magnitude</th><th>allowed</th>"
-            "<th>onnxruntime's own noise</th><th>differing</th><th>verdict</th></tr></thead><tbody>"
+            '<div class="scroll"><table class="outputs"><thead><tr><th>output</th>'
+            "<th>verdict</th><th>differing</th><th>onnxruntime</th><th>ortpool</th>"
+            "<th>max abs</th><th>magnitude</th><th>allowed</th>"
+            "<th>onnxruntime's own noise</th></tr></thead><tbody>"
         )
         for out in model.outputs:
             c = out.comparison
             status = results.AGREE if c.agrees else results.DIFFER
             parts.append(
                 f'<tr class="output-row"><td class="mono">{_e(c.name)}</td>'
-                f'<td class="mono">{_e(list(c.builtin_shape))}</td>'
-                f'<td class="mono">{_e(list(c.ortpool_shape))}</td>'
+                f'<td>{_badge(status)}</td><td class="num">{c.differing + c.only_in_one}</td>'
+                f'<td class="mono shape">{_e(list(c.builtin_shape))}</td>'
+                f'<td class="mono shape">{_e(list(c.ortpool_shape))}</td>'
                 f'<td class="num">{_e(terminal._num(c.max_abs))}</td>'
                 f'<td class="num">{_e(terminal._num(out.tolerance.magnitude))}</td>'
                 f'<td class="num">{_e(terminal._num(out.allowed))}</td>'
-                f'<td class="num">{_e(terminal._num(out.noise))}</td>'
-                f'<td class="num">{c.differing + c.only_in_one}</td><td>{_badge(status)}</td></tr>'
+                f'<td class="num">{_e(terminal._num(out.noise))}</td></tr>'
             )
-        parts.append("</tbody></table>")
+        parts.append("</tbody></table></div>")
     else:
         verdict = _badge(results.DIFFER) + " " if model.run_differs else ""
         parts.append(f'<div class="meta">{verdict}{_e(model.end_to_end)}</div>')
@@ -208,11 +333,88 @@ def _end_to_end(model: ModelResult) -> str:
     return "".join(parts)
 
 
+def _nodes_differing(model: ModelResult) -> str:
+    if model.outcome:
+        return "-"
+    failing = [n.name for n in model.nodes if n.failing]
+    text = f"{len(failing)} of {len(model.nodes)}"
+    if failing:
+        names = ", ".join(failing[:4]) + (f", +{len(failing) - 4} more" if len(failing) > 4 else "")
+        text += f": {names}"
+    return text
+
+
+def _elided(text: str, limit: int = 70) -> str:
+    """``text`` cut at ``limit`` characters, the whole of it in a tooltip."""
+    if len(text) <= limit:
+        return _e(text)
+    return f'<span title="{_e(text)}">{_e(text[: limit - 1])}…</span>'
+
+
+def _outputs_differing(model: ModelResult) -> str:
+    if model.outcome:
+        return _elided(model.error)
+    if model.outputs:
+        failing = sum(1 for o in model.outputs if o.failing)
+        return f"{failing} of {len(model.outputs)} differ" if failing else "agree"
+    # "not compared: onnxruntime could not run the model: <its message>": the message in the
+    # tooltip, where the cell stays short
+    return _elided(model.end_to_end, len(": ".join(model.end_to_end.split(": ")[:2])) + 1)
+
+
+def _short_paths(paths: Sequence[str]) -> list[str]:
+    """The paths without the folder they all share (``models/`` of ``models/a.onnx`` and
+    ``models/b.onnx``), so the summary's first column stays narrow."""
+    folders = [p.rpartition("/")[0] for p in paths]
+    common = os.path.commonpath(folders) if len(paths) > 1 and all(folders) else ""
+    if not common or not all(f == common or f.startswith(common + "/") for f in folders):
+        return list(paths)
+    return [p[len(common) + 1 :] for p in paths]
+
+
+def summary(models: Sequence[ModelResult]) -> str:
+    """The summary table as an HTML fragment with its own style (the report's top, and a
+    notebook's ``_repr_html_``): each model with its status, the nodes that differ, the end-to-
+    end verdict and a link to its section; the failing models first, the agreeing ones in a
+    table of their own, collapsed while some model fails."""
+    names = _short_paths([m.path for m in models])
+    head = "<th>model</th><th>status</th><th>nodes differing</th><th>end to end</th>"
+
+    def rows(chosen: list[tuple[int, ModelResult]]) -> str:
+        return "".join(
+            f'<tr class="summary-row" data-status="{_e(m.status)}">'
+            f'<td class="path"><a href="#{anchor(i)}" title="{_e(m.path)}">{_e(names[i])}</a>'
+            f"</td><td>{_badge(m.status)}</td><td>{_e(_nodes_differing(m))}</td>"
+            f'<td class="e2e-cell">{_outputs_differing(m)}</td></tr>'
+            for i, m in chosen
+        )
+
+    ordered = triage(models)
+    failing = [(i, m) for i, m in ordered if bad(m)]
+    agreeing = [(i, m) for i, m in ordered if not bad(m)]
+    parts = [f'<div class="ortpool-summary"><style>{SUMMARY_CSS}</style>']
+    if failing:
+        parts.append(
+            f'<p class="count">{len(failing)} of {len(models)} model(s) differ or could not be '
+            "validated</p>" + _table(head, rows(failing), "summary")
+        )
+    if agreeing:
+        opened = "" if failing else " open"
+        parts.append(
+            f'<details class="agreeing"{opened}><summary>{len(agreeing)} model(s) agree'
+            f"</summary>{_table(head, rows(agreeing), 'summary')}</details>"
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
 def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
+    """The whole page: header with the verdict, the summary table, the failing models' sections,
+    then the agreeing models collapsed."""
     from ortpool.validate.jsonreport import environment
 
     env = environment()
-    bad = any(m.failing or m.outcome for m in models)
+    any_bad = any(bad(m) for m in models)
     verdict = terminal.summary(models)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     level = settings.get("opt_level") or ("all" if settings.get("optimize") else "disable")
@@ -222,15 +424,27 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
         f"providers {', '.join(settings.get('providers') or ['CPUExecutionProvider'])} · "
         f"graph optimisations {level} · {stamp}"
     )
-    body = "".join(_model(m) for m in models)
+    ordered = triage(models)
+    failing = [_model(i, m) for i, m in ordered if bad(m)]
+    agreeing = [_model(i, m) for i, m in ordered if not bad(m)]
+    body = [f'<section class="model summary" id="summary"><h2>Summary</h2>{summary(models)}'
+            "</section>"]
+    if failing:
+        body.append(f'<h2 class="group">{len(failing)} model(s) to look at</h2>')
+        body.extend(failing)
+    if agreeing:
+        body.append(
+            f'<h2 class="group">{len(agreeing)} model(s) agree (collapsed: click to open)</h2>'
+        )
+        body.extend(agreeing)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>ortpool validate: {_e(verdict)}</title><style>{CSS}</style></head><body>"
         f"<header><h1>ortpool validate — onnxruntime built-in pooling vs the ONNX spec</h1>"
         f'<div class="sub">{_e(sub)}</div>'
-        f'<div class="verdict {"bad" if bad else "good"}">{_e(verdict)}</div></header>'
-        f"<main>{body}</main>"
+        f'<div class="verdict {"bad" if any_bad else "good"}">{_e(verdict)}</div></header>'
+        f"<main>{''.join(body)}</main>"
         "<footer>MaxPool values and Indices are compared exactly. Averages and norms are sums: "
         "their rounding against the exact result is accuracy, not semantics (RULINGS.md 17): "
         "within the agree band they agree, up to the accuracy limit they agree with a note, "
@@ -240,25 +454,3 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
         "are counted apart from plain differences.</footer></body></html>\n"
     )
 
-
-def summary(models: Sequence[ModelResult]) -> str:
-    """The report's summary as an HTML fragment (a notebook shows it for a
-    :class:`~ortpool.validate.api.ValidationReport`): the verdict, then one row per model, the
-    ones that do not agree first: status, nodes, nodes that differ, outputs that differ."""
-    order = {s: i for i, s in enumerate(results.MODEL_ORDER)}
-    ranked = sorted(models, key=lambda m: order.get(m.status, -1))  # unknown statuses first
-    rows = "".join(
-        f"<tr><td><code>{_e(m.path)}</code></td><td>{_badge(m.status)}</td>"
-        f'<td class="num">{len(m.nodes)}</td>'
-        f'<td class="num">{sum(1 for n in m.nodes if n.failing)}</td>'
-        f'<td class="num">{sum(1 for o in m.outputs if o.failing)}</td>'
-        f"<td>{_e(terminal.first_line(m.error))}</td></tr>"
-        for m in ranked
-    )
-    bad = any(m.failing or m.outcome for m in models)
-    return (
-        f'<div class="ortpool-summary"><p class="verdict {"bad" if bad else "good"}">'
-        f"{_e(terminal.summary(models))}</p><table><thead><tr><th>model</th><th>status</th>"
-        "<th>nodes</th><th>nodes differing</th><th>outputs differing</th><th>error</th></tr>"
-        f"</thead><tbody>{rows}</tbody></table></div>"
-    )

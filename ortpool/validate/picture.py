@@ -1,13 +1,15 @@
 """Pictures of where differences sit: per-channel heatmaps of the difference categories, as PNG.
 
 A tensor (N, C, D1, ...) of per-cell categories (:mod:`.compare` ``CAT_*``) becomes one tile per
-channel over the spatial plane, the batch folded in by taking the most severe category per cell
-(and, for 3-D, the depth too, so a tile shows every (h, w) that differs at some depth). The PNG
-is written by hand (zlib + CRC chunks): no imaging dependency for a few coloured rectangles.
+channel over the spatial plane (a PNG of its own, its axes labelled by the HTML report), the
+batch folded in by taking the most severe category per cell (and, for 3-D, the depth too, so a
+tile shows every (h, w) that differs at some depth). The PNG is written by hand (zlib + CRC
+chunks): no imaging dependency for a few coloured rectangles.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 import zlib
 
@@ -36,7 +38,6 @@ PALETTE: dict[int, tuple[tuple[int, int, int], str]] = {
 BACKGROUND = (255, 255, 255)
 MAX_TILES = 32
 TILE_TARGET = 140  # pixels along a tile's longer side, roughly
-GAP = 6
 
 
 def png(rgb: np.ndarray) -> bytes:
@@ -74,29 +75,49 @@ def planes(categories: np.ndarray) -> np.ndarray:
     return folded
 
 
-def heatmap(categories: np.ndarray) -> tuple[bytes, str]:
-    """PNG bytes and a caption for ``categories``; channels with differences are drawn first."""
-    tiles = planes(categories)
-    channels, height, width = tiles.shape
-    severity = tiles.reshape(channels, -1).max(axis=1)
+@dataclasses.dataclass(frozen=True)
+class Tile:
+    """One channel's plane as a PNG, ``width`` x ``height`` pixels."""
+
+    channel: int
+    png: bytes
+    width: int
+    height: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Axis:
+    """A tile's axis: its name and the first and last index of the spec's output it spans (an
+    index below 0 or past the end is a cell only onnxruntime's output has)."""
+
+    name: str
+    first: int
+    last: int
+
+
+def _scale(height: int, width: int) -> tuple[int, int]:
+    """Pixels per cell (down, across): about :data:`TILE_TARGET` along the longer side, at least
+    one; a 1-D strip is drawn 12 pixels tall."""
+    scale = max(1, -(-TILE_TARGET // max(height, width)))
+    return (max(scale, 12) if height == 1 else scale), scale
+
+
+def tiles(categories: np.ndarray) -> tuple[list[Tile], str]:
+    """A PNG per channel (channels with differences first, at most :data:`MAX_TILES`) and a
+    caption for ``categories``."""
+    planes_ = planes(categories)
+    channels, height, width = planes_.shape
+    severity = planes_.reshape(channels, -1).max(axis=1)
     order = sorted(range(channels), key=lambda c: (-int(severity[c] > CAT_NOTE), c))
     shown = order[:MAX_TILES]
-    scale = max(1, TILE_TARGET // max(height, width))
-    scale_h = max(scale, 12) if height == 1 else scale
-    tile_h, tile_w = height * scale_h, width * scale
-    columns = min(len(shown), max(1, 900 // (tile_w + GAP)))
-    rows = -(-len(shown) // columns)
-    image = np.full(
-        (rows * (tile_h + GAP) + GAP, columns * (tile_w + GAP) + GAP, 3), BACKGROUND, np.uint8
-    )
+    scale_h, scale_w = _scale(height, width)
     lut = np.zeros((max(PALETTE) + 1, 3), np.uint8)
     for cat, (color, _) in PALETTE.items():
         lut[cat] = color
-    for i, c in enumerate(shown):
-        r, col = divmod(i, columns)
-        block = lut[tiles[c]].repeat(scale_h, axis=0).repeat(scale, axis=1)
-        top, left = GAP + r * (tile_h + GAP), GAP + col * (tile_w + GAP)
-        image[top : top + tile_h, left : left + tile_w] = block
+    found = []
+    for c in shown:
+        block = lut[planes_[c]].repeat(scale_h, axis=0).repeat(scale_w, axis=1)
+        found.append(Tile(c, png(block), width * scale_w, height * scale_h))
     spatial = categories.shape[2:]
     caption = f"{len(shown)} of {channels} channel(s), each over the spatial plane"
     if len(spatial) == 3:
@@ -110,7 +131,25 @@ def heatmap(categories: np.ndarray) -> tuple[bytes, str]:
         for k in (CAT_DIFFER, CAT_INACCURATE, CAT_RULING, CAT_NOTE, CAT_TIE, CAT_MISSING)
     }
     detail = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
-    return png(image), caption + (f". Cells: {detail}." if detail else ".")
+    return found, caption + (f". Cells: {detail}." if detail else ".")
+
+
+def axes(shape: tuple[int, ...], offset: tuple[int, ...] | None = None) -> tuple[Axis, Axis]:
+    """The (down, across) axes of the tiles of a canvas of ``shape`` (N, C, spatial...), in the
+    spec's output's indices: with ``offset`` (onnxruntime's cell i over ortpool's i + offset,
+    the comparison's ``align``) the canvas starts at ortpool's index
+    ``min(0, offset)`` on each axis. 1-D: a strip, across only; 3-D: depth folded."""
+    spatial = list(shape[2:]) or [1]
+    offsets = list(offset or (0,) * len(spatial))
+    names = {1: ["W"], 2: ["H", "W"], 3: ["D", "H", "W"]}.get(len(spatial))
+    names = names or [f"axis {i + 2}" for i in range(len(spatial))]
+    found = [
+        Axis(name, min(0, o), min(0, o) + n - 1)
+        for name, n, o in zip(names, spatial, offsets, strict=True)
+    ]
+    if len(found) == 1:
+        return Axis("", 0, 0), found[0]
+    return found[-2], found[-1]
 
 
 def worst(categories: list[np.ndarray]) -> np.ndarray | None:

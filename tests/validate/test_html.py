@@ -9,12 +9,13 @@ import shutil
 import struct
 import subprocess
 import zlib
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from ortpool.check.compare import CAT_AGREE, CAT_DIFFER, CAT_MISSING
+from ortpool.check.compare import CAT_AGREE, CAT_DIFFER, CAT_MISSING, align
 from ortpool.cli import main
 from ortpool.validate import picture
 from tests.validate.test_validate import builtin_same_d2_shape, pool_model, save
@@ -72,13 +73,14 @@ def decode_png(data: bytes) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> tuple[Path, str]:
-    """Two models: one node differs (SAME with dilation), one agrees everywhere."""
+    """Two models, the agreeing one given first: one node differs (SAME with dilation: the
+    output is 8x10 for 10x12), the other model agrees everywhere."""
     builtin_same_d2_shape((1, 3, 10, 12))  # skips unless this onnxruntime has the defect
     folder = tmp_path_factory.mktemp("html")
     bad = save(pool_model(dilation=2), folder / "same_d2.onnx")
     good = save(pool_model(dilation=1), folder / "same_d1.onnx")
     page = folder / "report.html"
-    assert main(["validate", bad, good, "--html", str(page), "--no-progress"]) == 1
+    assert main(["validate", good, bad, "--html", str(page), "--no-progress"]) == 1
     return page, page.read_text()
 
 
@@ -86,7 +88,7 @@ def test_page_is_self_contained(report):
     _, text = report
     assert text.startswith("<!DOCTYPE html>")
     assert "<script" not in text and "<link" not in text and "@import" not in text
-    assert not re.search(r"""(src|href)\s*=\s*["'](?!data:)""", text)
+    assert not re.search(r"""(src|href)\s*=\s*["'](?!data:|#)""", text)
     assert "url(" not in text
     sources = re.findall(r'src="([^"]+)"', text)
     assert sources and all(s.startswith("data:image/png;base64,") for s in sources)
@@ -97,35 +99,151 @@ def test_table_and_one_picture_per_differing_node(report):
     rows = re.findall(r'<tr class="node-row" data-status="([a-z-]+)">', text)
     # two models, each with pool_same and avg: only pool_same of same_d2 differs
     assert rows == ["differ", "agree", "agree", "agree"]
-    figures = re.findall(r'<figure class="node-picture">', text)
+    figures = re.findall(r'<figure class="node-picture"', text)
     assert len(figures) == 1
     assert "pool_same — MaxPool-12, k=3x3 d=2x2 SAME_UPPER" in text
     assert "SAME padding with dilation" in text
 
 
-def test_picture_shows_where_the_differences_sit(report):
-    _, text = report
-    uri = re.search(r'src="data:image/png;base64,([^"]+)"', text).group(1)
-    image = decode_png(base64.b64decode(uri))
-    colors = {tuple(int(v) for v in px) for px in image.reshape(-1, 3)}
-    assert picture.PALETTE[CAT_DIFFER][0] in colors
-    # onnxruntime's output is smaller (8x10 vs 10x12 on 1.21 to 1.32): cells only ortpool has
-    assert picture.PALETTE[CAT_MISSING][0] in colors
-
-
-def test_heatmap_tiles_place_each_cell():
+def test_tiles_place_each_cell_channels_with_differences_first():
     cats = np.zeros((1, 2, 2, 3), np.int8)
     cats[0, 1, 1, 2] = CAT_DIFFER
-    data, caption = picture.heatmap(cats)
-    image = decode_png(data)
-    # channel 1 (the one with a difference) is drawn first, at the top left
-    scale = picture.TILE_TARGET // 3
-    gap = picture.GAP
-    cell = image[gap + 1 * scale + scale // 2, gap + 2 * scale + scale // 2]
-    assert tuple(cell) == picture.PALETTE[CAT_DIFFER][0]
-    first = image[gap + scale // 2, gap + scale // 2]
-    assert tuple(first) == picture.PALETTE[CAT_AGREE][0]
+    found, caption = picture.tiles(cats)
+    assert [t.channel for t in found] == [1, 0]
+    scale = -(-picture.TILE_TARGET // 3)
+    assert (found[0].width, found[0].height) == (3 * scale, 2 * scale)
+    image = decode_png(found[0].png)
+    middle = scale // 2
+    assert tuple(image[scale + middle, 2 * scale + middle]) == picture.PALETTE[CAT_DIFFER][0]
+    assert tuple(image[middle, middle]) == picture.PALETTE[CAT_AGREE][0]
     assert caption.startswith("2 of 2 channel(s)") and "1 differs" in caption
+
+
+class Page(HTMLParser):
+    """What the structure test reads of the report: ids, links, sources, summary rows, the
+    model sections (and which are ``<details>``), figures with their tiles."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: list[str] = []
+        self.links: list[str] = []
+        self.sources: list[str] = []
+        self.summary: list[tuple[str, str]] = []  # (status, href)
+        self.sections: list[tuple[str, str, str]] = []  # (tag, id, status)
+        self.figures: list[dict[str, str | None]] = []
+        self.tiles: list[str] = []
+        self.urls: list[str] = []
+        self._row: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if "id" in found:
+            self.ids.append(found["id"] or "")
+        for value in found.values():
+            if value and re.search(r"(https?:)?//", value) and not value.startswith("data:"):
+                self.urls.append(value)
+        if tag == "tr" and found.get("class") == "summary-row":
+            self._row = found.get("data-status")
+        if tag == "a" and "href" in found:
+            self.links.append(found["href"] or "")
+            if self._row is not None:
+                self.summary.append((self._row, found["href"] or ""))
+                self._row = None
+        if "src" in found:
+            self.sources.append(found["src"] or "")
+        ident = found.get("id") or ""
+        if tag in ("section", "details") and ident.startswith("model-"):
+            self.sections.append((tag, ident, found.get("data-status") or ""))
+        if tag == "figure":
+            self.figures.append(found)
+        if tag == "img" and found.get("class") == "tile-image":
+            self.tiles.append(found["src"] or "")
+
+
+def test_structure_summary_first_links_details_and_no_external_resource(report):
+    _, text = report
+    page = Page()
+    page.feed(text)
+    # the summary table: the failing model first although it was given second
+    assert [status for status, _ in page.summary] == ["differ", "agree"]
+    assert [href for _, href in page.summary] == ["#model-2", "#model-1"]
+    # every link resolves to an element of the page, and ids are unique
+    assert page.links and all(h.startswith("#") and h[1:] in page.ids for h in page.links)
+    assert len(page.ids) == len(set(page.ids))
+    # the failing model is an open section, the agreeing one collapsed
+    assert page.sections == [("section", "model-2", "differ"), ("details", "model-1", "agree")]
+    # no external resource: every source is an inline PNG, no URL in any attribute
+    assert page.sources and all(s.startswith("data:image/png;base64,") for s in page.sources)
+    assert page.urls == []
+    assert text.index('id="summary"') < text.index('id="model-2"') < text.index('id="model-1"')
+    # the summary names the models without the folder they share; the sections in full
+    assert '">same_d2.onnx</a>' in text and '">same_d1.onnx</a>' in text
+    assert f"<h2>{report[0].parent / 'same_d2.onnx'} " in text
+    # every table scrolls inside its card on a narrow screen
+    assert text.count("<table") == text.count('<div class="scroll"><table')
+    assert "@media (max-width: 700px)" in text
+
+
+def test_summary_puts_models_that_could_not_run_first_and_renders_any_status_by_name():
+    from ortpool.validate import html, results
+
+    fine = results.ModelResult(path="models/fine.onnx")
+    fine.nodes.append(results.NodeResult("p", "MaxPool", 12, 12, "float", {}, [[1, 1, 4, 4]],
+                                         "fixed"))  # a status this module does not know
+    broken = results.ModelResult(path="models/broken.onnx", outcome=results.COULD_NOT_RUN,
+                                 error="onnxruntime: " + "x" * 200)
+    page = Page()
+    fragment = html.summary([fine, broken])
+    page.feed(fragment)
+    assert page.summary == [("could-not-run", "#model-2"), ("agree", "#model-1")]
+    assert '">broken.onnx</a>' in fragment  # the shared folder left out
+    # the long error cut in the cell, whole in its tooltip
+    assert f'title="onnxruntime: {"x" * 200}"' in fragment and "x" * 200 + "<" not in fragment
+    section = html.render([fine, broken], {})
+    assert '<span class="badge s-fixed">fixed</span>' in section
+    assert section.index('id="model-2"') < section.index('id="model-1"')
+
+
+def test_shape_difference_is_drawn_aligned_with_the_extra_border_marked(report):
+    _, text = report
+    page = Page()
+    page.feed(text)
+    (figure,) = page.figures
+    # onnxruntime's 8x10 sits one cell in from ortpool's 10x12 on both axes
+    assert figure["data-node"] == "pool_same" and figure["data-offset"] == "1,1"
+    assert "shifted by (+1, +1) cells" in text
+    assert len(page.tiles) == 3  # a tile per channel
+    image = decode_png(base64.b64decode(page.tiles[0].removeprefix("data:image/png;base64,")))
+    height, width = image.shape[:2]
+    cell_h, cell_w = height // 10, width // 12
+    cells = image[cell_h // 2 :: cell_h, cell_w // 2 :: cell_w][:10, :12]
+    missing = np.all(cells == picture.PALETTE[CAT_MISSING][0], axis=-1)
+    agree = np.all(cells == picture.PALETTE[CAT_AGREE][0], axis=-1)
+    # the border rows and columns only ortpool has are marked; the common region agrees
+    border = np.ones((10, 12), bool)
+    border[1:-1, 1:-1] = False
+    assert (missing == border).all()
+    assert agree[1:-1, 1:-1].all()
+    # the axes count ortpool's cells
+    assert '<div class="yaxis"><span>0</span><b>H</b><span>9</span></div>' in text
+    assert '<div class="xaxis"><span>0</span><b>W</b><span>11</span></div>' in text
+
+
+def test_align_finds_the_shift_and_keeps_real_differences():
+    ours = np.arange(48, dtype=np.float32).reshape(1, 1, 6, 8)
+    theirs = ours[:, :, 1:5, 1:7].copy()
+    theirs[0, 0, 2, 3] = -1.0  # a real difference inside the common region
+    offset, cats = align(theirs, ours)
+    assert offset == (1, 1) and cats.shape == (1, 1, 6, 8)
+    assert cats[0, 0, 3, 4] == CAT_DIFFER
+    assert int((cats == CAT_DIFFER).sum()) == 1
+    assert int((cats == CAT_MISSING).sum()) == 48 - 24
+    # onnxruntime's output larger: the canvas starts at its first cell, one before ortpool's
+    offset, cats = align(ours, theirs)
+    assert offset == (-1, -1) and cats.shape == (1, 1, 6, 8)
+    assert picture.axes(cats.shape, offset) == (picture.Axis("H", -1, 4), picture.Axis("W", -1, 6))
+    # channels that differ are not aligned
+    assert align(ours[:, :, :4], np.zeros((1, 2, 6, 8), np.float32)) is None
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -163,7 +281,7 @@ def test_renders_in_headless_chromium(report, tmp_path):
         timeout=120,
         check=True,
     ).stdout
-    assert 'data-loaded="1/1"' in dom
+    assert 'data-loaded="3/3"' in dom  # a tile per channel of the differing node
     assert 'data-rows="4"' in dom
     shot = tmp_path / "shot.png"
     subprocess.run(
@@ -176,4 +294,4 @@ def test_renders_in_headless_chromium(report, tmp_path):
     assert image.shape[:2] == (1000, 1400)
     colors = {tuple(int(v) for v in px) for px in image[::7, ::7].reshape(-1, 3)}
     assert len(colors) > 20  # not blank: text, badges, the heatmap
-    assert picture.PALETTE[CAT_DIFFER][0] in colors  # the picture is painted
+    assert (253, 232, 232) in colors  # the summary's DIFFERS badge, above the fold

@@ -1,0 +1,384 @@
+"""``ortpool bench MODEL [FIXED]``: what a model costs in plain onnxruntime, and what its fixed
+form costs against it.
+
+Three variants are timed in the same rounds (:func:`ortpool.bench.timing.interleaved`): the
+original model, a second session of the original (the *control*: its ratio to the first shows
+how far two identical sessions drift apart on this machine; a fixed/original ratio whose middle
+half overlaps the control's is not told apart from that noise), and the fixed model when given.
+Ratios are taken round by round.
+
+Then each model runs again in a session of its own with onnxruntime's profiler on (profiling
+slows every node, so the timed sessions are not profiled), and each pooling node's kernel time
+is read from the profile: in the fixed model, the node's time is the sum over every node
+``ortpool fix`` wrote for it (the pool node keeps its name; inserted nodes carry
+:data:`ortpool.fix.emit.MARK` and the node's name in their doc string).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+
+from ortpool import modelfile, versions
+from ortpool.bench.runner import Settings, session_runtime
+from ortpool.bench.timing import Ratio, Stats, interleaved
+from ortpool.errors import OrtpoolError
+from ortpool.fix.emit import MARK
+from ortpool.model import InputSpec, ResolvedInputs, graph_inputs, pooling_nodes, resolve
+from ortpool.model.capture import governing_opset
+from ortpool.model.inference import value_type
+from ortpool.model.scopes import graph_scopes
+from ortpool.ort import (
+    RuntimeSpec,
+    kernel_node,
+    open_session,
+    profile_dir,
+    read_profile,
+    stamp,
+)
+
+ORIGINAL = "original"
+CONTROL = "original again"
+FIXED = "fixed"
+#: profiled runs per model (after one warm-up run, left out): enough for a median per node,
+#: few enough that profiling, which slows every node, stays a small part of the command
+PROFILED_RUNS = 10
+
+
+@dataclasses.dataclass
+class NodeTime:
+    """One pooling node of the original model, its kernel time per run in each profile."""
+
+    name: str
+    op: str  # "MaxPool-12": the operator and the spec version its opset gives it
+    original: float | None  # median seconds per run; None: no profile event names it
+    fixed: float | None = None
+    #: the nodes of the fixed model that stand for it (the pool node and those fix inserted)
+    fixed_nodes: int = 0
+    #: the providers that executed it in the original's profile
+    providers: tuple[str, ...] = ()
+
+    @property
+    def ratio(self) -> float | None:
+        if self.original and self.fixed is not None:
+            return self.fixed / self.original
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "op": self.op,
+            "original_s": self.original,
+            "fixed_s": self.fixed,
+            "fixed_nodes": self.fixed_nodes,
+            "ratio": self.ratio,
+            "providers": list(self.providers),
+        }
+
+
+@dataclasses.dataclass
+class Profile:
+    """What one model's profile says: each pooling node's time, the whole run's."""
+
+    nodes: dict[str, float | None]  # pooling node name -> median seconds per run
+    counts: dict[str, int]  # pooling node name -> nodes of this model standing for it
+    providers: dict[str, tuple[str, ...]]
+    run: float | None  # median seconds of a whole profiled run
+    pooling: float | None  # median seconds per run of all pooling nodes together
+    runs: int
+
+
+@dataclasses.dataclass
+class ModelBench:
+    """The figures of ``ortpool bench MODEL [FIXED]``."""
+
+    model: str
+    fixed: str | None
+    inputs: ResolvedInputs
+    times: dict[str, Stats]
+    ratios: dict[str, Ratio]  # CONTROL and FIXED, each over ORIGINAL, per round
+    nodes: list[NodeTime]
+    profiles: dict[str, Profile]
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "fixed": self.fixed,
+            "inputs": {
+                "shapes": self.inputs.shapes,
+                "source": self.inputs.source,
+                "open_dims": [d.to_dict() for d in self.inputs.dims],
+            },
+            "times": {name: stats.as_dict() for name, stats in self.times.items()},
+            "ratios_to_original": {name: r.as_dict() for name, r in self.ratios.items()},
+            "nodes": [n.to_dict() for n in self.nodes],
+            "profiles": {
+                name: {
+                    "runs": p.runs,
+                    "run_s": p.run,
+                    "pooling_s": p.pooling,
+                }
+                for name, p in self.profiles.items()
+            },
+            "notes": list(self.notes),
+        }
+
+
+def load(path: str | os.PathLike, notes: list[str]) -> onnx.ModelProto:
+    """The model with its weights, its IR version lowered when the installed onnxruntime cannot
+    read it (a note says so)."""
+    model = modelfile.read(path, load_external_data=True)
+    note = stamp(model)
+    if note:
+        notes.append(f"{os.fspath(path)}: {note}")
+    return model
+
+
+def _signature(value: onnx.ValueInfoProto) -> str:
+    kind = value_type(value)
+    dims = "unknown rank" if kind.dims is None else "[" + ",".join(map(str, kind.dims)) + "]"
+    return f"{kind.name or 'no element type'} {dims}"
+
+
+def check_interface(
+    model: onnx.ModelProto, fixed: onnx.ModelProto, model_label: str, fixed_label: str
+) -> None:
+    """An :class:`OrtpoolError` unless ``fixed`` takes the inputs ``model`` takes (names, order,
+    element types, declared dims) and gives its outputs (names): the same arrays must feed
+    both, or the ratio compares two different computations."""
+    ours = {v.name: _signature(v) for v in graph_inputs(model)}
+    theirs = {v.name: _signature(v) for v in graph_inputs(fixed)}
+    if list(ours) != list(theirs):
+        raise OrtpoolError(
+            f"FIXED {fixed_label} does not take the inputs of MODEL {model_label}: MODEL has "
+            f"{', '.join(ours) or 'none'}, FIXED has {', '.join(theirs) or 'none'} (give the "
+            "model 'ortpool fix' wrote from MODEL)"
+        )
+    for name, text in ours.items():
+        if theirs[name] != text:
+            raise OrtpoolError(
+                f"FIXED {fixed_label} does not take the inputs of MODEL {model_label}: input "
+                f"{name!r} is {text} in MODEL, {theirs[name]} in FIXED"
+            )
+    outputs = [v.name for v in model.graph.output]
+    fixed_outputs = [v.name for v in fixed.graph.output]
+    if outputs != fixed_outputs:
+        raise OrtpoolError(
+            f"FIXED {fixed_label} does not give the outputs of MODEL {model_label}: MODEL gives "
+            f"{', '.join(outputs) or 'none'}, FIXED gives {', '.join(fixed_outputs) or 'none'}"
+        )
+
+
+def _op_text(node: onnx.NodeProto, opset: int) -> str:
+    try:
+        return f"{node.op_type}-{versions.resolve(node.op_type, opset).version}"
+    except ValueError:
+        return node.op_type
+
+
+def _profile_keys(node: onnx.NodeProto) -> tuple[str, ...]:
+    """The names a node's profile events can carry: its own, or, when onnxruntime's NCHWc layout
+    pass replaced it (level ``layout`` and above, a pool or Conv on the CPU provider), the name
+    it gives the new node, ``<first output>_nchwc``."""
+    keys = [node.name] if node.name else []
+    if node.output and node.output[0]:
+        keys.append(f"{node.output[0]}_nchwc")
+    return tuple(keys)
+
+
+def _owners(model: onnx.ModelProto, pools: Mapping[str, str], fixed: bool) -> dict[str, str]:
+    """Profile key -> the pooling node the event's time belongs to. ``pools`` maps each pooling
+    node's name in the original model to its label in the report; its time is that of the node
+    of that name and, in a fixed model, of every node ``ortpool fix`` inserted for it."""
+    owners: dict[str, str] = {}
+    for scope in graph_scopes(model.graph, ("graph",), "main graph", model.opset_import, None):
+        for node in scope.nodes:
+            owner = pools.get(node.name) if node.name else None
+            if owner is None and fixed and node.doc_string.startswith(MARK):
+                owner = next(
+                    (label for name, label in pools.items() if f"for node {name!r}" in
+                     node.doc_string),
+                    None,
+                )
+            if owner is not None:
+                for key in _profile_keys(node):
+                    owners.setdefault(key, owner)
+    return owners
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def profile(
+    model: onnx.ModelProto,
+    feeds: Mapping[str, np.ndarray],
+    pools: Mapping[str, str],
+    settings: Settings,
+    fixed: bool = False,
+    runs: int = PROFILED_RUNS,
+) -> Profile:
+    """Run ``model`` ``runs`` times (after a warm-up) in a profiled session of its own and read
+    each pooling node's kernel time per run from the profile (the file removed once read)."""
+    spec = session_runtime(settings)
+    session = open_session(spec, model, profile_dir=profile_dir())
+    for _ in range(runs + 1):
+        session.run(None, dict(feeds))
+    events = read_profile(session)
+    # A run's node events fall inside its model_run event; the first run is the warm-up.
+    spans = sorted(
+        (float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)))
+        for e in events
+        if e.get("cat") == "Session" and e.get("name") == "model_run"
+    )[1:]
+    owners = _owners(model, pools, fixed)
+    names = list(pools.values())
+    per_run: dict[str, list[float]] = {n: [0.0] * len(spans) for n in names}
+    seen: dict[str, set[str]] = {n: set() for n in names}
+    providers: dict[str, set[str]] = {n: set() for n in names}
+    for event in events:
+        node = kernel_node(event)
+        owner = owners.get(node or "")
+        if owner is None:
+            continue
+        ts = float(event.get("ts", 0))
+        run = next((i for i, (lo, hi) in enumerate(spans) if lo <= ts <= hi), None)
+        if run is None:
+            continue
+        per_run[owner][run] += float(event.get("dur", 0)) * 1e-6
+        seen[owner].add(node or "")
+        provider = (event.get("args") or {}).get("provider")
+        if provider:
+            providers[owner].add(str(provider))
+    times = {n: (_median(per_run[n]) if seen[n] else None) for n in names}
+    totals = [sum(per_run[n][i] for n in names if seen[n]) for i in range(len(spans))]
+    return Profile(
+        nodes=times,
+        counts={n: len(seen[n]) for n in names},
+        providers={n: tuple(sorted(p)) for n, p in providers.items()},
+        run=_median([(hi - lo) * 1e-6 for lo, hi in spans]),
+        pooling=_median(totals) if any(seen.values()) else None,
+        runs=len(spans),
+    )
+
+
+class RunFailed(Exception):
+    """A variant's first run failed: which one, and onnxruntime's message."""
+
+    def __init__(self, variant: str, reason: str) -> None:
+        super().__init__(f"{variant}: {reason}")
+        self.variant, self.reason = variant, reason
+
+
+def time_against(
+    model: onnx.ModelProto,
+    fixed: onnx.ModelProto | None,
+    feeds: Mapping[str, np.ndarray],
+    runtime: RuntimeSpec,
+    repeat: int,
+    min_sample: float,
+) -> tuple[dict[str, Stats], dict[str, Ratio]]:
+    """``model`` (:data:`ORIGINAL`) against a second session of itself (:data:`CONTROL`) and
+    against ``fixed`` (:data:`FIXED`) when given, ``repeat`` interleaved rounds on ``feeds``:
+    each variant's times, and the CONTROL and FIXED ratios to ORIGINAL round by round. A first
+    run that fails raises :class:`RunFailed` naming the variant."""
+    sessions = {ORIGINAL: open_session(runtime, model), CONTROL: open_session(runtime, model)}
+    if fixed is not None:
+        sessions[FIXED] = open_session(runtime, fixed)
+    for name, session in sessions.items():
+        try:
+            session.run(None, dict(feeds))
+        except Exception as err:  # onnxruntime's own exception types differ between releases
+            raise RunFailed(name, str(err)) from None
+    variants = {name: functools.partial(s.run, None, dict(feeds)) for name, s in sessions.items()}
+    times = interleaved(variants, repeat, min_sample)
+    ratios = {
+        name: Ratio.of(times[name], times[ORIGINAL]) for name in (CONTROL, FIXED) if name in times
+    }
+    return times, ratios
+
+
+@dataclasses.dataclass
+class Pair:
+    """MODEL and FIXED as read (IR versions lowered where needed), their labels and notes."""
+
+    model: onnx.ModelProto
+    fixed: onnx.ModelProto | None
+    label: str
+    fixed_label: str | None
+    notes: list[str]
+
+
+def load_pair(model_path: str | os.PathLike, fixed_path: str | os.PathLike | None) -> Pair:
+    """Read MODEL and FIXED and check that FIXED takes MODEL's inputs and gives its outputs.
+
+    Done before any session, and before :func:`ortpool.bench.runner.share_thread_pool`: lowering
+    an IR version asks onnxruntime which it reads by opening probe sessions of their own
+    threads, which a process-wide pool refuses."""
+    notes: list[str] = []
+    model = load(model_path, notes)
+    fixed = load(fixed_path, notes) if fixed_path is not None else None
+    label = os.fspath(model_path)
+    fixed_label = os.fspath(fixed_path) if fixed_path is not None else None
+    if fixed is not None and fixed_label is not None:
+        check_interface(model, fixed, label, fixed_label)
+    return Pair(model, fixed, label, fixed_label, notes)
+
+
+def bench_models(pair: Pair, spec: InputSpec | None, settings: Settings) -> ModelBench:
+    """Time ``pair.model`` against itself (the control) and against ``pair.fixed`` when given,
+    interleaved, on the inputs ``spec`` resolves; then profile each for its pooling nodes."""
+    model, fixed, label = pair.model, pair.fixed, pair.label
+    fixed_label = pair.fixed_label or ""
+    notes = list(pair.notes)
+    resolved = resolve(model, spec, seed=settings.seed)
+    feeds = dict(resolved.feeds)
+    try:
+        times, ratios = time_against(
+            model, fixed, feeds, session_runtime(settings), settings.repeat, settings.min_sample
+        )
+    except RunFailed as err:  # onnxruntime's own errors: the sizes chosen, then its reason
+        which = fixed_label if err.variant == FIXED else label
+        raise resolved.cannot_run(which, err.reason) from None
+    opset = governing_opset(model)
+    pools = pooling_nodes(model)
+    # unnamed nodes cannot be told apart in a profile (onnxruntime names events by node name)
+    named = {p.node.name: p.name for p in pools if p.node.name}
+    profiles = {ORIGINAL: profile(model, feeds, named, settings)}
+    if fixed is not None:
+        profiles[FIXED] = profile(fixed, feeds, named, settings, fixed=True)
+    nodes = []
+    for pool in pools:
+        original = profiles[ORIGINAL]
+        entry = NodeTime(
+            pool.name,
+            _op_text(pool.node, opset),
+            original.nodes.get(pool.name),
+            providers=original.providers.get(pool.name, ()),
+        )
+        if FIXED in profiles:
+            entry.fixed = profiles[FIXED].nodes.get(pool.name)
+            entry.fixed_nodes = profiles[FIXED].counts.get(pool.name, 0)
+        nodes.append(entry)
+    if not pools:
+        notes.append(f"{label} holds no standard pooling node: no per-node times")
+    if fixed is not None and nodes and not any(n.fixed_nodes for n in nodes):
+        notes.append(
+            f"no node of FIXED {fixed_label} stands for a pooling node of MODEL (none has its "
+            "name or was written for it by 'ortpool fix'): is FIXED MODEL's fixed form?"
+        )
+    missing = [n.name for n in nodes if n.original is None]
+    if missing:
+        notes.append(
+            "no profile event names " + ", ".join(missing) + " (an unnamed node, a node inside "
+            "a function, or one onnxruntime's optimizer fused into another)"
+        )
+    return ModelBench(label, pair.fixed_label, resolved, times, ratios, nodes, profiles, notes)
