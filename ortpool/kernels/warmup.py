@@ -75,8 +75,6 @@ def warm_up(
     """Compile (or load from the cache) ``kernels`` (names of :data:`KERNELS`) for ``dtypes``;
     returns (kernel, dtype, seconds) per call, in the order of :data:`KERNELS` within each
     dtype. Nothing to do, and an empty list, when the numpy kernels are in use."""
-    if _backend.backend() != "numba":
-        return []
     # One name given as a string is that name, not its letters.
     dtypes = [dtypes] if isinstance(dtypes, str) else dtypes
     kernels = [kernels] if isinstance(kernels, str) else kernels
@@ -95,6 +93,11 @@ def warm_up(
         raise OrtpoolError(
             f"kernel {unknown[0]!r} is not one of the compiled kernels: {', '.join(KERNELS)}"
         )
+    if not chosen or not wanted:
+        raise OrtpoolError("name at least one element type and one kernel to compile")
+    # Checked above even without numba: a typo fails wherever the command runs.
+    if _backend.backend() != "numba":
+        return []
     # The calls are tiny, which the default mode would leave to numpy: compile them anyway.
     mode = _backend.mode()
     _backend.set_backend("numba")

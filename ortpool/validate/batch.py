@@ -29,6 +29,7 @@ import argparse
 import collections
 import dataclasses
 import gc
+import math
 import multiprocessing
 import os
 import signal
@@ -63,11 +64,17 @@ Work = Callable[[str, Any, bool, Progress], results.ModelResult]
 _PROGRESS, _NOTE, _RESULT = "progress", "note", "result"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(
+    parser: argparse.ArgumentParser,
+    integer: Callable[[str], int] = int,
+    real: Callable[[str], float] = float,
+) -> None:
+    """``--jobs`` and ``--timeout`` on ``parser``, read by ``integer`` and ``real`` (the command
+    line's checked readers, :mod:`ortpool.cliargs.numbers`)."""
     parser.add_argument(
         "-j",
         "--jobs",
-        type=int,
+        type=integer,
         default=DEFAULT_JOBS,
         metavar="N",
         help="validate up to N models at once, each in its own process (default 1; 0: one per "
@@ -75,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=real,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"time limit per model ({DEFAULT_TIMEOUT:g}; 0: none): a model over it is killed "
@@ -94,8 +101,8 @@ def jobs_from(value: int, models: int) -> int:
 
 def check_timeout(value: float) -> float | None:
     """``--timeout``: seconds, or None for no limit."""
-    if not value >= 0:  # also NaN
-        raise OrtpoolError(f"--timeout={value} must be >= 0 (0: no limit)")
+    if not 0 <= value < math.inf:  # also NaN
+        raise OrtpoolError(f"--timeout={value} must be a finite number >= 0 (0: no limit)")
     return value or None
 
 

@@ -23,12 +23,23 @@ HELP = (
 )
 
 
-def _csv(text: str | None) -> list[str] | None:
-    return [t.strip() for t in text.split(",") if t.strip()] if text else None
+def _csv(text: str | None, flag: str) -> list[str] | None:
+    """A comma-separated filter's names; None when not given (every one), refused when given
+    empty (``--ops ''``: a filter that names nothing is a mistake, not "all")."""
+    if text is None:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise OrtpoolError(f"{flag} {text!r} names nothing; leave the option out for every one")
+    return names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seed", type=int, default=0, help="seed of the case inputs (0)")
+    from ortpool.cliargs import numbers
+
+    parser.add_argument(
+        "--seed", type=numbers.integer, default=0, help="seed of the case inputs (0)"
+    )
     parser.add_argument("--ops", metavar="OP[,OP]", help="only these operators")
     parser.add_argument("--versions", metavar="V[,V]", help="only these spec versions")
     parser.add_argument("--dtypes", metavar="T[,T]", help="only these element types (float, ...)")
@@ -95,29 +106,31 @@ def run(args: argparse.Namespace) -> int:
 def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
     """The grid's cases the filters select, and the filters as the report's settings."""
     from ortpool import versions
+    from ortpool.cliargs import inputs, numbers
     from ortpool.validate import grid
 
-    ops = _csv(args.ops)
+    inputs.seed(args)
+    ops = _csv(args.ops, "--ops")
     for op in ops or []:
         try:
             versions.versions_of(op)
         except ValueError as err:
             raise OrtpoolError(f"--ops: {err}") from None
     try:
-        wanted_versions = [int(v) for v in _csv(args.versions) or []]
-        ranks = [int(r) for r in _csv(args.ranks) or []]
-    except ValueError:
+        wanted_versions = [numbers.integer(v) for v in _csv(args.versions, "--versions") or []]
+        ranks = [numbers.integer(r) for r in _csv(args.ranks, "--ranks") or []]
+    except argparse.ArgumentTypeError:
         raise OrtpoolError("--versions and --ranks take comma-separated integers") from None
     if not ranks or any(r not in grid.RANK_AXES for r in ranks):
         raise OrtpoolError(f"--ranks={args.ranks} must name ranks among 1, 2, 3")
-    cases = grid.cases(ops, wanted_versions or None, _csv(args.dtypes), ranks)
+    cases = grid.cases(ops, wanted_versions or None, _csv(args.dtypes, "--dtypes"), ranks)
     if not cases:
         raise OrtpoolError("the filters select no case")
     settings = {
         "seed": args.seed,
         "ops": ops,
         "versions": wanted_versions,
-        "dtypes": _csv(args.dtypes),
+        "dtypes": _csv(args.dtypes, "--dtypes"),
         "ranks": ranks,
     }
     return cases, settings
