@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import stat
 import tempfile
 from collections.abc import Iterable
@@ -310,7 +311,8 @@ class StagedFiles:
         key = os.path.realpath(folder)
         if key not in self._temp:
             try:
-                self._temp[key] = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=folder))
+                with signals_held():  # made and recorded, so removed on the way out
+                    self._temp[key] = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=folder))
             except OSError as err:
                 raise OrtpoolError(
                     f"{destination.what} {destination.path}: cannot write in {folder} "
@@ -337,6 +339,22 @@ class StagedFiles:
         for temp in self._temp.values():
             shutil.rmtree(temp, ignore_errors=True)
         self._temp.clear()
+
+
+@contextlib.contextmanager
+def signals_held():
+    """SIGINT and SIGTERM held back for a moment (delivered when it ends): something made (a
+    folder, a child process) must not be lost before it is recorded for removal."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    except (AttributeError, OSError, ValueError):  # no POSIX signal masks here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _missing_folders(folder: Path, root: Path) -> list[Path]:

@@ -21,6 +21,14 @@ reason in one line) and the run goes on.
 * Results are handed out in the order the models were given, whatever order the children finish
   in: model ``i`` as soon as it and every model before it are done. Nothing about the results
   depends on ``jobs``: each child runs one model exactly as a lone run would.
+* No child outlives the run. The parent kills the running ones on any way out (an error,
+  Ctrl-C, SIGTERM: :mod:`ortpool.cli` turns both signals into an exception). A parent that dies
+  outright (SIGKILL) takes them along: the forkserver ends when its parent does, and each child
+  asks Linux for SIGKILL when its parent ends (``PR_SET_PDEATHSIG``). Each child also ends itself
+  by SIGALRM a few seconds after its ``timeout``, so a time limit holds even with no parent to
+  enforce it. A child ignores SIGINT (Ctrl-C reaches the whole process group): the parent ends
+  it, and no traceback of it reaches the terminal. A child's temporary files (onnxruntime's
+  profiles) go into the run's temporary folder, which the parent removes.
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ortpool.errors import OrtpoolError
+from ortpool.staging import signals_held
 from ortpool.validate import results
 
 #: seconds a model may take by default (``--timeout``); 0 means no limit. A hang must end: the
@@ -146,6 +155,34 @@ def _reason(err: BaseException, path: str) -> str:
     return text.removeprefix(f"{path}: ")
 
 
+#: seconds a child lives past its ``timeout`` before its own alarm ends it (the parent, when
+#: alive, kills it at the timeout and reports it)
+_ALARM_GRACE = 5
+#: prctl's PR_SET_PDEATHSIG (linux/prctl.h)
+_PR_SET_PDEATHSIG = 1
+
+
+def _bound_to_parent(timeout: float | None) -> None:
+    """In a child: ignore SIGINT, die with the parent, and end by SIGALRM (its default action
+    ends the process even inside native code) ``_ALARM_GRACE`` seconds after ``timeout``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the parent's kill on its way out remains
+        pass
+    if os.getppid() != parent:  # the parent ended before the request was made
+        os._exit(1)
+    if timeout:
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.alarm(math.ceil(timeout) + _ALARM_GRACE)
+
+
 def _portable(result: results.ModelResult) -> results.ModelResult:
     """The result without what only the child needed (ortpool's outputs, masks, tolerances
     with their per-cell slack, for the reference column): a smaller pickle."""
@@ -163,17 +200,25 @@ def _child(
     output: str,
     environment: dict[str, str],
     terminal: bool,
+    timeout: float | None,
 ) -> None:
+    _bound_to_parent(timeout)
     # The forkserver's environment is the one it started with: take the run's own (and the
     # kernels' choice, which the warm-up read once, from it).
     kernels_choice = os.environ.get("ORTPOOL_KERNELS")
     os.environ.clear()
     os.environ.update(environment)
+    # temporary files into the run's folder, which the parent removes whatever becomes of us
+    folder = os.path.dirname(output)
+    os.environ["TMPDIR"] = tempfile.tempdir = folder
     if os.environ.get("ORTPOOL_KERNELS") != kernels_choice:
         from ortpool.kernels import set_backend
 
         set_backend(None)
-    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError:  # the run's folder is gone: the parent ended before this child began
+        os._exit(1)
     sys.stdout.flush()
     sys.stderr.flush()
     os.dup2(fd, 1)
@@ -342,6 +387,7 @@ def run_models(
     if strict_shapes is None:
         strict_shapes = len(paths) == 1
     stream = stderr if stderr is not None else sys.stderr
+    start()  # not while signals are held (start_children): the server would inherit the mask
     with tempfile.TemporaryDirectory(prefix="ortpool-validate-") as folder:
         run = _Run(
             paths,
@@ -404,18 +450,19 @@ class _Run:
         while self.todo and len(self.running) < max(1, self.jobs):
             index, path = self.todo.popleft()
             try:
-                self.running[index] = _start(
-                    self.ctx,
-                    self.work,
-                    index,
-                    path,
-                    self.options,
-                    self.strict_shapes,
-                    self.folder,
-                    self.environment,
-                    self.timeout,
-                    self.terminal,
-                )
+                with signals_held():  # started and recorded, so killed on the way out
+                    self.running[index] = _start(
+                        self.ctx,
+                        self.work,
+                        index,
+                        path,
+                        self.options,
+                        self.strict_shapes,
+                        self.folder,
+                        self.environment,
+                        self.timeout,
+                        self.terminal,
+                    )
             except OSError as err:  # no process to be had (EAGAIN, no memory): this model
                 why = f"could not start a process for it: {one_line(str(err))}"
                 outcome = results.COULD_NOT_RUN
@@ -428,7 +475,9 @@ class _Run:
         deadlines = [c.deadline for c in running if c.deadline is not None]
         wait(
             [c.conn for c in running if c.conn is not None] + [c.process.sentinel for c in running],
-            timeout=max(0.0, min(deadlines) - time.monotonic()) if deadlines else None,
+            # at most an hour per wait: a far deadline is waited for in steps (one wait of
+        # --timeout 1e7 s overflows poll's milliseconds)
+        timeout=min(max(0.0, min(deadlines) - time.monotonic()), 3600.0) if deadlines else 3600.0,
         )
 
     def collect(self) -> None:
@@ -478,7 +527,9 @@ def _start(
     output = Path(folder) / f"{index}.out"
     process = ctx.Process(
         target=_child,
-        args=(send, work, path, options, strict_shapes, str(output), environment, terminal),
+        args=(
+            send, work, path, options, strict_shapes, str(output), environment, terminal, timeout
+        ),
         name=f"ortpool validate {path}",
     )
     process.start()
