@@ -86,7 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     head``) ends it quietly with 141, as SIGPIPE would."""
     try:
         with _signals_end_the_command():
-            return _main(argv)
+            code = _main(argv)
+            sys.stdout.flush()  # here, not at exit: a closed pipe is then caught below
+            return code
     except Interrupted as stop:
         return 128 + stop.signum
     except KeyboardInterrupt:  # a SIGINT before the handler was set, or raised by hand
