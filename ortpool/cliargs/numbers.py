@@ -75,10 +75,10 @@ def seconds(flag: str, value: float, *, zero: str = "") -> float:
     says what 0 means (``"0: no limit"``)."""
     fits = value >= 0 if zero else value > 0
     if not (math.isfinite(value) and fits and value <= MAX_SECONDS):
-        low = "0" if zero else "more than 0"
+        low = ">= 0" if zero else "> 0"
         note = f" ({zero})" if zero else ""
         raise OrtpoolError(
-            f"{flag}={value} must be a finite number of seconds from {low} to "
+            f"{flag}={value} must be a finite number of seconds {low} and <= "
             f"{MAX_SECONDS:.0f}{note}"
         )
     return value

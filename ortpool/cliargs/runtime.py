@@ -89,6 +89,9 @@ def read(args: argparse.Namespace) -> RuntimeSpec:
         )
     providers = parse_providers(args.providers)
     named = {p.name: i for i, p in enumerate(providers)}
+    if len(named) < len(providers):
+        twice = next(p.name for p in providers if [q.name for q in providers].count(p.name) > 1)
+        raise OrtpoolError(f"--providers {args.providers!r} names {twice} twice")
     options: dict[str, dict[str, str]] = {}
     for text in args.provider_option:
         ep, sep, pair = text.partition(":")

@@ -23,9 +23,10 @@ reason in one line) and the run goes on.
   depends on ``jobs``: each child runs one model exactly as a lone run would.
 * No child outlives the run. The parent kills the running ones on any way out (an error,
   Ctrl-C, SIGTERM: :mod:`ortpool.cli` turns both signals into an exception). A parent that dies
-  outright (SIGKILL) takes them along: the forkserver ends when its parent does, and each child
-  asks Linux for SIGKILL when its parent ends (``PR_SET_PDEATHSIG``). Each child also ends itself
-  by SIGALRM a few seconds after its ``timeout``, so a time limit holds even with no parent to
+  outright (SIGKILL) takes them along: a thread of each child waits on its end of the pipe to the
+  parent and kills the child when the parent's end closes (the forkserver, which stays while a
+  child holds its fd, and the resource tracker then end too). Each child also ends itself by
+  SIGALRM a few seconds after its ``timeout``, so a time limit holds even with no parent to
   enforce it. A child ignores SIGINT (Ctrl-C reaches the whole process group): the parent ends
   it, and no traceback of it reaches the terminal. A child's temporary files (onnxruntime's
   profiles) go into the run's temporary folder, which the parent removes.
@@ -158,29 +159,34 @@ def _reason(err: BaseException, path: str) -> str:
 #: seconds a child lives past its ``timeout`` before its own alarm ends it (the parent, when
 #: alive, kills it at the timeout and reports it)
 _ALARM_GRACE = 5
-#: prctl's PR_SET_PDEATHSIG (linux/prctl.h)
-_PR_SET_PDEATHSIG = 1
 
 
-def _bound_to_parent(timeout: float | None) -> None:
-    """In a child: ignore SIGINT, die with the parent, and end by SIGALRM (its default action
-    ends the process even inside native code) ``_ALARM_GRACE`` seconds after ``timeout``."""
+def _bound_to_parent(conn: Connection, timeout: float | None) -> threading.Event:
+    """In a child: ignore SIGINT, die with the parent (a thread polls the child's end of
+    ``conn``: POLLERR once no reader is left), and end by SIGALRM (its default action ends the
+    process even inside native code) ``_ALARM_GRACE`` seconds after ``timeout``. Returns the
+    event to set once the result is sent: the parent may then close its end."""
+    import select
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    parent = os.getppid()
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the parent's kill on its way out remains
-        pass
-    if os.getppid() != parent:  # the parent ended before the request was made
-        os._exit(1)
     if timeout:
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
         signal.alarm(math.ceil(timeout) + _ALARM_GRACE)
+    done = threading.Event()
+    poller = select.poll()
+    poller.register(conn.fileno(), 0)  # POLLERR, POLLHUP and POLLNVAL are always reported
+
+    def watch() -> None:
+        while not done.is_set():
+            for _, event in poller.poll():
+                if event & select.POLLNVAL or done.is_set():  # our end closed: we are done
+                    return
+                os.kill(os.getpid(), signal.SIGKILL)  # the parent is gone
+
+    threading.Thread(target=watch, name="ortpool parent watch", daemon=True).start()
+    return done
 
 
 def _portable(result: results.ModelResult) -> results.ModelResult:
@@ -202,7 +208,7 @@ def _child(
     terminal: bool,
     timeout: float | None,
 ) -> None:
-    _bound_to_parent(timeout)
+    done = _bound_to_parent(conn, timeout)
     # The forkserver's environment is the one it started with: take the run's own (and the
     # kernels' choice, which the warm-up read once, from it).
     kernels_choice = os.environ.get("ORTPOOL_KERNELS")
@@ -252,6 +258,7 @@ def _child(
             f"internal error: {_reason(err, path)} (at {where.filename}:{where.lineno})",
         )
         traceback.print_exc()
+    done.set()
     send(message)
     conn.close()
 
