@@ -1,17 +1,15 @@
 """The command line as an attacker and a careless user meet it (issue 30): option values, files
 that are not regular files, a closed stdout, a parent killed outright.
 
-The option values and the special files are each one group of cases run by ``cli.main`` one
-after another in one child process with a time limit (a hang fails the test; a child per case
-would cost the suite about 0.2 s of CPU each): per case the exit code and the last line of
-stderr, which must be the whole message (``ortpool CMD: error: ...``, no traceback).
+The option values and the special files are each one group of cases run one after another in
+one child process with a time limit (``tests.support.commands_in_child``): per case the exit
+code and the last line of stderr, which must be the whole message (``ortpool CMD: error: ...``,
+no traceback).
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
-import json
 import os
 import signal
 import stat
@@ -20,34 +18,15 @@ import time
 import uuid
 from pathlib import Path
 
-from tests.support import CHILD_ENV, ROOT, run_child
+from tests.support import CHILD_ENV, ROOT, commands_in_child, run_child
 
 MODEL = str(ROOT / "models" / "maxpool-12.onnx")
 TIMEOUT = 120
 ENV = {**CHILD_ENV, "ORTPOOL_KERNELS": "numpy"}
 
 
-def run_cases(cases: list[list[str]]) -> None:
-    """In the child: each ``ortpool ARGV`` in turn; prints one JSON line per case, its exit code
-    and its stderr (stdout discarded)."""
-    from ortpool import cli
-
-    found = []
-    for argv in cases:
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            try:
-                code = cli.main(argv)
-            except SystemExit as stop:  # argparse's usage errors
-                code = stop.code
-        found.append((code, err.getvalue()))
-    print(json.dumps(found))
-
-
 def _run(cases: list[list[str]]) -> list[tuple[int, str]]:
-    done = run_child(__name__, "run_cases", cases, timeout=TIMEOUT, env=ENV)
-    assert done.returncode == 0, done.stderr
-    return [tuple(case) for case in json.loads(done.stdout)]
+    return commands_in_child(cases, timeout=TIMEOUT, env=ENV)
 
 
 def test_every_option_value_is_checked_in_one_line(tmp_path):
