@@ -9,16 +9,14 @@ no traceback).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import stat
 import sys
-import time
 import uuid
 from pathlib import Path
 
-from tests.support import CHILD_ENV, ROOT, commands_in_child, run_child
+from tests.support import CHILD_ENV, ROOT, commands_in_child, processes_marked, run_child
 
 MODEL = str(ROOT / "models" / "maxpool-12.onnx")
 TIMEOUT = 120
@@ -178,18 +176,4 @@ def test_a_parent_killed_outright_takes_its_children_along():
     marker = uuid.uuid4().hex
     done = run_child(__name__, "killed_while_a_model_hangs", marker, timeout=TIMEOUT, env=ENV)
     assert done.returncode == -signal.SIGKILL
-    deadline = time.monotonic() + 10
-    while _marked(marker) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _marked(marker) == []
-
-
-def _marked(marker: str) -> list[int]:
-    """The processes whose environment holds ``marker``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError):
-                if marker.encode() in Path("/proc", entry, "environ").read_bytes():
-                    found.append(int(entry))
-    return found
+    assert processes_marked(marker) == []

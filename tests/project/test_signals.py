@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.support import CHILD_ENV, ROOT, run_child
+from tests.support import CHILD_ENV, ROOT, processes_marked, run_child
 
 MODELS = ROOT / "models"
 TIMEOUT = 120
@@ -76,21 +75,6 @@ def signal_at(argv: list[str], module: str, attribute: str, signum: int) -> None
     raise SystemExit(code)
 
 
-def _marked(marker: str) -> list[int]:
-    """The processes whose environment holds ``marker``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            environ = Path("/proc", entry, "environ").read_bytes()
-        except OSError:
-            continue
-        if marker.encode() in environ:
-            found.append(int(entry))
-    return found
-
-
 def _files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
@@ -135,7 +119,4 @@ def test_a_signal_ends_the_command_quietly_leaving_nothing(tmp_path, command, po
     assert _files(work) == before
     # ortpool's own temporary files only: onnxruntime 1.32 leaves a session id file (.ses)
     assert {name for name in _files(temp) if "ortpool" in name} == set()
-    deadline = time.monotonic() + 10
-    while _marked(marker) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _marked(marker) == []
+    assert processes_marked(marker) == []

@@ -270,3 +270,27 @@ def _commands(cases: list[list[str]], cwd: str) -> None:
                 code = stop.code
         found.append((code, err.getvalue()))
     print(json.dumps(found))
+
+
+def processes_marked(marker: str, wait: float = 10.0) -> list[int]:
+    """The processes whose environment holds ``marker`` (a string a test put in the environment
+    of a command it started, so every process started on the command's behalf carries it),
+    after up to ``wait`` seconds for them to end."""
+    import time
+
+    def marked() -> list[int]:
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    environ = Path("/proc", entry, "environ").read_bytes()
+                except OSError:  # gone, or not ours
+                    continue
+                if marker.encode() in environ:
+                    found.append(int(entry))
+        return found
+
+    deadline = time.monotonic() + wait
+    while (found := marked()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return found
