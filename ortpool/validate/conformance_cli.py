@@ -7,7 +7,9 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from ortpool.cliargs import inputs as cliargs_inputs
 from ortpool.cliargs import reports, runtime
+from ortpool.cliargs.numbers import integer
 from ortpool.errors import OrtpoolError
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
@@ -23,23 +25,22 @@ HELP = (
 )
 
 
-def _csv(text: str | None, flag: str) -> list[str] | None:
-    """A comma-separated filter's names; None when not given (every one), refused when given
-    empty (``--ops ''``: a filter that names nothing is a mistake, not "all")."""
-    if text is None:
-        return None
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    if not names:
-        raise OrtpoolError(f"{flag} {text!r} names nothing; leave the option out for every one")
-    return names
+def _csv(text: str | None) -> list[str] | None:
+    return [t.strip() for t in text.split(",") if t.strip()] if text else None
+
+
+def _check_filters(args: argparse.Namespace) -> None:
+    """A filter given empty (``--ops ''``, ``--ranks ,``) is a mistake, not "every one"."""
+    for flag in ("ops", "versions", "dtypes", "ranks"):
+        text = getattr(args, flag)
+        if text is not None and not _csv(text):
+            raise OrtpoolError(
+                f"--{flag} {text!r} names nothing; leave the option out for every one"
+            )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ortpool.cliargs import numbers
-
-    parser.add_argument(
-        "--seed", type=numbers.integer, default=0, help="seed of the case inputs (0)"
-    )
+    parser.add_argument("--seed", type=integer, default=0, help="seed of the case inputs (0)")
     parser.add_argument("--ops", metavar="OP[,OP]", help="only these operators")
     parser.add_argument("--versions", metavar="V[,V]", help="only these spec versions")
     parser.add_argument("--dtypes", metavar="T[,T]", help="only these element types (float, ...)")
@@ -67,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     from ortpool.validate.conformance import run_conformance
     from ortpool.validate.progress import ProgressBar
 
+    cliargs_inputs.seed(args)
+    _check_filters(args)
     cases, settings = _cases(args)
     spec = runtime.read(args)
     options = _options(args, spec)
@@ -106,31 +109,29 @@ def run(args: argparse.Namespace) -> int:
 def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
     """The grid's cases the filters select, and the filters as the report's settings."""
     from ortpool import versions
-    from ortpool.cliargs import inputs, numbers
     from ortpool.validate import grid
 
-    inputs.seed(args)
-    ops = _csv(args.ops, "--ops")
+    ops = _csv(args.ops)
     for op in ops or []:
         try:
             versions.versions_of(op)
         except ValueError as err:
             raise OrtpoolError(f"--ops: {err}") from None
     try:
-        wanted_versions = [numbers.integer(v) for v in _csv(args.versions, "--versions") or []]
-        ranks = [numbers.integer(r) for r in _csv(args.ranks, "--ranks") or []]
-    except argparse.ArgumentTypeError:
+        wanted_versions = [integer(v) for v in _csv(args.versions) or []]
+        ranks = [integer(r) for r in _csv(args.ranks) or []]
+    except argparse.ArgumentTypeError:  # also Unicode digits, which int() reads
         raise OrtpoolError("--versions and --ranks take comma-separated integers") from None
     if not ranks or any(r not in grid.RANK_AXES for r in ranks):
         raise OrtpoolError(f"--ranks={args.ranks} must name ranks among 1, 2, 3")
-    cases = grid.cases(ops, wanted_versions or None, _csv(args.dtypes, "--dtypes"), ranks)
+    cases = grid.cases(ops, wanted_versions or None, _csv(args.dtypes), ranks)
     if not cases:
         raise OrtpoolError("the filters select no case")
     settings = {
         "seed": args.seed,
         "ops": ops,
         "versions": wanted_versions,
-        "dtypes": _csv(args.dtypes, "--dtypes"),
+        "dtypes": _csv(args.dtypes),
         "ranks": ranks,
     }
     return cases, settings
