@@ -1,5 +1,6 @@
 """SIGINT and SIGTERM to every writing command and to ``validate``, at three points (issue 30):
-while it reads the model, while it works (proves, validates), while it writes. Each case is one
+while it reads the model, while it works (proves, validates), while it writes (validate: 4 of
+the 6 cases, see :data:`SKIPPED`). Each case is one
 child process of its own (forked from the command server, with a time limit) that sends the
 signal to itself at that point, so the point is exact and no sleep is needed; then:
 
@@ -79,13 +80,20 @@ def _files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
 
+#: validate's cases that are left out: each costs about 1.5 s of CPU (the batch's forkserver
+#: imports onnxruntime), and the parent's way out is the same at every point; SIGINT and
+#: SIGTERM each still reach it at two points
+SKIPPED = {("validate", "reading", signal.SIGINT), ("validate", "writing", signal.SIGTERM)}
+
+
 def _cases() -> list[tuple[str, str, int]]:
-    return [
+    every = [
         (command, point, signum)
         for command in ("rewrite", "restore", "fix", "validate")
         for point in POINTS
         for signum in (signal.SIGINT, signal.SIGTERM)
     ]
+    return [case for case in every if case not in SKIPPED]
 
 
 @pytest.mark.parametrize(("command", "point", "signum"), _cases())

@@ -702,7 +702,7 @@ def test_external_data_paths_never_leave_the_model_or_output_folder(tmp_path: Pa
     below the output's folder is reached through no link; then the output's copy has those
     bytes and only the output's folder changed (with --link-data, appending to the copy changes
     no outside file); otherwise one line, exit 2, nothing changed anywhere."""
-    done = run_child(__name__, "path_rules_hold", str(tmp_path), 30, timeout=TIMEOUT)
+    done = run_child(__name__, "path_rules_hold", str(tmp_path), 24, timeout=TIMEOUT)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
