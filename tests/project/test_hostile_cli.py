@@ -13,6 +13,7 @@ import os
 import signal
 import stat
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -177,3 +178,32 @@ def test_a_parent_killed_outright_takes_its_children_along():
     done = run_child(__name__, "killed_while_a_model_hangs", marker, timeout=TIMEOUT, env=ENV)
     assert done.returncode == -signal.SIGKILL
     assert processes_marked(marker) == []
+
+
+def bound_child(parent_leaves: bool) -> None:
+    """In the child: be a model's child process (``batch._bound_to_parent``) with a 1 s
+    time limit and no grace, then hang; with ``parent_leaves``, its parent's end of the pipe
+    closes at once."""
+    from multiprocessing.connection import Connection
+
+    from ortpool.validate import batch
+
+    batch._ALARM_GRACE = 0
+    read, write = os.pipe()
+    conn = Connection(write, readable=False)  # held: the watch ends when our end closes
+    batch._bound_to_parent(conn, 0.5 if not parent_leaves else 60)
+    if parent_leaves:
+        os.close(read)
+    time.sleep(60)
+    conn.close()
+
+
+def test_a_hanging_child_ends_itself_at_its_time_limit_or_with_its_parent():
+    """What holds when no parent is left to enforce --timeout: the child's own alarm (SIGALRM,
+    whose default action ends a process even inside native code), and its watch of the pipe to
+    the parent (SIGKILL once no reader is left)."""
+    started = time.monotonic()
+    alarmed = run_child(__name__, "bound_child", False, timeout=TIMEOUT, env=ENV)
+    gone = run_child(__name__, "bound_child", True, timeout=TIMEOUT, env=ENV)
+    assert (alarmed.returncode, gone.returncode) == (-signal.SIGALRM, -signal.SIGKILL)
+    assert time.monotonic() - started < 30  # neither slept its 60 s
