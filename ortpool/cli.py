@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -57,7 +59,63 @@ def _command(name: str) -> Any:
     return getattr(module, attribute) if attribute else module
 
 
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived: raised where the command was, so every ``finally`` and
+    ``with`` on the way out runs (staged files removed, child processes killed); a
+    BaseException, so no ``except Exception`` takes it for a failure."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    # The first signal ends the command; a second one (Ctrl-C pressed again, a supervisor's
+    # SIGTERM after SIGINT) must not cut the cleanup short, so both are ignored from now on.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def _signals_end_the_command():
+    """SIGINT and SIGTERM raise :class:`Interrupted` while the command runs (only the main
+    thread of a process can set handlers: elsewhere nothing changes)."""
+    try:
+        previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ``argv`` names; its exit code. Interrupted by SIGINT or SIGTERM, it
+    cleans up and returns 128 + the signal (130, 143) without a word; a closed stdout (``|
+    head``) ends it quietly with 141, as SIGPIPE would."""
+    try:
+        with _signals_end_the_command():
+            code = _main(argv)
+            sys.stdout.flush()  # here, not at exit: a closed pipe is then caught below
+            return code
+    except Interrupted as stop:
+        return 128 + stop.signum
+    except KeyboardInterrupt:  # a SIGINT before the handler was set, or raised by hand
+        return 128 + signal.SIGINT
+    except BrokenPipeError:
+        # What Python's documentation advises: the reader is gone, so the rest of the output
+        # goes nowhere (a flush at exit would fail again and print a traceback).
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
         prog="ortpool",
@@ -98,6 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"ortpool {args.command}: error: {INSTALL_HINT}", file=sys.stderr)
         return USAGE_ERROR
+    except BrokenPipeError:
+        raise  # not an error of the command: its reader is gone (main ends quietly)
     except (OrtpoolError, OSError) as err:
         print(f"ortpool {args.command}: error: {err}", file=sys.stderr)
         return USAGE_ERROR

@@ -4,16 +4,52 @@ Protobuf parses an empty file, and many byte strings, as a valid but empty ``Mod
 rewriting or validating one would report success on nothing (and write an empty "model"). So a
 parsed model must also have what every ONNX model has: an IR version and a graph with nodes or
 outputs. Only ``onnx`` is imported (``ortpool rewrite`` must not import onnxruntime).
+
+Every file a command reads must be a regular file (:func:`require_regular`): opening a FIFO
+blocks until a writer comes, and a device (``/dev/zero``, ``/dev/urandom``) never ends.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import onnx
 
 from ortpool.errors import OrtpoolError
+
+
+def kind(mode: int) -> str:
+    """What a file of this ``st_mode`` is, in words: "a regular file", "a FIFO (named pipe)",
+    "a character device", ..."""
+    for test, words in (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return words
+    return "not a regular file"
+
+
+def require_regular(path: str | os.PathLike, what: str) -> None:
+    """Refuse ``path`` (an :class:`OrtpoolError` naming ``what`` and the path) unless it is a
+    regular file, links followed; checked before it is opened, so a FIFO cannot block."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise OrtpoolError(f"{what} {os.fspath(path)}: no such file") from None
+    except OSError as err:
+        raise OrtpoolError(f"{what} {os.fspath(path)}: {err.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise OrtpoolError(
+            f"{what} {os.fspath(path)} is {kind(mode)}, not a regular file; ortpool reads "
+            "only regular files"
+        )
 
 
 def problem(model: onnx.ModelProto) -> str | None:
@@ -41,8 +77,9 @@ def read(path: str | os.PathLike, *, load_external_data: bool) -> onnx.ModelProt
     path = Path(path)
     if path.is_dir():
         raise OrtpoolError(f"{path} is a directory, not a model file")
-    if not path.is_file():
+    if not path.exists():
         raise OrtpoolError(f"{path}: no such model file")
+    require_regular(path, "the model")
     if path.stat().st_size == 0:
         raise OrtpoolError(f"{path} is not an ONNX model: the file is empty (0 bytes)")
     try:

@@ -19,11 +19,20 @@ Checks, each an :class:`~ortpool.errors.OrtpoolError` naming the path:
   subfolders an external data location names below the output's folder (``data/`` for
   ``data/weights.bin``), created when the files are moved into place.
 
-A destination that is a symlink, or exists and is not a regular file (``/dev/stdout``, a pipe, a
-device), is not replaced: renaming onto it would replace the link or the device node itself (as
-root, ``/dev/stderr`` would become a regular file). Its bytes are kept in memory and written
-through it, as ``open(path, "wb")`` does, after every other file has been moved into place: such
-a write is the one step that cannot be undone.
+* a destination that exists and is not a regular file is ``/dev/null`` or this process's own
+  stdout or stderr (``/dev/stdout``, ``/proc/self/fd/2``); any other FIFO, socket or device is
+  refused (opening a FIFO blocks until a reader comes; a device is not a file to write a model
+  to);
+* a destination below a root (:meth:`StagedFiles.add_below`: an external data file below the
+  output's folder) is reached through no symbolic link: ``out/data`` a link to another folder
+  would write there.
+
+A destination that is a symlink, or exists and is not a regular file (``/dev/stdout``,
+``/dev/null``), is not replaced: renaming onto it would replace the link or the device node
+itself (as root, ``/dev/stderr`` would become a regular file). Its bytes are kept in memory and
+written through it, as ``open(path, "wb")`` does, after every other file has been moved into
+place: such a write is the one step that cannot be undone, so each such destination is opened
+before anything is moved.
 """
 
 from __future__ import annotations
@@ -31,14 +40,52 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from ortpool.errors import OrtpoolError
+from ortpool.modelfile import kind
 
 _PREFIX = ".ortpool-"
+
+
+def inside(path: str | os.PathLike, root: str | os.PathLike) -> bool:
+    """Whether ``path`` is ``root`` or below it, compared as written (resolve both first)."""
+    path, root = os.fspath(path), os.fspath(root)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def through_link(path: str | os.PathLike, root: str | os.PathLike) -> Path | None:
+    """The first existing symbolic link on the way from ``root`` (not included) down to ``path``
+    (included), or None."""
+    path, root = Path(path), Path(root)
+    steps = []
+    while path != root and path != path.parent:
+        steps.append(path)
+        path = path.parent
+    for step in reversed(steps):
+        if os.path.islink(step):
+            return step
+        if not os.path.lexists(step):
+            return None
+    return None
+
+
+def _special_allowed(path: Path) -> bool:
+    """Whether ``path``, an existing file that is not a regular one, may still be written:
+    ``/dev/null``, or this process's own stdout or stderr."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return False
+    allowed = [os.stat(os.devnull)]
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            allowed.append(os.fstat(fd))
+    return any((found.st_dev, found.st_ino) == (a.st_dev, a.st_ino) for a in allowed)
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
@@ -145,6 +192,13 @@ class StagedFiles:
             raise OrtpoolError(f"{what} {os.fspath(path)} names a directory; name a file")
         path = Path(path)
         self._check(path, what)
+        if os.path.exists(path):
+            mode = os.stat(path).st_mode
+            if not stat.S_ISREG(mode) and not _special_allowed(path):
+                raise OrtpoolError(
+                    f"{what} {path} is {kind(mode)}; name a regular file (or /dev/null, "
+                    "/dev/stdout)"
+                )
         folder = path.parent
         if not folder.is_dir():
             state = "is not a directory" if folder.exists() else "does not exist"
@@ -155,6 +209,12 @@ class StagedFiles:
         """Check a destination inside the existing folder ``root`` whose own subfolders may be
         missing (they are created on commit), and which must not exist (never overwritten)."""
         path, root = Path(path), Path(root)
+        link = through_link(path, root)
+        if link is not None:
+            raise OrtpoolError(
+                f"{what} {path}: {link} is a symbolic link; files are written only inside "
+                f"{root}, never through a link"
+            )
         self._check(path, what)
         if os.path.lexists(path):
             raise OrtpoolError(f"{what} {path} exists; refusing to overwrite it")
@@ -183,7 +243,11 @@ class StagedFiles:
         made: list[Path] = []
         files = [d for d in self._destinations if not d.in_place]
         through = [d for d in self._destinations if d.in_place]
+        streams = []
         try:
+            # Opened first: a destination that cannot be opened fails before anything is moved.
+            for destination in through:
+                streams.append((destination.path.open("wb"), destination.pending))
             for destination in files:
                 for folder in destination.missing:
                     if not folder.is_dir():
@@ -196,9 +260,9 @@ class StagedFiles:
                     )
                 moved.append((destination.path, self._backup(destination)))
                 os.replace(destination.staged, destination.path)
-            for destination in through:
-                with destination.path.open("wb") as stream:
-                    stream.write(destination.pending)
+            for stream, data in streams:
+                stream.write(data)
+                stream.close()
         except BaseException:
             for path, backup in reversed(moved):
                 with contextlib.suppress(OSError):
@@ -211,6 +275,9 @@ class StagedFiles:
                     folder.rmdir()
             raise
         finally:
+            for stream, _ in streams:
+                with contextlib.suppress(OSError):
+                    stream.close()
             self._discard()
 
     def _check(self, path: Path, what: str) -> None:
@@ -244,7 +311,8 @@ class StagedFiles:
         key = os.path.realpath(folder)
         if key not in self._temp:
             try:
-                self._temp[key] = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=folder))
+                with signals_held():  # made and recorded, so removed on the way out
+                    self._temp[key] = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=folder))
             except OSError as err:
                 raise OrtpoolError(
                     f"{destination.what} {destination.path}: cannot write in {folder} "
@@ -271,6 +339,22 @@ class StagedFiles:
         for temp in self._temp.values():
             shutil.rmtree(temp, ignore_errors=True)
         self._temp.clear()
+
+
+@contextlib.contextmanager
+def signals_held():
+    """SIGINT and SIGTERM held back for a moment (delivered when it ends): something made (a
+    folder, a child process) must not be lost before it is recorded for removal."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    except (AttributeError, OSError, ValueError):  # no POSIX signal masks here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _missing_folders(folder: Path, root: Path) -> list[Path]:

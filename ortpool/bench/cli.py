@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ortpool.bench import cases as bench_cases
 from ortpool.cliargs import inputs as cliargs_inputs
-from ortpool.cliargs import reports, runtime
+from ortpool.cliargs import numbers, reports, runtime
 from ortpool.model import InputSpec
 from ortpool.ort import DEFAULT_LEVEL
 from ortpool.staging import StagedFiles
@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     parser.add_argument(
         "--repeat",
-        type=int,
+        type=numbers.integer,
         default=30,
         metavar="N",
         help="timed rounds (per case, or of MODEL); every variant is sampled once per round "
@@ -59,14 +59,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--min-sample-ms",
-        type=float,
+        type=numbers.real,
         default=5.0,
         metavar="MS",
         help="each sample repeats the call until it lasts this long (default 5 ms)",
     )
     parser.add_argument(
         "--reference-timeout",
-        type=float,
+        type=numbers.real,
         default=REFERENCE_TIMEOUT,
         metavar="S",
         help="time limit per case for the onnx reference evaluator; cases it cannot finish are "
@@ -131,6 +131,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.repeat < 1:
         return _usage("--repeat must be at least 1")
+    # one line each, exit 2 (ortpool.cli); a sample of more than a second only slows the run
+    numbers.amount("--min-sample-ms", args.min_sample_ms, 0, 1000)
+    numbers.seconds("--reference-timeout", args.reference_timeout)
+    cliargs_inputs.seed(args)
     chosen = []
     if args.model is None:
         try:

@@ -6,8 +6,8 @@ for averages and norms, one argument group for ``validate``, ``conformance`` and
 from __future__ import annotations
 
 import argparse
-import math
 
+from ortpool.cliargs import numbers
 from ortpool.errors import OrtpoolError
 from ortpool.tolerances import ACCUMULATION, DEFAULT_RULE, AccuracyRule
 
@@ -21,9 +21,9 @@ def add_arguments(
     (what they mean for the command: ``validate`` compares graph outputs with them too) are
     declared first, beside the command's own options."""
     if atol_help is not None:
-        parser.add_argument("--atol", type=float, help=atol_help)
+        parser.add_argument("--atol", type=numbers.real, help=atol_help)
     if rtol_help is not None:
-        parser.add_argument("--rtol", type=float, help=rtol_help)
+        parser.add_argument("--rtol", type=numbers.real, help=rtol_help)
     group = parser.add_argument_group(
         "accuracy of averages and norms (RULINGS.md 17)",
         "a sum's error against the exact result, in units of u*mean|x| (u: the unit roundoff "
@@ -33,7 +33,7 @@ def add_arguments(
     )
     group.add_argument(
         "--accuracy-agree-factor",
-        type=float,
+        type=numbers.real,
         default=DEFAULT_RULE.agree_factor,
         metavar="F",
         help="a sum agrees within F times a pairwise sum's bound (log2 n + 1)*u*mean|x| "
@@ -52,7 +52,7 @@ def add_arguments(
     )
     group.add_argument(
         "--half-ulps",
-        type=float,
+        type=numbers.real,
         default=DEFAULT_RULE.half_ulps,
         metavar="N",
         help="float16/bfloat16 sums (float32 arithmetic, rounded once) agree within N ulp of "
@@ -62,12 +62,10 @@ def add_arguments(
 
 def _number(flag: str, text: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
+        value = numbers.real(text)
+    except argparse.ArgumentTypeError:
         raise OrtpoolError(f"{flag}: {text!r} is not a number") from None
-    if not math.isfinite(value) or value < 0:
-        raise OrtpoolError(f"{flag}={text} must be a finite number >= 0")
-    return value
+    return numbers.amount(flag, value)
 
 
 def parse_limits(values: list[str]) -> dict[str, float]:
@@ -90,8 +88,11 @@ def parse_limits(values: list[str]) -> dict[str, float]:
 
 def rule_from(args: argparse.Namespace) -> AccuracyRule:
     """The :class:`AccuracyRule` the flags give (an :class:`OrtpoolError` for a bad value)."""
-    factor = _number("--accuracy-agree-factor", str(args.accuracy_agree_factor))
-    half = _number("--half-ulps", str(args.half_ulps))
+    factor = numbers.amount("--accuracy-agree-factor", args.accuracy_agree_factor)
+    half = numbers.amount("--half-ulps", args.half_ulps)
+    for name in ("atol", "rtol"):  # where the command takes them
+        if getattr(args, name, None) is not None:
+            numbers.amount(f"--{name}", getattr(args, name))
     return AccuracyRule(factor, DEFAULT_RULE.limits, half).with_limits(
         parse_limits(args.accuracy_limit)
     )

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import argparse
 
+from ortpool.cliargs import numbers
 from ortpool.model import DEFAULT_BATCH, DEFAULT_SIZE, InputSpec
+
+#: seeds numpy's generator takes: integers from 0 (it refuses negative ones)
+MAX_SEED = 2**64 - 1
 
 
 def add_arguments(
@@ -38,12 +42,19 @@ def add_arguments(
         )
     group.add_argument(
         "--seed",
-        type=int,
+        type=numbers.integer,
         default=0,
         help=seed_help or "seed of the generated inputs (0)",
     )
 
 
+def seed(args: argparse.Namespace) -> int:
+    """``--seed``, checked (also for a command that declares its own)."""
+    return numbers.count("--seed", args.seed, 0, MAX_SEED)
+
+
 def read(args: argparse.Namespace) -> InputSpec:
-    """The spec the parsed options give (an :class:`~ortpool.OrtpoolError` for a bad one)."""
+    """The spec the parsed options give, ``--seed`` checked (an :class:`~ortpool.OrtpoolError`
+    for a bad one)."""
+    seed(args)
     return InputSpec.make(getattr(args, "shape", None) or None, getattr(args, "inputs", None))

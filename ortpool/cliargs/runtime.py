@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from ortpool.cliargs import numbers
 from ortpool.errors import OrtpoolError
 from ortpool.ort import LEVELS, MODES, RuntimeSpec, parse_providers, provider_name
 
@@ -59,14 +60,14 @@ def add_arguments(
     if threads:
         group.add_argument(
             "--intra-op-threads",
-            type=int,
+            type=numbers.integer,
             default=0,
             metavar="N",
             help="onnxruntime intra-op threads (default 0: onnxruntime's own)",
         )
         group.add_argument(
             "--inter-op-threads",
-            type=int,
+            type=numbers.integer,
             default=0,
             metavar="N",
             help="onnxruntime inter-op threads (default 0: onnxruntime's own)",
@@ -82,8 +83,15 @@ def add_arguments(
 def read(args: argparse.Namespace) -> RuntimeSpec:
     """The runtime the options describe, checked against the installed onnxruntime (an
     :class:`OrtpoolError` names the option, the value and what is available)."""
+    if args.providers is not None and not any(p.strip() for p in args.providers.split(",")):
+        raise OrtpoolError(
+            f"--providers {args.providers!r} names no provider; name at least one (e.g. cpu)"
+        )
     providers = parse_providers(args.providers)
     named = {p.name: i for i, p in enumerate(providers)}
+    if len(named) < len(providers):
+        twice = next(p.name for p in providers if [q.name for q in providers].count(p.name) > 1)
+        raise OrtpoolError(f"--providers {args.providers!r} names {twice} twice")
     options: dict[str, dict[str, str]] = {}
     for text in args.provider_option:
         ep, sep, pair = text.partition(":")

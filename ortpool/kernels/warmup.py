@@ -89,6 +89,8 @@ def planned(dtypes: Iterable[str], kernels: Iterable[str]) -> list[tuple[str, st
         raise OrtpoolError(
             f"kernel {unknown[0]!r} is not one of the compiled kernels: {', '.join(KERNELS)}"
         )
+    if not names or not wanted:
+        raise OrtpoolError("name at least one element type and one kernel to compile")
     return [
         (kernel, name)
         for name in names

@@ -11,6 +11,16 @@ the output where the filesystem can (copy on write: no bytes copied), else copie
 opt-in). A source file is never written to, and an existing file at the target is never
 overwritten. The files are written through :class:`ortpool.staging.StagedFiles`: all of them or
 none.
+
+The path rules, the ones onnx applies when it loads the data (a model handed to ortpool must not
+make it copy a file the user can read, such as ``~/.ssh/id_ed25519``, next to its output):
+
+* a data file is read only if, every link resolved, it is a regular file inside the model's
+  folder (itself resolved): ``w.bin`` a symlink to a file outside, or ``data/`` a symlink to a
+  folder outside, is refused (:func:`source_file`); the resolved file is the one copied or
+  hard-linked, never the link;
+* a data file is written only inside the output's folder, never through a symbolic link below it
+  (``out/data`` a symlink to another folder is refused: :meth:`StagedFiles.add_below`).
 """
 
 from __future__ import annotations
@@ -24,7 +34,8 @@ import onnx
 from onnx import AttributeProto
 
 from ortpool.errors import OrtpoolError
-from ortpool.staging import Destination, StagedFiles, same_file
+from ortpool.modelfile import require_regular
+from ortpool.staging import Destination, StagedFiles, inside, same_file, through_link
 
 _PROTO_LIMIT = 2**31 - 1
 _CHUNK = 1 << 24
@@ -79,11 +90,31 @@ def _check_location(location: str) -> None:
         )
 
 
+def source_file(source_dir: str | os.PathLike, location: str) -> Path:
+    """The file external data ``location`` of a model in ``source_dir`` names, every link
+    resolved: it must be a regular file inside the model's folder (resolved too), as onnx and
+    onnxruntime require; an :class:`OrtpoolError` naming the location and the rule otherwise."""
+    _check_location(location)
+    root = os.path.realpath(source_dir)
+    real = os.path.realpath(Path(source_dir) / location)
+    if not inside(real, root):
+        raise OrtpoolError(
+            f"external data {location!r} resolves through a symbolic link to {real}, outside "
+            f"the model's folder {root}; external data is read only from inside the model's "
+            "folder (as onnx and onnxruntime require)"
+        )
+    if not os.path.lexists(real):
+        raise OrtpoolError(f"external data file {location!r} is missing from {source_dir}")
+    require_regular(real, f"external data {location!r}:")
+    return Path(real)
+
+
 def data_sources(model: onnx.ModelProto, source_dir: Path) -> list[tuple[Path, str]]:
-    """The external data files ``model`` reads, described for :class:`StagedFiles` (no output
-    may be one of them)."""
+    """The external data files ``model`` reads, each checked by :func:`source_file` (before any
+    work, so a model whose data escapes its folder is refused at once), described for
+    :class:`StagedFiles` (no output may be one of them)."""
     return [
-        (source_dir / location, f"the input model's external data file {location!r}")
+        (source_file(source_dir, location), f"the input model's external data file {location!r}")
         for location in external_locations(model)
     ]
 
@@ -137,21 +168,25 @@ def plan_data(
     anything else there is an error (never overwritten)."""
     source_dir, out_dir = Path(source_dir), Path(out_dir)
     locations = external_locations(model)
-    for location in locations:
-        _check_location(location)
+    sources = {location: source_file(source_dir, location) for location in locations}
     if not locations or same_file(source_dir, out_dir):
         return DataPlan([])
     planned = []
     for location in locations:
-        source, target = source_dir / location, out_dir / location
-        if not source.is_file():
-            raise OrtpoolError(f"external data file {location!r} is missing from {source_dir}")
+        source, target = sources[location], out_dir / location
+        link = through_link(target, out_dir)
+        if link is not None:
+            raise OrtpoolError(
+                f"external data {location!r}: {link} is a symbolic link; external data is "
+                f"written only inside the output's folder {out_dir}, never through a link"
+            )
         if os.path.lexists(target):
             if target.is_file() and (same_file(source, target) or _same_content(source, target)):
                 planned.append(_DataFile(location, source, None))
                 continue
             raise OrtpoolError(
-                f"{target} exists and differs from the model's external data {source}; "
+                f"{target} exists and differs from the model's external data "
+                f"{source_dir / location}; "
                 "refusing to overwrite it (choose another output directory)"
             )
         destination = files.add_below(target, out_dir, f"external data file {location!r}")

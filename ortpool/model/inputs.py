@@ -33,6 +33,8 @@ import dataclasses
 import math
 import os
 import re
+import zipfile
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -41,7 +43,9 @@ import onnx
 
 from ortpool import dtypes, versions
 from ortpool.errors import OrtpoolError
+from ortpool.kernels import check_memory
 from ortpool.model.inference import Dim, value_type
+from ortpool.modelfile import require_regular
 
 #: size of an open dim on axis 0 (the batch, in every exporter's convention)
 DEFAULT_BATCH = 1
@@ -105,6 +109,10 @@ PASS_THROUGH = frozenset(
 )
 
 _SHAPE = re.compile(r"^(?P<name>.+):(?P<dims>[^:]*)$")
+_DIGITS = re.compile(r"[0-9]+", re.ASCII)
+#: the most elements a shape may count (its sizes but 0 multiplied): numpy refuses shapes whose
+#: bytes overflow an int64 ("array is too big"), even an empty one; 8 bytes an element at most
+MAX_ELEMENTS = 2**59
 
 #: Who reads the messages: a command line (``--shape``, ``--inputs``) or a Python caller
 #: (``shapes=``, ``inputs=``); :class:`InputSpec` carries it, every message below asks
@@ -155,12 +163,19 @@ def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
     if dims.startswith("[") and dims.endswith("]"):  # Polygraphy's spelling, x:[1,3,8,8]
         dims = dims[1:-1]
     pieces = dims.split(",") if match else []
-    if not match or not all(p.strip().isdigit() for p in pieces):
+    # ASCII digits only: str.isdigit and int() take '²' and '٣' as digits too
+    if not match or not all(_DIGITS.fullmatch(p.strip()) for p in pieces):
         raise OrtpoolError(
-            f"--shape {text!r} must be NAME:D1,D2,... with integer sizes >= 0, e.g. "
-            "image:1,3,224,224"
+            f"--shape {text!r} must be NAME:D1,D2,... with integer sizes >= 0 (digits 0-9), "
+            "e.g. image:1,3,224,224"
         )
-    return match.group("name").strip(), tuple(int(p) for p in pieces)
+    sizes = tuple(int(p) for p in pieces)
+    if math.prod(d for d in sizes if d) > MAX_ELEMENTS:  # numpy refuses the shape itself
+        raise OrtpoolError(
+            f"--shape {text!r}: its sizes multiply to more than {MAX_ELEMENTS} elements "
+            "(2**59), more than any array can hold"
+        )
+    return match.group("name").strip(), sizes
 
 
 def parse_shapes(items: Iterable[str]) -> dict[str, tuple[int, ...]]:
@@ -178,17 +193,79 @@ def parse_shapes(items: Iterable[str]) -> dict[str, tuple[int, ...]]:
 
 
 def load_arrays(path: str | os.PathLike) -> dict[str, np.ndarray]:
-    """The arrays of an .npz file (``numpy.savez``), keyed by input name; nothing pickled."""
+    """The arrays of an .npz file (``numpy.savez``), keyed by input name; nothing pickled.
+
+    The file is a zip archive someone else may have made: it must be a regular file (a FIFO
+    would block), every member a stored or deflated ``.npy``, and the sizes its directory and
+    each array's header declare are checked against the memory the process can allocate, and
+    against each other, before any array is read (a 3 MB archive can declare 3 GiB; a 100-byte
+    header can declare 4 TiB). Whatever is wrong is one :class:`OrtpoolError` naming the file."""
+    label = f"--inputs {os.fspath(path)}"
+    require_regular(path, "--inputs")
     try:
-        data = np.load(path, allow_pickle=False)
-        if not isinstance(data, np.lib.npyio.NpzFile):  # an .npy: one array, no names
-            raise ValueError("it holds one array, not arrays named after the inputs")
-        with data:
-            return {name: np.asarray(data[name]) for name in data.files}
-    except (OSError, ValueError, EOFError) as err:
+        return _read_npz(path, label)
+    except OrtpoolError:
+        raise
+    # a damaged archive (zipfile's BadZipFile, zlib.error), a damaged header (numpy's
+    # ValueError), a compression method zipfile cannot read (NotImplementedError)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError,
+            RuntimeError, MemoryError) as err:
         raise OrtpoolError(
-            f"--inputs {os.fspath(path)}: cannot read as .npz (numpy.savez): {err}"
+            f"{label}: cannot read as .npz (numpy.savez): {type(err).__name__}: {err}"
         ) from None
+
+
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
+    if not zipfile.is_zipfile(path):
+        with open(path, "rb") as file:
+            npy = file.read(len(_NPY_MAGIC)) == _NPY_MAGIC
+        what = "it holds one array (.npy), not arrays named after the inputs" if npy else (
+            "it is not a zip archive")
+        raise OrtpoolError(f"{label}: cannot read as .npz (numpy.savez): {what}")
+    with zipfile.ZipFile(path) as archive:
+        members = archive.infolist()
+        for info in members:
+            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                raise OrtpoolError(
+                    f"{label}: member {info.filename!r} uses compression method "
+                    f"{info.compress_type}; numpy.savez writes stored or deflated members only"
+                )
+            if not info.filename.endswith(".npy"):
+                raise OrtpoolError(f"{label}: member {info.filename!r} is not an .npy array")
+        total = sum(info.file_size for info in members)
+        check_memory(f"{label}: its arrays, {total} bytes uncompressed as it declares", total)
+        for info in members:
+            with archive.open(info) as stream:
+                shape, dtype = _npy_header(stream, label, info.filename)
+            nbytes = math.prod(shape) * dtype.itemsize
+            if nbytes > info.file_size:
+                raise OrtpoolError(
+                    f"{label}: member {info.filename!r} declares an array of shape {list(shape)} "
+                    f"({dtype}, {nbytes} bytes) but holds {info.file_size} bytes"
+                )
+        arrays = {}
+        for info in members:
+            with archive.open(info) as stream:
+                array = np.lib.format.read_array(stream, allow_pickle=False)
+            arrays[info.filename.removesuffix(".npy")] = np.asarray(array)
+        return arrays
+
+
+def _npy_header(stream: Any, label: str, member: str) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and element type an .npy header declares (nothing else read)."""
+    version = np.lib.format.read_magic(stream)
+    read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+            else np.lib.format.read_array_header_2_0)
+    shape, _, dtype = read(stream)
+    if dtype.hasobject:
+        raise OrtpoolError(
+            f"{label}: member {member!r} holds Python objects (pickled); ortpool reads arrays "
+            "of numbers only (allow_pickle=False)"
+        )
+    return tuple(shape), dtype
 
 
 @dataclasses.dataclass(frozen=True)

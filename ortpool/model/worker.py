@@ -3,12 +3,15 @@ evaluator's worker (:mod:`ortpool.model.reference`) and onnxruntime's provider w
 (:mod:`ortpool.ort.ortrun`).
 
 Spawned, not forked: a worker imports onnx (and onnxruntime) afresh, so a provider or an
-evaluator that ends its process leaves the parent's state untouched.
+evaluator that ends its process leaves the parent's state untouched. A worker ignores SIGINT
+(Ctrl-C reaches the whole process group, and its traceback would reach the terminal): its parent
+ends it, on its way out (daemon processes are terminated at exit) or when a job overruns.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any
@@ -26,12 +29,17 @@ def received(conn: Connection) -> Iterator[Any]:
         yield job
 
 
+def _serve(serve: Callable[[Connection], None], conn: Connection) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    serve(conn)
+
+
 def spawn(serve: Callable[[Connection], None]) -> tuple[Any, Connection]:
     """A daemon process running ``serve`` on its end of a pipe; the process and the parent's
     end (the child's end is closed here, so a dead child reads as EOF)."""
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe()
-    process = ctx.Process(target=serve, args=(child,), daemon=True)
+    process = ctx.Process(target=_serve, args=(serve, child), daemon=True)
     process.start()
     child.close()
     return process, parent

@@ -21,6 +21,15 @@ reason in one line) and the run goes on.
 * Results are handed out in the order the models were given, whatever order the children finish
   in: model ``i`` as soon as it and every model before it are done. Nothing about the results
   depends on ``jobs``: each child runs one model exactly as a lone run would.
+* No child outlives the run. The parent kills the running ones on any way out (an error,
+  Ctrl-C, SIGTERM: :mod:`ortpool.cli` turns both signals into an exception). A parent that dies
+  outright (SIGKILL) takes them along: a thread of each child waits on its end of the pipe to the
+  parent and kills the child when the parent's end closes (the forkserver, which stays while a
+  child holds its fd, and the resource tracker then end too). Each child also ends itself by
+  SIGALRM a few seconds after its ``timeout``, so a time limit holds even with no parent to
+  enforce it. A child ignores SIGINT (Ctrl-C reaches the whole process group): the parent ends
+  it, and no traceback of it reaches the terminal. A child's temporary files (onnxruntime's
+  profiles) go into the run's temporary folder, which the parent removes.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ import argparse
 import collections
 import dataclasses
 import gc
+import math
 import multiprocessing
 import os
 import signal
@@ -43,6 +53,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ortpool.errors import OrtpoolError
+from ortpool.staging import signals_held
 from ortpool.validate import results
 
 #: seconds a model may take by default (``--timeout``); 0 means no limit. A hang must end: the
@@ -63,11 +74,17 @@ Work = Callable[[str, Any, bool, Progress], results.ModelResult]
 _PROGRESS, _NOTE, _RESULT = "progress", "note", "result"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(
+    parser: argparse.ArgumentParser,
+    integer: Callable[[str], int] = int,
+    real: Callable[[str], float] = float,
+) -> None:
+    """``--jobs`` and ``--timeout`` on ``parser``, read by ``integer`` and ``real`` (the command
+    line's checked readers, :mod:`ortpool.cliargs.numbers`)."""
     parser.add_argument(
         "-j",
         "--jobs",
-        type=int,
+        type=integer,
         default=DEFAULT_JOBS,
         metavar="N",
         help="validate up to N models at once, each in its own process (default 1; 0: one per "
@@ -75,7 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=real,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"time limit per model ({DEFAULT_TIMEOUT:g}; 0: none): a model over it is killed "
@@ -94,8 +111,8 @@ def jobs_from(value: int, models: int) -> int:
 
 def check_timeout(value: float) -> float | None:
     """``--timeout``: seconds, or None for no limit."""
-    if not value >= 0:  # also NaN
-        raise OrtpoolError(f"--timeout={value} must be >= 0 (0: no limit)")
+    if not 0 <= value < math.inf:  # also NaN
+        raise OrtpoolError(f"--timeout={value} must be a finite number >= 0 (0: no limit)")
     return value or None
 
 
@@ -139,6 +156,39 @@ def _reason(err: BaseException, path: str) -> str:
     return text.removeprefix(f"{path}: ")
 
 
+#: seconds a child lives past its ``timeout`` before its own alarm ends it (the parent, when
+#: alive, kills it at the timeout and reports it)
+_ALARM_GRACE = 5
+
+
+def _bound_to_parent(conn: Connection, timeout: float | None) -> threading.Event:
+    """In a child: ignore SIGINT, die with the parent (a thread polls the child's end of
+    ``conn``: POLLERR once no reader is left), and end by SIGALRM (its default action ends the
+    process even inside native code) ``_ALARM_GRACE`` seconds after ``timeout``. Returns the
+    event to set once the result is sent: the parent may then close its end."""
+    import select
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    if timeout:
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.alarm(math.ceil(timeout) + _ALARM_GRACE)
+    done = threading.Event()
+    poller = select.poll()
+    poller.register(conn.fileno(), 0)  # POLLERR, POLLHUP and POLLNVAL are always reported
+
+    def watch() -> None:
+        while not done.is_set():
+            for _, event in poller.poll():
+                if event & select.POLLNVAL or done.is_set():  # our end closed: we are done
+                    return
+                os.kill(os.getpid(), signal.SIGKILL)  # the parent is gone
+
+    threading.Thread(target=watch, name="ortpool parent watch", daemon=True).start()
+    return done
+
+
 def _portable(result: results.ModelResult) -> results.ModelResult:
     """The result without what only the child needed (ortpool's outputs, masks, tolerances
     with their per-cell slack, for the reference column): a smaller pickle."""
@@ -156,17 +206,25 @@ def _child(
     output: str,
     environment: dict[str, str],
     terminal: bool,
+    timeout: float | None,
 ) -> None:
+    done = _bound_to_parent(conn, timeout)
     # The forkserver's environment is the one it started with: take the run's own (and the
     # kernels' choice, which the warm-up read once, from it).
     kernels_choice = os.environ.get("ORTPOOL_KERNELS")
     os.environ.clear()
     os.environ.update(environment)
+    # temporary files into the run's folder, which the parent removes whatever becomes of us
+    folder = os.path.dirname(output)
+    os.environ["TMPDIR"] = tempfile.tempdir = folder
     if os.environ.get("ORTPOOL_KERNELS") != kernels_choice:
         from ortpool.kernels import set_backend
 
         set_backend(None)
-    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError:  # the run's folder is gone: the parent ended before this child began
+        os._exit(1)
     sys.stdout.flush()
     sys.stderr.flush()
     os.dup2(fd, 1)
@@ -200,6 +258,7 @@ def _child(
             f"internal error: {_reason(err, path)} (at {where.filename}:{where.lineno})",
         )
         traceback.print_exc()
+    done.set()
     send(message)
     conn.close()
 
@@ -335,6 +394,7 @@ def run_models(
     if strict_shapes is None:
         strict_shapes = len(paths) == 1
     stream = stderr if stderr is not None else sys.stderr
+    start()  # not while signals are held (start_children): the server would inherit the mask
     with tempfile.TemporaryDirectory(prefix="ortpool-validate-") as folder:
         run = _Run(
             paths,
@@ -397,18 +457,19 @@ class _Run:
         while self.todo and len(self.running) < max(1, self.jobs):
             index, path = self.todo.popleft()
             try:
-                self.running[index] = _start(
-                    self.ctx,
-                    self.work,
-                    index,
-                    path,
-                    self.options,
-                    self.strict_shapes,
-                    self.folder,
-                    self.environment,
-                    self.timeout,
-                    self.terminal,
-                )
+                with signals_held():  # started and recorded, so killed on the way out
+                    self.running[index] = _start(
+                        self.ctx,
+                        self.work,
+                        index,
+                        path,
+                        self.options,
+                        self.strict_shapes,
+                        self.folder,
+                        self.environment,
+                        self.timeout,
+                        self.terminal,
+                    )
             except OSError as err:  # no process to be had (EAGAIN, no memory): this model
                 why = f"could not start a process for it: {one_line(str(err))}"
                 outcome = results.COULD_NOT_RUN
@@ -421,7 +482,9 @@ class _Run:
         deadlines = [c.deadline for c in running if c.deadline is not None]
         wait(
             [c.conn for c in running if c.conn is not None] + [c.process.sentinel for c in running],
-            timeout=max(0.0, min(deadlines) - time.monotonic()) if deadlines else None,
+            # at most an hour per wait: a far deadline is waited for in steps (one wait of
+        # --timeout 1e7 s overflows poll's milliseconds)
+        timeout=min(max(0.0, min(deadlines) - time.monotonic()), 3600.0) if deadlines else 3600.0,
         )
 
     def collect(self) -> None:
@@ -471,7 +534,9 @@ def _start(
     output = Path(folder) / f"{index}.out"
     process = ctx.Process(
         target=_child,
-        args=(send, work, path, options, strict_shapes, str(output), environment, terminal),
+        args=(
+            send, work, path, options, strict_shapes, str(output), environment, terminal, timeout
+        ),
         name=f"ortpool validate {path}",
     )
     process.start()

@@ -8,8 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ortpool.cliargs import inputs as cliargs_inputs
-from ortpool.cliargs import reports, runtime
-from ortpool.errors import OrtpoolError
+from ortpool.cliargs import numbers, reports, runtime
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
 from ortpool.validate import batch, results
@@ -68,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--reference-timeout",
-        type=float,
+        type=numbers.real,
         default=20.0,
         metavar="SECONDS",
         help="time limit per node for the reference evaluator (20)",
@@ -90,7 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "default: one line per model, then the nodes that do not agree and the outputs that "
         "differ; the report fits 100 columns, --json keeps every text whole)",
     )
-    batch.add_arguments(parser)  # --jobs, --timeout
+    batch.add_arguments(parser, numbers.integer, numbers.real)  # --jobs, --timeout
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     options = _options(args)
     paths = args.models or [str(p) for p in validator.bundled_models()]
     jobs = batch.jobs_from(args.jobs, len(paths))
-    timeout = batch.check_timeout(args.timeout)
+    timeout = batch.check_timeout(numbers.seconds("--timeout", args.timeout, zero="0: no limit"))
     # The report destinations are checked and a temporary file reserved next to each before
     # anything runs: a report that cannot be written fails in a second, not after the run.
     with StagedFiles((p, "a model being validated") for p in paths) as files:
@@ -147,12 +146,7 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
     from ortpool.validate.api import validate_options
 
     spec = cliargs_inputs.read(args)
-    if args.reference_timeout <= 0:
-        raise OrtpoolError(f"--reference-timeout={args.reference_timeout} must be > 0")
-    for name in ("atol", "rtol"):
-        value = getattr(args, name)
-        if value is not None and value < 0:
-            raise OrtpoolError(f"--{name}={value} must be >= 0")
+    numbers.seconds("--reference-timeout", args.reference_timeout)
     return validate_options(
         spec,  # made by the command line: the messages speak of --shape and --inputs
         runtime.read(args),

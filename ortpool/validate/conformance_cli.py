@@ -7,7 +7,9 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from ortpool.cliargs import inputs as cliargs_inputs
 from ortpool.cliargs import reports, runtime
+from ortpool.cliargs.numbers import integer
 from ortpool.dtypes import canonical_list
 from ortpool.errors import OrtpoolError
 from ortpool.ort import ISOLATED_LEVEL
@@ -28,8 +30,18 @@ def _csv(text: str | None) -> list[str] | None:
     return [t.strip() for t in text.split(",") if t.strip()] if text else None
 
 
+def _check_filters(args: argparse.Namespace) -> None:
+    """A filter given empty (``--ops ''``, ``--ranks ,``) is a mistake, not "every one"."""
+    for flag in ("ops", "versions", "dtypes", "ranks"):
+        text = getattr(args, flag)
+        if text is not None and not _csv(text):
+            raise OrtpoolError(
+                f"--{flag} {text!r} names nothing; leave the option out for every one"
+            )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seed", type=int, default=0, help="seed of the case inputs (0)")
+    parser.add_argument("--seed", type=integer, default=0, help="seed of the case inputs (0)")
     parser.add_argument("--ops", metavar="OP[,OP]", help="only these operators")
     parser.add_argument("--versions", metavar="V[,V]", help="only these spec versions")
     parser.add_argument(
@@ -64,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     from ortpool.validate.conformance import run_conformance
     from ortpool.validate.progress import ProgressBar
 
+    cliargs_inputs.seed(args)
+    _check_filters(args)
     cases, settings = _cases(args)
     spec = runtime.read(args)
     options = _options(args, spec)
@@ -106,9 +120,9 @@ def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
     from ortpool.validate.conformance import select_cases
 
     try:
-        wanted_versions = [int(v) for v in _csv(args.versions) or []]
-        ranks = [int(r) for r in _csv(args.ranks) or []]
-    except ValueError:
+        wanted_versions = [integer(v) for v in _csv(args.versions) or []]
+        ranks = [integer(r) for r in _csv(args.ranks) or []]
+    except argparse.ArgumentTypeError:  # also Unicode digits, which int() reads
         raise OrtpoolError("--versions and --ranks take comma-separated integers") from None
     dtypes = canonical_list(args.dtypes)
     cases = select_cases(_csv(args.ops), wanted_versions, dtypes, ranks, args.nonfinite)

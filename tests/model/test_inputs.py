@@ -7,9 +7,11 @@ each in a child process with a time limit (run side by side)."""
 from __future__ import annotations
 
 import concurrent.futures
+import io
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -176,8 +178,9 @@ def test_huge_shapes_and_unreadable_files_are_refused_before_any_allocation(tmp_
         resolve(model, InputSpec.make(["image:1,3,100000,100000"]))
     np.save(tmp_path / "one.npy", np.zeros(3))
     np.savez(tmp_path / "objects.npz", image=np.array([{"a": 1}], dtype=object))
-    for name, why in (("one.npy", "holds one array"), ("objects.npz", "allow_pickle=False")):
-        with pytest.raises(OrtpoolError, match=f"cannot read as .npz .*{why}"):
+    for name, why in (("one.npy", "cannot read as .npz .*holds one array"),
+                     ("objects.npz", "holds Python objects .*allow_pickle=False")):
+        with pytest.raises(OrtpoolError, match=why):
             InputSpec.make(None, tmp_path / name)
 
 
@@ -395,3 +398,107 @@ def test_command_lines_on_the_input_models(tmp_path):
     document = json.loads((tmp_path / "roi.json").read_text())
     assert document["inputs"]["shapes"] == {"image": [1, 3, 64, 96], "rois": [3, 5]}
     assert document["inputs"]["source"].endswith(f"rois loaded from {tmp_path / 'rois.npz'}")
+
+
+# --- broken --inputs archives (issue 30) --------------------------------------------------------
+
+
+def _patched(source: Path, target: Path, edits: list[tuple[bytes, int, bytes]]) -> str:
+    """``source``'s bytes with, after the first occurrence of each signature, the bytes at
+    that offset replaced: how a damaged or forged zip is made from a good one."""
+    data = bytearray(source.read_bytes())
+    for signature, offset, value in edits:
+        at = data.index(signature) + offset
+        data[at : at + len(value)] = value
+    target.write_bytes(bytes(data))
+    return str(target)
+
+
+def _broken_archives(tmp: Path) -> dict[str, tuple[str, str]]:
+    """name -> (file, the message's text after ``--inputs FILE: ``)."""
+    x = np.arange(4096, dtype=np.float32)
+    np.savez(tmp / "stored.npz", x=x)
+    np.savez_compressed(tmp / "deflated.npz", x=x)
+    zeros = tmp / "zeros.npz"
+    np.savez_compressed(zeros, x=np.zeros(1 << 18, np.float32))  # 1 MB deflated to 1 KB
+    (tmp / "text.npz").write_text("not an archive")
+    stored, deflated = tmp / "stored.npz", tmp / "deflated.npz"
+    local, central = b"PK\x03\x04", b"PK\x01\x02"
+    # the member's data: after the local header (30 bytes), its name and its extra field
+    # (numpy writes a zip64 one)
+    data_start, inflate_start = (
+        30 + sum(int.from_bytes(h[at : at + 2], "little") for at in (26, 28))
+        for h in (stored.read_bytes()[:30], deflated.read_bytes()[:30])
+    )
+    header = np.lib.format.header_data_from_array_1_0(x)
+    header["shape"] = (2**40,)
+    forged = io.BytesIO()
+    np.lib.format.write_array_header_1_0(forged, header)
+    with zipfile.ZipFile(tmp / "header.npz", "w") as archive:
+        archive.writestr("x.npy", forged.getvalue() + x.tobytes())
+    three_gib = (3 << 30).to_bytes(4, "little")
+    bad = "cannot read as .npz (numpy.savez): "
+    return {
+        "not a zip": (str(tmp / "text.npz"), bad + "it is not a zip archive"),
+        "bad CRC": (
+            _patched(stored, tmp / "crc.npz", [(local, data_start + 200, b"\xff\xff")]),
+            bad + "BadZipFile: Bad CRC-32 for file 'x.npy'",
+        ),
+        "corrupt deflate": (
+            # the first block's type bits 11: reserved, which no inflater reads
+            _patched(deflated, tmp / "inflate.npz", [(local, inflate_start, b"\xff")]),
+            bad + "error: Error -3 while decompressing data: invalid block type",
+        ),
+        "method 99": (
+            _patched(stored, tmp / "m99.npz", [(local, 8, b"c\0"), (central, 10, b"c\0")]),
+            "member 'x.npy' uses compression method 99; numpy.savez writes stored or deflated "
+            "members only",
+        ),
+        "header of 4 TiB": (
+            str(tmp / "header.npz"),
+            "member 'x.npy' declares an array of shape [1099511627776] (float32, 4398046511104 "
+            "bytes) but holds 16512 bytes",
+        ),
+        "3 GiB declared": (
+            _patched(zeros, tmp / "bomb.npz", [(local, 22, three_gib), (central, 24, three_gib)]),
+            "its arrays, 3221225472 bytes uncompressed as it declares would take 3221225472 "
+            "bytes of address space; the process can allocate",
+        ),
+    }
+
+
+def load_each(paths: list[str]) -> None:
+    """In the child, under an address-space limit of 1 GiB more than it uses: each file through
+    ``InputSpec.make``; prints one JSON list of what each gave ("ok" or the message)."""
+    import resource
+
+    from ortpool.model.inputs import InputSpec as Spec
+
+    size = int(Path("/proc/self/status").read_text().split("VmSize:")[1].split()[0]) * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30), resource.RLIM_INFINITY))
+    found = []
+    for path in paths:
+        try:
+            Spec.make(None, path)
+            found.append("ok")
+        except OrtpoolError as err:
+            found.append(str(err))
+    print(json.dumps(found))
+
+
+def test_a_broken_inputs_archive_is_one_line_naming_the_file(tmp_path):
+    """Not a zip, a bad CRC, a corrupt deflate stream, compression method 99, an npy header
+    declaring 4 TiB, a zip declaring 3 GiB under an address-space limit: each one message naming
+    the file and what is wrong (no traceback, nothing allocated for what is only declared), in
+    one child process with a time limit."""
+    from tests.support import run_child
+
+    cases = _broken_archives(tmp_path)
+    done = run_child(__name__, "load_each", [f for f, _ in cases.values()] + [
+        str(tmp_path / "deflated.npz")], timeout=60)
+    assert done.returncode == 0, done.stderr
+    *found, good = json.loads(done.stdout)
+    for (name, (path, text)), message in zip(cases.items(), found, strict=True):
+        assert (name, message[: len(f"--inputs {path}: {text}")]) == (
+            name, f"--inputs {path}: {text}")
+    assert good == "ok"

@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -29,7 +31,7 @@ from onnx import helper as h
 from onnx import numpy_helper
 
 from ortpool.bench.cases import CASES as BENCH_CASES
-from tests.support import run_cli
+from tests.support import CHILD_ENV, commands_in_child, run_child, run_cli
 from tests.support.rewrite import vi
 
 IR_VERSION = 10
@@ -523,3 +525,236 @@ def test_other_reports_are_checked_before_running(tmp_path: Path, args: list[str
     )
     assert tree(tmp_path) == set()
 
+
+
+# 6. external data through links (issue 30) -----------------------------------------------------
+
+#: how the model's data file, or its folder, is provided
+SOURCES = (
+    "file", "link-in-rel", "link-in-abs", "link-out-rel", "link-out-abs", "chain-in", "chain-out",
+    "loop", "dangling", "hardlink-in", "fifo", "dir-link-in", "dir-link-out",
+)
+#: what is already at the data file's place below the output's folder
+TARGETS = ("none", "same", "differs", "link-same", "dir-link-in", "dir-link-out")
+SECRET = b"OUTSIDE: bytes that must not leave their folder"
+WEIGHTS = np.arange(16, dtype=np.float32).tobytes()
+
+
+def _link(path: Path, target: Path, relative: bool) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(os.path.relpath(target, path.parent) if relative else target)
+
+
+def _make_tree(root: Path, location: str, source: str, target: str) -> None:
+    """root/model/m.onnx with its data at ``location`` provided as ``source`` says, root/out/
+    prepared as ``target`` says, root/outside/ with files of another owner."""
+    model, out, outside = root / "model", root / "out", root / "outside"
+    for folder in (model / "real", out / "real", outside / "dir", outside / "dir2"):
+        folder.mkdir(parents=True)
+    for name in ("secret", "dir/w.bin", "dir2/keep"):
+        (outside / name).write_bytes(SECRET)
+    (outside / "same").write_bytes(WEIGHTS)
+    save_external(model, (location, "other.bin"))
+    place = model / location
+    (model / "real" / "w.bin").write_bytes(place.read_bytes())
+    (model / "real" / "data").mkdir()
+    (model / "real" / "data" / "w.bin").write_bytes(place.read_bytes())
+    if source != "file":
+        place.unlink()
+    if source.startswith("dir-link"):
+        if location.count("/") == 0:  # no folder to link: the file itself then
+            source = source.replace("dir-", "")
+        else:
+            place.parent.rmdir()
+            goal = model / "real" / "data" if source == "dir-link-in" else outside / "dir"
+            _link(place.parent, goal, relative=True)
+    inside, secret = model / "real" / "w.bin", outside / "secret"
+    if source in ("link-in-rel", "link-in-abs", "link-out-rel", "link-out-abs"):
+        _link(place, inside if "-in-" in source else secret, source.endswith("rel"))
+    elif source.startswith("chain"):
+        _link(model / "hop", inside if source == "chain-in" else secret, relative=False)
+        _link(place, model / "hop", relative=True)
+    elif source == "loop":
+        _link(model / "a", model / "b", relative=True)
+        _link(model / "b", model / "a", relative=True)
+        _link(place, model / "a", relative=True)
+    elif source == "dangling":
+        _link(place, model / "nowhere", relative=True)
+    elif source == "hardlink-in":
+        os.link(inside, place)
+    elif source == "fifo":
+        os.mkfifo(place)
+    spot = out / location
+    if target in ("same", "differs"):
+        spot.parent.mkdir(parents=True, exist_ok=True)
+        spot.write_bytes(WEIGHTS if target == "same" else SECRET)
+    elif target == "link-same":
+        _link(spot, outside / "same", relative=False)
+    elif target.startswith("dir-link") and "/" in location:
+        goal = out / "real" if target == "dir-link-in" else outside / "dir2"
+        _link(spot.parent, goal, relative=True)
+
+
+def _snapshot(root: Path) -> dict[str, str]:
+    """Every entry under ``root``, links not followed: a file's hash, a link's target."""
+    found = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder, name)
+            rel = str(path.relative_to(root))
+            if path.is_symlink():
+                found[rel] = "-> " + os.readlink(path)
+            elif path.is_file():
+                found[rel] = sha(path)
+            else:
+                found[rel] = "dir" if path.is_dir() else "special"
+    return found
+
+
+def _expected(root: Path, location: str) -> tuple[bool, bool]:
+    """(whether the rules let the data be read, whether they let it be written): read when,
+    links resolved, it is a regular file inside the model's folder; written when no link lies
+    below the output's folder and nothing different is already there."""
+    model, out = root / "model", root / "out"
+    real = os.path.realpath(model / location)
+    home = os.path.realpath(model)
+    try:
+        readable = real.startswith(home + os.sep) and stat.S_ISREG(os.stat(real).st_mode)
+    except OSError:
+        readable = False
+    steps = [out / location, *(out / location).parents]
+    steps = steps[: steps.index(out)]
+    if any(step.is_symlink() for step in steps):
+        return readable, False
+    spot = out / location
+    if not readable:  # (and not opened: it may be a FIFO)
+        return readable, True
+    return readable, not spot.exists() or spot.read_bytes() == Path(real).read_bytes()
+
+
+def path_rules_hold(folder: str, examples: int) -> None:
+    """In the child: ``examples`` random trees, each through one writing command (rewrite,
+    restore, fix --allow-unproven), with or without --link-data."""
+    import contextlib
+    import io
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ortpool import cli
+
+    counter = iter(range(10**6))
+
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=True)
+    @given(
+        st.sampled_from(["w.bin", "data/w.bin", "data/deep/w.bin"]),
+        st.sampled_from(SOURCES),
+        st.sampled_from(TARGETS),
+        st.sampled_from(["rewrite", "restore", "fix"]),
+        st.booleans(),
+    )
+    def check(location: str, source: str, target: str, command: str, link: bool) -> None:
+        root = Path(folder, str(next(counter)))
+        try:
+            _make_tree(root, location, source, target)
+            readable, writable = _expected(root, location)
+            before = _snapshot(root)
+            argv = [command, str(root / "model" / "m.onnx"), str(root / "out" / "o.onnx")]
+            argv += ["--allow-unproven"] if command == "fix" else []
+            argv += ["--link-data"] if link else []
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                code = cli.main(argv)
+            after = _snapshot(root)
+            changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+            if readable and writable:
+                assert code == 0, err.getvalue()
+                spot = root / "out" / location
+                assert not spot.is_symlink() and spot.is_file()
+                real = os.path.realpath(root / "model" / location)
+                assert spot.read_bytes() == Path(real).read_bytes()
+                assert all(k.startswith("out" + os.sep) for k in changed), changed
+                if link:  # whatever was linked, no outside file changes with it
+                    with spot.open("ab") as stream:
+                        stream.write(b"appended")
+                    assert _snapshot(root / "outside") == {
+                        k.removeprefix("outside" + os.sep): v
+                        for k, v in before.items() if k.startswith("outside" + os.sep)
+                    }
+            else:
+                lines = err.getvalue().splitlines()
+                assert code == 2 and len(lines) == 1, err.getvalue()
+                assert lines[0].startswith(f"ortpool {command}: error: ")
+                assert "external data" in lines[0] or "exists and differs" in lines[0], lines
+                assert changed == set(), changed
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+    check()
+
+
+def test_external_data_paths_never_leave_the_model_or_output_folder(tmp_path: Path) -> None:
+    """A property of the path rules over random trees of files, folders, links (relative,
+    absolute, chained, looping, dangling), hard links and FIFOs around a model with external
+    data and in its output's folder, through rewrite, restore and fix: the command succeeds
+    exactly when the data resolves to a regular file inside the model's folder and its place
+    below the output's folder is reached through no link; then the output's copy has those
+    bytes and only the output's folder changed (with --link-data, appending to the copy changes
+    no outside file); otherwise one line, exit 2, nothing changed anywhere."""
+    done = run_child(__name__, "path_rules_hold", str(tmp_path), 24, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_each_escape_of_the_issue_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Issue 30's escapes, each a command in one child process: data files that are links to
+    a file outside (absolute, relative), a data folder that is a link outside (with
+    --link-data: it once hard-linked the outside file), an output subfolder that is a link to
+    another folder; by rewrite, restore and fix --allow-unproven. Nothing is written anywhere
+    and the outside files keep their bytes and their single link."""
+    secret = tmp_path / "outside" / "data" / "w1"
+    secret.parent.mkdir(parents=True)
+    secret.write_bytes(SECRET)
+    trees = {}
+    for name, location, how in (
+        ("abs", "w1", lambda place: place.symlink_to(secret)),
+        ("rel", "w1", lambda place: place.symlink_to(os.path.relpath(secret, place.parent))),
+        ("folder", "data/w1", lambda place: place.parent.symlink_to(secret.parent)),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        save_external(folder, (location, "w2"))
+        shutil.rmtree(folder / "data") if name == "folder" else (folder / location).unlink()
+        how(folder / location)
+        trees[name] = (folder, location)
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    save_external(clean, ("data/w1", "w2"))
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "data").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (tmp_path / "elsewhere").mkdir()
+    before = _snapshot(tmp_path)
+    out = str(tmp_path / "out" / "r.onnx")
+    model = {name: str(folder / "m.onnx") for name, (folder, _) in trees.items()}
+    cases, messages = [], []
+    for command in ("rewrite", "restore", "fix"):
+        extra = ["--allow-unproven"] if command == "fix" else []
+        for name, (folder, location) in trees.items():
+            link = ["--link-data"] if name == "folder" else []
+            cases.append([command, model[name], str(tmp_path / "o.onnx"), *extra, *link])
+            messages.append(
+                f"ortpool {command}: error: external data {location!r} resolves through a "
+                f"symbolic link to {secret}, outside the model's folder {folder}; external data "
+                "is read only from inside the model's folder (as onnx and onnxruntime require)\n"
+            )
+        cases.append([command, str(clean / "m.onnx"), out, *extra])
+        messages.append(
+            f"ortpool {command}: error: external data 'data/w1': {tmp_path / 'out' / 'data'} is a "
+            "symbolic link; external data is written only inside the output's folder "
+            f"{tmp_path / 'out'}, never through a link\n"
+        )
+    found = commands_in_child(cases, env={**CHILD_ENV, "ORTPOOL_KERNELS": "numpy"})
+    assert [(c, (code, text)) for c, (code, text) in zip(cases, found, strict=True)] == [
+        (c, (2, m)) for c, m in zip(cases, messages, strict=True)
+    ]
+    assert _snapshot(tmp_path) == before
+    assert secret.stat().st_nlink == 1

@@ -228,3 +228,69 @@ def _cli_server():
     from tests.support.cli_server import CliServer
 
     return CliServer(CHILD_ENV)
+
+
+def commands_in_child(
+    cases: Sequence[Sequence[str]],
+    *,
+    cwd: Path | None = None,
+    timeout: float = 120,
+    env: Mapping[str, str] | None = None,
+) -> list[tuple[int, str]]:
+    """Each ``ortpool ARGV`` of ``cases`` in turn, in one child process with a time limit (a
+    hang fails the caller; a child per case would cost about 0.2 s of CPU each): per case the
+    exit code and stderr (stdout discarded)."""
+    import json
+
+    done = run_child(
+        "tests.support", "_commands", [list(c) for c in cases], str(cwd or ROOT),
+        timeout=timeout, env=env,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"the child failed ({done.returncode}): {done.stderr}")
+    return [(code, text) for code, text in json.loads(done.stdout)]
+
+
+def _commands(cases: list[list[str]], cwd: str) -> None:
+    """In the child of :func:`commands_in_child`: prints one JSON list of (code, stderr)."""
+    import contextlib
+    import io
+    import json
+
+    from ortpool import cli
+
+    os.chdir(cwd)
+    found = []
+    for argv in cases:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                code = cli.main(argv)
+            except SystemExit as stop:  # argparse's usage errors
+                code = stop.code
+        found.append((code, err.getvalue()))
+    print(json.dumps(found))
+
+
+def processes_marked(marker: str, wait: float = 10.0) -> list[int]:
+    """The processes whose environment holds ``marker`` (a string a test put in the environment
+    of a command it started, so every process started on the command's behalf carries it),
+    after up to ``wait`` seconds for them to end."""
+    import time
+
+    def marked() -> list[int]:
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    environ = Path("/proc", entry, "environ").read_bytes()
+                except OSError:  # gone, or not ours
+                    continue
+                if marker.encode() in environ:
+                    found.append(int(entry))
+        return found
+
+    deadline = time.monotonic() + wait
+    while (found := marked()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return found

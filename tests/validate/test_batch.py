@@ -86,7 +86,9 @@ def test_jobs_and_timeout_options():
     assert batch.check_timeout(0) is None and batch.check_timeout(2.5) == 2.5
     with pytest.raises(OrtpoolError, match=r"^--jobs=-1 must be >= 0 \(0: one per core\)$"):
         batch.jobs_from(-1, 3)
-    with pytest.raises(OrtpoolError, match=r"^--timeout=nan must be >= 0 \(0: no limit\)$"):
+    with pytest.raises(
+        OrtpoolError, match=r"^--timeout=nan must be a finite number >= 0 \(0: no limit\)$"
+    ):
         batch.check_timeout(float("nan"))
 
 

@@ -1,0 +1,209 @@
+"""The command line as an attacker and a careless user meet it (issue 30): option values, files
+that are not regular files, a closed stdout, a parent killed outright.
+
+The option values and the special files are each one group of cases run one after another in
+one child process with a time limit (``tests.support.commands_in_child``): per case the exit
+code and the last line of stderr, which must be the whole message (``ortpool CMD: error: ...``,
+no traceback).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from tests.support import CHILD_ENV, ROOT, commands_in_child, processes_marked, run_child
+
+MODEL = str(ROOT / "models" / "maxpool-12.onnx")
+TIMEOUT = 120
+ENV = {**CHILD_ENV, "ORTPOOL_KERNELS": "numpy"}
+
+
+def _run(cases: list[list[str]]) -> list[tuple[int, str]]:
+    return commands_in_child(cases, timeout=TIMEOUT, env=ENV)
+
+
+def test_every_option_value_is_checked_in_one_line(tmp_path):
+    out = str(tmp_path / "out.onnx")
+    most = 4 * (os.cpu_count() or 1)
+    limit = 2**64 - 1
+    cases = {
+        # unicode digits, which int() reads ('٣') or not ('²'): refused either way
+        ("validate", MODEL, "--shape", "x:²,3,8,8"): "ortpool validate: error: --shape "
+        "'x:²,3,8,8' must be NAME:D1,D2,... with integer sizes >= 0 (digits 0-9), e.g. "
+        "image:1,3,224,224",
+        ("fix", MODEL, out, "--shape", "X:٣,3,8,8"): "ortpool fix: error: --shape 'X:٣,3,8,8' "
+        "must be NAME:D1,D2,... with integer sizes >= 0 (digits 0-9), e.g. image:1,3,224,224",
+        ("fix", MODEL, out, "--shape", "X:0,3,1099511627776,1099511627776"): "ortpool fix: "
+        "error: --shape 'X:0,3,1099511627776,1099511627776': its sizes multiply to more than "
+        "576460752303423488 elements (2**59), more than any array can hold",
+        ("validate", MODEL, "--timeout", "inf"): "ortpool validate: error: --timeout=inf must "
+        "be a finite number of seconds >= 0 and <= 1000000 (0: no limit)",
+        ("validate", MODEL, "--timeout", "1e300"): "ortpool validate: error: --timeout=1e+300 "
+        "must be a finite number of seconds >= 0 and <= 1000000 (0: no limit)",
+        ("validate", MODEL, "--reference-timeout", "inf"): "ortpool validate: error: "
+        "--reference-timeout=inf must be a finite number of seconds > 0 and <= 1000000",
+        ("bench", "--reference-timeout", "1e10"): "ortpool bench: error: "
+        "--reference-timeout=10000000000.0 must be a finite number of seconds > 0 and <= 1000000",
+        ("fix", MODEL, out, "--seed", "-1"): f"ortpool fix: error: --seed=-1 must be from 0 to "
+        f"{limit}",
+        ("bench", "--seed", "-1"): f"ortpool bench: error: --seed=-1 must be from 0 to {limit}",
+        ("conformance", "--seed", "-1"): f"ortpool conformance: error: --seed=-1 must be from 0 "
+        f"to {limit}",
+        ("validate", MODEL, "--seed", "-1"): f"ortpool validate: error: --seed=-1 must be from 0 "
+        f"to {limit}",
+        ("validate", MODEL, "--seed", "٣"): "ortpool validate: error: argument --seed: '٣' is "
+        "not an integer (ASCII digits 0-9)",
+        ("validate", MODEL, "-j", "１"): "ortpool validate: error: argument -j/--jobs: '１' is "
+        "not an integer (ASCII digits 0-9)",
+        ("bench", "--min-sample-ms", "nan"): "ortpool bench: error: --min-sample-ms=nan must be "
+        "a finite number >= 0 and <= 1000",
+        ("bench", "--min-sample-ms", "-5"): "ortpool bench: error: --min-sample-ms=-5.0 must be "
+        "a finite number >= 0 and <= 1000",
+        ("validate", MODEL, "--atol", "nan"): "ortpool validate: error: --atol=nan must be a "
+        "finite number >= 0",
+        ("conformance", "--rtol", "inf"): "ortpool conformance: error: --rtol=inf must be a "
+        "finite number >= 0",
+        ("validate", MODEL, "--half-ulps", "٣"): "ortpool validate: error: argument "
+        "--half-ulps: '٣' is not a number (ASCII, e.g. 1e-5)",
+        ("validate", MODEL, "--providers", ""): "ortpool validate: error: --providers '' names "
+        "no provider; name at least one (e.g. cpu)",
+        ("fix", MODEL, out, "--providers", ","): "ortpool fix: error: --providers ',' names no "
+        "provider; name at least one (e.g. cpu)",
+        ("validate", MODEL, "--providers", "cpu,CPUExecutionProvider"): "ortpool validate: "
+        "error: --providers 'cpu,CPUExecutionProvider' names CPUExecutionProvider twice",
+        ("validate", MODEL, "--intra-op-threads", "10000"): "ortpool validate: error: "
+        f"--intra-op-threads=10000 must be at most {most} (4 per CPU of this machine: more "
+        "threads only take turns on the cores, and each costs a stack)",
+        ("bench", "--inter-op-threads", str(most + 1)): "ortpool bench: error: "
+        f"--inter-op-threads={most + 1} must be at most {most} (4 per CPU of this machine: more "
+        "threads only take turns on the cores, and each costs a stack)",
+        ("conformance", "--ops", ""): "ortpool conformance: error: --ops '' names nothing; "
+        "leave the option out for every one",
+        ("conformance", "--ranks", ","): "ortpool conformance: error: --ranks ',' names "
+        "nothing; leave the option out for every one",
+        ("warmup", "--dtypes", "complex"): "ortpool warmup: error: dtype 'complex': the compiled "
+        "kernels take float32, float64, int8, uint8",
+        ("warmup", "--kernels", "Nope"): "ortpool warmup: error: kernel 'Nope' is not one of the "
+        "compiled kernels: AveragePool, MaxPool, MaxPool with Indices, MaxUnpool, LpPool, "
+        "GlobalAveragePool/GlobalLpPool, MaxRoiPool",
+        ("warmup", "--kernels", ","): "ortpool warmup: error: name at least one element type and "
+        "one kernel to compile",
+    }
+    found = _run([list(argv) for argv in cases])
+    for (argv, message), (code, stderr) in zip(cases.items(), found, strict=True):
+        assert (argv, code, stderr.splitlines()[-1]) == (argv, 2, message)
+        assert "Traceback" not in stderr
+    assert not Path(out).exists()
+
+
+def test_files_that_are_not_regular_files_are_refused_before_they_are_opened(tmp_path):
+    """A FIFO as the model, --inputs, the output or --json (nobody at its other end: opening it
+    would block), a device as the output; /dev/null is still taken."""
+    fifo = tmp_path / "p.fifo"
+    os.mkfifo(fifo)
+    model = tmp_path / "in.onnx"
+    model.write_bytes(Path(MODEL).read_bytes())
+    out = tmp_path / "out.onnx"
+    f = str(fifo)
+    regular = "is a FIFO (named pipe), not a regular file; ortpool reads only regular files"
+    written = "is a FIFO (named pipe); name a regular file (or /dev/null, /dev/stdout)"
+    cases = {
+        ("rewrite", f, str(out)): f"ortpool rewrite: error: the model {f} {regular}",
+        ("validate", MODEL, "--inputs", f): f"ortpool validate: error: --inputs {f} {regular}",
+        ("fix", MODEL, str(out), "--inputs", f): f"ortpool fix: error: --inputs {f} {regular}",
+        ("rewrite", str(model), f): f"ortpool rewrite: error: the output {f} {written}",
+        ("restore", str(model), f): f"ortpool restore: error: the output {f} {written}",
+        ("fix", str(model), f): f"ortpool fix: error: the output {f} {written}",
+        ("fix", str(model), str(out), "--json", f): f"ortpool fix: error: the JSON report {f} "
+        f"{written}",
+        ("validate", MODEL, "--json", f): f"ortpool validate: error: the JSON report {f} "
+        f"{written}",
+        ("rewrite", str(model), "/dev/zero"): "ortpool rewrite: error: the output /dev/zero is "
+        "a character device; name a regular file (or /dev/null, /dev/stdout)",
+        ("rewrite", "/dev/zero", str(out)): "ortpool rewrite: error: the model /dev/zero is a "
+        "character device, not a regular file; ortpool reads only regular files",
+    }
+    found = _run([list(argv) for argv in cases] + [["rewrite", str(model), "/dev/null", "-q"]])
+    for (argv, message), (code, stderr) in zip(cases.items(), found[:-1], strict=True):
+        assert (argv, code, stderr) == (argv, 2, message + "\n")
+    assert found[-1] == (0, "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.onnx", "p.fifo"]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def closed_stdout(argv: list[str]) -> None:
+    """In the child: ``ortpool ARGV`` with a stdout whose reader is gone (``| head``)."""
+    from ortpool import cli
+
+    read, write = os.pipe()
+    os.close(read)
+    os.dup2(write, 1)
+    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 - the child's whole life
+    raise SystemExit(cli.main(argv))
+
+
+def test_a_closed_stdout_ends_validate_quietly_and_profiles_leave_no_file(tmp_path):
+    """``ortpool validate m.onnx | head``: exit 141 without a word (not "error: [Errno 32]
+    Broken pipe", exit 2). With two providers every session is profiled (which provider ran each
+    node), in the model's child process: its profile folders are gone too."""
+    env = {**ENV, "TMPDIR": str(tmp_path)}
+    argv = ["validate", MODEL, "--providers", "AzureExecutionProvider,cpu"]
+    done = run_child(__name__, "closed_stdout", argv, timeout=TIMEOUT, env=env)
+    assert (done.returncode, done.stderr) == (128 + signal.SIGPIPE, "")
+    assert [p.name for p in tmp_path.iterdir() if "ortpool" in p.name] == []
+
+
+def killed_while_a_model_hangs(marker: str) -> None:
+    """In the child: validate the stand-in model "hang" (it sleeps 600 s), and SIGKILL this
+    process once its child reports the node it hangs at: nothing is left to kill the child."""
+    from ortpool.validate import batch
+    from tests.support import batch_stand_in
+
+    def progress(done: int, total: int, label: str) -> None:
+        if label == "pool_1":
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    os.environ["ORTPOOL_HANG_MARK"] = marker  # in the run's environment, which the child takes
+    batch.run_models(["hang"], 12, timeout=60, progress=progress, work=batch_stand_in.work)
+
+
+def test_a_parent_killed_outright_takes_its_children_along():
+    marker = uuid.uuid4().hex
+    done = run_child(__name__, "killed_while_a_model_hangs", marker, timeout=TIMEOUT, env=ENV)
+    assert done.returncode == -signal.SIGKILL
+    assert processes_marked(marker) == []
+
+
+def bound_child(parent_leaves: bool) -> None:
+    """In the child: be a model's child process (``batch._bound_to_parent``) with a 1 s
+    time limit and no grace, then hang; with ``parent_leaves``, its parent's end of the pipe
+    closes at once."""
+    from multiprocessing.connection import Connection
+
+    from ortpool.validate import batch
+
+    batch._ALARM_GRACE = 0
+    read, write = os.pipe()
+    conn = Connection(write, readable=False)  # held: the watch ends when our end closes
+    batch._bound_to_parent(conn, 0.5 if not parent_leaves else 60)
+    if parent_leaves:
+        os.close(read)
+    time.sleep(60)
+    conn.close()
+
+
+def test_a_hanging_child_ends_itself_at_its_time_limit_or_with_its_parent():
+    """What holds when no parent is left to enforce --timeout: the child's own alarm (SIGALRM,
+    whose default action ends a process even inside native code), and its watch of the pipe to
+    the parent (SIGKILL once no reader is left)."""
+    started = time.monotonic()
+    alarmed = run_child(__name__, "bound_child", False, timeout=TIMEOUT, env=ENV)
+    gone = run_child(__name__, "bound_child", True, timeout=TIMEOUT, env=ENV)
+    assert (alarmed.returncode, gone.returncode) == (-signal.SIGALRM, -signal.SIGKILL)
+    assert time.monotonic() - started < 30  # neither slept its 60 s
