@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import shutil
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -229,10 +230,14 @@ def profile(
     """Run ``model`` ``runs`` times (after a warm-up) in a profiled session of its own and read
     each pooling node's kernel time per run from the profile (the file removed once read)."""
     spec = session_runtime(settings)
-    session = open_session(spec, model, profile_dir=profile_dir())
-    for _ in range(runs + 1):
-        session.run(None, dict(feeds))
-    events = read_profile(session)
+    folder = profile_dir()
+    try:
+        session = open_session(spec, model, profile_dir=folder)
+        for _ in range(runs + 1):
+            session.run(None, dict(feeds))
+        events = read_profile(session)
+    finally:  # read or not (a failing run), the profile goes now
+        shutil.rmtree(folder, ignore_errors=True)
     # A run's node events fall inside its model_run event; the first run is the warm-up.
     spans = sorted(
         (float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)))

@@ -17,6 +17,7 @@ domain, on this runtime": ``validate``'s verdict and ``fix``'s "unchanged" both 
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -229,24 +230,46 @@ def run_sets(
         model = build(group[0].arrays)
         folder = runtime_spec.profile_dir() if placed else None
         try:
-            session = open_session(runtime, model, level=level, threads=1, profile_dir=folder)
-        except Exception as err:  # onnxruntime raises its own types; every one is a refusal
-            proof.failure = f"onnxruntime refuses it: {short_error(err)}"
+            failure = _run_group_placed(runtime, model, level, folder, facts, group, proof, rule)
+        finally:
+            # read or not (a refusal, a failing set), the profile goes: a process ended by
+            # os._exit (validate's children) never runs the atexit cleanup of its folders
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+        if failure:
+            proof.failure = failure
             return proof
-        proof.failure = run_group(session, facts, group, proof, rule)
-        if proof.failure:
-            return proof
-        if placed:
-            proof.asked = runtime.first
-            for _, op_type, provider in runtime_spec.profile_events(session):
-                if op_type != "Cast":  # the carrying Casts are no part of the form
-                    proof.executed_by[op_type] = provider
     proof.exact = proof.sets > 0
     if not proof.exact:
         proof.failure = "no input set could be run"
     return proof
 
 
+
+
+def _run_group_placed(
+    runtime: RuntimeSpec,
+    model: onnx.ModelProto,
+    level: str | None,
+    folder: str | None,
+    facts: NodeFacts,
+    group: Sequence[FeedSet],
+    proof: Proof,
+    rule: AccuracyRule,
+) -> str:
+    """One session of ``model`` run on ``group``: the first failure, or ""; with a profile
+    ``folder``, which provider executed each op goes into ``proof``."""
+    try:
+        session = open_session(runtime, model, level=level, threads=1, profile_dir=folder)
+    except Exception as err:  # onnxruntime raises its own types; every one is a refusal
+        return f"onnxruntime refuses it: {short_error(err)}"
+    failure = run_group(session, facts, group, proof, rule)
+    if not failure and folder is not None:
+        proof.asked = runtime.first
+        for _, op_type, provider in runtime_spec.profile_events(session):
+            if op_type != "Cast":  # the carrying Casts are no part of the form
+                proof.executed_by[op_type] = provider
+    return failure
 
 
 def value_info(name: str, array: np.ndarray, static: bool) -> onnx.ValueInfoProto:

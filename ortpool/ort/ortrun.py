@@ -10,6 +10,7 @@ import atexit
 import contextlib
 import dataclasses
 import functools
+import shutil
 import threading
 from collections.abc import Mapping, Sequence
 from multiprocessing.connection import Connection
@@ -144,9 +145,13 @@ def run_placed(
 def _placed_here(
     data: bytes, feeds: Mapping[str, np.ndarray], runtime: RuntimeSpec, threads: int | None
 ) -> tuple[list[np.ndarray], dict[str, str]]:
-    session = builtin_session(data, runtime, threads, profile_dir=runtime_spec.profile_dir())
-    outputs = run_session(session, feeds)
-    return outputs, runtime_spec.placement(session, onnx.load_from_string(data))
+    folder = runtime_spec.profile_dir()
+    try:
+        session = builtin_session(data, runtime, threads, profile_dir=folder)
+        outputs = run_session(session, feeds)
+        return outputs, runtime_spec.placement(session, onnx.load_from_string(data))
+    finally:  # read or not (a refused model, a failing run), the profile goes now
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _serve(conn: Connection) -> None:

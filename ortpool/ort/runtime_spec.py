@@ -14,10 +14,8 @@ without loading it.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import dataclasses
-import functools
 import json
 import os
 import tempfile
@@ -299,19 +297,14 @@ def fell_back(asked: RuntimeSpec, executed: str | None) -> str | None:
     return f"fell back to {executed}"
 
 
-@functools.cache
-def _profiles() -> str:
-    folder = tempfile.TemporaryDirectory(prefix="ortpool-profile-")
-    atexit.register(folder.cleanup)
-    return folder.name
-
-
 def profile_dir() -> str:
     """A folder of its own for one session's profile (onnxruntime names the file by the
-    millisecond), inside one removed when the process exits; :func:`profile_events` removes
-    the file and the folder once read. The file is open from the session's start, so the
-    folder must stay until then."""
-    return tempfile.mkdtemp(dir=_profiles())
+    millisecond); :func:`profile_events` removes the file and the folder once read, and a
+    caller that may not read it (a refused model, a failing run) removes the folder itself:
+    no folder is shared or left for an exit handler, which a process ended by ``os._exit``
+    (validate's children) never runs. The file is open from the session's start, so the folder
+    must stay until then."""
+    return tempfile.mkdtemp(prefix="ortpool-profile-")
 
 
 def max_threads() -> int:

@@ -128,11 +128,18 @@ def validate_one(
 
 
 def _context() -> Any:
-    if "forkserver" in multiprocessing.get_all_start_methods():
+    # the forkserver listens on an AF_UNIX socket below the temporary folder: under a folder too
+    # deep for one (107 bytes at most), the children are spawned instead
+    room = len(os.fsencode(tempfile.gettempdir())) <= _SOCKET_ROOM
+    if "forkserver" in multiprocessing.get_all_start_methods() and room:
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(PRELOAD)
         return ctx
     return multiprocessing.get_context("spawn")
+
+
+#: The longest temporary folder under which multiprocessing can still make its AF_UNIX sockets.
+_SOCKET_ROOM = 64
 
 
 def start() -> None:
@@ -214,9 +221,12 @@ def _child(
     kernels_choice = os.environ.get("ORTPOOL_KERNELS")
     os.environ.clear()
     os.environ.update(environment)
-    # temporary files into the run's folder, which the parent removes whatever becomes of us
+    # temporary files into the run's folder, which the parent removes whatever becomes of us;
+    # not where that folder is so deep that multiprocessing's sockets below it (pymp-*/listener-*,
+    # about 40 characters more) would pass the 107 bytes an AF_UNIX path may take
     folder = os.path.dirname(output)
-    os.environ["TMPDIR"] = tempfile.tempdir = folder
+    if len(os.fsencode(folder)) <= _SOCKET_ROOM:
+        os.environ["TMPDIR"] = tempfile.tempdir = folder
     if os.environ.get("ORTPOOL_KERNELS") != kernels_choice:
         from ortpool.kernels import set_backend
 

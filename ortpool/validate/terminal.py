@@ -285,7 +285,8 @@ def model_report(model: ModelResult, verbose: bool = False) -> list[str]:
     for line in describe_dims(model.open_dims, model.shape_hint):
         lines += fit(line, "  ")
     for node in model.nodes:
-        if verbose or node.status not in AGREEING or accuracy_text(node):
+        # a node another provider executed is shown: its verdict is not the asked provider's
+        if verbose or node.status not in AGREEING or accuracy_text(node) or node.fallbacks():
             lines += node_lines(node, verbose)
     if model.nodes and any(n.reference for n in model.nodes):
         agree = sum(1 for n in model.nodes if n.reference and n.reference.status == "agree")

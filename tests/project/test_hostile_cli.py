@@ -87,8 +87,10 @@ def test_every_option_value_is_checked_in_one_line(tmp_path):
         "leave the option out for every one",
         ("conformance", "--ranks", ","): "ortpool conformance: error: --ranks ',' names "
         "nothing; leave the option out for every one",
-        ("warmup", "--dtypes", "complex"): "ortpool warmup: error: dtype 'complex': the compiled "
-        "kernels take float32, float64, int8, uint8",
+        ("warmup", "--dtypes", "complex"): "ortpool warmup: error: element type 'complex' is not "
+        "one of float, double, float16, bfloat16, int8, uint8, int16, uint16, int32, uint32, "
+        "int64, uint64, bool (ONNX names; numpy's spellings are read too: float32=float, "
+        "float64=double, bool_=bool)",
         ("warmup", "--kernels", "Nope"): "ortpool warmup: error: kernel 'Nope' is not one of the "
         "compiled kernels: AveragePool, MaxPool, MaxPool with Indices, MaxUnpool, LpPool, "
         "GlobalAveragePool/GlobalLpPool, MaxRoiPool",

@@ -119,8 +119,8 @@ def test_a_signal_ends_the_command_quietly_leaving_nothing(tmp_path, command, po
     before = _files(work)
     done = run_child(__name__, "signal_at", argv, *where, int(signum), timeout=TIMEOUT, env=env)
     if command == "validate" and point == "writing":  # the report is printed before the JSON
-        assert done.stdout.startswith(f"model {source}  (opset 12;")
-        assert "all agree: 1 model(s), 1 pooling node(s): 1 agree" in done.stdout
+        assert done.stdout.startswith(f"agree    {source}\n    opset 12, 1 node: 1 agree;")
+        assert done.stdout.endswith("1 model agrees; 0 graph output(s) differ end to end\n")
     else:
         assert done.stdout == ""
     assert (done.returncode, done.stderr) == (128 + signum, "")

@@ -159,11 +159,14 @@ def test_a_model_that_cannot_load_and_one_whose_process_is_killed_leave_the_rest
         ("small.onnx", "agree", 6),
     ]
     page = (tmp_path / "r.html").read_text()
+    # the models that did not run open, in the order given, before the one that agrees
     sections = [
-        page.index(f'data-status="{s}"><h2>{m}</h2>')
+        page.index(f'data-status="{s}"><h2>{m} ')
         for m, s in (("missing.onnx", "could-not-run"), ("heavy.onnx", "crashed"))
     ]
-    assert sections == sorted(sections) < [page.index("<h2>small.onnx</h2>")]
+    agreeing = page.index('<details class="model" id="model-3" data-status="agree"><summary>'
+                          "small.onnx ")
+    assert sections == sorted(sections) < [agreeing]
 
 
 # --- helpers -------------------------------------------------------------------------------------
