@@ -17,13 +17,14 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import onnx
 import onnx.defs
 from onnx import TensorProto, helper, numpy_helper
 
 from ortpool import dtypes, versions
-from ortpool.fix.forms import NodeFacts, Plan
+from ortpool.fix.forms import GUARD_SUM, NodeFacts, Plan
 from ortpool.rewrite import retarget
 from ortpool.rewrite.checks import check_node, node_name
 
@@ -251,8 +252,10 @@ def emit(
         extra = {"broadcast": 1} if facts.opset < 7 else {}
         writer.add("Mul", [result, scale], [scaled], "scale", **extra)
         result = scaled
-    if plan.nan_guard:
-        result = _guard(writer, plan, facts, inputs, result, elem, y)
+    if plan.nan_guard == GUARD_SUM:
+        result = _guard_sum(writer, plan, facts, [pooled_in, *inputs[1:]], result, elem, y)
+    elif plan.nan_guard:
+        result = _guard_mask(writer, plan, facts, inputs, result, elem, y)
     if plan.compute:
         admits("Cast", facts.opset, facts.elem)
         code = dtypes.CODE[facts.elem]
@@ -261,7 +264,81 @@ def emit(
     return writer.nodes
 
 
-def _guard(
+def _lowest_finite(elem: str) -> float:
+    """The type's lowest finite value: ``x < it`` is true for -inf alone (NaN compares false)."""
+    return float(ml_dtypes.finfo(dtypes.NUMPY[elem]).min)
+
+
+def _is_neginf(writer: _Writer, source: str, elem: str, y: str) -> str:
+    """``source < lowest finite``: -inf exactly, at every opset from 7 (IsInf only from 10)."""
+    admits("Less", writer.opset, elem)
+    low = writer.constant("lowest_finite", y, np.full((), _lowest_finite(elem), dtypes.NUMPY[elem]))
+    out = writer.value("isneginf", source)
+    writer.add("Less", [source, low], [out], "isneginf")
+    return out
+
+
+def _guard_sum(
+    writer: _Writer,
+    plan: Plan,
+    facts: NodeFacts,
+    inputs: Sequence[str],
+    result: str,
+    elem: str,
+    y: str,
+) -> str:
+    """The max's non-finite windows mended by a summed flag (see :func:`forms.nan_guarded`).
+
+    ``inputs``: what the pool reads (X after the plan's Pad, whose -inf padding flags 0).
+    ``F = Where(X < lowest, 0, X + inf)`` summed over each window by an AveragePool of the
+    pool's geometry counting padding as 0 (a global pool: ReduceSum over the plane), ``S``;
+    the result is ``Y + (-1 / S)``: NaN, Y itself, or -inf.
+    """
+    source = inputs[0]
+    if writer.opset < 9:
+        raise Unwritable(f"Where does not exist at ai.onnx opset {writer.opset}")
+    for op in ("Add", "Div"):
+        admits(op, writer.opset, elem)
+    admits("Where", writer.opset, "bool")
+    numpy_type = dtypes.NUMPY[elem]
+
+    def const(role: str, value: float) -> str:
+        return writer.constant(role, y, np.full((), value, numpy_type))
+
+    low = _is_neginf(writer, source, elem, y)
+    raised = writer.value("flag_raised", source)
+    writer.add("Add", [source, const("posinf", float("inf"))], [raised], "flag_raised")
+    flag = writer.value("flag", source)
+    writer.add("Where", [low, const("zero", 0.0), raised], [flag], "flag")
+    summed = writer.value("flag_sum", y)
+    if plan.reduce is not None or facts.op == "GlobalMaxPool":
+        rank = facts.spatial_rank
+        if rank is None:
+            raise Unwritable("the rank of the input is not known")
+        writer.reduce(Plan("sum", reduce="ReduceSum"), flag, summed, elem, rank, "flag_sum")
+    else:
+        average = versions.resolve("AveragePool", writer.opset)
+        if "count_include_pad" not in average.attrs:
+            raise Unwritable(f"{average.key} cannot count padding as 0")
+        admits("AveragePool", writer.opset, elem)
+        attrs = dict(plan.pool if plan.pool is not None else _written(writer.node))
+        attrs.pop("storage_order", None)
+        if all(int(d) == 1 for d in attrs.get("dilations", [])):
+            attrs.pop("dilations", None)
+        writer.add("AveragePool", [flag], [summed], "flag_sum", count_include_pad=1, **attrs)
+    correction = writer.value("correction", y)
+    writer.add("Div", [const("minus_one", -1.0), summed], [correction], "correction")
+    out = y if not plan.compute else writer.value("guarded", y)
+    writer.add("Add", [result, correction], [out], "nan_guard")
+    return out
+
+
+def _written(node: onnx.NodeProto) -> dict[str, Any]:
+    """``node``'s attributes as written, name -> Python value."""
+    return {attr.name: helper.get_attribute_value(attr) for attr in node.attribute}
+
+
+def _guard_mask(
     writer: _Writer,
     plan: Plan,
     facts: NodeFacts,
@@ -278,7 +355,7 @@ def _guard(
     MaxRoiPool bin with no element pools to 0 and keeps its 0), 2 otherwise (-> the result).
     """
     source = inputs[0]
-    for op in ("IsNaN", "IsInf", "Less", "Greater"):
+    for op in ("IsNaN", "Less", "Greater"):
         admits(op, facts.opset, elem)
     admits("Where", facts.opset, "bool")  # its first input is the condition
     numpy_type = dtypes.NUMPY[elem]
@@ -288,8 +365,7 @@ def _guard(
 
     is_nan = writer.value("isnan", source)
     writer.add("IsNaN", [source], [is_nan], "isnan")
-    is_low = writer.value("isneginf", source)
-    writer.add("IsInf", [source], [is_low], "isneginf", detect_positive=0)
+    is_low = _is_neginf(writer, source, elem, y)
     three, two, one = const("three", 3.0), const("two", 2.0), const("one", 1.0)
     finite = writer.value("mask_inf", source)
     writer.add("Where", [is_low, one, two], [finite], "mask_inf")
