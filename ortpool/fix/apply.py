@@ -18,7 +18,7 @@ from ortpool.errors import OrtpoolError
 from ortpool.fix import emit
 from ortpool.fix.forms import Plan
 from ortpool.fix.sites import Site
-from ortpool.kernels import shapes
+from ortpool.kernels.shapes import output_shape
 from ortpool.model import branch_outputs, splice
 from ortpool.model.scopes import model_scopes
 from ortpool.rewrite import retarget
@@ -93,8 +93,8 @@ def _misfits(
         if declared.get(y) is None:
             continue
         try:
-            real = shapes.output_shape(facts.op, facts.version, site.x_dims, facts.attributes,
-                                       rois_shape=site.rois_dims)
+            real = output_shape(facts.op, facts.version, site.x_dims, facts.attributes,
+                                unpool_shape=site.output_shape, rois_shape=site.rois_dims)
         except OrtpoolError:
             continue
         if tuple(real) != declared[y]:

@@ -196,6 +196,26 @@ class _Writer:
         self.add("Pow", [source, value], [out], role, **extra)
         return out
 
+    def power_average(self, plan: Plan, source: str, output: str, elem: str) -> None:
+        """``(kvol * AveragePool(|source|^p))^(1/p)`` (see :func:`forms.power_average`)."""
+        assert plan.average is not None and plan.exponent is not None
+        for op in ("Abs", "AveragePool", "Mul") + ("Pow",) * (plan.exponent != 1.0):
+            admits(op, self.opset, elem)
+        magnitude = self.value("abs", source)
+        self.add("Abs", [source], [magnitude], "abs")
+        powered = magnitude
+        if plan.exponent != 1.0:
+            powered = self.power(magnitude, plan.exponent, elem, "pow")
+        averaged = self.value("average", output)
+        self.add("AveragePool", [powered], [averaged], "average", **dict(plan.average))
+        kvol = float(np.prod(plan.average["kernel_shape"]))
+        summed = output if plan.exponent == 1.0 else self.value("sum", output)
+        volume = self.constant("kvol", output, np.asarray(kvol, dtypes.NUMPY[elem]))
+        extra = {"broadcast": 1} if self.opset < 7 else {}
+        self.add("Mul", [averaged, volume], [summed], "sum", **extra)
+        if plan.exponent != 1.0:
+            self.power(summed, 1.0 / plan.exponent, elem, "root", output)
+
     def core(
         self,
         plan: Plan,
@@ -205,7 +225,11 @@ class _Writer:
         elem: str,
         role: str | None,
     ) -> None:
-        """What computes the pool on ``inputs``: the pool node, or the plan's Reduce op."""
+        """What computes the pool on ``inputs``: the pool node, the plan's Reduce op, or its
+        power of an average."""
+        if plan.average is not None:
+            self.power_average(plan, inputs[0], outputs[0], elem)
+            return
         if plan.reduce is None:
             self.pool(plan, inputs, outputs, role)
             return

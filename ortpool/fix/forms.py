@@ -14,6 +14,8 @@ Base forms, cheapest first:
 * :func:`pad_node` -- a ``Pad`` node in front of a pool that pads nothing (the general form).
 * :func:`reduce` -- a global pool as the Reduce op over the spatial axes that computes the same.
 * :func:`empty_plane` -- a global pool over an empty plane: the empty window's constant.
+* :func:`power_average` -- a windowed LpPool as ``(kvol * AveragePool(|x|^p))^(1/p)``: any p,
+  so a node of a version whose p no later version can write (LpPool-1's p=1.5) after a lift.
 
 Wrappers around a base form:
 
@@ -49,6 +51,7 @@ PAD = "pad"
 PAD_SIGNED_ZERO = "pad-signed-zero"
 REDUCE = "reduce"
 EMPTY_PLANE = "empty-plane"
+POWER_AVERAGE = "power-average"
 IN_FLOAT = "in-float"
 IN_DOUBLE = "in-double"
 NAN_GUARD = "nan-guard"
@@ -123,6 +126,8 @@ class Plan:
     ``pad``/``pad_value``: a Pad node in front (spatial pads, begins then ends);
     ``scale``: a constant (1, 1, *out) the pool's result is multiplied by;
     ``compute``: X (and the other inputs of X's type) cast to this type, and Y back;
+    ``average``: instead of the pool, ``(kvol * AveragePool(|x|^exponent))^(1/exponent)`` with
+    these AveragePool attributes (a windowed LpPool);
     ``nan_guard``: the max's NaN and -inf restored, by :data:`GUARD_SUM` or :data:`GUARD_MASK`
     (None: not guarded); ``ortpool``: the node becomes ortpool's
     op (needs ortpool at run time).
@@ -139,6 +144,7 @@ class Plan:
     pad_value: float | int | None = None
     scale: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
     compute: str | None = None
+    average: Mapping[str, Any] | None = None
     nan_guard: str | None = None
     ortpool: bool = False
     keeps_indices: bool = True
@@ -148,6 +154,11 @@ class Plan:
     @property
     def changes_node(self) -> bool:
         return self.name != UNCHANGED
+
+    @property
+    def replaces_node(self) -> bool:
+        """Whether other ops compute the node (a pinned node's version is then not written)."""
+        return self.reduce is not None or self.average is not None or self.ortpool
 
 
 Form = Callable[..., "Plan | NotApplicable"]
@@ -425,6 +436,38 @@ def empty_plane(facts: NodeFacts, compute: str | None = None) -> Plan | NotAppli
     )
 
 
+def power_average(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable:
+    """A windowed LpPool as ``(kvol * AveragePool(|x|^p, count_include_pad=1))^(1/p)``.
+
+    The average pool with padding counted divides each window's sum of ``|x|^p`` by the kernel
+    volume ``kvol``, padding adding 0 as it does to the norm (RULINGS.md 12); times ``kvol``
+    and to the power ``1/p`` it is the norm, for any p (no Pow for p = 1). Example: [3, 4],
+    k=2, p=2: |x|^2 = [9, 16], average 12.5, times 2 = 25, square root 5. Sums in the type
+    (float32 for a half type, between Casts), which RULINGS.md 17's rule judges. For a node
+    whose p no standard LpPool at the opset can write (LpPool-1's p=1.5 once the model is
+    lifted past opset 1, where onnxruntime has no LpPool-1 kernel and no Cast).
+    """
+    if facts.op != "LpPool" or not isinstance(facts.attrs, PoolAttrs):
+        return NotApplicable("only a windowed LpPool is a power of an average")
+    attrs = facts.attrs
+    average = versions.resolve("AveragePool", facts.opset)
+    for name, value, neutral in (("ceil_mode", attrs.ceil_mode, 0),
+                                 ("dilations", attrs.dilations, (1,) * attrs.rank)):
+        if value != neutral and name not in average.attrs:
+            return NotApplicable(f"{average.key} at ai.onnx opset {facts.opset} has no {name}")
+    if "count_include_pad" not in average.attrs:
+        return NotApplicable(f"{average.key} cannot count padding as 0")
+    written = dataclasses.replace(attrs, count_include_pad=1)
+    p = float(attrs.p)
+    return Plan(
+        POWER_AVERAGE,
+        average=standard_attributes(average, written),
+        exponent=p,
+        keeps_indices=False,
+        why=f"(kvol * AveragePool(|x|^{p:g}))^(1/{p:g}), padding counted as 0",
+    )
+
+
 def in_float(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
     """``plan`` computed in float32 between a Cast of X and a Cast of Y back to the node's type.
 
@@ -549,6 +592,7 @@ BASE_FORMS: tuple[tuple[str, Form, tuple[str, ...] | None], ...] = (
     (PAD_SIGNED_ZERO, pad_signed_zero, _WINDOWED),
     (REDUCE, reduce, GLOBAL_OPERATORS),
     (EMPTY_PLANE, empty_plane, GLOBAL_OPERATORS),
+    (POWER_AVERAGE, power_average, ("LpPool",)),
 )
 #: The compute wrappers after the node's own type, with the operators each is tried for.
 Wrapper = Callable[[Plan, NodeFacts], "Plan | NotApplicable"]
@@ -597,7 +641,7 @@ def candidates(facts: NodeFacts) -> list[tuple[str, Plan | NotApplicable]]:
             f"at ai.onnx opset {facts.opset} the node would be {facts.op}-"
             f"{versions.resolve(facts.op, facts.opset).version}, not {facts.spec.key}"
         )
-        found = [(n, p if isinstance(p, NotApplicable) or p.reduce else pinned)
+        found = [(n, p if isinstance(p, NotApplicable) or p.replaces_node else pinned)
                  for n, p in found]
     found.append((ORTPOOL, ortpool_op()))
     return found

@@ -131,10 +131,7 @@ def renotation(node: onnx.NodeProto, before: int, after: int, read: set[str]) ->
     ``after``; "" when it does (``read``: every value read in the model). Example: Dropout-7
     with its mask output unused -> Dropout-10: "" (the output is the input, in inference)."""
     if not _steps(node.op_type, before, after):
-        return (
-            f"node {node.name!r} ({node.op_type}) is version {before} at the model's opset and "
-            f"{after} at the target, which may not mean the same"
-        )
+        return f"node {node.name!r} ({node.op_type}) is version {before} and {after} there"
     values = attribute_values(node.attribute)
     training = before < 7 and int(values.get("is_test", 0)) != 1
     if node.op_type in ("Dropout", "BatchNormalization") and training:
@@ -175,8 +172,9 @@ def blocked(
 ) -> str:
     """Why ``model`` cannot be lifted to ai.onnx opset ``target``; "" when it can.
     ``elems``: node name -> element type of the pooling nodes (checked against the new types).
-    A global pool whose new version does not mean the same for it can still be lifted, pinned
-    to its own version (a Reduce form replaces it): named in ``pinned`` (name -> version)."""
+    A global pool or an LpPool whose new version does not mean the same for it can still be
+    lifted, pinned to its own version (a Reduce form or a power of an average replaces it):
+    named in ``pinned`` (name -> version)."""
     seen: set[str] = set()
     read = _read_values(model)
     for node, opset in _nodes(model):
@@ -196,7 +194,7 @@ def blocked(
                 continue
             if (
                 pinned is not None
-                and node.op_type in versions.GLOBAL_OPERATORS
+                and node.op_type in (*versions.GLOBAL_OPERATORS, "LpPool")
                 and node.name
                 and node.name not in seen
             ):
@@ -204,8 +202,11 @@ def blocked(
                 seen.add(node.name)
                 continue
             return f"node {node.name!r}: {why}"
-        if before is None or after is None:
-            return f"node {node.name!r} ({node.op_type}) does not exist at opset {opset}"
+        if before is None or after is None or not _steps(node.op_type, before, after):
+            return (
+                f"node {node.name!r} ({node.op_type}) is version {before} at opset {opset} and "
+                f"{after} at {target}"
+            )
         why = renotation(node, before, after, read)
         if why:
             return why

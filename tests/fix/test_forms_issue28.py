@@ -149,8 +149,7 @@ def test_the_lift_crosses_dropout_in_inference_with_its_mask_unused():
         "node 'drop' (Dropout-7): its mask output is read"
     )
     assert lift.blocked(_dropout_model(9, upsample=True), 10, {}) == (
-        "node 'up' (Upsample) is version 9 at the model's opset and 10 at the target, which may "
-        "not mean the same"
+        "node 'up' (Upsample) is version 9 at opset 9 and 10 at 10"
     )
 
 
@@ -246,3 +245,30 @@ def test_a_rewritten_node_under_a_misfit_declaration_is_declared_with_its_size()
     fixed, report = fix_with_report(model, nonfinite=False)
     assert f"{MISFIT}: kept as declared (the node is unchanged)" in report.notes
     assert report.exit_code() == 2
+
+
+# --- LpPool-1 of float16 with a fractional p at opset 1 ---------------------------------------
+
+
+def test_lppool_1_half_with_a_fractional_p_is_a_power_of_an_average_after_a_lift():
+    """Opset 1 has no Cast and onnxruntime no LpPool-1 kernel; LpPool-2 takes an int p, so no
+    later LpPool writes p=1.5 (the fuzz's unproven node). Lifted to 7 with the node pinned to
+    version 1, it is ``(kvol * AveragePool(|x|^1.5))^(1/1.5)``, proven under RULINGS.md 17."""
+    node = h.make_node("LpPool", ["x"], ["y"], name="lp", kernel_shape=[2, 2], p=1.5)
+    model = _model([node], [_x([1, 2, 5, 5], T.FLOAT16)], [_x(None, T.FLOAT16, "y")], 1,
+                   ir_version=3)
+    fixed, report = fix_with_report(model, nonfinite=True)
+    (entry,) = report.nodes
+    assert (entry.realization, entry.form) == (Realization.FORM, "power-average+opset-lift")
+    assert report.exit_code() == 0
+    assert report.notes[0].startswith("ai.onnx opset lifted from 1 to 7,")
+    assert "'lp' kept as LpPool-1 (replaced by a form)" in report.notes[0]
+    assert [n.op_type for n in fixed.graph.node if n.op_type != "Constant"] == [
+        "Abs", "Pow", "AveragePool", "Mul", "Pow"
+    ]
+    x = np.abs(np.random.default_rng(0).normal(0, 2, (1, 2, 5, 5))).astype(np.float16)
+    got = _plain(fixed).run(None, {"x": x})[0]
+    # the kernels' result, the exact norm rounded once to float16: the form is within 1 ulp
+    want = kernels.run_op("LpPool", 1, [x], {"kernel_shape": [2, 2], "p": 1.5})[0]
+    assert got.shape == want.shape == (1, 2, 4, 4)
+    assert np.all(np.abs(got.astype(np.float64) - want) <= np.spacing(want))
