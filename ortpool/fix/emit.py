@@ -276,10 +276,8 @@ def emit(
         extra = {"broadcast": 1} if facts.opset < 7 else {}
         writer.add("Mul", [result, scale], [scaled], "scale", **extra)
         result = scaled
-    if plan.nan_guard == GUARD_SUM:
-        result = _guard_sum(writer, plan, facts, [pooled_in, *inputs[1:]], result, elem, y)
-    elif plan.nan_guard:
-        result = _guard_mask(writer, plan, facts, inputs, result, elem, y)
+    if plan.nan_guard:
+        result = _guard(writer, plan, facts, inputs, pooled_in, result, y)
     if plan.compute:
         admits("Cast", facts.opset, facts.elem)
         code = dtypes.CODE[facts.elem]
@@ -302,94 +300,56 @@ def _is_neginf(writer: _Writer, source: str, elem: str, y: str) -> str:
     return out
 
 
-def _guard_sum(
+def _guard(
     writer: _Writer,
     plan: Plan,
     facts: NodeFacts,
     inputs: Sequence[str],
+    padded: str,
     result: str,
-    elem: str,
     y: str,
 ) -> str:
-    """The max's non-finite windows mended by a summed flag (see :func:`forms.nan_guarded`).
+    """The max's non-finite windows mended (see :func:`forms.nan_guarded`); ``inputs`` are the
+    node's (in the compute type), ``padded`` X as the pool reads it (after the plan's Pad, whose
+    -inf padding is a -inf like any other), ``result`` the pool's result; returns the guarded.
 
-    ``inputs``: what the pool reads (X after the plan's Pad, whose -inf padding flags 0).
-    ``F = Where(X < lowest, 0, X + inf)`` summed over each window by an AveragePool of the
-    pool's geometry counting padding as 0 (a global pool: ReduceSum over the plane), ``S``;
-    the result is ``Y + (-1 / S)``: NaN, Y itself, or -inf.
+    :data:`~ortpool.fix.forms.GUARD_SUM`: ``F = Where(X < lowest, 0, X + inf)`` summed over each
+    window by an AveragePool of the pool's geometry counting padding as 0 (a global pool:
+    ReduceSum over the plane), ``S``; the result is ``Y + (-1 / S)``: NaN, Y itself, or -inf.
+
+    :data:`~ortpool.fix.forms.GUARD_MASK`: ``M`` is 3 where X is NaN, 1 where X is -inf, 2
+    elsewhere; pooled by the same plan (the other inputs, MaxRoiPool's RoIs, as they are), its
+    max is 3 in a window holding a NaN (-> NaN), 1 in a window of -inf only and below that in
+    one of padding only (-> -inf; but a MaxRoiPool bin with no element pools to 0 and keeps its
+    0), 2 otherwise (-> the result).
     """
-    source = inputs[0]
-    if writer.opset < 9:
-        raise Unwritable(f"Where does not exist at ai.onnx opset {writer.opset}")
-    for op in ("Add", "Div"):
+    elem = plan.compute or facts.elem
+    summed = plan.nan_guard == GUARD_SUM
+    ops = ("Add", "Div") if summed else ("IsNaN", "Greater")
+    for op in ops:
         admits(op, writer.opset, elem)
-    admits("Where", writer.opset, "bool")
+    admits("Where", writer.opset, "bool")  # its first input is the condition
     numpy_type = dtypes.NUMPY[elem]
 
     def const(role: str, value: float) -> str:
         return writer.constant(role, y, np.full((), value, numpy_type))
 
-    low = _is_neginf(writer, source, elem, y)
-    raised = writer.value("flag_raised", source)
-    writer.add("Add", [source, const("posinf", float("inf"))], [raised], "flag_raised")
-    flag = writer.value("flag", source)
-    writer.add("Where", [low, const("zero", 0.0), raised], [flag], "flag")
-    summed = writer.value("flag_sum", y)
-    if plan.reduce is not None or facts.op == "GlobalMaxPool":
-        rank = facts.spatial_rank
-        if rank is None:
-            raise Unwritable("the rank of the input is not known")
-        writer.reduce(Plan("sum", reduce="ReduceSum"), flag, summed, elem, rank, "flag_sum")
-    else:
-        average = versions.resolve("AveragePool", writer.opset)
-        if "count_include_pad" not in average.attrs:
-            raise Unwritable(f"{average.key} cannot count padding as 0")
-        admits("AveragePool", writer.opset, elem)
-        attrs = dict(plan.pool if plan.pool is not None else _written(writer.node))
-        attrs.pop("storage_order", None)
-        if all(int(d) == 1 for d in attrs.get("dilations", [])):
-            attrs.pop("dilations", None)
-        writer.add("AveragePool", [flag], [summed], "flag_sum", count_include_pad=1, **attrs)
-    correction = writer.value("correction", y)
-    writer.add("Div", [const("minus_one", -1.0), summed], [correction], "correction")
+    source = padded if summed else inputs[0]
+    is_low = _is_neginf(writer, source, elem, y)
     out = y if not plan.compute else writer.value("guarded", y)
-    writer.add("Add", [result, correction], [out], "nan_guard")
-    return out
-
-
-def _written(node: onnx.NodeProto) -> dict[str, Any]:
-    """``node``'s attributes as written, name -> Python value."""
-    return {attr.name: helper.get_attribute_value(attr) for attr in node.attribute}
-
-
-def _guard_mask(
-    writer: _Writer,
-    plan: Plan,
-    facts: NodeFacts,
-    inputs: Sequence[str],
-    result: str,
-    elem: str,
-    y: str,
-) -> str:
-    """The max's non-finite windows mended by one pooled mask (see :func:`forms.nan_guarded`).
-
-    ``M`` is 3 where X is NaN, 1 where X is -inf, 2 elsewhere; pooled by the same plan (the
-    other inputs, MaxRoiPool's RoIs, as they are), its max is 3 in a window holding a NaN
-    (-> NaN), 1 in a window of -inf only and below that in one of padding only (-> -inf; but a
-    MaxRoiPool bin with no element pools to 0 and keeps its 0), 2 otherwise (-> the result).
-    """
-    source = inputs[0]
-    for op in ("IsNaN", "Less", "Greater"):
-        admits(op, facts.opset, elem)
-    admits("Where", facts.opset, "bool")  # its first input is the condition
-    numpy_type = dtypes.NUMPY[elem]
-
-    def const(role: str, value: float) -> str:
-        return writer.constant(role, y, np.full((), value, numpy_type))
-
+    if summed:
+        raised = writer.value("flag_raised", source)
+        writer.add("Add", [source, const("posinf", float("inf"))], [raised], "flag_raised")
+        flag = writer.value("flag", source)
+        writer.add("Where", [is_low, const("zero", 0.0), raised], [flag], "flag")
+        total = writer.value("flag_sum", y)
+        _sum_windows(writer, plan, facts, flag, total, elem)
+        correction = writer.value("correction", y)
+        writer.add("Div", [const("minus_one", -1.0), total], [correction], "correction")
+        writer.add("Add", [result, correction], [out], "nan_guard")
+        return out
     is_nan = writer.value("isnan", source)
     writer.add("IsNaN", [source], [is_nan], "isnan")
-    is_low = _is_neginf(writer, source, elem, y)
     three, two, one = const("three", 3.0), const("two", 2.0), const("one", 1.0)
     finite = writer.value("mask_inf", source)
     writer.add("Where", [is_low, one, two], [finite], "mask_inf")
@@ -413,10 +373,32 @@ def _guard_mask(
     writer.add("Where", [only_low, low, result], [mended], "neginf_mended")
     has_nan = writer.value("has_nan", y)
     writer.add("Greater", [pooled, const("two_half", 2.5)], [has_nan], "has_nan")
-    nan_value = const("nan", float("nan"))
-    out = y if not plan.compute else writer.value("guarded", y)
-    writer.add("Where", [has_nan, nan_value, mended], [out], "nan_guard")
+    writer.add("Where", [has_nan, const("nan", float("nan")), mended], [out], "nan_guard")
     return out
+
+
+def _sum_windows(
+    writer: _Writer, plan: Plan, facts: NodeFacts, flag: str, total: str, elem: str
+) -> None:
+    """``flag`` summed over each window of the plan's pool into ``total`` (up to the kernel
+    volume, which -1/total does not see): an AveragePool counting padding as 0, a ReduceSum
+    over the plane for a global pool."""
+    if plan.reduce is not None or facts.op == "GlobalMaxPool":
+        rank = facts.spatial_rank
+        if rank is None:
+            raise Unwritable("the rank of the input is not known")
+        writer.reduce(Plan("sum", reduce="ReduceSum"), flag, total, elem, rank, "flag_sum")
+        return
+    average = versions.resolve("AveragePool", writer.opset)
+    if "count_include_pad" not in average.attrs:
+        raise Unwritable(f"{average.key} cannot count padding as 0")
+    admits("AveragePool", writer.opset, elem)
+    written = {attr.name: helper.get_attribute_value(attr) for attr in writer.node.attribute}
+    attrs = dict(plan.pool if plan.pool is not None else written)
+    attrs.pop("storage_order", None)
+    if all(int(d) == 1 for d in attrs.get("dilations", [])):
+        attrs.pop("dilations", None)
+    writer.add("AveragePool", [flag], [total], "flag_sum", count_include_pad=1, **attrs)
 
 
 def _wired(node: onnx.NodeProto, io: Io) -> onnx.NodeProto:
