@@ -18,7 +18,9 @@ time, which other processes on a shared machine do not inflate), the median of `
 rounds; and counts the nodes and the NCHWc ``Reorder*`` nodes of each optimized graph
 (``SessionOptions.optimized_model_filepath``). The models: the guard stage Conv -> MaxPool(3x3,
 stride 2, pads 1) -> Conv at 64 channels 56x56 (a ResNet stem's pool) and at 16 channels 24x24,
-and a small CNN end to end (three Conv+Relu, two MaxPools, a GlobalAveragePool and a Gemm head).
+a small CNN end to end (three Conv+Relu, two MaxPools, a GlobalAveragePool and a Gemm head), and
+small models built like the third-party ones of issue 28: a YOLO SPP block (stride-1 pools), a
+keras2onnx stage (SAME_UPPER k3s2, k2s2 on small maps), a Caffe2-era Inception at opset 9.
 
 Run: ``python scripts/guard_cost.py [--rounds 15] [--write results/guard_cost.md]``.
 """
@@ -109,10 +111,57 @@ def small_cnn() -> onnx.ModelProto:
     return b.model("x", [1, 3, 64, 64], "logits")
 
 
+def spp_block() -> onnx.ModelProto:
+    """YOLO-style SPP: Conv32 -> MaxPool 5/9/13 (stride 1, same pads) -> Concat -> Conv, 20x20."""
+    b = _Builder()
+    value = b.conv("x", 16, 32, "conv0", relu=True)
+    pooled = [value]
+    for k in (5, 9, 13):
+        pooled.append(b.node("MaxPool", value, f"spp{k}", kernel_shape=[k, k],
+                             pads=[k // 2] * 4))
+    b.nodes.append(h.make_node("Concat", pooled, ["cat"], name="cat", axis=1))
+    value = b.conv("cat", 128, 32, "conv1")
+    return b.model("x", [1, 16, 20, 20], value)
+
+
+def keras_same_upper() -> onnx.ModelProto:
+    """keras2onnx-style face-detection stage: SAME_UPPER pools k3 s2 and k2 s2 on small maps."""
+    b = _Builder()
+    value = b.conv("x", 3, 16, "conv0", relu=True)
+    value = b.node("MaxPool", value, "pool0", kernel_shape=[3, 3], strides=[2, 2],
+                   auto_pad="SAME_UPPER")
+    value = b.conv(value, 16, 32, "conv1", relu=True)
+    value = b.node("MaxPool", value, "pool1", kernel_shape=[2, 2], strides=[2, 2],
+                   auto_pad="SAME_UPPER")
+    value = b.conv(value, 32, 32, "conv2")
+    return b.model("x", [1, 3, 24, 24], value)
+
+
+def inception_opset9() -> onnx.ModelProto:
+    """Caffe2-era Inception-style at opset 9: MaxPool 3/2, a branch of 1x1 and 3x3 Convs and a
+    MaxPool 3/1, Concat, AveragePool pads (0, 0, 1, 1), Dropout-7 with its mask unused."""
+    b = _Builder()
+    value = b.conv("x", 3, 16, "conv0", relu=True)
+    value = b.node("MaxPool", value, "pool0", kernel_shape=[3, 3], strides=[2, 2])
+    branches = [b.conv(value, 16, 16, "b1", relu=True), b.conv(value, 16, 16, "b2", relu=True),
+                b.node("MaxPool", value, "pool_branch", kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    b.nodes.append(h.make_node("Concat", branches, ["cat"], name="cat", axis=1))
+    value = b.node("AveragePool", "cat", "avg", kernel_shape=[2, 2], pads=[0, 0, 1, 1])
+    b.nodes.append(h.make_node("Dropout", [value], ["drop", "mask"], name="drop", ratio=0.4))
+    value = b.conv("drop", 48, 32, "conv1")
+    model = b.model("x", [1, 3, 35, 35], value)
+    model.opset_import[0].version = 9
+    model.ir_version = 4
+    return model
+
+
 MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "guard stage 64ch 56x56": lambda: guard_stage(64, 56),
     "guard stage 16ch 24x24": lambda: guard_stage(16, 24),
     "small CNN 3x64x64": small_cnn,
+    "SPP block 16->32ch 20x20": spp_block,
+    "keras SAME_UPPER 3x24x24": keras_same_upper,
+    "Inception-style opset 9 3x35x35": inception_opset9,
 }
 
 
