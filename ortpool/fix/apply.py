@@ -68,7 +68,9 @@ def apply(
         if name in resized:
             notes.append(
                 f"{misfit}: the fixed node computes {list(real)}, now declared (the old "
-                "declaration kept in the output's metadata)"
+                "declaration kept in the output's metadata; a runtime that keeps the size of its "
+                "own shape inference over a declaration, as onnxruntime 1.21 does, still refuses "
+                "the branch)"
             )
         elif not changed:
             notes.append(f"{misfit}: kept as declared (the node is unchanged)")

@@ -235,9 +235,16 @@ def test_a_rewritten_node_under_a_misfit_declaration_is_declared_with_its_size()
     assert [(n.name, n.form) for n in report.nodes] == [
         ("pool_else", forms.NAN_GUARD), ("pool_then", forms.NAN_GUARD)
     ]
-    assert f"{MISFIT}: the fixed node computes [1, 1, 2, 2], now declared (the old declaration " \
-        "kept in the output's metadata)" in report.notes
+    assert (
+        f"{MISFIT}: the fixed node computes [1, 1, 2, 2], now declared (the old declaration "
+        "kept in the output's metadata; a runtime that keeps the size of its own shape inference "
+        "over a declaration, as onnxruntime 1.21 does, still refuses the branch)"
+    ) in report.notes
     for c, attrs in ((True, {"ceil_mode": 1, "pads": [0, 0, 1, 1]}), (False, {})):
+        if c and ort.__version__.startswith("1.21."):  # measured: its inferred 3x3 wins
+            with pytest.raises(Exception, match=r"Current shape:\{1,1,3,3\}"):
+                _plain(fixed).run(None, {"x": x, "c": np.array(c)})
+            continue
         got = _plain(fixed).run(None, {"x": x, "c": np.array(c)})[0]
         want = kernels.max_pool(x, kernel_shape=[2, 2], strides=[2, 2], **attrs)
         np.testing.assert_array_equal(got, want)
