@@ -76,8 +76,13 @@ def interleaved(
     min_sample: float = 0.002,
     warmup: int = 2,
     warmup_time: float = 0.05,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> dict[str, Stats]:
-    """Time every variant ``repeat`` times, one sample of each per round, rotating the order."""
+    """Time every variant ``repeat`` times, one sample of each per round, rotating the order.
+
+    ``clock``: wall time by default; ``time.thread_time`` counts only the calling thread's CPU
+    time, steadier on a shared machine for a call that runs on that thread alone (an
+    onnxruntime session with one intra-op thread)."""
     names = list(variants)
     for name in names:
         # Warm up for a while, not a fixed count: the first calls pay page faults on fresh
@@ -89,7 +94,6 @@ def interleaved(
             done += 1
     number = {name: calls_for(variants[name], min_sample) for name in names}
     samples: dict[str, list[float]] = {name: [] for name in names}
-    clock = time.perf_counter
     for r in range(repeat):
         shift = r % len(names)
         for name in names[shift:] + names[:shift]:

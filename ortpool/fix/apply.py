@@ -16,9 +16,11 @@ from collections.abc import Mapping, Sequence
 import onnx
 
 from ortpool import optypes
+from ortpool.errors import OrtpoolError
 from ortpool.fix import emit
 from ortpool.fix.forms import Plan
 from ortpool.fix.sites import Site
+from ortpool.kernels.shapes import output_shape
 from ortpool.model import branch_outputs, fixmarks, splice
 from ortpool.model.scopes import model_scopes
 from ortpool.rewrite import retarget
@@ -61,4 +63,52 @@ def apply(
             "their declared static sizes are kept in their metadata and their dims made symbolic "
             "(as 'ortpool rewrite' does)"
         )
+    misfits = _misfits(sites, plans)
+    resized = {name: real for name, (_, _, real, changed) in misfits.items()
+               if changed and name not in moved}
+    branch_outputs.redeclare(model, resized)
+    for name, (node, declared, real, changed) in misfits.items():
+        misfit = (
+            f"subgraph output {name!r} declares {list(declared)}, but node {node!r} computes "
+            f"{list(real)} there (the spec's size); onnxruntime refuses to run the branch when "
+            "its result does not fit the declaration, the original model's too"
+        )
+        if name in resized:
+            notes.append(
+                f"{misfit}: the fixed node computes {list(real)}, now declared (the old "
+                "declaration kept in the output's metadata; a runtime that keeps the size of its "
+                "own shape inference over a declaration, as onnxruntime 1.21 does, still refuses "
+                "the branch)"
+            )
+        elif not changed:
+            notes.append(f"{misfit}: kept as declared (the node is unchanged)")
     return model, notes
+
+
+def _misfits(
+    sites: Sequence[Site], plans: Mapping[int, Plan]
+) -> dict[str, tuple[str, tuple[int, ...], tuple[int, ...], bool]]:
+    """Subgraph outputs a pooling node writes whose declared static shape is not the spec's
+    output shape there: name -> (node, declared, the spec's, whether the fix changes the
+    node)."""
+    found = {}
+    for site in sites:
+        facts, holder = site.facts, site.scope.holder
+        if facts is None or site.in_main_graph or holder is None or not site.node.output:
+            continue
+        if site.x_dims is None or any(d is None for d in site.x_dims):
+            continue
+        declared = {v.name: branch_outputs.static_dims(v) for v in holder.output}
+        y = site.node.output[0]
+        if declared.get(y) is None:
+            continue
+        try:
+            real = output_shape(facts.op, facts.version, site.x_dims, facts.attributes,
+                                unpool_shape=site.output_shape, rois_shape=site.rois_dims)
+        except OrtpoolError:
+            continue
+        if tuple(real) != declared[y]:
+            plan = plans.get(site.number)
+            found[y] = (site.name, declared[y], tuple(real),
+                        plan is not None and plan.changes_node)
+    return found

@@ -61,7 +61,12 @@ def captured_names(sites: Sequence[Site], outputs: bool) -> tuple[list[str], set
             wanted += [n for n in site.node.output[: 2 if site.facts.indices_used else 1] if n]
         names += [n for n in wanted if n not in names]
         if carry.is_carried(site.facts.elem):
-            carried.update(wanted[:1])
+            # every input of X's type (MaxRoiPool's RoIs too: an intermediate bfloat16 tensor
+            # is fetched as float32 like X), and Y
+            typed = site.facts.spec.typed_inputs
+            carried.update(
+                n for k, n in enumerate(site.node.input) if n and k < len(typed) and typed[k]
+            )
             if outputs:
                 carried.add(site.node.output[0])
     return names, carried

@@ -17,6 +17,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import onnx
 import onnx.defs
@@ -24,7 +25,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ortpool import dtypes, versions
 from ortpool.check.node import NodeFacts
-from ortpool.fix.forms import Plan
+from ortpool.fix.forms import GUARD_SUM, Plan
 from ortpool.model.fixmarks import MARK
 from ortpool.rewrite import retarget
 from ortpool.rewrite.checks import check_node, node_name
@@ -195,6 +196,26 @@ class _Writer:
         self.add("Pow", [source, value], [out], role, **extra)
         return out
 
+    def power_average(self, plan: Plan, source: str, output: str, elem: str) -> None:
+        """``(kvol * AveragePool(|source|^p))^(1/p)`` (see :func:`forms.power_average`)."""
+        assert plan.average is not None and plan.exponent is not None
+        for op in ("Abs", "AveragePool", "Mul") + ("Pow",) * (plan.exponent != 1.0):
+            admits(op, self.opset, elem)
+        magnitude = self.value("abs", source)
+        self.add("Abs", [source], [magnitude], "abs")
+        powered = magnitude
+        if plan.exponent != 1.0:
+            powered = self.power(magnitude, plan.exponent, elem, "pow")
+        averaged = self.value("average", output)
+        self.add("AveragePool", [powered], [averaged], "average", **dict(plan.average))
+        kvol = float(np.prod(plan.average["kernel_shape"]))
+        summed = output if plan.exponent == 1.0 else self.value("sum", output)
+        volume = self.constant("kvol", output, np.asarray(kvol, dtypes.NUMPY[elem]))
+        extra = {"broadcast": 1} if self.opset < 7 else {}
+        self.add("Mul", [averaged, volume], [summed], "sum", **extra)
+        if plan.exponent != 1.0:
+            self.power(summed, 1.0 / plan.exponent, elem, "root", output)
+
     def core(
         self,
         plan: Plan,
@@ -204,7 +225,11 @@ class _Writer:
         elem: str,
         role: str | None,
     ) -> None:
-        """What computes the pool on ``inputs``: the pool node, or the plan's Reduce op."""
+        """What computes the pool on ``inputs``: the pool node, the plan's Reduce op, or its
+        power of an average."""
+        if plan.average is not None:
+            self.power_average(plan, inputs[0], outputs[0], elem)
+            return
         if plan.reduce is None:
             self.pool(plan, inputs, outputs, role)
             return
@@ -252,7 +277,7 @@ def emit(
         writer.add("Mul", [result, scale], [scaled], "scale", **extra)
         result = scaled
     if plan.nan_guard:
-        result = _guard(writer, plan, facts, inputs, result, elem, y)
+        result = _guard(writer, plan, facts, inputs, pooled_in, result, y)
     if plan.compute:
         admits("Cast", facts.opset, facts.elem)
         code = dtypes.CODE[facts.elem]
@@ -261,35 +286,70 @@ def emit(
     return writer.nodes
 
 
+def _lowest_finite(elem: str) -> float:
+    """The type's lowest finite value: ``x < it`` is true for -inf alone (NaN compares false)."""
+    return float(ml_dtypes.finfo(dtypes.NUMPY[elem]).min)
+
+
+def _is_neginf(writer: _Writer, source: str, elem: str, y: str) -> str:
+    """``source < lowest finite``: -inf exactly, at every opset from 7 (IsInf only from 10)."""
+    admits("Less", writer.opset, elem)
+    low = writer.constant("lowest_finite", y, np.full((), _lowest_finite(elem), dtypes.NUMPY[elem]))
+    out = writer.value("isneginf", source)
+    writer.add("Less", [source, low], [out], "isneginf")
+    return out
+
+
 def _guard(
     writer: _Writer,
     plan: Plan,
     facts: NodeFacts,
     inputs: Sequence[str],
+    padded: str,
     result: str,
-    elem: str,
     y: str,
 ) -> str:
-    """The max's non-finite windows mended by one pooled mask (see :func:`forms.nan_guarded`).
+    """The max's non-finite windows mended (see :func:`forms.nan_guarded`); ``inputs`` are the
+    node's (in the compute type), ``padded`` X as the pool reads it (after the plan's Pad, whose
+    -inf padding is a -inf like any other), ``result`` the pool's result; returns the guarded.
 
-    ``M`` is 3 where X is NaN, 1 where X is -inf, 2 elsewhere; pooled by the same plan (the
-    other inputs, MaxRoiPool's RoIs, as they are), its max is 3 in a window holding a NaN
-    (-> NaN), 1 in a window of -inf only and below that in one of padding only (-> -inf; but a
-    MaxRoiPool bin with no element pools to 0 and keeps its 0), 2 otherwise (-> the result).
+    :data:`~ortpool.fix.forms.GUARD_SUM`: ``F = Where(X < lowest, 0, X + inf)`` summed over each
+    window by an AveragePool of the pool's geometry counting padding as 0 (a global pool:
+    ReduceSum over the plane), ``S``; the result is ``Y + (-1 / S)``: NaN, Y itself, or -inf.
+
+    :data:`~ortpool.fix.forms.GUARD_MASK`: ``M`` is 3 where X is NaN, 1 where X is -inf, 2
+    elsewhere; pooled by the same plan (the other inputs, MaxRoiPool's RoIs, as they are), its
+    max is 3 in a window holding a NaN (-> NaN), 1 in a window of -inf only and below that in
+    one of padding only (-> -inf; but a MaxRoiPool bin with no element pools to 0 and keeps its
+    0), 2 otherwise (-> the result).
     """
-    source = inputs[0]
-    for op in ("IsNaN", "IsInf", "Less", "Greater"):
-        admits(op, facts.opset, elem)
-    admits("Where", facts.opset, "bool")  # its first input is the condition
+    elem = plan.compute or facts.elem
+    summed = plan.nan_guard == GUARD_SUM
+    ops = ("Add", "Div") if summed else ("IsNaN", "Greater")
+    for op in ops:
+        admits(op, writer.opset, elem)
+    admits("Where", writer.opset, "bool")  # its first input is the condition
     numpy_type = dtypes.NUMPY[elem]
 
     def const(role: str, value: float) -> str:
         return writer.constant(role, y, np.full((), value, numpy_type))
 
+    source = padded if summed else inputs[0]
+    is_low = _is_neginf(writer, source, elem, y)
+    out = y if not plan.compute else writer.value("guarded", y)
+    if summed:
+        raised = writer.value("flag_raised", source)
+        writer.add("Add", [source, const("posinf", float("inf"))], [raised], "flag_raised")
+        flag = writer.value("flag", source)
+        writer.add("Where", [is_low, const("zero", 0.0), raised], [flag], "flag")
+        total = writer.value("flag_sum", y)
+        _sum_windows(writer, plan, facts, flag, total, elem)
+        correction = writer.value("correction", y)
+        writer.add("Div", [const("minus_one", -1.0), total], [correction], "correction")
+        writer.add("Add", [result, correction], [out], "nan_guard")
+        return out
     is_nan = writer.value("isnan", source)
     writer.add("IsNaN", [source], [is_nan], "isnan")
-    is_low = writer.value("isneginf", source)
-    writer.add("IsInf", [source], [is_low], "isneginf", detect_positive=0)
     three, two, one = const("three", 3.0), const("two", 2.0), const("one", 1.0)
     finite = writer.value("mask_inf", source)
     writer.add("Where", [is_low, one, two], [finite], "mask_inf")
@@ -313,10 +373,32 @@ def _guard(
     writer.add("Where", [only_low, low, result], [mended], "neginf_mended")
     has_nan = writer.value("has_nan", y)
     writer.add("Greater", [pooled, const("two_half", 2.5)], [has_nan], "has_nan")
-    nan_value = const("nan", float("nan"))
-    out = y if not plan.compute else writer.value("guarded", y)
-    writer.add("Where", [has_nan, nan_value, mended], [out], "nan_guard")
+    writer.add("Where", [has_nan, const("nan", float("nan")), mended], [out], "nan_guard")
     return out
+
+
+def _sum_windows(
+    writer: _Writer, plan: Plan, facts: NodeFacts, flag: str, total: str, elem: str
+) -> None:
+    """``flag`` summed over each window of the plan's pool into ``total`` (up to the kernel
+    volume, which -1/total does not see): an AveragePool counting padding as 0, a ReduceSum
+    over the plane for a global pool."""
+    if plan.reduce is not None or facts.op == "GlobalMaxPool":
+        rank = facts.spatial_rank
+        if rank is None:
+            raise Unwritable("the rank of the input is not known")
+        writer.reduce(Plan("sum", reduce="ReduceSum"), flag, total, elem, rank, "flag_sum")
+        return
+    average = versions.resolve("AveragePool", writer.opset)
+    if "count_include_pad" not in average.attrs:
+        raise Unwritable(f"{average.key} cannot count padding as 0")
+    admits("AveragePool", writer.opset, elem)
+    written = {attr.name: helper.get_attribute_value(attr) for attr in writer.node.attribute}
+    attrs = dict(plan.pool if plan.pool is not None else written)
+    attrs.pop("storage_order", None)
+    if all(int(d) == 1 for d in attrs.get("dilations", [])):
+        attrs.pop("dilations", None)
+    writer.add("AveragePool", [flag], [total], "flag_sum", count_include_pad=1, **attrs)
 
 
 def _wired(node: onnx.NodeProto, io: Io) -> onnx.NodeProto:

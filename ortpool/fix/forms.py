@@ -14,13 +14,16 @@ Base forms, cheapest first:
 * :func:`pad_node` -- a ``Pad`` node in front of a pool that pads nothing (the general form).
 * :func:`reduce` -- a global pool as the Reduce op over the spatial axes that computes the same.
 * :func:`empty_plane` -- a global pool over an empty plane: the empty window's constant.
+* :func:`power_average` -- a windowed LpPool as ``(kvol * AveragePool(|x|^p))^(1/p)``: any p,
+  so a node of a version whose p no later version can write (LpPool-1's p=1.5) after a lift.
 
 Wrappers around a base form:
 
 * :func:`in_float` -- the node computed in float32 between two Casts (types without a kernel).
 * :func:`in_double` -- a global average or norm summed in float64 and rounded once (RULINGS 13).
-* :func:`nan_guarded` -- the max's NaN and -inf restored by a pooled mask (tried in the
-  non-finite domain only: ``--nonfinite``, ruling 20).
+* :func:`nan_guarded` -- the max's NaN and -inf restored (needed in the non-finite domain only:
+  ``--nonfinite``, ruling 20): by a summed flag (:data:`GUARD_SUM`, the cheaper, first) or by a
+  pooled mask (:data:`GUARD_MASK`).
 
 Every number here comes from :mod:`ortpool.geometry`, the arithmetic the kernels use.
 """
@@ -50,10 +53,18 @@ PAD = "pad"
 PAD_SIGNED_ZERO = "pad-signed-zero"
 REDUCE = "reduce"
 EMPTY_PLANE = "empty-plane"
+POWER_AVERAGE = "power-average"
 IN_FLOAT = "in-float"
 IN_DOUBLE = "in-double"
 NAN_GUARD = "nan-guard"
+NAN_GUARD_MASK = "nan-guard-mask"
 ORTPOOL = "ortpool"
+
+#: The two ways a guard finds a window's NaN and -inf (:func:`nan_guarded`), cheapest first,
+#: each with the name the report gives it.
+GUARD_SUM = "sum"
+GUARD_MASK = "mask"
+GUARDS = {GUARD_SUM: NAN_GUARD, GUARD_MASK: NAN_GUARD_MASK}
 
 #: Element types whose every value float32 holds exactly: a max computed in float32 and cast
 #: back is the max itself; an average is accumulated in float32 anyway (RULINGS.md 8).
@@ -70,7 +81,10 @@ class Plan:
     ``pad``/``pad_value``: a Pad node in front (spatial pads, begins then ends);
     ``scale``: a constant (1, 1, *out) the pool's result is multiplied by;
     ``compute``: X (and the other inputs of X's type) cast to this type, and Y back;
-    ``nan_guard``: the max's NaN propagation restored; ``ortpool``: the node becomes ortpool's
+    ``average``: instead of the pool, ``(kvol * AveragePool(|x|^exponent))^(1/exponent)`` with
+    these AveragePool attributes (a windowed LpPool);
+    ``nan_guard``: the max's NaN and -inf restored, by :data:`GUARD_SUM` or :data:`GUARD_MASK`
+    (None: not guarded); ``ortpool``: the node becomes ortpool's
     op (needs ortpool at run time).
     ``keeps_indices``: the Indices output is the spec's; ``shape_free``: right for every input
     size (otherwise written for the static sizes only). ``why``: the derivation, for the report.
@@ -85,7 +99,8 @@ class Plan:
     pad_value: float | int | None = None
     scale: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
     compute: str | None = None
-    nan_guard: bool = False
+    average: Mapping[str, Any] | None = None
+    nan_guard: str | None = None
     ortpool: bool = False
     keeps_indices: bool = True
     shape_free: bool = True
@@ -94,6 +109,11 @@ class Plan:
     @property
     def changes_node(self) -> bool:
         return self.name != UNCHANGED
+
+    @property
+    def replaces_node(self) -> bool:
+        """Whether other ops compute the node (a pinned node's version is then not written)."""
+        return self.reduce is not None or self.average is not None or self.ortpool
 
 
 Form = Callable[..., "Plan | NotApplicable"]
@@ -363,6 +383,38 @@ def empty_plane(facts: NodeFacts, compute: str | None = None) -> Plan | NotAppli
     )
 
 
+def power_average(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable:
+    """A windowed LpPool as ``(kvol * AveragePool(|x|^p, count_include_pad=1))^(1/p)``.
+
+    The average pool with padding counted divides each window's sum of ``|x|^p`` by the kernel
+    volume ``kvol``, padding adding 0 as it does to the norm (RULINGS.md 12); times ``kvol``
+    and to the power ``1/p`` it is the norm, for any p (no Pow for p = 1). Example: [3, 4],
+    k=2, p=2: |x|^2 = [9, 16], average 12.5, times 2 = 25, square root 5. Sums in the type
+    (float32 for a half type, between Casts), which RULINGS.md 17's rule judges. For a node
+    whose p no standard LpPool at the opset can write (LpPool-1's p=1.5 once the model is
+    lifted past opset 1, where onnxruntime has no LpPool-1 kernel and no Cast).
+    """
+    if facts.op != "LpPool" or not isinstance(facts.attrs, PoolAttrs):
+        return NotApplicable("only a windowed LpPool is a power of an average")
+    attrs = facts.attrs
+    average = versions.resolve("AveragePool", facts.opset)
+    for name, value, neutral in (("ceil_mode", attrs.ceil_mode, 0),
+                                 ("dilations", attrs.dilations, (1,) * attrs.rank)):
+        if value != neutral and name not in average.attrs:
+            return NotApplicable(f"{average.key} at ai.onnx opset {facts.opset} has no {name}")
+    if "count_include_pad" not in average.attrs:
+        return NotApplicable(f"{average.key} cannot count padding as 0")
+    written = dataclasses.replace(attrs, count_include_pad=1)
+    p = float(attrs.p)
+    return Plan(
+        POWER_AVERAGE,
+        average=standard_attributes(average, written),
+        exponent=p,
+        keeps_indices=False,
+        why=f"(kvol * AveragePool(|x|^{p:g}))^(1/{p:g}), padding counted as 0",
+    )
+
+
 def in_float(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
     """``plan`` computed in float32 between a Cast of X and a Cast of Y back to the node's type.
 
@@ -413,19 +465,34 @@ def in_double(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
     )
 
 
-def nan_guarded(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
-    """The max's non-finite windows made the spec's by one pooled mask (RULINGS.md 5, 6, 13).
+def nan_guarded(plan: Plan, facts: NodeFacts, kind: str = GUARD_SUM) -> Plan | NotApplicable:
+    """The max's non-finite windows made the spec's (RULINGS.md 5, 6, 13).
 
     A runtime may skip NaN (onnxruntime does unless it is the window's first tap; its
     GlobalMaxPool unless the whole plane is NaN) and may start its max at the type's lowest
-    finite value (onnxruntime 1.31 gives -3.4e38 for a window of -inf only on 1-D and 3-D
-    inputs and at padded 2-D borders). The guard pools
-    ``M = 3 where X is NaN, 1 where X is -inf, 2 elsewhere`` by the same plan and takes NaN
-    where the pooled mask is 3, -inf where it is 1 (only -inf) or below (only padding: an empty
-    window's lowest value; MaxRoiPool's empty bin gives 0 in both and is kept), the pool's
-    result elsewhere. Example: window [1, NaN, 3] -> mask [2, 3, 2] -> max 3 -> NaN, where
-    onnxruntime gives 3; window [-inf, -inf] -> mask [1, 1] -> -inf, where onnxruntime gives
-    -3.4e38. Indices are not mended (the spec's is the first NaN's), so not for a node whose
+    finite value (onnxruntime 1.31 and 1.32 give -3.4e38 for a window of -inf only). The pool's
+    result is mended where a window holds a NaN (-> NaN) or only -inf or padding (-> -inf):
+
+    * :data:`GUARD_SUM` (``nan-guard``, the cheaper: measured in scripts/guard_cost.py): the
+      flag ``F = 0 where X is -inf, X + inf elsewhere`` (so NaN where X is NaN, +inf where X is
+      finite or +inf; one ``Less`` against the lowest finite value, one ``Add``, one ``Where``)
+      is *summed* over the same window by the average pool of the plan's geometry (the global
+      pools: a sum over the plane), ``S``. A sum is NaN when a term is, +inf when a term is
+      +inf and none NaN, and +0 when every term is +0 (padding adds 0): so ``Y + (-1 / S)`` is
+      ``Y + NaN = NaN``, ``Y + (-0) = Y`` (bit for bit, -0.0 included), or ``Y + -inf = -inf``.
+      Example: window [1, NaN, 3]: F = [inf, NaN, inf], S = NaN -> NaN, where onnxruntime
+      gives 3; window [-inf, -inf]: F = [0, 0], S = 0, -1/S = -inf -> -3.4e38 + -inf = -inf.
+      Five ops and one pool beside the node where the mask takes eight; not for MaxRoiPool (no
+      average pool over its bins) nor for a dilated window where the opset's AveragePool has no
+      ``dilations`` (before AveragePool-19).
+    * :data:`GUARD_MASK` (``nan-guard-mask``): ``M = 3 where X is NaN, 1 where X is -inf, 2
+      elsewhere`` pooled by the same plan, NaN where the pooled mask is 3, -inf where it is 1
+      (only -inf) or below (only padding: an empty window's lowest value; MaxRoiPool's empty bin
+      gives 0 in both and is kept), the pool's result elsewhere. Example: window [1, NaN, 3] ->
+      mask [2, 3, 2] -> max 3 -> NaN; window [-inf, -inf] -> mask [1, 1] -> -inf.
+
+    -inf is told by ``X < lowest finite value`` (exact, and there from opset 7: IsInf only
+    from 10). Indices are not mended (the spec's is the first NaN's), so not for a node whose
     Indices are used.
     """
     if facts.op not in MAX_LIKE:
@@ -436,12 +503,24 @@ def nan_guarded(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
         return NotApplicable(
             "the guard does not mend Indices, and this node's Indices are used"
         )
+    if kind == GUARD_SUM:
+        if facts.op == "MaxRoiPool":
+            return NotApplicable("no average pool sums over MaxRoiPool's bins")
+        dilations = (plan.pool or facts.attributes).get("dilations") or ()
+        dilated = plan.reduce is None and any(int(d) != 1 for d in dilations)
+        if dilated and "dilations" not in versions.resolve("AveragePool", facts.opset).attrs:
+            return NotApplicable(
+                    f"the window is dilated and AveragePool at ai.onnx opset {facts.opset} "
+                    "has no dilations"
+                )
+    name = GUARDS[kind]
     return dataclasses.replace(
         plan,
-        name=NAN_GUARD if plan.name == UNCHANGED else f"{plan.name}+{NAN_GUARD}",
-        nan_guard=True,
+        name=name if plan.name == UNCHANGED else f"{plan.name}+{name}",
+        nan_guard=kind,
         keeps_indices=False,
-        why=f"{plan.why}; NaN and -inf windows mended by a pooled mask",
+        why=f"{plan.why}; NaN and -inf windows mended by a "
+        + ("summed flag" if kind == GUARD_SUM else "pooled mask"),
     )
 
 
@@ -460,6 +539,7 @@ BASE_FORMS: tuple[tuple[str, Form, tuple[str, ...] | None], ...] = (
     (PAD_SIGNED_ZERO, pad_signed_zero, _WINDOWED),
     (REDUCE, reduce, GLOBAL_OPERATORS),
     (EMPTY_PLANE, empty_plane, GLOBAL_OPERATORS),
+    (POWER_AVERAGE, power_average, ("LpPool",)),
 )
 #: The compute wrappers after the node's own type, with the operators each is tried for.
 Wrapper = Callable[[Plan, NodeFacts], "Plan | NotApplicable"]
@@ -474,17 +554,19 @@ def candidates(facts: NodeFacts) -> list[tuple[str, Plan | NotApplicable]]:
     reason) where a form does not apply.
 
     Order: the base forms in the node's type, then in float32 (types without a kernel), then in
-    float64 (global sums), then all of them again with the non-finite guard (max-like ops of a
-    float type); ortpool's op last.
+    float64 (global sums), then all of them again with each non-finite guard, the summed one
+    first (max-like ops of a float type); ortpool's op last.
     """
     found: list[tuple[str, Plan | NotApplicable]] = []
-    guards = [False, True] if facts.op in MAX_LIKE and facts.elem in FLOATS else [False]
+    guards: list[str | None] = [None]
+    if facts.op in MAX_LIKE and facts.elem in FLOATS:
+        guards += list(GUARDS)
     computes = [None, *(w for w in COMPUTE_WRAPPERS if facts.op in w[3])]
     bases = [(n, f) for n, f, ops in BASE_FORMS if ops is None or facts.op in ops]
     for guard in guards:
         for wrapper in computes:
             for base_name, base in bases:
-                wrappers = ([wrapper[0]] if wrapper else []) + [NAN_GUARD] * guard
+                wrappers = ([wrapper[0]] if wrapper else []) + ([GUARDS[guard]] if guard else [])
                 name = "+".join(
                     wrappers if base_name == UNCHANGED and wrappers else [base_name, *wrappers]
                 )
@@ -495,7 +577,7 @@ def candidates(facts: NodeFacts) -> list[tuple[str, Plan | NotApplicable]]:
                 if isinstance(plan, Plan) and wrapper:
                     plan = wrapper[2](plan, facts)
                 if isinstance(plan, Plan) and guard:
-                    plan = nan_guarded(plan, facts)
+                    plan = nan_guarded(plan, facts, guard)
                 if isinstance(plan, Plan) and not plan.keeps_indices and facts.indices_used:
                     plan = NotApplicable(
                         "it moves Indices, and this node's Indices are used (RULINGS.md 16)"
@@ -506,7 +588,7 @@ def candidates(facts: NodeFacts) -> list[tuple[str, Plan | NotApplicable]]:
             f"at ai.onnx opset {facts.opset} the node would be {facts.op}-"
             f"{versions.resolve(facts.op, facts.opset).version}, not {facts.spec.key}"
         )
-        found = [(n, p if isinstance(p, NotApplicable) or p.reduce else pinned)
+        found = [(n, p if isinstance(p, NotApplicable) or p.replaces_node else pinned)
                  for n, p in found]
     found.append((ORTPOOL, ortpool_op()))
     return found

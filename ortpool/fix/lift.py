@@ -10,8 +10,11 @@ importing opset 12 is refused as Cast-1 in a model of opset 1).
 
 So the model itself is lifted, and only where that is a change of notation: at the new opset
 every node of the model (every graph, subgraph and function importing ai.onnx) must keep its
-spec version, except pooling nodes whose new version means the same for them
-(:func:`reemission`): the same attributes with the same values, the ones the new version adds
+spec version, except the other ops whose new version means the same for them
+(:data:`SAME_MEANING` and :func:`renotation`: types added, negative axes accepted, an optional
+input, Dropout in inference with its mask unused, BatchNormalization over channels), and
+pooling nodes whose new version means the same for them (:func:`reemission`): the same
+attributes with the same values, the ones the new version adds
 left at defaults that do what the old version did (``ceil_mode`` 0, ``dilations`` 1,
 ``count_include_pad`` 0, ``storage_order`` 0), and a float ``p`` that is a whole number written
 as the int the new version takes. ortpool's rulings give these versions one semantics
@@ -34,6 +37,7 @@ from ortpool import versions
 from ortpool.attributes import attribute_values
 from ortpool.fix import report as report_mod
 from ortpool.fix.outcomes import Realization
+from ortpool.fix.sites import _read_values
 from ortpool.model.scopes import AI_ONNX, ai_onnx_opset, model_scopes
 from ortpool.versions import NEUTRAL_DEFAULTS, OpVersion
 
@@ -82,6 +86,80 @@ def reemission(node: onnx.NodeProto, old: OpVersion, new: OpVersion, elem: str |
     return ""
 
 
+_REDUCE_OPS = ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceSum", "ReduceProd", "ReduceL1",
+               "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")
+#: Version steps (old, new) of other ops that change notation, not meaning, for every node
+#: (:func:`renotation` adds the conditions of Dropout and BatchNormalization): the new
+#: version adds types, accepts negative axes or indices (undefined before), makes an input
+#: optional, or broadcasts where the old one refused. A lift crosses a node only through steps
+#: listed here; Upsample (scales move to an input at 9, the op is deprecated at 10), Pad, Clip,
+#: Slice and TopK (attributes become inputs) and the arithmetic ops of opset 7 (``broadcast``
+#: and ``axis`` dropped) are not.
+SAME_MEANING: dict[str, tuple[tuple[int, int], ...]] = {
+    "Gemm": ((7, 9), (9, 11)),  # 9: integer types; 11: C optional
+    "Concat": ((4, 11),),  # negative axis
+    "Flatten": ((1, 9), (9, 11)),  # types; negative axis
+    "Softmax": ((1, 11),), "LogSoftmax": ((1, 11),), "Hardmax": ((1, 11),),  # negative axis
+    "Squeeze": ((1, 11),), "Unsqueeze": ((1, 11),),  # negative axes
+    "Gather": ((1, 11),),  # negative indices
+    "Constant": ((1, 9), (9, 11)),  # types; sparse_value added
+    "Cast": ((6, 9),),  # string types
+    "Sum": ((6, 8),), "Max": ((6, 8),), "Min": ((6, 8),), "Mean": ((6, 8),),  # broadcasting
+    "PRelu": ((7, 9),), "MatMul": ((1, 9),), "Greater": ((7, 9),), "Less": ((7, 9),),  # types
+    "Equal": ((7, 11),),  # types
+    "Conv": ((1, 11),),  # the same op, documented again
+    "ArgMax": ((1, 11),), "ArgMin": ((1, 11),), "Split": ((2, 11),),  # negative axis
+    **{op: ((1, 11),) for op in _REDUCE_OPS},  # negative axes
+    # inference: is_test=1 said at 6 what 7 always means; 10 types the mask bool (unused here)
+    "Dropout": ((6, 7), (7, 10)),
+    # inference: is_test=1 at 6; spatial=1 (per channel) at 7 is what 9 always computes
+    "BatchNormalization": ((6, 7), (7, 9)),
+}
+
+
+def _steps(op: str, before: int, after: int) -> bool:
+    """Whether ``op`` goes from version ``before`` to ``after`` through listed steps only."""
+    at = before
+    for old, new in SAME_MEANING.get(op, ()):
+        if old == at and new <= after:
+            at = new
+    return at == after
+
+
+def renotation(node: onnx.NodeProto, before: int, after: int, read: set[str]) -> str:
+    """Why the non-pooling ``node`` (version ``before``) does not mean the same at version
+    ``after``; "" when it does (``read``: every value read in the model). Example: Dropout-7
+    with its mask output unused -> Dropout-10: "" (the output is the input, in inference)."""
+    if not _steps(node.op_type, before, after):
+        return f"node {node.name!r} ({node.op_type}) is version {before} and {after} there"
+    values = attribute_values(node.attribute)
+    training = before < 7 and int(values.get("is_test", 0)) != 1
+    if node.op_type in ("Dropout", "BatchNormalization") and training:
+        return f"node {node.name!r} ({node.op_type}-{before}) is not in inference (is_test=0)"
+    if node.op_type == "Dropout" and len(node.output) > 1 and node.output[1] in read:
+        return f"node {node.name!r} (Dropout-{before}): its mask output is read"
+    if node.op_type == "BatchNormalization" and int(values.get("spatial", 1)) != 1:
+        return f"node {node.name!r} (BatchNormalization-{before}) normalizes per element"
+    if node.op_type == "BatchNormalization" and any(o in read for o in node.output[1:]):
+        return f"node {node.name!r} (BatchNormalization-{before}): a training output is read"
+    return ""
+
+
+def _renote(node: onnx.NodeProto) -> str:
+    """``node`` written for its new version (see :func:`renotation`); what changed."""
+    dropped = [a.name for a in node.attribute if a.name in ("is_test", "spatial")]
+    kept = [a for a in node.attribute if a.name not in dropped]
+    del node.attribute[:]
+    node.attribute.extend(kept)
+    unused = [o for o in node.output[1:] if o] if node.op_type in (
+        "Dropout", "BatchNormalization") else []
+    if unused:
+        del node.output[1:]
+    changes = [f"{name} dropped" for name in dropped]
+    changes += [f"unused output {name!r} dropped" for name in unused]
+    return ", ".join(changes)
+
+
 def _nodes(model: onnx.ModelProto) -> Iterator[tuple[onnx.NodeProto, int | None]]:
     for scope in model_scopes(model):
         for node in scope.nodes:
@@ -94,9 +172,11 @@ def blocked(
 ) -> str:
     """Why ``model`` cannot be lifted to ai.onnx opset ``target``; "" when it can.
     ``elems``: node name -> element type of the pooling nodes (checked against the new types).
-    A global pool whose new version does not mean the same for it can still be lifted, pinned
-    to its own version (a Reduce form replaces it): named in ``pinned`` (name -> version)."""
+    A global pool or an LpPool whose new version does not mean the same for it can still be
+    lifted, pinned to its own version (a Reduce form or a power of an average replaces it):
+    named in ``pinned`` (name -> version)."""
     seen: set[str] = set()
+    read = _read_values(model)
     for node, opset in _nodes(model):
         if opset is None or opset >= target:
             return f"the model imports ai.onnx opset {opset}, not below {target}"
@@ -114,7 +194,7 @@ def blocked(
                 continue
             if (
                 pinned is not None
-                and node.op_type in versions.GLOBAL_OPERATORS
+                and node.op_type in (*versions.GLOBAL_OPERATORS, "LpPool")
                 and node.name
                 and node.name not in seen
             ):
@@ -122,10 +202,14 @@ def blocked(
                 seen.add(node.name)
                 continue
             return f"node {node.name!r}: {why}"
-        return (
-            f"node {node.name!r} ({node.op_type}) is version {before} at opset {opset} and "
-            f"{after} at {target}"
-        )
+        if before is None or after is None or not _steps(node.op_type, before, after):
+            return (
+                f"node {node.name!r} ({node.op_type}) is version {before} at opset {opset} and "
+                f"{after} at {target}"
+            )
+        why = renotation(node, before, after, read)
+        if why:
+            return why
     return ""
 
 
@@ -145,7 +229,13 @@ def lifted(
     done = []
     for node, _ in _nodes(copy):
         before, after = _since(node.op_type, "", old), _since(node.op_type, "", target)
-        if before == after or node.op_type not in versions.OPERATORS:
+        if before == after:
+            continue
+        if node.op_type not in versions.OPERATORS:
+            change = _renote(node)
+            if change:
+                done.append(f"{node.name!r} {node.op_type}-{before} as {node.op_type}-{after}, "
+                            f"{change}")
             continue
         if node.name in (pinned or {}):
             done.append(f"{node.name!r} kept as {node.op_type}-{before} (replaced by a form)")

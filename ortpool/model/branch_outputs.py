@@ -17,7 +17,7 @@ op's (``ortpool restore``), so a round trip gives the model back unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 
 import onnx
 
@@ -57,7 +57,7 @@ def ortpool_values(graph: onnx.GraphProto) -> set[str]:
     return written
 
 
-def _static_dims(value: onnx.ValueInfoProto) -> tuple[int, ...] | None:
+def static_dims(value: onnx.ValueInfoProto) -> tuple[int, ...] | None:
     tensor = value.type.tensor_type
     if not value.type.HasField("tensor_type") or not tensor.HasField("shape"):
         return None
@@ -81,10 +81,34 @@ def pending(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
         written = ortpool_values(graph)
         found += [
             value for value in graph.output
-            if value.name in written and _static_dims(value) is not None
+            if value.name in written and static_dims(value) is not None
             and _metadata(value) is None
         ]
     return found
+
+
+def redeclare(model: onnx.ModelProto, sizes: Mapping[str, Sequence[int]]) -> list[str]:
+    """Declare the subgraph outputs named in ``sizes`` with those sizes, their static declared
+    shape kept in their metadata as :func:`set_aside` keeps it (in place); returns their names.
+
+    For ``ortpool fix``: a standard node it rewrote computes the spec's size where the branch
+    declared another, and onnxruntime merges the declaration with its own shape inference (a
+    symbolic dim takes the inferred size, often the declared one), allocates the output ahead
+    and refuses the node's result when it does not fit (``OutputMLValue ... INVALID_ARGUMENT``).
+    """
+    done = []
+    for graph in model_subgraphs(model):
+        for value in graph.output:
+            if value.name not in sizes or static_dims(value) is None or _metadata(value):
+                continue
+            dims = value.type.tensor_type.shape.dim
+            if len(dims) != len(sizes[value.name]):
+                continue
+            value.metadata_props.add(key=KEY, value=encode_ints([d.dim_value for d in dims]))
+            for dim, size in zip(dims, sizes[value.name], strict=True):
+                dim.dim_value = int(size)
+            done.append(value.name)
+    return done
 
 
 def set_aside(model: onnx.ModelProto) -> list[str]:
