@@ -254,11 +254,11 @@ def test_validate_reads_the_fixed_model(name, fixed_models):
 
 def test_validate_reads_a_fixed_model_edited_after_fixing(fixed_models):
     """A renamed inserted node: the record no longer matches, so it is noted and the pools are
-    validated as they stand (the guard's mask pool, renamed, among them)."""
+    validated as they stand (the guard's summing pool, renamed, among them)."""
     fixed, _ = fixed_models["fix-nan"]
     edited = onnx.ModelProto()
     edited.CopyFrom(fixed)
-    mask = next(n for n in edited.graph.node if n.name == "ortpool_fix/mask_pool/maxpool_stem")
+    mask = next(n for n in edited.graph.node if n.name == "ortpool_fix/flag_sum/maxpool_stem")
     mask.name = "user_pool"
     result = validate_model(edited, label="edited")
     assert {n.name: n.status for n in result.nodes} == {
@@ -266,5 +266,5 @@ def test_validate_reads_a_fixed_model_edited_after_fixing(fixed_models):
         "globalmaxpool_head": results.FIXED,
     }
     assert ("fix's record of node 'maxpool_stem' (form nan-guard) no longer matches the model "
-            "(node 'ortpool_fix/mask_pool/maxpool_stem' is gone, edited after fixing?): its "
+            "(node 'ortpool_fix/flag_sum/maxpool_stem' is gone, edited after fixing?): its "
             "nodes are validated as they stand") in result.notes
