@@ -7,17 +7,19 @@
   whether the written model holds an ortpool op (then plain onnxruntime cannot load it);
 * the ``Reorder*`` nodes (NCHWc layout changes) in the graph onnxruntime optimizes at level all
   (``SessionOptions.optimized_model_filepath``), original and fixed;
-* the fixed model's speed against the original's in onnxruntime, interleaved (every round runs
-  each session once, rotating the order; ``ortpool.bench.timing.interleaved``): the median over
-  the rounds of fixed/original, and a control, a second session of the original against the
-  first. A fixed model that holds ortpool ops is timed in ``ortpool.InferenceSession`` (marked).
+* the fixed model's speed against the original's in onnxruntime at level all, interleaved
+  (every round times each session, rotating the order; ``ortpool.bench.timing.interleaved``):
+  the median over the rounds of fixed/original, and a control, a second session of the
+  original against the first. By default one intra-op thread, timed by the calling thread's CPU
+  time, which other processes' load does not move (wall time with ``--clock wall``). A fixed
+  model that holds ortpool ops is timed in ``ortpool.InferenceSession``.
 
 Each command runs as a user runs it (``python -m ortpool``, in a child process, ``--json``).
 The domain's flags are spelled in ``DOMAIN_FLAGS`` alone (RULINGS 20 renames them).
 
-Run: ``python scripts/real_models_experiment.py [--domain finite|nonfinite|both] [--rounds 21]
-[--sample 0.1] [--threads 1] [--models NAME ...] [--out results/real_models.md]``
-(about a minute per domain on 2 cores).
+Run: ``python scripts/real_models_experiment.py [--domain finite|nonfinite|both] [--rounds 31]
+[--sample 0.03] [--threads 1] [--clock cpu|wall] [--models NAME ...] [--out
+results/real_models.md]`` (about two minutes per domain on 2 cores).
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ import platform
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import onnx
@@ -37,7 +41,7 @@ import onnx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ortpool.bench.timing import interleaved  # noqa: E402  (the repository on the path first)
+from ortpool.bench import timing  # noqa: E402  (the repository on the path first)
 from ortpool.ort import RuntimeSpec, open_session, optimized, versions  # noqa: E402
 from ortpool.ort.nodes import iter_ortpool_nodes  # noqa: E402
 from tests.support.cnn_builders import REAL_LIKE  # noqa: E402
@@ -50,6 +54,10 @@ DOMAIN_FLAGS: dict[str, dict[str, list[str]]] = {
     "finite": {"validate": [], "fix": ["--assume-finite"]},
     "nonfinite": {"validate": [], "fix": []},
 }
+
+
+CLOCKS = {"cpu": "the calling thread's CPU time (onnxruntime computes there with one thread)",
+          "wall": "the wall clock"}
 
 
 def shape_args(sizes: dict[str, tuple[int, ...]]) -> list[str]:
@@ -90,8 +98,16 @@ def reorders(model: onnx.ModelProto) -> int:
     return sum(node.op_type.startswith("Reorder") for node in graph.node)
 
 
+class _ThreadCpuClock:
+    """``time`` as ortpool.bench.timing reads it, its clock the calling thread's CPU time: on a
+    machine other processes load, wall time counts their slices too (controls drifted by
+    10%). With one intra-op thread onnxruntime computes on the calling thread."""
+
+    perf_counter = staticmethod(time.thread_time)
+
+
 def speed(original: onnx.ModelProto, fixed: onnx.ModelProto, sizes: dict, rounds: int,
-          sample: float, threads: int) -> dict[str, float]:
+          sample: float, threads: int, clock: str) -> dict[str, float]:
     """Medians over ``rounds`` interleaved rounds of fixed/original and control/original."""
     spec = RuntimeSpec(level="all", intra_op_threads=threads)
     rng = np.random.default_rng(0)
@@ -99,8 +115,9 @@ def speed(original: onnx.ModelProto, fixed: onnx.ModelProto, sizes: dict, rounds
     sessions = {"original": open_session(spec, original), "control": open_session(spec, original),
                 "fixed": open_session(spec, fixed)}
     outputs = {name: s.run(None, feeds) for name, s in sessions.items()}
-    stats = interleaved({name: (lambda s=s: s.run(None, feeds)) for name, s in sessions.items()},
-                        repeat=rounds, min_sample=sample)
+    calls = {name: (lambda s=s: s.run(None, feeds)) for name, s in sessions.items()}
+    with mock.patch.object(timing, "time", _ThreadCpuClock if clock == "cpu" else time):
+        stats = timing.interleaved(calls, repeat=rounds, min_sample=sample)
     base = stats["original"].samples
 
     def ratio(name: str) -> float:
@@ -130,7 +147,7 @@ def run_domain(names: list[str], domain: str, args: argparse.Namespace) -> list[
                "same_bytes": same,
                "decisions": decisions, "ortpool_ops": sum(1 for _ in iter_ortpool_nodes(fixed)),
                "reorders": (reorders(original), reorders(fixed)),
-               **speed(original, fixed, sizes, args.rounds, args.sample, args.threads)}
+               **speed(original, fixed, sizes, args.rounds, args.sample, args.threads, args.clock)}
         print(f"[{domain}] {name}: validate {v_code}, fix {f_code}, ratio {row['ratio']:.3f} "
               f"(control {row['control']:.3f})", file=sys.stderr)
         rows.append(row)
@@ -155,7 +172,8 @@ def render(results: dict[str, list[dict]], args: argparse.Namespace) -> str:
         "(`scripts/make_real_like_models.py`), each at its real size (below).",
         "",
         f"Speed: plain onnxruntime (ORT_ENABLE_ALL, intra-op threads {args.threads or 'default'})"
-        f", {args.rounds} interleaved rounds of at least {args.sample * 1e3:g} ms per session; "
+        f", {args.rounds} interleaved rounds of at least {args.sample * 1e3:g} ms per session, "
+        f"timed by {CLOCKS[args.clock]}; "
         "`fixed/orig` is the median over the rounds of the fixed model's time over the "
         "original's, `control` the same for a second session of the original. `max abs`: the "
         "fixed model's outputs against the original's on that (finite) input. `Reorder`: "
@@ -193,14 +211,19 @@ def render(results: dict[str, list[dict]], args: argparse.Namespace) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--domain", choices=["finite", "nonfinite", "both"], default="both")
-    parser.add_argument("--rounds", type=int, default=21, help="interleaved rounds (>= 12)")
-    parser.add_argument("--sample", type=float, default=0.1,
+    parser.add_argument("--rounds", type=int, default=31, help="interleaved rounds (>= 12)")
+    parser.add_argument("--sample", type=float, default=0.03,
                         help="seconds of back-to-back runs per session per round")
     parser.add_argument("--threads", type=int, default=1,
                         help="onnxruntime intra-op threads of the timed sessions (0: its own)")
+    parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
+                        help="time the calling thread's CPU (default; needs --threads 1) or the "
+                        "wall clock")
     parser.add_argument("--models", nargs="+", choices=list(REAL_LIKE), default=list(REAL_LIKE))
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "real_models.md")
     args = parser.parse_args(argv)
+    if args.clock == "cpu" and args.threads != 1:
+        parser.error("--clock cpu times the calling thread: it needs --threads 1")
     if args.rounds < 12:
         parser.error(f"--rounds {args.rounds}: the median needs at least 12 rounds")
     args.argv = argv
