@@ -84,13 +84,21 @@ def node_verdicts(path: Path, sizes: dict, domain: str, folder: Path) -> tuple[i
     return code, {n["name"]: n["status"] for m in document["models"] for n in m["nodes"]}
 
 
-def fix_decisions(path: Path, sizes: dict, domain: str, out: Path) -> tuple[int, dict]:
-    """fix's exit code and {node name: "unchanged", the form written, or the realization}."""
+def fix_decisions(path: Path, sizes: dict, domain: str, out: Path) -> tuple[int, dict, dict]:
+    """fix's exit code, {node name: "unchanged", the form written, or the realization} and
+    {node name: its proof in the written model}."""
     report = out.with_suffix(".json")
     code = ortpool_cli("fix", str(path), str(out), *shape_args(sizes), "--allow-unproven",
                        "--json", str(report), *DOMAIN_FLAGS[domain]["fix"])
     document = json.loads(report.read_text())
-    return code, {n["name"]: n["form"] or n["realization"] for n in document["nodes"]}
+    proofs = {}
+    for node in document["nodes"]:
+        proof = node["in_model"] or {}
+        proofs[node["name"]] = (
+            f"exact on {proof['sets']} input sets" if proof.get("exact")
+            else proof.get("failure") or "not proven in the written model"
+        )
+    return code, {n["name"]: n["form"] or n["realization"] for n in document["nodes"]}, proofs
 
 
 def reorders(model: onnx.ModelProto) -> int:
@@ -140,12 +148,12 @@ def run_domain(names: list[str], domain: str, args: argparse.Namespace) -> list[
             folder = Path(tmp)
             v_code, verdicts = node_verdicts(path, sizes, domain, folder)
             out = folder / "fixed.onnx"
-            f_code, decisions = fix_decisions(path, sizes, domain, out)
+            f_code, decisions, proofs = fix_decisions(path, sizes, domain, out)
             original, fixed = onnx.load(path), onnx.load(out)
             same = out.read_bytes() == path.read_bytes()
         row = {"model": name, "validate_exit": v_code, "verdicts": verdicts, "fix_exit": f_code,
-               "same_bytes": same,
-               "decisions": decisions, "ortpool_ops": sum(1 for _ in iter_ortpool_nodes(fixed)),
+               "same_bytes": same, "decisions": decisions, "proofs": proofs,
+               "ortpool_ops": sum(1 for _ in iter_ortpool_nodes(fixed)),
                "reorders": (reorders(original), reorders(fixed)),
                **speed(original, fixed, sizes, args.rounds, args.sample, args.threads, args.clock)}
         print(f"[{domain}] {name}: validate {v_code}, fix {f_code}, ratio {row['ratio']:.3f} "
@@ -200,11 +208,13 @@ def render(results: dict[str, list[dict]], args: argparse.Namespace) -> str:
                 f"{r['original_us']:.1f} | {r['fixed_us']:.1f} | {r['ratio']:.3f} | "
                 f"{r['control']:.3f} | {r['max_abs']:.3g} |"
             )
-        lines += ["", "| model | node | validate | fix |", "|---|---|---|---|"]
+        lines += ["", "| model | node | validate | fix | fix's proof in the written model |",
+                  "|---|---|---|---|---|"]
         for r in rows:
             for node, verdict in r["verdicts"].items():
                 lines.append(f"| {r['model']} | `{node}` | {verdict} | "
-                             f"{r['decisions'].get(node, '(not a fix node)')} |")
+                             f"{r['decisions'].get(node, '(not a fix node)')} | "
+                             f"{r['proofs'].get(node, '')} |")
     return "\n".join(lines) + "\n"
 
 

@@ -262,16 +262,22 @@ def _keras_head(g: _Exported, x: str, cin: int, cout: int, name: str) -> str:
     return g.op("Transpose", [y], f"{name}_nhwc", perm=[0, 2, 3, 1])
 
 
+def _keras_stem(g: _Exported, cout: int, k: int) -> str:
+    """keras2onnx's start of an MTCNN stage: the NHWC input transposed once, a valid 3x3 conv,
+    PReLU, MaxPool k s2 SAME_UPPER."""
+    x = g.op("Transpose", ["input_1"], "input_1_nchw", perm=[0, 3, 1, 2])
+    x = g.prelu(g.conv2d(x, 3, cout, 3, "conv2d_1"), cout, "p_re_lu_1")
+    return g.op("MaxPool", [x], "max_pooling2d_1", kernel_shape=[k, k], strides=[2, 2],
+                auto_pad="SAME_UPPER")
+
+
 def mtcnn_pnet() -> onnx.ModelProto:
     """MTCNN's P-Net as keras2onnx writes it (opset 10): NHWC input ``input_1`` [N, H, W, 3]
     transposed once, valid 3x3 convs with PReLU, MaxPool k2 s2 SAME_UPPER, two 1x1 heads
     transposed back to NHWC (softmax over the last axis). Real size 1x37x29x3: the pool reads
     an odd 35x27 map."""
     g = _Exported(102)
-    x = g.op("Transpose", ["input_1"], "input_1_nchw", perm=[0, 3, 1, 2])
-    x = g.prelu(g.conv2d(x, 3, 8, 3, "conv2d_1"), 8, "p_re_lu_1")
-    x = g.op("MaxPool", [x], "max_pooling2d_1", kernel_shape=[2, 2], strides=[2, 2],
-             auto_pad="SAME_UPPER")
+    x = _keras_stem(g, 8, 2)
     x = g.prelu(g.conv2d(x, 8, 16, 3, "conv2d_2"), 16, "p_re_lu_2")
     x = g.prelu(g.conv2d(x, 16, 16, 3, "conv2d_3"), 16, "p_re_lu_3")
     prob = g.op("Softmax", [_keras_head(g, x, 16, 2, "conv2d_4")], "softmax_1", axis=3)
@@ -289,17 +295,14 @@ def mtcnn_rnet() -> onnx.ModelProto:
     s2 SAME_UPPER on 22x22, MaxPool k3 s2 VALID on 9x9, a 2x2 conv, flattened in NHWC order
     into MatMul layers with PReLU. Real size 8x24x24x3 (a batch of candidate boxes)."""
     g = _Exported(103)
-    x = g.op("Transpose", ["input_1"], "input_1_nchw", perm=[0, 3, 1, 2])
-    x = g.prelu(g.conv2d(x, 3, 8, 3, "conv2d_1"), 8, "prelu1")
-    x = g.op("MaxPool", [x], "max_pooling2d_1", kernel_shape=[3, 3], strides=[2, 2],
-             auto_pad="SAME_UPPER")
-    x = g.prelu(g.conv2d(x, 8, 12, 3, "conv2d_2"), 12, "prelu2")
+    x = _keras_stem(g, 8, 3)
+    x = g.prelu(g.conv2d(x, 8, 12, 3, "conv2d_2"), 12, "p_re_lu_2")
     x = g.op("MaxPool", [x], "max_pooling2d_2", kernel_shape=[3, 3], strides=[2, 2],
              auto_pad="VALID")
-    x = g.prelu(g.conv2d(x, 12, 16, 2, "conv2d_3"), 16, "prelu3")
+    x = g.prelu(g.conv2d(x, 12, 16, 2, "conv2d_3"), 16, "p_re_lu_3")
     x = g.op("Transpose", [x], "permute_1", perm=[0, 2, 3, 1])
     x = g.op("Reshape", [x, g.const(np.array([-1, 144], np.int64))], "flatten_1")
-    x = g.prelu(g.dense(x, 144, 32, "dense_1"), 32, "prelu4", rank=2)
+    x = g.prelu(g.dense(x, 144, 32, "dense_1"), 32, "p_re_lu_4", rank=2)
     prob = g.op("Softmax", [g.dense(x, 32, 2, "dense_2")], "softmax_1", axis=1)
     box = g.dense(x, 32, 4, "dense_3")
     return g.model(
