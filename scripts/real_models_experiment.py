@@ -169,6 +169,30 @@ def _counts(values) -> str:
     return ", ".join(f"{k} {v}" for k, v in found.items()) or "-"
 
 
+def summary(rows: list[dict]) -> list[str]:
+    """What the domain's rows show: validate and fix at odds, ortpool ops written, the cost."""
+    agreed = [(r, node) for r in rows for node, v in r["verdicts"].items() if v == "agree"]
+    changed = [f"{r['model']} `{node}` ({r['decisions'].get(node)})" for r, node in agreed
+               if r["decisions"].get(node) != "unchanged"]
+    with_ops = [r["model"] for r in rows if r["ortpool_ops"]]
+    rewritten = [r for r in rows if not r["same_bytes"] and not r["ortpool_ops"]]
+    lines = [
+        f"- nodes validate calls agree: {len(agreed)}; of them fix changed {len(changed)}"
+        + (f": {', '.join(changed)}" if changed else ""),
+        f"- fixed models holding an ortpool op (plain onnxruntime cannot load them): "
+        f"{', '.join(with_ops) or 'none'}",
+        f"- fixed models written with the original's bytes: "
+        f"{sum(r['same_bytes'] for r in rows)} of {len(rows)}",
+    ]
+    if rewritten:
+        ratios = [r["ratio"] for r in rewritten]
+        lines.append(f"- rewritten in standard ops ({len(rewritten)} models): fixed/orig "
+                     f"{min(ratios):.3f} to {max(ratios):.3f}; controls of all models "
+                     f"{min(r['control'] for r in rows):.3f} to "
+                     f"{max(r['control'] for r in rows):.3f}")
+    return lines
+
+
 def render(results: dict[str, list[dict]], args: argparse.Namespace) -> str:
     lines = [
         "# The eight-model experiment on models made like them",
@@ -208,6 +232,7 @@ def render(results: dict[str, list[dict]], args: argparse.Namespace) -> str:
                 f"{r['original_us']:.1f} | {r['fixed_us']:.1f} | {r['ratio']:.3f} | "
                 f"{r['control']:.3f} | {r['max_abs']:.3g} |"
             )
+        lines += ["", *summary(rows)]
         lines += ["", "| model | node | validate | fix | fix's proof in the written model |",
                   "|---|---|---|---|---|"]
         for r in rows:
