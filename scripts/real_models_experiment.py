@@ -15,7 +15,8 @@
   model that holds ortpool ops is timed in ``ortpool.InferenceSession``.
 
 Each command runs as a user runs it (``python -m ortpool``, in a child process, ``--json``).
-The domain's flags are spelled in ``DOMAIN_FLAGS`` alone (RULINGS 20 renames them).
+The domain's flags are spelled in ``DOMAIN_FLAGS`` alone (ruling 20: finite by default,
+``--nonfinite`` for both commands).
 
 Run: ``python scripts/real_models_experiment.py [--domain finite|nonfinite|both] [--rounds 31]
 [--sample 0.03] [--threads 1] [--clock cpu|wall] [--models NAME ...] [--out
@@ -52,8 +53,8 @@ MODELS = ROOT / "tests" / "support" / "models" / "real"
 #: The command-line flags of each input domain, per command. Today: fix proves NaN and -inf by
 #: default and takes ``--assume-finite`` for finite inputs; validate has no domain flag.
 DOMAIN_FLAGS: dict[str, dict[str, list[str]]] = {
-    "finite": {"validate": [], "fix": ["--assume-finite"]},
-    "nonfinite": {"validate": [], "fix": []},
+    "finite": {"validate": [], "fix": []},  # the default domain (ruling 20)
+    "nonfinite": {"validate": ["--nonfinite"], "fix": ["--nonfinite"]},
 }
 
 

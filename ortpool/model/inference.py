@@ -146,7 +146,13 @@ def _dim(dim: onnx.TensorShapeProto.Dimension) -> Dim:
 
 
 def inference_copy(model: onnx.ModelProto) -> onnx.ModelProto:
-    """``model`` without the bytes of its large initializers (their types and dims are enough)."""
+    """``model`` without the bytes of its large initializers (their types and dims are enough),
+    and with every negative dim value of its declared values made unknown.
+
+    Example: Paddle2ONNX declares an input ``[-1, 3, -1, -1]``; onnx shape inference takes -1 as
+    a size (a Conv then gives ``[-1, 8, 0, 0]``, a pool after it a 1x1 map that does not exist),
+    where onnxruntime takes it as unknown (issue 28: fix proved and rewrote such a pool at the
+    invented 1x1 while validate judged it agreeing at the real 8x8)."""
     copy = onnx.ModelProto()
     copy.ir_version = model.ir_version
     copy.opset_import.extend(model.opset_import)
@@ -155,6 +161,11 @@ def inference_copy(model: onnx.ModelProto) -> onnx.ModelProto:
     graph.name = source.name
     for field in ("node", "input", "output", "value_info", "sparse_initializer"):
         getattr(graph, field).extend(getattr(source, field))
+    for info in (*graph.input, *graph.output, *graph.value_info):
+        if info.type.HasField("tensor_type") and info.type.tensor_type.HasField("shape"):
+            for dim in info.type.tensor_type.shape.dim:
+                if dim.HasField("dim_value") and dim.dim_value < 0:
+                    dim.Clear()  # unknown, as onnxruntime reads it
     for tensor in source.initializer:
         if tensor.ByteSize() < _STUB_BYTES:
             graph.initializer.add().CopyFrom(tensor)

@@ -27,15 +27,9 @@ pytestmark = pytest.mark.onnxruntime
 MODELS = ROOT / "tests" / "support" / "models" / "real"
 
 #: model -> why fix does not yet leave every node validate calls agree unchanged (issue 28)
-DISAGREE = {
-    "paddle-table": (
-        "x is declared [-1, 3, -1, -1]: onnx shape inference computes with the -1s as sizes "
-        "(p2o.Conv.0 gives [-1, 8, 0, 0], p2o.AveragePool.0 reads [-1, 16, 1, 1]) and fix takes "
-        "those as static sizes: it proves p2o.AveragePool.0 (k2 s2) only on a 1x1 map, where "
-        "onnxruntime makes a window the spec does not (RULINGS 19), and writes ortpool's op; "
-        "validate judges the real 8x8 map and says agree"
-    ),
-}
+#: models where the finite-domain fix is known to rewrite a node validate calls agree (none:
+#: paddle-table's -1 dims had onnx inference invent a 1x1 map, fixed in model.inference)
+DISAGREE: dict[str, str] = {}
 
 
 def load(name: str) -> onnx.ModelProto:
@@ -75,10 +69,6 @@ def test_finite_fix_leaves_what_validate_calls_agree(name):
     assert all(np.isfinite(out).all() for out in outputs)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "IsInf does not exist at opset 9, so no nan-guard form is writable there, and the opset "
-    "lift is refused over Dropout-7 whose mask output nothing reads: fix writes ortpool's op "
-    "for the 5 MaxPools (issue 28, What to build 6)"))
 def test_nonfinite_fix_of_the_opset9_inception_writes_no_ortpool_op():
     sizes = REAL_LIKE["inception-opset9"][1]
     fixed, found = fix_with_report(load("inception-opset9"), nonfinite=True, shapes=sizes,
