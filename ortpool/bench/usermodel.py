@@ -21,7 +21,8 @@ import functools
 import os
 import shutil
 import statistics
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -290,11 +291,13 @@ def time_against(
     runtime: RuntimeSpec,
     repeat: int,
     min_sample: float,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[dict[str, Stats], dict[str, Ratio]]:
     """``model`` (:data:`ORIGINAL`) against a second session of itself (:data:`CONTROL`) and
     against ``fixed`` (:data:`FIXED`) when given, ``repeat`` interleaved rounds on ``feeds``:
     each variant's times, and the CONTROL and FIXED ratios to ORIGINAL round by round. A first
-    run that fails raises :class:`RunFailed` naming the variant."""
+    run that fails raises :class:`RunFailed` naming the variant. ``clock``: as
+    :func:`ortpool.bench.timing.interleaved` takes it."""
     sessions = {ORIGINAL: open_session(runtime, model), CONTROL: open_session(runtime, model)}
     if fixed is not None:
         sessions[FIXED] = open_session(runtime, fixed)
@@ -304,7 +307,7 @@ def time_against(
         except Exception as err:  # onnxruntime's own exception types differ between releases
             raise RunFailed(name, str(err)) from None
     variants = {name: functools.partial(s.run, None, dict(feeds)) for name, s in sessions.items()}
-    times = interleaved(variants, repeat, min_sample)
+    times = interleaved(variants, repeat, min_sample, clock=clock)
     ratios = {
         name: Ratio.of(times[name], times[ORIGINAL]) for name in (CONTROL, FIXED) if name in times
     }

@@ -4,21 +4,23 @@ Ruling 20: in the finite domain ``validate`` reports the nodes that differ on no
 only, as information, with the price of guarding them. The price is measured, not estimated: the
 model is fixed in the non-finite domain for those nodes alone (``fix --nonfinite --nodes ...``,
 the forms and proofs of :mod:`ortpool.fix`), and the fixed model is timed against the original in
-plain onnxruntime on the validated inputs, interleaved, with a control (the original against a
+plain onnxruntime on the validated inputs (:func:`ortpool.bench.usermodel.time_against`, as
+``ortpool bench MODEL FIXED`` times them), interleaved, with a control (the original against a
 second session of itself): a ratio of 1.00 is what noise looks like on this machine then.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import onnx
 
-from ortpool.bench.timing import interleaved
-from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session
+from ortpool.bench.usermodel import CONTROL, FIXED, time_against
+from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec
 
 #: Interleaved rounds of the timing (the median of each variant's samples is compared).
 ROUNDS = 12
@@ -45,7 +47,7 @@ class GuardCost:
         forms = ", ".join(sorted(set(self.forms.values())))
         return (f"guarding {names} against NaN and -inf (fix --nonfinite: {forms}) costs "
                 f"x{self.ratio:.2f} of this model's run time (control x{self.control:.2f}; "
-                f"level {self.level}, median of {ROUNDS} interleaved rounds)")
+                f"level {self.level}, one thread, median of {ROUNDS} interleaved rounds)")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -79,17 +81,16 @@ def guard_cost(
         found.error = ("no standard-op form is exact there for " + ", ".join(lacking)
                        + ": the guarded model would need ortpool's op")
         return found
+    # one intra-op thread, timed by the calling thread's CPU time: what onnxruntime computes
+    # there alone, steady on a shared machine where wall time moved a control by 10-80%
+    alone = dataclasses.replace(timed, intra_op_threads=1)
     try:
-        sessions = [open_session(timed, m) for m in (model, model, fixed)]
-        runs = {name: (lambda s=s: s.run(None, dict(feeds)))
-                for name, s in zip(("original", "control", "guarded"), sessions, strict=True)}
-        stats = interleaved(runs, ROUNDS, SAMPLE)
-    except Exception as err:  # onnxruntime's own error types
+        _, ratios = time_against(model, fixed, feeds, alone, ROUNDS, SAMPLE, time.thread_time)
+    except Exception as err:  # onnxruntime's own error types, or a variant that cannot run
         found.error = f"the models could not be timed: {str(err).splitlines()[0][:200]}"
         return found
-    base = stats["original"].median
-    found.ratio = stats["guarded"].median / base
-    found.control = stats["control"].median / base
+    found.ratio = ratios[FIXED].median
+    found.control = ratios[CONTROL].median
     return found
 
 
