@@ -13,7 +13,9 @@ addresses), so tests/project/test_docs.py regenerates them in memory and compare
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
 import inspect
 import re
 import sys
@@ -271,7 +273,7 @@ def api_page() -> str:
         "",
         "Every public name, package by package, as `help()` would show it. Importing `ortpool` is "
         "light; a package's names load their modules on first use. What the names are for, with "
-        "examples: [README](../README.md#use) and the page of each command.",
+        "examples: [README](../README.md#use-from-python) and the page of each command.",
         "",
     ]
     for package in API_PACKAGES:
@@ -290,6 +292,30 @@ def api_page() -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+def optypes_page() -> str:
+    """docs/optypes.md: the table ``ortpool ops --markdown`` prints."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(["ops", "--markdown"])
+    if code != 0:
+        raise RuntimeError(f"ortpool ops --markdown exited {code}")
+    lines = [
+        GENERATED.format(source="`ortpool ops --markdown`"),
+        "# The ortpool op types",
+        "",
+        "Every op type ortpool registers in the domain `ortpool` (opset version 1), derived from "
+        "the `onnx.defs` schemas. How a node is encoded, and why: "
+        "[rewriting](rewrite.md#the-ortpool-op-types).",
+        "",
+        out.getvalue().strip(),
+        "",
+        "Outputs: `Y` has X's type; `Indices` and MaxUnpool's `I` and `output_shape` are int64; "
+        "MaxRoiPool's `rois` has X's type.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
 # --- the pages ------------------------------------------------------------------------------
 
 
@@ -299,6 +325,7 @@ def pages() -> dict[str, str]:
     for name in cli.COMMANDS:
         result[f"docs/cli/{name}.md"] = command_page(name)
     result["docs/api.md"] = api_page()
+    result["docs/optypes.md"] = optypes_page()
     return result
 
 
