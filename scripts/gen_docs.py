@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import io
 import inspect
+import io
 import re
 import sys
 from collections.abc import Callable
