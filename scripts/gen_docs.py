@@ -51,6 +51,11 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 # --- command pages --------------------------------------------------------------------------
 
 
+def _header(source: str, title: str, intro: str) -> list[str]:
+    """The opening lines of a generated page: the marker, the title, one paragraph."""
+    return [GENERATED.format(source=source), f"# {title}", "", intro, ""]
+
+
 def _formatter(prog: str) -> argparse.HelpFormatter:
     return argparse.HelpFormatter(prog, width=WIDTH, max_help_position=32)
 
@@ -89,11 +94,7 @@ def command_page(name: str) -> str:
     parser = command_parser(name)
     formatter = parser._get_formatter()
     lines = [
-        GENERATED.format(source=f"the parser of `ortpool {name}`"),
-        f"# `ortpool {name}`",
-        "",
-        parser.description or "",
-        "",
+        *_header(f"the parser of `ortpool {name}`", f"`ortpool {name}`", parser.description or ""),
         "```",
         parser.format_usage().strip(),
         "```",
@@ -124,12 +125,12 @@ def command_page(name: str) -> str:
 def cli_index() -> str:
     """docs/cli/index.md: one line per command, linking its page."""
     lines = [
-        GENERATED.format(source="`ortpool.cli.COMMANDS`"),
-        "# Commands",
-        "",
-        "`ortpool COMMAND --help` prints what each page shows; `python -m ortpool` works as "
-        "`ortpool` does.",
-        "",
+        *_header(
+            "`ortpool.cli.COMMANDS`",
+            "Commands",
+            "`ortpool COMMAND --help` prints what each page shows; `python -m ortpool` works as "
+            "`ortpool` does.",
+        ),
         "| command | what it does |",
         "|---|---|",
     ]
@@ -251,7 +252,10 @@ def _entry(package: str, name: str, value: Any) -> list[str]:
         if doc:
             lines += [doc, ""]
         return lines
-    text = _ADDRESS.sub("", repr(value))
+    if isinstance(value, (set, frozenset)):  # repr's order follows string hashing: sort it
+        text = f"{type(value).__name__}({{{', '.join(sorted(map(repr, value)))}}})"
+    else:
+        text = _ADDRESS.sub("", repr(value))
     if len(text) > 200:
         text = (
             f"<{type(value).__name__} of {len(value)} items>"
@@ -267,15 +271,13 @@ def _entry(package: str, name: str, value: Any) -> list[str]:
 
 def api_page() -> str:
     """docs/api.md: every name in each package's ``__all__``, signature and docstring."""
-    lines = [
-        GENERATED.format(source="the docstrings of the names in each package's `__all__`"),
-        "# Python API",
-        "",
+    lines = _header(
+        "the docstrings of the names in each package's `__all__`",
+        "Python API",
         "Every public name, package by package, as `help()` would show it. Importing `ortpool` is "
         "light; a package's names load their modules on first use. What the names are for, with "
         "examples: [README](../README.md#use-from-python) and the page of each command.",
-        "",
-    ]
+    )
     for package in API_PACKAGES:
         lines.append(f"* [`{package}`](#{_anchor(package)})")
     lines.append("")
@@ -300,13 +302,13 @@ def optypes_page() -> str:
     if code != 0:
         raise RuntimeError(f"ortpool ops --markdown exited {code}")
     lines = [
-        GENERATED.format(source="`ortpool ops --markdown`"),
-        "# The ortpool op types",
-        "",
-        "Every op type ortpool registers in the domain `ortpool` (opset version 1), derived from "
-        "the `onnx.defs` schemas. How a node is encoded, and why: "
-        "[rewriting](rewrite.md#the-ortpool-op-types).",
-        "",
+        *_header(
+            "`ortpool ops --markdown`",
+            "The ortpool op types",
+            "Every op type ortpool registers in the domain `ortpool` (opset version 1), derived "
+            "from the `onnx.defs` schemas. How a node is encoded, and why: "
+            "[rewriting](rewrite.md#the-ortpool-op-types).",
+        ),
         out.getvalue().strip(),
         "",
         "Outputs: `Y` has X's type; `Indices` and MaxUnpool's `I` and `output_shape` are int64; "

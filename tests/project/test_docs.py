@@ -15,14 +15,17 @@ _IMAGE = re.compile(r"\!\[[^\]]*\]\(([^)\s]+)\)")
 _INLINE_CODE = re.compile(r"`[^`]*`")
 
 
-def _gen_docs():
-    """scripts/gen_docs.py as a module (scripts/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "gen_docs.py")
+def _script(name: str):
+    """scripts/NAME.py as a module (scripts/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("gen_docs", module)
     spec.loader.exec_module(module)
     return module
+
+
+def _gen_docs():
+    return _script("gen_docs")
 
 
 def doc_files() -> list[Path]:
@@ -148,3 +151,22 @@ def test_no_page_cites_the_spec_file_users_cannot_open():
         if "RULINGS.md" in line or "shared/spec" in line
     ]
     assert not citing, "cite docs/rulings.md ('ruling N') instead:\n" + "\n".join(citing)
+
+
+def test_conformance_picture_splits_each_row_by_its_verdicts():
+    def report(release: str, statuses: dict[str, int], fell_back: int = 0) -> dict:
+        row = {"op": "MaxPool", "version": 12, "cases": sum(statuses.values()) + fell_back}
+        row |= {"statuses": statuses, "fell_back": {"agree": fell_back} if fell_back else {}}
+        return {"environment": {"onnxruntime": release}, "cases": [], "matrix": [row]}
+
+    documents = [report("1.21.0", {"agree": 3, "differ": 1}), report("1.32.0", {"agree": 2}, 2)]
+    picture = _script("conformance_doc").svg(documents)
+    assert picture == _script("conformance_doc").svg(documents)  # the same bytes each time
+    assert picture.startswith("<svg ") and picture.endswith("</svg>\n")
+    # 190 pixels per cell: 3 of 4 cases agree, 1 differs; then 2 agree, 2 fell back.
+    assert '<rect x="170.00" y="40" width="142.50" height="14" fill="#3c9a4a"/>' in picture
+    assert '<rect x="312.50" y="40" width="47.50" height="14" fill="#d7372f"/>' in picture
+    assert '<rect x="364.00" y="40" width="95.00" height="14" fill="#3c9a4a"/>' in picture
+    assert '<rect x="459.00" y="40" width="95.00" height="14" fill="#4a8fd6"/>' in picture
+    assert "<title>MaxPool-12, 1.21.0: agree 3, differ 1</title>" in picture
+    assert ">1.32.0</text>" in picture
