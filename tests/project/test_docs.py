@@ -170,3 +170,16 @@ def test_conformance_picture_splits_each_row_by_its_verdicts():
     assert '<rect x="459.00" y="40" width="95.00" height="14" fill="#4a8fd6"/>' in picture
     assert "<title>MaxPool-12, 1.21.0: agree 3, differ 1</title>" in picture
     assert ">1.32.0</text>" in picture
+
+
+def test_readme_stays_a_front_page():
+    # Issue 29: what ortpool is, install, the workflow, commands, links; the rest lives in docs/.
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines; move detail to docs/"
+    # .ci/run and the users run these exactly as written.
+    for command in (
+        "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]'",
+        ". .venv/bin/activate && ortpool validate",
+        ". .venv/bin/activate && python -m pytest",
+    ):
+        assert command in lines
