@@ -3,7 +3,7 @@
 onnxruntime-extensions Python ops take only int, float and string attributes, so list attributes
 travel as decimal strings joined by commas: ``(3, 3)`` is ``"3,3"`` and the empty list is ``""``.
 Float attributes (LpPool-1's and GlobalLpPool-1's ``p``, MaxRoiPool's ``spatial_scale``) travel as
-strings too, written with ``repr`` (RULINGS.md 15): onnxruntime-extensions prints a float attribute
+strings too, written with ``repr`` (ruling 15): onnxruntime-extensions prints a float attribute
 with 6 significant digits on its way into Python (0.1234567 arrives as 0.123457), a string
 round-trips exactly. :func:`normalize` accepts either form and returns one :class:`PoolAttrs`
 (window operators), :class:`GlobalAttrs` or :class:`RoiAttrs` with every attribute of the version
@@ -171,7 +171,7 @@ def _np_number() -> type:
 
 def _p_value(opv: OpVersion, given: Mapping[str, Any]) -> int | float:
     """``p`` of LpPool/GlobalLpPool: the version's kind (float at 1, int from 2), finite and
-    positive (RULINGS.md 12: the Lp norm needs p > 0)."""
+    positive (ruling 12: the Lp norm needs p > 0)."""
     spec = opv.attrs["p"]
     value = given.get("p", opv.default("p"))
     if spec.kind == "float":
@@ -313,7 +313,7 @@ def _auto_pad(opv: OpVersion, given: Mapping[str, Any], pads: tuple[int, ...]) -
     if auto_pad not in AUTO_PADS:
         raise OrtpoolError(f"auto_pad={auto_pad!r} must be one of {', '.join(AUTO_PADS)}")
     if auto_pad != "NOTSET" and any(pads):
-        # RULINGS.md 4: the spec forbids both; all-zero pads are tolerated.
+        # ruling 4: the spec forbids both; all-zero pads are tolerated.
         raise OrtpoolError(f"pads={encode_ints(pads)!r} cannot be used with auto_pad={auto_pad!r}")
     return auto_pad
 
@@ -338,7 +338,7 @@ def full_attributes(opv: OpVersion, attrs: Any) -> dict[str, int | str]:
     """Every attribute of ``opv`` in the ortpool node encoding (lists and floats as strings),
     defaults filled, from what :func:`normalize` returned.
 
-    SAME/VALID nodes keep ``pads=""`` so the node stays legal under RULINGS.md 4.
+    SAME/VALID nodes keep ``pads=""`` so the node stays legal under ruling 4.
     """
     values: dict[str, Any] = dataclasses.asdict(attrs)
     out: dict[str, int | str] = {}
@@ -358,7 +358,7 @@ def full_attributes(opv: OpVersion, attrs: Any) -> dict[str, int | str]:
 def standard_attributes(opv: OpVersion, attrs: NodeAttrs) -> dict[str, Any]:
     """``attrs`` as a standard node of ``opv`` writes them (lists as lists), every value the
     version's default gives (:meth:`~ortpool.versions.OpVersion.default`) left out, and
-    ``pads`` too under SAME/VALID (RULINGS.md 4). ``restore`` and ``fix`` write nodes with it.
+    ``pads`` too under SAME/VALID (ruling 4). ``restore`` and ``fix`` write nodes with it.
 
     Example: MaxPool-12 with kernel (3, 3), pads all 0, strides 1: ``{"kernel_shape": [3, 3]}``.
     """

@@ -1,6 +1,6 @@
 """Shape and pad arithmetic of pooling, as pure functions of integers.
 
-Notation per spatial axis (RULINGS.md): input size ``n``, kernel ``k``, stride ``s``, dilation
+Notation per spatial axis (docs/rulings.md): input size ``n``, kernel ``k``, stride ``s``, dilation
 ``d``, effective kernel ``ek = (k - 1) * d + 1``, begin pad ``pb``, end pad ``pe``. Output position
 ``j`` reads the input coordinates ``j * s - pb + t * d`` for taps ``t = 0 .. k - 1``; a coordinate
 outside ``[0, n)`` is padding.
@@ -47,7 +47,7 @@ def effective_kernel(k: int, d: int) -> int:
 
 
 def explicit_output_size(n: int, k: int, s: int, d: int, pb: int, pe: int, ceil_mode: bool) -> int:
-    """Output size with explicit pads (RULINGS.md 1, 19).
+    """Output size with explicit pads (rulings 1, 19).
 
     The padded axis has ``n + pb + pe`` positions and a window spans ``ek``, so windows start at
     ``0, s, 2s, ...`` while ``start + ek <= n + pb + pe``: ``floor((n + pb + pe - ek) / s) + 1``.
@@ -55,7 +55,7 @@ def explicit_output_size(n: int, k: int, s: int, d: int, pb: int, pe: int, ceil_
     would start at or beyond ``n + pb`` (in the end pad), i.e. when ``(out - 1) * s >= n + pb``.
 
     A kernel longer than the padded input (``ek > n + pb + pe``) takes the same formulas
-    (RULINGS.md 19): floor and ceil are of a negative number, and a result of 0 or below is an
+    (ruling 19): floor and ceil are of a negative number, and a result of 0 or below is an
     empty axis. In ceil mode an overhang shorter than a stride leaves one window, starting at
     ``-pb``; its taps past the end pad are ceil overhang, which never count.
 
@@ -78,7 +78,7 @@ def explicit_output_size(n: int, k: int, s: int, d: int, pb: int, pe: int, ceil_
 
 
 def same_pads(n: int, k: int, s: int, d: int, upper: bool) -> tuple[int, int, int]:
-    """``(out, pb, pe)`` for SAME_UPPER (``upper``) or SAME_LOWER (RULINGS.md 2).
+    """``(out, pb, pe)`` for SAME_UPPER (``upper``) or SAME_LOWER (ruling 2).
 
     ``out = ceil(n / s)``; the windows then need ``(out - 1) * s + ek`` positions, so the total pad
     is that minus ``n``, clamped at 0 (a negative total would be a crop). The dilated span is used.
@@ -100,8 +100,8 @@ def same_pads(n: int, k: int, s: int, d: int, upper: bool) -> tuple[int, int, in
 def valid_output_size(n: int, k: int, s: int, d: int) -> int:
     """Output size with auto_pad=VALID: ``floor((n - ek) / s) + 1``, whatever ceil_mode says.
 
-    That equals the spec's ``ceil((n - ek + 1) / s)`` (RULINGS.md 3). An input shorter than the
-    span gives 0 or below: an empty axis (RULINGS.md 19). Example: n=5, k=2, s=2: floor(3/2)+1 =
+    That equals the spec's ``ceil((n - ek + 1) / s)`` (ruling 3). An input shorter than the
+    span gives 0 or below: an empty axis (ruling 19). Example: n=5, k=2, s=2: floor(3/2)+1 =
     2 = ceil(4/2). n=1, k=2, s=2: floor(-1/2)+1 = 0 = ceil(0/2).
     """
     ek = check_int64(f"the kernel span ({k} - 1) * {d} + 1", effective_kernel(k, d))
@@ -206,7 +206,7 @@ class AxisGeometry:
         """Per output, the taps inside the input (or, ``include_pad``, inside ``[-pb, n + pe)``),
         as ``dtype`` (int64, or the float type a divisor is wanted in).
 
-        Taps beyond the end pad (the ceil overhang) never count (RULINGS.md 8). Without
+        Taps beyond the end pad (the ceil overhang) never count (ruling 8). Without
         ``include_pad``: ``k`` for the :meth:`interior`, 0 outside :meth:`reading`, the
         :meth:`border_taps` in between. With it, every window starts inside ``[-pb, ...)``
         (``j * s - pb >= -pb``), so only its end can fall short: all ``k`` taps count while
@@ -214,12 +214,12 @@ class AxisGeometry:
         the ceil overhang beyond counts ``ceil((n + pe - c) / d)`` (clipped to ``[0, k]``).
         Only the outputs that differ are computed one by one, the rest is one fill (16.7M
         outputs: 0.1 s). Example: n=3, k=3, s=1, pads (1, 1), out=3: [2, 3, 2]; with
-        ``include_pad`` [3, 3, 3]. n=1, k=2, s=2, ceil mode, out=1 (RULINGS.md 19): [1] either
+        ``include_pad`` [3, 3, 3]. n=1, k=2, s=2, ceil mode, out=1 (ruling 19): [1] either
         way, the second tap being overhang.
         """
         if include_pad:
             result = np.full(self.out, self.k, dtype)
-            # A kernel longer than the padded input (RULINGS.md 19) makes jf negative: then no
+            # A kernel longer than the padded input (ruling 19) makes jf negative: then no
             # window is whole and every one (the ceil window at most) is overhang.
             jf = (self.n + self.pb + self.pe - effective_kernel(self.k, self.d)) // self.s
             first = max(0, jf + 1)
@@ -253,7 +253,7 @@ class AxisGeometry:
         return (jh - jl) * self.k + sum(int((hi - lo).sum()) for _, lo, hi in self.border_taps())
 
     def empty_windows(self) -> int:
-        """How many outputs' windows hold no input element (RULINGS.md 5): those outside
+        """How many outputs' windows hold no input element (ruling 5): those outside
         :meth:`reading`, and border windows whose dilated taps step over the input; counted
         without a per-output array (pads of 10**9 leave 2 * 10**9 of them).
         Example: n=1, k=2, d=2, pads (1, 1), out=1: taps read -1 and 1, skipping 0: 1."""
@@ -350,7 +350,7 @@ def pool_geometry(spatial: Sequence[int], attrs: PoolAttrs) -> PoolGeometry:
 
 
 def index_multipliers(spatial: Sequence[int], storage_order: int) -> tuple[int, ...]:
-    """Per spatial axis, the weight of a coordinate in an Index's offset (RULINGS.md 7).
+    """Per spatial axis, the weight of a coordinate in an Index's offset (ruling 7).
 
     Row-major (``storage_order=0``) weighs axis ``a`` by the product of the later sizes,
     column-major by the product of the earlier ones. Example: spatial (H, W) = (3, 4): row-major
@@ -362,7 +362,7 @@ def index_multipliers(spatial: Sequence[int], storage_order: int) -> tuple[int, 
 
 
 def unpool_output_spatial(spatial: Sequence[int], attrs: PoolAttrs) -> tuple[int, ...]:
-    """Default MaxUnpool output size per axis: ``(n - 1) * s - pb - pe + k`` (RULINGS.md 9).
+    """Default MaxUnpool output size per axis: ``(n - 1) * s - pb - pe + k`` (ruling 9).
 
     It inverts MaxPool's floor formula. Example: n=2, k=2, s=2, no pads: 1*2 + 2 = 4.
     """

@@ -1,4 +1,4 @@
-"""How close is close enough: exact for max-like values, RULINGS.md 17's accuracy rule for sums,
+"""How close is close enough: exact for max-like values, ruling 17's accuracy rule for sums,
 per element type defaults (overridable with --atol/--rtol) for graph outputs, and the ulp of a
 value in any float type (:func:`ulp`: a half-typed graph output is judged in its own ulps).
 
@@ -6,11 +6,11 @@ Max-like values (MaxPool, MaxUnpool, GlobalMaxPool, MaxRoiPool) and Indices are 
 a max is one of the inputs, so any difference is a different choice, not rounding.
 
 Averages and norms (AveragePool, LpPool, GlobalAveragePool, GlobalLpPool) are sums, and a float
-implementation rounds them. RULINGS.md 17 tells rounding (accuracy) from wrong semantics. The
+implementation rounds them. ruling 17 tells rounding (accuracy) from wrong semantics. The
 runtime's value ``r`` is measured against the exact result ``e`` (the kernels run in float64 on
 the node's input; for double inputs, ortpool's own carefully summed value) in units of
 ``u * m``: ``u`` the unit roundoff of the accumulation type (float32 for float and the half
-types, RULINGS.md 8; float64 for double), ``m`` the window's mean |x| (averages: the window's
+types, ruling 8; float64 for double), ``m`` the window's mean |x| (averages: the window's
 |x| averaged with the node's own divisor; norms: the mean of |x|^p, so that an error ``dy`` in
 the norm ``y`` is ``p * dy / (u * y)`` units). A pairwise sum of ``n`` terms errs by at most
 about ``(log2 n + 1)`` units, a running sum by about ``(n - 1)``. Per cell:
@@ -24,7 +24,7 @@ about ``(log2 n + 1)`` units, a running sum by about ``(n - 1)``. Per cell:
   lose, ``n`` units: an accuracy difference, counted (exit 1, ``fix`` mends it);
 * **differs**: beyond even that: rounding cannot explain it (a divisor, a window, a NaN).
 
-Half types (float16, bfloat16) are summed in float32 and rounded once (RULINGS.md 8): a cell
+Half types (float16, bfloat16) are summed in float32 and rounded once (ruling 8): a cell
 agrees within ``half_ulps`` (1) ulp of the output type and is inaccurate beyond (differs beyond
 what a running sum in the half type itself may lose). Why 4x and 1e-4: a float32 running sum over
 a 160x160 plane (what onnxruntime's GlobalAveragePool does) errs by tens of units, about 2-3 times
@@ -64,7 +64,7 @@ _FORMAT: dict[str, tuple[int, int]] = {
     "float16": (10, -14),
     "bfloat16": (7, -126),
 }
-#: The type a sum of each element type is accumulated in (RULINGS.md 8).
+#: The type a sum of each element type is accumulated in (ruling 8).
 ACCUMULATION: dict[str, str] = {
     "float": "float",
     "double": "double",
@@ -81,7 +81,7 @@ MAX_LIKE = ("MaxPool", "MaxUnpool", "GlobalMaxPool", "MaxRoiPool")
 
 @dataclasses.dataclass(frozen=True)
 class AccuracyRule:
-    """RULINGS.md 17's thresholds (``--accuracy-agree-factor``, ``--accuracy-limit``,
+    """ruling 17's thresholds (``--accuracy-agree-factor``, ``--accuracy-limit``,
     ``--half-ulps``; :mod:`ortpool.cliargs.accuracy`)."""
 
     #: a sum agrees within this many times the pairwise bound (log2 n + 1) * u * mean|x|
@@ -121,7 +121,7 @@ def pairwise_bound(n: int) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class Accuracy:
-    """Per output cell of a sum: the exact result and the bounds of RULINGS.md 17's classes
+    """Per output cell of a sum: the exact result and the bounds of ruling 17's classes
     (absolute, in the output's units), with what is needed to state an error in units and ulp."""
 
     exact: np.ndarray
@@ -155,7 +155,7 @@ class Accuracy:
 @dataclasses.dataclass(frozen=True)
 class Tolerance:
     """A cell passes when ``|a - b| <= atol + rtol * max(|b|, magnitude)``; for a sum with
-    ``accuracy``, RULINGS.md 17's classes decide, against the exact result.
+    ``accuracy``, ruling 17's classes decide, against the exact result.
 
     ``magnitude`` (graph outputs only, :mod:`.endtoend`) is the output's own scale: rounding
     after many layers is relative to the size of the sums that produced a cell, not to the cell,
@@ -170,7 +170,7 @@ class Tolerance:
     slack: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
     #: How the allowance was formed, for the reports ("" when there is none).
     formula: str = ""
-    #: A sum's exact result and classes (RULINGS.md 17), or None.
+    #: A sum's exact result and classes (ruling 17), or None.
     accuracy: Accuracy | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def describe(self) -> str:
@@ -257,7 +257,7 @@ def node_tolerance(
     rtol: float | None = None,
     rule: AccuracyRule = DEFAULT_RULE,
 ) -> Tolerance:
-    """The tolerance of a node's Y: exact for max-like values and integers, RULINGS.md 17's
+    """The tolerance of a node's Y: exact for max-like values and integers, ruling 17's
     accuracy rule for sums (the module docstring), ``y`` ortpool's output on ``x``."""
     if op not in WINDOW_SUMS + GLOBAL_SUMS or dtype not in UNIT_ROUNDOFF:
         return tolerance_for(op, dtype, atol, rtol)

@@ -34,7 +34,7 @@ GLOBAL_OPERATORS: tuple[str, ...] = ("GlobalMaxPool", "GlobalAveragePool", "Glob
 WINDOW_OPERATORS: tuple[str, ...] = ("MaxPool", "AveragePool", "LpPool")
 
 #: Element types a Python custom op can carry; float16/bfloat16 abort the process when they reach
-#: one, so they go through Cast pairs instead (RULINGS.md 10).
+#: one, so they go through Cast pairs instead (ruling 10).
 CARRIED_TYPES: tuple[str, ...] = ("float", "double", "int8", "uint8")
 CAST_TYPES: tuple[str, ...] = ("float16", "bfloat16")
 

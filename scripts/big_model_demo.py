@@ -163,7 +163,7 @@ def main() -> int:
         for name, e, g in zip(names, expected, got, strict=True):
             compared[(flag, name)] = (e, g)
     # The function's float16 AveragePool, by hand: float64 mean of the taps inside the input
-    # (ceil mode: the last window holds one column), rounded once to float16 (RULINGS.md 8, 10).
+    # (ceil mode: the last window holds one column), rounded once to float16 (rulings 8, 10).
     half = compared[(True, "shifted")][0].astype(np.float16).astype(np.float64)
     padded = np.pad(half, ((0, 0), (0, 0), (0, 1), (0, 1)), constant_values=np.nan)
     windows = padded.reshape(1, 3, 17, 2, 17, 2)

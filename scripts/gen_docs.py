@@ -39,6 +39,7 @@ API_PACKAGES = (
     "ortpool.kernels",
     "ortpool.model",
     "ortpool.ort",
+    "ortpool.check",
     "ortpool.rewrite",
     "ortpool.validate",
     "ortpool.fix",

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """GlobalAveragePool on 1 x 1 x S x S float32 uniform [0, 1) values: ortpool's and onnxruntime's
-relative error against the exact mean, side by side (RULINGS.md 13).
+relative error against the exact mean, side by side (ruling 13).
 
 Uniform float32 values are multiples of 2**-24, so the exact sum is an integer sum: the "exact
 mean" below is exact up to one final rounding of a float64 division.

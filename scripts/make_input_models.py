@@ -134,7 +134,7 @@ def fpn_concat() -> onnx.ModelProto:
     merged = g.one("Concat", [skip, up], axis=1)
     out = g.conv(merged, 8, 4, relu=False)
     # SAME with dilation, as TF converters write it: onnxruntime pads for the undilated kernel
-    # (RULINGS.md 2), so the border rows and columns differ from the spec's at every size
+    # (ruling 2), so the border rows and columns differ from the spec's at every size
     g.nodes.append(h.make_node("MaxPool", [out], ["y"], name="/head_pool",
                                kernel_shape=[3, 3], dilations=[2, 2], auto_pad="SAME_UPPER"))
     return g.model(

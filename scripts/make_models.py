@@ -9,7 +9,7 @@ package data ``ortpool validate`` checks by default (deterministic: same bytes e
   AveragePool SAME_UPPER -> ceil-mode MaxPool -> If (MaxPool in one branch, AveragePool in the
   other) and a float16 path (Cast -> MaxPool -> AveragePool -> Cast).
 * ``ort-defect-*.onnx``: valid models where onnxruntime's built-in pooling is known to differ from
-  the spec (RULINGS.md 2, 3); they are what ``ortpool validate`` exists for.
+  the spec (rulings 2, 3); they are what ``ortpool validate`` exists for.
 * the same one model per version for LpPool, GlobalMaxPool, GlobalAveragePool, GlobalLpPool and
   MaxRoiPool (its RoIs an initializer, scaled by 1/4); onnxruntime 1.31 has no kernel for LpPool-1,
   GlobalLpPool-1 and -22, MaxRoiPool-22 (they run once rewritten).
@@ -229,13 +229,13 @@ def cnn_model() -> onnx.ModelProto:
 
 def defect_models() -> dict[str, onnx.ModelProto]:
     return {
-        # RULINGS.md 2: SAME pads from the dilated kernel span; ORT uses the undilated kernel.
+        # ruling 2: SAME pads from the dilated kernel span; ORT uses the undilated kernel.
         "ort-defect-same-dilated": _single(
             "MaxPool", 12, [1, 2, 9, 9],
             {"kernel_shape": [3, 3], "dilations": [2, 2], "auto_pad": "SAME_UPPER"},
             doc="MaxPool-12 SAME_UPPER with dilations: ORT pads for the undilated kernel",
         ),
-        # RULINGS.md 3: VALID ignores ceil_mode; ORT makes the output one larger.
+        # ruling 3: VALID ignores ceil_mode; ORT makes the output one larger.
         "ort-defect-valid-ceil": _single(
             "AveragePool", 19, [1, 2, 8, 8],
             {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "VALID", "ceil_mode": 1},
@@ -299,28 +299,28 @@ def fix_models() -> dict[str, onnx.ModelProto]:
     """One model per defect class of onnxruntime 1.31's pooling, each inside a Conv/Relu CNN."""
     pool = h.make_node
     return {
-        # RULINGS.md 2: SAME pads from the dilated span; onnxruntime pads for the undilated one.
+        # ruling 2: SAME pads from the dilated span; onnxruntime pads for the undilated one.
         "fix-same-dilated": _cnn("fix-same-dilated", [
             pool("MaxPool", ["?"], ["p1"], name="maxpool_same_dilated", kernel_shape=[3, 3],
                  dilations=[2, 2], strides=[2, 2], auto_pad="SAME_UPPER"),
             pool("AveragePool", ["?"], ["p2"], name="averagepool_same_dilated",
                  kernel_shape=[3, 3], dilations=[2, 2], auto_pad="SAME_LOWER"),
         ], 19, "SAME with dilation: onnxruntime pads for the undilated kernel"),
-        # RULINGS.md 3: VALID ignores ceil_mode; onnxruntime grows the output.
+        # ruling 3: VALID ignores ceil_mode; onnxruntime grows the output.
         "fix-valid-ceil": _cnn("fix-valid-ceil", [
             pool("MaxPool", ["?"], ["p1"], name="maxpool_valid_ceil", kernel_shape=[3, 3],
                  strides=[2, 2], auto_pad="VALID", ceil_mode=1),
             pool("AveragePool", ["?"], ["p2"], name="averagepool_valid_ceil",
                  kernel_shape=[2, 2], strides=[2, 2], auto_pad="VALID", ceil_mode=1),
         ], 13, "VALID with ceil_mode: onnxruntime gives a larger output"),
-        # RULINGS.md 5: pads >= kernel are legal and give empty windows; onnxruntime refuses them.
+        # ruling 5: pads >= kernel are legal and give empty windows; onnxruntime refuses them.
         "fix-pads-ge-kernel": _cnn("fix-pads-ge-kernel", [
             pool("MaxPool", ["?"], ["p1"], name="maxpool_big_pads", kernel_shape=[2, 2],
                  strides=[2, 2], pads=[2, 2, 2, 2]),
             pool("AveragePool", ["?"], ["p2"], name="averagepool_big_pads", kernel_shape=[2, 2],
                  pads=[2, 2, 2, 2], count_include_pad=1),
         ], 19, "pads >= kernel (empty windows): onnxruntime refuses the nodes"),
-        # RULINGS.md 6: NaN propagates; onnxruntime skips a NaN unless it is the window's first
+        # ruling 6: NaN propagates; onnxruntime skips a NaN unless it is the window's first
         # tap (and gives -3.4e38 for a window of -inf only): ortpool fix --nonfinite.
         "fix-nan": _cnn("fix-nan", [
             pool("MaxPool", ["?"], ["p1"], name="maxpool_stem", kernel_shape=[3, 3],
@@ -338,7 +338,7 @@ def fix_models() -> dict[str, onnx.ModelProto]:
         ], 6, "AveragePool-1: onnxruntime has no kernel"),
         # The same defects inside an If branch and a model-local function.
         "fix-branches": _branches_model(),
-        # LpPool (RULINGS.md 12) with onnxruntime's window defects: SAME with dilation, VALID
+        # LpPool (ruling 12) with onnxruntime's window defects: SAME with dilation, VALID
         # with ceil_mode, pads >= kernel; GlobalLpPool-22 has no kernel at all.
         "fix-lppool": _cnn("fix-lppool", [
             pool("LpPool", ["?"], ["p1"], name="lppool_same_dilated", kernel_shape=[3, 3],
@@ -350,7 +350,7 @@ def fix_models() -> dict[str, onnx.ModelProto]:
             pool("GlobalLpPool", ["?"], ["p4"], name="globallppool_head", p=2),
         ], 22, "LpPool SAME+dilation, VALID+ceil_mode, pads >= kernel; GlobalLpPool-22 (no "
            "onnxruntime kernel)"),
-        # RULINGS.md 13: a float32 running sum over a 512x512 plane loses digits
+        # ruling 13: a float32 running sum over a 512x512 plane loses digits
         # (microsoft/onnxruntime#12043); MaxRoiPool-22 has no onnxruntime kernel.
         "fix-global-large": _global_large_model(),
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""RULINGS.md 19 (a kernel longer than the padded input): ortpool vs onnxruntime vs PyTorch.
+"""ruling 19 (a kernel longer than the padded input): ortpool vs onnxruntime vs PyTorch.
 
 Every windowed operator (MaxPool with Indices, AveragePool with and without count_include_pad,
 LpPool) on inputs where the effective kernel is longer than the padded input, in floor and ceil
@@ -12,7 +12,7 @@ last column says whether onnxruntime and PyTorch give ortpool's result.
 The input is 1..n*n (positive, so LpPool's |x| and PyTorch's lp_pool agree on the sign).
 PyTorch has no auto_pad and pads at most half the kernel: those cells say "-". PyTorch's
 lp_pool2d is avg_pool2d(x^p) * kw * kh, so where ceil mode clips a window it differs from the
-Lp norm (its own difference, not RULINGS 19's).
+Lp norm (its own difference, not ruling 19's).
 """
 
 from __future__ import annotations

@@ -275,7 +275,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             )
         pinned = sorted({r[1] for r in runs if r[4]})
         terminalreporter.write_line(
-            f"total {len({r[1] for r in runs})} cases, {len(runs)} runs; pinned to RULINGS.md 9 "
+            f"total {len({r[1] for r in runs})} cases, {len(runs)} runs; pinned to ruling 9 "
             f"(deviation): {', '.join(pinned) or 'none'}"
         )
     if not support.EXAMPLES:

@@ -43,7 +43,7 @@ class Case:
     #: LpPool, the global pools, MaxRoiPool: summarised apart, so that the geometric mean of
     #: the first three operators stays comparable with earlier runs (docs/bench.md).
     family: bool = False
-    #: MaxRoiPool: how many RoIs (proposals on the input image, RULINGS.md 14).
+    #: MaxRoiPool: how many RoIs (proposals on the input image, ruling 14).
     rois: int = 0
 
     @property

@@ -3,8 +3,8 @@
 Every compared cell falls in one category (the ``CAT_*`` codes, also used by the pictures):
 agree; a *tie* (an Index that differs but points at an input equal to the one ortpool chose: both
 are a maximum); an *accuracy note* (a sum rounded beyond a pairwise sum's bound, within the
-accuracy limit: it agrees, RULINGS.md 17); a *ruling* cell (the window holds a NaN or no input
-element at all: the spec is silent there and RULINGS.md 5/6 decide, so such cells are counted
+accuracy limit: it agrees, ruling 17); a *ruling* cell (the window holds a NaN or no input
+element at all: the spec is silent there and ruling 5/6 decide, so such cells are counted
 apart); an *inaccurate* cell (a sum beyond the accuracy limit, within what rounding can explain);
 a plain difference (semantics); and, when the shapes differ, cells present in only one of the
 two outputs. The codes grow with severity (the pictures paint the worst).
@@ -41,7 +41,7 @@ class TensorComparison:
     differing: int = 0
     ruling_differing: int = 0
     ties: int = 0
-    #: sums (RULINGS.md 17): cells agreeing with an accuracy note / beyond the accuracy limit
+    #: sums (ruling 17): cells agreeing with an accuracy note / beyond the accuracy limit
     noted: int = 0
     inaccurate: int = 0
     only_in_one: int = 0
@@ -190,7 +190,8 @@ def compare_values(
     tolerance: Tolerance,
     ruling: np.ndarray | None = None,
 ) -> TensorComparison:
-    """Compare two value tensors; ``ruling`` marks (in ``ours``' shape) cells RULINGS.md decides."""
+    """Compare two value tensors; ``ruling`` marks (in ``ours``' shape) the cells rulings 5 and
+    6 decide (docs/rulings.md)."""
     result = TensorComparison(
         name, dtype, tuple(builtin.shape), tuple(ours.shape), tolerance.describe()
     )
@@ -252,7 +253,7 @@ def _accuracy_classes(
     sl: tuple[Any, ...],
     ruling: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """RULINGS.md 17 on a sum's cells ``a`` (the runtime's, float64) against the exact result:
+    """ruling 17 on a sum's cells ``a`` (the runtime's, float64) against the exact result:
     ``same`` gains the cells within the agree band; (note cells, inaccurate cells) are returned;
     the rest differ in semantics. The worst error is stated in ``result.accuracy``."""
     exact = acc.exact[sl]
@@ -261,7 +262,7 @@ def _accuracy_classes(
     same |= finite & (err <= acc.agree[sl])
     note = ~same & finite & (err <= acc.note[sl])
     inaccurate = ~same & ~note & finite & (err <= acc.rounding[sl])
-    if ruling is not None:  # a NaN or empty window: RULINGS.md 5/6 decide, not rounding
+    if ruling is not None:  # a NaN or empty window: ruling 5/6 decide, not rounding
         note &= ~ruling[sl]
         inaccurate &= ~ruling[sl]
     result.noted, result.inaccurate = int(note.sum()), int(inaccurate.sum())
@@ -351,7 +352,7 @@ def _finish(
     b: np.ndarray,
 ) -> TensorComparison:
     """Count the differing cells, paint each compared cell's category on the canvas (a tie,
-    a cell RULINGS.md decides, a plain difference, else agreement) and keep a few examples."""
+    a cell docs/rulings.md decides, a plain difference, else agreement) and keep a few examples."""
     result.differing = int(plain.sum())
     result.ruling_differing = int(in_ruling.sum())
     view = cats[sl]
@@ -383,8 +384,8 @@ def _scalar(value: Any) -> Any:
 def ruling_cells(x: np.ndarray, geom: PoolGeometry) -> tuple[np.ndarray, np.ndarray]:
     """(NaN-window mask, empty-window mask), each of the pooling output's shape.
 
-    A NaN window is one whose in-input taps include a NaN (RULINGS.md 6); an empty window holds
-    no input element (pads >= kernel, RULINGS.md 5).
+    A NaN window is one whose in-input taps include a NaN (ruling 6); an empty window holds
+    no input element (pads >= kernel, ruling 5).
     """
     n, c = x.shape[:2]
     out_shape = (n, c, *geom.output_spatial)

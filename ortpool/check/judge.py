@@ -61,7 +61,7 @@ class Proof:
     #: the provider asked for first: ops another one executed fell back
     asked: str = ""
     #: a sum's worst rounding over the sets, in u*mean|x| (and ulp), when beyond the agree band:
-    #: an accuracy note (RULINGS.md 17), accepted
+    #: an accuracy note (ruling 17), accepted
     noted_units: float | None = None
     noted_ulp: float | None = None
 
@@ -107,7 +107,7 @@ def compare(
     rule: AccuracyRule = DEFAULT_RULE,
 ) -> str:
     """Compare one set's outputs with the spec's; the failure text, or "" when exact (an
-    accuracy note included: RULINGS.md 17 under ``rule``)."""
+    accuracy note included: ruling 17 under ``rule``)."""
     want = feed.expected or []
     tol = tolerance_for(facts.op, facts.elem)
     if want:

@@ -72,7 +72,7 @@ class NodeFacts:
 
 
 def lowest(elem: str) -> float | int:
-    """The value that never wins a max and is the empty window's result (RULINGS.md 5, 6)."""
+    """The value that never wins a max and is the empty window's result (rulings 5, 6)."""
     if elem in FLOATS:
         return -math.inf
     info = np.iinfo(np.dtype(elem))

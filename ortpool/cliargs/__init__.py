@@ -7,7 +7,7 @@ Each group declares its options once, reads them into one value of a lower layer
   shapes and values are resolved;
 - :mod:`ortpool.cliargs.runtime`: ``--providers``, the optimization level, threads -> the runtime
   description in :mod:`ortpool.ort`;
-- :mod:`ortpool.cliargs.accuracy`: RULINGS.md 17's thresholds (with ``--atol``/``--rtol`` where a
+- :mod:`ortpool.cliargs.accuracy`: ruling 17's thresholds (with ``--atol``/``--rtol`` where a
   command takes them) -> an accuracy rule;
 - :mod:`ortpool.cliargs.files`: ``IN.onnx OUT.onnx``, ``--ops``, ``--nodes``, ``--exclude``,
   ``--skip-invalid``, ``--json REPORT``, ``--link-data``, ``-q``/``-v`` of the commands that

@@ -1,4 +1,4 @@
-"""``--accuracy-agree-factor``, ``--accuracy-limit``, ``--half-ulps``: RULINGS.md 17's thresholds
+"""``--accuracy-agree-factor``, ``--accuracy-limit``, ``--half-ulps``: ruling 17's thresholds
 for averages and norms, one argument group for ``validate``, ``conformance`` and ``fix`` (a node
 ``validate`` calls an accuracy note is one ``fix`` leaves alone, under the same flags), with
 ``--atol``/``--rtol`` where a command takes them."""
@@ -25,7 +25,7 @@ def add_arguments(
     if rtol_help is not None:
         parser.add_argument("--rtol", type=numbers.real, help=rtol_help)
     group = parser.add_argument_group(
-        "accuracy of averages and norms (RULINGS.md 17)",
+        "accuracy of averages and norms (ruling 17)",
         "a sum's error against the exact result, in units of u*mean|x| (u: the unit roundoff "
         "of its accumulation type), is accuracy, not semantics: within the agree band it "
         "agrees, up to the limit it agrees with an accuracy note (exit code unchanged, fix "

@@ -124,7 +124,7 @@ def fix(
     (1, 3, 48, 192)}`` or ``["x:1,3,48,192"]``) and ``inputs`` (an .npz path or name -> array): the
     model's inputs of the capture and proof runs, resolved as ``ortpool validate`` resolves them
     (:func:`ortpool.model.inputs.resolve`: open dims otherwise take the defaults; rois and MaxUnpool
-    indices fed as inputs must be given); ``accuracy``: RULINGS.md 17's thresholds for averages and
+    indices fed as inputs must be given); ``accuracy``: ruling 17's thresholds for averages and
     norms (a node whose only difference is an accuracy note is left as it is;
     :class:`ortpool.tolerances.AccuracyRule`); ``model_inputs``: ``shapes`` and ``inputs`` as
     one :class:`ortpool.model.InputSpec` (the command line's). A model given by path is read

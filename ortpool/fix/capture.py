@@ -42,7 +42,7 @@ def model_runs(
     if inputs is not None:
         return [dict(feeds) for feeds in inputs], None
     # Not --seed: what the model's run captures is proof input, and a verdict must not depend
-    # on the seed (RULINGS.md 18); the seed varies only the built proof sets' fill.
+    # on the seed (ruling 18); the seed varies only the built proof sets' fill.
     resolved = [model_inputs.resolve(model, spec, MODEL_SEEDS[0])]
     if len(spec.arrays) < len(model_inputs.graph_inputs(model)):
         resolved += [model_inputs.resolve(model, spec, s) for s in MODEL_SEEDS[1:]]

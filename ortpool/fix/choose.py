@@ -54,7 +54,7 @@ def choose(
     rule: AccuracyRule = DEFAULT_RULE,
 ) -> Choice:
     """Try the candidates of ``site`` in order; the first proven exact wins (a sum within
-    RULINGS.md 17's ``rule``: the node as it is stays where its only difference is an accuracy
+    ruling 17's ``rule``: the node as it is stays where its only difference is an accuracy
     note). ``earlier``: the attempts of a previous choice (its winner refused in the model):
     those forms are not tried again and stay in the record."""
     facts = site.facts

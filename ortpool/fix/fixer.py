@@ -67,7 +67,7 @@ class Options:
     model_inputs: model_inputs.InputSpec = dataclasses.field(
         default_factory=model_inputs.InputSpec
     )
-    #: RULINGS.md 17's thresholds: a sum within an accuracy note is proven as it is
+    #: ruling 17's thresholds: a sum within an accuracy note is proven as it is
     accuracy: AccuracyRule = DEFAULT_RULE
 
 

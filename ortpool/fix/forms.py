@@ -20,7 +20,7 @@ Base forms, cheapest first:
 Wrappers around a base form:
 
 * :func:`in_float` -- the node computed in float32 between two Casts (types without a kernel).
-* :func:`in_double` -- a global average or norm summed in float64 and rounded once (RULINGS 13).
+* :func:`in_double` -- a global average or norm summed in float64 and rounded once (ruling 13).
 * :func:`nan_guarded` -- the max's NaN and -inf restored (needed in the non-finite domain only:
   ``--nonfinite``, ruling 20): by a summed flag (:data:`GUARD_SUM`, the cheaper, first) or by a
   pooled mask (:data:`GUARD_MASK`).
@@ -67,7 +67,7 @@ GUARD_MASK = "mask"
 GUARDS = {GUARD_SUM: NAN_GUARD, GUARD_MASK: NAN_GUARD_MASK}
 
 #: Element types whose every value float32 holds exactly: a max computed in float32 and cast
-#: back is the max itself; an average is accumulated in float32 anyway (RULINGS.md 8).
+#: back is the max itself; an average is accumulated in float32 anyway (ruling 8).
 FLOAT_EXACT = ("float16", "bfloat16", "int8", "uint8")
 
 
@@ -127,14 +127,14 @@ def unchanged(facts: NodeFacts, compute: str | None = None) -> Plan:
 def explicit_pads(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable:
     """``auto_pad`` SAME_UPPER/SAME_LOWER/VALID written as explicit pads, ``ceil_mode=0``.
 
-    SAME (RULINGS.md 2): ``out = ceil(n/s)``, total pad ``max(0, (out-1)*s + ek - n)`` with the
+    SAME (ruling 2): ``out = ceil(n/s)``, total pad ``max(0, (out-1)*s + ek - n)`` with the
     *dilated* span ``ek = (k-1)*d + 1``, the odd pixel at the end (UPPER) or the beginning
     (LOWER). Example: n=9, k=3, d=2, s=1, SAME_UPPER: ek=5, out=9, total 4 -> pads (2, 2)
     (onnxruntime pads for the undilated kernel, total 2, and reads every window one place off).
     With explicit pads the window starts are exact, so ``(out-1)*s + ek = n + pb + pe`` and
     ceil mode has nothing to round: ``ceil_mode=0`` says the same.
 
-    VALID (RULINGS.md 3): pads 0, ``out = floor((n-ek)/s) + 1`` whatever ceil_mode says; so
+    VALID (ruling 3): pads 0, ``out = floor((n-ek)/s) + 1`` whatever ceil_mode says; so
     ``ceil_mode=0``. Example: n=8, k=3, s=2: floor(5/2)+1 = 3 windows (ceil mode would give 4,
     which onnxruntime does).
 
@@ -207,12 +207,12 @@ def pad_node(
 
     The Pad writes the spec's effective pads, ceil mode as end padding (:func:`_pad_amounts`).
     MaxPool: the Pad writes the lowest value of the type (-inf, or the integer minimum): it never
-    wins over an input and is what an empty window gives (RULINGS.md 5, 6). Example: k=2, s=1,
+    wins over an input and is what an empty window gives (rulings 5, 6). Example: k=2, s=1,
     pads (2, 2) on n=3, which onnxruntime refuses (pads >= kernel): Pad 2+2 -> 7 positions,
     MaxPool k=2 -> 6 outputs, the first and last windows hold only padding -> -inf.
 
     LpPool: the Pad writes 0, which adds ``|0|^p = 0`` to a window's sum: the norm of a window
-    is the norm of its taps inside the input, padding or not (RULINGS.md 12), so no correction.
+    is the norm of its taps inside the input, padding or not (ruling 12), so no correction.
     Example: [3, 4], k=2, pads (1, 1), p=2: Pad -> [0, 3, 4, 0] -> windows 3, 5, 4.
 
     AveragePool: the Pad writes 0, the pool divides by the kernel volume and the result is
@@ -270,17 +270,17 @@ def _pad_amounts(
 
     Per axis the spec's effective pads ``(pb, pe)`` come from :mod:`ortpool.geometry` (SAME's
     dilated-span pads, VALID's zeros, explicit pads as written, any size: pads >= kernel are
-    legal, RULINGS.md 5). Ceil mode becomes end padding: the pool runs in floor mode on
+    legal, ruling 5). Ceil mode becomes end padding: the pool runs in floor mode on
     ``n + pb + pe'`` with ``pe' = max(0, (out-1)*s + ek - n - pb)``, which gives exactly the
-    spec's ``out``, drop rule included (RULINGS.md 1).
+    spec's ``out``, drop rule included (ruling 1).
 
     AveragePool: the Pad writes 0 and the pool divides by the kernel volume
     (``count_include_pad=1``), which gives ``sum / kvol``; the spec divides by ``count``
-    (RULINGS.md 8), so the result is multiplied by the constant ``kvol / count`` per output
+    (ruling 8), so the result is multiplied by the constant ``kvol / count`` per output
     position (a count of 0 gives inf, and 0 * inf = NaN: the spec's 0/0). Example: n=5, k=2, s=2,
     ceil mode, no pads, count_include_pad=0: out = 3, pe' = 2*2 + 2 - 5 = 1; the third window
     sums x4 + 0 over 2 and is multiplied by 2/1: x4. A kernel longer than the padded input
-    (RULINGS.md 19), a 1x1 map, k=2, s=2, ceil mode: out = 1, pe' = 0 + 2 - 1 = 1, one window
+    (ruling 19), a 1x1 map, k=2, s=2, ceil mode: out = 1, pe' = 0 + 2 - 1 = 1, one window
     over [x, 0] times 2/1 per axis: x, as the spec's one window (onnxruntime computes the node
     as it is right too). Where the spec has no window (floor mode there) no Pad helps: a pool
     that truncates its size toward zero, as onnxruntime's does, still makes one.
@@ -337,7 +337,7 @@ def reduce(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable
 
     GlobalMaxPool is ``ReduceMax``, GlobalAveragePool ``ReduceMean``, GlobalLpPool ``ReduceL1``
     (p = 1), ``ReduceL2`` (p = 2) or, for another p, ``Pow(ReduceSum(Pow(Abs(x), p)), 1/p)``
-    (RULINGS.md 12, 13). Example: GlobalLpPool p=3 on the plane [[1, 2], [2, 0]]:
+    (rulings 12, 13). Example: GlobalLpPool p=3 on the plane [[1, 2], [2, 0]]:
     ``(1 + 8 + 8 + 0)^(1/3) = 17^(1/3) = 2.571...``. For every spatial size, with its own
     kernels (double included, where the global pools have none in onnxruntime), and empty
     planes by the Reduce ops' own rule (max -inf, mean 0/0, norm 0).
@@ -364,7 +364,7 @@ def reduce(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable
 
 
 def empty_plane(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable:
-    """A global pool over a plane with no element: the empty window's value (RULINGS.md 5, 13)
+    """A global pool over a plane with no element: the empty window's value (rulings 5, 13)
     as ``ReduceSum`` (0 over nothing) plus a constant: -inf for the max, NaN for the mean (0/0),
     nothing for the norm. Example: X of shape (1, 2, 0, 7) -> Y (1, 2, 1, 1) of NaN for
     GlobalAveragePool, where onnxruntime refuses the node and its ReduceMean gives 0. For the
@@ -387,10 +387,10 @@ def power_average(facts: NodeFacts, compute: str | None = None) -> Plan | NotApp
     """A windowed LpPool as ``(kvol * AveragePool(|x|^p, count_include_pad=1))^(1/p)``.
 
     The average pool with padding counted divides each window's sum of ``|x|^p`` by the kernel
-    volume ``kvol``, padding adding 0 as it does to the norm (RULINGS.md 12); times ``kvol``
+    volume ``kvol``, padding adding 0 as it does to the norm (ruling 12); times ``kvol``
     and to the power ``1/p`` it is the norm, for any p (no Pow for p = 1). Example: [3, 4],
     k=2, p=2: |x|^2 = [9, 16], average 12.5, times 2 = 25, square root 5. Sums in the type
-    (float32 for a half type, between Casts), which RULINGS.md 17's rule judges. For a node
+    (float32 for a half type, between Casts), which ruling 17's rule judges. For a node
     whose p no standard LpPool at the opset can write (LpPool-1's p=1.5 once the model is
     lifted past opset 1, where onnxruntime has no LpPool-1 kernel and no Cast).
     """
@@ -420,7 +420,7 @@ def in_float(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
 
     Exact for every type float32 holds exactly (float16, bfloat16, int8, uint8): a max moves one
     value, which the round trip gives back; an average is the float32 sum rounded once to the
-    type, which is what RULINGS.md 8 asks. For a runtime without a kernel for the type
+    type, which is what ruling 8 asks. For a runtime without a kernel for the type
     (bfloat16 MaxPool-22, float16 MaxPool-1) or one that folds the type's own padding. Not for
     double: float32 would round it. (A Pad plan must be built for float32: its constant is the
     node type's lowest value written in float32, ``compute="float"``.)
@@ -442,7 +442,7 @@ def in_float(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
 def in_double(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
     """A global average or norm of a float type summed in float64, rounded once to the type.
 
-    RULINGS.md 13 asks for the exact mean (norm) within 2 ulp; a float32 running sum over a
+    ruling 13 asks for the exact mean (norm) within 2 ulp; a float32 running sum over a
     large plane loses far more (onnxruntime's GlobalAveragePool: 8.8e-4 relative at 1024x1024).
     Summed in float64 the error is at most about ``n * 2**-53`` relative (n = 2**20: 1.2e-10),
     so the one rounding to float32 is the result's only error that shows. Example: the mean of
@@ -466,7 +466,7 @@ def in_double(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
 
 
 def nan_guarded(plan: Plan, facts: NodeFacts, kind: str = GUARD_SUM) -> Plan | NotApplicable:
-    """The max's non-finite windows made the spec's (RULINGS.md 5, 6, 13).
+    """The max's non-finite windows made the spec's (rulings 5, 6, 13).
 
     A runtime may skip NaN (onnxruntime does unless it is the window's first tap; its
     GlobalMaxPool unless the whole plane is NaN) and may start its max at the type's lowest
@@ -580,7 +580,7 @@ def candidates(facts: NodeFacts) -> list[tuple[str, Plan | NotApplicable]]:
                     plan = nan_guarded(plan, facts, guard)
                 if isinstance(plan, Plan) and not plan.keeps_indices and facts.indices_used:
                     plan = NotApplicable(
-                        "it moves Indices, and this node's Indices are used (RULINGS.md 16)"
+                        "it moves Indices, and this node's Indices are used (ruling 16)"
                     )
                 found.append((name, plan))
     if facts.pinned:

@@ -5,7 +5,7 @@ optimization across nodes can undo its form. So the written model is run at the 
 optimization level on the model's own inputs with every main-graph node's input and output
 captured (:mod:`ortpool.fix.capture`), and each output is compared with ortpool's kernels on
 the captured input (:func:`prove_in_model`). The model's run reaches a node only with the
-values its upstream makes, which hold no NaN: the node's built cases (RULINGS.md 18) are run
+values its upstream makes, which hold no NaN: the node's built cases (ruling 18) are run
 through its realization as written, its *region* of the model (:func:`region_model`,
 :func:`prove_in_region`, :func:`prove_regions`).
 """
@@ -100,9 +100,9 @@ def prove_in_region(
     external_dir: str | None = None,
     rule: AccuracyRule = DEFAULT_RULE,
 ) -> None:
-    """The node's proof sets, the built cases among them (RULINGS.md 18), through the
+    """The node's proof sets, the built cases among them (ruling 18), through the
     realization as written in ``model`` (its region: :func:`region_model`), at the runtime's
-    level, sums judged by RULINGS.md 17 under ``rule``; ``proof`` (the in-model proof) is
+    level, sums judged by ruling 17 under ``rule``; ``proof`` (the in-model proof) is
     made not exact with the failure when one differs, and counts the sets otherwise."""
     inputs = [n for n in node.input if n]
     outputs = list(node.output[: 2 if facts.indices_used else 1])
@@ -178,7 +178,7 @@ def prove_regions(
     source_dir: str | None,
     rule: AccuracyRule = DEFAULT_RULE,
 ) -> None:
-    """Every main-graph node's proof sets, the built NaN/inf cases among them (RULINGS.md 18),
+    """Every main-graph node's proof sets, the built NaN/inf cases among them (ruling 18),
     through its realization as written in ``fixed``: the model's own run reaches a node only
     with the values its upstream makes, which hold no NaN (:func:`prove_in_region`). Adds to
     (or starts) each node's in-model proof."""

@@ -18,7 +18,7 @@ attributes with the same values, the ones the new version adds
 left at defaults that do what the old version did (``ceil_mode`` 0, ``dilations`` 1,
 ``count_include_pad`` 0, ``storage_order`` 0), and a float ``p`` that is a whole number written
 as the int the new version takes. ortpool's rulings give these versions one semantics
-(RULINGS.md 1-3, 8, 12-14), and the kernels agree: AveragePool-1 is AveragePool-7 without
+(ruling 1-3, 8, 12-14), and the kernels agree: AveragePool-1 is AveragePool-7 without
 count_include_pad, LpPool-1 with p=2.0 is LpPool-2 with p=2.
 
 :func:`lift_and_fix` tries the lifts when a model fixed at its own opset keeps nodes unproven or

@@ -77,7 +77,7 @@ def _proof_text(proof: dict[str, Any]) -> str:
     where = "in the fixed model" if proof.get("where") == "model" else "alone"
     err = proof.get("max_abs")
     err_text = f", max abs error {err:.3g}" if err else ""
-    if proof.get("noted_units") is not None:  # RULINGS.md 17: agrees, with its figures
+    if proof.get("noted_units") is not None:  # ruling 17: agrees, with its figures
         err_text += (f"; accuracy note: up to {proof['noted_ulp']:.3g} ulp = "
                      f"{proof['noted_units']:.3g} u*mean|x|, within the accuracy limit")
     return f"exact {where} on {proof.get('sets')} input sets ({proof.get('tolerance')}{err_text})"
@@ -95,7 +95,7 @@ class FixReport:
     #: the model's inputs of the capture and proof runs: shapes, source, open dims (OpenDim)
     #: and the --shape that sets them; empty when the caller gave the feeds
     inputs: dict[str, Any] = dataclasses.field(default_factory=dict)
-    #: RULINGS.md 17's thresholds the sums were proven under (AccuracyRule.to_dict)
+    #: ruling 17's thresholds the sums were proven under (AccuracyRule.to_dict)
     accuracy: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:

@@ -152,7 +152,7 @@ def _learn(
         site.reason = f"element type {elem} is not one {spec.key} accepts"
         return
     spatial = None
-    # An empty plane is a size a global pool has an answer for (RULINGS.md 13); a window no.
+    # An empty plane is a size a global pool has an answer for (ruling 13); a window no.
     least = 0 if spec.op in GLOBAL_OPERATORS else 1
     if dims is not None and all(isinstance(d, int) and d >= least for d in dims[2:]):
         spatial = tuple(int(d) for d in dims[2:])

@@ -101,10 +101,10 @@ def checked_window(
 
 
 def compute_dtype(dtype: np.dtype) -> np.dtype | None:
-    """float16/bfloat16 are computed in float32 and rounded once (RULINGS.md 8, 10)."""
+    """float16/bfloat16 are computed in float32 and rounded once (rulings 8, 10)."""
     return np.dtype(np.float32) if dtype_name(dtype) in CAST_TYPES else None
 
 
 def lowest(dtype: np.dtype) -> Any:
-    """The identity of max: -inf, or the integer type's minimum (RULINGS.md 5)."""
+    """The identity of max: -inf, or the integer type's minimum (ruling 5)."""
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min

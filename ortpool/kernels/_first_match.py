@@ -2,7 +2,7 @@
 
 :class:`ortpool.kernels._numpy_plans.MaxIndicesPlan` marks every tap combination of a window
 with one numpy call each: fast for a 3x3 kernel, but a 1000x1000 window is a million calls and a
-million planned slices. Here the winner (RULINGS.md 6: the first tap in row-major order whose value
+million planned slices. Here the winner (ruling 6: the first tap in row-major order whose value
 equals Y or is NaN) is found axis by axis, in ``sum(k)`` steps instead of ``prod(k)``:
 
 * ``P[a]`` is the input max-pooled over the axes after ``a`` only (``P[r]`` is the input);

@@ -14,7 +14,7 @@ No ``fastmath``: IEEE semantics (NaN, signed zero, rounding) are those of numpy.
   the others in ascending tap order. Hence results bit-identical to the numpy path.
 * MaxPool with Indices is a direct window loop over rank 3 (ranks 1 and 2 padded with unit axes):
   the first maximum in row-major tap order, the first NaN, index -1 for an empty window
-  (RULINGS.md 5-7).
+  (ruling 5-7).
 * MaxUnpool is a scatter in index order (the last write wins), stopping at the first index outside
   the output.
 """
@@ -502,7 +502,7 @@ def average_planes(src, dst, info, divisor, zero, work, inter):
 @njit(inline="always", **_OPTS)
 def _take(best, x):
     # A later tap replaces the winner only when greater, or NaN, and only while the winner is
-    # not NaN: the first maximum in tap order, the first NaN (RULINGS.md 6). Branch-free.
+    # not NaN: the first maximum in tap order, the first NaN (ruling 6). Branch-free.
     return (best == best) & ((x > best) | (x != x))
 
 

@@ -189,7 +189,7 @@ _UNIT_AXIS = AxisGeometry(n=1, k=1, s=1, d=1, pb=0, pe=0, out=1)
 
 class NumbaMaxIndicesPlan(PlaneShape):
     """Y and Indices of MaxPool of rank 1-3, compiled: one loop over each window's taps in
-    row-major order (RULINGS.md 6, 7), ranks 1 and 2 seen as rank 3 with unit leading axes."""
+    row-major order (rulings 6, 7), ranks 1 and 2 seen as rank 3 with unit leading axes."""
 
     def __init__(
         self,

@@ -110,7 +110,7 @@ class MaxIndicesPlan:
     so the earliest match has the largest code; 0 means no tap (a window in the padding only).
     That is a few SIMD byte operations per tap, where a masked copy per tap is 6x slower.
     The flat index is ``plane * prod(D) + base(output position) + offset(tap)``
-    (RULINGS.md 6, 7); an output whose window holds no input keeps index -1.
+    (rulings 6, 7); an output whose window holds no input keeps index -1.
     """
 
     def __init__(

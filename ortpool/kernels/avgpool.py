@@ -15,7 +15,7 @@ from ortpool.kernels._common import checked_window, located
 def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
     """AveragePool of spec version ``version`` on ``x`` (N, C, D1, ...).
 
-    The divisor follows RULINGS.md 8: taps inside the input, or with ``count_include_pad`` taps
+    The divisor follows ruling 8: taps inside the input, or with ``count_include_pad`` taps
     inside the padded input; a window with no input element is NaN (0/0) or 0 respectively.
     """
     # A call seen before (same shape, dtype, attributes) skips validation and planning.
@@ -23,7 +23,7 @@ def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.n
     if runner is not None:
         return runner(x)
     attrs, geom = checked_window("AveragePool", version, x, attributes)
-    # float16/bfloat16 accumulate in float32 and are rounded once (RULINGS.md 8).
+    # float16/bfloat16 accumulate in float32 and are rounded once (ruling 8).
     acc = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
     with located("AveragePool", version):
         _limits.check_pool(geom, x.shape, x.dtype, acc, range(len(geom.axes)))

@@ -1,5 +1,5 @@
 """GlobalMaxPool, GlobalAveragePool and GlobalLpPool, every spec version: one reduction per plane
-(RULINGS.md 13), never a window the size of the map.
+(ruling 13), never a window the size of the map.
 
 The window of a global pool is the whole spatial extent, which can hold millions of elements;
 a float32 running sum over them loses digits (onnxruntime's GlobalAveragePool is off by 8.8e-4
@@ -154,8 +154,8 @@ def _global_call(
 
 
 def global_max_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
-    """GlobalMaxPool: the max of each plane; a NaN anywhere in it gives NaN (RULINGS.md 13);
-    an empty plane (a spatial size 0) gives -inf (RULINGS.md 5)."""
+    """GlobalMaxPool: the max of each plane; a NaN anywhere in it gives NaN (ruling 13);
+    an empty plane (a spatial size 0) gives -inf (ruling 5)."""
     return _global_call("GlobalMaxPool", version, x, attributes, lambda _: _max_runner)
 
 
@@ -177,7 +177,7 @@ def _max_runner(x: np.ndarray) -> np.ndarray:
 
 def global_average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
     """GlobalAveragePool: the mean of each plane, within 2 ulp of the exact mean rounded to X's
-    type (RULINGS.md 13); an empty plane gives NaN (0/0, RULINGS.md 5)."""
+    type (ruling 13); an empty plane gives NaN (0/0, ruling 5)."""
     return _global_call("GlobalAveragePool", version, x, attributes, lambda _: _average_runner)
 
 
@@ -189,7 +189,7 @@ def _average_runner(x: np.ndarray) -> np.ndarray:
 
 
 def global_lp_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
-    """GlobalLpPool: ``(sum of |x|^p over the plane)^(1/p)`` (RULINGS.md 12, 13); an empty plane
+    """GlobalLpPool: ``(sum of |x|^p over the plane)^(1/p)`` (rulings 12, 13); an empty plane
     gives 0."""
     return _global_call("GlobalLpPool", version, x, attributes,
                         lambda attrs: lambda x: _lp_runner(x, attrs.p))

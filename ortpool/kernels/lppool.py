@@ -1,5 +1,5 @@
 """LpPool, every spec version: ``(sum over the window's in-input taps of |x|^p)^(1/p)``
-(RULINGS.md 12).
+(ruling 12).
 
 The window sums are AveragePool's separable sums with a divisor of 1 (:mod:`._plan`, numpy or
 compiled: the same passes, bit-identical), taken over ``|x|^p`` in float64 whatever X's type:
@@ -26,7 +26,7 @@ _ONE.setflags(write=False)
 
 def lp_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
     """LpPool of spec version ``version`` on ``x`` (N, C, D1, ...); ``p`` is a float at version 1
-    and an int from version 2 (default 2). Output size and pads as MaxPool's (RULINGS.md 1-3),
+    and an int from version 2 (default 2). Output size and pads as MaxPool's (ruling 1-3),
     with the dilated span from version 18."""
     key, runner = _calls.lookup(("LpPool", version), x, attributes)
     if runner is not None:

@@ -23,7 +23,7 @@ def max_pool(
 
     ``attributes`` are the spec's, as lists or in the ortpool string encoding (``"3,3"``); an
     attribute the version lacks is an error. With ``return_indices`` the result is ``(Y, Indices)``
-    with Indices laid out as RULINGS.md 7 says.
+    with Indices laid out as ruling 7 says.
     """
     # A call seen before (same shape, dtype, attributes) skips validation and planning.
     key, runner = _calls.lookup(("MaxPool", version, return_indices), x, attributes)

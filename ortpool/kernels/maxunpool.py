@@ -1,4 +1,4 @@
-"""MaxUnpool, every spec version: a scatter into the flat output (RULINGS.md 9)."""
+"""MaxUnpool, every spec version: a scatter into the flat output (ruling 9)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def max_unpool(
         opv = versions.get("MaxUnpool", version)
         check_input(opv, x)
         attrs = attrs_for("MaxUnpool", version, attributes, x.ndim - 2)
-        # With output_shape the pads are ignored (RULINGS.md 9): the default size, which may be
+        # With output_shape the pads are ignored (ruling 9): the default size, which may be
         # negative for large pads, is computed only when it is used.
         default = unpool_output_spatial(x.shape[2:], attrs) if output_shape is None else ()
         shape = _output_shape(x, indices, output_shape, default)

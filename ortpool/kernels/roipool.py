@@ -1,11 +1,11 @@
 """MaxRoiPool, every spec version: Caffe's RoIPool, which the operator was taken from and
-onnxruntime implements (RULINGS.md 14), with its rounding done in exact integer arithmetic.
+onnxruntime implements (ruling 14), with its rounding done in exact integer arithmetic.
 
 For each RoI ``(batch_index, x1, y1, x2, y2)``: the corners are ``round(coordinate *
 spatial_scale)``, half away from zero; ``roi_w = max(x2 - x1 + 1, 1)``, ``roi_h`` likewise; bin
 ``(ph, pw)`` covers rows ``[floor(ph * roi_h / pooled_h) + y1, ceil((ph + 1) * roi_h / pooled_h)
 + y1)`` clipped to ``[0, H]``, columns likewise; an empty bin gives 0, any other the max over the
-bin, a NaN in it giving NaN (as RULINGS.md 6 has it for MaxPool: a NaN must not vanish).
+bin, a NaN in it giving NaN (as ruling 6 has it for MaxPool: a NaN must not vanish).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def _bin_edges(start: np.ndarray, size: np.ndarray, pooled: int, limit: int):
 def roi_bins(
     rois: np.ndarray, pooled: tuple[int, int], spatial_scale: float, x_shape: tuple[int, ...]
 ) -> RoiBins:
-    """The bins of every RoI (RULINGS.md 14); an OrtpoolError for a RoI that names no plane of
+    """The bins of every RoI (ruling 14); an OrtpoolError for a RoI that names no plane of
     X or has a non-finite coordinate."""
     n, _, height, width = x_shape
     r64 = rois.astype(np.float64)

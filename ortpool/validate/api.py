@@ -238,7 +238,7 @@ def validate(
     the whole runtime description instead (:class:`ortpool.ort.RuntimeSpec`). ``atol``/``rtol``:
     graph outputs' tolerances (default per type); ``accuracy``: the sums' accuracy rule
     (:class:`ortpool.tolerances.AccuracyRule`). ``reference``: add the onnx reference evaluator,
-    ``reference_timeout`` seconds per node. ``fail_on_rulings``: cells RULINGS.md decides count
+    ``reference_timeout`` seconds per node. ``fail_on_rulings``: cells docs/rulings.md decides count
     as differences in ``exit_code``. ``isolate``: each model in a child process of its own, as
     the command runs them (a crash or a hang is reported, not suffered; default for paths; a
     ModelProto runs in this process), ``jobs`` at once (0: one per core), ``timeout`` seconds

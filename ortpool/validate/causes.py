@@ -43,7 +43,7 @@ TITLES: dict[str, str] = {
     ),
     UNPOOL_OUTPUT_SHAPE: "MaxUnpool with output_shape (indices address the output itself)",
     GLOBAL_MAX_NAN: "GlobalMaxPool with a NaN in a plane (NaN anywhere gives NaN)",
-    ACCUMULATION: "accuracy: a sum rounded beyond the accuracy limit (RULINGS 17), not semantics",
+    ACCUMULATION: "accuracy: a sum rounded beyond the accuracy limit (ruling 17), not semantics",
     NO_KERNEL: "onnxruntime has no kernel for this op/version/type",
     BUILT_CASE: "a built case of the input domain (rulings 18, 20) the model's own run missed",
     UNRECOGNISED: "unrecognised",
@@ -170,7 +170,7 @@ def _empty_window(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
 
 def _window_beyond_input(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
     """An axis where the kernel is longer than the padded input and ruling 1's (VALID: ruling
-    3's) formula gives no window (RULINGS.md 19): a runtime that makes one differs. onnxruntime
+    3's) formula gives no window (ruling 19): a runtime that makes one differs. onnxruntime
     divides ``(n + pb + pe - ek) / s`` truncating toward zero, so on a 1x1 map a k=2, s=2 floor
     pool has one window there, where ``floor(-1/2) + 1 = 0``."""
     if attrs.auto_pad not in ("NOTSET", "VALID"):
@@ -191,7 +191,7 @@ def _window_beyond_input(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | No
             return Cause(
                 WINDOW_BEYOND_INPUT,
                 f"axis {i}: kernel span {ek} > padded input {n} + {pb} + {pe}: {formula} = "
-                f"{out}, no window (RULINGS.md 19): the spec's output is empty there",
+                f"{out}, no window (ruling 19): the spec's output is empty there",
             )
     return None
 
@@ -228,7 +228,7 @@ def recognise(
             Cause(
                 EMPTY_WINDOW,
                 f"spatial shape {list(spatial)}: the window, the whole plane, holds no element "
-                "(RULINGS.md 5, 13: -inf for the max, NaN for the mean, 0 for the norm)",
+                "(rulings 5, 13: -inf for the max, NaN for the mean, 0 for the norm)",
             )
         )
     causes += _value_causes(op, nan_cells, accumulation_cells, window)
@@ -238,7 +238,7 @@ def recognise(
         causes.append(
             Cause(
                 UNPOOL_OUTPUT_SHAPE,
-                "with output_shape, Y.flat[I[j]] = X.flat[j] over the output itself (RULINGS.md 9)",
+                "with output_shape, Y.flat[I[j]] = X.flat[j] over the output itself (ruling 9)",
             )
         )
     if not causes:
@@ -253,7 +253,7 @@ def _value_causes(op: str, nan_cells: int, accumulation_cells: int, window: int)
         causes.append(
             Cause(
                 GLOBAL_MAX_NAN,
-                f"{nan_cells} differing plane(s) hold a NaN (RULINGS.md 13: the result is NaN)",
+                f"{nan_cells} differing plane(s) hold a NaN (ruling 13: the result is NaN)",
             )
         )
     elif nan_cells:
@@ -264,7 +264,7 @@ def _value_causes(op: str, nan_cells: int, accumulation_cells: int, window: int)
                 ACCUMULATION,
                 f"{accumulation_cells} cell(s) off by more than the accuracy limit, within what "
                 f"a running sum of {window} elements in the accumulation type loses: rounding, "
-                "counted as a difference (RULINGS.md 17; --accuracy-limit)",
+                "counted as a difference (ruling 17; --accuracy-limit)",
             )
         )
     return causes

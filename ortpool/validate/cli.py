@@ -77,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fail-on-rulings",
         action="store_true",
-        help="exit 1 also when the only differences are in cells RULINGS.md "
+        help="exit 1 also when the only differences are in cells docs/rulings.md "
         "decides (NaN in a window, empty windows)",
     )
     reports.add_no_progress(parser)

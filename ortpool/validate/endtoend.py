@@ -8,17 +8,17 @@ convolutions around a custom op differently. Rounding that enters early grows th
 layers relative to the size of the sums that make a cell, so a cell near zero (large terms
 cancelling) carries the noise of the output's largest values. An output's tolerance is
 therefore scaled to its magnitude. A real difference changes a shape, a NaN or an infinity, or
-values by far more than rounding does. A pool that agrees with an accuracy note (RULINGS.md 17:
+values by far more than rounding does. A pool that agrees with an accuracy note (ruling 17:
 exit code unchanged) rounds by more than that, up to 1e-4 of its mean|x|: the largest such
 relative error is added to the outputs' rtol, so that a note never fails the run end to end.
 
 When an output is not bit-identical, the model's own float noise is measured for information:
 the built-in run at the other optimisation level. It is no allowance: onnxruntime's optimiser
 can be what is wrong (it folds a Pad into the pool after it, a form its pool gets wrong:
-RULINGS.md 16), and a bound taken from it would hide exactly that.
+ruling 16), and a bound taken from it would hide exactly that.
 
 Half types (float16, bfloat16) round far more coarsely than that noise. Each value is computed
-in float32 and rounded once to its type (RULINGS.md 17, ruling 8), so two runs whose float32
+in float32 and rounded once to its type (ruling 17, ruling 8), so two runs whose float32
 values differ by float noise, or by a pool's accuracy note (up to 1e-4 relative, below a
 float16 ulp's 4.9e-4 and a bfloat16 ulp's 3.9e-3), land at most one ulp of the half type apart
 after a rounding: the two values straddle at most one rounding boundary, and a run that skips
@@ -27,7 +27,7 @@ the pooling nodes differ between the two runs, so the roundings that count are t
 a pool (the pool included) to the output that produce a half-typed value and compute it (a max,
 a Relu, a reshape or a copy selects one of its inputs' values and rounds nothing). With the
 same assumption the float32 allowance makes (the layers in between do not amplify a difference
-beyond the output's magnitude), an output is allowed ``half_ulps`` (RULINGS 17's 1) ulp of the
+beyond the output's magnitude), an output is allowed ``half_ulps`` (ruling 17's 1) ulp of the
 half type at its magnitude per such rounding, whatever its own type (a float16 branch Cast back
 to float32 carries float16's rounding): :func:`half_roundings`.
 """
@@ -153,10 +153,10 @@ def output_tolerance(
         added += count * step
         parts.append(
             f"atol {tol.atol:g} + {count} x {half_ulps:g} ulp of {elem} at the magnitude "
-            f"({step:.3g}), one per rounding to {elem} after a pool (RULINGS 17)"
+            f"({step:.3g}), one per rounding to {elem} after a pool (ruling 17)"
         )
     if note_rtol:
-        parts.append(f"rtol {tol.rtol:g} + {note_rtol:.3g} for the accuracy notes (RULINGS 17)")
+        parts.append(f"rtol {tol.rtol:g} + {note_rtol:.3g} for the accuracy notes (ruling 17)")
     return Tolerance(tol.atol + added, tol.rtol + note_rtol, magnitude=size,
                      formula="; ".join(parts))
 

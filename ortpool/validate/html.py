@@ -446,11 +446,12 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
         f'<div class="verdict {"bad" if any_bad else "good"}">{_e(verdict)}</div></header>'
         f"<main>{''.join(body)}</main>"
         "<footer>MaxPool values and Indices are compared exactly. Averages and norms are sums: "
-        "their rounding against the exact result is accuracy, not semantics (RULINGS.md 17): "
+        "their rounding against the exact result is accuracy, not semantics (ruling 17): "
         "within the agree band they agree, up to the accuracy limit they agree with a note, "
         "beyond it they are counted as inaccurate. Index ties (a different index pointing at "
         "an equal value) and cells whose "
-        "result the spec leaves to ortpool's RULINGS.md (a NaN in the window, an empty window) "
+        "result the spec leaves to ortpool's rulings (docs/rulings.md: a NaN in the window, an "
+        "empty window) "
         "are counted apart from plain differences.</footer></body></html>\n"
     )
 

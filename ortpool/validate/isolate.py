@@ -70,7 +70,7 @@ class Options:
     ortpool_runner: OrtpoolRunner = run_ortpool_session
     #: intra/inter-op threads of the built-in session (None: the runtime's)
     threads: int | None = None
-    #: RULINGS.md 17's thresholds for averages and norms
+    #: ruling 17's thresholds for averages and norms
     accuracy: AccuracyRule = DEFAULT_RULE
 
 
@@ -205,7 +205,7 @@ def _rejected(
 def _ruling_cells(
     spec: NodeSpec, feeds: Sequence[np.ndarray], pool_attrs: PoolAttrs | None
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The output cells RULINGS.md decides: (all-NaN windows, empty windows), or Nones."""
+    """The output cells docs/rulings.md decides: (all-NaN windows, empty windows), or Nones."""
     if spec.op in WINDOW_OPERATORS and pool_attrs is not None:
         try:
             return ruling_cells(feeds[0], pool_geometry(list(feeds[0].shape[2:]), pool_attrs))

@@ -32,7 +32,7 @@ def render(found: Sequence[CaseResult], header: str) -> list[str]:
     ties = sum(r.node.count("ties") for r in found)
     lines += fit(
         "agree counts cases whose only differences are Index ties (equal values) or accuracy "
-        "notes (RULINGS 17); differ counts sums beyond the accuracy limit too; RULINGS counts "
+        "notes (ruling 17); differ counts sums beyond the accuracy limit too; RULINGS counts "
         "cases differing only in cells the spec leaves open (NaN in a window, empty windows). "
         f"Index ties seen: {ties}.",
         more="",

@@ -6,11 +6,11 @@ it runs in a worker process that is killed when a node exceeds the limit
 where it differs for a reason of its own, the defect is labelled:
 
 * it pads windows with NaN and drops NaNs before reducing, so a NaN *input* is ignored too
-  (RULINGS.md 6 says NaN propagates);
+  (ruling 6 says NaN propagates);
 * MaxUnpool with ``output_shape`` scatters into the inferred shape and zero-extends it, instead of
-  addressing the requested output (RULINGS.md 9);
+  addressing the requested output (ruling 9);
 * LpPool in ceil mode rescales the windows that hang over the end by k / (taps inside)
-  (RULINGS.md 12: padding contributes nothing), and refuses ceil_mode with auto_pad;
+  (ruling 12: padding contributes nothing), and refuses ceil_mode with auto_pad;
 * it has no GlobalLpPool and no MaxRoiPool at all.
 """
 

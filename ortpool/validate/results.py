@@ -13,9 +13,9 @@ from ortpool.validate.causes import Cause
 
 AGREE = "agree"
 TIES = "ties"  # only Indices ties differ: both picked a maximum
-RULINGS = "rulings"  # differences only in cells the spec leaves to RULINGS.md
-DIFFER = "differ"  # wrong semantics: a shape, window, divisor, NaN... (RULINGS.md 17)
-INACCURATE = "inaccurate"  # a sum rounded beyond the accuracy limit (RULINGS.md 17): counted
+RULINGS = "rulings"  # differences only in cells the spec leaves to docs/rulings.md
+DIFFER = "differ"  # wrong semantics: a shape, window, divisor, NaN... (ruling 17)
+INACCURATE = "inaccurate"  # a sum rounded beyond the accuracy limit (ruling 17): counted
 ACCURACY_NOTE = "accuracy-note"  # agrees; a sum rounded beyond a pairwise sum, within the limit
 ORT_REJECTED = "ort-rejected"  # onnxruntime refuses a node ortpool (the spec) accepts
 ORTPOOL_REJECTED = "ortpool-rejected"  # ortpool refuses a node onnxruntime runs
@@ -320,7 +320,7 @@ def run_status(models: Sequence[ModelResult]) -> str:
 
 def exit_code(models: Sequence[ModelResult], fail_on_rulings: bool = False) -> int:
     """The worst over the models: 2 if one was not validated, 1 if one differs (or, with
-    ``fail_on_rulings``, has cells RULINGS.md decides), else 0."""
+    ``fail_on_rulings``, has cells docs/rulings.md decides), else 0."""
     if any(m.outcome for m in models):
         return 2
     failing = any(m.failing for m in models)

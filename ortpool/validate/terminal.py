@@ -394,7 +394,7 @@ def _summary_parts(models: Sequence[ModelResult]) -> tuple[str, str, str]:
         tallies = _counted([m.outcome for m in not_run], results.MODEL_ORDER).lower()
         parts.append(f"{len(not_run)} of {total} not validated ({tallies})")
     if failing:
-        # only sums beyond the accuracy limit: rounding, not semantics (RULINGS.md 17)
+        # only sums beyond the accuracy limit: rounding, not semantics (ruling 17)
         accuracy_only = not any(
             m.run_differs
             or any(o.failing for o in m.outputs)

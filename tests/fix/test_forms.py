@@ -241,7 +241,7 @@ def test_no_candidate_moves_indices_that_are_used():
     assert [p.name for p in offered] == [forms.UNCHANGED, forms.ORTPOOL]
     reasons = [p for name, p in forms.candidates(facts) if name == forms.PAD]
     assert reasons == [
-        forms.NotApplicable("it moves Indices, and this node's Indices are used (RULINGS.md 16)")
+        forms.NotApplicable("it moves Indices, and this node's Indices are used (ruling 16)")
     ]
 
 
@@ -255,7 +255,7 @@ def test_wrappers_say_why_they_do_not_apply():
         "int8 has no NaN or -inf"
     )
     assert forms.explicit_pads(ints) == forms.NotApplicable("the pads are explicit already")
-    # RULINGS 19: k=5 on 2 in floor mode has no window, and the Pad form's pool none either.
+    # ruling 19: k=5 on 2 in floor mode has no window, and the Pad form's pool none either.
     empty = facts_for("MaxPool", 12, {"kernel_shape": [5]}, (2,))
     plan = forms.pad_node(empty)
     assert plan.pad == (0, 2)
@@ -349,7 +349,7 @@ def test_global_forms_compute_the_spec_on_random_shapes(op, version, attrs):
 
 def test_in_double_rounds_a_large_mean_once():
     """A float32 running sum over 1024x1024 values loses digits (onnxruntime's GlobalAveragePool,
-    microsoft/onnxruntime#12043); summed in float64 and rounded once it is within RULINGS 13's
+    microsoft/onnxruntime#12043); summed in float64 and rounded once it is within ruling 13's
     2 ulp of the exact mean."""
     x = np.random.default_rng(0).random((1, 1, 1024, 1024)).astype(np.float32)
     facts = facts_for("GlobalAveragePool", 1, {}, (1024, 1024))
@@ -359,7 +359,7 @@ def test_in_double_rounds_a_large_mean_once():
     assert_within(run_plan(plan, facts, [x]), want, facts, x, plan.name)
     running = np.cumsum(x.reshape(-1), dtype=np.float32)[-1] / np.float32(x.size)
     running = running.reshape(want.shape)
-    # RULINGS 17: the running sum is off by 245 u*mean|x| (1.5e-5 relative), beyond 4x the
+    # ruling 17: the running sum is off by 245 u*mean|x| (1.5e-5 relative), beyond 4x the
     # pairwise bound (84), within the note limit (1678): an accuracy note, which in_double avoids
     tol = node_tolerance("GlobalAveragePool", 1, "float", x, want, {})
     rounded_once = compare_values("Y", "float", run_plan(plan, facts, [x]), want, tol)

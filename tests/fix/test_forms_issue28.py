@@ -68,7 +68,7 @@ GUARDED = {
 
 @pytest.mark.parametrize("config", list(GUARDED))
 def test_each_guard_is_proven_on_the_built_nonfinite_cases(config):
-    """The constructed inputs with NaN at every tap and windows of -inf only (RULINGS.md 18):
+    """The constructed inputs with NaN at every tap and windows of -inf only (ruling 18):
     the node alone is not exact on them, each guard around it is, at the default level."""
     model = GUARDED[config]()
     (site,) = find_sites(model, Selection())[0]
@@ -261,7 +261,7 @@ def test_a_rewritten_node_under_a_misfit_declaration_is_declared_with_its_size()
 def test_lppool_1_half_with_a_fractional_p_is_a_power_of_an_average_after_a_lift():
     """Opset 1 has no Cast and onnxruntime no LpPool-1 kernel; LpPool-2 takes an int p, so no
     later LpPool writes p=1.5 (the fuzz's unproven node). Lifted to 7 with the node pinned to
-    version 1, it is ``(kvol * AveragePool(|x|^1.5))^(1/1.5)``, proven under RULINGS.md 17."""
+    version 1, it is ``(kvol * AveragePool(|x|^1.5))^(1/1.5)``, proven under ruling 17."""
     node = h.make_node("LpPool", ["x"], ["y"], name="lp", kernel_shape=[2, 2], p=1.5)
     model = _model([node], [_x([1, 2, 5, 5], T.FLOAT16)], [_x(None, T.FLOAT16, "y")], 1,
                    ir_version=3)

@@ -224,7 +224,7 @@ def test_a_branch_output_of_declared_shape_written_by_ortpool_op_runs(tmp_path):
     refused = f"not exact: onnxruntime refuses it: {refusal}"
     refused_guard = refused.replace("'avg_double'", "'ortpool_fix/flag_sum/max_double'")
     # the double MaxPool in the other branch: onnxruntime drops a NaN that is not a window's
-    # first tap (the built cases, RULINGS.md 18), or before that (1.21) gives the lowest
+    # first tap (the built cases, ruling 18), or before that (1.21) gives the lowest
     # finite double for a window of -inf only: either way it is guarded
     dropped = (
         "not exact: Y differs in 5 of 9 cells (on built cases 1/26 (NaN at tap (0, 0)), "

@@ -106,7 +106,7 @@ def expected(name: str, found: report.FixReport) -> dict[str, tuple[str, str]]:
         if wanted[node.name][1] == "pad-signed-zero" and not pad_fusion_folds(opset):
             wanted[node.name] = (report.FORM, "pad")
         shape = node.proof["shapes"][0]
-        # NaN and -inf are proven by default (RULINGS.md 18): the pad form's all-padding windows
+        # NaN and -inf are proven by default (ruling 18): the pad form's all-padding windows
         # are windows of -inf only, which some releases' MaxPool turns into -3.4e38
         if (source.op_type == "MaxPool" and wanted[node.name][1] == "pad"
                 and not max_pool_keeps_minus_inf(_padded(shape, source), opset)):

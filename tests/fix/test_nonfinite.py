@@ -1,4 +1,4 @@
-"""ortpool fix proves max-type nodes on NaN and infinities by construction (RULINGS.md 18).
+"""ortpool fix proves max-type nodes on NaN and infinities by construction (ruling 18).
 
 The proof sets hold NaN (and +inf) at every tap position of every window, windows of -inf only,
 NaN only and ties, built one case per (n, c) plane (:func:`ortpool.check.cases.constructed_sets`);

@@ -1,6 +1,6 @@
 """The family's kernels beyond the property tests: both kernel paths bit for bit on tensors large
-enough for lanes, tails, thread splits and the compiled passes; RULINGS.md 13's accuracy on
-large planes; worked examples of RULINGS.md 12 and 14."""
+enough for lanes, tails, thread splits and the compiled passes; ruling 13's accuracy on
+large planes; worked examples of rulings 12 and 14."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_max_roi_pool_bit_identical(paths):  # noqa: F811
 
 
 def test_global_average_pool_within_2_ulp_on_a_large_map():
-    """RULINGS.md 13 on a 2048x2048 float32 plane: uniform values are multiples of 2**-24, so
+    """ruling 13 on a 2048x2048 float32 plane: uniform values are multiples of 2**-24, so
     the exact sum is an integer sum (no rounding anywhere)."""
     x = np.random.default_rng(0).random((1, 1, 2048, 2048), dtype=np.float32)
     exact = int((x.astype(np.float64) * 2.0**24).astype(np.int64).sum()) / 2.0**24 / x.size
@@ -104,7 +104,7 @@ def test_lanes_worked_example():
 
 
 def test_lp_pool_worked_example():
-    """RULINGS.md 12: absolute values, padding adds nothing, an empty window is 0, the ceil
+    """ruling 12: absolute values, padding adds nothing, an empty window is 0, the ceil
     overhang window is not rescaled (onnx.reference gives 19.5 for the last one, the spec 13)."""
     x = np.arange(1, 8, dtype=np.float32).reshape(1, 1, 7)
     y = kernels.lp_pool(x, version=18, kernel_shape=[3], strides=[3], pads=[1, 0], p=1,
@@ -116,7 +116,7 @@ def test_lp_pool_worked_example():
 
 
 def test_max_roi_pool_worked_example():
-    """RULINGS.md 14: corners 2.5 -> 3 (half away from zero), roi 3..6 x 0..4 (4 x 5), 2 x 2
+    """ruling 14: corners 2.5 -> 3 (half away from zero), roi 3..6 x 0..4 (4 x 5), 2 x 2
     bins: rows [0, 3) and [2, 5), columns [3, 5) and [5, 7); one RoI wholly outside: zeros."""
     x = np.arange(56, dtype=np.float32).reshape(1, 1, 7, 8)
     rois = np.array([[0, 2.5, 0, 6, 4], [0, 20, 20, 30, 30]], np.float32)

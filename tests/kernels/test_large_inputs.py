@@ -2,7 +2,7 @@
 
 The property tests use small tensors, which never reach that path. Here each call is made with
 ORTPOOL_THREADS=1 and with 4 threads: the results must be identical, and sampled planes must
-match the loop reference (indices offset by their plane, RULINGS.md 7).
+match the loop reference (indices offset by their plane, ruling 7).
 """
 
 from __future__ import annotations

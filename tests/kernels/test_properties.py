@@ -98,7 +98,7 @@ def inputs(draw, pick: Picks, rank: int, dtype: np.dtype, max_batch: int = 2) ->
     n = pick.choice([1, 2, 1, 0][: max_batch + 2])
     c = pick.integer(1, 2)
     side = 6 if rank < 3 else 4
-    # Sides of 1 and 2 drawn often: kernels longer than the padded input (RULINGS 19, the 1x1
+    # Sides of 1 and 2 drawn often: kernels longer than the padded input (ruling 19, the 1x1
     # map a ResNet-D's k2 s2 ceil shortcut meets), where ceil mode keeps one window.
     spatial = [pick.choice([1, 2]) if pick.boolean() else pick.integer(1, side)
                for _ in range(rank)]
@@ -131,7 +131,7 @@ def pool_attrs(pick: Picks, opv: versions.OpVersion, rank: int) -> dict:
         # Pads up to 4 with kernels up to 3: windows in the padding only, empty windows.
         attrs["pads"] = pick.integers(2 * rank, 0, 4)
     elif auto_pad != "NOTSET" and pick.integer(0, 4) == 0:
-        attrs["pads"] = [0] * (2 * rank)  # tolerated with auto_pad (RULINGS.md 4)
+        attrs["pads"] = [0] * (2 * rank)  # tolerated with auto_pad (ruling 4)
     for flag in ("ceil_mode", "count_include_pad", "storage_order"):
         if flag in opv.attrs and pick.boolean():
             attrs[flag] = pick.integer(0, 1)
@@ -204,7 +204,7 @@ def _features(x: np.ndarray, attrs: dict) -> None:
     rank = len(kernel)
     padded = [n + (pads[i] + pads[i + rank] if pads else 0) for i, n in enumerate(x.shape[2:])]
     if any((k - 1) * d + 1 > p for k, d, p in zip(kernel, dilations, padded, strict=True)):
-        event("a kernel longer than the padded input (RULINGS 19)")
+        event("a kernel longer than the padded input (ruling 19)")
 
 
 def _expect_error(call) -> None:

@@ -7,7 +7,7 @@ kernel paths (numba and numpy: test_properties' ``on_each_path``).
   the float64 reference (ortpool sums |x|^p in float64 and rounds once).
 * Global pools: ranks 1-3 with spatial sizes 0-6 and NaN/inf, and large planes (up to 70,000
   elements: lanes, tails and the compensated double path) of wide dynamic range; the average and
-  the norm within 2 ulp of the exact result (math.fsum), RULINGS.md 13; GlobalMaxPool exact.
+  the norm within 2 ulp of the exact result (math.fsum), ruling 13; GlobalMaxPool exact.
 * MaxRoiPool: RoIs inside, across and outside the map, degenerate (x2 < x1), scales that make
   halves to round, NaN in X; batch indices and coordinates the ruling refuses; exact.
 """
@@ -101,7 +101,7 @@ def _check_lp(version: int, x: np.ndarray, attrs: dict, path: str) -> None:
     ys, expected = outputs_or_error(lambda: ref.lp_pool(x, decoded), call)
     for y in ys:
         assert y.dtype == x.dtype
-        # Within 1 ulp of the type; in double, the window's float64 sum (RULINGS.md 8, 12) may
+        # Within 1 ulp of the type; in double, the window's float64 sum (rulings 8, 12) may
         # err by one rounding per tap.
         taps = math.prod(decoded["kernel_shape"])
         assert_within_ulps(y, expected, 2 + taps if x.dtype == np.float64 else 1)
@@ -137,7 +137,7 @@ def global_input(draw, pick: Picks, dtype: np.dtype) -> np.ndarray:
     if pick.integer(0, 2):
         rank = pick.integer(1, 3)
         x = inputs(draw, pick, rank, dtype)
-        if pick.integer(0, 5) == 0:  # a spatial size 0: the empty window of RULINGS.md 5
+        if pick.integer(0, 5) == 0:  # a spatial size 0: the empty window of ruling 5
             x = np.zeros((*x.shape[:2], 0, *x.shape[3:]), dtype)
         return x
     size = pick.choice([31, 255, 256, 257, 1023, 1024, 1025, 3000, 70000])
@@ -183,7 +183,7 @@ def _check_global(op: str, version: int, x: np.ndarray, attrs: dict, path: str) 
         if op == "GlobalMaxPool":
             np.testing.assert_array_equal(y, expected.astype(x.dtype))
         else:
-            # RULINGS.md 13's 2 ulp; for p < 1 (version 1's float p) the root raises the sum to
+            # ruling 13's 2 ulp; for p < 1 (version 1's float p) the root raises the sum to
             # 1/p and multiplies its rounding by 1/p (documented in docs/semantics.md).
             assert_within_ulps(y, expected, 2 if p >= 1 else 1 + 2 / p)
     count_checks(op, version, path)
@@ -286,7 +286,7 @@ def test_max_roi_pool_session(version, data):
 
 
 def test_round_half_away_matches_c():
-    """RULINGS.md 14's rounding: C's round, not numpy's round-half-to-even."""
+    """ruling 14's rounding: C's round, not numpy's round-half-to-even."""
     from ortpool.kernels.roipool import round_half_away
 
     v = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.49999999999999994, 2.4999999, -0.0, 7.0])

@@ -1,4 +1,4 @@
-"""RULINGS 19: a kernel longer than the padded input (``ek > n + pb + pe``).
+"""ruling 19: a kernel longer than the padded input (``ek > n + pb + pe``).
 
 Ruling 1's formula decides (ruling 3's for VALID): floor mode and VALID give no window there,
 ceil mode with an overhang shorter than a stride one window from ``-pb`` whose taps past the end
@@ -116,7 +116,7 @@ def test_every_windowed_operator_matches_the_loop_reference(path):
 
 def test_the_one_window_of_ceil_mode_counts_no_overhang():
     """1x1, k2 s2 ceil: the window holds the input element; the tap past the end pad counts
-    neither for count_include_pad=0 nor =1 (RULINGS 8); with pads (1, 1) on 2, k=5, s=4 the
+    neither for count_include_pad=0 nor =1 (ruling 8); with pads (1, 1) on 2, k=5, s=4 the
     window covers [-1, 4) and count_include_pad counts the 4 taps inside [-1, 3)."""
     x = np.array([[[[7.0]]]], np.float32)
     for include in (0, 1):
@@ -220,7 +220,7 @@ def test_validate_names_the_window_a_runtime_makes(op, version, attrs, n_outputs
     assert [c.code for c in r.causes] == [causes.WINDOW_BEYOND_INPUT]
     assert r.causes[0].detail == (
         "axis 0: kernel span 2 > padded input 1 + 0 + 0: floor(-1/2) + 1 = 0, no window "
-        "(RULINGS.md 19): the spec's output is empty there"
+        "(ruling 19): the spec's output is empty there"
     )
     ceil = {**attrs, "ceil_mode": 1} if "auto_pad" not in attrs else None
     if ceil is not None:
@@ -294,7 +294,7 @@ def test_resnet_d_at_32x32_through_validate_and_fix(tmp_path, capsys):
     assert code == 0, out
     realized = {n["name"]: n["realization"] for n in json.loads(report.read_text())["nodes"]}
     # The shortcut pools, the 1x1 one included, as they are; the stem's MaxPool takes what the
-    # installed runtime needs for NaN and -inf (RULINGS 18), not this test's business.
+    # installed runtime needs for NaN and -inf (ruling 18), not this test's business.
     assert {name: realized[name] for name in realized if name.startswith("averagepool")} == {
         "averagepool11": "unchanged", "averagepool18": "unchanged",
         "averagepool25": "unchanged", "averagepool32": "unchanged",

@@ -4,7 +4,7 @@ Each case's node is retargeted by hand to its ortpool op type (as the rewriter w
 an :class:`ortpool.InferenceSession`, first at the case's own spec version, then stamped at every
 older version whose schema admits the node: its attributes exist there, its element type is
 allowed and carried, its input and output counts fit. The expected outputs stay the same at every
-version (RULINGS.md 1 applies the ceil drop rule at every version that has ceil_mode). LpPool's
+version (ruling 1 applies the ceil drop rule at every version that has ceil_mode). LpPool's
 ``p`` is an int in the cases (versions 2 on) and becomes the same float at version 1.
 
 The backend has cases for MaxPool, AveragePool, MaxUnpool, LpPool, GlobalMaxPool and
@@ -125,7 +125,7 @@ def test_backend_case(case, version, own):
 
 @pytest.mark.parametrize(("case", "version", "own"), list(_stamps(True)))
 def test_maxunpool_with_output_shape_deviation(case, version, own):
-    """RULINGS.md 9, a deliberate deviation from the backend case.
+    """ruling 9, a deliberate deviation from the backend case.
 
     The case scatters X = [[5, 6], [7, 8]] with indices [[5, 7], [13, 15]] into the *inferred*
     4x4 shape and zero-extends the result to output_shape 5x5. Its indices could not come from

@@ -1,5 +1,5 @@
 """Bad inputs: each raises a clear error naming the node, the op version and the offending value,
-and the process lives on (RULINGS.md 11).
+and the process lives on (ruling 11).
 
 The run-time cases reach the kernel inside onnxruntime, where an escaping exception would abort
 the process (exit 134) and take pytest with it; so besides running them here, one subprocess runs

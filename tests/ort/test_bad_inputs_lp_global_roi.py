@@ -1,6 +1,6 @@
 """Bad inputs of LpPool, the global pools and MaxRoiPool: a clear OrtpoolError naming the node,
-the op version and the value, and the process lives on (RULINGS.md 11). As in test_bad_inputs,
-one subprocess also runs every case and must exit 0. And RULINGS.md 15: float attributes cross
+the op version and the value, and the process lives on (ruling 11). As in test_bad_inputs,
+one subprocess also runs every case and must exit 0. And ruling 15: float attributes cross
 the op boundary exactly."""
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def test_bad_node_at_session_creation(name, model, message):
 
 
 def test_float_attributes_cross_exactly():
-    """RULINGS.md 15. spatial_scale = float32(1/3) = 0.3333333432674408 puts x = 1.5 at
+    """ruling 15. spatial_scale = float32(1/3) = 0.3333333432674408 puts x = 1.5 at
     0.50000001, which rounds to 1; printed with 6 digits (0.333333) it would be 0.4999995 and
     round to 0. GlobalLpPool-1's p = 0.1234567 likewise arrives whole."""
     scale = float(np.float32(1 / 3))

@@ -403,7 +403,7 @@ CASES: dict[str, tuple[Callable[[], dict], tuple[str, Any]]] = {
                      ("raised", ["node 'pool' (MaxPool-12)", "strides='0,0'"])),
     "ceil_mode-2": (attribute_case({"ceil_mode": 2}),
                     ("raised", ["node 'pool' (MaxPool-12)", "ceil_mode=2"])),
-    # RULINGS 19: no window in floor mode (an empty output), one in ceil mode.
+    # ruling 19: no window in floor mode (an empty output), one in ceil mode.
     "kernel-larger-than-input": (attribute_case({"kernel_shape": "9,9"}),
                                  ("ok", {"shapes": [[1, 1, 0, 0]]})),
     "kernel-larger-than-input-ceil": (
@@ -417,7 +417,7 @@ CASES: dict[str, tuple[Callable[[], dict], tuple[str, Any]]] = {
         kernel_case("kernels.max_pool(np.ones((1,1,4), np.float32), kernel_shape=[10**9], "
                     "pads=[0,10**9])"),
         ("ok", {"shapes": [[1, 1, 5]]})),
-    # RULINGS 19 with a 10**9-tap kernel over 1 + 3 + 5 positions: one window in ceil mode
+    # ruling 19 with a 10**9-tap kernel over 1 + 3 + 5 positions: one window in ceil mode
     # (stride 2e9: the overhang is shorter than a stride), none in floor mode.
     "numpy-avg-kernel-1e9-ceil-one-window": (
         kernel_case("kernels.average_pool(np.ones((1,1,1,3), np.float32), version=19, "

@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "ortpool.dtypes", "ortpool.optypes", "ortpool.lazy",
     )),
     ("kernels", ("ortpool.kernels",)),
-    # tolerances.py is RULINGS 17's accuracy rule: it asks the kernels for the exact result.
+    # tolerances.py is ruling 17's accuracy rule: it asks the kernels for the exact result.
     ("model", ("ortpool.model", "ortpool.modelfile", "ortpool.staging", "ortpool.tolerances")),
     ("ort", ("ortpool.ort",)),
     # the engine that judges a node: validate's verdict, fix's proofs, conformance's cases

@@ -94,7 +94,7 @@ def test_averagepool_22_double() -> None:
 
 
 def _naive_max_same_dilated(x: np.ndarray, k: int, d: int) -> np.ndarray:
-    """SAME_UPPER, stride 1, by RULINGS.md 2: total pad (n-1) + (k-1)*d + 1 - n = (k-1)*d."""
+    """SAME_UPPER, stride 1, by ruling 2: total pad (n-1) + (k-1)*d + 1 - n = (k-1)*d."""
     total = (k - 1) * d
     pb = total // 2
     n, m = x.shape[2:]
@@ -163,7 +163,7 @@ def test_cnn(use_max: bool) -> None:
     head, half = ours(rewritten, feed)
     ref_head, ref_half = builtin(model, feed)
     np.testing.assert_array_equal(head, ref_head)  # the If branch taken is exact
-    # float16 path, by hand in float64 and rounded once to float16 (RULINGS.md 8, 10)
+    # float16 path, by hand in float64 and rounded once to float16 (rulings 8, 10)
     x = feed["image"].astype(np.float16)
     pooled = x.reshape(1, 3, 8, 2, 8, 2).max(axis=(3, 5)).astype(np.float64)
     padded = np.pad(pooled, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=np.nan)

@@ -55,7 +55,7 @@ def _round_trip(model: onnx.ModelProto) -> onnx.ModelProto:
         (dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1), [1, "c", 8, 8], [1, "c", 4, 4]),
         # unknown spatial sizes, a -1 from an exporter: fresh names, N kept
         (dict(kernel_shape=[2, 2]), [4, 3, "h", -1], [4, 3, "y:2", "y:3"]),
-        # kernel 5 over 3: RULINGS.md 19's formula gives no window, an empty axis
+        # kernel 5 over 3: ruling 19's formula gives no window, an empty axis
         (dict(kernel_shape=[5, 5]), [1, 3, 3, 3], [1, 3, 0, 0]),
     ],
 )
@@ -218,7 +218,7 @@ def test_function_bodies_get_the_rank_only_from_ir_10(ir):
         (dict(kernel_shape=[3, 3], pads=[2**40] * 4), [1, 3, 8, 8], [1, 3, 2**41 + 6, 2**41 + 6]),
         # past the int64 bounds the geometry refuses: names, nothing guessed
         (dict(kernel_shape=[3, 3], pads=[2**62] * 4), [1, 3, 8, 8], [1, 3, "y:2", "y:3"]),
-        # N = 0 passes through; a zero spatial axis has no window (RULINGS.md 19): empty
+        # N = 0 passes through; a zero spatial axis has no window (ruling 19): empty
         (dict(kernel_shape=[3, 3]), [0, 3, 0, 8], [0, 3, 0, 6]),
         (dict(kernel_shape=[2, 2]), [0, 3, 4, 4], [0, 3, 3, 3]),
     ],

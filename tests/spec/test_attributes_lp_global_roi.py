@@ -1,5 +1,5 @@
 """The rest of the pooling family as data: versions, op types and attributes of LpPool,
-GlobalMaxPool, GlobalAveragePool, GlobalLpPool and MaxRoiPool (RULINGS.md 12-15)."""
+GlobalMaxPool, GlobalAveragePool, GlobalLpPool and MaxRoiPool (ruling 12-15)."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def test_op_types():
     ("value", "text"), [(0.1234567, "0.1234567"), (2.0, "2.0"), (0.0625, "0.0625"),
                         (1e-30, "1e-30"), (0.10000000149011612, "0.10000000149011612")])
 def test_float_encoding_round_trips(value, text):
-    """RULINGS.md 15: repr() text reads back as the same double (6 digits would not)."""
+    """ruling 15: repr() text reads back as the same double (6 digits would not)."""
     assert encode_float(value) == text
     assert decode_float(text) == value
 

@@ -1,4 +1,4 @@
-"""ortpool.geometry: its docstrings' worked examples and RULINGS.md 1-3, 8, 9, worked by hand."""
+"""ortpool.geometry: its docstrings' worked examples and ruling 1-3, 8, 9, worked by hand."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_explicit_output_size(n, k, s, d, pb, pe, ceil, out):
 
 
 def test_kernel_longer_than_padded_input_is_not_an_error():
-    """RULINGS.md 19 replaces the refusal: the formulas decide, 0 or below is an empty axis."""
+    """ruling 19 replaces the refusal: the formulas decide, 0 or below is an empty axis."""
     assert geometry.explicit_output_size(2, 5, 1, 1, 1, 1, False) == 0
     assert geometry.explicit_output_size(2, 5, 1, 1, 1, 1, True) == 0
     assert geometry.explicit_output_size(2, 5, 2, 1, 1, 1, True) == 1
@@ -104,7 +104,7 @@ def test_valid_ignores_ceil_mode():
 
 
 def test_valid_input_smaller_than_kernel_is_an_empty_axis():
-    """RULINGS.md 3 and 19: ceil((5 - 7 + 1) / 1) = -1, so no window on axis 1."""
+    """rulings 3 and 19: ceil((5 - 7 + 1) / 1) = -1, so no window on axis 1."""
     geom = geometry.pool_geometry(
         [2, 5], attrs(kernel_shape=[1, 3], dilations=[1, 3], auto_pad="VALID")
     )
@@ -189,7 +189,7 @@ def test_unpool_output_spatial_negative():
     [(v.op, v.version) for v in versions.all_versions() if "ceil_mode" in v.attrs],
 )
 def test_ceil_drop_rule_at_every_version(op, version):
-    """RULINGS.md 1: n=4, k=2, s=2, end pad 1, ceil: the third window would start in the end pad,
+    """ruling 1: n=4, k=2, s=2, end pad 1, ceil: the third window would start in the end pad,
     so two outputs at every version with ceil_mode (onnx shape inference says 3 below 22)."""
     x = np.arange(4, dtype=np.float32).reshape(1, 1, 4)
     attrs = {"kernel_shape": [2], "strides": [2], "pads": [0, 1], "ceil_mode": 1}
@@ -200,7 +200,7 @@ def test_ceil_drop_rule_at_every_version(op, version):
 
 
 def test_index_multipliers_row_and_column_major():
-    """RULINGS.md 7: (h, w) -> 4h + w row-major on a 3x4 plane, h + 3w column-major; 3-D
+    """ruling 7: (h, w) -> 4h + w row-major on a 3x4 plane, h + 3w column-major; 3-D
     column-major is d1 + D1*d2 + D1*D2*d3."""
     from ortpool.geometry import index_multipliers
 

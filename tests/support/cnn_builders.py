@@ -96,7 +96,7 @@ def resnet_d(ceil_mode: int = 1, widths: tuple[int, ...] = (8, 16, 32, 64, 64),
     [N, 3, H, W] (batch and spatial dims symbolic), output ``logits``. Each downsampling block's
     shortcut is AveragePool k2 s2 ``ceil_mode``, ``count_include_pad=0``, then a 1x1 conv.
     At 32x32 the stem (/4) and four strided stages bring the last shortcut a 1x1 map: with
-    ceil mode one window (RULINGS.md 19), in floor mode none."""
+    ceil mode one window (ruling 19), in floor mode none."""
     g = _Graph(seed)
     x = g.conv("image", 3, widths[0], 3, 2)
     x = g.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])

@@ -114,7 +114,7 @@ def builtin_defect(
         )
         if want.shape != got.outputs[0].shape:
             return "Y has another shape"
-        # RULINGS.md 17: an accuracy note is no defect; beyond the limit, or semantics, is
+        # ruling 17: an accuracy note is no defect; beyond the limit, or semantics, is
         comp = compare_values("Y", elem, got.outputs[0], want, tol)
         cells = comp.differing + comp.inaccurate
     else:

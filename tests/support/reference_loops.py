@@ -1,4 +1,4 @@
-"""A slow, obviously-correct pooling reference written straight from RULINGS.md.
+"""A slow, obviously-correct pooling reference written straight from docs/rulings.md.
 
 Every output element of every (n, c) plane is computed by a plain Python loop over the taps of its
 window. Nothing here comes from ortpool: the output sizes and pads are derived again below from
@@ -24,7 +24,7 @@ class ReferenceError_(Exception):
 
 
 def _axis(n: int, k: int, s: int, d: int, pb: int, pe: int, auto_pad: str, ceil_mode: int):
-    """(out, pb, pe) of one spatial axis, from RULINGS.md 1-3."""
+    """(out, pb, pe) of one spatial axis, from ruling 1-3."""
     ek = (k - 1) * d + 1
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         # Ruling 2: out = ceil(n / s); total pad clamped at 0; SAME_UPPER: odd pad at the end.
@@ -100,7 +100,7 @@ def _flat(x: np.ndarray, b: int, c: int) -> list:
 
 
 def max_pool(x: np.ndarray, attrs: dict) -> tuple[np.ndarray, np.ndarray]:
-    """(Y, Indices) by RULINGS.md 5-7: max over in-input taps, NaN wins (first NaN), first max
+    """(Y, Indices) by ruling 5-7: max over in-input taps, NaN wins (first NaN), first max
     wins ties, empty window -> lowest value and index -1; indices flat over N x C x D."""
     n_batch, channels = x.shape[:2]
     spatial = x.shape[2:]
@@ -153,7 +153,7 @@ def _offset(coord, spatial, storage_order: int) -> int:
 
 
 def average_pool(x: np.ndarray, attrs: dict) -> np.ndarray:
-    """Y in float64, by RULINGS.md 5 and 8: sum of in-input taps over the number of taps inside
+    """Y in float64, by rulings 5 and 8: sum of in-input taps over the number of taps inside
     the input, or (count_include_pad) inside [-pb, n + pe) on every axis."""
     n_batch, channels = x.shape[:2]
     spatial = x.shape[2:]
@@ -199,7 +199,7 @@ def unpool_shape(x_shape: Sequence[int], attrs: dict) -> list[int]:
 def max_unpool(
     x: np.ndarray, indices: np.ndarray, attrs: dict, output_shape: Sequence[int] | None = None
 ) -> np.ndarray:
-    """RULINGS.md 9: Y.flat[I[j]] = X.flat[j] in order (last write wins), zeros elsewhere; the
+    """ruling 9: Y.flat[I[j]] = X.flat[j] in order (last write wins), zeros elsewhere; the
     output is output_shape, or (n - 1) * s - pb - pe + k per axis."""
     if output_shape is None:
         output_shape = unpool_shape(x.shape, attrs)
@@ -282,7 +282,7 @@ def _has_nan(values) -> bool:
 
 
 def lp_pool(x: np.ndarray, attrs: dict) -> np.ndarray:
-    """Y in float64 by RULINGS.md 12: (sum over in-input taps of |x|^p)^(1/p); padding adds
+    """Y in float64 by ruling 12: (sum over in-input taps of |x|^p)^(1/p); padding adds
     nothing, so an empty window is 0; NaN anywhere in the window gives NaN."""
     if "kernel_shape" not in attrs:
         raise ReferenceError_("LpPool without kernel_shape")
@@ -314,10 +314,10 @@ def _planes(x: np.ndarray):
 
 
 def global_pool(x: np.ndarray, op: str, p=2) -> np.ndarray:
-    """Y in float64 (N, C, 1, ..., 1) by RULINGS.md 13: the whole plane is the window.
+    """Y in float64 (N, C, 1, ..., 1) by ruling 13: the whole plane is the window.
 
     GlobalMaxPool: NaN anywhere gives NaN, an empty plane -inf; GlobalAveragePool: the correctly
-    rounded sum (math.fsum) over the count, an empty plane NaN; GlobalLpPool: RULINGS.md 12 over
+    rounded sum (math.fsum) over the count, an empty plane NaN; GlobalLpPool: ruling 12 over
     the plane, an empty plane 0.
     """
     if op == "GlobalLpPool" and not p > 0:
@@ -346,7 +346,7 @@ def _round_half_away(q: Fraction) -> int:
 
 
 def max_roi_pool(x: np.ndarray, rois: np.ndarray, attrs: dict) -> np.ndarray:
-    """Y (num_rois, C, ph, pw) by RULINGS.md 14, in Python integers and exact fractions; a NaN in a
+    """Y (num_rois, C, ph, pw) by ruling 14, in Python integers and exact fractions; a NaN in a
     bin gives NaN, an empty bin 0."""
     pooled_h, pooled_w = attrs["pooled_shape"]
     scale = attrs.get("spatial_scale", 1.0)

@@ -1,4 +1,4 @@
-"""RULINGS.md 17: a sum's rounding is accuracy, not semantics. The runtime's error against the
+"""ruling 17: a sum's rounding is accuracy, not semantics. The runtime's error against the
 exact result (computed here independently, with fractions or ``math.fsum``) in units of
 u*mean|x| and in ulp; agree within 4x the pairwise bound, an accuracy note up to 1e-4 of mean|x|
 (exit 0, ``fix`` leaves the node), beyond it counted (exit 1, ``fix`` mends it); semantics (a
@@ -336,7 +336,7 @@ def test_a_note_never_fails_the_run_end_to_end(tmp_path, capsys):
     assert (code, output["differing"]) == (0, 0)
     assert output["tolerance"] == (
         f"atol=1e-06 rtol={1e-5 + relative:g} of magnitude 0.3 + rtol 1e-05 + {relative:.3g} "
-        "for the accuracy notes (RULINGS 17)"
+        "for the accuracy notes (ruling 17)"
     )
     assert capsys.readouterr().out.splitlines()[-2:] == [
         "1 pooling node: 1 agree (accuracy note)",

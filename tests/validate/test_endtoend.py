@@ -29,7 +29,7 @@ FIGURES = re.compile(
 
 
 def ort_pads_same_dilated_wrongly() -> bool:
-    """onnxruntime's SAME-with-dilation defect (RULINGS.md 2), seen on one isolated node."""
+    """onnxruntime's SAME-with-dilation defect (ruling 2), seen on one isolated node."""
     spec = NodeSpec("MaxPool", 12, {"kernel_shape": [3, 3], "dilations": [2, 2],
                                     "auto_pad": "SAME_UPPER"}, 1, 1)
     x = np.arange(2 * 81, dtype=np.float32).reshape(1, 2, 9, 9)
@@ -132,7 +132,7 @@ def test_half_output_is_judged_in_ulps_of_its_half_type():
     assert agree.allowed == pytest.approx(1e-6 + 1e-5 * 3.0 + ulp)
     assert agree.tolerance.describe() == (
         "atol=0.00195413 rtol=1e-05 of magnitude 3 + atol 1e-06 + 1 x 1 ulp of float16 at the "
-        "magnitude (0.00195), one per rounding to float16 after a pool (RULINGS 17)"
+        "magnitude (0.00195), one per rounding to float16 after a pool (ruling 17)"
     )
     [differs] = endtoend.compare_outputs(["y"], [builtin], [wrong], roundings=one)
     assert differs.failing and differs.comparison.differing == 1

@@ -23,7 +23,7 @@ def _run(op, opset, attrs, feeds, n_inputs=1):
 
 
 def test_sum_tolerances_follow_the_accuracy_rule():
-    """The agree band of RULINGS.md 17 in the output's units: 4 x (log2 n + 1) * u * mean|x|
+    """The agree band of ruling 17 in the output's units: 4 x (log2 n + 1) * u * mean|x|
     (|y| / p for a norm); --atol/--rtol are 0 for sums unless given. (The measured cases are in
     tests/validate/test_accuracy.py.)"""
     x = np.full((1, 2, 4, 8), -0.5, np.float32)
@@ -129,7 +129,7 @@ def test_global_and_roi_rows(family):
             assert r.node.status == results.ORT_REJECTED
             assert [c.code for c in r.node.causes] == [causes.EMPTY_WINDOW]
     (norm,) = _pick(family, op="GlobalLpPool", version=2, data="large", dtype="float")
-    assert norm.node.status == results.INACCURATE  # rounding beyond the limit (RULINGS.md 17)
+    assert norm.node.status == results.INACCURATE  # rounding beyond the limit (ruling 17)
     assert [c.code for c in norm.node.causes] == [causes.ACCUMULATION]
     rois = _pick(family, op="MaxRoiPool", version=1, dtype="float")
     assert {r.case.data: r.node.status for r in rois} == {

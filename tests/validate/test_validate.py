@@ -95,7 +95,7 @@ def builtin_same_d2_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
     got = runtime_defects.builtin("MaxPool", 12, SAME_D2, [x_input(shape)])
     assert got.outputs is not None, got.error
     runtime_defects.require(
-        got.outputs[0].shape != shape, "pads SAME for the dilated kernel (RULINGS.md 2)"
+        got.outputs[0].shape != shape, "pads SAME for the dilated kernel (ruling 2)"
     )
     return got.outputs[0].shape
 
@@ -178,12 +178,12 @@ def test_nan_in_window_is_a_rulings_cell_not_a_plain_difference():
     x = x_input((1, 1, 6, 6))
     x[0, 0, 2, 3] = np.nan
     attrs = {"kernel_shape": [3, 3]}
-    # 9 windows (output rows 0-2, columns 1-3) hold the NaN; RULINGS.md 6 makes all 9 NaN.
+    # 9 windows (output rows 0-2, columns 1-3) hold the NaN; ruling 6 makes all 9 NaN.
     # onnxruntime's running max (x > m) drops the NaN: 1.21 in all 9 windows, 1.32 in 8 (it
     # keeps a NaN that is the window's first tap, the window starting at (2, 3)). The count is
     # asked with Indices, as the node has them.
     dropped = runtime_defects.y_differs("MaxPool", 12, attrs, [x], n_outputs=2)
-    runtime_defects.require(dropped > 0, "propagates NaN as RULINGS.md 6 does")
+    runtime_defects.require(dropped > 0, "propagates NaN as ruling 6 does")
     r = run("MaxPool", 12, attrs, x, n_outputs=2)
     assert int(r.nan_cells.sum()) == 9
     assert r.status == results.RULINGS
