@@ -27,7 +27,6 @@ if TYPE_CHECKING:
         ConformanceReport,
         Report,
         ValidationReport,
-        conformance,
         validate_options,
     )
     from ortpool.validate.batch import run_models as validate_models
@@ -47,7 +46,6 @@ _LAZY = {
     "ValidationReport": "ortpool.validate.api:ValidationReport",
     "ConformanceReport": "ortpool.validate.api:ConformanceReport",
     "Report": "ortpool.validate.api:Report",
-    "conformance": "ortpool.validate.api:conformance",
     "validate_options": "ortpool.validate.api:validate_options",
     "validate_model": "ortpool.validate.validator:validate_model",
     "ValidateOptions": "ortpool.validate.validator:ValidateOptions",
@@ -70,7 +68,6 @@ __all__ = [
     "ValidateOptions",
     "ValidationReport",
     "bundled_models",
-    "conformance",
     "load_model",
     "run_conformance",
     "run_node",

@@ -278,12 +278,17 @@ def test_resnet_d_at_32x32_through_validate_and_fix(tmp_path, capsys):
     model = resnet_d()
     path = tmp_path / "resnet_d.onnx"
     onnx.save(model, path)
-    code = main(["validate", str(path), "--shape", "image:1,3,32,32", "--no-progress"])
+    code = main(["validate", str(path), "--shape", "image:1,3,32,32", "--no-progress", "-v",
+                 "--no-guard-cost"])
     out = capsys.readouterr().out
     assert code == 0, out
-    last = next(line for line in out.splitlines() if line.strip().startswith("averagepool32"))
-    assert last.split()[5:7] == ["[1,64,1,1]", "[1,64,1,1]"] and last.split()[-1] == "agree"
-    assert "all agree: 1 model(s), 6 pooling node(s): 6 agree" in out
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("averagepool32 "))
+    assert lines[at].split()[-1] == "agree"
+    assert lines[at + 1].strip().startswith("onnxruntime [1,64,1,1] vs ortpool [1,64,1,1];")
+    assert lines[-2:] == [
+        "6 pooling nodes: 6 agree", "1 model agrees; 0 graph output(s) differ end to end"
+    ]
     dims = model.graph.input[0].type.tensor_type.shape.dim
     for dim, size in zip(dims, (1, 3, 32, 32), strict=True):
         dim.dim_value = size
