@@ -45,7 +45,7 @@ TITLES: dict[str, str] = {
     GLOBAL_MAX_NAN: "GlobalMaxPool with a NaN in a plane (NaN anywhere gives NaN)",
     ACCUMULATION: "accuracy: a sum rounded beyond the accuracy limit (ruling 17), not semantics",
     NO_KERNEL: "onnxruntime has no kernel for this op/version/type",
-    BUILT_CASE: "a built case of the input domain (rulings 18, 20) the model's own run missed",
+    BUILT_CASE: "on a built case of the input domain (rulings 18, 20)",
     UNRECOGNISED: "unrecognised",
 }
 

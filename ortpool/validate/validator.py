@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from ortpool import modelfile, optypes
+from ortpool import dtypes, modelfile, optypes
 from ortpool.attributes import (
     attribute_values,
     empty_auto_pad_note,
@@ -37,18 +37,20 @@ from ortpool.attributes import (
     standard_attributes,
 )
 from ortpool.check import domain
-from ortpool.check.cases import expect, proof_sets
+from ortpool.check.cases import BATCH, CHANNELS, expect, proof_sets, sampled_shapes
 from ortpool.check.judge import judge_node
-from ortpool.check.node import FLOATS, from_spec, node_spec
+from ortpool.check.node import FLOATS, NodeFacts, from_spec, node_spec
 from ortpool.errors import OrtpoolError
 from ortpool.model import capture, fixmarks
 from ortpool.model import inputs as model_inputs
+from ortpool.model.inference import TypeTable, learn_shapes
 from ortpool.model.reference import DEFAULT_TIMEOUT as REFERENCE_TIMEOUT
 from ortpool.model.reference import ReferenceWorker
-from ortpool.model.scopes import model_scopes
+from ortpool.model.scopes import Scope, model_scopes
 from ortpool.model.singlenode import NodeSpec, attribute_dict, builtin_model, feed_dict
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.ort.nodes import iter_ortpool_nodes
+from ortpool.validate import causes as causes_mod
 from ortpool.validate import endtoend, isolate, results
 from ortpool.validate import reference as reference_mod
 from ortpool.validate.causes import BUILT_CASE, Cause
@@ -154,7 +156,7 @@ def validate_model(
         _cannot_capture(runs, nodes, resolved, label)
     elif nodes:
         result.notes.append(f"node inputs captured from the {runs.capture_source}")
-    _isolate(nodes, runs.captured or {}, options, progress, result)
+    _isolate(nodes, runs.captured or {}, options, progress, result, _StaticSizes(inlined))
     result.nodes += _written_nodes(model, fixed, result.opset)
     for node in result.nodes:
         # Where the node ran in the whole model's built-in run (its inputs were captured there).
@@ -306,14 +308,16 @@ def _isolate(
     options: ValidateOptions,
     progress: Progress | None,
     result: results.ModelResult,
+    sizes: _StaticSizes | None = None,
 ) -> None:
-    """Each node alone on its captured inputs, into ``result.nodes``."""
+    """Each node alone on its captured inputs (a node inside a subgraph on the built cases at
+    its static size, ``sizes``), into ``result.nodes``."""
     worker = ReferenceWorker(options.reference_timeout) if options.reference else None
     try:
         for i, pooling in enumerate(nodes):
             if progress:
                 progress(i, len(nodes), pooling.name)
-            result.nodes.append(_node(pooling, result.opset, captured, options, worker))
+            result.nodes.append(_node(pooling, result.opset, captured, options, worker, sizes))
         if progress:
             progress(len(nodes), len(nodes), "")
     finally:
@@ -378,6 +382,7 @@ def _node(
     captured: Mapping[str, np.ndarray],
     options: ValidateOptions,
     worker: ReferenceWorker | None,
+    sizes: _StaticSizes | None = None,
 ) -> results.NodeResult:
     node = pooling.node
     attrs = attribute_dict(node.attribute)
@@ -389,13 +394,17 @@ def _node(
     except ValueError as err:
         return _unrunnable(pooling, opset, attrs, results.BOTH_REJECTED, str(err))
     if not pooling.isolatable:
+        found = sizes.site(pooling) if sizes is not None else None
+        judged = _judged_alone(pooling, spec, found, options) if found is not None else None
+        if judged is not None:  # as fix judges it: the built cases at its static size
+            return judged
         return _unrunnable(
             pooling,
             opset,
             attrs,
             results.NOT_ISOLATED,
-            f"inside a {pooling.location}: its input changes per iteration/branch; covered by "
-            "the end-to-end comparison only",
+            f"inside a {pooling.location}: its input changes per iteration/branch and its size "
+            "is not static; covered by the end-to-end comparison only",
             spec_version,
         )
     missing = [name for name in pooling.inputs if name not in captured]
@@ -440,12 +449,28 @@ def _judge(
         facts = from_spec(spec, feeds, indices_used=_indices_used(pooling))
     except (OrtpoolError, ValueError):
         return
-    runtime, rule = options.runtime, options.accuracy
     extra = feeds[2] if spec.op == "MaxUnpool" and len(feeds) > 2 else None
+    _judge_facts(pooling, facts, [feeds], [feeds[0].shape], options, result, extra)
+
+
+def _judge_facts(
+    pooling: capture.PoolingNode,
+    facts: NodeFacts,
+    captured: list[list[np.ndarray]],
+    shapes: Sequence[Sequence[int]],
+    options: ValidateOptions,
+    result: results.NodeResult,
+    extra: np.ndarray | None = None,
+) -> None:
+    """:func:`_judge` on ``facts``: ``captured`` the node's real inputs (none for a node inside
+    a subgraph), the built cases at ``shapes`` (X's); ``extra``: MaxUnpool's output_shape."""
+    runtime, rule = options.runtime, options.accuracy
     sets = expect(node_spec(facts), proof_sets(
-        facts, [feeds[0].shape], captured=[feeds], seed=options.seed,
+        facts, shapes, captured=captured, seed=options.seed,
         nonfinite=options.nonfinite, output_shape=extra,
     ))
+    if not sets:  # the spec itself refuses every set (a size the geometry cannot pool)
+        return
     proof = judge_node(facts, pooling.node, sets, runtime, rule)
     result.judged = "" if proof.exact else proof.failure
     if not proof.exact:
@@ -456,10 +481,95 @@ def _judge(
         return
     # the finite cases passed above, so what the non-finite domain's sets show is theirs
     wider = expect(node_spec(facts), proof_sets(
-        facts, [feeds[0].shape], seed=options.seed, nonfinite=True, output_shape=extra,
+        facts, shapes, seed=options.seed, nonfinite=True, output_shape=extra,
     ))
     info = judge_node(facts, pooling.node, wider, runtime, rule)
     result.nonfinite = "" if info.exact else info.failure
+
+
+def _judged_alone(
+    pooling: capture.PoolingNode, spec: NodeSpec, found: tuple[str, tuple[int, ...] | None],
+    options: ValidateOptions,
+) -> results.NodeResult | None:
+    """A node inside a subgraph (its input changes per branch or iteration, so the model's run
+    gives none to capture) judged as ``fix`` judges it, by :func:`ortpool.check.judge.
+    judge_node`: on the built cases of the domain at its static size, or at the sizes
+    :func:`ortpool.check.cases.sampled_shapes` gives where its size is symbolic. None: not
+    judged (the spec's attributes refused, no size to build at)."""
+    elem, shape = found
+    example = np.zeros(shape or (1, 1, 1), dtypes.NUMPY[elem])
+    try:
+        if shape is not None:
+            facts = from_spec(spec, [example], indices_used=_indices_used(pooling))
+        else:
+            rank = len(spec.attributes.get("kernel_shape", ())) or None
+            facts = NodeFacts(
+                op=spec.spec.op, version=spec.spec.version, opset=spec.opset,
+                attrs=spec.pool_attrs(rank) if rank else spec.pool_attrs(2), elem=elem,
+                spatial=None, n_inputs=spec.n_inputs, n_outputs=spec.n_outputs,
+                indices_used=_indices_used(pooling), rank=rank,
+                attributes=dict(spec.attributes),
+            )
+    except (OrtpoolError, ValueError):
+        return None
+    shapes = [shape] if shape is not None else sampled_shapes(facts)
+    if not shapes:
+        return None
+    sizes = "its static size" if shape is not None else "sampled sizes (its size is symbolic)"
+    result = results.NodeResult(
+        name=pooling.name,
+        op=spec.op,
+        spec_version=spec.spec.version,
+        opset=spec.opset,
+        dtype=elem,
+        attributes=dict(spec.attributes),
+        input_shapes=[list(shapes[0])],
+        status=results.AGREE,
+        location=pooling.location,
+        message=f"inside a {pooling.location}: judged on the built cases at {sizes} "
+        f"{', '.join(str(list(x)) for x in shapes[:3])}{' ...' if len(shapes) > 3 else ''} (its "
+        "input changes per iteration/branch: none is captured)",
+    )
+    result.domain = domain.name(options.nonfinite)
+    _judge_facts(pooling, facts, [], shapes, options, result)
+    if result.status == results.DIFFER and shape is not None and facts.windowed:
+        # what the attributes show at that size (SAME with dilation, VALID with ceil_mode...)
+        named = causes_mod.recognise(spec.op, facts.attrs, list(shape[2:]), differs=True)
+        result.causes[:0] = [c for c in named if c.code != causes_mod.UNRECOGNISED]
+    return result
+
+
+class _StaticSizes:
+    """The element type and static input size of the nodes inside subgraphs, as onnx shape
+    inference with the spec's pool sizes gives them (:func:`ortpool.model.inference.
+    learn_shapes`, what ``fix`` proves such nodes at), learned on first use."""
+
+    def __init__(self, model: onnx.ModelProto):
+        self.model = model
+        self._table: TypeTable | None = None
+        self._scopes: list[Scope] = []
+
+    def site(self, pooling: capture.PoolingNode) -> tuple[str, tuple[int, ...] | None] | None:
+        """X's element type and shape (symbolic N and C sized as fix sizes them; None where a
+        spatial size is symbolic), or None: a node of more than one input (rois and indices are
+        data) or of unknown type."""
+        node = pooling.node
+        if len(pooling.inputs) != 1:
+            return None
+        if self._table is None:
+            self._table, self._scopes = learn_shapes(self.model), model_scopes(self.model)
+        scope = next((s for s in self._scopes if any(n is node or n == node for n in s.nodes)),
+                     None)
+        found = self._table.lookup(scope, node.input[0]) if scope is not None else None
+        elem = dtypes.NAME_OF_CODE.get(found.elem_type) if found is not None else None
+        if elem is None or elem not in dtypes.NUMPY:
+            return None
+        dims = found.static_dims
+        if dims is None or len(dims) < 3 or not all(
+            isinstance(d, int) and d >= 1 for d in dims[2:]
+        ):
+            return elem, None
+        return elem, (dims[0] or BATCH, dims[1] or CHANNELS, *dims[2:])
 
 
 def _indices_used(pooling: capture.PoolingNode) -> bool:

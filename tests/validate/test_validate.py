@@ -395,7 +395,9 @@ def test_model_onnxruntime_cannot_run_is_captured_from_ortpool(tmp_path, capsys)
     assert any("ortpool-rewritten run" in note for note in doc["notes"])
 
 
-def test_node_in_a_subgraph_is_listed_as_not_isolated(tmp_path, capsys):
+def test_node_in_a_subgraph_is_judged_at_its_static_size(tmp_path, capsys):
+    """Its input changes per branch (nothing to capture): judged as fix judges it, on the
+    built cases of the domain at the size shape inference gives."""
     inner = helper.make_graph(
         [helper.make_node("MaxPool", ["x"], ["t"], name="inner_pool", kernel_shape=[2, 2])],
         "then",
@@ -423,7 +425,9 @@ def test_node_in_a_subgraph_is_listed_as_not_isolated(tmp_path, capsys):
     report = tmp_path / "r.json"
     main(["validate", path, "--json", str(report), "--no-progress"])
     node = json.loads(report.read_text())["models"][0]["nodes"][0]
-    assert node["name"] == "inner_pool" and node["status"] == "not-isolated"
+    assert node["name"] == "inner_pool" and node["status"] == "agree"
+    assert node["input_shapes"] == [[1, 1, 4, 4]] and node["judged"] == ""
+    assert "judged on the built cases at its static size [1, 1, 4, 4]" in node["message"]
     assert "subgraph then_branch of node 'branch' (If)" in node["location"]
 
 
