@@ -113,14 +113,14 @@ class ValidationReport(Report):
         lines += [line for m in shown[:10] for line in terminal.fit(terminal.model_line(m))]
         if len(shown) > 10:
             lines.append(f"... and {len(shown) - 10} more (report.report() lists every one)")
-        return lines + terminal.information_lines(self.models)
+        return lines + terminal.information_lines(self.models, "nonfinite=True")
 
     def report(self, verbose: bool = False) -> str:
         """The terminal report ``ortpool validate`` prints (``verbose``: as with ``-v``)."""
         from ortpool.validate import terminal
 
         lines = [line for m in self.models for line in terminal.model_report(m, verbose)]
-        lines += ["", *terminal.information_lines(self.models)]
+        lines += ["", *terminal.information_lines(self.models, "nonfinite=True")]
         return "\n".join([*lines, *terminal.summary_lines(self.models)])
 
     def to_dict(self) -> dict[str, Any]:

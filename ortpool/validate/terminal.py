@@ -430,11 +430,12 @@ def summary_lines(models: Sequence[ModelResult]) -> list[str]:
     return fit(nodes) + fit(f"{verdict}; {outputs}")
 
 
-def information_lines(models: Sequence[ModelResult]) -> list[str]:
+def information_lines(models: Sequence[ModelResult], flag: str = "--nonfinite") -> list[str]:
     """Ruling 20's information on the run, not counted in the verdict: how many nodes differ on
-    NaN/inf inputs only (none: no line)."""
+    NaN/inf inputs only (none: no line); ``flag``: how the caller asks for that domain
+    (``nonfinite=True`` from Python)."""
     beyond = sum(1 for m in models for n in m.nodes if n.nonfinite)
     if not beyond:
         return []
     return fit(f"information: {beyond} node(s) differ on NaN/inf inputs only, not counted (the "
-               "finite domain, ruling 20; --nonfinite judges them)")
+               f"finite domain, ruling 20; {flag} judges them)")

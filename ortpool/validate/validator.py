@@ -420,6 +420,8 @@ def _node(
     feeds = [captured[name] for name in pooling.inputs]
     result = isolate.run_node(pooling.name, spec, feeds, options, pooling.location)
     _judge(pooling, spec, feeds, options, result)
+    if sizes is not None:
+        _judge_at_spec_size(pooling, spec, feeds, sizes, options, result)
     if worker is not None and result.ortpool_outputs is not None:
         result.reference = _reference(worker, spec, feeds, result, bool(attrs.get("ceil_mode")))
     return result
@@ -485,6 +487,47 @@ def _judge_facts(
     ))
     info = judge_node(facts, pooling.node, wider, runtime, rule)
     result.nonfinite = "" if info.exact else info.failure
+
+
+def _judge_at_spec_size(
+    pooling: capture.PoolingNode,
+    spec: NodeSpec,
+    feeds: list[np.ndarray],
+    sizes: _StaticSizes,
+    options: ValidateOptions,
+    result: results.NodeResult,
+) -> None:
+    """Where an upstream node onnxruntime gets wrong gives this node another size than the spec
+    does (its captured input is onnxruntime's), the node is judged at the spec's size too: the
+    size it sees once the model is fixed, the one ``fix`` proves it at."""
+    if result.status not in _JUDGED:
+        return
+    found = sizes.site(pooling)
+    if found is None or found[1] is None or tuple(found[1][2:]) == tuple(feeds[0].shape[2:]):
+        return
+    shape = (*feeds[0].shape[:2], *found[1][2:])
+    example = np.zeros(shape, feeds[0].dtype)
+    try:
+        facts = from_spec(spec, [example], indices_used=_indices_used(pooling))
+    except (OrtpoolError, ValueError):
+        return
+    at_spec = results.NodeResult(
+        name=pooling.name, op=spec.op, spec_version=spec.spec.version, opset=spec.opset,
+        dtype=result.dtype, attributes=dict(spec.attributes), input_shapes=[list(shape)],
+        status=results.AGREE,
+    )
+    _judge_facts(pooling, facts, [], [shape], options, at_spec)
+    if at_spec.status == results.DIFFER:
+        result.status = results.DIFFER
+        result.judged = at_spec.judged
+        if facts.windowed:  # what the attributes show at that size
+            named = causes_mod.recognise(spec.op, facts.attrs, list(shape[2:]), differs=True)
+            result.causes += [c for c in named if c.code != causes_mod.UNRECOGNISED]
+        result.causes.append(Cause(
+            BUILT_CASE,
+            f"at X {list(shape)}, the size the spec's upstream nodes give it (onnxruntime's run "
+            f"gives {list(feeds[0].shape)}; fix proves it there): {at_spec.judged}",
+        ))
 
 
 def _judged_alone(

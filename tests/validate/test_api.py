@@ -97,7 +97,7 @@ def test_a_script_without_the_main_guard_validates_in_child_processes(tmp_path):
         # ruling 20: onnxruntime's MaxPool-1 drops NaN; information, not the verdict
         "information: 1 node(s) differ on NaN/inf inputs only, not counted (the finite domain, "
         "ruling 20;",
-        "    --nonfinite judges them)",
+        "    nonfinite=True judges them)",
     ]
 
 

@@ -496,3 +496,20 @@ def test_empty_auto_pad_is_read_as_notset_with_a_note(tmp_path, capsys):
     np.testing.assert_array_equal(
         kernels.max_pool(x, version=12, kernel_shape=[3, 3], auto_pad="", pads=[1, 1, 1, 1]),
         kernels.max_pool(x, version=12, kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+
+
+def test_a_node_after_a_wrong_one_is_judged_at_the_spec_size_too():
+    """fix-valid-ceil: onnxruntime's VALID-with-ceil MaxPool gives the AveragePool after it an
+    8x8 map where the spec gives 7x7. At onnxruntime's 8x8 the AveragePool agrees; at the
+    spec's 7x7 (what it sees once the model is fixed, where fix proves it) it does not: one
+    verdict, the one fix acts on."""
+    from ortpool.validate.validator import bundled_models_dir, validate_model
+
+    found = validate_model(bundled_models_dir() / "fix" / "fix-valid-ceil.onnx")
+    node = next(n for n in found.nodes if n.name == "averagepool_valid_ceil")
+    assert node.status == results.DIFFER and node.input_shapes == [[1, 8, 8, 8]]
+    assert [c.code for c in node.causes] == [causes.CEIL_VALID, causes.BUILT_CASE]
+    assert node.causes[1].detail.startswith(
+        "at X [1, 8, 7, 7], the size the spec's upstream nodes give it (onnxruntime's run gives "
+        "[1, 8, 8, 8]; fix proves it there): Y has shape [1, 8, 4, 4], the spec's is [1, 8, 3, 3]"
+    )
