@@ -275,6 +275,15 @@ def _model_body(model: ModelResult) -> str:
     if model.nodes:
         parts.append(_table(head, rows, "nodes"))
     parts.append(_end_to_end(model))
+    beyond = [n for n in model.nodes if n.nonfinite]
+    if beyond:  # ruling 20: information, not the verdict
+        items = "".join(f"<li><code>{_e(n.name)}</code>: {_e(n.nonfinite)}</li>" for n in beyond)
+        price = f"<p>{_e(model.guard_text)}</p>" if model.guard_text else ""
+        parts.append(
+            '<div class="nonfinite"><h3>On NaN and infinite inputs only (information: not '
+            "counted, --nonfinite judges them; ruling 20)</h3>"
+            f'<ul class="notes">{items}</ul>{price}</div>'
+        )
     figures = [_picture(n) for n in model.nodes if differing(n)]
     figures = [f for f in figures if f]
     if figures:
