@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from ortpool.cliargs.accuracy import rule_from
     from ortpool.cliargs.files import file_options
     from ortpool.fix import fix_file
+    from ortpool.validate.terminal import wrapped
 
     spec = cliargs_inputs.read(args)  # a bad --shape or --inputs: exit 2 before any proof
 
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     code = report.exit_code(args.allow_unproven)
     if not args.quiet or code:
         stream = sys.stdout if code < 2 else sys.stderr
-        for line in report.summary_lines(verbose=args.verbose):
+        for line in wrapped(report.summary_lines(verbose=args.verbose)):
             print(line, file=stream)
         if report.written:
             print(f"wrote {report.written}", file=stream)

@@ -33,7 +33,9 @@ class Command:
     def run(self, args: argparse.Namespace) -> int:
         report = self.action(args.input, args.output, **files.file_options(args))
         if not args.quiet:
-            for line in report.summary_lines(verbose=args.verbose):
+            from ortpool.validate.terminal import wrapped  # 100 columns, as every report
+
+            for line in wrapped(report.summary_lines(verbose=args.verbose)):
                 print(line, file=sys.stdout)
             print(f"wrote {args.output}")
         return 0

@@ -215,6 +215,23 @@ def fit(text: str, indent: str = "", more: str = "    ") -> list[str]:
     return [*lines[: MAX_LINES - 1], lines[MAX_LINES - 1][: WIDTH - len(cut)].rstrip() + cut]
 
 
+def wrapped(lines: Sequence[str]) -> list[str]:
+    """A report's logical lines (each indented by spaces) in :data:`WIDTH` columns: a long
+    line wrapped, whole, its continuation six columns deeper than its own indent (deeper than
+    any line nested under it), so that it reads as one (``fix``'s and ``rewrite``'s reports)."""
+    out: list[str] = []
+    for line in lines:
+        text = line.lstrip(" ")
+        if len(line) <= WIDTH or not text:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(text)]
+        out += textwrap.wrap(text, WIDTH, initial_indent=indent,
+                             subsequent_indent=indent + " " * 6, break_long_words=True,
+                             break_on_hyphens=False)
+    return out
+
+
 def display_path(path: str) -> str:
     """A model's path as the report shows it: relative to the working folder when inside it."""
     try:

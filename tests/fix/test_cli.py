@@ -13,6 +13,7 @@ from onnx import helper as h
 
 import ortpool
 from ortpool.cli import main
+from tests.support import unwrap
 from tests.support.fix import FIX_MODELS, numpy_kernels, unloadable_model
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
@@ -24,7 +25,7 @@ __all__ = ["numpy_kernels"]
 def test_exit_0_when_every_node_is_exact_without_ortpool(tmp_path, capsys):
     out, report = tmp_path / "fixed.onnx", tmp_path / "report.json"
     code = main(["fix", str(FIX_MODELS["fix-valid-ceil"]), str(out), "--json", str(report)])
-    text = capsys.readouterr().out
+    text = unwrap(capsys.readouterr().out)
     assert code == 0
     assert "2 pooling nodes: standard form 2" in text and f"wrote {out}" in text
     document = json.loads(report.read_text())
@@ -38,7 +39,7 @@ def test_exit_0_when_every_node_is_exact_without_ortpool(tmp_path, capsys):
 
 def test_exit_1_names_the_nodes_that_need_ortpool(tmp_path, capsys):
     code = main(["fix", str(FIX_MODELS["fix-no-kernel"]), str(tmp_path / "o.onnx")])
-    text = capsys.readouterr().out
+    text = unwrap(capsys.readouterr().out)
     assert code == 1
     assert (
         "the fixed model needs ortpool at run time (ortpool.InferenceSession) for 1 node(s): "
@@ -50,11 +51,11 @@ def test_dry_run_and_nodes(tmp_path, capsys):
     out = tmp_path / "o.onnx"
     code = main(["fix", str(FIX_MODELS["fix-valid-ceil"]), str(out), "--dry-run"])
     assert code == 0 and not out.exists()
-    assert "note: nothing written (--dry-run)" in capsys.readouterr().out
+    assert "note: nothing written (--dry-run)" in unwrap(capsys.readouterr().out)
     code = main(
         ["fix", str(FIX_MODELS["fix-valid-ceil"]), str(out), "--nodes", "maxpool_valid_ceil"]
     )
-    text = capsys.readouterr().out
+    text = unwrap(capsys.readouterr().out)
     assert code == 0
     assert "node 'averagepool_valid_ceil' (AveragePool): not selected" in text
     fixed = {n.name: n for n in onnx.load(out).graph.node}
@@ -72,7 +73,7 @@ def test_unproven_nodes_are_written_only_when_allowed(tmp_path, capsys):
     onnx.save(model, partly)
     out = tmp_path / "o.onnx"
     assert main(["fix", str(partly), str(out)]) == 2 and not out.exists()
-    assert "nothing written: some nodes are unproven" in capsys.readouterr().err
+    assert "nothing written: some nodes are unproven" in unwrap(capsys.readouterr().err)
     assert main(["fix", str(partly), str(out), "--allow-unproven", "-q"]) == 1 and out.exists()
 
 
@@ -123,5 +124,5 @@ def test_skip_invalid_leaves_an_invalid_node_and_says_why(tmp_path, capsys):
     assert code == 0
     assert (
         "node 'p' (MaxPool): not selected: invalid: pads='1,1,1,1' cannot be used with "
-        "auto_pad='SAME_UPPER'" in capsys.readouterr().out
+        "auto_pad='SAME_UPPER'" in unwrap(capsys.readouterr().out)
     )

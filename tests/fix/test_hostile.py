@@ -22,7 +22,7 @@ from onnx import helper as h
 
 from ortpool import kernels
 from ortpool.ort.ortrun import classify
-from tests.support import CHILD_ENV, run_cli
+from tests.support import CHILD_ENV, run_cli, unwrap
 from tests.support.fix import unloadable_model
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
@@ -77,7 +77,7 @@ def test_pads_beyond_int64_are_refused_by_the_spec_and_nothing_is_written(tmp_pa
         "9223372036854775812 does not fit in int64 (at most 9223372036854775807)"
     )
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr.splitlines() == [
+    assert unwrap(done.stderr).splitlines() == [
         HEAD + "unproven 1",
         "  node 'p' (MaxPool-12, float): unproven: no input it could be proven on: ortpool's "
         f"kernels refuse: X [1, 1, 4, 4]: {refused}",
@@ -137,7 +137,7 @@ def test_a_model_onnxruntime_cannot_load_is_unproven(tmp_path):
     refusal = ort_refusal(path)
     done = fix(tmp_path, "m.onnx", "o.onnx", "--json", "r.json")
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr.splitlines() == [
+    assert unwrap(done.stderr).splitlines() == [
         HEAD + "unproven 1",
         f"  node 'p' (MaxPool-12, float): unproven: proven alone, but the written model could "
         f"not be run: {refusal}",
@@ -233,7 +233,7 @@ def test_a_branch_output_of_declared_shape_written_by_ortpool_op_runs(tmp_path):
         "-1.7976931348623157e+308 instead of -inf)",
     )
     assert (done.returncode, done.stderr) == (1, "")
-    lines = done.stdout.splitlines()
+    lines = unwrap(done.stdout).splitlines()
     for line, tried in zip(lines[3:5], ("unchanged", "pad"), strict=True):
         assert line.startswith(f"      tried {tried}: "), line
         rest = line.split(": ", 1)[1]

@@ -26,6 +26,7 @@ from ortpool.fix import fix_with_report
 from ortpool.fix.sites import find_sites
 from ortpool.geometry import pool_geometry
 from ortpool.rewrite.selection import Selection
+from tests.support import unwrap
 from tests.support.fix import numpy_kernels  # noqa: F401
 
 SEEDS = range(8)
@@ -287,7 +288,7 @@ def test_a_written_model_never_run_is_not_proven(tmp_path, capsys):
     )
     onnx.save(model, tmp_path / "m.onnx")
     code = main(["fix", str(tmp_path / "m.onnx"), str(tmp_path / "o.onnx")])
-    err = capsys.readouterr().err
+    err = unwrap(capsys.readouterr().err)
     assert code == 2 and not (tmp_path / "o.onnx").exists()
     assert "input 's'" in err and "--inputs" in err
 
@@ -395,11 +396,11 @@ def test_cli_domain_flag_and_its_old_spellings(tmp_path, capsys):
     # the default, its explicit spelling and the earlier opt-out all mean the finite domain
     for flags in ([], ["--finite"], ["--assume-finite"]):
         assert main(["fix", str(source), str(tmp_path / "a.onnx"), *flags]) == 0
-        text = capsys.readouterr().out
+        text = unwrap(capsys.readouterr().out)
         assert "1 pooling nodes: unchanged 1" in text
         assert "proven in the finite domain (the default, ruling 20) for 1 node(s): 'pool'" in text
     for flags in (["--nonfinite"], ["--nan"]):  # the non-finite domain, and its old spelling
         assert main(["fix", str(source), str(tmp_path / "b.onnx"), *flags]) == 0
-        text = capsys.readouterr().out
+        text = unwrap(capsys.readouterr().out)
         assert "1 pooling nodes: standard form 1" in text and "form nan-guard" in text
         assert "finite domain" not in text

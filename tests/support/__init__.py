@@ -294,3 +294,19 @@ def processes_marked(marker: str, wait: float = 10.0) -> list[int]:
     while (found := marked()) and time.monotonic() < deadline:
         time.sleep(0.1)
     return found
+
+
+def unwrap(text: str) -> str:
+    """A ``fix`` or ``rewrite`` report as its logical lines: ``ortpool.validate.terminal.wrapped``
+    continues a long line six columns deeper than its own indent, a depth no nested line takes
+    (a node's lines sit four deeper), so such a line is joined back to the one it continues."""
+    out: list[str] = []
+    depths: list[int] = []
+    for line in text.splitlines():
+        depth = len(line) - len(line.lstrip(" "))
+        if out and line.strip() and depth == depths[-1] + 6:
+            out[-1] += " " + line.strip()
+            continue
+        out.append(line)
+        depths.append(depth)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
