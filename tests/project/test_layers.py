@@ -330,3 +330,23 @@ def test_each_package_lists_its_public_names_and_each_resolves() -> None:
 
     with pytest.raises(AttributeError, match=r"^module 'ortpool\.ort' has no attribute 'nope'$"):
         ortpool.ort.nope  # noqa: B018
+
+
+def test_one_way_to_open_a_session() -> None:
+    """Every onnxruntime session ortpool makes goes through ``ort.opening.open_session``: the one
+    ``onnxruntime.InferenceSession(...)`` call is ``ort.runtime.create``, and only
+    ``open_session`` calls that (issue 28: validate's runs, fix's proofs, bench's timing and the
+    guard's price open their sessions alike, with the same options and providers)."""
+    made, created = [], []
+    for module, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            owner = node.func.value
+            name = owner.id if isinstance(owner, ast.Name) else ""
+            if node.func.attr == "InferenceSession" and name in ("ort", "onnxruntime"):
+                made.append(module)
+            if node.func.attr == "create" and name == "runtime":
+                created.append(module)
+    assert made == ["ortpool.ort.runtime"]
+    assert created == ["ortpool.ort.opening"]
