@@ -112,6 +112,7 @@ def _fix_once(
     report = report_mod.FixReport(
         runtime=options.runtime.describe(),
         nonfinite=options.nonfinite,
+        style=options.model_inputs.style,
         accuracy=options.accuracy.to_dict(),
     )
     # Stamped first: the source's capture runs and every proof run what will be written.

@@ -24,7 +24,7 @@ from ortpool.fix.forms import FLOATS
 from ortpool.fix.outcomes import Outcome, Realization
 from ortpool.fix.sites import Site
 from ortpool.model.files import save
-from ortpool.model.inputs import describe_dims
+from ortpool.model.inputs import CLI, PYTHON, describe_dims
 from ortpool.validate.api import Report
 
 #: The realizations by their short names, in the order the summary counts them.
@@ -91,6 +91,8 @@ class FixReport:
     notes: list[str] = dataclasses.field(default_factory=list)
     runtime: dict[str, Any] = dataclasses.field(default_factory=dict)
     nonfinite: bool = False
+    #: who reads the report: the command line (flags) or a Python caller (arguments)
+    style: str = CLI
     written: str | None = None
     #: the model's inputs of the capture and proof runs: shapes, source, open dims (OpenDim)
     #: and the --shape that sets them; empty when the caller gave the feeds
@@ -193,7 +195,8 @@ class FixReport:
             names = ", ".join(repr(n.name) for n in maxed)
             lines.append(
                 f"proven in the finite domain (the default, ruling 20) for {len(maxed)} "
-                f"node(s): {names}; NaN and +-inf were not covered (--nonfinite proves them, "
+                f"node(s): {names}; NaN and +-inf were not covered "
+                f"({'nonfinite=True' if self.style == PYTHON else '--nonfinite'} proves them, "
                 "and guards a max onnxruntime gets wrong there)"
             )
         lines += [f"note: {note}" for note in self.notes]

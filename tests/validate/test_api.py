@@ -158,6 +158,11 @@ def test_fix_returns_the_model_and_its_report():
     assert [n.op_type for n in model.graph.node] == ["AveragePool"]
     assert [(n.name, n.form) for n in result.nodes] == [("averagepool19", "explicit-pads")]
     assert result.summary() == "\n".join(report.summary_lines())
+    # from Python the report speaks of the argument, not the flag
+    assert result.summary().endswith(
+        "NaN and +-inf were not covered (nonfinite=True proves them, and guards a max onnxruntime "
+        "gets wrong there)"
+    )
     assert json.loads(result.to_json())["summary"]["forms"] == {"explicit-pads": 1}
     page = result._repr_html_()
     assert "<td>averagepool19</td><td>AveragePool-19</td>" in page
