@@ -272,7 +272,7 @@ def test_the_finite_domain_leaves_the_max_and_says_so():
         text = "\n".join(report.summary_lines())
         assert (
             "proven in the finite domain (the default, ruling 20) for 1 node(s): 'pool'; NaN and "
-            "+-inf were not covered (--nonfinite proves them"
+            "+-inf were not covered (nonfinite=True proves them"  # from Python: the argument
         ) in text
 
 
