@@ -79,31 +79,52 @@ def lowest(elem: str) -> float | int:
     return int(info.min)
 
 
-def from_spec(
-    spec: NodeSpec, feeds: Sequence[np.ndarray], indices_used: bool | None = None
+def from_dims(
+    spec: NodeSpec,
+    elem: str,
+    dims: Sequence[int | None] | None,
+    indices_used: bool | None = None,
 ) -> NodeFacts:
-    """The facts of an isolated node fed ``feeds``: its sizes are the arrays' (static), its
-    Indices compared wherever it has them (``indices_used`` None: when the node has two outputs).
+    """The facts of a node of ``spec`` whose X is of element type ``elem`` and has ``dims``
+    (None for a size that is not static; ``dims`` None: the rank is unknown too, and the
+    kernel's length sets it): its spatial sizes are static where every one of them is, its
+    Indices compared wherever it has them (``indices_used`` None: when the node has two
+    outputs).
 
-    Example: ``from_spec(NodeSpec("MaxPool", 12, {"kernel_shape": [2, 2]}, 1, 1), [x])`` with x
-    of shape (1, 3, 8, 8) float32 gives op MaxPool, version 12, elem "float", spatial (8, 8).
+    Example: ``from_dims(NodeSpec("MaxPool", 12, {"kernel_shape": [2, 2]}, 1, 1), "float",
+    (1, 3, 8, None))`` gives op MaxPool, version 12, rank 2, spatial None (a size is symbolic).
     """
     opv = spec.spec
-    x = feeds[0]
-    rank = x.ndim - 2
+    rank = len(dims) - 2 if dims is not None else None
+    spatial = None
+    if dims is not None and all(isinstance(d, int) for d in dims[2:]):
+        spatial = tuple(int(d) for d in dims[2:])
     return NodeFacts(
         op=opv.op,
         version=opv.version,
         opset=spec.opset,
         attrs=spec.pool_attrs(rank),
-        elem=dtypes.name_of(x.dtype),
-        spatial=tuple(int(d) for d in x.shape[2:]),
+        elem=elem,
+        spatial=spatial,
         n_inputs=spec.n_inputs,
         n_outputs=spec.n_outputs,
         indices_used=spec.n_outputs > 1 if indices_used is None else indices_used,
         rank=rank,
         attributes=dict(spec.attributes),
     )
+
+
+def from_spec(
+    spec: NodeSpec, feeds: Sequence[np.ndarray], indices_used: bool | None = None
+) -> NodeFacts:
+    """The facts of an isolated node fed ``feeds``: :func:`from_dims` at the arrays' (static)
+    sizes and element type.
+
+    Example: ``from_spec(NodeSpec("MaxPool", 12, {"kernel_shape": [2, 2]}, 1, 1), [x])`` with x
+    of shape (1, 3, 8, 8) float32 gives op MaxPool, version 12, elem "float", spatial (8, 8).
+    """
+    x = feeds[0]
+    return from_dims(spec, dtypes.name_of(x.dtype), tuple(int(d) for d in x.shape), indices_used)
 
 
 def node_spec(facts: NodeFacts) -> NodeSpec:

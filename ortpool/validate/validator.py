@@ -37,9 +37,9 @@ from ortpool.attributes import (
     standard_attributes,
 )
 from ortpool.check import domain
-from ortpool.check.cases import BATCH, CHANNELS, expect, proof_sets, sampled_shapes
+from ortpool.check.cases import expect, full_shape, proof_sets, sampled_shapes
 from ortpool.check.judge import judge_node
-from ortpool.check.node import FLOATS, NodeFacts, from_spec, node_spec
+from ortpool.check.node import FLOATS, NodeFacts, from_dims, from_spec, node_spec
 from ortpool.errors import OrtpoolError
 from ortpool.model import capture, fixmarks
 from ortpool.model import inputs as model_inputs
@@ -60,6 +60,10 @@ GuardPrice = Callable[
     [onnx.ModelProto, Sequence[str], Mapping[str, np.ndarray], RuntimeSpec],
     tuple[str, dict],
 ]
+
+#: A node's X as shape inference knows it: element type and dims (None: not static; the dims
+#: None: the rank unknown too).
+_Site = tuple[str, tuple[int | None, ...] | None]
 
 #: The name onnx's inliner gives a function body's node in its k-th call.
 _INLINED = re.compile(r"(.+)__\d+")
@@ -452,41 +456,61 @@ def _judge(
     except (OrtpoolError, ValueError):
         return
     extra = feeds[2] if spec.op == "MaxUnpool" and len(feeds) > 2 else None
-    _judge_facts(pooling, facts, [feeds], [feeds[0].shape], options, result, extra)
+    _record(result, *_verdict(pooling, facts, [feeds], [feeds[0].shape], options, extra))
 
 
-def _judge_facts(
+def _verdict(
     pooling: capture.PoolingNode,
     facts: NodeFacts,
     captured: list[list[np.ndarray]],
     shapes: Sequence[Sequence[int]],
     options: ValidateOptions,
-    result: results.NodeResult,
     extra: np.ndarray | None = None,
-) -> None:
-    """:func:`_judge` on ``facts``: ``captured`` the node's real inputs (none for a node inside
-    a subgraph), the built cases at ``shapes`` (X's); ``extra``: MaxUnpool's output_shape."""
+    information: bool = True,
+) -> tuple[str | None, str | None]:
+    """The engine's judgement of ``facts`` (:func:`ortpool.check.judge.judge_node`) on
+    ``captured`` (the node's real inputs; none for a node inside a subgraph) and the domain's
+    built cases at ``shapes`` (X's; ``extra``: MaxUnpool's output_shape): "" where exact, where
+    it is not, or None when the spec refuses every set (a size the geometry cannot pool). With
+    ``information``, in the finite domain and where exact, also what the non-finite domain
+    shows: "" or where it differs (None: not run)."""
     runtime, rule = options.runtime, options.accuracy
     sets = expect(node_spec(facts), proof_sets(
         facts, shapes, captured=captured, seed=options.seed,
         nonfinite=options.nonfinite, output_shape=extra,
     ))
-    if not sets:  # the spec itself refuses every set (a size the geometry cannot pool)
-        return
+    if not sets:
+        return None, None
     proof = judge_node(facts, pooling.node, sets, runtime, rule)
-    result.judged = "" if proof.exact else proof.failure
     if not proof.exact:
-        result.status = results.DIFFER
-        result.causes.append(Cause(BUILT_CASE, proof.failure))
-        return
-    if options.nonfinite or facts.elem not in FLOATS:
-        return
+        return proof.failure, None
+    if not information or options.nonfinite or facts.elem not in FLOATS:
+        return "", None
     # the finite cases passed above, so what the non-finite domain's sets show is theirs
     wider = expect(node_spec(facts), proof_sets(
         facts, shapes, seed=options.seed, nonfinite=True, output_shape=extra,
     ))
     info = judge_node(facts, pooling.node, wider, runtime, rule)
-    result.nonfinite = "" if info.exact else info.failure
+    return "", "" if info.exact else info.failure
+
+
+def _record(result: results.NodeResult, failure: str | None, information: str | None) -> None:
+    """A :func:`_verdict` in ``result``: a built case that differs makes the node differ."""
+    if failure is None:
+        return
+    result.judged, result.nonfinite = failure, information
+    if failure:
+        result.status = results.DIFFER
+        result.causes.append(Cause(BUILT_CASE, failure))
+
+
+def _attribute_causes(spec: NodeSpec, facts: NodeFacts, shape: Sequence[int]) -> list[Cause]:
+    """What a window op's attributes show at ``shape`` (SAME with dilation, VALID with
+    ceil_mode...), for a node judged on built cases only."""
+    if not facts.windowed:
+        return []
+    named = causes_mod.recognise(spec.op, facts.attrs, list(shape[2:]), differs=True)
+    return [c for c in named if c.code != causes_mod.UNRECOGNISED]
 
 
 def _judge_at_spec_size(
@@ -503,58 +527,42 @@ def _judge_at_spec_size(
     if result.status not in _JUDGED:
         return
     found = sizes.site(pooling)
-    if found is None or found[1] is None or tuple(found[1][2:]) == tuple(feeds[0].shape[2:]):
+    if found is None or found[1] is None:
         return
-    shape = (*feeds[0].shape[:2], *found[1][2:])
-    example = np.zeros(shape, feeds[0].dtype)
+    spatial = found[1][2:]
+    if None in spatial or tuple(spatial) == tuple(feeds[0].shape[2:]):
+        return
+    shape = (*feeds[0].shape[:2], *spatial)
     try:
-        facts = from_spec(spec, [example], indices_used=_indices_used(pooling))
+        facts = from_dims(spec, dtypes.name_of(feeds[0].dtype), shape, _indices_used(pooling))
     except (OrtpoolError, ValueError):
         return
-    at_spec = results.NodeResult(
-        name=pooling.name, op=spec.op, spec_version=spec.spec.version, opset=spec.opset,
-        dtype=result.dtype, attributes=dict(spec.attributes), input_shapes=[list(shape)],
-        status=results.AGREE,
-    )
-    _judge_facts(pooling, facts, [], [shape], options, at_spec)
-    if at_spec.status == results.DIFFER:
+    failure, _ = _verdict(pooling, facts, [], [shape], options, information=False)
+    if failure:
         result.status = results.DIFFER
-        result.judged = at_spec.judged
-        if facts.windowed:  # what the attributes show at that size
-            named = causes_mod.recognise(spec.op, facts.attrs, list(shape[2:]), differs=True)
-            result.causes += [c for c in named if c.code != causes_mod.UNRECOGNISED]
+        result.judged = failure
+        result.causes += _attribute_causes(spec, facts, shape)
         result.causes.append(Cause(
             BUILT_CASE,
             f"at X {list(shape)}, the size the spec's upstream nodes give it (onnxruntime's run "
-            f"gives {list(feeds[0].shape)}; fix proves it there): {at_spec.judged}",
+            f"gives {list(feeds[0].shape)}; fix proves it there): {failure}",
         ))
 
 
 def _judged_alone(
-    pooling: capture.PoolingNode, spec: NodeSpec, found: tuple[str, tuple[int, ...] | None],
-    options: ValidateOptions,
+    pooling: capture.PoolingNode, spec: NodeSpec, found: _Site, options: ValidateOptions
 ) -> results.NodeResult | None:
     """A node inside a subgraph (its input changes per branch or iteration, so the model's run
-    gives none to capture) judged as ``fix`` judges it, by :func:`ortpool.check.judge.
-    judge_node`: on the built cases of the domain at its static size, or at the sizes
-    :func:`ortpool.check.cases.sampled_shapes` gives where its size is symbolic. None: not
-    judged (the spec's attributes refused, no size to build at)."""
-    elem, shape = found
-    example = np.zeros(shape or (1, 1, 1), dtypes.NUMPY[elem])
+    gives none to capture) judged as ``fix`` judges it (:func:`ortpool.fix.inputs.site_sets`),
+    by :func:`ortpool.check.judge.judge_node`: on the built cases of the domain at its static
+    size, or at the sizes :func:`ortpool.check.cases.sampled_shapes` gives where its size is
+    symbolic. None: not judged (the spec's attributes refused, no size to build at)."""
+    elem, dims = found
     try:
-        if shape is not None:
-            facts = from_spec(spec, [example], indices_used=_indices_used(pooling))
-        else:
-            rank = len(spec.attributes.get("kernel_shape", ())) or None
-            facts = NodeFacts(
-                op=spec.spec.op, version=spec.spec.version, opset=spec.opset,
-                attrs=spec.pool_attrs(rank) if rank else spec.pool_attrs(2), elem=elem,
-                spatial=None, n_inputs=spec.n_inputs, n_outputs=spec.n_outputs,
-                indices_used=_indices_used(pooling), rank=rank,
-                attributes=dict(spec.attributes),
-            )
+        facts = from_dims(spec, elem, dims, _indices_used(pooling))
     except (OrtpoolError, ValueError):
         return None
+    shape = full_shape(facts, dims)
     shapes = [shape] if shape is not None else sampled_shapes(facts)
     if not shapes:
         return None
@@ -574,45 +582,44 @@ def _judged_alone(
         "input changes per iteration/branch: none is captured)",
     )
     result.domain = domain.name(options.nonfinite)
-    _judge_facts(pooling, facts, [], shapes, options, result)
-    if result.status == results.DIFFER and shape is not None and facts.windowed:
-        # what the attributes show at that size (SAME with dilation, VALID with ceil_mode...)
-        named = causes_mod.recognise(spec.op, facts.attrs, list(shape[2:]), differs=True)
-        result.causes[:0] = [c for c in named if c.code != causes_mod.UNRECOGNISED]
+    _record(result, *_verdict(pooling, facts, [], shapes, options))
+    if result.status == results.DIFFER and shape is not None:
+        result.causes[:0] = _attribute_causes(spec, facts, shape)
     return result
 
 
 class _StaticSizes:
-    """The element type and static input size of the nodes inside subgraphs, as onnx shape
-    inference with the spec's pool sizes gives them (:func:`ortpool.model.inference.
-    learn_shapes`, what ``fix`` proves such nodes at), learned on first use."""
+    """The element type and static input dims of pooling nodes, as onnx shape inference with
+    the spec's pool sizes gives them (:func:`ortpool.model.inference.learn_shapes`, the sizes
+    ``fix`` proves nodes at), learned on first use."""
 
     def __init__(self, model: onnx.ModelProto):
         self.model = model
         self._table: TypeTable | None = None
-        self._scopes: list[Scope] = []
+        #: a node's scope by its first output (one writer per value name)
+        self._scopes: dict[str, Scope] = {}
 
-    def site(self, pooling: capture.PoolingNode) -> tuple[str, tuple[int, ...] | None] | None:
-        """X's element type and shape (symbolic N and C sized as fix sizes them; None where a
-        spatial size is symbolic), or None: a node of more than one input (rois and indices are
-        data) or of unknown type."""
+    def site(self, pooling: capture.PoolingNode) -> _Site | None:
+        """X's element type and dims (None for a size that is not static, or not 1 or more: an
+        empty map is no size to build cases at; dims None where the rank is unknown), or None:
+        a node of more than one input (rois and indices are data) or of unknown type."""
         node = pooling.node
-        if len(pooling.inputs) != 1:
+        if len(pooling.inputs) != 1 or not node.output:
             return None
         if self._table is None:
-            self._table, self._scopes = learn_shapes(self.model), model_scopes(self.model)
-        scope = next((s for s in self._scopes if any(n is node or n == node for n in s.nodes)),
-                     None)
+            self._table = learn_shapes(self.model)
+            self._scopes = {n.output[0]: scope for scope in model_scopes(self.model)
+                            for n in scope.nodes if n.output}
+        scope = self._scopes.get(node.output[0])
         found = self._table.lookup(scope, node.input[0]) if scope is not None else None
         elem = dtypes.NAME_OF_CODE.get(found.elem_type) if found is not None else None
         if elem is None or elem not in dtypes.NUMPY:
             return None
         dims = found.static_dims
-        if dims is None or len(dims) < 3 or not all(
-            isinstance(d, int) and d >= 1 for d in dims[2:]
-        ):
+        if dims is None or len(dims) < 3:
             return elem, None
-        return elem, (dims[0] or BATCH, dims[1] or CHANNELS, *dims[2:])
+        spatial = (d if isinstance(d, int) and d >= 1 else None for d in dims[2:])
+        return elem, (*dims[:2], *spatial)
 
 
 def _indices_used(pooling: capture.PoolingNode) -> bool:
