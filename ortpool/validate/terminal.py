@@ -201,14 +201,7 @@ def fit(text: str, indent: str = "", more: str = "    ") -> list[str]:
     """``text``'s first line in :data:`WIDTH` columns, starting at ``indent``, wrapped, the
     next lines indented by ``more`` further; at most :data:`MAX_LINES` (a runtime's message
     may be one line of thousands of characters: the JSON report keeps it whole)."""
-    lines = textwrap.wrap(
-        first_line(text),
-        WIDTH,
-        initial_indent=indent,
-        subsequent_indent=indent + more,
-        break_long_words=True,
-        break_on_hyphens=False,
-    ) or [indent.rstrip()]
+    lines = _wrap(first_line(text), indent, more) or [indent.rstrip()]
     if len(lines) <= MAX_LINES:
         return lines
     cut = " ... (cut: --json has the whole text)"
@@ -225,11 +218,15 @@ def wrapped(lines: Sequence[str]) -> list[str]:
         if len(line) <= WIDTH or not text:
             out.append(line)
             continue
-        indent = line[: len(line) - len(text)]
-        out += textwrap.wrap(text, WIDTH, initial_indent=indent,
-                             subsequent_indent=indent + " " * 6, break_long_words=True,
-                             break_on_hyphens=False)
+        out += _wrap(text, line[: len(line) - len(text)], " " * 6)
     return out
+
+
+def _wrap(text: str, indent: str, more: str) -> list[str]:
+    """``text`` in :data:`WIDTH` columns from ``indent``, continued ``more`` further (long words
+    broken: a path may be wider than the report)."""
+    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + more,
+                         break_long_words=True, break_on_hyphens=False)
 
 
 def display_path(path: str) -> str:
