@@ -20,6 +20,7 @@ import numpy as np
 import onnx
 
 from ortpool.bench.usermodel import CONTROL, FIXED, time_against
+from ortpool.fix.report import FORM, UNCHANGED
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec
 
 #: Interleaved rounds of the timing (the median of each variant's samples is compared).
@@ -77,7 +78,7 @@ def guard_cost(
     found.forms = {n.name: n.form or n.realization for n in report.nodes if n.name in nodes}
     if report.exit_code() != 0:
         lacking = [f"{n.name!r} ({n.realization})" for n in report.nodes
-                   if n.name in nodes and n.realization not in ("unchanged", "standard form")]
+                   if n.name in nodes and n.realization not in (UNCHANGED, FORM)]
         found.error = ("no standard-op form is exact there for " + ", ".join(lacking)
                        + ": the guarded model would need ortpool's op")
         return found
