@@ -1,0 +1,58 @@
+"""What guarding the nodes that differ on NaN/inf only costs (ruling 20), as validate reports it
+through ``ortpool.fix.cost.priced``: fix --nonfinite for those nodes, the fixed model timed
+against the original with a control; or, where no standard form is exact, why not."""
+
+from __future__ import annotations
+
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from ortpool.fix.cost import ROUNDS, priced
+from ortpool.ort import RuntimeSpec
+from ortpool.validate.validator import ValidateOptions, validate_model
+
+
+def _pool(indices: bool) -> onnx.ModelProto:
+    outputs = ["y", "i"] if indices else ["y"]
+    graph = h.make_graph(
+        [h.make_node("MaxPool", ["x"], outputs, name="p", kernel_shape=[2, 2])],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 8, 8])],
+        [h.make_tensor_value_info(o, T.FLOAT if o == "y" else T.INT64, None) for o in outputs],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 12)])
+    model.ir_version = 8
+    return model
+
+
+def test_the_guard_is_priced_on_the_model():
+    options = ValidateOptions(runtime=RuntimeSpec(), guard_cost=priced)
+    result = validate_model(_pool(indices=False), options, label="m")
+    (node,) = result.nodes
+    assert node.status == "agree" and node.nonfinite.endswith("instead of nan)")
+    cost = result.guard_cost
+    assert (cost["nodes"], cost["forms"], cost["level"], cost["error"]) == (
+        ["p"], {"p": "nan-guard"}, "all", ""
+    )
+    assert cost["ratio"] > 0 and cost["control"] > 0
+    assert result.guard_text.startswith(
+        "guarding 'p' against NaN and -inf (fix --nonfinite: nan-guard) costs x"
+    )
+    assert result.guard_text.endswith(
+        f"of this model's run time (control x{cost['control']:.2f}; level all, one thread, "
+        f"median of {ROUNDS} interleaved rounds)"
+    )
+    # the non-finite domain judges those nodes itself: nothing to price
+    options.nonfinite = True
+    assert validate_model(_pool(indices=False), options, label="m").guard_cost == {}
+
+
+def test_a_guard_that_needs_ortpools_op_is_said_so():
+    options = ValidateOptions(runtime=RuntimeSpec(), guard_cost=priced)
+    result = validate_model(_pool(indices=True), options, label="m")
+    assert result.guard_cost["ratio"] is None
+    assert result.guard_text == (
+        "guarding 'p' (fix --nonfinite) could not be measured: no standard-op form is exact "
+        "there for 'p' (ortpool op): the guarded model would need ortpool's op"
+    )
