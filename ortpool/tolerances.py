@@ -90,6 +90,9 @@ class AccuracyRule:
     limits: tuple[tuple[str, float], ...] = (("float", 1e-4), ("double", 1e-12))
     #: half types: agree within this many ulp of the output type
     half_ulps: float = 1.0
+    #: when given (``--atol``, ``--rtol``), they widen a sum's agree band
+    atol: float | None = None
+    rtol: float | None = None
 
     def __post_init__(self) -> None:
         for name, value in (("agree_factor", self.agree_factor), ("half_ulps", self.half_ulps),
@@ -106,6 +109,7 @@ class AccuracyRule:
         return dataclasses.replace(self, limits=tuple(sorted(merged.items())))
 
     def to_dict(self) -> dict[str, Any]:
+        # atol and rtol are settings of their own in every report
         return {"agree_factor": self.agree_factor, "limits": dict(self.limits),
                 "half_ulps": self.half_ulps}
 

@@ -47,7 +47,7 @@ from ortpool.bench.timing import interleaved
 from ortpool.fix import apply, forms
 from ortpool.fix.sites import find_sites
 from ortpool.model.singlenode import IR_VERSION
-from ortpool.rewrite.selection import Selection
+from ortpool.model.selection import Selection
 
 STEM_POOL = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
 

@@ -28,15 +28,15 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ortpool import modelfile, versions
+from ortpool import modelfile
 from ortpool.bench.runner import Settings, session_runtime
 from ortpool.bench.timing import Ratio, Stats, interleaved
 from ortpool.errors import OrtpoolError
 from ortpool.fix.emit import MARK
-from ortpool.model import InputSpec, ResolvedInputs, graph_inputs, pooling_nodes, resolve
-from ortpool.model.capture import governing_opset
-from ortpool.model.inference import value_type
+from ortpool.model import InputSpec, ResolvedInputs, graph_inputs, resolve
+from ortpool.model.inference import TypeTable, value_type
 from ortpool.model.scopes import graph_scopes
+from ortpool.model.site import find_sites
 from ortpool.ort import (
     RuntimeSpec,
     kernel_node,
@@ -177,13 +177,6 @@ def check_interface(
             f"FIXED {fixed_label} does not give the outputs of MODEL {model_label}: MODEL gives "
             f"{', '.join(outputs) or 'none'}, FIXED gives {', '.join(fixed_outputs) or 'none'}"
         )
-
-
-def _op_text(node: onnx.NodeProto, opset: int) -> str:
-    try:
-        return f"{node.op_type}-{versions.resolve(node.op_type, opset).version}"
-    except ValueError:
-        return node.op_type
 
 
 def _profile_keys(node: onnx.NodeProto) -> tuple[str, ...]:
@@ -356,8 +349,8 @@ def bench_models(pair: Pair, spec: InputSpec | None, settings: Settings) -> Mode
     except RunFailed as err:  # onnxruntime's own errors: the sizes chosen, then its reason
         which = fixed_label if err.variant == FIXED else label
         raise resolved.cannot_run(which, err.reason) from None
-    opset = governing_opset(model)
-    pools = pooling_nodes(model)
+    # no types needed: the sites' names and versions (an empty table spares onnx inference)
+    pools, _ = find_sites(model, skip_invalid=True, table=TypeTable())
     # unnamed nodes cannot be told apart in a profile (onnxruntime names events by node name)
     named = {p.node.name: p.name for p in pools if p.node.name}
     profiles = {ORIGINAL: profile(model, feeds, named, settings)}
@@ -368,7 +361,7 @@ def bench_models(pair: Pair, spec: InputSpec | None, settings: Settings) -> Mode
         original = profiles[ORIGINAL]
         entry = NodeTime(
             pool.name,
-            _op_text(pool.node, opset),
+            pool.key if pool.version else pool.op,
             original.nodes.get(pool.name),
             providers=original.providers.get(pool.name, ()),
         )

@@ -5,15 +5,17 @@ of its forms come from here, so that the commands cannot disagree:
 
 * :mod:`ortpool.check.domain`: the input domain (ruling 20: finite by default, non-finite by
   choice);
-* :mod:`ortpool.check.node`: :class:`NodeFacts`, the one description of a pooling node;
+* :mod:`ortpool.check.status`: what the engine can say of a node and of a model;
 * :mod:`ortpool.check.cases`: the inputs a node is judged on (the captured ones and the cases
   ruling 18 names, built) and the spec's answer for each;
 * :mod:`ortpool.check.compare`: one output against the spec's (max values and Indices exact,
   sums by ruling 17's accuracy rule);
+* :mod:`ortpool.check.causes`: why a node differs, where its attributes and input show it;
 * :mod:`ortpool.check.judge`: a model of the node (as it is, or a form of it) run on those
-  inputs at the runtime's optimization level and compared with the spec: a :class:`Proof`.
+  inputs at the runtime's optimization level and compared with the spec: a :class:`Judgement`.
 
-The layer sits above ``ort`` (it opens sessions) and below ``rewrite``, ``validate`` and ``fix``.
+A node is described once, by :class:`ortpool.model.site.Site`. The layer sits above ``ort`` (it
+opens sessions) and below ``rewrite``, ``validate`` and ``fix``.
 """
 
 from __future__ import annotations
@@ -26,8 +28,7 @@ from ortpool.lazy import lazy_names
 if TYPE_CHECKING:
     from ortpool.check.cases import FeedSet, expect, proof_sets
     from ortpool.check.compare import TensorComparison, compare_indices, compare_values
-    from ortpool.check.judge import Proof, judge_node, prove
-    from ortpool.check.node import NodeFacts, from_spec
+    from ortpool.check.judge import Judgement, judge
 
 #: public name -> module: the judge opens sessions (onnxruntime), the cases bring the kernels
 _LAZY = {
@@ -37,27 +38,21 @@ _LAZY = {
     "TensorComparison": "ortpool.check.compare",
     "compare_indices": "ortpool.check.compare",
     "compare_values": "ortpool.check.compare",
-    "Proof": "ortpool.check.judge",
-    "judge_node": "ortpool.check.judge",
-    "prove": "ortpool.check.judge",
-    "NodeFacts": "ortpool.check.node",
-    "from_spec": "ortpool.check.node",
+    "Judgement": "ortpool.check.judge",
+    "judge": "ortpool.check.judge",
 }
 
 __all__ = [
     "FINITE",
     "NONFINITE",
     "FeedSet",
-    "NodeFacts",
-    "Proof",
+    "Judgement",
     "TensorComparison",
     "compare_indices",
     "compare_values",
     "expect",
-    "from_spec",
-    "judge_node",
+    "judge",
     "proof_sets",
-    "prove",
 ]
 
 __getattr__ = lazy_names(__name__, _LAZY)

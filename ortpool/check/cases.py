@@ -33,11 +33,11 @@ import numpy as np
 from ortpool import dtypes, kernels
 from ortpool.attributes import PoolAttrs
 from ortpool.check.domain import NONFINITE_VALUES
-from ortpool.check.node import FLOATS, MAX_LIKE, NodeFacts, lowest
+from ortpool.dtypes import FLOATS
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import effective_kernel
 from ortpool.model.inputs import random_tensor
-from ortpool.model.singlenode import NodeSpec
+from ortpool.model.site import MAX_LIKE, Site
 from ortpool.tolerances import GLOBAL_SUMS
 
 #: the label of an input set captured from a run of the model
@@ -56,6 +56,9 @@ class FeedSet:
     arrays: list[np.ndarray]
     expected: list[np.ndarray] | None = None
     cases: dict[tuple[int, int], str] = dataclasses.field(default_factory=dict)
+    #: the model's own input (or a conformance case's), not one built to reach a case: a cell
+    #: the spec leaves to a ruling and an Index tie are counted apart there, not as differences
+    observed: bool = False
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -68,17 +71,25 @@ class FeedSet:
         return self.cases.get((int(at[0]), int(at[1])), "")
 
 
-def full_shape(facts: NodeFacts, dims: Sequence[int | None] | None) -> tuple[int, ...] | None:
+def lowest(elem: str) -> float | int:
+    """The value that never wins a max and is the empty window's result (rulings 5, 6)."""
+    if elem in FLOATS:
+        return -math.inf
+    return int(np.iinfo(np.dtype(elem)).min)
+
+
+def full_shape(site: Site) -> tuple[int, ...] | None:
     """X's shape with symbolic N/C sized as :data:`BATCH`/:data:`CHANNELS`; None when a spatial
     size is symbolic."""
-    if facts.spatial is None:
+    if site.spatial is None:
         return None
+    dims = site.x_dims
     n = dims[0] if dims and isinstance(dims[0], int) else BATCH
     c = dims[1] if dims and len(dims) > 1 and isinstance(dims[1], int) else CHANNELS
-    return (n, c, *facts.spatial)
+    return (n, c, *site.spatial)
 
 
-def sampled_shapes(facts: NodeFacts) -> list[tuple[int, ...]]:
+def sampled_shapes(site: Site) -> list[tuple[int, ...]]:
     """Input shapes for a node whose spatial sizes are symbolic: per axis every size from the
     smallest the geometry admits through two strides more (every remainder mod the stride, so
     SAME's pads and ceil mode's overhang take all their values), plus one larger size; for a
@@ -86,14 +97,14 @@ def sampled_shapes(facts: NodeFacts) -> list[tuple[int, ...]]:
 
     Example: k=3, s=2, no pads: sizes 3, 4, 5, 6, 7 and 12 on every axis (the axes together).
     """
-    attrs = facts.attrs
-    rank = facts.spatial_rank
+    attrs = site.attrs
+    rank = site.rank
     if rank is None:
         return []
     if not isinstance(attrs, PoolAttrs):
         smallest, steps = [1] * rank, 5
     else:
-        if facts.op == "MaxUnpool":
+        if site.op == "MaxUnpool":
             smallest = [1] * rank
         else:
             smallest = []
@@ -154,7 +165,7 @@ class Case:
         return self.base in NONFINITE_VALUES or any(v in NONFINITE_VALUES for _, v in self.marks)
 
 
-def spans(facts: NodeFacts, spatial: Sequence[int]) -> tuple[int, ...]:
+def spans(site: Site, spatial: Sequence[int]) -> tuple[int, ...]:
     """Per axis the lattice spacing of the built cases: positions ``span`` apart on an axis are
     never taps of one window, so one case per lattice offset puts one mark in every window, at
     each of its tap positions over the offsets. A windowed pool's span is its dilated kernel
@@ -165,8 +176,8 @@ def spans(facts: NodeFacts, spatial: Sequence[int]) -> tuple[int, ...]:
     rows 0, 2, 4, 6 x columns 1, 4, 7: every window holds exactly one of them, at its
     tap (0, 1) for windows starting on even rows and columns 0, 3, 6.
     """
-    attrs = facts.attrs
-    if facts.op in ("MaxPool", "AveragePool", "LpPool") and isinstance(attrs, PoolAttrs):
+    attrs = site.attrs
+    if site.op in ("MaxPool", "AveragePool", "LpPool") and isinstance(attrs, PoolAttrs):
         return tuple(
             min(n, effective_kernel(k, d))
             for n, k, d in zip(spatial, attrs.kernel_shape, attrs.dilations, strict=True)
@@ -185,10 +196,10 @@ def _offsets(span: Sequence[int], keep: int) -> list[tuple[int, ...]]:
     return list(itertools.product(*picks))
 
 
-def _partner(facts: NodeFacts, offset: tuple[int, ...], span: Sequence[int]) -> tuple | None:
+def _partner(site: Site, offset: tuple[int, ...], span: Sequence[int]) -> tuple | None:
     """An offset one dilation step from ``offset`` on the last axis whose window spans it: the
     two lattices then meet in windows (a sum's +inf and -inf in one window)."""
-    attrs = facts.attrs
+    attrs = site.attrs
     dilations = attrs.dilations if isinstance(attrs, PoolAttrs) else (1,) * len(span)
     for axis in reversed(range(len(span))):
         step = dilations[axis] if axis < len(dilations) else 1
@@ -199,8 +210,8 @@ def _partner(facts: NodeFacts, offset: tuple[int, ...], span: Sequence[int]) -> 
     return None
 
 
-def cases(facts: NodeFacts, span: Sequence[int], nonfinite: bool, keep: int = 5) -> list[Case]:
-    """The cases rulings 18 and 20 name for ``facts`` (a float type), in a fixed order.
+def cases(site: Site, span: Sequence[int], nonfinite: bool, keep: int = 5) -> list[Case]:
+    """The cases rulings 18 and 20 name for ``site`` (a float type), in a fixed order.
 
     Max-like ops, finite domain: per offset the window's largest value at that tap among the
     lowest finite value (which tap wins: its index); planes of the lowest finite value only (a
@@ -215,7 +226,7 @@ def cases(facts: NodeFacts, span: Sequence[int], nonfinite: bool, keep: int = 5)
     """
     found: list[Case] = []
     offsets = _offsets(span, keep)
-    if facts.op in MAX_LIKE:
+    if site.op in MAX_LIKE:
         found += [Case(f"NaN at tap {o}", "fill", ((o, "NaN"),)) for o in offsets]
         found += [Case(f"+inf at tap {o}", "fill", ((o, "+inf"),)) for o in offsets]
         found += [Case(f"NaN at tap {o} among -inf", "-inf", ((o, "NaN"),)) for o in offsets]
@@ -230,7 +241,7 @@ def cases(facts: NodeFacts, span: Sequence[int], nonfinite: bool, keep: int = 5)
     else:
         found += [Case(f"NaN at tap {o}", "fill", ((o, "NaN"),)) for o in offsets]
         for o in offsets:
-            partner = _partner(facts, o, span)
+            partner = _partner(site, o, span)
             marks = ((o, "+inf"),) + (((partner, "-inf"),) if partner is not None else ())
             pair = f", -inf at {partner}" if partner is not None else " (a window of one tap)"
             found.append(Case(f"+inf at tap {o}{pair}", "fill", marks))
@@ -269,20 +280,20 @@ def _plane(case: Case, fill: np.ndarray, span: Sequence[int]) -> np.ndarray:
 
 
 def constructed_sets(
-    facts: NodeFacts, shape: Sequence[int], rng: np.random.Generator, nonfinite: bool = False,
+    site: Site, shape: Sequence[int], rng: np.random.Generator, nonfinite: bool = False,
     extra: Sequence[np.ndarray] = (),
 ) -> list[FeedSet]:
-    """X tensors of ``shape`` holding the built :func:`cases` of a float ``facts``, one case per
+    """X tensors of ``shape`` holding the built :func:`cases` of a float ``site``, one case per
     (n, c) plane, as many tensors as the cases need; planes left over and the values around
     the marks are the seeded fill. ``extra``: the node's other inputs, the same for each set.
     Which plane holds which case never depends on ``rng``.
     """
-    if facts.elem not in FLOATS or len(shape) < 3 or 0 in shape:
+    if site.elem not in FLOATS or len(shape) < 3 or 0 in shape:
         return []
-    span = spans(facts, shape[2:])
+    span = spans(site, shape[2:])
     planes = shape[0] * shape[1]
     for keep in (5, 3, 2, 1):
-        built = cases(facts, span, nonfinite, keep)
+        built = cases(site, span, nonfinite, keep)
         if math.ceil(len(built) / planes) * math.prod(shape) <= MAX_ELEMENTS:
             break
     else:
@@ -294,7 +305,7 @@ def constructed_sets(
     count = math.ceil(len(built) / planes)
     for number in range(count):
         chunk = built[number * planes:(number + 1) * planes]
-        x = _fill(rng, shape, facts.elem, facts.op)
+        x = _fill(rng, shape, site.elem, site.op)
         held = {}
         for index, case in enumerate(chunk):
             n, c = divmod(index, shape[1])
@@ -307,7 +318,7 @@ def constructed_sets(
 
 
 def _unpool_sets(
-    facts: NodeFacts,
+    site: Site,
     rng: np.random.Generator,
     shape: tuple[int, ...],
     output_shape: np.ndarray | None,
@@ -315,7 +326,7 @@ def _unpool_sets(
 ) -> list[FeedSet]:
     """X values with Indices a MaxPool of the same geometry gives, and distinct random ones
     (``nonfinite``: also NaN, +inf and -inf moved)."""
-    attrs = facts.attrs
+    attrs = site.attrs
     default = [
         (n - 1) * s - attrs.pads[i] - attrs.pads[i + attrs.rank] + k
         for i, (n, k, s) in enumerate(zip(shape[2:], attrs.kernel_shape, attrs.strides,
@@ -323,9 +334,9 @@ def _unpool_sets(
     ]
     target = [*shape[:2], *default] if output_shape is None else [int(v) for v in output_shape]
     size = math.prod(target)
-    extra = [np.asarray(target, np.int64)] if facts.n_inputs > 2 else []
+    extra = [np.asarray(target, np.int64)] if site.n_inputs > 2 else []
     sets = []
-    x = random_tensor(rng, shape, facts.elem)
+    x = random_tensor(rng, shape, site.elem)
     if all(p < k for p, k in zip(attrs.pads, attrs.kernel_shape * 2, strict=True)) and all(
         d >= 1 for d in default
     ):
@@ -343,7 +354,7 @@ def _unpool_sets(
     if size >= x.size:
         unique = rng.permutation(size)[: x.size].reshape(x.shape).astype(np.int64)
         sets.append(FeedSet("distinct random Indices", [x, unique, *extra]))
-    if nonfinite and sets and facts.elem in FLOATS and x.size:
+    if nonfinite and sets and site.elem in FLOATS and x.size:
         # NaN, +inf and -inf are moved as they are (bit for bit), at fixed places
         odd = x.copy().reshape(-1)
         for place, value in zip((0, odd.size // 2, odd.size - 1), (np.nan, np.inf, -np.inf),
@@ -371,53 +382,53 @@ def _rois(rng: np.random.Generator, shape: Sequence[int], elem: str, scale: floa
 
 
 def proof_sets(
-    facts: NodeFacts,
+    site: Site,
     shapes: Sequence[tuple[int, ...]],
     captured: Sequence[Sequence[np.ndarray]] = (),
     seed: int = 0,
     nonfinite: bool = False,
     output_shape: np.ndarray | None = None,
 ) -> list[FeedSet]:
-    """Every input set for ``facts`` on ``shapes`` (X shapes), the captured ones first.
+    """Every input set for ``site`` on ``shapes`` (X shapes), the captured ones first.
 
     A float type gets the built cases (:func:`constructed_sets`) of the domain (ruling 20):
     ``nonfinite`` adds NaN, +inf and -inf at every tap and the all -inf set. A global average
     or norm also gets a plane of uniform [0, 1) values, where a running float32 sum loses
     digits (ruling 13). MaxRoiPool's generated RoIs do not depend on ``seed``.
     """
-    sets = [FeedSet(CAPTURED, list(a)) for a in captured]
+    sets = [FeedSet(CAPTURED, list(a), observed=True) for a in captured]
     # an integer type's lowest is a finite value; a float type's is -inf
-    with_lowest = nonfinite or facts.elem not in FLOATS
-    kinds = ["ties"] + ["extremes"] * (facts.elem not in FLOATS) + ["lowest"] * with_lowest
-    if facts.op in GLOBAL_SUMS and facts.elem in FLOATS:
+    with_lowest = nonfinite or site.elem not in FLOATS
+    kinds = ["ties"] + ["extremes"] * (site.elem not in FLOATS) + ["lowest"] * with_lowest
+    if site.op in GLOBAL_SUMS and site.elem in FLOATS:
         kinds.append("uniform")
     for number, shape in enumerate(shapes):
         rng = np.random.default_rng([seed, number])
-        if facts.op == "MaxUnpool":
-            sets += _unpool_sets(facts, rng, tuple(shape), output_shape, nonfinite)
+        if site.op == "MaxUnpool":
+            given = site.output_shape if output_shape is None else output_shape
+            sets += _unpool_sets(site, rng, tuple(shape), given, nonfinite)
             continue
         extra = []
-        if facts.op == "MaxRoiPool":
+        if site.op == "MaxRoiPool":
             # fixed, not seeded: which bins the built cases reach must not depend on the seed
-            extra = [_rois(np.random.default_rng([0, number]), shape, facts.elem,
-                           getattr(facts.attrs, "spatial_scale", 1.0))]
+            extra = [_rois(np.random.default_rng([0, number]), shape, site.elem,
+                           getattr(site.attrs, "spatial_scale", 1.0))]
         for kind in kinds:
             # The uniform plane decides a sum's accuracy, a verdict: not seeded either.
             source = np.random.default_rng([0, number]) if kind == "uniform" else rng
-            x = _values(source, shape, facts.elem, kind, facts.op)
+            x = _values(source, shape, site.elem, kind, site.op)
             sets.append(FeedSet(kind, [x, *extra]))
-        sets += constructed_sets(facts, shape, rng, nonfinite=nonfinite, extra=extra)
+        sets += constructed_sets(site, shape, rng, nonfinite=nonfinite, extra=extra)
     return sets
 
 
-def spec_outputs(spec: NodeSpec, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+def spec_outputs(site: Site, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The spec's outputs for ``arrays``: ortpool's kernels at the node's version."""
-    return list(kernels.run_op(spec.op, spec.spec.version, arrays, spec.attributes,
-                               spec.n_outputs))
+    return list(kernels.run_op(site.op, site.version, arrays, site.attributes, site.n_outputs))
 
 
 def expect(
-    spec: NodeSpec, sets: Sequence[FeedSet], refusals: list[str] | None = None
+    site: Site, sets: Sequence[FeedSet], refusals: list[str] | None = None
 ) -> list[FeedSet]:
     """Fill in the spec's outputs; a set the spec itself refuses (a size the geometry cannot
     pool, an output over the kernels' limits) is dropped, and why is appended to ``refusals``."""
@@ -425,7 +436,7 @@ def expect(
     for feed in sets:
         if feed.expected is None:
             try:
-                feed.expected = spec_outputs(spec, feed.arrays)
+                feed.expected = spec_outputs(site, feed.arrays)
             except (OrtpoolError, ValueError) as err:
                 if refusals is not None:
                     detail = err.detail if isinstance(err, OrtpoolError) else str(err)

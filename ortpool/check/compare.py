@@ -20,6 +20,7 @@ import numpy as np
 
 from ortpool.geometry import PoolGeometry
 from ortpool.kernels import window_max
+from ortpool.model.site import Site
 from ortpool.tolerances import Accuracy, Tolerance
 from ortpool.versions import GLOBAL_OPERATORS
 
@@ -45,6 +46,10 @@ class TensorComparison:
     noted: int = 0
     inaccurate: int = 0
     only_in_one: int = 0
+    #: of the differing cells, those in windows holding a NaN / no input element (the rulings'
+    #: cells: what names a cause)
+    in_nan_windows: int = 0
+    in_empty_windows: int = 0
     max_abs: float | None = None
     max_rel: float | None = None
     examples: list[dict[str, Any]] = dataclasses.field(default_factory=list)
@@ -429,3 +434,20 @@ def family_ruling_cells(
         empty = rows[:, None, :, None] | cols[:, None, None, :]
         return nan, np.broadcast_to(empty, nan.shape)
     return None
+
+
+def ruling_masks(
+    site: Site, arrays: list[np.ndarray]
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(windows holding a NaN, empty windows) of the spec's output of ``site`` on ``arrays``
+    (X, and MaxRoiPool's rois), or Nones."""
+    x = arrays[0]
+    try:
+        if site.windowed:
+            geometry = site.at(x.shape).geometry()
+            return ruling_cells(x, geometry) if geometry is not None else (None, None)
+        if site.attrs is not None:
+            return family_ruling_cells(site.op, list(arrays), site.attrs) or (None, None)
+    except (ValueError, IndexError):
+        pass
+    return None, None

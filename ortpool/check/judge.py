@@ -1,17 +1,21 @@
-"""The judgement of one node: a model of it run on its inputs and compared with the spec.
+"""The engine: one pooling node judged on a runtime, in one domain of inputs: a :class:`Judgement`.
 
-A model of the node (the node as it is, :func:`node_as_is`, or a form ``fix`` wrote) is *exact*
-on a runtime when, on every input set of :mod:`ortpool.check.cases` (the domain's, ruling 20),
-the runtime's outputs equal the spec's (ruling 16): bit for bit for max and unpool values and for
-Indices where they are used (ties are not forgiven: a different index is a different result for a
-MaxUnpool downstream), and for averages and norms within ruling 17's accuracy rule
-(:mod:`ortpool.tolerances`): an accuracy note is exact, as ``validate`` calls it agreeing. The
-session runs at the runtime's optimization level, so a graph optimizer that folds a form back into
-what the runtime gets wrong (PadFusion) is caught; the run is then repeated with optimizations
-off to say so (:func:`prove`).
+A model of the node (the node as it is, :func:`ortpool.model.singlenode.alone_model`, or a form
+``fix`` wrote: ``build``) is run on the runtime, at its optimization level, on every input set of
+:mod:`ortpool.check.cases` (the model's captured inputs, the domain's built cases), and each
+output is compared with the spec's (ortpool's kernels) by :mod:`ortpool.check.compare`: max
+values and Indices (where read) bit for bit, averages and norms by ruling 17's accuracy rule.
 
-:func:`judge_node` is the one decision "does onnxruntime compute this node exactly, in this
-domain, on this runtime": ``validate``'s verdict and ``fix``'s "unchanged" both call it.
+Sets captured from the model's own run are judged as ``validate`` reports them: a cell the spec
+leaves to a ruling (a NaN or empty window) is a ruling difference and an Index pointing at an
+equal value a tie, both counted apart. Every other set is *built* to reach a case the spec
+distinguishes (ruling 18): there any difference is one.
+
+:func:`judge` is the one decision "does this runtime compute this node exactly": ``validate``'s
+verdict, ``fix``'s "unchanged" and each form's proof, ``conformance``'s cases and the guard's
+price all come from it. A graph optimizer that folds a form back into what the runtime gets
+wrong (PadFusion) is caught: a set that differs at the runtime's level is run again with
+optimizations off, and the judgement says so (``folded``).
 """
 
 from __future__ import annotations
@@ -23,65 +27,101 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import helper
 
-from ortpool import dtypes
-from ortpool.check.cases import FeedSet
-from ortpool.check.compare import compare_values
-from ortpool.check.node import NodeFacts
+from ortpool.check import status as st
+from ortpool.check.cases import FeedSet, expect
+from ortpool.check.compare import (
+    CAT_RULING,
+    TensorComparison,
+    compare_indices,
+    compare_values,
+    ruling_masks,
+)
 from ortpool.model import carry
-from ortpool.model.singlenode import INPUT_NAMES, node_model
+from ortpool.model.singlenode import alone_model
+from ortpool.model.site import Site
 from ortpool.ort import runtime_spec
 from ortpool.ort.opening import open_session, optimized
+from ortpool.ort.ortrun import NO_KERNEL, classify
 from ortpool.ort.runtime_spec import RuntimeSpec
-from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance, tolerance_for
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, Tolerance, node_tolerance
 
 #: A model of the node for inputs shaped as the given example arrays.
 Build = Callable[[Sequence[np.ndarray]], onnx.ModelProto]
 
 
 @dataclasses.dataclass
-class Proof:
-    """How a realization fared: exact or not, on what, and by how much it missed."""
+class Judgement:
+    """How a model of a node fared on its input sets: the status, on what, by how much."""
 
-    exact: bool
+    status: str = st.AGREE
     where: str = "isolation"  # "isolation" (the node alone) or "model" (in the fixed model)
-    sets: int = 0
+    sets: int = 0  # the input sets whose outputs were the spec's
+    runs: int = 0  # in a fixed model: its own runs whose node outputs were the spec's
     shapes: list[list[int]] = dataclasses.field(default_factory=list)
     tolerance: str = "exact"
     max_abs: float | None = None
     max_rel: float | None = None
     differing: int = 0
-    failure: str = ""
-    folded: bool = False  # right with graph optimizations off: the optimizer undid the form
-    #: op type -> the provider that executed it in the proof runs, when another provider than
-    #: the CPU one alone was asked for (read from the session's profile); a compiled subgraph
-    #: is named by its op type (``OpenVINO-EP-subgraph_1``)
+    failure: str = ""  # the first set that differs, in words ("" when exact)
+    folded: bool = False  # exact with graph optimizations off: the optimizer undid the form
+    #: op type -> the provider that executed it, when another provider than the CPU one alone
+    #: was asked for (read from the session's profile); a compiled subgraph is named by its op
+    #: type (``OpenVINO-EP-subgraph_1``)
     executed_by: dict[str, str] = dataclasses.field(default_factory=dict)
-    #: the provider asked for first: ops another one executed fell back
-    asked: str = ""
+    asked: str = ""  # the provider asked for first: ops another one executed fell back
     #: a sum's worst rounding over the sets, in u*mean|x| (and ulp), when beyond the agree band:
     #: an accuracy note (ruling 17), accepted
     noted_units: float | None = None
     noted_ulp: float | None = None
+    #: the set a report shows (the first that differs, else the first run) and its outputs
+    #: compared with the spec's, cell by cell (the table, the picture and the JSON read these)
+    shown: str = ""
+    shown_status: str = ""
+    shown_observed: bool = False  # the shown set is the model's own input
+    shown_shapes: list[list[int]] = dataclasses.field(default_factory=list)
+    comparisons: list[TensorComparison] = dataclasses.field(default_factory=list, repr=False)
+    #: the first observed set (the model's own input), with the spec's outputs (not serialised)
+    captured: FeedSet | None = dataclasses.field(default=None, repr=False)
+
+    @property
+    def exact(self) -> bool:
+        """The runtime computes the spec's result on every set (a sum within ruling 17's
+        limit, an Index tie on a captured set included); in a fixed model, nothing run there
+        contradicts the proof alone."""
+        counted = self.sets > 0 or self.runs > 0 or self.where == "model"
+        return counted and self.status in (st.AGREE, st.TIES, st.ACCURACY_NOTE)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name not in ("comparisons", "captured")}
+        out["exact"] = self.exact
+        out["outputs"] = [c.to_dict() for c in self.comparisons]
+        return out
 
     def passed(self, feed: FeedSet) -> None:
-        """Count ``feed`` as one more set the realization gives the spec's outputs on."""
+        """Count ``feed`` as one more set the model gives the spec's outputs on."""
         self.sets += 1
         if list(feed.shape) not in self.shapes:
             self.shapes.append(list(feed.shape))
 
+    def fail(self, status: str, failure: str) -> None:
+        self.status, self.failure = status, failure
+
     def describe(self) -> str:
-        if self.exact:
-            err = "" if self.max_abs in (None, 0.0) else f", max abs error {self.max_abs:.3g}"
-            if self.noted_units is not None:
-                err += (f"; accuracy note: up to {self.noted_ulp:.3g} ulp = "
-                        f"{self.noted_units:.3g} u*mean|x|, within the accuracy limit")
-            return f"exact on {self.sets} input sets ({self.tolerance}{err}){self.placement()}"
-        return self.failure
+        if not self.exact:
+            return self.failure
+        err = "" if self.max_abs in (None, 0.0) else f", max abs error {self.max_abs:.3g}"
+        if self.noted_units is not None:
+            err += (f"; accuracy note: up to {self.noted_ulp:.3g} ulp = "
+                    f"{self.noted_units:.3g} u*mean|x|, within the accuracy limit")
+        sets = f"{self.sets} input set" + ("" if self.sets == 1 else "s")
+        if self.where == "model":
+            runs = f"its {self.runs} run" + ("" if self.runs == 1 else "s")
+            sets = (f"{sets} through its form as written and on {runs}" if self.sets
+                    else runs)
+            return f"exact in the fixed model on {sets} ({self.tolerance}{err})"
+        return f"exact on {sets} ({self.tolerance}{err}){self.placement()}"
 
     def placement(self) -> str:
         """`` on OpenVINOExecutionProvider``, or where some ops ran on another provider than
@@ -99,84 +139,111 @@ class Proof:
         )
 
 
-def compare(
-    facts: NodeFacts,
-    feed: FeedSet,
-    got: Sequence[np.ndarray],
-    proof: Proof,
-    rule: AccuracyRule = DEFAULT_RULE,
-) -> str:
-    """Compare one set's outputs with the spec's; the failure text, or "" when exact (an
-    accuracy note included: ruling 17 under ``rule``)."""
+# --- one set's outputs against the spec's ------------------------------------------------------
+
+
+def _agreeing(name: str, dtype: str, array: np.ndarray, tolerance: str) -> TensorComparison:
+    """The comparison of an output equal to the spec's, bit for bit (no cell to paint)."""
+    shape = tuple(array.shape)
+    return TensorComparison(name, dtype, shape, shape, tolerance, compared=int(array.size),
+                            max_abs=0.0, max_rel=0.0 if array.dtype.kind == "f" else None)
+
+
+def lenient_status(comparisons: Sequence[TensorComparison]) -> str:
+    """A captured set's status: semantics first, then accuracy beyond the limit, ruling
+    cells, accuracy notes, ties."""
+    if any(c.shapes_differ or c.differing for c in comparisons):
+        return st.DIFFER
+    if any(c.inaccurate for c in comparisons):
+        return st.INACCURATE
+    if any(c.ruling_differing for c in comparisons):
+        return st.RULINGS
+    if any(c.noted for c in comparisons):
+        return st.ACCURACY_NOTE
+    if any(c.ties for c in comparisons):
+        return st.TIES
+    return st.AGREE
+
+
+def strict_status(comparisons: Sequence[TensorComparison]) -> str:
+    """A built set's status: any cell off is a difference (a tie too: another Index is another
+    result for a MaxUnpool downstream); only a sum's rounding is accuracy."""
+    if any(c.shapes_differ or c.differing or c.ruling_differing or c.ties for c in comparisons):
+        return st.DIFFER
+    if any(c.inaccurate for c in comparisons):
+        return st.INACCURATE
+    return st.ACCURACY_NOTE if any(c.noted for c in comparisons) else st.AGREE
+
+
+def compare_set(
+    site: Site, feed: FeedSet, got: Sequence[np.ndarray], rule: AccuracyRule = DEFAULT_RULE
+) -> tuple[str, list[TensorComparison], str]:
+    """One set's outputs ``got`` against the spec's: (status, comparisons, the failure in words:
+    "" when exact)."""
     want = feed.expected or []
-    tol = tolerance_for(facts.op, facts.elem)
-    if want:
-        tol = node_tolerance(facts.op, facts.version, facts.elem, feed.arrays[0], want[0],
-                             facts.attributes, rule=rule)
-    proof.tolerance = tol.describe()
+    x = feed.arrays[0]
+    tol = node_tolerance(site.op, site.version, site.elem or "float", x, want[0],
+                         site.attributes, rule.atol, rule.rtol, rule)
+    where = f"on {feed.label}, X {list(feed.shape)}"
     y, expected_y = carry.feedable(np.asarray(got[0])), carry.feedable(want[0])
     if y.dtype != expected_y.dtype:
-        return f"Y is {y.dtype}, the spec's is {expected_y.dtype} (on {feed.label})"
-    if y.shape == expected_y.shape and np.array_equal(y, expected_y, equal_nan=y.dtype.kind == "f"):
-        # the same bits (NaN where the spec's is NaN): nothing to measure (most sets, and the
-        # full comparison's categories are what a proof spends most of its time on otherwise)
-        proof.max_abs = proof.max_abs or 0.0
-        return _compare_indices(facts, feed, got, want, proof)
-    comp = compare_values("Y", facts.elem, y, expected_y, tol)
-    for field in ("max_abs", "max_rel"):
-        value = getattr(comp, field)
-        if value is not None:
-            old = getattr(proof, field)
-            setattr(proof, field, value if old is None else max(old, value))
-    if comp.shapes_differ:
-        return (
-            f"Y has shape {list(comp.builtin_shape)}, the spec's is {list(comp.ortpool_shape)} "
-            f"(on {feed.label}, X {list(feed.shape)})"
-        )
-    if comp.differing or comp.inaccurate:
-        wrong = comp.differing + comp.inaccurate
-        proof.differing += wrong
+        return st.DIFFER, [], f"Y is {y.dtype}, the spec's is {expected_y.dtype} (on {feed.label})"
+    read = site.indices_read and len(want) > 1
+    if read and len(got) < 2:
+        return st.DIFFER, [], "the realization gives no Indices"
+    indices = np.asarray(got[1]) if read else None
+    if (y.shape == expected_y.shape
+            and np.array_equal(y, expected_y, equal_nan=y.dtype.kind == "f")
+            and (indices is None or (indices.shape == want[1].shape
+                                     and np.array_equal(indices, want[1])))):
+        # the same bits: nothing to measure (most sets; the categories are what a judgement
+        # spends most of its time on otherwise)
+        comps = [_agreeing("Y", site.elem or "?", y, tol.describe())]
+        if indices is not None:
+            comps.append(_agreeing("Indices", "int64", indices, "exact"))
+        return st.AGREE, comps, ""
+    nan, empty = ruling_masks(site, feed.arrays)
+    ruling = (nan | empty) if nan is not None and empty is not None else None
+    comps = [compare_values("Y", site.elem or "?", y, expected_y, tol, ruling)]
+    if indices is not None:
+        comps.append(compare_indices(indices, want[1], x, ruling))
+    if nan is not None and empty is not None:
+        for comp in comps:  # which rulings' cells the differences sit in: what names a cause
+            cats = comp.categories
+            if cats is not None and cats.shape == nan.shape:
+                off = cats == CAT_RULING
+                comp.in_nan_windows = int((off & nan).sum())
+                comp.in_empty_windows = int((off & empty & ~nan).sum())
+    status = lenient_status(comps) if feed.observed else strict_status(comps)
+    return status, comps, _failure_text(feed, comps, where) if status not in (
+        st.AGREE, st.ACCURACY_NOTE, st.TIES, st.RULINGS) else ""
+
+
+def _failure_text(feed: FeedSet, comps: Sequence[TensorComparison], where: str) -> str:
+    """The first output that differs, in words, with an example cell and its built case."""
+    for comp in comps:
+        if comp.shapes_differ:
+            return (f"{comp.name} has shape {list(comp.builtin_shape)}, the spec's is "
+                    f"{list(comp.ortpool_shape)} ({where})")
+        wrong = comp.differing + comp.inaccurate + comp.ruling_differing + comp.ties
+        if not wrong:
+            continue
         example = comp.examples[0] if comp.examples else {}
         case = feed.case_at(example.get("at"))
+        at = (f"; e.g. at {example.get('at')}{f' ({case})' if case else ''}: "
+              f"{example.get('onnxruntime')} instead of {example.get('ortpool')}"
+              if example else "")
         accuracy = ""
         if comp.inaccurate and comp.accuracy:
             accuracy = (f"; {comp.inaccurate} beyond the accuracy limit, up to "
                         f"{comp.accuracy['max_error_units']:.3g} u*mean|x|")
-        return (
-            f"Y differs in {wrong} of {comp.compared} cells (on {feed.label}, X "
-            f"{list(feed.shape)}; e.g. at {example.get('at')}"
-            f"{f' ({case})' if case else ''}: {example.get('onnxruntime')} "
-            f"instead of {example.get('ortpool')}{accuracy})"
-        )
-    if comp.noted and comp.accuracy:
-        units, ulps = comp.accuracy["max_error_units"], comp.accuracy["max_error_ulp"]
-        proof.noted_units = max(proof.noted_units or 0.0, units or 0.0)
-        proof.noted_ulp = max(proof.noted_ulp or 0.0, ulps or 0.0)
-    return _compare_indices(facts, feed, got, want, proof)
+        if comp.name == "Y":
+            return f"Y differs in {wrong} of {comp.compared} cells ({where}{at}{accuracy})"
+        return f"{comp.name} differ in {wrong} cells ({where}{at})"
+    return f"the outputs differ ({where})"
 
 
-def _compare_indices(
-    facts: NodeFacts, feed: FeedSet, got: Sequence[np.ndarray], want: Sequence[np.ndarray],
-    proof: Proof,
-) -> str:
-    """The Indices output against the spec's where the node's are used; "" when equal."""
-    if facts.indices_used and len(want) > 1:
-        if len(got) < 2:
-            return "the realization gives no Indices"
-        indices = np.asarray(got[1])
-        if indices.shape != want[1].shape or not np.array_equal(indices, want[1]):
-            same_shape = indices.shape == want[1].shape
-            wrong = int((indices != want[1]).sum()) if same_shape else indices.size
-            proof.differing += wrong
-            where = ""
-            if same_shape:
-                at = [int(v) for v in np.argwhere(indices != want[1])[0]]
-                case = feed.case_at(at)
-                where = (f"; e.g. at {at}{f' ({case})' if case else ''}: {indices[tuple(at)]} "
-                         f"instead of {want[1][tuple(at)]}")
-            return (f"Indices differ in {wrong} cells (on {feed.label}, X {list(feed.shape)}"
-                    f"{where})")
-    return ""
+# --- running models of the node ------------------------------------------------------------------
 
 
 def shape_groups(sets: Sequence[FeedSet]) -> list[list[FeedSet]]:
@@ -187,160 +254,156 @@ def shape_groups(sets: Sequence[FeedSet]) -> list[list[FeedSet]]:
     return list(groups.values())
 
 
+def _record(judgement: Judgement, feed: FeedSet, status: str,
+            comps: list[TensorComparison]) -> None:
+    """Fold one set's comparison into ``judgement``: its figures, and the set shown (the first
+    that is not plainly agreeing; else the first)."""
+    for comp in comps:
+        if comp.name != "Y":
+            continue
+        for field in ("max_abs", "max_rel"):
+            value = getattr(comp, field)
+            if value is not None:
+                old = getattr(judgement, field)
+                setattr(judgement, field, value if old is None else max(old, value))
+        if comp.noted and comp.accuracy:
+            units, ulps = comp.accuracy["max_error_units"], comp.accuracy["max_error_ulp"]
+            judgement.noted_units = max(judgement.noted_units or 0.0, units or 0.0)
+            judgement.noted_ulp = max(judgement.noted_ulp or 0.0, ulps or 0.0)
+    if feed.observed and judgement.captured is None:
+        judgement.captured = feed
+    if not judgement.shown or (judgement.shown_status == st.AGREE and status != st.AGREE):
+        judgement.shown, judgement.shown_status, judgement.comparisons = feed.label, status, comps
+        judgement.shown_observed = feed.observed
+        judgement.shown_shapes = [list(a.shape) for a in feed.arrays]
+        judgement.differing = sum(c.differing + c.inaccurate + c.ruling_differing + c.ties
+                                  + c.only_in_one for c in comps)
+    judgement.status = st.worst([judgement.status, status])
+
+
 def run_group(
     session: Any,
-    facts: NodeFacts,
+    site: Site,
     group: Sequence[FeedSet],
-    proof: Proof,
+    judgement: Judgement,
     rule: AccuracyRule = DEFAULT_RULE,
 ) -> str:
-    """Run ``session`` on each set of ``group`` and compare; the first failure, or "" (the
-    sets and shapes proven are counted in ``proof``)."""
+    """Run ``session`` on each set of ``group`` and compare; the first failure, or "" (every
+    set's figures and the sets proven go into ``judgement``)."""
     names = [o.name for o in session.get_outputs()]
     inputs = session.get_inputs()
     for feed in group:
         try:
-            arrays = zip(inputs, feed.arrays, strict=True)
-            feeds = {i.name: carry.feedable(a) for i, a in arrays}
+            feeds = {i.name: carry.feedable(a) for i, a in zip(inputs, feed.arrays, strict=True)}
             got = session.run(names, feeds)
-        except Exception as err:
-            return f"the run fails on {feed.label}: {short_error(err)}"
-        failure = compare(facts, feed, got, proof, rule)
-        if failure:
+        except Exception as err:  # onnxruntime's own types: the run is refused
+            failure = f"the run fails on {feed.label}: {short_error(err)}"
+            judgement.fail(st.ORT_REJECTED, failure)
             return failure
-        proof.passed(feed)
+        status, comps, failure = compare_set(site, feed, got, rule)
+        judgement.tolerance = comps[0].tolerance if comps else judgement.tolerance
+        _record(judgement, feed, status, comps)
+        if failure:
+            judgement.failure = failure
+            return failure
+        judgement.passed(feed)
     return ""
 
 
-def run_sets(
+def _run_sets(
     build: Build,
-    facts: NodeFacts,
+    site: Site,
     sets: Sequence[FeedSet],
     runtime: RuntimeSpec,
     level: str | None,
-    rule: AccuracyRule = DEFAULT_RULE,
-) -> Proof:
-    """The model ``build`` makes for each shape of ``sets``, run on every set at ``level`` (None:
-    the runtime's) and compared with the spec's outputs: exact when every set gave them."""
-    proof = Proof(exact=False)
-    # Where onnxruntime may run the form on another provider than the first asked (it falls
-    # back silently), the proof says which executed each op.
+    rule: AccuracyRule,
+) -> Judgement:
+    """The model ``build`` makes for each shape of ``sets``, run on every set at ``level``
+    (None: the runtime's) and compared with the spec's outputs."""
+    judgement = Judgement()
+    # Where onnxruntime may run the model on another provider than the first asked (it falls
+    # back silently), the judgement says which executed each op.
     placed = runtime.provider_names != [runtime_spec.CPU]
     for group in shape_groups(sets):
         model = build(group[0].arrays)
         folder = runtime_spec.profile_dir() if placed else None
         try:
-            failure = _run_group_placed(runtime, model, level, folder, facts, group, proof, rule)
+            try:
+                session = open_session(runtime, model, level=level, threads=1,
+                                       profile_dir=folder)
+            except Exception as err:  # onnxruntime raises its own types; each is a refusal
+                failure = classify(err, "load")
+                status = st.NO_KERNEL if failure.kind == NO_KERNEL else st.ORT_REJECTED
+                judgement.fail(status, f"onnxruntime refuses it: {short_error(err)}")
+                return judgement
+            if run_group(session, site, group, judgement, rule):
+                return judgement
+            if folder is not None:
+                judgement.asked = runtime.first
+                for _, op_type, provider in runtime_spec.profile_events(session):
+                    if op_type != "Cast":  # the carrying Casts are no part of the model
+                        judgement.executed_by[op_type] = provider
         finally:
             # read or not (a refusal, a failing set), the profile goes: a process ended by
             # os._exit (validate's children) never runs the atexit cleanup of its folders
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
-        if failure:
-            proof.failure = failure
-            return proof
-    proof.exact = proof.sets > 0
-    if not proof.exact:
-        proof.failure = "no input set could be run"
-    return proof
+    if not judgement.sets:
+        judgement.fail(st.NOT_COMPARED, "no input set could be run")
+    return judgement
 
 
-
-
-def _run_group_placed(
-    runtime: RuntimeSpec,
-    model: onnx.ModelProto,
-    level: str | None,
-    folder: str | None,
-    facts: NodeFacts,
-    group: Sequence[FeedSet],
-    proof: Proof,
-    rule: AccuracyRule,
-) -> str:
-    """One session of ``model`` run on ``group``: the first failure, or ""; with a profile
-    ``folder``, which provider executed each op goes into ``proof``."""
-    try:
-        session = open_session(runtime, model, level=level, threads=1, profile_dir=folder)
-    except Exception as err:  # onnxruntime raises its own types; every one is a refusal
-        return f"onnxruntime refuses it: {short_error(err)}"
-    failure = run_group(session, facts, group, proof, rule)
-    if not failure and folder is not None:
-        proof.asked = runtime.first
-        for _, op_type, provider in runtime_spec.profile_events(session):
-            if op_type != "Cast":  # the carrying Casts are no part of the form
-                proof.executed_by[op_type] = provider
-    return failure
-
-
-def value_info(name: str, array: np.ndarray, static: bool) -> onnx.ValueInfoProto:
-    """A graph input typed as ``array`` (its shape when ``static``, else every dim open)."""
-    shape = list(array.shape) if static else [None] * array.ndim
-    return helper.make_tensor_value_info(name, dtypes.CODE[dtypes.name_of(array.dtype)], shape)
-
-
-def frame(
-    facts: NodeFacts, example: Sequence[np.ndarray], with_indices: bool
-) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto]]:
-    """The inputs (X, I, output_shape; MaxRoiPool's rois as I) shaped as ``example`` and the
-    outputs (Y, and Indices ``with_indices``) of an isolated model of the node."""
-    inputs = [value_info(INPUT_NAMES[i], a, True) for i, a in enumerate(example)]
-    outputs = [helper.make_tensor_value_info("Y", dtypes.CODE[facts.elem], None)]
-    if with_indices:
-        outputs.append(helper.make_tensor_value_info("Indices", onnx.TensorProto.INT64, None))
-    return inputs, outputs
-
-
-def node_as_is(
-    facts: NodeFacts, node: onnx.NodeProto, example: Sequence[np.ndarray]
-) -> onnx.ModelProto:
-    """The node as it stands (its attributes, name and domain) alone, at its governing opset,
-    reading X (I, output_shape) shaped as ``example``; bfloat16 carried as float32 (onnxruntime's
-    Python API has no bfloat16 array)."""
-    has_indices = len([o for o in node.output if o]) > 1
-    inputs, outputs = frame(facts, example, has_indices)
-    wired = onnx.NodeProto()
-    wired.CopyFrom(node)
-    del wired.input[:]
-    del wired.output[:]
-    wired.input.extend(v.name for v in inputs)
-    wired.output.extend(v.name for v in outputs)
-    imports = [helper.make_opsetid(node.domain or "", facts.opset)]
-    return carry.carry(node_model([wired], "ortpool_check", inputs, outputs, imports))
-
-
-def prove(
-    build: Build,
-    facts: NodeFacts,
+def judge(
+    site: Site,
     sets: Sequence[FeedSet],
     runtime: RuntimeSpec,
     rule: AccuracyRule = DEFAULT_RULE,
-) -> Proof:
-    """Run ``build``'s model on every set at the runtime's level; not exact at that level but
-    exact with optimizations off means the optimizer changed it (``folded``). Sums are judged by
-    ruling 17 under ``rule``."""
-    proof = run_sets(build, facts, sets, runtime, None, rule)
-    if not proof.exact and runtime.level != "disable" and sets:
-        plain = run_sets(build, facts, sets, runtime, "disable", rule)
+    *,
+    build: Build | None = None,
+) -> Judgement:
+    """``build``'s model of ``site`` (default: the node as it is) judged on ``sets`` at the
+    runtime's level: exact when every set gives the spec's outputs. Sets the spec itself
+    refuses (a size the geometry cannot pool) are left out; when every one is, the node's status
+    says whether the runtime runs what the spec refuses."""
+    refusals: list[str] = []
+    kept = expect(site, sets, refusals)
+    build = build or (lambda example: alone_model(site, example))
+    if not kept:
+        return _spec_refuses(site, sets, refusals, build, runtime)
+    judgement = _run_sets(build, site, kept, runtime, None, rule)
+    if (not judgement.exact and judgement.status not in (st.NO_KERNEL, st.ORT_REJECTED)
+            and runtime.level != "disable"):
+        plain = _run_sets(build, site, kept, runtime, "disable", rule)
         if plain.exact:
-            proof.folded = True
-            proof.failure = (
-                f"{proof.failure} -- exact with graph optimizations off: "
-                f"{optimizer_change(build(sets[0].arrays), runtime)}"
+            judgement.folded = True
+            judgement.failure = (
+                f"{judgement.failure} -- exact with graph optimizations off: "
+                f"{optimizer_change(build(kept[0].arrays), runtime)}"
             )
-    return proof
+    return judgement
 
 
-def judge_node(
-    facts: NodeFacts,
-    node: onnx.NodeProto,
-    sets: Sequence[FeedSet],
+def _spec_refuses(
+    site: Site, sets: Sequence[FeedSet], refusals: Sequence[str], build: Build,
     runtime: RuntimeSpec,
-    rule: AccuracyRule = DEFAULT_RULE,
-) -> Proof:
-    """Whether the runtime computes ``node`` as it is exactly on ``sets`` (the node's inputs in
-    one domain, :func:`ortpool.check.cases.proof_sets`): ``validate``'s verdict and ``fix``'s
-    decision to leave the node unchanged."""
-    return prove(lambda example: node_as_is(facts, node, example), facts, sets, runtime, rule)
+) -> Judgement:
+    """No set has a spec answer: the spec refuses them. Whether the runtime runs the first
+    decides ORTPOOL_REJECTED (it computes what the spec refuses) or BOTH_REJECTED."""
+    why = refusals[0] if refusals else "no input set"
+    judgement = Judgement(status=st.NOT_COMPARED,
+                          failure=f"the spec refuses every input set: {why}")
+    if not sets:
+        return judgement
+    try:
+        session = open_session(runtime, build(sets[0].arrays), threads=1)
+        inputs = session.get_inputs()
+        session.run(None, {i.name: carry.feedable(a)
+                           for i, a in zip(inputs, sets[0].arrays, strict=True)})
+    except Exception as err:  # onnxruntime refuses too
+        judgement.fail(st.BOTH_REJECTED, f"onnxruntime: {short_error(err)}; ortpool: {why}")
+        return judgement
+    judgement.fail(st.ORTPOOL_REJECTED, f"ortpool: {why}")
+    return judgement
 
 
 def optimizer_change(model: onnx.ModelProto, runtime: RuntimeSpec) -> str:
@@ -367,6 +430,7 @@ def optimizer_change(model: onnx.ModelProto, runtime: RuntimeSpec) -> str:
 
 def short_error(err: Exception) -> str:
     """onnxruntime's error as one line, its source location and status prefix left out."""
-    from ortpool.ort.ortrun import classify
+    return str(classify(err, "load"))
 
-    return str(classify(err, "load"))[:400]
+
+__all__ = ["Build", "Judgement", "Tolerance", "compare_set", "judge", "shape_groups"]

@@ -36,8 +36,8 @@ from ortpool.fix.report import FixReport, FixResult, NodeFix
 from ortpool.lazy import callable_package
 from ortpool.model.files import write_file
 from ortpool.model.inputs import PYTHON, InputSpec
+from ortpool.model.selection import Selection
 from ortpool.ort.runtime_spec import DEFAULT_LEVEL, RuntimeSpec, parse_providers
-from ortpool.rewrite.selection import Selection
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 __all__ = [

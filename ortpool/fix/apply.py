@@ -19,10 +19,10 @@ from ortpool import optypes
 from ortpool.errors import OrtpoolError
 from ortpool.fix import emit
 from ortpool.fix.forms import Plan
-from ortpool.fix.sites import Site
 from ortpool.kernels.shapes import output_shape
 from ortpool.model import branch_outputs, fixmarks, splice
 from ortpool.model.scopes import model_scopes
+from ortpool.model.site import Site
 from ortpool.rewrite import retarget
 
 
@@ -38,22 +38,21 @@ def apply(
     targets = []
     for site in sites:
         plan = plans.get(site.number)
-        if plan is None or not plan.changes_node or site.facts is None:
+        if plan is None or not plan.changes_node or not site.judgeable:
             continue
         scope = scopes[site.scope.key]
         position = splice.position_of(site.scope.nodes, site.node)
         targets.append((scope, scope.nodes[position], site, plan))
     forms = []
     for scope, node, site, plan in targets:
-        assert site.facts is not None
-        made = emit.emit(plan, site.facts, node, emit.Io.of(node), namer)
+        made = emit.emit(plan, site, node, emit.Io.of(node), namer)
         splice.replace(scope.nodes, node, made)
         if plan.ortpool:
             splice.add_import(scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
         elif node.name:  # an unnamed node cannot be found again by name
             inserted = tuple(n.name for n in made if n.doc_string.startswith(fixmarks.MARK))
-            op = f"{site.facts.op}-{site.facts.version}"
-            forms.append(fixmarks.FixedNode(node.name, plan.name, op, inserted))
+            forms.append(fixmarks.FixedNode(node.name, plan.name, site.key, inserted,
+                                            site.attributes, site.inputs, site.outputs))
     fixmarks.record(model, forms)
     notes = []
     moved = branch_outputs.set_aside(model)
@@ -93,8 +92,8 @@ def _misfits(
     node)."""
     found = {}
     for site in sites:
-        facts, holder = site.facts, site.scope.holder
-        if facts is None or site.in_main_graph or holder is None or not site.node.output:
+        holder = site.scope.holder if site.scope is not None else None
+        if not site.judgeable or site.in_main_graph or holder is None or not site.node.output:
             continue
         if site.x_dims is None or any(d is None for d in site.x_dims):
             continue
@@ -103,7 +102,7 @@ def _misfits(
         if declared.get(y) is None:
             continue
         try:
-            real = output_shape(facts.op, facts.version, site.x_dims, facts.attributes,
+            real = output_shape(site.op, site.version, site.x_dims, site.attributes,
                                 unpool_shape=site.output_shape, rois_shape=site.rois_dims)
         except OrtpoolError:
             continue

@@ -18,10 +18,10 @@ import numpy as np
 import onnx
 
 from ortpool.check.judge import short_error
-from ortpool.fix.sites import Site
 from ortpool.model import capture as capture_mod
 from ortpool.model import carry
 from ortpool.model import inputs as model_inputs
+from ortpool.model.site import Site
 from ortpool.ort import runtime_spec
 from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
@@ -54,16 +54,16 @@ def captured_names(sites: Sequence[Site], outputs: bool) -> tuple[list[str], set
     names: list[str] = []
     carried: set[str] = set()
     for site in sites:
-        if not site.in_main_graph or site.facts is None:
+        if not site.in_main_graph or not site.judgeable:
             continue
         wanted = [n for n in site.node.input if n]
         if outputs:
-            wanted += [n for n in site.node.output[: 2 if site.facts.indices_used else 1] if n]
+            wanted += [n for n in site.node.output[: 2 if site.indices_read else 1] if n]
         names += [n for n in wanted if n not in names]
-        if carry.is_carried(site.facts.elem):
+        if carry.is_carried(site.elem):
             # every input of X's type (MaxRoiPool's RoIs too: an intermediate bfloat16 tensor
             # is fetched as float32 like X), and Y
-            typed = site.facts.spec.typed_inputs
+            typed = site.spec.typed_inputs
             carried.update(
                 n for k, n in enumerate(site.node.input) if n and k < len(typed) and typed[k]
             )

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ortpool.check.cases import FeedSet
-from ortpool.check.judge import Proof
+from ortpool.check.judge import Judgement
 from ortpool.fix import emit, forms
 from ortpool.fix.outcomes import NotApplicable, Outcome
 from ortpool.fix.prove import prove_plan
-from ortpool.fix.sites import Site
+from ortpool.model.site import Site
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
@@ -41,7 +41,7 @@ class Choice:
     """The chosen plan (None: nothing could be proven) with its proof and every attempt."""
 
     plan: forms.Plan | None
-    proof: Proof | None
+    proof: Judgement | None
     attempts: list[Attempt]
     reason: str = ""  # why no candidate was tried (plan None and no attempts)
 
@@ -57,23 +57,22 @@ def choose(
     ruling 17's ``rule``: the node as it is stays where its only difference is an accuracy
     note). ``earlier``: the attempts of a previous choice (its winner refused in the model):
     those forms are not tried again and stay in the record."""
-    facts = site.facts
-    if facts is None:
-        raise ValueError(f"site {site.name!r} has no facts: {site.reason}")
+    if not site.judgeable:
+        raise ValueError(f"site {site.name!r} cannot be judged: {site.reason}")
     attempts = list(earlier)
     tried = {a.form for a in earlier}
-    for name, plan in forms.candidates(facts):
+    for name, plan in forms.candidates(site):
         if name in tried:
             continue
         if isinstance(plan, NotApplicable):
             attempts.append(Attempt(name, Outcome.NOT_APPLICABLE, plan.reason))
             continue
-        if facts.spatial is None and not plan.shape_free:
+        if site.spatial is None and not plan.shape_free:
             why = "its numbers depend on the input size"
             attempts.append(Attempt(name, Outcome.NOT_APPLICABLE, why))
             continue
         try:
-            proof = prove_plan(plan, facts, site.node, sets, runtime, rule)
+            proof = prove_plan(plan, site, sets, runtime, rule)
         except emit.Unwritable as err:
             attempts.append(Attempt(name, Outcome.NOT_WRITABLE, str(err)))
             continue

@@ -24,11 +24,10 @@ import onnx.defs
 from onnx import TensorProto, helper, numpy_helper
 
 from ortpool import dtypes, versions
-from ortpool.check.node import NodeFacts
 from ortpool.fix.forms import GUARD_SUM, Plan
 from ortpool.model.fixmarks import MARK
+from ortpool.model.site import Site, check_node, node_name, present
 from ortpool.rewrite import retarget
-from ortpool.rewrite.checks import check_node, node_name
 
 
 class Unwritable(Exception):
@@ -219,7 +218,7 @@ class _Writer:
     def core(
         self,
         plan: Plan,
-        facts: NodeFacts,
+        site: Site,
         inputs: Sequence[str],
         outputs: Sequence[str],
         elem: str,
@@ -233,26 +232,26 @@ class _Writer:
         if plan.reduce is None:
             self.pool(plan, inputs, outputs, role)
             return
-        rank = facts.spatial_rank
+        rank = site.rank
         if rank is None:
             raise Unwritable("the rank of the input is not known")
         self.reduce(plan, inputs[0], outputs[0], elem, rank, role or "reduce")
 
 
 def emit(
-    plan: Plan, facts: NodeFacts, node: onnx.NodeProto, io: Io, namer: retarget.Namer
+    plan: Plan, site: Site, node: onnx.NodeProto, io: Io, namer: retarget.Namer
 ) -> list[onnx.NodeProto]:
     """The nodes computing ``io``'s outputs from its inputs as ``plan`` says."""
     shaped = _wired(node, io)
     if plan.ortpool:
-        return _ortpool(facts, shaped, namer)
+        return _ortpool(site, shaped, namer)
     if not plan.changes_node:
         return [shaped]
-    writer = _Writer(shaped, facts.opset, namer, plan.name)
-    elem = plan.compute or facts.elem
+    writer = _Writer(shaped, site.opset, namer, plan.name)
+    elem = plan.compute or site.elem
     y = io.outputs[0]
     indices = io.outputs[1] if len(io.outputs) > 1 and plan.keeps_indices else ""
-    typed = facts.spec.typed_inputs
+    typed = site.spec.typed_inputs
     inputs = [
         writer.cast(name, elem, f"cast_in{k or ''}")
         if plan.compute and name and k < len(typed) and typed[k]
@@ -261,27 +260,27 @@ def emit(
     ]
     source = inputs[0]
     if plan.reduce is None:
-        admits(node.op_type, facts.opset, elem)
+        admits(node.op_type, site.opset, elem)
     pooled_in = source
     if plan.pad is not None:
         pooled_in = writer.pad(source, plan.pad, plan.pad_value, elem)
     last_step = plan.scale is None and not plan.nan_guard and not plan.compute
     result = y if last_step else writer.value("pool", y)
-    writer.core(plan, facts, [pooled_in, *inputs[1:]], [result, indices] if indices else [result],
+    writer.core(plan, site, [pooled_in, *inputs[1:]], [result, indices] if indices else [result],
                 elem, None)
     if plan.scale is not None:
-        admits("Mul", facts.opset, elem)
+        admits("Mul", site.opset, elem)
         scale = writer.constant("scale", y, plan.scale.astype(dtypes.NUMPY[elem]))
         scaled = y if not plan.nan_guard and not plan.compute else writer.value("scaled", y)
-        extra = {"broadcast": 1} if facts.opset < 7 else {}
+        extra = {"broadcast": 1} if site.opset < 7 else {}
         writer.add("Mul", [result, scale], [scaled], "scale", **extra)
         result = scaled
     if plan.nan_guard:
-        result = _guard(writer, plan, facts, inputs, pooled_in, result, y)
+        result = _guard(writer, plan, site, inputs, pooled_in, result, y)
     if plan.compute:
-        admits("Cast", facts.opset, facts.elem)
-        code = dtypes.CODE[facts.elem]
-        to: Any = TensorProto.DataType.Name(code) if facts.opset < 6 else code
+        admits("Cast", site.opset, site.elem)
+        code = dtypes.CODE[site.elem]
+        to: Any = TensorProto.DataType.Name(code) if site.opset < 6 else code
         writer.add("Cast", [result], [y], "cast_out", to=to)
     return writer.nodes
 
@@ -303,7 +302,7 @@ def _is_neginf(writer: _Writer, source: str, elem: str, y: str) -> str:
 def _guard(
     writer: _Writer,
     plan: Plan,
-    facts: NodeFacts,
+    site: Site,
     inputs: Sequence[str],
     padded: str,
     result: str,
@@ -323,7 +322,7 @@ def _guard(
     one of padding only (-> -inf; but a MaxRoiPool bin with no element pools to 0 and keeps its
     0), 2 otherwise (-> the result).
     """
-    elem = plan.compute or facts.elem
+    elem = plan.compute or site.elem
     summed = plan.nan_guard == GUARD_SUM
     ops = ("Add", "Div") if summed else ("IsNaN", "Greater")
     for op in ops:
@@ -343,7 +342,7 @@ def _guard(
         flag = writer.value("flag", source)
         writer.add("Where", [is_low, const("zero", 0.0), raised], [flag], "flag")
         total = writer.value("flag_sum", y)
-        _sum_windows(writer, plan, facts, flag, total, elem)
+        _sum_windows(writer, plan, site, flag, total, elem)
         correction = writer.value("correction", y)
         writer.add("Div", [const("minus_one", -1.0), total], [correction], "correction")
         writer.add("Add", [result, correction], [out], "nan_guard")
@@ -358,11 +357,11 @@ def _guard(
     if plan.pad is not None:
         mask = writer.pad(mask, plan.pad, float("-inf"), elem)
     pooled = writer.value("mask_pool", y)
-    writer.core(plan, facts, [mask, *inputs[1:]], [pooled], elem, "mask_pool")
+    writer.core(plan, site, [mask, *inputs[1:]], [pooled], elem, "mask_pool")
     only_low = writer.value("only_neginf", y)
     writer.add("Less", [pooled, const("one_half", 1.5)], [only_low], "only_neginf")
-    if facts.op == "MaxRoiPool":  # an empty bin (mask 0) keeps the pool's 0
-        admits("And", facts.opset, "bool")
+    if site.op == "MaxRoiPool":  # an empty bin (mask 0) keeps the pool's 0
+        admits("And", site.opset, "bool")
         some = writer.value("nonempty", y)
         writer.add("Greater", [pooled, const("half", 0.5)], [some], "nonempty")
         both = writer.value("only_neginf_bin", y)
@@ -378,13 +377,13 @@ def _guard(
 
 
 def _sum_windows(
-    writer: _Writer, plan: Plan, facts: NodeFacts, flag: str, total: str, elem: str
+    writer: _Writer, plan: Plan, site: Site, flag: str, total: str, elem: str
 ) -> None:
     """``flag`` summed over each window of the plan's pool into ``total`` (up to the kernel
     volume, which -1/total does not see): an AveragePool counting padding as 0, a ReduceSum
     over the plane for a global pool."""
-    if plan.reduce is not None or facts.op == "GlobalMaxPool":
-        rank = facts.spatial_rank
+    if plan.reduce is not None or site.op == "GlobalMaxPool":
+        rank = site.rank
         if rank is None:
             raise Unwritable("the rank of the input is not known")
         writer.reduce(Plan("sum", reduce="ReduceSum"), flag, total, elem, rank, "flag_sum")
@@ -412,15 +411,17 @@ def _wired(node: onnx.NodeProto, io: Io) -> onnx.NodeProto:
     return wired
 
 
-def _ortpool(facts: NodeFacts, shaped: onnx.NodeProto, namer: retarget.Namer) -> list:
+def _ortpool(site: Site, shaped: onnx.NodeProto, namer: retarget.Namer) -> list:
     """ortpool's op through the rewriter's own retargeting (Casts for half types included)."""
-    rank = facts.spatial_rank
-    checked = check_node(shaped, facts.spec, None if rank is None else rank + 2)
-    if facts.elem not in facts.spec.types:
-        raise Unwritable(f"{facts.spec.key} does not take {facts.elem}")
+    rank = site.rank
+    attrs = check_node(shaped, site.spec, None if rank is None else rank + 2)
+    shaped_site = dataclasses.replace(site, node=shaped, attrs=attrs, inputs=present(shaped.input),
+                                      outputs=present(shaped.output))
+    if site.elem not in site.spec.types:
+        raise Unwritable(f"{site.spec.key} does not take {site.elem}")
     cast_from = None
-    if facts.elem not in facts.spec.carried_types:
-        if facts.elem not in versions.CAST_TYPES:
-            raise Unwritable(f"element type {facts.elem} cannot be carried into a Python op")
-        cast_from = dtypes.CODE[facts.elem]
-    return retarget.to_ortpool(shaped, checked, cast_from, facts.opset, namer)
+    if site.elem not in site.spec.carried_types:
+        if site.elem not in versions.CAST_TYPES:
+            raise Unwritable(f"element type {site.elem} cannot be carried into a Python op")
+        cast_from = dtypes.CODE[site.elem]
+    return retarget.to_ortpool(shaped_site, cast_from, namer)

@@ -1,6 +1,6 @@
 """``fix_model``: choose, write and prove a realization for every pooling node of a model.
 
-1. Find the pooling nodes with their facts (:mod:`ortpool.fix.sites`).
+1. Find the pooling nodes (:func:`ortpool.model.site.find_sites`).
 2. Run the model (onnxruntime, optimizations off; ortpool's ops if onnxruntime cannot run it) on
    its inputs as :func:`ortpool.model.inputs.resolve` gives them (the user's sizes and arrays,
    else generated at the default sizes), capturing the real inputs of its main-graph pooling
@@ -28,7 +28,7 @@ import numpy as np
 import onnx
 
 from ortpool.check.cases import CAPTURED, FeedSet
-from ortpool.check.judge import Proof
+from ortpool.check.judge import Judgement
 from ortpool.fix import capture, lift
 from ortpool.fix import report as report_mod
 from ortpool.fix.apply import apply
@@ -36,11 +36,11 @@ from ortpool.fix.choose import Attempt, Choice, choose
 from ortpool.fix.inmodel import prove_in_model, prove_regions
 from ortpool.fix.inputs import site_sets
 from ortpool.fix.outcomes import Outcome
-from ortpool.fix.sites import Site, find_sites
 from ortpool.model import inputs as model_inputs
+from ortpool.model.selection import Selection
+from ortpool.model.site import Site, find_sites
 from ortpool.ort.runtime import stamp
 from ortpool.ort.runtime_spec import RuntimeSpec
-from ortpool.rewrite.selection import Selection
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 #: Rounds of write-and-prove; each round can only move nodes to a later candidate.
@@ -147,7 +147,7 @@ def _choose_all(
     """Each selected node's proof sets and its cheapest realization proven exact alone."""
     state = _Choices(model, sites, {}, {})
     for site in sites:
-        if site.facts is None or not site.selected:
+        if not site.judgeable:
             continue
         sets, refusals = site_sets(site, captured, options.seed, options.nonfinite)
         state.sets[site.number] = sets
@@ -167,11 +167,11 @@ def _write_and_prove(
     runs: Sequence[Mapping[str, np.ndarray]],
     options: Options,
     source: str | None,
-) -> tuple[onnx.ModelProto, dict[int, Proof], str, list[str]]:
+) -> tuple[onnx.ModelProto, dict[int, Judgement], str, list[str]]:
     """Rounds of writing every chosen plan and proving the written model, a node not exact in
     it moved to its next candidate, until all are exact or :data:`MAX_ROUNDS`: the written
     model, the in-model proofs, why the model could not be run (or ""), the writer's notes."""
-    in_model: dict[int, Proof] = {}
+    in_model: dict[int, Judgement] = {}
     fixed, problem, apply_notes = state.model, "", []
     for _ in range(MAX_ROUNDS):
         plans = {n: c.plan for n, c in state.choices.items() if c.plan is not None}
@@ -195,7 +195,7 @@ def _write_and_prove(
 
 
 def _entries(
-    state: _Choices, in_model: Mapping[int, Proof], problem: str
+    state: _Choices, in_model: Mapping[int, Judgement], problem: str
 ) -> list[report_mod.NodeFix]:
     """The report's entry per node, in model order (:func:`ortpool.fix.report.node_fix`), with
     the sizes of the model's run; a node proven alone but not in a model that does not run is

@@ -1,7 +1,7 @@
 """The ways one pooling node can be computed with standard ops, as data: :class:`Plan`.
 
 A plan is what ``ortpool fix`` may write in place of a node. It is built by a *form*, a pure
-function of the node's facts (:class:`NodeFacts`: operator, spec version, attributes, element
+function of the node's site (:class:`Site`: operator, spec version, attributes, element
 type, static spatial sizes); :mod:`ortpool.fix.emit` turns a plan into nodes and
 :mod:`ortpool.fix.prove` decides whether the runtime computes it exactly. A form that does not
 apply to a node returns :class:`~ortpool.fix.outcomes.NotApplicable` with the reason instead.
@@ -39,11 +39,12 @@ import numpy as np
 
 from ortpool import versions
 from ortpool.attributes import PoolAttrs, standard_attributes
-from ortpool.check.node import MAX_LIKE, NodeFacts, lowest
+from ortpool.check.cases import lowest
 from ortpool.dtypes import FLOATS
 from ortpool.errors import OrtpoolError
 from ortpool.fix.outcomes import NotApplicable
 from ortpool.geometry import PoolGeometry, effective_kernel, same_pads
+from ortpool.model.site import MAX_LIKE, Site
 from ortpool.tolerances import GLOBAL_SUMS
 from ortpool.versions import GLOBAL_OPERATORS
 
@@ -119,12 +120,12 @@ class Plan:
 Form = Callable[..., "Plan | NotApplicable"]
 
 
-def unchanged(facts: NodeFacts, compute: str | None = None) -> Plan:
+def unchanged(site: Site, compute: str | None = None) -> Plan:
     """The node as it is: right wherever the runtime already gives the spec's result."""
     return Plan(UNCHANGED, why="the node as it is")
 
 
-def explicit_pads(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable:
+def explicit_pads(site: Site, compute: str | None = None) -> Plan | NotApplicable:
     """``auto_pad`` SAME_UPPER/SAME_LOWER/VALID written as explicit pads, ``ceil_mode=0``.
 
     SAME (ruling 2): ``out = ceil(n/s)``, total pad ``max(0, (out-1)*s + ek - n)`` with the
@@ -141,9 +142,9 @@ def explicit_pads(facts: NodeFacts, compute: str | None = None) -> Plan | NotApp
     No coordinate moves, so Indices stay the spec's. VALID is right for every size; SAME when
     every stride is 1 (the total is ``ek - 1`` whatever ``n``), otherwise for the static sizes.
     """
-    if not facts.windowed:
-        return NotApplicable(f"{facts.op} has no auto_pad")
-    attrs = facts.attrs
+    if not site.windowed:
+        return NotApplicable(f"{site.op} has no auto_pad")
+    attrs = site.attrs
     assert isinstance(attrs, PoolAttrs)
     if attrs.auto_pad == "NOTSET":
         return NotApplicable("the pads are explicit already")
@@ -152,7 +153,7 @@ def explicit_pads(facts: NodeFacts, compute: str | None = None) -> Plan | NotApp
         pads = (0,) * (2 * attrs.rank)
         why = "VALID: pads 0 and ceil_mode 0 (VALID's size ignores ceil_mode)"
     else:
-        sizes = facts.spatial
+        sizes = site.spatial
         if sizes is None:
             if not shape_free:
                 return NotApplicable(
@@ -174,18 +175,18 @@ def explicit_pads(facts: NodeFacts, compute: str | None = None) -> Plan | NotApp
     written = dataclasses.replace(attrs, auto_pad="NOTSET", pads=pads, ceil_mode=0)
     return Plan(
         EXPLICIT_PADS,
-        pool=standard_attributes(facts.spec, written),
+        pool=standard_attributes(site.spec, written),
         shape_free=shape_free,
         why=why,
     )
 
 
 def _pad_value(
-    facts: NodeFacts, compute: str, signed_zero: bool
+    site: Site, compute: str, signed_zero: bool
 ) -> float | int | NotApplicable:
     """The constant the Pad writes, or the reason there is none for this variant."""
-    if facts.op == "MaxPool":
-        value = lowest(facts.elem)  # of the node's own type: a cast back must give it again
+    if site.op == "MaxPool":
+        value = lowest(site.elem)  # of the node's own type: a cast back must give it again
         if signed_zero:
             if value != 0 or compute not in FLOATS:
                 return NotApplicable(
@@ -201,7 +202,7 @@ def _pad_value(
 
 
 def pad_node(
-    facts: NodeFacts, *, signed_zero: bool = False, compute: str | None = None
+    site: Site, *, signed_zero: bool = False, compute: str | None = None
 ) -> Plan | NotApplicable:
     """A ``Pad`` node before a pool that pads nothing, in floor mode: the general form.
 
@@ -226,18 +227,18 @@ def pad_node(
     The Pad moves coordinates, so Indices are not the spec's. Right for every size when the
     pads are explicit, ceil mode is off and no divisor needs correcting.
     """
-    if not facts.windowed:
-        return NotApplicable(f"{facts.op} is not a windowed pool")
-    attrs = facts.attrs
+    if not site.windowed:
+        return NotApplicable(f"{site.op} is not a windowed pool")
+    attrs = site.attrs
     assert isinstance(attrs, PoolAttrs)
-    if facts.op == "AveragePool" and "count_include_pad" not in facts.spec.attrs:
+    if site.op == "AveragePool" and "count_include_pad" not in site.spec.attrs:
         return NotApplicable(
-            f"{facts.spec.key} has no count_include_pad to divide by the kernel volume"
+            f"{site.spec.key} has no count_include_pad to divide by the kernel volume"
         )
-    value = _pad_value(facts, compute or facts.elem, signed_zero)
+    value = _pad_value(site, compute or site.elem, signed_zero)
     if isinstance(value, NotApplicable):
         return value
-    amounts = _pad_amounts(facts, attrs)
+    amounts = _pad_amounts(site, attrs)
     if isinstance(amounts, NotApplicable):
         return amounts
     pads, scale, shape_free = amounts
@@ -246,13 +247,13 @@ def pad_node(
         auto_pad="NOTSET",
         pads=(0,) * (2 * attrs.rank),
         ceil_mode=0,
-        count_include_pad=1 if facts.op == "AveragePool" else attrs.count_include_pad,
+        count_include_pad=1 if site.op == "AveragePool" else attrs.count_include_pad,
     )
     shown = "-0.0" if signed_zero else value
     why = f"Pad {list(pads)} with {shown}, then the pool in floor mode without pads"
     return Plan(
         PAD_SIGNED_ZERO if signed_zero else PAD,
-        pool=standard_attributes(facts.spec, pool),
+        pool=standard_attributes(site.spec, pool),
         pad=pads,
         pad_value=value,
         scale=scale,
@@ -263,7 +264,7 @@ def pad_node(
 
 
 def _pad_amounts(
-    facts: NodeFacts, attrs: PoolAttrs
+    site: Site, attrs: PoolAttrs
 ) -> tuple[tuple[int, ...], np.ndarray | None, bool] | NotApplicable:
     """The pads a Pad before the pool writes (begins, then ends), the ``kvol / count`` an
     average is multiplied by (None: 1 everywhere), and whether both hold for every size.
@@ -285,14 +286,14 @@ def _pad_amounts(
     as it is right too). Where the spec has no window (floor mode there) no Pad helps: a pool
     that truncates its size toward zero, as onnxruntime's does, still makes one.
     """
-    geom = facts.geometry()
+    geom = site.geometry()
     fixed = attrs.auto_pad == "NOTSET" and not attrs.ceil_mode
     if geom is None:
         if not fixed:
             return NotApplicable(
                 "the pads depend on the input size, which is symbolic (auto_pad or ceil_mode)"
             )
-        if facts.op == "AveragePool" and not attrs.count_include_pad and any(attrs.pads):
+        if site.op == "AveragePool" and not attrs.count_include_pad and any(attrs.pads):
             return NotApplicable(
                 "the divisor near the edges depends on the input size, which is symbolic"
             )
@@ -301,7 +302,7 @@ def _pad_amounts(
         max(0, (a.out - 1) * a.s + effective_kernel(a.k, a.d) - a.n - a.pb) for a in geom.axes
     )
     scale = None
-    if facts.op == "AveragePool":
+    if site.op == "AveragePool":
         scale = _divisor_scale(geom, bool(attrs.count_include_pad))
     return pads, scale, fixed and scale is None
 
@@ -320,19 +321,19 @@ def _divisor_scale(geom: PoolGeometry, include_pad: bool) -> np.ndarray | None:
     return scale.reshape((1, 1, *scale.shape))
 
 
-def pad_signed_zero(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable:
+def pad_signed_zero(site: Site, compute: str | None = None) -> Plan | NotApplicable:
     """:func:`pad_node` with -0.0 as the constant (see there)."""
-    return pad_node(facts, signed_zero=True, compute=compute)
+    return pad_node(site, signed_zero=True, compute=compute)
 
 
-def _spatial_axes(facts: NodeFacts) -> tuple[int, ...] | NotApplicable:
-    rank = facts.spatial_rank
+def _spatial_axes(site: Site) -> tuple[int, ...] | NotApplicable:
+    rank = site.rank
     if rank is None:
         return NotApplicable("the rank of the input is not known")
     return tuple(range(2, 2 + rank))
 
 
-def reduce(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable:
+def reduce(site: Site, compute: str | None = None) -> Plan | NotApplicable:
     """A global pool as the Reduce op over the spatial axes (``keepdims=1``): the same values.
 
     GlobalMaxPool is ``ReduceMax``, GlobalAveragePool ``ReduceMean``, GlobalLpPool ``ReduceL1``
@@ -342,16 +343,16 @@ def reduce(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable
     kernels (double included, where the global pools have none in onnxruntime), and empty
     planes by the Reduce ops' own rule (max -inf, mean 0/0, norm 0).
     """
-    if facts.op not in GLOBAL_OPERATORS:
-        return NotApplicable(f"{facts.op} is not a global pool")
-    axes = _spatial_axes(facts)
+    if site.op not in GLOBAL_OPERATORS:
+        return NotApplicable(f"{site.op} is not a global pool")
+    axes = _spatial_axes(site)
     if isinstance(axes, NotApplicable):
         return axes
-    if facts.op == "GlobalMaxPool":
+    if site.op == "GlobalMaxPool":
         return Plan(REDUCE, reduce="ReduceMax", why="ReduceMax over the spatial axes")
-    if facts.op == "GlobalAveragePool":
+    if site.op == "GlobalAveragePool":
         return Plan(REDUCE, reduce="ReduceMean", why="ReduceMean over the spatial axes")
-    p = float(getattr(facts.attrs, "p", 2))
+    p = float(getattr(site.attrs, "p", 2))
     if p in (1.0, 2.0):
         op = "ReduceL1" if p == 1.0 else "ReduceL2"
         return Plan(REDUCE, reduce=op, why=f"{op} over the spatial axes (p={p:g})")
@@ -363,17 +364,17 @@ def reduce(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable
     )
 
 
-def empty_plane(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable:
+def empty_plane(site: Site, compute: str | None = None) -> Plan | NotApplicable:
     """A global pool over a plane with no element: the empty window's value (rulings 5, 13)
     as ``ReduceSum`` (0 over nothing) plus a constant: -inf for the max, NaN for the mean (0/0),
     nothing for the norm. Example: X of shape (1, 2, 0, 7) -> Y (1, 2, 1, 1) of NaN for
     GlobalAveragePool, where onnxruntime refuses the node and its ReduceMean gives 0. For the
     static sizes only."""
-    if facts.op not in GLOBAL_OPERATORS:
-        return NotApplicable(f"{facts.op} is not a global pool")
-    if facts.spatial is None or 0 not in facts.spatial:
+    if site.op not in GLOBAL_OPERATORS:
+        return NotApplicable(f"{site.op} is not a global pool")
+    if site.spatial is None or 0 not in site.spatial:
         return NotApplicable("the plane is not statically empty")
-    offset = {"GlobalMaxPool": -math.inf, "GlobalAveragePool": math.nan}.get(facts.op)
+    offset = {"GlobalMaxPool": -math.inf, "GlobalAveragePool": math.nan}.get(site.op)
     return Plan(
         EMPTY_PLANE,
         reduce="ReduceSum",
@@ -383,7 +384,7 @@ def empty_plane(facts: NodeFacts, compute: str | None = None) -> Plan | NotAppli
     )
 
 
-def power_average(facts: NodeFacts, compute: str | None = None) -> Plan | NotApplicable:
+def power_average(site: Site, compute: str | None = None) -> Plan | NotApplicable:
     """A windowed LpPool as ``(kvol * AveragePool(|x|^p, count_include_pad=1))^(1/p)``.
 
     The average pool with padding counted divides each window's sum of ``|x|^p`` by the kernel
@@ -394,14 +395,14 @@ def power_average(facts: NodeFacts, compute: str | None = None) -> Plan | NotApp
     whose p no standard LpPool at the opset can write (LpPool-1's p=1.5 once the model is
     lifted past opset 1, where onnxruntime has no LpPool-1 kernel and no Cast).
     """
-    if facts.op != "LpPool" or not isinstance(facts.attrs, PoolAttrs):
+    if site.op != "LpPool" or not isinstance(site.attrs, PoolAttrs):
         return NotApplicable("only a windowed LpPool is a power of an average")
-    attrs = facts.attrs
-    average = versions.resolve("AveragePool", facts.opset)
+    attrs = site.attrs
+    average = versions.resolve("AveragePool", site.opset)
     for name, value, neutral in (("ceil_mode", attrs.ceil_mode, 0),
                                  ("dilations", attrs.dilations, (1,) * attrs.rank)):
         if value != neutral and name not in average.attrs:
-            return NotApplicable(f"{average.key} at ai.onnx opset {facts.opset} has no {name}")
+            return NotApplicable(f"{average.key} at ai.onnx opset {site.opset} has no {name}")
     if "count_include_pad" not in average.attrs:
         return NotApplicable(f"{average.key} cannot count padding as 0")
     written = dataclasses.replace(attrs, count_include_pad=1)
@@ -415,7 +416,7 @@ def power_average(facts: NodeFacts, compute: str | None = None) -> Plan | NotApp
     )
 
 
-def in_float(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
+def in_float(plan: Plan, site: Site) -> Plan | NotApplicable:
     """``plan`` computed in float32 between a Cast of X and a Cast of Y back to the node's type.
 
     Exact for every type float32 holds exactly (float16, bfloat16, int8, uint8): a max moves one
@@ -425,12 +426,12 @@ def in_float(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
     double: float32 would round it. (A Pad plan must be built for float32: its constant is the
     node type's lowest value written in float32, ``compute="float"``.)
     """
-    if facts.elem == "float":
+    if site.elem == "float":
         return NotApplicable("the node computes in float32 already")
-    if facts.elem not in FLOAT_EXACT:
-        return NotApplicable(f"{facts.elem} is not held exactly by float32")
-    if "float" not in facts.spec.types:
-        return NotApplicable(f"{facts.spec.key} does not take float")
+    if site.elem not in FLOAT_EXACT:
+        return NotApplicable(f"{site.elem} is not held exactly by float32")
+    if "float" not in site.spec.types:
+        return NotApplicable(f"{site.spec.key} does not take float")
     return dataclasses.replace(
         plan,
         name=IN_FLOAT if plan.name == UNCHANGED else f"{plan.name}+{IN_FLOAT}",
@@ -439,7 +440,7 @@ def in_float(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
     )
 
 
-def in_double(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
+def in_double(plan: Plan, site: Site) -> Plan | NotApplicable:
     """A global average or norm of a float type summed in float64, rounded once to the type.
 
     ruling 13 asks for the exact mean (norm) within 2 ulp; a float32 running sum over a
@@ -449,10 +450,10 @@ def in_double(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
     2**20 values 0.1f is 0.1f in float64 arithmetic, exactly rounded. Reduce plans only:
     onnxruntime has no float64 kernel for the global pools.
     """
-    if facts.op not in GLOBAL_OPERATORS or facts.op == "GlobalMaxPool":
+    if site.op not in GLOBAL_OPERATORS or site.op == "GlobalMaxPool":
         return NotApplicable("only a global average or norm sums over the plane")
-    if facts.elem not in ("float", "float16", "bfloat16"):
-        return NotApplicable(f"{facts.elem} gains nothing in float64")
+    if site.elem not in ("float", "float16", "bfloat16"):
+        return NotApplicable(f"{site.elem} gains nothing in float64")
     if plan.reduce is None:
         return NotApplicable(
             "onnxruntime has no float64 global pool; the Reduce form computes in float64"
@@ -465,7 +466,7 @@ def in_double(plan: Plan, facts: NodeFacts) -> Plan | NotApplicable:
     )
 
 
-def nan_guarded(plan: Plan, facts: NodeFacts, kind: str = GUARD_SUM) -> Plan | NotApplicable:
+def nan_guarded(plan: Plan, site: Site, kind: str = GUARD_SUM) -> Plan | NotApplicable:
     """The max's non-finite windows made the spec's (rulings 5, 6, 13).
 
     A runtime may skip NaN (onnxruntime does unless it is the window's first tap; its
@@ -495,22 +496,22 @@ def nan_guarded(plan: Plan, facts: NodeFacts, kind: str = GUARD_SUM) -> Plan | N
     from 10). Indices are not mended (the spec's is the first NaN's), so not for a node whose
     Indices are used.
     """
-    if facts.op not in MAX_LIKE:
-        return NotApplicable(f"{facts.op} does not take a max over input values")
-    if facts.elem not in FLOATS:
-        return NotApplicable(f"{facts.elem} has no NaN or -inf")
-    if facts.indices_used:
+    if site.op not in MAX_LIKE:
+        return NotApplicable(f"{site.op} does not take a max over input values")
+    if site.elem not in FLOATS:
+        return NotApplicable(f"{site.elem} has no NaN or -inf")
+    if site.indices_read:
         return NotApplicable(
             "the guard does not mend Indices, and this node's Indices are used"
         )
     if kind == GUARD_SUM:
-        if facts.op == "MaxRoiPool":
+        if site.op == "MaxRoiPool":
             return NotApplicable("no average pool sums over MaxRoiPool's bins")
-        dilations = (plan.pool or facts.attributes).get("dilations") or ()
+        dilations = (plan.pool or site.attributes).get("dilations") or ()
         dilated = plan.reduce is None and any(int(d) != 1 for d in dilations)
-        if dilated and "dilations" not in versions.resolve("AveragePool", facts.opset).attrs:
+        if dilated and "dilations" not in versions.resolve("AveragePool", site.opset).attrs:
             return NotApplicable(
-                    f"the window is dilated and AveragePool at ai.onnx opset {facts.opset} "
+                    f"the window is dilated and AveragePool at ai.onnx opset {site.opset} "
                     "has no dilations"
                 )
     name = GUARDS[kind]
@@ -542,15 +543,15 @@ BASE_FORMS: tuple[tuple[str, Form, tuple[str, ...] | None], ...] = (
     (POWER_AVERAGE, power_average, ("LpPool",)),
 )
 #: The compute wrappers after the node's own type, with the operators each is tried for.
-Wrapper = Callable[[Plan, NodeFacts], "Plan | NotApplicable"]
+Wrapper = Callable[[Plan, Site], "Plan | NotApplicable"]
 COMPUTE_WRAPPERS: tuple[tuple[str, str, Wrapper, tuple], ...] = (
     (IN_FLOAT, "float", in_float, versions.OPERATORS),
     (IN_DOUBLE, "double", in_double, GLOBAL_SUMS),
 )
 
 
-def candidates(facts: NodeFacts) -> list[tuple[str, Plan | NotApplicable]]:
-    """Every plan for ``facts``, cheapest first, each named; :class:`NotApplicable` (with the
+def candidates(site: Site) -> list[tuple[str, Plan | NotApplicable]]:
+    """Every plan for ``site``, cheapest first, each named; :class:`NotApplicable` (with the
     reason) where a form does not apply.
 
     Order: the base forms in the node's type, then in float32 (types without a kernel), then in
@@ -559,10 +560,10 @@ def candidates(facts: NodeFacts) -> list[tuple[str, Plan | NotApplicable]]:
     """
     found: list[tuple[str, Plan | NotApplicable]] = []
     guards: list[str | None] = [None]
-    if facts.op in MAX_LIKE and facts.elem in FLOATS:
+    if site.op in MAX_LIKE and site.elem in FLOATS:
         guards += list(GUARDS)
-    computes = [None, *(w for w in COMPUTE_WRAPPERS if facts.op in w[3])]
-    bases = [(n, f) for n, f, ops in BASE_FORMS if ops is None or facts.op in ops]
+    computes = [None, *(w for w in COMPUTE_WRAPPERS if site.op in w[3])]
+    bases = [(n, f) for n, f, ops in BASE_FORMS if ops is None or site.op in ops]
     for guard in guards:
         for wrapper in computes:
             for base_name, base in bases:
@@ -571,22 +572,22 @@ def candidates(facts: NodeFacts) -> list[tuple[str, Plan | NotApplicable]]:
                     wrappers if base_name == UNCHANGED and wrappers else [base_name, *wrappers]
                 )
                 try:
-                    plan = base(facts, compute=wrapper[1] if wrapper else None)
+                    plan = base(site, compute=wrapper[1] if wrapper else None)
                 except OrtpoolError as err:
                     plan = NotApplicable(err.detail)
                 if isinstance(plan, Plan) and wrapper:
-                    plan = wrapper[2](plan, facts)
+                    plan = wrapper[2](plan, site)
                 if isinstance(plan, Plan) and guard:
-                    plan = nan_guarded(plan, facts, guard)
-                if isinstance(plan, Plan) and not plan.keeps_indices and facts.indices_used:
+                    plan = nan_guarded(plan, site, guard)
+                if isinstance(plan, Plan) and not plan.keeps_indices and site.indices_read:
                     plan = NotApplicable(
                         "it moves Indices, and this node's Indices are used (ruling 16)"
                     )
                 found.append((name, plan))
-    if facts.pinned:
+    if site.pinned:
         pinned = NotApplicable(
-            f"at ai.onnx opset {facts.opset} the node would be {facts.op}-"
-            f"{versions.resolve(facts.op, facts.opset).version}, not {facts.spec.key}"
+            f"at ai.onnx opset {site.opset} the node would be {site.op}-"
+            f"{versions.resolve(site.op, site.opset).version}, not {site.spec.key}"
         )
         found = [(n, p if isinstance(p, NotApplicable) or p.replaces_node else pinned)
                  for n, p in found]

@@ -1,9 +1,9 @@
 """The conformance grid through ``ortpool fix``: every case the installed runtime gets wrong,
 fixed, and the fixed model checked once more against ortpool's kernels on the case's own input.
 
-Each case of :mod:`ortpool.validate.grid` runs through onnxruntime and the kernels as
-``ortpool conformance`` runs it; a case that does not agree (differs, differs in RULINGS cells,
-refused, no kernel) becomes its one-node model, is fixed with the case's input as the model's
+Each case of :mod:`ortpool.validate.grid` is judged as ``ortpool conformance`` judges it; a
+case that does not agree (differs, differs in RULINGS cells, refused, no kernel) becomes its
+one-node model, is fixed with the case's input as the model's
 input (NaN cases with ``nonfinite``), and the fixed model's outputs are compared with the
 kernels' outside the fixer's own proof: values exactly (averages within the tolerance), Indices
 exactly.
@@ -18,16 +18,18 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import onnx
 
+from ortpool import kernels
 from ortpool.check.compare import compare_values
 from ortpool.fix import report as report_mod
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.fix.outcomes import Realization
 from ortpool.model import carry
-from ortpool.model.singlenode import builtin_model, feed_dict
+from ortpool.model.singlenode import alone_model, feed_dict
 from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.tolerances import node_tolerance
-from ortpool.validate import grid, isolate, results
+from ortpool.validate import grid, results
+from ortpool.validate.conformance import judge_case
 
 AGREEING = (results.AGREE, results.TIES)
 
@@ -54,8 +56,8 @@ def check_fixed(
     fixed: onnx.ModelProto, case: grid.Case, feeds: Sequence[np.ndarray], runtime: RuntimeSpec
 ) -> str:
     """The fixed model's outputs on ``feeds`` against the kernels': "" or the difference."""
-    spec = case.spec()
-    want = isolate.run_ortpool_numpy(spec, feeds)
+    site = case.site(feeds)
+    want = list(kernels.run_op(site.op, site.version, feeds, site.attributes, site.n_outputs))
     session = open_session(runtime, carry.carry(fixed))
     names = [i.name for i in session.get_inputs()]
     carried = [carry.feedable(a) for a in feeds]
@@ -81,17 +83,16 @@ def fix_grid(
     """Fix and check every case the runtime does not agree on (agreeing cases are listed with
     no realization)."""
     runtime = runtime or RuntimeSpec()
-    options = isolate.Options(ortpool_runner=isolate.run_ortpool_numpy, threads=1)
     found = []
     for number, case in enumerate(cases):
         if progress and number % 50 == 0:
             progress(number, len(cases))
         feeds = grid.case_inputs(case, seed)
-        status = isolate.run_node(f"case{case.id}", case.spec(), feeds, options).status
+        status = judge_case(case, seed, RuntimeSpec(level="disable")).status
         if status in AGREEING:
             found.append(GridOutcome(case, status, None, None, True))
             continue
-        model = builtin_model(case.spec(), feeds)
+        model = alone_model(case.site(feeds), feeds, carried=False)  # fix carries its own
         fix_options = Options(
             runtime=runtime, nonfinite=case.data == "nan", inputs=[feed_dict(feeds)], seed=seed
         )

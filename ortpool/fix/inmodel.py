@@ -6,8 +6,8 @@ optimization level on the model's own inputs with every main-graph node's input 
 captured (:mod:`ortpool.fix.capture`), and each output is compared with ortpool's kernels on
 the captured input (:func:`prove_in_model`). The model's run reaches a node only with the
 values its upstream makes, which hold no NaN: the node's built cases (ruling 18) are run
-through its realization as written, its *region* of the model (:func:`region_model`,
-:func:`prove_in_region`, :func:`prove_regions`).
+through its realization as written, its *region* of the model
+(:func:`ortpool.model.singlenode.region_model`, :func:`prove_in_region`, :func:`prove_regions`).
 """
 
 from __future__ import annotations
@@ -16,24 +16,15 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import onnx
-from onnx import helper
 
-from ortpool import dtypes
+from ortpool.check import status as st
 from ortpool.check.cases import FeedSet, expect
-from ortpool.check.judge import (
-    Proof,
-    compare,
-    run_group,
-    shape_groups,
-    short_error,
-    value_info,
-)
-from ortpool.check.node import NodeFacts, node_spec
+from ortpool.check.judge import Judgement, compare_set, run_group, shape_groups, short_error
 from ortpool.fix.capture import Capturing, captured_names
 from ortpool.fix.forms import Plan
 from ortpool.fix.prove import sets_for
-from ortpool.fix.sites import Site
-from ortpool.model import carry
+from ortpool.model.singlenode import region_model
+from ortpool.model.site import Site
 from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
@@ -41,62 +32,12 @@ from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 NOT_RUNNING = "the written model could not be run"
 
 
-def region_model(
-    model: onnx.ModelProto,
-    inputs: Sequence[str],
-    outputs: Sequence[str],
-    example: Sequence[np.ndarray],
-) -> onnx.ModelProto:
-    """The nodes of ``model``'s main graph that compute ``outputs`` from ``inputs`` (a written
-    realization: the pool and every node the fix put around it), as they are written, with the
-    initializers they read; ``inputs`` shaped as ``example``. A bfloat16 input or output is
-    carried as float32 through a Cast (onnxruntime's Python API has no bfloat16 array)."""
-    graph = model.graph
-    producer = {name: node for node in graph.node for name in node.output if name}
-    initializers = {t.name: t for t in graph.initializer}
-    wanted, seen, order = list(outputs), set(inputs), []
-    while wanted:
-        name = wanted.pop()
-        if name in seen or name in initializers or name not in producer:
-            seen.add(name)
-            continue
-        seen.add(name)
-        node = producer[name]
-        if node not in order:
-            order.append(node)
-            wanted += [n for n in node.input if n]
-            for attr in node.attribute:  # a subgraph's outer-scope reads
-                for sub in [attr.g, *attr.graphs]:
-                    wanted += [n for inner in sub.node for n in inner.input if n]
-    nodes = sorted(order, key=lambda n: list(graph.node).index(n))
-    used = {n for node in nodes for n in node.input}
-    values = [value_info(name, a, True) for name, a in zip(inputs, example, strict=True)]
-    # Y has X's type (every pooling op), declared where it is carried; Indices are int64
-    elem = dtypes.name_of(example[0].dtype)
-    outs = [onnx.ValueInfoProto(name=name) for name in outputs]
-    if carry.is_carried(elem):
-        outs[0] = helper.make_tensor_value_info(outputs[0], dtypes.CODE[elem], None)
-    region = helper.make_graph(
-        nodes,
-        "ortpool_fix_region",
-        values,
-        outs,
-        [initializers[n] for n in initializers if n in used and n not in inputs],
-    )
-    out = helper.make_model(
-        region, opset_imports=list(model.opset_import), functions=list(model.functions)
-    )
-    out.ir_version = model.ir_version
-    return carry.carry(out)
-
-
 def prove_in_region(
     model: onnx.ModelProto,
-    facts: NodeFacts,
-    node: onnx.NodeProto,
+    site: Site,
     sets: Sequence[FeedSet],
     runtime: RuntimeSpec,
-    proof: Proof,
+    proof: Judgement,
     external_dir: str | None = None,
     rule: AccuracyRule = DEFAULT_RULE,
 ) -> None:
@@ -104,10 +45,10 @@ def prove_in_region(
     realization as written in ``model`` (its region: :func:`region_model`), at the runtime's
     level, sums judged by ruling 17 under ``rule``; ``proof`` (the in-model proof) is
     made not exact with the failure when one differs, and counts the sets otherwise."""
-    inputs = [n for n in node.input if n]
-    outputs = list(node.output[: 2 if facts.indices_used else 1])
+    inputs = list(site.inputs)
+    outputs = list(site.outputs[: 2 if site.indices_read else 1])
     for group in shape_groups(sets):
-        if not proof.exact:
+        if proof.failure:
             return
         try:
             region = region_model(model, inputs, outputs, group[0].arrays)
@@ -115,18 +56,10 @@ def prove_in_region(
                 runtime, region, level=None, threads=1, external_dir=external_dir
             )
         except Exception as err:  # onnxruntime refuses it: the realization is not proven
-            proof.exact, proof.failure = (
-                False,
-                (
-                    f"the realization as written cannot be run alone on its proof sets: "
-                    f"{short_error(err)}"
-                ),
-            )
+            proof.fail(st.ORT_REJECTED, "the realization as written cannot be run alone on its "
+                       f"proof sets: {short_error(err)}")
             return
-        failure = run_group(session, facts, group, proof, rule)
-        if failure:
-            proof.exact, proof.failure = False, failure
-            return
+        run_group(session, site, group, proof, rule)
 
 
 def prove_in_model(
@@ -136,12 +69,12 @@ def prove_in_model(
     runtime: RuntimeSpec,
     source_dir: str | None,
     rule: AccuracyRule = DEFAULT_RULE,
-) -> tuple[dict[int, Proof], str]:
+) -> tuple[dict[int, Judgement], str]:
     """Each main-graph node's output in the written model against the kernels on its captured
     input; per site number, the proof; and a note when the model could not be run (the model is
     run even when no node can be captured: it must load and run)."""
     names = captured_names(sites, outputs=True)
-    proofs: dict[int, Proof] = {}
+    proofs: dict[int, Judgement] = {}
     capturing = Capturing(fixed, names, runtime, None, source_dir)
     for number, feeds in enumerate(model_runs):
         try:
@@ -149,22 +82,21 @@ def prove_in_model(
         except Exception as err:
             return {}, f"{NOT_RUNNING}: {short_error(err)}"
         for site in sites:
-            facts = site.facts
-            if facts is None or not site.selected or not site.in_main_graph:
+            if not site.judgeable or not site.in_main_graph:
                 continue
-            arrays = [run[name] for name in site.node.input if name]
-            got = [run[name] for name in site.node.output[: 2 if facts.indices_used else 1]]
+            arrays = [run[name] for name in site.inputs]
+            got = [run[name] for name in site.outputs[: 2 if site.indices_read else 1]]
             feed = FeedSet(f"the model's run {number + 1}", arrays)
-            if not expect(node_spec(facts), [feed]):
+            if not expect(site, [feed]):
                 continue
-            proof = proofs.setdefault(site.number, Proof(exact=True, where="model"))
-            if not proof.exact:
+            proof = proofs.setdefault(site.number, Judgement(where="model"))
+            if proof.failure:
                 continue
-            failure = compare(facts, feed, got, proof, rule)
+            status, _, failure = compare_set(site.at(arrays[0].shape), feed, got, rule)
             if failure:
-                proof.exact, proof.failure = False, failure
+                proof.fail(status, failure)
             else:
-                proof.passed(feed)
+                proof.runs += 1
     return proofs, ""
 
 
@@ -173,21 +105,21 @@ def prove_regions(
     sites: Sequence[Site],
     plans: Mapping[int, Plan],
     sets: Mapping[int, Sequence[FeedSet]],
-    in_model: dict[int, Proof],
+    in_model: dict[int, Judgement],
     runtime: RuntimeSpec,
     source_dir: str | None,
     rule: AccuracyRule = DEFAULT_RULE,
 ) -> None:
-    """Every main-graph node's proof sets, the built NaN/inf cases among them (ruling 18),
-    through its realization as written in ``fixed``: the model's own run reaches a node only
-    with the values its upstream makes, which hold no NaN (:func:`prove_in_region`). Adds to
-    (or starts) each node's in-model proof."""
+    """Every main-graph node's proof sets (the built cases of ruling 18 among them) through its
+    realization as written in ``fixed``: the model's own run reaches a node only with the
+    values its upstream makes, which hold no NaN (:func:`prove_in_region`). Adds to (or starts)
+    each node's in-model proof."""
     for site in sites:
-        if site.facts is None or not site.in_main_graph or site.number not in plans:
+        if not site.judgeable or not site.in_main_graph or site.number not in plans:
             continue
-        proof = in_model.setdefault(site.number, Proof(exact=True, where="model"))
-        mine = sets.get(site.number) or []
-        # the built cases (what the model's run cannot reach); all sets where none are built
-        chosen = sets_for(plans[site.number], [feed for feed in mine if feed.cases] or mine)
-        if proof.exact and chosen:
-            prove_in_region(fixed, site.facts, site.node, chosen, runtime, proof, source_dir, rule)
+        proof = in_model.setdefault(site.number, Judgement(where="model"))
+        # the very sets it was proven on alone, through the form as written: the two proofs
+        # count the same sets (the model's own runs besides)
+        chosen = sets_for(plans[site.number], sets.get(site.number) or [])
+        if not proof.failure and chosen:
+            prove_in_region(fixed, site, chosen, runtime, proof, source_dir, rule)

@@ -12,8 +12,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ortpool.check.cases import FeedSet, expect, full_shape, proof_sets, sampled_shapes
-from ortpool.check.node import node_spec
-from ortpool.fix.sites import Site
+from ortpool.model.site import Site
 
 
 def site_sets(
@@ -25,22 +24,21 @@ def site_sets(
     """A node's input sets with the spec's outputs, the model's ``captured`` runs first, and
     why the kernels refused the others: its static shape, or sampled shapes when its sizes are
     symbolic (:func:`proof_sets`)."""
-    facts = site.facts
-    if facts is None:
-        raise ValueError(f"site {site.name!r} has no facts: {site.reason}")
+    if not site.judgeable:
+        raise ValueError(f"site {site.name!r} cannot be judged: {site.reason}")
     mine = []
     for run in captured:
         arrays = [run.get(name) for name in site.node.input if name]
         if all(a is not None for a in arrays):
             mine.append(arrays)
-    shape = full_shape(facts, site.x_dims)
-    shapes = [shape] if shape is not None else sampled_shapes(facts)
+    shape = full_shape(site)
+    shapes = [shape] if shape is not None else sampled_shapes(site)
     if shape is not None:
         # The forms of static spatial sizes hold at those sizes, for any batch and channels: the
         # model's own run is kept at whatever N and C the user's inputs give.
         mine = [a for a in mine if tuple(a[0].shape[2:]) == shape[2:]]
     sets = proof_sets(
-        facts,
+        site,
         shapes,
         captured=mine,
         seed=seed,
@@ -48,4 +46,4 @@ def site_sets(
         output_shape=site.output_shape,
     )
     refusals: list[str] = []
-    return expect(node_spec(facts), sets, refusals), refusals
+    return expect(site, sets, refusals), refusals

@@ -1,9 +1,9 @@
 """Proving a realization exact: its isolated model judged by :mod:`ortpool.check.judge`.
 
 A realization (a :class:`~ortpool.fix.forms.Plan` written by :mod:`ortpool.fix.emit`) is proven
-as the node itself is judged: the same inputs, the same run, the same comparison
-(:func:`ortpool.check.judge.prove`). The node as it is (the plan ``unchanged``) is judged by
-:func:`ortpool.check.judge.judge_node`, the very call ``validate``'s verdict makes.
+as the node itself is judged, by :func:`ortpool.check.judge.judge`: the same inputs, the same
+run, the same comparison. The node as it is (the plan ``unchanged``) is the very call
+``validate``'s verdict makes.
 """
 
 from __future__ import annotations
@@ -16,30 +16,28 @@ from onnx import helper
 
 from ortpool import optypes
 from ortpool.check.cases import FeedSet
-from ortpool.check.judge import Proof, frame, judge_node, prove
-from ortpool.check.node import NodeFacts
+from ortpool.check.judge import Judgement, judge
 from ortpool.fix import emit
 from ortpool.fix.forms import Plan
 from ortpool.model import carry
-from ortpool.model.singlenode import INPUT_NAMES, node_model
+from ortpool.model.singlenode import frame, node_model
+from ortpool.model.site import INPUT_NAMES, Site
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.rewrite import retarget
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 
-def isolated_model(
-    plan: Plan, facts: NodeFacts, node: onnx.NodeProto, example: Sequence[np.ndarray]
-) -> onnx.ModelProto:
+def isolated_model(plan: Plan, site: Site, example: Sequence[np.ndarray]) -> onnx.ModelProto:
     """The realization alone: inputs X (I, output_shape; MaxRoiPool's rois as I) shaped as
     ``example``, outputs Y (and Indices where the plan gives the spec's), at the node's
     governing opset."""
-    has_indices = len([o for o in node.output if o]) > 1
-    inputs, outputs = frame(facts, example, has_indices and plan.keeps_indices)
+    node = site.node
+    inputs, outputs = frame(site, example, len(site.outputs) > 1 and plan.keeps_indices)
     io = emit.Io(tuple(v.name for v in inputs), tuple(v.name for v in outputs))
     carried = [carry.carried_name(n) for n in (*INPUT_NAMES, "Y")]
     namer = retarget.Namer([*INPUT_NAMES, "Y", "Indices", *carried])
-    nodes = emit.emit(plan, facts, node, io, namer)
-    imports = [helper.make_opsetid(node.domain or "", facts.opset)]
+    nodes = emit.emit(plan, site, node, io, namer)
+    imports = [helper.make_opsetid(node.domain or "", site.opset)]
     if plan.ortpool:
         imports.append(helper.make_opsetid(optypes.DOMAIN, optypes.DOMAIN_VERSION))
     model = node_model(nodes, "ortpool_fix_proof", inputs, outputs, imports)
@@ -67,16 +65,15 @@ def sets_for(plan: Plan, sets: Sequence[FeedSet]) -> list[FeedSet]:
 
 def prove_plan(
     plan: Plan,
-    facts: NodeFacts,
-    node: onnx.NodeProto,
+    site: Site,
     sets: Sequence[FeedSet],
     runtime: RuntimeSpec,
     rule: AccuracyRule = DEFAULT_RULE,
-) -> Proof:
+) -> Judgement:
     """``plan`` alone on every set (:func:`sets_for`) at the runtime's level, judged as the
-    node itself is (:func:`ortpool.check.judge.prove`; sums by ruling 17 under ``rule``). The
-    node as it is goes through :func:`ortpool.check.judge.judge_node`, validate's own call."""
+    node itself is (:func:`ortpool.check.judge.judge`; sums by ruling 17 under ``rule``), the
+    node as it is by the very call validate's verdict makes."""
     if not plan.changes_node:
-        return judge_node(facts, node, sets, runtime, rule)
-    return prove(lambda example: isolated_model(plan, facts, node, example), facts,
-                 sets_for(plan, sets), runtime, rule)
+        return judge(site, sets, runtime, rule)
+    return judge(site, sets_for(plan, sets), runtime, rule,
+                 build=lambda example: isolated_model(plan, site, example))

@@ -18,13 +18,13 @@ from typing import Any
 
 import onnx
 
-from ortpool.check.judge import Proof
+from ortpool.check.judge import Judgement
 from ortpool.fix.choose import Attempt, Choice
 from ortpool.fix.forms import FLOATS
 from ortpool.fix.outcomes import Outcome, Realization
-from ortpool.fix.sites import Site
 from ortpool.model.files import save
 from ortpool.model.inputs import CLI, PYTHON, describe_dims
+from ortpool.model.site import Site
 from ortpool.validate.api import Report
 
 #: The realizations by their short names, in the order the summary counts them.
@@ -206,27 +206,26 @@ class FixReport:
         return "\n".join(self.summary_lines())
 
 
-def node_fix(site: Site, choice: Choice | None, in_model: Proof | None) -> NodeFix:
+def node_fix(site: Site, choice: Choice | None, in_model: Judgement | None) -> NodeFix:
     """The report's entry for ``site``: its chosen plan (``choice``; None: not selected or no
     facts) with the proof alone and, where it was run, ``in_model``, the proof in the written
     model."""
-    facts = site.facts
     entry = NodeFix(
         name=site.name,
         location=site.location,
         op=site.node.op_type,
-        version=facts.version if facts else None,
-        elem=facts.elem if facts else None,
+        version=site.version if site.judgeable else None,
+        elem=site.elem if site.judgeable else None,
         realization=NOT_SELECTED if not site.selected else UNPROVEN,
         reason=site.reason,
     )
-    if facts is None or choice is None:
+    if not site.judgeable or choice is None:
         if site.selected and not entry.reason:
-            entry.reason = "no facts could be learned"
+            entry.reason = "its type or attributes could not be learned"
         return entry
     entry.attempts = choice.attempts
-    if facts.spatial is not None:
-        entry.shapes = f"static spatial sizes {list(facts.spatial)}"
+    if site.spatial is not None:
+        entry.shapes = f"static spatial sizes {list(site.spatial)}"
     else:
         entry.shapes = (
             "symbolic spatial sizes: only forms right for every size were considered, proven "

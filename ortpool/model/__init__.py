@@ -10,8 +10,10 @@ bench -> cli``): it imports onnx, numpy and the spec modules, never onnxruntime.
 - :mod:`ortpool.model.inference`: element types, ranks and dims per scope (onnx inference),
   for the rewrite and the fix.
 - :mod:`ortpool.model.splice`: a node replaced where it stood, the opset import of its owner.
-- :mod:`ortpool.model.singlenode`: one node alone as a model; ``node_model`` builds every small
-  model ortpool makes, stamped with the IR every supported onnxruntime reads.
+- :mod:`ortpool.model.site`: a pooling node described once (:class:`Site`), every one of a model
+  found in every scope (:func:`find_sites`).
+- :mod:`ortpool.model.singlenode`: ``node_model`` builds every small model ortpool makes, stamped
+  with the IR every supported onnxruntime reads; ``alone_model``, a site's node alone.
 - :mod:`ortpool.model.reference`: the onnx reference evaluator in a worker with a time limit
   (:mod:`ortpool.model.worker`: the spawned-worker pattern).
 - :mod:`ortpool.model.carry`: bfloat16 inputs, outputs and captured tensors carried as float32
@@ -20,17 +22,15 @@ bench -> cli``): it imports onnx, numpy and the spec modules, never onnxruntime.
 - :mod:`ortpool.model.external`: external data located, planned and serialized.
 - :mod:`ortpool.model.files`: a model file and its report written all together or not at all
   (``write_file``, ``save``).
-- :mod:`ortpool.model.singlenode`: one pooling node alone as a model, stamped with the IR version
-  every supported onnxruntime reads; :mod:`ortpool.model.capture`: the pooling nodes' inputs
-  captured from a whole model's run.
+- :mod:`ortpool.model.capture`: a model widened to output the tensors a run captures.
 
-Other packages import these through the names below (``from ortpool.model import NodeSpec``).
+Other packages import these through the names below (``from ortpool.model import Site``).
 """
 
 from __future__ import annotations
 
 from ortpool.model import branch_outputs, capture
-from ortpool.model.capture import PoolingNode, governing_opset, inline_functions, pooling_nodes
+from ortpool.model.capture import governing_opset, inline_functions
 from ortpool.model.external import external_locations
 from ortpool.model.files import save, write_file
 from ortpool.model.inputs import (
@@ -58,15 +58,9 @@ from ortpool.model.scopes import (
     model_scopes,
     subgraphs,
 )
-from ortpool.model.singlenode import (
-    INPUT_NAMES,
-    IR_VERSION,
-    NodeSpec,
-    attribute_dict,
-    builtin_model,
-    feed_dict,
-    ir_version_for,
-)
+from ortpool.model.selection import Selection
+from ortpool.model.singlenode import IR_VERSION, alone_model, feed_dict, ir_version_for, node_model
+from ortpool.model.site import INPUT_NAMES, Site, attribute_dict, find_sites
 
 __all__ = [
     "AI_ONNX",
@@ -75,21 +69,22 @@ __all__ = [
     "INPUT_NAMES",
     "IR_VERSION",
     "InputSpec",
-    "NodeSpec",
     "OpenDim",
-    "PoolingNode",
     "ResolvedInputs",
     "Scope",
+    "Selection",
+    "Site",
     "ai_onnx_opset",
+    "alone_model",
     "attribute_dict",
     "branch_outputs",
-    "builtin_model",
     "called_function",
     "capture",
     "data_inputs",
     "describe_dims",
     "external_locations",
     "feed_dict",
+    "find_sites",
     "function_index",
     "function_label",
     "governing_opset",
@@ -100,7 +95,7 @@ __all__ = [
     "is_pool",
     "is_standard",
     "model_scopes",
-    "pooling_nodes",
+    "node_model",
     "random_tensor",
     "resolve",
     "save",

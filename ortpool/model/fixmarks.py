@@ -4,9 +4,11 @@ A node fix realizes by a standard-op form becomes that form's nodes: the pool no
 op standing for it) keeps the node's name, every inserted node is named
 ``ortpool_fix/<role>/<node>`` with a doc string starting with :data:`MARK`. The model's
 ``metadata_props`` key :data:`KEY` holds one JSON object, node name -> ``{"form": ..., "op":
-"MaxPool-12", "nodes": [the inserted nodes' names]}`` (:func:`record`), so that ``validate``
-reports each fixed node once, as its form, and does not validate the form's own pools (a
-nan-guard's mask pool, the pool reading a Pad) as new pooling nodes of the model.
+"MaxPool-12", "attributes": {the node's attributes}, "inputs": [...], "outputs": [...], "nodes":
+[the inserted nodes' names]}`` (:func:`record`): which nodes make one form, and the spec it
+computes. ``validate`` judges each such form as it stands, its nodes between those inputs and
+outputs against that spec, instead of judging its own pools (a nan-guard's mask pool, the pool
+reading a Pad) as pooling nodes of the model: the record says what to judge, never the verdict.
 
 A model edited after fixing is read defensively (:func:`read`): a record that is not what fix
 writes, or whose node or inserted nodes are gone or no longer marked, is dropped with a note,
@@ -37,9 +39,14 @@ class FixedNode:
     form: str  # the form's name, as fix's report gives it ("nan-guard", "explicit-pads", ...)
     op: str  # the node's operator and spec version, "MaxPool-12"
     nodes: tuple[str, ...]  # the names of the nodes the form inserted
+    attributes: dict = dataclasses.field(default_factory=dict)  # the node's, as written
+    inputs: tuple[str, ...] = ()  # the node's inputs and outputs: the form's bounds
+    outputs: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        return {"form": self.form, "op": self.op, "nodes": list(self.nodes)}
+        return {"form": self.form, "op": self.op, "nodes": list(self.nodes),
+                "attributes": self.attributes, "inputs": list(self.inputs),
+                "outputs": list(self.outputs)}
 
 
 def _entry(name: str, value: object) -> FixedNode | None:
@@ -47,10 +54,13 @@ def _entry(name: str, value: object) -> FixedNode | None:
     if not isinstance(value, dict):
         return None
     form, op, nodes = value.get("form"), value.get("op"), value.get("nodes")
-    if not (isinstance(form, str) and isinstance(op, str) and isinstance(nodes, list)
-            and all(isinstance(n, str) for n in nodes)):
+    attributes, inputs, outputs = value.get("attributes"), value.get("inputs"), value.get("outputs")
+    names = (nodes, inputs, outputs)
+    if not (isinstance(form, str) and isinstance(op, str) and isinstance(attributes, dict)
+            and all(isinstance(v, list) and all(isinstance(n, str) for n in v) for v in names)
+            and inputs and outputs):
         return None
-    return FixedNode(name, form, op, tuple(nodes))
+    return FixedNode(name, form, op, tuple(nodes), attributes, tuple(inputs), tuple(outputs))
 
 
 def _recorded(model: onnx.ModelProto) -> tuple[dict[str, object], str]:

@@ -1,36 +1,25 @@
-"""One pooling node alone, as a model: the built-in node at its opset, stamped with the IR
-version every supported onnxruntime reads.
-
-:func:`node_model` is the one builder of the small models ortpool makes (the isolated node here,
-a benchmark case, a fix's proof model, the batch's warm-up model, the runtime's IR probe): a
-graph of a few nodes, its opset imports, and the IR stamp of :func:`ir_version_for`.
-
-The isolated node is rebuilt from scratch: the built-in model keeps the node's own attributes at
-the governing opset (its ortpool twin, that model passed through the rewriter, is
-:func:`ortpool.validate.isolate.ortpool_model`).
-"""
+"""The small models ortpool makes, stamped with the IR version every supported onnxruntime
+reads: :func:`node_model` builds each (a pooling node alone, a benchmark case, a fix's proof
+model, the batch's warm-up model, the runtime's IR probe); :func:`alone_model` is a pooling node
+of a :class:`~ortpool.model.site.Site` alone at its governing opset, as the engine judges it."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import onnx
 from onnx import helper
 
-from ortpool import dtypes, versions
-from ortpool.attributes import PoolAttrs, attribute_values, normalize
-from ortpool.versions import OpVersion
+from ortpool import dtypes
+from ortpool.model import carry
+from ortpool.model.site import INPUT_NAMES, Site
 
 #: The IR version of every model ortpool builds. onnxruntime 1.21 and 1.22, the oldest releases
 #: ortpool supports, read IR 10 at most (1.23 reads 11, 1.24 to 1.31 read 13, 1.32 reads 14;
 #: measured), so one stamp suits the whole range and no model depends on which runtime is
 #: installed. IR 10 also covers every opset up to 22, the newest with a pooling version.
 IR_VERSION = 10
-
-INPUT_NAMES = ("X", "I", "output_shape")
 
 
 def ir_version_for(opset: int) -> int:
@@ -64,59 +53,96 @@ def node_model(
     return model
 
 
-def attribute_dict(attributes: Sequence[onnx.AttributeProto]) -> dict[str, Any]:
-    """A node's attributes as plain Python values (strings decoded, lists as lists of ints)."""
-    return {
-        name: [int(v) for v in value] if isinstance(value, list | tuple) else value
-        for name, value in attribute_values(attributes).items()
-    }
+def value_info(name: str, array: np.ndarray, static: bool = True) -> onnx.ValueInfoProto:
+    """A graph input typed as ``array`` (its shape when ``static``, else every dim open)."""
+    shape = list(array.shape) if static else [None] * array.ndim
+    return helper.make_tensor_value_info(name, dtypes.CODE[dtypes.name_of(array.dtype)], shape)
 
 
-@dataclasses.dataclass(frozen=True)
-class NodeSpec:
-    """What defines an isolated node: operator, governing opset, attributes, arity."""
-
-    op: str
-    opset: int
-    attributes: Mapping[str, Any]
-    n_inputs: int
-    n_outputs: int
-
-    @property
-    def spec(self) -> OpVersion:
-        return versions.resolve(self.op, self.opset)
-
-    def pool_attrs(self, rank: int) -> PoolAttrs:
-        return normalize(self.spec, self.attributes, rank)
+def frame(
+    site: Site, example: Sequence[np.ndarray], with_indices: bool
+) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto]]:
+    """The inputs (X, I, output_shape; MaxRoiPool's rois as I) shaped as ``example`` and the
+    outputs (Y, and Indices ``with_indices``) of a model of ``site`` alone."""
+    inputs = [value_info(INPUT_NAMES[i], a) for i, a in enumerate(example)]
+    elem = site.elem or dtypes.name_of(example[0].dtype)
+    outputs = [helper.make_tensor_value_info("Y", dtypes.CODE[elem], None)]
+    if with_indices:
+        outputs.append(helper.make_tensor_value_info("Indices", onnx.TensorProto.INT64, None))
+    return inputs, outputs
 
 
-def _value(name: str, dtype: str, shape: Sequence[int] | None) -> onnx.ValueInfoProto:
-    return helper.make_tensor_value_info(
-        name, dtypes.CODE[dtype], None if shape is None else list(shape)
+def alone_model(
+    site: Site, example: Sequence[np.ndarray], carried: bool = True
+) -> onnx.ModelProto:
+    """The node of ``site`` as it stands (its attributes, name and domain) alone, at its
+    governing opset, reading X (I, output_shape) shaped as ``example``; bfloat16 carried as
+    float32 (onnxruntime's Python API has no bfloat16 array) unless ``carried`` is False."""
+    node = site.node
+    inputs, outputs = frame(site, example, len(site.outputs) > 1)
+    wired = onnx.NodeProto()
+    wired.CopyFrom(node)
+    del wired.input[:]
+    del wired.output[:]
+    wired.input.extend(v.name for v in inputs)
+    wired.output.extend(v.name for v in outputs)
+    imports = [helper.make_opsetid(node.domain or "", site.opset)]
+    model = node_model([wired], "ortpool_check", inputs, outputs, imports)
+    return carry.carry(model) if carried else model
+
+
+def feed_dict(arrays: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    """The arrays of a model of one node alone, by its input names."""
+    return {INPUT_NAMES[i]: a for i, a in enumerate(arrays)}
+
+
+def region_model(
+    model: onnx.ModelProto,
+    inputs: Sequence[str],
+    outputs: Sequence[str],
+    example: Sequence[np.ndarray],
+    holder: onnx.GraphProto | onnx.FunctionProto | None = None,
+) -> onnx.ModelProto:
+    """The nodes of ``holder`` (default: ``model``'s main graph; a subgraph, a function body)
+    that compute ``outputs`` from ``inputs`` (a written realization: the pool and every node the
+    fix put around it), as they are written, with the initializers they read (the holder's and
+    the main graph's); ``inputs`` shaped as ``example``. A bfloat16 input or output is carried
+    as float32 through a Cast (onnxruntime's Python API has no bfloat16 array)."""
+    graph = model.graph if holder is None else holder
+    producer = {name: node for node in graph.node for name in node.output if name}
+    initializers = {t.name: t for t in model.graph.initializer}
+    initializers.update({t.name: t for t in getattr(graph, "initializer", ())})
+    wanted, seen, order = list(outputs), set(inputs), []
+    while wanted:
+        name = wanted.pop()
+        if name in seen or name in initializers or name not in producer:
+            seen.add(name)
+            continue
+        seen.add(name)
+        node = producer[name]
+        if node not in order:
+            order.append(node)
+            wanted += [n for n in node.input if n]
+            for attr in node.attribute:  # a subgraph's outer-scope reads
+                for sub in [attr.g, *attr.graphs]:
+                    wanted += [n for inner in sub.node for n in inner.input if n]
+    nodes = sorted(order, key=lambda n: list(graph.node).index(n))
+    used = {n for node in nodes for n in node.input}
+    values = [value_info(name, a, True) for name, a in zip(inputs, example, strict=True)]
+    # Y has X's type (every pooling op), declared where it is carried; Indices are int64
+    elem = dtypes.name_of(example[0].dtype)
+    outs = [onnx.ValueInfoProto(name=name) for name in outputs]
+    if carry.is_carried(elem):
+        outs[0] = helper.make_tensor_value_info(outputs[0], dtypes.CODE[elem], None)
+    region = helper.make_graph(
+        nodes,
+        "ortpool_fix_region",
+        values,
+        outs,
+        [initializers[n] for n in initializers if n in used and n not in inputs],
     )
-
-
-def _io(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> tuple[list, list, str]:
-    dtype = dtypes.name_of(feeds[0].dtype)
-    inputs = [_value(INPUT_NAMES[i], dtypes.name_of(a.dtype), a.shape) for i, a in enumerate(feeds)]
-    outputs = [_value("Y", dtype, None)]
-    if spec.n_outputs > 1:
-        outputs.append(_value("Indices", "int64", None))
-    return inputs, outputs, dtype
-
-
-def builtin_model(spec: NodeSpec, feeds: Sequence[np.ndarray]) -> onnx.ModelProto:
-    """The node as onnxruntime sees it: the standard op at ``spec.opset``."""
-    inputs, outputs, _ = _io(spec, feeds)
-    node = helper.make_node(
-        spec.op,
-        [v.name for v in inputs],
-        [v.name for v in outputs],
-        name="node",
-        **dict(spec.attributes),
-    )
-    return node_model([node], "isolated", inputs, outputs, [helper.make_opsetid("", spec.opset)])
-
-
-def feed_dict(feeds: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
-    return {INPUT_NAMES[i]: a for i, a in enumerate(feeds)}
+    imports = holder.opset_import if isinstance(holder, onnx.FunctionProto) else (
+        model.opset_import)
+    out = helper.make_model(region, opset_imports=list(imports), functions=list(model.functions))
+    out.ir_version = model.ir_version
+    return carry.carry(out)

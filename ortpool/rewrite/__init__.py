@@ -28,20 +28,16 @@ import onnx
 
 from ortpool import modelfile
 from ortpool.model import save, write_file
-from ortpool.rewrite.checks import check_node, node_name, resolve_version
+from ortpool.model.selection import Selection
 from ortpool.rewrite.passes import restore_model, rewrite_model
 from ortpool.rewrite.report import NodeReport, RewriteReport
 from ortpool.rewrite.retarget import CAST_MARK
-from ortpool.rewrite.selection import Selection
 
 __all__ = [
     "CAST_MARK",
     "NodeReport",
     "RewriteReport",
     "Selection",
-    "check_node",
-    "node_name",
-    "resolve_version",
     "restore",
     "restore_file",
     "restore_with_report",

@@ -15,13 +15,13 @@ from ortpool import optypes
 from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
 from ortpool.model import branch_outputs, splice
-from ortpool.model.inference import MIXED, TypeTable, learn_types
+from ortpool.model.inference import learn_types
 from ortpool.model.scopes import Scope, is_pool, model_scopes
+from ortpool.model.selection import Selection
+from ortpool.model.site import Site, find_sites, node_name
 from ortpool.ort import runtime
 from ortpool.rewrite import op_outputs, retarget
-from ortpool.rewrite.checks import check_node, node_name, resolve_version
 from ortpool.rewrite.report import LEFT_ALONE, RESTORED, RETARGETED, NodeReport, RewriteReport
-from ortpool.rewrite.selection import Selection
 
 _CAST_FROM = {"float16": onnx.TensorProto.FLOAT16, "bfloat16": onnx.TensorProto.BFLOAT16}
 
@@ -36,31 +36,27 @@ def rewrite_model(
     """Retarget the selected standard pooling nodes of ``model`` (edited in place)."""
     report = RewriteReport("rewrite")
     scopes = model_scopes(model)
-    selection.check_names(
-        {n.name for s in scopes for n in s.nodes if is_pool(n)}, "pooling"
-    )
     if not any(is_pool(n) for s in scopes for n in s.nodes):
+        selection.check_names(set(), "pooling")
         _set_aside_branch_shapes(model, report)
         _note_ir(model, report)
         return report
     types = learn_types(model)
-    report.notes.extend(types.notes)
+    sites, notes = find_sites(model, selection, skip_invalid, table=types)
+    report.notes.extend(notes)
     namer = retarget.Namer(retarget.all_names(model))
-    for scope in scopes:
-        for node in list(scope.nodes):
-            if not is_pool(node):
-                continue
-            entry, replacement = _rewrite_node(node, scope, types, selection, skip_invalid, namer)
-            report.nodes.append(entry)
-            note = empty_auto_pad_note(node, entry.name)
-            if note is not None:
-                report.notes.append(note)
-            if replacement is None:
-                continue
-            # [Casts in..., the ortpool node, Cast out] or [the ortpool node]: the node keeps
-            # its place, the Casts go right before and after it.
-            splice.replace(scope.nodes, node, replacement)
-            splice.add_import(scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
+    for site in sites:
+        entry, replacement = _rewrite_node(site, namer)
+        report.nodes.append(entry)
+        note = empty_auto_pad_note(site.node, entry.name)
+        if note is not None:
+            report.notes.append(note)
+        if replacement is None or site.scope is None:
+            continue
+        # [Casts in..., the ortpool node, Cast out] or [the ortpool node]: the node keeps its
+        # place, the Casts go right before and after it.
+        splice.replace(site.scope.nodes, site.node, replacement)
+        splice.add_import(site.scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
     op_outputs.declare(model, types)
     _set_aside_branch_shapes(model, report)
     _note_ir(model, report)
@@ -78,62 +74,21 @@ def _set_aside_branch_shapes(model: onnx.ModelProto, report: RewriteReport) -> N
         )
 
 
-def _rewrite_node(
-    node: onnx.NodeProto,
-    scope: Scope,
-    types: TypeTable,
-    selection: Selection,
-    skip_invalid: bool,
-    namer: retarget.Namer,
-) -> tuple[NodeReport, list[onnx.NodeProto] | None]:
-    name = node_name(node)
-    entry = NodeReport(name, scope.location, node.op_type, None, LEFT_ALONE)
-    reason = selection.why_not(node.op_type, node.name)
-    if reason is not None:
-        entry.reason = reason
-        return entry, None
-    refs = [a for a in node.attribute if a.ref_attr_name]
-    if refs:
-        entry.reason = (
-            f"attribute {refs[0].name!r} refers to the function's attribute "
-            f"{refs[0].ref_attr_name!r}, whose value is only known per call"
-        )
-        return entry, None
-    x_type = types.lookup(scope, node.input[0]) if node.input and node.input[0] else None
-    try:
-        spec = resolve_version(node, scope.opset)
-        entry.version = spec.version
-        checked = check_node(node, spec, x_type.rank if x_type and x_type.elem_type > 0 else None)
-    except OrtpoolError as err:
-        if not skip_invalid:
-            raise
-        entry.reason = f"invalid: {err.detail}"
-        entry.invalid = True
-        return entry, None
-    elem = x_type.name if x_type is not None else None
-    if x_type is MIXED or (x_type is not None and x_type.elem_type == MIXED.elem_type):
-        entry.reason = (
-            f"input {node.input[0]!r} has different element types at different calls of the "
-            "function"
-        )
-        return entry, None
-    if elem is None:
-        entry.reason = f"the element type of input {node.input[0]!r} could not be learned"
-        return entry, None
-    if elem not in spec.types:
-        entry.reason = (
-            f"element type {elem} is not one {spec.key} accepts ({', '.join(spec.types)})"
-        )
+def _rewrite_node(site: Site, namer: retarget.Namer) -> tuple[NodeReport, list | None]:
+    entry = NodeReport(site.name, site.location, site.op, site.version or None, LEFT_ALONE)
+    if not site.judgeable:
+        entry.reason = site.reason
+        entry.invalid = site.reason.startswith("invalid: ")
         return entry, None
     cast_from = None
-    if elem not in spec.carried_types:
-        if elem not in _CAST_FROM:
-            entry.reason = f"element type {elem} cannot be carried into a Python op"
+    if site.elem not in site.spec.carried_types:
+        if site.elem not in _CAST_FROM:
+            entry.reason = f"element type {site.elem} cannot be carried into a Python op"
             return entry, None
-        cast_from = _CAST_FROM[elem]
-        entry.cast = elem
-    entry.status, entry.op_type = RETARGETED, checked.op_type.name
-    return entry, retarget.to_ortpool(node, checked, cast_from, scope.opset or 0, namer)
+        cast_from = _CAST_FROM[site.elem]
+        entry.cast = site.elem
+    entry.status, entry.op_type = RETARGETED, site.op_type.name
+    return entry, retarget.to_ortpool(site, cast_from, namer)
 
 
 def restore_model(

@@ -17,7 +17,7 @@ from onnx import AttributeProto, TensorProto
 from ortpool import optypes, versions
 from ortpool.attributes import attribute_values, full_attributes, normalize, standard_attributes
 from ortpool.errors import OrtpoolError
-from ortpool.rewrite.checks import PROTO_TYPE, CheckedNode, node_name, present
+from ortpool.model.site import PROTO_TYPE, Site, node_name, present
 
 #: Every Cast a rewrite inserts carries this doc string prefix; restore looks for it.
 CAST_MARK = "ortpool-cast:"
@@ -94,15 +94,14 @@ def _cast(name: str, source: str, target: str, to: int, opset: int, domain: str,
     return node
 
 
-def to_ortpool(
-    node: onnx.NodeProto, checked: CheckedNode, cast_from: int | None, opset: int, namer: Namer
-) -> list[onnx.NodeProto]:
-    """The nodes replacing ``node``: the ortpool node, with Casts around it when ``cast_from``
-    (the TensorProto element type of X) is float16/bfloat16: the Casts in first, in input order,
-    then the node, then the Cast out."""
-    inputs, outputs = list(checked.inputs), list(checked.outputs)
-    new = _like(node, checked.op_type.name, optypes.DOMAIN)
-    for attr_name, value in full_attributes(checked.spec, checked.attrs).items():
+def to_ortpool(site: Site, cast_from: int | None, namer: Namer) -> list[onnx.NodeProto]:
+    """The nodes replacing the site's node: the ortpool node, with Casts around it when
+    ``cast_from`` (the TensorProto element type of X) is float16/bfloat16: the Casts in first, in
+    input order, then the node, then the Cast out."""
+    node, opset = site.node, site.opset
+    inputs, outputs = list(site.inputs), list(site.outputs)
+    new = _like(node, site.op_type.name, optypes.DOMAIN)
+    for attr_name, value in full_attributes(site.spec, site.attrs).items():
         new.attribute.append(onnx.helper.make_attribute(attr_name, value))
     if cast_from is None:
         new.input.extend(inputs)
@@ -110,7 +109,7 @@ def to_ortpool(
         return [new]
     base = node.name or outputs[0]
     casts_in, new_inputs = [], list(inputs)
-    for position, typed in enumerate(checked.spec.typed_inputs[: len(inputs)]):
+    for position, typed in enumerate(site.spec.typed_inputs[: len(inputs)]):
         if not typed or not inputs[position]:
             continue
         wide = namer.fresh(f"{inputs[position]}__ortpool_f32")

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     )
     from ortpool.validate.batch import run_models as validate_models
     from ortpool.validate.conformance import run_conformance
-    from ortpool.validate.isolate import Options, run_node
     from ortpool.validate.results import ModelResult, NodeResult
     from ortpool.validate.validator import (
         ValidateOptions,
@@ -53,8 +52,6 @@ _LAZY = {
     "load_model": "ortpool.validate.validator:load_model",
     "validate_models": "ortpool.validate.batch:run_models",
     "run_conformance": "ortpool.validate.conformance:run_conformance",
-    "Options": "ortpool.validate.isolate:Options",
-    "run_node": "ortpool.validate.isolate:run_node",
     "ModelResult": "ortpool.validate.results:ModelResult",
     "NodeResult": "ortpool.validate.results:NodeResult",
 }
@@ -63,14 +60,12 @@ __all__ = [
     "ConformanceReport",
     "ModelResult",
     "NodeResult",
-    "Options",
     "Report",
     "ValidateOptions",
     "ValidationReport",
     "bundled_models",
     "load_model",
     "run_conformance",
-    "run_node",
     "validate_model",
     "validate_models",
     "validate_options",

@@ -193,7 +193,7 @@ def validate_options(
         runtime=runtime.check(),
         atol=atol,
         rtol=rtol,
-        accuracy=accuracy,
+        accuracy=dataclasses.replace(accuracy, atol=atol, rtol=rtol),
         seed=seed,
         shapes=spec.shapes,
         inputs=spec,  # shapes and arrays as one spec (inputs_path is for a spec made later)
@@ -398,21 +398,14 @@ def conformance(
     ``accuracy``: as :func:`validate` takes them; ``nonfinite``: the cases holding NaN too (ruling
     20: the non-finite domain). Returns a :class:`ConformanceReport`.
     """
-    from ortpool.validate import isolate as isolate_mod
     from ortpool.validate.conformance import run_conformance, select_cases
 
     cases = select_cases(ops, versions, dtypes, ranks, nonfinite)
     if runtime is None:
         runtime = RuntimeSpec(parse_providers(providers), opt_level)
-    options = isolate_mod.Options(
-        runtime=runtime.check(),
-        ortpool_runner=isolate_mod.run_ortpool_numpy,
-        threads=None if runtime.intra_op_threads or runtime.inter_op_threads else 1,
-        atol=atol,
-        rtol=rtol,
-        accuracy=accuracy,
-    )
-    found = run_conformance(cases, seed, options)
+    rule = dataclasses.replace(accuracy, atol=atol, rtol=rtol)
+    found = run_conformance(cases, seed, runtime.check(), rule,
+                            domain="non-finite" if nonfinite else "finite")
     settings = {"seed": seed, "ops": ops, "versions": versions, "dtypes": dtypes,
                 "ranks": list(ranks), "runtime": runtime.describe(),
                 "domain": "non-finite" if nonfinite else "finite"}

@@ -1,8 +1,8 @@
 """``run_conformance``: the grid of :mod:`.grid` through onnxruntime's built-ins and ortpool.
 
-Each case is one node run alone both ways (:func:`ortpool.validate.isolate.run_node`), ortpool
-through its numpy kernels (the code its custom ops run, without a session per case). Results
-are grouped per op and spec version into agree / differ / no kernel, with the causes named.
+Each case is one node judged by the engine (:func:`ortpool.check.judge.judge`) on the case's
+input, the spec's answer from ortpool's kernels. Results are grouped per op and spec version
+into agree / differ / no kernel, with the causes named.
 """
 
 from __future__ import annotations
@@ -13,8 +13,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ortpool import dtypes, versions
+from ortpool.check.cases import FeedSet
+from ortpool.check.judge import Judgement, judge
 from ortpool.errors import OrtpoolError
-from ortpool.validate import grid, isolate, results
+from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
+from ortpool.validate import grid, results
 
 Progress = Callable[[int, int, str], None]
 
@@ -95,23 +99,38 @@ def select_cases(
     return cases
 
 
+#: the label of a case's input in a judgement (the case's own input: judged as observed)
+CASE_INPUT = "the case's input"
+
+
+def judge_case(
+    case: grid.Case, seed: int, runtime: RuntimeSpec, rule: AccuracyRule = DEFAULT_RULE
+) -> Judgement:
+    """One case judged by the engine on its own input."""
+    feeds = grid.case_inputs(case, seed)
+    return judge(case.site(feeds), [FeedSet(CASE_INPUT, feeds, observed=True)], runtime, rule)
+
+
 def run_conformance(
     cases: Sequence[grid.Case],
     seed: int = 0,
-    options: isolate.Options | None = None,
+    runtime: RuntimeSpec | None = None,
+    rule: AccuracyRule = DEFAULT_RULE,
     progress: Progress | None = None,
+    domain: str = "finite",
 ) -> list[CaseResult]:
-    options = options or isolate.Options(ortpool_runner=isolate.run_ortpool_numpy, threads=1)
+    runtime = runtime or RuntimeSpec(level="disable")
     found = []
     for i, case in enumerate(cases):
         if progress and i % 25 == 0:
             progress(i, len(cases), f"{case.op}-{case.version} {case.dtype}")
         feeds = grid.case_inputs(case, seed)
-        node = isolate.run_node(f"case{case.id}", case.spec(), feeds, options)
-        node.ortpool_outputs = None
-        node.nan_cells = None
+        site = case.site(feeds)
+        judgement = judge(site, [FeedSet(CASE_INPUT, feeds, observed=True)], runtime, rule)
+        node = results.node_record(site, judgement, domain)
+        node.judgement = None
         for comp in node.comparisons:
-            comp.categories = None  # not kept: thousands of cases
+            comp.categories = comp.aligned = None  # not kept: thousands of cases
         found.append(CaseResult(case, node))
     if progress:
         progress(len(cases), len(cases), "")

@@ -16,9 +16,8 @@ from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
 
 if TYPE_CHECKING:
-    from ortpool.ort import RuntimeSpec
+    from ortpool.tolerances import AccuracyRule
     from ortpool.validate.grid import Case
-    from ortpool.validate.isolate import Options
 
 HELP = (
     "sweep a generated grid of pooling cases (op x version x dtype x padding x ceil x dilation x "
@@ -80,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
     _check_filters(args)
     cases, settings = _cases(args)
     spec = runtime.read(args)
-    options = _options(args, spec)
-    settings["accuracy"] = options.accuracy.to_dict()
+    rule = _rule(args)
+    settings["accuracy"] = rule.to_dict()
     # The report's destination is checked and reserved before the sweep, not after it.
     with StagedFiles() as files:
         json_file = files.add(args.json, "the JSON report") if args.json else None
@@ -89,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
         bar = None if args.no_progress else ProgressBar("conformance")
         started = time.perf_counter()
         try:
-            found = run_conformance(cases, args.seed, options, progress=bar)
+            found = run_conformance(cases, args.seed, spec, rule, progress=bar,
+                                    domain=settings["domain"])
         finally:
             if bar is not None:
                 bar.close()
@@ -137,20 +137,13 @@ def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
     return cases, settings
 
 
-def _options(args: argparse.Namespace, spec: RuntimeSpec) -> Options:
-    """How each case is run: the built-in node on ``spec``, ortpool's kernels directly."""
-    from ortpool.cliargs.accuracy import rule_from
-    from ortpool.validate import isolate
+def _rule(args: argparse.Namespace) -> AccuracyRule:
+    """Ruling 17's thresholds, ``--atol``/``--rtol`` widening a sum's agree band."""
+    import dataclasses
 
-    return isolate.Options(
-        runtime=spec,
-        ortpool_runner=isolate.run_ortpool_numpy,
-        # one thread per tiny node unless asked otherwise (a pool of workers costs more)
-        threads=None if spec.intra_op_threads or spec.inter_op_threads else 1,
-        atol=args.atol,
-        rtol=args.rtol,
-        accuracy=rule_from(args),
-    )
+    from ortpool.cliargs.accuracy import rule_from
+
+    return dataclasses.replace(rule_from(args), atol=args.atol, rtol=args.rtol)
 
 
 def _document(found: list, env: dict[str, str], settings: dict[str, Any]) -> dict[str, Any]:

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ortpool.check import causes
 from ortpool.errors import OrtpoolError
-from ortpool.validate import causes, results
+from ortpool.validate import results
 
 #: The grid axes a group of changed cases is described by (the rest is listed as values seen).
 _GROUP_AXES = ("padding", "ceil_mode", "dilation", "count_include_pad", "indices", "data")

@@ -32,7 +32,7 @@ import numpy as np
 
 from ortpool import kernels, versions
 from ortpool.model import random_tensor
-from ortpool.model.singlenode import NodeSpec
+from ortpool.model.site import Site
 from ortpool.versions import GLOBAL_OPERATORS
 
 #: (n, k, s, pads for "pads", pads for "big-pads") per axis kind
@@ -64,11 +64,14 @@ class Case:
     data: str  # "random", "nan"; MaxUnpool: "default", "pads", "output_shape", "output_shape+1"
     attributes: dict[str, Any]
 
-    def spec(self) -> NodeSpec:
+    def site(self, feeds: Sequence[np.ndarray] | None = None) -> Site:
+        """The case's node as a site (at the size of ``feeds`` when given)."""
         n_inputs = versions.get(self.op, self.version).min_inputs
         if self.op == "MaxUnpool":
             n_inputs = 3 if self.data.startswith("output_shape") else 2
-        return NodeSpec(self.op, self.version, self.attributes, n_inputs, 2 if self.indices else 1)
+        dims = tuple(feeds[0].shape) if feeds is not None else None
+        return Site.alone(self.op, self.version, self.attributes, self.dtype, dims, n_inputs,
+                          2 if self.indices else 1, name=f"case{self.id}", strict=False)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -48,7 +48,7 @@ td.mono, code { font-family:"DejaVu Sans Mono", Menlo, Consolas, monospace; font
 .s-differ, .s-ort-rejected, .s-ortpool-rejected, .s-could-not-run, .s-crashed, .s-timed-out {
   background:#fde8e8; color:var(--red); }
 .s-rulings { background:#fff1dc; color:var(--amber); }
-.s-no-kernel, .s-not-isolated, .s-both-rejected { background:#e6ecf5; color:var(--blue); }
+.s-no-kernel, .s-not-compared, .s-both-rejected { background:#e6ecf5; color:var(--blue); }
 ul.causes { margin:4px 0 0; padding-left:18px; }
 ul.causes li { margin:2px 0; }
 .cause-title { font-weight:600; }

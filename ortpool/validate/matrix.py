@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ortpool.validate import causes, results
+from ortpool.check import causes
+from ortpool.validate import results
 from ortpool.validate.conformance import CaseResult, Row, cause_totals, matrix
 from ortpool.validate.terminal import STATUS_TEXT, fit, table
 

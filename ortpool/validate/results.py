@@ -6,56 +6,38 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from ortpool.check import causes
+from ortpool.check.causes import Cause
 from ortpool.check.compare import TensorComparison
-from ortpool.model import OpenDim
-from ortpool.tolerances import Tolerance
-from ortpool.validate.causes import Cause
+from ortpool.check.judge import Judgement
 
-AGREE = "agree"
-TIES = "ties"  # only Indices ties differ: both picked a maximum
-RULINGS = "rulings"  # differences only in cells the spec leaves to docs/rulings.md
-DIFFER = "differ"  # wrong semantics: a shape, window, divisor, NaN... (ruling 17)
-INACCURATE = "inaccurate"  # a sum rounded beyond the accuracy limit (ruling 17): counted
-ACCURACY_NOTE = "accuracy-note"  # agrees; a sum rounded beyond a pairwise sum, within the limit
-ORT_REJECTED = "ort-rejected"  # onnxruntime refuses a node ortpool (the spec) accepts
-ORTPOOL_REJECTED = "ortpool-rejected"  # ortpool refuses a node onnxruntime runs
-BOTH_REJECTED = "both-rejected"
-NO_KERNEL = "no-kernel"
-NOT_ISOLATED = "not-isolated"
-FIXED = "fixed"  # a node 'ortpool fix' wrote as a standard-op form it proved exact
-ORTPOOL_OP = "ortpool-op"  # a node of the ortpool domain: it runs ortpool's kernel
-
-#: statuses that are differences between onnxruntime and the spec (exit code 1)
-FAILING = (DIFFER, INACCURATE, ORT_REJECTED, ORTPOOL_REJECTED)
-#: statuses whose difference is one of semantics (the rest of FAILING is accuracy)
-SEMANTICS = (DIFFER, ORT_REJECTED, ORTPOOL_REJECTED, RULINGS, NO_KERNEL)
-#: display order, most severe first
-ORDER = (
+# The statuses are the engine's (:mod:`ortpool.check.status`), named here for the reports.
+from ortpool.check.status import (  # noqa: F401
+    ACCURACY_NOTE,
+    AGREE,
+    AGREEING,
+    BOTH_REJECTED,
+    COULD_NOT_RUN,
+    CRASHED,
     DIFFER,
+    FAILING,
+    FIXED,
     INACCURATE,
+    MODEL_ORDER,
+    NO_KERNEL,
+    NOT_COMPARED,
+    ORDER,
     ORT_REJECTED,
+    ORTPOOL_OP,
     ORTPOOL_REJECTED,
     RULINGS,
-    NO_KERNEL,
-    BOTH_REJECTED,
-    NOT_ISOLATED,
-    FIXED,
-    ORTPOOL_OP,
-    ACCURACY_NOTE,
+    SEMANTICS,
     TIES,
-    AGREE,
+    TIMED_OUT,
 )
-
-# What became of a whole model. One that ran is AGREE or DIFFER (exit 0 or 1); the others exit 2.
-#: the validator refused or failed on it, with the reason (unreadable, an input it cannot size...)
-COULD_NOT_RUN = "could-not-run"
-#: the process validating it died (a signal: std::terminate, a fault, killed) or the validator
-#: itself failed
-CRASHED = "crashed"
-#: no result within the time limit (``--timeout``)
-TIMED_OUT = "timed-out"
-#: model statuses, most severe first (a run's status is its first one present)
-MODEL_ORDER = (CRASHED, TIMED_OUT, COULD_NOT_RUN, DIFFER, AGREE)
+from ortpool.model import OpenDim
+from ortpool.model.site import Site
+from ortpool.tolerances import Tolerance
 
 
 @dataclasses.dataclass
@@ -99,7 +81,7 @@ class NodeResult:
     asked_provider: str | None = None
     #: the input domain the verdict covers (ruling 20: "finite" or "non-finite")
     domain: str = "finite"
-    #: the engine's judgement on the domain's inputs (:func:`ortpool.check.judge.judge_node`):
+    #: the engine's judgement on the domain's inputs (:func:`ortpool.check.judge.judge`):
     #: "" when exact, else where it is not (a built case, with the values); None: not judged
     judged: str | None = None
     #: in the finite domain, what the non-finite cases show (information, not the verdict): ""
@@ -123,11 +105,11 @@ class NodeResult:
             if executed not in (None, "?", self.asked_provider) and self.asked_provider:
                 found.append(f"fell back to {executed} {where}")
         return found
-    #: ortpool's outputs and the NaN-window mask, kept for the reference column (not serialised)
-    ortpool_outputs: list[Any] | None = dataclasses.field(default=None, repr=False)
-    nan_cells: Any = dataclasses.field(default=None, repr=False)
-    #: Y's tolerance in the comparison (set with ``ortpool_outputs``), for the reference's judge
-    tolerance: Any = dataclasses.field(default=None, repr=False)
+    #: the input sets the engine found the spec's outputs on, and their shapes
+    sets: int = 0
+    shapes: list[list[int]] = dataclasses.field(default_factory=list)
+    #: the engine's judgement the record was made of (not serialised)
+    judgement: Judgement | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
         """``<NodeResult maxpool12 MaxPool-12: differ>`` (every field: :meth:`to_dict`)."""
@@ -327,3 +309,36 @@ def exit_code(models: Sequence[ModelResult], fail_on_rulings: bool = False) -> i
     if fail_on_rulings:
         failing = failing or any(n.status == RULINGS for m in models for n in m.nodes)
     return 1 if failing else 0
+
+
+def node_record(site: Site, judgement: Judgement, domain: str = "finite") -> NodeResult:
+    """The report's record of a node from its judgement: the status, the figures of the set it
+    shows, the causes, where it ran."""
+    node = NodeResult(
+        name=site.name,
+        op=site.op,
+        spec_version=site.version,
+        opset=site.opset,
+        dtype=site.elem or "?",
+        attributes=site.attributes,
+        input_shapes=judgement.shown_shapes or (
+            [list(site.x_dims)] if site.x_dims and None not in site.x_dims else []),
+        status=judgement.status,
+        location=site.location,
+        comparisons=judgement.comparisons,
+        domain=domain,
+        judged=judgement.failure if judgement.sets or judgement.failure else None,
+    )
+    node.judgement = judgement
+    node.sets, node.shapes = judgement.sets, judgement.shapes
+    node.causes = causes.of(site, judgement)
+    if judgement.status in (ORT_REJECTED, ORTPOOL_REJECTED,
+                            BOTH_REJECTED, NOT_COMPARED):
+        node.message = judgement.failure
+    elif judgement.status == NO_KERNEL:
+        node.message = judgement.failure.removeprefix("onnxruntime refuses it: ")
+    if judgement.executed_by:
+        node.executed_by = judgement.executed_by.get(site.op) or next(
+            iter(judgement.executed_by.values()))
+        node.asked_provider = judgement.asked
+    return node

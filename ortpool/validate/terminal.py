@@ -28,7 +28,7 @@ STATUS_TEXT = {
     results.ORTPOOL_REJECTED: "ORTPOOL REJECTS",
     results.BOTH_REJECTED: "both reject",
     results.NO_KERNEL: "no ORT kernel",
-    results.NOT_ISOLATED: "not isolated",
+    results.NOT_COMPARED: "not compared",
     results.FIXED: "fixed",
     results.ORTPOOL_OP: "ortpool op",
     # a whole model's outcome when it was not validated

@@ -36,24 +36,27 @@ from ortpool.attributes import (
     normalize,
     standard_attributes,
 )
+from ortpool.check import causes as causes_mod
+from ortpool.check import compare as compare_mod
 from ortpool.check import domain
-from ortpool.check.cases import expect, full_shape, proof_sets, sampled_shapes
-from ortpool.check.judge import judge_node
-from ortpool.check.node import FLOATS, NodeFacts, from_dims, from_spec, node_spec
+from ortpool.check.cases import CAPTURED, FeedSet, full_shape, proof_sets, sampled_shapes
+from ortpool.check.causes import Cause
+from ortpool.check.judge import Judgement, judge
+from ortpool.dtypes import FLOATS
 from ortpool.errors import OrtpoolError
 from ortpool.model import capture, fixmarks
 from ortpool.model import inputs as model_inputs
-from ortpool.model.inference import TypeTable, learn_shapes
+from ortpool.model.inference import learn_shapes
 from ortpool.model.reference import DEFAULT_TIMEOUT as REFERENCE_TIMEOUT
 from ortpool.model.reference import ReferenceWorker
-from ortpool.model.scopes import Scope, model_scopes
-from ortpool.model.singlenode import NodeSpec, attribute_dict, builtin_model, feed_dict
+from ortpool.model.scopes import model_scopes
+from ortpool.model.singlenode import alone_model, feed_dict, region_model
+from ortpool.model.site import Site, find_sites, read_values
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.ort.nodes import iter_ortpool_nodes
-from ortpool.validate import causes as causes_mod
-from ortpool.validate import endtoend, isolate, results
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance
+from ortpool.validate import endtoend, results
 from ortpool.validate import reference as reference_mod
-from ortpool.validate.causes import BUILT_CASE, Cause
 
 Progress = Callable[[int, int, str], None]
 GuardPrice = Callable[
@@ -61,16 +64,23 @@ GuardPrice = Callable[
     tuple[str, dict],
 ]
 
-#: A node's X as shape inference knows it: element type and dims (None: not static; the dims
-#: None: the rank unknown too).
-_Site = tuple[str, tuple[int | None, ...] | None]
-
 #: The name onnx's inliner gives a function body's node in its k-th call.
 _INLINED = re.compile(r"(.+)__\d+")
 
 
 @dataclasses.dataclass
-class ValidateOptions(isolate.Options):
+class ValidateOptions:
+    """How ``validate`` runs and judges a model."""
+
+    #: the runtime every run and every node is judged on (default: the CPU provider,
+    #: optimizations off)
+    runtime: RuntimeSpec = dataclasses.field(
+        default_factory=lambda: RuntimeSpec(level=ISOLATED_LEVEL)
+    )
+    atol: float | None = None
+    rtol: float | None = None
+    #: ruling 17's thresholds for averages and norms
+    accuracy: AccuracyRule = DEFAULT_RULE
     seed: int = 0
     shapes: Mapping[str, Sequence[int]] = dataclasses.field(default_factory=dict)
     inputs_path: str | None = None
@@ -154,13 +164,20 @@ def validate_model(
     fixed, fix_notes = fixmarks.read(model)
     result.notes.extend(fix_notes)
     ours = list(iter_ortpool_nodes(model))
-    nodes = _pooling_nodes(model, inlined, result, fixed, bool(ours))
-    runs = _run_whole(model, inlined, resolved.feeds, nodes, options, result, bool(ours))
+    sites = _sites(model, inlined, result, fixed, bool(ours))
+    forms = {name: entry for name, entry in fixed.items() if entry.nodes}
+    regions = _regions(model, forms)
+    main = [r for r in regions if r.in_main_graph]
+    runs = _run_whole(model, inlined, resolved.feeds, [*sites, *main], options, result,
+                      bool(ours))
     if runs.captured is None:
-        _cannot_capture(runs, nodes, resolved, label)
-    elif nodes:
+        _cannot_capture(runs, sites, resolved, label)
+    elif sites or regions:
         result.notes.append(f"node inputs captured from the {runs.capture_source}")
-    _isolate(nodes, runs.captured or {}, options, progress, result, _StaticSizes(inlined))
+    _judge_all(sites, runs.captured or {}, options, progress, result)
+    _fixed_alone(result.nodes, fixed)
+    result.nodes += [_judge_region(model, forms[r.name], r, runs.captured or {}, options)
+                     for r in regions]
     result.nodes += _written_nodes(model, fixed, result.opset)
     for node in result.nodes:
         # Where the node ran in the whole model's built-in run (its inputs were captured there).
@@ -198,17 +215,19 @@ def _resolve_inputs(
     return resolved
 
 
-def _pooling_nodes(
+def _sites(
     model: onnx.ModelProto,
     inlined: onnx.ModelProto,
     result: results.ModelResult,
     fixed: Mapping[str, fixmarks.FixedNode],
     has_ortpool_ops: bool,
-) -> list[capture.PoolingNode]:
-    """The pooling nodes of the inlined model but those of fix's forms (``fixed``), those of
-    local functions said so; the notes on them (none at all, an empty auto_pad) in ``result``."""
+) -> list[Site]:
+    """The pooling sites of the inlined model but the nodes of fix's forms (``fixed``: judged as
+    regions), those of local functions said so; the notes on them (none at all, an empty
+    auto_pad) in ``result``."""
     main_names = {n.name for n in model.graph.node}
-    in_forms = {name for f in fixed.values() for name in (f.name, *f.nodes)}
+    # the nodes of a form of several nodes are judged together, as a region
+    in_forms = {name for f in fixed.values() if f.nodes for name in (f.name, *f.nodes)}
 
     def in_form(name: str) -> bool:
         # a function body's nodes are inlined as NAME__<k>, one copy per call
@@ -216,28 +235,122 @@ def _pooling_nodes(
         return name in in_forms or (inlined_from is not None and inlined_from[1] in in_forms
                                     and name not in main_names)
 
-    nodes = [p for p in capture.pooling_nodes(inlined) if not in_form(p.node.name)]
-    for i, pooling in enumerate(nodes):
-        if (
-            pooling.location == "main graph"
-            and pooling.node.name not in main_names
-            and model.functions
-        ):
-            nodes[i] = dataclasses.replace(pooling, location="local function (inlined)")
-    if not nodes and not fixed and not has_ortpool_ops:
+    found, notes = find_sites(inlined, skip_invalid=True)
+    result.notes.extend(notes)
+    sites = []
+    for site in found:
+        if in_form(site.node.name):
+            continue
+        if site.in_main_graph and site.node.name not in main_names and model.functions:
+            site = dataclasses.replace(site, location="local function (inlined)")
+        sites.append(site)
+    if not sites and not fixed and not has_ortpool_ops:
         result.notes.append("the model has no standard pooling node")
-    for pooling in nodes:
-        note = empty_auto_pad_note(pooling.node, pooling.name)
+    for site in sites:
+        note = empty_auto_pad_note(site.node, site.name)
         if note is not None:
             result.notes.append(note)
-    return nodes
+    return sites
+
+
+def _fixed_alone(nodes: list[results.NodeResult],
+                 fixed: Mapping[str, fixmarks.FixedNode]) -> None:
+    """A form fix wrote without inserting a node (explicit pads) is the node itself, judged
+    against its own attributes like any other: where that judgement agrees, it is reported as
+    fixed (in a function's inlined copy, under the function's node name)."""
+    for node in nodes:
+        inlined_from = _INLINED.fullmatch(node.name)
+        name = inlined_from[1] if inlined_from and inlined_from[1] in fixed else node.name
+        entry = fixed.get(name)
+        if entry is None or entry.nodes or node.status not in results.AGREEING:
+            continue
+        node.name, node.status = name, results.FIXED
+        proof = node.judgement.describe() if node.judgement is not None else "exact"
+        node.message = (f"fixed: form {entry.form} (the node with its attributes rewritten), "
+                        f"judged as it stands: {proof}")
+
+
+def _regions(model: onnx.ModelProto, fixed: Mapping[str, fixmarks.FixedNode]) -> list[Site]:
+    """Each node fix wrote as a standard-op form, as the site of the spec it claims: its
+    operator, version and attributes, reading the form's inputs (the node's own), where the
+    form stands (any scope), X typed as inference knows it there. The verdict on it is the
+    engine's judgement of the form as it stands (:func:`_judge_region`), never the record."""
+    scopes = {n.name: scope for scope in model_scopes(model) for n in scope.nodes if n.name}
+    read = read_values(model)
+    table = learn_shapes(model) if fixed else None
+    regions = []
+    for name, entry in fixed.items():
+        scope = scopes.get(name)
+        x_type = table.lookup(scope, entry.inputs[0]) if table and scope else None
+        elem = dtypes.NAME_OF_CODE.get(x_type.elem_type) if x_type is not None else None
+        op, _, version = entry.op.rpartition("-")
+        try:
+            site = Site.alone(op, int(version), entry.attributes, elem or "float",
+                              x_type.static_dims if x_type is not None else None,
+                              len(entry.inputs), len(entry.outputs), name=name)
+        except (OrtpoolError, ValueError, KeyError):
+            continue  # a record naming no spec: its nodes are judged as they stand
+        node = onnx.NodeProto()
+        node.CopyFrom(site.node)
+        del node.input[:]
+        node.input.extend(entry.inputs)
+        regions.append(dataclasses.replace(
+            site, node=node, inputs=tuple(entry.inputs), outputs=tuple(entry.outputs),
+            scope=scope, location=scope.location if scope else "?",
+            opset=scope.opset if scope and scope.opset else site.opset,
+            elem=elem, indices_read=len(entry.outputs) > 1 and entry.outputs[1] in read,
+        ))
+    return regions
+
+
+def _judge_region(
+    model: onnx.ModelProto,
+    entry: fixmarks.FixedNode,
+    site: Site,
+    captured: Mapping[str, np.ndarray],
+    options: ValidateOptions,
+) -> results.NodeResult:
+    """A form fix wrote, judged as it stands in ``model`` (its nodes between the node's inputs
+    and outputs, :func:`ortpool.model.singlenode.region_model`) against the spec it claims: in
+    the main graph on its captured inputs and the domain's built cases, elsewhere on the built
+    cases at its static size (or sampled sizes). FIXED where exact, else what the engine
+    found."""
+    holder = site.scope.holder if site.scope is not None else None
+    outputs = list(site.outputs[: 2 if site.indices_read else 1])
+
+    def build(example: Sequence[np.ndarray]) -> onnx.ModelProto:
+        return region_model(model, list(site.inputs), outputs, example, holder)
+
+    feeds = [captured.get(name) for name in site.inputs]
+    if site.in_main_graph and all(f is not None for f in feeds):
+        x = feeds[0]
+        sized = site.at(x.shape, elem=dtypes.name_of(x.dtype))
+        sets = _built_sets(sized, [x.shape], options, feeds)
+    else:
+        # inside a subgraph (its input changes per branch or iteration), or not captured (a
+        # bfloat16 tensor): the built cases at its static size, or at sampled sizes
+        shape = full_shape(site) if site.elem else None
+        shapes = [shape] if shape is not None else sampled_shapes(site) if site.elem else []
+        if not shapes:
+            return _record(site, Judgement(status=results.NOT_COMPARED, failure=(
+                f"fixed: form {entry.form} in the {site.location}: its input's type and size "
+                "are not known; covered by the end-to-end comparison only")), options)
+        sized = site.at(shape) if shape is not None else site
+        sets = _built_sets(sized, shapes, options)
+    judgement = judge(sized, sets, options.runtime, options.accuracy, build=build)
+    node = _record(sized, judgement, options)
+    if judgement.exact:
+        node.status = results.FIXED
+        node.message = (f"fixed: form {entry.form} ({len(entry.nodes) + 1} node(s)), judged as "
+                        f"it stands: {judgement.describe()}")
+    return node
 
 
 def _run_whole(
     model: onnx.ModelProto,
     inlined: onnx.ModelProto,
     feeds: Mapping[str, np.ndarray],
-    nodes: list[capture.PoolingNode],
+    sites: Sequence[Site],
     options: ValidateOptions,
     result: results.ModelResult,
     has_ortpool_ops: bool = False,
@@ -256,14 +369,14 @@ def _run_whole(
         if has_ortpool_ops:
             try:
                 runs.captured, runs.builtin_outputs = capture.capture(
-                    inlined, feeds, nodes, _ortpool_runner(options.runtime)
+                    inlined, feeds, sites, _ortpool_runner(options.runtime)
                 )
             except Exception as err:  # the session's errors, sorted as a built-in run's are
                 raise ortrun.classify(err, "run") from None
             runs.capture_source = "onnxruntime built-in run (its ortpool ops run by ortpool)"
         else:
             runs.captured, runs.builtin_outputs = capture.capture(
-                inlined, feeds, nodes, builtin_run
+                inlined, feeds, sites, builtin_run
             )
             runs.capture_source = "onnxruntime built-in run"
     except ortrun.OrtFailure as err:
@@ -277,7 +390,7 @@ def _run_whole(
         try:
             if runs.captured is None:
                 runs.captured, runs.ortpool_outputs = capture.capture(
-                    capture.inline_functions(rewritten), feeds, nodes, run_ours
+                    capture.inline_functions(rewritten), feeds, sites, run_ours
                 )
                 runs.capture_source = "ortpool-rewritten run (onnxruntime could not run the model)"
             else:
@@ -289,7 +402,7 @@ def _run_whole(
 
 def _cannot_capture(
     runs: _Runs,
-    nodes: list[capture.PoolingNode],
+    nodes: Sequence[Site],
     resolved: model_inputs.ResolvedInputs,
     label: str,
 ) -> None:
@@ -304,29 +417,6 @@ def _cannot_capture(
         raise resolved.cannot_run(label, str(failure))
     if nodes:
         raise OrtpoolError(f"{label}: {reason}")
-
-
-def _isolate(
-    nodes: list[capture.PoolingNode],
-    captured: Mapping[str, np.ndarray],
-    options: ValidateOptions,
-    progress: Progress | None,
-    result: results.ModelResult,
-    sizes: _StaticSizes | None = None,
-) -> None:
-    """Each node alone on its captured inputs (a node inside a subgraph on the built cases at
-    its static size, ``sizes``), into ``result.nodes``."""
-    worker = ReferenceWorker(options.reference_timeout) if options.reference else None
-    try:
-        for i, pooling in enumerate(nodes):
-            if progress:
-                progress(i, len(nodes), pooling.name)
-            result.nodes.append(_node(pooling, result.opset, captured, options, worker, sizes))
-        if progress:
-            progress(len(nodes), len(nodes), "")
-    finally:
-        if worker is not None:
-            worker.close()
 
 
 def _end_to_end(
@@ -357,7 +447,7 @@ def _end_to_end(
             lambda: ortrun.run_builtin(inlined, feeds, options.runtime.with_level(other_level)),
         )
         if any(o.failing for o in result.outputs) and not any(
-            n.failing or n.status in (results.RULINGS, results.NOT_ISOLATED) for n in result.nodes
+            n.failing or n.status in (results.RULINGS, results.NOT_COMPARED) for n in result.nodes
         ):
             result.notes.append(
                 "graph outputs differ although every isolated pooling node agrees: the difference "
@@ -380,280 +470,159 @@ def _end_to_end(
         )
 
 
-def _node(
-    pooling: capture.PoolingNode,
-    opset: int,
+def _judge_all(
+    sites: Sequence[Site],
     captured: Mapping[str, np.ndarray],
     options: ValidateOptions,
-    worker: ReferenceWorker | None,
-    sizes: _StaticSizes | None = None,
+    progress: Progress | None,
+    result: results.ModelResult,
+) -> None:
+    """Each site judged by the engine (:func:`judge_site`), into ``result.nodes``."""
+    worker = ReferenceWorker(options.reference_timeout) if options.reference else None
+    try:
+        for i, site in enumerate(sites):
+            if progress:
+                progress(i, len(sites), site.name)
+            node = judge_site(site, captured, options)
+            if worker is not None and node.judgement is not None:
+                node.reference = _reference(worker, site, node.judgement)
+            result.nodes.append(node)
+        if progress:
+            progress(len(sites), len(sites), "")
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _built_sets(site: Site, shapes: Sequence[Sequence[int]], options: ValidateOptions,
+                captured: Sequence[np.ndarray] | None = None,
+                nonfinite: bool | None = None) -> list[FeedSet]:
+    """The domain's built cases of ``site`` at ``shapes`` (ruling 18), the model's own inputs
+    first; only the captured set where the type has no built case (bfloat16)."""
+    extra = captured[2] if captured is not None and site.op == "MaxUnpool" and len(
+        captured) > 2 else None
+    feeds = [list(captured)] if captured is not None else []
+    if captured is not None and captured[0].dtype.kind not in "fiu":
+        return [FeedSet(CAPTURED, list(captured), observed=True)]
+    return proof_sets(site, [tuple(s) for s in shapes], captured=feeds, seed=options.seed,
+                      nonfinite=options.nonfinite if nonfinite is None else nonfinite,
+                      output_shape=extra)
+
+
+def judge_site(
+    site: Site, captured: Mapping[str, np.ndarray], options: ValidateOptions
 ) -> results.NodeResult:
-    node = pooling.node
-    attrs = attribute_dict(node.attribute)
-    spec = NodeSpec(
-        node.op_type, opset, attrs, len(pooling.inputs), len([o for o in node.output if o])
-    )
-    try:
-        spec_version = spec.spec.version
-    except ValueError as err:
-        return _unrunnable(pooling, opset, attrs, results.BOTH_REJECTED, str(err))
-    if not pooling.isolatable:
-        found = sizes.site(pooling) if sizes is not None else None
-        judged = _judged_alone(pooling, spec, found, options) if found is not None else None
-        if judged is not None:  # as fix judges it: the built cases at its static size
-            return judged
-        return _unrunnable(
-            pooling,
-            opset,
-            attrs,
-            results.NOT_ISOLATED,
-            f"inside a {pooling.location}: its input changes per iteration/branch and its size "
-            "is not static; covered by the end-to-end comparison only",
-            spec_version,
-        )
-    missing = [name for name in pooling.inputs if name not in captured]
+    """One pooling node judged by the engine (:func:`ortpool.check.judge.judge`): on its
+    captured inputs and the domain's built cases at their size; where that agrees, also at the
+    spec's size when an upstream node onnxruntime gets wrong changes it (the size ``fix``
+    proves it at); in the finite domain, the non-finite cases as information. A node inside a
+    subgraph, whose input changes per branch or iteration, is judged as ``fix`` judges it: on
+    the built cases at its static size, or at sampled sizes where it is symbolic."""
+    if not site.version:
+        return _record(site, Judgement(status=results.BOTH_REJECTED, failure=site.reason),
+                       options)
+    if not site.in_main_graph:
+        return _judge_alone(site, options)
+    missing = [name for name in site.inputs if name not in captured]
     if missing:
-        return _unrunnable(
-            pooling,
-            opset,
-            attrs,
-            results.NOT_ISOLATED,
-            f"input {missing[0]!r} could not be captured",
-            spec_version,
-        )
-    feeds = [captured[name] for name in pooling.inputs]
-    result = isolate.run_node(pooling.name, spec, feeds, options, pooling.location)
-    _judge(pooling, spec, feeds, options, result)
-    if sizes is not None:
-        _judge_at_spec_size(pooling, spec, feeds, sizes, options, result)
-    if worker is not None and result.ortpool_outputs is not None:
-        result.reference = _reference(worker, spec, feeds, result, bool(attrs.get("ceil_mode")))
-    return result
-
-
-#: statuses the engine's judgement decides: a node the model's own run found agreeing (or only
-#: noted) is a difference when a built case of the domain shows one
-_JUDGED = (results.AGREE, results.TIES, results.ACCURACY_NOTE)
-
-
-def _judge(
-    pooling: capture.PoolingNode,
-    spec: NodeSpec,
-    feeds: list[np.ndarray],
-    options: ValidateOptions,
-    result: results.NodeResult,
-) -> None:
-    """The node judged by the engine ``fix`` decides with (:func:`ortpool.check.judge.
-    judge_node`) on its captured inputs and the built cases of the domain at the captured size:
-    where the model's own run found it agreeing but a built case differs, it differs (what
-    ``fix`` would rewrite). In the finite domain the non-finite cases are run as well, and what
-    they show is kept as information (``result.nonfinite``)."""
-    result.domain = domain.name(options.nonfinite)
-    if result.status not in _JUDGED or not feeds or feeds[0].dtype.kind not in "fiu":
-        return
+        return _judge_alone(site, options, f"its input {missing[0]!r} could not be captured")
+    feeds = [captured[name] for name in site.inputs]
+    x = feeds[0]
+    elem = dtypes.name_of(x.dtype)
     try:
-        facts = from_spec(spec, feeds, indices_used=_indices_used(pooling))
+        sized = site.at(x.shape, elem=elem)
+    except (OrtpoolError, ValueError):  # the spec refuses the attributes at this rank
+        sized = dataclasses.replace(site, x_dims=tuple(x.shape), elem=elem, attrs=None)
+    sets = _built_sets(sized, [x.shape], options, feeds) if sized.attrs is not None else [
+        FeedSet(CAPTURED, feeds, observed=True)]
+    judgement = judge(sized, sets, options.runtime, options.accuracy)
+    node = _record(sized, judgement, options)
+    if judgement.exact:
+        _at_spec_size(site, x, options, node)
+    if judgement.exact and not options.nonfinite and elem in FLOATS and sized.attrs is not None:
+        # the finite cases passed: what the non-finite domain's cases show is theirs
+        wider = judge(sized, _built_sets(sized, [x.shape], options, nonfinite=True),
+                      options.runtime, options.accuracy)
+        node.nonfinite = "" if wider.exact else wider.failure
+    return node
+
+
+def _at_spec_size(site: Site, x: np.ndarray, options: ValidateOptions,
+                  node: results.NodeResult) -> None:
+    """Where an upstream node onnxruntime gets wrong gives ``site`` another size than the spec
+    does (its captured input is onnxruntime's), the node is judged at the spec's size too."""
+    spatial = site.spatial
+    if spatial is None or tuple(spatial) == tuple(x.shape[2:]) or not site.judgeable:
+        return
+    shape = (*x.shape[:2], *spatial)
+    try:
+        sized = site.at(shape, elem=dtypes.name_of(x.dtype))
     except (OrtpoolError, ValueError):
         return
-    extra = feeds[2] if spec.op == "MaxUnpool" and len(feeds) > 2 else None
-    _record(result, *_verdict(pooling, facts, [feeds], [feeds[0].shape], options, extra))
-
-
-def _verdict(
-    pooling: capture.PoolingNode,
-    facts: NodeFacts,
-    captured: list[list[np.ndarray]],
-    shapes: Sequence[Sequence[int]],
-    options: ValidateOptions,
-    extra: np.ndarray | None = None,
-    information: bool = True,
-) -> tuple[str | None, str | None]:
-    """The engine's judgement of ``facts`` (:func:`ortpool.check.judge.judge_node`) on
-    ``captured`` (the node's real inputs; none for a node inside a subgraph) and the domain's
-    built cases at ``shapes`` (X's; ``extra``: MaxUnpool's output_shape): "" where exact, where
-    it is not, or None when the spec refuses every set (a size the geometry cannot pool). With
-    ``information``, in the finite domain and where exact, also what the non-finite domain
-    shows: "" or where it differs (None: not run)."""
-    runtime, rule = options.runtime, options.accuracy
-    sets = expect(node_spec(facts), proof_sets(
-        facts, shapes, captured=captured, seed=options.seed,
-        nonfinite=options.nonfinite, output_shape=extra,
+    judgement = judge(sized, _built_sets(sized, [shape], options), options.runtime,
+                      options.accuracy)
+    if judgement.exact or judgement.status == results.NOT_COMPARED:
+        return
+    node.status, node.judged = results.DIFFER, judgement.failure
+    node.comparisons, node.input_shapes = judgement.comparisons, judgement.shown_shapes
+    node.causes = [c for c in causes_mod.of(sized, judgement) if c.code != causes_mod.BUILT_CASE]
+    node.causes.append(Cause(
+        causes_mod.BUILT_CASE,
+        f"at X {list(shape)}, the size the spec's upstream nodes give it (onnxruntime's run "
+        f"gives {list(x.shape)}; fix proves it there): {judgement.failure}",
     ))
-    if not sets:
-        return None, None
-    proof = judge_node(facts, pooling.node, sets, runtime, rule)
-    if not proof.exact:
-        return proof.failure, None
-    if not information or options.nonfinite or facts.elem not in FLOATS:
-        return "", None
-    # the finite cases passed above, so what the non-finite domain's sets show is theirs
-    wider = expect(node_spec(facts), proof_sets(
-        facts, shapes, seed=options.seed, nonfinite=True, output_shape=extra,
-    ))
-    info = judge_node(facts, pooling.node, wider, runtime, rule)
-    return "", "" if info.exact else info.failure
 
 
-def _record(result: results.NodeResult, failure: str | None, information: str | None) -> None:
-    """A :func:`_verdict` in ``result``: a built case that differs makes the node differ."""
-    if failure is None:
-        return
-    result.judged, result.nonfinite = failure, information
-    if failure:
-        result.status = results.DIFFER
-        result.causes.append(Cause(BUILT_CASE, failure))
-
-
-def _attribute_causes(spec: NodeSpec, facts: NodeFacts, shape: Sequence[int]) -> list[Cause]:
-    """What a window op's attributes show at ``shape`` (SAME with dilation, VALID with
-    ceil_mode...), for a node judged on built cases only."""
-    if not facts.windowed:
-        return []
-    named = causes_mod.recognise(spec.op, facts.attrs, list(shape[2:]), differs=True)
-    return [c for c in named if c.code != causes_mod.UNRECOGNISED]
-
-
-def _judge_at_spec_size(
-    pooling: capture.PoolingNode,
-    spec: NodeSpec,
-    feeds: list[np.ndarray],
-    sizes: _StaticSizes,
-    options: ValidateOptions,
-    result: results.NodeResult,
-) -> None:
-    """Where an upstream node onnxruntime gets wrong gives this node another size than the spec
-    does (its captured input is onnxruntime's), the node is judged at the spec's size too: the
-    size it sees once the model is fixed, the one ``fix`` proves it at."""
-    if result.status not in _JUDGED:
-        return
-    found = sizes.site(pooling)
-    if found is None or found[1] is None:
-        return
-    spatial = found[1][2:]
-    if None in spatial or tuple(spatial) == tuple(feeds[0].shape[2:]):
-        return
-    shape = (*feeds[0].shape[:2], *spatial)
-    try:
-        facts = from_dims(spec, dtypes.name_of(feeds[0].dtype), shape, _indices_used(pooling))
-    except (OrtpoolError, ValueError):
-        return
-    failure, _ = _verdict(pooling, facts, [], [shape], options, information=False)
-    if failure:
-        result.status = results.DIFFER
-        result.judged = failure
-        result.causes += _attribute_causes(spec, facts, shape)
-        result.causes.append(Cause(
-            BUILT_CASE,
-            f"at X {list(shape)}, the size the spec's upstream nodes give it (onnxruntime's run "
-            f"gives {list(feeds[0].shape)}; fix proves it there): {failure}",
-        ))
-
-
-def _judged_alone(
-    pooling: capture.PoolingNode, spec: NodeSpec, found: _Site, options: ValidateOptions
-) -> results.NodeResult | None:
-    """A node inside a subgraph (its input changes per branch or iteration, so the model's run
-    gives none to capture) judged as ``fix`` judges it (:func:`ortpool.fix.inputs.site_sets`),
-    by :func:`ortpool.check.judge.judge_node`: on the built cases of the domain at its static
-    size, or at the sizes :func:`ortpool.check.cases.sampled_shapes` gives where its size is
-    symbolic. None: not judged (the spec's attributes refused, no size to build at)."""
-    elem, dims = found
-    try:
-        facts = from_dims(spec, elem, dims, _indices_used(pooling))
-    except (OrtpoolError, ValueError):
-        return None
-    shape = full_shape(facts, dims)
-    shapes = [shape] if shape is not None else sampled_shapes(facts)
-    if not shapes:
-        return None
+def _judge_alone(site: Site, options: ValidateOptions, why: str = "") -> results.NodeResult:
+    """A node whose input is not captured (inside a subgraph, where it changes per branch or
+    iteration; or ``why``), judged on the built cases at its static size, or at the sizes
+    :func:`ortpool.check.cases.sampled_shapes` gives where it is symbolic."""
+    why = why or ("its input changes per iteration/branch: none is captured")
+    where = f"in the {site.location}"
+    if not site.judgeable or site.elem not in dtypes.NUMPY or len(site.inputs) != 1:
+        return _record(site, Judgement(status=results.NOT_COMPARED, failure=(
+            f"{where}: {why}, and its size is not static; covered by the end-to-end comparison "
+            "only"
+        )), options)
+    shape = full_shape(site)
+    shapes = [shape] if shape is not None else sampled_shapes(site)
+    sized = site.at(shape) if shape is not None else site
+    judgement = judge(sized, _built_sets(sized, shapes, options), options.runtime,
+                      options.accuracy)
+    node = _record(sized, judgement, options)
     sizes = "its static size" if shape is not None else "sampled sizes (its size is symbolic)"
-    result = results.NodeResult(
-        name=pooling.name,
-        op=spec.op,
-        spec_version=spec.spec.version,
-        opset=spec.opset,
-        dtype=elem,
-        attributes=dict(spec.attributes),
-        input_shapes=[list(shapes[0])],
-        status=results.AGREE,
-        location=pooling.location,
-        message=f"inside a {pooling.location}: judged on the built cases at {sizes} "
-        f"{', '.join(str(list(x)) for x in shapes[:3])}{' ...' if len(shapes) > 3 else ''} (its "
-        "input changes per iteration/branch: none is captured)",
+    node.message = (
+        f"{where}: judged on the built cases at {sizes} "
+        f"{', '.join(str(list(x)) for x in shapes[:3])}{' ...' if len(shapes) > 3 else ''} "
+        f"({why})"
     )
-    result.domain = domain.name(options.nonfinite)
-    _record(result, *_verdict(pooling, facts, [], shapes, options))
-    if result.status == results.DIFFER and shape is not None:
-        result.causes[:0] = _attribute_causes(spec, facts, shape)
-    return result
+    return node
 
 
-class _StaticSizes:
-    """The element type and static input dims of pooling nodes, as onnx shape inference with
-    the spec's pool sizes gives them (:func:`ortpool.model.inference.learn_shapes`, the sizes
-    ``fix`` proves nodes at), learned on first use."""
-
-    def __init__(self, model: onnx.ModelProto):
-        self.model = model
-        self._table: TypeTable | None = None
-        #: a node's scope by its first output (one writer per value name)
-        self._scopes: dict[str, Scope] = {}
-
-    def site(self, pooling: capture.PoolingNode) -> _Site | None:
-        """X's element type and dims (None for a size that is not static, or not 1 or more: an
-        empty map is no size to build cases at; dims None where the rank is unknown), or None:
-        a node of more than one input (rois and indices are data) or of unknown type."""
-        node = pooling.node
-        if len(pooling.inputs) != 1 or not node.output:
-            return None
-        if self._table is None:
-            self._table = learn_shapes(self.model)
-            self._scopes = {n.output[0]: scope for scope in model_scopes(self.model)
-                            for n in scope.nodes if n.output}
-        scope = self._scopes.get(node.output[0])
-        found = self._table.lookup(scope, node.input[0]) if scope is not None else None
-        elem = dtypes.NAME_OF_CODE.get(found.elem_type) if found is not None else None
-        if elem is None or elem not in dtypes.NUMPY:
-            return None
-        dims = found.static_dims
-        if dims is None or len(dims) < 3:
-            return elem, None
-        spatial = (d if isinstance(d, int) and d >= 1 else None for d in dims[2:])
-        return elem, (*dims[:2], *spatial)
-
-
-def _indices_used(pooling: capture.PoolingNode) -> bool:
-    """Whether the node writes its Indices output (validate compares what the node gives)."""
-    return len([o for o in pooling.node.output if o]) > 1
+def _record(site: Site, judgement: Judgement, options: ValidateOptions) -> results.NodeResult:
+    return results.node_record(site, judgement, domain.name(options.nonfinite))
 
 
 def _reference(
-    worker: ReferenceWorker,
-    spec: NodeSpec,
-    feeds: list[np.ndarray],
-    result: results.NodeResult,
-    ceil_mode: bool,
+    worker: ReferenceWorker, site: Site, judgement: Judgement
 ) -> results.ReferenceResult:
-    """The onnx reference evaluator's answer for the node, judged against ortpool's."""
+    """The onnx reference evaluator's answer on the node's captured set, judged against the
+    spec's (ortpool's kernels)."""
+    feed = judgement.captured
+    if feed is None or feed.expected is None:
+        return results.ReferenceResult("skipped", "no captured input with the spec's outputs")
     status, payload, seconds = worker.run(
-        builtin_model(spec, feeds).SerializeToString(), feed_dict(feeds)
+        alone_model(site, feed.arrays).SerializeToString(), feed_dict(feed.arrays)
     )
     if status == "ok":
-        reference = reference_mod.judge(
-            spec.op,
-            feeds,
-            payload,
-            result.ortpool_outputs,
-            result.nan_cells,
-            result.tolerance,
-            ceil_mode=ceil_mode,
-        )
+        tol = node_tolerance(site.op, site.version, site.elem or "float", feed.arrays[0],
+                             feed.expected[0], site.attributes)
+        nan, _ = compare_mod.ruling_masks(site, feed.arrays)
+        reference = reference_mod.judge(site.op, feed.arrays, payload, feed.expected, nan, tol,
+                                        ceil_mode=bool(site.attributes.get("ceil_mode")))
     else:
-        reference = results.ReferenceResult(
-            status,
-            str(payload),
-            defects=reference_mod.error_defects(spec.op, len(feeds), str(payload)),
-        )
+        defects = reference_mod.error_defects(site.op, len(feed.arrays), str(payload))
+        reference = results.ReferenceResult(status, str(payload), defects=defects)
     reference.seconds = round(seconds, 3)
     return reference
 
@@ -661,31 +630,13 @@ def _reference(
 def _written_nodes(
     model: onnx.ModelProto, fixed: Mapping[str, fixmarks.FixedNode], opset: int
 ) -> list[results.NodeResult]:
-    """In the model's order, one result per node fix wrote as a standard-op form (``fixed``,
-    with the form) and per node of the ortpool domain (:func:`_ortpool_node`)."""
+    """One result per node of the ortpool domain, in the model's order: it runs ortpool's kernel,
+    the spec's result; onnxruntime has no kernel of its own to compare with."""
     found = []
     for scope in model_scopes(model):
         for node in scope.nodes:
-            entry = fixed.get(node.name)
             if node.domain == optypes.DOMAIN:
                 found.append(_ortpool_node(node, opset, scope.location))
-            if entry is None or node.domain == optypes.DOMAIN:
-                continue
-            op, _, version = entry.op.rpartition("-")
-            found.append(results.NodeResult(
-                name=node.name,
-                op=op or entry.op,
-                spec_version=int(version) if version.isdigit() else 0,
-                opset=opset,
-                dtype="?",
-                attributes=attribute_dict(node.attribute) if node.op_type == op else {},
-                input_shapes=[],
-                status=results.FIXED,
-                location=scope.location,
-                message=f"fixed: form {entry.form} ('ortpool fix' proved it exact and wrote it "
-                f"as {len(entry.nodes) + 1} node(s); the form's own pools are not nodes to "
-                "validate)",
-            ))
     return found
 
 
@@ -714,29 +665,6 @@ def _ortpool_node(node: onnx.NodeProto, opset: int, location: str) -> results.No
         message=f"ortpool op {node.op_type}: runs ortpool's kernel (nothing built-in to compare "
         "it with)",
     )
-
-
-def _unrunnable(
-    pooling: capture.PoolingNode,
-    opset: int,
-    attrs: dict,
-    status: str,
-    message: str,
-    spec_version: int = 0,
-) -> results.NodeResult:
-    return results.NodeResult(
-        name=pooling.name,
-        op=pooling.node.op_type,
-        spec_version=spec_version,
-        opset=opset,
-        dtype="?",
-        attributes=attrs,
-        input_shapes=[],
-        status=status,
-        location=pooling.location,
-        message=message,
-    )
-
 
 def bundled_models_dir() -> Path:
     """ortpool/models/: the models shipped as package data, wherever the package is installed.

@@ -18,30 +18,18 @@ import onnx
 import pytest
 
 from ortpool import kernels, versions
-from ortpool.attributes import normalize
 from ortpool.check import cases as inputs
 from ortpool.check.compare import compare_values
-from ortpool.check.node import NodeFacts
 from ortpool.fix import forms, lift
 from ortpool.geometry import effective_kernel
+from ortpool.model.site import Site
 from ortpool.tolerances import node_tolerance, tolerance_for
 
 
 def facts_for(op, version, attrs, spatial, elem="float", indices_used=False, n_outputs=1):
     spec = versions.get(op, version)
-    return NodeFacts(
-        op=op,
-        version=version,
-        opset=version,
-        attrs=normalize(spec, attrs, len(spatial)),
-        elem=elem,
-        spatial=tuple(spatial),
-        n_inputs=spec.min_inputs,
-        n_outputs=n_outputs,
-        indices_used=indices_used,
-        rank=len(spatial),
-        attributes=dict(attrs),
-    )
+    return Site.alone(op, version, attrs, elem, (1, 1, *spatial), spec.min_inputs, n_outputs,
+                      indices_read=indices_used)
 
 
 def _reduce(plan: forms.Plan, x: np.ndarray) -> np.ndarray:
@@ -202,7 +190,7 @@ def test_explicit_pads_worked_examples():
     symbolic = dataclasses.replace(
         facts_for("MaxPool", 12, {"kernel_shape": [3], "strides": [2], "auto_pad": "SAME_UPPER"},
                   (9,)),
-        spatial=None,
+        x_dims=(1, 1, None),
     )
     assert "symbolic" in forms.explicit_pads(symbolic).reason
 

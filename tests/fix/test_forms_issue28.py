@@ -4,6 +4,8 @@ output whose declared size is not the one its node computes."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -13,13 +15,12 @@ from onnx import numpy_helper
 
 from ortpool import kernels
 from ortpool.check import cases as feeds_mod
-from ortpool.check.node import node_spec
 from ortpool.fix import fix_with_report, forms, lift
 from ortpool.fix.prove import prove_plan
 from ortpool.fix.report import Realization
-from ortpool.fix.sites import find_sites
+from ortpool.model.selection import Selection
+from ortpool.model.site import Site, find_sites
 from ortpool.ort.runtime_spec import RuntimeSpec
-from ortpool.rewrite.selection import Selection
 from tests.support.fix import numpy_kernels  # noqa: F401
 
 STEM = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
@@ -72,19 +73,19 @@ def test_each_guard_is_proven_on_the_built_nonfinite_cases(config):
     the node alone is not exact on them, each guard around it is, at the default level."""
     model = GUARDED[config]()
     (site,) = find_sites(model, Selection())[0]
-    facts = site.facts
-    shape = feeds_mod.full_shape(facts, site.x_dims)
+    facts = site
+    shape = feeds_mod.full_shape(facts)
     sets = feeds_mod.expect(
-        node_spec(facts),
+        facts,
         feeds_mod.constructed_sets(facts, shape, np.random.default_rng(0), nonfinite=True),
     )
     cases = [case for s in sets for case in s.cases.values()]
     assert any("NaN at tap" in c for c in cases) and any("-inf" in c for c in cases), cases
-    bare = prove_plan(forms.unchanged(facts), facts, site.node, sets, RuntimeSpec())
+    bare = prove_plan(forms.unchanged(facts), facts, sets, RuntimeSpec())
     assert not bare.exact and bare.failure.startswith("Y differs in ")
     for kind in forms.GUARDS:
         plan = forms.nan_guarded(forms.unchanged(facts), facts, kind)
-        proof = prove_plan(plan, facts, site.node, sets, RuntimeSpec())
+        proof = prove_plan(plan, facts, sets, RuntimeSpec())
         assert proof.exact, (kind, proof.failure)
         assert proof.sets == len(sets)
 
@@ -107,16 +108,19 @@ def test_the_summed_guard_is_first_and_written_at_opset_9_without_isinf():
 
 
 def test_the_summed_guard_does_not_apply_where_it_cannot_sum():
-    roi = forms.NodeFacts("MaxRoiPool", 1, 17, None, "float", (5, 5))
+    roi = dataclasses.replace(
+        Site.alone("MaxRoiPool", 1, {"pooled_shape": [2, 2]}, "float", (1, 1, 5, 5), 2),
+        opset=17, attrs=None,
+    )
     assert forms.nan_guarded(forms.unchanged(roi), roi) == forms.NotApplicable(
         "no average pool sums over MaxRoiPool's bins"
     )
     model = _pool_model("MaxPool", 17, [1, 1, 9, 9], kernel_shape=[3, 3], dilations=[2, 2])
     (site,) = find_sites(model, Selection())[0]
-    assert forms.nan_guarded(forms.unchanged(site.facts), site.facts) == forms.NotApplicable(
+    assert forms.nan_guarded(forms.unchanged(site), site) == forms.NotApplicable(
         "the window is dilated and AveragePool at ai.onnx opset 17 has no dilations"
     )
-    guarded = forms.nan_guarded(forms.unchanged(site.facts), site.facts, forms.GUARD_MASK)
+    guarded = forms.nan_guarded(forms.unchanged(site), site, forms.GUARD_MASK)
     assert (guarded.name, guarded.nan_guard) == (forms.NAN_GUARD_MASK, forms.GUARD_MASK)
 
 

@@ -21,11 +21,10 @@ from onnx import numpy_helper
 
 import ortpool
 from ortpool.check import cases as feeds_mod
-from ortpool.check.node import node_spec
 from ortpool.fix import fix_with_report
-from ortpool.fix.sites import find_sites
 from ortpool.geometry import pool_geometry
-from ortpool.rewrite.selection import Selection
+from ortpool.model.selection import Selection
+from ortpool.model.site import find_sites
 from tests.support import unwrap
 from tests.support.fix import numpy_kernels  # noqa: F401
 
@@ -118,10 +117,10 @@ def _built_sets(model, seed=0):
     """The built sets of every max-like node of ``model``, with their expected outputs."""
     found = {}
     for name, site in _facts(model).items():
-        facts = site.facts
+        facts = site
         if facts.op == "MaxUnpool":
             continue
-        shape = feeds_mod.full_shape(facts, site.x_dims)
+        shape = feeds_mod.full_shape(facts)
         extra = (
             [] if facts.op != "MaxRoiPool" else [numpy_helper.to_array(model.graph.initializer[0])]
         )
@@ -152,7 +151,7 @@ def _windows(facts, shape):
 def test_every_tap_of_every_window_holds_a_lone_nan(config):
     model = CONFIGS[config]()
     site = _facts(model)["pool"]
-    facts = site.facts
+    facts = site
     sets = _built_sets(model)["pool"]
     shape = sets[0].shape
     planes = [
@@ -321,7 +320,7 @@ def test_the_written_model_is_proven_on_the_built_cases_too():
     """The model's own run reaches a node only with what its upstream makes (no NaN): a bare
     ReduceMax written for a GlobalMaxPool is exact on that run but not on the built cases run
     through the written nodes (the seed-0 model issue 16 found)."""
-    from ortpool.check.judge import Proof
+    from ortpool.check.judge import Judgement
     from ortpool.fix.apply import apply
     from ortpool.fix.forms import reduce
     from ortpool.fix.inmodel import prove_in_region
@@ -329,12 +328,12 @@ def test_the_written_model_is_proven_on_the_built_cases_too():
 
     model = CONFIGS["globalmaxpool-1-double"]()
     site = _facts(model)["pool"]
-    plan = reduce(site.facts)
+    plan = reduce(site)
     written, _ = apply(model, [site], {site.number: plan})
     assert [n.op_type for n in written.graph.node] == ["ReduceMax"]
-    sets = feeds_mod.expect(node_spec(site.facts), _built_sets(model)["pool"])
-    proof = Proof(exact=True, where="model")
-    prove_in_region(written, site.facts, site.node, sets, RuntimeSpec(), proof)
+    sets = feeds_mod.expect(site, _built_sets(model)["pool"])
+    proof = Judgement(where="model")
+    prove_in_region(written, site, sets, RuntimeSpec(), proof)
     assert not proof.exact
     assert proof.failure.startswith("Y differs in ")
     assert "(NaN at tap (0, " in proof.failure and proof.failure.endswith("instead of nan)")
@@ -342,7 +341,7 @@ def test_the_written_model_is_proven_on_the_built_cases_too():
 
 def _site_of(op, shape, elem="float", **attrs):
     node = h.make_node(op, ["x"], ["y"], name="pool", **attrs)
-    return _facts(_model([node], shape, elem, 22, [("y", ELEM[elem])]))["pool"].facts
+    return _facts(_model([node], shape, elem, 22, [("y", ELEM[elem])]))["pool"]
 
 
 def test_built_sets_on_hostile_shapes():

@@ -25,15 +25,15 @@ import onnx
 import pytest
 
 from ortpool import kernels, versions
+from ortpool.check import causes
 from ortpool.fix import forms
 from ortpool.kernels import _backend
-from ortpool.model.singlenode import NodeSpec
-from ortpool.validate import causes, results
-from ortpool.validate.isolate import Options, run_node
+from ortpool.validate import results
 from tests.fix.test_forms import facts_for, run_plan
 from tests.support import reference_loops as ref
 from tests.support import runtime_defects
 from tests.support.cnn_builders import resnet_d
+from tests.support.judging import run_node
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -214,7 +214,7 @@ def test_validate_names_the_window_a_runtime_makes(op, version, attrs, n_outputs
     runtime_defects.require(
         got.outputs is not None and got.outputs[0].size > 0, "makes no window there"
     )
-    r = run_node("n", NodeSpec(op, version, attrs, 1, n_outputs), [x], Options())
+    r = run_node(op, version, attrs, [x], n_outputs)
     assert r.status == results.DIFFER
     assert r.ortpool_shapes[0] == [1, 2, 0, 0]
     assert [c.code for c in r.causes] == [causes.WINDOW_BEYOND_INPUT]
@@ -224,7 +224,7 @@ def test_validate_names_the_window_a_runtime_makes(op, version, attrs, n_outputs
     )
     ceil = {**attrs, "ceil_mode": 1} if "auto_pad" not in attrs else None
     if ceil is not None:
-        agreed = run_node("n", NodeSpec(op, version, ceil, 1, n_outputs), [x], Options())
+        agreed = run_node(op, version, ceil, [x], n_outputs)
         assert agreed.status == results.AGREE and agreed.ortpool_shapes[0] == [1, 2, 1, 1]
 
 

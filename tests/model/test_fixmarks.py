@@ -29,22 +29,26 @@ def _model(record: object | None, mark: str = fixmarks.MARK) -> onnx.ModelProto:
     return model
 
 
-ENTRY = {"form": "pad", "op": "MaxPool-12", "nodes": ["ortpool_fix/pad/pool"]}
+ENTRY = {"form": "pad", "op": "MaxPool-12", "nodes": ["ortpool_fix/pad/pool"],
+         "attributes": {"kernel_shape": [2, 2], "pads": [1, 1, 1, 1]}, "inputs": ["x"],
+         "outputs": ["y"]}
 
 
 def test_a_record_matching_the_model_is_read():
     fixed, notes = fixmarks.read(_model({"pool": ENTRY}))
-    assert fixed == {"pool": fixmarks.FixedNode("pool", "pad", "MaxPool-12",
-                                                ("ortpool_fix/pad/pool",))}
+    assert fixed == {"pool": fixmarks.FixedNode(
+        "pool", "pad", "MaxPool-12", ("ortpool_fix/pad/pool",),
+        {"kernel_shape": [2, 2], "pads": [1, 1, 1, 1]}, ("x",), ("y",))}
     assert notes == []
     assert fixmarks.read(_model(None)) == ({}, [])
 
 
 def test_record_merges_with_an_earlier_fix():
-    model = _model({"other": {**ENTRY, "nodes": []}})
-    fixmarks.record(model, [fixmarks.FixedNode("pool", "pad", "MaxPool-12", ("a",))])
+    model = _model({"other": {**ENTRY, "nodes": ["b"]}})
+    fixmarks.record(model, [fixmarks.FixedNode("pool", "pad", "MaxPool-12", ("a",),
+                                               ENTRY["attributes"], ("x",), ("y",))])
     [prop] = [p for p in model.metadata_props if p.key == fixmarks.KEY]
-    assert json.loads(prop.value) == {"other": {**ENTRY, "nodes": []},
+    assert json.loads(prop.value) == {"other": {**ENTRY, "nodes": ["b"]},
                                       "pool": {**ENTRY, "nodes": ["a"]}}
 
 
@@ -55,6 +59,9 @@ def test_a_record_that_does_not_match_is_noted_and_dropped():
         "a list": ([1], "metadata 'ortpool.fix' is not a JSON object of node names: fix's "
                    "record ignored"),
         "no form": ({"pool": {"op": "MaxPool-12", "nodes": []}},
+                    "fix's record of node 'pool' is not one fix writes: ignored"),
+        # a record of an earlier release (no attributes, no bounds) describes no form to judge
+        "no spec": ({"pool": {"form": "pad", "op": "MaxPool-12", "nodes": ["a"]}},
                     "fix's record of node 'pool' is not one fix writes: ignored"),
         "node gone": ({"gone": {**ENTRY, "nodes": []}},
                       "fix's record of node 'gone' (form pad) no longer matches the model (node "

@@ -7,13 +7,14 @@ def test_reference_worker_times_refuses_and_answers_in_one_process():
     import numpy as np
 
     from ortpool.model.reference import ReferenceWorker
-    from ortpool.model.singlenode import NodeSpec, builtin_model, feed_dict
+    from ortpool.model.singlenode import alone_model, feed_dict
+    from tests.support.judging import site_of
 
     x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
-    spec = NodeSpec("MaxPool", 12, {"kernel_shape": [2, 2], "strides": [2, 2]}, 1, 1)
-    pool = builtin_model(spec, [x])
+    attrs = {"kernel_shape": [2, 2], "strides": [2, 2]}
+    pool = alone_model(site_of("MaxPool", 12, attrs, [x]), [x])
     rois = np.array([[0, 0, 0, 3, 3]], dtype=np.float32)
-    roi = builtin_model(NodeSpec("MaxRoiPool", 22, {"pooled_shape": [1, 1]}, 2, 1), [x, rois])
+    roi = alone_model(site_of("MaxRoiPool", 22, {"pooled_shape": [1, 1]}, [x, rois]), [x, rois])
     with ReferenceWorker(timeout=60) as worker:
         times, outputs = worker.time(pool.SerializeToString(), feed_dict([x]))
         assert 1 <= len(times) <= 5

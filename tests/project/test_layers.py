@@ -302,10 +302,10 @@ def test_the_checker_sees_function_level_and_relative_imports(tmp_path: Path) ->
 #: must be among them (what other packages import from it).
 PUBLIC: dict[str, tuple[str, ...]] = {
     "ortpool.ort": ("RuntimeSpec", "open_session", "InferenceSession", "INSTALL_HINT", "stamp"),
-    "ortpool.model": ("InputSpec", "resolve", "NodeSpec", "model_scopes", "write_file"),
-    "ortpool.rewrite": ("rewrite", "restore", "rewrite_file", "Selection", "check_node"),
-    "ortpool.check": ("NodeFacts", "Proof", "judge_node", "proof_sets", "compare_values"),
-    "ortpool.validate": ("validate_model", "validate_models", "run_node"),
+    "ortpool.model": ("InputSpec", "resolve", "Site", "find_sites", "model_scopes", "write_file"),
+    "ortpool.rewrite": ("rewrite", "restore", "rewrite_file", "Selection"),
+    "ortpool.check": ("Judgement", "judge", "proof_sets", "compare_values"),
+    "ortpool.validate": ("validate_model", "validate_models"),
     "ortpool.cliargs": ("accuracy", "files", "inputs", "reports", "runtime"),
     "ortpool.bench": ("CASES", "Settings", "run_case", "select"),
 }

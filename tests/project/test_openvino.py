@@ -229,10 +229,10 @@ def _one_node(case, feeds, providers: list[str]):
     its verdicts are what is checked): (Y, the provider that executed the node)."""
     import onnxruntime as ort
 
-    from ortpool.model.singlenode import builtin_model, feed_dict
+    from ortpool.model.singlenode import alone_model, feed_dict
     from ortpool.ort.runtime_spec import placement, profile_dir
 
-    model = builtin_model(case.spec(), feeds)
+    model = alone_model(case.site(feeds), feeds)
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.log_severity_level = 3
@@ -248,7 +248,7 @@ def _one_node(case, feeds, providers: list[str]):
 def test_conformance_row_differs_between_cpu_and_openvino_as_measured():
     from ortpool import kernels
     from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec, parse_providers
-    from ortpool.validate import conformance, grid, isolate
+    from ortpool.validate import conformance, grid
 
     chosen = [
         c
@@ -275,10 +275,6 @@ def test_conformance_row_differs_between_cpu_and_openvino_as_measured():
         )
     for name in (CPU, OPENVINO):
         providers = [name, CPU] if name != CPU else [CPU]
-        options = isolate.Options(
-            runtime=RuntimeSpec(parse_providers(providers), level=ISOLATED_LEVEL),
-            ortpool_runner=isolate.run_ortpool_numpy,
-            threads=1,
-        )
-        (found,) = conformance.run_conformance([case], 0, options)
+        runtime = RuntimeSpec(parse_providers(providers), level=ISOLATED_LEVEL)
+        (found,) = conformance.run_conformance([case], 0, runtime)
         assert found.to_dict()["status"] == expected[name], (name, found.node.message)

@@ -17,27 +17,30 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 
+from ortpool.check import causes
 from ortpool.check.compare import CAT_DIFFER, CAT_INACCURATE, CAT_NOTE, compare_values
+from ortpool.check.judge import lenient_status
 from ortpool.cli import main
 from ortpool.cliargs.accuracy import parse_limits
 from ortpool.errors import OrtpoolError
 from ortpool.fix.fixer import Options, fix_model
-from ortpool.model.singlenode import NodeSpec, builtin_model, feed_dict
+from ortpool.model.singlenode import alone_model, feed_dict
 from ortpool.ort import ortrun
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec
 from ortpool.tolerances import AccuracyRule, node_tolerance, ulp
-from ortpool.validate import causes, isolate, results, terminal
+from ortpool.validate import results, terminal
+from tests.support.judging import run_node, site_of, spec_outputs
 
 pytestmark = pytest.mark.onnxruntime
 
 U = 2.0**-24
-NUMPY = isolate.Options(ortpool_runner=isolate.run_ortpool_numpy, threads=1)
-GAP = NodeSpec("GlobalAveragePool", 17, {}, 1, 1)
+GAP = ("GlobalAveragePool", 17, {})
 
 
-def _onnxruntime(spec: NodeSpec, x: np.ndarray) -> np.ndarray:
+def _onnxruntime(spec: tuple, x: np.ndarray) -> np.ndarray:
     runtime = RuntimeSpec(level=ISOLATED_LEVEL)  # the CPU provider, optimizations off
-    return ortrun.run_builtin(builtin_model(spec, [x]), feed_dict([x]), runtime, 1)[0]
+    model = alone_model(site_of(*spec, [x]), [x])
+    return ortrun.run_builtin(model, feed_dict([x]), runtime, 1)[0]
 
 
 def _float32_ulp(value: Fraction) -> Fraction:
@@ -46,7 +49,7 @@ def _float32_ulp(value: Fraction) -> Fraction:
 
 def test_float32_mean_over_160x160_agrees_and_shows_its_accuracy():
     x = np.random.default_rng(0).random((1, 1, 160, 160), dtype=np.float32)
-    node = isolate.run_node("gap", GAP, [x], NUMPY)
+    node = run_node(*GAP, [x])
     runtime = Fraction(float(_onnxruntime(GAP, x).reshape(-1)[0]))
     exact = sum(map(Fraction, x.reshape(-1).tolist())) / x.size  # |x| = x: mean|x| = exact
     units = float(abs(runtime - exact) / (Fraction(U) * exact))
@@ -72,7 +75,7 @@ def test_float32_mean_over_4096x4096_is_counted_as_inaccurate():
     """uniform [0, 100): onnxruntime 1.32.0 is off by 1.1e-3 relative (18210 u*mean|x|), past
     the 1e-4 limit and within a running sum's bound: rounding, counted (exit code 1)."""
     x = np.random.default_rng(0).random((1, 1, 4096, 4096), dtype=np.float32) * np.float32(100)
-    node = isolate.run_node("gap", GAP, [x], NUMPY)
+    node = run_node(*GAP, [x])
     runtime = float(_onnxruntime(GAP, x).reshape(-1)[0])
     mean = math.fsum(x.reshape(-1).astype(np.float64).tolist()) / x.size
     units = abs(runtime - mean) / (U * mean)
@@ -94,7 +97,7 @@ def test_classes_and_bounds_of_a_window_average():
     beyond the limit is semantics, not rounding."""
     x = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4) * np.float32(-0.5)
     attrs = {"kernel_shape": [3, 3]}
-    y = isolate.run_ortpool_numpy(NodeSpec("AveragePool", 17, attrs, 1, 1), [x])[0]
+    y = spec_outputs("AveragePool", 17, attrs, [x])[0]
     tol = node_tolerance("AveragePool", 11, "float", x, y, attrs)
     mean_abs = np.array([[[[3.0, 3.5], [5.0, 5.5]]]])  # sum of |x| over each window / 9
     acc = tol.accuracy
@@ -108,7 +111,7 @@ def test_classes_and_bounds_of_a_window_average():
     comp = compare_values("Y", "float", runtime, y, tol)
     assert (comp.differing, comp.noted, comp.inaccurate) == (1, 2, 0)
     assert comp.categories.reshape(-1).tolist() == [0, CAT_NOTE, CAT_DIFFER, CAT_NOTE]
-    assert isolate.status_of([comp]) == results.DIFFER
+    assert lenient_status([comp]) == results.DIFFER
     widened = node_tolerance("AveragePool", 11, "float", x, y, attrs, atol=1e-3)
     wide = compare_values("Y", "float", runtime, y, widened)
     assert (wide.differing, wide.noted) == (1, 0)  # --atol widens the agree band only
@@ -117,8 +120,7 @@ def test_classes_and_bounds_of_a_window_average():
 def test_norm_error_is_measured_in_its_sum_of_powers():
     """LpPool p=2: an error dy in the norm y is 2*dy/(u*y) units of u*mean|x|^2."""
     x = np.full((1, 1, 2, 2), 3.0, np.float32)
-    spec = NodeSpec("LpPool", 18, {"kernel_shape": [2, 2], "p": 2}, 1, 1)
-    y = isolate.run_ortpool_numpy(spec, [x])[0]  # 6
+    y = spec_outputs("LpPool", 18, {"kernel_shape": [2, 2], "p": 2}, [x])[0]  # 6
     tol = node_tolerance("LpPool", 18, "float", x, y, {"kernel_shape": [2, 2], "p": 2})
     off = np.array(6.0 + 40 * U * 6.0 / 2, np.float32).reshape(1, 1, 1, 1)  # about 40 units
     comp = compare_values("Y", "float", off, y, tol)
@@ -133,7 +135,7 @@ def test_half_types_agree_within_one_ulp_of_the_output(dtype):
 
     np_type = np.dtype(dtype)
     x = np.array([0.1, 0.2, 0.3, 0.7], np.float32).reshape(1, 1, 2, 2).astype(np_type)
-    y = isolate.run_ortpool_numpy(NodeSpec("GlobalAveragePool", 22, {}, 1, 1), [x])[0]
+    y = spec_outputs("GlobalAveragePool", 22, {}, [x])[0]
     tol = node_tolerance("GlobalAveragePool", 22, dtype, x, y, {})
     exact = float(sum(Fraction(float(v)) for v in x.reshape(-1).astype(np.float32)) / 4)
     step = float(ulp(np.array(exact), dtype))
@@ -271,7 +273,7 @@ def test_hostile_values_are_classed_without_error(op, case):
     if case == "empty-plane" and op != "GlobalAveragePool":
         pytest.skip("a window op over an empty axis has no output cell")
     version = {"GlobalAveragePool": 1, "AveragePool": 19, "LpPool": 18}[op]
-    y = isolate.run_ortpool_numpy(NodeSpec(op, 19, attrs, 1, 1), [x])[0]
+    y = spec_outputs(op, 19, attrs, [x])[0]
     with np.errstate(all="ignore"):
         tol = node_tolerance(op, version, "float", x, y, attrs)
         same = compare_values("Y", "float", y, y, tol)

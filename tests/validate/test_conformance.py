@@ -10,10 +10,11 @@ import pytest
 
 from ortpool import dtypes, versions
 from ortpool.attributes import normalize
+from ortpool.check import causes
 from ortpool.cli import main
 from ortpool.errors import OrtpoolError
 from ortpool.ort import runtime
-from ortpool.validate import causes, conformance_compare, grid, results
+from ortpool.validate import conformance_compare, grid, results
 from ortpool.validate.conformance import cause_totals, matrix, run_conformance
 from tests.support import runtime_defects
 
@@ -58,17 +59,17 @@ def pick(found, **want):
 
 def builtin(r) -> runtime_defects.Builtin:
     """The case run by onnxruntime's built-in directly, not through run_conformance."""
-    spec = r.case.spec()
     feeds = grid.case_inputs(r.case, 0)
-    return runtime_defects.builtin(spec.op, spec.opset, spec.attributes, feeds, spec.n_outputs)
+    site = r.case.site(feeds)
+    return runtime_defects.builtin(site.op, site.opset, site.attributes, feeds, site.n_outputs)
 
 
 def y_differs(r) -> bool:
     """Whether the built-in's Y differs from ortpool's kernels on the case, asked directly."""
-    spec = r.case.spec()
     feeds = grid.case_inputs(r.case, 0)
+    site = r.case.site(feeds)
     cells = runtime_defects.y_differs(
-        spec.op, spec.opset, spec.attributes, feeds, spec.n_outputs
+        site.op, site.opset, site.attributes, feeds, site.n_outputs
     )
     return cells > 0
 

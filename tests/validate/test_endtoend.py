@@ -16,11 +16,10 @@ import onnx
 import pytest
 
 from ortpool.cli import main
-from ortpool.model.singlenode import NodeSpec
 from ortpool.validate import endtoend, results
-from ortpool.validate.isolate import Options, run_node
 from ortpool.validate.validator import bundled_models_dir
 from tests.support import cnn_builders
+from tests.support.judging import run_node
 
 FIGURES = re.compile(
     r"end to end: output logits \[1,100\] vs \[1,100\]: agree(?: \(identical\)|, max abs (\S+) "
@@ -30,10 +29,9 @@ FIGURES = re.compile(
 
 def ort_pads_same_dilated_wrongly() -> bool:
     """onnxruntime's SAME-with-dilation defect (ruling 2), seen on one isolated node."""
-    spec = NodeSpec("MaxPool", 12, {"kernel_shape": [3, 3], "dilations": [2, 2],
-                                    "auto_pad": "SAME_UPPER"}, 1, 1)
+    attrs = {"kernel_shape": [3, 3], "dilations": [2, 2], "auto_pad": "SAME_UPPER"}
     x = np.arange(2 * 81, dtype=np.float32).reshape(1, 2, 9, 9)
-    return run_node("n", spec, [x], Options()).status == results.DIFFER
+    return run_node("MaxPool", 12, attrs, [x]).status == results.DIFFER
 
 
 @pytest.mark.parametrize("optimize", [False, True], ids=["default", "optimize"])

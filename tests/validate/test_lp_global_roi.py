@@ -10,16 +10,15 @@ import math
 import numpy as np
 import pytest
 
-from ortpool.model.singlenode import NodeSpec
+from ortpool.check import causes
 from ortpool.tolerances import Tolerance, node_tolerance, tolerance_for
-from ortpool.validate import causes, grid, isolate, results
+from ortpool.validate import grid, results
 from ortpool.validate.conformance import matrix, run_conformance
-
-NUMPY = isolate.Options(ortpool_runner=isolate.run_ortpool_numpy, threads=1)
+from tests.support.judging import run_node, site_of
 
 
 def _run(op, opset, attrs, feeds, n_inputs=1):
-    return isolate.run_node("node", NodeSpec(op, opset, attrs, n_inputs, 1), feeds, NUMPY)
+    return run_node(op, opset, attrs, feeds[:n_inputs])
 
 
 def test_sum_tolerances_follow_the_accuracy_rule():
@@ -148,25 +147,24 @@ def test_reference_defects_of_the_family(tmp_path):
     from ortpool.validate import reference
 
     x = np.arange(1, 8, dtype=np.float32).reshape(1, 1, 7)
-    spec = NodeSpec("LpPool", 22, {"kernel_shape": [3], "strides": [3], "pads": [1, 0], "p": 1,
-                                   "ceil_mode": 1}, 1, 1)
-    node = isolate.run_node("lp", spec, [x], NUMPY)
-    assert node.ortpool_outputs[0].reshape(-1).tolist() == [3.0, 12.0, 13.0]
+    attrs = {"kernel_shape": [3], "strides": [3], "pads": [1, 0], "p": 1, "ceil_mode": 1}
+    node = run_node("LpPool", 22, attrs, [x])
+    ours = node.judgement.captured.expected
+    assert ours[0].reshape(-1).tolist() == [3.0, 12.0, 13.0]
     from ortpool.model.reference import ReferenceWorker
-    from ortpool.model.singlenode import builtin_model, feed_dict
+    from ortpool.model.singlenode import alone_model, feed_dict
 
     with ReferenceWorker(timeout=60) as worker:
-        status, payload, _ = worker.run(builtin_model(spec, [x]).SerializeToString(),
-                                        feed_dict([x]))
+        model = alone_model(site_of("LpPool", 22, attrs, [x]), [x])
+        status, payload, _ = worker.run(model.SerializeToString(), feed_dict([x]))
         assert status == "ok" and payload[0].reshape(-1).tolist() == [3.0, 12.0, 19.5]
-        judged = reference.judge("LpPool", [x], payload, node.ortpool_outputs, None,
+        judged = reference.judge("LpPool", [x], payload, ours, None,
                                  Tolerance(1e-6, 1e-5), ceil_mode=True)
         assert (judged.status, judged.differing, judged.defects) == (
             "differ", 1, [reference.LP_CEIL_DEFECT]
         )
-        spec = NodeSpec("GlobalLpPool", 2, {}, 1, 1)
-        status, payload, _ = worker.run(builtin_model(spec, [x]).SerializeToString(),
-                                        feed_dict([x]))
+        model = alone_model(site_of("GlobalLpPool", 2, {}, [x]), [x])
+        status, payload, _ = worker.run(model.SerializeToString(), feed_dict([x]))
     assert status == "error"
     assert reference.error_defects("GlobalLpPool", 1, payload) == [
         reference.NO_IMPLEMENTATION_DEFECT

@@ -12,20 +12,21 @@ from onnx import TensorProto, helper
 
 from ortpool import dtypes, versions
 from ortpool.attributes import normalize
+from ortpool.check import causes
 from ortpool.check.compare import (
     CAT_DIFFER,
     CAT_TIE,
     compare_indices,
     compare_values,
     ruling_cells,
+    ruling_masks,
 )
 from ortpool.cli import main
 from ortpool.geometry import pool_geometry
-from ortpool.model.singlenode import NodeSpec
 from ortpool.tolerances import Tolerance, tolerance_for
-from ortpool.validate import causes, results
-from ortpool.validate.isolate import Options, run_node, run_ortpool_numpy
+from ortpool.validate import results
 from tests.support import runtime_defects
+from tests.support.judging import run_node, site_of, spec_outputs
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
@@ -140,8 +141,7 @@ def test_same_upper_without_dilation_exits_0(tmp_path, capsys):
 
 
 def run(op, opset, attrs, x, n_outputs=1, **kw):
-    spec = NodeSpec(op, opset, attrs, 1, n_outputs)
-    return run_node("n", spec, [x], Options(**kw))
+    return run_node(op, opset, attrs, [x], n_outputs, **kw)
 
 
 def codes(result: results.NodeResult) -> list[str]:
@@ -185,10 +185,11 @@ def test_nan_in_window_is_a_rulings_cell_not_a_plain_difference():
     dropped = runtime_defects.y_differs("MaxPool", 12, attrs, [x], n_outputs=2)
     runtime_defects.require(dropped > 0, "propagates NaN as ruling 6 does")
     r = run("MaxPool", 12, attrs, x, n_outputs=2)
-    assert int(r.nan_cells.sum()) == 9
+    nan, _ = ruling_masks(site_of("MaxPool", 12, attrs, [x], 2), [x])
+    assert int(nan.sum()) == 9
     assert r.status == results.RULINGS
     y = r.comparisons[0]
-    assert y.differing == 0 and y.ruling_differing == dropped
+    assert y.differing == 0 and y.ruling_differing == y.in_nan_windows == dropped
     assert codes(r) == [causes.NAN]
     assert not r.failing
 
@@ -208,10 +209,10 @@ def test_no_kernel_is_reported_as_such():
 def test_double_maxunpool_has_no_kernel():
     x = x_input((1, 1, 2, 2), dtype=np.float64)
     idx = np.array([0, 3, 9, 15], np.int64).reshape(1, 1, 2, 2)
-    spec = NodeSpec("MaxUnpool", 11, {"kernel_shape": [2, 2], "strides": [2, 2]}, 2, 1)
-    got = runtime_defects.builtin("MaxUnpool", 11, spec.attributes, [x, idx])
+    attrs = {"kernel_shape": [2, 2], "strides": [2, 2]}
+    got = runtime_defects.builtin("MaxUnpool", 11, attrs, [x, idx])
     runtime_defects.require(got.no_kernel, "has a double MaxUnpool-11")
-    r = run_node("u", spec, [x, idx], Options())
+    r = run_node("MaxUnpool", 11, attrs, [x, idx])
     assert r.status == results.NO_KERNEL
 
 
@@ -428,7 +429,7 @@ def test_node_in_a_subgraph_is_judged_at_its_static_size(tmp_path, capsys):
     assert node["name"] == "inner_pool" and node["status"] == "agree"
     assert node["input_shapes"] == [[1, 1, 4, 4]] and node["judged"] == ""
     assert "judged on the built cases at its static size [1, 1, 4, 4]" in node["message"]
-    assert "subgraph then_branch of node 'branch' (If)" in node["location"]
+    assert node["location"] == "main graph > If 'branch'.then_branch"
 
 
 def test_reference_column_labels_its_nan_defect(tmp_path):
@@ -466,14 +467,21 @@ def test_bundled_models_name_the_known_onnxruntime_defects(capsys):
         assert (f"cause: {title}" in out) == (title in shown.values())
 
 
-def test_numpy_and_session_runners_agree_on_float16():
+def test_the_rewritten_session_and_the_kernels_agree_on_float16():
+    """What the engine takes as the spec (the kernels) is what a rewritten model computes
+    through ortpool's op in a session, Casts included."""
+    import ortpool
+    from ortpool.model.singlenode import alone_model, feed_dict
+    from tests.support.judging import site_of
+
     x = x_input((1, 2, 5, 5), dtype=np.float16)
-    spec = NodeSpec("AveragePool", 11, {"kernel_shape": [2, 2], "pads": [1, 1, 1, 1]}, 1, 1)
-    via_session = run_node("n", spec, [x], Options())
-    via_numpy = run_node("n", spec, [x], Options(ortpool_runner=run_ortpool_numpy))
-    assert via_session.status == via_numpy.status == results.AGREE
-    assert via_session.ortpool_outputs[0].dtype == np.float16
-    np.testing.assert_array_equal(via_session.ortpool_outputs[0], via_numpy.ortpool_outputs[0])
+    attrs = {"kernel_shape": [2, 2], "pads": [1, 1, 1, 1]}
+    assert run_node("AveragePool", 11, attrs, [x]).status == results.AGREE
+    model = ortpool.rewrite(alone_model(site_of("AveragePool", 11, attrs, [x]), [x]))
+    (via_session,) = ortpool.InferenceSession(model).run(None, feed_dict([x]))
+    (via_numpy,) = spec_outputs("AveragePool", 11, attrs, [x])
+    assert via_session.dtype == via_numpy.dtype == np.float16
+    np.testing.assert_array_equal(via_session, via_numpy)
 
 
 def test_empty_auto_pad_is_read_as_notset_with_a_note(tmp_path, capsys):
@@ -507,7 +515,8 @@ def test_a_node_after_a_wrong_one_is_judged_at_the_spec_size_too():
 
     found = validate_model(bundled_models_dir() / "fix" / "fix-valid-ceil.onnx")
     node = next(n for n in found.nodes if n.name == "averagepool_valid_ceil")
-    assert node.status == results.DIFFER and node.input_shapes == [[1, 8, 8, 8]]
+    # the table shows the set that differs: the spec's size
+    assert node.status == results.DIFFER and node.input_shapes == [[1, 8, 7, 7]]
     assert [c.code for c in node.causes] == [causes.CEIL_VALID, causes.BUILT_CASE]
     assert node.causes[1].detail.startswith(
         "at X [1, 8, 7, 7], the size the spec's upstream nodes give it (onnxruntime's run gives "

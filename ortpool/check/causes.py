@@ -9,10 +9,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ortpool.attributes import PoolAttrs
+from ortpool.check import status as st
 from ortpool.geometry import effective_kernel, pool_geometry
+from ortpool.tolerances import window_size
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS
+
+if TYPE_CHECKING:
+    from ortpool.check.judge import Judgement
+    from ortpool.model.site import Site
 
 SAME_DILATION = "same-dilation"
 NEGATIVE_SAME_PAD = "negative-same-pad"
@@ -272,3 +279,41 @@ def _value_causes(op: str, nan_cells: int, accumulation_cells: int, window: int)
 
 def no_kernel(op: str, version: int, opset: int, dtype: str, message: str) -> Cause:
     return Cause(NO_KERNEL, f"{op}-{version} (opset {opset}) for element type {dtype}: {message}")
+
+
+def of(site: Site, judgement: Judgement) -> list[Cause]:
+    """Why ``site`` is judged as it is: the causes its attributes, its input and where the
+    differing cells sit show (none where it agrees or nothing was compared); a difference found
+    on a built case only says so (:data:`BUILT_CASE`)."""
+    status = judgement.status
+    if status in st.AGREEING or status in (st.NOT_COMPARED, st.BOTH_REJECTED):
+        return []
+    if status == st.NO_KERNEL:
+        message = judgement.failure.removeprefix("onnxruntime refuses it: ")
+        return [no_kernel(site.op, site.version, site.opset, site.elem or "?", message)]
+    shape = judgement.shown_shapes[0] if judgement.shown_shapes else list(site.x_dims or [])
+    spatial = [d for d in shape[2:] if isinstance(d, int)]
+    attrs = site.attrs if isinstance(site.attrs, PoolAttrs) else None
+    unpool_shape = site.op == "MaxUnpool" and site.n_inputs > 2
+    if status in (st.ORT_REJECTED, st.ORTPOOL_REJECTED):
+        causes = recognise(site.op, attrs, spatial, differs=True, output_shape_input=unpool_shape)
+        if status == st.ORT_REJECTED and any(c.code == PADS_GE_KERNEL for c in causes):
+            # the runtime refuses the attributes themselves; nothing else was computed
+            causes = [c for c in causes if c.code in (PADS_GE_KERNEL, EMPTY_WINDOW)]
+        return causes
+    comps = judgement.comparisons
+    causes = recognise(
+        site.op, attrs, spatial,
+        differs=status in (st.DIFFER, st.INACCURATE, st.RULINGS),
+        nan_cells=sum(c.in_nan_windows for c in comps),
+        empty_cells=sum(c.in_empty_windows for c in comps),
+        output_shape_input=unpool_shape,
+        # named only where rounding is the whole story: next to a wrong window or divisor, a
+        # cell close to the spec's is no evidence of the runtime's summation
+        accumulation_cells=sum(c.inaccurate for c in comps) if status == st.INACCURATE else 0,
+        window=window_size(site.op, tuple(shape), site.attributes) if shape else 0,
+    )
+    if not judgement.shown_observed and status in st.FAILING and judgement.failure:
+        causes = [c for c in causes if c.code != UNRECOGNISED]
+        causes.append(Cause(BUILT_CASE, judgement.failure))
+    return causes
