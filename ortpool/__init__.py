@@ -34,12 +34,13 @@ from ortpool.lazy import lazy_names
 __version__ = "0.1.0"
 
 #: public name -> its home, imported on first use (``module`` or ``module:name``); ``validate``,
-#: ``fix``, ``bench`` and ``rewrite`` are callable packages (the package is the function: a
-#: package and a function cannot share a name, see :func:`ortpool.lazy.callable_package`)
+#: ``fix``, ``bench``, ``conformance`` and ``rewrite`` are callable packages (the package is the
+#: function: a package and a function cannot share a name, see
+#: :func:`ortpool.lazy.callable_package`)
 _LAZY = {
     "validate": "ortpool.validate",
     "fix": "ortpool.fix",
-    "conformance": "ortpool.validate.api:conformance",
+    "conformance": "ortpool.conformance",
     "bench": "ortpool.bench",
     "rewrite": "ortpool.rewrite",
     "restore": "ortpool.rewrite",
@@ -47,9 +48,9 @@ _LAZY = {
     "session_options": "ortpool.ort.session",
     "check_model": "ortpool.ort.session",
     "register": "ortpool.ort.register",
-    "ValidationReport": "ortpool.validate.api",
-    "FixResult": "ortpool.fix.report",
-    "ConformanceReport": "ortpool.validate.api",
+    "ValidationReport": "ortpool.report.notebook",
+    "FixResult": "ortpool.report.fixes",
+    "ConformanceReport": "ortpool.conformance.api",
     "BenchReport": "ortpool.bench.api",
 }
 

@@ -26,7 +26,7 @@ COMMANDS: dict[str, str] = {
     "restore": "ortpool.rewrite.cli:RESTORE",
     "validate": "ortpool.validate.cli",
     "fix": "ortpool.fix.cli",
-    "conformance": "ortpool.validate.conformance_cli",
+    "conformance": "ortpool.conformance.cli",
     "bench": "ortpool.bench.cli",
     "ops": "ortpool.ops_cli",
     "warmup": "ortpool.warmup_cli",

@@ -15,8 +15,8 @@ import argparse
 import sys
 import time
 
+from ortpool.check import grid
 from ortpool.fix.grid import fix_grid, summary
-from ortpool.validate import grid
 
 
 def main(argv: list[str]) -> int:
@@ -47,7 +47,7 @@ def bundled() -> int:
     from collections import Counter
 
     from ortpool.fix import fix_with_report
-    from ortpool.fix.outcomes import Realization
+    from ortpool.report.outcomes import Realization
     from ortpool.validate.validator import bundled_models_dir
 
     folder = bundled_models_dir()

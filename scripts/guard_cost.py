@@ -4,7 +4,7 @@
 With NaN and -inf inputs in its domain (``nonfinite=True``), ``ortpool fix`` guards each MaxPool
 that onnxruntime computes wrong on them (it drops a NaN that is not a window's first tap and
 gives the lowest finite value for a window of -inf only). Two guards exist
-(:func:`ortpool.fix.forms.nan_guarded`): the summed flag (``nan-guard``, tried first) and the
+(:func:`ortpool.forms.plan.nan_guarded`): the summed flag (``nan-guard``, tried first) and the
 pooled mask (``nan-guard-mask``, the only guard before it). This script times, for each model,
 
 * ``original``: the model as it is (the finite domain's fix leaves it unchanged);
@@ -41,13 +41,14 @@ import onnxruntime as ort
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
+from ortpool.fix.sites import find_sites
 
 import ortpool
-from ortpool.bench.timing import interleaved
-from ortpool.fix import apply, forms
-from ortpool.fix.sites import find_sites
-from ortpool.model.singlenode import IR_VERSION
+from ortpool.forms import apply
+from ortpool.forms import plan as forms
 from ortpool.model.selection import Selection
+from ortpool.model.singlenode import IR_VERSION
+from ortpool.model.timing import interleaved
 
 STEM_POOL = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
 

@@ -8,7 +8,7 @@
 * the ``Reorder*`` nodes (NCHWc layout changes) in the graph onnxruntime optimizes at level all
   (``SessionOptions.optimized_model_filepath``), original and fixed;
 * the fixed model's speed against the original's in onnxruntime at level all, interleaved
-  (every round times each session, rotating the order; ``ortpool.bench.timing.interleaved``):
+  (every round times each session, rotating the order; ``ortpool.model.timing.interleaved``):
   the median over the rounds of fixed/original, and a control, a second session of the
   original against the first. By default one intra-op thread, timed by the calling thread's CPU
   time, which other processes' load does not move (wall time with ``--clock wall``). A fixed
@@ -111,7 +111,7 @@ def reorders(model: onnx.ModelProto) -> int:
 
 
 class _ThreadCpuClock:
-    """``time`` as ortpool.bench.timing reads it, its clock the calling thread's CPU time: on a
+    """``time`` as ortpool.model.timing reads it, its clock the calling thread's CPU time: on a
     machine other processes load, wall time counts their slices too (on 2 cores at load 12 the
     wall clock's controls ranged 0.87-1.15, the CPU time's 0.98-1.01). With one intra-op thread
     onnxruntime computes on the calling thread."""

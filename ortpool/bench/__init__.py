@@ -3,12 +3,12 @@ and ``ortpool bench MODEL [FIXED]``: a model against its fixed form.
 
 * :mod:`ortpool.bench.cases` - the benchmark cases (shapes, attributes, inputs).
 * :mod:`ortpool.bench.models` - single-node models: built-in node or ortpool node.
-* :mod:`ortpool.bench.timing` - the interleaved timing loop and its statistics.
+* :mod:`ortpool.model.timing` - the interleaved timing loop and its statistics.
 * :mod:`ortpool.bench.machine` - what the figures were measured on.
 * :mod:`ortpool.bench.runner` - one case measured end to end.
 * :mod:`ortpool.bench.usermodel` - a user's model, its fixed form and a control, timed
   interleaved, and each pooling node's time from onnxruntime's profile.
-* :mod:`ortpool.bench.report` - the tables and the JSON documents.
+* :mod:`ortpool.report.bench` - the tables and the JSON documents.
 * :mod:`ortpool.bench.api` - ``ortpool.bench(...)``, this package called as a function, and its
   :class:`~ortpool.bench.api.BenchReport`.
 """

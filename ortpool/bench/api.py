@@ -16,12 +16,12 @@ from typing import Any
 
 import onnx
 
-from ortpool.bench import report as bench_report
 from ortpool.bench import runner
 from ortpool.bench.cases import select
 from ortpool.errors import OrtpoolError
 from ortpool.ort import DEFAULT_LEVEL, RuntimeSpec, parse_providers
-from ortpool.validate.api import Report
+from ortpool.report import bench as bench_report
+from ortpool.report.notebook import Report
 
 ModelLike = str | os.PathLike | onnx.ModelProto
 

@@ -153,8 +153,9 @@ def run(args: argparse.Namespace) -> int:
     files = StagedFiles()
     json_file = files.add(args.json, "the JSON report") if args.json else None
 
-    from ortpool.bench import machine, report, runner
+    from ortpool.bench import machine, runner
     from ortpool.kernels import thread_count
+    from ortpool.report import bench as report
 
     settings = runner.Settings(
         repeat=args.repeat,
@@ -210,7 +211,8 @@ def _run_model(
     json_file: Any,
 ) -> int:
     """``ortpool bench MODEL [FIXED]``: exit code 0 (a model that cannot run is an error)."""
-    from ortpool.bench import report, usermodel
+    from ortpool.bench import usermodel
+    from ortpool.report import bench as report
 
     with files:
         files.reserve()

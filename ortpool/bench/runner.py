@@ -12,18 +12,11 @@ import numpy as np
 from ortpool import kernels
 from ortpool.bench import models
 from ortpool.bench.cases import Case
-from ortpool.bench.timing import Stats, interleaved
 from ortpool.model.reference import time_reference
+from ortpool.model.timing import Stats, interleaved
 from ortpool.ort import RuntimeSpec, open_session, ortrun, runtime_spec
+from ortpool.report.bench import FLOOR, NUMPY, ORTPOOL, builtin_name
 from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS
-
-ORTPOOL = "ortpool"
-NUMPY = "numpy"
-FLOOR = "floor"
-
-
-def builtin_name(opset: int) -> str:
-    return f"builtin@{opset}"
 
 
 @dataclasses.dataclass

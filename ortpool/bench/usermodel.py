@@ -1,7 +1,7 @@
 """``ortpool bench MODEL [FIXED]``: what a model costs in plain onnxruntime, and what its fixed
 form costs against it.
 
-Three variants are timed in the same rounds (:func:`ortpool.bench.timing.interleaved`): the
+Three variants are timed in the same rounds (:func:`ortpool.model.timing.interleaved`): the
 original model, a second session of the original (the *control*: its ratio to the first shows
 how far two identical sessions drift apart on this machine; a fixed/original ratio whose middle
 half overlaps the control's is not told apart from that noise), and the fixed model when given.
@@ -11,18 +11,16 @@ Then each model runs again in a session of its own with onnxruntime's profiler o
 slows every node, so the timed sessions are not profiled), and each pooling node's kernel time
 is read from the profile: in the fixed model, the node's time is the sum over every node
 ``ortpool fix`` wrote for it (the pool node keeps its name; inserted nodes carry
-:data:`ortpool.fix.emit.MARK` and the node's name in their doc string).
+:data:`ortpool.forms.emit.MARK` and the node's name in their doc string).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import shutil
 import statistics
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,25 +28,22 @@ import onnx
 
 from ortpool import modelfile
 from ortpool.bench.runner import Settings, session_runtime
-from ortpool.bench.timing import Ratio, Stats, interleaved
 from ortpool.errors import OrtpoolError
-from ortpool.fix.emit import MARK
 from ortpool.model import InputSpec, ResolvedInputs, graph_inputs, resolve
+from ortpool.model.fixmarks import MARK
 from ortpool.model.inference import TypeTable, value_type
 from ortpool.model.scopes import graph_scopes
 from ortpool.model.site import find_sites
+from ortpool.model.timing import Ratio, Stats
 from ortpool.ort import (
-    RuntimeSpec,
     kernel_node,
     open_session,
     profile_dir,
     read_profile,
     stamp,
 )
+from ortpool.ort.timed import FIXED, ORIGINAL, RunFailed, time_against
 
-ORIGINAL = "original"
-CONTROL = "original again"
-FIXED = "fixed"
 #: profiled runs per model (after one warm-up run, left out): enough for a median per node,
 #: few enough that profiling, which slows every node, stays a small part of the command
 PROFILED_RUNS = 10
@@ -267,44 +262,6 @@ def profile(
         pooling=_median(totals) if any(seen.values()) else None,
         runs=len(spans),
     )
-
-
-class RunFailed(Exception):
-    """A variant's first run failed: which one, and onnxruntime's message."""
-
-    def __init__(self, variant: str, reason: str) -> None:
-        super().__init__(f"{variant}: {reason}")
-        self.variant, self.reason = variant, reason
-
-
-def time_against(
-    model: onnx.ModelProto,
-    fixed: onnx.ModelProto | None,
-    feeds: Mapping[str, np.ndarray],
-    runtime: RuntimeSpec,
-    repeat: int,
-    min_sample: float,
-    clock: Callable[[], float] = time.perf_counter,
-) -> tuple[dict[str, Stats], dict[str, Ratio]]:
-    """``model`` (:data:`ORIGINAL`) against a second session of itself (:data:`CONTROL`) and
-    against ``fixed`` (:data:`FIXED`) when given, ``repeat`` interleaved rounds on ``feeds``:
-    each variant's times, and the CONTROL and FIXED ratios to ORIGINAL round by round. A first
-    run that fails raises :class:`RunFailed` naming the variant. ``clock``: as
-    :func:`ortpool.bench.timing.interleaved` takes it."""
-    sessions = {ORIGINAL: open_session(runtime, model), CONTROL: open_session(runtime, model)}
-    if fixed is not None:
-        sessions[FIXED] = open_session(runtime, fixed)
-    for name, session in sessions.items():
-        try:
-            session.run(None, dict(feeds))
-        except Exception as err:  # onnxruntime's own exception types differ between releases
-            raise RunFailed(name, str(err)) from None
-    variants = {name: functools.partial(s.run, None, dict(feeds)) for name, s in sessions.items()}
-    times = interleaved(variants, repeat, min_sample, clock=clock)
-    ratios = {
-        name: Ratio.of(times[name], times[ORIGINAL]) for name in (CONTROL, FIXED) if name in times
-    }
-    return times, ratios
 
 
 @dataclasses.dataclass

@@ -15,7 +15,7 @@ API::
     [n.name for n in report.nodes if n.realization is ortpool.fix.Realization.FORM]
 
 For each node: left unchanged where the runtime already gives the spec's result, else the
-cheapest standard-op form proven exact (:mod:`ortpool.fix.forms`), else ortpool's op (the
+cheapest standard-op form proven exact (:mod:`ortpool.forms.plan`), else ortpool's op (the
 report names the nodes that then need ortpool at run time). ``ortpool.fix`` is this package
 and callable (it calls :func:`fix`), like ``ortpool.rewrite``.
 """
@@ -31,13 +31,13 @@ import onnx
 
 from ortpool import modelfile
 from ortpool.fix.fixer import Options, fix_model
-from ortpool.fix.outcomes import Outcome, Realization
-from ortpool.fix.report import FixReport, FixResult, NodeFix
 from ortpool.lazy import callable_package
 from ortpool.model.files import write_file
 from ortpool.model.inputs import PYTHON, InputSpec
 from ortpool.model.selection import Selection
 from ortpool.ort.runtime_spec import DEFAULT_LEVEL, RuntimeSpec, parse_providers
+from ortpool.report.fixes import FixReport, FixResult, NodeFix
+from ortpool.report.outcomes import Outcome, Realization
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 __all__ = [

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from ortpool.cliargs.accuracy import rule_from
     from ortpool.cliargs.files import file_options
     from ortpool.fix import fix_file
-    from ortpool.validate.terminal import wrapped
+    from ortpool.report.terminal import wrapped
 
     spec = cliargs_inputs.read(args)  # a bad --shape or --inputs: exit 2 before any proof
 

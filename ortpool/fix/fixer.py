@@ -7,15 +7,15 @@
    nodes, as the validator does (:mod:`ortpool.fix.capture`): proofs run at those sizes, beside
    the node's own small ones.
 3. Per node, the cheapest realization proven exact alone on the runtime
-   (:mod:`ortpool.fix.choose`), on the captured inputs and seeded input sets of the node's
+   (:mod:`ortpool.forms.choose`), on the captured inputs and seeded input sets of the node's
    static shape (sampled shapes when its sizes are symbolic; :func:`ortpool.fix.inputs.
    site_sets`).
-4. Rounds: write them all (:mod:`ortpool.fix.apply`) and prove the written model
+4. Rounds: write them all (:mod:`ortpool.forms.apply`) and prove the written model
    (:mod:`ortpool.fix.inmodel`). A node that is exact alone but not in the model (an
    optimization across nodes undid its form) gets its next candidate, and the model is written
    and proven again.
 5. Where nodes stay unproven or need ortpool's op, the model's ai.onnx opset lifted
-   (:func:`ortpool.fix.lift.lift_and_fix`); the report (:mod:`ortpool.fix.report`).
+   (:func:`ortpool.forms.lift.lift_and_fix`); the report (:mod:`ortpool.report.fixes`).
 """
 
 from __future__ import annotations
@@ -29,18 +29,19 @@ import onnx
 
 from ortpool.check.cases import CAPTURED, FeedSet
 from ortpool.check.judge import Judgement
-from ortpool.fix import capture, lift
-from ortpool.fix import report as report_mod
-from ortpool.fix.apply import apply
-from ortpool.fix.choose import Attempt, Choice, choose
+from ortpool.fix import capture
 from ortpool.fix.inmodel import prove_in_model, prove_regions
 from ortpool.fix.inputs import site_sets
-from ortpool.fix.outcomes import Outcome
+from ortpool.forms import lift
+from ortpool.forms.apply import apply
+from ortpool.forms.choose import Attempt, Choice, choose
 from ortpool.model import inputs as model_inputs
 from ortpool.model.selection import Selection
 from ortpool.model.site import Site, find_sites
 from ortpool.ort.runtime import stamp
 from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.report import fixes as report_mod
+from ortpool.report.outcomes import Outcome
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 #: Rounds of write-and-prove; each round can only move nodes to a later candidate.
@@ -57,7 +58,7 @@ class Options:
     #: the input domain (ruling 20): False, finite inputs (the default); True, NaN and +-inf too
     nonfinite: bool = False
     seed: int = 0
-    #: whether a model below opset 11 may be lifted (:mod:`ortpool.fix.lift`)
+    #: whether a model below opset 11 may be lifted (:mod:`ortpool.forms.lift`)
     lift_opset: bool = True
     #: the model's inputs to capture and prove on (each a name -> array dict); None: resolved
     #: from ``model_inputs`` (:func:`ortpool.model.inputs.resolve`) for each of
@@ -77,8 +78,8 @@ def fix_model(
     """The fixed copy of ``model`` and the report (``model`` is not changed).
 
     When nodes stay unproven or need ortpool's op and the model imports an ai.onnx opset below
-    :data:`ortpool.fix.lift.TARGETS`' last, the model lifted to each opset it can be lifted to
-    without changing what it means (:mod:`ortpool.fix.lift`) is fixed too, and the first with
+    :data:`ortpool.forms.lift.TARGETS`' last, the model lifted to each opset it can be lifted to
+    without changing what it means (:mod:`ortpool.forms.lift`) is fixed too, and the first with
     fewer such nodes is taken.
     """
     source = None if source_dir is None else os.fspath(source_dir)
@@ -197,12 +198,12 @@ def _write_and_prove(
 def _entries(
     state: _Choices, in_model: Mapping[int, Judgement], problem: str
 ) -> list[report_mod.NodeFix]:
-    """The report's entry per node, in model order (:func:`ortpool.fix.report.node_fix`), with
+    """The report's entry per node, in model order (:func:`ortpool.report.fixes.node_fix`), with
     the sizes of the model's run; a node proven alone but not in a model that does not run is
     unproven."""
     entries = []
     for site in state.sites:
-        entry = report_mod.node_fix(site, state.choices.get(site.number),
+        entry = node_fix(site, state.choices.get(site.number),
                                     in_model.get(site.number))
         mine = state.sets.get(site.number, [])
         real = sorted({tuple(f.shape) for f in mine if f.label == CAPTURED})
@@ -225,3 +226,53 @@ def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     return copy
+
+
+def node_fix(site: Site, choice: Choice | None, in_model: Judgement | None) -> report_mod.NodeFix:
+    """The report's entry for ``site``: its chosen plan (``choice``; None: not selected or no
+    facts) with the proof alone and, where it was run, ``in_model``, the proof in the written
+    model."""
+    entry = report_mod.NodeFix(
+        name=site.name,
+        location=site.location,
+        op=site.node.op_type,
+        version=site.version if site.judgeable else None,
+        elem=site.elem if site.judgeable else None,
+        realization=report_mod.NOT_SELECTED if not site.selected else report_mod.UNPROVEN,
+        reason=site.reason,
+    )
+    if not site.judgeable or choice is None:
+        if site.selected and not entry.reason:
+            entry.reason = "its type or attributes could not be learned"
+        return entry
+    entry.attempts = choice.attempts
+    if site.spatial is not None:
+        entry.shapes = f"static spatial sizes {list(site.spatial)}"
+    else:
+        entry.shapes = (
+            "symbolic spatial sizes: only forms right for every size were considered, proven "
+            "on sampled sizes"
+        )
+    plan = choice.plan
+    if plan is None or choice.proof is None:
+        last = choice.attempts[-1].detail if choice.attempts else ""
+        entry.reason = choice.reason or (
+            f"no candidate could be proven (ortpool's op included; its proof: {last})"
+        )
+        return entry
+    entry.form, entry.why = plan.name, plan.why
+    entry.proof = choice.proof.to_dict()
+    if in_model is not None:
+        entry.in_model = in_model.to_dict()
+    if not site.in_main_graph:
+        entry.shapes += (
+            f"; in {site.location}: proven alone (its input is not one tensor of the model's "
+            "run)"
+        )
+    if plan.ortpool:
+        entry.realization = report_mod.ORTPOOL
+    elif plan.changes_node:
+        entry.realization = report_mod.FORM
+    else:
+        entry.realization = report_mod.UNCHANGED
+    return entry

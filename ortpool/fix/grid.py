@@ -1,7 +1,7 @@
 """The conformance grid through ``ortpool fix``: every case the installed runtime gets wrong,
 fixed, and the fixed model checked once more against ortpool's kernels on the case's own input.
 
-Each case of :mod:`ortpool.validate.grid` is judged as ``ortpool conformance`` judges it; a
+Each case of :mod:`ortpool.check.grid` is judged as ``ortpool conformance`` judges it; a
 case that does not agree (differs, differs in RULINGS cells, refused, no kernel) becomes its
 one-node model, is fixed with the case's input as the model's
 input (NaN cases with ``nonfinite``), and the fixed model's outputs are compared with the
@@ -19,17 +19,17 @@ import numpy as np
 import onnx
 
 from ortpool import kernels
+from ortpool.check import grid
 from ortpool.check.compare import compare_values
-from ortpool.fix import report as report_mod
 from ortpool.fix.fixer import Options, fix_model
-from ortpool.fix.outcomes import Realization
 from ortpool.model import carry
 from ortpool.model.singlenode import alone_model, feed_dict
 from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.report import fixes as report_mod
+from ortpool.report import record as results
+from ortpool.report.outcomes import Realization
 from ortpool.tolerances import node_tolerance
-from ortpool.validate import grid, results
-from ortpool.validate.conformance import judge_case
 
 AGREEING = (results.AGREE, results.TIES)
 
@@ -88,7 +88,7 @@ def fix_grid(
         if progress and number % 50 == 0:
             progress(number, len(cases))
         feeds = grid.case_inputs(case, seed)
-        status = judge_case(case, seed, RuntimeSpec(level="disable")).status
+        status = grid.judge_case(case, seed, RuntimeSpec(level="disable"))[1].status
         if status in AGREEING:
             found.append(GridOutcome(case, status, None, None, True))
             continue

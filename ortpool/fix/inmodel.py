@@ -1,6 +1,6 @@
 """Proving the written model: every main-graph node's realization as ``ortpool fix`` wrote it.
 
-A node proven exact alone (:mod:`ortpool.fix.prove`) may not be exact in the model: an
+A node proven exact alone (:mod:`ortpool.forms.prove`) may not be exact in the model: an
 optimization across nodes can undo its form. So the written model is run at the runtime's
 optimization level on the model's own inputs with every main-graph node's input and output
 captured (:mod:`ortpool.fix.capture`), and each output is compared with ortpool's kernels on
@@ -21,8 +21,8 @@ from ortpool.check import status as st
 from ortpool.check.cases import FeedSet, expect
 from ortpool.check.judge import Judgement, compare_set, run_group, shape_groups, short_error
 from ortpool.fix.capture import Capturing, captured_names
-from ortpool.fix.forms import Plan
-from ortpool.fix.prove import sets_for
+from ortpool.forms.plan import Plan
+from ortpool.forms.prove import sets_for
 from ortpool.model.singlenode import region_model
 from ortpool.model.site import Site
 from ortpool.ort.opening import open_session

@@ -2,7 +2,7 @@
 a node removed, and the opset import of the graph or function holding them.
 
 ``ortpool rewrite`` and ``restore`` (:mod:`ortpool.rewrite.passes`) and ``ortpool fix``
-(:mod:`ortpool.fix.apply`) edit through these: every other node keeps its place, name and
+(:mod:`ortpool.forms.apply`) edit through these: every other node keeps its place, name and
 fields, so a model changes only where a node was replaced.
 """
 

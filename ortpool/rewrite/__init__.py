@@ -29,8 +29,8 @@ import onnx
 from ortpool import modelfile
 from ortpool.model import save, write_file
 from ortpool.model.selection import Selection
+from ortpool.report.rewrites import NodeReport, RewriteReport
 from ortpool.rewrite.passes import restore_model, rewrite_model
-from ortpool.rewrite.report import NodeReport, RewriteReport
 from ortpool.rewrite.retarget import CAST_MARK
 
 __all__ = [

@@ -13,8 +13,8 @@ import sys
 from collections.abc import Callable
 
 from ortpool.cliargs import files
+from ortpool.report.rewrites import RewriteReport
 from ortpool.rewrite import restore_file, rewrite_file
-from ortpool.rewrite.report import RewriteReport
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Command:
     def run(self, args: argparse.Namespace) -> int:
         report = self.action(args.input, args.output, **files.file_options(args))
         if not args.quiet:
-            from ortpool.validate.terminal import wrapped  # 100 columns, as every report
+            from ortpool.report.terminal import wrapped  # 100 columns, as every report
 
             for line in wrapped(report.summary_lines(verbose=args.verbose)):
                 print(line, file=sys.stdout)

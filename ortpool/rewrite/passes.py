@@ -20,8 +20,8 @@ from ortpool.model.scopes import Scope, is_pool, model_scopes
 from ortpool.model.selection import Selection
 from ortpool.model.site import Site, find_sites, node_name
 from ortpool.ort import runtime
+from ortpool.report.rewrites import LEFT_ALONE, RESTORED, RETARGETED, NodeReport, RewriteReport
 from ortpool.rewrite import op_outputs, retarget
-from ortpool.rewrite.report import LEFT_ALONE, RESTORED, RETARGETED, NodeReport, RewriteReport
 
 _CAST_FROM = {"float16": onnx.TensorProto.FLOAT16, "bfloat16": onnx.TensorProto.BFLOAT16}
 

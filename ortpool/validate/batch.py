@@ -53,8 +53,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ortpool.errors import OrtpoolError
+from ortpool.report import record as results
 from ortpool.staging import signals_held
-from ortpool.validate import results
 
 #: seconds a model may take by default (``--timeout``); 0 means no limit. A hang must end: the
 #: bundled models take under a second each, real networks 3-10 s, a first numba compile ~40 s.
@@ -197,10 +197,10 @@ def _bound_to_parent(conn: Connection, timeout: float | None) -> threading.Event
 
 
 def _portable(result: results.ModelResult) -> results.ModelResult:
-    """The result without what only the child needed (ortpool's outputs, masks, tolerances
-    with their per-cell slack, for the reference column): a smaller pickle."""
+    """The result without what only the child needed (the judgement's arrays, the site's
+    protos): a smaller pickle, and one protobuf containers cannot break."""
     for node in result.nodes:
-        node.ortpool_outputs = node.nan_cells = node.tolerance = None
+        node.judgement = node.site = None
     return result
 
 

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 from ortpool.cliargs import inputs as cliargs_inputs
 from ortpool.cliargs import numbers, reports, runtime
 from ortpool.ort import ISOLATED_LEVEL
+from ortpool.report import record as results
 from ortpool.staging import StagedFiles
-from ortpool.validate import batch, results
+from ortpool.validate import batch
 
 if TYPE_CHECKING:
-    from ortpool.validate.progress import ProgressBar
+    from ortpool.report.progress import ProgressBar
     from ortpool.validate.validator import ValidateOptions
 
 HELP = (
@@ -94,8 +95,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     batch.start()  # the models' forkserver imports onnxruntime while this process does too
-    from ortpool.validate import html, jsonreport, terminal, validator
-    from ortpool.validate.progress import ProgressBar
+    from ortpool.report import html, terminal
+    from ortpool.report import jsondoc as jsonreport
+    from ortpool.report.progress import ProgressBar
+    from ortpool.validate import validator
 
     options = _options(args)
     paths = args.models or [str(p) for p in validator.bundled_models()]
@@ -142,7 +145,6 @@ def run(args: argparse.Namespace) -> int:
 def _options(args: argparse.Namespace) -> ValidateOptions:
     """The validator's options the arguments give (an :class:`OrtpoolError` for a bad one)."""
     from ortpool.cliargs.accuracy import rule_from
-    from ortpool.fix.cost import priced
     from ortpool.validate.api import validate_options
 
     spec = cliargs_inputs.read(args)
@@ -157,8 +159,7 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
         reference=args.reference,
         reference_timeout=args.reference_timeout,
         nonfinite=args.nonfinite,
-        # the command line sits above fix: the guard's price is measured with fix's own forms
-        guard_cost=None if args.no_guard_cost else priced,
+        guard_cost=not args.no_guard_cost,
     )
 
 
@@ -167,7 +168,7 @@ def _print_model(
 ) -> None:
     """One model's report on the terminal as soon as it is known, the progress line erased
     first (it is drawn again on the next update)."""
-    from ortpool.validate import terminal
+    from ortpool.report import terminal
 
     if bar is not None:
         bar.close()

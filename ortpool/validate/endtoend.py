@@ -43,8 +43,8 @@ from ortpool import dtypes, optypes
 from ortpool.check.compare import compare_values
 from ortpool.model.inference import learn_types
 from ortpool.model.scopes import is_pool, model_scopes, subgraphs
+from ortpool.report import record as results
 from ortpool.tolerances import HALF, Tolerance, tolerance_for, ulp
-from ortpool.validate import results
 
 
 def magnitude(a: np.ndarray, b: np.ndarray) -> float:

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ortpool.report.record import ReferenceResult
 from ortpool.tolerances import Tolerance
-from ortpool.validate.results import ReferenceResult
 
 NAN_DEFECT = "reference ignores NaN inputs (it pads with NaN and drops NaNs before reducing)"
 UNPOOL_DEFECT = "reference MaxUnpool zero-extends to output_shape instead of addressing it"

@@ -44,6 +44,7 @@ from ortpool.check.causes import Cause
 from ortpool.check.judge import Judgement, judge
 from ortpool.dtypes import FLOATS
 from ortpool.errors import OrtpoolError
+from ortpool.forms.price import guard_price
 from ortpool.model import capture, fixmarks
 from ortpool.model import inputs as model_inputs
 from ortpool.model.inference import learn_shapes
@@ -54,15 +55,12 @@ from ortpool.model.singlenode import alone_model, feed_dict, region_model
 from ortpool.model.site import Site, find_sites, read_values
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.ort.nodes import iter_ortpool_nodes
+from ortpool.report import record as results
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance
-from ortpool.validate import endtoend, results
+from ortpool.validate import endtoend
 from ortpool.validate import reference as reference_mod
 
 Progress = Callable[[int, int, str], None]
-GuardPrice = Callable[
-    [onnx.ModelProto, Sequence[str], Mapping[str, np.ndarray], RuntimeSpec],
-    tuple[str, dict],
-]
 
 #: The name onnx's inliner gives a function body's node in its k-th call.
 _INLINED = re.compile(r"(.+)__\d+")
@@ -90,10 +88,9 @@ class ValidateOptions:
     reference_timeout: float = REFERENCE_TIMEOUT
     #: the input domain (ruling 20): False, finite inputs (the default); True, NaN and +-inf too
     nonfinite: bool = False
-    #: in the finite domain, what guarding the nodes that differ on non-finite inputs costs:
-    #: ``(model, nodes, feeds, runtime) -> (text, figures)``, given by a layer that can fix
-    #: (the command line gives :func:`ortpool.fix.cost.priced`); None: not measured
-    guard_cost: GuardPrice | None = None
+    #: in the finite domain, measure what guarding the nodes that differ on non-finite inputs
+    #: only costs (:func:`ortpool.forms.price.guard_price`)
+    guard_cost: bool = True
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
@@ -185,11 +182,12 @@ def validate_model(
             node.executed_in_model = runs.placed.get(node.name)
             node.asked_provider = options.runtime.first
     _end_to_end(model, inlined, resolved.feeds, runs, options, result)
-    guarded = [n.name for n in result.nodes if n.nonfinite]
-    if guarded and options.guard_cost is not None and not options.nonfinite:
-        result.guard_text, result.guard_cost = options.guard_cost(
-            model, guarded, resolved.feeds, options.runtime
-        )
+    guarded = [n.site for n in result.nodes if n.nonfinite and n.site is not None
+               and n.site.in_main_graph]
+    if guarded and options.guard_cost and not options.nonfinite:
+        price = guard_price(inlined, guarded, resolved.feeds, options.runtime)
+        result.guard_text, result.guard_cost = price.text(), price.to_dict()
+        result.guard_detail = price.text(verbose=True)
     return result
 
 
@@ -537,6 +535,7 @@ def judge_site(
         FeedSet(CAPTURED, feeds, observed=True)]
     judgement = judge(sized, sets, options.runtime, options.accuracy)
     node = _record(sized, judgement, options)
+    node.site = sized
     if judgement.exact:
         _at_spec_size(site, x, options, node)
     if judgement.exact and not options.nonfinite and elem in FLOATS and sized.attrs is not None:

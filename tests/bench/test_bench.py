@@ -14,10 +14,12 @@ import numpy as np
 import onnx
 import pytest
 
-from ortpool.bench import cases, models, report, runner, timing
+from ortpool.bench import cases, models, runner
 from ortpool.bench.cases import Case
-from ortpool.bench.timing import Stats
+from ortpool.model import timing
 from ortpool.model.singlenode import IR_VERSION
+from ortpool.model.timing import Stats
+from ortpool.report import bench as report
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime

@@ -21,8 +21,9 @@ from onnx import TensorProto, helper
 
 from ortpool.bench import runner, usermodel
 from ortpool.errors import OrtpoolError
-from ortpool.fix.emit import MARK
+from ortpool.forms.emit import MARK
 from ortpool.model.singlenode import IR_VERSION
+from ortpool.ort import timed
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
@@ -151,7 +152,7 @@ def test_case_options_and_model_options_are_kept_apart(tmp_path, capsys):
 
 
 def test_ratio_is_taken_round_by_round():
-    from ortpool.bench.timing import Ratio, Stats
+    from ortpool.model.timing import Ratio, Stats
 
     slow_spell = Stats((1.0, 4.0, 1.0, 1.0), 1)
     same_spell = Stats((2.0, 8.0, 2.0, 2.0), 1)
@@ -161,14 +162,14 @@ def test_ratio_is_taken_round_by_round():
 
 
 def test_the_verdict_tells_a_cost_from_the_noise_by_the_control():
-    from ortpool.bench import report
-    from ortpool.bench.timing import Ratio
     from ortpool.model import ResolvedInputs
+    from ortpool.model.timing import Ratio
+    from ortpool.report import bench as report
 
     def verdict(control: tuple[float, ...], fixed: tuple[float, ...]) -> str:
         result = usermodel.ModelBench(
             "m.onnx", "f.onnx", ResolvedInputs({}, [], {}), {},
-            {usermodel.CONTROL: Ratio(control), usermodel.FIXED: Ratio(fixed)}, [], {},
+            {timed.CONTROL: Ratio(control), timed.FIXED: Ratio(fixed)}, [], {},
         )
         return report.model_verdict(result)[1]
 
@@ -182,15 +183,15 @@ def test_the_verdict_tells_a_cost_from_the_noise_by_the_control():
 
 
 def test_the_node_table_says_where_a_node_ran_when_another_provider_took_it():
-    from ortpool.bench import report
-    from ortpool.bench.timing import Stats
     from ortpool.model import ResolvedInputs
+    from ortpool.model.timing import Stats
+    from ortpool.report import bench as report
 
     profile = usermodel.Profile({"pool": 4e-6}, {"pool": 1}, {}, 2e-5, 4e-6, 10)
     node = usermodel.NodeTime("pool", "MaxPool-12", 4e-6, providers=("OpenVINOExecutionProvider",))
     result = usermodel.ModelBench(
         "m.onnx", None, ResolvedInputs({}, [], {}), {"original": Stats((1e-5,), 1)}, {},
-        [node], {usermodel.ORIGINAL: profile},
+        [node], {timed.ORIGINAL: profile},
     )
     lines = report.model_tables(result)
     header = next(line for line in lines if line.startswith("pooling node"))

@@ -11,11 +11,12 @@ from onnx import helper as h
 
 import ortpool
 from ortpool import kernels
-from ortpool.fix import fix_with_report, report
+from ortpool.check import grid
+from ortpool.fix import fix_with_report
 from ortpool.fix.grid import fix_grid
 from ortpool.ort.runtime import max_ir_version
 from ortpool.ort.runtime_spec import RuntimeSpec
-from ortpool.validate import grid
+from ortpool.report import fixes as report
 from tests.support.fix import model_feeds, numpy_kernels, run_fixed, spec_outputs, unloadable_model
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.

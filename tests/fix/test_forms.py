@@ -20,7 +20,8 @@ import pytest
 from ortpool import kernels, versions
 from ortpool.check import cases as inputs
 from ortpool.check.compare import compare_values
-from ortpool.fix import forms, lift
+from ortpool.forms import lift
+from ortpool.forms import plan as forms
 from ortpool.geometry import effective_kernel
 from ortpool.model.site import Site
 from ortpool.tolerances import node_tolerance, tolerance_for
@@ -82,7 +83,7 @@ def run_plan(plan, facts, feeds, pool=None):
     if plan.scale is not None:
         with np.errstate(invalid="ignore"):
             y = (y * plan.scale.astype(y.dtype)).astype(y.dtype)
-    if plan.nan_guard == forms.GUARD_SUM:  # as ortpool.fix.emit._guard_sum writes it
+    if plan.nan_guard == forms.GUARD_SUM:  # as ortpool.forms.emit._guard_sum writes it
         source = padded(x, plan.pad_value)
         with np.errstate(invalid="ignore"):
             flag = np.where(source == -np.inf, 0.0, source + np.inf).astype(x.dtype)
@@ -94,7 +95,7 @@ def run_plan(plan, facts, feeds, pool=None):
                                     {**window, "count_include_pad": 1})[0]
         with np.errstate(divide="ignore", invalid="ignore"):
             y = (y + (-1.0 / summed)).astype(y.dtype)
-    elif plan.nan_guard:  # as ortpool.fix.emit._guard_mask writes it
+    elif plan.nan_guard:  # as ortpool.forms.emit._guard_mask writes it
         mask = np.where(np.isnan(x), 3.0, np.where(x == -np.inf, 1.0, 2.0)).astype(x.dtype)
         pooled = core(padded(mask, -np.inf))
         low = pooled < 1.5

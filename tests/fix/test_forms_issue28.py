@@ -15,12 +15,14 @@ from onnx import numpy_helper
 
 from ortpool import kernels
 from ortpool.check import cases as feeds_mod
-from ortpool.fix import fix_with_report, forms, lift
-from ortpool.fix.prove import prove_plan
-from ortpool.fix.report import Realization
+from ortpool.fix import fix_with_report
+from ortpool.forms import lift
+from ortpool.forms import plan as forms
+from ortpool.forms.prove import prove_plan
 from ortpool.model.selection import Selection
 from ortpool.model.site import Site, find_sites
 from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.report.fixes import Realization
 from tests.support.fix import numpy_kernels  # noqa: F401
 
 STEM = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}

@@ -14,11 +14,12 @@ import onnxruntime as ort
 import pytest
 
 from ortpool import versions
-from ortpool.fix import fix_with_report, report
-from ortpool.fix.outcomes import Outcome
+from ortpool.fix import fix_with_report
 from ortpool.model import fixmarks
+from ortpool.report import fixes as report
+from ortpool.report import record as results
+from ortpool.report.outcomes import Outcome
 from ortpool.tolerances import tolerance_for
-from ortpool.validate import results
 from ortpool.validate.validator import validate_model
 from tests.support.fix import (
     FIX_MODELS,
@@ -60,7 +61,7 @@ EXPECTED = {
         "maxpool_bfloat16": (report.FORM, "in-float"),
         "averagepool_double": (report.ORTPOOL, "ortpool"),
     },
-    # AveragePool-1 has no kernel; at opset 7 the same node is AveragePool-7 (ortpool.fix.lift)
+    # AveragePool-1 has no kernel; at opset 7 the same node is AveragePool-7 (ortpool.forms.lift)
     "fix-averagepool-1": {"averagepool_v1": (report.FORM, "opset-lift")},
     "fix-branches": {
         "if_maxpool_big_pads": (report.FORM, "pad"),

@@ -216,8 +216,8 @@ def _realizations(model):
 def _choices(model, seed):
     """The realization chosen per node on seed ``seed``'s proof sets (in-process: the choice
     alone, without the model's capture runs)."""
-    from ortpool.fix.choose import choose
     from ortpool.fix.inputs import site_sets
+    from ortpool.forms.choose import choose
     from ortpool.ort.runtime_spec import RuntimeSpec
 
     runtime = RuntimeSpec()
@@ -321,9 +321,9 @@ def test_the_written_model_is_proven_on_the_built_cases_too():
     ReduceMax written for a GlobalMaxPool is exact on that run but not on the built cases run
     through the written nodes (the seed-0 model issue 16 found)."""
     from ortpool.check.judge import Judgement
-    from ortpool.fix.apply import apply
-    from ortpool.fix.forms import reduce
     from ortpool.fix.inmodel import prove_in_region
+    from ortpool.forms.apply import apply
+    from ortpool.forms.plan import reduce
     from ortpool.ort.runtime_spec import RuntimeSpec
 
     model = CONFIGS["globalmaxpool-1-double"]()

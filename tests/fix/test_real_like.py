@@ -15,8 +15,9 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from ortpool.fix import fix_with_report, report
+from ortpool.fix import fix_with_report
 from ortpool.ort.nodes import iter_ortpool_nodes
+from ortpool.report import fixes as report
 from ortpool.validate.validator import ValidateOptions, validate_model
 from tests.support import CHILD_ENV, IR_VERSION, ROOT
 from tests.support.cnn_builders import REAL_LIKE

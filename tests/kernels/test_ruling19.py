@@ -26,9 +26,9 @@ import pytest
 
 from ortpool import kernels, versions
 from ortpool.check import causes
-from ortpool.fix import forms
+from ortpool.forms import plan as forms
 from ortpool.kernels import _backend
-from ortpool.validate import results
+from ortpool.report import record as results
 from tests.fix.test_forms import facts_for, run_plan
 from tests.support import reference_loops as ref
 from tests.support import runtime_defects

@@ -20,8 +20,9 @@ ROOT = Path(__file__).resolve().parents[2] / "ortpool"
 
 # The layer order, lowest first; a module may import its own layer or any lower one. The first
 # matching prefix decides (longest first), so a package's per-command ``cli*`` modules can sit in
-# the command-line layer while the package itself sits lower. docs/architecture.md shows the same
-# table; this is the one the test enforces.
+# the command-line layer while the package itself sits lower. The commands are siblings of one
+# tier (COMMANDS): none may import another, whatever their order here. docs/architecture.md
+# shows the same table; this is the one the test enforces.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("spec", (
         "ortpool.errors", "ortpool.versions", "ortpool.attributes", "ortpool.geometry",
@@ -33,19 +34,31 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ort", ("ortpool.ort",)),
     # the engine that judges a node: validate's verdict, fix's proofs, conformance's cases
     ("check", ("ortpool.check",)),
-    ("rewrite", ("ortpool.rewrite",)),
+    # one record per node and per model, and every view of it (terminal, JSON, HTML, notebook)
+    ("report", ("ortpool.report",)),
+    # the model transforms: rewrite's retargeting and fix's forms
+    ("transforms", ("ortpool.rewrite", "ortpool.forms")),
+    # each option group parsed, checked and built once, for the shell and for Python
+    ("options", ("ortpool.cliargs",)),
     ("validate", ("ortpool.validate",)),
-    ("fix", ("ortpool.fix", "ortpool.bench")),
+    ("fix", ("ortpool.fix",)),
+    ("bench", ("ortpool.bench",)),
+    ("conformance", ("ortpool.conformance",)),
     ("cli", (
-        "ortpool.cliargs", "ortpool.cli", "ortpool.__main__", "ortpool.ops_cli",
-        "ortpool.warmup_cli", "ortpool.rewrite.cli", "ortpool.validate.cli",
-        "ortpool.validate.conformance_cli", "ortpool.fix.cli", "ortpool.bench.cli",
+        "ortpool.cli", "ortpool.__main__", "ortpool.ops_cli", "ortpool.warmup_cli",
+        "ortpool.rewrite.cli", "ortpool.validate.cli", "ortpool.conformance.cli",
+        "ortpool.fix.cli", "ortpool.bench.cli",
     )),
     # The package's own __init__ re-exports the public API of every layer.
     ("api", ("ortpool.__init__",)),
 )  # fmt: skip
 
+#: The commands: one tier, no command importing another.
+COMMANDS = ("validate", "fix", "bench", "conformance")
+
 RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
+for _command in COMMANDS:
+    RANK[_command] = RANK[COMMANDS[0]]
 
 # Packages allowed to import onnxruntime / onnxruntime_extensions.
 ORT_HOME = "ortpool.ort"
@@ -149,13 +162,15 @@ def _internal_graph():
 
 
 def upward_imports() -> list[tuple[str, int, str]]:
+    """Imports of a higher layer, and of another command's package (a sibling)."""
     _, graph = _internal_graph()
-    return [
-        (src, line, dst)
-        for src, targets in graph.items()
-        for dst, line in targets.items()
-        if RANK[layer_of(dst)] > RANK[layer_of(src)]
-    ]
+    found = []
+    for src, targets in graph.items():
+        for dst, line in targets.items():
+            a, b = layer_of(src), layer_of(dst)
+            if RANK[b] > RANK[a] or (a != b and a in COMMANDS and b in COMMANDS):
+                found.append((src, line, dst))
+    return found
 
 
 def cycles() -> list[tuple[str, ...]]:

@@ -247,8 +247,9 @@ def _one_node(case, feeds, providers: list[str]):
 @needs_openvino
 def test_conformance_row_differs_between_cpu_and_openvino_as_measured():
     from ortpool import kernels
+    from ortpool.check import grid
+    from ortpool.conformance import run as conformance
     from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec, parse_providers
-    from ortpool.validate import conformance, grid
 
     chosen = [
         c

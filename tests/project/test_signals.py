@@ -39,7 +39,7 @@ POINTS = {
     "working": {
         "rewrite": ("ortpool.rewrite", "rewrite_model"),
         "restore": ("ortpool.rewrite", "restore_model"),
-        "fix": ("ortpool.fix.choose", "prove_plan"),
+        "fix": ("ortpool.forms.choose", "prove_plan"),
         "validate": ("ortpool.validate.batch", "_Child.drain"),
     },
     "writing": ("ortpool.staging", "Destination.write"),

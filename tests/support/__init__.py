@@ -297,7 +297,7 @@ def processes_marked(marker: str, wait: float = 10.0) -> list[int]:
 
 
 def unwrap(text: str) -> str:
-    """A ``fix`` or ``rewrite`` report as its logical lines: ``ortpool.validate.terminal.wrapped``
+    """A ``fix`` or ``rewrite`` report as its logical lines: ``ortpool.report.terminal.wrapped``
     continues a long line six columns deeper than its own indent, a depth no nested line takes
     (a node's lines sit four deeper), so such a line is joined back to the one it continues."""
     out: list[str] = []

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from ortpool.errors import OrtpoolError
-from ortpool.validate import results
+from ortpool.report import record as results
 
 LAST_WORDS = "terminate called after throwing an instance of 'Ort::Exception'\n  what():  boom"
 

@@ -15,8 +15,8 @@ from ortpool.check.cases import FeedSet
 from ortpool.check.judge import judge
 from ortpool.model.site import Site
 from ortpool.ort import ISOLATED_LEVEL, RuntimeSpec
+from ortpool.report import record as results
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
-from ortpool.validate import results
 
 
 def site_of(op: str, opset: int, attributes: Mapping[str, Any], feeds: Sequence[np.ndarray],

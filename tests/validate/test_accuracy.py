@@ -27,8 +27,9 @@ from ortpool.fix.fixer import Options, fix_model
 from ortpool.model.singlenode import alone_model, feed_dict
 from ortpool.ort import ortrun
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec
+from ortpool.report import record as results
+from ortpool.report import terminal
 from ortpool.tolerances import AccuracyRule, node_tolerance, ulp
-from ortpool.validate import results, terminal
 from tests.support.judging import run_node, site_of, spec_outputs
 
 pytestmark = pytest.mark.onnxruntime

@@ -169,8 +169,8 @@ def test_fix_returns_the_model_and_its_report():
 
 
 def test_conformance_and_bench_from_python():
-    from ortpool.validate.conformance import select_cases
-    from ortpool.validate.results import FAILING
+    from ortpool.conformance.run import select_cases
+    from ortpool.report.record import FAILING
 
     report = ortpool.conformance(ops=["MaxPool"], versions=[12], dtypes=["float32"], ranks=[1])
     # numpy's float32 selects ONNX's float: the same cases

@@ -24,7 +24,8 @@ import pytest
 
 from ortpool.cli import main
 from ortpool.errors import OrtpoolError
-from ortpool.validate import batch, results
+from ortpool.report import record as results
+from ortpool.validate import batch
 from tests.support import CHILD_ENV, batch_stand_in, cnn_builders
 
 #: Depends on onnxruntime's behaviour (the command's runs): also run on the lowest release.

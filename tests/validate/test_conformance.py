@@ -10,12 +10,14 @@ import pytest
 
 from ortpool import dtypes, versions
 from ortpool.attributes import normalize
-from ortpool.check import causes
+from ortpool.check import causes, grid
 from ortpool.cli import main
+from ortpool.conformance import compare as conformance_compare
+from ortpool.conformance.run import run_conformance
 from ortpool.errors import OrtpoolError
 from ortpool.ort import runtime
-from ortpool.validate import conformance_compare, grid, results
-from ortpool.validate.conformance import cause_totals, matrix, run_conformance
+from ortpool.report import record as results
+from ortpool.report.matrix import cause_totals, matrix
 from tests.support import runtime_defects
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.

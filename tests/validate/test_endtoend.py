@@ -16,7 +16,8 @@ import onnx
 import pytest
 
 from ortpool.cli import main
-from ortpool.validate import endtoend, results
+from ortpool.report import record as results
+from ortpool.validate import endtoend
 from ortpool.validate.validator import bundled_models_dir
 from tests.support import cnn_builders
 from tests.support.judging import run_node

@@ -17,7 +17,7 @@ import pytest
 
 from ortpool.check.compare import CAT_AGREE, CAT_DIFFER, CAT_MISSING, align
 from ortpool.cli import main
-from ortpool.validate import picture
+from ortpool.report import picture
 from tests.validate.test_validate import builtin_same_d2_shape, pool_model, save
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
@@ -185,7 +185,8 @@ def test_structure_summary_first_links_details_and_no_external_resource(report):
 
 
 def test_summary_puts_models_that_could_not_run_first_and_renders_any_status_by_name():
-    from ortpool.validate import html, results
+    from ortpool.report import html
+    from ortpool.report import record as results
 
     fine = results.ModelResult(path="models/fine.onnx")
     fine.nodes.append(results.NodeResult("p", "MaxPool", 12, 12, "float", {}, [[1, 1, 4, 4]],

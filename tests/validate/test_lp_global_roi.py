@@ -10,10 +10,11 @@ import math
 import numpy as np
 import pytest
 
-from ortpool.check import causes
+from ortpool.check import causes, grid
+from ortpool.conformance.run import run_conformance
+from ortpool.report import record as results
+from ortpool.report.matrix import matrix
 from ortpool.tolerances import Tolerance, node_tolerance, tolerance_for
-from ortpool.validate import grid, results
-from ortpool.validate.conformance import matrix, run_conformance
 from tests.support.judging import run_node, site_of
 
 

@@ -15,9 +15,10 @@ from onnx import TensorProto, helper
 from ortpool import cli, dtypes
 from ortpool.errors import OrtpoolError
 from ortpool.model.singlenode import IR_VERSION
-from ortpool.validate import results, terminal
+from ortpool.report import record as results
+from ortpool.report import terminal
+from ortpool.report.progress import ProgressBar
 from ortpool.validate.cli import _print_model
-from ortpool.validate.progress import ProgressBar
 from ortpool.validate.validator import bundled_models
 
 #: a model's line: its status, two blanks, its path
@@ -160,7 +161,7 @@ def test_element_types_have_their_onnx_names_and_numpy_spellings():
     with pytest.raises(OrtpoolError, match=r"^element type 'half' is not one of float, double, "):
         dtypes.canonical("half")
     # conformance takes the same names: float32 selects what float does
-    from ortpool.validate.conformance import select_cases
+    from ortpool.conformance.run import select_cases
 
     assert select_cases(["LpPool"], [18], ["float32"], [1]) == select_cases(
         ["LpPool"], [18], ["float"], [1])

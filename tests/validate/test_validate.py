@@ -23,8 +23,8 @@ from ortpool.check.compare import (
 )
 from ortpool.cli import main
 from ortpool.geometry import pool_geometry
+from ortpool.report import record as results
 from ortpool.tolerances import Tolerance, tolerance_for
-from ortpool.validate import results
 from tests.support import runtime_defects
 from tests.support.judging import run_node, site_of, spec_outputs
 

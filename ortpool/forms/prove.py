@@ -1,6 +1,6 @@
 """Proving a realization exact: its isolated model judged by :mod:`ortpool.check.judge`.
 
-A realization (a :class:`~ortpool.fix.forms.Plan` written by :mod:`ortpool.fix.emit`) is proven
+A realization (a :class:`~ortpool.forms.plan.Plan` written by :mod:`ortpool.forms.emit`) is proven
 as the node itself is judged, by :func:`ortpool.check.judge.judge`: the same inputs, the same
 run, the same comparison. The node as it is (the plan ``unchanged``) is the very call
 ``validate``'s verdict makes.
@@ -17,8 +17,8 @@ from onnx import helper
 from ortpool import optypes
 from ortpool.check.cases import FeedSet
 from ortpool.check.judge import Judgement, judge
-from ortpool.fix import emit
-from ortpool.fix.forms import Plan
+from ortpool.forms import emit
+from ortpool.forms.plan import Plan
 from ortpool.model import carry
 from ortpool.model.singlenode import frame, node_model
 from ortpool.model.site import INPUT_NAMES, Site

@@ -1,6 +1,7 @@
 """What guarding the nodes that differ on NaN/inf only costs (ruling 20), as validate reports it
-through ``ortpool.fix.cost.priced``: fix --nonfinite for those nodes, the fixed model timed
-against the original with a control; or, where no standard form is exact, why not."""
+(``ortpool.forms.price``): the forms fix --nonfinite would write for those nodes, the guarded
+model timed against the original with a control; or, where no standard form is exact, why
+not."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from ortpool.fix.cost import ROUNDS, priced
 from ortpool.ort import RuntimeSpec
 from ortpool.validate.validator import ValidateOptions, validate_model
 
@@ -27,7 +27,7 @@ def _pool(indices: bool) -> onnx.ModelProto:
 
 
 def test_the_guard_is_priced_on_the_model():
-    options = ValidateOptions(runtime=RuntimeSpec(), guard_cost=priced)
+    options = ValidateOptions(runtime=RuntimeSpec(), guard_cost=True)
     result = validate_model(_pool(indices=False), options, label="m")
     (node,) = result.nodes
     assert node.status == "agree" and node.nonfinite.endswith("instead of nan)")
@@ -35,13 +35,13 @@ def test_the_guard_is_priced_on_the_model():
     assert (cost["nodes"], cost["forms"], cost["level"], cost["error"]) == (
         ["p"], {"p": "nan-guard"}, "all", ""
     )
-    assert cost["ratio"] > 0 and cost["control"] > 0
+    assert cost["ratio"] > 0 and cost["control"] > 0 and 3 <= cost["rounds"] <= 12
     assert result.guard_text.startswith(
-        "guarding 'p' against NaN and -inf (fix --nonfinite: nan-guard) costs x"
+        "guarding 'p' against NaN and -inf makes a run take "
     )
-    assert result.guard_text.endswith(
-        f"of this model's run time (control x{cost['control']:.2f}; level all, one thread, "
-        f"median of {ROUNDS} interleaved rounds)"
+    assert result.guard_detail.endswith(
+        f"over {cost['rounds']} interleaved rounds, a second session of the original "
+        f"{cost['control']:.2f}; level all, as 'ortpool bench MODEL FIXED' times them"
     )
     # the non-finite domain judges those nodes itself: nothing to price
     options.nonfinite = True
@@ -49,10 +49,10 @@ def test_the_guard_is_priced_on_the_model():
 
 
 def test_a_guard_that_needs_ortpools_op_is_said_so():
-    options = ValidateOptions(runtime=RuntimeSpec(), guard_cost=priced)
+    options = ValidateOptions(runtime=RuntimeSpec(), guard_cost=True)
     result = validate_model(_pool(indices=True), options, label="m")
     assert result.guard_cost["ratio"] is None
     assert result.guard_text == (
-        "guarding 'p' (fix --nonfinite) could not be measured: no standard-op form is exact "
-        "there for 'p' (ortpool op): the guarded model would need ortpool's op"
+        "guarding 'p' could not be measured: p: no standard-op form (ortpool's op would guard "
+        "it)"
     )

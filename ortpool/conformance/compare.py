@@ -19,7 +19,7 @@ from typing import Any
 
 from ortpool.check import causes
 from ortpool.errors import OrtpoolError
-from ortpool.validate import results
+from ortpool.report import record as results
 
 #: The grid axes a group of changed cases is described by (the rest is listed as values seen).
 _GROUP_AXES = ("padding", "ceil_mode", "dilation", "count_include_pad", "indices", "data")

@@ -16,8 +16,8 @@ from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
 
 if TYPE_CHECKING:
+    from ortpool.check.grid import Case
     from ortpool.tolerances import AccuracyRule
-    from ortpool.validate.grid import Case
 
 HELP = (
     "sweep a generated grid of pooling cases (op x version x dtype x padding x ceil x dilation x "
@@ -71,9 +71,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ortpool.validate import jsonreport, matrix
-    from ortpool.validate.conformance import run_conformance
-    from ortpool.validate.progress import ProgressBar
+    from ortpool.conformance.run import run_conformance
+    from ortpool.report import jsondoc as jsonreport
+    from ortpool.report import matrix
+    from ortpool.report.progress import ProgressBar
 
     cliargs_inputs.seed(args)
     _check_filters(args)
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
     """The grid's cases the filters select, and the filters as the report's settings."""
     from ortpool.check import domain
-    from ortpool.validate.conformance import select_cases
+    from ortpool.conformance.run import select_cases
 
     try:
         wanted_versions = [integer(v) for v in _csv(args.versions) or []]
@@ -147,8 +148,8 @@ def _rule(args: argparse.Namespace) -> AccuracyRule:
 
 
 def _document(found: list, env: dict[str, str], settings: dict[str, Any]) -> dict[str, Any]:
-    from ortpool.validate.conformance import cause_totals
-    from ortpool.validate.conformance import matrix as rows_of
+    from ortpool.report.matrix import cause_totals
+    from ortpool.report.matrix import matrix as rows_of
 
     return {
         "tool": "ortpool conformance",

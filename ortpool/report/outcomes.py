@@ -4,16 +4,17 @@ Each is an enum whose value is the text the report writes (terminal and ``--json
 members compare, format and serialize as that text, so the report reads the same.
 
 * :class:`Outcome` -- what became of one candidate form tried for a node
-  (:class:`ortpool.fix.choose.Attempt`).
-* :class:`Realization` -- what the node became (:class:`ortpool.fix.report.NodeFix`).
+  (:class:`ortpool.forms.choose.Attempt`).
+* :class:`Realization` -- what the node became (:class:`ortpool.report.fixes.NodeFix`).
 * :class:`NotApplicable` -- a form that does not apply to a node, with the reason
-  (:mod:`ortpool.fix.forms`: a form gives a plan or this).
+  (:mod:`ortpool.forms.plan`: a form gives a plan or this).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+from typing import Any
 
 
 class _Text(str, enum.Enum):
@@ -52,3 +53,16 @@ class NotApplicable:
     """A form that does not apply to a node, and why (the report's detail)."""
 
     reason: str
+
+
+@dataclasses.dataclass
+class Attempt:
+    """One candidate tried for a node and what became of it (``detail``: the proof, or why
+    not)."""
+
+    form: str
+    outcome: Outcome
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"form": self.form, "outcome": self.outcome.value, "detail": self.detail}

@@ -11,8 +11,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ortpool.validate import picture, results, terminal
-from ortpool.validate.results import ModelResult, NodeResult
+from ortpool.report import picture, terminal
+from ortpool.report import record as results
+from ortpool.report.record import ModelResult, NodeResult
 
 CSS = """
 :root { --ink:#1f2933; --muted:#616e7c; --line:#d9e2ec; --bg:#f5f7fa; --red:#c62828;
@@ -420,7 +421,7 @@ def summary(models: Sequence[ModelResult]) -> str:
 def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
     """The whole page: header with the verdict, the summary table, the failing models' sections,
     then the agreeing models collapsed."""
-    from ortpool.validate.jsonreport import environment
+    from ortpool.report.jsondoc import environment
 
     env = environment()
     any_bad = any(bad(m) for m in models)

@@ -1,6 +1,6 @@
 """Writing the chosen realizations into a model.
 
-Each node is replaced, where it stands, by the nodes :func:`ortpool.fix.emit.emit` writes for
+Each node is replaced, where it stands, by the nodes :func:`ortpool.forms.emit.emit` writes for
 its plan (the node itself for ``unchanged``); every other node, value, initializer, name and
 doc string stays. A node realized as ortpool's op brings the ``ortpool`` opset import to the
 graph or function that holds it, and a subgraph output it writes gets its declared sizes set
@@ -17,8 +17,8 @@ import onnx
 
 from ortpool import optypes
 from ortpool.errors import OrtpoolError
-from ortpool.fix import emit
-from ortpool.fix.forms import Plan
+from ortpool.forms import emit
+from ortpool.forms.plan import Plan
 from ortpool.kernels.shapes import output_shape
 from ortpool.model import branch_outputs, fixmarks, splice
 from ortpool.model.scopes import model_scopes

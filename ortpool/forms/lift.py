@@ -35,10 +35,10 @@ from onnx import helper
 
 from ortpool import versions
 from ortpool.attributes import attribute_values
-from ortpool.fix import report as report_mod
-from ortpool.fix.outcomes import Realization
 from ortpool.model.scopes import AI_ONNX, ai_onnx_opset, model_scopes
 from ortpool.model.site import read_values as _read_values
+from ortpool.report import fixes as report_mod
+from ortpool.report.outcomes import Realization
 from ortpool.versions import NEUTRAL_DEFAULTS, OpVersion
 
 #: Pooling operators whose versions differ only in attributes and types (MaxUnpool's do not:

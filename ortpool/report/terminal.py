@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ortpool.model import describe_dims
-from ortpool.validate import results
-from ortpool.validate.results import ModelResult, NodeResult, OutputResult
+from ortpool.report import record as results
+from ortpool.report.record import ModelResult, NodeResult, OutputResult
 
 STATUS_TEXT = {
     results.AGREE: "agree",
@@ -330,7 +330,7 @@ def _nonfinite_lines(model: ModelResult, verbose: bool) -> list[str]:
     full (each node's case is under its node; the model's line counts them)."""
     if not verbose or not model.guard_text:
         return []
-    return fit(f"non-finite inputs: {model.guard_text}", "  ")
+    return fit(f"non-finite inputs: {model.guard_detail or model.guard_text}", "  ")
 
 
 def _worth_noting(note: str, model: ModelResult) -> bool:

@@ -8,7 +8,7 @@ import platform
 from collections.abc import Sequence
 from typing import Any
 
-from ortpool.validate.results import ModelResult, run_status
+from ortpool.report.record import ModelResult, run_status
 
 
 def environment() -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""A :class:`~ortpool.fix.forms.Plan` as ONNX nodes, for the opset that governs the node.
+"""A :class:`~ortpool.forms.plan.Plan` as ONNX nodes, for the opset that governs the node.
 
 The same function writes the nodes of an isolated proof model and the nodes spliced into the
 fixed model, so what is proven is what is written. The pool node (or the Reduce op standing for
@@ -24,7 +24,7 @@ import onnx.defs
 from onnx import TensorProto, helper, numpy_helper
 
 from ortpool import dtypes, versions
-from ortpool.fix.forms import GUARD_SUM, Plan
+from ortpool.forms.plan import GUARD_SUM, Plan
 from ortpool.model.fixmarks import MARK
 from ortpool.model.site import Site, check_node, node_name, present
 from ortpool.rewrite import retarget
@@ -312,11 +312,11 @@ def _guard(
     node's (in the compute type), ``padded`` X as the pool reads it (after the plan's Pad, whose
     -inf padding is a -inf like any other), ``result`` the pool's result; returns the guarded.
 
-    :data:`~ortpool.fix.forms.GUARD_SUM`: ``F = Where(X < lowest, 0, X + inf)`` summed over each
+    :data:`~ortpool.forms.plan.GUARD_SUM`: ``F = Where(X < lowest, 0, X + inf)`` summed over each
     window by an AveragePool of the pool's geometry counting padding as 0 (a global pool:
     ReduceSum over the plane), ``S``; the result is ``Y + (-1 / S)``: NaN, Y itself, or -inf.
 
-    :data:`~ortpool.fix.forms.GUARD_MASK`: ``M`` is 3 where X is NaN, 1 where X is -inf, 2
+    :data:`~ortpool.forms.plan.GUARD_MASK`: ``M`` is 3 where X is NaN, 1 where X is -inf, 2
     elsewhere; pooled by the same plan (the other inputs, MaxRoiPool's RoIs, as they are), its
     max is 3 in a window holding a NaN (-> NaN), 1 in a window of -inf only and below that in
     one of padding only (-> -inf; but a MaxRoiPool bin with no element pools to 0 and keeps its

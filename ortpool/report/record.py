@@ -108,8 +108,10 @@ class NodeResult:
     #: the input sets the engine found the spec's outputs on, and their shapes
     sets: int = 0
     shapes: list[list[int]] = dataclasses.field(default_factory=list)
-    #: the engine's judgement the record was made of (not serialised)
+    #: the engine's judgement the record was made of, and the site at the size judged (not
+    #: serialised)
     judgement: Judgement | None = dataclasses.field(default=None, repr=False, compare=False)
+    site: Site | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
         """``<NodeResult maxpool12 MaxPool-12: differ>`` (every field: :meth:`to_dict`)."""
@@ -242,8 +244,10 @@ class ModelResult:
     run_differs: bool = False
     notes: list[str] = dataclasses.field(default_factory=list)
     #: what guarding the nodes that differ on non-finite inputs would cost (ruling 20), one line
-    #: and its figures (:class:`ortpool.fix.cost.GuardCost`); "" and {} when not measured
+    #: in plain words, one with every figure, and the figures
+    #: (:class:`ortpool.forms.price.GuardPrice`); "" and {} when not measured
     guard_text: str = ""
+    guard_detail: str = ""
     guard_cost: dict[str, Any] = dataclasses.field(default_factory=dict)
     #: "" when the model was validated, else COULD_NOT_RUN, CRASHED or TIMED_OUT (exit 2) ...
     outcome: str = ""
@@ -251,7 +255,7 @@ class ModelResult:
 
     def __repr__(self) -> str:
         """``<ModelResult cnn.onnx: differ, 8 nodes, 1 of 2 outputs differ>`` (every field:
-        :meth:`to_dict`; the report's lines: :func:`ortpool.validate.terminal.model_report`)."""
+        :meth:`to_dict`; the report's lines: :func:`ortpool.report.terminal.model_report`)."""
         if self.outcome:
             return f"<ModelResult {self.path}: {self.outcome}: {self.error.partition(chr(10))[0]}>"
         bad = sum(1 for o in self.outputs if o.failing)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
-from ortpool.check import causes
-from ortpool.validate import results
-from ortpool.validate.conformance import CaseResult, Row, cause_totals, matrix
-from ortpool.validate.terminal import STATUS_TEXT, fit, table
+from ortpool.check import causes, grid
+from ortpool.report import record as results
+from ortpool.report.terminal import STATUS_TEXT, fit, table
 
 COLUMNS = (
     "op-version",
@@ -20,6 +22,88 @@ COLUMNS = (
     "both reject",
     "causes (cases)",
 )
+
+
+
+@dataclasses.dataclass
+class CaseResult:
+    case: grid.Case
+    node: results.NodeResult
+
+    def to_dict(self) -> dict[str, Any]:
+        node = self.node.to_dict()
+        out = self.case.describe()
+        out.update(
+            {
+                "status": node["status"],
+                "causes": node["causes"],
+                "builtin_shapes": node["builtin_shapes"],
+                "ortpool_shapes": node["ortpool_shapes"],
+                "differing": node["differing"],
+                "ruling_differing": node["ruling_differing"],
+                "index_ties": node["index_ties"],
+                "max_abs_error": node["max_abs_error"],
+                "message": node["message"],
+                "executed_by": node["executed_by"],
+            }
+        )
+        return out
+
+
+@dataclasses.dataclass
+class Row:
+    """Counts for one (op, spec version)."""
+
+    op: str
+    version: int
+    statuses: Counter = dataclasses.field(default_factory=Counter)
+    causes: Counter = dataclasses.field(default_factory=Counter)
+    no_kernel_types: set[str] = dataclasses.field(default_factory=set)
+    #: cases another provider than the first asked for executed, per provider, and their
+    #: statuses: those verdicts are that provider's, so they are in neither ``statuses`` nor
+    #: ``causes`` (which are the asked provider's)
+    fell_back: Counter = dataclasses.field(default_factory=Counter)
+    fell_back_statuses: Counter = dataclasses.field(default_factory=Counter)
+
+    @property
+    def key(self) -> str:
+        return f"{self.op}-{self.version}"
+
+    @property
+    def cases(self) -> int:
+        return sum(self.statuses.values()) + sum(self.fell_back.values())
+
+
+def matrix(found: Sequence[CaseResult]) -> list[Row]:
+    rows: dict[tuple[str, int], Row] = {}
+    for r in found:
+        key = (r.case.op, r.case.version)
+        row = rows.setdefault(key, Row(*key))
+        if r.node.fell_back_to is not None:
+            row.fell_back[r.node.fell_back_to] += 1
+            row.fell_back_statuses[r.node.status] += 1
+            continue
+        row.statuses[r.node.status] += 1
+        for cause in r.node.causes:
+            row.causes[cause.code] += 1
+        if r.node.status == results.NO_KERNEL:
+            row.no_kernel_types.add(r.case.dtype)
+    return list(rows.values())
+
+
+def cause_totals(found: Sequence[CaseResult]) -> dict[str, tuple[int, list[str]]]:
+    """cause code -> (number of cases, op-versions where it occurs)."""
+    counts: Counter = Counter()
+    where: dict[str, list[str]] = {}
+    for r in found:
+        if r.node.fell_back_to is not None:
+            continue  # another provider's verdict (see Row.fell_back)
+        for cause in r.node.causes:
+            counts[cause.code] += 1
+            key = f"{r.case.op}-{r.case.version}"
+            if key not in where.setdefault(cause.code, []):
+                where[cause.code].append(key)
+    return {code: (counts[code], where[code]) for code in counts}
 
 
 def render(found: Sequence[CaseResult], header: str) -> list[str]:

@@ -18,14 +18,11 @@ from typing import Any
 
 import onnx
 
-from ortpool.check.judge import Judgement
-from ortpool.fix.choose import Attempt, Choice
-from ortpool.fix.forms import FLOATS
-from ortpool.fix.outcomes import Outcome, Realization
+from ortpool.dtypes import FLOATS
 from ortpool.model.files import save
 from ortpool.model.inputs import CLI, PYTHON, describe_dims
-from ortpool.model.site import Site
-from ortpool.validate.api import Report
+from ortpool.report.notebook import Report
+from ortpool.report.outcomes import Attempt, Outcome, Realization
 
 #: The realizations by their short names, in the order the summary counts them.
 UNCHANGED, FORM, ORTPOOL, UNPROVEN, NOT_SELECTED = REALIZATIONS = tuple(Realization)
@@ -204,56 +201,6 @@ class FixReport:
 
     def __str__(self) -> str:
         return "\n".join(self.summary_lines())
-
-
-def node_fix(site: Site, choice: Choice | None, in_model: Judgement | None) -> NodeFix:
-    """The report's entry for ``site``: its chosen plan (``choice``; None: not selected or no
-    facts) with the proof alone and, where it was run, ``in_model``, the proof in the written
-    model."""
-    entry = NodeFix(
-        name=site.name,
-        location=site.location,
-        op=site.node.op_type,
-        version=site.version if site.judgeable else None,
-        elem=site.elem if site.judgeable else None,
-        realization=NOT_SELECTED if not site.selected else UNPROVEN,
-        reason=site.reason,
-    )
-    if not site.judgeable or choice is None:
-        if site.selected and not entry.reason:
-            entry.reason = "its type or attributes could not be learned"
-        return entry
-    entry.attempts = choice.attempts
-    if site.spatial is not None:
-        entry.shapes = f"static spatial sizes {list(site.spatial)}"
-    else:
-        entry.shapes = (
-            "symbolic spatial sizes: only forms right for every size were considered, proven "
-            "on sampled sizes"
-        )
-    plan = choice.plan
-    if plan is None or choice.proof is None:
-        last = choice.attempts[-1].detail if choice.attempts else ""
-        entry.reason = choice.reason or (
-            f"no candidate could be proven (ortpool's op included; its proof: {last})"
-        )
-        return entry
-    entry.form, entry.why = plan.name, plan.why
-    entry.proof = choice.proof.to_dict()
-    if in_model is not None:
-        entry.in_model = in_model.to_dict()
-    if not site.in_main_graph:
-        entry.shapes += (
-            f"; in {site.location}: proven alone (its input is not one tensor of the model's "
-            "run)"
-        )
-    if plan.ortpool:
-        entry.realization = ORTPOOL
-    elif plan.changes_node:
-        entry.realization = FORM
-    else:
-        entry.realization = UNCHANGED
-    return entry
 
 
 @dataclasses.dataclass(repr=False)

@@ -5,13 +5,23 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ortpool.bench.runner import FLOOR, NUMPY, ORTPOOL, CaseResult, builtin_name
-from ortpool.bench.timing import Ratio, Stats
+from ortpool.model.timing import Ratio, Stats
 
-if TYPE_CHECKING:
-    from ortpool.bench.usermodel import ModelBench
+#: The variants of a benchmark case, as the table names them.
+ORTPOOL = "ortpool"
+NUMPY = "numpy"
+FLOOR = "floor"
+
+# The records themselves (``bench.runner.CaseResult``, ``bench.usermodel.ModelBench``) are
+# the command's: this module reads their fields.
+CaseResult = Any
+ModelBench = Any
+
+
+def builtin_name(opset: int) -> str:
+    return f"builtin@{opset}"
 
 #: the terminal width every line of ``ortpool bench`` fits (the full figures are in ``--json``)
 WIDTH = 100
@@ -305,7 +315,7 @@ def model_tables(result: ModelBench, markdown: bool = False) -> list[str]:
     """The lines of ``ortpool bench MODEL [FIXED]``: whole-model times with their ratios to the
     original (the control's among them), then each pooling node's time from the profiles (and
     the providers that executed it, when another than the CPU provider alone did)."""
-    from ortpool.bench.usermodel import FIXED, ORIGINAL
+    from ortpool.ort.timed import FIXED, ORIGINAL
 
     def table_text(rows: list[list[str]]) -> str:
         return render(rows, markdown=markdown, width=None if markdown else WIDTH)
@@ -359,7 +369,7 @@ def model_tables(result: ModelBench, markdown: bool = False) -> list[str]:
 
 def model_verdict(result: ModelBench) -> list[str]:
     """The sentence a reader looks for: what the fixed model costs, against the noise."""
-    from ortpool.bench.usermodel import CONTROL, FIXED
+    from ortpool.ort.timed import CONTROL, FIXED
 
     control = result.ratios.get(CONTROL)
     fixed = result.ratios.get(FIXED)

@@ -31,8 +31,12 @@ from typing import Any
 import numpy as np
 
 from ortpool import kernels, versions
+from ortpool.check.cases import FeedSet
+from ortpool.check.judge import Judgement, judge
 from ortpool.model import random_tensor
 from ortpool.model.site import Site
+from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.versions import GLOBAL_OPERATORS
 
 #: (n, k, s, pads for "pads", pads for "big-pads") per axis kind
@@ -308,3 +312,17 @@ def _roi_inputs(case: Case, rng: np.random.Generator) -> list[np.ndarray]:
     batch = rng.integers(0, 2, (5, 1))
     rois = np.concatenate([batch, corners], axis=1)
     return [x, rois.astype(x.dtype)]
+
+
+#: the label of a case's input in a judgement (the case's own input: judged as observed)
+CASE_INPUT = "the case's input"
+
+
+def judge_case(
+    case: Case, seed: int, runtime: RuntimeSpec, rule: AccuracyRule = DEFAULT_RULE
+) -> tuple[Site, Judgement]:
+    """One case judged by the engine on its own input (observed: the rulings' cells and Index
+    ties counted apart, as on a model's own input): its site, sized, and the judgement."""
+    feeds = case_inputs(case, seed)
+    site = case.site(feeds)
+    return site, judge(site, [FeedSet(CASE_INPUT, feeds, observed=True)], runtime, rule)

@@ -2,9 +2,9 @@
 
 A plan is what ``ortpool fix`` may write in place of a node. It is built by a *form*, a pure
 function of the node's site (:class:`Site`: operator, spec version, attributes, element
-type, static spatial sizes); :mod:`ortpool.fix.emit` turns a plan into nodes and
-:mod:`ortpool.fix.prove` decides whether the runtime computes it exactly. A form that does not
-apply to a node returns :class:`~ortpool.fix.outcomes.NotApplicable` with the reason instead.
+type, static spatial sizes); :mod:`ortpool.forms.emit` turns a plan into nodes and
+:mod:`ortpool.forms.prove` decides whether the runtime computes it exactly. A form that does not
+apply to a node returns :class:`~ortpool.report.outcomes.NotApplicable` with the reason instead.
 
 Base forms, cheapest first:
 
@@ -42,9 +42,9 @@ from ortpool.attributes import PoolAttrs, standard_attributes
 from ortpool.check.cases import lowest
 from ortpool.dtypes import FLOATS
 from ortpool.errors import OrtpoolError
-from ortpool.fix.outcomes import NotApplicable
 from ortpool.geometry import PoolGeometry, effective_kernel, same_pads
 from ortpool.model.site import MAX_LIKE, Site
+from ortpool.report.outcomes import NotApplicable
 from ortpool.tolerances import GLOBAL_SUMS
 from ortpool.versions import GLOBAL_OPERATORS
 

@@ -1,8 +1,8 @@
 """The realization of one node: the cheapest candidate proven exact on the runtime.
 
-Candidates come from :func:`ortpool.fix.forms.candidates` (the node as it is first, ortpool's op
-last); each is written for the node's opset (:mod:`ortpool.fix.emit`) and proven on the node's
-input sets (:mod:`ortpool.fix.prove`). Every candidate tried is kept with its outcome, so the
+Candidates come from :func:`ortpool.forms.plan.candidates` (the node as it is first, ortpool's op
+last); each is written for the node's opset (:mod:`ortpool.forms.emit`) and proven on the node's
+input sets (:mod:`ortpool.forms.prove`). Every candidate tried is kept with its outcome, so the
 report can say why the node is not simply left alone (the runtime's own difference from the
 spec) and why a cheaper form was passed over (e.g. a Pad folded back by PadFusion).
 """
@@ -11,29 +11,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
 
 from ortpool.check.cases import FeedSet
 from ortpool.check.judge import Judgement
-from ortpool.fix import emit, forms
-from ortpool.fix.outcomes import NotApplicable, Outcome
-from ortpool.fix.prove import prove_plan
+from ortpool.forms import emit
+from ortpool.forms import plan as forms
+from ortpool.forms.prove import prove_plan
 from ortpool.model.site import Site
 from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.report.outcomes import Attempt, NotApplicable, Outcome
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
-
-
-@dataclasses.dataclass
-class Attempt:
-    """One candidate tried for a node and what became of it (``detail``: the proof, or why
-    not)."""
-
-    form: str
-    outcome: Outcome
-    detail: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"form": self.form, "outcome": self.outcome.value, "detail": self.detail}
 
 
 @dataclasses.dataclass

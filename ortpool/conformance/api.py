@@ -1,0 +1,87 @@
+"""The Python API of ``ortpool conformance``: :func:`conformance` and its
+:class:`ConformanceReport`."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from ortpool.conformance.run import run_conformance, select_cases
+from ortpool.ort import ISOLATED_LEVEL, RuntimeSpec, parse_providers
+from ortpool.report import record as results
+from ortpool.report.matrix import matrix
+from ortpool.report.notebook import Report, _plural
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
+
+
+@dataclasses.dataclass(repr=False)
+class ConformanceReport(Report):
+    """The grid's cases and their results (``cases``: each with ``.case`` and ``.node``)."""
+
+    cases: list[Any]
+    settings: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        """0: the sweep ran (``ortpool conformance`` reports differences, it does not fail on
+        them; :attr:`differing` counts them)."""
+        return 0
+
+    @property
+    def differing(self) -> list[Any]:
+        """The cases whose built-in result differs from the spec."""
+        return [r for r in self.cases if r.node.failing]
+
+    def summary_lines(self) -> list[str]:
+        rows = matrix(self.cases)
+        lines = [
+            f"{_plural(len(self.cases), 'case')}: {len(self.differing)} differ from the spec"
+        ]
+        for row in rows:
+            bad = sum(n for s, n in row.statuses.items() if s in results.FAILING)
+            if bad:
+                lines.append(f"  {row.key}: {bad} of {row.cases} cases differ")
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"settings": self.settings, "cases": [r.to_dict() for r in self.cases]}
+
+    def _describe(self) -> str:
+        return f"{_plural(len(self.cases), 'case')}, {len(self.differing)} differ"
+
+
+def conformance(
+    *,
+    ops: Sequence[str] | None = None,
+    versions: Sequence[int] | None = None,
+    dtypes: Sequence[str] | None = None,
+    ranks: Sequence[int] = (1, 2, 3),
+    seed: int = 0,
+    providers: Sequence[str] | str | None = None,
+    opt_level: str = ISOLATED_LEVEL,
+    runtime: RuntimeSpec | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+    accuracy: AccuracyRule = DEFAULT_RULE,
+    nonfinite: bool = False,
+) -> ConformanceReport:
+    """Sweep the generated grid of single-node pooling cases through onnxruntime's built-ins and
+    ortpool, as ``ortpool conformance`` does.
+
+    ``ops``, ``versions``, ``dtypes`` (ONNX names: ``float`` is float32, ``double``...; numpy's
+    spellings are read too), ``ranks``: only these cases (default every one, 1-3 spatial axes);
+    ``seed``: of the case inputs; ``providers``, ``opt_level``, ``runtime``, ``atol``, ``rtol``,
+    ``accuracy``: as :func:`validate` takes them; ``nonfinite``: the cases holding NaN too (ruling
+    20: the non-finite domain). Returns a :class:`ConformanceReport`.
+    """
+    cases = select_cases(ops, versions, dtypes, ranks, nonfinite)
+    if runtime is None:
+        runtime = RuntimeSpec(parse_providers(providers), opt_level)
+    rule = dataclasses.replace(accuracy, atol=atol, rtol=rtol)
+    found = run_conformance(cases, seed, runtime.check(), rule,
+                            domain="non-finite" if nonfinite else "finite")
+    settings = {"seed": seed, "ops": ops, "versions": versions, "dtypes": dtypes,
+                "ranks": list(ranks), "runtime": runtime.describe(),
+                "domain": "non-finite" if nonfinite else "finite"}
+    return ConformanceReport(found, settings)

@@ -1,0 +1,71 @@
+"""``run_conformance``: the grid of :mod:`.grid` through onnxruntime's built-ins and ortpool.
+
+Each case is one node judged by the engine (:func:`ortpool.check.judge.judge`) on the case's
+input, the spec's answer from ortpool's kernels. Results are grouped per op and spec version
+into agree / differ / no kernel, with the causes named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ortpool import dtypes, versions
+from ortpool.check import grid
+from ortpool.errors import OrtpoolError
+from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.report import record as results
+from ortpool.report.matrix import CaseResult
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
+
+Progress = Callable[[int, int, str], None]
+
+
+def select_cases(
+    ops: Sequence[str] | None = None,
+    spec_versions: Sequence[int] | None = None,
+    element_types: Sequence[str] | None = None,
+    ranks: Sequence[int] = (1, 2, 3),
+    nonfinite: bool = False,
+) -> list[grid.Case]:
+    """The grid's cases the filters select (None: every one): operators, spec versions, element
+    types (ONNX names, ``float`` is float32; numpy's spellings read too), spatial ranks, and the
+    input domain (ruling 20: the cases holding NaN with ``nonfinite`` only); an
+    :class:`OrtpoolError` for a filter naming nothing that exists or selecting no case."""
+    for op in ops or []:
+        try:
+            versions.versions_of(op)
+        except ValueError as err:
+            raise OrtpoolError(f"ops: {err}") from None
+    if not ranks or any(r not in grid.RANK_AXES for r in ranks):
+        raise OrtpoolError(f"ranks {list(ranks)} must name ranks among 1, 2, 3")
+    names = [dtypes.canonical(t) for t in element_types] if element_types else None
+    cases = grid.cases(ops, spec_versions or None, names, ranks)
+    if not nonfinite:
+        cases = [case for case in cases if case.data != "nan"]
+    if not cases:
+        raise OrtpoolError("the filters select no case")
+    return cases
+
+
+def run_conformance(
+    cases: Sequence[grid.Case],
+    seed: int = 0,
+    runtime: RuntimeSpec | None = None,
+    rule: AccuracyRule = DEFAULT_RULE,
+    progress: Progress | None = None,
+    domain: str = "finite",
+) -> list[CaseResult]:
+    runtime = runtime or RuntimeSpec(level="disable")
+    found = []
+    for i, case in enumerate(cases):
+        if progress and i % 25 == 0:
+            progress(i, len(cases), f"{case.op}-{case.version} {case.dtype}")
+        site, judgement = grid.judge_case(case, seed, runtime, rule)
+        node = results.node_record(site, judgement, domain)
+        node.judgement = None
+        for comp in node.comparisons:
+            comp.categories = comp.aligned = None  # not kept: thousands of cases
+        found.append(CaseResult(case, node))
+    if progress:
+        progress(len(cases), len(cases), "")
+    return found

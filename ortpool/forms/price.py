@@ -1,0 +1,163 @@
+"""What guarding a model's max-like nodes against NaN and -inf costs, measured on the model.
+
+Ruling 20: in the finite domain ``validate`` reports the nodes that differ on non-finite inputs
+only, as information, with the price of guarding them. The price is what ``ortpool fix
+--nonfinite --nodes ...`` would write: for each such node the first form the engine proves exact
+on the non-finite domain's built cases (:func:`ortpool.forms.choose.choose`, the very choice fix
+makes), written into the model (:func:`ortpool.forms.apply.apply`); the guarded model is then
+timed against the original as ``ortpool bench MODEL FIXED`` times them
+(:func:`ortpool.ort.timed.time_against`: whole runs, interleaved, with a control), at the level
+the model runs at (onnxruntime's default ``all`` where validate judges at ``disable``). The
+timing has a budget (:data:`BUDGET`): a model whose run is long gets fewer rounds, and the
+spread of the rounds says how sure the figure is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+
+from ortpool.check.cases import expect, full_shape, proof_sets
+from ortpool.forms import lift
+from ortpool.forms.apply import apply
+from ortpool.forms.choose import choose
+from ortpool.model.scopes import ai_onnx_opset
+from ortpool.model.site import Site, find_sites
+from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec
+from ortpool.ort.opening import open_session
+from ortpool.ort.timed import CONTROL, FIXED, ORIGINAL, time_against
+
+#: Seconds of timing (the sessions' creation apart) a model's price may take: its rounds are
+#: as many as fit, from 3 to 12.
+BUDGET = 0.3
+ROUNDS = (3, 12)
+#: Seconds of back-to-back runs per sample: long enough for the timer.
+SAMPLE = 0.002
+
+
+@dataclasses.dataclass
+class GuardPrice:
+    """The guard's price on one model: the nodes guarded, the forms, the time per run."""
+
+    nodes: list[str]
+    forms: dict[str, str]  # node -> the form the engine proved (or why none)
+    level: str  # the graph optimization level the models were timed at
+    ratio: float | None = None  # guarded / original, median of the per-round ratios
+    spread: float | None = None  # half the interquartile range of those ratios
+    control: float | None = None  # original / original: the noise at the time
+    original: float | None = None  # seconds per run, median
+    guarded: float | None = None
+    rounds: int = 0
+    error: str = ""  # why nothing was measured
+
+    def text(self, verbose: bool = False) -> str:
+        """One line for the report: plain words, the figures behind them with ``verbose``."""
+        names = ", ".join(repr(n) for n in self.nodes)
+        if self.error or self.ratio is None:
+            return f"guarding {names} could not be measured: {self.error}"
+        forms = ", ".join(sorted(set(self.forms.values())))
+        line = (f"guarding {names} against NaN and -inf makes a run take {self.ratio:.2f} times "
+                f"as long ({_time(self.original)} -> {_time(self.guarded)})")
+        if verbose:
+            line += (f"; forms {forms}; +-{self.spread:.2f} over {self.rounds} interleaved "
+                     f"rounds, a second session of the original {self.control:.2f}; level "
+                     f"{self.level}, as 'ortpool bench MODEL FIXED' times them")
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _time(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.3g} µs"
+
+
+def guard_forms(
+    model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeSpec
+) -> tuple[onnx.ModelProto | None, dict[str, str]]:
+    """``model`` with each of ``sites`` (of ``model``'s main graph) written in the first form
+    the engine proves exact on its non-finite built cases at its size, and node -> form (or
+    why none); None where a node has no standard form."""
+    plans, forms = {}, {}
+    for site in sites:
+        shape = full_shape(site)
+        sets = expect(site, proof_sets(site, [shape], nonfinite=True)) if shape else []
+        choice = choose(site, sets, runtime) if sets else None
+        if choice is None or choice.plan is None or choice.plan.ortpool:
+            forms[site.name] = "no standard-op form (ortpool's op would guard it)"
+            return None, forms
+        plans[site.number] = choice.plan
+        forms[site.name] = choice.plan.name
+    fixed, _ = apply(model, list(sites), plans)
+    return fixed, forms
+
+
+def _lifted_forms(
+    model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeSpec, forms: dict[str, str]
+) -> tuple[onnx.ModelProto | None, dict[str, str]]:
+    """:func:`guard_forms` on ``model`` lifted to the first opset of :data:`ortpool.forms.lift.
+    TARGETS` where every node keeps its meaning and each site has a standard form, as
+    ``ortpool fix`` lifts it; (None, ``forms``) where none does."""
+    opset = ai_onnx_opset(model.opset_import)
+    elems = {s.name: s.elem for s in sites if s.elem}
+    for target in lift.TARGETS:
+        pinned: dict[str, int] = {}
+        if opset is None or target <= opset or lift.blocked(model, target, elems, pinned):
+            continue
+        copy, _ = lift.lifted(model, target, pinned)
+        found, _ = find_sites(copy, pinned=pinned)
+        sized = {s.name: s for s in sites}
+        mine = [s.at(sized[s.name].x_dims) for s in found if s.name in sized and s.judgeable]
+        fixed, lifted_forms = guard_forms(copy, mine, runtime)
+        if fixed is not None:
+            return fixed, {k: f"{v}+opset-lift" for k, v in lifted_forms.items()}
+    return None, forms
+
+
+def guard_price(
+    model: onnx.ModelProto,
+    sites: Sequence[Site],
+    feeds: Mapping[str, np.ndarray],
+    runtime: RuntimeSpec,
+    budget: float = BUDGET,
+) -> GuardPrice:
+    """The price of guarding ``sites`` (main-graph sites of ``model``, sized) on ``feeds``, at
+    the level the model runs at (``runtime``'s, or onnxruntime's default ``all`` where it is
+    validate's isolating ``disable``)."""
+    level = DEFAULT_LEVEL if runtime.level == ISOLATED_LEVEL else runtime.level
+    timed = runtime.with_level(level)
+    found = GuardPrice([s.name for s in sites], {}, level)
+    try:
+        fixed, found.forms = guard_forms(model, sites, timed)
+        if fixed is None:  # as fix does: at a higher opset where every node keeps its meaning
+            fixed, found.forms = _lifted_forms(model, sites, timed, found.forms)
+    except Exception as err:  # a form the runtime refuses: the report says why, validation goes on
+        found.error = f"no guard could be written: {str(err).splitlines()[0][:200]}"
+        return found
+    if fixed is None:
+        found.error = "; ".join(f"{k}: {v}" for k, v in found.forms.items())
+        return found
+    try:
+        # one run of the original sizes the rounds to the budget
+        session = open_session(timed, model)
+        session.run(None, dict(feeds))
+        start = time.perf_counter()
+        session.run(None, dict(feeds))
+        once = max(time.perf_counter() - start, SAMPLE)
+        rounds = int(min(max(budget / (3 * once), ROUNDS[0]), ROUNDS[1]))
+        times, ratios = time_against(model, fixed, feeds, timed, rounds, SAMPLE)
+    except Exception as err:  # onnxruntime's own error types, or a variant that cannot run
+        found.error = f"the models could not be timed: {str(err).splitlines()[0][:200]}"
+        return found
+    found.ratio, found.spread = ratios[FIXED].median, ratios[FIXED].spread
+    found.control = ratios[CONTROL].median
+    found.original, found.guarded = times[ORIGINAL].median, times[FIXED].median
+    found.rounds = rounds
+    return found

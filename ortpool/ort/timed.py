@@ -1,0 +1,59 @@
+"""A model timed against a second session of itself (the control) and against another model
+giving the same outputs (its fixed form), interleaved: what ``ortpool bench MODEL FIXED``
+measures and what ``validate``'s price of the guard reports."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import onnx
+
+from ortpool.model.timing import Ratio, Stats, interleaved
+from ortpool.ort.opening import open_session
+from ortpool.ort.runtime_spec import RuntimeSpec
+
+#: The variants' names, as the reports print them.
+ORIGINAL = "original"
+CONTROL = "original again"
+FIXED = "fixed"
+
+
+class RunFailed(Exception):
+    """A variant's first run failed: which one, and onnxruntime's message."""
+
+    def __init__(self, variant: str, reason: str) -> None:
+        super().__init__(f"{variant}: {reason}")
+        self.variant, self.reason = variant, reason
+
+
+def time_against(
+    model: onnx.ModelProto,
+    fixed: onnx.ModelProto | None,
+    feeds: Mapping[str, np.ndarray],
+    runtime: RuntimeSpec,
+    repeat: int,
+    min_sample: float,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[dict[str, Stats], dict[str, Ratio]]:
+    """``model`` (:data:`ORIGINAL`) against a second session of itself (:data:`CONTROL`) and
+    against ``fixed`` (:data:`FIXED`) when given, ``repeat`` interleaved rounds on ``feeds``:
+    each variant's times, and the CONTROL and FIXED ratios to ORIGINAL round by round. A first
+    run that fails raises :class:`RunFailed` naming the variant. ``clock``: as
+    :func:`ortpool.model.timing.interleaved` takes it."""
+    sessions = {ORIGINAL: open_session(runtime, model), CONTROL: open_session(runtime, model)}
+    if fixed is not None:
+        sessions[FIXED] = open_session(runtime, fixed)
+    for name, session in sessions.items():
+        try:
+            session.run(None, dict(feeds))
+        except Exception as err:  # onnxruntime's own exception types differ between releases
+            raise RunFailed(name, str(err)) from None
+    variants = {name: functools.partial(s.run, None, dict(feeds)) for name, s in sessions.items()}
+    times = interleaved(variants, repeat, min_sample, clock=clock)
+    ratios = {
+        name: Ratio.of(times[name], times[ORIGINAL]) for name in (CONTROL, FIXED) if name in times
+    }
+    return times, ratios

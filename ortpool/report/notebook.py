@@ -1,0 +1,143 @@
+"""The reports of the Python API, as a notebook and a script read them: :class:`Report` is what
+every report shares (``ok``, ``exit_code``, ``summary()``, ``to_dict()``, ``to_json()``,
+``_repr_html_()``, a one-line ``repr``); :class:`ValidationReport` is ``ortpool.validate``'s.
+Messages made for a Python caller name arguments (``shapes=``), not flags (``--shape``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ortpool.report import record as results
+
+
+class Report:
+    """What the API's reports share. A subclass gives :attr:`exit_code`, :meth:`summary_lines`,
+    :meth:`to_dict` and :meth:`_describe` (the ``repr``'s words)."""
+
+    @property
+    def exit_code(self) -> int:  # pragma: no cover - every report defines it
+        raise NotImplementedError
+
+    @property
+    def ok(self) -> bool:
+        """True when the command would exit 0."""
+        return self.exit_code == 0
+
+    def summary_lines(self) -> list[str]:  # pragma: no cover - every report defines it
+        raise NotImplementedError
+
+    def summary(self) -> str:
+        """A few lines: the verdict and what does not agree."""
+        return "\n".join(self.summary_lines())
+
+    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - every report defines it
+        raise NotImplementedError
+
+    def to_json(self) -> str:
+        """The report as the command's ``--json`` writes it."""
+        return json.dumps(self.to_dict(), indent=2, default=str) + "\n"
+
+    def _describe(self) -> str:  # pragma: no cover - every report defines it
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self._describe()}, exit {self.exit_code}>"
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the summary as preformatted text."""
+        return f"<pre>{html.escape(self.summary())}</pre>"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+@dataclasses.dataclass(repr=False)
+class ValidationReport(Report):
+    """Every model validated: ``models`` (:class:`ortpool.validate.ModelResult`, in the order
+    given; ``report[0]``, ``len(report)``, ``for model in report``), the run's settings."""
+
+    models: list[results.ModelResult]
+    settings: dict[str, Any] = dataclasses.field(default_factory=dict)
+    fail_on_rulings: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        """As ``ortpool validate`` exits: 0 every model agrees, 1 one differs, 2 one was not
+        validated."""
+        return results.exit_code(self.models, self.fail_on_rulings)
+
+    @property
+    def differing(self) -> list[results.ModelResult]:
+        """The models that differ (validated, with a difference from the spec)."""
+        return [m for m in self.models if not m.outcome and m.failing]
+
+    def summary_lines(self) -> list[str]:
+        """The verdict, then one line per model that does not agree (at most 10)."""
+        from ortpool.report import terminal
+
+        shown = [m for m in self.models if m.status != results.AGREE]
+        lines = terminal.summary_lines(self.models)
+        lines += [line for m in shown[:10] for line in terminal.fit(terminal.model_line(m))]
+        if len(shown) > 10:
+            lines.append(f"... and {len(shown) - 10} more (report.report() lists every one)")
+        return lines + terminal.information_lines(self.models, "nonfinite=True")
+
+    def report(self, verbose: bool = False) -> str:
+        """The terminal report ``ortpool validate`` prints (``verbose``: as with ``-v``)."""
+        from ortpool.report import terminal
+
+        lines = [line for m in self.models for line in terminal.model_report(m, verbose)]
+        lines += ["", *terminal.information_lines(self.models, "nonfinite=True")]
+        return "\n".join([*lines, *terminal.summary_lines(self.models)])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report's document (``ortpool validate --json``)."""
+        from ortpool.report import jsondoc as jsonreport
+
+        return jsonreport.validate_document(self.models, self.settings)
+
+    def to_json(self) -> str:
+        from ortpool.report import jsondoc as jsonreport
+
+        return jsonreport.dumps(self.to_dict())
+
+    def to_html(self) -> str:
+        """The self-contained HTML report (``ortpool validate --html``)."""
+        from ortpool.report import html as html_report
+
+        return html_report.render(self.models, self.settings)
+
+    def _repr_html_(self) -> str:
+        from ortpool.report import html as html_report
+
+        return html_report.summary(self.models)
+
+    def _describe(self) -> str:
+        text = _plural(len(self.models), "model")
+        differing = self.differing
+        if differing:
+            nodes = sum(1 for m in differing for n in m.nodes if n.failing)
+            text += f", {len(differing)} differ" + ("s" if len(differing) == 1 else "")
+            text += f" ({_plural(nodes, 'node')})" if nodes else " (end to end)"
+        not_run = sum(1 for m in self.models if m.outcome)
+        if not_run:
+            text += f", {not_run} not validated"
+        return text
+
+    def __len__(self) -> int:
+        return len(self.models)
+
+    def __iter__(self) -> Iterator[results.ModelResult]:
+        return iter(self.models)
+
+    def __getitem__(self, index: int) -> results.ModelResult:
+        return self.models[index]
