@@ -186,8 +186,10 @@ def signature(model: bytes | onnx.ModelProto, runtime: str) -> Signature:
         try:
             proto = onnx.ModelProto.FromString(bytes(model))
         except Exception as err:
-            raise ValueError(f"{runtime}: the model bytes do not parse as an ONNX model: "
-                             f"{one_line(str(err), 200)}") from None
+            raise ValueError(
+                f"{runtime}: the model bytes do not parse as an ONNX model: "
+                f"{one_line(str(err), 200)}"
+            ) from None
     else:
         raise TypeError(f"{runtime}: the model is {type(model).__name__}, not bytes")
     graph = proto.graph
@@ -201,9 +203,7 @@ def _dims_text(dims: Sequence[int | None]) -> str:
     return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
 
 
-def check_feeds(
-    sig: Signature, feeds: Mapping[str, Any], runtime: str
-) -> dict[str, np.ndarray]:
+def check_feeds(sig: Signature, feeds: Mapping[str, Any], runtime: str) -> dict[str, np.ndarray]:
     """``feeds`` as numpy arrays in the model's input order, each checked against its declared
     element type and shape: a ValueError for a missing, unknown or misshapen feed, a TypeError for
     another element type, each naming ``runtime``, the input and the value."""
@@ -246,9 +246,7 @@ def check_feeds(
     return arrays
 
 
-def check_outputs(
-    sig: Signature, outputs: Sequence[np.ndarray], runtime: str
-) -> list[np.ndarray]:
+def check_outputs(sig: Signature, outputs: Sequence[np.ndarray], runtime: str) -> list[np.ndarray]:
     """The runtime's outputs, one per declared output in its declared element type: a
     :class:`RuntimeFailure` (:data:`RUN_FAILED`) naming the output otherwise (a runtime that
     answers in another type is not cast: that would hide what it did)."""
@@ -339,8 +337,10 @@ def last_words(text: str) -> str:
             head = f"panicked at {where.group('where')}" if where else line
             return one_line(f"{head}: {said}" if said else head, 300)
     for line in reversed(lines):
-        if line and not line.startswith(("note:", "stack backtrace", "at ")) and not re.match(
-            r"^\d+:", line
+        if (
+            line
+            and not line.startswith(("note:", "stack backtrace", "at "))
+            and not re.match(r"^\d+:", line)
         ):
             return one_line(line, 300)
     return ""

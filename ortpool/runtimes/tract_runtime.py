@@ -122,9 +122,7 @@ class Tract(Runtime):
         for port in (*sig.inputs, *sig.outputs):
             if port.dtype == "bfloat16":
                 kind = "input" if port in sig.inputs else "output"
-                raise self.failure(
-                    NO_KERNEL, f"no element type bfloat16 ({kind} {port.name!r})"
-                )
+                raise self.failure(NO_KERNEL, f"no element type bfloat16 ({kind} {port.name!r})")
         tract = self._module()
         with tempfile.TemporaryDirectory(prefix="ortpool-tract-") as folder:
             path = os.path.join(folder, "model.onnx")
@@ -172,7 +170,8 @@ class Tract(Runtime):
             try:
                 inference.set_input_fact(i, fact)
             except Exception as err:
-                raise self.failure(REFUSED, f"input {name!r} fact {fact}: {_clean(str(err))}") \
-                    from None
+                raise self.failure(
+                    REFUSED, f"input {name!r} fact {fact}: {_clean(str(err))}"
+                ) from None
             order.append(name)
         return order
