@@ -40,6 +40,19 @@ def names() -> list[str]:
     return sorted(_RUNTIMES)
 
 
+def _class(name: str) -> type[Runtime]:
+    cls = _RUNTIMES.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ValueError(f"unknown runtime {name!r}: the runtimes are {', '.join(names())}")
+    return cls
+
+
+def install_hint(name: str) -> str | None:
+    """None when runtime ``name``'s package imports here, else how to install it (a ValueError
+    for an unknown name)."""
+    return _class(name).available()
+
+
 def register(cls: type[Runtime]) -> None:
     """Add a :class:`Runtime` class to :func:`get`'s table under ``cls.name`` (a name already
     there for another class is a ValueError)."""
@@ -55,9 +68,7 @@ def get(name: str, **options: Any) -> Runtime:
     """The runtime called ``name`` with ``options``: a ValueError for an unknown name (naming
     the known ones) or a runtime whose package is not installed (with its install hint), a
     TypeError for an option it does not take."""
-    cls = _RUNTIMES.get(name) if isinstance(name, str) else None
-    if cls is None:
-        raise ValueError(f"unknown runtime {name!r}: the runtimes are {', '.join(names())}")
+    cls = _class(name)
     unknown = sorted(set(options) - set(cls.OPTIONS))
     if unknown:
         takes = ", ".join(cls.OPTIONS) or "none"
@@ -82,6 +93,7 @@ __all__ = [
     "Tract",
     "Worker",
     "get",
+    "install_hint",
     "names",
     "register",
 ]

@@ -143,7 +143,11 @@ def test_get_names_the_known_runtimes_and_checks_options(monkeypatch) -> None:
     monkeypatch.setattr(runtimes.Tract, "available", classmethod(lambda cls: "pip install tract"))
     with pytest.raises(ValueError, match=r"^runtime 'tract' is not installed here: pip ins"):
         runtimes.get("tract")
+    assert runtimes.install_hint("tract") == "pip install tract"
+    assert runtimes.install_hint("reference") is None
     assert isinstance(runtimes.get("reference"), runtimes.Reference)
+    with pytest.raises(ValueError, match=r"^unknown runtime 'tvm'"):
+        runtimes.install_hint("tvm")
 
 
 def test_register_adds_a_runtime_and_refuses_a_taken_name(monkeypatch) -> None:
