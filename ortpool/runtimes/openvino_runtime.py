@@ -40,10 +40,9 @@ from ortpool.runtimes.base import (
 )
 
 PRECISIONS = ("f32", "bf16", "f16")
+#: OpenVINO's devices that stand for others (not in ``Core().available_devices``)
+VIRTUAL_DEVICES = ("AUTO", "HETERO", "MULTI", "BATCH")
 INSTALL_HINT = "pip install openvino"
-
-#: OpenVINO's element type names -> the precision names used here
-_PRECISION_OF_TYPE = {"f32": "f32", "bf16": "bf16", "f16": "f16", "f64": "f64"}
 
 
 def _release(version: str) -> str:
@@ -130,6 +129,8 @@ class OpenVINO(Runtime):
 
     def _check_device(self) -> None:
         devices = self._core().available_devices
+        if self.device.split(":")[0] in VIRTUAL_DEVICES:
+            return  # AUTO:CPU, HETERO:GPU,CPU...: OpenVINO resolves them when compiling
         if self.device not in devices and self.device.split(".")[0] not in devices:
             raise ValueError(
                 f"openvino: device {self.device!r} is not available here "
@@ -144,8 +145,9 @@ class OpenVINO(Runtime):
             param = ov.opset8.parameter([1], ov.Type.f32, name="x")
             model = ov.Model([ov.opset8.relu(param)], [param], "probe")
             compiled = self._core().compile_model(model, self.device, self._config())
-            kind = compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name()
-            self._cache["effective"] = _PRECISION_OF_TYPE.get(kind, kind)
+            # an element type: its name is the precision's ("f32", "bf16", "f16")
+            hint = compiled.get_property("INFERENCE_PRECISION_HINT")
+            self._cache["effective"] = hint.get_type_name()
         return self._cache["effective"]
 
     def describe(self) -> dict[str, Any]:

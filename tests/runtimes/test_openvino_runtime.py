@@ -4,6 +4,8 @@ its float16-bits API."""
 
 from __future__ import annotations
 
+import json
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -60,6 +62,7 @@ def test_a_missing_feed_is_an_error_not_a_run_on_garbage(runtime) -> None:
 
 def test_the_precision_is_f32_unless_asked(runtime) -> None:
     facts = runtime.describe()
+    assert json.loads(json.dumps(facts)) == facts
     assert facts["runtime"] == "openvino" and facts["device"] == "CPU"
     assert facts["precision"] == "f32" and facts["precision_asked"] == "f32"
     assert facts["release"] == openvino.__version__.split("-")[0]
@@ -67,6 +70,8 @@ def test_the_precision_is_f32_unless_asked(runtime) -> None:
     asked = runtimes.get("openvino", precision="bf16").describe()
     assert asked["precision_asked"] == "bf16"
     assert asked["precision"] in ("bf16", "f32")  # f32 where the CPU has no bf16 instructions
+    with pytest.raises(ValueError, match=r"^openvino: device 'NPU7' is not available here \(av"):
+        runtimes.get("openvino", device="NPU7").describe()
 
 
 def test_bfloat16_goes_in_and_comes_back_as_values_not_float16_bits(runtime) -> None:
