@@ -9,7 +9,8 @@ Measured on tract 0.23.9:
   Unimplemented(LpPool)' (no kernel). No bfloat16: loading raises "Unknown DatumType Bfloat16".
 - Some inputs end the process (a Rust panic in a function that cannot unwind: SIGABRT):
   MaxPool with kernel_shape=[0] (core/src/ops/cnn/patches.rs), GlobalLpPool on a zero-size
-  spatial axis (divide by zero in core/src/ops/nn/reduce.rs). A missing feed ends it with
+  spatial axis (divide by zero in core/src/ops/nn/reduce.rs); GlobalAveragePool on [1,1,0,0],
+  which aborted an earlier release, gives nan here (as the spec). A missing feed ends it with
   SIGSEGV. Run it in a :class:`~ortpool.runtimes.base.Worker`.
 - Its errors carry a Rust backtrace when RUST_BACKTRACE is set; the message keeps the first
   line and the first cause.

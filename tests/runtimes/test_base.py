@@ -185,7 +185,7 @@ def test_openvino_options_are_checked_and_every_runtime_pickles() -> None:
 def test_a_worker_needs_a_runtime_and_positive_times() -> None:
     with pytest.raises(TypeError, match=r"^Worker needs a Runtime, not str$"):
         runtimes.Worker("tract", 5)  # type: ignore[arg-type]
-    for bad in (0, -1, float("nan"), True, "5"):
+    for bad in (0, -1, float("nan"), float("inf"), True, "5"):
         with pytest.raises(ValueError, match=r"^reference worker: timeout=.* is not a positive"):
             runtimes.Worker(runtimes.Reference(), bad)  # type: ignore[arg-type]
     assert CRASHED in KINDS

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ortpool.errors import OrtpoolError
 from ortpool.runtimes import (
     CRASHED,
     NO_KERNEL,
@@ -29,9 +30,9 @@ from ortpool.runtimes import (
 
 class Stub(Runtime):
     """Does what the model bytes say: b"echo" gives its feeds back, b"sleep" sleeps for a minute,
-    b"abort" prints a Rust-like panic and aborts, b"exit" exits with 3,
-    b"no-kernel" raises that failure, b"value" a ValueError, b"key" a KeyError, b"pid" gives its
-    process id."""
+    b"abort" prints a Rust-like panic and aborts, b"exit" exits with 3, b"no-kernel" raises that
+    failure, b"value" a ValueError, b"ortpool" an OrtpoolError, b"key" a KeyError, b"pid" gives
+    its process id."""
 
     name = "stub"
     OPTIONS = ("fail_prepare",)
@@ -67,6 +68,8 @@ class Stub(Runtime):
             raise self.failure(NO_KERNEL, "no implementation of\nStub")
         if model == b"value":
             raise ValueError("stub: input 'X' has no feed")
+        if model == b"ortpool":
+            raise OrtpoolError("pads='1,x': not integers", node="pool", op="MaxPool", version=12)
         if model == b"key":
             raise KeyError("X")
         if model == b"pid":
@@ -93,6 +96,8 @@ def test_a_hang_times_out_and_the_next_case_runs_in_a_fresh_child() -> None:
         assert (caught.value.kind, caught.value.message) == (NO_KERNEL, "no implementation of Stub")
         with pytest.raises(ValueError, match=r"^stub: input 'X' has no feed$"):
             worker.run(b"value", X)
+        with pytest.raises(ValueError, match=r"^node 'pool' \(MaxPool-12\): pads='1,x': not"):
+            worker.run(b"ortpool", X)  # a subclass comes back as its ValueError
         with pytest.raises(RuntimeFailure, match=r"^stub: run-failed: KeyError: 'X'$") as caught:
             worker.run(b"key", X)
         assert caught.value.kind == RUN_FAILED
