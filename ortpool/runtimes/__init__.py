@@ -1,0 +1,99 @@
+"""Runtimes other than onnxruntime, behind one interface (issue 35, "beyond onnxruntime").
+
+``get("openvino")`` (options ``device="CPU"``, ``precision="f32"``), ``get("tract")`` and
+``get("reference")`` (the onnx reference evaluator) give a :class:`Runtime`; ``Runtime.run(model,
+feeds)`` runs a serialized model in this process, ``Worker(runtime, timeout).run(model, feeds)``
+in a child process that survives the runtime's aborts and hangs. What goes wrong is a
+:class:`RuntimeFailure` whose ``kind`` is :data:`NO_KERNEL`, :data:`REFUSED`, :data:`RUN_FAILED`,
+:data:`CRASHED` or :data:`TIMED_OUT` (:mod:`ortpool.runtimes.base`).
+
+The packages are optional (``pip install openvino``, ``pip install tract``): importing this
+package imports none of them; ``Runtime.available()`` gives the install hint when one is
+missing. onnxruntime is not here: its implementation of :class:`Runtime` lives in
+:mod:`ortpool.ort` and joins the table with :func:`register`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ortpool.runtimes.base import (
+    CRASHED,
+    KINDS,
+    NO_KERNEL,
+    REFUSED,
+    RUN_FAILED,
+    TIMED_OUT,
+    Runtime,
+    RuntimeFailure,
+    Worker,
+)
+from ortpool.runtimes.openvino_runtime import OpenVINO
+from ortpool.runtimes.reference_runtime import Reference
+from ortpool.runtimes.tract_runtime import Tract
+
+_RUNTIMES: dict[str, type[Runtime]] = {cls.name: cls for cls in (OpenVINO, Tract, Reference)}
+
+
+def names() -> list[str]:
+    """The runtimes :func:`get` knows, sorted."""
+    return sorted(_RUNTIMES)
+
+
+def _class(name: str) -> type[Runtime]:
+    cls = _RUNTIMES.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ValueError(f"unknown runtime {name!r}: the runtimes are {', '.join(names())}")
+    return cls
+
+
+def install_hint(name: str) -> str | None:
+    """None when runtime ``name``'s package imports here, else how to install it (a ValueError
+    for an unknown name)."""
+    return _class(name).available()
+
+
+def register(cls: type[Runtime]) -> None:
+    """Add a :class:`Runtime` class to :func:`get`'s table under ``cls.name`` (a name already
+    there for another class is a ValueError)."""
+    if not (isinstance(cls, type) and issubclass(cls, Runtime)):
+        raise TypeError(f"register takes a Runtime subclass, not {cls!r}")
+    known = _RUNTIMES.get(cls.name)
+    if known is not None and known is not cls:
+        raise ValueError(f"runtime name {cls.name!r} is taken by {known.__name__}")
+    _RUNTIMES[cls.name] = cls
+
+
+def get(name: str, **options: Any) -> Runtime:
+    """The runtime called ``name`` with ``options``: a ValueError for an unknown name (naming
+    the known ones) or a runtime whose package is not installed (with its install hint), a
+    TypeError for an option it does not take."""
+    cls = _class(name)
+    unknown = sorted(set(options) - set(cls.OPTIONS))
+    if unknown:
+        takes = ", ".join(cls.OPTIONS) or "none"
+        raise TypeError(f"runtime {name!r} takes no option {unknown[0]!r} (its options: {takes})")
+    hint = cls.available()
+    if hint is not None:
+        raise ValueError(f"runtime {name!r} is not installed here: {hint}")
+    return cls(**options)
+
+
+__all__ = [
+    "CRASHED",
+    "KINDS",
+    "NO_KERNEL",
+    "REFUSED",
+    "RUN_FAILED",
+    "TIMED_OUT",
+    "OpenVINO",
+    "Reference",
+    "Runtime",
+    "RuntimeFailure",
+    "Tract",
+    "Worker",
+    "get",
+    "install_hint",
+    "names",
+    "register",
+]

@@ -1,0 +1,140 @@
+"""The worker process against a runtime that misbehaves on purpose: it hangs, aborts, is killed,
+raises. Each misdeed is one result, and the next case runs in a fresh child.
+
+The stub runtime is defined at module level: the worker pickles it to its spawned child, which
+imports this module to read it back.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ortpool.errors import OrtpoolError
+from ortpool.runtimes import (
+    CRASHED,
+    NO_KERNEL,
+    RUN_FAILED,
+    TIMED_OUT,
+    Runtime,
+    RuntimeFailure,
+    Worker,
+)
+
+
+class Stub(Runtime):
+    """Does what the model bytes say: b"echo" gives its feeds back, b"sleep" sleeps for a minute,
+    b"abort" prints a Rust-like panic and aborts, b"exit" exits with 3, b"no-kernel" raises that
+    failure, b"value" a ValueError, b"ortpool" an OrtpoolError, b"key" a KeyError, b"pid" gives
+    its process id."""
+
+    name = "stub"
+    OPTIONS = ("fail_prepare",)
+
+    def __init__(self, fail_prepare: bool = False) -> None:
+        super().__init__()
+        self.fail_prepare = fail_prepare
+
+    @classmethod
+    def available(cls) -> str | None:
+        return None
+
+    def prepare(self) -> None:
+        if self.fail_prepare:
+            raise ValueError("stub is not installed here: pip install stub")
+
+    def describe(self) -> dict[str, Any]:
+        return {"runtime": self.name, "release": "0", "device": "none", "precision": "none"}
+
+    def title(self) -> str:
+        return "stub"
+
+    def run(self, model: bytes, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        if model == b"sleep":
+            time.sleep(60)
+        if model == b"abort":
+            sys.stderr.write("thread 'main' panicked at src/stub.rs:7:9:\nstub gave up\n")
+            sys.stderr.flush()
+            os.abort()
+        if model == b"exit":
+            os._exit(3)
+        if model == b"no-kernel":
+            raise self.failure(NO_KERNEL, "no implementation of\nStub")
+        if model == b"value":
+            raise ValueError("stub: input 'X' has no feed")
+        if model == b"ortpool":
+            raise OrtpoolError("pads='1,x': not integers", node="pool", op="MaxPool", version=12)
+        if model == b"key":
+            raise KeyError("X")
+        if model == b"pid":
+            return [np.array(os.getpid())]
+        return [np.asarray(v) for v in feeds.values()]
+
+
+X = {"X": np.arange(6, dtype=np.float32).reshape(2, 3)}
+
+
+def _echo_works(worker: Worker) -> None:
+    (y,) = worker.run(b"echo", X)
+    np.testing.assert_array_equal(y, X["X"])
+
+
+def test_a_hang_times_out_and_the_next_case_runs_in_a_fresh_child() -> None:
+    """What the runtime raises comes back as such, the child alive; a hang is a time-out that
+    kills it."""
+    with Worker(Stub(), timeout=30.0) as worker:
+        _echo_works(worker)
+        first = worker.run(b"pid", {})[0]
+        with pytest.raises(RuntimeFailure) as caught:
+            worker.run(b"no-kernel", X)
+        assert (caught.value.kind, caught.value.message) == (NO_KERNEL, "no implementation of Stub")
+        with pytest.raises(ValueError, match=r"^stub: input 'X' has no feed$"):
+            worker.run(b"value", X)
+        with pytest.raises(ValueError, match=r"^node 'pool' \(MaxPool-12\): pads='1,x': not"):
+            worker.run(b"ortpool", X)  # a subclass comes back as its ValueError
+        with pytest.raises(RuntimeFailure, match=r"^stub: run-failed: KeyError: 'X'$") as caught:
+            worker.run(b"key", X)
+        assert caught.value.kind == RUN_FAILED
+        assert worker.run(b"pid", {})[0] == first and worker.started == 1
+
+        worker.timeout = 1.0  # the quick cases above keep a margin on a loaded machine
+        start = time.perf_counter()
+        with pytest.raises(RuntimeFailure) as caught:
+            worker.run(b"sleep", X)
+        assert time.perf_counter() - start < 10
+        assert caught.value.kind == TIMED_OUT and caught.value.runtime == "stub"
+        assert caught.value.message == "the worker took longer than 1 s to answer; it was stopped"
+        worker.timeout = 30.0
+        _echo_works(worker)
+        assert worker.run(b"pid", {})[0] != first
+        assert worker.started == 2
+    assert worker._process is None  # closed: the child was told to stop
+
+
+def test_an_abort_and_an_exit_are_crashes_and_the_worker_goes_on() -> None:
+    with Worker(Stub(), timeout=30.0) as worker:
+        with pytest.raises(RuntimeFailure) as caught:
+            worker.run(b"abort", X)
+        assert caught.value.kind == CRASHED
+        assert str(caught.value) == (
+            "stub: crashed: the worker was killed by SIGABRT on this case: "
+            "panicked at src/stub.rs:7:9: stub gave up"
+        )
+        with pytest.raises(RuntimeFailure, match=r"^stub: crashed: the worker exited with code 3 "):
+            worker.run(b"exit", X)  # and not the first child's last words
+        assert str(caught.value).count("panicked") == 1
+        _echo_works(worker)
+        assert worker.started == 3
+
+
+def test_a_runtime_that_cannot_start_says_why() -> None:
+    with Worker(Stub(fail_prepare=True), timeout=5.0) as worker:
+        with pytest.raises(ValueError, match=r"^stub is not installed here: pip install stub$"):
+            worker.run(b"echo", X)
+        assert worker.started == 1 and worker._process is None
