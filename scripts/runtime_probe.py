@@ -19,8 +19,9 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from ortpool import kernels, runtimes
-from ortpool.model.singlenode import NodeSpec, builtin_model, feed_dict
+from ortpool import dtypes, kernels, runtimes
+from ortpool.model.singlenode import alone_model, feed_dict
+from ortpool.model.site import Site
 
 
 @dataclass(frozen=True)
@@ -127,8 +128,10 @@ def probe(names: list[str], timeout: float) -> list[dict[str, Any]]:
     results = []
     try:
         for case in CASES:
-            spec = NodeSpec(case.op, case.opset, case.attributes, len(case.feeds), case.n_outputs)
-            model = builtin_model(spec, case.feeds).SerializeToString()
+            site = Site.alone(case.op, case.opset, case.attributes,
+                              dtypes.name_of(case.feeds[0].dtype), case.feeds[0].shape,
+                              len(case.feeds), case.n_outputs, strict=False)
+            model = alone_model(site, case.feeds, carried=False).SerializeToString()
             feeds = feed_dict(case.feeds)
             want, rejected = spec_of(case)
             row: dict[str, Any] = {"case": case.title, "about": case.about, "seen": case.seen}

@@ -31,6 +31,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kernels", ("ortpool.kernels",)),
     # tolerances.py is ruling 17's accuracy rule: it asks the kernels for the exact result.
     ("model", ("ortpool.model", "ortpool.modelfile", "ortpool.staging", "ortpool.tolerances")),
+    # the runtimes other than onnxruntime (OpenVINO's own, tract, the ONNX reference evaluator),
+    # each run in a worker that survives its crash: none imports onnxruntime
+    ("runtimes", ("ortpool.runtimes",)),
     ("ort", ("ortpool.ort",)),
     # the engine that judges a node: validate's verdict, fix's proofs, conformance's cases
     ("check", ("ortpool.check",)),

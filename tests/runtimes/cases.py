@@ -1,5 +1,5 @@
 """Small single-node models for the runtime tests, built as ortpool builds its own
-(:func:`ortpool.model.singlenode.builtin_model`), and the spec's answer for them."""
+(:func:`ortpool.model.singlenode.alone_model`), and the spec's answer for them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from ortpool import kernels
-from ortpool.model.singlenode import NodeSpec, builtin_model, feed_dict
+from ortpool.model.singlenode import alone_model, feed_dict
+from tests.support.judging import site_of
 
 MAXPOOL_ATTRS = {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1]}
 
@@ -17,8 +18,9 @@ def node(
     op: str, opset: int, attributes: dict[str, Any], *feeds: np.ndarray, n_outputs: int = 1
 ) -> tuple[bytes, dict[str, np.ndarray]]:
     """The model of one ``op`` node at ``opset`` and its feeds (X, I, output_shape)."""
-    spec = NodeSpec(op, opset, attributes, len(feeds), n_outputs)
-    return builtin_model(spec, list(feeds)).SerializeToString(), feed_dict(list(feeds))
+    site = site_of(op, opset, attributes, list(feeds), n_outputs)
+    model = alone_model(site, list(feeds), carried=False)  # the runtime takes bfloat16 itself
+    return model.SerializeToString(), feed_dict(list(feeds))
 
 
 def maxpool_case() -> tuple[bytes, dict[str, np.ndarray], np.ndarray]:
