@@ -44,6 +44,7 @@ from ortpool.ort import runtime_spec
 from ortpool.ort.opening import open_session, optimized
 from ortpool.ort.ortrun import NO_KERNEL, classify
 from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.runtimes.base import CRASHED, TIMED_OUT, RuntimeFailure, Worker
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, Tolerance, node_tolerance
 
 #: A model of the node for inputs shaped as the given example arrays.
@@ -281,25 +282,35 @@ def _record(judgement: Judgement, feed: FeedSet, status: str,
     judgement.status = st.worst([judgement.status, status])
 
 
-def run_group(
-    session: Any,
-    site: Site,
-    group: Sequence[FeedSet],
-    judgement: Judgement,
-    rule: AccuracyRule = DEFAULT_RULE,
-) -> str:
-    """Run ``session`` on each set of ``group`` and compare; the first failure, or "" (every
-    set's figures and the sets proven go into ``judgement``)."""
+#: Runs one input set's arrays through a model already loaded: its outputs.
+Run = Callable[[Sequence[np.ndarray]], Sequence[np.ndarray]]
+
+
+def session_run(session: Any) -> Run:
+    """An onnxruntime session as a :data:`Run` (bfloat16 fed as float32 where carried)."""
     names = [o.name for o in session.get_outputs()]
     inputs = session.get_inputs()
+
+    def run(arrays: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
+        return session.run(names, {i.name: carry.feedable(a)
+                                   for i, a in zip(inputs, arrays, strict=True)})
+
+    return run
+
+
+def run_group(
+    run: Run, site: Site, group: Sequence[FeedSet], judgement: Judgement,
+    rule: AccuracyRule = DEFAULT_RULE,
+) -> str:
+    """``run`` on each set of ``group``, compared; the first failure, or "" (every set's
+    figures and the sets proven go into ``judgement``). A set the runtime fails on ends the
+    group: the failure says which way (:func:`refusal`)."""
     for feed in group:
         try:
-            feeds = {i.name: carry.feedable(a) for i, a in zip(inputs, feed.arrays, strict=True)}
-            got = session.run(names, feeds)
-        except Exception as err:  # onnxruntime's own types: the run is refused
-            failure = f"the run fails on {feed.label}: {short_error(err)}"
-            judgement.fail(st.ORT_REJECTED, failure)
-            return failure
+            got = run(feed.arrays)
+        except Exception as err:  # each runtime raises its own types: sorted by refusal()
+            judgement.fail(*refusal(err, f"the run fails on {feed.label}"))
+            return judgement.failure
         status, comps, failure = compare_set(site, feed, got, rule)
         judgement.tolerance = comps[0].tolerance if comps else judgement.tolerance
         _record(judgement, feed, status, comps)
@@ -310,33 +321,55 @@ def run_group(
     return ""
 
 
+#: A failure of another runtime than onnxruntime, by kind: the node's status.
+_STATUS_OF = {NO_KERNEL: st.NO_KERNEL, CRASHED: st.CRASHED, TIMED_OUT: st.TIMED_OUT}
+
+
+def refusal(err: Exception, doing: str) -> tuple[str, str]:
+    """(status, text) of a runtime's failure ``doing`` something (loading the model, running a
+    set): no kernel, crashed, timed out, else refused."""
+    if isinstance(err, RuntimeFailure):
+        return _STATUS_OF.get(err.kind, st.ORT_REJECTED), f"{doing}: {err}"
+    failure = classify(err, "load" if doing == LOADING else "run")
+    status = st.NO_KERNEL if failure.kind == NO_KERNEL and doing == LOADING else st.ORT_REJECTED
+    return status, f"{doing}: {failure}"
+
+
+LOADING = "onnxruntime refuses it"
+
+
 def _run_sets(
     build: Build,
     site: Site,
     sets: Sequence[FeedSet],
-    runtime: RuntimeSpec,
+    runtime: RuntimeSpec | Worker,
     level: str | None,
     rule: AccuracyRule,
 ) -> Judgement:
     """The model ``build`` makes for each shape of ``sets``, run on every set at ``level``
-    (None: the runtime's) and compared with the spec's outputs."""
+    (None: the runtime's) and compared with the spec's outputs. Another runtime than
+    onnxruntime runs each set in its worker process (a :class:`~ortpool.runtimes.Worker`)."""
     judgement = Judgement()
     # Where onnxruntime may run the model on another provider than the first asked (it falls
     # back silently), the judgement says which executed each op.
-    placed = runtime.provider_names != [runtime_spec.CPU]
+    placed = isinstance(runtime, RuntimeSpec) and runtime.provider_names != [runtime_spec.CPU]
     for group in shape_groups(sets):
         model = build(group[0].arrays)
+        if isinstance(runtime, Worker):
+            data, names = model.SerializeToString(), [i.name for i in model.graph.input]
+            if run_group(lambda arrays, d=data, n=names: runtime.run(
+                    d, dict(zip(n, arrays, strict=True))), site, group, judgement, rule):
+                return judgement
+            continue
         folder = runtime_spec.profile_dir() if placed else None
         try:
             try:
                 session = open_session(runtime, model, level=level, threads=1,
                                        profile_dir=folder)
             except Exception as err:  # onnxruntime raises its own types; each is a refusal
-                failure = classify(err, "load")
-                status = st.NO_KERNEL if failure.kind == NO_KERNEL else st.ORT_REJECTED
-                judgement.fail(status, f"onnxruntime refuses it: {short_error(err)}")
+                judgement.fail(*refusal(err, LOADING))
                 return judgement
-            if run_group(session, site, group, judgement, rule):
+            if run_group(session_run(session), site, group, judgement, rule):
                 return judgement
             if folder is not None:
                 judgement.asked = runtime.first
@@ -356,7 +389,7 @@ def _run_sets(
 def judge(
     site: Site,
     sets: Sequence[FeedSet],
-    runtime: RuntimeSpec,
+    runtime: RuntimeSpec | Worker,
     rule: AccuracyRule = DEFAULT_RULE,
     *,
     build: Build | None = None,
@@ -367,12 +400,14 @@ def judge(
     says whether the runtime runs what the spec refuses."""
     refusals: list[str] = []
     kept = expect(site, sets, refusals)
-    build = build or (lambda example: alone_model(site, example))
+    # onnxruntime's Python API has no bfloat16 array: carried as float32 there, not elsewhere
+    carried = isinstance(runtime, RuntimeSpec)
+    build = build or (lambda example: alone_model(site, example, carried=carried))
     if not kept:
         return _spec_refuses(site, sets, refusals, build, runtime)
     judgement = _run_sets(build, site, kept, runtime, None, rule)
     if (not judgement.exact and judgement.status not in (st.NO_KERNEL, st.ORT_REJECTED)
-            and runtime.level != "disable"):
+            and isinstance(runtime, RuntimeSpec) and runtime.level != "disable"):
         plain = _run_sets(build, site, kept, runtime, "disable", rule)
         if plain.exact:
             judgement.folded = True
@@ -385,7 +420,7 @@ def judge(
 
 def _spec_refuses(
     site: Site, sets: Sequence[FeedSet], refusals: Sequence[str], build: Build,
-    runtime: RuntimeSpec,
+    runtime: RuntimeSpec | Worker,
 ) -> Judgement:
     """No set has a spec answer: the spec refuses them. Whether the runtime runs the first
     decides ORTPOOL_REJECTED (it computes what the spec refuses) or BOTH_REJECTED."""
@@ -395,15 +430,21 @@ def _spec_refuses(
     if not sets:
         return judgement
     try:
-        session = open_session(runtime, build(sets[0].arrays), threads=1)
-        inputs = session.get_inputs()
-        session.run(None, {i.name: carry.feedable(a)
-                           for i, a in zip(inputs, sets[0].arrays, strict=True)})
-    except Exception as err:  # onnxruntime refuses too
-        judgement.fail(st.BOTH_REJECTED, f"onnxruntime: {short_error(err)}; ortpool: {why}")
+        model = build(sets[0].arrays)
+        if isinstance(runtime, Worker):
+            runtime.run(model.SerializeToString(),
+                        dict(zip([i.name for i in model.graph.input], sets[0].arrays, strict=True)))
+        else:
+            session_run(open_session(runtime, model, threads=1))(sets[0].arrays)
+    except Exception as err:  # the runtime refuses too
+        judgement.fail(st.BOTH_REJECTED, f"{_name(runtime)}: {short_error(err)}; ortpool: {why}")
         return judgement
     judgement.fail(st.ORTPOOL_REJECTED, f"ortpool: {why}")
     return judgement
+
+
+def _name(runtime: RuntimeSpec | Worker) -> str:
+    return runtime.runtime.name if isinstance(runtime, Worker) else "onnxruntime"
 
 
 def optimizer_change(model: onnx.ModelProto, runtime: RuntimeSpec) -> str:
@@ -429,7 +470,10 @@ def optimizer_change(model: onnx.ModelProto, runtime: RuntimeSpec) -> str:
 
 
 def short_error(err: Exception) -> str:
-    """onnxruntime's error as one line, its source location and status prefix left out."""
+    """A runtime's error as one line (onnxruntime's without its source location and status
+    prefix)."""
+    if isinstance(err, RuntimeFailure):
+        return err.message
     return str(classify(err, "load"))
 
 

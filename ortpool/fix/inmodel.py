@@ -19,7 +19,14 @@ import onnx
 
 from ortpool.check import status as st
 from ortpool.check.cases import FeedSet, expect
-from ortpool.check.judge import Judgement, compare_set, run_group, shape_groups, short_error
+from ortpool.check.judge import (
+    Judgement,
+    compare_set,
+    run_group,
+    session_run,
+    shape_groups,
+    short_error,
+)
 from ortpool.fix.capture import Capturing, captured_names
 from ortpool.forms.plan import Plan
 from ortpool.forms.prove import sets_for
@@ -59,7 +66,7 @@ def prove_in_region(
             proof.fail(st.ORT_REJECTED, "the realization as written cannot be run alone on its "
                        f"proof sets: {short_error(err)}")
             return
-        run_group(session, site, group, proof, rule)
+        run_group(session_run(session), site, group, proof, rule)
 
 
 def prove_in_model(

@@ -231,6 +231,7 @@ class ModelResult:
 
     path: str
     opset: int | None = None
+    runtime: str = ""  # the runtime judged, as its title reads
     inputs: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     input_source: str = ""
     #: the dims the model leaves open (symbols, -1), each with the size chosen and its source
@@ -280,6 +281,7 @@ class ModelResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.path,
+            "runtime": self.runtime,
             "status": self.status,
             "opset": self.opset,
             "inputs": self.inputs,

@@ -24,6 +24,7 @@ import multiprocessing
 import os
 import re
 import signal
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -297,16 +298,37 @@ def _reply_for(err: Exception) -> tuple[str, ...]:
     return (_FAILED, RUN_FAILED, f"{type(err).__name__}: {one_line(str(err))}")
 
 
+@contextlib.contextmanager
+def main_kept_out() -> Iterator[None]:
+    """Children started meanwhile run ortpool's code alone: the caller's main module, which
+    multiprocessing's spawn imports in each child (running a script's top level, and its call
+    of ortpool, again unless the script has the ``__main__`` guard; failing on ``python -``
+    whose main is stdin), is kept out of their preparation while they start."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {k: main.__dict__.pop(k) for k in ("__file__",) if k in main.__dict__}
+    spec = getattr(main, "__spec__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.update(saved)
+        main.__spec__ = spec
+
+
 def _spawn(runtime: Runtime, stderr_path: str) -> tuple[Any, Connection]:
     """A daemon child serving ``runtime`` on its end of a pipe, and the parent's end (the child's
-    is closed here, so a dead child reads as EOF). The pattern of :mod:`ortpool.model.worker`,
-    without importing ``ortpool.model`` into every child (its package imports the kernels:
-    about 0.4 s of a child's start, measured with -X importtime)."""
+    is closed here, so a dead child reads as EOF). It imports no more of ortpool than the
+    runtime needs (``ortpool.model``'s package imports the kernels: about 0.4 s of a child's
+    start, measured with -X importtime)."""
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe()
     serve = functools.partial(_serve, runtime, stderr_path)
     process = ctx.Process(target=serve, args=(child,), daemon=True)
-    process.start()
+    with main_kept_out():
+        process.start()
     child.close()
     return process, parent
 

@@ -1,9 +1,7 @@
-"""The onnx reference evaluator as a third opinion, in a worker process with a time limit.
-
-``onnx.reference.ReferenceEvaluator`` loops in Python and can take minutes on a real tensor, so
-it runs in a worker process that is killed when a node exceeds the limit
-(:class:`ortpool.model.reference.ReferenceWorker`). Its answers are compared with ortpool's;
-where it differs for a reason of its own, the defect is labelled:
+"""The onnx reference evaluator as a third opinion: each node's captured input judged by the
+engine on the reference runtime (:mod:`ortpool.runtimes.reference_runtime`, in a worker process
+with a time limit: it loops in Python and can take minutes on a real tensor), and its known
+defects labelled where it differs for a reason of its own:
 
 * it pads windows with NaN and drops NaNs before reducing, so a NaN *input* is ignored too
   (ruling 6 says NaN propagates);
@@ -16,13 +14,13 @@ where it differs for a reason of its own, the defect is labelled:
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
+import time
 
-import numpy as np
-
+from ortpool.check import status as st
+from ortpool.check.judge import judge
+from ortpool.model.site import Site
 from ortpool.report.record import ReferenceResult
-from ortpool.tolerances import Tolerance
+from ortpool.runtimes.base import Worker
 
 NAN_DEFECT = "reference ignores NaN inputs (it pads with NaN and drops NaNs before reducing)"
 UNPOOL_DEFECT = "reference MaxUnpool zero-extends to output_shape instead of addressing it"
@@ -40,56 +38,34 @@ def error_defects(op: str, n_inputs: int, message: str) -> list[str]:
         return [UNPOOL_DEFECT]
     if "ceil_mode is not supported with auto_pad" in message:
         return [CEIL_AUTO_PAD_DEFECT]
-    if "No registered implementation for operator" in message:
+    if "No registered implementation" in message or "no-kernel" in message:
         return [NO_IMPLEMENTATION_DEFECT]
     return []
 
 
-def _same(a: np.ndarray, b: np.ndarray, tolerance: Tolerance) -> np.ndarray:
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    bound = tolerance.allowed(b64)
-    with np.errstate(invalid="ignore"):
-        return (a64 == b64) | (np.isnan(a64) & np.isnan(b64)) | (np.abs(a64 - b64) <= bound)
-
-
-def judge(
-    op: str,
-    feeds: Sequence[np.ndarray],
-    reference: Sequence[np.ndarray],
-    ours: Sequence[np.ndarray],
-    nan_cells: np.ndarray | None,
-    tolerance: Tolerance,
-    ceil_mode: bool = False,
-) -> ReferenceResult:
-    """Compare the reference's outputs with ortpool's within ``tolerance`` (Y's, its window
-    allowance included: :mod:`ortpool.tolerances`; the allowance is Y's alone) and
-    label the reference's known defects."""
-    differing = 0
-    on_nan = 0
-    # Indices have no window allowance; their atol and rtol are Y's (0 for the max-like ops).
-    others = dataclasses.replace(tolerance, slack=None)
-    for position, (ref, mine) in enumerate(zip(reference, ours, strict=False)):
-        if ref.shape != mine.shape:
-            differing += max(ref.size, mine.size)
-            continue
-        differ = ~_same(ref, mine, tolerance if position == 0 else others)
-        differing += int(differ.sum())
-        if nan_cells is not None and nan_cells.shape == differ.shape:
-            on_nan += int((differ & nan_cells).sum())
-    if differing == 0:
-        return ReferenceResult("agree")
-    defects = []
-    if on_nan:
-        defects.append(NAN_DEFECT)
-    if op == "MaxUnpool" and len(feeds) > 2:
-        defects.append(UNPOOL_DEFECT)
-    lp_ceil = op == "LpPool" and ceil_mode
-    if lp_ceil:
-        defects.append(LP_CEIL_DEFECT)
-    explained = (on_nan == differing) or (op == "MaxUnpool" and len(feeds) > 2) or lp_ceil
+def reference(worker: Worker, site: Site, feed: object) -> ReferenceResult:
+    """The reference evaluator's answer on ``feed`` (the node's captured set, observed),
+    judged against the spec's, its known defects named."""
+    started = time.perf_counter()
+    judgement = judge(site, [feed], worker)  # type: ignore[list-item]
+    seconds = round(time.perf_counter() - started, 3)
+    if judgement.exact:
+        return ReferenceResult("agree", seconds=seconds)
+    if judgement.status == st.TIMED_OUT:
+        return ReferenceResult("timeout", judgement.failure, seconds=seconds)
+    if judgement.status not in (st.DIFFER, st.INACCURATE, st.RULINGS):
+        defects = error_defects(site.op, site.n_inputs, judgement.failure)
+        return ReferenceResult("error", judgement.failure, defects=defects, seconds=seconds)
+    comps = judgement.comparisons
+    differing = sum(c.differing + c.inaccurate + c.ruling_differing + c.only_in_one
+                    for c in comps)
+    on_nan = sum(c.in_nan_windows for c in comps)
+    defects = [NAN_DEFECT] if on_nan else []
+    unpool = site.op == "MaxUnpool" and site.n_inputs > 2
+    lp_ceil = site.op == "LpPool" and bool(site.attributes.get("ceil_mode"))
+    defects += [UNPOOL_DEFECT] * unpool + [LP_CEIL_DEFECT] * lp_ceil
+    explained = on_nan == differing or unpool or lp_ceil
     return ReferenceResult(
-        "differ",
-        "differences explained by its known defects" if explained else "",
-        differing=differing,
-        defects=defects,
+        "differ", "differences explained by its known defects" if explained else "",
+        differing=differing, defects=defects, seconds=seconds,
     )

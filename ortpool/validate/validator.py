@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from ortpool import dtypes, modelfile, optypes
+from ortpool import dtypes, modelfile, optypes, runtimes
 from ortpool.attributes import (
     attribute_values,
     empty_auto_pad_note,
@@ -37,7 +37,6 @@ from ortpool.attributes import (
     standard_attributes,
 )
 from ortpool.check import causes as causes_mod
-from ortpool.check import compare as compare_mod
 from ortpool.check import domain
 from ortpool.check.cases import CAPTURED, FeedSet, full_shape, proof_sets, sampled_shapes
 from ortpool.check.causes import Cause
@@ -48,15 +47,14 @@ from ortpool.forms.price import guard_price
 from ortpool.model import capture, fixmarks
 from ortpool.model import inputs as model_inputs
 from ortpool.model.inference import learn_shapes
-from ortpool.model.reference import DEFAULT_TIMEOUT as REFERENCE_TIMEOUT
-from ortpool.model.reference import ReferenceWorker
 from ortpool.model.scopes import model_scopes
-from ortpool.model.singlenode import alone_model, feed_dict, region_model
+from ortpool.model.singlenode import region_model
 from ortpool.model.site import Site, find_sites, read_values
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.ort.nodes import iter_ortpool_nodes
 from ortpool.report import record as results
-from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance
+from ortpool.runtimes.base import Runtime, RuntimeFailure, Worker
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.validate import endtoend
 from ortpool.validate import reference as reference_mod
 
@@ -85,12 +83,18 @@ class ValidateOptions:
     #: the shapes and arrays as one spec (the command line's); None: made of the two above
     inputs: model_inputs.InputSpec | None = None
     reference: bool = False
-    reference_timeout: float = REFERENCE_TIMEOUT
+    reference_timeout: float = 20.0
     #: the input domain (ruling 20): False, finite inputs (the default); True, NaN and +-inf too
     nonfinite: bool = False
     #: in the finite domain, measure what guarding the nodes that differ on non-finite inputs
-    #: only costs (:func:`ortpool.forms.price.guard_price`)
+    #: only costs (:func:`ortpool.forms.price.guard_price`; onnxruntime's alone: fix's forms)
     guard_cost: bool = True
+    #: the runtime judged, when it is not onnxruntime (``--runtime openvino``): the model runs
+    #: on it, each node's inputs are captured from that run and each node is judged on it, in
+    #: a worker process (:mod:`ortpool.runtimes`); onnxruntime still runs ortpool's ops end to
+    #: end. Its time limit per run: ``case_timeout`` seconds.
+    target: Runtime | None = None
+    case_timeout: float = 60.0
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
@@ -162,19 +166,51 @@ def validate_model(
     result.notes.extend(fix_notes)
     ours = list(iter_ortpool_nodes(model))
     sites = _sites(model, inlined, result, fixed, bool(ours))
-    forms = {name: entry for name, entry in fixed.items() if entry.nodes}
-    regions = _regions(model, forms)
+    regions = _regions(model, {name: entry for name, entry in fixed.items() if entry.nodes})
     main = [r for r in regions if r.in_main_graph]
-    runs = _run_whole(model, inlined, resolved.feeds, [*sites, *main], options, result,
-                      bool(ours))
+    worker = Worker(options.target, options.case_timeout) if options.target else None
+    try:
+        judged_on = worker or options.runtime
+        runs = _run_whole(model, inlined, resolved.feeds, [*sites, *main], options, result,
+                          bool(ours), worker)
+        result.runtime = _title(judged_on)
+        _judge_model(model, inlined, fixed, sites, regions, runs, resolved, options, progress,
+                     result, judged_on)
+    finally:
+        if worker is not None:
+            worker.close()
+    return result
+
+
+def _title(runtime: RuntimeSpec | Worker) -> str:
+    return runtime.runtime.title() if isinstance(runtime, Worker) else runtime.title()
+
+
+def _judge_model(
+    model: onnx.ModelProto,
+    inlined: onnx.ModelProto,
+    fixed: Mapping[str, fixmarks.FixedNode],
+    sites: list[Site],
+    regions: list[Site],
+    runs: _Runs,
+    resolved: model_inputs.ResolvedInputs,
+    options: ValidateOptions,
+    progress: Progress | None,
+    result: results.ModelResult,
+    judged_on: RuntimeSpec | Worker,
+) -> None:
+    """Every node judged on ``judged_on`` (its captured inputs from ``runs``), the model end to
+    end, and the guard's price."""
+    label = result.path
+    forms = {name: entry for name, entry in fixed.items() if entry.nodes}
     if runs.captured is None:
         _cannot_capture(runs, sites, resolved, label)
     elif sites or regions:
         result.notes.append(f"node inputs captured from the {runs.capture_source}")
-    _judge_all(sites, runs.captured or {}, options, progress, result)
+    _judge_all(sites, runs.captured or {}, options, progress, result, judged_on)
     _fixed_alone(result.nodes, fixed)
-    result.nodes += [_judge_region(model, forms[r.name], r, runs.captured or {}, options)
-                     for r in regions]
+    result.nodes += [_judge_region(model, forms[r.name], r, runs.captured or {}, options,
+                                   judged_on) for r in regions]
     result.nodes += _written_nodes(model, fixed, result.opset)
     for node in result.nodes:
         # Where the node ran in the whole model's built-in run (its inputs were captured there).
@@ -184,11 +220,10 @@ def validate_model(
     _end_to_end(model, inlined, resolved.feeds, runs, options, result)
     guarded = [n.site for n in result.nodes if n.nonfinite and n.site is not None
                and n.site.in_main_graph]
-    if guarded and options.guard_cost and not options.nonfinite:
+    if guarded and options.guard_cost and not options.nonfinite and options.target is None:
         price = guard_price(inlined, guarded, resolved.feeds, options.runtime)
         result.guard_text, result.guard_cost = price.text(), price.to_dict()
         result.guard_detail = price.text(verbose=True)
-    return result
 
 
 def _resolve_inputs(
@@ -307,6 +342,7 @@ def _judge_region(
     site: Site,
     captured: Mapping[str, np.ndarray],
     options: ValidateOptions,
+    on: RuntimeSpec | Worker,
 ) -> results.NodeResult:
     """A form fix wrote, judged as it stands in ``model`` (its nodes between the node's inputs
     and outputs, :func:`ortpool.model.singlenode.region_model`) against the spec it claims: in
@@ -335,7 +371,7 @@ def _judge_region(
                 "are not known; covered by the end-to-end comparison only")), options)
         sized = site.at(shape) if shape is not None else site
         sets = _built_sets(sized, shapes, options)
-    judgement = judge(sized, sets, options.runtime, options.accuracy, build=build)
+    judgement = judge(sized, sets, on, options.accuracy, build=build)
     node = _record(sized, judgement, options)
     if judgement.exact:
         node.status = results.FIXED
@@ -352,13 +388,22 @@ def _run_whole(
     options: ValidateOptions,
     result: results.ModelResult,
     has_ortpool_ops: bool = False,
+    worker: Worker | None = None,
 ) -> _Runs:
     """The built-in run with the nodes' inputs captured, then the rewritten run (capturing them
     there when the built-in run failed). A model holding ortpool ops runs them through ortpool in
-    the built-in run too: onnxruntime has no kernel of its own for them."""
+    the built-in run too: onnxruntime has no kernel of its own for them. With ``worker``, the
+    built-in run is that runtime's."""
     runs = _Runs()
+    name = worker.runtime.name if worker is not None else "onnxruntime"
 
     def builtin_run(m: onnx.ModelProto, f: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        if worker is not None:
+            try:
+                return worker.run(m.SerializeToString(), dict(f))
+            except RuntimeFailure as err:  # sorted as onnxruntime's failures are
+                raise ortrun.OrtFailure(err.kind if err.kind in (
+                    ortrun.NO_KERNEL,) else ortrun.RUN_FAILED, str(err)) from None
         outputs, where = ortrun.run_placed(m, f, options.runtime)
         runs.placed.update(where)
         return outputs
@@ -376,10 +421,10 @@ def _run_whole(
             runs.captured, runs.builtin_outputs = capture.capture(
                 inlined, feeds, sites, builtin_run
             )
-            runs.capture_source = "onnxruntime built-in run"
+            runs.capture_source = f"{name} built-in run"
     except ortrun.OrtFailure as err:
         runs.builtin_failure = err
-        runs.builtin_error = f"onnxruntime could not run the model: {err}"
+        runs.builtin_error = f"{name} could not run the model: {err}"
         result.notes.append(runs.builtin_error)
 
     rewritten, runs.ortpool_error = _rewrite(model)
@@ -439,11 +484,13 @@ def _end_to_end(
             endtoend.half_roundings(inlined),
             options.accuracy.half_ulps,
         )
-        endtoend.measure_noise(
-            result.outputs,
-            runs.builtin_outputs,
-            lambda: ortrun.run_builtin(inlined, feeds, options.runtime.with_level(other_level)),
-        )
+        if options.target is None:  # onnxruntime's own noise, at its other level
+            endtoend.measure_noise(
+                result.outputs,
+                runs.builtin_outputs,
+                lambda: ortrun.run_builtin(inlined, feeds,
+                                           options.runtime.with_level(other_level)),
+            )
         if any(o.failing for o in result.outputs) and not any(
             n.failing or n.status in (results.RULINGS, results.NOT_COMPARED) for n in result.nodes
         ):
@@ -474,16 +521,21 @@ def _judge_all(
     options: ValidateOptions,
     progress: Progress | None,
     result: results.ModelResult,
+    on: RuntimeSpec | Worker,
 ) -> None:
     """Each site judged by the engine (:func:`judge_site`), into ``result.nodes``."""
-    worker = ReferenceWorker(options.reference_timeout) if options.reference else None
+    worker = Worker(runtimes.get("reference"), options.reference_timeout) if (
+        options.reference) else None
     try:
         for i, site in enumerate(sites):
             if progress:
                 progress(i, len(sites), site.name)
-            node = judge_site(site, captured, options)
-            if worker is not None and node.judgement is not None:
-                node.reference = _reference(worker, site, node.judgement)
+            node = judge_site(site, captured, options, on)
+            if worker is not None and node.judgement is not None and node.site is not None:
+                observed = node.judgement.captured
+                node.reference = reference_mod.reference(worker, node.site, observed) if (
+                    observed is not None) else results.ReferenceResult(
+                        "skipped", "no captured input with the spec's outputs")
             result.nodes.append(node)
         if progress:
             progress(len(sites), len(sites), "")
@@ -508,22 +560,25 @@ def _built_sets(site: Site, shapes: Sequence[Sequence[int]], options: ValidateOp
 
 
 def judge_site(
-    site: Site, captured: Mapping[str, np.ndarray], options: ValidateOptions
+    site: Site, captured: Mapping[str, np.ndarray], options: ValidateOptions,
+    on: RuntimeSpec | Worker | None = None,
 ) -> results.NodeResult:
     """One pooling node judged by the engine (:func:`ortpool.check.judge.judge`): on its
     captured inputs and the domain's built cases at their size; where that agrees, also at the
     spec's size when an upstream node onnxruntime gets wrong changes it (the size ``fix``
     proves it at); in the finite domain, the non-finite cases as information. A node inside a
     subgraph, whose input changes per branch or iteration, is judged as ``fix`` judges it: on
-    the built cases at its static size, or at sampled sizes where it is symbolic."""
+    the built cases at its static size, or at sampled sizes where it is symbolic. ``on``: the
+    runtime judged (default: ``options.runtime``)."""
+    on = on or options.runtime
     if not site.version:
         return _record(site, Judgement(status=results.BOTH_REJECTED, failure=site.reason),
                        options)
     if not site.in_main_graph:
-        return _judge_alone(site, options)
+        return _judge_alone(site, options, on)
     missing = [name for name in site.inputs if name not in captured]
     if missing:
-        return _judge_alone(site, options, f"its input {missing[0]!r} could not be captured")
+        return _judge_alone(site, options, on, f"its input {missing[0]!r} could not be captured")
     feeds = [captured[name] for name in site.inputs]
     x = feeds[0]
     elem = dtypes.name_of(x.dtype)
@@ -533,21 +588,21 @@ def judge_site(
         sized = dataclasses.replace(site, x_dims=tuple(x.shape), elem=elem, attrs=None)
     sets = _built_sets(sized, [x.shape], options, feeds) if sized.attrs is not None else [
         FeedSet(CAPTURED, feeds, observed=True)]
-    judgement = judge(sized, sets, options.runtime, options.accuracy)
+    judgement = judge(sized, sets, on, options.accuracy)
     node = _record(sized, judgement, options)
     node.site = sized
     if judgement.exact:
-        _at_spec_size(site, x, options, node)
+        _at_spec_size(site, x, options, node, on)
     if judgement.exact and not options.nonfinite and elem in FLOATS and sized.attrs is not None:
         # the finite cases passed: what the non-finite domain's cases show is theirs
-        wider = judge(sized, _built_sets(sized, [x.shape], options, nonfinite=True),
-                      options.runtime, options.accuracy)
+        wider = judge(sized, _built_sets(sized, [x.shape], options, nonfinite=True), on,
+                      options.accuracy)
         node.nonfinite = "" if wider.exact else wider.failure
     return node
 
 
 def _at_spec_size(site: Site, x: np.ndarray, options: ValidateOptions,
-                  node: results.NodeResult) -> None:
+                  node: results.NodeResult, on: RuntimeSpec | Worker) -> None:
     """Where an upstream node onnxruntime gets wrong gives ``site`` another size than the spec
     does (its captured input is onnxruntime's), the node is judged at the spec's size too."""
     spatial = site.spatial
@@ -558,8 +613,7 @@ def _at_spec_size(site: Site, x: np.ndarray, options: ValidateOptions,
         sized = site.at(shape, elem=dtypes.name_of(x.dtype))
     except (OrtpoolError, ValueError):
         return
-    judgement = judge(sized, _built_sets(sized, [shape], options), options.runtime,
-                      options.accuracy)
+    judgement = judge(sized, _built_sets(sized, [shape], options), on, options.accuracy)
     if judgement.exact or judgement.status == results.NOT_COMPARED:
         return
     node.status, node.judged = results.DIFFER, judgement.failure
@@ -572,7 +626,9 @@ def _at_spec_size(site: Site, x: np.ndarray, options: ValidateOptions,
     ))
 
 
-def _judge_alone(site: Site, options: ValidateOptions, why: str = "") -> results.NodeResult:
+def _judge_alone(
+    site: Site, options: ValidateOptions, on: RuntimeSpec | Worker, why: str = ""
+) -> results.NodeResult:
     """A node whose input is not captured (inside a subgraph, where it changes per branch or
     iteration; or ``why``), judged on the built cases at its static size, or at the sizes
     :func:`ortpool.check.cases.sampled_shapes` gives where it is symbolic."""
@@ -586,8 +642,7 @@ def _judge_alone(site: Site, options: ValidateOptions, why: str = "") -> results
     shape = full_shape(site)
     shapes = [shape] if shape is not None else sampled_shapes(site)
     sized = site.at(shape) if shape is not None else site
-    judgement = judge(sized, _built_sets(sized, shapes, options), options.runtime,
-                      options.accuracy)
+    judgement = judge(sized, _built_sets(sized, shapes, options), on, options.accuracy)
     node = _record(sized, judgement, options)
     sizes = "its static size" if shape is not None else "sampled sizes (its size is symbolic)"
     node.message = (
@@ -600,30 +655,6 @@ def _judge_alone(site: Site, options: ValidateOptions, why: str = "") -> results
 
 def _record(site: Site, judgement: Judgement, options: ValidateOptions) -> results.NodeResult:
     return results.node_record(site, judgement, domain.name(options.nonfinite))
-
-
-def _reference(
-    worker: ReferenceWorker, site: Site, judgement: Judgement
-) -> results.ReferenceResult:
-    """The onnx reference evaluator's answer on the node's captured set, judged against the
-    spec's (ortpool's kernels)."""
-    feed = judgement.captured
-    if feed is None or feed.expected is None:
-        return results.ReferenceResult("skipped", "no captured input with the spec's outputs")
-    status, payload, seconds = worker.run(
-        alone_model(site, feed.arrays).SerializeToString(), feed_dict(feed.arrays)
-    )
-    if status == "ok":
-        tol = node_tolerance(site.op, site.version, site.elem or "float", feed.arrays[0],
-                             feed.expected[0], site.attributes)
-        nan, _ = compare_mod.ruling_masks(site, feed.arrays)
-        reference = reference_mod.judge(site.op, feed.arrays, payload, feed.expected, nan, tol,
-                                        ceil_mode=bool(site.attributes.get("ceil_mode")))
-    else:
-        defects = reference_mod.error_defects(site.op, len(feed.arrays), str(payload))
-        reference = results.ReferenceResult(status, str(payload), defects=defects)
-    reference.seconds = round(seconds, 3)
-    return reference
 
 
 def _written_nodes(

@@ -14,7 +14,7 @@ from ortpool.check import causes, grid
 from ortpool.conformance.run import run_conformance
 from ortpool.report import record as results
 from ortpool.report.matrix import matrix
-from ortpool.tolerances import Tolerance, node_tolerance, tolerance_for
+from ortpool.tolerances import node_tolerance, tolerance_for
 from tests.support.judging import run_node, site_of
 
 
@@ -152,21 +152,17 @@ def test_reference_defects_of_the_family(tmp_path):
     node = run_node("LpPool", 22, attrs, [x])
     ours = node.judgement.captured.expected
     assert ours[0].reshape(-1).tolist() == [3.0, 12.0, 13.0]
-    from ortpool.model.reference import ReferenceWorker
-    from ortpool.model.singlenode import alone_model, feed_dict
+    from ortpool import runtimes
+    from ortpool.check.cases import FeedSet
+    from ortpool.runtimes.base import Worker
 
-    with ReferenceWorker(timeout=60) as worker:
-        model = alone_model(site_of("LpPool", 22, attrs, [x]), [x])
-        status, payload, _ = worker.run(model.SerializeToString(), feed_dict([x]))
-        assert status == "ok" and payload[0].reshape(-1).tolist() == [3.0, 12.0, 19.5]
-        judged = reference.judge("LpPool", [x], payload, ours, None,
-                                 Tolerance(1e-6, 1e-5), ceil_mode=True)
+    with Worker(runtimes.get("reference"), timeout=60) as worker:
+        site = site_of("LpPool", 22, attrs, [x])
+        judged = reference.reference(worker, site, FeedSet("x", [x], observed=True))
         assert (judged.status, judged.differing, judged.defects) == (
             "differ", 1, [reference.LP_CEIL_DEFECT]
         )
-        model = alone_model(site_of("GlobalLpPool", 2, {}, [x]), [x])
-        status, payload, _ = worker.run(model.SerializeToString(), feed_dict([x]))
-    assert status == "error"
-    assert reference.error_defects("GlobalLpPool", 1, payload) == [
-        reference.NO_IMPLEMENTATION_DEFECT
-    ]
+        site = site_of("GlobalLpPool", 2, {}, [x])
+        judged = reference.reference(worker, site, FeedSet("x", [x], observed=True))
+    assert judged.status == "error"
+    assert judged.defects == [reference.NO_IMPLEMENTATION_DEFECT]
