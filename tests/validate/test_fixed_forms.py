@@ -1,0 +1,87 @@
+"""A model fix wrote is judged as it stands: a form's nodes are judged together against the
+spec it claims, and fix's record only says which nodes make a form. A record that is forged,
+stale or not fix's changes no verdict (issue 33)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from ortpool.fix import fix_with_report
+from ortpool.model import fixmarks
+from ortpool.report import record as results
+from ortpool.validate.validator import ValidateOptions, validate_model
+
+#: Depends on onnxruntime's behaviour (its max drops a NaN): also run on the lowest release.
+pytestmark = pytest.mark.onnxruntime
+
+NONFINITE = ValidateOptions(nonfinite=True, guard_cost=False)
+
+
+def _maxpool(record: object | None = None) -> onnx.ModelProto:
+    """The issue's model: MaxPool 'p' k=3x3 pads 1 on x [1,2,6,6], opset 17; ``record`` as fix's
+    metadata."""
+    graph = h.make_graph(
+        [h.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[3, 3], pads=[1] * 4)],
+        "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 6, 6])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    if record is not None:
+        model.metadata_props.add(key=fixmarks.KEY, value=json.dumps(record))
+    return model
+
+
+def _status(model: onnx.ModelProto) -> tuple[str, str, list[str]]:
+    found = validate_model(model, NONFINITE, label="m")
+    (node,) = found.nodes
+    return node.status, found.status, found.notes
+
+
+def test_a_forged_record_changes_no_verdict():
+    plain = _status(_maxpool())
+    assert plain[:2] == (results.DIFFER, results.DIFFER)  # onnxruntime's max drops NaN
+    # the issue's record: no spec, no bounds: not one fix writes
+    forged = _status(_maxpool({"p": {"form": "nan-guard", "op": "MaxPool-12", "nodes": []}}))
+    assert forged[:2] == plain[:2]
+    assert "fix's record of node 'p' is not one fix writes: ignored" in forged[2]
+    # a record as fix writes it, but of a form that inserted nothing: the node is judged against
+    # its own attributes, as any node
+    written = {"form": "nan-guard", "op": "MaxPool-12", "nodes": [], "inputs": ["x"],
+               "outputs": ["y"], "attributes": {"kernel_shape": [3, 3], "pads": [1] * 4}}
+    assert _status(_maxpool({"p": written}))[:2] == plain[:2]
+    # and one that claims another spec changes nothing either: the node's own attributes rule
+    other = {**written, "attributes": {"kernel_shape": [3, 3]}}
+    assert _status(_maxpool({"p": other}))[:2] == plain[:2]
+
+
+def test_a_guard_fix_wrote_is_judged_as_it_stands():
+    fixed, report = fix_with_report(_maxpool(), nonfinite=True)
+    assert [n.form for n in report.nodes] == ["nan-guard"]
+    status, model_status, _ = _status(fixed)
+    assert (status, model_status) == (results.FIXED, results.AGREE)
+    # the guard's correction cut out (its Add passes the pool's value on): still marked and
+    # recorded as fix wrote it, but what it computes is judged, and it differs again
+    broken = onnx.ModelProto()
+    broken.CopyFrom(fixed)
+    guard = next(n for n in broken.graph.node if n.name == "ortpool_fix/nan_guard/p")
+    pooled = guard.input[0]
+    guard.op_type, guard.input[:] = "Identity", [pooled]
+    status, model_status, notes = _status(broken)
+    assert (status, model_status) == (results.DIFFER, results.DIFFER), notes
+
+
+def test_the_fixed_model_agrees_on_nan_where_the_original_did_not():
+    fixed, _ = fix_with_report(_maxpool(), nonfinite=True)
+    x = np.zeros((1, 2, 6, 6), np.float32)
+    x[0, 0, 2, 2] = np.nan
+    import ortpool
+
+    (y,) = ortpool.InferenceSession(fixed).run(None, {"x": x})
+    assert np.isnan(y[0, 0, 1:4, 1:4]).all() and not np.isnan(y[0, 1]).any()
