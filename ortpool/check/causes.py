@@ -57,17 +57,80 @@ TITLES: dict[str, str] = {
 }
 
 
+#: A verdict's basis: the spec's written words (a formula or a sentence, quoted; a ruling may
+#: restate them), or a ruling where the spec is silent or ambiguous.
+SPEC_TEXT = "spec text"
+RULING = "ruling"
+
+_SAME_PAD = ("pad_shape[i] = (output_spatial_shape[i] - 1) * strides_spatial_shape[i] + "
+             "((kernel_spatial_shape[i] - 1) * dilations[i] + 1) - input_spatial_shape[i]")
+_VALID = ("VALID: output_spatial_shape[i] = ceil((input_spatial_shape[i] - "
+          "((kernel_spatial_shape[i] - 1) * dilations[i] + 1) + 1) / strides_spatial_shape[i])")
+_DROP = "Sliding windows that would start in the right padded region are ignored."
+_PADS = "pads: ... the value represent the number of pixels added ... value >= 0"
+
+
+@dataclasses.dataclass(frozen=True)
+class Basis:
+    """What a difference is measured against: the spec's words (``quote``; ``ruling``, the ruling
+    restating them, if one does) or ruling ``ruling`` alone (docs/rulings.md)."""
+
+    kind: str  # SPEC_TEXT or RULING
+    ruling: int | None = None
+    quote: str = ""
+
+    @property
+    def label(self) -> str:
+        """``spec text`` or ``ruling 6``: how reports count verdicts apart."""
+        return SPEC_TEXT if self.kind == SPEC_TEXT else f"ruling {self.ruling}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"basis": self.label, "ruling": self.ruling, "quote": self.quote or None}
+
+
+def basis_of(code: str, op: str = "", version: int = 0) -> Basis | None:
+    """The basis of a cause of ``code`` for a node of ``op``-``version`` (None: unknown)."""
+    if code == END_PAD_WINDOW:  # the drop rule is in version 22's words alone (ruling 1)
+        return Basis(SPEC_TEXT, 1, _DROP) if version >= 22 else Basis(RULING, 1)
+    return _BASES.get(code)
+
+
+_BASES: dict[str, Basis] = {
+    SAME_DILATION: Basis(SPEC_TEXT, 2, _SAME_PAD),
+    NEGATIVE_SAME_PAD: Basis(RULING, 2),
+    CEIL_VALID: Basis(SPEC_TEXT, 3, _VALID),
+    PADS_GE_KERNEL: Basis(SPEC_TEXT, 5, _PADS),
+    EMPTY_WINDOW: Basis(RULING, 5),
+    NAN: Basis(RULING, 6),
+    WINDOW_BEYOND_INPUT: Basis(RULING, 19),
+    UNPOOL_OUTPUT_SHAPE: Basis(RULING, 9),
+    GLOBAL_MAX_NAN: Basis(RULING, 13),
+    ACCUMULATION: Basis(RULING, 17),
+    NO_KERNEL: Basis(SPEC_TEXT, 10, "the operator's schema lists the version and its types"),
+}
+
+
 @dataclasses.dataclass(frozen=True)
 class Cause:
     code: str
     detail: str
+    basis: Basis | None = None
 
     @property
     def title(self) -> str:
         return TITLES[self.code]
 
-    def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "title": self.title, "detail": self.detail}
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"code": self.code, "title": self.title, "detail": self.detail}
+        out.update(self.basis.to_dict() if self.basis else {"basis": None})
+        return out
+
+
+def verdict_basis(causes: Sequence[Cause]) -> Basis | None:
+    """A node's basis: the spec's text if one of its causes rests on it, else the first
+    ruling's; None where no cause says."""
+    bases = [c.basis for c in causes if c.basis is not None]
+    return next((b for b in bases if b.kind == SPEC_TEXT), bases[0] if bases else None)
 
 
 def geometric_causes(op: str, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Cause]:
@@ -290,7 +353,8 @@ def of(site: Site, judgement: Judgement) -> list[Cause]:
         return []
     if status == st.NO_KERNEL:
         message = judgement.failure.removeprefix("onnxruntime refuses it: ")
-        return [no_kernel(site.op, site.version, site.opset, site.elem or "?", message)]
+        return with_bases([no_kernel(site.op, site.version, site.opset, site.elem or "?",
+                                     message)], site)
     shape = judgement.shown_shapes[0] if judgement.shown_shapes else list(site.x_dims or [])
     spatial = [d for d in shape[2:] if isinstance(d, int)]
     attrs = site.attrs if isinstance(site.attrs, PoolAttrs) else None
@@ -300,7 +364,7 @@ def of(site: Site, judgement: Judgement) -> list[Cause]:
         if status == st.ORT_REJECTED and any(c.code == PADS_GE_KERNEL for c in causes):
             # the runtime refuses the attributes themselves; nothing else was computed
             causes = [c for c in causes if c.code in (PADS_GE_KERNEL, EMPTY_WINDOW)]
-        return causes
+        return with_bases(causes, site)
     comps = judgement.comparisons
     causes = recognise(
         site.op, attrs, spatial,
@@ -316,4 +380,10 @@ def of(site: Site, judgement: Judgement) -> list[Cause]:
     if not judgement.shown_observed and status in st.FAILING and judgement.failure:
         causes = [c for c in causes if c.code != UNRECOGNISED]
         causes.append(Cause(BUILT_CASE, judgement.failure))
-    return causes
+    return with_bases(causes, site)
+
+
+def with_bases(causes: Sequence[Cause], site: Site) -> list[Cause]:
+    """``causes`` each with its basis for ``site``'s op and version."""
+    return [dataclasses.replace(c, basis=c.basis or basis_of(c.code, site.op, site.version))
+            for c in causes]

@@ -18,7 +18,7 @@ def node(
     op: str, opset: int, attributes: dict[str, Any], *feeds: np.ndarray, n_outputs: int = 1
 ) -> tuple[bytes, dict[str, np.ndarray]]:
     """The model of one ``op`` node at ``opset`` and its feeds (X, I, output_shape)."""
-    site = site_of(op, opset, attributes, list(feeds), n_outputs)
+    site = site_of(op, opset, attributes, list(feeds), n_outputs, name="node")
     model = alone_model(site, list(feeds), carried=False)  # the runtime takes bfloat16 itself
     return model.SerializeToString(), feed_dict(list(feeds))
 

@@ -20,13 +20,13 @@ from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 
 def site_of(op: str, opset: int, attributes: Mapping[str, Any], feeds: Sequence[np.ndarray],
-            n_outputs: int = 1) -> Site:
+            n_outputs: int = 1, name: str = "n") -> Site:
     """The node of ``op`` at ai.onnx ``opset`` alone, sized by ``feeds`` (the spec may refuse
     it)."""
     x = feeds[0]
     version = versions.resolve(op, opset).version
     site = Site.alone(op, version, dict(attributes), dtypes.name_of(x.dtype), x.shape,
-                      len(feeds), n_outputs, name="n", strict=False)
+                      len(feeds), n_outputs, name=name, strict=False)
     return dataclasses.replace(site, opset=opset)
 
 
