@@ -31,7 +31,7 @@ EXTERNAL_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
 
 
 #: The distributions that install the ``onnxruntime`` module, each with its own providers; they
-#: overwrite each other's files, so ortpool requires none of them (``pip install 'ortpool[cpu]'``
+#: overwrite each other's files, so ortpool requires none of them (``pip install '.[cpu]'``
 #: brings the CPU build, the other extras the others).
 BUILDS = (
     "onnxruntime",
@@ -43,8 +43,8 @@ BUILDS = (
 )
 #: What to install when no onnxruntime is: the line every command that needs it prints.
 INSTALL_HINT = (
-    "no onnxruntime installed: pip install 'ortpool[cpu]' (or, beside ortpool, one build of "
-    "onnxruntime-gpu, onnxruntime-openvino, onnxruntime-directml, ...)"
+    "no onnxruntime installed: pip install onnxruntime (or one build of onnxruntime-gpu, "
+    "onnxruntime-openvino, onnxruntime-directml, ...)"
 )
 
 
@@ -65,7 +65,7 @@ def require() -> None:
         raise OrtpoolError(
             f"onnxruntime does not import ({type(err).__name__}: {err}); builds installed over "
             "each other leave it broken: pip uninstall every onnxruntime* distribution, then "
-            "install one (pip install 'ortpool[cpu]', or onnxruntime-gpu, -openvino, ...)"
+            "install one (pip install onnxruntime, or onnxruntime-gpu, -openvino, ...)"
         ) from None
 
 

@@ -300,8 +300,8 @@ def test_without_onnxruntime_the_commands_that_need_it_say_what_to_install(tmp_p
         for command in ("validate", "fix", "conformance", "bench")
     ]
     assert runtime.INSTALL_HINT == (
-        "no onnxruntime installed: pip install 'ortpool[cpu]' (or, beside ortpool, one build of "
-        "onnxruntime-gpu, onnxruntime-openvino, onnxruntime-directml, ...)"
+        "no onnxruntime installed: pip install onnxruntime (or one build of onnxruntime-gpu, "
+        "onnxruntime-openvino, onnxruntime-directml, ...)"
     )
     assert (tmp_path / "r.onnx").is_file() and not (tmp_path / "f.onnx").exists()
 

@@ -183,3 +183,16 @@ def test_readme_stays_a_front_page():
         ". .venv/bin/activate && python -m pytest",
     ):
         assert command in lines
+
+
+def test_every_install_line_installs_from_the_repository():
+    """ortpool is not on the package index: an install line names the clone (``.``, a wheel
+    built from it) or a package the index has (onnxruntime's builds), never ``ortpool`` by name
+    (issue 34: the README's first line found nothing)."""
+    import re
+
+    by_name = re.compile(r"pip install [^`\n]*\bortpool\b(?!-\*)")
+    found = [f"{page.relative_to(ROOT)}:{n}: {line.strip()}"
+             for page in doc_files() for n, line in enumerate(page.read_text().splitlines(), 1)
+             if by_name.search(line)]
+    assert found == []
