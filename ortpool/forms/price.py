@@ -5,16 +5,18 @@ only, as information, with the price of guarding them. The price is what ``ortpo
 --nonfinite --nodes ...`` would write: for each such node the first form the engine proves exact
 on the non-finite domain's built cases (:func:`ortpool.forms.choose.choose`, the very choice fix
 makes), written into the model (:func:`ortpool.forms.apply.apply`); the guarded model is then
-timed against the original as ``ortpool bench MODEL FIXED`` times them
-(:func:`ortpool.ort.timed.time_against`: whole runs, interleaved, with a control), at the level
-the model runs at (onnxruntime's default ``all`` where validate judges at ``disable``). The
-timing has a budget (:data:`BUDGET`): a model whose run is long gets fewer rounds, and the
-spread of the rounds says how sure the figure is.
+timed against the original as ``ortpool bench MODEL FIXED`` times them (whole runs,
+interleaved, with a control), at the level the model runs at (onnxruntime's default ``all``
+where validate judges at ``disable``). The timing has a budget (:data:`BUDGET`): one session per
+model (the control is the original's, sampled twice per round: a second session of a real model
+would cost as much as the timing), as many rounds as fit, and the spread of the rounds says how
+sure the figure is.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -28,9 +30,10 @@ from ortpool.forms.apply import apply
 from ortpool.forms.choose import choose
 from ortpool.model.scopes import ai_onnx_opset
 from ortpool.model.site import Site, find_sites
+from ortpool.model.timing import Ratio, Stats, interleaved
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec
 from ortpool.ort.opening import open_session
-from ortpool.ort.timed import CONTROL, FIXED, ORIGINAL, time_against
+from ortpool.ort.timed import CONTROL, FIXED, ORIGINAL
 
 #: Seconds of timing (the sessions' creation apart) a model's price may take: its rounds are
 #: as many as fit, from 3 to 12.
@@ -62,18 +65,18 @@ class GuardPrice:
             return f"guarding {names} could not be measured: {self.error}"
         forms = ", ".join(sorted(set(self.forms.values())))
         line = (f"guarding {names} against NaN and -inf makes a run take {self.ratio:.2f} times "
-                f"as long ({_time(self.original)} -> {_time(self.guarded)})")
+                f"as long ({_duration(self.original)} -> {_duration(self.guarded)})")
         if verbose:
             line += (f"; forms {forms}; +-{self.spread:.2f} over {self.rounds} interleaved "
-                     f"rounds, a second session of the original {self.control:.2f}; level "
-                     f"{self.level}, as 'ortpool bench MODEL FIXED' times them")
+                     f"rounds, the original against itself {self.control:.2f}; level "
+                     f"{self.level}, whole runs as 'ortpool bench MODEL FIXED' times them")
         return line
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
-def _time(seconds: float | None) -> str:
+def _duration(seconds: float | None) -> str:
     if seconds is None:
         return "-"
     return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.3g} µs"
@@ -145,19 +148,31 @@ def guard_price(
         found.error = "; ".join(f"{k}: {v}" for k, v in found.forms.items())
         return found
     try:
-        # one run of the original sizes the rounds to the budget
-        session = open_session(timed, model)
-        session.run(None, dict(feeds))
-        start = time.perf_counter()
-        session.run(None, dict(feeds))
-        once = max(time.perf_counter() - start, SAMPLE)
-        rounds = int(min(max(budget / (3 * once), ROUNDS[0]), ROUNDS[1]))
-        times, ratios = time_against(model, fixed, feeds, timed, rounds, SAMPLE)
+        times, ratios, found.rounds = _timed(model, fixed, feeds, timed, budget)
     except Exception as err:  # onnxruntime's own error types, or a variant that cannot run
         found.error = f"the models could not be timed: {str(err).splitlines()[0][:200]}"
         return found
     found.ratio, found.spread = ratios[FIXED].median, ratios[FIXED].spread
     found.control = ratios[CONTROL].median
     found.original, found.guarded = times[ORIGINAL].median, times[FIXED].median
-    found.rounds = rounds
     return found
+
+
+def _timed(
+    model: onnx.ModelProto, fixed: onnx.ModelProto, feeds: Mapping[str, np.ndarray],
+    runtime: RuntimeSpec, budget: float,
+) -> tuple[dict[str, Stats], dict[str, Ratio], int]:
+    """The two models timed in one session each (a real model's session costs tenths of a
+    second: the control is the original's session sampled twice per round, in the rotation),
+    interleaved, as many rounds as ``budget`` seconds of runs hold."""
+    sessions = {ORIGINAL: open_session(runtime, model), FIXED: open_session(runtime, fixed)}
+    calls = {name: functools.partial(s.run, None, dict(feeds)) for name, s in sessions.items()}
+    start = time.perf_counter()
+    for call in calls.values():
+        call()  # a first run allocates: not timed
+    once = max((time.perf_counter() - start) / 2, SAMPLE)
+    rounds = int(min(max(budget / (3 * once), ROUNDS[0]), ROUNDS[1]))
+    variants = {ORIGINAL: calls[ORIGINAL], FIXED: calls[FIXED], CONTROL: calls[ORIGINAL]}
+    times = interleaved(variants, rounds, SAMPLE, warmup=1, warmup_time=0.0)
+    ratios = {name: Ratio.of(times[name], times[ORIGINAL]) for name in (CONTROL, FIXED)}
+    return times, ratios, rounds
