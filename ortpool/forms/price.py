@@ -28,12 +28,14 @@ from ortpool.check.cases import expect, full_shape, proof_sets
 from ortpool.forms import lift
 from ortpool.forms.apply import apply
 from ortpool.forms.choose import choose
+from ortpool.forms.plan import Plan, candidates
 from ortpool.model.scopes import ai_onnx_opset
 from ortpool.model.site import Site, find_sites
 from ortpool.model.timing import Ratio, Stats, interleaved
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec
 from ortpool.ort.opening import open_session
 from ortpool.ort.timed import CONTROL, FIXED, ORIGINAL
+from ortpool.report.outcomes import Attempt, Outcome
 
 #: Seconds of timing (the sessions' creation apart) a model's price may take: its rounds are
 #: as many as fit, from 3 to 12.
@@ -92,7 +94,12 @@ def guard_forms(
     for site in sites:
         shape = full_shape(site)
         sets = expect(site, proof_sets(site, [shape], nonfinite=True)) if shape else []
-        choice = choose(site, sets, runtime) if sets else None
+        # the node differs on NaN and -inf alone: only a guarded form can be exact there, so
+        # the unguarded ones are passed over (as fix would find them not exact, at a cost)
+        unguarded = [Attempt(name, Outcome.NOT_APPLICABLE, "guards nothing")
+                     for name, plan in candidates(site)
+                     if isinstance(plan, Plan) and plan.nan_guard is None and not plan.ortpool]
+        choice = choose(site, sets, runtime, unguarded) if sets else None
         if choice is None or choice.plan is None or choice.plan.ortpool:
             forms[site.name] = "no standard-op form (ortpool's op would guard it)"
             return None, forms

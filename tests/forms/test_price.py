@@ -40,8 +40,8 @@ def test_the_guard_is_priced_on_the_model():
         "guarding 'p' against NaN and -inf makes a run take "
     )
     assert result.guard_detail.endswith(
-        f"over {cost['rounds']} interleaved rounds, a second session of the original "
-        f"{cost['control']:.2f}; level all, as 'ortpool bench MODEL FIXED' times them"
+        f"over {cost['rounds']} interleaved rounds, the original against itself "
+        f"{cost['control']:.2f}; level all, whole runs as 'ortpool bench MODEL FIXED' times them"
     )
     # the non-finite domain judges those nodes itself: nothing to price
     options.nonfinite = True
