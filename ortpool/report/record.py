@@ -87,6 +87,9 @@ class NodeResult:
     #: in the finite domain, what the non-finite cases show (information, not the verdict): ""
     #: when onnxruntime agrees there too, else where it differs; None: not run (no float type)
     nonfinite: str | None = None
+    #: the input set ``comparisons`` were made on when it is not the model's own input (the
+    #: built case that differs: ``ties, X [1, 8, 7, 7]``); "" for the model's own input
+    shown: str = ""
 
     @property
     def fell_back_to(self) -> str | None:
@@ -116,6 +119,15 @@ class NodeResult:
     def __repr__(self) -> str:
         """``<NodeResult maxpool12 MaxPool-12: differ>`` (every field: :meth:`to_dict`)."""
         return f"<NodeResult {self.name} {self.op}-{self.spec_version}: {self.status}>"
+
+    @property
+    def shown_on(self) -> str:
+        """The input set ``comparisons`` were made on, when not the model's own input (a built
+        case: ``ties, X [1, 8, 7, 7]``); a node judged again at the spec's size shows that
+        set, which its built-case cause names."""
+        if self.shown or not any(c.code == causes.BUILT_CASE for c in self.causes):
+            return self.shown
+        return "a built case, X " + ", ".join(str(s) for s in self.input_shapes)
 
     @property
     def builtin_shapes(self) -> list[list[int]]:
@@ -169,6 +181,9 @@ class NodeResult:
             "ortpool_shapes": self.ortpool_shapes,
             "max_abs_error": self.max_abs,
             "max_rel_error": self.max_rel,
+            "shown": self.shown_on,
+            "compared": self.count("compared"),
+            "only_in_one": self.count("only_in_one"),
             "differing": self.count("differing"),
             "ruling_differing": self.count("ruling_differing"),
             "index_ties": self.count("ties"),
@@ -266,8 +281,17 @@ class ModelResult:
 
     @property
     def status(self) -> str:
-        """AGREE or DIFFER for a model that was validated, else its ``outcome``."""
-        return self.outcome or (DIFFER if self.failing else AGREE)
+        """DIFFER, AGREE or, when none of its nodes or outputs was compared (no onnxruntime
+        kernel, both reject), NOT_COMPARED for a model that was validated; else its
+        ``outcome``."""
+        if self.outcome or self.failing:
+            return self.outcome or DIFFER
+        return AGREE if self.compared else NOT_COMPARED
+
+    @property
+    def compared(self) -> bool:
+        """Something was compared: a graph output, or a node's outputs on some input set."""
+        return bool(self.outputs) or any(n.comparisons or n.sets for n in self.nodes)
 
     @property
     def failing(self) -> bool:
@@ -335,6 +359,9 @@ def node_record(site: Site, judgement: Judgement, domain: str = "finite") -> Nod
     )
     node.judgement = judgement
     node.sets, node.shapes = judgement.sets, judgement.shapes
+    if judgement.comparisons and judgement.shown and not judgement.shown_observed:
+        shapes = ", ".join(str(s) for s in judgement.shown_shapes)
+        node.shown = f"{judgement.shown}, X {shapes}" if shapes else judgement.shown
     node.causes = causes.of(site, judgement)
     if judgement.status in (ORT_REJECTED, ORTPOOL_REJECTED,
                             BOTH_REJECTED, NOT_COMPARED):
