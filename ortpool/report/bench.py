@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import html
 import math
-import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 from ortpool.model.timing import Ratio, Stats
+from ortpool.report import text
 
 #: The variants of a benchmark case, as the table names them.
 ORTPOOL = "ortpool"
@@ -23,8 +25,13 @@ ModelBench = Any
 def builtin_name(opset: int) -> str:
     return f"builtin@{opset}"
 
-#: the terminal width every line of ``ortpool bench`` fits (the full figures are in ``--json``)
-WIDTH = 100
+
+def __getattr__(name: str) -> int:
+    """``WIDTH``: the terminal's width every line of ``ortpool bench`` fits (:func:`.text.width`,
+    read when asked: the full figures are in ``--json``)."""
+    if name == "WIDTH":
+        return text.width()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def fmt_time(seconds: float) -> str:
@@ -139,7 +146,8 @@ def render(rows: list[list[str]], markdown: bool = False, width: int | None = No
             widest = widths.index(max(widths))
             widths[widest] -= 1
     lines = [
-        "  ".join(_cut(cell, w).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        "  ".join(_cut(text.safe(cell), w).ljust(w)
+                  for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -171,12 +179,25 @@ def short_table(rows: list[list[str]]) -> list[list[str]]:
     return short + [[row[i] for i in keep] for row in rows[1:]]
 
 
-def wrap(lines: Sequence[str], width: int = WIDTH) -> list[str]:
-    """Each line wrapped at ``width``, continuation lines indented by two spaces."""
-    out = []
-    for line in lines:
-        out.extend(textwrap.wrap(line, width, subsequent_indent="  ") or [""])
-    return out
+#: each line wrapped at the terminal's width, continuation lines indented by two spaces
+wrap = functools.partial(text.wrapped, more=2)
+
+
+def notebook_view(rows: list[list[str]], summary: Sequence[str]) -> str:
+    """:func:`table`'s rows as an HTML table (a notebook wraps a wide ``<pre>`` into noise),
+    the figures right-aligned, then the summary's lines."""
+    def cell(tag: str, value: str) -> str:
+        numeric = value[:1].isdigit() or value == "-"
+        align = "right" if numeric and tag == "td" else "left"
+        return f"<{tag} style='text-align:{align};white-space:nowrap'>" \
+               f"{html.escape(text.safe(value))}</{tag}>"
+
+    head = "".join(cell("th", h) for h in rows[0])
+    body = "".join("<tr>" + "".join(cell("td", v) for v in row) + "</tr>" for row in rows[1:])
+    lines = "".join(f"<p style='margin:2px 0'>{html.escape(text.safe(line))}</p>"
+                    for line in summary)
+    return (f"<div style='overflow-x:auto'><table><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table></div>{lines}")
 
 
 def summary_lines(info: dict[str, Any]) -> list[str]:
@@ -318,7 +339,7 @@ def model_tables(result: ModelBench, markdown: bool = False) -> list[str]:
     from ortpool.ort.timed import FIXED, ORIGINAL
 
     def table_text(rows: list[list[str]]) -> str:
-        return render(rows, markdown=markdown, width=None if markdown else WIDTH)
+        return render(rows, markdown=markdown, width=None if markdown else text.width())
 
     rows = [["session.run", "median ± IQR/2", "/ original, per round"]]
     for name, stats in result.times.items():

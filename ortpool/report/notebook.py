@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from ortpool.report import record as results
+from ortpool.report.text import dumps, safe
 from ortpool.report.text import plural as _plural  # conformance's report imports it from here
 
 
@@ -33,15 +33,15 @@ class Report:
         raise NotImplementedError
 
     def summary(self) -> str:
-        """A few lines: the verdict and what does not agree."""
-        return "\n".join(self.summary_lines())
+        """A few lines: the verdict and what does not agree (names made safe to print)."""
+        return "\n".join(map(safe, self.summary_lines()))
 
     def to_dict(self) -> dict[str, Any]:  # pragma: no cover - every report defines it
         raise NotImplementedError
 
     def to_json(self) -> str:
         """The report as the command's ``--json`` writes it."""
-        return json.dumps(self.to_dict(), indent=2, default=str) + "\n"
+        return dumps(self.to_dict())
 
     def _describe(self) -> str:  # pragma: no cover - every report defines it
         raise NotImplementedError
@@ -54,7 +54,7 @@ class Report:
 
     def _repr_html_(self) -> str:
         """A notebook's view: the summary as preformatted text."""
-        return f"<pre>{html.escape(self.summary())}</pre>"
+        return f"<pre>{html.escape(safe(self.summary()))}</pre>"
 
 
 @dataclasses.dataclass(repr=False)
@@ -100,11 +100,6 @@ class ValidationReport(Report):
         from ortpool.report import jsondoc as jsonreport
 
         return jsonreport.validate_document(self.models, self.settings)
-
-    def to_json(self) -> str:
-        from ortpool.report import jsondoc as jsonreport
-
-        return jsonreport.dumps(self.to_dict())
 
     def to_html(self) -> str:
         """The self-contained HTML report (``ortpool validate --html``)."""

@@ -3,10 +3,13 @@ to the terminal's width (``COLUMNS``, else the terminal's, else :data:`DEFAULT_W
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import shutil
 import textwrap
 from collections.abc import Sequence
+from typing import Any
 
 #: the width when the output is no terminal (a pipe, a file) and COLUMNS is not set
 DEFAULT_WIDTH = 100
@@ -97,3 +100,25 @@ def wrapped(lines: Sequence[str], more: int = 6) -> list[str]:
         else:
             out += _wrap(text, line[: len(line) - len(text)], " " * more, columns)
     return out
+
+
+def clean(value: Any) -> Any:
+    """``value`` as standard JSON holds it: NaN and inf as strings; a name or a path that is
+    not UTF-8 (lone surrogates, or bytes) with its escapes (``\\udcff``), so the file is valid
+    UTF-8 that every parser reads (JSON escapes control characters itself)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, str | bytes):
+        return safe(value, controls=False)
+    if isinstance(value, dict):
+        return {clean(k) if isinstance(k, str | bytes) else k: clean(v)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean(v) for v in value]
+    return value
+
+
+def dumps(document: Any) -> str:
+    """A report's JSON text (``--json``): :func:`clean`, indented; what JSON has no type for,
+    as its text."""
+    return json.dumps(clean(document), indent=2, default=str) + "\n"
