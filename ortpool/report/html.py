@@ -143,15 +143,22 @@ NAME_LIMIT = 80
 TITLE_LIMIT = 2000
 
 
+def attr(value: Any) -> str:
+    """``value`` for an attribute (a tooltip, a data- attribute): escaped, at most
+    :data:`TITLE_LIMIT` characters and a word saying the JSON report has the rest."""
+    text = safe(value)
+    if len(text) > TITLE_LIMIT:
+        text = f"{text[:TITLE_LIMIT]}… ({len(text)} characters: the JSON report has them all)"
+    return _e(text)
+
+
 def name(value: Any, limit: int = NAME_LIMIT) -> str:
     """``value`` escaped, cut at ``limit`` characters with the whole of it (up to
     :data:`TITLE_LIMIT`) in a tooltip."""
     text = safe(value)
     if len(text) <= limit:
         return _e(text)
-    title = text if len(text) <= TITLE_LIMIT else (
-        f"{text[:TITLE_LIMIT]}… ({len(text)} characters: the JSON report has them all)")
-    return f'<span title="{_e(title)}">{_e(text[: limit - 1])}…</span>'
+    return f'<span title="{attr(text)}">{_e(text[: limit - 1])}…</span>'
 
 
 def _badge(status: str) -> str:
@@ -171,7 +178,7 @@ def findings(model: ModelResult) -> str:
         lines += [node.message] if node.message and node.status != results.NO_KERNEL else []
         figures = terminal.figures_text(node) if node.comparisons else ""
         items.append(
-            f'<li class="finding" data-node="{_e(node.name)}"><code>{name(node.name)}</code> '
+            f'<li class="finding" data-node="{attr(node.name)}"><code>{name(node.name)}</code> '
             f"{_badge(node.status)} <span class=\"figures\">{_e(figures)}</span>"
             + "".join(f'<div class="cause">{_e(line)}</div>' for line in lines) + "</li>")
     return f'<ul class="findings">{"".join(items)}</ul>' if items else ""
@@ -235,7 +242,7 @@ def _picture(node: NodeResult, c: TensorComparison) -> str:
         for t in found
     )
     return (
-        f'<figure class="node-picture" data-node="{_e(node.name)}" data-output="{_e(c.name)}">'
+        f'<figure class="node-picture" data-node="{attr(node.name)}" data-output="{attr(c.name)}">'
         f'<div class="legend">{counts}</div><div class="tiles">{tiles}</div>'
         f"<figcaption><b>{name(title, 2 * NAME_LIMIT)}</b><br>{_e(caption)}</figcaption></figure>"
     )
@@ -272,7 +279,7 @@ def _table(head: Sequence[str], rows: str, kind: str) -> str:
 
 def _model_body(model: ModelResult) -> str:
     if model.outcome:
-        return f'<div class="meta">{_badge(model.outcome)} {_e(model.error)}</div>'
+        return f'<div class="meta">{_badge(model.outcome)} {name(model.error, 5000)}</div>'
     inputs = ", ".join(f"{safe(k)} {shape(v)}" for k, v in model.inputs.items())
     with_ref = any(n.reference is not None for n in model.nodes)
     head = ["node", "op", "status", "attributes", "onnxruntime", "spec (ortpool)", "cells",
@@ -382,7 +389,7 @@ def summary(models: Sequence[ModelResult], links: bool = True, after: str = "") 
 
     def cell(i: int, m: ModelResult) -> str:
         shown = name(names[i], 60)
-        return f'<a href="#{anchor(i)}" title="{_e(m.path)}">{shown}</a>' if links else shown
+        return f'<a href="#{anchor(i)}" title="{attr(m.path)}">{shown}</a>' if links else shown
 
     def rows(chosen: list[tuple[int, ModelResult]]) -> str:
         return "".join(

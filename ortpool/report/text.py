@@ -63,10 +63,10 @@ def width() -> int:
 
 
 def first_line(text: object) -> str:
-    """A message's first line: onnxruntime's runtime errors carry a C++ stack and the model's
-    graph after it (about 3,000 characters); the JSON report keeps the whole text."""
+    """A message's first line, made safe: onnxruntime's runtime errors carry a C++ stack and
+    the model's graph after it (about 3,000 characters); the JSON report keeps the whole text."""
     text = str(text).strip()
-    return text.splitlines()[0].rstrip() if text else ""
+    return safe(text.splitlines()[0].rstrip()) if text else ""
 
 
 def _wrap(text: str, indent: str, more: str, columns: int) -> list[str]:
@@ -81,7 +81,7 @@ def fit(text: object, indent: str = "", more: str = "    ") -> list[str]:
     next lines ``more`` further in; at most :data:`MAX_LINES` (a runtime's message may be one
     line of thousands of characters: the JSON report keeps it whole)."""
     columns = width()
-    lines = _wrap(safe(first_line(text)), indent, more, columns) or [indent.rstrip()]
+    lines = _wrap(first_line(text), indent, more, columns) or [indent.rstrip()]
     if len(lines) <= MAX_LINES:
         return lines
     cut = " ... (cut: --json has the whole text)"
