@@ -248,7 +248,7 @@ def test_validate_and_fix_follow_the_same_rule_and_flags(tmp_path, capsys):
         assert (fix.realization == "unchanged") is kept
         assert report.to_dict()["accuracy"] == rule.to_dict()
         if kept:
-            assert "accuracy note: up to " in fix.describe()
+            assert "accuracy note: up to " in fix.describe(verbose=True)
 
 
 HOSTILE = {
