@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ortpool.model.timing import Ratio, Stats
+from ortpool.model.timing import Stats
 from ortpool.report import text
 
 #: The variants of a benchmark case, as the table names them.
@@ -286,46 +286,23 @@ def settings_dict(settings: Any, reference: bool) -> dict[str, Any]:
 
 def document(results: Sequence[CaseResult], machine: dict[str, Any], settings: Any) -> dict:
     """The JSON document of a run: machine, settings, per-case figures, summary."""
-    cases = []
-    for r in results:
-        cases.append(
-            {
-                "name": r.case.name,
-                "title": r.case.title,
-                "op": r.case.op,
-                "shape": list(r.case.shape),
-                "attributes": r.case.attributes,
-                "indices": r.case.indices,
-                "fixed_cost": r.case.fixed_cost,
-                "long_axis": r.case.long_axis,
-                "plan_s": r.plan,
-                "ortpool_opset": r.ortpool_opset,
-                "fastest_builtin_opset": r.fastest_opset,
-                "ratio": r.ratio,
-                "floor_ratio": r.floor_ratio,
-                "times": {name: stats.as_dict() for name, stats in r.times.items()},
-                "outputs_agree": r.agrees,
-                "agreement": r.agreement,
-                "max_abs_diff": r.max_abs_diff,
-                "builtin_executed_by": r.executed_by,
-                "reference": {
-                    "status": r.reference_status,
-                    "times_s": r.reference,
-                    "median_s": r.reference_median,
-                    "speedup": r.reference_speedup,
-                },
-            }
-        )
+    own = ("name", "title", "op", "attributes", "indices", "fixed_cost", "long_axis")
+    cases = [{
+        **{k: getattr(r.case, k) for k in own}, "shape": list(r.case.shape), "plan_s": r.plan,
+        "ortpool_opset": r.ortpool_opset, "fastest_builtin_opset": r.fastest_opset,
+        "ratio": r.ratio, "floor_ratio": r.floor_ratio,
+        "times": {name: stats.as_dict() for name, stats in r.times.items()},
+        "outputs_agree": r.agrees, "agreement": r.agreement, "max_abs_diff": r.max_abs_diff,
+        "builtin_executed_by": r.executed_by,
+        "reference": {"status": r.reference_status, "times_s": r.reference,
+                      "median_s": r.reference_median, "speedup": r.reference_speedup},
+    } for r in results]
     return {
         "machine": machine,
         "settings": settings_dict(settings, reference=True),
         "cases": cases,
         "summary": summary(results),
     }
-
-
-def _ratio_text(ratio: Ratio) -> str:
-    return f"{ratio.median:.2f} ±{ratio.spread:.2f}"
 
 
 def _maybe_time(seconds: float | None) -> str:
@@ -344,7 +321,8 @@ def model_tables(result: ModelBench, markdown: bool = False) -> list[str]:
     rows = [["session.run", "median ± IQR/2", "/ original, per round"]]
     for name, stats in result.times.items():
         ratio = result.ratios.get(name)
-        rows.append([name, fmt_stats(stats), "1" if ratio is None else _ratio_text(ratio)])
+        per_round = "1" if ratio is None else f"{ratio.median:.2f} ±{ratio.spread:.2f}"
+        rows.append([name, fmt_stats(stats), per_round])
     lines = [*table_text(rows).splitlines(), ""]
     original = result.profiles[ORIGINAL]
     fixed = result.profiles.get(FIXED)

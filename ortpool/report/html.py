@@ -17,116 +17,77 @@ from ortpool.report import record as results
 from ortpool.report.record import ModelResult, NodeResult
 from ortpool.report.text import num, plural, safe, shape
 
+#: what the page and a notebook's view share, scoped to ``.ortpool`` (a notebook's page has
+#: styles of its own: a bare ``.badge`` or ``table`` rule would change them)
+SHARED_CSS = """
+.ortpool { font:13px/1.45 -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif;
+  color:#1f2933; }
+.ortpool .scroll { overflow-x:auto; max-width:100%; }
+.ortpool table { border-collapse:collapse; width:100%; }
+.ortpool th { text-align:left; font-weight:600; color:#616e7c; white-space:nowrap;
+  border-bottom:2px solid #d9e2ec; padding:5px 8px; }
+.ortpool td { padding:5px 8px; border-bottom:1px solid #d9e2ec; vertical-align:top; }
+.ortpool td.num, .ortpool td.shape { white-space:nowrap; font-variant-numeric:tabular-nums; }
+.ortpool td.num { text-align:right; }
+.ortpool td.cells, .ortpool ul.why { min-width:16em; }
+.ortpool td.path { overflow-wrap:anywhere; min-width:11em; }
+.ortpool td.mono, .ortpool code { font-family:"DejaVu Sans Mono", Menlo, Consolas, monospace;
+  font-size:12px; }
+.ortpool code { overflow-wrap:anywhere; }
+.ortpool ul.why { margin:0; padding-left:16px; }
+.ortpool ul.findings { margin:0 0 12px; padding-left:18px; }
+.ortpool ul.findings li { margin:4px 0; overflow-wrap:anywhere; }
+.ortpool .cause, .ortpool .meta, .ortpool .count { color:#616e7c; font-size:12.5px; }
+.ortpool .badge { display:inline-block; padding:2px 8px; border-radius:10px; font-size:12px;
+  font-weight:600; white-space:nowrap; background:#e6ecf5; color:#1f5fa8; }
+.ortpool .s-agree, .ortpool .s-ties, .ortpool .s-accuracy-note { background:#e3f4e4;
+  color:#2e7d32; }
+.ortpool .s-differ, .ortpool .s-ort-rejected, .ortpool .s-ortpool-rejected, .ortpool .s-crashed,
+.ortpool .s-could-not-run, .ortpool .s-timed-out { background:#fde8e8; color:#c62828; }
+.ortpool .s-inaccurate, .ortpool .s-rulings { background:#fff1dc; color:#b26a00; }
+.ortpool details.agreeing > summary { cursor:pointer; color:#2e7d32; font-weight:600; }
+"""
+
+#: the page's own layout
 CSS = """
-:root { --ink:#1f2933; --muted:#616e7c; --line:#d9e2ec; --bg:#f5f7fa; --red:#c62828;
-  --amber:#b26a00; --green:#2e7d32; --blue:#1f5fa8; --violet:#583c8c; }
 * { box-sizing:border-box; }
-body { margin:0; font:14px/1.45 -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif;
-  color:var(--ink); background:var(--bg); }
+body { margin:0; font-size:14px; background:#f5f7fa; }
 header { background:#102a43; color:#f0f4f8; padding:22px 36px; }
 header h1 { margin:0 0 4px; font-size:22px; font-weight:600; }
 header .sub { color:#bcccdc; font-size:13px; }
 main { padding:20px 36px 40px; max-width:1500px; }
 .verdict { display:inline-block; margin-top:12px; padding:6px 14px; border-radius:6px;
-  font-weight:600; font-size:15px; }
-.verdict.bad { background:#fde8e8; color:var(--red); }
-.verdict.good { background:#e3f4e4; color:var(--green); }
-section.model { background:#fff; border:1px solid var(--line); border-radius:8px;
-  padding:18px 22px; margin:18px 0; box-shadow:0 1px 2px rgba(16,42,67,.06); }
+  font-weight:600; font-size:15px; background:#e3f4e4; color:#2e7d32; }
+.verdict.bad { background:#fde8e8; color:#c62828; }
+section.model, details.model { background:#fff; border:1px solid #d9e2ec; border-radius:8px;
+  padding:18px 22px; margin:18px 0; }
 section.model h2 { margin:0 0 4px; font-size:17px; word-break:break-all; }
-.meta { color:var(--muted); font-size:12.5px; margin-bottom:12px; }
-table { border-collapse:collapse; width:100%; font-size:13px; }
-th { text-align:left; font-weight:600; color:var(--muted); border-bottom:2px solid var(--line);
-  padding:6px 8px; white-space:nowrap; }
-td { padding:6px 8px; border-bottom:1px solid var(--line); vertical-align:top; }
-tbody tr:nth-child(even) td { background:#fafbfc; }
-td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
-td.shape { white-space:nowrap; }
-td.cells { min-width:16em; }
-td.mono, code { font-family:"DejaVu Sans Mono", Menlo, Consolas, monospace; font-size:12px; }
-.badge { display:inline-block; padding:2px 8px; border-radius:10px; font-size:12px;
-  font-weight:600; white-space:nowrap; }
-.s-agree, .s-ties, .s-accuracy-note { background:#e3f4e4; color:var(--green); }
-.s-inaccurate { background:#fde8e8; color:var(--amber); }
-.s-differ, .s-ort-rejected, .s-ortpool-rejected, .s-could-not-run, .s-crashed, .s-timed-out {
-  background:#fde8e8; color:var(--red); }
-.s-rulings { background:#fff1dc; color:var(--amber); }
-.s-no-kernel, .s-not-compared, .s-both-rejected { background:#e6ecf5; color:var(--blue); }
-ul.findings { margin:0 0 12px; padding-left:18px; }
-ul.findings li { margin:4px 0; overflow-wrap:anywhere; }
-ul.findings .cause { color:var(--muted); font-size:12.5px; }
-.e2e { margin-top:12px; }
-.e2e h3, .pictures h3 { font-size:14px; margin:16px 0 6px; }
-figure { margin:10px 0 18px; padding:12px 14px; border:1px solid var(--line); border-radius:6px;
-  background:#fcfdfe; }
-figure img { display:block; image-rendering:pixelated; max-width:100%;
-  border:1px solid var(--line); }
-figcaption { margin-top:8px; color:var(--muted); font-size:12.5px; }
-figcaption b { color:var(--ink); }
-.legend { display:flex; flex-wrap:wrap; gap:14px; margin:6px 0 2px; font-size:12px;
-  color:var(--muted); }
-.legend span i { display:inline-block; width:12px; height:12px; border-radius:2px;
-  vertical-align:-2px; margin-right:5px; border:1px solid rgba(0,0,0,.15); }
-.notes { color:var(--muted); font-size:12.5px; margin:8px 0 0; padding-left:18px; }
-footer { color:var(--muted); font-size:12px; padding:0 36px 30px; }
-.scroll { overflow-x:auto; max-width:100%; }
 details.model > summary { cursor:pointer; font-size:15px; font-weight:600; word-break:break-all; }
-details.model > summary .badge { margin-left:8px; }
-details.model[open] > summary { margin-bottom:10px; }
-details.model { padding:12px 22px; margin:10px 0; }
-h2.group { font-size:15px; color:var(--muted); margin:26px 0 6px; font-weight:600; }
-.tiles { display:flex; flex-wrap:wrap; gap:16px 22px; margin:4px 0 0; }
+h3, h2.group { font-size:14px; margin:16px 0 6px; color:#616e7c; }
+figure { margin:10px 0 18px; padding:12px 14px; border:1px solid #d9e2ec; border-radius:6px; }
+figcaption, footer { margin-top:8px; color:#616e7c; font-size:12.5px; }
+footer { padding:0 36px 30px; }
+.legend { display:flex; flex-wrap:wrap; gap:14px; margin:6px 0; font-size:12px; }
+.legend i { display:inline-block; width:12px; height:12px; vertical-align:-2px;
+  margin-right:5px; border:1px solid rgba(0,0,0,.15); }
+.tiles { display:flex; flex-wrap:wrap; gap:16px 22px; }
 .tile { max-width:100%; }
-.tile-title { font-size:11.5px; color:var(--muted); margin:0 0 2px 34px; }
-.plot { display:flex; max-width:100%; }
-.yaxis { display:flex; flex-direction:column; justify-content:space-between; width:30px;
-  padding:0 4px 17px 0; font-size:10.5px; color:var(--muted); text-align:right;
-  font-variant-numeric:tabular-nums; }
-.yaxis b, .xaxis b { color:var(--ink); font-weight:600; }
-.col { display:flex; flex-direction:column; min-width:0; }
+.tile-title { font-size:11.5px; color:#616e7c; margin:0 0 2px 34px; }
+.plot, .col, .yaxis, .xaxis { display:flex; max-width:100%; min-width:0; }
+.col, .yaxis { flex-direction:column; }
+.yaxis { justify-content:space-between; width:30px; padding:0 4px 17px 0; text-align:right; }
+.xaxis { justify-content:space-between; height:17px; line-height:17px; }
+.yaxis, .xaxis { font-size:10.5px; color:#616e7c; font-variant-numeric:tabular-nums; }
 .col img { display:block; image-rendering:pixelated; max-width:100%; height:auto;
-  border:1px solid var(--line); }
-.xaxis { display:flex; justify-content:space-between; font-size:10.5px; color:var(--muted);
-  height:17px; line-height:17px; font-variant-numeric:tabular-nums; }
+  border:1px solid #d9e2ec; }
 @media (max-width: 700px) {
-  header { padding:14px 14px; }
+  header, main, footer { padding:12px; }
   header h1 { font-size:18px; }
-  main { padding:10px 10px 24px; }
-  footer { padding:0 14px 20px; }
-  section.model, details.model { padding:12px 12px; }
-  figure { padding:8px; }
+  section.model, details.model, figure { padding:10px; }
   /* a table keeps a readable width and scrolls inside its card, rather than squeezing every
      column into a few characters (and every row into many lines) */
   .scroll > table.nodes { min-width:780px; }
-  .scroll > table.outputs { min-width:640px; }
 }
-"""
-
-#: the summary table's own style, for a page that lacks the report's (a notebook's output cell)
-SUMMARY_CSS = """
-.ortpool-summary { font:13px/1.4 -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial,
-  sans-serif; color:#1f2933; }
-.ortpool-summary .scroll { overflow-x:auto; max-width:100%; }
-.ortpool-summary table { border-collapse:collapse; width:100%; }
-.ortpool-summary th { text-align:left; font-weight:600; color:#616e7c; white-space:nowrap;
-  border-bottom:2px solid #d9e2ec; padding:5px 8px; }
-.ortpool-summary td { padding:5px 8px; border-bottom:1px solid #d9e2ec; vertical-align:top; }
-.ortpool-summary td.path { overflow-wrap:anywhere; min-width:11em; }
-.ortpool-summary td.e2e-cell { min-width:10em; }
-.ortpool-summary ul.why { margin:0; padding-left:16px; min-width:16em; }
-.ortpool-summary code { overflow-wrap:anywhere; }
-.ortpool-summary ul.findings { padding-left:18px; }
-.ortpool-summary ul.findings .cause { color:#616e7c; font-size:12.5px; }
-.ortpool-summary .badge { display:inline-block; padding:2px 8px; border-radius:10px;
-  font-size:12px; font-weight:600; white-space:nowrap; background:#e6ecf5; color:#1f5fa8; }
-.ortpool-summary .s-agree, .ortpool-summary .s-ties, .ortpool-summary .s-accuracy-note {
-  background:#e3f4e4; color:#2e7d32; }
-.ortpool-summary .s-differ, .ortpool-summary .s-could-not-run, .ortpool-summary .s-crashed,
-.ortpool-summary .s-timed-out, .ortpool-summary .s-inaccurate, .ortpool-summary .s-ort-rejected,
-.ortpool-summary .s-ortpool-rejected { background:#fde8e8; color:#c62828; }
-.ortpool-summary .count { margin:0 0 6px; color:#616e7c; }
-.ortpool-summary details.agreeing { margin-top:10px; }
-.ortpool-summary details.agreeing > summary { cursor:pointer; color:#2e7d32; font-weight:600; }
 """
 
 
@@ -208,10 +169,6 @@ def _node_row(node: NodeResult, with_ref: bool) -> str:
     return f'<tr class="node-row" data-status="{_e(node.status)}">' + "".join(cells) + "</tr>"
 
 
-def _uri(data: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(data).decode()
-
-
 def _axis_labels(axis: picture.Axis) -> str:
     if not axis.name:
         return "<span></span><span></span><span></span>"
@@ -236,8 +193,8 @@ def _picture(node: NodeResult, c: TensorComparison) -> str:
     tiles = "".join(
         f'<div class="tile" data-channel="{t.channel}"><div class="tile-title">channel '
         f'{t.channel}</div><div class="plot"><div class="yaxis">{_axis_labels(down)}</div>'
-        f'<div class="col"><img class="tile-image" alt="{_e(f"channel {t.channel} of {c.name}")}"'
-        f' width="{t.width}" height="{t.height}" src="{_uri(t.png)}">'
+        f'<div class="col"><img class="tile-image" alt="channel {t.channel}" width="{t.width}" '
+        f'height="{t.height}" src="data:image/png;base64,{base64.b64encode(t.png).decode()}">'
         f'<div class="xaxis">{_axis_labels(across)}</div></div></div></div>'
         for t in found
     )
@@ -402,7 +359,7 @@ def summary(models: Sequence[ModelResult], links: bool = True, after: str = "") 
     ordered = triage(models)
     failing = [(i, m) for i, m in ordered if bad(m)]
     others = [(i, m) for i, m in ordered if not bad(m)]
-    parts = [f'<div class="ortpool-summary"><style>{SUMMARY_CSS}</style>']
+    parts = [f'<div class="ortpool ortpool-summary"><style>{SHARED_CSS}</style>']
     if failing:
         parts.append(
             f'<p class="count">{len(failing)} of {plural(len(models), "model")} differ or could '
@@ -447,10 +404,12 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
         body.append(f'<h2 class="group">{plural(len(agreeing), "model")} that agree or were '
                     "not compared (collapsed: click to open)</h2>")
         body.extend(agreeing)
+    # the shared style comes with the summary (a <style> in the body applies to the page)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>ortpool validate: {_e(verdict)}</title><style>{CSS}</style></head><body>"
+        f'<title>ortpool validate: {_e(verdict)}</title><style>{CSS}</style></head><body '
+        'class="ortpool">'
         f"<header><h1>ortpool validate — onnxruntime built-in pooling vs the ONNX spec</h1>"
         f'<div class="sub">{_e(sub)}</div>'
         f'<div class="verdict {"bad" if any_bad else "good"}">{_e(verdict)}</div></header>'
@@ -459,9 +418,8 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
         "their rounding against the exact result is accuracy, not semantics (ruling 17): "
         "within the agree band they agree, up to the accuracy limit they agree with a note, "
         "beyond it they are counted as inaccurate. Index ties (a different index pointing at "
-        "an equal value) and cells whose "
-        "result the spec leaves to ortpool's rulings (docs/rulings.md: a NaN in the window, an "
-        "empty window) "
-        "are counted apart from plain differences.</footer></body></html>\n"
+        "an equal value) and cells whose result the spec leaves to ortpool's rulings "
+        "(docs/rulings.md: a NaN in the window, an empty window) are counted apart from plain "
+        "differences.</footer></body></html>\n"
     )
 

@@ -36,7 +36,6 @@ PALETTE: dict[int, tuple[tuple[int, int, int], str]] = {
     CAT_DIFFER: ((214, 39, 40), "differs"),
     CAT_MISSING: ((88, 60, 140), "only in one output (shapes differ)"),
 }
-BACKGROUND = (255, 255, 255)
 MAX_TILES = 32
 TILE_TARGET = 140  # pixels along a tile's longer side, roughly
 

@@ -91,23 +91,21 @@ class NodeResult:
     #: built case that differs: ``ties, X [1, 8, 7, 7]``); "" for the model's own input
     shown: str = ""
 
+    def _fell(self, executed: str | None) -> str | None:
+        fell = executed not in (None, "?", self.asked_provider) and self.asked_provider
+        return executed if fell else None
+
     @property
     def fell_back_to(self) -> str | None:
         """The provider that executed the node alone when it was not the one asked for first
         (its verdict is that provider's), else None."""
-        if self.executed_by in (None, "?", self.asked_provider) or not self.asked_provider:
-            return None
-        return self.executed_by
+        return self._fell(self.executed_by)
 
     def fallbacks(self) -> list[str]:
         """``["fell back to CPUExecutionProvider alone", ...]``: where the built-in node was
         not executed by the provider asked for first."""
-        found = []
         runs = (("alone", self.executed_by), ("in the model", self.executed_in_model))
-        for where, executed in runs:
-            if executed not in (None, "?", self.asked_provider) and self.asked_provider:
-                found.append(f"fell back to {executed} {where}")
-        return found
+        return [f"fell back to {e} {where}" for where, e in runs if self._fell(e)]
     #: the input sets the engine found the spec's outputs on, and their shapes
     sets: int = 0
     shapes: list[list[int]] = dataclasses.field(default_factory=list)
@@ -167,40 +165,23 @@ class NodeResult:
         return next((c.accuracy for c in self.comparisons if c.name == "Y"), None)
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON report's node: its fields, the figures every view reads (the counts of
+        its outputs summed, each output's under ``outputs``), its causes."""
+        plain = ("name", "op", "spec_version", "opset", "dtype", "location", "attributes",
+                 "input_shapes", "status", "builtin_shapes", "ortpool_shapes")
+        counts = {"compared": "compared", "only_in_one": "only_in_one", "differing": "differing",
+                  "ruling_differing": "ruling_differing", "index_ties": "ties",
+                  "inaccurate": "inaccurate", "accuracy_noted": "noted"}
         return {
-            "name": self.name,
-            "op": self.op,
-            "spec_version": self.spec_version,
-            "opset": self.opset,
-            "dtype": self.dtype,
-            "location": self.location,
-            "attributes": self.attributes,
-            "input_shapes": self.input_shapes,
-            "status": self.status,
-            "builtin_shapes": self.builtin_shapes,
-            "ortpool_shapes": self.ortpool_shapes,
-            "max_abs_error": self.max_abs,
-            "max_rel_error": self.max_rel,
-            "shown": self.shown_on,
-            "compared": self.count("compared"),
-            "only_in_one": self.count("only_in_one"),
-            "differing": self.count("differing"),
-            "ruling_differing": self.count("ruling_differing"),
-            "index_ties": self.count("ties"),
-            "inaccurate": self.count("inaccurate"),
-            "accuracy_noted": self.count("noted"),
-            "difference": self.difference,
-            "accuracy": self.accuracy,
+            **{k: getattr(self, k) for k in plain},
+            "max_abs_error": self.max_abs, "max_rel_error": self.max_rel, "shown": self.shown_on,
+            **{k: self.count(field) for k, field in counts.items()},
+            "difference": self.difference, "accuracy": self.accuracy,
             "outputs": [c.to_dict() for c in self.comparisons],
-            "causes": [c.to_dict() for c in self.causes],
-            "message": self.message,
+            "causes": [c.to_dict() for c in self.causes], "message": self.message,
             "reference": self.reference.to_dict() if self.reference else None,
-            "executed_by": self.executed_by,
-            "executed_in_model": self.executed_in_model,
-            "asked_provider": self.asked_provider,
-            "domain": self.domain,
-            "judged": self.judged,
-            "nonfinite": self.nonfinite,
+            **{k: getattr(self, k) for k in ("executed_by", "executed_in_model",
+                                             "asked_provider", "domain", "judged", "nonfinite")},
         }
 
 

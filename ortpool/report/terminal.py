@@ -149,13 +149,10 @@ def figures_text(node: NodeResult, verbose: bool = False) -> str:
     return text
 
 
-def _short(provider: str | None) -> str:
-    return "-" if provider is None else provider.removesuffix("ExecutionProvider")
-
-
 def _executed(node: NodeResult) -> str:
     """``OpenVINO`` (alone and in the model), ``CPU/OpenVINO`` (alone/in the model)."""
-    alone, inside = _short(node.executed_by), _short(node.executed_in_model)
+    alone, inside = ("-" if p is None else p.removesuffix("ExecutionProvider")
+                     for p in (node.executed_by, node.executed_in_model))
     return alone if inside in (alone, "-") else f"{alone}/{inside}"
 
 
