@@ -189,6 +189,7 @@ def notebook_view(rows: list[list[str]], summary: Sequence[str]) -> str:
     def cell(tag: str, value: str) -> str:
         numeric = value[:1].isdigit() or value == "-"
         align = "right" if numeric and tag == "td" else "left"
+        # inline: a notebook's own style right-aligns every cell
         return f"<{tag} style='text-align:{align};white-space:nowrap'>" \
                f"{html.escape(text.safe(value))}</{tag}>"
 
@@ -197,7 +198,7 @@ def notebook_view(rows: list[list[str]], summary: Sequence[str]) -> str:
     lines = "".join(f"<p style='margin:2px 0'>{html.escape(text.safe(line))}</p>"
                     for line in summary)
     return (f"<div style='overflow-x:auto'><table><thead><tr>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table></div>{lines}")
+            f"<tbody>{body}</tbody></table></div><div style='text-align:left'>{lines}</div>")
 
 
 def summary_lines(info: dict[str, Any]) -> list[str]:

@@ -282,7 +282,7 @@ class FixResult(Report):
     def _repr_html_(self) -> str:
         """The nodes as a table: name, operator, what was wrong before, what became of it,
         how it was proven."""
-        from ortpool.report.html import name
+        from ortpool.report.html import SHARED_CSS, name
 
         def why(n: NodeFix) -> str:
             return n.before() or ("exact as it stood" if n.realization == UNCHANGED else
@@ -294,11 +294,12 @@ class FixResult(Report):
             f"<td>{name(proof_text(n.proof, n.in_model) if n.proof else n.reason, 300)}</td>"
             "</tr>" for n in self.report.nodes
         )
-        head = "".join(f"<th style='text-align:left'>{h}</th>" for h in
-                       ("node", "op", "before the fix", "now", "proof"))
+        head = "".join(f"<th>{h}</th>" for h in ("node", "op", "before the fix", "now", "proof"))
         return (
-            f"<div><p>{name(self.report.summary_lines()[0], 300)}; exit {self.exit_code}</p>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>"
+            f'<div class="ortpool"><style>{SHARED_CSS}</style><p>'
+            f"{name(self.report.summary_lines()[0], 300)}; exit {self.exit_code}</p><div "
+            f'class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+            "</div></div>"
         )
 
     def __iter__(self) -> Iterator[Any]:  # (model, report), as fix_with_report returns them

@@ -18,7 +18,9 @@ from ortpool.report.record import ModelResult, NodeResult
 from ortpool.report.text import num, plural, safe, shape
 
 #: what the page and a notebook's view share, scoped to ``.ortpool`` (a notebook's page has
-#: styles of its own: a bare ``.badge`` or ``table`` rule would change them)
+#: styles of its own: a bare ``.badge`` or ``table`` rule would change them); the cells'
+#: alignment by ``.ortpool.ortpool``, above JupyterLab's right-aligned cells
+#: (``:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td``)
 SHARED_CSS = """
 .ortpool { font:13px/1.45 -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif;
   color:#1f2933; }
@@ -27,8 +29,9 @@ SHARED_CSS = """
 .ortpool th { text-align:left; font-weight:600; color:#616e7c; white-space:nowrap;
   border-bottom:2px solid #d9e2ec; padding:5px 8px; }
 .ortpool td { padding:5px 8px; border-bottom:1px solid #d9e2ec; vertical-align:top; }
+.ortpool.ortpool td, .ortpool.ortpool th { text-align:left; }
 .ortpool td.num, .ortpool td.shape { white-space:nowrap; font-variant-numeric:tabular-nums; }
-.ortpool td.num { text-align:right; }
+.ortpool.ortpool td.num { text-align:right; }
 .ortpool td.cells, .ortpool ul.why { min-width:16em; }
 .ortpool td.path { overflow-wrap:anywhere; min-width:11em; }
 .ortpool td.mono, .ortpool code { font-family:"DejaVu Sans Mono", Menlo, Consolas, monospace;
@@ -46,6 +49,12 @@ SHARED_CSS = """
 .ortpool .s-could-not-run, .ortpool .s-timed-out { background:#fde8e8; color:#c62828; }
 .ortpool .s-inaccurate, .ortpool .s-rulings { background:#fff1dc; color:#b26a00; }
 .ortpool details.agreeing > summary { cursor:pointer; color:#2e7d32; font-weight:600; }
+@media (max-width: 700px) {
+  /* the summary's rows stacked: a phone shows each model's nodes and causes without scrolling */
+  .ortpool table.summary thead { display:none; }
+  .ortpool table.summary tr, .ortpool table.summary td { display:block; border:0; padding:2px; }
+  .ortpool table.summary tr { border-bottom:1px solid #d9e2ec; padding:6px 0; }
+}
 """
 
 #: the page's own layout
