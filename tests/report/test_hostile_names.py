@@ -122,3 +122,12 @@ def test_the_report_fits_the_terminals_width(monkeypatch, columns):
                                    Realization.UNPROVEN, reason="no " * 60)])
     assert max(map(len, terminal.wrapped(fix.summary_lines()))) <= width
     assert max(map(len, bench.wrap([bench.LEGEND]))) <= width
+
+
+def test_benchs_notebook_view_is_a_table():
+    """A notebook wraps a 200-column ``<pre>`` into noise: bench's view is an HTML table, its
+    figures right-aligned, every cell escaped."""
+    rows = [["case", "ratio", "outputs"], ["resnet-stem", "1.31", "exact"], ["<b>", "-", "x"]]
+    page = bench.notebook_view(rows, ["geometric mean 1.31"])
+    assert "<pre" not in page and page.count("<tr>") == 3 and page.count("<th ") == 3
+    assert "text-align:right;white-space:nowrap'>1.31</td>" in page and "&lt;b&gt;" in page

@@ -152,8 +152,11 @@ def test_messages_name_arguments_for_python_and_flags_for_the_command_line():
         InputSpec.make(style="notebook")
 
 
-def test_fix_returns_the_model_and_its_report():
+def test_fix_returns_the_model_and_its_report(tmp_path):
     result = ortpool.fix(str(DIFFERS))
+    # save(): the notes on the data, a list as scripts read it, shown as what was written
+    saved = result.save(tmp_path / "fixed.onnx")
+    assert saved == [] and repr(saved) == f"wrote {tmp_path / 'fixed.onnx'}"
     assert repr(result) == "<FixResult: 1 pooling node: standard form 1, exit 0>"
     assert (result.ok, result.exit_code) == (True, 0)
     model, report = result  # unpacks as fix_with_report's pair
