@@ -23,6 +23,11 @@ from pathlib import Path
 if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
     sys.dont_write_bytecode = False
 
+# The reports fit the terminal's width (COLUMNS first, as shutil reads it): one width for the
+# whole run and its children, whatever terminal runs the suite (a test that needs another width
+# sets COLUMNS itself)
+os.environ["COLUMNS"] = "100"
+
 # imported after the switch above
 import pytest
 from hypothesis import HealthCheck, settings

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import html
 import math
-import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from ortpool.model.timing import Ratio, Stats
+from ortpool.model.timing import Stats
+from ortpool.report import text
 
 #: The variants of a benchmark case, as the table names them.
 ORTPOOL = "ortpool"
@@ -23,8 +25,13 @@ ModelBench = Any
 def builtin_name(opset: int) -> str:
     return f"builtin@{opset}"
 
-#: the terminal width every line of ``ortpool bench`` fits (the full figures are in ``--json``)
-WIDTH = 100
+
+def __getattr__(name: str) -> int:
+    """``WIDTH``: the terminal's width every line of ``ortpool bench`` fits (:func:`.text.width`,
+    read when asked: the full figures are in ``--json``)."""
+    if name == "WIDTH":
+        return text.width()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def fmt_time(seconds: float) -> str:
@@ -139,7 +146,8 @@ def render(rows: list[list[str]], markdown: bool = False, width: int | None = No
             widest = widths.index(max(widths))
             widths[widest] -= 1
     lines = [
-        "  ".join(_cut(cell, w).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        "  ".join(_cut(text.safe(cell), w).ljust(w)
+                  for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -171,12 +179,26 @@ def short_table(rows: list[list[str]]) -> list[list[str]]:
     return short + [[row[i] for i in keep] for row in rows[1:]]
 
 
-def wrap(lines: Sequence[str], width: int = WIDTH) -> list[str]:
-    """Each line wrapped at ``width``, continuation lines indented by two spaces."""
-    out = []
-    for line in lines:
-        out.extend(textwrap.wrap(line, width, subsequent_indent="  ") or [""])
-    return out
+#: each line wrapped at the terminal's width, continuation lines indented by two spaces
+wrap = functools.partial(text.wrapped, more=2)
+
+
+def notebook_view(rows: list[list[str]], summary: Sequence[str]) -> str:
+    """:func:`table`'s rows as an HTML table (a notebook wraps a wide ``<pre>`` into noise),
+    the figures right-aligned, then the summary's lines."""
+    def cell(tag: str, value: str) -> str:
+        numeric = value[:1].isdigit() or value == "-"
+        align = "right" if numeric and tag == "td" else "left"
+        # inline: a notebook's own style right-aligns every cell
+        return f"<{tag} style='text-align:{align};white-space:nowrap'>" \
+               f"{html.escape(text.safe(value))}</{tag}>"
+
+    head = "".join(cell("th", h) for h in rows[0])
+    body = "".join("<tr>" + "".join(cell("td", v) for v in row) + "</tr>" for row in rows[1:])
+    lines = "".join(f"<p style='margin:2px 0'>{html.escape(text.safe(line))}</p>"
+                    for line in summary)
+    return (f"<div style='overflow-x:auto'><table><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table></div><div style='text-align:left'>{lines}</div>")
 
 
 def summary_lines(info: dict[str, Any]) -> list[str]:
@@ -265,46 +287,23 @@ def settings_dict(settings: Any, reference: bool) -> dict[str, Any]:
 
 def document(results: Sequence[CaseResult], machine: dict[str, Any], settings: Any) -> dict:
     """The JSON document of a run: machine, settings, per-case figures, summary."""
-    cases = []
-    for r in results:
-        cases.append(
-            {
-                "name": r.case.name,
-                "title": r.case.title,
-                "op": r.case.op,
-                "shape": list(r.case.shape),
-                "attributes": r.case.attributes,
-                "indices": r.case.indices,
-                "fixed_cost": r.case.fixed_cost,
-                "long_axis": r.case.long_axis,
-                "plan_s": r.plan,
-                "ortpool_opset": r.ortpool_opset,
-                "fastest_builtin_opset": r.fastest_opset,
-                "ratio": r.ratio,
-                "floor_ratio": r.floor_ratio,
-                "times": {name: stats.as_dict() for name, stats in r.times.items()},
-                "outputs_agree": r.agrees,
-                "agreement": r.agreement,
-                "max_abs_diff": r.max_abs_diff,
-                "builtin_executed_by": r.executed_by,
-                "reference": {
-                    "status": r.reference_status,
-                    "times_s": r.reference,
-                    "median_s": r.reference_median,
-                    "speedup": r.reference_speedup,
-                },
-            }
-        )
+    own = ("name", "title", "op", "attributes", "indices", "fixed_cost", "long_axis")
+    cases = [{
+        **{k: getattr(r.case, k) for k in own}, "shape": list(r.case.shape), "plan_s": r.plan,
+        "ortpool_opset": r.ortpool_opset, "fastest_builtin_opset": r.fastest_opset,
+        "ratio": r.ratio, "floor_ratio": r.floor_ratio,
+        "times": {name: stats.as_dict() for name, stats in r.times.items()},
+        "outputs_agree": r.agrees, "agreement": r.agreement, "max_abs_diff": r.max_abs_diff,
+        "builtin_executed_by": r.executed_by,
+        "reference": {"status": r.reference_status, "times_s": r.reference,
+                      "median_s": r.reference_median, "speedup": r.reference_speedup},
+    } for r in results]
     return {
         "machine": machine,
         "settings": settings_dict(settings, reference=True),
         "cases": cases,
         "summary": summary(results),
     }
-
-
-def _ratio_text(ratio: Ratio) -> str:
-    return f"{ratio.median:.2f} ±{ratio.spread:.2f}"
 
 
 def _maybe_time(seconds: float | None) -> str:
@@ -318,12 +317,13 @@ def model_tables(result: ModelBench, markdown: bool = False) -> list[str]:
     from ortpool.ort.timed import FIXED, ORIGINAL
 
     def table_text(rows: list[list[str]]) -> str:
-        return render(rows, markdown=markdown, width=None if markdown else WIDTH)
+        return render(rows, markdown=markdown, width=None if markdown else text.width())
 
     rows = [["session.run", "median ± IQR/2", "/ original, per round"]]
     for name, stats in result.times.items():
         ratio = result.ratios.get(name)
-        rows.append([name, fmt_stats(stats), "1" if ratio is None else _ratio_text(ratio)])
+        per_round = "1" if ratio is None else f"{ratio.median:.2f} ±{ratio.spread:.2f}"
+        rows.append([name, fmt_stats(stats), per_round])
     lines = [*table_text(rows).splitlines(), ""]
     original = result.profiles[ORIGINAL]
     fixed = result.profiles.get(FIXED)

@@ -9,8 +9,6 @@ object gives the terminal summary, the ``--json`` document and the exit code.
 from __future__ import annotations
 
 import dataclasses
-import html
-import json
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -23,6 +21,7 @@ from ortpool.model.files import save
 from ortpool.model.inputs import CLI, PYTHON, describe_dims
 from ortpool.report.notebook import Report
 from ortpool.report.outcomes import Attempt, Outcome, Realization
+from ortpool.report.text import dumps, plural, safe
 
 #: The realizations by their short names, in the order the summary counts them.
 UNCHANGED, FORM, ORTPOOL, UNPROVEN, NOT_SELECTED = REALIZATIONS = tuple(Realization)
@@ -52,16 +51,23 @@ class NodeFix:
     def key(self) -> str:
         return f"{self.op}-{self.version}" if self.version is not None else self.op
 
-    def describe(self) -> str:
+    def describe(self, verbose: bool = False) -> str:
+        """``node 'p' (MaxPool-12, float): form explicit-pads -- exact on 5 input sets alone,
+        and again in the fixed model (...)``: what became of the node and its proof, once."""
         where = f"node {self.name!r} ({self.key}{', ' + self.elem if self.elem else ''})"
         if self.realization in (UNPROVEN, NOT_SELECTED):
             return f"{where}: {self.realization}: {self.reason}"
         head = {UNCHANGED: "unchanged", FORM: f"form {self.form}", ORTPOOL: "ortpool op"}
         text = f"{where}: {head[self.realization]}"
-        proof = self.in_model or self.proof
-        if proof:
-            text += f" -- {_proof_text(proof)}"
+        if self.proof:
+            text += f" -- {proof_text(self.proof, self.in_model, verbose)}"
         return text
+
+    def before(self) -> str:
+        """What the node computed before the fix, where it was not the spec's: its
+        ``unchanged`` candidate's failure ("" when the node was exact as it stood)."""
+        return next((a.detail for a in self.attempts
+                     if a.form == "unchanged" and a.outcome is not Outcome.PROVEN), "")
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
@@ -70,14 +76,31 @@ class NodeFix:
         return out
 
 
-def _proof_text(proof: dict[str, Any]) -> str:
-    where = "in the fixed model" if proof.get("where") == "model" else "alone"
-    err = proof.get("max_abs")
-    err_text = f", max abs error {err:.3g}" if err else ""
-    if proof.get("noted_units") is not None:  # ruling 17: agrees, with its figures
-        err_text += (f"; accuracy note: up to {proof['noted_ulp']:.3g} ulp = "
-                     f"{proof['noted_units']:.3g} u*mean|x|, within the accuracy limit")
-    return f"exact {where} on {proof.get('sets')} input sets ({proof.get('tolerance')}{err_text})"
+def proof_text(alone: dict[str, Any], in_model: dict[str, Any] | None = None,
+               verbose: bool = False) -> str:
+    """A node's proof said once, each figure once: ``exact on 5 input sets alone and again in
+    the fixed model, on the same sets through its form as written and on the model's 2 runs
+    (exact)``; the tolerance by name with ``verbose``, else in words."""
+    sets = alone.get("sets") or 0
+    text = f"exact on {plural(sets, 'input set')} alone"
+    if in_model is not None:
+        again, runs = in_model.get("sets") or 0, plural(in_model.get("runs") or 0, "run")
+        same = plural(again, "input set") if again != sets else (
+            "the same set" if sets == 1 else "the same sets")
+        text += (f" and again in the fixed model, on {same} through its form as written and "
+                 f"on the model's {runs}" if again else f" and in the fixed model on its {runs}")
+    tolerance = alone.get("tolerance") or "exact"
+    if not verbose and tolerance != "exact":
+        tolerance = "within the accuracy rule for sums, ruling 17"
+    err = max((p.get("max_abs") or 0.0) for p in (alone, in_model or {}))
+    if err:
+        tolerance += f", max abs error {err:.3g}"
+    noted = alone.get("noted_units")
+    if noted is not None:  # ruling 17: agrees, with its figures
+        tolerance += (f"; accuracy note: up to {alone['noted_ulp']:.3g} ulp = {noted:.3g} "
+                      "u*mean|x|, within the accuracy limit" if verbose
+                      else "; with an accuracy note")
+    return f"{text} ({tolerance})"
 
 
 @dataclasses.dataclass
@@ -151,15 +174,17 @@ class FixReport:
         }
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2) + "\n"
+        return dumps(self.to_dict())
 
     def summary_lines(self, verbose: bool = False) -> list[str]:
+        """The lines ``ortpool fix`` prints: the nodes counted, each changed node with its proof
+        and the candidates tried (the chosen one's proof not said twice), the notes."""
         rt = self.runtime
         counts = ", ".join(f"{k} {v}" for k, v in self.counts().items()) or "no pooling node"
         lines = [
             f"ortpool fix on {rt.get('build', 'onnxruntime')} {rt.get('onnxruntime')} "
             f"({', '.join(rt.get('providers', []))}, graph optimizations {rt.get('opt_level')}): "
-            f"{len(self.nodes)} pooling nodes: {counts}"
+            f"{plural(len(self.nodes), 'pooling node')}: {counts}"
         ]
         if self.inputs.get("open_dims") or "loaded" in self.inputs.get("source", ""):
             # the sizes or values the user chose, or that were chosen for the user
@@ -174,10 +199,12 @@ class FixReport:
             lines.append("  standard forms: " + ", ".join(f"{k} {v}" for k, v in forms.items()))
         for node in self.nodes:
             if verbose or node.realization != UNCHANGED:
-                lines.append(f"  {node.describe()}")
+                lines.append(f"  {node.describe(verbose)}")
                 if verbose or node.realization in (FORM, ORTPOOL):
                     lines += [
-                        f"      tried {a.form}: {a.outcome}: {a.detail}"
+                        f"      tried {a.form}: {a.outcome}" + (
+                            " (the proof above)" if a.form == node.form
+                            and a.outcome is Outcome.PROVEN else f": {a.detail}")
                         for a in node.attempts
                         if verbose or a.outcome is not Outcome.NOT_APPLICABLE
                     ][: None if verbose else 4]
@@ -185,14 +212,14 @@ class FixReport:
             names = ", ".join(repr(n.name) for n in self.needs_ortpool)
             lines.append(
                 f"the fixed model needs ortpool at run time (ortpool.InferenceSession) for "
-                f"{len(self.needs_ortpool)} node(s): {names}"
+                f"{plural(len(self.needs_ortpool), 'node')}: {names}"
             )
         maxed = self.finite_only
         if maxed:
             names = ", ".join(repr(n.name) for n in maxed)
             lines.append(
-                f"proven in the finite domain (the default, ruling 20) for {len(maxed)} "
-                f"node(s): {names}; NaN and +-inf were not covered "
+                f"proven in the finite domain (the default, ruling 20) for "
+                f"{plural(len(maxed), 'node')}: {names}; NaN and +-inf were not covered "
                 f"({'nonfinite=True' if self.style == PYTHON else '--nonfinite'} proves them, "
                 "and guards a max onnxruntime gets wrong there)"
             )
@@ -200,7 +227,19 @@ class FixReport:
         return lines
 
     def __str__(self) -> str:
-        return "\n".join(self.summary_lines())
+        return "\n".join(map(safe, self.summary_lines()))
+
+
+class Saved(list):
+    """What :meth:`FixResult.save` returns: the notes on the model's external data (a list, as
+    scripts read it), shown as the file written and its notes (a notebook showed ``[]``)."""
+
+    def __init__(self, notes: list[str], path: str) -> None:
+        super().__init__(notes)
+        self.path = path
+
+    def __repr__(self) -> str:
+        return "\n".join([f"wrote {safe(self.path)}", *(f"note: {safe(n)}" for n in self)])
 
 
 @dataclasses.dataclass(repr=False)
@@ -230,28 +269,37 @@ class FixResult(Report):
     def to_dict(self) -> dict[str, Any]:
         return self.report.to_dict()
 
-    def save(self, path: str | os.PathLike, *, link_data: bool = False) -> list[str]:
+    def save(self, path: str | os.PathLike, *, link_data: bool = False) -> Saved:
         """Write the fixed model to ``path``, its external data (from the source model's
-        folder) linked or copied beside it (:func:`ortpool.model.save`); the notes on the data."""
-        return save(self.model, path, self.source_dir, link_data=link_data)
+        folder) linked or copied beside it (:func:`ortpool.model.save`); the notes on the data
+        (a list, shown in a notebook as what was written)."""
+        return Saved(save(self.model, path, self.source_dir, link_data=link_data), str(path))
 
     def _describe(self) -> str:
         counts = ", ".join(f"{k} {v}" for k, v in self.report.counts().items())
-        return f"{len(self.report.nodes)} pooling node(s)" + (f": {counts}" if counts else "")
+        return plural(len(self.report.nodes), "pooling node") + (f": {counts}" if counts else "")
 
     def _repr_html_(self) -> str:
-        """The nodes as a table: name, operator, what became of it, how it was proven."""
+        """The nodes as a table: name, operator, what was wrong before, what became of it,
+        how it was proven."""
+        from ortpool.report.html import SHARED_CSS, name
+
+        def why(n: NodeFix) -> str:
+            return n.before() or ("exact as it stood" if n.realization == UNCHANGED else
+                                  n.reason or "-")
+
         rows = "".join(
-            f"<tr><td>{html.escape(n.name)}</td><td>{html.escape(n.key)}</td>"
-            f"<td>{html.escape(str(n.realization))}</td><td>{html.escape(n.form or '')}</td>"
-            f"<td>{html.escape(n.describe().partition(': ')[2])}</td></tr>"
-            for n in self.report.nodes
+            f"<tr><td><code>{name(n.name, 60)}</code></td><td>{name(n.key)}</td>"
+            f"<td>{name(why(n), 300)}</td><td>{name(n.form or n.realization, 60)}</td>"
+            f"<td>{name(proof_text(n.proof, n.in_model) if n.proof else n.reason, 300)}</td>"
+            "</tr>" for n in self.report.nodes
         )
-        head = html.escape(self.report.summary_lines()[0])
+        head = "".join(f"<th>{h}</th>" for h in ("node", "op", "before the fix", "now", "proof"))
         return (
-            f"<div><p>{head}; exit {self.exit_code}</p><table><thead><tr><th>node</th>"
-            "<th>op</th><th>realization</th><th>form</th><th>how</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table></div>"
+            f'<div class="ortpool"><style>{SHARED_CSS}</style><p>'
+            f"{name(self.report.summary_lines()[0], 300)}; exit {self.exit_code}</p><div "
+            f'class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+            "</div></div>"
         )
 
     def __iter__(self) -> Iterator[Any]:  # (model, report), as fix_with_report returns them

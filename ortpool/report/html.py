@@ -11,147 +11,150 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ortpool.check.compare import TensorComparison
 from ortpool.report import picture, terminal
 from ortpool.report import record as results
 from ortpool.report.record import ModelResult, NodeResult
+from ortpool.report.text import num, plural, safe, shape
 
+#: what the page and a notebook's view share, scoped to ``.ortpool`` (a notebook's page has
+#: styles of its own: a bare ``.badge`` or ``table`` rule would change them); the cells'
+#: alignment by ``.ortpool.ortpool``, above JupyterLab's right-aligned cells
+#: (``:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td``)
+SHARED_CSS = """
+.ortpool { font:13px/1.45 -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif;
+  color:#1f2933; }
+.ortpool .scroll { overflow-x:auto; max-width:100%; }
+.ortpool table { border-collapse:collapse; width:100%; }
+.ortpool th { text-align:left; font-weight:600; color:#616e7c; white-space:nowrap;
+  border-bottom:2px solid #d9e2ec; padding:5px 8px; }
+.ortpool td { padding:5px 8px; border-bottom:1px solid #d9e2ec; vertical-align:top; }
+.ortpool.ortpool td, .ortpool.ortpool th { text-align:left; }
+.ortpool td.num, .ortpool td.shape { white-space:nowrap; font-variant-numeric:tabular-nums; }
+.ortpool.ortpool td.num { text-align:right; }
+.ortpool td.cells, .ortpool ul.why { min-width:16em; }
+.ortpool td.path { overflow-wrap:anywhere; min-width:11em; }
+.ortpool td.mono, .ortpool code { font-family:"DejaVu Sans Mono", Menlo, Consolas, monospace;
+  font-size:12px; }
+.ortpool code { overflow-wrap:anywhere; }
+.ortpool ul.why { margin:0; padding-left:16px; }
+.ortpool ul.findings { margin:0 0 12px; padding-left:18px; }
+.ortpool ul.findings li { margin:4px 0; overflow-wrap:anywhere; }
+.ortpool .cause, .ortpool .meta, .ortpool .count { color:#616e7c; font-size:12.5px; }
+.ortpool .badge { display:inline-block; padding:2px 8px; border-radius:10px; font-size:12px;
+  font-weight:600; white-space:nowrap; background:#e6ecf5; color:#1f5fa8; }
+.ortpool .s-agree, .ortpool .s-ties, .ortpool .s-accuracy-note { background:#e3f4e4;
+  color:#2e7d32; }
+.ortpool .s-differ, .ortpool .s-ort-rejected, .ortpool .s-ortpool-rejected, .ortpool .s-crashed,
+.ortpool .s-could-not-run, .ortpool .s-timed-out { background:#fde8e8; color:#c62828; }
+.ortpool .s-inaccurate, .ortpool .s-rulings { background:#fff1dc; color:#b26a00; }
+.ortpool details.agreeing > summary { cursor:pointer; color:#2e7d32; font-weight:600; }
+@media (max-width: 700px) {
+  /* the summary's rows stacked: a phone shows each model's nodes and causes without scrolling */
+  .ortpool table.summary thead { display:none; }
+  .ortpool table.summary tr, .ortpool table.summary td { display:block; border:0; padding:2px; }
+  .ortpool table.summary tr { border-bottom:1px solid #d9e2ec; padding:6px 0; }
+}
+"""
+
+#: the page's own layout
 CSS = """
-:root { --ink:#1f2933; --muted:#616e7c; --line:#d9e2ec; --bg:#f5f7fa; --red:#c62828;
-  --amber:#b26a00; --green:#2e7d32; --blue:#1f5fa8; --violet:#583c8c; }
 * { box-sizing:border-box; }
-body { margin:0; font:14px/1.45 -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif;
-  color:var(--ink); background:var(--bg); }
+body { margin:0; font-size:14px; background:#f5f7fa; }
 header { background:#102a43; color:#f0f4f8; padding:22px 36px; }
 header h1 { margin:0 0 4px; font-size:22px; font-weight:600; }
 header .sub { color:#bcccdc; font-size:13px; }
 main { padding:20px 36px 40px; max-width:1500px; }
 .verdict { display:inline-block; margin-top:12px; padding:6px 14px; border-radius:6px;
-  font-weight:600; font-size:15px; }
-.verdict.bad { background:#fde8e8; color:var(--red); }
-.verdict.good { background:#e3f4e4; color:var(--green); }
-section.model { background:#fff; border:1px solid var(--line); border-radius:8px;
-  padding:18px 22px; margin:18px 0; box-shadow:0 1px 2px rgba(16,42,67,.06); }
+  font-weight:600; font-size:15px; background:#e3f4e4; color:#2e7d32; }
+.verdict.bad { background:#fde8e8; color:#c62828; }
+section.model, details.model { background:#fff; border:1px solid #d9e2ec; border-radius:8px;
+  padding:18px 22px; margin:18px 0; }
 section.model h2 { margin:0 0 4px; font-size:17px; word-break:break-all; }
-.meta { color:var(--muted); font-size:12.5px; margin-bottom:12px; }
-table { border-collapse:collapse; width:100%; font-size:13px; }
-th { text-align:left; font-weight:600; color:var(--muted); border-bottom:2px solid var(--line);
-  padding:6px 8px; white-space:nowrap; }
-td { padding:6px 8px; border-bottom:1px solid var(--line); vertical-align:top; }
-tbody tr:nth-child(even) td { background:#fafbfc; }
-td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
-td.shape { white-space:nowrap; }
-td.status-cell { min-width:20em; }
-td.mono, code { font-family:"DejaVu Sans Mono", Menlo, Consolas, monospace; font-size:12px; }
-.badge { display:inline-block; padding:2px 8px; border-radius:10px; font-size:12px;
-  font-weight:600; white-space:nowrap; }
-.s-agree, .s-ties, .s-accuracy-note { background:#e3f4e4; color:var(--green); }
-.s-inaccurate { background:#fde8e8; color:var(--amber); }
-.s-differ, .s-ort-rejected, .s-ortpool-rejected, .s-could-not-run, .s-crashed, .s-timed-out {
-  background:#fde8e8; color:var(--red); }
-.s-rulings { background:#fff1dc; color:var(--amber); }
-.s-no-kernel, .s-not-compared, .s-both-rejected { background:#e6ecf5; color:var(--blue); }
-ul.causes { margin:4px 0 0; padding-left:18px; }
-ul.causes li { margin:2px 0; }
-.cause-title { font-weight:600; }
-.e2e { margin-top:12px; }
-.e2e h3, .pictures h3 { font-size:14px; margin:16px 0 6px; }
-figure { margin:10px 0 18px; padding:12px 14px; border:1px solid var(--line); border-radius:6px;
-  background:#fcfdfe; }
-figure img { display:block; image-rendering:pixelated; max-width:100%;
-  border:1px solid var(--line); }
-figcaption { margin-top:8px; color:var(--muted); font-size:12.5px; }
-figcaption b { color:var(--ink); }
-.legend { display:flex; flex-wrap:wrap; gap:14px; margin:6px 0 2px; font-size:12px;
-  color:var(--muted); }
-.legend span i { display:inline-block; width:12px; height:12px; border-radius:2px;
-  vertical-align:-2px; margin-right:5px; border:1px solid rgba(0,0,0,.15); }
-.notes { color:var(--muted); font-size:12.5px; margin:8px 0 0; padding-left:18px; }
-footer { color:var(--muted); font-size:12px; padding:0 36px 30px; }
-.scroll { overflow-x:auto; max-width:100%; }
 details.model > summary { cursor:pointer; font-size:15px; font-weight:600; word-break:break-all; }
-details.model > summary .badge { margin-left:8px; }
-details.model[open] > summary { margin-bottom:10px; }
-details.model { padding:12px 22px; margin:10px 0; }
-h2.group { font-size:15px; color:var(--muted); margin:26px 0 6px; font-weight:600; }
-.tiles { display:flex; flex-wrap:wrap; gap:16px 22px; margin:4px 0 0; }
+h3, h2.group { font-size:14px; margin:16px 0 6px; color:#616e7c; }
+figure { margin:10px 0 18px; padding:12px 14px; border:1px solid #d9e2ec; border-radius:6px; }
+figcaption, footer { margin-top:8px; color:#616e7c; font-size:12.5px; }
+footer { padding:0 36px 30px; }
+.legend { display:flex; flex-wrap:wrap; gap:14px; margin:6px 0; font-size:12px; }
+.legend i { display:inline-block; width:12px; height:12px; vertical-align:-2px;
+  margin-right:5px; border:1px solid rgba(0,0,0,.15); }
+.tiles { display:flex; flex-wrap:wrap; gap:16px 22px; }
 .tile { max-width:100%; }
-.tile-title { font-size:11.5px; color:var(--muted); margin:0 0 2px 34px; }
-.plot { display:flex; max-width:100%; }
-.yaxis { display:flex; flex-direction:column; justify-content:space-between; width:30px;
-  padding:0 4px 17px 0; font-size:10.5px; color:var(--muted); text-align:right;
-  font-variant-numeric:tabular-nums; }
-.yaxis b, .xaxis b { color:var(--ink); font-weight:600; }
-.col { display:flex; flex-direction:column; min-width:0; }
+.tile-title { font-size:11.5px; color:#616e7c; margin:0 0 2px 34px; }
+.plot, .col, .yaxis, .xaxis { display:flex; max-width:100%; min-width:0; }
+.col, .yaxis { flex-direction:column; }
+.yaxis { justify-content:space-between; width:30px; padding:0 4px 17px 0; text-align:right; }
+.xaxis { justify-content:space-between; height:17px; line-height:17px; }
+.yaxis, .xaxis { font-size:10.5px; color:#616e7c; font-variant-numeric:tabular-nums; }
 .col img { display:block; image-rendering:pixelated; max-width:100%; height:auto;
-  border:1px solid var(--line); }
-.xaxis { display:flex; justify-content:space-between; font-size:10.5px; color:var(--muted);
-  height:17px; line-height:17px; font-variant-numeric:tabular-nums; }
+  border:1px solid #d9e2ec; }
 @media (max-width: 700px) {
-  header { padding:14px 14px; }
+  header, main, footer { padding:12px; }
   header h1 { font-size:18px; }
-  main { padding:10px 10px 24px; }
-  footer { padding:0 14px 20px; }
-  section.model, details.model { padding:12px 12px; }
-  figure { padding:8px; }
+  section.model, details.model, figure { padding:10px; }
   /* a table keeps a readable width and scrolls inside its card, rather than squeezing every
      column into a few characters (and every row into many lines) */
   .scroll > table.nodes { min-width:780px; }
-  .scroll > table.outputs { min-width:640px; }
 }
-"""
-
-#: the summary table's own style, for a page that lacks the report's (a notebook's output cell)
-SUMMARY_CSS = """
-.ortpool-summary { font:13px/1.4 -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial,
-  sans-serif; color:#1f2933; }
-.ortpool-summary .scroll { overflow-x:auto; max-width:100%; }
-.ortpool-summary table { border-collapse:collapse; width:100%; }
-.ortpool-summary th { text-align:left; font-weight:600; color:#616e7c; white-space:nowrap;
-  border-bottom:2px solid #d9e2ec; padding:5px 8px; }
-.ortpool-summary td { padding:5px 8px; border-bottom:1px solid #d9e2ec; vertical-align:top; }
-.ortpool-summary td.path { overflow-wrap:anywhere; min-width:11em; }
-.ortpool-summary td.e2e-cell { min-width:14em; }
-.ortpool-summary .badge { display:inline-block; padding:2px 8px; border-radius:10px;
-  font-size:12px; font-weight:600; white-space:nowrap; background:#e6ecf5; color:#1f5fa8; }
-.ortpool-summary .s-agree { background:#e3f4e4; color:#2e7d32; }
-.ortpool-summary .s-differ, .ortpool-summary .s-could-not-run, .ortpool-summary .s-crashed,
-.ortpool-summary .s-timed-out { background:#fde8e8; color:#c62828; }
-.ortpool-summary .count { margin:0 0 6px; color:#616e7c; }
-.ortpool-summary details.agreeing { margin-top:10px; }
-.ortpool-summary details.agreeing > summary { cursor:pointer; color:#2e7d32; font-weight:600; }
 """
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """Text for the page: made safe (:func:`.text.safe`: no control character, no lone
+    surrogate, so the page is valid UTF-8), then HTML-escaped."""
+    return html.escape(safe(value), quote=True)
+
+
+#: a name longer than this is cut on the page, whole in its tooltip (a name of 100,000
+#: characters laid out in a table made the page slow to open)
+NAME_LIMIT = 80
+#: the tooltip's own limit: past it the JSON report has the name
+TITLE_LIMIT = 2000
+
+
+def attr(value: Any) -> str:
+    """``value`` for an attribute (a tooltip, a data- attribute): escaped, at most
+    :data:`TITLE_LIMIT` characters and a word saying the JSON report has the rest."""
+    text = safe(value)
+    if len(text) > TITLE_LIMIT:
+        text = f"{text[:TITLE_LIMIT]}… ({len(text)} characters: the JSON report has them all)"
+    return _e(text)
+
+
+def name(value: Any, limit: int = NAME_LIMIT) -> str:
+    """``value`` escaped, cut at ``limit`` characters with the whole of it (up to
+    :data:`TITLE_LIMIT`) in a tooltip."""
+    text = safe(value)
+    if len(text) <= limit:
+        return _e(text)
+    return f'<span title="{attr(text)}">{_e(text[: limit - 1])}…</span>'
 
 
 def _badge(status: str) -> str:
-    return (
-        f'<span class="badge s-{_e(status)}">{_e(terminal.STATUS_TEXT.get(status, status))}</span>'
-    )
+    return f'<span class="badge s-{_e(status)}">{_e(terminal.status_text(status))}</span>'
 
 
-def _legend() -> str:
-    items = "".join(
-        f'<span><i style="background:rgb{color}"></i>{_e(label)}</span>'
-        for color, label in picture.PALETTE.values()
-    )
-    return f'<div class="legend">{items}</div>'
+def findings(model: ModelResult) -> str:
+    """The nodes that do not agree, each with what was compared and why it differs, in the
+    terminal report's words: above the table, so that a narrow screen shows the causes."""
+    items = []
+    for node in model.nodes:
+        if node.status in results.AGREEING and not terminal.accuracy_text(node):
+            continue
+        lines = [f"{c.title}: {c.detail}" for c in node.causes]
+        accuracy = terminal.accuracy_text(node)
+        lines += [f"accuracy: {accuracy}"] if accuracy else []
+        lines += [node.message] if node.message and node.status != results.NO_KERNEL else []
+        figures = terminal.figures_text(node) if node.comparisons else ""
+        items.append(
+            f'<li class="finding" data-node="{attr(node.name)}"><code>{name(node.name)}</code> '
+            f"{_badge(node.status)} <span class=\"figures\">{_e(figures)}</span>"
+            + "".join(f'<div class="cause">{_e(line)}</div>' for line in lines) + "</li>")
+    return f'<ul class="findings">{"".join(items)}</ul>' if items else ""
 
 
 def _node_row(node: NodeResult, with_ref: bool) -> str:
-    row = terminal.node_row(node)
-    causes = "".join(
-        f'<li><span class="cause-title">{_e(c.title)}</span><br><span>{_e(c.detail)}</span></li>'
-        for c in node.causes
-    )
-    extra = f'<ul class="causes">{causes}</ul>' if causes else ""
-    accuracy = terminal.accuracy_text(node)
-    if accuracy:
-        extra += f'<div class="meta accuracy">accuracy: {_e(accuracy)}</div>'
-    if node.message:
-        extra += f'<div class="meta">{_e(node.message)}</div>'
     ref = ""
     if node.reference is not None:
         r = node.reference
@@ -161,21 +164,18 @@ def _node_row(node: NodeResult, with_ref: bool) -> str:
     # the status third, after the node and its op: on a narrow screen the table scrolls, and
     # the verdict must be in view without scrolling
     cells = [
-        f'<td class="mono">{_e(row[0])}</td>',
-        f"<td>{_e(row[1])}</td>",
-        f'<td class="status-cell">{_badge(node.status)}{extra}</td>',
-        f'<td class="mono">{_e(row[2])}</td>',
-        f'<td class="mono shape">{_e(row[3])}</td>',
-        f'<td class="mono shape">{_e(row[4])}</td>',
-        *(f'<td class="num">{_e(v)}</td>' for v in row[5:10]),
+        f'<td class="mono">{name(node.name)}</td>',
+        f"<td>{_e(terminal.op_text(node))}</td>",
+        f"<td>{_badge(node.status)}</td>",
+        f'<td class="mono">{_e(terminal.attributes_text(node))}</td>',
+        f'<td class="mono shape">{_e(" ".join(map(shape, node.builtin_shapes)) or "-")}</td>',
+        f'<td class="mono shape">{_e(" ".join(map(shape, node.ortpool_shapes)) or "-")}</td>',
+        f'<td class="cells">{_e(terminal.figures_text(node)) if node.comparisons else "-"}</td>',
+        f'<td class="num">{_e(num(node.max_abs))}</td>',
     ]
     if with_ref:
         cells.append(f"<td>{ref}</td>")
     return f'<tr class="node-row" data-status="{_e(node.status)}">' + "".join(cells) + "</tr>"
-
-
-def _uri(data: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(data).decode()
 
 
 def _axis_labels(axis: picture.Axis) -> str:
@@ -184,53 +184,41 @@ def _axis_labels(axis: picture.Axis) -> str:
     return f"<span>{axis.first}</span><b>{_e(axis.name)}</b><span>{axis.last}</span>"
 
 
-def _picture(node: NodeResult) -> str:
-    """The node's tiles with their axes: where onnxruntime's output and ortpool's differ. When
-    only the spatial sizes differ, onnxruntime's output is drawn where it matches ortpool's
-    best (the comparison's ``align``) and the cells only one output has are marked,
-    so a moved border shows as a border, not as a plane of differences."""
-    placed = next((c for c in node.comparisons if c.aligned is not None), None)
-    if placed is not None:
-        cats, offset = placed.aligned, placed.offset
-    else:
-        cats, offset = picture.worst([c.categories for c in node.comparisons]), None
+def _picture(node: NodeResult, c: TensorComparison) -> str:
+    """Where one output of the node differs, a tile per channel, cells at the same index as
+    the comparison counts them; the legend's counts are the comparison's own fields, so the
+    picture, the table, the terminal and the JSON say the same numbers."""
+    cats = c.categories
     if cats is None or cats.ndim < 3:
         return ""
     found, caption = picture.tiles(cats)
-    down, across = picture.axes(cats.shape, offset)
-    if placed is not None and placed.offset is not None:
-        shift = ", ".join(f"{o:+d}" for o in placed.offset)
-        caption = (
-            f"Shapes differ: onnxruntime's {list(placed.builtin_shape)} is drawn over "
-            f"ortpool's {list(placed.ortpool_shape)} shifted by ({shift}) cells, where the most "
-            "cells agree (within 1e-5 relative); the cells only one output has are marked. "
-            "Axes count ortpool's (the spec's) cells. " + caption
-        )
-    title = (
-        f"{node.name} — {node.op}-{node.spec_version}, {terminal.short_attributes(node.attributes)}"
-    )
+    down, across = picture.axes(cats.shape)
+    counts = "".join(
+        f'<span data-category="{_e(label)}"><i style="background:rgb{color}"></i>'
+        f'<b class="count">{count}</b> {_e(label)}</span>'
+        for color, label, count in picture.legend(c))
+    title = f"{node.name} — {node.op}-{node.spec_version} {c.name}, " \
+            f"{terminal.short_attributes(node.attributes)}"
     tiles = "".join(
         f'<div class="tile" data-channel="{t.channel}"><div class="tile-title">channel '
         f'{t.channel}</div><div class="plot"><div class="yaxis">{_axis_labels(down)}</div>'
-        f'<div class="col"><img class="tile-image" '
-        f'alt="{_e(f"channel {t.channel} of {node.name}")}"'
-        f' width="{t.width}" height="{t.height}" src="{_uri(t.png)}">'
+        f'<div class="col"><img class="tile-image" alt="channel {t.channel}" width="{t.width}" '
+        f'height="{t.height}" src="data:image/png;base64,{base64.b64encode(t.png).decode()}">'
         f'<div class="xaxis">{_axis_labels(across)}</div></div></div></div>'
         for t in found
     )
-    offset_attr = f' data-offset="{",".join(map(str, offset))}"' if offset is not None else ""
     return (
-        f'<figure class="node-picture" data-node="{_e(node.name)}"{offset_attr}>'
-        f'<div class="tiles">{tiles}</div>'
-        f"<figcaption><b>{_e(title)}</b><br>{_e(caption)}</figcaption></figure>"
+        f'<figure class="node-picture" data-node="{attr(node.name)}" data-output="{attr(c.name)}">'
+        f'<div class="legend">{counts}</div><div class="tiles">{tiles}</div>'
+        f"<figcaption><b>{name(title, 2 * NAME_LIMIT)}</b><br>{_e(caption)}</figcaption></figure>"
     )
 
 
-def differing(node: NodeResult) -> bool:
-    """Nodes that get a picture: some cell differs (ties alone do not count)."""
-    return node.status in (results.DIFFER, results.INACCURATE, results.RULINGS) and any(
-        c.categories is not None for c in node.comparisons
-    )
+def differing(node: NodeResult) -> list[TensorComparison]:
+    """The outputs of a node that get a picture: some cell differs (ties alone do not count)."""
+    if node.status not in (results.DIFFER, results.INACCURATE, results.RULINGS):
+        return []
+    return [c for c in node.comparisons if c.categories is not None and not c.agrees]
 
 
 def anchor(index: int) -> str:
@@ -248,49 +236,42 @@ def triage(models: Sequence[ModelResult]) -> list[tuple[int, ModelResult]]:
     return sorted(enumerate(models), key=lambda pair: (not bad(pair[1]), pair[0]))
 
 
-def _table(head: str, rows: str, kind: str) -> str:
+def _table(head: Sequence[str], rows: str, kind: str) -> str:
     """A table in a wrapper that scrolls sideways inside its card on a narrow screen."""
-    return (
-        f'<div class="scroll"><table class="{kind}"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{rows}</tbody></table></div>"
-    )
+    heads = "".join(f"<th>{_e(h)}</th>" for h in head)
+    return (f'<div class="scroll"><table class="{kind}"><thead><tr>{heads}</tr></thead>'
+            f"<tbody>{rows}</tbody></table></div>")
 
 
 def _model_body(model: ModelResult) -> str:
     if model.outcome:
-        return f'<div class="meta">{_badge(model.outcome)} {_e(model.error)}</div>'
-    inputs = ", ".join(f"{k} [{','.join(map(str, v))}]" for k, v in model.inputs.items())
+        return f'<div class="meta">{_badge(model.outcome)} {name(model.error, 5000)}</div>'
+    inputs = ", ".join(f"{safe(k)} {shape(v)}" for k, v in model.inputs.items())
     with_ref = any(n.reference is not None for n in model.nodes)
-    columns = [*terminal.COLUMNS[:2], terminal.COLUMNS[-1], *terminal.COLUMNS[2:-1]]
-    head = "".join(f"<th>{_e(h)}</th>" for h in columns) + (
-        "<th>reference</th>" if with_ref else ""
-    )
-    rows = "".join(_node_row(n, with_ref) for n in model.nodes)
-    parts = [
-        f'<div class="meta">opset {_e(model.opset)} · inputs {_e(inputs)} '
-        f"({_e(model.input_source)})</div>",
-    ]
+    head = ["node", "op", "status", "attributes", "onnxruntime", "spec (ortpool)", "cells",
+            "max abs", *(["reference"] if with_ref else [])]
+    parts = [f'<div class="meta">opset {_e(model.opset)} · inputs {name(inputs, 200)} '
+             f"({_e(model.input_source)})</div>"]
     if model.open_dims:
         dims = ", ".join(d.text() for d in model.open_dims)
         parts.append(f'<div class="meta">open dims: {_e(dims)}</div>')
+    parts.append(findings(model))
     if model.nodes:
-        parts.append(_table(head, rows, "nodes"))
+        parts.append(_table(head, "".join(_node_row(n, with_ref) for n in model.nodes), "nodes"))
     parts.append(_end_to_end(model))
     beyond = [n for n in model.nodes if n.nonfinite]
     if beyond:  # ruling 20: information, not the verdict
-        items = "".join(f"<li><code>{_e(n.name)}</code>: {_e(n.nonfinite)}</li>" for n in beyond)
+        items = "".join(f"<li><code>{name(n.name)}</code>: {_e(n.nonfinite)}</li>"
+                        for n in beyond)
         price = f"<p>{_e(model.guard_text)}</p>" if model.guard_text else ""
         parts.append(
             '<div class="nonfinite"><h3>On NaN and infinite inputs only (information: not '
             "counted, --nonfinite judges them; ruling 20)</h3>"
             f'<ul class="notes">{items}</ul>{price}</div>'
         )
-    figures = [_picture(n) for n in model.nodes if differing(n)]
-    figures = [f for f in figures if f]
+    figures = "".join(_picture(n, c) for n in model.nodes for c in differing(n))
     if figures:
-        parts.append('<div class="pictures"><h3>Where the differences sit</h3>' + _legend())
-        parts.extend(figures)
-        parts.append("</div>")
+        parts.append(f'<div class="pictures"><h3>Where the differences sit</h3>{figures}</div>')
     if model.notes:
         parts.append(
             '<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in model.notes) + "</ul>"
@@ -301,41 +282,24 @@ def _model_body(model: ModelResult) -> str:
 def _model(index: int, model: ModelResult) -> str:
     """A failing model as an open section; an agreeing one collapsed (``<details>``)."""
     ident, status = anchor(index), _e(model.status)
+    title = f"{name(model.path, 2 * NAME_LIMIT)} {_badge(model.status)}"
     if bad(model):
-        return (
-            f'<section class="model" id="{ident}" data-status="{status}"><h2>{_e(model.path)}'
-            f" {_badge(model.status)}</h2>{_model_body(model)}</section>"
-        )
-    return (
-        f'<details class="model" id="{ident}" data-status="{status}"><summary>'
-        f"{_e(model.path)} {_badge(model.status)}</summary>{_model_body(model)}</details>"
-    )
+        return (f'<section class="model" id="{ident}" data-status="{status}"><h2>{title}</h2>'
+                f"{_model_body(model)}</section>")
+    return (f'<details class="model" id="{ident}" data-status="{status}"><summary>{title}'
+            f"</summary>{_model_body(model)}</details>")
 
 
 def _end_to_end(model: ModelResult) -> str:
-    """The end-to-end block: each graph output's comparison, or why there is none."""
+    """The end-to-end block: each graph output's comparison in words, or why there is none."""
     parts = ['<div class="e2e"><h3>End to end</h3>']
     if model.outputs:
-        parts.append(
-            '<div class="scroll"><table class="outputs"><thead><tr><th>output</th>'
-            "<th>verdict</th><th>differing</th><th>onnxruntime</th><th>ortpool</th>"
-            "<th>max abs</th><th>magnitude</th><th>allowed</th>"
-            "<th>onnxruntime's own noise</th></tr></thead><tbody>"
-        )
-        for out in model.outputs:
-            c = out.comparison
-            status = results.AGREE if c.agrees else results.DIFFER
-            parts.append(
-                f'<tr class="output-row"><td class="mono">{_e(c.name)}</td>'
-                f'<td>{_badge(status)}</td><td class="num">{c.differing + c.only_in_one}</td>'
-                f'<td class="mono shape">{_e(list(c.builtin_shape))}</td>'
-                f'<td class="mono shape">{_e(list(c.ortpool_shape))}</td>'
-                f'<td class="num">{_e(terminal._num(c.max_abs))}</td>'
-                f'<td class="num">{_e(terminal._num(out.tolerance.magnitude))}</td>'
-                f'<td class="num">{_e(terminal._num(out.allowed))}</td>'
-                f'<td class="num">{_e(terminal._num(out.noise))}</td></tr>'
-            )
-        parts.append("</tbody></table></div>")
+        rows = "".join(
+            f'<tr class="output-row"><td class="mono">{name(o.comparison.name)}</td>'
+            f"<td>{_badge(results.DIFFER if o.failing else results.AGREE)}</td>"
+            f'<td class="cells">{_e(terminal.output_text(o, verbose=True))}</td></tr>'
+            for o in model.outputs)
+        parts.append(_table(["output", "verdict", "cells"], rows, "outputs"))
     else:
         verdict = _badge(results.DIFFER) + " " if model.run_differs else ""
         parts.append(f'<div class="meta">{verdict}{_e(model.end_to_end)}</div>')
@@ -343,33 +307,30 @@ def _end_to_end(model: ModelResult) -> str:
     return "".join(parts)
 
 
-def _nodes_differing(model: ModelResult) -> str:
+def _why(model: ModelResult) -> str:
+    """The summary's cell for a model: the nodes that differ, each with its first cause."""
     if model.outcome:
-        return "-"
-    failing = [n.name for n in model.nodes if n.failing]
-    text = f"{len(failing)} of {len(model.nodes)}"
-    if failing:
-        names = ", ".join(failing[:4]) + (f", +{len(failing) - 4} more" if len(failing) > 4 else "")
-        text += f": {names}"
-    return text
-
-
-def _elided(text: str, limit: int = 70) -> str:
-    """``text`` cut at ``limit`` characters, the whole of it in a tooltip."""
-    if len(text) <= limit:
-        return _e(text)
-    return f'<span title="{_e(text)}">{_e(text[: limit - 1])}…</span>'
+        return name(model.error, 120)
+    failing = [n for n in model.nodes if n.failing or n.status not in results.AGREEING]
+    if not failing:
+        return _e(f"{len(model.nodes)} of {len(model.nodes)} agree")
+    items = "".join(
+        f"<li><code>{name(n.name, 40)}</code> {_e(terminal.status_text(n.status))}"
+        + (f": {_e(n.causes[0].title)}" if n.causes else "") + "</li>"
+        for n in failing[:4])
+    more = f"<li>… and {len(failing) - 4} more</li>" if len(failing) > 4 else ""
+    return f'<ul class="why">{items}{more}</ul>'
 
 
 def _outputs_differing(model: ModelResult) -> str:
     if model.outcome:
-        return _elided(model.error)
+        return "-"
     if model.outputs:
         failing = sum(1 for o in model.outputs if o.failing)
         return f"{failing} of {len(model.outputs)} differ" if failing else "agree"
     # "not compared: onnxruntime could not run the model: <its message>": the message in the
     # tooltip, where the cell stays short
-    return _elided(model.end_to_end, len(": ".join(model.end_to_end.split(": ")[:2])) + 1)
+    return name(model.end_to_end, len(": ".join(model.end_to_end.split(": ")[:2])) + 1)
 
 
 def _short_paths(paths: Sequence[str]) -> list[str]:
@@ -382,39 +343,45 @@ def _short_paths(paths: Sequence[str]) -> list[str]:
     return [p[len(common) + 1 :] for p in paths]
 
 
-def summary(models: Sequence[ModelResult]) -> str:
+def summary(models: Sequence[ModelResult], links: bool = True, after: str = "") -> str:
     """The summary table as an HTML fragment with its own style (the report's top, and a
-    notebook's ``_repr_html_``): each model with its status, the nodes that differ, the end-to-
-    end verdict and a link to its section; the failing models first, the agreeing ones in a
-    table of their own, collapsed while some model fails."""
+    notebook's view): each model with its status, the nodes that do not agree with their
+    first cause, the end-to-end verdict; the failing models first, the others in a table of
+    their own, collapsed while some model fails. ``links``: each model's name leads to its
+    section of the page (a notebook has none: no link there); ``after``: more of the fragment,
+    in its style."""
     names = _short_paths([m.path for m in models])
-    head = "<th>model</th><th>status</th><th>nodes differing</th><th>end to end</th>"
+    head = ["model", "status", "nodes that do not agree", "end to end"]
+
+    def cell(i: int, m: ModelResult) -> str:
+        shown = name(names[i], 60)
+        return f'<a href="#{anchor(i)}" title="{attr(m.path)}">{shown}</a>' if links else shown
 
     def rows(chosen: list[tuple[int, ModelResult]]) -> str:
         return "".join(
-            f'<tr class="summary-row" data-status="{_e(m.status)}">'
-            f'<td class="path"><a href="#{anchor(i)}" title="{_e(m.path)}">{_e(names[i])}</a>'
-            f"</td><td>{_badge(m.status)}</td><td>{_e(_nodes_differing(m))}</td>"
+            f'<tr class="summary-row" data-status="{_e(m.status)}"><td class="path">'
+            f"{cell(i, m)}</td><td>{_badge(m.status)}</td><td>{_why(m)}</td>"
             f'<td class="e2e-cell">{_outputs_differing(m)}</td></tr>'
             for i, m in chosen
         )
 
     ordered = triage(models)
     failing = [(i, m) for i, m in ordered if bad(m)]
-    agreeing = [(i, m) for i, m in ordered if not bad(m)]
-    parts = [f'<div class="ortpool-summary"><style>{SUMMARY_CSS}</style>']
+    others = [(i, m) for i, m in ordered if not bad(m)]
+    parts = [f'<div class="ortpool ortpool-summary"><style>{SHARED_CSS}</style>']
     if failing:
         parts.append(
-            f'<p class="count">{len(failing)} of {len(models)} model(s) differ or could not be '
-            "validated</p>" + _table(head, rows(failing), "summary")
+            f'<p class="count">{len(failing)} of {plural(len(models), "model")} differ or could '
+            "not be validated</p>" + _table(head, rows(failing), "summary")
         )
-    if agreeing:
-        opened = "" if failing else " open"
+    if others:
+        counts = terminal.counted([m.status for _, m in others], results.MODEL_ORDER)
         parts.append(
-            f'<details class="agreeing"{opened}><summary>{len(agreeing)} model(s) agree'
-            f"</summary>{_table(head, rows(agreeing), 'summary')}</details>"
+            f'<details class="agreeing"{"" if failing else " open"}><summary>'
+            f"{_e(plural(len(others), 'model'))}: {_e(counts)}</summary>"
+            f"{_table(head, rows(others), 'summary')}</details>"
         )
-    parts.append("</div>")
+    parts.append(f"{after}</div>")
     return "".join(parts)
 
 
@@ -440,17 +407,18 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
     body = [f'<section class="model summary" id="summary"><h2>Summary</h2>{summary(models)}'
             "</section>"]
     if failing:
-        body.append(f'<h2 class="group">{len(failing)} model(s) to look at</h2>')
+        body.append(f'<h2 class="group">{plural(len(failing), "model")} to look at</h2>')
         body.extend(failing)
     if agreeing:
-        body.append(
-            f'<h2 class="group">{len(agreeing)} model(s) agree (collapsed: click to open)</h2>'
-        )
+        body.append(f'<h2 class="group">{plural(len(agreeing), "model")} that agree or were '
+                    "not compared (collapsed: click to open)</h2>")
         body.extend(agreeing)
+    # the shared style comes with the summary (a <style> in the body applies to the page)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>ortpool validate: {_e(verdict)}</title><style>{CSS}</style></head><body>"
+        f'<title>ortpool validate: {_e(verdict)}</title><style>{CSS}</style></head><body '
+        'class="ortpool">'
         f"<header><h1>ortpool validate — onnxruntime built-in pooling vs the ONNX spec</h1>"
         f'<div class="sub">{_e(sub)}</div>'
         f'<div class="verdict {"bad" if any_bad else "good"}">{_e(verdict)}</div></header>'
@@ -459,9 +427,8 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
         "their rounding against the exact result is accuracy, not semantics (ruling 17): "
         "within the agree band they agree, up to the accuracy limit they agree with a note, "
         "beyond it they are counted as inaccurate. Index ties (a different index pointing at "
-        "an equal value) and cells whose "
-        "result the spec leaves to ortpool's rulings (docs/rulings.md: a NaN in the window, an "
-        "empty window) "
-        "are counted apart from plain differences.</footer></body></html>\n"
+        "an equal value) and cells whose result the spec leaves to ortpool's rulings "
+        "(docs/rulings.md: a NaN in the window, an empty window) are counted apart from plain "
+        "differences.</footer></body></html>\n"
     )
 

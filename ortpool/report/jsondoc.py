@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import math
 import platform
 from collections.abc import Sequence
 from typing import Any
 
 from ortpool.report.record import ModelResult, run_status
+from ortpool.report.text import clean, dumps
+
+__all__ = ["dumps", "environment", "validate_document"]
 
 
 def environment() -> dict[str, str]:
@@ -17,19 +18,8 @@ def environment() -> dict[str, str]:
     return {**runtime.versions(), "python": platform.python_version()}
 
 
-def _clean(value: Any) -> Any:
-    """JSON has no NaN/inf: write them as strings so the file stays standard JSON."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
-
-
 def validate_document(models: Sequence[ModelResult], settings: dict[str, Any]) -> dict[str, Any]:
-    return _clean(
+    return clean(
         {
             "tool": "ortpool validate",
             "environment": environment(),
@@ -39,8 +29,3 @@ def validate_document(models: Sequence[ModelResult], settings: dict[str, Any]) -
             "models": [m.to_dict() for m in models],
         }
     )
-
-
-def dumps(document: dict[str, Any]) -> str:
-    """The report's text: standard JSON (NaN and inf as strings), indented."""
-    return json.dumps(_clean(document), indent=2) + "\n"

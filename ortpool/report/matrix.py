@@ -24,7 +24,6 @@ COLUMNS = (
 )
 
 
-
 @dataclasses.dataclass
 class CaseResult:
     case: grid.Case
@@ -32,22 +31,10 @@ class CaseResult:
 
     def to_dict(self) -> dict[str, Any]:
         node = self.node.to_dict()
-        out = self.case.describe()
-        out.update(
-            {
-                "status": node["status"],
-                "causes": node["causes"],
-                "builtin_shapes": node["builtin_shapes"],
-                "ortpool_shapes": node["ortpool_shapes"],
-                "differing": node["differing"],
-                "ruling_differing": node["ruling_differing"],
-                "index_ties": node["index_ties"],
-                "max_abs_error": node["max_abs_error"],
-                "message": node["message"],
-                "executed_by": node["executed_by"],
-            }
-        )
-        return out
+        keys = ("status", "causes", "builtin_shapes", "ortpool_shapes", "compared", "only_in_one",
+                "differing", "ruling_differing", "index_ties", "max_abs_error", "message",
+                "executed_by")
+        return {**self.case.describe(), **{k: node[k] for k in keys}}
 
 
 @dataclasses.dataclass

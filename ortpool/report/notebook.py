@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from ortpool.report import record as results
+from ortpool.report.text import dumps, safe
+from ortpool.report.text import plural as _plural  # conformance's report imports it from here
 
 
 class Report:
@@ -32,15 +33,15 @@ class Report:
         raise NotImplementedError
 
     def summary(self) -> str:
-        """A few lines: the verdict and what does not agree."""
-        return "\n".join(self.summary_lines())
+        """A few lines: the verdict and what does not agree (names made safe to print)."""
+        return "\n".join(map(safe, self.summary_lines()))
 
     def to_dict(self) -> dict[str, Any]:  # pragma: no cover - every report defines it
         raise NotImplementedError
 
     def to_json(self) -> str:
         """The report as the command's ``--json`` writes it."""
-        return json.dumps(self.to_dict(), indent=2, default=str) + "\n"
+        return dumps(self.to_dict())
 
     def _describe(self) -> str:  # pragma: no cover - every report defines it
         raise NotImplementedError
@@ -53,11 +54,7 @@ class Report:
 
     def _repr_html_(self) -> str:
         """A notebook's view: the summary as preformatted text."""
-        return f"<pre>{html.escape(self.summary())}</pre>"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
+        return f"<pre>{html.escape(safe(self.summary()))}</pre>"
 
 
 @dataclasses.dataclass(repr=False)
@@ -81,34 +78,28 @@ class ValidationReport(Report):
         return [m for m in self.models if not m.outcome and m.failing]
 
     def summary_lines(self) -> list[str]:
-        """The verdict, then one line per model that does not agree (at most 10)."""
+        """The models that do not agree (at most 10, one line each), then the run's lines, in
+        the command's order."""
         from ortpool.report import terminal
 
         shown = [m for m in self.models if m.status != results.AGREE]
-        lines = terminal.summary_lines(self.models)
-        lines += [line for m in shown[:10] for line in terminal.fit(terminal.model_line(m))]
+        lines = [line for m in shown[:10] for line in terminal.fit(terminal.model_line(m))]
         if len(shown) > 10:
             lines.append(f"... and {len(shown) - 10} more (report.report() lists every one)")
-        return lines + terminal.information_lines(self.models, "nonfinite=True")
+        return [*lines, *terminal.information_lines(self.models, "nonfinite=True"),
+                *terminal.summary_lines(self.models)]
 
     def report(self, verbose: bool = False) -> str:
         """The terminal report ``ortpool validate`` prints (``verbose``: as with ``-v``)."""
         from ortpool.report import terminal
 
-        lines = [line for m in self.models for line in terminal.model_report(m, verbose)]
-        lines += ["", *terminal.information_lines(self.models, "nonfinite=True")]
-        return "\n".join([*lines, *terminal.summary_lines(self.models)])
+        return "\n".join(terminal.report(self.models, verbose, "nonfinite=True"))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report's document (``ortpool validate --json``)."""
         from ortpool.report import jsondoc as jsonreport
 
         return jsonreport.validate_document(self.models, self.settings)
-
-    def to_json(self) -> str:
-        from ortpool.report import jsondoc as jsonreport
-
-        return jsonreport.dumps(self.to_dict())
 
     def to_html(self) -> str:
         """The self-contained HTML report (``ortpool validate --html``)."""
@@ -117,9 +108,14 @@ class ValidationReport(Report):
         return html_report.render(self.models, self.settings)
 
     def _repr_html_(self) -> str:
+        """The summary table (no links: a notebook has no sections to lead to), then each model
+        that does not agree with its nodes' figures and causes."""
         from ortpool.report import html as html_report
 
-        return html_report.summary(self.models)
+        shown = [m for m in self.models if m.status != results.AGREE and not m.outcome]
+        found = "".join(f"<p><b>{html_report.name(m.path, 100)}</b></p>{html_report.findings(m)}"
+                        for m in shown[:10])
+        return html_report.summary(self.models, links=False, after=found)
 
     def _describe(self) -> str:
         text = _plural(len(self.models), "model")

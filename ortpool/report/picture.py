@@ -23,6 +23,7 @@ from ortpool.check.compare import (
     CAT_NOTE,
     CAT_RULING,
     CAT_TIE,
+    TensorComparison,
 )
 
 #: category -> RGB, and the legend text the HTML report shows
@@ -35,7 +36,6 @@ PALETTE: dict[int, tuple[tuple[int, int, int], str]] = {
     CAT_DIFFER: ((214, 39, 40), "differs"),
     CAT_MISSING: ((88, 60, 140), "only in one output (shapes differ)"),
 }
-BACKGROUND = (255, 255, 255)
 MAX_TILES = 32
 TILE_TARGET = 140  # pixels along a tile's longer side, roughly
 
@@ -126,39 +126,27 @@ def tiles(categories: np.ndarray) -> tuple[list[Tile], str]:
         caption += f"; batch {categories.shape[0]} folded"
     if len(shown) < channels:
         caption += "; channels with differences first"
+    return found, caption + "."
+
+
+def legend(c: TensorComparison) -> list[tuple[tuple[int, int, int], str, int]]:
+    """(colour, label, count) of each category the comparison ``c`` counted some cell in, the
+    counts its own fields (the ones the table, the terminal and the JSON report say)."""
     counts = {
-        PALETTE[k][1]: int((categories == k).sum())
-        for k in (CAT_DIFFER, CAT_INACCURATE, CAT_RULING, CAT_NOTE, CAT_TIE, CAT_MISSING)
+        CAT_DIFFER: c.differing, CAT_INACCURATE: c.inaccurate, CAT_RULING: c.ruling_differing,
+        CAT_MISSING: c.only_in_one, CAT_NOTE: c.noted, CAT_TIE: c.ties,
     }
-    detail = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
-    return found, caption + (f". Cells: {detail}." if detail else ".")
+    return [(*PALETTE[k], n) for k, n in counts.items() if n]
 
 
-def axes(shape: tuple[int, ...], offset: tuple[int, ...] | None = None) -> tuple[Axis, Axis]:
+def axes(shape: tuple[int, ...]) -> tuple[Axis, Axis]:
     """The (down, across) axes of the tiles of a canvas of ``shape`` (N, C, spatial...), in the
-    spec's output's indices: with ``offset`` (onnxruntime's cell i over ortpool's i + offset,
-    the comparison's ``align``) the canvas starts at ortpool's index
-    ``min(0, offset)`` on each axis. 1-D: a strip, across only; 3-D: depth folded."""
+    spec's output's indices (cells past its end are onnxruntime's only). 1-D: a strip, across
+    only; 3-D: depth folded."""
     spatial = list(shape[2:]) or [1]
-    offsets = list(offset or (0,) * len(spatial))
     names = {1: ["W"], 2: ["H", "W"], 3: ["D", "H", "W"]}.get(len(spatial))
     names = names or [f"axis {i + 2}" for i in range(len(spatial))]
-    found = [
-        Axis(name, min(0, o), min(0, o) + n - 1)
-        for name, n, o in zip(names, spatial, offsets, strict=True)
-    ]
+    found = [Axis(name, 0, n - 1) for name, n in zip(names, spatial, strict=True)]
     if len(found) == 1:
         return Axis("", 0, 0), found[0]
     return found[-2], found[-1]
-
-
-def worst(categories: list[np.ndarray]) -> np.ndarray | None:
-    """The per-cell maximum of several same-shaped category arrays (Y and Indices)."""
-    arrays = [c for c in categories if c is not None]
-    if not arrays:
-        return None
-    out = arrays[0]
-    for other in arrays[1:]:
-        if other.shape == out.shape:
-            out = np.maximum(out, other)
-    return out

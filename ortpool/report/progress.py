@@ -6,6 +6,8 @@ import sys
 import time
 from typing import TextIO
 
+from ortpool.report.text import safe, width
+
 
 class ProgressBar:
     """``bar(done, total, label)`` redraws in place; ``close()`` erases the line.
@@ -35,9 +37,10 @@ class ProgressBar:
             return
         filled = int(self.width * done / total)
         bar = "#" * filled + "-" * (self.width - filled)
-        # the previous line erased, this one kept within 99 columns: a longer one would wrap,
-        # and a carriage return then goes back to the wrapped part only
-        line = f"{self.title} [{bar}] {done}/{total} {label}"[:99]
+        # the previous line erased, this one kept a column short of the terminal's width: a
+        # longer one would wrap, and a carriage return then goes back to the wrapped part only;
+        # a model's name made safe (an escape sequence in it would act on the terminal)
+        line = safe(f"{self.title} [{bar}] {done}/{total} {label}")[: width() - 1]
         self.stream.write(f"\r\x1b[K{line}")
         self.stream.flush()
         self.drawn = True

@@ -87,24 +87,25 @@ class NodeResult:
     #: in the finite domain, what the non-finite cases show (information, not the verdict): ""
     #: when onnxruntime agrees there too, else where it differs; None: not run (no float type)
     nonfinite: str | None = None
+    #: the input set ``comparisons`` were made on when it is not the model's own input (the
+    #: built case that differs: ``ties, X [1, 8, 7, 7]``); "" for the model's own input
+    shown: str = ""
+
+    def _fell(self, executed: str | None) -> str | None:
+        fell = executed not in (None, "?", self.asked_provider) and self.asked_provider
+        return executed if fell else None
 
     @property
     def fell_back_to(self) -> str | None:
         """The provider that executed the node alone when it was not the one asked for first
         (its verdict is that provider's), else None."""
-        if self.executed_by in (None, "?", self.asked_provider) or not self.asked_provider:
-            return None
-        return self.executed_by
+        return self._fell(self.executed_by)
 
     def fallbacks(self) -> list[str]:
         """``["fell back to CPUExecutionProvider alone", ...]``: where the built-in node was
         not executed by the provider asked for first."""
-        found = []
         runs = (("alone", self.executed_by), ("in the model", self.executed_in_model))
-        for where, executed in runs:
-            if executed not in (None, "?", self.asked_provider) and self.asked_provider:
-                found.append(f"fell back to {executed} {where}")
-        return found
+        return [f"fell back to {e} {where}" for where, e in runs if self._fell(e)]
     #: the input sets the engine found the spec's outputs on, and their shapes
     sets: int = 0
     shapes: list[list[int]] = dataclasses.field(default_factory=list)
@@ -116,6 +117,15 @@ class NodeResult:
     def __repr__(self) -> str:
         """``<NodeResult maxpool12 MaxPool-12: differ>`` (every field: :meth:`to_dict`)."""
         return f"<NodeResult {self.name} {self.op}-{self.spec_version}: {self.status}>"
+
+    @property
+    def shown_on(self) -> str:
+        """The input set ``comparisons`` were made on, when not the model's own input (a built
+        case: ``ties, X [1, 8, 7, 7]``); a node judged again at the spec's size shows that
+        set, which its built-case cause names."""
+        if self.shown or not any(c.code == causes.BUILT_CASE for c in self.causes):
+            return self.shown
+        return "a built case, X " + ", ".join(str(s) for s in self.input_shapes)
 
     @property
     def builtin_shapes(self) -> list[list[int]]:
@@ -155,37 +165,23 @@ class NodeResult:
         return next((c.accuracy for c in self.comparisons if c.name == "Y"), None)
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON report's node: its fields, the figures every view reads (the counts of
+        its outputs summed, each output's under ``outputs``), its causes."""
+        plain = ("name", "op", "spec_version", "opset", "dtype", "location", "attributes",
+                 "input_shapes", "status", "builtin_shapes", "ortpool_shapes")
+        counts = {"compared": "compared", "only_in_one": "only_in_one", "differing": "differing",
+                  "ruling_differing": "ruling_differing", "index_ties": "ties",
+                  "inaccurate": "inaccurate", "accuracy_noted": "noted"}
         return {
-            "name": self.name,
-            "op": self.op,
-            "spec_version": self.spec_version,
-            "opset": self.opset,
-            "dtype": self.dtype,
-            "location": self.location,
-            "attributes": self.attributes,
-            "input_shapes": self.input_shapes,
-            "status": self.status,
-            "builtin_shapes": self.builtin_shapes,
-            "ortpool_shapes": self.ortpool_shapes,
-            "max_abs_error": self.max_abs,
-            "max_rel_error": self.max_rel,
-            "differing": self.count("differing"),
-            "ruling_differing": self.count("ruling_differing"),
-            "index_ties": self.count("ties"),
-            "inaccurate": self.count("inaccurate"),
-            "accuracy_noted": self.count("noted"),
-            "difference": self.difference,
-            "accuracy": self.accuracy,
+            **{k: getattr(self, k) for k in plain},
+            "max_abs_error": self.max_abs, "max_rel_error": self.max_rel, "shown": self.shown_on,
+            **{k: self.count(field) for k, field in counts.items()},
+            "difference": self.difference, "accuracy": self.accuracy,
             "outputs": [c.to_dict() for c in self.comparisons],
-            "causes": [c.to_dict() for c in self.causes],
-            "message": self.message,
+            "causes": [c.to_dict() for c in self.causes], "message": self.message,
             "reference": self.reference.to_dict() if self.reference else None,
-            "executed_by": self.executed_by,
-            "executed_in_model": self.executed_in_model,
-            "asked_provider": self.asked_provider,
-            "domain": self.domain,
-            "judged": self.judged,
-            "nonfinite": self.nonfinite,
+            **{k: getattr(self, k) for k in ("executed_by", "executed_in_model",
+                                             "asked_provider", "domain", "judged", "nonfinite")},
         }
 
 
@@ -267,8 +263,17 @@ class ModelResult:
 
     @property
     def status(self) -> str:
-        """AGREE or DIFFER for a model that was validated, else its ``outcome``."""
-        return self.outcome or (DIFFER if self.failing else AGREE)
+        """DIFFER, AGREE or, when none of its nodes or outputs was compared (no onnxruntime
+        kernel, both reject), NOT_COMPARED for a model that was validated; else its
+        ``outcome``."""
+        if self.outcome or self.failing:
+            return self.outcome or DIFFER
+        return AGREE if self.compared else NOT_COMPARED
+
+    @property
+    def compared(self) -> bool:
+        """Something was compared: a graph output, or a node's outputs on some input set."""
+        return bool(self.outputs) or any(n.comparisons or n.sets for n in self.nodes)
 
     @property
     def failing(self) -> bool:
@@ -337,6 +342,9 @@ def node_record(site: Site, judgement: Judgement, domain: str = "finite") -> Nod
     )
     node.judgement = judgement
     node.sets, node.shapes = judgement.sets, judgement.shapes
+    if judgement.comparisons and judgement.shown and not judgement.shown_observed:
+        shapes = ", ".join(str(s) for s in judgement.shown_shapes)
+        node.shown = f"{judgement.shown}, X {shapes}" if shapes else judgement.shown
     node.causes = causes.of(site, judgement)
     if judgement.status in (ORT_REJECTED, ORTPOOL_REJECTED,
                             BOTH_REJECTED, NOT_COMPARED):

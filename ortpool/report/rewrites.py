@@ -9,9 +9,10 @@ model as a whole (external data linked or copied, IR version). ``to_dict()`` is 
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import Counter
 from typing import Any
+
+from ortpool.report.text import dumps, safe
 
 RETARGETED = "retargeted"
 RESTORED = "restored"
@@ -87,7 +88,7 @@ class RewriteReport:
 
     def to_json(self) -> str:
         """What ``--json`` writes: :meth:`to_dict` as indented JSON."""
-        return json.dumps(self.to_dict(), indent=2) + "\n"
+        return dumps(self.to_dict())
 
     def summary_lines(self, verbose: bool = False) -> list[str]:
         """The human summary the CLI prints: counts per op version, then every node left alone."""
@@ -109,4 +110,4 @@ class RewriteReport:
         return lines
 
     def __str__(self) -> str:
-        return "\n".join(self.summary_lines())
+        return "\n".join(map(safe, self.summary_lines()))

@@ -1,21 +1,28 @@
-"""The terminal report, fitting :data:`WIDTH` columns.
+"""The terminal report of ``ortpool validate``, fitting the terminal's width (:mod:`.text`).
 
 By default one line per model, then the nodes that do not agree (or carry an accuracy note),
-each with its causes, the graph outputs that differ and the notes that matter; ``verbose`` adds
-every node, every output, the inputs and every note. Long texts are wrapped; onnxruntime's
-messages are shown by their first line (its stack and the rest are in the JSON report).
+each with its causes, the graph outputs that differ and the notes that matter, in plain words;
+``verbose`` adds every node, every output, the inputs, every note and the precise figures.
+onnxruntime's messages are shown by their first line (the JSON report has the whole text).
+Every count is a field of the record (:mod:`.record`): the HTML report and the notebook's
+view say the same sentences (:func:`cells_text`).
 """
 
 from __future__ import annotations
 
 import os
-import textwrap
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from math import prod
 from typing import Any
 
+from ortpool.check.compare import CAT_DIFFER, TensorComparison
 from ortpool.model import describe_dims
 from ortpool.report import record as results
 from ortpool.report.record import ModelResult, NodeResult, OutputResult
+from ortpool.report.text import MAX_LINES, first_line, fit, num, plural, safe, shape, wrapped
+
+__all__ = ["MAX_LINES", "first_line", "fit", "wrapped"]  # the commands print through these
 
 STATUS_TEXT = {
     results.AGREE: "agree",
@@ -27,7 +34,7 @@ STATUS_TEXT = {
     results.ORT_REJECTED: "ORT REJECTS",
     results.ORTPOOL_REJECTED: "ORTPOOL REJECTS",
     results.BOTH_REJECTED: "both reject",
-    results.NO_KERNEL: "no ORT kernel",
+    results.NO_KERNEL: "no onnxruntime kernel",
     results.NOT_COMPARED: "not compared",
     results.FIXED: "fixed",
     results.ORTPOOL_OP: "ortpool op",
@@ -36,31 +43,17 @@ STATUS_TEXT = {
     results.CRASHED: "CRASHED",
     results.TIMED_OUT: "TIMED OUT",
 }
-#: the columns the report fits
-WIDTH = 100
-#: the lines one text may take (a cause, a note, a message)
-MAX_LINES = 6
-#: node statuses that agree with the spec: a node with another status is listed by default
-#: statuses shown in the model's count only (``-v``: a line each): the node computes the spec
-#: (a form fix proved, ortpool's own op: exact by construction)
-AGREEING = (results.AGREE, results.TIES, results.ACCURACY_NOTE, results.FIXED, results.ORTPOOL_OP)
-COLUMNS = (
-    "node",
-    "op",
-    "attributes",
-    "onnxruntime",
-    "ortpool",
-    "max abs",
-    "max rel",
-    "differ",
-    "rulings",
-    "ties",
-    "status",
-)
+
+
+def status_text(status: str) -> str:
+    """A status as the report names it; one the report does not know by its own name (statuses
+    are added over time: the report shows them, never hides them)."""
+    return STATUS_TEXT.get(status, status)
 
 
 def short_attributes(attrs: Mapping[str, Any]) -> str:
-    """``k=3x3 s=2x2 p=1,1,1,1 d=2x2 SAME_UPPER ceil cip so=1``: the attributes that matter."""
+    """``k=3x3 s=2x2 p=1,1,1,1 d=2x2 SAME_UPPER ceil count_include_pad``: the attributes that
+    matter."""
 
     def xs(values: Any) -> str:
         return "x".join(str(v) for v in values)
@@ -76,12 +69,9 @@ def short_attributes(attrs: Mapping[str, Any]) -> str:
         parts.append(f"d={xs(attrs['dilations'])}")
     if attrs.get("auto_pad", "NOTSET") != "NOTSET":
         parts.append(str(attrs["auto_pad"]))
-    if attrs.get("ceil_mode"):
-        parts.append("ceil")
-    if attrs.get("count_include_pad"):
-        parts.append("cip")
-    if attrs.get("storage_order"):
-        parts.append("so=1")
+    for flag in ("ceil_mode", "count_include_pad", "storage_order"):
+        if attrs.get(flag):
+            parts.append(flag.removesuffix("_mode"))
     if "p" in attrs:
         parts.append(f"p^{attrs['p']}")  # LpPool's exponent ("p=" already names the pads)
     if "pooled_shape" in attrs:
@@ -91,46 +81,85 @@ def short_attributes(attrs: Mapping[str, Any]) -> str:
     return " ".join(parts)
 
 
-def _shape(shapes: Sequence[Sequence[int]]) -> str:
-    return " ".join("[" + ",".join(map(str, s)) + "]" for s in shapes) or "-"
+def op_text(node: NodeResult) -> str:
+    """``MaxPool-12``, ``AveragePool-22 double``."""
+    return f"{node.op}-{node.spec_version}" + (
+        f" {node.dtype}" if node.dtype not in ("float", "?") else "")
 
 
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3g}"
+def attributes_text(node: NodeResult) -> str:
+    extra = " +output_shape" if node.op == "MaxUnpool" and len(node.input_shapes) > 2 else ""
+    return short_attributes(node.attributes) + extra
 
 
-def node_row(node: NodeResult) -> list[str]:
-    return [
-        node.name,
-        f"{node.op}-{node.spec_version}"
-        + (f" {node.dtype}" if node.dtype not in ("float", "?") else ""),
-        short_attributes(node.attributes)
-        + (" +output_shape" if node.op == "MaxUnpool" and len(node.input_shapes) > 2 else ""),
-        _shape(node.builtin_shapes),
-        _shape(node.ortpool_shapes),
-        _num(node.max_abs),
-        _num(node.max_rel),
-        str(node.count("differing") + node.count("inaccurate") + node.count("only_in_one")),
-        str(node.count("ruling_differing")),
-        str(node.count("ties")),
-        STATUS_TEXT.get(node.status, node.status),
+def cells_text(c: TensorComparison, verbose: bool = False) -> str:
+    """One compared output in words, from its counts: ``shapes differ: onnxruntime's [1,2,4,4]
+    has 14 cells the spec's [1,2,3,3] has not; the 18 cells both have agree``, ``91 of 98
+    cells differ, by up to 2.5``. Cells are compared at the same index; where onnxruntime's
+    output is the spec's moved by whole cells (:func:`ortpool.check.compare.align`), it says so.
+    """
+    ours, theirs = shape(c.builtin_shape), shape(c.ortpool_shape)
+    wrong = c.differing + c.inaccurate + c.ruling_differing
+    if not c.shapes_differ:
+        text = (f"{wrong} of {c.compared} cells differ" if wrong
+                else f"all {c.compared} cells agree")
+    else:
+        size_ort, size_spec = prod(c.builtin_shape), prod(c.ortpool_shape)
+        if c.compared == size_spec:
+            text = f"shapes differ: onnxruntime's {ours} has {c.only_in_one} cells the spec's " \
+                   f"{theirs} has not"
+        elif c.compared == size_ort:
+            text = f"shapes differ: the spec's {theirs} has {c.only_in_one} cells onnxruntime's " \
+                   f"{ours} has not"
+        else:
+            text = f"shapes differ: onnxruntime's {ours} and the spec's {theirs} share " \
+                   f"{c.compared} cells, {c.only_in_one} are in one of them only"
+        if c.compared:
+            text += (f"; of the {c.compared} cells both have, {wrong} differ" if wrong
+                     else f"; the {c.compared} cells both have agree")
+    parts = [
+        f"{c.inaccurate} beyond the accuracy limit" if c.inaccurate else "",
+        f"{c.ruling_differing} in cells the rulings decide" if c.ruling_differing else "",
     ]
+    detail = ", ".join(p for p in parts if p)
+    text += f" ({detail})" if detail else ""
+    if wrong and c.max_abs is not None:
+        text += (f", max abs {num(c.max_abs)}, max rel {num(c.max_rel)}" if verbose
+                 else f", by up to {num(c.max_abs)}")
+    if c.ties:
+        text += f"; {plural(c.ties, 'index tie')} (another index of an equal value)"
+    if c.noted:
+        text += f"; {c.noted} with an accuracy note"
+    if c.offset and any(c.offset) and c.aligned is not None and not (c.aligned == CAT_DIFFER).any():
+        moved = ", ".join(f"{o:+d}" for o in c.offset)
+        text += f"; onnxruntime's cells are the spec's moved by ({moved}) cells"
+    return text
 
 
-def _short(provider: str | None) -> str:
-    return "-" if provider is None else provider.removesuffix("ExecutionProvider")
+def figures_text(node: NodeResult, verbose: bool = False) -> str:
+    """What was compared on the node, output by output (named when there are several), on the
+    set the report shows: the model's own input, or the built case that differs."""
+    many = len(node.comparisons) > 1
+    text = "; ".join((f"{c.name}: " if many else "") + cells_text(c, verbose)
+                     for c in node.comparisons)
+    if node.shown_on:
+        text = f"on {node.shown_on}: {text}"
+    if node.asked_provider:
+        text += f"; executed by {_executed(node)}"
+    return text
 
 
 def _executed(node: NodeResult) -> str:
     """``OpenVINO`` (alone and in the model), ``CPU/OpenVINO`` (alone/in the model)."""
-    alone, inside = _short(node.executed_by), _short(node.executed_in_model)
+    alone, inside = ("-" if p is None else p.removesuffix("ExecutionProvider")
+                     for p in (node.executed_by, node.executed_in_model))
     return alone if inside in (alone, "-") else f"{alone}/{inside}"
 
 
-def accuracy_text(node: NodeResult) -> str:
-    """``Y off by 35.7 ulp = 35.8 u*mean|x| (pairwise bound 15.6, agrees within 62.6, note up to
-    1.68e+03 = 1e-4 of mean|x|)``: a sum's rounding, shown for a note, a sum beyond the limit,
-    and an agreeing sum rounded beyond the pairwise bound; "" otherwise."""
+def accuracy_text(node: NodeResult, verbose: bool = False) -> str:
+    """A sum's rounding, shown for a note, a sum beyond the limit, and an agreeing sum rounded
+    beyond the pairwise bound; "" otherwise. ``verbose``: ``Y off by 35.7 ulp = 35.8 u*mean|x|
+    (pairwise bound 15.6, agrees within 62.6, note up to 1.68e+03 = 1e-4 of mean|x|)``."""
     acc = node.accuracy
     if acc is None or acc.get("max_error_units") is None:
         return ""
@@ -140,93 +169,56 @@ def accuracy_text(node: NodeResult) -> str:
     )
     if not shown:
         return ""
+    if not verbose:
+        where = {results.INACCURATE: "beyond the accuracy limit (ruling 17)",
+                 results.ACCURACY_NOTE: "within the accuracy limit, with a note (ruling 17)"}
+        return (f"Y is off the exact result by up to {num(ulps)} unit(s) in the last place, more "
+                "than a pairwise sum would be; "
+                + where.get(node.status, "within what agrees (ruling 17)"))
     what = acc["units"]
-    text = f"Y off by up to {_num(ulps)} ulp = {_num(units)} {what}"
+    text = f"Y off by up to {num(ulps)} ulp = {num(units)} {what}"
     if acc["half"]:
         return text + f" (half type: agrees within {acc['half_ulps']:g} ulp)"
     return text + (
-        f" (pairwise bound {_num(acc['pairwise_bound_units'])}, agrees within "
-        f"{_num(acc['agree_units'])}, note up to {_num(acc['note_limit_units'])} = "
+        f" (pairwise bound {num(acc['pairwise_bound_units'])}, agrees within "
+        f"{num(acc['agree_units'])}, note up to {num(acc['note_limit_units'])} = "
         f"{acc['note_limit']:g} of {what[2:]}; n={acc['n']})"
     )
 
 
-def output_figures(out: OutputResult) -> str:
-    """``, max abs 7.86e+05 = 3.7e-07 of magnitude 2.13e+12 (allowed 2.13e+07); onnxruntime's
-    own noise 9.18e+05``: how far the output moved, against its scale and its tolerance."""
+def output_text(out: OutputResult, verbose: bool = False) -> str:
+    """A graph output end to end: ``output y [1,2,7,7] agrees (identical)``, ``output y
+    differs: 91 of 98 cells differ, by up to 2.5 (the tolerance allows 3.1e-05)``; ``verbose``:
+    against its magnitude and onnxruntime's own noise."""
     c = out.comparison
-    if c.max_abs is None or (c.max_abs == 0 and c.agrees):
-        return "" if c.max_abs is None else " (identical)"
-    text = f", max abs {_num(c.max_abs)}"
-    if out.tolerance.exact:
-        return text + " (exact)"
-    if out.relative is not None:
-        text += f" = {_num(out.relative)} of magnitude {_num(out.tolerance.magnitude)}"
-    text += f" (allowed {_num(out.allowed)})"
-    if out.noise is not None:
-        text += f"; onnxruntime's own noise {_num(out.noise)}"
+    if c.agrees:
+        text = f"output {c.name} {shape(c.builtin_shape)} agrees"
+        if c.max_abs == 0 or c.max_abs is None:
+            return text + (" (identical)" if c.max_abs == 0 else "")
+        text += " (exact)" if out.tolerance.exact else " within its tolerance"
+    else:
+        text = f"output {c.name} differs: {cells_text(c)}"
+    if verbose and not out.tolerance.exact and c.max_abs:
+        text += (f"; max abs {num(c.max_abs)} = {num(out.relative)} of magnitude "
+                 f"{num(out.tolerance.magnitude)} (allowed {num(out.allowed)})")
+        if out.noise is not None:
+            text += f"; onnxruntime's own noise {num(out.noise)}"
+    elif not out.tolerance.exact and c.max_abs:
+        text += f" (by up to {num(c.max_abs)}; the tolerance allows {num(out.allowed)})" \
+            if c.agrees else f" (the tolerance allows {num(out.allowed)})"
     return text
 
 
 def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = "  ") -> list[str]:
+    """Columns padded to their widest cell, the counts right-aligned (conformance's matrix)."""
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    numeric = {
-        i for i, h in enumerate(header) if h in ("max abs", "max rel", "differ", "rulings", "ties")
-    }
 
     def fmt(row: Sequence[str]) -> str:
-        cells = [
-            str(c).rjust(widths[i]) if i in numeric else str(c).ljust(widths[i])
-            for i, c in enumerate(row)
-        ]
+        cells = [str(c).rjust(widths[i]) if str(c).isdigit() else str(c).ljust(widths[i])
+                 for i, c in enumerate(row)]
         return (indent + "  ".join(cells)).rstrip()
 
     return [fmt(header), indent + "  ".join("-" * w for w in widths), *(fmt(r) for r in rows)]
-
-
-def status_text(status: str) -> str:
-    """A status as the report names it; one the report does not know by its own name (statuses
-    are added over time: the report shows them, never hides them)."""
-    return STATUS_TEXT.get(status, status)
-
-
-def first_line(text: str) -> str:
-    """A message's first line: onnxruntime's runtime errors carry a C++ stack and the model's
-    graph after it (about 3,000 characters); the JSON report keeps the whole text."""
-    text = str(text).strip()
-    return text.splitlines()[0].rstrip() if text else ""
-
-
-def fit(text: str, indent: str = "", more: str = "    ") -> list[str]:
-    """``text``'s first line in :data:`WIDTH` columns, starting at ``indent``, wrapped, the
-    next lines indented by ``more`` further; at most :data:`MAX_LINES` (a runtime's message
-    may be one line of thousands of characters: the JSON report keeps it whole)."""
-    lines = _wrap(first_line(text), indent, more) or [indent.rstrip()]
-    if len(lines) <= MAX_LINES:
-        return lines
-    cut = " ... (cut: --json has the whole text)"
-    return [*lines[: MAX_LINES - 1], lines[MAX_LINES - 1][: WIDTH - len(cut)].rstrip() + cut]
-
-
-def wrapped(lines: Sequence[str]) -> list[str]:
-    """A report's logical lines (each indented by spaces) in :data:`WIDTH` columns: a long
-    line wrapped, whole, its continuation six columns deeper than its own indent (deeper than
-    any line nested under it), so that it reads as one (``fix``'s and ``rewrite``'s reports)."""
-    out: list[str] = []
-    for line in lines:
-        text = line.lstrip(" ")
-        if len(line) <= WIDTH or not text:
-            out.append(line)
-            continue
-        out += _wrap(text, line[: len(line) - len(text)], " " * 6)
-    return out
-
-
-def _wrap(text: str, indent: str, more: str) -> list[str]:
-    """``text`` in :data:`WIDTH` columns from ``indent``, continued ``more`` further (long words
-    broken: a path may be wider than the report)."""
-    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + more,
-                         break_long_words=True, break_on_hyphens=False)
 
 
 def display_path(path: str) -> str:
@@ -238,32 +230,25 @@ def display_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def _counted(statuses: Sequence[str], known: Sequence[str] = results.ORDER) -> str:
+def counted(statuses: Sequence[str], known: Sequence[str] = results.ORDER) -> str:
     """``5 agree, 2 not isolated``: statuses counted, most severe first (``known``'s order;
     statuses it lacks after them, by name)."""
-    counts: dict[str, int] = {}
-    for status in statuses:
-        counts[status] = counts.get(status, 0) + 1
+    counts = Counter(statuses)
     order = [s for s in known if s in counts] + sorted(set(counts) - set(known))
     return ", ".join(f"{counts[s]} {status_text(s)}" for s in order)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def model_line(model: ModelResult) -> str:
+def model_line(model: ModelResult, verbose: bool = False) -> str:
     """One line for a model: its status, its path, its nodes counted and its outputs' verdict."""
-    name = display_path(model.path)
+    name = safe(display_path(model.path))
     if model.outcome:
         why = first_line(model.error)
         if why.startswith(model.path):  # the reason names the model already
             return f"{status_text(model.outcome)}  {name}{why.removeprefix(model.path)}"
         return f"{status_text(model.outcome)}  {name}: {why}"
-    status = status_text(model.status)
-    nodes = _plural(len(model.nodes), "node")
+    nodes = plural(len(model.nodes), "node")
     if model.nodes:
-        nodes += f": {_counted([n.status for n in model.nodes])}"
+        nodes += f": {counted([n.status for n in model.nodes])}"
     bad, count = sum(1 for o in model.outputs if o.failing), len(model.outputs)
     if count == 1:
         outputs = "its output differs" if bad else "its output agrees"
@@ -273,64 +258,57 @@ def model_line(model: ModelResult) -> str:
         outputs = "only ortpool's rewrite runs"
     else:
         outputs = "outputs not compared"
-    return f"{status:<7}  {name}  opset {model.opset}, {nodes}; {outputs}{_nonfinite_tail(model)}"
+    return (f"{status_text(model.status):<7}  {name}  opset {model.opset}, {nodes}; {outputs}"
+            f"{_nonfinite_tail(model, verbose)}")
 
 
-def _nonfinite_tail(model: ModelResult) -> str:
+def _nonfinite_tail(model: ModelResult, verbose: bool) -> str:
     """Ruling 20's information on the model's line: how many nodes differ on NaN/inf inputs
     only (not counted) and what guarding them costs, where measured."""
     beyond = sum(1 for n in model.nodes if n.nonfinite)
     if not beyond:
         return ""
     ratio = (model.guard_cost or {}).get("ratio")
-    cost = f", guarding them x{ratio:.2f}" if ratio else ""
+    cost = ""
+    if ratio:
+        cost = f", guarding them x{ratio:.2f}" if verbose else \
+            f", guarding them takes {ratio:.2f} times as long"
     return f"; on NaN/inf only {beyond} differ{cost}"
 
 
 def model_report(model: ModelResult, verbose: bool = False) -> list[str]:
     """A model's lines: :func:`model_line`, then the nodes that do not agree and the outputs
     that differ; ``verbose``: every node and output, the inputs and the notes, wrapped."""
-    lines = fit(model_line(model))
+    lines = fit(model_line(model, verbose))
     if model.outcome:
         return lines
     if verbose:
-        inputs = ", ".join(f"{k}:[{','.join(map(str, v))}]" for k, v in model.inputs.items())
+        inputs = ", ".join(f"{k}:{shape(v)}" for k, v in model.inputs.items())
         lines += fit(f"inputs {inputs or '-'} ({model.input_source})", "  ")
     for line in describe_dims(model.open_dims, model.shape_hint):
         lines += fit(line, "  ")
     for node in model.nodes:
         # a node another provider executed is shown: its verdict is not the asked provider's
-        if verbose or node.status not in AGREEING or accuracy_text(node) or node.fallbacks():
+        if (verbose or node.status not in results.AGREEING or accuracy_text(node)
+                or node.fallbacks()):
             lines += node_lines(node, verbose)
-    if model.nodes and any(n.reference for n in model.nodes):
-        agree = sum(1 for n in model.nodes if n.reference and n.reference.status == "agree")
-        lines.append(
-            f"  reference evaluator agrees with ortpool on {agree} of "
-            f"{sum(1 for n in model.nodes if n.reference)} node(s)"
-        )
+    referred = [n for n in model.nodes if n.reference]
+    if referred:
+        agree = sum(1 for n in referred if n.reference and n.reference.status == "agree")
+        lines.append(f"  reference evaluator agrees with ortpool on {agree} of "
+                     f"{plural(len(referred), 'node')}")
     for out in model.outputs:
         if verbose or out.failing:
-            c = out.comparison
-            verdict = "agree" if c.agrees else f"DIFFER: {c.differing + c.only_in_one} cell(s)"
-            shapes = f"{_shape([c.builtin_shape])} vs {_shape([c.ortpool_shape])}"
-            text = f"end to end: output {c.name} {shapes}: {verdict}{output_figures(out)}"
-            lines += fit(text, "  ")
+            lines += fit(f"end to end: {output_text(out, verbose)}", "  ")
     if not model.outputs and model.end_to_end and (verbose or model.run_differs):
         verdict = "DIFFERS: " if model.run_differs else ""
         lines += fit(f"end to end: {verdict}{model.end_to_end}", "  ")
-    lines += _nonfinite_lines(model, verbose)
+    if verbose and model.guard_text:  # each node's case is under its node
+        lines += fit(f"non-finite inputs: {model.guard_detail or model.guard_text}", "  ")
     for note in model.notes:
         if verbose or _worth_noting(note, model):
             lines += fit(f"note: {note}", "  ")
     return lines
-
-
-def _nonfinite_lines(model: ModelResult, verbose: bool) -> list[str]:
-    """With ``verbose``, what guarding the nodes that differ on NaN/inf inputs only costs, in
-    full (each node's case is under its node; the model's line counts them)."""
-    if not verbose or not model.guard_text:
-        return []
-    return fit(f"non-finite inputs: {model.guard_detail or model.guard_text}", "  ")
 
 
 def _worth_noting(note: str, model: ModelResult) -> bool:
@@ -347,35 +325,18 @@ def _worth_noting(note: str, model: ModelResult) -> bool:
 def node_lines(node: NodeResult, verbose: bool = False) -> list[str]:
     """A node's line (name, operator, attributes, status), its figures when it ran, and the
     lines that explain it: fallbacks, causes, accuracy, note, the reference evaluator."""
-    op = f"{node.op}-{node.spec_version}" + (
-        f" {node.dtype}" if node.dtype not in ("float", "?") else ""
-    )
-    attrs = short_attributes(node.attributes)
-    if node.op == "MaxUnpool" and len(node.input_shapes) > 2:
-        attrs += " +output_shape"
-    head = f"{node.name}  {op}" + (f"  {attrs}" if attrs else "")
-    status = status_text(node.status)
-    lines = fit(f"{head}  {status}", "  ")
-    if node.comparisons and (verbose or node.status not in AGREEING):
-        differ = node.count("differing") + node.count("inaccurate") + node.count("only_in_one")
-        figures = (
-            f"onnxruntime {_shape(node.builtin_shapes)} vs ortpool {_shape(node.ortpool_shapes)}"
-            f"; {differ} differ, max abs {_num(node.max_abs)}, max rel {_num(node.max_rel)}"
-        )
-        if node.count("ruling_differing"):
-            figures += f", {node.count('ruling_differing')} in RULINGS cells"
-        if node.count("ties"):
-            figures += f", {node.count('ties')} index ties"
-        if node.asked_provider:
-            figures += f"; executed by {_executed(node)}"
-        lines += fit(figures, "      ")
+    attrs = attributes_text(node)
+    head = f"{safe(node.name)}  {op_text(node)}" + (f"  {attrs}" if attrs else "")
+    lines = fit(f"{head}  {status_text(node.status)}", "  ")
+    if node.comparisons and (verbose or node.status not in results.AGREEING):
+        lines += fit(figures_text(node, verbose), "      ")
     details = [f"{f}: onnxruntime's values here are not {node.asked_provider}'s"
                for f in node.fallbacks()]
     # A missing kernel's cause is onnxruntime's message, which the status already says: shown
     # with ``verbose`` only.
     if node.status != results.NO_KERNEL or verbose:
         details += [f"cause: {c.title}: {c.detail}" for c in node.causes]
-    accuracy = accuracy_text(node)
+    accuracy = accuracy_text(node, verbose)
     if accuracy:
         details.append(f"accuracy: {accuracy}")
     if node.message and node.status != results.NO_KERNEL:
@@ -387,7 +348,7 @@ def node_lines(node: NodeResult, verbose: bool = False) -> list[str]:
     if ref is not None and ref.status != "agree":
         text = f"reference evaluator: {ref.status}"
         if ref.differing:
-            text += f", {ref.differing} cell(s) differ from ortpool"
+            text += f", {plural(ref.differing, 'cell')} differ from ortpool"
         if ref.message:
             text += f" ({first_line(ref.message)})"
         details.append(text)
@@ -397,15 +358,16 @@ def node_lines(node: NodeResult, verbose: bool = False) -> list[str]:
     return lines
 
 
-def _summary_parts(models: Sequence[ModelResult]) -> tuple[str, str, str]:
-    """The verdict on the models, the nodes counted by status, the graph outputs."""
-    nodes = [n for m in models for n in m.nodes]
+def _verdict(models: Sequence[ModelResult]) -> str:
+    """How many models differ, were not validated, agree, were not compared: ``2 of 32 models
+    differ, 24 agree, 6 not compared (no onnxruntime kernel)``."""
+    total = plural(len(models), "model")
     not_run = [m for m in models if m.outcome]
-    failing = [m for m in models if not m.outcome and m.failing]
-    total = _plural(len(models), "model")
+    failing = [m for m in models if m.status == results.DIFFER]
+    unseen = [m for m in models if m.status == results.NOT_COMPARED]
     parts = []
     if not_run:  # a model not validated is no agreement: the verdict says so first
-        tallies = _counted([m.outcome for m in not_run], results.MODEL_ORDER).lower()
+        tallies = counted([m.outcome for m in not_run], results.MODEL_ORDER).lower()
         parts.append(f"{len(not_run)} of {total} not validated ({tallies})")
     if failing:
         # only sums beyond the accuracy limit: rounding, not semantics (ruling 17)
@@ -419,29 +381,44 @@ def _summary_parts(models: Sequence[ModelResult]) -> tuple[str, str, str]:
         if len(failing) == 1 and len(models) == 1:
             what = what.replace("differ", "differs")
         parts.append(f"{len(failing)} {what}" if not_run else f"{len(failing)} of {total} {what}")
+    if unseen:  # exit 0, counted apart: nothing said they agree (docs/validate.md)
+        why = sorted({status_text(n.status) for m in unseen for n in m.nodes
+                      if n.status not in results.AGREEING} or {"no output compared"})
+        agree = len(models) - len(not_run) - len(failing) - len(unseen)
+        if agree:
+            parts.append(f"{agree} agree" if parts else f"{total}: {agree} agree")
+        nobody = f"{len(unseen)} not compared ({', '.join(why)})"
+        parts.append(nobody if parts else f"{total} not compared ({', '.join(why)})"
+                     if len(models) == 1 else f"{total}: {nobody}")
     if not parts:
         parts.append(f"all {total} agree" if len(models) > 1 else f"{total} agrees")
+    return ", ".join(parts)
+
+
+def _outputs(models: Sequence[ModelResult]) -> str:
     e2e = sum(1 for m in models for o in m.outputs if o.failing)
     runs = sum(1 for m in models if m.run_differs)
-    outputs = f"{e2e} graph output(s) differ end to end"
+    text = f"{e2e} graph output(s) differ end to end"
     if runs:
-        outputs += f"; {runs} model(s) only ortpool's rewrite could run"
-    counted = f"{_plural(len(nodes), 'pooling node')}: {_counted([n.status for n in nodes]) or '-'}"
-    return ", ".join(parts), counted, outputs
+        text += f"; {runs} model(s) only ortpool's rewrite could run"
+    return text
+
+
+def _nodes(models: Sequence[ModelResult]) -> str:
+    nodes = [n for m in models for n in m.nodes]
+    return f"{plural(len(nodes), 'pooling node')}: {counted([n.status for n in nodes]) or '-'}"
 
 
 def summary(models: Sequence[ModelResult]) -> str:
     """The run's verdict in one sentence: how many models differ, then the nodes by status and
     the graph outputs that differ end to end."""
-    verdict, nodes, outputs = _summary_parts(models)
-    return f"{verdict}: {nodes}; {outputs}"
+    return f"{_verdict(models)}: {_nodes(models)}; {_outputs(models)}"
 
 
 def summary_lines(models: Sequence[ModelResult]) -> list[str]:
-    """:func:`summary` in :data:`WIDTH` columns: the nodes, then the verdict with the outputs
-    (the last line, where a reader looks)."""
-    verdict, nodes, outputs = _summary_parts(models)
-    return fit(nodes) + fit(f"{verdict}; {outputs}")
+    """The run's closing lines: the nodes by status, then the verdict with the outputs (the
+    last line, where a reader looks)."""
+    return fit(_nodes(models)) + fit(f"{_verdict(models)}; {_outputs(models)}")
 
 
 def information_lines(models: Sequence[ModelResult], flag: str = "--nonfinite") -> list[str]:
@@ -451,5 +428,13 @@ def information_lines(models: Sequence[ModelResult], flag: str = "--nonfinite") 
     beyond = sum(1 for m in models for n in m.nodes if n.nonfinite)
     if not beyond:
         return []
-    return fit(f"information: {beyond} node(s) differ on NaN/inf inputs only, not counted (the "
-               f"finite domain, ruling 20; {flag} judges them)")
+    verb = "differs" if beyond == 1 else "differ"
+    return fit(f"information: {plural(beyond, 'node')} {verb} on NaN/inf inputs only, not "
+               f"counted (the finite domain, ruling 20; {flag} judges them)")
+
+
+def report(models: Sequence[ModelResult], verbose: bool = False,
+           flag: str = "--nonfinite") -> list[str]:
+    """The whole report as the command prints it: each model's lines, then the run's."""
+    lines = [line for m in models for line in model_report(m, verbose)]
+    return [*lines, "", *information_lines(models, flag), *summary_lines(models)]

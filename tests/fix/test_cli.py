@@ -42,7 +42,7 @@ def test_exit_1_names_the_nodes_that_need_ortpool(tmp_path, capsys):
     text = unwrap(capsys.readouterr().out)
     assert code == 1
     assert (
-        "the fixed model needs ortpool at run time (ortpool.InferenceSession) for 1 node(s): "
+        "the fixed model needs ortpool at run time (ortpool.InferenceSession) for 1 node: "
         "'averagepool_double'" in text
     )
 

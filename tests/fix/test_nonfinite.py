@@ -270,7 +270,7 @@ def test_the_finite_domain_leaves_the_max_and_says_so():
         assert _realizations(report) == [("pool", "unchanged", "unchanged")]
         text = "\n".join(report.summary_lines())
         assert (
-            "proven in the finite domain (the default, ruling 20) for 1 node(s): 'pool'; NaN and "
+            "proven in the finite domain (the default, ruling 20) for 1 node: 'pool'; NaN and "
             "+-inf were not covered (nonfinite=True proves them"  # from Python: the argument
         ) in text
 
@@ -396,10 +396,10 @@ def test_cli_domain_flag_and_its_old_spellings(tmp_path, capsys):
     for flags in ([], ["--finite"], ["--assume-finite"]):
         assert main(["fix", str(source), str(tmp_path / "a.onnx"), *flags]) == 0
         text = unwrap(capsys.readouterr().out)
-        assert "1 pooling nodes: unchanged 1" in text
-        assert "proven in the finite domain (the default, ruling 20) for 1 node(s): 'pool'" in text
+        assert "1 pooling node: unchanged 1" in text
+        assert "proven in the finite domain (the default, ruling 20) for 1 node: 'pool'" in text
     for flags in (["--nonfinite"], ["--nan"]):  # the non-finite domain, and its old spelling
         assert main(["fix", str(source), str(tmp_path / "b.onnx"), *flags]) == 0
         text = unwrap(capsys.readouterr().out)
-        assert "1 pooling nodes: standard form 1" in text and "form nan-guard" in text
+        assert "1 pooling node: standard form 1" in text and "form nan-guard" in text
         assert "finite domain" not in text

@@ -464,7 +464,7 @@ def test_validate_compares_a_scalar_graph_output(tmp_path: Path) -> None:
         "agree    scalar.onnx  opset 13, 1 node: 1 agree; its output agrees; on NaN/inf only 1 "
         "differ",
         "",
-        "information: 1 node(s) differ on NaN/inf inputs only, not counted (the finite domain, "
+        "information: 1 node differs on NaN/inf inputs only, not counted (the finite domain, "
         "ruling 20;",
         "    --nonfinite judges them)",
         "1 pooling node: 1 agree",

@@ -64,7 +64,7 @@ def test_float32_mean_over_160x160_agrees_and_shows_its_accuracy():
     assert acc["note_limit_units"] == pytest.approx(1e-4 / U)  # 1677.7
     # onnxruntime 1.32.0: 35.8 u*mean|x|, 35.7 ulp: beyond a pairwise sum, within 4x its bound
     assert units < acc["agree_units"]
-    line = terminal.accuracy_text(node)
+    line = terminal.accuracy_text(node, verbose=True)
     shown = (
         f"Y off by up to {ulps:.3g} ulp = {units:.3g} u*mean|x| (pairwise bound 15.6, agrees "
         "within 62.6, note up to 1.68e+03 = 0.0001 of mean|x|; n=25600)"
@@ -225,13 +225,13 @@ def test_validate_and_fix_follow_the_same_rule_and_flags(tmp_path, capsys):
         document = json.loads((tmp_path / "r.json").read_text())
         (node,) = document["models"][0]["nodes"]
         assert node["status"] == status and document["differs"] == bool(code)
-        assert "      accuracy: Y off by up to " in text
+        assert "      accuracy: Y is off the exact result by up to " in text
         seen[status] = (text, document)
     assert "agree (accuracy note)" in seen["accuracy-note"][0]
     assert "1 of 1 model differs in accuracy only" in seen["inaccurate"][0]
     page = (tmp_path / "r.html").read_text()
     assert 'class="badge s-inaccurate">INACCURATE<' in page
-    assert '<div class="meta accuracy">accuracy: Y off by up to ' in page
+    assert '<div class="cause">accuracy: Y is off the exact result by up to ' in page
     assert seen["inaccurate"][1]["settings"]["accuracy"] == {
         "agree_factor": 1.0,
         "limits": {"double": 0.0, "float": 0.0},
@@ -248,7 +248,7 @@ def test_validate_and_fix_follow_the_same_rule_and_flags(tmp_path, capsys):
         assert (fix.realization == "unchanged") is kept
         assert report.to_dict()["accuracy"] == rule.to_dict()
         if kept:
-            assert "accuracy note: up to " in fix.describe()
+            assert "accuracy note: up to " in fix.describe(verbose=True)
 
 
 HOSTILE = {

@@ -54,12 +54,13 @@ def test_validate_reports_models_from_python():
     assert repr(report[1]) == f"<ModelResult {DIFFERS}: differ, 1 nodes, 1 of 1 outputs differ>"
     assert repr(report[1].nodes[0]) == "<NodeResult averagepool19 AveragePool-19: differ>"
     summary = report.summary().splitlines()
-    assert summary[:2] == [
+    # as the command prints them: the models that do not agree, then the run's lines
+    assert summary[0].startswith("DIFFERS  ")
+    assert "ort-defect-valid-ceil.onnx  opset 19" in summary[0]
+    assert summary[-2:] == [
         "2 pooling nodes: 1 DIFFERS, 1 agree",
         "1 of 2 models differ; 1 graph output(s) differ end to end",
     ]
-    assert summary[2].startswith("DIFFERS  ")
-    assert "ort-defect-valid-ceil.onnx  opset 19" in summary[2]
     document = json.loads(report.to_json())
     assert document["tool"] == "ortpool validate" and document["status"] == "differ"
     assert [m["status"] for m in document["models"]] == ["agree", "differ"]
@@ -68,10 +69,12 @@ def test_validate_reports_models_from_python():
     assert page.index("ort-defect-valid-ceil.onnx") < page.index("maxpool-1.onnx")
     # a table of the model that differs, and one of the agreeing one collapsed in a <details>:
     # a header and a row each
-    assert page.count("</tr>") == 4 and "nodes differing" in page and "<details" in page
+    assert page.count("</tr>") == 4 and "nodes that do not agree" in page and "<details" in page
+    # the cause is in the view (a notebook has no other), and no link leads nowhere
+    assert "ceil_mode with VALID (VALID ignores ceil_mode)" in page and "href" not in page
     assert "<!DOCTYPE html>" in report.to_html()
     full = report.report().splitlines()
-    assert full[-1] == summary[1] and all(len(line) <= 100 for line in full)
+    assert full[-1] == summary[-1] and all(len(line) <= 100 for line in full)
 
 
 def test_a_script_without_the_main_guard_validates_in_child_processes(tmp_path):
@@ -92,12 +95,12 @@ def test_a_script_without_the_main_guard_validates_in_child_processes(tmp_path):
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.splitlines() == [
         "<ValidationReport: 1 model, exit 0>",
-        "1 pooling node: 1 agree",
-        "1 model agrees; 0 graph output(s) differ end to end",
         # ruling 20: onnxruntime's MaxPool-1 drops NaN; information, not the verdict
-        "information: 1 node(s) differ on NaN/inf inputs only, not counted (the finite domain, "
+        "information: 1 node differs on NaN/inf inputs only, not counted (the finite domain, "
         "ruling 20;",
         "    nonfinite=True judges them)",
+        "1 pooling node: 1 agree",
+        "1 model agrees; 0 graph output(s) differ end to end",
     ]
 
 
@@ -149,9 +152,12 @@ def test_messages_name_arguments_for_python_and_flags_for_the_command_line():
         InputSpec.make(style="notebook")
 
 
-def test_fix_returns_the_model_and_its_report():
+def test_fix_returns_the_model_and_its_report(tmp_path):
     result = ortpool.fix(str(DIFFERS))
-    assert repr(result) == "<FixResult: 1 pooling node(s): standard form 1, exit 0>"
+    # save(): the notes on the data, a list as scripts read it, shown as what was written
+    saved = result.save(tmp_path / "fixed.onnx")
+    assert saved == [] and repr(saved) == f"wrote {tmp_path / 'fixed.onnx'}"
+    assert repr(result) == "<FixResult: 1 pooling node: standard form 1, exit 0>"
     assert (result.ok, result.exit_code) == (True, 0)
     model, report = result  # unpacks as fix_with_report's pair
     assert model is result.model and report is result.report
@@ -165,7 +171,9 @@ def test_fix_returns_the_model_and_its_report():
     )
     assert json.loads(result.to_json())["summary"]["forms"] == {"explicit-pads": 1}
     page = result._repr_html_()
-    assert "<td>averagepool19</td><td>AveragePool-19</td>" in page
+    assert "<td><code>averagepool19</code></td><td>AveragePool-19</td>" in page
+    # what was wrong before the fix, beside what it became
+    assert "Y has shape [1, 2, 4, 4], the spec&#x27;s is [1, 2, 3, 3]" in page
 
 
 def test_conformance_and_bench_from_python():

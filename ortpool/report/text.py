@@ -1,0 +1,124 @@
+"""What every report's text shares: names made safe to print, plurals, numbers, and lines fitted
+to the terminal's width (``COLUMNS``, else the terminal's, else :data:`DEFAULT_WIDTH`)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import textwrap
+from collections.abc import Sequence
+from typing import Any
+
+#: the width when the output is no terminal (a pipe, a file) and COLUMNS is not set
+DEFAULT_WIDTH = 100
+#: below this a report would be a column of fragments: a narrower terminal wraps it instead
+MIN_WIDTH = 60
+#: the lines one text may take (a cause, a note, a message)
+MAX_LINES = 6
+#: C0 and C1 controls and DEL (an escape sequence in a node's name would set the terminal's
+#: title or clear its screen), bidi overrides (they reorder what is shown) and lone surrogates
+#: (how Python holds the bytes of a name or a path that is not UTF-8; they cannot be encoded)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    return _SHORT.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def safe(text: object, controls: bool = True) -> str:
+    """``text`` as a report prints it: every character a terminal or an encoder cannot take
+    plainly written as its escape (``\\x1b``, ``\\u202e``, ``\\udcff``); ``controls=False``:
+    the lone surrogates only (JSON escapes the controls itself). Bytes (a protobuf string that
+    is not UTF-8) are read as UTF-8, each other byte kept as its escape."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "surrogateescape")
+    return (_UNSAFE if controls else _SURROGATE).sub(_escaped, str(text))
+
+
+def plural(n: int, word: str) -> str:
+    """``1 node``, ``2 nodes``, ``0 input sets``."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def num(value: float | None) -> str:
+    """A figure in 3 significant digits; ``-`` for none."""
+    return "-" if value is None else f"{value:.3g}"
+
+
+def shape(dims: Sequence[int]) -> str:
+    """``[1,2,9,9]``."""
+    return "[" + ",".join(map(str, dims)) + "]"
+
+
+def width() -> int:
+    """The columns a report fits: ``COLUMNS`` when set, else the terminal's when the output is
+    one, else :data:`DEFAULT_WIDTH`; at least :data:`MIN_WIDTH`."""
+    return max(MIN_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
+
+
+def first_line(text: object) -> str:
+    """A message's first line, made safe: onnxruntime's runtime errors carry a C++ stack and
+    the model's graph after it (about 3,000 characters); the JSON report keeps the whole text."""
+    text = str(text).strip()
+    return safe(text.splitlines()[0].rstrip()) if text else ""
+
+
+def _wrap(text: str, indent: str, more: str, columns: int) -> list[str]:
+    """``text`` in ``columns`` from ``indent``, continued ``more`` further (long words broken:
+    a path may be wider than the report)."""
+    return textwrap.wrap(text, columns, initial_indent=indent, subsequent_indent=indent + more,
+                         break_long_words=True, break_on_hyphens=False)
+
+
+def fit(text: object, indent: str = "", more: str = "    ") -> list[str]:
+    """``text``'s first line, made safe, in the report's width from ``indent``, wrapped, the
+    next lines ``more`` further in; at most :data:`MAX_LINES` (a runtime's message may be one
+    line of thousands of characters: the JSON report keeps it whole)."""
+    columns = width()
+    lines = _wrap(first_line(text), indent, more, columns) or [indent.rstrip()]
+    if len(lines) <= MAX_LINES:
+        return lines
+    cut = " ... (cut: --json has the whole text)"
+    return [*lines[: MAX_LINES - 1], lines[MAX_LINES - 1][: columns - len(cut)].rstrip() + cut]
+
+
+def wrapped(lines: Sequence[str], more: int = 6) -> list[str]:
+    """A report's logical lines (each indented by spaces), made safe, in the report's width: a
+    long line wrapped whole, its continuation ``more`` columns deeper than its own indent (by
+    default deeper than any line nested under it), so that it reads as one."""
+    columns, out = width(), []
+    for line in map(safe, lines):
+        text = line.lstrip(" ")
+        if len(line) <= columns or not text:
+            out.append(line)
+        else:
+            out += _wrap(text, line[: len(line) - len(text)], " " * more, columns)
+    return out
+
+
+def clean(value: Any) -> Any:
+    """``value`` as standard JSON holds it: NaN and inf as strings; a name or a path that is
+    not UTF-8 (lone surrogates, or bytes) with its escapes (``\\udcff``), so the file is valid
+    UTF-8 that every parser reads (JSON escapes control characters itself)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, str | bytes):
+        return safe(value, controls=False)
+    if isinstance(value, dict):
+        return {clean(k) if isinstance(k, str | bytes) else k: clean(v)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean(v) for v in value]
+    return value
+
+
+def dumps(document: Any) -> str:
+    """A report's JSON text (``--json``): :func:`clean`, indented; what JSON has no type for,
+    as its text."""
+    return json.dumps(clean(document), indent=2, default=str) + "\n"
