@@ -21,7 +21,7 @@ from ortpool.forms import emit
 from ortpool.forms.plan import Plan
 from ortpool.kernels.shapes import output_shape
 from ortpool.model import branch_outputs, fixmarks, splice
-from ortpool.model.scopes import model_scopes
+from ortpool.model.scopes import model_scopes, text
 from ortpool.model.site import Site
 from ortpool.rewrite import retarget
 
@@ -50,8 +50,9 @@ def apply(
         if plan.ortpool:
             splice.add_import(scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
         elif node.name:  # an unnamed node cannot be found again by name
-            inserted = tuple(n.name for n in made if n.doc_string.startswith(fixmarks.MARK))
-            forms.append(fixmarks.FixedNode(node.name, plan.name, site.key, inserted,
+            inserted = tuple(text(n.name) for n in made
+                             if n.doc_string.startswith(fixmarks.MARK))
+            forms.append(fixmarks.FixedNode(site.name, plan.name, site.key, inserted,
                                             site.attributes, site.inputs, site.outputs))
     fixmarks.record(model, forms)
     notes = []

@@ -26,6 +26,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ortpool import dtypes, versions
 from ortpool.forms.plan import GUARD_SUM, Plan
 from ortpool.model.fixmarks import MARK
+from ortpool.model.scopes import written
 from ortpool.model.site import Site, check_node, node_name, present
 from ortpool.rewrite import retarget
 
@@ -68,7 +69,7 @@ class _Writer:
 
     def __init__(self, node: onnx.NodeProto, opset: int, namer: retarget.Namer, form: str):
         self.node, self.opset, self.namer, self.form = node, opset, namer, form
-        self.base = node.name or (node.output[0] if node.output else node.op_type)
+        self.base = written(node.name or (node.output[0] if node.output else node.op_type))
         self.nodes: list[onnx.NodeProto] = []
         self.domain = node.domain or None
 

@@ -1,7 +1,8 @@
 """Which kernels a plan is built for: the compiled (numba) loops or the numpy passes, decided here
 alone: :func:`loop` hands a call its compiled loop, or None for the numpy back-end.
 
-numba is optional (the ``fast`` extra: ``pip install '.[fast]'``). Its loops are faster at every size, but a
+numba is optional (the ``fast`` extra: ``pip install '.[fast]'``). Its loops are faster at every
+size, but a
 process pays for them up front: about 1 s and 115 MB to import numba, and 8-11 s to compile each
 kernel and element type the first time (cached on disk afterwards). A short run on small tensors
 (``ortpool validate`` on the bundled models, ``ortpool conformance``) never earns that back, so by

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 
 import onnx
 
-from ortpool.model.scopes import model_scopes
+from ortpool.model.scopes import model_scopes, text
 
 #: The doc string prefix of every node fix inserts.
 MARK = "ortpool-fix:"
@@ -102,7 +102,7 @@ def read(model: onnx.ModelProto) -> tuple[dict[str, FixedNode], list[str]]:
         return {}, notes
     nodes: dict[str, onnx.NodeProto] = {}
     for node in _all_nodes(model):
-        nodes.setdefault(node.name, node)
+        nodes.setdefault(text(node.name), node)
     found: dict[str, FixedNode] = {}
     for name, value in entries.items():
         fixed = _entry(name, value)

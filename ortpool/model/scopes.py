@@ -59,6 +59,21 @@ def ai_onnx_opset(imports: Any) -> int | None:
     return None
 
 
+def text(value: str | bytes) -> str:
+    """A name field as text: protobuf hands a string field holding bytes that are not UTF-8
+    over as bytes; they are kept as lone surrogates (``surrogateescape``), which every report
+    escapes and which give the same bytes back."""
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+
+
+def written(value: str | bytes) -> str:
+    """A name for a new field of a model: ``value`` (bytes, or :func:`text`'s surrogates) with
+    the bytes that are not UTF-8 written as escapes (a protobuf string field takes UTF-8
+    only)."""
+    raw = value if isinstance(value, bytes) else value.encode("utf-8", "surrogateescape")
+    return raw.decode("utf-8", "backslashreplace")
+
+
 def is_standard(node: onnx.NodeProto) -> bool:
     return node.domain in AI_ONNX
 

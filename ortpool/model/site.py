@@ -34,7 +34,15 @@ from ortpool import dtypes, optypes, versions
 from ortpool.attributes import NodeAttrs, PoolAttrs, attribute_values, normalize
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry, pool_geometry
-from ortpool.model.scopes import Scope, is_pool, is_standard, model_scopes, subgraphs
+from ortpool.model.scopes import (
+    Scope,
+    is_pool,
+    is_standard,
+    model_scopes,
+    subgraphs,
+    text,
+    written,
+)
 from ortpool.model.selection import Selection
 from ortpool.optypes import OpType
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS, OpVersion
@@ -66,7 +74,7 @@ def least_size(op: str) -> int:
 
 
 def node_name(node: onnx.NodeProto) -> str:
-    return node.name or f"<unnamed {node.op_type}>"
+    return text(node.name) or f"<unnamed {node.op_type}>"
 
 
 def present(names: Sequence[str]) -> tuple[str, ...]:
@@ -221,7 +229,7 @@ class Site:
         them."""
         spec = versions.get(op, version)
         node = helper.make_node(
-            op, list(INPUT_NAMES[:n_inputs]), list(OUTPUT_NAMES[:n_outputs]), name=name,
+            op, list(INPUT_NAMES[:n_inputs]), list(OUTPUT_NAMES[:n_outputs]), name=written(name),
             **dict(attributes),
         )
         dims = None if x_dims is None else tuple(x_dims)
@@ -365,7 +373,8 @@ def find_sites(
 
     selection = selection or Selection()
     scopes = model_scopes(model)
-    selection.check_names({n.name for s in scopes for n in s.nodes if is_pool(n)}, "pooling")
+    selection.check_names({text(n.name) for s in scopes for n in s.nodes if is_pool(n)},
+                          "pooling")
     table = learn_shapes(model) if table is None else table
     read = read_values(model)
     sites: list[Site] = []
@@ -379,12 +388,13 @@ def find_sites(
                 inputs=present(node.input), outputs=present(node.output), scope=scope,
                 location=scope.location, number=len(sites),
             )
-            why_not = selection.why_not(node.op_type, node.name)
+            why_not = selection.why_not(node.op_type, text(node.name))
             if why_not is not None:
                 sites.append(dataclasses.replace(base, selected=False, reason=why_not))
                 continue
             try:
-                sites.append(_learn(base, model, table, read, (pinned or {}).get(node.name)))
+                sites.append(_learn(base, model, table, read,
+                                    (pinned or {}).get(text(node.name))))
             except OrtpoolError as err:
                 if not skip_invalid:
                     raise

@@ -257,7 +257,8 @@ def read_profile(session: Any) -> list[dict[str, Any]]:
     raw = getattr(session, "session", session)  # ortpool.InferenceSession wraps one
     path = raw.end_profiling()
     try:
-        with open(path, encoding="utf-8") as file:
+        # a node name that is not UTF-8 is written into the profile as it is
+        with open(path, encoding="utf-8", errors="surrogateescape") as file:
             return list(json.load(file))
     finally:
         with contextlib.suppress(OSError):

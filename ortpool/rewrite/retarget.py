@@ -71,11 +71,14 @@ def all_names(model: onnx.ModelProto) -> set[str]:
 
 def _like(node: onnx.NodeProto, op_type: str, domain: str | None) -> onnx.NodeProto:
     """A node of ``op_type`` with ``node``'s name and doc string, fields set only where
-    ``node`` sets them (so a round trip compares equal field by field)."""
-    out = onnx.NodeProto(op_type=op_type)
-    for field in ("name", "doc_string"):
-        if node.HasField(field):
-            setattr(out, field, getattr(node, field))
+    ``node`` sets them (so a round trip compares equal field by field), copied as they are
+    (a name that is not UTF-8 included: protobuf takes such bytes only by copy)."""
+    out = onnx.NodeProto()
+    out.CopyFrom(node)
+    for field in out.DESCRIPTOR.fields:
+        if field.name not in ("name", "doc_string"):
+            out.ClearField(field.name)
+    out.op_type = op_type
     if domain:
         out.domain = domain
     return out

@@ -47,7 +47,7 @@ from ortpool.forms.price import guard_price
 from ortpool.model import capture, fixmarks
 from ortpool.model import inputs as model_inputs
 from ortpool.model.inference import learn_shapes
-from ortpool.model.scopes import model_scopes
+from ortpool.model.scopes import model_scopes, text
 from ortpool.model.singlenode import region_model
 from ortpool.model.site import Site, find_sites, read_values
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
@@ -165,8 +165,8 @@ def validate_model(
     fixed, fix_notes = fixmarks.read(model)
     result.notes.extend(fix_notes)
     ours = list(iter_ortpool_nodes(model))
+    regions = _regions(model, fixed, result.notes)
     sites = _sites(model, inlined, result, fixed, bool(ours))
-    regions = _regions(model, {name: entry for name, entry in fixed.items() if entry.nodes})
     main = [r for r in regions if r.in_main_graph]
     worker = Worker(options.target, options.case_timeout) if options.target else None
     try:
@@ -258,7 +258,7 @@ def _sites(
     """The pooling sites of the inlined model but the nodes of fix's forms (``fixed``: judged as
     regions), those of local functions said so; the notes on them (none at all, an empty
     auto_pad) in ``result``."""
-    main_names = {n.name for n in model.graph.node}
+    main_names = {text(n.name) for n in model.graph.node}
     # the nodes of a form of several nodes are judged together, as a region
     in_forms = {name for f in fixed.values() if f.nodes for name in (f.name, *f.nodes)}
 
@@ -272,9 +272,9 @@ def _sites(
     result.notes.extend(notes)
     sites = []
     for site in found:
-        if in_form(site.node.name):
+        if in_form(text(site.node.name)):
             continue
-        if site.in_main_graph and site.node.name not in main_names and model.functions:
+        if site.in_main_graph and text(site.node.name) not in main_names and model.functions:
             site = dataclasses.replace(site, location="local function (inlined)")
         sites.append(site)
     if not sites and not fixed and not has_ortpool_ops:
@@ -303,16 +303,23 @@ def _fixed_alone(nodes: list[results.NodeResult],
                         f"judged as it stands: {proof}")
 
 
-def _regions(model: onnx.ModelProto, fixed: Mapping[str, fixmarks.FixedNode]) -> list[Site]:
+def _regions(
+    model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode], notes: list[str]
+) -> list[Site]:
     """Each node fix wrote as a standard-op form, as the site of the spec it claims: its
     operator, version and attributes, reading the form's inputs (the node's own), where the
     form stands (any scope), X typed as inference knows it there. The verdict on it is the
-    engine's judgement of the form as it stands (:func:`_judge_region`), never the record."""
-    scopes = {n.name: scope for scope in model_scopes(model) for n in scope.nodes if n.name}
+    engine's judgement of the form as it stands (:func:`_judge_region`), never the record. A
+    record naming no spec ortpool knows is dropped from ``fixed`` with a note: its nodes are
+    then judged as they stand."""
+    scopes = {text(n.name): scope for scope in model_scopes(model) for n in scope.nodes
+              if n.name}
     read = read_values(model)
     table = learn_shapes(model) if fixed else None
     regions = []
-    for name, entry in fixed.items():
+    for name, entry in list(fixed.items()):
+        if not entry.nodes:
+            continue  # a form that inserted no node is the node itself (_fixed_alone)
         scope = scopes.get(name)
         x_type = table.lookup(scope, entry.inputs[0]) if table and scope else None
         elem = dtypes.NAME_OF_CODE.get(x_type.elem_type) if x_type is not None else None
@@ -321,8 +328,11 @@ def _regions(model: onnx.ModelProto, fixed: Mapping[str, fixmarks.FixedNode]) ->
             site = Site.alone(op, int(version), entry.attributes, elem or "float",
                               x_type.static_dims if x_type is not None else None,
                               len(entry.inputs), len(entry.outputs), name=name)
-        except (OrtpoolError, ValueError, KeyError):
-            continue  # a record naming no spec: its nodes are judged as they stand
+        except (OrtpoolError, ValueError, KeyError) as err:
+            notes.append(f"fix's record of node {name!r} names no spec ortpool knows "
+                         f"({entry.op}: {err}): its nodes are judged as they stand")
+            del fixed[name]
+            continue
         node = onnx.NodeProto()
         node.CopyFrom(site.node)
         del node.input[:]
@@ -683,7 +693,7 @@ def _ortpool_node(node: onnx.NodeProto, opset: int, location: str) -> results.No
     except (ValueError, OrtpoolError):  # not one ortpool registers: the session says so
         pass
     return results.NodeResult(
-        name=node.name or node.op_type,
+        name=text(node.name) or node.op_type,
         op=op,
         spec_version=version,
         opset=opset,
