@@ -4,8 +4,8 @@ the guard's price on a real-sized model (not committed: run it where you measure
 
 The graph: input ``images`` [batch, 3, height, width] (all dynamic), five stride-2 3x3 Conv +
 SiLU stages (32 to 512 channels), a 3x3 Conv to 1024, an SPP block (1x1 Conv to 512, MaxPool
-k5/k9/k13 stride 1 pads k//2, Concat, two 1x1 Convs to 1024) and a 1x1 head to 255 channels; about 10
-million float32 weights (seeded random), opset 12, IR 8. Real size 1x3x640x640.
+k5/k9/k13 stride 1 pads k//2, Concat, two 1x1 Convs to 1024) and a 1x1 head to 255 channels;
+about 10 million float32 weights (seeded random), opset 12, IR 8. Real size 1x3x640x640.
 
 Run: ``python scripts/make_detector.py OUT.onnx``.
 """

@@ -2,7 +2,6 @@
 runtime against the spec.
 
 * :mod:`ortpool.conformance.run` - the cases selected and judged, grouped per op and version.
-* :mod:`ortpool.conformance.compare` - reports of several releases and providers side by side.
 * :mod:`ortpool.conformance.api` - ``ortpool.conformance(...)``, this package called as a
   function, and its :class:`~ortpool.conformance.api.ConformanceReport`.
 * :mod:`ortpool.conformance.cli` - the command.

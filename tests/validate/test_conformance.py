@@ -12,13 +12,15 @@ from ortpool import dtypes, versions
 from ortpool.attributes import normalize
 from ortpool.check import causes, grid
 from ortpool.cli import main
-from ortpool.conformance import compare as conformance_compare
 from ortpool.conformance.run import run_conformance
 from ortpool.errors import OrtpoolError
 from ortpool.ort import runtime
 from ortpool.report import record as results
 from ortpool.report.matrix import cause_totals, matrix
 from tests.support import runtime_defects
+from tests.support.scripts import load_script
+
+conformance_compare = load_script("conformance_compare")
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
