@@ -4,7 +4,7 @@ agree on, fixed, with the fixed model checked against ortpool's kernels on the c
 
 Run: ``python scripts/fix_conformance.py [--ops MaxPool] [--versions 12,22] [--dtypes float]
 [--ranks 1,2,3]``; prints counts per realization and form, per op version, and every case not
-proven (see :mod:`ortpool.fix.grid`). ``--bundled`` fixes the bundled models instead
+proven (see scripts/fix_grid.py). ``--bundled`` fixes the bundled models instead
 (``models/`` and ``models/fix/``; fix-nan with ``nonfinite``) and prints their
 nodes per realization and form. Exit 1 when anything is unproven.
 """
@@ -15,8 +15,9 @@ import argparse
 import sys
 import time
 
+from fix_grid import fix_grid, summary  # beside this script
+
 from ortpool.check import grid
-from ortpool.fix.grid import fix_grid, summary
 
 
 def main(argv: list[str]) -> int:

@@ -13,11 +13,11 @@ import ortpool
 from ortpool import kernels
 from ortpool.check import grid
 from ortpool.fix import fix_with_report
-from ortpool.fix.grid import fix_grid
 from ortpool.ort.runtime import max_ir_version
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.report import fixes as report
 from tests.support.fix import model_feeds, numpy_kernels, run_fixed, spec_outputs, unloadable_model
+from tests.support.scripts import load_script
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
@@ -141,7 +141,8 @@ def test_grid_cases_the_runtime_gets_wrong_are_fixed_and_checked():
     ]
     # One-node models of a few cells: one onnxruntime thread each, as `ortpool conformance` runs
     # its cases (a pool's workers spinning between runs cost a third of this test's CPU).
-    outcomes = fix_grid(cases, runtime=RuntimeSpec(intra_op_threads=1, inter_op_threads=1))
+    one_thread = RuntimeSpec(intra_op_threads=1, inter_op_threads=1)
+    outcomes = load_script("fix_grid").fix_grid(cases, runtime=one_thread)
     fixed = [o for o in outcomes if not o.agrees]
     assert len(fixed) > 80
     assert all(o.checked for o in fixed), [o.detail for o in fixed if not o.checked][:3]
