@@ -27,17 +27,6 @@ from ortpool.geometry import AxisGeometry, PoolGeometry
 Index = tuple[slice, ...]
 
 
-class PlaneShape:
-    """What every plan of a window call knows, whichever back-end runs it: the ``N*C`` planes,
-    the output shape, the work dtype and the input bytes (the base of both back-ends' plans)."""
-
-    def __init__(self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype):
-        self.planes = shape[0] * shape[1]
-        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
-        self.dtype = dtype
-        self.nbytes = math.prod(shape) * dtype.itemsize
-
-
 def tap_slices(g: AxisGeometry, t: int) -> tuple[slice, slice] | None:
     """(output slice, input slice) of the outputs whose tap ``t`` lands inside the input."""
     lo, hi = g.tap_range(t)
