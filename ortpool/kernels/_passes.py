@@ -187,20 +187,7 @@ def pass_rows(geom: PoolGeometry, order: list[int]) -> np.ndarray:
         if g.is_identity:
             continue
         jl, jh = g.interior()
-        rows.append(
-            [
-                g.n,
-                g.out,
-                math.prod(spatial[:axis]),
-                math.prod(spatial[axis + 1 :]),
-                g.s,
-                g.d,
-                g.pb,
-                g.full_tap(),
-                g.k,
-                jl,
-                jh,
-            ]
-        )
+        outer, inner = math.prod(spatial[:axis]), math.prod(spatial[axis + 1 :])
+        rows.append([g.n, g.out, outer, inner, g.s, g.d, g.pb, g.full_tap(), g.k, jl, jh])
         spatial[axis] = g.out
     return np.array(rows, np.int64).reshape(len(rows), 11)
