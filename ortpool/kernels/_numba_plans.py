@@ -7,7 +7,7 @@ plan is handed its compiled loop by :func:`ortpool.kernels._backend.loop`."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
@@ -15,9 +15,6 @@ from ortpool.geometry import AxisGeometry, PoolGeometry
 from ortpool.kernels import _parallel
 from ortpool.kernels._buffers import read_only, scratch
 from ortpool.kernels._passes import INNER, OUT, OUTER, N, pass_rows
-
-if TYPE_CHECKING:
-    from ortpool.kernels._plan import MaxIndices, Separable
 
 #: Input bytes of a block of planes. A block is seen as one plane with ``planes`` times the
 #: outer rows (``pass_rows``' OUTER column), so each pass is one call over the block instead
@@ -62,7 +59,7 @@ class Passes:
 
     compiled = True
 
-    def __init__(self, kernel: Callable, plan: Separable, geom: PoolGeometry, order: list[int]):
+    def __init__(self, kernel: Callable, plan: Any, geom: PoolGeometry, order: list[int]):
         self.kernel = kernel
         self.info = pass_rows(geom, order)
         plane_bytes = max(1, plan.in_plane * plan.dtype.itemsize)
@@ -80,7 +77,7 @@ class Passes:
         inter, phases = scratch_sizes(info)
         return info, inter, 2 * inter + phases
 
-    def run(self, plan: Separable, x: np.ndarray, y: np.ndarray) -> None:
+    def run(self, plan: Any, x: np.ndarray, y: np.ndarray) -> None:
         # AveragePool's float16 input is cast here, as a whole.
         src = read_only(x if x.dtype == plan.dtype else x.astype(plan.dtype))
         src, dst = src.reshape(plan.planes, plan.in_plane), y.reshape(plan.planes, plan.out_plane)
@@ -116,7 +113,7 @@ class Windows:
 
     compiled = True
 
-    def __init__(self, kernel: Callable, plan: MaxIndices, geom: PoolGeometry):
+    def __init__(self, kernel: Callable, plan: Any, geom: PoolGeometry):
         self.kernel = kernel
         lead = 3 - len(geom.axes)
         axes = [_UNIT_AXIS] * lead + list(geom.axes)
@@ -125,7 +122,7 @@ class Windows:
         self.in4 = (plan.planes, *(g.n for g in axes))
         self.out4 = (plan.planes, *(g.out for g in axes))
 
-    def run(self, plan: MaxIndices, x: np.ndarray, y: np.ndarray, indices: np.ndarray) -> None:
+    def run(self, plan: Any, x: np.ndarray, y: np.ndarray, indices: np.ndarray) -> None:
         src = read_only(x).reshape(self.in4)
         y4, i4 = y.reshape(self.out4), indices.reshape(self.out4)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
@@ -18,9 +18,6 @@ from ortpool.kernels._buffers import scratch
 from ortpool.kernels._numpy_loops import blocks, run_passes
 from ortpool.kernels._passes import axis_pass, inside_taps, separable_passes, tap_slices
 
-if TYPE_CHECKING:
-    from ortpool.kernels._plan import MaxIndices, Separable
-
 
 class Passes:
     """The loop of a separable plan (:class:`._plan.Separable`): its passes as tap slices, run
@@ -28,11 +25,11 @@ class Passes:
 
     compiled = False
 
-    def __init__(self, plan: Separable, geom: PoolGeometry, order: list[int]):
+    def __init__(self, plan: Any, geom: PoolGeometry, order: list[int]):
         self.passes = separable_passes(geom, order)
         self.ranges = blocks(plan.planes, plan.in_plane * plan.dtype.itemsize)
 
-    def reduce(self, plan: Separable, block: np.ndarray, out: np.ndarray) -> np.ndarray:
+    def reduce(self, plan: Any, block: np.ndarray, out: np.ndarray) -> np.ndarray:
         """``out`` = the plan's reduction of ``block`` (planes, *spatial); the block in the
         plan's dtype (AveragePool's float16 input is cast here, a block at a time)."""
         if block.dtype != plan.dtype:
@@ -47,7 +44,7 @@ class Passes:
             np.divide(out, plan.divisor, out=out)
         return block
 
-    def run(self, plan: Separable, x: np.ndarray, y: np.ndarray) -> None:
+    def run(self, plan: Any, x: np.ndarray, y: np.ndarray) -> None:
         src = x.reshape((plan.planes, *x.shape[2:]))
         dst = y.reshape((plan.planes, *plan.out_shape[2:]))
         if len(self.ranges) == 1:  # one block never splits: no closure
@@ -70,7 +67,7 @@ class Indices(Passes):
     searched axis by axis instead (:mod:`._first_match`), with no codes.
     """
 
-    def __init__(self, plan: MaxIndices, geom: PoolGeometry, order: list[int]):
+    def __init__(self, plan: Any, geom: PoolGeometry, order: list[int]):
         super().__init__(plan, geom, order)
         self.geom = geom
         self.search = _first_match.combinations(geom) > WINDOW_LOOP_MAX
@@ -104,7 +101,7 @@ class Indices(Passes):
         self.has_empty = any(g.empty_windows() for g in geom.axes)
 
     def run(  # type: ignore[override]
-        self, plan: MaxIndices, x: np.ndarray, y: np.ndarray, indices: np.ndarray
+        self, plan: Any, x: np.ndarray, y: np.ndarray, indices: np.ndarray
     ) -> None:
         src = x.reshape((plan.planes, *x.shape[2:]))
         ydst = y.reshape((plan.planes, *plan.out_shape[2:]))
@@ -117,9 +114,7 @@ class Indices(Passes):
 
         _parallel.split(plan.planes, self.ranges, work, plan.nbytes * 3)
 
-    def _mark(
-        self, plan: MaxIndices, block: np.ndarray, yb: np.ndarray, ib: np.ndarray, lo: int
-    ) -> None:
+    def _mark(self, plan: Any, block: np.ndarray, yb: np.ndarray, ib: np.ndarray, lo: int) -> None:
         """Indices of a block by the codes of the tap combinations (the class docstring)."""
         code_dtype = self.code_dtype
         best = scratch(yb.shape, code_dtype, "best")
@@ -148,7 +143,7 @@ class Indices(Passes):
             np.copyto(ib, -1, where=best == 0)
 
     def _search(
-        self, plan: MaxIndices, block: np.ndarray, yb: np.ndarray, ib: np.ndarray, lo: int
+        self, plan: Any, block: np.ndarray, yb: np.ndarray, ib: np.ndarray, lo: int
     ) -> None:
         """Indices of a block searched axis by axis (:mod:`._first_match`)."""
         geom = self.geom
