@@ -7,7 +7,7 @@ plan is handed its compiled loop by :func:`ortpool.kernels._backend.loop`."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any  # the plans' type (:mod:`._plan` imports this module, not the reverse)
 
 import numpy as np
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from typing import Any  # the plans' type (:mod:`._plan` imports this module, not the reverse)
 
 import numpy as np
 
