@@ -80,27 +80,32 @@ class Passes:
     def run(self, plan: Any, x: np.ndarray, y: np.ndarray) -> None:
         # AveragePool's float16 input is cast here, as a whole.
         src = read_only(x if x.dtype == plan.dtype else x.astype(plan.dtype))
-        src, dst = src.reshape(plan.planes, plan.in_plane), y.reshape(plan.planes, plan.out_plane)
-        if not len(self.info):
-            np.copyto(dst, src)
-            return
+        if not len(self.info):  # every axis an identity: Y is X
+            np.copyto(y.reshape(-1), src.reshape(-1))
+        elif self.block == plan.planes:  # one block (every small call): straight to the kernel
+            self._launch(plan, src, y, plan.planes)
+        else:
+            src = src.reshape(plan.planes, plan.in_plane)
+            dst = y.reshape(plan.planes, plan.out_plane)
 
-        def work(lo: int, hi: int) -> None:
-            for first in range(lo, hi, self.block):
-                last = min(hi, first + self.block)
-                # a thread's share of a split call may end in a block of another size
-                info, inter, size = self._blocks.get(last - first) or self._block(last - first)
-                # Allocated in the kernel at each call, a multi-megabyte scratch buffer came
-                # from mmap and faulted in every page (the ResNet stem took 3 ms in a session).
-                self.kernel(
-                    src[first:last].reshape(1, -1), dst[first:last].reshape(1, -1), info,
-                    *plan.operands, scratch((size,), plan.dtype, "numba"), inter,
-                )
+            def work(lo: int, hi: int) -> None:
+                for first in range(lo, hi, self.block):
+                    last = min(hi, first + self.block)
+                    self._launch(plan, src[first:last], dst[first:last], last - first)
 
-        if self.block == plan.planes:  # one block (every small call): never split
-            work(0, plan.planes)
-        else:  # the work: input bytes times passes
+            # the work: input bytes times passes
             _split(plan.planes, work, plan.nbytes * len(self.info))
+
+    def _launch(self, plan: Any, src: np.ndarray, dst: np.ndarray, planes: int) -> None:
+        """The kernel over ``planes`` planes ``src`` -> ``dst``, seen as one plane."""
+        # a thread's share of a split call may end in a block of another size
+        info, inter, size = self._blocks.get(planes) or self._block(planes)
+        # Allocated in the kernel at each call, a multi-megabyte scratch buffer came from mmap
+        # and faulted in every page (the ResNet stem took 3 ms in a session).
+        self.kernel(
+            src.reshape(1, -1), dst.reshape(1, -1), info, *plan.operands,
+            scratch((size,), plan.dtype, "numba"), inter,
+        )
 
 
 _UNIT_AXIS = AxisGeometry(n=1, k=1, s=1, d=1, pb=0, pe=0, out=1)
