@@ -6,6 +6,7 @@ axis by axis (:mod:`._first_match`)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from typing import Any  # the plans' type (:mod:`._plan` imports this module, not the reverse)
@@ -32,7 +33,7 @@ class Passes:
     def reduce(self, plan: Any, block: np.ndarray, out: np.ndarray) -> np.ndarray:
         """``out`` = the plan's reduction of ``block`` (planes, *spatial); the block in the
         plan's dtype (AveragePool's float16 input is cast here, a block at a time)."""
-        if block.dtype != plan.dtype:
+        if plan.cast:
             block = block.astype(plan.dtype)
         if plan.divisor is None:
             run_passes(block, self.passes, plan.ufunc, plan.ident, plan.dtype, out)
@@ -44,16 +45,18 @@ class Passes:
             np.divide(out, plan.divisor, out=out)
         return block
 
+    # No closure in run: see _numba_plans.Passes.run.
     def run(self, plan: Any, x: np.ndarray, y: np.ndarray) -> None:
         src = x.reshape((plan.planes, *x.shape[2:]))
         dst = y.reshape((plan.planes, *plan.out_shape[2:]))
-        if len(self.ranges) == 1:  # one block never splits: no closure
+        if len(self.ranges) == 1:  # one block never splits
             self.reduce(plan, src, dst)
-            return
-        _parallel.split(
-            plan.planes, self.ranges, lambda lo, hi: self.reduce(plan, src[lo:hi], dst[lo:hi]),
-            plan.nbytes,
-        )
+        else:
+            work = functools.partial(self._range, plan, src, dst)
+            _parallel.split(plan.planes, self.ranges, work, plan.nbytes)
+
+    def _range(self, plan: Any, src: np.ndarray, dst: np.ndarray, lo: int, hi: int) -> None:
+        self.reduce(plan, src[lo:hi], dst[lo:hi])
 
 
 class Indices(Passes):

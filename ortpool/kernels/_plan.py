@@ -51,6 +51,9 @@ class Separable(PlaneShape):
 
     ufunc: np.ufunc
     divisor: np.ndarray | None = None
+    #: Whether the loop casts X to ``dtype`` (AveragePool's float16/bfloat16 X; MaxPool's is
+    #: converted by its runner, around the plan).
+    cast = False
     #: What the compiled loop takes after the passes (the combine step is compiled into it).
     operands: tuple
 
@@ -69,7 +72,7 @@ class Separable(PlaneShape):
         return _numba_plans.Passes(kernel, self, geom, order)
 
     def run(self, x: np.ndarray) -> np.ndarray:
-        """Y for ``x`` of the planned shape (and dtype, but for Average's, cast by the loop)."""
+        """Y for ``x`` of the planned shape and dtype."""
         y = output(self.out_shape, self.dtype)
         if y.size:
             self.loop.run(self, x, y)
@@ -95,10 +98,11 @@ class Average(Separable):
     ufunc = np.add
 
     def __init__(
-        self, geom: PoolGeometry, shape: tuple[int, ...], acc: np.dtype, divisor: np.ndarray,
-        kernel: Callable | None = None,
+        self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, acc: np.dtype,
+        divisor: np.ndarray, kernel: Callable | None = None,
     ):
         super().__init__(geom, shape, acc, 0, list(range(len(geom.axes))), kernel)
+        self.cast = dtype != acc
         # One output plane (every plane of a block is divided by it), read-only as every input
         # of a compiled loop (_buffers.read_only): AveragePool's divisor arrived read-only and
         # LpPool's (a broadcast 1, copied) writable, so the float64 loops were compiled twice,
@@ -193,7 +197,7 @@ def average_pool_runner(
 ) -> tuple[Runner, int]:
     """(x -> Y; the bytes its plan holds)."""
     kernel = loop("average_planes", acc, math.prod(shape) * acc.itemsize)
-    plan = Average(geom, shape, acc, divisor, kernel)
+    plan = Average(geom, shape, dtype, acc, divisor, kernel)
     if dtype == acc:
         return plan.run, held_bytes(plan)
     return lambda x: plan.run(x).astype(dtype), held_bytes(plan)
