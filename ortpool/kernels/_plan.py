@@ -30,24 +30,12 @@ from ortpool.kernels._common import lowest
 from ortpool.kernels._passes import max_axis_order
 
 
-class PlaneShape:
-    """What every plan of a window call knows, whichever loop runs it: the ``N*C`` planes, the
-    elements of an input and an output plane, the output shape, the work dtype and the input
-    bytes."""
-
-    def __init__(self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype):
-        self.planes = shape[0] * shape[1]
-        self.in_plane = math.prod(shape[2:])
-        self.out_plane = math.prod(geom.output_spatial)
-        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
-        self.dtype = dtype
-        self.nbytes = math.prod(shape) * dtype.itemsize
-
-
-class Separable(PlaneShape):
+class Separable:
     """A separable reduction: every output combines its window's in-input taps axis by axis (the
     axes in ``order``) with :attr:`ufunc`, from :attr:`ident` when no tap covers every output,
-    then is divided by :attr:`divisor` (None: no division)."""
+    then is divided by :attr:`divisor` (None: no division). The shape every plan knows,
+    whichever loop runs it: the ``N*C`` planes, the elements of an input and an output plane,
+    the output shape, the work ``dtype`` and the input bytes."""
 
     ufunc: np.ufunc
     divisor: np.ndarray | None = None
@@ -61,7 +49,12 @@ class Separable(PlaneShape):
         self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, ident: Any,
         order: list[int], kernel: Callable | None,
     ):
-        super().__init__(geom, shape, dtype)
+        self.planes = shape[0] * shape[1]
+        self.in_plane = math.prod(shape[2:])
+        self.out_plane = math.prod(geom.output_spatial)
+        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
+        self.dtype = dtype
+        self.nbytes = math.prod(shape) * dtype.itemsize
         #: An empty window's value, in ``dtype`` (int8/uint8 run as float32 keep their own).
         self.ident = dtype.type(ident)
         self.loop = self._loop(geom, order, kernel)
@@ -159,29 +152,20 @@ _COMPILED_AS = {np.dtype(np.int8): np.dtype(np.float32), np.dtype(np.uint8): np.
 
 
 def max_pool_runner(
-    geom: PoolGeometry,
-    shape: tuple[int, ...],
-    dtype: np.dtype,
-    wide: np.dtype | None,
-    return_indices: bool,
-    storage_order: int,
+    geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, wide: np.dtype | None,
+    return_indices: bool, storage_order: int,
 ) -> tuple[Runner, int]:
     """(x -> Y, or x -> (Y, Indices); the bytes its plan holds); ``wide`` is the compute dtype
     of float16/bfloat16."""
     work_dtype = wide if wide is not None else dtype
     compiled_as = _COMPILED_AS.get(work_dtype, work_dtype)
     nbytes = math.prod(shape) * work_dtype.itemsize
-    if return_indices:
-        # The compiled window loop is written for ranks 1-3 (seen as rank 3).
-        kernel = loop("max_indices", compiled_as, nbytes) if len(geom.axes) <= 3 else None
-        plan: MaxValues = MaxIndices(
-            geom, shape, compiled_as if kernel else work_dtype, lowest(work_dtype), storage_order,
-            kernel,
-        )
-    else:
+    if not return_indices:
         kernel = loop("max_planes", compiled_as, nbytes)
-        plan = MaxValues(geom, shape, compiled_as if kernel else work_dtype, lowest(work_dtype),
-                         kernel)
+    else:  # the compiled window loop is written for ranks 1-3 (seen as rank 3)
+        kernel = loop("max_indices", compiled_as, nbytes) if len(geom.axes) <= 3 else None
+    args = (geom, shape, compiled_as if kernel else work_dtype, lowest(work_dtype))
+    plan = MaxIndices(*args, storage_order, kernel) if return_indices else MaxValues(*args, kernel)
     if plan.dtype == dtype:
         return plan.run, held_bytes(plan)
 
