@@ -21,6 +21,7 @@ plans gave the same bits in 5 s (docs/validate.md, "Kernels").
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 import warnings
@@ -125,11 +126,7 @@ def loop(kernel: str, dtype: np.dtype, nbytes: int) -> Callable | None:
     (the numpy back-end). numba is imported only here, and only for a compiled call."""
     if not compiled(kernel, dtype, nbytes):
         return None
-    if KERNELS[kernel][0] == "ortpool.kernels._numba_family":
-        from ortpool.kernels import _numba_family as module
-    else:
-        from ortpool.kernels import _numba as module
-    return getattr(module, kernel)
+    return getattr(importlib.import_module(KERNELS[kernel][0]), kernel)
 
 
 @contextlib.contextmanager

@@ -663,24 +663,7 @@ def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
                         )
                     else:
                         _window_row(
-                            x,
-                            yr,
-                            ir,
-                            u0,
-                            v0,
-                            cl,
-                            ch,
-                            s2,
-                            pb2,
-                            k0,
-                            k1,
-                            k2,
-                            d0,
-                            d1,
-                            d2,
-                            m0,
-                            m1,
-                            m2,
+                            x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2, m0, m1, m2,
                             base,
                         )
 

@@ -51,11 +51,7 @@ def apply_flat(
 
 
 def run_passes(
-    block: np.ndarray,
-    passes: tuple[AxisPass, ...],
-    ufunc: np.ufunc,
-    fill: Any,
-    dtype: np.dtype,
+    block: np.ndarray, passes: tuple[AxisPass, ...], ufunc: np.ufunc, fill: Any, dtype: np.dtype,
     out: np.ndarray,
 ) -> None:
     """Reduce ``block`` (planes, *spatial) pass by pass; the last pass writes into ``out``."""
@@ -88,12 +84,7 @@ def run_passes(
 
 
 def wide_pass(
-    ufunc: np.ufunc,
-    fill: Any,
-    src: np.ndarray,
-    dst: np.ndarray,
-    axis: int,
-    g: AxisGeometry,
+    ufunc: np.ufunc, fill: Any, src: np.ndarray, dst: np.ndarray, axis: int, g: AxisGeometry,
     slot: Any,
 ) -> None:
     """The pass over ``axis`` of a wide kernel: every output gets the same taps in the same
@@ -129,16 +120,8 @@ def _without(lo: int, hi: int, first: int) -> list[tuple[int, int]]:
 
 
 def _add_taps(
-    ufunc: np.ufunc,
-    dst: np.ndarray,
-    src: np.ndarray,
-    axis: int,
-    g: AxisGeometry,
-    ja: int,
-    jb: int,
-    t0: int,
-    t1: int,
-    slot: Any,
+    ufunc: np.ufunc, dst: np.ndarray, src: np.ndarray, axis: int, g: AxisGeometry, ja: int,
+    jb: int, t0: int, t1: int, slot: Any,
 ) -> None:
     """Combine taps ``[t0, t1)``, in order, into outputs ``[ja, jb)`` (every one of those taps
     inside for every one of those outputs).

@@ -27,17 +27,6 @@ from ortpool.geometry import AxisGeometry, PoolGeometry
 Index = tuple[slice, ...]
 
 
-class PlaneShape:
-    """What every plan of a window call knows, whichever back-end runs it: the ``N*C`` planes,
-    the output shape, the work dtype and the input bytes (the base of both back-ends' plans)."""
-
-    def __init__(self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype):
-        self.planes = shape[0] * shape[1]
-        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
-        self.dtype = dtype
-        self.nbytes = math.prod(shape) * dtype.itemsize
-
-
 def tap_slices(g: AxisGeometry, t: int) -> tuple[slice, slice] | None:
     """(output slice, input slice) of the outputs whose tap ``t`` lands inside the input."""
     lo, hi = g.tap_range(t)
@@ -198,20 +187,7 @@ def pass_rows(geom: PoolGeometry, order: list[int]) -> np.ndarray:
         if g.is_identity:
             continue
         jl, jh = g.interior()
-        rows.append(
-            [
-                g.n,
-                g.out,
-                math.prod(spatial[:axis]),
-                math.prod(spatial[axis + 1 :]),
-                g.s,
-                g.d,
-                g.pb,
-                g.full_tap(),
-                g.k,
-                jl,
-                jh,
-            ]
-        )
+        outer, inner = math.prod(spatial[:axis]), math.prod(spatial[axis + 1 :])
+        rows.append([g.n, g.out, outer, inner, g.s, g.d, g.pb, g.full_tap(), g.k, jl, jh])
         spatial[axis] = g.out
     return np.array(rows, np.int64).reshape(len(rows), 11)

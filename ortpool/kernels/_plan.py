@@ -1,45 +1,147 @@
 """Execution plans: everything about a window pooling call that depends only on (shape, attributes).
 
 A plan is built once per input shape, dtype and attributes (a session calls a node with the same
-ones every time; :mod:`._calls` caches it) and holds what to compute: the separable passes of
-:mod:`._passes` (every in-input tap, in one order), the divisor, the index offsets. Its loops come
-from one of two back-ends, chosen here for every window kernel by the one dispatch
-(:func:`ortpool.kernels._backend.loop`):
+ones every time; :mod:`._calls` caches it). There is one plan per kernel product,
+:class:`MaxValues` (MaxPool's Y), :class:`Average` (AveragePool's Y, LpPool's sums) and
+:class:`MaxIndices` (MaxPool's Y and Indices), and it knows what to compute: the output shape,
+the identity of an empty window, the divisor, the index multipliers. Its loop is a slot, filled
+by the back-end that the one dispatch (:func:`ortpool.kernels._backend.loop`) chose:
 
-* numpy (:mod:`._numpy_plans`, :mod:`._numpy_loops`): in-place numpy calls per block of planes;
-* compiled (:mod:`._numba_plans`, :mod:`._numba`): numba loops over the same taps in the same
+* numpy (:mod:`._numpy_plans`): the passes of :mod:`._passes` as in-place numpy calls per block
+  of planes;
+* compiled (:mod:`._numba_plans`): numba's loops (:mod:`._numba`) over the same taps in the same
   order, hence bit-identical results.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ortpool.geometry import PoolGeometry
+from ortpool.geometry import PoolGeometry, index_multipliers
+from ortpool.kernels import _numba_plans, _numpy_plans
 from ortpool.kernels._backend import loop
+from ortpool.kernels._buffers import output, read_only
 from ortpool.kernels._calls import Runner
 from ortpool.kernels._common import lowest
-from ortpool.kernels._numba_plans import NumbaAveragePlan, NumbaMaxIndicesPlan, NumbaMaxValuesPlan
-from ortpool.kernels._numpy_plans import AveragePlan, MaxIndicesPlan, MaxValuesPlan
 from ortpool.kernels._passes import max_axis_order
 
 
-def held_bytes(plan: Any) -> int:
-    """Bytes of the arrays and tables a plan keeps (for the bound of :mod:`._calls`): its
-    ndarrays, a plan inside it, and about 256 bytes per entry of a tuple, list or dict (a tap
-    with its slices)."""
+class Separable:
+    """A separable reduction: every output combines its window's in-input taps axis by axis (the
+    axes in ``order``) with :attr:`ufunc`, from :attr:`ident` when no tap covers every output,
+    then is divided by :attr:`divisor` (None: no division). The shape every plan knows,
+    whichever loop runs it: the ``N*C`` planes, the elements of an input and an output plane,
+    the output shape, the work ``dtype`` and the input bytes."""
+
+    ufunc: np.ufunc
+    divisor: np.ndarray | None = None
+    #: Whether the loop casts X to ``dtype`` (AveragePool's float16/bfloat16 X; MaxPool's is
+    #: converted by its runner, around the plan).
+    cast = False
+    #: What the compiled loop takes after the passes (the combine step is compiled into it).
+    operands: tuple
+
+    def __init__(
+        self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, ident: Any,
+        order: list[int], kernel: Callable | None,
+    ):
+        self.planes = shape[0] * shape[1]
+        self.in_plane = math.prod(shape[2:])
+        self.out_plane = math.prod(geom.output_spatial)
+        self.out_shape = (shape[0], shape[1], *geom.output_spatial)
+        self.dtype = dtype
+        self.nbytes = math.prod(shape) * dtype.itemsize
+        #: An empty window's value, in ``dtype`` (int8/uint8 run as float32 keep their own).
+        self.ident = dtype.type(ident)
+        self.loop = self._loop(geom, order, kernel)
+
+    def _loop(self, geom: PoolGeometry, order: list[int], kernel: Callable | None) -> Any:
+        if kernel is None:
+            return _numpy_plans.Passes(self, geom, order)
+        return _numba_plans.Passes(kernel, self, geom, order)
+
+    def run(self, x: np.ndarray) -> np.ndarray:
+        """Y for ``x`` of the planned shape and dtype."""
+        y = output(self.out_shape, self.dtype)
+        if y.size:
+            self.loop.run(self, x, y)
+        return y
+
+
+class MaxValues(Separable):
+    """Y of MaxPool: the axes reduced in :func:`max_axis_order`."""
+
+    ufunc = np.maximum
+
+    def __init__(
+        self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, ident: Any,
+        kernel: Callable | None = None,
+    ):
+        super().__init__(geom, shape, dtype, ident, max_axis_order(geom), kernel)
+        self.operands = (self.ident,)
+
+
+class Average(Separable):
+    """Y of AveragePool: separable sums over the axes in order, then one division per output."""
+
+    ufunc = np.add
+
+    def __init__(
+        self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, acc: np.dtype,
+        divisor: np.ndarray, kernel: Callable | None = None,
+    ):
+        super().__init__(geom, shape, acc, 0, list(range(len(geom.axes))), kernel)
+        self.cast = dtype != acc
+        # One output plane (every plane of a block is divided by it), read-only as every input
+        # of a compiled loop (_buffers.read_only): AveragePool's divisor arrived read-only and
+        # LpPool's (a broadcast 1, copied) writable, so the float64 loops were compiled twice,
+        # ~12 s of CPU on a cold cache in every `ortpool warmup`.
+        self.divisor = read_only(np.broadcast_to(divisor, geom.output_spatial).astype(acc))
+        self.operands = (self.divisor.reshape(-1), self.ident)
+
+
+class MaxIndices(MaxValues):
+    """Y and Indices of MaxPool: the flat index of each output's winner, the first tap in
+    row-major order whose value equals Y or is NaN, is
+    ``plane * prod(D) + sum(coordinate * mult)`` (rulings 6, 7); -1 for a window that holds no
+    input."""
+
+    def __init__(
+        self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, ident: Any,
+        storage_order: int, kernel: Callable | None = None,
+    ):
+        self.mult = index_multipliers(tuple(shape[2:]), storage_order)
+        super().__init__(geom, shape, dtype, ident, kernel)
+
+    def _loop(self, geom: PoolGeometry, order: list[int], kernel: Callable | None) -> Any:
+        if kernel is None:
+            return _numpy_plans.Indices(self, geom, order)
+        return _numba_plans.Windows(kernel, self, geom)
+
+    def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[override]
+        y = output(self.out_shape, self.dtype, 0)
+        indices = output(self.out_shape, np.dtype(np.int64), 1)
+        if y.size:
+            self.loop.run(self, x, y, indices)
+        return y, indices
+
+
+def held_bytes(obj: Any) -> int:
+    """Bytes of the arrays and tables a plan and its loop keep (for the bound of :mod:`._calls`):
+    their ndarrays, and about 256 bytes per entry of a tuple, list or dict (a tap with its
+    slices)."""
     total = 0
-    for value in vars(plan).values():
+    for value in vars(obj).values():
         if isinstance(value, np.ndarray):
             total += value.nbytes
         elif isinstance(value, tuple | list | dict):
             total += 256 * len(value)
-        elif isinstance(value, MaxValuesPlan | AveragePlan | MaxIndicesPlan):
-            total += held_bytes(value)
-    return total
+    loop = getattr(obj, "loop", None)
+    return total + (held_bytes(loop) if loop is not None else 0)
 
 
 #: int8 and uint8 take the float32 compiled loops: float32 holds each of their values exactly,
@@ -50,47 +152,28 @@ _COMPILED_AS = {np.dtype(np.int8): np.dtype(np.float32), np.dtype(np.uint8): np.
 
 
 def max_pool_runner(
-    geom: PoolGeometry,
-    shape: tuple[int, ...],
-    dtype: np.dtype,
-    wide: np.dtype | None,
-    return_indices: bool,
-    storage_order: int,
+    geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, wide: np.dtype | None,
+    return_indices: bool, storage_order: int,
 ) -> tuple[Runner, int]:
     """(x -> Y, or x -> (Y, Indices); the bytes its plan holds); ``wide`` is the compute dtype
     of float16/bfloat16."""
     work_dtype = wide if wide is not None else dtype
     compiled_as = _COMPILED_AS.get(work_dtype, work_dtype)
-    ident = lowest(work_dtype)
-    order = max_axis_order(geom)
     nbytes = math.prod(shape) * work_dtype.itemsize
-    if return_indices:
-        # The compiled window loop is written for ranks 1-3 (seen as rank 3).
+    if not return_indices:
+        kernel = loop("max_planes", compiled_as, nbytes)
+    else:  # the compiled window loop is written for ranks 1-3 (seen as rank 3)
         kernel = loop("max_indices", compiled_as, nbytes) if len(geom.axes) <= 3 else None
-        if kernel is not None:
-            plan: Any = NumbaMaxIndicesPlan(kernel, geom, shape, compiled_as, storage_order, ident)
-            run_as = compiled_as
-        else:
-            plan = MaxIndicesPlan(geom, shape, work_dtype, storage_order, order)
-            run_as = work_dtype
-        if run_as == dtype:
-            return plan.run, held_bytes(plan)
+    args = (geom, shape, compiled_as if kernel else work_dtype, lowest(work_dtype))
+    plan = MaxIndices(*args, storage_order, kernel) if return_indices else MaxValues(*args, kernel)
+    if plan.dtype == dtype:
+        return plan.run, held_bytes(plan)
 
-        def run_converted_indices(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            y, indices = plan.run(x.astype(run_as))
-            return y.astype(dtype), indices
+    def run_converted(x: np.ndarray) -> Any:
+        out = plan.run(x.astype(plan.dtype))
+        return (out[0].astype(dtype), out[1]) if return_indices else out.astype(dtype)
 
-        return run_converted_indices, held_bytes(plan)
-    kernel = loop("max_planes", compiled_as, nbytes)
-    if kernel is not None:
-        values: Any = NumbaMaxValuesPlan(kernel, geom, shape, compiled_as, order, ident)
-        run_as = compiled_as
-    else:
-        values = MaxValuesPlan(geom, shape, work_dtype, order)
-        run_as = work_dtype
-    if run_as == dtype:
-        return values.values, held_bytes(values)
-    return lambda x: values.values(x.astype(run_as)).astype(dtype), held_bytes(values)
+    return run_converted, held_bytes(plan)
 
 
 def average_pool_runner(
@@ -98,10 +181,7 @@ def average_pool_runner(
 ) -> tuple[Runner, int]:
     """(x -> Y; the bytes its plan holds)."""
     kernel = loop("average_planes", acc, math.prod(shape) * acc.itemsize)
-    if kernel is not None:
-        plan: Any = NumbaAveragePlan(kernel, geom, shape, acc, divisor)
-    else:
-        plan = AveragePlan(geom, shape, acc, divisor)
+    plan = Average(geom, shape, dtype, acc, divisor, kernel)
     if dtype == acc:
-        return plan.average, held_bytes(plan)
-    return lambda x: plan.average(x).astype(dtype), held_bytes(plan)
+        return plan.run, held_bytes(plan)
+    return lambda x: plan.run(x).astype(dtype), held_bytes(plan)

@@ -104,24 +104,22 @@ def _neumaier(total: np.ndarray, fix: np.ndarray, v: np.ndarray) -> None:
     total[...] = s
 
 
+def _plane_sums_into(x2: np.ndarray, out: np.ndarray, mode: int, compensated: bool) -> None:
+    """:func:`plane_sums` into ``out``: the numpy loop, in the compiled loop's form."""
+    out[...] = plane_sums(x2, mode, compensated)
+
+
 def _sums(x2: np.ndarray, mode: int, compensated: bool) -> np.ndarray:
-    """:func:`plane_sums`, through the compiled loop when the numba kernels are in use, split
-    across threads by planes for a large call (each plane's sum is the same either way)."""
+    """:func:`plane_sums` by the loop the back-end fills in (compiled or numpy), split across
+    threads by planes for a large call (each plane's sum is the same either way)."""
     planes = x2.shape[0]
     out = np.empty(planes, np.float64)
-    compiled = _backend.loop("plane_sums", x2.dtype, x2.nbytes)
-    if compiled is not None:
-        src = _buffers.read_only(x2)  # as every compiled loop's input
-
-        def work(lo: int, hi: int) -> None:
-            compiled(src[lo:hi], out[lo:hi], mode, compensated)
-
-    else:
-
-        def work(lo: int, hi: int) -> None:
-            out[lo:hi] = plane_sums(x2[lo:hi], mode, compensated)
-
-    _parallel.split(planes, [(0, planes)], work, x2.nbytes)
+    sums = _backend.loop("plane_sums", x2.dtype, x2.nbytes) or _plane_sums_into
+    src = _buffers.read_only(x2)  # as every compiled loop's input (numpy only reads it too)
+    _parallel.split(
+        planes, [(0, planes)], lambda lo, hi: sums(src[lo:hi], out[lo:hi], mode, compensated),
+        x2.nbytes,
+    )
     return out
 
 

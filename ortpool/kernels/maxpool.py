@@ -11,8 +11,7 @@ from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry
 from ortpool.kernels import _calls, _limits, _plan
-from ortpool.kernels._common import attrs_for, check_input, compute_dtype, geometry_for
-from ortpool.kernels._numpy_plans import MaxValuesPlan
+from ortpool.kernels._common import attrs_for, check_input, compute_dtype, geometry_for, lowest
 from ortpool.kernels._passes import max_axis_order
 
 
@@ -60,5 +59,5 @@ def window_max(x: np.ndarray, geom: PoolGeometry) -> np.ndarray:
             f"input X has shape {list(x.shape)}; the geometry is for spatial shape "
             f"{[g.n for g in geom.axes]}"
         )
-    plan = MaxValuesPlan(geom, tuple(x.shape), x.dtype, max_axis_order(geom))
-    return plan.values(np.ascontiguousarray(x))
+    plan = _plan.MaxValues(geom, tuple(x.shape), x.dtype, lowest(x.dtype))
+    return plan.run(np.ascontiguousarray(x))

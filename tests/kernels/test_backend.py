@@ -222,8 +222,11 @@ y, i = kernels.max_pool(small, version=12, return_indices=True, **A)
 kernels.max_pool(small, version=12, **A)
 kernels.average_pool(small, version=11, **A)
 kernels.max_unpool(y, i, version=11, **A)
-def plans():
-    return ",".join(sorted(type(r.__self__).__name__ for r, _ in _calls._CALLS.values()))
+def plans():  # each cached plan, and the back-end that fills its loop
+    return ",".join(sorted(
+        f"{type(r.__self__).__name__}:{'numba' if r.__self__.loop.compiled else 'numpy'}"
+        for r, _ in _calls._CALLS.values()
+    ))
 
 print("numba" in sys.modules, plans())
 f32 = np.dtype(np.float32)
@@ -239,10 +242,10 @@ print(_backend.compiled("max_planes", f32, 64), _backend.compiled("average_plane
 """
     lines = _child(code, ORTPOOL_KERNELS="")
     assert lines == [
-        "False", "AveragePlan,MaxIndicesPlan,MaxValuesPlan",
+        "False", "Average:numpy,MaxIndices:numpy,MaxValues:numpy",
         "False", "False",
-        "NumbaMaxValuesPlan",
-        "NumbaMaxValuesPlan,NumbaMaxValuesPlan",
+        "MaxValues:numba",
+        "MaxValues:numba,MaxValues:numba",
         "True", "False", "False",
     ]
 
