@@ -8,7 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ortpool.conformance.run import run_conformance, select_cases
-from ortpool.ort import ISOLATED_LEVEL, RuntimeSpec, parse_providers
+from ortpool.dtypes import canonical
+from ortpool.options import PYTHON, domain, inputs, runtime, values
+from ortpool.options import accuracy as accuracy_group
+from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.matrix import matrix
 from ortpool.report.notebook import Report, _plural
@@ -53,35 +56,48 @@ class ConformanceReport(Report):
 
 def conformance(
     *,
-    ops: Sequence[str] | None = None,
+    ops: str | Sequence[str] | None = None,
     versions: Sequence[int] | None = None,
-    dtypes: Sequence[str] | None = None,
+    dtypes: str | Sequence[str] | None = None,
     ranks: Sequence[int] = (1, 2, 3),
     seed: int = 0,
-    providers: Sequence[str] | str | None = None,
+    providers: runtime.Providers = None,
     opt_level: str = ISOLATED_LEVEL,
-    runtime: RuntimeSpec | None = None,
+    intra_op_threads: int = 0,
+    inter_op_threads: int = 0,
+    execution_mode: str = "sequential",
+    nonfinite: bool = False,
     atol: float | None = None,
     rtol: float | None = None,
     accuracy: AccuracyRule = DEFAULT_RULE,
-    nonfinite: bool = False,
 ) -> ConformanceReport:
     """Sweep the generated grid of single-node pooling cases through onnxruntime's built-ins and
     ortpool, as ``ortpool conformance`` does.
 
     ``ops``, ``versions``, ``dtypes`` (ONNX names: ``float`` is float32, ``double``...; numpy's
     spellings are read too), ``ranks``: only these cases (default every one, 1-3 spatial axes);
-    ``seed``: of the case inputs; ``providers``, ``opt_level``, ``runtime``, ``atol``, ``rtol``,
-    ``accuracy``: as :func:`validate` takes them; ``nonfinite``: the cases holding NaN too (ruling
-    20: the non-finite domain). Returns a :class:`ConformanceReport`.
+    ``seed``: of the case inputs; ``providers``, ``opt_level``, the threads and execution mode,
+    ``atol``, ``rtol``, ``accuracy``: as :func:`ortpool.validate` takes them; ``nonfinite``: the
+    cases holding NaN too (ruling 20: the non-finite domain). Returns a
+    :class:`ConformanceReport`.
     """
-    cases = select_cases(ops, versions, dtypes, ranks, nonfinite)
-    if runtime is None:
-        runtime = RuntimeSpec(parse_providers(providers), opt_level)
-    rule = dataclasses.replace(accuracy, atol=atol, rtol=rtol)
-    found = run_conformance(cases, seed, runtime.check(), rule,
-                            domain="non-finite" if nonfinite else "finite")
-    settings = {"seed": seed, "ops": ops, "versions": versions, "dtypes": dtypes,
-                "ranks": list(ranks), "runtime": runtime.describe(),
+    spec = runtime.from_python(
+        providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
+    )
+    rule = accuracy_group.from_python(atol, rtol, accuracy)
+    seed = inputs.seed(seed, PYTHON)
+    nonfinite = domain.from_python(nonfinite)
+    op_names = values.names("ops", ops)
+    type_names = values.names("dtypes", dtypes)
+    cases = select_cases(
+        [p.strip() for item in op_names for p in item.split(",")] if op_names else None,
+        values.integers("versions", versions),
+        [canonical(t) for t in type_names] if type_names else None,
+        values.integers("ranks", ranks) or [],
+        nonfinite,
+    )
+    found = run_conformance(cases, seed, spec, rule, domain="non-finite" if nonfinite else "finite")
+    settings = {"seed": seed, "ops": op_names, "versions": versions, "dtypes": type_names,
+                "ranks": list(ranks), "runtime": spec.describe(),
                 "domain": "non-finite" if nonfinite else "finite"}
     return ConformanceReport(found, settings)

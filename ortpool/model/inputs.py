@@ -150,10 +150,10 @@ _STANDARD = ("", "ai.onnx")
 # --- what the user gives ------------------------------------------------------------------------
 
 
-def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
+def parse_shape(text: str, key: str = "--shape") -> tuple[str, tuple[int, ...]]:
     """``"x:1,3,32,32"`` -> ``("x", (1, 3, 32, 32))``; the last ``:`` splits, so a name may hold
     one (``"input:0:1,3,8,8"``); ``x:[1,3,8,8]`` is read too. Sizes are integers >= 0 (0: an
-    empty axis).
+    empty axis). ``key`` names the option in messages.
 
     >>> parse_shape("image:1,3,48,192")
     ('image', (1, 3, 48, 192))
@@ -166,33 +166,98 @@ def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
     # ASCII digits only: str.isdigit and int() take '²' and '٣' as digits too
     if not match or not all(_DIGITS.fullmatch(p.strip()) for p in pieces):
         raise OrtpoolError(
-            f"--shape {text!r} must be NAME:D1,D2,... with integer sizes >= 0 (digits 0-9), "
+            f"{key} {text!r} must be NAME:D1,D2,... with integer sizes >= 0 (digits 0-9), "
             "e.g. image:1,3,224,224"
         )
-    sizes = tuple(int(p) for p in pieces)
+    return match.group("name").strip(), _checked_sizes(
+        tuple(int(p) for p in pieces), f"{key} {text!r}"
+    )
+
+
+def _checked_sizes(sizes: tuple[int, ...], what: str) -> tuple[int, ...]:
     if math.prod(d for d in sizes if d) > MAX_ELEMENTS:  # numpy refuses the shape itself
         raise OrtpoolError(
-            f"--shape {text!r}: its sizes multiply to more than {MAX_ELEMENTS} elements "
-            "(2**59), more than any array can hold"
+            f"{what}: its sizes multiply to more than {MAX_ELEMENTS} elements (2**59), more "
+            "than any array can hold"
         )
-    return match.group("name").strip(), sizes
+    return sizes
 
 
-def parse_shapes(items: Iterable[str]) -> dict[str, tuple[int, ...]]:
+def parse_shapes(items: Iterable[str], key: str = "--shape") -> dict[str, tuple[int, ...]]:
     """Every ``--shape``; one input named twice with different sizes is refused."""
     shapes: dict[str, tuple[int, ...]] = {}
     for item in items:
-        name, dims = parse_shape(item)
+        name, dims = parse_shape(item, key)
         if name in shapes and shapes[name] != dims:
             raise OrtpoolError(
-                f"--shape gives input {name!r} two shapes: {_dims_text(shapes[name])} and "
+                f"{key} gives input {name!r} two shapes: {_dims_text(shapes[name])} and "
                 f"{_dims_text(dims)}"
             )
         shapes[name] = dims
     return shapes
 
 
-def load_arrays(path: str | os.PathLike) -> dict[str, np.ndarray]:
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _shapes_given(shapes: Any, style: str) -> dict[str, tuple[int, ...]]:
+    """``shapes``/``--shape`` checked: a name -> sizes mapping, or ``NAME:D1,D2`` strings."""
+    key = option("shape", style).rstrip("=")
+    if shapes is None:
+        return {}
+    if isinstance(shapes, str):
+        return parse_shapes([shapes], key)
+    if not isinstance(shapes, (Mapping, Iterable)) or isinstance(shapes, bytes):
+        raise TypeError(
+            f"{key}={_shown(shapes)} must be a name -> sizes mapping (e.g. {{'image': (1, 3, "
+            f"224, 224)}}), not {type(shapes).__name__}"
+        )
+    if not isinstance(shapes, Mapping):
+        items = list(shapes)
+        if not all(isinstance(item, str) for item in items):
+            raise TypeError(f"{key}={_shown(shapes)} must be a name -> sizes mapping or "
+                            "'NAME:D1,D2,...' strings")
+        return parse_shapes(items, key)
+    parsed = {}
+    for name, dims in shapes.items():
+        sizes = list(dims) if isinstance(dims, Iterable) and not isinstance(dims, str) else None
+        if not isinstance(name, str) or sizes is None or not all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in sizes
+        ):
+            raise (TypeError if sizes is None or not isinstance(name, str) else OrtpoolError)(
+                f"{key}: the shape of {_shown(name)} must be a sequence of integers >= 0, not "
+                f"{_shown(dims)}"
+            )
+        parsed[name] = _checked_sizes(tuple(int(d) for d in sizes), f"{key}[{name!r}]")
+    return parsed
+
+
+def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
+    """``inputs`` given as arrays: numbers, and no more bytes than the process can still
+    allocate (a broadcast view of 4 TiB holds a few bytes until a run or a child process
+    copies it)."""
+    arrays = {}
+    for name, value in inputs.items():
+        if not isinstance(name, str):
+            raise TypeError(f"{key}: input names must be str, not {type(name).__name__}")
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{key}[{name!r}]: not an array ({err})") from None
+        if array.dtype.kind not in "biufc":
+            raise TypeError(
+                f"{key}[{name!r}] must be an array of numbers, not of {array.dtype} "
+                f"({_shown(value)})"
+            )
+        what = f"{key}[{name!r}], an array of shape {list(array.shape)} ({array.dtype})"
+        check_memory(what, array.size * array.itemsize)
+        arrays[name] = array
+    return arrays
+
+
+def load_arrays(path: str | os.PathLike, key: str = "--inputs") -> dict[str, np.ndarray]:
     """The arrays of an .npz file (``numpy.savez``), keyed by input name; nothing pickled.
 
     The file is a zip archive someone else may have made: it must be a regular file (a FIFO
@@ -200,8 +265,8 @@ def load_arrays(path: str | os.PathLike) -> dict[str, np.ndarray]:
     each array's header declare are checked against the memory the process can allocate, and
     against each other, before any array is read (a 3 MB archive can declare 3 GiB; a 100-byte
     header can declare 4 TiB). Whatever is wrong is one :class:`OrtpoolError` naming the file."""
-    label = f"--inputs {os.fspath(path)}"
-    require_regular(path, "--inputs")
+    label = f"{key} {os.fspath(path)}"
+    require_regular(path, key)
     try:
         return _read_npz(path, label)
     except OrtpoolError:
@@ -286,33 +351,24 @@ class InputSpec:
         inputs: Mapping[str, Any] | str | os.PathLike | None = None,
         style: str = CLI,
     ) -> InputSpec:
-        """From the API's or the command line's values: ``shapes`` as ``{"x": (1, 3, 8, 8)}`` or
-        ``["x:1,3,8,8"]``; ``inputs`` an .npz path or a name -> array mapping; ``style`` names
-        the messages' reader (:func:`option`)."""
-        option(  # a style that names nothing is refused before anything else
-            "shape", style
-        )
-        if shapes is None:
-            parsed: dict[str, tuple[int, ...]] = {}
-        elif isinstance(shapes, Mapping):
-            parsed = {}
-            for name, dims in shapes.items():
-                sizes = tuple(dims)
-                if not all(isinstance(d, (int, np.integer)) and d >= 0 for d in sizes):
-                    raise OrtpoolError(
-                        f"shape of {name!r} must be integers >= 0, not {list(sizes)!r}"
-                    )
-                parsed[str(name)] = tuple(int(d) for d in sizes)
-        elif isinstance(shapes, str):
-            parsed = parse_shapes([shapes])
-        else:
-            parsed = parse_shapes(shapes)
+        """From the API's or the command line's values, every one checked (an
+        :class:`OrtpoolError`, or a :class:`TypeError` for a value of the wrong kind, naming
+        ``--shape`` or ``shapes``): ``shapes`` as ``{"x": (1, 3, 8, 8)}`` or ``["x:1,3,8,8"]``;
+        ``inputs`` an .npz path or a name -> array mapping; ``style`` names the messages' reader
+        (:func:`option`)."""
+        option("shape", style)  # a style that names nothing is refused before anything else
+        parsed = _shapes_given(shapes, style)
+        key = option("inputs", style).rstrip("=")
         if inputs is None:
             return cls(parsed, style=style)
         if isinstance(inputs, Mapping):
-            arrays = {str(k): np.asarray(v) for k, v in inputs.items()}
-            return cls(parsed, arrays, "the arrays given", style)
-        return cls(parsed, load_arrays(inputs), os.fspath(inputs), style)
+            return cls(parsed, _arrays_given(inputs, key), "the arrays given", style)
+        if not isinstance(inputs, (str, os.PathLike)) or not os.fspath(inputs):
+            raise TypeError(
+                f"{key}={_shown(inputs)} must be a name -> array mapping or an .npz path, not "
+                f"{type(inputs).__name__}"
+            )
+        return cls(parsed, load_arrays(inputs, key), os.fspath(inputs), style)
 
     @property
     def empty(self) -> bool:

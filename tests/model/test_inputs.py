@@ -1,4 +1,4 @@
-"""A model's inputs for validate, fix and bench (ortpool.model.inputs, ortpool.cliargs.inputs):
+"""A model's inputs for validate, fix and bench (ortpool.model.inputs, ortpool.options.inputs):
 open dims (symbols, -1) named with the size chosen, --shape and --inputs checked against the model
 and each other, data inputs (rois, MaxUnpool indices) never generated, the sizes error; on the
 exported-like models of tests/support/models (scripts/make_input_models.py). Hostile command lines
