@@ -143,6 +143,8 @@ def bench(
     from ortpool.bench import machine
     from ortpool.kernels import thread_count
 
+    if pair is not None:  # FIXED must compute what MODEL computes, before the pool is shared
+        usermodel.check_equivalent(pair, spec_inputs, settings)
     if settings.shared_pool and not runner.share_thread_pool(settings.intra_op_threads):
         settings.shared_pool = False
     info = machine.describe(settings.intra_op_threads, thread_count(), settings.shared_pool)

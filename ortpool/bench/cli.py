@@ -124,17 +124,14 @@ def run(args: argparse.Namespace) -> int:
             return _usage(str(err))
     spec = runtime.from_args(args)
     model_inputs = inputs.from_args(args)
-    pair = None
-    if args.model is not None:
-        from ortpool.bench import usermodel
+    from ortpool.bench import machine, runner, usermodel
 
-        # read and checked before the shared pool is set (see load_pair) and before any timing
-        pair = usermodel.load_pair(args.model, args.fixed)
+    # read and checked before the shared pool is set (see load_pair) and before any timing
+    pair = None if args.model is None else usermodel.load_pair(args.model, args.fixed)
     # The report's destination is checked before anything runs (nothing is created yet).
     files = StagedFiles()
     json_file = files.add(args.json, "the JSON report") if args.json else None
 
-    from ortpool.bench import machine, runner
     from ortpool.kernels import thread_count
     from ortpool.report import bench as report
 
@@ -147,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
         shared_pool=not args.per_session_threads,
         runtime=spec,
     )
+    if pair is not None:  # FIXED must compute what MODEL computes, before the pool is shared
+        usermodel.check_equivalent(pair, model_inputs, settings)
     if settings.shared_pool and not runner.share_thread_pool(settings.intra_op_threads):
         settings.shared_pool = False  # the machine line and the JSON then say "one per session"
     info = machine.describe(settings.intra_op_threads, thread_count(), settings.shared_pool)

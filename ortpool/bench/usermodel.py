@@ -43,6 +43,7 @@ from ortpool.ort import (
     stamp,
 )
 from ortpool.ort.timed import FIXED, ORIGINAL, RunFailed, time_against
+from ortpool.tolerances import MAX_LIKE
 
 #: profiled runs per model (after one warm-up run, left out): enough for a median per node,
 #: few enough that profiling, which slows every node, stays a small part of the command
@@ -172,6 +173,67 @@ def check_interface(
             f"FIXED {fixed_label} does not give the outputs of MODEL {model_label}: MODEL gives "
             f"{', '.join(outputs) or 'none'}, FIXED gives {', '.join(fixed_outputs) or 'none'}"
         )
+
+
+#: FIXED's float outputs agree with MODEL's within this fraction of the output's largest
+#: magnitude: sums computed in another order (a form, another layout downstream) differ in their
+#: last bits, a float16 cast on the way (2**-11) or another computation by far more
+RELATIVE_TOLERANCE = 1e-4
+
+
+def _difference(expected: np.ndarray, got: np.ndarray, exact: bool) -> str | None:
+    """How ``got`` differs from ``expected`` (None: it does not, within the tolerance)."""
+    if got.dtype != expected.dtype:
+        return f"is {got.dtype} in FIXED, {expected.dtype} in MODEL"
+    if got.shape != expected.shape:
+        return f"has shape {list(got.shape)} in FIXED, {list(expected.shape)} in MODEL"
+    if expected.dtype.kind not in "fc" or exact:
+        same = (got == expected) | (np.isnan(got) & np.isnan(expected)
+                                    if expected.dtype.kind in "fc" else False)
+        if bool(np.all(same)):
+            return None
+        where = tuple(int(i) for i in np.argwhere(~same)[0])
+        return (f"differs in {int((~same).sum())} values, exactly compared (a max is one of "
+                f"its inputs), e.g. at {list(where)}: MODEL {expected[where]}, FIXED {got[where]}")
+    wide_e, wide_g = expected.astype(np.float64), got.astype(np.float64)
+    nan_e, nan_g = np.isnan(wide_e), np.isnan(wide_g)
+    scale = float(np.max(np.abs(wide_e[np.isfinite(wide_e)]), initial=1.0))
+    diff = np.where(nan_e & nan_g, 0.0, np.abs(wide_e - wide_g))
+    diff = np.where(nan_e ^ nan_g, np.inf, np.nan_to_num(diff, nan=0.0, posinf=np.inf))
+    worst = float(diff.max(initial=0.0))
+    if worst <= RELATIVE_TOLERANCE * scale:
+        return None
+    where = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
+    return (f"differs by up to {worst:.3g} (at {list(where)}: MODEL {expected[where]}, FIXED "
+            f"{got[where]}), beyond {RELATIVE_TOLERANCE:g} of its largest magnitude {scale:.3g}")
+
+
+def check_equivalent(pair: Pair, spec: InputSpec | None, settings: Settings) -> None:
+    """An :class:`OrtpoolError` unless FIXED computes MODEL's outputs on the inputs ``spec``
+    resolves (as :func:`bench_models` times them): the same types and shapes, an output a
+    max-like pool writes exactly, the others within :data:`RELATIVE_TOLERANCE`; a ratio of two
+    different computations times nothing. Run before the shared thread pool is set (sessions of
+    their own threads; see :func:`load_pair`), so a refusal leaves the process as it was."""
+    if pair.fixed is None:
+        return
+    resolved = resolve(pair.model, spec, seed=settings.seed)
+    runtime = dataclasses.replace(settings.runtime, shared_pool=False)
+    sites, _ = find_sites(pair.model, skip_invalid=True, table=TypeTable())
+    exact = {o for site in sites if site.op in MAX_LIKE for o in site.node.output}
+    found = []
+    for model, label in ((pair.model, pair.label), (pair.fixed, pair.fixed_label)):
+        try:
+            found.append(open_session(runtime, model).run(None, dict(resolved.feeds)))
+        except Exception as err:  # onnxruntime's own exception types differ between releases
+            raise resolved.cannot_run(label, str(err)) from None
+    for value, expected, got in zip(pair.model.graph.output, *found, strict=True):
+        why = _difference(np.asarray(expected), np.asarray(got), value.name in exact)
+        if why is not None:
+            raise OrtpoolError(
+                f"FIXED {pair.fixed_label} does not compute what MODEL {pair.label} computes: "
+                f"output {value.name!r} {why}; bench times a model against its fixed form "
+                "only (give the model 'ortpool fix' wrote from MODEL)"
+            )
 
 
 def _profile_keys(node: onnx.NodeProto) -> tuple[str, ...]:

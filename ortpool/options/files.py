@@ -90,6 +90,7 @@ def selection(ops: Any = None, nodes: Any = None, exclude: Any = None, style: st
         ops=op_set,
         nodes=None if chosen is None else frozenset(chosen),
         exclude=frozenset(values.names(label("exclude", style), exclude) or ()),
+        style=style,
     )
 
 

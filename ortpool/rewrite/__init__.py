@@ -146,7 +146,7 @@ def run_file(
     return write_file(
         source,
         target,
-        lambda model, _: action(model, selection, skip_invalid),
+        lambda model, _: (model, action(model, selection, skip_invalid)),  # edited in place
         link_data=link_data,
         json_report=json_report,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -220,3 +221,42 @@ def test_a_model_that_cannot_run_at_the_sizes_chosen_says_which_and_how_to_set_t
         r"\(X\[2\] H=64 \(default\), X\[3\] W=64 \(default\)\): .*Set them with --shape X:1,1,H,W"
     )):
         usermodel.bench_models(pair, None, settings)
+
+
+def _not_equivalent(path: Path, model: str, how: str) -> str:
+    """MODEL edited into a FIXED that computes something else under the same names: its output
+    cast to float16 (``cast``), or an AveragePool named 'pool' (``average``)."""
+    edited = onnx.load(model)
+    if how == "cast":
+        edited.graph.node[-1].output[0] = "R"
+        edited.graph.node.append(helper.make_node("Cast", ["R"], ["Y"], to=TensorProto.FLOAT16))
+        edited.graph.output[0].type.tensor_type.elem_type = TensorProto.FLOAT16
+    else:
+        edited.graph.node[0].op_type = "AveragePool"
+    onnx.save(edited, path)
+    return str(path)
+
+
+def test_a_fixed_model_that_computes_something_else_is_refused_before_timing(tmp_path):
+    """FIXED is run once beside MODEL on the same inputs first: another element type, or
+    values beyond the tolerance, is one line and exit 2 (the two are never timed)."""
+    from tests.support import commands_in_child
+
+    model = _model(tmp_path / "m.onnx")
+    cast = _not_equivalent(tmp_path / "cast.onnx", model, "cast")
+    average = _not_equivalent(tmp_path / "avg.onnx", model, "average")
+    found = commands_in_child([["bench", model, cast, "--repeat", "1"],
+                               ["bench", model, average, "--repeat", "1"]], timeout=120)
+    lines = [(code, err.strip().splitlines()) for code, err in found]
+    assert [(code, len(err)) for code, err in lines] == [(2, 1), (2, 1)], lines
+    assert lines[0][1][0] == (
+        f"ortpool bench: error: FIXED {cast} does not compute what MODEL {model} computes: "
+        "output 'Y' is float16 in FIXED, float32 in MODEL; bench times a model against its "
+        "fixed form only (give the model 'ortpool fix' wrote from MODEL)"
+    )
+    assert re.fullmatch(
+        rf"ortpool bench: error: FIXED {re.escape(average)} does not compute what MODEL "
+        rf"{re.escape(model)} computes: output 'Y' differs by up to [0-9.e+-]+ \(at \[.*\]: "
+        r"MODEL .*, FIXED .*\), beyond 0.0001 of its largest magnitude .*",
+        lines[1][1][0],
+    )

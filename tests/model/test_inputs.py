@@ -244,7 +244,8 @@ def test_the_input_models_regenerate_byte_for_byte(tmp_path):
 def test_validate_reports_the_open_dims_in_its_json():
     from ortpool.validate.validator import ValidateOptions, validate_model
 
-    found = validate_model(load("ocr-neg-batch"), ValidateOptions(shapes={"x": (2, 3, 48, 192)}))
+    spec = InputSpec.make({"x": (2, 3, 48, 192)})
+    found = validate_model(load("ocr-neg-batch"), ValidateOptions(inputs=spec))
     document = found.to_dict()
     assert document["inputs"] == {"x": [2, 3, 48, 192]}
     assert document["open_dims"] == [

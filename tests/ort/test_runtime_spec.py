@@ -325,7 +325,7 @@ def test_fix_proves_on_the_providers_named_and_says_where_the_form_ran():
 
     model = MODELS / "fix" / "fix-valid-ceil.onnx"
     _, on_cpu = fix_with_report(model)
-    _, on_azure = fix_with_report(model, runtime=RuntimeSpec(parse_providers("azure")))
+    _, on_azure = fix_with_report(model, providers="azure")
     assert on_azure.runtime["providers"] == [AZURE]
     for cpu_node, azure_node in zip(on_cpu.nodes, on_azure.nodes, strict=True):
         assert (azure_node.realization, azure_node.form) == (cpu_node.realization, cpu_node.form)
@@ -360,7 +360,7 @@ def test_fix_differs_between_the_cpu_and_the_openvino_provider_and_each_is_exact
 
     model = MODELS / "fix" / "fix-same-dilated.onnx"
     _, on_cpu = fix_with_report(model)
-    _, on_openvino = fix_with_report(model, runtime=RuntimeSpec(parse_providers("openvino")))
+    _, on_openvino = fix_with_report(model, providers="openvino")
     assert all(n.form.startswith("explicit-pads") for n in on_cpu.nodes)
     forms = {n.name: (n.realization, n.form) for n in on_openvino.nodes}
     # no node needs the explicit pads there (MaxPool may still need the NaN guard: OpenVINO

@@ -49,7 +49,8 @@ def test_every_option_value_is_checked_in_one_line(tmp_path):
         ("validate", MODEL, "--reference-timeout", "inf"): "ortpool validate: error: "
         "--reference-timeout=inf must be a finite number of seconds > 0 and <= 1000000",
         ("bench", "--reference-timeout", "1e10"): "ortpool bench: error: "
-        "--reference-timeout=10000000000.0 must be a finite number of seconds > 0 and <= 1000000",
+        "--reference-timeout=10000000000.0 must be a finite number of seconds >= 0 and <= 1000000 "
+        "(0: skipped)",
         ("fix", MODEL, out, "--seed", "-1"): f"ortpool fix: error: --seed=-1 must be from 0 to "
         f"{limit}",
         ("bench", "--seed", "-1"): f"ortpool bench: error: --seed=-1 must be from 0 to {limit}",

@@ -102,9 +102,9 @@ def test_a_script_without_the_main_guard_validates_in_child_processes(tmp_path):
 
 
 def test_validate_refuses_bad_arguments_by_their_names():
-    with pytest.raises(ortpool.OrtpoolError, match=r"^reference_timeout=0 must be > 0$"):
+    with pytest.raises(ortpool.OrtpoolError, match=r"^reference_timeout=0 must be a finite "):
         ortpool.validate(AGREES, reference_timeout=0)
-    with pytest.raises(ortpool.OrtpoolError, match=r"^atol=-1 must be >= 0$"):
+    with pytest.raises(ortpool.OrtpoolError, match=r"^atol=-1 must be a finite number >= 0$"):
         ortpool.validate(AGREES, atol=-1)
     with pytest.raises(ortpool.OrtpoolError, match=r"^isolate=True takes model paths"):
         ortpool.validate(onnx.load(AGREES), isolate=True)
