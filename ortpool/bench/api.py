@@ -91,7 +91,7 @@ def bench(
     repeat: int = 30,
     min_sample_ms: float = 5.0,
     reference_timeout: float = 10.0,
-    shared_pool: bool = True,
+    shared_pool: bool = False,
 ) -> BenchReport:
     """Time onnxruntime's built-in pooling against ortpool's op, as ``ortpool bench`` does.
 
@@ -104,7 +104,9 @@ def bench(
     it lasts this long; ``reference_timeout``: seconds per case for the onnx reference evaluator
     (0 skips it); ``seed``: of the inputs; ``providers``, ``opt_level`` (default ``all``, a
     deployed model's), the threads and execution mode: as :func:`ortpool.validate` takes them;
-    ``shared_pool``: every session on one intra-op pool (False: a pool per session, noisier).
+    ``shared_pool``: every session on onnxruntime's one process-wide intra-op pool, as the
+    command runs them (less noise; but set once for the process, before its first session:
+    every session this process makes later must use it, so it is off by default here).
     Returns a :class:`BenchReport`; a bad argument raises :class:`ortpool.OrtpoolError` (or a
     ``TypeError``) naming it.
     """

@@ -184,8 +184,37 @@ def test_conformance_and_bench_from_python():
     assert report.summary().splitlines()[0] == (
         f"{len(report.cases)} cases: {len(differing)} differ from the spec"
     )
-    # a user's model is the seam ``bench MODEL [FIXED]`` fills: refused with the reason
-    with pytest.raises(ortpool.OrtpoolError, match=r"timing a user's model is not in this"):
-        ortpool.bench(str(AGREES))
-    with pytest.raises(ortpool.OrtpoolError, match=r"^repeat=0 must be at least 1$"):
+    with pytest.raises(ortpool.OrtpoolError, match=r"^repeat=0 must be from 1 to 1000000$"):
         ortpool.bench(repeat=0)
+
+
+def test_bench_from_a_script_without_the_main_guard(tmp_path):
+    """``ortpool.bench`` from a plain script (the reference evaluator's worker is a spawned
+    process, which imported the script again and died of multiprocessing's bootstrapping
+    error): the bundled cases (``cases='1d'`` is one pattern, not three), a user's model
+    against its fixed form, and a FIXED that computes something else, refused."""
+    fixed = tmp_path / "fixed.onnx"
+    ortpool.fix(str(DIFFERS)).save(fixed)
+    script = tmp_path / "notebook.py"
+    script.write_text(
+        "import ortpool\n"
+        "report = ortpool.bench(cases='1d', repeat=1, min_sample_ms=0, reference_timeout=5)\n"
+        "print(sorted(r.case.name for r in report.results), report.exit_code)\n"
+        f"report = ortpool.bench({str(DIFFERS)!r}, {str(fixed)!r}, repeat=2, min_sample_ms=0)\n"
+        "print(repr(report), sorted(report.to_dict()['times']))\n"
+        "try:\n"
+        f"    ortpool.bench({str(DIFFERS)!r}, {str(AGREES)!r}, repeat=1)\n"
+        "except ortpool.OrtpoolError as err:\n"
+        "    print(str(err).split(':')[0])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+        env=CHILD_ENV, cwd=tmp_path,
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.splitlines() == [
+        "['1d', 'audio-1d'] 0",
+        f"<BenchReport: {DIFFERS} against {fixed}, exit 0> ['fixed', 'original', "
+        "'original again']",
+        f"FIXED {AGREES} does not take the inputs of MODEL {DIFFERS}",
+    ]
