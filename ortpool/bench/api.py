@@ -24,7 +24,7 @@ from ortpool.report import bench as bench_report
 from ortpool.report.notebook import Report
 
 
-@dataclasses.dataclass(repr=False, eq=False)
+@dataclasses.dataclass(repr=False, eq=False)  # equal to itself only
 class BenchReport(Report):
     """The timed cases (:class:`ortpool.bench.CaseResult`), or the user's model
     (``model_bench``), the machine they ran on and the settings; ``table()`` is the command's

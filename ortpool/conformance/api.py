@@ -18,7 +18,7 @@ from ortpool.report.notebook import Report, _plural
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 
-@dataclasses.dataclass(repr=False)
+@dataclasses.dataclass(repr=False, eq=False)  # equal to itself only
 class ConformanceReport(Report):
     """The grid's cases and their results (``cases``: each with ``.case`` and ``.node``)."""
 

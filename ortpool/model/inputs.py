@@ -33,6 +33,7 @@ import dataclasses
 import math
 import os
 import re
+import shlex
 import zipfile
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -136,7 +137,7 @@ def _shape_setting(name: str, sizes: Sequence[str], style: str) -> str:
     """``--shape x:N,3,H,W`` or ``shapes={'x': (N, 3, H, W)}`` for one input."""
     if style == PYTHON:
         return f"shapes={{{name!r}: ({', '.join(sizes)}{',' if len(sizes) == 1 else ''})}}"
-    return f"--shape {name}:{','.join(sizes)}"
+    return f"--shape {shlex.quote(f'{name}:' + ','.join(sizes))}"
 
 
 def _arrays_setting(style: str, names: Sequence[str] = ()) -> str:
@@ -541,18 +542,14 @@ class ResolvedInputs:
         return ", ".join(d.text() for d in self.dims)
 
     def shape_hint(self) -> str:
-        """The ``--shape`` options (``shapes=`` argument) that set every open dim, the open
-        ones by name."""
-        parts = []
-        for name, array in self.feeds.items():
-            open_axes = {d.axis: d for d in self.dims if d.input == name}
-            if not open_axes:
-                continue
-            sizes = [
-                _hint_name(open_axes[i].declared, i) if i in open_axes else str(n)
-                for i, n in enumerate(array.shape)
-            ]
-            parts.append(_shape_setting(name, sizes, self.style))
+        """The ``--shape`` options (``shapes=`` argument) that set every open dim to the size
+        chosen, as numbers and quoted for a shell where a name needs it: pasted back, they are
+        read as they are printed (a symbol such as ``unk__653`` is no size)."""
+        parts = [
+            _shape_setting(name, [str(n) for n in array.shape], self.style)
+            for name, array in self.feeds.items()
+            if any(d.input == name for d in self.dims)
+        ]
         if self.style == PYTHON:
             entries = [p.removeprefix("shapes={").removesuffix("}") for p in parts]
             return "shapes={" + ", ".join(entries) + "}" if entries else ""
@@ -599,10 +596,6 @@ def symbol_notes(dims: Sequence[OpenDim]) -> list[str]:
             notes.append(f"dim {symbol!r} is {where} ({how}): onnxruntime sizes each axis on "
                          "its own, so each keeps its size")
     return notes
-
-
-def _hint_name(declared: str, axis: int) -> str:
-    return declared if declared.isidentifier() else f"D{axis}"
 
 
 def random_tensor(rng: np.random.Generator, shape: Sequence[int], dtype: str) -> np.ndarray:

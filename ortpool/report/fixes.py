@@ -203,7 +203,7 @@ class FixReport:
         return "\n".join(self.summary_lines())
 
 
-@dataclasses.dataclass(repr=False)
+@dataclasses.dataclass(repr=False, eq=False)  # equal to itself only
 class FixResult(Report):
     """What :func:`ortpool.fix` returns: the fixed ``model`` (a new proto; the caller's is never
     changed) and its ``report`` (:class:`FixReport`: every pooling node, its realization and

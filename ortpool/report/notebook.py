@@ -60,7 +60,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-@dataclasses.dataclass(repr=False)
+@dataclasses.dataclass(repr=False, eq=False)  # equal to itself only
 class ValidationReport(Report):
     """Every model validated: ``models`` (:class:`ortpool.validate.ModelResult`, in the order
     given; ``report[0]``, ``len(report)``, ``for model in report``), the run's settings."""

@@ -218,7 +218,7 @@ def test_a_model_that_cannot_run_at_the_sizes_chosen_says_which_and_how_to_set_t
     settings = runner.Settings(repeat=1, min_sample=0.0)
     with pytest.raises(OrtpoolError, match=(
         r"big_kernel\.onnx: the model cannot run at the sizes chosen for its open dims "
-        r"\(X\[2\] H=64 \(default\), X\[3\] W=64 \(default\)\): .*Set them with --shape X:1,1,H,W"
+        r"\(X\[2\] H=64 \(default\), X\[3\] W=64 \(default\)\): .*Set them with --shape X:1,1,64,64"
     )):
         usermodel.bench_models(pair, None, settings)
 

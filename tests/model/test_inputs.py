@@ -94,7 +94,7 @@ def test_open_dims_take_the_defaults_and_are_named():
     assert resolved.dims_text() == (
         "image[0] batch=1 (default), image[2] height=64 (default), image[3] width=64 (default)"
     )
-    assert resolved.shape_hint() == "--shape image:batch,3,height,width"
+    assert resolved.shape_hint() == "--shape image:1,3,64,64"  # the sizes chosen, pasteable
     x = resolved.feeds["image"]
     assert x.dtype == np.float32 and np.array_equal(x * 4, np.round(x * 4))  # quarter steps
     assert resolved.source == "generated, seed 0"
@@ -225,8 +225,51 @@ def test_cannot_run_names_the_sizes_and_how_to_set_them():
     assert text == (
         "m.onnx: the model cannot run at the sizes chosen for its open dims (x[0] N=1 (default), "
         "x[2] H=64 (default), x[3] W=64 (default)): Concat: mismatched dimensions of 63 and 64. "
-        "Set them with --shape x:N,3,H,W (or give arrays with --inputs FILE.npz)"
+        "Set them with --shape x:1,3,64,64 (or give arrays with --inputs FILE.npz)"
     )
+
+
+def _awkward_names() -> onnx.ModelProto:
+    """Inputs as converters name them: tf2onnx's ``input:0`` with its ``unk__653`` symbol, a
+    name with a space, one with two colons, an unnamed open dim (-1)."""
+    inputs = [
+        onnx.helper.make_tensor_value_info("input:0", onnx.TensorProto.FLOAT,
+                                           ["unk__653", 8, 8, 3]),
+        onnx.helper.make_tensor_value_info("x y", onnx.TensorProto.FLOAT, ["N", 3]),
+        onnx.helper.make_tensor_value_info("a:b:c", onnx.TensorProto.FLOAT, [-1, 2]),
+    ]
+    nodes = [onnx.helper.make_node("Identity", [v.name], [f"out{i}"]) for i, v in
+             enumerate(inputs)]
+    outputs = [onnx.helper.make_tensor_value_info(f"out{i}", onnx.TensorProto.FLOAT, None)
+               for i in range(3)]
+    graph = onnx.helper.make_graph(nodes, "awkward", inputs, outputs)
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)])
+
+
+def test_every_printed_hint_is_read_back_as_printed():
+    """The ``--shape`` hints (in the report's open-dims line and in the error of a model that
+    cannot run) and the ``shapes=`` hint, pasted back, set the sizes they name: numbers, never
+    a symbol, and quoted for the shell where a name needs it."""
+    import ast
+    import shlex
+
+    from ortpool.model.inputs import CLI, PYTHON, describe_dims, parse_shapes
+
+    model = _awkward_names()
+    chosen = resolve(model)
+    hint = chosen.shape_hint()
+    assert hint == "--shape input:0:1,8,8,3 --shape 'x y:1,3' --shape a:b:c:1,2"
+    texts = [hint, describe_dims(chosen.dims, hint)[1], str(chosen.cannot_run("m", "boom"))]
+    for text in texts:
+        printed = text[text.index("--shape"):].split(" (or give")[0]
+        words = shlex.split(printed)
+        assert words[::2] == ["--shape"] * 3
+        again = resolve(model, InputSpec.make(parse_shapes(words[1::2]), style=CLI))
+        assert again.shapes == chosen.shapes
+    python = resolve(model, InputSpec.make(style=PYTHON)).shape_hint()
+    assert python == "shapes={'input:0': (1, 8, 8, 3), 'x y': (1, 3), 'a:b:c': (1, 2)}"
+    given = ast.literal_eval(python.removeprefix("shapes="))
+    assert resolve(model, InputSpec.make(given, style=PYTHON)).shapes == chosen.shapes
 
 
 def test_the_input_models_regenerate_byte_for_byte(tmp_path):
@@ -261,7 +304,7 @@ def test_validate_reports_the_open_dims_in_its_json():
 def test_fix_proves_at_the_given_sizes_and_the_fixed_model_is_the_spec():
     model = load("fpn-concat")
     # from Python, the message names the argument to set, not the command line's flag
-    wanted = r"x\[2\] H=64 \(default\).*shapes=\{'x': \(N, 3, H, W\)\}"
+    wanted = r"x\[2\] H=64 \(default\).*shapes=\{'x': \(1, 3, 64, 64\)\}"
     with pytest.raises(OrtpoolError, match=wanted):
         fix_with_report(model)
     fixed, report = fix_with_report(model, shapes={"x": (1, 3, 48, 96)})
@@ -322,7 +365,7 @@ def _cases(tmp: Path) -> dict[str, tuple[list[str], int, list[str]]]:
             both.format(32, 100, "--shape"), "model inputs x [2,3,32,100]"]),
         "fpn as typed": (["validate", m["fpn-concat"]], 2, [
             "the model cannot run at the sizes chosen for its open dims (x[0] N=1 (default), "
-            "x[2] H=64 (default), x[3] W=64 (default))", "Set them with --shape x:N,3,H,W"]),
+            "x[2] H=64 (default), x[3] W=64 (default))", "Set them with --shape x:1,3,64,64"]),
         "fpn at size 1": (["validate", m["fpn-concat"], "--shape", "x:1,3,1,1"], 2,
                           ["x[2] H=1 (--shape), x[3] W=1 (--shape)"]),
         "fpn at its size": (["validate", m["fpn-concat"], "--shape", "x:1,3,48,96"], 1, [

@@ -135,13 +135,13 @@ def test_messages_name_arguments_for_python_and_flags_for_the_command_line():
     rois = np.array([[0, 0, 0, 3, 3], [0, 1, 1, 2, 2]], np.float32)
     python = resolve(model, InputSpec.make(inputs={"rois": rois}, style=PYTHON))
     cli = resolve(model, InputSpec.make(inputs={"rois": rois}, style=CLI))
-    assert python.shape_hint() == "shapes={'x': (N, 3, H, W)}"
-    assert cli.shape_hint() == "--shape x:N,3,H,W"
+    assert python.shape_hint() == "shapes={'x': (1, 3, 64, 64)}"
+    assert cli.shape_hint() == "--shape x:1,3,64,64"
     assert str(python.cannot_run("", "boom")).endswith(
-        "Set them with shapes={'x': (N, 3, H, W)} (or give arrays with inputs={'NAME': array})"
+        "Set them with shapes={'x': (1, 3, 64, 64)} (or give arrays with inputs={'NAME': array})"
     )
     assert str(cli.cannot_run("", "boom")).endswith(
-        "Set them with --shape x:N,3,H,W (or give arrays with --inputs FILE.npz)"
+        "Set them with --shape x:1,3,64,64 (or give arrays with --inputs FILE.npz)"
     )
     with pytest.raises(ortpool.OrtpoolError, match=r"^shapes= names input 'z', but the model"):
         resolve(model, InputSpec.make({"z": (1,)}, {"rois": rois}, style=PYTHON))
