@@ -9,6 +9,7 @@ from typing import Any
 
 from ortpool.conformance.run import run_conformance, select_cases
 from ortpool.dtypes import canonical
+from ortpool.errors import OrtpoolError
 from ortpool.options import PYTHON, domain, inputs, runtime, values
 from ortpool.options import accuracy as accuracy_group
 from ortpool.ort import ISOLATED_LEVEL
@@ -92,7 +93,7 @@ def conformance(
     cases = select_cases(
         [p.strip() for item in op_names for p in item.split(",")] if op_names else None,
         values.integers("versions", versions),
-        [canonical(t) for t in type_names] if type_names else None,
+        _dtypes(type_names),
         values.integers("ranks", ranks) or [],
         nonfinite,
     )
@@ -101,3 +102,11 @@ def conformance(
                 "ranks": list(ranks), "runtime": spec.describe(),
                 "domain": "non-finite" if nonfinite else "finite"}
     return ConformanceReport(found, settings)
+
+
+def _dtypes(names: Sequence[str] | None) -> list[str] | None:
+    """``dtypes`` as ONNX names (numpy's spellings read too); a bad one names ``dtypes``."""
+    try:
+        return [canonical(t) for t in names] if names else None
+    except OrtpoolError as err:
+        raise OrtpoolError(f"dtypes: {err}") from None

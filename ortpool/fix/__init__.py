@@ -163,7 +163,10 @@ def fix_file(
     either way. ``options``: :func:`fix`'s keywords."""
     if "source_dir" in options:  # the source's own folder
         raise TypeError("fix_file() got an unexpected keyword argument 'source_dir'")
-    bound = inspect.signature(fix).bind(source, **options)  # a TypeError names a bad keyword
+    try:
+        bound = inspect.signature(fix).bind(source, **options)
+    except TypeError as err:  # "got an unexpected keyword argument 'x'", as Python says it
+        raise TypeError(f"fix_file() {err}") from None
     bound.apply_defaults()
     checked = _options(bound.arguments)
     flags = [values.flag(k, v) for k, v in (("allow_unproven", allow_unproven),

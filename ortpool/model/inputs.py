@@ -167,12 +167,17 @@ def parse_shape(text: str, key: str = "--shape") -> tuple[str, tuple[int, ...]]:
     # ASCII digits only: str.isdigit and int() take '²' and '٣' as digits too
     if not match or not all(_DIGITS.fullmatch(p.strip()) for p in pieces):
         raise OrtpoolError(
-            f"{key} {text!r} must be NAME:D1,D2,... with integer sizes >= 0 (digits 0-9), "
-            "e.g. image:1,3,224,224"
+            f"{_given_as(key, text)} must be NAME:D1,D2,... with integer sizes >= 0 (digits "
+            "0-9), e.g. image:1,3,224,224"
         )
     return match.group("name").strip(), _checked_sizes(
-        tuple(int(p) for p in pieces), f"{key} {text!r}"
+        tuple(int(p) for p in pieces), _given_as(key, text)
     )
+
+
+def _given_as(key: str, text: str) -> str:
+    """``--shape 'x:1'`` or ``shapes='x:1'``."""
+    return f"{key}{'' if key.endswith('=') else ' '}{text!r}"
 
 
 def _checked_sizes(sizes: tuple[int, ...], what: str) -> tuple[int, ...]:
@@ -205,11 +210,12 @@ def _shown(value: Any) -> str:
 
 def _shapes_given(shapes: Any, style: str) -> dict[str, tuple[int, ...]]:
     """``shapes``/``--shape`` checked: a name -> sizes mapping, or ``NAME:D1,D2`` strings."""
-    key = option("shape", style).rstrip("=")
+    flag = option("shape", style)
+    key = flag.rstrip("=")
     if shapes is None:
         return {}
     if isinstance(shapes, str):
-        return parse_shapes([shapes], key)
+        return parse_shapes([shapes], flag)
     if not isinstance(shapes, (Mapping, Iterable)) or isinstance(shapes, bytes):
         raise TypeError(
             f"{key}={_shown(shapes)} must be a name -> sizes mapping (e.g. {{'image': (1, 3, "
@@ -220,7 +226,7 @@ def _shapes_given(shapes: Any, style: str) -> dict[str, tuple[int, ...]]:
         if not all(isinstance(item, str) for item in items):
             raise TypeError(f"{key}={_shown(shapes)} must be a name -> sizes mapping or "
                             "'NAME:D1,D2,...' strings")
-        return parse_shapes(items, key)
+        return parse_shapes(items, flag)
     parsed = {}
     for name, dims in shapes.items():
         sizes = list(dims) if isinstance(dims, Iterable) and not isinstance(dims, str) else None
