@@ -37,7 +37,7 @@ COMMANDS: dict[str, str] = {  # in the order ``ortpool --help`` lists them: a us
 SUMMARIES: dict[str, str] = {
     "validate": "compare onnxruntime's built-in pooling with the spec on models",
     "fix": "rewrite pooling nodes into forms onnxruntime computes exactly",
-    "bench": "time a model against its fixed form, or built-in pooling against ortpool's ops",
+    "bench": "time a model against its fixed form, or the bundled pool cases",
     "conformance": "sweep a generated grid of pooling cases through onnxruntime",
     "rewrite": "replace standard pooling nodes by ortpool's spec-exact op types",
     "restore": "turn ortpool's op types back into standard pooling nodes",

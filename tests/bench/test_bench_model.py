@@ -205,19 +205,21 @@ def test_the_node_table_says_where_a_node_ran_when_another_provider_took_it():
 
 
 def test_a_model_that_cannot_run_at_the_sizes_chosen_says_which_and_how_to_set_them(tmp_path):
+    ten = onnx.numpy_helper.from_array(np.zeros((1, 1, 10, 10), np.float32), "ten")
     graph = helper.make_graph(
-        [helper.make_node("MaxPool", ["X"], ["Y"], name="pool", kernel_shape=[80, 80])], "g",
+        [helper.make_node("Add", ["X", "ten"], ["S"], name="add"),  # runs at 10x10 only
+         helper.make_node("MaxPool", ["S"], ["Y"], name="pool", kernel_shape=[2, 2])], "g",
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, "H", "W"])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], [ten],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
     model.ir_version = IR_VERSION
-    path = tmp_path / "big_kernel.onnx"
+    path = tmp_path / "sized.onnx"
     onnx.save(model, path)
     pair = usermodel.load_pair(path, None)
     settings = runner.Settings(repeat=1, min_sample=0.0)
     with pytest.raises(OrtpoolError, match=(
-        r"big_kernel\.onnx: the model cannot run at the sizes chosen for its open dims "
+        r"sized\.onnx: the model cannot run at the sizes chosen for its open dims "
         r"\(X\[2\] H=64 \(default\), X\[3\] W=64 \(default\)\): .*Set them with --shape X:1,1,64,64"
     )):
         usermodel.bench_models(pair, None, settings)

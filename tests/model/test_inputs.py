@@ -546,3 +546,53 @@ def test_a_broken_inputs_archive_is_one_line_naming_the_file(tmp_path):
         assert (name, message[: len(f"--inputs {path}: {text}")]) == (
             name, f"--inputs {path}: {text}")
     assert good == "ok"
+
+
+def _keras_audio() -> onnx.ModelProto:
+    """Made like a keras audio model: opset 13, ``input_1`` [N, input_dim_0, 40] (time, then 40
+    features), transposed to NCW, three Conv1D of stride 4, MaxPool1D k=2 on the time axis. At
+    the default 64 the convolutions leave the pool a time axis of 1: no whole window, where the
+    spec's output is empty (ruling 19) and onnxruntime's is not."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("Transpose", ["input_1"], ["t0"], perm=[0, 2, 1], name="transpose")]
+    weights = []
+    for i, channels in enumerate((40, 8, 8)):
+        weights.append(numpy_helper.from_array(
+            rng.normal(size=(8, channels, 4)).astype(np.float32), f"w{i}"))
+        nodes.append(helper.make_node("Conv", [f"t{i}", f"w{i}"], [f"t{i + 1}"], kernel_shape=[4],
+                                      strides=[4], name=f"conv1d_{i}"))
+    nodes.append(helper.make_node("MaxPool", ["t3"], ["out"], kernel_shape=[2], strides=[2],
+                                  name="max_pooling1d"))
+    graph = helper.make_graph(
+        nodes, "keras_audio",
+        [helper.make_tensor_value_info("input_1", TensorProto.FLOAT, ["N", "input_dim_0", 40])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)], weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    return model
+
+
+def test_default_sizes_give_every_pool_a_whole_window():
+    """The time axis is doubled from the default until the pool sees a window (128: 64 -> 2 at
+    the pool), the report line naming the sizes says so, and the verdict as typed is the
+    verdict at a size the model runs at (it agrees), not ruling 19's empty output."""
+    from ortpool.validate.validator import ValidateOptions, validate_model
+
+    model = _keras_audio()
+    resolved = resolve(model)
+    assert resolved.shapes == {"input_1": [1, 128, 40]}
+    assert resolved.dims_text() == (
+        "input_1[0] N=1 (default), input_1[1] input_dim_0=128 (default, doubled: a pool saw no "
+        "whole window at the default)"
+    )
+    assert describe_dims(resolved.dims, resolved.shape_hint())[1] == (
+        "  sizes by default: set them with --shape input_1:1,128,40"
+    )
+    found = validate_model(model, ValidateOptions())
+    assert [n.status for n in found.nodes] == ["agree"]
+    # sizes given are kept, even where the pool sees no window there
+    small = resolve(model, InputSpec.make({"input_1": (1, 64, 40)}))
+    assert small.shapes == {"input_1": [1, 64, 40]}
