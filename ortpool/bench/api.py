@@ -15,11 +15,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ortpool.bench import runner, usermodel
-from ortpool.bench.cases import select
+from ortpool.bench.cases import Case, select
 from ortpool.errors import OrtpoolError
-from ortpool.options import PYTHON, files, main_kept_out, runtime, timing, values
+from ortpool.model import InputSpec
+from ortpool.options import PYTHON, files, label, main_kept_out, runtime, timing, values
 from ortpool.options import inputs as inputs_group
-from ortpool.ort import DEFAULT_LEVEL
+from ortpool.ort import DEFAULT_LEVEL, share_thread_pool
 from ortpool.report import bench as bench_report
 from ortpool.report.notebook import Report
 
@@ -124,34 +125,48 @@ def bench(
     )
     spec_inputs = inputs_group.from_python(shapes, inputs)
     patterns = values.names("cases", cases)
-    pair = None
-    if model is None and fixed is None:
-        if not spec_inputs.empty:
-            raise OrtpoolError("shapes= and inputs= size a model's inputs: give model= (the "
-                               "bundled cases are ortpool's own models)")
-        try:
-            chosen = select(patterns)
-        except ValueError as err:
-            raise OrtpoolError(f"cases={values.shown(cases)}: {err}") from None
-    elif model is None or patterns is not None:
+    if model is None and not spec_inputs.empty:
+        raise OrtpoolError("shapes= and inputs= size a model's inputs: give model= (the bundled "
+                           "cases are ortpool's own models)")
+    if (model is not None or fixed is not None) and (model is None or patterns is not None):
         raise OrtpoolError("model= and fixed= time a model against its fixed form, cases= the "
                            "bundled cases: give model= (and fixed=), or cases=")
-    else:
-        # read and checked before the shared pool is set (see usermodel.load_pair)
-        pair = usermodel.load_pair(
-            files.model(model, proto=False),
-            None if fixed is None else files.model(fixed, "fixed", proto=False),
-        )
+    chosen, pair, info = prepare(
+        settings, spec_inputs, patterns,
+        None if model is None else files.model(model, proto=False),
+        None if fixed is None else files.model(fixed, "fixed", proto=False), PYTHON,
+    )
+    with main_kept_out():  # the reference evaluator's worker is a spawned process
+        if pair is not None:
+            found = usermodel.bench_models(pair, spec_inputs, settings)
+            return BenchReport([], info, settings, found)
+        return BenchReport([runner.run_case(case, settings) for case in chosen], info, settings)
+
+
+def prepare(
+    settings: runner.Settings,
+    model_inputs: InputSpec,
+    patterns: Sequence[str] | None,
+    model: str | None,
+    fixed: str | None,
+    style: str,
+) -> tuple[list[Case], usermodel.Pair | None, dict[str, Any]]:
+    """What a run times, every part checked before anything is timed, and the machine it runs
+    on: the bundled cases ``patterns`` selects, or MODEL and FIXED read and FIXED compared with
+    MODEL, all before the process-wide pool is shared (see :func:`usermodel.load_pair`)."""
     from ortpool.bench import machine
     from ortpool.kernels import thread_count
 
-    if pair is not None:  # FIXED must compute what MODEL computes, before the pool is shared
-        usermodel.check_equivalent(pair, spec_inputs, settings)
-    if settings.shared_pool and not runner.share_thread_pool(settings.intra_op_threads):
-        settings.shared_pool = False
+    chosen, pair = [], None
+    if model is None:
+        try:
+            chosen = select(patterns)
+        except ValueError as err:
+            raise OrtpoolError(f"{label('cases', style)}: {err}") from None
+    else:
+        pair = usermodel.load_pair(model, fixed)
+        usermodel.check_equivalent(pair, model_inputs, settings)
+    if settings.shared_pool and not share_thread_pool(settings.intra_op_threads):
+        settings.shared_pool = False  # the machine line and the JSON then say "one per session"
     info = machine.describe(settings.intra_op_threads, thread_count(), settings.shared_pool)
-    with main_kept_out():  # the reference evaluator's worker is a spawned process
-        if pair is not None:
-            return BenchReport([], info, settings, usermodel.bench_models(pair, spec_inputs,
-                                                                          settings))
-        return BenchReport([runner.run_case(case, settings) for case in chosen], info, settings)
+    return chosen, pair, info

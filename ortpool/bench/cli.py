@@ -9,8 +9,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ortpool.bench import cases as bench_cases
+from ortpool.errors import OrtpoolError
 from ortpool.model import InputSpec
-from ortpool.options import inputs, reports, runtime, timing
+from ortpool.options import CLI, inputs, reports, runtime, timing
 from ortpool.ort import DEFAULT_LEVEL
 from ortpool.staging import StagedFiles
 
@@ -78,77 +79,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     reports.add_markdown(group, "print the table as Markdown")
 
 
-def _usage(message: str) -> int:
-    print(f"ortpool bench: error: {message}", file=sys.stderr)
-    return 2
-
-
-def _case_options(args: argparse.Namespace) -> list[str]:
-    """The bundled-case options given (they mean nothing with MODEL)."""
-    given = []
-    if args.cases:
-        given.append("--cases")
-    if args.list:
-        given.append("--list")
-    if args.no_reference:
-        given.append("--no-reference")
-    if args.reference_timeout != REFERENCE_TIMEOUT:
-        given.append("--reference-timeout")
-    return given
-
-
 def run(args: argparse.Namespace) -> int:
     """Exit code 0, or 1 when ortpool's outputs disagree with the built-in's on some case."""
-    if args.model is not None and _case_options(args):
-        return _usage(
-            f"{', '.join(_case_options(args))} select or measure the bundled cases; with MODEL "
-            "there are none (leave out MODEL to run them)"
-        )
+    cases_only = [flag for flag, given in (
+        ("--cases", args.cases), ("--list", args.list), ("--no-reference", args.no_reference),
+        ("--reference-timeout", args.reference_timeout != REFERENCE_TIMEOUT)) if given]
+    if args.model is not None and cases_only:
+        raise OrtpoolError(f"{', '.join(cases_only)} select or measure the bundled cases; with "
+                           "MODEL there are none (leave out MODEL to run them)")
     if args.model is None and (args.shape or args.inputs):
-        return _usage("--shape and --inputs size MODEL's inputs: give MODEL (ortpool bench "
-                      "MODEL [FIXED] --shape ...)")
+        raise OrtpoolError("--shape and --inputs size MODEL's inputs: give MODEL (ortpool bench "
+                           "MODEL [FIXED] --shape ...)")
     if args.list:
         for case in bench_cases.CASES:
             attrs = " ".join(f"{k}={v}" for k, v in case.attrs)
             print(f"{case.name:20} {case.op:17} {case.shape_text:16} {attrs}")
         return 0
-    # one line each, exit 2 (ortpool.cli)
-    repeat, min_sample = timing.repeat(args.repeat), timing.min_sample(args.min_sample_ms)
+    # every option checked first: one line each, exit 2 (ortpool.cli)
     reference = timing.reference_timeout(args.reference_timeout, zero="0: skipped")
-    seed = inputs.seed(args.seed)
-    chosen = []
-    if args.model is None:
-        try:
-            chosen = bench_cases.select(args.cases)
-        except ValueError as err:
-            return _usage(str(err))
     spec = runtime.from_args(args)
     model_inputs = inputs.from_args(args)
-    from ortpool.bench import machine, runner, usermodel
-
-    # read and checked before the shared pool is set (see load_pair) and before any timing
-    pair = None if args.model is None else usermodel.load_pair(args.model, args.fixed)
     # The report's destination is checked before anything runs (nothing is created yet).
     files = StagedFiles()
     json_file = files.add(args.json, "the JSON report") if args.json else None
 
-    from ortpool.kernels import thread_count
+    from ortpool.bench import runner
+    from ortpool.bench.api import prepare
     from ortpool.report import bench as report
 
     settings = runner.Settings(
-        repeat=repeat,
-        min_sample=min_sample,
+        repeat=timing.repeat(args.repeat),
+        min_sample=timing.min_sample(args.min_sample_ms),
         intra_op_threads=spec.intra_op_threads,
         reference_limit=0.0 if args.no_reference else reference,
-        seed=seed,
+        seed=inputs.seed(args.seed),
         shared_pool=not args.per_session_threads,
         runtime=spec,
     )
-    if pair is not None:  # FIXED must compute what MODEL computes, before the pool is shared
-        usermodel.check_equivalent(pair, model_inputs, settings)
-    if settings.shared_pool and not runner.share_thread_pool(settings.intra_op_threads):
-        settings.shared_pool = False  # the machine line and the JSON then say "one per session"
-    info = machine.describe(settings.intra_op_threads, thread_count(), settings.shared_pool)
+    chosen, pair, info = prepare(settings, model_inputs, args.cases, args.model, args.fixed, CLI)
     for line in report.wrap(report.machine_lines(info)):
         print(line)
     for line in report.wrap([f"runtime: {spec.title()}, graph optimizations {spec.level}"]):

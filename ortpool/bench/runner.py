@@ -26,7 +26,8 @@ class Settings:
     intra_op_threads: int = 0
     reference_limit: float = 10.0  # seconds; 0 disables the reference evaluator
     seed: int = 0
-    #: All sessions share onnxruntime's global intra-op pool (see :func:`share_thread_pool`).
+    #: All sessions share onnxruntime's global intra-op pool
+    #: (:func:`ortpool.ort.runtime_spec.share_thread_pool`).
     shared_pool: bool = False
     #: providers, optimization level, threads of every session (``intra_op_threads`` above is
     #: the size of the shared pool, or of each session's when not shared)
@@ -78,14 +79,6 @@ class CaseResult:
     def reference_speedup(self) -> float | None:
         ref = self.reference_median
         return None if ref is None else ref / self.times[ORTPOOL].median
-
-
-def share_thread_pool(intra_op_threads: int = 0) -> bool:
-    """Give every later session one process-wide intra-op pool
-    (:func:`ortpool.ort.runtime_spec.share_thread_pool`); False when the installed onnxruntime
-    cannot. The benchmark holds several sessions at once, whose idle workers would otherwise
-    take the cores from the one running."""
-    return runtime_spec.share_thread_pool(intra_op_threads)
 
 
 def session_runtime(settings: Settings) -> RuntimeSpec:

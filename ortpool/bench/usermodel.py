@@ -348,7 +348,7 @@ class Pair:
 def load_pair(model_path: str | os.PathLike, fixed_path: str | os.PathLike | None) -> Pair:
     """Read MODEL and FIXED and check that FIXED takes MODEL's inputs and gives its outputs.
 
-    Done before any session, and before :func:`ortpool.bench.runner.share_thread_pool`: lowering
+    Done before any session, and before :func:`ortpool.ort.runtime_spec.share_thread_pool`: lowering
     an IR version asks onnxruntime which it reads by opening probe sessions of their own
     threads, which a process-wide pool refuses."""
     notes: list[str] = []

@@ -200,8 +200,8 @@ CASES: list[tuple[str, str]] = [
     ('ortpool.bench(cases=5)',
      'TypeError: cases=5 must be a name or a list of names, not int'),
     ("ortpool.bench(cases='nope')",
-     "OrtpoolError: cases='nope': no benchmark case matches nope; the cases are resnet-stem, "
-     'vgg, segnet-indices, segnet-unpool, densenet-transition, inception, 3d, 1d, audio-1d, '
+     'OrtpoolError: cases: no benchmark case matches nope; the cases are resnet-stem, vgg, '
+     'segnet-indices, segnet-unpool, densenet-transition, inception, 3d, 1d, audio-1d, '
      'fixed-cost, gap-r50-head, gap-512, lppool, faster-rcnn-roi'),
     ("ortpool.bench(M, cases='vgg')",
      'OrtpoolError: model= and fixed= time a model against its fixed form, cases= the bundled '
