@@ -7,10 +7,11 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from ortpool.check.domain import name
 from ortpool.conformance.run import run_conformance, select_cases
 from ortpool.dtypes import canonical
 from ortpool.errors import OrtpoolError
-from ortpool.options import PYTHON, domain, inputs, runtime, values
+from ortpool.options import PYTHON, domain, inputs, label, runtime, values
 from ortpool.options import accuracy as accuracy_group
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
@@ -86,27 +87,27 @@ def conformance(
         providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
     )
     rule = accuracy_group.from_python(atol, rtol, accuracy)
-    seed = inputs.seed(seed, PYTHON)
-    nonfinite = domain.from_python(nonfinite)
-    op_names = values.names("ops", ops)
-    type_names = values.names("dtypes", dtypes)
-    cases = select_cases(
-        [p.strip() for item in op_names for p in item.split(",")] if op_names else None,
-        values.integers("versions", versions),
-        _dtypes(type_names),
-        values.integers("ranks", ranks) or [],
-        nonfinite,
-    )
-    found = run_conformance(cases, seed, spec, rule, domain="non-finite" if nonfinite else "finite")
-    settings = {"seed": seed, "ops": op_names, "versions": versions, "dtypes": type_names,
-                "ranks": list(ranks), "runtime": spec.describe(),
-                "domain": "non-finite" if nonfinite else "finite"}
-    return ConformanceReport(found, settings)
+    cases, settings = selected(ops, versions, dtypes, ranks, inputs.seed(seed, PYTHON),
+                               domain.from_python(nonfinite), PYTHON)
+    found = run_conformance(cases, settings["seed"], spec, rule, domain=settings["domain"])
+    return ConformanceReport(found, {**settings, "runtime": spec.describe()})
 
 
-def _dtypes(names: Sequence[str] | None) -> list[str] | None:
-    """``dtypes`` as ONNX names (numpy's spellings read too); a bad one names ``dtypes``."""
+def selected(
+    ops: Any, versions: Any, dtypes: Any, ranks: Any, seed: int, nonfinite: bool, style: str
+) -> tuple[list[Any], dict[str, Any]]:
+    """The grid's cases the filters select (``ops``, ``dtypes``: names, a string may hold
+    several, comma-separated; ``versions``, ``ranks``: integers), each checked, and the filters
+    as the report's settings."""
+    op_names = values.names(label("ops", style), ops)
+    op_list = [p.strip() for o in op_names for p in o.split(",") if p.strip()] if op_names else None
+    type_names = values.names(label("dtypes", style), dtypes)
     try:
-        return [canonical(t) for t in names] if names else None
+        types = [canonical(t) for t in type_names] if type_names else None
     except OrtpoolError as err:
-        raise OrtpoolError(f"dtypes: {err}") from None
+        raise OrtpoolError(f"{label('dtypes', style)}: {err}") from None
+    wanted = values.integers(label("versions", style), versions) or []
+    spatial = values.integers(label("ranks", style), ranks) or []
+    cases = select_cases(op_list, wanted, types, spatial, nonfinite)
+    return cases, {"seed": seed, "ops": op_list, "versions": wanted, "dtypes": types,
+                   "ranks": spatial, "domain": name(nonfinite)}

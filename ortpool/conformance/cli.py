@@ -7,9 +7,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from ortpool.dtypes import canonical_list
 from ortpool.errors import OrtpoolError
-from ortpool.options import accuracy, domain, inputs, reports, runtime
+from ortpool.options import CLI, accuracy, domain, inputs, reports, runtime
 from ortpool.options.values import integer
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
@@ -73,7 +72,6 @@ def run(args: argparse.Namespace) -> int:
     from ortpool.report import matrix
     from ortpool.report.progress import ProgressBar
 
-    inputs.seed(args.seed)
     _check_filters(args)
     cases, settings = _cases(args)
     spec = runtime.from_args(args)
@@ -114,25 +112,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
     """The grid's cases the filters select, and the filters as the report's settings."""
-    from ortpool.check.domain import name as domain_name
-    from ortpool.conformance.run import select_cases
+    from ortpool.conformance.api import selected
 
     try:
-        wanted_versions = [integer(v) for v in _csv(args.versions) or []]
-        ranks = [integer(r) for r in _csv(args.ranks) or []]
+        versions, ranks = ([integer(v) for v in _csv(text) or []]
+                           for text in (args.versions, args.ranks))
     except argparse.ArgumentTypeError:  # also Unicode digits, which int() reads
         raise OrtpoolError("--versions and --ranks take comma-separated integers") from None
-    dtypes = canonical_list(args.dtypes)
-    cases = select_cases(_csv(args.ops), wanted_versions, dtypes, ranks, args.nonfinite)
-    settings = {
-        "seed": args.seed,
-        "ops": _csv(args.ops),
-        "versions": wanted_versions,
-        "dtypes": dtypes,
-        "ranks": ranks,
-        "domain": domain_name(args.nonfinite),
-    }
-    return cases, settings
+    return selected(_csv(args.ops), versions, _csv(args.dtypes), ranks, inputs.seed(args.seed),
+                    args.nonfinite, CLI)
 
 
 def _document(found: list, env: dict[str, str], settings: dict[str, Any]) -> dict[str, Any]:

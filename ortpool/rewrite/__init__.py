@@ -19,6 +19,7 @@ the weights relative to the source's directory. To write it elsewhere use :func:
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import types
@@ -93,16 +94,9 @@ def rewrite_with_report(
     return _python(rewrite_model, model, ops, nodes, exclude, skip_invalid)
 
 
-def rewrite(
-    model: ModelLike,
-    *,
-    ops: Names = None,
-    nodes: Names = None,
-    exclude: Names = None,
-    skip_invalid: bool = False,
-) -> onnx.ModelProto:
+def rewrite(model: ModelLike, **options: Any) -> onnx.ModelProto:
     """:func:`rewrite_with_report` without the report."""
-    return _python(rewrite_model, model, ops, nodes, exclude, skip_invalid)[0]
+    return rewrite_with_report(model, **options)[0]
 
 
 def restore_with_report(
@@ -121,16 +115,9 @@ def restore_with_report(
     return _python(restore_model, model, ops, nodes, exclude, skip_invalid)
 
 
-def restore(
-    model: ModelLike,
-    *,
-    ops: Names = None,
-    nodes: Names = None,
-    exclude: Names = None,
-    skip_invalid: bool = False,
-) -> onnx.ModelProto:
+def restore(model: ModelLike, **options: Any) -> onnx.ModelProto:
     """:func:`restore_with_report` without the report."""
-    return _python(restore_model, model, ops, nodes, exclude, skip_invalid)[0]
+    return restore_with_report(model, **options)[0]
 
 
 def run_file(
@@ -152,16 +139,19 @@ def run_file(
     )
 
 
-def _python_file(action: Action, source: Any, target: Any, arguments: dict[str, Any]
-                 ) -> RewriteReport:
-    json_report = arguments["json_report"]
+def _python_file(action: Action, source: Any, target: Any, link_data: Any, json_report: Any,
+                 options: dict[str, Any]) -> RewriteReport:
+    try:  # the selection's keywords, as rewrite_with_report takes them
+        given = inspect.signature(rewrite_with_report).bind(None, **options).arguments
+    except TypeError as err:
+        raise TypeError(f"{action.__name__.replace('_model', '_file')}() {err}") from None
     return run_file(
         action,
         files.model(source, "source", proto=False),
         files.model(target, "target", proto=False),
-        files.selection(arguments["ops"], arguments["nodes"], arguments["exclude"]),
-        values.flag("skip_invalid", arguments["skip_invalid"]),
-        values.flag("link_data", arguments["link_data"]),
+        files.selection(given.get("ops"), given.get("nodes"), given.get("exclude")),
+        values.flag("skip_invalid", given.get("skip_invalid", False)),
+        values.flag("link_data", link_data),
         None if json_report is None else values.path("json_report", json_report),
     )
 
@@ -170,34 +160,28 @@ def rewrite_file(
     source: str | os.PathLike,
     target: str | os.PathLike,
     *,
-    ops: Names = None,
-    nodes: Names = None,
-    exclude: Names = None,
-    skip_invalid: bool = False,
     link_data: bool = False,
     json_report: str | os.PathLike | None = None,
+    **options: Any,
 ) -> RewriteReport:
     """Rewrite the model file ``source`` into ``target``; weights are never loaded (see
-    :func:`save`); ``ops``, ``nodes``, ``exclude``, ``skip_invalid`` as
-    :func:`rewrite_with_report` takes them. ``json_report``: also write the report there as
-    JSON, with the model or not at all."""
-    return _python_file(rewrite_model, source, target, locals())
+    :func:`save`). ``json_report``: also write the report there as JSON, with the model or not
+    at all; ``options``: ``ops``, ``nodes``, ``exclude``, ``skip_invalid`` as
+    :func:`rewrite_with_report` takes them."""
+    return _python_file(rewrite_model, source, target, link_data, json_report, options)
 
 
 def restore_file(
     source: str | os.PathLike,
     target: str | os.PathLike,
     *,
-    ops: Names = None,
-    nodes: Names = None,
-    exclude: Names = None,
-    skip_invalid: bool = False,
     link_data: bool = False,
     json_report: str | os.PathLike | None = None,
+    **options: Any,
 ) -> RewriteReport:
-    """Restore the model file ``source`` into ``target`` (weights never loaded); the options as
-    for :func:`rewrite_file`."""
-    return _python_file(restore_model, source, target, locals())
+    """Restore the model file ``source`` into ``target`` (weights never loaded); ``json_report``
+    and ``options`` as for :func:`rewrite_file`."""
+    return _python_file(restore_model, source, target, link_data, json_report, options)
 
 
 class _CallablePackage(types.ModuleType):
