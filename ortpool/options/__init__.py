@@ -4,21 +4,12 @@
 Each group declares its flags once (``add_arguments(parser)``), and builds its typed value from
 the parsed flags (``from_args(args)``) and from the Python API's keywords (``from_python(...)``),
 checking every value once (:mod:`ortpool.options.values`) with messages that name the option as
-its caller spells it (:func:`label`: ``--opt-level`` from the shell, ``opt_level`` from Python):
+its caller spells it (:func:`label`: ``--opt-level`` from the shell, ``opt_level`` from Python).
 
-- :mod:`~ortpool.options.inputs`: ``shapes``, ``inputs``, ``seed`` ->
-  :class:`ortpool.model.InputSpec`;
-- :mod:`~ortpool.options.runtime`: ``providers`` (with their options), ``opt_level``, threads,
-  execution mode -> :class:`ortpool.ort.RuntimeSpec`;
-- :mod:`~ortpool.options.domain`: ``nonfinite`` -> the input domain (ruling 20);
-- :mod:`~ortpool.options.accuracy`: ``atol``, ``rtol`` and ruling 17's thresholds ->
-  :class:`ortpool.tolerances.AccuracyRule`;
-- :mod:`~ortpool.options.timing`: ``repeat``, ``min_sample_ms``, ``timeout``,
-  ``reference_timeout``, ``jobs``;
-- :mod:`~ortpool.options.files`: ``IN.onnx OUT.onnx``, ``ops``, ``nodes``, ``exclude``,
-  ``skip_invalid`` -> :class:`ortpool.model.selection.Selection`, ``link_data``, the model given;
-- :mod:`~ortpool.options.reports`: ``--json``, ``--html``, ``--verbose``, ``--no-progress``,
-  ``--markdown``.
+The groups: ``inputs`` (-> :class:`ortpool.model.InputSpec`), ``runtime`` (->
+:class:`ortpool.ort.RuntimeSpec`), ``domain`` (``nonfinite``), ``accuracy`` (->
+:class:`ortpool.tolerances.AccuracyRule`), ``timing``, ``files`` (the model given, the
+selection), ``reports``.
 
 The commands' option classes (``ValidateOptions``, fix's ``Options``, bench's ``Settings``) hold
 these typed values only; the command line and the Python API both build them here.

@@ -119,26 +119,16 @@ def from_python(
         raise values.wrong("providers", providers, "a provider name or a list of them")
     listed = []
     for item in items:
-        name, options = (item, {}) if isinstance(item, str) else _pair(providers, item)
+        name, options = (item, {}) if isinstance(item, str) else (None, None)
+        if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[1], Mapping):
+            name, options = item
+        if not isinstance(name, str) or options is None:
+            raise TypeError(f"providers={values.shown(providers)}: {values.shown(item)} is "
+                            "neither a provider name nor a (name, {options}) pair")
         if name.strip():
             listed.append((provider_name(name), {str(k): str(v) for k, v in options.items()}))
     return build(PYTHON, providers, listed, opt_level, intra_op_threads, inter_op_threads,
                  execution_mode)
-
-
-def _pair(providers: Any, item: Any) -> tuple[str, Mapping[str, Any]]:
-    """One ``(name, {options})`` of onnxruntime's form."""
-    if (
-        isinstance(item, (tuple, list))
-        and len(item) == 2
-        and isinstance(item[0], str)
-        and isinstance(item[1], Mapping)
-    ):
-        return item[0], item[1]
-    raise TypeError(
-        f"providers={values.shown(providers)}: {values.shown(item)} is neither a provider name "
-        "nor a (name, {options}) pair"
-    )
 
 
 def build(
