@@ -5,6 +5,7 @@ arguments (``shapes=``), not flags (``--shape``), when the caller is Python."""
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import subprocess
@@ -48,6 +49,9 @@ def test_validate_reports_models_from_python():
     ceil_mode): every field of the report and the texts it makes."""
     report = ortpool.validate([AGREES, DIFFERS], isolate=False)
     assert repr(report) == "<ValidationReport: 2 models, 1 differs (1 node), exit 1>"
+    # a report is equal to itself only (a generated == compared the records' arrays: "the truth
+    # value of an array is ambiguous")
+    assert report == report and report != copy.copy(report) and len({report, report}) == 1
     assert (report.ok, report.exit_code, len(report)) == (False, 1, 2)
     assert [m.path for m in report] == [str(AGREES), str(DIFFERS)]
     assert report[1].status == "differ" and report.differing == [report[1]]
@@ -194,8 +198,11 @@ def test_bench_from_a_script_without_the_main_guard(tmp_path):
     error): the bundled cases (``cases='fixed-cost'`` is one pattern, not ten letters matching
     thirteen cases), a user's model
     against its fixed form, and a FIXED that computes something else, refused."""
-    fixed = tmp_path / "fixed.onnx"
+    fixed, wrong = tmp_path / "fixed.onnx", tmp_path / "wrong.onnx"
     ortpool.fix(str(DIFFERS)).save(fixed)
+    other = onnx.load(fixed)
+    other.graph.node[0].op_type = "MaxPool"  # another op under the same names
+    onnx.save(other, wrong)
     script = tmp_path / "notebook.py"
     script.write_text(
         "import ortpool\n"
@@ -203,10 +210,11 @@ def test_bench_from_a_script_without_the_main_guard(tmp_path):
         "print(sorted(r.case.name for r in report.results), report.exit_code)\n"
         f"report = ortpool.bench({str(DIFFERS)!r}, {str(fixed)!r}, repeat=2, min_sample_ms=0)\n"
         "print(repr(report), sorted(report.to_dict()['times']))\n"
-        "try:\n"
-        f"    ortpool.bench({str(DIFFERS)!r}, {str(AGREES)!r}, repeat=1)\n"
-        "except ortpool.OrtpoolError as err:\n"
-        "    print(str(err).split(':')[0])\n"
+        f"for other in ({str(AGREES)!r}, {str(wrong)!r}):\n"
+        "    try:\n"
+        f"        ortpool.bench({str(DIFFERS)!r}, other, repeat=1)\n"
+        "    except ortpool.OrtpoolError as err:\n"
+        "        print(str(err).split(':')[0])\n"
     )
     done = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=120,
@@ -218,4 +226,6 @@ def test_bench_from_a_script_without_the_main_guard(tmp_path):
         f"<BenchReport: {DIFFERS} against {fixed}, exit 0> ['fixed', 'original', "
         "'original again']",
         f"FIXED {AGREES} does not take the inputs of MODEL {DIFFERS}",
+        f"FIXED {wrong} does not compute what MODEL {DIFFERS} means (its pooling nodes as the "
+        "ONNX spec defines them)",
     ]
