@@ -117,25 +117,30 @@ def _floor_call(
 
 
 def compare(
-    expected: list[np.ndarray], got: list[np.ndarray], exact: bool
+    expected: list[np.ndarray], got: list[np.ndarray], exact: bool, tolerance: float = 1e-6
 ) -> tuple[str, bool, float]:
-    """(text, agrees, max |difference|) of ortpool's outputs against the built-in's.
+    """(text, agrees, max |difference|) of ``got`` against ``expected`` (ortpool's outputs
+    against the built-in's, a fixed model's against its model's): the same element types and
+    shapes, NaN where the other has NaN, values exactly or within ``tolerance`` of the output's
+    magnitude (at least 1).
 
     Max and unpool must match bit for bit; an average may differ in the last bits, because
     ortpool sums one axis at a time and onnxruntime sums each window in its own order.
     """
     worst = 0.0
     for e, g in zip(expected, got, strict=True):
+        if e.dtype != g.dtype:
+            return f"is {g.dtype}, not {e.dtype}", False, float("inf")
         if e.shape != g.shape:
             return f"shape {list(g.shape)} != {list(e.shape)}", False, float("inf")
         if e.dtype.kind == "f":
-            both_nan = np.isnan(e) & np.isnan(g)
-            diff = np.where(both_nan, 0, np.abs(e.astype(np.float64) - g.astype(np.float64)))
+            nan_e, nan_g = np.isnan(e), np.isnan(g)  # NaN on one side only differs by inf
+            diff = np.abs(e.astype(np.float64) - g.astype(np.float64))
+            diff = np.where(nan_e | nan_g, np.where(nan_e & nan_g, 0.0, np.inf), diff)
             worst = max(worst, float(diff.max()) if diff.size else 0.0)
-            if exact and worst > 0:
-                return f"differs (max |d| {worst:.2g})", False, worst
-            tolerance = 1e-6 * max(1.0, float(np.nanmax(np.abs(e))) if e.size else 1.0)
-            if worst > tolerance:
+            finite = np.abs(e[np.isfinite(e)])
+            scale = max(1.0, float(finite.max()) if finite.size else 1.0)
+            if worst > (0.0 if exact else tolerance * scale):
                 return f"differs (max |d| {worst:.2g})", False, worst
         elif not np.array_equal(e, g):
             return f"{int((e != g).sum())} values differ", False, float("inf")

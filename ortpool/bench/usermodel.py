@@ -27,7 +27,7 @@ import numpy as np
 import onnx
 
 from ortpool import modelfile
-from ortpool.bench.runner import Settings, session_runtime
+from ortpool.bench.runner import Settings, compare, session_runtime
 from ortpool.errors import OrtpoolError
 from ortpool.model import InputSpec, ResolvedInputs, graph_inputs, resolve
 from ortpool.model.fixmarks import MARK
@@ -183,33 +183,6 @@ def check_interface(
 RELATIVE_TOLERANCE = 1e-4
 
 
-def _difference(expected: np.ndarray, got: np.ndarray, exact: bool) -> str | None:
-    """How ``got`` differs from ``expected`` (None: it does not, within the tolerance)."""
-    if got.dtype != expected.dtype:
-        return f"is {got.dtype} in FIXED, {expected.dtype} in MODEL"
-    if got.shape != expected.shape:
-        return f"has shape {list(got.shape)} in FIXED, {list(expected.shape)} in MODEL"
-    if expected.dtype.kind not in "fc" or exact:
-        same = (got == expected) | (np.isnan(got) & np.isnan(expected)
-                                    if expected.dtype.kind in "fc" else False)
-        if bool(np.all(same)):
-            return None
-        where = tuple(int(i) for i in np.argwhere(~same)[0])
-        return (f"differs in {int((~same).sum())} values, exactly compared (a max is one of "
-                f"its inputs), e.g. at {list(where)}: MODEL {expected[where]}, FIXED {got[where]}")
-    wide_e, wide_g = expected.astype(np.float64), got.astype(np.float64)
-    nan_e, nan_g = np.isnan(wide_e), np.isnan(wide_g)
-    scale = float(np.max(np.abs(wide_e[np.isfinite(wide_e)]), initial=1.0))
-    diff = np.where(nan_e & nan_g, 0.0, np.abs(wide_e - wide_g))
-    diff = np.where(nan_e ^ nan_g, np.inf, np.nan_to_num(diff, nan=0.0, posinf=np.inf))
-    worst = float(diff.max(initial=0.0))
-    if worst <= RELATIVE_TOLERANCE * scale:
-        return None
-    where = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
-    return (f"differs by up to {worst:.3g} (at {list(where)}: MODEL {expected[where]}, FIXED "
-            f"{got[where]}), beyond {RELATIVE_TOLERANCE:g} of its largest magnitude {scale:.3g}")
-
-
 def check_equivalent(pair: Pair, spec: InputSpec | None, settings: Settings) -> None:
     """An :class:`OrtpoolError` unless FIXED computes what MODEL means on the inputs ``spec``
     resolves (as :func:`bench_models` times them): MODEL as the spec computes it (its pooling
@@ -234,13 +207,17 @@ def check_equivalent(pair: Pair, spec: InputSpec | None, settings: Settings) -> 
         except Exception as err:  # onnxruntime's own exception types differ between releases
             raise resolved.cannot_run(label or "", str(err)) from None
     for value, expected, got in zip(pair.model.graph.output, *found, strict=True):
-        why = _difference(np.asarray(expected), np.asarray(got), value.name in exact)
-        if why is not None:
+        exactly = value.name in exact
+        why, agrees, _ = compare([np.asarray(expected)], [np.asarray(got)], exactly,
+                                 RELATIVE_TOLERANCE)
+        how = "exactly: a max is one of its inputs" if exactly else (
+            f"within {RELATIVE_TOLERANCE:g} of its magnitude")
+        if not agrees:
             raise OrtpoolError(
                 f"FIXED {pair.fixed_label} does not compute what MODEL {pair.label} means (its "
-                f"pooling nodes as the ONNX spec defines them): output {value.name!r} {why}; "
-                "bench times a model against its fixed form only (give the model 'ortpool fix' "
-                "wrote from MODEL)"
+                f"pooling nodes as the ONNX spec defines them): output {value.name!r} {why} "
+                f"(compared {how}); bench times a model against its fixed form only (give the "
+                "model 'ortpool fix' wrote from MODEL)"
             )
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ortpool.options import reports
@@ -171,8 +170,3 @@ def _print_model(
     print("\n".join(terminal.model_report(result, verbose)))
     if verbose:
         print()
-
-
-def exit_code(found: Sequence[results.ModelResult], fail_on_rulings: bool = False) -> int:
-    """The worst over the models: 2 if one was not validated, 1 if one differs, else 0."""
-    return results.exit_code(found, fail_on_rulings)
