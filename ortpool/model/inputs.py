@@ -213,33 +213,25 @@ def _shapes_given(shapes: Any, style: str) -> dict[str, tuple[int, ...]]:
     """``shapes``/``--shape`` checked: a name -> sizes mapping, or ``NAME:D1,D2`` strings."""
     flag = option("shape", style)
     key = flag.rstrip("=")
-    if shapes is None:
-        return {}
-    if isinstance(shapes, str):
-        return parse_shapes([shapes], flag)
-    if not isinstance(shapes, (Mapping, Iterable)) or isinstance(shapes, bytes):
-        raise TypeError(
-            f"{key}={_shown(shapes)} must be a name -> sizes mapping (e.g. {{'image': (1, 3, "
-            f"224, 224)}}), not {type(shapes).__name__}"
-        )
-    if not isinstance(shapes, Mapping):
-        items = list(shapes)
-        if not all(isinstance(item, str) for item in items):
-            raise TypeError(f"{key}={_shown(shapes)} must be a name -> sizes mapping or "
-                            "'NAME:D1,D2,...' strings")
-        return parse_shapes(items, flag)
-    parsed = {}
-    for name, dims in shapes.items():
-        sizes = list(dims) if isinstance(dims, Iterable) and not isinstance(dims, str) else None
-        if not isinstance(name, str) or sizes is None or not all(
-            isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in sizes
-        ):
-            raise (TypeError if sizes is None or not isinstance(name, str) else OrtpoolError)(
-                f"{key}: the shape of {_shown(name)} must be a sequence of integers >= 0, not "
-                f"{_shown(dims)}"
-            )
-        parsed[name] = _checked_sizes(tuple(int(d) for d in sizes), f"{key}[{name!r}]")
-    return parsed
+    if isinstance(shapes, Mapping):
+        parsed = {}
+        for name, dims in shapes.items():
+            sizes = list(dims) if isinstance(dims, Iterable) and not isinstance(dims, str) else [-1]
+            if not isinstance(name, str) or not all(
+                isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
+                for d in sizes
+            ):
+                raise OrtpoolError(f"{key}: the shape of {_shown(name)} must be a sequence of "
+                                   f"integers >= 0, not {_shown(dims)}")
+            parsed[name] = _checked_sizes(tuple(int(d) for d in sizes), f"{key}[{name!r}]")
+        return parsed
+    items = [] if shapes is None else [shapes] if isinstance(shapes, str) else shapes
+    if isinstance(items, Iterable) and not isinstance(items, bytes):
+        items = list(items)
+        if all(isinstance(item, str) for item in items):
+            return parse_shapes(items, flag)
+    raise TypeError(f"{key}={_shown(shapes)} must be a name -> sizes mapping (e.g. {{'image': "
+                    f"(1, 3, 224, 224)}}) or 'NAME:D1,D2,...' strings, not {type(shapes).__name__}")
 
 
 def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:

@@ -27,13 +27,13 @@ CASES: list[tuple[str, str]] = [
     ('ortpool.validate([M, 5])',
      'TypeError: model[1]=5 must be a path or an onnx.ModelProto, not int'),
     ('ortpool.validate(M, shapes=5)',
-     "TypeError: shapes=5 must be a name -> sizes mapping (e.g. {'image': (1, 3, 224, 224)}), "
-     'not int'),
+     "TypeError: shapes=5 must be a name -> sizes mapping (e.g. {'image': (1, 3, 224, 224)}) "
+     "or 'NAME:D1,D2,...' strings, not int"),
     ("ortpool.validate(M, shapes='x')",
      "OrtpoolError: shapes='x' must be NAME:D1,D2,... with integer sizes >= 0 (digits 0-9), "
      'e.g. image:1,3,224,224'),
     ("ortpool.validate(M, shapes={'x': 'abc'})",
-     "TypeError: shapes: the shape of 'x' must be a sequence of integers >= 0, not 'abc'"),
+     "OrtpoolError: shapes: the shape of 'x' must be a sequence of integers >= 0, not 'abc'"),
     ("ortpool.validate(M, shapes={'x': (1, -1)})",
      "OrtpoolError: shapes: the shape of 'x' must be a sequence of integers >= 0, not (1, -1)"),
     ("ortpool.validate(M, shapes={'x': (True, 3)})",
