@@ -43,15 +43,9 @@ from ortpool.report.outcomes import Outcome, Realization
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 __all__ = [
-    "FixReport",
-    "FixResult",
-    "NodeFix",
-    "Outcome",
-    "Realization",
-    "fix",
-    "fix_file",
-    "fix_with_report",
-]
+    "FixReport", "FixResult", "NodeFix", "Outcome", "Realization", "fix", "fix_file",
+    "fix_with_report"
+]  # fmt: skip
 
 ModelLike = onnx.ModelProto | str | os.PathLike
 

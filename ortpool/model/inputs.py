@@ -73,42 +73,12 @@ DATA_POSITIONS: dict[tuple[str, int], str] = {
 #: Any other operator computes new values (a Conv, a proposal network, Shape): the model's run
 #: gives them, and only integer inputs feeding such a computation (counts, indices) still decide
 #: the data.
-PASS_THROUGH = frozenset(
-    {
-        "Abs",
-        "Add",
-        "Cast",
-        "CastLike",
-        "Ceil",
-        "Clip",
-        "Concat",
-        "Div",
-        "Expand",
-        "Flatten",
-        "Floor",
-        "Gather",
-        "GatherElements",
-        "GatherND",
-        "Identity",
-        "Max",
-        "Min",
-        "Mul",
-        "Neg",
-        "Pad",
-        "Reshape",
-        "Round",
-        "ScatterElements",
-        "ScatterND",
-        "Slice",
-        "Split",
-        "Squeeze",
-        "Sub",
-        "Tile",
-        "Transpose",
-        "Unsqueeze",
-        "Where",
-    }
-)
+PASS_THROUGH = frozenset({
+    "Abs", "Add", "Cast", "CastLike", "Ceil", "Clip", "Concat", "Div", "Expand", "Flatten",
+    "Floor", "Gather", "GatherElements", "GatherND", "Identity", "Max", "Min", "Mul", "Neg", "Pad",
+    "Reshape", "Round", "ScatterElements", "ScatterND", "Slice", "Split", "Squeeze", "Sub", "Tile",
+    "Transpose", "Unsqueeze", "Where"
+})  # fmt: skip
 
 _SHAPE = re.compile(r"^(?P<name>.+):(?P<dims>[^:]*)$")
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)

@@ -37,19 +37,9 @@ from ortpool.rewrite.passes import restore_model, rewrite_model
 from ortpool.rewrite.retarget import CAST_MARK
 
 __all__ = [
-    "CAST_MARK",
-    "NodeReport",
-    "RewriteReport",
-    "Selection",
-    "restore",
-    "restore_file",
-    "restore_with_report",
-    "rewrite",
-    "rewrite_file",
-    "rewrite_with_report",
-    "save",
-    "write_file",
-]
+    "CAST_MARK", "NodeReport", "RewriteReport", "Selection", "restore", "restore_file",
+    "restore_with_report", "rewrite", "rewrite_file", "rewrite_with_report", "save", "write_file"
+]  # fmt: skip
 
 ModelLike = onnx.ModelProto | str | os.PathLike
 Names = str | Sequence[str] | None
