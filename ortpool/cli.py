@@ -21,13 +21,13 @@ from ortpool import __version__
 from ortpool.errors import OrtpoolError
 
 #: subcommand -> module implementing it (``module:NAME``: an object of that module)
-COMMANDS: dict[str, str] = {
-    "rewrite": "ortpool.rewrite.cli:REWRITE",
-    "restore": "ortpool.rewrite.cli:RESTORE",
+COMMANDS: dict[str, str] = {  # in the order ``ortpool --help`` lists them: a user's path first
     "validate": "ortpool.validate.cli",
     "fix": "ortpool.fix.cli",
-    "conformance": "ortpool.conformance.cli",
     "bench": "ortpool.bench.cli",
+    "conformance": "ortpool.conformance.cli",
+    "rewrite": "ortpool.rewrite.cli:REWRITE",
+    "restore": "ortpool.rewrite.cli:RESTORE",
     "ops": "ortpool.ops_cli",
     "warmup": "ortpool.warmup_cli",
 }
@@ -35,12 +35,12 @@ COMMANDS: dict[str, str] = {
 #: subcommand -> its line in ``ortpool --help`` (the listing imports no command's module; each
 #: module's ``HELP`` is its own ``--help``'s description)
 SUMMARIES: dict[str, str] = {
-    "rewrite": "replace standard pooling nodes by ortpool's spec-exact op types",
-    "restore": "turn ortpool's op types back into standard pooling nodes",
     "validate": "compare onnxruntime's built-in pooling with the spec on models",
     "fix": "rewrite pooling nodes into forms onnxruntime computes exactly",
+    "bench": "time a model against its fixed form, or the bundled pool cases",
     "conformance": "sweep a generated grid of pooling cases through onnxruntime",
-    "bench": "time onnxruntime's built-in pooling against ortpool's ops",
+    "rewrite": "replace standard pooling nodes by ortpool's spec-exact op types",
+    "restore": "turn ortpool's op types back into standard pooling nodes",
     "ops": "list ortpool's op types, their inputs, types and attributes",
     "warmup": "compile the numba kernels ahead of time (container builds)",
 }

@@ -7,7 +7,7 @@ import textwrap
 from collections.abc import Sequence
 
 from ortpool import optypes
-from ortpool.cliargs import reports
+from ortpool.options import reports
 
 #: the columns the terminal table fits (``--markdown`` prints every cell on its row)
 WIDTH = 100

@@ -82,7 +82,7 @@ MAX_LIKE = ("MaxPool", "MaxUnpool", "GlobalMaxPool", "MaxRoiPool")
 @dataclasses.dataclass(frozen=True)
 class AccuracyRule:
     """ruling 17's thresholds (``--accuracy-agree-factor``, ``--accuracy-limit``,
-    ``--half-ulps``; :mod:`ortpool.cliargs.accuracy`)."""
+    ``--half-ulps``; :mod:`ortpool.options.accuracy`)."""
 
     #: a sum agrees within this many times the pairwise bound (log2 n + 1) * u * mean|x|
     agree_factor: float = 4.0

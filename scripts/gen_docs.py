@@ -281,7 +281,7 @@ def api_page() -> str:
     )
     for package in API_PACKAGES:
         lines.append(f"* [`{package}`](#{_anchor(package)})")
-    lines.append("")
+    lines += ["* [What a bad argument gets](#what-a-bad-argument-gets)", ""]
     for package in API_PACKAGES:
         module = importlib.import_module(package)
         lines += [f"## `{package}`", ""]
@@ -292,7 +292,27 @@ def api_page() -> str:
             if name.startswith("__"):
                 continue
             lines += _entry(package, name, getattr(module, name))
+    lines += refusals_table()
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def refusals_table() -> list[str]:
+    """The API's refusals: the calls and messages ``tests/api/test_refusals.py`` checks, from the
+    same table (``tests/api/refusals.py``), so the page shows what the test holds."""
+    from tests.api import refusals
+
+    lines = [
+        "## What a bad argument gets",
+        "",
+        " ".join(_doc(refusals).split("\n\n")[1].split()),
+        "",
+        "| call | raises |",
+        "|---|---|",
+    ]
+    for call, message in refusals.CASES:
+        escaped = [part.replace("|", "\\|") for part in (call, message)]
+        lines.append("| `{}` | {} |".format(*escaped))
+    return [*lines, ""]
 
 
 def optypes_page() -> str:

@@ -169,7 +169,7 @@ MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
 def mask_guarded(model: onnx.ModelProto, guarded: set[str]) -> onnx.ModelProto:
     """The ``guarded`` nodes of ``model`` as the node with the pooled-mask guard (not proven
     here: ``ortpool fix`` proves it when it chooses it; this is for timing)."""
-    sites, _ = find_sites(model, Selection.make(None, None, None))
+    sites, _ = find_sites(model, Selection())
     plans = {}
     for site in sites:
         if site.facts is not None and site.node.name in guarded:

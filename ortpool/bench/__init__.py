@@ -40,17 +40,9 @@ _LAZY = {
 }
 
 __all__ = [
-    "CASES",
-    "BenchReport",
-    "Case",
-    "CaseResult",
-    "ModelBench",
-    "Settings",
-    "bench_models",
-    "load_pair",
-    "run_case",
-    "select",
-]
+    "CASES", "BenchReport", "Case", "CaseResult", "ModelBench", "Settings", "bench_models",
+    "load_pair", "run_case", "select"
+]  # fmt: skip
 
 
 __getattr__ = lazy_names(__name__, _LAZY)

@@ -1,9 +1,9 @@
 """The Python API of ``ortpool bench``: :func:`bench` and its :class:`BenchReport`.
 
-Today it times the bundled cases (real CNN shapes, one pooling node each): onnxruntime's
-built-in node against ortpool's op. A user's model (``model``) and its fixed form (``fixed``)
-are the seam the command's ``bench MODEL [FIXED]`` fills: the arguments are taken now, and
-refused with that reason until the runner times a whole model.
+Without a model it times the bundled cases (real CNN shapes, one pooling node each):
+onnxruntime's built-in node against ortpool's op. With ``model`` (and ``fixed``, its fixed
+form), it times them as ``ortpool bench MODEL [FIXED]`` does
+(:func:`ortpool.bench.usermodel.bench_models`).
 """
 
 from __future__ import annotations
@@ -11,29 +11,31 @@ from __future__ import annotations
 import dataclasses
 import html
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import onnx
-
-from ortpool.bench import runner
-from ortpool.bench.cases import select
+from ortpool.bench import runner, usermodel
+from ortpool.bench.cases import Case, select
 from ortpool.errors import OrtpoolError
-from ortpool.ort import DEFAULT_LEVEL, RuntimeSpec, parse_providers
+from ortpool.model import InputSpec
+from ortpool.options import PYTHON, files, label, main_kept_out, runtime, timing, values
+from ortpool.options import inputs as inputs_group
+from ortpool.ort import DEFAULT_LEVEL, share_thread_pool
 from ortpool.report import bench as bench_report
 from ortpool.report.notebook import Report
 
-ModelLike = str | os.PathLike | onnx.ModelProto
 
-
-@dataclasses.dataclass(repr=False)
+@dataclasses.dataclass(repr=False, eq=False)  # equal to itself only
 class BenchReport(Report):
-    """The timed cases (:class:`ortpool.bench.CaseResult`), the machine they ran on and the
-    settings; ``table()`` is the command's table."""
+    """The timed cases (:class:`ortpool.bench.CaseResult`), or the user's model
+    (``model_bench``), the machine they ran on and the settings; ``table()`` is the command's
+    table."""
 
     results: list[runner.CaseResult]
     machine: dict[str, Any]
     settings: runner.Settings
+    #: ``bench(model, fixed)``: the figures of the model against its fixed form
+    model_bench: usermodel.ModelBench | None = None
 
     @property
     def figures(self) -> dict[str, Any]:
@@ -43,15 +45,21 @@ class BenchReport(Report):
     @property
     def exit_code(self) -> int:
         """As ``ortpool bench`` exits: 0, or 1 when ortpool's outputs disagree on a case."""
-        return 0 if self.figures["all_agree"] else 1
+        return 0 if self.model_bench is not None or self.figures["all_agree"] else 1
 
     def table(self, markdown: bool = False) -> str:
+        if self.model_bench is not None:
+            return "\n".join(bench_report.model_tables(self.model_bench, markdown=markdown))
         return bench_report.render(bench_report.table(self.results), markdown=markdown)
 
     def summary_lines(self) -> list[str]:
+        if self.model_bench is not None:
+            return bench_report.model_verdict(self.model_bench)
         return bench_report.summary_lines(self.figures)
 
     def to_dict(self) -> dict[str, Any]:
+        if self.model_bench is not None:
+            return bench_report.model_document(self.model_bench, self.machine, self.settings)
         return bench_report.document(self.results, self.machine, self.settings)
 
     def _repr_html_(self) -> str:
@@ -60,68 +68,105 @@ class BenchReport(Report):
         return f"<pre>{html.escape(text)}</pre>"
 
     def _describe(self) -> str:
+        if self.model_bench is not None:
+            return f"{self.model_bench.model}" + (
+                f" against {self.model_bench.fixed}" if self.model_bench.fixed else "")
         ratio = self.figures.get("geomean_ratio")
         text = f"{len(self.results)} case(s)"
         return text + (f", geometric mean ratio {ratio:.2f}" if ratio is not None else "")
 
 
 def bench(
-    model: ModelLike | None = None,
-    fixed: ModelLike | None = None,
+    model: str | os.PathLike | None = None,
+    fixed: str | os.PathLike | None = None,
     *,
-    shapes: Mapping[str, Sequence[int]] | Sequence[str] | None = None,
-    inputs: Mapping[str, Any] | str | os.PathLike | None = None,
-    providers: Sequence[str] | str | None = None,
+    shapes: inputs_group.Shapes = None,
+    inputs: inputs_group.Arrays = None,
+    seed: int = 0,
+    providers: runtime.Providers = None,
     opt_level: str = DEFAULT_LEVEL,
-    runtime: RuntimeSpec | None = None,
-    cases: Sequence[str] | None = None,
+    intra_op_threads: int = 0,
+    inter_op_threads: int = 0,
+    execution_mode: str = "sequential",
+    cases: str | Sequence[str] | None = None,
     repeat: int = 30,
     min_sample_ms: float = 5.0,
     reference_timeout: float = 10.0,
-    seed: int = 0,
-    shared_pool: bool = True,
+    shared_pool: bool = False,
 ) -> BenchReport:
     """Time onnxruntime's built-in pooling against ortpool's op, as ``ortpool bench`` does.
 
-    ``model``/``fixed``: a user's model and its fixed form, with its ``shapes`` and ``inputs``
-    as :func:`ortpool.validate` takes them (not yet: an :class:`OrtpoolError` says so; leave
-    them out for the bundled cases). ``cases``: names, substrings or globs of the bundled cases
-    (default every one); ``repeat``: timed rounds per case, every variant sampled once per
-    round; ``min_sample_ms``: each sample repeats the call until it lasts this long;
-    ``reference_timeout``: seconds per case for the onnx reference evaluator (0 skips it);
-    ``seed``: of the inputs; ``providers``, ``opt_level`` (default ``all``, a deployed model's),
-    ``runtime``: as :func:`ortpool.validate` takes them; ``shared_pool``: every session on one
-    intra-op pool (False: a pool per session, noisier). Returns a :class:`BenchReport`.
+    ``model``/``fixed``: a user's model file and its fixed form (``ortpool.fix``'s), timed as
+    ``ortpool bench MODEL FIXED`` times them, on inputs of ``shapes`` and ``inputs`` as
+    :func:`ortpool.validate` takes them (FIXED must compute what MODEL computes: refused
+    otherwise); without them, the bundled cases. ``cases``: names, substrings or globs of the
+    bundled cases (a string is one pattern; default every one); ``repeat``: timed rounds,
+    every variant sampled once per round; ``min_sample_ms``: each sample repeats the call until
+    it lasts this long; ``reference_timeout``: seconds per case for the onnx reference evaluator
+    (0 skips it); ``seed``: of the inputs; ``providers``, ``opt_level`` (default ``all``, a
+    deployed model's), the threads and execution mode: as :func:`ortpool.validate` takes them;
+    ``shared_pool``: every session on onnxruntime's one process-wide intra-op pool, as the
+    command runs them (less noise; but set once for the process, before its first session:
+    every session this process makes later must use it, so it is off by default here).
+    Returns a :class:`BenchReport`; a bad argument raises :class:`ortpool.OrtpoolError` (or a
+    ``TypeError``) naming it.
     """
-    if model is not None or fixed is not None or shapes is not None or inputs is not None:
-        # The seam for ``ortpool bench MODEL [FIXED]``: the runner times bundled cases only.
-        raise OrtpoolError(
-            "bench(model, fixed, shapes=, inputs=): timing a user's model is not in this "
-            "version of ortpool; bench() without them times the bundled cases"
-        )
-    if repeat < 1:
-        raise OrtpoolError(f"repeat={repeat} must be at least 1")
-    try:
-        chosen = select(cases)
-    except ValueError as err:
-        raise OrtpoolError(str(err)) from None
-    if runtime is None:
-        runtime = RuntimeSpec(parse_providers(providers), opt_level)
-    runtime.check()
+    spec = runtime.from_python(
+        providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
+    )
+    settings = runner.Settings(
+        repeat=timing.repeat(repeat, PYTHON),
+        min_sample=timing.min_sample(min_sample_ms, PYTHON),
+        intra_op_threads=spec.intra_op_threads,
+        reference_limit=timing.reference_timeout(reference_timeout, PYTHON, zero="0: skipped"),
+        seed=inputs_group.seed(seed, PYTHON),
+        shared_pool=values.flag("shared_pool", shared_pool),
+        runtime=spec,
+    )
+    spec_inputs = inputs_group.from_python(shapes, inputs)
+    patterns = values.names("cases", cases)
+    if model is None and not spec_inputs.empty:
+        raise OrtpoolError("shapes= and inputs= size a model's inputs: give model= (the bundled "
+                           "cases are ortpool's own models)")
+    if (model is not None or fixed is not None) and (model is None or patterns is not None):
+        raise OrtpoolError("model= and fixed= time a model against its fixed form, cases= the "
+                           "bundled cases: give model= (and fixed=), or cases=")
+    chosen, pair, info = prepare(
+        settings, spec_inputs, patterns,
+        None if model is None else files.model(model, proto=False),
+        None if fixed is None else files.model(fixed, "fixed", proto=False), PYTHON,
+    )
+    with main_kept_out():  # the reference evaluator's worker is a spawned process
+        if pair is not None:
+            found = usermodel.bench_models(pair, spec_inputs, settings)
+            return BenchReport([], info, settings, found)
+        return BenchReport([runner.run_case(case, settings) for case in chosen], info, settings)
+
+
+def prepare(
+    settings: runner.Settings,
+    model_inputs: InputSpec,
+    patterns: Sequence[str] | None,
+    model: str | None,
+    fixed: str | None,
+    style: str,
+) -> tuple[list[Case], usermodel.Pair | None, dict[str, Any]]:
+    """What a run times, every part checked before anything is timed, and the machine it runs
+    on: the bundled cases ``patterns`` selects, or MODEL and FIXED read and FIXED compared with
+    MODEL, all before the process-wide pool is shared (see :func:`usermodel.load_pair`)."""
     from ortpool.bench import machine
     from ortpool.kernels import thread_count
 
-    settings = runner.Settings(
-        repeat=repeat,
-        min_sample=min_sample_ms / 1000,
-        intra_op_threads=runtime.intra_op_threads,
-        reference_limit=reference_timeout,
-        seed=seed,
-        shared_pool=shared_pool,
-        runtime=runtime,
-    )
-    if settings.shared_pool and not runner.share_thread_pool(settings.intra_op_threads):
-        settings.shared_pool = False
+    chosen, pair = [], None
+    if model is None:
+        try:
+            chosen = select(patterns)
+        except ValueError as err:
+            raise OrtpoolError(f"{label('cases', style)}: {err}") from None
+    else:
+        pair = usermodel.load_pair(model, fixed)
+        usermodel.check_equivalent(pair, model_inputs, settings)
+    if settings.shared_pool and not share_thread_pool(settings.intra_op_threads):
+        settings.shared_pool = False  # the machine line and the JSON then say "one per session"
     info = machine.describe(settings.intra_op_threads, thread_count(), settings.shared_pool)
-    found = [runner.run_case(case, settings) for case in chosen]
-    return BenchReport(found, info, settings)
+    return chosen, pair, info

@@ -9,9 +9,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ortpool.bench import cases as bench_cases
-from ortpool.cliargs import inputs as cliargs_inputs
-from ortpool.cliargs import numbers, reports, runtime
+from ortpool.errors import OrtpoolError
 from ortpool.model import InputSpec
+from ortpool.options import CLI, inputs, reports, runtime, timing
 from ortpool.ort import DEFAULT_LEVEL
 from ortpool.staging import StagedFiles
 
@@ -42,50 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="MODEL's fixed form ('ortpool fix MODEL FIXED'): timed against MODEL in the same "
         "rounds, with a second session of MODEL as the control",
     )
-    parser.add_argument(
-        "--cases",
-        nargs="+",
-        metavar="NAME",
-        help="run only these cases (names, substrings or globs; see --list)",
-    )
-    parser.add_argument("--list", action="store_true", help="list the cases and exit")
-    parser.add_argument(
-        "--repeat",
-        type=numbers.integer,
-        default=30,
-        metavar="N",
-        help="timed rounds (per case, or of MODEL); every variant is sampled once per round "
-        "(default 30)",
-    )
-    parser.add_argument(
-        "--min-sample-ms",
-        type=numbers.real,
-        default=5.0,
-        metavar="MS",
-        help="each sample repeats the call until it lasts this long (default 5 ms)",
-    )
-    parser.add_argument(
-        "--reference-timeout",
-        type=numbers.real,
-        default=REFERENCE_TIMEOUT,
-        metavar="S",
-        help="time limit per case for the onnx reference evaluator; cases it cannot finish are "
-        "skipped (default 10 s; 0 skips the evaluator)",
-    )
-    parser.add_argument(
-        "--no-reference", action="store_true", help="skip the onnx reference evaluator"
-    )
-    parser.add_argument(
-        "--per-session-threads",
-        action="store_true",
-        help="give each session its own intra-op pool instead of one shared pool (noisier: idle "
-        "workers of one session spin while another runs)",
-    )
-    # the group validate and fix share; --shape and --inputs size MODEL's inputs (the bundled
-    # cases' models are ortpool's own)
-    cliargs_inputs.add_arguments(parser, seed_help="seed of the random inputs")
-    reports.add_json(parser, "also write every figure as JSON to FILE")
-    reports.add_markdown(parser, "print the table as Markdown")
+    # --shape and --inputs size MODEL's inputs (the bundled cases' models are ortpool's own)
+    inputs.add_arguments(parser, seed_help="seed of the random inputs (0)")
     runtime.add_arguments(
         parser,
         DEFAULT_LEVEL,
@@ -93,88 +51,78 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         providers_help="the execution providers the built-in and ortpool sessions run on, in "
         "priority order (default cpu); the table says which one executed each built-in node",
     )
-
-
-def _usage(message: str) -> int:
-    print(f"ortpool bench: error: {message}", file=sys.stderr)
-    return 2
-
-
-def _case_options(args: argparse.Namespace) -> list[str]:
-    """The bundled-case options given (they mean nothing with MODEL)."""
-    given = []
-    if args.cases:
-        given.append("--cases")
-    if args.list:
-        given.append("--list")
-    if args.no_reference:
-        given.append("--no-reference")
-    if args.reference_timeout != REFERENCE_TIMEOUT:
-        given.append("--reference-timeout")
-    return given
+    group = parser.add_argument_group("timing")
+    timing.add_repeat(group, 30, 5.0)
+    group.add_argument(
+        "--per-session-threads",
+        action="store_true",
+        help="give each session its own intra-op pool instead of one shared pool (noisier: idle "
+        "workers of one session spin while another runs)",
+    )
+    group = parser.add_argument_group("the bundled cases (without MODEL)")
+    group.add_argument(
+        "--cases",
+        nargs="+",
+        metavar="NAME",
+        help="run only these cases (names, substrings or globs; see --list)",
+    )
+    group.add_argument("--list", action="store_true", help="list the cases and exit")
+    timing.add_reference_timeout(
+        group, REFERENCE_TIMEOUT, "per case; cases it cannot finish are skipped (0 skips the "
+        "evaluator)",
+    )
+    group.add_argument(
+        "--no-reference", action="store_true", help="skip the onnx reference evaluator"
+    )
+    group = parser.add_argument_group("reports")
+    reports.add_json(group, "also write every figure as JSON to FILE")
+    reports.add_markdown(group, "print the table as Markdown")
 
 
 def run(args: argparse.Namespace) -> int:
     """Exit code 0, or 1 when ortpool's outputs disagree with the built-in's on some case."""
-    if args.model is not None and _case_options(args):
-        return _usage(
-            f"{', '.join(_case_options(args))} select or measure the bundled cases; with MODEL "
-            "there are none (leave out MODEL to run them)"
-        )
+    cases_only = [flag for flag, given in (
+        ("--cases", args.cases), ("--list", args.list), ("--no-reference", args.no_reference),
+        ("--reference-timeout", args.reference_timeout != REFERENCE_TIMEOUT)) if given]
+    if args.model is not None and cases_only:
+        raise OrtpoolError(f"{', '.join(cases_only)} select or measure the bundled cases; with "
+                           "MODEL there are none (leave out MODEL to run them)")
     if args.model is None and (args.shape or args.inputs):
-        return _usage("--shape and --inputs size MODEL's inputs: give MODEL (ortpool bench "
-                      "MODEL [FIXED] --shape ...)")
+        raise OrtpoolError("--shape and --inputs size MODEL's inputs: give MODEL (ortpool bench "
+                           "MODEL [FIXED] --shape ...)")
     if args.list:
         for case in bench_cases.CASES:
             attrs = " ".join(f"{k}={v}" for k, v in case.attrs)
             print(f"{case.name:20} {case.op:17} {case.shape_text:16} {attrs}")
         return 0
-    if args.repeat < 1:
-        return _usage("--repeat must be at least 1")
-    # one line each, exit 2 (ortpool.cli); a sample of more than a second only slows the run
-    numbers.amount("--min-sample-ms", args.min_sample_ms, 0, 1000)
-    numbers.seconds("--reference-timeout", args.reference_timeout)
-    cliargs_inputs.seed(args)
-    chosen = []
-    if args.model is None:
-        try:
-            chosen = bench_cases.select(args.cases)
-        except ValueError as err:
-            return _usage(str(err))
-    spec = runtime.read(args)
-    inputs = cliargs_inputs.read(args)
-    pair = None
-    if args.model is not None:
-        from ortpool.bench import usermodel
-
-        # read and checked before the shared pool is set (see load_pair) and before any timing
-        pair = usermodel.load_pair(args.model, args.fixed)
+    # every option checked first: one line each, exit 2 (ortpool.cli)
+    reference = timing.reference_timeout(args.reference_timeout, zero="0: skipped")
+    spec = runtime.from_args(args)
+    model_inputs = inputs.from_args(args)
     # The report's destination is checked before anything runs (nothing is created yet).
     files = StagedFiles()
     json_file = files.add(args.json, "the JSON report") if args.json else None
 
-    from ortpool.bench import machine, runner
-    from ortpool.kernels import thread_count
+    from ortpool.bench import runner
+    from ortpool.bench.api import prepare
     from ortpool.report import bench as report
 
     settings = runner.Settings(
-        repeat=args.repeat,
-        min_sample=args.min_sample_ms / 1000,
+        repeat=timing.repeat(args.repeat),
+        min_sample=timing.min_sample(args.min_sample_ms),
         intra_op_threads=spec.intra_op_threads,
-        reference_limit=0.0 if args.no_reference else args.reference_timeout,
-        seed=args.seed,
+        reference_limit=0.0 if args.no_reference else reference,
+        seed=inputs.seed(args.seed),
         shared_pool=not args.per_session_threads,
         runtime=spec,
     )
-    if settings.shared_pool and not runner.share_thread_pool(settings.intra_op_threads):
-        settings.shared_pool = False  # the machine line and the JSON then say "one per session"
-    info = machine.describe(settings.intra_op_threads, thread_count(), settings.shared_pool)
+    chosen, pair, info = prepare(settings, model_inputs, args.cases, args.model, args.fixed, CLI)
     for line in report.wrap(report.machine_lines(info)):
         print(line)
     for line in report.wrap([f"runtime: {spec.title()}, graph optimizations {spec.level}"]):
         print(line)
     if pair is not None:
-        return _run_model(args, pair, inputs, settings, info, files, json_file)
+        return _run_model(args, pair, model_inputs, settings, info, files, json_file)
     print(flush=True)
     with files:
         files.reserve()  # proves the folder writable before the timings, not after them
@@ -204,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_model(
     args: argparse.Namespace,
     pair: usermodel.Pair,
-    inputs: InputSpec,
+    model_inputs: InputSpec,
     settings: runner.Settings,
     info: dict[str, Any],
     files: StagedFiles,
@@ -219,7 +167,7 @@ def _run_model(
         head = [f"model: {pair.label}"] + ([f"fixed: {pair.fixed_label}"] if pair.fixed else [])
         head.append(f"rounds: {settings.repeat}, each session sampled once per round")
         print("\n".join(report.wrap(head)), flush=True)
-        result = usermodel.bench_models(pair, inputs, settings)
+        result = usermodel.bench_models(pair, model_inputs, settings)
         shapes = ", ".join(f"{k} {v}" for k, v in result.inputs.shapes.items())
         head = [f"inputs: {shapes} ({result.inputs.source})"]
         if result.inputs.dims:

@@ -26,7 +26,8 @@ class Settings:
     intra_op_threads: int = 0
     reference_limit: float = 10.0  # seconds; 0 disables the reference evaluator
     seed: int = 0
-    #: All sessions share onnxruntime's global intra-op pool (see :func:`share_thread_pool`).
+    #: All sessions share onnxruntime's global intra-op pool
+    #: (:func:`ortpool.ort.runtime_spec.share_thread_pool`).
     shared_pool: bool = False
     #: providers, optimization level, threads of every session (``intra_op_threads`` above is
     #: the size of the shared pool, or of each session's when not shared)
@@ -80,14 +81,6 @@ class CaseResult:
         return None if ref is None else ref / self.times[ORTPOOL].median
 
 
-def share_thread_pool(intra_op_threads: int = 0) -> bool:
-    """Give every later session one process-wide intra-op pool
-    (:func:`ortpool.ort.runtime_spec.share_thread_pool`); False when the installed onnxruntime
-    cannot. The benchmark holds several sessions at once, whose idle workers would otherwise
-    take the cores from the one running."""
-    return runtime_spec.share_thread_pool(intra_op_threads)
-
-
 def session_runtime(settings: Settings) -> RuntimeSpec:
     """The runtime of every session of a case: the shared pool, or pools of the given size."""
     return dataclasses.replace(
@@ -124,25 +117,30 @@ def _floor_call(
 
 
 def compare(
-    expected: list[np.ndarray], got: list[np.ndarray], exact: bool
+    expected: list[np.ndarray], got: list[np.ndarray], exact: bool, tolerance: float = 1e-6
 ) -> tuple[str, bool, float]:
-    """(text, agrees, max |difference|) of ortpool's outputs against the built-in's.
+    """(text, agrees, max |difference|) of ``got`` against ``expected`` (ortpool's outputs
+    against the built-in's, a fixed model's against its model's): the same element types and
+    shapes, NaN where the other has NaN, values exactly or within ``tolerance`` of the output's
+    magnitude (at least 1).
 
     Max and unpool must match bit for bit; an average may differ in the last bits, because
     ortpool sums one axis at a time and onnxruntime sums each window in its own order.
     """
     worst = 0.0
     for e, g in zip(expected, got, strict=True):
+        if e.dtype != g.dtype:
+            return f"is {g.dtype}, not {e.dtype}", False, float("inf")
         if e.shape != g.shape:
             return f"shape {list(g.shape)} != {list(e.shape)}", False, float("inf")
         if e.dtype.kind == "f":
-            both_nan = np.isnan(e) & np.isnan(g)
-            diff = np.where(both_nan, 0, np.abs(e.astype(np.float64) - g.astype(np.float64)))
+            nan_e, nan_g = np.isnan(e), np.isnan(g)  # NaN on one side only differs by inf
+            diff = np.abs(e.astype(np.float64) - g.astype(np.float64))
+            diff = np.where(nan_e | nan_g, np.where(nan_e & nan_g, 0.0, np.inf), diff)
             worst = max(worst, float(diff.max()) if diff.size else 0.0)
-            if exact and worst > 0:
-                return f"differs (max |d| {worst:.2g})", False, worst
-            tolerance = 1e-6 * max(1.0, float(np.nanmax(np.abs(e))) if e.size else 1.0)
-            if worst > tolerance:
+            finite = np.abs(e[np.isfinite(e)])
+            scale = max(1.0, float(finite.max()) if finite.size else 1.0)
+            if worst > (0.0 if exact else tolerance * scale):
                 return f"differs (max |d| {worst:.2g})", False, worst
         elif not np.array_equal(e, g):
             return f"{int((e != g).sum())} values differ", False, float("inf")

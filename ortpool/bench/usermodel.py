@@ -27,12 +27,13 @@ import numpy as np
 import onnx
 
 from ortpool import modelfile
-from ortpool.bench.runner import Settings, session_runtime
+from ortpool.bench.runner import Settings, compare, session_runtime
 from ortpool.errors import OrtpoolError
 from ortpool.model import InputSpec, ResolvedInputs, graph_inputs, resolve
 from ortpool.model.fixmarks import MARK
 from ortpool.model.inference import TypeTable, value_type
 from ortpool.model.scopes import graph_scopes
+from ortpool.model.selection import Selection
 from ortpool.model.site import find_sites
 from ortpool.model.timing import Ratio, Stats
 from ortpool.ort import (
@@ -43,6 +44,8 @@ from ortpool.ort import (
     stamp,
 )
 from ortpool.ort.timed import FIXED, ORIGINAL, RunFailed, time_against
+from ortpool.rewrite.passes import rewrite_model
+from ortpool.tolerances import MAX_LIKE
 
 #: profiled runs per model (after one warm-up run, left out): enough for a median per node,
 #: few enough that profiling, which slows every node, stays a small part of the command
@@ -174,6 +177,50 @@ def check_interface(
         )
 
 
+#: FIXED's float outputs agree with MODEL's within this fraction of the output's largest
+#: magnitude: sums computed in another order (a form, another layout downstream) differ in their
+#: last bits, a float16 cast on the way (2**-11) or another computation by far more
+RELATIVE_TOLERANCE = 1e-4
+
+
+def check_equivalent(pair: Pair, spec: InputSpec | None, settings: Settings) -> None:
+    """An :class:`OrtpoolError` unless FIXED computes what MODEL means on the inputs ``spec``
+    resolves (as :func:`bench_models` times them): MODEL as the spec computes it (its pooling
+    nodes run by ortpool's ops: where onnxruntime's own differ, FIXED is meant to differ from
+    them) against FIXED on onnxruntime, the same types and shapes, an output a max-like pool
+    writes exactly, the others within :data:`RELATIVE_TOLERANCE`; a ratio of two different
+    computations times nothing. Run before the shared thread pool is set (sessions of their own
+    threads; see :func:`load_pair`), so a refusal leaves the process as it was."""
+    if pair.fixed is None:
+        return
+    resolved = resolve(pair.model, spec, seed=settings.seed)
+    runtime = dataclasses.replace(settings.runtime, shared_pool=False)
+    sites, _ = find_sites(pair.model, skip_invalid=True, table=TypeTable())
+    exact = {o for site in sites if site.op in MAX_LIKE for o in site.node.output}
+    exact_spec = onnx.ModelProto()
+    exact_spec.CopyFrom(pair.model)
+    rewrite_model(exact_spec, Selection(), True)
+    found = []
+    for model, label in ((exact_spec, pair.label), (pair.fixed, pair.fixed_label)):
+        try:
+            found.append(open_session(runtime, model).run(None, dict(resolved.feeds)))
+        except Exception as err:  # onnxruntime's own exception types differ between releases
+            raise resolved.cannot_run(label or "", str(err)) from None
+    for value, expected, got in zip(pair.model.graph.output, *found, strict=True):
+        exactly = value.name in exact
+        why, agrees, _ = compare([np.asarray(expected)], [np.asarray(got)], exactly,
+                                 RELATIVE_TOLERANCE)
+        how = "exactly: a max is one of its inputs" if exactly else (
+            f"within {RELATIVE_TOLERANCE:g} of its magnitude")
+        if not agrees:
+            raise OrtpoolError(
+                f"FIXED {pair.fixed_label} does not compute what MODEL {pair.label} means (its "
+                f"pooling nodes as the ONNX spec defines them): output {value.name!r} {why} "
+                f"(compared {how}); bench times a model against its fixed form only (give the "
+                "model 'ortpool fix' wrote from MODEL)"
+            )
+
+
 def _profile_keys(node: onnx.NodeProto) -> tuple[str, ...]:
     """The names a node's profile events can carry: its own, or, when onnxruntime's NCHWc layout
     pass replaced it (level ``layout`` and above, a pool or Conv on the CPU provider), the name
@@ -278,7 +325,7 @@ class Pair:
 def load_pair(model_path: str | os.PathLike, fixed_path: str | os.PathLike | None) -> Pair:
     """Read MODEL and FIXED and check that FIXED takes MODEL's inputs and gives its outputs.
 
-    Done before any session, and before :func:`ortpool.bench.runner.share_thread_pool`: lowering
+    Done before any session, and before :func:`ortpool.ort.runtime_spec.share_thread_pool`: lowering
     an IR version asks onnxruntime which it reads by opening probe sessions of their own
     threads, which a process-wide pool refuses."""
     notes: list[str] = []

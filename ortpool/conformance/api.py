@@ -7,15 +7,20 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from ortpool.check.domain import name
 from ortpool.conformance.run import run_conformance, select_cases
-from ortpool.ort import ISOLATED_LEVEL, RuntimeSpec, parse_providers
+from ortpool.dtypes import canonical
+from ortpool.errors import OrtpoolError
+from ortpool.options import PYTHON, domain, inputs, label, runtime, values
+from ortpool.options import accuracy as accuracy_group
+from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.matrix import matrix
 from ortpool.report.notebook import Report, _plural
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 
-@dataclasses.dataclass(repr=False)
+@dataclasses.dataclass(repr=False, eq=False)  # equal to itself only
 class ConformanceReport(Report):
     """The grid's cases and their results (``cases``: each with ``.case`` and ``.node``)."""
 
@@ -53,35 +58,56 @@ class ConformanceReport(Report):
 
 def conformance(
     *,
-    ops: Sequence[str] | None = None,
+    ops: str | Sequence[str] | None = None,
     versions: Sequence[int] | None = None,
-    dtypes: Sequence[str] | None = None,
+    dtypes: str | Sequence[str] | None = None,
     ranks: Sequence[int] = (1, 2, 3),
     seed: int = 0,
-    providers: Sequence[str] | str | None = None,
+    providers: runtime.Providers = None,
     opt_level: str = ISOLATED_LEVEL,
-    runtime: RuntimeSpec | None = None,
+    intra_op_threads: int = 0,
+    inter_op_threads: int = 0,
+    execution_mode: str = "sequential",
+    nonfinite: bool = False,
     atol: float | None = None,
     rtol: float | None = None,
     accuracy: AccuracyRule = DEFAULT_RULE,
-    nonfinite: bool = False,
 ) -> ConformanceReport:
     """Sweep the generated grid of single-node pooling cases through onnxruntime's built-ins and
     ortpool, as ``ortpool conformance`` does.
 
     ``ops``, ``versions``, ``dtypes`` (ONNX names: ``float`` is float32, ``double``...; numpy's
     spellings are read too), ``ranks``: only these cases (default every one, 1-3 spatial axes);
-    ``seed``: of the case inputs; ``providers``, ``opt_level``, ``runtime``, ``atol``, ``rtol``,
-    ``accuracy``: as :func:`validate` takes them; ``nonfinite``: the cases holding NaN too (ruling
-    20: the non-finite domain). Returns a :class:`ConformanceReport`.
+    ``seed``: of the case inputs; ``providers``, ``opt_level``, the threads and execution mode,
+    ``atol``, ``rtol``, ``accuracy``: as :func:`ortpool.validate` takes them; ``nonfinite``: the
+    cases holding NaN too (ruling 20: the non-finite domain). Returns a
+    :class:`ConformanceReport`.
     """
-    cases = select_cases(ops, versions, dtypes, ranks, nonfinite)
-    if runtime is None:
-        runtime = RuntimeSpec(parse_providers(providers), opt_level)
-    rule = dataclasses.replace(accuracy, atol=atol, rtol=rtol)
-    found = run_conformance(cases, seed, runtime.check(), rule,
-                            domain="non-finite" if nonfinite else "finite")
-    settings = {"seed": seed, "ops": ops, "versions": versions, "dtypes": dtypes,
-                "ranks": list(ranks), "runtime": runtime.describe(),
-                "domain": "non-finite" if nonfinite else "finite"}
-    return ConformanceReport(found, settings)
+    spec = runtime.from_python(
+        providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
+    )
+    rule = accuracy_group.from_python(atol, rtol, accuracy)
+    cases, settings = selected(ops, versions, dtypes, ranks, inputs.seed(seed, PYTHON),
+                               domain.from_python(nonfinite), PYTHON)
+    found = run_conformance(cases, settings["seed"], spec, rule, domain=settings["domain"])
+    return ConformanceReport(found, {**settings, "runtime": spec.describe()})
+
+
+def selected(
+    ops: Any, versions: Any, dtypes: Any, ranks: Any, seed: int, nonfinite: bool, style: str
+) -> tuple[list[Any], dict[str, Any]]:
+    """The grid's cases the filters select (``ops``, ``dtypes``: names, a string may hold
+    several, comma-separated; ``versions``, ``ranks``: integers), each checked, and the filters
+    as the report's settings."""
+    op_names = values.names(label("ops", style), ops)
+    op_list = [p.strip() for o in op_names for p in o.split(",") if p.strip()] if op_names else None
+    type_names = values.names(label("dtypes", style), dtypes)
+    try:
+        types = [canonical(t) for t in type_names] if type_names else None
+    except OrtpoolError as err:
+        raise OrtpoolError(f"{label('dtypes', style)}: {err}") from None
+    wanted = values.integers(label("versions", style), versions) or []
+    spatial = values.integers(label("ranks", style), ranks) or []
+    cases = select_cases(op_list, wanted, types, spatial, nonfinite)
+    return cases, {"seed": seed, "ops": op_list, "versions": wanted, "dtypes": types,
+                   "ranks": spatial, "domain": name(nonfinite)}

@@ -7,17 +7,14 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from ortpool.cliargs import inputs as cliargs_inputs
-from ortpool.cliargs import reports, runtime
-from ortpool.cliargs.numbers import integer
-from ortpool.dtypes import canonical_list
 from ortpool.errors import OrtpoolError
+from ortpool.options import CLI, accuracy, domain, inputs, reports, runtime
+from ortpool.options.values import integer
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
 
 if TYPE_CHECKING:
     from ortpool.check.grid import Case
-    from ortpool.tolerances import AccuracyRule
 
 HELP = (
     "sweep a generated grid of pooling cases (op x version x dtype x padding x ceil x dilation x "
@@ -40,33 +37,32 @@ def _check_filters(args: argparse.Namespace) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seed", type=integer, default=0, help="seed of the case inputs (0)")
-    parser.add_argument("--ops", metavar="OP[,OP]", help="only these operators")
-    parser.add_argument("--versions", metavar="V[,V]", help="only these spec versions")
-    parser.add_argument(
+    group = parser.add_argument_group("cases")
+    group.add_argument("--ops", metavar="OP[,OP]", help="only these operators")
+    group.add_argument("--versions", metavar="V[,V]", help="only these spec versions")
+    group.add_argument(
         "--dtypes",
         metavar="T[,T]",
         help="only these element types, ONNX names (float is float32, double, float16, int8...; "
         "numpy's spellings float32, float64 are read too)",
     )
-    parser.add_argument("--ranks", metavar="R[,R]", default="1,2,3", help="spatial ranks (1,2,3)")
-    from ortpool.cliargs import accuracy, domain
-
-    domain.add_arguments(parser, "cases")
-
-    accuracy.add_arguments(
-        parser,
-        atol_help="widens the accuracy agree band of averages and norms",
-        rtol_help="widens the accuracy agree band of averages and norms",
-    )
-    reports.add_json(parser, "write every case and its result as JSON")
-    reports.add_no_progress(parser)
+    group.add_argument("--ranks", metavar="R[,R]", default="1,2,3", help="spatial ranks (1,2,3)")
+    inputs.add_arguments(parser, model_inputs=False, seed_help="seed of the case inputs (0)")
     runtime.add_arguments(
         parser,
         ISOLATED_LEVEL,
         "every case runs at it (disable: the node as written)",
         providers_help="the execution providers the built-in nodes run on, in priority order "
         "(default cpu); a case the first does not execute is counted as fallen back, not as its",
+    )
+    domain.add_arguments(parser, "cases")
+    group = parser.add_argument_group("reports")
+    reports.add_json(group, "write every case and its result as JSON")
+    reports.add_no_progress(group)
+    accuracy.add_arguments(
+        parser,
+        atol_help="widens the accuracy agree band of averages and norms",
+        rtol_help="widens the accuracy agree band of averages and norms",
     )
 
 
@@ -76,11 +72,10 @@ def run(args: argparse.Namespace) -> int:
     from ortpool.report import matrix
     from ortpool.report.progress import ProgressBar
 
-    cliargs_inputs.seed(args)
     _check_filters(args)
     cases, settings = _cases(args)
-    spec = runtime.read(args)
-    rule = _rule(args)
+    spec = runtime.from_args(args)
+    rule = accuracy.from_args(args)
     settings["accuracy"] = rule.to_dict()
     # The report's destination is checked and reserved before the sweep, not after it.
     with StagedFiles() as files:
@@ -117,34 +112,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
     """The grid's cases the filters select, and the filters as the report's settings."""
-    from ortpool.check import domain
-    from ortpool.conformance.run import select_cases
+    from ortpool.conformance.api import selected
 
     try:
-        wanted_versions = [integer(v) for v in _csv(args.versions) or []]
-        ranks = [integer(r) for r in _csv(args.ranks) or []]
+        versions, ranks = ([integer(v) for v in _csv(text) or []]
+                           for text in (args.versions, args.ranks))
     except argparse.ArgumentTypeError:  # also Unicode digits, which int() reads
         raise OrtpoolError("--versions and --ranks take comma-separated integers") from None
-    dtypes = canonical_list(args.dtypes)
-    cases = select_cases(_csv(args.ops), wanted_versions, dtypes, ranks, args.nonfinite)
-    settings = {
-        "seed": args.seed,
-        "ops": _csv(args.ops),
-        "versions": wanted_versions,
-        "dtypes": dtypes,
-        "ranks": ranks,
-        "domain": domain.name(args.nonfinite),
-    }
-    return cases, settings
-
-
-def _rule(args: argparse.Namespace) -> AccuracyRule:
-    """Ruling 17's thresholds, ``--atol``/``--rtol`` widening a sum's agree band."""
-    import dataclasses
-
-    from ortpool.cliargs.accuracy import rule_from
-
-    return dataclasses.replace(rule_from(args), atol=args.atol, rtol=args.rtol)
+    return selected(_csv(args.ops), versions, _csv(args.dtypes), ranks, inputs.seed(args.seed),
+                    args.nonfinite, CLI)
 
 
 def _document(found: list, env: dict[str, str], settings: dict[str, Any]) -> dict[str, Any]:

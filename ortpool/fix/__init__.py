@@ -22,6 +22,7 @@ and callable (it calls :func:`fix`), like ``ortpool.rewrite``.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -33,75 +34,41 @@ from ortpool import modelfile
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.lazy import callable_package
 from ortpool.model.files import write_file
-from ortpool.model.inputs import PYTHON, InputSpec
-from ortpool.model.selection import Selection
-from ortpool.ort.runtime_spec import DEFAULT_LEVEL, RuntimeSpec, parse_providers
+from ortpool.options import PYTHON, domain, files, runtime, values
+from ortpool.options import accuracy as accuracy_group
+from ortpool.options import inputs as inputs_group
+from ortpool.ort.runtime_spec import DEFAULT_LEVEL
 from ortpool.report.fixes import FixReport, FixResult, NodeFix
 from ortpool.report.outcomes import Outcome, Realization
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 __all__ = [
-    "FixReport",
-    "FixResult",
-    "NodeFix",
-    "Outcome",
-    "Realization",
-    "fix",
-    "fix_file",
-    "fix_with_report",
-]
+    "FixReport", "FixResult", "NodeFix", "Outcome", "Realization", "fix", "fix_file",
+    "fix_with_report"
+]  # fmt: skip
 
 ModelLike = onnx.ModelProto | str | os.PathLike
-
-
-def _options(
-    ops: Sequence[str] | str | None,
-    nodes: Sequence[str] | str | None,
-    exclude: Sequence[str] | str | None,
-    skip_invalid: bool,
-    providers: Sequence[str] | str | None,
-    opt_level: str,
-    nonfinite: bool,
-    seed: int,
-    lift_opset: bool,
-    shapes: Mapping[str, Sequence[int]] | Sequence[str] | None,
-    inputs: Mapping[str, Any] | str | os.PathLike | None,
-    accuracy: AccuracyRule,
-    runtime: RuntimeSpec | None,
-    model_inputs: InputSpec | None,
-) -> Options:
-    if runtime is None:
-        runtime = RuntimeSpec(parse_providers(providers), opt_level)
-    return Options(
-        selection=Selection.make(ops, nodes, exclude),
-        skip_invalid=skip_invalid,
-        runtime=runtime.check(),
-        nonfinite=nonfinite,
-        seed=seed,
-        lift_opset=lift_opset,
-        model_inputs=model_inputs or InputSpec.make(shapes, inputs, style=PYTHON),
-        accuracy=accuracy,
-    )
 
 
 def fix(
     model: ModelLike,
     *,
-    ops: Sequence[str] | str | None = None,
-    nodes: Sequence[str] | str | None = None,
-    exclude: Sequence[str] | str | None = None,
+    ops: str | Sequence[str] | None = None,
+    nodes: str | Sequence[str] | None = None,
+    exclude: str | Sequence[str] | None = None,
     skip_invalid: bool = False,
-    providers: Sequence[str] | str | None = None,
-    opt_level: str = DEFAULT_LEVEL,
-    nonfinite: bool = False,
+    shapes: inputs_group.Shapes = None,
+    inputs: inputs_group.Arrays = None,
     seed: int = 0,
-    lift_opset: bool = True,
-    shapes: Mapping[str, Sequence[int]] | Sequence[str] | None = None,
-    inputs: Mapping[str, Any] | str | os.PathLike | None = None,
-    source_dir: str | os.PathLike | None = None,
+    providers: runtime.Providers = None,
+    opt_level: str = DEFAULT_LEVEL,
+    intra_op_threads: int = 0,
+    inter_op_threads: int = 0,
+    execution_mode: str = "sequential",
+    nonfinite: bool = False,
     accuracy: AccuracyRule = DEFAULT_RULE,
-    runtime: RuntimeSpec | None = None,
-    model_inputs: InputSpec | None = None,
+    lift_opset: bool = True,
+    source_dir: str | os.PathLike | None = None,
 ) -> FixResult:
     """Each pooling node of ``model`` (a path or an ``onnx.ModelProto``) rewritten into a form
     the runtime computes exactly, proven node by node, as ``ortpool fix`` does; returns a
@@ -110,37 +77,60 @@ def fix(
 
     ``ops``/``nodes``/``exclude``: only these operators / only / never these node names (as
     ``ortpool rewrite`` takes them); ``skip_invalid``: a node failing its schema checks is left as
-    it is and reported instead of raising; ``providers``: the execution providers to prove on
-    (default CPU); ``opt_level``: onnxruntime's graph optimization level the model will run at
-    (``disable``, ``basic``, ``extended``, ``layout``, ``all``; default ``all``, onnxruntime's own);
-    ``runtime``: the whole runtime description instead of those two (providers with options, level,
-    threads: :class:`ortpool.ort.runtime_spec.RuntimeSpec`, as ``ortpool fix`` reads it from its
-    options); ``nonfinite``: the input domain (ruling 20): False (the default) proves every node
-    on finite inputs, and the report says NaN and +-inf were not covered; True proves them too
-    (NaN, +inf, -inf at every tap position, ruling 18) and guards a max where the runtime gets
-    them wrong, at a cost (``--nonfinite``); ``lift_opset``: where nodes of
-    a model below opset 11 stay unproven or need ortpool's op, try the model at a higher ai.onnx
-    opset where every node keeps its meaning (docs/fix.md, "The opset lift"); ``shapes`` (``{"x":
-    (1, 3, 48, 192)}`` or ``["x:1,3,48,192"]``) and ``inputs`` (an .npz path or name -> array): the
-    model's inputs of the capture and proof runs, resolved as ``ortpool validate`` resolves them
-    (:func:`ortpool.model.inputs.resolve`: open dims otherwise take the defaults; rois and MaxUnpool
-    indices fed as inputs must be given); ``accuracy``: ruling 17's thresholds for averages and
-    norms (a node whose only difference is an accuracy note is left as it is;
-    :class:`ortpool.tolerances.AccuracyRule`); ``model_inputs``: ``shapes`` and ``inputs`` as
-    one :class:`ortpool.model.InputSpec` (the command line's). A model given by path is read
-    without its external data, which the proofs read from the model's folder (``source_dir``
-    for a proto).
+    it is and reported instead of raising; ``shapes`` (``{"x": (1, 3, 48, 192)}`` or
+    ``["x:1,3,48,192"]``) and ``inputs`` (an .npz path or name -> array): the model's inputs of
+    the capture and proof runs, resolved as ``ortpool validate`` resolves them
+    (:func:`ortpool.model.inputs.resolve`: open dims otherwise take the defaults; rois and
+    MaxUnpool indices fed as inputs must be given); ``seed``: of the values around the built
+    proof cases; ``providers``: the execution providers to prove on (a name, a list, or
+    onnxruntime's ``[(name, {options})]``; default CPU); ``opt_level``: onnxruntime's graph
+    optimization level the model will run at (``disable``, ``basic``, ``extended``, ``layout``,
+    ``all``; default ``all``, onnxruntime's own); ``intra_op_threads``, ``inter_op_threads``,
+    ``execution_mode``: the sessions' (0: onnxruntime's own); ``nonfinite``: the input domain
+    (ruling 20): False (the default) proves every node on finite inputs, and the report says NaN
+    and +-inf were not covered; True proves them too (NaN, +inf, -inf at every tap position,
+    ruling 18) and guards a max where the runtime gets them wrong, at a cost; ``accuracy``: ruling
+    17's thresholds for averages and norms (a node whose only difference is an accuracy note is
+    left as it is; :class:`ortpool.tolerances.AccuracyRule`); ``lift_opset``: where nodes of a
+    model below opset 11 stay unproven or need ortpool's op, try the model at a higher ai.onnx
+    opset where every node keeps its meaning (docs/fix.md, "The opset lift"). A model given by
+    path is read without its external data, which the proofs read from the model's folder
+    (``source_dir`` for a proto). A bad argument raises :class:`ortpool.OrtpoolError` (or a
+    ``TypeError``) naming it.
     """
-    options = _options(
-        ops, nodes, exclude, skip_invalid, providers, opt_level, nonfinite, seed, lift_opset,
-        shapes, inputs, accuracy, runtime, model_inputs,
+    options = _options(locals())
+    model = files.model(model)
+    if source_dir is not None:
+        source_dir = values.path("source_dir", source_dir)
+    return run(model, options, source_dir)
+
+
+def _options(given: Mapping[str, Any]) -> Options:
+    """:func:`fix`'s keywords (``given``: its arguments by name) checked into its options."""
+    return Options(
+        selection=files.selection(given["ops"], given["nodes"], given["exclude"]),
+        skip_invalid=values.flag("skip_invalid", given["skip_invalid"]),
+        runtime=runtime.from_python(
+            given["providers"], given["opt_level"], given["intra_op_threads"],
+            given["inter_op_threads"], given["execution_mode"],
+        ),
+        nonfinite=domain.from_python(given["nonfinite"]),
+        seed=inputs_group.seed(given["seed"], PYTHON),
+        lift_opset=values.flag("lift_opset", given["lift_opset"]),
+        model_inputs=inputs_group.from_python(given["shapes"], given["inputs"]),
+        accuracy=accuracy_group.from_python(accuracy=given["accuracy"]),
     )
+
+
+def run(
+    model: ModelLike, options: Options, source_dir: str | os.PathLike | None = None
+) -> FixResult:
+    """:func:`fix` on options already built (the command line's, or another command's)."""
     if not isinstance(model, onnx.ModelProto):
         source_dir = Path(model).parent if source_dir is None else source_dir
         model = modelfile.read(model, load_external_data=False)
     fixed, report = fix_model(model, options, source_dir)
-    folder = None if source_dir is None else os.fspath(source_dir)
-    return FixResult(fixed, report, folder)
+    return FixResult(fixed, report, None if source_dir is None else os.fspath(source_dir))
 
 
 def fix_with_report(model: ModelLike, **options: Any) -> tuple[onnx.ModelProto, FixReport]:
@@ -164,10 +154,36 @@ def fix_file(
     next to it, hard-linked with ``link_data``; every destination checked before the proofs
     run; all files or none). No model is written when a node could not be proven unless
     ``allow_unproven``, nor with ``dry_run``; the JSON report (``json_report``) is written
-    either way."""
+    either way. ``options``: :func:`fix`'s keywords."""
+    if "source_dir" in options:  # the source's own folder
+        raise TypeError("fix_file() got an unexpected keyword argument 'source_dir'")
+    try:
+        bound = inspect.signature(fix).bind(source, **options)
+    except TypeError as err:  # "got an unexpected keyword argument 'x'", as Python says it
+        raise TypeError(f"fix_file() {err}") from None
+    bound.apply_defaults()
+    checked = _options(bound.arguments)
+    flags = [values.flag(k, v) for k, v in (("allow_unproven", allow_unproven),
+                                             ("dry_run", dry_run), ("link_data", link_data))]
+    return run_file(
+        files.model(source, "source", proto=False), files.model(target, "target", proto=False),
+        checked, *flags, None if json_report is None else values.path("json_report", json_report),
+    )
+
+
+def run_file(
+    source: str | os.PathLike,
+    target: str | os.PathLike,
+    options: Options,
+    allow_unproven: bool = False,
+    dry_run: bool = False,
+    link_data: bool = False,
+    json_report: str | os.PathLike | None = None,
+) -> FixReport:
+    """:func:`fix_file` on options already built (the command line's call)."""
 
     def produce(model: onnx.ModelProto, folder: Path) -> tuple[onnx.ModelProto | None, FixReport]:
-        fixed, report = fix_with_report(model, source_dir=folder, **options)
+        fixed, report = fix_model(model, options, folder)
         if report.unproven and not allow_unproven:
             report.notes.append("nothing written: some nodes are unproven (--allow-unproven)")
             return None, report

@@ -12,12 +12,17 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ortpool.cliargs import accuracy, domain, files, runtime
-    from ortpool.cliargs import inputs as cliargs_inputs
+    from ortpool.options import accuracy, domain, files, inputs, runtime
     from ortpool.ort import DEFAULT_LEVEL
 
     # IN OUT, --ops, --nodes, --exclude, --skip-invalid, --json, --link-data, -q/-v: as rewrite's
     files.add_arguments(parser, "fix")
+    # --shape, --inputs, --seed: as validate and bench take them
+    inputs.add_arguments(
+        parser,
+        seed_help="seed of the values around the built proof cases (0); it never changes which "
+        "cases are built, nor the verdict (the model's own runs are not seeded)",
+    )
     runtime.add_arguments(
         parser,
         DEFAULT_LEVEL,
@@ -27,12 +32,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default cpu): forms are proven there, each proof says which provider executed it",
     )
     domain.add_arguments(parser, "proofs")
-    # --shape, --inputs, --seed: as validate and bench take them
-    cliargs_inputs.add_arguments(
-        parser,
-        seed_help="seed of the values around the built proof cases (0); it never changes which "
-        "cases are built, nor the verdict (the model's own runs are not seeded)",
-    )
     parser.add_argument(
         "--no-opset-lift",
         dest="lift_opset",
@@ -50,28 +49,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ortpool.cliargs import inputs as cliargs_inputs
-    from ortpool.cliargs import runtime
-    from ortpool.cliargs.accuracy import rule_from
-    from ortpool.cliargs.files import file_options
-    from ortpool.fix import fix_file
+    from ortpool.fix import run_file
+    from ortpool.fix.fixer import Options
+    from ortpool.options import accuracy, domain, files, inputs, runtime
     from ortpool.report.terminal import wrapped
 
-    spec = cliargs_inputs.read(args)  # a bad --shape or --inputs: exit 2 before any proof
-
-    report = fix_file(
-        args.input,
-        args.output,
-        allow_unproven=args.allow_unproven,
-        dry_run=args.dry_run,
-        runtime=runtime.read(args),
-        nonfinite=args.nonfinite,
-        seed=args.seed,
+    options = Options(  # every option checked: exit 2 before any proof
+        selection=files.from_args(args),
+        skip_invalid=args.skip_invalid,
+        runtime=runtime.from_args(args),
+        nonfinite=domain.from_args(args),
+        seed=inputs.seed(args.seed),
         lift_opset=args.lift_opset,
-        model_inputs=spec,  # the messages speak of --shape and --inputs
-        accuracy=rule_from(args),
-        **file_options(args),
+        model_inputs=inputs.from_args(args),  # the messages speak of --shape and --inputs
+        accuracy=accuracy.from_args(args),
     )
+    report = run_file(args.input, args.output, options, args.allow_unproven, args.dry_run,
+                      args.link_data, args.json)
     code = report.exit_code(args.allow_unproven)
     if not args.quiet or code:
         stream = sys.stdout if code < 2 else sys.stderr

@@ -33,6 +33,7 @@ import dataclasses
 import math
 import os
 import re
+import shlex
 import zipfile
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -45,6 +46,7 @@ from ortpool import dtypes, versions
 from ortpool.errors import OrtpoolError
 from ortpool.kernels import check_memory
 from ortpool.model.inference import Dim, value_type
+from ortpool.model.scopes import is_pool, model_scopes
 from ortpool.modelfile import require_regular
 
 #: size of an open dim on axis 0 (the batch, in every exporter's convention)
@@ -71,42 +73,12 @@ DATA_POSITIONS: dict[tuple[str, int], str] = {
 #: Any other operator computes new values (a Conv, a proposal network, Shape): the model's run
 #: gives them, and only integer inputs feeding such a computation (counts, indices) still decide
 #: the data.
-PASS_THROUGH = frozenset(
-    {
-        "Abs",
-        "Add",
-        "Cast",
-        "CastLike",
-        "Ceil",
-        "Clip",
-        "Concat",
-        "Div",
-        "Expand",
-        "Flatten",
-        "Floor",
-        "Gather",
-        "GatherElements",
-        "GatherND",
-        "Identity",
-        "Max",
-        "Min",
-        "Mul",
-        "Neg",
-        "Pad",
-        "Reshape",
-        "Round",
-        "ScatterElements",
-        "ScatterND",
-        "Slice",
-        "Split",
-        "Squeeze",
-        "Sub",
-        "Tile",
-        "Transpose",
-        "Unsqueeze",
-        "Where",
-    }
-)
+PASS_THROUGH = frozenset({
+    "Abs", "Add", "Cast", "CastLike", "Ceil", "Clip", "Concat", "Div", "Expand", "Flatten",
+    "Floor", "Gather", "GatherElements", "GatherND", "Identity", "Max", "Min", "Mul", "Neg", "Pad",
+    "Reshape", "Round", "ScatterElements", "ScatterND", "Slice", "Split", "Squeeze", "Sub", "Tile",
+    "Transpose", "Unsqueeze", "Where"
+})  # fmt: skip
 
 _SHAPE = re.compile(r"^(?P<name>.+):(?P<dims>[^:]*)$")
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
@@ -136,7 +108,7 @@ def _shape_setting(name: str, sizes: Sequence[str], style: str) -> str:
     """``--shape x:N,3,H,W`` or ``shapes={'x': (N, 3, H, W)}`` for one input."""
     if style == PYTHON:
         return f"shapes={{{name!r}: ({', '.join(sizes)}{',' if len(sizes) == 1 else ''})}}"
-    return f"--shape {name}:{','.join(sizes)}"
+    return f"--shape {shlex.quote(f'{name}:' + ','.join(sizes))}"
 
 
 def _arrays_setting(style: str, names: Sequence[str] = ()) -> str:
@@ -150,10 +122,10 @@ _STANDARD = ("", "ai.onnx")
 # --- what the user gives ------------------------------------------------------------------------
 
 
-def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
+def parse_shape(text: str, key: str = "--shape") -> tuple[str, tuple[int, ...]]:
     """``"x:1,3,32,32"`` -> ``("x", (1, 3, 32, 32))``; the last ``:`` splits, so a name may hold
     one (``"input:0:1,3,8,8"``); ``x:[1,3,8,8]`` is read too. Sizes are integers >= 0 (0: an
-    empty axis).
+    empty axis). ``key`` names the option in messages.
 
     >>> parse_shape("image:1,3,48,192")
     ('image', (1, 3, 48, 192))
@@ -166,33 +138,96 @@ def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
     # ASCII digits only: str.isdigit and int() take '²' and '٣' as digits too
     if not match or not all(_DIGITS.fullmatch(p.strip()) for p in pieces):
         raise OrtpoolError(
-            f"--shape {text!r} must be NAME:D1,D2,... with integer sizes >= 0 (digits 0-9), "
-            "e.g. image:1,3,224,224"
+            f"{_given_as(key, text)} must be NAME:D1,D2,... with integer sizes >= 0 (digits "
+            "0-9), e.g. image:1,3,224,224"
         )
-    sizes = tuple(int(p) for p in pieces)
+    return match.group("name").strip(), _checked_sizes(
+        tuple(int(p) for p in pieces), _given_as(key, text)
+    )
+
+
+def _given_as(key: str, text: str) -> str:
+    """``--shape 'x:1'`` or ``shapes='x:1'``."""
+    return f"{key}{'' if key.endswith('=') else ' '}{text!r}"
+
+
+def _checked_sizes(sizes: tuple[int, ...], what: str) -> tuple[int, ...]:
     if math.prod(d for d in sizes if d) > MAX_ELEMENTS:  # numpy refuses the shape itself
         raise OrtpoolError(
-            f"--shape {text!r}: its sizes multiply to more than {MAX_ELEMENTS} elements "
-            "(2**59), more than any array can hold"
+            f"{what}: its sizes multiply to more than {MAX_ELEMENTS} elements (2**59), more "
+            "than any array can hold"
         )
-    return match.group("name").strip(), sizes
+    return sizes
 
 
-def parse_shapes(items: Iterable[str]) -> dict[str, tuple[int, ...]]:
+def parse_shapes(items: Iterable[str], key: str = "--shape") -> dict[str, tuple[int, ...]]:
     """Every ``--shape``; one input named twice with different sizes is refused."""
     shapes: dict[str, tuple[int, ...]] = {}
     for item in items:
-        name, dims = parse_shape(item)
+        name, dims = parse_shape(item, key)
         if name in shapes and shapes[name] != dims:
             raise OrtpoolError(
-                f"--shape gives input {name!r} two shapes: {_dims_text(shapes[name])} and "
+                f"{key} gives input {name!r} two shapes: {_dims_text(shapes[name])} and "
                 f"{_dims_text(dims)}"
             )
         shapes[name] = dims
     return shapes
 
 
-def load_arrays(path: str | os.PathLike) -> dict[str, np.ndarray]:
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _shapes_given(shapes: Any, style: str) -> dict[str, tuple[int, ...]]:
+    """``shapes``/``--shape`` checked: a name -> sizes mapping, or ``NAME:D1,D2`` strings."""
+    flag = option("shape", style)
+    key = flag.rstrip("=")
+    if isinstance(shapes, Mapping):
+        parsed = {}
+        for name, dims in shapes.items():
+            sizes = list(dims) if isinstance(dims, Iterable) and not isinstance(dims, str) else [-1]
+            if not isinstance(name, str) or not all(
+                isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
+                for d in sizes
+            ):
+                raise OrtpoolError(f"{key}: the shape of {_shown(name)} must be a sequence of "
+                                   f"integers >= 0, not {_shown(dims)}")
+            parsed[name] = _checked_sizes(tuple(int(d) for d in sizes), f"{key}[{name!r}]")
+        return parsed
+    items = [] if shapes is None else [shapes] if isinstance(shapes, str) else shapes
+    if isinstance(items, Iterable) and not isinstance(items, bytes):
+        items = list(items)
+        if all(isinstance(item, str) for item in items):
+            return parse_shapes(items, flag)
+    raise TypeError(f"{key}={_shown(shapes)} must be a name -> sizes mapping (e.g. {{'image': "
+                    f"(1, 3, 224, 224)}}) or 'NAME:D1,D2,...' strings, not {type(shapes).__name__}")
+
+
+def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
+    """``inputs`` given as arrays: numbers, and no more bytes than the process can still
+    allocate (a broadcast view of 4 TiB holds a few bytes until a run or a child process
+    copies it)."""
+    arrays = {}
+    for name, value in inputs.items():
+        if not isinstance(name, str):
+            raise TypeError(f"{key}: input names must be str, not {type(name).__name__}")
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{key}[{name!r}]: not an array ({err})") from None
+        if array.dtype.kind not in "biufc":
+            raise TypeError(
+                f"{key}[{name!r}] must be an array of numbers, not of {array.dtype} "
+                f"({_shown(value)})"
+            )
+        what = f"{key}[{name!r}], an array of shape {list(array.shape)} ({array.dtype})"
+        check_memory(what, array.size * array.itemsize)
+        arrays[name] = array
+    return arrays
+
+
+def load_arrays(path: str | os.PathLike, key: str = "--inputs") -> dict[str, np.ndarray]:
     """The arrays of an .npz file (``numpy.savez``), keyed by input name; nothing pickled.
 
     The file is a zip archive someone else may have made: it must be a regular file (a FIFO
@@ -200,8 +235,8 @@ def load_arrays(path: str | os.PathLike) -> dict[str, np.ndarray]:
     each array's header declare are checked against the memory the process can allocate, and
     against each other, before any array is read (a 3 MB archive can declare 3 GiB; a 100-byte
     header can declare 4 TiB). Whatever is wrong is one :class:`OrtpoolError` naming the file."""
-    label = f"--inputs {os.fspath(path)}"
-    require_regular(path, "--inputs")
+    label = f"{key} {os.fspath(path)}"
+    require_regular(path, key)
     try:
         return _read_npz(path, label)
     except OrtpoolError:
@@ -286,33 +321,24 @@ class InputSpec:
         inputs: Mapping[str, Any] | str | os.PathLike | None = None,
         style: str = CLI,
     ) -> InputSpec:
-        """From the API's or the command line's values: ``shapes`` as ``{"x": (1, 3, 8, 8)}`` or
-        ``["x:1,3,8,8"]``; ``inputs`` an .npz path or a name -> array mapping; ``style`` names
-        the messages' reader (:func:`option`)."""
-        option(  # a style that names nothing is refused before anything else
-            "shape", style
-        )
-        if shapes is None:
-            parsed: dict[str, tuple[int, ...]] = {}
-        elif isinstance(shapes, Mapping):
-            parsed = {}
-            for name, dims in shapes.items():
-                sizes = tuple(dims)
-                if not all(isinstance(d, (int, np.integer)) and d >= 0 for d in sizes):
-                    raise OrtpoolError(
-                        f"shape of {name!r} must be integers >= 0, not {list(sizes)!r}"
-                    )
-                parsed[str(name)] = tuple(int(d) for d in sizes)
-        elif isinstance(shapes, str):
-            parsed = parse_shapes([shapes])
-        else:
-            parsed = parse_shapes(shapes)
+        """From the API's or the command line's values, every one checked (an
+        :class:`OrtpoolError`, or a :class:`TypeError` for a value of the wrong kind, naming
+        ``--shape`` or ``shapes``): ``shapes`` as ``{"x": (1, 3, 8, 8)}`` or ``["x:1,3,8,8"]``;
+        ``inputs`` an .npz path or a name -> array mapping; ``style`` names the messages' reader
+        (:func:`option`)."""
+        option("shape", style)  # a style that names nothing is refused before anything else
+        parsed = _shapes_given(shapes, style)
+        key = option("inputs", style).rstrip("=")
         if inputs is None:
             return cls(parsed, style=style)
         if isinstance(inputs, Mapping):
-            arrays = {str(k): np.asarray(v) for k, v in inputs.items()}
-            return cls(parsed, arrays, "the arrays given", style)
-        return cls(parsed, load_arrays(inputs), os.fspath(inputs), style)
+            return cls(parsed, _arrays_given(inputs, key), "the arrays given", style)
+        if not isinstance(inputs, (str, os.PathLike)) or not os.fspath(inputs):
+            raise TypeError(
+                f"{key}={_shown(inputs)} must be a name -> array mapping or an .npz path, not "
+                f"{type(inputs).__name__}"
+            )
+        return cls(parsed, load_arrays(inputs, key), os.fspath(inputs), style)
 
     @property
     def empty(self) -> bool:
@@ -485,18 +511,14 @@ class ResolvedInputs:
         return ", ".join(d.text() for d in self.dims)
 
     def shape_hint(self) -> str:
-        """The ``--shape`` options (``shapes=`` argument) that set every open dim, the open
-        ones by name."""
-        parts = []
-        for name, array in self.feeds.items():
-            open_axes = {d.axis: d for d in self.dims if d.input == name}
-            if not open_axes:
-                continue
-            sizes = [
-                _hint_name(open_axes[i].declared, i) if i in open_axes else str(n)
-                for i, n in enumerate(array.shape)
-            ]
-            parts.append(_shape_setting(name, sizes, self.style))
+        """The ``--shape`` options (``shapes=`` argument) that set every open dim to the size
+        chosen, as numbers and quoted for a shell where a name needs it: pasted back, they are
+        read as they are printed (a symbol such as ``unk__653`` is no size)."""
+        parts = [
+            _shape_setting(name, [str(n) for n in array.shape], self.style)
+            for name, array in self.feeds.items()
+            if any(d.input == name for d in self.dims)
+        ]
         if self.style == PYTHON:
             entries = [p.removeprefix("shapes={").removesuffix("}") for p in parts]
             return "shapes={" + ", ".join(entries) + "}" if entries else ""
@@ -523,7 +545,7 @@ def describe_dims(dims: Sequence[OpenDim], hint: str) -> list[str]:
     if not dims:
         return []
     lines = ["open dims: " + ", ".join(d.text() for d in dims)]
-    if any(d.source == "default" for d in dims):
+    if any(d.source in ("default", GROWN) for d in dims):
         lines.append(f"  sizes by default: set them with {hint}")
     return lines + symbol_notes(dims)
 
@@ -543,10 +565,6 @@ def symbol_notes(dims: Sequence[OpenDim]) -> list[str]:
             notes.append(f"dim {symbol!r} is {where} ({how}): onnxruntime sizes each axis on "
                          "its own, so each keeps its size")
     return notes
-
-
-def _hint_name(declared: str, axis: int) -> str:
-    return declared if declared.isidentifier() else f"D{axis}"
 
 
 def random_tensor(rng: np.random.Generator, shape: Sequence[int], dtype: str) -> np.ndarray:
@@ -597,19 +615,77 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
     given = _given(spec, [v.name for v in values], declared, elems)
     symbols = _symbols(given, declared)
     _require_data_inputs(model, spec)
-    # 4. Every input: its shape, open dims named; the arrays given, or generated in input order.
+    # 4. Every input: its shape, open dims named (grown where a pool would see no window);
+    # the arrays given, or generated in input order.
     found = ResolvedInputs({}, [], {}, spec.style)
+    sizes = {v.name: _sizes(v, declared[v.name], given, symbols, found.dims, spec.style)
+             for v in values}
+    found.dims = _grown(model, sizes, found.dims)
     generator = _Generator(np.random.default_rng(seed), spec.style)
     for value in values:
         name = value.name
-        sizes = _sizes(value, declared[name], given, symbols, found.dims, spec.style)
         if name in spec.arrays:
             found.feeds[name] = spec.arrays[name]
             found.sources[name] = f"loaded from {spec.origin}"
             continue
-        found.feeds[name] = generator.values(value, elems[name], sizes)
+        found.feeds[name] = generator.values(value, elems[name], sizes[name])
         found.sources[name] = f"generated, seed {seed}"
     return found
+
+
+#: how often default sizes are doubled at most for a pool to see a whole window (64 -> 4096)
+MAX_DOUBLINGS = 6
+#: the source of a default size doubled so that every pool sees a whole window
+GROWN = "default, doubled: a pool saw no whole window at the default"
+
+
+def _grown(model: onnx.ModelProto, sizes: dict[str, list[int]], dims: list[OpenDim]
+           ) -> list[OpenDim]:
+    """The default sizes doubled (those off axis 0, or else the axis-0 ones) while a pooling
+    node of the model would see no whole window at them: a network that strides a 1-D signal
+    down to a length below a pool's kernel at the default (a keras audio model's time axis) is
+    run at a size it can be run at, not judged where the spec's output is empty (ruling 19) and
+    called different. ``sizes`` is changed in place; the open dims are returned with theirs."""
+    chosen = [d for d in dims if d.source == "default" and d.axis != 0] or [
+        d for d in dims if d.source == "default"]
+    if not chosen or not any(is_pool(n) for s in model_scopes(model) for n in s.nodes):
+        return dims
+    doublings = 0
+    # never past the generated bytes' budget (4 bytes an element, float's): a pool that still
+    # sees no window is then judged as it is, and the report names the sizes
+    while (doublings < MAX_DOUBLINGS and 8 * sum(map(math.prod, sizes.values()))
+           <= MAX_GENERATED_BYTES and _windowless(model, sizes)):
+        doublings += 1
+        for dim in chosen:
+            sizes[dim.input][dim.axis] *= 2
+    if not doublings:
+        return dims
+    return [dataclasses.replace(d, size=sizes[d.input][d.axis], source=GROWN) if d in chosen
+            else d for d in dims]
+
+
+def _windowless(model: onnx.ModelProto, sizes: Mapping[str, Sequence[int]]) -> bool:
+    """Whether a pooling node of ``model``, its inputs of ``sizes``, has an axis without a whole
+    window (onnx shape inference with the spec's pool sizes; False when it cannot tell)."""
+    from ortpool.model.site import find_sites  # the sites read the inputs' shapes, not this
+
+    static = onnx.ModelProto()
+    static.CopyFrom(model)
+    for value in static.graph.input:
+        if value.name in sizes and value.type.HasField("tensor_type"):
+            shape = value.type.tensor_type.shape
+            for dim, size in zip(shape.dim, sizes[value.name], strict=False):
+                dim.Clear()
+                dim.dim_value = size
+    try:
+        sites, _ = find_sites(static, skip_invalid=True)
+        return any(
+            min(geometry.output_spatial, default=1) <= 0
+            for geometry in (site.geometry() for site in sites if site.selected)
+            if geometry is not None
+        )
+    except Exception:  # inference of a model it cannot read: the defaults stay
+        return False
 
 
 def _given(

@@ -3,7 +3,7 @@ graph optimization level, threads, execution mode (:class:`RuntimeSpec`).
 
 Every session ortpool makes (validate's built-in and rewritten runs, fix's proofs, conformance,
 bench, ``ortpool.InferenceSession``) is made from one (:func:`ortpool.ort.opening.open_session`),
-so two commands given the same options run the same runtime; :mod:`ortpool.cliargs.runtime`
+so two commands given the same options run the same runtime; :mod:`ortpool.options.runtime`
 reads it from the command line. Which provider actually executed each node (onnxruntime falls
 back to the CPU provider silently, node by node) is read from the session's profile
 (:func:`placement`).
@@ -19,7 +19,7 @@ import dataclasses
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import onnx
@@ -90,10 +90,15 @@ def parse_providers(text: str | Sequence[str] | None) -> tuple[Provider, ...]:
     return tuple(Provider(n) for n in names) or (Provider(CPU),)
 
 
+def _flag(key: str) -> str:
+    """An option's name on the command line: ``opt_level`` -> ``--opt-level``."""
+    return "--" + key.replace("_", "-")
+
+
 @dataclasses.dataclass(frozen=True)
 class RuntimeSpec:
     """Providers (in priority order), graph optimization level, threads (0: onnxruntime's
-    default), execution mode. Made by :mod:`ortpool.cliargs.runtime` or by hand:
+    default), execution mode. Made by :mod:`ortpool.options.runtime` or by hand:
     ``RuntimeSpec(parse_providers("openvino,cpu"), level="disable")``."""
 
     providers: tuple[Provider, ...] = (Provider(CPU),)
@@ -117,28 +122,31 @@ class RuntimeSpec:
     def with_level(self, level: str) -> RuntimeSpec:
         return dataclasses.replace(self, level=level)
 
-    def check(self) -> RuntimeSpec:
+    def check(self, label: Callable[[str], str] = _flag) -> RuntimeSpec:
         """Raise an :class:`OrtpoolError` for a level, mode or provider the installed onnxruntime
-        does not have (naming what it has); returns self."""
+        does not have (naming what it has); returns self. ``label`` spells an option's name in
+        the messages (``opt_level`` -> ``--opt-level`` on the command line)."""
         runtime.require()
         import onnxruntime as ort
 
-        for value, table, enum, option in (
-            (self.level, LEVELS, ort.GraphOptimizationLevel, "--opt-level"),
-            (self.mode, MODES, ort.ExecutionMode, "--execution-mode"),
+        for value, table, enum, key in (
+            (self.level, LEVELS, ort.GraphOptimizationLevel, "opt_level"),
+            (self.mode, MODES, ort.ExecutionMode, "execution_mode"),
         ):
             if value not in table or not hasattr(enum, table[value]):
                 known = [k for k, v in table.items() if hasattr(enum, v)]
                 raise OrtpoolError(
-                    f"{option} {value!r}: onnxruntime {ort.__version__} knows {', '.join(known)}"
+                    f"{label(key)}={value!r}: onnxruntime {ort.__version__} knows "
+                    f"{', '.join(known)}"
                 )
         most = max_threads()
-        for name, count in (("intra", self.intra_op_threads), ("inter", self.inter_op_threads)):
+        for key in ("intra_op_threads", "inter_op_threads"):
+            count = getattr(self, key)
             if count < 0:
-                raise OrtpoolError(f"--{name}-op-threads={count} must be >= 0")
+                raise OrtpoolError(f"{label(key)}={count} must be >= 0")
             if count > most:
                 raise OrtpoolError(
-                    f"--{name}-op-threads={count} must be at most {most} (4 per CPU of this "
+                    f"{label(key)}={count} must be at most {most} (4 per CPU of this "
                     "machine: more threads only take turns on the cores, and each costs a stack)"
                 )
         available = ort.get_available_providers()
@@ -146,7 +154,7 @@ class RuntimeSpec:
         for provider in self.providers:
             if provider.name not in available:
                 raise OrtpoolError(
-                    f"--providers: {provider.name} is not available in this onnxruntime "
+                    f"{label('providers')}: {provider.name} is not available in this onnxruntime "
                     f"({build['distribution']} {build['version']}; available: "
                     f"{', '.join(available)}); every build installs the same module, so "
                     "another provider needs its own build (e.g. onnxruntime-gpu, "

@@ -25,6 +25,7 @@ from ortpool import optypes
 from ortpool.attributes import attribute_values, normalize
 from ortpool.errors import OrtpoolError
 from ortpool.model import branch_outputs, external_locations
+from ortpool.modelfile import problem
 from ortpool.ort import failures
 from ortpool.ort.nodes import iter_nodes, iter_ortpool_nodes, load_structure
 from ortpool.ort.register import register
@@ -118,6 +119,28 @@ def check_nodes(model: onnx.ModelProto) -> None:
         check_node(node)
 
 
+def _structure(model: Any) -> onnx.ModelProto:
+    """The model's structure (weights not loaded); what is not an ONNX model is one line naming
+    ``model`` (protobuf's DecodeError and onnx's file errors stay inside)."""
+    shown = repr(model) if len(repr(model)) <= 60 else repr(model)[:57] + "..."
+    if not isinstance(model, (str, os.PathLike, bytes, onnx.ModelProto)):
+        raise TypeError(
+            f"model={shown} must be a path, the model's bytes or an onnx.ModelProto, not "
+            f"{type(model).__name__}"
+        )
+    what = "model" if isinstance(model, onnx.ModelProto) else f"model={shown}"
+    try:
+        proto = load_structure(model)
+    except OSError as err:
+        raise OrtpoolError(f"{what}: {err.strerror or err}") from None
+    except Exception as err:  # protobuf's DecodeError, and whatever onnx raises for a bad file
+        raise OrtpoolError(f"{what} is not an ONNX model: {type(err).__name__}: {err}") from None
+    reason = problem(proto)
+    if reason is not None:
+        raise OrtpoolError(f"{what} is not an ONNX model: {reason}")
+    return proto
+
+
 def check_model(model: str | os.PathLike | bytes | onnx.ModelProto) -> None:
     """Raise an :class:`OrtpoolError` for anything in ``model`` that would end the process in a
     plain ``onnxruntime.InferenceSession`` with :func:`session_options`.
@@ -128,7 +151,7 @@ def check_model(model: str | os.PathLike | bytes | onnx.ModelProto) -> None:
     written by an ortpool op is allocated ahead (any other shape ends the process;
     ``ortpool rewrite`` writes such outputs with symbolic dims).
     """
-    proto = load_structure(model)
+    proto = _structure(model)
     check_nodes(proto)
     pending = branch_outputs.pending(proto)
     if pending:
@@ -175,10 +198,20 @@ def _providers(
     providers: Sequence[str | tuple[str, dict]], options: Sequence[dict] | None
 ) -> tuple[Provider, ...]:
     """onnxruntime's ``providers=`` (names, or (name, options) pairs) and ``provider_options=``
-    (one dict per provider) as providers."""
+    (one dict per provider) as providers; anything else is a TypeError naming the item."""
+    if isinstance(providers, (str, bytes)) or not isinstance(providers, Sequence):
+        raise TypeError(f"providers={providers!r} must be a list of provider names or (name, "
+                        "{options}) pairs")
     found = []
     for i, item in enumerate(providers):
-        name, given = (item, {}) if isinstance(item, str) else item
+        if isinstance(item, str):
+            name, given = item, {}
+        elif isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str) \
+                and isinstance(item[1], Mapping):
+            name, given = item
+        else:
+            raise TypeError(f"providers[{i}]={item!r} must be a provider name or a (name, "
+                            "{options}) pair")
         if options is not None and i < len(options):
             given = {**given, **options[i]}
         found.append(Provider(name, tuple((str(k), str(v)) for k, v in given.items())))
@@ -229,13 +262,16 @@ class InferenceSession:
         """``providers`` as onnxruntime takes them (names, or (name, options) pairs; default
         CPU), or ``runtime``: a whole :class:`~ortpool.ort.runtime_spec.RuntimeSpec` (its
         session options too, unless ``sess_options`` is given)."""
+        if sess_options is not None and not isinstance(sess_options, ort.SessionOptions):
+            raise TypeError(f"sess_options={sess_options!r} must be an onnxruntime.SessionOptions "
+                            f"or None, not {type(sess_options).__name__}")
         if runtime is None:
             listed = _providers(providers or [], kwargs.pop("provider_options", None))
             runtime = RuntimeSpec(listed) if listed else RuntimeSpec()
         elif sess_options is None:
             sess_options = runtime.session_options()
         self.runtime = runtime
-        proto = load_structure(model)
+        proto = _structure(model)
         check_nodes(proto)
         self._nodes: dict[str, list[onnx.NodeProto]] = {}
         for node in iter_ortpool_nodes(proto):

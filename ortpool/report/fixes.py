@@ -242,7 +242,7 @@ class Saved(list):
         return "\n".join([f"wrote {safe(self.path)}", *(f"note: {safe(n)}" for n in self)])
 
 
-@dataclasses.dataclass(repr=False)
+@dataclasses.dataclass(repr=False, eq=False)  # equal to itself only
 class FixResult(Report):
     """What :func:`ortpool.fix` returns: the fixed ``model`` (a new proto; the caller's is never
     changed) and its ``report`` (:class:`FixReport`: every pooling node, its realization and

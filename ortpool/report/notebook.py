@@ -57,7 +57,7 @@ class Report:
         return f"<pre>{html.escape(safe(self.summary()))}</pre>"
 
 
-@dataclasses.dataclass(repr=False)
+@dataclasses.dataclass(repr=False, eq=False)  # equal to itself only
 class ValidationReport(Report):
     """Every model validated: ``models`` (:class:`ortpool.validate.ModelResult`, in the order
     given; ``report[0]``, ``len(report)``, ``for model in report``), the run's settings."""

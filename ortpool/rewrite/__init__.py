@@ -19,9 +19,11 @@ the weights relative to the source's directory. To write it elsewhere use :func:
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import types
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import onnx
@@ -29,55 +31,57 @@ import onnx
 from ortpool import modelfile
 from ortpool.model import save, write_file
 from ortpool.model.selection import Selection
+from ortpool.options import files, values
 from ortpool.report.rewrites import NodeReport, RewriteReport
 from ortpool.rewrite.passes import restore_model, rewrite_model
 from ortpool.rewrite.retarget import CAST_MARK
 
 __all__ = [
-    "CAST_MARK",
-    "NodeReport",
-    "RewriteReport",
-    "Selection",
-    "restore",
-    "restore_file",
-    "restore_with_report",
-    "rewrite",
-    "rewrite_file",
-    "rewrite_with_report",
-    "save",
-    "write_file",
-]
+    "CAST_MARK", "NodeReport", "RewriteReport", "Selection", "restore", "restore_file",
+    "restore_with_report", "rewrite", "rewrite_file", "rewrite_with_report", "save", "write_file"
+]  # fmt: skip
 
 ModelLike = onnx.ModelProto | str | os.PathLike
+Names = str | Sequence[str] | None
+Action = Callable[[onnx.ModelProto, Selection, bool], RewriteReport]
 
 
-def _model(model: ModelLike) -> onnx.ModelProto:
+def _run(
+    action: Action, model: ModelLike, selection: Selection, skip_invalid: bool
+) -> tuple[onnx.ModelProto, RewriteReport]:
+    """``action`` on a copy of ``model`` (the caller's proto is never changed)."""
     if isinstance(model, onnx.ModelProto):
-        copy = onnx.ModelProto()
-        copy.CopyFrom(model)  # the caller's model is never changed
-        return copy
-    return modelfile.read(model, load_external_data=False)
+        proto = onnx.ModelProto()
+        proto.CopyFrom(model)
+    else:
+        proto = modelfile.read(model, load_external_data=False)
+    return proto, action(proto, selection, skip_invalid)
+
+
+def _python(
+    action: Action, model: Any, ops: Any, nodes: Any, exclude: Any, skip_invalid: Any
+) -> tuple[onnx.ModelProto, RewriteReport]:
+    """``action`` on the Python API's arguments, every one checked first."""
+    selection = files.selection(ops, nodes, exclude)
+    return _run(action, files.model(model), selection, values.flag("skip_invalid", skip_invalid))
 
 
 def rewrite_with_report(
     model: ModelLike,
     *,
-    ops: Any = None,
-    nodes: Any = None,
-    exclude: Any = None,
+    ops: Names = None,
+    nodes: Names = None,
+    exclude: Names = None,
     skip_invalid: bool = False,
 ) -> tuple[onnx.ModelProto, RewriteReport]:
     """A copy of ``model`` with its standard pooling nodes retargeted to ortpool, and the report.
 
-    ``ops``: operator names (``"MaxPool,AveragePool"`` or a list; default all three);
-    ``nodes``: only nodes with these names; ``exclude``: never these. An invalid node raises
-    :class:`ortpool.OrtpoolError` naming the node, version and attribute, unless
+    ``ops``: operator names (``"MaxPool,AveragePool"`` or a list; default every pooling
+    operator); ``nodes``: only nodes with these names; ``exclude``: never these. An invalid node
+    raises :class:`ortpool.OrtpoolError` naming the node, version and attribute, unless
     ``skip_invalid``, which leaves it built-in and reports it.
     """
-    selection = Selection.make(ops, nodes, exclude)
-    proto = _model(model)
-    report = rewrite_model(proto, selection, skip_invalid)
-    return proto, report
+    return _python(rewrite_model, model, ops, nodes, exclude, skip_invalid)
 
 
 def rewrite(model: ModelLike, **options: Any) -> onnx.ModelProto:
@@ -88,9 +92,9 @@ def rewrite(model: ModelLike, **options: Any) -> onnx.ModelProto:
 def restore_with_report(
     model: ModelLike,
     *,
-    ops: Any = None,
-    nodes: Any = None,
-    exclude: Any = None,
+    ops: Names = None,
+    nodes: Names = None,
+    exclude: Names = None,
     skip_invalid: bool = False,
 ) -> tuple[onnx.ModelProto, RewriteReport]:
     """A copy of ``model`` with its ortpool nodes turned back into standard nodes, and the report.
@@ -98,10 +102,7 @@ def restore_with_report(
     Attributes equal to the schema default are omitted; the Casts a rewrite inserted are removed,
     and the ``ortpool`` opset import where nothing uses it any more.
     """
-    selection = Selection.make(ops, nodes, exclude)
-    proto = _model(model)
-    report = restore_model(proto, selection, skip_invalid)
-    return proto, report
+    return _python(restore_model, model, ops, nodes, exclude, skip_invalid)
 
 
 def restore(model: ModelLike, **options: Any) -> onnx.ModelProto:
@@ -109,20 +110,39 @@ def restore(model: ModelLike, **options: Any) -> onnx.ModelProto:
     return restore_with_report(model, **options)[0]
 
 
-def _run_file(
-    action: Any,
+def run_file(
+    action: Action,
     source: str | os.PathLike,
     target: str | os.PathLike,
+    selection: Selection,
+    skip_invalid: bool,
     link_data: bool,
     json_report: str | os.PathLike | None,
-    options: dict[str, Any],
 ) -> RewriteReport:
+    """``action`` from the file ``source`` into ``target`` (the command line's call)."""
     return write_file(
         source,
         target,
-        lambda model, _: action(model, **options),
+        lambda model, _: (model, action(model, selection, skip_invalid)),  # edited in place
         link_data=link_data,
         json_report=json_report,
+    )
+
+
+def _python_file(action: Action, source: Any, target: Any, link_data: Any, json_report: Any,
+                 options: dict[str, Any]) -> RewriteReport:
+    try:  # the selection's keywords, as rewrite_with_report takes them
+        given = inspect.signature(rewrite_with_report).bind(None, **options).arguments
+    except TypeError as err:
+        raise TypeError(f"{action.__name__.replace('_model', '_file')}() {err}") from None
+    return run_file(
+        action,
+        files.model(source, "source", proto=False),
+        files.model(target, "target", proto=False),
+        files.selection(given.get("ops"), given.get("nodes"), given.get("exclude")),
+        values.flag("skip_invalid", given.get("skip_invalid", False)),
+        values.flag("link_data", link_data),
+        None if json_report is None else values.path("json_report", json_report),
     )
 
 
@@ -136,8 +156,9 @@ def rewrite_file(
 ) -> RewriteReport:
     """Rewrite the model file ``source`` into ``target``; weights are never loaded (see
     :func:`save`). ``json_report``: also write the report there as JSON, with the model or not
-    at all."""
-    return _run_file(rewrite_with_report, source, target, link_data, json_report, options)
+    at all; ``options``: ``ops``, ``nodes``, ``exclude``, ``skip_invalid`` as
+    :func:`rewrite_with_report` takes them."""
+    return _python_file(rewrite_model, source, target, link_data, json_report, options)
 
 
 def restore_file(
@@ -149,8 +170,8 @@ def restore_file(
     **options: Any,
 ) -> RewriteReport:
     """Restore the model file ``source`` into ``target`` (weights never loaded); ``json_report``
-    as for :func:`rewrite_file`."""
-    return _run_file(restore_with_report, source, target, link_data, json_report, options)
+    and ``options`` as for :func:`rewrite_file`."""
+    return _python_file(restore_model, source, target, link_data, json_report, options)
 
 
 class _CallablePackage(types.ModuleType):

@@ -1,7 +1,7 @@
 """``ortpool rewrite IN.onnx OUT.onnx`` (retarget standard pooling nodes to ortpool's ops) and
 ``ortpool restore IN.onnx OUT.onnx`` (turn ortpool nodes back into standard pooling nodes).
 
-The two commands are one shape: the options of :mod:`ortpool.cliargs.files`, one file call, the
+The two commands are one shape: the options of :mod:`ortpool.options.files`, one file call, the
 report's summary. Neither imports onnxruntime: rewriting needs only onnx and ortpool's tables.
 """
 
@@ -10,11 +10,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from collections.abc import Callable
 
-from ortpool.cliargs import files
-from ortpool.report.rewrites import RewriteReport
-from ortpool.rewrite import restore_file, rewrite_file
+from ortpool.options import files
+from ortpool.rewrite import Action, run_file
+from ortpool.rewrite.passes import restore_model, rewrite_model
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,13 +24,14 @@ class Command:
     HELP: str
     #: what the command does to a node, in the help of --ops, --nodes, --exclude
     verb: str
-    action: Callable[..., RewriteReport]
+    action: Action
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         files.add_arguments(parser, self.verb)
 
     def run(self, args: argparse.Namespace) -> int:
-        report = self.action(args.input, args.output, **files.file_options(args))
+        report = run_file(self.action, args.input, args.output, files.from_args(args),
+                          args.skip_invalid, args.link_data, args.json)
         if not args.quiet:
             from ortpool.report.terminal import wrapped  # 100 columns, as every report
 
@@ -45,8 +45,8 @@ REWRITE = Command(
     "retarget a model's standard pooling nodes (MaxPool, AveragePool, MaxUnpool, LpPool, the "
     "global pools, MaxRoiPool) to ortpool's spec-exact ops",
     "retarget",
-    rewrite_file,
+    rewrite_model,
 )
 RESTORE = Command(
-    "turn a model's ortpool pooling nodes back into standard ONNX nodes", "restore", restore_file
+    "turn a model's ortpool pooling nodes back into standard ONNX nodes", "restore", restore_model
 )

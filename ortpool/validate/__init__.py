@@ -20,7 +20,6 @@ from ortpool.lazy import callable_package, lazy_names
 if TYPE_CHECKING:
     from ortpool.report.notebook import Report, ValidationReport
     from ortpool.report.record import ModelResult, NodeResult
-    from ortpool.validate.api import validate_options
     from ortpool.validate.batch import run_models as validate_models
     from ortpool.validate.validator import (
         ValidateOptions,
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
 _LAZY = {
     "ValidationReport": "ortpool.report.notebook:ValidationReport",
     "Report": "ortpool.report.notebook:Report",
-    "validate_options": "ortpool.validate.api:validate_options",
     "validate_model": "ortpool.validate.validator:validate_model",
     "ValidateOptions": "ortpool.validate.validator:ValidateOptions",
     "bundled_models": "ortpool.validate.validator:bundled_models",
@@ -54,7 +52,6 @@ __all__ = [
     "load_model",
     "validate_model",
     "validate_models",
-    "validate_options",
 ]
 
 

@@ -34,7 +34,6 @@ reason in one line) and the run goes on.
 
 from __future__ import annotations
 
-import argparse
 import collections
 import dataclasses
 import gc
@@ -53,17 +52,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ortpool.errors import OrtpoolError
+from ortpool.options.timing import DEFAULT_TIMEOUT
 from ortpool.report import record as results
 from ortpool.staging import signals_held
 
-#: seconds a model may take by default (``--timeout``); 0 means no limit. A hang must end: the
-#: bundled models take under a second each, real networks 3-10 s, a first numba compile ~40 s.
-DEFAULT_TIMEOUT = 900.0
-#: models validated at once by default (``--jobs``): one. Each child holds a whole model and its
-#: activations, and onnxruntime already spreads one model's sessions over the cores; on the
-#: bundled models, 2 at once on 2 shared cores measured no faster (3.7-5.1 s against 3.9-4.7 s).
-#: ``--jobs 0``: one per core this process may use.
-DEFAULT_JOBS = 1
 #: what the forkserver imports once for all children
 PRELOAD = ["ortpool.validate.batch_preload"]
 
@@ -74,46 +66,12 @@ Work = Callable[[str, Any, bool, Progress], results.ModelResult]
 _PROGRESS, _NOTE, _RESULT = "progress", "note", "result"
 
 
-def add_arguments(
-    parser: argparse.ArgumentParser,
-    integer: Callable[[str], int] = int,
-    real: Callable[[str], float] = float,
-) -> None:
-    """``--jobs`` and ``--timeout`` on ``parser``, read by ``integer`` and ``real`` (the command
-    line's checked readers, :mod:`ortpool.cliargs.numbers`)."""
-    parser.add_argument(
-        "-j",
-        "--jobs",
-        type=integer,
-        default=DEFAULT_JOBS,
-        metavar="N",
-        help="validate up to N models at once, each in its own process (default 1; 0: one per "
-        "core); the report is the same for any N",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=real,
-        default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
-        help=f"time limit per model ({DEFAULT_TIMEOUT:g}; 0: none): a model over it is killed "
-        "and reported as timed out",
-    )
-
-
 def jobs_from(value: int, models: int) -> int:
-    """``--jobs``: N as given (0: the cores this process may use), never more than the models."""
-    if value < 0:
-        raise OrtpoolError(f"--jobs={value} must be >= 0 (0: one per core)")
+    """``--jobs`` (checked): N as given (0: the cores this process may use), never more than
+    the models."""
     if value == 0:
         value = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(1, min(value or 1, models))
-
-
-def check_timeout(value: float) -> float | None:
-    """``--timeout``: seconds, or None for no limit."""
-    if not 0 <= value < math.inf:  # also NaN
-        raise OrtpoolError(f"--timeout={value} must be a finite number >= 0 (0: no limit)")
-    return value or None
 
 
 def validate_one(

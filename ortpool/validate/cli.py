@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ortpool.cliargs import inputs as cliargs_inputs
-from ortpool.cliargs import numbers, reports, runtime
+from ortpool.options import reports
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.staging import StagedFiles
@@ -26,7 +24,7 @@ EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ortpool.cliargs import accuracy, domain
+    from ortpool.options import accuracy, domain, inputs, runtime, timing
 
     parser.add_argument(
         "models",
@@ -34,15 +32,47 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help="ONNX model files (default: the models bundled in the package, ortpool/models/)",
     )
-    # --shape, --inputs, --seed: the group every command that runs a model shares
-    cliargs_inputs.add_arguments(parser)
-    domain.add_arguments(parser, "verdicts")
+    # what the models run on first: --shape, --inputs, --seed, then the runtime
+    inputs.add_arguments(parser)
     runtime.add_arguments(
         parser,
         ISOLATED_LEVEL,
-        "both runs of the model and every isolated node run at it (disable: each node judged "
-        "as written, not fused into its neighbours)",
+        "both runs of the model and every isolated node run at it; disable judges each node as "
+        "written, not fused into its neighbours, so a difference is the node's own (fix and "
+        "bench default to all, the level a deployed model runs at)",
     )
+    domain.add_arguments(parser, "verdicts")
+    group = parser.add_argument_group("validation")
+    group.add_argument(
+        "--reference",
+        action="store_true",
+        help="add the onnx reference evaluator as a third column",
+    )
+    timing.add_reference_timeout(group, 20.0, "per node")
+    group.add_argument(
+        "--no-guard-cost",
+        action="store_true",
+        help="do not measure what guarding the nodes that differ on NaN/inf inputs only would "
+        "cost (by default, in the finite domain, fix --nonfinite is run for them and the model "
+        "timed: about a second per such model)",
+    )
+    group.add_argument(
+        "--fail-on-rulings",
+        action="store_true",
+        help="exit 1 also when the only differences are in cells docs/rulings.md "
+        "decides (NaN in a window, empty windows)",
+    )
+    timing.add_jobs(group)  # --jobs, --timeout
+    group = parser.add_argument_group("reports")
+    reports.add_json(group, "write the full report as JSON")
+    reports.add_html(group, "write a self-contained HTML report")
+    reports.add_verbose(
+        group,
+        "report every node and graph output, with the model's inputs and every note (by "
+        "default: one line per model, then the nodes that do not agree and the outputs that "
+        "differ; the report fits 100 columns, --json keeps every text whole)",
+    )
+    reports.add_no_progress(group)
     accuracy.add_arguments(
         parser,
         atol_help="absolute tolerance for graph outputs (default per type: float and the half "
@@ -54,56 +84,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "norms, when given, it widens the accuracy agree band (default 0 there); max values "
         "and Indices are always compared exactly",
     )
-    parser.add_argument(
-        "--no-guard-cost",
-        action="store_true",
-        help="do not measure what guarding the nodes that differ on NaN/inf inputs only would "
-        "cost (by default, in the finite domain, fix --nonfinite is run for them and the model "
-        "timed: about a second per such model)",
-    )
-    parser.add_argument(
-        "--reference",
-        action="store_true",
-        help="add the onnx reference evaluator as a third column",
-    )
-    parser.add_argument(
-        "--reference-timeout",
-        type=numbers.real,
-        default=20.0,
-        metavar="SECONDS",
-        help="time limit per node for the reference evaluator (20)",
-    )
-    reports.add_json(parser, "write the full report as JSON")
-    parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
-    parser.add_argument(
-        "--fail-on-rulings",
-        action="store_true",
-        help="exit 1 also when the only differences are in cells docs/rulings.md "
-        "decides (NaN in a window, empty windows)",
-    )
-    reports.add_no_progress(parser)
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="report every node and graph output, with the model's inputs and every note (by "
-        "default: one line per model, then the nodes that do not agree and the outputs that "
-        "differ; the report fits 100 columns, --json keeps every text whole)",
-    )
-    batch.add_arguments(parser, numbers.integer, numbers.real)  # --jobs, --timeout
 
 
 def run(args: argparse.Namespace) -> int:
     batch.start()  # the models' forkserver imports onnxruntime while this process does too
+    from ortpool.options import timing
     from ortpool.report import html, terminal
     from ortpool.report import jsondoc as jsonreport
     from ortpool.report.progress import ProgressBar
     from ortpool.validate import validator
+    from ortpool.validate.api import settings as settings_of
 
     options = _options(args)
     paths = args.models or [str(p) for p in validator.bundled_models()]
-    jobs = batch.jobs_from(args.jobs, len(paths))
-    timeout = batch.check_timeout(numbers.seconds("--timeout", args.timeout, zero="0: no limit"))
+    jobs = batch.jobs_from(timing.jobs(args.jobs), len(paths))
+    timeout = timing.timeout(args.timeout)
     # The report destinations are checked and a temporary file reserved next to each before
     # anything runs: a report that cannot be written fails in a second, not after the run.
     with StagedFiles((p, "a model being validated") for p in paths) as files:
@@ -129,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         if len(found) > 1 or not args.verbose:
             print()
         print("\n".join(terminal.information_lines(found) + terminal.summary_lines(found)))
-        settings = _settings(args, options, timeout)
+        settings = settings_of(options, timeout, args.fail_on_rulings)
         if json_file is not None:
             document = jsonreport.validate_document(found, settings)
             json_file.write(jsonreport.dumps(document).encode())
@@ -144,21 +139,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _options(args: argparse.Namespace) -> ValidateOptions:
     """The validator's options the arguments give (an :class:`OrtpoolError` for a bad one)."""
-    from ortpool.cliargs.accuracy import rule_from
-    from ortpool.validate.api import validate_options
+    from ortpool.options import accuracy, domain, inputs, runtime, timing
+    from ortpool.validate.validator import ValidateOptions
 
-    spec = cliargs_inputs.read(args)
-    numbers.seconds("--reference-timeout", args.reference_timeout)
-    return validate_options(
-        spec,  # made by the command line: the messages speak of --shape and --inputs
-        runtime.read(args),
-        seed=args.seed,
-        atol=args.atol,
-        rtol=args.rtol,
-        accuracy=rule_from(args),
+    return ValidateOptions(
+        runtime=runtime.from_args(args),
+        accuracy=accuracy.from_args(args),
+        seed=inputs.seed(args.seed),
+        inputs=inputs.from_args(args),  # the messages speak of --shape and --inputs
         reference=args.reference,
-        reference_timeout=args.reference_timeout,
-        nonfinite=args.nonfinite,
+        reference_timeout=timing.reference_timeout(args.reference_timeout),
+        nonfinite=domain.from_args(args),
         guard_cost=not args.no_guard_cost,
     )
 
@@ -179,29 +170,3 @@ def _print_model(
     print("\n".join(terminal.model_report(result, verbose)))
     if verbose:
         print()
-
-
-def _settings(
-    args: argparse.Namespace, options: ValidateOptions, timeout: float | None
-) -> dict[str, Any]:
-    """The run's settings as the JSON and HTML reports name them."""
-    return {
-        "seed": args.seed,
-        "shapes": args.shape,
-        "inputs": args.inputs,
-        "providers": [str(p) for p in options.runtime.providers],
-        "opt_level": options.runtime.level,
-        "optimize": options.runtime.level != ISOLATED_LEVEL,
-        "runtime": options.runtime.describe(),
-        "atol": args.atol,
-        "rtol": args.rtol,
-        "accuracy": options.accuracy.to_dict(),
-        "reference": args.reference,
-        "fail_on_rulings": args.fail_on_rulings,
-        "timeout": timeout,
-    }
-
-
-def exit_code(found: Sequence[results.ModelResult], fail_on_rulings: bool = False) -> int:
-    """The worst over the models: 2 if one was not validated, 1 if one differs, else 0."""
-    return results.exit_code(found, fail_on_rulings)

@@ -73,15 +73,11 @@ class ValidateOptions:
     runtime: RuntimeSpec = dataclasses.field(
         default_factory=lambda: RuntimeSpec(level=ISOLATED_LEVEL)
     )
-    atol: float | None = None
-    rtol: float | None = None
-    #: ruling 17's thresholds for averages and norms
+    #: ruling 17's thresholds for averages and norms, with the graph outputs' atol and rtol
     accuracy: AccuracyRule = DEFAULT_RULE
     seed: int = 0
-    shapes: Mapping[str, Sequence[int]] = dataclasses.field(default_factory=dict)
-    inputs_path: str | None = None
-    #: the shapes and arrays as one spec (the command line's); None: made of the two above
-    inputs: model_inputs.InputSpec | None = None
+    #: the model's inputs: sizes and arrays (``--shape``, ``--inputs``)
+    inputs: model_inputs.InputSpec = dataclasses.field(default_factory=model_inputs.InputSpec)
     reference: bool = False
     reference_timeout: float = 20.0
     #: the input domain (ruling 20): False, finite inputs (the default); True, NaN and +-inf too
@@ -234,7 +230,7 @@ def _resolve_inputs(
     result: results.ModelResult,
 ) -> model_inputs.ResolvedInputs:
     """The model's inputs for the runs, named in ``result``."""
-    spec = options.inputs or model_inputs.InputSpec.make(options.shapes, options.inputs_path)
+    spec = options.inputs
     if not strict_shapes:  # several models: each --shape/--inputs name applies where it exists
         spec = spec.only(v.name for v in model_inputs.graph_inputs(model))
     try:
@@ -488,8 +484,8 @@ def _end_to_end(
             [o.name for o in model.graph.output],
             runs.builtin_outputs,
             runs.ortpool_outputs,
-            options.atol,
-            options.rtol,
+            options.accuracy.atol,
+            options.accuracy.rtol,
             endtoend.note_allowance(result.nodes),
             endtoend.half_roundings(inlined),
             options.accuracy.half_ulps,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -204,19 +205,62 @@ def test_the_node_table_says_where_a_node_ran_when_another_provider_took_it():
 
 
 def test_a_model_that_cannot_run_at_the_sizes_chosen_says_which_and_how_to_set_them(tmp_path):
+    ten = onnx.numpy_helper.from_array(np.zeros((1, 1, 10, 10), np.float32), "ten")
     graph = helper.make_graph(
-        [helper.make_node("MaxPool", ["X"], ["Y"], name="pool", kernel_shape=[80, 80])], "g",
+        [helper.make_node("Add", ["X", "ten"], ["S"], name="add"),  # runs at 10x10 only
+         helper.make_node("MaxPool", ["S"], ["Y"], name="pool", kernel_shape=[2, 2])], "g",
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, "H", "W"])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], [ten],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
     model.ir_version = IR_VERSION
-    path = tmp_path / "big_kernel.onnx"
+    path = tmp_path / "sized.onnx"
     onnx.save(model, path)
     pair = usermodel.load_pair(path, None)
     settings = runner.Settings(repeat=1, min_sample=0.0)
     with pytest.raises(OrtpoolError, match=(
-        r"big_kernel\.onnx: the model cannot run at the sizes chosen for its open dims "
-        r"\(X\[2\] H=64 \(default\), X\[3\] W=64 \(default\)\): .*Set them with --shape X:1,1,H,W"
+        r"sized\.onnx: the model cannot run at the sizes chosen for its open dims "
+        r"\(X\[2\] H=64 \(default\), X\[3\] W=64 \(default\)\): .*Set them with --shape X:1,1,64,64"
     )):
         usermodel.bench_models(pair, None, settings)
+
+
+def _not_equivalent(path: Path, model: str, how: str) -> str:
+    """MODEL edited into a FIXED that computes something else under the same names: its output
+    cast to float16 (``cast``), or an AveragePool named 'pool' (``average``)."""
+    edited = onnx.load(model)
+    if how == "cast":
+        edited.graph.node[-1].output[0] = "R"
+        edited.graph.node.append(helper.make_node("Cast", ["R"], ["Y"], to=TensorProto.FLOAT16))
+        edited.graph.output[0].type.tensor_type.elem_type = TensorProto.FLOAT16
+    else:
+        edited.graph.node[0].op_type = "AveragePool"
+    onnx.save(edited, path)
+    return str(path)
+
+
+def test_a_fixed_model_that_computes_something_else_is_refused_before_timing(tmp_path):
+    """FIXED is run once beside MODEL on the same inputs first: another element type, or
+    values beyond the tolerance, is one line and exit 2 (the two are never timed)."""
+    from tests.support import commands_in_child
+
+    model = _model(tmp_path / "m.onnx")
+    cast = _not_equivalent(tmp_path / "cast.onnx", model, "cast")
+    average = _not_equivalent(tmp_path / "avg.onnx", model, "average")
+    found = commands_in_child([["bench", model, cast, "--repeat", "1"],
+                               ["bench", model, average, "--repeat", "1"]], timeout=120)
+    lines = [(code, err.strip().splitlines()) for code, err in found]
+    assert [(code, len(err)) for code, err in lines] == [(2, 1), (2, 1)], lines
+    assert lines[0][1][0] == (
+        f"ortpool bench: error: FIXED {cast} does not compute what MODEL {model} means (its "
+        "pooling nodes as the ONNX spec defines them): output 'Y' is float16, not float32 "
+        "(compared within 0.0001 of its magnitude); bench times a model against its fixed form "
+        "only (give the model 'ortpool fix' wrote from MODEL)"
+    )
+    assert re.fullmatch(
+        rf"ortpool bench: error: FIXED {re.escape(average)} does not compute what MODEL "
+        rf"{re.escape(model)} means \(its pooling nodes as the ONNX spec defines them\): "
+        r"output 'Y' differs \(max \|d\| [0-9.e+-]+\) \(compared within 0\.0001 of its "
+        r"magnitude\); .*",
+        lines[1][1][0],
+    )

@@ -105,7 +105,7 @@ def _verdicts(model, nonfinite: bool) -> list[tuple[str, str, str]]:
     """(node, validate's status, fix's realization) for every node validate judged."""
     runtime = RuntimeSpec(level="all")
     checked = validate_model(model, ValidateOptions(runtime=runtime, nonfinite=nonfinite))
-    _, report = fix_with_report(model, runtime=runtime, nonfinite=nonfinite, lift_opset=False)
+    _, report = fix_with_report(model, opt_level="all", nonfinite=nonfinite, lift_opset=False)
     fixed = {n.name: n.realization for n in report.nodes}
     return [(n.name, n.status, fixed.get(n.name, "?")) for n in checked.nodes
             if n.status != "not-isolated"]

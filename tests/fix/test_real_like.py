@@ -16,6 +16,7 @@ import onnxruntime as ort
 import pytest
 
 from ortpool.fix import fix_with_report
+from ortpool.model import InputSpec
 from ortpool.ort.nodes import iter_ortpool_nodes
 from ortpool.report import fixes as report
 from ortpool.validate.validator import ValidateOptions, validate_model
@@ -49,9 +50,9 @@ def _cases(marks: dict[str, str]) -> list:
 def test_finite_fix_leaves_what_validate_calls_agree(name):
     sizes = REAL_LIKE[name][1]
     model = load(name)
+    options = ValidateOptions(inputs=InputSpec.make(sizes))
     verdicts = {
-        node.name: node.status
-        for node in validate_model(model, ValidateOptions(shapes=sizes), label=name).nodes
+        node.name: node.status for node in validate_model(model, options, label=name).nodes
     }
     fixed, found = fix_with_report(model, nonfinite=False, shapes=sizes, source_dir=MODELS)
     decisions = {node.name: node.realization for node in found.nodes}

@@ -1,4 +1,4 @@
-"""A model's inputs for validate, fix and bench (ortpool.model.inputs, ortpool.cliargs.inputs):
+"""A model's inputs for validate, fix and bench (ortpool.model.inputs, ortpool.options.inputs):
 open dims (symbols, -1) named with the size chosen, --shape and --inputs checked against the model
 and each other, data inputs (rois, MaxUnpool indices) never generated, the sizes error; on the
 exported-like models of tests/support/models (scripts/make_input_models.py). Hostile command lines
@@ -94,7 +94,7 @@ def test_open_dims_take_the_defaults_and_are_named():
     assert resolved.dims_text() == (
         "image[0] batch=1 (default), image[2] height=64 (default), image[3] width=64 (default)"
     )
-    assert resolved.shape_hint() == "--shape image:batch,3,height,width"
+    assert resolved.shape_hint() == "--shape image:1,3,64,64"  # the sizes chosen, pasteable
     x = resolved.feeds["image"]
     assert x.dtype == np.float32 and np.array_equal(x * 4, np.round(x * 4))  # quarter steps
     assert resolved.source == "generated, seed 0"
@@ -225,8 +225,51 @@ def test_cannot_run_names_the_sizes_and_how_to_set_them():
     assert text == (
         "m.onnx: the model cannot run at the sizes chosen for its open dims (x[0] N=1 (default), "
         "x[2] H=64 (default), x[3] W=64 (default)): Concat: mismatched dimensions of 63 and 64. "
-        "Set them with --shape x:N,3,H,W (or give arrays with --inputs FILE.npz)"
+        "Set them with --shape x:1,3,64,64 (or give arrays with --inputs FILE.npz)"
     )
+
+
+def _awkward_names() -> onnx.ModelProto:
+    """Inputs as converters name them: tf2onnx's ``input:0`` with its ``unk__653`` symbol, a
+    name with a space, one with two colons, an unnamed open dim (-1)."""
+    inputs = [
+        onnx.helper.make_tensor_value_info("input:0", onnx.TensorProto.FLOAT,
+                                           ["unk__653", 8, 8, 3]),
+        onnx.helper.make_tensor_value_info("x y", onnx.TensorProto.FLOAT, ["N", 3]),
+        onnx.helper.make_tensor_value_info("a:b:c", onnx.TensorProto.FLOAT, [-1, 2]),
+    ]
+    nodes = [onnx.helper.make_node("Identity", [v.name], [f"out{i}"]) for i, v in
+             enumerate(inputs)]
+    outputs = [onnx.helper.make_tensor_value_info(f"out{i}", onnx.TensorProto.FLOAT, None)
+               for i in range(3)]
+    graph = onnx.helper.make_graph(nodes, "awkward", inputs, outputs)
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)])
+
+
+def test_every_printed_hint_is_read_back_as_printed():
+    """The ``--shape`` hints (in the report's open-dims line and in the error of a model that
+    cannot run) and the ``shapes=`` hint, pasted back, set the sizes they name: numbers, never
+    a symbol, and quoted for the shell where a name needs it."""
+    import ast
+    import shlex
+
+    from ortpool.model.inputs import CLI, PYTHON, describe_dims, parse_shapes
+
+    model = _awkward_names()
+    chosen = resolve(model)
+    hint = chosen.shape_hint()
+    assert hint == "--shape input:0:1,8,8,3 --shape 'x y:1,3' --shape a:b:c:1,2"
+    texts = [hint, describe_dims(chosen.dims, hint)[1], str(chosen.cannot_run("m", "boom"))]
+    for text in texts:
+        printed = text[text.index("--shape"):].split(" (or give")[0]
+        words = shlex.split(printed)
+        assert words[::2] == ["--shape"] * 3
+        again = resolve(model, InputSpec.make(parse_shapes(words[1::2]), style=CLI))
+        assert again.shapes == chosen.shapes
+    python = resolve(model, InputSpec.make(style=PYTHON)).shape_hint()
+    assert python == "shapes={'input:0': (1, 8, 8, 3), 'x y': (1, 3), 'a:b:c': (1, 2)}"
+    given = ast.literal_eval(python.removeprefix("shapes="))
+    assert resolve(model, InputSpec.make(given, style=PYTHON)).shapes == chosen.shapes
 
 
 def test_the_input_models_regenerate_byte_for_byte(tmp_path):
@@ -244,7 +287,8 @@ def test_the_input_models_regenerate_byte_for_byte(tmp_path):
 def test_validate_reports_the_open_dims_in_its_json():
     from ortpool.validate.validator import ValidateOptions, validate_model
 
-    found = validate_model(load("ocr-neg-batch"), ValidateOptions(shapes={"x": (2, 3, 48, 192)}))
+    spec = InputSpec.make({"x": (2, 3, 48, 192)})
+    found = validate_model(load("ocr-neg-batch"), ValidateOptions(inputs=spec))
     document = found.to_dict()
     assert document["inputs"] == {"x": [2, 3, 48, 192]}
     assert document["open_dims"] == [
@@ -260,7 +304,7 @@ def test_validate_reports_the_open_dims_in_its_json():
 def test_fix_proves_at_the_given_sizes_and_the_fixed_model_is_the_spec():
     model = load("fpn-concat")
     # from Python, the message names the argument to set, not the command line's flag
-    wanted = r"x\[2\] H=64 \(default\).*shapes=\{'x': \(N, 3, H, W\)\}"
+    wanted = r"x\[2\] H=64 \(default\).*shapes=\{'x': \(1, 3, 64, 64\)\}"
     with pytest.raises(OrtpoolError, match=wanted):
         fix_with_report(model)
     fixed, report = fix_with_report(model, shapes={"x": (1, 3, 48, 96)})
@@ -321,7 +365,7 @@ def _cases(tmp: Path) -> dict[str, tuple[list[str], int, list[str]]]:
             both.format(32, 100, "--shape"), "model inputs x [2,3,32,100]"]),
         "fpn as typed": (["validate", m["fpn-concat"]], 2, [
             "the model cannot run at the sizes chosen for its open dims (x[0] N=1 (default), "
-            "x[2] H=64 (default), x[3] W=64 (default))", "Set them with --shape x:N,3,H,W"]),
+            "x[2] H=64 (default), x[3] W=64 (default))", "Set them with --shape x:1,3,64,64"]),
         "fpn at size 1": (["validate", m["fpn-concat"], "--shape", "x:1,3,1,1"], 2,
                           ["x[2] H=1 (--shape), x[3] W=1 (--shape)"]),
         "fpn at its size": (["validate", m["fpn-concat"], "--shape", "x:1,3,48,96"], 1, [
@@ -502,3 +546,53 @@ def test_a_broken_inputs_archive_is_one_line_naming_the_file(tmp_path):
         assert (name, message[: len(f"--inputs {path}: {text}")]) == (
             name, f"--inputs {path}: {text}")
     assert good == "ok"
+
+
+def _keras_audio() -> onnx.ModelProto:
+    """Made like a keras audio model: opset 13, ``input_1`` [N, input_dim_0, 40] (time, then 40
+    features), transposed to NCW, three Conv1D of stride 4, MaxPool1D k=2 on the time axis. At
+    the default 64 the convolutions leave the pool a time axis of 1: no whole window, where the
+    spec's output is empty (ruling 19) and onnxruntime's is not."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("Transpose", ["input_1"], ["t0"], perm=[0, 2, 1], name="transpose")]
+    weights = []
+    for i, channels in enumerate((40, 8, 8)):
+        weights.append(numpy_helper.from_array(
+            rng.normal(size=(8, channels, 4)).astype(np.float32), f"w{i}"))
+        nodes.append(helper.make_node("Conv", [f"t{i}", f"w{i}"], [f"t{i + 1}"], kernel_shape=[4],
+                                      strides=[4], name=f"conv1d_{i}"))
+    nodes.append(helper.make_node("MaxPool", ["t3"], ["out"], kernel_shape=[2], strides=[2],
+                                  name="max_pooling1d"))
+    graph = helper.make_graph(
+        nodes, "keras_audio",
+        [helper.make_tensor_value_info("input_1", TensorProto.FLOAT, ["N", "input_dim_0", 40])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)], weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    return model
+
+
+def test_default_sizes_give_every_pool_a_whole_window():
+    """The time axis is doubled from the default until the pool sees a window (128: 64 -> 2 at
+    the pool), the report line naming the sizes says so, and the verdict as typed is the
+    verdict at a size the model runs at (it agrees), not ruling 19's empty output."""
+    from ortpool.validate.validator import ValidateOptions, validate_model
+
+    model = _keras_audio()
+    resolved = resolve(model)
+    assert resolved.shapes == {"input_1": [1, 128, 40]}
+    assert resolved.dims_text() == (
+        "input_1[0] N=1 (default), input_1[1] input_dim_0=128 (default, doubled: a pool saw no "
+        "whole window at the default)"
+    )
+    assert describe_dims(resolved.dims, resolved.shape_hint())[1] == (
+        "  sizes by default: set them with --shape input_1:1,128,40"
+    )
+    found = validate_model(model, ValidateOptions())
+    assert [n.status for n in found.nodes] == ["agree"]
+    # sizes given are kept, even where the pool sees no window there
+    small = resolve(model, InputSpec.make({"input_1": (1, 64, 40)}))
+    assert small.shapes == {"input_1": [1, 64, 40]}

@@ -1,5 +1,5 @@
 """The runtime description (``ortpool.ort.runtime_spec``), its shared options
-(``ortpool.cliargs.runtime``), where each node ran, and ortpool without onnxruntime.
+(``ortpool.options.runtime``), where each node ran, and ortpool without onnxruntime.
 
 The CPU build's AzureExecutionProvider takes no pooling node: asked first, every node falls back
 to the CPU provider, which is how a fallback is tested without another build.
@@ -21,9 +21,9 @@ import onnxruntime as ort
 import pytest
 
 from ortpool.cli import main
-from ortpool.cliargs import runtime as runtime_args
 from ortpool.model.singlenode import alone_model, feed_dict
 from ortpool.model.site import Site
+from ortpool.options import runtime as runtime_args
 from ortpool.ort import ortrun, runtime
 from ortpool.ort.runtime_spec import CPU, Provider, RuntimeSpec, parse_providers
 from tests.support import CHILD_ENV, run_cli
@@ -41,7 +41,7 @@ needs_azure = pytest.mark.skipif(
 def _read(*argv: str, level: str = "disable") -> RuntimeSpec:
     parser = argparse.ArgumentParser()
     runtime_args.add_arguments(parser, level, "test")
-    return runtime_args.read(parser.parse_args(list(argv)))
+    return runtime_args.from_args(parser.parse_args(list(argv)))
 
 
 def test_the_options_read_into_one_description_and_its_session_options():
@@ -325,7 +325,7 @@ def test_fix_proves_on_the_providers_named_and_says_where_the_form_ran():
 
     model = MODELS / "fix" / "fix-valid-ceil.onnx"
     _, on_cpu = fix_with_report(model)
-    _, on_azure = fix_with_report(model, runtime=RuntimeSpec(parse_providers("azure")))
+    _, on_azure = fix_with_report(model, providers="azure")
     assert on_azure.runtime["providers"] == [AZURE]
     for cpu_node, azure_node in zip(on_cpu.nodes, on_azure.nodes, strict=True):
         assert (azure_node.realization, azure_node.form) == (cpu_node.realization, cpu_node.form)
@@ -360,7 +360,7 @@ def test_fix_differs_between_the_cpu_and_the_openvino_provider_and_each_is_exact
 
     model = MODELS / "fix" / "fix-same-dilated.onnx"
     _, on_cpu = fix_with_report(model)
-    _, on_openvino = fix_with_report(model, runtime=RuntimeSpec(parse_providers("openvino")))
+    _, on_openvino = fix_with_report(model, providers="openvino")
     assert all(n.form.startswith("explicit-pads") for n in on_cpu.nodes)
     forms = {n.name: (n.realization, n.form) for n in on_openvino.nodes}
     # no node needs the explicit pads there (MaxPool may still need the NaN guard: OpenVINO

@@ -49,7 +49,8 @@ def test_every_option_value_is_checked_in_one_line(tmp_path):
         ("validate", MODEL, "--reference-timeout", "inf"): "ortpool validate: error: "
         "--reference-timeout=inf must be a finite number of seconds > 0 and <= 1000000",
         ("bench", "--reference-timeout", "1e10"): "ortpool bench: error: "
-        "--reference-timeout=10000000000.0 must be a finite number of seconds > 0 and <= 1000000",
+        "--reference-timeout=10000000000.0 must be a finite number of seconds >= 0 and <= 1000000 "
+        "(0: skipped)",
         ("fix", MODEL, out, "--seed", "-1"): f"ortpool fix: error: --seed=-1 must be from 0 to "
         f"{limit}",
         ("bench", "--seed", "-1"): f"ortpool bench: error: --seed=-1 must be from 0 to {limit}",
@@ -209,3 +210,39 @@ def test_a_hanging_child_ends_itself_at_its_time_limit_or_with_its_parent():
     gone = run_child(__name__, "bound_child", True, timeout=TIMEOUT, env=ENV)
     assert (alarmed.returncode, gone.returncode) == (-signal.SIGALRM, -signal.SIGKILL)
     assert time.monotonic() - started < 30  # neither slept its 60 s
+
+
+def _help(*argv: str) -> str:
+    import contextlib
+    import io
+
+    from ortpool import cli
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        cli.main([*argv, "--help"])
+    return " ".join(out.getvalue().split())  # argparse wraps to the terminal's width
+
+
+def test_what_a_user_reads_in_the_help():
+    """The commands a user runs first are listed first; validate's help gives the inputs and
+    the runtime before the tolerances and says why its level is disable (and what fix and bench
+    default to); one spelling per metavar: --json FILE, --timeout/--reference-timeout SECONDS."""
+    from ortpool import cli
+
+    top = _help()
+    first = ("validate", "fix", "bench", "conformance", "rewrite", "restore")
+    places = [top.index(f" {c} {cli.SUMMARIES[c]}") for c in first]
+    assert places == sorted(places)
+    validate = _help("validate")
+    assert validate.index("--shape NAME") < validate.index("--opt-level {") < validate.index(
+        "--atol TOL")
+    assert "disable judges each node as written, not fused into its neighbours" in validate
+    assert "(fix and bench default to all, the level a deployed model runs at)" in validate
+    for command in cli.COMMANDS:
+        text = _help(command)
+        assert "--json REPORT" not in text and " S " not in text, command
+        for flag in ("--json", "--timeout", "--reference-timeout"):
+            if f"[{flag} " in text:
+                metavar = {"--json": "FILE"}.get(flag, "SECONDS")
+                assert f"[{flag} {metavar}]" in text, (command, flag)

@@ -39,10 +39,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("check", ("ortpool.check",)),
     # one record per node and per model, and every view of it (terminal, JSON, HTML, notebook)
     ("report", ("ortpool.report",)),
+    # each option group parsed, checked and built once, for the shell and for Python (below the
+    # transforms too: rewrite's Python API checks its arguments with it)
+    ("options", ("ortpool.options",)),
     # the model transforms: rewrite's retargeting and fix's forms
     ("transforms", ("ortpool.rewrite", "ortpool.forms")),
-    # each option group parsed, checked and built once, for the shell and for Python
-    ("options", ("ortpool.cliargs",)),
     ("validate", ("ortpool.validate",)),
     ("fix", ("ortpool.fix",)),
     ("bench", ("ortpool.bench",)),
@@ -324,7 +325,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
     "ortpool.rewrite": ("rewrite", "restore", "rewrite_file", "Selection"),
     "ortpool.check": ("Judgement", "judge", "proof_sets", "compare_values"),
     "ortpool.validate": ("validate_model", "validate_models"),
-    "ortpool.cliargs": ("accuracy", "files", "inputs", "reports", "runtime"),
+    "ortpool.options": ("accuracy", "domain", "files", "inputs", "reports", "runtime", "timing"),
     "ortpool.bench": ("CASES", "Settings", "run_case", "select"),
 }
 

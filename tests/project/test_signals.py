@@ -37,8 +37,8 @@ POINTS = {
     # validate reads its model in the child: the parent's signal comes as the child starts
     "reading": {"validate": ("ortpool.validate.batch", "_start")},
     "working": {
-        "rewrite": ("ortpool.rewrite", "rewrite_model"),
-        "restore": ("ortpool.rewrite", "restore_model"),
+        "rewrite": ("ortpool.rewrite.passes", "rewrite_model"),
+        "restore": ("ortpool.rewrite.passes", "restore_model"),
         "fix": ("ortpool.forms.choose", "prove_plan"),
         "validate": ("ortpool.validate.batch", "_Child.drain"),
     },

@@ -329,21 +329,21 @@ def test_selection_by_op_name_and_exclude() -> None:
     _, report = ortpool.rewrite.rewrite_with_report(model, ops="AveragePool", exclude=["scan_pool"])
     assert sorted(n.name for n in report.changed) == ["deep_else", "else_pool"]
     reasons = {n.name: n.reason for n in report.left_alone}
-    assert reasons["main_pool"] == "not selected: --ops AveragePool"
+    assert reasons["main_pool"] == "not selected: ops AveragePool"
     assert reasons["scan_pool"] == "not selected: named by --exclude"
     _, report = ortpool.rewrite.rewrite_with_report(model, nodes=["fn_pool", "main_pool"])
     assert sorted(n.name for n in report.changed) == ["fn_pool", "main_pool"]
-    assert {n.reason for n in report.left_alone} == {"not selected: not named by --nodes"}
+    assert {n.reason for n in report.left_alone} == {"not selected: not named by nodes"}
 
 
 def test_selection_errors() -> None:
     with pytest.raises(
-        OrtpoolError, match=r"^--nodes: no pooling node is named 'nope'$"
+        OrtpoolError, match=r"^nodes: no pooling node is named 'nope'$"
     ):
         ortpool.rewrite(nested_model(), nodes=["nope"])
     with pytest.raises(
         OrtpoolError,
-        match=r"^--ops: 'Conv' is not a pooling operator; choose from "
+        match=r"^ops: 'Conv' is not a pooling operator; choose from "
         r"MaxPool,AveragePool,MaxUnpool,LpPool,GlobalMaxPool,GlobalAveragePool,GlobalLpPool,"
         r"MaxRoiPool$",
     ):

@@ -21,10 +21,10 @@ from ortpool.check import causes
 from ortpool.check.compare import CAT_DIFFER, CAT_INACCURATE, CAT_NOTE, compare_values
 from ortpool.check.judge import lenient_status
 from ortpool.cli import main
-from ortpool.cliargs.accuracy import parse_limits
 from ortpool.errors import OrtpoolError
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.model.singlenode import alone_model, feed_dict
+from ortpool.options.accuracy import parse_limits
 from ortpool.ort import ortrun
 from ortpool.ort.runtime_spec import ISOLATED_LEVEL, RuntimeSpec
 from ortpool.report import record as results

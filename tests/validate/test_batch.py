@@ -24,6 +24,7 @@ import pytest
 
 from ortpool.cli import main
 from ortpool.errors import OrtpoolError
+from ortpool.options import timing
 from ortpool.report import record as results
 from ortpool.validate import batch
 from tests.support import CHILD_ENV, batch_stand_in, cnn_builders
@@ -85,13 +86,11 @@ def test_jobs_and_timeout_options():
     assert ortpool.validate.validate_models is batch.run_models  # the API's name for it
     assert batch.jobs_from(4, 2) == 2 and batch.jobs_from(1, 9) == 1
     assert 1 <= batch.jobs_from(0, 64) <= len(os.sched_getaffinity(0))
-    assert batch.check_timeout(0) is None and batch.check_timeout(2.5) == 2.5
-    with pytest.raises(OrtpoolError, match=r"^--jobs=-1 must be >= 0 \(0: one per core\)$"):
-        batch.jobs_from(-1, 3)
-    with pytest.raises(
-        OrtpoolError, match=r"^--timeout=nan must be a finite number >= 0 \(0: no limit\)$"
-    ):
-        batch.check_timeout(float("nan"))
+    assert timing.timeout(0) is None and timing.timeout(2.5) == 2.5
+    with pytest.raises(OrtpoolError, match=r"^--jobs=-1 must be from 0 to 4096 \(0: one per "):
+        timing.jobs(-1)
+    with pytest.raises(OrtpoolError, match=r"^--timeout=nan must be a finite number of seconds"):
+        timing.timeout(float("nan"))
 
 
 def test_the_report_is_the_same_for_any_number_of_jobs(tmp_path, capsys):

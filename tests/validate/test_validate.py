@@ -23,6 +23,7 @@ from ortpool.check.compare import (
 )
 from ortpool.cli import main
 from ortpool.geometry import pool_geometry
+from ortpool.model import InputSpec
 from ortpool.report import record as results
 from ortpool.tolerances import Tolerance, tolerance_for
 from tests.support import runtime_defects
@@ -442,7 +443,8 @@ def test_reference_column_labels_its_nan_defect(tmp_path):
     x = np.arange(36, dtype=np.float32).reshape(1, 1, 6, 6)
     x[0, 0, 3, 3] = np.nan
     np.savez(npz, x=x)
-    found = validate_model(model, ValidateOptions(reference=True, inputs_path=str(npz)))
+    spec = InputSpec.make(inputs=str(npz))
+    found = validate_model(model, ValidateOptions(reference=True, inputs=spec))
     pool = next(n for n in found.nodes if n.name == "pool_same")
     assert pool.reference is not None
     assert pool.reference.status == "differ"

@@ -9,8 +9,10 @@ default, also ``--finite``) and ``--nan``.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ortpool.check.domain import FINITE, NONFINITE
+from ortpool.options import values
 
 
 def add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
@@ -38,3 +40,13 @@ def add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
         help="finite inputs only (the default; --assume-finite is the earlier spelling)",
     )
     parser.set_defaults(nonfinite=False)
+
+
+def from_args(args: argparse.Namespace) -> bool:
+    """True for the non-finite domain."""
+    return bool(args.nonfinite)
+
+
+def from_python(nonfinite: Any) -> bool:
+    """``nonfinite=`` checked: True or False (``'false'`` is a true value to Python)."""
+    return values.flag("nonfinite", nonfinite)

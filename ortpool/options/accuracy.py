@@ -1,14 +1,17 @@
 """``--accuracy-agree-factor``, ``--accuracy-limit``, ``--half-ulps``: ruling 17's thresholds
-for averages and norms, one argument group for ``validate``, ``conformance`` and ``fix`` (a node
+for averages and norms, one group for ``validate``, ``conformance`` and ``fix`` (a node
 ``validate`` calls an accuracy note is one ``fix`` leaves alone, under the same flags), with
-``--atol``/``--rtol`` where a command takes them."""
+``--atol``/``--rtol`` where a command takes them -> one :class:`AccuracyRule` (from Python:
+``accuracy=``, ``atol=``, ``rtol=``)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+from typing import Any
 
-from ortpool.cliargs import numbers
 from ortpool.errors import OrtpoolError
+from ortpool.options import values
 from ortpool.tolerances import ACCUMULATION, DEFAULT_RULE, AccuracyRule
 
 _TYPES = sorted(set(ACCUMULATION.values()))
@@ -17,23 +20,22 @@ _TYPES = sorted(set(ACCUMULATION.values()))
 def add_arguments(
     parser: argparse.ArgumentParser, atol_help: str | None = None, rtol_help: str | None = None
 ) -> None:
-    """The group on ``parser``; with ``atol_help`` and ``rtol_help``, ``--atol`` and ``--rtol``
-    (what they mean for the command: ``validate`` compares graph outputs with them too) are
-    declared first, beside the command's own options."""
-    if atol_help is not None:
-        parser.add_argument("--atol", type=numbers.real, help=atol_help)
-    if rtol_help is not None:
-        parser.add_argument("--rtol", type=numbers.real, help=rtol_help)
+    """The group on ``parser``, last in the help (tolerances are rarely changed); with
+    ``atol_help`` and ``rtol_help``, ``--atol`` and ``--rtol`` (what they mean for the command:
+    ``validate`` compares graph outputs with them too) come first in it."""
     group = parser.add_argument_group(
-        "accuracy of averages and norms (ruling 17)",
+        "tolerances: graph outputs, and the accuracy of averages and norms (ruling 17)",
         "a sum's error against the exact result, in units of u*mean|x| (u: the unit roundoff "
         "of its accumulation type), is accuracy, not semantics: within the agree band it "
         "agrees, up to the limit it agrees with an accuracy note (exit code unchanged, fix "
         "leaves it), beyond it differs (exit 1, fix mends it)",
     )
+    for flag, text in (("--atol", atol_help), ("--rtol", rtol_help)):
+        if text is not None:
+            group.add_argument(flag, type=values.real, metavar="TOL", help=text)
     group.add_argument(
         "--accuracy-agree-factor",
-        type=numbers.real,
+        type=values.real,
         default=DEFAULT_RULE.agree_factor,
         metavar="F",
         help="a sum agrees within F times a pairwise sum's bound (log2 n + 1)*u*mean|x| "
@@ -52,7 +54,7 @@ def add_arguments(
     )
     group.add_argument(
         "--half-ulps",
-        type=numbers.real,
+        type=values.real,
         default=DEFAULT_RULE.half_ulps,
         metavar="N",
         help="float16/bfloat16 sums (float32 arithmetic, rounded once) agree within N ulp of "
@@ -60,20 +62,15 @@ def add_arguments(
     )
 
 
-def _number(flag: str, text: str) -> float:
-    try:
-        value = numbers.real(text)
-    except argparse.ArgumentTypeError:
-        raise OrtpoolError(f"{flag}: {text!r} is not a number") from None
-    return numbers.amount(flag, value)
-
-
-def parse_limits(values: list[str]) -> dict[str, float]:
+def parse_limits(texts: list[str]) -> dict[str, float]:
     """``["1e-3", "double:1e-10"]`` -> ``{"float": 1e-3, "double": 1e-10}`` (later wins)."""
     limits: dict[str, float] = {}
-    for text in values:
+    for text in texts:
         kind, sep, number = text.rpartition(":")
-        value = _number("--accuracy-limit", number)
+        try:
+            value = values.amount("--accuracy-limit", values.real(number))
+        except argparse.ArgumentTypeError:
+            raise OrtpoolError(f"--accuracy-limit: {number!r} is not a number") from None
         if not sep:
             limits.update(dict.fromkeys(_TYPES, value))
         elif kind in _TYPES:
@@ -86,13 +83,25 @@ def parse_limits(values: list[str]) -> dict[str, float]:
     return limits
 
 
-def rule_from(args: argparse.Namespace) -> AccuracyRule:
-    """The :class:`AccuracyRule` the flags give (an :class:`OrtpoolError` for a bad value)."""
-    factor = numbers.amount("--accuracy-agree-factor", args.accuracy_agree_factor)
-    half = numbers.amount("--half-ulps", args.half_ulps)
-    for name in ("atol", "rtol"):  # where the command takes them
-        if getattr(args, name, None) is not None:
-            numbers.amount(f"--{name}", getattr(args, name))
-    return AccuracyRule(factor, DEFAULT_RULE.limits, half).with_limits(
-        parse_limits(args.accuracy_limit)
-    )
+def from_args(args: argparse.Namespace) -> AccuracyRule:
+    """The rule the flags give, with ``--atol``/``--rtol`` where the command takes them."""
+    factor = values.amount("--accuracy-agree-factor", args.accuracy_agree_factor)
+    half = values.amount("--half-ulps", args.half_ulps)
+    rule = AccuracyRule(factor, DEFAULT_RULE.limits, half)
+    return from_python(getattr(args, "atol", None), getattr(args, "rtol", None),
+                       rule.with_limits(parse_limits(args.accuracy_limit)), "--")
+
+
+def from_python(
+    atol: Any = None, rtol: Any = None, accuracy: Any = DEFAULT_RULE, prefix: str = ""
+) -> AccuracyRule:
+    """``accuracy`` (an :class:`AccuracyRule`) with ``atol``/``rtol`` (finite, >= 0) when given;
+    ``prefix`` ``"--"`` names them as flags."""
+    if not isinstance(accuracy, AccuracyRule):
+        raise values.wrong("accuracy", accuracy, "an ortpool.tolerances.AccuracyRule")
+    given = {
+        name: values.amount(prefix + name, value)
+        for name, value in (("atol", atol), ("rtol", rtol))
+        if value is not None
+    }
+    return dataclasses.replace(accuracy, **given)

@@ -1,0 +1,65 @@
+"""The options of every command, one group per idea, for the shell and for Python alike
+(Polygraphy's ``tools/args``).
+
+Each group declares its flags once (``add_arguments(parser)``), and builds its typed value from
+the parsed flags (``from_args(args)``) and from the Python API's keywords (``from_python(...)``),
+checking every value once (:mod:`ortpool.options.values`) with messages that name the option as
+its caller spells it (:func:`label`: ``--opt-level`` from the shell, ``opt_level`` from Python).
+
+The groups: ``inputs`` (-> :class:`ortpool.model.InputSpec`), ``runtime`` (->
+:class:`ortpool.ort.RuntimeSpec`), ``domain`` (``nonfinite``), ``accuracy`` (->
+:class:`ortpool.tolerances.AccuracyRule`), ``timing``, ``files`` (the model given, the
+selection), ``reports``.
+
+The commands' option classes (``ValidateOptions``, fix's ``Options``, bench's ``Settings``) hold
+these typed values only; the command line and the Python API both build them here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+
+from ortpool.model.inputs import CLI, PYTHON
+
+__all__ = [
+    "CLI", "PYTHON", "accuracy", "domain", "files", "inputs", "label", "main_kept_out", "reports",
+    "runtime", "timing", "values",
+]  # fmt: skip
+
+#: keyword -> its flag, where the flag is not the keyword with dashes
+_FLAGS = {
+    "shapes": "--shape",
+    "agree_factor": "--accuracy-agree-factor",
+    "limits": "--accuracy-limit",
+    "json_report": "--json",
+    "provider_options": "--provider-option",
+}
+
+
+def label(key: str, style: str) -> str:
+    """How ``style``'s caller spells option ``key``: ``--opt-level`` (:data:`CLI`) or
+    ``opt_level`` (:data:`PYTHON`)."""
+    return key if style == PYTHON else _FLAGS.get(key, "--" + key.replace("_", "-"))
+
+
+@contextlib.contextmanager
+def main_kept_out() -> Iterator[None]:
+    """The child processes a Python call starts (validate's models, bench's reference
+    evaluator) run ortpool's code alone: the caller's main module, which multiprocessing imports
+    in each child (running a script's top level, and its ``ortpool.validate`` call, again unless
+    the script has the ``__main__`` guard; a spawned child then dies of multiprocessing's
+    bootstrapping error), is kept out of their preparation while they start."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {k: main.__dict__.pop(k) for k in ("__file__",) if k in main.__dict__}
+    spec = getattr(main, "__spec__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.update(saved)
+        main.__spec__ = spec

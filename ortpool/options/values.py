@@ -1,0 +1,169 @@
+"""The values every option takes, one checker per kind, for the shell and for Python alike.
+
+Two steps on the command line, so every message keeps its usual form:
+
+* the syntax, where argparse reads the text (``type=integer``/``type=real``): ASCII only.
+  Python's ``int`` and ``float`` read every Unicode decimal digit (``int('٣')`` is 3) and
+  underscores (``int('1_0')`` is 10), so a value that only looks like a number to its reader
+  would be taken; argparse answers with the usage and ``argument --seed: ...`` (exit 2);
+* the type and range (:func:`count`, :func:`amount`, :func:`seconds`, :func:`flag`,
+  :func:`choice`...): an :class:`OrtpoolError` (a bad value) or a :class:`TypeError` (a value
+  of the wrong kind, which only Python can pass) naming the option as its caller spells it
+  (``--seed=-1`` from the shell, ``seed=-1`` from Python; ``label``), in one line. Floats must be
+  finite: ``nan`` compares false with every bound and ``inf`` overflows the waits it becomes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import numbers
+import os
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from ortpool.errors import OrtpoolError
+
+#: the longest time limit taken, in seconds (11.6 days): the waits a limit becomes take at most
+#: about 2**31 ms (poll) or 9.2e9 s (threading) and overflow beyond them.
+MAX_SECONDS = 1e6
+
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_REAL = re.compile(
+    r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)",
+    re.ASCII | re.IGNORECASE,
+)
+
+
+def integer(text: str) -> int:
+    """``type=`` of an integer option: ASCII digits with an optional sign."""
+    if not _INTEGER.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (ASCII digits 0-9)")
+    return int(text)
+
+
+def real(text: str) -> float:
+    """``type=`` of a number option: a decimal number in ASCII (``inf`` and ``nan`` are read
+    here and refused by the range check, which names the option)."""
+    if not _REAL.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (ASCII, e.g. 1e-5)")
+    return float(text)
+
+
+def shown(value: Any) -> str:
+    """``value`` as a message quotes it: its repr, cut to 60 characters (an array, a model)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def wrong(label: str, value: Any, wanted: str) -> TypeError:
+    """The error for a value of the wrong kind: ``seed='a' must be an integer, not str``."""
+    return TypeError(f"{label}={shown(value)} must be {wanted}, not {type(value).__name__}")
+
+
+def _integral(label: str, value: Any) -> int:
+    # bool is an int to Python, but True for a count is a mistake, not 1
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise wrong(label, value, "an integer")
+    return int(value)
+
+
+def _real(label: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise wrong(label, value, "a number")
+    return float(value)
+
+
+def count(label: str, value: Any, low: int = 0, high: int | None = None, note: str = "") -> int:
+    """``value`` of option ``label``, an integer with ``low <= value <= high``; ``note`` says
+    what a special value means (``"0: one per core"``)."""
+    value = _integral(label, value)
+    if value < low or (high is not None and value > high):
+        span = f">= {low}" if high is None else f"from {low} to {high}"
+        raise OrtpoolError(f"{label}={value} must be {span}{f' ({note})' if note else ''}")
+    return value
+
+
+def amount(
+    label: str, value: Any, low: float = 0.0, high: float | None = None, *, above: bool = False
+) -> float:
+    """``value`` of option ``label`` if a finite number ``>= low`` (``> low`` with ``above``) and
+    ``<= high``."""
+    number = _real(label, value)
+    fits = number > low if above else number >= low
+    if not (math.isfinite(number) and fits and (high is None or number <= high)):
+        span = f"{'>' if above else '>='} {low:g}"
+        span += f" and <= {high:g}" if high is not None else ""
+        raise OrtpoolError(f"{label}={value} must be a finite number {span}")
+    return number
+
+
+def seconds(label: str, value: Any, *, zero: str = "") -> float:
+    """A time limit in seconds: finite, up to :data:`MAX_SECONDS`; > 0, or >= 0 when ``zero``
+    says what 0 means (``"0: no limit"``)."""
+    number = _real(label, value)
+    fits = number >= 0 if zero else number > 0
+    if not (math.isfinite(number) and fits and number <= MAX_SECONDS):
+        low = ">= 0" if zero else "> 0"
+        note = f" ({zero})" if zero else ""
+        raise OrtpoolError(
+            f"{label}={value} must be a finite number of seconds {low} and <= "
+            f"{MAX_SECONDS:.0f}{note}"
+        )
+    return number
+
+
+def flag(label: str, value: Any) -> bool:
+    """A yes-or-no option: ``True`` or ``False`` (numpy's too), never a string: ``'false'`` is a
+    true value to Python."""
+    if type(value).__name__ not in ("bool", "bool_"):
+        raise wrong(label, value, "True or False")
+    return bool(value)
+
+
+def choice(label: str, value: Any, choices: Iterable[str]) -> str:
+    """One of ``choices`` (a string)."""
+    known = list(choices)
+    if not isinstance(value, str):
+        raise wrong(label, value, f"one of {', '.join(map(repr, known))}")
+    if value not in known:
+        raise OrtpoolError(f"{label}={value!r} must be one of {', '.join(known)}")
+    return value
+
+
+def path(label: str, value: Any) -> str:
+    """A file's path (``str`` or ``os.PathLike``), not empty."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise wrong(label, value, "a path (str or os.PathLike)")
+    text = os.fspath(value)
+    if not isinstance(text, str) or not text:
+        raise OrtpoolError(f"{label}={shown(value)} must name a file")
+    return text
+
+
+def names(label: str, value: Any) -> tuple[str, ...] | None:
+    """Names given as one string or a list of strings (None: not given); a string is one name,
+    never its characters."""
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, Iterable) or isinstance(items, (bytes, dict)):
+        raise wrong(label, value, "a name or a list of names")
+    items = list(items)
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(
+                f"{label}={shown(value)} must hold names (str), not {type(item).__name__}"
+            )
+    return tuple(items)
+
+
+def integers(label: str, value: Any) -> list[int] | None:
+    """Integers given as one or a list (None: not given)."""
+    if value is None:
+        return None
+    items = [value] if isinstance(value, numbers.Integral) else value
+    if not isinstance(items, Iterable) or isinstance(items, (str, bytes, dict)):
+        raise wrong(label, value, "an integer or a list of integers")
+    return [count(label, item, 0) for item in items]
