@@ -22,6 +22,7 @@ from ortpool.options import PYTHON, files, label, main_kept_out, runtime, timing
 from ortpool.options import inputs as inputs_group
 from ortpool.ort import DEFAULT_LEVEL, share_thread_pool
 from ortpool.report import bench as bench_report
+from ortpool.report import text
 from ortpool.report.notebook import Report
 
 
@@ -63,9 +64,13 @@ class BenchReport(Report):
         return bench_report.document(self.results, self.machine, self.settings)
 
     def _repr_html_(self) -> str:
-        """A notebook's view: the table and the summary, as the command prints them."""
-        text = "\n".join([self.table(), "", *self.summary_lines()])
-        return f"<pre>{html.escape(text)}</pre>"
+        """A notebook's view: the cases' table as an HTML table (a wide ``<pre>`` wraps into
+        noise there); a model's tables, narrower, as the command prints them."""
+        if self.model_bench is None:
+            rows = bench_report.table(self.results)
+            return bench_report.notebook_view(rows, self.summary_lines())
+        lines = [self.table(), "", *self.summary_lines()]
+        return f"<pre>{html.escape(text.safe(chr(10).join(lines)))}</pre>"
 
     def _describe(self) -> str:
         if self.model_bench is not None:

@@ -32,7 +32,7 @@ from ortpool.errors import OrtpoolError
 from ortpool.model import InputSpec, ResolvedInputs, graph_inputs, resolve
 from ortpool.model.fixmarks import MARK
 from ortpool.model.inference import TypeTable, value_type
-from ortpool.model.scopes import graph_scopes
+from ortpool.model.scopes import graph_scopes, text
 from ortpool.model.selection import Selection
 from ortpool.model.site import find_sites
 from ortpool.model.timing import Ratio, Stats
@@ -162,11 +162,11 @@ def check_interface(
             f"{', '.join(ours) or 'none'}, FIXED has {', '.join(theirs) or 'none'} (give the "
             "model 'ortpool fix' wrote from MODEL)"
         )
-    for name, text in ours.items():
-        if theirs[name] != text:
+    for name, signature in ours.items():
+        if theirs[name] != signature:
             raise OrtpoolError(
                 f"FIXED {fixed_label} does not take the inputs of MODEL {model_label}: input "
-                f"{name!r} is {text} in MODEL, {theirs[name]} in FIXED"
+                f"{name!r} is {signature} in MODEL, {theirs[name]} in FIXED"
             )
     outputs = [v.name for v in model.graph.output]
     fixed_outputs = [v.name for v in fixed.graph.output]
@@ -225,9 +225,9 @@ def _profile_keys(node: onnx.NodeProto) -> tuple[str, ...]:
     """The names a node's profile events can carry: its own, or, when onnxruntime's NCHWc layout
     pass replaced it (level ``layout`` and above, a pool or Conv on the CPU provider), the name
     it gives the new node, ``<first output>_nchwc``."""
-    keys = [node.name] if node.name else []
+    keys = [text(node.name)] if node.name else []
     if node.output and node.output[0]:
-        keys.append(f"{node.output[0]}_nchwc")
+        keys.append(f"{text(node.output[0])}_nchwc")
     return tuple(keys)
 
 
@@ -238,11 +238,11 @@ def _owners(model: onnx.ModelProto, pools: Mapping[str, str], fixed: bool) -> di
     owners: dict[str, str] = {}
     for scope in graph_scopes(model.graph, ("graph",), "main graph", model.opset_import, None):
         for node in scope.nodes:
-            owner = pools.get(node.name) if node.name else None
+            owner = pools.get(text(node.name)) if node.name else None
             if owner is None and fixed and node.doc_string.startswith(MARK):
                 owner = next(
                     (label for name, label in pools.items() if f"for node {name!r}" in
-                     node.doc_string),
+                     text(node.doc_string)),
                     None,
                 )
             if owner is not None:
@@ -356,7 +356,7 @@ def bench_models(pair: Pair, spec: InputSpec | None, settings: Settings) -> Mode
     # no types needed: the sites' names and versions (an empty table spares onnx inference)
     pools, _ = find_sites(model, skip_invalid=True, table=TypeTable())
     # unnamed nodes cannot be told apart in a profile (onnxruntime names events by node name)
-    named = {p.node.name: p.name for p in pools if p.node.name}
+    named = {text(p.node.name): p.name for p in pools if p.node.name}
     profiles = {ORIGINAL: profile(model, feeds, named, settings)}
     if fixed is not None:
         profiles[FIXED] = profile(fixed, feeds, named, settings, fixed=True)

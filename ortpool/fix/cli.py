@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ortpool.report.text import safe
+
 HELP = (
     "rewrite each pooling node into a form the installed onnxruntime computes exactly (or "
     "ortpool's op where none is), proven node by node against ortpool's kernels"
@@ -72,5 +74,5 @@ def run(args: argparse.Namespace) -> int:
         for line in wrapped(report.summary_lines(verbose=args.verbose)):
             print(line, file=stream)
         if report.written:
-            print(f"wrote {report.written}", file=stream)
+            print(f"wrote {safe(report.written)}", file=stream)
     return code

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ortpool.options import reports
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
+from ortpool.report.text import safe
 from ortpool.staging import StagedFiles
 from ortpool.validate import batch
 
@@ -166,7 +167,7 @@ def _print_model(
     if result.outcome:  # one line on stderr too, where a script looks for errors
         why = terminal.first_line(result.error)
         why = why if why.startswith(result.path) else f"{result.path}: {why}"
-        print(f"ortpool validate: error: {why}", file=sys.stderr)
+        print(f"ortpool validate: error: {safe(why)}", file=sys.stderr)
     print("\n".join(terminal.model_report(result, verbose)))
     if verbose:
         print()

@@ -20,6 +20,7 @@ from ortpool.report import bench, html, terminal, text
 from ortpool.report import record as results
 from ortpool.report.fixes import FixReport, NodeFix, Realization
 from ortpool.report.rewrites import NodeReport, RewriteReport
+from tests.support import run_cli
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
@@ -131,3 +132,22 @@ def test_benchs_notebook_view_is_a_table():
     page = bench.notebook_view(rows, ["geometric mean 1.31"])
     assert "<pre" not in page and page.count("<tr>") == 3 and page.count("<th ") == 3
     assert "text-align:right;white-space:nowrap'>1.31</td>" in page and "&lt;b&gt;" in page
+
+
+def test_every_command_reads_a_model_whose_node_name_is_not_utf8(tmp_path):
+    """A node name of bytes that are not UTF-8 (protobuf hands it over as bytes): validate, fix
+    and bench each run to their verdict, print the name escaped, and fix's model validates."""
+    raw = pool_model("poolXXname").SerializeToString().replace(b"poolXXname", b"pool\xff\xfename")
+    (tmp_path / "m.onnx").write_bytes(raw)
+    shown = "pool\\udcff\\udcfe"
+    done = run_cli("validate", "--no-progress", "-v", "m.onnx", cwd=tmp_path)
+    assert done.returncode == 1 and not done.stderr, done.stderr
+    assert f"{shown}name  MaxPool-12" in done.stdout and no_control(done.stdout)
+    done = run_cli("fix", "m.onnx", "fixed.onnx", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"1 node: '{shown}name'" in " ".join(done.stdout.split())
+    done = run_cli("validate", "--no-progress", "fixed.onnx", cwd=tmp_path)
+    assert done.returncode == 0 and "1 pooling node: 1 fixed" in done.stdout, done.stdout
+    done = run_cli("bench", "--repeat", "3", "m.onnx", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert re.search(rf"{re.escape(shown)}\S*\s+MaxPool-12\s+\d", done.stdout), done.stdout
