@@ -1,0 +1,767 @@
+"""Alternative readings: the spec's outputs recomputed under the reading a runtime seems to follow.
+
+A cause of a difference is named only when the values confirm it: each :class:`Variant` is one
+way of reading the operator otherwise than the spec does (SAME's pads for the undilated kernel,
+ceil mode's window in the end pad kept, Indices laid out transposed, a norm taken as a mean...).
+Its outputs are computed with ortpool's own kernels (:mod:`ortpool.kernels`, the spec) on the
+node's input, with the attributes, the precision or a step after the kernel changed as that
+reading has it. The runtime follows a reading when its outputs equal the reading's: bit for bit
+for max values and Indices (an Index tie, another position holding the same value, is equal),
+within a rounding bound for sums (:func:`close`).
+
+Several departures can meet in one node (OpenVINO keeps the end-pad window and writes its
+Indices transposed in one MaxPool), so :func:`explain` tries the node's variants alone, then in
+pairs and threes, and keeps the smallest set whose outputs are the runtime's.
+
+Cells the spec leaves to a ruling (a window holding a NaN, a window holding no input element:
+rulings 5, 6, 13) are not part of that match: their values are what the rulings decide, and
+:func:`open_cells` marks them in each reading's own geometry so that the causes of those cells
+(:mod:`ortpool.check.causes`: ``nan``, ``empty-window``) are named from their values apart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ortpool import kernels
+from ortpool.attributes import PoolAttrs
+from ortpool.geometry import effective_kernel, pool_geometry, same_pads
+from ortpool.model.site import Site
+from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS
+
+#: the attributes that place a window (what MaxPool-22 takes of any window op's)
+WINDOW_KEYS = ("kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "dilations")
+#: variants combined at most (the smallest set is looked for first)
+MOST = 3
+
+Outputs = list[np.ndarray]
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """How a reading computes a node's outputs: ortpool's kernel of ``op``-``version`` with
+    ``attributes`` on X cropped to ``crop`` (per spatial axis: elements kept at the start and
+    the end, None for none), computed in ``compute_as`` (then cast back), by ``kernel`` when a
+    variant replaces the kernel's formula, and the steps ``post`` after it."""
+
+    op: str
+    version: int
+    attributes: dict[str, Any]
+    n_outputs: int
+    crop: tuple[tuple[int, int], ...] | None = None
+    compute_as: str | None = None
+    kernel: Callable[[Plan, Outputs], Outputs] | None = None
+    post: tuple[Callable[[Outputs], Outputs], ...] = ()
+
+    def but(self, **changes: Any) -> Plan:
+        """This plan with ``changes``; ``attributes`` given as a dict are merged."""
+        if "attributes" in changes:
+            changes["attributes"] = {**self.attributes, **changes["attributes"]}
+        return dataclasses.replace(self, **changes)
+
+    def then(self, step: Callable[[Outputs], Outputs]) -> Plan:
+        return dataclasses.replace(self, post=(*self.post, step))
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """One way of reading the node otherwise than the spec: the cause it confirms (``code``),
+    in words (``detail``: what the runtime computes, with the numbers of this node), and how it
+    changes the spec's :class:`Plan`. Variants of one ``slot`` (two ways of placing the
+    windows) exclude each other; ``stage`` orders a combination's changes."""
+
+    code: str
+    detail: str
+    change: Callable[[Plan], Plan]
+    slot: str
+    stage: int = 0
+
+
+def spec_plan(site: Site) -> Plan:
+    """The spec's own computation of ``site``: its kernel at its version, as it stands."""
+    return Plan(site.op, site.version, dict(site.attributes), site.n_outputs)
+
+
+def run(plan: Plan, arrays: Sequence[np.ndarray]) -> Outputs:
+    """The outputs ``plan`` computes on the node's inputs ``arrays`` (copies: a kernel may hand
+    back a buffer it reuses)."""
+    feeds = list(arrays)
+    x = feeds[0]
+    if plan.crop is not None:
+        feeds[0] = x = _cropped(x, plan.crop)
+    if plan.compute_as is not None:
+        feeds[0] = x.astype(plan.compute_as)
+    if plan.kernel is not None:
+        outs = plan.kernel(plan, feeds)
+    else:
+        outs = [np.array(o, copy=True) for o in kernels.run_op(
+            plan.op, plan.version, feeds, plan.attributes, plan.n_outputs)]
+    if plan.compute_as is not None:
+        outs[0] = outs[0].astype(arrays[0].dtype)
+    for step in plan.post:
+        outs = step(outs)
+    return outs
+
+
+def _cropped(x: np.ndarray, crop: Sequence[tuple[int, int]]) -> np.ndarray:
+    index = (slice(None), slice(None), *(slice(a, x.shape[2 + i] - b)
+                                         for i, (a, b) in enumerate(crop)))
+    return x[index]
+
+
+def open_masks(plan: Plan, arrays: Sequence[np.ndarray]
+               ) -> tuple[np.ndarray, np.ndarray] | None:
+    """(windows holding a NaN, windows holding no input element) under ``plan``, each in the
+    shape ``plan`` gives Y: the cells the rulings decide (5, 6, 13); None where there are none
+    to mark (MaxUnpool, MaxRoiPool) or the geometry cannot be had."""
+    x = arrays[0]
+    if plan.crop is not None:
+        x = _cropped(x, plan.crop)
+    nan_in = np.isnan(x.astype(np.float32)) if floating(x) else np.zeros(x.shape, bool)
+    if plan.op in GLOBAL_OPERATORS:
+        axes = tuple(range(2, x.ndim))
+        nan = nan_in.any(axis=axes, keepdims=True)
+        empty = np.full(nan.shape, math.prod(x.shape[2:]) == 0)
+    elif plan.op in WINDOW_OPERATORS:
+        attrs = {k: v for k, v in plan.attributes.items() if k in WINDOW_KEYS}
+        try:
+            empty = kernels.max_pool(np.ones(x.shape, np.float32), version=22, **attrs) == -np.inf
+            nan = kernels.max_pool(nan_in.astype(np.float32), version=22, **attrs) > 0
+        except Exception:  # a reading the kernels refuse marks nothing
+            return None
+        empty = np.array(empty, copy=True)
+        nan = np.array(nan, copy=True) & ~empty
+    else:
+        return None
+    masks: list[np.ndarray] = []
+    for mask, fresh in ((nan, False), (empty, True)):
+        outs: Outputs = [mask, mask.copy()]
+        for step in plan.post:
+            outs = step(outs) if fresh else _keep_closed(step, outs)
+        masks.append(np.asarray(outs[0], bool))
+    return masks[0], masks[1]
+
+
+def _keep_closed(step: Callable[[Outputs], Outputs], outs: Outputs) -> Outputs:
+    """``step`` on a NaN mask: cells a step adds (a kept end-pad window) are empty windows,
+    marked in the empty mask alone."""
+    done = step(outs)
+    if done[0].shape != outs[0].shape:
+        grown = np.zeros(done[0].shape, bool)
+        grown[tuple(slice(0, n) for n in outs[0].shape)] = outs[0]
+        return [grown, *done[1:]]
+    return done
+
+
+def open_cells(plan: Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
+    """The union of :func:`open_masks`: Y's cells a reading leaves to the rulings."""
+    masks = open_masks(plan, arrays)
+    return None if masks is None else masks[0] | masks[1]
+
+
+# --- comparing the runtime's outputs with a reading's ------------------------------------------
+
+
+def floating(a: np.ndarray) -> bool:
+    return a.dtype.kind == "f" or a.dtype.name == "bfloat16"
+
+
+_UNIT = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
+
+
+def close(got: np.ndarray, want: np.ndarray, x: np.ndarray, window: int,
+          unit: float | None = None) -> np.ndarray:
+    """Per cell, whether a sum ``got`` is ``want`` up to rounding: within 2 ulp of the output
+    type, or within what a running sum of ``window`` terms in a type of unit roundoff ``unit``
+    (default: the output type's) may lose, ``window * unit * (|want| + max|x|)``. A reading that
+    differs in semantics (another window, divisor or norm) is further off than that on the grid's
+    inputs; rounding is not what tells readings apart."""
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    u = unit if unit is not None else _UNIT.get(want.dtype.name, 2.0**-24)
+    finite_x = np.abs(x.astype(np.float64))
+    finite_x = finite_x[np.isfinite(finite_x)]
+    scale = float(finite_x.max()) if finite_x.size else 0.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        spacing = np.abs(w) * 2 * u
+        bound = np.maximum(2 * spacing, window * u * (np.abs(w) + scale))
+        same = (g == w) | (np.isnan(g) & np.isnan(w)) | (np.abs(g - w) <= bound)
+    return same
+
+
+def equal_values(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Per cell, bit for bit equality of max values (NaN equal to NaN)."""
+    if floating(want):
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        return (g == w) | (np.isnan(g) & np.isnan(w))
+    return got == want
+
+
+def equal_indices(got: np.ndarray, want: np.ndarray, x: np.ndarray, storage_order: int
+                  ) -> np.ndarray:
+    """Per cell, whether Index ``got`` is ``want`` or a tie (another position of X holding the
+    same value), positions read in the layout of ``storage_order`` (ruling 7)."""
+    same = got == want
+    if same.all():
+        return same
+    flat = _layout(x, storage_order)
+    valid = (got >= 0) & (got < flat.size) & (want >= 0) & (want < flat.size)
+    vg = flat[np.where(valid, got, 0)]
+    vw = flat[np.where(valid, want, 0)]
+    with np.errstate(invalid="ignore"):
+        tie = valid & ((vg == vw) | (np.isnan(vg) & np.isnan(vw)))
+    return same | tie
+
+
+def _layout(x: np.ndarray, storage_order: int) -> np.ndarray:
+    """X flat as an Index of ``storage_order`` addresses it: planes row-major, the spatial
+    offset row-major (0) or column-major (1)."""
+    wide = x.astype(np.float64)
+    if storage_order and x.ndim > 3:
+        wide = wide.transpose(0, 1, *range(x.ndim - 1, 1, -1))
+    return wide.reshape(-1)
+
+
+@dataclasses.dataclass
+class Match:
+    """How a runtime's outputs meet a reading's: ``equal`` when every cell outside the open
+    ones does; ``open_differ`` counts the open cells (NaN or empty windows) that differ."""
+
+    equal: bool
+    open_differ: int = 0
+    differ: int = 0
+
+
+def compare(site: Site, plan: Plan, arrays: Sequence[np.ndarray], want: Outputs,
+            got: Sequence[np.ndarray], open_mask: np.ndarray | None,
+            unit: float | None = None) -> Match:
+    """The runtime's outputs ``got`` against ``want``, ``plan``'s outputs on ``arrays``."""
+    read = site.indices_read and len(want) > 1
+    needed = 2 if read else 1
+    if len(got) < needed:
+        return Match(False)
+    y, w = np.asarray(got[0]), want[0]
+    if y.shape != w.shape:
+        return Match(False)
+    if site.op in ("AveragePool", "LpPool", "GlobalAveragePool", "GlobalLpPool") and floating(w):
+        window = _window(site, arrays)
+        same = close(y, w, arrays[0], window, unit)
+    else:
+        same = equal_values(y, w)
+    if open_mask is not None and open_mask.shape == same.shape:
+        open_differ = int((~same & open_mask).sum())
+        same = same | open_mask
+    else:
+        open_differ = 0
+    differ = int((~same).sum())
+    if read:
+        i, wi = np.asarray(got[1]), want[1]
+        if i.shape != wi.shape:
+            return Match(False, open_differ, differ + int(wi.size))
+        order = int(plan.attributes.get("storage_order", 0) or 0)
+        same_i = equal_indices(i.astype(np.int64), wi.astype(np.int64), arrays[0], order)
+        if open_mask is not None and open_mask.shape == same_i.shape:
+            same_i = same_i | open_mask
+        differ += int((~same_i).sum())
+    return Match(differ == 0, open_differ, differ)
+
+
+def _window(site: Site, arrays: Sequence[np.ndarray]) -> int:
+    if site.op in GLOBAL_OPERATORS:
+        return max(1, math.prod(arrays[0].shape[2:]))
+    kernel = site.attributes.get("kernel_shape") or [1]
+    return max(1, math.prod(int(k) for k in kernel))
+
+
+# --- finding the reading a runtime follows -------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Explanation:
+    """What the values say of a node that differs: the smallest set of ``variants`` whose
+    reading gives the runtime's outputs (empty: the spec's own, the differences lie in open
+    cells alone); ``matched`` False when no reading does (then ``tried`` lists the codes whose
+    readings the values contradict). ``open_differ``: the open cells that differ, under the
+    matched reading."""
+
+    matched: bool
+    variants: list[Variant]
+    open_differ: int
+    tried: list[str]
+    plan: Plan | None = None
+    outputs: Outputs | None = None
+
+
+def explain(site: Site, arrays: Sequence[np.ndarray], got: Sequence[np.ndarray],
+            candidates: Sequence[Variant], most: int = MOST) -> Explanation:
+    """The smallest combination of ``candidates`` (one at least: whether the spec's own reading
+    explains the outputs up to the rulings' cells and rounding is the engine's status) whose
+    reading of ``site`` on ``arrays`` gives the runtime's outputs ``got``. A variant whose
+    reading equals the spec's on these inputs explains nothing and is left out."""
+    base = spec_plan(site)
+    try:
+        spec_out = run(base, arrays)
+    except Exception:  # the spec refuses the input: nothing to read otherwise
+        return Explanation(False, [], 0, [])
+    useful = []
+    for variant in candidates:
+        try:
+            outs = run(variant.change(base), arrays)
+        except Exception:  # a reading the kernels cannot compute is no reading
+            continue
+        if not _same_outputs(outs, spec_out):
+            useful.append(variant)
+    for size in range(1, min(most, len(useful)) + 1):
+        for combo in itertools.combinations(useful, size):
+            if len({v.slot for v in combo}) < size:
+                continue
+            plan = base
+            for variant in sorted(combo, key=lambda v: v.stage):
+                plan = variant.change(plan)
+            try:
+                outs = run(plan, arrays)
+            except Exception:  # see above
+                continue
+            unit = _UNIT.get(plan.compute_as) if plan.compute_as else None
+            match = compare(site, plan, arrays, outs, got, open_cells(plan, arrays), unit)
+            if match.equal:
+                return Explanation(True, list(combo), match.open_differ, [], plan, outs)
+    return Explanation(False, [], 0, sorted({v.code for v in useful}))
+
+
+def _same_outputs(a: Outputs, b: Outputs) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if x.shape != y.shape:
+            return False
+        if floating(x):
+            if not np.array_equal(x.astype(np.float64), y.astype(np.float64), equal_nan=True):
+                return False
+        elif not np.array_equal(x, y):
+            return False
+    return True
+
+
+# --- the variants ------------------------------------------------------------------------------
+
+#: the cause codes (ortpool.check.causes imports them from here: one spelling)
+SAME_DILATION = "same-dilation"
+SAME_SIZE = "same-size"
+CEIL_VALID = "ceil-valid"
+END_PAD_WINDOW = "end-pad-window"
+CEIL_PAD_SHIFT = "ceil-pad-shift"
+WINDOW_BEYOND_INPUT = "window-beyond-input"
+STORAGE_ORDER = "storage-order-layout"
+LOWEST_MAX_INDEX = "lowest-max-index"
+OVERHANG_DIVISOR = "overhang-divisor"
+AVERAGE_COUNTS_PADS = "average-counts-pads"
+LP_RESCALE = "lp-rescale"
+DOUBLE_AS_FLOAT = "double-as-float32"
+GLOBAL_NORM_MEAN = "global-norm-mean"
+GLOBAL_AXES = "global-axes"
+UNPOOL_OUTPUT_SHAPE = "unpool-output-shape"
+
+
+def variants(site: Site, arrays: Sequence[np.ndarray]) -> list[Variant]:
+    """Every reading of ``site`` on ``arrays`` a runtime is known to follow where it applies:
+    the candidates :func:`explain` tries."""
+    x = arrays[0]
+    spatial = tuple(int(n) for n in x.shape[2:])
+    found: list[Variant] = []
+    attrs = site.at(x.shape).attrs if site.attrs is not None else None
+    if site.op in WINDOW_OPERATORS and isinstance(attrs, PoolAttrs):
+        for make in (_same_dilation, _same_size, _ceil_valid, _end_pad_window, _ceil_pad_shift,
+                     _window_beyond_input, _storage_order, _lowest_max_index, _overhang_divisor,
+                     _average_counts_pads, _lp_rescale):
+            found += make(site, attrs, spatial)
+    if site.op in ("GlobalLpPool",):
+        found += _global_norm_mean(site)
+    if site.op in GLOBAL_OPERATORS and x.ndim != 4:
+        found += _global_axes(site, x.ndim)
+    if site.op == "MaxUnpool" and len(arrays) > 2:
+        found += _unpool_default_then_extend(site, arrays)
+    if x.dtype == np.float64 and site.op != "MaxUnpool":
+        found.append(Variant(
+            DOUBLE_AS_FLOAT,
+            "the runtime computes the double node in float32: its output equals the spec's on "
+            "X rounded to float32, computed in float32",
+            lambda plan: plan.but(compute_as="float32"), "precision", stage=0))
+    return found
+
+
+def _pads_text(pads: Sequence[int]) -> str:
+    return str([int(p) for p in pads])
+
+
+def _spec_pads(attrs: PoolAttrs, spatial: Sequence[int]) -> tuple[int, ...]:
+    return pool_geometry(spatial, attrs).pads
+
+
+def _same_dilation(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
+    """SAME's pads computed for the undilated kernel (onnxruntime; the reference's sums):
+    windows placed by those pads. onnxruntime sizes the output by them; the reference keeps
+    ceil(n/s) windows and leaves those past the padded end 0."""
+    if attrs.auto_pad not in ("SAME_UPPER", "SAME_LOWER") or all(d <= 1 for d in attrs.dilations):
+        return []
+    upper = attrs.auto_pad == "SAME_UPPER"
+    pb, pe = [], []
+    for i, n in enumerate(spatial):
+        _, b, e = same_pads(n, attrs.kernel_shape[i], attrs.strides[i], 1, upper)
+        pb.append(b)
+        pe.append(e)
+    pads = [*pb, *pe]
+    spec = _spec_pads(attrs, spatial)
+    words = (f"the runtime computes {attrs.auto_pad}'s pads for the undilated kernel: its output "
+             f"equals the spec's with pads {_pads_text(pads)} instead of {_pads_text(spec)}")
+    # ceil_mode stays: onnxruntime sizes the explicit pads by it
+    explicit = {"auto_pad": "NOTSET", "pads": pads}
+    sizes = [-(-n // s) for n, s in zip(spatial, attrs.strides, strict=True)]
+    return [
+        Variant(SAME_DILATION, words, lambda plan: plan.but(attributes=explicit), "window"),
+        Variant(SAME_DILATION, words + f", {sizes} windows as SAME has, those past the padded "
+                "end 0", lambda plan: plan.but(attributes=explicit).then(_zero_extend(sizes)),
+                "window"),
+    ]
+
+
+def _zero_extend(sizes: Sequence[int]) -> Callable[[Outputs], Outputs]:
+    """Y (and Indices) padded at the end of each spatial axis to ``sizes``: zeros (the cells a
+    runtime allocates and never writes). Open masks are padded with False (the cells are
+    compared)."""
+
+    def step(outs: Outputs) -> Outputs:
+        done = []
+        for a in outs:
+            widths = [(0, 0), (0, 0), *((0, max(0, s - n)) for s, n in
+                                        zip(sizes, a.shape[2:], strict=True))]
+            done.append(np.pad(a, widths))
+        return done
+
+    return step
+
+
+def _same_size(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
+    """SAME_LOWER sized floor(n/s) with UPPER's split of the (then possibly negative) pad, a
+    negative pad cropping X (the ONNX reference's MaxPool)."""
+    if attrs.auto_pad != "SAME_LOWER":
+        return []
+    crop, pads, sizes = [], [0] * (2 * len(spatial)), []
+    for i, n in enumerate(spatial):
+        k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
+        out = n // s
+        total = (out - 1) * s + effective_kernel(k, d) - n
+        b = total // 2
+        e = total - b
+        crop.append((max(0, -b), max(0, -e)))
+        pads[i], pads[i + len(spatial)] = max(0, b), max(0, e)
+        sizes.append(out)
+    spec_sizes = [-(-n // s) for n, s in zip(spatial, attrs.strides, strict=True)]
+    if sizes == spec_sizes:
+        return []
+    words = (f"the runtime sizes SAME_LOWER floor(n/s): {sizes} windows where the spec's "
+             f"ceil(n/s) gives {spec_sizes}, placed as SAME_UPPER's pads would be")
+    explicit = {"auto_pad": "NOTSET", "pads": pads, "ceil_mode": 0}
+    return [Variant(SAME_SIZE, words,
+                    lambda plan: plan.but(attributes=explicit, crop=tuple(crop)), "window")]
+
+
+def _ceil_valid(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
+    """VALID with ceil_mode sized by ceil: the last window hangs past the input."""
+    if attrs.auto_pad != "VALID" or not attrs.ceil_mode:
+        return []
+    explicit = {"auto_pad": "NOTSET", "pads": [0] * (2 * len(spatial)), "ceil_mode": 1}
+    sizes = [max(0, -(-(n - effective_kernel(k, d)) // s) + 1) for n, k, s, d in
+             zip(spatial, attrs.kernel_shape, attrs.strides, attrs.dilations, strict=True)]
+    spec = list(pool_geometry(spatial, attrs).output_spatial)
+    return [Variant(CEIL_VALID, f"the runtime applies ceil_mode to VALID: its output equals the "
+                    f"spec's with ceil's sizes {sizes} instead of {spec} (the last window hangs "
+                    "past the input)", lambda plan: plan.but(attributes=explicit), "window")]
+
+
+def _end_pad_window(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
+    """ceil mode's last window kept where it starts in the end pad (the spec drops it): one
+    more window on those axes, holding no input element."""
+    if attrs.auto_pad != "NOTSET" or not attrs.ceil_mode:
+        return []
+    axes = []
+    for i, n in enumerate(spatial):
+        k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
+        pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
+        span = n + pb + pe - effective_kernel(k, d)
+        if span < 0:
+            continue
+        out = -(-span // s) + 1
+        if (out - 1) * s >= n + pb:
+            axes.append((i, out - 1, (out - 1) * s - pb))
+    if not axes:
+        return []
+    where = "; ".join(f"axis {i}: window {j} starts at {t} >= n = {spatial[i]}"
+                      for i, j, t in axes)
+    words = (f"the runtime keeps ceil mode's last window, which starts in the end pad ({where}): "
+             "its output equals the spec's with that window kept (it holds no input element)")
+    return [Variant(END_PAD_WINDOW, words,
+                    lambda plan: plan.then(_append_window([i for i, _, _ in axes])), "end",
+                    stage=2)]
+
+
+def _append_window(axes: Sequence[int]) -> Callable[[Outputs], Outputs]:
+    """One more window at the end of each of ``axes``: an empty window's cell (open in a mask,
+    NaN for values, -1 for Indices: compared as open cells)."""
+
+    def step(outs: Outputs) -> Outputs:
+        done = []
+        for a in outs:
+            for axis in axes:
+                widths = [(0, 0)] * a.ndim
+                widths[2 + axis] = (0, 1)
+                if a.dtype == bool:
+                    a = np.pad(a, widths, constant_values=True)
+                elif floating(a):
+                    a = np.pad(a.astype(np.float64), widths,
+                               constant_values=np.nan).astype(a.dtype)
+                else:
+                    a = np.pad(a, widths, constant_values=-1)
+            done.append(a)
+        return done
+
+    return step
+
+
+def _ceil_pad_shift(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
+    """ceil mode's missing end (the last window's taps past the padded input) padded half at
+    the start: every window starts ``extra // 2`` earlier (the ONNX reference's sums); taps
+    that then reach past ``n + pe`` are cut."""
+    if attrs.auto_pad != "NOTSET" or not attrs.ceil_mode:
+        return []
+    try:
+        geom = pool_geometry(spatial, attrs)
+    except Exception:  # a node the spec refuses has no windows to move
+        return []
+    crop, pads, shifts = [], list(attrs.pads), []
+    rank = len(spatial)
+    for i, g in enumerate(geom.axes):
+        extra = (g.out - 1) * g.s + effective_kernel(g.k, g.d) - (g.n + g.pb + g.pe)
+        front = max(0, extra) // 2
+        shifts.append(front)
+        pads[i] = g.pb + front
+        end = g.pe - front
+        crop.append((0, max(0, -end)))
+        pads[i + rank] = max(0, end)
+    if not any(shifts):
+        return []
+    words = (f"the runtime pads ceil mode's missing end half at the start: its windows start "
+             f"{shifts} earlier than the pads {_pads_text(attrs.pads)} place them (its output "
+             f"equals the spec's with pads {_pads_text(pads)})")
+    return [Variant(CEIL_PAD_SHIFT, words,
+                    lambda plan: plan.but(attributes={"pads": pads}, crop=tuple(crop)),
+                    "window")]
+
+
+def _window_beyond_input(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
+    """A kernel longer than the padded input: one window where ruling 19's formula gives none
+    (onnxruntime truncates the negative quotient toward zero)."""
+    if attrs.auto_pad not in ("NOTSET", "VALID"):
+        return []
+    axes = []
+    for i, n in enumerate(spatial):
+        k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
+        pb, pe = ((attrs.pads[i], attrs.pads[i + attrs.rank]) if attrs.auto_pad == "NOTSET"
+                  else (0, 0))
+        span = n + pb + pe - effective_kernel(k, d)
+        if span < 0 and int(span / s) + 1 > 0 and (span // s if not attrs.ceil_mode
+                                                   or attrs.auto_pad == "VALID"
+                                                   else -(-span // s)) + 1 <= 0:
+            axes.append(i)
+    if not axes:
+        return []
+    pads = list(attrs.pads) if attrs.auto_pad == "NOTSET" else [0] * (2 * len(spatial))
+    words = (f"the runtime makes one window on axes {axes}, where the kernel is longer than the "
+             "padded input and ruling 19's formula gives none (it truncates the negative "
+             "quotient toward zero)")
+    return [Variant(WINDOW_BEYOND_INPUT, words, lambda plan: plan.but(
+        attributes={"auto_pad": "NOTSET", "pads": pads, "ceil_mode": 1}), "window")]
+
+
+def _storage_order(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
+    """storage_order=1 Indices as the row-major offset, written transposed (the spatial axes
+    of the Indices reversed: OpenVINO), or simply row-major."""
+    if site.op != "MaxPool" or not site.indices_read or not attrs.storage_order:
+        return []
+    row = {"storage_order": 0}
+    out = [Variant(STORAGE_ORDER, "the runtime writes storage_order=1 Indices as the row-major "
+                   "offset, its spatial axes transposed: its Indices equal the spec's "
+                   "storage_order=0 Indices with the spatial axes reversed",
+                   lambda plan: plan.but(attributes=row).then(_transpose_indices), "order",
+                   stage=3)]
+    if len(spatial) > 1:
+        out.append(Variant(STORAGE_ORDER, "the runtime ignores storage_order=1: its Indices "
+                           "are the row-major offsets", lambda plan: plan.but(attributes=row),
+                           "order", stage=3))
+    return out
+
+
+def _transpose_indices(outs: Outputs) -> Outputs:
+    if len(outs) < 2:
+        return outs
+    i = outs[1]
+    return [outs[0], i.transpose(0, 1, *range(i.ndim - 1, 1, -1))]
+
+
+def _lowest_max_index(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
+    """A window whose maximum is the type's lowest value (0 for uint8) indexed at its plane's
+    first element: the runtime's running argmax starts there with the lowest value and only a
+    greater value moves it (tract), so it may point outside the window."""
+    if site.op != "MaxPool" or not site.indices_read:
+        return []
+    return [Variant(LOWEST_MAX_INDEX, "where a window's maximum is the type's lowest value, the "
+                    "runtime's Index is its plane's first element (an argmax started there that "
+                    "no greater value moved), not the window's first maximum",
+                    lambda plan: plan.then(_plane_start_where_lowest(math.prod(spatial))),
+                    "index", stage=4)]
+
+
+def _plane_start_where_lowest(plane: int) -> Callable[[Outputs], Outputs]:
+    """Indices set to their plane's first element (``plane`` elements a plane) where Y is the
+    type's lowest value."""
+
+    def step(outs: Outputs) -> Outputs:
+        if len(outs) < 2 or outs[0].dtype == bool:
+            return outs
+        y, i = outs
+        low = -np.inf if floating(y) else np.iinfo(y.dtype).min
+        starts = np.arange(y.shape[0] * y.shape[1]).reshape(
+            *y.shape[:2], *([1] * (y.ndim - 2))) * plane
+        fixed = np.where(y.astype(np.float64) == low, starts, i)
+        return [y, fixed.astype(i.dtype)]
+
+    return step
+
+
+def _overhang_divisor(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
+    """AveragePool with count_include_pad dividing by the whole kernel, the ceil overhang's taps
+    counted too (ruling 8 counts the padded input only)."""
+    if site.op != "AveragePool" or not attrs.count_include_pad:
+        return []
+    full = math.prod(attrs.kernel_shape)
+    return [Variant(OVERHANG_DIVISOR, f"the runtime divides every window by the kernel's {full} "
+                    "taps, the ceil overhang past the end pad counted too",
+                    lambda plan: plan.but(kernel=_sum_over(full)), "divisor", stage=1)]
+
+
+def _average_counts_pads(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
+    """AveragePool-1 (which has no count_include_pad) counting the pads in the divisor."""
+    if site.op != "AveragePool" or site.version != 1 or attrs.count_include_pad:
+        return []
+    if attrs.auto_pad == "VALID" or (attrs.auto_pad == "NOTSET" and not any(attrs.pads)):
+        return []
+    return [Variant(AVERAGE_COUNTS_PADS, "the runtime counts the pads in AveragePool-1's "
+                    "divisor: its output equals the spec's with count_include_pad=1",
+                    lambda plan: plan.but(version=7, attributes={"count_include_pad": 1}),
+                    "divisor", stage=1)]
+
+
+def _sum_over(divisor: int) -> Callable[[Plan, Outputs], Outputs]:
+    """A kernel giving each window's sum over the input divided by ``divisor``."""
+
+    def kernel(plan: Plan, feeds: Outputs) -> Outputs:
+        x = feeds[0]
+        attrs = {**plan.attributes, "count_include_pad": 0}
+        version = max(plan.version, 7)
+        mean = kernels.average_pool(x.astype(np.float64), version=version, **attrs)
+        count = kernels.lp_pool(np.ones(x.shape, np.float64), version=max(version, 18),
+                                **_lp_attrs(plan, 1))
+        with np.errstate(invalid="ignore"):
+            y = np.where(count > 0, mean * count / divisor, 0.0)
+        return [y.astype(x.dtype)]
+
+    return kernel
+
+
+def _lp_attrs(plan: Plan, p: int) -> dict[str, Any]:
+    return {**{k: v for k, v in plan.attributes.items() if k in WINDOW_KEYS}, "p": p}
+
+
+def _lp_rescale(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
+    """LpPool's sum over the taps inside the input scaled by kernel size / taps inside before
+    the root (a mean times the kernel size: the ONNX reference; ruling 12)."""
+    if site.op != "LpPool":
+        return []
+    full = math.prod(attrs.kernel_shape)
+    p = attrs.p
+
+    def kernel(plan: Plan, feeds: Outputs) -> Outputs:
+        x = feeds[0]
+        powered = np.abs(x.astype(np.float64)) ** float(p)
+        sums = kernels.lp_pool(powered, version=max(plan.version, 18), **_lp_attrs(plan, 1))
+        count = kernels.lp_pool(np.ones(x.shape, np.float64), version=max(plan.version, 18),
+                                **_lp_attrs(plan, 1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            y = np.where(count > 0, (sums * full / count) ** (1.0 / float(p)), 0.0)
+        return [y.astype(x.dtype)]
+
+    return [Variant(LP_RESCALE, f"the runtime scales each window's sum of |x|^{p} by the "
+                    f"kernel's {full} taps over the taps inside the input before the root (a "
+                    "mean times the kernel size): windows at the borders come out larger",
+                    lambda plan: plan.but(kernel=kernel), "divisor", stage=1)]
+
+
+def _global_norm_mean(site: Site) -> list[Variant]:
+    """GlobalLpPool as (mean |x|^p)^(1/p): a mean where the spec has the norm's sum."""
+    p = float(site.attributes.get("p", 2))
+
+    def kernel(plan: Plan, feeds: Outputs) -> Outputs:
+        x = feeds[0]
+        wide = np.abs(x.astype(np.float64)) ** p
+        with np.errstate(invalid="ignore"):
+            mean = wide.mean(axis=tuple(range(2, x.ndim)), keepdims=True)
+            return [(mean ** (1.0 / p)).astype(x.dtype)]
+
+    return [Variant(GLOBAL_NORM_MEAN, f"the runtime computes (mean |x|^{p:g})^(1/{p:g}) over "
+                    f"the plane, not the Lp norm (sum |x|^{p:g})^(1/{p:g}): its output is the "
+                    f"spec's divided by (plane size)^(1/{p:g})",
+                    lambda plan: plan.but(kernel=kernel), "divisor", stage=1)]
+
+
+def _global_axes(site: Site, ndim: int) -> list[Variant]:
+    """A global pool over the last two axes whatever the rank (the reference's GlobalMaxPool
+    reduces axes (r, r+1) for r spatial axes): at rank 1 the channels are pooled too, at rank 3
+    the first spatial axis is not."""
+    if site.op != "GlobalMaxPool":
+        return []
+    spatial = ndim - 2
+
+    def kernel(plan: Plan, feeds: Outputs) -> Outputs:
+        x = feeds[0]
+        y = x.max(axis=tuple(range(spatial, spatial + 2)))
+        for _ in range(spatial):
+            y = np.expand_dims(y, -1)
+        return [y]
+
+    return [Variant(GLOBAL_AXES, f"the runtime reduces axes {[spatial, spatial + 1]} of the "
+                    f"rank-{ndim} input, not its spatial axes {list(range(2, ndim))}: its output "
+                    "has another shape", lambda plan: plan.but(kernel=kernel), "divisor",
+                    stage=1)]
+
+
+def _unpool_default_then_extend(site: Site, arrays: Sequence[np.ndarray]) -> list[Variant]:
+    """MaxUnpool with output_shape: the scatter into the default shape, zero-extended to
+    output_shape afterwards (the ONNX backend test's and the reference's reading)."""
+    shape = [int(v) for v in np.asarray(arrays[2]).reshape(-1)]
+
+    def kernel(plan: Plan, feeds: Outputs) -> Outputs:
+        default = kernels.max_unpool(feeds[0], feeds[1], None, version=plan.version,
+                                     **plan.attributes)
+        widths = [(0, max(0, s - n)) for s, n in zip(shape, default.shape, strict=True)]
+        cut = tuple(slice(0, s) for s in shape)
+        return [np.pad(default, widths)[cut]]
+
+    return [Variant(UNPOOL_OUTPUT_SHAPE, f"the runtime scatters into MaxUnpool's default shape "
+                    f"and zero-extends it to output_shape {shape} afterwards, so the indices "
+                    "address the default shape, not the output itself",
+                    lambda plan: plan.but(kernel=kernel), "window", stage=1)]

@@ -1,0 +1,106 @@
+"""The conformance grid on one runtime, with each failing case's causes and their bases.
+
+    python scripts/grid_causes.py RUNTIME [--out DIR] [--keep] [--again]
+
+RUNTIME is ``onnxruntime`` (the CPU provider, optimizations off), ``openvino``, ``tract`` or
+``reference``. Prints one line of totals (cases, agree, differ split by basis, refused, no
+kernel, crashed, timed out, time) and the cause totals per (op, version); writes
+``DIR/RUNTIME.json`` (each case's status, causes, bases and message).
+
+``--keep`` also pickles each case's site and judgement (with the runtime's outputs)
+to ``DIR/RUNTIME.pkl``; ``--again`` names the causes anew from that pickle without running the
+runtime (a recogniser changed: seconds instead of minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import pickle
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ortpool import runtimes
+from ortpool.check import causes, grid
+from ortpool.check import status as st
+from ortpool.conformance.run import select_cases
+from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.report import record
+from ortpool.report.matrix import CaseResult, cause_totals
+from ortpool.runtimes.base import Worker
+
+#: statuses whose cases have a difference to explain (and so a basis)
+EXPLAINED = (st.DIFFER, st.INACCURATE, st.RULINGS, st.ORTPOOL_REJECTED)
+#: statuses that are the runtime's failures, each named by a cause
+FAILURES = (st.ORT_REJECTED, st.NO_KERNEL, st.CRASHED, st.TIMED_OUT)
+
+
+def judged(name: str, cases: list[grid.Case]) -> list[tuple[grid.Case, Any, Any]]:
+    """(case, site, judgement) for every case, on runtime ``name``."""
+    out = []
+    if name == "onnxruntime":
+        spec = RuntimeSpec(level="disable")
+        for case in cases:
+            out.append((case, *grid.judge_case(case, 0, spec)))
+        return out
+    with Worker(runtimes.get(name), 30) as worker:
+        for case in cases:
+            out.append((case, *grid.judge_case(case, 0, worker)))  # type: ignore[arg-type]
+    return out
+
+
+def summary(name: str, found: list[CaseResult], secs: float) -> dict[str, Any]:
+    """The grid's figures: statuses, the failing cases by basis, the causes."""
+    statuses = collections.Counter(r.node.status for r in found)
+    bases: collections.Counter = collections.Counter()
+    codes: collections.Counter = collections.Counter()
+    for r in found:
+        if r.node.status in EXPLAINED + FAILURES:
+            basis = causes.verdict_basis(r.node.causes)
+            bases[f"{r.node.status}: {basis.label if basis else 'no basis'}"] += 1
+            codes.update(c.code for c in r.node.causes)
+    return {"runtime": name, "cases": len(found), "seconds": round(secs, 1),
+            "statuses": dict(statuses), "bases": dict(sorted(bases.items())),
+            "causes": dict(codes.most_common())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runtime", choices=["onnxruntime", *runtimes.names()])
+    parser.add_argument("--out", default="/tmp/grids-causes")
+    parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--again", action="store_true")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    kept = out / f"{args.runtime}.pkl"
+    started = time.perf_counter()
+    if args.again:
+        with open(kept, "rb") as f:
+            triples = pickle.load(f)
+    else:
+        triples = judged(args.runtime, select_cases())
+    secs = time.perf_counter() - started
+    found = []
+    for case, site, judgement in triples:
+        node = record.node_record(site, judgement)
+        found.append(CaseResult(case, node))
+    if args.keep and not args.again:
+        with open(kept, "wb") as f:
+            pickle.dump(triples, f)
+    figures = summary(args.runtime, found, secs)
+    print(json.dumps(figures))
+    for code, (count, where) in sorted(cause_totals(found).items(), key=lambda kv: -kv[1][0]):
+        print(f"  {code:<28} {count:>5}  {', '.join(where)}")
+    rows = [{**r.case.describe(), "status": r.node.status, "message": r.node.message[:400],
+             "causes": [c.to_dict() for c in r.node.causes]} for r in found]
+    (out / f"{args.runtime}.json").write_text(json.dumps({"summary": figures, "cases": rows},
+                                                         default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
