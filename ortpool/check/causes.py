@@ -39,6 +39,7 @@ SAME_DILATION = readings.SAME_DILATION
 SAME_SIZE = readings.SAME_SIZE
 NEGATIVE_SAME_PAD = "negative-same-pad"
 CEIL_VALID = readings.CEIL_VALID
+UNDILATED_SIZE = readings.UNDILATED_SIZE
 END_PAD_WINDOW = readings.END_PAD_WINDOW
 CEIL_PAD_SHIFT = readings.CEIL_PAD_SHIFT
 NAN = "nan"
@@ -70,6 +71,7 @@ TITLES: dict[str, str] = {
     SAME_SIZE: "SAME output size (the spec's is ceil(n/s) windows)",
     NEGATIVE_SAME_PAD: "negative SAME pad (the total pad must be clamped at 0, not cropped)",
     CEIL_VALID: "ceil_mode with VALID (VALID ignores ceil_mode)",
+    UNDILATED_SIZE: "VALID with dilation sized for the undilated kernel",
     END_PAD_WINDOW: "window starting in the end pad (ceil mode's last window is dropped)",
     CEIL_PAD_SHIFT: "ceil mode's windows shifted (the missing end padded at the start too)",
     NAN: "NaN handling (a window holding a NaN gives NaN, index of the first NaN)",
@@ -190,6 +192,7 @@ _QUOTED: dict[str, tuple[int, tuple[str, ...]]] = {
     SAME_DILATION: (2, (_SAME_PAD,)),
     SAME_SIZE: (2, (_SAME_SIZE,)),
     CEIL_VALID: (3, (_VALID, _VALID_OLD)),
+    UNDILATED_SIZE: (3, (_VALID,)),
     END_PAD_WINDOW: (1, (_DROP,)),
     CEIL_PAD_SHIFT: (1, (_PADS_BEGIN,)),
     PADS_GE_KERNEL: (5, (_PADS,)),
@@ -626,7 +629,9 @@ def _open_causes(site: Site, plan: readings.Plan, arrays: Sequence[np.ndarray],
     if y.shape != w.shape:
         return []
     differ = ~readings.equal_values(y, w)
-    if len(want) > 1 and len(got) > 1 and site.indices_read and np.shape(got[1]) == want[1].shape:
+    if (len(want) > 1 and len(got) > 1 and site.indices_read
+            and np.shape(got[1]) == want[1].shape == y.shape
+            and readings.indices_cell_aligned(plan)):
         differ |= np.asarray(got[1]) != want[1]
     nan, empty = masks
     if nan.shape != differ.shape or empty.shape != differ.shape:

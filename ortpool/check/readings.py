@@ -104,9 +104,32 @@ def run(plan: Plan, arrays: Sequence[np.ndarray]) -> Outputs:
             plan.op, plan.version, feeds, plan.attributes, plan.n_outputs)]
     if plan.compute_as is not None:
         outs[0] = outs[0].astype(arrays[0].dtype)
+    if plan.crop is not None and len(outs) > 1:
+        order = int(plan.attributes.get("storage_order", 0) or 0)
+        outs[1] = _uncropped_indices(outs[1], x.shape, arrays[0].shape, plan.crop, order)
     for step in plan.post:
         outs = step(outs)
     return outs
+
+
+def _uncropped_indices(indices: np.ndarray, cropped: Sequence[int], whole: Sequence[int],
+                       crop: Sequence[tuple[int, int]], storage_order: int) -> np.ndarray:
+    """Indices computed on a cropped X as offsets into the whole X (its planes and spatial
+    offsets in the layout of ``storage_order``): what a runtime that read the whole X gives."""
+    inner, outer = tuple(cropped[2:]), tuple(whole[2:])
+    if storage_order:
+        inner, outer = inner[::-1], outer[::-1]
+        begins = [b for b, _ in crop][::-1]
+    else:
+        begins = [b for b, _ in crop]
+    plane_in, plane_out = math.prod(inner), math.prod(outer)
+    valid = indices >= 0
+    safe = np.where(valid, indices, 0)
+    plane, offset = np.divmod(safe, max(plane_in, 1))
+    coords = np.unravel_index(offset, inner) if plane_in else ()
+    moved = np.ravel_multi_index(tuple(c + b for c, b in zip(coords, begins, strict=True)),
+                                 outer) if plane_in else offset
+    return np.where(valid, plane * plane_out + moved, indices).astype(indices.dtype)
 
 
 def _cropped(x: np.ndarray, crop: Sequence[tuple[int, int]]) -> np.ndarray:
@@ -354,6 +377,7 @@ def _same_outputs(a: Outputs, b: Outputs) -> bool:
 SAME_DILATION = "same-dilation"
 SAME_SIZE = "same-size"
 CEIL_VALID = "ceil-valid"
+UNDILATED_SIZE = "undilated-size"
 END_PAD_WINDOW = "end-pad-window"
 CEIL_PAD_SHIFT = "ceil-pad-shift"
 WINDOW_BEYOND_INPUT = "window-beyond-input"
@@ -376,7 +400,8 @@ def variants(site: Site, arrays: Sequence[np.ndarray]) -> list[Variant]:
     found: list[Variant] = []
     attrs = site.at(x.shape).attrs if site.attrs is not None else None
     if site.op in WINDOW_OPERATORS and isinstance(attrs, PoolAttrs):
-        for make in (_same_dilation, _same_size, _ceil_valid, _end_pad_window, _ceil_pad_shift,
+        for make in (_same_size, _same_dilation, _ceil_valid, _undilated_size, _end_pad_window,
+                     _ceil_pad_shift,
                      _window_beyond_input, _storage_order, _lowest_max_index, _overhang_divisor,
                      _average_counts_pads, _lp_rescale):
             found += make(site, attrs, spatial)
@@ -393,6 +418,15 @@ def variants(site: Site, arrays: Sequence[np.ndarray]) -> list[Variant]:
             "X rounded to float32, computed in float32",
             lambda plan: plan.but(compute_as="float32"), "precision", stage=0))
     return found
+
+
+def _explicit(site: Site, pads: Sequence[int], ceil: int | None = None) -> dict[str, Any]:
+    """Attributes placing the windows by explicit ``pads`` (auto_pad NOTSET), ceil_mode set to
+    ``ceil`` where given and the version has it."""
+    out: dict[str, Any] = {"auto_pad": "NOTSET", "pads": [int(p) for p in pads]}
+    if ceil is not None and "ceil_mode" in site.spec.attrs:
+        out["ceil_mode"] = ceil
+    return out
 
 
 def _pads_text(pads: Sequence[int]) -> str:
@@ -420,7 +454,7 @@ def _same_dilation(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list
     words = (f"the runtime computes {attrs.auto_pad}'s pads for the undilated kernel: its output "
              f"equals the spec's with pads {_pads_text(pads)} instead of {_pads_text(spec)}")
     # ceil_mode stays: onnxruntime sizes the explicit pads by it
-    explicit = {"auto_pad": "NOTSET", "pads": pads}
+    explicit = _explicit(site, pads)
     sizes = [-(-n // s) for n, s in zip(spatial, attrs.strides, strict=True)]
     return [
         Variant(SAME_DILATION, words, lambda plan: plan.but(attributes=explicit), "window"),
@@ -466,7 +500,7 @@ def _same_size(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Var
         return []
     words = (f"the runtime sizes SAME_LOWER floor(n/s): {sizes} windows where the spec's "
              f"ceil(n/s) gives {spec_sizes}, placed as SAME_UPPER's pads would be")
-    explicit = {"auto_pad": "NOTSET", "pads": pads, "ceil_mode": 0}
+    explicit = _explicit(site, pads, 0)
     return [Variant(SAME_SIZE, words,
                     lambda plan: plan.but(attributes=explicit, crop=tuple(crop)), "window")]
 
@@ -475,13 +509,29 @@ def _ceil_valid(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Va
     """VALID with ceil_mode sized by ceil: the last window hangs past the input."""
     if attrs.auto_pad != "VALID" or not attrs.ceil_mode:
         return []
-    explicit = {"auto_pad": "NOTSET", "pads": [0] * (2 * len(spatial)), "ceil_mode": 1}
+    explicit = _explicit(site, [0] * (2 * len(spatial)), 1)
     sizes = [max(0, -(-(n - effective_kernel(k, d)) // s) + 1) for n, k, s, d in
              zip(spatial, attrs.kernel_shape, attrs.strides, attrs.dilations, strict=True)]
     spec = list(pool_geometry(spatial, attrs).output_spatial)
     return [Variant(CEIL_VALID, f"the runtime applies ceil_mode to VALID: its output equals the "
                     f"spec's with ceil's sizes {sizes} instead of {spec} (the last window hangs "
                     "past the input)", lambda plan: plan.but(attributes=explicit), "window")]
+
+
+def _undilated_size(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
+    """VALID with dilation sized for the undilated kernel, floor((n - k)/s) + 1 windows, those
+    the dilated span does not fit 0 (the ONNX reference's sums)."""
+    if attrs.auto_pad != "VALID" or all(d <= 1 for d in attrs.dilations):
+        return []
+    sizes = [max(0, (n - k) // s + 1) for n, k, s in
+             zip(spatial, attrs.kernel_shape, attrs.strides, strict=True)]
+    spec = list(pool_geometry(spatial, attrs).output_spatial)
+    if sizes == spec:
+        return []
+    words = (f"the runtime sizes VALID for the undilated kernel: {sizes} windows where the "
+             f"dilated span fits {spec}; the windows past the input are 0")
+    return [Variant(UNDILATED_SIZE, words, lambda plan: plan.then(_zero_extend(sizes)), "end",
+                    stage=2)]
 
 
 def _end_pad_window(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
@@ -585,7 +635,7 @@ def _window_beyond_input(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -
              "padded input and ruling 19's formula gives none (it truncates the negative "
              "quotient toward zero)")
     return [Variant(WINDOW_BEYOND_INPUT, words, lambda plan: plan.but(
-        attributes={"auto_pad": "NOTSET", "pads": pads, "ceil_mode": 1}), "window")]
+        attributes=_explicit(site, pads, 1)), "window")]
 
 
 def _storage_order(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
@@ -604,6 +654,12 @@ def _storage_order(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list
                            "are the row-major offsets", lambda plan: plan.but(attributes=row),
                            "order", stage=3))
     return out
+
+
+def indices_cell_aligned(plan: Plan) -> bool:
+    """Whether ``plan``'s Indices cell i belongs to Y's cell i (not where they are written
+    transposed)."""
+    return _transpose_indices not in plan.post
 
 
 def _transpose_indices(outs: Outputs) -> Outputs:
@@ -688,27 +744,45 @@ def _lp_attrs(plan: Plan, p: int) -> dict[str, Any]:
 
 
 def _lp_rescale(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
-    """LpPool's sum over the taps inside the input scaled by kernel size / taps inside before
-    the root (a mean times the kernel size: the ONNX reference; ruling 12)."""
+    """LpPool's sum of |x|^p scaled by kernel size / taps counted before the root: a mean times
+    the kernel size (the ONNX reference, after PyTorch; ruling 12). The taps counted are those
+    inside the padded input (the reference pads with zeros and counts them) or, second
+    reading, those inside the input."""
     if site.op != "LpPool":
         return []
     full = math.prod(attrs.kernel_shape)
     p = attrs.p
+    out = []
+    for padded in (True, False):
+        counted = "the padded input" if padded else "the input"
+        out.append(Variant(
+            LP_RESCALE, f"the runtime scales each window's sum of |x|^{p} by the kernel's {full} "
+            f"taps over its taps inside {counted} before the root (a mean times the kernel "
+            "size): windows at the borders come out larger",
+            lambda plan, padded=padded: plan.but(kernel=_rescaled_norm(full, p, padded)),
+            "divisor", stage=1))
+    return out
 
+
+def _rescaled_norm(full: int, p: float, padded: bool) -> Callable[[Plan, Outputs], Outputs]:
     def kernel(plan: Plan, feeds: Outputs) -> Outputs:
         x = feeds[0]
+        version = max(plan.version, 18)
         powered = np.abs(x.astype(np.float64)) ** float(p)
-        sums = kernels.lp_pool(powered, version=max(plan.version, 18), **_lp_attrs(plan, 1))
-        count = kernels.lp_pool(np.ones(x.shape, np.float64), version=max(plan.version, 18),
-                                **_lp_attrs(plan, 1))
+        ones = np.ones(x.shape, np.float64)
+        sums = kernels.lp_pool(powered, version=version, **_lp_attrs(plan, 1))
+        count = kernels.lp_pool(ones, version=version, **_lp_attrs(plan, 1))
+        if padded:  # taps inside [-pb, n + pe): the inside count over cip=1's mean of ones
+            share = kernels.average_pool(ones, version=19, count_include_pad=1,
+                                         **{k: v for k, v in _lp_attrs(plan, 1).items()
+                                            if k != "p"})
+            with np.errstate(invalid="ignore", divide="ignore"):
+                count = np.where(share > 0, count / share, 0.0)
         with np.errstate(invalid="ignore", divide="ignore"):
             y = np.where(count > 0, (sums * full / count) ** (1.0 / float(p)), 0.0)
         return [y.astype(x.dtype)]
 
-    return [Variant(LP_RESCALE, f"the runtime scales each window's sum of |x|^{p} by the "
-                    f"kernel's {full} taps over the taps inside the input before the root (a "
-                    "mean times the kernel size): windows at the borders come out larger",
-                    lambda plan: plan.but(kernel=kernel), "divisor", stage=1)]
+    return kernel
 
 
 def _global_norm_mean(site: Site) -> list[Variant]:
