@@ -561,10 +561,15 @@ def refusal_causes(site: Site, attrs: PoolAttrs | None, spatial: Sequence[int],
         causes.append(Cause(EMPTY_WINDOW, f"spatial shape {list(spatial)}: the window, the whole "
                             f"plane, holds no element, which the spec pools (rulings 5, 13); the "
                             f"runtime refuses it: {words}"))
+    lowered = words.lower()
     if site.version == 1 and site.op in ("LpPool", "GlobalLpPool") and "p" in site.attributes \
-            and "'p'" in words:
+            and "attribute" in lowered:
         causes.append(Cause(ATTRIBUTE_TYPE, f"p = {site.attributes['p']!r}, a FLOAT as "
                             f"{site.op}-1's schema declares it: the runtime refuses it: {words}"))
+    elif not causes and any(w in lowered for w in ("datatype", "data type", "element type",
+                                                   f"{site.elem}".lower())):
+        # a type the schema lists, refused by name: the runtime has no kernel for it
+        causes.append(no_kernel(site.op, site.version, site.opset, site.elem or "?", words))
     if not causes:
         causes.append(Cause(UNRECOGNISED, f"the runtime refuses the node: {words}"))
     return causes
@@ -600,9 +605,12 @@ def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
             sized.attrs, PoolAttrs) else None, list(x.shape[2:])) if c.code == NEGATIVE_SAME_PAD]
         return [*geometric, Cause(UNRECOGNISED, f"{judgement.failure}{tried}")]
     causes: list[Cause] = []
+    also = (f" (on this input the values fit {' or '.join(sorted(set(found.also)))} as well)"
+            if found.also else "")
     for variant in found.variants:
         if all(c.code != variant.code for c in causes):
-            causes.append(Cause(variant.code, variant.detail))
+            causes.append(Cause(variant.code, variant.detail + also))
+            also = ""
     assert found.plan is not None and found.outputs is not None
     causes += _open_causes(sized, found.plan, arrays, found.outputs, got)
     return causes

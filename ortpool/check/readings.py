@@ -143,6 +143,20 @@ def open_masks(plan: Plan, arrays: Sequence[np.ndarray]
     """(windows holding a NaN, windows holding no input element) under ``plan``, each in the
     shape ``plan`` gives Y: the cells the rulings decide (5, 6, 13); None where there are none
     to mark (MaxUnpool, MaxRoiPool) or the geometry cannot be had."""
+    masks = _masks(plan, arrays)
+    return None if masks is None else (masks[0][0], masks[1][0])
+
+
+def open_index_cells(plan: Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
+    """The Indices cells of NaN or empty windows under ``plan``, laid out as ``plan`` lays the
+    Indices (transposed where a reading transposes them)."""
+    masks = _masks(plan, arrays)
+    if masks is None or len(masks[0]) < 2:
+        return None
+    return masks[0][1] | masks[1][1]
+
+
+def _masks(plan: Plan, arrays: Sequence[np.ndarray]) -> tuple[Outputs, Outputs] | None:
     x = arrays[0]
     if plan.crop is not None:
         x = _cropped(x, plan.crop)
@@ -162,24 +176,28 @@ def open_masks(plan: Plan, arrays: Sequence[np.ndarray]
         nan = np.array(nan, copy=True) & ~empty
     else:
         return None
-    masks: list[np.ndarray] = []
+    found: list[Outputs] = []
     for mask, fresh in ((nan, False), (empty, True)):
         outs: Outputs = [mask, mask.copy()]
         for step in plan.post:
             outs = step(outs) if fresh else _keep_closed(step, outs)
-        masks.append(np.asarray(outs[0], bool))
-    return masks[0], masks[1]
+        found.append([np.asarray(o, bool) for o in outs])
+    return found[0], found[1]
 
 
 def _keep_closed(step: Callable[[Outputs], Outputs], outs: Outputs) -> Outputs:
     """``step`` on a NaN mask: cells a step adds (a kept end-pad window) are empty windows,
     marked in the empty mask alone."""
     done = step(outs)
-    if done[0].shape != outs[0].shape:
-        grown = np.zeros(done[0].shape, bool)
-        grown[tuple(slice(0, n) for n in outs[0].shape)] = outs[0]
-        return [grown, *done[1:]]
-    return done
+    kept = []
+    for before, after in zip(outs, done, strict=True):
+        if after.shape != before.shape and after.ndim == before.ndim and all(
+                a >= b for a, b in zip(after.shape, before.shape, strict=True)):
+            grown = np.zeros(after.shape, bool)
+            grown[tuple(slice(0, n) for n in before.shape)] = before
+            after = grown
+        kept.append(after)
+    return kept
 
 
 def open_cells(plan: Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
@@ -288,8 +306,9 @@ def compare(site: Site, plan: Plan, arrays: Sequence[np.ndarray], want: Outputs,
             return Match(False, open_differ, differ + int(wi.size))
         order = int(plan.attributes.get("storage_order", 0) or 0)
         same_i = equal_indices(i.astype(np.int64), wi.astype(np.int64), arrays[0], order)
-        if open_mask is not None and open_mask.shape == same_i.shape:
-            same_i = same_i | open_mask
+        index_open = open_index_cells(plan, arrays)
+        if index_open is not None and index_open.shape == same_i.shape:
+            same_i = same_i | index_open
         differ += int((~same_i).sum())
     return Match(differ == 0, open_differ, differ)
 
@@ -318,6 +337,8 @@ class Explanation:
     tried: list[str]
     plan: Plan | None = None
     outputs: Outputs | None = None
+    #: other readings (their codes joined by " + ") the values fit as well on this input
+    also: list[str] = dataclasses.field(default_factory=list)
 
 
 def explain(site: Site, arrays: Sequence[np.ndarray], got: Sequence[np.ndarray],
@@ -331,30 +352,69 @@ def explain(site: Site, arrays: Sequence[np.ndarray], got: Sequence[np.ndarray],
         spec_out = run(base, arrays)
     except Exception:  # the spec refuses the input: nothing to read otherwise
         return Explanation(False, [], 0, [])
-    useful = []
+    computable, changing = [], set()
     for variant in candidates:
         try:
             outs = run(variant.change(base), arrays)
         except Exception:  # a reading the kernels cannot compute is no reading
             continue
+        computable.append(variant)
         if not _same_outputs(outs, spec_out):
-            useful.append(variant)
-    for size in range(1, min(most, len(useful)) + 1):
-        for combo in itertools.combinations(useful, size):
-            if len({v.slot for v in combo}) < size:
+            changing.add(id(variant))
+    for size in range(1, min(most, len(computable)) + 1):
+        first: Explanation | None = None
+        for combo in itertools.combinations(computable, size):
+            # a reading that changes nothing alone may matter with another (a rescale of the
+            # border windows VALID has none of, until ceil makes one), but one at least must
+            if len({v.slot for v in combo}) < size or not any(id(v) in changing for v in combo):
                 continue
-            plan = base
-            for variant in sorted(combo, key=lambda v: v.stage):
-                plan = variant.change(plan)
-            try:
-                outs = run(plan, arrays)
-            except Exception:  # see above
+            found = _try(site, base, arrays, got, combo)
+            if found is None:
                 continue
-            unit = _UNIT.get(plan.compute_as) if plan.compute_as else None
-            match = compare(site, plan, arrays, outs, got, open_cells(plan, arrays), unit)
-            if match.equal:
-                return Explanation(True, list(combo), match.open_differ, [], plan, outs)
-    return Explanation(False, [], 0, sorted({v.code for v in useful}))
+            plan, outs, match = found
+            # each member must be needed: without it the reading's outputs are other ones
+            if size > 1 and any(_same_outputs(_outputs(base, arrays, [w for w in combo
+                                                                      if w is not v]), outs)
+                                for v in combo):
+                continue
+            if first is None:
+                first = Explanation(True, list(combo), match.open_differ, [], plan, outs)
+            elif {v.code for v in combo} != {v.code for v in first.variants}:
+                # another reading the values fit as well: said, not counted (the first in
+                # the candidates' order is named)
+                first.also.append(" + ".join(v.code for v in combo))
+        if first is not None:
+            return first
+    return Explanation(False, [], 0, sorted({v.code for v in computable if id(v) in changing}))
+
+
+def _compose(base: Plan, combo: Sequence[Variant]) -> Plan:
+    plan = base
+    for variant in sorted(combo, key=lambda v: v.stage):
+        plan = variant.change(plan)
+    return plan
+
+
+def _outputs(base: Plan, arrays: Sequence[np.ndarray], combo: Sequence[Variant]
+             ) -> Outputs:
+    try:
+        return run(_compose(base, combo), arrays)
+    except Exception:  # a combination the kernels cannot compute gives nothing
+        return []
+
+
+def _try(site: Site, base: Plan, arrays: Sequence[np.ndarray], got: Sequence[np.ndarray],
+         combo: Sequence[Variant]) -> tuple[Plan, Outputs, Match] | None:
+    """``combo``'s reading, its outputs and how the runtime's meet them; None where they do not
+    (or the kernels cannot compute it)."""
+    plan = _compose(base, combo)
+    try:
+        outs = run(plan, arrays)
+    except Exception:  # see above
+        return None
+    unit = _UNIT.get(plan.compute_as) if plan.compute_as else None
+    match = compare(site, plan, arrays, outs, got, open_cells(plan, arrays), unit)
+    return (plan, outs, match) if match.equal else None
 
 
 def _same_outputs(a: Outputs, b: Outputs) -> bool:
@@ -400,7 +460,7 @@ def variants(site: Site, arrays: Sequence[np.ndarray]) -> list[Variant]:
     found: list[Variant] = []
     attrs = site.at(x.shape).attrs if site.attrs is not None else None
     if site.op in WINDOW_OPERATORS and isinstance(attrs, PoolAttrs):
-        for make in (_same_size, _same_dilation, _ceil_valid, _undilated_size, _end_pad_window,
+        for make in (_same_dilation, _same_size, _ceil_valid, _undilated_size, _end_pad_window,
                      _ceil_pad_shift,
                      _window_beyond_input, _storage_order, _lowest_max_index, _overhang_divisor,
                      _average_counts_pads, _lp_rescale):
@@ -648,11 +708,11 @@ def _storage_order(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list
                    "offset, its spatial axes transposed: its Indices equal the spec's "
                    "storage_order=0 Indices with the spatial axes reversed",
                    lambda plan: plan.but(attributes=row).then(_transpose_indices), "order",
-                   stage=3)]
+                   stage=4)]
     if len(spatial) > 1:
         out.append(Variant(STORAGE_ORDER, "the runtime ignores storage_order=1: its Indices "
                            "are the row-major offsets", lambda plan: plan.but(attributes=row),
-                           "order", stage=3))
+                           "order", stage=4))
     return out
 
 
@@ -678,8 +738,9 @@ def _lowest_max_index(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> l
     return [Variant(LOWEST_MAX_INDEX, "where a window's maximum is the type's lowest value, the "
                     "runtime's Index is its plane's first element (an argmax started there that "
                     "no greater value moved), not the window's first maximum",
+                    # before a transposition: it reads Y's cell of each Index
                     lambda plan: plan.then(_plane_start_where_lowest(math.prod(spatial))),
-                    "index", stage=4)]
+                    "index", stage=3)]
 
 
 def _plane_start_where_lowest(plane: int) -> Callable[[Outputs], Outputs]:
@@ -727,11 +788,9 @@ def _sum_over(divisor: int) -> Callable[[Plan, Outputs], Outputs]:
 
     def kernel(plan: Plan, feeds: Outputs) -> Outputs:
         x = feeds[0]
-        attrs = {**plan.attributes, "count_include_pad": 0}
-        version = max(plan.version, 7)
-        mean = kernels.average_pool(x.astype(np.float64), version=version, **attrs)
-        count = kernels.lp_pool(np.ones(x.shape, np.float64), version=max(version, 18),
-                                **_lp_attrs(plan, 1))
+        attrs = {**_window_attrs(plan), "count_include_pad": 0}
+        mean = kernels.average_pool(x.astype(np.float64), version=22, **attrs)
+        count = kernels.lp_pool(np.ones(x.shape, np.float64), version=22, **_lp_attrs(plan, 1))
         with np.errstate(invalid="ignore"):
             y = np.where(count > 0, mean * count / divisor, 0.0)
         return [y.astype(x.dtype)]
@@ -739,8 +798,14 @@ def _sum_over(divisor: int) -> Callable[[Plan, Outputs], Outputs]:
     return kernel
 
 
+def _window_attrs(plan: Plan) -> dict[str, Any]:
+    """``plan``'s attributes that place the windows (for the helper kernels run at version 22,
+    which has every one of them)."""
+    return {k: v for k, v in plan.attributes.items() if k in WINDOW_KEYS}
+
+
 def _lp_attrs(plan: Plan, p: int) -> dict[str, Any]:
-    return {**{k: v for k, v in plan.attributes.items() if k in WINDOW_KEYS}, "p": p}
+    return {**_window_attrs(plan), "p": p}
 
 
 def _lp_rescale(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
@@ -767,15 +832,13 @@ def _lp_rescale(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Va
 def _rescaled_norm(full: int, p: float, padded: bool) -> Callable[[Plan, Outputs], Outputs]:
     def kernel(plan: Plan, feeds: Outputs) -> Outputs:
         x = feeds[0]
-        version = max(plan.version, 18)
         powered = np.abs(x.astype(np.float64)) ** float(p)
         ones = np.ones(x.shape, np.float64)
-        sums = kernels.lp_pool(powered, version=version, **_lp_attrs(plan, 1))
-        count = kernels.lp_pool(ones, version=version, **_lp_attrs(plan, 1))
+        sums = kernels.lp_pool(powered, version=22, **_lp_attrs(plan, 1))
+        count = kernels.lp_pool(ones, version=22, **_lp_attrs(plan, 1))
         if padded:  # taps inside [-pb, n + pe): the inside count over cip=1's mean of ones
-            share = kernels.average_pool(ones, version=19, count_include_pad=1,
-                                         **{k: v for k, v in _lp_attrs(plan, 1).items()
-                                            if k != "p"})
+            share = kernels.average_pool(ones, version=22, count_include_pad=1,
+                                         **_window_attrs(plan))
             with np.errstate(invalid="ignore", divide="ignore"):
                 count = np.where(share > 0, count / share, 0.0)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -786,20 +849,32 @@ def _rescaled_norm(full: int, p: float, padded: bool) -> Callable[[Plan, Outputs
 
 
 def _global_norm_mean(site: Site) -> list[Variant]:
-    """GlobalLpPool as (mean |x|^p)^(1/p): a mean where the spec has the norm's sum."""
+    """GlobalLpPool as (mean |x|^p)^(1/p): a mean where the spec has the norm's sum; second
+    reading, without the absolute value (tract: p = 1 gives the plane's signed mean)."""
     p = float(site.attributes.get("p", 2))
+    out = []
+    for signed in (False, True):
+        term = f"x^{p:g}" if signed else f"|x|^{p:g}"
+        out.append(Variant(
+            GLOBAL_NORM_MEAN, f"the runtime computes (mean {term})^(1/{p:g}) over the plane, not "
+            f"the Lp norm (sum |x|^{p:g})^(1/{p:g})" + (", the signs of x kept" if signed else
+                                                        f": its output is the spec's divided "
+                                                        f"by (plane size)^(1/{p:g})"),
+            lambda plan, signed=signed: plan.but(kernel=_mean_norm(p, signed)), "divisor",
+            stage=1))
+    return out
 
+
+def _mean_norm(p: float, signed: bool) -> Callable[[Plan, Outputs], Outputs]:
     def kernel(plan: Plan, feeds: Outputs) -> Outputs:
         x = feeds[0]
-        wide = np.abs(x.astype(np.float64)) ** p
-        with np.errstate(invalid="ignore"):
-            mean = wide.mean(axis=tuple(range(2, x.ndim)), keepdims=True)
-            return [(mean ** (1.0 / p)).astype(x.dtype)]
+        wide = x.astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            terms = np.power(wide if signed else np.abs(wide), p)
+            mean = terms.mean(axis=tuple(range(2, x.ndim)), keepdims=True)
+            return [np.power(mean, 1.0 / p).astype(x.dtype)]
 
-    return [Variant(GLOBAL_NORM_MEAN, f"the runtime computes (mean |x|^{p:g})^(1/{p:g}) over "
-                    f"the plane, not the Lp norm (sum |x|^{p:g})^(1/{p:g}): its output is the "
-                    f"spec's divided by (plane size)^(1/{p:g})",
-                    lambda plan: plan.but(kernel=kernel), "divisor", stage=1)]
+    return kernel
 
 
 def _global_axes(site: Site, ndim: int) -> list[Variant]:
