@@ -9,7 +9,8 @@ kernel, crashed, timed out, time) and the cause totals per (op, version); writes
 
 ``--keep`` also pickles each case's site and judgement (with the runtime's outputs)
 to ``DIR/RUNTIME.pkl``; ``--again`` names the causes anew from that pickle without running the
-runtime (a recogniser changed: seconds instead of minutes).
+runtime (a recogniser changed: seconds instead of minutes). ``--nan`` runs the grid's NaN cases
+alone (outside the finite domain the grid is by default: ruling 20), as ``RUNTIME-nan``.
 """
 
 from __future__ import annotations
@@ -73,16 +74,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="/tmp/grids-causes")
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--again", action="store_true")
+    parser.add_argument("--nan", action="store_true",
+                        help="the grid's NaN cases (outside the finite domain, ruling 20) alone")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    kept = out / f"{args.runtime}.pkl"
+    name = f"{args.runtime}-nan" if args.nan else args.runtime
+    kept = out / f"{name}.pkl"
     started = time.perf_counter()
     if args.again:
         with open(kept, "rb") as f:
             triples = pickle.load(f)
     else:
-        triples = judged(args.runtime, select_cases())
+        cases = (select_cases(nonfinite=True) if args.nan else select_cases())
+        if args.nan:
+            cases = [c for c in cases if c.data == "nan"]
+        triples = judged(args.runtime, cases)
     secs = time.perf_counter() - started
     found = []
     for case, site, judgement in triples:
@@ -91,13 +98,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.keep and not args.again:
         with open(kept, "wb") as f:
             pickle.dump(triples, f)
-    figures = summary(args.runtime, found, secs)
+    figures = summary(name, found, secs)
     print(json.dumps(figures))
     for code, (count, where) in sorted(cause_totals(found).items(), key=lambda kv: -kv[1][0]):
         print(f"  {code:<28} {count:>5}  {', '.join(where)}")
     rows = [{**r.case.describe(), "status": r.node.status, "message": r.node.message[:400],
              "causes": [c.to_dict() for c in r.node.causes]} for r in found]
-    (out / f"{args.runtime}.json").write_text(json.dumps({"summary": figures, "cases": rows},
+    (out / f"{name}.json").write_text(json.dumps({"summary": figures, "cases": rows},
                                                          default=str))
     return 0
 

@@ -612,7 +612,14 @@ def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
             causes.append(Cause(variant.code, variant.detail + also))
             also = ""
     assert found.plan is not None and found.outputs is not None
-    causes += _open_causes(sized, found.plan, arrays, found.outputs, got)
+    added = readings.added_cells(found.plan, arrays)
+    y = np.asarray(got[0])
+    if added is not None and added.shape == y.shape and added.any():
+        # cells only the reading has (a kept end-pad window): what the runtime gives there
+        causes = [dataclasses.replace(c, detail=f"{c.detail}; the runtime gives "
+                                      f"{_values(y[added])} there")
+                  if c.code == END_PAD_WINDOW else c for c in causes]
+    causes += _open_causes(sized, found.plan, arrays, found.outputs, got, added)
     return causes
 
 
@@ -626,10 +633,12 @@ def _accumulation(site: Site, x: np.ndarray, cells: int) -> Cause:
 
 
 def _open_causes(site: Site, plan: readings.Plan, arrays: Sequence[np.ndarray],
-                 want: Sequence[np.ndarray], got: Sequence[np.ndarray]) -> list[Cause]:
+                 want: Sequence[np.ndarray], got: Sequence[np.ndarray],
+                 added: np.ndarray | None = None) -> list[Cause]:
     """The cells the rulings decide under ``plan`` (whose outputs are ``want``) where the
     runtime gives another value: empty windows (ruling 5; 13 for a global pool's empty plane)
-    and windows holding a NaN (ruling 6; 13), each with the values the runtime gives there."""
+    and windows holding a NaN (ruling 6; 13), each with the values the runtime gives there.
+    Cells only the reading has (``added``) are its own cause's, not the rulings'."""
     masks = readings.open_masks(plan, arrays)
     if masks is None or not got:
         return []
@@ -644,6 +653,8 @@ def _open_causes(site: Site, plan: readings.Plan, arrays: Sequence[np.ndarray],
     nan, empty = masks
     if nan.shape != differ.shape or empty.shape != differ.shape:
         return []  # a reading that changes Y's axes (a global pool over others) marks none
+    if added is not None and added.shape == differ.shape:
+        differ &= ~added
     causes = []
     empty_off = differ & empty
     if empty_off.any():

@@ -147,6 +147,13 @@ def open_masks(plan: Plan, arrays: Sequence[np.ndarray]
     return None if masks is None else (masks[0][0], masks[1][0])
 
 
+def added_cells(plan: Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
+    """Y's cells a step of ``plan`` adds after the kernel (a kept end-pad window): cells the
+    spec has no counterpart of; None where no geometry is had."""
+    masks = _masks(plan, arrays)
+    return None if masks is None else masks[2][0]
+
+
 def open_index_cells(plan: Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
     """The Indices cells of NaN or empty windows under ``plan``, laid out as ``plan`` lays the
     Indices (transposed where a reading transposes them)."""
@@ -156,7 +163,10 @@ def open_index_cells(plan: Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | N
     return masks[0][1] | masks[1][1]
 
 
-def _masks(plan: Plan, arrays: Sequence[np.ndarray]) -> tuple[Outputs, Outputs] | None:
+def _masks(plan: Plan, arrays: Sequence[np.ndarray]
+           ) -> tuple[Outputs, Outputs, Outputs] | None:
+    """(NaN windows, empty windows, cells added after the kernel), each as ``plan`` lays out
+    [Y, Indices]."""
     x = arrays[0]
     if plan.crop is not None:
         x = _cropped(x, plan.crop)
@@ -177,12 +187,12 @@ def _masks(plan: Plan, arrays: Sequence[np.ndarray]) -> tuple[Outputs, Outputs] 
     else:
         return None
     found: list[Outputs] = []
-    for mask, fresh in ((nan, False), (empty, True)):
+    for mask, fresh in ((nan, False), (empty, True), (np.zeros_like(empty), True)):
         outs: Outputs = [mask, mask.copy()]
         for step in plan.post:
             outs = step(outs) if fresh else _keep_closed(step, outs)
         found.append([np.asarray(o, bool) for o in outs])
-    return found[0], found[1]
+    return found[0], found[1], found[2]
 
 
 def _keep_closed(step: Callable[[Outputs], Outputs], outs: Outputs) -> Outputs:
