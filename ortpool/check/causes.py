@@ -593,7 +593,13 @@ def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
         # the engine found the spec's reading up to the rulings' cells and rounding
         plan = readings.spec_plan(sized)
         causes = _open_causes(sized, plan, arrays, list(feed.expected), got)
-        inaccurate = sum(c.inaccurate for c in judgement.comparisons)
+        comps = judgement.comparisons
+        if not causes:  # no geometry to mark them (MaxRoiPool): the engine's own counts
+            causes = _value_causes(sized.op, sum(c.in_nan_windows for c in comps), 0, 0)
+            empty = sum(c.in_empty_windows for c in comps)
+            if empty:
+                causes.append(Cause(EMPTY_WINDOW, f"{empty} differing cell(s) in empty windows"))
+        inaccurate = sum(c.inaccurate for c in comps)
         if inaccurate:
             causes.append(_accumulation(sized, x, inaccurate))
         return causes or [Cause(UNRECOGNISED, "the engine names no cell that differs")]
@@ -685,25 +691,64 @@ def _values(cells: np.ndarray, most: int = 3) -> str:
 def _nan_reading(plan: readings.Plan, arrays: Sequence[np.ndarray], y: np.ndarray,
                  cells: np.ndarray) -> str:
     """What the runtime does with a NaN, read on the values: it drops it (its value is the
-    reading's on X with the NaNs left out) or gives something else."""
-    x = arrays[0]
-    if plan.op in ("MaxPool", "GlobalMaxPool") and readings.floating(x):
-        wide = x.astype(np.float64)
-        dropped = np.where(np.isnan(wide), -np.inf, wide).astype(np.float32).astype(x.dtype) \
-            if x.dtype.name == "bfloat16" else np.where(np.isnan(x), -np.inf, x).astype(x.dtype)
-        try:
-            alt = readings.run(dataclasses.replace(plan, n_outputs=1), [dropped, *arrays[1:]])[0]
-        except Exception:  # no reading: say what the runtime gives
-            alt = None
-        if alt is not None and alt.shape == y.shape:
-            same = readings.equal_values(y[cells], alt[cells])
-            if same.all():
-                return ("the runtime drops the NaN: its value is the max of the window's other "
-                        "elements, where a NaN must give NaN")
-            if same.any():
-                return (f"the runtime drops the NaN in {int(same.sum())} of them (the max of "
-                        "the others) and keeps it elsewhere: only where it sits decides")
+    reading's on X with the NaNs left out: the max of the others, the mean of the others, the
+    norm of the others) or gives something else."""
+    alt = _nan_dropped(plan, arrays)
+    if alt is not None and alt.shape == y.shape:
+        same = readings.equal_values(y[cells], alt[cells])
+        if plan.op not in ("MaxPool", "GlobalMaxPool"):
+            same |= readings.close(y[cells], alt[cells], arrays[0],
+                                   readings.window_of(plan, arrays))
+        else:  # a window of NaNs alone: the max of nothing, which the runtime may give finite
+            low = _lowest_finite(y.dtype)
+            same |= (alt[cells] == -np.inf) & (y[cells].astype(np.float64) == low)
+        kind = {"MaxPool": "max", "GlobalMaxPool": "max", "AveragePool": "mean",
+                "GlobalAveragePool": "mean"}.get(plan.op, "norm")
+        if same.all():
+            return (f"the runtime drops the NaN: its value is the {kind} of the window's other "
+                    "elements, where a NaN must give NaN")
+        if same.any():
+            return (f"the runtime drops the NaN in {int(same.sum())} of them (the {kind} of the "
+                    "others) and not elsewhere: only where it sits decides")
     return f"the runtime gives {_values(y[cells])} where a NaN in the window gives NaN"
+
+
+def _lowest_finite(dtype: np.dtype) -> float:
+    try:
+        return float(np.finfo(dtype).min)
+    except ValueError:  # bfloat16 (ml_dtypes has its own finfo)
+        import ml_dtypes
+
+        return float(ml_dtypes.finfo(dtype).min)
+
+
+def _nan_dropped(plan: readings.Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
+    """``plan``'s Y on X with its NaNs left out of every window: for a max X's NaNs made -inf;
+    for a norm made 0; for a mean the window's sum of the others over the divisor less the
+    NaNs it holds. None where that cannot be computed."""
+    x = arrays[0]
+    if not readings.floating(x):
+        return None
+    wide = x.astype(np.float64)
+    nan = np.isnan(wide)
+    single = dataclasses.replace(plan, n_outputs=1)
+    try:
+        if plan.op in ("MaxPool", "GlobalMaxPool", "LpPool", "GlobalLpPool"):
+            fill = -np.inf if plan.op in ("MaxPool", "GlobalMaxPool") else 0.0
+            return readings.run(single, [np.where(nan, fill, wide).astype(x.dtype),
+                                         *arrays[1:]])[0]
+        if plan.op in ("AveragePool", "GlobalAveragePool"):
+            zeros = np.where(nan, 0.0, wide).astype(x.dtype)
+            mean0 = readings.run(single, [zeros, *arrays[1:]])[0].astype(np.float64)
+            share = readings.run(single, [np.ones_like(x), *arrays[1:]])[0].astype(np.float64)
+            inside = readings.count_taps(single, np.ones(x.shape, np.float64))
+            nans = readings.count_taps(single, nan.astype(np.float64))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                divisor = inside / share
+                return mean0 * divisor / (divisor - nans)
+    except Exception:  # a reading the kernels cannot compute: say what the runtime gives
+        return None
+    return None
 
 
 def with_bases(causes: Sequence[Cause], site: Site) -> list[Cause]:

@@ -330,6 +330,27 @@ def _window(site: Site, arrays: Sequence[np.ndarray]) -> int:
     return max(1, math.prod(int(k) for k in kernel))
 
 
+def window_of(plan: Plan, arrays: Sequence[np.ndarray]) -> int:
+    """The terms a window of ``plan`` sums (the kernel's taps; a plane for a global pool)."""
+    if plan.op in GLOBAL_OPERATORS:
+        return max(1, math.prod(arrays[0].shape[2:]))
+    kernel = plan.attributes.get("kernel_shape") or [1]
+    return max(1, math.prod(int(k) for k in kernel))
+
+
+def count_taps(plan: Plan, indicator: np.ndarray) -> np.ndarray:
+    """Per window of ``plan``, the sum of ``indicator`` (0/1, X's shape) over its taps inside
+    the input; for a global pool over the plane."""
+    if plan.op in GLOBAL_OPERATORS:
+        return indicator.sum(axis=tuple(range(2, indicator.ndim)), keepdims=True)
+    if plan.crop is not None:
+        indicator = _cropped(indicator, plan.crop)
+    counts = kernels.lp_pool(indicator, version=22, **_lp_attrs(plan, 1))
+    for step in plan.post:
+        counts = step([counts, counts])[0]
+    return counts
+
+
 # --- finding the reading a runtime follows -------------------------------------------------------
 
 
