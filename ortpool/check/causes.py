@@ -676,7 +676,7 @@ def _open_causes(site: Site, plan: readings.Plan, arrays: Sequence[np.ndarray],
     if nan_off.any():
         code = GLOBAL_MAX_NAN if site.op == "GlobalMaxPool" else NAN
         causes.append(Cause(code, f"{int(nan_off.sum())} cell(s) of windows holding a NaN: "
-                            f"{_nan_reading(plan, arrays, y, nan_off)}"))
+                            f"{_nan_reading(plan, arrays, y, nan_off, nan & ~empty)}"))
     return causes
 
 
@@ -689,10 +689,11 @@ def _values(cells: np.ndarray, most: int = 3) -> str:
 
 
 def _nan_reading(plan: readings.Plan, arrays: Sequence[np.ndarray], y: np.ndarray,
-                 cells: np.ndarray) -> str:
-    """What the runtime does with a NaN, read on the values: it drops it (its value is the
-    reading's on X with the NaNs left out: the max of the others, the mean of the others, the
-    norm of the others) or gives something else."""
+                 cells: np.ndarray, windows: np.ndarray | None = None) -> str:
+    """What the runtime does with a NaN, read on the values in the differing ``cells`` of the
+    NaN ``windows``: it drops it (its value is the reading's on X with the NaNs left out: the
+    max, mean or norm of the others), in every such window or in some (where it keeps the NaN
+    in others), or gives something else."""
     alt = _nan_dropped(plan, arrays)
     if alt is not None and alt.shape == y.shape:
         same = readings.equal_values(y[cells], alt[cells])
@@ -704,12 +705,16 @@ def _nan_reading(plan: readings.Plan, arrays: Sequence[np.ndarray], y: np.ndarra
             same |= (alt[cells] == -np.inf) & (y[cells].astype(np.float64) == low)
         kind = {"MaxPool": "max", "GlobalMaxPool": "max", "AveragePool": "mean",
                 "GlobalAveragePool": "mean"}.get(plan.op, "norm")
-        if same.all():
+        kept = 0
+        if windows is not None and windows.shape == y.shape:
+            kept = int((windows & np.isnan(y.astype(np.float64))).sum())
+        if same.all() and not kept:
             return (f"the runtime drops the NaN: its value is the {kind} of the window's other "
                     "elements, where a NaN must give NaN")
         if same.any():
-            return (f"the runtime drops the NaN in {int(same.sum())} of them (the {kind} of the "
-                    "others) and not elsewhere: only where it sits decides")
+            total = int(same.sum()) + kept
+            return (f"the runtime drops the NaN in {int(same.sum())} of {total} windows (the "
+                    f"{kind} of the others) and keeps it in {kept}: where it sits decides")
     return f"the runtime gives {_values(y[cells])} where a NaN in the window gives NaN"
 
 
