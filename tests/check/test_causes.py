@@ -395,9 +395,9 @@ def test_every_code_has_a_title() -> None:
 
 
 def test_the_judgement_keeps_the_runtimes_outputs_out_of_its_json() -> None:
-    site, judgement = judged("MaxPool", 12, {"kernel_shape": [2], "strides": [2],
-                                             "auto_pad": "VALID", "ceil_mode": 1}, [SEVEN],
-                             [np.array([[[2, 4, 6, 7]]], np.float32)])
+    _, judgement = judged("MaxPool", 12, {"kernel_shape": [2], "strides": [2],
+                                          "auto_pad": "VALID", "ceil_mode": 1}, [SEVEN],
+                          [np.array([[[2, 4, 6, 7]]], np.float32)])
     assert judgement.shown_outputs is not None and judgement.shown_feed is not None
     out = judgement.to_dict()
     assert "shown_outputs" not in out and "shown_feed" not in out
