@@ -57,6 +57,7 @@ GLOBAL_AXES = readings.GLOBAL_AXES
 UNPOOL_OUTPUT_SHAPE = readings.UNPOOL_OUTPUT_SHAPE
 GLOBAL_MAX_NAN = "global-max-nan"
 ACCUMULATION = "accumulation"
+INDEX_TIE = "index-tie"
 CEIL_AUTO_PAD = "ceil-auto-pad"
 ATTRIBUTE_TYPE = "attribute-type"
 NO_KERNEL = "no-kernel"
@@ -91,6 +92,7 @@ TITLES: dict[str, str] = {
     UNPOOL_OUTPUT_SHAPE: "MaxUnpool with output_shape (indices address the output itself)",
     GLOBAL_MAX_NAN: "GlobalMaxPool with a NaN in a plane (NaN anywhere gives NaN)",
     ACCUMULATION: "accuracy: a sum rounded beyond the accuracy limit (ruling 17), not semantics",
+    INDEX_TIE: "an Index of another equal maximum (ties go to the first maximum)",
     CEIL_AUTO_PAD: "ceil_mode with auto_pad refused (the spec sizes it)",
     ATTRIBUTE_TYPE: "an attribute of the type its schema declares refused",
     NO_KERNEL: "the runtime has no kernel for this op/version/type",
@@ -207,6 +209,7 @@ _BASES: dict[str, Basis] = {
     EMPTY_WINDOW: Basis(RULING, 5),
     NAN: Basis(RULING, 6),
     LOWEST_MAX_INDEX: Basis(RULING, 6),
+    INDEX_TIE: Basis(RULING, 6),
     STORAGE_ORDER: Basis(RULING, 7),
     OVERHANG_DIVISOR: Basis(RULING, 8),
     UNPOOL_OUTPUT_SHAPE: Basis(RULING, 9),
@@ -548,6 +551,9 @@ def refusal_causes(site: Site, attrs: PoolAttrs | None, spatial: Sequence[int],
         big = _pads_ge_kernel(attrs, spatial)
         if big is not None:
             causes.append(Cause(PADS_GE_KERNEL, f"{big.detail}: the runtime refuses them: {words}"))
+            empty = _empty_window(attrs, spatial)  # what such pads make: windows of no element
+            if empty is not None:
+                causes.append(empty)
         if attrs.ceil_mode and attrs.auto_pad != "NOTSET":
             quotes = (_AUTO_CEIL, _SAME_SIZE) if attrs.auto_pad != "VALID" else (
                 _AUTO_CEIL, _VALID, _VALID_OLD)
@@ -603,6 +609,13 @@ def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
         if inaccurate:
             causes.append(_accumulation(sized, x, inaccurate))
         return causes or [Cause(UNRECOGNISED, "the engine names no cell that differs")]
+    comps = judgement.comparisons
+    ties = sum(c.ties for c in comps)
+    if ties and not any(c.shapes_differ or c.differing or c.ruling_differing or c.inaccurate
+                        for c in comps):
+        # a built set counts an Index of another equal maximum as a difference (ruling 18)
+        return [Cause(INDEX_TIE, f"{ties} Index(es) point at another element equal to the "
+                      "window's maximum, not its first maximum")]
     found = readings.explain(sized, arrays, got, readings.variants(sized, arrays))
     if not found.matched:
         tried = (f"; the values contradict the readings {', '.join(found.tried)}"

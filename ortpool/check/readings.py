@@ -604,9 +604,12 @@ def _ceil_valid(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Va
     sizes = [max(0, -(-(n - effective_kernel(k, d)) // s) + 1) for n, k, s, d in
              zip(spatial, attrs.kernel_shape, attrs.strides, attrs.dilations, strict=True)]
     spec = list(pool_geometry(spatial, attrs).output_spatial)
-    return [Variant(CEIL_VALID, f"the runtime applies ceil_mode to VALID: its output equals the "
-                    f"spec's with ceil's sizes {sizes} instead of {spec} (the last window hangs "
-                    "past the input)", lambda plan: plan.but(attributes=explicit), "window")]
+    axis = next((i for i, (a, b) in enumerate(zip(sizes, spec, strict=True)) if a != b), 0)
+    return [Variant(CEIL_VALID, f"axis {axis}: VALID gives floor((n-ek)/s)+1 = {spec[axis]} "
+                    f"windows; ceil_mode would give {sizes[axis]}: the runtime applies "
+                    f"ceil_mode to VALID, its output equals the spec's with ceil's sizes {sizes} "
+                    f"instead of {spec} (the last window hangs past the input)",
+                    lambda plan: plan.but(attributes=explicit), "window")]
 
 
 def _undilated_size(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
@@ -722,9 +725,16 @@ def _window_beyond_input(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -
     if not axes:
         return []
     pads = list(attrs.pads) if attrs.auto_pad == "NOTSET" else [0] * (2 * len(spatial))
-    words = (f"the runtime makes one window on axes {axes}, where the kernel is longer than the "
-             "padded input and ruling 19's formula gives none (it truncates the negative "
-             "quotient toward zero)")
+    i = axes[0]
+    n, k, s, d = spatial[i], attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
+    pb, pe = (pads[i], pads[i + attrs.rank])
+    span = n + pb + pe - effective_kernel(k, d)
+    formula = (f"ceil({span}/{s}) + 1" if attrs.ceil_mode and attrs.auto_pad == "NOTSET"
+               else f"floor({span}/{s}) + 1")
+    words = (f"axis {i}: kernel span {effective_kernel(k, d)} > padded input {n} + {pb} + {pe}: "
+             f"{formula} = 0, no window (ruling 19): the spec's output is empty there; the "
+             f"runtime makes one window on axes {axes} (it truncates the negative quotient "
+             "toward zero): its output equals the spec's in ceil mode")
     return [Variant(WINDOW_BEYOND_INPUT, words, lambda plan: plan.but(
         attributes=_explicit(site, pads, 1)), "window")]
 

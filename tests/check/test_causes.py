@@ -144,6 +144,22 @@ def test_unpool_into_the_default_shape_then_extended() -> None:
     assert found[0].basis == causes.Basis(causes.RULING, 9)
 
 
+def test_an_index_tie_on_a_built_set_is_named() -> None:
+    # a built set (ruling 18) counts another equal maximum's Index as a difference
+    x = np.array([[[1, 3, 3, 2]]], np.float32)
+    site = Site.alone("MaxPool", 12, {"kernel_shape": [3], "strides": [1]}, "float", x.shape,
+                      1, 2, strict=False)
+    feed = FeedSet("ties", [x])
+    feed.expected = spec_outputs(site, [x])
+    got = [feed.expected[0], np.array([[[2, 2]]], np.int64)]
+    judgement = Judgement()
+    status, comps, failure = compare_set(site, feed, got)
+    _record(judgement, feed, status, comps, got)
+    judgement.failure = failure
+    found = causes.of(site, judgement)
+    assert causes.INDEX_TIE in codes(found)
+
+
 # --- OpenVINO's ------------------------------------------------------------------------------
 
 
@@ -342,7 +358,7 @@ def refused(op: str, version: int, attrs: dict, shape: tuple, words: str,
 def test_refusals_of_what_the_spec_allows() -> None:
     found = refused("AveragePool", 19, {"kernel_shape": [2], "strides": [3], "pads": [2, 2]},
                     (1, 1, 7), "Kernel after dilation is sometimes entirely in the padding area")
-    assert codes(found) == [causes.PADS_GE_KERNEL]
+    assert codes(found) == [causes.PADS_GE_KERNEL, causes.EMPTY_WINDOW]
     assert "entirely in the padding area" in found[0].detail
     assert found[0].basis is not None and found[0].basis.kind == causes.SPEC_TEXT
     found = refused("AveragePool", 19, {"kernel_shape": [2], "auto_pad": "SAME_UPPER",

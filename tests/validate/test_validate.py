@@ -115,7 +115,7 @@ def test_same_upper_dilation_2_exits_1_naming_node_and_cause(tmp_path, capsys):
     lines = out.splitlines()
     row = lines.index("  pool_same  MaxPool-12  k=3x3 d=2x2 SAME_UPPER  DIFFERS")
     assert lines[row + 1].startswith(f"      onnxruntime {dims(theirs)} vs ortpool [1,3,10,12]; ")
-    assert "cause: SAME padding with dilation (onnxruntime pads for the undilated kernel)" in out
+    assert "cause: SAME padding with dilation (the runtime pads for the undilated kernel)" in out
     assert not any(line.strip().startswith("avg ") for line in lines)  # it agrees: not listed
     assert f"end to end: output y {dims(theirs)} vs [1,3,10,12]: DIFFER" in out
     assert lines[-1] == "1 of 1 model differs; 1 graph output(s) differ end to end"
