@@ -15,7 +15,7 @@ pairs and threes, and keeps the smallest set whose outputs are the runtime's.
 
 Cells the spec leaves to a ruling (a window holding a NaN, a window holding no input element:
 rulings 5, 6, 13) are not part of that match: their values are what the rulings decide, and
-:func:`open_cells` marks them in each reading's own geometry so that the causes of those cells
+:func:`open_masks` marks them in each reading's own geometry so that the causes of those cells
 (:mod:`ortpool.check.causes`: ``nan``, ``empty-window``) are named from their values apart.
 """
 
@@ -46,9 +46,10 @@ Outputs = list[np.ndarray]
 @dataclasses.dataclass(frozen=True)
 class Plan:
     """How a reading computes a node's outputs: ortpool's kernel of ``op``-``version`` with
-    ``attributes`` on X cropped to ``crop`` (per spatial axis: elements kept at the start and
-    the end, None for none), computed in ``compute_as`` (then cast back), by ``kernel`` when a
-    variant replaces the kernel's formula, and the steps ``post`` after it."""
+    ``attributes`` on X cropped by ``crop`` (per spatial axis: the elements left out at the
+    start and at the end; None for none: what a negative pad does), computed in ``compute_as``
+    (then cast back), by ``kernel`` when a variant replaces the kernel's formula, and the steps
+    ``post`` after it."""
 
     op: str
     version: int
@@ -154,15 +155,6 @@ def added_cells(plan: Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
     return None if masks is None else masks[2][0]
 
 
-def open_index_cells(plan: Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
-    """The Indices cells of NaN or empty windows under ``plan``, laid out as ``plan`` lays the
-    Indices (transposed where a reading transposes them)."""
-    masks = _masks(plan, arrays)
-    if masks is None or len(masks[0]) < 2:
-        return None
-    return masks[0][1] | masks[1][1]
-
-
 def _masks(plan: Plan, arrays: Sequence[np.ndarray]
            ) -> tuple[Outputs, Outputs, Outputs] | None:
     """(NaN windows, empty windows, cells added after the kernel), each as ``plan`` lays out
@@ -208,12 +200,6 @@ def _keep_closed(step: Callable[[Outputs], Outputs], outs: Outputs) -> Outputs:
             after = grown
         kept.append(after)
     return kept
-
-
-def open_cells(plan: Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
-    """The union of :func:`open_masks`: Y's cells a reading leaves to the rulings."""
-    masks = open_masks(plan, arrays)
-    return None if masks is None else masks[0] | masks[1]
 
 
 # --- comparing the runtime's outputs with a reading's ------------------------------------------
@@ -289,26 +275,26 @@ class Match:
 
 
 def compare(site: Site, plan: Plan, arrays: Sequence[np.ndarray], want: Outputs,
-            got: Sequence[np.ndarray], open_mask: np.ndarray | None,
-            unit: float | None = None) -> Match:
-    """The runtime's outputs ``got`` against ``want``, ``plan``'s outputs on ``arrays``."""
+            got: Sequence[np.ndarray], unit: float | None = None) -> Match:
+    """The runtime's outputs ``got`` against ``want``, ``plan``'s outputs on ``arrays``: every
+    cell but the open ones (:func:`open_masks`, in ``plan``'s layout of Y and of Indices)."""
     read = site.indices_read and len(want) > 1
-    needed = 2 if read else 1
-    if len(got) < needed:
+    if len(got) < (2 if read else 1):
         return Match(False)
     y, w = np.asarray(got[0]), want[0]
     if y.shape != w.shape:
         return Match(False)
+    masks = _masks(plan, arrays)
     if site.op in ("AveragePool", "LpPool", "GlobalAveragePool", "GlobalLpPool") and floating(w):
-        window = _window(site, arrays)
-        same = close(y, w, arrays[0], window, unit)
+        same = close(y, w, arrays[0], window_of(plan, arrays), unit)
     else:
         same = equal_values(y, w)
-    if open_mask is not None and open_mask.shape == same.shape:
-        open_differ = int((~same & open_mask).sum())
-        same = same | open_mask
-    else:
-        open_differ = 0
+    open_differ = 0
+    if masks is not None:
+        open_y = masks[0][0] | masks[1][0]
+        if open_y.shape == same.shape:
+            open_differ = int((~same & open_y).sum())
+            same = same | open_y
     differ = int((~same).sum())
     if read:
         i, wi = np.asarray(got[1]), want[1]
@@ -316,18 +302,12 @@ def compare(site: Site, plan: Plan, arrays: Sequence[np.ndarray], want: Outputs,
             return Match(False, open_differ, differ + int(wi.size))
         order = int(plan.attributes.get("storage_order", 0) or 0)
         same_i = equal_indices(i.astype(np.int64), wi.astype(np.int64), arrays[0], order)
-        index_open = open_index_cells(plan, arrays)
-        if index_open is not None and index_open.shape == same_i.shape:
-            same_i = same_i | index_open
+        if masks is not None and len(masks[0]) > 1:
+            open_i = masks[0][1] | masks[1][1]
+            if open_i.shape == same_i.shape:
+                same_i = same_i | open_i
         differ += int((~same_i).sum())
     return Match(differ == 0, open_differ, differ)
-
-
-def _window(site: Site, arrays: Sequence[np.ndarray]) -> int:
-    if site.op in GLOBAL_OPERATORS:
-        return max(1, math.prod(arrays[0].shape[2:]))
-    kernel = site.attributes.get("kernel_shape") or [1]
-    return max(1, math.prod(int(k) for k in kernel))
 
 
 def window_of(plan: Plan, arrays: Sequence[np.ndarray]) -> int:
@@ -444,7 +424,7 @@ def _try(site: Site, base: Plan, arrays: Sequence[np.ndarray], got: Sequence[np.
     except Exception:  # see above
         return None
     unit = _UNIT.get(plan.compute_as) if plan.compute_as else None
-    match = compare(site, plan, arrays, outs, got, open_cells(plan, arrays), unit)
+    match = compare(site, plan, arrays, outs, got, unit)
     return (plan, outs, match) if match.equal else None
 
 
