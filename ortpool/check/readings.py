@@ -522,8 +522,10 @@ def _same_dilation(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list
         pe.append(e)
     pads = [*pb, *pe]
     spec = _spec_pads(attrs, spatial)
-    words = (f"the runtime computes {attrs.auto_pad}'s pads for the undilated kernel: its output "
-             f"equals the spec's with pads {_pads_text(pads)} instead of {_pads_text(spec)}")
+    words = (f"auto_pad={attrs.auto_pad} with dilations={list(attrs.dilations)}: the pads must "
+             "cover the dilated kernel span (k-1)*d+1; the runtime computes them for the "
+             f"undilated kernel: its output equals the spec's with pads {_pads_text(pads)} "
+             f"instead of {_pads_text(spec)}")
     # ceil_mode stays: onnxruntime sizes the explicit pads by it
     explicit = _explicit(site, pads)
     sizes = [-(-n // s) for n, s in zip(spatial, attrs.strides, strict=True)]
