@@ -520,8 +520,9 @@ def _failed(site: Site, judgement: Judgement, attrs: PoolAttrs | None,
     attributes and input sets it apart (an empty plane, an empty window)."""
     words = _runtime_words(judgement.failure)
     if judgement.status == st.CRASHED:
-        causes = [Cause(CRASHED, f"{site.op}-{site.version} {site.elem or '?'} on X "
-                        f"{judgement.shown_shapes[0] if judgement.shown_shapes else '?'}: "
+        shape = (judgement.shown_shapes[0] if judgement.shown_shapes
+                 else list(site.x_dims) if site.x_dims else "?")
+        causes = [Cause(CRASHED, f"{site.op}-{site.version} {site.elem or '?'} on X {shape}: "
                         f"{words}")]
     else:
         causes = [Cause(TIMED_OUT, words)]
