@@ -4,8 +4,9 @@
 
 RUNTIME is ``onnxruntime`` (the CPU provider, optimizations off), ``openvino``, ``tract`` or
 ``reference``. Prints one line of totals (cases, agree, differ split by basis, refused, no
-kernel, crashed, timed out, time) and the cause totals per (op, version); writes
-``DIR/RUNTIME.json`` (each case's status, causes, bases and message).
+kernel, crashed, timed out, the judging time and the time naming the causes) and the cause totals
+with the (op, version)s they show in; writes ``DIR/RUNTIME.json`` (each case's status, causes,
+bases and message) and ``DIR/RUNTIME.matrix.txt`` (the conformance matrix as the report shows it).
 
 ``--keep`` also pickles each case's site and judgement (with the runtime's outputs)
 to ``DIR/RUNTIME.pkl``; ``--again`` names the causes anew from that pickle without running the
@@ -30,7 +31,7 @@ from ortpool.check import status as st
 from ortpool.conformance.run import select_cases
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.report import record
-from ortpool.report.matrix import CaseResult, cause_totals
+from ortpool.report.matrix import CaseResult, cause_totals, render
 from ortpool.runtimes.base import Worker
 
 #: statuses whose cases have a difference to explain (and so a basis)
@@ -92,18 +93,23 @@ def main(argv: list[str] | None = None) -> int:
         triples = judged(args.runtime, cases)
     secs = time.perf_counter() - started
     found = []
+    named_at = time.perf_counter()
     for case, site, judgement in triples:
         node = record.node_record(site, judgement)
         found.append(CaseResult(case, node))
+    naming = time.perf_counter() - named_at
     if args.keep and not args.again:
         with open(kept, "wb") as f:
             pickle.dump(triples, f)
     figures = summary(name, found, secs)
+    figures["naming_seconds"] = round(naming, 1)
     print(json.dumps(figures))
     for code, (count, where) in sorted(cause_totals(found).items(), key=lambda kv: -kv[1][0]):
         print(f"  {code:<28} {count:>5}  {', '.join(where)}")
     rows = [{**r.case.describe(), "status": r.node.status, "message": r.node.message[:400],
              "causes": [c.to_dict() for c in r.node.causes]} for r in found]
+    (out / f"{name}.matrix.txt").write_text("\n".join(render(found, f"{name}: {len(found)} "
+                                                              "cases")) + "\n")
     (out / f"{name}.json").write_text(json.dumps({"summary": figures, "cases": rows},
                                                          default=str))
     return 0
