@@ -609,6 +609,13 @@ def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
         inaccurate = sum(c.inaccurate for c in comps)
         if inaccurate:
             causes.append(_accumulation(sized, x, inaccurate))
+        if judgement.status in (st.DIFFER, st.INACCURATE) and status not in (st.DIFFER,
+                                                                             st.INACCURATE):
+            # a later set differs, whose outputs the judgement did not keep: what the node's
+            # attributes show, untested on values (none could be read)
+            causes += [c for c in _shape_causes(sized.op, sized.attrs if isinstance(
+                sized.attrs, PoolAttrs) else None, list(x.shape[2:]))
+                if c.code not in {k.code for k in causes}]
         return causes or [Cause(UNRECOGNISED, "the engine names no cell that differs")]
     comps = judgement.comparisons
     ties = sum(c.ties for c in comps)
