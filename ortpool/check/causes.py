@@ -77,7 +77,7 @@ TITLES: dict[str, str] = {
     CEIL_PAD_SHIFT: "ceil mode's windows shifted (the missing end padded at the start too)",
     NAN: "NaN handling (a window holding a NaN gives NaN, index of the first NaN)",
     EMPTY_WINDOW: "empty windows (a window holding no input element: -inf, NaN or 0)",
-    PADS_GE_KERNEL: "pads >= kernel_shape refused (legal: the spec allows any pad >= 0)",
+    PADS_GE_KERNEL: "pads >= kernel_shape (legal: the spec allows any pad >= 0)",
     WINDOW_BEYOND_INPUT: (
         "kernel longer than the padded input (the spec's formula gives no window on an axis)"
     ),
