@@ -1,17 +1,31 @@
-"""Naming why onnxruntime and ortpool differ, where the node's attributes and input show it.
+"""Naming why a runtime and the spec (ortpool's kernels) differ on a node, confirmed on the values.
 
-Each recogniser looks at the node (its spec version, attributes and input shape) and, for the
-data-dependent causes, at where the differences sit. A cause is named only when a difference
-exists; a difference no recogniser explains is reported as unrecognised, never guessed.
+Where the judgement kept the runtime's outputs, a cause is named only when they equal the spec's
+outputs recomputed under the reading that cause stands for (:mod:`ortpool.check.readings`: SAME's
+pads for the undilated kernel, ceil mode's end-pad window kept, Indices transposed...), and its
+detail says so. The cells the spec leaves to the rulings (NaN and empty windows) are named from
+what the runtime gives there. A reading the values contradict is never named: a difference no
+reading explains is reported as unrecognised, never guessed.
+
+Where no output can be read (the runtime refused the node, crashed, timed out or has no kernel,
+or a judgement kept none) the causes come from the node's attributes and input shape alone
+(:func:`geometric_causes`) and from the runtime's own message.
+
+Each cause carries its basis (:class:`Basis`): the spec's written words, quoted, where they
+decide (with the ruling that restates them), else the ruling of docs/rulings.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ortpool.attributes import PoolAttrs
+from ortpool.check import readings
 from ortpool.check import status as st
 from ortpool.geometry import effective_kernel, pool_geometry
 from ortpool.tolerances import window_size
@@ -21,37 +35,69 @@ if TYPE_CHECKING:
     from ortpool.check.judge import Judgement
     from ortpool.model.site import Site
 
-SAME_DILATION = "same-dilation"
+SAME_DILATION = readings.SAME_DILATION
+SAME_SIZE = readings.SAME_SIZE
 NEGATIVE_SAME_PAD = "negative-same-pad"
-CEIL_VALID = "ceil-valid"
-END_PAD_WINDOW = "end-pad-window"
+CEIL_VALID = readings.CEIL_VALID
+UNDILATED_SIZE = readings.UNDILATED_SIZE
+END_PAD_WINDOW = readings.END_PAD_WINDOW
+CEIL_PAD_SHIFT = readings.CEIL_PAD_SHIFT
 NAN = "nan"
 EMPTY_WINDOW = "empty-window"
 PADS_GE_KERNEL = "pads-ge-kernel"
-WINDOW_BEYOND_INPUT = "window-beyond-input"
-UNPOOL_OUTPUT_SHAPE = "unpool-output-shape"
+WINDOW_BEYOND_INPUT = readings.WINDOW_BEYOND_INPUT
+STORAGE_ORDER = readings.STORAGE_ORDER
+LOWEST_MAX_INDEX = readings.LOWEST_MAX_INDEX
+OVERHANG_DIVISOR = readings.OVERHANG_DIVISOR
+AVERAGE_COUNTS_PADS = readings.AVERAGE_COUNTS_PADS
+LP_RESCALE = readings.LP_RESCALE
+DOUBLE_AS_FLOAT = readings.DOUBLE_AS_FLOAT
+GLOBAL_NORM_MEAN = readings.GLOBAL_NORM_MEAN
+GLOBAL_AXES = readings.GLOBAL_AXES
+UNPOOL_OUTPUT_SHAPE = readings.UNPOOL_OUTPUT_SHAPE
 GLOBAL_MAX_NAN = "global-max-nan"
 ACCUMULATION = "accumulation"
+INDEX_TIE = "index-tie"
+CEIL_AUTO_PAD = "ceil-auto-pad"
+ATTRIBUTE_TYPE = "attribute-type"
 NO_KERNEL = "no-kernel"
+CRASHED = "crashed"
+TIMED_OUT = "timed-out"
 BUILT_CASE = "built-case"
 UNRECOGNISED = "unrecognised"
 
 #: code -> one-line title, in the order reports list them
 TITLES: dict[str, str] = {
-    SAME_DILATION: "SAME padding with dilation (onnxruntime pads for the undilated kernel)",
+    SAME_DILATION: "SAME padding with dilation (the runtime pads for the undilated kernel)",
+    SAME_SIZE: "SAME output size (the spec's is ceil(n/s) windows)",
     NEGATIVE_SAME_PAD: "negative SAME pad (the total pad must be clamped at 0, not cropped)",
     CEIL_VALID: "ceil_mode with VALID (VALID ignores ceil_mode)",
+    UNDILATED_SIZE: "VALID with dilation sized for the undilated kernel",
     END_PAD_WINDOW: "window starting in the end pad (ceil mode's last window is dropped)",
+    CEIL_PAD_SHIFT: "ceil mode's windows shifted (the missing end padded at the start too)",
     NAN: "NaN handling (a window holding a NaN gives NaN, index of the first NaN)",
-    EMPTY_WINDOW: "empty windows (pads >= kernel: a window holds no input element)",
+    EMPTY_WINDOW: "empty windows (a window holding no input element: -inf, NaN or 0)",
     PADS_GE_KERNEL: "pads >= kernel_shape (legal: the spec allows any pad >= 0)",
     WINDOW_BEYOND_INPUT: (
         "kernel longer than the padded input (the spec's formula gives no window on an axis)"
     ),
+    STORAGE_ORDER: "storage_order=1 Indices in another layout (column-major offsets expected)",
+    LOWEST_MAX_INDEX: "Index of a window whose maximum is the type's lowest value (outside it)",
+    OVERHANG_DIVISOR: "count_include_pad counting the ceil overhang in the divisor",
+    AVERAGE_COUNTS_PADS: "AveragePool-1 counting the pads in the divisor",
+    LP_RESCALE: "LpPool border windows rescaled by kernel size / taps inside",
+    DOUBLE_AS_FLOAT: "double computed in float32",
+    GLOBAL_NORM_MEAN: "GlobalLpPool computed as a mean's root, not the Lp norm",
+    GLOBAL_AXES: "a global pool over other axes than the spatial ones",
     UNPOOL_OUTPUT_SHAPE: "MaxUnpool with output_shape (indices address the output itself)",
     GLOBAL_MAX_NAN: "GlobalMaxPool with a NaN in a plane (NaN anywhere gives NaN)",
     ACCUMULATION: "accuracy: a sum rounded beyond the accuracy limit (ruling 17), not semantics",
-    NO_KERNEL: "onnxruntime has no kernel for this op/version/type",
+    INDEX_TIE: "an Index of another equal maximum (ties go to the first maximum)",
+    CEIL_AUTO_PAD: "ceil_mode with auto_pad refused (the spec sizes it)",
+    ATTRIBUTE_TYPE: "an attribute of the type its schema declares refused",
+    NO_KERNEL: "the runtime has no kernel for this op/version/type",
+    CRASHED: "the runtime's process died on the node",
+    TIMED_OUT: "the runtime gave no answer in time",
     BUILT_CASE: "on a built case of the input domain (rulings 18, 20)",
     UNRECOGNISED: "unrecognised",
 }
@@ -64,10 +110,51 @@ RULING = "ruling"
 
 _SAME_PAD = ("pad_shape[i] = (output_spatial_shape[i] - 1) * strides_spatial_shape[i] + "
              "((kernel_spatial_shape[i] - 1) * dilations[i] + 1) - input_spatial_shape[i]")
+_SAME_SIZE = ("SAME_UPPER or SAME_LOWER: output_spatial_shape[i] = "
+              "ceil(input_spatial_shape[i] / strides_spatial_shape[i])")
 _VALID = ("VALID: output_spatial_shape[i] = ceil((input_spatial_shape[i] - "
           "((kernel_spatial_shape[i] - 1) * dilations[i] + 1) + 1) / strides_spatial_shape[i])")
+_VALID_OLD = ("VALID: output_spatial_shape[i] = ceil((input_spatial_shape[i] - "
+              "kernel_spatial_shape[i] + 1) / strides_spatial_shape[i])")
 _DROP = "Sliding windows that would start in the right padded region are ignored."
-_PADS = "pads: ... the value represent the number of pixels added ... value >= 0"
+_PADS = "it can take any value greater than or equal to 0"
+_PADS_BEGIN = "xi_begin the number of pixels added at the beginning of axis `i`"
+_AUTO_CEIL = ("If you are using them currently, the output spatial shape will be following when "
+              "ceil_mode is enabled")
+_EXCLUDE_PAD = "The output of each pooling window is divided by the number of elements exclude pad."
+_LP_NORM = "p value of the Lp norm used to pool over the input data."
+_GLOBAL_SHAPE = ("The first two dimensions of output shape are the same as the input (N x C), "
+                 "while the other dimensions are all 1.")
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_text(op: str, version: int) -> str:
+    """The operator's written words at ``version`` (its doc, attributes' and outputs'), in one
+    line; "" where onnx has no such schema."""
+    import onnx.defs
+
+    try:
+        schema = onnx.defs.get_schema(op, version)
+    except Exception:  # a version onnx does not know has no words to quote
+        return ""
+    parts = [schema.doc or ""]
+    parts += [f"{name}: {a.description}" for name, a in schema.attributes.items()]
+    parts += [o.description or "" for o in schema.outputs]
+    return " ".join(" ".join(parts).split())
+
+
+def says(op: str, version: int, quote: str) -> bool:
+    """Whether ``op``-``version``'s written words hold ``quote`` (whitespace aside)."""
+    return " ".join(quote.split()) in _schema_text(op, version)
+
+
+def spec_or_ruling(op: str, version: int, ruling: int, *quotes: str) -> Basis:
+    """The spec's text, the first of ``quotes`` that ``op``-``version``'s words hold (ruling
+    ``ruling`` restating it); the ruling alone where they hold none."""
+    for quote in quotes:
+        if says(op, version, quote):
+            return Basis(SPEC_TEXT, ruling, quote)
+    return Basis(RULING, ruling)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,23 +176,49 @@ class Basis:
 
 
 def basis_of(code: str, op: str = "", version: int = 0) -> Basis | None:
-    """The basis of a cause of ``code`` for a node of ``op``-``version`` (None: unknown)."""
-    if code == END_PAD_WINDOW:  # the drop rule is in version 22's words alone (ruling 1)
-        return Basis(SPEC_TEXT, 1, _DROP) if version >= 22 else Basis(RULING, 1)
+    """The basis of a cause of ``code`` for a node of ``op``-``version`` (None: unknown): the
+    spec's words where that version's text holds them, else the ruling."""
+    if code in _QUOTED:
+        ruling, quotes = _QUOTED[code]
+        return spec_or_ruling(op, version, ruling, *quotes)
+    if code == DOUBLE_AS_FLOAT:  # a sum's accumulation type is ruling 8; a max's type is 10's
+        return Basis(RULING, 8 if op in ("AveragePool", "LpPool", "GlobalAveragePool",
+                                         "GlobalLpPool") else 10)
+    if code in (EMPTY_WINDOW, NAN) and op in GLOBAL_OPERATORS:
+        return Basis(RULING, 13)
     return _BASES.get(code)
 
 
+#: code -> (ruling, the spec's words that decide it where a version's text holds them)
+_QUOTED: dict[str, tuple[int, tuple[str, ...]]] = {
+    SAME_DILATION: (2, (_SAME_PAD,)),
+    SAME_SIZE: (2, (_SAME_SIZE,)),
+    CEIL_VALID: (3, (_VALID, _VALID_OLD)),
+    UNDILATED_SIZE: (3, (_VALID,)),
+    END_PAD_WINDOW: (1, (_DROP,)),
+    CEIL_PAD_SHIFT: (1, (_PADS_BEGIN,)),
+    PADS_GE_KERNEL: (5, (_PADS,)),
+    AVERAGE_COUNTS_PADS: (8, (_EXCLUDE_PAD,)),
+    GLOBAL_NORM_MEAN: (13, (_LP_NORM,)),
+    GLOBAL_AXES: (13, (_GLOBAL_SHAPE,)),
+    CEIL_AUTO_PAD: (3, (_AUTO_CEIL, _SAME_SIZE, _VALID, _VALID_OLD)),
+}
+
 _BASES: dict[str, Basis] = {
-    SAME_DILATION: Basis(SPEC_TEXT, 2, _SAME_PAD),
     NEGATIVE_SAME_PAD: Basis(RULING, 2),
-    CEIL_VALID: Basis(SPEC_TEXT, 3, _VALID),
-    PADS_GE_KERNEL: Basis(SPEC_TEXT, 5, _PADS),
     EMPTY_WINDOW: Basis(RULING, 5),
     NAN: Basis(RULING, 6),
-    WINDOW_BEYOND_INPUT: Basis(RULING, 19),
+    LOWEST_MAX_INDEX: Basis(RULING, 6),
+    INDEX_TIE: Basis(RULING, 6),
+    STORAGE_ORDER: Basis(RULING, 7),
+    OVERHANG_DIVISOR: Basis(RULING, 8),
     UNPOOL_OUTPUT_SHAPE: Basis(RULING, 9),
+    CRASHED: Basis(RULING, 11),
+    LP_RESCALE: Basis(RULING, 12),
+    ATTRIBUTE_TYPE: Basis(SPEC_TEXT, 12, "p - FLOAT (default is '2.0')"),
     GLOBAL_MAX_NAN: Basis(RULING, 13),
     ACCUMULATION: Basis(RULING, 17),
+    WINDOW_BEYOND_INPUT: Basis(RULING, 19),
     NO_KERNEL: Basis(SPEC_TEXT, 10, "the operator's schema lists the version and its types"),
 }
 
@@ -344,43 +457,324 @@ def no_kernel(op: str, version: int, opset: int, dtype: str, message: str) -> Ca
     return Cause(NO_KERNEL, f"{op}-{version} (opset {opset}) for element type {dtype}: {message}")
 
 
+def _runtime_words(failure: str) -> str:
+    """A failure's text without the engine's framing (``the run fails on ...: reference:
+    no-kernel: ``): what the runtime said."""
+    text = failure.removeprefix("onnxruntime refuses it: ")
+    for kind in ("no-kernel: ", "refused: ", "run-failed: ", "crashed: ", "timed-out: "):
+        if kind in text:
+            return text.split(kind, 1)[1]
+    return text.split(": ", 1)[1] if text.startswith("the run fails on") else text
+
+
 def of(site: Site, judgement: Judgement) -> list[Cause]:
-    """Why ``site`` is judged as it is: the causes its attributes, its input and where the
-    differing cells sit show (none where it agrees or nothing was compared); a difference found
-    on a built case only says so (:data:`BUILT_CASE`)."""
+    """Why ``site`` is judged as it is (none where it agrees or nothing was compared).
+
+    A difference is explained on the runtime's outputs where the judgement kept them
+    (:func:`value_causes`: each cause's reading confirmed by the values); a refusal, a crash, a
+    time-out, a missing kernel from the runtime's words and the node's attributes; a difference
+    found on a built case only says so (:data:`BUILT_CASE`)."""
     status = judgement.status
     if status in st.AGREEING or status in (st.NOT_COMPARED, st.BOTH_REJECTED):
         return []
     if status == st.NO_KERNEL:
-        message = judgement.failure.removeprefix("onnxruntime refuses it: ")
         return with_bases([no_kernel(site.op, site.version, site.opset, site.elem or "?",
-                                     message)], site)
+                                     _runtime_words(judgement.failure))], site)
     shape = judgement.shown_shapes[0] if judgement.shown_shapes else list(site.x_dims or [])
     spatial = [d for d in shape[2:] if isinstance(d, int)]
     attrs = site.attrs if isinstance(site.attrs, PoolAttrs) else None
+    if status in (st.CRASHED, st.TIMED_OUT):
+        return with_bases(_failed(site, judgement, attrs, spatial), site)
     unpool_shape = site.op == "MaxUnpool" and site.n_inputs > 2
-    if status in (st.ORT_REJECTED, st.ORTPOOL_REJECTED):
-        causes = recognise(site.op, attrs, spatial, differs=True, output_shape_input=unpool_shape)
-        if status == st.ORT_REJECTED and any(c.code == PADS_GE_KERNEL for c in causes):
-            # the runtime refuses the attributes themselves; nothing else was computed
-            causes = [c for c in causes if c.code in (PADS_GE_KERNEL, EMPTY_WINDOW)]
-        return with_bases(causes, site)
+    if status == st.ORT_REJECTED:
+        return with_bases(refusal_causes(site, attrs, spatial, judgement.failure), site)
+    if status == st.ORTPOOL_REJECTED:
+        return with_bases(recognise(site.op, attrs, spatial, differs=True,
+                                    output_shape_input=unpool_shape), site)
     comps = judgement.comparisons
-    causes = recognise(
-        site.op, attrs, spatial,
-        differs=status in (st.DIFFER, st.INACCURATE, st.RULINGS),
-        nan_cells=sum(c.in_nan_windows for c in comps),
-        empty_cells=sum(c.in_empty_windows for c in comps),
-        output_shape_input=unpool_shape,
-        # named only where rounding is the whole story: next to a wrong window or divisor, a
-        # cell close to the spec's is no evidence of the runtime's summation
-        accumulation_cells=sum(c.inaccurate for c in comps) if status == st.INACCURATE else 0,
-        window=window_size(site.op, tuple(shape), site.attributes) if shape else 0,
-    )
+    if judgement.shown_outputs is not None and judgement.shown_feed is not None \
+            and judgement.shown_feed.expected:
+        causes = value_causes(site, judgement)
+    else:
+        causes = recognise(
+            site.op, attrs, spatial,
+            differs=status in (st.DIFFER, st.INACCURATE, st.RULINGS),
+            nan_cells=sum(c.in_nan_windows for c in comps),
+            empty_cells=sum(c.in_empty_windows for c in comps),
+            output_shape_input=unpool_shape,
+            # named only where rounding is the whole story: next to a wrong window or divisor,
+            # a cell close to the spec's is no evidence of the runtime's summation
+            accumulation_cells=sum(c.inaccurate for c in comps) if status == st.INACCURATE
+            else 0,
+            window=window_size(site.op, tuple(shape), site.attributes) if shape else 0,
+        )
     if not judgement.shown_observed and status in st.FAILING and judgement.failure:
         causes = [c for c in causes if c.code != UNRECOGNISED]
         causes.append(Cause(BUILT_CASE, judgement.failure))
     return with_bases(causes, site)
+
+
+def _failed(site: Site, judgement: Judgement, attrs: PoolAttrs | None,
+            spatial: Sequence[int]) -> list[Cause]:
+    """A crash (with what the dying process said last) or a time-out, and what of the node's
+    attributes and input sets it apart (an empty plane, an empty window)."""
+    words = _runtime_words(judgement.failure)
+    if judgement.status == st.CRASHED:
+        shape = (judgement.shown_shapes[0] if judgement.shown_shapes
+                 else list(site.x_dims) if site.x_dims else "?")
+        causes = [Cause(CRASHED, f"{site.op}-{site.version} {site.elem or '?'} on X {shape}: "
+                        f"{words}")]
+    else:
+        causes = [Cause(TIMED_OUT, words)]
+    return causes + [c for c in _shape_causes(site.op, attrs, spatial)
+                     if c.code in (EMPTY_WINDOW, PADS_GE_KERNEL, WINDOW_BEYOND_INPUT)]
+
+
+def _shape_causes(op: str, attrs: PoolAttrs | None, spatial: Sequence[int]) -> list[Cause]:
+    """The geometric causes of a node, and an empty plane of a global pool."""
+    causes = geometric_causes(op, attrs, spatial) if attrs is not None else []
+    if op in GLOBAL_OPERATORS and 0 in spatial:
+        causes.append(Cause(
+            EMPTY_WINDOW,
+            f"spatial shape {list(spatial)}: the window, the whole plane, holds no element "
+            "(rulings 5, 13: -inf for the max, NaN for the mean, 0 for the norm)"))
+    return causes
+
+
+def refusal_causes(site: Site, attrs: PoolAttrs | None, spatial: Sequence[int],
+                   failure: str) -> list[Cause]:
+    """Why a runtime refuses a node the spec accepts, from the node's attributes and the
+    runtime's words: pads >= kernel, ceil_mode with auto_pad, an empty plane, an attribute of
+    its schema's type; unrecognised (with the runtime's words) otherwise."""
+    words = _runtime_words(failure)
+    causes: list[Cause] = []
+    if attrs is not None and site.op in WINDOW_OPERATORS:
+        big = _pads_ge_kernel(attrs, spatial)
+        if big is not None:
+            causes.append(Cause(PADS_GE_KERNEL, f"{big.detail}: the runtime refuses them: {words}"))
+            empty = _empty_window(attrs, spatial)  # what such pads make: windows of no element
+            if empty is not None:
+                causes.append(empty)
+        if attrs.ceil_mode and attrs.auto_pad != "NOTSET":
+            quotes = (_AUTO_CEIL, _SAME_SIZE) if attrs.auto_pad != "VALID" else (
+                _AUTO_CEIL, _VALID, _VALID_OLD)
+            causes.append(Cause(
+                CEIL_AUTO_PAD,
+                f"ceil_mode=1 with auto_pad={attrs.auto_pad}, which the spec sizes: the runtime "
+                f"refuses it: {words}",
+                spec_or_ruling(site.op, site.version, 3 if attrs.auto_pad == "VALID" else 2,
+                               *quotes)))
+    if site.op in GLOBAL_OPERATORS and 0 in spatial:
+        causes.append(Cause(EMPTY_WINDOW, f"spatial shape {list(spatial)}: the window, the whole "
+                            f"plane, holds no element, which the spec pools (rulings 5, 13); the "
+                            f"runtime refuses it: {words}"))
+    lowered = words.lower()
+    if site.version == 1 and site.op in ("LpPool", "GlobalLpPool") and "p" in site.attributes \
+            and "attribute" in lowered:
+        causes.append(Cause(ATTRIBUTE_TYPE, f"p = {site.attributes['p']!r}, a FLOAT as "
+                            f"{site.op}-1's schema declares it: the runtime refuses it: {words}"))
+    elif not causes and any(w in lowered for w in ("datatype", "data type", "element type",
+                                                   f"{site.elem}".lower())):
+        # a type the schema lists, refused by name: the runtime has no kernel for it
+        causes.append(no_kernel(site.op, site.version, site.opset, site.elem or "?", words))
+    if not causes:
+        causes.append(Cause(UNRECOGNISED, f"the runtime refuses the node: {words}"))
+    return causes
+
+
+def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
+    """The causes of a difference confirmed on the runtime's outputs on the set the judgement
+    shows: each variant whose reading gives them (:func:`ortpool.check.readings.explain`),
+    then the cells the rulings decide, named from what the runtime gives there; rounding
+    (ruling 17) where the engine found nothing else. A reading the values contradict is never
+    named; where none explains the outputs the difference is unrecognised, with the readings
+    tried."""
+    feed = judgement.shown_feed
+    got = judgement.shown_outputs
+    assert feed is not None and got is not None and feed.expected is not None
+    arrays = feed.arrays
+    x = arrays[0]
+    sized = site.at(x.shape) if site.attrs is not None else site
+    status = judgement.shown_status or judgement.status
+    if status in (st.RULINGS, st.INACCURATE, st.ACCURACY_NOTE, st.TIES, st.AGREE):
+        # the engine found the spec's reading up to the rulings' cells and rounding
+        plan = readings.spec_plan(sized)
+        causes = _open_causes(sized, plan, arrays, list(feed.expected), got)
+        comps = judgement.comparisons
+        if not causes:  # no geometry to mark them (MaxRoiPool): the engine's own counts
+            causes = _value_causes(sized.op, sum(c.in_nan_windows for c in comps), 0, 0)
+            empty = sum(c.in_empty_windows for c in comps)
+            if empty:
+                causes.append(Cause(EMPTY_WINDOW, f"{empty} differing cell(s) in empty windows"))
+        inaccurate = sum(c.inaccurate for c in comps)
+        if inaccurate:
+            causes.append(_accumulation(sized, x, inaccurate))
+        if judgement.status in (st.DIFFER, st.INACCURATE) and status not in (st.DIFFER,
+                                                                             st.INACCURATE):
+            # a later set differs, whose outputs the judgement did not keep: what the node's
+            # attributes show, untested on values (none could be read)
+            causes += [c for c in _shape_causes(sized.op, sized.attrs if isinstance(
+                sized.attrs, PoolAttrs) else None, list(x.shape[2:]))
+                if c.code not in {k.code for k in causes}]
+        return causes or [Cause(UNRECOGNISED, "the engine names no cell that differs")]
+    comps = judgement.comparisons
+    ties = sum(c.ties for c in comps)
+    if ties and not any(c.shapes_differ or c.differing or c.ruling_differing or c.inaccurate
+                        for c in comps):
+        # a built set counts an Index of another equal maximum as a difference (ruling 18)
+        return [Cause(INDEX_TIE, f"{ties} Index(es) point at another element equal to the "
+                      "window's maximum, not its first maximum")]
+    found = readings.explain(sized, arrays, got, readings.variants(sized, arrays))
+    if not found.matched:
+        tried = (f"; the values contradict the readings {', '.join(found.tried)}"
+                 if found.tried else "; no known reading applies to this node")
+        geometric = [c for c in _shape_causes(sized.op, sized.attrs if isinstance(
+            sized.attrs, PoolAttrs) else None, list(x.shape[2:])) if c.code == NEGATIVE_SAME_PAD]
+        return [*geometric, Cause(UNRECOGNISED, f"{judgement.failure}{tried}")]
+    causes: list[Cause] = []
+    also = (f" (on this input the values fit {' or '.join(sorted(set(found.also)))} as well)"
+            if found.also else "")
+    for variant in found.variants:
+        if all(c.code != variant.code for c in causes):
+            causes.append(Cause(variant.code, variant.detail + also))
+            also = ""
+    assert found.plan is not None and found.outputs is not None
+    added = readings.added_cells(found.plan, arrays)
+    y = np.asarray(got[0])
+    if added is not None and added.shape == y.shape and added.any():
+        # cells only the reading has (a kept end-pad window): what the runtime gives there
+        causes = [dataclasses.replace(c, detail=f"{c.detail}; the runtime gives "
+                                      f"{_values(y[added])} there")
+                  if c.code == END_PAD_WINDOW else c for c in causes]
+    causes += _open_causes(sized, found.plan, arrays, found.outputs, got, added)
+    return causes
+
+
+def _accumulation(site: Site, x: np.ndarray, cells: int) -> Cause:
+    window = window_size(site.op, tuple(x.shape), site.attributes)
+    return Cause(
+        ACCUMULATION,
+        f"{cells} cell(s) off by more than the accuracy limit, within what a running sum of "
+        f"{window} elements in the accumulation type loses: rounding, counted as a difference "
+        "(ruling 17; --accuracy-limit)")
+
+
+def _open_causes(site: Site, plan: readings.Plan, arrays: Sequence[np.ndarray],
+                 want: Sequence[np.ndarray], got: Sequence[np.ndarray],
+                 added: np.ndarray | None = None) -> list[Cause]:
+    """The cells the rulings decide under ``plan`` (whose outputs are ``want``) where the
+    runtime gives another value: empty windows (ruling 5; 13 for a global pool's empty plane)
+    and windows holding a NaN (ruling 6; 13), each with the values the runtime gives there.
+    Cells only the reading has (``added``) are its own cause's, not the rulings'."""
+    masks = readings.open_masks(plan, arrays)
+    if masks is None or not got:
+        return []
+    y, w = np.asarray(got[0]), want[0]
+    if y.shape != w.shape:
+        return []
+    differ = ~readings.equal_values(y, w)
+    if (len(want) > 1 and len(got) > 1 and site.indices_read
+            and np.shape(got[1]) == want[1].shape == y.shape
+            and readings.indices_cell_aligned(plan)):
+        differ |= np.asarray(got[1]) != want[1]
+    nan, empty = masks
+    if nan.shape != differ.shape or empty.shape != differ.shape:
+        return []  # a reading that changes Y's axes (a global pool over others) marks none
+    if added is not None and added.shape == differ.shape:
+        differ &= ~added
+    causes = []
+    empty_off = differ & empty
+    if empty_off.any():
+        spec_value = {"MaxPool": "-inf (the max of nothing)", "GlobalMaxPool": "-inf",
+                      "AveragePool": "NaN (0/0), or 0 with count_include_pad",
+                      "GlobalAveragePool": "NaN (0/0)", "LpPool": "0 (the norm of nothing)",
+                      "GlobalLpPool": "0 (the norm of nothing)"}.get(site.op, "the ruling's")
+        causes.append(Cause(
+            EMPTY_WINDOW,
+            f"{int(empty_off.sum())} cell(s) of windows holding no input element: the runtime "
+            f"gives {_values(y[empty_off])} where the spec's is {spec_value}"))
+    nan_off = differ & nan & ~empty
+    if nan_off.any():
+        code = GLOBAL_MAX_NAN if site.op == "GlobalMaxPool" else NAN
+        causes.append(Cause(code, f"{int(nan_off.sum())} cell(s) of windows holding a NaN: "
+                            f"{_nan_reading(plan, arrays, y, nan_off, nan & ~empty)}"))
+    return causes
+
+
+def _values(cells: np.ndarray, most: int = 3) -> str:
+    """A few distinct values, in words (``-3.4028235e+38``, ``NaN``)."""
+    found = sorted({(float(v) if np.isfinite(v) else str(v)) for v in
+                    cells.astype(np.float64).reshape(-1)}, key=str)
+    shown = ", ".join(f"{v:.8g}" if isinstance(v, float) else v for v in found[:most])
+    return shown + (" ..." if len(found) > most else "")
+
+
+def _nan_reading(plan: readings.Plan, arrays: Sequence[np.ndarray], y: np.ndarray,
+                 cells: np.ndarray, windows: np.ndarray | None = None) -> str:
+    """What the runtime does with a NaN, read on the values in the differing ``cells`` of the
+    NaN ``windows``: it drops it (its value is the reading's on X with the NaNs left out: the
+    max, mean or norm of the others), in every such window or in some (where it keeps the NaN
+    in others), or gives something else."""
+    alt = _nan_dropped(plan, arrays)
+    if alt is not None and alt.shape == y.shape:
+        same = readings.equal_values(y[cells], alt[cells])
+        if plan.op not in ("MaxPool", "GlobalMaxPool"):
+            same |= readings.close(y[cells], alt[cells], arrays[0],
+                                   readings.window_of(plan, arrays))
+        else:  # a window of NaNs alone: the max of nothing, which the runtime may give finite
+            low = _lowest_finite(y.dtype)
+            same |= (alt[cells] == -np.inf) & (y[cells].astype(np.float64) == low)
+        kind = {"MaxPool": "max", "GlobalMaxPool": "max", "AveragePool": "mean",
+                "GlobalAveragePool": "mean"}.get(plan.op, "norm")
+        kept = 0
+        if windows is not None and windows.shape == y.shape:
+            kept = int((windows & np.isnan(y.astype(np.float64))).sum())
+        if same.all() and not kept:
+            return (f"the runtime drops the NaN: its value is the {kind} of the window's other "
+                    "elements, where a NaN must give NaN")
+        if same.any():
+            total = int(same.sum()) + kept
+            return (f"the runtime drops the NaN in {int(same.sum())} of {total} windows (the "
+                    f"{kind} of the others) and keeps it in {kept}: where it sits decides")
+    return f"the runtime gives {_values(y[cells])} where a NaN in the window gives NaN"
+
+
+def _lowest_finite(dtype: np.dtype) -> float:
+    try:
+        return float(np.finfo(dtype).min)
+    except ValueError:  # bfloat16 (ml_dtypes has its own finfo)
+        import ml_dtypes
+
+        return float(ml_dtypes.finfo(dtype).min)
+
+
+def _nan_dropped(plan: readings.Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
+    """``plan``'s Y on X with its NaNs left out of every window: for a max X's NaNs made -inf;
+    for a norm made 0; for a mean the window's sum of the others over the divisor less the
+    NaNs it holds. None where that cannot be computed."""
+    x = arrays[0]
+    if not readings.floating(x):
+        return None
+    wide = x.astype(np.float64)
+    nan = np.isnan(wide)
+    single = dataclasses.replace(plan, n_outputs=1)
+    try:
+        if plan.op in ("MaxPool", "GlobalMaxPool", "LpPool", "GlobalLpPool"):
+            fill = -np.inf if plan.op in ("MaxPool", "GlobalMaxPool") else 0.0
+            return readings.run(single, [np.where(nan, fill, wide).astype(x.dtype),
+                                         *arrays[1:]])[0]
+        if plan.op in ("AveragePool", "GlobalAveragePool"):
+            zeros = np.where(nan, 0.0, wide).astype(x.dtype)
+            mean0 = readings.run(single, [zeros, *arrays[1:]])[0].astype(np.float64)
+            share = readings.run(single, [np.ones_like(x), *arrays[1:]])[0].astype(np.float64)
+            inside = readings.count_taps(single, np.ones(x.shape, np.float64))
+            nans = readings.count_taps(single, nan.astype(np.float64))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                divisor = inside / share
+                return mean0 * divisor / (divisor - nans)
+    except Exception:  # a reading the kernels cannot compute: say what the runtime gives
+        return None
+    return None
 
 
 def with_bases(causes: Sequence[Cause], site: Site) -> list[Cause]:

@@ -84,6 +84,10 @@ class Judgement:
     comparisons: list[TensorComparison] = dataclasses.field(default_factory=list, repr=False)
     #: the first observed set (the model's own input), with the spec's outputs (not serialised)
     captured: FeedSet | None = dataclasses.field(default=None, repr=False)
+    #: the shown set itself and the runtime's outputs on it (not serialised): what a cause's
+    #: alternative reading is checked against (:mod:`ortpool.check.causes`)
+    shown_feed: FeedSet | None = dataclasses.field(default=None, repr=False)
+    shown_outputs: list[np.ndarray] | None = dataclasses.field(default=None, repr=False)
 
     @property
     def exact(self) -> bool:
@@ -95,7 +99,7 @@ class Judgement:
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-               if f.name not in ("comparisons", "captured")}
+               if f.name not in ("comparisons", "captured", "shown_feed", "shown_outputs")}
         out["exact"] = self.exact
         out["outputs"] = [c.to_dict() for c in self.comparisons]
         return out
@@ -256,7 +260,7 @@ def shape_groups(sets: Sequence[FeedSet]) -> list[list[FeedSet]]:
 
 
 def _record(judgement: Judgement, feed: FeedSet, status: str,
-            comps: list[TensorComparison]) -> None:
+            comps: list[TensorComparison], got: Sequence[np.ndarray] | None = None) -> None:
     """Fold one set's comparison into ``judgement``: its figures, and the set shown (the first
     that is not plainly agreeing; else the first)."""
     for comp in comps:
@@ -277,6 +281,8 @@ def _record(judgement: Judgement, feed: FeedSet, status: str,
         judgement.shown, judgement.shown_status, judgement.comparisons = feed.label, status, comps
         judgement.shown_observed = feed.observed
         judgement.shown_shapes = [list(a.shape) for a in feed.arrays]
+        judgement.shown_feed = feed
+        judgement.shown_outputs = None if got is None else [np.asarray(g) for g in got]
         judgement.differing = sum(c.differing + c.inaccurate + c.ruling_differing + c.ties
                                   + c.only_in_one for c in comps)
     judgement.status = st.worst([judgement.status, status])
@@ -313,7 +319,7 @@ def run_group(
             return judgement.failure
         status, comps, failure = compare_set(site, feed, got, rule)
         judgement.tolerance = comps[0].tolerance if comps else judgement.tolerance
-        _record(judgement, feed, status, comps)
+        _record(judgement, feed, status, comps, got)
         if failure:
             judgement.failure = failure
             return failure

@@ -218,9 +218,9 @@ def test_validate_names_the_window_a_runtime_makes(op, version, attrs, n_outputs
     assert r.status == results.DIFFER
     assert r.ortpool_shapes[0] == [1, 2, 0, 0]
     assert [c.code for c in r.causes] == [causes.WINDOW_BEYOND_INPUT]
-    assert r.causes[0].detail == (
+    assert r.causes[0].detail.startswith(
         "axis 0: kernel span 2 > padded input 1 + 0 + 0: floor(-1/2) + 1 = 0, no window "
-        "(ruling 19): the spec's output is empty there"
+        "(ruling 19): the spec's output is empty there; the runtime makes one window"
     )
     ceil = {**attrs, "ceil_mode": 1} if "auto_pad" not in attrs else None
     if ceil is not None:

@@ -116,7 +116,7 @@ def test_same_upper_dilation_2_exits_1_naming_node_and_cause(tmp_path, capsys):
     lines = out.splitlines()
     row = lines.index("  pool_same  MaxPool-12  k=3x3 d=2x2 SAME_UPPER  DIFFERS")
     assert lines[row + 1].startswith("      shapes differ: the spec's [1,3,10,12] has ")
-    assert "cause: SAME padding with dilation (onnxruntime pads for the undilated kernel)" in out
+    assert "cause: SAME padding with dilation (the runtime pads for the undilated kernel)" in out
     assert not any(line.strip().startswith("avg ") for line in lines)  # it agrees: not listed
     assert (f"end to end: output y differs: shapes differ: the spec's [1,3,10,12] has "
             f"{3 * 120 - 3 * theirs[2] * theirs[3]} cells onnxruntime's {dims(theirs)} has not"
