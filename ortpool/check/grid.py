@@ -36,6 +36,7 @@ from ortpool.check.judge import Judgement, judge
 from ortpool.model import random_tensor
 from ortpool.model.site import Site
 from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.runtimes import Worker
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.versions import GLOBAL_OPERATORS
 
@@ -319,7 +320,7 @@ CASE_INPUT = "the case's input"
 
 
 def judge_case(
-    case: Case, seed: int, runtime: RuntimeSpec, rule: AccuracyRule = DEFAULT_RULE
+    case: Case, seed: int, runtime: RuntimeSpec | Worker, rule: AccuracyRule = DEFAULT_RULE
 ) -> tuple[Site, Judgement]:
     """One case judged by the engine on its own input (observed: the rulings' cells and Index
     ties counted apart, as on a model's own input): its site, sized, and the judgement."""

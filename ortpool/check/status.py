@@ -23,8 +23,9 @@ ORTPOOL_OP = "ortpool-op"  # a node of the ortpool domain: it runs ortpool's ker
 CRASHED = "crashed"  # the runtime's process died on the node (another runtime than onnxruntime)
 TIMED_OUT = "timed-out"  # the runtime gave no answer in time
 
-#: statuses that are differences between the runtime and the spec (exit code 1)
-FAILING = (DIFFER, INACCURATE, ORT_REJECTED, ORTPOOL_REJECTED)
+#: statuses that are differences between the runtime and the spec (exit code 1): a runtime
+#: that dies or hangs on a node the spec defines computes no spec result either
+FAILING = (DIFFER, INACCURATE, ORT_REJECTED, ORTPOOL_REJECTED, CRASHED, TIMED_OUT)
 #: statuses whose difference is one of semantics (the rest of FAILING is accuracy)
 SEMANTICS = (DIFFER, ORT_REJECTED, ORTPOOL_REJECTED, RULINGS, NO_KERNEL)
 #: statuses that computed the spec's result

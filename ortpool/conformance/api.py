@@ -4,19 +4,21 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ortpool.check.domain import name
 from ortpool.conformance.run import run_conformance, select_cases
 from ortpool.dtypes import canonical
 from ortpool.errors import OrtpoolError
-from ortpool.options import PYTHON, domain, inputs, label, runtime, values
+from ortpool.options import PYTHON, domain, inputs, label, target, values
 from ortpool.options import accuracy as accuracy_group
+from ortpool.options import runtime as session
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.matrix import matrix
 from ortpool.report.notebook import Report, _plural
+from ortpool.runtimes import Runtime
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 
@@ -38,10 +40,18 @@ class ConformanceReport(Report):
         """The cases whose built-in result differs from the spec."""
         return [r for r in self.cases if r.node.failing]
 
+    @property
+    def bases(self) -> dict[str, int]:
+        """The differing cases (:attr:`differing`, refusals and crashes included) by basis:
+        ``{"spec text": 1799, "ruling 2": 44}``."""
+        return results.bases([r.node for r in self.cases])
+
     def summary_lines(self) -> list[str]:
         rows = matrix(self.cases)
+        by = ", ".join(f"{k} {n}" for k, n in self.bases.items())
         lines = [
             f"{_plural(len(self.cases), 'case')}: {len(self.differing)} differ from the spec"
+            + (f" (by basis: {by})" if by else "")
         ]
         for row in rows:
             bad = sum(n for s, n in row.statuses.items() if s in results.FAILING)
@@ -63,7 +73,10 @@ def conformance(
     dtypes: str | Sequence[str] | None = None,
     ranks: Sequence[int] = (1, 2, 3),
     seed: int = 0,
-    providers: runtime.Providers = None,
+    runtime: str | Runtime = target.ONNXRUNTIME,
+    runtime_options: Mapping[str, str] | None = None,
+    case_timeout: float = target.DEFAULT_CASE_TIMEOUT,
+    providers: session.Providers = None,
     opt_level: str = ISOLATED_LEVEL,
     intra_op_threads: int = 0,
     inter_op_threads: int = 0,
@@ -78,19 +91,24 @@ def conformance(
 
     ``ops``, ``versions``, ``dtypes`` (ONNX names: ``float`` is float32, ``double``...; numpy's
     spellings are read too), ``ranks``: only these cases (default every one, 1-3 spatial axes);
-    ``seed``: of the case inputs; ``providers``, ``opt_level``, the threads and execution mode,
-    ``atol``, ``rtol``, ``accuracy``: as :func:`ortpool.validate` takes them; ``nonfinite``: the
+    ``seed``: of the case inputs; ``runtime``, ``runtime_options``, ``case_timeout`` (the runtime
+    judged), ``providers``, ``opt_level``, the threads and execution mode, ``atol``, ``rtol``,
+    ``accuracy``: as :func:`ortpool.validate` takes them; ``nonfinite``: the
     cases holding NaN too (ruling 20: the non-finite domain). Returns a
     :class:`ConformanceReport`.
     """
-    spec = runtime.from_python(
+    judged = target.from_python(runtime, runtime_options, case_timeout, target.onnxruntime_set(
+        ISOLATED_LEVEL, providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
+    ))
+    spec = session.from_python(
         providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
     )
     rule = accuracy_group.from_python(atol, rtol, accuracy)
     cases, settings = selected(ops, versions, dtypes, ranks, inputs.seed(seed, PYTHON),
                                domain.from_python(nonfinite), PYTHON)
-    found = run_conformance(cases, settings["seed"], spec, rule, domain=settings["domain"])
-    return ConformanceReport(found, {**settings, "runtime": spec.describe()})
+    found = run_conformance(cases, settings["seed"], judged.runtime or spec, rule,
+                            domain=settings["domain"], case_timeout=judged.case_timeout)
+    return ConformanceReport(found, {**settings, "runtime": judged.describe() or spec.describe()})
 
 
 def selected(

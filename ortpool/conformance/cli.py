@@ -1,4 +1,4 @@
-"""``ortpool conformance``: where does this onnxruntime differ from the ONNX spec for pooling?"""
+"""``ortpool conformance``: where does a runtime differ from the ONNX spec for pooling?"""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ortpool.errors import OrtpoolError
-from ortpool.options import CLI, accuracy, domain, inputs, reports, runtime
+from ortpool.options import CLI, accuracy, domain, inputs, reports, runtime, target
 from ortpool.options.values import integer
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 HELP = (
     "sweep a generated grid of pooling cases (op x version x dtype x padding x ceil x dilation x "
-    "count_include_pad x storage_order x rank) through onnxruntime's built-ins and ortpool"
+    "count_include_pad x storage_order x rank) through a runtime (onnxruntime by default) and "
+    "ortpool"
 )
 
 
@@ -55,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         providers_help="the execution providers the built-in nodes run on, in priority order "
         "(default cpu); a case the first does not execute is counted as fallen back, not as its",
     )
+    target.add_arguments(parser, "each case")
     domain.add_arguments(parser, "cases")
     group = parser.add_argument_group("reports")
     reports.add_json(group, "write every case and its result as JSON")
@@ -75,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     _check_filters(args)
     cases, settings = _cases(args)
     spec = runtime.from_args(args)
+    judged = target.from_args(args, ISOLATED_LEVEL)
     rule = accuracy.from_args(args)
     settings["accuracy"] = rule.to_dict()
     # The report's destination is checked and reserved before the sweep, not after it.
@@ -84,25 +87,25 @@ def run(args: argparse.Namespace) -> int:
         bar = None if args.no_progress else ProgressBar("conformance")
         started = time.perf_counter()
         try:
-            found = run_conformance(cases, args.seed, spec, rule, progress=bar,
-                                    domain=settings["domain"])
+            found = run_conformance(cases, args.seed, judged.runtime or spec, rule, progress=bar,
+                                    domain=settings["domain"], case_timeout=judged.case_timeout)
         finally:
             if bar is not None:
                 bar.close()
         seconds = time.perf_counter() - started
         env = jsonreport.environment()
         header = (
-            f"ortpool conformance: {spec.title()}: built-in pooling against the "
-            f"ONNX spec (onnxruntime-extensions {env['onnxruntime_extensions']}, onnx "
+            f"ortpool conformance: {(judged.runtime or spec).title()}: built-in pooling against "
+            f"the ONNX spec (onnxruntime-extensions {env['onnxruntime_extensions']}, onnx "
             f"{env['onnx']}, ortpool {env['ortpool']})\n"
             f"{len(found)} cases, seed {args.seed}, {seconds:.1f} s"
         )
-        print("\n".join(matrix.render(found, header)))
+        print("\n".join(matrix.render(found, header, judged.name)))
         if json_file is not None:
             document = _document(found, env, settings)
             # beside the settings, which conformance_compare requires equal across reports
             # (a CPU report and an OpenVINO one are compared side by side)
-            document["runtime"] = spec.describe()
+            document["runtime"] = judged.describe() or spec.describe()
             json_file.write(jsonreport.dumps(document).encode())
         files.commit()
     if args.json:
@@ -124,9 +127,10 @@ def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
 
 
 def _document(found: list, env: dict[str, str], settings: dict[str, Any]) -> dict[str, Any]:
-    from ortpool.report.matrix import cause_totals
+    from ortpool.report.matrix import basis_totals, cause_bases, cause_totals
     from ortpool.report.matrix import matrix as rows_of
 
+    based = cause_bases(found)
     return {
         "tool": "ortpool conformance",
         "environment": env,
@@ -138,14 +142,17 @@ def _document(found: list, env: dict[str, str], settings: dict[str, Any]) -> dic
                 "cases": r.cases,
                 "statuses": dict(r.statuses),
                 "causes": dict(r.causes),
+                "bases": dict(r.bases),
                 "no_kernel_types": sorted(r.no_kernel_types),
                 "fell_back": dict(r.fell_back),
                 "fell_back_statuses": dict(r.fell_back_statuses),
             }
             for r in rows_of(found)
         ],
+        "bases": basis_totals(found),
         "causes": {
-            code: {"cases": n, "where": where} for code, (n, where) in cause_totals(found).items()
+            code: {"cases": n, "where": where, "bases": based[code]}
+            for code, (n, where) in cause_totals(found).items()
         },
         "cases": [r.to_dict() for r in found],
     }

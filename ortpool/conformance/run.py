@@ -1,4 +1,4 @@
-"""``run_conformance``: the grid of :mod:`.grid` through onnxruntime's built-ins and ortpool.
+"""``run_conformance``: the grid of :mod:`.grid` through a runtime's built-ins and ortpool.
 
 Each case is one node judged by the engine (:func:`ortpool.check.judge.judge`) on the case's
 input, the spec's answer from ortpool's kernels. Results are grouped per op and spec version
@@ -15,6 +15,7 @@ from ortpool.errors import OrtpoolError
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.report import record as results
 from ortpool.report.matrix import CaseResult
+from ortpool.runtimes import Runtime, Worker
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 Progress = Callable[[int, int, str], None]
@@ -50,11 +51,19 @@ def select_cases(
 def run_conformance(
     cases: Sequence[grid.Case],
     seed: int = 0,
-    runtime: RuntimeSpec | None = None,
+    runtime: RuntimeSpec | Runtime | Worker | None = None,
     rule: AccuracyRule = DEFAULT_RULE,
     progress: Progress | None = None,
     domain: str = "finite",
+    case_timeout: float = 60.0,
 ) -> list[CaseResult]:
+    """Each case judged on ``runtime``: onnxruntime with a :class:`RuntimeSpec` (default: the
+    CPU provider, optimizations off), or a :class:`Runtime` of :mod:`ortpool.runtimes`, run in
+    a worker process (``case_timeout`` seconds a case) that a crash or a hang of it does not
+    take down: that case is crashed or timed out, the next one runs in a new worker."""
+    if isinstance(runtime, Runtime):
+        with Worker(runtime, case_timeout) as worker:
+            return run_conformance(cases, seed, worker, rule, progress, domain)
     runtime = runtime or RuntimeSpec(level="disable")
     found = []
     for i, case in enumerate(cases):

@@ -25,7 +25,7 @@ from ortpool.model.inputs import CLI, PYTHON
 
 __all__ = [
     "CLI", "PYTHON", "accuracy", "domain", "files", "inputs", "label", "main_kept_out", "reports",
-    "runtime", "timing", "values",
+    "runtime", "target", "timing", "values",
 ]  # fmt: skip
 
 #: keyword -> its flag, where the flag is not the keyword with dashes
@@ -35,6 +35,7 @@ _FLAGS = {
     "limits": "--accuracy-limit",
     "json_report": "--json",
     "provider_options": "--provider-option",
+    "runtime_options": "--runtime-option",
 }
 
 

@@ -131,8 +131,9 @@ def name(value: Any, limit: int = NAME_LIMIT) -> str:
     return f'<span title="{attr(text)}">{_e(text[: limit - 1])}…</span>'
 
 
-def _badge(status: str) -> str:
-    return f'<span class="badge s-{_e(status)}">{_e(terminal.status_text(status))}</span>'
+def _badge(status: str, runtime: str = "onnxruntime") -> str:
+    text = terminal.status_text(status, runtime)
+    return f'<span class="badge s-{_e(status)}">{_e(text)}</span>'
 
 
 def findings(model: ModelResult) -> str:
@@ -143,13 +144,14 @@ def findings(model: ModelResult) -> str:
         if node.status in results.AGREEING and not terminal.accuracy_text(node):
             continue
         lines = [f"{c.title}: {c.detail}" for c in node.causes]
+        lines += [f"basis: {terminal.basis_text(node.basis)}"] if node.basis else []
         accuracy = terminal.accuracy_text(node)
         lines += [f"accuracy: {accuracy}"] if accuracy else []
         lines += [node.message] if node.message and node.status != results.NO_KERNEL else []
         figures = terminal.figures_text(node) if node.comparisons else ""
         items.append(
             f'<li class="finding" data-node="{attr(node.name)}"><code>{name(node.name)}</code> '
-            f"{_badge(node.status)} <span class=\"figures\">{_e(figures)}</span>"
+            f"{_badge(node.status, node.runtime)} <span class=\"figures\">{_e(figures)}</span>"
             + "".join(f'<div class="cause">{_e(line)}</div>' for line in lines) + "</li>")
     return f'<ul class="findings">{"".join(items)}</ul>' if items else ""
 
@@ -166,7 +168,7 @@ def _node_row(node: NodeResult, with_ref: bool) -> str:
     cells = [
         f'<td class="mono">{name(node.name)}</td>',
         f"<td>{_e(terminal.op_text(node))}</td>",
-        f"<td>{_badge(node.status)}</td>",
+        f"<td>{_badge(node.status, node.runtime)}</td>",
         f'<td class="mono">{_e(terminal.attributes_text(node))}</td>',
         f'<td class="mono shape">{_e(" ".join(map(shape, node.builtin_shapes)) or "-")}</td>',
         f'<td class="mono shape">{_e(" ".join(map(shape, node.ortpool_shapes)) or "-")}</td>',
@@ -294,10 +296,11 @@ def _end_to_end(model: ModelResult) -> str:
     """The end-to-end block: each graph output's comparison in words, or why there is none."""
     parts = ['<div class="e2e"><h3>End to end</h3>']
     if model.outputs:
+        runtime = terminal.runtime_of(model.nodes)
         rows = "".join(
             f'<tr class="output-row"><td class="mono">{name(o.comparison.name)}</td>'
             f"<td>{_badge(results.DIFFER if o.failing else results.AGREE)}</td>"
-            f'<td class="cells">{_e(terminal.output_text(o, verbose=True))}</td></tr>'
+            f'<td class="cells">{_e(terminal.output_text(o, True, runtime))}</td></tr>'
             for o in model.outputs)
         parts.append(_table(["output", "verdict", "cells"], rows, "outputs"))
     else:
@@ -315,7 +318,7 @@ def _why(model: ModelResult) -> str:
     if not failing:
         return _e(f"{len(model.nodes)} of {len(model.nodes)} agree")
     items = "".join(
-        f"<li><code>{name(n.name, 40)}</code> {_e(terminal.status_text(n.status))}"
+        f"<li><code>{name(n.name, 40)}</code> {_e(terminal.status_text(n.status, n.runtime))}"
         + (f": {_e(n.causes[0].title)}" if n.causes else "") + "</li>"
         for n in failing[:4])
     more = f"<li>… and {len(failing) - 4} more</li>" if len(failing) > 4 else ""
@@ -370,9 +373,11 @@ def summary(models: Sequence[ModelResult], links: bool = True, after: str = "") 
     others = [(i, m) for i, m in ordered if not bad(m)]
     parts = [f'<div class="ortpool ortpool-summary"><style>{SHARED_CSS}</style>']
     if failing:
+        by = terminal.bases_text([n for m in models for n in m.nodes])
         parts.append(
             f'<p class="count">{len(failing)} of {plural(len(models), "model")} differ or could '
-            "not be validated</p>" + _table(head, rows(failing), "summary")
+            "not be validated" + (f"; the differing nodes {_e(by)}" if by else "") + "</p>"
+            + _table(head, rows(failing), "summary")
         )
     if others:
         counts = terminal.counted([m.status for _, m in others], results.MODEL_ORDER)
@@ -395,8 +400,10 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
     verdict = terminal.summary(models)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     level = settings.get("opt_level") or ("all" if settings.get("optimize") else "disable")
+    judged = sorted({m.runtime for m in models if m.runtime}) or [
+        f"{env.get('onnxruntime_build', 'onnxruntime')} {env['onnxruntime']}"]
     sub = (
-        f"{env.get('onnxruntime_build', 'onnxruntime')} {env['onnxruntime']} · onnx "
+        f"{' · '.join(judged)} · onnx "
         f"{env['onnx']} · ortpool {env['ortpool']} · "
         f"providers {', '.join(settings.get('providers') or ['CPUExecutionProvider'])} · "
         f"graph optimisations {level} · {stamp}"

@@ -77,6 +77,12 @@ class ValidationReport(Report):
         """The models that differ (validated, with a difference from the spec)."""
         return [m for m in self.models if not m.outcome and m.failing]
 
+    @property
+    def bases(self) -> dict[str, int]:
+        """The differing nodes by basis: ``{"spec text": 2, "ruling 7": 1}`` (the spec's
+        written words, or the ruling that reads it where it is silent)."""
+        return results.bases([n for m in self.models for n in m.nodes])
+
     def summary_lines(self) -> list[str]:
         """The models that do not agree (at most 10, one line each), then the run's lines, in
         the command's order."""

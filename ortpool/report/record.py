@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ortpool.check import causes
-from ortpool.check.causes import Cause
+from ortpool.check.causes import Basis, Cause, verdict_basis
 from ortpool.check.compare import TensorComparison
 from ortpool.check.judge import Judgement
 
@@ -90,6 +90,8 @@ class NodeResult:
     #: the input set ``comparisons`` were made on when it is not the model's own input (the
     #: built case that differs: ``ties, X [1, 8, 7, 7]``); "" for the model's own input
     shown: str = ""
+    #: the runtime judged: ``onnxruntime`` or a name of :mod:`ortpool.runtimes`
+    runtime: str = "onnxruntime"
 
     def _fell(self, executed: str | None) -> str | None:
         fell = executed not in (None, "?", self.asked_provider) and self.asked_provider
@@ -164,6 +166,13 @@ class NodeResult:
         """Y's rounding figures, for a sum (:func:`ortpool.check.compare.figures`)."""
         return next((c.accuracy for c in self.comparisons if c.name == "Y"), None)
 
+    @property
+    def basis(self) -> Basis | None:
+        """What the node's difference breaks (:class:`ortpool.check.causes.Basis`): the spec's
+        words, or ruling N where the spec is silent; None for a node that does not differ (or
+        one no cause was named for: a time-out)."""
+        return verdict_basis(self.causes) if self.failing or self.status == RULINGS else None
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON report's node: its fields, the figures every view reads (the counts of
         its outputs summed, each output's under ``outputs``), its causes."""
@@ -179,9 +188,11 @@ class NodeResult:
             "difference": self.difference, "accuracy": self.accuracy,
             "outputs": [c.to_dict() for c in self.comparisons],
             "causes": [c.to_dict() for c in self.causes], "message": self.message,
+            "basis": self.basis.to_dict() if self.basis else None,
             "reference": self.reference.to_dict() if self.reference else None,
             **{k: getattr(self, k) for k in ("executed_by", "executed_in_model",
-                                             "asked_provider", "domain", "judged", "nonfinite")},
+                                             "asked_provider", "domain", "judged", "nonfinite",
+                                             "runtime")},
         }
 
 
@@ -305,6 +316,35 @@ class ModelResult:
         }
 
 
+#: the basis of a difference no cause named (a time-out)
+UNNAMED = "no basis named"
+
+
+def bases(nodes: Sequence[NodeResult]) -> dict[str, int]:
+    """The differing nodes counted by basis: ``{"spec text": 3, "ruling 7": 2}``, the spec's
+    text first, then the rulings in order (a node of the RULINGS status is counted by its
+    status, not here: the spec gives those cells no value)."""
+    counts: dict[str, int] = {}
+    for node in nodes:
+        if node.failing:
+            basis = node.basis
+            key = basis.label if basis else UNNAMED
+            counts[key] = counts.get(key, 0) + 1
+    return ordered_bases(counts)
+
+
+def ordered_bases(counts: Mapping[str, int]) -> dict[str, int]:
+    """Counts by basis label in the reports' order: the spec's text, the rulings by number,
+    then :data:`UNNAMED`."""
+
+    def order(key: str) -> tuple[int, int]:
+        if key == causes.SPEC_TEXT:
+            return (0, 0)
+        return (1, int(key.split()[-1])) if key.startswith("ruling ") else (2, 0)
+
+    return {k: counts[k] for k in sorted(counts, key=order) if counts[k]}
+
+
 def run_status(models: Sequence[ModelResult]) -> str:
     """A run's status: its models' most severe (AGREE for none)."""
     found = {m.status for m in models}
@@ -339,6 +379,7 @@ def node_record(site: Site, judgement: Judgement, domain: str = "finite") -> Nod
         comparisons=judgement.comparisons,
         domain=domain,
         judged=judgement.failure if judgement.sets or judgement.failure else None,
+        runtime=judgement.runtime,
     )
     node.judgement = judgement
     node.sets, node.shapes = judgement.sets, judgement.shapes

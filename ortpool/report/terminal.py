@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from math import prod
 from typing import Any
 
+from ortpool.check.causes import SPEC_TEXT, Basis
 from ortpool.check.compare import CAT_DIFFER, TensorComparison
 from ortpool.model import describe_dims
 from ortpool.report import record as results
@@ -45,10 +46,19 @@ STATUS_TEXT = {
 }
 
 
-def status_text(status: str) -> str:
-    """A status as the report names it; one the report does not know by its own name (statuses
-    are added over time: the report shows them, never hides them)."""
+def status_text(status: str, runtime: str = "onnxruntime") -> str:
+    """A status as the report names it for ``runtime`` (the runtime judged); one the report does
+    not know by its own name (statuses are added over time: the report shows them, never hides
+    them)."""
+    if runtime != "onnxruntime" and status in (results.NO_KERNEL, results.ORT_REJECTED):
+        return f"no {runtime} kernel" if status == results.NO_KERNEL else \
+            f"{runtime.upper()} REJECTS"
     return STATUS_TEXT.get(status, status)
+
+
+def runtime_of(nodes: Sequence[NodeResult]) -> str:
+    """The runtime that judged ``nodes`` (a run judges one): onnxruntime when none says."""
+    return next((n.runtime for n in nodes), "onnxruntime")
 
 
 def short_attributes(attrs: Mapping[str, Any]) -> str:
@@ -92,27 +102,33 @@ def attributes_text(node: NodeResult) -> str:
     return short_attributes(node.attributes) + extra
 
 
-def cells_text(c: TensorComparison, verbose: bool = False) -> str:
+def cells_text(c: TensorComparison, verbose: bool = False, runtime: str = "onnxruntime",
+               ties_differ: bool = False) -> str:
     """One compared output in words, from its counts: ``shapes differ: onnxruntime's [1,2,4,4]
     has 14 cells the spec's [1,2,3,3] has not; the 18 cells both have agree``, ``91 of 98
     cells differ, by up to 2.5``. Cells are compared at the same index; where onnxruntime's
     output is the spec's moved by whole cells (:func:`ortpool.check.compare.align`), it says so.
+    ``runtime`` names the runtime judged; ``ties_differ``: on a built case an index tie is a
+    difference (ruling 6: ties go to the first maximum), not an agreement.
     """
     ours, theirs = shape(c.builtin_shape), shape(c.ortpool_shape)
     wrong = c.differing + c.inaccurate + c.ruling_differing
     if not c.shapes_differ:
         text = (f"{wrong} of {c.compared} cells differ" if wrong
                 else f"all {c.compared} cells agree")
+        if ties_differ and c.ties and not wrong:
+            text = (f"{c.ties} of {c.compared} cells differ, each an index tie (another index of "
+                    "an equal value; on a built case the first maximum is asked, ruling 6)")
     else:
         size_ort, size_spec = prod(c.builtin_shape), prod(c.ortpool_shape)
         if c.compared == size_spec:
-            text = f"shapes differ: onnxruntime's {ours} has {c.only_in_one} cells the spec's " \
+            text = f"shapes differ: {runtime}'s {ours} has {c.only_in_one} cells the spec's " \
                    f"{theirs} has not"
         elif c.compared == size_ort:
-            text = f"shapes differ: the spec's {theirs} has {c.only_in_one} cells onnxruntime's " \
+            text = f"shapes differ: the spec's {theirs} has {c.only_in_one} cells {runtime}'s " \
                    f"{ours} has not"
         else:
-            text = f"shapes differ: onnxruntime's {ours} and the spec's {theirs} share " \
+            text = f"shapes differ: {runtime}'s {ours} and the spec's {theirs} share " \
                    f"{c.compared} cells, {c.only_in_one} are in one of them only"
         if c.compared:
             text += (f"; of the {c.compared} cells both have, {wrong} differ" if wrong
@@ -126,7 +142,7 @@ def cells_text(c: TensorComparison, verbose: bool = False) -> str:
     if wrong and c.max_abs is not None:
         text += (f", max abs {num(c.max_abs)}, max rel {num(c.max_rel)}" if verbose
                  else f", by up to {num(c.max_abs)}")
-    if c.ties:
+    if c.ties and not (ties_differ and not wrong):
         text += f"; {plural(c.ties, 'index tie')} (another index of an equal value)"
     if c.noted:
         text += f"; {c.noted} with an accuracy note"
@@ -140,7 +156,8 @@ def figures_text(node: NodeResult, verbose: bool = False) -> str:
     """What was compared on the node, output by output (named when there are several), on the
     set the report shows: the model's own input, or the built case that differs."""
     many = len(node.comparisons) > 1
-    text = "; ".join((f"{c.name}: " if many else "") + cells_text(c, verbose)
+    strict = bool(node.shown) and node.status == results.DIFFER  # a built case's ties count
+    text = "; ".join((f"{c.name}: " if many else "") + cells_text(c, verbose, node.runtime, strict)
                      for c in node.comparisons)
     if node.shown_on:
         text = f"on {node.shown_on}: {text}"
@@ -186,7 +203,7 @@ def accuracy_text(node: NodeResult, verbose: bool = False) -> str:
     )
 
 
-def output_text(out: OutputResult, verbose: bool = False) -> str:
+def output_text(out: OutputResult, verbose: bool = False, runtime: str = "onnxruntime") -> str:
     """A graph output end to end: ``output y [1,2,7,7] agrees (identical)``, ``output y
     differs: 91 of 98 cells differ, by up to 2.5 (the tolerance allows 3.1e-05)``; ``verbose``:
     against its magnitude and onnxruntime's own noise."""
@@ -197,12 +214,12 @@ def output_text(out: OutputResult, verbose: bool = False) -> str:
             return text + (" (identical)" if c.max_abs == 0 else "")
         text += " (exact)" if out.tolerance.exact else " within its tolerance"
     else:
-        text = f"output {c.name} differs: {cells_text(c)}"
+        text = f"output {c.name} differs: {cells_text(c, runtime=runtime)}"
     if verbose and not out.tolerance.exact and c.max_abs:
         text += (f"; max abs {num(c.max_abs)} = {num(out.relative)} of magnitude "
                  f"{num(out.tolerance.magnitude)} (allowed {num(out.allowed)})")
         if out.noise is not None:
-            text += f"; onnxruntime's own noise {num(out.noise)}"
+            text += f"; {runtime}'s own noise {num(out.noise)}"
     elif not out.tolerance.exact and c.max_abs:
         text += f" (by up to {num(c.max_abs)}; the tolerance allows {num(out.allowed)})" \
             if c.agrees else f" (the tolerance allows {num(out.allowed)})"
@@ -230,12 +247,13 @@ def display_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def counted(statuses: Sequence[str], known: Sequence[str] = results.ORDER) -> str:
+def counted(statuses: Sequence[str], known: Sequence[str] = results.ORDER,
+            runtime: str = "onnxruntime") -> str:
     """``5 agree, 2 not isolated``: statuses counted, most severe first (``known``'s order;
-    statuses it lacks after them, by name)."""
+    statuses it lacks after them, by name), as ``runtime``'s report names them."""
     counts = Counter(statuses)
     order = [s for s in known if s in counts] + sorted(set(counts) - set(known))
-    return ", ".join(f"{counts[s]} {status_text(s)}" for s in order)
+    return ", ".join(f"{counts[s]} {status_text(s, runtime)}" for s in order)
 
 
 def model_line(model: ModelResult, verbose: bool = False) -> str:
@@ -248,7 +266,7 @@ def model_line(model: ModelResult, verbose: bool = False) -> str:
         return f"{status_text(model.outcome)}  {name}: {why}"
     nodes = plural(len(model.nodes), "node")
     if model.nodes:
-        nodes += f": {counted([n.status for n in model.nodes])}"
+        nodes += f": {counted([n.status for n in model.nodes], runtime=runtime_of(model.nodes))}"
     bad, count = sum(1 for o in model.outputs if o.failing), len(model.outputs)
     if count == 1:
         outputs = "its output differs" if bad else "its output agrees"
@@ -299,7 +317,7 @@ def model_report(model: ModelResult, verbose: bool = False) -> list[str]:
                      f"{plural(len(referred), 'node')}")
     for out in model.outputs:
         if verbose or out.failing:
-            lines += fit(f"end to end: {output_text(out, verbose)}", "  ")
+            lines += fit(f"end to end: {output_text(out, verbose, runtime_of(model.nodes))}", "  ")
     if not model.outputs and model.end_to_end and (verbose or model.run_differs):
         verdict = "DIFFERS: " if model.run_differs else ""
         lines += fit(f"end to end: {verdict}{model.end_to_end}", "  ")
@@ -327,7 +345,7 @@ def node_lines(node: NodeResult, verbose: bool = False) -> list[str]:
     lines that explain it: fallbacks, causes, accuracy, note, the reference evaluator."""
     attrs = attributes_text(node)
     head = f"{safe(node.name)}  {op_text(node)}" + (f"  {attrs}" if attrs else "")
-    lines = fit(f"{head}  {status_text(node.status)}", "  ")
+    lines = fit(f"{head}  {status_text(node.status, node.runtime)}", "  ")
     if node.comparisons and (verbose or node.status not in results.AGREEING):
         lines += fit(figures_text(node, verbose), "      ")
     details = [f"{f}: onnxruntime's values here are not {node.asked_provider}'s"
@@ -336,6 +354,8 @@ def node_lines(node: NodeResult, verbose: bool = False) -> list[str]:
     # with ``verbose`` only.
     if node.status != results.NO_KERNEL or verbose:
         details += [f"cause: {c.title}: {c.detail}" for c in node.causes]
+    if node.basis is not None:
+        details.append(f"basis: {basis_text(node.basis)}")
     accuracy = accuracy_text(node, verbose)
     if accuracy:
         details.append(f"accuracy: {accuracy}")
@@ -382,7 +402,7 @@ def _verdict(models: Sequence[ModelResult]) -> str:
             what = what.replace("differ", "differs")
         parts.append(f"{len(failing)} {what}" if not_run else f"{len(failing)} of {total} {what}")
     if unseen:  # exit 0, counted apart: nothing said they agree (docs/validate.md)
-        why = sorted({status_text(n.status) for m in unseen for n in m.nodes
+        why = sorted({status_text(n.status, n.runtime) for m in unseen for n in m.nodes
                       if n.status not in results.AGREEING} or {"no output compared"})
         agree = len(models) - len(not_run) - len(failing) - len(unseen)
         if agree:
@@ -404,9 +424,27 @@ def _outputs(models: Sequence[ModelResult]) -> str:
     return text
 
 
+def basis_text(basis: Basis) -> str:
+    """A basis in words: the spec's, quoted, or the ruling the verdict rests on."""
+    if basis.kind == SPEC_TEXT:
+        restated = f" (ruling {basis.ruling} restates it)" if basis.ruling else ""
+        return f'the spec\'s text, "{basis.quote}"{restated}'
+    return (f"ruling {basis.ruling} (docs/rulings.md): the spec is silent or ambiguous here, "
+            "the ruling reads it")
+
+
+def bases_text(nodes: Sequence[NodeResult]) -> str:
+    """``by basis: spec text 2, ruling 7 1`` for the differing nodes ("" for none)."""
+    counts = results.bases(nodes)
+    return "by basis: " + ", ".join(f"{k} {n}" for k, n in counts.items()) if counts else ""
+
+
 def _nodes(models: Sequence[ModelResult]) -> str:
     nodes = [n for m in models for n in m.nodes]
-    return f"{plural(len(nodes), 'pooling node')}: {counted([n.status for n in nodes]) or '-'}"
+    tally = counted([n.status for n in nodes], runtime=runtime_of(nodes))
+    line = f"{plural(len(nodes), 'pooling node')}: {tally or '-'}"
+    by = bases_text(nodes)
+    return f"{line} ({by})" if by else line
 
 
 def summary(models: Sequence[ModelResult]) -> str:

@@ -18,19 +18,21 @@ Python caller name arguments (``shapes=``), not flags (``--shape``).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import onnx
 
 from ortpool.errors import OrtpoolError
-from ortpool.options import PYTHON, domain, files, main_kept_out, runtime, timing, values
+from ortpool.options import PYTHON, domain, files, main_kept_out, target, timing, values
 from ortpool.options import accuracy as accuracy_group
 from ortpool.options import inputs as inputs_group
+from ortpool.options import runtime as session
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.notebook import ValidationReport
+from ortpool.runtimes import Runtime
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 ModelLike = str | os.PathLike | onnx.ModelProto
@@ -42,7 +44,10 @@ def validate(
     shapes: inputs_group.Shapes = None,
     inputs: inputs_group.Arrays = None,
     seed: int = 0,
-    providers: runtime.Providers = None,
+    runtime: str | Runtime = target.ONNXRUNTIME,
+    runtime_options: Mapping[str, str] | None = None,
+    case_timeout: float = target.DEFAULT_CASE_TIMEOUT,
+    providers: session.Providers = None,
     opt_level: str = ISOLATED_LEVEL,
     intra_op_threads: int = 0,
     inter_op_threads: int = 0,
@@ -66,7 +71,12 @@ def validate(
     ``shapes``: sizes of inputs' open dims, ``{"image": (1, 3, 224, 224)}`` (or
     ``["image:1,3,224,224"]``); ``inputs``: arrays to feed, a name -> array mapping or an
     ``.npz`` path (inputs a pooling node reads as data, rois and MaxUnpool indices, must be
-    given); ``seed``: of the generated inputs. ``providers``: execution providers in priority
+    given); ``seed``: of the generated inputs. ``runtime``: the runtime judged, ``"onnxruntime"``
+    (the default), ``"openvino"`` (OpenVINO's own), ``"tract"``, ``"reference"`` (the onnx
+    reference evaluator) or a :class:`ortpool.runtimes.Runtime`; any but onnxruntime runs in a
+    worker process, ``case_timeout`` seconds per run, with ``runtime_options`` (openvino:
+    ``{"precision": "f32", "device": "CPU"}``). The onnxruntime keywords below are refused
+    beside another runtime. ``providers``: execution providers in priority
     order (``"cpu"``, ``["openvino", "cpu"]``, or onnxruntime's ``[(name, {options})]``; default
     the CPU provider); ``opt_level``: graph optimizations of every run (default ``disable``: each
     node judged as written, not fused into its neighbours; fix and bench default to ``all``, a
@@ -89,10 +99,15 @@ def validate(
     """
     from ortpool.validate.validator import ValidateOptions
 
+    judged = target.from_python(runtime, runtime_options, case_timeout, target.onnxruntime_set(
+        ISOLATED_LEVEL, providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
+    ))
     options = ValidateOptions(
-        runtime=runtime.from_python(
+        runtime=session.from_python(
             providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
         ),
+        target=judged.runtime,
+        case_timeout=judged.case_timeout,
         accuracy=accuracy_group.from_python(atol, rtol, accuracy),
         seed=inputs_group.seed(seed, PYTHON),
         inputs=inputs_group.from_python(shapes, inputs),
@@ -132,7 +147,8 @@ def settings(options: Any, timeout: float | None, fail_on_rulings: bool) -> dict
         "providers": [str(p) for p in options.runtime.providers],
         "opt_level": options.runtime.level,
         "optimize": options.runtime.level != ISOLATED_LEVEL,
-        "runtime": options.runtime.describe(),
+        "runtime": (options.runtime.describe() if options.target is None
+                    else {**options.target.describe(), "case_timeout": options.case_timeout}),
         "atol": options.accuracy.atol,
         "rtol": options.accuracy.rtol,
         "accuracy": options.accuracy.to_dict(),

@@ -25,7 +25,7 @@ EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ortpool.options import accuracy, domain, inputs, runtime, timing
+    from ortpool.options import accuracy, domain, inputs, runtime, target, timing
 
     parser.add_argument(
         "models",
@@ -42,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "written, not fused into its neighbours, so a difference is the node's own (fix and "
         "bench default to all, the level a deployed model runs at)",
     )
+    target.add_arguments(parser, "each pooling node and the whole model")
     domain.add_arguments(parser, "verdicts")
     group = parser.add_argument_group("validation")
     group.add_argument(
@@ -140,11 +141,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _options(args: argparse.Namespace) -> ValidateOptions:
     """The validator's options the arguments give (an :class:`OrtpoolError` for a bad one)."""
-    from ortpool.options import accuracy, domain, inputs, runtime, timing
+    from ortpool.options import accuracy, domain, inputs, runtime, target, timing
     from ortpool.validate.validator import ValidateOptions
 
+    judged = target.from_args(args, ISOLATED_LEVEL)
     return ValidateOptions(
         runtime=runtime.from_args(args),
+        target=judged.runtime,
+        case_timeout=judged.case_timeout,
         accuracy=accuracy.from_args(args),
         seed=inputs.seed(args.seed),
         inputs=inputs.from_args(args),  # the messages speak of --shape and --inputs

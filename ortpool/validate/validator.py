@@ -441,7 +441,7 @@ def _run_whole(
                 runs.captured, runs.ortpool_outputs = capture.capture(
                     capture.inline_functions(rewritten), feeds, sites, run_ours
                 )
-                runs.capture_source = "ortpool-rewritten run (onnxruntime could not run the model)"
+                runs.capture_source = f"ortpool-rewritten run ({name} could not run the model)"
             else:
                 runs.ortpool_outputs = run_ours(rewritten, feeds)
         except Exception as err:

@@ -66,6 +66,35 @@ CASES: list[tuple[str, str]] = [
      'OrtpoolError: providers: nope is not available in this onnxruntime ...'),
     ("ortpool.validate(M, providers=['cpu', 'cpu'])",
      "OrtpoolError: providers ['cpu', 'cpu'] names CPUExecutionProvider twice"),
+    ('ortpool.validate(M, runtime=5)',
+     'TypeError: runtime=5 must be a runtime name (onnxruntime, openvino, reference, tract) or '
+     'a Runtime, not int'),
+    ("ortpool.validate(M, runtime='nope')",
+     "OrtpoolError: runtime='nope' is not a runtime ortpool knows: onnxruntime, openvino, "
+     'reference, tract'),
+    ("ortpool.validate(M, runtime='tract', providers='cpu')",
+     "OrtpoolError: providers is onnxruntime's; runtime tract takes runtime_options and "
+     'case_timeout (leave it out)'),
+    ("ortpool.validate(M, runtime='openvino', opt_level='all', intra_op_threads=2)",
+     "OrtpoolError: opt_level, intra_op_threads are onnxruntime's; runtime openvino takes "
+     'runtime_options and case_timeout (leave them out)'),
+    ("ortpool.validate(M, runtime_options={'precision': 'f32'})",
+     "OrtpoolError: runtime_options {'precision': 'f32'}: onnxruntime's options are "
+     'providers, opt_level and the threads'),
+    ("ortpool.validate(M, runtime='openvino', runtime_options={'speed': 'max'})",
+     "OrtpoolError: runtime_options: runtime 'openvino' takes no option 'speed' (its options: "
+     'device, precision)'),
+    ("ortpool.validate(M, runtime='openvino', runtime_options={'precision': 'f8'})",
+     "OrtpoolError: runtime_options: openvino: precision='f8' is not one of f32, bf16, f16"),
+    ("ortpool.validate(M, runtime='openvino', runtime_options=5)",
+     'TypeError: runtime_options=5 must be a mapping of option names, not int'),
+    ("ortpool.validate(M, runtime=ortpool.runtimes.get('tract'), runtime_options={})",
+     'OrtpoolError: runtime_options={} with a Runtime object: give its options to '
+     'ortpool.runtimes.get, or give runtime= a name'),
+    ("ortpool.validate(M, runtime='tract', case_timeout=float('nan'))",
+     'OrtpoolError: case_timeout=nan must be a finite number of seconds > 0 and <= 1000000'),
+    ("ortpool.validate(M, case_timeout='5')",
+     "TypeError: case_timeout='5' must be a number, not str"),
     ("ortpool.validate(M, opt_level='bogus')",
      "OrtpoolError: opt_level='bogus' must be one of disable, basic, extended, layout, all"),
     ('ortpool.validate(M, opt_level=1)',
@@ -243,6 +272,16 @@ CASES: list[tuple[str, str]] = [
      'OrtpoolError: inter_op_threads=-2 must be >= 0'),
     ("ortpool.bench(execution_mode='x')",
      "OrtpoolError: execution_mode='x' must be one of sequential, parallel"),
+    ("ortpool.conformance(runtime='nope')",
+     "OrtpoolError: runtime='nope' is not a runtime ortpool knows: onnxruntime, openvino, "
+     'reference, tract'),
+    ("ortpool.conformance(runtime='reference', providers=['cpu'])",
+     "OrtpoolError: providers is onnxruntime's; runtime reference takes runtime_options and "
+     'case_timeout (leave it out)'),
+    ("ortpool.conformance(runtime='openvino', runtime_options={'device': ''})",
+     "OrtpoolError: runtime_options: openvino: device='' is not a device name (e.g. 'CPU')"),
+    ("ortpool.conformance(runtime='tract', case_timeout=float('inf'))",
+     'OrtpoolError: case_timeout=inf must be a finite number of seconds > 0 and <= 1000000'),
     ("ortpool.conformance(ops='Conv')",
      "OrtpoolError: ops: unknown pooling operator 'Conv'; expected one of MaxPool, "
      'AveragePool, MaxUnpool, LpPool, GlobalMaxPool, GlobalAveragePool, GlobalLpPool, '

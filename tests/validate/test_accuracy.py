@@ -87,8 +87,8 @@ def test_float32_mean_over_4096x4096_is_counted_as_inaccurate():
     assert units > 1e-4 / U  # beyond the accuracy limit
     assert node.to_dict()["inaccurate"] == 1
     assert terminal.summary([results.ModelResult("m", nodes=[node])]) == (
-        "1 of 1 model differs in accuracy only: 1 pooling node: 1 INACCURATE; 0 graph output(s) "
-        "differ end to end"
+        "1 of 1 model differs in accuracy only: 1 pooling node: 1 INACCURATE (by basis: ruling "
+        "17 1); 0 graph output(s) differ end to end"
     )
 
 

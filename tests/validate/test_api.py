@@ -62,7 +62,7 @@ def test_validate_reports_models_from_python():
     assert summary[0].startswith("DIFFERS  ")
     assert "ort-defect-valid-ceil.onnx  opset 19" in summary[0]
     assert summary[-2:] == [
-        "2 pooling nodes: 1 DIFFERS, 1 agree",
+        "2 pooling nodes: 1 DIFFERS, 1 agree (by basis: spec text 1)",
         "1 of 2 models differ; 1 graph output(s) differ end to end",
     ]
     document = json.loads(report.to_json())
@@ -193,8 +193,10 @@ def test_conformance_and_bench_from_python():
     assert repr(report) == (
         f"<ConformanceReport: {len(report.cases)} cases, {len(differing)} differ, exit 0>"
     )
+    by = ", ".join(f"{k} {n}" for k, n in report.bases.items())
+    assert sum(report.bases.values()) == len(differing) and "spec text" in report.bases
     assert report.summary().splitlines()[0] == (
-        f"{len(report.cases)} cases: {len(differing)} differ from the spec"
+        f"{len(report.cases)} cases: {len(differing)} differ from the spec (by basis: {by})"
     )
     with pytest.raises(ortpool.OrtpoolError, match=r"^repeat=0 must be from 1 to 1000000$"):
         ortpool.bench(repeat=0)
