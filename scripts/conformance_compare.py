@@ -162,6 +162,16 @@ def title(document: dict[str, Any]) -> str:
     return label
 
 
+def heading(document: dict[str, Any]) -> tuple[str, str]:
+    """:func:`title` in two lines: the runtime (onnxruntime's build), then the release and
+    provider."""
+    if not is_onnxruntime(document):
+        name = runtime_name(document)
+        return RUNTIME_NAMES.get(name, name), release(document)
+    build = _build(document)
+    return build, title(document).removeprefix(build + " ")
+
+
 def is_cpu_onnxruntime(document: dict[str, Any]) -> bool:
     """onnxruntime on its CPU provider: the page's baseline columns (no "in short" of their own:
     the upgrade sections say what changes between them)."""
@@ -472,13 +482,16 @@ def _causes(documents: Sequence[dict[str, Any]], rulings: dict[int, tuple[str, s
 
 
 def _where(keys: Iterable[str]) -> str:
-    """``MaxPool-10/11/12, AveragePool-19`` from op-version keys, in their first order."""
+    """``MaxPool-10/11/12, AveragePool-19`` from op-version keys: the operators in their first
+    order, the versions in theirs."""
     by: dict[str, list[str]] = {}
     for key in keys:
         op, _, version = key.rpartition("-")
         if version not in by.setdefault(op, []):
             by[op].append(version)
-    return ", ".join(f"{op}-{'/'.join(versions)}" for op, versions in by.items())
+    return ", ".join(
+        f"{op}-{'/'.join(sorted(versions, key=int))}" for op, versions in by.items()
+    )
 
 
 def _quotes(documents: Sequence[dict[str, Any]]) -> list[str]:

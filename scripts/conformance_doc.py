@@ -12,9 +12,10 @@ Each argument is one column, in the page's order:
   tract, reference);
 * ``FILE.json``: a report ``ortpool conformance --json`` already wrote.
 
-The command runs in each environment (about 30 s apiece on onnxruntime's CPU provider or the
-reference evaluator, 2 min on tract, 4 to 5 min on OpenVINO's runtime, 25 min on onnxruntime's
-OpenVINO provider, which compiles every case; more on loaded cores), the reports are matched case
+The command runs in each environment, one after the other (on 2 unloaded cores about 30 s
+apiece on onnxruntime's CPU provider or the reference evaluator, 2 min on tract, 4 to 5 min on
+OpenVINO's runtime, 10 to 25 min on onnxruntime's OpenVINO provider, which compiles every case;
+several times that on loaded cores), the reports are matched case
 by case and the page says what each runtime departs from, on which basis, and what every upgrade
 step and every other provider changes (scripts/conformance_compare.py). The page as committed,
 run from the repository with the environments tests/project/test_lowest_runtime.py and
@@ -326,7 +327,10 @@ FINDINGS: tuple[compare.Finding, ...] = (
         _status("ort-rejected"),
         "AveragePool cases with pads >= kernel",
         every=True,
-        detail=_per("verdict", lambda c: c["status"]),
+        detail=_per(
+            "count_include_pad and dilation",
+            lambda c: f"count_include_pad={c['count_include_pad']} dilation {c['dilation']}",
+        ),
     ),
     counted(
         "it has no MaxUnpool",
@@ -459,7 +463,7 @@ def svg(documents: list[dict]) -> str:
     groups = compare.shown_groups(prepared)
     rows = [compare._rows(d) for d in prepared]
     keys = list(rows[0])
-    label_w, cell_w, cell_h, gap, top = 160, 150, 14, 4, 54
+    label_w, cell_w, cell_h, gap, top = 170, 150, 14, 4, 54
     width = label_w + len(prepared) * (cell_w + gap) + 10
     legend_y = top + len(keys) * (cell_h + gap) + 16
     per_line = 3
@@ -473,7 +477,7 @@ def svg(documents: list[dict]) -> str:
     ]
     for column, document in enumerate(prepared):
         x = label_w + column * (cell_w + gap)
-        name, _, rest = compare.title(document).partition(" ")
+        name, rest = compare.heading(document)
         out.append(f'<text x="{x}" y="{top - 22}">{_text(name)}</text>')
         out.append(f'<text x="{x}" y="{top - 8}">{_text(rest)}</text>')
     for index, key in enumerate(keys):
@@ -497,7 +501,7 @@ def svg(documents: list[dict]) -> str:
                     x += w
             out.append("</g>")
     for index, name in enumerate(groups):
-        x = 4 + (index % per_line) * 330
+        x = 4 + (index % per_line) * 400
         y = legend_y + (index // per_line) * 18
         label = _text(LABELS.get(name, name))
         out.append(f'<rect x="{x}" y="{y}" width="12" height="12" fill="{COLOURS[name]}"/>')

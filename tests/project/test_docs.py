@@ -175,13 +175,13 @@ def test_conformance_picture_splits_each_row_by_its_verdicts():
     picture = load_script("conformance_doc").svg(documents)
     assert picture == load_script("conformance_doc").svg(documents)  # the same bytes each time
     assert picture.startswith("<svg ") and picture.endswith("</svg>\n")
-    # 150 pixels per cell, columns 154 apart from x=160: 2 of 4 agree, 1 breaks the spec's
+    # 150 pixels per cell, columns 154 apart from x=170: 2 of 4 agree, 1 breaks the spec's
     # text, 1 a ruling; then 2 agree, 2 crashed; then 2 agree, 2 fell back.
     for x, width, colour in (
-        ("160.00", "75.00", "#3c9a4a"), ("235.00", "37.50", "#d7372f"),
-        ("272.50", "37.50", "#f07c2a"), ("314.00", "75.00", "#3c9a4a"),
-        ("389.00", "75.00", "#222222"), ("468.00", "75.00", "#3c9a4a"),
-        ("543.00", "75.00", "#4a8fd6"),
+        ("170.00", "75.00", "#3c9a4a"), ("245.00", "37.50", "#d7372f"),
+        ("282.50", "37.50", "#f07c2a"), ("324.00", "75.00", "#3c9a4a"),
+        ("399.00", "75.00", "#222222"), ("478.00", "75.00", "#3c9a4a"),
+        ("553.00", "75.00", "#4a8fd6"),
     ):
         assert f'<rect x="{x}" y="54" width="{width}" height="14" fill="{colour}"/>' in picture
     assert "<title>MaxPool-12, onnxruntime 1.21.0: agree 2, spec text 1, ruling 1</title>" \
