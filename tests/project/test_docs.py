@@ -8,6 +8,11 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
+from ortpool.errors import OrtpoolError
+from tests.support.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 
 _LINK = re.compile(r"(?<!\!)\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
@@ -154,22 +159,63 @@ def test_no_page_cites_the_spec_file_users_cannot_open():
 
 
 def test_conformance_picture_splits_each_row_by_its_verdicts():
-    def report(release: str, statuses: dict[str, int], fell_back: int = 0) -> dict:
+    def report(described: dict, statuses: dict[str, int], bases: dict[str, int],
+               fell_back: int = 0, release: str = "1.32.0") -> dict:
         row = {"op": "MaxPool", "version": 12, "cases": sum(statuses.values()) + fell_back}
-        row |= {"statuses": statuses, "fell_back": {"agree": fell_back} if fell_back else {}}
-        return {"environment": {"onnxruntime": release}, "cases": [], "matrix": [row]}
+        row |= {"statuses": statuses, "bases": bases,
+                "fell_back": {"CPUExecutionProvider": fell_back} if fell_back else {}}
+        return {"environment": {"onnxruntime": release}, "runtime": described, "cases": [],
+                "matrix": [row]}
 
-    documents = [report("1.21.0", {"agree": 3, "differ": 1}), report("1.32.0", {"agree": 2}, 2)]
-    picture = _script("conformance_doc").svg(documents)
-    assert picture == _script("conformance_doc").svg(documents)  # the same bytes each time
+    documents = [
+        report({}, {"agree": 2, "differ": 2}, {"spec text": 1, "ruling 7": 1}, release="1.21.0"),
+        report({"runtime": "tract", "release": "0.23.9"}, {"agree": 2, "crashed": 2}, {}),
+        report({"providers": ["OpenVINOExecutionProvider"]}, {"agree": 2}, {}, 2),
+    ]
+    picture = load_script("conformance_doc").svg(documents)
+    assert picture == load_script("conformance_doc").svg(documents)  # the same bytes each time
     assert picture.startswith("<svg ") and picture.endswith("</svg>\n")
-    # 190 pixels per cell: 3 of 4 cases agree, 1 differs; then 2 agree, 2 fell back.
-    assert '<rect x="170.00" y="40" width="142.50" height="14" fill="#3c9a4a"/>' in picture
-    assert '<rect x="312.50" y="40" width="47.50" height="14" fill="#d7372f"/>' in picture
-    assert '<rect x="364.00" y="40" width="95.00" height="14" fill="#3c9a4a"/>' in picture
-    assert '<rect x="459.00" y="40" width="95.00" height="14" fill="#4a8fd6"/>' in picture
-    assert "<title>MaxPool-12, 1.21.0: agree 3, differ 1</title>" in picture
-    assert ">1.32.0</text>" in picture
+    # 150 pixels per cell, columns 154 apart from x=170: 2 of 4 agree, 1 breaks the spec's
+    # text, 1 a ruling; then 2 agree, 2 crashed; then 2 agree, 2 fell back.
+    for x, width, colour in (
+        ("170.00", "75.00", "#3c9a4a"), ("245.00", "37.50", "#d7372f"),
+        ("282.50", "37.50", "#f07c2a"), ("324.00", "75.00", "#3c9a4a"),
+        ("399.00", "75.00", "#222222"), ("478.00", "75.00", "#3c9a4a"),
+        ("553.00", "75.00", "#4a8fd6"),
+    ):
+        assert f'<rect x="{x}" y="54" width="{width}" height="14" fill="{colour}"/>' in picture
+    assert "<title>MaxPool-12, onnxruntime 1.21.0: agree 2, spec text 1, ruling 1</title>" \
+        in picture
+    assert ">tract</text>" in picture and ">0.23.9</text>" in picture
+    assert ">1.32.0 OpenVINO</text>" in picture
+    # the legend names the groups some column has, and only those
+    assert ">differ: break the spec's text</text>" in picture
+    assert ">crashed</text>" in picture and ">timed out</text>" not in picture
+
+
+def test_conformance_doc_arguments_name_a_runtime_or_providers(tmp_path):
+    doc = load_script("conformance_doc")
+    source = doc.Source.parse(".venv/bin/python@tract")
+    assert (source.python, source.runtime, source.providers) == (".venv/bin/python", "tract", "")
+    assert source.argv(tmp_path / "r.json")[3:] == [
+        "conformance", "--json", str(tmp_path / "r.json"), "--no-progress", "--runtime", "tract"]
+    openvino = doc.Source.parse(".venv-openvino/bin/python:openvino,cpu")
+    assert openvino.argv(tmp_path / "r.json")[-2:] == ["--providers", "openvino,cpu"]
+    assert doc.Source.parse("kept/01.json").report == "kept/01.json"
+    with pytest.raises(OrtpoolError, match="providers are onnxruntime's"):
+        doc.Source.parse("python:cpu@tract")
+    # a kept report stands for its argument only if it judged that runtime and provider
+    tract = {"environment": {"onnxruntime": "1.32.0"}, "runtime": {"runtime": "tract",
+                                                                   "release": "0.23.9"}}
+    on_cpu = {"environment": {"onnxruntime": "1.24.1"},
+              "runtime": {"providers": ["CPUExecutionProvider"]}}
+    source.check(tract, tmp_path / "01.json")
+    openvino.check({**on_cpu, "runtime": {"providers": ["OpenVINOExecutionProvider"]}},
+                   tmp_path / "02.json")
+    with pytest.raises(OrtpoolError, match=re.escape("of tract 0.23.9, not of 'python'")):
+        doc.Source.parse("python").check(tract, tmp_path / "01.json")
+    with pytest.raises(OrtpoolError, match=re.escape("onnxruntime 1.24.1, not of '.venv-openvino")):
+        openvino.check(on_cpu, tmp_path / "02.json")
 
 
 def test_readme_stays_a_front_page():
