@@ -4,11 +4,13 @@ the run (examples per op and version)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -177,6 +179,8 @@ def pytest_configure(config):
                 json.dumps(steps),
             ],
             env=env,
+            # a group of its own: the wrapper and the warm-up it runs are stopped together
+            start_new_session=True,
         )
         for status, steps in zip(_status_files(), support.WARMUP_CHILDREN, strict=True)
     ]
@@ -236,9 +240,11 @@ def pytest_sessionfinish(session, exitstatus):
         session.config.workeroutput["ortpool"] = json.dumps(_figures())
         return
     for child in WARMUP.pop("children", ()):
-        if child.poll() is None:
-            child.kill()
-            child.wait()
+        # A short run ends before the compiles do: the warm-up (the wrapper's child) would
+        # otherwise outlive the run, compiling on cores the next run needs.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
     if "folder" in WARMUP:
         shutil.rmtree(WARMUP.pop("folder"), ignore_errors=True)
 
