@@ -1,13 +1,9 @@
 """Pooling attributes: checked against a spec version, defaults filled, and the string encoding.
 
 onnxruntime-extensions Python ops take only int, float and string attributes, so list attributes
-travel as decimal strings joined by commas: ``(3, 3)`` is ``"3,3"`` and the empty list is ``""``.
-Float attributes (LpPool-1's and GlobalLpPool-1's ``p``, MaxRoiPool's ``spatial_scale``) travel as
-strings too, written with ``repr`` (ruling 15): onnxruntime-extensions prints a float attribute
-with 6 significant digits on its way into Python (0.1234567 arrives as 0.123457), a string
-round-trips exactly. :func:`normalize` accepts either form and returns one :class:`PoolAttrs`
-(window operators), :class:`GlobalAttrs` or :class:`RoiAttrs` with every attribute of the version
-resolved.
+travel as decimal strings joined by commas (``(3, 3)`` is ``"3,3"``, the empty list ``""``), and
+float attributes as ``repr`` strings (ruling 15: a float attribute arrives in Python with 6
+significant digits). :func:`normalize` accepts either form.
 """
 
 from __future__ import annotations
@@ -18,6 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
+import numpy as np
 import onnx
 
 from ortpool.errors import OrtpoolError
@@ -35,7 +32,7 @@ def encode_ints(values: Sequence[int]) -> str:
 
 
 def decode_ints(text: str, name: str = "value") -> tuple[int, ...]:
-    """``"3,3" -> (3, 3)``; ``"" -> ()``. Anything else is a ValueError naming ``name``."""
+    """``"3,3" -> (3, 3)``; ``"" -> ()``. Anything else is an OrtpoolError naming ``name``."""
     if text.strip() == "":
         return ()
     if not _INT_LIST.match(text):
@@ -123,30 +120,20 @@ NodeAttrs = PoolAttrs | GlobalAttrs | RoiAttrs
 
 def _as_ints(name: str, value: Any) -> tuple[int, ...]:
     """An int-list attribute as a tuple, each value within int64 (what ONNX can carry)."""
-    if isinstance(value, str):
-        return _check_int64(name, decode_ints(value, name))
-    if isinstance(value, bytes):
-        return _check_int64(name, decode_ints(value.decode(), name))
+    if isinstance(value, str | bytes):
+        text = value.decode() if isinstance(value, bytes) else value
+        return _check_int64(name, decode_ints(text, name))
     try:
         items = tuple(value)
     except TypeError:
         raise OrtpoolError(f"{name}={value!r} must be a list of integers") from None
-    out = []
-    for item in items:
-        if isinstance(item, bool) or not isinstance(item, int | _np_integer()):
-            raise OrtpoolError(f"{name}={list(items)!r} must be a list of integers")
-        out.append(int(item))
-    return _check_int64(name, tuple(out))
-
-
-def _np_integer() -> type:
-    import numpy as np
-
-    return np.integer
+    if any(isinstance(item, bool) or not isinstance(item, int | np.integer) for item in items):
+        raise OrtpoolError(f"{name}={list(items)!r} must be a list of integers")
+    return _check_int64(name, tuple(int(item) for item in items))
 
 
 def _as_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | _np_integer()):
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
         if isinstance(value, str) and re.fullmatch(r"-?\d{1,4000}", value.strip()):
             return int(value)
         raise OrtpoolError(f"{name}={value!r} must be an integer")
@@ -158,15 +145,9 @@ def _as_float(name: str, value: Any) -> float:
         value = value.decode()
     if isinstance(value, str):
         return decode_float(value, name)
-    if isinstance(value, bool) or not isinstance(value, int | float | _np_number()):
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
         raise OrtpoolError(f"{name}={value!r} must be a number")
     return float(value)
-
-
-def _np_number() -> type:
-    import numpy as np
-
-    return np.integer | np.floating
 
 
 def _p_value(opv: OpVersion, given: Mapping[str, Any]) -> int | float:
@@ -198,11 +179,8 @@ def _as_str(name: str, value: Any) -> str:
 def normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None = None) -> NodeAttrs:
     """Check ``given`` against ``opv``'s schema and fill every default: a :class:`PoolAttrs`
     (MaxPool, AveragePool, MaxUnpool, LpPool), :class:`GlobalAttrs` or :class:`RoiAttrs`.
-
-    ``rank`` is the number of spatial axes when the input is known; otherwise the kernel's length
-    sets it. Errors are :class:`OrtpoolError` naming the op version, the attribute and its value;
-    the caller adds the node name.
-    """
+    ``rank``: the input's spatial axes when known, else the kernel's length. Errors name the op
+    version, the attribute and its value; the caller adds the node name."""
     try:
         unknown = sorted(set(given) - set(opv.attrs))
         if unknown:
@@ -336,10 +314,8 @@ def empty_auto_pad_note(node: onnx.NodeProto, name: str) -> str | None:
 
 def full_attributes(opv: OpVersion, attrs: Any) -> dict[str, int | str]:
     """Every attribute of ``opv`` in the ortpool node encoding (lists and floats as strings),
-    defaults filled, from what :func:`normalize` returned.
-
-    SAME/VALID nodes keep ``pads=""`` so the node stays legal under ruling 4.
-    """
+    defaults filled, from what :func:`normalize` returned; SAME/VALID nodes keep ``pads=""``
+    (ruling 4)."""
     values: dict[str, Any] = dataclasses.asdict(attrs)
     out: dict[str, int | str] = {}
     for name, spec in opv.attrs.items():
@@ -356,12 +332,8 @@ def full_attributes(opv: OpVersion, attrs: Any) -> dict[str, int | str]:
 
 
 def standard_attributes(opv: OpVersion, attrs: NodeAttrs) -> dict[str, Any]:
-    """``attrs`` as a standard node of ``opv`` writes them (lists as lists), every value the
-    version's default gives (:meth:`~ortpool.versions.OpVersion.default`) left out, and
-    ``pads`` too under SAME/VALID (ruling 4). ``restore`` and ``fix`` write nodes with it.
-
-    Example: MaxPool-12 with kernel (3, 3), pads all 0, strides 1: ``{"kernel_shape": [3, 3]}``.
-    """
+    """``attrs`` as a standard node of ``opv`` writes them (lists as lists), leaving out every
+    value the version's default gives, and ``pads`` under SAME/VALID (ruling 4)."""
     rank = attrs.rank if isinstance(attrs, PoolAttrs) else None
     auto_pad = getattr(attrs, "auto_pad", "NOTSET")
     out: dict[str, Any] = {}
@@ -375,8 +347,7 @@ def standard_attributes(opv: OpVersion, attrs: NodeAttrs) -> dict[str, Any]:
 
 def attribute_values(attributes: Iterable[onnx.AttributeProto]) -> dict[str, Any]:
     """Attribute protos (``node.attribute``) as plain Python values, strings decoded: what
-    :func:`normalize` takes. The rewriter, the session checks and the validator all read nodes
-    through it."""
+    :func:`normalize` takes."""
     values: dict[str, Any] = {}
     for attr in attributes:
         value = onnx.helper.get_attribute_value(attr)

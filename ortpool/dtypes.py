@@ -25,23 +25,10 @@ NUMPY: dict[str, np.dtype] = {
     "bool": np.dtype(np.bool_),
 }
 
-CODE: dict[str, int] = {
-    "float": TensorProto.FLOAT,
-    "double": TensorProto.DOUBLE,
-    "float16": TensorProto.FLOAT16,
-    "bfloat16": TensorProto.BFLOAT16,
-    "int8": TensorProto.INT8,
-    "uint8": TensorProto.UINT8,
-    "int16": TensorProto.INT16,
-    "uint16": TensorProto.UINT16,
-    "int32": TensorProto.INT32,
-    "uint32": TensorProto.UINT32,
-    "int64": TensorProto.INT64,
-    "uint64": TensorProto.UINT64,
-    "bool": TensorProto.BOOL,
-}
+CODE: dict[str, int] = {name: getattr(TensorProto, name.upper()) for name in NUMPY}
 NAME_OF_CODE: dict[int, str] = {code: name for name, code in CODE.items()}
 
+_NAME_OF: dict[np.dtype, str] = {dtype: name for name, dtype in NUMPY.items()}
 FLOATS = ("float", "double", "float16", "bfloat16")
 
 #: numpy's spelling -> the onnx name, for the names that differ (every other onnx name is also
@@ -78,16 +65,6 @@ def canonical_list(text: str | None) -> list[str] | None:
 def name_of(dtype: np.dtype) -> str:
     """onnx's name of a numpy dtype: float32 -> "float"."""
     dtype = np.dtype(dtype)
-    for name, candidate in NUMPY.items():
-        if candidate == dtype:
-            return name
-    raise ValueError(f"element type {dtype} has no onnx equivalent handled by ortpool validate")
-
-
-def name_of_code(code: int) -> str:
-    """onnx's name of a TensorProto element type code; a ValueError for types not handled."""
-    if code not in NAME_OF_CODE:
-        raise ValueError(
-            f"element type {TensorProto.DataType.Name(code)} is not handled by ortpool validate"
-        )
-    return NAME_OF_CODE[code]
+    if dtype not in _NAME_OF:
+        raise ValueError(f"element type {dtype} has no onnx equivalent handled by ortpool validate")
+    return _NAME_OF[dtype]

@@ -11,14 +11,12 @@ required, so the version and the arity live in the name:
 
 Every attribute of the version is declared, with the spec's name; list and float attributes are
 strings.
-This module needs neither onnxruntime nor onnxruntime-extensions, so the rewriter can use it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 
 from ortpool import versions
 from ortpool.versions import OpVersion
@@ -29,10 +27,6 @@ DOMAIN_VERSION = 1
 
 INDICES = "Indices"
 OUTPUT_SHAPE = "OutputShape"
-
-_NAME = re.compile(
-    rf"^({'|'.join(versions.OPERATORS)})_(\d+)(?:_({INDICES}|{OUTPUT_SHAPE}))?$"
-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,11 +77,9 @@ def all_op_types() -> tuple[OpType, ...]:
 
 def parse(name: str) -> OpType:
     """The :class:`OpType` called ``name``; a ValueError for anything else."""
-    match = _NAME.match(name)
-    if match:
-        for op_type in all_op_types():
-            if op_type.name == name:
-                return op_type
+    found = next((t for t in all_op_types() if t.name == name), None)
+    if found is not None:
+        return found
     raise ValueError(
         f"{name!r} is not an ortpool op type; expected <Op>_<version>[_Indices|_OutputShape] "
         f"with a spec version of {', '.join(versions.OPERATORS)} (e.g. MaxPool_12)"

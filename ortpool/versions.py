@@ -1,11 +1,6 @@
-"""Every spec version of the pooling operators, as data read from ``onnx.defs``.
-
-One table serves the kernels, the onnxruntime registration and the rewriter: which attributes a
-version has (with their defaults and kinds), how many inputs and outputs it can take, and which
-element types it admits. Nothing here is typed in by hand except the list of operators and the
-two rules the schemas cannot carry (:meth:`OpVersion.default`): the per-axis fills of the list
-attributes, and what an attribute a version lacks means there.
-"""
+"""Every spec version of the pooling operators, as data read from ``onnx.defs``: attributes
+(defaults, kinds), input and output counts, element types. Typed in by hand: only the operator
+list and the two rules the schemas cannot carry (:meth:`OpVersion.default`)."""
 
 from __future__ import annotations
 
@@ -38,12 +33,10 @@ WINDOW_OPERATORS: tuple[str, ...] = ("MaxPool", "AveragePool", "LpPool")
 CARRIED_TYPES: tuple[str, ...] = ("float", "double", "int8", "uint8")
 CAST_TYPES: tuple[str, ...] = ("float16", "bfloat16")
 
-#: List attributes whose schema has no default but whose text gives one per spatial axis: "If not
-#: present, the stride defaults to 1 along each spatial axis", dilations likewise, pads 0 at the
-#: beginning and end of each axis (so twice the rank).
+#: List attributes whose schema text (not its default) gives one value per spatial axis; pads
+#: have two per axis.
 PER_AXIS_DEFAULTS: Mapping[str, int] = {"strides": 1, "dilations": 1, "pads": 0}
-#: Attributes a later version adds, with the value that does what the versions without it did
-#: (no ceil, no dilation, padding not counted, row-major Indices, explicit pads):
+#: Attributes a later version adds, with the value that does what the versions without it did:
 #: what a node of such a version is read as, and what a lifted node may leave them at.
 NEUTRAL_DEFAULTS: Mapping[str, int | str | None] = {
     "ceil_mode": 0,
@@ -95,14 +88,10 @@ class OpVersion:
     def default(
         self, name: str, rank: int | None = None
     ) -> int | float | str | tuple[int, ...] | None:
-        """The value attribute ``name`` has on a node of this version that does not write it:
-        the schema's default, a list attribute's per-axis fill for ``rank`` spatial axes, or for
-        an attribute this version lacks the value that means what it computes; None for an
-        attribute without one (``kernel_shape``, ``pooled_shape``).
-
-        Example: ``get("MaxPool", 12).default("strides", 2) == (1, 1)``;
-        ``get("MaxPool", 1).default("ceil_mode") == 0``; ``get("LpPool", 1).default("p") == 2.0``.
-        """
+        """The value of ``name`` on a node of this version that does not write it: the schema's
+        default, a list attribute's fill for ``rank`` spatial axes, or for an attribute this
+        version lacks its :data:`NEUTRAL_DEFAULTS` value; None for ``kernel_shape`` and
+        ``pooled_shape``."""
         spec = self.attrs.get(name)
         if spec is not None and spec.default is not None:
             return spec.default
@@ -185,11 +174,7 @@ def get(op: str, version: int) -> OpVersion:
 
 
 def resolve(op: str, opset: int) -> OpVersion:
-    """The version of ``op`` in force at ``ai.onnx`` opset ``opset``: the highest version <= opset.
-
-    Example: ``resolve("AveragePool", 18).version == 11``;
-    ``resolve("MaxPool", 21).version == 12``.
-    """
+    """The version of ``op`` in force at ``ai.onnx`` opset ``opset``: the highest <= opset."""
     candidates = [v for v in versions_of(op) if v <= opset]
     if not candidates:
         raise ValueError(f"{op} does not exist at ai.onnx opset {opset}")
