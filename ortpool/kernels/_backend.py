@@ -1,21 +1,11 @@
-"""Which kernels a plan is built for: the compiled (numba) loops or the numpy passes, decided here
-alone: :func:`loop` hands a call its compiled loop, or None for the numpy back-end.
+"""Which loops a plan is built for, decided here alone: :func:`loop` hands a call its compiled
+(numba, optional: the ``fast`` extra) loop, or None for the numpy back-end; both give the same bits.
 
-numba is optional (the ``fast`` extra: ``pip install '.[fast]'``). Its loops are faster at every
-size, but a
-process pays for them up front: about 1 s and 115 MB to import numba, and 8-11 s to compile each
-kernel and element type the first time (cached on disk afterwards). A short run on small tensors
-(``ortpool validate`` on the bundled models, ``ortpool conformance``) never earns that back, so by
-default (``auto``) only a call of at least :data:`NUMBA_MIN_BYTES` brings numba in; a smaller
-call takes the compiled kernel only when this process has it already. ``ORTPOOL_KERNELS=numba``
-compiles for every call (a deployment that ran ``ortpool warmup`` and serves small tensors),
-``ORTPOOL_KERNELS=numpy`` never. Both paths give bit-identical results.
-
-``loaded`` never compiles: a call takes the compiled kernel only when this process holds it
-already, whatever its size. It is the default of the commands that are not latency-critical
-(``ortpool validate``, ``fix``, ``conformance``: :func:`prefer_loaded`): a first ``validate`` of
-a 1x3x640x640 model compiled five kernels for 67 s on a shared 2-core machine, where the numpy
-plans gave the same bits in 5 s (docs/validate.md, "Kernels").
+numba costs a process about 1 s to import and 8-11 s per kernel and element type to compile
+(cached on disk), which a short run on small tensors never earns back; hence the modes
+(``ORTPOOL_KERNELS``, docs/kernels.md): ``auto`` compiles for calls of at least
+:data:`NUMBA_MIN_BYTES`, ``numba`` for every call, ``numpy`` never, and ``loaded`` never compiles
+but uses what this process holds (``validate``, ``fix``, ``conformance``: :func:`prefer_loaded`).
 """
 
 from __future__ import annotations
@@ -35,12 +25,8 @@ from ortpool.kernels._compile_note import KERNELS  # the table lives with the no
 #: Element types the compiled kernels take (float16/bfloat16 are computed in float32 anyway).
 NUMBA_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8))
 
-#: Input bytes from which a call brings in numba in ``auto`` mode. Not a speed crossover (the
-#: compiled kernels are faster from 64 bytes up, docs/bench.md "Fifth round"): below it a call
-#: gains at most about 40 µs, so a 10 s compile pays after some 250,000 calls, which no short run
-#: makes.
-#: The bundled models and the validator's nodes are under 10 KB; the smallest benchmark shape
-#: (Inception's 1x192x28x28, 600 KB) is far above.
+#: Input bytes from which a call brings in numba in ``auto`` mode. Not a speed crossover: below it
+#: a call gains at most about 40 µs, so a 10 s compile pays after some 250,000 calls.
 NUMBA_MIN_BYTES = 64 << 10
 
 _MODES = ("auto", "numba", "numpy", "loaded")
@@ -87,13 +73,13 @@ def backend() -> str:
 
 
 #: (kernel, dtype name) found loaded: a compiled signature is never dropped, so a yes is final
-#: (asking numba again costs about 4 µs, per call of the kernels that decide per call).
+#: (asking numba costs about 4 µs).
 _LOADED: set[tuple[str, str]] = set()
 
 
 def loaded(kernel: str, dtype: np.dtype) -> bool:
     """Whether this process holds the compiled ``kernel`` for ``dtype`` (compiled or loaded from
-    numba's cache): then calling it costs nothing more than the numpy path."""
+    numba's cache)."""
     if (kernel, dtype.name) in _LOADED:
         return True
     module = sys.modules.get(KERNELS[kernel][0])
@@ -107,7 +93,7 @@ def loaded(kernel: str, dtype: np.dtype) -> bool:
 
 def compiled(kernel: str, dtype: np.dtype, nbytes: int) -> bool:
     """Whether a call of ``nbytes`` input bytes of ``dtype`` is planned for the compiled
-    ``kernel`` (one of :data:`KERNELS`); see the module docstring for the rule."""
+    ``kernel`` (one of :data:`KERNELS`), by the module docstring's rule."""
     if dtype not in NUMBA_DTYPES or mode() == "numpy":
         return False
     if mode() == "loaded" or (mode() == "auto" and nbytes < NUMBA_MIN_BYTES):
@@ -121,9 +107,8 @@ def compiled(kernel: str, dtype: np.dtype, nbytes: int) -> bool:
 
 
 def loop(kernel: str, dtype: np.dtype, nbytes: int) -> Callable | None:
-    """The one dispatch of the kernels: the compiled ``kernel`` (one of :data:`KERNELS`) when a
-    call of ``nbytes`` input bytes of ``dtype`` is planned for it (:func:`compiled`), else None
-    (the numpy back-end). numba is imported only here, and only for a compiled call."""
+    """The one dispatch of the kernels: the compiled ``kernel`` when a call of ``nbytes`` input
+    bytes of ``dtype`` is planned for it (:func:`compiled`), else None (the numpy back-end)."""
     if not compiled(kernel, dtype, nbytes):
         return None
     return getattr(importlib.import_module(KERNELS[kernel][0]), kernel)

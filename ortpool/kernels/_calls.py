@@ -10,10 +10,9 @@ import numpy as np
 Runner = Callable[[np.ndarray], Any]
 
 #: (tag, shape, dtype, attribute items) -> (runner, bytes its plan holds), for calls whose
-#: attributes are hashable (a session's are: strings and ints); validation and planning happen
-#: once per key. Bounded in entries and in bytes: a plan holds O(rank) for its geometry plus
-#: at most an output plane (an AveragePool divisor, a MaxPool Indices base), and with a new
-#: shape at every call (audio of varying length) the oldest plans go first.
+#: attributes are hashable (a session's are: strings and ints). Bounded in entries and in bytes
+#: (a plan holds O(rank) and at most an output plane), the oldest going first: a new shape at
+#: every call (audio of varying length) keeps memory bounded.
 _CALLS: dict[tuple, tuple[Runner, int]] = {}
 _MAX_CALLS = 1024
 MAX_HELD_BYTES = 64 << 20
@@ -21,6 +20,18 @@ MAX_HELD_BYTES = 64 << 20
 #: tracemalloc over 1000 new-shape calls: about 2 KB.
 ENTRY_BYTES = 2048
 _held = 0
+
+
+def run(
+    tag: tuple, x: Any, attributes: dict[str, Any], plan: Callable[..., tuple], *args: Any
+) -> Any:
+    """``x`` through the runner of the call's signature: the cached one, else the (runner, held
+    bytes) ``plan(x, attributes, *args)`` builds, cached: validation and planning happen once per
+    signature."""
+    key, runner = lookup(tag, x, attributes)
+    if runner is None:
+        runner = remember(key, *plan(x, attributes, *args))
+    return runner(x)
 
 
 def lookup(tag: tuple, x: Any, attributes: dict[str, Any]) -> tuple[tuple | None, Runner | None]:
@@ -51,8 +62,7 @@ def _runner(entry: tuple[Runner, int] | None) -> Runner | None:
 
 def remember(key: tuple | None, runner: Runner, held: int = 0) -> Runner:
     """Cache ``runner`` under ``key`` (None: not cacheable); ``held`` is the bytes of arrays its
-    plan keeps. The oldest entries make room (dicts keep insertion order); an entry larger than
-    the bound is kept alone (a session calling one huge AveragePool keeps its plan, whose
+    plan keeps. The oldest entries make room; an entry larger than the bound is kept alone (its
     divisor is one output plane: no more than each call allocates anyway)."""
     global _held
     if key is None:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ortpool import versions
 from ortpool.attributes import PoolAttrs, normalize
+from ortpool.dtypes import NUMPY_SPELLING
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry, pool_geometry
 from ortpool.versions import CAST_TYPES, OpVersion
@@ -18,8 +19,7 @@ from ortpool.versions import CAST_TYPES, OpVersion
 
 def dtype_name(dtype: np.dtype) -> str:
     """ONNX's name for a numpy dtype: float32 -> "float", float64 -> "double"."""
-    names = {"float32": "float", "float64": "double"}
-    return names.get(dtype.name, dtype.name)
+    return NUMPY_SPELLING.get(dtype.name, dtype.name)
 
 
 def check_input(opv: OpVersion, x: np.ndarray, name: str = "X") -> None:

@@ -66,31 +66,27 @@ def run(ranges: Sequence[tuple[int, int]], work: Callable[[int, int], None], nby
     """Call ``work(lo, hi)`` for every range; split into contiguous shares across threads when
     ``nbytes`` is at least :data:`MIN_PARALLEL_BYTES`. Exceptions propagate to the caller."""
     if nbytes < MIN_PARALLEL_BYTES or len(ranges) < 2 or thread_count() < 2:
-        for lo, hi in ranges:
-            work(lo, hi)
+        _share(work, ranges)
         return
-
-    def share(part: Sequence[tuple[int, int]]) -> None:
-        for lo, hi in part:
-            work(lo, hi)
-
     threads = min(thread_count(), len(ranges))
     cut = [len(ranges) * i // threads for i in range(threads + 1)]
     parts = [ranges[cut[i] : cut[i + 1]] for i in range(threads)]
     pool = _executor(threads - 1)
-    futures: list[Future] = [pool.submit(share, part) for part in parts[1:]]
+    futures: list[Future] = [pool.submit(_share, work, part) for part in parts[1:]]
     try:
-        share(parts[0])
+        _share(work, parts[0])
     finally:
         for future in futures:
             future.result()
 
 
+def _share(work: Callable[[int, int], None], part: Sequence[tuple[int, int]]) -> None:
+    for lo, hi in part:
+        work(lo, hi)
+
+
 def split(
-    planes: int,
-    blocks: Sequence[tuple[int, int]],
-    work: Callable[[int, int], None],
-    nbytes: int,
+    planes: int, blocks: Sequence[tuple[int, int]], work: Callable[[int, int], None], nbytes: int
 ) -> None:
     """Process planes ``[0, planes)``: in ``blocks`` on this thread for a small call, else in
     one contiguous share per thread (large shares measured faster than many small blocks)."""
@@ -98,6 +94,5 @@ def split(
         for lo, hi in blocks:
             work(lo, hi)
         return
-    threads = min(thread_count(), planes)
-    cut = [planes * i // threads for i in range(threads + 1)]
-    run([(cut[i], cut[i + 1]) for i in range(threads)], work, nbytes)
+    n = min(thread_count(), planes)
+    run([(planes * i // n, planes * (i + 1) // n) for i in range(n)], work, nbytes)

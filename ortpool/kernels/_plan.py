@@ -1,16 +1,10 @@
-"""Execution plans: everything about a window pooling call that depends only on (shape, attributes).
-
-A plan is built once per input shape, dtype and attributes (a session calls a node with the same
-ones every time; :mod:`._calls` caches it). There is one plan per kernel product,
+"""Execution plans: everything about a window pooling call that depends only on (shape, dtype,
+attributes), built once per signature (:mod:`._calls` caches it). One plan per kernel product,
 :class:`MaxValues` (MaxPool's Y), :class:`Average` (AveragePool's Y, LpPool's sums) and
-:class:`MaxIndices` (MaxPool's Y and Indices), and it knows what to compute: the output shape,
-the identity of an empty window, the divisor, the index multipliers. Its loop is a slot, filled
-by the back-end that the one dispatch (:func:`ortpool.kernels._backend.loop`) chose:
-
-* numpy (:mod:`._numpy_plans`): the passes of :mod:`._passes` as in-place numpy calls per block
-  of planes;
-* compiled (:mod:`._numba_plans`): numba's loops (:mod:`._numba`) over the same taps in the same
-  order, hence bit-identical results.
+:class:`MaxIndices` (MaxPool's Y and Indices): the output shape, an empty window's identity, the
+divisor, the index multipliers. Its loop is a slot filled by the back-end the one dispatch
+(:func:`ortpool.kernels._backend.loop`) chose: numpy (:mod:`._numpy_plans`) or compiled
+(:mod:`._numba_plans`), the same taps in the same order, hence bit-identical results.
 """
 
 from __future__ import annotations
@@ -33,9 +27,7 @@ from ortpool.kernels._passes import max_axis_order
 class Separable:
     """A separable reduction: every output combines its window's in-input taps axis by axis (the
     axes in ``order``) with :attr:`ufunc`, from :attr:`ident` when no tap covers every output,
-    then is divided by :attr:`divisor` (None: no division). The shape every plan knows,
-    whichever loop runs it: the ``N*C`` planes, the elements of an input and an output plane,
-    the output shape, the work ``dtype`` and the input bytes."""
+    then is divided by :attr:`divisor` (None: no division)."""
 
     ufunc: np.ufunc
     divisor: np.ndarray | None = None
@@ -96,10 +88,8 @@ class Average(Separable):
     ):
         super().__init__(geom, shape, acc, 0, list(range(len(geom.axes))), kernel)
         self.cast = dtype != acc
-        # One output plane (every plane of a block is divided by it), read-only as every input
-        # of a compiled loop (_buffers.read_only): AveragePool's divisor arrived read-only and
-        # LpPool's (a broadcast 1, copied) writable, so the float64 loops were compiled twice,
-        # ~12 s of CPU on a cold cache in every `ortpool warmup`.
+        # One output plane, read-only as every input of a compiled loop (else LpPool's writable
+        # divisor compiled the float64 loops a second time).
         self.divisor = read_only(np.broadcast_to(divisor, geom.output_spatial).astype(acc))
         self.operands = (self.divisor.reshape(-1), self.ident)
 
@@ -132,8 +122,7 @@ class MaxIndices(MaxValues):
 
 def held_bytes(obj: Any) -> int:
     """Bytes of the arrays and tables a plan and its loop keep (for the bound of :mod:`._calls`):
-    their ndarrays, and about 256 bytes per entry of a tuple, list or dict (a tap with its
-    slices)."""
+    their ndarrays, and about 256 bytes per entry of a tuple, list or dict."""
     total = 0
     for value in vars(obj).values():
         if isinstance(value, np.ndarray):
@@ -144,10 +133,9 @@ def held_bytes(obj: Any) -> int:
     return total + (held_bytes(loop) if loop is not None else 0)
 
 
-#: int8 and uint8 take the float32 compiled loops: float32 holds each of their values exactly,
-#: so the max, its first-max ties and Indices are the same bits, and numba compiles the max
-#: loops for two element types, not four (on a cold cache about 60 s of CPU less; the input and
-#: Y are converted around the loop). Their empty windows still hold the type's lowest value.
+#: int8 and uint8 take the float32 compiled loops: float32 holds their values exactly (the same
+#: max, ties and Indices), and numba compiles the max loops for two element types, not four.
+#: Their empty windows still hold the type's lowest value.
 _COMPILED_AS = {np.dtype(np.int8): np.dtype(np.float32), np.dtype(np.uint8): np.dtype(np.float32)}
 
 

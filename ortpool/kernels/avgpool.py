@@ -18,24 +18,22 @@ def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.n
     The divisor follows ruling 8: taps inside the input, or with ``count_include_pad`` taps
     inside the padded input; a window with no input element is NaN (0/0) or 0 respectively.
     """
-    # A call seen before (same shape, dtype, attributes) skips validation and planning.
-    key, runner = _calls.lookup(("AveragePool", version), x, attributes)
-    if runner is not None:
-        return runner(x)
+    return _calls.run(("AveragePool", version), x, attributes, _planned, version)
+
+
+def _planned(x: np.ndarray, attributes: dict[str, Any], version: int) -> tuple:
     attrs, geom = checked_window("AveragePool", version, x, attributes)
     # float16/bfloat16 accumulate in float32 and are rounded once (ruling 8).
     acc = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
     with located("AveragePool", version):
         _limits.check_pool(geom, x.shape, x.dtype, acc, range(len(geom.axes)))
     div = divisor(geom, bool(attrs.count_include_pad), acc)
-    runner, held = _plan.average_pool_runner(geom, tuple(x.shape), x.dtype, acc, div)
-    return _calls.remember(key, runner, held)(x)
+    return _plan.average_pool_runner(geom, tuple(x.shape), x.dtype, acc, div)
 
 
 def divisor(geom: PoolGeometry, include_pad: bool, dtype: np.dtype) -> np.ndarray:
-    """The per-output divisor, an outer product of per-axis counts (validity is per axis), each
-    in closed form (:meth:`~ortpool.geometry.AxisGeometry.counts`). Not cached apart: the plan
-    that divides by it is (:mod:`._calls`), and one cache bounds the memory."""
+    """The per-output divisor, an outer product of per-axis counts (validity is per axis); not
+    cached apart: the plan that divides by it is."""
     rank = len(geom.axes)
     # The first axis's counts start the product (1 * c is c exactly); the others multiply in.
     div = geom.axes[0].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1))

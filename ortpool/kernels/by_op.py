@@ -6,7 +6,7 @@ column all call a node through :func:`run`, so an operator is wired in once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,35 +18,15 @@ from ortpool.kernels.maxpool import max_pool
 from ortpool.kernels.maxunpool import max_unpool
 from ortpool.kernels.roipool import max_roi_pool
 
-Outputs = tuple[np.ndarray, ...]
-
-
-def _max_pool(feeds: Sequence[np.ndarray], version: int, attrs: dict, n_outputs: int) -> Outputs:
-    result = max_pool(feeds[0], version=version, return_indices=n_outputs > 1, **attrs)
-    return result if n_outputs > 1 else (result,)
-
-
-def _max_unpool(feeds: Sequence[np.ndarray], version: int, attrs: dict, n_outputs: int) -> Outputs:
-    shape = feeds[2] if len(feeds) > 2 else None
-    return (max_unpool(feeds[0], feeds[1], shape, version=version, **attrs),)
-
-
-def _single(kernel: Callable[..., np.ndarray]) -> Callable[..., Outputs]:
-    def call(feeds: Sequence[np.ndarray], version: int, attrs: dict, n_outputs: int) -> Outputs:
-        return (kernel(*feeds, version=version, **attrs),)
-
-    return call
-
-
-_KERNELS: dict[str, Callable[..., Outputs]] = {
-    "MaxPool": _max_pool,
-    "AveragePool": _single(average_pool),
-    "MaxUnpool": _max_unpool,
-    "LpPool": _single(lp_pool),
-    "GlobalMaxPool": _single(global_max_pool),
-    "GlobalAveragePool": _single(global_average_pool),
-    "GlobalLpPool": _single(global_lp_pool),
-    "MaxRoiPool": _single(max_roi_pool),
+#: The kernel of each operator but MaxPool, called with the node's present inputs in order.
+_KERNELS = {
+    "AveragePool": average_pool,
+    "MaxUnpool": max_unpool,
+    "LpPool": lp_pool,
+    "GlobalMaxPool": global_max_pool,
+    "GlobalAveragePool": global_average_pool,
+    "GlobalLpPool": global_lp_pool,
+    "MaxRoiPool": max_roi_pool,
 }
 
 
@@ -56,9 +36,12 @@ def run(
     feeds: Sequence[np.ndarray],
     attributes: Mapping[str, Any],
     n_outputs: int = 1,
-) -> Outputs:
+) -> tuple[np.ndarray, ...]:
     """The outputs of ``op``-``version`` on ``feeds`` (the node's present inputs, in order).
 
     ``n_outputs`` 2 asks MaxPool for Indices too. Errors are :class:`~ortpool.OrtpoolError`.
     """
-    return _KERNELS[op](feeds, version, dict(attributes), n_outputs)
+    if op == "MaxPool":
+        result = max_pool(feeds[0], version=version, return_indices=n_outputs > 1, **attributes)
+        return result if n_outputs > 1 else (result,)
+    return (_KERNELS[op](*feeds, version=version, **attributes),)

@@ -10,8 +10,7 @@ import numpy as np
 from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry
-from ortpool.kernels import _calls, _limits, _plan
-from ortpool.kernels._common import attrs_for, check_input, compute_dtype, geometry_for, lowest
+from ortpool.kernels import _calls, _common, _limits, _plan
 from ortpool.kernels._passes import max_axis_order
 
 
@@ -24,27 +23,21 @@ def max_pool(
     attribute the version lacks is an error. With ``return_indices`` the result is ``(Y, Indices)``
     with Indices laid out as ruling 7 says.
     """
-    # A call seen before (same shape, dtype, attributes) skips validation and planning.
-    key, runner = _calls.lookup(("MaxPool", version, return_indices), x, attributes)
-    if runner is not None:
-        return runner(x)
+    tag = ("MaxPool", version, return_indices)
+    return _calls.run(tag, x, attributes, _planned, version, return_indices)
+
+
+def _planned(x: np.ndarray, attributes: dict[str, Any], version: int, indices: bool) -> tuple:
     opv = versions.get("MaxPool", version)
-    try:
-        check_input(opv, x)
-        if return_indices and opv.max_outputs < 2:
+    with _common.located("MaxPool", version):
+        _common.check_input(opv, x)
+        if indices and opv.max_outputs < 2:
             raise OrtpoolError("this version has no Indices output")
-        attrs = attrs_for("MaxPool", version, attributes, x.ndim - 2)
-        geom = geometry_for(tuple(x.shape[2:]), attrs)
-        wide = compute_dtype(x.dtype)
-        _limits.check_pool(
-            geom, x.shape, x.dtype, wide or x.dtype, max_axis_order(geom), return_indices
-        )
-    except OrtpoolError as err:
-        raise err.located(op="MaxPool", version=version) from None
-    runner, held = _plan.max_pool_runner(
-        geom, tuple(x.shape), x.dtype, wide, return_indices, attrs.storage_order
-    )
-    return _calls.remember(key, runner, held)(x)
+        attrs = _common.attrs_for("MaxPool", version, attributes, x.ndim - 2)
+        geom = _common.geometry_for(tuple(x.shape[2:]), attrs)
+        wide = _common.compute_dtype(x.dtype)
+        _limits.check_pool(geom, x.shape, x.dtype, wide or x.dtype, max_axis_order(geom), indices)
+    return _plan.max_pool_runner(geom, tuple(x.shape), x.dtype, wide, indices, attrs.storage_order)
 
 
 def window_max(x: np.ndarray, geom: PoolGeometry) -> np.ndarray:
@@ -59,5 +52,5 @@ def window_max(x: np.ndarray, geom: PoolGeometry) -> np.ndarray:
             f"input X has shape {list(x.shape)}; the geometry is for spatial shape "
             f"{[g.n for g in geom.axes]}"
         )
-    plan = _plan.MaxValues(geom, tuple(x.shape), x.dtype, lowest(x.dtype))
+    plan = _plan.MaxValues(geom, tuple(x.shape), x.dtype, _common.lowest(x.dtype))
     return plan.run(np.ascontiguousarray(x))

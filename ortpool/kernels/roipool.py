@@ -1,16 +1,15 @@
-"""MaxRoiPool, every spec version: Caffe's RoIPool, which the operator was taken from and
-onnxruntime implements (ruling 14), with its rounding done in exact integer arithmetic.
-
-For each RoI ``(batch_index, x1, y1, x2, y2)``: the corners are ``round(coordinate *
-spatial_scale)``, half away from zero; ``roi_w = max(x2 - x1 + 1, 1)``, ``roi_h`` likewise; bin
-``(ph, pw)`` covers rows ``[floor(ph * roi_h / pooled_h) + y1, ceil((ph + 1) * roi_h / pooled_h)
-+ y1)`` clipped to ``[0, H]``, columns likewise; an empty bin gives 0, any other the max over the
-bin, a NaN in it giving NaN (as ruling 6 has it for MaxPool: a NaN must not vanish).
+"""MaxRoiPool, every spec version: Caffe's RoIPool, as onnxruntime implements it (ruling 14), its
+rounding in exact integer arithmetic. Per RoI ``(batch_index, x1, y1, x2, y2)`` the corners are
+``round(coordinate * spatial_scale)`` (half away from zero), ``roi_h = max(y2 - y1 + 1, 1)``, and
+bin ``ph`` covers rows ``[floor(ph * roi_h / pooled_h) + y1, ceil((ph + 1) * roi_h / pooled_h) +
+y1)`` clipped to ``[0, H]``, columns likewise; an empty bin gives 0, any other its max (NaN if it
+holds one).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
@@ -20,16 +19,13 @@ from ortpool.kernels import _backend, _buffers, _calls, _limits, _parallel
 from ortpool.kernels._common import checked, dtype_name, located
 
 #: Scaled RoI corners beyond this magnitude are refused: no feature map is that large, and the
-#: bin arithmetic stays exact in int64 (``i * roi size`` with ``i`` < pooled size, below 2**62;
-#: :func:`corner_limit` lowers the bound for pooled sizes above 2**20).
+#: bin arithmetic stays exact in int64 (:func:`corner_limit`).
 MAX_CORNER = 1 << 40
 
 
 def corner_limit(pooled: tuple[int, int]) -> int:
-    """The largest |scaled corner| whose bins stay exact in int64: a RoI spans at most
-    ``2 * limit + 1`` and ``i * span < 2**62`` for every ``i < max(pooled)``. Example: pooled
-    (7, 7) gives 2**40; pooled (2**30, 1) gives 2**31 - 1 (spans below 2**32, and
-    ``2**30 * 2**32 = 2**62``)."""
+    """The largest |scaled corner| whose bins stay exact in int64: a RoI spans at most ``2 *
+    limit + 1`` and ``i * span < 2**62`` for every ``i < max(pooled)``."""
     return min(MAX_CORNER, (1 << 61) // max(1, *pooled) - 1)
 
 
@@ -46,9 +42,8 @@ class RoiBins:
 
 
 def round_half_away(v: np.ndarray) -> np.ndarray:
-    """``round`` as C's ``round`` does it: halves away from zero (numpy's rounds them to even).
-    Exact: ``v - trunc(v)`` is computed without rounding. Example: 2.5 -> 3, -2.5 -> -3,
-    0.49999999999999994 -> 0."""
+    """``round`` as C's ``round`` does it: halves away from zero (numpy's rounds them to even),
+    exactly (``v - trunc(v)`` is computed without rounding)."""
     whole = np.trunc(v)
     return whole + np.sign(v) * (np.abs(v - whole) >= 0.5)
 
@@ -131,55 +126,42 @@ def max_roi_pool(
     with located("MaxRoiPool", version):
         if runner is None:
             attrs = checked("MaxRoiPool", version, x, attributes)
-            runner = _calls.remember(key, _Runner(attrs.pooled_shape, attrs.spatial_scale))
+            run = functools.partial(_run, attrs.pooled_shape, attrs.spatial_scale)
+            runner = _calls.remember(key, run)
         _check_rois(x, rois)
         return runner(x, rois)
 
 
-class _Runner:
-    """One call signature: the bins of each call's RoIs, then the max over each bin."""
+def _run(
+    pooled: tuple[int, int], spatial_scale: float, x: np.ndarray, rois: np.ndarray
+) -> np.ndarray:
+    """One call: the bins of its RoIs, then the max over each bin."""
+    # Before the bins, which are as long as the output's rows and columns.
+    _limits.check_array("the output Y", (rois.shape[0], x.shape[1], *pooled), x.dtype)
+    bins = roi_bins(rois, pooled, spatial_scale, x.shape)
+    # read-only, as every compiled loop's input (the numpy path only reads it too)
+    work_x = _buffers.read_only(x if x.dtype in (np.float32, np.float64) else
+                                x.astype(np.float32))
+    y = _buffers.output((rois.shape[0], x.shape[1], *pooled), work_x.dtype)
+    roi_max = _backend.loop("roi_max", work_x.dtype, work_x.nbytes)
 
-    def __init__(self, pooled: tuple[int, int], spatial_scale: float) -> None:
-        self.pooled = pooled
-        self.spatial_scale = spatial_scale
-
-    def __call__(self, x: np.ndarray, rois: np.ndarray) -> np.ndarray:
-        # Before the bins, which are as long as the output's rows and columns.
-        _limits.check_array("the output Y", (rois.shape[0], x.shape[1], *self.pooled), x.dtype)
-        bins = roi_bins(rois, self.pooled, self.spatial_scale, x.shape)
-        # read-only, as every compiled loop's input (the numpy path only reads it too)
-        work_x = _buffers.read_only(x if x.dtype in (np.float32, np.float64) else
-                                    x.astype(np.float32))
-        shape = (rois.shape[0], x.shape[1], *self.pooled)
-        y = _buffers.output(shape, work_x.dtype)
-        roi_max = _backend.loop("roi_max", work_x.dtype, work_x.nbytes)
+    def work(lo: int, hi: int) -> None:
         if roi_max is not None:
+            roi_max(work_x, y[lo:hi], bins.batch[lo:hi], bins.h_start[lo:hi], bins.h_end[lo:hi],
+                    bins.w_start[lo:hi], bins.w_end[lo:hi])
+            return
+        for r in range(lo, hi):
+            _roi_numpy(work_x[bins.batch[r]], y[r], bins, r)
 
-            def work(lo: int, hi: int) -> None:
-                roi_max(
-                    work_x, y[lo:hi], bins.batch[lo:hi], bins.h_start[lo:hi],
-                    bins.h_end[lo:hi], bins.w_start[lo:hi], bins.w_end[lo:hi],
-                )
-
-        else:
-
-            def work(lo: int, hi: int) -> None:
-                for r in range(lo, hi):
-                    _roi_numpy(work_x[bins.batch[r]], y[r], bins, r)
-
-        # Work: each RoI reads its region of every channel; splitting pays for many RoIs.
-        _parallel.split(rois.shape[0], [(0, rois.shape[0])], work, y.nbytes * 16)
-        return y if y.dtype == x.dtype else y.astype(x.dtype)
+    # Work: each RoI reads its region of every channel; splitting pays for many RoIs.
+    _parallel.split(rois.shape[0], [(0, rois.shape[0])], work, y.nbytes * 16)
+    return y if y.dtype == x.dtype else y.astype(x.dtype)
 
 
 def _roi_numpy(plane: np.ndarray, out: np.ndarray, bins: RoiBins, r: int) -> None:
-    """One RoI over every channel: the max over each bin's rows, then over its columns (the bins
-    are rectangles, so the max separates); empty bins 0.
-
-    Each distinct row span and column span is reduced once: a RoI far larger than the map has
-    up to millions of bins (pooled_shape is bounded by the output limit only) that share a few
-    spans, since a map of H rows has at most H*(H+1)/2 of them.
-    """
+    """One RoI over every channel: the max over each bin's rows, then over its columns (the max
+    of a rectangle separates); empty bins 0. Each distinct row and column span is reduced once:
+    a RoI far larger than the map has up to millions of bins sharing a few spans."""
     hs, he, ws, we = bins.h_start[r], bins.h_end[r], bins.w_start[r], bins.w_end[r]
     out.fill(0)
     rows, cols = np.flatnonzero(hs < he), np.flatnonzero(ws < we)
@@ -198,13 +180,8 @@ def _roi_numpy(plane: np.ndarray, out: np.ndarray, bins: RoiBins, r: int) -> Non
 
 
 def _runs(start: np.ndarray, end: np.ndarray) -> tuple[list[tuple[int, int]], np.ndarray]:
-    """The spans of consecutive equal (start, end) pairs, and each pair's span index: bin edges
-    rise with the bin index, so equal spans are neighbours (no sort needed; were they not, a
-    span would only be reduced twice).
-
-    >>> _runs(np.array([0, 0, 1]), np.array([1, 1, 2]))
-    ([(0, 1), (1, 2)], array([0, 0, 1]))
-    """
+    """The spans of consecutive equal (start, end) pairs, and each pair's span index (bin edges
+    rise with the bin index, so equal spans are neighbours)."""
     new = np.ones(start.shape[0], bool)
     new[1:] = (start[1:] != start[:-1]) | (end[1:] != end[:-1])
     first = np.flatnonzero(new)

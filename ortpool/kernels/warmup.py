@@ -1,10 +1,6 @@
-"""Compile the numba kernels ahead of time, so that no ``session.run`` pays for it.
-
-The first call of each compiled kernel and element type compiles it (10-20 s each for the
-window loops on a 2-core machine, 5-10 s for the global sums) and stores the machine code in
-numba's on-disk cache; every later process loads it in milliseconds. :func:`warm_up` makes those
-first calls on tiny inputs, e.g. in a container build step (``ortpool warmup``), so that a fresh
-installation serves its first request at speed.
+"""Compile the numba kernels ahead of time (``ortpool warmup``, e.g. in a container build step),
+so that no ``session.run`` pays for it: :func:`warm_up` makes each kernel's first call on a tiny
+input, which fills numba's on-disk cache; every later process loads it in milliseconds.
 """
 
 from __future__ import annotations
@@ -24,14 +20,11 @@ from ortpool.kernels.maxpool import max_pool
 from ortpool.kernels.maxunpool import max_unpool
 from ortpool.kernels.roipool import max_roi_pool
 
-#: The element types ortpool's ops take from onnxruntime, by their ONNX names (float is float32;
-#: float16/bfloat16 arrive as float32).
+#: The element types ortpool's ops take from onnxruntime, by their ONNX names.
 DTYPES = ("float", "double", "int8", "uint8")
-#: The compiled kernels, named as the warm-up reports them, in the order it compiles them.
-#: int8 and uint8 have MaxPool and MaxPool with Indices only: float32's max loops (exact).
-#: AveragePool first: float32's LpPool runs the float64 AveragePool loops, so processes warming
-#: float32 and float64 side by side compile them once when the float64 one has them cached
-#: before the float32 one reaches LpPool (14 s of CPU when the two met at the same moment).
+#: The compiled kernels, named as the warm-up reports them, in the order it compiles them (int8 and
+#: uint8 have the MaxPools only). AveragePool first: float32's LpPool runs the float64 AveragePool
+#: loops, which processes warming float32 and float64 side by side then compile once.
 KERNELS = (
     "AveragePool",
     "MaxPool",
@@ -54,8 +47,7 @@ def _calls(dtype: np.dtype) -> dict[str, Callable[[], object]]:
     }
     if dtype.kind != "f":
         return calls
-    # MaxPool's Y and Indices of ``x`` written out, rather than computed by the MaxPool with
-    # Indices kernel, which would compile that kernel too.
+    # MaxPool's Y and Indices of ``x`` written out: computing them would compile that kernel.
     y = np.array([5, 6, 6, 4], dtype).reshape(1, 1, 2, 2)
     indices = np.array([5, 6, 13, 11], np.int64).reshape(1, 1, 2, 2)
     rois = np.array([[0, 0, 0, 3, 3]], dtype)
@@ -110,10 +102,8 @@ def warm_up(
     on_done: Callable[[str, str, float], None] | None = None,
 ) -> list[tuple[str, str, float]]:
     """Compile (or load from the cache) ``kernels`` (names of :data:`KERNELS`) for ``dtypes``
-    (ONNX names, ``float`` is float32; numpy's spellings ``float32``, ``float64`` are read too);
-    returns (kernel, ONNX type name, seconds) per call, in the order of :data:`KERNELS` within
-    each type, each also given to ``on_done`` as it finishes. Nothing to do, and an empty list,
-    when the numpy kernels are in use."""
+    (ONNX names or numpy's spellings); returns (kernel, ONNX type name, seconds) per call, each
+    also given to ``on_done`` as it finishes; an empty list when the numpy kernels are in use."""
     todo = planned(dtypes, kernels)
     if _backend.backend() != "numba":
         return []
