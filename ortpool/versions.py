@@ -75,7 +75,6 @@ class OpVersion:
     #: Per input, whether it has X's element type (MaxRoiPool's rois does; MaxUnpool's I does not,
     #: it is int64): such inputs are carried by a Cast pair with X.
     typed_inputs: tuple[bool, ...] = (True,)
-    output_names: tuple[str, ...] = ("Y",)
 
     @property
     def carried_types(self) -> tuple[str, ...]:
@@ -141,7 +140,6 @@ def _op_version(schema: onnx.defs.OpSchema) -> OpVersion:
         input_names=tuple(i.name for i in schema.inputs),
         min_inputs=sum(1 for i in schema.inputs if i.option != optional),
         typed_inputs=tuple(i.type_str == type_param for i in schema.inputs),
-        output_names=tuple(o.name for o in schema.outputs),
     )
 
 

@@ -14,6 +14,13 @@ benchmark): which loops run (``set_backend``, ``prefer_loaded``, ``backend``, ``
 check (``check_memory``, ``output_limit``, ``MEMORY_CHECK_BYTES``).
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
 from ortpool.kernels._backend import NUMBA_MIN_BYTES, backend, prefer_loaded, set_backend
 from ortpool.kernels._backend import mode as backend_mode
 from ortpool.kernels._buffers import held_bytes as held_output_bytes
@@ -23,12 +30,38 @@ from ortpool.kernels._compile_note import set_relay as set_compile_relay
 from ortpool.kernels._limits import MEMORY_CHECK_BYTES, check_memory, output_limit
 from ortpool.kernels._parallel import set_thread_count, thread_count
 from ortpool.kernels.avgpool import average_pool
-from ortpool.kernels.by_op import run as run_op
 from ortpool.kernels.globalpool import global_average_pool, global_lp_pool, global_max_pool
 from ortpool.kernels.lppool import lp_pool
 from ortpool.kernels.maxpool import max_pool, window_max
 from ortpool.kernels.maxunpool import max_unpool
 from ortpool.kernels.roipool import max_roi_pool
+
+#: The kernel of each operator but MaxPool, called with the node's present inputs in order.
+_KERNELS = {
+    "AveragePool": average_pool,
+    "MaxUnpool": max_unpool,
+    "LpPool": lp_pool,
+    "GlobalMaxPool": global_max_pool,
+    "GlobalAveragePool": global_average_pool,
+    "GlobalLpPool": global_lp_pool,
+    "MaxRoiPool": max_roi_pool,
+}
+
+
+def run_op(
+    op: str, version: int, feeds: Sequence[np.ndarray], attributes: Mapping[str, Any],
+    n_outputs: int = 1,
+) -> tuple[np.ndarray, ...]:
+    """The outputs of ``op``-``version`` on ``feeds`` (the node's present inputs, in order): the
+    one entry point of the registration, the validator and the benchmark.
+
+    ``n_outputs`` 2 asks MaxPool for Indices too. Errors are :class:`~ortpool.OrtpoolError`.
+    """
+    if op == "MaxPool":
+        result = max_pool(feeds[0], version=version, return_indices=n_outputs > 1, **attributes)
+        return result if n_outputs > 1 else (result,)
+    return (_KERNELS[op](*feeds, version=version, **attributes),)
+
 
 __all__ = [
     "MEMORY_CHECK_BYTES",

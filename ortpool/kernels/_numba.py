@@ -70,9 +70,11 @@ def _variant_jit(variant: str):
     return jit
 
 
-def _make_row_loops(combine, jit):
-    """The loops along one row of a strided inner-axis pass: (strided interior, edge output,
-    fused window)."""
+def _make_pass(combine, variant: str):
+    """The chain of passes (rows of :func:`._passes.pass_rows`) with ``combine``: each pass the
+    loop that suits its shape. ``pass_`` is one function on purpose: its five shapes as functions
+    of their own made every compile about 2.5 s longer per element type."""
+    jit = _variant_jit(variant)
 
     @jit(inline="always")
     def interior(r, w, jl, jh, pb, first, k, s, d):
@@ -129,12 +131,6 @@ def _make_row_loops(combine, jit):
             for i in range(w.shape[0]):
                 w[i] = combine(combine(a[i], b[i]), c[i])
 
-    return strided_interior, edge, fused
-
-
-def _make_edge_column(combine, jit):
-    """The edge outputs of a flat inner pass, one column at a time."""
-
     @jit()
     def edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident):
         """Output ``j`` of every row of a flat pass from its own taps ``[lo, hi)``: one loop down
@@ -154,12 +150,6 @@ def _make_edge_column(combine, jit):
                 if t != first:
                     acc = combine(acc, cur[base + t * d])
             tgt[o * out + j] = acc
-
-    return edge_column
-
-
-def _make_flat_inner(combine, jit, strided_interior, fused, edge_column):
-    """A pass over the innermost axis as flat loops over the whole block."""
 
     @jit(inline="always")
     def flat_tap(tgt, ph, total, o, s, init):
@@ -237,13 +227,6 @@ def _make_flat_inner(combine, jit, strided_interior, fused, edge_column):
             lo, hi = _taps(j, s, d, pb, n, k)
             edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
 
-    return flat_inner
-
-
-def _make_row_passes(combine, jit):
-    """Whole output rows of an outer-axis pass (rows of ``inner`` elements): (edge rows, every
-    tap inside)."""
-
     @jit()
     def rows(cur, tgt, sb, db, j0, j1, inner, s, d, pb, first, n, k, ident):
         """Output rows ``[j0, j1)`` of an outer-axis pass (rows of ``inner`` elements), each
@@ -283,19 +266,6 @@ def _make_row_passes(combine, jit):
                     r = cur[start + t * d * inner : start + t * d * inner + inner]
                     for i in range(inner):
                         w[i] = combine(w[i], r[i])
-
-    return rows, interior_rows
-
-
-def _make_pass(combine, variant: str):
-    """One pass (a row of :func:`._passes.pass_rows`) with ``combine``: the loop that suits its
-    shape. One function on purpose: its five shapes as functions of their own made every compile
-    about 2.5 s longer per element type, inlined longer still."""
-    jit = _variant_jit(variant)
-    strided_interior, edge, fused = _make_row_loops(combine, jit)
-    edge_column = _make_edge_column(combine, jit)
-    flat_inner = _make_flat_inner(combine, jit, strided_interior, fused, edge_column)
-    rows, interior_rows = _make_row_passes(combine, jit)
 
     @jit()
     def pass_(cur, tgt, ph, row, ident):
@@ -384,12 +354,6 @@ def _make_pass(combine, variant: str):
             else:
                 interior_rows(cur, tgt, sb, db, jl, jh, inner, s, d, pb, first, k)
 
-    return pass_
-
-
-def _make_chain(pass_, variant: str):
-    jit = _variant_jit(variant)
-
     @jit(inline="always")
     def chain(src, dst, info, ident, buf0, buf1, ph):
         """Every pass of one plane in order through the two scratch rows, the last into ``dst``
@@ -409,8 +373,8 @@ def _make_chain(pass_, variant: str):
     return chain
 
 
-_chain_max = _make_chain(_make_pass(_max, "max"), "max")
-_chain_sum = _make_chain(_make_pass(_add, "sum"), "sum")
+_chain_max = _make_pass(_max, "max")
+_chain_sum = _make_pass(_add, "sum")
 
 
 @njit(inline="always", **_OPTS)
@@ -585,13 +549,11 @@ def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
                 # Outputs with a tap outside: the whole row, or the columns around [cl, ch).
                 lo, hi = (cl, ch) if inside and cl < ch else (ow, ow)
                 for c in range(lo):
-                    _edge_output(
-                        x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, m0, m1, m2, ident, base
-                    )
+                    _edge_output(x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, m0, m1, m2,
+                                 ident, base)
                 for c in range(hi, ow):
-                    _edge_output(
-                        x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, m0, m1, m2, ident, base
-                    )
+                    _edge_output(x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, m0, m1, m2,
+                                 ident, base)
                 if inside and cl < ch:
                     if unit and k0 == 1 and k1 <= 3:
                         if k1 == 2 and k2 == 2 and s2 == 2:
@@ -605,22 +567,17 @@ def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
                         elif k1 == 1 and k2 == 3 and s2 == 2:
                             _window_rows(x, yr, ir, u0, v0, cl, ch, 2, pb2, 1, 3, m0, m1, m2, base)
                         else:
-                            _window_rows(
-                                x, yr, ir, u0, v0, cl, ch, s2, pb2, k1, k2, m0, m1, m2, base
-                            )
+                            _window_rows(x, yr, ir, u0, v0, cl, ch, s2, pb2, k1, k2, m0, m1, m2,
+                                         base)
                     elif unit and k0 == 2 and k1 == 2 and k2 == 2:
-                        _window_row(
-                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 2, 2, 2, 1, 1, 1, m0, m1, m2, base
-                        )
+                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 2, 2, 2, 1, 1, 1, m0, m1,
+                                    m2, base)
                     elif unit and k0 == 3 and k1 == 3 and k2 == 3:
-                        _window_row(
-                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 3, 3, 3, 1, 1, 1, m0, m1, m2, base
-                        )
+                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 3, 3, 3, 1, 1, 1, m0, m1,
+                                    m2, base)
                     else:
-                        _window_row(
-                            x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2, m0, m1, m2,
-                            base,
-                        )
+                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2, m0,
+                                    m1, m2, base)
 
 
 @njit(**_OPTS)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ortpool.kernels._lanes import ABS, COMPENSATED_LANES, LANES, SQUARE, VALUES
 from ortpool.kernels._numba import _OPTS
+from ortpool.kernels.globalpool import ABS, COMPENSATED_LANES, LANES, SQUARE, VALUES
 
 
 @njit(inline="always", **_OPTS)

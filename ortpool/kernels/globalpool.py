@@ -25,7 +25,11 @@ import numpy as np
 
 from ortpool.kernels import _backend, _buffers, _calls, _parallel
 from ortpool.kernels._common import checked, lowest
-from ortpool.kernels._lanes import ABS, COMPENSATED_LANES, LANES, SQUARE, VALUES
+
+#: Lanes of a plain (float64) and of a compensated sum.
+LANES, COMPENSATED_LANES = 256, 1024
+#: What is summed per element: the value, its absolute value, its square (in float64).
+VALUES, ABS, SQUARE = 0, 1, 2
 
 
 def lane_count(size: int, cap: int) -> int:
