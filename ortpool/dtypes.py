@@ -10,19 +10,11 @@ from ortpool.errors import OrtpoolError
 
 #: onnx type name -> numpy dtype (bfloat16 through ml_dtypes, as onnxruntime's Python API takes it)
 NUMPY: dict[str, np.dtype] = {
-    "float": np.dtype(np.float32),
-    "double": np.dtype(np.float64),
-    "float16": np.dtype(np.float16),
-    "bfloat16": np.dtype(ml_dtypes.bfloat16),
-    "int8": np.dtype(np.int8),
-    "uint8": np.dtype(np.uint8),
-    "int16": np.dtype(np.int16),
-    "uint16": np.dtype(np.uint16),
-    "int32": np.dtype(np.int32),
-    "uint32": np.dtype(np.uint32),
-    "int64": np.dtype(np.int64),
-    "uint64": np.dtype(np.uint64),
-    "bool": np.dtype(np.bool_),
+    "float": np.dtype(np.float32), "double": np.dtype(np.float64),
+    "float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16),
+    "int8": np.dtype(np.int8), "uint8": np.dtype(np.uint8), "int16": np.dtype(np.int16),
+    "uint16": np.dtype(np.uint16), "int32": np.dtype(np.int32), "uint32": np.dtype(np.uint32),
+    "int64": np.dtype(np.int64), "uint64": np.dtype(np.uint64), "bool": np.dtype(np.bool_),
 }
 
 CODE: dict[str, int] = {name: getattr(TensorProto, name.upper()) for name in NUMPY}

@@ -33,8 +33,7 @@ class OrtpoolError(ValueError):
     ) -> OrtpoolError:
         """A copy with the missing parts of the location filled in."""
         return OrtpoolError(
-            self.detail,
-            node=self.node if self.node is not None else node,
+            self.detail, node=self.node if self.node is not None else node,
             op=self.op if self.op is not None else op,
             version=self.version if self.version is not None else version,
         )

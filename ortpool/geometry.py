@@ -279,16 +279,11 @@ def unpool_output_spatial(spatial: Sequence[int], attrs: PoolAttrs) -> tuple[int
     _check_rank(spatial, attrs)
     out = []
     for i, n in enumerate(spatial):
-        size = (n - 1) * attrs.strides[i] - attrs.pads[i] - attrs.pads[i + attrs.rank]
-        size += attrs.kernel_shape[i]
-        check_int64(
-            f"spatial axis {i}: the default output size ({n} - 1) * {attrs.strides[i]} - "
-            f"{attrs.pads[i]} - {attrs.pads[i + attrs.rank]} + {attrs.kernel_shape[i]}",
-            size,
-        )
+        s, k = attrs.strides[i], attrs.kernel_shape[i]
+        pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
+        what = f"spatial axis {i}: the default output size"
+        size = check_int64(f"{what} ({n} - 1) * {s} - {pb} - {pe} + {k}", (n - 1) * s - pb - pe + k)
         if size < 0:
-            raise OrtpoolError(
-                f"spatial axis {i}: the default output size (n-1)*s - pads + k = {size} is negative"
-            )
+            raise OrtpoolError(f"{what} (n-1)*s - pads + k = {size} is negative")
         out.append(size)
     return tuple(out)

@@ -31,9 +31,7 @@ import numpy as np
 
 #: dtype -> (atol, rtol) of graph outputs (relative to their magnitude: ortpool.validate.endtoend)
 DEFAULTS: dict[str, tuple[float, float]] = {
-    "float": (1e-6, 1e-5),
-    "double": (1e-12, 1e-10),
-    "float16": (1e-3, 2e-3),
+    "float": (1e-6, 1e-5), "double": (1e-12, 1e-10), "float16": (1e-3, 2e-3),
     "bfloat16": (1e-2, 1.6e-2),
 }
 #: (mantissa bits, smallest normal exponent) per element type: the ulp of a value.
@@ -217,15 +215,8 @@ def _exact(op: str, version: int, dtype: str, x: np.ndarray, y: np.ndarray,
 
 
 def node_tolerance(
-    op: str,
-    version: int,
-    dtype: str,
-    x: np.ndarray,
-    y: np.ndarray,
-    attributes: Mapping[str, Any],
-    atol: float | None = None,
-    rtol: float | None = None,
-    rule: AccuracyRule = DEFAULT_RULE,
+    op: str, version: int, dtype: str, x: np.ndarray, y: np.ndarray, attributes: Mapping[str, Any],
+    atol: float | None = None, rtol: float | None = None, rule: AccuracyRule = DEFAULT_RULE,
 ) -> Tolerance:
     """The tolerance of a node's Y: exact for max-like values and integers, ruling 17's
     accuracy rule for sums (the module docstring), ``y`` ortpool's output on ``x``."""

@@ -13,14 +13,8 @@ import onnx.defs
 from onnx import AttributeProto
 
 OPERATORS: tuple[str, ...] = (
-    "MaxPool",
-    "AveragePool",
-    "MaxUnpool",
-    "LpPool",
-    "GlobalMaxPool",
-    "GlobalAveragePool",
-    "GlobalLpPool",
-    "MaxRoiPool",
+    "MaxPool", "AveragePool", "MaxUnpool", "LpPool", "GlobalMaxPool", "GlobalAveragePool",
+    "GlobalLpPool", "MaxRoiPool",
 )
 #: Operators whose window is the whole spatial extent: no window attributes, spatial output 1.
 GLOBAL_OPERATORS: tuple[str, ...] = ("GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool")
@@ -38,12 +32,10 @@ CAST_TYPES: tuple[str, ...] = ("float16", "bfloat16")
 PER_AXIS_DEFAULTS: Mapping[str, int] = {"strides": 1, "dilations": 1, "pads": 0}
 #: Attributes a later version adds, with the value that does what the versions without it did:
 #: what a node of such a version is read as, and what a lifted node may leave them at.
+#: (dilations: 1 per axis, PER_AXIS_DEFAULTS; auto_pad: MaxUnpool has none, its pads are explicit)
 NEUTRAL_DEFAULTS: Mapping[str, int | str | None] = {
-    "ceil_mode": 0,
-    "dilations": None,  # 1 per axis (PER_AXIS_DEFAULTS)
-    "count_include_pad": 0,
-    "storage_order": 0,
-    "auto_pad": "NOTSET",  # MaxUnpool has none: its pads are explicit
+    "ceil_mode": 0, "dilations": None, "count_include_pad": 0, "storage_order": 0,
+    "auto_pad": "NOTSET",
 }
 
 
@@ -103,12 +95,8 @@ class OpVersion:
         return None
 
 
-_KINDS = {
-    AttributeProto.INT: "int",
-    AttributeProto.INTS: "ints",
-    AttributeProto.STRING: "string",
-    AttributeProto.FLOAT: "float",
-}
+_KINDS = {AttributeProto.INT: "int", AttributeProto.INTS: "ints", AttributeProto.STRING: "string",
+          AttributeProto.FLOAT: "float"}
 
 
 def _attr_spec(attr: onnx.defs.OpSchema.Attribute) -> AttrSpec:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from ortpool.kernels import _calls, _compile_note
-from ortpool.kernels._compile_note import KERNELS  # the table lives with the note naming them
+from ortpool.kernels._compile_note import KERNELS
 
 #: Element types the compiled kernels take (float16/bfloat16 are computed in float32 anyway).
 NUMBA_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8))
@@ -41,10 +41,8 @@ def mode() -> str:
     if _mode is None:
         choice = os.environ.get("ORTPOOL_KERNELS", "").strip().lower() or "auto"
         if choice not in _MODES:
-            warnings.warn(
-                f"ORTPOOL_KERNELS={choice!r} is not one of auto, numba, numpy, loaded: using auto",
-                stacklevel=2,
-            )
+            warnings.warn(f"ORTPOOL_KERNELS={choice!r} is not one of auto, numba, numpy, loaded: "
+                          "using auto", stacklevel=2)
             choice = "auto"
         _mode = choice
     return _mode
@@ -61,10 +59,8 @@ def backend() -> str:
             from ortpool.kernels import _numba  # noqa: F401
         except ImportError as err:
             if mode() == "numba":
-                warnings.warn(
-                    f"ORTPOOL_KERNELS=numba but numba does not import ({err}): using numpy",
-                    stacklevel=2,
-                )
+                warnings.warn(f"ORTPOOL_KERNELS=numba but numba does not import ({err}): using "
+                              "numpy", stacklevel=2)
             _available = False
         else:
             _compile_note.install()
@@ -83,9 +79,8 @@ def loaded(kernel: str, dtype: np.dtype) -> bool:
     if (kernel, dtype.name) in _LOADED:
         return True
     module = sys.modules.get(KERNELS[kernel][0])
-    if module is None:
-        return False
-    if any(str(sig[0].dtype) == dtype.name for sig in getattr(module, kernel).signatures):
+    signatures = getattr(module, kernel).signatures if module is not None else ()
+    if any(str(sig[0].dtype) == dtype.name for sig in signatures):
         _LOADED.add((kernel, dtype.name))
         return True
     return False
@@ -132,9 +127,8 @@ def prefer_loaded() -> Iterator[None]:
     try:
         yield
     finally:
-        if saved is None:
-            os.environ.pop("ORTPOOL_KERNELS", None)
-        else:
+        os.environ.pop("ORTPOOL_KERNELS", None)
+        if saved is not None:
             os.environ["ORTPOOL_KERNELS"] = saved
         _calls.forget()
         _mode = before

@@ -47,10 +47,8 @@ def scratch(shape: tuple[int, ...], dtype: np.dtype, slot: Any) -> np.ndarray:
         nbytes = math.prod(shape) * np.dtype(dtype).itemsize
         # The old buffers go first: the onnxruntime hook counts the held bytes as reusable.
         if len(ws.buffers) >= MAX_BUFFERS or ws.nbytes + nbytes > MAX_BUFFER_BYTES:
-            ws.buffers.clear()
-            ws.nbytes = 0
-        buf = np.empty(shape, dtype)
-        ws.buffers[key] = buf
+            ws.buffers, ws.nbytes = {}, 0
+        buf = ws.buffers[key] = np.empty(shape, dtype)
         ws.nbytes += buf.nbytes
     return buf
 
@@ -70,6 +68,5 @@ def output(shape: tuple[int, ...], dtype: np.dtype, slot: Any = 0) -> np.ndarray
 
 def reuse_outputs(on: bool) -> bool:
     """Turn output reuse on or off for this thread; returns the previous setting."""
-    previous = _workspace.reuse_outputs
-    _workspace.reuse_outputs = on
+    previous, _workspace.reuse_outputs = _workspace.reuse_outputs, on
     return previous

@@ -42,7 +42,7 @@ def lookup(tag: tuple, x: Any, attributes: dict[str, Any]) -> tuple[tuple | None
     # first is a valid int attribute, and a cache hit must never skip an error.
     key = (tag, x.shape, x.dtype, tuple(attributes.items()), tuple(map(type, attributes.values())))
     try:
-        return key, _runner(_CALLS.get(key))
+        return key, (_CALLS.get(key) or (None,))[0]
     except TypeError:  # list attributes (the numpy API): key them as tuples, with their types
         pass
     try:
@@ -51,13 +51,9 @@ def lookup(tag: tuple, x: Any, attributes: dict[str, Any]) -> tuple[tuple | None
             for k, v in attributes.items()
         )
         key = (tag, x.shape, x.dtype, items)
-        return key, _runner(_CALLS.get(key))
+        return key, (_CALLS.get(key) or (None,))[0]
     except TypeError:
         return None, None
-
-
-def _runner(entry: tuple[Runner, int] | None) -> Runner | None:
-    return None if entry is None else entry[0]
 
 
 def remember(key: tuple | None, runner: Runner, held: int = 0) -> Runner:

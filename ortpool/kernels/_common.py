@@ -22,20 +22,16 @@ def dtype_name(dtype: np.dtype) -> str:
     return NUMPY_SPELLING.get(dtype.name, dtype.name)
 
 
-def check_input(opv: OpVersion, x: np.ndarray, name: str = "X") -> None:
+def check_input(opv: OpVersion, x: np.ndarray) -> None:
     """X must be (N, C, D1, ...) of a type the version's schema lists."""
     if not isinstance(x, np.ndarray):
-        raise OrtpoolError(f"input {name} must be a numpy array, got {type(x).__name__}")
+        raise OrtpoolError(f"input X must be a numpy array, got {type(x).__name__}")
     if dtype_name(x.dtype) not in opv.types:
-        raise OrtpoolError(
-            f"input {name} has element type {dtype_name(x.dtype)}; this version takes "
-            f"{', '.join(opv.types)}"
-        )
+        raise OrtpoolError(f"input X has element type {dtype_name(x.dtype)}; this version takes "
+                           f"{', '.join(opv.types)}")
     if x.ndim < 3:
-        raise OrtpoolError(
-            f"input {name} has shape {list(x.shape)}; pooling needs (N, C, D1, ...) with at "
-            "least one spatial axis"
-        )
+        raise OrtpoolError(f"input X has shape {list(x.shape)}; pooling needs (N, C, D1, ...) "
+                           "with at least one spatial axis")
 
 
 @functools.lru_cache(maxsize=512)
@@ -95,8 +91,8 @@ def checked_window(
     op: str, version: int, x: np.ndarray, attributes: Mapping[str, Any]
 ) -> tuple[PoolAttrs, PoolGeometry]:
     """:func:`checked`, and the window geometry on X's spatial shape (window operators)."""
-    attrs = checked(op, version, x, attributes)
     with located(op, version):
+        attrs = checked(op, version, x, attributes)
         return attrs, geometry_for(tuple(x.shape[2:]), attrs)
 
 

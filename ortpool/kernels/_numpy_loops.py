@@ -25,21 +25,18 @@ def apply_flat(
     ufunc: np.ufunc, target: np.ndarray, source: np.ndarray, ft: FlatTap, slot: Any
 ) -> None:
     """``ufunc(target[tap outputs], source[tap inputs])`` in place, as one flat call."""
-    rows = target.shape[0] * ft.outer
-    inner = ft.inner
+    rows, inner = target.shape[0] * ft.outer, ft.inner
     t3 = target.reshape(rows, ft.out, inner)
-    head = t3[:, : ft.lo]
-    tail = t3[:, ft.hi :]
+    # The row seams the flat range also covers are saved and restored.
+    head, tail = t3[:, : ft.lo], t3[:, ft.hi :]
     saved_head = scratch(head.shape, target.dtype, (slot, "head"))
     saved_tail = scratch(tail.shape, target.dtype, (slot, "tail"))
     np.copyto(saved_head, head)
     np.copyto(saved_tail, tail)
-    begin = ft.lo * inner
-    end = ((rows - 1) * ft.out + ft.hi) * inner
+    begin, end = ft.lo * inner, ((rows - 1) * ft.out + ft.hi) * inner
     flat_target = target.reshape(-1)[begin:end]
     last = ft.first + (end - begin - 1) * ft.step
-    flat_source = source.reshape(-1)[ft.first : last + 1 : ft.step]
-    ufunc(flat_target, flat_source, out=flat_target)
+    ufunc(flat_target, source.reshape(-1)[ft.first : last + 1 : ft.step], out=flat_target)
     np.copyto(head, saved_head)
     np.copyto(tail, saved_tail)
 
@@ -135,12 +132,8 @@ def _add_taps(
             ufunc(o, src[at_axis(axis, slice(c, c + (jb - ja - 1) * g.s + 1, g.s))], out=o)
         return
     base = src[at_axis(axis, slice(c0, None))]
-    strides = (
-        g.d * src.strides[ax],
-        *src.strides[:ax],
-        g.s * src.strides[ax],
-        *src.strides[ax + 1 :],
-    )
+    strides = (g.d * src.strides[ax], *src.strides[:ax], g.s * src.strides[ax],
+               *src.strides[ax + 1 :])
     taps = np.lib.stride_tricks.as_strided(base, (m, *o.shape), strides, writeable=False)
     for a in range(0, m, chunk):
         b = min(m, a + chunk)

@@ -19,12 +19,8 @@ from ortpool.versions import GLOBAL_OPERATORS
 
 
 def output_shape(
-    op: str,
-    version: int,
-    x_shape: Sequence[int],
-    attributes: Mapping[str, Any],
-    unpool_shape: Any = None,
-    rois_shape: Sequence[int] | None = None,
+    op: str, version: int, x_shape: Sequence[int], attributes: Mapping[str, Any],
+    unpool_shape: Any = None, rois_shape: Sequence[int] | None = None,
 ) -> tuple[int, ...]:
     """Y's shape for ``op``-``version`` on an input of ``x_shape`` (Indices has the same).
 

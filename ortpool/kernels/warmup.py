@@ -26,13 +26,8 @@ DTYPES = ("float", "double", "int8", "uint8")
 #: uint8 have the MaxPools only). AveragePool first: float32's LpPool runs the float64 AveragePool
 #: loops, which processes warming float32 and float64 side by side then compile once.
 KERNELS = (
-    "AveragePool",
-    "MaxPool",
-    "MaxPool with Indices",
-    "MaxUnpool",
-    "LpPool",
-    "GlobalAveragePool/GlobalLpPool",
-    "MaxRoiPool",
+    "AveragePool", "MaxPool", "MaxPool with Indices", "MaxUnpool", "LpPool",
+    "GlobalAveragePool/GlobalLpPool", "MaxRoiPool",
 )
 _ATTRS = {"kernel_shape": [2, 2], "strides": [2, 2]}
 
@@ -97,8 +92,7 @@ def _listed(names: Iterable[str]) -> list[str]:
 
 
 def warm_up(
-    dtypes: Iterable[str] = DTYPES,
-    kernels: Iterable[str] = KERNELS,
+    dtypes: Iterable[str] = DTYPES, kernels: Iterable[str] = KERNELS,
     on_done: Callable[[str, str, float], None] | None = None,
 ) -> list[tuple[str, str, float]]:
     """Compile (or load from the cache) ``kernels`` (names of :data:`KERNELS`) for ``dtypes``
