@@ -29,10 +29,9 @@ from ortpool.kernels._calls import forget as forget_plans
 from ortpool.kernels._compile_note import set_relay as set_compile_relay
 from ortpool.kernels._limits import MEMORY_CHECK_BYTES, check_memory, output_limit
 from ortpool.kernels._parallel import set_thread_count, thread_count
-from ortpool.kernels.avgpool import average_pool
+from ortpool.kernels._plan import average_pool, max_pool, window_max
 from ortpool.kernels.globalpool import global_average_pool, global_lp_pool, global_max_pool
 from ortpool.kernels.lppool import lp_pool
-from ortpool.kernels.maxpool import max_pool, window_max
 from ortpool.kernels.maxunpool import max_unpool
 from ortpool.kernels.roipool import max_roi_pool
 

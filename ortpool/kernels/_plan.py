@@ -1,10 +1,11 @@
-"""Execution plans: everything about a window pooling call that depends only on (shape, dtype,
-attributes), built once per signature (:mod:`._calls` caches it). One plan per kernel product,
-:class:`MaxValues` (MaxPool's Y), :class:`Average` (AveragePool's Y, LpPool's sums) and
-:class:`MaxIndices` (MaxPool's Y and Indices): the output shape, an empty window's identity, the
-divisor, the index multipliers. Its loop is a slot filled by the back-end the one dispatch
-(:func:`ortpool.kernels._backend.loop`) chose: numpy (:mod:`._numpy_plans`) or compiled
-(:mod:`._numba_plans`), the same taps in the same order, hence bit-identical results.
+"""MaxPool and AveragePool, every spec version, and their execution plans: everything about a
+window call that depends only on (shape, dtype, attributes), built once per signature
+(:mod:`._calls` caches it). One plan per kernel product, :class:`MaxValues` (MaxPool's Y),
+:class:`Average` (AveragePool's Y, LpPool's sums) and :class:`MaxIndices` (MaxPool's Y and
+Indices): the output shape, an empty window's identity, the divisor, the index multipliers. Its
+loop is a slot filled by the back-end the one dispatch (:func:`ortpool.kernels._backend.loop`)
+chose: numpy (:mod:`._numpy_plans`) or compiled (:mod:`._numba_plans`), the same taps in the same
+order, hence bit-identical results.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from ortpool import versions
+from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry, index_multipliers
-from ortpool.kernels import _numba_plans, _numpy_plans
+from ortpool.kernels import _calls, _limits, _numba_plans, _numpy_plans
 from ortpool.kernels._backend import loop
 from ortpool.kernels._buffers import output, read_only
 from ortpool.kernels._calls import Runner
-from ortpool.kernels._common import lowest
 from ortpool.kernels._passes import max_axis_order
 
 
@@ -139,29 +141,84 @@ def held_bytes(obj: Any) -> int:
 _COMPILED_AS = {np.dtype(np.int8): np.dtype(np.float32), np.dtype(np.uint8): np.dtype(np.float32)}
 
 
-def max_pool_runner(
-    geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, wide: np.dtype | None,
-    return_indices: bool, storage_order: int,
+def max_pool(
+    x: np.ndarray, *, version: int = 22, return_indices: bool = False, **attributes: Any
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """MaxPool of spec version ``version`` on ``x`` (N, C, D1, ...).
+
+    ``attributes`` are the spec's, as lists or in the ortpool string encoding (``"3,3"``); an
+    attribute the version lacks is an error. With ``return_indices`` the result is ``(Y, Indices)``
+    with Indices laid out as ruling 7 says.
+    """
+    tag = ("MaxPool", version, return_indices)
+    return _calls.run(tag, x, attributes, _max_pool_runner, version, return_indices)
+
+
+def _max_pool_runner(
+    x: np.ndarray, attributes: dict[str, Any], version: int, indices: bool
 ) -> tuple[Runner, int]:
-    """(x -> Y, or x -> (Y, Indices); the bytes its plan holds); ``wide`` is the compute dtype
-    of float16/bfloat16."""
-    work_dtype = wide if wide is not None else dtype
+    """(x -> Y, or x -> (Y, Indices); the bytes its plan holds), X and the attributes checked."""
+    opv, dtype = versions.get("MaxPool", version), x.dtype
+    with _calls.located("MaxPool", version):
+        _calls.check_input(opv, x)
+        if indices and opv.max_outputs < 2:
+            raise OrtpoolError("this version has no Indices output")
+        attrs = _calls.attrs_for("MaxPool", version, attributes, x.ndim - 2)
+        geom = _calls.geometry_for(tuple(x.shape[2:]), attrs)
+        # float16/bfloat16 are computed in float32 and rounded once (rulings 8, 10).
+        work_dtype = _calls.compute_dtype(dtype) or dtype
+        _limits.check_pool(geom, x.shape, dtype, work_dtype, max_axis_order(geom), indices)
     compiled_as = _COMPILED_AS.get(work_dtype, work_dtype)
-    nbytes = math.prod(shape) * work_dtype.itemsize
-    if not return_indices:
+    nbytes = math.prod(x.shape) * work_dtype.itemsize
+    if not indices:
         kernel = loop("max_planes", compiled_as, nbytes)
     else:  # the compiled window loop is written for ranks 1-3 (seen as rank 3)
         kernel = loop("max_indices", compiled_as, nbytes) if len(geom.axes) <= 3 else None
-    args = (geom, shape, compiled_as if kernel else work_dtype, lowest(work_dtype))
-    plan = MaxIndices(*args, storage_order, kernel) if return_indices else MaxValues(*args, kernel)
+    args = (geom, tuple(x.shape), compiled_as if kernel else work_dtype, _calls.lowest(work_dtype))
+    plan = MaxIndices(*args, attrs.storage_order, kernel) if indices else MaxValues(*args, kernel)
     if plan.dtype == dtype:
         return plan.run, held_bytes(plan)
 
     def run_converted(x: np.ndarray) -> Any:
         out = plan.run(x.astype(plan.dtype))
-        return (out[0].astype(dtype), out[1]) if return_indices else out.astype(dtype)
+        return (out[0].astype(dtype), out[1]) if indices else out.astype(dtype)
 
     return run_converted, held_bytes(plan)
+
+
+def window_max(x: np.ndarray, geom: PoolGeometry) -> np.ndarray:
+    """The max over each pooling window of ``x`` for an already resolved geometry (no attribute
+    validation): MaxPool's Y, with an empty window holding the lowest value of the dtype.
+
+    For callers that hold a :class:`~ortpool.geometry.PoolGeometry` rather than attributes,
+    e.g. the validator marking the windows that contain a NaN.
+    """
+    if x.ndim != 2 + len(geom.axes) or tuple(x.shape[2:]) != tuple(g.n for g in geom.axes):
+        raise OrtpoolError(
+            f"input X has shape {list(x.shape)}; the geometry is for spatial shape "
+            f"{[g.n for g in geom.axes]}"
+        )
+    plan = MaxValues(geom, tuple(x.shape), x.dtype, _calls.lowest(x.dtype))
+    return plan.run(np.ascontiguousarray(x))
+
+
+def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
+    """AveragePool of spec version ``version`` on ``x`` (N, C, D1, ...).
+
+    The divisor follows ruling 8: taps inside the input, or with ``count_include_pad`` taps
+    inside the padded input; a window with no input element is NaN (0/0) or 0 respectively.
+    """
+    return _calls.run(("AveragePool", version), x, attributes, _average_planned, version)
+
+
+def _average_planned(x: np.ndarray, attributes: dict[str, Any], version: int) -> tuple:
+    attrs, geom = _calls.checked_window("AveragePool", version, x, attributes)
+    # float16/bfloat16 accumulate in float32 and are rounded once (ruling 8).
+    acc = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
+    with _calls.located("AveragePool", version):
+        _limits.check_pool(geom, x.shape, x.dtype, acc, range(len(geom.axes)))
+    div = divisor(geom, bool(attrs.count_include_pad), acc)
+    return average_pool_runner(geom, tuple(x.shape), x.dtype, acc, div)
 
 
 def average_pool_runner(
@@ -173,3 +230,15 @@ def average_pool_runner(
     if dtype == acc:
         return plan.run, held_bytes(plan)
     return lambda x: plan.run(x).astype(dtype), held_bytes(plan)
+
+
+def divisor(geom: PoolGeometry, include_pad: bool, dtype: np.dtype) -> np.ndarray:
+    """The per-output divisor, an outer product of per-axis counts (validity is per axis); not
+    cached apart: the plan that divides by it is."""
+    rank = len(geom.axes)
+    # The first axis's counts start the product (1 * c is c exactly); the others multiply in.
+    div = geom.axes[0].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1))
+    for a in range(1, rank):
+        div = div * geom.axes[a].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1 - a))
+    div.setflags(write=False)
+    return div

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ortpool.kernels import _backend, _buffers, _calls, _parallel
-from ortpool.kernels._common import checked, lowest
+from ortpool.kernels._calls import checked, lowest
 
 #: Lanes of a plain (float64) and of a compensated sum.
 LANES, COMPENSATED_LANES = 256, 1024

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ortpool.kernels import _calls, _limits, _plan
-from ortpool.kernels._common import checked_window, located
+from ortpool.kernels._calls import checked_window, located
 from ortpool.kernels.globalpool import lp_root, lp_terms
 
 _F64 = np.dtype(np.float64)

@@ -10,7 +10,7 @@ from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import unpool_output_spatial
 from ortpool.kernels import _backend, _buffers, _limits, _parallel
-from ortpool.kernels._common import attrs_for, check_input, located
+from ortpool.kernels._calls import attrs_for, check_input, located
 
 
 def max_unpool(

@@ -16,7 +16,7 @@ import numpy as np
 
 from ortpool.errors import OrtpoolError
 from ortpool.kernels import _backend, _buffers, _calls, _limits, _parallel
-from ortpool.kernels._common import checked, dtype_name, located
+from ortpool.kernels._calls import checked, dtype_name, located
 
 #: Scaled RoI corners beyond this magnitude are refused: no feature map is that large, and the
 #: bin arithmetic stays exact in int64 (:func:`corner_limit`).

@@ -14,7 +14,7 @@ import numpy as np
 
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import unpool_output_spatial
-from ortpool.kernels._common import attrs_for, geometry_for
+from ortpool.kernels._calls import attrs_for, geometry_for
 from ortpool.versions import GLOBAL_OPERATORS
 
 
