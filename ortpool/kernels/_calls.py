@@ -36,35 +36,27 @@ def check_input(opv: OpVersion, x: np.ndarray) -> None:
                            "with at least one spatial axis")
 
 
-@functools.lru_cache(maxsize=512)
-def _normalize_cached(
-    op: str, version: int, items: tuple[tuple[str, Any], ...], rank: int, types: tuple = ()
-):
-    # ``types`` only keys the cache: 2, 2.0 and True are equal keys but not equally valid.
-    return normalize(versions.get(op, version), dict(items), rank)
-
-
-def _types(value: Any) -> Any:
-    if isinstance(value, list | tuple | np.ndarray):
-        return (type(value), *map(type, value))
-    return type(value)
-
-
-def _hashable(value: Any) -> Any:
-    if isinstance(value, list | tuple | np.ndarray):
-        return tuple(int(v) if isinstance(v, int | np.integer) else v for v in value)
-    return value
+def _key(attributes: Mapping[str, Any]) -> tuple:
+    """The attributes as a hashable key (TypeError when they are not), sequences as tuples, with
+    their value types: 1, 1.0 and True are equal keys, yet only the first is a valid int, and a
+    cache hit must never skip an error."""
+    return tuple(
+        (k, tuple(v), tuple(map(type, v))) if isinstance(v, list | tuple | np.ndarray)
+        else (k, v, type(v)) for k, v in attributes.items()
+    )
 
 
 def attrs_for(op: str, version: int, attributes: Mapping[str, Any], rank: int) -> PoolAttrs:
     """Normalised attributes, cached: a session calls the same node with the same strings."""
     try:
-        items = tuple(sorted((k, _hashable(v)) for k, v in attributes.items()))
-        hash(items)
-    except TypeError:
+        return _normalize_cached(op, version, _key(attributes), rank)
+    except TypeError:  # unhashable attributes
         return normalize(versions.get(op, version), attributes, rank)
-    types = tuple(sorted((k, _types(v)) for k, v in attributes.items()))
-    return _normalize_cached(op, version, items, rank, types)
+
+
+@functools.lru_cache(maxsize=512)
+def _normalize_cached(op: str, version: int, key: tuple, rank: int) -> Any:
+    return normalize(versions.get(op, version), {k: v for k, v, _ in key}, rank)
 
 
 @functools.lru_cache(maxsize=512)
@@ -139,19 +131,14 @@ def lookup(tag: tuple, x: Any, attributes: dict[str, Any]) -> tuple[tuple | None
     """(key, cached runner or None) of a call; key None when the call cannot be cached."""
     if type(x) is not np.ndarray:
         return None, None
-    # The value types are part of the key: 1, 1.0 and True are equal as keys, yet only the
-    # first is a valid int attribute, and a cache hit must never skip an error.
+    # A session's string attributes key the call as they are (the value types too: see _key).
     key = (tag, x.shape, x.dtype, tuple(attributes.items()), tuple(map(type, attributes.values())))
     try:
         return key, (_CALLS.get(key) or (None,))[0]
-    except TypeError:  # list attributes (the numpy API): key them as tuples, with their types
+    except TypeError:  # list attributes (the numpy API)
         pass
     try:
-        items = tuple(
-            (k, tuple(v), tuple(map(type, v))) if isinstance(v, list) else (k, v, type(v))
-            for k, v in attributes.items()
-        )
-        key = (tag, x.shape, x.dtype, items)
+        key = (tag, x.shape, x.dtype, _key(attributes))
         return key, (_CALLS.get(key) or (None,))[0]
     except TypeError:
         return None, None
