@@ -54,10 +54,8 @@ INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 def _check_int64(name: str, values: tuple[int, ...]) -> tuple[int, ...]:
     if any(not INT64_MIN <= v <= INT64_MAX for v in values):
-        raise OrtpoolError(
-            f"{name}={_shown(encode_ints(values))!r} holds a value beyond int64 (ONNX attributes "
-            f"are int64: {INT64_MIN} to {INT64_MAX})"
-        )
+        raise OrtpoolError(f"{name}={_shown(encode_ints(values))!r} holds a value beyond int64 "
+                           f"(ONNX attributes are int64: {INT64_MIN} to {INT64_MAX})")
     return values
 
 
@@ -158,9 +156,8 @@ def _p_value(opv: OpVersion, given: Mapping[str, Any]) -> int | float:
     if spec.kind == "float":
         p: int | float = _as_float("p", value)
         if not math.isfinite(p) or p <= 0:
-            raise OrtpoolError(
-                f"p={encode_float(p)} must be a finite number > 0 (the Lp norm needs p > 0)"
-            )
+            raise OrtpoolError(f"p={encode_float(p)} must be a finite number > 0 (the Lp norm "
+                               "needs p > 0)")
         return p
     p = _as_int("p", value)
     if p <= 0:
@@ -185,9 +182,8 @@ def normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None = None)
         unknown = sorted(set(given) - set(opv.attrs))
         if unknown:
             names = ", ".join(sorted(opv.attrs)) or "no attributes"
-            raise OrtpoolError(
-                f"attribute {unknown[0]!r} does not exist in this version (it has {names})"
-            )
+            raise OrtpoolError(f"attribute {unknown[0]!r} does not exist in this version (it has "
+                               f"{names})")
         if opv.op in GLOBAL_OPERATORS:
             return GlobalAttrs(_p_value(opv, given)) if "p" in opv.attrs else GlobalAttrs()
         if opv.op == "MaxRoiPool":
@@ -202,9 +198,8 @@ def _normalize_roi(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -
         raise OrtpoolError("attribute 'pooled_shape' is required")
     pooled = _as_ints("pooled_shape", given["pooled_shape"])
     if len(pooled) != 2:
-        raise OrtpoolError(
-            f"pooled_shape={encode_ints(pooled)!r} must have 2 values (height, width)"
-        )
+        raise OrtpoolError(f"pooled_shape={encode_ints(pooled)!r} must have 2 values (height, "
+                           "width)")
     _check_positive("pooled_shape", pooled)
     if rank is not None and rank != 2:
         raise OrtpoolError(f"the input has {rank} spatial axes; MaxRoiPool takes N x C x H x W")
@@ -248,19 +243,15 @@ def _kernel_shape(opv: OpVersion, given: Mapping[str, Any], rank: int | None) ->
     if "kernel_shape" not in given:
         if not opv.attrs["kernel_shape"].required:
             # LpPool-1's schema: optional, with no default and no rule to derive one.
-            raise OrtpoolError(
-                "attribute 'kernel_shape' is missing: this version's schema makes it optional, "
-                "but no output size can be computed without it"
-            )
+            raise OrtpoolError("attribute 'kernel_shape' is missing: this version's schema makes "
+                               "it optional, but no output size can be computed without it")
         raise OrtpoolError("attribute 'kernel_shape' is required")
     kernel = _as_ints("kernel_shape", given["kernel_shape"])
     if not kernel:
         raise OrtpoolError("kernel_shape='' must name at least one spatial axis")
     if rank is not None and len(kernel) != rank:
-        raise OrtpoolError(
-            f"kernel_shape={encode_ints(kernel)!r} has {len(kernel)} axes but the input has "
-            f"{rank} spatial axes"
-        )
+        raise OrtpoolError(f"kernel_shape={encode_ints(kernel)!r} has {len(kernel)} axes but the "
+                           f"input has {rank} spatial axes")
     _check_positive("kernel_shape", kernel)
     return kernel
 
@@ -275,10 +266,8 @@ def _per_axis(opv: OpVersion, given: Mapping[str, Any], name: str, rank: int) ->
         return fill
     length = len(fill)
     if len(values) != length:
-        raise OrtpoolError(
-            f"{name}={encode_ints(values)!r} has {len(values)} values; a kernel of rank "
-            f"{rank} needs {length}"
-        )
+        raise OrtpoolError(f"{name}={encode_ints(values)!r} has {len(values)} values; a kernel of "
+                           f"rank {rank} needs {length}")
     return values
 
 
@@ -357,8 +346,7 @@ def attribute_values(attributes: Iterable[onnx.AttributeProto]) -> dict[str, Any
             except UnicodeDecodeError:
                 # onnxruntime-extensions decodes string attributes before every call of a
                 # Python op; invalid UTF-8 there ends the process, so it is refused here first.
-                raise OrtpoolError(
-                    f"attribute {attr.name!r} is not UTF-8 text: {value!r}"
-                ) from None
+                raise OrtpoolError(f"attribute {attr.name!r} is not UTF-8 text: "
+                                   f"{value!r}") from None
         values[attr.name] = value
     return values

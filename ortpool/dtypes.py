@@ -40,10 +40,8 @@ def canonical(name: str) -> str:
     found = NUMPY_SPELLING.get(text.lower(), text.lower())
     if found not in NUMPY:
         spellings = ", ".join(f"{k}={v}" for k, v in NUMPY_SPELLING.items())
-        raise OrtpoolError(
-            f"element type {name!r} is not one of {', '.join(NUMPY)} (ONNX names; numpy's "
-            f"spellings are read too: {spellings})"
-        )
+        raise OrtpoolError(f"element type {name!r} is not one of {', '.join(NUMPY)} (ONNX names; "
+                           f"numpy's spellings are read too: {spellings})")
     return found
 
 

@@ -241,9 +241,8 @@ class PoolGeometry:
 
 def _check_rank(spatial: Sequence[int], attrs: PoolAttrs) -> None:
     if len(spatial) != attrs.rank:
-        raise OrtpoolError(
-            f"the input has {len(spatial)} spatial axes but kernel_shape has {attrs.rank}"
-        )
+        raise OrtpoolError(f"the input has {len(spatial)} spatial axes but kernel_shape has "
+                           f"{attrs.rank}")
 
 
 def pool_geometry(spatial: Sequence[int], attrs: PoolAttrs) -> PoolGeometry:

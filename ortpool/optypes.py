@@ -80,10 +80,9 @@ def parse(name: str) -> OpType:
     found = next((t for t in all_op_types() if t.name == name), None)
     if found is not None:
         return found
-    raise ValueError(
-        f"{name!r} is not an ortpool op type; expected <Op>_<version>[_Indices|_OutputShape] "
-        f"with a spec version of {', '.join(versions.OPERATORS)} (e.g. MaxPool_12)"
-    )
+    raise ValueError(f"{name!r} is not an ortpool op type; expected "
+                     "<Op>_<version>[_Indices|_OutputShape] with a spec version of "
+                     f"{', '.join(versions.OPERATORS)} (e.g. MaxPool_12)")
 
 
 def for_node(op: str, version: int, n_inputs: int, n_outputs: int) -> OpType:

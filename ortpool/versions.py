@@ -153,10 +153,8 @@ def get(op: str, version: int) -> OpVersion:
     for v in all_versions():
         if v.op == op and v.version == version:
             return v
-    raise ValueError(
-        f"{op} has no spec version {version}; its versions are "
-        f"{', '.join(map(str, versions_of(op)))}"
-    )
+    raise ValueError(f"{op} has no spec version {version}; its versions are "
+                     f"{', '.join(map(str, versions_of(op)))}")
 
 
 def resolve(op: str, opset: int) -> OpVersion:

@@ -62,10 +62,9 @@ def check_array(what: str, shape: Sequence[int], dtype: np.dtype) -> None:
     cap = output_limit()
     nbytes = _elements(shape) * np.dtype(dtype).itemsize
     if nbytes > cap:
-        raise OrtpoolError(
-            f"{what} of shape {list(shape)} ({np.dtype(dtype).name}) would take {nbytes} bytes "
-            f"(counting at least one plane); the limit is {cap} bytes ({OUTPUT_ENV})"
-        )
+        raise OrtpoolError(f"{what} of shape {list(shape)} ({np.dtype(dtype).name}) would take "
+                           f"{nbytes} bytes (counting at least one plane); the limit is {cap} "
+                           f"bytes ({OUTPUT_ENV})")
 
 
 def check_memory(what: str, nbytes: int, reserved: int | None = None, reusable: int = 0) -> None:
@@ -86,10 +85,8 @@ def check_memory(what: str, nbytes: int, reserved: int | None = None, reusable: 
         _, need, room = short
         kind = " of address space" if room.address_space else ""
         held = f", and reuse {reusable} bytes it holds" if reusable else ""
-        raise OrtpoolError(
-            f"{what} would take {need} bytes{kind}; the process can allocate "
-            f"{max(room.free, 0)} more ({room.source}){held}"
-        )
+        raise OrtpoolError(f"{what} would take {need} bytes{kind}; the process can allocate "
+                           f"{max(room.free, 0)} more ({room.source}){held}")
 
 
 def check_pool(
@@ -118,11 +115,9 @@ def check_pool(
         return
     reads = _reads(geom, shape, active, indices, [g.taps_inside() for g in geom.axes])
     if reads > cap:
-        raise OrtpoolError(
-            f"the windows would read {reads} input elements (counting at least one plane; "
-            f"kernel_shape {[g.k for g in geom.axes]}, output {list(out_shape)}); the limit "
-            f"is {cap} ({READS_ENV})"
-        )
+        raise OrtpoolError(f"the windows would read {reads} input elements (counting at least one "
+                           f"plane; kernel_shape {[g.k for g in geom.axes]}, output "
+                           f"{list(out_shape)}); the limit is {cap} ({READS_ENV})")
 
 
 def _reads_bound(g: AxisGeometry) -> int:

@@ -194,10 +194,8 @@ def window_max(x: np.ndarray, geom: PoolGeometry) -> np.ndarray:
     e.g. the validator marking the windows that contain a NaN.
     """
     if x.ndim != 2 + len(geom.axes) or tuple(x.shape[2:]) != tuple(g.n for g in geom.axes):
-        raise OrtpoolError(
-            f"input X has shape {list(x.shape)}; the geometry is for spatial shape "
-            f"{[g.n for g in geom.axes]}"
-        )
+        raise OrtpoolError(f"input X has shape {list(x.shape)}; the geometry is for spatial shape "
+                           f"{[g.n for g in geom.axes]}")
     plan = MaxValues(geom, tuple(x.shape), x.dtype, _calls.lowest(x.dtype))
     return plan.run(np.ascontiguousarray(x))
 

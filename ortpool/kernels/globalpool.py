@@ -72,13 +72,11 @@ def plane_sums(x2: np.ndarray, mode: int = VALUES, compensated: bool = False) ->
                 acc[:, :half] += acc[:, half:width]
                 width = half
         return acc[:, 0].copy()
-    total = np.zeros((planes, lanes), np.float64)
-    fix = np.zeros((planes, lanes), np.float64)
+    total, fix = np.zeros((planes, lanes), np.float64), np.zeros((planes, lanes), np.float64)
     if rows:
         total[...] = body[:, 0]
-    start = 1 if rows else 0
     with np.errstate(invalid="ignore", over="ignore"):
-        for i in range(start, rows):
+        for i in range(1, rows):
             _neumaier(total, fix, body[:, i].astype(np.float64, copy=False))
         if tail.shape[1]:
             t = tail.shape[1]
@@ -109,16 +107,13 @@ def _plane_sums_into(x2: np.ndarray, out: np.ndarray, mode: int, compensated: bo
 
 
 def _sums(x2: np.ndarray, mode: int, compensated: bool) -> np.ndarray:
-    """:func:`plane_sums` by the back-end's loop, split across threads by planes for a large
-    call."""
+    """:func:`plane_sums` by the back-end's loop, split across threads by planes."""
     planes = x2.shape[0]
     out = np.empty(planes, np.float64)
     sums = _backend.loop("plane_sums", x2.dtype, x2.nbytes) or _plane_sums_into
     src = _buffers.read_only(x2)  # as every compiled loop's input (numpy only reads it too)
-    _parallel.split(
-        planes, [(0, planes)], lambda lo, hi: sums(src[lo:hi], out[lo:hi], mode, compensated),
-        x2.nbytes,
-    )
+    _parallel.split(planes, [(0, planes)],
+                    lambda lo, hi: sums(src[lo:hi], out[lo:hi], mode, compensated), x2.nbytes)
     return out
 
 
@@ -188,14 +183,9 @@ def global_lp_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np
 
 def _lp_runner(x: np.ndarray, p: int | float) -> np.ndarray:
     x2 = _planes(x)
-    compensated = x2.dtype == np.float64
-    if p == 1:
-        sums = _sums(x2, ABS, compensated)
-    elif p == 2:
-        sums = _sums(x2, SQUARE, compensated)
-    else:
-        sums = _sums(lp_terms(x2, p), VALUES, compensated)
-    return _result(x, lp_root(sums, p))
+    mode = ABS if p == 1 else SQUARE if p == 2 else VALUES
+    terms = lp_terms(x2, p) if mode == VALUES else x2
+    return _result(x, lp_root(_sums(terms, mode, x2.dtype == np.float64), p))
 
 
 def lp_terms(x: np.ndarray, p: int | float) -> np.ndarray:

@@ -46,10 +46,8 @@ def max_unpool(
         if low < 0 or high >= y.size:
             source = "output_shape" if output_shape is not None else "the attributes"
             valid = f"valid: 0 to {y.size - 1}" if y.size else "it is empty: no index is valid"
-            raise OrtpoolError(
-                f"index {low if low < 0 else high} in I is outside the output of shape "
-                f"{list(shape)} set by {source} ({valid})"
-            )
+            raise OrtpoolError(f"index {low if low < 0 else high} in I is outside the output of "
+                               f"shape {list(shape)} set by {source} ({valid})")
         # numpy assigns repeated indices in order, so the last write wins.
         y_flat, x_flat = y.reshape(-1), x.reshape(-1)
         if cut and ranges[0][1] < ranges[1][0]:
@@ -84,27 +82,22 @@ def _output_shape(
     default_spatial: tuple[int, ...],
 ) -> tuple[int, ...]:
     if not isinstance(indices, np.ndarray) or indices.dtype != np.int64:
-        raise OrtpoolError(
-            f"input I must be an int64 array, got {getattr(indices, 'dtype', type(indices))}"
-        )
+        raise OrtpoolError("input I must be an int64 array, got "
+                           f"{getattr(indices, 'dtype', type(indices))}")
     if indices.shape != x.shape:
-        raise OrtpoolError(
-            f"input I has shape {list(indices.shape)} but X has shape {list(x.shape)}"
-        )
+        raise OrtpoolError(f"input I has shape {list(indices.shape)} but X has shape "
+                           f"{list(x.shape)}")
     default = (*x.shape[:2], *default_spatial)
     if output_shape is None:
         return default
     given = np.asarray(output_shape)
     if given.dtype != np.int64 or given.ndim != 1 or given.size != x.ndim:
-        raise OrtpoolError(
-            f"output_shape={given.tolist()} must be a 1-D int64 tensor of {x.ndim} values "
-            f"(the rank of X)"
-        )
+        raise OrtpoolError(f"output_shape={given.tolist()} must be a 1-D int64 tensor of {x.ndim} "
+                           "values (the rank of X)")
     shape = tuple(int(v) for v in given)
     if shape[:2] != tuple(x.shape[:2]):
-        raise OrtpoolError(
-            f"output_shape={list(shape)} must keep X's batch and channel sizes {list(x.shape[:2])}"
-        )
+        raise OrtpoolError(f"output_shape={list(shape)} must keep X's batch and channel sizes "
+                           f"{list(x.shape[:2])}")
     if any(g < 0 for g in shape):
         raise OrtpoolError(f"output_shape={list(shape)} has a negative size")
     # No lower bound from the attributes: MaxPool in ceil mode feeds MaxUnpool an output_shape

@@ -48,10 +48,10 @@ def round_half_away(v: np.ndarray) -> np.ndarray:
     return whole + np.sign(v) * (np.abs(v - whole) >= 0.5)
 
 
-def _bin_edges(start: np.ndarray, size: np.ndarray, pooled: int, limit: int):
+def _bin_edges(start: np.ndarray, end: np.ndarray, pooled: int, limit: int):
     """``[floor(i * size / pooled) + start, ceil((i + 1) * size / pooled) + start)`` per output
-    ``i``, clipped to ``[0, limit]``; int64 throughout (sizes are positive)."""
-    i = np.arange(pooled, dtype=np.int64)
+    ``i``, clipped to ``[0, limit]``, ``size = max(end - start + 1, 1)``; int64 throughout."""
+    i, size = np.arange(pooled, dtype=np.int64), np.maximum(end - start + 1, 1)
     lo = (i * size[:, None]) // pooled + start[:, None]
     hi = -((-(i + 1) * size[:, None]) // pooled) + start[:, None]
     return np.clip(lo, 0, limit), np.clip(hi, 0, limit)
@@ -66,32 +66,26 @@ def roi_bins(
     r64 = rois.astype(np.float64)
     if not np.isfinite(r64).all():
         at = np.argwhere(~np.isfinite(r64))[0]
-        raise OrtpoolError(
-            f"rois[{at[0]}] = {_roi_text(r64[at[0]])} has a non-finite value at column {at[1]}"
-        )
+        raise OrtpoolError(f"rois[{at[0]}] = {_roi_text(r64[at[0]])} has a non-finite value "
+                           f"at column {at[1]}")
     batch = r64[:, 0]
     bad = (batch != np.floor(batch)) | (batch < 0) | (batch >= n)
     if bad.any():
         at = int(np.argmax(bad))
-        raise OrtpoolError(
-            f"rois[{at}] = {_roi_text(r64[at])} has batch index {_num(batch[at])}; X has {n} "
-            f"plane(s) in its batch, so it must be an integer in [0, {n})"
-        )
+        raise OrtpoolError(f"rois[{at}] = {_roi_text(r64[at])} has batch index "
+                           f"{_num(batch[at])}; X has {n} plane(s) in its batch, so it must be an "
+                           f"integer in [0, {n})")
     # float64 products: exact for float32 and narrower coordinates (24 + 24 bits < 53).
     corners = round_half_away(r64[:, 1:] * spatial_scale)
     limit = corner_limit(pooled)
     if (np.abs(corners) > limit).any():
         at = int(np.argmax((np.abs(corners) > limit).any(axis=1)))
         bound = "2**40" if limit == MAX_CORNER else f"{limit} (pooled_shape {list(pooled)})"
-        raise OrtpoolError(
-            f"rois[{at}] = {_roi_text(r64[at])} scaled by spatial_scale={spatial_scale!r} lies "
-            f"beyond +-{bound}: no feature map is that large"
-        )
+        raise OrtpoolError(f"rois[{at}] = {_roi_text(r64[at])} scaled by spatial_scale="
+                           f"{spatial_scale!r} lies beyond +-{bound}: no feature map is that large")
     x1, y1, x2, y2 = (corners[:, i].astype(np.int64) for i in range(4))
-    roi_w = np.maximum(x2 - x1 + 1, 1)
-    roi_h = np.maximum(y2 - y1 + 1, 1)
-    h_start, h_end = _bin_edges(y1, roi_h, pooled[0], height)
-    w_start, w_end = _bin_edges(x1, roi_w, pooled[1], width)
+    h_start, h_end = _bin_edges(y1, y2, pooled[0], height)
+    w_start, w_end = _bin_edges(x1, x2, pooled[1], width)
     return RoiBins(batch.astype(np.int64), h_start, h_end, w_start, w_end)
 
 
@@ -107,15 +101,11 @@ def _check_rois(x: np.ndarray, rois: Any) -> None:
     if not isinstance(rois, np.ndarray):
         raise OrtpoolError(f"input rois must be a numpy array, got {type(rois).__name__}")
     if rois.dtype != x.dtype:
-        raise OrtpoolError(
-            f"input rois has element type {dtype_name(rois.dtype)}; it must be X's "
-            f"({dtype_name(x.dtype)})"
-        )
+        raise OrtpoolError(f"input rois has element type {dtype_name(rois.dtype)}; it must be "
+                           f"X's ({dtype_name(x.dtype)})")
     if rois.ndim != 2 or rois.shape[1] != 5:
-        raise OrtpoolError(
-            f"input rois has shape {list(rois.shape)}; it must be (num_rois, 5): "
-            "[batch_index, x1, y1, x2, y2] per RoI"
-        )
+        raise OrtpoolError(f"input rois has shape {list(rois.shape)}; it must be (num_rois, 5): "
+                           "[batch_index, x1, y1, x2, y2] per RoI")
 
 
 def max_roi_pool(

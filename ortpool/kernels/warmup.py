@@ -65,16 +65,14 @@ def planned(dtypes: Iterable[str], kernels: Iterable[str]) -> list[tuple[str, st
     for name in _listed(dtypes):
         onnx_name = element_types.canonical(name)
         if element_types.NUMPY[onnx_name] not in _backend.NUMBA_DTYPES:
-            raise OrtpoolError(
-                f"element type {name!r}: the compiled kernels take {', '.join(DTYPES)}"
-            )
+            raise OrtpoolError(f"element type {name!r}: the compiled kernels take "
+                               f"{', '.join(DTYPES)}")
         names.append(onnx_name)
     wanted = set(_listed(kernels))
     unknown = sorted(wanted - set(KERNELS))
     if unknown:
-        raise OrtpoolError(
-            f"kernel {unknown[0]!r} is not one of the compiled kernels: {', '.join(KERNELS)}"
-        )
+        raise OrtpoolError(f"kernel {unknown[0]!r} is not one of the compiled kernels: "
+                           f"{', '.join(KERNELS)}")
     if not names or not wanted:
         raise OrtpoolError("name at least one element type and one kernel to compile")
     return [
