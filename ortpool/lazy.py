@@ -1,7 +1,6 @@
 """Names a package exports without importing their modules until first used (PEP 562's module
 ``__getattr__``): the packages whose modules import onnxruntime, or bring the kernels and the
-session layer with them, list their public names this way so importing the package stays light.
-"""
+session layer with them, list their public names this way so importing the package stays light."""
 
 from __future__ import annotations
 

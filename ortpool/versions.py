@@ -80,9 +80,8 @@ class OpVersion:
         self, name: str, rank: int | None = None
     ) -> int | float | str | tuple[int, ...] | None:
         """The value of ``name`` on a node of this version that does not write it: the schema's
-        default, a list attribute's fill for ``rank`` spatial axes, or for an attribute this
-        version lacks its :data:`NEUTRAL_DEFAULTS` value; None for ``kernel_shape`` and
-        ``pooled_shape``."""
+        default, a list attribute's fill for ``rank`` spatial axes, or for an attribute this version
+        lacks its :data:`NEUTRAL_DEFAULTS` value; None for ``kernel_shape`` and ``pooled_shape``."""
         spec = self.attrs.get(name)
         if spec is not None and spec.default is not None:
             return spec.default

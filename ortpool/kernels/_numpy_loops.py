@@ -1,8 +1,7 @@
-"""The numpy back-end: the passes of :mod:`._passes` as in-place numpy calls, each tap one call
-over every output it reaches, on blocks of planes of about :data:`BLOCK_BYTES` (the intermediates
-stay in cache), the last pass writing into the output; a partial tap with short runs is one flat
-call (:func:`apply_flat`), a pass over a wide kernel goes by output (:func:`wide_pass`).
-"""
+"""The numpy back-end: the passes of :mod:`._passes` as in-place numpy calls, each tap one call over
+every output it reaches, on blocks of planes of about :data:`BLOCK_BYTES` (the intermediates stay in
+cache), the last pass writing into the output; a partial tap with short runs is one flat call
+(:func:`apply_flat`), a pass over a wide kernel goes by output (:func:`wide_pass`)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,11 @@
-"""MaxPool and AveragePool, every spec version, and their execution plans: everything about a
-window call that depends only on (shape, dtype, attributes), built once per signature
-(:mod:`._calls` caches it). One plan per kernel product, :class:`MaxValues` (MaxPool's Y),
-:class:`Average` (AveragePool's Y, LpPool's sums) and :class:`MaxIndices` (MaxPool's Y and
-Indices): the output shape, an empty window's identity, the divisor, the index multipliers. Its
-loop is a slot filled by the back-end the one dispatch (:func:`ortpool.kernels._backend.loop`)
-chose: numpy (:mod:`._numpy_plans`) or compiled (:mod:`._numba_plans`), the same taps in the same
-order, hence bit-identical results.
-"""
+"""MaxPool and AveragePool, every spec version, and their execution plans: everything about a window
+call that depends only on (shape, dtype, attributes), built once per signature (:mod:`._calls`
+caches it). One plan per kernel product, :class:`MaxValues` (MaxPool's Y), :class:`Average`
+(AveragePool's Y, LpPool's sums) and :class:`MaxIndices` (MaxPool's Y and Indices): the output
+shape, an empty window's identity, the divisor, the index multipliers. Its loop is a slot filled by
+the back-end the one dispatch (:func:`ortpool.kernels._backend.loop`) chose: numpy
+(:mod:`._numpy_plans`) or compiled (:mod:`._numba_plans`), the same taps in the same order, hence
+bit-identical results."""
 
 from __future__ import annotations
 
@@ -97,10 +96,9 @@ class Average(Separable):
 
 
 class MaxIndices(MaxValues):
-    """Y and Indices of MaxPool: the flat index of each output's winner, the first tap in
-    row-major order whose value equals Y or is NaN, is
-    ``plane * prod(D) + sum(coordinate * mult)`` (rulings 6, 7); -1 for a window that holds no
-    input."""
+    """Y and Indices of MaxPool: the flat index of each output's winner, the first tap in row-major
+    order whose value equals Y or is NaN, is ``plane * prod(D) + sum(coordinate * mult)`` (rulings
+    6, 7); -1 for a window that holds no input."""
 
     def __init__(
         self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, ident: Any,

@@ -3,8 +3,7 @@ rounding in exact integer arithmetic. Per RoI ``(batch_index, x1, y1, x2, y2)`` 
 ``round(coordinate * spatial_scale)`` (half away from zero), ``roi_h = max(y2 - y1 + 1, 1)``, and
 bin ``ph`` covers rows ``[floor(ph * roi_h / pooled_h) + y1, ceil((ph + 1) * roi_h / pooled_h) +
 y1)`` clipped to ``[0, H]``, columns likewise; an empty bin gives 0, any other its max (NaN if it
-holds one).
-"""
+holds one)."""
 
 from __future__ import annotations
 

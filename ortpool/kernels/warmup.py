@@ -1,7 +1,6 @@
-"""Compile the numba kernels ahead of time (``ortpool warmup``, e.g. in a container build step),
-so that no ``session.run`` pays for it: :func:`warm_up` makes each kernel's first call on a tiny
-input, which fills numba's on-disk cache; every later process loads it in milliseconds.
-"""
+"""Compile the numba kernels ahead of time (``ortpool warmup``, e.g. in a container build step), so
+that no ``session.run`` pays for it: :func:`warm_up` makes each kernel's first call on a tiny input,
+which fills numba's on-disk cache; every later process loads it in milliseconds."""
 
 from __future__ import annotations
 
