@@ -227,15 +227,8 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
         if value not in (0, 1):
             raise OrtpoolError(f"{name}={value} must be 0 or 1")
         flags[name] = value
-    return PoolAttrs(
-        kernel_shape=kernel,
-        strides=strides,
-        pads=pads,
-        dilations=dilations,
-        auto_pad=auto_pad,
-        p=_p_value(opv, given) if "p" in opv.attrs else 2,
-        **flags,
-    )
+    return PoolAttrs(kernel_shape=kernel, strides=strides, pads=pads, dilations=dilations,
+                     auto_pad=auto_pad, p=_p_value(opv, given) if "p" in opv.attrs else 2, **flags)
 
 
 def _kernel_shape(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> tuple[int, ...]:

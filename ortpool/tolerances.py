@@ -35,9 +35,8 @@ DEFAULTS: dict[str, tuple[float, float]] = {
     "bfloat16": (1e-2, 1.6e-2),
 }
 #: (mantissa bits, smallest normal exponent) per element type: the ulp of a value.
-_FORMAT: dict[str, tuple[int, int]] = {
-    "float": (23, -126), "double": (52, -1022), "float16": (10, -14), "bfloat16": (7, -126),
-}
+_FORMAT: dict[str, tuple[int, int]] = {"float": (23, -126), "double": (52, -1022),
+                                       "float16": (10, -14), "bfloat16": (7, -126)}
 #: Unit roundoff (half an ulp of 1) per element type.
 UNIT_ROUNDOFF: dict[str, float] = {name: 2.0 ** -(bits + 1) for name, (bits, _) in _FORMAT.items()}
 #: The type a sum of each element type is accumulated in (ruling 8).

@@ -12,10 +12,8 @@ import onnx
 import onnx.defs
 from onnx import AttributeProto
 
-OPERATORS: tuple[str, ...] = (
-    "MaxPool", "AveragePool", "MaxUnpool", "LpPool", "GlobalMaxPool", "GlobalAveragePool",
-    "GlobalLpPool", "MaxRoiPool",
-)
+OPERATORS: tuple[str, ...] = ("MaxPool", "AveragePool", "MaxUnpool", "LpPool", "GlobalMaxPool",
+                              "GlobalAveragePool", "GlobalLpPool", "MaxRoiPool")
 #: Operators whose window is the whole spatial extent: no window attributes, spatial output 1.
 GLOBAL_OPERATORS: tuple[str, ...] = ("GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool")
 #: Operators whose window is given by kernel_shape/strides/pads (and maybe dilations, ceil_mode):
@@ -117,17 +115,12 @@ def _op_version(schema: onnx.defs.OpSchema) -> OpVersion:
     ]
     attrs = {name: _attr_spec(a) for name, a in sorted(schema.attributes.items())}
     optional = onnx.defs.OpSchema.FormalParameterOption.Optional
-    return OpVersion(
-        op=schema.name,
-        version=schema.since_version,
-        attrs=attrs,
-        max_inputs=len(schema.inputs),
-        max_outputs=len(schema.outputs),
-        types=tuple(t[len("tensor(") : -1] for t in allowed),
-        input_names=tuple(i.name for i in schema.inputs),
-        min_inputs=sum(1 for i in schema.inputs if i.option != optional),
-        typed_inputs=tuple(i.type_str == type_param for i in schema.inputs),
-    )
+    return OpVersion(op=schema.name, version=schema.since_version, attrs=attrs,
+                     max_inputs=len(schema.inputs), max_outputs=len(schema.outputs),
+                     types=tuple(t[len("tensor(") : -1] for t in allowed),
+                     input_names=tuple(i.name for i in schema.inputs),
+                     min_inputs=sum(1 for i in schema.inputs if i.option != optional),
+                     typed_inputs=tuple(i.type_str == type_param for i in schema.inputs))
 
 
 @functools.cache

@@ -36,11 +36,9 @@ from ortpool.kernels.maxunpool import max_unpool
 from ortpool.kernels.roipool import max_roi_pool
 
 #: The kernel of each operator but MaxPool, called with the node's present inputs in order.
-_KERNELS = {
-    "AveragePool": average_pool, "MaxUnpool": max_unpool, "LpPool": lp_pool,
-    "GlobalMaxPool": global_max_pool, "GlobalAveragePool": global_average_pool,
-    "GlobalLpPool": global_lp_pool, "MaxRoiPool": max_roi_pool,
-}
+_KERNELS = {"AveragePool": average_pool, "MaxUnpool": max_unpool, "LpPool": lp_pool,
+            "GlobalMaxPool": global_max_pool, "GlobalAveragePool": global_average_pool,
+            "GlobalLpPool": global_lp_pool, "MaxRoiPool": max_roi_pool}
 
 
 def run_op(
@@ -58,10 +56,8 @@ def run_op(
     return (_KERNELS[op](*feeds, version=version, **attributes),)
 
 
-__all__ = [
-    "MEMORY_CHECK_BYTES", "NUMBA_MIN_BYTES", "average_pool", "backend", "backend_mode",
-    "check_memory", "forget_plans", "global_average_pool", "global_lp_pool", "global_max_pool",
-    "held_output_bytes", "lp_pool", "max_pool", "max_roi_pool", "max_unpool", "output_limit",
-    "prefer_loaded", "reuse_outputs", "run_op", "set_backend", "set_compile_relay",
-    "set_thread_count", "thread_count", "window_max",
-]
+__all__ = ["MEMORY_CHECK_BYTES", "NUMBA_MIN_BYTES", "average_pool", "backend", "backend_mode",
+           "check_memory", "forget_plans", "global_average_pool", "global_lp_pool",
+           "global_max_pool", "held_output_bytes", "lp_pool", "max_pool", "max_roi_pool",
+           "max_unpool", "output_limit", "prefer_loaded", "reuse_outputs", "run_op", "set_backend",
+           "set_compile_relay", "set_thread_count", "thread_count", "window_max"]

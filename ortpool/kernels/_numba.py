@@ -207,10 +207,8 @@ def _make_pass(combine, variant: str):
                     b1 = ((t1 * d - pb) % s) * total + q0
                     b2 = ((t2 * d - pb) % s) * total + q0
                     m = q1 - q0
-                    fused(
-                        tgt[q0:q1], ph[b0 + h0 : b0 + h0 + m], ph[b1 + h1 : b1 + h1 + m],
-                        ph[b2 + h2 : b2 + h2 + m], k,
-                    )
+                    fused(tgt[q0:q1], ph[b0 + h0 : b0 + h0 + m], ph[b1 + h1 : b1 + h1 + m],
+                          ph[b2 + h2 : b2 + h2 + m], k)
             else:
                 if first >= 0:
                     flat_tap(tgt, ph, total, first * d - pb, s, True)
@@ -303,13 +301,10 @@ def _make_pass(combine, variant: str):
                 rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, n, k, ident)
                 m = (jh - jl) * inner
                 start = sb + (jl - pb) * inner
-                fused(
-                    tgt[db + jl * inner : db + jh * inner],
-                    cur[start + first * d * inner : start + first * d * inner + m],
-                    cur[start + t1 * d * inner : start + t1 * d * inner + m],
-                    cur[start + t2 * d * inner : start + t2 * d * inner + m],
-                    k,
-                )
+                fused(tgt[db + jl * inner : db + jh * inner],
+                      cur[start + first * d * inner : start + first * d * inner + m],
+                      cur[start + t1 * d * inner : start + t1 * d * inner + m],
+                      cur[start + t2 * d * inner : start + t2 * d * inner + m], k)
             return
         if s == 1:
             # Stride 1: the outputs of one tap are one contiguous span of rows in the target and

@@ -92,10 +92,8 @@ class Passes:
         # a thread's share of a split call may end in a block of another size
         info, inter, size = self._blocks.get(planes) or self._block(planes)
         # A reused scratch buffer: a fresh one faulted in every page at each call.
-        self.kernel(
-            src.reshape(1, -1), dst.reshape(1, -1), info, *plan.operands,
-            scratch((size,), plan.dtype, "numba"), inter,
-        )
+        self.kernel(src.reshape(1, -1), dst.reshape(1, -1), info, *plan.operands,
+                    scratch((size,), plan.dtype, "numba"), inter)
 
 
 _UNIT_AXIS = AxisGeometry(n=1, k=1, s=1, d=1, pb=0, pe=0, out=1)

@@ -150,9 +150,8 @@ class Indices(Passes):
             run_passes(src, (p,), np.maximum, plan.ident, plan.dtype, out)
 
         levels = _first_match.partial_maxima(block, geom, one_pass)
-        ib[...] = _first_match.first_match(
-            levels, yb, geom, plan.mult, lo, plan.in_plane, self.empty
-        )
+        ib[...] = _first_match.first_match(levels, yb, geom, plan.mult, lo, plan.in_plane,
+                                           self.empty)
 
 
 #: Tap combinations up to which :class:`Indices` marks each one; beyond, the winner is searched.

@@ -154,9 +154,8 @@ def inside_taps(g: AxisGeometry) -> list[int]:
 def max_axis_order(geom: PoolGeometry) -> list[int]:
     """Reduce the axis that shrinks the data most first; on a tie the outer axis, whose taps are
     whole contiguous rows (faster than the strided inner axis on the larger data)."""
-    return sorted(
-        range(len(geom.axes)), key=lambda i: (geom.axes[i].out / max(1, geom.axes[i].n), i)
-    )
+    return sorted(range(len(geom.axes)),
+                  key=lambda i: (geom.axes[i].out / max(1, geom.axes[i].n), i))
 
 
 # The columns of a pass row of :func:`pass_rows`, read by the compiled loops (:mod:`._numba`):

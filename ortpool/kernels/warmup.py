@@ -23,10 +23,8 @@ DTYPES = ("float", "double", "int8", "uint8")
 #: The compiled kernels, named as the warm-up reports them, in the order it compiles them (int8 and
 #: uint8 have the MaxPools only). AveragePool first: float32's LpPool runs the float64 AveragePool
 #: loops, which processes warming float32 and float64 side by side then compile once.
-KERNELS = (
-    "AveragePool", "MaxPool", "MaxPool with Indices", "MaxUnpool", "LpPool",
-    "GlobalAveragePool/GlobalLpPool", "MaxRoiPool",
-)
+KERNELS = ("AveragePool", "MaxPool", "MaxPool with Indices", "MaxUnpool", "LpPool",
+           "GlobalAveragePool/GlobalLpPool", "MaxRoiPool")
 _ATTRS = {"kernel_shape": [2, 2], "strides": [2, 2]}
 
 
