@@ -287,10 +287,8 @@ def empty_auto_pad_note(node: onnx.NodeProto, name: str) -> str | None:
     """The report's note for a node whose ``auto_pad`` is the empty string (read as NOTSET)."""
     for attr in node.attribute:
         if attr.name == "auto_pad" and attr.type == onnx.AttributeProto.STRING and not attr.s:
-            return (
-                f"node {name!r}: auto_pad='' read as NOTSET, as onnxruntime reads it (older "
-                "exporters write the empty string)"
-            )
+            return (f"node {name!r}: auto_pad='' read as NOTSET, as onnxruntime reads it (older "
+                    "exporters write the empty string)")
     return None
 
 

@@ -74,10 +74,8 @@ def message(kernel: str, dtype: str) -> str:
     dtype = NUMPY_SPELLING.get(dtype, dtype)  # numba's float32 is ONNX's float
     if _warming:
         return f"compiling the numba kernel for {dtype} {operator} ({wait}, cached on disk)"
-    return (
-        f"compiling the numba kernel for {dtype} {operator} (first use, {wait}, cached on disk "
-        "afterwards; `ortpool warmup` does it ahead of time)"
-    )
+    return (f"compiling the numba kernel for {dtype} {operator} (first use, {wait}, cached on disk "
+            "afterwards; `ortpool warmup` does it ahead of time)")
 
 
 def announce(text: str, stream: TextIO | None = None, terminal: bool = True) -> None:

@@ -72,12 +72,8 @@ def planned(dtypes: Iterable[str], kernels: Iterable[str]) -> list[tuple[str, st
                            f"{', '.join(KERNELS)}")
     if not names or not wanted:
         raise OrtpoolError("name at least one element type and one kernel to compile")
-    return [
-        (kernel, name)
-        for name in names
-        for kernel in KERNELS
-        if kernel in wanted and kernel in _calls(element_types.NUMPY[name])
-    ]
+    return [(kernel, name) for name in names for kernel in KERNELS
+            if kernel in wanted and kernel in _calls(element_types.NUMPY[name])]
 
 
 def _listed(names: Iterable[str]) -> list[str]:
