@@ -97,16 +97,14 @@ class PoolAttrs:
 
 @dataclasses.dataclass(frozen=True)
 class GlobalAttrs:
-    """GlobalMaxPool, GlobalAveragePool, GlobalLpPool: the window is the whole spatial extent;
-    only GlobalLpPool has an attribute (``p``)."""
+    """The global pools: the window is the whole spatial extent; only GlobalLpPool has ``p``."""
 
     p: int | float = 2
 
 
 @dataclasses.dataclass(frozen=True)
 class RoiAttrs:
-    """MaxRoiPool: the output bins per RoI (height, width) and the scale from RoI coordinates to
-    the input's."""
+    """MaxRoiPool: the output bins per RoI (height, width), the RoI-to-input coordinate scale."""
 
     pooled_shape: tuple[int, int]
     spatial_scale: float = 1.0
@@ -149,8 +147,7 @@ def _as_float(name: str, value: Any) -> float:
 
 
 def _p_value(opv: OpVersion, given: Mapping[str, Any]) -> int | float:
-    """``p`` of LpPool/GlobalLpPool: the version's kind (float at 1, int from 2), finite and
-    positive (ruling 12: the Lp norm needs p > 0)."""
+    """``p`` of LpPool/GlobalLpPool: of the version's kind, finite and > 0 (ruling 12)."""
     spec = opv.attrs["p"]
     value = given.get("p", opv.default("p"))
     if spec.kind == "float":
@@ -163,14 +160,6 @@ def _p_value(opv: OpVersion, given: Mapping[str, Any]) -> int | float:
     if p <= 0:
         raise OrtpoolError(f"p={p} must be > 0 (the Lp norm needs p > 0)")
     return p
-
-
-def _as_str(name: str, value: Any) -> str:
-    if isinstance(value, bytes):
-        value = value.decode()
-    if not isinstance(value, str):
-        raise OrtpoolError(f"{name}={value!r} must be a string")
-    return value
 
 
 def normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None = None) -> NodeAttrs:
@@ -265,11 +254,13 @@ def _per_axis(opv: OpVersion, given: Mapping[str, Any], name: str, rank: int) ->
 
 
 def _auto_pad(opv: OpVersion, given: Mapping[str, Any], pads: tuple[int, ...]) -> str:
-    auto_pad = _as_str("auto_pad", given.get("auto_pad", opv.default("auto_pad")))
-    if auto_pad == "":
-        # Older exporters write it, and onnxruntime reads it as NOTSET; so does ortpool (the
-        # rewriter and the validator say so in their reports: see empty_auto_pad_note).
-        auto_pad = "NOTSET"
+    auto_pad = given.get("auto_pad", opv.default("auto_pad"))
+    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+    if not isinstance(auto_pad, str):
+        raise OrtpoolError(f"auto_pad={auto_pad!r} must be a string")
+    # Older exporters write "", which onnxruntime reads as NOTSET; so does ortpool (the reports
+    # say so: empty_auto_pad_note).
+    auto_pad = auto_pad or "NOTSET"
     if auto_pad not in AUTO_PADS:
         raise OrtpoolError(f"auto_pad={auto_pad!r} must be one of {', '.join(AUTO_PADS)}")
     if auto_pad != "NOTSET" and any(pads):
@@ -326,8 +317,7 @@ def standard_attributes(opv: OpVersion, attrs: NodeAttrs) -> dict[str, Any]:
 
 
 def attribute_values(attributes: Iterable[onnx.AttributeProto]) -> dict[str, Any]:
-    """Attribute protos (``node.attribute``) as plain Python values, strings decoded: what
-    :func:`normalize` takes."""
+    """Attribute protos as plain Python values, strings decoded: what :func:`normalize` takes."""
     values: dict[str, Any] = {}
     for attr in attributes:
         value = onnx.helper.get_attribute_value(attr)

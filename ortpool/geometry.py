@@ -131,8 +131,7 @@ class AxisGeometry:
         return (j0, j1) if j0 < j1 else (0, 0)
 
     def full_tap(self) -> int:
-        """The first tap inside the input for every output (``ceil(pb / d)`` if the last output
-        has it inside too), or -1 if none."""
+        """The first tap inside the input for every output (``ceil(pb / d)`` or none), or -1."""
         if self.out == 0 or self.n == 0:
             return -1
         t = -(-self.pb // self.d)
@@ -172,8 +171,7 @@ class AxisGeometry:
                 yield (j, *self.window_taps(j))
 
     def taps_inside(self) -> int:
-        """The (output, tap) pairs reading inside the input: the reads one row of this axis
-        costs."""
+        """The (output, tap) pairs reading inside the input: what one row of this axis reads."""
         jl, jh = self.interior()
         return (jh - jl) * self.k + sum(int((hi - lo).sum()) for _, lo, hi in self.border_taps())
 
@@ -186,8 +184,7 @@ class AxisGeometry:
         return self.out - (j1 - j0) + skipping
 
     def tap_span(self) -> tuple[int, int]:
-        """``[ta, tb)``: the taps inside the input for some output all lie here (with strides
-        some in between may be inside for none)."""
+        """``[ta, tb)``: every tap inside the input for some output lies here (not all in it do)."""
         if self.out == 0 or self.n == 0:
             return 0, 0
         ta = max(0, -(((self.out - 1) * self.s - self.pb) // self.d))

@@ -2,22 +2,12 @@
 so a difference is another choice, not rounding); ruling 17's accuracy rule for sums; per element
 type defaults (``--atol``/``--rtol``) for graph outputs; :func:`ulp` of a value in any float type.
 
-A sum's value ``r`` is measured against the exact result ``e`` (the kernels in float64 on the
-node's input; for double, ortpool's own compensated value) in units of ``u * m``: ``u`` the unit
-roundoff of the accumulation type (ruling 8), ``m`` the window's mean |x| with the node's own
-divisor (norms: the mean of |x|^p, an error ``dy`` in ``y`` being ``p * dy / (u * y)`` units).
-Per cell:
-
-* **agree**: within ``agree_factor`` (4) times the pairwise bound ``log2 n + 1``, widened by
-  ``--atol + --rtol*|e|`` when given, and never below one ulp of the output type;
-* **accuracy note**: beyond, but within ``limit`` of ``m`` (1e-4 for float32 accumulation, 1e-12
-  for double): agrees, shown with its figures;
-* **inaccurate**: beyond the limit but within what a running sum may lose, ``n`` units: counted
-  (exit 1, ``fix`` mends it);
-* **differs**: beyond even that: rounding cannot explain it.
-
-Half types are summed in float32 and rounded once (ruling 8): they agree within ``half_ulps`` (1)
-ulp of the output type, and are inaccurate beyond. Why 4x and 1e-4: docs/rulings.md, ruling 17.
+A sum is measured against the exact result (the kernels in float64; for double, ortpool's own
+compensated value) in units of ``u * m``: ``u`` the unit roundoff of the accumulation type, ``m``
+the window's mean |x| (norms: of |x|^p). A cell **agrees** within ``agree_factor`` times the
+pairwise bound ``log2 n + 1`` (never below one ulp of the output type), has an **accuracy note**
+within ``limit`` of ``m``, is **inaccurate** within what a running sum may lose (``n`` units) and
+**differs** beyond; half types agree within ``half_ulps`` ulp (docs/rulings.md, ruling 17).
 """
 
 from __future__ import annotations
@@ -51,8 +41,7 @@ MAX_LIKE = ("MaxPool", "MaxUnpool", "GlobalMaxPool", "MaxRoiPool")
 
 @dataclasses.dataclass(frozen=True)
 class AccuracyRule:
-    """ruling 17's thresholds (``--accuracy-agree-factor``, ``--accuracy-limit``,
-    ``--half-ulps``)."""
+    """Ruling 17's thresholds (--accuracy-agree-factor, --accuracy-limit, --half-ulps)."""
 
     #: a sum agrees within this many times the pairwise bound (log2 n + 1) * u * mean|x|
     agree_factor: float = 4.0
@@ -154,8 +143,7 @@ class Tolerance:
         return f"{text} + {self.formula}" if self.formula else text
 
     def allowed(self, reference: np.ndarray, where: tuple[slice, ...] = ()) -> np.ndarray:
-        """The largest |difference| accepted per cell, around ``reference``: ortpool's values
-        at ``where`` (the cells both outputs have)."""
+        """The largest |difference| accepted per cell around ``reference`` (ours, at ``where``)."""
         bound = self.atol + self.rtol * np.maximum(np.abs(reference), self.magnitude)
         return bound + self.slack[where] if self.slack is not None else bound
 

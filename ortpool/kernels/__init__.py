@@ -2,16 +2,9 @@
 
 ``max_pool(x, version=12, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])`` and likewise
 ``average_pool``, ``max_unpool``, ``lp_pool``, ``global_max_pool``, ``global_average_pool``,
-``global_lp_pool`` and ``max_roi_pool(x, rois, ...)``; see each function for its attributes.
-``run_op(op, version, feeds, attributes)`` calls any of them by operator name.
-``window_max(x, geom)`` is MaxPool's Y for a resolved :class:`~ortpool.geometry.PoolGeometry`.
-
-The process-wide settings and checks the other layers use (the hook, the commands, the
-benchmark): which loops run (``set_backend``, ``prefer_loaded``, ``backend``, ``backend_mode``,
-``NUMBA_MIN_BYTES``; the rule is :mod:`._backend`'s), where the compile note goes
-(``set_compile_relay``), the kernels' threads (``thread_count``), the plan cache
-(``forget_plans``), the output buffers (``reuse_outputs``, ``held_output_bytes``) and the memory
-check (``check_memory``, ``output_limit``, ``MEMORY_CHECK_BYTES``).
+``global_lp_pool`` and ``max_roi_pool(x, rois, ...)``; ``run_op`` calls any of them by operator
+name. The other names are the process-wide settings and checks the other layers use: which loops
+run, where the compile note goes, the threads, the plan cache, the output buffers, the memory.
 """
 
 from __future__ import annotations

@@ -74,8 +74,7 @@ _LOADED: set[tuple[str, str]] = set()
 
 
 def loaded(kernel: str, dtype: np.dtype) -> bool:
-    """Whether this process holds the compiled ``kernel`` for ``dtype`` (compiled or loaded from
-    numba's cache)."""
+    """Whether this process holds the compiled ``kernel`` for ``dtype`` (compiled or from cache)."""
     if (kernel, dtype.name) in _LOADED:
         return True
     module = sys.modules.get(KERNELS[kernel][0])

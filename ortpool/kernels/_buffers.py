@@ -54,8 +54,7 @@ def scratch(shape: tuple[int, ...], dtype: np.dtype, slot: Any) -> np.ndarray:
 
 
 def held_bytes() -> int:
-    """Bytes of this thread's buffers: reused by its next call, or freed before that call
-    allocates new ones beyond :data:`MAX_BUFFER_BYTES`."""
+    """Bytes of this thread's buffers: reused by its next call, or freed before it takes more."""
     return _workspace.nbytes
 
 

@@ -26,8 +26,7 @@ relay: Callable[[str], None] | None = None
 
 
 def set_relay(send: Callable[[str], None] | None) -> None:
-    """Hand the note to ``send`` instead of writing it on this process's stderr (None: back to
-    stderr); see :data:`relay`."""
+    """Hand the note to ``send`` instead of this process's stderr (None: back to stderr)."""
     global relay
     relay = send
 

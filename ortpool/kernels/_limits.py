@@ -51,8 +51,7 @@ def _elements(shape: Sequence[int]) -> int:
 
 
 def output_limit() -> int:
-    """Bytes any one array of a call may take: :data:`MAX_OUTPUT_BYTES`, or
-    ``ORTPOOL_MAX_OUTPUT_BYTES``."""
+    """Bytes any one array may take: :data:`MAX_OUTPUT_BYTES` or ``ORTPOOL_MAX_OUTPUT_BYTES``."""
     return _limit(OUTPUT_ENV, MAX_OUTPUT_BYTES)
 
 

@@ -76,8 +76,7 @@ _cached: dict[Path, _Limits] = {}
 
 
 def rooms(proc: Path = PROC) -> list[Room]:
-    """The room under every limit that applies to this process (``proc``: the /proc to read,
-    another directory in tests)."""
+    """The room under every limit on this process (``proc``: the /proc to read, tests' own)."""
     limits = _limits(proc)
     found = []
     statm = None
@@ -187,8 +186,7 @@ def _levels(leaf: Path, top: Path, v2: bool) -> list[_Cgroup]:
 
 
 def _read_text(path: Path) -> str | None:
-    """The file's text, None when it cannot be read. Plain os.read: ``Path.read_text`` costs
-    about 100 µs more per file."""
+    """The file's text, None if unreadable; os.read (``Path.read_text`` costs 100 µs more)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:

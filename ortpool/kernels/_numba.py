@@ -110,8 +110,7 @@ def _make_pass(combine, variant: str):
 
     @jit(inline="always")
     def edge(r, w, j, s, d, pb, first, n, k, ident):
-        """Output ``j`` of a row from its own taps: ``first`` (or the identity when it is -1),
-        then the others in order."""
+        """Output ``j`` of a row from its own taps: ``first`` (else the identity), then the rest."""
         c = j * s - pb
         acc = r[c + first * d] if first >= 0 else ident
         lo, hi = _taps(j, s, d, pb, n, k)
@@ -227,8 +226,7 @@ def _make_pass(combine, variant: str):
 
     @jit()
     def rows(cur, tgt, sb, db, j0, j1, inner, s, d, pb, first, n, k, ident):
-        """Output rows ``[j0, j1)`` of an outer-axis pass (rows of ``inner`` elements), each
-        from its own taps, tap by tap."""
+        """Output rows ``[j0, j1)`` of an outer-axis pass, each from its own taps, tap by tap."""
         for j in range(j0, j1):
             drow = db + j * inner
             w = tgt[drow : drow + inner]
@@ -351,8 +349,7 @@ def _make_pass(combine, variant: str):
 
     @jit(inline="always")
     def chain(src, dst, info, ident, buf0, buf1, ph):
-        """Every pass of one plane in order through the two scratch rows, the last into ``dst``
-        (``ph``: room for a source split into phases)."""
+        """Every pass of one plane in order through the two scratch rows, the last into ``dst``."""
         last = info.shape[0] - 1
         cur = src
         for q in range(last + 1):

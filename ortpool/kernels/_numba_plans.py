@@ -38,14 +38,12 @@ def scratch_sizes(info: np.ndarray) -> tuple[int, int]:
 
 
 def _split(planes: int, work: Callable[[int, int], None], work_bytes: int) -> None:
-    """``work`` over planes ``[0, planes)``, split across threads from
-    :data:`NUMBA_SPLIT_WORK` bytes of work on."""
+    """``work`` over planes ``[0, planes)``, split from :data:`NUMBA_SPLIT_WORK` bytes of work."""
     _parallel.split(planes, [(0, planes)], work, 0 if work_bytes < NUMBA_SPLIT_WORK else work_bytes)
 
 
 class Passes:
-    """The loop of a separable plan (:class:`._plan.Separable`): ``max_planes`` or
-    ``average_planes`` over blocks of about :data:`NUMBA_BLOCK_BYTES` of planes."""
+    """The loop of a separable plan: ``max_planes`` or ``average_planes`` over blocks of planes."""
 
     compiled = True
 

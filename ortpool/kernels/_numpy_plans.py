@@ -19,8 +19,7 @@ from ortpool.kernels._passes import axis_pass, inside_taps, separable_passes, ta
 
 
 class Passes:
-    """The loop of a separable plan (:class:`._plan.Separable`): its passes as tap slices, run
-    block by block."""
+    """The loop of a separable plan: its passes as tap slices, run block by block."""
 
     compiled = False
 

@@ -58,8 +58,7 @@ class FlatTap:
 
 
 def flat_tap(g: AxisGeometry, axis: int, spatial: tuple[int, ...], t: int) -> FlatTap | None:
-    """The flat form of tap ``t`` along ``axis`` of a block of ``spatial``, when it exists and
-    pays (a partial tap whose runs are short)."""
+    """The flat form of tap ``t`` along ``axis`` of a ``spatial`` block, when it exists and pays."""
     sl = tap_slices(g, t)
     if sl is None:
         return None
@@ -128,8 +127,7 @@ def axis_pass(g: AxisGeometry, axis: int, spatial: tuple[int, ...]) -> AxisPass:
 
 
 def _active(geom: PoolGeometry, order: list[int]) -> Iterator[tuple[int, AxisGeometry, tuple]]:
-    """(axis, its geometry, the spatial shape before its pass) of every pass, in ``order``: the
-    axes that are not an identity."""
+    """(axis, geometry, spatial shape before its pass) of every non-identity axis of ``order``."""
     spatial = [g.n for g in geom.axes]
     for axis in order:
         g = geom.axes[axis]

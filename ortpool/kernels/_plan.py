@@ -229,8 +229,7 @@ def average_pool_runner(
 
 
 def divisor(geom: PoolGeometry, include_pad: bool, dtype: np.dtype) -> np.ndarray:
-    """The per-output divisor, an outer product of per-axis counts (validity is per axis); not
-    cached apart: the plan that divides by it is."""
+    """The per-output divisor: the outer product of the per-axis counts (validity is per axis)."""
     rank = len(geom.axes)
     # The first axis's counts start the product (1 * c is c exactly); the others multiply in.
     div = geom.axes[0].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1))

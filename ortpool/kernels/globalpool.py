@@ -176,8 +176,7 @@ def _average_runner(x: np.ndarray) -> np.ndarray:
 
 
 def global_lp_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
-    """GlobalLpPool: ``(sum of |x|^p over the plane)^(1/p)`` (rulings 12, 13); an empty plane
-    gives 0."""
+    """GlobalLpPool: ``(sum of |x|^p)^(1/p)`` per plane (rulings 12, 13); an empty plane gives 0."""
     return _calls.run(("GlobalLpPool", version), x, attributes, _planned, "GlobalLpPool", version)
 
 

@@ -30,8 +30,7 @@ def corner_limit(pooled: tuple[int, int]) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class RoiBins:
-    """Per RoI: its plane (batch index), and per output row/column the ``[start, end)`` it covers,
-    already clipped to the input."""
+    """Per RoI: its plane, and per output row/column the ``[start, end)`` it covers, clipped."""
 
     batch: np.ndarray  # (R,) int64
     h_start: np.ndarray  # (R, pooled_h) int64
@@ -59,8 +58,7 @@ def _bin_edges(start: np.ndarray, end: np.ndarray, pooled: int, limit: int):
 def roi_bins(
     rois: np.ndarray, pooled: tuple[int, int], spatial_scale: float, x_shape: tuple[int, ...]
 ) -> RoiBins:
-    """The bins of every RoI (ruling 14); an OrtpoolError for a RoI that names no plane of
-    X or has a non-finite coordinate."""
+    """Every RoI's bins (ruling 14); an OrtpoolError for a RoI naming no plane or not finite."""
     n, _, height, width = x_shape
     r64 = rois.astype(np.float64)
     if not np.isfinite(r64).all():
