@@ -36,11 +36,10 @@ READS_ENV = "ORTPOOL_MAX_READS"
 def _limit(env: str, default: int) -> int:
     """The limit set by ``env`` (a positive integer), else ``default``; read at each new plan."""
     text = os.environ.get(env, "").strip()
-    if not text:
-        return default
     if text.isdigit() and int(text) > 0:
         return int(text)
-    warnings.warn(f"{env}={text!r} is not a positive integer: using {default}", stacklevel=3)
+    if text:
+        warnings.warn(f"{env}={text!r} is not a positive integer: using {default}", stacklevel=3)
     return default
 
 
@@ -124,15 +123,11 @@ def _reads_bound(g: AxisGeometry) -> int:
     return min(g.out * min(g.k, -(-g.n // g.d)), g.n * min(g.k, g.out))
 
 
-def _reads(
-    geom: PoolGeometry, shape: Sequence[int], active: list[int], indices: bool,
-    per_axis: list[int],
-) -> int:
+def _reads(geom: PoolGeometry, shape: Sequence[int], active: list[int], indices: bool,
+           per_axis: list[int]) -> int:
     """Reads of the passes in ``active`` order (``per_axis[a]`` per row of the other axes), plus
     Indices' window loop (the product), for at least one plane."""
-    planes = max(1, shape[0] * shape[1])
-    spatial = list(shape[2:])
-    reads = 0
+    planes, spatial, reads = max(1, shape[0] * shape[1]), list(shape[2:]), 0
     for a in active:
         reads += planes * math.prod(spatial[:a] + spatial[a + 1 :]) * per_axis[a]
         spatial[a] = geom.axes[a].out

@@ -162,15 +162,12 @@ def _cgroup_dir(group: str, root: str, mountpoint: Path) -> Path:
     """The directory of cgroup ``group`` under a mount of hierarchy path ``root``; the mount
     point itself when the group is outside it (a container's own cgroup namespace)."""
     relative = os.path.relpath(group, root)
-    if relative.startswith(".."):
-        return mountpoint
-    return mountpoint / relative if relative != "." else mountpoint
+    return mountpoint if relative == "." or relative.startswith("..") else mountpoint / relative
 
 
 def _levels(leaf: Path, top: Path, v2: bool) -> list[_Cgroup]:
     """``leaf`` and its ancestors up to the mount point ``top`` that set a memory limit."""
-    levels = []
-    path = leaf
+    levels, path = [], leaf
     while True:
         if v2:
             text = _read_text(path / "memory.max")
@@ -213,10 +210,6 @@ def _read_int(path: Path) -> int | None:
 def _read_fields(path: Path, names: tuple[str, ...]) -> dict[str, int]:
     """The integers of the ``name: value [kB]`` or ``name value`` lines named (``/proc/meminfo``,
     ``memory.stat``), one regex search per name (6x faster than parsing every line)."""
-    text = _read_text(path)
-    fields = {}
-    for name in names:
-        match = re.search(rf"^{name}:?[ \t]+(\d+)", text or "", re.MULTILINE)
-        if match:
-            fields[name] = int(match.group(1))
-    return fields
+    text = _read_text(path) or ""
+    found = {name: re.search(rf"^{name}:?[ \t]+(\d+)", text, re.MULTILINE) for name in names}
+    return {name: int(match.group(1)) for name, match in found.items() if match}

@@ -66,11 +66,9 @@ def flat_tap(g: AxisGeometry, axis: int, spatial: tuple[int, ...], t: int) -> Fl
     inner = math.prod(spatial[axis + 1 :])
     if (lo, hi) == (0, g.out) or (hi - lo) * inner > FLAT_MAX_RUN:
         return None
-    if inner > 1:
-        if g.s != 1 or g.n != g.out:
-            return None
+    if inner > 1 and g.s == 1 and g.n == g.out:
         step = 1
-    elif g.n == g.s * g.out:
+    elif inner <= 1 and g.n == g.s * g.out:
         step = g.s
     else:
         return None
@@ -112,17 +110,15 @@ def axis_pass(g: AxisGeometry, axis: int, spatial: tuple[int, ...]) -> AxisPass:
     if tb - ta > TAP_LIST_MAX:
         return AxisPass(axis, out_spatial, None, (), wide=g)
     taps = {t: tap_slices(g, t) for t in range(ta, tb)}
-    full = slice(0, g.out)
-    first: int | None = g.full_tap()
-    first = None if first < 0 else first
+    first = g.full_tap()  # -1: none
     others = [t for t, sl in taps.items() if sl is not None and t != first]
     rest = tuple(
         (at_axis(axis, taps[t][0]), at_axis(axis, taps[t][1]), flat_tap(g, axis, spatial, t))
         for t in others
     )
-    if first is None:
+    if first < 0:
         return AxisPass(axis, out_spatial, None, rest)
-    pair = bool(others) and taps[others[0]][0] == full
+    pair = bool(others) and taps[others[0]][0] == slice(0, g.out)
     return AxisPass(axis, out_spatial, at_axis(axis, taps[first][1]), rest, pair)
 
 

@@ -53,9 +53,8 @@ class Separable:
         self.loop = self._loop(geom, order, kernel)
 
     def _loop(self, geom: PoolGeometry, order: list[int], kernel: Callable | None) -> Any:
-        if kernel is None:
-            return _numpy_plans.Passes(self, geom, order)
-        return _numba_plans.Passes(kernel, self, geom, order)
+        return (_numpy_plans.Passes(self, geom, order) if kernel is None
+                else _numba_plans.Passes(kernel, self, geom, order))
 
     def run(self, x: np.ndarray) -> np.ndarray:
         """Y for ``x`` of the planned shape and dtype."""
@@ -108,9 +107,8 @@ class MaxIndices(MaxValues):
         super().__init__(geom, shape, dtype, ident, kernel)
 
     def _loop(self, geom: PoolGeometry, order: list[int], kernel: Callable | None) -> Any:
-        if kernel is None:
-            return _numpy_plans.Indices(self, geom, order)
-        return _numba_plans.Windows(kernel, self, geom)
+        return (_numpy_plans.Indices(self, geom, order) if kernel is None
+                else _numba_plans.Windows(kernel, self, geom))
 
     def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[override]
         y = output(self.out_shape, self.dtype, 0)
