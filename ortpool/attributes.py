@@ -73,11 +73,8 @@ def decode_float(text: str, name: str = "value") -> float:
 
 @dataclasses.dataclass(frozen=True)
 class PoolAttrs:
-    """Every attribute of a pooling node, resolved for ``rank`` spatial axes.
-
-    ``pads`` is in ONNX order (all begins, then all ends) and holds what was written, which for
-    SAME/VALID is all zeros: the effective pads come from :mod:`ortpool.geometry`.
-    """
+    """Every attribute of a pooling node, resolved for ``rank`` spatial axes; ``pads`` in ONNX
+    order as written (zeros for SAME/VALID: the effective pads are :mod:`ortpool.geometry`'s)."""
 
     kernel_shape: tuple[int, ...]
     strides: tuple[int, ...]

@@ -23,8 +23,7 @@ NAME_OF_CODE: dict[int, str] = {code: name for name, code in CODE.items()}
 _NAME_OF: dict[np.dtype, str] = {dtype: name for name, dtype in NUMPY.items()}
 FLOATS = ("float", "double", "float16", "bfloat16")
 
-#: numpy's spelling -> the onnx name, for the names that differ (every other onnx name is also
-#: numpy's): ``float`` is float32 here, as in ONNX, never Python's float (float64)
+#: numpy's spelling -> the onnx name, where they differ (``float`` is float32, as in ONNX)
 NUMPY_SPELLING: dict[str, str] = {"float32": "float", "float64": "double", "bool_": "bool"}
 
 

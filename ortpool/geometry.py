@@ -42,11 +42,9 @@ def _span(k: int, d: int) -> int:
 
 
 def explicit_output_size(n: int, k: int, s: int, d: int, pb: int, pe: int, ceil_mode: bool) -> int:
-    """Output size with explicit pads (rulings 1, 19): ``floor((n + pb + pe - ek) / s) + 1``;
-    ceil mode takes the ceiling but drops a last window that would start in the end pad
-    (``(out - 1) * s >= n + pb``). A kernel longer than the padded input takes the same formulas
-    (ruling 19): a result of 0 or below is an empty axis. Example: n=1, k=2, s=2 (a 1x1 map into
-    ResNet-D's shortcut pool): 0, and 1 in ceil mode."""
+    """Output size with explicit pads (rulings 1, 19): ``floor((n + pb + pe - ek) / s) + 1``; ceil
+    mode takes the ceiling but drops a last window starting in the end pad. A kernel longer than
+    the padded input takes the same formulas: 0 or below is an empty axis (ruling 19)."""
     ek = _span(k, d)
     check_int64(f"the padded input {n} + {pb} + {pe}", n + pb + pe)
     span = n + pb + pe - ek
@@ -141,8 +139,7 @@ class AxisGeometry:
 
     def counts(self, include_pad: bool, dtype: np.dtype | type = np.int64) -> np.ndarray:
         """Per output, the taps inside the input (or, ``include_pad``, inside ``[-pb, n + pe)``),
-        as ``dtype``; taps beyond the end pad (the ceil overhang) never count (ruling 8). Only
-        the border outputs are computed one by one, the rest is one fill."""
+        as ``dtype``; taps beyond the end pad (the ceil overhang) never count (ruling 8)."""
         if include_pad:
             result = np.full(self.out, self.k, dtype)
             # Every window starts inside the padded input: only its end, past output jf, can fall

@@ -16,8 +16,7 @@ OPERATORS: tuple[str, ...] = ("MaxPool", "AveragePool", "MaxUnpool", "LpPool", "
                               "GlobalAveragePool", "GlobalLpPool", "MaxRoiPool")
 #: Operators whose window is the whole spatial extent: no window attributes, spatial output 1.
 GLOBAL_OPERATORS: tuple[str, ...] = ("GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool")
-#: Operators whose window is given by kernel_shape/strides/pads (and maybe dilations, ceil_mode):
-#: their output size is :func:`ortpool.geometry.pool_geometry`'s.
+#: Operators whose output size is :func:`ortpool.geometry.pool_geometry`'s.
 WINDOW_OPERATORS: tuple[str, ...] = ("MaxPool", "AveragePool", "LpPool")
 
 #: Element types a Python custom op can carry; float16/bfloat16 abort the process when they reach
@@ -28,13 +27,16 @@ CAST_TYPES: tuple[str, ...] = ("float16", "bfloat16")
 #: List attributes whose schema text (not its default) gives one value per spatial axis; pads
 #: have two per axis.
 PER_AXIS_DEFAULTS: Mapping[str, int] = {"strides": 1, "dilations": 1, "pads": 0}
-#: Attributes a later version adds, with the value that does what the versions without it did:
-#: what a node of such a version is read as, and what a lifted node may leave them at.
-#: (dilations: 1 per axis, PER_AXIS_DEFAULTS; auto_pad: MaxUnpool has none, its pads are explicit)
+#: Attributes a later version adds, with the value that does what the versions without it did
+#: (dilations None: 1 per axis): how a node of such a version reads, what a lifted node may keep.
 NEUTRAL_DEFAULTS: Mapping[str, int | str | None] = {
     "ceil_mode": 0, "dilations": None, "count_include_pad": 0, "storage_order": 0,
     "auto_pad": "NOTSET",
 }
+
+
+#: An attribute's value as a schema or node holds it.
+Value = int | float | str | tuple[int, ...] | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +46,7 @@ class AttrSpec:
     name: str
     kind: str  # "int", "ints", "float" or "string"
     #: None: required, or an empty list by default
-    default: int | float | str | tuple[int, ...] | None
+    default: Value
     required: bool
 
 
@@ -58,12 +60,10 @@ class OpVersion:
     max_inputs: int
     max_outputs: int
     types: tuple[str, ...]  # element types of X / Y, e.g. ("float16", "float", ...)
-    #: The schema's input names, e.g. ("X", "I", "output_shape"); the first ``min_inputs`` are
-    #: required.
+    #: The schema's input names, e.g. ("X", "I", "output_shape"), the first ``min_inputs`` required.
     input_names: tuple[str, ...] = ("X",)
     min_inputs: int = 1
-    #: Per input, whether it has X's element type (MaxRoiPool's rois does; MaxUnpool's I does not,
-    #: it is int64): such inputs are carried by a Cast pair with X.
+    #: Per input, whether it has X's element type (as MaxRoiPool's rois): a Cast pair carries it.
     typed_inputs: tuple[bool, ...] = (True,)
 
     @property
@@ -74,9 +74,7 @@ class OpVersion:
     def key(self) -> str:
         return f"{self.op}-{self.version}"
 
-    def default(
-        self, name: str, rank: int | None = None
-    ) -> int | float | str | tuple[int, ...] | None:
+    def default(self, name: str, rank: int | None = None) -> Value:
         """The value of ``name`` on a node of this version that does not write it: the schema's
         default, a list attribute's fill for ``rank`` spatial axes, or for an attribute this version
         lacks its :data:`NEUTRAL_DEFAULTS` value; None for ``kernel_shape`` and ``pooled_shape``."""
@@ -100,7 +98,7 @@ def _attr_spec(attr: onnx.defs.OpSchema.Attribute) -> AttrSpec:
     kind = _KINDS.get(attr.type)
     if kind is None:
         raise ValueError(f"unexpected attribute type {attr.type} for {attr.name}")
-    default: int | float | str | tuple[int, ...] | None = None
+    default: Value = None
     proto = attr.default_value
     if proto is not None and proto.name:
         value = onnx.helper.get_attribute_value(proto)

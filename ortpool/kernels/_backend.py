@@ -68,8 +68,7 @@ def backend() -> str:
     return "numba" if _available else "numpy"
 
 
-#: (kernel, dtype name) found loaded: a compiled signature is never dropped, so a yes is final
-#: (asking numba costs about 4 µs).
+#: (kernel, dtype name) found loaded: a compiled signature is never dropped (asking costs 4 µs).
 _LOADED: set[tuple[str, str]] = set()
 
 

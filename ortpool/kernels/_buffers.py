@@ -23,8 +23,7 @@ class _Workspace(threading.local):
 
 
 _workspace = _Workspace()
-#: Buffers kept per thread, and their bytes; beyond either the cache starts again (shapes that
-#: keep changing on large inputs would otherwise keep every buffer alive).
+#: Buffers kept per thread, and their bytes; beyond either the cache starts again.
 MAX_BUFFERS = 64
 MAX_BUFFER_BYTES = 256 << 20
 

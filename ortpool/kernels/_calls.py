@@ -102,10 +102,8 @@ def lowest(dtype: np.dtype) -> Any:
 
 Runner = Callable[[np.ndarray], Any]
 
-#: (tag, shape, dtype, attribute items) -> (runner, bytes its plan holds), for calls whose
-#: attributes are hashable (a session's are: strings and ints). Bounded in entries and in bytes
-#: (a plan holds O(rank) and at most an output plane), the oldest going first: a new shape at
-#: every call (audio of varying length) keeps memory bounded.
+#: (tag, shape, dtype, attribute key) -> (runner, bytes its plan holds), bounded in entries and
+#: bytes, the oldest going first (a new shape at every call keeps memory bounded).
 _CALLS: dict[tuple, tuple[Runner, int]] = {}
 _MAX_CALLS = 1024
 MAX_HELD_BYTES = 64 << 20

@@ -20,8 +20,7 @@ log = logging.getLogger("ortpool")
 
 _lock = threading.Lock()
 _installed = False
-#: Where the note goes instead of this process's stderr: a model's process of ``ortpool validate``
-#: (its stderr is a file) hands it to the command, which writes it on its terminal at once.
+#: Where the note goes instead of stderr (``validate``'s model processes hand it to the command).
 relay: Callable[[str], None] | None = None
 
 
@@ -52,8 +51,7 @@ KERNELS: dict[str, tuple[str, str, str]] = {
 QUICK = frozenset(name for name, (_, _, wait) in KERNELS.items() if wait == _UNDER_A_SECOND)
 
 
-#: True while :func:`ortpool.kernels.warmup.warm_up` runs (the note then does not send the user to
-#: the warm-up that is running).
+#: True while :func:`ortpool.kernels.warmup.warm_up` runs (the note then names no warm-up).
 _warming = False
 
 

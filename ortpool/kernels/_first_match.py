@@ -1,14 +1,8 @@
-"""MaxPool Indices of windows with many tap combinations, found one axis at a time (numpy).
-
-:class:`._numpy_plans.Indices` marks every tap combination with one numpy call each: a 1000x1000
-window would be a million calls. Here the winner (ruling 6: the first tap in row-major order whose
-value equals Y or is NaN) is found in ``sum(k)`` steps instead of ``prod(k)``. ``P[a]`` is the
-input max-pooled over the axes after ``a`` only (``P[r]`` is the input): along axis 0 the first
-tap ``t0`` whose ``P[1]`` value matches Y (the sub-window below it then holds a match: a max
-propagates NaN); with ``t0`` fixed, the first ``t1`` whose ``P[2]`` value matches; and so on. A
-window with no input element keeps -1; every other finds a match on every axis (emptiness is per
-axis).
-"""
+"""MaxPool Indices of windows with many tap combinations, found in ``sum(k)`` numpy steps rather
+than ``prod(k)``: the winner (ruling 6) is the first ``t0`` along axis 0 whose value in ``P[1]``
+matches Y (``P[a]``: the input max-pooled over the axes after ``a``; a max propagates NaN), then
+with ``t0`` fixed the first ``t1`` whose ``P[2]`` value matches, and so on. A window with no input
+element keeps -1; every other finds a match on every axis."""
 
 from __future__ import annotations
 

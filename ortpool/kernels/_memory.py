@@ -1,16 +1,9 @@
 """How many more bytes this process can allocate, and which limit says so: past any limit the
-process dies instead of raising (onnxruntime aborts, the OOM killer ends it). Each is a
-:class:`Room`, left out where it does not exist:
-
-* ``RLIMIT_AS`` and ``RLIMIT_DATA`` minus the process's address space and data (``statm``);
-* the memory limit of the process's cgroup and of each ancestor (v2 ``memory.max``, v1
-  ``memory.limit_in_bytes``) minus its usage, dropable page cache (``inactive_file``) not
-  counted as used, as the kubelet's "working set";
-* the machine's ``MemAvailable`` plus ``SwapFree``.
-
-Memory held for reuse counts as used (the reading errs on the side of refusing). The limits are
-kept for :data:`LIMITS_TTL` seconds; the usages are read at every call, since a reading taken
-before the last large allocation is wrong exactly when it matters.
+process dies instead of raising (onnxruntime aborts, the OOM killer ends it). Each limit is a
+:class:`Room`: ``RLIMIT_AS`` and ``RLIMIT_DATA`` minus the process's address space and data; the
+memory limit of its cgroup and each ancestor minus their usage (less the droppable page cache, as
+the kubelet's "working set"); ``MemAvailable`` plus ``SwapFree``. Memory held for reuse counts as
+used. The limits are kept :data:`LIMITS_TTL` seconds, the usages read at every call.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""Compiled kernels (numba): the same arithmetic as the numpy plans, as loops, imported only by
-the dispatch (:func:`ortpool.kernels._backend.loop`). Cached on disk, GIL released for ortpool's
-own threads (:mod:`._parallel`; numba's threading layer is never used), no ``fastmath``.
-
-* Separable reductions (MaxPool values, AveragePool sums) run pass by pass over a block of planes
-  seen as one plane, every output combining its in-input taps in the numpy plan's order (the tap
-  covering every output first, else the identity; then ascending): bit-identical results.
-* MaxPool with Indices is a window loop over rank 3 (ranks 1 and 2 padded with unit axes): the
-  first maximum in row-major tap order, the first NaN, -1 for an empty window (rulings 5-7).
-* MaxUnpool is a scatter in index order, stopping at the first index outside the output.
+"""Compiled kernels (numba), imported only by the dispatch (:func:`._backend.loop`): cached on
+disk, the GIL released for ortpool's own threads, no ``fastmath``. The separable passes combine
+each output's taps in the numpy plan's order (bit-identical results); MaxPool with Indices is a
+window loop over rank 3 (the first maximum in row-major tap order, the first NaN, -1 for an empty
+window: rulings 5-7); MaxUnpool a scatter in index order.
 """
 
 from __future__ import annotations
@@ -53,12 +48,9 @@ def _taps(j, s, d, pb, n, k):
 
 
 def _variant_jit(variant: str):
-    """``njit`` with this module's options for a function of the ``variant`` closures, renamed
-    ``<factory>.<locals>.<variant>.<name>``: numba names machine code after the qualified name
-    and a per-process counter, so the max and sum closures of two processes got the same symbol,
-    and a third loading both from the disk cache ran one variant's code for both. Not cached
-    itself (a closure's cache key never matches in another process): the cached entry points
-    (``max_planes``, ``average_planes``) carry the closures' code."""
+    """``njit`` for a ``variant`` closure, renamed ``<factory>.<locals>.<variant>.<name>``: with one
+    symbol for max and sum, a process loading both from the disk cache ran one for the other. Not
+    cached itself (a closure's key never matches in another process): the entry points carry it."""
 
     def jit(**options):
         def wrap(func):
@@ -516,10 +508,9 @@ def _edge_output(x, yr, ir, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident, base):
 # made the compile far longer, and one plane per call made the compile 1.1 s longer.
 @njit(**_OPTS)
 def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
-    """Y and Indices of MaxPool over (planes, D, H, W) blocks; ``geo`` holds per axis (s, d, pb,
-    n, k, interior begin, interior end), ``mult`` each axis's storage-order multiplier. Windows
-    wholly inside take loops with literal sizes for the common kernels, the others find their
-    taps in closed form (:func:`_taps`)."""
+    """Y and Indices of MaxPool over (planes, D, H, W) blocks; ``geo`` per axis: s, d, pb, n, k,
+    interior begin and end; ``mult`` the storage-order multipliers. Windows wholly inside take
+    loops with literal sizes for the common kernels, the others their taps' closed form."""
     od, oh, ow = y.shape[1], y.shape[2], y.shape[3]
     s0, d0, pb0 = geo[0, 0], geo[0, 1], geo[0, 2]
     s1, d1, pb1 = geo[1, 0], geo[1, 1], geo[1, 2]

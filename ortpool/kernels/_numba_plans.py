@@ -16,15 +16,12 @@ from ortpool.kernels import _parallel
 from ortpool.kernels._buffers import read_only, scratch
 from ortpool.kernels._passes import INNER, OUT, OUTER, N, pass_rows
 
-#: Input bytes of a block of planes, seen as one plane with ``planes`` times the outer rows: one
-#: call per pass over the block (the plane seams are row seams, redone like the others), its
-#: intermediates in cache between passes; a larger plane is a block of its own. Measured against
-#: 256 KB and 4 MB blocks, the whole input, and a call per plane (25-50% slower).
+#: Input bytes of a block of planes seen as one plane (its plane seams are row seams): one call per
+#: pass, the intermediates in cache (measured against 256 KB, 4 MB, all, and a call per plane).
 NUMBA_BLOCK_BYTES = 1 << 20
 
-#: Input bytes times passes from which a compiled call is split across threads: inside a session
-#: onnxruntime's own threads may still be spinning on the second core, and a split lost below
-#: about 20 MB of work in ``ortpool bench`` (6 MB outside a session).
+#: Input bytes times passes from which a compiled call is split across threads: below, a split lost
+#: in ``ortpool bench`` (onnxruntime's own threads may still be spinning on the second core).
 NUMBA_SPLIT_WORK = 20 << 20
 
 
@@ -44,8 +41,6 @@ def _split(planes: int, work: Callable[[int, int], None], work_bytes: int) -> No
 
 class Passes:
     """The loop of a separable plan: ``max_planes`` or ``average_planes`` over blocks of planes."""
-
-    compiled = True
 
     def __init__(self, kernel: Callable, plan: Any, geom: PoolGeometry, order: list[int]):
         self.kernel = kernel
@@ -98,11 +93,8 @@ _UNIT_AXIS = AxisGeometry(n=1, k=1, s=1, d=1, pb=0, pe=0, out=1)
 
 
 class Windows:
-    """The loop of :class:`._plan.MaxIndices` of rank 1-3: ``max_indices``, one loop over each
-    window's taps in row-major order (rulings 6, 7), ranks 1 and 2 seen as rank 3 with unit
-    leading axes."""
-
-    compiled = True
+    """The loop of :class:`._plan.MaxIndices` of rank 1-3: ``max_indices`` over each window's taps
+    in row-major order (rulings 6, 7), ranks 1 and 2 seen as rank 3 with unit leading axes."""
 
     def __init__(self, kernel: Callable, plan: Any, geom: PoolGeometry):
         self.kernel = kernel

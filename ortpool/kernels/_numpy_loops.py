@@ -13,8 +13,7 @@ from ortpool.geometry import AxisGeometry
 from ortpool.kernels._buffers import scratch
 from ortpool.kernels._passes import AxisPass, FlatTap, at_axis, tap_slices
 
-#: Input bytes per block of planes on one thread: the block and its first intermediate stay
-#: in cache between passes (measured: 1 MB slightly ahead of 256 and 512 KB, and of none).
+#: Input bytes per block of planes: its intermediates stay in cache (measured against 256, 512 KB).
 BLOCK_BYTES = 1 << 20
 #: Blocks of fewer rows than this keep the plain strided call (the seams cost more there).
 FLAT_MIN_ROWS = 16
@@ -77,10 +76,8 @@ def wide_pass(
     ufunc: np.ufunc, fill: Any, src: np.ndarray, dst: np.ndarray, axis: int, g: AxisGeometry,
     slot: Any,
 ) -> None:
-    """The pass over ``axis`` of a wide kernel: every output gets the same taps in the same order
-    as a listed pass gives it, grouped by output instead of by tap: the interior outputs together,
-    each border output on its own (one call per border output and chunk of taps, whatever ``k``
-    and the pads)."""
+    """The pass over ``axis`` of a wide kernel: each output's taps in a listed pass's order, grouped
+    by output: the interior outputs together, each border output alone (whatever ``k`` and pads)."""
     first = g.full_tap()
     if first >= 0:
         np.copyto(dst, src[at_axis(axis, tap_slices(g, first)[1])])
@@ -111,13 +108,9 @@ def _add_taps(
     ufunc: np.ufunc, dst: np.ndarray, src: np.ndarray, axis: int, g: AxisGeometry, ja: int,
     jb: int, t0: int, t1: int, slot: Any,
 ) -> None:
-    """Combine taps ``[t0, t1)``, in order, into outputs ``[ja, jb)`` (all inside for all).
-
-    Tap by tap when there are few taps or each tap's call has work enough (from
-    :data:`ACCUMULATE_BELOW` bytes of outputs); otherwise chunks of taps go through
-    ``ufunc.accumulate`` over a (taps + 1, ...) stack whose row 0 is the current value: it
-    combines strictly row by row, so each output gets the same binary operations as tap by tap,
-    in one call per chunk."""
+    """Combine taps ``[t0, t1)``, in order, into outputs ``[ja, jb)`` (all inside for all): tap by
+    tap, or for many small taps ``ufunc.accumulate`` over a stack whose row 0 is the current value
+    (strictly row by row: the same operations as tap by tap, one call per chunk)."""
     m = t1 - t0
     if m <= 0:
         return

@@ -21,8 +21,6 @@ from ortpool.kernels._passes import axis_pass, inside_taps, separable_passes, ta
 class Passes:
     """The loop of a separable plan: its passes as tap slices, run block by block."""
 
-    compiled = False
-
     def __init__(self, plan: Any, geom: PoolGeometry, order: list[int]):
         self.passes = separable_passes(geom, order)
         self.ranges = blocks(plan.planes, plan.in_plane * plan.dtype.itemsize)
@@ -56,14 +54,10 @@ class Passes:
 
 
 class Indices(Passes):
-    """The loop of :class:`._plan.MaxIndices`: Y from the separable max, then each output's
-    winner, the earliest tap (row-major) whose value equals Y or is NaN.
-
-    Every tap ``t`` of ``K`` marks its matches with the code ``K - t``, combined by max, so the
-    earliest match has the largest code; 0 (no tap: a window in the padding only) leaves -1. A few
-    SIMD byte operations per tap (a masked copy per tap is 6x slower). Windows of more than
-    :data:`WINDOW_LOOP_MAX` tap combinations are searched axis by axis (:mod:`._first_match`).
-    """
+    """The loop of :class:`._plan.MaxIndices`: Y from the separable max, then each output's winner,
+    the earliest tap (row-major) equal to Y or NaN: tap ``t`` of ``K`` marks its matches ``K - t``,
+    combined by max (a few SIMD byte operations per tap); 0 leaves -1. Past
+    :data:`WINDOW_LOOP_MAX` tap combinations the winner is searched (:mod:`._first_match`)."""
 
     def __init__(self, plan: Any, geom: PoolGeometry, order: list[int]):
         super().__init__(plan, geom, order)

@@ -38,13 +38,9 @@ def at_axis(axis: int, sl: slice) -> Index:
 
 @dataclasses.dataclass(frozen=True)
 class FlatTap:
-    """A partial tap done as one flat strided call over the whole contiguous block.
-
-    The outputs ``[lo, hi)`` of a tap form short runs, one per outer row, which numpy loops over
-    one by one (7x the cost of a whole-array call). When the source row is exactly ``step`` times
-    the target row, target element ``k`` of the flat block reads source element ``first + step *
-    k``: one call covers every row; the row seams it also touches are saved and restored.
-    """
+    """A partial tap as one flat strided call over the contiguous block, where numpy would loop
+    over its short runs one outer row at a time (7x slower): with a source row ``step`` times the
+    target row, target ``k`` reads source ``first + step * k``; the row seams are restored."""
 
     lo: int
     hi: int
@@ -92,13 +88,11 @@ class AxisPass:
     rest: tuple[tuple[Index, Index, FlatTap | None], ...]
     #: The first further tap covers every output too: one binary call starts the pass.
     pair: bool = False
-    #: A pass over more than :data:`TAP_LIST_MAX` candidate taps: nothing listed, the axis's
-    #: geometry for :func:`._numpy_loops.wide_pass`.
+    #: Past :data:`TAP_LIST_MAX` candidate taps, nothing listed: the axis for ``wide_pass``.
     wide: AxisGeometry | None = None
 
 
-#: Candidate taps (:meth:`~ortpool.geometry.AxisGeometry.tap_span`) up to which a pass lists
-#: its taps, one numpy call each.
+#: Candidate taps (``tap_span``) up to which a pass lists its taps, one numpy call each.
 TAP_LIST_MAX = 64
 
 

@@ -1,11 +1,8 @@
-"""MaxPool and AveragePool, every spec version, and their execution plans: everything about a window
-call that depends only on (shape, dtype, attributes), built once per signature (:mod:`._calls`
-caches it). One plan per kernel product, :class:`MaxValues` (MaxPool's Y), :class:`Average`
-(AveragePool's Y, LpPool's sums) and :class:`MaxIndices` (MaxPool's Y and Indices): the output
-shape, an empty window's identity, the divisor, the index multipliers. Its loop is a slot filled by
-the back-end the one dispatch (:func:`ortpool.kernels._backend.loop`) chose: numpy
-(:mod:`._numpy_plans`) or compiled (:mod:`._numba_plans`), the same taps in the same order, hence
-bit-identical results."""
+"""MaxPool and AveragePool, every spec version, and their plans: what a window call computes,
+built once per (shape, dtype, attributes). One plan per kernel product (:class:`MaxValues`,
+:class:`Average`, :class:`MaxIndices`); its loop is a slot filled by the back-end the one dispatch
+(:func:`._backend.loop`) chose, numpy (:mod:`._numpy_plans`) or compiled (:mod:`._numba_plans`):
+the same taps in the same order, hence bit-identical results."""
 
 from __future__ import annotations
 
@@ -32,8 +29,7 @@ class Separable:
 
     ufunc: np.ufunc
     divisor: np.ndarray | None = None
-    #: Whether the loop casts X to ``dtype`` (AveragePool's float16/bfloat16 X; MaxPool's is
-    #: converted by its runner, around the plan).
+    #: Whether the loop casts X to ``dtype`` (AveragePool's half types; MaxPool's runner casts).
     cast = False
     #: What the compiled loop takes after the passes (the combine step is compiled into it).
     operands: tuple
@@ -131,9 +127,8 @@ def held_bytes(obj: Any) -> int:
     return total + (held_bytes(loop) if loop is not None else 0)
 
 
-#: int8 and uint8 take the float32 compiled loops: float32 holds their values exactly (the same
-#: max, ties and Indices), and numba compiles the max loops for two element types, not four.
-#: Their empty windows still hold the type's lowest value.
+#: int8 and uint8 take the float32 compiled loops (exact: the same max, ties and Indices), so numba
+#: compiles the max loops for two element types, not four; empty windows keep the type's lowest.
 _COMPILED_AS = {np.dtype(np.int8): np.dtype(np.float32), np.dtype(np.uint8): np.dtype(np.float32)}
 
 
@@ -183,12 +178,9 @@ def _max_pool_runner(
 
 
 def window_max(x: np.ndarray, geom: PoolGeometry) -> np.ndarray:
-    """The max over each pooling window of ``x`` for an already resolved geometry (no attribute
-    validation): MaxPool's Y, with an empty window holding the lowest value of the dtype.
-
-    For callers that hold a :class:`~ortpool.geometry.PoolGeometry` rather than attributes,
-    e.g. the validator marking the windows that contain a NaN.
-    """
+    """The max over each pooling window of ``x`` for a resolved
+    :class:`~ortpool.geometry.PoolGeometry` (no attribute validation): MaxPool's Y, an empty window
+    holding the dtype's lowest value; e.g. for the validator marking the windows with a NaN."""
     if x.ndim != 2 + len(geom.axes) or tuple(x.shape[2:]) != tuple(g.n for g in geom.axes):
         raise OrtpoolError(f"input X has shape {list(x.shape)}; the geometry is for spatial shape "
                            f"{[g.n for g in geom.axes]}")

@@ -1,19 +1,11 @@
 """GlobalMaxPool, GlobalAveragePool and GlobalLpPool, every spec version: one reduction per plane
-(ruling 13), never a window the size of the map.
-
-A float32 running sum over millions of elements loses digits (microsoft/onnxruntime#12043), so
-sums are taken in float64 for float32 and narrower inputs, and compensated for double, in one
-fixed order both kernel paths follow (:func:`plane_sums`), hence bit-identical:
-
-* a plane of ``S`` elements is read as ``r = S // L`` rows of ``L`` lanes (``L`` the largest power
-  of two <= min(S, cap): 256, or 1024 when compensated) plus a tail of ``S - r*L`` elements;
-* each lane sums its column in row order, the tail continuing lanes ``0 .. t-1``;
-* the lanes are then added as a binary tree: lane ``j`` += lane ``j + w/2`` while the width ``w``
-  halves.
-
-Compensated sums (double) keep a Neumaier correction per lane and carry the rounding error of
-every tree step too; the result is ``sum + correction`` (``sum`` when not finite). A plain
-float64 sum of float32 values over ``r`` rows errs by about ``r * 2**-53``: far below an ulp.
+(ruling 13). A float32 running sum over millions of elements loses digits, so sums are taken in
+float64 (compensated for double) in one fixed order both kernel paths follow (:func:`plane_sums`),
+hence bit-identical: a plane of ``S`` elements is ``r = S // L`` rows of ``L`` lanes (the largest
+power of two <= min(S, 256), 1024 when compensated) and a tail; each lane sums its column in row
+order, the tail continuing lanes ``0 .. t-1``; then lane ``j`` += lane ``j + w/2`` while the width
+``w`` halves. Compensated sums keep a Neumaier correction per lane, the tree steps' errors too,
+and give ``sum + correction`` (``sum`` when not finite).
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""LpPool, every spec version: ``(sum over the window's in-input taps of |x|^p)^(1/p)``
-(ruling 12).
-
-The window sums are AveragePool's separable sums with a divisor of 1 (:mod:`._plan`), over
-``|x|^p`` in float64 whatever X's type: padding contributes nothing (an empty window gives 0), and
-float32 values raised to p and summed in float64 neither overflow (below |x| = 1e38 for p <= 8)
-nor lose digits. The result is rounded to X's type once.
-"""
+"""LpPool, every spec version: ``(sum over the window's in-input taps of |x|^p)^(1/p)`` (ruling
+12), the sums AveragePool's with a divisor of 1, over ``|x|^p`` in float64 whatever X's type (no
+overflow, no digit lost; an empty window gives 0), rounded to X's type once."""
 
 from __future__ import annotations
 

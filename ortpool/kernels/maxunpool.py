@@ -62,10 +62,8 @@ def max_unpool(
 
 
 def _compiled_scatter(y: np.ndarray, x: np.ndarray, flat: np.ndarray) -> bool:
-    """Scatter with the compiled loop when the numba kernels are in use; False when it did not
-    (not in use, or an index outside the output: the numpy path then raises the error). One
-    thread: the loop checks the bounds as it goes; a split would need the numpy path's range
-    checks, which cost more than it gained (0.1 ms on SegNet's 12.8 MB output)."""
+    """Scatter with the compiled loop (one thread: a split would need the range checks, which cost
+    more than it gains); False when not in use or an index is outside (numpy then raises)."""
     scatter = _backend.loop("scatter", x.dtype, x.nbytes)
     if scatter is None:
         return False

@@ -17,8 +17,7 @@ from ortpool.errors import OrtpoolError
 from ortpool.kernels import _backend, _buffers, _calls, _limits, _parallel
 from ortpool.kernels._calls import checked, dtype_name, located
 
-#: Scaled RoI corners beyond this magnitude are refused: no feature map is that large, and the
-#: bin arithmetic stays exact in int64 (:func:`corner_limit`).
+#: Scaled RoI corners beyond this are refused: no map is that large (int64 bins: corner_limit).
 MAX_CORNER = 1 << 40
 
 
@@ -146,9 +145,8 @@ def _run(
 
 
 def _roi_numpy(plane: np.ndarray, out: np.ndarray, bins: RoiBins, r: int) -> None:
-    """One RoI over every channel: the max over each bin's rows, then over its columns (the max
-    of a rectangle separates); empty bins 0. Each distinct row and column span is reduced once:
-    a RoI far larger than the map has up to millions of bins sharing a few spans."""
+    """One RoI over every channel: each distinct row span's max, then each column span's (a RoI far
+    larger than the map has millions of bins sharing a few spans); empty bins 0."""
     hs, he, ws, we = bins.h_start[r], bins.h_end[r], bins.w_start[r], bins.w_end[r]
     out.fill(0)
     rows, cols = np.flatnonzero(hs < he), np.flatnonzero(ws < we)

@@ -1,9 +1,5 @@
-"""Output shapes of a pooling call, without computing it.
-
-The onnxruntime hook needs them for a failed call: its placeholder must have the shape the node
-would have produced, because onnxruntime may have allocated the output already (an ``If``
-branch output of fixed shape) and a placeholder of another shape there ends the process.
-"""
+"""Output shapes of a pooling call, without computing it: a failed call's placeholder in the
+onnxruntime hook must have the node's shape (onnxruntime may have allocated the output already)."""
 
 from __future__ import annotations
 

@@ -20,9 +20,8 @@ from ortpool.kernels.roipool import max_roi_pool
 
 #: The element types ortpool's ops take from onnxruntime, by their ONNX names.
 DTYPES = ("float", "double", "int8", "uint8")
-#: The compiled kernels, named as the warm-up reports them, in the order it compiles them (int8 and
-#: uint8 have the MaxPools only). AveragePool first: float32's LpPool runs the float64 AveragePool
-#: loops, which processes warming float32 and float64 side by side then compile once.
+#: The compiled kernels as the warm-up names them, in its order: AveragePool first, as float32's
+#: LpPool runs the float64 AveragePool loops (parallel warm-ups then compile them once).
 KERNELS = ("AveragePool", "MaxPool", "MaxPool with Indices", "MaxUnpool", "LpPool",
            "GlobalAveragePool/GlobalLpPool", "MaxRoiPool")
 _ATTRS = {"kernel_shape": [2, 2], "strides": [2, 2]}
@@ -55,9 +54,8 @@ def _calls(dtype: np.dtype) -> dict[str, Callable[[], object]]:
 
 
 def planned(dtypes: Iterable[str], kernels: Iterable[str]) -> list[tuple[str, str]]:
-    """The (kernel, ONNX type name) pairs :func:`warm_up` compiles, in its order: a kernel a
-    type lacks (AveragePool for int8) is none; an :class:`OrtpoolError` names a type or a
-    kernel the compiled kernels do not have."""
+    """The (kernel, ONNX type name) pairs :func:`warm_up` compiles, in its order (none for a kernel
+    a type lacks); an :class:`OrtpoolError` names a type or kernel the compiled ones lack."""
     names = []
     for name in _listed(dtypes):
         onnx_name = element_types.canonical(name)
