@@ -157,9 +157,8 @@ class AxisGeometry:
         return result
 
     def border_taps(self, chunk: int = 1 << 20) -> Iterator[tuple[np.ndarray, ...]]:
-        """``(j, lo, hi)`` arrays of at most ``chunk`` outputs each: the outputs whose window
-        meets the input (:meth:`reading`) but not wholly (outside :meth:`interior`), ascending,
-        with their :meth:`window_taps`."""
+        """``(j, lo, hi)`` arrays of at most ``chunk`` outputs: those :meth:`reading` but outside
+        :meth:`interior`, ascending, with their :meth:`window_taps`."""
         jl, jh = self.interior()
         j0, j1 = self.reading()
         for lo, hi in ((j0, min(j1, jl)), (max(j0, jh), j1)):
@@ -189,9 +188,8 @@ class AxisGeometry:
         return ta, max(ta, tb)
 
     def tap_runs(self) -> list[tuple[int, int]]:
-        """The taps inside the input for some output, as ascending disjoint ``[lo, hi)`` runs:
-        the union of every output's :meth:`window_taps`. Both ends of a range fall as ``j``
-        grows, so taken from the last output to the first the ranges climb."""
+        """The union of every output's :meth:`window_taps`, as ascending disjoint ``[lo, hi)`` runs
+        (a range's ends fall as ``j`` grows: from the last output to the first they climb)."""
         j0, j1 = self.reading()
         runs: list[tuple[int, int]] = []
         for last in range(j1 - 1, j0 - 1, -_CHUNK):

@@ -116,9 +116,7 @@ _held = 0
 def run(
     tag: tuple, x: Any, attributes: dict[str, Any], plan: Callable[..., tuple], *args: Any
 ) -> Any:
-    """``x`` through the runner of the call's signature: the cached one, else the (runner, held
-    bytes) ``plan(x, attributes, *args)`` builds, cached: validation and planning happen once per
-    signature."""
+    """``x`` through its signature's runner: cached, else ``plan(x, attributes, *args)``'s."""
     key, runner = lookup(tag, x, attributes)
     if runner is None:
         runner = remember(key, *plan(x, attributes, *args))
@@ -143,9 +141,8 @@ def lookup(tag: tuple, x: Any, attributes: dict[str, Any]) -> tuple[tuple | None
 
 
 def remember(key: tuple | None, runner: Runner, held: int = 0) -> Runner:
-    """Cache ``runner`` under ``key`` (None: not cacheable); ``held`` is the bytes of arrays its
-    plan keeps. The oldest entries make room; an entry larger than the bound is kept alone (its
-    divisor is one output plane: no more than each call allocates anyway)."""
+    """Cache ``runner`` under ``key`` (None: not cacheable), ``held`` the bytes its plan keeps; the
+    oldest entries make room (an entry larger than the bound is kept alone)."""
     global _held
     if key is None:
         return runner

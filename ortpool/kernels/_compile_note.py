@@ -37,15 +37,14 @@ _UNDER_A_SECOND = "under a second"
 
 #: The compiled kernels by name: the module holding each, the operator it computes (as the note
 #: names it) and how long its first compile takes.
+_NUMBA, _FAMILY = "ortpool.kernels._numba", "ortpool.kernels._numba_family"
 KERNELS: dict[str, tuple[str, str, str]] = {
-    "max_planes": ("ortpool.kernels._numba", "MaxPool", _WINDOW_LOOPS),
-    "max_indices": ("ortpool.kernels._numba", "MaxPool with Indices", _WINDOW_LOOPS),
-    "average_planes": ("ortpool.kernels._numba", "AveragePool", _WINDOW_LOOPS),
-    "scatter": ("ortpool.kernels._numba", "MaxUnpool", _UNDER_A_SECOND),
-    "plane_sums": (
-        "ortpool.kernels._numba_family", "GlobalAveragePool/GlobalLpPool", "5-10 s on 2 cores"
-    ),
-    "roi_max": ("ortpool.kernels._numba_family", "MaxRoiPool", _UNDER_A_SECOND),
+    "max_planes": (_NUMBA, "MaxPool", _WINDOW_LOOPS),
+    "max_indices": (_NUMBA, "MaxPool with Indices", _WINDOW_LOOPS),
+    "average_planes": (_NUMBA, "AveragePool", _WINDOW_LOOPS),
+    "scatter": (_NUMBA, "MaxUnpool", _UNDER_A_SECOND),
+    "plane_sums": (_FAMILY, "GlobalAveragePool/GlobalLpPool", "5-10 s on 2 cores"),
+    "roi_max": (_FAMILY, "MaxRoiPool", _UNDER_A_SECOND),
 }
 #: The kernels that compile in under a second: worth a log line, not a note on the terminal.
 QUICK = frozenset(name for name, (_, _, wait) in KERNELS.items() if wait == _UNDER_A_SECOND)

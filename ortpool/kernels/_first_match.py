@@ -15,8 +15,7 @@ from ortpool.geometry import PoolGeometry
 
 
 def partial_maxima(block: np.ndarray, geom: PoolGeometry, passes: Any) -> list[np.ndarray]:
-    """``[P[1], ..., P[r]]``: ``P[r]`` is ``block``, ``P[a]`` the max over axis ``a`` of
-    ``P[a + 1]`` (by ``passes(P, axis, out)``, which writes into ``out``)."""
+    """``[P[1], ..., P[r]]``: ``P[r]`` is ``block``, ``P[a]`` ``P[a + 1]`` max-pooled over ``a``."""
     levels = [block]
     for a in range(len(geom.axes) - 1, 0, -1):
         src = levels[0]
@@ -31,8 +30,7 @@ def first_match(
     levels: list[np.ndarray], y: np.ndarray, geom: PoolGeometry, mult: tuple[int, ...],
     first_plane: int, plane_size: int, empty: np.ndarray | None,
 ) -> np.ndarray:
-    """Indices (int64, shaped as ``y``) of the first matching tap of every window; ``empty``
-    marks the windows with no input element (-1), None when there is none."""
+    """Indices of each window's first matching tap; ``empty`` marks the windows with none (-1)."""
     rank = len(geom.axes)
     planes = y.shape[0]
     # coord[a]: the chosen input coordinate along axis a of every output (found axis by axis).

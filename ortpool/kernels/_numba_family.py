@@ -34,8 +34,7 @@ def _lanes(size, cap):
 
 @njit(inline="always", **_OPTS)
 def _start(lane, row, rows, mode):
-    """Each lane starts at its element of the first row (numpy's reduction starts there), or
-    at 0 when the plane is shorter than a row (numpy's empty reduction)."""
+    """Each lane starts at its element of the first row, or at 0 (no row), as numpy's reduce."""
     if rows:
         first = row[: lane.shape[0]]
         for j in range(lane.shape[0]):

@@ -26,8 +26,7 @@ NUMBA_SPLIT_WORK = 20 << 20
 
 
 def scratch_sizes(info: np.ndarray) -> tuple[int, int]:
-    """(elements of each intermediate buffer, of the phase buffer) for the passes ``info``: the
-    largest target of a pass but the last, the largest source of a pass; at least 1."""
+    """(elements of each intermediate, of the phase buffer) for the passes ``info``, at least 1."""
     sizes = info[:, OUTER] * info[:, INNER]
     inter = int((sizes[:-1] * info[:-1, OUT]).max(initial=1))
     phases = int((sizes * info[:, N]).max(initial=1))
@@ -52,8 +51,7 @@ class Passes:
         self._blocks = {n: self._block(n) for n in {self.block, last}}
 
     def _block(self, planes: int) -> tuple[np.ndarray, int, int]:
-        """The passes of ``planes`` consecutive planes seen as one plane; the elements of each
-        intermediate and of the scratch buffer (two intermediates, then the phases)."""
+        """(passes, intermediate size, scratch size) of ``planes`` planes seen as one."""
         info = self.info.copy()
         info[:, OUTER] *= planes
         inter, phases = scratch_sizes(info)

@@ -26,8 +26,7 @@ class Passes:
         self.ranges = blocks(plan.planes, plan.in_plane * plan.dtype.itemsize)
 
     def reduce(self, plan: Any, block: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """``out`` = the plan's reduction of ``block`` (planes, *spatial); the block in the
-        plan's dtype (AveragePool's float16 input is cast here, a block at a time)."""
+        """``out`` = the plan's reduction of ``block`` (planes, *spatial), cast to its dtype."""
         if plan.cast:
             block = block.astype(plan.dtype)
         if plan.divisor is None:

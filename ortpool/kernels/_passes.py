@@ -97,8 +97,7 @@ TAP_LIST_MAX = 64
 
 
 def axis_pass(g: AxisGeometry, axis: int, spatial: tuple[int, ...]) -> AxisPass:
-    """The pass over ``axis``: the taps that land inside the input, in tap order; the first tap
-    that covers every output starts it (the others cover a sub-range of outputs)."""
+    """The pass over ``axis``: its in-input taps in order, the one covering every output first."""
     out_spatial = (*spatial[:axis], g.out, *spatial[axis + 1 :])
     ta, tb = g.tap_span()
     if tb - ta > TAP_LIST_MAX:
@@ -131,8 +130,7 @@ def separable_passes(geom: PoolGeometry, order: list[int]) -> tuple[AxisPass, ..
 
 
 def inside_taps(g: AxisGeometry) -> list[int]:
-    """The taps inside the input for some output, ascending: from the :meth:`tap_span` when it
-    is short, else from the :meth:`tap_runs` (never a loop over all ``k``)."""
+    """The taps inside the input for some output, ascending, never a loop over all ``k``."""
     ta, tb = g.tap_span()
     if tb - ta <= TAP_LIST_MAX:
         return [t for t in range(ta, tb) if tap_slices(g, t) is not None]
@@ -140,8 +138,7 @@ def inside_taps(g: AxisGeometry) -> list[int]:
 
 
 def max_axis_order(geom: PoolGeometry) -> list[int]:
-    """Reduce the axis that shrinks the data most first; on a tie the outer axis, whose taps are
-    whole contiguous rows (faster than the strided inner axis on the larger data)."""
+    """The axis that shrinks the data most first; on a tie the outer one (whole contiguous rows)."""
     return sorted(range(len(geom.axes)),
                   key=lambda i: (geom.axes[i].out / max(1, geom.axes[i].n), i))
 

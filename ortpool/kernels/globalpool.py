@@ -41,8 +41,7 @@ def _transform(v: np.ndarray, mode: int) -> np.ndarray:
 
 
 def plane_sums(x2: np.ndarray, mode: int = VALUES, compensated: bool = False) -> np.ndarray:
-    """Per row of ``x2`` (planes x S), the float64 sum of its elements (transformed by ``mode``)
-    in the order of the module docstring."""
+    """Per row of ``x2`` (planes x S), the float64 sum of its ``mode``-transformed elements."""
     planes, size = x2.shape
     cap = COMPENSATED_LANES if compensated else LANES
     lanes = lane_count(size, cap)
