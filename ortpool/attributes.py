@@ -1,13 +1,9 @@
 """Pooling attributes: checked against a spec version, defaults filled, and the string encoding.
 
 onnxruntime-extensions Python ops take only int, float and string attributes, so list attributes
-travel as decimal strings joined by commas: ``(3, 3)`` is ``"3,3"`` and the empty list is ``""``.
-Float attributes (LpPool-1's and GlobalLpPool-1's ``p``, MaxRoiPool's ``spatial_scale``) travel as
-strings too, written with ``repr`` (ruling 15): onnxruntime-extensions prints a float attribute
-with 6 significant digits on its way into Python (0.1234567 arrives as 0.123457), a string
-round-trips exactly. :func:`normalize` accepts either form and returns one :class:`PoolAttrs`
-(window operators), :class:`GlobalAttrs` or :class:`RoiAttrs` with every attribute of the version
-resolved.
+travel as decimal strings joined by commas (``(3, 3)`` is ``"3,3"``, the empty list ``""``), and
+float attributes as ``repr`` strings (ruling 15: a float attribute arrives in Python with 6
+significant digits). :func:`normalize` accepts either form.
 """
 
 from __future__ import annotations
@@ -18,6 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
+import numpy as np
 import onnx
 
 from ortpool.errors import OrtpoolError
@@ -35,7 +32,7 @@ def encode_ints(values: Sequence[int]) -> str:
 
 
 def decode_ints(text: str, name: str = "value") -> tuple[int, ...]:
-    """``"3,3" -> (3, 3)``; ``"" -> ()``. Anything else is a ValueError naming ``name``."""
+    """``"3,3" -> (3, 3)``; ``"" -> ()``. Anything else is an OrtpoolError naming ``name``."""
     if text.strip() == "":
         return ()
     if not _INT_LIST.match(text):
@@ -57,10 +54,8 @@ INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 def _check_int64(name: str, values: tuple[int, ...]) -> tuple[int, ...]:
     if any(not INT64_MIN <= v <= INT64_MAX for v in values):
-        raise OrtpoolError(
-            f"{name}={_shown(encode_ints(values))!r} holds a value beyond int64 (ONNX attributes "
-            f"are int64: {INT64_MIN} to {INT64_MAX})"
-        )
+        raise OrtpoolError(f"{name}={_shown(encode_ints(values))!r} holds a value beyond int64 "
+                           f"(ONNX attributes are int64: {INT64_MIN} to {INT64_MAX})")
     return values
 
 
@@ -78,11 +73,8 @@ def decode_float(text: str, name: str = "value") -> float:
 
 @dataclasses.dataclass(frozen=True)
 class PoolAttrs:
-    """Every attribute of a pooling node, resolved for ``rank`` spatial axes.
-
-    ``pads`` is in ONNX order (all begins, then all ends) and holds what was written, which for
-    SAME/VALID is all zeros: the effective pads come from :mod:`ortpool.geometry`.
-    """
+    """Every attribute of a pooling node, resolved for ``rank`` spatial axes; ``pads`` in ONNX
+    order as written (zeros for SAME/VALID: the effective pads are :mod:`ortpool.geometry`'s)."""
 
     kernel_shape: tuple[int, ...]
     strides: tuple[int, ...]
@@ -102,16 +94,14 @@ class PoolAttrs:
 
 @dataclasses.dataclass(frozen=True)
 class GlobalAttrs:
-    """GlobalMaxPool, GlobalAveragePool, GlobalLpPool: the window is the whole spatial extent;
-    only GlobalLpPool has an attribute (``p``)."""
+    """The global pools: the window is the whole spatial extent; only GlobalLpPool has ``p``."""
 
     p: int | float = 2
 
 
 @dataclasses.dataclass(frozen=True)
 class RoiAttrs:
-    """MaxRoiPool: the output bins per RoI (height, width) and the scale from RoI coordinates to
-    the input's."""
+    """MaxRoiPool: the output bins per RoI (height, width), the RoI-to-input coordinate scale."""
 
     pooled_shape: tuple[int, int]
     spatial_scale: float = 1.0
@@ -123,30 +113,20 @@ NodeAttrs = PoolAttrs | GlobalAttrs | RoiAttrs
 
 def _as_ints(name: str, value: Any) -> tuple[int, ...]:
     """An int-list attribute as a tuple, each value within int64 (what ONNX can carry)."""
-    if isinstance(value, str):
-        return _check_int64(name, decode_ints(value, name))
-    if isinstance(value, bytes):
-        return _check_int64(name, decode_ints(value.decode(), name))
+    if isinstance(value, str | bytes):
+        text = value.decode() if isinstance(value, bytes) else value
+        return _check_int64(name, decode_ints(text, name))
     try:
         items = tuple(value)
     except TypeError:
         raise OrtpoolError(f"{name}={value!r} must be a list of integers") from None
-    out = []
-    for item in items:
-        if isinstance(item, bool) or not isinstance(item, int | _np_integer()):
-            raise OrtpoolError(f"{name}={list(items)!r} must be a list of integers")
-        out.append(int(item))
-    return _check_int64(name, tuple(out))
-
-
-def _np_integer() -> type:
-    import numpy as np
-
-    return np.integer
+    if any(isinstance(item, bool) or not isinstance(item, int | np.integer) for item in items):
+        raise OrtpoolError(f"{name}={list(items)!r} must be a list of integers")
+    return _check_int64(name, tuple(int(item) for item in items))
 
 
 def _as_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | _np_integer()):
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
         if isinstance(value, str) and re.fullmatch(r"-?\d{1,4000}", value.strip()):
             return int(value)
         raise OrtpoolError(f"{name}={value!r} must be an integer")
@@ -158,28 +138,20 @@ def _as_float(name: str, value: Any) -> float:
         value = value.decode()
     if isinstance(value, str):
         return decode_float(value, name)
-    if isinstance(value, bool) or not isinstance(value, int | float | _np_number()):
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
         raise OrtpoolError(f"{name}={value!r} must be a number")
     return float(value)
 
 
-def _np_number() -> type:
-    import numpy as np
-
-    return np.integer | np.floating
-
-
 def _p_value(opv: OpVersion, given: Mapping[str, Any]) -> int | float:
-    """``p`` of LpPool/GlobalLpPool: the version's kind (float at 1, int from 2), finite and
-    positive (ruling 12: the Lp norm needs p > 0)."""
+    """``p`` of LpPool/GlobalLpPool: of the version's kind, finite and > 0 (ruling 12)."""
     spec = opv.attrs["p"]
     value = given.get("p", opv.default("p"))
     if spec.kind == "float":
         p: int | float = _as_float("p", value)
         if not math.isfinite(p) or p <= 0:
-            raise OrtpoolError(
-                f"p={encode_float(p)} must be a finite number > 0 (the Lp norm needs p > 0)"
-            )
+            raise OrtpoolError(f"p={encode_float(p)} must be a finite number > 0 (the Lp norm "
+                               "needs p > 0)")
         return p
     p = _as_int("p", value)
     if p <= 0:
@@ -187,29 +159,17 @@ def _p_value(opv: OpVersion, given: Mapping[str, Any]) -> int | float:
     return p
 
 
-def _as_str(name: str, value: Any) -> str:
-    if isinstance(value, bytes):
-        value = value.decode()
-    if not isinstance(value, str):
-        raise OrtpoolError(f"{name}={value!r} must be a string")
-    return value
-
-
 def normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None = None) -> NodeAttrs:
     """Check ``given`` against ``opv``'s schema and fill every default: a :class:`PoolAttrs`
     (MaxPool, AveragePool, MaxUnpool, LpPool), :class:`GlobalAttrs` or :class:`RoiAttrs`.
-
-    ``rank`` is the number of spatial axes when the input is known; otherwise the kernel's length
-    sets it. Errors are :class:`OrtpoolError` naming the op version, the attribute and its value;
-    the caller adds the node name.
-    """
+    ``rank``: the input's spatial axes when known, else the kernel's length. Errors name the op
+    version, the attribute and its value; the caller adds the node name."""
     try:
         unknown = sorted(set(given) - set(opv.attrs))
         if unknown:
             names = ", ".join(sorted(opv.attrs)) or "no attributes"
-            raise OrtpoolError(
-                f"attribute {unknown[0]!r} does not exist in this version (it has {names})"
-            )
+            raise OrtpoolError(f"attribute {unknown[0]!r} does not exist in this version (it has "
+                               f"{names})")
         if opv.op in GLOBAL_OPERATORS:
             return GlobalAttrs(_p_value(opv, given)) if "p" in opv.attrs else GlobalAttrs()
         if opv.op == "MaxRoiPool":
@@ -224,9 +184,8 @@ def _normalize_roi(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -
         raise OrtpoolError("attribute 'pooled_shape' is required")
     pooled = _as_ints("pooled_shape", given["pooled_shape"])
     if len(pooled) != 2:
-        raise OrtpoolError(
-            f"pooled_shape={encode_ints(pooled)!r} must have 2 values (height, width)"
-        )
+        raise OrtpoolError(f"pooled_shape={encode_ints(pooled)!r} must have 2 values (height, "
+                           "width)")
     _check_positive("pooled_shape", pooled)
     if rank is not None and rank != 2:
         raise OrtpoolError(f"the input has {rank} spatial axes; MaxRoiPool takes N x C x H x W")
@@ -254,15 +213,8 @@ def _normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> Po
         if value not in (0, 1):
             raise OrtpoolError(f"{name}={value} must be 0 or 1")
         flags[name] = value
-    return PoolAttrs(
-        kernel_shape=kernel,
-        strides=strides,
-        pads=pads,
-        dilations=dilations,
-        auto_pad=auto_pad,
-        p=_p_value(opv, given) if "p" in opv.attrs else 2,
-        **flags,
-    )
+    return PoolAttrs(kernel_shape=kernel, strides=strides, pads=pads, dilations=dilations,
+                     auto_pad=auto_pad, p=_p_value(opv, given) if "p" in opv.attrs else 2, **flags)
 
 
 def _kernel_shape(opv: OpVersion, given: Mapping[str, Any], rank: int | None) -> tuple[int, ...]:
@@ -270,19 +222,15 @@ def _kernel_shape(opv: OpVersion, given: Mapping[str, Any], rank: int | None) ->
     if "kernel_shape" not in given:
         if not opv.attrs["kernel_shape"].required:
             # LpPool-1's schema: optional, with no default and no rule to derive one.
-            raise OrtpoolError(
-                "attribute 'kernel_shape' is missing: this version's schema makes it optional, "
-                "but no output size can be computed without it"
-            )
+            raise OrtpoolError("attribute 'kernel_shape' is missing: this version's schema makes "
+                               "it optional, but no output size can be computed without it")
         raise OrtpoolError("attribute 'kernel_shape' is required")
     kernel = _as_ints("kernel_shape", given["kernel_shape"])
     if not kernel:
         raise OrtpoolError("kernel_shape='' must name at least one spatial axis")
     if rank is not None and len(kernel) != rank:
-        raise OrtpoolError(
-            f"kernel_shape={encode_ints(kernel)!r} has {len(kernel)} axes but the input has "
-            f"{rank} spatial axes"
-        )
+        raise OrtpoolError(f"kernel_shape={encode_ints(kernel)!r} has {len(kernel)} axes but the "
+                           f"input has {rank} spatial axes")
     _check_positive("kernel_shape", kernel)
     return kernel
 
@@ -297,19 +245,19 @@ def _per_axis(opv: OpVersion, given: Mapping[str, Any], name: str, rank: int) ->
         return fill
     length = len(fill)
     if len(values) != length:
-        raise OrtpoolError(
-            f"{name}={encode_ints(values)!r} has {len(values)} values; a kernel of rank "
-            f"{rank} needs {length}"
-        )
+        raise OrtpoolError(f"{name}={encode_ints(values)!r} has {len(values)} values; a kernel of "
+                           f"rank {rank} needs {length}")
     return values
 
 
 def _auto_pad(opv: OpVersion, given: Mapping[str, Any], pads: tuple[int, ...]) -> str:
-    auto_pad = _as_str("auto_pad", given.get("auto_pad", opv.default("auto_pad")))
-    if auto_pad == "":
-        # Older exporters write it, and onnxruntime reads it as NOTSET; so does ortpool (the
-        # rewriter and the validator say so in their reports: see empty_auto_pad_note).
-        auto_pad = "NOTSET"
+    auto_pad = given.get("auto_pad", opv.default("auto_pad"))
+    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+    if not isinstance(auto_pad, str):
+        raise OrtpoolError(f"auto_pad={auto_pad!r} must be a string")
+    # Older exporters write "", which onnxruntime reads as NOTSET; so does ortpool (the reports
+    # say so: empty_auto_pad_note).
+    auto_pad = auto_pad or "NOTSET"
     if auto_pad not in AUTO_PADS:
         raise OrtpoolError(f"auto_pad={auto_pad!r} must be one of {', '.join(AUTO_PADS)}")
     if auto_pad != "NOTSET" and any(pads):
@@ -327,19 +275,15 @@ def empty_auto_pad_note(node: onnx.NodeProto, name: str) -> str | None:
     """The report's note for a node whose ``auto_pad`` is the empty string (read as NOTSET)."""
     for attr in node.attribute:
         if attr.name == "auto_pad" and attr.type == onnx.AttributeProto.STRING and not attr.s:
-            return (
-                f"node {name!r}: auto_pad='' read as NOTSET, as onnxruntime reads it (older "
-                "exporters write the empty string)"
-            )
+            return (f"node {name!r}: auto_pad='' read as NOTSET, as onnxruntime reads it (older "
+                    "exporters write the empty string)")
     return None
 
 
 def full_attributes(opv: OpVersion, attrs: Any) -> dict[str, int | str]:
     """Every attribute of ``opv`` in the ortpool node encoding (lists and floats as strings),
-    defaults filled, from what :func:`normalize` returned.
-
-    SAME/VALID nodes keep ``pads=""`` so the node stays legal under ruling 4.
-    """
+    defaults filled, from what :func:`normalize` returned; SAME/VALID nodes keep ``pads=""``
+    (ruling 4)."""
     values: dict[str, Any] = dataclasses.asdict(attrs)
     out: dict[str, int | str] = {}
     for name, spec in opv.attrs.items():
@@ -356,12 +300,8 @@ def full_attributes(opv: OpVersion, attrs: Any) -> dict[str, int | str]:
 
 
 def standard_attributes(opv: OpVersion, attrs: NodeAttrs) -> dict[str, Any]:
-    """``attrs`` as a standard node of ``opv`` writes them (lists as lists), every value the
-    version's default gives (:meth:`~ortpool.versions.OpVersion.default`) left out, and
-    ``pads`` too under SAME/VALID (ruling 4). ``restore`` and ``fix`` write nodes with it.
-
-    Example: MaxPool-12 with kernel (3, 3), pads all 0, strides 1: ``{"kernel_shape": [3, 3]}``.
-    """
+    """``attrs`` as a standard node of ``opv`` writes them (lists as lists), leaving out every
+    value the version's default gives, and ``pads`` under SAME/VALID (ruling 4)."""
     rank = attrs.rank if isinstance(attrs, PoolAttrs) else None
     auto_pad = getattr(attrs, "auto_pad", "NOTSET")
     out: dict[str, Any] = {}
@@ -374,9 +314,7 @@ def standard_attributes(opv: OpVersion, attrs: NodeAttrs) -> dict[str, Any]:
 
 
 def attribute_values(attributes: Iterable[onnx.AttributeProto]) -> dict[str, Any]:
-    """Attribute protos (``node.attribute``) as plain Python values, strings decoded: what
-    :func:`normalize` takes. The rewriter, the session checks and the validator all read nodes
-    through it."""
+    """Attribute protos as plain Python values, strings decoded: what :func:`normalize` takes."""
     values: dict[str, Any] = {}
     for attr in attributes:
         value = onnx.helper.get_attribute_value(attr)
@@ -386,8 +324,7 @@ def attribute_values(attributes: Iterable[onnx.AttributeProto]) -> dict[str, Any
             except UnicodeDecodeError:
                 # onnxruntime-extensions decodes string attributes before every call of a
                 # Python op; invalid UTF-8 there ends the process, so it is refused here first.
-                raise OrtpoolError(
-                    f"attribute {attr.name!r} is not UTF-8 text: {value!r}"
-                ) from None
+                raise OrtpoolError(f"attribute {attr.name!r} is not UTF-8 text: "
+                                   f"{value!r}") from None
         values[attr.name] = value
     return values

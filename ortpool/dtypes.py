@@ -10,42 +10,20 @@ from ortpool.errors import OrtpoolError
 
 #: onnx type name -> numpy dtype (bfloat16 through ml_dtypes, as onnxruntime's Python API takes it)
 NUMPY: dict[str, np.dtype] = {
-    "float": np.dtype(np.float32),
-    "double": np.dtype(np.float64),
-    "float16": np.dtype(np.float16),
-    "bfloat16": np.dtype(ml_dtypes.bfloat16),
-    "int8": np.dtype(np.int8),
-    "uint8": np.dtype(np.uint8),
-    "int16": np.dtype(np.int16),
-    "uint16": np.dtype(np.uint16),
-    "int32": np.dtype(np.int32),
-    "uint32": np.dtype(np.uint32),
-    "int64": np.dtype(np.int64),
-    "uint64": np.dtype(np.uint64),
-    "bool": np.dtype(np.bool_),
+    "float": np.dtype(np.float32), "double": np.dtype(np.float64),
+    "float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16),
+    "int8": np.dtype(np.int8), "uint8": np.dtype(np.uint8), "int16": np.dtype(np.int16),
+    "uint16": np.dtype(np.uint16), "int32": np.dtype(np.int32), "uint32": np.dtype(np.uint32),
+    "int64": np.dtype(np.int64), "uint64": np.dtype(np.uint64), "bool": np.dtype(np.bool_),
 }
 
-CODE: dict[str, int] = {
-    "float": TensorProto.FLOAT,
-    "double": TensorProto.DOUBLE,
-    "float16": TensorProto.FLOAT16,
-    "bfloat16": TensorProto.BFLOAT16,
-    "int8": TensorProto.INT8,
-    "uint8": TensorProto.UINT8,
-    "int16": TensorProto.INT16,
-    "uint16": TensorProto.UINT16,
-    "int32": TensorProto.INT32,
-    "uint32": TensorProto.UINT32,
-    "int64": TensorProto.INT64,
-    "uint64": TensorProto.UINT64,
-    "bool": TensorProto.BOOL,
-}
+CODE: dict[str, int] = {name: getattr(TensorProto, name.upper()) for name in NUMPY}
 NAME_OF_CODE: dict[int, str] = {code: name for name, code in CODE.items()}
 
+_NAME_OF: dict[np.dtype, str] = {dtype: name for name, dtype in NUMPY.items()}
 FLOATS = ("float", "double", "float16", "bfloat16")
 
-#: numpy's spelling -> the onnx name, for the names that differ (every other onnx name is also
-#: numpy's): ``float`` is float32 here, as in ONNX, never Python's float (float64)
+#: numpy's spelling -> the onnx name, where they differ (``float`` is float32, as in ONNX)
 NUMPY_SPELLING: dict[str, str] = {"float32": "float", "float64": "double", "bool_": "bool"}
 
 
@@ -61,10 +39,8 @@ def canonical(name: str) -> str:
     found = NUMPY_SPELLING.get(text.lower(), text.lower())
     if found not in NUMPY:
         spellings = ", ".join(f"{k}={v}" for k, v in NUMPY_SPELLING.items())
-        raise OrtpoolError(
-            f"element type {name!r} is not one of {', '.join(NUMPY)} (ONNX names; numpy's "
-            f"spellings are read too: {spellings})"
-        )
+        raise OrtpoolError(f"element type {name!r} is not one of {', '.join(NUMPY)} (ONNX names; "
+                           f"numpy's spellings are read too: {spellings})")
     return found
 
 
@@ -78,16 +54,6 @@ def canonical_list(text: str | None) -> list[str] | None:
 def name_of(dtype: np.dtype) -> str:
     """onnx's name of a numpy dtype: float32 -> "float"."""
     dtype = np.dtype(dtype)
-    for name, candidate in NUMPY.items():
-        if candidate == dtype:
-            return name
-    raise ValueError(f"element type {dtype} has no onnx equivalent handled by ortpool validate")
-
-
-def name_of_code(code: int) -> str:
-    """onnx's name of a TensorProto element type code; a ValueError for types not handled."""
-    if code not in NAME_OF_CODE:
-        raise ValueError(
-            f"element type {TensorProto.DataType.Name(code)} is not handled by ortpool validate"
-        )
-    return NAME_OF_CODE[code]
+    if dtype not in _NAME_OF:
+        raise ValueError(f"element type {dtype} has no onnx equivalent handled by ortpool validate")
+    return _NAME_OF[dtype]

@@ -11,11 +11,7 @@ class OrtpoolError(ValueError):
     """
 
     def __init__(
-        self,
-        message: str,
-        *,
-        node: str | None = None,
-        op: str | None = None,
+        self, message: str, *, node: str | None = None, op: str | None = None,
         version: int | None = None,
     ) -> None:
         self.detail = message
@@ -25,13 +21,10 @@ class OrtpoolError(ValueError):
         super().__init__(self._compose())
 
     def _compose(self) -> str:
-        where = []
-        if self.node is not None:
-            where.append(f"node {self.node!r}")
+        where = [f"node {self.node!r}"] if self.node is not None else []
         if self.op is not None:
-            where.append(
-                f"({self.op}-{self.version})" if self.version is not None else f"({self.op})"
-            )
+            version = f"-{self.version}" if self.version is not None else ""
+            where.append(f"({self.op}{version})")
         prefix = " ".join(where)
         return f"{prefix}: {self.detail}" if prefix else self.detail
 
@@ -39,9 +32,6 @@ class OrtpoolError(ValueError):
         self, *, node: str | None = None, op: str | None = None, version: int | None = None
     ) -> OrtpoolError:
         """A copy with the missing parts of the location filled in."""
-        return OrtpoolError(
-            self.detail,
-            node=self.node if self.node is not None else node,
-            op=self.op if self.op is not None else op,
-            version=self.version if self.version is not None else version,
-        )
+        return OrtpoolError(self.detail, node=self.node if self.node is not None else node,
+                            op=self.op if self.op is not None else op,
+                            version=self.version if self.version is not None else version)

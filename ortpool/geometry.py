@@ -6,14 +6,9 @@ Notation per spatial axis (docs/rulings.md): input size ``n``, kernel ``k``, str
 outside ``[0, n)`` is padding.
 
 The kernels, the rewriter and the validator all ask these functions, so one answer holds
-everywhere. Everything per axis is closed form, O(1) in the kernel size and the pads; the only
-per-output forms (:meth:`AxisGeometry.window_taps`, :meth:`AxisGeometry.counts`) are vectorised
-numpy over the outputs, so no plan ever loops over taps (a kernel of 10**9 taps costs what a
-kernel of 3 does).
-
-Every value is kept inside ONNX's int64: attributes are int64 in the format, and the kernels do
-their coordinate arithmetic in int64, so an axis whose padded extent or kernel span leaves int64
-is refused here (:func:`check_int64`).
+everywhere. Everything per axis is closed form, O(1) in the kernel size and the pads, or
+vectorised over the outputs: a kernel of 10**9 taps costs what a kernel of 3 does. An axis whose
+padded extent or kernel span leaves int64 (the kernels' coordinate type) is refused.
 """
 
 from __future__ import annotations
@@ -29,44 +24,28 @@ from ortpool.errors import OrtpoolError
 
 
 def check_int64(what: str, value: int) -> int:
-    """``value`` if it fits int64, else an error naming ``what``.
-
-    Every coordinate a kernel computes, ``j * s - pb + t * d``, lies in ``[-pb, n + pe)`` and
-    every stride product ``(out - 1) * s`` is at most ``n + pb + pe - ek``: so once the padded
-    extent ``n + pb + pe`` and the span ``ek`` fit int64, no int64 arithmetic of the kernels
-    can overflow. Example: n=4, pads (2**63 - 1, 0): 4 + 9223372036854775807 + 0 is refused.
-    """
+    """``value`` if it fits int64, else an error naming ``what``. Every coordinate a kernel
+    computes lies in ``[-pb, n + pe)``: once the padded extent and the span ``ek`` fit int64, no
+    int64 arithmetic of the kernels can overflow."""
     if value > INT64_MAX:
         raise OrtpoolError(f"{what} = {value} does not fit in int64 (at most {INT64_MAX})")
     return value
 
 
 def effective_kernel(k: int, d: int) -> int:
-    """Span of a dilated kernel: ``(k - 1) * d + 1``. Example: k=3, d=2 covers 5 inputs."""
+    """Span of a dilated kernel: ``(k - 1) * d + 1``."""
     return (k - 1) * d + 1
 
 
+def _span(k: int, d: int) -> int:
+    return check_int64(f"the kernel span ({k} - 1) * {d} + 1", effective_kernel(k, d))
+
+
 def explicit_output_size(n: int, k: int, s: int, d: int, pb: int, pe: int, ceil_mode: bool) -> int:
-    """Output size with explicit pads (rulings 1, 19).
-
-    The padded axis has ``n + pb + pe`` positions and a window spans ``ek``, so windows start at
-    ``0, s, 2s, ...`` while ``start + ek <= n + pb + pe``: ``floor((n + pb + pe - ek) / s) + 1``.
-    ceil mode lets one more window hang over the end, ``ceil(...) + 1``, but drops it when it
-    would start at or beyond ``n + pb`` (in the end pad), i.e. when ``(out - 1) * s >= n + pb``.
-
-    A kernel longer than the padded input (``ek > n + pb + pe``) takes the same formulas
-    (ruling 19): floor and ceil are of a negative number, and a result of 0 or below is an
-    empty axis. In ceil mode an overhang shorter than a stride leaves one window, starting at
-    ``-pb``; its taps past the end pad are ceil overhang, which never count.
-
-    Example: n=5, k=2, s=2, no pads: floor(3/2)+1 = 2, ceil mode ceil(3/2)+1 = 3 (the last window
-    starts at 4 < 5 and holds one input). n=4, k=2, s=2, pe=1, ceil: ceil(3/2)+1 = 3, but the third
-    window starts at 4 >= 4, so 2. n=1, k=2, s=2 (a 1x1 map into ResNet-D's shortcut pool):
-    floor(-1/2)+1 = 0 (empty), ceil(-1/2)+1 = 1 (one window holding the input). n=1, k=5, s=2,
-    ceil: ceil(-4/2)+1 = -1, so 0. n=0, k=1, s=2, ceil: ceil(-1/2)+1 = 1, but window 0 starts at
-    0 >= 0 + 0, so 0.
-    """
-    ek = check_int64(f"the kernel span ({k} - 1) * {d} + 1", effective_kernel(k, d))
+    """Output size with explicit pads (rulings 1, 19): ``floor((n + pb + pe - ek) / s) + 1``; ceil
+    mode takes the ceiling but drops a last window starting in the end pad. A kernel longer than
+    the padded input takes the same formulas: 0 or below is an empty axis (ruling 19)."""
+    ek = _span(k, d)
     check_int64(f"the padded input {n} + {pb} + {pe}", n + pb + pe)
     span = n + pb + pe - ek
     if not ceil_mode:
@@ -78,18 +57,11 @@ def explicit_output_size(n: int, k: int, s: int, d: int, pb: int, pe: int, ceil_
 
 
 def same_pads(n: int, k: int, s: int, d: int, upper: bool) -> tuple[int, int, int]:
-    """``(out, pb, pe)`` for SAME_UPPER (``upper``) or SAME_LOWER (ruling 2).
-
-    ``out = ceil(n / s)``; the windows then need ``(out - 1) * s + ek`` positions, so the total pad
-    is that minus ``n``, clamped at 0 (a negative total would be a crop). The dilated span is used.
-    SAME_UPPER puts the odd pixel at the end, SAME_LOWER at the beginning.
-
-    Example: n=5, k=3, s=1, d=2: out=5, total = 4 + 5 - 5 = 4, pads (2, 2). n=4, k=3, s=2, d=1:
-    out=2, total = 2 + 3 - 4 = 1: UPPER (0, 1), LOWER (1, 0). n=5, k=1, s=3: out=2, total
-    = 3 + 1 - 5 = -1, clamped to 0.
-    """
+    """``(out, pb, pe)`` for SAME_UPPER (``upper``) or SAME_LOWER (ruling 2): ``out = ceil(n /
+    s)``, the total pad ``(out - 1) * s + ek - n`` clamped at 0 (never a crop), its odd pixel at
+    the end (UPPER) or the beginning (LOWER)."""
     out = -(-n // s)
-    ek = check_int64(f"the kernel span ({k} - 1) * {d} + 1", effective_kernel(k, d))
+    ek = _span(k, d)
     total = max(0, (out - 1) * s + ek - n)
     check_int64(f"the padded input {n} + {total} (SAME pads)", n + total)
     small = total // 2
@@ -98,14 +70,9 @@ def same_pads(n: int, k: int, s: int, d: int, upper: bool) -> tuple[int, int, in
 
 
 def valid_output_size(n: int, k: int, s: int, d: int) -> int:
-    """Output size with auto_pad=VALID: ``floor((n - ek) / s) + 1``, whatever ceil_mode says.
-
-    That equals the spec's ``ceil((n - ek + 1) / s)`` (ruling 3). An input shorter than the
-    span gives 0 or below: an empty axis (ruling 19). Example: n=5, k=2, s=2: floor(3/2)+1 =
-    2 = ceil(4/2). n=1, k=2, s=2: floor(-1/2)+1 = 0 = ceil(0/2).
-    """
-    ek = check_int64(f"the kernel span ({k} - 1) * {d} + 1", effective_kernel(k, d))
-    return max(0, (n - ek) // s + 1)
+    """Output size with auto_pad=VALID: ``floor((n - ek) / s) + 1`` (the spec's ``ceil((n - ek +
+    1) / s)``, ruling 3) whatever ceil_mode says; 0 or below is an empty axis (ruling 19)."""
+    return max(0, (n - _span(k, d)) // s + 1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,30 +97,15 @@ class AxisGeometry:
         return j * self.s - self.pb + t * self.d
 
     def tap_range(self, t: int) -> tuple[int, int]:
-        """``[lo, hi)`` of outputs whose tap ``t`` reads inside the input ``[0, n)``.
-
-        From ``0 <= j * s - pb + t * d < n``: ``j >= ceil((pb - t*d) / s)`` and
-        ``j <= floor((n - 1 + pb - t*d) / s)``, clipped to ``[0, out)``. Example: n=4, k=3, s=2,
-        pb=1, out=2: tap 0 reads -1 and 1, so outputs [1, 2).
-        """
+        """``[lo, hi)`` of outputs whose tap ``t`` reads inside the input ``[0, n)``."""
         shift = self.pb - t * self.d
         lo = max(0, -(-shift // self.s))
         hi = min(self.out, (self.n - 1 + shift) // self.s + 1) if self.n > 0 else 0
         return lo, max(lo, hi)
 
-    def input_start(self, t: int, lo: int) -> int:
-        """Input coordinate of output ``lo`` at tap ``t``."""
-        return self.coordinate(lo, t)
-
     def window_taps(self, j: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
-        """Per output ``j`` (an int or an int64 array), ``[lo, hi)`` of its taps inside the input.
-
-        Output ``j`` reads ``c + t * d`` with ``c = j * s - pb``; ``0 <= c + t * d < n`` gives
-        ``t >= ceil(-c / d)`` and ``t < ceil((n - c) / d)``, clipped to ``[0, k)``. The taps inside
-        form one range because coordinates grow with the tap. An empty window gives ``(0, 0)``.
-        Example: n=4, k=3, s=2, pb=1: output 0 has c=-1, taps [1, 3) (reading 0 and 1); output 1
-        has c=1, taps [0, 3) (reading 1, 2, 3).
-        """
+        """Per output ``j`` (an int or an int64 array), ``[lo, hi)`` of its taps inside the input
+        (one range: coordinates grow with the tap); ``(0, 0)`` for an empty window."""
         c = np.asarray(j, np.int64) * self.s - self.pb
         lo = np.maximum(0, -(c // self.d))
         hi = np.minimum(self.k, -((c - self.n) // self.d))
@@ -161,26 +113,15 @@ class AxisGeometry:
         return np.where(empty, 0, lo), np.where(empty, 0, hi)
 
     def interior(self) -> tuple[int, int]:
-        """``[jl, jh)``: the outputs whose every tap is inside the input; ``(out, out)`` if none.
-
-        Tap 0 inside needs ``j * s >= pb``, so ``jl = ceil(pb / s)``; the last tap inside needs
-        ``j * s - pb + ek - 1 <= n - 1``, so ``jh = floor((n + pb - ek) / s) + 1``. Example: n=4,
-        k=3, s=2, pb=1, out=2: jl = 1, jh = floor(2 / 2) + 1 = 2: output 1 only.
-        """
+        """``[jl, jh)``: the outputs whose every tap is inside the input; ``(out, out)`` if none."""
         jl = min(self.out, -(-self.pb // self.s))
         last = self.n + self.pb - effective_kernel(self.k, self.d)
         jh = min(self.out, last // self.s + 1) if last >= 0 else 0
         return (jl, jh) if jl < jh else (self.out, self.out)
 
     def reading(self) -> tuple[int, int]:
-        """``[j0, j1)``: the outputs whose window holds at least one input element.
-
-        The window of ``j`` spans ``[j * s - pb, j * s - pb + ek)``; it meets ``[0, n)`` when
-        ``j * s > pb - ek`` and ``j * s < n + pb``, so ``j0 = floor((pb - ek) / s) + 1`` (at least
-        0) and ``j1 = ceil((n + pb) / s)`` (at most out), and ``j0 = j1`` when none. Windows of
-        dilated kernels may still skip the input between their taps: :meth:`window_taps` says.
-        Example: n=1, k=2, s=1, pads (3, 3), out=7: j0 = 2, j1 = 4 (windows at -1 and 0).
-        """
+        """``[j0, j1)``: the outputs whose window's span meets the input, ``(0, 0)`` if none (a
+        dilated window may still skip the input between its taps: :meth:`window_taps`)."""
         if self.n == 0:
             return 0, 0
         j0 = max(0, (self.pb - effective_kernel(self.k, self.d)) // self.s + 1)
@@ -188,13 +129,7 @@ class AxisGeometry:
         return (j0, j1) if j0 < j1 else (0, 0)
 
     def full_tap(self) -> int:
-        """The first tap that is inside the input for every output, or -1 if none.
-
-        Tap ``t`` is inside for output 0 when ``t * d >= pb`` and for the last output when
-        ``(out - 1) * s - pb + t * d <= n - 1``; in between it is then inside too. So the first
-        is ``t = ceil(pb / d)`` if that is below ``k`` and meets the second bound. Example: n=4,
-        k=3, s=2, pb=1, out=2: t = 1, and 2 - 1 + 1 = 2 <= 3: tap 1.
-        """
+        """The first tap inside the input for every output (``ceil(pb / d)`` or none), or -1."""
         if self.out == 0 or self.n == 0:
             return -1
         t = -(-self.pb // self.d)
@@ -204,23 +139,11 @@ class AxisGeometry:
 
     def counts(self, include_pad: bool, dtype: np.dtype | type = np.int64) -> np.ndarray:
         """Per output, the taps inside the input (or, ``include_pad``, inside ``[-pb, n + pe)``),
-        as ``dtype`` (int64, or the float type a divisor is wanted in).
-
-        Taps beyond the end pad (the ceil overhang) never count (ruling 8). Without
-        ``include_pad``: ``k`` for the :meth:`interior`, 0 outside :meth:`reading`, the
-        :meth:`border_taps` in between. With it, every window starts inside ``[-pb, ...)``
-        (``j * s - pb >= -pb``), so only its end can fall short: all ``k`` taps count while
-        ``j * s - pb + ek <= n + pe``, i.e. up to ``jf = floor((n + pb + pe - ek) / s)``, and
-        the ceil overhang beyond counts ``ceil((n + pe - c) / d)`` (clipped to ``[0, k]``).
-        Only the outputs that differ are computed one by one, the rest is one fill (16.7M
-        outputs: 0.1 s). Example: n=3, k=3, s=1, pads (1, 1), out=3: [2, 3, 2]; with
-        ``include_pad`` [3, 3, 3]. n=1, k=2, s=2, ceil mode, out=1 (ruling 19): [1] either
-        way, the second tap being overhang.
-        """
+        as ``dtype``; taps beyond the end pad (the ceil overhang) never count (ruling 8)."""
         if include_pad:
             result = np.full(self.out, self.k, dtype)
-            # A kernel longer than the padded input (ruling 19) makes jf negative: then no
-            # window is whole and every one (the ceil window at most) is overhang.
+            # Every window starts inside the padded input: only its end, past output jf, can fall
+            # short (negative for a kernel longer than the padded input, ruling 19).
             jf = (self.n + self.pb + self.pe - effective_kernel(self.k, self.d)) // self.s
             first = max(0, jf + 1)
             c = np.arange(first, self.out, dtype=np.int64) * self.s - self.pb
@@ -234,10 +157,8 @@ class AxisGeometry:
         return result
 
     def border_taps(self, chunk: int = 1 << 20) -> Iterator[tuple[np.ndarray, ...]]:
-        """``(j, lo, hi)`` arrays of at most ``chunk`` outputs each: the outputs whose window
-        meets the input (:meth:`reading`) but not wholly (outside :meth:`interior`), ascending,
-        with their :meth:`window_taps`. The others need no look: interior windows hold all
-        ``k`` taps, the windows outside ``[j0, j1)`` none."""
+        """``(j, lo, hi)`` arrays of at most ``chunk`` outputs: those :meth:`reading` but outside
+        :meth:`interior`, ascending, with their :meth:`window_taps`."""
         jl, jh = self.interior()
         j0, j1 = self.reading()
         for lo, hi in ((j0, min(j1, jl)), (max(j0, jh), j1)):
@@ -246,26 +167,20 @@ class AxisGeometry:
                 yield (j, *self.window_taps(j))
 
     def taps_inside(self) -> int:
-        """The number of (output, tap) pairs reading inside the input: the reads one row of this
-        axis costs: ``k`` per interior output, plus the :meth:`border_taps`. Example: n=3, k=3,
-        s=1, pads (1, 1): 2 + 3 + 2 = 7."""
+        """The (output, tap) pairs reading inside the input: what one row of this axis reads."""
         jl, jh = self.interior()
         return (jh - jl) * self.k + sum(int((hi - lo).sum()) for _, lo, hi in self.border_taps())
 
     def empty_windows(self) -> int:
         """How many outputs' windows hold no input element (ruling 5): those outside
         :meth:`reading`, and border windows whose dilated taps step over the input; counted
-        without a per-output array (pads of 10**9 leave 2 * 10**9 of them).
-        Example: n=1, k=2, d=2, pads (1, 1), out=1: taps read -1 and 1, skipping 0: 1."""
+        without a per-output array (pads of 10**9 leave 2 * 10**9 of them)."""
         j0, j1 = self.reading()
         skipping = sum(int((hi == lo).sum()) for _, lo, hi in self.border_taps())
         return self.out - (j1 - j0) + skipping
 
     def tap_span(self) -> tuple[int, int]:
-        """``[ta, tb)``: the taps inside the input for some output all lie here (with strides
-        some in between may be inside for none). Tap ``t`` reaches the input from the last
-        output when ``(out - 1) * s - pb + t * d >= 0`` and from the first while
-        ``t * d - pb <= n - 1``. Example: n=4, k=10**9, pads (0, 10**9), out=5: [0, 4)."""
+        """``[ta, tb)``: every tap inside the input for some output lies here (not all in it do)."""
         if self.out == 0 or self.n == 0:
             return 0, 0
         ta = max(0, -(((self.out - 1) * self.s - self.pb) // self.d))
@@ -273,15 +188,8 @@ class AxisGeometry:
         return ta, max(ta, tb)
 
     def tap_runs(self) -> list[tuple[int, int]]:
-        """The taps inside the input for some output, as ascending disjoint ``[lo, hi)`` runs:
-        the union of every output's :meth:`window_taps`.
-
-        Both ends of an output's range fall as ``j`` grows, so taken from the last output to the
-        first the ranges climb, and a new run starts where a range begins above the end of the
-        one before; only the outputs that read the input (:meth:`reading`) are looked at.
-        Example: n=1, k=4, s=2, pads (3, 3), out=2: output 0 reads tap 3, output 1 tap 1: runs
-        [1, 2) and [3, 4).
-        """
+        """The union of every output's :meth:`window_taps`, as ascending disjoint ``[lo, hi)`` runs
+        (a range's ends fall as ``j`` grows: from the last output to the first they climb)."""
         j0, j1 = self.reading()
         runs: list[tuple[int, int]] = []
         for last in range(j1 - 1, j0 - 1, -_CHUNK):
@@ -323,15 +231,15 @@ class PoolGeometry:
         return tuple(a.pb for a in self.axes) + tuple(a.pe for a in self.axes)
 
 
-def pool_geometry(spatial: Sequence[int], attrs: PoolAttrs) -> PoolGeometry:
-    """Resolve the output size and effective pads of every spatial axis.
-
-    ``spatial`` is the input's spatial shape; its length must match the kernel's.
-    """
+def _check_rank(spatial: Sequence[int], attrs: PoolAttrs) -> None:
     if len(spatial) != attrs.rank:
-        raise OrtpoolError(
-            f"the input has {len(spatial)} spatial axes but kernel_shape has {attrs.rank}"
-        )
+        raise OrtpoolError(f"the input has {len(spatial)} spatial axes but kernel_shape has "
+                           f"{attrs.rank}")
+
+
+def pool_geometry(spatial: Sequence[int], attrs: PoolAttrs) -> PoolGeometry:
+    """The output size and effective pads of every axis of the input's spatial shape."""
+    _check_rank(spatial, attrs)
     axes = []
     for i, n in enumerate(spatial):
         k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
@@ -350,38 +258,23 @@ def pool_geometry(spatial: Sequence[int], attrs: PoolAttrs) -> PoolGeometry:
 
 
 def index_multipliers(spatial: Sequence[int], storage_order: int) -> tuple[int, ...]:
-    """Per spatial axis, the weight of a coordinate in an Index's offset (ruling 7).
-
-    Row-major (``storage_order=0``) weighs axis ``a`` by the product of the later sizes,
-    column-major by the product of the earlier ones. Example: spatial (H, W) = (3, 4): row-major
-    (4, 1), so (h, w) -> 4h + w; column-major (1, 3), so h + 3w.
-    """
+    """Per spatial axis, the weight of a coordinate in an Index's offset (ruling 7): the product
+    of the later sizes (row-major, ``storage_order=0``) or of the earlier ones."""
     if storage_order == 0:
         return tuple(math.prod(spatial[a + 1 :]) for a in range(len(spatial)))
     return tuple(math.prod(spatial[:a]) for a in range(len(spatial)))
 
 
 def unpool_output_spatial(spatial: Sequence[int], attrs: PoolAttrs) -> tuple[int, ...]:
-    """Default MaxUnpool output size per axis: ``(n - 1) * s - pb - pe + k`` (ruling 9).
-
-    It inverts MaxPool's floor formula. Example: n=2, k=2, s=2, no pads: 1*2 + 2 = 4.
-    """
-    if len(spatial) != attrs.rank:
-        raise OrtpoolError(
-            f"the input has {len(spatial)} spatial axes but kernel_shape has {attrs.rank}"
-        )
+    """Default MaxUnpool output size per axis: ``(n - 1) * s - pb - pe + k`` (ruling 9)."""
+    _check_rank(spatial, attrs)
     out = []
     for i, n in enumerate(spatial):
-        size = (n - 1) * attrs.strides[i] - attrs.pads[i] - attrs.pads[i + attrs.rank]
-        size += attrs.kernel_shape[i]
-        check_int64(
-            f"spatial axis {i}: the default output size ({n} - 1) * {attrs.strides[i]} - "
-            f"{attrs.pads[i]} - {attrs.pads[i + attrs.rank]} + {attrs.kernel_shape[i]}",
-            size,
-        )
+        s, k = attrs.strides[i], attrs.kernel_shape[i]
+        pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
+        what = f"spatial axis {i}: the default output size"
+        size = check_int64(f"{what} ({n} - 1) * {s} - {pb} - {pe} + {k}", (n - 1) * s - pb - pe + k)
         if size < 0:
-            raise OrtpoolError(
-                f"spatial axis {i}: the default output size (n-1)*s - pads + k = {size} is negative"
-            )
+            raise OrtpoolError(f"{what} (n-1)*s - pads + k = {size} is negative")
         out.append(size)
     return tuple(out)

@@ -1,11 +1,11 @@
 """Names a package exports without importing their modules until first used (PEP 562's module
 ``__getattr__``): the packages whose modules import onnxruntime, or bring the kernels and the
-session layer with them, list their public names this way so importing the package stays light.
-"""
+session layer with them, list their public names this way so importing the package stays light."""
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 import types
 from collections.abc import Callable, Mapping
@@ -33,11 +33,9 @@ def lazy_names(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
 
 
 def callable_package(package: str, target: str) -> None:
-    """Make the package ``package`` callable: ``package(...)`` calls ``target``
-    (``"module:function"``, imported on the first call), and ``inspect.signature`` of the
-    package is the function's. A package and a function cannot share a name in Python (importing
-    a submodule binds the package to the name), so ``ortpool.validate`` is the package, called
-    as the function."""
+    """Make the package ``package`` callable as ``target`` (``"module:function"``, imported on the
+    first call), with its signature: a package and a function cannot share a name (importing a
+    submodule binds the package to it), so ``ortpool.validate`` is the package, called."""
     module_name, _, name = target.partition(":")
 
     def function() -> Callable[..., Any]:
@@ -49,8 +47,6 @@ def callable_package(package: str, target: str) -> None:
 
         @property
         def __signature__(self) -> Any:
-            import inspect
-
             return inspect.signature(function())
 
     sys.modules[package].__class__ = CallablePackage

@@ -1,24 +1,16 @@
 """The ortpool custom-op vocabulary: one op type per (operator, spec version, arity variant).
 
 onnxruntime-extensions ops carry no opset version and every declared input and output is
-required, so the version and the arity live in the name:
-
-* ``MaxPool_12`` (X -> Y), ``MaxPool_12_Indices`` (X -> Y, Indices)
-* ``AveragePool_19`` (X -> Y)
-* ``MaxUnpool_11`` (X, I -> Y), ``MaxUnpool_11_OutputShape`` (X, I, output_shape -> Y)
-* ``LpPool_18``, ``GlobalMaxPool_22``, ``GlobalAveragePool_1``, ``GlobalLpPool_2`` (X -> Y)
-* ``MaxRoiPool_22`` (X, rois -> Y)
-
-Every attribute of the version is declared, with the spec's name; list and float attributes are
-strings.
-This module needs neither onnxruntime nor onnxruntime-extensions, so the rewriter can use it.
+required, so the version and the arity live in the name: ``MaxPool_12`` (X -> Y),
+``MaxPool_12_Indices`` (X -> Y, Indices), ``MaxUnpool_11_OutputShape`` (X, I, output_shape -> Y);
+the whole table is docs/optypes.md. Every attribute of the version is declared, with the spec's
+name; list and float attributes are strings.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 
 from ortpool import versions
 from ortpool.versions import OpVersion
@@ -29,10 +21,6 @@ DOMAIN_VERSION = 1
 
 INDICES = "Indices"
 OUTPUT_SHAPE = "OutputShape"
-
-_NAME = re.compile(
-    rf"^({'|'.join(versions.OPERATORS)})_(\d+)(?:_({INDICES}|{OUTPUT_SHAPE}))?$"
-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,15 +71,12 @@ def all_op_types() -> tuple[OpType, ...]:
 
 def parse(name: str) -> OpType:
     """The :class:`OpType` called ``name``; a ValueError for anything else."""
-    match = _NAME.match(name)
-    if match:
-        for op_type in all_op_types():
-            if op_type.name == name:
-                return op_type
-    raise ValueError(
-        f"{name!r} is not an ortpool op type; expected <Op>_<version>[_Indices|_OutputShape] "
-        f"with a spec version of {', '.join(versions.OPERATORS)} (e.g. MaxPool_12)"
-    )
+    found = next((t for t in all_op_types() if t.name == name), None)
+    if found is not None:
+        return found
+    raise ValueError(f"{name!r} is not an ortpool op type; expected "
+                     "<Op>_<version>[_Indices|_OutputShape] with a spec version of "
+                     f"{', '.join(versions.OPERATORS)} (e.g. MaxPool_12)")
 
 
 def for_node(op: str, version: int, n_inputs: int, n_outputs: int) -> OpType:

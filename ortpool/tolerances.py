@@ -1,35 +1,13 @@
-"""How close is close enough: exact for max-like values, ruling 17's accuracy rule for sums,
-per element type defaults (overridable with --atol/--rtol) for graph outputs, and the ulp of a
-value in any float type (:func:`ulp`: a half-typed graph output is judged in its own ulps).
+"""How close is close enough: exact for max-like values and Indices (a max is one of the inputs,
+so a difference is another choice, not rounding); ruling 17's accuracy rule for sums; per element
+type defaults (``--atol``/``--rtol``) for graph outputs; :func:`ulp` of a value in any float type.
 
-Max-like values (MaxPool, MaxUnpool, GlobalMaxPool, MaxRoiPool) and Indices are compared exactly:
-a max is one of the inputs, so any difference is a different choice, not rounding.
-
-Averages and norms (AveragePool, LpPool, GlobalAveragePool, GlobalLpPool) are sums, and a float
-implementation rounds them. ruling 17 tells rounding (accuracy) from wrong semantics. The
-runtime's value ``r`` is measured against the exact result ``e`` (the kernels run in float64 on
-the node's input; for double inputs, ortpool's own carefully summed value) in units of
-``u * m``: ``u`` the unit roundoff of the accumulation type (float32 for float and the half
-types, ruling 8; float64 for double), ``m`` the window's mean |x| (averages: the window's
-|x| averaged with the node's own divisor; norms: the mean of |x|^p, so that an error ``dy`` in
-the norm ``y`` is ``p * dy / (u * y)`` units). A pairwise sum of ``n`` terms errs by at most
-about ``(log2 n + 1)`` units, a running sum by about ``(n - 1)``. Per cell:
-
-* **agree**: within ``agree_factor`` (4) times the pairwise bound, plus ``--atol + --rtol*|e|``
-  when given (they widen this band; by default they are 0 for sums), and never below one ulp of
-  the output type (a subnormal result);
-* **accuracy note**: beyond that but within ``limit`` of ``m`` (1e-4 for float32 accumulation,
-  1e-12 for double): agrees, shown with its figures, no effect on the exit code or on ``fix``;
-* **inaccurate**: beyond the limit but within what a running sum in the accumulation type may
-  lose, ``n`` units: an accuracy difference, counted (exit 1, ``fix`` mends it);
-* **differs**: beyond even that: rounding cannot explain it (a divisor, a window, a NaN).
-
-Half types (float16, bfloat16) are summed in float32 and rounded once (ruling 8): a cell
-agrees within ``half_ulps`` (1) ulp of the output type and is inaccurate beyond (differs beyond
-what a running sum in the half type itself may lose). Why 4x and 1e-4: a float32 running sum over
-a 160x160 plane (what onnxruntime's GlobalAveragePool does) errs by tens of units, about 2-3 times
-the pairwise bound, a rounding no later layer notices; 1e-4 of mean|x| is about 1700 units, where
-a float32 mean of 4096x4096 values is already off by 4.7e-3 relative (microsoft/onnxruntime#12043).
+A sum is measured against the exact result (the kernels in float64; for double, ortpool's own
+compensated value) in units of ``u * m``: ``u`` the unit roundoff of the accumulation type, ``m``
+the window's mean |x| (norms: of |x|^p). A cell **agrees** within ``agree_factor`` times the
+pairwise bound ``log2 n + 1`` (never below one ulp of the output type), has an **accuracy note**
+within ``limit`` of ``m``, is **inaccurate** within what a running sum may lose (``n`` units) and
+**differs** beyond; half types agree within ``half_ulps`` ulp (docs/rulings.md, ruling 17).
 """
 
 from __future__ import annotations
@@ -41,36 +19,18 @@ from typing import Any
 
 import numpy as np
 
-#: dtype -> (atol, rtol): graph outputs (relative to their magnitude; a half-typed output is
-#: judged as float's plus one ulp of its half type per rounding: ortpool.validate.endtoend) and,
-#: when given, sums
+#: dtype -> (atol, rtol) of graph outputs (relative to their magnitude: ortpool.validate.endtoend)
 DEFAULTS: dict[str, tuple[float, float]] = {
-    "float": (1e-6, 1e-5),
-    "double": (1e-12, 1e-10),
-    "float16": (1e-3, 2e-3),
+    "float": (1e-6, 1e-5), "double": (1e-12, 1e-10), "float16": (1e-3, 2e-3),
     "bfloat16": (1e-2, 1.6e-2),
 }
-#: Unit roundoff (half an ulp of 1) per element type.
-UNIT_ROUNDOFF: dict[str, float] = {
-    "float": 2.0**-24,
-    "double": 2.0**-53,
-    "float16": 2.0**-11,
-    "bfloat16": 2.0**-8,
-}
 #: (mantissa bits, smallest normal exponent) per element type: the ulp of a value.
-_FORMAT: dict[str, tuple[int, int]] = {
-    "float": (23, -126),
-    "double": (52, -1022),
-    "float16": (10, -14),
-    "bfloat16": (7, -126),
-}
+_FORMAT: dict[str, tuple[int, int]] = {"float": (23, -126), "double": (52, -1022),
+                                       "float16": (10, -14), "bfloat16": (7, -126)}
+#: Unit roundoff (half an ulp of 1) per element type.
+UNIT_ROUNDOFF: dict[str, float] = {name: 2.0 ** -(bits + 1) for name, (bits, _) in _FORMAT.items()}
 #: The type a sum of each element type is accumulated in (ruling 8).
-ACCUMULATION: dict[str, str] = {
-    "float": "float",
-    "double": "double",
-    "float16": "float",
-    "bfloat16": "float",
-}
+ACCUMULATION: dict[str, str] = {name: "double" if name == "double" else "float" for name in _FORMAT}
 HALF = ("float16", "bfloat16")
 #: Ops whose values are sums: judged by the accuracy rule.
 WINDOW_SUMS = ("AveragePool", "LpPool")
@@ -81,8 +41,7 @@ MAX_LIKE = ("MaxPool", "MaxUnpool", "GlobalMaxPool", "MaxRoiPool")
 
 @dataclasses.dataclass(frozen=True)
 class AccuracyRule:
-    """ruling 17's thresholds (``--accuracy-agree-factor``, ``--accuracy-limit``,
-    ``--half-ulps``; :mod:`ortpool.options.accuracy`)."""
+    """Ruling 17's thresholds (--accuracy-agree-factor, --accuracy-limit, --half-ulps)."""
 
     #: a sum agrees within this many times the pairwise bound (log2 n + 1) * u * mean|x|
     agree_factor: float = 4.0
@@ -119,14 +78,14 @@ DEFAULT_RULE = AccuracyRule()
 
 def pairwise_bound(n: int) -> float:
     """(log2 n + 1): what a pairwise sum of ``n`` terms errs by at most, in units of u*mean|x|
-    (log2 n levels of additions, one rounding of the division or root)."""
+    (one rounding per level, one for the division or root)."""
     return math.log2(n) + 1 if n > 1 else 1.0
 
 
 @dataclasses.dataclass(frozen=True)
 class Accuracy:
     """Per output cell of a sum: the exact result and the bounds of ruling 17's classes
-    (absolute, in the output's units), with what is needed to state an error in units and ulp."""
+    (absolute, in the output's units), and what states an error in units and ulp."""
 
     exact: np.ndarray
     unit: np.ndarray  # u * mean|x| (for a norm, u * y / p), in the output's units
@@ -159,12 +118,8 @@ class Accuracy:
 @dataclasses.dataclass(frozen=True)
 class Tolerance:
     """A cell passes when ``|a - b| <= atol + rtol * max(|b|, magnitude)``; for a sum with
-    ``accuracy``, ruling 17's classes decide, against the exact result.
-
-    ``magnitude`` (graph outputs only, :mod:`.endtoend`) is the output's own scale: rounding
-    after many layers is relative to the size of the sums that produced a cell, not to the cell,
-    and a cell near zero is often the cancellation of large terms.
-    """
+    ``accuracy``, ruling 17's classes decide. ``magnitude`` (graph outputs only) is the output's
+    own scale: a cell near zero is often the cancellation of large terms."""
 
     atol: float
     rtol: float
@@ -188,8 +143,7 @@ class Tolerance:
         return f"{text} + {self.formula}" if self.formula else text
 
     def allowed(self, reference: np.ndarray, where: tuple[slice, ...] = ()) -> np.ndarray:
-        """The largest |difference| accepted per cell, around ``reference``: ortpool's values
-        at ``where`` (the cells both outputs have)."""
+        """The largest |difference| accepted per cell around ``reference`` (ours, at ``where``)."""
         bound = self.atol + self.rtol * np.maximum(np.abs(reference), self.magnitude)
         return bound + self.slack[where] if self.slack is not None else bound
 
@@ -198,10 +152,7 @@ def tolerance_for(
     op: str, dtype: str, atol: float | None = None, rtol: float | None = None
 ) -> Tolerance:
     """The per-type tolerance for ``op``'s values of element type ``dtype`` (graph outputs use
-    it as "AveragePool"'s); a sum node's own is :func:`node_tolerance`.
-
-    Integers and every max-like value are exact: they only move input values around.
-    """
+    it as "AveragePool"'s): exact for integers and max-like values, which only move inputs."""
     if op in MAX_LIKE or dtype not in DEFAULTS:
         return Tolerance(0.0, 0.0, exact=True)
     d_atol, d_rtol = DEFAULTS[dtype]
@@ -251,15 +202,8 @@ def _exact(op: str, version: int, dtype: str, x: np.ndarray, y: np.ndarray,
 
 
 def node_tolerance(
-    op: str,
-    version: int,
-    dtype: str,
-    x: np.ndarray,
-    y: np.ndarray,
-    attributes: Mapping[str, Any],
-    atol: float | None = None,
-    rtol: float | None = None,
-    rule: AccuracyRule = DEFAULT_RULE,
+    op: str, version: int, dtype: str, x: np.ndarray, y: np.ndarray, attributes: Mapping[str, Any],
+    atol: float | None = None, rtol: float | None = None, rule: AccuracyRule = DEFAULT_RULE,
 ) -> Tolerance:
     """The tolerance of a node's Y: exact for max-like values and integers, ruling 17's
     accuracy rule for sums (the module docstring), ``y`` ortpool's output on ``x``."""

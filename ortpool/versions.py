@@ -1,11 +1,6 @@
-"""Every spec version of the pooling operators, as data read from ``onnx.defs``.
-
-One table serves the kernels, the onnxruntime registration and the rewriter: which attributes a
-version has (with their defaults and kinds), how many inputs and outputs it can take, and which
-element types it admits. Nothing here is typed in by hand except the list of operators and the
-two rules the schemas cannot carry (:meth:`OpVersion.default`): the per-axis fills of the list
-attributes, and what an attribute a version lacks means there.
-"""
+"""Every spec version of the pooling operators, as data read from ``onnx.defs``: attributes
+(defaults, kinds), input and output counts, element types. Typed in by hand: only the operator
+list and the two rules the schemas cannot carry (:meth:`OpVersion.default`)."""
 
 from __future__ import annotations
 
@@ -17,20 +12,11 @@ import onnx
 import onnx.defs
 from onnx import AttributeProto
 
-OPERATORS: tuple[str, ...] = (
-    "MaxPool",
-    "AveragePool",
-    "MaxUnpool",
-    "LpPool",
-    "GlobalMaxPool",
-    "GlobalAveragePool",
-    "GlobalLpPool",
-    "MaxRoiPool",
-)
+OPERATORS: tuple[str, ...] = ("MaxPool", "AveragePool", "MaxUnpool", "LpPool", "GlobalMaxPool",
+                              "GlobalAveragePool", "GlobalLpPool", "MaxRoiPool")
 #: Operators whose window is the whole spatial extent: no window attributes, spatial output 1.
 GLOBAL_OPERATORS: tuple[str, ...] = ("GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool")
-#: Operators whose window is given by kernel_shape/strides/pads (and maybe dilations, ceil_mode):
-#: their output size is :func:`ortpool.geometry.pool_geometry`'s.
+#: Operators whose output size is :func:`ortpool.geometry.pool_geometry`'s.
 WINDOW_OPERATORS: tuple[str, ...] = ("MaxPool", "AveragePool", "LpPool")
 
 #: Element types a Python custom op can carry; float16/bfloat16 abort the process when they reach
@@ -38,20 +24,19 @@ WINDOW_OPERATORS: tuple[str, ...] = ("MaxPool", "AveragePool", "LpPool")
 CARRIED_TYPES: tuple[str, ...] = ("float", "double", "int8", "uint8")
 CAST_TYPES: tuple[str, ...] = ("float16", "bfloat16")
 
-#: List attributes whose schema has no default but whose text gives one per spatial axis: "If not
-#: present, the stride defaults to 1 along each spatial axis", dilations likewise, pads 0 at the
-#: beginning and end of each axis (so twice the rank).
+#: List attributes whose schema text (not its default) gives one value per spatial axis; pads
+#: have two per axis.
 PER_AXIS_DEFAULTS: Mapping[str, int] = {"strides": 1, "dilations": 1, "pads": 0}
 #: Attributes a later version adds, with the value that does what the versions without it did
-#: (no ceil, no dilation, padding not counted, row-major Indices, explicit pads):
-#: what a node of such a version is read as, and what a lifted node may leave them at.
+#: (dilations None: 1 per axis): how a node of such a version reads, what a lifted node may keep.
 NEUTRAL_DEFAULTS: Mapping[str, int | str | None] = {
-    "ceil_mode": 0,
-    "dilations": None,  # 1 per axis (PER_AXIS_DEFAULTS)
-    "count_include_pad": 0,
-    "storage_order": 0,
-    "auto_pad": "NOTSET",  # MaxUnpool has none: its pads are explicit
+    "ceil_mode": 0, "dilations": None, "count_include_pad": 0, "storage_order": 0,
+    "auto_pad": "NOTSET",
 }
+
+
+#: An attribute's value as a schema or node holds it.
+Value = int | float | str | tuple[int, ...] | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +46,7 @@ class AttrSpec:
     name: str
     kind: str  # "int", "ints", "float" or "string"
     #: None: required, or an empty list by default
-    default: int | float | str | tuple[int, ...] | None
+    default: Value
     required: bool
 
 
@@ -75,14 +60,11 @@ class OpVersion:
     max_inputs: int
     max_outputs: int
     types: tuple[str, ...]  # element types of X / Y, e.g. ("float16", "float", ...)
-    #: The schema's input names, e.g. ("X", "I", "output_shape"); the first ``min_inputs`` are
-    #: required.
+    #: The schema's input names, e.g. ("X", "I", "output_shape"), the first ``min_inputs`` required.
     input_names: tuple[str, ...] = ("X",)
     min_inputs: int = 1
-    #: Per input, whether it has X's element type (MaxRoiPool's rois does; MaxUnpool's I does not,
-    #: it is int64): such inputs are carried by a Cast pair with X.
+    #: Per input, whether it has X's element type (as MaxRoiPool's rois): a Cast pair carries it.
     typed_inputs: tuple[bool, ...] = (True,)
-    output_names: tuple[str, ...] = ("Y",)
 
     @property
     def carried_types(self) -> tuple[str, ...]:
@@ -92,17 +74,10 @@ class OpVersion:
     def key(self) -> str:
         return f"{self.op}-{self.version}"
 
-    def default(
-        self, name: str, rank: int | None = None
-    ) -> int | float | str | tuple[int, ...] | None:
-        """The value attribute ``name`` has on a node of this version that does not write it:
-        the schema's default, a list attribute's per-axis fill for ``rank`` spatial axes, or for
-        an attribute this version lacks the value that means what it computes; None for an
-        attribute without one (``kernel_shape``, ``pooled_shape``).
-
-        Example: ``get("MaxPool", 12).default("strides", 2) == (1, 1)``;
-        ``get("MaxPool", 1).default("ceil_mode") == 0``; ``get("LpPool", 1).default("p") == 2.0``.
-        """
+    def default(self, name: str, rank: int | None = None) -> Value:
+        """The value of ``name`` on a node of this version that does not write it: the schema's
+        default, a list attribute's fill for ``rank`` spatial axes, or for an attribute this version
+        lacks its :data:`NEUTRAL_DEFAULTS` value; None for ``kernel_shape`` and ``pooled_shape``."""
         spec = self.attrs.get(name)
         if spec is not None and spec.default is not None:
             return spec.default
@@ -115,19 +90,15 @@ class OpVersion:
         return None
 
 
-_KINDS = {
-    AttributeProto.INT: "int",
-    AttributeProto.INTS: "ints",
-    AttributeProto.STRING: "string",
-    AttributeProto.FLOAT: "float",
-}
+_KINDS = {AttributeProto.INT: "int", AttributeProto.INTS: "ints", AttributeProto.STRING: "string",
+          AttributeProto.FLOAT: "float"}
 
 
 def _attr_spec(attr: onnx.defs.OpSchema.Attribute) -> AttrSpec:
     kind = _KINDS.get(attr.type)
     if kind is None:
         raise ValueError(f"unexpected attribute type {attr.type} for {attr.name}")
-    default: int | float | str | tuple[int, ...] | None = None
+    default: Value = None
     proto = attr.default_value
     if proto is not None and proto.name:
         value = onnx.helper.get_attribute_value(proto)
@@ -142,18 +113,12 @@ def _op_version(schema: onnx.defs.OpSchema) -> OpVersion:
     ]
     attrs = {name: _attr_spec(a) for name, a in sorted(schema.attributes.items())}
     optional = onnx.defs.OpSchema.FormalParameterOption.Optional
-    return OpVersion(
-        op=schema.name,
-        version=schema.since_version,
-        attrs=attrs,
-        max_inputs=len(schema.inputs),
-        max_outputs=len(schema.outputs),
-        types=tuple(t[len("tensor(") : -1] for t in allowed),
-        input_names=tuple(i.name for i in schema.inputs),
-        min_inputs=sum(1 for i in schema.inputs if i.option != optional),
-        typed_inputs=tuple(i.type_str == type_param for i in schema.inputs),
-        output_names=tuple(o.name for o in schema.outputs),
-    )
+    return OpVersion(op=schema.name, version=schema.since_version, attrs=attrs,
+                     max_inputs=len(schema.inputs), max_outputs=len(schema.outputs),
+                     types=tuple(t[len("tensor(") : -1] for t in allowed),
+                     input_names=tuple(i.name for i in schema.inputs),
+                     min_inputs=sum(1 for i in schema.inputs if i.option != optional),
+                     typed_inputs=tuple(i.type_str == type_param for i in schema.inputs))
 
 
 @functools.cache
@@ -178,18 +143,12 @@ def get(op: str, version: int) -> OpVersion:
     for v in all_versions():
         if v.op == op and v.version == version:
             return v
-    raise ValueError(
-        f"{op} has no spec version {version}; its versions are "
-        f"{', '.join(map(str, versions_of(op)))}"
-    )
+    raise ValueError(f"{op} has no spec version {version}; its versions are "
+                     f"{', '.join(map(str, versions_of(op)))}")
 
 
 def resolve(op: str, opset: int) -> OpVersion:
-    """The version of ``op`` in force at ``ai.onnx`` opset ``opset``: the highest version <= opset.
-
-    Example: ``resolve("AveragePool", 18).version == 11``;
-    ``resolve("MaxPool", 21).version == 12``.
-    """
+    """The version of ``op`` in force at ``ai.onnx`` opset ``opset``: the highest <= opset."""
     candidates = [v for v in versions_of(op) if v <= opset]
     if not candidates:
         raise ValueError(f"{op} does not exist at ai.onnx opset {opset}")

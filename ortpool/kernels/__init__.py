@@ -2,17 +2,17 @@
 
 ``max_pool(x, version=12, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])`` and likewise
 ``average_pool``, ``max_unpool``, ``lp_pool``, ``global_max_pool``, ``global_average_pool``,
-``global_lp_pool`` and ``max_roi_pool(x, rois, ...)``; see each function for its attributes.
-``run_op(op, version, feeds, attributes)`` calls any of them by operator name.
-``window_max(x, geom)`` is MaxPool's Y for a resolved :class:`~ortpool.geometry.PoolGeometry`.
-
-The process-wide settings and checks the other layers use (the hook, the commands, the
-benchmark): which loops run (``set_backend``, ``prefer_loaded``, ``backend``, ``backend_mode``,
-``NUMBA_MIN_BYTES``; the rule is :mod:`._backend`'s), where the compile note goes
-(``set_compile_relay``), the kernels' threads (``thread_count``), the plan cache
-(``forget_plans``), the output buffers (``reuse_outputs``, ``held_output_bytes``) and the memory
-check (``check_memory``, ``output_limit``, ``MEMORY_CHECK_BYTES``).
+``global_lp_pool`` and ``max_roi_pool(x, rois, ...)``; ``run_op`` calls any of them by operator
+name. The other names are the process-wide settings and checks the other layers use: which loops
+run, where the compile note goes, the threads, the plan cache, the output buffers, the memory.
 """
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
 
 from ortpool.kernels._backend import NUMBA_MIN_BYTES, backend, prefer_loaded, set_backend
 from ortpool.kernels._backend import mode as backend_mode
@@ -22,37 +22,35 @@ from ortpool.kernels._calls import forget as forget_plans
 from ortpool.kernels._compile_note import set_relay as set_compile_relay
 from ortpool.kernels._limits import MEMORY_CHECK_BYTES, check_memory, output_limit
 from ortpool.kernels._parallel import set_thread_count, thread_count
-from ortpool.kernels.avgpool import average_pool
-from ortpool.kernels.by_op import run as run_op
+from ortpool.kernels._plan import average_pool, max_pool, window_max
 from ortpool.kernels.globalpool import global_average_pool, global_lp_pool, global_max_pool
 from ortpool.kernels.lppool import lp_pool
-from ortpool.kernels.maxpool import max_pool, window_max
 from ortpool.kernels.maxunpool import max_unpool
 from ortpool.kernels.roipool import max_roi_pool
 
-__all__ = [
-    "MEMORY_CHECK_BYTES",
-    "NUMBA_MIN_BYTES",
-    "average_pool",
-    "backend",
-    "backend_mode",
-    "check_memory",
-    "forget_plans",
-    "global_average_pool",
-    "global_lp_pool",
-    "global_max_pool",
-    "held_output_bytes",
-    "lp_pool",
-    "max_pool",
-    "max_roi_pool",
-    "max_unpool",
-    "output_limit",
-    "prefer_loaded",
-    "reuse_outputs",
-    "run_op",
-    "set_backend",
-    "set_compile_relay",
-    "set_thread_count",
-    "thread_count",
-    "window_max",
-]
+#: The kernel of each operator but MaxPool, called with the node's present inputs in order.
+_KERNELS = {"AveragePool": average_pool, "MaxUnpool": max_unpool, "LpPool": lp_pool,
+            "GlobalMaxPool": global_max_pool, "GlobalAveragePool": global_average_pool,
+            "GlobalLpPool": global_lp_pool, "MaxRoiPool": max_roi_pool}
+
+
+def run_op(
+    op: str, version: int, feeds: Sequence[np.ndarray], attributes: Mapping[str, Any],
+    n_outputs: int = 1,
+) -> tuple[np.ndarray, ...]:
+    """The outputs of ``op``-``version`` on ``feeds`` (the node's present inputs, in order): the
+    one entry point of the registration, the validator and the benchmark.
+
+    ``n_outputs`` 2 asks MaxPool for Indices too. Errors are :class:`~ortpool.OrtpoolError`.
+    """
+    if op == "MaxPool":
+        result = max_pool(feeds[0], version=version, return_indices=n_outputs > 1, **attributes)
+        return result if n_outputs > 1 else (result,)
+    return (_KERNELS[op](*feeds, version=version, **attributes),)
+
+
+__all__ = ["MEMORY_CHECK_BYTES", "NUMBA_MIN_BYTES", "average_pool", "backend", "backend_mode",
+           "check_memory", "forget_plans", "global_average_pool", "global_lp_pool",
+           "global_max_pool", "held_output_bytes", "lp_pool", "max_pool", "max_roi_pool",
+           "max_unpool", "output_limit", "prefer_loaded", "reuse_outputs", "run_op", "set_backend",
+           "set_compile_relay", "set_thread_count", "thread_count", "window_max"]

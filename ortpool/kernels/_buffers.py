@@ -11,15 +11,10 @@ import numpy as np
 
 
 class _Workspace(threading.local):
-    """Per-thread buffers reused from call to call.
-
-    Fresh memory is expensive: a new multi-megabyte buffer comes from mmap and every page
-    faults on first touch (measured: a 3.2 MB copy inside a session took 1.9 ms that way,
-    0.2 ms into reused memory). Intermediates never leave a kernel, so they are always reused;
-    outputs are reused only while :func:`reuse_outputs` is on, which the onnxruntime hook turns
-    on around a kernel call because onnxruntime-extensions copies the result before the next
-    call on that thread.
-    """
+    """Per-thread buffers reused from call to call: a fresh multi-megabyte buffer comes from mmap
+    and faults in every page (a 3.2 MB copy in a session: 1.9 ms, 0.2 ms into reused memory).
+    Outputs are reused only while :func:`reuse_outputs` is on (the onnxruntime hook, whose
+    caller copies the result before the next call on that thread)."""
 
     def __init__(self) -> None:
         self.buffers: dict[tuple, np.ndarray] = {}
@@ -28,19 +23,15 @@ class _Workspace(threading.local):
 
 
 _workspace = _Workspace()
-#: Buffers kept per thread, and their bytes; beyond either the cache starts again (shapes
-#: change, memory is freed). The bytes bound matters when shapes keep changing on large inputs:
-#: 64 buffers of a 100 MB call would otherwise stay alive.
+#: Buffers kept per thread, and their bytes; beyond either the cache starts again.
 MAX_BUFFERS = 64
 MAX_BUFFER_BYTES = 256 << 20
 
 
 def read_only(a: np.ndarray) -> np.ndarray:
     """``a`` C-contiguous (copied only when it is not) and read-only, as every compiled loop takes
-    its inputs. numba types a read-only array apart from a writable one and compiles its loops
-    again for the other: a caller's read-only input (``np.frombuffer``, a memory map) paid a
-    12-18 s compile on its first call that ``ortpool warmup`` had not done. One kind for every
-    call keeps one specialization per element type. The caller's array keeps its flags."""
+    its inputs: numba compiles a loop again for a read-only array (``np.frombuffer``, a memory
+    map), a compile ``ortpool warmup`` would not have done. The caller's array keeps its flags."""
     view = np.ascontiguousarray(a).view()
     view.setflags(write=False)
     return view
@@ -53,20 +44,16 @@ def scratch(shape: tuple[int, ...], dtype: np.dtype, slot: Any) -> np.ndarray:
     buf = ws.buffers.get(key)
     if buf is None:
         nbytes = math.prod(shape) * np.dtype(dtype).itemsize
-        # The old buffers go before the new one is allocated: both at once could be more than
-        # the process can hold (the onnxruntime hook counts the held bytes as reusable).
+        # The old buffers go first: the onnxruntime hook counts the held bytes as reusable.
         if len(ws.buffers) >= MAX_BUFFERS or ws.nbytes + nbytes > MAX_BUFFER_BYTES:
-            ws.buffers.clear()
-            ws.nbytes = 0
-        buf = np.empty(shape, dtype)
-        ws.buffers[key] = buf
+            ws.buffers, ws.nbytes = {}, 0
+        buf = ws.buffers[key] = np.empty(shape, dtype)
         ws.nbytes += buf.nbytes
     return buf
 
 
 def held_bytes() -> int:
-    """Bytes of this thread's buffers: reused by its next call, or freed before that call
-    allocates new ones beyond :data:`MAX_BUFFER_BYTES`."""
+    """Bytes of this thread's buffers: reused by its next call, or freed before it takes more."""
     return _workspace.nbytes
 
 
@@ -79,6 +66,5 @@ def output(shape: tuple[int, ...], dtype: np.dtype, slot: Any = 0) -> np.ndarray
 
 def reuse_outputs(on: bool) -> bool:
     """Turn output reuse on or off for this thread; returns the previous setting."""
-    previous = _workspace.reuse_outputs
-    _workspace.reuse_outputs = on
+    previous, _workspace.reuse_outputs = _workspace.reuse_outputs, on
     return previous

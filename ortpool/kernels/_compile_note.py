@@ -1,14 +1,8 @@
-"""One line on the terminal when numba actually compiles one of ortpool's kernels.
-
-A first compile stalls the call that needs it for 8-11 s; without a word, that reads as a hang.
-numba announces each compile through its event API (``numba:compile``), and only a real compile,
-never a load from its on-disk cache, so the note appears exactly when the wait happens. It goes
-to the ``ortpool`` logger (INFO, and the duration at the end). When logging is not configured it
-also goes to stderr, never to stdout: on a terminal over the current line (a progress bar may be
-drawn there), otherwise as one plain line, so that a CI log or a service's stderr shows why a
-call stalled (a silent 41 s first ``validate`` in a pipe read as a hang). With logging
-configured, the handlers the application chose decide.
-"""
+"""One line when numba actually compiles one of ortpool's kernels: a first compile stalls the call
+for 8-11 s, which without a word reads as a hang. numba's event API (``numba:compile``) announces
+only real compiles, never loads from its disk cache. The note goes to the ``ortpool`` logger (INFO,
+the duration at the end) and, when logging is not configured, to stderr: over the current line on a
+terminal (a progress bar may be there), else as one plain line (a CI log)."""
 
 from __future__ import annotations
 
@@ -26,48 +20,43 @@ log = logging.getLogger("ortpool")
 
 _lock = threading.Lock()
 _installed = False
-#: Where the note goes instead of this process's stderr: a model's process of ``ortpool validate``
-#: (its stderr is a file) hands it to the command, which writes it on its terminal at once.
+#: Where the note goes instead of stderr (``validate``'s model processes hand it to the command).
 relay: Callable[[str], None] | None = None
 
+
 def set_relay(send: Callable[[str], None] | None) -> None:
-    """Hand the note to ``send`` instead of writing it on this process's stderr (None: back to
-    stderr); see :data:`relay`."""
+    """Hand the note to ``send`` instead of this process's stderr (None: back to stderr)."""
     global relay
     relay = send
 
 
-# How long a first compile takes, as the note says it: measured cold on the 2-core machine, CPU
-# seconds per kernel and element type on a fast and a slow host: the window loops 9.4-14.6,
-# float64 MaxPool up to 21.7; the global sums 4.5-7; the scatter 0.1-0.4, the RoI max 0.4-1.0.
+# How long a first compile takes, as the note says it (measured cold, CPU seconds per kernel and
+# element type on a fast and a slow host).
 _WINDOW_LOOPS = "10-20 s on 2 cores"
 _UNDER_A_SECOND = "under a second"
 
-#: The compiled kernels, by their name: the module that holds each, the operator it computes (as
-#: the compile note on the terminal names it) and how long its first compile takes;
-#: :mod:`._backend` asks whether each is loaded.
+#: The compiled kernels by name: the module holding each, the operator it computes (as the note
+#: names it) and how long its first compile takes.
+_NUMBA, _FAMILY = "ortpool.kernels._numba", "ortpool.kernels._numba_family"
 KERNELS: dict[str, tuple[str, str, str]] = {
-    "max_planes": ("ortpool.kernels._numba", "MaxPool", _WINDOW_LOOPS),
-    "max_indices": ("ortpool.kernels._numba", "MaxPool with Indices", _WINDOW_LOOPS),
-    "average_planes": ("ortpool.kernels._numba", "AveragePool", _WINDOW_LOOPS),
-    "scatter": ("ortpool.kernels._numba", "MaxUnpool", _UNDER_A_SECOND),
-    "plane_sums": (
-        "ortpool.kernels._numba_family", "GlobalAveragePool/GlobalLpPool", "5-10 s on 2 cores"
-    ),
-    "roi_max": ("ortpool.kernels._numba_family", "MaxRoiPool", _UNDER_A_SECOND),
+    "max_planes": (_NUMBA, "MaxPool", _WINDOW_LOOPS),
+    "max_indices": (_NUMBA, "MaxPool with Indices", _WINDOW_LOOPS),
+    "average_planes": (_NUMBA, "AveragePool", _WINDOW_LOOPS),
+    "scatter": (_NUMBA, "MaxUnpool", _UNDER_A_SECOND),
+    "plane_sums": (_FAMILY, "GlobalAveragePool/GlobalLpPool", "5-10 s on 2 cores"),
+    "roi_max": (_FAMILY, "MaxRoiPool", _UNDER_A_SECOND),
 }
 #: The kernels that compile in under a second: worth a log line, not a note on the terminal.
 QUICK = frozenset(name for name, (_, _, wait) in KERNELS.items() if wait == _UNDER_A_SECOND)
 
 
-#: True while :func:`ortpool.kernels.warmup.warm_up` runs: the note then does not send the user
-#: to the warm-up that is running
+#: True while :func:`ortpool.kernels.warmup.warm_up` runs (the note then names no warm-up).
 _warming = False
 
 
 @contextlib.contextmanager
 def warming_up() -> Iterator[None]:
-    """The compile notes made inside say what compiles, not that a warm-up would avoid it."""
+    """The notes made inside say what compiles, not that a warm-up would avoid it."""
     global _warming
     before, _warming = _warming, True
     try:
@@ -81,27 +70,24 @@ def message(kernel: str, dtype: str) -> str:
     dtype = NUMPY_SPELLING.get(dtype, dtype)  # numba's float32 is ONNX's float
     if _warming:
         return f"compiling the numba kernel for {dtype} {operator} ({wait}, cached on disk)"
-    return (
-        f"compiling the numba kernel for {dtype} {operator} (first use, {wait}, cached on disk "
-        "afterwards; `ortpool warmup` does it ahead of time)"
-    )
+    return (f"compiling the numba kernel for {dtype} {operator} (first use, {wait}, cached on disk "
+            "afterwards; `ortpool warmup` does it ahead of time)")
 
 
 def announce(text: str, stream: TextIO | None = None, terminal: bool = True) -> None:
     """``text`` to the logger, and with ``terminal`` to ``stream`` (stderr) when logging is not
     configured: over the current line on a terminal, else as a plain line."""
     log.info(text)
-    if terminal and not log.hasHandlers() and relay is not None:
+    if not terminal or log.hasHandlers():
+        return
+    if relay is not None:
         relay(text)
         return
     stream = stream or sys.stderr
-    if terminal and not log.hasHandlers():
-        if getattr(stream, "isatty", lambda: False)():
-            # A progress bar may be drawn on the current line: clear it first.
-            stream.write(f"\r\033[Kortpool: {text}\n")
-        else:
-            stream.write(f"ortpool: {text}\n")
-        stream.flush()
+    # On a terminal a progress bar may be drawn on the current line: clear it first.
+    clear = "\r\033[K" if getattr(stream, "isatty", lambda: False)() else ""
+    stream.write(f"{clear}ortpool: {text}\n")
+    stream.flush()
 
 
 def install() -> None:
@@ -113,8 +99,7 @@ def install() -> None:
         from numba.core import event
 
         class Listener(event.Listener):
-            """Notes the start of a top-level kernel's compile (its inner helpers compile inside
-            it) and logs how long it took."""
+            """Notes the start of a kernel's compile and logs how long it took."""
 
             def __init__(self) -> None:
                 self.started: dict[int, float] = {}

@@ -1,20 +1,8 @@
-"""MaxPool Indices of windows with many tap combinations, found one axis at a time (numpy).
-
-:class:`ortpool.kernels._numpy_plans.MaxIndicesPlan` marks every tap combination of a window
-with one numpy call each: fast for a 3x3 kernel, but a 1000x1000 window is a million calls and a
-million planned slices. Here the winner (ruling 6: the first tap in row-major order whose value
-equals Y or is NaN) is found axis by axis, in ``sum(k)`` steps instead of ``prod(k)``:
-
-* ``P[a]`` is the input max-pooled over the axes after ``a`` only (``P[r]`` is the input);
-* along axis 0, the first tap ``t0`` whose ``P[1]`` value matches Y: the sub-window below that
-  tap holds a match exactly then (its max equals Y, or it holds a NaN, and a max propagates
-  NaN); row-major order takes the smallest ``t0`` first;
-* along axis 1, with ``t0`` fixed, the first ``t1`` whose ``P[2]`` value matches; and so on.
-
-A window with no input element keeps -1; for every other window each sub-window is non-empty
-(emptiness is per axis), so a match is found on every axis. Each step gathers only the outputs
-whose tap lands inside the input, so the work is the reads of the window's axes.
-"""
+"""MaxPool Indices of windows with many tap combinations, found in ``sum(k)`` numpy steps rather
+than ``prod(k)``: the winner (ruling 6) is the first ``t0`` along axis 0 whose value in ``P[1]``
+matches Y (``P[a]``: the input max-pooled over the axes after ``a``; a max propagates NaN), then
+with ``t0`` fixed the first ``t1`` whose ``P[2]`` value matches, and so on. A window with no input
+element keeps -1; every other finds a match on every axis."""
 
 from __future__ import annotations
 
@@ -27,8 +15,7 @@ from ortpool.geometry import PoolGeometry
 
 
 def partial_maxima(block: np.ndarray, geom: PoolGeometry, passes: Any) -> list[np.ndarray]:
-    """``[P[1], ..., P[r]]``: ``P[r]`` is ``block``, ``P[a]`` the max over axis ``a`` of
-    ``P[a + 1]`` (by ``passes(P, axis, out)``, which writes into ``out``)."""
+    """``[P[1], ..., P[r]]``: ``P[r]`` is ``block``, ``P[a]`` ``P[a + 1]`` max-pooled over ``a``."""
     levels = [block]
     for a in range(len(geom.axes) - 1, 0, -1):
         src = levels[0]
@@ -43,8 +30,7 @@ def first_match(
     levels: list[np.ndarray], y: np.ndarray, geom: PoolGeometry, mult: tuple[int, ...],
     first_plane: int, plane_size: int, empty: np.ndarray | None,
 ) -> np.ndarray:
-    """Indices (int64, shaped as ``y``) of the first matching tap of every window; ``empty``
-    marks the windows with no input element (-1), None when there is none."""
+    """Indices of each window's first matching tap; ``empty`` marks the windows with none (-1)."""
     rank = len(geom.axes)
     planes = y.shape[0]
     # coord[a]: the chosen input coordinate along axis a of every output (found axis by axis).
@@ -53,7 +39,7 @@ def first_match(
         for a, g in enumerate(geom.axes):
             level = levels[a]
             # Flat position in ``level`` of (plane, chosen coords before a, 0 on a, outputs
-            # after a): the tap's coordinate times the axis stride is added per tap.
+            # after a); each tap adds its coordinate times the axis stride.
             strides = [s // level.itemsize for s in level.strides]
             base = np.arange(planes, dtype=np.int64).reshape((-1,) + (1,) * rank) * strides[0]
             for b in range(rank):
@@ -79,8 +65,7 @@ def first_match(
                     match = (values == target) | (values != values)
                     slot = chosen[at]
                     np.copyto(slot, np.broadcast_to(c, slot.shape), where=match & (slot < 0))
-            # An empty window found nothing: any coordinate inside keeps the later gathers in
-            # range, and its index becomes -1 at the end.
+            # An empty window found nothing: 0 keeps the later gathers in range (-1 at the end).
             coords.append(np.maximum(chosen, 0))
     index = np.arange(first_plane, first_plane + planes, dtype=np.int64).reshape(
         (-1,) + (1,) * rank
@@ -98,8 +83,7 @@ def combinations(geom: PoolGeometry) -> int:
 
 
 def empty_windows(geom: PoolGeometry) -> np.ndarray | None:
-    """Where a window holds no input element (some axis has no tap inside), broadcastable to
-    the output; None when no window is empty."""
+    """Where a window holds no input element, broadcastable to the output; None if nowhere."""
     if not any(g.empty_windows() for g in geom.axes):
         return None
     rank = len(geom.axes)

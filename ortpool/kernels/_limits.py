@@ -1,17 +1,9 @@
-"""The limits a pooling call must respect, checked from the geometry before anything is
-allocated or planned (docs/semantics.md, "Limits").
-
-Attributes that fit int64 can still ask for absurd work: ``pads=[10**9] * 4`` on a 4x4 input is
-an output of 4 * 10**18 elements, a kernel of 10**9 taps on a long padded axis reads 10**9
-inputs per output. Such a call is refused at once with the figures, never started (a kernel
-running for hours, or an allocation the system cannot back, would look like a hang or kill the
-process). Every figure counts at least one plane, so an empty batch (N = 0) is refused exactly
-as a batch of one would be: the attributes, not the batch, make the call impossible.
-
-Within those limits a call can still ask for more than the process can hold now (a container's
-memory limit, ``ulimit -v``): :func:`check_memory` refuses it too, from the figures of
-:mod:`ortpool.kernels._memory`.
-"""
+"""The limits a pooling call must respect, checked from the geometry before anything is allocated or
+planned: attributes that fit int64 can still ask for absurd work (``pads=[10**9] * 4`` on a 4x4
+input is 4 * 10**18 outputs), which would look like a hang or kill the process, so such a call is
+refused at once with the figures. Every figure counts at least one plane: an empty batch is refused
+as a batch of one would be. :func:`check_memory` refuses what the process cannot hold now
+(:mod:`._memory`)."""
 
 from __future__ import annotations
 
@@ -26,17 +18,15 @@ from ortpool.errors import OrtpoolError
 from ortpool.geometry import AxisGeometry, PoolGeometry
 from ortpool.kernels import _memory
 
-#: Bytes of any one array a call allocates (Y, Indices, an intermediate of the separable
-#: passes): 4 GiB, above every real pooling layer (VGG's first MaxPool at batch 256 is 3.3 GB
-#: of input, 822 MB of output) and below what a machine backs without swapping.
+#: Bytes of any one array a call allocates (Y, Indices, an intermediate): 4 GiB, above every real
+#: pooling layer (VGG's first MaxPool at batch 256: 822 MB of output).
 MAX_OUTPUT_BYTES = 1 << 32
-#: Input elements the windows of a call read, summed over the separable passes (and the window
-#: loop of Indices): 2**38, about five minutes of the compiled kernels on one core, 200 times
-#: the reads of VGG's first MaxPool at batch 256.
+#: Input elements the windows of a call read, summed over the passes (and Indices' window loop):
+#: 2**38, about five minutes of the compiled kernels on one core.
 MAX_READS = 1 << 38
 
-#: Allocations below this many bytes are not checked against the memory the process can hold:
-#: the reading costs about 130 µs, writing 64 MB at least 10 ms.
+#: Allocations below this are not checked against the memory the process can hold (a reading
+#: costs about 130 µs, writing 64 MB at least 10 ms).
 MEMORY_CHECK_BYTES = 64 << 20
 
 OUTPUT_ENV = "ORTPOOL_MAX_OUTPUT_BYTES"
@@ -46,11 +36,10 @@ READS_ENV = "ORTPOOL_MAX_READS"
 def _limit(env: str, default: int) -> int:
     """The limit set by ``env`` (a positive integer), else ``default``; read at each new plan."""
     text = os.environ.get(env, "").strip()
-    if not text:
-        return default
     if text.isdigit() and int(text) > 0:
         return int(text)
-    warnings.warn(f"{env}={text!r} is not a positive integer: using {default}", stacklevel=3)
+    if text:
+        warnings.warn(f"{env}={text!r} is not a positive integer: using {default}", stacklevel=3)
     return default
 
 
@@ -61,8 +50,7 @@ def _elements(shape: Sequence[int]) -> int:
 
 
 def output_limit() -> int:
-    """Bytes any one array of a call may take: :data:`MAX_OUTPUT_BYTES`, or
-    ``ORTPOOL_MAX_OUTPUT_BYTES``."""
+    """Bytes any one array may take: :data:`MAX_OUTPUT_BYTES` or ``ORTPOOL_MAX_OUTPUT_BYTES``."""
     return _limit(OUTPUT_ENV, MAX_OUTPUT_BYTES)
 
 
@@ -71,20 +59,16 @@ def check_array(what: str, shape: Sequence[int], dtype: np.dtype) -> None:
     cap = output_limit()
     nbytes = _elements(shape) * np.dtype(dtype).itemsize
     if nbytes > cap:
-        raise OrtpoolError(
-            f"{what} of shape {list(shape)} ({np.dtype(dtype).name}) would take {nbytes} bytes "
-            f"(counting at least one plane); the limit is {cap} bytes ({OUTPUT_ENV})"
-        )
+        raise OrtpoolError(f"{what} of shape {list(shape)} ({np.dtype(dtype).name}) would take "
+                           f"{nbytes} bytes (counting at least one plane); the limit is {cap} "
+                           f"bytes ({OUTPUT_ENV})")
 
 
 def check_memory(what: str, nbytes: int, reserved: int | None = None, reusable: int = 0) -> None:
-    """``what`` must fit the memory the process can still allocate under every limit (see
-    :mod:`ortpool.kernels._memory`), counting ``reusable`` bytes it holds and will reuse or free
-    first as free: ``nbytes`` written under the limits on memory, ``reserved`` (default
-    ``nbytes``) under those on address space. Not checked when ``nbytes`` less ``reusable`` is
-    below :data:`MEMORY_CHECK_BYTES`.
-    ``what`` says what the bytes are, e.g. ``"the output Y of shape [1, 1, 30000, 30000]
-    (float32, 3600000000 bytes) and onnxruntime's copy of it"``."""
+    """``what`` (what the bytes are, for the message) must fit the memory the process can still
+    allocate under every limit, counting the ``reusable`` bytes it holds as free: ``nbytes``
+    written under the limits on memory, ``reserved`` (default ``nbytes``) under those on address
+    space. Not checked when ``nbytes`` less ``reusable`` is below :data:`MEMORY_CHECK_BYTES`."""
     reserved = nbytes if reserved is None else reserved
     if nbytes - reusable < MEMORY_CHECK_BYTES:
         return
@@ -98,73 +82,52 @@ def check_memory(what: str, nbytes: int, reserved: int | None = None, reusable: 
         _, need, room = short
         kind = " of address space" if room.address_space else ""
         held = f", and reuse {reusable} bytes it holds" if reusable else ""
-        raise OrtpoolError(
-            f"{what} would take {need} bytes{kind}; the process can allocate "
-            f"{max(room.free, 0)} more ({room.source}){held}"
-        )
+        raise OrtpoolError(f"{what} would take {need} bytes{kind}; the process can allocate "
+                           f"{max(room.free, 0)} more ({room.source}){held}")
 
 
 def check_pool(
-    geom: PoolGeometry,
-    shape: Sequence[int],
-    out_dtype: np.dtype,
-    work_dtype: np.dtype,
-    order: Sequence[int],
-    indices: bool = False,
+    geom: PoolGeometry, shape: Sequence[int], out_dtype: np.dtype, work_dtype: np.dtype,
+    order: Sequence[int], indices: bool = False,
 ) -> None:
     """A pooling call of input ``shape``: Y (and Indices), the intermediates of the passes in
-    ``order``, and the reads, within the limits. O(rank) for the sizes; the reads are counted
-    per axis by :meth:`~ortpool.geometry.AxisGeometry.taps_inside` only once the output is known
-    to be within its limit (it looks at the outputs whose windows meet the input)."""
+    ``order``, and the reads, within the limits."""
     out_shape = (*shape[:2], *geom.output_spatial)
     check_array("the output Y", out_shape, out_dtype)
     if indices:
         check_array("the output Indices", out_shape, np.dtype(np.int64))
     active = [a for a in order if not geom.axes[a].is_identity]
-    # With Indices, the numpy search may also keep the input max-pooled over the last axes,
-    # the last first (ortpool.kernels._first_match).
+    # With Indices, the numpy search keeps the input max-pooled over the last axes (_first_match).
     orders = [active, list(range(len(geom.axes) - 1, -1, -1))] if indices else [active]
     for passes in orders:
         spatial = list(shape[2:])
         for a in passes[:-1]:
             spatial[a] = geom.axes[a].out
-            check_array(
-                f"the intermediate after the pass over spatial axis {a}",
-                (*shape[:2], *spatial),
-                work_dtype,
-            )
+            what = f"the intermediate after the pass over spatial axis {a}"
+            check_array(what, (*shape[:2], *spatial), work_dtype)
     cap = _limit(READS_ENV, MAX_READS)
-    # A bound first (O(rank)); the exact count only when the bound is over the limit, since it
-    # looks at each border output (:meth:`~ortpool.geometry.AxisGeometry.taps_inside`).
+    # A bound first (O(rank)); the exact count (per border output) only when it is over.
     bounds = [_reads_bound(g) for g in geom.axes]
     if _reads(geom, shape, active, indices, bounds) <= cap:
         return
     reads = _reads(geom, shape, active, indices, [g.taps_inside() for g in geom.axes])
     if reads > cap:
-        raise OrtpoolError(
-            f"the windows would read {reads} input elements (counting at least one plane; "
-            f"kernel_shape {[g.k for g in geom.axes]}, output {list(out_shape)}); the limit "
-            f"is {cap} ({READS_ENV})"
-        )
+        raise OrtpoolError(f"the windows would read {reads} input elements (counting at least one "
+                           f"plane; kernel_shape {[g.k for g in geom.axes]}, output "
+                           f"{list(out_shape)}); the limit is {cap} ({READS_ENV})")
 
 
 def _reads_bound(g: AxisGeometry) -> int:
     """At least :meth:`~ortpool.geometry.AxisGeometry.taps_inside`: each output reads at most
-    ``min(k, ceil(n / d))`` inputs, and each input is read by at most ``min(k, out)`` outputs
-    (one per tap)."""
+    ``min(k, ceil(n / d))`` inputs, each input is read by at most ``min(k, out)`` outputs."""
     return min(g.out * min(g.k, -(-g.n // g.d)), g.n * min(g.k, g.out))
 
 
-def _reads(
-    geom: PoolGeometry, shape: Sequence[int], active: list[int], indices: bool,
-    per_axis: list[int],
-) -> int:
-    """Reads of the separable passes in ``active`` order (each pass reads ``per_axis[a]`` per
-    row of the other axes), plus the window loop of Indices (the product), for at least one
-    plane."""
-    planes = max(1, shape[0] * shape[1])
-    spatial = list(shape[2:])
-    reads = 0
+def _reads(geom: PoolGeometry, shape: Sequence[int], active: list[int], indices: bool,
+           per_axis: list[int]) -> int:
+    """Reads of the passes in ``active`` order (``per_axis[a]`` per row of the other axes), plus
+    Indices' window loop (the product), for at least one plane."""
+    planes, spatial, reads = max(1, shape[0] * shape[1]), list(shape[2:]), 0
     for a in active:
         reads += planes * math.prod(spatial[:a] + spatial[a + 1 :]) * per_axis[a]
         spatial[a] = geom.axes[a].out

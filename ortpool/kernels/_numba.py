@@ -1,22 +1,8 @@
-"""Compiled kernels (numba): the same arithmetic as the numpy plans, as loops.
-
-Imported only when a plan is first built with numba available (see :func:`ortpool.kernels._backend.
-backend`): ``import ortpool`` and ``ortpool rewrite`` never load numba. Every function is
-``njit(cache=True, nogil=True)``: the machine code is cached on disk after the first compile, and
-ortpool's own worker threads (:mod:`ortpool.kernels._parallel`) run them in parallel with the GIL
-released; numba's own threading layer is never used (one mechanism, no stacked pools).
-No ``fastmath``: IEEE semantics (NaN, signed zero, rounding) are those of numpy.
-
-* Separable reductions (MaxPool values, AveragePool sums) run pass by pass over each block of
-  planes (seen by the plans as one plane with more outer rows), one axis at a time, with every
-  output combining its in-input taps in exactly the numpy plan's order:
-  the tap that covers every output first (else the identity: ``-inf``/integer minimum, or 0), then
-  the others in ascending tap order. Hence results bit-identical to the numpy path.
-* MaxPool with Indices is a direct window loop over rank 3 (ranks 1 and 2 padded with unit axes):
-  the first maximum in row-major tap order, the first NaN, index -1 for an empty window
-  (ruling 5-7).
-* MaxUnpool is a scatter in index order (the last write wins), stopping at the first index outside
-  the output.
+"""Compiled kernels (numba), imported only by the dispatch (:func:`._backend.loop`): cached on
+disk, the GIL released for ortpool's own threads, no ``fastmath``. The separable passes combine
+each output's taps in the numpy plan's order (bit-identical results); MaxPool with Indices is a
+window loop over rank 3 (the first maximum in row-major tap order, the first NaN, -1 for an empty
+window: rulings 5-7); MaxUnpool a scatter in index order.
 """
 
 from __future__ import annotations
@@ -28,13 +14,8 @@ from numba import njit
 from ortpool.kernels._passes import FIRST, INNER, JH, JL, OUT, OUTER, PB, D, K, N, S
 
 # error_model "numpy": x / 0 gives inf or NaN as in numpy (the default "python" would raise).
-_OPTS = {
-    "cache": True,
-    "nogil": True,
-    "fastmath": False,
-    "boundscheck": False,
-    "error_model": "numpy",
-}
+_OPTS = {"cache": True, "nogil": True, "fastmath": False, "boundscheck": False,
+         "error_model": "numpy"}
 
 
 @njit(inline="always", **_OPTS)
@@ -50,9 +31,8 @@ def _add(a, b):
 
 @njit(inline="always", **_OPTS)
 def _taps(j, s, d, pb, n, k):
-    """``[lo, hi)`` of the taps of output ``j`` inside ``[0, n)``, ``(0, 0)`` if none: the
-    closed form of :meth:`ortpool.geometry.AxisGeometry.window_taps` (no per-output tables: a
-    plan holds O(1) per axis, and only outputs at the borders ask)."""
+    """``[lo, hi)`` of the taps of output ``j`` inside ``[0, n)``, ``(0, 0)`` if none
+    (:meth:`ortpool.geometry.AxisGeometry.window_taps`, in closed form: no per-output tables)."""
     c = j * s - pb
     lo = max(0, -(c // d))
     hi = min(k, -((c - n) // d))
@@ -61,26 +41,16 @@ def _taps(j, s, d, pb, n, k):
     return lo, hi
 
 
-# The max and sum passes are the same loops with another combine step: one factory builds
-# both, each with its combine step compiled in (no switch inside the inner loops). numba
-# freezes the closure's ``combine`` as a constant and keys its on-disk cache on it.
-# Each variant's functions carry the variant in their qualified name (:func:`_variant_jit`):
-# numba names a function's machine code after its qualified name and a per-process counter,
-# so the max and sum closures compiled in two processes got the same symbol; a third process
-# loading both from the on-disk cache then ran one variant's code for both (measured: a
-# MaxPool returned window sums after an AveragePool-only process had filled the cache).
-# Only the loops specialised by literal arguments are inlined; a helper called from several
-# places with run-time arguments is compiled once: inlined everywhere, the first compile of a
-# float32 MaxPool took 18 s and AveragePool 16 s (now about 9 s each), at no measured run-time
-# cost (in-process A/B within 4% except Inception 1.11, within its noise).
+# The max and sum passes are the same loops with another combine step: one factory builds both,
+# each with its combine step compiled in (no switch inside the inner loops). Only the loops
+# specialised by literal arguments are inlined: inlined everywhere, a helper doubled the first
+# compile (18 s for float32 MaxPool, now about 9 s) at no measured run-time gain.
 
 
 def _variant_jit(variant: str):
-    """``njit`` with the options of this module for a function of the ``variant`` closures,
-    renamed ``<factory>.<locals>.<variant>.<name>``: a symbol of its own. Without an on-disk
-    cache entry of its own: a closure's cache key holds its frozen closure variables, pickled
-    with a per-process id, so it never matched in another process and only piled up entries;
-    the cached entry points (``max_planes``, ``average_planes``) carry the closures' code."""
+    """``njit`` for a ``variant`` closure, renamed ``<factory>.<locals>.<variant>.<name>``: with one
+    symbol for max and sum, a process loading both from the disk cache ran one for the other. Not
+    cached itself (a closure's key never matches in another process): the entry points carry it."""
 
     def jit(**options):
         def wrap(func):
@@ -92,16 +62,17 @@ def _variant_jit(variant: str):
     return jit
 
 
-def _make_row_loops(combine, jit):
-    """The loops along one row of a strided inner-axis pass: (strided interior, edge output,
-    fused window)."""
+def _make_pass(combine, variant: str):
+    """The chain of passes (rows of :func:`._passes.pass_rows`) with ``combine``: each pass the
+    loop that suits its shape. ``pass_`` is one function on purpose: its five shapes as functions
+    of their own made every compile about 2.5 s longer per element type."""
+    jit = _variant_jit(variant)
 
     @jit(inline="always")
     def interior(r, w, jl, jh, pb, first, k, s, d):
         """Outputs ``[jl, jh)`` of a row (strided pass), every tap inside: tap ``first``, then the
-        others in order. The row is shifted so that every index is provably non-negative (no
-        wraparound check), and the common kernels call it with literal ``k``, ``s``, ``first``,
-        ``d``: the compiler then unrolls and vectorises the loop (ResNet's W pass 390 -> 176 µs)."""
+        others in order. The row is shifted so that every index is non-negative (no wraparound
+        check); literal ``k``, ``s``, ``first``, ``d`` unroll and vectorise the loop."""
         base = jl * s - pb
         rr = r[base:]
         ww = w[jl:jh]
@@ -131,8 +102,7 @@ def _make_row_loops(combine, jit):
 
     @jit(inline="always")
     def edge(r, w, j, s, d, pb, first, n, k, ident):
-        """Output ``j`` of a row from its own taps: ``first`` (or the identity when it is -1),
-        then the others in order."""
+        """Output ``j`` of a row from its own taps: ``first`` (else the identity), then the rest."""
         c = j * s - pb
         acc = r[c + first * d] if first >= 0 else ident
         lo, hi = _taps(j, s, d, pb, n, k)
@@ -143,9 +113,8 @@ def _make_row_loops(combine, jit):
 
     @jit()
     def fused(w, a, b, c, k):
-        """``w = combine(combine(a, b), c)`` (``k == 3``) or ``combine(a, b)``: the taps of a
-        window already in order, one loop that reads each tap once and writes once (tap by tap
-        it wrote the target k times)."""
+        """``w = combine(combine(a, b), c)`` (``k == 3``) or ``combine(a, b)``: a window's taps in
+        order, each read once and the target written once."""
         if k == 2:
             for i in range(w.shape[0]):
                 w[i] = combine(a[i], b[i])
@@ -153,21 +122,13 @@ def _make_row_loops(combine, jit):
             for i in range(w.shape[0]):
                 w[i] = combine(combine(a[i], b[i]), c[i])
 
-    return strided_interior, edge, fused
-
-
-def _make_edge_column(combine, jit):
-    """The edge outputs of a flat inner pass, one column at a time."""
-
     @jit()
     def edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident):
-        """Output ``j`` of every row of a flat pass from its own taps ``[lo, hi)``: one loop
-        down the column (per row and output, the call cost as much as the taps: Inception's
-        10752 edge outputs)."""
+        """Output ``j`` of every row of a flat pass from its own taps ``[lo, hi)``: one loop down
+        the column (a call per row and output cost as much as the taps)."""
         c = j * s - pb
         if first >= 0 and hi - lo == 2 and lo <= first < hi:
-            # One tap besides the first (a 3-tap window at the border): a loop without the
-            # tap loop, about 3x faster for Inception's borders.
+            # One tap besides the first (a 3-tap window at the border): no tap loop, 3x faster.
             a = cur[c + first * d :]
             b = cur[c + (lo + hi - 1 - first) * d :]
             for o in range(outer):
@@ -181,17 +142,11 @@ def _make_edge_column(combine, jit):
                     acc = combine(acc, cur[base + t * d])
             tgt[o * out + j] = acc
 
-    return edge_column
-
-
-def _make_flat_inner(combine, jit, strided_interior, fused, edge_column):
-    """A pass over the innermost axis as flat loops over the whole block."""
-
     @jit(inline="always")
     def flat_tap(tgt, ph, total, o, s, init):
-        """Tap at offset ``o`` (coordinate minus output times stride) for every output of the
-        flat block: output ``q`` reads source ``q * s + o``, i.e. element ``q + o // s`` of phase
-        ``o % s``. Outputs whose read would leave the block are row edges, redone later."""
+        """Tap at offset ``o`` for every output of the flat block: output ``q`` reads element
+        ``q + o // s`` of phase ``o % s``; reads that would leave the block are row edges, redone
+        later."""
         m = o % s
         h = o // s
         lo = max(0, -h)
@@ -209,18 +164,15 @@ def _make_flat_inner(combine, jit, strided_interior, fused, edge_column):
 
     @jit()
     def flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, ident):
-        """An inner-axis pass whose source rows are exactly ``s`` times the target rows, as
-        flat loops over the whole plane (one per tap) instead of one short loop per row: with
-        rows of 28-112 elements the per-row cost dominated (ResNet's W pass). A strided source
-        is first split into its ``s`` phases (contiguous), so every tap loop is contiguous and
-        vectorises. The outputs with a tap in the padding (row edges), which the flat loops got
-        wrong across the row seams, are then redone from their own taps: every output combines
-        the same taps in the same order as the per-row loops."""
+        """An inner-axis pass whose source rows are exactly ``s`` times the target rows, as flat
+        loops over the whole plane (one per tap; per row, short rows cost more in calls than in
+        work), a strided source first split into its ``s`` contiguous phases. The row edges,
+        wrong across the row seams, are then redone from their own taps: the same taps in the
+        same order as the per-row loops."""
         total = outer * out
         if first >= 0 and s > 1 and (k - 1) * d < s:
-            # Neighbouring windows share no element: each output reads its own s-element
-            # group once, a loop that vectorises as it stands (strided loads of a full group).
-            # The whole plane is one row; the outputs whose taps leave it are row edges.
+            # Neighbouring windows share no element: each output reads its own s-element group
+            # once (a loop that vectorises); the outputs whose taps leave the plane are edges.
             q0 = (pb + s - 1) // s
             q1 = min(total, (outer * n + pb - (k - 1) * d - 1) // s + 1)
             if q0 < q1:
@@ -235,8 +187,8 @@ def _make_flat_inner(combine, jit, strided_interior, fused, edge_column):
             else:
                 _deinterleave(cur, ph, total, s)
             if _fusable(first, k):
-                # Every tap of a window in one loop over the outputs all of whose taps are in
-                # the block; the others are row edges.
+                # Every tap of a window in one loop over the outputs whose taps are all in the
+                # block; the others are row edges.
                 t1, t2 = _order(first, k)
                 h0, h1, h2 = (first * d - pb) // s, (t1 * d - pb) // s, (t2 * d - pb) // s
                 q0 = max(0, -h0, -h1, -h2)
@@ -246,10 +198,8 @@ def _make_flat_inner(combine, jit, strided_interior, fused, edge_column):
                     b1 = ((t1 * d - pb) % s) * total + q0
                     b2 = ((t2 * d - pb) % s) * total + q0
                     m = q1 - q0
-                    fused(
-                        tgt[q0:q1], ph[b0 + h0 : b0 + h0 + m], ph[b1 + h1 : b1 + h1 + m],
-                        ph[b2 + h2 : b2 + h2 + m], k,
-                    )
+                    fused(tgt[q0:q1], ph[b0 + h0 : b0 + h0 + m], ph[b1 + h1 : b1 + h1 + m],
+                          ph[b2 + h2 : b2 + h2 + m], k)
             else:
                 if first >= 0:
                     flat_tap(tgt, ph, total, first * d - pb, s, True)
@@ -266,17 +216,9 @@ def _make_flat_inner(combine, jit, strided_interior, fused, edge_column):
             lo, hi = _taps(j, s, d, pb, n, k)
             edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
 
-    return flat_inner
-
-
-def _make_row_passes(combine, jit):
-    """Whole output rows of an outer-axis pass (rows of ``inner`` elements): (edge rows, every
-    tap inside)."""
-
     @jit()
     def rows(cur, tgt, sb, db, j0, j1, inner, s, d, pb, first, n, k, ident):
-        """Output rows ``[j0, j1)`` of an outer-axis pass (rows of ``inner`` elements), each
-        from its own taps, tap by tap."""
+        """Output rows ``[j0, j1)`` of an outer-axis pass, each from its own taps, tap by tap."""
         for j in range(j0, j1):
             drow = db + j * inner
             w = tgt[drow : drow + inner]
@@ -299,9 +241,8 @@ def _make_row_passes(combine, jit):
 
     @jit(inline="always")
     def interior_rows(cur, tgt, sb, db, jl, jh, inner, s, d, pb, first, k):
-        """Output rows ``[jl, jh)`` of an outer-axis pass, every tap inside: tap by tap, the
-        taps known without a lookup (literal ``k`` for the common kernels): the lookups of
-        :func:`rows` made DenseNet's H pass 2-3x slower than this loop."""
+        """Output rows ``[jl, jh)`` of an outer-axis pass, every tap inside: tap by tap without
+        :func:`rows`' lookups (2-3x faster), literal ``k`` for the common kernels."""
         for j in range(jl, jh):
             w = tgt[db + j * inner : db + (j + 1) * inner]
             start = sb + (j * s - pb) * inner
@@ -314,24 +255,9 @@ def _make_row_passes(combine, jit):
                     for i in range(inner):
                         w[i] = combine(w[i], r[i])
 
-    return rows, interior_rows
-
-
-def _make_pass(combine, variant: str):
-    """One pass (a row of :func:`._passes.pass_rows`) with ``combine``: the loop that suits its
-    shape, from the loops the factories above build. One function on purpose: its five shapes
-    as functions of their own (called from here) made every variant's compile about 2.5 s of CPU
-    longer per element type (warm-up A/B, uint8: 34.5 against 31.9 s), inlined longer still."""
-    jit = _variant_jit(variant)
-    strided_interior, edge, fused = _make_row_loops(combine, jit)
-    edge_column = _make_edge_column(combine, jit)
-    flat_inner = _make_flat_inner(combine, jit, strided_interior, fused, edge_column)
-    rows, interior_rows = _make_row_passes(combine, jit)
-
     @jit()
     def pass_(cur, tgt, ph, row, ident):
-        # The first output row as a run-time int64: a literal 0 argument would compile
-        # ``rows`` a second time, for the type Literal[int](0) (about 1 s of every warm-up).
+        # A run-time int64: a literal 0 would compile ``rows`` again for Literal[int](0).
         j0 = np.int64(0)
         n, out, outer, inner = row[N], row[OUT], row[OUTER], row[INNER]
         s, d, pb, first = row[S], row[D], row[PB], row[FIRST]
@@ -347,8 +273,7 @@ def _make_pass(combine, variant: str):
                     for j in range(out):
                         edge(r, w, j, s, d, pb, first, n, k, ident)
                     continue
-                # Outputs with a tap in the padding: their own tap ranges; the interior (every
-                # tap inside) by a loop specialised for the common kernels.
+                # The edges from their own tap ranges; the interior by the specialised loop.
                 for j in range(jl):
                     edge(r, w, j, s, d, pb, first, n, k, ident)
                 for j in range(jh, out):
@@ -356,10 +281,8 @@ def _make_pass(combine, variant: str):
                 strided_interior(r, w, jl, jh, pb, first, k, s, d)
             return
         if s == 1 and _fusable(first, k) and jl < jh:
-            # Rows whose every tap is inside: all taps in one loop over the whole interior
-            # block (contiguous); the edge rows as below. Not at stride >= 2: reading k rows
-            # at once from memory (VGG's 12.8 MB) ran 2x slower than tap by tap, whose reads
-            # are one sequential stream (in cache the fused loop wins: 75 against 104 µs).
+            # The interior rows' taps in one loop over the contiguous block. Not at stride >= 2:
+            # reading k rows at once from memory ran 2x slower than one sequential stream.
             t1, t2 = _order(first, k)
             for o in range(outer):
                 sb = o * n * inner
@@ -368,18 +291,14 @@ def _make_pass(combine, variant: str):
                 rows(cur, tgt, sb, db, jh, out, inner, s, d, pb, first, n, k, ident)
                 m = (jh - jl) * inner
                 start = sb + (jl - pb) * inner
-                fused(
-                    tgt[db + jl * inner : db + jh * inner],
-                    cur[start + first * d * inner : start + first * d * inner + m],
-                    cur[start + t1 * d * inner : start + t1 * d * inner + m],
-                    cur[start + t2 * d * inner : start + t2 * d * inner + m],
-                    k,
-                )
+                fused(tgt[db + jl * inner : db + jh * inner],
+                      cur[start + first * d * inner : start + first * d * inner + m],
+                      cur[start + t1 * d * inner : start + t1 * d * inner + m],
+                      cur[start + t2 * d * inner : start + t2 * d * inner + m], k)
             return
         if s == 1:
-            # Stride 1: the outputs of one tap form one contiguous span of rows in the target and
-            # in the source, so each tap is one flat loop (tap by tap over the span: every output
-            # still gets its taps in the same order). Inception's H pass: rows of 28, 146 -> 60 µs.
+            # Stride 1: the outputs of one tap are one contiguous span of rows in the target and
+            # the source: each tap is one flat loop (every output still gets its taps in order).
             span = out * inner
             for o in range(outer):
                 sb = o * n * inner
@@ -391,8 +310,7 @@ def _make_pass(combine, variant: str):
                 else:
                     for e in range(span):
                         wo[e] = ident
-                # Only the taps inside for some output: pb - t*d < out and n + pb - t*d > 0
-                # (a kernel of 10**9 taps over a short axis visits a handful).
+                # Only the taps inside for some output (pb - t*d < out and n + pb - t*d > 0).
                 for t in range(max(0, (pb - out) // d + 1), min(k, -(-(n + pb) // d))):
                     if t == first:
                         continue
@@ -421,16 +339,9 @@ def _make_pass(combine, variant: str):
             else:
                 interior_rows(cur, tgt, sb, db, jl, jh, inner, s, d, pb, first, k)
 
-    return pass_
-
-
-def _make_chain(pass_, variant: str):
-    jit = _variant_jit(variant)
-
     @jit(inline="always")
     def chain(src, dst, info, ident, buf0, buf1, ph):
-        """Every pass of one plane in order, through the two scratch rows, the last into
-        ``dst`` (``ph``: room for a pass's source split into phases)."""
+        """Every pass of one plane in order through the two scratch rows, the last into ``dst``."""
         last = info.shape[0] - 1
         cur = src
         for q in range(last + 1):
@@ -446,8 +357,8 @@ def _make_chain(pass_, variant: str):
     return chain
 
 
-_chain_max = _make_chain(_make_pass(_max, "max"), "max")
-_chain_sum = _make_chain(_make_pass(_add, "sum"), "sum")
+_chain_max = _make_pass(_max, "max")
+_chain_sum = _make_pass(_add, "sum")
 
 
 @njit(inline="always", **_OPTS)
@@ -466,8 +377,8 @@ def _order(first, k):
 
 @njit(inline="always", **_OPTS)
 def _deinterleave(src, ph, total, s):
-    """``ph[m * total + q] = src[q * s + m]``: the ``s`` phases of a strided source, each
-    contiguous; called with a literal ``s`` for the common strides, so the loop vectorises."""
+    """``ph[m * total + q] = src[q * s + m]``: the ``s`` contiguous phases of a strided source
+    (a literal ``s`` for the common strides vectorises)."""
     for q in range(total):
         for m in range(s):
             ph[m * total + q] = src[q * s + m]
@@ -475,9 +386,8 @@ def _deinterleave(src, ph, total, s):
 
 @njit(**_OPTS)
 def max_planes(src, dst, info, ident, work, inter):
-    """``dst[p] = separable max of src[p]`` for every plane (rows of 2-D C arrays), through the
-    caller's scratch buffer ``work``: two intermediates of ``inter`` elements, then the phases
-    (see :func:`._numba_plans.scratch_sizes`)."""
+    """``dst[p] = separable max of src[p]`` for every row, through the caller's scratch ``work``:
+    two intermediates of ``inter`` elements, then the phases (:mod:`._numba_plans`)."""
     buf0, buf1, ph = work[:inter], work[inter : 2 * inter], work[2 * inter :]
     for p in range(src.shape[0]):
         _chain_max(src[p], dst[p], info, ident, buf0, buf1, ph)
@@ -485,9 +395,8 @@ def max_planes(src, dst, info, ident, work, inter):
 
 @njit(**_OPTS)
 def average_planes(src, dst, info, divisor, zero, work, inter):
-    """``dst[p] = separable sum of src[p] / divisor`` (sums first, one division per output, as
-    the numpy plan does); a row of ``dst`` holds whole planes, each divided by the one plane's
-    ``divisor``; ``work`` and ``inter`` as for :func:`max_planes`."""
+    """``dst[p] = separable sum of src[p] / divisor`` (one division per output, as in numpy), each
+    plane of a row divided by the one plane's ``divisor``; ``work`` as for :func:`max_planes`."""
     buf0, buf1, ph = work[:inter], work[inter : 2 * inter], work[2 * inter :]
     m = divisor.shape[0]
     for p in range(src.shape[0]):
@@ -501,15 +410,14 @@ def average_planes(src, dst, info, divisor, zero, work, inter):
 
 @njit(inline="always", **_OPTS)
 def _take(best, x):
-    # A later tap replaces the winner only when greater, or NaN, and only while the winner is
-    # not NaN: the first maximum in tap order, the first NaN (ruling 6). Branch-free.
+    # The first maximum in tap order, the first NaN (ruling 6); branch-free.
     return (best == best) & ((x > best) | (x != x))
 
 
 @njit(inline="always", **_OPTS)
 def _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2, m0, m1, m2, base):
-    """Outputs ``[cl, ch)`` of one output row whose windows are wholly inside the input (the
-    first tap is then tap (0, 0, 0)); literal kernel sizes unroll the tap loops."""
+    """Outputs ``[cl, ch)`` of one output row whose windows are wholly inside the input (the first
+    tap is then (0, 0, 0)); literal kernel sizes unroll the tap loops."""
     for c in range(cl, ch):
         w0 = c * s2 - pb2
         best = x[u0, v0, w0]
@@ -543,10 +451,9 @@ def _row_taps(r, c, tb, start, k2, best, code):
 
 @njit(inline="always", **_OPTS)
 def _window_rows(x, yr, ir, u0, v0, cl, ch, s2, pb2, k1, k2, m0, m1, m2, base):
-    """As :func:`_window_row` for windows of one depth tap and up to 3 rows, unit dilation:
-    the rows are sliced once per output row (non-negative indices, no wraparound check) and each
-    output keeps the code of its winning tap, so the loop vectorises; with literal ``k1``,
-    ``k2``, ``s2`` SegNet's 2x2 windows took 2.0 ms instead of 7.3 ms (one thread)."""
+    """As :func:`_window_row` for windows of one depth tap, up to 3 rows, unit dilation: the rows
+    sliced once per output row, each output keeping the code of its winning tap, so the loop
+    vectorises (with literal ``k1``, ``k2``, ``s2``: SegNet's 2x2 windows 3.6x faster)."""
     w0 = cl * s2 - pb2
     r0 = x[u0, v0, w0:]
     r1 = x[u0, v0 + min(1, k1 - 1), w0:]
@@ -569,8 +476,8 @@ def _window_rows(x, yr, ir, u0, v0, cl, ch, s2, pb2, k1, k2, m0, m1, m2, base):
 
 @njit(inline="always", **_OPTS)
 def _window_edge(x, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident):
-    """(value, spatial offset or -1) of the window of output (a, b, c), from its own tap
-    ranges: some tap may be in the padding, or every tap (then the identity and -1)."""
+    """(value, spatial offset or -1) of the window of output (a, b, c) from its own tap ranges
+    (the identity and -1 when every tap is in the padding)."""
     best = ident
     at = -1
     d0, d1, d2 = geo[0, 1], geo[1, 1], geo[2, 1]
@@ -597,18 +504,13 @@ def _edge_output(x, yr, ir, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident, base):
     ir[c] = base + at if at >= 0 else -1
 
 
-# One function on purpose (measured, warm-up CPU per element type and run time of the window
-# loop, one thread): its row as a function of its own cost 2-14% of run time (a call per output
-# row), inlined it made the compile far longer, and one plane per call kept the run time but
-# made the compile 1.1 s longer (uint8: 30.1 against 28.9 s).
+# One function on purpose: its row as a function of its own cost 2-14% of run time, inlined it
+# made the compile far longer, and one plane per call made the compile 1.1 s longer.
 @njit(**_OPTS)
 def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
-    """Y and Indices of MaxPool over (planes, D, H, W) blocks.
-
-    ``geo`` holds per axis (s, d, pb, n, k, interior begin, interior end); ``mult`` the
-    storage-order multiplier of each axis. Windows wholly inside the input take a loop with
-    literal kernel sizes for the common kernels (d = 1); the others find their taps in closed
-    form (:func:`_taps`)."""
+    """Y and Indices of MaxPool over (planes, D, H, W) blocks; ``geo`` per axis: s, d, pb, n, k,
+    interior begin and end; ``mult`` the storage-order multipliers. Windows wholly inside take
+    loops with literal sizes for the common kernels, the others their taps' closed form."""
     od, oh, ow = y.shape[1], y.shape[2], y.shape[3]
     s0, d0, pb0 = geo[0, 0], geo[0, 1], geo[0, 2]
     s1, d1, pb1 = geo[1, 0], geo[1, 1], geo[1, 2]
@@ -630,13 +532,11 @@ def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
                 # Outputs with a tap outside: the whole row, or the columns around [cl, ch).
                 lo, hi = (cl, ch) if inside and cl < ch else (ow, ow)
                 for c in range(lo):
-                    _edge_output(
-                        x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, m0, m1, m2, ident, base
-                    )
+                    _edge_output(x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, m0, m1, m2,
+                                 ident, base)
                 for c in range(hi, ow):
-                    _edge_output(
-                        x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, m0, m1, m2, ident, base
-                    )
+                    _edge_output(x, yr, ir, u0, v0, c * s2 - pb2, a, b, c, geo, m0, m1, m2,
+                                 ident, base)
                 if inside and cl < ch:
                     if unit and k0 == 1 and k1 <= 3:
                         if k1 == 2 and k2 == 2 and s2 == 2:
@@ -650,22 +550,17 @@ def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
                         elif k1 == 1 and k2 == 3 and s2 == 2:
                             _window_rows(x, yr, ir, u0, v0, cl, ch, 2, pb2, 1, 3, m0, m1, m2, base)
                         else:
-                            _window_rows(
-                                x, yr, ir, u0, v0, cl, ch, s2, pb2, k1, k2, m0, m1, m2, base
-                            )
+                            _window_rows(x, yr, ir, u0, v0, cl, ch, s2, pb2, k1, k2, m0, m1, m2,
+                                         base)
                     elif unit and k0 == 2 and k1 == 2 and k2 == 2:
-                        _window_row(
-                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 2, 2, 2, 1, 1, 1, m0, m1, m2, base
-                        )
+                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 2, 2, 2, 1, 1, 1, m0, m1,
+                                    m2, base)
                     elif unit and k0 == 3 and k1 == 3 and k2 == 3:
-                        _window_row(
-                            x, yr, ir, u0, v0, cl, ch, s2, pb2, 3, 3, 3, 1, 1, 1, m0, m1, m2, base
-                        )
+                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, 3, 3, 3, 1, 1, 1, m0, m1,
+                                    m2, base)
                     else:
-                        _window_row(
-                            x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2, m0, m1, m2,
-                            base,
-                        )
+                        _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2, m0,
+                                    m1, m2, base)
 
 
 @njit(**_OPTS)

@@ -1,21 +1,14 @@
 """Compiled (numba) loops of the global sums and MaxRoiPool, mirroring the numpy paths of
-:mod:`ortpool.kernels.globalpool` and :mod:`ortpool.kernels.roipool` operation for operation, so
-the results are bit-identical (no ``fastmath``: every add is one IEEE rounding, in the same order).
-
-LpPool needs no loop of its own: its window sums are AveragePool's compiled passes; nor does
-GlobalMaxPool: numpy's max reduction is already a SIMD loop (see ``globalpool._max_runner``).
-Imported only when the numba kernels are in use (see :func:`ortpool.kernels._backend.backend`).
-"""
+:mod:`.globalpool` and :mod:`.roipool` operation for operation: bit-identical results. LpPool
+uses AveragePool's passes, GlobalMaxPool numpy's SIMD max."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from ortpool.kernels._lanes import ABS, COMPENSATED_LANES, LANES, SQUARE, VALUES
-
-# The options of every compiled kernel (cached, GIL released, IEEE arithmetic).
 from ortpool.kernels._numba import _OPTS
+from ortpool.kernels.globalpool import ABS, COMPENSATED_LANES, LANES, SQUARE, VALUES
 
 
 @njit(inline="always", **_OPTS)
@@ -41,8 +34,7 @@ def _lanes(size, cap):
 
 @njit(inline="always", **_OPTS)
 def _start(lane, row, rows, mode):
-    """Each lane starts at its element of the first row (numpy's reduction starts there), or
-    at 0 when the plane is shorter than a row (numpy's empty reduction)."""
+    """Each lane starts at its element of the first row, or at 0 (no row), as numpy's reduce."""
     if rows:
         first = row[: lane.shape[0]]
         for j in range(lane.shape[0]):
@@ -53,9 +45,8 @@ def _start(lane, row, rows, mode):
 
 @njit(inline="always", **_OPTS)
 def _plain_sum(row, mode, acc):
-    """The lane order of :func:`ortpool.kernels.globalpool.plane_sums`, without compensation.
-    Rows are taken as slices: with plain indexing the lane loop stayed scalar (16 ms against
-    3 ms for 64 planes of 512x512)."""
+    """The lane order of :func:`ortpool.kernels.globalpool.plane_sums`, without compensation;
+    rows taken as slices (with plain indexing the lane loop stayed scalar, 5x slower)."""
     size = row.shape[0]
     lanes = _lanes(size, LANES)
     rows = size // lanes
@@ -138,8 +129,8 @@ def plane_sums(x2, out, mode, compensated):
     for p in range(x2.shape[0]):
         if compensated:
             out[p] = _compensated_sum(x2[p], mode, total, fix, buf)
-        # Each mode a literal: the plain loop is inlined with its transform folded in and
-        # vectorises (a run-time mode kept it scalar: 64 planes of 512x512, 21 ms -> 2-3 ms).
+        # Each mode a literal: the inlined loop folds its transform in and vectorises (a
+        # run-time mode kept it scalar, 7x slower).
         elif mode == ABS:
             out[p] = _plain_sum(x2[p], ABS, total)
         elif mode == SQUARE:

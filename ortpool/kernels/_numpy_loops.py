@@ -1,14 +1,7 @@
-"""The numpy back-end: the passes of :mod:`._passes` run as in-place numpy calls.
-
-Per block of channels a pass is a short sequence of calls, each tap one call over every output it
-reaches (:func:`run_passes`), in the tap order of :mod:`._passes`:
-
-* the ``N*C`` planes are processed in blocks of about :data:`BLOCK_BYTES` (:func:`blocks`), so the
-  intermediate of a separable reduction stays in cache between its passes;
-* the last pass of a block writes straight into the output (no copy at the end);
-* a partial tap whose runs are short is one flat call (:class:`._passes.FlatTap`,
-  :func:`apply_flat`); a pass over a wide kernel goes by output (:func:`wide_pass`).
-"""
+"""The numpy back-end: the passes of :mod:`._passes` as in-place numpy calls, each tap one call over
+every output it reaches, on blocks of planes of about :data:`BLOCK_BYTES` (the intermediates stay in
+cache), the last pass writing into the output; a partial tap with short runs is one flat call
+(:func:`apply_flat`), a pass over a wide kernel goes by output (:func:`wide_pass`)."""
 
 from __future__ import annotations
 
@@ -20,8 +13,7 @@ from ortpool.geometry import AxisGeometry
 from ortpool.kernels._buffers import scratch
 from ortpool.kernels._passes import AxisPass, FlatTap, at_axis, tap_slices
 
-#: Input bytes per block of planes on one thread: the block and its first intermediate stay
-#: in cache between passes (measured: 1 MB slightly ahead of 256 and 512 KB, and of none).
+#: Input bytes per block of planes: its intermediates stay in cache (measured against 256, 512 KB).
 BLOCK_BYTES = 1 << 20
 #: Blocks of fewer rows than this keep the plain strided call (the seams cost more there).
 FLAT_MIN_ROWS = 16
@@ -31,21 +23,18 @@ def apply_flat(
     ufunc: np.ufunc, target: np.ndarray, source: np.ndarray, ft: FlatTap, slot: Any
 ) -> None:
     """``ufunc(target[tap outputs], source[tap inputs])`` in place, as one flat call."""
-    rows = target.shape[0] * ft.outer
-    inner = ft.inner
+    rows, inner = target.shape[0] * ft.outer, ft.inner
     t3 = target.reshape(rows, ft.out, inner)
-    head = t3[:, : ft.lo]
-    tail = t3[:, ft.hi :]
+    # The row seams the flat range also covers are saved and restored.
+    head, tail = t3[:, : ft.lo], t3[:, ft.hi :]
     saved_head = scratch(head.shape, target.dtype, (slot, "head"))
     saved_tail = scratch(tail.shape, target.dtype, (slot, "tail"))
     np.copyto(saved_head, head)
     np.copyto(saved_tail, tail)
-    begin = ft.lo * inner
-    end = ((rows - 1) * ft.out + ft.hi) * inner
+    begin, end = ft.lo * inner, ((rows - 1) * ft.out + ft.hi) * inner
     flat_target = target.reshape(-1)[begin:end]
     last = ft.first + (end - begin - 1) * ft.step
-    flat_source = source.reshape(-1)[ft.first : last + 1 : ft.step]
-    ufunc(flat_target, flat_source, out=flat_target)
+    ufunc(flat_target, source.reshape(-1)[ft.first : last + 1 : ft.step], out=flat_target)
     np.copyto(head, saved_head)
     np.copyto(tail, saved_tail)
 
@@ -87,12 +76,8 @@ def wide_pass(
     ufunc: np.ufunc, fill: Any, src: np.ndarray, dst: np.ndarray, axis: int, g: AxisGeometry,
     slot: Any,
 ) -> None:
-    """The pass over ``axis`` of a wide kernel: every output gets the same taps in the same
-    order as a listed pass gives it (the tap covering every output, then the others ascending),
-    but grouped by output instead of by tap, with closed-form ranges: the interior outputs
-    (every tap inside) together, each border output on its own. Cost: one call per border
-    output and per chunk of taps, whatever ``k`` and the pads (windows of 10**5 taps over a
-    long pad are 10**5 border outputs of one tap each)."""
+    """The pass over ``axis`` of a wide kernel: each output's taps in a listed pass's order, grouped
+    by output: the interior outputs together, each border output alone (whatever ``k`` and pads)."""
     first = g.full_tap()
     if first >= 0:
         np.copyto(dst, src[at_axis(axis, tap_slices(g, first)[1])])
@@ -123,16 +108,9 @@ def _add_taps(
     ufunc: np.ufunc, dst: np.ndarray, src: np.ndarray, axis: int, g: AxisGeometry, ja: int,
     jb: int, t0: int, t1: int, slot: Any,
 ) -> None:
-    """Combine taps ``[t0, t1)``, in order, into outputs ``[ja, jb)`` (every one of those taps
-    inside for every one of those outputs).
-
-    Tap by tap when there are few taps or each tap's call has work enough (from
-    :data:`ACCUMULATE_BELOW` bytes of outputs the call's own cost is small beside it: a 1-D
-    k=400 s=160 pass over 10**6 inputs ran in 21 ms tap by tap, 61 ms accumulated); otherwise
-    chunks of taps go through ``ufunc.accumulate`` over a (taps + 1, ...) stack whose row 0 is
-    the current value: accumulate combines strictly in order (row by row), so each output gets
-    the very same sequence of binary operations as tap by tap, bit for bit, in one call per
-    chunk (a window of 10**6 taps over one output: 4 calls instead of 10**6)."""
+    """Combine taps ``[t0, t1)``, in order, into outputs ``[ja, jb)`` (all inside for all): tap by
+    tap, or for many small taps ``ufunc.accumulate`` over a stack whose row 0 is the current value
+    (strictly row by row: the same operations as tap by tap, one call per chunk)."""
     m = t1 - t0
     if m <= 0:
         return
@@ -146,12 +124,8 @@ def _add_taps(
             ufunc(o, src[at_axis(axis, slice(c, c + (jb - ja - 1) * g.s + 1, g.s))], out=o)
         return
     base = src[at_axis(axis, slice(c0, None))]
-    strides = (
-        g.d * src.strides[ax],
-        *src.strides[:ax],
-        g.s * src.strides[ax],
-        *src.strides[ax + 1 :],
-    )
+    strides = (g.d * src.strides[ax], *src.strides[:ax], g.s * src.strides[ax],
+               *src.strides[ax + 1 :])
     taps = np.lib.stride_tricks.as_strided(base, (m, *o.shape), strides, writeable=False)
     for a in range(0, m, chunk):
         b = min(m, a + chunk)

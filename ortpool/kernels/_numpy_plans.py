@@ -1,8 +1,6 @@
-"""The numpy loops of the plans (:mod:`._plan`): a separable reduction's passes run as in-place
-numpy calls (:mod:`._numpy_loops`) per block of planes, above
-:data:`ortpool.kernels._parallel.MIN_PARALLEL_BYTES` shared between the calling thread and one
-worker (numpy releases the GIL in its loops); MaxPool's Indices marked tap by tap or searched
-axis by axis (:mod:`._first_match`)."""
+"""The numpy loops of the plans (:mod:`._plan`): a separable reduction's passes as in-place numpy
+calls (:mod:`._numpy_loops`) per block of planes, split across threads for a large call;
+MaxPool's Indices marked tap by tap or searched axis by axis (:mod:`._first_match`)."""
 
 from __future__ import annotations
 
@@ -21,25 +19,20 @@ from ortpool.kernels._passes import axis_pass, inside_taps, separable_passes, ta
 
 
 class Passes:
-    """The loop of a separable plan (:class:`._plan.Separable`): its passes as tap slices, run
-    block by block on this thread, or one share per thread when the call is big enough."""
-
-    compiled = False
+    """The loop of a separable plan: its passes as tap slices, run block by block."""
 
     def __init__(self, plan: Any, geom: PoolGeometry, order: list[int]):
         self.passes = separable_passes(geom, order)
         self.ranges = blocks(plan.planes, plan.in_plane * plan.dtype.itemsize)
 
     def reduce(self, plan: Any, block: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """``out`` = the plan's reduction of ``block`` (planes, *spatial); the block in the
-        plan's dtype (AveragePool's float16 input is cast here, a block at a time)."""
+        """``out`` = the plan's reduction of ``block`` (planes, *spatial), cast to its dtype."""
         if plan.cast:
             block = block.astype(plan.dtype)
         if plan.divisor is None:
             run_passes(block, self.passes, plan.ufunc, plan.ident, plan.dtype, out)
             return block
-        # inf + -inf is NaN and 0/0 is NaN, as they should be: no warnings. (errstate is per
-        # thread, so it is set here, in the thread doing the work.)
+        # inf + -inf and 0/0 are NaN, as they should be (errstate is per thread: set here).
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             run_passes(block, self.passes, plan.ufunc, plan.ident, plan.dtype, out)
             np.divide(out, plan.divisor, out=out)
@@ -60,15 +53,10 @@ class Passes:
 
 
 class Indices(Passes):
-    """The loop of :class:`._plan.MaxIndices`: Y from the separable max, then each output's
-    winner, the earliest tap (row-major) whose value equals Y or is NaN.
-
-    Every tap ``t`` of ``K`` marks its matches with the code ``K - t`` and the codes are combined
-    by max, so the earliest match has the largest code; 0 means no tap (a window in the padding
-    only), whose index stays -1. That is a few SIMD byte operations per tap, where a masked copy
-    per tap is 6x slower. Windows of more than :data:`WINDOW_LOOP_MAX` tap combinations are
-    searched axis by axis instead (:mod:`._first_match`), with no codes.
-    """
+    """The loop of :class:`._plan.MaxIndices`: Y from the separable max, then each output's winner,
+    the earliest tap (row-major) equal to Y or NaN: tap ``t`` of ``K`` marks its matches ``K - t``,
+    combined by max (a few SIMD byte operations per tap); 0 leaves -1. Past
+    :data:`WINDOW_LOOP_MAX` tap combinations the winner is searched (:mod:`._first_match`)."""
 
     def __init__(self, plan: Any, geom: PoolGeometry, order: list[int]):
         super().__init__(plan, geom, order)
@@ -84,8 +72,7 @@ class Indices(Passes):
             coords = (np.arange(g.out, dtype=np.int64) * g.s - g.pb) * mult[a]
             base = base + coords.reshape((-1,) + (1,) * (rank - 1 - a))
         self.base = base
-        # Only the taps inside the input for some output take part, so only their combinations
-        # get a code, in row-major order (a kernel of 10**9 taps over 4 inputs has 4).
+        # Only the taps inside the input for some output get a code, in row-major order.
         useful = [inside_taps(g) for g in geom.axes]
         n_taps = math.prod(len(u) for u in useful)
         self.code_dtype = np.dtype(np.uint8 if n_taps < 1 << 8 else np.uint16)
@@ -100,7 +87,6 @@ class Indices(Passes):
                          (slice(None), *(s[1] for s in slices))))
         self.taps = tuple(taps)
         self.lut = lut
-        # Some window holds no input iff along some axis some output has no in-input tap.
         self.has_empty = any(g.empty_windows() for g in geom.axes)
 
     def run(  # type: ignore[override]
@@ -118,7 +104,7 @@ class Indices(Passes):
         _parallel.split(plan.planes, self.ranges, work, plan.nbytes * 3)
 
     def _mark(self, plan: Any, block: np.ndarray, yb: np.ndarray, ib: np.ndarray, lo: int) -> None:
-        """Indices of a block by the codes of the tap combinations (the class docstring)."""
+        """Indices of a block by the codes of the tap combinations."""
         code_dtype = self.code_dtype
         best = scratch(yb.shape, code_dtype, "best")
         best.fill(0)
@@ -156,11 +142,9 @@ class Indices(Passes):
             run_passes(src, (p,), np.maximum, plan.ident, plan.dtype, out)
 
         levels = _first_match.partial_maxima(block, geom, one_pass)
-        ib[...] = _first_match.first_match(
-            levels, yb, geom, plan.mult, lo, plan.in_plane, self.empty
-        )
+        ib[...] = _first_match.first_match(levels, yb, geom, plan.mult, lo, plan.in_plane,
+                                           self.empty)
 
 
-#: Tap combinations up to which :class:`Indices` marks each combination (a few SIMD byte
-#: operations each); beyond, the winner is searched axis by axis (:mod:`._first_match`).
+#: Tap combinations up to which :class:`Indices` marks each one; beyond, the winner is searched.
 WINDOW_LOOP_MAX = 4096

@@ -1,24 +1,19 @@
-"""The separable passes of a pooling call: what each back-end computes, from the geometry alone.
+"""The separable passes of a pooling call, from the geometry alone: each output combines its
+window's in-input taps one axis at a time, first the tap that covers every output (else the
+identity), then the others ascending. The one order in two forms, built here only:
 
-Each output combines its window's in-input taps one axis at a time, in tap order: first the tap
-that covers every output (else the identity), then the others ascending. A pass is described in
-two forms of that one order, built here and nowhere else:
-
-* :class:`AxisPass`: the numpy form, each tap's (output slice, input slice) listed (for a kernel of
-  at most :data:`TAP_LIST_MAX` candidate taps; a wider pass lists nothing and is walked at run
-  time by :func:`ortpool.kernels._numpy_loops.wide_pass`, so a plan never grows with the kernel),
-  run by :mod:`._numpy_loops`;
-* :func:`pass_rows`: the compiled form, one int64 row per pass (O(1) per axis: the loops find each
-  border output's taps in closed form), run by :mod:`._numba`.
-
-The tests compare both back-ends bit for bit with a loop over every window
-(tests/support/reference_loops.py).
+* :class:`AxisPass`: the numpy form, each tap's (output slice, input slice) listed, up to
+  :data:`TAP_LIST_MAX` candidate taps (a wider pass is walked at run time by
+  :func:`._numpy_loops.wide_pass`: a plan never grows with the kernel);
+* :func:`pass_rows`: the compiled form, one int64 row per pass (border outputs find their taps in
+  closed form), run by :mod:`._numba`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -43,17 +38,9 @@ def at_axis(axis: int, sl: slice) -> Index:
 
 @dataclasses.dataclass(frozen=True)
 class FlatTap:
-    """A partial tap done as one flat strided call over the whole contiguous block.
-
-    Along an axis, the outputs ``[lo, hi)`` of a tap form short runs, one per row of the outer
-    axes; numpy loops over those rows one by one (Inception's edge tap along W: 5376 rows of 27,
-    138 µs where a whole-array add takes 19 µs). When the source row is exactly ``step`` times
-    the target row (a stride-1 axis that keeps its size, or the innermost axis with
-    ``n == s * out``), the target element ``k`` of the flat block reads the source element
-    ``first + step * k``: one call covers every row. The outputs outside ``[lo, hi)`` that the
-    flat range also touches (the row seams) are saved before and restored after, so every output
-    gets exactly the taps it had, in the same order: bit-identical results.
-    """
+    """A partial tap as one flat strided call over the contiguous block, where numpy would loop
+    over its short runs one outer row at a time (7x slower): with a source row ``step`` times the
+    target row, target ``k`` reads source ``first + step * k``; the row seams are restored."""
 
     lo: int
     hi: int
@@ -67,8 +54,7 @@ class FlatTap:
 
 
 def flat_tap(g: AxisGeometry, axis: int, spatial: tuple[int, ...], t: int) -> FlatTap | None:
-    """The flat form of tap ``t`` along ``axis`` of a block of ``spatial``, when it exists and
-    pays (a partial tap whose runs are short)."""
+    """The flat form of tap ``t`` along ``axis`` of a ``spatial`` block, when it exists and pays."""
     sl = tap_slices(g, t)
     if sl is None:
         return None
@@ -76,11 +62,9 @@ def flat_tap(g: AxisGeometry, axis: int, spatial: tuple[int, ...], t: int) -> Fl
     inner = math.prod(spatial[axis + 1 :])
     if (lo, hi) == (0, g.out) or (hi - lo) * inner > FLAT_MAX_RUN:
         return None
-    if inner > 1:
-        if g.s != 1 or g.n != g.out:
-            return None
+    if inner > 1 and g.s == 1 and g.n == g.out:
         step = 1
-    elif g.n == g.s * g.out:
+    elif inner <= 1 and g.n == g.s * g.out:
         step = g.s
     else:
         return None
@@ -88,8 +72,7 @@ def flat_tap(g: AxisGeometry, axis: int, spatial: tuple[int, ...], t: int) -> Fl
     return FlatTap(lo, hi, g.out, inner, math.prod(spatial[:axis]), start * inner, step)
 
 
-#: Runs longer than this many elements are left to numpy's own row loop (its per-row cost is
-#: then small against the row's work).
+#: Runs longer than this are left to numpy's row loop (its per-row cost then small).
 FLAT_MAX_RUN = 512
 
 
@@ -103,58 +86,51 @@ class AxisPass:
     first: Index | None
     #: (output index, input index, flat form or None) of each further tap, in tap order.
     rest: tuple[tuple[Index, Index, FlatTap | None], ...]
-    #: The first further tap covers every output too: one binary call starts the pass (the
-    #: same sum as copy-then-add, one numpy call fewer).
+    #: The first further tap covers every output too: one binary call starts the pass.
     pair: bool = False
-    #: A pass over more than :data:`TAP_LIST_MAX` candidate taps: nothing listed, the taps are
-    #: found at run time by :func:`._numpy_loops.wide_pass` (the geometry of the axis).
+    #: Past :data:`TAP_LIST_MAX` candidate taps, nothing listed: the axis for ``wide_pass``.
     wide: AxisGeometry | None = None
 
 
-#: Candidate taps (:meth:`~ortpool.geometry.AxisGeometry.tap_span`) up to which a pass lists
-#: its taps, one numpy call each; beyond, :func:`._numpy_loops.wide_pass` (a plan never grows
-#: with the kernel).
+#: Candidate taps (``tap_span``) up to which a pass lists its taps, one numpy call each.
 TAP_LIST_MAX = 64
 
 
 def axis_pass(g: AxisGeometry, axis: int, spatial: tuple[int, ...]) -> AxisPass:
-    """The pass over ``axis``: the taps that land inside the input, in tap order; the first tap
-    that covers every output starts it (the others cover a sub-range of outputs)."""
+    """The pass over ``axis``: its in-input taps in order, the one covering every output first."""
     out_spatial = (*spatial[:axis], g.out, *spatial[axis + 1 :])
     ta, tb = g.tap_span()
     if tb - ta > TAP_LIST_MAX:
         return AxisPass(axis, out_spatial, None, (), wide=g)
     taps = {t: tap_slices(g, t) for t in range(ta, tb)}
-    full = slice(0, g.out)
-    first: int | None = g.full_tap()
-    first = None if first < 0 else first
+    first = g.full_tap()  # -1: none
     others = [t for t, sl in taps.items() if sl is not None and t != first]
     rest = tuple(
         (at_axis(axis, taps[t][0]), at_axis(axis, taps[t][1]), flat_tap(g, axis, spatial, t))
         for t in others
     )
-    if first is None:
+    if first < 0:
         return AxisPass(axis, out_spatial, None, rest)
-    pair = bool(others) and taps[others[0]][0] == full
+    pair = bool(others) and taps[others[0]][0] == slice(0, g.out)
     return AxisPass(axis, out_spatial, at_axis(axis, taps[first][1]), rest, pair)
 
 
-def separable_passes(geom: PoolGeometry, order: list[int]) -> tuple[AxisPass, ...]:
-    spatial = tuple(g.n for g in geom.axes)
-    passes = []
+def _active(geom: PoolGeometry, order: list[int]) -> Iterator[tuple[int, AxisGeometry, tuple]]:
+    """(axis, geometry, spatial shape before its pass) of every non-identity axis of ``order``."""
+    spatial = [g.n for g in geom.axes]
     for axis in order:
         g = geom.axes[axis]
-        if g.is_identity:
-            continue
-        p = axis_pass(g, axis, spatial)
-        passes.append(p)
-        spatial = p.out_spatial
-    return tuple(passes)
+        if not g.is_identity:
+            yield axis, g, tuple(spatial)
+            spatial[axis] = g.out
+
+
+def separable_passes(geom: PoolGeometry, order: list[int]) -> tuple[AxisPass, ...]:
+    return tuple(axis_pass(g, axis, spatial) for axis, g, spatial in _active(geom, order))
 
 
 def inside_taps(g: AxisGeometry) -> list[int]:
-    """The taps inside the input for some output, ascending: from the :meth:`tap_span` when it
-    is short, else from the :meth:`tap_runs` (never a loop over all ``k``)."""
+    """The taps inside the input for some output, ascending, never a loop over all ``k``."""
     ta, tb = g.tap_span()
     if tb - ta <= TAP_LIST_MAX:
         return [t for t in range(ta, tb) if tap_slices(g, t) is not None]
@@ -162,11 +138,9 @@ def inside_taps(g: AxisGeometry) -> list[int]:
 
 
 def max_axis_order(geom: PoolGeometry) -> list[int]:
-    """Reduce the axis that shrinks the data most first; on a tie the outer axis, whose taps are
-    whole contiguous rows (faster than the strided inner axis on the larger data)."""
-    return sorted(
-        range(len(geom.axes)), key=lambda i: (geom.axes[i].out / max(1, geom.axes[i].n), i)
-    )
+    """The axis that shrinks the data most first; on a tie the outer one (whole contiguous rows)."""
+    return sorted(range(len(geom.axes)),
+                  key=lambda i: (geom.axes[i].out / max(1, geom.axes[i].n), i))
 
 
 # The columns of a pass row of :func:`pass_rows`, read by the compiled loops (:mod:`._numba`):
@@ -175,19 +149,12 @@ N, OUT, OUTER, INNER, S, D, PB, FIRST, K, JL, JH = range(11)
 
 
 def pass_rows(geom: PoolGeometry, order: list[int]) -> np.ndarray:
-    """The separable passes for the compiled loops (:mod:`._numba`): one int64 row per pass
-    (the columns :data:`N` ... :data:`JH`) over a plane viewed as (outer, n, inner). The first
-    tap is the one :func:`axis_pass` starts with (covering every output), -1 if none; the
-    others follow in tap order, as in numpy. Every column is closed form
-    (:mod:`ortpool.geometry`): O(1) per axis whatever the kernel, pads and length."""
-    spatial = [g.n for g in geom.axes]
-    rows: list[list[int]] = []
-    for axis in order:
-        g = geom.axes[axis]
-        if g.is_identity:
-            continue
-        jl, jh = g.interior()
-        outer, inner = math.prod(spatial[:axis]), math.prod(spatial[axis + 1 :])
-        rows.append([g.n, g.out, outer, inner, g.s, g.d, g.pb, g.full_tap(), g.k, jl, jh])
-        spatial[axis] = g.out
+    """The separable passes for the compiled loops: one int64 row per pass (the columns
+    :data:`N` ... :data:`JH`) over a plane viewed as (outer, n, inner); the first tap the one
+    :func:`axis_pass` starts with, -1 if none. O(1) per axis whatever the kernel and pads."""
+    rows = [
+        [g.n, g.out, math.prod(spatial[:axis]), math.prod(spatial[axis + 1 :]), g.s, g.d, g.pb,
+         g.full_tap(), g.k, *g.interior()]
+        for axis, g, spatial in _active(geom, order)
+    ]
     return np.array(rows, np.int64).reshape(len(rows), 11)

@@ -1,17 +1,8 @@
-"""Execution plans: everything about a window pooling call that depends only on (shape, attributes).
-
-A plan is built once per input shape, dtype and attributes (a session calls a node with the same
-ones every time; :mod:`._calls` caches it). There is one plan per kernel product,
-:class:`MaxValues` (MaxPool's Y), :class:`Average` (AveragePool's Y, LpPool's sums) and
-:class:`MaxIndices` (MaxPool's Y and Indices), and it knows what to compute: the output shape,
-the identity of an empty window, the divisor, the index multipliers. Its loop is a slot, filled
-by the back-end that the one dispatch (:func:`ortpool.kernels._backend.loop`) chose:
-
-* numpy (:mod:`._numpy_plans`): the passes of :mod:`._passes` as in-place numpy calls per block
-  of planes;
-* compiled (:mod:`._numba_plans`): numba's loops (:mod:`._numba`) over the same taps in the same
-  order, hence bit-identical results.
-"""
+"""MaxPool and AveragePool, every spec version, and their plans: what a window call computes,
+built once per (shape, dtype, attributes). One plan per kernel product (:class:`MaxValues`,
+:class:`Average`, :class:`MaxIndices`); its loop is a slot filled by the back-end the one dispatch
+(:func:`._backend.loop`) chose, numpy (:mod:`._numpy_plans`) or compiled (:mod:`._numba_plans`):
+the same taps in the same order, hence bit-identical results."""
 
 from __future__ import annotations
 
@@ -21,26 +12,24 @@ from typing import Any
 
 import numpy as np
 
+from ortpool import versions
+from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry, index_multipliers
-from ortpool.kernels import _numba_plans, _numpy_plans
+from ortpool.kernels import _calls, _limits, _numba_plans, _numpy_plans
 from ortpool.kernels._backend import loop
 from ortpool.kernels._buffers import output, read_only
 from ortpool.kernels._calls import Runner
-from ortpool.kernels._common import lowest
 from ortpool.kernels._passes import max_axis_order
 
 
 class Separable:
     """A separable reduction: every output combines its window's in-input taps axis by axis (the
     axes in ``order``) with :attr:`ufunc`, from :attr:`ident` when no tap covers every output,
-    then is divided by :attr:`divisor` (None: no division). The shape every plan knows,
-    whichever loop runs it: the ``N*C`` planes, the elements of an input and an output plane,
-    the output shape, the work ``dtype`` and the input bytes."""
+    then is divided by :attr:`divisor` (None: no division)."""
 
     ufunc: np.ufunc
     divisor: np.ndarray | None = None
-    #: Whether the loop casts X to ``dtype`` (AveragePool's float16/bfloat16 X; MaxPool's is
-    #: converted by its runner, around the plan).
+    #: Whether the loop casts X to ``dtype`` (AveragePool's half types; MaxPool's runner casts).
     cast = False
     #: What the compiled loop takes after the passes (the combine step is compiled into it).
     operands: tuple
@@ -60,9 +49,8 @@ class Separable:
         self.loop = self._loop(geom, order, kernel)
 
     def _loop(self, geom: PoolGeometry, order: list[int], kernel: Callable | None) -> Any:
-        if kernel is None:
-            return _numpy_plans.Passes(self, geom, order)
-        return _numba_plans.Passes(kernel, self, geom, order)
+        return (_numpy_plans.Passes(self, geom, order) if kernel is None
+                else _numba_plans.Passes(kernel, self, geom, order))
 
     def run(self, x: np.ndarray) -> np.ndarray:
         """Y for ``x`` of the planned shape and dtype."""
@@ -96,19 +84,16 @@ class Average(Separable):
     ):
         super().__init__(geom, shape, acc, 0, list(range(len(geom.axes))), kernel)
         self.cast = dtype != acc
-        # One output plane (every plane of a block is divided by it), read-only as every input
-        # of a compiled loop (_buffers.read_only): AveragePool's divisor arrived read-only and
-        # LpPool's (a broadcast 1, copied) writable, so the float64 loops were compiled twice,
-        # ~12 s of CPU on a cold cache in every `ortpool warmup`.
+        # One output plane, read-only as every input of a compiled loop (else LpPool's writable
+        # divisor compiled the float64 loops a second time).
         self.divisor = read_only(np.broadcast_to(divisor, geom.output_spatial).astype(acc))
         self.operands = (self.divisor.reshape(-1), self.ident)
 
 
 class MaxIndices(MaxValues):
-    """Y and Indices of MaxPool: the flat index of each output's winner, the first tap in
-    row-major order whose value equals Y or is NaN, is
-    ``plane * prod(D) + sum(coordinate * mult)`` (rulings 6, 7); -1 for a window that holds no
-    input."""
+    """Y and Indices of MaxPool: the flat index of each output's winner, the first tap in row-major
+    order whose value equals Y or is NaN, is ``plane * prod(D) + sum(coordinate * mult)`` (rulings
+    6, 7); -1 for a window that holds no input."""
 
     def __init__(
         self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, ident: Any,
@@ -118,9 +103,8 @@ class MaxIndices(MaxValues):
         super().__init__(geom, shape, dtype, ident, kernel)
 
     def _loop(self, geom: PoolGeometry, order: list[int], kernel: Callable | None) -> Any:
-        if kernel is None:
-            return _numpy_plans.Indices(self, geom, order)
-        return _numba_plans.Windows(kernel, self, geom)
+        return (_numpy_plans.Indices(self, geom, order) if kernel is None
+                else _numba_plans.Windows(kernel, self, geom))
 
     def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[override]
         y = output(self.out_shape, self.dtype, 0)
@@ -132,8 +116,7 @@ class MaxIndices(MaxValues):
 
 def held_bytes(obj: Any) -> int:
     """Bytes of the arrays and tables a plan and its loop keep (for the bound of :mod:`._calls`):
-    their ndarrays, and about 256 bytes per entry of a tuple, list or dict (a tap with its
-    slices)."""
+    their ndarrays, and about 256 bytes per entry of a tuple, list or dict."""
     total = 0
     for value in vars(obj).values():
         if isinstance(value, np.ndarray):
@@ -144,36 +127,84 @@ def held_bytes(obj: Any) -> int:
     return total + (held_bytes(loop) if loop is not None else 0)
 
 
-#: int8 and uint8 take the float32 compiled loops: float32 holds each of their values exactly,
-#: so the max, its first-max ties and Indices are the same bits, and numba compiles the max
-#: loops for two element types, not four (on a cold cache about 60 s of CPU less; the input and
-#: Y are converted around the loop). Their empty windows still hold the type's lowest value.
+#: int8 and uint8 take the float32 compiled loops (exact: the same max, ties and Indices), so numba
+#: compiles the max loops for two element types, not four; empty windows keep the type's lowest.
 _COMPILED_AS = {np.dtype(np.int8): np.dtype(np.float32), np.dtype(np.uint8): np.dtype(np.float32)}
 
 
-def max_pool_runner(
-    geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, wide: np.dtype | None,
-    return_indices: bool, storage_order: int,
+def max_pool(
+    x: np.ndarray, *, version: int = 22, return_indices: bool = False, **attributes: Any
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """MaxPool of spec version ``version`` on ``x`` (N, C, D1, ...).
+
+    ``attributes`` are the spec's, as lists or in the ortpool string encoding (``"3,3"``); an
+    attribute the version lacks is an error. With ``return_indices`` the result is ``(Y, Indices)``
+    with Indices laid out as ruling 7 says.
+    """
+    tag = ("MaxPool", version, return_indices)
+    return _calls.run(tag, x, attributes, _max_pool_runner, version, return_indices)
+
+
+def _max_pool_runner(
+    x: np.ndarray, attributes: dict[str, Any], version: int, indices: bool
 ) -> tuple[Runner, int]:
-    """(x -> Y, or x -> (Y, Indices); the bytes its plan holds); ``wide`` is the compute dtype
-    of float16/bfloat16."""
-    work_dtype = wide if wide is not None else dtype
+    """(x -> Y, or x -> (Y, Indices); the bytes its plan holds), X and the attributes checked."""
+    opv, dtype = versions.get("MaxPool", version), x.dtype
+    with _calls.located("MaxPool", version):
+        _calls.check_input(opv, x)
+        if indices and opv.max_outputs < 2:
+            raise OrtpoolError("this version has no Indices output")
+        attrs = _calls.attrs_for("MaxPool", version, attributes, x.ndim - 2)
+        geom = _calls.geometry_for(tuple(x.shape[2:]), attrs)
+        # float16/bfloat16 are computed in float32 and rounded once (rulings 8, 10).
+        work_dtype = _calls.compute_dtype(dtype) or dtype
+        _limits.check_pool(geom, x.shape, dtype, work_dtype, max_axis_order(geom), indices)
     compiled_as = _COMPILED_AS.get(work_dtype, work_dtype)
-    nbytes = math.prod(shape) * work_dtype.itemsize
-    if not return_indices:
+    nbytes = math.prod(x.shape) * work_dtype.itemsize
+    if not indices:
         kernel = loop("max_planes", compiled_as, nbytes)
     else:  # the compiled window loop is written for ranks 1-3 (seen as rank 3)
         kernel = loop("max_indices", compiled_as, nbytes) if len(geom.axes) <= 3 else None
-    args = (geom, shape, compiled_as if kernel else work_dtype, lowest(work_dtype))
-    plan = MaxIndices(*args, storage_order, kernel) if return_indices else MaxValues(*args, kernel)
+    args = (geom, tuple(x.shape), compiled_as if kernel else work_dtype, _calls.lowest(work_dtype))
+    plan = MaxIndices(*args, attrs.storage_order, kernel) if indices else MaxValues(*args, kernel)
     if plan.dtype == dtype:
         return plan.run, held_bytes(plan)
 
     def run_converted(x: np.ndarray) -> Any:
         out = plan.run(x.astype(plan.dtype))
-        return (out[0].astype(dtype), out[1]) if return_indices else out.astype(dtype)
+        return (out[0].astype(dtype), out[1]) if indices else out.astype(dtype)
 
     return run_converted, held_bytes(plan)
+
+
+def window_max(x: np.ndarray, geom: PoolGeometry) -> np.ndarray:
+    """The max over each pooling window of ``x`` for a resolved
+    :class:`~ortpool.geometry.PoolGeometry` (no attribute validation): MaxPool's Y, an empty window
+    holding the dtype's lowest value; e.g. for the validator marking the windows with a NaN."""
+    if x.ndim != 2 + len(geom.axes) or tuple(x.shape[2:]) != tuple(g.n for g in geom.axes):
+        raise OrtpoolError(f"input X has shape {list(x.shape)}; the geometry is for spatial shape "
+                           f"{[g.n for g in geom.axes]}")
+    plan = MaxValues(geom, tuple(x.shape), x.dtype, _calls.lowest(x.dtype))
+    return plan.run(np.ascontiguousarray(x))
+
+
+def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
+    """AveragePool of spec version ``version`` on ``x`` (N, C, D1, ...).
+
+    The divisor follows ruling 8: taps inside the input, or with ``count_include_pad`` taps
+    inside the padded input; a window with no input element is NaN (0/0) or 0 respectively.
+    """
+    return _calls.run(("AveragePool", version), x, attributes, _average_planned, version)
+
+
+def _average_planned(x: np.ndarray, attributes: dict[str, Any], version: int) -> tuple:
+    attrs, geom = _calls.checked_window("AveragePool", version, x, attributes)
+    # float16/bfloat16 accumulate in float32 and are rounded once (ruling 8).
+    acc = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
+    with _calls.located("AveragePool", version):
+        _limits.check_pool(geom, x.shape, x.dtype, acc, range(len(geom.axes)))
+    div = divisor(geom, bool(attrs.count_include_pad), acc)
+    return average_pool_runner(geom, tuple(x.shape), x.dtype, acc, div)
 
 
 def average_pool_runner(
@@ -185,3 +216,14 @@ def average_pool_runner(
     if dtype == acc:
         return plan.run, held_bytes(plan)
     return lambda x: plan.run(x).astype(dtype), held_bytes(plan)
+
+
+def divisor(geom: PoolGeometry, include_pad: bool, dtype: np.dtype) -> np.ndarray:
+    """The per-output divisor: the outer product of the per-axis counts (validity is per axis)."""
+    rank = len(geom.axes)
+    # The first axis's counts start the product (1 * c is c exactly); the others multiply in.
+    div = geom.axes[0].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1))
+    for a in range(1, rank):
+        div = div * geom.axes[a].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1 - a))
+    div.setflags(write=False)
+    return div

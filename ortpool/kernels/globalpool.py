@@ -1,40 +1,31 @@
 """GlobalMaxPool, GlobalAveragePool and GlobalLpPool, every spec version: one reduction per plane
-(ruling 13), never a window the size of the map.
-
-The window of a global pool is the whole spatial extent, which can hold millions of elements;
-a float32 running sum over them loses digits (onnxruntime's GlobalAveragePool is off by 8.8e-4
-relative at 1024x1024, microsoft/onnxruntime#12043). So sums are taken in float64 for float32 and
-narrower inputs, and compensated for double, in one fixed order both kernel paths follow
-(:func:`plane_sums`), which makes the numba loops and the numpy calls bit-identical:
-
-* a plane of ``S`` elements is read as ``r = S // L`` rows of ``L`` lanes (``L`` the largest power
-  of two <= min(S, cap): 256, or 1024 when compensated) plus a tail of ``S - r*L`` elements;
-* each lane sums its column in row order, the tail continuing lanes ``0 .. t-1``;
-* the lanes are then added as a binary tree: lane ``j`` += lane ``j + w/2`` while the width ``w``
-  halves.
-
-Compensated sums (double) keep a Neumaier correction per lane and carry the rounding error of
-every tree step too; the result is ``sum + correction`` (or ``sum`` when that is not finite:
-an infinity or NaN in the data). A plain float64 sum of float32 values over ``r`` rows has
-relative error at most about ``r * 2**-53``: 7e-12 for a 4096x4096 plane, far below float32's ulp.
+(ruling 13). A float32 running sum over millions of elements loses digits, so sums are taken in
+float64 (compensated for double) in one fixed order both kernel paths follow (:func:`plane_sums`),
+hence bit-identical: a plane of ``S`` elements is ``r = S // L`` rows of ``L`` lanes (the largest
+power of two <= min(S, 256), 1024 when compensated) and a tail; each lane sums its column in row
+order, the tail continuing lanes ``0 .. t-1``; then lane ``j`` += lane ``j + w/2`` while the width
+``w`` halves. Compensated sums keep a Neumaier correction per lane, the tree steps' errors too,
+and give ``sum + correction`` (``sum`` when not finite).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ortpool.kernels import _backend, _buffers, _calls, _parallel
-from ortpool.kernels._common import checked, lowest
-from ortpool.kernels._lanes import ABS, COMPENSATED_LANES, LANES, SQUARE, VALUES
+from ortpool.kernels._calls import checked, lowest
+
+#: Lanes of a plain (float64) and of a compensated sum.
+LANES, COMPENSATED_LANES = 256, 1024
+#: What is summed per element: the value, its absolute value, its square (in float64).
+VALUES, ABS, SQUARE = 0, 1, 2
 
 
 def lane_count(size: int, cap: int) -> int:
-    """The largest power of two <= min(size, cap), at least 1. Example: 49 elements, cap 256:
-    32 lanes (one row of 32 and a tail of 17); 262144 elements: 256 lanes of 1024 rows."""
+    """The largest power of two <= min(size, cap), at least 1."""
     if size <= 1:
         return 1
     return 1 << (min(size, cap).bit_length() - 1)
@@ -50,8 +41,7 @@ def _transform(v: np.ndarray, mode: int) -> np.ndarray:
 
 
 def plane_sums(x2: np.ndarray, mode: int = VALUES, compensated: bool = False) -> np.ndarray:
-    """Per row of ``x2`` (planes x S), the float64 sum of its elements (transformed by ``mode``)
-    in the order of the module docstring."""
+    """Per row of ``x2`` (planes x S), the float64 sum of its ``mode``-transformed elements."""
     planes, size = x2.shape
     cap = COMPENSATED_LANES if compensated else LANES
     lanes = lane_count(size, cap)
@@ -73,13 +63,11 @@ def plane_sums(x2: np.ndarray, mode: int = VALUES, compensated: bool = False) ->
                 acc[:, :half] += acc[:, half:width]
                 width = half
         return acc[:, 0].copy()
-    total = np.zeros((planes, lanes), np.float64)
-    fix = np.zeros((planes, lanes), np.float64)
+    total, fix = np.zeros((planes, lanes), np.float64), np.zeros((planes, lanes), np.float64)
     if rows:
         total[...] = body[:, 0]
-    start = 1 if rows else 0
     with np.errstate(invalid="ignore", over="ignore"):
-        for i in range(start, rows):
+        for i in range(1, rows):
             _neumaier(total, fix, body[:, i].astype(np.float64, copy=False))
         if tail.shape[1]:
             t = tail.shape[1]
@@ -110,16 +98,13 @@ def _plane_sums_into(x2: np.ndarray, out: np.ndarray, mode: int, compensated: bo
 
 
 def _sums(x2: np.ndarray, mode: int, compensated: bool) -> np.ndarray:
-    """:func:`plane_sums` by the loop the back-end fills in (compiled or numpy), split across
-    threads by planes for a large call (each plane's sum is the same either way)."""
+    """:func:`plane_sums` by the back-end's loop, split across threads by planes."""
     planes = x2.shape[0]
     out = np.empty(planes, np.float64)
     sums = _backend.loop("plane_sums", x2.dtype, x2.nbytes) or _plane_sums_into
     src = _buffers.read_only(x2)  # as every compiled loop's input (numpy only reads it too)
-    _parallel.split(
-        planes, [(0, planes)], lambda lo, hi: sums(src[lo:hi], out[lo:hi], mode, compensated),
-        x2.nbytes,
-    )
+    _parallel.split(planes, [(0, planes)],
+                    lambda lo, hi: sums(src[lo:hi], out[lo:hi], mode, compensated), x2.nbytes)
     return out
 
 
@@ -139,22 +124,17 @@ def _result(x: np.ndarray, per_plane: np.ndarray) -> np.ndarray:
     return y
 
 
-def _global_call(
-    op: str, version: int, x: np.ndarray, attributes: dict[str, Any],
-    runner_for: Callable[[Any], Callable[[np.ndarray], np.ndarray]],
-) -> np.ndarray:
-    """A global pool's call: checked and planned once per signature (``runner_for`` takes the
-    normalised attributes), then the runner."""
-    key, runner = _calls.lookup((op, version), x, attributes)
-    if runner is None:
-        runner = _calls.remember(key, runner_for(checked(op, version, x, attributes)))
-    return runner(x)
+def _planned(x: np.ndarray, attributes: dict[str, Any], op: str, version: int) -> tuple:
+    attrs = checked(op, version, x, attributes)
+    if op == "GlobalLpPool":
+        return (lambda x: _lp_runner(x, attrs.p)), 0
+    return (_max_runner if op == "GlobalMaxPool" else _average_runner), 0
 
 
 def global_max_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
     """GlobalMaxPool: the max of each plane; a NaN anywhere in it gives NaN (ruling 13);
     an empty plane (a spatial size 0) gives -inf (ruling 5)."""
-    return _global_call("GlobalMaxPool", version, x, attributes, lambda _: _max_runner)
+    return _calls.run(("GlobalMaxPool", version), x, attributes, _planned, "GlobalMaxPool", version)
 
 
 def _max_runner(x: np.ndarray) -> np.ndarray:
@@ -163,9 +143,8 @@ def _max_runner(x: np.ndarray) -> np.ndarray:
     out = np.empty(planes, x2.dtype)
     ident = lowest(x2.dtype)
 
-    # Both kernel paths: numpy's SIMD max (it propagates NaN) is the compiled loop here, and
-    # max is exact, so there is no order to mirror. A numba loop that keeps NaN measured 4x
-    # slower (64 planes of 512x512 float32: 11 ms against 2.7 ms on one thread).
+    # Both kernel paths: numpy's SIMD max propagates NaN and is exact; a numba loop that keeps
+    # NaN measured 4x slower.
     def work(lo: int, hi: int) -> None:
         np.maximum.reduce(x2[lo:hi], axis=1, initial=ident, out=out[lo:hi])
 
@@ -176,7 +155,8 @@ def _max_runner(x: np.ndarray) -> np.ndarray:
 def global_average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
     """GlobalAveragePool: the mean of each plane, within 2 ulp of the exact mean rounded to X's
     type (ruling 13); an empty plane gives NaN (0/0, ruling 5)."""
-    return _global_call("GlobalAveragePool", version, x, attributes, lambda _: _average_runner)
+    op = "GlobalAveragePool"
+    return _calls.run((op, version), x, attributes, _planned, op, version)
 
 
 def _average_runner(x: np.ndarray) -> np.ndarray:
@@ -187,22 +167,15 @@ def _average_runner(x: np.ndarray) -> np.ndarray:
 
 
 def global_lp_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
-    """GlobalLpPool: ``(sum of |x|^p over the plane)^(1/p)`` (rulings 12, 13); an empty plane
-    gives 0."""
-    return _global_call("GlobalLpPool", version, x, attributes,
-                        lambda attrs: lambda x: _lp_runner(x, attrs.p))
+    """GlobalLpPool: ``(sum of |x|^p)^(1/p)`` per plane (rulings 12, 13); an empty plane gives 0."""
+    return _calls.run(("GlobalLpPool", version), x, attributes, _planned, "GlobalLpPool", version)
 
 
 def _lp_runner(x: np.ndarray, p: int | float) -> np.ndarray:
     x2 = _planes(x)
-    compensated = x2.dtype == np.float64
-    if p == 1:
-        sums = _sums(x2, ABS, compensated)
-    elif p == 2:
-        sums = _sums(x2, SQUARE, compensated)
-    else:
-        sums = _sums(lp_terms(x2, p), VALUES, compensated)
-    return _result(x, lp_root(sums, p))
+    mode = ABS if p == 1 else SQUARE if p == 2 else VALUES
+    terms = lp_terms(x2, p) if mode == VALUES else x2
+    return _result(x, lp_root(_sums(terms, mode, x2.dtype == np.float64), p))
 
 
 def lp_terms(x: np.ndarray, p: int | float) -> np.ndarray:
@@ -218,15 +191,9 @@ def lp_terms(x: np.ndarray, p: int | float) -> np.ndarray:
 
 def lp_root(sums: np.ndarray, p: int | float) -> np.ndarray:
     """``sums^(1/p)`` in float64: the identity for p = 1, the correctly rounded sqrt for p = 2,
-    else ``pow``, followed for p > 1 by one Newton step on ``r^p = s``.
-
-    ``pow(s, 1/p)`` takes the exponent rounded, which errs by about ``|ln s| * 2**-53 / p``
-    relative: 98 ulp at s = 1e260 for p = 3 (measured against 60-digit decimals). The step
-    ``r - (r - s / r^(p-1)) / p`` brings it within 1 ulp (0.7 for p = 3, 1.0 for p = 1.5 over
-    sums from 1e-260 to 1e260); where it is not finite (a zero, infinite or NaN sum, an overflow)
-    the ``pow`` value stays. For p < 1 the step would multiply its own rounding by 1/p, so
-    ``pow`` stands alone (exact exponents such as 1/0.5 = 2 are then correctly rounded).
-    """
+    else ``pow``, followed for p > 1 by one Newton step on ``r^p = s`` where it is finite:
+    ``pow`` takes ``1/p`` rounded, which errs by up to 98 ulp at s = 1e260 for p = 3; the step
+    brings it within 1 ulp. For p < 1 the step would multiply its own rounding by 1/p."""
     if p == 1:
         return sums
     if p == 2:

@@ -1,12 +1,6 @@
-"""LpPool, every spec version: ``(sum over the window's in-input taps of |x|^p)^(1/p)``
-(ruling 12).
-
-The window sums are AveragePool's separable sums with a divisor of 1 (:mod:`._plan`, numpy or
-compiled: the same passes, bit-identical), taken over ``|x|^p`` in float64 whatever X's type:
-padding contributes nothing (an empty window gives 0), a NaN gives NaN, and float32 values
-raised to p and summed in float64 neither overflow (below |x| = 1e38 for p <= 8) nor lose digits.
-The result is rounded to X's type once.
-"""
+"""LpPool, every spec version: ``(sum over the window's in-input taps of |x|^p)^(1/p)`` (ruling
+12), the sums AveragePool's with a divisor of 1, over ``|x|^p`` in float64 whatever X's type (no
+overflow, no digit lost; an empty window gives 0), rounded to X's type once."""
 
 from __future__ import annotations
 
@@ -15,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ortpool.kernels import _calls, _limits, _plan
-from ortpool.kernels._common import checked_window, located
+from ortpool.kernels._calls import checked_window, located
 from ortpool.kernels.globalpool import lp_root, lp_terms
 
 _F64 = np.dtype(np.float64)
@@ -28,9 +22,10 @@ def lp_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarra
     """LpPool of spec version ``version`` on ``x`` (N, C, D1, ...); ``p`` is a float at version 1
     and an int from version 2 (default 2). Output size and pads as MaxPool's (ruling 1-3),
     with the dilated span from version 18."""
-    key, runner = _calls.lookup(("LpPool", version), x, attributes)
-    if runner is not None:
-        return runner(x)
+    return _calls.run(("LpPool", version), x, attributes, _planned, version)
+
+
+def _planned(x: np.ndarray, attributes: dict[str, Any], version: int) -> tuple:
     attrs, geom = checked_window("LpPool", version, x, attributes)
     with located("LpPool", version):
         # the terms |x|^p are a float64 copy of X; the sums run in float64
@@ -43,4 +38,4 @@ def lp_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarra
         with np.errstate(invalid="ignore", over="ignore"):
             return lp_root(sums(lp_terms(x, p)), p).astype(dtype)
 
-    return _calls.remember(key, run, held)(x)
+    return run, held

@@ -10,16 +10,12 @@ from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import unpool_output_spatial
 from ortpool.kernels import _backend, _buffers, _limits, _parallel
-from ortpool.kernels._common import attrs_for, check_input
+from ortpool.kernels._calls import attrs_for, check_input, located
 
 
 def max_unpool(
-    x: np.ndarray,
-    indices: np.ndarray,
-    output_shape: np.ndarray | None = None,
-    *,
-    version: int = 22,
-    **attributes: Any,
+    x: np.ndarray, indices: np.ndarray, output_shape: np.ndarray | None = None, *,
+    version: int = 22, **attributes: Any,
 ) -> np.ndarray:
     """MaxUnpool of spec version ``version``: ``Y.flat[I[j]] = X.flat[j]``, zeros elsewhere.
 
@@ -27,8 +23,8 @@ def max_unpool(
     the output has exactly that shape and ``pads`` are ignored.
     Duplicate indices: the last write wins. An index outside ``[0, Y.size)`` is an error.
     """
-    try:
-        opv = versions.get("MaxUnpool", version)
+    opv = versions.get("MaxUnpool", version)
+    with located("MaxUnpool", version):
         check_input(opv, x)
         attrs = attrs_for("MaxUnpool", version, attributes, x.ndim - 2)
         # With output_shape the pads are ignored (ruling 9): the default size, which may be
@@ -39,47 +35,35 @@ def max_unpool(
         y = _buffers.output(shape, x.dtype)
         y.fill(0)
         flat = indices.reshape(-1)
-        if flat.size and _compiled_scatter(y, x, flat):
+        if not flat.size or _compiled_scatter(y, x, flat):
             return y
-        if flat.size:
-            cut = flat.size // 2 if y.nbytes >= _parallel.MIN_PARALLEL_BYTES else 0
-            if cut:
-                first_low, first_high = int(flat[:cut].min()), int(flat[:cut].max())
-                second_low, second_high = int(flat[cut:].min()), int(flat[cut:].max())
-                low, high = min(first_low, second_low), max(first_high, second_high)
-            else:
-                low, high = int(flat.min()), int(flat.max())
-            if low < 0 or high >= y.size:
-                bad = low if low < 0 else high
-                source = "output_shape" if output_shape is not None else "the attributes"
-                valid = f"valid: 0 to {y.size - 1}" if y.size else "it is empty: no index is valid"
-                raise OrtpoolError(
-                    f"index {bad} in I is outside the output of shape {list(shape)} set by "
-                    f"{source} ({valid})"
-                )
-            # numpy assigns repeated indices in order, so the last write wins.
-            y_flat, x_flat = y.reshape(-1), x.reshape(-1)
-            if cut and first_high < second_low:
-                # The halves write disjoint ranges (as MaxPool's indices always do), so no
-                # index is written by both and the halves may be scattered at the same time.
-                def scatter(lo: int, hi: int) -> None:
-                    y_flat[flat[lo:hi]] = x_flat[lo:hi]
+        # A large output is scattered in two halves on two threads when their index ranges are
+        # disjoint (as MaxPool's always are), so that no index is written by both.
+        cut = flat.size // 2 if y.nbytes >= _parallel.MIN_PARALLEL_BYTES else 0
+        parts = [(0, cut), (cut, flat.size)] if cut else [(0, flat.size)]
+        ranges = [(int(flat[lo:hi].min()), int(flat[lo:hi].max())) for lo, hi in parts]
+        low, high = min(r[0] for r in ranges), max(r[1] for r in ranges)
+        if low < 0 or high >= y.size:
+            source = "output_shape" if output_shape is not None else "the attributes"
+            valid = f"valid: 0 to {y.size - 1}" if y.size else "it is empty: no index is valid"
+            raise OrtpoolError(f"index {low if low < 0 else high} in I is outside the output of "
+                               f"shape {list(shape)} set by {source} ({valid})")
+        # numpy assigns repeated indices in order, so the last write wins.
+        y_flat, x_flat = y.reshape(-1), x.reshape(-1)
+        if cut and ranges[0][1] < ranges[1][0]:
 
-                _parallel.run([(0, cut), (cut, flat.size)], scatter, y.nbytes)
-            else:
-                y_flat[flat] = x_flat
-    except OrtpoolError as err:
-        raise err.located(op="MaxUnpool", version=version) from None
+            def scatter(lo: int, hi: int) -> None:
+                y_flat[flat[lo:hi]] = x_flat[lo:hi]
+
+            _parallel.run(parts, scatter, y.nbytes)
+        else:
+            y_flat[flat] = x_flat
     return y
 
 
 def _compiled_scatter(y: np.ndarray, x: np.ndarray, flat: np.ndarray) -> bool:
-    """Scatter with the compiled loop when the numba kernels are in use; False when it did not
-    (not in use, or an index outside the output: the numpy path then raises the error).
-
-    One thread: the loop checks the bounds as it goes, where the numpy path needs the min and
-    max of the indices first. Splitting it in halves on two threads gained about 0.1 ms on
-    SegNet's 12.8 MB output, less than the range checks that make the split safe cost."""
+    """Scatter with the compiled loop (one thread: a split would need the range checks, which cost
+    more than it gains); False when not in use or an index is outside (numpy then raises)."""
     scatter = _backend.loop("scatter", x.dtype, x.nbytes)
     if scatter is None:
         return False
@@ -92,33 +76,26 @@ def _compiled_scatter(y: np.ndarray, x: np.ndarray, flat: np.ndarray) -> bool:
 
 
 def _output_shape(
-    x: np.ndarray,
-    indices: np.ndarray,
-    output_shape: np.ndarray | None,
+    x: np.ndarray, indices: np.ndarray, output_shape: np.ndarray | None,
     default_spatial: tuple[int, ...],
 ) -> tuple[int, ...]:
     if not isinstance(indices, np.ndarray) or indices.dtype != np.int64:
-        raise OrtpoolError(
-            f"input I must be an int64 array, got {getattr(indices, 'dtype', type(indices))}"
-        )
+        raise OrtpoolError("input I must be an int64 array, got "
+                           f"{getattr(indices, 'dtype', type(indices))}")
     if indices.shape != x.shape:
-        raise OrtpoolError(
-            f"input I has shape {list(indices.shape)} but X has shape {list(x.shape)}"
-        )
+        raise OrtpoolError(f"input I has shape {list(indices.shape)} but X has shape "
+                           f"{list(x.shape)}")
     default = (*x.shape[:2], *default_spatial)
     if output_shape is None:
         return default
     given = np.asarray(output_shape)
     if given.dtype != np.int64 or given.ndim != 1 or given.size != x.ndim:
-        raise OrtpoolError(
-            f"output_shape={given.tolist()} must be a 1-D int64 tensor of {x.ndim} values "
-            f"(the rank of X)"
-        )
+        raise OrtpoolError(f"output_shape={given.tolist()} must be a 1-D int64 tensor of {x.ndim} "
+                           "values (the rank of X)")
     shape = tuple(int(v) for v in given)
     if shape[:2] != tuple(x.shape[:2]):
-        raise OrtpoolError(
-            f"output_shape={list(shape)} must keep X's batch and channel sizes {list(x.shape[:2])}"
-        )
+        raise OrtpoolError(f"output_shape={list(shape)} must keep X's batch and channel sizes "
+                           f"{list(x.shape[:2])}")
     if any(g < 0 for g in shape):
         raise OrtpoolError(f"output_shape={list(shape)} has a negative size")
     # No lower bound from the attributes: MaxPool in ceil mode feeds MaxUnpool an output_shape

@@ -1,42 +1,35 @@
-"""MaxRoiPool, every spec version: Caffe's RoIPool, which the operator was taken from and
-onnxruntime implements (ruling 14), with its rounding done in exact integer arithmetic.
-
-For each RoI ``(batch_index, x1, y1, x2, y2)``: the corners are ``round(coordinate *
-spatial_scale)``, half away from zero; ``roi_w = max(x2 - x1 + 1, 1)``, ``roi_h`` likewise; bin
-``(ph, pw)`` covers rows ``[floor(ph * roi_h / pooled_h) + y1, ceil((ph + 1) * roi_h / pooled_h)
-+ y1)`` clipped to ``[0, H]``, columns likewise; an empty bin gives 0, any other the max over the
-bin, a NaN in it giving NaN (as ruling 6 has it for MaxPool: a NaN must not vanish).
-"""
+"""MaxRoiPool, every spec version: Caffe's RoIPool, as onnxruntime implements it (ruling 14), its
+rounding in exact integer arithmetic. Per RoI ``(batch_index, x1, y1, x2, y2)`` the corners are
+``round(coordinate * spatial_scale)`` (half away from zero), ``roi_h = max(y2 - y1 + 1, 1)``, and
+bin ``ph`` covers rows ``[floor(ph * roi_h / pooled_h) + y1, ceil((ph + 1) * roi_h / pooled_h) +
+y1)`` clipped to ``[0, H]``, columns likewise; an empty bin gives 0, any other its max (NaN if it
+holds one)."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
 
 from ortpool.errors import OrtpoolError
 from ortpool.kernels import _backend, _buffers, _calls, _limits, _parallel
-from ortpool.kernels._common import checked, dtype_name, located
+from ortpool.kernels._calls import checked, dtype_name, located
 
-#: Scaled RoI corners beyond this magnitude are refused: no feature map is that large, and the
-#: bin arithmetic stays exact in int64 (``i * roi size`` with ``i`` < pooled size, below 2**62;
-#: :func:`corner_limit` lowers the bound for pooled sizes above 2**20).
+#: Scaled RoI corners beyond this are refused: no map is that large (int64 bins: corner_limit).
 MAX_CORNER = 1 << 40
 
 
 def corner_limit(pooled: tuple[int, int]) -> int:
-    """The largest |scaled corner| whose bins stay exact in int64: a RoI spans at most
-    ``2 * limit + 1`` and ``i * span < 2**62`` for every ``i < max(pooled)``. Example: pooled
-    (7, 7) gives 2**40; pooled (2**30, 1) gives 2**31 - 1 (spans below 2**32, and
-    ``2**30 * 2**32 = 2**62``)."""
+    """The largest |scaled corner| whose bins stay exact in int64: a RoI spans at most ``2 *
+    limit + 1`` and ``i * span < 2**62`` for every ``i < max(pooled)``."""
     return min(MAX_CORNER, (1 << 61) // max(1, *pooled) - 1)
 
 
 @dataclasses.dataclass(frozen=True)
 class RoiBins:
-    """Per RoI: its plane (batch index), and per output row/column the ``[start, end)`` it covers,
-    already clipped to the input."""
+    """Per RoI: its plane, and per output row/column the ``[start, end)`` it covers, clipped."""
 
     batch: np.ndarray  # (R,) int64
     h_start: np.ndarray  # (R, pooled_h) int64
@@ -46,17 +39,16 @@ class RoiBins:
 
 
 def round_half_away(v: np.ndarray) -> np.ndarray:
-    """``round`` as C's ``round`` does it: halves away from zero (numpy's rounds them to even).
-    Exact: ``v - trunc(v)`` is computed without rounding. Example: 2.5 -> 3, -2.5 -> -3,
-    0.49999999999999994 -> 0."""
+    """``round`` as C's ``round`` does it: halves away from zero (numpy's rounds them to even),
+    exactly (``v - trunc(v)`` is computed without rounding)."""
     whole = np.trunc(v)
     return whole + np.sign(v) * (np.abs(v - whole) >= 0.5)
 
 
-def _bin_edges(start: np.ndarray, size: np.ndarray, pooled: int, limit: int):
+def _bin_edges(start: np.ndarray, end: np.ndarray, pooled: int, limit: int):
     """``[floor(i * size / pooled) + start, ceil((i + 1) * size / pooled) + start)`` per output
-    ``i``, clipped to ``[0, limit]``; int64 throughout (sizes are positive)."""
-    i = np.arange(pooled, dtype=np.int64)
+    ``i``, clipped to ``[0, limit]``, ``size = max(end - start + 1, 1)``; int64 throughout."""
+    i, size = np.arange(pooled, dtype=np.int64), np.maximum(end - start + 1, 1)
     lo = (i * size[:, None]) // pooled + start[:, None]
     hi = -((-(i + 1) * size[:, None]) // pooled) + start[:, None]
     return np.clip(lo, 0, limit), np.clip(hi, 0, limit)
@@ -65,38 +57,31 @@ def _bin_edges(start: np.ndarray, size: np.ndarray, pooled: int, limit: int):
 def roi_bins(
     rois: np.ndarray, pooled: tuple[int, int], spatial_scale: float, x_shape: tuple[int, ...]
 ) -> RoiBins:
-    """The bins of every RoI (ruling 14); an OrtpoolError for a RoI that names no plane of
-    X or has a non-finite coordinate."""
+    """Every RoI's bins (ruling 14); an OrtpoolError for a RoI naming no plane or not finite."""
     n, _, height, width = x_shape
     r64 = rois.astype(np.float64)
     if not np.isfinite(r64).all():
         at = np.argwhere(~np.isfinite(r64))[0]
-        raise OrtpoolError(
-            f"rois[{at[0]}] = {_roi_text(r64[at[0]])} has a non-finite value at column {at[1]}"
-        )
+        raise OrtpoolError(f"rois[{at[0]}] = {_roi_text(r64[at[0]])} has a non-finite value "
+                           f"at column {at[1]}")
     batch = r64[:, 0]
     bad = (batch != np.floor(batch)) | (batch < 0) | (batch >= n)
     if bad.any():
         at = int(np.argmax(bad))
-        raise OrtpoolError(
-            f"rois[{at}] = {_roi_text(r64[at])} has batch index {_num(batch[at])}; X has {n} "
-            f"plane(s) in its batch, so it must be an integer in [0, {n})"
-        )
+        raise OrtpoolError(f"rois[{at}] = {_roi_text(r64[at])} has batch index "
+                           f"{_num(batch[at])}; X has {n} plane(s) in its batch, so it must be an "
+                           f"integer in [0, {n})")
     # float64 products: exact for float32 and narrower coordinates (24 + 24 bits < 53).
     corners = round_half_away(r64[:, 1:] * spatial_scale)
     limit = corner_limit(pooled)
     if (np.abs(corners) > limit).any():
         at = int(np.argmax((np.abs(corners) > limit).any(axis=1)))
         bound = "2**40" if limit == MAX_CORNER else f"{limit} (pooled_shape {list(pooled)})"
-        raise OrtpoolError(
-            f"rois[{at}] = {_roi_text(r64[at])} scaled by spatial_scale={spatial_scale!r} lies "
-            f"beyond +-{bound}: no feature map is that large"
-        )
+        raise OrtpoolError(f"rois[{at}] = {_roi_text(r64[at])} scaled by spatial_scale="
+                           f"{spatial_scale!r} lies beyond +-{bound}: no feature map is that large")
     x1, y1, x2, y2 = (corners[:, i].astype(np.int64) for i in range(4))
-    roi_w = np.maximum(x2 - x1 + 1, 1)
-    roi_h = np.maximum(y2 - y1 + 1, 1)
-    h_start, h_end = _bin_edges(y1, roi_h, pooled[0], height)
-    w_start, w_end = _bin_edges(x1, roi_w, pooled[1], width)
+    h_start, h_end = _bin_edges(y1, y2, pooled[0], height)
+    w_start, w_end = _bin_edges(x1, x2, pooled[1], width)
     return RoiBins(batch.astype(np.int64), h_start, h_end, w_start, w_end)
 
 
@@ -112,15 +97,11 @@ def _check_rois(x: np.ndarray, rois: Any) -> None:
     if not isinstance(rois, np.ndarray):
         raise OrtpoolError(f"input rois must be a numpy array, got {type(rois).__name__}")
     if rois.dtype != x.dtype:
-        raise OrtpoolError(
-            f"input rois has element type {dtype_name(rois.dtype)}; it must be X's "
-            f"({dtype_name(x.dtype)})"
-        )
+        raise OrtpoolError(f"input rois has element type {dtype_name(rois.dtype)}; it must be "
+                           f"X's ({dtype_name(x.dtype)})")
     if rois.ndim != 2 or rois.shape[1] != 5:
-        raise OrtpoolError(
-            f"input rois has shape {list(rois.shape)}; it must be (num_rois, 5): "
-            "[batch_index, x1, y1, x2, y2] per RoI"
-        )
+        raise OrtpoolError(f"input rois has shape {list(rois.shape)}; it must be (num_rois, 5): "
+                           "[batch_index, x1, y1, x2, y2] per RoI")
 
 
 def max_roi_pool(
@@ -131,55 +112,41 @@ def max_roi_pool(
     with located("MaxRoiPool", version):
         if runner is None:
             attrs = checked("MaxRoiPool", version, x, attributes)
-            runner = _calls.remember(key, _Runner(attrs.pooled_shape, attrs.spatial_scale))
+            run = functools.partial(_run, attrs.pooled_shape, attrs.spatial_scale)
+            runner = _calls.remember(key, run)
         _check_rois(x, rois)
         return runner(x, rois)
 
 
-class _Runner:
-    """One call signature: the bins of each call's RoIs, then the max over each bin."""
+def _run(
+    pooled: tuple[int, int], spatial_scale: float, x: np.ndarray, rois: np.ndarray
+) -> np.ndarray:
+    """One call: the bins of its RoIs, then the max over each bin."""
+    # Before the bins, which are as long as the output's rows and columns.
+    _limits.check_array("the output Y", (rois.shape[0], x.shape[1], *pooled), x.dtype)
+    bins = roi_bins(rois, pooled, spatial_scale, x.shape)
+    # read-only, as every compiled loop's input (the numpy path only reads it too)
+    work_x = _buffers.read_only(x if x.dtype in (np.float32, np.float64) else
+                                x.astype(np.float32))
+    y = _buffers.output((rois.shape[0], x.shape[1], *pooled), work_x.dtype)
+    roi_max = _backend.loop("roi_max", work_x.dtype, work_x.nbytes)
 
-    def __init__(self, pooled: tuple[int, int], spatial_scale: float) -> None:
-        self.pooled = pooled
-        self.spatial_scale = spatial_scale
-
-    def __call__(self, x: np.ndarray, rois: np.ndarray) -> np.ndarray:
-        # Before the bins, which are as long as the output's rows and columns.
-        _limits.check_array("the output Y", (rois.shape[0], x.shape[1], *self.pooled), x.dtype)
-        bins = roi_bins(rois, self.pooled, self.spatial_scale, x.shape)
-        # read-only, as every compiled loop's input (the numpy path only reads it too)
-        work_x = _buffers.read_only(x if x.dtype in (np.float32, np.float64) else
-                                    x.astype(np.float32))
-        shape = (rois.shape[0], x.shape[1], *self.pooled)
-        y = _buffers.output(shape, work_x.dtype)
-        roi_max = _backend.loop("roi_max", work_x.dtype, work_x.nbytes)
+    def work(lo: int, hi: int) -> None:
         if roi_max is not None:
+            roi_max(work_x, y[lo:hi], bins.batch[lo:hi], bins.h_start[lo:hi], bins.h_end[lo:hi],
+                    bins.w_start[lo:hi], bins.w_end[lo:hi])
+            return
+        for r in range(lo, hi):
+            _roi_numpy(work_x[bins.batch[r]], y[r], bins, r)
 
-            def work(lo: int, hi: int) -> None:
-                roi_max(
-                    work_x, y[lo:hi], bins.batch[lo:hi], bins.h_start[lo:hi],
-                    bins.h_end[lo:hi], bins.w_start[lo:hi], bins.w_end[lo:hi],
-                )
-
-        else:
-
-            def work(lo: int, hi: int) -> None:
-                for r in range(lo, hi):
-                    _roi_numpy(work_x[bins.batch[r]], y[r], bins, r)
-
-        # Work: each RoI reads its region of every channel; splitting pays for many RoIs.
-        _parallel.split(rois.shape[0], [(0, rois.shape[0])], work, y.nbytes * 16)
-        return y if y.dtype == x.dtype else y.astype(x.dtype)
+    # Work: each RoI reads its region of every channel; splitting pays for many RoIs.
+    _parallel.split(rois.shape[0], [(0, rois.shape[0])], work, y.nbytes * 16)
+    return y if y.dtype == x.dtype else y.astype(x.dtype)
 
 
 def _roi_numpy(plane: np.ndarray, out: np.ndarray, bins: RoiBins, r: int) -> None:
-    """One RoI over every channel: the max over each bin's rows, then over its columns (the bins
-    are rectangles, so the max separates); empty bins 0.
-
-    Each distinct row span and column span is reduced once: a RoI far larger than the map has
-    up to millions of bins (pooled_shape is bounded by the output limit only) that share a few
-    spans, since a map of H rows has at most H*(H+1)/2 of them.
-    """
+    """One RoI over every channel: each distinct row span's max, then each column span's (a RoI far
+    larger than the map has millions of bins sharing a few spans); empty bins 0."""
     hs, he, ws, we = bins.h_start[r], bins.h_end[r], bins.w_start[r], bins.w_end[r]
     out.fill(0)
     rows, cols = np.flatnonzero(hs < he), np.flatnonzero(ws < we)
@@ -198,13 +165,8 @@ def _roi_numpy(plane: np.ndarray, out: np.ndarray, bins: RoiBins, r: int) -> Non
 
 
 def _runs(start: np.ndarray, end: np.ndarray) -> tuple[list[tuple[int, int]], np.ndarray]:
-    """The spans of consecutive equal (start, end) pairs, and each pair's span index: bin edges
-    rise with the bin index, so equal spans are neighbours (no sort needed; were they not, a
-    span would only be reduced twice).
-
-    >>> _runs(np.array([0, 0, 1]), np.array([1, 1, 2]))
-    ([(0, 1), (1, 2)], array([0, 0, 1]))
-    """
+    """The spans of consecutive equal (start, end) pairs, and each pair's span index (bin edges
+    rise with the bin index, so equal spans are neighbours)."""
     new = np.ones(start.shape[0], bool)
     new[1:] = (start[1:] != start[:-1]) | (end[1:] != end[:-1])
     first = np.flatnonzero(new)

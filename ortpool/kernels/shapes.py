@@ -1,9 +1,5 @@
-"""Output shapes of a pooling call, without computing it.
-
-The onnxruntime hook needs them for a failed call: its placeholder must have the shape the node
-would have produced, because onnxruntime may have allocated the output already (an ``If``
-branch output of fixed shape) and a placeholder of another shape there ends the process.
-"""
+"""Output shapes of a pooling call, without computing it: a failed call's placeholder in the
+onnxruntime hook must have the node's shape (onnxruntime may have allocated the output already)."""
 
 from __future__ import annotations
 
@@ -14,17 +10,13 @@ import numpy as np
 
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import unpool_output_spatial
-from ortpool.kernels._common import attrs_for, geometry_for
+from ortpool.kernels._calls import attrs_for, geometry_for
 from ortpool.versions import GLOBAL_OPERATORS
 
 
 def output_shape(
-    op: str,
-    version: int,
-    x_shape: Sequence[int],
-    attributes: Mapping[str, Any],
-    unpool_shape: Any = None,
-    rois_shape: Sequence[int] | None = None,
+    op: str, version: int, x_shape: Sequence[int], attributes: Mapping[str, Any],
+    unpool_shape: Any = None, rois_shape: Sequence[int] | None = None,
 ) -> tuple[int, ...]:
     """Y's shape for ``op``-``version`` on an input of ``x_shape`` (Indices has the same).
 

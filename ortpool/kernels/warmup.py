@@ -1,11 +1,6 @@
-"""Compile the numba kernels ahead of time, so that no ``session.run`` pays for it.
-
-The first call of each compiled kernel and element type compiles it (10-20 s each for the
-window loops on a 2-core machine, 5-10 s for the global sums) and stores the machine code in
-numba's on-disk cache; every later process loads it in milliseconds. :func:`warm_up` makes those
-first calls on tiny inputs, e.g. in a container build step (``ortpool warmup``), so that a fresh
-installation serves its first request at speed.
-"""
+"""Compile the numba kernels ahead of time (``ortpool warmup``, e.g. in a container build step), so
+that no ``session.run`` pays for it: :func:`warm_up` makes each kernel's first call on a tiny input,
+which fills numba's on-disk cache; every later process loads it in milliseconds."""
 
 from __future__ import annotations
 
@@ -17,30 +12,18 @@ import numpy as np
 from ortpool import dtypes as element_types
 from ortpool.errors import OrtpoolError
 from ortpool.kernels import _backend, _compile_note
-from ortpool.kernels.avgpool import average_pool
+from ortpool.kernels._plan import average_pool, max_pool
 from ortpool.kernels.globalpool import global_average_pool, global_lp_pool
 from ortpool.kernels.lppool import lp_pool
-from ortpool.kernels.maxpool import max_pool
 from ortpool.kernels.maxunpool import max_unpool
 from ortpool.kernels.roipool import max_roi_pool
 
-#: The element types ortpool's ops take from onnxruntime, by their ONNX names (float is float32;
-#: float16/bfloat16 arrive as float32).
+#: The element types ortpool's ops take from onnxruntime, by their ONNX names.
 DTYPES = ("float", "double", "int8", "uint8")
-#: The compiled kernels, named as the warm-up reports them, in the order it compiles them.
-#: int8 and uint8 have MaxPool and MaxPool with Indices only: float32's max loops (exact).
-#: AveragePool first: float32's LpPool runs the float64 AveragePool loops, so processes warming
-#: float32 and float64 side by side compile them once when the float64 one has them cached
-#: before the float32 one reaches LpPool (14 s of CPU when the two met at the same moment).
-KERNELS = (
-    "AveragePool",
-    "MaxPool",
-    "MaxPool with Indices",
-    "MaxUnpool",
-    "LpPool",
-    "GlobalAveragePool/GlobalLpPool",
-    "MaxRoiPool",
-)
+#: The compiled kernels as the warm-up names them, in its order: AveragePool first, as float32's
+#: LpPool runs the float64 AveragePool loops (parallel warm-ups then compile them once).
+KERNELS = ("AveragePool", "MaxPool", "MaxPool with Indices", "MaxUnpool", "LpPool",
+           "GlobalAveragePool/GlobalLpPool", "MaxRoiPool")
 _ATTRS = {"kernel_shape": [2, 2], "strides": [2, 2]}
 
 
@@ -54,8 +37,7 @@ def _calls(dtype: np.dtype) -> dict[str, Callable[[], object]]:
     }
     if dtype.kind != "f":
         return calls
-    # MaxPool's Y and Indices of ``x`` written out, rather than computed by the MaxPool with
-    # Indices kernel, which would compile that kernel too.
+    # MaxPool's Y and Indices of ``x`` written out: computing them would compile that kernel.
     y = np.array([5, 6, 6, 4], dtype).reshape(1, 1, 2, 2)
     indices = np.array([5, 6, 13, 11], np.int64).reshape(1, 1, 2, 2)
     rois = np.array([[0, 0, 0, 3, 3]], dtype)
@@ -72,31 +54,24 @@ def _calls(dtype: np.dtype) -> dict[str, Callable[[], object]]:
 
 
 def planned(dtypes: Iterable[str], kernels: Iterable[str]) -> list[tuple[str, str]]:
-    """The (kernel, ONNX type name) pairs :func:`warm_up` compiles, in its order: a kernel a
-    type lacks (AveragePool for int8) is none; an :class:`OrtpoolError` names a type or a
-    kernel the compiled kernels do not have."""
+    """The (kernel, ONNX type name) pairs :func:`warm_up` compiles, in its order (none for a kernel
+    a type lacks); an :class:`OrtpoolError` names a type or kernel the compiled ones lack."""
     names = []
     for name in _listed(dtypes):
         onnx_name = element_types.canonical(name)
         if element_types.NUMPY[onnx_name] not in _backend.NUMBA_DTYPES:
-            raise OrtpoolError(
-                f"element type {name!r}: the compiled kernels take {', '.join(DTYPES)}"
-            )
+            raise OrtpoolError(f"element type {name!r}: the compiled kernels take "
+                               f"{', '.join(DTYPES)}")
         names.append(onnx_name)
     wanted = set(_listed(kernels))
     unknown = sorted(wanted - set(KERNELS))
     if unknown:
-        raise OrtpoolError(
-            f"kernel {unknown[0]!r} is not one of the compiled kernels: {', '.join(KERNELS)}"
-        )
+        raise OrtpoolError(f"kernel {unknown[0]!r} is not one of the compiled kernels: "
+                           f"{', '.join(KERNELS)}")
     if not names or not wanted:
         raise OrtpoolError("name at least one element type and one kernel to compile")
-    return [
-        (kernel, name)
-        for name in names
-        for kernel in KERNELS
-        if kernel in wanted and kernel in _calls(element_types.NUMPY[name])
-    ]
+    return [(kernel, name) for name in names for kernel in KERNELS
+            if kernel in wanted and kernel in _calls(element_types.NUMPY[name])]
 
 
 def _listed(names: Iterable[str]) -> list[str]:
@@ -105,15 +80,12 @@ def _listed(names: Iterable[str]) -> list[str]:
 
 
 def warm_up(
-    dtypes: Iterable[str] = DTYPES,
-    kernels: Iterable[str] = KERNELS,
+    dtypes: Iterable[str] = DTYPES, kernels: Iterable[str] = KERNELS,
     on_done: Callable[[str, str, float], None] | None = None,
 ) -> list[tuple[str, str, float]]:
     """Compile (or load from the cache) ``kernels`` (names of :data:`KERNELS`) for ``dtypes``
-    (ONNX names, ``float`` is float32; numpy's spellings ``float32``, ``float64`` are read too);
-    returns (kernel, ONNX type name, seconds) per call, in the order of :data:`KERNELS` within
-    each type, each also given to ``on_done`` as it finishes. Nothing to do, and an empty list,
-    when the numpy kernels are in use."""
+    (ONNX names or numpy's spellings); returns (kernel, ONNX type name, seconds) per call, each
+    also given to ``on_done`` as it finishes; an empty list when the numpy kernels are in use."""
     todo = planned(dtypes, kernels)
     if _backend.backend() != "numba":
         return []
