@@ -1,21 +1,11 @@
 """The engine: one pooling node judged on a runtime, in one domain of inputs: a :class:`Judgement`.
 
-A model of the node (the node as it is, :func:`ortpool.model.singlenode.alone_model`, or a form
-``fix`` wrote: ``build``) is run on the runtime, at its optimization level, on every input set of
-:mod:`ortpool.check.cases` (the model's captured inputs, the domain's built cases), and each
-output is compared with the spec's (ortpool's kernels) by :mod:`ortpool.check.compare`: max
-values and Indices (where read) bit for bit, averages and norms by ruling 17's accuracy rule.
-
-Sets captured from the model's own run are judged as ``validate`` reports them: a cell the spec
-leaves to a ruling (a NaN or empty window) is a ruling difference and an Index pointing at an
-equal value a tie, both counted apart. Every other set is *built* to reach a case the spec
-distinguishes (ruling 18): there any difference is one.
-
-:func:`judge` is the one decision "does this runtime compute this node exactly": ``validate``'s
-verdict, ``fix``'s "unchanged" and each form's proof, ``conformance``'s cases and the guard's
-price all come from it. A graph optimizer that folds a form back into what the runtime gets
-wrong (PadFusion) is caught: a set that differs at the runtime's level is run again with
-optimizations off, and the judgement says so (``folded``).
+A model of the node (the node alone, or a form ``fix`` wrote: ``build``) is run at the runtime's
+optimization level on every input set of :mod:`ortpool.check.cases`, each output compared with
+the spec's by :mod:`ortpool.check.compare`. On sets captured from a model's own run a cell the
+spec leaves to a ruling and an Index tie are counted apart; on a *built* set (ruling 18) any
+difference is one. A set that differs at the runtime's level is run again with optimizations off:
+a graph optimizer folding a form back (PadFusion) is caught (``folded``).
 """
 
 from __future__ import annotations
@@ -363,9 +353,7 @@ def _run_sets(
     for group in shape_groups(sets):
         model = build(group[0].arrays)
         if isinstance(runtime, Worker):
-            data, names = model.SerializeToString(), [i.name for i in model.graph.input]
-            if run_group(lambda arrays, d=data, n=names: runtime.run(
-                    d, dict(zip(n, arrays, strict=True))), site, group, judgement, rule):
+            if run_group(_worker_run(runtime, model), site, group, judgement, rule):
                 return judgement
             continue
         folder = runtime_spec.profile_dir() if placed else None
@@ -407,7 +395,7 @@ def judge(
     refuses (a size the geometry cannot pool) are left out; when every one is, the node's status
     says whether the runtime runs what the spec refuses."""
     judgement = _judge(site, sets, runtime, rule, build)
-    judgement.runtime = runtime.runtime.name if isinstance(runtime, Worker) else "onnxruntime"
+    judgement.runtime = _name(runtime)
     return judgement
 
 
@@ -453,11 +441,9 @@ def _spec_refuses(
         return judgement
     try:
         model = build(sets[0].arrays)
-        if isinstance(runtime, Worker):
-            runtime.run(model.SerializeToString(),
-                        dict(zip([i.name for i in model.graph.input], sets[0].arrays, strict=True)))
-        else:
-            session_run(open_session(runtime, model, threads=1))(sets[0].arrays)
+        run = (_worker_run(runtime, model) if isinstance(runtime, Worker)
+               else session_run(open_session(runtime, model, threads=1)))
+        run(sets[0].arrays)
     except Exception as err:  # the runtime refuses too
         judgement.fail(st.BOTH_REJECTED, f"{_name(runtime)}: {short_error(err)}; ortpool: {why}")
         return judgement
@@ -467,6 +453,12 @@ def _spec_refuses(
 
 def _name(runtime: RuntimeSpec | Worker) -> str:
     return runtime.runtime.name if isinstance(runtime, Worker) else "onnxruntime"
+
+
+def _worker_run(worker: Worker, model: onnx.ModelProto) -> Run:
+    """``model`` run in another runtime's worker process, as a :data:`Run`."""
+    data, names = model.SerializeToString(), [i.name for i in model.graph.input]
+    return lambda arrays: worker.run(data, dict(zip(names, arrays, strict=True)))
 
 
 def optimizer_change(model: onnx.ModelProto, runtime: RuntimeSpec) -> str:

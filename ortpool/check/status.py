@@ -31,23 +31,8 @@ SEMANTICS = (DIFFER, ORT_REJECTED, ORTPOOL_REJECTED, RULINGS, NO_KERNEL)
 #: statuses that computed the spec's result
 AGREEING = (AGREE, TIES, ACCURACY_NOTE, FIXED, ORTPOOL_OP)
 #: display order, most severe first
-ORDER = (
-    DIFFER,
-    INACCURATE,
-    ORT_REJECTED,
-    ORTPOOL_REJECTED,
-    CRASHED,
-    TIMED_OUT,
-    RULINGS,
-    NO_KERNEL,
-    BOTH_REJECTED,
-    NOT_COMPARED,
-    FIXED,
-    ORTPOOL_OP,
-    ACCURACY_NOTE,
-    TIES,
-    AGREE,
-)
+ORDER = (DIFFER, INACCURATE, ORT_REJECTED, ORTPOOL_REJECTED, CRASHED, TIMED_OUT, RULINGS,
+         NO_KERNEL, BOTH_REJECTED, NOT_COMPARED, FIXED, ORTPOOL_OP, ACCURACY_NOTE, TIES, AGREE)
 
 # What became of a whole model. One that ran is AGREE, DIFFER or NOT_COMPARED; the others exit 2.
 #: the validator refused or failed on it, with the reason (unreadable, an input it cannot size...)
