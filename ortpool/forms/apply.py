@@ -1,12 +1,8 @@
-"""Writing the chosen realizations into a model.
-
-Each node is replaced, where it stands, by the nodes :func:`ortpool.forms.emit.emit` writes for
-its plan (the node itself for ``unchanged``); every other node, value, initializer, name and
-doc string stays. A node realized as ortpool's op brings the ``ortpool`` opset import to the
-graph or function that holds it, and a subgraph output it writes gets its declared sizes set
-aside as ``ortpool rewrite`` does (:mod:`ortpool.model.branch_outputs`). Each node written as a
-standard-op form is recorded with its form and inserted nodes in the model's metadata
-(:mod:`ortpool.model.fixmarks`), for ``validate``.
+"""Writing the chosen realizations into a model: each node replaced where it stands by the nodes
+:func:`ortpool.forms.emit.emit` writes for its plan, everything else kept. ortpool's op brings
+its opset import to the graph or function holding it, and sets aside the declared sizes of a
+subgraph output it writes (as ``ortpool rewrite`` does); each standard-op form is recorded in
+the model's metadata (:mod:`ortpool.model.fixmarks`) for ``validate``.
 """
 
 from __future__ import annotations
@@ -26,9 +22,8 @@ from ortpool.model.site import Site
 from ortpool.rewrite import retarget
 
 
-def apply(
-    source: onnx.ModelProto, sites: Sequence[Site], plans: Mapping[int, Plan]
-) -> tuple[onnx.ModelProto, list[str]]:
+def apply(source: onnx.ModelProto, sites: Sequence[Site],
+          plans: Mapping[int, Plan]) -> tuple[onnx.ModelProto, list[str]]:
     """A copy of ``source`` with ``plans`` (site number -> plan) written in; notes."""
     model = onnx.ModelProto()
     model.CopyFrom(source)
@@ -85,9 +80,8 @@ def apply(
     return model, notes
 
 
-def _misfits(
-    sites: Sequence[Site], plans: Mapping[int, Plan]
-) -> dict[str, tuple[str, tuple[int, ...], tuple[int, ...], bool]]:
+def _misfits(sites: Sequence[Site], plans: Mapping[int, Plan]
+             ) -> dict[str, tuple[str, tuple[int, ...], tuple[int, ...], bool]]:
     """Subgraph outputs a pooling node writes whose declared static shape is not the spec's
     output shape there: name -> (node, declared, the spec's, whether the fix changes the
     node)."""

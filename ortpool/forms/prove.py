@@ -1,9 +1,6 @@
-"""Proving a realization exact: its isolated model judged by :mod:`ortpool.check.judge`.
-
-A realization (a :class:`~ortpool.forms.plan.Plan` written by :mod:`ortpool.forms.emit`) is proven
-as the node itself is judged, by :func:`ortpool.check.judge.judge`: the same inputs, the same
-run, the same comparison. The node as it is (the plan ``unchanged``) is the very call
-``validate``'s verdict makes.
+"""Proving a realization exact: its isolated model judged as the node itself is, by
+:func:`ortpool.check.judge.judge` (the same inputs, run and comparison; the node as it is by the
+very call ``validate``'s verdict makes).
 """
 
 from __future__ import annotations
@@ -47,10 +44,9 @@ def isolated_model(plan: Plan, site: Site, example: Sequence[np.ndarray]) -> onn
 
 
 def sets_for(plan: Plan, sets: Sequence[FeedSet]) -> list[FeedSet]:
-    """The sets ``plan`` is proven on: all of them, but for ortpool's op one built set per shape
-    (its values are the kernels' own by construction, the same code that gives the expected
-    outputs; what is proven is that the op runs and its outputs come back whole, NaN
-    included), which spares running the Python kernels on every built case twice."""
+    """The sets ``plan`` is proven on: all of them, but for ortpool's op one built set per shape:
+    its values are the kernels' own by construction, so what is proven is that the op runs and
+    its outputs come back whole (sparing the Python kernels every built case twice)."""
     if not plan.ortpool:
         return list(sets)
     kept, shapes = [], set()
@@ -63,16 +59,10 @@ def sets_for(plan: Plan, sets: Sequence[FeedSet]) -> list[FeedSet]:
     return kept
 
 
-def prove_plan(
-    plan: Plan,
-    site: Site,
-    sets: Sequence[FeedSet],
-    runtime: RuntimeSpec,
-    rule: AccuracyRule = DEFAULT_RULE,
-) -> Judgement:
+def prove_plan(plan: Plan, site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec,
+               rule: AccuracyRule = DEFAULT_RULE) -> Judgement:
     """``plan`` alone on every set (:func:`sets_for`) at the runtime's level, judged as the
-    node itself is (:func:`ortpool.check.judge.judge`; sums by ruling 17 under ``rule``), the
-    node as it is by the very call validate's verdict makes."""
+    node itself is (sums by ruling 17 under ``rule``)."""
     if not plan.changes_node:
         return judge(site, sets, runtime, rule)
     return judge(site, sets_for(plan, sets), runtime, rule,
