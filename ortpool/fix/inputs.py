@@ -15,12 +15,8 @@ from ortpool.check.cases import FeedSet, expect, full_shape, proof_sets, sampled
 from ortpool.model.site import Site
 
 
-def site_sets(
-    site: Site,
-    captured: Sequence[Mapping[str, np.ndarray]],
-    seed: int = 0,
-    nonfinite: bool = False,
-) -> tuple[list[FeedSet], list[str]]:
+def site_sets(site: Site, captured: Sequence[Mapping[str, np.ndarray]], seed: int = 0,
+              nonfinite: bool = False) -> tuple[list[FeedSet], list[str]]:
     """A node's input sets with the spec's outputs, the model's ``captured`` runs first, and
     why the kernels refused the others: its static shape, or sampled shapes when its sizes are
     symbolic (:func:`proof_sets`)."""
@@ -37,13 +33,7 @@ def site_sets(
         # The forms of static spatial sizes hold at those sizes, for any batch and channels: the
         # model's own run is kept at whatever N and C the user's inputs give.
         mine = [a for a in mine if tuple(a[0].shape[2:]) == shape[2:]]
-    sets = proof_sets(
-        site,
-        shapes,
-        captured=mine,
-        seed=seed,
-        nonfinite=nonfinite,
-        output_shape=site.output_shape,
-    )
+    sets = proof_sets(site, shapes, captured=mine, seed=seed, nonfinite=nonfinite,
+                      output_shape=site.output_shape)
     refusals: list[str] = []
     return expect(site, sets, refusals), refusals
