@@ -21,6 +21,7 @@ import numpy as np
 from ortpool.attributes import PoolAttrs
 from ortpool.check import readings
 from ortpool.check import status as st
+from ortpool.check.compare import floating
 from ortpool.geometry import pool_geometry
 from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS, window_size
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS
@@ -619,7 +620,7 @@ def _nan_dropped(plan: readings.Plan, arrays: Sequence[np.ndarray]) -> np.ndarra
     for a norm 0, for a mean the sum of the others over the divisor less the NaNs the window
     holds. None where that cannot be computed."""
     x = arrays[0]
-    if not readings.floating(x):
+    if not floating(x):
         return None
     wide = x.astype(np.float64)
     nan = np.isnan(wide)

@@ -1,13 +1,11 @@
 """Comparing onnxruntime's outputs with ortpool's, cell by cell.
 
-Every compared cell falls in one category (the ``CAT_*`` codes, also used by the pictures):
-agree; a *tie* (an Index that differs but points at an input equal to the one ortpool chose: both
-are a maximum); an *accuracy note* (a sum rounded beyond a pairwise sum's bound, within the
-accuracy limit: it agrees, ruling 17); a *ruling* cell (the window holds a NaN or no input
-element at all: the spec is silent there and ruling 5/6 decide, so such cells are counted
-apart); an *inaccurate* cell (a sum beyond the accuracy limit, within what rounding can explain);
-a plain difference (semantics); and, when the shapes differ, cells present in only one of the
-two outputs. The codes grow with severity (the pictures paint the worst).
+Every compared cell falls in one ``CAT_*`` category, growing with severity (the pictures paint
+the worst): agree; a *tie* (another Index of an equal maximum); an *accuracy note* (a sum
+rounded beyond a pairwise sum's bound, within the accuracy limit: it agrees, ruling 17); a
+*ruling* cell (a window holding a NaN or no input element, which rulings 5 and 6 decide); an
+*inaccurate* sum (beyond the limit, within what rounding explains); a difference; and, when the
+shapes differ, cells only one output has.
 """
 
 from __future__ import annotations
@@ -69,19 +67,12 @@ class TensorComparison:
 
     @property
     def agrees(self) -> bool:
-        return (
-            not self.shapes_differ
-            and self.differing == 0
-            and self.inaccurate == 0
-            and self.ruling_differing == 0
-        )
+        return not (self.shapes_differ or self.differing or self.inaccurate
+                    or self.ruling_differing)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if f.name not in ("categories", "offset", "aligned")
-        }
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name not in ("categories", "offset", "aligned")}
         out["builtin_shape"] = list(self.builtin_shape)
         out["ortpool_shape"] = list(self.ortpool_shape)
         out["shapes_differ"] = self.shapes_differ
@@ -128,17 +119,10 @@ def _placements(builtin: tuple[int, ...], ours: tuple[int, ...]) -> list[tuple[i
 
 def align(builtin: np.ndarray, ours: np.ndarray) -> tuple[tuple[int, ...], np.ndarray] | None:
     """Where onnxruntime's output sits in ortpool's when their shapes differ on spatial axes only
-    (a border row dropped, a ceil or a pad computed otherwise): the offset per spatial axis at
-    which most cells are equal (NaN equal to NaN, floats within 1e-5 relative), and the
-    categories drawn so on the union of both placed outputs: agree or differ where both have
-    the cell, only in one elsewhere. None when the batch or channels differ, or the placements
-    to try exceed :data:`MAX_PLACEMENTS`.
-
-    The comparison itself counts cells at the same index; a picture of that paints a whole
-    shifted plane red (46x94 against 48x96: every cell moved by one), hiding that only the
-    border differs. Example: onnxruntime's [[5, 6]] and ortpool's [[4, 5, 6, 7]] (1x1x1x2 in
-    1x1x1x4) align at offset (0, 1): two cells agree, ortpool's first and last are its own.
-    """
+    (a border row dropped): the offset per spatial axis at which most cells are equal (NaN equal
+    to NaN, floats within 1e-5 relative), and the categories drawn on the union of both placed
+    outputs, so that a picture does not paint a whole shifted plane red. None when the batch or
+    channels differ, or the placements exceed :data:`MAX_PLACEMENTS`."""
     if builtin.ndim != ours.ndim or builtin.ndim < 3 or builtin.shape[:2] != ours.shape[:2]:
         return None
     best, best_offset, best_same = -1, None, None
@@ -170,9 +154,8 @@ def align(builtin: np.ndarray, ours: np.ndarray) -> tuple[tuple[int, ...], np.nd
     return best_offset, canvas
 
 
-def _placed(
-    builtin: tuple[int, ...], ours: tuple[int, ...], offset: tuple[int, ...]
-) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
+def _placed(builtin: tuple[int, ...], ours: tuple[int, ...], offset: tuple[int, ...]
+            ) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
     """The cells both outputs have when onnxruntime's cell i sits over ortpool's i + offset."""
     a_sl: list[slice] = [slice(None), slice(None)]
     b_sl: list[slice] = [slice(None), slice(None)]
@@ -183,23 +166,20 @@ def _placed(
     return tuple(a_sl), tuple(b_sl)
 
 
+def floating(a: np.ndarray) -> bool:
+    return a.dtype.kind == "f" or a.dtype.name == "bfloat16"
+
+
 def _wide(a: np.ndarray) -> np.ndarray:
-    return a.astype(np.float64) if a.dtype.kind == "f" or a.dtype.name == "bfloat16" else a
+    return a.astype(np.float64) if floating(a) else a
 
 
-def compare_values(
-    name: str,
-    dtype: str,
-    builtin: np.ndarray,
-    ours: np.ndarray,
-    tolerance: Tolerance,
-    ruling: np.ndarray | None = None,
-) -> TensorComparison:
+def compare_values(name: str, dtype: str, builtin: np.ndarray, ours: np.ndarray,
+                   tolerance: Tolerance, ruling: np.ndarray | None = None) -> TensorComparison:
     """Compare two value tensors; ``ruling`` marks (in ``ours``' shape) the cells rulings 5 and
     6 decide (docs/rulings.md)."""
-    result = TensorComparison(
-        name, dtype, tuple(builtin.shape), tuple(ours.shape), tolerance.describe()
-    )
+    result = TensorComparison(name, dtype, tuple(builtin.shape), tuple(ours.shape),
+                              tolerance.describe())
     cats = _canvas(builtin, ours)
     if builtin.ndim != ours.ndim:
         return _rank_mismatch(result, builtin, ours, cats)
@@ -230,8 +210,7 @@ def compare_values(
                 nonzero = finite & (b != 0)
                 if nonzero.any():
                     result.max_rel = _finite_or_none(
-                        float((diff[nonzero] / np.abs(b[nonzero])).max())
-                    )
+                        float((diff[nonzero] / np.abs(b[nonzero])).max()))
                 else:
                     result.max_rel = 0.0 if result.max_abs == 0 else None
         else:
@@ -250,14 +229,9 @@ def compare_values(
     return result
 
 
-def _accuracy_classes(
-    result: TensorComparison,
-    acc: Accuracy,
-    a: np.ndarray,
-    same: np.ndarray,
-    sl: tuple[Any, ...],
-    ruling: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray]:
+def _accuracy_classes(result: TensorComparison, acc: Accuracy, a: np.ndarray, same: np.ndarray,
+                      sl: tuple[Any, ...], ruling: np.ndarray | None
+                      ) -> tuple[np.ndarray, np.ndarray]:
     """ruling 17 on a sum's cells ``a`` (the runtime's, float64) against the exact result:
     ``same`` gains the cells within the agree band; (note cells, inaccurate cells) are returned;
     the rest differ in semantics. The worst error is stated in ``result.accuracy``."""
@@ -306,12 +280,8 @@ def figures(acc: Accuracy, err: np.ndarray, measured: np.ndarray, sl: tuple[Any,
     return out
 
 
-def compare_indices(
-    builtin: np.ndarray,
-    ours: np.ndarray,
-    x: np.ndarray,
-    ruling: np.ndarray | None = None,
-) -> TensorComparison:
+def compare_indices(builtin: np.ndarray, ours: np.ndarray, x: np.ndarray,
+                    ruling: np.ndarray | None = None) -> TensorComparison:
     """Compare Indices exactly; a differing index pointing at an input equal to ours is a tie."""
     result = TensorComparison("Indices", "int64", tuple(builtin.shape), tuple(ours.shape), "exact")
     cats = _canvas(builtin, ours)
@@ -337,25 +307,17 @@ def compare_indices(
     return _finish(result, cats, sl, differ & ~tie & ~in_ruling, in_ruling, tie, a, b)
 
 
-def _rank_mismatch(
-    result: TensorComparison, builtin: np.ndarray, ours: np.ndarray, cats: np.ndarray
-) -> TensorComparison:
+def _rank_mismatch(result: TensorComparison, builtin: np.ndarray, ours: np.ndarray,
+                   cats: np.ndarray) -> TensorComparison:
     """Tensors of different ranks: no cell is compared, every cell is in one of them only."""
     result.only_in_one = int(max(builtin.size, ours.size))
     result.categories = cats
     return result
 
 
-def _finish(
-    result: TensorComparison,
-    cats: np.ndarray,
-    sl: tuple[slice, ...],
-    plain: np.ndarray,
-    in_ruling: np.ndarray,
-    tie: np.ndarray | None,
-    a: np.ndarray,
-    b: np.ndarray,
-) -> TensorComparison:
+def _finish(result: TensorComparison, cats: np.ndarray, sl: tuple[slice, ...], plain: np.ndarray,
+            in_ruling: np.ndarray, tie: np.ndarray | None, a: np.ndarray,
+            b: np.ndarray) -> TensorComparison:
     """Count the differing cells, paint each compared cell's category on the canvas (a tie,
     a cell docs/rulings.md decides, a plain difference, else agreement) and keep a few examples."""
     result.differing = int(plain.sum())
@@ -399,7 +361,7 @@ def ruling_cells(x: np.ndarray, geom: PoolGeometry) -> tuple[np.ndarray, np.ndar
         zero = g.counts(False) == 0
         empty = empty | zero.reshape((-1,) + (1,) * (len(geom.axes) - 1 - a))
     empty = np.broadcast_to(empty, out_shape)
-    if x.dtype.kind == "f" or x.dtype.name == "bfloat16":
+    if floating(x):
         nan_in = np.isnan(x.astype(np.float32))
         if nan_in.any():
             nan = window_max(nan_in.astype(np.float32), geom) > 0
@@ -407,14 +369,12 @@ def ruling_cells(x: np.ndarray, geom: PoolGeometry) -> tuple[np.ndarray, np.ndar
     return np.zeros(out_shape, bool), empty
 
 
-def family_ruling_cells(
-    op: str, feeds: list[np.ndarray], attrs: Any
-) -> tuple[np.ndarray, np.ndarray] | None:
+def family_ruling_cells(op: str, feeds: list[np.ndarray],
+                        attrs: Any) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`ruling_cells` for the global pools (the window is the plane) and MaxRoiPool (the
     window is a bin); None for the other operators."""
     x = feeds[0]
-    floating = x.dtype.kind == "f" or x.dtype.name == "bfloat16"
-    nan_in = np.isnan(x.astype(np.float32)) if floating else np.zeros(x.shape, bool)
+    nan_in = np.isnan(x.astype(np.float32)) if floating(x) else np.zeros(x.shape, bool)
     if op in GLOBAL_OPERATORS:
         axes = tuple(range(2, x.ndim))
         nan = nan_in.any(axis=axes, keepdims=True)
@@ -436,9 +396,8 @@ def family_ruling_cells(
     return None
 
 
-def ruling_masks(
-    site: Site, arrays: list[np.ndarray]
-) -> tuple[np.ndarray | None, np.ndarray | None]:
+def ruling_masks(site: Site, arrays: list[np.ndarray]
+                 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """(windows holding a NaN, empty windows) of the spec's output of ``site`` on ``arrays``
     (X, and MaxRoiPool's rois), or Nones."""
     x = arrays[0]

@@ -130,9 +130,8 @@ class Judgement:
         by_provider: dict[str, list[str]] = {}
         for op, ep in fell.items():
             by_provider.setdefault(ep, []).append(op)
-        return "; " + "; ".join(
-            f"{', '.join(ops)} fell back to {ep}" for ep, ops in by_provider.items()
-        )
+        return "; " + "; ".join(f"{', '.join(ops)} fell back to {ep}"
+                                for ep, ops in by_provider.items())
 
 
 # --- one set's outputs against the spec's ------------------------------------------------------
@@ -145,35 +144,32 @@ def _agreeing(name: str, dtype: str, array: np.ndarray, tolerance: str) -> Tenso
                             max_abs=0.0, max_rel=0.0 if array.dtype.kind == "f" else None)
 
 
+def _status(comparisons: Sequence[TensorComparison],
+            order: Sequence[tuple[str, tuple[str, ...]]]) -> str:
+    """The first status of ``order`` one of whose counts a comparison has; AGREE for none."""
+    return next((status for status, counts in order
+                 if any(getattr(c, k) for c in comparisons for k in counts)), st.AGREE)
+
+
 def lenient_status(comparisons: Sequence[TensorComparison]) -> str:
     """A captured set's status: semantics first, then accuracy beyond the limit, ruling
     cells, accuracy notes, ties."""
-    if any(c.shapes_differ or c.differing for c in comparisons):
-        return st.DIFFER
-    if any(c.inaccurate for c in comparisons):
-        return st.INACCURATE
-    if any(c.ruling_differing for c in comparisons):
-        return st.RULINGS
-    if any(c.noted for c in comparisons):
-        return st.ACCURACY_NOTE
-    if any(c.ties for c in comparisons):
-        return st.TIES
-    return st.AGREE
+    return _status(comparisons, ((st.DIFFER, ("shapes_differ", "differing")),
+                                 (st.INACCURATE, ("inaccurate",)),
+                                 (st.RULINGS, ("ruling_differing",)),
+                                 (st.ACCURACY_NOTE, ("noted",)), (st.TIES, ("ties",))))
 
 
 def strict_status(comparisons: Sequence[TensorComparison]) -> str:
     """A built set's status: any cell off is a difference (a tie too: another Index is another
     result for a MaxUnpool downstream); only a sum's rounding is accuracy."""
-    if any(c.shapes_differ or c.differing or c.ruling_differing or c.ties for c in comparisons):
-        return st.DIFFER
-    if any(c.inaccurate for c in comparisons):
-        return st.INACCURATE
-    return st.ACCURACY_NOTE if any(c.noted for c in comparisons) else st.AGREE
+    return _status(comparisons, (
+        (st.DIFFER, ("shapes_differ", "differing", "ruling_differing", "ties")),
+        (st.INACCURATE, ("inaccurate",)), (st.ACCURACY_NOTE, ("noted",))))
 
 
-def compare_set(
-    site: Site, feed: FeedSet, got: Sequence[np.ndarray], rule: AccuracyRule = DEFAULT_RULE
-) -> tuple[str, list[TensorComparison], str]:
+def compare_set(site: Site, feed: FeedSet, got: Sequence[np.ndarray],
+                rule: AccuracyRule = DEFAULT_RULE) -> tuple[str, list[TensorComparison], str]:
     """One set's outputs ``got`` against the spec's: (status, comparisons, the failure in words:
     "" when exact)."""
     want = feed.expected or []
@@ -295,10 +291,8 @@ def session_run(session: Any) -> Run:
     return run
 
 
-def run_group(
-    run: Run, site: Site, group: Sequence[FeedSet], judgement: Judgement,
-    rule: AccuracyRule = DEFAULT_RULE,
-) -> str:
+def run_group(run: Run, site: Site, group: Sequence[FeedSet], judgement: Judgement,
+              rule: AccuracyRule = DEFAULT_RULE) -> str:
     """``run`` on each set of ``group``, compared; the first failure, or "" (every set's
     figures and the sets proven go into ``judgement``). A set the runtime fails on ends the
     group: the failure says which way (:func:`refusal`)."""
@@ -335,14 +329,8 @@ def refusal(err: Exception, doing: str) -> tuple[str, str]:
 LOADING = "onnxruntime refuses it"
 
 
-def _run_sets(
-    build: Build,
-    site: Site,
-    sets: Sequence[FeedSet],
-    runtime: RuntimeSpec | Worker,
-    level: str | None,
-    rule: AccuracyRule,
-) -> Judgement:
+def _run_sets(build: Build, site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec | Worker,
+              level: str | None, rule: AccuracyRule) -> Judgement:
     """The model ``build`` makes for each shape of ``sets``, run on every set at ``level``
     (None: the runtime's) and compared with the spec's outputs. Another runtime than
     onnxruntime runs each set in its worker process (a :class:`~ortpool.runtimes.Worker`)."""
@@ -382,56 +370,35 @@ def _run_sets(
     return judgement
 
 
-def judge(
-    site: Site,
-    sets: Sequence[FeedSet],
-    runtime: RuntimeSpec | Worker,
-    rule: AccuracyRule = DEFAULT_RULE,
-    *,
-    build: Build | None = None,
-) -> Judgement:
+def judge(site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec | Worker,
+          rule: AccuracyRule = DEFAULT_RULE, *, build: Build | None = None) -> Judgement:
     """``build``'s model of ``site`` (default: the node as it is) judged on ``sets`` at the
     runtime's level: exact when every set gives the spec's outputs. Sets the spec itself
     refuses (a size the geometry cannot pool) are left out; when every one is, the node's status
     says whether the runtime runs what the spec refuses."""
-    judgement = _judge(site, sets, runtime, rule, build)
-    judgement.runtime = _name(runtime)
-    return judgement
-
-
-def _judge(
-    site: Site,
-    sets: Sequence[FeedSet],
-    runtime: RuntimeSpec | Worker,
-    rule: AccuracyRule,
-    build: Build | None,
-) -> Judgement:
     refusals: list[str] = []
     kept = expect(site, sets, refusals)
     # onnxruntime's Python API has no bfloat16 array: carried as float32 there, not elsewhere
     carried = isinstance(runtime, RuntimeSpec)
     build = build or (lambda example: alone_model(site, example, carried=carried))
     if not kept:
-        return _spec_refuses(site, sets, refusals, build, runtime)
-    judgement = _run_sets(build, site, kept, runtime, None, rule)
+        judgement = _spec_refuses(site, sets, refusals, build, runtime)
+    else:
+        judgement = _run_sets(build, site, kept, runtime, None, rule)
     # a refusal is tried too: PadFusion folds a Pad into a pool as pads >= kernel, which the
     # optimized session then refuses
-    if (not judgement.exact and judgement.status != st.NO_KERNEL
-            and isinstance(runtime, RuntimeSpec) and runtime.level != "disable"):
-        plain = _run_sets(build, site, kept, runtime, "disable", rule)
-        if plain.exact:
-            judgement.folded = True
-            judgement.failure = (
-                f"{judgement.failure} -- exact with graph optimizations off: "
-                f"{optimizer_change(build(kept[0].arrays), runtime)}"
-            )
+    if (kept and not judgement.exact and judgement.status != st.NO_KERNEL
+            and isinstance(runtime, RuntimeSpec) and runtime.level != "disable"
+            and _run_sets(build, site, kept, runtime, "disable", rule).exact):
+        judgement.folded = True
+        judgement.failure = (f"{judgement.failure} -- exact with graph optimizations off: "
+                             f"{optimizer_change(build(kept[0].arrays), runtime)}")
+    judgement.runtime = _name(runtime)
     return judgement
 
 
-def _spec_refuses(
-    site: Site, sets: Sequence[FeedSet], refusals: Sequence[str], build: Build,
-    runtime: RuntimeSpec | Worker,
-) -> Judgement:
+def _spec_refuses(site: Site, sets: Sequence[FeedSet], refusals: Sequence[str], build: Build,
+                  runtime: RuntimeSpec | Worker) -> Judgement:
     """No set has a spec answer: the spec refuses them. Whether the runtime runs the first
     decides ORTPOOL_REJECTED (it computes what the spec refuses) or BOTH_REJECTED."""
     why = refusals[0] if refusals else "no input set"

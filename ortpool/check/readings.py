@@ -22,7 +22,7 @@ import numpy as np
 
 from ortpool import kernels
 from ortpool.attributes import PoolAttrs
-from ortpool.check.compare import family_ruling_cells
+from ortpool.check.compare import family_ruling_cells, floating
 from ortpool.geometry import effective_kernel, pool_geometry, same_pads
 from ortpool.model.site import Site
 from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS
@@ -200,10 +200,6 @@ def _keep_closed(step: Callable[[Outputs], Outputs], outs: Outputs) -> Outputs:
 
 
 # --- comparing the runtime's outputs with a reading's ------------------------------------------
-
-
-def floating(a: np.ndarray) -> bool:
-    return a.dtype.kind == "f" or a.dtype.name == "bfloat16"
 
 
 _UNIT = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
