@@ -262,12 +262,6 @@ def _ceil_valid(attrs: PoolAttrs, spatial: Sequence[int]) -> str:
                  if n >= ek and (n - ek) % s), "")
 
 
-def _end_pad_window(attrs: PoolAttrs, spatial: Sequence[int]) -> str:
-    return next((f"axis {i}: ceil mode's window {j} would start at {t} >= n={spatial[i]}, "
-                 f"inside the end pad: it is dropped ({j} windows, not {j + 1})"
-                 for i, j, t in readings.end_pad_windows(attrs, spatial)), "")
-
-
 def _pads_ge_kernel(attrs: PoolAttrs, spatial: Sequence[int]) -> str:
     if attrs.auto_pad != "NOTSET":
         return ""
@@ -293,7 +287,10 @@ _GEOMETRIC: tuple[tuple[str, Callable[[PoolAttrs, Sequence[int]], str]], ...] = 
     (SAME_DILATION, lambda attrs, spatial: readings.dilated_same(attrs)),
     (NEGATIVE_SAME_PAD, _negative_same_pad),
     (CEIL_VALID, _ceil_valid),
-    (END_PAD_WINDOW, _end_pad_window),
+    (END_PAD_WINDOW, lambda attrs, spatial: next(
+        (f"axis {i}: ceil mode's window {j} would start at {t} >= n={spatial[i]}, inside the end "
+         f"pad: it is dropped ({j} windows, not {j + 1})"
+         for i, j, t in readings.end_pad_windows(attrs, spatial)), "")),
     (WINDOW_BEYOND_INPUT, lambda attrs, spatial: next(
         (words for _, words, _ in readings.beyond_input(attrs, spatial)), "")),
     (PADS_GE_KERNEL, _pads_ge_kernel),
@@ -319,18 +316,9 @@ def _shape_causes(op: str, attrs: PoolAttrs | None, spatial: Sequence[int]) -> l
     return causes
 
 
-def recognise(
-    op: str,
-    attrs: PoolAttrs | None,
-    spatial: Sequence[int],
-    *,
-    differs: bool,
-    nan_cells: int = 0,
-    empty_cells: int = 0,
-    output_shape_input: bool = False,
-    accumulation_cells: int = 0,
-    window: int = 0,
-) -> list[Cause]:
+def recognise(op: str, attrs: PoolAttrs | None, spatial: Sequence[int], *, differs: bool,
+              nan_cells: int = 0, empty_cells: int = 0, output_shape_input: bool = False,
+              accumulation_cells: int = 0, window: int = 0) -> list[Cause]:
     """Causes for a node that differs (``differs``) or that the runtime rejected, where no
     output can be read: ``nan_cells``/``empty_cells``: differing cells in NaN / empty windows;
     ``accumulation_cells``: sums beyond the accuracy limit but within what a running sum of

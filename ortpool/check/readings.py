@@ -291,7 +291,7 @@ def count_taps(plan: Plan, indicator: np.ndarray) -> np.ndarray:
         return indicator.sum(axis=tuple(range(2, indicator.ndim)), keepdims=True)
     if plan.crop is not None:
         indicator = _cropped(indicator, plan.crop)
-    counts = kernels.lp_pool(indicator, version=22, **_lp_attrs(plan, 1))
+    counts = _taps(plan, indicator)
     for step in plan.post:
         counts = step([counts, counts])[0]
     return counts
@@ -575,19 +575,11 @@ def _end_pad_window(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> lis
                       for i, j, t in found)
     words = (f"the runtime keeps ceil mode's last window, which starts in the end pad ({where}): "
              "its output equals the spec's with that window kept (it holds no input element)")
-    return [Variant(END_PAD_WINDOW, words,
-                    lambda plan: plan.then(_append_window([i for i, _, _ in found])), "end",
-                    stage=2)]
 
-
-def _append_window(axes: Sequence[int]) -> Callable[[Outputs], Outputs]:
-    """One more window at the end of each of ``axes``: an empty window's cell (open in a mask,
-    NaN for values, -1 for Indices: compared as open cells)."""
-
-    def step(outs: Outputs) -> Outputs:
+    def step(outs: Outputs) -> Outputs:  # the window's cell: open in a mask, NaN, Index -1
         done = []
         for a in outs:
-            for axis in axes:
+            for axis, _, _ in found:
                 widths = [(0, 0)] * a.ndim
                 widths[2 + axis] = (0, 1)
                 if a.dtype == bool:
@@ -600,7 +592,7 @@ def _append_window(axes: Sequence[int]) -> Callable[[Outputs], Outputs]:
             done.append(a)
         return done
 
-    return step
+    return [Variant(END_PAD_WINDOW, words, lambda plan: plan.then(step), "end", stage=2)]
 
 
 def _ceil_pad_shift(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
@@ -680,25 +672,21 @@ def _lowest_max_index(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> l
     a running argmax started there that only a greater value moves (tract)."""
     if site.op != "MaxPool" or not site.indices_read:
         return []
-    return [Variant(LOWEST_MAX_INDEX, "where a window's maximum is the type's lowest value, the "
-                    "runtime's Index is its plane's first element (an argmax started there that "
-                    "no greater value moved), not the window's first maximum",
-                    # before a transposition: it reads Y's cell of each Index
-                    lambda plan: plan.then(_plane_start_where_lowest(math.prod(spatial))),
-                    "index", stage=3)]
 
-
-def _plane_start_where_lowest(plane: int) -> Callable[[Outputs], Outputs]:
     def step(outs: Outputs) -> Outputs:
         if len(outs) < 2 or outs[0].dtype == bool:
             return outs
         y, i = outs
         low = -np.inf if floating(y) else np.iinfo(y.dtype).min
         starts = np.arange(y.shape[0] * y.shape[1]).reshape(
-            *y.shape[:2], *([1] * (y.ndim - 2))) * plane
+            *y.shape[:2], *([1] * (y.ndim - 2))) * math.prod(spatial)
         return [y, np.where(y.astype(np.float64) == low, starts, i).astype(i.dtype)]
 
-    return step
+    return [Variant(LOWEST_MAX_INDEX, "where a window's maximum is the type's lowest value, the "
+                    "runtime's Index is its plane's first element (an argmax started there that "
+                    "no greater value moved), not the window's first maximum",
+                    # before a transposition: it reads Y's cell of each Index
+                    lambda plan: plan.then(step), "index", stage=3)]
 
 
 def _overhang_divisor(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
@@ -707,9 +695,18 @@ def _overhang_divisor(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> l
     if site.op != "AveragePool" or not attrs.count_include_pad:
         return []
     full = math.prod(attrs.kernel_shape)
+
+    def kernel(plan: Plan, feeds: Outputs) -> Outputs:  # each window's sum over the input / full
+        x = feeds[0]
+        mean = kernels.average_pool(x.astype(np.float64), version=22,
+                                    **{**_window_attrs(plan), "count_include_pad": 0})
+        count = _taps(plan, np.ones(x.shape, np.float64))
+        with np.errstate(invalid="ignore"):
+            return [np.where(count > 0, mean * count / full, 0.0).astype(x.dtype)]
+
     return [Variant(OVERHANG_DIVISOR, f"the runtime divides every window by the kernel's {full} "
                     "taps, the ceil overhang past the end pad counted too",
-                    lambda plan: plan.but(kernel=_sum_over(full)), "divisor", stage=1)]
+                    lambda plan: plan.but(kernel=kernel), "divisor", stage=1)]
 
 
 def _average_counts_pads(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
@@ -724,29 +721,15 @@ def _average_counts_pads(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -
                     "divisor", stage=1)]
 
 
-def _sum_over(divisor: int) -> Callable[[Plan, Outputs], Outputs]:
-    """A kernel giving each window's sum over the input divided by ``divisor``."""
-
-    def kernel(plan: Plan, feeds: Outputs) -> Outputs:
-        x = feeds[0]
-        attrs = {**_window_attrs(plan), "count_include_pad": 0}
-        mean = kernels.average_pool(x.astype(np.float64), version=22, **attrs)
-        count = kernels.lp_pool(np.ones(x.shape, np.float64), version=22, **_lp_attrs(plan, 1))
-        with np.errstate(invalid="ignore"):
-            y = np.where(count > 0, mean * count / divisor, 0.0)
-        return [y.astype(x.dtype)]
-
-    return kernel
-
-
 def _window_attrs(plan: Plan) -> dict[str, Any]:
     """``plan``'s attributes that place the windows (for the helper kernels run at version 22,
     which has every one of them)."""
     return {k: v for k, v in plan.attributes.items() if k in WINDOW_KEYS}
 
 
-def _lp_attrs(plan: Plan, p: int) -> dict[str, Any]:
-    return {**_window_attrs(plan), "p": p}
+def _taps(plan: Plan, values: np.ndarray) -> np.ndarray:
+    """Per window of ``plan``, the sum of ``values`` over its taps inside the input."""
+    return kernels.lp_pool(values, version=22, p=1, **_window_attrs(plan))
 
 
 def _lp_rescale(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
@@ -770,8 +753,7 @@ def _rescaled_norm(full: int, p: float, padded: bool) -> Callable[[Plan, Outputs
         x = feeds[0]
         powered = np.abs(x.astype(np.float64)) ** float(p)
         ones = np.ones(x.shape, np.float64)
-        sums = kernels.lp_pool(powered, version=22, **_lp_attrs(plan, 1))
-        count = kernels.lp_pool(ones, version=22, **_lp_attrs(plan, 1))
+        sums, count = _taps(plan, powered), _taps(plan, ones)
         if padded:  # taps inside [-pb, n + pe): the inside count over cip=1's mean of ones
             share = kernels.average_pool(ones, version=22, count_include_pad=1,
                                          **_window_attrs(plan))
