@@ -91,7 +91,11 @@ def fix(
     model = files.model(model)
     if source_dir is not None:
         source_dir = values.path("source_dir", source_dir)
-    return run(model, options, source_dir)
+    if not isinstance(model, onnx.ModelProto):
+        source_dir = Path(model).parent if source_dir is None else source_dir
+        model = modelfile.read(model, load_external_data=False)
+    fixed, report = fix_model(model, options, source_dir)
+    return FixResult(fixed, report, None if source_dir is None else os.fspath(source_dir))
 
 
 def _options(given: Mapping[str, Any]) -> Options:
@@ -99,26 +103,15 @@ def _options(given: Mapping[str, Any]) -> Options:
     return Options(
         selection=files.selection(given["ops"], given["nodes"], given["exclude"]),
         skip_invalid=values.flag("skip_invalid", given["skip_invalid"]),
-        runtime=runtime.from_python(
-            given["providers"], given["opt_level"], given["intra_op_threads"],
-            given["inter_op_threads"], given["execution_mode"],
-        ),
+        runtime=runtime.from_python(given["providers"], given["opt_level"],
+                                    given["intra_op_threads"], given["inter_op_threads"],
+                                    given["execution_mode"]),
         nonfinite=domain.from_python(given["nonfinite"]),
         seed=inputs_group.seed(given["seed"], PYTHON),
         lift_opset=values.flag("lift_opset", given["lift_opset"]),
         model_inputs=inputs_group.from_python(given["shapes"], given["inputs"]),
         accuracy=accuracy_group.from_python(accuracy=given["accuracy"]),
     )
-
-
-def run(model: ModelLike, options: Options,
-        source_dir: str | os.PathLike | None = None) -> FixResult:
-    """:func:`fix` on options already built (the command line's, or another command's)."""
-    if not isinstance(model, onnx.ModelProto):
-        source_dir = Path(model).parent if source_dir is None else source_dir
-        model = modelfile.read(model, load_external_data=False)
-    fixed, report = fix_model(model, options, source_dir)
-    return FixResult(fixed, report, None if source_dir is None else os.fspath(source_dir))
 
 
 def fix_with_report(model: ModelLike, **options: Any) -> tuple[onnx.ModelProto, FixReport]:
