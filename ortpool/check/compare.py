@@ -11,6 +11,7 @@ shapes differ, cells only one output has.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from typing import Any
 
@@ -105,16 +106,11 @@ MAX_PLACEMENTS = 64
 def _placements(builtin: tuple[int, ...], ours: tuple[int, ...]) -> list[tuple[int, ...]]:
     """Every offset that puts the smaller extent of each spatial axis inside the larger (all
     zeros, the comparison's own placement, first)."""
-    ranges = [
-        sorted(range(min(0, o - b), max(0, o - b) + 1), key=abs)
-        for b, o in zip(builtin[2:], ours[2:], strict=True)
-    ]
-    found: list[tuple[int, ...]] = [()]
-    for choices in ranges:
-        found = [(*f, c) for f in found for c in choices]
-        if len(found) > MAX_PLACEMENTS:
-            return []
-    return found
+    ranges = [sorted(range(min(0, o - b), max(0, o - b) + 1), key=abs)
+              for b, o in zip(builtin[2:], ours[2:], strict=True)]
+    if math.prod(len(r) for r in ranges) > MAX_PLACEMENTS:
+        return []
+    return list(itertools.product(*ranges))
 
 
 def align(builtin: np.ndarray, ours: np.ndarray) -> tuple[tuple[int, ...], np.ndarray] | None:
@@ -141,11 +137,8 @@ def align(builtin: np.ndarray, ours: np.ndarray) -> tuple[tuple[int, ...], np.nd
     # the canvas: per spatial axis from the lower start to the higher end of the two placed
     start_b = [max(0, -o) for o in best_offset]  # ours' first cell on the canvas
     start_a = [sb + o for sb, o in zip(start_b, best_offset, strict=True)]
-    extent = [
-        max(sb + n_b, sa + n_a)
-        for sb, sa, n_b, n_a in zip(start_b, start_a, ours.shape[2:], builtin.shape[2:],
-                                    strict=True)
-    ]
+    extent = [max(sb + n_b, sa + n_a) for sb, sa, n_b, n_a
+              in zip(start_b, start_a, ours.shape[2:], builtin.shape[2:], strict=True)]
     canvas = np.full((*ours.shape[:2], *extent), CAT_MISSING, np.int8)
     lo = [max(sa, sb) for sa, sb in zip(start_a, start_b, strict=True)]
     view = canvas[(slice(None), slice(None), *(slice(low, low + n) for low, n in

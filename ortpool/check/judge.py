@@ -56,27 +56,23 @@ class Judgement:
     differing: int = 0
     failure: str = ""  # the first set that differs, in words ("" when exact)
     folded: bool = False  # exact with graph optimizations off: the optimizer undid the form
-    #: op type -> the provider that executed it, when another provider than the CPU one alone
-    #: was asked for (read from the session's profile); a compiled subgraph is named by its op
-    #: type (``OpenVINO-EP-subgraph_1``)
+    #: op type -> the provider that executed it, where another than the CPU one was asked for
+    #: (from the session's profile; a compiled subgraph: ``OpenVINO-EP-subgraph_1``)
     executed_by: dict[str, str] = dataclasses.field(default_factory=dict)
     asked: str = ""  # the provider asked for first: ops another one executed fell back
     runtime: str = "onnxruntime"  # the runtime judged (:mod:`ortpool.runtimes`' name)
-    #: a sum's worst rounding over the sets, in u*mean|x| (and ulp), when beyond the agree band:
-    #: an accuracy note (ruling 17), accepted
+    #: a sum's worst rounding beyond the agree band, in u*mean|x| (and ulp): a note (ruling 17)
     noted_units: float | None = None
     noted_ulp: float | None = None
-    #: the set a report shows (the first that differs, else the first run) and its outputs
-    #: compared with the spec's, cell by cell (the table, the picture and the JSON read these)
+    #: the set a report shows (the first that differs, else the first) and its comparisons
     shown: str = ""
     shown_status: str = ""
     shown_observed: bool = False  # the shown set is the model's own input
     shown_shapes: list[list[int]] = dataclasses.field(default_factory=list)
     comparisons: list[TensorComparison] = dataclasses.field(default_factory=list, repr=False)
-    #: the first observed set (the model's own input), with the spec's outputs (not serialised)
+    #: not serialised: the first observed set; the shown set and the runtime's outputs on it
+    #: (what :mod:`ortpool.check.causes` checks a reading against)
     captured: FeedSet | None = dataclasses.field(default=None, repr=False)
-    #: the shown set itself and the runtime's outputs on it (not serialised): what a cause's
-    #: alternative reading is checked against (:mod:`ortpool.check.causes`)
     shown_feed: FeedSet | None = dataclasses.field(default=None, repr=False)
     shown_outputs: list[np.ndarray] | None = dataclasses.field(default=None, repr=False)
 
@@ -114,8 +110,7 @@ class Judgement:
         sets = f"{self.sets} input set" + ("" if self.sets == 1 else "s")
         if self.where == "model":
             runs = f"its {self.runs} run" + ("" if self.runs == 1 else "s")
-            sets = (f"{sets} through its form as written and on {runs}" if self.sets
-                    else runs)
+            sets = f"{sets} through its form as written and on {runs}" if self.sets else runs
             return f"exact in the fixed model on {sets} ({self.tolerance}{err})"
         return f"exact on {sets} ({self.tolerance}{err}){self.placement()}"
 
