@@ -152,10 +152,8 @@ def spans(site: Site, spatial: Sequence[int]) -> tuple[int, ...]:
     taps over the offsets: a windowed pool's dilated kernel span, else the plane."""
     attrs = site.attrs
     if site.op in ("MaxPool", "AveragePool", "LpPool") and isinstance(attrs, PoolAttrs):
-        return tuple(
-            min(n, effective_kernel(k, d))
-            for n, k, d in zip(spatial, attrs.kernel_shape, attrs.dilations, strict=True)
-        )
+        return tuple(min(n, effective_kernel(k, d))
+                     for n, k, d in zip(spatial, attrs.kernel_shape, attrs.dilations, strict=True))
     return tuple(spatial)
 
 
@@ -163,11 +161,8 @@ def _offsets(span: Sequence[int], keep: int) -> list[tuple[int, ...]]:
     """Every lattice offset, or per axis ``keep`` of first, last, middle, second, second-last."""
     if math.prod(span) <= MAX_OFFSETS and keep >= 5:
         return list(itertools.product(*(range(s) for s in span)))
-    picks = []
-    for s in span:
-        chosen = [0, s - 1, s // 2, 1, s - 2][:keep]
-        picks.append(sorted({p for p in chosen if 0 <= p < s}))
-    return list(itertools.product(*picks))
+    return list(itertools.product(*(sorted({p for p in [0, s - 1, s // 2, 1, s - 2][:keep]
+                                            if 0 <= p < s}) for s in span)))
 
 
 def _partner(site: Site, offset: tuple[int, ...], span: Sequence[int]) -> tuple | None:
@@ -223,12 +218,9 @@ _CONSTANTS = {"NaN": np.nan, "+inf": np.inf, "-inf": -np.inf}
 
 
 def _constant(base: str, dtype: np.dtype) -> float:
-    # ml_dtypes.finfo knows bfloat16 as well as numpy's float types (np.finfo does not)
-    if base == "lowest finite":
-        return float(ml_dtypes.finfo(dtype).min)
-    if base == "highest finite":
-        return float(ml_dtypes.finfo(dtype).max)
-    return _CONSTANTS[base]
+    info = ml_dtypes.finfo(dtype)  # knows bfloat16 as well as numpy's float types
+    return {"lowest finite": float(info.min), "highest finite": float(info.max),
+            **_CONSTANTS}[base]
 
 
 def _plane(case: Case, fill: np.ndarray, span: Sequence[int]) -> np.ndarray:
@@ -247,10 +239,8 @@ def _plane(case: Case, fill: np.ndarray, span: Sequence[int]) -> np.ndarray:
     return plane
 
 
-def constructed_sets(
-    site: Site, shape: Sequence[int], rng: np.random.Generator, nonfinite: bool = False,
-    extra: Sequence[np.ndarray] = (),
-) -> list[FeedSet]:
+def constructed_sets(site: Site, shape: Sequence[int], rng: np.random.Generator,
+                     nonfinite: bool = False, extra: Sequence[np.ndarray] = ()) -> list[FeedSet]:
     """X tensors of ``shape`` holding the built :func:`cases` of a float ``site``, one case per
     (n, c) plane, the rest the seeded fill; ``extra``: the node's other inputs, for each set."""
     if site.elem not in FLOATS or len(shape) < 3 or 0 in shape:
@@ -282,29 +272,20 @@ def constructed_sets(
     return sets
 
 
-def _unpool_sets(
-    site: Site,
-    rng: np.random.Generator,
-    shape: tuple[int, ...],
-    output_shape: np.ndarray | None,
-    nonfinite: bool = False,
-) -> list[FeedSet]:
+def _unpool_sets(site: Site, rng: np.random.Generator, shape: tuple[int, ...],
+                 output_shape: np.ndarray | None, nonfinite: bool = False) -> list[FeedSet]:
     """X values with Indices a MaxPool of the same geometry gives, and distinct random ones
     (``nonfinite``: also NaN, +inf and -inf moved)."""
     attrs = site.attrs
-    default = [
-        (n - 1) * s - attrs.pads[i] - attrs.pads[i + attrs.rank] + k
-        for i, (n, k, s) in enumerate(zip(shape[2:], attrs.kernel_shape, attrs.strides,
-                                          strict=True))
-    ]
+    default = [(n - 1) * s - attrs.pads[i] - attrs.pads[i + attrs.rank] + k for i, (n, k, s)
+               in enumerate(zip(shape[2:], attrs.kernel_shape, attrs.strides, strict=True))]
     target = [*shape[:2], *default] if output_shape is None else [int(v) for v in output_shape]
     size = math.prod(target)
     extra = [np.asarray(target, np.int64)] if site.n_inputs > 2 else []
     sets = []
     x = random_tensor(rng, shape, site.elem)
     if all(p < k for p, k in zip(attrs.pads, attrs.kernel_shape * 2, strict=True)) and all(
-        d >= 1 for d in default
-    ):
+            d >= 1 for d in default):
         source = random_tensor(rng, [*shape[:2], *default], "float")
         _, indices = kernels.max_pool(source, version=12, return_indices=True,
                                       kernel_shape=list(attrs.kernel_shape),
@@ -341,14 +322,9 @@ def _rois(rng: np.random.Generator, shape: Sequence[int], elem: str, scale: floa
     return np.concatenate([np.asarray(whole).reshape(-1, 5), drawn]).astype(dtypes.NUMPY[elem])
 
 
-def proof_sets(
-    site: Site,
-    shapes: Sequence[tuple[int, ...]],
-    captured: Sequence[Sequence[np.ndarray]] = (),
-    seed: int = 0,
-    nonfinite: bool = False,
-    output_shape: np.ndarray | None = None,
-) -> list[FeedSet]:
+def proof_sets(site: Site, shapes: Sequence[tuple[int, ...]],
+               captured: Sequence[Sequence[np.ndarray]] = (), seed: int = 0,
+               nonfinite: bool = False, output_shape: np.ndarray | None = None) -> list[FeedSet]:
     """Every input set for ``site`` on ``shapes`` (X shapes), the captured ones first, the
     built cases of the domain (``nonfinite``: ruling 20) for a float type."""
     sets = [FeedSet(CAPTURED, list(a), observed=True) for a in captured]
@@ -382,9 +358,8 @@ def spec_outputs(site: Site, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
     return list(kernels.run_op(site.op, site.version, arrays, site.attributes, site.n_outputs))
 
 
-def expect(
-    site: Site, sets: Sequence[FeedSet], refusals: list[str] | None = None
-) -> list[FeedSet]:
+def expect(site: Site, sets: Sequence[FeedSet],
+           refusals: list[str] | None = None) -> list[FeedSet]:
     """Fill in the spec's outputs; a set the spec itself refuses (a size the geometry cannot
     pool, an output over the kernels' limits) is dropped, and why is appended to ``refusals``."""
     kept = []

@@ -24,7 +24,6 @@ from ortpool.tolerances import Accuracy, Tolerance
 from ortpool.versions import GLOBAL_OPERATORS
 
 CAT_AGREE, CAT_TIE, CAT_NOTE, CAT_RULING, CAT_INACCURATE, CAT_DIFFER, CAT_MISSING = range(7)
-CATEGORY_NAMES = ("agree", "tie", "accuracy-note", "ruling", "inaccurate", "differ", "shape")
 MAX_EXAMPLES = 5
 
 

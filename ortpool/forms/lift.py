@@ -105,9 +105,8 @@ def _steps(op: str, before: int, after: int) -> bool:
 
 def renotation(node: onnx.NodeProto, before: int, after: int, read: set[str]) -> str:
     """Why the non-pooling ``node`` (version ``before``) does not mean the same at version
-    ``after``; "" when it does (``read``: every value read in the model)."""
-    if not _steps(node.op_type, before, after):
-        return f"node {node.name!r} ({node.op_type}) is version {before} and {after} there"
+    ``after`` (a step :data:`SAME_MEANING` lists); "" when it does (``read``: every value read
+    in the model)."""
     values = attribute_values(node.attribute)
     training = before < 7 and int(values.get("is_test", 0)) != 1
     if node.op_type in ("Dropout", "BatchNormalization") and training:
