@@ -240,9 +240,6 @@ def verdict_basis(causes: Sequence[Cause]) -> Basis | None:
     return next((b for b in bases if b.kind == SPEC_TEXT), bases[0] if bases else None)
 
 
-# --- what the attributes and the input shape show ------------------------------------------------
-
-
 def _negative_same_pad(attrs: PoolAttrs, spatial: Sequence[int]) -> str:
     if attrs.auto_pad not in readings.SAME:
         return ""

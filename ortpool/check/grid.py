@@ -103,12 +103,9 @@ def unpool_source_shape(rank: int) -> tuple[int, ...]:
     return (BATCH, CHANNELS, *(UNPOOL_N[a] for a in RANK_AXES[rank]))
 
 
-def cases(
-    ops: Sequence[str] | None = None,
-    versions_wanted: Sequence[int] | None = None,
-    dtypes_wanted: Sequence[str] | None = None,
-    ranks: Sequence[int] = (1, 2, 3),
-) -> list[Case]:
+def cases(ops: Sequence[str] | None = None, versions_wanted: Sequence[int] | None = None,
+          dtypes_wanted: Sequence[str] | None = None,
+          ranks: Sequence[int] = (1, 2, 3)) -> list[Case]:
     """Every grid case, in a fixed order (ids are stable for a given onnx version)."""
     found: list[Case] = []
     for opv in versions.all_versions():
@@ -191,9 +188,8 @@ def _unpool_variations(rank: int) -> Iterator[dict[str, Any]]:
         yield _plain(data, attrs)
 
 
-def _window_variations(
-    opv: versions.OpVersion, dtype: str, rank: int
-) -> Iterator[dict[str, Any]]:
+def _window_variations(opv: versions.OpVersion, dtype: str, rank: int
+                       ) -> Iterator[dict[str, Any]]:
     """MaxPool, AveragePool, LpPool: every padding x ceil x dilation x count_include_pad x
     outputs the version has, then NaN windows for the floating types."""
     has = opv.attrs
@@ -204,8 +200,7 @@ def _window_variations(
     if opv.op == "MaxPool" and opv.max_outputs > 1:
         outputs += [(True, 0), (True, 1)] if "storage_order" in has else [(True, 0)]
     for padding, ceil, dilation, cip, (indices, order) in itertools.product(
-        PADDINGS, ceils, dilations, cips, outputs
-    ):
+            PADDINGS, ceils, dilations, cips, outputs):
         attrs = _pool_attributes(rank, padding, ceil, dilation)
         if cip:
             attrs["count_include_pad"] = 1
@@ -271,9 +266,8 @@ def _roi_inputs(case: Case, rng: np.random.Generator) -> list[np.ndarray]:
 CASE_INPUT = "the case's input"
 
 
-def judge_case(
-    case: Case, seed: int, runtime: RuntimeSpec | Worker, rule: AccuracyRule = DEFAULT_RULE
-) -> tuple[Site, Judgement]:
+def judge_case(case: Case, seed: int, runtime: RuntimeSpec | Worker,
+               rule: AccuracyRule = DEFAULT_RULE) -> tuple[Site, Judgement]:
     """One case judged by the engine on its own input (observed: the rulings' cells and Index
     ties counted apart, as on a model's own input): its site, sized, and the judgement."""
     feeds = case_inputs(case, seed)

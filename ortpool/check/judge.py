@@ -129,9 +129,6 @@ class Judgement:
                                 for ep, ops in by_provider.items())
 
 
-# --- one set's outputs against the spec's ------------------------------------------------------
-
-
 def _agreeing(name: str, dtype: str, array: np.ndarray, tolerance: str) -> TensorComparison:
     """The comparison of an output equal to the spec's, bit for bit (no cell to paint)."""
     shape = tuple(array.shape)
@@ -228,9 +225,6 @@ def _failure_text(feed: FeedSet, comps: Sequence[TensorComparison], where: str) 
             return f"Y differs in {wrong} of {comp.compared} cells ({where}{at}{accuracy})"
         return f"{comp.name} differ in {wrong} cells ({where}{at})"
     return f"the outputs differ ({where})"
-
-
-# --- running models of the node ------------------------------------------------------------------
 
 
 def shape_groups(sets: Sequence[FeedSet]) -> list[list[FeedSet]]:

@@ -199,9 +199,6 @@ def _keep_closed(step: Callable[[Outputs], Outputs], outs: Outputs) -> Outputs:
     return kept
 
 
-# --- comparing the runtime's outputs with a reading's ------------------------------------------
-
-
 _UNIT = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
 
 
@@ -297,9 +294,6 @@ def count_taps(plan: Plan, indicator: np.ndarray) -> np.ndarray:
     return counts
 
 
-# --- finding the reading a runtime follows -------------------------------------------------------
-
-
 @dataclasses.dataclass
 class Explanation:
     """The smallest set of ``variants`` whose reading (``plan``, giving ``outputs``) gives the
@@ -374,9 +368,6 @@ def _reading(base: Plan, arrays: Sequence[np.ndarray], combo: Sequence[Variant]
 def _same_outputs(a: Outputs, b: Outputs) -> bool:
     return len(a) == len(b) and all(x.shape == y.shape and bool(equal_values(x, y).all())
                                     for x, y in zip(a, b, strict=True))
-
-
-# --- the variants ------------------------------------------------------------------------------
 
 
 def variants(site: Site, arrays: Sequence[np.ndarray]) -> list[Variant]:

@@ -17,11 +17,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import onnx
 
-from ortpool.check.cases import CAPTURED, FeedSet
+from ortpool.check.cases import CAPTURED, FeedSet, expect, full_shape, proof_sets, sampled_shapes
 from ortpool.check.judge import Judgement
 from ortpool.fix import capture
 from ortpool.fix.inmodel import prove_in_model, prove_regions
-from ortpool.fix.inputs import site_sets
 from ortpool.forms import lift
 from ortpool.forms.apply import apply
 from ortpool.forms.choose import Attempt, Choice, choose
@@ -130,6 +129,30 @@ def _choose_all(model: onnx.ModelProto, sites: list[Site],
             state.choices[site.number] = Choice(
                 None, None, [], f"no input it could be proven on: ortpool's kernels refuse{why}")
     return state
+
+
+def site_sets(site: Site, captured: Sequence[Mapping[str, np.ndarray]], seed: int = 0,
+              nonfinite: bool = False) -> tuple[list[FeedSet], list[str]]:
+    """A node's input sets with the spec's outputs, the model's ``captured`` runs first, and
+    why the kernels refused the others: its static shape, or sampled shapes when its sizes are
+    symbolic (:func:`proof_sets`)."""
+    if not site.judgeable:
+        raise ValueError(f"site {site.name!r} cannot be judged: {site.reason}")
+    mine = []
+    for run in captured:
+        arrays = [run.get(name) for name in site.node.input if name]
+        if all(a is not None for a in arrays):
+            mine.append(arrays)
+    shape = full_shape(site)
+    shapes = [shape] if shape is not None else sampled_shapes(site)
+    if shape is not None:
+        # The forms of static spatial sizes hold at those sizes, for any batch and channels: the
+        # model's own run is kept at whatever N and C the user's inputs give.
+        mine = [a for a in mine if tuple(a[0].shape[2:]) == shape[2:]]
+    sets = proof_sets(site, shapes, captured=mine, seed=seed, nonfinite=nonfinite,
+                      output_shape=site.output_shape)
+    refusals: list[str] = []
+    return expect(site, sets, refusals), refusals
 
 
 def _write_and_prove(state: _Choices, runs: Sequence[Mapping[str, np.ndarray]], options: Options,

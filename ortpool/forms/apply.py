@@ -53,28 +53,22 @@ def apply(source: onnx.ModelProto, sites: Sequence[Site],
     notes = []
     moved = branch_outputs.set_aside(model)
     if moved:
-        notes.append(
-            f"subgraph outputs {', '.join(map(repr, moved))} are written by an ortpool op: "
-            "their declared static sizes are kept in their metadata and their dims made symbolic "
-            "(as 'ortpool rewrite' does)"
-        )
+        notes.append(f"subgraph outputs {', '.join(map(repr, moved))} are written by an ortpool "
+                     "op: their declared static sizes are kept in their metadata and their dims "
+                     "made symbolic (as 'ortpool rewrite' does)")
     misfits = _misfits(sites, plans)
     resized = {name: real for name, (_, _, real, changed) in misfits.items()
                if changed and name not in moved}
     branch_outputs.redeclare(model, resized)
     for name, (node, declared, real, changed) in misfits.items():
-        misfit = (
-            f"subgraph output {name!r} declares {list(declared)}, but node {node!r} computes "
-            f"{list(real)} there (the spec's size); onnxruntime refuses to run the branch when "
-            "its result does not fit the declaration, the original model's too"
-        )
+        misfit = (f"subgraph output {name!r} declares {list(declared)}, but node {node!r} "
+                  f"computes {list(real)} there (the spec's size); onnxruntime refuses to run the "
+                  "branch when its result does not fit the declaration, the original model's too")
         if name in resized:
-            notes.append(
-                f"{misfit}: the fixed node computes {list(real)}, now declared (the old "
-                "declaration kept in the output's metadata; a runtime that keeps the size of its "
-                "own shape inference over a declaration, as onnxruntime 1.21 does, still refuses "
-                "the branch)"
-            )
+            notes.append(f"{misfit}: the fixed node computes {list(real)}, now declared (the old "
+                         "declaration kept in the output's metadata; a runtime that keeps the "
+                         "size of its own shape inference over a declaration, as onnxruntime "
+                         "1.21 does, still refuses the branch)")
         elif not changed:
             notes.append(f"{misfit}: kept as declared (the node is unchanged)")
     return model, notes

@@ -152,9 +152,8 @@ def _pad_value(site: Site, compute: str, signed_zero: bool) -> float | int | Not
     return -0.0 if compute in FLOATS else NotApplicable("a signed zero needs a float type")
 
 
-def pad_node(
-    site: Site, *, signed_zero: bool = False, compute: str | None = None
-) -> Plan | NotApplicable:
+def pad_node(site: Site, *, signed_zero: bool = False,
+             compute: str | None = None) -> Plan | NotApplicable:
     """A ``Pad`` node before a pool that pads nothing, in floor mode: the general form.
 
     The Pad writes the spec's effective pads, ceil mode's overhang as end padding
@@ -171,8 +170,7 @@ def pad_node(
     assert isinstance(attrs, PoolAttrs)
     if site.op == "AveragePool" and "count_include_pad" not in site.spec.attrs:
         return NotApplicable(
-            f"{site.spec.key} has no count_include_pad to divide by the kernel volume"
-        )
+            f"{site.spec.key} has no count_include_pad to divide by the kernel volume")
     value = _pad_value(site, compute or site.elem, signed_zero)
     if isinstance(value, NotApplicable):
         return value
@@ -190,9 +188,8 @@ def pad_node(
                 shape_free=shape_free, why=why)
 
 
-def _pad_amounts(
-    site: Site, attrs: PoolAttrs
-) -> tuple[tuple[int, ...], np.ndarray | None, bool] | NotApplicable:
+def _pad_amounts(site: Site, attrs: PoolAttrs
+                 ) -> tuple[tuple[int, ...], np.ndarray | None, bool] | NotApplicable:
     """The pads a Pad before the pool writes (begins, then ends), the ``kvol / count`` an
     average is multiplied by (None: 1 everywhere), and whether both hold for every size.
 
@@ -207,16 +204,13 @@ def _pad_amounts(
     if geom is None:
         if not fixed:
             return NotApplicable(
-                "the pads depend on the input size, which is symbolic (auto_pad or ceil_mode)"
-            )
+                "the pads depend on the input size, which is symbolic (auto_pad or ceil_mode)")
         if site.op == "AveragePool" and not attrs.count_include_pad and any(attrs.pads):
             return NotApplicable(
-                "the divisor near the edges depends on the input size, which is symbolic"
-            )
+                "the divisor near the edges depends on the input size, which is symbolic")
         return tuple(attrs.pads), None, True
     pads = tuple(a.pb for a in geom.axes) + tuple(
-        max(0, (a.out - 1) * a.s + effective_kernel(a.k, a.d) - a.n - a.pb) for a in geom.axes
-    )
+        max(0, (a.out - 1) * a.s + effective_kernel(a.k, a.d) - a.n - a.pb) for a in geom.axes)
     scale = None
     if site.op == "AveragePool":
         scale = _divisor_scale(geom, bool(attrs.count_include_pad))
