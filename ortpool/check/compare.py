@@ -288,14 +288,11 @@ def compare_indices(builtin: np.ndarray, ours: np.ndarray, x: np.ndarray,
     valid = (a >= 0) & (a < flat.size) & (b >= 0) & (b < flat.size)
     tie = np.zeros_like(differ)
     if differ.any():
-        va = flat[np.where(valid, a, 0)]
-        vb = flat[np.where(valid, b, 0)]
-        tie = differ & valid & (va == vb)
+        tie = differ & valid & (flat[np.where(valid, a, 0)] == flat[np.where(valid, b, 0)])
+        result.max_abs = float(np.abs(a - b)[differ].max())
     in_ruling = differ & (ruling[sl] if ruling is not None else False)
     tie &= ~in_ruling
     result.ties = int(tie.sum())
-    if differ.any():
-        result.max_abs = float(np.abs(a - b)[differ].max())
     return _finish(result, cats, sl, differ & ~tie & ~in_ruling, in_ruling, tie, a, b)
 
 

@@ -81,6 +81,12 @@ class _Writer:
         self.nodes.append(made)
         return made
 
+    def op(self, op: str, inputs: Sequence[str], role: str, like: str, **attrs: Any) -> str:
+        """``op`` on ``inputs`` into a new value named for ``role``; the value."""
+        out = self.value(role, like)
+        self.add(op, inputs, [out], role, **attrs)
+        return out
+
     def binary(self, op: str, inputs: Sequence[str], output: str, role: str) -> None:
         """An arithmetic op on a scalar constant (broadcast said before opset 7)."""
         self.add(op, inputs, [output], role, **({"broadcast": 1} if self.opset < 7 else {}))
@@ -140,8 +146,7 @@ class _Writer:
         if plan.exponent is not None:
             for op in ("Abs", "Pow"):
                 admits(op, self.opset, elem)
-            magnitude = self.value(f"{role}_abs", source)
-            self.add("Abs", [source], [magnitude], f"{role}_abs")
+            magnitude = self.op("Abs", [source], f"{role}_abs", source)
             source = self.power(magnitude, plan.exponent, elem, f"{role}_pow")
         plain = plan.exponent is None and plan.offset is None
         summed = output if plain else self.value(f"{role}_sum", output)
@@ -175,13 +180,11 @@ class _Writer:
         assert plan.average is not None and plan.exponent is not None
         for op in ("Abs", "AveragePool", "Mul") + ("Pow",) * (plan.exponent != 1.0):
             admits(op, self.opset, elem)
-        magnitude = self.value("abs", source)
-        self.add("Abs", [source], [magnitude], "abs")
+        magnitude = self.op("Abs", [source], "abs", source)
         powered = magnitude
         if plan.exponent != 1.0:
             powered = self.power(magnitude, plan.exponent, elem, "pow")
-        averaged = self.value("average", output)
-        self.add("AveragePool", [powered], [averaged], "average", **dict(plan.average))
+        averaged = self.op("AveragePool", [powered], "average", output, **dict(plan.average))
         kvol = float(np.prod(plan.average["kernel_shape"]))
         summed = output if plan.exponent == 1.0 else self.value("sum", output)
         volume = self.constant("kvol", output, np.asarray(kvol, dtypes.NUMPY[elem]))
@@ -272,45 +275,33 @@ def _guard(writer: _Writer, plan: Plan, site: Site, inputs: Sequence[str], padde
     # -inf exactly (NaN compares false), from opset 7 where IsInf is there only from 10
     admits("Less", writer.opset, elem)
     low = const("lowest_finite", float(ml_dtypes.finfo(numpy_type).min))
-    is_low = writer.value("isneginf", source)
-    writer.add("Less", [source, low], [is_low], "isneginf")
+    is_low = writer.op("Less", [source, low], "isneginf", source)
     out = y if not plan.compute else writer.value("guarded", y)
     if summed:
-        raised = writer.value("flag_raised", source)
-        writer.add("Add", [source, const("posinf", float("inf"))], [raised], "flag_raised")
-        flag = writer.value("flag", source)
-        writer.add("Where", [is_low, const("zero", 0.0), raised], [flag], "flag")
+        raised = writer.op("Add", [source, const("posinf", float("inf"))], "flag_raised", source)
+        flag = writer.op("Where", [is_low, const("zero", 0.0), raised], "flag", source)
         total = writer.value("flag_sum", y)
         _sum_windows(writer, plan, site, flag, total, elem)
-        correction = writer.value("correction", y)
-        writer.add("Div", [const("minus_one", -1.0), total], [correction], "correction")
+        correction = writer.op("Div", [const("minus_one", -1.0), total], "correction", y)
         writer.add("Add", [result, correction], [out], "nan_guard")
         return out
-    is_nan = writer.value("isnan", source)
-    writer.add("IsNaN", [source], [is_nan], "isnan")
+    is_nan = writer.op("IsNaN", [source], "isnan", source)
     three, two, one = const("three", 3.0), const("two", 2.0), const("one", 1.0)
-    finite = writer.value("mask_inf", source)
-    writer.add("Where", [is_low, one, two], [finite], "mask_inf")
-    mask = writer.value("mask", source)
-    writer.add("Where", [is_nan, three, finite], [mask], "mask")
+    finite = writer.op("Where", [is_low, one, two], "mask_inf", source)
+    mask = writer.op("Where", [is_nan, three, finite], "mask", source)
     if plan.pad is not None:
         mask = writer.pad(mask, plan.pad, float("-inf"), elem)
     pooled = writer.value("mask_pool", y)
     writer.core(plan, site, [mask, *inputs[1:]], [pooled], elem, "mask_pool")
-    only_low = writer.value("only_neginf", y)
-    writer.add("Less", [pooled, const("one_half", 1.5)], [only_low], "only_neginf")
+    only_low = writer.op("Less", [pooled, const("one_half", 1.5)], "only_neginf", y)
     if site.op == "MaxRoiPool":  # an empty bin (mask 0) keeps the pool's 0
         admits("And", site.opset, "bool")
-        some = writer.value("nonempty", y)
-        writer.add("Greater", [pooled, const("half", 0.5)], [some], "nonempty")
-        both = writer.value("only_neginf_bin", y)
-        writer.add("And", [only_low, some], [both], "only_neginf_bin")
+        some = writer.op("Greater", [pooled, const("half", 0.5)], "nonempty", y)
+        both = writer.op("And", [only_low, some], "only_neginf_bin", y)
         only_low = both
     low = const("neginf", float("-inf"))
-    mended = writer.value("neginf_mended", y)
-    writer.add("Where", [only_low, low, result], [mended], "neginf_mended")
-    has_nan = writer.value("has_nan", y)
-    writer.add("Greater", [pooled, const("two_half", 2.5)], [has_nan], "has_nan")
+    mended = writer.op("Where", [only_low, low, result], "neginf_mended", y)
+    has_nan = writer.op("Greater", [pooled, const("two_half", 2.5)], "has_nan", y)
     writer.add("Where", [has_nan, const("nan", float("nan")), mended], [out], "nan_guard")
     return out
 
