@@ -185,36 +185,21 @@ def basis_of(code: str, op: str = "", version: int = 0) -> Basis | None:
 
 #: code -> (ruling, the spec's words that decide it where a version's text holds them)
 _QUOTED: dict[str, tuple[int, tuple[str, ...]]] = {
-    SAME_DILATION: (2, (_SAME_PAD,)),
-    SAME_SIZE: (2, (_SAME_SIZE,)),
-    CEIL_VALID: (3, (_VALID, _VALID_OLD)),
-    UNDILATED_SIZE: (3, (_VALID,)),
-    END_PAD_WINDOW: (1, (_DROP,)),
-    CEIL_PAD_SHIFT: (1, (_PADS_BEGIN,)),
-    PADS_GE_KERNEL: (5, (_PADS,)),
-    AVERAGE_COUNTS_PADS: (8, (_EXCLUDE_PAD,)),
-    GLOBAL_NORM_MEAN: (13, (_LP_NORM,)),
-    GLOBAL_AXES: (13, (_GLOBAL_SHAPE,)),
+    SAME_DILATION: (2, (_SAME_PAD,)), SAME_SIZE: (2, (_SAME_SIZE,)),
+    CEIL_VALID: (3, (_VALID, _VALID_OLD)), UNDILATED_SIZE: (3, (_VALID,)),
+    END_PAD_WINDOW: (1, (_DROP,)), CEIL_PAD_SHIFT: (1, (_PADS_BEGIN,)),
+    PADS_GE_KERNEL: (5, (_PADS,)), AVERAGE_COUNTS_PADS: (8, (_EXCLUDE_PAD,)),
+    GLOBAL_NORM_MEAN: (13, (_LP_NORM,)), GLOBAL_AXES: (13, (_GLOBAL_SHAPE,)),
     CEIL_AUTO_PAD: (3, (_AUTO_CEIL, _SAME_SIZE, _VALID, _VALID_OLD)),
 }
 
-_BASES: dict[str, Basis] = {
-    NEGATIVE_SAME_PAD: Basis(RULING, 2),
-    EMPTY_WINDOW: Basis(RULING, 5),
-    NAN: Basis(RULING, 6),
-    LOWEST_MAX_INDEX: Basis(RULING, 6),
-    INDEX_TIE: Basis(RULING, 6),
-    STORAGE_ORDER: Basis(RULING, 7),
-    OVERHANG_DIVISOR: Basis(RULING, 8),
-    UNPOOL_OUTPUT_SHAPE: Basis(RULING, 9),
-    CRASHED: Basis(RULING, 11),
-    LP_RESCALE: Basis(RULING, 12),
-    ATTRIBUTE_TYPE: Basis(SPEC_TEXT, 12, "p - FLOAT (default is '2.0')"),
-    GLOBAL_MAX_NAN: Basis(RULING, 13),
-    ACCUMULATION: Basis(RULING, 17),
-    WINDOW_BEYOND_INPUT: Basis(RULING, 19),
-    NO_KERNEL: Basis(SPEC_TEXT, 10, "the operator's schema lists the version and its types"),
-}
+#: code -> ruling, for the causes the spec's words do not decide
+_BASES: dict[str, Basis] = {code: Basis(RULING, ruling) for code, ruling in (
+    (NEGATIVE_SAME_PAD, 2), (EMPTY_WINDOW, 5), (NAN, 6), (LOWEST_MAX_INDEX, 6), (INDEX_TIE, 6),
+    (STORAGE_ORDER, 7), (OVERHANG_DIVISOR, 8), (UNPOOL_OUTPUT_SHAPE, 9), (CRASHED, 11),
+    (LP_RESCALE, 12), (GLOBAL_MAX_NAN, 13), (ACCUMULATION, 17), (WINDOW_BEYOND_INPUT, 19))}
+_BASES[ATTRIBUTE_TYPE] = Basis(SPEC_TEXT, 12, "p - FLOAT (default is '2.0')")
+_BASES[NO_KERNEL] = Basis(SPEC_TEXT, 10, "the operator's schema lists the version and its types")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -409,8 +394,7 @@ def of(site: Site, judgement: Judgement) -> list[Cause]:
                 # divisor, a cell close to the spec's is no evidence of the runtime's summation
                 accumulation_cells=sum(c.inaccurate for c in comps) if status == st.INACCURATE
                 else 0,
-                window=window_size(site.op, tuple(shape), site.attributes) if shape else 0,
-            )
+                window=window_size(site.op, tuple(shape), site.attributes) if shape else 0)
         if not judgement.shown_observed and status in st.FAILING and judgement.failure:
             causes = [c for c in causes if c.code != UNRECOGNISED]
             causes.append(Cause(BUILT_CASE, judgement.failure))

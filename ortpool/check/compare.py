@@ -325,9 +325,8 @@ def _finish(result: TensorComparison, cats: np.ndarray, sl: tuple[slice, ...], p
 def _examples(result: TensorComparison, mask: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
     for pos in np.argwhere(mask)[:MAX_EXAMPLES]:
         key = tuple(int(p) for p in pos)
-        result.examples.append(
-            {"at": list(key), "onnxruntime": _scalar(a[key]), "ortpool": _scalar(b[key])}
-        )
+        result.examples.append({"at": list(key), "onnxruntime": _scalar(a[key]),
+                                "ortpool": _scalar(b[key])})
 
 
 def _scalar(value: Any) -> Any:

@@ -53,9 +53,7 @@ class Options:
     #: ``model_inputs`` for each of :data:`ortpool.fix.capture.MODEL_SEEDS`
     inputs: Sequence[Mapping[str, np.ndarray]] | None = None
     #: the user's sizes and arrays for the model's inputs (``--shape``, ``--inputs``)
-    model_inputs: model_inputs.InputSpec = dataclasses.field(
-        default_factory=model_inputs.InputSpec
-    )
+    model_inputs: model_inputs.InputSpec = dataclasses.field(default_factory=model_inputs.InputSpec)
     #: ruling 17's thresholds: a sum within an accuracy note is proven as it is
     accuracy: AccuracyRule = DEFAULT_RULE
 

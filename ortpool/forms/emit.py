@@ -306,9 +306,8 @@ def _guard(writer: _Writer, plan: Plan, site: Site, inputs: Sequence[str], padde
     return out
 
 
-def _sum_windows(
-    writer: _Writer, plan: Plan, site: Site, flag: str, total: str, elem: str
-) -> None:
+def _sum_windows(writer: _Writer, plan: Plan, site: Site, flag: str, total: str,
+                 elem: str) -> None:
     """``flag`` summed over each window of the plan's pool into ``total`` (up to the kernel
     volume, which -1/total does not see): an AveragePool counting padding as 0, a ReduceSum
     over the plane for a global pool."""
