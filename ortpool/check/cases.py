@@ -1,12 +1,9 @@
-"""The inputs a node is judged on, and the spec's answer for each (ortpool's kernels).
+"""The inputs a node is judged on, the same for every command, and the spec's answer for each.
 
-One set of inputs serves every command. Per node: the inputs captured from a run of the model,
-plus seeded sets: quarter steps (ties everywhere, exact sums), an integer type's whole range and
-lowest value, a uniform [0, 1) plane for global sums, and for a float type the cases ruling 18
-names, *built* (:func:`cases`), in the domain of ruling 20 (:mod:`ortpool.check.domain`).
-MaxUnpool gets Indices a MaxPool of the same geometry produces and distinct random ones;
-MaxRoiPool a RoI over the whole map and five inside and across it. The seed changes only the
-fill around the built cases, never which are built: a verdict does not depend on ``--seed``.
+Per node: the inputs captured from a run of the model; quarter steps (ties, exact sums); an
+integer type's whole range and lowest value; a uniform [0, 1) plane for global sums; for a float
+type the cases ruling 18 names, *built* (:func:`cases`) in the domain of ruling 20. The seed
+changes only the fill around the built cases, never which are built, nor a verdict.
 """
 
 from __future__ import annotations
@@ -79,10 +76,8 @@ def full_shape(site: Site) -> tuple[int, ...] | None:
 
 
 def sampled_shapes(site: Site) -> list[tuple[int, ...]]:
-    """Input shapes for a node whose spatial sizes are symbolic: per axis every size from the
-    smallest the geometry admits through two strides more (every remainder mod the stride: SAME's
-    pads and ceil mode's overhang take all their values), plus one larger; for a global pool or
-    MaxRoiPool sizes 1 to 5 and 12."""
+    """Input shapes for symbolic spatial sizes: per axis the smallest the geometry admits through
+    two strides more (every remainder mod the stride), plus one larger; else sizes 1-5 and 12."""
     attrs = site.attrs
     rank = site.rank
     if rank is None:
@@ -147,9 +142,9 @@ class Case:
 
 
 def spans(site: Site, spatial: Sequence[int]) -> tuple[int, ...]:
-    """Per axis the lattice spacing of the built cases: positions ``span`` apart are never taps
-    of one window, so one case per lattice offset puts one mark in every window, at each of its
-    taps over the offsets: a windowed pool's dilated kernel span, else the plane."""
+    """Per axis the built cases' lattice spacing (a windowed pool's dilated kernel span, else the
+    plane): positions that far apart are never taps of one window, so one case per offset puts
+    one mark in every window, at each of its taps over the offsets."""
     attrs = site.attrs
     if site.op in ("MaxPool", "AveragePool", "LpPool") and isinstance(attrs, PoolAttrs):
         return tuple(min(n, effective_kernel(k, d))
@@ -306,10 +301,8 @@ def _unpool_sets(site: Site, rng: np.random.Generator, shape: tuple[int, ...],
 
 
 def _rois(rng: np.random.Generator, shape: Sequence[int], elem: str, scale: float) -> np.ndarray:
-    """RoIs for X of ``shape`` (MaxRoiPool): one over the whole map per batch entry (its bins
-    hold every position, so every built case reaches a bin), then five with corners inside the
-    map and across its borders (in RoI coordinates: the map divided by ``spatial_scale``), on
-    quarter steps so rounding has halves to decide; one with x2 < x1 (a 1x1 RoI)."""
+    """RoIs for X of ``shape``: one over the whole map per batch entry (every built case reaches
+    a bin), then five on quarter steps inside and across the map, one with x2 < x1."""
     height, width = shape[2] / (scale or 1.0), shape[3] / (scale or 1.0)
     whole = [[n, 0.0, 0.0, width - 1 / (scale or 1.0), height - 1 / (scale or 1.0)]
              for n in range(shape[0])]

@@ -1,11 +1,10 @@
 """Naming why a runtime and the spec (ortpool's kernels) differ on a node, confirmed on the values.
 
-Where the judgement kept the runtime's outputs, a cause is named only when they equal the spec's
-outputs recomputed under that cause's reading (:mod:`ortpool.check.readings`), and the cells the
-rulings decide (NaN and empty windows) are named from what the runtime gives there; a difference
-no reading explains is unrecognised, never guessed. Where no output can be read (a refusal, a
-crash, a time-out, no kernel) the causes come from the node's attributes and input shape
-(:func:`geometric_causes`) and the runtime's own words. Each cause carries its :class:`Basis`.
+A cause is named only where the runtime's outputs equal its reading (:mod:`ortpool.check.readings`)
+or, for the cells the rulings decide, by what the runtime gives there; else the difference is
+unrecognised, never guessed. Without outputs (a refusal, a crash, no kernel) the causes come from
+the node's attributes and shape (:func:`geometric_causes`) and the runtime's words. Each cause
+carries its :class:`Basis`.
 """
 
 from __future__ import annotations
@@ -301,10 +300,9 @@ def _shape_causes(op: str, attrs: PoolAttrs | None, spatial: Sequence[int]) -> l
 def recognise(op: str, attrs: PoolAttrs | None, spatial: Sequence[int], *, differs: bool,
               nan_cells: int = 0, empty_cells: int = 0, output_shape_input: bool = False,
               accumulation_cells: int = 0, window: int = 0) -> list[Cause]:
-    """Causes for a node that differs (``differs``) or that the runtime rejected, where no
-    output can be read: ``nan_cells``/``empty_cells``: differing cells in NaN / empty windows;
-    ``accumulation_cells``: sums beyond the accuracy limit but within what a running sum of
-    ``window`` elements may lose (:mod:`ortpool.tolerances`)."""
+    """Causes for a node that differs (``differs``) or was rejected, where no output can be read,
+    from its shape and the engine's counts of differing cells (in NaN / empty windows; sums
+    beyond the accuracy limit within what a running sum of ``window`` elements may lose)."""
     if not differs:
         return []
     causes = [c for c in _shape_causes(op, attrs, spatial) if c.code != EMPTY_WINDOW
@@ -355,9 +353,8 @@ def _runtime_words(failure: str) -> str:
 
 def of(site: Site, judgement: Judgement) -> list[Cause]:
     """Why ``site`` is judged as it is (none where it agrees or nothing was compared): on the
-    runtime's outputs where the judgement kept them (:func:`value_causes`), else from the
-    runtime's words and the node's attributes; a difference found on a built case only says so
-    (:data:`BUILT_CASE`)."""
+    runtime's outputs where kept (:func:`value_causes`), else from its words and the node's
+    attributes; :data:`BUILT_CASE` for a difference on a built case."""
     status = judgement.status
     if status in st.AGREEING or status in (st.NOT_COMPARED, st.BOTH_REJECTED):
         return []
@@ -404,8 +401,7 @@ def of(site: Site, judgement: Judgement) -> list[Cause]:
 def refusal_causes(site: Site, attrs: PoolAttrs | None, spatial: Sequence[int],
                    failure: str) -> list[Cause]:
     """Why a runtime refuses a node the spec accepts, from the node's attributes and the
-    runtime's words: pads >= kernel, ceil_mode with auto_pad, an empty plane, an attribute of
-    its schema's type; unrecognised (with the runtime's words) otherwise."""
+    runtime's words; unrecognised (with them) otherwise."""
     words = _runtime_words(failure)
     causes: list[Cause] = []
     if attrs is not None and site.op in WINDOW_OPERATORS:
@@ -440,11 +436,9 @@ def refusal_causes(site: Site, attrs: PoolAttrs | None, spatial: Sequence[int],
 
 
 def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
-    """The causes of a difference confirmed on the runtime's outputs on the set the judgement
-    shows: each variant whose reading gives them (:func:`ortpool.check.readings.explain`), then
-    the cells the rulings decide, named from what the runtime gives there; rounding (ruling 17)
-    where the engine found nothing else. Where no reading explains the outputs the difference
-    is unrecognised, with the readings tried."""
+    """The causes of a difference confirmed on the runtime's outputs on the shown set: each
+    variant whose reading gives them (:func:`ortpool.check.readings.explain`), then the cells the
+    rulings decide, by what the runtime gives there; unrecognised where no reading does."""
     feed, got = judgement.shown_feed, judgement.shown_outputs
     assert feed is not None and got is not None and feed.expected is not None
     arrays = feed.arrays
@@ -512,9 +506,8 @@ _EMPTY_VALUE = {"MaxPool": "-inf (the max of nothing)", "GlobalMaxPool": "-inf",
 def _open_causes(site: Site, plan: readings.Plan, arrays: Sequence[np.ndarray],
                  want: Sequence[np.ndarray], got: Sequence[np.ndarray],
                  added: np.ndarray | None = None) -> list[Cause]:
-    """The cells the rulings decide under ``plan`` (whose outputs are ``want``) where the
-    runtime gives another value: empty windows and windows holding a NaN, each with the values
-    the runtime gives there. Cells only the reading has (``added``) are its own cause's."""
+    """The empty and NaN windows under ``plan`` (whose outputs are ``want``) where the runtime
+    gives another value, with its values; cells only the reading has (``added``) excepted."""
     masks = readings.masks(plan, arrays)
     if masks is None or not got:
         return []
@@ -558,8 +551,7 @@ def _values(cells: np.ndarray, most: int = 3) -> str:
 def _nan_reading(plan: readings.Plan, arrays: Sequence[np.ndarray], y: np.ndarray,
                  cells: np.ndarray, windows: np.ndarray) -> str:
     """What the runtime does with a NaN, read on the differing ``cells`` of the NaN
-    ``windows``: it drops it (its value is the reading's on X with the NaNs left out), in every
-    such window or in some (keeping it in others), or gives something else."""
+    ``windows``: drops it (in every such window or in some), or gives something else."""
     alt = _nan_dropped(plan, arrays)
     if alt is not None and alt.shape == y.shape:
         same = readings.equal_values(y[cells], alt[cells])
@@ -585,9 +577,8 @@ def _nan_reading(plan: readings.Plan, arrays: Sequence[np.ndarray], y: np.ndarra
 
 
 def _nan_dropped(plan: readings.Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
-    """``plan``'s Y on X with its NaNs left out of every window: for a max the NaNs made -inf,
-    for a norm 0, for a mean the sum of the others over the divisor less the NaNs the window
-    holds. None where that cannot be computed."""
+    """``plan``'s Y with X's NaNs left out of every window (a max's made -inf, a norm's 0, a
+    mean's divisor less the NaNs); None where that cannot be computed."""
     x = arrays[0]
     if not floating(x):
         return None

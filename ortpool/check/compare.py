@@ -1,11 +1,9 @@
 """Comparing onnxruntime's outputs with ortpool's, cell by cell.
 
-Every compared cell falls in one ``CAT_*`` category, growing with severity (the pictures paint
-the worst): agree; a *tie* (another Index of an equal maximum); an *accuracy note* (a sum
-rounded beyond a pairwise sum's bound, within the accuracy limit: it agrees, ruling 17); a
-*ruling* cell (a window holding a NaN or no input element, which rulings 5 and 6 decide); an
-*inaccurate* sum (beyond the limit, within what rounding explains); a difference; and, when the
-shapes differ, cells only one output has.
+Each compared cell falls in one ``CAT_*`` category, growing with severity (the pictures paint the
+worst): agree; a *tie* (another Index of an equal maximum); an *accuracy note* (within ruling
+17's limit: it agrees); a *ruling* cell (a NaN or empty window: rulings 5, 6); an *inaccurate*
+sum (beyond the limit, within rounding); a difference; a cell only one output has.
 """
 
 from __future__ import annotations
@@ -84,9 +82,8 @@ def _finite_or_none(value: float) -> float | None:
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> tuple[Any, ...]:
-    """The index of the cells both tensors (of one rank) have. It ends in an Ellipsis so that
-    indexing always gives an array: ``t[()]`` of a 0-d array (a scalar graph output) would be a
-    numpy scalar, which cannot be painted."""
+    """The index of the cells both tensors (of one rank) have; the Ellipsis keeps ``t[...]`` of a
+    0-d array an array (a numpy scalar cannot be painted)."""
     return (*(slice(0, min(x, y)) for x, y in zip(a.shape, b.shape, strict=True)), ...)
 
 
@@ -113,11 +110,10 @@ def _placements(builtin: tuple[int, ...], ours: tuple[int, ...]) -> list[tuple[i
 
 
 def align(builtin: np.ndarray, ours: np.ndarray) -> tuple[tuple[int, ...], np.ndarray] | None:
-    """Where onnxruntime's output sits in ortpool's when their shapes differ on spatial axes only
-    (a border row dropped): the offset per spatial axis at which most cells are equal (NaN equal
-    to NaN, floats within 1e-5 relative), and the categories drawn on the union of both placed
-    outputs, so that a picture does not paint a whole shifted plane red. None when the batch or
-    channels differ, or the placements exceed :data:`MAX_PLACEMENTS`."""
+    """Where onnxruntime's output sits in ortpool's when their shapes differ on spatial axes only:
+    the offset at which most cells are equal (floats within 1e-5 relative), and the categories
+    on the union of both placed (so a picture does not paint a shifted plane red); None when N or
+    C differ, or the placements exceed :data:`MAX_PLACEMENTS`."""
     if builtin.ndim != ours.ndim or builtin.ndim < 3 or builtin.shape[:2] != ours.shape[:2]:
         return None
     best, best_offset, best_same = -1, None, None
@@ -224,9 +220,8 @@ def compare_values(name: str, dtype: str, builtin: np.ndarray, ours: np.ndarray,
 def _accuracy_classes(result: TensorComparison, acc: Accuracy, a: np.ndarray, same: np.ndarray,
                       sl: tuple[Any, ...], ruling: np.ndarray | None
                       ) -> tuple[np.ndarray, np.ndarray]:
-    """ruling 17 on a sum's cells ``a`` (the runtime's, float64) against the exact result:
-    ``same`` gains the cells within the agree band; (note cells, inaccurate cells) are returned;
-    the rest differ in semantics. The worst error is stated in ``result.accuracy``."""
+    """Ruling 17 on a sum's cells ``a``: ``same`` gains those within the agree band; (note cells,
+    inaccurate cells), the worst error in ``result.accuracy``; the rest differ."""
     exact = acc.exact[sl]
     err = np.abs(a - exact)
     finite = np.isfinite(err)
@@ -337,11 +332,8 @@ def _scalar(value: Any) -> Any:
 
 
 def ruling_cells(x: np.ndarray, geom: PoolGeometry) -> tuple[np.ndarray, np.ndarray]:
-    """(NaN-window mask, empty-window mask), each of the pooling output's shape.
-
-    A NaN window is one whose in-input taps include a NaN (ruling 6); an empty window holds
-    no input element (pads >= kernel, ruling 5).
-    """
+    """(windows whose in-input taps include a NaN, windows of no input element: rulings 6, 5),
+    each of the pooling output's shape."""
     n, c = x.shape[:2]
     out_shape = (n, c, *geom.output_spatial)
     empty = np.zeros((), bool)

@@ -1,10 +1,8 @@
-"""The input domain a verdict is about (ruling 20 of docs/rulings.md), the same for every command.
-
-**finite** (the default): every finite value of the element type (ruling 18's built cases
-without NaN and +-inf). **non-finite** (``--nonfinite``, ``nonfinite=True``): those and NaN,
-+inf and -inf at every tap position, windows of -inf only, of NaN only. Finite by default because
-guarding NaN costs real models 1.3-1.8x of their run time for inputs their pipelines never
-produce; ``validate`` still reports what the non-finite cases show, as information.
+"""The input domain a verdict is about (ruling 20 of docs/rulings.md), the same for every command:
+**finite** (the default) every finite value of the element type; **non-finite** (``--nonfinite``)
+NaN, +inf and -inf at every tap position too. Finite by default because guarding NaN costs real
+models 1.3-1.8x of their run time for inputs their pipelines never produce; ``validate`` still
+reports what the non-finite cases show, as information.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""The conformance grid: every op x spec version x dtype x padding mode x ceil mode x dilation x
+"""The conformance grid: every op x spec version x dtype x padding x ceil mode x dilation x
 count_include_pad x storage_order x rank 1-3, with small seeded inputs.
 
-Per spatial axis: ``A`` (n=6, k=3, s=2: floor and ceil differ), ``B`` (n=7, k=2, s=3: SAME's
-total pad negative), ``C`` (n=5, k=2, s=1: plain). Paddings: ``none``, ``pads`` (asymmetric:
-ceil mode's last window starts in the end pad), ``big-pads`` (pads >= kernel), ``SAME_UPPER``,
-``SAME_LOWER``, ``VALID``; a variation only where the version has the attribute. Floats get a
-NaN case per rank; LpPool p = 1 and 3 too; the global pools random data, a NaN, a spatial size
-0 and at rank 2 a 1024x1024 uniform plane (``large``); MaxUnpool Indices from ortpool's MaxPool;
-MaxRoiPool RoIs inside, across and outside the map.
+Per spatial axis ``A`` (n=6, k=3, s=2: floor and ceil differ), ``B`` (n=7, k=2, s=3: SAME's
+total pad negative) or ``C`` (n=5, k=2, s=1); paddings none, ``pads`` (ceil mode's last window
+starting in the end pad), ``big-pads`` (pads >= kernel), SAME_UPPER, SAME_LOWER, VALID, each
+where the version has it; beside them NaN cases, p = 1 and 3, empty and 1024x1024 planes, RoIs.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """The engine: one pooling node judged on a runtime, in one domain of inputs: a :class:`Judgement`.
 
-A model of the node (the node alone, or a form ``fix`` wrote: ``build``) is run at the runtime's
-optimization level on every input set of :mod:`ortpool.check.cases`, each output compared with
-the spec's by :mod:`ortpool.check.compare`. On sets captured from a model's own run a cell the
-spec leaves to a ruling and an Index tie are counted apart; on a *built* set (ruling 18) any
-difference is one. A set that differs at the runtime's level is run again with optimizations off:
-a graph optimizer folding a form back (PadFusion) is caught (``folded``).
+A model of the node (the node alone, or a form ``fix`` wrote: ``build``) runs at the runtime's
+level on every set of :mod:`ortpool.check.cases`, each output compared by
+:mod:`ortpool.check.compare`: on a captured set the rulings' cells and Index ties are counted
+apart, on a *built* set (ruling 18) any difference is one. A set that differs is run again with
+optimizations off, so that an optimizer folding a form back (PadFusion) is caught (``folded``).
 """
 
 from __future__ import annotations
@@ -78,9 +77,8 @@ class Judgement:
 
     @property
     def exact(self) -> bool:
-        """The runtime computes the spec's result on every set (a sum within ruling 17's
-        limit, an Index tie on a captured set included); in a fixed model, nothing run there
-        contradicts the proof alone."""
+        """The runtime computes the spec's result on every set (ruling 17's limit and a captured
+        set's Index ties included); in a fixed model, nothing there contradicts the proof."""
         counted = self.sets > 0 or self.runs > 0 or self.where == "model"
         return counted and self.status in (st.AGREE, st.TIES, st.ACCURACY_NOTE)
 
@@ -282,9 +280,8 @@ def session_run(session: Any) -> Run:
 
 def run_group(run: Run, site: Site, group: Sequence[FeedSet], judgement: Judgement,
               rule: AccuracyRule = DEFAULT_RULE) -> str:
-    """``run`` on each set of ``group``, compared; the first failure, or "" (every set's
-    figures and the sets proven go into ``judgement``). A set the runtime fails on ends the
-    group: the failure says which way (:func:`refusal`)."""
+    """``run`` on each set of ``group``, compared, into ``judgement``; the first failure (a
+    difference, or the runtime's: :func:`refusal`), or ""."""
     for feed in group:
         try:
             got = run(feed.arrays)
@@ -320,9 +317,8 @@ LOADING = "onnxruntime refuses it"
 
 def _run_sets(build: Build, site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec | Worker,
               level: str | None, rule: AccuracyRule) -> Judgement:
-    """The model ``build`` makes for each shape of ``sets``, run on every set at ``level``
-    (None: the runtime's) and compared with the spec's outputs. Another runtime than
-    onnxruntime runs each set in its worker process (a :class:`~ortpool.runtimes.Worker`)."""
+    """The model ``build`` makes for each shape of ``sets``, run on every set at ``level`` (None:
+    the runtime's; another runtime in its worker process) and compared with the spec's."""
     judgement = Judgement()
     # Where onnxruntime may run the model on another provider than the first asked (it falls
     # back silently), the judgement says which executed each op.
@@ -362,9 +358,8 @@ def _run_sets(build: Build, site: Site, sets: Sequence[FeedSet], runtime: Runtim
 def judge(site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec | Worker,
           rule: AccuracyRule = DEFAULT_RULE, *, build: Build | None = None) -> Judgement:
     """``build``'s model of ``site`` (default: the node as it is) judged on ``sets`` at the
-    runtime's level: exact when every set gives the spec's outputs. Sets the spec itself
-    refuses (a size the geometry cannot pool) are left out; when every one is, the node's status
-    says whether the runtime runs what the spec refuses."""
+    runtime's level. Sets the spec refuses are left out; where every one is, the status says
+    whether the runtime runs what the spec refuses."""
     refusals: list[str] = []
     kept = expect(site, sets, refusals)
     # onnxruntime's Python API has no bfloat16 array: carried as float32 there, not elsewhere
@@ -418,9 +413,7 @@ def _worker_run(worker: Worker, model: onnx.ModelProto) -> Run:
 
 
 def optimizer_change(model: onnx.ModelProto, runtime: RuntimeSpec) -> str:
-    """What onnxruntime's optimizer at the runtime's level made of ``model``, in words: a Pad
-    folded into the pool (PadFusion), the pool run as a layout kernel (NCHWc), or the ops
-    before and after."""
+    """What onnxruntime's optimizer at the runtime's level made of ``model``, in words."""
     try:
         after = optimized(runtime, model)
     except Exception as err:  # the optimized graph could not be written: say so, guess nothing

@@ -1,13 +1,10 @@
 """Alternative readings: the spec's outputs recomputed under the reading a runtime seems to follow.
 
 Each :class:`Variant` reads the operator otherwise than the spec (SAME's pads for the undilated
-kernel, ceil mode's end-pad window kept, Indices transposed, a norm taken as a mean...); its
-outputs come from ortpool's kernels with the attributes, the precision or a step after the
-kernel changed. A runtime follows a reading when its outputs equal the reading's: bit for bit for
-max values and Indices (an Index tie is equal), within a rounding bound for sums (:func:`close`).
-Departures can meet in one node, so :func:`explain` keeps the smallest set of variants that
-gives the runtime's outputs. The cells the rulings decide (NaN and empty windows: rulings 5, 6,
-13) are left out of that match and marked in each reading's geometry (:func:`masks`).
+kernel, Indices transposed, a norm taken as a mean...), computed by ortpool's kernels. A runtime
+follows a reading when its outputs equal it (max values and Indices bit for bit, ties equal;
+sums within rounding: :func:`close`), but for the cells the rulings decide (:func:`masks`);
+:func:`explain` keeps the smallest set of variants that does.
 """
 
 from __future__ import annotations
@@ -55,10 +52,8 @@ UNPOOL_OUTPUT_SHAPE = "unpool-output-shape"
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    """A reading's computation: ortpool's kernel of ``op``-``version`` with ``attributes`` on X
-    cropped by ``crop`` (per spatial axis the elements left out at each end: a negative pad),
-    in ``compute_as`` (cast back), by ``kernel`` where a variant replaces the formula, then the
-    steps ``post``."""
+    """A reading's computation: ``op``-``version``'s kernel (or ``kernel``) with ``attributes``
+    on X cropped by ``crop`` (a negative pad), in ``compute_as`` (cast back), then ``post``."""
 
     op: str
     version: int
@@ -81,9 +76,8 @@ class Plan:
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """One reading: the cause it confirms (``code``), in words with this node's numbers
-    (``detail``), and how it changes the spec's :class:`Plan`. Variants of one ``slot``
-    exclude each other; ``stage`` orders a combination's changes."""
+    """One reading: the cause it confirms, in words, and how it changes the spec's :class:`Plan`;
+    variants of one ``slot`` exclude each other, ``stage`` orders a combination's changes."""
 
     code: str
     detail: str
@@ -149,10 +143,8 @@ def _cropped(x: np.ndarray, crop: Sequence[tuple[int, int]]) -> np.ndarray:
 
 def masks(plan: Plan, arrays: Sequence[np.ndarray]
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Y's windows holding a NaN, windows holding no input element (the cells rulings 5, 6, 13
-    decide) and cells a step of ``plan`` adds after the kernel (a kept end-pad window), each in
-    the shape ``plan`` gives Y; None where there are none (MaxUnpool, MaxRoiPool) or the
-    geometry cannot be had."""
+    """Y's windows holding a NaN, windows of no input element (rulings 5, 6, 13 decide them) and
+    cells a step of ``plan`` adds (a kept end-pad window), in ``plan``'s Y; None where none."""
     found = _masks(plan, arrays)
     return None if found is None else (found[0][0], found[1][0], found[2][0])
 
@@ -204,10 +196,9 @@ _UNIT = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat1
 
 def close(got: np.ndarray, want: np.ndarray, x: np.ndarray, window: int,
           unit: float | None = None) -> np.ndarray:
-    """Per cell, whether a sum ``got`` is ``want`` up to rounding: within 2 ulp of the output
-    type, or within what a running sum of ``window`` terms in a type of unit roundoff ``unit``
-    (default: the output type's) may lose, ``window * unit * (|want| + max|x|)``. A reading of
-    other semantics (window, divisor, norm) is further off than that on the grid's inputs."""
+    """Per cell, whether a sum ``got`` is ``want`` up to rounding: 2 ulp, or what a running sum
+    of ``window`` terms of unit roundoff ``unit`` may lose, ``window * unit * (|want| + max|x|)``
+    (other semantics are further off than that on the grid's inputs)."""
     g, w = got.astype(np.float64), want.astype(np.float64)
     u = unit if unit is not None else _UNIT.get(want.dtype.name, 2.0**-24)
     finite_x = np.abs(x.astype(np.float64))
@@ -296,10 +287,8 @@ def count_taps(plan: Plan, indicator: np.ndarray) -> np.ndarray:
 
 @dataclasses.dataclass
 class Explanation:
-    """The smallest set of ``variants`` whose reading (``plan``, giving ``outputs``) gives the
-    runtime's outputs; ``matched`` False when none does (``tried``: the codes whose readings
-    the values contradict). ``also``: other readings (codes joined by " + ") the values fit as
-    well on this input."""
+    """The smallest set of ``variants`` whose reading (``plan``: ``outputs``) gives the runtime's;
+    else ``matched`` False, ``tried`` the codes contradicted. ``also``: other readings that fit."""
 
     matched: bool
     variants: list[Variant]
@@ -311,10 +300,8 @@ class Explanation:
 
 def explain(site: Site, arrays: Sequence[np.ndarray], got: Sequence[np.ndarray],
             candidates: Sequence[Variant], most: int = 3) -> Explanation:
-    """The smallest combination of ``candidates`` (at most ``most``; one at least: whether the
-    spec's own reading explains the outputs is the engine's status) whose reading of ``site``
-    on ``arrays`` gives the runtime's outputs ``got``. A variant whose reading equals the spec's
-    on these inputs explains nothing alone."""
+    """The smallest combination of ``candidates`` (one to ``most``) whose reading of ``site`` on
+    ``arrays`` gives the runtime's outputs ``got``; one of them must change the spec's outputs."""
     base = spec_plan(site)
     try:
         spec_out = run(base, arrays)
@@ -437,9 +424,8 @@ def end_pad_windows(attrs: PoolAttrs, spatial: Sequence[int]) -> list[tuple[int,
 
 
 def beyond_input(attrs: PoolAttrs, spatial: Sequence[int]) -> list[tuple[int, str, bool]]:
-    """Axes where the kernel is longer than the padded input and ruling 1's (VALID: ruling 3's)
-    formula gives no window (ruling 19): (axis, in words, whether a quotient truncated toward
-    zero, as onnxruntime divides, gives one there)."""
+    """Axes where a kernel longer than the padded input gets no window (ruling 19): (axis, in
+    words, whether a quotient truncated toward zero, as onnxruntime divides, gives one)."""
     if attrs.auto_pad not in ("NOTSET", "VALID"):
         return []
     ceil = bool(attrs.ceil_mode) and attrs.auto_pad == "NOTSET"
@@ -587,9 +573,8 @@ def _end_pad_window(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> lis
 
 
 def _ceil_pad_shift(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
-    """ceil mode's missing end (the last window's taps past the padded input) padded half at
-    the start: every window starts ``extra // 2`` earlier (the ONNX reference's sums); taps
-    that then reach past ``n + pe`` are cut."""
+    """ceil mode's missing end padded half at the start: every window starts ``extra // 2``
+    earlier (the ONNX reference's sums), taps past ``n + pe`` cut."""
     if attrs.auto_pad != "NOTSET" or not attrs.ceil_mode:
         return []
     try:
@@ -724,9 +709,8 @@ def _taps(plan: Plan, values: np.ndarray) -> np.ndarray:
 
 
 def _lp_rescale(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
-    """LpPool's sum of |x|^p scaled by kernel size / taps counted before the root (the ONNX
-    reference, after PyTorch; ruling 12), the taps inside the padded input or inside the
-    input."""
+    """LpPool's sum of |x|^p scaled by kernel size / taps inside the padded input (or the input)
+    before the root (the ONNX reference, after PyTorch; ruling 12)."""
     if site.op != "LpPool":
         return []
     full = math.prod(attrs.kernel_shape)

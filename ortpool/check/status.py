@@ -1,8 +1,6 @@
-"""What the engine can say of a node, and of a model: the statuses every report counts.
-
-A node's status is the engine's judgement (:mod:`ortpool.check.judge`): the runtime's outputs
-against the spec's on the node's inputs. One that nothing was compared on has a status of its
-own (:data:`NOT_COMPARED`, :data:`NO_KERNEL`, ...), never :data:`AGREE`.
+"""What the engine can say of a node, and of a model: the statuses every report counts. A node
+nothing was compared on has a status of its own (:data:`NOT_COMPARED`, :data:`NO_KERNEL`, ...),
+never :data:`AGREE`.
 """
 
 from __future__ import annotations

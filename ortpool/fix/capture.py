@@ -1,8 +1,6 @@
-"""The model's own runs in ``ortpool fix``: its inputs (:func:`model_runs`: the user's sizes and
-arrays, else the defaults) and its main-graph pooling nodes' inputs (and, to prove the written
-model, outputs) captured as extra outputs, bfloat16 carried as float32. The source model runs
-with optimizations off, through ortpool's ops where onnxruntime cannot run it: proof inputs at
-the sizes the user has.
+"""The model's own runs in ``ortpool fix``: its inputs (the user's, else the defaults) and its
+main-graph nodes' inputs (and outputs, to prove the written model) captured as extra outputs;
+the source model runs with optimizations off, rewritten where onnxruntime cannot run it.
 """
 
 from __future__ import annotations
@@ -29,10 +27,8 @@ MODEL_SEEDS = (0, 1)
 def model_runs(model: onnx.ModelProto, inputs: Sequence[Mapping[str, np.ndarray]] | None,
                spec: model_inputs.InputSpec
                ) -> tuple[list[dict[str, np.ndarray]], model_inputs.ResolvedInputs | None]:
-    """The model inputs of the capture and model-proof runs: ``inputs`` when given, or resolved
-    from the user's sizes and arrays ``spec`` (seeded; one run when the user gives every array);
-    and the first resolution (its open dims for the report). Inputs that cannot be resolved
-    raise."""
+    """The inputs of the capture and model-proof runs (``inputs``, or resolved from ``spec``: one
+    run when the user gives every array), and the first resolution (for the report)."""
     if inputs is not None:
         return [dict(feeds) for feeds in inputs], None
     # Not --seed: what the model's run captures is proof input, and a verdict must not depend
@@ -64,9 +60,8 @@ def captured_names(sites: Sequence[Site], outputs: bool) -> tuple[list[str], set
 
 
 class Capturing:
-    """Runs of ``model`` with ``names`` as extra outputs, one call per set of feeds; name ->
-    array (initializers read). The widened model and its session are built once per set of fed
-    names (a failure to build is kept and raised again), not once per run."""
+    """Runs of ``model`` with ``names`` as extra outputs (name -> array, initializers read); the
+    widened model and its session built once per set of fed names (a failure kept, raised)."""
 
     def __init__(self, model: onnx.ModelProto, names: tuple[list[str], set[str]],
                  runtime: RuntimeSpec, level: str | None, source_dir: str | None) -> None:
@@ -131,10 +126,8 @@ def capture_inputs(model: onnx.ModelProto, sites: Sequence[Site],
                    source_dir: str | None, notes: list[str],
                    resolved: model_inputs.ResolvedInputs | None = None
                    ) -> list[dict[str, np.ndarray]]:
-    """The real inputs of the main-graph nodes, from runs of the source model at the sizes the
-    inputs have (the user's, or the defaults). When the model runs neither plain nor rewritten
-    and some of its dims were left open, the sizes chosen are why most often: that error says
-    which and how to set them."""
+    """The real inputs of the main-graph nodes, from runs of the source model. Where it runs
+    neither plain nor rewritten with dims left open, the error names them (most often why)."""
     names = captured_names(sites, outputs=False)
     if not names[0]:
         return []

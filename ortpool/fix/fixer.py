@@ -1,11 +1,9 @@
 """``fix_model``: choose, write and prove a realization for every pooling node of a model.
 
-The model's run captures its main-graph nodes' real inputs (:mod:`ortpool.fix.capture`); per
-node the cheapest realization proven exact alone on those and its built sets
-(:mod:`ortpool.forms.choose`); then rounds of writing them all (:mod:`ortpool.forms.apply`)
-and proving the written model (:mod:`ortpool.fix.inmodel`), a node not exact there (an
-optimization across nodes undid its form) moved to its next candidate; last, where nodes stay
-unproven or need ortpool's op, the opset lift (:func:`ortpool.forms.lift.lift_and_fix`).
+The model's run captures its nodes' real inputs (:mod:`ortpool.fix.capture`); per node the
+cheapest realization proven exact alone (:mod:`ortpool.forms.choose`); then rounds of writing
+them all and proving the written model (:mod:`ortpool.fix.inmodel`), a node not exact there (an
+optimization across nodes undid it) moved on; last the opset lift (:mod:`ortpool.forms.lift`).
 """
 
 from __future__ import annotations
@@ -131,9 +129,8 @@ def _choose_all(model: onnx.ModelProto, sites: list[Site],
 
 def site_sets(site: Site, captured: Sequence[Mapping[str, np.ndarray]], seed: int = 0,
               nonfinite: bool = False) -> tuple[list[FeedSet], list[str]]:
-    """A node's input sets with the spec's outputs, the model's ``captured`` runs first, and
-    why the kernels refused the others: its static shape, or sampled shapes when its sizes are
-    symbolic (:func:`proof_sets`)."""
+    """A node's input sets at its static or sampled shapes with the spec's outputs, the
+    model's ``captured`` runs first, and why the kernels refused the others."""
     if not site.judgeable:
         raise ValueError(f"site {site.name!r} cannot be judged: {site.reason}")
     mine = []
@@ -156,9 +153,8 @@ def site_sets(site: Site, captured: Sequence[Mapping[str, np.ndarray]], seed: in
 def _write_and_prove(state: _Choices, runs: Sequence[Mapping[str, np.ndarray]], options: Options,
                      source: str | None
                      ) -> tuple[onnx.ModelProto, dict[int, Judgement], str, list[str]]:
-    """Rounds of writing every chosen plan and proving the written model, a node not exact in
-    it moved to its next candidate, until all are exact or :data:`MAX_ROUNDS`: the written
-    model, the in-model proofs, why the model could not be run (or ""), the writer's notes."""
+    """Rounds of writing every plan and proving the written model, a node not exact there moved
+    to its next candidate: the model, its proofs, why it could not run (or ""), the notes."""
     in_model: dict[int, Judgement] = {}
     fixed, problem, apply_notes = state.model, "", []
     for _ in range(MAX_ROUNDS):
@@ -204,9 +200,8 @@ def _entries(state: _Choices, in_model: Mapping[int, Judgement],
 
 
 def node_fix(site: Site, choice: Choice | None, in_model: Judgement | None) -> report_mod.NodeFix:
-    """The report's entry for ``site``: its chosen plan (``choice``; None: not selected or no
-    facts) with the proof alone and, where it was run, ``in_model``, the proof in the written
-    model."""
+    """The report's entry for ``site``: its ``choice`` (None: not selected or no facts) with
+    its proof alone and, where run, ``in_model``."""
     entry = report_mod.NodeFix(
         name=site.name, location=site.location, op=site.node.op_type,
         version=site.version if site.judgeable else None,

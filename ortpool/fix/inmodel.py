@@ -1,9 +1,6 @@
-"""Proving the written model: an optimization across nodes can undo a form proven alone.
-
-The written model is run at the runtime's level on its own inputs, each main-graph node's output
-compared with ortpool's kernels on its captured input (:func:`prove_in_model`); and since that
-run reaches a node only with what its upstream makes (no NaN), the node's built cases go through
-its realization as written, its *region* of the model (:func:`prove_regions`).
+"""Proving the written model, where an optimization across nodes can undo a form proven alone:
+each main-graph node's output in the model's run against the kernels (:func:`prove_in_model`),
+and its built cases, which the run never reaches, through its region (:func:`prove_regions`).
 """
 
 from __future__ import annotations
@@ -61,9 +58,8 @@ def prove_in_model(fixed: onnx.ModelProto, sites: Sequence[Site],
                    model_runs: Sequence[Mapping[str, np.ndarray]], runtime: RuntimeSpec,
                    source_dir: str | None, rule: AccuracyRule = DEFAULT_RULE
                    ) -> tuple[dict[int, Judgement], str]:
-    """Each main-graph node's output in the written model against the kernels on its captured
-    input; per site number, the proof; and a note when the model could not be run (the model is
-    run even when no node can be captured: it must load and run)."""
+    """Per site number, each main-graph node's output in the written model against the kernels
+    on its captured input; and why the model could not run (it must, captured nodes or not)."""
     names = captured_names(sites, outputs=True)
     proofs: dict[int, Judgement] = {}
     capturing = Capturing(fixed, names, runtime, None, source_dir)

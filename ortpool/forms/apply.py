@@ -1,8 +1,7 @@
-"""Writing the chosen realizations into a model: each node replaced where it stands by the nodes
-:func:`ortpool.forms.emit.emit` writes for its plan, everything else kept. ortpool's op brings
-its opset import to the graph or function holding it, and sets aside the declared sizes of a
-subgraph output it writes (as ``ortpool rewrite`` does); each standard-op form is recorded in
-the model's metadata (:mod:`ortpool.model.fixmarks`) for ``validate``.
+"""Writing the chosen realizations into a model, each node replaced where it stands by
+:func:`ortpool.forms.emit.emit`'s nodes; ortpool's op brings its opset import (and sets aside a
+subgraph output's declared sizes, as ``ortpool rewrite`` does); each standard-op form is recorded
+in the model's metadata (:mod:`ortpool.model.fixmarks`) for ``validate``.
 """
 
 from __future__ import annotations
@@ -76,9 +75,8 @@ def apply(source: onnx.ModelProto, sites: Sequence[Site],
 
 def _misfits(sites: Sequence[Site], plans: Mapping[int, Plan]
              ) -> dict[str, tuple[str, tuple[int, ...], tuple[int, ...], bool]]:
-    """Subgraph outputs a pooling node writes whose declared static shape is not the spec's
-    output shape there: name -> (node, declared, the spec's, whether the fix changes the
-    node)."""
+    """Subgraph outputs a pooling node writes declared with another static shape than the spec's:
+    name -> (node, declared, the spec's, whether the fix changes the node)."""
     found = {}
     for site in sites:
         holder = site.scope.holder if site.scope is not None else None

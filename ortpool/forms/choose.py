@@ -32,10 +32,8 @@ class Choice:
 
 def choose(site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec,
            earlier: Sequence[Attempt] = (), rule: AccuracyRule = DEFAULT_RULE) -> Choice:
-    """Try the candidates of ``site`` in order; the first proven exact wins (a sum within
-    ruling 17's ``rule``: the node as it is stays where its only difference is an accuracy
-    note). ``earlier``: the attempts of a previous choice (its winner refused in the model):
-    those forms are not tried again and stay in the record."""
+    """The first candidate of ``site`` proven exact (sums by ruling 17's ``rule``); ``earlier``:
+    a previous choice's attempts (its winner refused in the model), not tried again."""
     if not site.judgeable:
         raise ValueError(f"site {site.name!r} cannot be judged: {site.reason}")
     attempts = list(earlier)

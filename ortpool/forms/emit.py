@@ -1,11 +1,9 @@
 """A :class:`~ortpool.forms.plan.Plan` as ONNX nodes, for the opset that governs the node.
 
 One function writes the proof model's nodes and the fixed model's, so what is proven is what is
-written. The pool (or the Reduce op standing for it) keeps the node's name, doc string and
-domain; inserted nodes are ``ortpool_fix/<role>/<node>``, their values
-``<Y>__ortpool_fix_<role>``, each marked :data:`MARK`; constants are ``Constant`` nodes (a
-function body has no initializers). An op the opset lacks, or that does not take the type,
-raises :class:`Unwritable`.
+written. The pool (or its Reduce op) keeps the node's name, doc string and domain; inserted nodes
+and values are named for their role and marked :data:`MARK`; constants are ``Constant`` nodes
+(a function has no initializers). What the opset cannot express raises :class:`Unwritable`.
 """
 
 from __future__ import annotations
@@ -249,17 +247,11 @@ def emit(plan: Plan, site: Site, node: onnx.NodeProto, io: Io,
 
 def _guard(writer: _Writer, plan: Plan, site: Site, inputs: Sequence[str], padded: str,
            result: str, y: str) -> str:
-    """The pool's ``result`` with its non-finite windows mended (:func:`forms.nan_guarded`);
-    ``inputs`` the node's (in the compute type), ``padded`` X as the pool reads it.
-
-    :data:`~ortpool.forms.plan.GUARD_SUM`: ``F = Where(X < lowest, 0, X + inf)`` summed over each
-    window (an AveragePool of the pool's geometry counting padding as 0; a ReduceSum for a global
-    pool) is ``S``: NaN if a tap is NaN, +inf if one is finite or +inf, 0 if all are -inf or
-    padding; ``Y + (-1 / S)`` is NaN, Y itself (bit for bit) or -inf.
-    :data:`~ortpool.forms.plan.GUARD_MASK`: ``M`` (3 where X is NaN, 1 where -inf, 2 elsewhere)
-    pooled by the same plan: 3 gives NaN, 1 or below (-inf or padding only) -inf, except a
-    MaxRoiPool bin with no element, which pools to 0 and keeps its 0.
-    """
+    """The pool's ``result`` with its non-finite windows mended (``padded``: X as the pool reads
+    it). GUARD_SUM: ``F = Where(X < lowest, 0, X + inf)`` summed over each window is ``S``, NaN
+    for a NaN tap, +inf for a finite or +inf one, 0 for -inf or padding only: ``Y + (-1 / S)`` is
+    NaN, Y itself or -inf. GUARD_MASK: ``M`` (3 for NaN, 1 for -inf, 2 else) pooled by the same
+    plan: 3 gives NaN, 1 or below -inf (a MaxRoiPool bin of no element pools to 0: kept)."""
     elem = plan.compute or site.elem
     summed = plan.nan_guard == GUARD_SUM
     ops = ("Add", "Div") if summed else ("IsNaN", "Greater")
@@ -308,9 +300,8 @@ def _guard(writer: _Writer, plan: Plan, site: Site, inputs: Sequence[str], padde
 
 def _sum_windows(writer: _Writer, plan: Plan, site: Site, flag: str, total: str,
                  elem: str) -> None:
-    """``flag`` summed over each window of the plan's pool into ``total`` (up to the kernel
-    volume, which -1/total does not see): an AveragePool counting padding as 0, a ReduceSum
-    over the plane for a global pool."""
+    """``flag`` summed (up to the kernel volume, which -1/total does not see) over each window
+    into ``total``: an AveragePool counting padding as 0, a global pool's ReduceSum."""
     if plan.reduce is not None or site.op == "GlobalMaxPool":
         rank = site.rank
         if rank is None:

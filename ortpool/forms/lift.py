@@ -1,10 +1,8 @@
 """Raising a model's ai.onnx opset where that changes nothing it means (docs/fix.md, "The opset
-lift"): onnxruntime has no Cast below opset 6, no IsNaN below 9, no Pad constant PadFusion
-leaves alone below 11 and no kernel for AveragePool-1, LpPool-1 and GlobalLpPool-1, and it
-inlines a model-local function at the model's own opset. So the model itself is lifted where
-every node keeps its meaning: its spec version, or a new version that only adds notation
-(:data:`SAME_MEANING`, :func:`renotation`; pooling nodes: :func:`reemission`).
-:func:`lift_and_fix` takes the first lift that leaves fewer nodes unproven or needing ortpool.
+lift"): onnxruntime lacks Cast below opset 6, IsNaN below 9, a Pad constant PadFusion leaves alone
+below 11, and AveragePool-1, LpPool-1, GlobalLpPool-1, and inlines a function at the model's own
+opset. So the model is lifted where every node keeps its meaning (:data:`SAME_MEANING`,
+:func:`renotation`, :func:`reemission`); :func:`lift_and_fix` takes the first lift that helps.
 """
 
 from __future__ import annotations
@@ -144,11 +142,9 @@ def _nodes(model: onnx.ModelProto) -> Iterator[tuple[onnx.NodeProto, int | None]
 
 def blocked(model: onnx.ModelProto, target: int, elems: dict[str, str],
             pinned: dict[str, int] | None = None) -> str:
-    """Why ``model`` cannot be lifted to ai.onnx opset ``target``; "" when it can.
-    ``elems``: node name -> element type of the pooling nodes (checked against the new types).
-    A global pool or an LpPool whose new version does not mean the same for it can still be
-    lifted, pinned to its own version (a Reduce form or a power of an average replaces it):
-    named in ``pinned`` (name -> version)."""
+    """Why ``model`` cannot be lifted to ai.onnx opset ``target``; "" when it can (``elems``:
+    pooling node -> element type). A global pool or LpPool whose meaning changes is pinned to its
+    version instead (a form replaces it), named in ``pinned`` (name -> version)."""
     read = _read_values(model)
     for node, opset in _nodes(model):
         if opset is None or opset >= target:
@@ -176,9 +172,8 @@ def blocked(model: onnx.ModelProto, target: int, elems: dict[str, str],
 
 def lifted(model: onnx.ModelProto, target: int,
            pinned: dict[str, int] | None = None) -> tuple[onnx.ModelProto, list[str]]:
-    """A copy of ``model`` importing ai.onnx opset ``target`` (check :func:`blocked` first),
-    its pooling nodes written for their versions there, except the ``pinned`` ones; and what
-    became of each pooling node whose version changed."""
+    """A copy of ``model`` at ai.onnx opset ``target`` (check :func:`blocked` first), its nodes
+    written for their versions there but the ``pinned`` ones; and what became of them."""
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     old = next(e.version for e in copy.opset_import if e.domain in AI_ONNX)
@@ -223,11 +218,9 @@ def _score(report: report_mod.FixReport) -> tuple[int, int]:
 def lift_and_fix(model: onnx.ModelProto, fixed: onnx.ModelProto, report: report_mod.FixReport,
                  fix_once: FixOnce, allowed: bool = True
                  ) -> tuple[onnx.ModelProto, report_mod.FixReport]:
-    """``fixed`` and its ``report`` (``model`` fixed at its own opset), or, when nodes stay
-    unproven or need ortpool's op and ``model`` imports an ai.onnx opset below :data:`TARGETS`'
-    last, the first lift of ``model`` (to each target it can be lifted to without changing what
-    it means: :func:`blocked`) that ``fix_once`` fixes with fewer such nodes. ``allowed``
-    (``--no-opset-lift``: False): the opset is kept and the report says a lift may help."""
+    """``fixed`` and its ``report``, or, where nodes stay unproven or need ortpool's op, the
+    first lift of ``model`` (:func:`blocked`) that ``fix_once`` fixes with fewer such nodes
+    (``allowed`` False, ``--no-opset-lift``: the report says a lift may help)."""
     opset = ai_onnx_opset(model.opset_import)
     if _score(report) == (0, 0) or opset is None or opset >= TARGETS[-1]:
         return fixed, report

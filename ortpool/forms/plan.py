@@ -1,13 +1,10 @@
 """The ways one pooling node can be computed with standard ops, as data: :class:`Plan`.
 
-A *form* is a pure function of the node's :class:`Site` giving the plan ``ortpool fix`` may
-write in place of the node, or :class:`~ortpool.report.outcomes.NotApplicable` with the reason;
-:mod:`ortpool.forms.emit` writes a plan as nodes and :mod:`ortpool.forms.prove` proves it. The
-base forms, cheapest first, are :func:`unchanged`, :func:`explicit_pads`, :func:`pad_node`,
-:func:`reduce`, :func:`empty_plane` and :func:`power_average`; the wrappers :func:`in_float`,
-:func:`in_double` and :func:`nan_guarded` change a base form's type or mend its non-finite
-windows (docs/fix.md has the table). Every number comes from :mod:`ortpool.geometry`, the
-arithmetic the kernels use.
+A *form* is a pure function of the node's :class:`Site` giving the plan ``ortpool fix`` may write
+for it, or :class:`~ortpool.report.outcomes.NotApplicable` with the reason (:mod:`ortpool.forms.
+emit` writes a plan, :mod:`ortpool.forms.prove` proves it): base forms, cheapest first, and the
+wrappers :func:`in_float`, :func:`in_double` and :func:`nan_guarded` (docs/fix.md has the table).
+Every number comes from :mod:`ortpool.geometry`, the arithmetic the kernels use.
 """
 
 from __future__ import annotations
@@ -57,18 +54,15 @@ FLOAT_EXACT = ("float16", "bfloat16", "int8", "uint8")
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    """One realization of a node.
-
-    ``pool``: the pool node's attributes (None: the node's own); ``reduce``: instead of the
-    pool, this Reduce op over the spatial axes (keepdims), ``exponent`` for a norm summed as
-    ``ReduceSum(|x|^p)^(1/p)``, ``offset`` added last; ``pad``/``pad_value``: a Pad in front
-    (begins, then ends); ``scale``: a (1, 1, *out) constant the result is multiplied by;
-    ``compute``: the inputs of X's type cast to this type, Y back; ``average``: instead of the
-    pool, ``(kvol * AveragePool(|x|^exponent))^(1/exponent)`` with these attributes;
-    ``nan_guard``: :data:`GUARD_SUM` or :data:`GUARD_MASK`; ``ortpool``: ortpool's op.
-    ``keeps_indices``: the Indices are the spec's; ``shape_free``: right for every input size
-    (else for the static sizes only); ``why``: the derivation, for the report.
-    """
+    """One realization of a node. ``pool``: the pool node's attributes (None: the node's own);
+    ``reduce``: instead of the pool, this Reduce op over the spatial axes (keepdims), with
+    ``exponent`` for ``ReduceSum(|x|^p)^(1/p)`` and ``offset`` added last; ``pad``/``pad_value``:
+    a Pad in front (begins, then ends); ``scale``: a (1, 1, *out) constant the result is
+    multiplied by; ``compute``: the inputs of X's type cast to it, Y back; ``average``: instead
+    of the pool, ``(kvol * AveragePool(|x|^exponent))^(1/exponent)`` with these attributes;
+    ``nan_guard``: :data:`GUARD_SUM` or :data:`GUARD_MASK`; ``ortpool``: ortpool's op;
+    ``keeps_indices``: the Indices are the spec's; ``shape_free``: right for every input size;
+    ``why``: the derivation, for the report."""
 
     name: str
     pool: Mapping[str, Any] | None = None
@@ -105,14 +99,10 @@ def unchanged(site: Site, compute: str | None = None) -> Plan:
 
 
 def explicit_pads(site: Site, compute: str | None = None) -> Plan | NotApplicable:
-    """``auto_pad`` SAME_UPPER/SAME_LOWER/VALID written as explicit pads, ``ceil_mode=0``.
-
-    SAME's pads come from the *dilated* span (ruling 2: n=9, k=3, d=2, s=1 gives pads (2, 2),
-    where onnxruntime pads for the undilated kernel); with them the windows fit exactly, so
-    ceil mode has nothing to round. VALID is pads 0 whatever ceil_mode says (ruling 3). Indices
-    stay the spec's. Right for every size with VALID or every stride 1 (SAME's total is then
-    ``ek - 1``), else for the static sizes.
-    """
+    """``auto_pad`` SAME_*/VALID written as explicit pads, ``ceil_mode=0``: SAME's from the
+    *dilated* span (ruling 2), which the windows then fit exactly; VALID's 0 whatever ceil_mode
+    says (ruling 3). Indices stay the spec's. Right for every size with VALID or every stride 1
+    (SAME's total is then ``ek - 1``), else for the static sizes."""
     if not site.windowed:
         return NotApplicable(f"{site.op} has no auto_pad")
     attrs = site.attrs
@@ -154,16 +144,11 @@ def _pad_value(site: Site, compute: str, signed_zero: bool) -> float | int | Not
 
 def pad_node(site: Site, *, signed_zero: bool = False,
              compute: str | None = None) -> Plan | NotApplicable:
-    """A ``Pad`` node before a pool that pads nothing, in floor mode: the general form.
-
-    The Pad writes the spec's effective pads, ceil mode's overhang as end padding
-    (:func:`_pad_amounts`): for MaxPool the type's lowest value (never wins, and is an empty
-    window's result: rulings 5, 6); for LpPool 0 (``|0|^p`` adds nothing: ruling 12); for
-    AveragePool 0, the result multiplied by ``kvol / count``. onnxruntime's PadFusion folds a
-    Pad of 0 back into the pool's pads; ``signed_zero`` pads with -0.0, which adds nothing to a
-    sum and which its test of the constant's bytes does not take for 0. The Pad moves Indices.
-    Right for every size when the pads are explicit, ceil mode off and no divisor corrected.
-    """
+    """A ``Pad`` node (the spec's pads, ceil mode's overhang at the end: :func:`_pad_amounts`)
+    before a pool that pads nothing, in floor mode: MaxPool padded with the type's lowest value
+    (rulings 5, 6), LpPool with 0 (ruling 12), AveragePool with 0 and the result times
+    ``kvol / count``. ``signed_zero`` pads with -0.0, which onnxruntime's PadFusion (testing the
+    constant's bytes) does not fold back into the pool's pads. The Pad moves Indices."""
     if not site.windowed:
         return NotApplicable(f"{site.op} is not a windowed pool")
     attrs = site.attrs
@@ -190,15 +175,10 @@ def pad_node(site: Site, *, signed_zero: bool = False,
 
 def _pad_amounts(site: Site, attrs: PoolAttrs
                  ) -> tuple[tuple[int, ...], np.ndarray | None, bool] | NotApplicable:
-    """The pads a Pad before the pool writes (begins, then ends), the ``kvol / count`` an
-    average is multiplied by (None: 1 everywhere), and whether both hold for every size.
-
-    The spec's effective pads (:mod:`ortpool.geometry`; pads >= kernel are legal, ruling 5);
-    ceil mode becomes the end pad ``pe' = max(0, (out-1)*s + ek - n - pb)``, which gives the
-    spec's ``out`` in floor mode, drop rule included (ruling 1). The spec divides an average by
-    ``count`` (ruling 8), the pool by ``kvol``; a count of 0 gives 0 * inf = NaN, the spec's 0/0.
-    Example: n=5, k=2, s=2, ceil mode: pe' = 1, the third window sums x4 + 0, times 2/1: x4.
-    """
+    """The Pad's pads (begins, ends), the ``kvol / count`` an average is multiplied by (None: 1)
+    and whether both hold for every size. Ceil mode becomes the end pad ``pe' = max(0, (out-1)*s
+    + ek - n - pb)``, the spec's ``out`` in floor mode (ruling 1); a count of 0 gives 0 * inf =
+    NaN, the spec's 0/0 (ruling 8)."""
     geom = site.geometry()
     fixed = attrs.auto_pad == "NOTSET" and not attrs.ceil_mode
     if geom is None:
@@ -237,10 +217,8 @@ def pad_signed_zero(site: Site, compute: str | None = None) -> Plan | NotApplica
 
 
 def reduce(site: Site, compute: str | None = None) -> Plan | NotApplicable:
-    """A global pool as the Reduce op over the spatial axes (``keepdims=1``): ``ReduceMax``,
-    ``ReduceMean``, ``ReduceL1``/``ReduceL2`` (p = 1, 2) or ``Pow(ReduceSum(Pow(Abs(x), p)),
-    1/p)`` (rulings 12, 13). Right for every size, double included (the global pools have no
-    double kernel in onnxruntime)."""
+    """A global pool as the Reduce op over the spatial axes, keepdims (``Pow(ReduceSum(Pow(Abs(x),
+    p)), 1/p)`` for a p but 1 and 2; rulings 12, 13): every size, double included."""
     if site.op not in GLOBAL_OPERATORS:
         return NotApplicable(f"{site.op} is not a global pool")
     if site.rank is None:
@@ -291,10 +269,8 @@ def power_average(site: Site, compute: str | None = None) -> Plan | NotApplicabl
 
 
 def in_float(plan: Plan, site: Site) -> Plan | NotApplicable:
-    """``plan`` computed in float32 between a Cast of X and a Cast of Y back to the node's type:
-    exact for the types float32 holds exactly (a max moves one value; an average is the float32
-    sum rounded once, as ruling 8 asks), for a runtime without a kernel for the type or that
-    folds its padding. (A Pad plan must be built with ``compute="float"``.)"""
+    """``plan`` in float32 between Casts, for a type float32 holds exactly (a max moves a value;
+    an average is the float32 sum rounded once, ruling 8) and a runtime without its kernel."""
     if site.elem == "float":
         return NotApplicable("the node computes in float32 already")
     if site.elem not in FLOAT_EXACT:
@@ -305,10 +281,8 @@ def in_float(plan: Plan, site: Site) -> Plan | NotApplicable:
 
 
 def in_double(plan: Plan, site: Site) -> Plan | NotApplicable:
-    """A global average or norm of a float type summed in float64, rounded once to the type:
-    ruling 13's 2 ulp, which a float32 running sum over a large plane misses (onnxruntime's
-    GlobalAveragePool: 8.8e-4 relative at 1024x1024). Reduce plans only: onnxruntime has no
-    float64 kernel for the global pools."""
+    """A global average or norm summed in float64 (a Reduce plan), rounded once: ruling 13's 2
+    ulp, which a float32 running sum misses (onnxruntime: 8.8e-4 relative at 1024x1024)."""
     if site.op not in GLOBAL_OPERATORS or site.op == "GlobalMaxPool":
         return NotApplicable("only a global average or norm sums over the plane")
     if site.elem not in ("float", "float16", "bfloat16"):
@@ -327,13 +301,9 @@ def _wrapped(plan: Plan, name: str, why: str, **changes: Any) -> Plan:
 
 
 def nan_guarded(plan: Plan, site: Site, kind: str = GUARD_SUM) -> Plan | NotApplicable:
-    """The max's non-finite windows made the spec's (rulings 5, 6, 13), where a runtime skips NaN
-    or starts its max at the lowest finite value (onnxruntime gives -3.4e38 for a window of -inf
-    only): NaN where a window holds one, -inf where it holds only -inf or padding, by a summed
-    flag (:data:`GUARD_SUM`, the cheaper: scripts/guard_cost.py) or a pooled mask
-    (:data:`GUARD_MASK`), as :func:`ortpool.forms.emit.emit` writes them. Indices are not
-    mended, so not for a node whose Indices are used.
-    """
+    """The max's non-finite windows made the spec's (rulings 5, 6, 13) where a runtime skips NaN
+    or gives -3.4e38 for -inf only: by a summed flag (:data:`GUARD_SUM`, the cheaper:
+    scripts/guard_cost.py) or a pooled mask (:data:`GUARD_MASK`). Indices are not mended."""
     if site.op not in MAX_LIKE:
         return NotApplicable(f"{site.op} does not take a max over input values")
     if site.elem not in FLOATS:
@@ -378,10 +348,8 @@ COMPUTE_WRAPPERS: tuple[tuple[str, str, Wrapper, tuple], ...] = (
 
 
 def candidates(site: Site) -> list[tuple[str, Plan | NotApplicable]]:
-    """Every plan for ``site``, cheapest first, each named; :class:`NotApplicable` (with the
-    reason) where a form does not apply: the base forms in the node's type, in float32, in
-    float64 (global sums), all of them again with each non-finite guard (max-like ops of a float
-    type), ortpool's op last."""
+    """Every plan for ``site``, named, cheapest first (:class:`NotApplicable` where a form does
+    not apply): the base forms in each compute type, again with each guard; ortpool's op last."""
     found: list[tuple[str, Plan | NotApplicable]] = []
     guards: list[str | None] = [None]
     if site.op in MAX_LIKE and site.elem in FLOATS:

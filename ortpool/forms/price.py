@@ -1,11 +1,9 @@
 """What guarding a model's max-like nodes against NaN and -inf costs, measured on the model.
 
 Ruling 20: in the finite domain ``validate`` reports the nodes that differ only on non-finite
-inputs, with the price of guarding them: what ``ortpool fix --nonfinite --nodes ...`` would
-write (the very choice fix makes, :func:`ortpool.forms.choose.choose`), timed against the
-original as ``ortpool bench MODEL FIXED`` times them (whole runs, interleaved, with a control) at
-the level the model runs at, within :data:`BUDGET`: one session per model, the control the
-original's sampled twice per round, the rounds' spread saying how sure the figure is.
+inputs with the price of what ``ortpool fix --nonfinite`` would write (fix's own choice), timed
+against the original as ``ortpool bench MODEL FIXED`` times them (interleaved, with a control)
+at the model's level, within :data:`BUDGET`; the rounds' spread says how sure the figure is.
 """
 
 from __future__ import annotations
@@ -81,9 +79,8 @@ def _duration(seconds: float | None) -> str:
 
 def guard_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeSpec
                 ) -> tuple[onnx.ModelProto | None, dict[str, str]]:
-    """``model`` with each of ``sites`` (of ``model``'s main graph) written in the first form
-    the engine proves exact on its non-finite built cases at its size, and node -> form (or
-    why none); None where a node has no standard form."""
+    """``model`` with each main-graph ``site`` in the first form proven exact on its non-finite
+    built cases, and node -> form (or why none); None where a node has no standard form."""
     plans, forms = {}, {}
     for site in sites:
         shape = full_shape(site)
@@ -105,9 +102,8 @@ def guard_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeS
 
 def _lifted_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeSpec,
                   forms: dict[str, str]) -> tuple[onnx.ModelProto | None, dict[str, str]]:
-    """:func:`guard_forms` on ``model`` lifted to the first opset of :data:`ortpool.forms.lift.
-    TARGETS` where every node keeps its meaning and each site has a standard form, as
-    ``ortpool fix`` lifts it; (None, ``forms``) where none does."""
+    """:func:`guard_forms` on ``model`` lifted, as ``ortpool fix`` lifts it, to the first opset
+    where each site has a standard form; (None, ``forms``) where none does."""
     opset = ai_onnx_opset(model.opset_import)
     elems = {s.name: s.elem for s in sites if s.elem}
     for target in lift.TARGETS:
@@ -126,9 +122,8 @@ def _lifted_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: Runtim
 
 def guard_price(model: onnx.ModelProto, sites: Sequence[Site], feeds: Mapping[str, np.ndarray],
                 runtime: RuntimeSpec, budget: float = BUDGET) -> GuardPrice:
-    """The price of guarding ``sites`` (main-graph sites of ``model``, sized) on ``feeds``, at
-    the level the model runs at (``runtime``'s, or onnxruntime's default ``all`` where it is
-    validate's isolating ``disable``)."""
+    """The price of guarding ``sites`` (main-graph, sized) on ``feeds`` at the level the model
+    runs at (``runtime``'s, or ``all`` where it is validate's isolating ``disable``)."""
     level = DEFAULT_LEVEL if runtime.level == ISOLATED_LEVEL else runtime.level
     timed = runtime.with_level(level)
     found = GuardPrice([s.name for s in sites], {}, level)

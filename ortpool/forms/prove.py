@@ -25,9 +25,8 @@ from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 
 def isolated_model(plan: Plan, site: Site, example: Sequence[np.ndarray]) -> onnx.ModelProto:
-    """The realization alone: inputs X (I, output_shape; MaxRoiPool's rois as I) shaped as
-    ``example``, outputs Y (and Indices where the plan gives the spec's), at the node's
-    governing opset."""
+    """The realization alone at the node's opset: X (I, output_shape) shaped as ``example``, Y
+    (and Indices where the plan keeps the spec's)."""
     node = site.node
     inputs, outputs = frame(site, example, len(site.outputs) > 1 and plan.keeps_indices)
     io = emit.Io(tuple(v.name for v in inputs), tuple(v.name for v in outputs))
@@ -44,9 +43,8 @@ def isolated_model(plan: Plan, site: Site, example: Sequence[np.ndarray]) -> onn
 
 
 def sets_for(plan: Plan, sets: Sequence[FeedSet]) -> list[FeedSet]:
-    """The sets ``plan`` is proven on: all of them, but for ortpool's op one built set per shape:
-    its values are the kernels' own by construction, so what is proven is that the op runs and
-    its outputs come back whole (sparing the Python kernels every built case twice)."""
+    """The sets ``plan`` is proven on: all, but one built set per shape for ortpool's op (its
+    values are the kernels' own: what is proven is that it runs and its outputs come back)."""
     if not plan.ortpool:
         return list(sets)
     kept, shapes = [], set()
