@@ -1,23 +1,9 @@
-"""The inputs a node is judged on, and the spec's answer for each (ortpool's kernels).
+"""The inputs a node is judged on, the same for every command, and the spec's answer for each.
 
-One set of inputs serves every command: ``validate``'s verdict, ``fix``'s proofs (of the node as
-it is and of each form) and their report. Per node: the inputs captured from a run of the model
-(when it runs), plus seeded sets made to find differences: quarter steps (ties everywhere, exact
-sums), for an integer type its whole range and its lowest value, for global averages and norms a
-plane of uniform [0, 1) values, and for a float type the cases ruling 18 names, *built*
-(:func:`constructed_sets`), not sprinkled, in the domain of ruling 20
-(:mod:`ortpool.check.domain`): the finite domain's largest value at every tap position among
-the lowest finite value, planes of the lowest and the highest finite value and of one value
-(ties); the non-finite domain adds NaN at every tap position of every window, +inf likewise,
-windows of -inf only and of NaN only, for the sums +inf and -inf in one window. MaxUnpool gets
-Indices a MaxPool of the same geometry really produces (duplicates included) and distinct random
-ones; MaxRoiPool a RoI over the whole map per batch entry and five inside and across it.
-
-The seed changes only the fill (the values around the built cases), never which cases are
-built: a verdict on these sets does not depend on ``--seed``.
-
-The expected outputs come from ortpool's kernels with the node's own spec version and attributes
-(:func:`spec_outputs`), computed once per input set.
+Per node: the inputs captured from a run of the model; quarter steps (ties, exact sums); an
+integer type's whole range and lowest value; a uniform [0, 1) plane for global sums; for a float
+type the cases ruling 18 names, *built* (:func:`cases`) in the domain of ruling 20. The seed
+changes only the fill around the built cases, never which are built, nor a verdict.
 """
 
 from __future__ import annotations
@@ -90,29 +76,19 @@ def full_shape(site: Site) -> tuple[int, ...] | None:
 
 
 def sampled_shapes(site: Site) -> list[tuple[int, ...]]:
-    """Input shapes for a node whose spatial sizes are symbolic: per axis every size from the
-    smallest the geometry admits through two strides more (every remainder mod the stride, so
-    SAME's pads and ceil mode's overhang take all their values), plus one larger size; for a
-    global pool or MaxRoiPool sizes 1 to 5 and 12 (an empty plane only where the model has one).
-
-    Example: k=3, s=2, no pads: sizes 3, 4, 5, 6, 7 and 12 on every axis (the axes together).
-    """
+    """Input shapes for symbolic spatial sizes: per axis the smallest the geometry admits through
+    two strides more (every remainder mod the stride), plus one larger; else sizes 1-5 and 12."""
     attrs = site.attrs
     rank = site.rank
     if rank is None:
         return []
-    if not isinstance(attrs, PoolAttrs):
-        smallest, steps = [1] * rank, 5
-    else:
-        if site.op == "MaxUnpool":
-            smallest = [1] * rank
-        else:
-            smallest = []
-            for i in range(rank):
-                ek = effective_kernel(attrs.kernel_shape[i], attrs.dilations[i])
-                pads = 0 if attrs.auto_pad != "NOTSET" else attrs.pads[i] + attrs.pads[i + rank]
-                smallest.append(max(1, ek - pads))
+    smallest, steps = [1] * rank, 5
+    if isinstance(attrs, PoolAttrs):
         steps = 2 * max(attrs.strides) + 1
+        if site.op != "MaxUnpool":
+            smallest = [max(1, effective_kernel(attrs.kernel_shape[i], attrs.dilations[i])
+                            - (attrs.pads[i] + attrs.pads[i + rank]
+                               if attrs.auto_pad == "NOTSET" else 0)) for i in range(rank)]
     shapes = [tuple(m + t for m in smallest) for t in range(steps)]
     shapes.append(tuple(m + steps + 4 for m in smallest))
     return [(BATCH, CHANNELS, *s) for s in shapes]
@@ -166,22 +142,13 @@ class Case:
 
 
 def spans(site: Site, spatial: Sequence[int]) -> tuple[int, ...]:
-    """Per axis the lattice spacing of the built cases: positions ``span`` apart on an axis are
-    never taps of one window, so one case per lattice offset puts one mark in every window, at
-    each of its tap positions over the offsets. A windowed pool's span is its dilated kernel
-    span ``ek`` (two taps of a window are at most ``ek - 1`` apart); a global pool's or
-    MaxRoiPool's is the plane (a window or bin can be all of it).
-
-    Example: MaxPool k=[2, 3], n=[7, 8]: spans (2, 3), six offsets; the offset (0, 1) marks
-    rows 0, 2, 4, 6 x columns 1, 4, 7: every window holds exactly one of them, at its
-    tap (0, 1) for windows starting on even rows and columns 0, 3, 6.
-    """
+    """Per axis the built cases' lattice spacing (a windowed pool's dilated kernel span, else the
+    plane): positions that far apart are never taps of one window, so one case per offset puts
+    one mark in every window, at each of its taps over the offsets."""
     attrs = site.attrs
     if site.op in ("MaxPool", "AveragePool", "LpPool") and isinstance(attrs, PoolAttrs):
-        return tuple(
-            min(n, effective_kernel(k, d))
-            for n, k, d in zip(spatial, attrs.kernel_shape, attrs.dilations, strict=True)
-        )
+        return tuple(min(n, effective_kernel(k, d))
+                     for n, k, d in zip(spatial, attrs.kernel_shape, attrs.dilations, strict=True))
     return tuple(spatial)
 
 
@@ -189,11 +156,8 @@ def _offsets(span: Sequence[int], keep: int) -> list[tuple[int, ...]]:
     """Every lattice offset, or per axis ``keep`` of first, last, middle, second, second-last."""
     if math.prod(span) <= MAX_OFFSETS and keep >= 5:
         return list(itertools.product(*(range(s) for s in span)))
-    picks = []
-    for s in span:
-        chosen = [0, s - 1, s // 2, 1, s - 2][:keep]
-        picks.append(sorted({p for p in chosen if 0 <= p < s}))
-    return list(itertools.product(*picks))
+    return list(itertools.product(*(sorted({p for p in [0, s - 1, s // 2, 1, s - 2][:keep]
+                                            if 0 <= p < s}) for s in span)))
 
 
 def _partner(site: Site, offset: tuple[int, ...], span: Sequence[int]) -> tuple | None:
@@ -213,25 +177,19 @@ def _partner(site: Site, offset: tuple[int, ...], span: Sequence[int]) -> tuple 
 def cases(site: Site, span: Sequence[int], nonfinite: bool, keep: int = 5) -> list[Case]:
     """The cases rulings 18 and 20 name for ``site`` (a float type), in a fixed order.
 
-    Max-like ops, finite domain: per offset the window's largest value at that tap among the
-    lowest finite value (which tap wins: its index); planes of the lowest finite value only (a
-    tie with padding, which never wins), of the highest finite value only, of one value (ties:
-    the first tap's index). Non-finite domain, before those: per offset NaN at that tap over the
-    fill, +inf likewise, NaN among -inf, one value among -inf (the max is then that tap); planes
-    of -inf only, NaN only (the first NaN's index), +inf only. Averages and norms, non-finite
-    domain only: per offset NaN, and +inf with -inf at the partner offset (NaN where a window
-    holds both); planes of +inf, -inf (their finite domain is the fill, ties and the uniform
-    plane of :func:`proof_sets`). Partly padded and empty windows are the geometry's own:
-    every case reaches every window.
+    Max-like ops: per tap offset NaN, then +inf, over the fill, NaN and then one value among
+    -inf; planes of -inf, NaN, +inf only (non-finite domain); per offset the largest value among
+    the lowest finite; planes of the lowest and of the highest finite value, of one value (ties).
+    Averages and norms, non-finite domain only: per offset NaN, +inf with -inf at the partner
+    offset; planes of +inf, of -inf. Partly padded and empty windows are the geometry's own.
     """
     found: list[Case] = []
     offsets = _offsets(span, keep)
     if site.op in MAX_LIKE:
-        found += [Case(f"NaN at tap {o}", "fill", ((o, "NaN"),)) for o in offsets]
-        found += [Case(f"+inf at tap {o}", "fill", ((o, "+inf"),)) for o in offsets]
-        found += [Case(f"NaN at tap {o} among -inf", "-inf", ((o, "NaN"),)) for o in offsets]
-        found += [Case(f"one value at tap {o} among -inf", "-inf", ((o, "fill"),))
-                  for o in offsets]
+        found += [Case(label.format(o), base, ((o, value),)) for label, base, value in (
+            ("NaN at tap {}", "fill", "NaN"), ("+inf at tap {}", "fill", "+inf"),
+            ("NaN at tap {} among -inf", "-inf", "NaN"),
+            ("one value at tap {} among -inf", "-inf", "fill")) for o in offsets]
         found += [Case("-inf only", "-inf"), Case("NaN only", "NaN"), Case("+inf only", "+inf")]
         found += [Case(f"the largest at tap {o} among the lowest finite", "lowest finite",
                        ((o, "fill"),)) for o in offsets]
@@ -255,12 +213,9 @@ _CONSTANTS = {"NaN": np.nan, "+inf": np.inf, "-inf": -np.inf}
 
 
 def _constant(base: str, dtype: np.dtype) -> float:
-    # ml_dtypes.finfo knows bfloat16 as well as numpy's float types (np.finfo does not)
-    if base == "lowest finite":
-        return float(ml_dtypes.finfo(dtype).min)
-    if base == "highest finite":
-        return float(ml_dtypes.finfo(dtype).max)
-    return _CONSTANTS[base]
+    info = ml_dtypes.finfo(dtype)  # knows bfloat16 as well as numpy's float types
+    return {"lowest finite": float(info.min), "highest finite": float(info.max),
+            **_CONSTANTS}[base]
 
 
 def _plane(case: Case, fill: np.ndarray, span: Sequence[int]) -> np.ndarray:
@@ -279,15 +234,10 @@ def _plane(case: Case, fill: np.ndarray, span: Sequence[int]) -> np.ndarray:
     return plane
 
 
-def constructed_sets(
-    site: Site, shape: Sequence[int], rng: np.random.Generator, nonfinite: bool = False,
-    extra: Sequence[np.ndarray] = (),
-) -> list[FeedSet]:
+def constructed_sets(site: Site, shape: Sequence[int], rng: np.random.Generator,
+                     nonfinite: bool = False, extra: Sequence[np.ndarray] = ()) -> list[FeedSet]:
     """X tensors of ``shape`` holding the built :func:`cases` of a float ``site``, one case per
-    (n, c) plane, as many tensors as the cases need; planes left over and the values around
-    the marks are the seeded fill. ``extra``: the node's other inputs, the same for each set.
-    Which plane holds which case never depends on ``rng``.
-    """
+    (n, c) plane, the rest the seeded fill; ``extra``: the node's other inputs, for each set."""
     if site.elem not in FLOATS or len(shape) < 3 or 0 in shape:
         return []
     span = spans(site, shape[2:])
@@ -317,38 +267,24 @@ def constructed_sets(
     return sets
 
 
-def _unpool_sets(
-    site: Site,
-    rng: np.random.Generator,
-    shape: tuple[int, ...],
-    output_shape: np.ndarray | None,
-    nonfinite: bool = False,
-) -> list[FeedSet]:
+def _unpool_sets(site: Site, rng: np.random.Generator, shape: tuple[int, ...],
+                 output_shape: np.ndarray | None, nonfinite: bool = False) -> list[FeedSet]:
     """X values with Indices a MaxPool of the same geometry gives, and distinct random ones
     (``nonfinite``: also NaN, +inf and -inf moved)."""
     attrs = site.attrs
-    default = [
-        (n - 1) * s - attrs.pads[i] - attrs.pads[i + attrs.rank] + k
-        for i, (n, k, s) in enumerate(zip(shape[2:], attrs.kernel_shape, attrs.strides,
-                                          strict=True))
-    ]
+    default = [(n - 1) * s - attrs.pads[i] - attrs.pads[i + attrs.rank] + k for i, (n, k, s)
+               in enumerate(zip(shape[2:], attrs.kernel_shape, attrs.strides, strict=True))]
     target = [*shape[:2], *default] if output_shape is None else [int(v) for v in output_shape]
     size = math.prod(target)
     extra = [np.asarray(target, np.int64)] if site.n_inputs > 2 else []
     sets = []
     x = random_tensor(rng, shape, site.elem)
     if all(p < k for p, k in zip(attrs.pads, attrs.kernel_shape * 2, strict=True)) and all(
-        d >= 1 for d in default
-    ):
+            d >= 1 for d in default):
         source = random_tensor(rng, [*shape[:2], *default], "float")
-        _, indices = kernels.max_pool(
-            source,
-            version=12,
-            return_indices=True,
-            kernel_shape=list(attrs.kernel_shape),
-            strides=list(attrs.strides),
-            pads=list(attrs.pads),
-        )
+        _, indices = kernels.max_pool(source, version=12, return_indices=True,
+                                      kernel_shape=list(attrs.kernel_shape),
+                                      strides=list(attrs.strides), pads=list(attrs.pads))
         if indices.shape == x.shape and (indices >= 0).all() and (indices < size).all():
             sets.append(FeedSet("MaxPool's Indices", [x, indices.astype(np.int64), *extra]))
     if size >= x.size:
@@ -365,10 +301,8 @@ def _unpool_sets(
 
 
 def _rois(rng: np.random.Generator, shape: Sequence[int], elem: str, scale: float) -> np.ndarray:
-    """RoIs for X of ``shape`` (MaxRoiPool): one over the whole map per batch entry (its bins
-    hold every position, so every built case reaches a bin), then five with corners inside the
-    map and across its borders (in RoI coordinates: the map divided by ``spatial_scale``), on
-    quarter steps so rounding has halves to decide; one with x2 < x1 (a 1x1 RoI)."""
+    """RoIs for X of ``shape``: one over the whole map per batch entry (every built case reaches
+    a bin), then five on quarter steps inside and across the map, one with x2 < x1."""
     height, width = shape[2] / (scale or 1.0), shape[3] / (scale or 1.0)
     whole = [[n, 0.0, 0.0, width - 1 / (scale or 1.0), height - 1 / (scale or 1.0)]
              for n in range(shape[0])]
@@ -381,21 +315,11 @@ def _rois(rng: np.random.Generator, shape: Sequence[int], elem: str, scale: floa
     return np.concatenate([np.asarray(whole).reshape(-1, 5), drawn]).astype(dtypes.NUMPY[elem])
 
 
-def proof_sets(
-    site: Site,
-    shapes: Sequence[tuple[int, ...]],
-    captured: Sequence[Sequence[np.ndarray]] = (),
-    seed: int = 0,
-    nonfinite: bool = False,
-    output_shape: np.ndarray | None = None,
-) -> list[FeedSet]:
-    """Every input set for ``site`` on ``shapes`` (X shapes), the captured ones first.
-
-    A float type gets the built cases (:func:`constructed_sets`) of the domain (ruling 20):
-    ``nonfinite`` adds NaN, +inf and -inf at every tap and the all -inf set. A global average
-    or norm also gets a plane of uniform [0, 1) values, where a running float32 sum loses
-    digits (ruling 13). MaxRoiPool's generated RoIs do not depend on ``seed``.
-    """
+def proof_sets(site: Site, shapes: Sequence[tuple[int, ...]],
+               captured: Sequence[Sequence[np.ndarray]] = (), seed: int = 0,
+               nonfinite: bool = False, output_shape: np.ndarray | None = None) -> list[FeedSet]:
+    """Every input set for ``site`` on ``shapes`` (X shapes), the captured ones first, the
+    built cases of the domain (``nonfinite``: ruling 20) for a float type."""
     sets = [FeedSet(CAPTURED, list(a), observed=True) for a in captured]
     # an integer type's lowest is a finite value; a float type's is -inf
     with_lowest = nonfinite or site.elem not in FLOATS
@@ -427,9 +351,8 @@ def spec_outputs(site: Site, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
     return list(kernels.run_op(site.op, site.version, arrays, site.attributes, site.n_outputs))
 
 
-def expect(
-    site: Site, sets: Sequence[FeedSet], refusals: list[str] | None = None
-) -> list[FeedSet]:
+def expect(site: Site, sets: Sequence[FeedSet],
+           refusals: list[str] | None = None) -> list[FeedSet]:
     """Fill in the spec's outputs; a set the spec itself refuses (a size the geometry cannot
     pool, an output over the kernels' limits) is dropped, and why is appended to ``refusals``."""
     kept = []

@@ -1,34 +1,28 @@
 """Naming why a runtime and the spec (ortpool's kernels) differ on a node, confirmed on the values.
 
-Where the judgement kept the runtime's outputs, a cause is named only when they equal the spec's
-outputs recomputed under the reading that cause stands for (:mod:`ortpool.check.readings`: SAME's
-pads for the undilated kernel, ceil mode's end-pad window kept, Indices transposed...), and its
-detail says so. The cells the spec leaves to the rulings (NaN and empty windows) are named from
-what the runtime gives there. A reading the values contradict is never named: a difference no
-reading explains is reported as unrecognised, never guessed.
-
-Where no output can be read (the runtime refused the node, crashed, timed out or has no kernel,
-or a judgement kept none) the causes come from the node's attributes and input shape alone
-(:func:`geometric_causes`) and from the runtime's own message.
-
-Each cause carries its basis (:class:`Basis`): the spec's written words, quoted, where they
-decide (with the ruling that restates them), else the ruling of docs/rulings.md.
+A cause is named only where the runtime's outputs equal its reading (:mod:`ortpool.check.readings`)
+or, for the cells the rulings decide, by what the runtime gives there; else the difference is
+unrecognised, never guessed. Without outputs (a refusal, a crash, no kernel) the causes come from
+the node's attributes and shape (:func:`geometric_causes`) and the runtime's words. Each cause
+carries its :class:`Basis`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+import ml_dtypes
 import numpy as np
 
 from ortpool.attributes import PoolAttrs
 from ortpool.check import readings
 from ortpool.check import status as st
-from ortpool.geometry import effective_kernel, pool_geometry
-from ortpool.tolerances import window_size
+from ortpool.check.compare import floating
+from ortpool.geometry import pool_geometry
+from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS, window_size
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS
 
 if TYPE_CHECKING:
@@ -182,8 +176,7 @@ def basis_of(code: str, op: str = "", version: int = 0) -> Basis | None:
         ruling, quotes = _QUOTED[code]
         return spec_or_ruling(op, version, ruling, *quotes)
     if code == DOUBLE_AS_FLOAT:  # a sum's accumulation type is ruling 8; a max's type is 10's
-        return Basis(RULING, 8 if op in ("AveragePool", "LpPool", "GlobalAveragePool",
-                                         "GlobalLpPool") else 10)
+        return Basis(RULING, 8 if op in WINDOW_SUMS + GLOBAL_SUMS else 10)
     if code in (EMPTY_WINDOW, NAN) and op in GLOBAL_OPERATORS:
         return Basis(RULING, 13)
     return _BASES.get(code)
@@ -191,36 +184,21 @@ def basis_of(code: str, op: str = "", version: int = 0) -> Basis | None:
 
 #: code -> (ruling, the spec's words that decide it where a version's text holds them)
 _QUOTED: dict[str, tuple[int, tuple[str, ...]]] = {
-    SAME_DILATION: (2, (_SAME_PAD,)),
-    SAME_SIZE: (2, (_SAME_SIZE,)),
-    CEIL_VALID: (3, (_VALID, _VALID_OLD)),
-    UNDILATED_SIZE: (3, (_VALID,)),
-    END_PAD_WINDOW: (1, (_DROP,)),
-    CEIL_PAD_SHIFT: (1, (_PADS_BEGIN,)),
-    PADS_GE_KERNEL: (5, (_PADS,)),
-    AVERAGE_COUNTS_PADS: (8, (_EXCLUDE_PAD,)),
-    GLOBAL_NORM_MEAN: (13, (_LP_NORM,)),
-    GLOBAL_AXES: (13, (_GLOBAL_SHAPE,)),
+    SAME_DILATION: (2, (_SAME_PAD,)), SAME_SIZE: (2, (_SAME_SIZE,)),
+    CEIL_VALID: (3, (_VALID, _VALID_OLD)), UNDILATED_SIZE: (3, (_VALID,)),
+    END_PAD_WINDOW: (1, (_DROP,)), CEIL_PAD_SHIFT: (1, (_PADS_BEGIN,)),
+    PADS_GE_KERNEL: (5, (_PADS,)), AVERAGE_COUNTS_PADS: (8, (_EXCLUDE_PAD,)),
+    GLOBAL_NORM_MEAN: (13, (_LP_NORM,)), GLOBAL_AXES: (13, (_GLOBAL_SHAPE,)),
     CEIL_AUTO_PAD: (3, (_AUTO_CEIL, _SAME_SIZE, _VALID, _VALID_OLD)),
 }
 
-_BASES: dict[str, Basis] = {
-    NEGATIVE_SAME_PAD: Basis(RULING, 2),
-    EMPTY_WINDOW: Basis(RULING, 5),
-    NAN: Basis(RULING, 6),
-    LOWEST_MAX_INDEX: Basis(RULING, 6),
-    INDEX_TIE: Basis(RULING, 6),
-    STORAGE_ORDER: Basis(RULING, 7),
-    OVERHANG_DIVISOR: Basis(RULING, 8),
-    UNPOOL_OUTPUT_SHAPE: Basis(RULING, 9),
-    CRASHED: Basis(RULING, 11),
-    LP_RESCALE: Basis(RULING, 12),
-    ATTRIBUTE_TYPE: Basis(SPEC_TEXT, 12, "p - FLOAT (default is '2.0')"),
-    GLOBAL_MAX_NAN: Basis(RULING, 13),
-    ACCUMULATION: Basis(RULING, 17),
-    WINDOW_BEYOND_INPUT: Basis(RULING, 19),
-    NO_KERNEL: Basis(SPEC_TEXT, 10, "the operator's schema lists the version and its types"),
-}
+#: code -> ruling, for the causes the spec's words do not decide
+_BASES: dict[str, Basis] = {code: Basis(RULING, ruling) for code, ruling in (
+    (NEGATIVE_SAME_PAD, 2), (EMPTY_WINDOW, 5), (NAN, 6), (LOWEST_MAX_INDEX, 6), (INDEX_TIE, 6),
+    (STORAGE_ORDER, 7), (OVERHANG_DIVISOR, 8), (UNPOOL_OUTPUT_SHAPE, 9), (CRASHED, 11),
+    (LP_RESCALE, 12), (GLOBAL_MAX_NAN, 13), (ACCUMULATION, 17), (WINDOW_BEYOND_INPUT, 19))}
+_BASES[ATTRIBUTE_TYPE] = Basis(SPEC_TEXT, 12, "p - FLOAT (default is '2.0')")
+_BASES[NO_KERNEL] = Basis(SPEC_TEXT, 10, "the operator's schema lists the version and its types")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -246,211 +224,117 @@ def verdict_basis(causes: Sequence[Cause]) -> Basis | None:
     return next((b for b in bases if b.kind == SPEC_TEXT), bases[0] if bases else None)
 
 
+def _negative_same_pad(attrs: PoolAttrs, spatial: Sequence[int]) -> str:
+    if attrs.auto_pad not in readings.SAME:
+        return ""
+    for i, n, k, s, d, _, _, ek in readings.axes(attrs, spatial):
+        total = (-(-n // s) - 1) * s + ek - n
+        if total < 0:
+            return (f"axis {i}: total SAME pad (out-1)*s + ek - n = {total} (n={n}, k={k}, s={s}, "
+                    f"d={d}) is clamped to 0")
+    return ""
+
+
+def _ceil_valid(attrs: PoolAttrs, spatial: Sequence[int]) -> str:
+    if attrs.auto_pad != "VALID" or not attrs.ceil_mode:
+        return ""
+    return next((readings.ceil_valid_words(i, (n - ek) // s + 1, -(-(n - ek) // s) + 1)
+                 for i, n, _, s, _, _, _, ek in readings.axes(attrs, spatial)
+                 if n >= ek and (n - ek) % s), "")
+
+
+def _pads_ge_kernel(attrs: PoolAttrs, spatial: Sequence[int]) -> str:
+    if attrs.auto_pad != "NOTSET":
+        return ""
+    for i, k in enumerate(attrs.kernel_shape):
+        pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
+        if max(pb, pe) >= k:
+            return f"axis {i}: pads ({pb}, {pe}) with kernel {k}"
+    return ""
+
+
+def _empty_window(attrs: PoolAttrs, spatial: Sequence[int]) -> str:
+    try:
+        geom = pool_geometry(spatial, attrs)
+    except ValueError:
+        return ""
+    return next((f"axis {i}: pads ({g.pb}, {g.pe}) >= kernel span leave {g.empty_windows()} "
+                 "window(s) with no input element"
+                 for i, g in enumerate(geom.axes) if g.empty_windows()), "")
+
+
+#: code -> its test on the attributes and input shape: the cause's detail, "" where absent
+_GEOMETRIC: tuple[tuple[str, Callable[[PoolAttrs, Sequence[int]], str]], ...] = (
+    (SAME_DILATION, lambda attrs, spatial: readings.dilated_same(attrs)),
+    (NEGATIVE_SAME_PAD, _negative_same_pad),
+    (CEIL_VALID, _ceil_valid),
+    (END_PAD_WINDOW, lambda attrs, spatial: next(
+        (f"axis {i}: ceil mode's window {j} would start at {t} >= n={spatial[i]}, inside the end "
+         f"pad: it is dropped ({j} windows, not {j + 1})"
+         for i, j, t in readings.end_pad_windows(attrs, spatial)), "")),
+    (WINDOW_BEYOND_INPUT, lambda attrs, spatial: next(
+        (words for _, words, _ in readings.beyond_input(attrs, spatial)), "")),
+    (PADS_GE_KERNEL, _pads_ge_kernel),
+    (EMPTY_WINDOW, _empty_window),
+)
+
+
 def geometric_causes(op: str, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Cause]:
     """Causes visible in the attributes and input shape alone (MaxPool, AveragePool, LpPool),
     one per kind, each on the first axis it shows on."""
     if op not in WINDOW_OPERATORS:
         return []
-    checks = (
-        _same_dilation,
-        _negative_same_pad,
-        _ceil_valid,
-        _end_pad_window,
-        _window_beyond_input,
-        _pads_ge_kernel,
-        _empty_window,
-    )
-    return [cause for cause in (check(attrs, spatial) for check in checks) if cause is not None]
+    return [Cause(code, detail) for code, test in _GEOMETRIC if (detail := test(attrs, spatial))]
 
 
-def _same_dilation(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
-    if attrs.auto_pad not in ("SAME_UPPER", "SAME_LOWER") or all(d <= 1 for d in attrs.dilations):
-        return None
-    return Cause(
-        SAME_DILATION,
-        f"auto_pad={attrs.auto_pad} with dilations={list(attrs.dilations)}: the pads must "
-        "cover the dilated kernel span (k-1)*d+1",
-    )
-
-
-def _negative_same_pad(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
-    if attrs.auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
-        return None
-    for i, n in enumerate(spatial):
-        k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
-        out = -(-n // s)
-        total = (out - 1) * s + effective_kernel(k, d) - n
-        if total < 0:
-            return Cause(
-                NEGATIVE_SAME_PAD,
-                f"axis {i}: total SAME pad (out-1)*s + ek - n = {total} "
-                f"(n={n}, k={k}, s={s}, "
-                f"d={d}) is clamped to 0",
-            )
-    return None
-
-
-def _ceil_valid(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
-    if attrs.auto_pad != "VALID" or not attrs.ceil_mode:
-        return None
-    for i, n in enumerate(spatial):
-        ek = effective_kernel(attrs.kernel_shape[i], attrs.dilations[i])
-        s = attrs.strides[i]
-        if n >= ek and (n - ek) % s:
-            return Cause(
-                CEIL_VALID,
-                f"axis {i}: VALID gives floor((n-ek)/s)+1 = {(n - ek) // s + 1} windows; "
-                f"ceil_mode would give {-(-(n - ek) // s) + 1}",
-            )
-    return None
-
-
-def _end_pad_window(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
-    if attrs.auto_pad != "NOTSET" or not attrs.ceil_mode:
-        return None
-    for i, n in enumerate(spatial):
-        k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
-        pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
-        span = n + pb + pe - effective_kernel(k, d)
-        if span < 0:
-            continue
-        out = -(-span // s) + 1
-        if (out - 1) * s >= n + pb:
-            return Cause(
-                END_PAD_WINDOW,
-                f"axis {i}: ceil mode's window {out - 1} would start at "
-                f"{(out - 1) * s - pb} >= n={n}, inside the end pad: it is dropped "
-                f"({out - 1} windows, not {out})",
-            )
-    return None
-
-
-def _pads_ge_kernel(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
-    if attrs.auto_pad != "NOTSET":
-        return None
-    for i, k in enumerate(attrs.kernel_shape):
-        pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
-        if max(pb, pe) >= k:
-            return Cause(PADS_GE_KERNEL, f"axis {i}: pads ({pb}, {pe}) with kernel {k}")
-    return None
-
-
-def _empty_window(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
-    try:
-        geom = pool_geometry(spatial, attrs)
-    except ValueError:
-        return None
-    for i, g in enumerate(geom.axes):
-        empty = g.empty_windows()
-        if empty:
-            return Cause(
-                EMPTY_WINDOW,
-                f"axis {i}: pads ({g.pb}, {g.pe}) >= kernel span leave "
-                f"{empty} window(s) with no input element",
-            )
-    return None
-
-
-def _window_beyond_input(attrs: PoolAttrs, spatial: Sequence[int]) -> Cause | None:
-    """An axis where the kernel is longer than the padded input and ruling 1's (VALID: ruling
-    3's) formula gives no window (ruling 19): a runtime that makes one differs. onnxruntime
-    divides ``(n + pb + pe - ek) / s`` truncating toward zero, so on a 1x1 map a k=2, s=2 floor
-    pool has one window there, where ``floor(-1/2) + 1 = 0``."""
-    if attrs.auto_pad not in ("NOTSET", "VALID"):
-        return None
-    for i, n in enumerate(spatial):
-        k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
-        pb, pe = (
-            (attrs.pads[i], attrs.pads[i + attrs.rank]) if attrs.auto_pad == "NOTSET" else (0, 0)
-        )
-        ek = effective_kernel(k, d)
-        span = n + pb + pe - ek
-        if span >= 0:
-            continue
-        ceil = bool(attrs.ceil_mode) and attrs.auto_pad == "NOTSET"
-        formula = f"ceil({span}/{s}) + 1" if ceil else f"floor({span}/{s}) + 1"
-        out = (-(-span // s) if ceil else span // s) + 1
-        if out <= 0:
-            return Cause(
-                WINDOW_BEYOND_INPUT,
-                f"axis {i}: kernel span {ek} > padded input {n} + {pb} + {pe}: {formula} = "
-                f"{out}, no window (ruling 19): the spec's output is empty there",
-            )
-    return None
-
-
-def recognise(
-    op: str,
-    attrs: PoolAttrs | None,
-    spatial: Sequence[int],
-    *,
-    differs: bool,
-    nan_cells: int = 0,
-    empty_cells: int = 0,
-    output_shape_input: bool = False,
-    accumulation_cells: int = 0,
-    window: int = 0,
-) -> list[Cause]:
-    """Causes for a node that differs (``differs``) or that onnxruntime rejected.
-
-    ``nan_cells``/``empty_cells``: differing cells in NaN windows / empty windows;
-    ``accumulation_cells``: cells of an average or a norm beyond the accuracy limit but within
-    what a running sum over its ``window`` elements may lose (:mod:`ortpool.tolerances`).
-    """
-    if not differs:
-        return []
-    causes: list[Cause] = []
-    if attrs is not None:
-        causes = [
-            c
-            for c in geometric_causes(op, attrs, spatial)
-            if c.code != EMPTY_WINDOW or empty_cells or nan_cells == 0
-        ]
-    if op in GLOBAL_OPERATORS and 0 in spatial and not any(c.code == EMPTY_WINDOW for c in causes):
-        causes.append(
-            Cause(
-                EMPTY_WINDOW,
-                f"spatial shape {list(spatial)}: the window, the whole plane, holds no element "
-                "(rulings 5, 13: -inf for the max, NaN for the mean, 0 for the norm)",
-            )
-        )
-    causes += _value_causes(op, nan_cells, accumulation_cells, window)
-    if empty_cells and not any(c.code == EMPTY_WINDOW for c in causes):
-        causes.append(Cause(EMPTY_WINDOW, f"{empty_cells} differing cell(s) in empty windows"))
-    if op == "MaxUnpool" and output_shape_input:
-        causes.append(
-            Cause(
-                UNPOOL_OUTPUT_SHAPE,
-                "with output_shape, Y.flat[I[j]] = X.flat[j] over the output itself (ruling 9)",
-            )
-        )
-    if not causes:
-        causes.append(Cause(UNRECOGNISED, "no known cause matches this node"))
+def _shape_causes(op: str, attrs: PoolAttrs | None, spatial: Sequence[int]) -> list[Cause]:
+    """The geometric causes of a node, and an empty plane of a global pool."""
+    causes = geometric_causes(op, attrs, spatial) if attrs is not None else []
+    if op in GLOBAL_OPERATORS and 0 in spatial:
+        causes.append(Cause(EMPTY_WINDOW, f"spatial shape {list(spatial)}: the window, the whole "
+                            "plane, holds no element (rulings 5, 13: -inf for the max, NaN for "
+                            "the mean, 0 for the norm)"))
     return causes
 
 
-def _value_causes(op: str, nan_cells: int, accumulation_cells: int, window: int) -> list[Cause]:
-    """The causes the differing cells' values show: NaN in their windows, a sum's rounding."""
+def recognise(op: str, attrs: PoolAttrs | None, spatial: Sequence[int], *, differs: bool,
+              nan_cells: int = 0, empty_cells: int = 0, output_shape_input: bool = False,
+              accumulation_cells: int = 0, window: int = 0) -> list[Cause]:
+    """Causes for a node that differs (``differs``) or was rejected, where no output can be read,
+    from its shape and the engine's counts of differing cells (in NaN / empty windows; sums
+    beyond the accuracy limit within what a running sum of ``window`` elements may lose)."""
+    if not differs:
+        return []
+    causes = [c for c in _shape_causes(op, attrs, spatial) if c.code != EMPTY_WINDOW
+              or empty_cells or nan_cells == 0 or op in GLOBAL_OPERATORS]
+    causes += _counted(op, nan_cells, empty_cells, accumulation_cells, window, causes)
+    if op == "MaxUnpool" and output_shape_input:
+        causes.append(Cause(UNPOOL_OUTPUT_SHAPE, "with output_shape, Y.flat[I[j]] = X.flat[j] "
+                            "over the output itself (ruling 9)"))
+    return causes or [Cause(UNRECOGNISED, "no known cause matches this node")]
+
+
+def _counted(op: str, nan_cells: int, empty_cells: int, accumulation_cells: int = 0,
+             window: int = 0, found: Sequence[Cause] = ()) -> list[Cause]:
+    """The causes the engine's counts of differing cells show: NaN in their windows, a sum's
+    rounding, empty windows (where ``found`` names none)."""
     causes = []
     if nan_cells and op == "GlobalMaxPool":
-        causes.append(
-            Cause(
-                GLOBAL_MAX_NAN,
-                f"{nan_cells} differing plane(s) hold a NaN (ruling 13: the result is NaN)",
-            )
-        )
+        causes.append(Cause(GLOBAL_MAX_NAN, f"{nan_cells} differing plane(s) hold a NaN (ruling "
+                            "13: the result is NaN)"))
     elif nan_cells:
         causes.append(Cause(NAN, f"{nan_cells} differing cell(s) in windows holding a NaN"))
     if accumulation_cells:
-        causes.append(
-            Cause(
-                ACCUMULATION,
-                f"{accumulation_cells} cell(s) off by more than the accuracy limit, within what "
-                f"a running sum of {window} elements in the accumulation type loses: rounding, "
-                "counted as a difference (ruling 17; --accuracy-limit)",
-            )
-        )
+        causes.append(_accumulation(accumulation_cells, window))
+    if empty_cells and all(c.code != EMPTY_WINDOW for c in found):
+        causes.append(Cause(EMPTY_WINDOW, f"{empty_cells} differing cell(s) in empty windows"))
     return causes
+
+
+def _accumulation(cells: int, window: int) -> Cause:
+    return Cause(ACCUMULATION, f"{cells} cell(s) off by more than the accuracy limit, within "
+                 f"what a running sum of {window} elements in the accumulation type loses: "
+                 "rounding, counted as a difference (ruling 17; --accuracy-limit)")
 
 
 def no_kernel(op: str, version: int, opset: int, dtype: str, message: str) -> Cause:
@@ -468,102 +352,73 @@ def _runtime_words(failure: str) -> str:
 
 
 def of(site: Site, judgement: Judgement) -> list[Cause]:
-    """Why ``site`` is judged as it is (none where it agrees or nothing was compared).
-
-    A difference is explained on the runtime's outputs where the judgement kept them
-    (:func:`value_causes`: each cause's reading confirmed by the values); a refusal, a crash, a
-    time-out, a missing kernel from the runtime's words and the node's attributes; a difference
-    found on a built case only says so (:data:`BUILT_CASE`)."""
+    """Why ``site`` is judged as it is (none where it agrees or nothing was compared): on the
+    runtime's outputs where kept (:func:`value_causes`), else from its words and the node's
+    attributes; :data:`BUILT_CASE` for a difference on a built case."""
     status = judgement.status
     if status in st.AGREEING or status in (st.NOT_COMPARED, st.BOTH_REJECTED):
         return []
-    if status == st.NO_KERNEL:
-        return with_bases([no_kernel(site.op, site.version, site.opset, site.elem or "?",
-                                     _runtime_words(judgement.failure))], site)
+    words = _runtime_words(judgement.failure)
     shape = judgement.shown_shapes[0] if judgement.shown_shapes else list(site.x_dims or [])
     spatial = [d for d in shape[2:] if isinstance(d, int)]
     attrs = site.attrs if isinstance(site.attrs, PoolAttrs) else None
-    if status in (st.CRASHED, st.TIMED_OUT):
-        return with_bases(_failed(site, judgement, attrs, spatial), site)
     unpool_shape = site.op == "MaxUnpool" and site.n_inputs > 2
-    if status == st.ORT_REJECTED:
-        return with_bases(refusal_causes(site, attrs, spatial, judgement.failure), site)
-    if status == st.ORTPOOL_REJECTED:
-        return with_bases(recognise(site.op, attrs, spatial, differs=True,
-                                    output_shape_input=unpool_shape), site)
-    comps = judgement.comparisons
-    if judgement.shown_outputs is not None and judgement.shown_feed is not None \
-            and judgement.shown_feed.expected:
-        causes = value_causes(site, judgement)
+    if status == st.NO_KERNEL:
+        causes = [no_kernel(site.op, site.version, site.opset, site.elem or "?", words)]
+    elif status in (st.CRASHED, st.TIMED_OUT):  # and what sets the node's input apart
+        causes = [Cause(CRASHED, f"{site.op}-{site.version} {site.elem or '?'} on X "
+                        f"{shape or '?'}: {words}") if status == st.CRASHED
+                  else Cause(TIMED_OUT, words),
+                  *(c for c in _shape_causes(site.op, attrs, spatial)
+                    if c.code in (EMPTY_WINDOW, PADS_GE_KERNEL, WINDOW_BEYOND_INPUT))]
+    elif status == st.ORT_REJECTED:
+        causes = refusal_causes(site, attrs, spatial, judgement.failure)
+    elif status == st.ORTPOOL_REJECTED:
+        causes = recognise(site.op, attrs, spatial, differs=True, output_shape_input=unpool_shape)
     else:
-        causes = recognise(
-            site.op, attrs, spatial,
-            differs=status in (st.DIFFER, st.INACCURATE, st.RULINGS),
-            nan_cells=sum(c.in_nan_windows for c in comps),
-            empty_cells=sum(c.in_empty_windows for c in comps),
-            output_shape_input=unpool_shape,
-            # named only where rounding is the whole story: next to a wrong window or divisor,
-            # a cell close to the spec's is no evidence of the runtime's summation
-            accumulation_cells=sum(c.inaccurate for c in comps) if status == st.INACCURATE
-            else 0,
-            window=window_size(site.op, tuple(shape), site.attributes) if shape else 0,
-        )
-    if not judgement.shown_observed and status in st.FAILING and judgement.failure:
-        causes = [c for c in causes if c.code != UNRECOGNISED]
-        causes.append(Cause(BUILT_CASE, judgement.failure))
+        comps = judgement.comparisons
+        if judgement.shown_outputs is not None and judgement.shown_feed is not None \
+                and judgement.shown_feed.expected:
+            causes = value_causes(site, judgement)
+        else:
+            causes = recognise(
+                site.op, attrs, spatial,
+                differs=status in (st.DIFFER, st.INACCURATE, st.RULINGS),
+                nan_cells=sum(c.in_nan_windows for c in comps),
+                empty_cells=sum(c.in_empty_windows for c in comps),
+                output_shape_input=unpool_shape,
+                # named only where rounding is the whole story: next to a wrong window or
+                # divisor, a cell close to the spec's is no evidence of the runtime's summation
+                accumulation_cells=sum(c.inaccurate for c in comps) if status == st.INACCURATE
+                else 0,
+                window=window_size(site.op, tuple(shape), site.attributes) if shape else 0)
+        if not judgement.shown_observed and status in st.FAILING and judgement.failure:
+            causes = [c for c in causes if c.code != UNRECOGNISED]
+            causes.append(Cause(BUILT_CASE, judgement.failure))
     return with_bases(causes, site)
-
-
-def _failed(site: Site, judgement: Judgement, attrs: PoolAttrs | None,
-            spatial: Sequence[int]) -> list[Cause]:
-    """A crash (with what the dying process said last) or a time-out, and what of the node's
-    attributes and input sets it apart (an empty plane, an empty window)."""
-    words = _runtime_words(judgement.failure)
-    if judgement.status == st.CRASHED:
-        shape = (judgement.shown_shapes[0] if judgement.shown_shapes
-                 else list(site.x_dims) if site.x_dims else "?")
-        causes = [Cause(CRASHED, f"{site.op}-{site.version} {site.elem or '?'} on X {shape}: "
-                        f"{words}")]
-    else:
-        causes = [Cause(TIMED_OUT, words)]
-    return causes + [c for c in _shape_causes(site.op, attrs, spatial)
-                     if c.code in (EMPTY_WINDOW, PADS_GE_KERNEL, WINDOW_BEYOND_INPUT)]
-
-
-def _shape_causes(op: str, attrs: PoolAttrs | None, spatial: Sequence[int]) -> list[Cause]:
-    """The geometric causes of a node, and an empty plane of a global pool."""
-    causes = geometric_causes(op, attrs, spatial) if attrs is not None else []
-    if op in GLOBAL_OPERATORS and 0 in spatial:
-        causes.append(Cause(
-            EMPTY_WINDOW,
-            f"spatial shape {list(spatial)}: the window, the whole plane, holds no element "
-            "(rulings 5, 13: -inf for the max, NaN for the mean, 0 for the norm)"))
-    return causes
 
 
 def refusal_causes(site: Site, attrs: PoolAttrs | None, spatial: Sequence[int],
                    failure: str) -> list[Cause]:
     """Why a runtime refuses a node the spec accepts, from the node's attributes and the
-    runtime's words: pads >= kernel, ceil_mode with auto_pad, an empty plane, an attribute of
-    its schema's type; unrecognised (with the runtime's words) otherwise."""
+    runtime's words; unrecognised (with them) otherwise."""
     words = _runtime_words(failure)
     causes: list[Cause] = []
     if attrs is not None and site.op in WINDOW_OPERATORS:
         big = _pads_ge_kernel(attrs, spatial)
-        if big is not None:
-            causes.append(Cause(PADS_GE_KERNEL, f"{big.detail}: the runtime refuses them: {words}"))
+        if big:
+            causes.append(Cause(PADS_GE_KERNEL, f"{big}: the runtime refuses them: {words}"))
             empty = _empty_window(attrs, spatial)  # what such pads make: windows of no element
-            if empty is not None:
-                causes.append(empty)
+            if empty:
+                causes.append(Cause(EMPTY_WINDOW, empty))
         if attrs.ceil_mode and attrs.auto_pad != "NOTSET":
-            quotes = (_AUTO_CEIL, _SAME_SIZE) if attrs.auto_pad != "VALID" else (
-                _AUTO_CEIL, _VALID, _VALID_OLD)
+            valid = attrs.auto_pad == "VALID"
+            quotes = (_AUTO_CEIL, _VALID, _VALID_OLD) if valid else (_AUTO_CEIL, _SAME_SIZE)
             causes.append(Cause(
                 CEIL_AUTO_PAD,
                 f"ceil_mode=1 with auto_pad={attrs.auto_pad}, which the spec sizes: the runtime "
                 f"refuses it: {words}",
-                spec_or_ruling(site.op, site.version, 3 if attrs.auto_pad == "VALID" else 2,
-                               *quotes)))
+                spec_or_ruling(site.op, site.version, 3 if valid else 2, *quotes)))
     if site.op in GLOBAL_OPERATORS and 0 in spatial:
         causes.append(Cause(EMPTY_WINDOW, f"spatial shape {list(spatial)}: the window, the whole "
                             f"plane, holds no element, which the spec pools (rulings 5, 13); the "
@@ -577,47 +432,38 @@ def refusal_causes(site: Site, attrs: PoolAttrs | None, spatial: Sequence[int],
                                                    f"{site.elem}".lower())):
         # a type the schema lists, refused by name: the runtime has no kernel for it
         causes.append(no_kernel(site.op, site.version, site.opset, site.elem or "?", words))
-    if not causes:
-        causes.append(Cause(UNRECOGNISED, f"the runtime refuses the node: {words}"))
-    return causes
+    return causes or [Cause(UNRECOGNISED, f"the runtime refuses the node: {words}")]
 
 
 def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
-    """The causes of a difference confirmed on the runtime's outputs on the set the judgement
-    shows: each variant whose reading gives them (:func:`ortpool.check.readings.explain`),
-    then the cells the rulings decide, named from what the runtime gives there; rounding
-    (ruling 17) where the engine found nothing else. A reading the values contradict is never
-    named; where none explains the outputs the difference is unrecognised, with the readings
-    tried."""
-    feed = judgement.shown_feed
-    got = judgement.shown_outputs
+    """The causes of a difference confirmed on the runtime's outputs on the shown set: each
+    variant whose reading gives them (:func:`ortpool.check.readings.explain`), then the cells the
+    rulings decide, by what the runtime gives there; unrecognised where no reading does."""
+    feed, got = judgement.shown_feed, judgement.shown_outputs
     assert feed is not None and got is not None and feed.expected is not None
     arrays = feed.arrays
     x = arrays[0]
     sized = site.at(x.shape) if site.attrs is not None else site
+    attrs = sized.attrs if isinstance(sized.attrs, PoolAttrs) else None
     status = judgement.shown_status or judgement.status
+    comps = judgement.comparisons
     if status in (st.RULINGS, st.INACCURATE, st.ACCURACY_NOTE, st.TIES, st.AGREE):
         # the engine found the spec's reading up to the rulings' cells and rounding
-        plan = readings.spec_plan(sized)
-        causes = _open_causes(sized, plan, arrays, list(feed.expected), got)
-        comps = judgement.comparisons
+        causes = _open_causes(sized, readings.spec_plan(sized), arrays, list(feed.expected), got)
         if not causes:  # no geometry to mark them (MaxRoiPool): the engine's own counts
-            causes = _value_causes(sized.op, sum(c.in_nan_windows for c in comps), 0, 0)
-            empty = sum(c.in_empty_windows for c in comps)
-            if empty:
-                causes.append(Cause(EMPTY_WINDOW, f"{empty} differing cell(s) in empty windows"))
+            causes = _counted(sized.op, sum(c.in_nan_windows for c in comps),
+                              sum(c.in_empty_windows for c in comps))
         inaccurate = sum(c.inaccurate for c in comps)
         if inaccurate:
-            causes.append(_accumulation(sized, x, inaccurate))
-        if judgement.status in (st.DIFFER, st.INACCURATE) and status not in (st.DIFFER,
-                                                                             st.INACCURATE):
+            causes.append(_accumulation(inaccurate, window_size(sized.op, tuple(x.shape),
+                                                                sized.attributes)))
+        if judgement.status in (st.DIFFER, st.INACCURATE) and status != st.INACCURATE:
             # a later set differs, whose outputs the judgement did not keep: what the node's
-            # attributes show, untested on values (none could be read)
-            causes += [c for c in _shape_causes(sized.op, sized.attrs if isinstance(
-                sized.attrs, PoolAttrs) else None, list(x.shape[2:]))
-                if c.code not in {k.code for k in causes}]
+            # attributes show, untested on values
+            have = {c.code for c in causes}
+            causes += [c for c in _shape_causes(sized.op, attrs, list(x.shape[2:]))
+                       if c.code not in have]
         return causes or [Cause(UNRECOGNISED, "the engine names no cell that differs")]
-    comps = judgement.comparisons
     ties = sum(c.ties for c in comps)
     if ties and not any(c.shapes_differ or c.differing or c.ruling_differing or c.inaccurate
                         for c in comps):
@@ -628,9 +474,9 @@ def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
     if not found.matched:
         tried = (f"; the values contradict the readings {', '.join(found.tried)}"
                  if found.tried else "; no known reading applies to this node")
-        geometric = [c for c in _shape_causes(sized.op, sized.attrs if isinstance(
-            sized.attrs, PoolAttrs) else None, list(x.shape[2:])) if c.code == NEGATIVE_SAME_PAD]
-        return [*geometric, Cause(UNRECOGNISED, f"{judgement.failure}{tried}")]
+        return [*(c for c in _shape_causes(sized.op, attrs, list(x.shape[2:]))
+                  if c.code == NEGATIVE_SAME_PAD),
+                Cause(UNRECOGNISED, f"{judgement.failure}{tried}")]
     causes: list[Cause] = []
     also = (f" (on this input the values fit {' or '.join(sorted(set(found.also)))} as well)"
             if found.also else "")
@@ -639,34 +485,30 @@ def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
             causes.append(Cause(variant.code, variant.detail + also))
             also = ""
     assert found.plan is not None and found.outputs is not None
-    added = readings.added_cells(found.plan, arrays)
+    masks = readings.masks(found.plan, arrays)
+    added = None if masks is None else masks[2]
     y = np.asarray(got[0])
     if added is not None and added.shape == y.shape and added.any():
         # cells only the reading has (a kept end-pad window): what the runtime gives there
         causes = [dataclasses.replace(c, detail=f"{c.detail}; the runtime gives "
                                       f"{_values(y[added])} there")
                   if c.code == END_PAD_WINDOW else c for c in causes]
-    causes += _open_causes(sized, found.plan, arrays, found.outputs, got, added)
-    return causes
+    return causes + _open_causes(sized, found.plan, arrays, found.outputs, got, added)
 
 
-def _accumulation(site: Site, x: np.ndarray, cells: int) -> Cause:
-    window = window_size(site.op, tuple(x.shape), site.attributes)
-    return Cause(
-        ACCUMULATION,
-        f"{cells} cell(s) off by more than the accuracy limit, within what a running sum of "
-        f"{window} elements in the accumulation type loses: rounding, counted as a difference "
-        "(ruling 17; --accuracy-limit)")
+#: the value an empty window gives, per op (rulings 5, 13)
+_EMPTY_VALUE = {"MaxPool": "-inf (the max of nothing)", "GlobalMaxPool": "-inf",
+                "AveragePool": "NaN (0/0), or 0 with count_include_pad",
+                "GlobalAveragePool": "NaN (0/0)", "LpPool": "0 (the norm of nothing)",
+                "GlobalLpPool": "0 (the norm of nothing)"}
 
 
 def _open_causes(site: Site, plan: readings.Plan, arrays: Sequence[np.ndarray],
                  want: Sequence[np.ndarray], got: Sequence[np.ndarray],
                  added: np.ndarray | None = None) -> list[Cause]:
-    """The cells the rulings decide under ``plan`` (whose outputs are ``want``) where the
-    runtime gives another value: empty windows (ruling 5; 13 for a global pool's empty plane)
-    and windows holding a NaN (ruling 6; 13), each with the values the runtime gives there.
-    Cells only the reading has (``added``) are its own cause's, not the rulings'."""
-    masks = readings.open_masks(plan, arrays)
+    """The empty and NaN windows under ``plan`` (whose outputs are ``want``) where the runtime
+    gives another value, with its values; cells only the reading has (``added``) excepted."""
+    masks = readings.masks(plan, arrays)
     if masks is None or not got:
         return []
     y, w = np.asarray(got[0]), want[0]
@@ -677,7 +519,7 @@ def _open_causes(site: Site, plan: readings.Plan, arrays: Sequence[np.ndarray],
             and np.shape(got[1]) == want[1].shape == y.shape
             and readings.indices_cell_aligned(plan)):
         differ |= np.asarray(got[1]) != want[1]
-    nan, empty = masks
+    nan, empty, _ = masks
     if nan.shape != differ.shape or empty.shape != differ.shape:
         return []  # a reading that changes Y's axes (a global pool over others) marks none
     if added is not None and added.shape == differ.shape:
@@ -685,10 +527,7 @@ def _open_causes(site: Site, plan: readings.Plan, arrays: Sequence[np.ndarray],
     causes = []
     empty_off = differ & empty
     if empty_off.any():
-        spec_value = {"MaxPool": "-inf (the max of nothing)", "GlobalMaxPool": "-inf",
-                      "AveragePool": "NaN (0/0), or 0 with count_include_pad",
-                      "GlobalAveragePool": "NaN (0/0)", "LpPool": "0 (the norm of nothing)",
-                      "GlobalLpPool": "0 (the norm of nothing)"}.get(site.op, "the ruling's")
+        spec_value = _EMPTY_VALUE.get(site.op, "the ruling's")
         causes.append(Cause(
             EMPTY_WINDOW,
             f"{int(empty_off.sum())} cell(s) of windows holding no input element: the runtime "
@@ -710,11 +549,9 @@ def _values(cells: np.ndarray, most: int = 3) -> str:
 
 
 def _nan_reading(plan: readings.Plan, arrays: Sequence[np.ndarray], y: np.ndarray,
-                 cells: np.ndarray, windows: np.ndarray | None = None) -> str:
-    """What the runtime does with a NaN, read on the values in the differing ``cells`` of the
-    NaN ``windows``: it drops it (its value is the reading's on X with the NaNs left out: the
-    max, mean or norm of the others), in every such window or in some (where it keeps the NaN
-    in others), or gives something else."""
+                 cells: np.ndarray, windows: np.ndarray) -> str:
+    """What the runtime does with a NaN, read on the differing ``cells`` of the NaN
+    ``windows``: drops it (in every such window or in some), or gives something else."""
     alt = _nan_dropped(plan, arrays)
     if alt is not None and alt.shape == y.shape:
         same = readings.equal_values(y[cells], alt[cells])
@@ -722,12 +559,12 @@ def _nan_reading(plan: readings.Plan, arrays: Sequence[np.ndarray], y: np.ndarra
             same |= readings.close(y[cells], alt[cells], arrays[0],
                                    readings.window_of(plan, arrays))
         else:  # a window of NaNs alone: the max of nothing, which the runtime may give finite
-            low = _lowest_finite(y.dtype)
+            low = float(ml_dtypes.finfo(y.dtype).min)
             same |= (alt[cells] == -np.inf) & (y[cells].astype(np.float64) == low)
         kind = {"MaxPool": "max", "GlobalMaxPool": "max", "AveragePool": "mean",
                 "GlobalAveragePool": "mean"}.get(plan.op, "norm")
         kept = 0
-        if windows is not None and windows.shape == y.shape:
+        if windows.shape == y.shape:
             kept = int((windows & np.isnan(y.astype(np.float64))).sum())
         if same.all() and not kept:
             return (f"the runtime drops the NaN: its value is the {kind} of the window's other "
@@ -739,21 +576,11 @@ def _nan_reading(plan: readings.Plan, arrays: Sequence[np.ndarray], y: np.ndarra
     return f"the runtime gives {_values(y[cells])} where a NaN in the window gives NaN"
 
 
-def _lowest_finite(dtype: np.dtype) -> float:
-    try:
-        return float(np.finfo(dtype).min)
-    except ValueError:  # bfloat16 (ml_dtypes has its own finfo)
-        import ml_dtypes
-
-        return float(ml_dtypes.finfo(dtype).min)
-
-
 def _nan_dropped(plan: readings.Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
-    """``plan``'s Y on X with its NaNs left out of every window: for a max X's NaNs made -inf;
-    for a norm made 0; for a mean the window's sum of the others over the divisor less the
-    NaNs it holds. None where that cannot be computed."""
+    """``plan``'s Y with X's NaNs left out of every window (a max's made -inf, a norm's 0, a
+    mean's divisor less the NaNs); None where that cannot be computed."""
     x = arrays[0]
-    if not readings.floating(x):
+    if not floating(x):
         return None
     wide = x.astype(np.float64)
     nan = np.isnan(wide)

@@ -1,18 +1,15 @@
 """Comparing onnxruntime's outputs with ortpool's, cell by cell.
 
-Every compared cell falls in one category (the ``CAT_*`` codes, also used by the pictures):
-agree; a *tie* (an Index that differs but points at an input equal to the one ortpool chose: both
-are a maximum); an *accuracy note* (a sum rounded beyond a pairwise sum's bound, within the
-accuracy limit: it agrees, ruling 17); a *ruling* cell (the window holds a NaN or no input
-element at all: the spec is silent there and ruling 5/6 decide, so such cells are counted
-apart); an *inaccurate* cell (a sum beyond the accuracy limit, within what rounding can explain);
-a plain difference (semantics); and, when the shapes differ, cells present in only one of the
-two outputs. The codes grow with severity (the pictures paint the worst).
+Each compared cell falls in one ``CAT_*`` category, growing with severity (the pictures paint the
+worst): agree; a *tie* (another Index of an equal maximum); an *accuracy note* (within ruling
+17's limit: it agrees); a *ruling* cell (a NaN or empty window: rulings 5, 6); an *inaccurate*
+sum (beyond the limit, within rounding); a difference; a cell only one output has.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from typing import Any
 
@@ -25,7 +22,6 @@ from ortpool.tolerances import Accuracy, Tolerance
 from ortpool.versions import GLOBAL_OPERATORS
 
 CAT_AGREE, CAT_TIE, CAT_NOTE, CAT_RULING, CAT_INACCURATE, CAT_DIFFER, CAT_MISSING = range(7)
-CATEGORY_NAMES = ("agree", "tie", "accuracy-note", "ruling", "inaccurate", "differ", "shape")
 MAX_EXAMPLES = 5
 
 
@@ -69,19 +65,12 @@ class TensorComparison:
 
     @property
     def agrees(self) -> bool:
-        return (
-            not self.shapes_differ
-            and self.differing == 0
-            and self.inaccurate == 0
-            and self.ruling_differing == 0
-        )
+        return not (self.shapes_differ or self.differing or self.inaccurate
+                    or self.ruling_differing)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if f.name not in ("categories", "offset", "aligned")
-        }
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name not in ("categories", "offset", "aligned")}
         out["builtin_shape"] = list(self.builtin_shape)
         out["ortpool_shape"] = list(self.ortpool_shape)
         out["shapes_differ"] = self.shapes_differ
@@ -93,9 +82,8 @@ def _finite_or_none(value: float) -> float | None:
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> tuple[Any, ...]:
-    """The index of the cells both tensors (of one rank) have. It ends in an Ellipsis so that
-    indexing always gives an array: ``t[()]`` of a 0-d array (a scalar graph output) would be a
-    numpy scalar, which cannot be painted."""
+    """The index of the cells both tensors (of one rank) have; the Ellipsis keeps ``t[...]`` of a
+    0-d array an array (a numpy scalar cannot be painted)."""
     return (*(slice(0, min(x, y)) for x, y in zip(a.shape, b.shape, strict=True)), ...)
 
 
@@ -114,31 +102,18 @@ MAX_PLACEMENTS = 64
 def _placements(builtin: tuple[int, ...], ours: tuple[int, ...]) -> list[tuple[int, ...]]:
     """Every offset that puts the smaller extent of each spatial axis inside the larger (all
     zeros, the comparison's own placement, first)."""
-    ranges = [
-        sorted(range(min(0, o - b), max(0, o - b) + 1), key=abs)
-        for b, o in zip(builtin[2:], ours[2:], strict=True)
-    ]
-    found: list[tuple[int, ...]] = [()]
-    for choices in ranges:
-        found = [(*f, c) for f in found for c in choices]
-        if len(found) > MAX_PLACEMENTS:
-            return []
-    return found
+    ranges = [sorted(range(min(0, o - b), max(0, o - b) + 1), key=abs)
+              for b, o in zip(builtin[2:], ours[2:], strict=True)]
+    if math.prod(len(r) for r in ranges) > MAX_PLACEMENTS:
+        return []
+    return list(itertools.product(*ranges))
 
 
 def align(builtin: np.ndarray, ours: np.ndarray) -> tuple[tuple[int, ...], np.ndarray] | None:
-    """Where onnxruntime's output sits in ortpool's when their shapes differ on spatial axes only
-    (a border row dropped, a ceil or a pad computed otherwise): the offset per spatial axis at
-    which most cells are equal (NaN equal to NaN, floats within 1e-5 relative), and the
-    categories drawn so on the union of both placed outputs: agree or differ where both have
-    the cell, only in one elsewhere. None when the batch or channels differ, or the placements
-    to try exceed :data:`MAX_PLACEMENTS`.
-
-    The comparison itself counts cells at the same index; a picture of that paints a whole
-    shifted plane red (46x94 against 48x96: every cell moved by one), hiding that only the
-    border differs. Example: onnxruntime's [[5, 6]] and ortpool's [[4, 5, 6, 7]] (1x1x1x2 in
-    1x1x1x4) align at offset (0, 1): two cells agree, ortpool's first and last are its own.
-    """
+    """Where onnxruntime's output sits in ortpool's when their shapes differ on spatial axes only:
+    the offset at which most cells are equal (floats within 1e-5 relative), and the categories
+    on the union of both placed (so a picture does not paint a shifted plane red); None when N or
+    C differ, or the placements exceed :data:`MAX_PLACEMENTS`."""
     if builtin.ndim != ours.ndim or builtin.ndim < 3 or builtin.shape[:2] != ours.shape[:2]:
         return None
     best, best_offset, best_same = -1, None, None
@@ -157,11 +132,8 @@ def align(builtin: np.ndarray, ours: np.ndarray) -> tuple[tuple[int, ...], np.nd
     # the canvas: per spatial axis from the lower start to the higher end of the two placed
     start_b = [max(0, -o) for o in best_offset]  # ours' first cell on the canvas
     start_a = [sb + o for sb, o in zip(start_b, best_offset, strict=True)]
-    extent = [
-        max(sb + n_b, sa + n_a)
-        for sb, sa, n_b, n_a in zip(start_b, start_a, ours.shape[2:], builtin.shape[2:],
-                                    strict=True)
-    ]
+    extent = [max(sb + n_b, sa + n_a) for sb, sa, n_b, n_a
+              in zip(start_b, start_a, ours.shape[2:], builtin.shape[2:], strict=True)]
     canvas = np.full((*ours.shape[:2], *extent), CAT_MISSING, np.int8)
     lo = [max(sa, sb) for sa, sb in zip(start_a, start_b, strict=True)]
     view = canvas[(slice(None), slice(None), *(slice(low, low + n) for low, n in
@@ -170,9 +142,8 @@ def align(builtin: np.ndarray, ours: np.ndarray) -> tuple[tuple[int, ...], np.nd
     return best_offset, canvas
 
 
-def _placed(
-    builtin: tuple[int, ...], ours: tuple[int, ...], offset: tuple[int, ...]
-) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
+def _placed(builtin: tuple[int, ...], ours: tuple[int, ...], offset: tuple[int, ...]
+            ) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
     """The cells both outputs have when onnxruntime's cell i sits over ortpool's i + offset."""
     a_sl: list[slice] = [slice(None), slice(None)]
     b_sl: list[slice] = [slice(None), slice(None)]
@@ -183,23 +154,20 @@ def _placed(
     return tuple(a_sl), tuple(b_sl)
 
 
+def floating(a: np.ndarray) -> bool:
+    return a.dtype.kind == "f" or a.dtype.name == "bfloat16"
+
+
 def _wide(a: np.ndarray) -> np.ndarray:
-    return a.astype(np.float64) if a.dtype.kind == "f" or a.dtype.name == "bfloat16" else a
+    return a.astype(np.float64) if floating(a) else a
 
 
-def compare_values(
-    name: str,
-    dtype: str,
-    builtin: np.ndarray,
-    ours: np.ndarray,
-    tolerance: Tolerance,
-    ruling: np.ndarray | None = None,
-) -> TensorComparison:
+def compare_values(name: str, dtype: str, builtin: np.ndarray, ours: np.ndarray,
+                   tolerance: Tolerance, ruling: np.ndarray | None = None) -> TensorComparison:
     """Compare two value tensors; ``ruling`` marks (in ``ours``' shape) the cells rulings 5 and
     6 decide (docs/rulings.md)."""
-    result = TensorComparison(
-        name, dtype, tuple(builtin.shape), tuple(ours.shape), tolerance.describe()
-    )
+    result = TensorComparison(name, dtype, tuple(builtin.shape), tuple(ours.shape),
+                              tolerance.describe())
     cats = _canvas(builtin, ours)
     if builtin.ndim != ours.ndim:
         return _rank_mismatch(result, builtin, ours, cats)
@@ -230,8 +198,7 @@ def compare_values(
                 nonzero = finite & (b != 0)
                 if nonzero.any():
                     result.max_rel = _finite_or_none(
-                        float((diff[nonzero] / np.abs(b[nonzero])).max())
-                    )
+                        float((diff[nonzero] / np.abs(b[nonzero])).max()))
                 else:
                     result.max_rel = 0.0 if result.max_abs == 0 else None
         else:
@@ -250,17 +217,11 @@ def compare_values(
     return result
 
 
-def _accuracy_classes(
-    result: TensorComparison,
-    acc: Accuracy,
-    a: np.ndarray,
-    same: np.ndarray,
-    sl: tuple[Any, ...],
-    ruling: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """ruling 17 on a sum's cells ``a`` (the runtime's, float64) against the exact result:
-    ``same`` gains the cells within the agree band; (note cells, inaccurate cells) are returned;
-    the rest differ in semantics. The worst error is stated in ``result.accuracy``."""
+def _accuracy_classes(result: TensorComparison, acc: Accuracy, a: np.ndarray, same: np.ndarray,
+                      sl: tuple[Any, ...], ruling: np.ndarray | None
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Ruling 17 on a sum's cells ``a``: ``same`` gains those within the agree band; (note cells,
+    inaccurate cells), the worst error in ``result.accuracy``; the rest differ."""
     exact = acc.exact[sl]
     err = np.abs(a - exact)
     finite = np.isfinite(err)
@@ -306,12 +267,8 @@ def figures(acc: Accuracy, err: np.ndarray, measured: np.ndarray, sl: tuple[Any,
     return out
 
 
-def compare_indices(
-    builtin: np.ndarray,
-    ours: np.ndarray,
-    x: np.ndarray,
-    ruling: np.ndarray | None = None,
-) -> TensorComparison:
+def compare_indices(builtin: np.ndarray, ours: np.ndarray, x: np.ndarray,
+                    ruling: np.ndarray | None = None) -> TensorComparison:
     """Compare Indices exactly; a differing index pointing at an input equal to ours is a tie."""
     result = TensorComparison("Indices", "int64", tuple(builtin.shape), tuple(ours.shape), "exact")
     cats = _canvas(builtin, ours)
@@ -326,36 +283,25 @@ def compare_indices(
     valid = (a >= 0) & (a < flat.size) & (b >= 0) & (b < flat.size)
     tie = np.zeros_like(differ)
     if differ.any():
-        va = flat[np.where(valid, a, 0)]
-        vb = flat[np.where(valid, b, 0)]
-        tie = differ & valid & (va == vb)
+        tie = differ & valid & (flat[np.where(valid, a, 0)] == flat[np.where(valid, b, 0)])
+        result.max_abs = float(np.abs(a - b)[differ].max())
     in_ruling = differ & (ruling[sl] if ruling is not None else False)
     tie &= ~in_ruling
     result.ties = int(tie.sum())
-    if differ.any():
-        result.max_abs = float(np.abs(a - b)[differ].max())
     return _finish(result, cats, sl, differ & ~tie & ~in_ruling, in_ruling, tie, a, b)
 
 
-def _rank_mismatch(
-    result: TensorComparison, builtin: np.ndarray, ours: np.ndarray, cats: np.ndarray
-) -> TensorComparison:
+def _rank_mismatch(result: TensorComparison, builtin: np.ndarray, ours: np.ndarray,
+                   cats: np.ndarray) -> TensorComparison:
     """Tensors of different ranks: no cell is compared, every cell is in one of them only."""
     result.only_in_one = int(max(builtin.size, ours.size))
     result.categories = cats
     return result
 
 
-def _finish(
-    result: TensorComparison,
-    cats: np.ndarray,
-    sl: tuple[slice, ...],
-    plain: np.ndarray,
-    in_ruling: np.ndarray,
-    tie: np.ndarray | None,
-    a: np.ndarray,
-    b: np.ndarray,
-) -> TensorComparison:
+def _finish(result: TensorComparison, cats: np.ndarray, sl: tuple[slice, ...], plain: np.ndarray,
+            in_ruling: np.ndarray, tie: np.ndarray | None, a: np.ndarray,
+            b: np.ndarray) -> TensorComparison:
     """Count the differing cells, paint each compared cell's category on the canvas (a tie,
     a cell docs/rulings.md decides, a plain difference, else agreement) and keep a few examples."""
     result.differing = int(plain.sum())
@@ -374,9 +320,8 @@ def _finish(
 def _examples(result: TensorComparison, mask: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
     for pos in np.argwhere(mask)[:MAX_EXAMPLES]:
         key = tuple(int(p) for p in pos)
-        result.examples.append(
-            {"at": list(key), "onnxruntime": _scalar(a[key]), "ortpool": _scalar(b[key])}
-        )
+        result.examples.append({"at": list(key), "onnxruntime": _scalar(a[key]),
+                                "ortpool": _scalar(b[key])})
 
 
 def _scalar(value: Any) -> Any:
@@ -387,11 +332,8 @@ def _scalar(value: Any) -> Any:
 
 
 def ruling_cells(x: np.ndarray, geom: PoolGeometry) -> tuple[np.ndarray, np.ndarray]:
-    """(NaN-window mask, empty-window mask), each of the pooling output's shape.
-
-    A NaN window is one whose in-input taps include a NaN (ruling 6); an empty window holds
-    no input element (pads >= kernel, ruling 5).
-    """
+    """(windows whose in-input taps include a NaN, windows of no input element: rulings 6, 5),
+    each of the pooling output's shape."""
     n, c = x.shape[:2]
     out_shape = (n, c, *geom.output_spatial)
     empty = np.zeros((), bool)
@@ -399,7 +341,7 @@ def ruling_cells(x: np.ndarray, geom: PoolGeometry) -> tuple[np.ndarray, np.ndar
         zero = g.counts(False) == 0
         empty = empty | zero.reshape((-1,) + (1,) * (len(geom.axes) - 1 - a))
     empty = np.broadcast_to(empty, out_shape)
-    if x.dtype.kind == "f" or x.dtype.name == "bfloat16":
+    if floating(x):
         nan_in = np.isnan(x.astype(np.float32))
         if nan_in.any():
             nan = window_max(nan_in.astype(np.float32), geom) > 0
@@ -407,14 +349,12 @@ def ruling_cells(x: np.ndarray, geom: PoolGeometry) -> tuple[np.ndarray, np.ndar
     return np.zeros(out_shape, bool), empty
 
 
-def family_ruling_cells(
-    op: str, feeds: list[np.ndarray], attrs: Any
-) -> tuple[np.ndarray, np.ndarray] | None:
+def family_ruling_cells(op: str, feeds: list[np.ndarray],
+                        attrs: Any) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`ruling_cells` for the global pools (the window is the plane) and MaxRoiPool (the
     window is a bin); None for the other operators."""
     x = feeds[0]
-    floating = x.dtype.kind == "f" or x.dtype.name == "bfloat16"
-    nan_in = np.isnan(x.astype(np.float32)) if floating else np.zeros(x.shape, bool)
+    nan_in = np.isnan(x.astype(np.float32)) if floating(x) else np.zeros(x.shape, bool)
     if op in GLOBAL_OPERATORS:
         axes = tuple(range(2, x.ndim))
         nan = nan_in.any(axis=axes, keepdims=True)
@@ -436,9 +376,8 @@ def family_ruling_cells(
     return None
 
 
-def ruling_masks(
-    site: Site, arrays: list[np.ndarray]
-) -> tuple[np.ndarray | None, np.ndarray | None]:
+def ruling_masks(site: Site, arrays: list[np.ndarray]
+                 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """(windows holding a NaN, empty windows) of the spec's output of ``site`` on ``arrays``
     (X, and MaxRoiPool's rois), or Nones."""
     x = arrays[0]

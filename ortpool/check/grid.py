@@ -1,24 +1,10 @@
-"""The conformance grid: every op x spec version x dtype x padding mode x ceil mode x dilation x
+"""The conformance grid: every op x spec version x dtype x padding x ceil mode x dilation x
 count_include_pad x storage_order x rank 1-3, with small seeded inputs.
 
-The geometry per spatial axis is chosen so each rule has something to bite on:
-
-* ``A`` (n=6, k=3, s=2): floor and ceil give different sizes;
-* ``B`` (n=7, k=2, s=3): kernel smaller than stride, so SAME's total pad is negative;
-* ``C`` (n=5, k=2, s=1): a plain axis.
-
-Padding modes: ``none``; ``pads`` (explicit, asymmetric, chosen so ceil mode's last window
-starts in the end pad and is dropped); ``big-pads`` (pads >= kernel: empty windows);
-``SAME_UPPER``, ``SAME_LOWER``, ``VALID``. A variation only appears for versions that have the
-attribute (dilations from MaxPool-10/AveragePool-19, ceil_mode from 10, count_include_pad from
-AveragePool-7, storage_order and Indices from MaxPool-8). Floating types also get one NaN case
-per rank. MaxUnpool is fed Indices from ortpool's MaxPool, with and without ``output_shape``.
-
-The rest of the family: LpPool runs the same padding/ceil/dilation grid with the default p, plus
-p = 1 and p = 3 with explicit pads. The global pools get, per rank, random data, a NaN, and a
-spatial size 0; at rank 2 also a 1024x1024 plane of uniform [0, 1) values (``large``: where a
-running float32 sum loses digits); GlobalLpPool also p = 1 and 3. MaxRoiPool (rank 2 only) gets
-RoIs inside the map, RoIs across and outside it with a scale of 0.5, a NaN in X, and 3x2 bins.
+Per spatial axis ``A`` (n=6, k=3, s=2: floor and ceil differ), ``B`` (n=7, k=2, s=3: SAME's
+total pad negative) or ``C`` (n=5, k=2, s=1); paddings none, ``pads`` (ceil mode's last window
+starting in the end pad), ``big-pads`` (pads >= kernel), SAME_UPPER, SAME_LOWER, VALID, each
+where the version has it; beside them NaN cases, p = 1 and 3, empty and 1024x1024 planes, RoIs.
 """
 
 from __future__ import annotations
@@ -33,6 +19,7 @@ import numpy as np
 from ortpool import kernels, versions
 from ortpool.check.cases import FeedSet
 from ortpool.check.judge import Judgement, judge
+from ortpool.dtypes import FLOATS
 from ortpool.model import random_tensor
 from ortpool.model.site import Site
 from ortpool.ort.runtime_spec import RuntimeSpec
@@ -79,21 +66,7 @@ class Case:
                           2 if self.indices else 1, name=f"case{self.id}", strict=False)
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "op": self.op,
-            "version": self.version,
-            "dtype": self.dtype,
-            "rank": self.rank,
-            "padding": self.padding,
-            "ceil_mode": self.ceil_mode,
-            "dilation": self.dilation,
-            "count_include_pad": self.count_include_pad,
-            "storage_order": self.storage_order,
-            "indices": self.indices,
-            "data": self.data,
-            "attributes": self.attributes,
-        }
+        return dataclasses.asdict(self)
 
 
 def _pool_attributes(rank: int, padding: str, ceil: int, dilation: int) -> dict[str, Any]:
@@ -127,12 +100,9 @@ def unpool_source_shape(rank: int) -> tuple[int, ...]:
     return (BATCH, CHANNELS, *(UNPOOL_N[a] for a in RANK_AXES[rank]))
 
 
-def cases(
-    ops: Sequence[str] | None = None,
-    versions_wanted: Sequence[int] | None = None,
-    dtypes_wanted: Sequence[str] | None = None,
-    ranks: Sequence[int] = (1, 2, 3),
-) -> list[Case]:
+def cases(ops: Sequence[str] | None = None, versions_wanted: Sequence[int] | None = None,
+          dtypes_wanted: Sequence[str] | None = None,
+          ranks: Sequence[int] = (1, 2, 3)) -> list[Case]:
     """Every grid case, in a fixed order (ids are stable for a given onnx version)."""
     found: list[Case] = []
     for opv in versions.all_versions():
@@ -149,10 +119,13 @@ def cases(
     return found
 
 
-def _plain(data: str, attributes: dict[str, Any]) -> dict[str, Any]:
-    """The fields of a case that has no window attributes to vary."""
-    return dict(padding="none", ceil_mode=0, dilation=1, count_include_pad=0, storage_order=0,
-                indices=False, data=data, attributes=attributes)
+def _plain(data: str, attributes: dict[str, Any], padding: str = "none", ceil_mode: int = 0,
+           dilation: int = 1, count_include_pad: int = 0, storage_order: int = 0,
+           indices: bool = False) -> dict[str, Any]:
+    """A case's fields but its id, op, version, dtype and rank."""
+    return dict(padding=padding, ceil_mode=ceil_mode, dilation=dilation,
+                count_include_pad=count_include_pad, storage_order=storage_order,
+                indices=indices, data=data, attributes=attributes)
 
 
 #: p values besides the default 2 tried for LpPool and GlobalLpPool.
@@ -162,7 +135,7 @@ ROI_MAP = (6, 7)
 
 
 def _family_variations(opv: versions.OpVersion, dtype: str, rank: int) -> Iterator[dict]:
-    floating = dtype in ("float", "double", "float16", "bfloat16")
+    floating = dtype in FLOATS
     p_kind = opv.attrs["p"].kind if "p" in opv.attrs else None
 
     def p_attrs(p: int) -> dict[str, Any]:
@@ -190,39 +163,30 @@ def _family_variations(opv: versions.OpVersion, dtype: str, rank: int) -> Iterat
         return
     # LpPool: p = 1 and 3 with explicit pads, beside the grid of the window ops.
     for p in P_VALUES:
-        fields = dict(padding="pads", ceil_mode=0, dilation=1, count_include_pad=0,
-                      storage_order=0, indices=False, data="random")
-        yield {**fields, "attributes": {**_pool_attributes(rank, "pads", 0, 1), **p_attrs(p)}}
+        yield _plain("random", {**_pool_attributes(rank, "pads", 0, 1), **p_attrs(p)}, "pads")
 
 
 def _variations(opv: versions.OpVersion, dtype: str, rank: int) -> Iterator[dict[str, Any]]:
-    if opv.op in GLOBAL_OPERATORS or opv.op == "MaxRoiPool":
-        yield from _family_variations(opv, dtype, rank)
-        return
-    if opv.op == "LpPool":
+    family = (*GLOBAL_OPERATORS, "MaxRoiPool")
+    if opv.op in (*family, "LpPool"):
         yield from _family_variations(opv, dtype, rank)
     if opv.op == "MaxUnpool":
         yield from _unpool_variations(rank)
-        return
-    yield from _window_variations(opv, dtype, rank)
+    elif opv.op not in family:
+        yield from _window_variations(opv, dtype, rank)
 
 
 def _unpool_variations(rank: int) -> Iterator[dict[str, Any]]:
     """MaxUnpool: the default output, pads, an output_shape and one larger than the default."""
-    kinds = RANK_AXES[rank]
     for data in ("default", "pads", "output_shape", "output_shape+1"):
-        attrs: dict[str, Any] = {
-            "kernel_shape": [AXES[a][1] for a in kinds],
-            "strides": [AXES[a][2] for a in kinds],
-        }
+        attrs = _pool_attributes(rank, "none", 0, 1)
         if data == "pads":
             attrs["pads"] = [0] * rank + [1] * rank
         yield _plain(data, attrs)
 
 
-def _window_variations(
-    opv: versions.OpVersion, dtype: str, rank: int
-) -> Iterator[dict[str, Any]]:
+def _window_variations(opv: versions.OpVersion, dtype: str, rank: int
+                       ) -> Iterator[dict[str, Any]]:
     """MaxPool, AveragePool, LpPool: every padding x ceil x dilation x count_include_pad x
     outputs the version has, then NaN windows for the floating types."""
     has = opv.attrs
@@ -233,36 +197,16 @@ def _window_variations(
     if opv.op == "MaxPool" and opv.max_outputs > 1:
         outputs += [(True, 0), (True, 1)] if "storage_order" in has else [(True, 0)]
     for padding, ceil, dilation, cip, (indices, order) in itertools.product(
-        PADDINGS, ceils, dilations, cips, outputs
-    ):
+            PADDINGS, ceils, dilations, cips, outputs):
         attrs = _pool_attributes(rank, padding, ceil, dilation)
         if cip:
             attrs["count_include_pad"] = 1
         if order:
             attrs["storage_order"] = 1
-        yield dict(
-            padding=padding,
-            ceil_mode=ceil,
-            dilation=dilation,
-            count_include_pad=cip,
-            storage_order=order,
-            indices=indices,
-            data="random",
-            attributes=attrs,
-        )
-    if dtype in ("float", "double", "float16", "bfloat16"):
-        # NaN handling: explicit pads, Indices when the version has them.
-        indices = opv.op == "MaxPool" and opv.max_outputs > 1
-        yield dict(
-            padding="pads",
-            ceil_mode=0,
-            dilation=1,
-            count_include_pad=0,
-            storage_order=0,
-            indices=indices,
-            data="nan",
-            attributes=_pool_attributes(rank, "pads", 0, 1),
-        )
+        yield _plain("random", attrs, padding, ceil, dilation, cip, order, indices)
+    if dtype in FLOATS:  # NaN handling: explicit pads, Indices when the version has them
+        yield _plain("nan", _pool_attributes(rank, "pads", 0, 1), "pads",
+                     indices=opv.op == "MaxPool" and opv.max_outputs > 1)
 
 
 def case_inputs(case: Case, seed: int) -> list[np.ndarray]:
@@ -319,9 +263,8 @@ def _roi_inputs(case: Case, rng: np.random.Generator) -> list[np.ndarray]:
 CASE_INPUT = "the case's input"
 
 
-def judge_case(
-    case: Case, seed: int, runtime: RuntimeSpec | Worker, rule: AccuracyRule = DEFAULT_RULE
-) -> tuple[Site, Judgement]:
+def judge_case(case: Case, seed: int, runtime: RuntimeSpec | Worker,
+               rule: AccuracyRule = DEFAULT_RULE) -> tuple[Site, Judgement]:
     """One case judged by the engine on its own input (observed: the rulings' cells and Index
     ties counted apart, as on a model's own input): its site, sized, and the judgement."""
     feeds = case_inputs(case, seed)

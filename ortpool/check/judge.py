@@ -1,21 +1,10 @@
 """The engine: one pooling node judged on a runtime, in one domain of inputs: a :class:`Judgement`.
 
-A model of the node (the node as it is, :func:`ortpool.model.singlenode.alone_model`, or a form
-``fix`` wrote: ``build``) is run on the runtime, at its optimization level, on every input set of
-:mod:`ortpool.check.cases` (the model's captured inputs, the domain's built cases), and each
-output is compared with the spec's (ortpool's kernels) by :mod:`ortpool.check.compare`: max
-values and Indices (where read) bit for bit, averages and norms by ruling 17's accuracy rule.
-
-Sets captured from the model's own run are judged as ``validate`` reports them: a cell the spec
-leaves to a ruling (a NaN or empty window) is a ruling difference and an Index pointing at an
-equal value a tie, both counted apart. Every other set is *built* to reach a case the spec
-distinguishes (ruling 18): there any difference is one.
-
-:func:`judge` is the one decision "does this runtime compute this node exactly": ``validate``'s
-verdict, ``fix``'s "unchanged" and each form's proof, ``conformance``'s cases and the guard's
-price all come from it. A graph optimizer that folds a form back into what the runtime gets
-wrong (PadFusion) is caught: a set that differs at the runtime's level is run again with
-optimizations off, and the judgement says so (``folded``).
+A model of the node (the node alone, or a form ``fix`` wrote: ``build``) runs at the runtime's
+level on every set of :mod:`ortpool.check.cases`, each output compared by
+:mod:`ortpool.check.compare`: on a captured set the rulings' cells and Index ties are counted
+apart, on a *built* set (ruling 18) any difference is one. A set that differs is run again with
+optimizations off, so that an optimizer folding a form back (PadFusion) is caught (``folded``).
 """
 
 from __future__ import annotations
@@ -66,35 +55,30 @@ class Judgement:
     differing: int = 0
     failure: str = ""  # the first set that differs, in words ("" when exact)
     folded: bool = False  # exact with graph optimizations off: the optimizer undid the form
-    #: op type -> the provider that executed it, when another provider than the CPU one alone
-    #: was asked for (read from the session's profile); a compiled subgraph is named by its op
-    #: type (``OpenVINO-EP-subgraph_1``)
+    #: op type -> the provider that executed it, where another than the CPU one was asked for
+    #: (from the session's profile; a compiled subgraph: ``OpenVINO-EP-subgraph_1``)
     executed_by: dict[str, str] = dataclasses.field(default_factory=dict)
     asked: str = ""  # the provider asked for first: ops another one executed fell back
     runtime: str = "onnxruntime"  # the runtime judged (:mod:`ortpool.runtimes`' name)
-    #: a sum's worst rounding over the sets, in u*mean|x| (and ulp), when beyond the agree band:
-    #: an accuracy note (ruling 17), accepted
+    #: a sum's worst rounding beyond the agree band, in u*mean|x| (and ulp): a note (ruling 17)
     noted_units: float | None = None
     noted_ulp: float | None = None
-    #: the set a report shows (the first that differs, else the first run) and its outputs
-    #: compared with the spec's, cell by cell (the table, the picture and the JSON read these)
+    #: the set a report shows (the first that differs, else the first) and its comparisons
     shown: str = ""
     shown_status: str = ""
     shown_observed: bool = False  # the shown set is the model's own input
     shown_shapes: list[list[int]] = dataclasses.field(default_factory=list)
     comparisons: list[TensorComparison] = dataclasses.field(default_factory=list, repr=False)
-    #: the first observed set (the model's own input), with the spec's outputs (not serialised)
+    #: not serialised: the first observed set; the shown set and the runtime's outputs on it
+    #: (what :mod:`ortpool.check.causes` checks a reading against)
     captured: FeedSet | None = dataclasses.field(default=None, repr=False)
-    #: the shown set itself and the runtime's outputs on it (not serialised): what a cause's
-    #: alternative reading is checked against (:mod:`ortpool.check.causes`)
     shown_feed: FeedSet | None = dataclasses.field(default=None, repr=False)
     shown_outputs: list[np.ndarray] | None = dataclasses.field(default=None, repr=False)
 
     @property
     def exact(self) -> bool:
-        """The runtime computes the spec's result on every set (a sum within ruling 17's
-        limit, an Index tie on a captured set included); in a fixed model, nothing run there
-        contradicts the proof alone."""
+        """The runtime computes the spec's result on every set (ruling 17's limit and a captured
+        set's Index ties included); in a fixed model, nothing there contradicts the proof."""
         counted = self.sets > 0 or self.runs > 0 or self.where == "model"
         return counted and self.status in (st.AGREE, st.TIES, st.ACCURACY_NOTE)
 
@@ -124,8 +108,7 @@ class Judgement:
         sets = f"{self.sets} input set" + ("" if self.sets == 1 else "s")
         if self.where == "model":
             runs = f"its {self.runs} run" + ("" if self.runs == 1 else "s")
-            sets = (f"{sets} through its form as written and on {runs}" if self.sets
-                    else runs)
+            sets = f"{sets} through its form as written and on {runs}" if self.sets else runs
             return f"exact in the fixed model on {sets} ({self.tolerance}{err})"
         return f"exact on {sets} ({self.tolerance}{err}){self.placement()}"
 
@@ -140,12 +123,8 @@ class Judgement:
         by_provider: dict[str, list[str]] = {}
         for op, ep in fell.items():
             by_provider.setdefault(ep, []).append(op)
-        return "; " + "; ".join(
-            f"{', '.join(ops)} fell back to {ep}" for ep, ops in by_provider.items()
-        )
-
-
-# --- one set's outputs against the spec's ------------------------------------------------------
+        return "; " + "; ".join(f"{', '.join(ops)} fell back to {ep}"
+                                for ep, ops in by_provider.items())
 
 
 def _agreeing(name: str, dtype: str, array: np.ndarray, tolerance: str) -> TensorComparison:
@@ -155,35 +134,32 @@ def _agreeing(name: str, dtype: str, array: np.ndarray, tolerance: str) -> Tenso
                             max_abs=0.0, max_rel=0.0 if array.dtype.kind == "f" else None)
 
 
+def _status(comparisons: Sequence[TensorComparison],
+            order: Sequence[tuple[str, tuple[str, ...]]]) -> str:
+    """The first status of ``order`` one of whose counts a comparison has; AGREE for none."""
+    return next((status for status, counts in order
+                 if any(getattr(c, k) for c in comparisons for k in counts)), st.AGREE)
+
+
 def lenient_status(comparisons: Sequence[TensorComparison]) -> str:
     """A captured set's status: semantics first, then accuracy beyond the limit, ruling
     cells, accuracy notes, ties."""
-    if any(c.shapes_differ or c.differing for c in comparisons):
-        return st.DIFFER
-    if any(c.inaccurate for c in comparisons):
-        return st.INACCURATE
-    if any(c.ruling_differing for c in comparisons):
-        return st.RULINGS
-    if any(c.noted for c in comparisons):
-        return st.ACCURACY_NOTE
-    if any(c.ties for c in comparisons):
-        return st.TIES
-    return st.AGREE
+    return _status(comparisons, ((st.DIFFER, ("shapes_differ", "differing")),
+                                 (st.INACCURATE, ("inaccurate",)),
+                                 (st.RULINGS, ("ruling_differing",)),
+                                 (st.ACCURACY_NOTE, ("noted",)), (st.TIES, ("ties",))))
 
 
 def strict_status(comparisons: Sequence[TensorComparison]) -> str:
     """A built set's status: any cell off is a difference (a tie too: another Index is another
     result for a MaxUnpool downstream); only a sum's rounding is accuracy."""
-    if any(c.shapes_differ or c.differing or c.ruling_differing or c.ties for c in comparisons):
-        return st.DIFFER
-    if any(c.inaccurate for c in comparisons):
-        return st.INACCURATE
-    return st.ACCURACY_NOTE if any(c.noted for c in comparisons) else st.AGREE
+    return _status(comparisons, (
+        (st.DIFFER, ("shapes_differ", "differing", "ruling_differing", "ties")),
+        (st.INACCURATE, ("inaccurate",)), (st.ACCURACY_NOTE, ("noted",))))
 
 
-def compare_set(
-    site: Site, feed: FeedSet, got: Sequence[np.ndarray], rule: AccuracyRule = DEFAULT_RULE
-) -> tuple[str, list[TensorComparison], str]:
+def compare_set(site: Site, feed: FeedSet, got: Sequence[np.ndarray],
+                rule: AccuracyRule = DEFAULT_RULE) -> tuple[str, list[TensorComparison], str]:
     """One set's outputs ``got`` against the spec's: (status, comparisons, the failure in words:
     "" when exact)."""
     want = feed.expected or []
@@ -249,9 +225,6 @@ def _failure_text(feed: FeedSet, comps: Sequence[TensorComparison], where: str) 
     return f"the outputs differ ({where})"
 
 
-# --- running models of the node ------------------------------------------------------------------
-
-
 def shape_groups(sets: Sequence[FeedSet]) -> list[list[FeedSet]]:
     """Input sets grouped by their shapes (one session per group, inputs declared static)."""
     groups: dict[tuple, list[FeedSet]] = {}
@@ -305,13 +278,10 @@ def session_run(session: Any) -> Run:
     return run
 
 
-def run_group(
-    run: Run, site: Site, group: Sequence[FeedSet], judgement: Judgement,
-    rule: AccuracyRule = DEFAULT_RULE,
-) -> str:
-    """``run`` on each set of ``group``, compared; the first failure, or "" (every set's
-    figures and the sets proven go into ``judgement``). A set the runtime fails on ends the
-    group: the failure says which way (:func:`refusal`)."""
+def run_group(run: Run, site: Site, group: Sequence[FeedSet], judgement: Judgement,
+              rule: AccuracyRule = DEFAULT_RULE) -> str:
+    """``run`` on each set of ``group``, compared, into ``judgement``; the first failure (a
+    difference, or the runtime's: :func:`refusal`), or ""."""
     for feed in group:
         try:
             got = run(feed.arrays)
@@ -345,17 +315,10 @@ def refusal(err: Exception, doing: str) -> tuple[str, str]:
 LOADING = "onnxruntime refuses it"
 
 
-def _run_sets(
-    build: Build,
-    site: Site,
-    sets: Sequence[FeedSet],
-    runtime: RuntimeSpec | Worker,
-    level: str | None,
-    rule: AccuracyRule,
-) -> Judgement:
-    """The model ``build`` makes for each shape of ``sets``, run on every set at ``level``
-    (None: the runtime's) and compared with the spec's outputs. Another runtime than
-    onnxruntime runs each set in its worker process (a :class:`~ortpool.runtimes.Worker`)."""
+def _run_sets(build: Build, site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec | Worker,
+              level: str | None, rule: AccuracyRule) -> Judgement:
+    """The model ``build`` makes for each shape of ``sets``, run on every set at ``level`` (None:
+    the runtime's; another runtime in its worker process) and compared with the spec's."""
     judgement = Judgement()
     # Where onnxruntime may run the model on another provider than the first asked (it falls
     # back silently), the judgement says which executed each op.
@@ -363,9 +326,7 @@ def _run_sets(
     for group in shape_groups(sets):
         model = build(group[0].arrays)
         if isinstance(runtime, Worker):
-            data, names = model.SerializeToString(), [i.name for i in model.graph.input]
-            if run_group(lambda arrays, d=data, n=names: runtime.run(
-                    d, dict(zip(n, arrays, strict=True))), site, group, judgement, rule):
+            if run_group(_worker_run(runtime, model), site, group, judgement, rule):
                 return judgement
             continue
         folder = runtime_spec.profile_dir() if placed else None
@@ -394,56 +355,34 @@ def _run_sets(
     return judgement
 
 
-def judge(
-    site: Site,
-    sets: Sequence[FeedSet],
-    runtime: RuntimeSpec | Worker,
-    rule: AccuracyRule = DEFAULT_RULE,
-    *,
-    build: Build | None = None,
-) -> Judgement:
+def judge(site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec | Worker,
+          rule: AccuracyRule = DEFAULT_RULE, *, build: Build | None = None) -> Judgement:
     """``build``'s model of ``site`` (default: the node as it is) judged on ``sets`` at the
-    runtime's level: exact when every set gives the spec's outputs. Sets the spec itself
-    refuses (a size the geometry cannot pool) are left out; when every one is, the node's status
-    says whether the runtime runs what the spec refuses."""
-    judgement = _judge(site, sets, runtime, rule, build)
-    judgement.runtime = runtime.runtime.name if isinstance(runtime, Worker) else "onnxruntime"
-    return judgement
-
-
-def _judge(
-    site: Site,
-    sets: Sequence[FeedSet],
-    runtime: RuntimeSpec | Worker,
-    rule: AccuracyRule,
-    build: Build | None,
-) -> Judgement:
+    runtime's level. Sets the spec refuses are left out; where every one is, the status says
+    whether the runtime runs what the spec refuses."""
     refusals: list[str] = []
     kept = expect(site, sets, refusals)
     # onnxruntime's Python API has no bfloat16 array: carried as float32 there, not elsewhere
     carried = isinstance(runtime, RuntimeSpec)
     build = build or (lambda example: alone_model(site, example, carried=carried))
     if not kept:
-        return _spec_refuses(site, sets, refusals, build, runtime)
-    judgement = _run_sets(build, site, kept, runtime, None, rule)
+        judgement = _spec_refuses(site, sets, refusals, build, runtime)
+    else:
+        judgement = _run_sets(build, site, kept, runtime, None, rule)
     # a refusal is tried too: PadFusion folds a Pad into a pool as pads >= kernel, which the
     # optimized session then refuses
-    if (not judgement.exact and judgement.status != st.NO_KERNEL
-            and isinstance(runtime, RuntimeSpec) and runtime.level != "disable"):
-        plain = _run_sets(build, site, kept, runtime, "disable", rule)
-        if plain.exact:
-            judgement.folded = True
-            judgement.failure = (
-                f"{judgement.failure} -- exact with graph optimizations off: "
-                f"{optimizer_change(build(kept[0].arrays), runtime)}"
-            )
+    if (kept and not judgement.exact and judgement.status != st.NO_KERNEL
+            and isinstance(runtime, RuntimeSpec) and runtime.level != "disable"
+            and _run_sets(build, site, kept, runtime, "disable", rule).exact):
+        judgement.folded = True
+        judgement.failure = (f"{judgement.failure} -- exact with graph optimizations off: "
+                             f"{optimizer_change(build(kept[0].arrays), runtime)}")
+    judgement.runtime = _name(runtime)
     return judgement
 
 
-def _spec_refuses(
-    site: Site, sets: Sequence[FeedSet], refusals: Sequence[str], build: Build,
-    runtime: RuntimeSpec | Worker,
-) -> Judgement:
+def _spec_refuses(site: Site, sets: Sequence[FeedSet], refusals: Sequence[str], build: Build,
+                  runtime: RuntimeSpec | Worker) -> Judgement:
     """No set has a spec answer: the spec refuses them. Whether the runtime runs the first
     decides ORTPOOL_REJECTED (it computes what the spec refuses) or BOTH_REJECTED."""
     why = refusals[0] if refusals else "no input set"
@@ -453,11 +392,9 @@ def _spec_refuses(
         return judgement
     try:
         model = build(sets[0].arrays)
-        if isinstance(runtime, Worker):
-            runtime.run(model.SerializeToString(),
-                        dict(zip([i.name for i in model.graph.input], sets[0].arrays, strict=True)))
-        else:
-            session_run(open_session(runtime, model, threads=1))(sets[0].arrays)
+        run = (_worker_run(runtime, model) if isinstance(runtime, Worker)
+               else session_run(open_session(runtime, model, threads=1)))
+        run(sets[0].arrays)
     except Exception as err:  # the runtime refuses too
         judgement.fail(st.BOTH_REJECTED, f"{_name(runtime)}: {short_error(err)}; ortpool: {why}")
         return judgement
@@ -469,10 +406,14 @@ def _name(runtime: RuntimeSpec | Worker) -> str:
     return runtime.runtime.name if isinstance(runtime, Worker) else "onnxruntime"
 
 
+def _worker_run(worker: Worker, model: onnx.ModelProto) -> Run:
+    """``model`` run in another runtime's worker process, as a :data:`Run`."""
+    data, names = model.SerializeToString(), [i.name for i in model.graph.input]
+    return lambda arrays: worker.run(data, dict(zip(names, arrays, strict=True)))
+
+
 def optimizer_change(model: onnx.ModelProto, runtime: RuntimeSpec) -> str:
-    """What onnxruntime's optimizer at the runtime's level made of ``model``, in words: a Pad
-    folded into the pool (PadFusion), the pool run as a layout kernel (NCHWc), or the ops
-    before and after."""
+    """What onnxruntime's optimizer at the runtime's level made of ``model``, in words."""
     try:
         after = optimized(runtime, model)
     except Exception as err:  # the optimized graph could not be written: say so, guess nothing

@@ -1,22 +1,10 @@
 """Alternative readings: the spec's outputs recomputed under the reading a runtime seems to follow.
 
-A cause of a difference is named only when the values confirm it: each :class:`Variant` is one
-way of reading the operator otherwise than the spec does (SAME's pads for the undilated kernel,
-ceil mode's window in the end pad kept, Indices laid out transposed, a norm taken as a mean...).
-Its outputs are computed with ortpool's own kernels (:mod:`ortpool.kernels`, the spec) on the
-node's input, with the attributes, the precision or a step after the kernel changed as that
-reading has it. The runtime follows a reading when its outputs equal the reading's: bit for bit
-for max values and Indices (an Index tie, another position holding the same value, is equal),
-within a rounding bound for sums (:func:`close`).
-
-Several departures can meet in one node (OpenVINO keeps the end-pad window and writes its
-Indices transposed in one MaxPool), so :func:`explain` tries the node's variants alone, then in
-pairs and threes, and keeps the smallest set whose outputs are the runtime's.
-
-Cells the spec leaves to a ruling (a window holding a NaN, a window holding no input element:
-rulings 5, 6, 13) are not part of that match: their values are what the rulings decide, and
-:func:`open_masks` marks them in each reading's own geometry so that the causes of those cells
-(:mod:`ortpool.check.causes`: ``nan``, ``empty-window``) are named from their values apart.
+Each :class:`Variant` reads the operator otherwise than the spec (SAME's pads for the undilated
+kernel, Indices transposed, a norm taken as a mean...), computed by ortpool's kernels. A runtime
+follows a reading when its outputs equal it (max values and Indices bit for bit, ties equal;
+sums within rounding: :func:`close`), but for the cells the rulings decide (:func:`masks`);
+:func:`explain` keeps the smallest set of variants that does.
 """
 
 from __future__ import annotations
@@ -24,32 +12,48 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from ortpool import kernels
 from ortpool.attributes import PoolAttrs
+from ortpool.check.compare import family_ruling_cells, floating
 from ortpool.geometry import effective_kernel, pool_geometry, same_pads
 from ortpool.model.site import Site
+from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS
 
 #: the attributes that place a window (what MaxPool-22 takes of any window op's)
 WINDOW_KEYS = ("kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "dilations")
-#: variants combined at most (the smallest set is looked for first)
-MOST = 3
+SAME = ("SAME_UPPER", "SAME_LOWER")
 
 Outputs = list[np.ndarray]
+
+#: the cause codes (ortpool.check.causes imports them from here: one spelling)
+SAME_DILATION = "same-dilation"
+SAME_SIZE = "same-size"
+CEIL_VALID = "ceil-valid"
+UNDILATED_SIZE = "undilated-size"
+END_PAD_WINDOW = "end-pad-window"
+CEIL_PAD_SHIFT = "ceil-pad-shift"
+WINDOW_BEYOND_INPUT = "window-beyond-input"
+STORAGE_ORDER = "storage-order-layout"
+LOWEST_MAX_INDEX = "lowest-max-index"
+OVERHANG_DIVISOR = "overhang-divisor"
+AVERAGE_COUNTS_PADS = "average-counts-pads"
+LP_RESCALE = "lp-rescale"
+DOUBLE_AS_FLOAT = "double-as-float32"
+GLOBAL_NORM_MEAN = "global-norm-mean"
+GLOBAL_AXES = "global-axes"
+UNPOOL_OUTPUT_SHAPE = "unpool-output-shape"
 
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    """How a reading computes a node's outputs: ortpool's kernel of ``op``-``version`` with
-    ``attributes`` on X cropped by ``crop`` (per spatial axis: the elements left out at the
-    start and at the end; None for none: what a negative pad does), computed in ``compute_as``
-    (then cast back), by ``kernel`` when a variant replaces the kernel's formula, and the steps
-    ``post`` after it."""
+    """A reading's computation: ``op``-``version``'s kernel (or ``kernel``) with ``attributes``
+    on X cropped by ``crop`` (a negative pad), in ``compute_as`` (cast back), then ``post``."""
 
     op: str
     version: int
@@ -72,10 +76,8 @@ class Plan:
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """One way of reading the node otherwise than the spec: the cause it confirms (``code``),
-    in words (``detail``: what the runtime computes, with the numbers of this node), and how it
-    changes the spec's :class:`Plan`. Variants of one ``slot`` (two ways of placing the
-    windows) exclude each other; ``stage`` orders a combination's changes."""
+    """One reading: the cause it confirms, in words, and how it changes the spec's :class:`Plan`;
+    variants of one ``slot`` exclude each other, ``stage`` orders a combination's changes."""
 
     code: str
     detail: str
@@ -106,27 +108,28 @@ def run(plan: Plan, arrays: Sequence[np.ndarray]) -> Outputs:
     if plan.compute_as is not None:
         outs[0] = outs[0].astype(arrays[0].dtype)
     if plan.crop is not None and len(outs) > 1:
-        order = int(plan.attributes.get("storage_order", 0) or 0)
-        outs[1] = _uncropped_indices(outs[1], x.shape, arrays[0].shape, plan.crop, order)
+        outs[1] = _uncropped_indices(outs[1], x.shape, arrays[0].shape, plan.crop,
+                                     _storage_order_of(plan))
     for step in plan.post:
         outs = step(outs)
     return outs
 
 
+def _storage_order_of(plan: Plan) -> int:
+    return int(plan.attributes.get("storage_order", 0) or 0)
+
+
 def _uncropped_indices(indices: np.ndarray, cropped: Sequence[int], whole: Sequence[int],
                        crop: Sequence[tuple[int, int]], storage_order: int) -> np.ndarray:
-    """Indices computed on a cropped X as offsets into the whole X (its planes and spatial
-    offsets in the layout of ``storage_order``): what a runtime that read the whole X gives."""
+    """Indices computed on a cropped X as offsets into the whole X (in the layout of
+    ``storage_order``): what a runtime that read the whole X gives."""
     inner, outer = tuple(cropped[2:]), tuple(whole[2:])
+    begins = [b for b, _ in crop]
     if storage_order:
-        inner, outer = inner[::-1], outer[::-1]
-        begins = [b for b, _ in crop][::-1]
-    else:
-        begins = [b for b, _ in crop]
+        inner, outer, begins = inner[::-1], outer[::-1], begins[::-1]
     plane_in, plane_out = math.prod(inner), math.prod(outer)
     valid = indices >= 0
-    safe = np.where(valid, indices, 0)
-    plane, offset = np.divmod(safe, max(plane_in, 1))
+    plane, offset = np.divmod(np.where(valid, indices, 0), max(plane_in, 1))
     coords = np.unravel_index(offset, inner) if plane_in else ()
     moved = np.ravel_multi_index(tuple(c + b for c, b in zip(coords, begins, strict=True)),
                                  outer) if plane_in else offset
@@ -134,41 +137,28 @@ def _uncropped_indices(indices: np.ndarray, cropped: Sequence[int], whole: Seque
 
 
 def _cropped(x: np.ndarray, crop: Sequence[tuple[int, int]]) -> np.ndarray:
-    index = (slice(None), slice(None), *(slice(a, x.shape[2 + i] - b)
-                                         for i, (a, b) in enumerate(crop)))
-    return x[index]
+    return x[(slice(None), slice(None), *(slice(a, x.shape[2 + i] - b)
+                                         for i, (a, b) in enumerate(crop)))]
 
 
-def open_masks(plan: Plan, arrays: Sequence[np.ndarray]
-               ) -> tuple[np.ndarray, np.ndarray] | None:
-    """(windows holding a NaN, windows holding no input element) under ``plan``, each in the
-    shape ``plan`` gives Y: the cells the rulings decide (5, 6, 13); None where there are none
-    to mark (MaxUnpool, MaxRoiPool) or the geometry cannot be had."""
-    masks = _masks(plan, arrays)
-    return None if masks is None else (masks[0][0], masks[1][0])
-
-
-def added_cells(plan: Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
-    """Y's cells a step of ``plan`` adds after the kernel (a kept end-pad window): cells the
-    spec has no counterpart of; None where no geometry is had."""
-    masks = _masks(plan, arrays)
-    return None if masks is None else masks[2][0]
+def masks(plan: Plan, arrays: Sequence[np.ndarray]
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Y's windows holding a NaN, windows of no input element (rulings 5, 6, 13 decide them) and
+    cells a step of ``plan`` adds (a kept end-pad window), in ``plan``'s Y; None where none."""
+    found = _masks(plan, arrays)
+    return None if found is None else (found[0][0], found[1][0], found[2][0])
 
 
 def _masks(plan: Plan, arrays: Sequence[np.ndarray]
            ) -> tuple[Outputs, Outputs, Outputs] | None:
     """(NaN windows, empty windows, cells added after the kernel), each as ``plan`` lays out
     [Y, Indices]."""
-    x = arrays[0]
-    if plan.crop is not None:
-        x = _cropped(x, plan.crop)
-    nan_in = np.isnan(x.astype(np.float32)) if floating(x) else np.zeros(x.shape, bool)
+    x = arrays[0] if plan.crop is None else _cropped(arrays[0], plan.crop)
     if plan.op in GLOBAL_OPERATORS:
-        axes = tuple(range(2, x.ndim))
-        nan = nan_in.any(axis=axes, keepdims=True)
-        empty = np.full(nan.shape, math.prod(x.shape[2:]) == 0)
+        nan, empty = family_ruling_cells(plan.op, [x], None)
     elif plan.op in WINDOW_OPERATORS:
-        attrs = {k: v for k, v in plan.attributes.items() if k in WINDOW_KEYS}
+        nan_in = np.isnan(x.astype(np.float32)) if floating(x) else np.zeros(x.shape, bool)
+        attrs = _window_attrs(plan)
         try:
             empty = kernels.max_pool(np.ones(x.shape, np.float32), version=22, **attrs) == -np.inf
             nan = kernels.max_pool(nan_in.astype(np.float32), version=22, **attrs) > 0
@@ -190,9 +180,8 @@ def _masks(plan: Plan, arrays: Sequence[np.ndarray]
 def _keep_closed(step: Callable[[Outputs], Outputs], outs: Outputs) -> Outputs:
     """``step`` on a NaN mask: cells a step adds (a kept end-pad window) are empty windows,
     marked in the empty mask alone."""
-    done = step(outs)
     kept = []
-    for before, after in zip(outs, done, strict=True):
+    for before, after in zip(outs, step(outs), strict=True):
         if after.shape != before.shape and after.ndim == before.ndim and all(
                 a >= b for a, b in zip(after.shape, before.shape, strict=True)):
             grown = np.zeros(after.shape, bool)
@@ -202,33 +191,22 @@ def _keep_closed(step: Callable[[Outputs], Outputs], outs: Outputs) -> Outputs:
     return kept
 
 
-# --- comparing the runtime's outputs with a reading's ------------------------------------------
-
-
-def floating(a: np.ndarray) -> bool:
-    return a.dtype.kind == "f" or a.dtype.name == "bfloat16"
-
-
 _UNIT = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
 
 
 def close(got: np.ndarray, want: np.ndarray, x: np.ndarray, window: int,
           unit: float | None = None) -> np.ndarray:
-    """Per cell, whether a sum ``got`` is ``want`` up to rounding: within 2 ulp of the output
-    type, or within what a running sum of ``window`` terms in a type of unit roundoff ``unit``
-    (default: the output type's) may lose, ``window * unit * (|want| + max|x|)``. A reading that
-    differs in semantics (another window, divisor or norm) is further off than that on the grid's
-    inputs; rounding is not what tells readings apart."""
+    """Per cell, whether a sum ``got`` is ``want`` up to rounding: 2 ulp, or what a running sum
+    of ``window`` terms of unit roundoff ``unit`` may lose, ``window * unit * (|want| + max|x|)``
+    (other semantics are further off than that on the grid's inputs)."""
     g, w = got.astype(np.float64), want.astype(np.float64)
     u = unit if unit is not None else _UNIT.get(want.dtype.name, 2.0**-24)
     finite_x = np.abs(x.astype(np.float64))
     finite_x = finite_x[np.isfinite(finite_x)]
     scale = float(finite_x.max()) if finite_x.size else 0.0
     with np.errstate(invalid="ignore", over="ignore"):
-        spacing = np.abs(w) * 2 * u
-        bound = np.maximum(2 * spacing, window * u * (np.abs(w) + scale))
-        same = (g == w) | (np.isnan(g) & np.isnan(w)) | (np.abs(g - w) <= bound)
-    return same
+        bound = np.maximum(2 * (np.abs(w) * 2 * u), window * u * (np.abs(w) + scale))
+        return (g == w) | (np.isnan(g) & np.isnan(w)) | (np.abs(g - w) <= bound)
 
 
 def equal_values(got: np.ndarray, want: np.ndarray) -> np.ndarray:
@@ -246,76 +224,52 @@ def equal_indices(got: np.ndarray, want: np.ndarray, x: np.ndarray, storage_orde
     same = got == want
     if same.all():
         return same
-    flat = _layout(x, storage_order)
+    wide = x.astype(np.float64)
+    if storage_order and x.ndim > 3:  # the spatial offset column-major
+        wide = wide.transpose(0, 1, *range(x.ndim - 1, 1, -1))
+    flat = wide.reshape(-1)
     valid = (got >= 0) & (got < flat.size) & (want >= 0) & (want < flat.size)
     vg = flat[np.where(valid, got, 0)]
     vw = flat[np.where(valid, want, 0)]
     with np.errstate(invalid="ignore"):
-        tie = valid & ((vg == vw) | (np.isnan(vg) & np.isnan(vw)))
-    return same | tie
+        return same | (valid & ((vg == vw) | (np.isnan(vg) & np.isnan(vw))))
 
 
-def _layout(x: np.ndarray, storage_order: int) -> np.ndarray:
-    """X flat as an Index of ``storage_order`` addresses it: planes row-major, the spatial
-    offset row-major (0) or column-major (1)."""
-    wide = x.astype(np.float64)
-    if storage_order and x.ndim > 3:
-        wide = wide.transpose(0, 1, *range(x.ndim - 1, 1, -1))
-    return wide.reshape(-1)
-
-
-@dataclasses.dataclass
-class Match:
-    """How a runtime's outputs meet a reading's: ``equal`` when every cell outside the open
-    ones does; ``open_differ`` counts the open cells (NaN or empty windows) that differ."""
-
-    equal: bool
-    open_differ: int = 0
-    differ: int = 0
-
-
-def compare(site: Site, plan: Plan, arrays: Sequence[np.ndarray], want: Outputs,
-            got: Sequence[np.ndarray], unit: float | None = None) -> Match:
-    """The runtime's outputs ``got`` against ``want``, ``plan``'s outputs on ``arrays``: every
-    cell but the open ones (:func:`open_masks`, in ``plan``'s layout of Y and of Indices)."""
+def _matches(site: Site, plan: Plan, arrays: Sequence[np.ndarray], want: Outputs,
+             got: Sequence[np.ndarray], unit: float | None = None) -> bool:
+    """Whether the runtime's outputs ``got`` are ``want``, ``plan``'s outputs on ``arrays``, in
+    every cell but the open ones (:func:`masks`, in ``plan``'s layout of Y and of Indices)."""
     read = site.indices_read and len(want) > 1
     if len(got) < (2 if read else 1):
-        return Match(False)
+        return False
     y, w = np.asarray(got[0]), want[0]
     if y.shape != w.shape:
-        return Match(False)
-    masks = _masks(plan, arrays)
-    if site.op in ("AveragePool", "LpPool", "GlobalAveragePool", "GlobalLpPool") and floating(w):
+        return False
+    found = _masks(plan, arrays)
+    if site.op in WINDOW_SUMS + GLOBAL_SUMS and floating(w):
         same = close(y, w, arrays[0], window_of(plan, arrays), unit)
     else:
         same = equal_values(y, w)
-    open_differ = 0
-    if masks is not None:
-        open_y = masks[0][0] | masks[1][0]
-        if open_y.shape == same.shape:
-            open_differ = int((~same & open_y).sum())
-            same = same | open_y
-    differ = int((~same).sum())
-    if read:
-        i, wi = np.asarray(got[1]), want[1]
-        if i.shape != wi.shape:
-            return Match(False, open_differ, differ + int(wi.size))
-        order = int(plan.attributes.get("storage_order", 0) or 0)
-        same_i = equal_indices(i.astype(np.int64), wi.astype(np.int64), arrays[0], order)
-        if masks is not None and len(masks[0]) > 1:
-            open_i = masks[0][1] | masks[1][1]
-            if open_i.shape == same_i.shape:
-                same_i = same_i | open_i
-        differ += int((~same_i).sum())
-    return Match(differ == 0, open_differ, differ)
+    if found is not None and (found[0][0] | found[1][0]).shape == same.shape:
+        same = same | found[0][0] | found[1][0]
+    if not read:
+        return bool(same.all())
+    i, wi = np.asarray(got[1]), want[1]
+    if i.shape != wi.shape:
+        return False
+    same_i = equal_indices(i.astype(np.int64), wi.astype(np.int64), arrays[0],
+                           _storage_order_of(plan))
+    if found is not None and len(found[0]) > 1 and (
+            found[0][1] | found[1][1]).shape == same_i.shape:
+        same_i = same_i | found[0][1] | found[1][1]
+    return bool(same.all() and same_i.all())
 
 
 def window_of(plan: Plan, arrays: Sequence[np.ndarray]) -> int:
     """The terms a window of ``plan`` sums (the kernel's taps; a plane for a global pool)."""
     if plan.op in GLOBAL_OPERATORS:
         return max(1, math.prod(arrays[0].shape[2:]))
-    kernel = plan.attributes.get("kernel_shape") or [1]
-    return max(1, math.prod(int(k) for k in kernel))
+    return max(1, math.prod(int(k) for k in plan.attributes.get("kernel_shape") or [1]))
 
 
 def count_taps(plan: Plan, indicator: np.ndarray) -> np.ndarray:
@@ -325,142 +279,82 @@ def count_taps(plan: Plan, indicator: np.ndarray) -> np.ndarray:
         return indicator.sum(axis=tuple(range(2, indicator.ndim)), keepdims=True)
     if plan.crop is not None:
         indicator = _cropped(indicator, plan.crop)
-    counts = kernels.lp_pool(indicator, version=22, **_lp_attrs(plan, 1))
+    counts = _taps(plan, indicator)
     for step in plan.post:
         counts = step([counts, counts])[0]
     return counts
 
 
-# --- finding the reading a runtime follows -------------------------------------------------------
-
-
 @dataclasses.dataclass
 class Explanation:
-    """What the values say of a node that differs: the smallest set of ``variants`` whose
-    reading gives the runtime's outputs (empty: the spec's own, the differences lie in open
-    cells alone); ``matched`` False when no reading does (then ``tried`` lists the codes whose
-    readings the values contradict). ``open_differ``: the open cells that differ, under the
-    matched reading."""
+    """The smallest set of ``variants`` whose reading (``plan``: ``outputs``) gives the runtime's;
+    else ``matched`` False, ``tried`` the codes contradicted. ``also``: other readings that fit."""
 
     matched: bool
     variants: list[Variant]
-    open_differ: int
     tried: list[str]
     plan: Plan | None = None
     outputs: Outputs | None = None
-    #: other readings (their codes joined by " + ") the values fit as well on this input
     also: list[str] = dataclasses.field(default_factory=list)
 
 
 def explain(site: Site, arrays: Sequence[np.ndarray], got: Sequence[np.ndarray],
-            candidates: Sequence[Variant], most: int = MOST) -> Explanation:
-    """The smallest combination of ``candidates`` (one at least: whether the spec's own reading
-    explains the outputs up to the rulings' cells and rounding is the engine's status) whose
-    reading of ``site`` on ``arrays`` gives the runtime's outputs ``got``. A variant whose
-    reading equals the spec's on these inputs explains nothing and is left out."""
+            candidates: Sequence[Variant], most: int = 3) -> Explanation:
+    """The smallest combination of ``candidates`` (one to ``most``) whose reading of ``site`` on
+    ``arrays`` gives the runtime's outputs ``got``; one of them must change the spec's outputs."""
     base = spec_plan(site)
     try:
         spec_out = run(base, arrays)
     except Exception:  # the spec refuses the input: nothing to read otherwise
-        return Explanation(False, [], 0, [])
+        return Explanation(False, [], [])
     computable, changing = [], set()
     for variant in candidates:
-        try:
-            outs = run(variant.change(base), arrays)
-        except Exception:  # a reading the kernels cannot compute is no reading
-            continue
-        computable.append(variant)
-        if not _same_outputs(outs, spec_out):
-            changing.add(id(variant))
+        outs = _reading(base, arrays, [variant])[1]
+        if outs is not None:
+            computable.append(variant)
+            if not _same_outputs(outs, spec_out):
+                changing.add(id(variant))
     for size in range(1, min(most, len(computable)) + 1):
         first: Explanation | None = None
         for combo in itertools.combinations(computable, size):
-            # a reading that changes nothing alone may matter with another (a rescale of the
-            # border windows VALID has none of, until ceil makes one), but one at least must
+            # one that changes nothing alone may matter with another (a rescale of the border
+            # windows VALID has none of, until ceil makes one), but one at least must change
             if len({v.slot for v in combo}) < size or not any(id(v) in changing for v in combo):
                 continue
-            found = _try(site, base, arrays, got, combo)
-            if found is None:
+            plan, outs = _reading(base, arrays, combo)
+            if outs is None or not _matches(site, plan, arrays, outs, got,
+                                            _UNIT.get(plan.compute_as)):
                 continue
-            plan, outs, match = found
             # each member must be needed: without it the reading's outputs are other ones
-            if size > 1 and any(_same_outputs(_outputs(base, arrays, [w for w in combo
-                                                                      if w is not v]), outs)
+            if size > 1 and any(_same_outputs(_reading(base, arrays, [w for w in combo if w
+                                                                      is not v])[1] or [], outs)
                                 for v in combo):
                 continue
             if first is None:
-                first = Explanation(True, list(combo), match.open_differ, [], plan, outs)
+                first = Explanation(True, list(combo), [], plan, outs)
             elif {v.code for v in combo} != {v.code for v in first.variants}:
-                # another reading the values fit as well: said, not counted (the first in
-                # the candidates' order is named)
+                # said, not counted: the first in the candidates' order is named
                 first.also.append(" + ".join(v.code for v in combo))
         if first is not None:
             return first
-    return Explanation(False, [], 0, sorted({v.code for v in computable if id(v) in changing}))
+    return Explanation(False, [], sorted({v.code for v in computable if id(v) in changing}))
 
 
-def _compose(base: Plan, combo: Sequence[Variant]) -> Plan:
+def _reading(base: Plan, arrays: Sequence[np.ndarray], combo: Sequence[Variant]
+             ) -> tuple[Plan, Outputs | None]:
+    """``combo``'s reading and its outputs (None: the kernels cannot compute it)."""
     plan = base
     for variant in sorted(combo, key=lambda v: v.stage):
         plan = variant.change(plan)
-    return plan
-
-
-def _outputs(base: Plan, arrays: Sequence[np.ndarray], combo: Sequence[Variant]
-             ) -> Outputs:
     try:
-        return run(_compose(base, combo), arrays)
-    except Exception:  # a combination the kernels cannot compute gives nothing
-        return []
-
-
-def _try(site: Site, base: Plan, arrays: Sequence[np.ndarray], got: Sequence[np.ndarray],
-         combo: Sequence[Variant]) -> tuple[Plan, Outputs, Match] | None:
-    """``combo``'s reading, its outputs and how the runtime's meet them; None where they do not
-    (or the kernels cannot compute it)."""
-    plan = _compose(base, combo)
-    try:
-        outs = run(plan, arrays)
-    except Exception:  # see above
-        return None
-    unit = _UNIT.get(plan.compute_as) if plan.compute_as else None
-    match = compare(site, plan, arrays, outs, got, unit)
-    return (plan, outs, match) if match.equal else None
+        return plan, run(plan, arrays)
+    except Exception:  # a reading the kernels cannot compute is no reading
+        return plan, None
 
 
 def _same_outputs(a: Outputs, b: Outputs) -> bool:
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b, strict=True):
-        if x.shape != y.shape:
-            return False
-        if floating(x):
-            if not np.array_equal(x.astype(np.float64), y.astype(np.float64), equal_nan=True):
-                return False
-        elif not np.array_equal(x, y):
-            return False
-    return True
-
-
-# --- the variants ------------------------------------------------------------------------------
-
-#: the cause codes (ortpool.check.causes imports them from here: one spelling)
-SAME_DILATION = "same-dilation"
-SAME_SIZE = "same-size"
-CEIL_VALID = "ceil-valid"
-UNDILATED_SIZE = "undilated-size"
-END_PAD_WINDOW = "end-pad-window"
-CEIL_PAD_SHIFT = "ceil-pad-shift"
-WINDOW_BEYOND_INPUT = "window-beyond-input"
-STORAGE_ORDER = "storage-order-layout"
-LOWEST_MAX_INDEX = "lowest-max-index"
-OVERHANG_DIVISOR = "overhang-divisor"
-AVERAGE_COUNTS_PADS = "average-counts-pads"
-LP_RESCALE = "lp-rescale"
-DOUBLE_AS_FLOAT = "double-as-float32"
-GLOBAL_NORM_MEAN = "global-norm-mean"
-GLOBAL_AXES = "global-axes"
-UNPOOL_OUTPUT_SHAPE = "unpool-output-shape"
+    return len(a) == len(b) and all(x.shape == y.shape and bool(equal_values(x, y).all())
+                                    for x, y in zip(a, b, strict=True))
 
 
 def variants(site: Site, arrays: Sequence[np.ndarray]) -> list[Variant]:
@@ -472,11 +366,10 @@ def variants(site: Site, arrays: Sequence[np.ndarray]) -> list[Variant]:
     attrs = site.at(x.shape).attrs if site.attrs is not None else None
     if site.op in WINDOW_OPERATORS and isinstance(attrs, PoolAttrs):
         for make in (_same_dilation, _same_size, _ceil_valid, _undilated_size, _end_pad_window,
-                     _ceil_pad_shift,
-                     _window_beyond_input, _storage_order, _lowest_max_index, _overhang_divisor,
-                     _average_counts_pads, _lp_rescale):
+                     _ceil_pad_shift, _window_beyond_input, _storage_order, _lowest_max_index,
+                     _overhang_divisor, _average_counts_pads, _lp_rescale):
             found += make(site, attrs, spatial)
-    if site.op in ("GlobalLpPool",):
+    if site.op == "GlobalLpPool":
         found += _global_norm_mean(site)
     if site.op in GLOBAL_OPERATORS and x.ndim != 4:
         found += _global_axes(site, x.ndim)
@@ -487,13 +380,69 @@ def variants(site: Site, arrays: Sequence[np.ndarray]) -> list[Variant]:
             DOUBLE_AS_FLOAT,
             "the runtime computes the double node in float32: its output equals the spec's on "
             "X rounded to float32, computed in float32",
-            lambda plan: plan.but(compute_as="float32"), "precision", stage=0))
+            lambda plan: plan.but(compute_as="float32"), "precision"))
+    return found
+
+
+def axes(attrs: PoolAttrs, spatial: Sequence[int]
+         ) -> Iterator[tuple[int, int, int, int, int, int, int, int]]:
+    """Per spatial axis ``(i, n, k, s, d, pb, pe, ek)``: the pads as written (0 unless
+    auto_pad is NOTSET), ``ek`` the dilated kernel span."""
+    for i, n in enumerate(spatial):
+        k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
+        pb, pe = ((attrs.pads[i], attrs.pads[i + attrs.rank]) if attrs.auto_pad == "NOTSET"
+                  else (0, 0))
+        yield i, n, k, s, d, pb, pe, effective_kernel(k, d)
+
+
+def dilated_same(attrs: PoolAttrs) -> str:
+    """SAME with dilation, in words ("": not that): the geometric cause, and what the
+    reading's words start with."""
+    if attrs.auto_pad not in SAME or all(d <= 1 for d in attrs.dilations):
+        return ""
+    return (f"auto_pad={attrs.auto_pad} with dilations={list(attrs.dilations)}: the pads must "
+            "cover the dilated kernel span (k-1)*d+1")
+
+
+def ceil_valid_words(axis: int, valid: int, ceil: int) -> str:
+    return (f"axis {axis}: VALID gives floor((n-ek)/s)+1 = {valid} windows; ceil_mode would "
+            f"give {ceil}")
+
+
+def end_pad_windows(attrs: PoolAttrs, spatial: Sequence[int]) -> list[tuple[int, int, int]]:
+    """ceil mode's last windows that start in the end pad (the spec drops them): (axis, the
+    window, where it starts)."""
+    if attrs.auto_pad != "NOTSET" or not attrs.ceil_mode:
+        return []
+    found = []
+    for i, n, _, s, _, pb, pe, ek in axes(attrs, spatial):
+        span = n + pb + pe - ek
+        out = -(-span // s) + 1
+        if span >= 0 and (out - 1) * s >= n + pb:
+            found.append((i, out - 1, (out - 1) * s - pb))
+    return found
+
+
+def beyond_input(attrs: PoolAttrs, spatial: Sequence[int]) -> list[tuple[int, str, bool]]:
+    """Axes where a kernel longer than the padded input gets no window (ruling 19): (axis, in
+    words, whether a quotient truncated toward zero, as onnxruntime divides, gives one)."""
+    if attrs.auto_pad not in ("NOTSET", "VALID"):
+        return []
+    ceil = bool(attrs.ceil_mode) and attrs.auto_pad == "NOTSET"
+    found = []
+    for i, n, _, s, _, pb, pe, ek in axes(attrs, spatial):
+        span = n + pb + pe - ek
+        out = (-(-span // s) if ceil else span // s) + 1
+        if span < 0 and out <= 0:
+            found.append((i, f"axis {i}: kernel span {ek} > padded input {n} + {pb} + {pe}: "
+                          f"{'ceil' if ceil else 'floor'}({span}/{s}) + 1 = {out}, no window "
+                          "(ruling 19): the spec's output is empty there", int(span / s) + 1 > 0))
     return found
 
 
 def _explicit(site: Site, pads: Sequence[int], ceil: int | None = None) -> dict[str, Any]:
-    """Attributes placing the windows by explicit ``pads`` (auto_pad NOTSET), ceil_mode set to
-    ``ceil`` where given and the version has it."""
+    """Attributes placing the windows by explicit ``pads``, ceil_mode set to ``ceil`` where
+    given and the version has it."""
     out: dict[str, Any] = {"auto_pad": "NOTSET", "pads": [int(p) for p in pads]}
     if ceil is not None and "ceil_mode" in site.spec.attrs:
         out["ceil_mode"] = ceil
@@ -504,30 +453,19 @@ def _pads_text(pads: Sequence[int]) -> str:
     return str([int(p) for p in pads])
 
 
-def _spec_pads(attrs: PoolAttrs, spatial: Sequence[int]) -> tuple[int, ...]:
-    return pool_geometry(spatial, attrs).pads
-
-
 def _same_dilation(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
-    """SAME's pads computed for the undilated kernel (onnxruntime; the reference's sums):
-    windows placed by those pads. onnxruntime sizes the output by them; the reference keeps
-    ceil(n/s) windows and leaves those past the padded end 0."""
-    if attrs.auto_pad not in ("SAME_UPPER", "SAME_LOWER") or all(d <= 1 for d in attrs.dilations):
+    """SAME's pads computed for the undilated kernel (onnxruntime, which sizes the output by
+    them; the reference, which keeps ceil(n/s) windows, those past the padded end 0)."""
+    words = dilated_same(attrs)
+    if not words:
         return []
-    upper = attrs.auto_pad == "SAME_UPPER"
-    pb, pe = [], []
-    for i, n in enumerate(spatial):
-        _, b, e = same_pads(n, attrs.kernel_shape[i], attrs.strides[i], 1, upper)
-        pb.append(b)
-        pe.append(e)
-    pads = [*pb, *pe]
-    spec = _spec_pads(attrs, spatial)
-    words = (f"auto_pad={attrs.auto_pad} with dilations={list(attrs.dilations)}: the pads must "
-             "cover the dilated kernel span (k-1)*d+1; the runtime computes them for the "
-             f"undilated kernel: its output equals the spec's with pads {_pads_text(pads)} "
-             f"instead of {_pads_text(spec)}")
-    # ceil_mode stays: onnxruntime sizes the explicit pads by it
-    explicit = _explicit(site, pads)
+    ends = [same_pads(n, attrs.kernel_shape[i], attrs.strides[i], 1,
+                      attrs.auto_pad == "SAME_UPPER")[1:] for i, n in enumerate(spatial)]
+    pads = [b for b, _ in ends] + [e for _, e in ends]
+    words += ("; the runtime computes them for the undilated kernel: its output equals the "
+              f"spec's with pads {_pads_text(pads)} instead of "
+              f"{_pads_text(pool_geometry(spatial, attrs).pads)}")
+    explicit = _explicit(site, pads)  # ceil_mode stays: onnxruntime sizes the pads by it
     sizes = [-(-n // s) for n, s in zip(spatial, attrs.strides, strict=True)]
     return [
         Variant(SAME_DILATION, words, lambda plan: plan.but(attributes=explicit), "window"),
@@ -538,17 +476,13 @@ def _same_dilation(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list
 
 
 def _zero_extend(sizes: Sequence[int]) -> Callable[[Outputs], Outputs]:
-    """Y (and Indices) padded at the end of each spatial axis to ``sizes``: zeros (the cells a
-    runtime allocates and never writes). Open masks are padded with False (the cells are
-    compared)."""
+    """Y (and Indices) padded at the end of each spatial axis to ``sizes`` with zeros (the
+    cells a runtime allocates and never writes; masks with False: compared)."""
 
     def step(outs: Outputs) -> Outputs:
-        done = []
-        for a in outs:
-            widths = [(0, 0), (0, 0), *((0, max(0, s - n)) for s, n in
-                                        zip(sizes, a.shape[2:], strict=True))]
-            done.append(np.pad(a, widths))
-        return done
+        return [np.pad(a, [(0, 0), (0, 0), *((0, max(0, s - n)) for s, n in
+                                              zip(sizes, a.shape[2:], strict=True))])
+                for a in outs]
 
     return step
 
@@ -559,10 +493,9 @@ def _same_size(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Var
     if attrs.auto_pad != "SAME_LOWER":
         return []
     crop, pads, sizes = [], [0] * (2 * len(spatial)), []
-    for i, n in enumerate(spatial):
-        k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
+    for i, n, _, s, _, _, _, ek in axes(attrs, spatial):
         out = n // s
-        total = (out - 1) * s + effective_kernel(k, d) - n
+        total = (out - 1) * s + ek - n
         b = total // 2
         e = total - b
         crop.append((max(0, -b), max(0, -e)))
@@ -587,11 +520,10 @@ def _ceil_valid(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Va
              zip(spatial, attrs.kernel_shape, attrs.strides, attrs.dilations, strict=True)]
     spec = list(pool_geometry(spatial, attrs).output_spatial)
     axis = next((i for i, (a, b) in enumerate(zip(sizes, spec, strict=True)) if a != b), 0)
-    return [Variant(CEIL_VALID, f"axis {axis}: VALID gives floor((n-ek)/s)+1 = {spec[axis]} "
-                    f"windows; ceil_mode would give {sizes[axis]}: the runtime applies "
-                    f"ceil_mode to VALID, its output equals the spec's with ceil's sizes {sizes} "
-                    f"instead of {spec} (the last window hangs past the input)",
-                    lambda plan: plan.but(attributes=explicit), "window")]
+    return [Variant(CEIL_VALID, f"{ceil_valid_words(axis, spec[axis], sizes[axis])}: the "
+                    f"runtime applies ceil_mode to VALID, its output equals the spec's with "
+                    f"ceil's sizes {sizes} instead of {spec} (the last window hangs past the "
+                    "input)", lambda plan: plan.but(attributes=explicit), "window")]
 
 
 def _undilated_size(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
@@ -613,37 +545,18 @@ def _undilated_size(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> lis
 def _end_pad_window(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
     """ceil mode's last window kept where it starts in the end pad (the spec drops it): one
     more window on those axes, holding no input element."""
-    if attrs.auto_pad != "NOTSET" or not attrs.ceil_mode:
-        return []
-    axes = []
-    for i, n in enumerate(spatial):
-        k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
-        pb, pe = attrs.pads[i], attrs.pads[i + attrs.rank]
-        span = n + pb + pe - effective_kernel(k, d)
-        if span < 0:
-            continue
-        out = -(-span // s) + 1
-        if (out - 1) * s >= n + pb:
-            axes.append((i, out - 1, (out - 1) * s - pb))
-    if not axes:
+    found = end_pad_windows(attrs, spatial)
+    if not found:
         return []
     where = "; ".join(f"axis {i}: window {j} starts at {t} >= n = {spatial[i]}"
-                      for i, j, t in axes)
+                      for i, j, t in found)
     words = (f"the runtime keeps ceil mode's last window, which starts in the end pad ({where}): "
              "its output equals the spec's with that window kept (it holds no input element)")
-    return [Variant(END_PAD_WINDOW, words,
-                    lambda plan: plan.then(_append_window([i for i, _, _ in axes])), "end",
-                    stage=2)]
 
-
-def _append_window(axes: Sequence[int]) -> Callable[[Outputs], Outputs]:
-    """One more window at the end of each of ``axes``: an empty window's cell (open in a mask,
-    NaN for values, -1 for Indices: compared as open cells)."""
-
-    def step(outs: Outputs) -> Outputs:
+    def step(outs: Outputs) -> Outputs:  # the window's cell: open in a mask, NaN, Index -1
         done = []
         for a in outs:
-            for axis in axes:
+            for axis, _, _ in found:
                 widths = [(0, 0)] * a.ndim
                 widths[2 + axis] = (0, 1)
                 if a.dtype == bool:
@@ -656,13 +569,12 @@ def _append_window(axes: Sequence[int]) -> Callable[[Outputs], Outputs]:
             done.append(a)
         return done
 
-    return step
+    return [Variant(END_PAD_WINDOW, words, lambda plan: plan.then(step), "end", stage=2)]
 
 
 def _ceil_pad_shift(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
-    """ceil mode's missing end (the last window's taps past the padded input) padded half at
-    the start: every window starts ``extra // 2`` earlier (the ONNX reference's sums); taps
-    that then reach past ``n + pe`` are cut."""
+    """ceil mode's missing end padded half at the start: every window starts ``extra // 2``
+    earlier (the ONNX reference's sums), taps past ``n + pe`` cut."""
     if attrs.auto_pad != "NOTSET" or not attrs.ceil_mode:
         return []
     try:
@@ -670,15 +582,13 @@ def _ceil_pad_shift(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> lis
     except Exception:  # a node the spec refuses has no windows to move
         return []
     crop, pads, shifts = [], list(attrs.pads), []
-    rank = len(spatial)
     for i, g in enumerate(geom.axes):
         extra = (g.out - 1) * g.s + effective_kernel(g.k, g.d) - (g.n + g.pb + g.pe)
         front = max(0, extra) // 2
         shifts.append(front)
         pads[i] = g.pb + front
-        end = g.pe - front
-        crop.append((0, max(0, -end)))
-        pads[i + rank] = max(0, end)
+        crop.append((0, max(0, front - g.pe)))
+        pads[i + len(spatial)] = max(0, g.pe - front)
     if not any(shifts):
         return []
     words = (f"the runtime pads ceil mode's missing end half at the start: its windows start "
@@ -690,40 +600,22 @@ def _ceil_pad_shift(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> lis
 
 
 def _window_beyond_input(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
-    """A kernel longer than the padded input: one window where ruling 19's formula gives none
-    (onnxruntime truncates the negative quotient toward zero)."""
-    if attrs.auto_pad not in ("NOTSET", "VALID"):
-        return []
-    axes = []
-    for i, n in enumerate(spatial):
-        k, s, d = attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
-        pb, pe = ((attrs.pads[i], attrs.pads[i + attrs.rank]) if attrs.auto_pad == "NOTSET"
-                  else (0, 0))
-        span = n + pb + pe - effective_kernel(k, d)
-        if span < 0 and int(span / s) + 1 > 0 and (span // s if not attrs.ceil_mode
-                                                   or attrs.auto_pad == "VALID"
-                                                   else -(-span // s)) + 1 <= 0:
-            axes.append(i)
-    if not axes:
+    """One window where ruling 19's formula gives none: onnxruntime truncates the negative
+    quotient toward zero."""
+    found = [(i, words) for i, words, truncated in beyond_input(attrs, spatial) if truncated]
+    if not found:
         return []
     pads = list(attrs.pads) if attrs.auto_pad == "NOTSET" else [0] * (2 * len(spatial))
-    i = axes[0]
-    n, k, s, d = spatial[i], attrs.kernel_shape[i], attrs.strides[i], attrs.dilations[i]
-    pb, pe = (pads[i], pads[i + attrs.rank])
-    span = n + pb + pe - effective_kernel(k, d)
-    formula = (f"ceil({span}/{s}) + 1" if attrs.ceil_mode and attrs.auto_pad == "NOTSET"
-               else f"floor({span}/{s}) + 1")
-    words = (f"axis {i}: kernel span {effective_kernel(k, d)} > padded input {n} + {pb} + {pe}: "
-             f"{formula} = 0, no window (ruling 19): the spec's output is empty there; the "
-             f"runtime makes one window on axes {axes} (it truncates the negative quotient "
-             "toward zero): its output equals the spec's in ceil mode")
+    words = (f"{found[0][1]}; the runtime makes one window on axes {[i for i, _ in found]} (it "
+             "truncates the negative quotient toward zero): its output equals the spec's in "
+             "ceil mode")
     return [Variant(WINDOW_BEYOND_INPUT, words, lambda plan: plan.but(
         attributes=_explicit(site, pads, 1)), "window")]
 
 
 def _storage_order(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
-    """storage_order=1 Indices as the row-major offset, written transposed (the spatial axes
-    of the Indices reversed: OpenVINO), or simply row-major."""
+    """storage_order=1 Indices as the row-major offset, written transposed (OpenVINO), or
+    simply row-major."""
     if site.op != "MaxPool" or not site.indices_read or not attrs.storage_order:
         return []
     row = {"storage_order": 0}
@@ -740,8 +632,7 @@ def _storage_order(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list
 
 
 def indices_cell_aligned(plan: Plan) -> bool:
-    """Whether ``plan``'s Indices cell i belongs to Y's cell i (not where they are written
-    transposed)."""
+    """Whether ``plan``'s Indices cell i belongs to Y's cell i (not written transposed)."""
     return _transpose_indices not in plan.post
 
 
@@ -753,22 +644,10 @@ def _transpose_indices(outs: Outputs) -> Outputs:
 
 
 def _lowest_max_index(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
-    """A window whose maximum is the type's lowest value (0 for uint8) indexed at its plane's
-    first element: the runtime's running argmax starts there with the lowest value and only a
-    greater value moves it (tract), so it may point outside the window."""
+    """A window whose maximum is the type's lowest value indexed at its plane's first element:
+    a running argmax started there that only a greater value moves (tract)."""
     if site.op != "MaxPool" or not site.indices_read:
         return []
-    return [Variant(LOWEST_MAX_INDEX, "where a window's maximum is the type's lowest value, the "
-                    "runtime's Index is its plane's first element (an argmax started there that "
-                    "no greater value moved), not the window's first maximum",
-                    # before a transposition: it reads Y's cell of each Index
-                    lambda plan: plan.then(_plane_start_where_lowest(math.prod(spatial))),
-                    "index", stage=3)]
-
-
-def _plane_start_where_lowest(plane: int) -> Callable[[Outputs], Outputs]:
-    """Indices set to their plane's first element (``plane`` elements a plane) where Y is the
-    type's lowest value."""
 
     def step(outs: Outputs) -> Outputs:
         if len(outs) < 2 or outs[0].dtype == bool:
@@ -776,22 +655,34 @@ def _plane_start_where_lowest(plane: int) -> Callable[[Outputs], Outputs]:
         y, i = outs
         low = -np.inf if floating(y) else np.iinfo(y.dtype).min
         starts = np.arange(y.shape[0] * y.shape[1]).reshape(
-            *y.shape[:2], *([1] * (y.ndim - 2))) * plane
-        fixed = np.where(y.astype(np.float64) == low, starts, i)
-        return [y, fixed.astype(i.dtype)]
+            *y.shape[:2], *([1] * (y.ndim - 2))) * math.prod(spatial)
+        return [y, np.where(y.astype(np.float64) == low, starts, i).astype(i.dtype)]
 
-    return step
+    return [Variant(LOWEST_MAX_INDEX, "where a window's maximum is the type's lowest value, the "
+                    "runtime's Index is its plane's first element (an argmax started there that "
+                    "no greater value moved), not the window's first maximum",
+                    # before a transposition: it reads Y's cell of each Index
+                    lambda plan: plan.then(step), "index", stage=3)]
 
 
 def _overhang_divisor(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
-    """AveragePool with count_include_pad dividing by the whole kernel, the ceil overhang's taps
-    counted too (ruling 8 counts the padded input only)."""
+    """count_include_pad dividing by the whole kernel, the ceil overhang's taps counted too
+    (ruling 8 counts the padded input only)."""
     if site.op != "AveragePool" or not attrs.count_include_pad:
         return []
     full = math.prod(attrs.kernel_shape)
+
+    def kernel(plan: Plan, feeds: Outputs) -> Outputs:  # each window's sum over the input / full
+        x = feeds[0]
+        mean = kernels.average_pool(x.astype(np.float64), version=22,
+                                    **{**_window_attrs(plan), "count_include_pad": 0})
+        count = _taps(plan, np.ones(x.shape, np.float64))
+        with np.errstate(invalid="ignore"):
+            return [np.where(count > 0, mean * count / full, 0.0).astype(x.dtype)]
+
     return [Variant(OVERHANG_DIVISOR, f"the runtime divides every window by the kernel's {full} "
                     "taps, the ceil overhang past the end pad counted too",
-                    lambda plan: plan.but(kernel=_sum_over(full)), "divisor", stage=1)]
+                    lambda plan: plan.but(kernel=kernel), "divisor", stage=1)]
 
 
 def _average_counts_pads(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
@@ -806,50 +697,30 @@ def _average_counts_pads(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -
                     "divisor", stage=1)]
 
 
-def _sum_over(divisor: int) -> Callable[[Plan, Outputs], Outputs]:
-    """A kernel giving each window's sum over the input divided by ``divisor``."""
-
-    def kernel(plan: Plan, feeds: Outputs) -> Outputs:
-        x = feeds[0]
-        attrs = {**_window_attrs(plan), "count_include_pad": 0}
-        mean = kernels.average_pool(x.astype(np.float64), version=22, **attrs)
-        count = kernels.lp_pool(np.ones(x.shape, np.float64), version=22, **_lp_attrs(plan, 1))
-        with np.errstate(invalid="ignore"):
-            y = np.where(count > 0, mean * count / divisor, 0.0)
-        return [y.astype(x.dtype)]
-
-    return kernel
-
-
 def _window_attrs(plan: Plan) -> dict[str, Any]:
     """``plan``'s attributes that place the windows (for the helper kernels run at version 22,
     which has every one of them)."""
     return {k: v for k, v in plan.attributes.items() if k in WINDOW_KEYS}
 
 
-def _lp_attrs(plan: Plan, p: int) -> dict[str, Any]:
-    return {**_window_attrs(plan), "p": p}
+def _taps(plan: Plan, values: np.ndarray) -> np.ndarray:
+    """Per window of ``plan``, the sum of ``values`` over its taps inside the input."""
+    return kernels.lp_pool(values, version=22, p=1, **_window_attrs(plan))
 
 
 def _lp_rescale(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Variant]:
-    """LpPool's sum of |x|^p scaled by kernel size / taps counted before the root: a mean times
-    the kernel size (the ONNX reference, after PyTorch; ruling 12). The taps counted are those
-    inside the padded input (the reference pads with zeros and counts them) or, second
-    reading, those inside the input."""
+    """LpPool's sum of |x|^p scaled by kernel size / taps inside the padded input (or the input)
+    before the root (the ONNX reference, after PyTorch; ruling 12)."""
     if site.op != "LpPool":
         return []
     full = math.prod(attrs.kernel_shape)
     p = attrs.p
-    out = []
-    for padded in (True, False):
-        counted = "the padded input" if padded else "the input"
-        out.append(Variant(
-            LP_RESCALE, f"the runtime scales each window's sum of |x|^{p} by the kernel's {full} "
-            f"taps over its taps inside {counted} before the root (a mean times the kernel "
-            "size): windows at the borders come out larger",
-            lambda plan, padded=padded: plan.but(kernel=_rescaled_norm(full, p, padded)),
-            "divisor", stage=1))
-    return out
+    return [Variant(
+        LP_RESCALE, f"the runtime scales each window's sum of |x|^{p} by the kernel's {full} "
+        f"taps over its taps inside {'the padded input' if padded else 'the input'} before the "
+        "root (a mean times the kernel size): windows at the borders come out larger",
+        lambda plan, padded=padded: plan.but(kernel=_rescaled_norm(full, p, padded)),
+        "divisor", stage=1) for padded in (True, False)]
 
 
 def _rescaled_norm(full: int, p: float, padded: bool) -> Callable[[Plan, Outputs], Outputs]:
@@ -857,8 +728,7 @@ def _rescaled_norm(full: int, p: float, padded: bool) -> Callable[[Plan, Outputs
         x = feeds[0]
         powered = np.abs(x.astype(np.float64)) ** float(p)
         ones = np.ones(x.shape, np.float64)
-        sums = kernels.lp_pool(powered, version=22, **_lp_attrs(plan, 1))
-        count = kernels.lp_pool(ones, version=22, **_lp_attrs(plan, 1))
+        sums, count = _taps(plan, powered), _taps(plan, ones)
         if padded:  # taps inside [-pb, n + pe): the inside count over cip=1's mean of ones
             share = kernels.average_pool(ones, version=22, count_include_pad=1,
                                          **_window_attrs(plan))
@@ -872,20 +742,16 @@ def _rescaled_norm(full: int, p: float, padded: bool) -> Callable[[Plan, Outputs
 
 
 def _global_norm_mean(site: Site) -> list[Variant]:
-    """GlobalLpPool as (mean |x|^p)^(1/p): a mean where the spec has the norm's sum; second
-    reading, without the absolute value (tract: p = 1 gives the plane's signed mean)."""
+    """GlobalLpPool as (mean |x|^p)^(1/p); second reading, without the absolute value (tract:
+    p = 1 gives the plane's signed mean)."""
     p = float(site.attributes.get("p", 2))
-    out = []
-    for signed in (False, True):
-        term = f"x^{p:g}" if signed else f"|x|^{p:g}"
-        out.append(Variant(
-            GLOBAL_NORM_MEAN, f"the runtime computes (mean {term})^(1/{p:g}) over the plane, not "
-            f"the Lp norm (sum |x|^{p:g})^(1/{p:g})" + (", the signs of x kept" if signed else
-                                                        f": its output is the spec's divided "
-                                                        f"by (plane size)^(1/{p:g})"),
-            lambda plan, signed=signed: plan.but(kernel=_mean_norm(p, signed)), "divisor",
-            stage=1))
-    return out
+    return [Variant(
+        GLOBAL_NORM_MEAN, f"the runtime computes (mean {'x' if signed else '|x|'}^{p:g})^(1/{p:g})"
+        f" over the plane, not the Lp norm (sum |x|^{p:g})^(1/{p:g})" + (
+            ", the signs of x kept" if signed
+            else f": its output is the spec's divided by (plane size)^(1/{p:g})"),
+        lambda plan, signed=signed: plan.but(kernel=_mean_norm(p, signed)), "divisor",
+        stage=1) for signed in (False, True)]
 
 
 def _mean_norm(p: float, signed: bool) -> Callable[[Plan, Outputs], Outputs]:
@@ -901,16 +767,14 @@ def _mean_norm(p: float, signed: bool) -> Callable[[Plan, Outputs], Outputs]:
 
 
 def _global_axes(site: Site, ndim: int) -> list[Variant]:
-    """A global pool over the last two axes whatever the rank (the reference's GlobalMaxPool
-    reduces axes (r, r+1) for r spatial axes): at rank 1 the channels are pooled too, at rank 3
-    the first spatial axis is not."""
+    """A global pool over the last two axes whatever the rank (the reference's GlobalMaxPool):
+    at rank 1 the channels are pooled too, at rank 3 the first spatial axis is not."""
     if site.op != "GlobalMaxPool":
         return []
     spatial = ndim - 2
 
     def kernel(plan: Plan, feeds: Outputs) -> Outputs:
-        x = feeds[0]
-        y = x.max(axis=tuple(range(spatial, spatial + 2)))
+        y = feeds[0].max(axis=tuple(range(spatial, spatial + 2)))
         for _ in range(spatial):
             y = np.expand_dims(y, -1)
         return [y]
@@ -930,8 +794,7 @@ def _unpool_default_then_extend(site: Site, arrays: Sequence[np.ndarray]) -> lis
         default = kernels.max_unpool(feeds[0], feeds[1], None, version=plan.version,
                                      **plan.attributes)
         widths = [(0, max(0, s - n)) for s, n in zip(shape, default.shape, strict=True)]
-        cut = tuple(slice(0, s) for s in shape)
-        return [np.pad(default, widths)[cut]]
+        return [np.pad(default, widths)[tuple(slice(0, s) for s in shape)]]
 
     return [Variant(UNPOOL_OUTPUT_SHAPE, f"the runtime scatters into MaxUnpool's default shape "
                     f"and zero-extends it to output_shape {shape} afterwards, so the indices "

@@ -1,8 +1,6 @@
-"""What the engine can say of a node, and of a model: the statuses every report counts.
-
-A node's status is the engine's judgement (:mod:`ortpool.check.judge`): the runtime's outputs
-against the spec's on the node's inputs. One that nothing was compared on has a status of its
-own (:data:`NOT_COMPARED`, :data:`NO_KERNEL`, ...), never :data:`AGREE`.
+"""What the engine can say of a node, and of a model: the statuses every report counts. A node
+nothing was compared on has a status of its own (:data:`NOT_COMPARED`, :data:`NO_KERNEL`, ...),
+never :data:`AGREE`.
 """
 
 from __future__ import annotations
@@ -31,23 +29,8 @@ SEMANTICS = (DIFFER, ORT_REJECTED, ORTPOOL_REJECTED, RULINGS, NO_KERNEL)
 #: statuses that computed the spec's result
 AGREEING = (AGREE, TIES, ACCURACY_NOTE, FIXED, ORTPOOL_OP)
 #: display order, most severe first
-ORDER = (
-    DIFFER,
-    INACCURATE,
-    ORT_REJECTED,
-    ORTPOOL_REJECTED,
-    CRASHED,
-    TIMED_OUT,
-    RULINGS,
-    NO_KERNEL,
-    BOTH_REJECTED,
-    NOT_COMPARED,
-    FIXED,
-    ORTPOOL_OP,
-    ACCURACY_NOTE,
-    TIES,
-    AGREE,
-)
+ORDER = (DIFFER, INACCURATE, ORT_REJECTED, ORTPOOL_REJECTED, CRASHED, TIMED_OUT, RULINGS,
+         NO_KERNEL, BOTH_REJECTED, NOT_COMPARED, FIXED, ORTPOOL_OP, ACCURACY_NOTE, TIES, AGREE)
 
 # What became of a whole model. One that ran is AGREE, DIFFER or NOT_COMPARED; the others exit 2.
 #: the validator refused or failed on it, with the reason (unreadable, an input it cannot size...)

@@ -1,23 +1,12 @@
 """``ortpool fix``: every pooling node computed exactly by the runtime's own kernels where a
-standard-op form can do it, proven node by node against ortpool's kernels.
+standard-op form can do it, proven node by node against ortpool's kernels (docs/fix.md).
 
-API::
-
-    import ortpool
-    result = ortpool.fix("model.onnx", shapes={"image": (1, 3, 48, 192)})  # or a ModelProto
-    result.ok, result.exit_code                             # True, 0: every node exact
-    print(result.summary())                                 # realizations, forms, proofs
-    result.save("fixed.onnx")                               # result.model: the fixed proto
-    fixed, report = ortpool.fix(model, nodes=["pool1"])     # a FixResult unpacks as a pair
-    report = ortpool.fix.fix_file("in.onnx", "out.onnx",    # written as rewrite writes
-                                  shapes={"image": (1, 3, 48, 192)})  # the real sizes
-    report.exit_code()                                      # 0 exact, 1 needs ortpool, 2 unproven
-    [n.name for n in report.nodes if n.realization is ortpool.fix.Realization.FORM]
-
-For each node: left unchanged where the runtime already gives the spec's result, else the
-cheapest standard-op form proven exact (:mod:`ortpool.forms.plan`), else ortpool's op (the
-report names the nodes that then need ortpool at run time). ``ortpool.fix`` is this package
-and callable (it calls :func:`fix`), like ``ortpool.rewrite``.
+Each node is left unchanged where the runtime already gives the spec's result, else written as
+the cheapest standard-op form proven exact (:mod:`ortpool.forms.plan`), else as ortpool's op
+(the report names the nodes that then need ortpool at run time). ``ortpool.fix`` is this
+package and callable (it calls :func:`fix`), like ``ortpool.rewrite``: ``ortpool.fix(model)``
+gives a :class:`FixResult` (``.model``, ``.report``, ``.summary()``, ``.save(path)``; it
+unpacks as a pair).
 """
 
 from __future__ import annotations
@@ -102,7 +91,11 @@ def fix(
     model = files.model(model)
     if source_dir is not None:
         source_dir = values.path("source_dir", source_dir)
-    return run(model, options, source_dir)
+    if not isinstance(model, onnx.ModelProto):
+        source_dir = Path(model).parent if source_dir is None else source_dir
+        model = modelfile.read(model, load_external_data=False)
+    fixed, report = fix_model(model, options, source_dir)
+    return FixResult(fixed, report, None if source_dir is None else os.fspath(source_dir))
 
 
 def _options(given: Mapping[str, Any]) -> Options:
@@ -110,27 +103,15 @@ def _options(given: Mapping[str, Any]) -> Options:
     return Options(
         selection=files.selection(given["ops"], given["nodes"], given["exclude"]),
         skip_invalid=values.flag("skip_invalid", given["skip_invalid"]),
-        runtime=runtime.from_python(
-            given["providers"], given["opt_level"], given["intra_op_threads"],
-            given["inter_op_threads"], given["execution_mode"],
-        ),
+        runtime=runtime.from_python(given["providers"], given["opt_level"],
+                                    given["intra_op_threads"], given["inter_op_threads"],
+                                    given["execution_mode"]),
         nonfinite=domain.from_python(given["nonfinite"]),
         seed=inputs_group.seed(given["seed"], PYTHON),
         lift_opset=values.flag("lift_opset", given["lift_opset"]),
         model_inputs=inputs_group.from_python(given["shapes"], given["inputs"]),
         accuracy=accuracy_group.from_python(accuracy=given["accuracy"]),
     )
-
-
-def run(
-    model: ModelLike, options: Options, source_dir: str | os.PathLike | None = None
-) -> FixResult:
-    """:func:`fix` on options already built (the command line's, or another command's)."""
-    if not isinstance(model, onnx.ModelProto):
-        source_dir = Path(model).parent if source_dir is None else source_dir
-        model = modelfile.read(model, load_external_data=False)
-    fixed, report = fix_model(model, options, source_dir)
-    return FixResult(fixed, report, None if source_dir is None else os.fspath(source_dir))
 
 
 def fix_with_report(model: ModelLike, **options: Any) -> tuple[onnx.ModelProto, FixReport]:
@@ -171,24 +152,18 @@ def fix_file(
     )
 
 
-def run_file(
-    source: str | os.PathLike,
-    target: str | os.PathLike,
-    options: Options,
-    allow_unproven: bool = False,
-    dry_run: bool = False,
-    link_data: bool = False,
-    json_report: str | os.PathLike | None = None,
-) -> FixReport:
+def run_file(source: str | os.PathLike, target: str | os.PathLike, options: Options,
+             allow_unproven: bool = False, dry_run: bool = False, link_data: bool = False,
+             json_report: str | os.PathLike | None = None) -> FixReport:
     """:func:`fix_file` on options already built (the command line's call)."""
 
     def produce(model: onnx.ModelProto, folder: Path) -> tuple[onnx.ModelProto | None, FixReport]:
         fixed, report = fix_model(model, options, folder)
-        if report.unproven and not allow_unproven:
-            report.notes.append("nothing written: some nodes are unproven (--allow-unproven)")
-            return None, report
-        if dry_run:
-            report.notes.append("nothing written (--dry-run)")
+        held = ("nothing written: some nodes are unproven (--allow-unproven)"
+                if report.unproven and not allow_unproven
+                else "nothing written (--dry-run)" if dry_run else "")
+        if held:
+            report.notes.append(held)
             return None, report
         report.written = os.fspath(target)
         return fixed, report

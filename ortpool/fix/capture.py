@@ -1,12 +1,6 @@
-"""The model's own runs in ``ortpool fix``: its inputs, and the node tensors captured from them.
-
-The model is run on its inputs as :func:`ortpool.model.inputs.resolve` gives them (the user's
-sizes and arrays, else generated at the default sizes; :func:`model_runs`), with its main-graph
-pooling nodes' inputs (and, to prove the written model, outputs) as extra outputs
-(:func:`ortpool.model.capture.capture_model`), bfloat16 ones carried as float32
-(:mod:`ortpool.model.carry`). The source model is run with optimizations off, and through
-ortpool's ops when onnxruntime cannot run it (:func:`capture_inputs`): what it captures are
-proof inputs at the sizes the user has, beside the node's own small ones.
+"""The model's own runs in ``ortpool fix``: its inputs (the user's, else the defaults) and its
+main-graph nodes' inputs (and outputs, to prove the written model) captured as extra outputs;
+the source model runs with optimizations off, rewritten where onnxruntime cannot run it.
 """
 
 from __future__ import annotations
@@ -30,15 +24,11 @@ from ortpool.ort.runtime_spec import RuntimeSpec
 MODEL_SEEDS = (0, 1)
 
 
-def model_runs(
-    model: onnx.ModelProto,
-    inputs: Sequence[Mapping[str, np.ndarray]] | None,
-    spec: model_inputs.InputSpec,
-) -> tuple[list[dict[str, np.ndarray]], model_inputs.ResolvedInputs | None]:
-    """The model inputs of the capture and model-proof runs: ``inputs`` when given, or resolved
-    from the user's sizes and arrays ``spec`` (seeded; one run when the user gives every array);
-    and the first resolution (its open dims for the report). Inputs that cannot be resolved
-    raise."""
+def model_runs(model: onnx.ModelProto, inputs: Sequence[Mapping[str, np.ndarray]] | None,
+               spec: model_inputs.InputSpec
+               ) -> tuple[list[dict[str, np.ndarray]], model_inputs.ResolvedInputs | None]:
+    """The inputs of the capture and model-proof runs (``inputs``, or resolved from ``spec``: one
+    run when the user gives every array), and the first resolution (for the report)."""
     if inputs is not None:
         return [dict(feeds) for feeds in inputs], None
     # Not --seed: what the model's run captures is proof input, and a verdict must not depend
@@ -60,31 +50,21 @@ def captured_names(sites: Sequence[Site], outputs: bool) -> tuple[list[str], set
         if outputs:
             wanted += [n for n in site.node.output[: 2 if site.indices_read else 1] if n]
         names += [n for n in wanted if n not in names]
-        if carry.is_carried(site.elem):
-            # every input of X's type (MaxRoiPool's RoIs too: an intermediate bfloat16 tensor
-            # is fetched as float32 like X), and Y
+        if carry.is_carried(site.elem):  # every input of X's type (MaxRoiPool's RoIs too), and Y
             typed = site.spec.typed_inputs
-            carried.update(
-                n for k, n in enumerate(site.node.input) if n and k < len(typed) and typed[k]
-            )
+            carried.update(n for k, n in enumerate(site.node.input)
+                           if n and k < len(typed) and typed[k])
             if outputs:
                 carried.add(site.node.output[0])
     return names, carried
 
 
 class Capturing:
-    """Runs of ``model`` with ``names`` as extra outputs, one call per set of feeds; name ->
-    array (initializers read). The widened model and its session are built once per set of fed
-    names (a failure to build is kept and raised again), not once per run."""
+    """Runs of ``model`` with ``names`` as extra outputs (name -> array, initializers read); the
+    widened model and its session built once per set of fed names (a failure kept, raised)."""
 
-    def __init__(
-        self,
-        model: onnx.ModelProto,
-        names: tuple[list[str], set[str]],
-        runtime: RuntimeSpec,
-        level: str | None,
-        source_dir: str | None,
-    ) -> None:
+    def __init__(self, model: onnx.ModelProto, names: tuple[list[str], set[str]],
+                 runtime: RuntimeSpec, level: str | None, source_dir: str | None) -> None:
         self.model, self.names = model, names
         self.runtime, self.level, self.source_dir = runtime, level, source_dir
         self._built: dict[frozenset[str], Any] = {}
@@ -97,9 +77,7 @@ class Capturing:
         wide = capture_mod.capture_model(self.model, plain)
         if len(plain) < len(fetched):  # the others fetched as float32, made bfloat16 again
             wide = carry.carry(wide, [n for n in fetched if n in carried], graph=False)
-        session = open_session(
-            self.runtime, wide, level=self.level, external_dir=self.source_dir
-        )
+        session = open_session(self.runtime, wide, level=self.level, external_dir=self.source_dir)
         return wide, session, fetched, plain
 
     def built(self, feeds: Mapping[str, np.ndarray]) -> Any:
@@ -143,19 +121,13 @@ class Capturing:
         return found
 
 
-def capture_inputs(
-    model: onnx.ModelProto,
-    sites: Sequence[Site],
-    runs: Sequence[Mapping[str, np.ndarray]],
-    runtime: RuntimeSpec,
-    source_dir: str | None,
-    notes: list[str],
-    resolved: model_inputs.ResolvedInputs | None = None,
-) -> list[dict[str, np.ndarray]]:
-    """The real inputs of the main-graph nodes, from runs of the source model at the sizes the
-    inputs have (the user's, or the defaults). When the model runs neither plain nor rewritten
-    and some of its dims were left open, the sizes chosen are why most often: that error says
-    which and how to set them."""
+def capture_inputs(model: onnx.ModelProto, sites: Sequence[Site],
+                   runs: Sequence[Mapping[str, np.ndarray]], runtime: RuntimeSpec,
+                   source_dir: str | None, notes: list[str],
+                   resolved: model_inputs.ResolvedInputs | None = None
+                   ) -> list[dict[str, np.ndarray]]:
+    """The real inputs of the main-graph nodes, from runs of the source model. Where it runs
+    neither plain nor rewritten with dims left open, the error names them (most often why)."""
     names = captured_names(sites, outputs=False)
     if not names[0]:
         return []
@@ -175,10 +147,8 @@ def capture_inputs(
                 rewritten = Capturing(rewrite(model), names, runtime, "disable", source_dir)
             captured.append(rewritten(feeds))
             if number == 0:
-                notes.append(
-                    f"onnxruntime could not run the model ({first}); node inputs were captured "
-                    "from its ortpool-rewritten run"
-                )
+                notes.append(f"onnxruntime could not run the model ({first}); node inputs were "
+                             "captured from its ortpool-rewritten run")
         except Exception as err:
             loaded = not isinstance(source.built(feeds), Exception)
             if loaded and resolved is not None and resolved.dims:

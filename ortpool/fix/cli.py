@@ -7,10 +7,8 @@ import sys
 
 from ortpool.report.text import safe
 
-HELP = (
-    "rewrite each pooling node into a form the installed onnxruntime computes exactly (or "
-    "ortpool's op where none is), proven node by node against ortpool's kernels"
-)
+HELP = ("rewrite each pooling node into a form the installed onnxruntime computes exactly (or "
+        "ortpool's op where none is), proven node by node against ortpool's kernels")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,32 +18,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # IN OUT, --ops, --nodes, --exclude, --skip-invalid, --json, --link-data, -q/-v: as rewrite's
     files.add_arguments(parser, "fix")
     # --shape, --inputs, --seed: as validate and bench take them
-    inputs.add_arguments(
-        parser,
-        seed_help="seed of the values around the built proof cases (0); it never changes which "
-        "cases are built, nor the verdict (the model's own runs are not seeded)",
-    )
+    inputs.add_arguments(parser, seed_help="seed of the values around the built proof cases (0); "
+                         "it never changes which cases are built, nor the verdict (the model's "
+                         "own runs are not seeded)")
     runtime.add_arguments(
-        parser,
-        DEFAULT_LEVEL,
-        "the level the model will run at (onnxruntime's own default is all): forms are proven "
-        "at it",
-        providers_help="the execution providers the model will run on, in priority order "
-        "(default cpu): forms are proven there, each proof says which provider executed it",
-    )
+        parser, DEFAULT_LEVEL, "the level the model will run at (onnxruntime's own default is "
+        "all): forms are proven at it", providers_help="the execution providers the model will "
+        "run on, in priority order (default cpu): forms are proven there, each proof says which "
+        "provider executed it")
     domain.add_arguments(parser, "proofs")
     parser.add_argument(
-        "--no-opset-lift",
-        dest="lift_opset",
-        action="store_false",
+        "--no-opset-lift", dest="lift_opset", action="store_false",
         help="never raise the model's ai.onnx opset (by default a model below opset 11 is "
-        "lifted where every node keeps its meaning and more nodes become exact on the runtime)",
-    )
-    parser.add_argument(
-        "--allow-unproven",
-        action="store_true",
-        help="write the model even when some nodes could not be proven (exit 1)",
-    )
+        "lifted where every node keeps its meaning and more nodes become exact on the runtime)")
+    parser.add_argument("--allow-unproven", action="store_true",
+                        help="write the model even when some nodes could not be proven (exit 1)")
     parser.add_argument("--dry-run", action="store_true", help="prove and report; write nothing")
     accuracy.add_arguments(parser)
 

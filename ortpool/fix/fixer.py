@@ -1,21 +1,9 @@
 """``fix_model``: choose, write and prove a realization for every pooling node of a model.
 
-1. Find the pooling nodes (:func:`ortpool.model.site.find_sites`).
-2. Run the model (onnxruntime, optimizations off; ortpool's ops if onnxruntime cannot run it) on
-   its inputs as :func:`ortpool.model.inputs.resolve` gives them (the user's sizes and arrays,
-   else generated at the default sizes), capturing the real inputs of its main-graph pooling
-   nodes, as the validator does (:mod:`ortpool.fix.capture`): proofs run at those sizes, beside
-   the node's own small ones.
-3. Per node, the cheapest realization proven exact alone on the runtime
-   (:mod:`ortpool.forms.choose`), on the captured inputs and seeded input sets of the node's
-   static shape (sampled shapes when its sizes are symbolic; :func:`ortpool.fix.inputs.
-   site_sets`).
-4. Rounds: write them all (:mod:`ortpool.forms.apply`) and prove the written model
-   (:mod:`ortpool.fix.inmodel`). A node that is exact alone but not in the model (an
-   optimization across nodes undid its form) gets its next candidate, and the model is written
-   and proven again.
-5. Where nodes stay unproven or need ortpool's op, the model's ai.onnx opset lifted
-   (:func:`ortpool.forms.lift.lift_and_fix`); the report (:mod:`ortpool.report.fixes`).
+The model's run captures its nodes' real inputs (:mod:`ortpool.fix.capture`); per node the
+cheapest realization proven exact alone (:mod:`ortpool.forms.choose`); then rounds of writing
+them all and proving the written model (:mod:`ortpool.fix.inmodel`), a node not exact there (an
+optimization across nodes undid it) moved on; last the opset lift (:mod:`ortpool.forms.lift`).
 """
 
 from __future__ import annotations
@@ -27,11 +15,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import onnx
 
-from ortpool.check.cases import CAPTURED, FeedSet
+from ortpool.check.cases import CAPTURED, FeedSet, expect, full_shape, proof_sets, sampled_shapes
 from ortpool.check.judge import Judgement
 from ortpool.fix import capture
 from ortpool.fix.inmodel import prove_in_model, prove_regions
-from ortpool.fix.inputs import site_sets
 from ortpool.forms import lift
 from ortpool.forms.apply import apply
 from ortpool.forms.choose import Attempt, Choice, choose
@@ -60,37 +47,25 @@ class Options:
     seed: int = 0
     #: whether a model below opset 11 may be lifted (:mod:`ortpool.forms.lift`)
     lift_opset: bool = True
-    #: the model's inputs to capture and prove on (each a name -> array dict); None: resolved
-    #: from ``model_inputs`` (:func:`ortpool.model.inputs.resolve`) for each of
-    #: :data:`ortpool.fix.capture.MODEL_SEEDS`
+    #: the model's inputs to capture and prove on (name -> array dicts); None: resolved from
+    #: ``model_inputs`` for each of :data:`ortpool.fix.capture.MODEL_SEEDS`
     inputs: Sequence[Mapping[str, np.ndarray]] | None = None
     #: the user's sizes and arrays for the model's inputs (``--shape``, ``--inputs``)
-    model_inputs: model_inputs.InputSpec = dataclasses.field(
-        default_factory=model_inputs.InputSpec
-    )
+    model_inputs: model_inputs.InputSpec = dataclasses.field(default_factory=model_inputs.InputSpec)
     #: ruling 17's thresholds: a sum within an accuracy note is proven as it is
     accuracy: AccuracyRule = DEFAULT_RULE
 
 
-def fix_model(
-    model: onnx.ModelProto, options: Options, source_dir: str | os.PathLike | None = None
-) -> tuple[onnx.ModelProto, report_mod.FixReport]:
-    """The fixed copy of ``model`` and the report (``model`` is not changed).
-
-    When nodes stay unproven or need ortpool's op and the model imports an ai.onnx opset below
-    :data:`ortpool.forms.lift.TARGETS`' last, the model lifted to each opset it can be lifted to
-    without changing what it means (:mod:`ortpool.forms.lift`) is fixed too, and the first with
-    fewer such nodes is taken.
-    """
+def fix_model(model: onnx.ModelProto, options: Options,
+              source_dir: str | os.PathLike | None = None
+              ) -> tuple[onnx.ModelProto, report_mod.FixReport]:
+    """The fixed copy of ``model`` and the report (``model`` is not changed), lifted where
+    that leaves fewer nodes unproven or needing ortpool's op (:mod:`ortpool.forms.lift`)."""
     source = None if source_dir is None else os.fspath(source_dir)
-
-    def fix_once(
-        model: onnx.ModelProto, pinned: Mapping[str, int] | None
-    ) -> tuple[onnx.ModelProto, report_mod.FixReport]:
-        return _fix_once(model, options, source, pinned)
-
-    fixed, report = fix_once(model, None)
-    return lift.lift_and_fix(model, fixed, report, fix_once, options.lift_opset)
+    fixed, report = _fix_once(model, options, source, None)
+    return lift.lift_and_fix(model, fixed, report,
+                             lambda lifted, pinned: _fix_once(lifted, options, source, pinned),
+                             options.lift_opset)
 
 
 @dataclasses.dataclass
@@ -103,21 +78,16 @@ class _Choices:
     choices: dict[int, Choice]
 
 
-def _fix_once(
-    model: onnx.ModelProto,
-    options: Options,
-    source: str | None,
-    pinned: Mapping[str, int] | None = None,
-) -> tuple[onnx.ModelProto, report_mod.FixReport]:
+def _fix_once(model: onnx.ModelProto, options: Options, source: str | None,
+              pinned: Mapping[str, int] | None) -> tuple[onnx.ModelProto, report_mod.FixReport]:
     """One fix of ``model`` at its own opsets (``pinned`` nodes at their given versions)."""
     report = report_mod.FixReport(
-        runtime=options.runtime.describe(),
-        nonfinite=options.nonfinite,
-        style=options.model_inputs.style,
-        accuracy=options.accuracy.to_dict(),
-    )
-    # Stamped first: the source's capture runs and every proof run what will be written.
-    model = _copy(model)
+        runtime=options.runtime.describe(), nonfinite=options.nonfinite,
+        style=options.model_inputs.style, accuracy=options.accuracy.to_dict())
+    # stamped first: the source's capture runs and every proof run what will be written
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    model = copy
     note = stamp(model)
     if note:
         report.notes.append(note)
@@ -127,9 +97,8 @@ def _fix_once(
     if resolved is not None:
         report.inputs = {"shapes": resolved.shapes, "source": resolved.source,
                          "open_dims": resolved.dims, "shape_hint": resolved.shape_hint()}
-    captured = capture.capture_inputs(
-        model, sites, runs, options.runtime, source, report.notes, resolved
-    )
+    captured = capture.capture_inputs(model, sites, runs, options.runtime, source, report.notes,
+                                      resolved)
     state = _choose_all(model, sites, captured, options)
     fixed, in_model, problem, apply_notes = _write_and_prove(state, runs, options, source)
     if problem:
@@ -139,12 +108,8 @@ def _fix_once(
     return fixed, report
 
 
-def _choose_all(
-    model: onnx.ModelProto,
-    sites: list[Site],
-    captured: Sequence[Mapping[str, np.ndarray]],
-    options: Options,
-) -> _Choices:
+def _choose_all(model: onnx.ModelProto, sites: list[Site],
+                captured: Sequence[Mapping[str, np.ndarray]], options: Options) -> _Choices:
     """Each selected node's proof sets and its cheapest realization proven exact alone."""
     state = _Choices(model, sites, {}, {})
     for site in sites:
@@ -158,20 +123,38 @@ def _choose_all(
         else:  # nothing can prove any form: the spec itself gives no output to compare with
             why = f": {refusals[0]}" if refusals else ""
             state.choices[site.number] = Choice(
-                None, None, [], f"no input it could be proven on: ortpool's kernels refuse{why}"
-            )
+                None, None, [], f"no input it could be proven on: ortpool's kernels refuse{why}")
     return state
 
 
-def _write_and_prove(
-    state: _Choices,
-    runs: Sequence[Mapping[str, np.ndarray]],
-    options: Options,
-    source: str | None,
-) -> tuple[onnx.ModelProto, dict[int, Judgement], str, list[str]]:
-    """Rounds of writing every chosen plan and proving the written model, a node not exact in
-    it moved to its next candidate, until all are exact or :data:`MAX_ROUNDS`: the written
-    model, the in-model proofs, why the model could not be run (or ""), the writer's notes."""
+def site_sets(site: Site, captured: Sequence[Mapping[str, np.ndarray]], seed: int = 0,
+              nonfinite: bool = False) -> tuple[list[FeedSet], list[str]]:
+    """A node's input sets at its static or sampled shapes with the spec's outputs, the
+    model's ``captured`` runs first, and why the kernels refused the others."""
+    if not site.judgeable:
+        raise ValueError(f"site {site.name!r} cannot be judged: {site.reason}")
+    mine = []
+    for run in captured:
+        arrays = [run.get(name) for name in site.node.input if name]
+        if all(a is not None for a in arrays):
+            mine.append(arrays)
+    shape = full_shape(site)
+    shapes = [shape] if shape is not None else sampled_shapes(site)
+    if shape is not None:
+        # The forms of static spatial sizes hold at those sizes, for any batch and channels: the
+        # model's own run is kept at whatever N and C the user's inputs give.
+        mine = [a for a in mine if tuple(a[0].shape[2:]) == shape[2:]]
+    sets = proof_sets(site, shapes, captured=mine, seed=seed, nonfinite=nonfinite,
+                      output_shape=site.output_shape)
+    refusals: list[str] = []
+    return expect(site, sets, refusals), refusals
+
+
+def _write_and_prove(state: _Choices, runs: Sequence[Mapping[str, np.ndarray]], options: Options,
+                     source: str | None
+                     ) -> tuple[onnx.ModelProto, dict[int, Judgement], str, list[str]]:
+    """Rounds of writing every plan and proving the written model, a node not exact there moved
+    to its next candidate: the model, its proofs, why it could not run (or ""), the notes."""
     in_model: dict[int, Judgement] = {}
     fixed, problem, apply_notes = state.model, "", []
     for _ in range(MAX_ROUNDS):
@@ -195,20 +178,18 @@ def _write_and_prove(
     return fixed, in_model, problem, apply_notes
 
 
-def _entries(
-    state: _Choices, in_model: Mapping[int, Judgement], problem: str
-) -> list[report_mod.NodeFix]:
-    """The report's entry per node, in model order (:func:`ortpool.report.fixes.node_fix`), with
-    the sizes of the model's run; a node proven alone but not in a model that does not run is
-    unproven."""
+def _entries(state: _Choices, in_model: Mapping[int, Judgement],
+             problem: str) -> list[report_mod.NodeFix]:
+    """The report's entry per node, in model order (:func:`node_fix`), with the sizes of the
+    model's run; a node proven alone but not in a model that does not run is unproven."""
     entries = []
     for site in state.sites:
-        entry = node_fix(site, state.choices.get(site.number),
-                                    in_model.get(site.number))
+        entry = node_fix(site, state.choices.get(site.number), in_model.get(site.number))
         mine = state.sets.get(site.number, [])
         real = sorted({tuple(f.shape) for f in mine if f.label == CAPTURED})
         if real and entry.shapes:  # the sizes the user's inputs give, beside the small ones
-            entry.shapes += "; and on the model's run at X " + ", ".join(map(_dims, real))
+            entry.shapes += "; and on the model's run at X " + ", ".join(
+                "[" + ",".join(map(str, shape)) + "]" for shape in real)
         if problem and entry.realization not in (report_mod.UNPROVEN, report_mod.NOT_SELECTED):
             # Proven alone, but the model as written was not run (it does not run, or it had no
             # inputs to run on): not a proven fix (exit 2, written only with --allow-unproven).
@@ -218,61 +199,35 @@ def _entries(
     return entries
 
 
-def _dims(shape: Sequence[int]) -> str:
-    return "[" + ",".join(map(str, shape)) + "]"
-
-
-def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
-    copy = onnx.ModelProto()
-    copy.CopyFrom(model)
-    return copy
-
-
 def node_fix(site: Site, choice: Choice | None, in_model: Judgement | None) -> report_mod.NodeFix:
-    """The report's entry for ``site``: its chosen plan (``choice``; None: not selected or no
-    facts) with the proof alone and, where it was run, ``in_model``, the proof in the written
-    model."""
+    """The report's entry for ``site``: its ``choice`` (None: not selected or no facts) with
+    its proof alone and, where run, ``in_model``."""
     entry = report_mod.NodeFix(
-        name=site.name,
-        location=site.location,
-        op=site.node.op_type,
+        name=site.name, location=site.location, op=site.node.op_type,
         version=site.version if site.judgeable else None,
-        elem=site.elem if site.judgeable else None,
-        realization=report_mod.NOT_SELECTED if not site.selected else report_mod.UNPROVEN,
-        reason=site.reason,
-    )
+        elem=site.elem if site.judgeable else None, reason=site.reason,
+        realization=report_mod.NOT_SELECTED if not site.selected else report_mod.UNPROVEN)
     if not site.judgeable or choice is None:
         if site.selected and not entry.reason:
             entry.reason = "its type or attributes could not be learned"
         return entry
     entry.attempts = choice.attempts
-    if site.spatial is not None:
-        entry.shapes = f"static spatial sizes {list(site.spatial)}"
-    else:
-        entry.shapes = (
-            "symbolic spatial sizes: only forms right for every size were considered, proven "
-            "on sampled sizes"
-        )
+    entry.shapes = (f"static spatial sizes {list(site.spatial)}" if site.spatial is not None
+                    else "symbolic spatial sizes: only forms right for every size were "
+                    "considered, proven on sampled sizes")
     plan = choice.plan
     if plan is None or choice.proof is None:
         last = choice.attempts[-1].detail if choice.attempts else ""
         entry.reason = choice.reason or (
-            f"no candidate could be proven (ortpool's op included; its proof: {last})"
-        )
+            f"no candidate could be proven (ortpool's op included; its proof: {last})")
         return entry
     entry.form, entry.why = plan.name, plan.why
     entry.proof = choice.proof.to_dict()
     if in_model is not None:
         entry.in_model = in_model.to_dict()
     if not site.in_main_graph:
-        entry.shapes += (
-            f"; in {site.location}: proven alone (its input is not one tensor of the model's "
-            "run)"
-        )
-    if plan.ortpool:
-        entry.realization = report_mod.ORTPOOL
-    elif plan.changes_node:
-        entry.realization = report_mod.FORM
-    else:
-        entry.realization = report_mod.UNCHANGED
+        entry.shapes += (f"; in {site.location}: proven alone (its input is not one tensor of "
+                         "the model's run)")
+    entry.realization = (report_mod.ORTPOOL if plan.ortpool else report_mod.FORM
+                         if plan.changes_node else report_mod.UNCHANGED)
     return entry

@@ -1,13 +1,6 @@
-"""Proving the written model: every main-graph node's realization as ``ortpool fix`` wrote it.
-
-A node proven exact alone (:mod:`ortpool.forms.prove`) may not be exact in the model: an
-optimization across nodes can undo its form. So the written model is run at the runtime's
-optimization level on the model's own inputs with every main-graph node's input and output
-captured (:mod:`ortpool.fix.capture`), and each output is compared with ortpool's kernels on
-the captured input (:func:`prove_in_model`). The model's run reaches a node only with the
-values its upstream makes, which hold no NaN: the node's built cases (ruling 18) are run
-through its realization as written, its *region* of the model
-(:func:`ortpool.model.singlenode.region_model`, :func:`prove_in_region`, :func:`prove_regions`).
+"""Proving the written model, where an optimization across nodes can undo a form proven alone:
+each main-graph node's output in the model's run against the kernels (:func:`prove_in_model`),
+and its built cases, which the run never reaches, through its region (:func:`prove_regions`).
 """
 
 from __future__ import annotations
@@ -39,19 +32,12 @@ from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 NOT_RUNNING = "the written model could not be run"
 
 
-def prove_in_region(
-    model: onnx.ModelProto,
-    site: Site,
-    sets: Sequence[FeedSet],
-    runtime: RuntimeSpec,
-    proof: Judgement,
-    external_dir: str | None = None,
-    rule: AccuracyRule = DEFAULT_RULE,
-) -> None:
-    """The node's proof sets, the built cases among them (ruling 18), through the
-    realization as written in ``model`` (its region: :func:`region_model`), at the runtime's
-    level, sums judged by ruling 17 under ``rule``; ``proof`` (the in-model proof) is
-    made not exact with the failure when one differs, and counts the sets otherwise."""
+def prove_in_region(model: onnx.ModelProto, site: Site, sets: Sequence[FeedSet],
+                    runtime: RuntimeSpec, proof: Judgement, external_dir: str | None = None,
+                    rule: AccuracyRule = DEFAULT_RULE) -> None:
+    """``sets`` through the realization as written in ``model`` (its region:
+    :func:`region_model`) at the runtime's level: ``proof`` fails with the first that differs,
+    and counts them otherwise."""
     inputs = list(site.inputs)
     outputs = list(site.outputs[: 2 if site.indices_read else 1])
     for group in shape_groups(sets):
@@ -59,9 +45,8 @@ def prove_in_region(
             return
         try:
             region = region_model(model, inputs, outputs, group[0].arrays)
-            session = open_session(
-                runtime, region, level=None, threads=1, external_dir=external_dir
-            )
+            session = open_session(runtime, region, level=None, threads=1,
+                                   external_dir=external_dir)
         except Exception as err:  # onnxruntime refuses it: the realization is not proven
             proof.fail(st.ORT_REJECTED, "the realization as written cannot be run alone on its "
                        f"proof sets: {short_error(err)}")
@@ -69,17 +54,12 @@ def prove_in_region(
         run_group(session_run(session), site, group, proof, rule)
 
 
-def prove_in_model(
-    fixed: onnx.ModelProto,
-    sites: Sequence[Site],
-    model_runs: Sequence[Mapping[str, np.ndarray]],
-    runtime: RuntimeSpec,
-    source_dir: str | None,
-    rule: AccuracyRule = DEFAULT_RULE,
-) -> tuple[dict[int, Judgement], str]:
-    """Each main-graph node's output in the written model against the kernels on its captured
-    input; per site number, the proof; and a note when the model could not be run (the model is
-    run even when no node can be captured: it must load and run)."""
+def prove_in_model(fixed: onnx.ModelProto, sites: Sequence[Site],
+                   model_runs: Sequence[Mapping[str, np.ndarray]], runtime: RuntimeSpec,
+                   source_dir: str | None, rule: AccuracyRule = DEFAULT_RULE
+                   ) -> tuple[dict[int, Judgement], str]:
+    """Per site number, each main-graph node's output in the written model against the kernels
+    on its captured input; and why the model could not run (it must, captured nodes or not)."""
     names = captured_names(sites, outputs=True)
     proofs: dict[int, Judgement] = {}
     capturing = Capturing(fixed, names, runtime, None, source_dir)
@@ -107,20 +87,12 @@ def prove_in_model(
     return proofs, ""
 
 
-def prove_regions(
-    fixed: onnx.ModelProto,
-    sites: Sequence[Site],
-    plans: Mapping[int, Plan],
-    sets: Mapping[int, Sequence[FeedSet]],
-    in_model: dict[int, Judgement],
-    runtime: RuntimeSpec,
-    source_dir: str | None,
-    rule: AccuracyRule = DEFAULT_RULE,
-) -> None:
-    """Every main-graph node's proof sets (the built cases of ruling 18 among them) through its
-    realization as written in ``fixed``: the model's own run reaches a node only with the
-    values its upstream makes, which hold no NaN (:func:`prove_in_region`). Adds to (or starts)
-    each node's in-model proof."""
+def prove_regions(fixed: onnx.ModelProto, sites: Sequence[Site], plans: Mapping[int, Plan],
+                  sets: Mapping[int, Sequence[FeedSet]], in_model: dict[int, Judgement],
+                  runtime: RuntimeSpec, source_dir: str | None,
+                  rule: AccuracyRule = DEFAULT_RULE) -> None:
+    """Every main-graph node's proof sets through its realization as written in ``fixed``
+    (:func:`prove_in_region`), added to (or starting) its in-model proof."""
     for site in sites:
         if not site.judgeable or not site.in_main_graph or site.number not in plans:
             continue

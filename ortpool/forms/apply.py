@@ -1,12 +1,7 @@
-"""Writing the chosen realizations into a model.
-
-Each node is replaced, where it stands, by the nodes :func:`ortpool.forms.emit.emit` writes for
-its plan (the node itself for ``unchanged``); every other node, value, initializer, name and
-doc string stays. A node realized as ortpool's op brings the ``ortpool`` opset import to the
-graph or function that holds it, and a subgraph output it writes gets its declared sizes set
-aside as ``ortpool rewrite`` does (:mod:`ortpool.model.branch_outputs`). Each node written as a
-standard-op form is recorded with its form and inserted nodes in the model's metadata
-(:mod:`ortpool.model.fixmarks`), for ``validate``.
+"""Writing the chosen realizations into a model, each node replaced where it stands by
+:func:`ortpool.forms.emit.emit`'s nodes; ortpool's op brings its opset import (and sets aside a
+subgraph output's declared sizes, as ``ortpool rewrite`` does); each standard-op form is recorded
+in the model's metadata (:mod:`ortpool.model.fixmarks`) for ``validate``.
 """
 
 from __future__ import annotations
@@ -26,9 +21,8 @@ from ortpool.model.site import Site
 from ortpool.rewrite import retarget
 
 
-def apply(
-    source: onnx.ModelProto, sites: Sequence[Site], plans: Mapping[int, Plan]
-) -> tuple[onnx.ModelProto, list[str]]:
+def apply(source: onnx.ModelProto, sites: Sequence[Site],
+          plans: Mapping[int, Plan]) -> tuple[onnx.ModelProto, list[str]]:
     """A copy of ``source`` with ``plans`` (site number -> plan) written in; notes."""
     model = onnx.ModelProto()
     model.CopyFrom(source)
@@ -58,39 +52,31 @@ def apply(
     notes = []
     moved = branch_outputs.set_aside(model)
     if moved:
-        notes.append(
-            f"subgraph outputs {', '.join(map(repr, moved))} are written by an ortpool op: "
-            "their declared static sizes are kept in their metadata and their dims made symbolic "
-            "(as 'ortpool rewrite' does)"
-        )
+        notes.append(f"subgraph outputs {', '.join(map(repr, moved))} are written by an ortpool "
+                     "op: their declared static sizes are kept in their metadata and their dims "
+                     "made symbolic (as 'ortpool rewrite' does)")
     misfits = _misfits(sites, plans)
     resized = {name: real for name, (_, _, real, changed) in misfits.items()
                if changed and name not in moved}
     branch_outputs.redeclare(model, resized)
     for name, (node, declared, real, changed) in misfits.items():
-        misfit = (
-            f"subgraph output {name!r} declares {list(declared)}, but node {node!r} computes "
-            f"{list(real)} there (the spec's size); onnxruntime refuses to run the branch when "
-            "its result does not fit the declaration, the original model's too"
-        )
+        misfit = (f"subgraph output {name!r} declares {list(declared)}, but node {node!r} "
+                  f"computes {list(real)} there (the spec's size); onnxruntime refuses to run the "
+                  "branch when its result does not fit the declaration, the original model's too")
         if name in resized:
-            notes.append(
-                f"{misfit}: the fixed node computes {list(real)}, now declared (the old "
-                "declaration kept in the output's metadata; a runtime that keeps the size of its "
-                "own shape inference over a declaration, as onnxruntime 1.21 does, still refuses "
-                "the branch)"
-            )
+            notes.append(f"{misfit}: the fixed node computes {list(real)}, now declared (the old "
+                         "declaration kept in the output's metadata; a runtime that keeps the "
+                         "size of its own shape inference over a declaration, as onnxruntime "
+                         "1.21 does, still refuses the branch)")
         elif not changed:
             notes.append(f"{misfit}: kept as declared (the node is unchanged)")
     return model, notes
 
 
-def _misfits(
-    sites: Sequence[Site], plans: Mapping[int, Plan]
-) -> dict[str, tuple[str, tuple[int, ...], tuple[int, ...], bool]]:
-    """Subgraph outputs a pooling node writes whose declared static shape is not the spec's
-    output shape there: name -> (node, declared, the spec's, whether the fix changes the
-    node)."""
+def _misfits(sites: Sequence[Site], plans: Mapping[int, Plan]
+             ) -> dict[str, tuple[str, tuple[int, ...], tuple[int, ...], bool]]:
+    """Subgraph outputs a pooling node writes declared with another static shape than the spec's:
+    name -> (node, declared, the spec's, whether the fix changes the node)."""
     found = {}
     for site in sites:
         holder = site.scope.holder if site.scope is not None else None

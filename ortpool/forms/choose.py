@@ -1,10 +1,7 @@
-"""The realization of one node: the cheapest candidate proven exact on the runtime.
-
-Candidates come from :func:`ortpool.forms.plan.candidates` (the node as it is first, ortpool's op
-last); each is written for the node's opset (:mod:`ortpool.forms.emit`) and proven on the node's
-input sets (:mod:`ortpool.forms.prove`). Every candidate tried is kept with its outcome, so the
-report can say why the node is not simply left alone (the runtime's own difference from the
-spec) and why a cheaper form was passed over (e.g. a Pad folded back by PadFusion).
+"""The realization of one node: the cheapest candidate (:func:`ortpool.forms.plan.candidates`)
+proven exact on the runtime. Every candidate tried is kept with its outcome, so the report can
+say why the node is not left alone and why a cheaper form was passed over (a Pad folded back by
+PadFusion).
 """
 
 from __future__ import annotations
@@ -33,17 +30,10 @@ class Choice:
     reason: str = ""  # why no candidate was tried (plan None and no attempts)
 
 
-def choose(
-    site: Site,
-    sets: Sequence[FeedSet],
-    runtime: RuntimeSpec,
-    earlier: Sequence[Attempt] = (),
-    rule: AccuracyRule = DEFAULT_RULE,
-) -> Choice:
-    """Try the candidates of ``site`` in order; the first proven exact wins (a sum within
-    ruling 17's ``rule``: the node as it is stays where its only difference is an accuracy
-    note). ``earlier``: the attempts of a previous choice (its winner refused in the model):
-    those forms are not tried again and stay in the record."""
+def choose(site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec,
+           earlier: Sequence[Attempt] = (), rule: AccuracyRule = DEFAULT_RULE) -> Choice:
+    """The first candidate of ``site`` proven exact (sums by ruling 17's ``rule``); ``earlier``:
+    a previous choice's attempts (its winner refused in the model), not tried again."""
     if not site.judgeable:
         raise ValueError(f"site {site.name!r} cannot be judged: {site.reason}")
     attempts = list(earlier)
@@ -55,8 +45,8 @@ def choose(
             attempts.append(Attempt(name, Outcome.NOT_APPLICABLE, plan.reason))
             continue
         if site.spatial is None and not plan.shape_free:
-            why = "its numbers depend on the input size"
-            attempts.append(Attempt(name, Outcome.NOT_APPLICABLE, why))
+            attempts.append(Attempt(name, Outcome.NOT_APPLICABLE,
+                                    "its numbers depend on the input size"))
             continue
         try:
             proof = prove_plan(plan, site, sets, runtime, rule)

@@ -1,14 +1,9 @@
 """A :class:`~ortpool.forms.plan.Plan` as ONNX nodes, for the opset that governs the node.
 
-The same function writes the nodes of an isolated proof model and the nodes spliced into the
-fixed model, so what is proven is what is written. The pool node (or the Reduce op standing for
-it) keeps the original node's name, doc string and domain; inserted nodes are named
-``ortpool_fix/<role>/<node>`` and their values ``<Y>__ortpool_fix_<role>``, unique in the whole
-model, each with the doc string :data:`MARK` ``...``. Constants are ``Constant`` nodes (a
-function body has no initializers).
-
-Each inserted op is checked against the schema in force at the opset (it must exist and take
-the element type); a plan the opset cannot express raises :class:`Unwritable` with the reason.
+One function writes the proof model's nodes and the fixed model's, so what is proven is what is
+written. The pool (or its Reduce op) keeps the node's name, doc string and domain; inserted nodes
+and values are named for their role and marked :data:`MARK`; constants are ``Constant`` nodes
+(a function has no initializers). What the opset cannot express raises :class:`Unwritable`.
 """
 
 from __future__ import annotations
@@ -49,7 +44,7 @@ class Io:
 
 def admits(op: str, opset: int, elem: str) -> None:
     """Raise :class:`Unwritable` unless ``op`` exists at ``opset`` and its first input takes
-    ``elem``. Example: ``admits("IsNaN", 8, "float")`` raises (IsNaN arrived at opset 9)."""
+    ``elem``."""
     try:
         schema = onnx.defs.get_schema(op, opset)
     except onnx.defs.SchemaError:
@@ -59,8 +54,7 @@ def admits(op: str, opset: int, elem: str) -> None:
         if constraint.type_param_str == param:
             if f"tensor({elem})" not in constraint.allowed_type_strs:
                 raise Unwritable(
-                    f"{op}-{schema.since_version} (opset {opset}) does not take {elem}"
-                )
+                    f"{op}-{schema.since_version} (opset {opset}) does not take {elem}")
             return
 
 
@@ -76,23 +70,24 @@ class _Writer:
     def value(self, role: str, like: str) -> str:
         return self.namer.fresh(f"{like}__ortpool_fix_{role}")
 
-    def add(
-        self, op: str, inputs: Sequence[str], outputs: Sequence[str], role: str, **attrs: Any
-    ) -> onnx.NodeProto:
-        made = helper.make_node(
-            op,
-            list(inputs),
-            list(outputs),
-            name=self.namer.fresh(f"ortpool_fix/{role}/{self.base}"),
-            domain=self.domain,
-            **attrs,
-        )
-        made.doc_string = (
-            f"{MARK} inserted by 'ortpool fix' for node {node_name(self.node)!r} "
-            f"(form {self.form})"
-        )
+    def add(self, op: str, inputs: Sequence[str], outputs: Sequence[str], role: str,
+            **attrs: Any) -> onnx.NodeProto:
+        made = helper.make_node(op, list(inputs), list(outputs), domain=self.domain,
+                                name=self.namer.fresh(f"ortpool_fix/{role}/{self.base}"), **attrs)
+        made.doc_string = (f"{MARK} inserted by 'ortpool fix' for node "
+                           f"{node_name(self.node)!r} (form {self.form})")
         self.nodes.append(made)
         return made
+
+    def op(self, op: str, inputs: Sequence[str], role: str, like: str, **attrs: Any) -> str:
+        """``op`` on ``inputs`` into a new value named for ``role``; the value."""
+        out = self.value(role, like)
+        self.add(op, inputs, [out], role, **attrs)
+        return out
+
+    def binary(self, op: str, inputs: Sequence[str], output: str, role: str) -> None:
+        """An arithmetic op on a scalar constant (broadcast said before opset 7)."""
+        self.add(op, inputs, [output], role, **({"broadcast": 1} if self.opset < 7 else {}))
 
     def constant(self, role: str, like: str, array: np.ndarray) -> str:
         admits("Constant", self.opset, dtypes.name_of(array.dtype))
@@ -101,12 +96,12 @@ class _Writer:
         self.add("Constant", [], [out], role, value=tensor)
         return out
 
-    def cast(self, source: str, elem: str, role: str) -> str:
+    def cast(self, source: str, elem: str, role: str, out: str = "") -> str:
         admits("Cast", self.opset, elem)
-        out = self.value(role, source)
-        code = dtypes.CODE[elem]
-        to: Any = TensorProto.DataType.Name(code) if self.opset < 6 else code
-        self.add("Cast", [source], [out], role, to=to)
+        out = out or self.value(role, source)
+        code = dtypes.CODE[elem]  # Cast-1 takes the type's name
+        self.add("Cast", [source], [out], role,
+                 to=TensorProto.DataType.Name(code) if self.opset < 6 else code)
         return out
 
     def pad(self, source: str, pads: Sequence[int], value: float | int, elem: str) -> str:
@@ -117,44 +112,30 @@ class _Writer:
         out = self.value("pad", source)
         if self.opset >= 11:
             where = self.constant("pads", source, np.asarray(full, np.int64))
-            constant = self.constant(
-                "pad_value", source, np.asarray(value, dtype=dtypes.NUMPY[elem])
-            )
+            constant = self.constant("pad_value", source,
+                                     np.asarray(value, dtype=dtypes.NUMPY[elem]))
             self.add("Pad", [source, where, constant], [out], "pad", mode="constant")
-        elif self.opset >= 2:
-            self.add("Pad", [source], [out], "pad", mode="constant", pads=full, value=float(value))
-        else:
-            self.add(
-                "Pad", [source], [out], "pad", mode="constant", paddings=full, value=float(value)
-            )
+        else:  # Pad-1 calls its pads paddings
+            self.add("Pad", [source], [out], "pad", mode="constant", value=float(value),
+                     **{"pads" if self.opset >= 2 else "paddings": full})
         return out
 
-    def pool(
-        self, plan: Plan, inputs: Sequence[str], outputs: Sequence[str], role: str | None
-    ) -> None:
+    def pool(self, plan: Plan, inputs: Sequence[str], outputs: Sequence[str],
+             role: str | None) -> None:
         """The pool node itself (``role`` None: the node's own name, doc string and domain)."""
-        node = self.node
         if role is None:
-            made = onnx.NodeProto()
-            made.CopyFrom(node)
-            del made.input[:]
-            del made.output[:]
+            made = _wired(self.node, Io(tuple(inputs), tuple(outputs)))
+            self.nodes.append(made)
         else:
-            made = self.add(node.op_type, [], [], role)
-        made.input.extend(inputs)
-        made.output.extend(outputs)
+            made = self.add(self.node.op_type, inputs, outputs, role)
+            if plan.pool is None:
+                made.attribute.extend(self.node.attribute)
         if plan.pool is not None:
             del made.attribute[:]
-            for key, value in plan.pool.items():
-                made.attribute.append(helper.make_attribute(key, value))
-        elif role is not None:
-            made.attribute.extend(node.attribute)
-        if role is None:
-            self.nodes.append(made)
+            made.attribute.extend(helper.make_attribute(k, v) for k, v in plan.pool.items())
 
-    def reduce(
-        self, plan: Plan, source: str, output: str, elem: str, rank: int, role: str
-    ) -> None:
+    def reduce(self, plan: Plan, source: str, output: str, elem: str, rank: int,
+               role: str) -> None:
         """``plan.reduce`` over the spatial axes of ``source``, keepdims (a norm of another p
         as ``Pow(ReduceSum(Pow(Abs(x), p)), 1/p)``; ``plan.offset`` added at the end)."""
         assert plan.reduce is not None
@@ -163,8 +144,7 @@ class _Writer:
         if plan.exponent is not None:
             for op in ("Abs", "Pow"):
                 admits(op, self.opset, elem)
-            magnitude = self.value(f"{role}_abs", source)
-            self.add("Abs", [source], [magnitude], f"{role}_abs")
+            magnitude = self.op("Abs", [source], f"{role}_abs", source)
             source = self.power(magnitude, plan.exponent, elem, f"{role}_pow")
         plain = plan.exponent is None and plan.offset is None
         summed = output if plain else self.value(f"{role}_sum", output)
@@ -183,17 +163,14 @@ class _Writer:
             admits("Add", self.opset, elem)
             value = self.constant(f"{role}_offset", summed,
                                   np.asarray(plan.offset, dtypes.NUMPY[elem]))
-            extra = {"broadcast": 1} if self.opset < 7 else {}
-            self.add("Add", [summed, value], [output], f"{role}_offset", **extra)
+            self.binary("Add", [summed, value], output, f"{role}_offset")
 
-    def power(
-        self, source: str, exponent: float, elem: str, role: str, output: str | None = None
-    ) -> str:
+    def power(self, source: str, exponent: float, elem: str, role: str,
+              output: str | None = None) -> str:
         """``source ** exponent`` (a scalar constant of the element type)."""
         value = self.constant(f"{role}_exponent", source, np.asarray(exponent, dtypes.NUMPY[elem]))
         out = output or self.value(role, source)
-        extra = {"broadcast": 1} if self.opset < 7 else {}
-        self.add("Pow", [source, value], [out], role, **extra)
+        self.binary("Pow", [source, value], out, role)
         return out
 
     def power_average(self, plan: Plan, source: str, output: str, elem: str) -> None:
@@ -201,30 +178,20 @@ class _Writer:
         assert plan.average is not None and plan.exponent is not None
         for op in ("Abs", "AveragePool", "Mul") + ("Pow",) * (plan.exponent != 1.0):
             admits(op, self.opset, elem)
-        magnitude = self.value("abs", source)
-        self.add("Abs", [source], [magnitude], "abs")
+        magnitude = self.op("Abs", [source], "abs", source)
         powered = magnitude
         if plan.exponent != 1.0:
             powered = self.power(magnitude, plan.exponent, elem, "pow")
-        averaged = self.value("average", output)
-        self.add("AveragePool", [powered], [averaged], "average", **dict(plan.average))
+        averaged = self.op("AveragePool", [powered], "average", output, **dict(plan.average))
         kvol = float(np.prod(plan.average["kernel_shape"]))
         summed = output if plan.exponent == 1.0 else self.value("sum", output)
         volume = self.constant("kvol", output, np.asarray(kvol, dtypes.NUMPY[elem]))
-        extra = {"broadcast": 1} if self.opset < 7 else {}
-        self.add("Mul", [averaged, volume], [summed], "sum", **extra)
+        self.binary("Mul", [averaged, volume], summed, "sum")
         if plan.exponent != 1.0:
             self.power(summed, 1.0 / plan.exponent, elem, "root", output)
 
-    def core(
-        self,
-        plan: Plan,
-        site: Site,
-        inputs: Sequence[str],
-        outputs: Sequence[str],
-        elem: str,
-        role: str | None,
-    ) -> None:
+    def core(self, plan: Plan, site: Site, inputs: Sequence[str], outputs: Sequence[str],
+             elem: str, role: str | None) -> None:
         """What computes the pool on ``inputs``: the pool node, the plan's Reduce op, or its
         power of an average."""
         if plan.average is not None:
@@ -239,9 +206,8 @@ class _Writer:
         self.reduce(plan, inputs[0], outputs[0], elem, rank, role or "reduce")
 
 
-def emit(
-    plan: Plan, site: Site, node: onnx.NodeProto, io: Io, namer: retarget.Namer
-) -> list[onnx.NodeProto]:
+def emit(plan: Plan, site: Site, node: onnx.NodeProto, io: Io,
+         namer: retarget.Namer) -> list[onnx.NodeProto]:
     """The nodes computing ``io``'s outputs from its inputs as ``plan`` says."""
     shaped = _wired(node, io)
     if plan.ortpool:
@@ -253,12 +219,9 @@ def emit(
     y = io.outputs[0]
     indices = io.outputs[1] if len(io.outputs) > 1 and plan.keeps_indices else ""
     typed = site.spec.typed_inputs
-    inputs = [
-        writer.cast(name, elem, f"cast_in{k or ''}")
-        if plan.compute and name and k < len(typed) and typed[k]
-        else name
-        for k, name in enumerate(io.inputs)
-    ]
+    inputs = [writer.cast(name, elem, f"cast_in{k or ''}")
+              if plan.compute and name and k < len(typed) and typed[k] else name
+              for k, name in enumerate(io.inputs)]
     source = inputs[0]
     if plan.reduce is None:
         admits(node.op_type, site.opset, elem)
@@ -273,56 +236,22 @@ def emit(
         admits("Mul", site.opset, elem)
         scale = writer.constant("scale", y, plan.scale.astype(dtypes.NUMPY[elem]))
         scaled = y if not plan.nan_guard and not plan.compute else writer.value("scaled", y)
-        extra = {"broadcast": 1} if site.opset < 7 else {}
-        writer.add("Mul", [result, scale], [scaled], "scale", **extra)
+        writer.binary("Mul", [result, scale], scaled, "scale")
         result = scaled
     if plan.nan_guard:
         result = _guard(writer, plan, site, inputs, pooled_in, result, y)
     if plan.compute:
-        admits("Cast", site.opset, site.elem)
-        code = dtypes.CODE[site.elem]
-        to: Any = TensorProto.DataType.Name(code) if site.opset < 6 else code
-        writer.add("Cast", [result], [y], "cast_out", to=to)
+        writer.cast(result, site.elem, "cast_out", y)
     return writer.nodes
 
 
-def _lowest_finite(elem: str) -> float:
-    """The type's lowest finite value: ``x < it`` is true for -inf alone (NaN compares false)."""
-    return float(ml_dtypes.finfo(dtypes.NUMPY[elem]).min)
-
-
-def _is_neginf(writer: _Writer, source: str, elem: str, y: str) -> str:
-    """``source < lowest finite``: -inf exactly, at every opset from 7 (IsInf only from 10)."""
-    admits("Less", writer.opset, elem)
-    low = writer.constant("lowest_finite", y, np.full((), _lowest_finite(elem), dtypes.NUMPY[elem]))
-    out = writer.value("isneginf", source)
-    writer.add("Less", [source, low], [out], "isneginf")
-    return out
-
-
-def _guard(
-    writer: _Writer,
-    plan: Plan,
-    site: Site,
-    inputs: Sequence[str],
-    padded: str,
-    result: str,
-    y: str,
-) -> str:
-    """The max's non-finite windows mended (see :func:`forms.nan_guarded`); ``inputs`` are the
-    node's (in the compute type), ``padded`` X as the pool reads it (after the plan's Pad, whose
-    -inf padding is a -inf like any other), ``result`` the pool's result; returns the guarded.
-
-    :data:`~ortpool.forms.plan.GUARD_SUM`: ``F = Where(X < lowest, 0, X + inf)`` summed over each
-    window by an AveragePool of the pool's geometry counting padding as 0 (a global pool:
-    ReduceSum over the plane), ``S``; the result is ``Y + (-1 / S)``: NaN, Y itself, or -inf.
-
-    :data:`~ortpool.forms.plan.GUARD_MASK`: ``M`` is 3 where X is NaN, 1 where X is -inf, 2
-    elsewhere; pooled by the same plan (the other inputs, MaxRoiPool's RoIs, as they are), its
-    max is 3 in a window holding a NaN (-> NaN), 1 in a window of -inf only and below that in
-    one of padding only (-> -inf; but a MaxRoiPool bin with no element pools to 0 and keeps its
-    0), 2 otherwise (-> the result).
-    """
+def _guard(writer: _Writer, plan: Plan, site: Site, inputs: Sequence[str], padded: str,
+           result: str, y: str) -> str:
+    """The pool's ``result`` with its non-finite windows mended (``padded``: X as the pool reads
+    it). GUARD_SUM: ``F = Where(X < lowest, 0, X + inf)`` summed over each window is ``S``, NaN
+    for a NaN tap, +inf for a finite or +inf one, 0 for -inf or padding only: ``Y + (-1 / S)`` is
+    NaN, Y itself or -inf. GUARD_MASK: ``M`` (3 for NaN, 1 for -inf, 2 else) pooled by the same
+    plan: 3 gives NaN, 1 or below -inf (a MaxRoiPool bin of no element pools to 0: kept)."""
     elem = plan.compute or site.elem
     summed = plan.nan_guard == GUARD_SUM
     ops = ("Add", "Div") if summed else ("IsNaN", "Greater")
@@ -335,54 +264,44 @@ def _guard(
         return writer.constant(role, y, np.full((), value, numpy_type))
 
     source = padded if summed else inputs[0]
-    is_low = _is_neginf(writer, source, elem, y)
+    # -inf exactly (NaN compares false), from opset 7 where IsInf is there only from 10
+    admits("Less", writer.opset, elem)
+    low = const("lowest_finite", float(ml_dtypes.finfo(numpy_type).min))
+    is_low = writer.op("Less", [source, low], "isneginf", source)
     out = y if not plan.compute else writer.value("guarded", y)
     if summed:
-        raised = writer.value("flag_raised", source)
-        writer.add("Add", [source, const("posinf", float("inf"))], [raised], "flag_raised")
-        flag = writer.value("flag", source)
-        writer.add("Where", [is_low, const("zero", 0.0), raised], [flag], "flag")
+        raised = writer.op("Add", [source, const("posinf", float("inf"))], "flag_raised", source)
+        flag = writer.op("Where", [is_low, const("zero", 0.0), raised], "flag", source)
         total = writer.value("flag_sum", y)
         _sum_windows(writer, plan, site, flag, total, elem)
-        correction = writer.value("correction", y)
-        writer.add("Div", [const("minus_one", -1.0), total], [correction], "correction")
+        correction = writer.op("Div", [const("minus_one", -1.0), total], "correction", y)
         writer.add("Add", [result, correction], [out], "nan_guard")
         return out
-    is_nan = writer.value("isnan", source)
-    writer.add("IsNaN", [source], [is_nan], "isnan")
+    is_nan = writer.op("IsNaN", [source], "isnan", source)
     three, two, one = const("three", 3.0), const("two", 2.0), const("one", 1.0)
-    finite = writer.value("mask_inf", source)
-    writer.add("Where", [is_low, one, two], [finite], "mask_inf")
-    mask = writer.value("mask", source)
-    writer.add("Where", [is_nan, three, finite], [mask], "mask")
+    finite = writer.op("Where", [is_low, one, two], "mask_inf", source)
+    mask = writer.op("Where", [is_nan, three, finite], "mask", source)
     if plan.pad is not None:
         mask = writer.pad(mask, plan.pad, float("-inf"), elem)
     pooled = writer.value("mask_pool", y)
     writer.core(plan, site, [mask, *inputs[1:]], [pooled], elem, "mask_pool")
-    only_low = writer.value("only_neginf", y)
-    writer.add("Less", [pooled, const("one_half", 1.5)], [only_low], "only_neginf")
+    only_low = writer.op("Less", [pooled, const("one_half", 1.5)], "only_neginf", y)
     if site.op == "MaxRoiPool":  # an empty bin (mask 0) keeps the pool's 0
         admits("And", site.opset, "bool")
-        some = writer.value("nonempty", y)
-        writer.add("Greater", [pooled, const("half", 0.5)], [some], "nonempty")
-        both = writer.value("only_neginf_bin", y)
-        writer.add("And", [only_low, some], [both], "only_neginf_bin")
+        some = writer.op("Greater", [pooled, const("half", 0.5)], "nonempty", y)
+        both = writer.op("And", [only_low, some], "only_neginf_bin", y)
         only_low = both
     low = const("neginf", float("-inf"))
-    mended = writer.value("neginf_mended", y)
-    writer.add("Where", [only_low, low, result], [mended], "neginf_mended")
-    has_nan = writer.value("has_nan", y)
-    writer.add("Greater", [pooled, const("two_half", 2.5)], [has_nan], "has_nan")
+    mended = writer.op("Where", [only_low, low, result], "neginf_mended", y)
+    has_nan = writer.op("Greater", [pooled, const("two_half", 2.5)], "has_nan", y)
     writer.add("Where", [has_nan, const("nan", float("nan")), mended], [out], "nan_guard")
     return out
 
 
-def _sum_windows(
-    writer: _Writer, plan: Plan, site: Site, flag: str, total: str, elem: str
-) -> None:
-    """``flag`` summed over each window of the plan's pool into ``total`` (up to the kernel
-    volume, which -1/total does not see): an AveragePool counting padding as 0, a ReduceSum
-    over the plane for a global pool."""
+def _sum_windows(writer: _Writer, plan: Plan, site: Site, flag: str, total: str,
+                 elem: str) -> None:
+    """``flag`` summed (up to the kernel volume, which -1/total does not see) over each window
+    into ``total``: an AveragePool counting padding as 0, a global pool's ReduceSum."""
     if plan.reduce is not None or site.op == "GlobalMaxPool":
         rank = site.rank
         if rank is None:

@@ -1,28 +1,8 @@
-"""Raising a model's ai.onnx opset where that changes nothing it means.
-
-Some nodes cannot be made exact at the opset their model imports: onnxruntime runs no Cast below
-opset 6 (it has no Cast-1 kernel, so float16 cannot be computed in float32 there), no IsNaN below 9
-(the NaN guard), no Pad whose constant PadFusion leaves alone below 11, and no kernel at all for
-AveragePool-1, LpPool-1 and GlobalLpPool-1, whose later versions compute the same thing. A model-
-local function cannot carry its own opset for this: onnxruntime inlines a function with the model's
-ai.onnx version (measured on 1.21 and 1.31: a Cast written with an int ``to`` in a function
-importing opset 12 is refused as Cast-1 in a model of opset 1).
-
-So the model itself is lifted, and only where that is a change of notation: at the new opset
-every node of the model (every graph, subgraph and function importing ai.onnx) must keep its
-spec version, except the other ops whose new version means the same for them
-(:data:`SAME_MEANING` and :func:`renotation`: types added, negative axes accepted, an optional
-input, Dropout in inference with its mask unused, BatchNormalization over channels), and
-pooling nodes whose new version means the same for them (:func:`reemission`): the same
-attributes with the same values, the ones the new version adds
-left at defaults that do what the old version did (``ceil_mode`` 0, ``dilations`` 1,
-``count_include_pad`` 0, ``storage_order`` 0), and a float ``p`` that is a whole number written
-as the int the new version takes. ortpool's rulings give these versions one semantics
-(ruling 1-3, 8, 12-14), and the kernels agree: AveragePool-1 is AveragePool-7 without
-count_include_pad, LpPool-1 with p=2.0 is LpPool-2 with p=2.
-
-:func:`lift_and_fix` tries the lifts when a model fixed at its own opset keeps nodes unproven or
-needing ortpool's op, and takes the first that leaves fewer.
+"""Raising a model's ai.onnx opset where that changes nothing it means (docs/fix.md, "The opset
+lift"): onnxruntime lacks Cast below opset 6, IsNaN below 9, a Pad constant PadFusion leaves alone
+below 11, and AveragePool-1, LpPool-1, GlobalLpPool-1, and inlines a function at the model's own
+opset. So the model is lifted where every node keeps its meaning (:data:`SAME_MEANING`,
+:func:`renotation`, :func:`reemission`); :func:`lift_and_fix` takes the first lift that helps.
 """
 
 from __future__ import annotations
@@ -60,11 +40,9 @@ def _since(op: str, domain: str, opset: int) -> int | None:
 
 
 def reemission(node: onnx.NodeProto, old: OpVersion, new: OpVersion, elem: str | None) -> str:
-    """Why ``node`` (of ``old``) does not mean the same as ``new``; "" when it does.
-
-    Example: AveragePool-1 -> AveragePool-7: "" (7 adds count_include_pad, default 0, which is
-    version 1's divisor); LpPool-1 with p=2.5 -> LpPool-2: "p=2.5 is not a whole number".
-    """
+    """Why ``node`` (of ``old``) does not mean the same as ``new``; "" when it does: the same
+    attributes and values, the ones ``new`` adds at defaults doing what ``old`` did, a float
+    ``p`` that is a whole number (rulings 1-3, 8, 12-14 give these versions one semantics)."""
     if old.op not in REEMITTABLE:
         return f"{old.op}'s versions differ in meaning"
     if elem is not None and elem not in new.types:
@@ -88,13 +66,10 @@ def reemission(node: onnx.NodeProto, old: OpVersion, new: OpVersion, elem: str |
 
 _REDUCE_OPS = ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceSum", "ReduceProd", "ReduceL1",
                "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")
-#: Version steps (old, new) of other ops that change notation, not meaning, for every node
-#: (:func:`renotation` adds the conditions of Dropout and BatchNormalization): the new
-#: version adds types, accepts negative axes or indices (undefined before), makes an input
-#: optional, or broadcasts where the old one refused. A lift crosses a node only through steps
-#: listed here; Upsample (scales move to an input at 9, the op is deprecated at 10), Pad, Clip,
-#: Slice and TopK (attributes become inputs) and the arithmetic ops of opset 7 (``broadcast``
-#: and ``axis`` dropped) are not.
+#: Version steps (old, new) of other ops that change notation, not meaning (:func:`renotation`
+#: adds Dropout's and BatchNormalization's conditions): types added, negative axes or indices
+#: accepted, an input made optional, broadcasting. Ops whose attributes become inputs (Pad,
+#: Clip, Slice, TopK, Upsample) and opset 7's arithmetic are not listed: a lift stops there.
 SAME_MEANING: dict[str, tuple[tuple[int, int], ...]] = {
     "Gemm": ((7, 9), (9, 11)),  # 9: integer types; 11: C optional
     "Concat": ((4, 11),),  # negative axis
@@ -128,10 +103,8 @@ def _steps(op: str, before: int, after: int) -> bool:
 
 def renotation(node: onnx.NodeProto, before: int, after: int, read: set[str]) -> str:
     """Why the non-pooling ``node`` (version ``before``) does not mean the same at version
-    ``after``; "" when it does (``read``: every value read in the model). Example: Dropout-7
-    with its mask output unused -> Dropout-10: "" (the output is the input, in inference)."""
-    if not _steps(node.op_type, before, after):
-        return f"node {node.name!r} ({node.op_type}) is version {before} and {after} there"
+    ``after`` (a step :data:`SAME_MEANING` lists); "" when it does (``read``: every value read
+    in the model)."""
     values = attribute_values(node.attribute)
     training = before < 7 and int(values.get("is_test", 0)) != 1
     if node.op_type in ("Dropout", "BatchNormalization") and training:
@@ -167,15 +140,11 @@ def _nodes(model: onnx.ModelProto) -> Iterator[tuple[onnx.NodeProto, int | None]
                 yield node, scope.opset
 
 
-def blocked(
-    model: onnx.ModelProto, target: int, elems: dict[str, str], pinned: dict[str, int] | None = None
-) -> str:
-    """Why ``model`` cannot be lifted to ai.onnx opset ``target``; "" when it can.
-    ``elems``: node name -> element type of the pooling nodes (checked against the new types).
-    A global pool or an LpPool whose new version does not mean the same for it can still be
-    lifted, pinned to its own version (a Reduce form or a power of an average replaces it):
-    named in ``pinned`` (name -> version)."""
-    seen: set[str] = set()
+def blocked(model: onnx.ModelProto, target: int, elems: dict[str, str],
+            pinned: dict[str, int] | None = None) -> str:
+    """Why ``model`` cannot be lifted to ai.onnx opset ``target``; "" when it can (``elems``:
+    pooling node -> element type). A global pool or LpPool whose meaning changes is pinned to its
+    version instead (a form replaces it), named in ``pinned`` (name -> version)."""
     read = _read_values(model)
     for node, opset in _nodes(model):
         if opset is None or opset >= target:
@@ -184,41 +153,27 @@ def blocked(
         if before == after:
             continue
         if node.op_type in versions.OPERATORS and before is not None and after is not None:
-            why = reemission(
-                node,
-                versions.get(node.op_type, before),
-                versions.get(node.op_type, after),
-                elems.get(node.name),
-            )
-            if not why:
-                continue
-            if (
-                pinned is not None
-                and node.op_type in (*versions.GLOBAL_OPERATORS, "LpPool")
-                and node.name
-                and node.name not in seen
-            ):
-                pinned[node.name] = before
-                seen.add(node.name)
-                continue
-            return f"node {node.name!r}: {why}"
+            why = reemission(node, versions.get(node.op_type, before),
+                             versions.get(node.op_type, after), elems.get(node.name))
+            if why and pinned is not None and node.name and node.name not in pinned \
+                    and node.op_type in (*versions.GLOBAL_OPERATORS, "LpPool"):
+                pinned[node.name], why = before, ""
+            if why:
+                return f"node {node.name!r}: {why}"
+            continue
         if before is None or after is None or not _steps(node.op_type, before, after):
-            return (
-                f"node {node.name!r} ({node.op_type}) is version {before} at opset {opset} and "
-                f"{after} at {target}"
-            )
+            return (f"node {node.name!r} ({node.op_type}) is version {before} at opset {opset} "
+                    f"and {after} at {target}")
         why = renotation(node, before, after, read)
         if why:
             return why
     return ""
 
 
-def lifted(
-    model: onnx.ModelProto, target: int, pinned: dict[str, int] | None = None
-) -> tuple[onnx.ModelProto, list[str]]:
-    """A copy of ``model`` importing ai.onnx opset ``target`` (check :func:`blocked` first),
-    its pooling nodes written for their versions there, except the ``pinned`` ones; and what
-    became of each pooling node whose version changed."""
+def lifted(model: onnx.ModelProto, target: int,
+           pinned: dict[str, int] | None = None) -> tuple[onnx.ModelProto, list[str]]:
+    """A copy of ``model`` at ai.onnx opset ``target`` (check :func:`blocked` first), its nodes
+    written for their versions there but the ``pinned`` ones; and what became of them."""
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     old = next(e.version for e in copy.opset_import if e.domain in AI_ONNX)
@@ -252,34 +207,26 @@ def lifted(
 
 
 #: One fix of a model at its own opsets, the pinned nodes (name -> version) at theirs.
-FixOnce = Callable[
-    [onnx.ModelProto, Mapping[str, int] | None], tuple[onnx.ModelProto, report_mod.FixReport]
-]
+FixOnce = Callable[[onnx.ModelProto, Mapping[str, int] | None],
+                   tuple[onnx.ModelProto, report_mod.FixReport]]
 
 
 def _score(report: report_mod.FixReport) -> tuple[int, int]:
     return len(report.unproven), len(report.needs_ortpool)
 
 
-def lift_and_fix(
-    model: onnx.ModelProto,
-    fixed: onnx.ModelProto,
-    report: report_mod.FixReport,
-    fix_once: FixOnce,
-    allowed: bool = True,
-) -> tuple[onnx.ModelProto, report_mod.FixReport]:
-    """``fixed`` and its ``report`` (``model`` fixed at its own opset), or, when nodes stay
-    unproven or need ortpool's op and ``model`` imports an ai.onnx opset below :data:`TARGETS`'
-    last, the first lift of ``model`` (to each target it can be lifted to without changing what
-    it means: :func:`blocked`) that ``fix_once`` fixes with fewer such nodes. ``allowed``
-    (``--no-opset-lift``: False): the opset is kept and the report says a lift may help."""
+def lift_and_fix(model: onnx.ModelProto, fixed: onnx.ModelProto, report: report_mod.FixReport,
+                 fix_once: FixOnce, allowed: bool = True
+                 ) -> tuple[onnx.ModelProto, report_mod.FixReport]:
+    """``fixed`` and its ``report``, or, where nodes stay unproven or need ortpool's op, the
+    first lift of ``model`` (:func:`blocked`) that ``fix_once`` fixes with fewer such nodes
+    (``allowed`` False, ``--no-opset-lift``: the report says a lift may help)."""
     opset = ai_onnx_opset(model.opset_import)
     if _score(report) == (0, 0) or opset is None or opset >= TARGETS[-1]:
         return fixed, report
     if not allowed:
-        report.notes.append(
-            f"the ai.onnx opset {opset} was kept (--no-opset-lift): a lift may realize more nodes"
-        )
+        report.notes.append(f"the ai.onnx opset {opset} was kept (--no-opset-lift): a lift may "
+                            "realize more nodes")
         return fixed, report
     elems = {n.name: n.elem for n in report.nodes if n.elem}
     reasons = []
@@ -295,12 +242,10 @@ def lift_and_fix(
         lifted_fixed, lifted_report = fix_once(copy, pinned)
         if _score(lifted_report) < _score(report):
             _mark_lifted(report, lifted_report, target)
-            note = (
+            lifted_report.notes.insert(0, (
                 f"ai.onnx opset lifted from {opset} to {target}, where every node keeps its "
-                "meaning (onnxruntime runs there what it cannot at opset "
-                f"{opset})" + (f"; {', '.join(reemitted)}" if reemitted else "")
-            )
-            lifted_report.notes.insert(0, note)
+                f"meaning (onnxruntime runs there what it cannot at opset {opset})"
+                + (f"; {', '.join(reemitted)}" if reemitted else "")))
             fixed, report = lifted_fixed, lifted_report
             if _score(report) == (0, 0):
                 break
@@ -309,9 +254,8 @@ def lift_and_fix(
     return fixed, report
 
 
-def _mark_lifted(
-    plain: report_mod.FixReport, lifted_report: report_mod.FixReport, target: int
-) -> None:
+def _mark_lifted(plain: report_mod.FixReport, lifted_report: report_mod.FixReport,
+                 target: int) -> None:
     """Each node of the lifted model's report as the user wrote it (its own version), its
     realization including the lift: a node left as it is is now written at another opset."""
     for before, node in zip(plain.nodes, lifted_report.nodes, strict=True):

@@ -1,16 +1,9 @@
 """What guarding a model's max-like nodes against NaN and -inf costs, measured on the model.
 
-Ruling 20: in the finite domain ``validate`` reports the nodes that differ on non-finite inputs
-only, as information, with the price of guarding them. The price is what ``ortpool fix
---nonfinite --nodes ...`` would write: for each such node the first form the engine proves exact
-on the non-finite domain's built cases (:func:`ortpool.forms.choose.choose`, the very choice fix
-makes), written into the model (:func:`ortpool.forms.apply.apply`); the guarded model is then
-timed against the original as ``ortpool bench MODEL FIXED`` times them (whole runs,
-interleaved, with a control), at the level the model runs at (onnxruntime's default ``all``
-where validate judges at ``disable``). The timing has a budget (:data:`BUDGET`): one session per
-model (the control is the original's, sampled twice per round: a second session of a real model
-would cost as much as the timing), as many rounds as fit, and the spread of the rounds says how
-sure the figure is.
+Ruling 20: in the finite domain ``validate`` reports the nodes that differ only on non-finite
+inputs with the price of what ``ortpool fix --nonfinite`` would write (fix's own choice), timed
+against the original as ``ortpool bench MODEL FIXED`` times them (interleaved, with a control)
+at the model's level, within :data:`BUDGET`; the rounds' spread says how sure the figure is.
 """
 
 from __future__ import annotations
@@ -84,12 +77,10 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.3g} µs"
 
 
-def guard_forms(
-    model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeSpec
-) -> tuple[onnx.ModelProto | None, dict[str, str]]:
-    """``model`` with each of ``sites`` (of ``model``'s main graph) written in the first form
-    the engine proves exact on its non-finite built cases at its size, and node -> form (or
-    why none); None where a node has no standard form."""
+def guard_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeSpec
+                ) -> tuple[onnx.ModelProto | None, dict[str, str]]:
+    """``model`` with each main-graph ``site`` in the first form proven exact on its non-finite
+    built cases, and node -> form (or why none); None where a node has no standard form."""
     plans, forms = {}, {}
     for site in sites:
         shape = full_shape(site)
@@ -109,12 +100,10 @@ def guard_forms(
     return fixed, forms
 
 
-def _lifted_forms(
-    model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeSpec, forms: dict[str, str]
-) -> tuple[onnx.ModelProto | None, dict[str, str]]:
-    """:func:`guard_forms` on ``model`` lifted to the first opset of :data:`ortpool.forms.lift.
-    TARGETS` where every node keeps its meaning and each site has a standard form, as
-    ``ortpool fix`` lifts it; (None, ``forms``) where none does."""
+def _lifted_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeSpec,
+                  forms: dict[str, str]) -> tuple[onnx.ModelProto | None, dict[str, str]]:
+    """:func:`guard_forms` on ``model`` lifted, as ``ortpool fix`` lifts it, to the first opset
+    where each site has a standard form; (None, ``forms``) where none does."""
     opset = ai_onnx_opset(model.opset_import)
     elems = {s.name: s.elem for s in sites if s.elem}
     for target in lift.TARGETS:
@@ -131,16 +120,10 @@ def _lifted_forms(
     return None, forms
 
 
-def guard_price(
-    model: onnx.ModelProto,
-    sites: Sequence[Site],
-    feeds: Mapping[str, np.ndarray],
-    runtime: RuntimeSpec,
-    budget: float = BUDGET,
-) -> GuardPrice:
-    """The price of guarding ``sites`` (main-graph sites of ``model``, sized) on ``feeds``, at
-    the level the model runs at (``runtime``'s, or onnxruntime's default ``all`` where it is
-    validate's isolating ``disable``)."""
+def guard_price(model: onnx.ModelProto, sites: Sequence[Site], feeds: Mapping[str, np.ndarray],
+                runtime: RuntimeSpec, budget: float = BUDGET) -> GuardPrice:
+    """The price of guarding ``sites`` (main-graph, sized) on ``feeds`` at the level the model
+    runs at (``runtime``'s, or ``all`` where it is validate's isolating ``disable``)."""
     level = DEFAULT_LEVEL if runtime.level == ISOLATED_LEVEL else runtime.level
     timed = runtime.with_level(level)
     found = GuardPrice([s.name for s in sites], {}, level)
@@ -165,13 +148,11 @@ def guard_price(
     return found
 
 
-def _timed(
-    model: onnx.ModelProto, fixed: onnx.ModelProto, feeds: Mapping[str, np.ndarray],
-    runtime: RuntimeSpec, budget: float,
-) -> tuple[dict[str, Stats], dict[str, Ratio], int]:
+def _timed(model: onnx.ModelProto, fixed: onnx.ModelProto, feeds: Mapping[str, np.ndarray],
+           runtime: RuntimeSpec, budget: float) -> tuple[dict[str, Stats], dict[str, Ratio], int]:
     """The two models timed in one session each (a real model's session costs tenths of a
-    second: the control is the original's session sampled twice per round, in the rotation),
-    interleaved, as many rounds as ``budget`` seconds of runs hold."""
+    second), interleaved with the original's as the control, as many rounds as ``budget``
+    seconds of runs hold."""
     sessions = {ORIGINAL: open_session(runtime, model), FIXED: open_session(runtime, fixed)}
     calls = {name: functools.partial(s.run, None, dict(feeds)) for name, s in sessions.items()}
     start = time.perf_counter()

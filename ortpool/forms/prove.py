@@ -1,9 +1,6 @@
-"""Proving a realization exact: its isolated model judged by :mod:`ortpool.check.judge`.
-
-A realization (a :class:`~ortpool.forms.plan.Plan` written by :mod:`ortpool.forms.emit`) is proven
-as the node itself is judged, by :func:`ortpool.check.judge.judge`: the same inputs, the same
-run, the same comparison. The node as it is (the plan ``unchanged``) is the very call
-``validate``'s verdict makes.
+"""Proving a realization exact: its isolated model judged as the node itself is, by
+:func:`ortpool.check.judge.judge` (the same inputs, run and comparison; the node as it is by the
+very call ``validate``'s verdict makes).
 """
 
 from __future__ import annotations
@@ -28,9 +25,8 @@ from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 
 def isolated_model(plan: Plan, site: Site, example: Sequence[np.ndarray]) -> onnx.ModelProto:
-    """The realization alone: inputs X (I, output_shape; MaxRoiPool's rois as I) shaped as
-    ``example``, outputs Y (and Indices where the plan gives the spec's), at the node's
-    governing opset."""
+    """The realization alone at the node's opset: X (I, output_shape) shaped as ``example``, Y
+    (and Indices where the plan keeps the spec's)."""
     node = site.node
     inputs, outputs = frame(site, example, len(site.outputs) > 1 and plan.keeps_indices)
     io = emit.Io(tuple(v.name for v in inputs), tuple(v.name for v in outputs))
@@ -47,10 +43,8 @@ def isolated_model(plan: Plan, site: Site, example: Sequence[np.ndarray]) -> onn
 
 
 def sets_for(plan: Plan, sets: Sequence[FeedSet]) -> list[FeedSet]:
-    """The sets ``plan`` is proven on: all of them, but for ortpool's op one built set per shape
-    (its values are the kernels' own by construction, the same code that gives the expected
-    outputs; what is proven is that the op runs and its outputs come back whole, NaN
-    included), which spares running the Python kernels on every built case twice."""
+    """The sets ``plan`` is proven on: all, but one built set per shape for ortpool's op (its
+    values are the kernels' own: what is proven is that it runs and its outputs come back)."""
     if not plan.ortpool:
         return list(sets)
     kept, shapes = [], set()
@@ -63,16 +57,10 @@ def sets_for(plan: Plan, sets: Sequence[FeedSet]) -> list[FeedSet]:
     return kept
 
 
-def prove_plan(
-    plan: Plan,
-    site: Site,
-    sets: Sequence[FeedSet],
-    runtime: RuntimeSpec,
-    rule: AccuracyRule = DEFAULT_RULE,
-) -> Judgement:
+def prove_plan(plan: Plan, site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec,
+               rule: AccuracyRule = DEFAULT_RULE) -> Judgement:
     """``plan`` alone on every set (:func:`sets_for`) at the runtime's level, judged as the
-    node itself is (:func:`ortpool.check.judge.judge`; sums by ruling 17 under ``rule``), the
-    node as it is by the very call validate's verdict makes."""
+    node itself is (sums by ruling 17 under ``rule``)."""
     if not plan.changes_node:
         return judge(site, sets, runtime, rule)
     return judge(site, sets_for(plan, sets), runtime, rule,

@@ -216,7 +216,7 @@ def _realizations(model):
 def _choices(model, seed):
     """The realization chosen per node on seed ``seed``'s proof sets (in-process: the choice
     alone, without the model's capture runs)."""
-    from ortpool.fix.inputs import site_sets
+    from ortpool.fix.fixer import site_sets
     from ortpool.forms.choose import choose
     from ortpool.ort.runtime_spec import RuntimeSpec
 
