@@ -1,13 +1,9 @@
-"""Running models in onnxruntime's built-in kernels, with failures sorted into kinds.
-
-"onnxruntime has no kernel for this op/version/type" is an answer, not a crash: it is told apart
-from other failures (a node onnxruntime rejects, a run that fails) so reports can say which.
-"""
+"""Running models in onnxruntime's built-in kernels, failures sorted into kinds: "no kernel for
+this op/version/type" is an answer, told apart from a node onnxruntime rejects and a failed run."""
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import dataclasses
 import functools
 import shutil
@@ -19,10 +15,10 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ortpool.model.worker import received, spawn
 from ortpool.ort import runtime_spec
 from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.runtimes.base import jobs, spawn, stop
 
 NO_KERNEL = "no-kernel"
 REJECTED = "rejected"
@@ -86,8 +82,8 @@ def builtin_session(
     threads: int | None = None,
     profile_dir: str | None = None,
 ) -> Any:
-    """A plain onnxruntime session (built-in kernels) on ``runtime`` (``threads`` overriding its
-    intra/inter-op threads); failures raised as :class:`OrtFailure`."""
+    """A plain onnxruntime session (built-in kernels) on ``runtime``; failures raised as
+    :class:`OrtFailure`."""
     data = model if isinstance(model, bytes) else model.SerializeToString()
     try:
         return open_session(
@@ -114,8 +110,8 @@ def run_builtin(
     runtime: RuntimeSpec,
     threads: int | None = None,
 ) -> list[np.ndarray]:
-    """Create a built-in session and run it once (in the worker process on another provider
-    than the CPU one alone: see :func:`run_placed`)."""
+    """Create a built-in session and run it once (in a worker off the CPU provider:
+    :func:`run_placed`)."""
     if runtime.provider_names != [runtime_spec.CPU]:
         return run_placed(model, feeds, runtime, threads)[0]
     return run_session(builtin_session(model, runtime, threads), feeds)
@@ -127,13 +123,11 @@ def run_placed(
     runtime: RuntimeSpec,
     threads: int | None = None,
 ) -> tuple[list[np.ndarray], dict[str, str]]:
-    """:func:`run_builtin`, and which provider executed each node (node name -> provider).
-
-    On the CPU provider alone nothing can fall back, and the session is not profiled. On
-    another, the run is profiled (:func:`ortpool.ort.runtime_spec.placement`) and made in a
-    worker process (:class:`_Worker`): a provider may end the process it runs in (the OpenVINO
-    provider aborts on MaxPool 2x2/2 of a 9x9 input followed by MaxUnpool), and that must be one
-    result, not the end of the validation."""
+    """:func:`run_builtin`, and which provider executed each node (node name -> provider; none
+    on the CPU provider alone, where nothing can fall back). Off it, the run is profiled
+    (:func:`ortpool.ort.runtime_spec.placement`) in a worker process: a provider may end its
+    process (OpenVINO's aborts on MaxPool 2x2/2 of 9x9 then MaxUnpool), one result, not the end
+    of the validation."""
     if runtime.provider_names == [runtime_spec.CPU]:
         return run_builtin(model, feeds, runtime, threads), {}
     data = model if isinstance(model, bytes) else model.SerializeToString()
@@ -157,7 +151,7 @@ def _placed_here(
 def _serve(conn: Connection) -> None:
     """Worker loop: (model, feeds, runtime, threads) in; ("ok", outputs, placement) or
     ("failed", kind, message) out."""
-    for job in received(conn):
+    for job in jobs(conn):
         try:
             conn.send(("ok", *_placed_here(*job)))
         except OrtFailure as err:
@@ -167,8 +161,8 @@ def _serve(conn: Connection) -> None:
 
 
 class _Worker:
-    """A process that runs built-in sessions on other providers than the CPU one, started on
-    first use and again after a provider ended it (spawned: it imports onnxruntime afresh)."""
+    """A process that runs built-in sessions off the CPU provider, started on first use and again
+    after a provider ended it."""
 
     def __init__(self) -> None:
         self._process: Any = None
@@ -181,11 +175,9 @@ class _Worker:
         with self._lock:
             if self._process is None or not self._process.is_alive():
                 self._process, self._conn = spawn(_serve)
-            if self._conn is None:
-                raise RuntimeError("the onnxruntime worker did not start")
             try:
-                self._conn.send((data, feeds, runtime, threads))
-                reply = self._conn.recv()
+                self._conn.send((data, feeds, runtime, threads))  # type: ignore[union-attr]
+                reply = self._conn.recv()  # type: ignore[union-attr]
             except (EOFError, OSError):
                 self._process.join(timeout=5)
                 code = self._process.exitcode
@@ -202,11 +194,7 @@ class _Worker:
 
     def close(self) -> None:
         if self._process is not None and self._conn is not None:
-            with contextlib.suppress(OSError):
-                self._conn.send(None)
-            self._process.join(timeout=5)
-            if self._process.is_alive():
-                self._process.kill()
+            stop(self._process, self._conn)
         self._process = self._conn = None
 
 
