@@ -1,30 +1,18 @@
-"""A model's inputs for a run: every shape and value resolved once, the same way for ``validate``,
-``fix`` and ``bench``.
+"""A model's inputs for a run, resolved once the same way for ``validate``, ``fix`` and ``bench``:
+:func:`resolve` turns what the user gives (:class:`InputSpec`: ``--shape``, ``--inputs``, a seed)
+and the declared inputs into one array per input (:class:`ResolvedInputs`).
 
-What the user gives (:class:`InputSpec`): sizes per input (``--shape NAME:D1,D2,...``), arrays
-(``--inputs FILE.npz``, or a name -> array mapping in the API), and a seed. :func:`resolve` turns
-it and the model's declared inputs into one array per input (:class:`ResolvedInputs`):
-
-- A static size is kept; a size given otherwise is refused with both figures.
-- A dim the model leaves open (a symbol such as ``batch``, a ``-1``, a dim with no value) takes
-  the size ``--shape`` gives it, else the size of the array ``--inputs`` gives, else the size the
-  same symbol already has on another input, else the default: :data:`DEFAULT_BATCH` on axis 0,
-  :data:`DEFAULT_SIZE` on the others. Every open dim is listed with its size and where the size
-  came from, for the reports. (A ``0`` is a static size: onnxruntime accepts only empty arrays
-  there.) A symbol the user's sizes give different values on different axes keeps each: onnxruntime
-  checks a fed array against the static dims only, so a converter's one symbol for "unknown" (an
-  OCR model's ``[N, 3, ?, ?]`` run at 48x192) runs, and the reports say so
-  (:func:`describe_dims`); an axis nothing sizes takes the symbol's first given size.
-- Inputs the user gives no array for are generated: seeded, quarter steps (small exact binary
-  fractions, so ties occur and sums stay exact), small integers.
-- An input whose values a pooling node reads as data (MaxRoiPool's rois, MaxUnpool's indices and
-  ``output_shape``, or any integer input they are computed from) cannot be generated: random
-  values there are a batch index of -0.5 or an index outside the output, and prove nothing.
-  Such an input must come from ``--inputs`` (:func:`data_inputs` finds them); values an upstream
-  node computes are the model's own and are captured from its run.
-
-When the model cannot run at the sizes chosen, :meth:`ResolvedInputs.cannot_run` says which sizes
-were chosen for which dims and how to set them, in one message.
+- A static size is kept (another one given is refused); ``0`` is static.
+- An open dim (a symbol, ``-1``, no value) takes the size ``--shape`` gives, else the size of the
+  array ``--inputs`` gives, else the size its symbol has on another input, else the default
+  (:data:`DEFAULT_BATCH` on axis 0, :data:`DEFAULT_SIZE` elsewhere); each is listed with its size
+  and source. A symbol given different sizes on different axes keeps each (onnxruntime checks
+  static dims only: a converter's one symbol for "unknown", e.g. an OCR model's ``[N, 3, ?, ?]``
+  run at 48x192).
+- Inputs given no array are generated: seeded quarter steps (exact sums, ties), small integers.
+- An input a pooling node reads as data (MaxRoiPool's rois, MaxUnpool's indices and
+  ``output_shape``, or an integer input they are computed from) must come from ``--inputs``
+  (:func:`data_inputs`): random values there prove nothing.
 """
 
 from __future__ import annotations
@@ -42,23 +30,21 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ortpool import dtypes, versions
+from ortpool import dtypes
 from ortpool.errors import OrtpoolError
 from ortpool.kernels import check_memory
 from ortpool.model.inference import Dim, value_type
-from ortpool.model.scopes import is_pool, model_scopes
+from ortpool.model.scopes import all_nodes, inline_functions, is_pool, is_standard, subgraphs, walk
 from ortpool.modelfile import require_regular
 
 #: size of an open dim on axis 0 (the batch, in every exporter's convention)
 DEFAULT_BATCH = 1
-#: size of an open dim on any other axis: large enough that a CNN's stride-2 stages (five of
-#: them reach 2x2) and its pools see real windows; 1 would make every pool a 1x1 plane, a
-#: different case than the model's (a Resize or a Concat of two branches may not run there at all)
+#: size of an open dim on any other axis: a CNN's five stride-2 stages still reach 2x2 (at 1,
+#: every pool would see a 1x1 plane, and a Resize or a Concat of two branches may not run)
 DEFAULT_SIZE = 64
 
-#: Bytes of generated values per model: 1 GiB (a 1x3x8192x8192 float32 image is 805 MB). The
-#: RNG draws float64 first, so a generated input costs three times its size while it is made;
-#: a --shape beyond this is most likely a typo, and larger inputs can still come from --inputs.
+#: Bytes of generated values per model (a 1x3x8192x8192 float32 image is 805 MB; the RNG draws
+#: float64 first): beyond it a --shape is most likely a typo; --inputs can give more.
 MAX_GENERATED_BYTES = 1 << 30
 
 #: (operator, input position) -> what the node reads there as data, not as samples
@@ -68,11 +54,9 @@ DATA_POSITIONS: dict[tuple[str, int], str] = {
     ("MaxUnpool", 2): "output_shape",
 }
 
-#: Operators whose output values are their inputs' values moved, cast or combined elementwise:
-#: a graph input reaching a data position only through these reaches it with its own values.
-#: Any other operator computes new values (a Conv, a proposal network, Shape): the model's run
-#: gives them, and only integer inputs feeding such a computation (counts, indices) still decide
-#: the data.
+#: Operators whose outputs are their inputs' values moved, cast or combined elementwise: an input
+#: reaching a data position through these alone reaches it with its own values. Through any
+#: other operator (Conv, Shape) only integer inputs (counts, indices) still decide the data.
 PASS_THROUGH = frozenset({
     "Abs", "Add", "Cast", "CastLike", "Ceil", "Clip", "Concat", "Div", "Expand", "Flatten",
     "Floor", "Gather", "GatherElements", "GatherND", "Identity", "Max", "Min", "Mul", "Neg", "Pad",
@@ -82,13 +66,11 @@ PASS_THROUGH = frozenset({
 
 _SHAPE = re.compile(r"^(?P<name>.+):(?P<dims>[^:]*)$")
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
-#: the most elements a shape may count (its sizes but 0 multiplied): numpy refuses shapes whose
-#: bytes overflow an int64 ("array is too big"), even an empty one; 8 bytes an element at most
+#: the most elements a shape may count (its sizes but 0): numpy refuses shapes whose bytes
+#: overflow an int64, even an empty one
 MAX_ELEMENTS = 2**59
 
-#: Who reads the messages: a command line (``--shape``, ``--inputs``) or a Python caller
-#: (``shapes=``, ``inputs=``); :class:`InputSpec` carries it, every message below asks
-#: :func:`option` for the name of what to set.
+#: Who reads the messages (:class:`InputSpec` carries it): a command line or a Python caller.
 CLI, PYTHON = "cli", "python"
 _OPTIONS = {
     CLI: {"shape": "--shape", "inputs": "--inputs"},
@@ -97,39 +79,30 @@ _OPTIONS = {
 
 
 def option(what: str, style: str = CLI) -> str:
-    """How ``style``'s caller sets ``what`` (``"shape"`` or ``"inputs"``): ``--shape`` or
-    ``shapes=``."""
+    """How ``style``'s caller sets ``what`` ("shape", "inputs"): ``--shape`` or ``shapes=``."""
     if style not in _OPTIONS:
         raise ValueError(f"style={style!r} must be {CLI!r} or {PYTHON!r}")
     return _OPTIONS[style][what]
 
 
 def _shape_setting(name: str, sizes: Sequence[str], style: str) -> str:
-    """``--shape x:N,3,H,W`` or ``shapes={'x': (N, 3, H, W)}`` for one input."""
     if style == PYTHON:
         return f"shapes={{{name!r}: ({', '.join(sizes)}{',' if len(sizes) == 1 else ''})}}"
     return f"--shape {shlex.quote(f'{name}:' + ','.join(sizes))}"
 
 
 def _arrays_setting(style: str, names: Sequence[str] = ()) -> str:
-    """``--inputs FILE.npz`` or ``inputs={'rois': array}``: how to give arrays."""
     if style == PYTHON:
         return "inputs={" + ", ".join(f"{n!r}: array" for n in names or ["NAME"]) + "}"
     return "--inputs FILE.npz"
-_STANDARD = ("", "ai.onnx")
 
 
 # --- what the user gives ------------------------------------------------------------------------
 
 
 def parse_shape(text: str, key: str = "--shape") -> tuple[str, tuple[int, ...]]:
-    """``"x:1,3,32,32"`` -> ``("x", (1, 3, 32, 32))``; the last ``:`` splits, so a name may hold
-    one (``"input:0:1,3,8,8"``); ``x:[1,3,8,8]`` is read too. Sizes are integers >= 0 (0: an
-    empty axis). ``key`` names the option in messages.
-
-    >>> parse_shape("image:1,3,48,192")
-    ('image', (1, 3, 48, 192))
-    """
+    """``"x:1,3,32,32"`` -> ``("x", (1, 3, 32, 32))``; the last ``:`` splits (a name may hold
+    one); ``x:[1,3,8,8]`` is read too; sizes are integers >= 0. ``key`` names the option."""
     match = _SHAPE.match(text.strip())
     dims = match.group("dims").strip() if match else ""
     if dims.startswith("[") and dims.endswith("]"):  # Polygraphy's spelling, x:[1,3,8,8]
@@ -147,7 +120,6 @@ def parse_shape(text: str, key: str = "--shape") -> tuple[str, tuple[int, ...]]:
 
 
 def _given_as(key: str, text: str) -> str:
-    """``--shape 'x:1'`` or ``shapes='x:1'``."""
     return f"{key}{'' if key.endswith('=') else ' '}{text!r}"
 
 
@@ -161,7 +133,7 @@ def _checked_sizes(sizes: tuple[int, ...], what: str) -> tuple[int, ...]:
 
 
 def parse_shapes(items: Iterable[str], key: str = "--shape") -> dict[str, tuple[int, ...]]:
-    """Every ``--shape``; one input named twice with different sizes is refused."""
+    """Every ``--shape``; an input given two different shapes is refused."""
     shapes: dict[str, tuple[int, ...]] = {}
     for item in items:
         name, dims = parse_shape(item, key)
@@ -205,9 +177,8 @@ def _shapes_given(shapes: Any, style: str) -> dict[str, tuple[int, ...]]:
 
 
 def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
-    """``inputs`` given as arrays: numbers, and no more bytes than the process can still
-    allocate (a broadcast view of 4 TiB holds a few bytes until a run or a child process
-    copies it)."""
+    """``inputs`` as arrays of numbers, of no more bytes than the process can still allocate (a
+    broadcast view of 4 TiB holds a few bytes until a run or a child copies it)."""
     arrays = {}
     for name, value in inputs.items():
         if not isinstance(name, str):
@@ -228,13 +199,10 @@ def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
 
 
 def load_arrays(path: str | os.PathLike, key: str = "--inputs") -> dict[str, np.ndarray]:
-    """The arrays of an .npz file (``numpy.savez``), keyed by input name; nothing pickled.
-
-    The file is a zip archive someone else may have made: it must be a regular file (a FIFO
-    would block), every member a stored or deflated ``.npy``, and the sizes its directory and
-    each array's header declare are checked against the memory the process can allocate, and
-    against each other, before any array is read (a 3 MB archive can declare 3 GiB; a 100-byte
-    header can declare 4 TiB). Whatever is wrong is one :class:`OrtpoolError` naming the file."""
+    """The arrays of an .npz file (``numpy.savez``) by input name, nothing unpickled. Someone
+    else's archive: a regular file, stored or deflated ``.npy`` members, the sizes its directory
+    and headers declare checked against each other and the memory before any array is read (a
+    3 MB archive can declare 3 GiB). Anything wrong is one :class:`OrtpoolError` naming it."""
     label = f"{key} {os.fspath(path)}"
     require_regular(path, key)
     try:
@@ -290,7 +258,6 @@ def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
 
 
 def _npy_header(stream: Any, label: str, member: str) -> tuple[tuple[int, ...], np.dtype]:
-    """The shape and element type an .npy header declares (nothing else read)."""
     version = np.lib.format.read_magic(stream)
     read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
             else np.lib.format.read_array_header_2_0)
@@ -305,14 +272,12 @@ def _npy_header(stream: Any, label: str, member: str) -> tuple[tuple[int, ...], 
 
 @dataclasses.dataclass(frozen=True)
 class InputSpec:
-    """What the user says about a model's inputs: sizes (``--shape``) and arrays (``--inputs``);
-    ``origin`` names the arrays' file in the reports."""
+    """Sizes (``--shape``) and arrays (``--inputs``; ``origin`` names their file)."""
 
     shapes: Mapping[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
     arrays: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
     origin: str = ""
-    #: whom the messages speak to: :data:`CLI` (``--shape``) or :data:`PYTHON` (``shapes=``)
-    style: str = CLI
+    style: str = CLI  # whom the messages speak to
 
     @classmethod
     def make(
@@ -321,11 +286,9 @@ class InputSpec:
         inputs: Mapping[str, Any] | str | os.PathLike | None = None,
         style: str = CLI,
     ) -> InputSpec:
-        """From the API's or the command line's values, every one checked (an
-        :class:`OrtpoolError`, or a :class:`TypeError` for a value of the wrong kind, naming
-        ``--shape`` or ``shapes``): ``shapes`` as ``{"x": (1, 3, 8, 8)}`` or ``["x:1,3,8,8"]``;
-        ``inputs`` an .npz path or a name -> array mapping; ``style`` names the messages' reader
-        (:func:`option`)."""
+        """From the API's or the command line's values, checked (an :class:`OrtpoolError`, or a
+        TypeError for a value of the wrong kind): ``shapes`` as ``{"x": (1, 3, 8, 8)}`` or
+        ``["x:1,3,8,8"]``; ``inputs`` an .npz path or a name -> array mapping."""
         option("shape", style)  # a style that names nothing is refused before anything else
         parsed = _shapes_given(shapes, style)
         key = option("inputs", style).rstrip("=")
@@ -345,8 +308,7 @@ class InputSpec:
         return not self.shapes and not self.arrays
 
     def only(self, names: Iterable[str]) -> InputSpec:
-        """The part that names these inputs (a run over several models applies each ``--shape``
-        to the models that have the input)."""
+        """The part that names these inputs (each model of a batch takes its own)."""
         keep = set(names)
         return InputSpec(
             {k: v for k, v in self.shapes.items() if k in keep},
@@ -360,7 +322,7 @@ class InputSpec:
 
 
 def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
-    """Inputs a caller must feed: graph inputs that are not initializers (old IR lists both)."""
+    """Graph inputs that are not initializers (old IR lists both): those a caller feeds."""
     initialized = {init.name for init in model.graph.initializer}
     return [value for value in model.graph.input if value.name not in initialized]
 
@@ -370,8 +332,7 @@ Declared = Dim
 
 
 def declared_dims(value: onnx.ValueInfoProto) -> list[Declared] | None:
-    """The input's dims as declared; None when the model does not say its rank. A negative size
-    (exporters write -1 for "any") is open, as onnxruntime reads it."""
+    """The input's dims (a negative size open, as onnxruntime reads it); None without a rank."""
     dims = value_type(value).dims
     return None if dims is None else list(dims)
 
@@ -386,48 +347,26 @@ def _dims_text(dims: Sequence[int]) -> str:
     return "[" + ",".join(map(str, dims)) + "]"
 
 
-def _scopes(graph: onnx.GraphProto) -> Iterable[onnx.NodeProto]:
-    """Every node of ``graph`` and of the subgraphs inside it."""
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
-                yield from _scopes(sub)
-
-
 def _reads(node: onnx.NodeProto) -> list[str]:
-    """The values a node reads: its inputs, and for a node with subgraphs (If, Loop, Scan) every
-    value its bodies read (outer values among them)."""
+    """A node's inputs, and every value its subgraphs read (outer values among them)."""
     names = [n for n in node.input if n]
-    for attr in node.attribute:
-        for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
-            for inner in _scopes(sub):
-                names += [n for n in inner.input if n]
-            names += [o.name for o in sub.output]
+    for _, _, sub in subgraphs(node):
+        names += [n for inner in walk(sub.node) for n in inner.input if n]
+        names += [o.name for o in sub.output]
     return names
 
 
 def data_inputs(model: onnx.ModelProto) -> dict[str, str]:
-    """Graph inputs whose values pooling nodes read as data -> why (the node and the input).
-
-    An input counts when it reaches a data position (:data:`DATA_POSITIONS`) through operators
-    that pass values on (:data:`PASS_THROUGH`), or is an integer input anywhere upstream of one.
-
-    Example: ``rois`` -> Cast -> MaxRoiPool's rois counts; an image -> Conv -> ... -> proposals
-    -> MaxRoiPool does not (the model computes the proposals), nor X -> Shape -> MaxUnpool's
-    ``output_shape``.
-    """
-    if model.functions:
-        import onnx.inliner
-
-        model = onnx.inliner.inline_local_functions(model)
+    """Graph inputs whose values pooling nodes read as data -> why: those reaching a data
+    position (:data:`DATA_POSITIONS`) through :data:`PASS_THROUGH` operators, and integer inputs
+    anywhere upstream of one (``rois`` -> Cast -> MaxRoiPool counts; image -> Conv -> proposals
+    -> MaxRoiPool does not)."""
+    model = inline_functions(model)
     producer: dict[str, onnx.NodeProto] = {}
     positions: list[tuple[str, str]] = []
-    for node in _scopes(model.graph):
-        for out in node.output:
-            if out:
-                producer[out] = node
-        if node.domain in _STANDARD and node.op_type in versions.OPERATORS:
+    for node in walk(model.graph.node):
+        producer.update((out, node) for out in node.output if out)
+        if is_pool(node):
             for index, name in enumerate(node.input):
                 what = DATA_POSITIONS.get((node.op_type, index))
                 if name and what:
@@ -452,7 +391,7 @@ def data_inputs(model: onnx.ModelProto) -> dict[str, str]:
             node = producer.get(name)
             if node is None:
                 continue
-            passes = direct and node.domain in _STANDARD and node.op_type in PASS_THROUGH
+            passes = direct and is_standard(node) and node.op_type in PASS_THROUGH
             todo += [(read, passes) for read in _reads(node)]
     return found
 
@@ -511,9 +450,8 @@ class ResolvedInputs:
         return ", ".join(d.text() for d in self.dims)
 
     def shape_hint(self) -> str:
-        """The ``--shape`` options (``shapes=`` argument) that set every open dim to the size
-        chosen, as numbers and quoted for a shell where a name needs it: pasted back, they are
-        read as they are printed (a symbol such as ``unk__653`` is no size)."""
+        """The ``--shape`` options (``shapes=``) that set every open dim to its size, quoted for
+        a shell where a name needs it: pasted back, they read as printed."""
         parts = [
             _shape_setting(name, [str(n) for n in array.shape], self.style)
             for name, array in self.feeds.items()
@@ -525,8 +463,8 @@ class ResolvedInputs:
         return " ".join(parts)
 
     def cannot_run(self, label: str, detail: str) -> OrtpoolError:
-        """The error for a model onnxruntime cannot run on these inputs: the sizes chosen for
-        its open dims and how to set them, then onnxruntime's reason (its first line)."""
+        """The error for a model onnxruntime cannot run on these inputs: the sizes chosen, how to
+        set them, onnxruntime's reason."""
         reason = " ".join(detail.split())[:300]
         shapes = ", ".join(f"{k} {_dims_text(v)}" for k, v in self.shapes.items())
         where = f"{label}: " if label else ""
@@ -540,8 +478,8 @@ class ResolvedInputs:
 
 
 def describe_dims(dims: Sequence[OpenDim], hint: str) -> list[str]:
-    """The report's lines on the open dims: each with its size and source, and the ``--shape``
-    that sets them when any size is the default; none when no dim is open."""
+    """The report's lines on the open dims (size and source; ``hint`` when a size is a
+    default)."""
     if not dims:
         return []
     lines = ["open dims: " + ", ".join(d.text() for d in dims)]
@@ -606,8 +544,8 @@ def _check_given(
 
 
 def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0) -> ResolvedInputs:
-    """Every model input as an array (see the module docstring); an :class:`OrtpoolError` names
-    the input, the figures and the option to change for anything that cannot be resolved."""
+    """Every model input as an array (the module docstring); an :class:`OrtpoolError` names the
+    input, the figures and the option to change."""
     spec = spec or InputSpec()
     values = graph_inputs(model)
     declared = {v.name: declared_dims(v) for v in values}
@@ -641,14 +579,12 @@ GROWN = "default, doubled: a pool saw no whole window at the default"
 
 def _grown(model: onnx.ModelProto, sizes: dict[str, list[int]], dims: list[OpenDim]
            ) -> list[OpenDim]:
-    """The default sizes doubled (those off axis 0, or else the axis-0 ones) while a pooling
-    node of the model would see no whole window at them: a network that strides a 1-D signal
-    down to a length below a pool's kernel at the default (a keras audio model's time axis) is
-    run at a size it can be run at, not judged where the spec's output is empty (ruling 19) and
-    called different. ``sizes`` is changed in place; the open dims are returned with theirs."""
+    """The default sizes (off axis 0, else on it) doubled in place while a pooling node would see
+    no whole window at them (a keras audio model strides its time axis below a pool's kernel):
+    run where it can run, not judged where the spec's output is empty (ruling 19)."""
     chosen = [d for d in dims if d.source == "default" and d.axis != 0] or [
         d for d in dims if d.source == "default"]
-    if not chosen or not any(is_pool(n) for s in model_scopes(model) for n in s.nodes):
+    if not chosen or not any(is_pool(n) for n in all_nodes(model)):
         return dims
     doublings = 0
     # never past the generated bytes' budget (4 bytes an element, float's): a pool that still
@@ -665,8 +601,8 @@ def _grown(model: onnx.ModelProto, sizes: dict[str, list[int]], dims: list[OpenD
 
 
 def _windowless(model: onnx.ModelProto, sizes: Mapping[str, Sequence[int]]) -> bool:
-    """Whether a pooling node of ``model``, its inputs of ``sizes``, has an axis without a whole
-    window (onnx shape inference with the spec's pool sizes; False when it cannot tell)."""
+    """Whether a pooling node of ``model`` at input ``sizes`` has an axis without a whole window
+    (False when inference cannot tell)."""
     from ortpool.model.site import find_sites  # the sites read the inputs' shapes, not this
 
     static = onnx.ModelProto()
@@ -694,8 +630,7 @@ def _given(
     declared: dict[str, list[Declared] | None],
     elems: dict[str, str | None],
 ) -> dict[str, tuple[tuple[int, ...], str]]:
-    """1. What the user gives: shapes from --shape and from the arrays, checked; input ->
-    (shape, the option that gave it)."""
+    """1. Shapes given by --shape and the arrays, checked: input -> (shape, option)."""
     shape, arrays = option("shape", spec.style), option("inputs", spec.style)
     for what, named in ((shape, spec.shapes), (arrays, spec.arrays)):
         unknown = [n for n in named if n not in names]
@@ -729,8 +664,7 @@ def _given(
 def _symbols(
     given: dict[str, tuple[tuple[int, ...], str]], declared: dict[str, list[Declared] | None]
 ) -> dict[str, tuple[int, str, str]]:
-    """2. Symbols: the first size given for each; symbol -> (size, input, source). Other
-    sizes given for it elsewhere stand on their own axes (the module docstring)."""
+    """2. Each symbol's first size given: symbol -> (size, input, source)."""
     symbols: dict[str, tuple[int, str, str]] = {}
     for name, (dims, how) in given.items():
         for dim, size in zip(declared[name] or [], dims, strict=False):
@@ -766,9 +700,8 @@ def _sizes(
     opened: list[OpenDim],
     style: str = CLI,
 ) -> list[int]:
-    """The input's shape: given, else its declared dims with each open one sized (by a symbol
-    given elsewhere, else the default, which then sizes that symbol everywhere) and named in
-    ``opened``."""
+    """The input's shape: given, else its declared dims, each open one sized (by its symbol, else
+    the default, which then sizes the symbol) and added to ``opened``."""
     name = value.name
     if name in given:
         shape, how = given[name]
