@@ -1,15 +1,8 @@
-"""Everything that touches onnxruntime: op registration, the result hook, the session wrapper,
-and what the installed runtime is (``runtime``).
-
-Importing ``register``, ``hook`` or ``session`` imports onnxruntime and onnxruntime-extensions
-(about 250 MB); the names below import them only when used (``InferenceSession``,
-``session_options`` and ``check_model`` on first access; the registration is
-``ortpool.register``, as a name here it would be shadowed by its module). The rest of ortpool
-imports neither.
-
-The public names, lowest module first: the installed runtime and the one session constructor
-(:mod:`.runtime`), the runtime description (:mod:`.runtime_spec`), a session of a model on one
-(:mod:`.opening`), built-in runs with their failures sorted into kinds (:mod:`.ortrun`).
+"""Everything that touches onnxruntime: op registration, the result hook, the session wrapper, the
+installed runtime and its description, sessions of a model on it, built-in runs with their
+failures sorted into kinds. Importing ``register``, ``hook`` or ``session`` imports onnxruntime
+and onnxruntime-extensions; the names below import them only when used (the registration is
+``ortpool.register``).
 """
 
 from __future__ import annotations

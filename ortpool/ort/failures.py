@@ -1,18 +1,12 @@
 """The record of errors trapped inside Python ops, until the run that caused them claims them.
 
-An op cannot fail an onnxruntime run: anything thrown inside it ends the process, so the hook
-traps every error and records it here. Which run caused it is not known inside the op:
-
-* with onnxruntime's default sequential execution a node runs on the thread that called
-  ``run``, so the failures recorded on a thread during its run are that run's;
-* with ``execution_mode=ORT_PARALLEL`` nodes run on onnxruntime's inter-op threads, so a run
-  also claims the failures recorded on threads that are no run's calling thread, during the
-  run, by nodes its model holds (matched by op type and attributes).
-
-The record is bounded (:data:`MAX_KEPT`, oldest dropped first) and keeps no traceback, so a plain
-onnxruntime session, whose failures nobody claims, does not accumulate memory; such failures are
-logged at ERROR when recorded, and :func:`recent` lists the last ones. Failures that a run will
-raise are not logged: a caller who catches the exception gets no console noise.
+An op cannot fail an onnxruntime run (anything thrown inside it ends the process), so the hook
+records every error here. A run claims those recorded on its own thread during it (sequential
+execution runs a node on the calling thread) and, with ``execution_mode=ORT_PARALLEL``, those on
+threads that are no run's by nodes its model holds (matched by op type and attributes). The
+record is bounded (:data:`MAX_KEPT`) and keeps no traceback, so unclaimed failures of plain
+sessions (logged at ERROR when recorded; :func:`recent`) cost no memory; failures a run will
+raise are not logged.
 """
 
 from __future__ import annotations
@@ -34,7 +28,7 @@ MAX_KEPT = 64
 
 @dataclasses.dataclass(frozen=True)
 class OpFailure:
-    """An exception trapped inside a Python op (its traceback dropped: it holds the inputs)."""
+    """An exception trapped inside a Python op (no traceback: it holds the inputs)."""
 
     op_type: str
     attributes: dict[str, Any]
@@ -62,8 +56,8 @@ _run_ids = itertools.count()
 
 
 def _strip(err: BaseException) -> BaseException:
-    """``err`` without its traceback and chained exceptions: their frames hold the op's inputs
-    (+71 MiB per 1,000 failing runs when kept)."""
+    """``err`` without its traceback and chained exceptions, whose frames hold the op's inputs
+    (+71 MiB per 1,000 failing runs)."""
     err.__traceback__ = None
     err.__context__ = None
     err.__cause__ = None
@@ -76,7 +70,7 @@ def record(
     input_shapes: list[tuple[int, ...]],
     error: BaseException,
 ) -> OpFailure:
-    """Keep a trapped failure for the run that caused it; log it if no run will raise it."""
+    """Keep a trapped failure for its run; log it if no run will raise it."""
     thread = threading.get_ident()
     with _lock:
         failure = OpFailure(
@@ -121,7 +115,7 @@ class RunScope:
 
 @contextlib.contextmanager
 def run_scope(matches: Matcher) -> Iterator[RunScope]:
-    """``with run_scope(matcher) as scope: ...; scope.claim()``: marks a run in progress on this
+    """``with run_scope(matcher) as scope: ...; scope.claim()``: a run in progress on this
     thread; ``matches`` tells which failures on other threads its model could have caused."""
     with _lock:
         run_id = next(_run_ids)

@@ -1,8 +1,7 @@
-"""Register every ortpool op type into onnxruntime-extensions, once per process.
-
-Registration is process-global and permanent, and registering a (name, types) pair twice makes
-every later session fail ("Conflicting with a registered kernel"), so the set of registered
-kernels is kept on the onnxruntime-extensions module itself: it survives a reload of ortpool.
+"""Register every ortpool op type into onnxruntime-extensions, once per process: registration is
+process-global and permanent, and a (name, types) pair registered twice makes every later session
+fail ("Conflicting with a registered kernel"), so the registered set is kept on the
+onnxruntime-extensions module itself, which a reload of ortpool does not reset.
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ _lock = threading.Lock()
 
 
 def _body(op_type: OpType):
-    """The kernel call for one op type: (inputs, attributes) -> outputs."""
+    """The kernel call of one op type: (inputs, attributes) -> outputs."""
     op, version, n_outputs = op_type.spec.op, op_type.spec.version, op_type.n_outputs
 
     def body(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[np.ndarray, ...]:
@@ -47,28 +46,26 @@ def _body(op_type: OpType):
     return body
 
 
-#: Output shapes already computed, per (op type, input shapes, attributes, output_shape values):
-#: the hook asks for every call, and computing one (attributes parsed, geometry) costs 36 µs.
+#: Output shapes computed, per (op type, input shapes, attributes, output_shape values): the hook
+#: asks for every call, and one costs 36 µs.
 _SHAPES: dict[tuple, tuple[int, ...]] = {}
 _MAX_SHAPES = 1024
 
 
 def _shape(op_type: OpType) -> hook.Shape:
-    """The output shape of a call of ``op_type``: checked against the memory the process can
-    hold before the call, and the shape of the placeholder when the call fails."""
+    """The output shape of a call of ``op_type`` (the memory check's, and the placeholder's)."""
     spec = op_type.spec
     with_shape = op_type.variant == OUTPUT_SHAPE
 
     def shape(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[int, ...]:
         given = feed[2] if with_shape else None
         key: tuple | None = None
-        # The attribute names are part of the key: onnxruntime-extensions passes them all, in
-        # the same order, for one op type, but a direct caller may not.
+        # the attribute names are in the key: a direct caller may pass them in another order
         if given is None:
             key = (op_type.name, *[x.shape for x in feed], *attrs.items())
         else:
             values = np.asarray(given).reshape(-1)
-            # An output_shape of more than 64 values is refused anyway: not worth a key.
+            # an output_shape of more than 64 values is refused anyway
             if values.size <= 64:
                 key = (
                     op_type.name,
@@ -112,10 +109,8 @@ def _registry() -> dict[tuple[str, str], int]:
 
 
 def register() -> int:
-    """Register every op type and element type not yet registered; returns how many are now.
-
-    Safe to call any number of times, from any thread.
-    """
+    """Register every op type and element type not yet registered (any number of times, from
+    any thread); how many are now."""
     with _lock:
         registry = _registry()
         for op_type in optypes.all_op_types():
@@ -147,5 +142,4 @@ def _np_dtype(dtype: str) -> np.dtype:
 
 
 def _unreachable(*args: Any, **kwargs: Any) -> None:
-    """Ours are dispatched by :mod:`ortpool.ort.hook`, never through the Opdef body."""
     raise RuntimeError("ortpool ops run through ortpool's hook")

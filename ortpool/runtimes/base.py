@@ -11,6 +11,8 @@ from __future__ import annotations
 import abc
 import contextlib
 import functools
+import importlib
+import importlib.util
 import math
 import multiprocessing
 import os
@@ -71,6 +73,8 @@ class Runtime(abc.ABC):
     name: ClassVar[str]
     #: the keyword options the constructor takes (:func:`ortpool.runtimes.get` checks them)
     OPTIONS: ClassVar[tuple[str, ...]] = ()
+    #: the package that runs it (``pip install PACKAGE``)
+    PACKAGE: ClassVar[str] = ""
 
     def __init__(self) -> None:
         self._cache: dict[str, Any] = {}
@@ -81,9 +85,10 @@ class Runtime(abc.ABC):
         return state
 
     @classmethod
-    @abc.abstractmethod
     def available(cls) -> str | None:
         """None when the runtime's package imports here, else an install hint."""
+        found = importlib.util.find_spec(cls.PACKAGE) is not None
+        return None if found else f"pip install {cls.PACKAGE}"
 
     @abc.abstractmethod
     def describe(self) -> dict[str, Any]:
@@ -109,6 +114,15 @@ class Runtime(abc.ABC):
 
     def missing(self) -> ValueError:
         return ValueError(f"{self.name} is not installed here: {self.available()}")
+
+    def _module(self) -> Any:
+        """:attr:`PACKAGE`, imported once."""
+        if "module" not in self._cache:
+            try:
+                self._cache["module"] = importlib.import_module(self.PACKAGE)
+            except ImportError:
+                raise self.missing() from None
+        return self._cache["module"]
 
     def __repr__(self) -> str:
         options = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.OPTIONS)

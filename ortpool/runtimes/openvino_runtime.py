@@ -1,25 +1,16 @@
 """OpenVINO's own runtime (the ``openvino`` package), not onnxruntime's OpenVINO provider.
 
-Measured on openvino 2026.4.1 (CPU plugin):
-
-- The precision is pinned: the CPU plugin's default INFERENCE_PRECISION_HINT is bf16 on a CPU
-  with bf16 instructions, so f32 is asked for unless ``precision`` says otherwise; a hint the
-  CPU cannot honour (bf16 or f16 on an AVX2-only CPU) silently runs f32, so :meth:`describe`
-  reports the precision a compiled model states, beside the one asked for.
-- bfloat16 tensors cross the Python API as float16 arrays holding bfloat16 bits, both ways (an
-  ml_dtypes bfloat16 array fed as such is read as garbage): bfloat16 inputs go in as an
-  explicit bf16 ``Tensor``, bfloat16 outputs come back as ml_dtypes bfloat16 values.
-- The ONNX frontend raises RuntimeError at ``read_model``: "No conversion rule found for
-  operations: MaxUnpool-11" (no kernel), "Conversion is failed for: AveragePool-19" with the
-  check that failed (refused; pads >= kernel for AveragePool, kernel larger than the input,
-  stride 0, rank 6 input...).
-- A missing feed is not an error to it: the run reads uninitialised memory (hence the feeds are
-  checked first, :func:`ortpool.runtimes.base.check_feeds`).
+Measured on openvino 2026.4.1 (CPU plugin): the CPU's default precision hint is bf16 where the
+CPU has it, so f32 is asked for unless ``precision`` says otherwise, and a hint the CPU cannot
+honour silently runs f32 (:meth:`OpenVINO.describe` reports the precision in effect). bfloat16
+crosses the Python API as float16 arrays holding bfloat16 bits. The ONNX frontend raises at
+``read_model``: "No conversion rule found for operations: MaxUnpool-11" (no kernel), "Conversion
+is failed for: AveragePool-19" with the failed check (refused). A missing feed is no error to it:
+the run reads uninitialised memory (so feeds are checked first).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -42,11 +33,9 @@ from ortpool.runtimes.base import (
 PRECISIONS = ("f32", "bf16", "f16")
 #: OpenVINO's devices that stand for others (not in ``Core().available_devices``)
 VIRTUAL_DEVICES = ("AUTO", "HETERO", "MULTI", "BATCH")
-INSTALL_HINT = "pip install openvino"
 
 
 def _release(version: str) -> str:
-    """``2026.4.1-22982-e213a147257-releases/2026/4`` -> ``2026.4.1``."""
     return version.split("-", 1)[0]
 
 
@@ -75,8 +64,7 @@ def _op_failure(text: str) -> tuple[str, str]:
 
 
 def _clean(text: str) -> str:
-    """OpenVINO's message without its ``Exception from src/...cpp:N:`` and ``Check '...' failed
-    at ...`` lines, in one line."""
+    """OpenVINO's message in one line, without its ``Exception from`` and ``Check`` lines."""
     lines = [
         line.strip()
         for line in text.splitlines()
@@ -91,6 +79,7 @@ class OpenVINO(Runtime):
 
     name = "openvino"
     OPTIONS = ("device", "precision")
+    PACKAGE = "openvino"
 
     def __init__(self, device: str = "CPU", precision: str = "f32") -> None:
         super().__init__()
@@ -102,19 +91,6 @@ class OpenVINO(Runtime):
             )
         self.device = device.strip()
         self.precision = precision
-
-    @classmethod
-    def available(cls) -> str | None:
-        return None if importlib.util.find_spec("openvino") is not None else INSTALL_HINT
-
-    def _module(self) -> Any:
-        if "ov" not in self._cache:
-            try:
-                import openvino
-            except ImportError:
-                raise self.missing() from None
-            self._cache["ov"] = openvino
-        return self._cache["ov"]
 
     def _core(self) -> Any:
         if "core" not in self._cache:
@@ -138,8 +114,7 @@ class OpenVINO(Runtime):
             )
 
     def precision_in_effect(self) -> str:
-        """The precision a compiled model states (bf16 or f16 asked of a CPU without them
-        runs f32); cached."""
+        """The precision a compiled model states (bf16 asked of a CPU without it runs f32)."""
         if "effective" not in self._cache:
             ov = self._module()
             param = ov.opset8.parameter([1], ov.Type.f32, name="x")
@@ -201,8 +176,8 @@ class OpenVINO(Runtime):
         return check_outputs(sig, self._outputs(compiled, request, sig), self.name)
 
     def _outputs(self, compiled: Any, request: Any, sig: Any) -> list[np.ndarray]:
-        """The outputs by the model's output names (by position for an output OpenVINO names
-        otherwise), bfloat16 bits read as bfloat16."""
+        """The outputs by the model's output names (else by position), bfloat16 bits read as
+        bfloat16."""
         ov = self._module()
         ports = list(compiled.outputs)
         by_name = {name: port for port in ports for name in port.get_names()}

@@ -63,7 +63,6 @@ class Reference(Runtime):
     """``onnx.reference.ReferenceEvaluator``: numpy, in Python, at the model's element types."""
 
     name = "reference"
-    OPTIONS = ()
 
     @classmethod
     def available(cls) -> str | None:

@@ -1,25 +1,16 @@
 """tract (the ``tract`` package: sonos' Rust inference engine, through its C API and ctypes).
 
-Measured on tract 0.23.9:
-
-- A model is read from a file only (``tract.onnx().load(path)``), as an InferenceModel whose
-  input facts (shape and element type) are set from the feeds before ``into_model()``; then
-  ``into_runnable()`` optimizes it for the CPU.
-- No LpPool, MaxUnpool, MaxRoiPool: ``into_model()`` raises 'Translating node #1 "node"
-  Unimplemented(LpPool)' (no kernel). No bfloat16: loading raises "Unknown DatumType Bfloat16".
-- Some inputs end the process (a Rust panic in a function that cannot unwind: SIGABRT):
-  MaxPool with kernel_shape=[0] (core/src/ops/cnn/patches.rs), GlobalLpPool on a zero-size
-  spatial axis (divide by zero in core/src/ops/nn/reduce.rs); GlobalAveragePool on [1,1,0,0],
-  which aborted an earlier release, gives nan here (as the spec). A missing feed ends it with
-  SIGSEGV. Run it in a :class:`~ortpool.runtimes.base.Worker`.
-- Its errors carry a Rust backtrace when RUST_BACKTRACE is set; the message keeps the first
-  line and the first cause.
+Measured on tract 0.23.9: a model is read from a file only, its input facts set from the feeds
+before ``into_model()``, then ``into_runnable()`` optimizes it. No LpPool, MaxUnpool, MaxRoiPool
+('Unimplemented(LpPool)'), no bfloat16. Some inputs end the process (a Rust panic that cannot
+unwind: MaxPool with kernel_shape=[0], GlobalLpPool on a zero-size axis; a missing feed is a
+SIGSEGV): run it in a :class:`~ortpool.runtimes.base.Worker`. Its messages keep the first line and
+the first cause, no backtrace.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import os
 import re
 import tempfile
@@ -39,8 +30,6 @@ from ortpool.runtimes.base import (
     one_line,
     signature,
 )
-
-INSTALL_HINT = "pip install tract"
 
 #: onnx element type name -> tract's fact mnemonic (tract has no bfloat16)
 FACT_TYPES = {
@@ -70,8 +59,7 @@ def _clean(text: str) -> str:
 
 
 def classify(text: str, stage: str) -> tuple[str, str]:
-    """Kind and message of a tract error raised at ``stage`` ("load", "type", "optimize" or
-    "run")."""
+    """Kind and message of a tract error raised at ``stage`` (load, type, optimize, run)."""
     unimplemented = re.search(r'node #\d+ "([^"]*)" Unimplemented\((\w+)\)', text)
     if unimplemented:
         node, op = unimplemented.groups()
@@ -86,20 +74,7 @@ class Tract(Runtime):
     """tract on the CPU (its default runtime); the model's own element types."""
 
     name = "tract"
-    OPTIONS = ()
-
-    @classmethod
-    def available(cls) -> str | None:
-        return None if importlib.util.find_spec("tract") is not None else INSTALL_HINT
-
-    def _module(self) -> Any:
-        if "tract" not in self._cache:
-            try:
-                import tract
-            except ImportError:
-                raise self.missing() from None
-            self._cache["tract"] = tract
-        return self._cache["tract"]
+    PACKAGE = "tract"
 
     def prepare(self) -> None:
         self._module()
