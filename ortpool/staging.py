@@ -250,18 +250,14 @@ class StagedFiles:
                 raise OrtpoolError(f"{what} {path} is {description}; write to another path")
         for other in self._destinations:
             if same_file(path, other.path):
-                raise OrtpoolError(
-                    f"{what} {path} and {other.what} {other.path} are the same file"
-                )
+                raise OrtpoolError(f"{what} {path} and {other.what} {other.path} are the same file")
         if path.is_dir():
             raise OrtpoolError(f"{what} {path} is a directory; name a file")
 
     def _keep(self, destination: Destination) -> Destination:
         for other in self._destinations:
-            for folder, needer, file in (
-                *((f, destination, other) for f in destination.missing),
-                *((f, other, destination) for f in other.missing),
-            ):
+            for folder, needer, file in (*((f, destination, other) for f in destination.missing),
+                                         *((f, other, destination) for f in other.missing)):
                 if same_file(folder, file.path):
                     raise OrtpoolError(
                         f"{file.what} {file.path} is the folder {needer.what} {needer.path} "

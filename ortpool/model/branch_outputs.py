@@ -79,11 +79,9 @@ def pending(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     found = []
     for graph in model_subgraphs(model):
         written = ortpool_values(graph)
-        found += [
-            value for value in graph.output
-            if value.name in written and static_dims(value) is not None
-            and _metadata(value) is None
-        ]
+        found += [value for value in graph.output
+                  if value.name in written and static_dims(value) is not None
+                  and _metadata(value) is None]
     return found
 
 

@@ -156,12 +156,8 @@ class DataPlan:
         return notes
 
 
-def plan_data(
-    model: onnx.ModelProto,
-    source_dir: str | os.PathLike,
-    out_dir: str | os.PathLike,
-    files: StagedFiles,
-) -> DataPlan:
+def plan_data(model: onnx.ModelProto, source_dir: str | os.PathLike, out_dir: str | os.PathLike,
+              files: StagedFiles) -> DataPlan:
     """Check that every external data file of ``model`` (relative to ``source_dir``) can be made
     available at the same location relative to ``out_dir``, adding the ones to write to
     ``files``. A file already there that is the same file or has the same bytes is reused;
@@ -184,11 +180,9 @@ def plan_data(
             if target.is_file() and (same_file(source, target) or _same_content(source, target)):
                 planned.append(_DataFile(location, source, None))
                 continue
-            raise OrtpoolError(
-                f"{target} exists and differs from the model's external data "
-                f"{source_dir / location}; "
-                "refusing to overwrite it (choose another output directory)"
-            )
+            raise OrtpoolError(f"{target} exists and differs from the model's external data "
+                               f"{source_dir / location}; "
+                               "refusing to overwrite it (choose another output directory)")
         destination = files.add_below(target, out_dir, f"external data file {location!r}")
         planned.append(_DataFile(location, source, destination))
     return DataPlan(planned)

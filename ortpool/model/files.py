@@ -21,13 +21,8 @@ from ortpool.staging import Destination, StagedFiles
 __all__ = ["FileReport", "save", "write_file"]
 
 
-def save(
-    model: onnx.ModelProto,
-    path: str | os.PathLike,
-    source_dir: str | os.PathLike | None = None,
-    *,
-    link_data: bool = False,
-) -> list[str]:
+def save(model: onnx.ModelProto, path: str | os.PathLike,
+         source_dir: str | os.PathLike | None = None, *, link_data: bool = False) -> list[str]:
     """Write ``model`` to ``path``; its external data, found relative to ``source_dir``, is
     hard-linked (or copied) next to it. Returns notes on what was done with each data file.
     Every file is written or none (:mod:`ortpool.staging`)."""
@@ -39,13 +34,8 @@ def save(
     return notes
 
 
-def _stage(
-    files: StagedFiles,
-    output: Destination,
-    model: onnx.ModelProto,
-    source_dir: Path | None,
-    link_data: bool,
-) -> list[str]:
+def _stage(files: StagedFiles, output: Destination, model: onnx.ModelProto, source_dir: Path | None,
+           link_data: bool) -> list[str]:
     """Check where each external data file goes, then stage the model and the data files;
     returns the notes on the data files."""
     if source_dir is None:
@@ -69,14 +59,9 @@ class FileReport(Protocol):
 Report = TypeVar("Report", bound=FileReport)
 
 
-def write_file(
-    source: str | os.PathLike,
-    target: str | os.PathLike,
-    produce: Callable[[onnx.ModelProto, Path], tuple[onnx.ModelProto | None, Report]],
-    *,
-    link_data: bool = False,
-    json_report: str | os.PathLike | None = None,
-) -> Report:
+def write_file(source: str | os.PathLike, target: str | os.PathLike,
+               produce: Callable[[onnx.ModelProto, Path], tuple[onnx.ModelProto | None, Report]], *,
+               link_data: bool = False, json_report: str | os.PathLike | None = None) -> Report:
     """Read the model file ``source`` (weights never loaded), make the result with
     ``produce(model, source_dir)`` and write it to ``target`` with its external data, and the
     report to ``json_report``: all of it or nothing (:mod:`ortpool.staging`).

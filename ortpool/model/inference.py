@@ -256,13 +256,9 @@ def _calls(
         yield position, tuple(f.elem_type if f else 0 for f in found), tuple(node.attribute)
 
 
-def function_probe(
-    model: onnx.ModelProto,
-    function: onnx.FunctionProto,
-    signature: tuple[int, ...],
-    attrs: tuple[AttributeProto, ...],
-    dims: Sequence[tuple[int | None, ...] | None] = (),
-) -> onnx.ModelProto:
+def function_probe(model: onnx.ModelProto, function: onnx.FunctionProto, signature: tuple[int, ...],
+                   attrs: tuple[AttributeProto, ...],
+                   dims: Sequence[tuple[int | None, ...] | None] = ()) -> onnx.ModelProto:
     """A model whose graph is ``function``'s body, inputs typed as at one call (element types
     ``signature``, ``dims`` where given)."""
     given = {a.name: a for a in attrs}
@@ -318,12 +314,8 @@ def _bind_attributes(
             _bind_attributes(inner, given, defaults)
 
 
-def spec_output_dims(
-    node: onnx.NodeProto,
-    opset: int | None,
-    x: ValueType | None,
-    rois: ValueType | None = None,
-) -> tuple[int, ...] | None:
+def spec_output_dims(node: onnx.NodeProto, opset: int | None, x: ValueType | None,
+                     rois: ValueType | None = None) -> tuple[int, ...] | None:
     """The spec's size of a pooling node's Y for X's static dims (None when not computable)."""
     x_dims = x.static_dims if x is not None else None
     if x_dims is None or opset is None or any(d is None for d in x_dims):
@@ -346,12 +338,8 @@ def spec_output_dims(
         return None
 
 
-def _cut(
-    graph: onnx.GraphProto,
-    inferred: onnx.GraphProto,
-    opset: int | None,
-    outer: Mapping[str, ValueType],
-) -> bool:
+def _cut(graph: onnx.GraphProto, inferred: onnx.GraphProto, opset: int | None,
+         outer: Mapping[str, ValueType]) -> bool:
     """Replace in ``graph`` each pool whose inferred size (``inferred``: ``graph`` inferred) is
     not the spec's by a ConstantOfShape of the spec's size; whether any was."""
     known = dict(outer)

@@ -72,10 +72,8 @@ MAX_ELEMENTS = 2**59
 
 #: Who reads the messages (:class:`InputSpec` carries it): a command line or a Python caller.
 CLI, PYTHON = "cli", "python"
-_OPTIONS = {
-    CLI: {"shape": "--shape", "inputs": "--inputs"},
-    PYTHON: {"shape": "shapes=", "inputs": "inputs="},
-}
+_OPTIONS = {CLI: {"shape": "--shape", "inputs": "--inputs"},
+            PYTHON: {"shape": "shapes=", "inputs": "inputs="}}
 
 
 def option(what: str, style: str = CLI) -> str:
@@ -188,10 +186,8 @@ def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
         except (TypeError, ValueError) as err:
             raise TypeError(f"{key}[{name!r}]: not an array ({err})") from None
         if array.dtype.kind not in "biufc":
-            raise TypeError(
-                f"{key}[{name!r}] must be an array of numbers, not of {array.dtype} "
-                f"({_shown(value)})"
-            )
+            raise TypeError(f"{key}[{name!r}] must be an array of numbers, not of {array.dtype} "
+                            f"({_shown(value)})")
         what = f"{key}[{name!r}], an array of shape {list(array.shape)} ({array.dtype})"
         check_memory(what, array.size * array.itemsize)
         arrays[name] = array
@@ -280,12 +276,9 @@ class InputSpec:
     style: str = CLI  # whom the messages speak to
 
     @classmethod
-    def make(
-        cls,
-        shapes: Mapping[str, Sequence[int]] | Iterable[str] | None = None,
-        inputs: Mapping[str, Any] | str | os.PathLike | None = None,
-        style: str = CLI,
-    ) -> InputSpec:
+    def make(cls, shapes: Mapping[str, Sequence[int]] | Iterable[str] | None = None,
+             inputs: Mapping[str, Any] | str | os.PathLike | None = None,
+             style: str = CLI) -> InputSpec:
         """From the API's or the command line's values, checked (an :class:`OrtpoolError`, or a
         TypeError for a value of the wrong kind): ``shapes`` as ``{"x": (1, 3, 8, 8)}`` or
         ``["x:1,3,8,8"]``; ``inputs`` an .npz path or a name -> array mapping."""
@@ -310,12 +303,9 @@ class InputSpec:
     def only(self, names: Iterable[str]) -> InputSpec:
         """The part that names these inputs (each model of a batch takes its own)."""
         keep = set(names)
-        return InputSpec(
-            {k: v for k, v in self.shapes.items() if k in keep},
-            {k: v for k, v in self.arrays.items() if k in keep},
-            self.origin,
-            self.style,
-        )
+        return InputSpec({k: v for k, v in self.shapes.items() if k in keep},
+                         {k: v for k, v in self.arrays.items() if k in keep}, self.origin,
+                         self.style)
 
 
 # --- the model's side -------------------------------------------------------------------------
@@ -452,11 +442,9 @@ class ResolvedInputs:
     def shape_hint(self) -> str:
         """The ``--shape`` options (``shapes=``) that set every open dim to its size, quoted for
         a shell where a name needs it: pasted back, they read as printed."""
-        parts = [
-            _shape_setting(name, [str(n) for n in array.shape], self.style)
-            for name, array in self.feeds.items()
-            if any(d.input == name for d in self.dims)
-        ]
+        parts = [_shape_setting(name, [str(n) for n in array.shape], self.style)
+                 for name, array in self.feeds.items()
+                 if any(d.input == name for d in self.dims)]
         if self.style == PYTHON:
             entries = [p.removeprefix("shapes={").removesuffix("}") for p in parts]
             return "shapes={" + ", ".join(entries) + "}" if entries else ""
@@ -470,11 +458,9 @@ class ResolvedInputs:
         where = f"{label}: " if label else ""
         if not self.dims:
             return OrtpoolError(f"{where}the model cannot run on {shapes}: {reason}")
-        return OrtpoolError(
-            f"{where}the model cannot run at the sizes chosen for its open dims "
-            f"({self.dims_text()}): {reason}. Set them with {self.shape_hint()} "
-            f"(or give arrays with {_arrays_setting(self.style)})"
-        )
+        return OrtpoolError(f"{where}the model cannot run at the sizes chosen for its open dims "
+                            f"({self.dims_text()}): {reason}. Set them with {self.shape_hint()} "
+                            f"(or give arrays with {_arrays_setting(self.style)})")
 
 
 def describe_dims(dims: Sequence[OpenDim], hint: str) -> list[str]:
@@ -615,30 +601,22 @@ def _windowless(model: onnx.ModelProto, sizes: Mapping[str, Sequence[int]]) -> b
                 dim.dim_value = size
     try:
         sites, _ = find_sites(static, skip_invalid=True)
-        return any(
-            min(geometry.output_spatial, default=1) <= 0
-            for geometry in (site.geometry() for site in sites if site.selected)
-            if geometry is not None
-        )
+        return any(min(geometry.output_spatial, default=1) <= 0
+                   for geometry in (site.geometry() for site in sites if site.selected)
+                   if geometry is not None)
     except Exception:  # inference of a model it cannot read: the defaults stay
         return False
 
 
-def _given(
-    spec: InputSpec,
-    names: list[str],
-    declared: dict[str, list[Declared] | None],
-    elems: dict[str, str | None],
-) -> dict[str, tuple[tuple[int, ...], str]]:
+def _given(spec: InputSpec, names: list[str], declared: dict[str, list[Declared] | None],
+           elems: dict[str, str | None]) -> dict[str, tuple[tuple[int, ...], str]]:
     """1. Shapes given by --shape and the arrays, checked: input -> (shape, option)."""
     shape, arrays = option("shape", spec.style), option("inputs", spec.style)
     for what, named in ((shape, spec.shapes), (arrays, spec.arrays)):
         unknown = [n for n in named if n not in names]
         if unknown:
-            raise OrtpoolError(
-                f"{what} names input {unknown[0]!r}, but the model's inputs are "
-                f"{', '.join(names) or '(none)'}"
-            )
+            raise OrtpoolError(f"{what} names input {unknown[0]!r}, but the model's inputs are "
+                               f"{', '.join(names) or '(none)'}")
     given: dict[str, tuple[tuple[int, ...], str]] = {}
     for name, array in spec.arrays.items():
         elem = elems[name]
@@ -653,10 +631,8 @@ def _given(
         _check_given(name, dims, declared[name], shape)
         if name in given and given[name][0] != dims:
             setting = _shape_setting(name, [str(d) for d in dims], spec.style)
-            raise OrtpoolError(
-                f"{setting} and the {arrays} array of shape "
-                f"{_dims_text(given[name][0])} disagree"
-            )
+            raise OrtpoolError(f"{setting} and the {arrays} array of shape "
+                               f"{_dims_text(given[name][0])} disagree")
         given.setdefault(name, (dims, shape))
     return given
 
@@ -692,25 +668,18 @@ def _require_data_inputs(model: onnx.ModelProto, spec: InputSpec) -> None:
         )
 
 
-def _sizes(
-    value: onnx.ValueInfoProto,
-    dims: list[Declared] | None,
-    given: dict[str, tuple[tuple[int, ...], str]],
-    symbols: dict[str, tuple[int, str, str]],
-    opened: list[OpenDim],
-    style: str = CLI,
-) -> list[int]:
+def _sizes(value: onnx.ValueInfoProto, dims: list[Declared] | None,
+           given: dict[str, tuple[tuple[int, ...], str]], symbols: dict[str, tuple[int, str, str]],
+           opened: list[OpenDim], style: str = CLI) -> list[int]:
     """The input's shape: given, else its declared dims, each open one sized (by its symbol, else
     the default, which then sizes the symbol) and added to ``opened``."""
     name = value.name
     if name in given:
         shape, how = given[name]
     elif dims is None:
-        raise OrtpoolError(
-            f"input {name!r} has no declared shape: give it with "
-            f"{_shape_setting(name, ['D1', 'D2', '...'], style)} or "
-            f"{_arrays_setting(style, [name])}"
-        )
+        raise OrtpoolError(f"input {name!r} has no declared shape: give it with "
+                           f"{_shape_setting(name, ['D1', 'D2', '...'], style)} or "
+                           f"{_arrays_setting(style, [name])}")
     else:
         shape, how = (), "default"
     sizes: list[int] = []

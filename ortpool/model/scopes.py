@@ -116,39 +116,23 @@ def function_label(function: onnx.FunctionProto) -> str:
     return f"{name}:{function.overload}" if function.overload else name
 
 
-def graph_scopes(
-    graph: onnx.GraphProto,
-    key: ScopeKey,
-    location: str,
-    imports: Any,
-    parent: Scope | None,
-    function: onnx.FunctionProto | None = None,
-) -> Iterator[Scope]:
+def graph_scopes(graph: onnx.GraphProto, key: ScopeKey, location: str, imports: Any,
+                 parent: Scope | None,
+                 function: onnx.FunctionProto | None = None) -> Iterator[Scope]:
     """``graph``'s own scope, then every subgraph's, depth first, in node order."""
     scope = Scope(key, location, graph.node, imports, parent, function, graph)
     yield scope
     yield from _nested(scope, graph.node, key, location, imports, function)
 
 
-def _nested(
-    scope: Scope,
-    nodes: Any,
-    key: ScopeKey,
-    location: str,
-    imports: Any,
-    function: onnx.FunctionProto | None,
-) -> Iterator[Scope]:
+def _nested(scope: Scope, nodes: Any, key: ScopeKey, location: str, imports: Any,
+            function: onnx.FunctionProto | None) -> Iterator[Scope]:
     for index, node in enumerate(nodes):
         for attr_name, position, sub in subgraphs(node):
             suffix = attr_name if position is None else f"{attr_name}[{position}]"
-            yield from graph_scopes(
-                sub,
-                (*key, index, attr_name, position),
-                f"{location} > {node_label(node)}.{suffix}",
-                imports,
-                scope,
-                function,
-            )
+            yield from graph_scopes(sub, (*key, index, attr_name, position),
+                                    f"{location} > {node_label(node)}.{suffix}", imports, scope,
+                                    function)
 
 
 def model_scopes(model: onnx.ModelProto) -> list[Scope]:

@@ -28,16 +28,10 @@ def ir_version_for(opset: int) -> int:
     return IR_VERSION if opset >= 7 else 3
 
 
-def node_model(
-    nodes: Sequence[onnx.NodeProto],
-    name: str,
-    inputs: Sequence[onnx.ValueInfoProto],
-    outputs: Sequence[onnx.ValueInfoProto],
-    imports: Sequence[onnx.OperatorSetIdProto],
-    *,
-    ir_version: int | None = None,
-    producer_name: str | None = None,
-) -> onnx.ModelProto:
+def node_model(nodes: Sequence[onnx.NodeProto], name: str, inputs: Sequence[onnx.ValueInfoProto],
+               outputs: Sequence[onnx.ValueInfoProto], imports: Sequence[onnx.OperatorSetIdProto],
+               *, ir_version: int | None = None,
+               producer_name: str | None = None) -> onnx.ModelProto:
     """A model whose graph ``name`` is ``nodes``, stamped with ``ir_version`` or else
     :func:`ir_version_for` the ai.onnx opset in ``imports`` (:data:`IR_VERSION` without one).
 
@@ -72,9 +66,7 @@ def frame(
     return inputs, outputs
 
 
-def alone_model(
-    site: Site, example: Sequence[np.ndarray], carried: bool = True
-) -> onnx.ModelProto:
+def alone_model(site: Site, example: Sequence[np.ndarray], carried: bool = True) -> onnx.ModelProto:
     """The node of ``site`` as it stands (its attributes, name and domain) alone, at its
     governing opset, reading X (I, output_shape) shaped as ``example``; bfloat16 carried as
     float32 (onnxruntime's Python API has no bfloat16 array) unless ``carried`` is False."""
@@ -96,13 +88,9 @@ def feed_dict(arrays: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
     return {INPUT_NAMES[i]: a for i, a in enumerate(arrays)}
 
 
-def region_model(
-    model: onnx.ModelProto,
-    inputs: Sequence[str],
-    outputs: Sequence[str],
-    example: Sequence[np.ndarray],
-    holder: onnx.GraphProto | onnx.FunctionProto | None = None,
-) -> onnx.ModelProto:
+def region_model(model: onnx.ModelProto, inputs: Sequence[str], outputs: Sequence[str],
+                 example: Sequence[np.ndarray],
+                 holder: onnx.GraphProto | onnx.FunctionProto | None = None) -> onnx.ModelProto:
     """The nodes of ``holder`` (default: ``model``'s main graph; a subgraph, a function body)
     that compute ``outputs`` from ``inputs`` (a written realization: the pool and every node the
     fix put around it), as they are written, with the initializers they read (the holder's and

@@ -39,12 +39,8 @@ from ortpool.optypes import OpType
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS, OpVersion
 
 #: The ONNX attribute type each kind of pooling attribute must have on a standard node.
-PROTO_TYPE = {
-    "int": AttributeProto.INT,
-    "ints": AttributeProto.INTS,
-    "string": AttributeProto.STRING,
-    "float": AttributeProto.FLOAT,
-}
+PROTO_TYPE = {"int": AttributeProto.INT, "ints": AttributeProto.INTS,
+              "string": AttributeProto.STRING, "float": AttributeProto.FLOAT}
 #: A pooling node's inputs (I: MaxUnpool's indices or MaxRoiPool's rois) and outputs, as ortpool
 #: names them in a model of it alone.
 INPUT_NAMES = ("X", "I", "output_shape")
@@ -77,10 +73,8 @@ def present(names: Sequence[str]) -> tuple[str, ...]:
 
 def attribute_dict(attributes: Iterable[onnx.AttributeProto]) -> dict[str, Any]:
     """A node's attributes as plain Python values (strings decoded, lists as lists of ints)."""
-    return {
-        name: [int(v) for v in value] if isinstance(value, list | tuple) else value
-        for name, value in attribute_values(list(attributes)).items()
-    }
+    return {name: [int(v) for v in value] if isinstance(value, list | tuple) else value
+            for name, value in attribute_values(list(attributes)).items()}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -186,19 +180,9 @@ class Site:
         return dataclasses.replace(self, x_dims=dims, attrs=attrs, elem=elem or self.elem)
 
     @classmethod
-    def alone(
-        cls,
-        op: str,
-        version: int,
-        attributes: Mapping[str, Any],
-        elem: str,
-        x_dims: Sequence[int | None] | None,
-        n_inputs: int = 1,
-        n_outputs: int = 1,
-        name: str = "node",
-        indices_read: bool | None = None,
-        strict: bool = True,
-    ) -> Site:
+    def alone(cls, op: str, version: int, attributes: Mapping[str, Any], elem: str,
+              x_dims: Sequence[int | None] | None, n_inputs: int = 1, n_outputs: int = 1,
+              name: str = "node", indices_read: bool | None = None, strict: bool = True) -> Site:
         """A node of ``op``-``version`` built by ortpool, at the opset of that version, checked as
         a model's (an :class:`OrtpoolError`; with ``strict`` False, ``attrs`` None and the
         reason). ``indices_read`` None: whenever it has them."""
@@ -244,15 +228,11 @@ def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) ->
     inputs, outputs = present(node.input), present(node.output)
     input_names = spec.input_names
     if len(inputs) > spec.max_inputs:
-        raise fail(
-            f"has {len(inputs)} inputs; this version takes at most {spec.max_inputs} "
-            f"({', '.join(input_names[: spec.max_inputs])})"
-        )
+        raise fail(f"has {len(inputs)} inputs; this version takes at most {spec.max_inputs} "
+                   f"({', '.join(input_names[: spec.max_inputs])})")
     if len(outputs) > spec.max_outputs:
-        raise fail(
-            f"has {len(outputs)} outputs; this version has at most {spec.max_outputs} "
-            f"({', '.join(OUTPUT_NAMES[: spec.max_outputs])})"
-        )
+        raise fail(f"has {len(outputs)} outputs; this version has at most {spec.max_outputs} "
+                   f"({', '.join(OUTPUT_NAMES[: spec.max_outputs])})")
     for position in range(spec.min_inputs):
         if position >= len(inputs) or not inputs[position]:
             raise fail(f"input {input_names[position]!r} is required but missing")
@@ -264,16 +244,12 @@ def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) ->
     for attr in node.attribute:
         attr_spec = spec.attrs.get(attr.name)
         if attr_spec is None:
-            raise fail(
-                f"attribute {attr.name!r} does not exist in this version "
-                f"(it has {', '.join(spec.attrs)})"
-            )
+            raise fail(f"attribute {attr.name!r} does not exist in this version "
+                       f"(it has {', '.join(spec.attrs)})")
         want = PROTO_TYPE[attr_spec.kind]
         if attr.type != want:
-            raise fail(
-                f"attribute {attr.name!r} must be of type {_type_name(want)}, "
-                f"got {_type_name(attr.type)}"
-            )
+            raise fail(f"attribute {attr.name!r} must be of type {_type_name(want)}, "
+                       f"got {_type_name(attr.type)}")
     if input_rank is not None and input_rank < 3:
         raise fail(f"input {inputs[0]!r} has rank {input_rank}; pooling needs N x C x D1 x ...")
     try:
@@ -301,10 +277,8 @@ def read_values(model: onnx.ModelProto) -> set[str]:
 
 def _constants(scope: Scope, model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
     """Initializers of the main graph and Constant nodes of the scope."""
-    found = {
-        t.name: t for t in model.graph.initializer
-        if t.data_location != onnx.TensorProto.EXTERNAL
-    }
+    found = {t.name: t for t in model.graph.initializer
+             if t.data_location != onnx.TensorProto.EXTERNAL}
     for node in scope.nodes:
         if node.op_type == "Constant" and is_standard(node) and node.output:
             for attr in node.attribute:
@@ -313,13 +287,9 @@ def _constants(scope: Scope, model: onnx.ModelProto) -> dict[str, onnx.TensorPro
     return found
 
 
-def find_sites(
-    model: onnx.ModelProto,
-    selection: Selection | None = None,
-    skip_invalid: bool = False,
-    pinned: Mapping[str, int] | None = None,
-    table: Any = None,
-) -> tuple[list[Site], list[str]]:
+def find_sites(model: onnx.ModelProto, selection: Selection | None = None,
+               skip_invalid: bool = False, pinned: Mapping[str, int] | None = None,
+               table: Any = None) -> tuple[list[Site], list[str]]:
     """Every standard pooling node of ``model`` (scope order) as a :class:`Site`, and notes on
     its types and shapes. ``table``: the :class:`~ortpool.model.inference.TypeTable` to read
     (default :func:`~ortpool.model.inference.learn_shapes`). An invalid node raises, or with
@@ -337,12 +307,10 @@ def find_sites(
         for node in scope.nodes:
             if not is_pool(node):
                 continue
-            base = Site(
-                node=node, name=node_name(node), op=node.op_type, version=0,
-                opset=scope.opset or 0, attrs=None, elem=None, x_dims=None,
-                inputs=present(node.input), outputs=present(node.output), scope=scope,
-                location=scope.location, number=len(sites),
-            )
+            base = Site(node=node, name=node_name(node), op=node.op_type, version=0,
+                        opset=scope.opset or 0, attrs=None, elem=None, x_dims=None,
+                        inputs=present(node.input), outputs=present(node.output), scope=scope,
+                        location=scope.location, number=len(sites))
             why_not = selection.why_not(node.op_type, text(node.name))
             if why_not is not None:
                 sites.append(dataclasses.replace(base, selected=False, reason=why_not))
@@ -353,10 +321,8 @@ def find_sites(
             except OrtpoolError as err:
                 if not skip_invalid:
                     raise
-                sites.append(dataclasses.replace(
-                    base, version=err.version or 0, selected=False,
-                    reason=f"invalid: {err.detail}",
-                ))
+                sites.append(dataclasses.replace(base, version=err.version or 0, selected=False,
+                                                 reason=f"invalid: {err.detail}"))
     return sites, list(table.notes)
 
 

@@ -43,15 +43,9 @@ class Stats:
         return (self.quantile(0.75) - self.quantile(0.25)) / 2
 
     def as_dict(self) -> dict[str, float | int]:
-        return {
-            "median_s": self.median,
-            "p25_s": self.quantile(0.25),
-            "p75_s": self.quantile(0.75),
-            "min_s": min(self.samples),
-            "max_s": max(self.samples),
-            "samples": len(self.samples),
-            "calls_per_sample": self.calls_per_sample,
-        }
+        return {"median_s": self.median, "p25_s": self.quantile(0.25), "p75_s": self.quantile(0.75),
+                "min_s": min(self.samples), "max_s": max(self.samples),
+                "samples": len(self.samples), "calls_per_sample": self.calls_per_sample}
 
 
 def calls_for(fn: Callable[[], object], min_sample: float) -> int:
@@ -70,14 +64,9 @@ def calls_for(fn: Callable[[], object], min_sample: float) -> int:
         )
 
 
-def interleaved(
-    variants: Mapping[str, Callable[[], object]],
-    repeat: int,
-    min_sample: float = 0.002,
-    warmup: int = 2,
-    warmup_time: float = 0.05,
-    clock: Callable[[], float] = time.perf_counter,
-) -> dict[str, Stats]:
+def interleaved(variants: Mapping[str, Callable[[], object]], repeat: int,
+                min_sample: float = 0.002, warmup: int = 2, warmup_time: float = 0.05,
+                clock: Callable[[], float] = time.perf_counter) -> dict[str, Stats]:
     """Time every variant ``repeat`` times, one sample of each per round, rotating the order.
 
     ``clock``: wall time by default; ``time.thread_time`` counts only the calling thread's CPU
@@ -137,9 +126,5 @@ class Ratio:
         return quantile(self.samples, 0.75) if self.samples else float("nan")
 
     def as_dict(self) -> dict[str, float | int | None]:
-        return {
-            "median": self.median,
-            "p25": self.low if self.samples else None,
-            "p75": self.high if self.samples else None,
-            "rounds": len(self.samples),
-        }
+        return {"median": self.median, "p25": self.low if self.samples else None,
+                "p75": self.high if self.samples else None, "rounds": len(self.samples)}

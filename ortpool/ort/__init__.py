@@ -53,49 +53,16 @@ if TYPE_CHECKING:  # imported on first use: they import onnxruntime
     from ortpool.ort.session import InferenceSession, check_model, session_options
 
 #: name -> the module that defines it, imported on first access (it imports onnxruntime)
-_LAZY = {
-    "InferenceSession": "ortpool.ort.session",
-    "session_options": "ortpool.ort.session",
-    "check_model": "ortpool.ort.session",
-}
+_LAZY = {"InferenceSession": "ortpool.ort.session", "session_options": "ortpool.ort.session",
+         "check_model": "ortpool.ort.session"}
 
 __all__ = [
-    "CPU",
-    "DEFAULT_LEVEL",
-    "INSTALL_HINT",
-    "ISOLATED_LEVEL",
-    "LEVELS",
-    "MODES",
-    "NO_KERNEL",
-    "REJECTED",
-    "RUN_FAILED",
-    "InferenceSession",
-    "OrtFailure",
-    "Provider",
-    "RuntimeSpec",
-    "build",
-    "builtin_session",
-    "check_model",
-    "create",
-    "fell_back",
-    "kernel_node",
-    "max_ir_version",
-    "open_session",
-    "optimized",
-    "parse_providers",
-    "placement",
-    "profile_dir",
-    "provider_name",
-    "read_profile",
-    "require",
-    "run_builtin",
-    "run_placed",
-    "run_session",
-    "session_options",
-    "share_thread_pool",
-    "stamp",
-    "unreadable",
-    "versions",
+    "CPU", "DEFAULT_LEVEL", "INSTALL_HINT", "ISOLATED_LEVEL", "LEVELS", "MODES", "NO_KERNEL",
+    "REJECTED", "RUN_FAILED", "InferenceSession", "OrtFailure", "Provider", "RuntimeSpec", "build",
+    "builtin_session", "check_model", "create", "fell_back", "kernel_node", "max_ir_version",
+    "open_session", "optimized", "parse_providers", "placement", "profile_dir", "provider_name",
+    "read_profile", "require", "run_builtin", "run_placed", "run_session", "session_options",
+    "share_thread_pool", "stamp", "unreadable", "versions",
 ]
 
 

@@ -64,12 +64,8 @@ def _strip(err: BaseException) -> BaseException:
     return err
 
 
-def record(
-    op_type: str,
-    attributes: dict[str, Any],
-    input_shapes: list[tuple[int, ...]],
-    error: BaseException,
-) -> OpFailure:
+def record(op_type: str, attributes: dict[str, Any], input_shapes: list[tuple[int, ...]],
+           error: BaseException) -> OpFailure:
     """Keep a trapped failure for its run; log it if no run will raise it."""
     thread = threading.get_ident()
     with _lock:
@@ -101,13 +97,11 @@ class RunScope:
         """The failures of this run so far, oldest first, removed from the record."""
         with _lock:
             callers = {r.thread for i, r in _runs.items() if i != self.run_id}
-            mine = [
-                f for f in _kept
-                if f.seq >= self.run.start and (
-                    f.thread == self.run.thread
-                    or (f.thread not in callers and self.run.matches(f))
-                )
-            ]
+            mine = [f for f in _kept
+                    if f.seq >= self.run.start and (
+                        f.thread == self.run.thread
+                        or (f.thread not in callers and self.run.matches(f))
+                    )]
             for failure in mine:
                 _kept.remove(failure)
         return mine

@@ -16,16 +16,10 @@ from ortpool.ort.nodes import iter_ortpool_nodes, load_structure
 from ortpool.ort.runtime_spec import RuntimeSpec
 
 
-def open_session(
-    spec: RuntimeSpec,
-    model: onnx.ModelProto | bytes | str | os.PathLike,
-    level: str | None = None,
-    threads: int | None = None,
-    external_dir: str | os.PathLike | None = None,
-    options: Any = None,
-    profile_dir: str | None = None,
-    ortpool_ops: bool | None = None,
-) -> Any:
+def open_session(spec: RuntimeSpec, model: onnx.ModelProto | bytes | str | os.PathLike,
+                 level: str | None = None, threads: int | None = None,
+                 external_dir: str | os.PathLike | None = None, options: Any = None,
+                 profile_dir: str | None = None, ortpool_ops: bool | None = None) -> Any:
     """A session of ``model`` on ``spec``: ``ortpool.InferenceSession`` when it holds ortpool ops
     (``ortpool_ops`` False: known not to), else plain onnxruntime. ``level``, ``threads``,
     ``external_dir`` and ``profile_dir`` go to :meth:`RuntimeSpec.session_options`; ``options``

@@ -68,20 +68,14 @@ def classify(err: Exception, stage: str) -> OrtFailure:
     if "InsertedPrecisionFreeCast" in text:
         # No float16 kernel, and the Cast onnxruntime inserts to fall back to float is invalid at
         # this opset: in effect, no kernel for the type.
-        return OrtFailure(
-            NO_KERNEL,
-            "no kernel for this element type (the fallback Cast "
-            "onnxruntime inserts is invalid at this opset)",
-        )
+        return OrtFailure(NO_KERNEL,
+                          "no kernel for this element type (the fallback Cast "
+                          "onnxruntime inserts is invalid at this opset)")
     return OrtFailure(REJECTED if stage == "load" else RUN_FAILED, short)
 
 
-def builtin_session(
-    model: onnx.ModelProto | bytes,
-    runtime: RuntimeSpec,
-    threads: int | None = None,
-    profile_dir: str | None = None,
-) -> Any:
+def builtin_session(model: onnx.ModelProto | bytes, runtime: RuntimeSpec,
+                    threads: int | None = None, profile_dir: str | None = None) -> Any:
     """A plain onnxruntime session (built-in kernels) on ``runtime``; failures raised as
     :class:`OrtFailure`."""
     data = model if isinstance(model, bytes) else model.SerializeToString()
@@ -93,23 +87,16 @@ def builtin_session(
         raise classify(err, "load") from None
 
 
-def run_session(
-    session: Any,
-    feeds: Mapping[str, np.ndarray],
-    outputs: Sequence[str] | None = None,
-) -> list[np.ndarray]:
+def run_session(session: Any, feeds: Mapping[str, np.ndarray],
+                outputs: Sequence[str] | None = None) -> list[np.ndarray]:
     try:
         return [np.asarray(a) for a in session.run(list(outputs) if outputs else None, dict(feeds))]
     except Exception as err:
         raise classify(err, "run") from None
 
 
-def run_builtin(
-    model: onnx.ModelProto | bytes,
-    feeds: Mapping[str, np.ndarray],
-    runtime: RuntimeSpec,
-    threads: int | None = None,
-) -> list[np.ndarray]:
+def run_builtin(model: onnx.ModelProto | bytes, feeds: Mapping[str, np.ndarray],
+                runtime: RuntimeSpec, threads: int | None = None) -> list[np.ndarray]:
     """Create a built-in session and run it once (in a worker off the CPU provider:
     :func:`run_placed`)."""
     if runtime.provider_names != [runtime_spec.CPU]:
@@ -117,12 +104,9 @@ def run_builtin(
     return run_session(builtin_session(model, runtime, threads), feeds)
 
 
-def run_placed(
-    model: onnx.ModelProto | bytes,
-    feeds: Mapping[str, np.ndarray],
-    runtime: RuntimeSpec,
-    threads: int | None = None,
-) -> tuple[list[np.ndarray], dict[str, str]]:
+def run_placed(model: onnx.ModelProto | bytes, feeds: Mapping[str, np.ndarray],
+               runtime: RuntimeSpec,
+               threads: int | None = None) -> tuple[list[np.ndarray], dict[str, str]]:
     """:func:`run_builtin`, and which provider executed each node (node name -> provider; none
     on the CPU provider alone, where nothing can fall back). Off it, the run is profiled
     (:func:`ortpool.ort.runtime_spec.placement`) in a worker process: a provider may end its
@@ -183,11 +167,9 @@ class _Worker:
                 code = self._process.exitcode
                 self._process = self._conn = None
                 how = f"signal {-code}" if code is not None and code < 0 else f"exit {code}"
-                raise OrtFailure(
-                    RUN_FAILED,
-                    f"onnxruntime ended its process ({how}) running on "
-                    f"{', '.join(runtime.provider_names)}",
-                ) from None
+                raise OrtFailure(RUN_FAILED,
+                                 f"onnxruntime ended its process ({how}) running on "
+                                 f"{', '.join(runtime.provider_names)}") from None
         if reply[0] == "ok":
             return reply[1], reply[2]
         raise OrtFailure(reply[1], reply[2])

@@ -19,13 +19,9 @@ from ortpool.kernels.shapes import output_shape
 from ortpool.optypes import OUTPUT_SHAPE, OpType
 from ortpool.ort import hook
 
-DT_CODE = {
-    "float": PyCustomOpDef.dt_float,
-    "double": PyCustomOpDef.dt_double,
-    "int8": PyCustomOpDef.dt_int8,
-    "uint8": PyCustomOpDef.dt_uint8,
-    "int64": PyCustomOpDef.dt_int64,
-}
+DT_CODE = {"float": PyCustomOpDef.dt_float, "double": PyCustomOpDef.dt_double,
+           "int8": PyCustomOpDef.dt_int8, "uint8": PyCustomOpDef.dt_uint8,
+           "int64": PyCustomOpDef.dt_int64}
 _ATTR_CODE = {
     "ints": PyCustomOpDef.dt_string,
     "string": PyCustomOpDef.dt_string,
@@ -67,13 +63,8 @@ def _shape(op_type: OpType) -> hook.Shape:
             values = np.asarray(given).reshape(-1)
             # an output_shape of more than 64 values is refused anyway
             if values.size <= 64:
-                key = (
-                    op_type.name,
-                    *[x.shape for x in feed],
-                    *attrs.items(),
-                    values.dtype.str,
-                    *values.tolist(),
-                )
+                key = (op_type.name, *[x.shape for x in feed], *attrs.items(), values.dtype.str,
+                       *values.tolist())
         try:
             return _SHAPES[key]
         except (KeyError, TypeError):  # TypeError: unhashable attributes
@@ -121,12 +112,8 @@ def register() -> int:
                 if key in registry:
                     continue
                 inputs, outputs = kernel_types(op_type, dtype)
-                opdef = onnx_op(
-                    op_type=f"{optypes.DOMAIN}::{op_type.name}",
-                    inputs=inputs,
-                    outputs=outputs,
-                    attrs=attrs,
-                )(_unreachable)
+                opdef = onnx_op(op_type=f"{optypes.DOMAIN}::{op_type.name}", inputs=inputs,
+                                outputs=outputs, attrs=attrs)(_unreachable)
                 out_dtypes = tuple(
                     np.dtype(np.int64) if code == PyCustomOpDef.dt_int64 else _np_dtype(dtype)
                     for code in outputs

@@ -24,14 +24,8 @@ CPU = "CPUExecutionProvider"
 EXTERNAL_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
 #: The distributions that install the ``onnxruntime`` module (each overwrites the others' files,
 #: so ortpool requires none).
-BUILDS = (
-    "onnxruntime",
-    "onnxruntime-gpu",
-    "onnxruntime-openvino",
-    "onnxruntime-directml",
-    "onnxruntime-qnn",
-    "onnxruntime-training",
-)
+BUILDS = ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
+          "onnxruntime-qnn", "onnxruntime-training")
 INSTALL_HINT = (
     "no onnxruntime installed: pip install onnxruntime (or one build of onnxruntime-gpu, "
     "onnxruntime-openvino, onnxruntime-directml, ...)"
@@ -76,11 +70,8 @@ def build() -> dict[str, str]:
         installed = [d for d in BUILDS if _installed(metadata, d)]
         name = installed[0] if len(installed) == 1 else "onnxruntime"
     others = [d for d in BUILDS if d != name and _installed(metadata, d)]
-    found = {
-        "distribution": name,
-        "version": onnxruntime.__version__,
-        "providers": ", ".join(onnxruntime.get_available_providers()),
-    }
+    found = {"distribution": name, "version": onnxruntime.__version__,
+             "providers": ", ".join(onnxruntime.get_available_providers())}
     if others:
         found["also_installed"] = ", ".join(others)
     return found
@@ -103,14 +94,10 @@ def versions() -> dict[str, str]:
 
     import ortpool
 
-    return {
-        "ortpool": ortpool.__version__,
-        "onnxruntime": onnxruntime.__version__,
-        "onnxruntime_build": build()["distribution"],
-        "onnxruntime_extensions": onnxruntime_extensions.__version__,
-        "onnx": onnx.__version__,
-        "numpy": numpy.__version__,
-    }
+    return {"ortpool": ortpool.__version__, "onnxruntime": onnxruntime.__version__,
+            "onnxruntime_build": build()["distribution"],
+            "onnxruntime_extensions": onnxruntime_extensions.__version__, "onnx": onnx.__version__,
+            "numpy": numpy.__version__}
 
 
 @functools.cache
@@ -129,14 +116,10 @@ def _loads(ir_version: int) -> bool:
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    model = node_model(
-        [helper.make_node("Identity", ["x"], ["y"])],
-        "ir_probe",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
-        [helper.make_opsetid("", 13)],
-        ir_version=ir_version,
-    )
+    model = node_model([helper.make_node("Identity", ["x"], ["y"])], "ir_probe",
+                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+                       [helper.make_opsetid("", 13)], ir_version=ir_version)
     quiet()
     options = ort.SessionOptions()
     options.log_severity_level = 4  # a refused IR version is the answer, not an error to log
@@ -174,13 +157,8 @@ def quiet() -> None:
     ort.set_default_logger_severity(4)
 
 
-def create(
-    source: bytes | str | os.PathLike,
-    options: Any,
-    providers: Sequence[str],
-    provider_options: Sequence[dict[str, str]] | None = None,
-    **kwargs: Any,
-) -> Any:
+def create(source: bytes | str | os.PathLike, options: Any, providers: Sequence[str],
+           provider_options: Sequence[dict[str, str]] | None = None, **kwargs: Any) -> Any:
     """The one place ortpool makes an onnxruntime session: ``source`` on ``providers``;
     ``kwargs`` go to onnxruntime as they are. Errors are onnxruntime's own."""
     import onnxruntime as ort
@@ -189,9 +167,5 @@ def create(
     if provider_options is not None and any(provider_options):
         # onnxruntime 1.21 wants none rather than empty ones
         arguments["provider_options"] = list(provider_options)
-    return ort.InferenceSession(
-        os.fspath(source) if isinstance(source, os.PathLike) else source,
-        sess_options=options,
-        **arguments,
-        **kwargs,
-    )
+    return ort.InferenceSession(os.fspath(source) if isinstance(source, os.PathLike) else source,
+                                sess_options=options, **arguments, **kwargs)

@@ -23,13 +23,9 @@ from ortpool.ort import runtime
 from ortpool.ort.runtime import CPU, EXTERNAL_FOLDER_KEY
 
 #: Graph optimization levels -> onnxruntime.GraphOptimizationLevel members (``layout`` from 1.22).
-LEVELS: dict[str, str] = {
-    "disable": "ORT_DISABLE_ALL",
-    "basic": "ORT_ENABLE_BASIC",
-    "extended": "ORT_ENABLE_EXTENDED",
-    "layout": "ORT_ENABLE_LAYOUT",
-    "all": "ORT_ENABLE_ALL",
-}
+LEVELS: dict[str, str] = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC",
+                          "extended": "ORT_ENABLE_EXTENDED", "layout": "ORT_ENABLE_LAYOUT",
+                          "all": "ORT_ENABLE_ALL"}
 #: onnxruntime's own default, the level a deployed model runs at (``ortpool fix`` proves at it).
 DEFAULT_LEVEL = "all"
 #: Nodes judged alone (``ortpool validate``, ``conformance``): the node as written, not fused.
@@ -39,20 +35,15 @@ ISOLATED_LEVEL = "disable"
 MODES: dict[str, str] = {"sequential": "ORT_SEQUENTIAL", "parallel": "ORT_PARALLEL"}
 
 #: Short names a user may type for a provider (Polygraphy's ``--providers cuda``).
-SHORT_NAMES: dict[str, str] = {
-    "cpu": CPU,
-    "cuda": "CUDAExecutionProvider",
-    "tensorrt": "TensorrtExecutionProvider",
-    "trt": "TensorrtExecutionProvider",
-    "openvino": "OpenVINOExecutionProvider",
-    "dml": "DmlExecutionProvider",
-    "directml": "DmlExecutionProvider",
-    "coreml": "CoreMLExecutionProvider",
-    "qnn": "QNNExecutionProvider",
-    "rocm": "ROCMExecutionProvider",
-    "migraphx": "MIGraphXExecutionProvider",
-    "azure": "AzureExecutionProvider",
-}
+SHORT_NAMES: dict[str, str] = {"cpu": CPU, "cuda": "CUDAExecutionProvider",
+                               "tensorrt": "TensorrtExecutionProvider",
+                               "trt": "TensorrtExecutionProvider",
+                               "openvino": "OpenVINOExecutionProvider",
+                               "dml": "DmlExecutionProvider", "directml": "DmlExecutionProvider",
+                               "coreml": "CoreMLExecutionProvider", "qnn": "QNNExecutionProvider",
+                               "rocm": "ROCMExecutionProvider",
+                               "migraphx": "MIGraphXExecutionProvider",
+                               "azure": "AzureExecutionProvider"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,10 +113,8 @@ class RuntimeSpec:
         ):
             if value not in table or not hasattr(enum, table[value]):
                 known = [k for k, v in table.items() if hasattr(enum, v)]
-                raise OrtpoolError(
-                    f"{label(key)}={value!r}: onnxruntime {ort.__version__} knows "
-                    f"{', '.join(known)}"
-                )
+                raise OrtpoolError(f"{label(key)}={value!r}: onnxruntime {ort.__version__} knows "
+                                   f"{', '.join(known)}")
         most = max_threads()
         for key in ("intra_op_threads", "inter_op_threads"):
             count = getattr(self, key)
@@ -149,13 +138,9 @@ class RuntimeSpec:
                 )
         return self
 
-    def session_options(
-        self,
-        level: str | None = None,
-        threads: int | None = None,
-        external_dir: str | os.PathLike | None = None,
-        profile_dir: str | None = None,
-    ) -> Any:
+    def session_options(self, level: str | None = None, threads: int | None = None,
+                        external_dir: str | os.PathLike | None = None,
+                        profile_dir: str | None = None) -> Any:
         """SessionOptions of this runtime, its logging silenced (ortpool reports refusals).
         ``level`` and ``threads`` (intra and inter op) override this runtime's for one session;
         ``profile_dir`` turns profiling on, for :func:`placement`."""
@@ -184,25 +169,17 @@ class RuntimeSpec:
 
     def provider_arguments(self) -> dict[str, Any]:
         """``providers=`` and ``provider_options=`` of onnxruntime.InferenceSession."""
-        return {
-            "providers": self.provider_names,
-            "provider_options": [dict(p.options) for p in self.providers],
-        }
+        return {"providers": self.provider_names,
+                "provider_options": [dict(p.options) for p in self.providers]}
 
     def describe(self) -> dict[str, Any]:
         """What a report says of the runtime."""
         build = runtime.build()
-        return {
-            "onnxruntime": build["version"],
-            "build": build["distribution"],
-            "providers": [str(p) for p in self.providers],
-            "opt_level": self.level,
-            "intra_op_threads": self.intra_op_threads,
-            "inter_op_threads": self.inter_op_threads,
-            "execution_mode": self.mode,
-            "shared_pool": self.shared_pool,
-            "also_installed": build.get("also_installed"),
-        }
+        return {"onnxruntime": build["version"], "build": build["distribution"],
+                "providers": [str(p) for p in self.providers], "opt_level": self.level,
+                "intra_op_threads": self.intra_op_threads,
+                "inter_op_threads": self.inter_op_threads, "execution_mode": self.mode,
+                "shared_pool": self.shared_pool, "also_installed": build.get("also_installed")}
 
     def title(self) -> str:
         """``onnxruntime-openvino 1.24.1, OpenVINOExecutionProvider, CPUExecutionProvider``."""
@@ -331,8 +308,6 @@ def run_values(session: Any, outputs: Sequence[str], feeds: Mapping[str, Any]) -
     bfloat16 output)."""
     import onnxruntime as ort
 
-    values = {
-        name: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
-        for name, v in with_values(feeds).items()
-    }
+    values = {name: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
+              for name, v in with_values(feeds).items()}
     return session.run_with_ort_values(list(outputs), values)

@@ -84,10 +84,8 @@ def check_node(node: onnx.NodeProto) -> None:
             )
         if attr.type != want:
             kind = "an int" if want == onnx.AttributeProto.INT else "a string"
-            raise OrtpoolError(
-                f"attribute {attr_name!r} must be {kind} in the ortpool encoding, "
-                f"got {onnx.AttributeProto.AttributeType.Name(attr.type)}", **where,
-            )
+            raise OrtpoolError(f"attribute {attr_name!r} must be {kind} in the ortpool encoding, "
+                               f"got {onnx.AttributeProto.AttributeType.Name(attr.type)}", **where)
     try:
         normalize(spec, attribute_values(node.attribute))
     except OrtpoolError as err:
@@ -200,11 +198,8 @@ def _providers(
     return tuple(found)
 
 
-def _source(
-    model: str | os.PathLike | bytes | onnx.ModelProto,
-    proto: onnx.ModelProto,
-    options: ort.SessionOptions,
-) -> str | bytes:
+def _source(model: str | os.PathLike | bytes | onnx.ModelProto, proto: onnx.ModelProto,
+            options: ort.SessionOptions) -> str | bytes:
     """What onnxruntime is handed: the model, or a copy with the fixed shapes of branch outputs
     that ortpool nodes write set aside (:mod:`ortpool.model.branch_outputs`)."""
     if branch_outputs.pending(proto):
@@ -228,15 +223,10 @@ class InferenceSession:
     ``run`` raises an error inside an ortpool op after the run as an :class:`OrtpoolError` naming
     the node, the op type and version and the value; the rest is the wrapped session's."""
 
-    def __init__(
-        self,
-        model: str | os.PathLike | bytes | onnx.ModelProto,
-        sess_options: ort.SessionOptions | None = None,
-        providers: Sequence[str | tuple[str, dict]] | None = None,
-        *,
-        runtime: RuntimeSpec | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, model: str | os.PathLike | bytes | onnx.ModelProto,
+                 sess_options: ort.SessionOptions | None = None,
+                 providers: Sequence[str | tuple[str, dict]] | None = None, *,
+                 runtime: RuntimeSpec | None = None, **kwargs: Any) -> None:
         """``providers`` as onnxruntime takes them (names, or (name, options) pairs; default
         CPU), or ``runtime``: a whole :class:`~ortpool.ort.runtime_spec.RuntimeSpec` (its
         session options too, unless ``sess_options`` is given)."""
@@ -254,11 +244,9 @@ class InferenceSession:
         self._nodes: dict[str, list[onnx.NodeProto]] = {}
         for node in iter_ortpool_nodes(proto):
             self._nodes.setdefault(node.op_type, []).append(node)
-        self._foreign = {
-            f"{node.domain}::{node.op_type}"
-            for node in iter_nodes(proto)
-            if node.domain not in ("", "ai.onnx", optypes.DOMAIN)
-        }
+        self._foreign = {f"{node.domain}::{node.op_type}"
+                         for node in iter_nodes(proto)
+                         if node.domain not in ("", "ai.onnx", optypes.DOMAIN)}
         options = session_options(sess_options)
         # With ORT_PARALLEL the nodes run on onnxruntime's inter-op threads, which every run
         # shares: one such run at a time in the process lets a failure be traced to its run.
@@ -283,12 +271,8 @@ class InferenceSession:
             raise AttributeError(name)
         return getattr(self._session, name)
 
-    def run(
-        self,
-        output_names: Sequence[str] | None,
-        input_feed: Mapping[str, Any],
-        run_options: ort.RunOptions | None = None,
-    ) -> list[Any]:
+    def run(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
+            run_options: ort.RunOptions | None = None) -> list[Any]:
         with self._serial, failures.run_scope(self._caused_here) as scope:
             try:
                 outputs = self._session.run(output_names, input_feed, run_options)
@@ -313,11 +297,9 @@ class InferenceSession:
         """The ortpool nodes of the failure's op type whose attributes (as strings, as
         onnxruntime-extensions hands them over) are the call's."""
         called = {k: str(v) for k, v in failure.attributes.items()}
-        return [
-            node.name or "<unnamed>"
-            for node in self._nodes.get(failure.op_type, [])
-            if {k: str(v) for k, v in attribute_values(node.attribute).items()} == called
-        ]
+        return [node.name or "<unnamed>"
+                for node in self._nodes.get(failure.op_type, [])
+                if {k: str(v) for k, v in attribute_values(node.attribute).items()} == called]
 
     def _error(self, failure: failures.OpFailure) -> OrtpoolError:
         candidates = self._candidates(failure)
@@ -330,9 +312,5 @@ class InferenceSession:
         err = failure.error
         detail = err.detail if isinstance(err, OrtpoolError) else f"{type(err).__name__}: {err}"
         shapes = ", ".join(str(list(s)) for s in failure.input_shapes)
-        return OrtpoolError(
-            f"{detail} [op type {failure.op_type}, input shapes {shapes}]",
-            node=node,
-            op=op,
-            version=version,
-        )
+        return OrtpoolError(f"{detail} [op type {failure.op_type}, input shapes {shapes}]",
+                            node=node, op=op, version=version)

@@ -70,20 +70,6 @@ def get(name: str, **options: Any) -> Runtime:
 
 
 __all__ = [
-    "CRASHED",
-    "KINDS",
-    "NO_KERNEL",
-    "REFUSED",
-    "RUN_FAILED",
-    "TIMED_OUT",
-    "OpenVINO",
-    "Reference",
-    "Runtime",
-    "RuntimeFailure",
-    "Tract",
-    "Worker",
-    "get",
-    "install_hint",
-    "names",
-    "register",
+    "CRASHED", "KINDS", "NO_KERNEL", "REFUSED", "RUN_FAILED", "TIMED_OUT", "OpenVINO", "Reference",
+    "Runtime", "RuntimeFailure", "Tract", "Worker", "get", "install_hint", "names", "register",
 ]

@@ -178,10 +178,8 @@ def signature(model: bytes | onnx.ModelProto, runtime: str) -> Signature:
         try:
             proto = onnx.ModelProto.FromString(bytes(model))
         except Exception as err:
-            raise ValueError(
-                f"{runtime}: the model bytes do not parse as an ONNX model: "
-                f"{one_line(str(err), 200)}"
-            ) from None
+            raise ValueError(f"{runtime}: the model bytes do not parse as an ONNX model: "
+                             f"{one_line(str(err), 200)}") from None
     else:
         raise TypeError(f"{runtime}: the model is {type(model).__name__}, not bytes")
     graph = proto.graph
@@ -203,10 +201,8 @@ def check_feeds(sig: Signature, feeds: Mapping[str, Any], runtime: str) -> dict[
     known = {p.name: p for p in (*sig.inputs, *sig.optional)}
     unknown = sorted(set(feeds) - set(known))
     if unknown:
-        raise ValueError(
-            f"{runtime}: feed {unknown[0]!r} is not an input of the model "
-            f"(inputs: {', '.join(p.name for p in sig.inputs) or 'none'})"
-        )
+        raise ValueError(f"{runtime}: feed {unknown[0]!r} is not an input of the model "
+                         f"(inputs: {', '.join(p.name for p in sig.inputs) or 'none'})")
     missing = [p.name for p in sig.inputs if p.name not in feeds]
     if missing:
         raise ValueError(f"{runtime}: input {missing[0]!r} has no feed")
@@ -377,11 +373,9 @@ def last_words(text: str) -> str:
             head = f"panicked at {where.group('where')}" if where else line
             return one_line(f"{head}: {said}" if said else head, 300)
     for line in reversed(lines):
-        if (
-            line
+        if (line
             and not line.startswith(("note:", "stack backtrace", "at "))
-            and not re.match(r"^\d+:", line)
-        ):
+            and not re.match(r"^\d+:", line)):
             return one_line(line, 300)
     return ""
 
@@ -399,11 +393,9 @@ class Worker:
         if not isinstance(runtime, Runtime):
             raise TypeError(f"Worker needs a Runtime, not {type(runtime).__name__}")
         for label, value in (("timeout", timeout), ("startup", startup)):
-            if (
-                isinstance(value, bool)
+            if (isinstance(value, bool)
                 or not isinstance(value, int | float)
-                or not 0 < value < math.inf
-            ):
+                or not 0 < value < math.inf):
                 raise ValueError(
                     f"{runtime.name} worker: {label}={value!r} is not a positive number of seconds"
                 )
@@ -439,11 +431,9 @@ class Worker:
         if not ready:
             self._stop(kill=True)
             what = "to start" if doing == "start" else "to answer"
-            raise RuntimeFailure(
-                TIMED_OUT,
-                f"the worker took longer than {limit:g} s {what}; it was stopped",
-                self.runtime.name,
-            )
+            raise RuntimeFailure(TIMED_OUT,
+                                 f"the worker took longer than {limit:g} s {what}; it was stopped",
+                                 self.runtime.name)
         try:
             return conn.recv()
         except (EOFError, OSError):

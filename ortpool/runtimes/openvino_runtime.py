@@ -50,12 +50,10 @@ def _op_failure(text: str) -> tuple[str, str]:
         rank = re.search(r"is_rank_compatible_any_of\(data_rank, \{([\d, ]+)\}\)", detail)
         if rank:
             return NO_KERNEL, f"{op}: no implementation for this rank (takes ranks {rank.group(1)})"
-        lines = [
-            line.strip()
-            for line in detail.splitlines()
-            if line.strip()
-            and not line.strip().startswith(("While validating", "Check '", "Exception from"))
-        ]
+        lines = [line.strip()
+                 for line in detail.splitlines()
+                 if line.strip()
+                 and not line.strip().startswith(("While validating", "Check '", "Exception from"))]
         reason = lines[-1] if lines else detail
         node = re.search(r"ONNX node '<Node\((\w+)\): ([^>]*)>'", detail)
         where = f"{op} (node {node.group(2)!r})" if node else op
@@ -65,11 +63,9 @@ def _op_failure(text: str) -> tuple[str, str]:
 
 def _clean(text: str) -> str:
     """OpenVINO's message in one line, without its ``Exception from`` and ``Check`` lines."""
-    lines = [
-        line.strip()
-        for line in text.splitlines()
-        if line.strip() and not line.strip().startswith(("Exception from", "Check '"))
-    ]
+    lines = [line.strip()
+             for line in text.splitlines()
+             if line.strip() and not line.strip().startswith(("Exception from", "Check '"))]
     return one_line(" ".join(lines) if lines else text)
 
 
@@ -108,10 +104,8 @@ class OpenVINO(Runtime):
         if self.device.split(":")[0] in VIRTUAL_DEVICES:
             return  # AUTO:CPU, HETERO:GPU,CPU...: OpenVINO resolves them when compiling
         if self.device not in devices and self.device.split(".")[0] not in devices:
-            raise ValueError(
-                f"openvino: device {self.device!r} is not available here "
-                f"(available: {', '.join(devices) or 'none'})"
-            )
+            raise ValueError(f"openvino: device {self.device!r} is not available here "
+                             f"(available: {', '.join(devices) or 'none'})")
 
     def precision_in_effect(self) -> str:
         """The precision a compiled model states (bf16 asked of a CPU without it runs f32)."""
@@ -129,15 +123,10 @@ class OpenVINO(Runtime):
         ov = self._module()
         self._check_device()
         core = self._core()
-        return {
-            "runtime": self.name,
-            "release": _release(ov.__version__),
-            "build": ov.__version__,
-            "device": self.device,
-            "device_name": str(core.get_property(self.device, "FULL_DEVICE_NAME")),
-            "precision": self.precision_in_effect(),
-            "precision_asked": self.precision,
-        }
+        return {"runtime": self.name, "release": _release(ov.__version__), "build": ov.__version__,
+                "device": self.device,
+                "device_name": str(core.get_property(self.device, "FULL_DEVICE_NAME")),
+                "precision": self.precision_in_effect(), "precision_asked": self.precision}
 
     def title(self) -> str:
         facts = self.describe()

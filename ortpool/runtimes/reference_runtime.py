@@ -78,12 +78,8 @@ class Reference(Runtime):
     def describe(self) -> dict[str, Any]:
         import onnx
 
-        return {
-            "runtime": self.name,
-            "release": onnx.__version__,
-            "device": "CPU (numpy, in Python)",
-            "precision": "the model's element types",
-        }
+        return {"runtime": self.name, "release": onnx.__version__,
+                "device": "CPU (numpy, in Python)", "precision": "the model's element types"}
 
     def title(self) -> str:
         import onnx

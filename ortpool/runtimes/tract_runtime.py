@@ -32,20 +32,9 @@ from ortpool.runtimes.base import (
 )
 
 #: onnx element type name -> tract's fact mnemonic (tract has no bfloat16)
-FACT_TYPES = {
-    "float": "f32",
-    "double": "f64",
-    "float16": "f16",
-    "int8": "i8",
-    "int16": "i16",
-    "int32": "i32",
-    "int64": "i64",
-    "uint8": "u8",
-    "uint16": "u16",
-    "uint32": "u32",
-    "uint64": "u64",
-    "bool": "bool",
-}
+FACT_TYPES = {"float": "f32", "double": "f64", "float16": "f16", "int8": "i8", "int16": "i16",
+              "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32",
+              "uint64": "u64", "bool": "bool"}
 
 
 def _clean(text: str) -> str:
@@ -81,13 +70,9 @@ class Tract(Runtime):
 
     def describe(self) -> dict[str, Any]:
         tract = self._module()
-        return {
-            "runtime": self.name,
-            "release": tract.version(),
-            "package": importlib.metadata.version("tract"),
-            "device": "CPU",
-            "precision": "the model's element types",
-        }
+        return {"runtime": self.name, "release": tract.version(),
+                "package": importlib.metadata.version("tract"), "device": "CPU",
+                "precision": "the model's element types"}
 
     def title(self) -> str:
         return f"tract {self._module().version()} (CPU)"
