@@ -1,12 +1,7 @@
-"""Reading a model file, refusing anything that is not an ONNX model.
-
-Protobuf parses an empty file, and many byte strings, as a valid but empty ``ModelProto``;
-rewriting or validating one would report success on nothing (and write an empty "model"). So a
-parsed model must also have what every ONNX model has: an IR version and a graph with nodes or
-outputs. Only ``onnx`` is imported (``ortpool rewrite`` must not import onnxruntime).
-
-Every file a command reads must be a regular file (:func:`require_regular`): opening a FIFO
-blocks until a writer comes, and a device (``/dev/zero``, ``/dev/urandom``) never ends.
+"""Reading a model file, refusing anything that is not an ONNX model: protobuf parses an empty
+file, and many byte strings, as an empty ``ModelProto``, so a model must also have an IR version
+and a graph with nodes or outputs. Every file read must be a regular file (:func:`require_regular`):
+a FIFO blocks until a writer comes, a device never ends.
 """
 
 from __future__ import annotations
@@ -21,8 +16,7 @@ from ortpool.errors import OrtpoolError
 
 
 def kind(mode: int) -> str:
-    """What a file of this ``st_mode`` is, in words: "a regular file", "a FIFO (named pipe)",
-    "a character device", ..."""
+    """What a file of this ``st_mode`` is, in words: "a FIFO (named pipe)", ..."""
     for test, words in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"),
                         (stat.S_ISFIFO, "a FIFO (named pipe)"),
                         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -33,8 +27,7 @@ def kind(mode: int) -> str:
 
 
 def require_regular(path: str | os.PathLike, what: str) -> None:
-    """Refuse ``path`` (an :class:`OrtpoolError` naming ``what`` and the path) unless it is a
-    regular file, links followed; checked before it is opened, so a FIFO cannot block."""
+    """Refuse ``path`` (naming ``what``) unless it is a regular file, links followed."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -42,10 +35,8 @@ def require_regular(path: str | os.PathLike, what: str) -> None:
     except OSError as err:
         raise OrtpoolError(f"{what} {os.fspath(path)}: {err.strerror}") from None
     if not stat.S_ISREG(mode):
-        raise OrtpoolError(
-            f"{what} {os.fspath(path)} is {kind(mode)}, not a regular file; ortpool reads "
-            "only regular files"
-        )
+        raise OrtpoolError(f"{what} {os.fspath(path)} is {kind(mode)}, not a regular file; ortpool "
+                           "reads only regular files")
 
 
 def problem(model: onnx.ModelProto) -> str | None:
@@ -68,8 +59,7 @@ def check(model: onnx.ModelProto, label: str) -> onnx.ModelProto:
 
 
 def read(path: str | os.PathLike, *, load_external_data: bool) -> onnx.ModelProto:
-    """The model at ``path``, checked; with its external data only if asked (rewriting never
-    loads weights)."""
+    """The model at ``path``, checked; with its external data only if asked."""
     path = Path(path)
     if path.is_dir():
         raise OrtpoolError(f"{path} is a directory, not a model file")

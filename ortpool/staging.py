@@ -160,10 +160,8 @@ class StagedFiles:
         if os.path.exists(path):
             mode = os.stat(path).st_mode
             if not stat.S_ISREG(mode) and not _special_allowed(path):
-                raise OrtpoolError(
-                    f"{what} {path} is {kind(mode)}; name a regular file (or /dev/null, "
-                    "/dev/stdout)"
-                )
+                raise OrtpoolError(f"{what} {path} is {kind(mode)}; name a regular file (or "
+                                   "/dev/null, /dev/stdout)")
         folder = path.parent
         if not folder.is_dir():
             state = "is not a directory" if folder.exists() else "does not exist"
@@ -175,10 +173,8 @@ class StagedFiles:
         path, root = Path(path), Path(root)
         link = through_link(path, root)
         if link is not None:
-            raise OrtpoolError(
-                f"{what} {path}: {link} is a symbolic link; files are written only inside "
-                f"{root}, never through a link"
-            )
+            raise OrtpoolError(f"{what} {path}: {link} is a symbolic link; files are written only "
+                               f"inside {root}, never through a link")
         self._check(path, what)
         if os.path.lexists(path):
             raise OrtpoolError(f"{what} {path} exists; refusing to overwrite it")
@@ -218,10 +214,8 @@ class StagedFiles:
                         folder.mkdir()
                         made.append(folder)
                 if destination.must_be_new and os.path.lexists(destination.path):
-                    raise OrtpoolError(
-                        f"{destination.what} {destination.path} appeared while writing; "
-                        "refusing to overwrite it"
-                    )
+                    raise OrtpoolError(f"{destination.what} {destination.path} appeared while "
+                                       "writing; refusing to overwrite it")
                 moved.append((destination.path, self._backup(destination)))
                 os.replace(destination.staged, destination.path)
             for stream, data in streams:
@@ -259,10 +253,8 @@ class StagedFiles:
             for folder, needer, file in (*((f, destination, other) for f in destination.missing),
                                          *((f, other, destination) for f in other.missing)):
                 if same_file(folder, file.path):
-                    raise OrtpoolError(
-                        f"{file.what} {file.path} is the folder {needer.what} {needer.path} "
-                        "needs; write to another path"
-                    )
+                    raise OrtpoolError(f"{file.what} {file.path} is the folder {needer.what} "
+                                       f"{needer.path} needs; write to another path")
         self._destinations.append(destination)
         return destination
 
@@ -274,10 +266,8 @@ class StagedFiles:
                 with signals_held():  # made and recorded, so removed on the way out
                     self._temp[key] = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=folder))
             except OSError as err:
-                raise OrtpoolError(
-                    f"{destination.what} {destination.path}: cannot write in {folder} "
-                    f"({err.strerror})"
-                ) from None
+                raise OrtpoolError(f"{destination.what} {destination.path}: cannot write in "
+                                   f"{folder} ({err.strerror})") from None
         return self._temp[key]
 
     def _stage_path(self, destination: Destination) -> Path:

@@ -233,10 +233,8 @@ def _type_functions(table: TypeTable, model: onnx.ModelProto) -> None:
         try:
             inferred = _infer(probe, data_prop=False)
         except Exception as err:
-            table.notes.append(
-                f"types inside function {function_label(function)} could not be inferred "
-                f"({_first_line(err)})"
-            )
+            table.notes.append(f"types inside function {function_label(function)} could not be "
+                               f"inferred ({_first_line(err)})")
             continue
         key: ScopeKey = ("function", position)
         _collect(table, inferred.graph, key, merge=True, untyped=False)
@@ -405,9 +403,7 @@ def _shape_functions(table: TypeTable, model: onnx.ModelProto) -> None:
             try:
                 inferred = _infer_spec_sizes(probe)
             except Exception as err:
-                table.notes.append(
-                    f"shapes inside function {function.name!r} could not be inferred "
-                    f"({type(err).__name__})"
-                )
+                table.notes.append(f"shapes inside function {function.name!r} could not be "
+                                   f"inferred ({type(err).__name__})")
                 continue
             _collect(table, inferred.graph, ("function", position), merge=True, untyped=True)

@@ -108,10 +108,8 @@ def parse_shape(text: str, key: str = "--shape") -> tuple[str, tuple[int, ...]]:
     pieces = dims.split(",") if match else []
     # ASCII digits only: str.isdigit and int() take '²' and '٣' as digits too
     if not match or not all(_DIGITS.fullmatch(p.strip()) for p in pieces):
-        raise OrtpoolError(
-            f"{_given_as(key, text)} must be NAME:D1,D2,... with integer sizes >= 0 (digits "
-            "0-9), e.g. image:1,3,224,224"
-        )
+        raise OrtpoolError(f"{_given_as(key, text)} must be NAME:D1,D2,... with integer sizes >= 0 "
+                           "(digits 0-9), e.g. image:1,3,224,224")
     return match.group("name").strip(), _checked_sizes(
         tuple(int(p) for p in pieces), _given_as(key, text)
     )
@@ -123,10 +121,8 @@ def _given_as(key: str, text: str) -> str:
 
 def _checked_sizes(sizes: tuple[int, ...], what: str) -> tuple[int, ...]:
     if math.prod(d for d in sizes if d) > MAX_ELEMENTS:  # numpy refuses the shape itself
-        raise OrtpoolError(
-            f"{what}: its sizes multiply to more than {MAX_ELEMENTS} elements (2**59), more "
-            "than any array can hold"
-        )
+        raise OrtpoolError(f"{what}: its sizes multiply to more than {MAX_ELEMENTS} elements "
+                           "(2**59), more than any array can hold")
     return sizes
 
 
@@ -136,10 +132,8 @@ def parse_shapes(items: Iterable[str], key: str = "--shape") -> dict[str, tuple[
     for item in items:
         name, dims = parse_shape(item, key)
         if name in shapes and shapes[name] != dims:
-            raise OrtpoolError(
-                f"{key} gives input {name!r} two shapes: {_dims_text(shapes[name])} and "
-                f"{_dims_text(dims)}"
-            )
+            raise OrtpoolError(f"{key} gives input {name!r} two shapes: {_dims_text(shapes[name])} "
+                               f"and {_dims_text(dims)}")
         shapes[name] = dims
     return shapes
 
@@ -228,10 +222,9 @@ def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
         members = archive.infolist()
         for info in members:
             if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-                raise OrtpoolError(
-                    f"{label}: member {info.filename!r} uses compression method "
-                    f"{info.compress_type}; numpy.savez writes stored or deflated members only"
-                )
+                raise OrtpoolError(f"{label}: member {info.filename!r} uses compression method "
+                                   f"{info.compress_type}; numpy.savez writes stored or deflated "
+                                   "members only")
             if not info.filename.endswith(".npy"):
                 raise OrtpoolError(f"{label}: member {info.filename!r} is not an .npy array")
         total = sum(info.file_size for info in members)
@@ -241,10 +234,9 @@ def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
                 shape, dtype = _npy_header(stream, label, info.filename)
             nbytes = math.prod(shape) * dtype.itemsize
             if nbytes > info.file_size:
-                raise OrtpoolError(
-                    f"{label}: member {info.filename!r} declares an array of shape {list(shape)} "
-                    f"({dtype}, {nbytes} bytes) but holds {info.file_size} bytes"
-                )
+                raise OrtpoolError(f"{label}: member {info.filename!r} declares an array of shape "
+                                   f"{list(shape)} ({dtype}, {nbytes} bytes) but holds "
+                                   f"{info.file_size} bytes")
         arrays = {}
         for info in members:
             with archive.open(info) as stream:
@@ -259,10 +251,8 @@ def _npy_header(stream: Any, label: str, member: str) -> tuple[tuple[int, ...], 
             else np.lib.format.read_array_header_2_0)
     shape, _, dtype = read(stream)
     if dtype.hasobject:
-        raise OrtpoolError(
-            f"{label}: member {member!r} holds Python objects (pickled); ortpool reads arrays "
-            "of numbers only (allow_pickle=False)"
-        )
+        raise OrtpoolError(f"{label}: member {member!r} holds Python objects (pickled); ortpool "
+                           "reads arrays of numbers only (allow_pickle=False)")
     return tuple(shape), dtype
 
 
@@ -290,10 +280,8 @@ class InputSpec:
         if isinstance(inputs, Mapping):
             return cls(parsed, _arrays_given(inputs, key), "the arrays given", style)
         if not isinstance(inputs, (str, os.PathLike)) or not os.fspath(inputs):
-            raise TypeError(
-                f"{key}={_shown(inputs)} must be a name -> array mapping or an .npz path, not "
-                f"{type(inputs).__name__}"
-            )
+            raise TypeError(f"{key}={_shown(inputs)} must be a name -> array mapping or an .npz "
+                            f"path, not {type(inputs).__name__}")
         return cls(parsed, load_arrays(inputs, key), os.fspath(inputs), style)
 
     @property
@@ -517,16 +505,12 @@ def _check_given(
     if declared is None:
         return
     if len(given) != len(declared):
-        raise OrtpoolError(
-            f"{how} gives input {name!r} {len(given)} dims {_dims_text(given)}; the model "
-            f"declares rank {len(declared)} {_declared_text(declared)}"
-        )
+        raise OrtpoolError(f"{how} gives input {name!r} {len(given)} dims {_dims_text(given)}; the "
+                           f"model declares rank {len(declared)} {_declared_text(declared)}")
     for axis, (dim, size) in enumerate(zip(declared, given, strict=True)):
         if isinstance(dim, int) and dim != size:
-            raise OrtpoolError(
-                f"{how} gives input {name!r} size {size} on axis {axis}; the model fixes it at "
-                f"{dim} {_declared_text(declared)}"
-            )
+            raise OrtpoolError(f"{how} gives input {name!r} size {size} on axis {axis}; the model "
+                               f"fixes it at {dim} {_declared_text(declared)}")
 
 
 def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0) -> ResolvedInputs:
@@ -621,10 +605,8 @@ def _given(spec: InputSpec, names: list[str], declared: dict[str, list[Declared]
     for name, array in spec.arrays.items():
         elem = elems[name]
         if elem is not None and array.dtype != dtypes.NUMPY[elem]:
-            raise OrtpoolError(
-                f"{arrays} array {name!r} is {array.dtype}; the model's input {name!r} is "
-                f"{elem} ({dtypes.NUMPY[elem]})"
-            )
+            raise OrtpoolError(f"{arrays} array {name!r} is {array.dtype}; the model's input "
+                               f"{name!r} is {elem} ({dtypes.NUMPY[elem]})")
         _check_given(name, array.shape, declared[name], arrays)
         given[name] = (tuple(array.shape), arrays)
     for name, dims in spec.shapes.items():
@@ -660,12 +642,10 @@ def _require_data_inputs(model: onnx.ModelProto, spec: InputSpec) -> None:
             if spec.style == PYTHON
             else f"save the arrays with numpy.savez('in.npz', {keywords}) and pass --inputs in.npz"
         )
-        raise OrtpoolError(
-            f"{'input' if len(needed) == 1 else 'inputs'} {listed} "
-            f"{'needs' if len(needed) == 1 else 'need'} {option('inputs', spec.style)}: "
-            "generated values there (a batch index of -0.5, an index outside the output) prove "
-            f"nothing; {how}"
-        )
+        raise OrtpoolError(f"{'input' if len(needed) == 1 else 'inputs'} {listed} "
+                           f"{'needs' if len(needed) == 1 else 'need'} "
+                           f"{option('inputs', spec.style)}: generated values there (a batch index "
+                           f"of -0.5, an index outside the output) prove nothing; {how}")
 
 
 def _sizes(value: onnx.ValueInfoProto, dims: list[Declared] | None,
@@ -713,18 +693,16 @@ class _Generator:
     def values(self, value: onnx.ValueInfoProto, elem: str | None, sizes: list[int]) -> np.ndarray:
         name = value.name
         if elem is None:
-            raise OrtpoolError(
-                f"input {name!r} is not a tensor of a type ortpool generates "
-                f"({_type_text(value)}): give it with {_arrays_setting(self.style, [name])}"
-            )
+            raise OrtpoolError(f"input {name!r} is not a tensor of a type ortpool generates "
+                               f"({_type_text(value)}): give it with "
+                               f"{_arrays_setting(self.style, [name])}")
         nbytes = math.prod(sizes) * dtypes.NUMPY[elem].itemsize
         if nbytes > self.budget:
-            raise OrtpoolError(
-                f"input {name!r} of shape {_dims_text(sizes)} ({elem}) would be {nbytes} bytes of "
-                f"generated values; ortpool generates at most {MAX_GENERATED_BYTES} bytes per "
-                f"model: check {option('shape', self.style)}, or give the arrays with "
-                f"{_arrays_setting(self.style)}"
-            )
+            raise OrtpoolError(f"input {name!r} of shape {_dims_text(sizes)} ({elem}) would be "
+                               f"{nbytes} bytes of generated values; ortpool generates at most "
+                               f"{MAX_GENERATED_BYTES} bytes per model: check "
+                               f"{option('shape', self.style)}, or give the arrays with "
+                               f"{_arrays_setting(self.style)}")
         self.budget -= nbytes
         return random_tensor(self.rng, sizes, elem)
 

@@ -332,10 +332,9 @@ def _learn(
     node, scope = site.node, site.scope
     refs = [a for a in node.attribute if a.ref_attr_name]
     if refs:
-        return dataclasses.replace(site, reason=(
-            f"attribute {refs[0].name!r} refers to the function's attribute "
-            f"{refs[0].ref_attr_name!r}, whose value is only known per call"
-        ))
+        return dataclasses.replace(site, reason=(f"attribute {refs[0].name!r} refers to the "
+                                                 f"function's attribute {refs[0].ref_attr_name!r}, "
+                                                 "whose value is only known per call"))
     spec = resolve_version(node, scope.opset if scope else None) if pinned is None else (
         versions.get(node.op_type, pinned)
     )
@@ -348,10 +347,8 @@ def _learn(
     )
     elem_code = x_type.elem_type if x_type is not None else 0
     if elem_code < 0:  # inference's MIXED: a function called with different types
-        return dataclasses.replace(site, reason=(
-            f"input {node.input[0]!r} has different element types at different calls of the "
-            "function"
-        ))
+        return dataclasses.replace(site, reason=(f"input {node.input[0]!r} has different element "
+                                                 "types at different calls of the function"))
     if elem_code not in dtypes.NAME_OF_CODE:
         return dataclasses.replace(
             site, reason=f"the element type of input {node.input[0]!r} could not be learned"

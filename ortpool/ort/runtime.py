@@ -26,10 +26,8 @@ EXTERNAL_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
 #: so ortpool requires none).
 BUILDS = ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
           "onnxruntime-qnn", "onnxruntime-training")
-INSTALL_HINT = (
-    "no onnxruntime installed: pip install onnxruntime (or one build of onnxruntime-gpu, "
-    "onnxruntime-openvino, onnxruntime-directml, ...)"
-)
+INSTALL_HINT = ("no onnxruntime installed: pip install onnxruntime (or one build of "
+                "onnxruntime-gpu, onnxruntime-openvino, onnxruntime-directml, ...)")
 
 
 def require() -> None:
@@ -46,11 +44,10 @@ def require() -> None:
 
         onnxruntime.InferenceSession  # noqa: B018 (a half-removed build imports as a namespace)
     except (ImportError, AttributeError) as err:
-        raise OrtpoolError(
-            f"onnxruntime does not import ({type(err).__name__}: {err}); builds installed over "
-            "each other leave it broken: pip uninstall every onnxruntime* distribution, then "
-            "install one (pip install onnxruntime, or onnxruntime-gpu, -openvino, ...)"
-        ) from None
+        raise OrtpoolError(f"onnxruntime does not import ({type(err).__name__}: {err}); builds "
+                           "installed over each other leave it broken: pip uninstall every "
+                           "onnxruntime* distribution, then install one (pip install onnxruntime, "
+                           "or onnxruntime-gpu, -openvino, ...)") from None
 
 
 @functools.cache

@@ -121,21 +121,18 @@ class RuntimeSpec:
             if count < 0:
                 raise OrtpoolError(f"{label(key)}={count} must be >= 0")
             if count > most:
-                raise OrtpoolError(
-                    f"{label(key)}={count} must be at most {most} (4 per CPU of this "
-                    "machine: more threads only take turns on the cores, and each costs a stack)"
-                )
+                raise OrtpoolError(f"{label(key)}={count} must be at most {most} (4 per CPU of "
+                                   "this machine: more threads only take turns on the cores, and "
+                                   "each costs a stack)")
         available = ort.get_available_providers()
         build = runtime.build()
         for provider in self.providers:
             if provider.name not in available:
-                raise OrtpoolError(
-                    f"{label('providers')}: {provider.name} is not available in this onnxruntime "
-                    f"({build['distribution']} {build['version']}; available: "
-                    f"{', '.join(available)}); every build installs the same module, so "
-                    "another provider needs its own build (e.g. onnxruntime-gpu, "
-                    "onnxruntime-openvino) in place of this one"
-                )
+                raise OrtpoolError(f"{label('providers')}: {provider.name} is not available in "
+                                   f"this onnxruntime ({build['distribution']} {build['version']}; "
+                                   f"available: {', '.join(available)}); every build installs the "
+                                   "same module, so another provider needs its own build (e.g. "
+                                   "onnxruntime-gpu, onnxruntime-openvino) in place of this one")
         return self
 
     def session_options(self, level: str | None = None, threads: int | None = None,

@@ -78,10 +78,8 @@ def check_node(node: onnx.NodeProto) -> None:
         attr = declared.get(attr_name)
         want = onnx.AttributeProto.INT if attr_spec.kind == "int" else onnx.AttributeProto.STRING
         if attr is None:
-            raise OrtpoolError(
-                f"attribute {attr_name!r} is missing; an ortpool node carries every attribute "
-                f"of its version ({', '.join(spec.attrs)})", **where,
-            )
+            raise OrtpoolError(f"attribute {attr_name!r} is missing; an ortpool node carries every "
+                               f"attribute of its version ({', '.join(spec.attrs)})", **where)
         if attr.type != want:
             kind = "an int" if want == onnx.AttributeProto.INT else "a string"
             raise OrtpoolError(f"attribute {attr_name!r} must be {kind} in the ortpool encoding, "
@@ -92,10 +90,8 @@ def check_node(node: onnx.NodeProto) -> None:
         raise err.located(**where) from None
     expected = (op_type.n_inputs, op_type.n_outputs)
     if (len(node.input), len(node.output)) != expected:
-        raise OrtpoolError(
-            f"{node.op_type} takes {expected[0]} inputs and {expected[1]} outputs, the node has "
-            f"{len(node.input)} and {len(node.output)}", **where,
-        )
+        raise OrtpoolError(f"{node.op_type} takes {expected[0]} inputs and {expected[1]} outputs, "
+                           f"the node has {len(node.input)} and {len(node.output)}", **where)
 
 
 def check_nodes(model: onnx.ModelProto) -> None:
@@ -107,10 +103,8 @@ def _structure(model: Any) -> onnx.ModelProto:
     """The model's structure (weights not loaded); what is no ONNX model is one line naming it."""
     shown = repr(model) if len(repr(model)) <= 60 else repr(model)[:57] + "..."
     if not isinstance(model, (str, os.PathLike, bytes, onnx.ModelProto)):
-        raise TypeError(
-            f"model={shown} must be a path, the model's bytes or an onnx.ModelProto, not "
-            f"{type(model).__name__}"
-        )
+        raise TypeError(f"model={shown} must be a path, the model's bytes or an onnx.ModelProto, "
+                        f"not {type(model).__name__}")
     what = "model" if isinstance(model, onnx.ModelProto) else f"model={shown}"
     try:
         proto = load_structure(model)
@@ -135,14 +129,13 @@ def check_model(model: str | os.PathLike | bytes | onnx.ModelProto) -> None:
     check_nodes(proto)
     pending = branch_outputs.pending(proto)
     if pending:
-        raise OrtpoolError(
-            f"subgraph output {pending[0].name!r} is written by an ortpool op and declares the "
-            "static shape "
-            f"{[d.dim_value for d in pending[0].type.tensor_type.shape.dim]}: onnxruntime "
-            "allocates it ahead, and an op output of another shape (a wrong declaration, a "
-            "failed op) ends a plain session's process; run the model through "
-            "ortpool.InferenceSession, or 'ortpool rewrite' it (that makes those dims symbolic)"
-        )
+        raise OrtpoolError(f"subgraph output {pending[0].name!r} is written by an ortpool op and "
+                           "declares the static shape "
+                           f"{[d.dim_value for d in pending[0].type.tensor_type.shape.dim]}: "
+                           "onnxruntime allocates it ahead, and an op output of another shape (a "
+                           "wrong declaration, a failed op) ends a plain session's process; run "
+                           "the model through ortpool.InferenceSession, or 'ortpool rewrite' it "
+                           "(that makes those dims symbolic)")
 
 
 #: Held by the run of a session in ORT_PARALLEL mode (see InferenceSession.__init__).
@@ -166,12 +159,11 @@ def _half_precision_refusal(message: str) -> OrtpoolError | None:
         spec = optypes.parse(op_type_name).spec
     except ValueError:
         return None
-    return OrtpoolError(
-        f"{op_type_name} cannot take {tensor_type} for {tensor!r}: it carries only "
-        f"{', '.join(optypes.parse(op_type_name).dtypes)}; a Python op cannot take float16 "
-        "or bfloat16, so wrap it in Cast to float32 and back (ortpool rewrite does this)",
-        node=node or "<unnamed>", op=spec.op, version=spec.version,
-    )
+    return OrtpoolError(f"{op_type_name} cannot take {tensor_type} for {tensor!r}: it carries only "
+                        f"{', '.join(optypes.parse(op_type_name).dtypes)}; a Python op cannot take "
+                        "float16 or bfloat16, so wrap it in Cast to float32 and back (ortpool "
+                        "rewrite does this)",
+                        node=node or "<unnamed>", op=spec.op, version=spec.version)
 
 
 def _providers(

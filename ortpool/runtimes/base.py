@@ -130,8 +130,7 @@ class Runtime(abc.ABC):
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and all(
-            getattr(self, k) == getattr(other, k) for k in self.OPTIONS
-        )
+            getattr(self, k) == getattr(other, k) for k in self.OPTIONS)
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, *(getattr(self, k) for k in self.OPTIONS)))
@@ -157,17 +156,12 @@ class Signature:
 
 
 def _port(value: onnx.ValueInfoProto) -> Port:
-    kind = value.type.WhichOneof("value")
-    if kind != "tensor_type":
+    if value.type.WhichOneof("value") != "tensor_type":
         return Port(value.name, "", None)
     tensor = value.type.tensor_type
-    dtype = dtypes.NAME_OF_CODE.get(tensor.elem_type, "")
-    if not tensor.HasField("shape"):
-        return Port(value.name, dtype, None)
-    dims = tuple(
-        d.dim_value if d.WhichOneof("value") == "dim_value" else None for d in tensor.shape.dim
-    )
-    return Port(value.name, dtype, dims)
+    dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
+    return Port(value.name, dtypes.NAME_OF_CODE.get(tensor.elem_type, ""),
+                dims if tensor.HasField("shape") else None)
 
 
 def signature(model: bytes | onnx.ModelProto, runtime: str) -> Signature:
@@ -217,18 +211,12 @@ def check_feeds(sig: Signature, feeds: Mapping[str, Any], runtime: str) -> dict[
             except ValueError:
                 given = str(array.dtype)
             if given != port.dtype:
-                raise TypeError(
-                    f"{runtime}: input {port.name!r} is {given} where the model declares "
-                    f"{port.dtype}"
-                )
-        if port.dims is not None and (
-            len(port.dims) != array.ndim
-            or any(d is not None and d != n for d, n in zip(port.dims, array.shape, strict=True))
-        ):
-            raise ValueError(
-                f"{runtime}: input {port.name!r} has shape {_dims_text(array.shape)} where the "
-                f"model declares {_dims_text(port.dims)}"
-            )
+                raise TypeError(f"{runtime}: input {port.name!r} is {given} where the model "
+                                f"declares {port.dtype}")
+        if port.dims is not None and (len(port.dims) != array.ndim or any(
+                d is not None and d != n for d, n in zip(port.dims, array.shape, strict=True))):
+            raise ValueError(f"{runtime}: input {port.name!r} has shape {_dims_text(array.shape)} "
+                             f"where the model declares {_dims_text(port.dims)}")
         arrays[port.name] = array
     return arrays
 
@@ -237,22 +225,13 @@ def check_outputs(sig: Signature, outputs: Sequence[np.ndarray], runtime: str) -
     """The outputs, one per declared output in its declared type, else :data:`RUN_FAILED` (not
     cast: that would hide what the runtime did)."""
     if len(outputs) != len(sig.outputs):
-        raise RuntimeFailure(
-            RUN_FAILED,
-            f"{len(outputs)} outputs came back where the model declares {len(sig.outputs)}",
-            runtime,
-        )
-    settled = []
-    for port, value in zip(sig.outputs, outputs, strict=True):
-        array = np.asarray(value)
+        raise RuntimeFailure(RUN_FAILED, f"{len(outputs)} outputs came back where the model "
+                             f"declares {len(sig.outputs)}", runtime)
+    settled = [np.asarray(value) for value in outputs]
+    for port, array in zip(sig.outputs, settled, strict=True):
         if port.dtype and dtypes.NUMPY[port.dtype] != array.dtype:
-            raise RuntimeFailure(
-                RUN_FAILED,
-                f"output {port.name!r} came back as {array.dtype} where the model declares "
-                f"{port.dtype}",
-                runtime,
-            )
-        settled.append(array)
+            raise RuntimeFailure(RUN_FAILED, f"output {port.name!r} came back as {array.dtype} "
+                                 f"where the model declares {port.dtype}", runtime)
     return settled
 
 
@@ -373,9 +352,8 @@ def last_words(text: str) -> str:
             head = f"panicked at {where.group('where')}" if where else line
             return one_line(f"{head}: {said}" if said else head, 300)
     for line in reversed(lines):
-        if (line
-            and not line.startswith(("note:", "stack backtrace", "at "))
-            and not re.match(r"^\d+:", line)):
+        if line and not line.startswith(("note:", "stack backtrace", "at ")) and not re.match(
+                r"^\d+:", line):
             return one_line(line, 300)
     return ""
 
@@ -393,12 +371,10 @@ class Worker:
         if not isinstance(runtime, Runtime):
             raise TypeError(f"Worker needs a Runtime, not {type(runtime).__name__}")
         for label, value in (("timeout", timeout), ("startup", startup)):
-            if (isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not 0 < value < math.inf):
-                raise ValueError(
-                    f"{runtime.name} worker: {label}={value!r} is not a positive number of seconds"
-                )
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if not number or not 0 < value < math.inf:
+                raise ValueError(f"{runtime.name} worker: {label}={value!r} is not a positive "
+                                 "number of seconds")
         self.runtime = runtime
         self.timeout = float(timeout)
         self.startup = float(startup)
