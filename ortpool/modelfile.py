@@ -50,14 +50,6 @@ def problem(model: onnx.ModelProto) -> str | None:
     return None
 
 
-def check(model: onnx.ModelProto, label: str) -> onnx.ModelProto:
-    """``model``, or an :class:`OrtpoolError` saying why ``label`` is not an ONNX model."""
-    reason = problem(model)
-    if reason is not None:
-        raise OrtpoolError(f"{label} is not an ONNX model: {reason}")
-    return model
-
-
 def read(path: str | os.PathLike, *, load_external_data: bool) -> onnx.ModelProto:
     """The model at ``path``, checked; with its external data only if asked."""
     path = Path(path)
@@ -71,7 +63,9 @@ def read(path: str | os.PathLike, *, load_external_data: bool) -> onnx.ModelProt
     try:
         model = onnx.load(os.fspath(path), load_external_data=load_external_data)
     except Exception as err:  # protobuf's DecodeError, onnx's checks of external data, OSError
-        raise OrtpoolError(
-            f"{path} is not a readable ONNX model ({type(err).__name__}: {err})"
-        ) from None
-    return check(model, str(path))
+        raise OrtpoolError(f"{path} is not a readable ONNX model ({type(err).__name__}: "
+                           f"{err})") from None
+    reason = problem(model)
+    if reason is not None:
+        raise OrtpoolError(f"{path} is not an ONNX model: {reason}")
+    return model

@@ -58,9 +58,7 @@ _run_ids = itertools.count()
 def _strip(err: BaseException) -> BaseException:
     """``err`` without its traceback and chained exceptions, whose frames hold the op's inputs
     (+71 MiB per 1,000 failing runs)."""
-    err.__traceback__ = None
-    err.__context__ = None
-    err.__cause__ = None
+    err.__traceback__ = err.__context__ = err.__cause__ = None
     return err
 
 
@@ -69,21 +67,21 @@ def record(op_type: str, attributes: dict[str, Any], input_shapes: list[tuple[in
     """Keep a trapped failure for its run; log it if no run will raise it."""
     thread = threading.get_ident()
     with _lock:
-        failure = OpFailure(
-            op_type, dict(attributes), input_shapes, _strip(error), thread, next(_seq)
-        )
+        failure = OpFailure(op_type, dict(attributes), input_shapes, _strip(error), thread,
+                            next(_seq))
         _kept.append(failure)
-        raised = _will_be_raised(failure)
+        raised = any(r.thread == thread for r in _runs.values()) or any(
+            r.matches(failure) for r in _runs.values())
     if not raised:
         log.error("%s failed: %s", op_type, error)
     return failure
 
 
-def _will_be_raised(failure: OpFailure) -> bool:
-    callers = {run.thread for run in _runs.values()}
-    if failure.thread in callers:
-        return True
-    return any(run.matches(failure) for run in _runs.values())
+def _take(mine: list[OpFailure]) -> list[OpFailure]:
+    """``mine`` removed from the record (the lock held)."""
+    for failure in mine:
+        _kept.remove(failure)
+    return mine
 
 
 @dataclasses.dataclass
@@ -97,14 +95,8 @@ class RunScope:
         """The failures of this run so far, oldest first, removed from the record."""
         with _lock:
             callers = {r.thread for i, r in _runs.items() if i != self.run_id}
-            mine = [f for f in _kept
-                    if f.seq >= self.run.start and (
-                        f.thread == self.run.thread
-                        or (f.thread not in callers and self.run.matches(f))
-                    )]
-            for failure in mine:
-                _kept.remove(failure)
-        return mine
+            return _take([f for f in _kept if f.seq >= self.run.start and (
+                f.thread == self.run.thread or (f.thread not in callers and self.run.matches(f)))])
 
 
 @contextlib.contextmanager
@@ -131,10 +123,7 @@ def take_thread() -> list[OpFailure]:
     """The kept failures recorded on this thread, oldest first; removes them."""
     thread = threading.get_ident()
     with _lock:
-        mine = [f for f in _kept if f.thread == thread]
-        for failure in mine:
-            _kept.remove(failure)
-    return mine
+        return _take([f for f in _kept if f.thread == thread])
 
 
 def clear() -> None:

@@ -37,20 +37,11 @@ log = logging.getLogger("ortpool")
 
 #: numpy dtype of each onnxruntime-extensions type code (a placeholder's element size must be the
 #: declared one, or onnxruntime-extensions throws).
-DT_NUMPY: dict[int, np.dtype] = {PyCustomOpDef.dt_float: np.dtype(np.float32),
-                                 PyCustomOpDef.dt_double: np.dtype(np.float64),
-                                 PyCustomOpDef.dt_float16: np.dtype(np.float16),
-                                 PyCustomOpDef.dt_int8: np.dtype(np.int8),
-                                 PyCustomOpDef.dt_uint8: np.dtype(np.uint8),
-                                 PyCustomOpDef.dt_int16: np.dtype(np.int16),
-                                 PyCustomOpDef.dt_uint16: np.dtype(np.uint16),
-                                 PyCustomOpDef.dt_int32: np.dtype(np.int32),
-                                 PyCustomOpDef.dt_uint32: np.dtype(np.uint32),
-                                 PyCustomOpDef.dt_int64: np.dtype(np.int64),
-                                 PyCustomOpDef.dt_uint64: np.dtype(np.uint64),
-                                 PyCustomOpDef.dt_bool: np.dtype(np.bool_),
-                                 PyCustomOpDef.dt_complex64: np.dtype(np.complex64),
-                                 PyCustomOpDef.dt_complex128: np.dtype(np.complex128)}
+DT_NUMPY: dict[int, np.dtype] = {
+    getattr(PyCustomOpDef, f"dt_{name}"): np.dtype({"float": "float32", "double": "float64"}.get(
+        name, name))
+    for name in ("float", "double", "float16", "int8", "uint8", "int16", "uint16", "int32",
+                 "uint32", "int64", "uint64", "bool", "complex64", "complex128")}
 #: One empty array per dtype, made at import: the last answer of a failure needs no allocation.
 _EMPTY: dict[np.dtype, np.ndarray] = {dt: np.zeros((0,), dt) for dt in DT_NUMPY.values()}
 _EMPTY_STRINGS: list[str] = []

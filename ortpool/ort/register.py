@@ -19,27 +19,18 @@ from ortpool.kernels.shapes import output_shape
 from ortpool.optypes import OUTPUT_SHAPE, OpType
 from ortpool.ort import hook
 
-DT_CODE = {"float": PyCustomOpDef.dt_float, "double": PyCustomOpDef.dt_double,
-           "int8": PyCustomOpDef.dt_int8, "uint8": PyCustomOpDef.dt_uint8,
-           "int64": PyCustomOpDef.dt_int64}
-_ATTR_CODE = {
-    "ints": PyCustomOpDef.dt_string,
-    "string": PyCustomOpDef.dt_string,
-    # Floats travel as repr() strings: onnxruntime-extensions would print them with 6 digits.
-    "float": PyCustomOpDef.dt_string,
-    "int": PyCustomOpDef.dt_int64,
-}
+DT_CODE = {name: getattr(PyCustomOpDef, f"dt_{name}") for name in (
+    "float", "double", "int8", "uint8", "int64")}
+#: Floats travel as repr() strings: onnxruntime-extensions would print them with 6 digits.
+_ATTR_CODE = {"ints": PyCustomOpDef.dt_string, "string": PyCustomOpDef.dt_string,
+              "float": PyCustomOpDef.dt_string, "int": PyCustomOpDef.dt_int64}
 _lock = threading.Lock()
 
 
-def _body(op_type: OpType):
+def _body(op_type: OpType) -> hook.Body:
     """The kernel call of one op type: (inputs, attributes) -> outputs."""
-    op, version, n_outputs = op_type.spec.op, op_type.spec.version, op_type.n_outputs
-
-    def body(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[np.ndarray, ...]:
-        return kernels.run_op(op, version, feed, attrs, n_outputs)
-
-    return body
+    spec, n_outputs = op_type.spec, op_type.n_outputs
+    return lambda feed, attrs: kernels.run_op(spec.op, spec.version, feed, attrs, n_outputs)
 
 
 #: Output shapes computed, per (op type, input shapes, attributes, output_shape values): the hook
@@ -55,16 +46,12 @@ def _shape(op_type: OpType) -> hook.Shape:
 
     def shape(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[int, ...]:
         given = feed[2] if with_shape else None
-        key: tuple | None = None
         # the attribute names are in the key: a direct caller may pass them in another order
-        if given is None:
-            key = (op_type.name, *[x.shape for x in feed], *attrs.items())
-        else:
+        key: tuple | None = (op_type.name, *[x.shape for x in feed], *attrs.items())
+        if given is not None:
             values = np.asarray(given).reshape(-1)
             # an output_shape of more than 64 values is refused anyway
-            if values.size <= 64:
-                key = (op_type.name, *[x.shape for x in feed], *attrs.items(), values.dtype.str,
-                       *values.tolist())
+            key = (*key, values.dtype.str, *values.tolist()) if values.size <= 64 else None
         try:
             return _SHAPES[key]
         except (KeyError, TypeError):  # TypeError: unhashable attributes
@@ -92,11 +79,7 @@ def kernel_types(op_type: OpType, dtype: str) -> tuple[list[int], list[int]]:
 
 
 def _registry() -> dict[tuple[str, str], int]:
-    registry = getattr(_ocos, "_ortpool_registered", None)
-    if registry is None:
-        registry = {}
-        _ocos._ortpool_registered = registry
-    return registry
+    return _ocos.__dict__.setdefault("_ortpool_registered", {})
 
 
 def register() -> int:
@@ -114,18 +97,11 @@ def register() -> int:
                 inputs, outputs = kernel_types(op_type, dtype)
                 opdef = onnx_op(op_type=f"{optypes.DOMAIN}::{op_type.name}", inputs=inputs,
                                 outputs=outputs, attrs=attrs)(_unreachable)
-                out_dtypes = tuple(
-                    np.dtype(np.int64) if code == PyCustomOpDef.dt_int64 else _np_dtype(dtype)
-                    for code in outputs
-                )
+                out_dtypes = tuple(hook.DT_NUMPY[code] for code in outputs)
                 registry[key] = opdef._id
                 hook.OURS[opdef._id] = (op_type.name, body, out_dtypes, _shape(op_type))
         hook.install()
         return len(registry)
-
-
-def _np_dtype(dtype: str) -> np.dtype:
-    return np.dtype({"float": np.float32, "double": np.float64}.get(dtype, dtype))
 
 
 def _unreachable(*args: Any, **kwargs: Any) -> None:

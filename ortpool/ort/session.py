@@ -156,11 +156,12 @@ def _half_precision_refusal(message: str) -> OrtpoolError | None:
         return None
     tensor_type, tensor, op_type_name, node = match.groups()
     try:
-        spec = optypes.parse(op_type_name).spec
+        op_type = optypes.parse(op_type_name)
     except ValueError:
         return None
+    spec = op_type.spec
     return OrtpoolError(f"{op_type_name} cannot take {tensor_type} for {tensor!r}: it carries only "
-                        f"{', '.join(optypes.parse(op_type_name).dtypes)}; a Python op cannot take "
+                        f"{', '.join(op_type.dtypes)}; a Python op cannot take "
                         "float16 or bfloat16, so wrap it in Cast to float32 and back (ortpool "
                         "rewrite does this)",
                         node=node or "<unnamed>", op=spec.op, version=spec.version)
