@@ -1,18 +1,13 @@
 """Writing several files as one: nothing reaches its destination until all of it is ready.
 
-Every destination is checked first (an :class:`~ortpool.errors.OrtpoolError` naming the path): not
-a file being read (same inode, or same resolved path), not another destination, not a directory,
-its folder existing (only the subfolders an external data location names below the output's
-folder are created), not a FIFO, socket or device other than ``/dev/null`` or this process's own
-stdout or stderr, and below a root reached through no symbolic link. Each file is then staged in
-a private folder *inside its destination's folder* (one filesystem: the last step is a rename) and
-moved into place with ``os.replace`` once all are complete; a failure removes the temporaries, or
-puts back what the moves replaced. A killed process can leave a ``.ortpool-*`` folder, never a
-half-written destination.
-
-A destination that is a symlink or not a regular file (``/dev/stdout``) is written through, not
-replaced (a rename would replace the link or the device node): opened before anything is moved,
-written last, as the one step that cannot be undone.
+Every destination is checked first (an :class:`~ortpool.errors.OrtpoolError` naming the path): no
+file being read, no other destination, no directory, an existing folder (only the subfolders an
+external data location names are created), no FIFO, socket or device but ``/dev/null`` and this
+process's stdout or stderr, no symbolic link below a root. Each file is staged in a private folder
+*inside its destination's folder* and renamed into place once all are complete; a failure removes
+the temporaries or puts back what was replaced (a killed process can leave a ``.ortpool-*``
+folder, never a half-written file). A symlink or device (``/dev/stdout``) is written through, not
+replaced: opened before anything moves, written last, the one step that cannot be undone.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """Declared shapes of subgraph outputs that an ortpool op produces: set aside, and put back.
 
-onnxruntime allocates an ``If`` output (and other control-flow outputs) ahead when the branch
-declares a static shape, and the node computing it must produce exactly that shape: a custom op
-is not shape-inferred, and onnxruntime-extensions throws inside the op when the shapes differ,
-ending the process (a wrong declaration, a failed op's placeholder). Views (Identity, Reshape...)
-of an ortpool op's output count too. So such a declaration's sizes are kept in the output's
-``metadata_props`` (:data:`KEY`, ``"1,64,56,56"``) and its dims made symbolic (``"Y:0"``...; Scan
-needs the rank); :func:`put_back` restores it once no ortpool op writes the value.
+onnxruntime allocates a control-flow output ahead when the branch declares a static shape, and a
+custom op (not shape-inferred) producing another shape ends the process (a wrong declaration, a
+failed op's placeholder); views (Identity, Reshape...) of its output count too. So the sizes are
+kept in the output's ``metadata_props`` (:data:`KEY`, ``"1,64,56,56"``) and its dims made symbolic
+(``"Y:0"``...; Scan needs the rank); :func:`put_back` restores them.
 """
 
 from __future__ import annotations

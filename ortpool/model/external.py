@@ -1,13 +1,11 @@
 """Saving models whose weights live in external data files, without reading the weights.
 
-A model is loaded without its external data (:mod:`ortpool.modelfile`), so any size costs what its
-structure costs. onnxruntime refuses data paths that are absolute, contain ``..`` or resolve
-outside the model's folder, so each data file goes next to the output under the same relative
-location: cloned where the filesystem can, else copied; hard-linked with ``link_data`` (opt-in:
-onnx refuses to load data files with two links). Through :class:`ortpool.staging.StagedFiles`:
-all of them or none, never overwriting. A data file is read only when, links resolved, it is a
-regular file inside the model's folder (a model must not make ortpool copy ``~/.ssh/id_ed25519``
-next to its output: :func:`source_file`), written only inside the output's folder, never through
+onnxruntime refuses data paths that are absolute, hold ``..`` or resolve outside the model's
+folder, so each data file goes next to the output at the same relative location: cloned, copied,
+or hard-linked with ``link_data`` (opt-in: onnx refuses data files with two links), all or none
+(:class:`ortpool.staging.StagedFiles`), never overwriting. A data file is read only when, links
+resolved, it is a regular file inside the model's folder (a model must not make ortpool copy
+``~/.ssh/id_ed25519``: :func:`source_file`), and written only inside the output's, never through
 a link.
 """
 

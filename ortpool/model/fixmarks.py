@@ -1,12 +1,10 @@
 """What ``ortpool fix`` marks in the models it writes, and those marks read back.
 
-Every node a fix form inserts is named ``ortpool_fix/<role>/<node>`` with a doc string starting
-with :data:`MARK` (the pool keeps the node's name); the model's ``metadata_props`` :data:`KEY`
-holds one JSON object, node name -> ``{"form", "op": "MaxPool-12", "attributes", "inputs",
-"outputs", "nodes": [the inserted nodes]}`` (:func:`record`). ``validate`` judges each form as it
-stands against that spec instead of judging its own pools as the model's: the record says what to
-judge, never the verdict. A record that does not match the model any more is dropped with a note
-(:func:`read`).
+Every node a form inserts is named ``ortpool_fix/<role>/<node>`` with a doc string starting with
+:data:`MARK`; the model's ``metadata_props`` :data:`KEY` maps node names to ``{"form", "op",
+"attributes", "inputs", "outputs", "nodes"}`` (:func:`record`). ``validate`` judges each form as
+it stands against that spec: the record says what to judge, never the verdict. A record the model
+no longer matches is dropped with a note (:func:`read`).
 """
 
 from __future__ import annotations

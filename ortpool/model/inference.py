@@ -1,18 +1,12 @@
-"""Element types, ranks and dims of a model's values per scope, by onnx shape inference: one
-:class:`TypeTable` for ``ortpool rewrite`` (:func:`learn_types`) and ``ortpool fix``
-(:func:`learn_shapes`). Inference runs on a light copy (large initializers reduced to type and
-dims) and is only read: nothing inferred is written into a model.
+"""Element types, ranks and dims of a model's values per scope, by onnx shape inference on a
+light copy (large initializers reduced to type and dims; nothing inferred is written back): one
+:class:`TypeTable` for ``rewrite`` (:func:`learn_types`) and ``fix`` (:func:`learn_shapes`).
 
-onnx does not type local functions, so a body is inferred per call (a probe model, inputs typed
-as at the call) and the calls merged: different element types make a value :data:`MIXED` (one
-rewritten body cannot serve them all), differing sizes unknown. :func:`learn_types` follows calls
-from function to function; :func:`learn_shapes` infers with data propagation, from the graphs'
-calls only, and a value declared without a type is unknown there.
-
-onnx sizes a pool's output as onnxruntime does, not always as the spec (VALID with ceil_mode,
-the ceil drop rule before version 22), and a fixed model computes the spec's sizes: so for
-:func:`learn_shapes` such a pool is cut out (a ``ConstantOfShape`` of the spec's size in its
-place) and inference runs again, sizing the nodes downstream as the fixed model will.
+onnx does not type local functions: a body is inferred per call (inputs typed as at the call) and
+the calls merged (different element types make a value :data:`MIXED`, differing sizes unknown).
+onnx sizes a pool's output as onnxruntime does, not always as the spec (VALID with ceil_mode, the
+ceil drop rule before version 22): :func:`learn_shapes` cuts such a pool out (a ConstantOfShape of
+the spec's size) and infers again, sizing the nodes downstream as the fixed model will.
 """
 
 from __future__ import annotations

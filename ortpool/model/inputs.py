@@ -2,17 +2,13 @@
 :func:`resolve` turns what the user gives (:class:`InputSpec`: ``--shape``, ``--inputs``, a seed)
 and the declared inputs into one array per input (:class:`ResolvedInputs`).
 
-- A static size is kept (another one given is refused); ``0`` is static.
-- An open dim (a symbol, ``-1``, no value) takes the size ``--shape`` gives, else the size of the
-  array ``--inputs`` gives, else the size its symbol has on another input, else the default
-  (:data:`DEFAULT_BATCH` on axis 0, :data:`DEFAULT_SIZE` elsewhere); each is listed with its size
-  and source. A symbol given different sizes on different axes keeps each (onnxruntime checks
-  static dims only: a converter's one symbol for "unknown", e.g. an OCR model's ``[N, 3, ?, ?]``
-  run at 48x192).
-- Inputs given no array are generated: seeded quarter steps (exact sums, ties), small integers.
-- An input a pooling node reads as data (MaxRoiPool's rois, MaxUnpool's indices and
-  ``output_shape``, or an integer input they are computed from) must come from ``--inputs``
-  (:func:`data_inputs`): random values there prove nothing.
+A static size is kept (``0`` too). An open dim (a symbol, ``-1``, no value) takes the size
+``--shape`` gives, else the ``--inputs`` array's, else its symbol's on another input, else the
+default (:data:`DEFAULT_BATCH` on axis 0, :data:`DEFAULT_SIZE` elsewhere), each listed with its
+source; a symbol given different sizes on different axes keeps each (onnxruntime checks static
+dims only). Inputs given no array are generated (seeded quarter steps, small integers), but for
+one a pooling node reads as data (rois, MaxUnpool's indices and ``output_shape``, or an integer
+input they are computed from): random values there prove nothing (:func:`data_inputs`).
 """
 
 from __future__ import annotations
@@ -93,9 +89,6 @@ def _arrays_setting(style: str, names: Sequence[str] = ()) -> str:
     if style == PYTHON:
         return "inputs={" + ", ".join(f"{n!r}: array" for n in names or ["NAME"]) + "}"
     return "--inputs FILE.npz"
-
-
-# --- what the user gives ------------------------------------------------------------------------
 
 
 def parse_shape(text: str, key: str = "--shape") -> tuple[str, tuple[int, ...]]:
@@ -296,9 +289,6 @@ class InputSpec:
                          self.style)
 
 
-# --- the model's side -------------------------------------------------------------------------
-
-
 def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     """Graph inputs that are not initializers (old IR lists both): those a caller feeds."""
     initialized = {init.name for init in model.graph.initializer}
@@ -315,14 +305,10 @@ def declared_dims(value: onnx.ValueInfoProto) -> list[Declared] | None:
     return None if dims is None else list(dims)
 
 
-def _declared_text(dims: Sequence[Declared] | None) -> str:
+def _dims_text(dims: Sequence[Declared] | None) -> str:
     if dims is None:
         return "unknown rank"
     return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
-
-
-def _dims_text(dims: Sequence[int]) -> str:
-    return "[" + ",".join(map(str, dims)) + "]"
 
 
 def _reads(node: onnx.NodeProto) -> list[str]:
@@ -372,9 +358,6 @@ def data_inputs(model: onnx.ModelProto) -> dict[str, str]:
             passes = direct and is_standard(node) and node.op_type in PASS_THROUGH
             todo += [(read, passes) for read in _reads(node)]
     return found
-
-
-# --- the resolution -----------------------------------------------------------------------------
 
 
 @dataclasses.dataclass(frozen=True)
@@ -506,11 +489,11 @@ def _check_given(
         return
     if len(given) != len(declared):
         raise OrtpoolError(f"{how} gives input {name!r} {len(given)} dims {_dims_text(given)}; the "
-                           f"model declares rank {len(declared)} {_declared_text(declared)}")
+                           f"model declares rank {len(declared)} {_dims_text(declared)}")
     for axis, (dim, size) in enumerate(zip(declared, given, strict=True)):
         if isinstance(dim, int) and dim != size:
             raise OrtpoolError(f"{how} gives input {name!r} size {size} on axis {axis}; the model "
-                               f"fixes it at {dim} {_declared_text(declared)}")
+                               f"fixes it at {dim} {_dims_text(declared)}")
 
 
 def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0) -> ResolvedInputs:

@@ -120,30 +120,25 @@ def graph_scopes(graph: onnx.GraphProto, key: ScopeKey, location: str, imports: 
                  parent: Scope | None,
                  function: onnx.FunctionProto | None = None) -> Iterator[Scope]:
     """``graph``'s own scope, then every subgraph's, depth first, in node order."""
-    scope = Scope(key, location, graph.node, imports, parent, function, graph)
+    return _below(Scope(key, location, graph.node, imports, parent, function, graph))
+
+
+def _below(scope: Scope) -> Iterator[Scope]:
     yield scope
-    yield from _nested(scope, graph.node, key, location, imports, function)
-
-
-def _nested(scope: Scope, nodes: Any, key: ScopeKey, location: str, imports: Any,
-            function: onnx.FunctionProto | None) -> Iterator[Scope]:
-    for index, node in enumerate(nodes):
+    for index, node in enumerate(scope.nodes):
         for attr_name, position, sub in subgraphs(node):
             suffix = attr_name if position is None else f"{attr_name}[{position}]"
-            yield from graph_scopes(sub, (*key, index, attr_name, position),
-                                    f"{location} > {node_label(node)}.{suffix}", imports, scope,
-                                    function)
+            yield from _below(Scope((*scope.key, index, attr_name, position),
+                                    f"{scope.location} > {node_label(node)}.{suffix}", sub.node,
+                                    scope.imports, scope, scope.function, sub))
 
 
 def model_scopes(model: onnx.ModelProto) -> list[Scope]:
     """Every scope of ``model``: the main graph and its subgraphs, then each local function."""
     scopes = list(graph_scopes(model.graph, ("graph",), "main graph", model.opset_import, None))
-    for index, function in enumerate(model.functions):
-        key: ScopeKey = ("function", index)
-        location = f"function {function_label(function)}"
-        top = Scope(key, location, function.node, function.opset_import, None, function, function)
-        scopes.append(top)
-        scopes.extend(_nested(top, function.node, key, location, function.opset_import, function))
+    for index, f in enumerate(model.functions):
+        scopes += _below(Scope(("function", index), f"function {function_label(f)}", f.node,
+                               f.opset_import, None, f, f))
     return scopes
 
 

@@ -1,12 +1,9 @@
 """A pooling node described once: :class:`Site`, found in every scope by :func:`find_sites`.
 
-A *site* is one standard pooling node where it lives (any graph, subgraph or local function) or
-one ortpool builds alone (:meth:`Site.alone`): its spec version (from the governing opset), its
-attributes checked and parsed once (:func:`check_node`: errors name the node, the version and the
-attribute), X's element type and dims, which outputs are read, and its constant inputs.
-``validate``, ``fix``, ``rewrite``, ``bench`` and ``conformance`` all take it; :mod:`ortpool.check`
-judges it. Indices are *read* when a node or a graph output reads them (:func:`read_values`): a
-difference nobody reads is none.
+A site is a standard pooling node where it lives, or one ortpool builds alone (:meth:`Site.alone`):
+its spec version, its attributes checked and parsed once (:func:`check_node`), X's element type
+and dims, which outputs are read (Indices nobody reads differ in nothing: :func:`read_values`),
+its constant inputs. Every command takes it; :mod:`ortpool.check` judges it.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """The record of errors trapped inside Python ops, until the run that caused them claims them.
 
-An op cannot fail an onnxruntime run (anything thrown inside it ends the process), so the hook
-records every error here. A run claims those recorded on its own thread during it (sequential
-execution runs a node on the calling thread) and, with ``execution_mode=ORT_PARALLEL``, those on
-threads that are no run's by nodes its model holds (matched by op type and attributes). The
-record is bounded (:data:`MAX_KEPT`) and keeps no traceback, so unclaimed failures of plain
-sessions (logged at ERROR when recorded; :func:`recent`) cost no memory; failures a run will
-raise are not logged.
+An op cannot fail a run (anything thrown ends the process), so the hook records every error. A
+run claims those recorded on its own thread, and (``ORT_PARALLEL``) those on no run's thread by
+nodes its model holds. The record is bounded (:data:`MAX_KEPT`) and keeps no traceback; unclaimed
+failures of plain sessions are logged at ERROR (:func:`recent`).
 """
 
 from __future__ import annotations

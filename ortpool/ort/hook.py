@@ -1,14 +1,11 @@
 """The invocation hook onnxruntime-extensions calls for every Python op, ours and others'.
 
-It replaces the stock hook for speed (the stock one converts every result with
-``.flatten().tolist()``, 80 ms for 3 MB; a C-contiguous ndarray of the declared dtype costs under
-0.5 ms) and for survival: an exception escaping the hook, a result onnxruntime-extensions cannot
-read and an output onnxruntime cannot allocate all call std::terminate. So an ortpool kernel's
-outputs are checked against the memory the process can still allocate, twice over (onnxruntime
-copies each), and every failure is trapped, recorded (:mod:`ortpool.ort.failures`) and answered
-with a placeholder per declared output (:func:`placeholders`), raised after the run by
-:class:`ortpool.InferenceSession`. The failure path cannot raise: at worst it answers one empty
-array per declared output.
+It replaces the stock one for speed (``.flatten().tolist()`` of every result: 80 ms for 3 MB) and
+survival: an exception escaping the hook, a result onnxruntime-extensions cannot read and an
+output onnxruntime cannot allocate all call std::terminate. So an ortpool kernel's outputs are
+checked against the memory left, twice over (onnxruntime copies each), and every failure is
+recorded (:mod:`ortpool.ort.failures`) and answered with placeholders (:func:`placeholders`),
+raised after the run by :class:`ortpool.InferenceSession`. The failure path cannot raise.
 """
 
 from __future__ import annotations

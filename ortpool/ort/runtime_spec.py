@@ -35,15 +35,10 @@ ISOLATED_LEVEL = "disable"
 MODES: dict[str, str] = {"sequential": "ORT_SEQUENTIAL", "parallel": "ORT_PARALLEL"}
 
 #: Short names a user may type for a provider (Polygraphy's ``--providers cuda``).
-SHORT_NAMES: dict[str, str] = {"cpu": CPU, "cuda": "CUDAExecutionProvider",
-                               "tensorrt": "TensorrtExecutionProvider",
-                               "trt": "TensorrtExecutionProvider",
-                               "openvino": "OpenVINOExecutionProvider",
-                               "dml": "DmlExecutionProvider", "directml": "DmlExecutionProvider",
-                               "coreml": "CoreMLExecutionProvider", "qnn": "QNNExecutionProvider",
-                               "rocm": "ROCMExecutionProvider",
-                               "migraphx": "MIGraphXExecutionProvider",
-                               "azure": "AzureExecutionProvider"}
+SHORT_NAMES: dict[str, str] = {"cpu": CPU} | {short: f"{name}ExecutionProvider" for short, name in (
+    ("cuda", "CUDA"), ("tensorrt", "Tensorrt"), ("trt", "Tensorrt"), ("openvino", "OpenVINO"),
+    ("dml", "Dml"), ("directml", "Dml"), ("coreml", "CoreML"), ("qnn", "QNN"), ("rocm", "ROCM"),
+    ("migraphx", "MIGraphX"), ("azure", "Azure"))}
 
 
 @dataclasses.dataclass(frozen=True)

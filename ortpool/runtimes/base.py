@@ -106,8 +106,7 @@ class Runtime(abc.ABC):
     def prepare(self) -> None:
         """Import the runtime's package (a worker does, before its first case's clock starts); a
         ValueError with the install hint without it."""
-        if self.available() is not None:
-            raise self.missing()
+        self._module()
 
     def failure(self, kind: str, message: str) -> RuntimeFailure:
         return RuntimeFailure(kind, message, self.name)
@@ -234,8 +233,6 @@ def check_outputs(sig: Signature, outputs: Sequence[np.ndarray], runtime: str) -
                                  f"where the model declares {port.dtype}", runtime)
     return settled
 
-
-# --- the worker ------------------------------------------------------------------------------
 
 #: seconds a fresh worker has to import its runtime (openvino: about 1.5 s) before a case's clock
 DEFAULT_STARTUP = 60.0

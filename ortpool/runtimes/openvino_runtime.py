@@ -1,12 +1,10 @@
 """OpenVINO's own runtime (the ``openvino`` package), not onnxruntime's OpenVINO provider.
 
-Measured on openvino 2026.4.1 (CPU plugin): the CPU's default precision hint is bf16 where the
-CPU has it, so f32 is asked for unless ``precision`` says otherwise, and a hint the CPU cannot
-honour silently runs f32 (:meth:`OpenVINO.describe` reports the precision in effect). bfloat16
-crosses the Python API as float16 arrays holding bfloat16 bits. The ONNX frontend raises at
-``read_model``: "No conversion rule found for operations: MaxUnpool-11" (no kernel), "Conversion
-is failed for: AveragePool-19" with the failed check (refused). A missing feed is no error to it:
-the run reads uninitialised memory (so feeds are checked first).
+Measured on openvino 2026.4.1 (CPU plugin): the CPU's default precision is bf16 where it has it,
+so f32 is asked for, and a hint the CPU cannot honour runs f32 silently (:meth:`OpenVINO.describe`
+says which). bfloat16 crosses the API as float16 arrays of bfloat16 bits. ``read_model`` raises
+"No conversion rule found" (no kernel) or "Conversion is failed for" (refused). A missing feed
+reads uninitialised memory (so feeds are checked first).
 """
 
 from __future__ import annotations
@@ -50,10 +48,7 @@ def _op_failure(text: str) -> tuple[str, str]:
         rank = re.search(r"is_rank_compatible_any_of\(data_rank, \{([\d, ]+)\}\)", detail)
         if rank:
             return NO_KERNEL, f"{op}: no implementation for this rank (takes ranks {rank.group(1)})"
-        lines = [line.strip()
-                 for line in detail.splitlines()
-                 if line.strip()
-                 and not line.strip().startswith(("While validating", "Check '", "Exception from"))]
+        lines = _lines(detail, "While validating")
         reason = lines[-1] if lines else detail
         node = re.search(r"ONNX node '<Node\((\w+)\): ([^>]*)>'", detail)
         where = f"{op} (node {node.group(2)!r})" if node else op
@@ -61,12 +56,15 @@ def _op_failure(text: str) -> tuple[str, str]:
     return REFUSED, _clean(text)
 
 
+def _lines(text: str, *skipped: str) -> list[str]:
+    """OpenVINO's message lines without its ``Exception from`` and ``Check`` ones."""
+    lines = (line.strip() for line in text.splitlines())
+    return [line for line in lines if line and not line.startswith(
+        ("Exception from", "Check '", *skipped))]
+
+
 def _clean(text: str) -> str:
-    """OpenVINO's message in one line, without its ``Exception from`` and ``Check`` lines."""
-    lines = [line.strip()
-             for line in text.splitlines()
-             if line.strip() and not line.strip().startswith(("Exception from", "Check '"))]
-    return one_line(" ".join(lines) if lines else text)
+    return one_line(" ".join(_lines(text)) or text)
 
 
 class OpenVINO(Runtime):

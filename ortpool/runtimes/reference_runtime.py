@@ -1,11 +1,9 @@
 """The onnx reference evaluator (``onnx.reference.ReferenceEvaluator``, installed with onnx).
 
-Measured on onnx 1.23.2: an op it has no implementation of raises NotImplementedError at
-construction (GlobalLpPool, MaxRoiPool), anything about the attributes raises at the run. Its
-pooling code refuses what it cannot compute with RuntimeError or ValueError from its own modules;
-an error from inside numpy or an IndexError in its loops is a failed run; "Not implemented yet
-for shape" (MaxPool of rank 6) is no kernel. It loops in Python (seconds for a [1,8,128,128]
-pool): run it in a :class:`~ortpool.runtimes.base.Worker` with a time limit.
+Measured on onnx 1.23.2: an op without an implementation raises NotImplementedError at
+construction (GlobalLpPool, MaxRoiPool); its own checks raise RuntimeError or ValueError from its
+modules (refused); anything else in a run is a failed run. It loops in Python (seconds for a
+[1,8,128,128] pool): run it in a :class:`~ortpool.runtimes.base.Worker` with a time limit.
 """
 
 from __future__ import annotations
@@ -63,6 +61,7 @@ class Reference(Runtime):
     """``onnx.reference.ReferenceEvaluator``: numpy, in Python, at the model's element types."""
 
     name = "reference"
+    PACKAGE = "onnx.reference"
 
     @classmethod
     def available(cls) -> str | None:
@@ -71,9 +70,6 @@ class Reference(Runtime):
         except ImportError:  # pragma: no cover - onnx is a dependency
             return "pip install 'onnx>=1.17'"
         return None
-
-    def prepare(self) -> None:
-        import onnx.reference  # noqa: F401
 
     def describe(self) -> dict[str, Any]:
         import onnx

@@ -1,11 +1,9 @@
 """tract (the ``tract`` package: sonos' Rust inference engine, through its C API and ctypes).
 
-Measured on tract 0.23.9: a model is read from a file only, its input facts set from the feeds
-before ``into_model()``, then ``into_runnable()`` optimizes it. No LpPool, MaxUnpool, MaxRoiPool
-('Unimplemented(LpPool)'), no bfloat16. Some inputs end the process (a Rust panic that cannot
-unwind: MaxPool with kernel_shape=[0], GlobalLpPool on a zero-size axis; a missing feed is a
-SIGSEGV): run it in a :class:`~ortpool.runtimes.base.Worker`. Its messages keep the first line and
-the first cause, no backtrace.
+Measured on tract 0.23.9: a model is read from a file, its input facts set from the feeds. No
+LpPool, MaxUnpool, MaxRoiPool, no bfloat16. Some inputs end the process (a Rust panic: MaxPool
+with kernel_shape=[0], GlobalLpPool on a zero-size axis; a missing feed is a SIGSEGV): run it in a
+:class:`~ortpool.runtimes.base.Worker`. Messages keep the first line and cause, no backtrace.
 """
 
 from __future__ import annotations
@@ -64,9 +62,6 @@ class Tract(Runtime):
 
     name = "tract"
     PACKAGE = "tract"
-
-    def prepare(self) -> None:
-        self._module()
 
     def describe(self) -> dict[str, Any]:
         tract = self._module()
