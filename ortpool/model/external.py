@@ -11,7 +11,6 @@ a link.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,29 +112,8 @@ def _same_content(a: Path, b: Path) -> bool:
                 return True
 
 
-@dataclasses.dataclass
-class _DataFile:
-    location: str
-    source: Path
-    destination: Destination | None  # None: already present next to the output
-
-
-@dataclasses.dataclass
-class DataPlan:
-    """Where each external data file of a model goes (checked, nothing written)."""
-
-    files: list[_DataFile]
-
-    def stage(self, link_data: bool) -> list[str]:
-        """Stage the link or copy of each data file; one note per file."""
-        notes = []
-        for data in self.files:
-            if data.destination is None:
-                how = "already present"
-            else:
-                how = data.destination.place(data.source, link_data)
-            notes.append(f"external data {data.location}: {how} next to the output")
-        return notes
+#: (location, source file, destination: None when already next to the output)
+DataPlan = list[tuple[str, Path, Destination | None]]
 
 
 def plan_data(model: onnx.ModelProto, source_dir: str | os.PathLike, out_dir: str | os.PathLike,
@@ -147,8 +125,8 @@ def plan_data(model: onnx.ModelProto, source_dir: str | os.PathLike, out_dir: st
     locations = external_locations(model)
     sources = {location: source_file(source_dir, location) for location in locations}
     if not locations or same_file(source_dir, out_dir):
-        return DataPlan([])
-    planned = []
+        return []
+    planned: DataPlan = []
     for location in locations:
         source, target = sources[location], out_dir / location
         link = through_link(target, out_dir)
@@ -158,14 +136,21 @@ def plan_data(model: onnx.ModelProto, source_dir: str | os.PathLike, out_dir: st
                                "through a link")
         if os.path.lexists(target):
             if target.is_file() and (same_file(source, target) or _same_content(source, target)):
-                planned.append(_DataFile(location, source, None))
+                planned.append((location, source, None))
                 continue
             raise OrtpoolError(f"{target} exists and differs from the model's external data "
                                f"{source_dir / location}; "
                                "refusing to overwrite it (choose another output directory)")
         destination = files.add_below(target, out_dir, f"external data file {location!r}")
-        planned.append(_DataFile(location, source, destination))
-    return DataPlan(planned)
+        planned.append((location, source, destination))
+    return planned
+
+
+def stage_data(plan: DataPlan, link_data: bool) -> list[str]:
+    """Stage the link or copy of each data file planned; one note per file."""
+    return [f"external data {location}: "
+            f"{'already present' if to is None else to.place(source, link_data)} next to the output"
+            for location, source, to in plan]
 
 
 def serialize(model: onnx.ModelProto) -> bytes:

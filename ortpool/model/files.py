@@ -39,7 +39,7 @@ def _stage(files: StagedFiles, output: Destination, model: onnx.ModelProto, sour
         return []
     plan = external.plan_data(model, source_dir, output.path.parent, files)
     output.write(external.serialize(model))
-    return plan.stage(link_data)
+    return external.stage_data(plan, link_data)
 
 
 class FileReport(Protocol):
