@@ -52,9 +52,8 @@ def _as_float32(value: onnx.ValueInfoProto) -> str:
     return inner
 
 
-def carry(
-    model: onnx.ModelProto, tensors: Sequence[str] = (), graph: bool = True
-) -> onnx.ModelProto:
+def carry(model: onnx.ModelProto, tensors: Sequence[str] = (),
+          graph: bool = True) -> onnx.ModelProto:
     """A copy of ``model`` whose bfloat16 graph inputs and outputs (``graph``) cross as float32
     through Casts, and whose bfloat16 ``tensors`` are also outputs, as float32; a tensor already
     crossing as float32 is output as it crosses, not cast again."""

@@ -24,7 +24,6 @@ from ortpool.attributes import attribute_values
 from ortpool.errors import OrtpoolError
 from ortpool.kernels.shapes import output_shape
 from ortpool.model.scopes import (
-    AI_ONNX,
     Scope,
     ScopeKey,
     ai_onnx_opset,
@@ -32,6 +31,7 @@ from ortpool.model.scopes import (
     function_index,
     function_label,
     graph_scopes,
+    is_pool,
     model_scopes,
     subgraphs,
 )
@@ -158,9 +158,8 @@ def _graph_values(graph: onnx.GraphProto) -> Iterator[tuple[str, ValueType]]:
         yield sparse.values.name, ValueType(sparse.values.data_type, len(dims), dims)
 
 
-def _collect(
-    table: TypeTable, graph: onnx.GraphProto, key: ScopeKey, merge: bool, untyped: bool
-) -> None:
+def _collect(table: TypeTable, graph: onnx.GraphProto, key: ScopeKey, merge: bool,
+             untyped: bool) -> None:
     """Record every value of ``graph`` and its subgraphs; ``untyped``: a value declared without
     an element type is recorded as unknown too (it hides what an outer scope knows)."""
     for name, value in _graph_values(graph):
@@ -173,9 +172,8 @@ def _collect(
 
 def _infer(model: onnx.ModelProto, data_prop: bool) -> onnx.ModelProto:
     """onnx's inference, lenient (a node it cannot type is left untyped, not an error)."""
-    return onnx.shape_inference.infer_shapes(
-        model, check_type=False, strict_mode=False, data_prop=data_prop
-    )
+    return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
+                                             data_prop=data_prop)
 
 
 def _first_line(err: Exception) -> str:
@@ -283,9 +281,8 @@ def function_probe(model: onnx.ModelProto, function: onnx.FunctionProto, signatu
     return probe
 
 
-def _bind_attributes(
-    node: onnx.NodeProto, given: dict[str, AttributeProto], defaults: dict[str, AttributeProto]
-) -> None:
+def _bind_attributes(node: onnx.NodeProto, given: dict[str, AttributeProto],
+                     defaults: dict[str, AttributeProto]) -> None:
     """Replace references to function attributes by the call's values (or the defaults)."""
     kept = []
     for attr in node.attribute:
@@ -309,25 +306,22 @@ def _bind_attributes(
 def spec_output_dims(node: onnx.NodeProto, opset: int | None, x: ValueType | None,
                      rois: ValueType | None = None) -> tuple[int, ...] | None:
     """The spec's size of a pooling node's Y for X's static dims (None when not computable)."""
-    x_dims = x.static_dims if x is not None else None
-    if x_dims is None or opset is None or any(d is None for d in x_dims):
+    dims, rois_shape = _static(x), _static(rois) if node.op_type == "MaxRoiPool" else None
+    if dims is None or opset is None or (node.op_type == "MaxRoiPool" and rois_shape is None) or (
+            node.op_type == "MaxUnpool" and len([i for i in node.input if i]) > 2):
         return None
-    dims = tuple(int(d) for d in x_dims)  # type: ignore[arg-type]
     try:
         spec = versions.resolve(node.op_type, opset)
-        if node.op_type == "MaxUnpool" and len([i for i in node.input if i]) > 2:
-            return None
-        rois_shape = None
-        if node.op_type == "MaxRoiPool":
-            rois_dims = rois.static_dims if rois is not None else None
-            if rois_dims is None or any(d is None for d in rois_dims):
-                return None
-            rois_shape = [int(d) for d in rois_dims]  # type: ignore[arg-type]
-        return output_shape(
-            spec.op, spec.version, dims, attribute_values(node.attribute), rois_shape=rois_shape
-        )
+        return output_shape(spec.op, spec.version, dims, attribute_values(node.attribute),
+                            rois_shape=rois_shape)
     except (OrtpoolError, ValueError):
         return None
+
+
+def _static(value: ValueType | None) -> tuple[int, ...] | None:
+    """``value``'s dims when every one is a static size."""
+    dims = value.static_dims if value is not None else None
+    return None if dims is None or None in dims else tuple(int(d) for d in dims)  # type: ignore
 
 
 def _cut(graph: onnx.GraphProto, inferred: onnx.GraphProto, opset: int | None,
@@ -340,7 +334,7 @@ def _cut(graph: onnx.GraphProto, inferred: onnx.GraphProto, opset: int | None,
     for index, (node, seen) in enumerate(zip(graph.node, inferred.node, strict=True)):
         for (_, _, sub), (_, _, seen_sub) in zip(subgraphs(node), subgraphs(seen), strict=True):
             changed |= _cut(sub, seen_sub, opset, known)
-        if node.domain not in AI_ONNX or node.op_type not in versions.OPERATORS:
+        if not is_pool(node):
             continue
         x = known.get(node.input[0]) if node.input else None
         rois = known.get(node.input[1]) if len(node.input) > 1 else None

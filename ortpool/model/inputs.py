@@ -103,9 +103,8 @@ def parse_shape(text: str, key: str = "--shape") -> tuple[str, tuple[int, ...]]:
     if not match or not all(_DIGITS.fullmatch(p.strip()) for p in pieces):
         raise OrtpoolError(f"{_given_as(key, text)} must be NAME:D1,D2,... with integer sizes >= 0 "
                            "(digits 0-9), e.g. image:1,3,224,224")
-    return match.group("name").strip(), _checked_sizes(
-        tuple(int(p) for p in pieces), _given_as(key, text)
-    )
+    return match.group("name").strip(), _checked_sizes(tuple(int(p) for p in pieces),
+                                                       _given_as(key, text))
 
 
 def _given_as(key: str, text: str) -> str:
@@ -481,9 +480,8 @@ def _elem(value: onnx.ValueInfoProto) -> str | None:
     return dtypes.NAME_OF_CODE.get(value.type.tensor_type.elem_type)
 
 
-def _check_given(
-    name: str, given: Sequence[int], declared: list[Declared] | None, how: str
-) -> None:
+def _check_given(name: str, given: Sequence[int], declared: list[Declared] | None,
+                 how: str) -> None:
     """A shape from ``--shape`` or an array against the declared dims: rank and static sizes."""
     if declared is None:
         return
@@ -602,9 +600,8 @@ def _given(spec: InputSpec, names: list[str], declared: dict[str, list[Declared]
     return given
 
 
-def _symbols(
-    given: dict[str, tuple[tuple[int, ...], str]], declared: dict[str, list[Declared] | None]
-) -> dict[str, tuple[int, str, str]]:
+def _symbols(given: dict[str, tuple[tuple[int, ...], str]],
+             declared: dict[str, list[Declared] | None]) -> dict[str, tuple[int, str, str]]:
     """2. Each symbol's first size given: symbol -> (size, input, source)."""
     symbols: dict[str, tuple[int, str, str]] = {}
     for name, (dims, how) in given.items():

@@ -147,8 +147,7 @@ def function_index(model: onnx.ModelProto) -> Mapping[tuple[str, str, str], int]
     return {(f.domain, f.name, f.overload): i for i, f in enumerate(model.functions)}
 
 
-def called_function(
-    node: onnx.NodeProto, functions: Mapping[tuple[str, str, str], int]
-) -> int | None:
+def called_function(node: onnx.NodeProto,
+                    functions: Mapping[tuple[str, str, str], int]) -> int | None:
     """The position of the local function ``node`` calls, if it calls one."""
     return functions.get((node.domain, node.op_type, node.overload))

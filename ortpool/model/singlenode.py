@@ -49,9 +49,8 @@ def value_info(name: str, array: np.ndarray, static: bool = True) -> onnx.ValueI
     return helper.make_tensor_value_info(name, dtypes.CODE[dtypes.name_of(array.dtype)], shape)
 
 
-def frame(
-    site: Site, example: Sequence[np.ndarray], with_indices: bool
-) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto]]:
+def frame(site: Site, example: Sequence[np.ndarray],
+          with_indices: bool) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto]]:
     """The inputs (X, I, output_shape) shaped as ``example`` and outputs (Y, Indices
     ``with_indices``) of a model of ``site`` alone."""
     inputs = [value_info(INPUT_NAMES[i], a) for i, a in enumerate(example)]

@@ -250,9 +250,8 @@ def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) ->
     if input_rank is not None and input_rank < 3:
         raise fail(f"input {inputs[0]!r} has rank {input_rank}; pooling needs N x C x D1 x ...")
     try:
-        return normalize(
-            spec, attribute_values(node.attribute), None if input_rank is None else input_rank - 2
-        )
+        return normalize(spec, attribute_values(node.attribute),
+                         None if input_rank is None else input_rank - 2)
     except OrtpoolError as err:
         raise err.located(node=name) from None
 
@@ -323,9 +322,8 @@ def find_sites(model: onnx.ModelProto, selection: Selection | None = None,
     return sites, list(table.notes)
 
 
-def _learn(
-    site: Site, model: onnx.ModelProto, table: Any, read: set[str], pinned: int | None
-) -> Site:
+def _learn(site: Site, model: onnx.ModelProto, table: Any, read: set[str],
+           pinned: int | None) -> Site:
     node, scope = site.node, site.scope
     refs = [a for a in node.attribute if a.ref_attr_name]
     if refs:

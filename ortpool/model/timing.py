@@ -60,9 +60,8 @@ def calls_for(fn: Callable[[], object], min_sample: float) -> int:
         if elapsed >= min_sample or number >= 1 << 20:
             return number
         # Aim a little past the target, at most 10x per step.
-        number = max(
-            number + 1, min(number * 10, int(number * min_sample * 1.2 / max(elapsed, 1e-9)))
-        )
+        number = max(number + 1,
+                     min(number * 10, int(number * min_sample * 1.2 / max(elapsed, 1e-9))))
 
 
 def interleaved(variants: Mapping[str, Callable[[], object]], repeat: int,

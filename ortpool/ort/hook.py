@@ -105,16 +105,14 @@ def empty(dtype: np.dtype, rank: int = 1) -> np.ndarray:
         return _EMPTY.get(dtype, _EMPTY[np.dtype(np.float32)])
 
 
-def placeholders(
-    shape: Sequence[int] | None, dtypes: Sequence[np.dtype], rank: int
-) -> list[np.ndarray]:
+def placeholders(shape: Sequence[int] | None, dtypes: Sequence[np.dtype],
+                 rank: int) -> list[np.ndarray]:
     """One placeholder per output (:func:`poisoned`); all empty when they would not fit the
     memory twice over (onnxruntime aborts when it cannot allocate its copy). Never raises."""
     dims = [_placeable(shape, dt) for dt in dtypes]
     try:
-        nbytes = sum(
-            math.prod(d) * dt.itemsize for d, dt in zip(dims, dtypes, strict=True) if d is not None
-        )
+        pairs = zip(dims, dtypes, strict=True)
+        nbytes = sum(math.prod(d) * dt.itemsize for d, dt in pairs if d is not None)
         check_memory("the placeholders", 2 * nbytes, nbytes + _arena_bytes(nbytes))
     except Exception:
         return [empty(dt, rank) for dt in dtypes]
@@ -164,9 +162,8 @@ def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, An
             return _fallback(k_id)
 
 
-def _output_shape(
-    out_shape: Shape, feed: Sequence[Any], attributes: dict[str, Any]
-) -> tuple[int, ...] | None:
+def _output_shape(out_shape: Shape, feed: Sequence[Any],
+                  attributes: dict[str, Any]) -> tuple[int, ...] | None:
     """The shape the call will produce, None without one (the kernel says why)."""
     try:
         shape = tuple(map(operator.index, out_shape(feed, attributes)))  # ints, or TypeError

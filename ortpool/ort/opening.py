@@ -37,9 +37,8 @@ def open_session(spec: RuntimeSpec, model: onnx.ModelProto | bytes | str | os.Pa
     return runtime.create(source, options, **spec.provider_arguments())
 
 
-def optimized(
-    spec: RuntimeSpec, model: onnx.ModelProto, level: str | None = None
-) -> onnx.ModelProto:
+def optimized(spec: RuntimeSpec, model: onnx.ModelProto,
+              level: str | None = None) -> onnx.ModelProto:
     """``model`` as onnxruntime's optimizer leaves it at ``level`` on ``spec``'s providers."""
     options = spec.session_options(level)
     with tempfile.TemporaryDirectory(prefix="ortpool-fix-") as folder:

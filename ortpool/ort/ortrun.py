@@ -80,9 +80,8 @@ def builtin_session(model: onnx.ModelProto | bytes, runtime: RuntimeSpec,
     :class:`OrtFailure`."""
     data = model if isinstance(model, bytes) else model.SerializeToString()
     try:
-        return open_session(
-            runtime, data, threads=threads, profile_dir=profile_dir, ortpool_ops=False
-        )
+        return open_session(runtime, data, threads=threads, profile_dir=profile_dir,
+                            ortpool_ops=False)
     except Exception as err:
         raise classify(err, "load") from None
 
@@ -120,9 +119,8 @@ def run_placed(model: onnx.ModelProto | bytes, feeds: Mapping[str, np.ndarray],
     return _worker().run(data, dict(feeds), alone, threads)
 
 
-def _placed_here(
-    data: bytes, feeds: Mapping[str, np.ndarray], runtime: RuntimeSpec, threads: int | None
-) -> tuple[list[np.ndarray], dict[str, str]]:
+def _placed_here(data: bytes, feeds: Mapping[str, np.ndarray], runtime: RuntimeSpec,
+                 threads: int | None) -> tuple[list[np.ndarray], dict[str, str]]:
     folder = runtime_spec.profile_dir()
     try:
         session = builtin_session(data, runtime, threads, profile_dir=folder)
@@ -153,9 +151,8 @@ class _Worker:
         self._conn: Connection | None = None
         self._lock = threading.Lock()
 
-    def run(
-        self, data: bytes, feeds: dict[str, np.ndarray], runtime: RuntimeSpec, threads: int | None
-    ) -> tuple[list[np.ndarray], dict[str, str]]:
+    def run(self, data: bytes, feeds: dict[str, np.ndarray], runtime: RuntimeSpec,
+            threads: int | None) -> tuple[list[np.ndarray], dict[str, str]]:
         with self._lock:
             if self._process is None or not self._process.is_alive():
                 self._process, self._conn = spawn(_serve)

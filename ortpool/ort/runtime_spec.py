@@ -140,9 +140,8 @@ class RuntimeSpec:
 
         options = ort.SessionOptions()
         options.log_severity_level = 4
-        options.graph_optimization_level = getattr(
-            ort.GraphOptimizationLevel, LEVELS[level or self.level]
-        )
+        options.graph_optimization_level = getattr(ort.GraphOptimizationLevel,
+                                                   LEVELS[level or self.level])
         options.execution_mode = getattr(ort.ExecutionMode, MODES[self.mode])
         intra = self.intra_op_threads if threads is None else threads
         inter = self.inter_op_threads if threads is None else threads

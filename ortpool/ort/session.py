@@ -167,9 +167,8 @@ def _half_precision_refusal(message: str) -> OrtpoolError | None:
                         node=node or "<unnamed>", op=spec.op, version=spec.version)
 
 
-def _providers(
-    providers: Sequence[str | tuple[str, dict]], options: Sequence[dict] | None
-) -> tuple[Provider, ...]:
+def _providers(providers: Sequence[str | tuple[str, dict]],
+               options: Sequence[dict] | None) -> tuple[Provider, ...]:
     """onnxruntime's ``providers=`` (names, or (name, options) pairs) and ``provider_options=``
     as providers; anything else a TypeError naming the item."""
     if isinstance(providers, (str, bytes)) or not isinstance(providers, Sequence):

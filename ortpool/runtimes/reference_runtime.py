@@ -129,9 +129,8 @@ class _Timed(Reference):
         return [*(np.asarray(o) for o in outputs), np.asarray(times)]
 
 
-def time_reference(
-    model: bytes, feed: dict[str, np.ndarray], limit: float, startup: float = 10.0
-) -> tuple[list[float], Any] | None:
+def time_reference(model: bytes, feed: dict[str, np.ndarray], limit: float,
+                   startup: float = 10.0) -> tuple[list[float], Any] | None:
     """The reference evaluator timed on ``model`` in a worker of its own (``bench``): its times
     (:class:`_Timed`) and outputs; no times and the evaluator's first line when it refuses the
     model; None when a call fails or does not finish within ``limit`` seconds (``startup`` more

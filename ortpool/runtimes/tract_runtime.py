@@ -126,8 +126,7 @@ class Tract(Runtime):
             try:
                 inference.set_input_fact(i, fact)
             except Exception as err:
-                raise self.failure(
-                    REFUSED, f"input {name!r} fact {fact}: {_clean(str(err))}"
-                ) from None
+                raise self.failure(REFUSED,
+                                   f"input {name!r} fact {fact}: {_clean(str(err))}") from None
             order.append(name)
         return order
