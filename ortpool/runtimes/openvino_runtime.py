@@ -21,7 +21,6 @@ from ortpool.runtimes.base import (
     REFUSED,
     RUN_FAILED,
     Runtime,
-    RuntimeFailure,
     check_feeds,
     check_outputs,
     one_line,
@@ -31,10 +30,6 @@ from ortpool.runtimes.base import (
 PRECISIONS = ("f32", "bf16", "f16")
 #: OpenVINO's devices that stand for others (not in ``Core().available_devices``)
 VIRTUAL_DEVICES = ("AUTO", "HETERO", "MULTI", "BATCH")
-
-
-def _release(version: str) -> str:
-    return version.split("-", 1)[0]
 
 
 def _op_failure(text: str) -> tuple[str, str]:
@@ -80,9 +75,8 @@ class OpenVINO(Runtime):
         if not isinstance(device, str) or not device.strip():
             raise ValueError(f"openvino: device={device!r} is not a device name (e.g. 'CPU')")
         if precision not in PRECISIONS:
-            raise ValueError(
-                f"openvino: precision={precision!r} is not one of {', '.join(PRECISIONS)}"
-            )
+            raise ValueError(f"openvino: precision={precision!r} is not one of "
+                             f"{', '.join(PRECISIONS)}")
         self.device = device.strip()
         self.precision = precision
 
@@ -121,8 +115,8 @@ class OpenVINO(Runtime):
         ov = self._module()
         self._check_device()
         core = self._core()
-        return {"runtime": self.name, "release": _release(ov.__version__), "build": ov.__version__,
-                "device": self.device,
+        return {"runtime": self.name, "release": ov.__version__.split("-", 1)[0],
+                "build": ov.__version__, "device": self.device,
                 "device_name": str(core.get_property(self.device, "FULL_DEVICE_NAME")),
                 "precision": self.precision_in_effect(), "precision_asked": self.precision}
 
@@ -149,8 +143,7 @@ class OpenVINO(Runtime):
         try:
             read = core.read_model(model=bytes(model), weights=b"")
         except Exception as err:
-            kind, message = _op_failure(str(err))
-            raise self.failure(kind, message) from None
+            raise self.failure(*_op_failure(str(err))) from None
         try:
             compiled = core.compile_model(read, self.device, self._config())
         except Exception as err:
@@ -172,9 +165,7 @@ class OpenVINO(Runtime):
         for i, declared in enumerate(sig.outputs):
             port = by_name.get(declared.name, ports[i] if i < len(ports) else None)
             if port is None:
-                raise RuntimeFailure(
-                    RUN_FAILED, f"no output {declared.name!r} in the compiled model", self.name
-                )
+                raise self.failure(RUN_FAILED, f"no output {declared.name!r} in the compiled model")
             tensor = request.get_tensor(port)
             data = np.array(tensor.data, copy=True)
             if tensor.element_type == ov.Type.bf16:

@@ -12,7 +12,7 @@ import importlib.metadata
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -84,28 +84,24 @@ class Tract(Runtime):
             path = os.path.join(folder, "model.onnx")
             with open(path, "wb") as f:
                 f.write(bytes(model))
-            try:
-                inference = tract.onnx().load(path)
-            except Exception as err:
-                raise self.failure(*classify(str(err), "load")) from None
+            inference = self._step("load", lambda: tract.onnx().load(path))
         order = self._set_facts(inference, arrays)
-        try:
-            typed = inference.into_model()
-        except Exception as err:
-            raise self.failure(*classify(str(err), "type")) from None
+        typed = self._step("type", inference.into_model)
         names = [typed.output_name(i) for i in range(typed.output_count())]
-        try:
-            runnable = typed.into_runnable()
-        except Exception as err:
-            raise self.failure(*classify(str(err), "optimize")) from None
-        try:
-            results = [r.to_numpy() for r in runnable.run([arrays[name] for name in order])]
-        except Exception as err:
-            raise self.failure(*classify(str(err), "run")) from None
+        runnable = self._step("optimize", typed.into_runnable)
+        results = self._step("run", lambda: [
+            r.to_numpy() for r in runnable.run([arrays[name] for name in order])])
         values = dict(zip(names, results, strict=False))
         if all(p.name in values for p in sig.outputs):
             results = [values[p.name] for p in sig.outputs]
         return check_outputs(sig, results, self.name)
+
+    def _step(self, stage: str, call: Callable[[], Any]) -> Any:
+        """``call()``, its error sorted by :func:`classify` at ``stage``."""
+        try:
+            return call()
+        except Exception as err:
+            raise self.failure(*classify(str(err), stage)) from None
 
     def _set_facts(self, inference: Any, arrays: dict[str, np.ndarray]) -> list[str]:
         """Each input's fact from its feed; the input names in tract's order."""
@@ -115,9 +111,8 @@ class Tract(Runtime):
             if name not in arrays:
                 # checked already: only an input with an initializer (IR 3) goes unfed, and
                 # tract reads it as a free input that the run would read from nowhere
-                raise self.failure(
-                    REFUSED, f"tract takes the initializer {name!r} as an input, and it has no feed"
-                )
+                raise self.failure(REFUSED, f"tract takes the initializer {name!r} as an input, "
+                                   "and it has no feed")
             array = arrays[name]
             kind = FACT_TYPES.get(dtypes.name_of(array.dtype))
             if kind is None:
