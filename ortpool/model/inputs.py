@@ -294,17 +294,13 @@ def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     return [value for value in model.graph.input if value.name not in initialized]
 
 
-#: A declared dim: an int size (>= 0), a symbol, or None (-1 or no value: open, unnamed)
-Declared = Dim
-
-
-def declared_dims(value: onnx.ValueInfoProto) -> list[Declared] | None:
+def declared_dims(value: onnx.ValueInfoProto) -> list[Dim] | None:
     """The input's dims (a negative size open, as onnxruntime reads it); None without a rank."""
     dims = value_type(value).dims
     return None if dims is None else list(dims)
 
 
-def _dims_text(dims: Sequence[Declared] | None) -> str:
+def _dims_text(dims: Sequence[Dim] | None) -> str:
     if dims is None:
         return "unknown rank"
     return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
@@ -480,7 +476,7 @@ def _elem(value: onnx.ValueInfoProto) -> str | None:
     return dtypes.NAME_OF_CODE.get(value.type.tensor_type.elem_type)
 
 
-def _check_given(name: str, given: Sequence[int], declared: list[Declared] | None,
+def _check_given(name: str, given: Sequence[int], declared: list[Dim] | None,
                  how: str) -> None:
     """A shape from ``--shape`` or an array against the declared dims: rank and static sizes."""
     if declared is None:
@@ -573,7 +569,7 @@ def _windowless(model: onnx.ModelProto, sizes: Mapping[str, Sequence[int]]) -> b
         return False
 
 
-def _given(spec: InputSpec, names: list[str], declared: dict[str, list[Declared] | None],
+def _given(spec: InputSpec, names: list[str], declared: dict[str, list[Dim] | None],
            elems: dict[str, str | None]) -> dict[str, tuple[tuple[int, ...], str]]:
     """1. Shapes given by --shape and the arrays, checked: input -> (shape, option)."""
     shape, arrays = option("shape", spec.style), option("inputs", spec.style)
@@ -601,7 +597,7 @@ def _given(spec: InputSpec, names: list[str], declared: dict[str, list[Declared]
 
 
 def _symbols(given: dict[str, tuple[tuple[int, ...], str]],
-             declared: dict[str, list[Declared] | None]) -> dict[str, tuple[int, str, str]]:
+             declared: dict[str, list[Dim] | None]) -> dict[str, tuple[int, str, str]]:
     """2. Each symbol's first size given: symbol -> (size, input, source)."""
     symbols: dict[str, tuple[int, str, str]] = {}
     for name, (dims, how) in given.items():
@@ -628,7 +624,7 @@ def _require_data_inputs(model: onnx.ModelProto, spec: InputSpec) -> None:
                            f"of -0.5, an index outside the output) prove nothing; {how}")
 
 
-def _sizes(value: onnx.ValueInfoProto, dims: list[Declared] | None,
+def _sizes(value: onnx.ValueInfoProto, dims: list[Dim] | None,
            given: dict[str, tuple[tuple[int, ...], str]], symbols: dict[str, tuple[int, str, str]],
            opened: list[OpenDim], style: str = CLI) -> list[int]:
     """The input's shape: given, else its declared dims, each open one sized (by its symbol, else

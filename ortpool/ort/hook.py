@@ -229,13 +229,10 @@ def _invoke_foreign(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) 
         result = opdef.body(*feed, **opdef.cast_attributes(attributes))
         outputs = result if isinstance(result, tuple) else (result,)
         res: list[Any] = [k_id]
-        for out in outputs:
-            array = np.asarray(out)
-            res.append(array.shape)
-            if array.dtype.kind in "OUS":
-                res.append(array.flatten().tolist())
-            else:
-                res.append(np.ascontiguousarray(array))
+        for array in map(np.asarray, outputs):
+            strings = array.dtype.kind in "OUS"
+            res += [array.shape,
+                    array.flatten().tolist() if strings else np.ascontiguousarray(array)]
         return tuple(res)
     except BaseException as err:
         _record_safely(opdef.op_type, attributes, feed, err)
