@@ -1,12 +1,7 @@
-"""Reading a model file, refusing anything that is not an ONNX model.
-
-Protobuf parses an empty file, and many byte strings, as a valid but empty ``ModelProto``;
-rewriting or validating one would report success on nothing (and write an empty "model"). So a
-parsed model must also have what every ONNX model has: an IR version and a graph with nodes or
-outputs. Only ``onnx`` is imported (``ortpool rewrite`` must not import onnxruntime).
-
-Every file a command reads must be a regular file (:func:`require_regular`): opening a FIFO
-blocks until a writer comes, and a device (``/dev/zero``, ``/dev/urandom``) never ends.
+"""Reading a model file, refusing anything that is not an ONNX model: protobuf parses an empty
+file, and many byte strings, as an empty ``ModelProto``, so a model must also have an IR version
+and a graph with nodes or outputs. Every file read must be a regular file (:func:`require_regular`):
+a FIFO blocks until a writer comes, a device never ends.
 """
 
 from __future__ import annotations
@@ -21,24 +16,18 @@ from ortpool.errors import OrtpoolError
 
 
 def kind(mode: int) -> str:
-    """What a file of this ``st_mode`` is, in words: "a regular file", "a FIFO (named pipe)",
-    "a character device", ..."""
-    for test, words in (
-        (stat.S_ISREG, "a regular file"),
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
+    """What a file of this ``st_mode`` is, in words: "a FIFO (named pipe)", ..."""
+    for test, words in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"),
+                        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                        (stat.S_ISSOCK, "a socket")):
         if test(mode):
             return words
     return "not a regular file"
 
 
 def require_regular(path: str | os.PathLike, what: str) -> None:
-    """Refuse ``path`` (an :class:`OrtpoolError` naming ``what`` and the path) unless it is a
-    regular file, links followed; checked before it is opened, so a FIFO cannot block."""
+    """Refuse ``path`` (naming ``what``) unless it is a regular file, links followed."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -46,10 +35,8 @@ def require_regular(path: str | os.PathLike, what: str) -> None:
     except OSError as err:
         raise OrtpoolError(f"{what} {os.fspath(path)}: {err.strerror}") from None
     if not stat.S_ISREG(mode):
-        raise OrtpoolError(
-            f"{what} {os.fspath(path)} is {kind(mode)}, not a regular file; ortpool reads "
-            "only regular files"
-        )
+        raise OrtpoolError(f"{what} {os.fspath(path)} is {kind(mode)}, not a regular file; ortpool "
+                           "reads only regular files")
 
 
 def problem(model: onnx.ModelProto) -> str | None:
@@ -63,17 +50,8 @@ def problem(model: onnx.ModelProto) -> str | None:
     return None
 
 
-def check(model: onnx.ModelProto, label: str) -> onnx.ModelProto:
-    """``model``, or an :class:`OrtpoolError` saying why ``label`` is not an ONNX model."""
-    reason = problem(model)
-    if reason is not None:
-        raise OrtpoolError(f"{label} is not an ONNX model: {reason}")
-    return model
-
-
 def read(path: str | os.PathLike, *, load_external_data: bool) -> onnx.ModelProto:
-    """The model at ``path``, checked; with its external data only if asked (rewriting never
-    loads weights)."""
+    """The model at ``path``, checked; with its external data only if asked."""
     path = Path(path)
     if path.is_dir():
         raise OrtpoolError(f"{path} is a directory, not a model file")
@@ -85,7 +63,9 @@ def read(path: str | os.PathLike, *, load_external_data: bool) -> onnx.ModelProt
     try:
         model = onnx.load(os.fspath(path), load_external_data=load_external_data)
     except Exception as err:  # protobuf's DecodeError, onnx's checks of external data, OSError
-        raise OrtpoolError(
-            f"{path} is not a readable ONNX model ({type(err).__name__}: {err})"
-        ) from None
-    return check(model, str(path))
+        raise OrtpoolError(f"{path} is not a readable ONNX model ({type(err).__name__}: "
+                           f"{err})") from None
+    reason = problem(model)
+    if reason is not None:
+        raise OrtpoolError(f"{path} is not an ONNX model: {reason}")
+    return model

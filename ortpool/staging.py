@@ -1,38 +1,13 @@
 """Writing several files as one: nothing reaches its destination until all of it is ready.
 
-A command that writes a model, its external data files and a report must not leave half of them
-behind when one fails (a full disk, a folder that does not exist, a name already taken). So every
-destination is checked before anything is written; each file's bytes are then staged in a private
-temporary folder *inside the destination's folder* (the same filesystem, so the final step is a
-rename); only when every file is complete are they moved into place with ``os.replace``. Any
-failure removes the temporaries, and a failure during the moves themselves puts back what was
-replaced and removes what was added. A process killed outright can leave a ``.ortpool-*`` folder
-behind, never a half-written destination.
-
-Checks, each an :class:`~ortpool.errors.OrtpoolError` naming the path:
-
-* a destination is none of the files being read (the input model, its data files), compared by
-  identity: ``os.path.samefile`` where both exist (hard links, symlinks), the fully resolved path
-  otherwise (``sub/../in.onnx`` *is* ``in.onnx``);
-* no two destinations are the same file;
-* a destination is not a directory, and its folder exists: no folder is created, except the
-  subfolders an external data location names below the output's folder (``data/`` for
-  ``data/weights.bin``), created when the files are moved into place.
-
-* a destination that exists and is not a regular file is ``/dev/null`` or this process's own
-  stdout or stderr (``/dev/stdout``, ``/proc/self/fd/2``); any other FIFO, socket or device is
-  refused (opening a FIFO blocks until a reader comes; a device is not a file to write a model
-  to);
-* a destination below a root (:meth:`StagedFiles.add_below`: an external data file below the
-  output's folder) is reached through no symbolic link: ``out/data`` a link to another folder
-  would write there.
-
-A destination that is a symlink, or exists and is not a regular file (``/dev/stdout``,
-``/dev/null``), is not replaced: renaming onto it would replace the link or the device node
-itself (as root, ``/dev/stderr`` would become a regular file). Its bytes are kept in memory and
-written through it, as ``open(path, "wb")`` does, after every other file has been moved into
-place: such a write is the one step that cannot be undone, so each such destination is opened
-before anything is moved.
+Every destination is checked first (an :class:`~ortpool.errors.OrtpoolError` naming the path): no
+file being read, no other destination, no directory, an existing folder (only the subfolders an
+external data location names are created), no FIFO, socket or device but ``/dev/null`` and this
+process's stdout or stderr, no symbolic link below a root. Each file is staged in a private folder
+*inside its destination's folder* and renamed into place once all are complete; a failure removes
+the temporaries or puts back what was replaced (a killed process can leave a ``.ortpool-*``
+folder, never a half-written file). A symlink or device (``/dev/stdout``) is written through, not
+replaced: opened before anything moves, written last, the one step that cannot be undone.
 """
 
 from __future__ import annotations
@@ -53,14 +28,13 @@ _PREFIX = ".ortpool-"
 
 
 def inside(path: str | os.PathLike, root: str | os.PathLike) -> bool:
-    """Whether ``path`` is ``root`` or below it, compared as written (resolve both first)."""
+    """Whether ``path`` is ``root`` or below it, as written (resolve both first)."""
     path, root = os.fspath(path), os.fspath(root)
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def through_link(path: str | os.PathLike, root: str | os.PathLike) -> Path | None:
-    """The first existing symbolic link on the way from ``root`` (not included) down to ``path``
-    (included), or None."""
+    """The first symbolic link from ``root`` (excluded) down to ``path`` (included), or None."""
     path, root = Path(path), Path(root)
     steps = []
     while path != root and path != path.parent:
@@ -75,8 +49,7 @@ def through_link(path: str | os.PathLike, root: str | os.PathLike) -> Path | Non
 
 
 def _special_allowed(path: Path) -> bool:
-    """Whether ``path``, an existing file that is not a regular one, may still be written:
-    ``/dev/null``, or this process's own stdout or stderr."""
+    """Whether ``path`` (not a regular file) is ``/dev/null`` or this process's stdout or stderr."""
     try:
         found = os.stat(path)
     except OSError:
@@ -89,22 +62,19 @@ def _special_allowed(path: Path) -> bool:
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
-    """Whether ``a`` and ``b`` name one file: the same inode where both exist, else the same fully
-    resolved path (``..`` and symlinks resolved, as far as the path exists)."""
+    """Whether ``a`` and ``b`` name one file: the same inode, else the same resolved path."""
     if os.path.exists(a) and os.path.exists(b):
         return os.path.samefile(a, b)
     return os.path.realpath(a) == os.path.realpath(b)
 
 
 class Destination:
-    """One file to be written: checked on creation, staged by :meth:`write` or :meth:`place`."""
+    """One file to be written, staged by :meth:`write` or :meth:`place`."""
 
     def __init__(self, files: StagedFiles, path: Path, what: str, root: Path | None) -> None:
         self.path = path
         self.what = what
-        #: the existing folder the staged file lives in until it is moved into place
-        self.folder = root if root is not None else path.parent
-        #: folders between ``folder`` and the destination that do not exist yet (outermost first)
+        self.folder = root if root is not None else path.parent  # where it is staged
         self.missing = _missing_folders(path.parent, self.folder)
         self.must_be_new = root is not None
         #: a symlink, pipe, device or terminal: written through on commit, never replaced
@@ -116,7 +86,6 @@ class Destination:
         self.pending: bytes | None = None
 
     def write(self, data: bytes) -> None:
-        """Stage ``data`` as this file's whole content."""
         if self.in_place:
             self.pending = data
             return
@@ -126,13 +95,9 @@ class Destination:
         self.staged = staged
 
     def place(self, source: Path, link: bool) -> str:
-        """Stage ``source``'s content: a copy-on-write clone where the filesystem can (no byte
-        copied, and the files stay apart), else a streamed copy; with ``link``, a hard link when
-        possible. Returns ``"cloned"``, ``"copied"`` or ``"hard-linked"``.
-
-        Hard links are opt-in: onnx (1.23) refuses to load external data with more than one link
-        ("potential hardlink attack"), the source model's as well once it is linked.
-        """
+        """Stage ``source``'s content: a copy-on-write clone where the filesystem can, else a
+        streamed copy; with ``link``, a hard link when possible (opt-in: onnx 1.23 refuses to load
+        external data with more than one link). Returns "cloned", "copied" or "hard-linked"."""
         staged = self._files._stage_path(self)
         self.staged = staged
         if link:
@@ -147,13 +112,11 @@ class Destination:
         return "copied"
 
 
-#: ioctl(FICLONE) of Linux: a copy-on-write clone (btrfs, XFS, bcachefs...).
-_FICLONE = 0x40049409
+_FICLONE = 0x40049409  # Linux's ioctl for a copy-on-write clone (btrfs, XFS, bcachefs...)
 
 
 def _clone(source: Path, target: Path) -> bool:
-    """Clone ``source`` into a new file ``target`` where the filesystem can; False otherwise
-    (nothing left behind)."""
+    """Clone ``source`` into a new file ``target``; False (nothing left) where it cannot."""
     try:
         import fcntl
     except ImportError:  # not a POSIX system
@@ -169,11 +132,8 @@ def _clone(source: Path, target: Path) -> bool:
 
 
 class StagedFiles:
-    """Files written together or not at all; use as a context manager and call :meth:`commit`.
-
-    ``sources``: ``(path, description)`` of files being read, which no destination may be (the
-    description completes "the output X is ...": ``"the input model"``).
-    """
+    """Files written together or not at all: a context manager; :meth:`commit` writes them.
+    ``sources``: ``(path, description)`` of the files being read, which no destination may be."""
 
     def __init__(self, sources: Iterable[tuple[str | os.PathLike, str]] = ()) -> None:
         self._sources = [(Path(p), what) for p, what in sources]
@@ -187,7 +147,7 @@ class StagedFiles:
         self._discard()
 
     def add(self, path: str | os.PathLike, what: str) -> Destination:
-        """Check a destination whose folder must exist; ``what`` names it in messages."""
+        """A destination whose folder must exist; ``what`` names it in messages."""
         if os.fspath(path).endswith(("/", os.sep)):  # Path() would drop the slash: a file "out"
             raise OrtpoolError(f"{what} {os.fspath(path)} names a directory; name a file")
         path = Path(path)
@@ -195,10 +155,8 @@ class StagedFiles:
         if os.path.exists(path):
             mode = os.stat(path).st_mode
             if not stat.S_ISREG(mode) and not _special_allowed(path):
-                raise OrtpoolError(
-                    f"{what} {path} is {kind(mode)}; name a regular file (or /dev/null, "
-                    "/dev/stdout)"
-                )
+                raise OrtpoolError(f"{what} {path} is {kind(mode)}; name a regular file (or "
+                                   "/dev/null, /dev/stdout)")
         folder = path.parent
         if not folder.is_dir():
             state = "is not a directory" if folder.exists() else "does not exist"
@@ -206,15 +164,12 @@ class StagedFiles:
         return self._keep(Destination(self, path, what, None))
 
     def add_below(self, path: str | os.PathLike, root: str | os.PathLike, what: str) -> Destination:
-        """Check a destination inside the existing folder ``root`` whose own subfolders may be
-        missing (they are created on commit), and which must not exist (never overwritten)."""
+        """A new destination inside the folder ``root`` (its missing subfolders made on commit)."""
         path, root = Path(path), Path(root)
         link = through_link(path, root)
         if link is not None:
-            raise OrtpoolError(
-                f"{what} {path}: {link} is a symbolic link; files are written only inside "
-                f"{root}, never through a link"
-            )
+            raise OrtpoolError(f"{what} {path}: {link} is a symbolic link; files are written only "
+                               f"inside {root}, never through a link")
         self._check(path, what)
         if os.path.lexists(path):
             raise OrtpoolError(f"{what} {path} exists; refusing to overwrite it")
@@ -224,18 +179,18 @@ class StagedFiles:
         return self._keep(Destination(self, path, what, root))
 
     def drop(self, destination: Destination) -> None:
-        """Leave ``destination`` out: it is not written (its path was still checked)."""
+        """Leave ``destination`` out (its path was still checked)."""
         self._destinations.remove(destination)
 
     def reserve(self) -> None:
-        """Create the temporary folders now: proves every destination folder is writable before
-        any long work whose result would have nowhere to go."""
+        """Create the temporary folders now: every destination folder proven writable before
+        long work whose result would have nowhere to go."""
         for destination in self._destinations:
             if not destination.in_place:
                 self._temp_folder(destination)
 
     def commit(self) -> None:
-        """Move every staged file into place; on any failure restore the previous state."""
+        """Move every staged file into place; on a failure restore the previous state."""
         unstaged = [d for d in self._destinations if d.staged is None and d.pending is None]
         if unstaged:
             raise OrtpoolError(f"{unstaged[0].what} {unstaged[0].path} was never staged")
@@ -254,10 +209,8 @@ class StagedFiles:
                         folder.mkdir()
                         made.append(folder)
                 if destination.must_be_new and os.path.lexists(destination.path):
-                    raise OrtpoolError(
-                        f"{destination.what} {destination.path} appeared while writing; "
-                        "refusing to overwrite it"
-                    )
+                    raise OrtpoolError(f"{destination.what} {destination.path} appeared while "
+                                       "writing; refusing to overwrite it")
                 moved.append((destination.path, self._backup(destination)))
                 os.replace(destination.staged, destination.path)
             for stream, data in streams:
@@ -286,23 +239,17 @@ class StagedFiles:
                 raise OrtpoolError(f"{what} {path} is {description}; write to another path")
         for other in self._destinations:
             if same_file(path, other.path):
-                raise OrtpoolError(
-                    f"{what} {path} and {other.what} {other.path} are the same file"
-                )
+                raise OrtpoolError(f"{what} {path} and {other.what} {other.path} are the same file")
         if path.is_dir():
             raise OrtpoolError(f"{what} {path} is a directory; name a file")
 
     def _keep(self, destination: Destination) -> Destination:
         for other in self._destinations:
-            for folder, needer, file in (
-                *((f, destination, other) for f in destination.missing),
-                *((f, other, destination) for f in other.missing),
-            ):
+            for folder, needer, file in (*((f, destination, other) for f in destination.missing),
+                                         *((f, other, destination) for f in other.missing)):
                 if same_file(folder, file.path):
-                    raise OrtpoolError(
-                        f"{file.what} {file.path} is the folder {needer.what} {needer.path} "
-                        "needs; write to another path"
-                    )
+                    raise OrtpoolError(f"{file.what} {file.path} is the folder {needer.what} "
+                                       f"{needer.path} needs; write to another path")
         self._destinations.append(destination)
         return destination
 
@@ -314,10 +261,8 @@ class StagedFiles:
                 with signals_held():  # made and recorded, so removed on the way out
                     self._temp[key] = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=folder))
             except OSError as err:
-                raise OrtpoolError(
-                    f"{destination.what} {destination.path}: cannot write in {folder} "
-                    f"({err.strerror})"
-                ) from None
+                raise OrtpoolError(f"{destination.what} {destination.path}: cannot write in "
+                                   f"{folder} ({err.strerror})") from None
         return self._temp[key]
 
     def _stage_path(self, destination: Destination) -> Path:
@@ -325,7 +270,7 @@ class StagedFiles:
         return self._temp_folder(destination) / f"{index}-{destination.path.name}"
 
     def _backup(self, destination: Destination) -> Path | None:
-        """Keep the file a destination replaces, so a failed commit can put it back."""
+        """The file a destination replaces, kept so that a failed commit can put it back."""
         if not os.path.lexists(destination.path):
             return None
         backup = self._temp_folder(destination) / f"backup-{destination.staged.name}"
@@ -343,8 +288,8 @@ class StagedFiles:
 
 @contextlib.contextmanager
 def signals_held():
-    """SIGINT and SIGTERM held back for a moment (delivered when it ends): something made (a
-    folder, a child process) must not be lost before it is recorded for removal."""
+    """SIGINT and SIGTERM held back (delivered when it ends): something made (a folder, a child)
+    must not be lost before it is recorded for removal."""
     held = {signal.SIGINT, signal.SIGTERM}
     try:
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
@@ -358,8 +303,7 @@ def signals_held():
 
 
 def _missing_folders(folder: Path, root: Path) -> list[Path]:
-    """The folders from ``root`` (exclusive) down to ``folder`` that do not exist, outermost
-    first."""
+    """The missing folders from ``root`` (excluded) down to ``folder``, outermost first."""
     missing: list[Path] = []
     while folder != root and not folder.exists() and folder != folder.parent:
         missing.append(folder)

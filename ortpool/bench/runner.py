@@ -12,10 +12,10 @@ import numpy as np
 from ortpool import kernels
 from ortpool.bench import models
 from ortpool.bench.cases import Case
-from ortpool.model.reference import time_reference
 from ortpool.model.timing import Stats, interleaved
 from ortpool.ort import RuntimeSpec, open_session, ortrun, runtime_spec
 from ortpool.report.bench import FLOOR, NUMPY, ORTPOOL, builtin_name
+from ortpool.runtimes.reference_runtime import time_reference
 from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS
 
 

@@ -1,18 +1,10 @@
 """Declared shapes of subgraph outputs that an ortpool op produces: set aside, and put back.
 
-onnxruntime allocates the output of an ``If`` (and other control-flow nodes) ahead when the
-branch declares a fully static shape for it, and the node computing it must then produce exactly
-that shape. A built-in node is shape-inferred first (a wrong declaration only draws a warning);
-a custom op is not, and onnxruntime-extensions throws inside the op when the shapes differ,
-which ends the process: when the declaration is wrong, and when a failed op returns its
-placeholder. Views (Identity, Reshape, ...) share their input's buffer, so a branch output
-reached from an ortpool op through them counts too.
-
-So while an ortpool op produces the value, such a declaration's sizes are kept in the output's
-``metadata_props`` (key :data:`KEY`, as ``"1,64,56,56"``) and its dims become symbolic
-(``"Y:0"``, ``"Y:1"``, ...; the rank stays, Scan needs it): onnxruntime then allocates the output
-when the op returns. :func:`put_back` restores it once the value is no longer an ortpool
-op's (``ortpool restore``), so a round trip gives the model back unchanged.
+onnxruntime allocates a control-flow output ahead when the branch declares a static shape, and a
+custom op (not shape-inferred) producing another shape ends the process (a wrong declaration, a
+failed op's placeholder); views (Identity, Reshape...) of its output count too. So the sizes are
+kept in the output's ``metadata_props`` (:data:`KEY`, ``"1,64,56,56"``) and its dims made symbolic
+(``"Y:0"``...; Scan needs the rank); :func:`put_back` restores them.
 """
 
 from __future__ import annotations
@@ -38,7 +30,7 @@ def _all_subgraphs(nodes) -> Iterator[onnx.GraphProto]:
 
 
 def model_subgraphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
-    """Every graph held by a node attribute, at any depth, in the main graph and in functions."""
+    """Every graph a node attribute holds, at any depth, in the main graph and functions."""
     yield from _all_subgraphs(model.graph.node)
     for function in model.functions:
         yield from _all_subgraphs(function.node)
@@ -79,22 +71,17 @@ def pending(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     found = []
     for graph in model_subgraphs(model):
         written = ortpool_values(graph)
-        found += [
-            value for value in graph.output
-            if value.name in written and static_dims(value) is not None
-            and _metadata(value) is None
-        ]
+        found += [value for value in graph.output
+                  if value.name in written and static_dims(value) is not None
+                  and _metadata(value) is None]
     return found
 
 
 def redeclare(model: onnx.ModelProto, sizes: Mapping[str, Sequence[int]]) -> list[str]:
-    """Declare the subgraph outputs named in ``sizes`` with those sizes, their static declared
-    shape kept in their metadata as :func:`set_aside` keeps it (in place); returns their names.
-
-    For ``ortpool fix``: a standard node it rewrote computes the spec's size where the branch
-    declared another, and onnxruntime merges the declaration with its own shape inference (a
-    symbolic dim takes the inferred size, often the declared one), allocates the output ahead
-    and refuses the node's result when it does not fit (``OutputMLValue ... INVALID_ARGUMENT``).
+    """Declare the subgraph outputs named in ``sizes`` with those sizes, in place, their
+    declared shape kept as :func:`set_aside` keeps it; their names. For ``ortpool fix``: a node
+    it rewrote computes the spec's size where the branch declared another, and onnxruntime
+    allocates by the declaration and refuses the result (``OutputMLValue ... INVALID_ARGUMENT``).
     """
     done = []
     for graph in model_subgraphs(model):
@@ -112,8 +99,8 @@ def redeclare(model: onnx.ModelProto, sizes: Mapping[str, Sequence[int]]) -> lis
 
 
 def set_aside(model: onnx.ModelProto) -> list[str]:
-    """Move the static declared shape of every subgraph output an ortpool op writes into its
-    metadata (in place); returns the names of those outputs."""
+    """Move the static shape of every subgraph output an ortpool op writes into its metadata (in
+    place); their names."""
     moved = []
     for value in pending(model):
         dims = value.type.tensor_type.shape.dim
@@ -126,8 +113,8 @@ def set_aside(model: onnx.ModelProto) -> list[str]:
 
 
 def put_back(model: onnx.ModelProto) -> list[str]:
-    """Restore the declared shapes :func:`set_aside` moved, where no ortpool op writes the value
-    any more (in place); returns the names of those outputs."""
+    """Restore the shapes :func:`set_aside` moved where no ortpool op writes the value any more
+    (in place); their names."""
     restored = []
     for graph in model_subgraphs(model):
         written = ortpool_values(graph)

@@ -1,9 +1,6 @@
-"""Capturing the real inputs each pooling node receives, from a run of the model itself: a copy
-whose graph also outputs every main-graph site's inputs. Nodes inside local functions are
-captured after inlining the functions (their inputs then exist as main-graph tensors). Nodes
-inside control-flow subgraphs (If, Loop, Scan bodies) receive a different tensor on every
-iteration: none is captured, and the engine judges them on built cases alone.
-"""
+"""The real inputs of each main-graph pooling node, from a run of a copy of the model that also
+outputs them (local functions inlined first). A node inside a control-flow body receives another
+tensor on every iteration: none is captured, and it is judged on built cases alone."""
 
 from __future__ import annotations
 
@@ -13,36 +10,27 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from ortpool.model.scopes import AI_ONNX
+from ortpool.model.scopes import ai_onnx_opset, inline_functions
 from ortpool.model.site import Site
+
+__all__ = ["capture", "capture_model", "governing_opset", "inline_functions"]
 
 
 def governing_opset(model: onnx.ModelProto) -> int:
     """The model's ai.onnx opset: it decides which spec version each node is."""
-    for entry in model.opset_import:
-        if entry.domain in AI_ONNX:
-            return int(entry.version)
-    raise ValueError("the model imports no ai.onnx opset")
-
-
-def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model with its local functions inlined (unchanged if it has none)."""
-    if not model.functions:
-        return model
-    import onnx.inliner
-
-    return onnx.inliner.inline_local_functions(model)
+    opset = ai_onnx_opset(model.opset_import)
+    if opset is None:
+        raise ValueError("the model imports no ai.onnx opset")
+    return opset
 
 
 def capture_model(model: onnx.ModelProto, tensors: Sequence[str]) -> onnx.ModelProto:
-    """A copy of ``model`` that also outputs ``tensors`` (no types needed: onnxruntime infers)."""
+    """A copy of ``model`` that also outputs ``tensors`` (untyped: onnxruntime infers them)."""
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     existing = {o.name for o in copy.graph.output}
-    for name in tensors:
-        if name not in existing:
-            copy.graph.output.append(onnx.ValueInfoProto(name=name))
-            existing.add(name)
+    copy.graph.output.extend(onnx.ValueInfoProto(name=n) for n in dict.fromkeys(tensors)
+                             if n not in existing)
     return copy
 
 
@@ -52,10 +40,8 @@ def capture(
     sites: Sequence[Site],
     run: Callable[[onnx.ModelProto, Mapping[str, np.ndarray]], list[np.ndarray]],
 ) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
-    """Run ``model`` once with every main-graph site's inputs as extra outputs.
-
-    Returns (tensor name -> array, the model's own outputs). Initializers are read directly.
-    """
+    """Run ``model`` once with every main-graph site's inputs as extra outputs: (tensor name ->
+    array, the model's own outputs). Feeds and initializers are read directly."""
     initializers = {init.name: init for init in model.graph.initializer}
     captured: dict[str, np.ndarray] = {}
     wanted: list[str] = []
@@ -71,12 +57,8 @@ def capture(
                 captured[name] = numpy_helper.to_array(initializers[name])
             elif name not in wanted:
                 wanted.append(name)
-    n_outputs = len(model.graph.output)
-    extra = [name for name in wanted if name not in {o.name for o in model.graph.output}]
-    arrays = run(capture_model(model, extra), feeds)
-    outputs = arrays[:n_outputs]
-    by_name = {o.name: a for o, a in zip(model.graph.output, outputs, strict=True)}
-    by_name.update(dict(zip(extra, arrays[n_outputs:], strict=True)))
-    for name in wanted:
-        captured[name] = by_name[name]
-    return captured, outputs
+    wide = capture_model(model, wanted)
+    arrays = run(wide, feeds)
+    by_name = {o.name: a for o, a in zip(wide.graph.output, arrays, strict=True)}
+    captured.update((name, by_name[name]) for name in wanted)
+    return captured, arrays[: len(model.graph.output)]

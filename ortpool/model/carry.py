@@ -1,15 +1,8 @@
 """bfloat16 carried as float32: onnxruntime's Python API feeds and fetches no bfloat16 array.
 
-float32 holds every bfloat16 value exactly, so a model whose bfloat16 tensors cross the API as
-float32 through a ``Cast`` (fed: ``Cast(to=bfloat16)`` after the input; fetched: ``Cast(to=
-float)`` before the output) computes what it computes with bfloat16 crossing, bit for bit. A
-carried tensor ``T`` is named ``T__float32`` at the API (:func:`carried_name`); the model
-between the Casts is as it was.
-
-Example: a graph input ``X`` of bfloat16 becomes the float32 input ``X__float32`` and the first
-node ``Cast(X__float32) -> X``; a bfloat16 output ``Y`` becomes ``Cast(Y) -> Y__float32``, a
-float32 output. :func:`feedable` gives the array to feed (bfloat16 as float32), and
-:func:`uncarried` turns a fetched float32 array back into the tensor's own type.
+float32 holds every bfloat16 value exactly, so a bfloat16 input ``X`` becomes the float32 input
+``X__float32`` and a first node ``Cast(X__float32) -> X``, a bfloat16 output ``Y`` a last node
+``Cast(Y) -> Y__float32``: the model between the Casts computes bit for bit what it computes.
 """
 
 from __future__ import annotations
@@ -28,7 +21,7 @@ _SUFFIX = "__float32"
 
 
 def carried_name(name: str) -> str:
-    """The name tensor ``name`` has where it crosses the API as float32."""
+    """The name of tensor ``name`` where it crosses the API as float32."""
     return name + _SUFFIX
 
 
@@ -38,12 +31,12 @@ def is_carried(elem: str) -> bool:
 
 
 def feedable(array: np.ndarray) -> np.ndarray:
-    """``array`` as onnxruntime's Python API takes it (bfloat16 as float32, exactly)."""
+    """``array`` as onnxruntime's Python API takes it (bfloat16 as float32)."""
     return array.astype(np.float32) if dtypes.name_of(array.dtype) in CARRIED else array
 
 
 def uncarried(array: np.ndarray, elem: str) -> np.ndarray:
-    """A fetched float32 ``array`` of a carried tensor as its own type ``elem`` (exact)."""
+    """A fetched float32 ``array`` of a carried tensor as its own type ``elem``."""
     return np.asarray(array).astype(dtypes.NUMPY[elem])
 
 
@@ -52,21 +45,18 @@ def _crosses_as_float32(value: onnx.ValueInfoProto) -> bool:
 
 
 def _as_float32(value: onnx.ValueInfoProto) -> str:
-    """``value`` renamed and typed as its carried float32 self; its own name."""
+    """``value`` renamed and typed as its float32 self; its own name returned."""
     inner = value.name
     value.name = carried_name(inner)
     value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
     return inner
 
 
-def carry(
-    model: onnx.ModelProto, tensors: Sequence[str] = (), graph: bool = True
-) -> onnx.ModelProto:
+def carry(model: onnx.ModelProto, tensors: Sequence[str] = (),
+          graph: bool = True) -> onnx.ModelProto:
     """A copy of ``model`` whose bfloat16 graph inputs and outputs (``graph``) cross as float32
-    through Casts, and whose ``tensors`` (bfloat16 values inside the graph) are also outputs, as
-    float32 (:func:`carried_name`): the Casts feeding come first, the ones fetching last. A
-    tensor already crossing as float32 (a carried input that is also an output or one of
-    ``tensors``) is output as it crosses, not cast again."""
+    through Casts, and whose bfloat16 ``tensors`` are also outputs, as float32; a tensor already
+    crossing as float32 is output as it crosses, not cast again."""
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     main = copy.graph

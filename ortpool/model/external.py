@@ -1,31 +1,16 @@
 """Saving models whose weights live in external data files, without reading the weights.
 
-A model is loaded with ``load_external_data=False`` (:mod:`ortpool.modelfile`): only the proto
-(graph, attributes, the *references* to weights) enters memory, so a model of any size, over 2 GB
-included, costs what its structure costs. On saving, every referenced data file must be reachable
-from the output's directory under the same relative location, because onnxruntime (1.24 to 1.32
-measured; 1.21 still loads them) refuses external data paths that are absolute, contain ``..`` or
-resolve (through a symlink) outside the model's directory. So each data file is cloned next to
-the output where the filesystem can (copy on write: no bytes copied), else copied in chunks;
-``link_data`` hard-links it instead (onnx refuses to load data files with two links, so that is
-opt-in). A source file is never written to, and an existing file at the target is never
-overwritten. The files are written through :class:`ortpool.staging.StagedFiles`: all of them or
-none.
-
-The path rules, the ones onnx applies when it loads the data (a model handed to ortpool must not
-make it copy a file the user can read, such as ``~/.ssh/id_ed25519``, next to its output):
-
-* a data file is read only if, every link resolved, it is a regular file inside the model's
-  folder (itself resolved): ``w.bin`` a symlink to a file outside, or ``data/`` a symlink to a
-  folder outside, is refused (:func:`source_file`); the resolved file is the one copied or
-  hard-linked, never the link;
-* a data file is written only inside the output's folder, never through a symbolic link below it
-  (``out/data`` a symlink to another folder is refused: :meth:`StagedFiles.add_below`).
+onnxruntime refuses data paths that are absolute, hold ``..`` or resolve outside the model's
+folder, so each data file goes next to the output at the same relative location: cloned, copied,
+or hard-linked with ``link_data`` (opt-in: onnx refuses data files with two links), all or none
+(:class:`ortpool.staging.StagedFiles`), never overwriting. A data file is read only when, links
+resolved, it is a regular file inside the model's folder (a model must not make ortpool copy
+``~/.ssh/id_ed25519``: :func:`source_file`), and written only inside the output's, never through
+a link.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -84,25 +69,22 @@ def external_locations(model: onnx.ModelProto) -> list[str]:
 def _check_location(location: str) -> None:
     pure = Path(location)
     if pure.is_absolute() or ".." in pure.parts or not location:
-        raise OrtpoolError(
-            f"external data location {location!r} is absolute or leaves the model's directory; "
-            "onnxruntime refuses such locations, so the model cannot be rewritten as it is"
-        )
+        raise OrtpoolError(f"external data location {location!r} is absolute or leaves the model's "
+                           "directory; onnxruntime refuses such locations, so the model cannot be "
+                           "rewritten as it is")
 
 
 def source_file(source_dir: str | os.PathLike, location: str) -> Path:
     """The file external data ``location`` of a model in ``source_dir`` names, every link
-    resolved: it must be a regular file inside the model's folder (resolved too), as onnx and
-    onnxruntime require; an :class:`OrtpoolError` naming the location and the rule otherwise."""
+    resolved: a regular file inside the (resolved) model's folder, else an :class:`OrtpoolError`
+    naming the location and the rule."""
     _check_location(location)
     root = os.path.realpath(source_dir)
     real = os.path.realpath(Path(source_dir) / location)
     if not inside(real, root):
-        raise OrtpoolError(
-            f"external data {location!r} resolves through a symbolic link to {real}, outside "
-            f"the model's folder {root}; external data is read only from inside the model's "
-            "folder (as onnx and onnxruntime require)"
-        )
+        raise OrtpoolError(f"external data {location!r} resolves through a symbolic link to "
+                           f"{real}, outside the model's folder {root}; external data is read only "
+                           "from inside the model's folder (as onnx and onnxruntime require)")
     if not os.path.lexists(real):
         raise OrtpoolError(f"external data file {location!r} is missing from {source_dir}")
     require_regular(real, f"external data {location!r}:")
@@ -110,9 +92,8 @@ def source_file(source_dir: str | os.PathLike, location: str) -> Path:
 
 
 def data_sources(model: onnx.ModelProto, source_dir: Path) -> list[tuple[Path, str]]:
-    """The external data files ``model`` reads, each checked by :func:`source_file` (before any
-    work, so a model whose data escapes its folder is refused at once), described for
-    :class:`StagedFiles` (no output may be one of them)."""
+    """The external data files ``model`` reads, checked before any work (:func:`source_file`),
+    described for :class:`StagedFiles` (no output may be one of them)."""
     return [
         (source_file(source_dir, location), f"the input model's external data file {location!r}")
         for location in external_locations(model)
@@ -131,75 +112,52 @@ def _same_content(a: Path, b: Path) -> bool:
                 return True
 
 
-@dataclasses.dataclass
-class _DataFile:
-    location: str
-    source: Path
-    destination: Destination | None  # None: already present next to the output
+#: (location, source file, destination: None when already next to the output)
+DataPlan = list[tuple[str, Path, Destination | None]]
 
 
-@dataclasses.dataclass
-class DataPlan:
-    """Where each external data file of a model goes; every conflict checked, nothing written."""
-
-    files: list[_DataFile]
-
-    def stage(self, link_data: bool) -> list[str]:
-        """Stage the link or copy of each data file; returns one note per file."""
-        notes = []
-        for data in self.files:
-            if data.destination is None:
-                how = "already present"
-            else:
-                how = data.destination.place(data.source, link_data)
-            notes.append(f"external data {data.location}: {how} next to the output")
-        return notes
-
-
-def plan_data(
-    model: onnx.ModelProto,
-    source_dir: str | os.PathLike,
-    out_dir: str | os.PathLike,
-    files: StagedFiles,
-) -> DataPlan:
-    """Check that every external data file of ``model`` (relative to ``source_dir``) can be made
-    available at the same location relative to ``out_dir``, adding the ones to write to
-    ``files``. A file already there that is the same file or has the same bytes is reused;
-    anything else there is an error (never overwritten)."""
+def plan_data(model: onnx.ModelProto, source_dir: str | os.PathLike, out_dir: str | os.PathLike,
+              files: StagedFiles) -> DataPlan:
+    """Check that every external data file of ``model`` can be made available at the same
+    location relative to ``out_dir``, adding those to write to ``files``; a file already there is
+    reused when it has the same bytes, else refused (never overwritten)."""
     source_dir, out_dir = Path(source_dir), Path(out_dir)
     locations = external_locations(model)
     sources = {location: source_file(source_dir, location) for location in locations}
     if not locations or same_file(source_dir, out_dir):
-        return DataPlan([])
-    planned = []
+        return []
+    planned: DataPlan = []
     for location in locations:
         source, target = sources[location], out_dir / location
         link = through_link(target, out_dir)
         if link is not None:
-            raise OrtpoolError(
-                f"external data {location!r}: {link} is a symbolic link; external data is "
-                f"written only inside the output's folder {out_dir}, never through a link"
-            )
+            raise OrtpoolError(f"external data {location!r}: {link} is a symbolic link; external "
+                               f"data is written only inside the output's folder {out_dir}, never "
+                               "through a link")
         if os.path.lexists(target):
             if target.is_file() and (same_file(source, target) or _same_content(source, target)):
-                planned.append(_DataFile(location, source, None))
+                planned.append((location, source, None))
                 continue
-            raise OrtpoolError(
-                f"{target} exists and differs from the model's external data "
-                f"{source_dir / location}; "
-                "refusing to overwrite it (choose another output directory)"
-            )
+            raise OrtpoolError(f"{target} exists and differs from the model's external data "
+                               f"{source_dir / location}; "
+                               "refusing to overwrite it (choose another output directory)")
         destination = files.add_below(target, out_dir, f"external data file {location!r}")
-        planned.append(_DataFile(location, source, destination))
-    return DataPlan(planned)
+        planned.append((location, source, destination))
+    return planned
+
+
+def stage_data(plan: DataPlan, link_data: bool) -> list[str]:
+    """Stage the link or copy of each data file planned; one note per file."""
+    return [f"external data {location}: "
+            f"{'already present' if to is None else to.place(source, link_data)} next to the output"
+            for location, source, to in plan]
 
 
 def serialize(model: onnx.ModelProto) -> bytes:
     """The proto's bytes (external data references as they are)."""
     size = model.ByteSize()
     if size > _PROTO_LIMIT:
-        raise OrtpoolError(
-            f"the model holds {size} bytes inline, over protobuf's 2 GB limit; store its weights "
-            "as external data (onnx.save(..., save_as_external_data=True)) first"
-        )
+        raise OrtpoolError(f"the model holds {size} bytes inline, over protobuf's 2 GB limit; "
+                           "store its weights as external data (onnx.save(..., "
+                           "save_as_external_data=True)) first")
     return model.SerializeToString()

@@ -1,9 +1,5 @@
-"""Writing a model file with its external data and a report: all of it or nothing.
-
-The file side of every command that writes a model (``ortpool rewrite``, ``restore``, ``fix``):
-the model read without its weights, each external data file hard-linked or copied next to the
-output, every destination checked before the work runs (:mod:`ortpool.staging`).
-"""
+"""Writing a model file with its external data and a report, all of it or nothing: the file
+side of ``ortpool rewrite``, ``restore`` and ``fix``."""
 
 from __future__ import annotations
 
@@ -21,16 +17,10 @@ from ortpool.staging import Destination, StagedFiles
 __all__ = ["FileReport", "save", "write_file"]
 
 
-def save(
-    model: onnx.ModelProto,
-    path: str | os.PathLike,
-    source_dir: str | os.PathLike | None = None,
-    *,
-    link_data: bool = False,
-) -> list[str]:
-    """Write ``model`` to ``path``; its external data, found relative to ``source_dir``, is
-    hard-linked (or copied) next to it. Returns notes on what was done with each data file.
-    Every file is written or none (:mod:`ortpool.staging`)."""
+def save(model: onnx.ModelProto, path: str | os.PathLike,
+         source_dir: str | os.PathLike | None = None, *, link_data: bool = False) -> list[str]:
+    """Write ``model`` to ``path``, its external data (relative to ``source_dir``) next to it,
+    every file or none; notes on each data file."""
     source_dir = Path(source_dir) if source_dir is not None else None
     sources = external.data_sources(model, source_dir) if source_dir is not None else []
     with StagedFiles(sources) as files:
@@ -39,15 +29,9 @@ def save(
     return notes
 
 
-def _stage(
-    files: StagedFiles,
-    output: Destination,
-    model: onnx.ModelProto,
-    source_dir: Path | None,
-    link_data: bool,
-) -> list[str]:
-    """Check where each external data file goes, then stage the model and the data files;
-    returns the notes on the data files."""
+def _stage(files: StagedFiles, output: Destination, model: onnx.ModelProto, source_dir: Path | None,
+           link_data: bool) -> list[str]:
+    """Stage the model and its data files (each checked first); notes on the data files."""
     if source_dir is None:
         output.write(external.serialize(model))
         if external.external_locations(model):
@@ -55,7 +39,7 @@ def _stage(
         return []
     plan = external.plan_data(model, source_dir, output.path.parent, files)
     output.write(external.serialize(model))
-    return plan.stage(link_data)
+    return external.stage_data(plan, link_data)
 
 
 class FileReport(Protocol):
@@ -69,22 +53,13 @@ class FileReport(Protocol):
 Report = TypeVar("Report", bound=FileReport)
 
 
-def write_file(
-    source: str | os.PathLike,
-    target: str | os.PathLike,
-    produce: Callable[[onnx.ModelProto, Path], tuple[onnx.ModelProto | None, Report]],
-    *,
-    link_data: bool = False,
-    json_report: str | os.PathLike | None = None,
-) -> Report:
-    """Read the model file ``source`` (weights never loaded), make the result with
-    ``produce(model, source_dir)`` and write it to ``target`` with its external data, and the
-    report to ``json_report``: all of it or nothing (:mod:`ortpool.staging`).
-
-    Every destination is checked, and its folder proven writable, before ``produce`` runs.
-    ``produce`` may return no model (``ortpool fix`` writes none it could not prove, nor on a
-    dry run): the report is still written where asked, the output is not touched.
-    """
+def write_file(source: str | os.PathLike, target: str | os.PathLike,
+               produce: Callable[[onnx.ModelProto, Path], tuple[onnx.ModelProto | None, Report]], *,
+               link_data: bool = False, json_report: str | os.PathLike | None = None) -> Report:
+    """Read ``source`` (weights never loaded), make the result with ``produce(model,
+    source_dir)``, write it to ``target`` with its external data and the report to
+    ``json_report``: all of it or nothing, every destination checked and its folder proven
+    writable before ``produce`` runs. With no model produced, the report is still written."""
     source = Path(source)
     model = modelfile.read(source, load_external_data=False)
     sources = [(source, "the input model"), *external.data_sources(model, source.parent)]

@@ -1,18 +1,10 @@
 """What ``ortpool fix`` marks in the models it writes, and those marks read back.
 
-A node fix realizes by a standard-op form becomes that form's nodes: the pool node (or the Reduce
-op standing for it) keeps the node's name, every inserted node is named
-``ortpool_fix/<role>/<node>`` with a doc string starting with :data:`MARK`. The model's
-``metadata_props`` key :data:`KEY` holds one JSON object, node name -> ``{"form": ..., "op":
-"MaxPool-12", "attributes": {the node's attributes}, "inputs": [...], "outputs": [...], "nodes":
-[the inserted nodes' names]}`` (:func:`record`): which nodes make one form, and the spec it
-computes. ``validate`` judges each such form as it stands, its nodes between those inputs and
-outputs against that spec, instead of judging its own pools (a nan-guard's mask pool, the pool
-reading a Pad) as pooling nodes of the model: the record says what to judge, never the verdict.
-
-A model edited after fixing is read defensively (:func:`read`): a record that is not what fix
-writes, or whose node or inserted nodes are gone or no longer marked, is dropped with a note,
-and its nodes are then validated as they stand.
+Every node a form inserts is named ``ortpool_fix/<role>/<node>`` with a doc string starting with
+:data:`MARK`; the model's ``metadata_props`` :data:`KEY` maps node names to ``{"form", "op",
+"attributes", "inputs", "outputs", "nodes"}`` (:func:`record`). ``validate`` judges each form as
+it stands against that spec: the record says what to judge, never the verdict. A record the model
+no longer matches is dropped with a note (:func:`read`).
 """
 
 from __future__ import annotations
@@ -50,7 +42,6 @@ class FixedNode:
 
 
 def _entry(name: str, value: object) -> FixedNode | None:
-    """``value`` as fix writes it, else None."""
     if not isinstance(value, dict):
         return None
     form, op, nodes = value.get("form"), value.get("op"), value.get("nodes")
@@ -64,7 +55,7 @@ def _entry(name: str, value: object) -> FixedNode | None:
 
 
 def _recorded(model: onnx.ModelProto) -> tuple[dict[str, object], str]:
-    """The raw record (node name -> entry) and, when it cannot be read, why."""
+    """The raw record (node name -> entry) and why it cannot be read, if so."""
     text = next((p.value for p in model.metadata_props if p.key == KEY), None)
     if text is None:
         return {}, ""
@@ -94,8 +85,8 @@ def _all_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
 
 
 def read(model: onnx.ModelProto) -> tuple[dict[str, FixedNode], list[str]]:
-    """The fixed nodes whose form is still in ``model`` as fix wrote it (name -> node), and a
-    note for each record that is not (its nodes are then the model's own)."""
+    """The fixed nodes whose form is in ``model`` as fix wrote it (name -> node), and a note for
+    each record that is not (its nodes are then the model's own)."""
     entries, problem = _recorded(model)
     notes = [f"{problem}: fix's record ignored"] if problem else []
     if not entries:
@@ -115,10 +106,9 @@ def read(model: onnx.ModelProto) -> tuple[dict[str, FixedNode], list[str]]:
         if missing or unmarked:
             what = (f"node {missing[0]!r} is gone" if missing
                     else f"node {unmarked[0]!r} is no longer marked {MARK!r}")
-            notes.append(
-                f"fix's record of node {name!r} (form {fixed.form}) no longer matches the model "
-                f"({what}, edited after fixing?): its nodes are validated as they stand"
-            )
+            notes.append(f"fix's record of node {name!r} (form {fixed.form}) no longer matches the "
+                         f"model ({what}, edited after fixing?): its nodes are validated as they "
+                         "stand")
             continue
         found[name] = fixed
     return found, notes

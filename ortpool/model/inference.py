@@ -1,39 +1,19 @@
-"""Element types, ranks and dims of a model's values, per scope, learned by onnx shape inference:
-one table (:class:`TypeTable` of :class:`ValueType`) for ``ortpool rewrite`` (:func:`learn_types`)
-and ``ortpool fix`` (:func:`learn_shapes`).
+"""Element types, ranks and dims of a model's values per scope, by onnx shape inference on a
+light copy (large initializers reduced to type and dims; nothing inferred is written back): one
+:class:`TypeTable` for ``rewrite`` (:func:`learn_types`) and ``fix`` (:func:`learn_shapes`).
 
-Inference runs on a light copy of the model (large initializers reduced to their type and dims, so
-weights are never copied or loaded) and the results are only read: nothing inferred is written into
-the model a command writes.
-
-Model-local functions are not typed by onnx's inference, so a function body is inferred once per
-call (a probe model whose graph is the body, inputs typed as at the call site), and a value the
-calls type differently is merged: different element types make it :data:`MIXED` (one rewritten
-body cannot serve them all when a Cast is involved, so the rewriter leaves such a node alone and
-says why), sizes that differ become unknown (one fixed body serves every call).
-
-The two learners differ in what their command needs:
-
-* :func:`learn_types` (the rewrite: element types and ranks, and the dims a declaration of an
-  ortpool output may copy) follows calls from function to function, and a value declared
-  without a type tells it nothing;
-* :func:`learn_shapes` (the fix: static sizes its forms depend on) infers with data propagation,
-  cuts the spec's pool sizes in (below), infers each function from its calls in the graphs (with
-  the callers' sizes), and a value declared without a type is unknown there (a call that
-  does not type a body's value makes it unknown: one fixed body serves every call).
-
-onnx's inference sizes a pool's output as onnxruntime does, not always as the spec does (VALID
-with ceil_mode, the ceil drop rule before version 22), and a fixed model computes the spec's
-sizes. So for :func:`learn_shapes`, wherever a pool's spec size (:mod:`ortpool.geometry`) differs
-from the inferred one, the inference copy gets a ``ConstantOfShape`` of the spec's size in its
-place and inference runs again: the nodes downstream are then sized as the fixed model will size
-them.
+onnx does not type local functions: a body is inferred per call (inputs typed as at the call) and
+the calls merged (different element types make a value :data:`MIXED`, differing sizes unknown).
+onnx sizes a pool's output as onnxruntime does, not always as the spec (VALID with ceil_mode, the
+ceil drop rule before version 22): :func:`learn_shapes` cuts such a pool out (a ConstantOfShape of
+the spec's size) and infers again, sizing the nodes downstream as the fixed model will.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import onnx
@@ -44,7 +24,6 @@ from ortpool.attributes import attribute_values
 from ortpool.errors import OrtpoolError
 from ortpool.kernels.shapes import output_shape
 from ortpool.model.scopes import (
-    AI_ONNX,
     Scope,
     ScopeKey,
     ai_onnx_opset,
@@ -52,6 +31,7 @@ from ortpool.model.scopes import (
     function_index,
     function_label,
     graph_scopes,
+    is_pool,
     model_scopes,
     subgraphs,
 )
@@ -83,10 +63,7 @@ class ValueType:
 
     @property
     def static_dims(self) -> tuple[int | None, ...] | None:
-        """The dims with every size not fixed (a symbol, unknown) as None; None without a rank.
-
-        Example: ``ValueType(1, 4, ("N", 3, 8, None)).static_dims == (None, 3, 8, None)``.
-        """
+        """The dims with every size not fixed (a symbol, unknown) as None; None without a rank."""
         if self.dims is None:
             return None
         return tuple(d if isinstance(d, int) else None for d in self.dims)
@@ -103,8 +80,7 @@ class TypeTable:
         self.notes: list[str] = []
 
     def record(self, key: ScopeKey, name: str, value: ValueType, *, merge: bool = False) -> None:
-        """``name``'s type in scope ``key``; with ``merge``, what another call site says is
-        merged with what is known (see the module docstring)."""
+        """``name``'s type in scope ``key``; with ``merge``, merged with another call's."""
         types = self._types.setdefault(key, {})
         old = types.get(name)
         if old is None or not merge:
@@ -146,13 +122,9 @@ def _dim(dim: onnx.TensorShapeProto.Dimension) -> Dim:
 
 
 def inference_copy(model: onnx.ModelProto) -> onnx.ModelProto:
-    """``model`` without the bytes of its large initializers (their types and dims are enough),
-    and with every negative dim value of its declared values made unknown.
-
-    Example: Paddle2ONNX declares an input ``[-1, 3, -1, -1]``; onnx shape inference takes -1 as
-    a size (a Conv then gives ``[-1, 8, 0, 0]``, a pool after it a 1x1 map that does not exist),
-    where onnxruntime takes it as unknown (issue 28: fix proved and rewrote such a pool at the
-    invented 1x1 while validate judged it agreeing at the real 8x8)."""
+    """``model`` without the bytes of its large initializers, every negative declared dim made
+    unknown: onnx takes Paddle2ONNX's ``[-1, 3, -1, -1]`` as sizes (a pool then sees an invented
+    1x1 map), onnxruntime as unknown (issue 28)."""
     copy = onnx.ModelProto()
     copy.ir_version = model.ir_version
     copy.opset_import.extend(model.opset_import)
@@ -175,7 +147,7 @@ def inference_copy(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def _graph_values(graph: onnx.GraphProto) -> Iterator[tuple[str, ValueType]]:
-    """Every value ``graph`` itself declares: inputs, outputs, value_info, initializers."""
+    """Every value ``graph`` itself declares (inputs, outputs, value_info, initializers)."""
     for info in (*graph.input, *graph.output, *graph.value_info):
         yield info.name, value_type(info)
     for tensor in graph.initializer:
@@ -186,9 +158,8 @@ def _graph_values(graph: onnx.GraphProto) -> Iterator[tuple[str, ValueType]]:
         yield sparse.values.name, ValueType(sparse.values.data_type, len(dims), dims)
 
 
-def _collect(
-    table: TypeTable, graph: onnx.GraphProto, key: ScopeKey, merge: bool, untyped: bool
-) -> None:
+def _collect(table: TypeTable, graph: onnx.GraphProto, key: ScopeKey, merge: bool,
+             untyped: bool) -> None:
     """Record every value of ``graph`` and its subgraphs; ``untyped``: a value declared without
     an element type is recorded as unknown too (it hides what an outer scope knows)."""
     for name, value in _graph_values(graph):
@@ -201,27 +172,31 @@ def _collect(
 
 def _infer(model: onnx.ModelProto, data_prop: bool) -> onnx.ModelProto:
     """onnx's inference, lenient (a node it cannot type is left untyped, not an error)."""
-    return onnx.shape_inference.infer_shapes(
-        model, check_type=False, strict_mode=False, data_prop=data_prop
-    )
+    return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
+                                             data_prop=data_prop)
 
 
 def _first_line(err: Exception) -> str:
     return f"{type(err).__name__}: {str(err).splitlines()[0]}"
 
 
-def learn_types(model: onnx.ModelProto) -> TypeTable:
-    """The element types, ranks and dims of every scope of ``model``, for the rewrite (see the
-    module docstring)."""
+def _learned(model: onnx.ModelProto, infer: Any, what: str, untyped: bool) -> TypeTable:
+    """The main graph's values as ``infer`` types a light copy (declared ones if it fails)."""
     table = TypeTable()
     try:
-        inferred = _infer(inference_copy(model), data_prop=False)
-    except Exception as err:  # onnx raises several types; any failure leaves declared types only
+        inferred = infer(inference_copy(model))
+    except Exception as err:  # onnx raises several types
         table.notes.append(
-            f"onnx shape inference failed ({_first_line(err)}); only declared types are known"
+            f"onnx shape inference failed ({_first_line(err)}); only declared {what} are known"
         )
         inferred = model
-    _collect(table, inferred.graph, ("graph",), merge=False, untyped=False)
+    _collect(table, inferred.graph, ("graph",), merge=False, untyped=untyped)
+    return table
+
+
+def learn_types(model: onnx.ModelProto) -> TypeTable:
+    """The types of every scope of ``model``, for the rewrite (the module docstring)."""
+    table = _learned(model, lambda m: _infer(m, data_prop=False), "types", untyped=False)
     for index, function in enumerate(model.functions):
         for info in function.value_info:  # IR >= 10 may declare types inside a function
             table.record(("function", index), info.name, value_type(info))
@@ -250,10 +225,8 @@ def _type_functions(table: TypeTable, model: onnx.ModelProto) -> None:
         try:
             inferred = _infer(probe, data_prop=False)
         except Exception as err:
-            table.notes.append(
-                f"types inside function {function_label(function)} could not be inferred "
-                f"({_first_line(err)})"
-            )
+            table.notes.append(f"types inside function {function_label(function)} could not be "
+                               f"inferred ({_first_line(err)})")
             continue
         key: ScopeKey = ("function", position)
         _collect(table, inferred.graph, key, merge=True, untyped=False)
@@ -269,22 +242,15 @@ def _calls(
         position = called_function(node, index)
         if position is None:
             continue
-        signature = []
-        for name in node.input:
-            found = table.lookup(scope, name) if name else None
-            signature.append(found.elem_type if found is not None else 0)
-        yield position, tuple(signature), tuple(node.attribute)
+        found = [table.lookup(scope, name) if name else None for name in node.input]
+        yield position, tuple(f.elem_type if f else 0 for f in found), tuple(node.attribute)
 
 
-def function_probe(
-    model: onnx.ModelProto,
-    function: onnx.FunctionProto,
-    signature: tuple[int, ...],
-    attrs: tuple[AttributeProto, ...],
-    dims: Sequence[tuple[int | None, ...] | None] = (),
-) -> onnx.ModelProto:
-    """A model whose graph is ``function``'s body, inputs typed as at one call site (element
-    types ``signature``, and ``dims`` per input where given)."""
+def function_probe(model: onnx.ModelProto, function: onnx.FunctionProto, signature: tuple[int, ...],
+                   attrs: tuple[AttributeProto, ...],
+                   dims: Sequence[tuple[int | None, ...] | None] = ()) -> onnx.ModelProto:
+    """A model whose graph is ``function``'s body, inputs typed as at one call (element types
+    ``signature``, ``dims`` where given)."""
     given = {a.name: a for a in attrs}
     defaults = {a.name: a for a in function.attribute_proto}
     probe = onnx.ModelProto(ir_version=model.ir_version)
@@ -315,9 +281,8 @@ def function_probe(
     return probe
 
 
-def _bind_attributes(
-    node: onnx.NodeProto, given: dict[str, AttributeProto], defaults: dict[str, AttributeProto]
-) -> None:
+def _bind_attributes(node: onnx.NodeProto, given: dict[str, AttributeProto],
+                     defaults: dict[str, AttributeProto]) -> None:
     """Replace references to function attributes by the call's values (or the defaults)."""
     kept = []
     for attr in node.attribute:
@@ -338,53 +303,38 @@ def _bind_attributes(
             _bind_attributes(inner, given, defaults)
 
 
-def spec_output_dims(
-    node: onnx.NodeProto,
-    opset: int | None,
-    x: ValueType | None,
-    rois: ValueType | None = None,
-) -> tuple[int, ...] | None:
-    """The spec's size of a pooling node's Y for X's static dims (None when not computable).
-
-    Example: AveragePool k=3, s=2, VALID, ceil_mode=1 on (1, 8, 16, 16): (1, 8, 7, 7), where
-    onnx (like onnxruntime) infers 8x8.
-    """
-    x_dims = x.static_dims if x is not None else None
-    if x_dims is None or opset is None or any(d is None for d in x_dims):
+def spec_output_dims(node: onnx.NodeProto, opset: int | None, x: ValueType | None,
+                     rois: ValueType | None = None) -> tuple[int, ...] | None:
+    """The spec's size of a pooling node's Y for X's static dims (None when not computable)."""
+    dims, rois_shape = _static(x), _static(rois) if node.op_type == "MaxRoiPool" else None
+    if dims is None or opset is None or (node.op_type == "MaxRoiPool" and rois_shape is None) or (
+            node.op_type == "MaxUnpool" and len([i for i in node.input if i]) > 2):
         return None
-    dims = tuple(int(d) for d in x_dims)  # type: ignore[arg-type]
     try:
         spec = versions.resolve(node.op_type, opset)
-        if node.op_type == "MaxUnpool" and len([i for i in node.input if i]) > 2:
-            return None
-        rois_shape = None
-        if node.op_type == "MaxRoiPool":
-            rois_dims = rois.static_dims if rois is not None else None
-            if rois_dims is None or any(d is None for d in rois_dims):
-                return None
-            rois_shape = [int(d) for d in rois_dims]  # type: ignore[arg-type]
-        return output_shape(
-            spec.op, spec.version, dims, attribute_values(node.attribute), rois_shape=rois_shape
-        )
+        return output_shape(spec.op, spec.version, dims, attribute_values(node.attribute),
+                            rois_shape=rois_shape)
     except (OrtpoolError, ValueError):
         return None
 
 
-def _cut(
-    graph: onnx.GraphProto,
-    inferred: onnx.GraphProto,
-    opset: int | None,
-    outer: Mapping[str, ValueType],
-) -> bool:
-    """Replace, in ``graph``, each pool whose inferred output size is not the spec's by a
-    ConstantOfShape of the spec's size (``inferred`` is the same graph after inference)."""
+def _static(value: ValueType | None) -> tuple[int, ...] | None:
+    """``value``'s dims when every one is a static size."""
+    dims = value.static_dims if value is not None else None
+    return None if dims is None or None in dims else tuple(int(d) for d in dims)  # type: ignore
+
+
+def _cut(graph: onnx.GraphProto, inferred: onnx.GraphProto, opset: int | None,
+         outer: Mapping[str, ValueType]) -> bool:
+    """Replace in ``graph`` each pool whose inferred size (``inferred``: ``graph`` inferred) is
+    not the spec's by a ConstantOfShape of the spec's size; whether any was."""
     known = dict(outer)
     known.update(_graph_values(inferred))
     changed = False
     for index, (node, seen) in enumerate(zip(graph.node, inferred.node, strict=True)):
         for (_, _, sub), (_, _, seen_sub) in zip(subgraphs(node), subgraphs(seen), strict=True):
             changed |= _cut(sub, seen_sub, opset, known)
-        if node.domain not in AI_ONNX or node.op_type not in versions.OPERATORS:
+        if not is_pool(node):
             continue
         x = known.get(node.input[0]) if node.input else None
         rois = known.get(node.input[1]) if len(node.input) > 1 else None
@@ -405,8 +355,7 @@ def _cut(
 
 
 def _infer_spec_sizes(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Inference with the spec's pool sizes cut in (see the module docstring); ``model`` is a
-    copy that may be edited."""
+    """Inference with the spec's pool sizes cut in (``model``, a copy, is edited)."""
     opset = ai_onnx_opset(model.opset_import)
     inferred = _infer(model, data_prop=True)
     for _ in range(_ROUNDS):
@@ -418,16 +367,8 @@ def _infer_spec_sizes(model: onnx.ModelProto) -> onnx.ModelProto:
 
 def learn_shapes(model: onnx.ModelProto) -> TypeTable:
     """Types and static shapes of every scope of ``model``, the spec's pool sizes cut in, for the
-    fix (see the module docstring)."""
-    table = TypeTable()
-    try:
-        inferred = _infer_spec_sizes(inference_copy(model))
-    except Exception as err:  # onnx raises several types; declared shapes only, then
-        table.notes.append(
-            f"onnx shape inference failed ({_first_line(err)}); only declared shapes are known"
-        )
-        inferred = model
-    _collect(table, inferred.graph, ("graph",), merge=False, untyped=True)
+    fix (the module docstring)."""
+    table = _learned(model, _infer_spec_sizes, "shapes", untyped=True)
     _shape_functions(table, model)
     return table
 
@@ -450,9 +391,7 @@ def _shape_functions(table: TypeTable, model: onnx.ModelProto) -> None:
             try:
                 inferred = _infer_spec_sizes(probe)
             except Exception as err:
-                table.notes.append(
-                    f"shapes inside function {function.name!r} could not be inferred "
-                    f"({type(err).__name__})"
-                )
+                table.notes.append(f"shapes inside function {function.name!r} could not be "
+                                   f"inferred ({type(err).__name__})")
                 continue
             _collect(table, inferred.graph, ("function", position), merge=True, untyped=True)

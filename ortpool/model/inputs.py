@@ -1,30 +1,14 @@
-"""A model's inputs for a run: every shape and value resolved once, the same way for ``validate``,
-``fix`` and ``bench``.
+"""A model's inputs for a run, resolved once the same way for ``validate``, ``fix`` and ``bench``:
+:func:`resolve` turns what the user gives (:class:`InputSpec`: ``--shape``, ``--inputs``, a seed)
+and the declared inputs into one array per input (:class:`ResolvedInputs`).
 
-What the user gives (:class:`InputSpec`): sizes per input (``--shape NAME:D1,D2,...``), arrays
-(``--inputs FILE.npz``, or a name -> array mapping in the API), and a seed. :func:`resolve` turns
-it and the model's declared inputs into one array per input (:class:`ResolvedInputs`):
-
-- A static size is kept; a size given otherwise is refused with both figures.
-- A dim the model leaves open (a symbol such as ``batch``, a ``-1``, a dim with no value) takes
-  the size ``--shape`` gives it, else the size of the array ``--inputs`` gives, else the size the
-  same symbol already has on another input, else the default: :data:`DEFAULT_BATCH` on axis 0,
-  :data:`DEFAULT_SIZE` on the others. Every open dim is listed with its size and where the size
-  came from, for the reports. (A ``0`` is a static size: onnxruntime accepts only empty arrays
-  there.) A symbol the user's sizes give different values on different axes keeps each: onnxruntime
-  checks a fed array against the static dims only, so a converter's one symbol for "unknown" (an
-  OCR model's ``[N, 3, ?, ?]`` run at 48x192) runs, and the reports say so
-  (:func:`describe_dims`); an axis nothing sizes takes the symbol's first given size.
-- Inputs the user gives no array for are generated: seeded, quarter steps (small exact binary
-  fractions, so ties occur and sums stay exact), small integers.
-- An input whose values a pooling node reads as data (MaxRoiPool's rois, MaxUnpool's indices and
-  ``output_shape``, or any integer input they are computed from) cannot be generated: random
-  values there are a batch index of -0.5 or an index outside the output, and prove nothing.
-  Such an input must come from ``--inputs`` (:func:`data_inputs` finds them); values an upstream
-  node computes are the model's own and are captured from its run.
-
-When the model cannot run at the sizes chosen, :meth:`ResolvedInputs.cannot_run` says which sizes
-were chosen for which dims and how to set them, in one message.
+A static size is kept (``0`` too). An open dim (a symbol, ``-1``, no value) takes the size
+``--shape`` gives, else the ``--inputs`` array's, else its symbol's on another input, else the
+default (:data:`DEFAULT_BATCH` on axis 0, :data:`DEFAULT_SIZE` elsewhere), each listed with its
+source; a symbol given different sizes on different axes keeps each (onnxruntime checks static
+dims only). Inputs given no array are generated (seeded quarter steps, small integers), but for
+one a pooling node reads as data (rois, MaxUnpool's indices and ``output_shape``, or an integer
+input they are computed from): random values there prove nothing (:func:`data_inputs`).
 """
 
 from __future__ import annotations
@@ -42,23 +26,21 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ortpool import dtypes, versions
+from ortpool import dtypes
 from ortpool.errors import OrtpoolError
 from ortpool.kernels import check_memory
 from ortpool.model.inference import Dim, value_type
-from ortpool.model.scopes import is_pool, model_scopes
+from ortpool.model.scopes import all_nodes, inline_functions, is_pool, is_standard, subgraphs, walk
 from ortpool.modelfile import require_regular
 
 #: size of an open dim on axis 0 (the batch, in every exporter's convention)
 DEFAULT_BATCH = 1
-#: size of an open dim on any other axis: large enough that a CNN's stride-2 stages (five of
-#: them reach 2x2) and its pools see real windows; 1 would make every pool a 1x1 plane, a
-#: different case than the model's (a Resize or a Concat of two branches may not run there at all)
+#: size of an open dim on any other axis: a CNN's five stride-2 stages still reach 2x2 (at 1,
+#: every pool would see a 1x1 plane, and a Resize or a Concat of two branches may not run)
 DEFAULT_SIZE = 64
 
-#: Bytes of generated values per model: 1 GiB (a 1x3x8192x8192 float32 image is 805 MB). The
-#: RNG draws float64 first, so a generated input costs three times its size while it is made;
-#: a --shape beyond this is most likely a typo, and larger inputs can still come from --inputs.
+#: Bytes of generated values per model (a 1x3x8192x8192 float32 image is 805 MB; the RNG draws
+#: float64 first): beyond it a --shape is most likely a typo; --inputs can give more.
 MAX_GENERATED_BYTES = 1 << 30
 
 #: (operator, input position) -> what the node reads there as data, not as samples
@@ -68,11 +50,9 @@ DATA_POSITIONS: dict[tuple[str, int], str] = {
     ("MaxUnpool", 2): "output_shape",
 }
 
-#: Operators whose output values are their inputs' values moved, cast or combined elementwise:
-#: a graph input reaching a data position only through these reaches it with its own values.
-#: Any other operator computes new values (a Conv, a proposal network, Shape): the model's run
-#: gives them, and only integer inputs feeding such a computation (counts, indices) still decide
-#: the data.
+#: Operators whose outputs are their inputs' values moved, cast or combined elementwise: an input
+#: reaching a data position through these alone reaches it with its own values. Through any
+#: other operator (Conv, Shape) only integer inputs (counts, indices) still decide the data.
 PASS_THROUGH = frozenset({
     "Abs", "Add", "Cast", "CastLike", "Ceil", "Clip", "Concat", "Div", "Expand", "Flatten",
     "Floor", "Gather", "GatherElements", "GatherND", "Identity", "Max", "Min", "Mul", "Neg", "Pad",
@@ -82,54 +62,38 @@ PASS_THROUGH = frozenset({
 
 _SHAPE = re.compile(r"^(?P<name>.+):(?P<dims>[^:]*)$")
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
-#: the most elements a shape may count (its sizes but 0 multiplied): numpy refuses shapes whose
-#: bytes overflow an int64 ("array is too big"), even an empty one; 8 bytes an element at most
+#: the most elements a shape may count (its sizes but 0): numpy refuses shapes whose bytes
+#: overflow an int64, even an empty one
 MAX_ELEMENTS = 2**59
 
-#: Who reads the messages: a command line (``--shape``, ``--inputs``) or a Python caller
-#: (``shapes=``, ``inputs=``); :class:`InputSpec` carries it, every message below asks
-#: :func:`option` for the name of what to set.
+#: Who reads the messages (:class:`InputSpec` carries it): a command line or a Python caller.
 CLI, PYTHON = "cli", "python"
-_OPTIONS = {
-    CLI: {"shape": "--shape", "inputs": "--inputs"},
-    PYTHON: {"shape": "shapes=", "inputs": "inputs="},
-}
+_OPTIONS = {CLI: {"shape": "--shape", "inputs": "--inputs"},
+            PYTHON: {"shape": "shapes=", "inputs": "inputs="}}
 
 
 def option(what: str, style: str = CLI) -> str:
-    """How ``style``'s caller sets ``what`` (``"shape"`` or ``"inputs"``): ``--shape`` or
-    ``shapes=``."""
+    """How ``style``'s caller sets ``what`` ("shape", "inputs"): ``--shape`` or ``shapes=``."""
     if style not in _OPTIONS:
         raise ValueError(f"style={style!r} must be {CLI!r} or {PYTHON!r}")
     return _OPTIONS[style][what]
 
 
 def _shape_setting(name: str, sizes: Sequence[str], style: str) -> str:
-    """``--shape x:N,3,H,W`` or ``shapes={'x': (N, 3, H, W)}`` for one input."""
     if style == PYTHON:
         return f"shapes={{{name!r}: ({', '.join(sizes)}{',' if len(sizes) == 1 else ''})}}"
     return f"--shape {shlex.quote(f'{name}:' + ','.join(sizes))}"
 
 
 def _arrays_setting(style: str, names: Sequence[str] = ()) -> str:
-    """``--inputs FILE.npz`` or ``inputs={'rois': array}``: how to give arrays."""
     if style == PYTHON:
         return "inputs={" + ", ".join(f"{n!r}: array" for n in names or ["NAME"]) + "}"
     return "--inputs FILE.npz"
-_STANDARD = ("", "ai.onnx")
-
-
-# --- what the user gives ------------------------------------------------------------------------
 
 
 def parse_shape(text: str, key: str = "--shape") -> tuple[str, tuple[int, ...]]:
-    """``"x:1,3,32,32"`` -> ``("x", (1, 3, 32, 32))``; the last ``:`` splits, so a name may hold
-    one (``"input:0:1,3,8,8"``); ``x:[1,3,8,8]`` is read too. Sizes are integers >= 0 (0: an
-    empty axis). ``key`` names the option in messages.
-
-    >>> parse_shape("image:1,3,48,192")
-    ('image', (1, 3, 48, 192))
-    """
+    """``"x:1,3,32,32"`` -> ``("x", (1, 3, 32, 32))``; the last ``:`` splits (a name may hold
+    one); ``x:[1,3,8,8]`` is read too; sizes are integers >= 0. ``key`` names the option."""
     match = _SHAPE.match(text.strip())
     dims = match.group("dims").strip() if match else ""
     if dims.startswith("[") and dims.endswith("]"):  # Polygraphy's spelling, x:[1,3,8,8]
@@ -137,39 +101,31 @@ def parse_shape(text: str, key: str = "--shape") -> tuple[str, tuple[int, ...]]:
     pieces = dims.split(",") if match else []
     # ASCII digits only: str.isdigit and int() take '²' and '٣' as digits too
     if not match or not all(_DIGITS.fullmatch(p.strip()) for p in pieces):
-        raise OrtpoolError(
-            f"{_given_as(key, text)} must be NAME:D1,D2,... with integer sizes >= 0 (digits "
-            "0-9), e.g. image:1,3,224,224"
-        )
-    return match.group("name").strip(), _checked_sizes(
-        tuple(int(p) for p in pieces), _given_as(key, text)
-    )
+        raise OrtpoolError(f"{_given_as(key, text)} must be NAME:D1,D2,... with integer sizes >= 0 "
+                           "(digits 0-9), e.g. image:1,3,224,224")
+    return match.group("name").strip(), _checked_sizes(tuple(int(p) for p in pieces),
+                                                       _given_as(key, text))
 
 
 def _given_as(key: str, text: str) -> str:
-    """``--shape 'x:1'`` or ``shapes='x:1'``."""
     return f"{key}{'' if key.endswith('=') else ' '}{text!r}"
 
 
 def _checked_sizes(sizes: tuple[int, ...], what: str) -> tuple[int, ...]:
     if math.prod(d for d in sizes if d) > MAX_ELEMENTS:  # numpy refuses the shape itself
-        raise OrtpoolError(
-            f"{what}: its sizes multiply to more than {MAX_ELEMENTS} elements (2**59), more "
-            "than any array can hold"
-        )
+        raise OrtpoolError(f"{what}: its sizes multiply to more than {MAX_ELEMENTS} elements "
+                           "(2**59), more than any array can hold")
     return sizes
 
 
 def parse_shapes(items: Iterable[str], key: str = "--shape") -> dict[str, tuple[int, ...]]:
-    """Every ``--shape``; one input named twice with different sizes is refused."""
+    """Every ``--shape``; an input given two different shapes is refused."""
     shapes: dict[str, tuple[int, ...]] = {}
     for item in items:
         name, dims = parse_shape(item, key)
         if name in shapes and shapes[name] != dims:
-            raise OrtpoolError(
-                f"{key} gives input {name!r} two shapes: {_dims_text(shapes[name])} and "
-                f"{_dims_text(dims)}"
-            )
+            raise OrtpoolError(f"{key} gives input {name!r} two shapes: {_dims_text(shapes[name])} "
+                               f"and {_dims_text(dims)}")
         shapes[name] = dims
     return shapes
 
@@ -205,9 +161,8 @@ def _shapes_given(shapes: Any, style: str) -> dict[str, tuple[int, ...]]:
 
 
 def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
-    """``inputs`` given as arrays: numbers, and no more bytes than the process can still
-    allocate (a broadcast view of 4 TiB holds a few bytes until a run or a child process
-    copies it)."""
+    """``inputs`` as arrays of numbers, of no more bytes than the process can still allocate (a
+    broadcast view of 4 TiB holds a few bytes until a run or a child copies it)."""
     arrays = {}
     for name, value in inputs.items():
         if not isinstance(name, str):
@@ -217,10 +172,8 @@ def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
         except (TypeError, ValueError) as err:
             raise TypeError(f"{key}[{name!r}]: not an array ({err})") from None
         if array.dtype.kind not in "biufc":
-            raise TypeError(
-                f"{key}[{name!r}] must be an array of numbers, not of {array.dtype} "
-                f"({_shown(value)})"
-            )
+            raise TypeError(f"{key}[{name!r}] must be an array of numbers, not of {array.dtype} "
+                            f"({_shown(value)})")
         what = f"{key}[{name!r}], an array of shape {list(array.shape)} ({array.dtype})"
         check_memory(what, array.size * array.itemsize)
         arrays[name] = array
@@ -228,13 +181,10 @@ def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
 
 
 def load_arrays(path: str | os.PathLike, key: str = "--inputs") -> dict[str, np.ndarray]:
-    """The arrays of an .npz file (``numpy.savez``), keyed by input name; nothing pickled.
-
-    The file is a zip archive someone else may have made: it must be a regular file (a FIFO
-    would block), every member a stored or deflated ``.npy``, and the sizes its directory and
-    each array's header declare are checked against the memory the process can allocate, and
-    against each other, before any array is read (a 3 MB archive can declare 3 GiB; a 100-byte
-    header can declare 4 TiB). Whatever is wrong is one :class:`OrtpoolError` naming the file."""
+    """The arrays of an .npz file (``numpy.savez``) by input name, nothing unpickled. Someone
+    else's archive: a regular file, stored or deflated ``.npy`` members, the sizes its directory
+    and headers declare checked against each other and the memory before any array is read (a
+    3 MB archive can declare 3 GiB). Anything wrong is one :class:`OrtpoolError` naming it."""
     label = f"{key} {os.fspath(path)}"
     require_regular(path, key)
     try:
@@ -264,10 +214,9 @@ def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
         members = archive.infolist()
         for info in members:
             if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-                raise OrtpoolError(
-                    f"{label}: member {info.filename!r} uses compression method "
-                    f"{info.compress_type}; numpy.savez writes stored or deflated members only"
-                )
+                raise OrtpoolError(f"{label}: member {info.filename!r} uses compression method "
+                                   f"{info.compress_type}; numpy.savez writes stored or deflated "
+                                   "members only")
             if not info.filename.endswith(".npy"):
                 raise OrtpoolError(f"{label}: member {info.filename!r} is not an .npy array")
         total = sum(info.file_size for info in members)
@@ -277,10 +226,9 @@ def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
                 shape, dtype = _npy_header(stream, label, info.filename)
             nbytes = math.prod(shape) * dtype.itemsize
             if nbytes > info.file_size:
-                raise OrtpoolError(
-                    f"{label}: member {info.filename!r} declares an array of shape {list(shape)} "
-                    f"({dtype}, {nbytes} bytes) but holds {info.file_size} bytes"
-                )
+                raise OrtpoolError(f"{label}: member {info.filename!r} declares an array of shape "
+                                   f"{list(shape)} ({dtype}, {nbytes} bytes) but holds "
+                                   f"{info.file_size} bytes")
         arrays = {}
         for info in members:
             with archive.open(info) as stream:
@@ -290,42 +238,32 @@ def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
 
 
 def _npy_header(stream: Any, label: str, member: str) -> tuple[tuple[int, ...], np.dtype]:
-    """The shape and element type an .npy header declares (nothing else read)."""
     version = np.lib.format.read_magic(stream)
     read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
             else np.lib.format.read_array_header_2_0)
     shape, _, dtype = read(stream)
     if dtype.hasobject:
-        raise OrtpoolError(
-            f"{label}: member {member!r} holds Python objects (pickled); ortpool reads arrays "
-            "of numbers only (allow_pickle=False)"
-        )
+        raise OrtpoolError(f"{label}: member {member!r} holds Python objects (pickled); ortpool "
+                           "reads arrays of numbers only (allow_pickle=False)")
     return tuple(shape), dtype
 
 
 @dataclasses.dataclass(frozen=True)
 class InputSpec:
-    """What the user says about a model's inputs: sizes (``--shape``) and arrays (``--inputs``);
-    ``origin`` names the arrays' file in the reports."""
+    """Sizes (``--shape``) and arrays (``--inputs``; ``origin`` names their file)."""
 
     shapes: Mapping[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
     arrays: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
     origin: str = ""
-    #: whom the messages speak to: :data:`CLI` (``--shape``) or :data:`PYTHON` (``shapes=``)
-    style: str = CLI
+    style: str = CLI  # whom the messages speak to
 
     @classmethod
-    def make(
-        cls,
-        shapes: Mapping[str, Sequence[int]] | Iterable[str] | None = None,
-        inputs: Mapping[str, Any] | str | os.PathLike | None = None,
-        style: str = CLI,
-    ) -> InputSpec:
-        """From the API's or the command line's values, every one checked (an
-        :class:`OrtpoolError`, or a :class:`TypeError` for a value of the wrong kind, naming
-        ``--shape`` or ``shapes``): ``shapes`` as ``{"x": (1, 3, 8, 8)}`` or ``["x:1,3,8,8"]``;
-        ``inputs`` an .npz path or a name -> array mapping; ``style`` names the messages' reader
-        (:func:`option`)."""
+    def make(cls, shapes: Mapping[str, Sequence[int]] | Iterable[str] | None = None,
+             inputs: Mapping[str, Any] | str | os.PathLike | None = None,
+             style: str = CLI) -> InputSpec:
+        """From the API's or the command line's values, checked (an :class:`OrtpoolError`, or a
+        TypeError for a value of the wrong kind): ``shapes`` as ``{"x": (1, 3, 8, 8)}`` or
+        ``["x:1,3,8,8"]``; ``inputs`` an .npz path or a name -> array mapping."""
         option("shape", style)  # a style that names nothing is refused before anything else
         parsed = _shapes_given(shapes, style)
         key = option("inputs", style).rstrip("=")
@@ -334,10 +272,8 @@ class InputSpec:
         if isinstance(inputs, Mapping):
             return cls(parsed, _arrays_given(inputs, key), "the arrays given", style)
         if not isinstance(inputs, (str, os.PathLike)) or not os.fspath(inputs):
-            raise TypeError(
-                f"{key}={_shown(inputs)} must be a name -> array mapping or an .npz path, not "
-                f"{type(inputs).__name__}"
-            )
+            raise TypeError(f"{key}={_shown(inputs)} must be a name -> array mapping or an .npz "
+                            f"path, not {type(inputs).__name__}")
         return cls(parsed, load_arrays(inputs, key), os.fspath(inputs), style)
 
     @property
@@ -345,89 +281,51 @@ class InputSpec:
         return not self.shapes and not self.arrays
 
     def only(self, names: Iterable[str]) -> InputSpec:
-        """The part that names these inputs (a run over several models applies each ``--shape``
-        to the models that have the input)."""
+        """The part that names these inputs (each model of a batch takes its own)."""
         keep = set(names)
-        return InputSpec(
-            {k: v for k, v in self.shapes.items() if k in keep},
-            {k: v for k, v in self.arrays.items() if k in keep},
-            self.origin,
-            self.style,
-        )
-
-
-# --- the model's side -------------------------------------------------------------------------
+        return InputSpec({k: v for k, v in self.shapes.items() if k in keep},
+                         {k: v for k, v in self.arrays.items() if k in keep}, self.origin,
+                         self.style)
 
 
 def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
-    """Inputs a caller must feed: graph inputs that are not initializers (old IR lists both)."""
+    """Graph inputs that are not initializers (old IR lists both): those a caller feeds."""
     initialized = {init.name for init in model.graph.initializer}
     return [value for value in model.graph.input if value.name not in initialized]
 
 
-#: A declared dim: an int size (>= 0), a symbol, or None (-1 or no value: open, unnamed)
-Declared = Dim
-
-
-def declared_dims(value: onnx.ValueInfoProto) -> list[Declared] | None:
-    """The input's dims as declared; None when the model does not say its rank. A negative size
-    (exporters write -1 for "any") is open, as onnxruntime reads it."""
+def declared_dims(value: onnx.ValueInfoProto) -> list[Dim] | None:
+    """The input's dims (a negative size open, as onnxruntime reads it); None without a rank."""
     dims = value_type(value).dims
     return None if dims is None else list(dims)
 
 
-def _declared_text(dims: Sequence[Declared] | None) -> str:
+def _dims_text(dims: Sequence[Dim] | None) -> str:
     if dims is None:
         return "unknown rank"
     return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
 
 
-def _dims_text(dims: Sequence[int]) -> str:
-    return "[" + ",".join(map(str, dims)) + "]"
-
-
-def _scopes(graph: onnx.GraphProto) -> Iterable[onnx.NodeProto]:
-    """Every node of ``graph`` and of the subgraphs inside it."""
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
-                yield from _scopes(sub)
-
-
 def _reads(node: onnx.NodeProto) -> list[str]:
-    """The values a node reads: its inputs, and for a node with subgraphs (If, Loop, Scan) every
-    value its bodies read (outer values among them)."""
+    """A node's inputs, and every value its subgraphs read (outer values among them)."""
     names = [n for n in node.input if n]
-    for attr in node.attribute:
-        for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
-            for inner in _scopes(sub):
-                names += [n for n in inner.input if n]
-            names += [o.name for o in sub.output]
+    for _, _, sub in subgraphs(node):
+        names += [n for inner in walk(sub.node) for n in inner.input if n]
+        names += [o.name for o in sub.output]
     return names
 
 
 def data_inputs(model: onnx.ModelProto) -> dict[str, str]:
-    """Graph inputs whose values pooling nodes read as data -> why (the node and the input).
-
-    An input counts when it reaches a data position (:data:`DATA_POSITIONS`) through operators
-    that pass values on (:data:`PASS_THROUGH`), or is an integer input anywhere upstream of one.
-
-    Example: ``rois`` -> Cast -> MaxRoiPool's rois counts; an image -> Conv -> ... -> proposals
-    -> MaxRoiPool does not (the model computes the proposals), nor X -> Shape -> MaxUnpool's
-    ``output_shape``.
-    """
-    if model.functions:
-        import onnx.inliner
-
-        model = onnx.inliner.inline_local_functions(model)
+    """Graph inputs whose values pooling nodes read as data -> why: those reaching a data
+    position (:data:`DATA_POSITIONS`) through :data:`PASS_THROUGH` operators, and integer inputs
+    anywhere upstream of one (``rois`` -> Cast -> MaxRoiPool counts; image -> Conv -> proposals
+    -> MaxRoiPool does not)."""
+    model = inline_functions(model)
     producer: dict[str, onnx.NodeProto] = {}
     positions: list[tuple[str, str]] = []
-    for node in _scopes(model.graph):
-        for out in node.output:
-            if out:
-                producer[out] = node
-        if node.domain in _STANDARD and node.op_type in versions.OPERATORS:
+    for node in walk(model.graph.node):
+        producer.update((out, node) for out in node.output if out)
+        if is_pool(node):
             for index, name in enumerate(node.input):
                 what = DATA_POSITIONS.get((node.op_type, index))
                 if name and what:
@@ -452,12 +350,9 @@ def data_inputs(model: onnx.ModelProto) -> dict[str, str]:
             node = producer.get(name)
             if node is None:
                 continue
-            passes = direct and node.domain in _STANDARD and node.op_type in PASS_THROUGH
+            passes = direct and is_standard(node) and node.op_type in PASS_THROUGH
             todo += [(read, passes) for read in _reads(node)]
     return found
-
-
-# --- the resolution -----------------------------------------------------------------------------
 
 
 @dataclasses.dataclass(frozen=True)
@@ -511,37 +406,32 @@ class ResolvedInputs:
         return ", ".join(d.text() for d in self.dims)
 
     def shape_hint(self) -> str:
-        """The ``--shape`` options (``shapes=`` argument) that set every open dim to the size
-        chosen, as numbers and quoted for a shell where a name needs it: pasted back, they are
-        read as they are printed (a symbol such as ``unk__653`` is no size)."""
-        parts = [
-            _shape_setting(name, [str(n) for n in array.shape], self.style)
-            for name, array in self.feeds.items()
-            if any(d.input == name for d in self.dims)
-        ]
+        """The ``--shape`` options (``shapes=``) that set every open dim to its size, quoted for
+        a shell where a name needs it: pasted back, they read as printed."""
+        parts = [_shape_setting(name, [str(n) for n in array.shape], self.style)
+                 for name, array in self.feeds.items()
+                 if any(d.input == name for d in self.dims)]
         if self.style == PYTHON:
             entries = [p.removeprefix("shapes={").removesuffix("}") for p in parts]
             return "shapes={" + ", ".join(entries) + "}" if entries else ""
         return " ".join(parts)
 
     def cannot_run(self, label: str, detail: str) -> OrtpoolError:
-        """The error for a model onnxruntime cannot run on these inputs: the sizes chosen for
-        its open dims and how to set them, then onnxruntime's reason (its first line)."""
+        """The error for a model onnxruntime cannot run on these inputs: the sizes chosen, how to
+        set them, onnxruntime's reason."""
         reason = " ".join(detail.split())[:300]
         shapes = ", ".join(f"{k} {_dims_text(v)}" for k, v in self.shapes.items())
         where = f"{label}: " if label else ""
         if not self.dims:
             return OrtpoolError(f"{where}the model cannot run on {shapes}: {reason}")
-        return OrtpoolError(
-            f"{where}the model cannot run at the sizes chosen for its open dims "
-            f"({self.dims_text()}): {reason}. Set them with {self.shape_hint()} "
-            f"(or give arrays with {_arrays_setting(self.style)})"
-        )
+        return OrtpoolError(f"{where}the model cannot run at the sizes chosen for its open dims "
+                            f"({self.dims_text()}): {reason}. Set them with {self.shape_hint()} "
+                            f"(or give arrays with {_arrays_setting(self.style)})")
 
 
 def describe_dims(dims: Sequence[OpenDim], hint: str) -> list[str]:
-    """The report's lines on the open dims: each with its size and source, and the ``--shape``
-    that sets them when any size is the default; none when no dim is open."""
+    """The report's lines on the open dims (size and source; ``hint`` when a size is a
+    default)."""
     if not dims:
         return []
     lines = ["open dims: " + ", ".join(d.text() for d in dims)]
@@ -586,28 +476,23 @@ def _elem(value: onnx.ValueInfoProto) -> str | None:
     return dtypes.NAME_OF_CODE.get(value.type.tensor_type.elem_type)
 
 
-def _check_given(
-    name: str, given: Sequence[int], declared: list[Declared] | None, how: str
-) -> None:
+def _check_given(name: str, given: Sequence[int], declared: list[Dim] | None,
+                 how: str) -> None:
     """A shape from ``--shape`` or an array against the declared dims: rank and static sizes."""
     if declared is None:
         return
     if len(given) != len(declared):
-        raise OrtpoolError(
-            f"{how} gives input {name!r} {len(given)} dims {_dims_text(given)}; the model "
-            f"declares rank {len(declared)} {_declared_text(declared)}"
-        )
+        raise OrtpoolError(f"{how} gives input {name!r} {len(given)} dims {_dims_text(given)}; the "
+                           f"model declares rank {len(declared)} {_dims_text(declared)}")
     for axis, (dim, size) in enumerate(zip(declared, given, strict=True)):
         if isinstance(dim, int) and dim != size:
-            raise OrtpoolError(
-                f"{how} gives input {name!r} size {size} on axis {axis}; the model fixes it at "
-                f"{dim} {_declared_text(declared)}"
-            )
+            raise OrtpoolError(f"{how} gives input {name!r} size {size} on axis {axis}; the model "
+                               f"fixes it at {dim} {_dims_text(declared)}")
 
 
 def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0) -> ResolvedInputs:
-    """Every model input as an array (see the module docstring); an :class:`OrtpoolError` names
-    the input, the figures and the option to change for anything that cannot be resolved."""
+    """Every model input as an array (the module docstring); an :class:`OrtpoolError` names the
+    input, the figures and the option to change."""
     spec = spec or InputSpec()
     values = graph_inputs(model)
     declared = {v.name: declared_dims(v) for v in values}
@@ -641,14 +526,12 @@ GROWN = "default, doubled: a pool saw no whole window at the default"
 
 def _grown(model: onnx.ModelProto, sizes: dict[str, list[int]], dims: list[OpenDim]
            ) -> list[OpenDim]:
-    """The default sizes doubled (those off axis 0, or else the axis-0 ones) while a pooling
-    node of the model would see no whole window at them: a network that strides a 1-D signal
-    down to a length below a pool's kernel at the default (a keras audio model's time axis) is
-    run at a size it can be run at, not judged where the spec's output is empty (ruling 19) and
-    called different. ``sizes`` is changed in place; the open dims are returned with theirs."""
+    """The default sizes (off axis 0, else on it) doubled in place while a pooling node would see
+    no whole window at them (a keras audio model strides its time axis below a pool's kernel):
+    run where it can run, not judged where the spec's output is empty (ruling 19)."""
     chosen = [d for d in dims if d.source == "default" and d.axis != 0] or [
         d for d in dims if d.source == "default"]
-    if not chosen or not any(is_pool(n) for s in model_scopes(model) for n in s.nodes):
+    if not chosen or not any(is_pool(n) for n in all_nodes(model)):
         return dims
     doublings = 0
     # never past the generated bytes' budget (4 bytes an element, float's): a pool that still
@@ -665,8 +548,8 @@ def _grown(model: onnx.ModelProto, sizes: dict[str, list[int]], dims: list[OpenD
 
 
 def _windowless(model: onnx.ModelProto, sizes: Mapping[str, Sequence[int]]) -> bool:
-    """Whether a pooling node of ``model``, its inputs of ``sizes``, has an axis without a whole
-    window (onnx shape inference with the spec's pool sizes; False when it cannot tell)."""
+    """Whether a pooling node of ``model`` at input ``sizes`` has an axis without a whole window
+    (False when inference cannot tell)."""
     from ortpool.model.site import find_sites  # the sites read the inputs' shapes, not this
 
     static = onnx.ModelProto()
@@ -679,58 +562,43 @@ def _windowless(model: onnx.ModelProto, sizes: Mapping[str, Sequence[int]]) -> b
                 dim.dim_value = size
     try:
         sites, _ = find_sites(static, skip_invalid=True)
-        return any(
-            min(geometry.output_spatial, default=1) <= 0
-            for geometry in (site.geometry() for site in sites if site.selected)
-            if geometry is not None
-        )
+        return any(min(geometry.output_spatial, default=1) <= 0
+                   for geometry in (site.geometry() for site in sites if site.selected)
+                   if geometry is not None)
     except Exception:  # inference of a model it cannot read: the defaults stay
         return False
 
 
-def _given(
-    spec: InputSpec,
-    names: list[str],
-    declared: dict[str, list[Declared] | None],
-    elems: dict[str, str | None],
-) -> dict[str, tuple[tuple[int, ...], str]]:
-    """1. What the user gives: shapes from --shape and from the arrays, checked; input ->
-    (shape, the option that gave it)."""
+def _given(spec: InputSpec, names: list[str], declared: dict[str, list[Dim] | None],
+           elems: dict[str, str | None]) -> dict[str, tuple[tuple[int, ...], str]]:
+    """1. Shapes given by --shape and the arrays, checked: input -> (shape, option)."""
     shape, arrays = option("shape", spec.style), option("inputs", spec.style)
     for what, named in ((shape, spec.shapes), (arrays, spec.arrays)):
         unknown = [n for n in named if n not in names]
         if unknown:
-            raise OrtpoolError(
-                f"{what} names input {unknown[0]!r}, but the model's inputs are "
-                f"{', '.join(names) or '(none)'}"
-            )
+            raise OrtpoolError(f"{what} names input {unknown[0]!r}, but the model's inputs are "
+                               f"{', '.join(names) or '(none)'}")
     given: dict[str, tuple[tuple[int, ...], str]] = {}
     for name, array in spec.arrays.items():
         elem = elems[name]
         if elem is not None and array.dtype != dtypes.NUMPY[elem]:
-            raise OrtpoolError(
-                f"{arrays} array {name!r} is {array.dtype}; the model's input {name!r} is "
-                f"{elem} ({dtypes.NUMPY[elem]})"
-            )
+            raise OrtpoolError(f"{arrays} array {name!r} is {array.dtype}; the model's input "
+                               f"{name!r} is {elem} ({dtypes.NUMPY[elem]})")
         _check_given(name, array.shape, declared[name], arrays)
         given[name] = (tuple(array.shape), arrays)
     for name, dims in spec.shapes.items():
         _check_given(name, dims, declared[name], shape)
         if name in given and given[name][0] != dims:
             setting = _shape_setting(name, [str(d) for d in dims], spec.style)
-            raise OrtpoolError(
-                f"{setting} and the {arrays} array of shape "
-                f"{_dims_text(given[name][0])} disagree"
-            )
+            raise OrtpoolError(f"{setting} and the {arrays} array of shape "
+                               f"{_dims_text(given[name][0])} disagree")
         given.setdefault(name, (dims, shape))
     return given
 
 
-def _symbols(
-    given: dict[str, tuple[tuple[int, ...], str]], declared: dict[str, list[Declared] | None]
-) -> dict[str, tuple[int, str, str]]:
-    """2. Symbols: the first size given for each; symbol -> (size, input, source). Other
-    sizes given for it elsewhere stand on their own axes (the module docstring)."""
+def _symbols(given: dict[str, tuple[tuple[int, ...], str]],
+             declared: dict[str, list[Dim] | None]) -> dict[str, tuple[int, str, str]]:
+    """2. Each symbol's first size given: symbol -> (size, input, source)."""
     symbols: dict[str, tuple[int, str, str]] = {}
     for name, (dims, how) in given.items():
         for dim, size in zip(declared[name] or [], dims, strict=False):
@@ -750,34 +618,24 @@ def _require_data_inputs(model: onnx.ModelProto, spec: InputSpec) -> None:
             if spec.style == PYTHON
             else f"save the arrays with numpy.savez('in.npz', {keywords}) and pass --inputs in.npz"
         )
-        raise OrtpoolError(
-            f"{'input' if len(needed) == 1 else 'inputs'} {listed} "
-            f"{'needs' if len(needed) == 1 else 'need'} {option('inputs', spec.style)}: "
-            "generated values there (a batch index of -0.5, an index outside the output) prove "
-            f"nothing; {how}"
-        )
+        raise OrtpoolError(f"{'input' if len(needed) == 1 else 'inputs'} {listed} "
+                           f"{'needs' if len(needed) == 1 else 'need'} "
+                           f"{option('inputs', spec.style)}: generated values there (a batch index "
+                           f"of -0.5, an index outside the output) prove nothing; {how}")
 
 
-def _sizes(
-    value: onnx.ValueInfoProto,
-    dims: list[Declared] | None,
-    given: dict[str, tuple[tuple[int, ...], str]],
-    symbols: dict[str, tuple[int, str, str]],
-    opened: list[OpenDim],
-    style: str = CLI,
-) -> list[int]:
-    """The input's shape: given, else its declared dims with each open one sized (by a symbol
-    given elsewhere, else the default, which then sizes that symbol everywhere) and named in
-    ``opened``."""
+def _sizes(value: onnx.ValueInfoProto, dims: list[Dim] | None,
+           given: dict[str, tuple[tuple[int, ...], str]], symbols: dict[str, tuple[int, str, str]],
+           opened: list[OpenDim], style: str = CLI) -> list[int]:
+    """The input's shape: given, else its declared dims, each open one sized (by its symbol, else
+    the default, which then sizes the symbol) and added to ``opened``."""
     name = value.name
     if name in given:
         shape, how = given[name]
     elif dims is None:
-        raise OrtpoolError(
-            f"input {name!r} has no declared shape: give it with "
-            f"{_shape_setting(name, ['D1', 'D2', '...'], style)} or "
-            f"{_arrays_setting(style, [name])}"
-        )
+        raise OrtpoolError(f"input {name!r} has no declared shape: give it with "
+                           f"{_shape_setting(name, ['D1', 'D2', '...'], style)} or "
+                           f"{_arrays_setting(style, [name])}")
     else:
         shape, how = (), "default"
     sizes: list[int] = []
@@ -811,18 +669,16 @@ class _Generator:
     def values(self, value: onnx.ValueInfoProto, elem: str | None, sizes: list[int]) -> np.ndarray:
         name = value.name
         if elem is None:
-            raise OrtpoolError(
-                f"input {name!r} is not a tensor of a type ortpool generates "
-                f"({_type_text(value)}): give it with {_arrays_setting(self.style, [name])}"
-            )
+            raise OrtpoolError(f"input {name!r} is not a tensor of a type ortpool generates "
+                               f"({_type_text(value)}): give it with "
+                               f"{_arrays_setting(self.style, [name])}")
         nbytes = math.prod(sizes) * dtypes.NUMPY[elem].itemsize
         if nbytes > self.budget:
-            raise OrtpoolError(
-                f"input {name!r} of shape {_dims_text(sizes)} ({elem}) would be {nbytes} bytes of "
-                f"generated values; ortpool generates at most {MAX_GENERATED_BYTES} bytes per "
-                f"model: check {option('shape', self.style)}, or give the arrays with "
-                f"{_arrays_setting(self.style)}"
-            )
+            raise OrtpoolError(f"input {name!r} of shape {_dims_text(sizes)} ({elem}) would be "
+                               f"{nbytes} bytes of generated values; ortpool generates at most "
+                               f"{MAX_GENERATED_BYTES} bytes per model: check "
+                               f"{option('shape', self.style)}, or give the arrays with "
+                               f"{_arrays_setting(self.style)}")
         self.budget -= nbytes
         return random_tensor(self.rng, sizes, elem)
 

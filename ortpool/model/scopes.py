@@ -1,13 +1,10 @@
 """Every place a node can live in a model, with the opset imports that govern it.
 
-A *scope* is one node list: the main graph, a subgraph held by any graph attribute of any node
-(If branches, Loop and Scan bodies, and any other op's GRAPH/GRAPHS attribute) at any depth, or the
-body of a model-local function (and that body's own subgraphs). Graph scopes are governed by the
-model's opset imports; a function and its subgraphs by the function's own.
-
-Each scope has a ``key``: a path of positions (``("graph", node index, attribute name, graph
-index, ...)``) computed before anything is changed, so types learned on a copy of the model (see
-:mod:`ortpool.model.inference`) can be matched to the scope they belong to.
+A *scope* is one node list: the main graph, a subgraph of any node's GRAPH/GRAPHS attribute at any
+depth, or a model-local function's body (and its subgraphs); graphs are governed by the model's
+opset imports, a function by its own. A scope's ``key`` is a path of positions (``("graph", node
+index, attribute name, graph index, ...)``), so types learned on a copy of the model
+(:mod:`ortpool.model.inference`) match the scope they belong to.
 """
 
 from __future__ import annotations
@@ -34,42 +31,35 @@ class Scope:
     key: ScopeKey
     location: str  # for humans: "main graph", "function local.block > If 'i1'.then_branch", ...
     nodes: Any  # the repeated NodeProto field, edited in place
-    imports: Any  # the repeated OperatorSetIdProto field of the model or function that governs it
+    imports: Any  # the opset imports of the model or function that governs it
     parent: Scope | None
     function: onnx.FunctionProto | None = None
-    #: The GraphProto or FunctionProto whose node list ``nodes`` is (its value_info, inputs and
-    #: outputs declare the scope's values).
-    holder: Any = None
+    holder: Any = None  # the GraphProto or FunctionProto whose node list ``nodes`` is
 
     @property
     def opset(self) -> int | None:
-        """The ``ai.onnx`` opset in force here, or None when nothing imports it."""
         return ai_onnx_opset(self.imports)
 
     @property
     def owner_key(self) -> ScopeKey:
-        """The key of the top scope (main graph or function body) this scope belongs to."""
+        """The key of the main graph or function body this scope belongs to."""
         return self.key[:2] if self.key[0] == "function" else self.key[:1]
 
 
 def ai_onnx_opset(imports: Any) -> int | None:
-    for entry in imports:
-        if entry.domain in AI_ONNX:
-            return int(entry.version)
-    return None
+    """The ``ai.onnx`` opset in ``imports``, or None."""
+    return next((int(e.version) for e in imports if e.domain in AI_ONNX), None)
 
 
 def text(value: str | bytes) -> str:
-    """A name field as text: protobuf hands a string field holding bytes that are not UTF-8
-    over as bytes; they are kept as lone surrogates (``surrogateescape``), which every report
-    escapes and which give the same bytes back."""
+    """A name field as text: protobuf hands bytes that are not UTF-8 over as bytes; they become
+    lone surrogates (``surrogateescape``), which reports escape and which give the bytes back."""
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
 def written(value: str | bytes) -> str:
-    """A name for a new field of a model: ``value`` (bytes, or :func:`text`'s surrogates) with
-    the bytes that are not UTF-8 written as escapes (a protobuf string field takes UTF-8
-    only)."""
+    """A name for a new field of a model (UTF-8 only): ``value``'s bytes that are not UTF-8
+    written as escapes."""
     raw = value if isinstance(value, bytes) else value.encode("utf-8", "surrogateescape")
     return raw.decode("utf-8", "backslashreplace")
 
@@ -93,6 +83,30 @@ def subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, int | None, onnx.Grap
                 yield attr.name, i, graph
 
 
+def walk(nodes: Any) -> Iterator[onnx.NodeProto]:
+    """Every node of ``nodes``, each followed by those of its subgraphs at any depth."""
+    for node in nodes:
+        yield node
+        for _, _, sub in subgraphs(node):
+            yield from walk(sub.node)
+
+
+def all_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
+    """Every node: main graph, then local functions, each with its subgraphs (:func:`walk`)."""
+    yield from walk(model.graph.node)
+    for function in model.functions:
+        yield from walk(function.node)
+
+
+def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with its local functions inlined (itself when it has none)."""
+    if not model.functions:
+        return model
+    import onnx.inliner
+
+    return onnx.inliner.inline_local_functions(model)
+
+
 def node_label(node: onnx.NodeProto) -> str:
     return f"{node.op_type} {node.name!r}" if node.name else f"{node.op_type} (unnamed)"
 
@@ -102,50 +116,29 @@ def function_label(function: onnx.FunctionProto) -> str:
     return f"{name}:{function.overload}" if function.overload else name
 
 
-def graph_scopes(
-    graph: onnx.GraphProto,
-    key: ScopeKey,
-    location: str,
-    imports: Any,
-    parent: Scope | None,
-    function: onnx.FunctionProto | None = None,
-) -> Iterator[Scope]:
+def graph_scopes(graph: onnx.GraphProto, key: ScopeKey, location: str, imports: Any,
+                 parent: Scope | None,
+                 function: onnx.FunctionProto | None = None) -> Iterator[Scope]:
     """``graph``'s own scope, then every subgraph's, depth first, in node order."""
-    scope = Scope(key, location, graph.node, imports, parent, function, graph)
+    return _below(Scope(key, location, graph.node, imports, parent, function, graph))
+
+
+def _below(scope: Scope) -> Iterator[Scope]:
     yield scope
-    yield from _nested(scope, graph.node, key, location, imports, function)
-
-
-def _nested(
-    scope: Scope,
-    nodes: Any,
-    key: ScopeKey,
-    location: str,
-    imports: Any,
-    function: onnx.FunctionProto | None,
-) -> Iterator[Scope]:
-    for index, node in enumerate(nodes):
+    for index, node in enumerate(scope.nodes):
         for attr_name, position, sub in subgraphs(node):
             suffix = attr_name if position is None else f"{attr_name}[{position}]"
-            yield from graph_scopes(
-                sub,
-                (*key, index, attr_name, position),
-                f"{location} > {node_label(node)}.{suffix}",
-                imports,
-                scope,
-                function,
-            )
+            yield from _below(Scope((*scope.key, index, attr_name, position),
+                                    f"{scope.location} > {node_label(node)}.{suffix}", sub.node,
+                                    scope.imports, scope, scope.function, sub))
 
 
 def model_scopes(model: onnx.ModelProto) -> list[Scope]:
     """Every scope of ``model``: the main graph and its subgraphs, then each local function."""
     scopes = list(graph_scopes(model.graph, ("graph",), "main graph", model.opset_import, None))
-    for index, function in enumerate(model.functions):
-        key: ScopeKey = ("function", index)
-        location = f"function {function_label(function)}"
-        top = Scope(key, location, function.node, function.opset_import, None, function, function)
-        scopes.append(top)
-        scopes.extend(_nested(top, function.node, key, location, function.opset_import, function))
+    for index, f in enumerate(model.functions):
+        scopes += _below(Scope(("function", index), f"function {function_label(f)}", f.node,
+                               f.opset_import, None, f, f))
     return scopes
 
 
@@ -154,8 +147,7 @@ def function_index(model: onnx.ModelProto) -> Mapping[tuple[str, str, str], int]
     return {(f.domain, f.name, f.overload): i for i, f in enumerate(model.functions)}
 
 
-def called_function(
-    node: onnx.NodeProto, functions: Mapping[tuple[str, str, str], int]
-) -> int | None:
+def called_function(node: onnx.NodeProto,
+                    functions: Mapping[tuple[str, str, str], int]) -> int | None:
     """The position of the local function ``node`` calls, if it calls one."""
     return functions.get((node.domain, node.op_type, node.overload))

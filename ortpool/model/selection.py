@@ -10,13 +10,11 @@ from ortpool.errors import OrtpoolError
 
 @dataclasses.dataclass(frozen=True)
 class Selection:
-    """``ops``: operator names (None: all three); ``nodes``: only these node names (None: all);
-    ``exclude``: never these node names."""
+    """``ops``: operator names, ``nodes``: node names (None: all); ``exclude``: node names."""
 
     ops: frozenset[str] | None = None
     nodes: frozenset[str] | None = None
     exclude: frozenset[str] = frozenset()
-    #: who reads the messages: the command line (``--nodes``) or Python (``nodes``)
     style: str = dataclasses.field(default="cli", compare=False)
 
     def _name(self, key: str) -> str:
@@ -33,7 +31,7 @@ class Selection:
         return None
 
     def check_names(self, known: set[str], what: str) -> None:
-        """Every name given to --nodes/--exclude must name a node the run considers."""
+        """Every name given to --nodes/--exclude must name a ``what`` node of the run."""
         for flag, names in ((self._name("nodes"), self.nodes or ()),
                             (self._name("exclude"), self.exclude)):
             missing = sorted(set(names) - known)

@@ -1,7 +1,6 @@
 """The small models ortpool makes, stamped with the IR version every supported onnxruntime
-reads: :func:`node_model` builds each (a pooling node alone, a benchmark case, a fix's proof
-model, the batch's warm-up model, the runtime's IR probe); :func:`alone_model` is a pooling node
-of a :class:`~ortpool.model.site.Site` alone at its governing opset, as the engine judges it."""
+reads: :func:`node_model` builds each; :func:`alone_model` is a site's node alone at its
+governing opset, as the engine judges it."""
 
 from __future__ import annotations
 
@@ -28,21 +27,12 @@ def ir_version_for(opset: int) -> int:
     return IR_VERSION if opset >= 7 else 3
 
 
-def node_model(
-    nodes: Sequence[onnx.NodeProto],
-    name: str,
-    inputs: Sequence[onnx.ValueInfoProto],
-    outputs: Sequence[onnx.ValueInfoProto],
-    imports: Sequence[onnx.OperatorSetIdProto],
-    *,
-    ir_version: int | None = None,
-    producer_name: str | None = None,
-) -> onnx.ModelProto:
-    """A model whose graph ``name`` is ``nodes``, stamped with ``ir_version`` or else
-    :func:`ir_version_for` the ai.onnx opset in ``imports`` (:data:`IR_VERSION` without one).
-
-    Example: ``node_model([relu], "g", [x], [y], [make_opsetid("", 6)]).ir_version == 3``.
-    """
+def node_model(nodes: Sequence[onnx.NodeProto], name: str, inputs: Sequence[onnx.ValueInfoProto],
+               outputs: Sequence[onnx.ValueInfoProto], imports: Sequence[onnx.OperatorSetIdProto],
+               *, ir_version: int | None = None,
+               producer_name: str | None = None) -> onnx.ModelProto:
+    """A model whose graph ``name`` is ``nodes``, stamped with ``ir_version``, else
+    :func:`ir_version_for` the ai.onnx opset in ``imports`` (:data:`IR_VERSION` without one)."""
     graph = helper.make_graph(list(nodes), name, list(inputs), list(outputs))
     extra = {} if producer_name is None else {"producer_name": producer_name}
     model = helper.make_model(graph, opset_imports=list(imports), **extra)
@@ -59,11 +49,10 @@ def value_info(name: str, array: np.ndarray, static: bool = True) -> onnx.ValueI
     return helper.make_tensor_value_info(name, dtypes.CODE[dtypes.name_of(array.dtype)], shape)
 
 
-def frame(
-    site: Site, example: Sequence[np.ndarray], with_indices: bool
-) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto]]:
-    """The inputs (X, I, output_shape; MaxRoiPool's rois as I) shaped as ``example`` and the
-    outputs (Y, and Indices ``with_indices``) of a model of ``site`` alone."""
+def frame(site: Site, example: Sequence[np.ndarray],
+          with_indices: bool) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto]]:
+    """The inputs (X, I, output_shape) shaped as ``example`` and outputs (Y, Indices
+    ``with_indices``) of a model of ``site`` alone."""
     inputs = [value_info(INPUT_NAMES[i], a) for i, a in enumerate(example)]
     elem = site.elem or dtypes.name_of(example[0].dtype)
     outputs = [helper.make_tensor_value_info("Y", dtypes.CODE[elem], None)]
@@ -72,12 +61,10 @@ def frame(
     return inputs, outputs
 
 
-def alone_model(
-    site: Site, example: Sequence[np.ndarray], carried: bool = True
-) -> onnx.ModelProto:
-    """The node of ``site`` as it stands (its attributes, name and domain) alone, at its
-    governing opset, reading X (I, output_shape) shaped as ``example``; bfloat16 carried as
-    float32 (onnxruntime's Python API has no bfloat16 array) unless ``carried`` is False."""
+def alone_model(site: Site, example: Sequence[np.ndarray], carried: bool = True) -> onnx.ModelProto:
+    """The node of ``site`` as it stands alone, at its governing opset, its inputs shaped as
+    ``example``; bfloat16 carried as float32 (:mod:`~ortpool.model.carry`) unless not
+    ``carried``."""
     node = site.node
     inputs, outputs = frame(site, example, len(site.outputs) > 1)
     wired = onnx.NodeProto()
@@ -96,18 +83,12 @@ def feed_dict(arrays: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
     return {INPUT_NAMES[i]: a for i, a in enumerate(arrays)}
 
 
-def region_model(
-    model: onnx.ModelProto,
-    inputs: Sequence[str],
-    outputs: Sequence[str],
-    example: Sequence[np.ndarray],
-    holder: onnx.GraphProto | onnx.FunctionProto | None = None,
-) -> onnx.ModelProto:
-    """The nodes of ``holder`` (default: ``model``'s main graph; a subgraph, a function body)
-    that compute ``outputs`` from ``inputs`` (a written realization: the pool and every node the
-    fix put around it), as they are written, with the initializers they read (the holder's and
-    the main graph's); ``inputs`` shaped as ``example``. A bfloat16 input or output is carried
-    as float32 through a Cast (onnxruntime's Python API has no bfloat16 array)."""
+def region_model(model: onnx.ModelProto, inputs: Sequence[str], outputs: Sequence[str],
+                 example: Sequence[np.ndarray],
+                 holder: onnx.GraphProto | onnx.FunctionProto | None = None) -> onnx.ModelProto:
+    """The nodes of ``holder`` (default the main graph; a subgraph, a function body) that
+    compute ``outputs`` from ``inputs`` (a fix's realization) as written, with the initializers
+    they read; ``inputs`` shaped as ``example``, bfloat16 carried as float32."""
     graph = model.graph if holder is None else holder
     producer = {name: node for node in graph.node for name in node.output if name}
     initializers = {t.name: t for t in model.graph.initializer}

@@ -1,22 +1,9 @@
 """A pooling node described once: :class:`Site`, found in every scope by :func:`find_sites`.
 
-A *site* is one standard pooling node where it lives (main graph, any subgraph, any model-local
-function) or a node ortpool builds alone (a conformance case, a benchmark case: :meth:`Site.
-alone`): its spec version (from the opset governing it), its attributes checked against that
-version's schema and parsed once (:func:`check_node`: every error an :class:`OrtpoolError` naming
-the node, the version and the attribute), the element type and dims of X (static, symbolic,
-or the sizes a run resolved: :meth:`Site.at`), which outputs are read, and its constant inputs
-(MaxUnpool's output_shape, MaxRoiPool's rois dims). ``validate``, ``fix``, ``rewrite``,
-``bench`` and ``conformance`` all take this description; the engine (:mod:`ortpool.check`)
-judges it.
-
-One rule per question:
-
-* Indices are *read* when a node or a graph (or function, or subgraph) output reads them
-  (:func:`read_values`): a difference nobody reads is no difference, and a form need not give
-  them.
-* The smallest spatial size a node is built at is :func:`least_size`: 0 for a global pool (an
-  empty plane has an answer, ruling 13), 1 for the others.
+A site is a standard pooling node where it lives, or one ortpool builds alone (:meth:`Site.alone`):
+its spec version, its attributes checked and parsed once (:func:`check_node`), X's element type
+and dims, which outputs are read (Indices nobody reads differ in nothing: :func:`read_values`),
+its constant inputs. Every command takes it; :mod:`ortpool.check` judges it.
 """
 
 from __future__ import annotations
@@ -36,6 +23,7 @@ from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry, pool_geometry
 from ortpool.model.scopes import (
     Scope,
+    all_nodes,
     is_pool,
     is_standard,
     model_scopes,
@@ -48,18 +36,14 @@ from ortpool.optypes import OpType
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS, OpVersion
 
 #: The ONNX attribute type each kind of pooling attribute must have on a standard node.
-PROTO_TYPE = {
-    "int": AttributeProto.INT,
-    "ints": AttributeProto.INTS,
-    "string": AttributeProto.STRING,
-    "float": AttributeProto.FLOAT,
-}
-#: The names of a pooling node's inputs in a model ortpool builds of it alone (X; I: MaxUnpool's
-#: indices or MaxRoiPool's rois; MaxUnpool's output_shape), and of its outputs.
+PROTO_TYPE = {"int": AttributeProto.INT, "ints": AttributeProto.INTS,
+              "string": AttributeProto.STRING, "float": AttributeProto.FLOAT}
+#: A pooling node's inputs (I: MaxUnpool's indices or MaxRoiPool's rois) and outputs, as ortpool
+#: names them in a model of it alone.
 INPUT_NAMES = ("X", "I", "output_shape")
 OUTPUT_NAMES = ("Y", "Indices")
-#: Ops whose value is a max of input elements: NaN and -inf are where a runtime's max differs
-#: (ruling 6), guarded by a fix only in the non-finite domain.
+#: Ops whose value is a max of input elements: where a runtime's max of NaN and -inf differs
+#: (ruling 6).
 MAX_LIKE = ("MaxPool", "GlobalMaxPool", "MaxRoiPool")
 #: Where a site lives when ortpool built it alone.
 ALONE = "alone"
@@ -68,8 +52,7 @@ Dims = tuple[int | None, ...]
 
 
 def least_size(op: str) -> int:
-    """The smallest spatial size ``op`` is judged at: an empty plane is a size a global pool has
-    an answer for (ruling 13); a window operator has no window on it."""
+    """The smallest spatial size ``op`` is judged at: 0 for a global pool (ruling 13), else 1."""
     return 0 if op in GLOBAL_OPERATORS else 1
 
 
@@ -78,7 +61,7 @@ def node_name(node: onnx.NodeProto) -> str:
 
 
 def present(names: Sequence[str]) -> tuple[str, ...]:
-    """Names with trailing empty (absent optional) entries removed."""
+    """Names without their trailing empty (absent optional) entries."""
     names = list(names)
     while names and not names[-1]:
         names.pop()
@@ -87,19 +70,15 @@ def present(names: Sequence[str]) -> tuple[str, ...]:
 
 def attribute_dict(attributes: Iterable[onnx.AttributeProto]) -> dict[str, Any]:
     """A node's attributes as plain Python values (strings decoded, lists as lists of ints)."""
-    return {
-        name: [int(v) for v in value] if isinstance(value, list | tuple) else value
-        for name, value in attribute_values(list(attributes)).items()
-    }
+    return {name: [int(v) for v in value] if isinstance(value, list | tuple) else value
+            for name, value in attribute_values(list(attributes)).items()}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Site:
-    """One pooling node and everything ortpool knows of it (see the module's docstring).
-
-    ``attrs`` is None and ``reason`` says why when the node cannot be reasoned about (its type
-    not learned, an attribute bound per function call, not selected); ``selected`` is False
-    when the run's selection (``--ops``, ``--nodes``, ``--exclude``) leaves it out."""
+    """One pooling node and everything ortpool knows of it (the module's docstring). ``attrs``
+    is None and ``reason`` says why when it cannot be reasoned about; ``selected`` is False when
+    ``--ops``, ``--nodes`` or ``--exclude`` leaves it out."""
 
     node: onnx.NodeProto = dataclasses.field(repr=False)
     name: str
@@ -114,20 +93,16 @@ class Site:
     outputs: tuple[str, ...] = ()
     indices_read: bool = False
     scope: Scope | None = dataclasses.field(default=None, repr=False)  # None: built alone
-    #: where it lives, for humans ("main graph", "function F > If 'i'.then_branch", "alone")
-    location: str = ALONE
+    location: str = ALONE  # for humans: "main graph", "function F > If 'i'.then_branch"
     number: int = 0  # position among the model's pooling nodes (scope order)
     #: MaxUnpool's output_shape when it is a constant of the model
     output_shape: np.ndarray | None = dataclasses.field(default=None, repr=False)
     #: MaxRoiPool's rois dims, as inference knows them
     rois_dims: Dims | None = None
-    #: the node keeps ``version`` though ``opset`` makes its op another version (a lifted model
-    #: whose node only a replacing form may realize)
+    #: the node keeps ``version`` whatever ``opset`` says (a lifted model's node)
     pinned: bool = False
     selected: bool = True
     reason: str = ""
-
-    # --- what the node is -------------------------------------------------------------------
 
     @property
     def spec(self) -> OpVersion:
@@ -140,7 +115,7 @@ class Site:
 
     @property
     def attributes(self) -> dict[str, Any]:
-        """The node's attributes as written (name -> Python value)."""
+        """As written (name -> Python value)."""
         return attribute_dict(self.node.attribute)
 
     @property
@@ -153,26 +128,21 @@ class Site:
 
     @property
     def op_type(self) -> OpType:
-        """ortpool's op type for this node (version and arity)."""
         return optypes.for_node(self.op, self.version, self.n_inputs, self.n_outputs)
 
     @property
     def judgeable(self) -> bool:
-        """Selected, and known well enough to be judged (attributes and element type)."""
+        """Selected, its attributes and element type known."""
         return self.selected and self.attrs is not None and self.elem is not None
-
-    # --- where it lives ---------------------------------------------------------------------
 
     @property
     def in_main_graph(self) -> bool:
-        """In the main graph itself (its input is one tensor of the model's run)."""
+        """In the main graph itself (its inputs are tensors of the model's run)."""
         return self.scope is not None and self.scope.key == ("graph",)
-
-    # --- sizes ------------------------------------------------------------------------------
 
     @property
     def rank(self) -> int | None:
-        """Spatial axes of X (None: unknown); the kernel's length where the dims are not known."""
+        """Spatial axes of X (from the kernel without dims; None: unknown)."""
         if self.x_dims is not None:
             return len(self.x_dims) - 2
         return self.attrs.rank if isinstance(self.attrs, PoolAttrs) else None
@@ -189,7 +159,7 @@ class Site:
 
     @property
     def windowed(self) -> bool:
-        """MaxPool, AveragePool, LpPool: a window given by kernel, strides, pads."""
+        """MaxPool, AveragePool, LpPool: kernel, strides, pads."""
         return self.op in WINDOW_OPERATORS and isinstance(self.attrs, PoolAttrs)
 
     def geometry(self) -> PoolGeometry | None:
@@ -200,33 +170,19 @@ class Site:
         return pool_geometry(spatial, self.attrs)  # type: ignore[arg-type]
 
     def at(self, x_shape: Sequence[int], elem: str | None = None) -> Site:
-        """The site with X of ``x_shape`` (a run's resolved sizes), its attributes normalized at
-        that rank; ``elem`` for a site whose element type the arrays decide."""
+        """The site with X of ``x_shape`` (a run's sizes), attributes normalized at that rank;
+        ``elem`` where the arrays decide the element type."""
         dims = tuple(int(d) for d in x_shape)
         attrs = normalize(self.spec, self.attributes, len(dims) - 2) if self.attrs else None
         return dataclasses.replace(self, x_dims=dims, attrs=attrs, elem=elem or self.elem)
 
-    # --- built alone ------------------------------------------------------------------------
-
     @classmethod
-    def alone(
-        cls,
-        op: str,
-        version: int,
-        attributes: Mapping[str, Any],
-        elem: str,
-        x_dims: Sequence[int | None] | None,
-        n_inputs: int = 1,
-        n_outputs: int = 1,
-        name: str = "node",
-        indices_read: bool | None = None,
-        strict: bool = True,
-    ) -> Site:
-        """A node of ``op``-``version`` built by ortpool (a conformance or benchmark case),
-        governed by the opset that introduced that version; its attributes checked as a
-        model's are (an :class:`OrtpoolError`, or with ``strict`` False a site the spec
-        refuses, ``attrs`` None with the reason). ``indices_read`` None: whenever it has
-        them."""
+    def alone(cls, op: str, version: int, attributes: Mapping[str, Any], elem: str,
+              x_dims: Sequence[int | None] | None, n_inputs: int = 1, n_outputs: int = 1,
+              name: str = "node", indices_read: bool | None = None, strict: bool = True) -> Site:
+        """A node of ``op``-``version`` built by ortpool, at the opset of that version, checked as
+        a model's (an :class:`OrtpoolError`; with ``strict`` False, ``attrs`` None and the
+        reason). ``indices_read`` None: whenever it has them."""
         spec = versions.get(op, version)
         node = helper.make_node(
             op, list(INPUT_NAMES[:n_inputs]), list(OUTPUT_NAMES[:n_outputs]), name=written(name),
@@ -247,12 +203,8 @@ class Site:
         )
 
 
-# --- the schema checks ------------------------------------------------------------------------
-
-
 def resolve_version(node: onnx.NodeProto, opset: int | None) -> OpVersion:
-    """The spec version ``opset`` gives ``node``; an :class:`OrtpoolError` naming the node when
-    none does."""
+    """The spec version ``opset`` gives ``node``, else an :class:`OrtpoolError` naming it."""
     name = node_name(node)
     if opset is None:
         raise OrtpoolError("no ai.onnx opset import governs this node", node=name, op=node.op_type)
@@ -263,9 +215,8 @@ def resolve_version(node: onnx.NodeProto, opset: int | None) -> OpVersion:
 
 
 def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) -> NodeAttrs:
-    """Check ``node`` against ``spec`` (``input_rank``: X's rank when inference knows it): the
-    arity, every attribute's existence and type, the values (:func:`ortpool.attributes.
-    normalize`); the parsed attributes."""
+    """``node``'s attributes parsed, checked against ``spec`` (arity, every attribute's existence,
+    type and value; ``input_rank``: X's rank when known)."""
     name = node_name(node)
 
     def fail(message: str) -> OrtpoolError:
@@ -274,15 +225,11 @@ def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) ->
     inputs, outputs = present(node.input), present(node.output)
     input_names = spec.input_names
     if len(inputs) > spec.max_inputs:
-        raise fail(
-            f"has {len(inputs)} inputs; this version takes at most {spec.max_inputs} "
-            f"({', '.join(input_names[: spec.max_inputs])})"
-        )
+        raise fail(f"has {len(inputs)} inputs; this version takes at most {spec.max_inputs} "
+                   f"({', '.join(input_names[: spec.max_inputs])})")
     if len(outputs) > spec.max_outputs:
-        raise fail(
-            f"has {len(outputs)} outputs; this version has at most {spec.max_outputs} "
-            f"({', '.join(OUTPUT_NAMES[: spec.max_outputs])})"
-        )
+        raise fail(f"has {len(outputs)} outputs; this version has at most {spec.max_outputs} "
+                   f"({', '.join(OUTPUT_NAMES[: spec.max_outputs])})")
     for position in range(spec.min_inputs):
         if position >= len(inputs) or not inputs[position]:
             raise fail(f"input {input_names[position]!r} is required but missing")
@@ -294,22 +241,17 @@ def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) ->
     for attr in node.attribute:
         attr_spec = spec.attrs.get(attr.name)
         if attr_spec is None:
-            raise fail(
-                f"attribute {attr.name!r} does not exist in this version "
-                f"(it has {', '.join(spec.attrs)})"
-            )
+            raise fail(f"attribute {attr.name!r} does not exist in this version "
+                       f"(it has {', '.join(spec.attrs)})")
         want = PROTO_TYPE[attr_spec.kind]
         if attr.type != want:
-            raise fail(
-                f"attribute {attr.name!r} must be of type {_type_name(want)}, "
-                f"got {_type_name(attr.type)}"
-            )
+            raise fail(f"attribute {attr.name!r} must be of type {_type_name(want)}, "
+                       f"got {_type_name(attr.type)}")
     if input_rank is not None and input_rank < 3:
         raise fail(f"input {inputs[0]!r} has rank {input_rank}; pooling needs N x C x D1 x ...")
     try:
-        return normalize(
-            spec, attribute_values(node.attribute), None if input_rank is None else input_rank - 2
-        )
+        return normalize(spec, attribute_values(node.attribute),
+                         None if input_rank is None else input_rank - 2)
     except OrtpoolError as err:
         raise err.located(node=name) from None
 
@@ -318,36 +260,21 @@ def _type_name(proto_type: int) -> str:
     return AttributeProto.AttributeType.Name(proto_type)
 
 
-# --- a model's sites ---------------------------------------------------------------------------
-
-
 def read_values(model: onnx.ModelProto) -> set[str]:
     """Every value read anywhere: any node input, any graph, subgraph or function output."""
-    read: set[str] = set()
-
-    def graph(g: onnx.GraphProto) -> None:
-        read.update(o.name for o in g.output)
-        nodes(g.node)
-
-    def nodes(ns: Iterable[onnx.NodeProto]) -> None:
-        for node in ns:
-            read.update(node.input)
-            for _, _, sub in subgraphs(node):
-                graph(sub)
-
-    graph(model.graph)
+    read = {o.name for o in model.graph.output}
     for function in model.functions:
         read.update(function.output)
-        nodes(function.node)
+    for node in all_nodes(model):
+        read.update(node.input)
+        read.update(o.name for _, _, sub in subgraphs(node) for o in sub.output)
     return read
 
 
 def _constants(scope: Scope, model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
-    """Values fixed in the model: initializers of the main graph, Constant nodes of the scope."""
-    found = {
-        t.name: t for t in model.graph.initializer
-        if t.data_location != onnx.TensorProto.EXTERNAL
-    }
+    """Initializers of the main graph and Constant nodes of the scope."""
+    found = {t.name: t for t in model.graph.initializer
+             if t.data_location != onnx.TensorProto.EXTERNAL}
     for node in scope.nodes:
         if node.op_type == "Constant" and is_standard(node) and node.output:
             for attr in node.attribute:
@@ -356,19 +283,13 @@ def _constants(scope: Scope, model: onnx.ModelProto) -> dict[str, onnx.TensorPro
     return found
 
 
-def find_sites(
-    model: onnx.ModelProto,
-    selection: Selection | None = None,
-    skip_invalid: bool = False,
-    pinned: Mapping[str, int] | None = None,
-    table: Any = None,
-) -> tuple[list[Site], list[str]]:
-    """Every standard pooling node of ``model`` (every scope, in scope order) as a
-    :class:`Site`, and notes on its types and shapes. ``table``: the
-    :class:`ortpool.model.inference.TypeTable` to read types from (default: onnx inference with
-    the spec's pool sizes, :func:`ortpool.model.inference.learn_shapes`). An invalid node raises
-    an :class:`OrtpoolError`, or with ``skip_invalid`` is left out (not selected, with the
-    reason). ``pinned``: node name -> the spec version the node keeps whatever its opset says."""
+def find_sites(model: onnx.ModelProto, selection: Selection | None = None,
+               skip_invalid: bool = False, pinned: Mapping[str, int] | None = None,
+               table: Any = None) -> tuple[list[Site], list[str]]:
+    """Every standard pooling node of ``model`` (scope order) as a :class:`Site`, and notes on
+    its types and shapes. ``table``: the :class:`~ortpool.model.inference.TypeTable` to read
+    (default :func:`~ortpool.model.inference.learn_shapes`). An invalid node raises, or with
+    ``skip_invalid`` is not selected, with the reason. ``pinned``: name -> its kept version."""
     from ortpool.model.inference import learn_shapes  # inference imports the scopes, not sites
 
     selection = selection or Selection()
@@ -382,12 +303,10 @@ def find_sites(
         for node in scope.nodes:
             if not is_pool(node):
                 continue
-            base = Site(
-                node=node, name=node_name(node), op=node.op_type, version=0,
-                opset=scope.opset or 0, attrs=None, elem=None, x_dims=None,
-                inputs=present(node.input), outputs=present(node.output), scope=scope,
-                location=scope.location, number=len(sites),
-            )
+            base = Site(node=node, name=node_name(node), op=node.op_type, version=0,
+                        opset=scope.opset or 0, attrs=None, elem=None, x_dims=None,
+                        inputs=present(node.input), outputs=present(node.output), scope=scope,
+                        location=scope.location, number=len(sites))
             why_not = selection.why_not(node.op_type, text(node.name))
             if why_not is not None:
                 sites.append(dataclasses.replace(base, selected=False, reason=why_not))
@@ -398,23 +317,19 @@ def find_sites(
             except OrtpoolError as err:
                 if not skip_invalid:
                     raise
-                sites.append(dataclasses.replace(
-                    base, version=err.version or 0, selected=False,
-                    reason=f"invalid: {err.detail}",
-                ))
+                sites.append(dataclasses.replace(base, version=err.version or 0, selected=False,
+                                                 reason=f"invalid: {err.detail}"))
     return sites, list(table.notes)
 
 
-def _learn(
-    site: Site, model: onnx.ModelProto, table: Any, read: set[str], pinned: int | None
-) -> Site:
+def _learn(site: Site, model: onnx.ModelProto, table: Any, read: set[str],
+           pinned: int | None) -> Site:
     node, scope = site.node, site.scope
     refs = [a for a in node.attribute if a.ref_attr_name]
     if refs:
-        return dataclasses.replace(site, reason=(
-            f"attribute {refs[0].name!r} refers to the function's attribute "
-            f"{refs[0].ref_attr_name!r}, whose value is only known per call"
-        ))
+        return dataclasses.replace(site, reason=(f"attribute {refs[0].name!r} refers to the "
+                                                 f"function's attribute {refs[0].ref_attr_name!r}, "
+                                                 "whose value is only known per call"))
     spec = resolve_version(node, scope.opset if scope else None) if pinned is None else (
         versions.get(node.op_type, pinned)
     )
@@ -427,10 +342,8 @@ def _learn(
     )
     elem_code = x_type.elem_type if x_type is not None else 0
     if elem_code < 0:  # inference's MIXED: a function called with different types
-        return dataclasses.replace(site, reason=(
-            f"input {node.input[0]!r} has different element types at different calls of the "
-            "function"
-        ))
+        return dataclasses.replace(site, reason=(f"input {node.input[0]!r} has different element "
+                                                 "types at different calls of the function"))
     if elem_code not in dtypes.NAME_OF_CODE:
         return dataclasses.replace(
             site, reason=f"the element type of input {node.input[0]!r} could not be learned"

@@ -1,9 +1,6 @@
-"""Editing a model where it stands: a node replaced in its scope by the nodes that compute it,
-a node removed, and the opset import of the graph or function holding them.
-
-``ortpool rewrite`` and ``restore`` (:mod:`ortpool.rewrite.passes`) and ``ortpool fix``
-(:mod:`ortpool.forms.apply`) edit through these: every other node keeps its place, name and
-fields, so a model changes only where a node was replaced.
+"""Editing a model where it stands (``rewrite``, ``restore``, ``fix``): a node replaced in its
+scope by the nodes that compute it, or removed, every other node keeping its place, and the opset
+import of the graph or function holding them.
 """
 
 from __future__ import annotations
@@ -25,8 +22,7 @@ def position_of(nodes: Any, node: onnx.NodeProto) -> int:
 
 
 def replace(nodes: Any, node: onnx.NodeProto, made: Sequence[onnx.NodeProto]) -> None:
-    """``node`` replaced in ``nodes`` (a scope's repeated field) by ``made``, in order, where it
-    stood. Example: [a, pool, b] with pool -> [pad, pool'] gives [a, pad, pool', b]."""
+    """``node`` replaced in ``nodes`` (a scope's repeated field) by ``made``, where it stood."""
     position = position_of(nodes, node)
     del nodes[position]
     for offset, new in enumerate(made):
@@ -39,21 +35,21 @@ def remove(nodes: Any, node: onnx.NodeProto) -> None:
 
 
 def owners(model: onnx.ModelProto) -> Iterator[tuple[ScopeKey, Any]]:
-    """The main graph and every model-local function, each with its opset imports (keyed as
-    :attr:`ortpool.model.scopes.Scope.owner_key`)."""
+    """The main graph and every local function, with their opset imports (keyed as
+    :attr:`~ortpool.model.scopes.Scope.owner_key`)."""
     yield ("graph",), model.opset_import
     for index, function in enumerate(model.functions):
         yield ("function", index), function.opset_import
 
 
 def add_import(imports: Any, domain: str, version: int) -> None:
-    """``domain`` at ``version`` added to ``imports`` unless they import ``domain`` already."""
+    """``domain`` at ``version`` added to ``imports`` unless imported already."""
     if not any(entry.domain == domain for entry in imports):
         imports.add(domain=domain, version=version)
 
 
 def drop_import(imports: Any, domain: str) -> None:
-    """Every import of ``domain`` taken out of ``imports`` (the others keep their order)."""
+    """Every import of ``domain`` taken out of ``imports``."""
     keep = [entry for entry in imports if entry.domain != domain]
     if len(keep) != len(imports):
         del imports[:]

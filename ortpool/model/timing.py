@@ -1,9 +1,6 @@
-"""The timing loop: every variant of a case is timed in the same rounds, interleaved.
-
-Interleaving matters on a small shared machine: a slow spell (another process, a frequency
-change) then hits every variant of the round, not just whichever happened to run at that moment.
-Each sample times enough back-to-back calls to last ``min_sample`` seconds, so microsecond calls
-are not drowned in timer resolution; the order of variants rotates from round to round.
+"""The timing loop: every variant of a case is timed in the same rounds, interleaved (a slow
+spell of a shared machine then hits every variant of the round), the order rotating from round to
+round; each sample times enough calls to last ``min_sample`` seconds (timer resolution).
 """
 
 from __future__ import annotations
@@ -24,34 +21,32 @@ def quantile(samples: Sequence[float], q: float) -> float:
 
 
 @dataclasses.dataclass(frozen=True)
-class Stats:
-    """Per-call times in seconds over the samples of one variant."""
-
+class _Samples:
     samples: tuple[float, ...]
-    calls_per_sample: int
 
     @property
     def median(self) -> float:
-        return statistics.median(self.samples)
+        return statistics.median(self.samples) if self.samples else float("nan")
 
     def quantile(self, q: float) -> float:
-        return quantile(self.samples, q)
+        return quantile(self.samples, q) if self.samples else float("nan")
 
     @property
     def spread(self) -> float:
         """Half the interquartile range: the "±" printed next to the median."""
         return (self.quantile(0.75) - self.quantile(0.25)) / 2
 
+
+@dataclasses.dataclass(frozen=True)
+class Stats(_Samples):
+    """Per-call times in seconds over the samples of one variant."""
+
+    calls_per_sample: int
+
     def as_dict(self) -> dict[str, float | int]:
-        return {
-            "median_s": self.median,
-            "p25_s": self.quantile(0.25),
-            "p75_s": self.quantile(0.75),
-            "min_s": min(self.samples),
-            "max_s": max(self.samples),
-            "samples": len(self.samples),
-            "calls_per_sample": self.calls_per_sample,
-        }
+        return {"median_s": self.median, "p25_s": self.quantile(0.25), "p75_s": self.quantile(0.75),
+                "min_s": min(self.samples), "max_s": max(self.samples),
+                "samples": len(self.samples), "calls_per_sample": self.calls_per_sample}
 
 
 def calls_for(fn: Callable[[], object], min_sample: float) -> int:
@@ -65,19 +60,13 @@ def calls_for(fn: Callable[[], object], min_sample: float) -> int:
         if elapsed >= min_sample or number >= 1 << 20:
             return number
         # Aim a little past the target, at most 10x per step.
-        number = max(
-            number + 1, min(number * 10, int(number * min_sample * 1.2 / max(elapsed, 1e-9)))
-        )
+        number = max(number + 1,
+                     min(number * 10, int(number * min_sample * 1.2 / max(elapsed, 1e-9))))
 
 
-def interleaved(
-    variants: Mapping[str, Callable[[], object]],
-    repeat: int,
-    min_sample: float = 0.002,
-    warmup: int = 2,
-    warmup_time: float = 0.05,
-    clock: Callable[[], float] = time.perf_counter,
-) -> dict[str, Stats]:
+def interleaved(variants: Mapping[str, Callable[[], object]], repeat: int,
+                min_sample: float = 0.002, warmup: int = 2, warmup_time: float = 0.05,
+                clock: Callable[[], float] = time.perf_counter) -> dict[str, Stats]:
     """Time every variant ``repeat`` times, one sample of each per round, rotating the order.
 
     ``clock``: wall time by default; ``time.thread_time`` counts only the calling thread's CPU
@@ -106,11 +95,9 @@ def interleaved(
 
 
 @dataclasses.dataclass(frozen=True)
-class Ratio:
-    """One variant's time over another's, round by round: both were sampled in the same rounds
-    (:func:`interleaved`), so a slow spell of the machine moves both and leaves the ratio."""
-
-    samples: tuple[float, ...]
+class Ratio(_Samples):
+    """One variant's time over another's, round by round: both sampled in the same rounds
+    (:func:`interleaved`), so a slow spell moves both and leaves the ratio."""
 
     @classmethod
     def of(cls, numerator: Stats, denominator: Stats) -> Ratio:
@@ -118,28 +105,13 @@ class Ratio:
         return cls(tuple(n / d for n, d in pairs if d > 0))
 
     @property
-    def median(self) -> float:
-        return statistics.median(self.samples) if self.samples else float("nan")
-
-    @property
-    def spread(self) -> float:
-        """Half the interquartile range of the per-round ratios."""
-        return (self.high - self.low) / 2
-
-    @property
     def low(self) -> float:
-        """The first quartile of the per-round ratios."""
-        return quantile(self.samples, 0.25) if self.samples else float("nan")
+        return self.quantile(0.25)
 
     @property
     def high(self) -> float:
-        """The third quartile of the per-round ratios."""
-        return quantile(self.samples, 0.75) if self.samples else float("nan")
+        return self.quantile(0.75)
 
     def as_dict(self) -> dict[str, float | int | None]:
-        return {
-            "median": self.median,
-            "p25": self.low if self.samples else None,
-            "p75": self.high if self.samples else None,
-            "rounds": len(self.samples),
-        }
+        return {"median": self.median, "p25": self.low if self.samples else None,
+                "p75": self.high if self.samples else None, "rounds": len(self.samples)}

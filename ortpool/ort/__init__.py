@@ -1,15 +1,8 @@
-"""Everything that touches onnxruntime: op registration, the result hook, the session wrapper,
-and what the installed runtime is (``runtime``).
-
-Importing ``register``, ``hook`` or ``session`` imports onnxruntime and onnxruntime-extensions
-(about 250 MB); the names below import them only when used (``InferenceSession``,
-``session_options`` and ``check_model`` on first access; the registration is
-``ortpool.register``, as a name here it would be shadowed by its module). The rest of ortpool
-imports neither.
-
-The public names, lowest module first: the installed runtime and the one session constructor
-(:mod:`.runtime`), the runtime description (:mod:`.runtime_spec`), a session of a model on one
-(:mod:`.opening`), built-in runs with their failures sorted into kinds (:mod:`.ortrun`).
+"""Everything that touches onnxruntime: op registration, the result hook, the session wrapper, the
+installed runtime and its description, sessions of a model on it, built-in runs with their
+failures sorted into kinds. Importing ``register``, ``hook`` or ``session`` imports onnxruntime
+and onnxruntime-extensions; the names below import them only when used (the registration is
+``ortpool.register``).
 """
 
 from __future__ import annotations
@@ -60,49 +53,16 @@ if TYPE_CHECKING:  # imported on first use: they import onnxruntime
     from ortpool.ort.session import InferenceSession, check_model, session_options
 
 #: name -> the module that defines it, imported on first access (it imports onnxruntime)
-_LAZY = {
-    "InferenceSession": "ortpool.ort.session",
-    "session_options": "ortpool.ort.session",
-    "check_model": "ortpool.ort.session",
-}
+_LAZY = {"InferenceSession": "ortpool.ort.session", "session_options": "ortpool.ort.session",
+         "check_model": "ortpool.ort.session"}
 
 __all__ = [
-    "CPU",
-    "DEFAULT_LEVEL",
-    "INSTALL_HINT",
-    "ISOLATED_LEVEL",
-    "LEVELS",
-    "MODES",
-    "NO_KERNEL",
-    "REJECTED",
-    "RUN_FAILED",
-    "InferenceSession",
-    "OrtFailure",
-    "Provider",
-    "RuntimeSpec",
-    "build",
-    "builtin_session",
-    "check_model",
-    "create",
-    "fell_back",
-    "kernel_node",
-    "max_ir_version",
-    "open_session",
-    "optimized",
-    "parse_providers",
-    "placement",
-    "profile_dir",
-    "provider_name",
-    "read_profile",
-    "require",
-    "run_builtin",
-    "run_placed",
-    "run_session",
-    "session_options",
-    "share_thread_pool",
-    "stamp",
-    "unreadable",
-    "versions",
+    "CPU", "DEFAULT_LEVEL", "INSTALL_HINT", "ISOLATED_LEVEL", "LEVELS", "MODES", "NO_KERNEL",
+    "REJECTED", "RUN_FAILED", "InferenceSession", "OrtFailure", "Provider", "RuntimeSpec", "build",
+    "builtin_session", "check_model", "create", "fell_back", "kernel_node", "max_ir_version",
+    "open_session", "optimized", "parse_providers", "placement", "profile_dir", "provider_name",
+    "read_profile", "require", "run_builtin", "run_placed", "run_session", "session_options",
+    "share_thread_pool", "stamp", "unreadable", "versions",
 ]
 
 

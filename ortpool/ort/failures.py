@@ -1,18 +1,9 @@
 """The record of errors trapped inside Python ops, until the run that caused them claims them.
 
-An op cannot fail an onnxruntime run: anything thrown inside it ends the process, so the hook
-traps every error and records it here. Which run caused it is not known inside the op:
-
-* with onnxruntime's default sequential execution a node runs on the thread that called
-  ``run``, so the failures recorded on a thread during its run are that run's;
-* with ``execution_mode=ORT_PARALLEL`` nodes run on onnxruntime's inter-op threads, so a run
-  also claims the failures recorded on threads that are no run's calling thread, during the
-  run, by nodes its model holds (matched by op type and attributes).
-
-The record is bounded (:data:`MAX_KEPT`, oldest dropped first) and keeps no traceback, so a plain
-onnxruntime session, whose failures nobody claims, does not accumulate memory; such failures are
-logged at ERROR when recorded, and :func:`recent` lists the last ones. Failures that a run will
-raise are not logged: a caller who catches the exception gets no console noise.
+An op cannot fail a run (anything thrown ends the process), so the hook records every error. A
+run claims those recorded on its own thread, and (``ORT_PARALLEL``) those on no run's thread by
+nodes its model holds. The record is bounded (:data:`MAX_KEPT`) and keeps no traceback; unclaimed
+failures of plain sessions are logged at ERROR (:func:`recent`).
 """
 
 from __future__ import annotations
@@ -34,7 +25,7 @@ MAX_KEPT = 64
 
 @dataclasses.dataclass(frozen=True)
 class OpFailure:
-    """An exception trapped inside a Python op (its traceback dropped: it holds the inputs)."""
+    """An exception trapped inside a Python op (no traceback: it holds the inputs)."""
 
     op_type: str
     attributes: dict[str, Any]
@@ -62,38 +53,32 @@ _run_ids = itertools.count()
 
 
 def _strip(err: BaseException) -> BaseException:
-    """``err`` without its traceback and chained exceptions: their frames hold the op's inputs
-    (+71 MiB per 1,000 failing runs when kept)."""
-    err.__traceback__ = None
-    err.__context__ = None
-    err.__cause__ = None
+    """``err`` without its traceback and chained exceptions, whose frames hold the op's inputs
+    (+71 MiB per 1,000 failing runs)."""
+    err.__traceback__ = err.__context__ = err.__cause__ = None
     return err
 
 
-def record(
-    op_type: str,
-    attributes: dict[str, Any],
-    input_shapes: list[tuple[int, ...]],
-    error: BaseException,
-) -> OpFailure:
-    """Keep a trapped failure for the run that caused it; log it if no run will raise it."""
+def record(op_type: str, attributes: dict[str, Any], input_shapes: list[tuple[int, ...]],
+           error: BaseException) -> OpFailure:
+    """Keep a trapped failure for its run; log it if no run will raise it."""
     thread = threading.get_ident()
     with _lock:
-        failure = OpFailure(
-            op_type, dict(attributes), input_shapes, _strip(error), thread, next(_seq)
-        )
+        failure = OpFailure(op_type, dict(attributes), input_shapes, _strip(error), thread,
+                            next(_seq))
         _kept.append(failure)
-        raised = _will_be_raised(failure)
+        raised = any(r.thread == thread for r in _runs.values()) or any(
+            r.matches(failure) for r in _runs.values())
     if not raised:
         log.error("%s failed: %s", op_type, error)
     return failure
 
 
-def _will_be_raised(failure: OpFailure) -> bool:
-    callers = {run.thread for run in _runs.values()}
-    if failure.thread in callers:
-        return True
-    return any(run.matches(failure) for run in _runs.values())
+def _take(mine: list[OpFailure]) -> list[OpFailure]:
+    """``mine`` removed from the record (the lock held)."""
+    for failure in mine:
+        _kept.remove(failure)
+    return mine
 
 
 @dataclasses.dataclass
@@ -107,21 +92,13 @@ class RunScope:
         """The failures of this run so far, oldest first, removed from the record."""
         with _lock:
             callers = {r.thread for i, r in _runs.items() if i != self.run_id}
-            mine = [
-                f for f in _kept
-                if f.seq >= self.run.start and (
-                    f.thread == self.run.thread
-                    or (f.thread not in callers and self.run.matches(f))
-                )
-            ]
-            for failure in mine:
-                _kept.remove(failure)
-        return mine
+            return _take([f for f in _kept if f.seq >= self.run.start and (
+                f.thread == self.run.thread or (f.thread not in callers and self.run.matches(f)))])
 
 
 @contextlib.contextmanager
 def run_scope(matches: Matcher) -> Iterator[RunScope]:
-    """``with run_scope(matcher) as scope: ...; scope.claim()``: marks a run in progress on this
+    """``with run_scope(matcher) as scope: ...; scope.claim()``: a run in progress on this
     thread; ``matches`` tells which failures on other threads its model could have caused."""
     with _lock:
         run_id = next(_run_ids)
@@ -143,10 +120,7 @@ def take_thread() -> list[OpFailure]:
     """The kept failures recorded on this thread, oldest first; removes them."""
     thread = threading.get_ident()
     with _lock:
-        mine = [f for f in _kept if f.thread == thread]
-        for failure in mine:
-            _kept.remove(failure)
-    return mine
+        return _take([f for f in _kept if f.thread == thread])
 
 
 def clear() -> None:

@@ -1,20 +1,11 @@
 """The invocation hook onnxruntime-extensions calls for every Python op, ours and others'.
 
-It replaces the stock hook for two reasons. Speed: the stock one converts every result with
-``.flatten().tolist()`` (about 80 ms for 3 MB); handing back a C-contiguous ndarray of the declared
-dtype costs under 0.5 ms. Survival: an exception that escapes the hook, a result onnxruntime-
-extensions cannot read (fewer arrays than the op declares, an element size that is not the
-declared one) and an output onnxruntime cannot allocate all call std::terminate. So:
-
-* before an ortpool kernel runs, its outputs are checked against the memory the process can
-  still allocate, twice over: onnxruntime-extensions copies each result into an output
-  onnxruntime allocates (:func:`ortpool.kernels.check_memory`);
-* every failure is trapped here, recorded (:mod:`ortpool.ort.failures`), and answered with a
-  placeholder per declared output: the shape the node would have produced, filled with NaN (or
-  -1 in integer types), when that shape is known, can be allocated and fits the memory; else an
-  empty array of the output's rank. :class:`ortpool.InferenceSession` raises the recorded error
-  after the run. The failure path is total: it cannot raise, and if anything in it fails the
-  answer is still one empty array per declared output, of its dtype.
+It replaces the stock one for speed (``.flatten().tolist()`` of every result: 80 ms for 3 MB) and
+survival: an exception escaping the hook, a result onnxruntime-extensions cannot read and an
+output onnxruntime cannot allocate all call std::terminate. So an ortpool kernel's outputs are
+checked against the memory left, twice over (onnxruntime copies each), and every failure is
+recorded (:mod:`ortpool.ort.failures`) and answered with placeholders (:func:`placeholders`),
+raised after the run by :class:`ortpool.InferenceSession`. The failure path cannot raise.
 """
 
 from __future__ import annotations
@@ -38,28 +29,16 @@ from ortpool.kernels import (
     reuse_outputs,
 )
 from ortpool.ort import failures
-from ortpool.ort.failures import OpFailure
 
 log = logging.getLogger("ortpool")
 
-#: numpy dtype of each onnxruntime-extensions type code that a placeholder may need: its element
-#: size must be the declared one, or onnxruntime-extensions throws (std::terminate).
+#: numpy dtype of each onnxruntime-extensions type code (a placeholder's element size must be the
+#: declared one, or onnxruntime-extensions throws).
 DT_NUMPY: dict[int, np.dtype] = {
-    PyCustomOpDef.dt_float: np.dtype(np.float32),
-    PyCustomOpDef.dt_double: np.dtype(np.float64),
-    PyCustomOpDef.dt_float16: np.dtype(np.float16),
-    PyCustomOpDef.dt_int8: np.dtype(np.int8),
-    PyCustomOpDef.dt_uint8: np.dtype(np.uint8),
-    PyCustomOpDef.dt_int16: np.dtype(np.int16),
-    PyCustomOpDef.dt_uint16: np.dtype(np.uint16),
-    PyCustomOpDef.dt_int32: np.dtype(np.int32),
-    PyCustomOpDef.dt_uint32: np.dtype(np.uint32),
-    PyCustomOpDef.dt_int64: np.dtype(np.int64),
-    PyCustomOpDef.dt_uint64: np.dtype(np.uint64),
-    PyCustomOpDef.dt_bool: np.dtype(np.bool_),
-    PyCustomOpDef.dt_complex64: np.dtype(np.complex64),
-    PyCustomOpDef.dt_complex128: np.dtype(np.complex128),
-}
+    getattr(PyCustomOpDef, f"dt_{name}"): np.dtype({"float": "float32", "double": "float64"}.get(
+        name, name))
+    for name in ("float", "double", "float16", "int8", "uint8", "int16", "uint16", "int32",
+                 "uint32", "int64", "uint64", "bool", "complex64", "complex128")}
 #: One empty array per dtype, made at import: the last answer of a failure needs no allocation.
 _EMPTY: dict[np.dtype, np.ndarray] = {dt: np.zeros((0,), dt) for dt in DT_NUMPY.values()}
 _EMPTY_STRINGS: list[str] = []
@@ -68,17 +47,13 @@ _EMPTY_STRINGS: list[str] = []
 Body = Callable[[Sequence[np.ndarray], dict[str, Any]], tuple[np.ndarray, ...]]
 #: (inputs, attributes) -> the shape of the outputs; raises when there is none.
 Shape = Callable[[Sequence[np.ndarray], dict[str, Any]], tuple[int, ...]]
-#: kernel id -> (op type name, kernel body, declared output dtypes, output shape) for ortpool's
-#: own ops. Kept on the onnxruntime-extensions module, like the registrations it mirrors, so that
-#: a reload of ortpool does not orphan kernels registered before it.
+#: kernel id -> (op type name, body, output dtypes, output shape) of ortpool's ops, kept on the
+#: onnxruntime-extensions module like its registrations: a reload of ortpool orphans none.
 OURS: dict[int, tuple[str, Body, tuple[np.dtype, ...], Shape]] = _ocos.__dict__.setdefault(
     "_ortpool_kernels", {}
 )
-#: A placeholder larger than this is left empty: its shape came from a call that failed, maybe
-#: for its size.
+#: A placeholder larger than this is left empty (the call may have failed for its size).
 MAX_PLACEHOLDER_BYTES = 1 << 30
-
-
 #: Address space onnxruntime takes beside the arena region when it copies an output: measured
 #: under a 2 GiB RLIMIT_AS, a 676 MB copy (a 1 GiB region) aborted with 14 MB more left, a 655 MB
 #: copy went through with 35 MB more.
@@ -86,33 +61,19 @@ ARENA_SLACK = 64 << 20
 
 
 def _arena_bytes(nbytes: int) -> int:
-    """Address space onnxruntime may reserve to copy an output of ``nbytes``: when its arena
-    must grow past its region size it asks for the next power of two of it, without falling
-    back to less; otherwise for its region size, falling back by steps of 0.9 down to the size
-    asked (BFCArena::Extend); plus :data:`ARENA_SLACK`. Only address space: pages it does not
-    write cost no memory."""
+    """Address space onnxruntime may reserve to copy an output of ``nbytes`` (BFCArena::Extend:
+    the next power of two, or its region size falling back by steps of 0.9), plus
+    :data:`ARENA_SLACK`; pages it does not write cost no memory."""
     return max(-(-nbytes * 10 // 9), 1 << max(nbytes - 1, 0).bit_length()) + ARENA_SLACK
 
 
 _local = threading.local()
 
 
-def take_failures() -> list[OpFailure]:
-    """The failures recorded on this thread and not yet claimed, oldest first; clears them."""
-    return failures.take_thread()
-
-
-def _record(name: str, attributes: dict[str, Any], feed: Sequence[Any], err: BaseException):
-    shapes = [tuple(getattr(x, "shape", ())) for x in feed]
-    failures.record(name, attributes, shapes, err)
-    return shapes
-
-
 def poisoned(shape: Sequence[int] | None, dtype: np.dtype, rank: int) -> np.ndarray:
-    """A failed op's output: NaN (floats) or -1 (integers; 255 in uint8) in the shape the node
-    would have produced, so it fits an output onnxruntime allocated ahead and shows downstream.
-    Empty, of rank ``rank``, when that shape is unknown, not a shape (negative, not integers),
-    larger than :data:`MAX_PLACEHOLDER_BYTES` or than numpy can allocate. Never raises."""
+    """A failed op's output: NaN (floats) or -1 (integers) in the shape the node would have
+    produced (it fits an output allocated ahead, and shows downstream); empty, of rank ``rank``,
+    when that shape is unknown, invalid or too large. Never raises."""
     dims = _placeable(shape, dtype)
     if dims is not None:
         try:
@@ -123,11 +84,8 @@ def poisoned(shape: Sequence[int] | None, dtype: np.dtype, rank: int) -> np.ndar
 
 
 def _placeable(shape: Sequence[int] | None, dtype: np.dtype) -> tuple[int, ...] | None:
-    """``shape`` as ints when numpy can make an array of it within MAX_PLACEHOLDER_BYTES.
-
-    numpy refuses a shape whose nonzero dims multiply past its index range even when another
-    dim is 0 ([0, 1, 2000000003, 2000000003] is "too big"), so the bytes are counted with every
-    dim at least 1; onnxruntime, which multiplies the dims in order, is then safe too."""
+    """``shape`` as ints when numpy can make it within MAX_PLACEHOLDER_BYTES (counted with every
+    dim at least 1: numpy refuses [0, 1, 2000000003, 2000000003] as too big)."""
     try:
         dims = tuple(int(d) for d in shape) if shape is not None else None
         if dims is None or not 0 < len(dims) <= 32 or min(dims) < 0:
@@ -140,25 +98,21 @@ def _placeable(shape: Sequence[int] | None, dtype: np.dtype) -> tuple[int, ...] 
 
 
 def empty(dtype: np.dtype, rank: int = 1) -> np.ndarray:
-    """An empty array of ``dtype`` and rank ``rank`` (1 to 32); never raises (the one made at
-    import when no other can be made)."""
+    """An empty array of ``dtype`` and rank ``rank`` (1 to 32); never raises."""
     try:
         return np.zeros((0,) * min(max(int(rank), 1), 32), dtype)
     except Exception:
         return _EMPTY.get(dtype, _EMPTY[np.dtype(np.float32)])
 
 
-def placeholders(
-    shape: Sequence[int] | None, dtypes: Sequence[np.dtype], rank: int
-) -> list[np.ndarray]:
-    """One placeholder per output (see :func:`poisoned`); all empty when the real ones would not
-    fit the memory the process can still allocate twice over (the failure may have been that
-    very refusal, and onnxruntime aborts when it cannot allocate its copy). Never raises."""
+def placeholders(shape: Sequence[int] | None, dtypes: Sequence[np.dtype],
+                 rank: int) -> list[np.ndarray]:
+    """One placeholder per output (:func:`poisoned`); all empty when they would not fit the
+    memory twice over (onnxruntime aborts when it cannot allocate its copy). Never raises."""
     dims = [_placeable(shape, dt) for dt in dtypes]
     try:
-        nbytes = sum(
-            math.prod(d) * dt.itemsize for d, dt in zip(dims, dtypes, strict=True) if d is not None
-        )
+        pairs = zip(dims, dtypes, strict=True)
+        nbytes = sum(math.prod(d) * dt.itemsize for d, dt in pairs if d is not None)
         check_memory("the placeholders", 2 * nbytes, nbytes + _arena_bytes(nbytes))
     except Exception:
         return [empty(dt, rank) for dt in dtypes]
@@ -174,10 +128,8 @@ def _as_result(k_id: int, arrays: Sequence[Any]) -> tuple:
 
 
 def set_prepared_outputs(outputs: Sequence[np.ndarray] | None) -> None:
-    """Benchmark only: ortpool ops called on this thread return ``outputs`` and run no kernel,
-    until called with None. ``ortpool bench`` times its marshalling floor this way: the same
-    session, op and hook, without the kernel (onnxruntime runs a single-node model's op on the
-    thread that calls ``run``)."""
+    """Benchmark only: ortpool ops called on this thread return ``outputs`` and run no kernel
+    until called with None (``ortpool bench`` times the marshalling floor so)."""
     _local.prepared = None if outputs is None else tuple(outputs)
 
 
@@ -188,18 +140,17 @@ def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, An
         return _as_result(k_id, prepared)
     shape = _output_shape(out_shape, feed, attributes)
     try:
-        # Unknown shapes are checked after the kernel ran, known ones of 32 MB or more twice.
+        # unknown shapes are checked after the kernel ran, known ones of 32 MB or more twice
         large = shape is None or _check_memory(shape, out_dtypes)
-        # onnxruntime-extensions copies each result before this thread runs another op, so the
-        # kernels may hand back buffers they reuse on the next call (no fresh pages to fault in).
+        # onnxruntime-extensions copies each result before this thread runs another op: the
+        # kernels may hand back buffers they reuse on the next call
         previous = reuse_outputs(True)
         try:
             outputs = body(feed, attributes)
         finally:
             reuse_outputs(previous)
-        checked = []
-        for array, dtype in zip(outputs, out_dtypes, strict=True):
-            checked.append(np.ascontiguousarray(array, dtype=dtype))
+        pairs = zip(outputs, out_dtypes, strict=True)
+        checked = [np.ascontiguousarray(a, dtype=t) for a, t in pairs]
         if large:
             _check_copy(checked)
         return _as_result(k_id, checked)
@@ -211,10 +162,9 @@ def _invoke_ours(k_id: int, feed: Sequence[np.ndarray], attributes: dict[str, An
             return _fallback(k_id)
 
 
-def _output_shape(
-    out_shape: Shape, feed: Sequence[Any], attributes: dict[str, Any]
-) -> tuple[int, ...] | None:
-    """The shape the call will produce, None when it has none (the kernel says why)."""
+def _output_shape(out_shape: Shape, feed: Sequence[Any],
+                  attributes: dict[str, Any]) -> tuple[int, ...] | None:
+    """The shape the call will produce, None without one (the kernel says why)."""
     try:
         shape = tuple(map(operator.index, out_shape(feed, attributes)))  # ints, or TypeError
         if not shape or min(shape) >= 0:
@@ -225,9 +175,9 @@ def _output_shape(
 
 
 def _check_memory(shape: tuple[int, ...], dtypes: Sequence[np.dtype]) -> bool:
-    """Before the kernel runs: its outputs and onnxruntime's copies must fit what the process
-    can allocate, plus the buffers of this thread, which the kernel reuses or frees first.
-    Returns whether the outputs are large enough to be checked again after the kernel ran."""
+    """Before the kernel: its outputs and onnxruntime's copies must fit what the process can
+    allocate (plus this thread's buffers, reused or freed first); whether they are large enough
+    to be checked again after it."""
     nbytes = math.prod(shape) * sum([dt.itemsize for dt in dtypes])
     if 2 * nbytes < MEMORY_CHECK_BYTES:
         return False  # the common case: no message to build
@@ -246,8 +196,7 @@ def _check_memory(shape: tuple[int, ...], dtypes: Sequence[np.dtype]) -> bool:
 
 
 def _check_copy(outputs: Sequence[np.ndarray]) -> None:
-    """After the kernel ran: onnxruntime's copy must fit what the process can still allocate
-    (the kernel's intermediates, which :func:`_check_memory` does not count, are held now)."""
+    """After the kernel (its intermediates held now): onnxruntime's copy must still fit."""
     nbytes = sum([a.nbytes for a in outputs])
     if nbytes < MEMORY_CHECK_BYTES:
         return
@@ -257,7 +206,7 @@ def _check_copy(outputs: Sequence[np.ndarray]) -> None:
 
 
 def _rank(feed: Sequence[Any]) -> int:
-    """The rank of the first input (every ortpool op's outputs have it), 1 when unknown."""
+    """The first input's rank (every ortpool op's outputs have it), 1 when unknown."""
     try:
         return len(feed[0].shape)
     except Exception:
@@ -265,9 +214,9 @@ def _rank(feed: Sequence[Any]) -> int:
 
 
 def _record_safely(name: str, attributes: Any, feed: Sequence[Any], err: BaseException) -> None:
-    """Record ``err``; if even that fails, log both at CRITICAL (the run will not raise it)."""
+    """Record ``err``; if that fails, log both at CRITICAL (the run will not raise it)."""
     try:
-        _record(name, attributes, feed, err)
+        failures.record(name, attributes, [tuple(getattr(x, "shape", ())) for x in feed], err)
     except BaseException as lost:
         with contextlib.suppress(BaseException):
             log.critical("ortpool could not record %s's failure (%s): %s", name, lost, err)
@@ -280,13 +229,10 @@ def _invoke_foreign(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) 
         result = opdef.body(*feed, **opdef.cast_attributes(attributes))
         outputs = result if isinstance(result, tuple) else (result,)
         res: list[Any] = [k_id]
-        for out in outputs:
-            array = np.asarray(out)
-            res.append(array.shape)
-            if array.dtype.kind in "OUS":
-                res.append(array.flatten().tolist())
-            else:
-                res.append(np.ascontiguousarray(array))
+        for array in map(np.asarray, outputs):
+            strings = array.dtype.kind in "OUS"
+            res += [array.shape,
+                    array.flatten().tolist() if strings else np.ascontiguousarray(array)]
         return tuple(res)
     except BaseException as err:
         _record_safely(opdef.op_type, attributes, feed, err)
@@ -294,8 +240,8 @@ def _invoke_foreign(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) 
 
 
 def _fallback(k_id: int) -> tuple:
-    """One empty output per declared output of kernel ``k_id``, of the declared type; a single
-    float32 one when even the declaration cannot be read. Never raises."""
+    """One empty output per declared output of kernel ``k_id``, of its type (a single float32
+    one when the declaration cannot be read). Never raises."""
     try:
         ours = OURS.get(k_id)
         if ours is not None:
@@ -312,9 +258,8 @@ def _fallback(k_id: int) -> tuple:
 
 
 def invoke(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) -> tuple:
-    """The hook itself; must never raise. The failure paths of the calls answer for
-    themselves; what reaches here failed before a call was made (an unknown kernel id): it is
-    recorded, so that the run raises it."""
+    """The hook itself; never raises. What reaches the handler here failed before a call was
+    made (an unknown kernel id): recorded, so that the run raises it."""
     try:
         if k_id in OURS:
             return _invoke_ours(k_id, feed, attributes)

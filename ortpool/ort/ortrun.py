@@ -1,13 +1,9 @@
-"""Running models in onnxruntime's built-in kernels, with failures sorted into kinds.
-
-"onnxruntime has no kernel for this op/version/type" is an answer, not a crash: it is told apart
-from other failures (a node onnxruntime rejects, a run that fails) so reports can say which.
-"""
+"""Running models in onnxruntime's built-in kernels, failures sorted into kinds: "no kernel for
+this op/version/type" is an answer, told apart from a node onnxruntime rejects and a failed run."""
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import dataclasses
 import functools
 import shutil
@@ -19,10 +15,10 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ortpool.model.worker import received, spawn
 from ortpool.ort import runtime_spec
 from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.runtimes.base import jobs, spawn, stop
 
 NO_KERNEL = "no-kernel"
 REJECTED = "rejected"
@@ -72,68 +68,49 @@ def classify(err: Exception, stage: str) -> OrtFailure:
     if "InsertedPrecisionFreeCast" in text:
         # No float16 kernel, and the Cast onnxruntime inserts to fall back to float is invalid at
         # this opset: in effect, no kernel for the type.
-        return OrtFailure(
-            NO_KERNEL,
-            "no kernel for this element type (the fallback Cast "
-            "onnxruntime inserts is invalid at this opset)",
-        )
+        return OrtFailure(NO_KERNEL,
+                          "no kernel for this element type (the fallback Cast "
+                          "onnxruntime inserts is invalid at this opset)")
     return OrtFailure(REJECTED if stage == "load" else RUN_FAILED, short)
 
 
-def builtin_session(
-    model: onnx.ModelProto | bytes,
-    runtime: RuntimeSpec,
-    threads: int | None = None,
-    profile_dir: str | None = None,
-) -> Any:
-    """A plain onnxruntime session (built-in kernels) on ``runtime`` (``threads`` overriding its
-    intra/inter-op threads); failures raised as :class:`OrtFailure`."""
+def builtin_session(model: onnx.ModelProto | bytes, runtime: RuntimeSpec,
+                    threads: int | None = None, profile_dir: str | None = None) -> Any:
+    """A plain onnxruntime session (built-in kernels) on ``runtime``; failures raised as
+    :class:`OrtFailure`."""
     data = model if isinstance(model, bytes) else model.SerializeToString()
     try:
-        return open_session(
-            runtime, data, threads=threads, profile_dir=profile_dir, ortpool_ops=False
-        )
+        return open_session(runtime, data, threads=threads, profile_dir=profile_dir,
+                            ortpool_ops=False)
     except Exception as err:
         raise classify(err, "load") from None
 
 
-def run_session(
-    session: Any,
-    feeds: Mapping[str, np.ndarray],
-    outputs: Sequence[str] | None = None,
-) -> list[np.ndarray]:
+def run_session(session: Any, feeds: Mapping[str, np.ndarray],
+                outputs: Sequence[str] | None = None) -> list[np.ndarray]:
     try:
         return [np.asarray(a) for a in session.run(list(outputs) if outputs else None, dict(feeds))]
     except Exception as err:
         raise classify(err, "run") from None
 
 
-def run_builtin(
-    model: onnx.ModelProto | bytes,
-    feeds: Mapping[str, np.ndarray],
-    runtime: RuntimeSpec,
-    threads: int | None = None,
-) -> list[np.ndarray]:
-    """Create a built-in session and run it once (in the worker process on another provider
-    than the CPU one alone: see :func:`run_placed`)."""
+def run_builtin(model: onnx.ModelProto | bytes, feeds: Mapping[str, np.ndarray],
+                runtime: RuntimeSpec, threads: int | None = None) -> list[np.ndarray]:
+    """Create a built-in session and run it once (in a worker off the CPU provider:
+    :func:`run_placed`)."""
     if runtime.provider_names != [runtime_spec.CPU]:
         return run_placed(model, feeds, runtime, threads)[0]
     return run_session(builtin_session(model, runtime, threads), feeds)
 
 
-def run_placed(
-    model: onnx.ModelProto | bytes,
-    feeds: Mapping[str, np.ndarray],
-    runtime: RuntimeSpec,
-    threads: int | None = None,
-) -> tuple[list[np.ndarray], dict[str, str]]:
-    """:func:`run_builtin`, and which provider executed each node (node name -> provider).
-
-    On the CPU provider alone nothing can fall back, and the session is not profiled. On
-    another, the run is profiled (:func:`ortpool.ort.runtime_spec.placement`) and made in a
-    worker process (:class:`_Worker`): a provider may end the process it runs in (the OpenVINO
-    provider aborts on MaxPool 2x2/2 of a 9x9 input followed by MaxUnpool), and that must be one
-    result, not the end of the validation."""
+def run_placed(model: onnx.ModelProto | bytes, feeds: Mapping[str, np.ndarray],
+               runtime: RuntimeSpec,
+               threads: int | None = None) -> tuple[list[np.ndarray], dict[str, str]]:
+    """:func:`run_builtin`, and which provider executed each node (node name -> provider; none
+    on the CPU provider alone, where nothing can fall back). Off it, the run is profiled
+    (:func:`ortpool.ort.runtime_spec.placement`) in a worker process: a provider may end its
+    process (OpenVINO's aborts on MaxPool 2x2/2 of 9x9 then MaxUnpool), one result, not the end
+    of the validation."""
     if runtime.provider_names == [runtime_spec.CPU]:
         return run_builtin(model, feeds, runtime, threads), {}
     data = model if isinstance(model, bytes) else model.SerializeToString()
@@ -142,9 +119,8 @@ def run_placed(
     return _worker().run(data, dict(feeds), alone, threads)
 
 
-def _placed_here(
-    data: bytes, feeds: Mapping[str, np.ndarray], runtime: RuntimeSpec, threads: int | None
-) -> tuple[list[np.ndarray], dict[str, str]]:
+def _placed_here(data: bytes, feeds: Mapping[str, np.ndarray], runtime: RuntimeSpec,
+                 threads: int | None) -> tuple[list[np.ndarray], dict[str, str]]:
     folder = runtime_spec.profile_dir()
     try:
         session = builtin_session(data, runtime, threads, profile_dir=folder)
@@ -157,7 +133,7 @@ def _placed_here(
 def _serve(conn: Connection) -> None:
     """Worker loop: (model, feeds, runtime, threads) in; ("ok", outputs, placement) or
     ("failed", kind, message) out."""
-    for job in received(conn):
+    for job in jobs(conn):
         try:
             conn.send(("ok", *_placed_here(*job)))
         except OrtFailure as err:
@@ -167,46 +143,37 @@ def _serve(conn: Connection) -> None:
 
 
 class _Worker:
-    """A process that runs built-in sessions on other providers than the CPU one, started on
-    first use and again after a provider ended it (spawned: it imports onnxruntime afresh)."""
+    """A process that runs built-in sessions off the CPU provider, started on first use and again
+    after a provider ended it."""
 
     def __init__(self) -> None:
         self._process: Any = None
         self._conn: Connection | None = None
         self._lock = threading.Lock()
 
-    def run(
-        self, data: bytes, feeds: dict[str, np.ndarray], runtime: RuntimeSpec, threads: int | None
-    ) -> tuple[list[np.ndarray], dict[str, str]]:
+    def run(self, data: bytes, feeds: dict[str, np.ndarray], runtime: RuntimeSpec,
+            threads: int | None) -> tuple[list[np.ndarray], dict[str, str]]:
         with self._lock:
             if self._process is None or not self._process.is_alive():
                 self._process, self._conn = spawn(_serve)
-            if self._conn is None:
-                raise RuntimeError("the onnxruntime worker did not start")
             try:
-                self._conn.send((data, feeds, runtime, threads))
-                reply = self._conn.recv()
+                self._conn.send((data, feeds, runtime, threads))  # type: ignore[union-attr]
+                reply = self._conn.recv()  # type: ignore[union-attr]
             except (EOFError, OSError):
                 self._process.join(timeout=5)
                 code = self._process.exitcode
                 self._process = self._conn = None
                 how = f"signal {-code}" if code is not None and code < 0 else f"exit {code}"
-                raise OrtFailure(
-                    RUN_FAILED,
-                    f"onnxruntime ended its process ({how}) running on "
-                    f"{', '.join(runtime.provider_names)}",
-                ) from None
+                raise OrtFailure(RUN_FAILED,
+                                 f"onnxruntime ended its process ({how}) running on "
+                                 f"{', '.join(runtime.provider_names)}") from None
         if reply[0] == "ok":
             return reply[1], reply[2]
         raise OrtFailure(reply[1], reply[2])
 
     def close(self) -> None:
         if self._process is not None and self._conn is not None:
-            with contextlib.suppress(OSError):
-                self._conn.send(None)
-            self._process.join(timeout=5)
-            if self._process.is_alive():
-                self._process.kill()
+            stop(self._process, self._conn)
         self._process = self._conn = None
 
 

@@ -1,8 +1,7 @@
-"""Register every ortpool op type into onnxruntime-extensions, once per process.
-
-Registration is process-global and permanent, and registering a (name, types) pair twice makes
-every later session fail ("Conflicting with a registered kernel"), so the set of registered
-kernels is kept on the onnxruntime-extensions module itself: it survives a reload of ortpool.
+"""Register every ortpool op type into onnxruntime-extensions, once per process: registration is
+process-global and permanent, and a (name, types) pair registered twice makes every later session
+fail ("Conflicting with a registered kernel"), so the registered set is kept on the
+onnxruntime-extensions module itself, which a reload of ortpool does not reset.
 """
 
 from __future__ import annotations
@@ -20,63 +19,39 @@ from ortpool.kernels.shapes import output_shape
 from ortpool.optypes import OUTPUT_SHAPE, OpType
 from ortpool.ort import hook
 
-DT_CODE = {
-    "float": PyCustomOpDef.dt_float,
-    "double": PyCustomOpDef.dt_double,
-    "int8": PyCustomOpDef.dt_int8,
-    "uint8": PyCustomOpDef.dt_uint8,
-    "int64": PyCustomOpDef.dt_int64,
-}
-_ATTR_CODE = {
-    "ints": PyCustomOpDef.dt_string,
-    "string": PyCustomOpDef.dt_string,
-    # Floats travel as repr() strings: onnxruntime-extensions would print them with 6 digits.
-    "float": PyCustomOpDef.dt_string,
-    "int": PyCustomOpDef.dt_int64,
-}
+DT_CODE = {name: getattr(PyCustomOpDef, f"dt_{name}") for name in (
+    "float", "double", "int8", "uint8", "int64")}
+#: Floats travel as repr() strings: onnxruntime-extensions would print them with 6 digits.
+_ATTR_CODE = {"ints": PyCustomOpDef.dt_string, "string": PyCustomOpDef.dt_string,
+              "float": PyCustomOpDef.dt_string, "int": PyCustomOpDef.dt_int64}
 _lock = threading.Lock()
 
 
-def _body(op_type: OpType):
-    """The kernel call for one op type: (inputs, attributes) -> outputs."""
-    op, version, n_outputs = op_type.spec.op, op_type.spec.version, op_type.n_outputs
-
-    def body(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[np.ndarray, ...]:
-        return kernels.run_op(op, version, feed, attrs, n_outputs)
-
-    return body
+def _body(op_type: OpType) -> hook.Body:
+    """The kernel call of one op type: (inputs, attributes) -> outputs."""
+    spec, n_outputs = op_type.spec, op_type.n_outputs
+    return lambda feed, attrs: kernels.run_op(spec.op, spec.version, feed, attrs, n_outputs)
 
 
-#: Output shapes already computed, per (op type, input shapes, attributes, output_shape values):
-#: the hook asks for every call, and computing one (attributes parsed, geometry) costs 36 µs.
+#: Output shapes computed, per (op type, input shapes, attributes, output_shape values): the hook
+#: asks for every call, and one costs 36 µs.
 _SHAPES: dict[tuple, tuple[int, ...]] = {}
 _MAX_SHAPES = 1024
 
 
 def _shape(op_type: OpType) -> hook.Shape:
-    """The output shape of a call of ``op_type``: checked against the memory the process can
-    hold before the call, and the shape of the placeholder when the call fails."""
+    """The output shape of a call of ``op_type`` (the memory check's, and the placeholder's)."""
     spec = op_type.spec
     with_shape = op_type.variant == OUTPUT_SHAPE
 
     def shape(feed: Sequence[np.ndarray], attrs: dict[str, Any]) -> tuple[int, ...]:
         given = feed[2] if with_shape else None
-        key: tuple | None = None
-        # The attribute names are part of the key: onnxruntime-extensions passes them all, in
-        # the same order, for one op type, but a direct caller may not.
-        if given is None:
-            key = (op_type.name, *[x.shape for x in feed], *attrs.items())
-        else:
+        # the attribute names are in the key: a direct caller may pass them in another order
+        key: tuple | None = (op_type.name, *[x.shape for x in feed], *attrs.items())
+        if given is not None:
             values = np.asarray(given).reshape(-1)
-            # An output_shape of more than 64 values is refused anyway: not worth a key.
-            if values.size <= 64:
-                key = (
-                    op_type.name,
-                    *[x.shape for x in feed],
-                    *attrs.items(),
-                    values.dtype.str,
-                    *values.tolist(),
-                )
+            # an output_shape of more than 64 values is refused anyway
+            key = (*key, values.dtype.str, *values.tolist()) if values.size <= 64 else None
         try:
             return _SHAPES[key]
         except (KeyError, TypeError):  # TypeError: unhashable attributes
@@ -104,18 +79,12 @@ def kernel_types(op_type: OpType, dtype: str) -> tuple[list[int], list[int]]:
 
 
 def _registry() -> dict[tuple[str, str], int]:
-    registry = getattr(_ocos, "_ortpool_registered", None)
-    if registry is None:
-        registry = {}
-        _ocos._ortpool_registered = registry
-    return registry
+    return _ocos.__dict__.setdefault("_ortpool_registered", {})
 
 
 def register() -> int:
-    """Register every op type and element type not yet registered; returns how many are now.
-
-    Safe to call any number of times, from any thread.
-    """
+    """Register every op type and element type not yet registered (any number of times, from
+    any thread); how many are now."""
     with _lock:
         registry = _registry()
         for op_type in optypes.all_op_types():
@@ -126,26 +95,14 @@ def register() -> int:
                 if key in registry:
                     continue
                 inputs, outputs = kernel_types(op_type, dtype)
-                opdef = onnx_op(
-                    op_type=f"{optypes.DOMAIN}::{op_type.name}",
-                    inputs=inputs,
-                    outputs=outputs,
-                    attrs=attrs,
-                )(_unreachable)
-                out_dtypes = tuple(
-                    np.dtype(np.int64) if code == PyCustomOpDef.dt_int64 else _np_dtype(dtype)
-                    for code in outputs
-                )
+                opdef = onnx_op(op_type=f"{optypes.DOMAIN}::{op_type.name}", inputs=inputs,
+                                outputs=outputs, attrs=attrs)(_unreachable)
+                out_dtypes = tuple(hook.DT_NUMPY[code] for code in outputs)
                 registry[key] = opdef._id
                 hook.OURS[opdef._id] = (op_type.name, body, out_dtypes, _shape(op_type))
         hook.install()
         return len(registry)
 
 
-def _np_dtype(dtype: str) -> np.dtype:
-    return np.dtype({"float": np.float32, "double": np.float64}.get(dtype, dtype))
-
-
 def _unreachable(*args: Any, **kwargs: Any) -> None:
-    """Ours are dispatched by :mod:`ortpool.ort.hook`, never through the Opdef body."""
     raise RuntimeError("ortpool ops run through ortpool's hook")

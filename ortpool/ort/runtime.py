@@ -1,12 +1,7 @@
-"""The onnxruntime ortpool runs against: which build is installed (:func:`build`), the one-line
-answer when none is (:func:`require`), the one place an onnxruntime session is made
-(:func:`create`), the newest IR version the installed runtime reads (the stamp of the models
-ortpool builds is :data:`ortpool.model.singlenode.IR_VERSION`), and the versions a report names.
-
-The bottom of ``ortpool/ort/``: it imports no other module of it, so the runtime description
-(:mod:`~ortpool.ort.runtime_spec`) and the session wrapper (:mod:`~ortpool.ort.session`) both
-build on it. Nothing here imports onnxruntime at module level: ``ortpool rewrite`` runs where no
-onnxruntime is installed.
+"""The onnxruntime ortpool runs against: the installed build (:func:`build`), the answer when
+none is (:func:`require`), the one place a session is made (:func:`create`), the newest IR version
+it reads, and the versions a report names. The bottom of ``ortpool/ort/``, importing onnxruntime
+only when called: ``ortpool rewrite`` runs where none is installed.
 """
 
 from __future__ import annotations
@@ -25,32 +20,19 @@ if TYPE_CHECKING:
 
 CPU = "CPUExecutionProvider"
 
-#: The session config entry naming the folder where onnxruntime resolves the external data of a
-#: model handed over as bytes (a copy ortpool changed in memory).
+#: The session config entry naming where the external data of a model handed over as bytes is.
 EXTERNAL_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
-
-
-#: The distributions that install the ``onnxruntime`` module, each with its own providers; they
-#: overwrite each other's files, so ortpool requires none of them (``pip install '.[cpu]'``
-#: brings the CPU build, the other extras the others).
-BUILDS = (
-    "onnxruntime",
-    "onnxruntime-gpu",
-    "onnxruntime-openvino",
-    "onnxruntime-directml",
-    "onnxruntime-qnn",
-    "onnxruntime-training",
-)
-#: What to install when no onnxruntime is: the line every command that needs it prints.
-INSTALL_HINT = (
-    "no onnxruntime installed: pip install onnxruntime (or one build of onnxruntime-gpu, "
-    "onnxruntime-openvino, onnxruntime-directml, ...)"
-)
+#: The distributions that install the ``onnxruntime`` module (each overwrites the others' files,
+#: so ortpool requires none).
+BUILDS = ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
+          "onnxruntime-qnn", "onnxruntime-training")
+INSTALL_HINT = ("no onnxruntime installed: pip install onnxruntime (or one build of "
+                "onnxruntime-gpu, onnxruntime-openvino, onnxruntime-directml, ...)")
 
 
 def require() -> None:
-    """Raise an :class:`OrtpoolError` saying what to install when the ``onnxruntime`` module
-    cannot be imported (none installed, or one build's files removed by uninstalling another)."""
+    """An :class:`OrtpoolError` saying what to install when ``onnxruntime`` does not import (none
+    installed, or one build's files removed by uninstalling another)."""
     try:
         found = importlib.util.find_spec("onnxruntime")
     except ImportError:  # an import hook that refuses it
@@ -62,21 +44,17 @@ def require() -> None:
 
         onnxruntime.InferenceSession  # noqa: B018 (a half-removed build imports as a namespace)
     except (ImportError, AttributeError) as err:
-        raise OrtpoolError(
-            f"onnxruntime does not import ({type(err).__name__}: {err}); builds installed over "
-            "each other leave it broken: pip uninstall every onnxruntime* distribution, then "
-            "install one (pip install onnxruntime, or onnxruntime-gpu, -openvino, ...)"
-        ) from None
+        raise OrtpoolError(f"onnxruntime does not import ({type(err).__name__}: {err}); builds "
+                           "installed over each other leave it broken: pip uninstall every "
+                           "onnxruntime* distribution, then install one (pip install onnxruntime, "
+                           "or onnxruntime-gpu, -openvino, ...)") from None
 
 
 @functools.cache
 def build() -> dict[str, str]:
-    """The installed onnxruntime build: its distribution name (``onnxruntime``,
-    ``onnxruntime-openvino``, ``onnxruntime-gpu``...), version and available providers.
-
-    The name comes from the module's own ``capi/build_and_package_info.py`` (the files in place
-    are the last build installed; every build writes the same module), checked against the
-    installed distributions' metadata."""
+    """The installed build: its distribution (``onnxruntime-openvino``...), version and providers.
+    The name is the module's own (``capi/build_and_package_info.py``: the files in place are the
+    last build installed), else the installed distributions' metadata's."""
     from importlib import metadata
 
     import onnxruntime
@@ -89,11 +67,8 @@ def build() -> dict[str, str]:
         installed = [d for d in BUILDS if _installed(metadata, d)]
         name = installed[0] if len(installed) == 1 else "onnxruntime"
     others = [d for d in BUILDS if d != name and _installed(metadata, d)]
-    found = {
-        "distribution": name,
-        "version": onnxruntime.__version__,
-        "providers": ", ".join(onnxruntime.get_available_providers()),
-    }
+    found = {"distribution": name, "version": onnxruntime.__version__,
+             "providers": ", ".join(onnxruntime.get_available_providers())}
     if others:
         found["also_installed"] = ", ".join(others)
     return found
@@ -116,24 +91,16 @@ def versions() -> dict[str, str]:
 
     import ortpool
 
-    return {
-        "ortpool": ortpool.__version__,
-        "onnxruntime": onnxruntime.__version__,
-        "onnxruntime_build": build()["distribution"],
-        "onnxruntime_extensions": onnxruntime_extensions.__version__,
-        "onnx": onnx.__version__,
-        "numpy": numpy.__version__,
-    }
+    return {"ortpool": ortpool.__version__, "onnxruntime": onnxruntime.__version__,
+            "onnxruntime_build": build()["distribution"],
+            "onnxruntime_extensions": onnxruntime_extensions.__version__, "onnx": onnx.__version__,
+            "numpy": numpy.__version__}
 
 
 @functools.cache
 def max_ir_version() -> int:
-    """The highest IR version the installed onnxruntime loads.
-
-    onnxruntime exposes no such number, so it is asked: a one-node model is loaded at each IR
-    version from one above the newest onnx knows (a runtime can be newer than onnx) downwards
-    until one loads (a few ms per try).
-    """
+    """The highest IR version the installed onnxruntime loads: a one-node model tried from one
+    above the newest onnx knows downwards (a few ms per try; onnxruntime exposes no number)."""
     import onnx
 
     for ir_version in range(max(onnx.IR_VERSION + 1, IR_VERSION), IR_VERSION, -1):
@@ -146,14 +113,10 @@ def _loads(ir_version: int) -> bool:
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    model = node_model(
-        [helper.make_node("Identity", ["x"], ["y"])],
-        "ir_probe",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
-        [helper.make_opsetid("", 13)],
-        ir_version=ir_version,
-    )
+    model = node_model([helper.make_node("Identity", ["x"], ["y"])], "ir_probe",
+                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+                       [helper.make_opsetid("", 13)], ir_version=ir_version)
     quiet()
     options = ort.SessionOptions()
     options.log_severity_level = 4  # a refused IR version is the answer, not an error to log
@@ -166,8 +129,7 @@ def _loads(ir_version: int) -> bool:
 
 def unreadable(ir_version: int) -> int | None:
     """The newest IR version the installed onnxruntime reads when ``ir_version`` is above it,
-    else None. Up to :data:`IR_VERSION` every supported onnxruntime reads it, and the runtime
-    is not even asked (nor imported)."""
+    else None (up to :data:`IR_VERSION` it is not even asked)."""
     if ir_version <= IR_VERSION:
         return None
     newest = max_ir_version()
@@ -175,9 +137,8 @@ def unreadable(ir_version: int) -> int | None:
 
 
 def stamp(model: onnx.ModelProto) -> str | None:
-    """Lower ``model``'s IR version, in place, to the newest the installed onnxruntime reads (onnx
-    1.23 writes IR 14 by default; onnxruntime 1.21 reads 10); a note saying so, or None when it
-    reads the model's own. For models ortpool writes to be run (``ortpool fix``)."""
+    """Lower ``model``'s IR version in place to the newest the installed onnxruntime reads (onnx
+    1.23 writes 14, onnxruntime 1.21 reads 10); a note saying so, or None."""
     newest = unreadable(model.ir_version)
     if newest is None:
         return None
@@ -193,16 +154,9 @@ def quiet() -> None:
     ort.set_default_logger_severity(4)
 
 
-def create(
-    source: bytes | str | os.PathLike,
-    options: Any,
-    providers: Sequence[str],
-    provider_options: Sequence[dict[str, str]] | None = None,
-    **kwargs: Any,
-) -> Any:
-    """The one place ortpool makes an onnxruntime session (``ortpool.InferenceSession`` wraps
-    one made here, :meth:`RuntimeSpec.provider_arguments <ortpool.ort.runtime_spec.RuntimeSpec.
-    provider_arguments>` gives the providers and their options): ``source`` on ``providers``;
+def create(source: bytes | str | os.PathLike, options: Any, providers: Sequence[str],
+           provider_options: Sequence[dict[str, str]] | None = None, **kwargs: Any) -> Any:
+    """The one place ortpool makes an onnxruntime session: ``source`` on ``providers``;
     ``kwargs`` go to onnxruntime as they are. Errors are onnxruntime's own."""
     import onnxruntime as ort
 
@@ -210,9 +164,5 @@ def create(
     if provider_options is not None and any(provider_options):
         # onnxruntime 1.21 wants none rather than empty ones
         arguments["provider_options"] = list(provider_options)
-    return ort.InferenceSession(
-        os.fspath(source) if isinstance(source, os.PathLike) else source,
-        sess_options=options,
-        **arguments,
-        **kwargs,
-    )
+    return ort.InferenceSession(os.fspath(source) if isinstance(source, os.PathLike) else source,
+                                sess_options=options, **arguments, **kwargs)

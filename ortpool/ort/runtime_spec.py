@@ -1,15 +1,9 @@
-"""One description of the runtime a model runs on: execution providers with their options, the
-graph optimization level, threads, execution mode (:class:`RuntimeSpec`).
-
-Every session ortpool makes (validate's built-in and rewritten runs, fix's proofs, conformance,
-bench, ``ortpool.InferenceSession``) is made from one (:func:`ortpool.ort.opening.open_session`),
-so two commands given the same options run the same runtime; :mod:`ortpool.options.runtime`
-reads it from the command line. Which provider actually executed each node (onnxruntime falls
-back to the CPU provider silently, node by node) is read from the session's profile
-(:func:`placement`).
-
-Nothing here imports onnxruntime at module level: ``ortpool fix --help`` declares the options
-without loading it.
+"""One description of the runtime a model runs on (:class:`RuntimeSpec`): execution providers
+with their options, graph optimization level, threads, execution mode. Every session ortpool makes
+is made from one (:func:`ortpool.ort.opening.open_session`), so two commands given the same
+options run the same runtime. Which provider executed each node (onnxruntime falls back to the CPU
+provider silently) is read from the session's profile (:func:`placement`). onnxruntime is
+imported only when needed: ``ortpool fix --help`` does not load it.
 """
 
 from __future__ import annotations
@@ -28,15 +22,10 @@ from ortpool.errors import OrtpoolError
 from ortpool.ort import runtime
 from ortpool.ort.runtime import CPU, EXTERNAL_FOLDER_KEY
 
-#: Graph optimization levels, one name each -> onnxruntime.GraphOptimizationLevel member names.
-#: ``layout`` exists from onnxruntime 1.22 (:meth:`RuntimeSpec.check` says so on 1.21).
-LEVELS: dict[str, str] = {
-    "disable": "ORT_DISABLE_ALL",
-    "basic": "ORT_ENABLE_BASIC",
-    "extended": "ORT_ENABLE_EXTENDED",
-    "layout": "ORT_ENABLE_LAYOUT",
-    "all": "ORT_ENABLE_ALL",
-}
+#: Graph optimization levels -> onnxruntime.GraphOptimizationLevel members (``layout`` from 1.22).
+LEVELS: dict[str, str] = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC",
+                          "extended": "ORT_ENABLE_EXTENDED", "layout": "ORT_ENABLE_LAYOUT",
+                          "all": "ORT_ENABLE_ALL"}
 #: onnxruntime's own default, the level a deployed model runs at (``ortpool fix`` proves at it).
 DEFAULT_LEVEL = "all"
 #: Nodes judged alone (``ortpool validate``, ``conformance``): the node as written, not fused.
@@ -46,26 +35,15 @@ ISOLATED_LEVEL = "disable"
 MODES: dict[str, str] = {"sequential": "ORT_SEQUENTIAL", "parallel": "ORT_PARALLEL"}
 
 #: Short names a user may type for a provider (Polygraphy's ``--providers cuda``).
-SHORT_NAMES: dict[str, str] = {
-    "cpu": CPU,
-    "cuda": "CUDAExecutionProvider",
-    "tensorrt": "TensorrtExecutionProvider",
-    "trt": "TensorrtExecutionProvider",
-    "openvino": "OpenVINOExecutionProvider",
-    "dml": "DmlExecutionProvider",
-    "directml": "DmlExecutionProvider",
-    "coreml": "CoreMLExecutionProvider",
-    "qnn": "QNNExecutionProvider",
-    "rocm": "ROCMExecutionProvider",
-    "migraphx": "MIGraphXExecutionProvider",
-    "azure": "AzureExecutionProvider",
-}
+SHORT_NAMES: dict[str, str] = {"cpu": CPU} | {short: f"{name}ExecutionProvider" for short, name in (
+    ("cuda", "CUDA"), ("tensorrt", "Tensorrt"), ("trt", "Tensorrt"), ("openvino", "OpenVINO"),
+    ("dml", "Dml"), ("directml", "Dml"), ("coreml", "CoreML"), ("qnn", "QNN"), ("rocm", "ROCM"),
+    ("migraphx", "MIGraphX"), ("azure", "Azure"))}
 
 
 @dataclasses.dataclass(frozen=True)
 class Provider:
-    """An execution provider and its options (``device_type=CPU`` for OpenVINO, ``device_id=1``
-    for CUDA...), handed to onnxruntime as they are."""
+    """An execution provider and its options, handed to onnxruntime as they are."""
 
     name: str
     options: tuple[tuple[str, str], ...] = ()
@@ -83,31 +61,27 @@ def provider_name(text: str) -> str:
 
 
 def parse_providers(text: str | Sequence[str] | None) -> tuple[Provider, ...]:
-    """``"OpenVINOExecutionProvider,cpu"`` (or a list) -> providers in that order; None or empty
-    -> the CPU provider."""
+    """``"OpenVINOExecutionProvider,cpu"`` (or a list) -> providers in that order (default CPU)."""
     items = text.split(",") if isinstance(text, str) else list(text or [])
     names = [provider_name(p) for p in items if str(p).strip()]
     return tuple(Provider(n) for n in names) or (Provider(CPU),)
 
 
 def _flag(key: str) -> str:
-    """An option's name on the command line: ``opt_level`` -> ``--opt-level``."""
     return "--" + key.replace("_", "-")
 
 
 @dataclasses.dataclass(frozen=True)
 class RuntimeSpec:
     """Providers (in priority order), graph optimization level, threads (0: onnxruntime's
-    default), execution mode. Made by :mod:`ortpool.options.runtime` or by hand:
-    ``RuntimeSpec(parse_providers("openvino,cpu"), level="disable")``."""
+    default), execution mode: ``RuntimeSpec(parse_providers("openvino,cpu"), level="disable")``."""
 
     providers: tuple[Provider, ...] = (Provider(CPU),)
     level: str = DEFAULT_LEVEL
     intra_op_threads: int = 0
     inter_op_threads: int = 0
     mode: str = "sequential"
-    #: every session uses onnxruntime's process-wide pool (:func:`share_thread_pool`, set
-    #: before the first session) instead of pools of its own; the thread counts then size that
+    #: every session uses onnxruntime's process-wide pool (:func:`share_thread_pool`)
     shared_pool: bool = False
 
     @property
@@ -123,9 +97,8 @@ class RuntimeSpec:
         return dataclasses.replace(self, level=level)
 
     def check(self, label: Callable[[str], str] = _flag) -> RuntimeSpec:
-        """Raise an :class:`OrtpoolError` for a level, mode or provider the installed onnxruntime
-        does not have (naming what it has); returns self. ``label`` spells an option's name in
-        the messages (``opt_level`` -> ``--opt-level`` on the command line)."""
+        """Self, or an :class:`OrtpoolError` for a level, mode or provider the installed
+        onnxruntime does not have (naming what it has); ``label`` spells the options' names."""
         runtime.require()
         import onnxruntime as ort
 
@@ -135,51 +108,40 @@ class RuntimeSpec:
         ):
             if value not in table or not hasattr(enum, table[value]):
                 known = [k for k, v in table.items() if hasattr(enum, v)]
-                raise OrtpoolError(
-                    f"{label(key)}={value!r}: onnxruntime {ort.__version__} knows "
-                    f"{', '.join(known)}"
-                )
+                raise OrtpoolError(f"{label(key)}={value!r}: onnxruntime {ort.__version__} knows "
+                                   f"{', '.join(known)}")
         most = max_threads()
         for key in ("intra_op_threads", "inter_op_threads"):
             count = getattr(self, key)
             if count < 0:
                 raise OrtpoolError(f"{label(key)}={count} must be >= 0")
             if count > most:
-                raise OrtpoolError(
-                    f"{label(key)}={count} must be at most {most} (4 per CPU of this "
-                    "machine: more threads only take turns on the cores, and each costs a stack)"
-                )
+                raise OrtpoolError(f"{label(key)}={count} must be at most {most} (4 per CPU of "
+                                   "this machine: more threads only take turns on the cores, and "
+                                   "each costs a stack)")
         available = ort.get_available_providers()
         build = runtime.build()
         for provider in self.providers:
             if provider.name not in available:
-                raise OrtpoolError(
-                    f"{label('providers')}: {provider.name} is not available in this onnxruntime "
-                    f"({build['distribution']} {build['version']}; available: "
-                    f"{', '.join(available)}); every build installs the same module, so "
-                    "another provider needs its own build (e.g. onnxruntime-gpu, "
-                    "onnxruntime-openvino) in place of this one"
-                )
+                raise OrtpoolError(f"{label('providers')}: {provider.name} is not available in "
+                                   f"this onnxruntime ({build['distribution']} {build['version']}; "
+                                   f"available: {', '.join(available)}); every build installs the "
+                                   "same module, so another provider needs its own build (e.g. "
+                                   "onnxruntime-gpu, onnxruntime-openvino) in place of this one")
         return self
 
-    def session_options(
-        self,
-        level: str | None = None,
-        threads: int | None = None,
-        external_dir: str | os.PathLike | None = None,
-        profile_dir: str | None = None,
-    ) -> Any:
-        """onnxruntime SessionOptions of this runtime, onnxruntime's logging silenced (ortpool
-        reports refusals itself). ``level`` and ``threads`` (intra and inter op) override this
-        runtime's for one session (a proof at level ``disable``, a one-thread node);
+    def session_options(self, level: str | None = None, threads: int | None = None,
+                        external_dir: str | os.PathLike | None = None,
+                        profile_dir: str | None = None) -> Any:
+        """SessionOptions of this runtime, its logging silenced (ortpool reports refusals).
+        ``level`` and ``threads`` (intra and inter op) override this runtime's for one session;
         ``profile_dir`` turns profiling on, for :func:`placement`."""
         import onnxruntime as ort
 
         options = ort.SessionOptions()
         options.log_severity_level = 4
-        options.graph_optimization_level = getattr(
-            ort.GraphOptimizationLevel, LEVELS[level or self.level]
-        )
+        options.graph_optimization_level = getattr(ort.GraphOptimizationLevel,
+                                                   LEVELS[level or self.level])
         options.execution_mode = getattr(ort.ExecutionMode, MODES[self.mode])
         intra = self.intra_op_threads if threads is None else threads
         inter = self.inter_op_threads if threads is None else threads
@@ -198,25 +160,17 @@ class RuntimeSpec:
 
     def provider_arguments(self) -> dict[str, Any]:
         """``providers=`` and ``provider_options=`` of onnxruntime.InferenceSession."""
-        return {
-            "providers": self.provider_names,
-            "provider_options": [dict(p.options) for p in self.providers],
-        }
+        return {"providers": self.provider_names,
+                "provider_options": [dict(p.options) for p in self.providers]}
 
     def describe(self) -> dict[str, Any]:
-        """What a report says about the runtime: build, version, providers, level, threads."""
+        """What a report says of the runtime."""
         build = runtime.build()
-        return {
-            "onnxruntime": build["version"],
-            "build": build["distribution"],
-            "providers": [str(p) for p in self.providers],
-            "opt_level": self.level,
-            "intra_op_threads": self.intra_op_threads,
-            "inter_op_threads": self.inter_op_threads,
-            "execution_mode": self.mode,
-            "shared_pool": self.shared_pool,
-            "also_installed": build.get("also_installed"),
-        }
+        return {"onnxruntime": build["version"], "build": build["distribution"],
+                "providers": [str(p) for p in self.providers], "opt_level": self.level,
+                "intra_op_threads": self.intra_op_threads,
+                "inter_op_threads": self.inter_op_threads, "execution_mode": self.mode,
+                "shared_pool": self.shared_pool, "also_installed": build.get("also_installed")}
 
     def title(self) -> str:
         """``onnxruntime-openvino 1.24.1, OpenVINOExecutionProvider, CPUExecutionProvider``."""
@@ -224,23 +178,16 @@ class RuntimeSpec:
         providers = ", ".join(str(p) for p in self.providers)
         title = f"{build['distribution']} {build['version']} on {providers}"
         if "also_installed" in build:
-            # builds write the same files: the module is the last one installed, and
-            # uninstalling either breaks it
             title += f" ({build['also_installed']} also installed, its files overwritten)"
         return title
 
 
 def placement(session: Any, model: onnx.ModelProto | None = None) -> dict[str, str]:
-    """Node name -> the provider that executed it in the session's runs so far, read from its
-    profile (the session must have been made with ``profile_dir``; profiling ends here).
-
-    A node a provider compiled into a subgraph of its own (OpenVINO, TensorRT...) has no event
-    of its own, only the subgraph has: with ``model`` given, each of its nodes that no event
-    names is given the compiling provider when exactly one provider compiled subgraphs, else
-    ``"?"``. Profiling a session and reading its profile cost, for a one-node model's session
-    and run (medians on a loaded 2-core machine): 12.6 -> 16.3 ms on the CPU provider, 247 ->
-    293 ms on OpenVINO's (its compile dominates); ortpool profiles only sessions on another
-    provider than the CPU one alone, where nothing can fall back.
+    """Node name -> the provider that executed it, read from the session's profile (made with
+    ``profile_dir``; profiling ends here). A node compiled into a provider's subgraph (OpenVINO,
+    TensorRT) has no event of its own: with ``model``, each node no event names is given the
+    compiling provider when exactly one compiled subgraphs, else ``"?"``. Profiling costs a
+    one-node model 12.6 -> 16.3 ms on the CPU provider, so only other providers are profiled.
     """
     found: dict[str, str] = {}
     compiled: set[str] = set()
@@ -258,10 +205,9 @@ def placement(session: Any, model: onnx.ModelProto | None = None) -> dict[str, s
 
 
 def read_profile(session: Any) -> list[dict[str, Any]]:
-    """The events of the session's profile, as onnxruntime writes them (Chrome trace format:
-    ``cat``, ``name``, ``ts`` and ``dur`` in microseconds, ``args``); the session must have
-    been made with ``profile_dir``. Ends profiling and removes the profile file and its folder:
-    a profile grows with every run, and left behind it would fill the temporary folder."""
+    """The events of the session's profile (Chrome trace format: ``cat``, ``name``, ``ts`` and
+    ``dur`` in µs, ``args``; the session made with ``profile_dir``). Ends profiling and removes
+    the file and its folder: a profile grows with every run."""
     raw = getattr(session, "session", session)  # ortpool.InferenceSession wraps one
     path = raw.end_profiling()
     try:
@@ -275,8 +221,7 @@ def read_profile(session: Any) -> list[dict[str, Any]]:
 
 
 def kernel_node(event: dict[str, Any]) -> str | None:
-    """The node a profile event times (its ``<node>_kernel_time`` name), or None for another
-    event (session, run, fence)."""
+    """The node a profile event times (``<node>_kernel_time``), or None."""
     name = str(event.get("name", ""))
     if event.get("cat") != "Node" or not name.endswith("_kernel_time"):
         return None
@@ -284,10 +229,9 @@ def kernel_node(event: dict[str, Any]) -> str | None:
 
 
 def profile_events(session: Any) -> list[tuple[str, str, str]]:
-    """(node name, op type, provider) of every node run the session's profile holds (it must
-    have been made with ``profile_dir``); ends profiling and removes the profile file. A
-    subgraph a provider compiled is one node, ``<EP>_<EP>-subgraph_1_0`` of op type
-    ``<EP>-subgraph_1``."""
+    """(node name, op type, provider) of every node run in the session's profile
+    (:func:`read_profile`); a provider's compiled subgraph is one node,
+    ``<EP>_<EP>-subgraph_1_0`` of op type ``<EP>-subgraph_1``."""
     found = []
     for event in read_profile(session):
         args = event.get("args") or {}
@@ -299,8 +243,8 @@ def profile_events(session: Any) -> list[tuple[str, str, str]]:
 
 
 def fell_back(asked: RuntimeSpec, executed: str | None) -> str | None:
-    """``"fell back to CPUExecutionProvider"`` when a node was executed by another provider than
-    the first one asked for; None when it ran where asked (or nothing is known)."""
+    """``"fell back to CPUExecutionProvider"`` when a node ran on another provider than the
+    first asked for; else None."""
     if executed is None or executed == "?" or executed == asked.first:
         return None
     return f"fell back to {executed}"
@@ -308,30 +252,22 @@ def fell_back(asked: RuntimeSpec, executed: str | None) -> str | None:
 
 def profile_dir() -> str:
     """A folder of its own for one session's profile (onnxruntime names the file by the
-    millisecond); :func:`profile_events` removes the file and the folder once read, and a
-    caller that may not read it (a refused model, a failing run) removes the folder itself:
-    no folder is shared or left for an exit handler, which a process ended by ``os._exit``
-    (validate's children) never runs. The file is open from the session's start, so the folder
-    must stay until then."""
+    millisecond), removed once read, or by a caller that may not read it: no exit handler, which
+    a process ended by ``os._exit`` (validate's children) never runs."""
     return tempfile.mkdtemp(prefix="ortpool-profile-")
 
 
 def max_threads() -> int:
-    """The largest thread count taken: 4 per CPU of the machine. ``--intra-op-threads 10000``
-    had onnxruntime start 706 threads in 20 s and not finish a one-node model in 180 s."""
+    """The largest thread count taken: 4 per CPU (10000 threads did not finish a one-node
+    model in 180 s)."""
     return 4 * (os.cpu_count() or 1)
 
 
 def share_thread_pool(intra_op_threads: int = 0) -> bool:
-    """Give every later session one process-wide intra-op pool (onnxruntime's global pool);
-    False when the installed onnxruntime cannot (1.21 and 1.22 have no Python call for it).
-
-    ``ortpool bench`` holds several sessions at once (one per opset, plus ortpool's). With a
-    pool per session, the idle workers of one session spin while another runs and take the cores
-    from it: on 2 cores the built-in MaxPool measured 0.20 ms ±17% that way against 0.10 ms ±3%
-    with one shared pool. It must be set before the first session of the process;
-    ``intra_op_threads`` 0 keeps onnxruntime's default size. Sessions then need
-    ``use_per_session_threads = False`` in their options.
+    """Give every later session one process-wide intra-op pool (set before the first session;
+    sessions then need ``use_per_session_threads = False``); False where onnxruntime cannot
+    (1.21, 1.22). ``ortpool bench`` holds several sessions, whose idle workers would spin and
+    take the cores from each other (MaxPool 0.20 ms ±17% against 0.10 ms ±3% on 2 cores).
     """
     from onnxruntime.capi import _pybind_state
 
@@ -343,8 +279,7 @@ def share_thread_pool(intra_op_threads: int = 0) -> bool:
 
 
 def with_values(feeds: Mapping[str, Any]) -> dict[str, Any]:
-    """``feeds`` with bfloat16 arrays (ml_dtypes; numpy has no such type onnxruntime reads) made
-    OrtValues, the others as they are."""
+    """``feeds`` with bfloat16 arrays (ml_dtypes) made OrtValues, which onnxruntime reads."""
     import numpy as np
     import onnxruntime as ort
 
@@ -360,12 +295,10 @@ def with_values(feeds: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def run_values(session: Any, outputs: Sequence[str], feeds: Mapping[str, Any]) -> list[Any]:
-    """``session.run_with_ort_values`` with every feed made an OrtValue (for bfloat16 outputs,
-    which ``run`` cannot hand back)."""
+    """``session.run_with_ort_values`` with every feed an OrtValue (``run`` hands back no
+    bfloat16 output)."""
     import onnxruntime as ort
 
-    values = {
-        name: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
-        for name, v in with_values(feeds).items()
-    }
+    values = {name: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
+              for name, v in with_values(feeds).items()}
     return session.run_with_ort_values(list(outputs), values)

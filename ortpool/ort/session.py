@@ -32,12 +32,9 @@ from ortpool.ort.register import register
 from ortpool.ort.runtime import EXTERNAL_FOLDER_KEY, create
 from ortpool.ort.runtime_spec import Provider, RuntimeSpec
 
-#: Session config entry marking options that already hold the custom-op library: loading it
-#: twice into one SessionOptions makes session creation fail ("Conflicting with a registered
-#: kernel"), and ``InferenceSession(model, session_options())`` would do just that.
+#: Marks options that hold the custom-op library already: loaded twice into one SessionOptions,
+#: session creation fails ("Conflicting with a registered kernel").
 _LIBRARY_MARK = "ortpool.custom_ops_library"
-
-
 #: onnxruntime's switch for its intra-op workers spinning between parallel sections.
 SPINNING = "session.intra_op.allow_spinning"
 
@@ -50,13 +47,11 @@ def _config(options: ort.SessionOptions, key: str) -> str | None:
 
 
 def session_options(base: ort.SessionOptions | None = None) -> ort.SessionOptions:
-    """SessionOptions with the ortpool ops registered (``base`` is updated and returned; options
-    that already have them are returned as they are).
+    """SessionOptions with the ortpool ops registered (``base`` updated and returned).
 
-    Unless ``base`` sets it, onnxruntime's intra-op workers are told not to spin
-    (``session.intra_op.allow_spinning=0``): a Python op runs on the calling thread while
-    workers released by the previous node would spin on the other cores. Measured on 2 cores,
-    Conv -> MaxPool -> Conv (ResNet stem) with ortpool's MaxPool: 5.18 -> 4.92 ms per run.
+    Unless ``base`` sets it, intra-op workers do not spin (``session.intra_op.allow_spinning=0``):
+    a Python op runs on the calling thread while the previous node's workers would spin on the
+    other cores (ResNet stem with ortpool's MaxPool on 2 cores: 5.18 -> 4.92 ms per run).
     """
     register()
     options = base if base is not None else ort.SessionOptions()
@@ -69,65 +64,47 @@ def session_options(base: ort.SessionOptions | None = None) -> ort.SessionOption
 
 
 def check_node(node: onnx.NodeProto) -> None:
-    """An ortpool node must name a known op type and carry every attribute of its version,
-    each of the declared kind, with a legal value."""
+    """An ortpool node must name a known op type and carry every attribute of its version, each
+    of its declared kind and legal."""
     name = node.name or f"<unnamed {node.op_type}>"
     try:
         op_type = optypes.parse(node.op_type)
     except ValueError as err:
         raise OrtpoolError(str(err), node=name) from None
     spec = op_type.spec
+    where = {"node": name, "op": spec.op, "version": spec.version}
     declared = {a.name: a for a in node.attribute}
     for attr_name, attr_spec in spec.attrs.items():
         attr = declared.get(attr_name)
         want = onnx.AttributeProto.INT if attr_spec.kind == "int" else onnx.AttributeProto.STRING
         if attr is None:
-            raise OrtpoolError(
-                f"attribute {attr_name!r} is missing; an ortpool node carries every attribute "
-                f"of its version ({', '.join(spec.attrs)})",
-                node=name,
-                op=spec.op,
-                version=spec.version,
-            )
+            raise OrtpoolError(f"attribute {attr_name!r} is missing; an ortpool node carries every "
+                               f"attribute of its version ({', '.join(spec.attrs)})", **where)
         if attr.type != want:
             kind = "an int" if want == onnx.AttributeProto.INT else "a string"
-            raise OrtpoolError(
-                f"attribute {attr_name!r} must be {kind} in the ortpool encoding, "
-                f"got {onnx.AttributeProto.AttributeType.Name(attr.type)}",
-                node=name,
-                op=spec.op,
-                version=spec.version,
-            )
+            raise OrtpoolError(f"attribute {attr_name!r} must be {kind} in the ortpool encoding, "
+                               f"got {onnx.AttributeProto.AttributeType.Name(attr.type)}", **where)
     try:
         normalize(spec, attribute_values(node.attribute))
     except OrtpoolError as err:
-        raise err.located(node=name, op=spec.op, version=spec.version) from None
+        raise err.located(**where) from None
     expected = (op_type.n_inputs, op_type.n_outputs)
     if (len(node.input), len(node.output)) != expected:
-        raise OrtpoolError(
-            f"{node.op_type} takes {expected[0]} inputs and {expected[1]} outputs, the node has "
-            f"{len(node.input)} and {len(node.output)}",
-            node=name,
-            op=spec.op,
-            version=spec.version,
-        )
+        raise OrtpoolError(f"{node.op_type} takes {expected[0]} inputs and {expected[1]} outputs, "
+                           f"the node has {len(node.input)} and {len(node.output)}", **where)
 
 
 def check_nodes(model: onnx.ModelProto) -> None:
-    """Check every ortpool node of ``model`` (see :func:`check_node`)."""
     for node in iter_ortpool_nodes(model):
         check_node(node)
 
 
 def _structure(model: Any) -> onnx.ModelProto:
-    """The model's structure (weights not loaded); what is not an ONNX model is one line naming
-    ``model`` (protobuf's DecodeError and onnx's file errors stay inside)."""
+    """The model's structure (weights not loaded); what is no ONNX model is one line naming it."""
     shown = repr(model) if len(repr(model)) <= 60 else repr(model)[:57] + "..."
     if not isinstance(model, (str, os.PathLike, bytes, onnx.ModelProto)):
-        raise TypeError(
-            f"model={shown} must be a path, the model's bytes or an onnx.ModelProto, not "
-            f"{type(model).__name__}"
-        )
+        raise TypeError(f"model={shown} must be a path, the model's bytes or an onnx.ModelProto, "
+                        f"not {type(model).__name__}")
     what = "model" if isinstance(model, onnx.ModelProto) else f"model={shown}"
     try:
         proto = load_structure(model)
@@ -143,26 +120,22 @@ def _structure(model: Any) -> onnx.ModelProto:
 
 def check_model(model: str | os.PathLike | bytes | onnx.ModelProto) -> None:
     """Raise an :class:`OrtpoolError` for anything in ``model`` that would end the process in a
-    plain ``onnxruntime.InferenceSession`` with :func:`session_options`.
-
-    :class:`InferenceSession` checks (and mends) the same before it creates a session. A plain
-    session cannot: onnxruntime-extensions reads a Python op's attributes before ortpool sees
-    them (invalid UTF-8 there ends the process), and a subgraph output of declared static shape
-    written by an ortpool op is allocated ahead (any other shape ends the process;
-    ``ortpool rewrite`` writes such outputs with symbolic dims).
+    plain ``onnxruntime.InferenceSession`` with :func:`session_options` (:class:`InferenceSession`
+    checks and mends the same): onnxruntime-extensions reads a Python op's attributes before
+    ortpool does (invalid UTF-8 there ends the process), and a subgraph output an ortpool op
+    writes, of declared static shape, is allocated ahead (any other shape ends the process).
     """
     proto = _structure(model)
     check_nodes(proto)
     pending = branch_outputs.pending(proto)
     if pending:
-        raise OrtpoolError(
-            f"subgraph output {pending[0].name!r} is written by an ortpool op and declares the "
-            "static shape "
-            f"{[d.dim_value for d in pending[0].type.tensor_type.shape.dim]}: onnxruntime "
-            "allocates it ahead, and an op output of another shape (a wrong declaration, a "
-            "failed op) ends a plain session's process; run the model through "
-            "ortpool.InferenceSession, or 'ortpool rewrite' it (that makes those dims symbolic)"
-        )
+        raise OrtpoolError(f"subgraph output {pending[0].name!r} is written by an ortpool op and "
+                           "declares the static shape "
+                           f"{[d.dim_value for d in pending[0].type.tensor_type.shape.dim]}: "
+                           "onnxruntime allocates it ahead, and an op output of another shape (a "
+                           "wrong declaration, a failed op) ends a plain session's process; run "
+                           "the model through ortpool.InferenceSession, or 'ortpool rewrite' it "
+                           "(that makes those dims symbolic)")
 
 
 #: Held by the run of a session in ORT_PARALLEL mode (see InferenceSession.__init__).
@@ -176,29 +149,28 @@ _HALF_REFUSED = re.compile(
 
 
 def _half_precision_refusal(message: str) -> OrtpoolError | None:
-    """onnxruntime's type error for a float16/bfloat16 tensor wired into an ortpool op, restated:
-    a Python op cannot carry those types (it would abort the process), the rewriter's Casts can."""
+    """onnxruntime's type error for a float16/bfloat16 tensor wired into an ortpool op, restated
+    (a Python op cannot carry those types; the rewriter's Casts can)."""
     match = _HALF_REFUSED.search(message)
     if match is None:
         return None
     tensor_type, tensor, op_type_name, node = match.groups()
     try:
-        spec = optypes.parse(op_type_name).spec
+        op_type = optypes.parse(op_type_name)
     except ValueError:
         return None
-    return OrtpoolError(
-        f"{op_type_name} cannot take {tensor_type} for {tensor!r}: it carries only "
-        f"{', '.join(optypes.parse(op_type_name).dtypes)}; a Python op cannot take float16 "
-        "or bfloat16, so wrap it in Cast to float32 and back (ortpool rewrite does this)",
-        node=node or "<unnamed>", op=spec.op, version=spec.version,
-    )
+    spec = op_type.spec
+    return OrtpoolError(f"{op_type_name} cannot take {tensor_type} for {tensor!r}: it carries only "
+                        f"{', '.join(op_type.dtypes)}; a Python op cannot take "
+                        "float16 or bfloat16, so wrap it in Cast to float32 and back (ortpool "
+                        "rewrite does this)",
+                        node=node or "<unnamed>", op=spec.op, version=spec.version)
 
 
-def _providers(
-    providers: Sequence[str | tuple[str, dict]], options: Sequence[dict] | None
-) -> tuple[Provider, ...]:
+def _providers(providers: Sequence[str | tuple[str, dict]],
+               options: Sequence[dict] | None) -> tuple[Provider, ...]:
     """onnxruntime's ``providers=`` (names, or (name, options) pairs) and ``provider_options=``
-    (one dict per provider) as providers; anything else is a TypeError naming the item."""
+    as providers; anything else a TypeError naming the item."""
     if isinstance(providers, (str, bytes)) or not isinstance(providers, Sequence):
         raise TypeError(f"providers={providers!r} must be a list of provider names or (name, "
                         "{options}) pairs")
@@ -218,14 +190,10 @@ def _providers(
     return tuple(found)
 
 
-def _source(
-    model: str | os.PathLike | bytes | onnx.ModelProto,
-    proto: onnx.ModelProto,
-    options: ort.SessionOptions,
-) -> str | bytes:
-    """What onnxruntime is handed: the model as given, or, with hand-written ortpool nodes behind
-    a branch output of fixed shape, a copy with that shape set aside (see
-    :mod:`ortpool.model.branch_outputs`), as 'ortpool rewrite' writes it."""
+def _source(model: str | os.PathLike | bytes | onnx.ModelProto, proto: onnx.ModelProto,
+            options: ort.SessionOptions) -> str | bytes:
+    """What onnxruntime is handed: the model, or a copy with the fixed shapes of branch outputs
+    that ortpool nodes write set aside (:mod:`ortpool.model.branch_outputs`)."""
     if branch_outputs.pending(proto):
         if proto is model:
             proto = onnx.ModelProto()
@@ -243,22 +211,14 @@ def _source(
 
 
 class InferenceSession:
-    """A thin wrapper over ``onnxruntime.InferenceSession`` with ortpool's ops registered.
+    """A thin wrapper over ``onnxruntime.InferenceSession`` with ortpool's ops registered:
+    ``run`` raises an error inside an ortpool op after the run as an :class:`OrtpoolError` naming
+    the node, the op type and version and the value; the rest is the wrapped session's."""
 
-    ``run`` has onnxruntime's signature; an error inside an ortpool op is raised after the run as
-    an :class:`OrtpoolError` naming the node, the op type and version and the offending value.
-    Everything else is delegated to the wrapped session.
-    """
-
-    def __init__(
-        self,
-        model: str | os.PathLike | bytes | onnx.ModelProto,
-        sess_options: ort.SessionOptions | None = None,
-        providers: Sequence[str | tuple[str, dict]] | None = None,
-        *,
-        runtime: RuntimeSpec | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, model: str | os.PathLike | bytes | onnx.ModelProto,
+                 sess_options: ort.SessionOptions | None = None,
+                 providers: Sequence[str | tuple[str, dict]] | None = None, *,
+                 runtime: RuntimeSpec | None = None, **kwargs: Any) -> None:
         """``providers`` as onnxruntime takes them (names, or (name, options) pairs; default
         CPU), or ``runtime``: a whole :class:`~ortpool.ort.runtime_spec.RuntimeSpec` (its
         session options too, unless ``sess_options`` is given)."""
@@ -276,12 +236,9 @@ class InferenceSession:
         self._nodes: dict[str, list[onnx.NodeProto]] = {}
         for node in iter_ortpool_nodes(proto):
             self._nodes.setdefault(node.op_type, []).append(node)
-        #: Other packages' Python ops as onnxruntime-extensions names them (``domain::type``).
-        self._foreign = {
-            f"{node.domain}::{node.op_type}"
-            for node in iter_nodes(proto)
-            if node.domain not in ("", "ai.onnx", optypes.DOMAIN)
-        }
+        self._foreign = {f"{node.domain}::{node.op_type}"
+                         for node in iter_nodes(proto)
+                         if node.domain not in ("", "ai.onnx", optypes.DOMAIN)}
         options = session_options(sess_options)
         # With ORT_PARALLEL the nodes run on onnxruntime's inter-op threads, which every run
         # shares: one such run at a time in the process lets a failure be traced to its run.
@@ -306,12 +263,8 @@ class InferenceSession:
             raise AttributeError(name)
         return getattr(self._session, name)
 
-    def run(
-        self,
-        output_names: Sequence[str] | None,
-        input_feed: Mapping[str, Any],
-        run_options: ort.RunOptions | None = None,
-    ) -> list[Any]:
+    def run(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
+            run_options: ort.RunOptions | None = None) -> list[Any]:
         with self._serial, failures.run_scope(self._caused_here) as scope:
             try:
                 outputs = self._session.run(output_names, input_feed, run_options)
@@ -326,24 +279,21 @@ class InferenceSession:
         return outputs
 
     def _caused_here(self, failure: failures.OpFailure) -> bool:
-        """Whether a node of this model could have raised ``failure`` (for failures recorded on
-        onnxruntime's inter-op threads, with ``execution_mode=ORT_PARALLEL``)."""
+        """Whether a node of this model could have raised ``failure`` (recorded on an inter-op
+        thread, with ``execution_mode=ORT_PARALLEL``)."""
         if failure.op_type in self._foreign:
             return True
         return bool(self._candidates(failure))
 
     def _candidates(self, failure: failures.OpFailure) -> list[str]:
-        """The ortpool nodes of the failure's op type whose attributes are the call's."""
-        # onnxruntime-extensions hands attributes over as strings; compare in that form.
+        """The ortpool nodes of the failure's op type whose attributes (as strings, as
+        onnxruntime-extensions hands them over) are the call's."""
         called = {k: str(v) for k, v in failure.attributes.items()}
-        return [
-            node.name or "<unnamed>"
-            for node in self._nodes.get(failure.op_type, [])
-            if {k: str(v) for k, v in attribute_values(node.attribute).items()} == called
-        ]
+        return [node.name or "<unnamed>"
+                for node in self._nodes.get(failure.op_type, [])
+                if {k: str(v) for k, v in attribute_values(node.attribute).items()} == called]
 
     def _error(self, failure: failures.OpFailure) -> OrtpoolError:
-        """Name the node: the ortpool nodes of that op type whose attributes match the call's."""
         candidates = self._candidates(failure)
         node = " or ".join(candidates) if candidates else None
         try:
@@ -354,9 +304,5 @@ class InferenceSession:
         err = failure.error
         detail = err.detail if isinstance(err, OrtpoolError) else f"{type(err).__name__}: {err}"
         shapes = ", ".join(str(list(s)) for s in failure.input_shapes)
-        return OrtpoolError(
-            f"{detail} [op type {failure.op_type}, input shapes {shapes}]",
-            node=node,
-            op=op,
-            version=version,
-        )
+        return OrtpoolError(f"{detail} [op type {failure.op_type}, input shapes {shapes}]",
+                            node=node, op=op, version=version)

@@ -1,6 +1,5 @@
-"""A model timed against a second session of itself (the control) and against another model
-giving the same outputs (its fixed form), interleaved: what ``ortpool bench MODEL FIXED``
-measures and what ``validate``'s price of the guard reports."""
+"""A model timed against a second session of itself (the control) and its fixed form,
+interleaved: ``ortpool bench MODEL FIXED`` and ``validate``'s price of the guard."""
 
 from __future__ import annotations
 
@@ -39,10 +38,8 @@ def time_against(
     clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[dict[str, Stats], dict[str, Ratio]]:
     """``model`` (:data:`ORIGINAL`) against a second session of itself (:data:`CONTROL`) and
-    against ``fixed`` (:data:`FIXED`) when given, ``repeat`` interleaved rounds on ``feeds``:
-    each variant's times, and the CONTROL and FIXED ratios to ORIGINAL round by round. A first
-    run that fails raises :class:`RunFailed` naming the variant. ``clock``: as
-    :func:`ortpool.model.timing.interleaved` takes it."""
+    ``fixed`` (:data:`FIXED`), ``repeat`` interleaved rounds: each variant's times, and the
+    CONTROL and FIXED ratios to ORIGINAL; a failing first run raises :class:`RunFailed`."""
     sessions = {ORIGINAL: open_session(runtime, model), CONTROL: open_session(runtime, model)}
     if fixed is not None:
         sessions[FIXED] = open_session(runtime, fixed)

@@ -1,16 +1,9 @@
-"""Runtimes other than onnxruntime, behind one interface (issue 35, "beyond onnxruntime").
-
-``get("openvino")`` (options ``device="CPU"``, ``precision="f32"``), ``get("tract")`` and
-``get("reference")`` (the onnx reference evaluator) give a :class:`Runtime`; ``Runtime.run(model,
-feeds)`` runs a serialized model in this process, ``Worker(runtime, timeout).run(model, feeds)``
-in a child process that survives the runtime's aborts and hangs. What goes wrong is a
-:class:`RuntimeFailure` whose ``kind`` is :data:`NO_KERNEL`, :data:`REFUSED`, :data:`RUN_FAILED`,
-:data:`CRASHED` or :data:`TIMED_OUT` (:mod:`ortpool.runtimes.base`).
-
-The packages are optional (``pip install openvino``, ``pip install tract``): importing this
-package imports none of them; ``Runtime.available()`` gives the install hint when one is
-missing. onnxruntime is not here: its implementation of :class:`Runtime` lives in
-:mod:`ortpool.ort` and joins the table with :func:`register`.
+"""Runtimes other than onnxruntime, behind one interface (issue 35): ``get("openvino")``
+(options ``device="CPU"``, ``precision="f32"``), ``get("tract")``, ``get("reference")`` (the onnx
+reference evaluator) give a :class:`Runtime`, run in this process or in a :class:`Worker` child
+that survives the runtime's aborts and hangs; what goes wrong is a :class:`RuntimeFailure` of one
+of :data:`KINDS`. Their packages are optional and imported only when used
+(``Runtime.available()`` gives the install hint).
 """
 
 from __future__ import annotations
@@ -48,14 +41,12 @@ def _class(name: str) -> type[Runtime]:
 
 
 def install_hint(name: str) -> str | None:
-    """None when runtime ``name``'s package imports here, else how to install it (a ValueError
-    for an unknown name)."""
+    """None when runtime ``name``'s package imports here, else how to install it."""
     return _class(name).available()
 
 
 def register(cls: type[Runtime]) -> None:
-    """Add a :class:`Runtime` class to :func:`get`'s table under ``cls.name`` (a name already
-    there for another class is a ValueError)."""
+    """Add a :class:`Runtime` class to :func:`get`'s table under ``cls.name`` (not another's)."""
     if not (isinstance(cls, type) and issubclass(cls, Runtime)):
         raise TypeError(f"register takes a Runtime subclass, not {cls!r}")
     known = _RUNTIMES.get(cls.name)
@@ -65,9 +56,8 @@ def register(cls: type[Runtime]) -> None:
 
 
 def get(name: str, **options: Any) -> Runtime:
-    """The runtime called ``name`` with ``options``: a ValueError for an unknown name (naming
-    the known ones) or a runtime whose package is not installed (with its install hint), a
-    TypeError for an option it does not take."""
+    """The runtime called ``name`` with ``options``: a ValueError for an unknown name or one not
+    installed (with its hint), a TypeError for an option it does not take."""
     cls = _class(name)
     unknown = sorted(set(options) - set(cls.OPTIONS))
     if unknown:
@@ -80,20 +70,6 @@ def get(name: str, **options: Any) -> Runtime:
 
 
 __all__ = [
-    "CRASHED",
-    "KINDS",
-    "NO_KERNEL",
-    "REFUSED",
-    "RUN_FAILED",
-    "TIMED_OUT",
-    "OpenVINO",
-    "Reference",
-    "Runtime",
-    "RuntimeFailure",
-    "Tract",
-    "Worker",
-    "get",
-    "install_hint",
-    "names",
-    "register",
+    "CRASHED", "KINDS", "NO_KERNEL", "REFUSED", "RUN_FAILED", "TIMED_OUT", "OpenVINO", "Reference",
+    "Runtime", "RuntimeFailure", "Tract", "Worker", "get", "install_hint", "names", "register",
 ]

@@ -1,25 +1,14 @@
 """OpenVINO's own runtime (the ``openvino`` package), not onnxruntime's OpenVINO provider.
 
-Measured on openvino 2026.4.1 (CPU plugin):
-
-- The precision is pinned: the CPU plugin's default INFERENCE_PRECISION_HINT is bf16 on a CPU
-  with bf16 instructions, so f32 is asked for unless ``precision`` says otherwise; a hint the
-  CPU cannot honour (bf16 or f16 on an AVX2-only CPU) silently runs f32, so :meth:`describe`
-  reports the precision a compiled model states, beside the one asked for.
-- bfloat16 tensors cross the Python API as float16 arrays holding bfloat16 bits, both ways (an
-  ml_dtypes bfloat16 array fed as such is read as garbage): bfloat16 inputs go in as an
-  explicit bf16 ``Tensor``, bfloat16 outputs come back as ml_dtypes bfloat16 values.
-- The ONNX frontend raises RuntimeError at ``read_model``: "No conversion rule found for
-  operations: MaxUnpool-11" (no kernel), "Conversion is failed for: AveragePool-19" with the
-  check that failed (refused; pads >= kernel for AveragePool, kernel larger than the input,
-  stride 0, rank 6 input...).
-- A missing feed is not an error to it: the run reads uninitialised memory (hence the feeds are
-  checked first, :func:`ortpool.runtimes.base.check_feeds`).
+Measured on openvino 2026.4.1 (CPU plugin): the CPU's default precision is bf16 where it has it,
+so f32 is asked for, and a hint the CPU cannot honour runs f32 silently (:meth:`OpenVINO.describe`
+says which). bfloat16 crosses the API as float16 arrays of bfloat16 bits. ``read_model`` raises
+"No conversion rule found" (no kernel) or "Conversion is failed for" (refused). A missing feed
+reads uninitialised memory (so feeds are checked first).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -32,7 +21,6 @@ from ortpool.runtimes.base import (
     REFUSED,
     RUN_FAILED,
     Runtime,
-    RuntimeFailure,
     check_feeds,
     check_outputs,
     one_line,
@@ -42,12 +30,6 @@ from ortpool.runtimes.base import (
 PRECISIONS = ("f32", "bf16", "f16")
 #: OpenVINO's devices that stand for others (not in ``Core().available_devices``)
 VIRTUAL_DEVICES = ("AUTO", "HETERO", "MULTI", "BATCH")
-INSTALL_HINT = "pip install openvino"
-
-
-def _release(version: str) -> str:
-    """``2026.4.1-22982-e213a147257-releases/2026/4`` -> ``2026.4.1``."""
-    return version.split("-", 1)[0]
 
 
 def _op_failure(text: str) -> tuple[str, str]:
@@ -61,12 +43,7 @@ def _op_failure(text: str) -> tuple[str, str]:
         rank = re.search(r"is_rank_compatible_any_of\(data_rank, \{([\d, ]+)\}\)", detail)
         if rank:
             return NO_KERNEL, f"{op}: no implementation for this rank (takes ranks {rank.group(1)})"
-        lines = [
-            line.strip()
-            for line in detail.splitlines()
-            if line.strip()
-            and not line.strip().startswith(("While validating", "Check '", "Exception from"))
-        ]
+        lines = _lines(detail, "While validating")
         reason = lines[-1] if lines else detail
         node = re.search(r"ONNX node '<Node\((\w+)\): ([^>]*)>'", detail)
         where = f"{op} (node {node.group(2)!r})" if node else op
@@ -74,15 +51,15 @@ def _op_failure(text: str) -> tuple[str, str]:
     return REFUSED, _clean(text)
 
 
+def _lines(text: str, *skipped: str) -> list[str]:
+    """OpenVINO's message lines without its ``Exception from`` and ``Check`` ones."""
+    lines = (line.strip() for line in text.splitlines())
+    return [line for line in lines if line and not line.startswith(
+        ("Exception from", "Check '", *skipped))]
+
+
 def _clean(text: str) -> str:
-    """OpenVINO's message without its ``Exception from src/...cpp:N:`` and ``Check '...' failed
-    at ...`` lines, in one line."""
-    lines = [
-        line.strip()
-        for line in text.splitlines()
-        if line.strip() and not line.strip().startswith(("Exception from", "Check '"))
-    ]
-    return one_line(" ".join(lines) if lines else text)
+    return one_line(" ".join(_lines(text)) or text)
 
 
 class OpenVINO(Runtime):
@@ -91,30 +68,17 @@ class OpenVINO(Runtime):
 
     name = "openvino"
     OPTIONS = ("device", "precision")
+    PACKAGE = "openvino"
 
     def __init__(self, device: str = "CPU", precision: str = "f32") -> None:
         super().__init__()
         if not isinstance(device, str) or not device.strip():
             raise ValueError(f"openvino: device={device!r} is not a device name (e.g. 'CPU')")
         if precision not in PRECISIONS:
-            raise ValueError(
-                f"openvino: precision={precision!r} is not one of {', '.join(PRECISIONS)}"
-            )
+            raise ValueError(f"openvino: precision={precision!r} is not one of "
+                             f"{', '.join(PRECISIONS)}")
         self.device = device.strip()
         self.precision = precision
-
-    @classmethod
-    def available(cls) -> str | None:
-        return None if importlib.util.find_spec("openvino") is not None else INSTALL_HINT
-
-    def _module(self) -> Any:
-        if "ov" not in self._cache:
-            try:
-                import openvino
-            except ImportError:
-                raise self.missing() from None
-            self._cache["ov"] = openvino
-        return self._cache["ov"]
 
     def _core(self) -> Any:
         if "core" not in self._cache:
@@ -132,14 +96,11 @@ class OpenVINO(Runtime):
         if self.device.split(":")[0] in VIRTUAL_DEVICES:
             return  # AUTO:CPU, HETERO:GPU,CPU...: OpenVINO resolves them when compiling
         if self.device not in devices and self.device.split(".")[0] not in devices:
-            raise ValueError(
-                f"openvino: device {self.device!r} is not available here "
-                f"(available: {', '.join(devices) or 'none'})"
-            )
+            raise ValueError(f"openvino: device {self.device!r} is not available here "
+                             f"(available: {', '.join(devices) or 'none'})")
 
     def precision_in_effect(self) -> str:
-        """The precision a compiled model states (bf16 or f16 asked of a CPU without them
-        runs f32); cached."""
+        """The precision a compiled model states (bf16 asked of a CPU without it runs f32)."""
         if "effective" not in self._cache:
             ov = self._module()
             param = ov.opset8.parameter([1], ov.Type.f32, name="x")
@@ -154,15 +115,10 @@ class OpenVINO(Runtime):
         ov = self._module()
         self._check_device()
         core = self._core()
-        return {
-            "runtime": self.name,
-            "release": _release(ov.__version__),
-            "build": ov.__version__,
-            "device": self.device,
-            "device_name": str(core.get_property(self.device, "FULL_DEVICE_NAME")),
-            "precision": self.precision_in_effect(),
-            "precision_asked": self.precision,
-        }
+        return {"runtime": self.name, "release": ov.__version__.split("-", 1)[0],
+                "build": ov.__version__, "device": self.device,
+                "device_name": str(core.get_property(self.device, "FULL_DEVICE_NAME")),
+                "precision": self.precision_in_effect(), "precision_asked": self.precision}
 
     def title(self) -> str:
         facts = self.describe()
@@ -187,8 +143,7 @@ class OpenVINO(Runtime):
         try:
             read = core.read_model(model=bytes(model), weights=b"")
         except Exception as err:
-            kind, message = _op_failure(str(err))
-            raise self.failure(kind, message) from None
+            raise self.failure(*_op_failure(str(err))) from None
         try:
             compiled = core.compile_model(read, self.device, self._config())
         except Exception as err:
@@ -201,8 +156,8 @@ class OpenVINO(Runtime):
         return check_outputs(sig, self._outputs(compiled, request, sig), self.name)
 
     def _outputs(self, compiled: Any, request: Any, sig: Any) -> list[np.ndarray]:
-        """The outputs by the model's output names (by position for an output OpenVINO names
-        otherwise), bfloat16 bits read as bfloat16."""
+        """The outputs by the model's output names (else by position), bfloat16 bits read as
+        bfloat16."""
         ov = self._module()
         ports = list(compiled.outputs)
         by_name = {name: port for port in ports for name in port.get_names()}
@@ -210,9 +165,7 @@ class OpenVINO(Runtime):
         for i, declared in enumerate(sig.outputs):
             port = by_name.get(declared.name, ports[i] if i < len(ports) else None)
             if port is None:
-                raise RuntimeFailure(
-                    RUN_FAILED, f"no output {declared.name!r} in the compiled model", self.name
-                )
+                raise self.failure(RUN_FAILED, f"no output {declared.name!r} in the compiled model")
             tensor = request.get_tensor(port)
             data = np.array(tensor.data, copy=True)
             if tensor.element_type == ov.Type.bf16:

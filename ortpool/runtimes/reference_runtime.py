@@ -1,22 +1,15 @@
 """The onnx reference evaluator (``onnx.reference.ReferenceEvaluator``, installed with onnx).
 
-Measured on onnx 1.23.2:
-
-- It loads lazily: an op it has no implementation of raises at construction
-  (``RuntimeImplementationError``, a NotImplementedError: GlobalLpPool, MaxRoiPool; an unknown op
-  raises NotImplementedError "No registered schema"); anything about the attributes raises at
-  the run.
-- Its pooling code refuses what it cannot compute by raising RuntimeError or ValueError from
-  its own modules ("output shape cannot be null or negative", "Unable to compute pad shape");
-  an error from inside numpy or an IndexError in its loops (uint8 MaxPool with pads and
-  Indices) is a failed run. "Not implemented yet for shape" (MaxPool of rank 6) is no kernel.
-- It loops in Python: seconds for a [1,8,128,128] pool. Run it in a
-  :class:`~ortpool.runtimes.base.Worker` with a time limit.
+Measured on onnx 1.23.2: an op without an implementation raises NotImplementedError at
+construction (GlobalLpPool, MaxRoiPool); its own checks raise RuntimeError or ValueError from its
+modules (refused); anything else in a run is a failed run. It loops in Python (seconds for a
+[1,8,128,128] pool): run it in a :class:`~ortpool.runtimes.base.Worker` with a time limit.
 """
 
 from __future__ import annotations
 
 import os
+import time
 import traceback
 import warnings
 from collections.abc import Mapping
@@ -29,6 +22,8 @@ from ortpool.runtimes.base import (
     REFUSED,
     RUN_FAILED,
     Runtime,
+    RuntimeFailure,
+    Worker,
     check_feeds,
     check_outputs,
     one_line,
@@ -37,12 +32,9 @@ from ortpool.runtimes.base import (
 
 
 def _raised_by_the_evaluator(err: BaseException) -> bool:
-    """Whether the innermost frame of ``err`` is in onnx's reference package (its own checks),
-    not in numpy or Python."""
+    """Whether the innermost frame of ``err`` is in onnx's reference package (its own checks)."""
     frames = traceback.extract_tb(err.__traceback__)
-    if not frames:
-        return False
-    return f"onnx{os.sep}reference{os.sep}" in frames[-1].filename
+    return bool(frames) and f"onnx{os.sep}reference{os.sep}" in frames[-1].filename
 
 
 def _first_line(err: BaseException) -> str:
@@ -69,7 +61,7 @@ class Reference(Runtime):
     """``onnx.reference.ReferenceEvaluator``: numpy, in Python, at the model's element types."""
 
     name = "reference"
-    OPTIONS = ()
+    PACKAGE = "onnx.reference"
 
     @classmethod
     def available(cls) -> str | None:
@@ -79,18 +71,11 @@ class Reference(Runtime):
             return "pip install 'onnx>=1.17'"
         return None
 
-    def prepare(self) -> None:
-        import onnx.reference  # noqa: F401
-
     def describe(self) -> dict[str, Any]:
         import onnx
 
-        return {
-            "runtime": self.name,
-            "release": onnx.__version__,
-            "device": "CPU (numpy, in Python)",
-            "precision": "the model's element types",
-        }
+        return {"runtime": self.name, "release": onnx.__version__,
+                "device": "CPU (numpy, in Python)", "precision": "the model's element types"}
 
     def title(self) -> str:
         import onnx
@@ -113,3 +98,48 @@ class Reference(Runtime):
         except Exception as err:
             raise self.failure(*classify(err, "run")) from None
         return check_outputs(sig, [np.asarray(o) for o in outputs], self.name)
+
+
+class _Timed(Reference):
+    """Times ``evaluator.run`` in the worker: one call, more while they fit in a third of
+    ``budget`` seconds, up to 5; the outputs then the calls' seconds. A refusal keeps the
+    evaluator's first line, a failed call is :data:`RUN_FAILED`."""
+
+    OPTIONS = ("budget",)
+
+    def __init__(self, budget: float) -> None:
+        super().__init__()
+        self.budget = budget
+
+    def run(self, model: bytes, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        from onnx.reference import ReferenceEvaluator
+
+        try:
+            evaluator = ReferenceEvaluator(bytes(model))
+        except Exception as err:
+            raise self.failure(REFUSED, f"{type(err).__name__}: {err}".splitlines()[0]) from None
+        times: list[float] = []
+        while not times or (len(times) < 5 and sum(times) + times[-1] < self.budget / 3):
+            start = time.perf_counter()
+            try:
+                outputs = evaluator.run(None, dict(feeds))
+            except Exception as err:
+                raise self.failure(RUN_FAILED, str(err)) from None
+            times.append(time.perf_counter() - start)
+        return [*(np.asarray(o) for o in outputs), np.asarray(times)]
+
+
+def time_reference(model: bytes, feed: dict[str, np.ndarray], limit: float,
+                   startup: float = 10.0) -> tuple[list[float], Any] | None:
+    """The reference evaluator timed on ``model`` in a worker of its own (``bench``): its times
+    (:class:`_Timed`) and outputs; no times and the evaluator's first line when it refuses the
+    model; None when a call fails or does not finish within ``limit`` seconds (``startup`` more
+    for the worker to import onnx)."""
+    if min(limit, startup) <= 0:
+        return None  # nothing finishes in no time
+    with Worker(_Timed(limit), limit, startup) as worker:
+        try:
+            *outputs, times = worker.run(model, feed)
+        except RuntimeFailure as err:
+            return ([], err.message) if err.kind == REFUSED else None
+    return times.tolist(), outputs

@@ -1,29 +1,18 @@
 """tract (the ``tract`` package: sonos' Rust inference engine, through its C API and ctypes).
 
-Measured on tract 0.23.9:
-
-- A model is read from a file only (``tract.onnx().load(path)``), as an InferenceModel whose
-  input facts (shape and element type) are set from the feeds before ``into_model()``; then
-  ``into_runnable()`` optimizes it for the CPU.
-- No LpPool, MaxUnpool, MaxRoiPool: ``into_model()`` raises 'Translating node #1 "node"
-  Unimplemented(LpPool)' (no kernel). No bfloat16: loading raises "Unknown DatumType Bfloat16".
-- Some inputs end the process (a Rust panic in a function that cannot unwind: SIGABRT):
-  MaxPool with kernel_shape=[0] (core/src/ops/cnn/patches.rs), GlobalLpPool on a zero-size
-  spatial axis (divide by zero in core/src/ops/nn/reduce.rs); GlobalAveragePool on [1,1,0,0],
-  which aborted an earlier release, gives nan here (as the spec). A missing feed ends it with
-  SIGSEGV. Run it in a :class:`~ortpool.runtimes.base.Worker`.
-- Its errors carry a Rust backtrace when RUST_BACKTRACE is set; the message keeps the first
-  line and the first cause.
+Measured on tract 0.23.9: a model is read from a file, its input facts set from the feeds. No
+LpPool, MaxUnpool, MaxRoiPool, no bfloat16. Some inputs end the process (a Rust panic: MaxPool
+with kernel_shape=[0], GlobalLpPool on a zero-size axis; a missing feed is a SIGSEGV): run it in a
+:class:`~ortpool.runtimes.base.Worker`. Messages keep the first line and cause, no backtrace.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -40,23 +29,10 @@ from ortpool.runtimes.base import (
     signature,
 )
 
-INSTALL_HINT = "pip install tract"
-
 #: onnx element type name -> tract's fact mnemonic (tract has no bfloat16)
-FACT_TYPES = {
-    "float": "f32",
-    "double": "f64",
-    "float16": "f16",
-    "int8": "i8",
-    "int16": "i16",
-    "int32": "i32",
-    "int64": "i64",
-    "uint8": "u8",
-    "uint16": "u16",
-    "uint32": "u32",
-    "uint64": "u64",
-    "bool": "bool",
-}
+FACT_TYPES = {"float": "f32", "double": "f64", "float16": "f16", "int8": "i8", "int16": "i16",
+              "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32",
+              "uint64": "u64", "bool": "bool"}
 
 
 def _clean(text: str) -> str:
@@ -70,8 +46,7 @@ def _clean(text: str) -> str:
 
 
 def classify(text: str, stage: str) -> tuple[str, str]:
-    """Kind and message of a tract error raised at ``stage`` ("load", "type", "optimize" or
-    "run")."""
+    """Kind and message of a tract error raised at ``stage`` (load, type, optimize, run)."""
     unimplemented = re.search(r'node #\d+ "([^"]*)" Unimplemented\((\w+)\)', text)
     if unimplemented:
         node, op = unimplemented.groups()
@@ -86,33 +61,13 @@ class Tract(Runtime):
     """tract on the CPU (its default runtime); the model's own element types."""
 
     name = "tract"
-    OPTIONS = ()
-
-    @classmethod
-    def available(cls) -> str | None:
-        return None if importlib.util.find_spec("tract") is not None else INSTALL_HINT
-
-    def _module(self) -> Any:
-        if "tract" not in self._cache:
-            try:
-                import tract
-            except ImportError:
-                raise self.missing() from None
-            self._cache["tract"] = tract
-        return self._cache["tract"]
-
-    def prepare(self) -> None:
-        self._module()
+    PACKAGE = "tract"
 
     def describe(self) -> dict[str, Any]:
         tract = self._module()
-        return {
-            "runtime": self.name,
-            "release": tract.version(),
-            "package": importlib.metadata.version("tract"),
-            "device": "CPU",
-            "precision": "the model's element types",
-        }
+        return {"runtime": self.name, "release": tract.version(),
+                "package": importlib.metadata.version("tract"), "device": "CPU",
+                "precision": "the model's element types"}
 
     def title(self) -> str:
         return f"tract {self._module().version()} (CPU)"
@@ -129,28 +84,24 @@ class Tract(Runtime):
             path = os.path.join(folder, "model.onnx")
             with open(path, "wb") as f:
                 f.write(bytes(model))
-            try:
-                inference = tract.onnx().load(path)
-            except Exception as err:
-                raise self.failure(*classify(str(err), "load")) from None
+            inference = self._step("load", lambda: tract.onnx().load(path))
         order = self._set_facts(inference, arrays)
-        try:
-            typed = inference.into_model()
-        except Exception as err:
-            raise self.failure(*classify(str(err), "type")) from None
+        typed = self._step("type", inference.into_model)
         names = [typed.output_name(i) for i in range(typed.output_count())]
-        try:
-            runnable = typed.into_runnable()
-        except Exception as err:
-            raise self.failure(*classify(str(err), "optimize")) from None
-        try:
-            results = [r.to_numpy() for r in runnable.run([arrays[name] for name in order])]
-        except Exception as err:
-            raise self.failure(*classify(str(err), "run")) from None
+        runnable = self._step("optimize", typed.into_runnable)
+        results = self._step("run", lambda: [
+            r.to_numpy() for r in runnable.run([arrays[name] for name in order])])
         values = dict(zip(names, results, strict=False))
         if all(p.name in values for p in sig.outputs):
             results = [values[p.name] for p in sig.outputs]
         return check_outputs(sig, results, self.name)
+
+    def _step(self, stage: str, call: Callable[[], Any]) -> Any:
+        """``call()``, its error sorted by :func:`classify` at ``stage``."""
+        try:
+            return call()
+        except Exception as err:
+            raise self.failure(*classify(str(err), stage)) from None
 
     def _set_facts(self, inference: Any, arrays: dict[str, np.ndarray]) -> list[str]:
         """Each input's fact from its feed; the input names in tract's order."""
@@ -160,9 +111,8 @@ class Tract(Runtime):
             if name not in arrays:
                 # checked already: only an input with an initializer (IR 3) goes unfed, and
                 # tract reads it as a free input that the run would read from nowhere
-                raise self.failure(
-                    REFUSED, f"tract takes the initializer {name!r} as an input, and it has no feed"
-                )
+                raise self.failure(REFUSED, f"tract takes the initializer {name!r} as an input, "
+                                   "and it has no feed")
             array = arrays[name]
             kind = FACT_TYPES.get(dtypes.name_of(array.dtype))
             if kind is None:
@@ -171,8 +121,7 @@ class Tract(Runtime):
             try:
                 inference.set_input_fact(i, fact)
             except Exception as err:
-                raise self.failure(
-                    REFUSED, f"input {name!r} fact {fact}: {_clean(str(err))}"
-                ) from None
+                raise self.failure(REFUSED,
+                                   f"input {name!r} fact {fact}: {_clean(str(err))}") from None
             order.append(name)
         return order

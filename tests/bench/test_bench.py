@@ -246,7 +246,7 @@ def test_floor_runs_the_ortpool_op_without_its_kernel():
 
 
 def test_reference_evaluator_runs_in_a_child_and_is_stopped_at_the_limit():
-    from ortpool.model import reference
+    from ortpool.runtimes import reference_runtime as reference
 
     feed = TINY.inputs()
     measured = reference.time_reference(models.builtin_model(TINY, 12), feed, limit=30.0)

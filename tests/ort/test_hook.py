@@ -22,7 +22,7 @@ from onnxruntime_extensions import PyCustomOpDef, _ocos, onnx_op
 import ortpool
 from ortpool import optypes
 from ortpool.errors import OrtpoolError
-from ortpool.ort import hook, register
+from ortpool.ort import failures, hook, register
 from tests import support
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
@@ -168,10 +168,10 @@ def test_foreign_op_exception_in_a_plain_session_is_recorded():
     session = ort.InferenceSession(boom_model().SerializeToString(),
                                    sess_options=ortpool.session_options(),
                                    providers=["CPUExecutionProvider"])
-    hook.take_failures()
+    failures.take_thread()
     (y,) = session.run(None, {"X": np.ones((2, 3), np.float32)})
     assert y.size == 0
-    (failure,) = hook.take_failures()
+    (failure,) = failures.take_thread()
     assert failure.op_type == "other.pkg::BoomT"
     assert str(failure.error) == "boom on shape [2, 3]"
 
@@ -208,10 +208,10 @@ def test_hook_returns_contiguous_arrays_of_the_declared_dtype(op_type, dtype):
 
 def test_hook_never_raises_even_for_a_broken_body():
     k_id = _ocos._ortpool_registered[("MaxPool_12", "float")]
-    hook.take_failures()
+    failures.take_thread()
     result = hook.invoke(k_id, [np.ones((1, 1, 2, 2), np.float32)], {"kernel_shape": "x"})
     assert result[0] == k_id and result[2].dtype == np.float32 and result[2].size == 0
-    (failure,) = hook.take_failures()
+    (failure,) = failures.take_thread()
     assert "kernel_shape='x'" in str(failure.error)
 
 

@@ -171,7 +171,7 @@ def test_the_failure_path_always_answers(data):
             stack.enter_context(_patched(failures, "record", boom))
         answer = hook.invoke(k_id, feed, attrs)
     _check_answer(answer, k_id, out_dtypes, 1 << 20)
-    recorded = hook.take_failures()
+    recorded = failures.take_thread()
     if broken in ("record", "both"):
         assert recorded == []
     else:
@@ -200,7 +200,7 @@ def test_the_issue_placeholder_is_empty_of_the_output_rank():
         ((0, 0, 0, 0), np.dtype(np.float32)),
         ((0, 0, 0, 0), np.dtype(np.int64)),
     ]
-    (failure,) = hook.take_failures()
+    (failure,) = failures.take_thread()
     assert "the output Y of shape [0, 1, 2000000003, 2000000003] (float32)" in str(failure.error)
 
 
@@ -222,7 +222,7 @@ def test_a_placeholder_the_memory_cannot_hold_twice_is_empty(monkeypatch):
     monkeypatch.setattr(_memory, "rooms", lambda proc=None: _room(100 << 20))
     empty = hook.invoke(k_id, feed, attrs)[2]
     assert empty.shape == (0, 0, 0, 0) and empty.dtype == np.float32
-    assert [type(f.error) for f in hook.take_failures()] == [OrtpoolError, OrtpoolError]
+    assert [type(f.error) for f in failures.take_thread()] == [OrtpoolError, OrtpoolError]
 
 
 def test_outputs_refused_before_the_kernel_runs(monkeypatch):
@@ -243,7 +243,7 @@ def test_outputs_refused_before_the_kernel_runs(monkeypatch):
     failures.clear()
     answer = hook.invoke(k_id, feed, attrs)
     assert ran == [] and answer[2].size == 0
-    (failure,) = hook.take_failures()
+    (failure,) = failures.take_thread()
     assert str(failure.error) == (
         "the output Y of shape [1, 1, 10000, 10000] (float32, 400000000 bytes) and "
         "onnxruntime's copy of it in its arena would take 800000000 bytes; the process can "
@@ -253,7 +253,7 @@ def test_outputs_refused_before_the_kernel_runs(monkeypatch):
     assert hook._arena_bytes(400_000_000) == arena
     monkeypatch.setattr(_memory, "rooms", lambda proc=None: _room(10**9, address_space=True))
     hook.invoke(k_id, feed, attrs)
-    (failure,) = hook.take_failures()
+    (failure,) = failures.take_thread()
     assert str(failure.error).endswith(
         f"would take {400_000_000 + arena} bytes of address space; the process can allocate "
         "1000000000 more (a limit made for the test)"

@@ -80,3 +80,19 @@ def test_in_a_worker_with_a_time_limit(runtime) -> None:
         worker.timeout = 30.0  # a margin for the next case on a loaded machine
         np.testing.assert_array_equal(worker.run(model, feeds)[0], want)
         assert worker.started == 2
+
+
+def test_timed_for_bench_in_a_worker_of_its_own() -> None:
+    """``time_reference``: the calls' times and outputs; a refusal is no times and the
+    evaluator's first line (for the benchmark's table)."""
+    from ortpool.runtimes.reference_runtime import time_reference
+
+    model, feeds, want = maxpool_case()
+    times, outputs = time_reference(model, feeds, limit=60.0)
+    assert 1 <= len(times) <= 5 and all(isinstance(t, float) for t in times)
+    np.testing.assert_array_equal(outputs[0], want)
+    roi, fed = node("MaxRoiPool", 1, {"pooled_shape": [1, 1]}, X7.reshape(1, 1, 7, 1), ROIS)
+    refused = time_reference(roi, fed, limit=60.0)
+    assert refused is not None and refused[0] == []
+    assert refused[1].startswith("RuntimeImplementationError: No registered implementation for "
+                                 "operator 'MaxRoiPool'")
