@@ -106,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from ortpool.bench import runner
     from ortpool.bench.api import prepare
     from ortpool.report import bench as report
+    from ortpool.report import text
 
     settings = runner.Settings(
         repeat=timing.repeat(args.repeat),
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         if args.markdown:
             print(report.render(rows, markdown=True))
         else:
-            print(report.render(report.short_table(rows), width=report.WIDTH))
+            print(report.render(report.short_table(rows), width=text.width()))
         print()
         for line in report.wrap([report.LEGEND]):
             print(line)

@@ -17,7 +17,8 @@ from ortpool.options import runtime as session
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.matrix import matrix
-from ortpool.report.notebook import Report, _plural
+from ortpool.report.notebook import Report
+from ortpool.report.text import plural, tally
 from ortpool.runtimes import Runtime
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
@@ -48,9 +49,9 @@ class ConformanceReport(Report):
 
     def summary_lines(self) -> list[str]:
         rows = matrix(self.cases)
-        by = ", ".join(f"{k} {n}" for k, n in self.bases.items())
+        by = tally(self.bases)
         lines = [
-            f"{_plural(len(self.cases), 'case')}: {len(self.differing)} differ from the spec"
+            f"{plural(len(self.cases), 'case')}: {len(self.differing)} differ from the spec"
             + (f" (by basis: {by})" if by else "")
         ]
         for row in rows:
@@ -63,7 +64,7 @@ class ConformanceReport(Report):
         return {"settings": self.settings, "cases": [r.to_dict() for r in self.cases]}
 
     def _describe(self) -> str:
-        return f"{_plural(len(self.cases), 'case')}, {len(self.differing)} differ"
+        return f"{plural(len(self.cases), 'case')}, {len(self.differing)} differ"
 
 
 def conformance(

@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         )
         print("\n".join(matrix.render(found, header, judged.name)))
         if json_file is not None:
-            document = _document(found, env, settings)
+            document = matrix.document(found, env, settings)
             # beside the settings, which conformance_compare requires equal across reports
             # (a CPU report and an OpenVINO one are compared side by side)
             document["runtime"] = judged.describe() or spec.describe()
@@ -124,35 +124,3 @@ def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
         raise OrtpoolError("--versions and --ranks take comma-separated integers") from None
     return selected(_csv(args.ops), versions, _csv(args.dtypes), ranks, inputs.seed(args.seed),
                     args.nonfinite, CLI)
-
-
-def _document(found: list, env: dict[str, str], settings: dict[str, Any]) -> dict[str, Any]:
-    from ortpool.report.matrix import basis_totals, cause_bases, cause_totals
-    from ortpool.report.matrix import matrix as rows_of
-
-    based = cause_bases(found)
-    return {
-        "tool": "ortpool conformance",
-        "environment": env,
-        "settings": settings,
-        "matrix": [
-            {
-                "op": r.op,
-                "version": r.version,
-                "cases": r.cases,
-                "statuses": dict(r.statuses),
-                "causes": dict(r.causes),
-                "bases": dict(r.bases),
-                "no_kernel_types": sorted(r.no_kernel_types),
-                "fell_back": dict(r.fell_back),
-                "fell_back_statuses": dict(r.fell_back_statuses),
-            }
-            for r in rows_of(found)
-        ],
-        "bases": basis_totals(found),
-        "causes": {
-            code: {"cases": n, "where": where, "bases": based[code]}
-            for code, (n, where) in cause_totals(found).items()
-        },
-        "cases": [r.to_dict() for r in found],
-    }
