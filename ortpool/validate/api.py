@@ -1,19 +1,5 @@
-"""The Python API of ``ortpool validate`` and ``ortpool conformance``: keyword arguments in place
-of the flags, a report object in place of the terminal text.
-
-::
-
-    import ortpool
-    report = ortpool.validate("model.onnx", shapes={"image": (1, 3, 224, 224)})
-    report.ok, report.exit_code          # False, 1: a node differs
-    print(report.summary())              # the verdict and the models that do not agree
-    report                               # in a notebook: the summary table (_repr_html_)
-    report.to_json()                     # everything, as ``--json`` writes it
-
-:class:`Report` is what every report of the API shares (``ok``, ``exit_code``, ``summary()``,
-``to_dict()``, ``to_json()``, ``_repr_html_()``, a one-line ``repr``); messages made for a
-Python caller name arguments (``shapes=``), not flags (``--shape``).
-"""
+"""The Python API of ``ortpool validate``: keyword arguments in place of the flags, a
+:class:`ValidationReport` in place of the terminal text."""
 
 from __future__ import annotations
 

@@ -21,7 +21,6 @@ HELP = (
     "compare onnxruntime's built-in pooling with ortpool on models (default: the bundled ones), "
     "per node in isolation and end to end"
 )
-EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -101,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
     paths = args.models or [str(p) for p in validator.bundled_models()]
     jobs = batch.jobs_from(timing.jobs(args.jobs), len(paths))
     timeout = timing.timeout(args.timeout)
-    # The report destinations are checked and a temporary file reserved next to each before
-    # anything runs: a report that cannot be written fails in a second, not after the run.
+    # the reports' destinations checked and reserved first: one that cannot be written fails
+    # in a second, not after the run
     with StagedFiles((p, "a model being validated") for p in paths) as files:
         json_file = files.add(args.json, "the JSON report") if args.json else None
         html_file = files.add(args.html, "the HTML report") if args.html else None
@@ -110,8 +109,6 @@ def run(args: argparse.Namespace) -> int:
         title = f"validate {paths[0]}" if len(paths) == 1 else "validate"
         bar = None if args.no_progress else ProgressBar(title, force=False)
         try:
-            # Every model in a child process of its own: one that cannot be read, crashes or
-            # hangs is reported as such and the others are still validated.
             found = batch.run_models(
                 paths,
                 options,
@@ -162,8 +159,7 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
 def _print_model(
     result: results.ModelResult, verbose: bool = False, bar: ProgressBar | None = None
 ) -> None:
-    """One model's report on the terminal as soon as it is known, the progress line erased
-    first (it is drawn again on the next update)."""
+    """One model's report as soon as it is known, the progress line erased first."""
     from ortpool.report import terminal
 
     if bar is not None:
