@@ -1,10 +1,4 @@
-"""The Python API of ``ortpool bench``: :func:`bench` and its :class:`BenchReport`.
-
-Without a model it times the bundled cases (real CNN shapes, one pooling node each):
-onnxruntime's built-in node against ortpool's op. With ``model`` (and ``fixed``, its fixed
-form), it times them as ``ortpool bench MODEL [FIXED]`` does
-(:func:`ortpool.bench.usermodel.bench_models`).
-"""
+"""The Python API of ``ortpool bench``: :func:`bench` and its :class:`BenchReport`."""
 
 from __future__ import annotations
 
@@ -65,7 +59,7 @@ class BenchReport(Report):
 
     def _repr_html_(self) -> str:
         """A notebook's view: the cases' table as an HTML table (a wide ``<pre>`` wraps into
-        noise there); a model's tables, narrower, as the command prints them."""
+        noise there); a model's tables as the command prints them."""
         if self.model_bench is None:
             rows = bench_report.table(self.results)
             return bench_report.notebook_view(rows, self.summary_lines())
@@ -116,9 +110,8 @@ def bench(
     Returns a :class:`BenchReport`; a bad argument raises :class:`ortpool.OrtpoolError` (or a
     ``TypeError``) naming it.
     """
-    spec = runtime.from_python(
-        providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
-    )
+    spec = runtime.from_python(providers, opt_level, intra_op_threads, inter_op_threads,
+                               execution_mode)
     settings = runner.Settings(
         repeat=timing.repeat(repeat, PYTHON),
         min_sample=timing.min_sample(min_sample_ms, PYTHON),
@@ -137,10 +130,8 @@ def bench(
         raise OrtpoolError("model= and fixed= time a model against its fixed form, cases= the "
                            "bundled cases: give model= (and fixed=), or cases=")
     chosen, pair, info = prepare(
-        settings, spec_inputs, patterns,
-        None if model is None else files.model(model, proto=False),
-        None if fixed is None else files.model(fixed, "fixed", proto=False), PYTHON,
-    )
+        settings, spec_inputs, patterns, None if model is None else files.model(model, proto=False),
+        None if fixed is None else files.model(fixed, "fixed", proto=False), PYTHON)
     with main_kept_out():  # the reference evaluator's worker is a spawned process
         if pair is not None:
             found = usermodel.bench_models(pair, spec_inputs, settings)
@@ -148,17 +139,12 @@ def bench(
         return BenchReport([runner.run_case(case, settings) for case in chosen], info, settings)
 
 
-def prepare(
-    settings: runner.Settings,
-    model_inputs: InputSpec,
-    patterns: Sequence[str] | None,
-    model: str | None,
-    fixed: str | None,
-    style: str,
-) -> tuple[list[Case], usermodel.Pair | None, dict[str, Any]]:
-    """What a run times, every part checked before anything is timed, and the machine it runs
-    on: the bundled cases ``patterns`` selects, or MODEL and FIXED read and FIXED compared with
-    MODEL, all before the process-wide pool is shared (see :func:`usermodel.load_pair`)."""
+def prepare(settings: runner.Settings, model_inputs: InputSpec, patterns: Sequence[str] | None,
+            model: str | None, fixed: str | None,
+            style: str) -> tuple[list[Case], usermodel.Pair | None, dict[str, Any]]:
+    """What a run times, checked before anything is timed and before the process-wide pool is
+    shared (:func:`usermodel.load_pair`): the bundled cases ``patterns`` selects, or MODEL and
+    FIXED read and compared; and the machine it runs on."""
     from ortpool.bench import machine
     from ortpool.kernels import thread_count
 

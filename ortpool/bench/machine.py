@@ -54,8 +54,8 @@ def blas() -> str:
 
 
 def _kernels() -> str:
-    """The kernel path in use: "numba 0.68.1 from 64 KB" (the default: smaller calls too once
-    their kernel is loaded), "numba 0.68.1" (ORTPOOL_KERNELS=numba) or "numpy"."""
+    """The kernel path in use: "numba 0.68.1 from 64 KB" (the default), "numba 0.68.1"
+    (ORTPOOL_KERNELS=numba) or "numpy"."""
     from ortpool.kernels import NUMBA_MIN_BYTES, backend, backend_mode
 
     if backend() == "numba":
@@ -70,11 +70,9 @@ def describe(intra_op_threads: int, kernel_threads: int, shared_pool: bool) -> d
     """The machine and the thread settings in effect."""
     from ortpool.ort import runtime
 
-    thread_env = {
-        k: os.environ[k]
-        for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "ORTPOOL_THREADS")
-        if k in os.environ
-    }
+    thread_env = {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                             "MKL_NUM_THREADS", "ORTPOOL_THREADS")
+                  if k in os.environ}
     return {
         "cpu": cpu_model(),
         "logical_cores": os.cpu_count(),

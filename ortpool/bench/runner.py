@@ -26,11 +26,9 @@ class Settings:
     intra_op_threads: int = 0
     reference_limit: float = 10.0  # seconds; 0 disables the reference evaluator
     seed: int = 0
-    #: All sessions share onnxruntime's global intra-op pool
-    #: (:func:`ortpool.ort.runtime_spec.share_thread_pool`).
+    #: every session on onnxruntime's global intra-op pool (``intra_op_threads`` its size)
     shared_pool: bool = False
-    #: providers, optimization level, threads of every session (``intra_op_threads`` above is
-    #: the size of the shared pool, or of each session's when not shared)
+    #: providers, optimization level, threads of every session
     runtime: RuntimeSpec = dataclasses.field(default_factory=RuntimeSpec)
 
 
@@ -44,11 +42,10 @@ class CaseResult:
     max_abs_diff: float
     reference: list[float] | None = None
     reference_status: str = "not run"
-    #: Seconds to validate and plan a call of a new shape (numpy API, plans forgotten): a
-    #: first call's time minus a planned call's (:func:`plan_time`).
+    #: seconds to validate and plan a call of a new shape (:func:`plan_time`)
     plan: float | None = None
-    #: The provider that executed the built-in node when another than the CPU provider alone
-    #: was asked for (its times are that provider's); None on the CPU provider alone.
+    #: the provider that executed the built-in node (its times are that provider's) when
+    #: another than the CPU provider alone was asked for
     executed_by: str | None = None
 
     @property
@@ -97,9 +94,8 @@ def _numpy_call(case: Case, version: int, feed: dict[str, np.ndarray]) -> Callab
     return lambda: kernels.run_op(case.op, version, arrays, attrs, n_outputs)
 
 
-def _floor_call(
-    session: Any, feed: dict[str, np.ndarray], outputs: list[np.ndarray]
-) -> Callable[[], object]:
+def _floor_call(session: Any, feed: dict[str, np.ndarray],
+                outputs: list[np.ndarray]) -> Callable[[], object]:
     """``session.run`` with the kernel replaced by handing back ``outputs``: the marshalling
     floor (onnxruntime-extensions' copies in and out, the hook) of this very op."""
     from ortpool.ort import hook
@@ -116,17 +112,11 @@ def _floor_call(
     return call
 
 
-def compare(
-    expected: list[np.ndarray], got: list[np.ndarray], exact: bool, tolerance: float = 1e-6
-) -> tuple[str, bool, float]:
-    """(text, agrees, max |difference|) of ``got`` against ``expected`` (ortpool's outputs
-    against the built-in's, a fixed model's against its model's): the same element types and
-    shapes, NaN where the other has NaN, values exactly or within ``tolerance`` of the output's
-    magnitude (at least 1).
-
-    Max and unpool must match bit for bit; an average may differ in the last bits, because
-    ortpool sums one axis at a time and onnxruntime sums each window in its own order.
-    """
+def compare(expected: list[np.ndarray], got: list[np.ndarray], exact: bool,
+            tolerance: float = 1e-6) -> tuple[str, bool, float]:
+    """(text, agrees, max |difference|) of ``got`` against ``expected``: the same element types
+    and shapes, NaN where the other has NaN, values exactly or within ``tolerance`` of the
+    output's magnitude (at least 1): sums in another order differ in their last bits."""
     worst = 0.0
     for e, g in zip(expected, got, strict=True):
         if e.dtype != g.dtype:
@@ -150,17 +140,15 @@ def compare(
 def run_case(case: Case, settings: Settings) -> CaseResult:
     feed = case.inputs(settings.seed)
     spec = session_runtime(settings)
-    builtin = {
-        opset: open_session(spec, models.builtin_model(case, opset)) for opset in case.opsets
-    }
+    builtin = {opset: open_session(spec, models.builtin_model(case, opset))
+               for opset in case.opsets}
     ortpool_opset = case.opsets[0]
     ours = open_session(spec, models.ortpool_model(case, ortpool_opset))
     executed_by = None
     if spec.provider_names != [runtime_spec.CPU]:
-        # Which provider runs the built-in node, from a profiled session of its own (profiling
-        # would slow the timed ones): a node onnxruntime gave the CPU provider is timed there.
+        # which provider runs the built-in node, from a profiled session of its own (profiling
+        # would slow the timed ones); the models hold the one pooling node
         _, placed = ortrun.run_placed(models.builtin_model(case, ortpool_opset), feed, spec)
-        # the benchmark's models hold the one pooling node
         executed_by = next(iter(placed.values()), None)
     expected = builtin[ortpool_opset].run(None, feed)
     got = ours.run(None, feed)
@@ -168,9 +156,8 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
 
     result_reference, status = None, "not run"
     if settings.reference_limit > 0:
-        measured = time_reference(
-            models.builtin_model(case, ortpool_opset), feed, settings.reference_limit
-        )
+        measured = time_reference(models.builtin_model(case, ortpool_opset), feed,
+                                  settings.reference_limit)
         if measured is None:
             status = f"over {settings.reference_limit:g} s"
         elif not measured[0]:
@@ -186,10 +173,8 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
     variants[NUMPY] = _numpy_call(case, models.ortpool_version(case, ortpool_opset), feed)
     times = interleaved(variants, settings.repeat, settings.min_sample)
     plan = plan_time(variants[NUMPY])
-    return CaseResult(
-        case, ortpool_opset, times, text, agrees, worst, result_reference, status, plan,
-        executed_by,
-    )
+    return CaseResult(case, ortpool_opset, times, text, agrees, worst, result_reference, status,
+                      plan, executed_by)
 
 
 def plan_time(call: Callable[[], object], trials: int = 3) -> float:

@@ -112,9 +112,8 @@ def conformance(
     return ConformanceReport(found, {**settings, "runtime": judged.describe() or spec.describe()})
 
 
-def selected(
-    ops: Any, versions: Any, dtypes: Any, ranks: Any, seed: int, nonfinite: bool, style: str
-) -> tuple[list[Any], dict[str, Any]]:
+def selected(ops: Any, versions: Any, dtypes: Any, ranks: Any, seed: int, nonfinite: bool,
+             style: str) -> tuple[list[Any], dict[str, Any]]:
     """The grid's cases the filters select (``ops``, ``dtypes``: names, a string may hold
     several, comma-separated; ``versions``, ``ranks``: integers), each checked, and the filters
     as the report's settings."""

@@ -42,11 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--ops", metavar="OP[,OP]", help="only these operators")
     group.add_argument("--versions", metavar="V[,V]", help="only these spec versions")
     group.add_argument(
-        "--dtypes",
-        metavar="T[,T]",
+        "--dtypes", metavar="T[,T]",
         help="only these element types, ONNX names (float is float32, double, float16, int8...; "
-        "numpy's spellings float32, float64 are read too)",
-    )
+        "numpy's spellings float32, float64 are read too)")
     group.add_argument("--ranks", metavar="R[,R]", default="1,2,3", help="spatial ranks (1,2,3)")
     inputs.add_arguments(parser, model_inputs=False, seed_help="seed of the case inputs (0)")
     runtime.add_arguments(

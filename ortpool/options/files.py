@@ -1,9 +1,7 @@
-"""What a command reads and which nodes it touches: the model given (a path or a proto), ``IN.onnx
-OUT.onnx`` and ``--link-data`` of the commands that write a model (``rewrite``, ``restore``,
-``fix``), and ``ops``, ``nodes``, ``exclude``, ``skip_invalid`` -> a
-:class:`~ortpool.model.selection.Selection`.
-
-Declaring them imports no onnxruntime: rewriting needs only onnx and ortpool's tables.
+"""What a command reads and which nodes it touches: the model given, ``IN.onnx OUT.onnx`` and
+``--link-data`` of the commands that write a model, and the selection (``ops``, ``nodes``,
+``exclude``, ``skip_invalid`` -> :class:`~ortpool.model.selection.Selection`). Declaring them
+imports no onnxruntime.
 """
 
 from __future__ import annotations
@@ -34,44 +32,32 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
     does to the nodes selected."""
     parser.add_argument("input", metavar="IN.onnx", help="the model to read (never modified)")
     parser.add_argument(
-        "output",
-        metavar="OUT.onnx",
+        "output", metavar="OUT.onnx",
         help="where to write the result; external data files are hard-linked (or copied) "
-        "next to it",
-    )
+        "next to it")
     parser.add_argument(
-        "--ops",
-        metavar="OP[,OP]",
+        "--ops", metavar="OP[,OP]",
         help=f"only {verb} these operators, comma-separated (e.g. MaxPool,LpPool; default: "
-        "every pooling operator)",
-    )
+        "every pooling operator)")
     for flag, what in (("--nodes", "only"), ("--exclude", "never")):
         parser.add_argument(
-            flag,
-            metavar="NAME[,NAME]",
-            type=names,
-            action="extend",
+            flag, metavar="NAME[,NAME]", type=names, action="extend",
             default=None if flag == "--nodes" else [],
-            help=f"{what} {verb} the nodes with these names, comma-separated; repeatable",
-        )
+            help=f"{what} {verb} the nodes with these names, comma-separated; repeatable")
     parser.add_argument(
-        "--skip-invalid",
-        action="store_true",
-        help="leave a node that fails its schema checks as it is and report it, instead of failing",
-    )
+        "--skip-invalid", action="store_true",
+        help="leave a node that fails its schema checks as it is and report it, instead of failing")
     reports.add_json(parser, "write the per-node report as JSON here (with the model, or neither)")
     parser.add_argument(
-        "--link-data",
-        action="store_true",
+        "--link-data", action="store_true",
         help="hard-link external data files next to the output instead of copying them (onnx "
         "then refuses to load the model, and the source, with its external data: they have two "
-        "links)",
-    )
+        "links)")
     reports.add_verbose(parser, "also list every changed node", quiet=True)
 
 
-def selection(ops: Any = None, nodes: Any = None, exclude: Any = None, style: str = PYTHON
-              ) -> Selection:
+def selection(ops: Any = None, nodes: Any = None, exclude: Any = None,
+              style: str = PYTHON) -> Selection:
     """The nodes a command touches: ``ops`` operator names (a string may hold several,
     comma-separated; None: every pooling operator), ``nodes`` only these node names (None:
     every node), ``exclude`` never these."""

@@ -16,14 +16,8 @@ class ProgressBar:
     nor during the first ``delay`` seconds, so short runs stay quiet.
     """
 
-    def __init__(
-        self,
-        title: str,
-        stream: TextIO | None = None,
-        force: bool = False,
-        delay: float = 0.5,
-        width: int = 30,
-    ) -> None:
+    def __init__(self, title: str, stream: TextIO | None = None, force: bool = False,
+                 delay: float = 0.5, width: int = 30) -> None:
         self.title = title
         self.stream = stream or sys.stderr
         self.enabled = force or bool(getattr(self.stream, "isatty", lambda: False)())
@@ -37,17 +31,14 @@ class ProgressBar:
             return
         filled = int(self.width * done / total)
         bar = "#" * filled + "-" * (self.width - filled)
-        # the previous line erased, this one kept a column short of the terminal's width: a
-        # longer one would wrap, and a carriage return then goes back to the wrapped part only;
-        # a model's name made safe (an escape sequence in it would act on the terminal)
+        # a column short of the width: a wrapped line is not erased by a carriage return
         line = safe(f"{self.title} [{bar}] {done}/{total} {label}")[: width() - 1]
         self.stream.write(f"\r\x1b[K{line}")
         self.stream.flush()
         self.drawn = True
 
     def close(self) -> None:
-        """Erase the line (carriage return, then erase to the end of the line: ``\\r\\x1b[K``),
-        so what is printed next starts on a clean line."""
+        """Erase the line, so what is printed next starts on a clean line."""
         if self.drawn:
             self.stream.write("\r\x1b[K")
             self.stream.flush()

@@ -9,26 +9,22 @@ API::
     back = ortpool.restore(model)
     report = ortpool.rewrite.rewrite_file("in.onnx", "out/model.onnx")   # external data handled
 
-``ortpool.rewrite`` is this package and is itself callable (it calls :func:`rewrite`), so it
-means the same thing whether or not ``ortpool.rewrite`` was imported as a module first.
-
-A model given as a path is loaded without its external data; the returned proto still refers to
-the weights relative to the source's directory. To write it elsewhere use :func:`rewrite_file` /
-:func:`restore_file` (or :func:`save`), which make the weights reachable from the output.
+``ortpool.rewrite`` is this package, callable as :func:`rewrite`. A model given as a path is
+loaded without its external data (the proto still refers to the weights beside the source): to
+write it elsewhere use :func:`rewrite_file` / :func:`restore_file` (or :func:`save`).
 """
 
 from __future__ import annotations
 
 import inspect
 import os
-import sys
-import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import onnx
 
 from ortpool import modelfile
+from ortpool.lazy import callable_package
 from ortpool.model import save, write_file
 from ortpool.model.selection import Selection
 from ortpool.options import files, values
@@ -46,24 +42,18 @@ Names = str | Sequence[str] | None
 Action = Callable[[onnx.ModelProto, Selection, bool], RewriteReport]
 
 
-def _run(
-    action: Action, model: ModelLike, selection: Selection, skip_invalid: bool
-) -> tuple[onnx.ModelProto, RewriteReport]:
-    """``action`` on a copy of ``model`` (the caller's proto is never changed)."""
+def _python(action: Action, model: Any, ops: Any, nodes: Any, exclude: Any,
+            skip_invalid: Any) -> tuple[onnx.ModelProto, RewriteReport]:
+    """``action`` on a copy of ``model`` (the caller's proto is never changed), every argument
+    checked first."""
+    selection = files.selection(ops, nodes, exclude)
+    model, skip_invalid = files.model(model), values.flag("skip_invalid", skip_invalid)
     if isinstance(model, onnx.ModelProto):
         proto = onnx.ModelProto()
         proto.CopyFrom(model)
     else:
         proto = modelfile.read(model, load_external_data=False)
     return proto, action(proto, selection, skip_invalid)
-
-
-def _python(
-    action: Action, model: Any, ops: Any, nodes: Any, exclude: Any, skip_invalid: Any
-) -> tuple[onnx.ModelProto, RewriteReport]:
-    """``action`` on the Python API's arguments, every one checked first."""
-    selection = files.selection(ops, nodes, exclude)
-    return _run(action, files.model(model), selection, values.flag("skip_invalid", skip_invalid))
 
 
 def rewrite_with_report(
@@ -110,23 +100,13 @@ def restore(model: ModelLike, **options: Any) -> onnx.ModelProto:
     return restore_with_report(model, **options)[0]
 
 
-def run_file(
-    action: Action,
-    source: str | os.PathLike,
-    target: str | os.PathLike,
-    selection: Selection,
-    skip_invalid: bool,
-    link_data: bool,
-    json_report: str | os.PathLike | None,
-) -> RewriteReport:
+def run_file(action: Action, source: str | os.PathLike, target: str | os.PathLike,
+             selection: Selection, skip_invalid: bool, link_data: bool,
+             json_report: str | os.PathLike | None) -> RewriteReport:
     """``action`` from the file ``source`` into ``target`` (the command line's call)."""
-    return write_file(
-        source,
-        target,
-        lambda model, _: (model, action(model, selection, skip_invalid)),  # edited in place
-        link_data=link_data,
-        json_report=json_report,
-    )
+    return write_file(source, target,
+                      lambda model, _: (model, action(model, selection, skip_invalid)),
+                      link_data=link_data, json_report=json_report)
 
 
 def _python_file(action: Action, source: Any, target: Any, link_data: Any, json_report: Any,
@@ -174,12 +154,4 @@ def restore_file(
     return _python_file(restore_model, source, target, link_data, json_report, options)
 
 
-class _CallablePackage(types.ModuleType):
-    """Lets ``ortpool.rewrite(model)`` call :func:`rewrite` while ``ortpool.rewrite`` stays the
-    package (the import system binds the package to that name once it is imported)."""
-
-    def __call__(self, model: ModelLike, **options: Any) -> onnx.ModelProto:
-        return rewrite(model, **options)
-
-
-sys.modules[__name__].__class__ = _CallablePackage
+callable_package(__name__, f"{__name__}:rewrite")

@@ -1,32 +1,15 @@
 """Declared types of ortpool op outputs: written by a rewrite, removed by a restore.
 
-onnxruntime infers nothing about a custom op's outputs, so an undeclared ortpool output has an
-unknown rank, and an execution provider that compiles the graph around it refuses the subgraph
-reading it (OpenVINO 2025 through onnxruntime-openvino 1.24.1: "The input data tensor's rank has
-to be known (static)" at a Conv, "CPU plug-in doesn't support Parameter operation with dynamic
-rank" at a fallback boundary). So a rewrite declares every ortpool output that nothing declares
-yet, in the value_info of the graph holding the node: element type, rank, and dims.
-
-A static size is written only where it is certain, computed by ortpool's own shape function
-(:func:`ortpool.kernels.shapes.output_shape`) from the input's sizes: OpenVINO compiles a
-declared size in and trusts it (measured: a declared ``[2, 8, 9, 9]`` where the op gives
-``[2, 8, 8, 8]`` made the next Conv answer a ``(2, 4, 9, 9)`` tensor, no error). So:
-
-* main graph: N and C as the input's (a size or its symbolic name), the spatial sizes computed
-  when every input size they depend on is known (MaxRoiPool: the RoI count and ``pooled_shape``;
-  MaxUnpool with ``output_shape``: the sizes when that input is a constant), a fresh symbolic
-  name for every other axis;
-* the outputs of a call of a local function holding an ortpool node: the rank only, in the
-  calling graph (onnxruntime cannot type such a call otherwise, see :func:`_tainted`);
-* subgraphs (If, Loop, Scan bodies) and function bodies: the rank only (fresh symbolic names on
-  every axis). A body runs with other sizes at other iterations and call sites, and a branch
-  output of static declared shape is allocated ahead by onnxruntime (see
-  :mod:`ortpool.model.branch_outputs`).
-
-A value already declared (graph input, output or value_info) keeps its declaration. Each
-declaration written carries :data:`MARK` as its doc string; :func:`remove` (run by a restore)
-drops the marked ones whose value no ortpool op writes any more, so ``restore(rewrite(m))`` gives
-``m`` back.
+onnxruntime infers nothing about a custom op's outputs, and an execution provider that compiles
+the graph around an output of unknown rank refuses it (OpenVINO: "The input data tensor's rank
+has to be known"). So a rewrite declares every ortpool output nothing declares yet, in the
+value_info of its graph. A static size is written only where certain (computed by
+:func:`ortpool.kernels.shapes.output_shape`): OpenVINO compiles a declared size in and trusts
+it. So in the main graph N and C are the input's and the spatial sizes computed where every size
+they depend on is known, a fresh symbolic name elsewhere; a call of a local function holding an
+ortpool node, subgraphs and function bodies (other sizes per iteration and call site) get the
+rank only. Each declaration carries :data:`MARK`; :func:`remove` drops the marked ones no ortpool
+op writes any more, so ``restore(rewrite(m))`` gives ``m`` back.
 """
 
 from __future__ import annotations
@@ -99,11 +82,9 @@ def _append(holder, name: str, elem: int, dims: list) -> None:
 
 def _tainted(model: onnx.ModelProto) -> set[tuple[str, str, str]]:
     """The local functions whose body (subgraphs and called functions included) holds an ortpool
-    node. onnxruntime infers a call's output types from the body before inlining it, gets none
-    through an ortpool op (a function's value_info is not read there), and refuses the model
-    when anything reads the call's output ("Op (f) output arg (y) type inference failed",
-    measured on 1.32 and 1.24 with the CPU provider alone); a declaration of the call's output in
-    the calling graph answers it."""
+    node: onnxruntime types a call's outputs from its body, gets nothing through an ortpool op
+    and refuses the model ("Op (f) output arg (y) type inference failed"), unless the call's
+    output is declared in the calling graph."""
     bodies = {(f.domain, f.name, f.overload): f for f in model.functions}
 
     def nodes_of(nodes):
@@ -175,11 +156,8 @@ def _declared_names(holder) -> set[str]:
 
 
 def _output_types(
-    node: onnx.NodeProto,
-    scope: Scope,
-    types: TypeTable,
-    computed: Mapping[str, tuple[Dim, ...]],
-    static: bool,
+    node: onnx.NodeProto, scope: Scope, types: TypeTable,
+    computed: Mapping[str, tuple[Dim, ...]], static: bool,
 ) -> list[tuple[int | None, tuple[Dim, ...] | None]]:
     """(element type, dims) of each output of the ortpool ``node``; None where unknown."""
     op_type = optypes.parse(node.op_type)
@@ -203,14 +181,8 @@ def _output_types(
     return [y, (TensorProto.INT64, dims)][: op_type.n_outputs]
 
 
-def _dims(
-    node: onnx.NodeProto,
-    scope: Scope,
-    types: TypeTable,
-    attrs: Mapping[str, object],
-    x_dims: Sequence[Dim] | None,
-    fresh: list[str],
-) -> tuple[Dim, ...]:
+def _dims(node: onnx.NodeProto, scope: Scope, types: TypeTable, attrs: Mapping[str, object],
+          x_dims: Sequence[Dim] | None, fresh: list[str]) -> tuple[Dim, ...]:
     """The main graph's dims: sizes where certain, the input's names for N and C, else fresh."""
     spec = optypes.parse(node.op_type).spec
     out: list[Dim] = list(fresh)

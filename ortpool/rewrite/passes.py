@@ -1,10 +1,7 @@
-"""The two passes over a whole model: standard pooling -> ortpool (rewrite) and back (restore).
-
-Both edit a model in place, scope by scope (see :mod:`ortpool.model.scopes`), replacing only
-the pooling nodes they change (plus the marked Casts a rewrite inserts and a restore removes),
-the ``ortpool`` opset import and the marked declarations of ortpool outputs
-(:mod:`ortpool.rewrite.op_outputs`); node order, names, graph inputs and outputs, initializers,
-the model's own value_info, metadata, doc strings and every other node stay as they were.
+"""The two passes over a whole model, standard pooling -> ortpool (rewrite) and back (restore),
+each in place, scope by scope: only the pooling nodes changed (and the marked Casts and output
+declarations, :mod:`.op_outputs`) and the ``ortpool`` opset import; everything else stays as it
+was.
 """
 
 from __future__ import annotations
@@ -30,9 +27,8 @@ def _is_ortpool(node: onnx.NodeProto) -> bool:
     return node.domain == optypes.DOMAIN
 
 
-def rewrite_model(
-    model: onnx.ModelProto, selection: Selection, skip_invalid: bool
-) -> RewriteReport:
+def rewrite_model(model: onnx.ModelProto, selection: Selection,
+                  skip_invalid: bool) -> RewriteReport:
     """Retarget the selected standard pooling nodes of ``model`` (edited in place)."""
     report = RewriteReport("rewrite")
     scopes = model_scopes(model)
@@ -91,9 +87,8 @@ def _rewrite_node(site: Site, namer: retarget.Namer) -> tuple[NodeReport, list |
     return entry, retarget.to_ortpool(site, cast_from, namer)
 
 
-def restore_model(
-    model: onnx.ModelProto, selection: Selection, skip_invalid: bool
-) -> RewriteReport:
+def restore_model(model: onnx.ModelProto, selection: Selection,
+                  skip_invalid: bool) -> RewriteReport:
     """Turn the selected ortpool nodes of ``model`` back into standard nodes (in place), removing
     the Casts a rewrite put around them and the ``ortpool`` import where nothing uses it."""
     report = RewriteReport("restore")
@@ -113,9 +108,8 @@ def restore_model(
     return report
 
 
-def _restore_node(
-    node: onnx.NodeProto, scope: Scope, selection: Selection, skip_invalid: bool
-) -> NodeReport:
+def _restore_node(node: onnx.NodeProto, scope: Scope, selection: Selection,
+                  skip_invalid: bool) -> NodeReport:
     name = node_name(node)
     try:
         spec = optypes.parse(node.op_type).spec

@@ -27,11 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ortpool.options import accuracy, domain, inputs, runtime, target, timing
 
     parser.add_argument(
-        "models",
-        nargs="*",
-        metavar="MODEL",
-        help="ONNX model files (default: the models bundled in the package, ortpool/models/)",
-    )
+        "models", nargs="*", metavar="MODEL",
+        help="ONNX model files (default: the models bundled in the package, ortpool/models/)")
     # what the models run on first: --shape, --inputs, --seed, then the runtime
     inputs.add_arguments(parser)
     runtime.add_arguments(
@@ -45,24 +42,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     domain.add_arguments(parser, "verdicts")
     group = parser.add_argument_group("validation")
     group.add_argument(
-        "--reference",
-        action="store_true",
-        help="add the onnx reference evaluator as a third column",
-    )
+        "--reference", action="store_true",
+        help="add the onnx reference evaluator as a third column")
     timing.add_reference_timeout(group, 20.0, "per node")
     group.add_argument(
-        "--no-guard-cost",
-        action="store_true",
+        "--no-guard-cost", action="store_true",
         help="do not measure what guarding the nodes that differ on NaN/inf inputs only would "
         "cost (by default, in the finite domain, fix --nonfinite is run for them and the model "
-        "timed: about a second per such model)",
-    )
+        "timed: about a second per such model)")
     group.add_argument(
-        "--fail-on-rulings",
-        action="store_true",
+        "--fail-on-rulings", action="store_true",
         help="exit 1 also when the only differences are in cells docs/rulings.md "
-        "decides (NaN in a window, empty windows)",
-    )
+        "decides (NaN in a window, empty windows)")
     timing.add_jobs(group)  # --jobs, --timeout
     group = parser.add_argument_group("reports")
     reports.add_json(group, "write the full report as JSON")
@@ -156,9 +147,8 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
     )
 
 
-def _print_model(
-    result: results.ModelResult, verbose: bool = False, bar: ProgressBar | None = None
-) -> None:
+def _print_model(result: results.ModelResult, verbose: bool = False,
+                 bar: ProgressBar | None = None) -> None:
     """One model's report as soon as it is known, the progress line erased first."""
     from ortpool.report import terminal
 
