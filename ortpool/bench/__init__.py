@@ -4,35 +4,22 @@ form (:mod:`.usermodel`); ``ortpool.bench(...)`` calls :func:`ortpool.bench.api.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ortpool.lazy import callable_package, lazy_names
-
-if TYPE_CHECKING:
-    from ortpool.bench.api import BenchReport
-    from ortpool.bench.cases import CASES, Case, select
-    from ortpool.bench.runner import CaseResult, Settings, run_case
-    from ortpool.bench.usermodel import ModelBench, bench_models, load_pair
 
 #: public name -> its module, imported on first use (the runner brings the session layer)
 _LAZY = {
-    "BenchReport": "ortpool.bench.api",
     "CASES": "ortpool.bench.cases",
+    "BenchReport": "ortpool.bench.api",
     "Case": "ortpool.bench.cases",
-    "select": "ortpool.bench.cases",
     "CaseResult": "ortpool.bench.runner",
-    "Settings": "ortpool.bench.runner",
-    "run_case": "ortpool.bench.runner",
     "ModelBench": "ortpool.bench.usermodel",
+    "Settings": "ortpool.bench.runner",
     "bench_models": "ortpool.bench.usermodel",
     "load_pair": "ortpool.bench.usermodel",
+    "run_case": "ortpool.bench.runner",
+    "select": "ortpool.bench.cases",
 }
-
-__all__ = [
-    "CASES", "BenchReport", "Case", "CaseResult", "ModelBench", "Settings", "bench_models",
-    "load_pair", "run_case", "select"
-]  # fmt: skip
-
+__all__ = list(_LAZY)
 
 __getattr__ = lazy_names(__name__, _LAZY)
 

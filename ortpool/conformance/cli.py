@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ortpool.errors import OrtpoolError
 from ortpool.options import CLI, accuracy, domain, inputs, reports, runtime, target
+from ortpool.options.files import names
 from ortpool.options.values import integer
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
@@ -21,20 +22,6 @@ HELP = (
     "count_include_pad x storage_order x rank) through a runtime (onnxruntime by default) and "
     "ortpool"
 )
-
-
-def _csv(text: str | None) -> list[str] | None:
-    return [t.strip() for t in text.split(",") if t.strip()] if text else None
-
-
-def _check_filters(args: argparse.Namespace) -> None:
-    """A filter given empty (``--ops ''``, ``--ranks ,``) is a mistake, not "every one"."""
-    for flag in ("ops", "versions", "dtypes", "ranks"):
-        text = getattr(args, flag)
-        if text is not None and not _csv(text):
-            raise OrtpoolError(
-                f"--{flag} {text!r} names nothing; leave the option out for every one"
-            )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,7 +59,6 @@ def run(args: argparse.Namespace) -> int:
     from ortpool.report import matrix
     from ortpool.report.progress import ProgressBar
 
-    _check_filters(args)
     cases, settings = _cases(args)
     spec = runtime.from_args(args)
     judged = target.from_args(args, ISOLATED_LEVEL)
@@ -112,13 +98,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
-    """The grid's cases the filters select, and the filters as the report's settings."""
+    """The grid's cases the filters select, and the filters as the report's settings; a filter
+    given empty (``--ops ''``, ``--ranks ,``) is a mistake, not "every one"."""
     from ortpool.conformance.api import selected
 
+    given = {flag: None if getattr(args, flag) is None else names(getattr(args, flag))
+             for flag in ("ops", "versions", "dtypes", "ranks")}
+    for flag, found in given.items():
+        if found == []:
+            raise OrtpoolError(f"--{flag} {getattr(args, flag)!r} names nothing; leave the option "
+                               "out for every one")
     try:
-        versions, ranks = ([integer(v) for v in _csv(text) or []]
-                           for text in (args.versions, args.ranks))
+        versions, ranks = ([integer(v) for v in given[key] or []] for key in ("versions", "ranks"))
     except argparse.ArgumentTypeError:  # also Unicode digits, which int() reads
         raise OrtpoolError("--versions and --ranks take comma-separated integers") from None
-    return selected(_csv(args.ops), versions, _csv(args.dtypes), ranks, inputs.seed(args.seed),
+    return selected(given["ops"], versions, given["dtypes"], ranks, inputs.seed(args.seed),
                     args.nonfinite, CLI)

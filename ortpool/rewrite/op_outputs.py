@@ -24,7 +24,7 @@ from ortpool.attributes import attribute_values
 from ortpool.errors import OrtpoolError
 from ortpool.kernels.shapes import output_shape
 from ortpool.model.inference import Dim, TypeTable
-from ortpool.model.scopes import Scope, model_scopes, subgraphs
+from ortpool.model.scopes import Scope, model_scopes
 from ortpool.rewrite.retarget import is_inserted_cast
 from ortpool.versions import GLOBAL_OPERATORS
 
@@ -85,25 +85,17 @@ def _tainted(model: onnx.ModelProto) -> set[tuple[str, str, str]]:
     node: onnxruntime types a call's outputs from its body, gets nothing through an ortpool op
     and refuses the model ("Op (f) output arg (y) type inference failed"), unless the call's
     output is declared in the calling graph."""
-    bodies = {(f.domain, f.name, f.overload): f for f in model.functions}
-
-    def nodes_of(nodes):
-        for node in nodes:
-            yield node
-            for _, _, sub in subgraphs(node):
-                yield from nodes_of(sub.node)
-
+    scopes = model_scopes(model)
+    bodies = {(f.domain, f.name, f.overload): [n for s in scopes if s.key[:2] == ("function", i)
+                                               for n in s.nodes]
+              for i, f in enumerate(model.functions)}
     tainted: set[tuple[str, str, str]] = set()
     changed = True
     while changed:
         changed = False
-        for key, function in bodies.items():
-            if key in tainted:
-                continue
-            if any(
-                _calls_ortpool(n, tainted) or n.domain == optypes.DOMAIN
-                for n in nodes_of(function.node)
-            ):
+        for key, nodes in bodies.items():
+            if key not in tainted and any(_calls_ortpool(n, tainted) or n.domain == optypes.DOMAIN
+                                          for n in nodes):
                 tainted.add(key)
                 changed = True
     return tainted
@@ -118,7 +110,7 @@ def remove(model: onnx.ModelProto) -> list[str]:
     place); returns their names."""
     removed: list[str] = []
     tainted = _tainted(model)
-    for holder in _holders(model):
+    for holder in (scope.holder for scope in model_scopes(model)):
         written = {
             o
             for n in holder.node
@@ -132,21 +124,6 @@ def remove(model: onnx.ModelProto) -> list[str]:
             del holder.value_info[:]
             holder.value_info.extend(keep)
     return removed
-
-
-def _holders(model: onnx.ModelProto):
-    def graphs(graph: onnx.GraphProto):
-        yield graph
-        for node in graph.node:
-            for _, _, sub in subgraphs(node):
-                yield from graphs(sub)
-
-    yield from graphs(model.graph)
-    for function in model.functions:
-        yield function
-        for node in function.node:
-            for _, _, sub in subgraphs(node):
-                yield from graphs(sub)
 
 
 def _declared_names(holder) -> set[str]:
