@@ -8,40 +8,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ortpool.check import causes
+from ortpool.check import status as st
 from ortpool.check.causes import Basis, Cause, verdict_basis
 from ortpool.check.compare import TensorComparison
 from ortpool.check.judge import Judgement
-
-# The statuses are the engine's (:mod:`ortpool.check.status`), named here for the reports.
-from ortpool.check.status import (  # noqa: F401
-    ACCURACY_NOTE,
-    AGREE,
-    AGREEING,
-    BOTH_REJECTED,
-    COULD_NOT_RUN,
-    CRASHED,
-    DIFFER,
-    FAILING,
-    FIXED,
-    INACCURATE,
-    MODEL_ORDER,
-    NO_KERNEL,
-    NOT_COMPARED,
-    ORDER,
-    ORT_REJECTED,
-    ORTPOOL_OP,
-    ORTPOOL_REJECTED,
-    RULINGS,
-    SEMANTICS,
-    TIES,
-    TIMED_OUT,
-)
 from ortpool.model import OpenDim
 from ortpool.model.site import Site
 from ortpool.tolerances import Tolerance
 
 #: the basis of a difference no cause named (a time-out)
 UNNAMED = "no basis named"
+
+
+def __getattr__(name: str) -> Any:
+    """The statuses are the engine's (:mod:`ortpool.check.status`), read here too
+    (``record.DIFFER``)."""
+    if name.startswith("_") or not hasattr(st, name):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(st, name)
 
 
 @dataclasses.dataclass
@@ -151,19 +135,19 @@ class NodeResult:
 
     @property
     def failing(self) -> bool:
-        return self.status in FAILING
+        return self.status in st.FAILING
 
     @property
     def notable(self) -> bool:
         """Shown by default in every view: it does not agree, or its rounding is worth a line."""
-        return self.status not in AGREEING or self.accuracy_shown
+        return self.status not in st.AGREEING or self.accuracy_shown
 
     @property
     def difference(self) -> str:
         """"semantics", "accuracy" (a sum's rounding counted or noted) or "none"."""
-        if self.status in SEMANTICS:
+        if self.status in st.SEMANTICS:
             return "semantics"
-        return "accuracy" if self.status in (INACCURATE, ACCURACY_NOTE) else "none"
+        return "accuracy" if self.status in (st.INACCURATE, st.ACCURACY_NOTE) else "none"
 
     @property
     def accuracy(self) -> dict[str, Any] | None:
@@ -177,14 +161,14 @@ class NodeResult:
         acc = self.accuracy
         if acc is None or acc.get("max_error_units") is None:
             return False
-        return self.status in (ACCURACY_NOTE, INACCURATE) or (
-            self.status == AGREE and acc["max_error_units"] > acc["pairwise_bound_units"])
+        return self.status in (st.ACCURACY_NOTE, st.INACCURATE) or (
+            self.status == st.AGREE and acc["max_error_units"] > acc["pairwise_bound_units"])
 
     @property
     def basis(self) -> Basis | None:
         """What the node's difference breaks: the spec's words, or ruling N where the spec is
         silent; None for a node that does not differ (or a time-out: no cause named)."""
-        return verdict_basis(self.causes) if self.failing or self.status == RULINGS else None
+        return verdict_basis(self.causes) if self.failing or self.status == st.RULINGS else None
 
     @property
     def basis_label(self) -> str:
@@ -287,8 +271,8 @@ class ModelResult:
         """DIFFER, AGREE or, when nothing was compared (no kernel, both reject), NOT_COMPARED
         for a model that was validated; else its ``outcome``."""
         if self.outcome or self.failing:
-            return self.outcome or DIFFER
-        return AGREE if self.compared else NOT_COMPARED
+            return self.outcome or st.DIFFER
+        return st.AGREE if self.compared else st.NOT_COMPARED
 
     @property
     def compared(self) -> bool:
@@ -347,7 +331,7 @@ def ordered_bases(counts: Mapping[str, int]) -> dict[str, int]:
 def run_status(models: Sequence[ModelResult]) -> str:
     """A run's status: its models' most severe (AGREE for none)."""
     found = {m.status for m in models}
-    return next((s for s in MODEL_ORDER if s in found), AGREE)
+    return next((s for s in st.MODEL_ORDER if s in found), st.AGREE)
 
 
 def exit_code(models: Sequence[ModelResult], fail_on_rulings: bool = False) -> int:
@@ -357,7 +341,7 @@ def exit_code(models: Sequence[ModelResult], fail_on_rulings: bool = False) -> i
         return 2
     failing = any(m.failing for m in models)
     if fail_on_rulings:
-        failing = failing or any(n.status == RULINGS for n in all_nodes(models))
+        failing = failing or any(n.status == st.RULINGS for n in all_nodes(models))
     return 1 if failing else 0
 
 
@@ -379,9 +363,10 @@ def node_record(site: Site, judgement: Judgement, domain: str = "finite") -> Nod
         shapes = ", ".join(str(s) for s in judgement.shown_shapes)
         node.shown = f"{judgement.shown}, X {shapes}" if shapes else judgement.shown
     node.causes = causes.of(site, judgement)
-    if judgement.status in (ORT_REJECTED, ORTPOOL_REJECTED, BOTH_REJECTED, NOT_COMPARED):
+    if judgement.status in (st.ORT_REJECTED, st.ORTPOOL_REJECTED, st.BOTH_REJECTED,
+                            st.NOT_COMPARED):
         node.message = judgement.failure
-    elif judgement.status == NO_KERNEL:
+    elif judgement.status == st.NO_KERNEL:
         node.message = judgement.failure.removeprefix("onnxruntime refuses it: ")
     if judgement.executed_by:
         node.executed_by = judgement.executed_by.get(site.op) or next(
