@@ -22,21 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def rows() -> list[tuple[str, str, str, str, str, str]]:
     out = []
     for t in optypes.all_op_types():
-        ins = t.input_names
-        outs = ["Y", "Indices"][: t.n_outputs]
-        attrs = ", ".join(
-            f"{name}:{'string' if a.kind != 'int' else 'int'}" for name, a in t.spec.attrs.items()
-        )
-        out.append(
-            (
-                t.name,
-                f"{t.spec.op}-{t.spec.version}",
-                ", ".join(ins),
-                ", ".join(outs),
-                ", ".join(t.dtypes),
-                attrs,
-            )
-        )
+        attrs = ", ".join(f"{name}:{'string' if a.kind != 'int' else 'int'}"
+                          for name, a in t.spec.attrs.items())
+        out.append((t.name, f"{t.spec.op}-{t.spec.version}", ", ".join(t.input_names),
+                    ", ".join(["Y", "Indices"][: t.n_outputs]), ", ".join(t.dtypes), attrs))
     return out
 
 
@@ -69,7 +58,5 @@ def terminal_lines(header: Sequence[str], table: Sequence[Sequence[str]]) -> lis
         out.append(line(row[:columns]))
         attrs = row[-1].replace(":string", "")
         if attrs:
-            out += textwrap.wrap(
-                attrs, WIDTH, initial_indent="    ", subsequent_indent="      "
-            )
+            out += textwrap.wrap(attrs, WIDTH, initial_indent="    ", subsequent_indent="      ")
     return out

@@ -113,14 +113,11 @@ def bench(
     spec = runtime.from_python(providers, opt_level, intra_op_threads, inter_op_threads,
                                execution_mode)
     settings = runner.Settings(
-        repeat=timing.repeat(repeat, PYTHON),
-        min_sample=timing.min_sample(min_sample_ms, PYTHON),
+        repeat=timing.repeat(repeat, PYTHON), min_sample=timing.min_sample(min_sample_ms, PYTHON),
         intra_op_threads=spec.intra_op_threads,
         reference_limit=timing.reference_timeout(reference_timeout, PYTHON, zero="0: skipped"),
-        seed=inputs_group.seed(seed, PYTHON),
-        shared_pool=values.flag("shared_pool", shared_pool),
-        runtime=spec,
-    )
+        seed=inputs_group.seed(seed, PYTHON), shared_pool=values.flag("shared_pool", shared_pool),
+        runtime=spec)
     spec_inputs = inputs_group.from_python(shapes, inputs)
     patterns = values.names("cases", cases)
     if model is None and not spec_inputs.empty:

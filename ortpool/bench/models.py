@@ -37,12 +37,8 @@ def builtin_model(case: Case, opset: int) -> bytes:
     """The case as one standard ONNX node at ``opset``."""
     inputs, outputs = _io(case)
     node = helper.make_node(
-        case.op,
-        [i.name for i in inputs],
-        [o.name for o in outputs],
-        name=case.name,
-        **case.attributes,
-    )
+        case.op, [i.name for i in inputs], [o.name for o in outputs], name=case.name,
+        **case.attributes)
     return _model(node, case, [helper.make_opsetid("", opset)])
 
 

@@ -81,10 +81,8 @@ class CaseResult:
 def session_runtime(settings: Settings) -> RuntimeSpec:
     """The runtime of every session of a case: the shared pool, or pools of the given size."""
     return dataclasses.replace(
-        settings.runtime,
-        intra_op_threads=settings.intra_op_threads,
-        shared_pool=settings.shared_pool,
-    )
+        settings.runtime, intra_op_threads=settings.intra_op_threads,
+        shared_pool=settings.shared_pool)
 
 
 def _numpy_call(case: Case, version: int, feed: dict[str, np.ndarray]) -> Callable[[], object]:

@@ -257,13 +257,10 @@ def profile(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], pools: Mapp
     times = {n: (_median(per_run[n]) if seen[n] else None) for n in names}
     totals = [sum(per_run[n][i] for n in names if seen[n]) for i in range(len(spans))]
     return Profile(
-        nodes=times,
-        counts={n: len(seen[n]) for n in names},
+        nodes=times, counts={n: len(seen[n]) for n in names},
         providers={n: tuple(sorted(p)) for n, p in providers.items()},
         run=_median([(hi - lo) * 1e-6 for lo, hi in spans]),
-        pooling=_median(totals) if any(seen.values()) else None,
-        runs=len(spans),
-    )
+        pooling=_median(totals) if any(seen.values()) else None, runs=len(spans))
 
 
 @dataclasses.dataclass

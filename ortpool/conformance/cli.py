@@ -47,10 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     reports.add_json(group, "write every case and its result as JSON")
     reports.add_no_progress(group)
     accuracy.add_arguments(
-        parser,
-        atol_help="widens the accuracy agree band of averages and norms",
-        rtol_help="widens the accuracy agree band of averages and norms",
-    )
+        parser, atol_help="widens the accuracy agree band of averages and norms",
+        rtol_help="widens the accuracy agree band of averages and norms")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -114,6 +114,5 @@ def build(style: str, given: Any, listed: list[tuple[str, dict[str, str]]], opt_
         level=values.choice(label("opt_level", style), opt_level, LEVELS),
         intra_op_threads=values.count(label("intra_op_threads", style), intra),
         inter_op_threads=values.count(label("inter_op_threads", style), inter),
-        mode=values.choice(label("execution_mode", style), mode, MODES),
-    )
+        mode=values.choice(label("execution_mode", style), mode, MODES))
     return spec.check(lambda key: label(key, style))

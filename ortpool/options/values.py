@@ -25,8 +25,7 @@ MAX_SECONDS = 1e6
 _INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _REAL = re.compile(
     r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)",
-    re.ASCII | re.IGNORECASE,
-)
+    re.ASCII | re.IGNORECASE)
 
 
 def integer(text: str) -> int:

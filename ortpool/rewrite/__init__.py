@@ -116,14 +116,12 @@ def _python_file(action: Action, source: Any, target: Any, link_data: Any, json_
     except TypeError as err:
         raise TypeError(f"{action.__name__.replace('_model', '_file')}() {err}") from None
     return run_file(
-        action,
-        files.model(source, "source", proto=False),
+        action, files.model(source, "source", proto=False),
         files.model(target, "target", proto=False),
         files.selection(given.get("ops"), given.get("nodes"), given.get("exclude")),
         values.flag("skip_invalid", given.get("skip_invalid", False)),
         values.flag("link_data", link_data),
-        None if json_report is None else values.path("json_report", json_report),
-    )
+        None if json_report is None else values.path("json_report", json_report))
 
 
 def rewrite_file(

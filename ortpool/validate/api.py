@@ -114,11 +114,8 @@ def validate(
 
         with main_kept_out():
             found = batch.run_models(
-                [os.fspath(m) for m in models],
-                options,
-                jobs=batch.jobs_from(jobs, len(models)),
-                timeout=timeout,
-            )
+                [os.fspath(m) for m in models], options, jobs=batch.jobs_from(jobs, len(models)),
+                timeout=timeout)
     else:
         found = [_in_process(m, options, len(models) == 1) for m in models]
     return ValidationReport(found, settings(options, timeout, fail_on_rulings), fail_on_rulings)

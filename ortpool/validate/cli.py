@@ -101,13 +101,8 @@ def run(args: argparse.Namespace) -> int:
         bar = None if args.no_progress else ProgressBar(title, force=False)
         try:
             found = batch.run_models(
-                paths,
-                options,
-                jobs=jobs,
-                timeout=timeout,
-                progress=bar,
-                on_result=lambda result: _print_model(result, args.verbose, bar),
-            )
+                paths, options, jobs=jobs, timeout=timeout, progress=bar,
+                on_result=lambda result: _print_model(result, args.verbose, bar))
         finally:
             if bar is not None:
                 bar.close()
