@@ -42,8 +42,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"warming up {len(todo)} kernel(s) ({', '.join(f'{t} {n}' for t, n in per_type.items())}); "
         "a first compile takes 10-20 s per window kernel, a cached one loads at once",
-        file=sys.stderr, flush=True,
-    )
+        file=sys.stderr, flush=True)
 
     def done(kernel: str, dtype: str, seconds: float) -> None:
         print(f"{kernel:30s} {dtype:6s} {seconds:7.2f} s", flush=True)

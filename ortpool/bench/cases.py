@@ -138,8 +138,6 @@ def select(patterns: Sequence[str] | None) -> list[Case]:
     chosen = [c for c in CASES
               if any(fnmatch.fnmatchcase(c.name, p) or p in c.name for p in patterns)]
     if not chosen:
-        raise ValueError(
-            f"no benchmark case matches {', '.join(patterns)}; the cases are "
-            f"{', '.join(c.name for c in CASES)}"
-        )
+        raise ValueError(f"no benchmark case matches {', '.join(patterns)}; the cases are "
+                         f"{', '.join(c.name for c in CASES)}")
     return chosen

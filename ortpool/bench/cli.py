@@ -43,8 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         DEFAULT_LEVEL,
         "every session runs at it (a deployed model's level)",
         providers_help="the execution providers the built-in and ortpool sessions run on, in "
-        "priority order (default cpu); the table says which one executed each built-in node",
-    )
+        "priority order (default cpu); the table says which one executed each built-in node")
     group = parser.add_argument_group("timing")
     timing.add_repeat(group, 30, 5.0)
     group.add_argument(
@@ -58,8 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--list", action="store_true", help="list the cases and exit")
     timing.add_reference_timeout(
         group, REFERENCE_TIMEOUT, "per case; cases it cannot finish are skipped (0 skips the "
-        "evaluator)",
-    )
+        "evaluator)")
     group.add_argument(
         "--no-reference", action="store_true", help="skip the onnx reference evaluator")
     group = parser.add_argument_group("reports")

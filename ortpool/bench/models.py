@@ -28,8 +28,7 @@ def _io(case: Case) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto
 def _model(node: onnx.NodeProto, case: Case, imports: list[onnx.OperatorSetIdProto]) -> bytes:
     inputs, outputs = _io(case)
     model = node_model(
-        [node], f"bench_{case.name}", inputs, outputs, imports, producer_name="ortpool-bench"
-    )
+        [node], f"bench_{case.name}", inputs, outputs, imports, producer_name="ortpool-bench")
     return model.SerializeToString()
 
 

@@ -131,21 +131,18 @@ def check_interface(model: onnx.ModelProto, fixed: onnx.ModelProto, model_label:
         raise OrtpoolError(
             f"FIXED {fixed_label} does not take the inputs of MODEL {model_label}: MODEL has "
             f"{', '.join(ours) or 'none'}, FIXED has {', '.join(theirs) or 'none'} (give the "
-            "model 'ortpool fix' wrote from MODEL)"
-        )
+            "model 'ortpool fix' wrote from MODEL)")
     for name, signature in ours.items():
         if theirs[name] != signature:
             raise OrtpoolError(
                 f"FIXED {fixed_label} does not take the inputs of MODEL {model_label}: input "
-                f"{name!r} is {signature} in MODEL, {theirs[name]} in FIXED"
-            )
+                f"{name!r} is {signature} in MODEL, {theirs[name]} in FIXED")
     outputs = [v.name for v in model.graph.output]
     fixed_outputs = [v.name for v in fixed.graph.output]
     if outputs != fixed_outputs:
         raise OrtpoolError(
             f"FIXED {fixed_label} does not give the outputs of MODEL {model_label}: MODEL gives "
-            f"{', '.join(outputs) or 'none'}, FIXED gives {', '.join(fixed_outputs) or 'none'}"
-        )
+            f"{', '.join(outputs) or 'none'}, FIXED gives {', '.join(fixed_outputs) or 'none'}")
 
 
 #: FIXED's float outputs agree with MODEL's within this fraction of the output's largest
@@ -185,8 +182,7 @@ def check_equivalent(pair: Pair, spec: InputSpec | None, settings: Settings) -> 
                 f"FIXED {pair.fixed_label} does not compute what MODEL {pair.label} means (its "
                 f"pooling nodes as the ONNX spec defines them): output {value.name!r} {why} "
                 f"(compared {how}); bench times a model against its fixed form only (give the "
-                "model 'ortpool fix' wrote from MODEL)"
-            )
+                "model 'ortpool fix' wrote from MODEL)")
 
 
 def _profile_keys(node: onnx.NodeProto) -> tuple[str, ...]:
@@ -324,12 +320,10 @@ def bench_models(pair: Pair, spec: InputSpec | None, settings: Settings) -> Mode
     if fixed is not None and nodes and not any(n.fixed_nodes for n in nodes):
         notes.append(
             f"no node of FIXED {fixed_label} stands for a pooling node of MODEL (none has its "
-            "name or was written for it by 'ortpool fix'): is FIXED MODEL's fixed form?"
-        )
+            "name or was written for it by 'ortpool fix'): is FIXED MODEL's fixed form?")
     missing = [n.name for n in nodes if n.original is None]
     if missing:
         notes.append(
             "no profile event names " + ", ".join(missing) + " (an unnamed node, a node inside "
-            "a function, or one onnxruntime's optimizer fused into another)"
-        )
+            "a function, or one onnxruntime's optimizer fused into another)")
     return ModelBench(label, pair.fixed_label, resolved, times, ratios, nodes, profiles, notes)

@@ -99,11 +99,9 @@ def conformance(
     :class:`ConformanceReport`.
     """
     judged = target.from_python(runtime, runtime_options, case_timeout, target.onnxruntime_set(
-        ISOLATED_LEVEL, providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
-    ))
+        ISOLATED_LEVEL, providers, opt_level, intra_op_threads, inter_op_threads, execution_mode))
     spec = session.from_python(
-        providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
-    )
+        providers, opt_level, intra_op_threads, inter_op_threads, execution_mode)
     rule = accuracy_group.from_python(atol, rtol, accuracy)
     cases, settings = selected(ops, versions, dtypes, ranks, inputs.seed(seed, PYTHON),
                                domain.from_python(nonfinite), PYTHON)

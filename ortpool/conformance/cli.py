@@ -39,8 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ISOLATED_LEVEL,
         "every case runs at it (disable: the node as written)",
         providers_help="the execution providers the built-in nodes run on, in priority order "
-        "(default cpu); a case the first does not execute is counted as fallen back, not as its",
-    )
+        "(default cpu); a case the first does not execute is counted as fallen back, not as its")
     target.add_arguments(parser, "each case")
     domain.add_arguments(parser, "cases")
     group = parser.add_argument_group("reports")

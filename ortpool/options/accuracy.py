@@ -26,8 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser, atol_help: str | None = None,
         "a sum's error against the exact result, in units of u*mean|x| (u: the unit roundoff "
         "of its accumulation type), is accuracy, not semantics: within the agree band it "
         "agrees, up to the limit it agrees with an accuracy note (exit code unchanged, fix "
-        "leaves it), beyond it differs (exit 1, fix mends it)",
-    )
+        "leaves it), beyond it differs (exit 1, fix mends it)")
     for flag, text in (("--atol", atol_help), ("--rtol", rtol_help)):
         if text is not None:
             group.add_argument(flag, type=values.real, metavar="TOL", help=text)
@@ -62,10 +61,8 @@ def parse_limits(texts: list[str]) -> dict[str, float]:
         elif kind in _TYPES:
             limits[kind] = value
         else:
-            raise OrtpoolError(
-                f"--accuracy-limit {text}: {kind!r} is not an accumulation type "
-                f"({', '.join(_TYPES)})"
-            )
+            raise OrtpoolError(f"--accuracy-limit {text}: {kind!r} is not an accumulation type "
+                               f"({', '.join(_TYPES)})")
     return limits
 
 

@@ -17,8 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     group = parser.add_argument_group(
         "input domain (ruling 20)",
         f"the {what} cover every finite input by default ({FINITE} domain); --nonfinite adds "
-        "NaN, +inf and -inf at every tap position of every window",
-    )
+        "NaN, +inf and -inf at every tap position of every window")
     choice = group.add_mutually_exclusive_group()
     choice.add_argument(
         "--nonfinite", "--nan", dest="nonfinite", action="store_true",

@@ -69,8 +69,7 @@ def selection(ops: Any = None, nodes: Any = None, exclude: Any = None,
         if unknown or not op_set:
             problem = f"{unknown[0]!r} is not a pooling operator" if unknown else "no operator"
             raise OrtpoolError(
-                f"{label('ops', style)}: {problem}; choose from {','.join(OPERATORS)}"
-            )
+                f"{label('ops', style)}: {problem}; choose from {','.join(OPERATORS)}")
     chosen = values.names(label("nodes", style), nodes)
     return Selection(
         ops=op_set, nodes=None if chosen is None else frozenset(chosen),

@@ -68,13 +68,11 @@ def from_args(args: argparse.Namespace) -> RuntimeSpec:
         if provider_name(ep) not in named:
             raise OrtpoolError(
                 f"--provider-option {item!r}: {provider_name(ep)} is not among --providers "
-                f"({', '.join(named)})"
-            )
+                f"({', '.join(named)})")
         named[provider_name(ep)][key.strip()] = value.strip()
     return build(
         CLI, text or "cpu", listed, args.opt_level, getattr(args, "intra_op_threads", 0),
-        getattr(args, "inter_op_threads", 0), getattr(args, "execution_mode", "sequential"),
-    )
+        getattr(args, "inter_op_threads", 0), getattr(args, "execution_mode", "sequential"))
 
 
 def from_python(providers: Providers = None, opt_level: str = "all", intra_op_threads: int = 0,

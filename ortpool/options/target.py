@@ -78,8 +78,7 @@ def from_args(args: argparse.Namespace, default_level: str) -> Target:
     given = onnxruntime_set(
         default_level, args.providers, args.opt_level, getattr(args, "intra_op_threads", 0),
         getattr(args, "inter_op_threads", 0), getattr(args, "execution_mode", "sequential"),
-        args.provider_option, CLI,
-    )
+        args.provider_option, CLI)
     return build(CLI, args.runtime, options, args.case_timeout, given)
 
 
@@ -108,8 +107,7 @@ def from_python(runtime: Any = ONNXRUNTIME, runtime_options: Any = None,
         if runtime_options is not None:
             raise OrtpoolError(
                 f"runtime_options={values.shown(runtime_options)} with a Runtime object: give "
-                "its options to ortpool.runtimes.get, or give runtime= a name"
-            )
+                "its options to ortpool.runtimes.get, or give runtime= a name")
         timeout = values.seconds("case_timeout", case_timeout)
         _refuse(PYTHON, runtime.name, onnxruntime_given)
         return Target(runtime, timeout)
@@ -140,8 +138,7 @@ def build(style: str, name: Any, options: dict[str, Any], case_timeout: Any,
             raise OrtpoolError(
                 f"{label('runtime_options', style)} {shown}: onnxruntime's "
                 f"options are {label('providers', style)}, {label('opt_level', style)} and the "
-                "threads"
-            )
+                "threads")
         return Target(None, timeout)
     _refuse(style, spelled, given)
     hint = runtimes.install_hint(spelled)
@@ -158,5 +155,4 @@ def _refuse(style: str, name: str, given: Sequence[str]) -> None:
         raise OrtpoolError(
             f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} onnxruntime's; "
             f"{label('runtime', style)} {name} takes {label('runtime_options', style)} and "
-            f"{label('case_timeout', style)} (leave {'it' if len(given) == 1 else 'them'} out)"
-        )
+            f"{label('case_timeout', style)} (leave {'it' if len(given) == 1 else 'them'} out)")

@@ -98,10 +98,8 @@ def seconds(label: str, value: Any, *, zero: str = "") -> float:
     if not (math.isfinite(number) and fits and number <= MAX_SECONDS):
         low = ">= 0" if zero else "> 0"
         note = f" ({zero})" if zero else ""
-        raise OrtpoolError(
-            f"{label}={value} must be a finite number of seconds {low} and <= "
-            f"{MAX_SECONDS:.0f}{note}"
-        )
+        raise OrtpoolError(f"{label}={value} must be a finite number of seconds {low} and <= "
+                           f"{MAX_SECONDS:.0f}{note}")
     return number
 
 
@@ -145,8 +143,7 @@ def names(label: str, value: Any) -> tuple[str, ...] | None:
     for item in items:
         if not isinstance(item, str):
             raise TypeError(
-                f"{label}={shown(value)} must hold names (str), not {type(item).__name__}"
-            )
+                f"{label}={shown(value)} must hold names (str), not {type(item).__name__}")
     return tuple(items)
 
 

@@ -83,8 +83,7 @@ def table(results: Sequence[CaseResult]) -> list[list[str]]:
     for r in results:
         fast = r.fastest_opset
         others = ", ".join(
-            f"@{o} {fmt_time(r.times[builtin_name(o)].median)}" for o in r.case.opsets if o != fast
-        )
+            f"@{o} {fmt_time(r.times[builtin_name(o)].median)}" for o in r.case.opsets if o != fast)
         ref = r.reference_median
         rows.append([
             r.case.name, r.case.shape_text, f"{fmt_stats(r.builtin)} @{fast}",
@@ -159,35 +158,26 @@ def summary_lines(info: dict[str, Any]) -> list[str]:
     lines = []
     if info.get("geomean_ratio") is not None:
         worst = info["max_ratio"]
-        lines.append(
-            f"geometric mean ortpool/built-in over {len(info['cnn_cases'])} CNN shapes: "
-            f"{info['geomean_ratio']:.2f} (worst {worst['ratio']:.2f}, {worst['case']})"
-        )
+        lines.append(f"geometric mean ortpool/built-in over {len(info['cnn_cases'])} CNN shapes: "
+                     f"{info['geomean_ratio']:.2f} (worst {worst['ratio']:.2f}, {worst['case']})")
     if info.get("family_geomean_ratio") is not None:
         worst = info["family_max_ratio"]
         lines.append(
             f"geometric mean ortpool/built-in over {len(info['family_cases'])} shapes of LpPool, "
             f"the global pools and MaxRoiPool: {info['family_geomean_ratio']:.2f} "
-            f"(worst {worst['ratio']:.2f}, {worst['case']})"
-        )
+            f"(worst {worst['ratio']:.2f}, {worst['case']})")
     if info.get("geomean_floor_ratio") is not None:
-        lines.append(
-            f"marshalling floor (a Python op that returns prepared results) / built-in, "
-            f"geometric mean: {info['geomean_floor_ratio']:.2f} (no kernel goes below it)"
-        )
+        lines.append(f"marshalling floor (a Python op that returns prepared results) / built-in, "
+                     f"geometric mean: {info['geomean_floor_ratio']:.2f} (no kernel goes below it)")
     if "fixed_cost_extra_s" in info:
         lines.append(
-            f"fixed cost per call above built-in: {info['fixed_cost_extra_s'] * 1e6:+.1f} µs"
-        )
+            f"fixed cost per call above built-in: {info['fixed_cost_extra_s'] * 1e6:+.1f} µs")
     if "min_reference_speedup" in info:
         ref = info["min_reference_speedup"]
-        lines.append(
-            f"vs onnx reference evaluator over the CNN shapes it finished: at least "
-            f"{ref['speedup']:,.0f}x faster ({ref['case']})"
-        )
+        lines.append(f"vs onnx reference evaluator over the CNN shapes it finished: at least "
+                     f"{ref['speedup']:,.0f}x faster ({ref['case']})")
     lines.append(
-        "outputs agree on every case" if info["all_agree"] else "OUTPUTS DISAGREE (see table)"
-    )
+        "outputs agree on every case" if info["all_agree"] else "OUTPUTS DISAGREE (see table)")
     return lines
 
 
@@ -299,8 +289,7 @@ def model_tables(result: ModelBench, markdown: bool = False) -> list[str]:
             rows.append(row + [""] * (len(rows[0]) - len(row)))
         lines.append(
             f"kernel time per run, onnxruntime's profile (median of {original.runs} profiled "
-            "runs of a session of its own):"
-        )
+            "runs of a session of its own):")
         lines += [*table_text(rows).splitlines(), ""]
     lines += wrap(model_verdict(result))
     return lines
@@ -329,9 +318,7 @@ def model_verdict(result: ModelBench) -> list[str]:
                 "difference (more rounds with --repeat, or a quieter machine, can tell them "
                 "apart; the profile's kernel times above are steadier)."
                 if overlap
-                else f"the fixed model takes {fixed.median:.2f}x the original's time."
-            )
-        )
+                else f"the fixed model takes {fixed.median:.2f}x the original's time."))
     lines.extend(result.notes)
     return lines
 

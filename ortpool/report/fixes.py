@@ -181,8 +181,7 @@ class FixReport:
         if self.inputs.get("open_dims") or "loaded" in self.inputs.get("source", ""):
             # the sizes or values the user chose, or that were chosen for the user
             shapes = ", ".join(
-                f"{k} [{','.join(map(str, v))}]" for k, v in self.inputs["shapes"].items()
-            )
+                f"{k} [{','.join(map(str, v))}]" for k, v in self.inputs["shapes"].items())
             lines.append(f"  model inputs {shapes} ({self.inputs.get('source')})")
         dims, hint = self.inputs.get("open_dims", []), self.inputs.get("shape_hint", "")
         lines += [f"  {line}" for line in describe_dims(dims, hint)]
@@ -204,8 +203,7 @@ class FixReport:
             names = ", ".join(repr(n.name) for n in self.needs_ortpool)
             lines.append(
                 f"the fixed model needs ortpool at run time (ortpool.InferenceSession) for "
-                f"{plural(len(self.needs_ortpool), 'node')}: {names}"
-            )
+                f"{plural(len(self.needs_ortpool), 'node')}: {names}")
         maxed = self.finite_only
         if maxed:
             names = ", ".join(repr(n.name) for n in maxed)
@@ -213,8 +211,7 @@ class FixReport:
                 f"proven in the finite domain (the default, ruling 20) for "
                 f"{plural(len(maxed), 'node')}: {names}; NaN and +-inf were not covered "
                 f"({'nonfinite=True' if self.style == PYTHON else '--nonfinite'} proves them, "
-                "and guards a max onnxruntime gets wrong there)"
-            )
+                "and guards a max onnxruntime gets wrong there)")
         lines += [f"note: {note}" for note in self.notes]
         return lines
 
@@ -282,8 +279,7 @@ class FixResult(Report):
             f"<tr><td><code>{name(n.name, 60)}</code></td><td>{name(n.key)}</td>"
             f"<td>{name(why(n), 300)}</td><td>{name(n.form or n.realization, 60)}</td>"
             f"<td>{name(proof_text(n.proof, n.in_model) if n.proof else n.reason, 300)}</td>"
-            "</tr>" for n in self.report.nodes
-        )
+            "</tr>" for n in self.report.nodes)
         head = "".join(f"<th>{h}</th>" for h in ("node", "op", "before the fix", "now", "proof"))
         return (
             f'<div class="ortpool"><style>{SHARED_CSS}</style><p>'

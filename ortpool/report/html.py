@@ -198,8 +198,7 @@ def _picture(node: NodeResult, c: TensorComparison) -> str:
         f'<div class="col"><img class="tile-image" alt="channel {t.channel}" width="{t.width}" '
         f'height="{t.height}" src="data:image/png;base64,{base64.b64encode(t.png).decode()}">'
         f'<div class="xaxis">{_axis_labels(across)}</div></div></div></div>'
-        for t in found
-    )
+        for t in found)
     return (
         f'<figure class="node-picture" data-node="{attr(node.name)}" data-output="{attr(c.name)}">'
         f'<div class="legend">{counts}</div><div class="tiles">{tiles}</div>'
@@ -257,18 +256,15 @@ def _model_body(model: ModelResult) -> str:
         items = "".join(f"<li><code>{name(n.name)}</code>: {_e(n.nonfinite)}</li>"
                         for n in beyond)
         price = f"<p>{_e(model.guard_text)}</p>" if model.guard_text else ""
-        parts.append(
-            '<div class="nonfinite"><h3>On NaN and infinite inputs only (information: not '
-            "counted, --nonfinite judges them; ruling 20)</h3>"
-            f'<ul class="notes">{items}</ul>{price}</div>'
-        )
+        parts.append('<div class="nonfinite"><h3>On NaN and infinite inputs only (information: not '
+                     "counted, --nonfinite judges them; ruling 20)</h3>"
+                     f'<ul class="notes">{items}</ul>{price}</div>')
     figures = "".join(_picture(n, c) for n in model.nodes for c in differing(n))
     if figures:
         parts.append(f'<div class="pictures"><h3>Where the differences sit</h3>{figures}</div>')
     if model.notes:
         parts.append(
-            '<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in model.notes) + "</ul>"
-        )
+            '<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in model.notes) + "</ul>")
     return "".join(parts)
 
 
@@ -355,8 +351,7 @@ def summary(models: Sequence[ModelResult], links: bool = True, after: str = "") 
             f'<tr class="summary-row" data-status="{_e(m.status)}"><td class="path">'
             f"{cell(i, m)}</td><td>{_badge(m.status)}</td><td>{_why(m)}</td>"
             f'<td class="e2e-cell">{_outputs_differing(m)}</td></tr>'
-            for i, m in chosen
-        )
+            for i, m in chosen)
 
     ordered = triage(models)
     failing = [(i, m) for i, m in ordered if bad(m)]
@@ -367,15 +362,12 @@ def summary(models: Sequence[ModelResult], links: bool = True, after: str = "") 
         parts.append(
             f'<p class="count">{len(failing)} of {plural(len(models), "model")} differ or could '
             "not be validated" + (f"; the differing nodes {_e(by)}" if by else "") + "</p>"
-            + _table(head, rows(failing), "summary")
-        )
+            + _table(head, rows(failing), "summary"))
     if others:
         counts = terminal.counted([m.status for _, m in others], results.MODEL_ORDER)
-        parts.append(
-            f'<details class="agreeing"{"" if failing else " open"}><summary>'
-            f"{_e(plural(len(others), 'model'))}: {_e(counts)}</summary>"
-            f"{_table(head, rows(others), 'summary')}</details>"
-        )
+        parts.append(f'<details class="agreeing"{"" if failing else " open"}><summary>'
+                     f"{_e(plural(len(others), 'model'))}: {_e(counts)}</summary>"
+                     f"{_table(head, rows(others), 'summary')}</details>")
     parts.append(f"{after}</div>")
     return "".join(parts)
 

@@ -29,5 +29,4 @@ def validate_document(models: Sequence[ModelResult], settings: dict[str, Any]) -
             # the differing nodes by what they break: the spec's text, or ruling N
             "bases": bases([n for m in models for n in m.nodes]),
             "models": [m.to_dict() for m in models],
-        }
-    )
+        })

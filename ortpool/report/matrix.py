@@ -154,22 +154,19 @@ def render(found: Sequence[CaseResult], header: str, runtime: str = "onnxruntime
         "accuracy limit too) are counted by their basis: spec text, where the runtime breaks "
         "the spec's written words (a formula or a sentence of that version); ruling, where the "
         "spec is silent or ambiguous and docs/rulings.md reads it.",
-        more="",
-    )
+        more="")
     lines += fit(
         "RULINGS counts cases differing only in cells the spec gives no value (NaN in a window, "
         "empty windows); refused, cases the runtime refuses that the spec defines; both "
         "refuse, cases the spec refuses too; crashed and timed out, cases the runtime's "
         "process died on or did not answer in time.",
-        more="",
-    )
+        more="")
     if placed:
         lines += fit(
             "fell back counts cases the first provider asked for did not execute (onnxruntime "
             "ran them on the next one, read from the session's profile), with their verdicts: "
             "those are that provider's, so they are counted in no other column and no cause.",
-            more="",
-        )
+            more="")
     return lines
 
 

@@ -355,8 +355,7 @@ def node_record(site: Site, judgement: Judgement, domain: str = "finite") -> Nod
             [list(site.x_dims)] if site.x_dims and None not in site.x_dims else []),
         status=judgement.status, location=site.location, comparisons=judgement.comparisons,
         domain=domain, judged=judgement.failure if judgement.sets or judgement.failure else None,
-        runtime=judgement.runtime,
-    )
+        runtime=judgement.runtime)
     node.judgement = judgement
     node.sets, node.shapes = judgement.sets, judgement.shapes
     if judgement.comparisons and judgement.shown and not judgement.shown_observed:

@@ -368,8 +368,7 @@ def _verdict(models: Sequence[ModelResult]) -> str:
             m.run_differs
             or any(o.failing for o in m.outputs)
             or any(n.failing and n.status != results.INACCURATE for n in m.nodes)
-            for m in failing
-        )
+            for m in failing)
         what = "differ in accuracy only" if accuracy_only else "differ"
         if len(failing) == 1 and len(models) == 1:
             what = what.replace("differ", "differs")

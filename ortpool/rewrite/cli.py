@@ -45,8 +45,6 @@ REWRITE = Command(
     "retarget a model's standard pooling nodes (MaxPool, AveragePool, MaxUnpool, LpPool, the "
     "global pools, MaxRoiPool) to ortpool's spec-exact ops",
     "retarget",
-    rewrite_model,
-)
+    rewrite_model)
 RESTORE = Command(
-    "turn a model's ortpool pooling nodes back into standard ONNX nodes", "restore", restore_model
-)
+    "turn a model's ortpool pooling nodes back into standard ONNX nodes", "restore", restore_model)

@@ -66,8 +66,7 @@ def _set_aside_branch_shapes(model: onnx.ModelProto, report: RewriteReport) -> N
             f"subgraph outputs {', '.join(map(repr, moved))} are written by an ortpool op: their "
             "declared static sizes are kept in their metadata and their dims made symbolic "
             "(onnxruntime would allocate them ahead, which ends the process when the op's output "
-            "differs); 'ortpool restore' puts them back"
-        )
+            "differs); 'ortpool restore' puts them back")
 
 
 def _rewrite_node(site: Site, namer: retarget.Namer) -> tuple[NodeReport, list | None]:
@@ -170,5 +169,4 @@ def _note_ir(model: onnx.ModelProto, report: RewriteReport) -> None:
     if readable is not None:
         report.notes.append(
             f"the model has IR version {model.ir_version}; the installed onnxruntime "
-            f"{runtime.build()['version']} reads at most {readable}"
-        )
+            f"{runtime.build()['version']} reads at most {readable}")

@@ -147,10 +147,8 @@ def to_standard(node: onnx.NodeProto, opset: int | None) -> onnx.NodeProto:
     governing = versions.resolve(spec.op, opset) if spec.version <= opset else None
     if governing is None or governing.version != spec.version:
         now = f"version {governing.version}" if governing else "no version"
-        raise fail(
-            f"ai.onnx opset {opset} gives {spec.op} {now}; restoring {node.op_type} there "
-            "would change what the node computes"
-        )
+        raise fail(f"ai.onnx opset {opset} gives {spec.op} {now}; restoring {node.op_type} there "
+                   "would change what the node computes")
     declared = {a.name: a for a in node.attribute}
     for attr_name, attr_spec in spec.attrs.items():
         attr = declared.get(attr_name)
@@ -160,8 +158,7 @@ def to_standard(node: onnx.NodeProto, opset: int | None) -> onnx.NodeProto:
         if attr.type != want:
             raise fail(
                 f"attribute {attr_name!r} must be {AttributeProto.AttributeType.Name(want)} "
-                f"in the ortpool encoding, got {AttributeProto.AttributeType.Name(attr.type)}"
-            )
+                f"in the ortpool encoding, got {AttributeProto.AttributeType.Name(attr.type)}")
     extra = sorted(set(declared) - set(spec.attrs))
     if extra:
         raise fail(f"attribute {extra[0]!r} does not exist in this version")
@@ -169,8 +166,7 @@ def to_standard(node: onnx.NodeProto, opset: int | None) -> onnx.NodeProto:
     if (len(inputs), len(outputs)) != (op_type.n_inputs, op_type.n_outputs):
         raise fail(
             f"{node.op_type} takes {op_type.n_inputs} inputs and {op_type.n_outputs} outputs, "
-            f"the node has {len(inputs)} and {len(outputs)}"
-        )
+            f"the node has {len(inputs)} and {len(outputs)}")
     try:
         attrs = normalize(spec, attribute_values(node.attribute))
     except OrtpoolError as err:

@@ -86,12 +86,10 @@ def validate(
     from ortpool.validate.validator import ValidateOptions
 
     judged = target.from_python(runtime, runtime_options, case_timeout, target.onnxruntime_set(
-        ISOLATED_LEVEL, providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
-    ))
+        ISOLATED_LEVEL, providers, opt_level, intra_op_threads, inter_op_threads, execution_mode))
     options = ValidateOptions(
         runtime=session.from_python(
-            providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
-        ),
+            providers, opt_level, intra_op_threads, inter_op_threads, execution_mode),
         target=judged.runtime,
         case_timeout=judged.case_timeout,
         accuracy=accuracy_group.from_python(atol, rtol, accuracy),
@@ -100,8 +98,7 @@ def validate(
         reference=values.flag("reference", reference),
         reference_timeout=timing.reference_timeout(reference_timeout, PYTHON),
         nonfinite=domain.from_python(nonfinite),
-        guard_cost=values.flag("guard_cost", guard_cost),
-    )
+        guard_cost=values.flag("guard_cost", guard_cost))
     fail_on_rulings = values.flag("fail_on_rulings", fail_on_rulings)
     jobs, timeout = timing.jobs(jobs, PYTHON), timing.timeout(timeout, PYTHON)
     models = _models(model)

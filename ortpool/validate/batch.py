@@ -394,8 +394,7 @@ class _Run:
             target=_child,
             args=(send, self.work, path, self.options, self.strict_shapes, str(output),
                   self.environment, self.terminal, self.timeout),
-            name=f"ortpool validate {path}",
-        )
+            name=f"ortpool validate {path}")
         process.start()
         send.close()  # the child's end: once the child is gone, the parent reads EOF
         started = time.monotonic()

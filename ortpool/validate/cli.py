@@ -36,8 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ISOLATED_LEVEL,
         "both runs of the model and every isolated node run at it; disable judges each node as "
         "written, not fused into its neighbours, so a difference is the node's own (fix and "
-        "bench default to all, the level a deployed model runs at)",
-    )
+        "bench default to all, the level a deployed model runs at)")
     target.add_arguments(parser, "each pooling node and the whole model")
     domain.add_arguments(parser, "verdicts")
     group = parser.add_argument_group("validation")
@@ -62,8 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         group,
         "report every node and graph output, with the model's inputs and every note (by "
         "default: one line per model, then the nodes that do not agree and the outputs that "
-        "differ; the report fits 100 columns, --json keeps every text whole)",
-    )
+        "differ; the report fits 100 columns, --json keeps every text whole)")
     reports.add_no_progress(group)
     accuracy.add_arguments(
         parser,
@@ -74,8 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         rtol_help="relative tolerance for graph outputs, relative to their magnitude (default per "
         "type: float and the half types 1e-5, double 1e-10); for averages and "
         "norms, when given, it widens the accuracy agree band (default 0 there); max values "
-        "and Indices are always compared exactly",
-    )
+        "and Indices are always compared exactly")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -138,8 +135,7 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
         reference=args.reference,
         reference_timeout=timing.reference_timeout(args.reference_timeout),
         nonfinite=domain.from_args(args),
-        guard_cost=not args.no_guard_cost,
-    )
+        guard_cost=not args.no_guard_cost)
 
 
 def _print_model(result: results.ModelResult, verbose: bool = False,

@@ -118,10 +118,8 @@ def output_tolerance(dtype: str, a: np.ndarray, b: np.ndarray, atol: float | Non
     for elem, count in sorted((roundings or {}).items()):
         step = half_ulps * float(ulp(np.asarray(size), elem))
         added += count * step
-        parts.append(
-            f"atol {tol.atol:g} + {count} x {half_ulps:g} ulp of {elem} at the magnitude "
-            f"({step:.3g}), one per rounding to {elem} after a pool (ruling 17)"
-        )
+        parts.append(f"atol {tol.atol:g} + {count} x {half_ulps:g} ulp of {elem} at the magnitude "
+                     f"({step:.3g}), one per rounding to {elem} after a pool (ruling 17)")
     if note_rtol:
         parts.append(f"rtol {tol.rtol:g} + {note_rtol:.3g} for the accuracy notes (ruling 17)")
     return Tolerance(tol.atol + added, tol.rtol + note_rtol, magnitude=size,

@@ -57,5 +57,4 @@ def reference(worker: Worker, site: Site, feed: object) -> ReferenceResult:
     explained = on_nan == differing or unpool or lp_ceil
     return ReferenceResult(
         "differ", "differences explained by its known defects" if explained else "",
-        differing=differing, defects=defects, seconds=seconds,
-    )
+        differing=differing, defects=defects, seconds=seconds)

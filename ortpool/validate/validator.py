@@ -278,8 +278,7 @@ def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
             site, node=node, inputs=tuple(entry.inputs), outputs=tuple(entry.outputs),
             scope=scope, location=scope.location if scope else "?",
             opset=scope.opset if scope and scope.opset else site.opset,
-            elem=elem, indices_read=len(entry.outputs) > 1 and entry.outputs[1] in read,
-        ))
+            elem=elem, indices_read=len(entry.outputs) > 1 and entry.outputs[1] in read))
     return regions
 
 
@@ -408,8 +407,7 @@ def _end_to_end(model: onnx.ModelProto, inlined: onnx.ModelProto,
                 "graph outputs differ although every isolated pooling node agrees: the difference "
                 "arises outside the pooling nodes' own results (e.g. onnxruntime's float16 "
                 "fallback computes a node in float32 and removes the Cast round trip after it, "
-                "skipping the rounding the graph asks for)"
-            )
+                "skipping the rounding the graph asks for)")
     elif (runs.builtin_failure is not None and runs.builtin_failure.kind != ortrun.NO_KERNEL
           and runs.ortpool_outputs is not None):
         # the two models differ in their pools only: if the rewritten one runs where the runtime
@@ -517,8 +515,7 @@ def _at_spec_size(site: Site, x: np.ndarray, options: ValidateOptions,
     node.causes.append(Cause(
         causes_mod.BUILT_CASE,
         f"at X {list(shape)}, the size the spec's upstream nodes give it (onnxruntime's run "
-        f"gives {list(x.shape)}; fix proves it there): {judgement.failure}",
-    ))
+        f"gives {list(x.shape)}; fix proves it there): {judgement.failure}"))
 
 
 def _judge_alone(site: Site, options: ValidateOptions, on: RuntimeSpec | Worker,
@@ -577,8 +574,7 @@ def bundled_models_dir() -> Path:
         ) from None
     if not isinstance(folder, Path):  # a zipped installation: onnxruntime needs real files
         raise OrtpoolError(
-            f"the bundled models are not files on disk ({folder}): name the models to validate"
-        )
+            f"the bundled models are not files on disk ({folder}): name the models to validate")
     return folder
 
 
@@ -588,6 +584,5 @@ def bundled_models() -> list[Path]:
     if not found:
         raise OrtpoolError(
             f"no bundled models: {folder} holds no .onnx file (run scripts/make_models.py in a "
-            "checkout of the repository, or name the models to validate)"
-        )
+            "checkout of the repository, or name the models to validate)")
     return found
