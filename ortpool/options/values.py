@@ -77,15 +77,11 @@ def count(label: str, value: Any, low: int = 0, high: int | None = None, note: s
     return value
 
 
-def amount(label: str, value: Any, low: float = 0.0, high: float | None = None, *,
-           above: bool = False) -> float:
-    """``value`` of option ``label`` if a finite number ``>= low`` (``> low`` with ``above``) and
-    ``<= high``."""
+def amount(label: str, value: Any, low: float = 0.0, high: float | None = None) -> float:
+    """``value`` of option ``label`` if a finite number ``>= low`` and ``<= high``."""
     number = _real(label, value)
-    fits = number > low if above else number >= low
-    if not (math.isfinite(number) and fits and (high is None or number <= high)):
-        span = f"{'>' if above else '>='} {low:g}"
-        span += f" and <= {high:g}" if high is not None else ""
+    if not (math.isfinite(number) and number >= low and (high is None or number <= high)):
+        span = f">= {low:g}" + (f" and <= {high:g}" if high is not None else "")
         raise OrtpoolError(f"{label}={value} must be a finite number {span}")
     return number
 

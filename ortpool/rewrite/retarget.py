@@ -15,6 +15,7 @@ from onnx import AttributeProto, TensorProto
 from ortpool import optypes, versions
 from ortpool.attributes import attribute_values, full_attributes, normalize, standard_attributes
 from ortpool.errors import OrtpoolError
+from ortpool.model.scopes import model_scopes
 from ortpool.model.site import PROTO_TYPE, Site, node_name, present
 
 #: Every Cast a rewrite inserts carries this doc string prefix; restore looks for it.
@@ -41,29 +42,15 @@ class Namer:
 def all_names(model: onnx.ModelProto) -> set[str]:
     """Every value and node name used anywhere in ``model`` (graphs, subgraphs, functions)."""
     names: set[str] = set()
-
-    def graph(g: onnx.GraphProto) -> None:
-        for seq in (g.input, g.output, g.value_info, g.initializer):
-            names.update(item.name for item in seq)
-        nodes(g.node)
-
-    def nodes(ns: Iterable[onnx.NodeProto]) -> None:
-        for node in ns:
-            names.add(node.name)
-            names.update(node.input)
-            names.update(node.output)
-            for attr in node.attribute:
-                if attr.type == AttributeProto.GRAPH:
-                    graph(attr.g)
-                elif attr.type == AttributeProto.GRAPHS:
-                    for g in attr.graphs:
-                        graph(g)
-
-    graph(model.graph)
-    for function in model.functions:
-        names.update(function.input)
-        names.update(function.output)
-        nodes(function.node)
+    for scope in model_scopes(model):
+        holder = scope.holder
+        if isinstance(holder, onnx.FunctionProto):
+            names.update([*holder.input, *holder.output])
+        else:
+            names.update(v.name for seq in (holder.input, holder.output, holder.value_info,
+                                            holder.initializer) for v in seq)
+        for node in scope.nodes:
+            names.update([node.name, *node.input, *node.output])
     return names
 
 

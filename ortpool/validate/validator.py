@@ -456,14 +456,12 @@ def _built_sets(site: Site, shapes: Sequence[Sequence[int]], options: ValidateOp
 
 
 def judge_site(site: Site, captured: Mapping[str, np.ndarray], options: ValidateOptions,
-               on: RuntimeSpec | Worker | None = None) -> results.NodeResult:
-    """One pooling node judged by the engine (:func:`ortpool.check.judge.judge`) on ``on``
-    (default ``options.runtime``): on its captured inputs and the domain's built cases at their
-    size; where that agrees, also at the spec's size when an upstream node the runtime gets
-    wrong changes it (:func:`_at_spec_size`); in the finite domain, the non-finite cases as
-    information. A node whose input is not captured is judged as ``fix`` judges it
+               on: RuntimeSpec | Worker) -> results.NodeResult:
+    """One pooling node judged by the engine (:func:`ortpool.check.judge.judge`) on ``on``: on
+    its captured inputs and the domain's built cases at their size; where that agrees, also at
+    the spec's size (:func:`_at_spec_size`) and, in the finite domain, on the non-finite cases
+    as information. A node whose input is not captured is judged as ``fix`` judges it
     (:func:`_judge_alone`)."""
-    on = on or options.runtime
     if not site.version:
         return _record(site, Judgement(status=results.BOTH_REJECTED, failure=site.reason),
                        options)
