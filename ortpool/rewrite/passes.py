@@ -31,35 +31,24 @@ def rewrite_model(model: onnx.ModelProto, selection: Selection,
                   skip_invalid: bool) -> RewriteReport:
     """Retarget the selected standard pooling nodes of ``model`` (edited in place)."""
     report = RewriteReport("rewrite")
-    scopes = model_scopes(model)
-    if not any(is_pool(n) for s in scopes for n in s.nodes):
+    if any(is_pool(n) for s in model_scopes(model) for n in s.nodes):
+        types = learn_types(model)
+        sites, notes = find_sites(model, selection, skip_invalid, table=types)
+        report.notes.extend(notes)
+        namer = retarget.Namer(retarget.all_names(model))
+        for site in sites:
+            entry, replacement = _rewrite_node(site, namer)
+            report.nodes.append(entry)
+            note = empty_auto_pad_note(site.node, entry.name)
+            if note is not None:
+                report.notes.append(note)
+            if replacement is not None and site.scope is not None:
+                # the node keeps its place, the Casts go right before and after it
+                splice.replace(site.scope.nodes, site.node, replacement)
+                splice.add_import(site.scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
+        op_outputs.declare(model, types)
+    else:
         selection.check_names(set(), "pooling")
-        _set_aside_branch_shapes(model, report)
-        _note_ir(model, report)
-        return report
-    types = learn_types(model)
-    sites, notes = find_sites(model, selection, skip_invalid, table=types)
-    report.notes.extend(notes)
-    namer = retarget.Namer(retarget.all_names(model))
-    for site in sites:
-        entry, replacement = _rewrite_node(site, namer)
-        report.nodes.append(entry)
-        note = empty_auto_pad_note(site.node, entry.name)
-        if note is not None:
-            report.notes.append(note)
-        if replacement is None or site.scope is None:
-            continue
-        # [Casts in..., the ortpool node, Cast out] or [the ortpool node]: the node keeps its
-        # place, the Casts go right before and after it.
-        splice.replace(site.scope.nodes, site.node, replacement)
-        splice.add_import(site.scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
-    op_outputs.declare(model, types)
-    _set_aside_branch_shapes(model, report)
-    _note_ir(model, report)
-    return report
-
-
-def _set_aside_branch_shapes(model: onnx.ModelProto, report: RewriteReport) -> None:
     moved = branch_outputs.set_aside(model)
     if moved:
         report.notes.append(
@@ -67,6 +56,8 @@ def _set_aside_branch_shapes(model: onnx.ModelProto, report: RewriteReport) -> N
             "declared static sizes are kept in their metadata and their dims made symbolic "
             "(onnxruntime would allocate them ahead, which ends the process when the op's output "
             "differs); 'ortpool restore' puts them back")
+    _note_ir(model, report)
+    return report
 
 
 def _rewrite_node(site: Site, namer: retarget.Namer) -> tuple[NodeReport, list | None]:
@@ -114,7 +105,6 @@ def _restore_node(node: onnx.NodeProto, scope: Scope, selection: Selection,
         spec = optypes.parse(node.op_type).spec
         entry = NodeReport(name, scope.location, spec.op, spec.version, LEFT_ALONE)
     except ValueError:
-        spec = None
         entry = NodeReport(name, scope.location, node.op_type, None, LEFT_ALONE)
     reason = selection.why_not(entry.op, node.name)
     if reason is not None:
@@ -130,8 +120,8 @@ def _restore_node(node: onnx.NodeProto, scope: Scope, selection: Selection,
     producers = {out: n for n in scope.nodes if retarget.is_inserted_cast(n) for out in n.output}
     consumers = {n.input[0]: n for n in scope.nodes if retarget.is_inserted_cast(n) and n.input}
     drop = []
-    # The Casts a rewrite put before X and every other input of X's type (MaxRoiPool's rois).
-    typed = optypes.parse(node.op_type).spec.typed_inputs
+    # the Casts a rewrite put before X and every other input of X's type (MaxRoiPool's rois)
+    typed = spec.typed_inputs
     for position, name in enumerate(standard.input):
         cast_in = producers.get(name) if position < len(typed) and typed[position] else None
         if cast_in is not None and _only_reader(scope, cast_in.output[0], node):
