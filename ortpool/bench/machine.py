@@ -74,17 +74,12 @@ def describe(intra_op_threads: int, kernel_threads: int, shared_pool: bool) -> d
                                              "MKL_NUM_THREADS", "ORTPOOL_THREADS")
                   if k in os.environ}
     return {
-        "cpu": cpu_model(),
-        "logical_cores": os.cpu_count(),
+        "cpu": cpu_model(), "logical_cores": os.cpu_count(),
         "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "physical_cores": physical_cores(),
         "ort_intra_op_threads": intra_op_threads or "default (one per physical core)",
         "ort_thread_pool": "one shared by all sessions" if shared_pool else "one per session",
-        "ortpool_kernel_threads": kernel_threads,
-        "ortpool_kernels": _kernels(),
-        "numpy_blas": blas(),
-        "thread_env": thread_env,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "versions": runtime.versions(),
+        "ortpool_kernel_threads": kernel_threads, "ortpool_kernels": _kernels(),
+        "numpy_blas": blas(), "thread_env": thread_env, "python": platform.python_version(),
+        "platform": platform.platform(), "versions": runtime.versions(),
     }

@@ -21,11 +21,10 @@ Providers = str | Sequence[str | tuple[str, Mapping[str, Any]]] | None
 def add_arguments(
     parser: argparse.ArgumentParser, default_level: str, level_help: str,
     providers_help: str = "onnxruntime execution providers, in priority order (default cpu)",
-    threads: bool = True,
 ) -> None:
     """Declare the runtime options on ``parser``; ``default_level`` and ``level_help`` say what
     the command's optimization level means (validate judges nodes as written, fix proves at the
-    level the model will run at). ``threads`` False leaves the thread options out."""
+    level the model will run at)."""
     group = parser.add_argument_group("runtime (onnxruntime session)")
     group.add_argument(
         "--providers", metavar="EP[,EP...]",
@@ -41,14 +40,13 @@ def add_arguments(
     group.add_argument(
         "--optimize", dest="opt_level", action="store_const", const="all",
         help="the same as --opt-level all")
-    if threads:
-        for kind in ("intra", "inter"):
-            group.add_argument(
-                f"--{kind}-op-threads", type=values.integer, default=0, metavar="N",
-                help=f"onnxruntime {kind}-op threads (default 0: onnxruntime's own)")
+    for kind in ("intra", "inter"):
         group.add_argument(
-            "--execution-mode", choices=list(MODES), default="sequential",
-            help="onnxruntime's execution mode (default sequential)")
+            f"--{kind}-op-threads", type=values.integer, default=0, metavar="N",
+            help=f"onnxruntime {kind}-op threads (default 0: onnxruntime's own)")
+    group.add_argument(
+        "--execution-mode", choices=list(MODES), default="sequential",
+        help="onnxruntime's execution mode (default sequential)")
 
 
 def from_args(args: argparse.Namespace) -> RuntimeSpec:
@@ -70,9 +68,8 @@ def from_args(args: argparse.Namespace) -> RuntimeSpec:
                 f"--provider-option {item!r}: {provider_name(ep)} is not among --providers "
                 f"({', '.join(named)})")
         named[provider_name(ep)][key.strip()] = value.strip()
-    return build(
-        CLI, text or "cpu", listed, args.opt_level, getattr(args, "intra_op_threads", 0),
-        getattr(args, "inter_op_threads", 0), getattr(args, "execution_mode", "sequential"))
+    return build(CLI, text or "cpu", listed, args.opt_level, args.intra_op_threads,
+                 args.inter_op_threads, args.execution_mode)
 
 
 def from_python(providers: Providers = None, opt_level: str = "all", intra_op_threads: int = 0,

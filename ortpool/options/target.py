@@ -75,24 +75,17 @@ def from_args(args: argparse.Namespace, default_level: str) -> Target:
         if not (eq and key.strip()):
             raise OrtpoolError(f"--runtime-option {item!r}: write KEY=VALUE")
         options[key.strip()] = value.strip()
-    given = onnxruntime_set(
-        default_level, args.providers, args.opt_level, getattr(args, "intra_op_threads", 0),
-        getattr(args, "inter_op_threads", 0), getattr(args, "execution_mode", "sequential"),
-        args.provider_option, CLI)
+    given = onnxruntime_set(default_level, args.providers, args.opt_level, args.intra_op_threads,
+                            args.inter_op_threads, args.execution_mode, args.provider_option, CLI)
     return build(CLI, args.runtime, options, args.case_timeout, given)
 
 
 def onnxruntime_set(default_level: str, providers: Any, opt_level: Any, intra: Any, inter: Any,
                     mode: Any, provider_options: Any = (), style: str = PYTHON) -> list[str]:
     """The onnxruntime options set to other than their defaults, as ``style`` spells them."""
-    given = {
-        "providers": providers is not None,
-        "provider_options": bool(provider_options),
-        "opt_level": opt_level != default_level,
-        "intra_op_threads": intra != 0,
-        "inter_op_threads": inter != 0,
-        "execution_mode": mode != "sequential",
-    }
+    given = {"providers": providers is not None, "provider_options": bool(provider_options),
+             "opt_level": opt_level != default_level, "intra_op_threads": intra != 0,
+             "inter_op_threads": inter != 0, "execution_mode": mode != "sequential"}
     return [label(key, style) for key, set_ in given.items() if set_]
 
 

@@ -145,23 +145,16 @@ class FixReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "runtime": self.runtime,
-            "nonfinite": self.nonfinite,
-            "accuracy": self.accuracy,
+            "runtime": self.runtime, "nonfinite": self.nonfinite, "accuracy": self.accuracy,
             "summary": {
-                "considered": len(self.nodes),
-                "realizations": self.counts(),
-                "forms": self.forms(),
-                "needs_ortpool": [n.name for n in self.needs_ortpool],
+                "considered": len(self.nodes), "realizations": self.counts(),
+                "forms": self.forms(), "needs_ortpool": [n.name for n in self.needs_ortpool],
                 "unproven": [n.name for n in self.unproven],
                 "finite_inputs_only": [n.name for n in self.finite_only],
             },
-            "inputs": {
-                **self.inputs,
-                "open_dims": [d.to_dict() for d in self.inputs.get("open_dims", [])],
-            },
-            "nodes": [n.to_dict() for n in self.nodes],
-            "notes": list(self.notes),
+            "inputs": {**self.inputs,
+                       "open_dims": [d.to_dict() for d in self.inputs.get("open_dims", [])]},
+            "nodes": [n.to_dict() for n in self.nodes], "notes": list(self.notes),
             "written": self.written,
         }
 

@@ -88,17 +88,14 @@ def validate(
     judged = target.from_python(runtime, runtime_options, case_timeout, target.onnxruntime_set(
         ISOLATED_LEVEL, providers, opt_level, intra_op_threads, inter_op_threads, execution_mode))
     options = ValidateOptions(
-        runtime=session.from_python(
-            providers, opt_level, intra_op_threads, inter_op_threads, execution_mode),
-        target=judged.runtime,
-        case_timeout=judged.case_timeout,
+        runtime=session.from_python(providers, opt_level, intra_op_threads, inter_op_threads,
+                                    execution_mode),
+        target=judged.runtime, case_timeout=judged.case_timeout,
         accuracy=accuracy_group.from_python(atol, rtol, accuracy),
-        seed=inputs_group.seed(seed, PYTHON),
-        inputs=inputs_group.from_python(shapes, inputs),
+        seed=inputs_group.seed(seed, PYTHON), inputs=inputs_group.from_python(shapes, inputs),
         reference=values.flag("reference", reference),
         reference_timeout=timing.reference_timeout(reference_timeout, PYTHON),
-        nonfinite=domain.from_python(nonfinite),
-        guard_cost=values.flag("guard_cost", guard_cost))
+        nonfinite=domain.from_python(nonfinite), guard_cost=values.flag("guard_cost", guard_cost))
     fail_on_rulings = values.flag("fail_on_rulings", fail_on_rulings)
     jobs, timeout = timing.jobs(jobs, PYTHON), timing.timeout(timeout, PYTHON)
     models = _models(model)
@@ -120,21 +117,16 @@ def validate(
 
 def settings(options: Any, timeout: float | None, fail_on_rulings: bool) -> dict[str, Any]:
     """The run's settings as the JSON and HTML reports name them."""
+    runtime, accuracy = options.runtime, options.accuracy
     return {
-        "seed": options.seed,
-        "shapes": {k: list(v) for k, v in options.inputs.shapes.items()},
+        "seed": options.seed, "shapes": {k: list(v) for k, v in options.inputs.shapes.items()},
         "inputs": options.inputs.origin or None,
-        "providers": [str(p) for p in options.runtime.providers],
-        "opt_level": options.runtime.level,
-        "optimize": options.runtime.level != ISOLATED_LEVEL,
-        "runtime": (options.runtime.describe() if options.target is None
+        "providers": [str(p) for p in runtime.providers], "opt_level": runtime.level,
+        "optimize": runtime.level != ISOLATED_LEVEL,
+        "runtime": (runtime.describe() if options.target is None
                     else {**options.target.describe(), "case_timeout": options.case_timeout}),
-        "atol": options.accuracy.atol,
-        "rtol": options.accuracy.rtol,
-        "accuracy": options.accuracy.to_dict(),
-        "reference": options.reference,
-        "fail_on_rulings": fail_on_rulings,
-        "timeout": timeout,
+        "atol": accuracy.atol, "rtol": accuracy.rtol, "accuracy": accuracy.to_dict(),
+        "reference": options.reference, "fail_on_rulings": fail_on_rulings, "timeout": timeout,
     }
 
 

@@ -126,16 +126,11 @@ def _options(args: argparse.Namespace) -> ValidateOptions:
 
     judged = target.from_args(args, ISOLATED_LEVEL)
     return ValidateOptions(
-        runtime=runtime.from_args(args),
-        target=judged.runtime,
-        case_timeout=judged.case_timeout,
-        accuracy=accuracy.from_args(args),
-        seed=inputs.seed(args.seed),
-        inputs=inputs.from_args(args),  # the messages speak of --shape and --inputs
-        reference=args.reference,
+        runtime=runtime.from_args(args), target=judged.runtime, case_timeout=judged.case_timeout,
+        accuracy=accuracy.from_args(args), seed=inputs.seed(args.seed),
+        inputs=inputs.from_args(args), reference=args.reference,
         reference_timeout=timing.reference_timeout(args.reference_timeout),
-        nonfinite=domain.from_args(args),
-        guard_cost=not args.no_guard_cost)
+        nonfinite=domain.from_args(args), guard_cost=not args.no_guard_cost)
 
 
 def _print_model(result: results.ModelResult, verbose: bool = False,
