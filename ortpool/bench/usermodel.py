@@ -28,12 +28,11 @@ from ortpool.model import InputSpec, ResolvedInputs, graph_inputs, resolve
 from ortpool.model.fixmarks import MARK
 from ortpool.model.inference import TypeTable, value_type
 from ortpool.model.scopes import graph_scopes, text
-from ortpool.model.selection import Selection
 from ortpool.model.site import find_sites
 from ortpool.model.timing import Ratio, Stats
 from ortpool.ort import kernel_node, open_session, profile_dir, read_profile, stamp
 from ortpool.ort.timed import FIXED, ORIGINAL, RunFailed, time_against
-from ortpool.rewrite.passes import rewrite_model
+from ortpool.rewrite import rewrite
 from ortpool.tolerances import MAX_LIKE
 
 #: profiled runs per model (after one warm-up run, left out): enough for a median per node,
@@ -162,9 +161,7 @@ def check_equivalent(pair: Pair, spec: InputSpec | None, settings: Settings) -> 
     runtime = dataclasses.replace(settings.runtime, shared_pool=False)
     sites, _ = find_sites(pair.model, skip_invalid=True, table=TypeTable())
     exact = {o for site in sites if site.op in MAX_LIKE for o in site.node.output}
-    exact_spec = onnx.ModelProto()
-    exact_spec.CopyFrom(pair.model)
-    rewrite_model(exact_spec, Selection(), True)
+    exact_spec = rewrite(pair.model, skip_invalid=True)
     found = []
     for model, label in ((exact_spec, pair.label), (pair.fixed, pair.fixed_label)):
         try:

@@ -365,10 +365,8 @@ def _verdict(models: Sequence[ModelResult]) -> str:
     if failing:
         # only sums beyond the accuracy limit: rounding, not semantics (ruling 17)
         accuracy_only = not any(
-            m.run_differs
-            or any(o.failing for o in m.outputs)
-            or any(n.failing and n.status != results.INACCURATE for n in m.nodes)
-            for m in failing)
+            m.run_differs or m.outputs_differing
+            or any(n.failing and n.status != results.INACCURATE for n in m.nodes) for m in failing)
         what = "differ in accuracy only" if accuracy_only else "differ"
         if len(failing) == 1 and len(models) == 1:
             what = what.replace("differ", "differs")
@@ -388,12 +386,9 @@ def _verdict(models: Sequence[ModelResult]) -> str:
 
 
 def _outputs(models: Sequence[ModelResult]) -> str:
-    e2e = sum(1 for m in models for o in m.outputs if o.failing)
+    text = f"{sum(m.outputs_differing for m in models)} graph output(s) differ end to end"
     runs = sum(1 for m in models if m.run_differs)
-    text = f"{e2e} graph output(s) differ end to end"
-    if runs:
-        text += f"; {runs} model(s) only ortpool's rewrite could run"
-    return text
+    return text + (f"; {runs} model(s) only ortpool's rewrite could run" if runs else "")
 
 
 def basis_text(basis: Basis) -> str:
@@ -413,8 +408,8 @@ def bases_text(nodes: Sequence[NodeResult]) -> str:
 
 def _nodes(models: Sequence[ModelResult]) -> str:
     nodes = results.all_nodes(models)
-    tally = counted([n.status for n in nodes], runtime=runtime_of(nodes))
-    line = f"{plural(len(nodes), 'pooling node')}: {tally or '-'}"
+    counts = counted([n.status for n in nodes], runtime=runtime_of(nodes))
+    line = f"{plural(len(nodes), 'pooling node')}: {counts or '-'}"
     by = bases_text(nodes)
     return f"{line} ({by})" if by else line
 

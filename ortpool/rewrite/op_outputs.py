@@ -1,15 +1,11 @@
 """Declared types of ortpool op outputs: written by a rewrite, removed by a restore.
 
 onnxruntime infers nothing about a custom op's outputs, and an execution provider that compiles
-the graph around an output of unknown rank refuses it (OpenVINO: "The input data tensor's rank
-has to be known"). So a rewrite declares every ortpool output nothing declares yet, in the
-value_info of its graph. A static size is written only where certain (computed by
-:func:`ortpool.kernels.shapes.output_shape`): OpenVINO compiles a declared size in and trusts
-it. So in the main graph N and C are the input's and the spatial sizes computed where every size
-they depend on is known, a fresh symbolic name elsewhere; a call of a local function holding an
-ortpool node, subgraphs and function bodies (other sizes per iteration and call site) get the
-rank only. Each declaration carries :data:`MARK`; :func:`remove` drops the marked ones no ortpool
-op writes any more, so ``restore(rewrite(m))`` gives ``m`` back.
+the graph around an output of unknown rank refuses it (OpenVINO). So a rewrite declares every
+ortpool output nothing declares yet, with a static size only where certain (OpenVINO compiles a
+declared size in and trusts it): in the main graph, N and C as the input's and the spatial sizes
+:func:`ortpool.kernels.shapes.output_shape` computes; elsewhere the rank only. Each declaration
+carries :data:`MARK`, which :func:`remove` drops, so ``restore(rewrite(m))`` gives ``m`` back.
 """
 
 from __future__ import annotations

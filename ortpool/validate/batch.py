@@ -1,20 +1,12 @@
 """Several models in one ``ortpool validate`` run, each validated in a child process of its own.
 
-A model can end the process that validates it (``std::terminate`` from an extensions op, an
-abort in onnxruntime, the system's memory limit), hang, or make the validator raise: each of
-those is that model's status (:data:`results.CRASHED`, :data:`results.TIMED_OUT`,
-:data:`results.COULD_NOT_RUN`, the reason in one line) and the run goes on.
-
-* Children are forked from a forkserver warmed once (:mod:`.batch_preload`), spawned where there
-  is none; up to ``jobs`` at once, each killed ``timeout`` seconds after its start.
-* A result comes back pickled through a pipe; a child's output goes to a file passed on to
-  stderr with its model's report (its last line says why a crashed child died).
-* Results are handed out in the order given, whatever order the children finish in: nothing
-  depends on ``jobs``.
-* No child outlives the run: the parent kills them on any way out (:mod:`ortpool.cli` turns
-  SIGINT and SIGTERM into an exception); a child watches its pipe and dies with a parent killed
-  outright, and ends itself by SIGALRM a little after its ``timeout``; it ignores SIGINT (the
-  parent ends it). Its temporary files go into the run's folder, which the parent removes.
+A model can end the process that validates it (``std::terminate``, an abort, the memory limit),
+hang, or make the validator raise: each is that model's status (CRASHED, TIMED_OUT,
+COULD_NOT_RUN, the reason in one line) and the run goes on. Children are forked from a warmed
+forkserver (:mod:`.batch_preload`), ``jobs`` at once, each killed ``timeout`` s after its start;
+results come back pickled through a pipe and are handed out in the order given, whatever
+``jobs``. No child outlives the run: the parent kills them on any way out, a child dies with a
+parent killed outright and ends itself a little after its ``timeout``.
 """
 
 from __future__ import annotations
