@@ -91,8 +91,7 @@ class Case:
 
 def _case(name: str, title: str, op: str, shape: Sequence[int], k: int, s: int, p: int = 0,
           **flags: bool) -> Case:
-    """A case with kernel ``k``, stride ``s`` and pads ``p`` on every spatial axis (no pads
-    attribute when ``p`` is 0)."""
+    """A case with kernel ``k``, stride ``s`` and pads ``p`` (if any) on every spatial axis."""
     rank = len(shape) - 2
     attrs: dict[str, Any] = {"kernel_shape": (k,) * rank, "strides": (s,) * rank}
     if p:

@@ -7,7 +7,7 @@ into agree / differ / no kernel, with the causes named.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from ortpool import dtypes, versions
 from ortpool.check import grid
@@ -15,10 +15,9 @@ from ortpool.errors import OrtpoolError
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.report import record as results
 from ortpool.report.matrix import CaseResult
+from ortpool.report.progress import Progress
 from ortpool.runtimes import Runtime, Worker
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
-
-Progress = Callable[[int, int, str], None]
 
 
 def select_cases(ops: Sequence[str] | None = None, spec_versions: Sequence[int] | None = None,

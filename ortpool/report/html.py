@@ -179,8 +179,7 @@ def _axis_labels(axis: picture.Axis) -> str:
 
 
 def _picture(node: NodeResult, c: TensorComparison) -> str:
-    """Where one output of the node differs, a tile per channel; the legend's counts are the
-    comparison's own fields, as every view says them."""
+    """Where one output of the node differs, a tile per channel, the counts the comparison's."""
     cats = c.categories
     if cats is None or cats.ndim < 3:
         return ""
@@ -324,8 +323,7 @@ def _outputs_differing(model: ModelResult) -> str:
 
 
 def _short_paths(paths: Sequence[str]) -> list[str]:
-    """The paths without the folder they all share, so the summary's first column stays
-    narrow."""
+    """The paths without the folder they all share (a narrow first column)."""
     folders = [p.rpartition("/")[0] for p in paths]
     common = os.path.commonpath(folders) if len(paths) > 1 and all(folders) else ""
     if not common or not all(f == common or f.startswith(common + "/") for f in folders):

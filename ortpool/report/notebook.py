@@ -99,8 +99,7 @@ class ValidationReport(Report):
         return html_report.render(self.models, self.settings)
 
     def _repr_html_(self) -> str:
-        """The summary table (no links: a notebook has no sections to lead to), then each model
-        that does not agree with its nodes' figures and causes."""
+        """The summary table (no links), then each model that does not agree, its findings."""
         from ortpool.report import html as html_report
 
         shown = [m for m in self.models if m.status != results.AGREE and not m.outcome]

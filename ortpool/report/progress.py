@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from ortpool.report.text import safe, width
+
+#: ``progress(done, total, label)``: what a long run reports as it goes
+Progress = Callable[[int, int, str], None]
 
 
 class ProgressBar:

@@ -255,8 +255,7 @@ def model_line(model: ModelResult, verbose: bool = False) -> str:
 
 
 def _nonfinite_tail(model: ModelResult, verbose: bool) -> str:
-    """Ruling 20's information on the model's line: how many nodes differ on NaN/inf inputs
-    only (not counted) and what guarding them costs, where measured."""
+    """How many nodes differ on NaN/inf inputs only (ruling 20), and the guard's cost."""
     beyond = len(model.nonfinite_nodes)
     if not beyond:
         return ""
@@ -303,8 +302,8 @@ def model_report(model: ModelResult, verbose: bool = False) -> list[str]:
 
 
 def _worth_noting(note: str, model: ModelResult) -> bool:
-    """The notes shown by default: not where the node inputs were captured (every model has
-    one), not onnxruntime's failure to run the model when a missing kernel says it per node."""
+    """The notes shown by default: not the capture's (every model has one), not a failed run
+    that a missing kernel says per node."""
     if note.startswith("node inputs captured from"):
         return False
     return not (

@@ -28,6 +28,7 @@ from ortpool.lazy import callable_package
 from ortpool.model import save, write_file
 from ortpool.model.selection import Selection
 from ortpool.options import files, values
+from ortpool.options.files import ModelLike
 from ortpool.report.rewrites import NodeReport, RewriteReport
 from ortpool.rewrite.passes import restore_model, rewrite_model
 from ortpool.rewrite.retarget import CAST_MARK
@@ -37,15 +38,13 @@ __all__ = [
     "restore_with_report", "rewrite", "rewrite_file", "rewrite_with_report", "save", "write_file"
 ]  # fmt: skip
 
-ModelLike = onnx.ModelProto | str | os.PathLike
 Names = str | Sequence[str] | None
 Action = Callable[[onnx.ModelProto, Selection, bool], RewriteReport]
 
 
 def _python(action: Action, model: Any, ops: Any, nodes: Any, exclude: Any,
             skip_invalid: Any) -> tuple[onnx.ModelProto, RewriteReport]:
-    """``action`` on a copy of ``model`` (the caller's proto is never changed), every argument
-    checked first."""
+    """``action`` on a copy of ``model``, every argument checked first."""
     selection = files.selection(ops, nodes, exclude)
     model, skip_invalid = files.model(model), values.flag("skip_invalid", skip_invalid)
     if isinstance(model, onnx.ModelProto):

@@ -15,13 +15,12 @@ from ortpool.options import PYTHON, domain, files, main_kept_out, target, timing
 from ortpool.options import accuracy as accuracy_group
 from ortpool.options import inputs as inputs_group
 from ortpool.options import runtime as session
+from ortpool.options.files import ModelLike
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.notebook import ValidationReport
 from ortpool.runtimes import Runtime
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
-
-ModelLike = str | os.PathLike | onnx.ModelProto
 
 
 def validate(
@@ -147,8 +146,7 @@ def _models(model: Any) -> list[ModelLike]:
 
 
 def _in_process(model: ModelLike, options: Any, strict: bool) -> results.ModelResult:
-    """One model validated in this process; a model that cannot be validated is a result with
-    its reason, as the command reports it."""
+    """One model validated in this process (one that cannot be is a result with its reason)."""
     from ortpool.validate.validator import validate_model
 
     label = model.graph.name or "<model>" if isinstance(model, onnx.ModelProto) else str(model)

@@ -31,12 +31,12 @@ from typing import Any, TextIO
 from ortpool.errors import OrtpoolError
 from ortpool.options.timing import DEFAULT_TIMEOUT
 from ortpool.report import record as results
+from ortpool.report.progress import Progress
 from ortpool.staging import signals_held
 
 #: what the forkserver imports once for all children
 PRELOAD = ["ortpool.validate.batch_preload"]
 
-Progress = Callable[[int, int, str], None]
 #: validates one model in the child: (path, options, strict_shapes, progress) -> ModelResult
 Work = Callable[[str, Any, bool, Progress], results.ModelResult]
 
@@ -129,8 +129,7 @@ def _bound_to_parent(conn: Connection, timeout: float | None) -> threading.Event
 
 
 def _portable(result: results.ModelResult) -> results.ModelResult:
-    """The result without what only the child needed (the judgement's arrays, the site's
-    protos): a smaller pickle, and one protobuf containers cannot break."""
+    """The result without the judgements' arrays and the sites' protos (a smaller pickle)."""
     for node in result.nodes:
         node.judgement = node.site = None
     return result
@@ -343,8 +342,7 @@ def run_models(
 
 @dataclasses.dataclass
 class _Run:
-    """One :func:`run_models` call: the models still to start, the children running, the
-    results finished and those handed out (in the order given)."""
+    """One :func:`run_models` call: the models to start, running, finished and handed out."""
 
     paths: Sequence[str]
     options: Any

@@ -59,8 +59,7 @@ SELECTING = frozenset({
 
 
 def _holds_pool(node: onnx.NodeProto) -> bool:
-    """A pooling node, an ortpool op, or a node whose subgraphs hold one: where the two runs
-    can differ."""
+    """A pooling node, an ortpool op, or a node whose subgraphs hold one."""
     if is_pool(node) or node.domain == optypes.DOMAIN:
         return True
     return any(_holds_pool(inner) for _, _, graph in subgraphs(node) for inner in graph.node)

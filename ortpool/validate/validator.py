@@ -16,7 +16,7 @@ import contextlib
 import dataclasses
 import importlib.resources
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -46,12 +46,11 @@ from ortpool.model.site import Site, find_sites, read_values
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.ort.nodes import iter_ortpool_nodes
 from ortpool.report import record as results
+from ortpool.report.progress import Progress
 from ortpool.runtimes.base import Runtime, RuntimeFailure, Worker
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.validate import endtoend
 from ortpool.validate import reference as reference_mod
-
-Progress = Callable[[int, int, str], None]
 
 #: The name onnx's inliner gives a function body's node in its k-th call.
 _INLINED = re.compile(r"(.+)__\d+")
@@ -110,8 +109,7 @@ def _ortpool_runner(runtime: RuntimeSpec):
 
 @dataclasses.dataclass
 class _Runs:
-    """The model's two whole runs on the same inputs: each one's outputs, or why it has none,
-    and every pooling node's inputs captured from one of them."""
+    """The model's two runs: each one's outputs or why none, and the nodes' captured inputs."""
 
     captured: dict[str, np.ndarray] | None = None
     capture_source: str = ""
@@ -422,8 +420,7 @@ def _end_to_end(model: onnx.ModelProto, inlined: onnx.ModelProto,
 def _judge_all(sites: Sequence[Site], captured: Mapping[str, np.ndarray],
                options: ValidateOptions, progress: Progress | None, result: results.ModelResult,
                on: RuntimeSpec | Worker) -> None:
-    """Each site judged by the engine (:func:`judge_site`), into ``result.nodes``; with the
-    reference evaluator's opinion where asked."""
+    """Each site judged (:func:`judge_site`), the reference evaluator's opinion where asked."""
     with (Worker(runtimes.get("reference"), options.reference_timeout) if options.reference
           else contextlib.nullcontext()) as worker:
         for i, site in enumerate(sites):
@@ -544,8 +541,7 @@ def _record(site: Site, judgement: Judgement, options: ValidateOptions) -> resul
 
 
 def _ortpool_node(node: onnx.NodeProto, opset: int, location: str) -> results.NodeResult:
-    """A node of the ortpool domain: it runs ortpool's kernel, the spec's result (nothing
-    built-in to compare it with, which is no difference)."""
+    """A node of the ortpool domain: it runs ortpool's kernel, the spec's result."""
     op, version, attributes = node.op_type, 0, {}
     try:
         spec = optypes.parse(node.op_type).spec
