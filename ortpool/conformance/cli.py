@@ -52,9 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ortpool.conformance.run import run_conformance
-    from ortpool.report import jsondoc as jsonreport
     from ortpool.report import matrix
     from ortpool.report.progress import ProgressBar
+    from ortpool.report.record import environment
+    from ortpool.report.text import dumps
 
     cases, settings = _cases(args)
     spec = runtime.from_args(args)
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
             if bar is not None:
                 bar.close()
         seconds = time.perf_counter() - started
-        env = jsonreport.environment()
+        env = environment()
         header = (
             f"ortpool conformance: {(judged.runtime or spec).title()}: built-in pooling against "
             f"the ONNX spec (onnxruntime-extensions {env['onnxruntime_extensions']}, onnx "
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             # beside the settings, which conformance_compare requires equal across reports
             # (a CPU report and an OpenVINO one are compared side by side)
             document["runtime"] = judged.describe() or spec.describe()
-            json_file.write(jsonreport.dumps(document).encode())
+            json_file.write(dumps(document).encode())
         files.commit()
     if args.json:
         print(f"JSON report: {args.json}", file=sys.stderr)

@@ -373,9 +373,7 @@ def summary(models: Sequence[ModelResult], links: bool = True, after: str = "") 
 def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
     """The whole page: the verdict, the summary table, the failing models' sections, then the
     agreeing models collapsed."""
-    from ortpool.report.jsondoc import environment
-
-    env = environment()
+    env = results.environment()
     any_bad = any(bad(m) for m in models)
     verdict = terminal.summary(models)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -88,9 +88,7 @@ class ValidationReport(Report):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report's document (``ortpool validate --json``)."""
-        from ortpool.report import jsondoc as jsonreport
-
-        return jsonreport.validate_document(self.models, self.settings)
+        return results.validate_document(self.models, self.settings)
 
     def to_html(self) -> str:
         """The self-contained HTML report (``ortpool validate --html``)."""

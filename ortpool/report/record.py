@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import platform
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,6 +15,7 @@ from ortpool.check.compare import TensorComparison
 from ortpool.check.judge import Judgement
 from ortpool.model import OpenDim
 from ortpool.model.site import Site
+from ortpool.report.text import clean
 from ortpool.tolerances import Tolerance
 
 #: the basis of a difference no cause named (a time-out)
@@ -326,6 +328,23 @@ def ordered_bases(counts: Mapping[str, int]) -> dict[str, int]:
         return (1, int(key.split()[-1])) if key.startswith("ruling ") else (2, 0)
 
     return {k: counts[k] for k in sorted(counts, key=order) if counts[k]}
+
+
+def environment() -> dict[str, str]:
+    """The versions a report was made with."""
+    from ortpool.ort import runtime
+
+    return {**runtime.versions(), "python": platform.python_version()}
+
+
+def validate_document(models: Sequence[ModelResult], settings: dict[str, Any]) -> dict[str, Any]:
+    """The JSON report of ``ortpool validate``: everything the terminal shows and more."""
+    return clean({
+        "tool": "ortpool validate", "environment": environment(), "settings": settings,
+        "status": run_status(models), "differs": any(m.failing for m in models),
+        # the differing nodes by what they break: the spec's text, or ruling N
+        "bases": bases(all_nodes(models)), "models": [m.to_dict() for m in models],
+    })
 
 
 def run_status(models: Sequence[ModelResult]) -> str:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ortpool.options import reports
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
-from ortpool.report.text import safe
+from ortpool.report.text import dumps, safe
 from ortpool.staging import StagedFiles
 from ortpool.validate import batch
 
@@ -79,7 +79,6 @@ def run(args: argparse.Namespace) -> int:
     batch.start()  # the models' forkserver imports onnxruntime while this process does too
     from ortpool.options import timing
     from ortpool.report import html, terminal
-    from ortpool.report import jsondoc as jsonreport
     from ortpool.report.progress import ProgressBar
     from ortpool.validate import validator
     from ortpool.validate.api import settings as settings_of
@@ -108,8 +107,7 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(terminal.information_lines(found) + terminal.summary_lines(found)))
         settings = settings_of(options, timeout, args.fail_on_rulings)
         if json_file is not None:
-            document = jsonreport.validate_document(found, settings)
-            json_file.write(jsonreport.dumps(document).encode())
+            json_file.write(dumps(results.validate_document(found, settings)).encode())
         if html_file is not None:
             html_file.write(html.render(found, settings).encode())
         files.commit()
