@@ -222,9 +222,10 @@ def bad(model: ModelResult) -> bool:
     return bool(model.outcome) or model.failing
 
 
-def triage(models: Sequence[ModelResult]) -> list[tuple[int, ModelResult]]:
-    """(index, model) with the failing models first, each group in the run's order."""
-    return sorted(enumerate(models), key=lambda pair: (not bad(pair[1]), pair[0]))
+def triage(models: Sequence[ModelResult]) -> tuple[list[tuple[int, ModelResult]], ...]:
+    """(index, model) of the failing models, and of the others, each in the run's order."""
+    return tuple([(i, m) for i, m in enumerate(models) if bad(m) == failing]
+                 for failing in (True, False))
 
 
 def _table(head: Sequence[str], rows: str, kind: str) -> str:
@@ -351,9 +352,7 @@ def summary(models: Sequence[ModelResult], links: bool = True, after: str = "") 
             f'<td class="e2e-cell">{_outputs_differing(m)}</td></tr>'
             for i, m in chosen)
 
-    ordered = triage(models)
-    failing = [(i, m) for i, m in ordered if bad(m)]
-    others = [(i, m) for i, m in ordered if not bad(m)]
+    failing, others = triage(models)
     parts = [f'<div class="ortpool ortpool-summary"><style>{SHARED_CSS}</style>']
     if failing:
         by = terminal.bases_text(results.all_nodes(models))
@@ -374,21 +373,15 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
     """The whole page: the verdict, the summary table, the failing models' sections, then the
     agreeing models collapsed."""
     env = results.environment()
-    any_bad = any(bad(m) for m in models)
     verdict = terminal.summary(models)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     level = settings.get("opt_level") or ("all" if settings.get("optimize") else "disable")
     judged = sorted({m.runtime for m in models if m.runtime}) or [
         f"{env.get('onnxruntime_build', 'onnxruntime')} {env['onnxruntime']}"]
-    sub = (
-        f"{' · '.join(judged)} · onnx "
-        f"{env['onnx']} · ortpool {env['ortpool']} · "
-        f"providers {', '.join(settings.get('providers') or ['CPUExecutionProvider'])} · "
-        f"graph optimisations {level} · {stamp}"
-    )
-    ordered = triage(models)
-    failing = [_model(i, m) for i, m in ordered if bad(m)]
-    agreeing = [_model(i, m) for i, m in ordered if not bad(m)]
+    sub = (f"{' · '.join(judged)} · onnx {env['onnx']} · ortpool {env['ortpool']} · "
+           f"providers {', '.join(settings.get('providers') or ['CPUExecutionProvider'])} · "
+           f"graph optimisations {level} · {stamp}")
+    failing, agreeing = ([_model(i, m) for i, m in group] for group in triage(models))
     body = [f'<section class="model summary" id="summary"><h2>Summary</h2>{summary(models)}'
             "</section>"]
     if failing:
@@ -406,7 +399,7 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
         'class="ortpool">'
         f"<header><h1>ortpool validate — onnxruntime built-in pooling vs the ONNX spec</h1>"
         f'<div class="sub">{_e(sub)}</div>'
-        f'<div class="verdict {"bad" if any_bad else "good"}">{_e(verdict)}</div></header>'
+        f'<div class="verdict {"bad" if failing else "good"}">{_e(verdict)}</div></header>'
         f"<main>{''.join(body)}</main>"
         "<footer>MaxPool values and Indices are compared exactly. Averages and norms are sums: "
         "their rounding against the exact result is accuracy, not semantics (ruling 17): "
