@@ -95,20 +95,17 @@ def bench(
 ) -> BenchReport:
     """Time onnxruntime's built-in pooling against ortpool's op, as ``ortpool bench`` does.
 
-    ``model``/``fixed``: a user's model file and its fixed form (``ortpool.fix``'s), timed as
-    ``ortpool bench MODEL FIXED`` times them, on inputs of ``shapes`` and ``inputs`` as
-    :func:`ortpool.validate` takes them (FIXED must compute what MODEL computes: refused
-    otherwise); without them, the bundled cases. ``cases``: names, substrings or globs of the
-    bundled cases (a string is one pattern; default every one); ``repeat``: timed rounds,
-    every variant sampled once per round; ``min_sample_ms``: each sample repeats the call until
-    it lasts this long; ``reference_timeout``: seconds per case for the onnx reference evaluator
-    (0 skips it); ``seed``: of the inputs; ``providers``, ``opt_level`` (default ``all``, a
-    deployed model's), the threads and execution mode: as :func:`ortpool.validate` takes them;
-    ``shared_pool``: every session on onnxruntime's one process-wide intra-op pool, as the
-    command runs them (less noise; but set once for the process, before its first session:
-    every session this process makes later must use it, so it is off by default here).
-    Returns a :class:`BenchReport`; a bad argument raises :class:`ortpool.OrtpoolError` (or a
-    ``TypeError``) naming it.
+    ``model``/``fixed``: a model file and its fixed form (``ortpool.fix``'s, which must compute
+    what MODEL computes), timed as ``ortpool bench MODEL FIXED`` times them on the inputs
+    ``shapes`` and ``inputs`` give; without them, the bundled cases. ``cases``: names,
+    substrings or globs of those (default every one); ``repeat``: timed rounds, every variant
+    sampled once a round; ``min_sample_ms``: each sample repeats the call until it lasts this
+    long; ``reference_timeout``: seconds a case for the onnx reference evaluator (0 skips it);
+    ``seed``, ``providers``, ``opt_level`` (default ``all``), the threads and execution mode: as
+    :func:`ortpool.validate` takes them; ``shared_pool``: every session on onnxruntime's one
+    process-wide intra-op pool, as the command runs them (set once for the process: off by
+    default here). Returns a :class:`BenchReport`; a bad argument raises
+    :class:`ortpool.OrtpoolError` (or a ``TypeError``) naming it.
     """
     spec = runtime.from_python(providers, opt_level, intra_op_threads, inter_op_threads,
                                execution_mode)

@@ -101,10 +101,8 @@ def tiles(categories: np.ndarray) -> tuple[list[Tile], str]:
     lut = np.zeros((max(PALETTE) + 1, 3), np.uint8)
     for cat, (color, _) in PALETTE.items():
         lut[cat] = color
-    found = []
-    for c in shown:
-        block = lut[planes_[c]].repeat(scale_h, axis=0).repeat(scale_w, axis=1)
-        found.append(Tile(c, png(block), width * scale_w, height * scale_h))
+    found = [Tile(c, png(lut[planes_[c]].repeat(scale_h, axis=0).repeat(scale_w, axis=1)),
+                  width * scale_w, height * scale_h) for c in shown]
     spatial = categories.shape[2:]
     caption = f"{len(shown)} of {channels} channel(s), each over the spatial plane"
     if len(spatial) == 3:

@@ -49,38 +49,33 @@ def validate(
     timeout: float | None = None,
     guard_cost: bool = True,
 ) -> ValidationReport:
-    """Compare onnxruntime's built-in pooling with ortpool on ``model``: each pooling node alone
-    and the whole model end to end, as ``ortpool validate`` does.
+    """Compare a runtime's built-in pooling with ortpool on ``model``, each pooling node alone
+    and the model end to end, as ``ortpool validate`` does.
 
     ``model``: a path, an ``onnx.ModelProto``, or a list of them (default: the bundled models).
     ``shapes``: sizes of inputs' open dims, ``{"image": (1, 3, 224, 224)}`` (or
-    ``["image:1,3,224,224"]``); ``inputs``: arrays to feed, a name -> array mapping or an
-    ``.npz`` path (inputs a pooling node reads as data, rois and MaxUnpool indices, must be
-    given); ``seed``: of the generated inputs. ``runtime``: the runtime judged, ``"onnxruntime"``
-    (the default), ``"openvino"`` (OpenVINO's own), ``"tract"``, ``"reference"`` (the onnx
-    reference evaluator) or a :class:`ortpool.runtimes.Runtime`; any but onnxruntime runs in a
-    worker process, ``case_timeout`` seconds per run, with ``runtime_options`` (openvino:
-    ``{"precision": "f32", "device": "CPU"}``). The onnxruntime keywords below are refused
-    beside another runtime. ``providers``: execution providers in priority
-    order (``"cpu"``, ``["openvino", "cpu"]``, or onnxruntime's ``[(name, {options})]``; default
-    the CPU provider); ``opt_level``: graph optimizations of every run (default ``disable``: each
-    node judged as written, not fused into its neighbours; fix and bench default to ``all``, a
-    deployed model's level); ``intra_op_threads``, ``inter_op_threads``, ``execution_mode``: the
-    sessions' (0: onnxruntime's own). ``nonfinite``: the input domain of the verdicts (ruling
-    20): False (the default), every finite input, the nodes that differ on NaN and +-inf only
-    reported as information (``node.nonfinite``); True, NaN and +-inf judged too.
-    ``atol``/``rtol``: graph outputs' tolerances (default per type); ``accuracy``: the sums'
-    accuracy rule (:class:`ortpool.tolerances.AccuracyRule`). ``reference``: add the onnx
-    reference evaluator, ``reference_timeout`` seconds per node. ``fail_on_rulings``: cells
-    docs/rulings.md decides count as differences in ``exit_code``. ``isolate``: each model in a
-    child process of its own, as the command runs them (a crash or a hang is reported, not
-    suffered; default for paths; a ModelProto runs in this process), ``jobs`` at once (0: one
-    per core), ``timeout`` seconds each (None: no limit). ``guard_cost``: in the finite domain,
-    measure what guarding those nodes costs, as the command line does
-    (:func:`ortpool.forms.price.guard_price`; default True).
+    ``["image:1,3,224,224"]``); ``inputs``: arrays to feed, a mapping or an ``.npz`` path (the
+    inputs a pool reads as data, rois and MaxUnpool indices, must be given); ``seed``: of the
+    generated inputs. ``runtime``: the runtime judged, ``"onnxruntime"`` (the default),
+    ``"openvino"`` (OpenVINO's own), ``"tract"``, ``"reference"`` or a
+    :class:`ortpool.runtimes.Runtime`, any but onnxruntime in a worker process, ``case_timeout``
+    seconds a run, with ``runtime_options`` (openvino: ``{"precision": "f32"}``); the
+    onnxruntime keywords are refused beside it. ``providers``: in priority order (``"cpu"``,
+    ``["openvino", "cpu"]`` or ``[(name, {options})]``); ``opt_level``: of every run (default
+    ``disable``: each node judged as written); ``intra_op_threads``, ``inter_op_threads``,
+    ``execution_mode``: the sessions' (0: onnxruntime's own). ``nonfinite``: False (the
+    default), the finite domain, the nodes that differ on NaN and +-inf only reported as
+    information (``node.nonfinite``); True, those judged too (ruling 20). ``atol``/``rtol``:
+    graph outputs' tolerances; ``accuracy``: the sums' rule
+    (:class:`ortpool.tolerances.AccuracyRule`). ``reference``: add the onnx reference
+    evaluator, ``reference_timeout`` seconds a node. ``fail_on_rulings``: cells docs/rulings.md
+    decides count in ``exit_code``. ``isolate``: each model in a child process, as the command
+    runs them (default for paths), ``jobs`` at once (0: one per core), ``timeout`` seconds each
+    (None: no limit). ``guard_cost``: measure what guarding the nodes that differ on NaN/inf
+    costs (:func:`ortpool.forms.price.guard_price`).
 
-    Returns a :class:`ValidationReport`; node-level findings are in the report, a bad argument
-    raises :class:`ortpool.OrtpoolError` (or a ``TypeError``) naming it.
+    Returns a :class:`ValidationReport`; a bad argument raises :class:`ortpool.OrtpoolError` (or
+    a ``TypeError``) naming it.
     """
     from ortpool.validate.validator import ValidateOptions
 

@@ -33,12 +33,12 @@ from ortpool.tolerances import HALF, Tolerance, tolerance_for, ulp
 def magnitude(a: np.ndarray, b: np.ndarray) -> float:
     """The smaller of the two sides' largest finite ``|value|``: a side gone wrong by growing
     large does not widen the tolerance it is judged by."""
-    sizes = []
-    for side in (a, b):
-        wide = np.abs(side.astype(np.float64))
-        finite = wide[np.isfinite(wide)]
-        sizes.append(float(finite.max()) if finite.size else 0.0)
-    return min(sizes)
+    return min(_largest(np.abs(side.astype(np.float64))) for side in (a, b))
+
+
+def _largest(values: np.ndarray) -> float:
+    finite = values[np.isfinite(values)]
+    return float(finite.max()) if finite.size else 0.0
 
 
 def note_allowance(nodes: Sequence[results.NodeResult]) -> float:
@@ -155,6 +155,4 @@ def measure_noise(outputs: Sequence[results.OutputResult], builtin: Sequence[np.
     for out, a, b in zip(outputs, builtin, other, strict=True):
         if not out.tolerance.exact and a.shape == b.shape:
             with np.errstate(invalid="ignore"):
-                diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
-            finite = diff[np.isfinite(diff)]
-            out.noise = float(finite.max()) if finite.size else 0.0
+                out.noise = _largest(np.abs(a.astype(np.float64) - b.astype(np.float64)))
