@@ -8,7 +8,9 @@ import html
 from collections.abc import Iterator
 from typing import Any
 
+from ortpool.report import html as html_report
 from ortpool.report import record as results
+from ortpool.report import terminal
 from ortpool.report.text import dumps, plural, safe
 
 
@@ -71,8 +73,6 @@ class ValidationReport(Report):
     def summary_lines(self) -> list[str]:
         """The models that do not agree (at most 10, one line each), then the run's lines, in
         the command's order."""
-        from ortpool.report import terminal
-
         shown = [m for m in self.models if m.status != results.AGREE]
         lines = [line for m in shown[:10] for line in terminal.fit(terminal.model_line(m))]
         if len(shown) > 10:
@@ -82,8 +82,6 @@ class ValidationReport(Report):
 
     def report(self, verbose: bool = False) -> str:
         """The terminal report ``ortpool validate`` prints (``verbose``: as with ``-v``)."""
-        from ortpool.report import terminal
-
         return "\n".join(terminal.report(self.models, verbose, "nonfinite=True"))
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,14 +90,10 @@ class ValidationReport(Report):
 
     def to_html(self) -> str:
         """The self-contained HTML report (``ortpool validate --html``)."""
-        from ortpool.report import html as html_report
-
         return html_report.render(self.models, self.settings)
 
     def _repr_html_(self) -> str:
         """The summary table (no links), then each model that does not agree, its findings."""
-        from ortpool.report import html as html_report
-
         shown = [m for m in self.models if m.status != results.AGREE and not m.outcome]
         found = "".join(f"<p><b>{html_report.name(m.path, 100)}</b></p>{html_report.findings(m)}"
                         for m in shown[:10])
