@@ -21,6 +21,7 @@ from ortpool.report import record as results
 from ortpool.report.notebook import ValidationReport
 from ortpool.runtimes import Runtime
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
+from ortpool.validate.validator import ValidateOptions, bundled_models, validate_model
 
 
 def validate(
@@ -77,8 +78,6 @@ def validate(
     Returns a :class:`ValidationReport`; a bad argument raises :class:`ortpool.OrtpoolError` (or
     a ``TypeError``) naming it.
     """
-    from ortpool.validate.validator import ValidateOptions
-
     judged = target.from_python(runtime, runtime_options, case_timeout, target.onnxruntime_set(
         ISOLATED_LEVEL, providers, opt_level, intra_op_threads, inter_op_threads, execution_mode))
     options = ValidateOptions(
@@ -127,8 +126,6 @@ def settings(options: Any, timeout: float | None, fail_on_rulings: bool) -> dict
 def _models(model: Any) -> list[ModelLike]:
     """The models a call names: one, a list of at least one, or the bundled ones (None)."""
     if model is None:
-        from ortpool.validate.validator import bundled_models
-
         return list(bundled_models())
     if isinstance(model, (str, os.PathLike, onnx.ModelProto)):
         return [files.model(model)]
@@ -142,8 +139,6 @@ def _models(model: Any) -> list[ModelLike]:
 
 def _in_process(model: ModelLike, options: Any, strict: bool) -> results.ModelResult:
     """One model validated in this process (one that cannot be is a result with its reason)."""
-    from ortpool.validate.validator import validate_model
-
     label = model.graph.name or "<model>" if isinstance(model, onnx.ModelProto) else str(model)
     try:
         source = model if isinstance(model, onnx.ModelProto) else Path(model)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from ortpool.options import reports
+from ortpool.options import accuracy, domain, inputs, reports, runtime, target, timing
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.text import dumps, safe
@@ -24,8 +24,6 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ortpool.options import accuracy, domain, inputs, runtime, target, timing
-
     parser.add_argument(
         "models", nargs="*", metavar="MODEL",
         help="ONNX model files (default: the models bundled in the package, ortpool/models/)")
@@ -77,7 +75,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     batch.start()  # the models' forkserver imports onnxruntime while this process does too
-    from ortpool.options import timing
     from ortpool.report import html, terminal
     from ortpool.report.progress import ProgressBar
     from ortpool.validate import validator
@@ -119,7 +116,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _options(args: argparse.Namespace) -> ValidateOptions:
     """The validator's options the arguments give (an :class:`OrtpoolError` for a bad one)."""
-    from ortpool.options import accuracy, domain, inputs, runtime, target, timing
     from ortpool.validate.validator import ValidateOptions
 
     judged = target.from_args(args, ISOLATED_LEVEL)
