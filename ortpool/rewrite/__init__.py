@@ -16,7 +16,6 @@ write it elsewhere use :func:`rewrite_file` / :func:`restore_file` (or :func:`sa
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -108,47 +107,35 @@ def run_file(action: Action, source: str | os.PathLike, target: str | os.PathLik
                       link_data=link_data, json_report=json_report)
 
 
-def _python_file(action: Action, source: Any, target: Any, link_data: Any, json_report: Any,
-                 options: dict[str, Any]) -> RewriteReport:
-    try:  # the selection's keywords, as rewrite_with_report takes them
-        given = inspect.signature(rewrite_with_report).bind(None, **options).arguments
-    except TypeError as err:
-        raise TypeError(f"{action.__name__.replace('_model', '_file')}() {err}") from None
+def _python_file(action: Action, source: Any, target: Any, ops: Any, nodes: Any, exclude: Any,
+                 skip_invalid: Any, link_data: Any, json_report: Any) -> RewriteReport:
     return run_file(
         action, files.model(source, "source", proto=False),
-        files.model(target, "target", proto=False),
-        files.selection(given.get("ops"), given.get("nodes"), given.get("exclude")),
-        values.flag("skip_invalid", given.get("skip_invalid", False)),
-        values.flag("link_data", link_data),
+        files.model(target, "target", proto=False), files.selection(ops, nodes, exclude),
+        values.flag("skip_invalid", skip_invalid), values.flag("link_data", link_data),
         None if json_report is None else values.path("json_report", json_report))
 
 
-def rewrite_file(
-    source: str | os.PathLike,
-    target: str | os.PathLike,
-    *,
-    link_data: bool = False,
-    json_report: str | os.PathLike | None = None,
-    **options: Any,
-) -> RewriteReport:
+def rewrite_file(source: str | os.PathLike, target: str | os.PathLike, *, ops: Names = None,
+                 nodes: Names = None, exclude: Names = None, skip_invalid: bool = False,
+                 link_data: bool = False,
+                 json_report: str | os.PathLike | None = None) -> RewriteReport:
     """Rewrite the model file ``source`` into ``target``; weights are never loaded (see
     :func:`save`). ``json_report``: also write the report there as JSON, with the model or not
-    at all; ``options``: ``ops``, ``nodes``, ``exclude``, ``skip_invalid`` as
-    :func:`rewrite_with_report` takes them."""
-    return _python_file(rewrite_model, source, target, link_data, json_report, options)
+    at all; ``ops``, ``nodes``, ``exclude``, ``skip_invalid`` as :func:`rewrite_with_report`
+    takes them."""
+    return _python_file(rewrite_model, source, target, ops, nodes, exclude, skip_invalid,
+                        link_data, json_report)
 
 
-def restore_file(
-    source: str | os.PathLike,
-    target: str | os.PathLike,
-    *,
-    link_data: bool = False,
-    json_report: str | os.PathLike | None = None,
-    **options: Any,
-) -> RewriteReport:
-    """Restore the model file ``source`` into ``target`` (weights never loaded); ``json_report``
-    and ``options`` as for :func:`rewrite_file`."""
-    return _python_file(restore_model, source, target, link_data, json_report, options)
+def restore_file(source: str | os.PathLike, target: str | os.PathLike, *, ops: Names = None,
+                 nodes: Names = None, exclude: Names = None, skip_invalid: bool = False,
+                 link_data: bool = False,
+                 json_report: str | os.PathLike | None = None) -> RewriteReport:
+    """Restore the model file ``source`` into ``target`` (weights never loaded); the keywords
+    as for :func:`rewrite_file`."""
+    return _python_file(restore_model, source, target, ops, nodes, exclude, skip_invalid,
+                        link_data, json_report)
 
 
 callable_package(__name__, f"{__name__}:rewrite")
