@@ -75,24 +75,12 @@ class BenchReport(Report):
         return text + (f", geometric mean ratio {ratio:.2f}" if ratio is not None else "")
 
 
-def bench(
-    model: str | os.PathLike | None = None,
-    fixed: str | os.PathLike | None = None,
-    *,
-    shapes: inputs_group.Shapes = None,
-    inputs: inputs_group.Arrays = None,
-    seed: int = 0,
-    providers: runtime.Providers = None,
-    opt_level: str = DEFAULT_LEVEL,
-    intra_op_threads: int = 0,
-    inter_op_threads: int = 0,
-    execution_mode: str = "sequential",
-    cases: str | Sequence[str] | None = None,
-    repeat: int = 30,
-    min_sample_ms: float = 5.0,
-    reference_timeout: float = 10.0,
-    shared_pool: bool = False,
-) -> BenchReport:
+def bench(model: str | os.PathLike | None = None, fixed: str | os.PathLike | None = None, *,
+          shapes: inputs_group.Shapes = None, inputs: inputs_group.Arrays = None, seed: int = 0,
+          providers: runtime.Providers = None, opt_level: str = DEFAULT_LEVEL,
+          intra_op_threads: int = 0, inter_op_threads: int = 0, execution_mode: str = "sequential",
+          cases: str | Sequence[str] | None = None, repeat: int = 30, min_sample_ms: float = 5.0,
+          reference_timeout: float = 10.0, shared_pool: bool = False) -> BenchReport:
     """Time onnxruntime's built-in pooling against ortpool's op, as ``ortpool bench`` does.
 
     ``model``/``fixed``: a model file and its fixed form (``ortpool.fix``'s, which must compute

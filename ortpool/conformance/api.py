@@ -67,26 +67,16 @@ class ConformanceReport(Report):
         return f"{plural(len(self.cases), 'case')}, {len(self.differing)} differ"
 
 
-def conformance(
-    *,
-    ops: str | Sequence[str] | None = None,
-    versions: Sequence[int] | None = None,
-    dtypes: str | Sequence[str] | None = None,
-    ranks: Sequence[int] = (1, 2, 3),
-    seed: int = 0,
-    runtime: str | Runtime = target.ONNXRUNTIME,
-    runtime_options: Mapping[str, str] | None = None,
-    case_timeout: float = target.DEFAULT_CASE_TIMEOUT,
-    providers: session.Providers = None,
-    opt_level: str = ISOLATED_LEVEL,
-    intra_op_threads: int = 0,
-    inter_op_threads: int = 0,
-    execution_mode: str = "sequential",
-    nonfinite: bool = False,
-    atol: float | None = None,
-    rtol: float | None = None,
-    accuracy: AccuracyRule = DEFAULT_RULE,
-) -> ConformanceReport:
+def conformance(*, ops: str | Sequence[str] | None = None, versions: Sequence[int] | None = None,
+                dtypes: str | Sequence[str] | None = None, ranks: Sequence[int] = (1, 2, 3),
+                seed: int = 0, runtime: str | Runtime = target.ONNXRUNTIME,
+                runtime_options: Mapping[str, str] | None = None,
+                case_timeout: float = target.DEFAULT_CASE_TIMEOUT,
+                providers: session.Providers = None, opt_level: str = ISOLATED_LEVEL,
+                intra_op_threads: int = 0, inter_op_threads: int = 0,
+                execution_mode: str = "sequential", nonfinite: bool = False,
+                atol: float | None = None, rtol: float | None = None,
+                accuracy: AccuracyRule = DEFAULT_RULE) -> ConformanceReport:
     """Sweep the generated grid of single-node pooling cases through onnxruntime's built-ins and
     ortpool, as ``ortpool conformance`` does.
 

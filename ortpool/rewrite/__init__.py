@@ -54,14 +54,9 @@ def _python(action: Action, model: Any, ops: Any, nodes: Any, exclude: Any,
     return proto, action(proto, selection, skip_invalid)
 
 
-def rewrite_with_report(
-    model: ModelLike,
-    *,
-    ops: Names = None,
-    nodes: Names = None,
-    exclude: Names = None,
-    skip_invalid: bool = False,
-) -> tuple[onnx.ModelProto, RewriteReport]:
+def rewrite_with_report(model: ModelLike, *, ops: Names = None, nodes: Names = None,
+                        exclude: Names = None,
+                        skip_invalid: bool = False) -> tuple[onnx.ModelProto, RewriteReport]:
     """A copy of ``model`` with its standard pooling nodes retargeted to ortpool, and the report.
 
     ``ops``: operator names (``"MaxPool,AveragePool"`` or a list; default every pooling
@@ -77,14 +72,9 @@ def rewrite(model: ModelLike, **options: Any) -> onnx.ModelProto:
     return rewrite_with_report(model, **options)[0]
 
 
-def restore_with_report(
-    model: ModelLike,
-    *,
-    ops: Names = None,
-    nodes: Names = None,
-    exclude: Names = None,
-    skip_invalid: bool = False,
-) -> tuple[onnx.ModelProto, RewriteReport]:
+def restore_with_report(model: ModelLike, *, ops: Names = None, nodes: Names = None,
+                        exclude: Names = None,
+                        skip_invalid: bool = False) -> tuple[onnx.ModelProto, RewriteReport]:
     """A copy of ``model`` with its ortpool nodes turned back into standard nodes, and the report.
 
     Attributes equal to the schema default are omitted; the Casts a rewrite inserted are removed,

@@ -24,32 +24,17 @@ from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.validate.validator import ValidateOptions, bundled_models, validate_model
 
 
-def validate(
-    model: ModelLike | Sequence[ModelLike] | None = None,
-    *,
-    shapes: inputs_group.Shapes = None,
-    inputs: inputs_group.Arrays = None,
-    seed: int = 0,
-    runtime: str | Runtime = target.ONNXRUNTIME,
-    runtime_options: Mapping[str, str] | None = None,
-    case_timeout: float = target.DEFAULT_CASE_TIMEOUT,
-    providers: session.Providers = None,
-    opt_level: str = ISOLATED_LEVEL,
-    intra_op_threads: int = 0,
-    inter_op_threads: int = 0,
-    execution_mode: str = "sequential",
-    nonfinite: bool = False,
-    atol: float | None = None,
-    rtol: float | None = None,
-    accuracy: AccuracyRule = DEFAULT_RULE,
-    reference: bool = False,
-    reference_timeout: float = 20.0,
-    fail_on_rulings: bool = False,
-    isolate: bool | None = None,
-    jobs: int = 1,
-    timeout: float | None = None,
-    guard_cost: bool = True,
-) -> ValidationReport:
+def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
+             shapes: inputs_group.Shapes = None, inputs: inputs_group.Arrays = None, seed: int = 0,
+             runtime: str | Runtime = target.ONNXRUNTIME,
+             runtime_options: Mapping[str, str] | None = None,
+             case_timeout: float = target.DEFAULT_CASE_TIMEOUT, providers: session.Providers = None,
+             opt_level: str = ISOLATED_LEVEL, intra_op_threads: int = 0, inter_op_threads: int = 0,
+             execution_mode: str = "sequential", nonfinite: bool = False, atol: float | None = None,
+             rtol: float | None = None, accuracy: AccuracyRule = DEFAULT_RULE,
+             reference: bool = False, reference_timeout: float = 20.0,
+             fail_on_rulings: bool = False, isolate: bool | None = None, jobs: int = 1,
+             timeout: float | None = None, guard_cost: bool = True) -> ValidationReport:
     """Compare a runtime's built-in pooling with ortpool on ``model``, each pooling node alone
     and the model end to end, as ``ortpool validate`` does.
 

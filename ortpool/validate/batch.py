@@ -299,18 +299,12 @@ def _death(exitcode: int | None) -> str:
     return f"the process validating it exited with code {exitcode} and no result"
 
 
-def run_models(
-    paths: Sequence[str],
-    options: Any,
-    *,
-    jobs: int = 1,
-    timeout: float | None = DEFAULT_TIMEOUT,
-    strict_shapes: bool | None = None,
-    progress: Progress | None = None,
-    on_result: Callable[[results.ModelResult], None] | None = None,
-    stderr: TextIO | None = None,
-    work: Work = validate_one,
-) -> list[results.ModelResult]:
+def run_models(paths: Sequence[str], options: Any, *, jobs: int = 1,
+               timeout: float | None = DEFAULT_TIMEOUT, strict_shapes: bool | None = None,
+               progress: Progress | None = None,
+               on_result: Callable[[results.ModelResult], None] | None = None,
+               stderr: TextIO | None = None,
+               work: Work = validate_one) -> list[results.ModelResult]:
     """Validate every model of ``paths``, each in a child process, up to ``jobs`` at once.
 
     Returns one result per path, in the order given, whatever happened to each; ``on_result``
