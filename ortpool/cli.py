@@ -142,8 +142,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     try:
         command = _command(args.command)
-        kernels = prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext()
-        with kernels:
+        with prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext():
             return int(command.run(args))
     except ModuleNotFoundError as err:
         # ortpool requires no onnxruntime build (it would replace the user's): a command that

@@ -20,14 +20,9 @@ __all__ = [
 ]  # fmt: skip
 
 #: keyword -> its flag, where the flag is not the keyword with dashes
-_FLAGS = {
-    "shapes": "--shape",
-    "agree_factor": "--accuracy-agree-factor",
-    "limits": "--accuracy-limit",
-    "json_report": "--json",
-    "provider_options": "--provider-option",
-    "runtime_options": "--runtime-option",
-}
+_FLAGS = {"shapes": "--shape", "agree_factor": "--accuracy-agree-factor",
+          "limits": "--accuracy-limit", "json_report": "--json",
+          "provider_options": "--provider-option", "runtime_options": "--runtime-option"}
 
 
 def label(key: str, style: str) -> str:

@@ -113,16 +113,9 @@ def render(rows: list[list[str]], markdown: bool = False, width: int | None = No
 
 #: the full table's columns a terminal shows (the rest are in --markdown and --json), with the
 #: shorter headers they get there
-SHORT_COLUMNS = {
-    "case": "case",
-    "shape": "shape",
-    "built-in (fastest opset)": "built-in @opset",
-    "ortpool run": "ortpool",
-    "ratio": "ratio",
-    "floor ratio": "floor",
-    "outputs": "outputs",
-    "built-in executed by": "built-in ran on",
-}
+SHORT_COLUMNS = {"case": "case", "shape": "shape", "built-in (fastest opset)": "built-in @opset",
+                 "ortpool run": "ortpool", "ratio": "ratio", "floor ratio": "floor",
+                 "outputs": "outputs", "built-in executed by": "built-in ran on"}
 
 
 def short_table(rows: list[list[str]]) -> list[list[str]]:
