@@ -108,8 +108,7 @@ def load(path: str | os.PathLike, notes: list[str]) -> onnx.ModelProto:
     """The model with its weights, its IR version lowered when the installed onnxruntime cannot
     read it (a note says so)."""
     model = modelfile.read(path, load_external_data=True)
-    note = stamp(model)
-    if note:
+    if note := stamp(model):
         notes.append(f"{os.fspath(path)}: {note}")
     return model
 
@@ -302,24 +301,18 @@ def bench_models(pair: Pair, spec: InputSpec | None, settings: Settings) -> Mode
     profiles = {ORIGINAL: profile(model, feeds, named, settings)}
     if fixed is not None:
         profiles[FIXED] = profile(fixed, feeds, named, settings, fixed=True)
-    nodes = []
-    for pool in pools:
-        original = profiles[ORIGINAL]
-        entry = NodeTime(pool.name, pool.key if pool.version else pool.op,
-                         original.nodes.get(pool.name),
-                         providers=original.providers.get(pool.name, ()))
-        if FIXED in profiles:
-            entry.fixed = profiles[FIXED].nodes.get(pool.name)
-            entry.fixed_nodes = profiles[FIXED].counts.get(pool.name, 0)
-        nodes.append(entry)
+    original, theirs = profiles[ORIGINAL], profiles.get(FIXED)
+    nodes = [NodeTime(p.name, p.key if p.version else p.op, original.nodes.get(p.name),
+                      theirs.nodes.get(p.name) if theirs else None,
+                      theirs.counts.get(p.name, 0) if theirs else 0,
+                      original.providers.get(p.name, ())) for p in pools]
     if not pools:
         notes.append(f"{label} holds no standard pooling node: no per-node times")
     if fixed is not None and nodes and not any(n.fixed_nodes for n in nodes):
         notes.append(
             f"no node of FIXED {fixed_label} stands for a pooling node of MODEL (none has its "
             "name or was written for it by 'ortpool fix'): is FIXED MODEL's fixed form?")
-    missing = [n.name for n in nodes if n.original is None]
-    if missing:
+    if missing := [n.name for n in nodes if n.original is None]:
         notes.append(
             "no profile event names " + ", ".join(missing) + " (an unnamed node, a node inside "
             "a function, or one onnxruntime's optimizer fused into another)")

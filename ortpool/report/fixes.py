@@ -178,8 +178,7 @@ class FixReport:
             lines.append(f"  model inputs {shapes} ({self.inputs.get('source')})")
         dims, hint = self.inputs.get("open_dims", []), self.inputs.get("shape_hint", "")
         lines += [f"  {line}" for line in describe_dims(dims, hint)]
-        forms = self.forms()
-        if forms:
+        if forms := self.forms():
             lines.append(f"  standard forms: {tally(forms)}")
         for node in self.nodes:
             if verbose or node.realization != UNCHANGED:

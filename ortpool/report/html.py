@@ -251,8 +251,7 @@ def _model_body(model: ModelResult) -> str:
     if model.nodes:
         parts.append(_table(head, "".join(_node_row(n, with_ref) for n in model.nodes), "nodes"))
     parts.append(_end_to_end(model))
-    beyond = model.nonfinite_nodes
-    if beyond:  # ruling 20: information, not the verdict
+    if beyond := model.nonfinite_nodes:  # ruling 20: information, not the verdict
         items = "".join(f"<li><code>{name(n.name)}</code>: {_e(n.nonfinite)}</li>"
                         for n in beyond)
         price = f"<p>{_e(model.guard_text)}</p>" if model.guard_text else ""

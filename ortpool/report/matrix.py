@@ -130,8 +130,7 @@ def render(found: Sequence[CaseResult], header: str, runtime: str = "onnxruntime
     columns = (*COLUMNS[:-1], "fell back", COLUMNS[-1]) if placed else COLUMNS
     lines = [header, "", *grid_lines([columns, *(_row(row, placed) for row in rows)],
                                      numbers_right=True), ""]
-    by = basis_totals(rows)
-    if by:
+    if by := basis_totals(rows):
         lines += [*fit(f"differing cases by basis: {tally(by)}", "  "), ""]
     kernels = [(row.key, sorted(row.no_kernel_types)) for row in rows if row.no_kernel_types]
     if kernels:

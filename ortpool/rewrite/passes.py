@@ -39,8 +39,7 @@ def rewrite_model(model: onnx.ModelProto, selection: Selection,
         for site in sites:
             entry, replacement = _rewrite_node(site, namer)
             report.nodes.append(entry)
-            note = empty_auto_pad_note(site.node, entry.name)
-            if note is not None:
+            if (note := empty_auto_pad_note(site.node, entry.name)) is not None:
                 report.notes.append(note)
             if replacement is not None and site.scope is not None:
                 # the node keeps its place, the Casts go right before and after it
@@ -49,8 +48,7 @@ def rewrite_model(model: onnx.ModelProto, selection: Selection,
         op_outputs.declare(model, types)
     else:
         selection.check_names(set(), "pooling")
-    moved = branch_outputs.set_aside(model)
-    if moved:
+    if moved := branch_outputs.set_aside(model):
         report.notes.append(
             f"subgraph outputs {', '.join(map(repr, moved))} are written by an ortpool op: their "
             "declared static sizes are kept in their metadata and their dims made symbolic "
@@ -155,8 +153,7 @@ def _elem_name(cast: onnx.NodeProto) -> str | None:
 def _note_ir(model: onnx.ModelProto, report: RewriteReport) -> None:
     # Only above runtime.IR_VERSION is the installed onnxruntime asked (and imported): a
     # rewrite of an older model never imports it.
-    readable = runtime.unreadable(model.ir_version)
-    if readable is not None:
+    if (readable := runtime.unreadable(model.ir_version)) is not None:
         report.notes.append(
             f"the model has IR version {model.ir_version}; the installed onnxruntime "
             f"{runtime.build()['version']} reads at most {readable}")

@@ -215,12 +215,10 @@ def _sites(model: onnx.ModelProto, inlined: onnx.ModelProto, result: results.Mod
         if site.in_main_graph and text(site.node.name) not in main_names and model.functions:
             site = dataclasses.replace(site, location="local function (inlined)")
         sites.append(site)
+        if (note := empty_auto_pad_note(site.node, site.name)) is not None:
+            result.notes.append(note)
     if not sites and not fixed and not has_ortpool_ops:
         result.notes.append("the model has no standard pooling node")
-    for site in sites:
-        note = empty_auto_pad_note(site.node, site.name)
-        if note is not None:
-            result.notes.append(note)
     return sites
 
 
@@ -442,11 +440,11 @@ def _built_sets(site: Site, shapes: Sequence[Sequence[int]], options: ValidateOp
                 nonfinite: bool | None = None) -> list[FeedSet]:
     """The domain's built cases of ``site`` at ``shapes`` (ruling 18), the model's own inputs
     first; only the captured set where the type has no built case (bfloat16)."""
+    if captured is not None and captured[0].dtype.kind not in "fiu":
+        return [FeedSet(CAPTURED, list(captured), observed=True)]
     extra = captured[2] if captured is not None and site.op == "MaxUnpool" and len(
         captured) > 2 else None
     feeds = [list(captured)] if captured is not None else []
-    if captured is not None and captured[0].dtype.kind not in "fiu":
-        return [FeedSet(CAPTURED, list(captured), observed=True)]
     return proof_sets(site, [tuple(s) for s in shapes], captured=feeds, seed=options.seed,
                       nonfinite=options.nonfinite if nonfinite is None else nonfinite,
                       output_shape=extra)
@@ -464,8 +462,7 @@ def judge_site(site: Site, captured: Mapping[str, np.ndarray], options: Validate
                        options)
     if not site.in_main_graph:
         return _judge_alone(site, options, on)
-    missing = [name for name in site.inputs if name not in captured]
-    if missing:
+    if missing := [name for name in site.inputs if name not in captured]:
         return _judge_alone(site, options, on, f"its input {missing[0]!r} could not be captured")
     feeds = [captured[name] for name in site.inputs]
     x = feeds[0]
