@@ -9,18 +9,20 @@ from typing import Any
 import numpy as np
 
 
-def physical_cores() -> int | None:
-    """Physical cores from /proc/cpuinfo (Linux); None where that is unavailable."""
+def _cpuinfo() -> list[tuple[str, str]]:
+    """/proc/cpuinfo's (key, value) lines (Linux; none elsewhere), a blank one between CPUs."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
-            text = f.read()
+            return [(k.strip(), v.strip()) for k, _, v in (line.partition(":") for line in f)]
     except OSError:
-        return None
+        return []
+
+
+def physical_cores() -> int | None:
+    """Physical cores from /proc/cpuinfo (Linux); None where that is unavailable."""
     cores: set[tuple[str, str]] = set()
     physical, core = "0", None
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        key, value = key.strip(), value.strip()
+    for key, value in [*_cpuinfo(), ("", "")]:
         if key == "physical id":
             physical = value
         elif key == "core id":
@@ -28,20 +30,12 @@ def physical_cores() -> int | None:
         elif not key and core is not None:
             cores.add((physical, core))
             core = None
-    if core is not None:
-        cores.add((physical, core))
     return len(cores) or None
 
 
 def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    found = next((value for key, value in _cpuinfo() if key == "model name"), None)
+    return platform.processor() or platform.machine() if found is None else found
 
 
 def blas() -> str:
