@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from ortpool import optypes
 from ortpool.options import reports
+from ortpool.report.text import markdown
 
 #: the columns the terminal table fits (``--markdown`` prints every cell on its row)
 WIDTH = 100
@@ -32,13 +33,9 @@ def rows() -> list[tuple[str, str, str, str, str, str]]:
 def run(args: argparse.Namespace) -> int:
     header = ("op type", "spec", "inputs", "outputs", "X types", "attributes (ortpool encoding)")
     table = rows()
-    if args.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for row in table:
-            print("| " + " | ".join((f"`{row[0]}`", *row[1:])) + " |")
-        return 0
-    print("\n".join(terminal_lines(header, table)))
+    lines = markdown([header, *((f"`{row[0]}`", *row[1:]) for row in table)]) if (
+        args.markdown) else terminal_lines(header, table)
+    print("\n".join(lines))
     return 0
 
 

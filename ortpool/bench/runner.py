@@ -63,8 +63,7 @@ class CaseResult:
 
     @property
     def floor_ratio(self) -> float | None:
-        """The do-nothing Python op's session.run over the fastest built-in's: the part of
-        :attr:`ratio` that the op boundary costs whatever the kernel."""
+        """The do-nothing Python op's session.run over the fastest built-in's (the boundary)."""
         floor = self.times.get(FLOOR)
         return None if floor is None else floor.median / self.builtin.median
 
@@ -176,9 +175,8 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
 
 
 def plan_time(call: Callable[[], object], trials: int = 3) -> float:
-    """Seconds a call of a new shape spends validating and planning: the fastest of ``trials``
-    first calls (every cached plan forgotten before each) minus the fastest of as many calls
-    right after them (plan cached), at least 0."""
+    """Seconds a call of a new shape spends validating and planning: the fastest first call
+    (plans forgotten) minus the fastest call right after it, at least 0."""
     from ortpool.kernels import forget_plans
 
     firsts, planned = [], []

@@ -191,9 +191,8 @@ def _profile_keys(node: onnx.NodeProto) -> tuple[str, ...]:
 
 
 def _owners(model: onnx.ModelProto, pools: Mapping[str, str], fixed: bool) -> dict[str, str]:
-    """Profile key -> the pooling node the event's time belongs to (``pools``: each pooling
-    node's name -> its label): the node of that name and, in a fixed model, every node
-    ``ortpool fix`` inserted for it."""
+    """Profile key -> the pooling node (``pools``: name -> label) the event's time belongs to:
+    the node of that name and, in a fixed model, every node ``ortpool fix`` inserted for it."""
     owners: dict[str, str] = {}
     for scope in graph_scopes(model.graph, ("graph",), "main graph", model.opset_import, None):
         for node in scope.nodes:

@@ -33,10 +33,8 @@ def label(key: str, style: str) -> str:
 
 @contextlib.contextmanager
 def main_kept_out() -> Iterator[None]:
-    """The child processes a Python call starts (validate's models, bench's reference
-    evaluator) run ortpool's code alone: the caller's main module, which multiprocessing would
-    import (and run, without the ``__main__`` guard) in each child, is kept out while they
-    start."""
+    """The caller's main module kept out of the child processes a Python call starts:
+    multiprocessing would import (and run, without the ``__main__`` guard) it in each."""
     main = sys.modules.get("__main__")
     if main is None:
         yield

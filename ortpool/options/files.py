@@ -27,9 +27,8 @@ def names(text: str) -> list[str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
-    """``IN.onnx OUT.onnx``, the selection, ``--json FILE``, ``--link-data``, ``-q``/``-v`` on
-    ``parser``; ``verb`` (``retarget``, ``restore``, ``fix``) says in the help what the command
-    does to the nodes selected."""
+    """``IN.onnx OUT.onnx``, the selection, ``--json``, ``--link-data``, ``-q``/``-v``; ``verb``
+    (``retarget``, ``restore``, ``fix``): what the command does to the nodes selected."""
     parser.add_argument("input", metavar="IN.onnx", help="the model to read (never modified)")
     parser.add_argument(
         "output", metavar="OUT.onnx",
@@ -58,9 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
 
 def selection(ops: Any = None, nodes: Any = None, exclude: Any = None,
               style: str = PYTHON) -> Selection:
-    """The nodes a command touches: ``ops`` operator names (a string may hold several,
-    comma-separated; None: every pooling operator), ``nodes`` only these node names (None:
-    every node), ``exclude`` never these."""
+    """The nodes a command touches: ``ops`` operator names (comma-separated; None: every one),
+    ``nodes`` only these node names (None: every node), ``exclude`` never these."""
     op_names = values.names(label("ops", style), ops)
     op_set = None
     if op_names is not None:

@@ -24,9 +24,8 @@ DEFAULT_CASE_TIMEOUT = 60.0
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """The runtime judged: ``runtime`` None is onnxruntime (its options are the command's
-    :class:`ortpool.ort.RuntimeSpec`); otherwise every run goes to a worker process, each within
-    ``case_timeout`` seconds."""
+    """The runtime judged: None is onnxruntime (the command's :class:`ortpool.ort.RuntimeSpec`),
+    another runs in a worker process, ``case_timeout`` seconds a run."""
 
     runtime: runtimes.Runtime | None = None
     case_timeout: float = DEFAULT_CASE_TIMEOUT
@@ -92,10 +91,8 @@ def onnxruntime_set(default_level: str, providers: Any, opt_level: Any, intra: A
 def from_python(runtime: Any = ONNXRUNTIME, runtime_options: Any = None,
                 case_timeout: Any = DEFAULT_CASE_TIMEOUT,
                 onnxruntime_given: Sequence[str] = ()) -> Target:
-    """The target the keywords name: ``runtime`` a name or a :class:`ortpool.runtimes.Runtime`
-    (``ortpool.runtimes.get("openvino", precision="bf16")``), ``runtime_options`` a mapping for
-    a name; ``onnxruntime_given`` the onnxruntime keywords the caller set (refused beside
-    another runtime)."""
+    """The target the keywords name: ``runtime`` a name (with ``runtime_options``) or a
+    :class:`ortpool.runtimes.Runtime`; ``onnxruntime_given``: the onnxruntime keywords set."""
     if isinstance(runtime, runtimes.Runtime):
         if runtime_options is not None:
             raise OrtpoolError(

@@ -105,10 +105,7 @@ def table(results: Sequence[CaseResult]) -> list[list[str]]:
 
 def render(rows: list[list[str]], markdown: bool = False, width: int | None = None) -> str:
     """The rows as a text table (:func:`.text.grid_lines`, cut to ``width``) or Markdown."""
-    if markdown:
-        lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
-        return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows[1:]])
-    return "\n".join(text.grid_lines(rows, width))
+    return "\n".join(text.markdown(rows) if markdown else text.grid_lines(rows, width))
 
 
 #: the full table's columns a terminal shows (the rest are in --markdown and --json), with the

@@ -123,6 +123,12 @@ def grid_lines(rows: Sequence[Sequence[str]], width: int | None = None,
     return [lines[0], "  ".join("-" * w for w in widths), *lines[1:]]
 
 
+def markdown(rows: Sequence[Sequence[str]]) -> list[str]:
+    """``rows`` (the header first) as a Markdown table."""
+    return ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0]),
+            *("| " + " | ".join(row) + " |" for row in rows[1:])]
+
+
 def clean(value: Any) -> Any:
     """``value`` as standard JSON holds it: NaN and inf as strings; a name that is not UTF-8
     (lone surrogates, or bytes) with its escapes (``\\udcff``), so the file is valid UTF-8."""
