@@ -44,15 +44,11 @@ def declare(model: onnx.ModelProto, types: TypeTable) -> list[str]:
         for node in scope.nodes:
             if _calls_ortpool(node, tainted):
                 for name in node.output:
-                    call_type = types.lookup(scope, name) if name else None
-                    if name in known or call_type is None or call_type.elem_type <= 0:
-                        continue
-                    if call_type.rank is None:
-                        continue
-                    fresh = [f"{name}:{axis}" for axis in range(call_type.rank)]
-                    _append(holder, name, call_type.elem_type, fresh)
-                    known.add(name)
-                    declared.append(name)
+                    kind = types.lookup(scope, name) if name else None
+                    if (name not in known and kind is not None and kind.elem_type > 0
+                            and kind.rank is not None):
+                        fresh = [f"{name}:{axis}" for axis in range(kind.rank)]
+                        declared.append(_append(holder, known, name, kind.elem_type, fresh))
                 continue
             if node.domain != optypes.DOMAIN:
                 continue
@@ -62,18 +58,17 @@ def declare(model: onnx.ModelProto, types: TypeTable) -> list[str]:
                 continue  # not an op type ortpool knows: restore or the session will say so
             for name, (elem, dims) in zip(node.output, outputs, strict=False):
                 computed[name] = dims
-                if not name or name in known or elem is None or dims is None:
-                    continue
-                _append(holder, name, elem, list(dims))
-                known.add(name)
-                declared.append(name)
+                if name and name not in known and elem is not None and dims is not None:
+                    declared.append(_append(holder, known, name, elem, list(dims)))
     return declared
 
 
-def _append(holder, name: str, elem: int, dims: list) -> None:
+def _append(holder, known: set[str], name: str, elem: int, dims: list) -> str:
     info = onnx.helper.make_tensor_value_info(name, elem, dims)
     info.doc_string = MARK
     holder.value_info.append(info)
+    known.add(name)
+    return name
 
 
 def _tainted(model: onnx.ModelProto) -> set[tuple[str, str, str]]:
@@ -107,12 +102,8 @@ def remove(model: onnx.ModelProto) -> list[str]:
     removed: list[str] = []
     tainted = _tainted(model)
     for holder in (scope.holder for scope in model_scopes(model)):
-        written = {
-            o
-            for n in holder.node
-            if n.domain == optypes.DOMAIN or _calls_ortpool(n, tainted)
-            for o in n.output
-        }
+        written = {o for n in holder.node if n.domain == optypes.DOMAIN
+                   or _calls_ortpool(n, tainted) for o in n.output}
         stale = [v.doc_string == MARK and v.name not in written for v in holder.value_info]
         if any(stale):
             removed += [v.name for v, drop in zip(holder.value_info, stale, strict=True) if drop]
