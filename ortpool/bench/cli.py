@@ -112,10 +112,8 @@ def run(args: argparse.Namespace) -> int:
             print(title, file=sys.stderr, flush=True)
             results.append(runner.run_case(case, settings))
         rows = report.table(results)
-        if args.markdown:
-            print(report.render(rows, markdown=True))
-        else:
-            print(report.render(report.short_table(rows), width=text.width()))
+        print(report.render(rows, markdown=True) if args.markdown
+              else report.render(report.short_table(rows), width=text.width()))
         info_summary = report.summary(results)
         print("\n".join(["", *report.wrap([report.LEGEND, *report.summary_lines(info_summary)])]))
         if json_file is not None:

@@ -60,28 +60,26 @@ def run(args: argparse.Namespace) -> int:
     cases, settings = _cases(args)
     spec = runtime.from_args(args)
     judged = target.from_args(args, ISOLATED_LEVEL)
-    rule = accuracy.from_args(args)
+    on, rule = judged.runtime or spec, accuracy.from_args(args)
     settings["accuracy"] = rule.to_dict()
-    # The report's destination is checked and reserved before the sweep, not after it.
+    # the report's destination checked and reserved before the sweep, not after it
     with StagedFiles() as files:
         json_file = files.add(args.json, "the JSON report") if args.json else None
         files.reserve()
         bar = None if args.no_progress else ProgressBar("conformance")
         started = time.perf_counter()
         try:
-            found = run_conformance(cases, args.seed, judged.runtime or spec, rule, progress=bar,
+            found = run_conformance(cases, args.seed, on, rule, progress=bar,
                                     domain=settings["domain"], case_timeout=judged.case_timeout)
         finally:
             if bar is not None:
                 bar.close()
         seconds = time.perf_counter() - started
         env = environment()
-        header = (
-            f"ortpool conformance: {(judged.runtime or spec).title()}: built-in pooling against "
-            f"the ONNX spec (onnxruntime-extensions {env['onnxruntime_extensions']}, onnx "
-            f"{env['onnx']}, ortpool {env['ortpool']})\n"
-            f"{len(found)} cases, seed {args.seed}, {seconds:.1f} s"
-        )
+        header = (f"ortpool conformance: {on.title()}: built-in pooling against the ONNX spec "
+                  f"(onnxruntime-extensions {env['onnxruntime_extensions']}, onnx {env['onnx']}, "
+                  f"ortpool {env['ortpool']})\n{len(found)} cases, seed {args.seed}, "
+                  f"{seconds:.1f} s")
         print("\n".join(matrix.render(found, header, judged.name)))
         if json_file is not None:
             document = matrix.document(found, env, settings)

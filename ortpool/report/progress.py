@@ -22,13 +22,9 @@ class ProgressBar:
 
     def __init__(self, title: str, stream: TextIO | None = None, force: bool = False,
                  delay: float = 0.5, width: int = 30) -> None:
-        self.title = title
-        self.stream = stream or sys.stderr
+        self.title, self.width, self.stream = title, width, stream or sys.stderr
         self.enabled = force or bool(getattr(self.stream, "isatty", lambda: False)())
-        self.delay = 0.0 if force else delay
-        self.width = width
-        self.started = time.monotonic()
-        self.drawn = False
+        self.delay, self.started, self.drawn = 0.0 if force else delay, time.monotonic(), False
 
     def __call__(self, done: int, total: int, label: str = "") -> None:
         if not self.enabled or time.monotonic() - self.started < self.delay or total <= 0:
