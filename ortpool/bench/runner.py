@@ -162,12 +162,10 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
         else:
             result_reference, status = measured[0], "ok"
 
-    variants: dict[str, Callable[[], object]] = {}
-    for opset, session in builtin.items():
-        variants[builtin_name(opset)] = (lambda s: lambda: s.run(None, feed))(session)
-    variants[ORTPOOL] = lambda: ours.run(None, feed)
-    variants[FLOOR] = _floor_call(ours, feed, got)
-    variants[NUMPY] = _numpy_call(case, models.ortpool_version(case, ortpool_opset), feed)
+    variants: dict[str, Callable[[], object]] = {
+        **{builtin_name(o): (lambda x: lambda: x.run(None, feed))(s) for o, s in builtin.items()},
+        ORTPOOL: lambda: ours.run(None, feed), FLOOR: _floor_call(ours, feed, got),
+        NUMPY: _numpy_call(case, models.ortpool_version(case, ortpool_opset), feed)}
     times = interleaved(variants, settings.repeat, settings.min_sample)
     plan = plan_time(variants[NUMPY])
     return CaseResult(case, ortpool_opset, times, text, agrees, worst, result_reference, status,

@@ -47,8 +47,7 @@ class NodeFix:
         return f"{self.op}-{self.version}" if self.version is not None else self.op
 
     def describe(self, verbose: bool = False) -> str:
-        """``node 'p' (MaxPool-12, float): form explicit-pads -- exact on 5 input sets alone
-        (...)``: what became of the node and its proof."""
+        """``node 'p' (MaxPool-12, float): form explicit-pads -- exact on 5 input sets ...``."""
         where = f"node {self.name!r} ({self.key}{', ' + self.elem if self.elem else ''})"
         if self.realization in (UNPROVEN, NOT_SELECTED):
             return f"{where}: {self.realization}: {self.reason}"

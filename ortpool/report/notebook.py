@@ -56,8 +56,7 @@ class ValidationReport(Report):
 
     @property
     def exit_code(self) -> int:
-        """As ``ortpool validate`` exits: 0 every model agrees, 1 one differs, 2 one was not
-        validated."""
+        """As ``ortpool validate`` exits: 0 all agree, 1 one differs, 2 one was not validated."""
         return results.exit_code(self.models, self.fail_on_rulings)
 
     @property
@@ -71,8 +70,7 @@ class ValidationReport(Report):
         return results.bases(results.all_nodes(self.models))
 
     def summary_lines(self) -> list[str]:
-        """The models that do not agree (at most 10, one line each), then the run's lines, in
-        the command's order."""
+        """The models that do not agree (at most 10, a line each), then the run's lines."""
         shown = [m for m in self.models if m.status != results.AGREE]
         lines = [line for m in shown[:10] for line in terminal.fit(terminal.model_line(m))]
         if len(shown) > 10:

@@ -49,8 +49,7 @@ class NotApplicable:
 
 @dataclasses.dataclass
 class Attempt:
-    """One candidate tried for a node and what became of it (``detail``: the proof, or why
-    not)."""
+    """One candidate tried for a node and what became of it (``detail``: the proof, or why not)."""
 
     form: str
     outcome: Outcome

@@ -96,13 +96,9 @@ def attributes_text(node: NodeResult) -> str:
 
 def cells_text(c: TensorComparison, verbose: bool = False, runtime: str = "onnxruntime",
                ties_differ: bool = False) -> str:
-    """One compared output in words, from its counts: ``shapes differ: onnxruntime's [1,2,4,4]
-    has 14 cells the spec's [1,2,3,3] has not; the 18 cells both have agree``, ``91 of 98
-    cells differ, by up to 2.5``. Cells are compared at the same index; where onnxruntime's
-    output is the spec's moved by whole cells (:func:`ortpool.check.compare.align`), it says so.
-    ``runtime`` names the runtime judged; ``ties_differ``: on a built case an index tie is a
-    difference (ruling 6: ties go to the first maximum), not an agreement.
-    """
+    """One compared output in words, from its counts (``91 of 98 cells differ, by up to 2.5``;
+    a shift by whole cells said as such, :func:`ortpool.check.compare.align`); ``ties_differ``:
+    on a built case an index tie is a difference (ruling 6: the first maximum is asked)."""
     ours, theirs = shape(c.builtin_shape), shape(c.ortpool_shape)
     wrong = c.differing + c.inaccurate + c.ruling_differing
     if not c.shapes_differ:

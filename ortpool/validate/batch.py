@@ -44,8 +44,7 @@ _PROGRESS, _NOTE, _RESULT = "progress", "note", "result"
 
 
 def jobs_from(value: int, models: int) -> int:
-    """``--jobs`` (checked): N as given (0: the cores this process may use), never more than
-    the models."""
+    """``--jobs`` (checked): N (0: the cores this process may use), at most the models."""
     if value == 0:
         value = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(1, min(value or 1, models))
@@ -76,8 +75,7 @@ _SOCKET_ROOM = 64
 
 
 def start() -> None:
-    """Start the forkserver now (it is started on the first model otherwise): its imports and
-    warm-up then overlap the command's own start on another core."""
+    """Start the forkserver now: its imports and warm-up overlap the command's own start."""
     if _context().get_start_method() == "forkserver":
         from multiprocessing import forkserver
 

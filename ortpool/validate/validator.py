@@ -82,8 +82,7 @@ class ValidateOptions:
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
-    """Load an ONNX model with its weights; anything unreadable is an OrtpoolError (exit 2) with
-    the reason."""
+    """An ONNX model with its weights; anything unreadable is an OrtpoolError with the reason."""
     return modelfile.read(path, load_external_data=True)
 
 
