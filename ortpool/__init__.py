@@ -11,19 +11,9 @@ The commands, from Python (each returns a report: ``.ok``, ``.exit_code``, ``.su
     ortpool.conformance(ops=["MaxPool"], dtypes=["float"])   # the generated grid of cases
     ortpool.bench(cases=["resnet*"])  # built-in pooling against ortpool's ops, timed
 
-- ``validate(model, *, shapes, inputs, providers, opt_level, ...) -> ValidationReport``:
-  onnxruntime's built-in pooling against ortpool, each node alone and the model end to end.
-- ``fix(model, *, ops, nodes, providers, opt_level, shapes, inputs, ...) -> FixResult``: the
-  fixed model (``.model``, ``.save(path)``) and its report, every node proven.
-- ``conformance(*, ops, versions, dtypes, ranks, ...) -> ConformanceReport``.
-- ``bench(model=None, fixed=None, *, cases, repeat, providers, ...) -> BenchReport``.
-- ``rewrite(model)``/``restore(model)``: standard pooling nodes to ortpool's op types and back;
-  ``InferenceSession(model)``: an onnxruntime session that runs them (``register``,
-  ``session_options``, ``check_model`` for your own sessions).
-- ``OrtpoolError``: what every bad argument or unusable model raises.
-
-Importing ``ortpool`` is light (a few milliseconds: no numpy, onnx or onnxruntime yet): each
-name above imports its modules on first use.
+``rewrite(model)``/``restore(model)`` turn standard pooling nodes into ortpool's op types and
+back; ``InferenceSession(model)`` runs them. Every bad argument or unusable model raises
+``OrtpoolError``. Importing ``ortpool`` is light: each name imports its modules on first use.
 """
 
 from __future__ import annotations
@@ -57,8 +47,6 @@ _LAZY = {
 __all__ = ["OrtpoolError", "__version__", *_LAZY]
 
 
-# ``ortpool.rewrite`` and ``ortpool.fix`` are callable packages: importing one binds the package
-# to that name, so the lazy name is the package too (``ortpool.rewrite(m)`` calls its ``rewrite``).
 __getattr__ = lazy_names(__name__, _LAZY)
 
 

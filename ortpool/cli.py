@@ -122,8 +122,7 @@ def _main(argv: Sequence[str] | None) -> int:
         description="Spec-exact ONNX pooling for onnxruntime: validate onnxruntime's built-in "
         "pooling against the spec, fix models to compute it exactly, rewrite them to ortpool's "
         "op types, benchmark.",
-        epilog="'ortpool COMMAND --help' gives a command's options.",
-    )
+        epilog="'ortpool COMMAND --help' gives a command's options.")
     parser.add_argument("--version", action="version", version=f"ortpool {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = next((a for a in argv if not a.startswith("-")), None)
@@ -131,8 +130,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if name == chosen:
             command = _command(name)
             command.add_arguments(
-                sub.add_parser(name, help=SUMMARIES[name], description=command.HELP)
-            )
+                sub.add_parser(name, help=SUMMARIES[name], description=command.HELP))
         else:
             # Listed for --help without importing the module (and its dependencies).
             sub.add_parser(name, help=SUMMARIES[name], add_help=False)
@@ -144,8 +142,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     try:
         command = _command(args.command)
-        kernels = prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext()
-        with kernels:
+        with prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext():
             return int(command.run(args))
     except ModuleNotFoundError as err:
         # ortpool requires no onnxruntime build (it would replace the user's): a command that

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from ortpool import optypes
 from ortpool.options import reports
+from ortpool.report.text import markdown
 
 #: the columns the terminal table fits (``--markdown`` prints every cell on its row)
 WIDTH = 100
@@ -22,34 +23,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def rows() -> list[tuple[str, str, str, str, str, str]]:
     out = []
     for t in optypes.all_op_types():
-        ins = t.input_names
-        outs = ["Y", "Indices"][: t.n_outputs]
-        attrs = ", ".join(
-            f"{name}:{'string' if a.kind != 'int' else 'int'}" for name, a in t.spec.attrs.items()
-        )
-        out.append(
-            (
-                t.name,
-                f"{t.spec.op}-{t.spec.version}",
-                ", ".join(ins),
-                ", ".join(outs),
-                ", ".join(t.dtypes),
-                attrs,
-            )
-        )
+        attrs = ", ".join(f"{name}:{'string' if a.kind != 'int' else 'int'}"
+                          for name, a in t.spec.attrs.items())
+        out.append((t.name, f"{t.spec.op}-{t.spec.version}", ", ".join(t.input_names),
+                    ", ".join(["Y", "Indices"][: t.n_outputs]), ", ".join(t.dtypes), attrs))
     return out
 
 
 def run(args: argparse.Namespace) -> int:
     header = ("op type", "spec", "inputs", "outputs", "X types", "attributes (ortpool encoding)")
     table = rows()
-    if args.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for row in table:
-            print("| " + " | ".join((f"`{row[0]}`", *row[1:])) + " |")
-        return 0
-    print("\n".join(terminal_lines(header, table)))
+    lines = markdown([header, *((f"`{row[0]}`", *row[1:]) for row in table)]) if (
+        args.markdown) else terminal_lines(header, table)
+    print("\n".join(lines))
     return 0
 
 
@@ -69,7 +55,5 @@ def terminal_lines(header: Sequence[str], table: Sequence[Sequence[str]]) -> lis
         out.append(line(row[:columns]))
         attrs = row[-1].replace(":string", "")
         if attrs:
-            out += textwrap.wrap(
-                attrs, WIDTH, initial_indent="    ", subsequent_indent="      "
-            )
+            out += textwrap.wrap(attrs, WIDTH, initial_indent="    ", subsequent_indent="      ")
     return out

@@ -17,13 +17,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--dtypes", default=",".join(DTYPES), metavar="T[,T]",
         help="element types to compile for, comma-separated ONNX names (float is float32, "
         "double float64; numpy's spellings float32, float64 are read too; default: every one "
-        f"ortpool's ops take, {','.join(DTYPES)}; float16/bfloat16 are computed in float)",
-    )
+        f"ortpool's ops take, {','.join(DTYPES)}; float16/bfloat16 are computed in float)")
     parser.add_argument(
         "--kernels", default=",".join(KERNELS), metavar="K[,K]",
         help="kernels to compile, comma-separated, named as the report names them (default: "
-        f"every one: {', '.join(KERNELS)})",
-    )
+        f"every one: {', '.join(KERNELS)})")
 
 
 def _names(text: str) -> list[str]:
@@ -44,8 +42,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"warming up {len(todo)} kernel(s) ({', '.join(f'{t} {n}' for t, n in per_type.items())}); "
         "a first compile takes 10-20 s per window kernel, a cached one loads at once",
-        file=sys.stderr, flush=True,
-    )
+        file=sys.stderr, flush=True)
 
     def done(kernel: str, dtype: str, seconds: float) -> None:
         print(f"{kernel:30s} {dtype:6s} {seconds:7.2f} s", flush=True)

@@ -1,52 +1,26 @@
-"""``ortpool bench``: onnxruntime's built-in pooling against ortpool's ops on real CNN shapes,
-and ``ortpool bench MODEL [FIXED]``: a model against its fixed form.
-
-* :mod:`ortpool.bench.cases` - the benchmark cases (shapes, attributes, inputs).
-* :mod:`ortpool.bench.models` - single-node models: built-in node or ortpool node.
-* :mod:`ortpool.model.timing` - the interleaved timing loop and its statistics.
-* :mod:`ortpool.bench.machine` - what the figures were measured on.
-* :mod:`ortpool.bench.runner` - one case measured end to end.
-* :mod:`ortpool.bench.usermodel` - a user's model, its fixed form and a control, timed
-  interleaved, and each pooling node's time from onnxruntime's profile.
-* :mod:`ortpool.report.bench` - the tables and the JSON documents.
-* :mod:`ortpool.bench.api` - ``ortpool.bench(...)``, this package called as a function, and its
-  :class:`~ortpool.bench.api.BenchReport`.
-"""
+"""``ortpool bench``: onnxruntime's built-in pooling against ortpool's ops on real CNN shapes
+(:mod:`.cases`, :mod:`.runner`), and ``ortpool bench MODEL [FIXED]``: a model against its fixed
+form (:mod:`.usermodel`); ``ortpool.bench(...)`` calls :func:`ortpool.bench.api.bench`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ortpool.lazy import callable_package, lazy_names
 
-if TYPE_CHECKING:
-    from ortpool.bench.api import BenchReport
-    from ortpool.bench.cases import CASES, Case, select
-    from ortpool.bench.runner import CaseResult, Settings, run_case
-    from ortpool.bench.usermodel import ModelBench, bench_models, load_pair
-
-#: public name -> its module, imported on first access (the runner brings the session layer)
+#: public name -> its module, imported on first use (the runner brings the session layer)
 _LAZY = {
-    "BenchReport": "ortpool.bench.api",
     "CASES": "ortpool.bench.cases",
+    "BenchReport": "ortpool.bench.api",
     "Case": "ortpool.bench.cases",
-    "select": "ortpool.bench.cases",
     "CaseResult": "ortpool.bench.runner",
-    "Settings": "ortpool.bench.runner",
-    "run_case": "ortpool.bench.runner",
     "ModelBench": "ortpool.bench.usermodel",
+    "Settings": "ortpool.bench.runner",
     "bench_models": "ortpool.bench.usermodel",
     "load_pair": "ortpool.bench.usermodel",
+    "run_case": "ortpool.bench.runner",
+    "select": "ortpool.bench.cases",
 }
-
-__all__ = [
-    "CASES", "BenchReport", "Case", "CaseResult", "ModelBench", "Settings", "bench_models",
-    "load_pair", "run_case", "select"
-]  # fmt: skip
-
+__all__ = list(_LAZY)
 
 __getattr__ = lazy_names(__name__, _LAZY)
 
-# ``ortpool.bench(...)`` calls :func:`ortpool.bench.api.bench` while ``ortpool.bench`` stays the
-# package.
 callable_package(__name__, "ortpool.bench.api:bench")

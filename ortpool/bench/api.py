@@ -1,10 +1,4 @@
-"""The Python API of ``ortpool bench``: :func:`bench` and its :class:`BenchReport`.
-
-Without a model it times the bundled cases (real CNN shapes, one pooling node each):
-onnxruntime's built-in node against ortpool's op. With ``model`` (and ``fixed``, its fixed
-form), it times them as ``ortpool bench MODEL [FIXED]`` does
-(:func:`ortpool.bench.usermodel.bench_models`).
-"""
+"""The Python API of ``ortpool bench``: :func:`bench` and its :class:`BenchReport`."""
 
 from __future__ import annotations
 
@@ -65,7 +59,7 @@ class BenchReport(Report):
 
     def _repr_html_(self) -> str:
         """A notebook's view: the cases' table as an HTML table (a wide ``<pre>`` wraps into
-        noise there); a model's tables, narrower, as the command prints them."""
+        noise there); a model's tables as the command prints them."""
         if self.model_bench is None:
             rows = bench_report.table(self.results)
             return bench_report.notebook_view(rows, self.summary_lines())
@@ -81,53 +75,34 @@ class BenchReport(Report):
         return text + (f", geometric mean ratio {ratio:.2f}" if ratio is not None else "")
 
 
-def bench(
-    model: str | os.PathLike | None = None,
-    fixed: str | os.PathLike | None = None,
-    *,
-    shapes: inputs_group.Shapes = None,
-    inputs: inputs_group.Arrays = None,
-    seed: int = 0,
-    providers: runtime.Providers = None,
-    opt_level: str = DEFAULT_LEVEL,
-    intra_op_threads: int = 0,
-    inter_op_threads: int = 0,
-    execution_mode: str = "sequential",
-    cases: str | Sequence[str] | None = None,
-    repeat: int = 30,
-    min_sample_ms: float = 5.0,
-    reference_timeout: float = 10.0,
-    shared_pool: bool = False,
-) -> BenchReport:
+def bench(model: str | os.PathLike | None = None, fixed: str | os.PathLike | None = None, *,
+          shapes: inputs_group.Shapes = None, inputs: inputs_group.Arrays = None, seed: int = 0,
+          providers: runtime.Providers = None, opt_level: str = DEFAULT_LEVEL,
+          intra_op_threads: int = 0, inter_op_threads: int = 0, execution_mode: str = "sequential",
+          cases: str | Sequence[str] | None = None, repeat: int = 30, min_sample_ms: float = 5.0,
+          reference_timeout: float = 10.0, shared_pool: bool = False) -> BenchReport:
     """Time onnxruntime's built-in pooling against ortpool's op, as ``ortpool bench`` does.
 
-    ``model``/``fixed``: a user's model file and its fixed form (``ortpool.fix``'s), timed as
-    ``ortpool bench MODEL FIXED`` times them, on inputs of ``shapes`` and ``inputs`` as
-    :func:`ortpool.validate` takes them (FIXED must compute what MODEL computes: refused
-    otherwise); without them, the bundled cases. ``cases``: names, substrings or globs of the
-    bundled cases (a string is one pattern; default every one); ``repeat``: timed rounds,
-    every variant sampled once per round; ``min_sample_ms``: each sample repeats the call until
-    it lasts this long; ``reference_timeout``: seconds per case for the onnx reference evaluator
-    (0 skips it); ``seed``: of the inputs; ``providers``, ``opt_level`` (default ``all``, a
-    deployed model's), the threads and execution mode: as :func:`ortpool.validate` takes them;
-    ``shared_pool``: every session on onnxruntime's one process-wide intra-op pool, as the
-    command runs them (less noise; but set once for the process, before its first session:
-    every session this process makes later must use it, so it is off by default here).
-    Returns a :class:`BenchReport`; a bad argument raises :class:`ortpool.OrtpoolError` (or a
-    ``TypeError``) naming it.
+    ``model``/``fixed``: a model file and its fixed form (``ortpool.fix``'s, which must compute
+    what MODEL computes), timed as ``ortpool bench MODEL FIXED`` times them on the inputs
+    ``shapes`` and ``inputs`` give; without them, the bundled cases. ``cases``: names,
+    substrings or globs of those (default every one); ``repeat``: timed rounds, every variant
+    sampled once a round; ``min_sample_ms``: each sample repeats the call until it lasts this
+    long; ``reference_timeout``: seconds a case for the onnx reference evaluator (0 skips it);
+    ``seed``, ``providers``, ``opt_level`` (default ``all``), the threads and execution mode: as
+    :func:`ortpool.validate` takes them; ``shared_pool``: every session on onnxruntime's one
+    process-wide intra-op pool, as the command runs them (set once for the process: off by
+    default here). Returns a :class:`BenchReport`; a bad argument raises
+    :class:`ortpool.OrtpoolError` (or a ``TypeError``) naming it.
     """
-    spec = runtime.from_python(
-        providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
-    )
+    spec = runtime.from_python(providers, opt_level, intra_op_threads, inter_op_threads,
+                               execution_mode)
     settings = runner.Settings(
-        repeat=timing.repeat(repeat, PYTHON),
-        min_sample=timing.min_sample(min_sample_ms, PYTHON),
+        repeat=timing.repeat(repeat, PYTHON), min_sample=timing.min_sample(min_sample_ms, PYTHON),
         intra_op_threads=spec.intra_op_threads,
         reference_limit=timing.reference_timeout(reference_timeout, PYTHON, zero="0: skipped"),
-        seed=inputs_group.seed(seed, PYTHON),
-        shared_pool=values.flag("shared_pool", shared_pool),
-        runtime=spec,
-    )
+        seed=inputs_group.seed(seed, PYTHON), shared_pool=values.flag("shared_pool", shared_pool),
+        runtime=spec)
     spec_inputs = inputs_group.from_python(shapes, inputs)
     patterns = values.names("cases", cases)
     if model is None and not spec_inputs.empty:
@@ -137,10 +112,8 @@ def bench(
         raise OrtpoolError("model= and fixed= time a model against its fixed form, cases= the "
                            "bundled cases: give model= (and fixed=), or cases=")
     chosen, pair, info = prepare(
-        settings, spec_inputs, patterns,
-        None if model is None else files.model(model, proto=False),
-        None if fixed is None else files.model(fixed, "fixed", proto=False), PYTHON,
-    )
+        settings, spec_inputs, patterns, None if model is None else files.model(model, proto=False),
+        None if fixed is None else files.model(fixed, "fixed", proto=False), PYTHON)
     with main_kept_out():  # the reference evaluator's worker is a spawned process
         if pair is not None:
             found = usermodel.bench_models(pair, spec_inputs, settings)
@@ -148,17 +121,12 @@ def bench(
         return BenchReport([runner.run_case(case, settings) for case in chosen], info, settings)
 
 
-def prepare(
-    settings: runner.Settings,
-    model_inputs: InputSpec,
-    patterns: Sequence[str] | None,
-    model: str | None,
-    fixed: str | None,
-    style: str,
-) -> tuple[list[Case], usermodel.Pair | None, dict[str, Any]]:
-    """What a run times, every part checked before anything is timed, and the machine it runs
-    on: the bundled cases ``patterns`` selects, or MODEL and FIXED read and FIXED compared with
-    MODEL, all before the process-wide pool is shared (see :func:`usermodel.load_pair`)."""
+def prepare(settings: runner.Settings, model_inputs: InputSpec, patterns: Sequence[str] | None,
+            model: str | None, fixed: str | None,
+            style: str) -> tuple[list[Case], usermodel.Pair | None, dict[str, Any]]:
+    """What a run times, checked before anything is timed and before the process-wide pool is
+    shared (:func:`usermodel.load_pair`): the bundled cases ``patterns`` selects, or MODEL and
+    FIXED read and compared; and the machine it runs on."""
     from ortpool.bench import machine
     from ortpool.kernels import thread_count
 

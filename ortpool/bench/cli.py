@@ -29,19 +29,13 @@ REFERENCE_TIMEOUT = 10.0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "model",
-        nargs="?",
-        metavar="MODEL",
+        "model", nargs="?", metavar="MODEL",
         help="an ONNX model to time in plain onnxruntime, with the kernel time of each pooling "
-        "node from onnxruntime's profile (default: the bundled CNN cases below)",
-    )
+        "node from onnxruntime's profile (default: the bundled CNN cases below)")
     parser.add_argument(
-        "fixed",
-        nargs="?",
-        metavar="FIXED",
+        "fixed", nargs="?", metavar="FIXED",
         help="MODEL's fixed form ('ortpool fix MODEL FIXED'): timed against MODEL in the same "
-        "rounds, with a second session of MODEL as the control",
-    )
+        "rounds, with a second session of MODEL as the control")
     # --shape and --inputs size MODEL's inputs (the bundled cases' models are ortpool's own)
     inputs.add_arguments(parser, seed_help="seed of the random inputs (0)")
     runtime.add_arguments(
@@ -49,31 +43,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         DEFAULT_LEVEL,
         "every session runs at it (a deployed model's level)",
         providers_help="the execution providers the built-in and ortpool sessions run on, in "
-        "priority order (default cpu); the table says which one executed each built-in node",
-    )
+        "priority order (default cpu); the table says which one executed each built-in node")
     group = parser.add_argument_group("timing")
     timing.add_repeat(group, 30, 5.0)
     group.add_argument(
-        "--per-session-threads",
-        action="store_true",
+        "--per-session-threads", action="store_true",
         help="give each session its own intra-op pool instead of one shared pool (noisier: idle "
-        "workers of one session spin while another runs)",
-    )
+        "workers of one session spin while another runs)")
     group = parser.add_argument_group("the bundled cases (without MODEL)")
     group.add_argument(
-        "--cases",
-        nargs="+",
-        metavar="NAME",
-        help="run only these cases (names, substrings or globs; see --list)",
-    )
+        "--cases", nargs="+", metavar="NAME",
+        help="run only these cases (names, substrings or globs; see --list)")
     group.add_argument("--list", action="store_true", help="list the cases and exit")
     timing.add_reference_timeout(
         group, REFERENCE_TIMEOUT, "per case; cases it cannot finish are skipped (0 skips the "
-        "evaluator)",
-    )
+        "evaluator)")
     group.add_argument(
-        "--no-reference", action="store_true", help="skip the onnx reference evaluator"
-    )
+        "--no-reference", action="store_true", help="skip the onnx reference evaluator")
     group = parser.add_argument_group("reports")
     reports.add_json(group, "also write every figure as JSON to FILE")
     reports.add_markdown(group, "print the table as Markdown")
@@ -95,32 +81,26 @@ def run(args: argparse.Namespace) -> int:
             attrs = " ".join(f"{k}={v}" for k, v in case.attrs)
             print(f"{case.name:20} {case.op:17} {case.shape_text:16} {attrs}")
         return 0
-    # every option checked first: one line each, exit 2 (ortpool.cli)
+    # every option checked first (exit 2), the report's destination too (nothing created yet)
     reference = timing.reference_timeout(args.reference_timeout, zero="0: skipped")
     spec = runtime.from_args(args)
     model_inputs = inputs.from_args(args)
-    # The report's destination is checked before anything runs (nothing is created yet).
     files = StagedFiles()
     json_file = files.add(args.json, "the JSON report") if args.json else None
 
     from ortpool.bench import runner
     from ortpool.bench.api import prepare
     from ortpool.report import bench as report
+    from ortpool.report import text
 
     settings = runner.Settings(
-        repeat=timing.repeat(args.repeat),
-        min_sample=timing.min_sample(args.min_sample_ms),
+        repeat=timing.repeat(args.repeat), min_sample=timing.min_sample(args.min_sample_ms),
         intra_op_threads=spec.intra_op_threads,
-        reference_limit=0.0 if args.no_reference else reference,
-        seed=inputs.seed(args.seed),
-        shared_pool=not args.per_session_threads,
-        runtime=spec,
-    )
+        reference_limit=0.0 if args.no_reference else reference, seed=inputs.seed(args.seed),
+        shared_pool=not args.per_session_threads, runtime=spec)
     chosen, pair, info = prepare(settings, model_inputs, args.cases, args.model, args.fixed, CLI)
-    for line in report.wrap(report.machine_lines(info)):
-        print(line)
-    for line in report.wrap([f"runtime: {spec.title()}, graph optimizations {spec.level}"]):
-        print(line)
+    print("\n".join(report.wrap([*report.machine_lines(info),
+                                 f"runtime: {spec.title()}, graph optimizations {spec.level}"])))
     if pair is not None:
         return _run_model(args, pair, model_inputs, settings, info, files, json_file)
     print(flush=True)
@@ -132,16 +112,10 @@ def run(args: argparse.Namespace) -> int:
             print(title, file=sys.stderr, flush=True)
             results.append(runner.run_case(case, settings))
         rows = report.table(results)
-        if args.markdown:
-            print(report.render(rows, markdown=True))
-        else:
-            print(report.render(report.short_table(rows), width=report.WIDTH))
-        print()
-        for line in report.wrap([report.LEGEND]):
-            print(line)
+        print(report.render(rows, markdown=True) if args.markdown
+              else report.render(report.short_table(rows), width=text.width()))
         info_summary = report.summary(results)
-        for line in report.wrap(report.summary_lines(info_summary)):
-            print(line)
+        print("\n".join(["", *report.wrap([report.LEGEND, *report.summary_lines(info_summary)])]))
         if json_file is not None:
             document = report.document(results, info, settings)
             json_file.write((json.dumps(document, indent=2) + "\n").encode())
@@ -149,15 +123,9 @@ def run(args: argparse.Namespace) -> int:
     return 0 if info_summary["all_agree"] else 1
 
 
-def _run_model(
-    args: argparse.Namespace,
-    pair: usermodel.Pair,
-    model_inputs: InputSpec,
-    settings: runner.Settings,
-    info: dict[str, Any],
-    files: StagedFiles,
-    json_file: Any,
-) -> int:
+def _run_model(args: argparse.Namespace, pair: usermodel.Pair, model_inputs: InputSpec,
+               settings: runner.Settings, info: dict[str, Any], files: StagedFiles,
+               json_file: Any) -> int:
     """``ortpool bench MODEL [FIXED]``: exit code 0 (a model that cannot run is an error)."""
     from ortpool.bench import usermodel
     from ortpool.report import bench as report
@@ -172,10 +140,7 @@ def _run_model(
         head = [f"inputs: {shapes} ({result.inputs.source})"]
         if result.inputs.dims:
             head.append(f"open dims: {result.inputs.dims_text()}")
-        print("\n".join(report.wrap(head)))
-        print()
-        for line in report.model_tables(result, markdown=args.markdown):
-            print(line)
+        print("\n".join([*report.wrap(head), "", *report.model_tables(result, args.markdown)]))
         if json_file is not None:
             document = report.model_document(result, info, settings)
             json_file.write((json.dumps(document, indent=2) + "\n").encode())

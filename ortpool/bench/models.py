@@ -28,8 +28,7 @@ def _io(case: Case) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto
 def _model(node: onnx.NodeProto, case: Case, imports: list[onnx.OperatorSetIdProto]) -> bytes:
     inputs, outputs = _io(case)
     model = node_model(
-        [node], f"bench_{case.name}", inputs, outputs, imports, producer_name="ortpool-bench"
-    )
+        [node], f"bench_{case.name}", inputs, outputs, imports, producer_name="ortpool-bench")
     return model.SerializeToString()
 
 
@@ -37,12 +36,8 @@ def builtin_model(case: Case, opset: int) -> bytes:
     """The case as one standard ONNX node at ``opset``."""
     inputs, outputs = _io(case)
     node = helper.make_node(
-        case.op,
-        [i.name for i in inputs],
-        [o.name for o in outputs],
-        name=case.name,
-        **case.attributes,
-    )
+        case.op, [i.name for i in inputs], [o.name for o in outputs], name=case.name,
+        **case.attributes)
     return _model(node, case, [helper.make_opsetid("", opset)])
 
 

@@ -26,11 +26,9 @@ class Settings:
     intra_op_threads: int = 0
     reference_limit: float = 10.0  # seconds; 0 disables the reference evaluator
     seed: int = 0
-    #: All sessions share onnxruntime's global intra-op pool
-    #: (:func:`ortpool.ort.runtime_spec.share_thread_pool`).
+    #: every session on onnxruntime's global intra-op pool (``intra_op_threads`` its size)
     shared_pool: bool = False
-    #: providers, optimization level, threads of every session (``intra_op_threads`` above is
-    #: the size of the shared pool, or of each session's when not shared)
+    #: providers, optimization level, threads of every session
     runtime: RuntimeSpec = dataclasses.field(default_factory=RuntimeSpec)
 
 
@@ -44,11 +42,10 @@ class CaseResult:
     max_abs_diff: float
     reference: list[float] | None = None
     reference_status: str = "not run"
-    #: Seconds to validate and plan a call of a new shape (numpy API, plans forgotten): a
-    #: first call's time minus a planned call's (:func:`plan_time`).
+    #: seconds to validate and plan a call of a new shape (:func:`plan_time`)
     plan: float | None = None
-    #: The provider that executed the built-in node when another than the CPU provider alone
-    #: was asked for (its times are that provider's); None on the CPU provider alone.
+    #: the provider that executed the built-in node (its times are that provider's) when
+    #: another than the CPU provider alone was asked for
     executed_by: str | None = None
 
     @property
@@ -66,8 +63,7 @@ class CaseResult:
 
     @property
     def floor_ratio(self) -> float | None:
-        """The do-nothing Python op's session.run over the fastest built-in's: the part of
-        :attr:`ratio` that the op boundary costs whatever the kernel."""
+        """The do-nothing Python op's session.run over the fastest built-in's (the boundary)."""
         floor = self.times.get(FLOOR)
         return None if floor is None else floor.median / self.builtin.median
 
@@ -84,10 +80,8 @@ class CaseResult:
 def session_runtime(settings: Settings) -> RuntimeSpec:
     """The runtime of every session of a case: the shared pool, or pools of the given size."""
     return dataclasses.replace(
-        settings.runtime,
-        intra_op_threads=settings.intra_op_threads,
-        shared_pool=settings.shared_pool,
-    )
+        settings.runtime, intra_op_threads=settings.intra_op_threads,
+        shared_pool=settings.shared_pool)
 
 
 def _numpy_call(case: Case, version: int, feed: dict[str, np.ndarray]) -> Callable[[], object]:
@@ -97,9 +91,8 @@ def _numpy_call(case: Case, version: int, feed: dict[str, np.ndarray]) -> Callab
     return lambda: kernels.run_op(case.op, version, arrays, attrs, n_outputs)
 
 
-def _floor_call(
-    session: Any, feed: dict[str, np.ndarray], outputs: list[np.ndarray]
-) -> Callable[[], object]:
+def _floor_call(session: Any, feed: dict[str, np.ndarray],
+                outputs: list[np.ndarray]) -> Callable[[], object]:
     """``session.run`` with the kernel replaced by handing back ``outputs``: the marshalling
     floor (onnxruntime-extensions' copies in and out, the hook) of this very op."""
     from ortpool.ort import hook
@@ -116,17 +109,11 @@ def _floor_call(
     return call
 
 
-def compare(
-    expected: list[np.ndarray], got: list[np.ndarray], exact: bool, tolerance: float = 1e-6
-) -> tuple[str, bool, float]:
-    """(text, agrees, max |difference|) of ``got`` against ``expected`` (ortpool's outputs
-    against the built-in's, a fixed model's against its model's): the same element types and
-    shapes, NaN where the other has NaN, values exactly or within ``tolerance`` of the output's
-    magnitude (at least 1).
-
-    Max and unpool must match bit for bit; an average may differ in the last bits, because
-    ortpool sums one axis at a time and onnxruntime sums each window in its own order.
-    """
+def compare(expected: list[np.ndarray], got: list[np.ndarray], exact: bool,
+            tolerance: float = 1e-6) -> tuple[str, bool, float]:
+    """(text, agrees, max |difference|) of ``got`` against ``expected``: the same element types
+    and shapes, NaN where the other has NaN, values exactly or within ``tolerance`` of the
+    output's magnitude (at least 1): sums in another order differ in their last bits."""
     worst = 0.0
     for e, g in zip(expected, got, strict=True):
         if e.dtype != g.dtype:
@@ -150,17 +137,15 @@ def compare(
 def run_case(case: Case, settings: Settings) -> CaseResult:
     feed = case.inputs(settings.seed)
     spec = session_runtime(settings)
-    builtin = {
-        opset: open_session(spec, models.builtin_model(case, opset)) for opset in case.opsets
-    }
+    builtin = {opset: open_session(spec, models.builtin_model(case, opset))
+               for opset in case.opsets}
     ortpool_opset = case.opsets[0]
     ours = open_session(spec, models.ortpool_model(case, ortpool_opset))
     executed_by = None
     if spec.provider_names != [runtime_spec.CPU]:
-        # Which provider runs the built-in node, from a profiled session of its own (profiling
-        # would slow the timed ones): a node onnxruntime gave the CPU provider is timed there.
+        # which provider runs the built-in node, from a profiled session of its own (profiling
+        # would slow the timed ones); the models hold the one pooling node
         _, placed = ortrun.run_placed(models.builtin_model(case, ortpool_opset), feed, spec)
-        # the benchmark's models hold the one pooling node
         executed_by = next(iter(placed.values()), None)
     expected = builtin[ortpool_opset].run(None, feed)
     got = ours.run(None, feed)
@@ -168,9 +153,8 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
 
     result_reference, status = None, "not run"
     if settings.reference_limit > 0:
-        measured = time_reference(
-            models.builtin_model(case, ortpool_opset), feed, settings.reference_limit
-        )
+        measured = time_reference(models.builtin_model(case, ortpool_opset), feed,
+                                  settings.reference_limit)
         if measured is None:
             status = f"over {settings.reference_limit:g} s"
         elif not measured[0]:
@@ -178,24 +162,19 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
         else:
             result_reference, status = measured[0], "ok"
 
-    variants: dict[str, Callable[[], object]] = {}
-    for opset, session in builtin.items():
-        variants[builtin_name(opset)] = (lambda s: lambda: s.run(None, feed))(session)
-    variants[ORTPOOL] = lambda: ours.run(None, feed)
-    variants[FLOOR] = _floor_call(ours, feed, got)
-    variants[NUMPY] = _numpy_call(case, models.ortpool_version(case, ortpool_opset), feed)
+    variants: dict[str, Callable[[], object]] = {
+        **{builtin_name(o): (lambda x: lambda: x.run(None, feed))(s) for o, s in builtin.items()},
+        ORTPOOL: lambda: ours.run(None, feed), FLOOR: _floor_call(ours, feed, got),
+        NUMPY: _numpy_call(case, models.ortpool_version(case, ortpool_opset), feed)}
     times = interleaved(variants, settings.repeat, settings.min_sample)
     plan = plan_time(variants[NUMPY])
-    return CaseResult(
-        case, ortpool_opset, times, text, agrees, worst, result_reference, status, plan,
-        executed_by,
-    )
+    return CaseResult(case, ortpool_opset, times, text, agrees, worst, result_reference, status,
+                      plan, executed_by)
 
 
 def plan_time(call: Callable[[], object], trials: int = 3) -> float:
-    """Seconds a call of a new shape spends validating and planning: the fastest of ``trials``
-    first calls (every cached plan forgotten before each) minus the fastest of as many calls
-    right after them (plan cached), at least 0."""
+    """Seconds a call of a new shape spends validating and planning: the fastest first call
+    (plans forgotten) minus the fastest call right after it, at least 0."""
     from ortpool.kernels import forget_plans
 
     firsts, planned = [], []

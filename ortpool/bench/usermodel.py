@@ -1,17 +1,12 @@
-"""``ortpool bench MODEL [FIXED]``: what a model costs in plain onnxruntime, and what its fixed
-form costs against it.
+"""``ortpool bench MODEL [FIXED]``: what a model costs in plain onnxruntime, and its fixed form
+against it.
 
-Three variants are timed in the same rounds (:func:`ortpool.model.timing.interleaved`): the
-original model, a second session of the original (the *control*: its ratio to the first shows
-how far two identical sessions drift apart on this machine; a fixed/original ratio whose middle
-half overlaps the control's is not told apart from that noise), and the fixed model when given.
-Ratios are taken round by round.
-
-Then each model runs again in a session of its own with onnxruntime's profiler on (profiling
-slows every node, so the timed sessions are not profiled), and each pooling node's kernel time
-is read from the profile: in the fixed model, the node's time is the sum over every node
-``ortpool fix`` wrote for it (the pool node keeps its name; inserted nodes carry
-:data:`ortpool.forms.emit.MARK` and the node's name in their doc string).
+The original, a second session of it (the *control*: how far two identical sessions drift on
+this machine) and the fixed model are timed in the same rounds, ratios taken round by round.
+Then each model runs in a profiled session of its own (profiling slows every node) and each
+pooling node's kernel time is read from the profile: in the fixed model, summed over every node
+``ortpool fix`` wrote for it (:data:`ortpool.forms.emit.MARK` and the node's name in its doc
+string).
 """
 
 from __future__ import annotations
@@ -33,18 +28,11 @@ from ortpool.model import InputSpec, ResolvedInputs, graph_inputs, resolve
 from ortpool.model.fixmarks import MARK
 from ortpool.model.inference import TypeTable, value_type
 from ortpool.model.scopes import graph_scopes, text
-from ortpool.model.selection import Selection
 from ortpool.model.site import find_sites
 from ortpool.model.timing import Ratio, Stats
-from ortpool.ort import (
-    kernel_node,
-    open_session,
-    profile_dir,
-    read_profile,
-    stamp,
-)
+from ortpool.ort import kernel_node, open_session, profile_dir, read_profile, stamp
 from ortpool.ort.timed import FIXED, ORIGINAL, RunFailed, time_against
-from ortpool.rewrite.passes import rewrite_model
+from ortpool.rewrite import rewrite
 from ortpool.tolerances import MAX_LIKE
 
 #: profiled runs per model (after one warm-up run, left out): enough for a median per node,
@@ -72,15 +60,9 @@ class NodeTime:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "op": self.op,
-            "original_s": self.original,
-            "fixed_s": self.fixed,
-            "fixed_nodes": self.fixed_nodes,
-            "ratio": self.ratio,
-            "providers": list(self.providers),
-        }
+        return {"name": self.name, "op": self.op, "original_s": self.original,
+                "fixed_s": self.fixed, "fixed_nodes": self.fixed_nodes, "ratio": self.ratio,
+                "providers": list(self.providers)}
 
 
 @dataclasses.dataclass
@@ -110,24 +92,14 @@ class ModelBench:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "model": self.model,
-            "fixed": self.fixed,
-            "inputs": {
-                "shapes": self.inputs.shapes,
-                "source": self.inputs.source,
-                "open_dims": [d.to_dict() for d in self.inputs.dims],
-            },
+            "model": self.model, "fixed": self.fixed,
+            "inputs": {"shapes": self.inputs.shapes, "source": self.inputs.source,
+                       "open_dims": [d.to_dict() for d in self.inputs.dims]},
             "times": {name: stats.as_dict() for name, stats in self.times.items()},
             "ratios_to_original": {name: r.as_dict() for name, r in self.ratios.items()},
             "nodes": [n.to_dict() for n in self.nodes],
-            "profiles": {
-                name: {
-                    "runs": p.runs,
-                    "run_s": p.run,
-                    "pooling_s": p.pooling,
-                }
-                for name, p in self.profiles.items()
-            },
+            "profiles": {name: {"runs": p.runs, "run_s": p.run, "pooling_s": p.pooling}
+                         for name, p in self.profiles.items()},
             "notes": list(self.notes),
         }
 
@@ -136,8 +108,7 @@ def load(path: str | os.PathLike, notes: list[str]) -> onnx.ModelProto:
     """The model with its weights, its IR version lowered when the installed onnxruntime cannot
     read it (a note says so)."""
     model = modelfile.read(path, load_external_data=True)
-    note = stamp(model)
-    if note:
+    if note := stamp(model):
         notes.append(f"{os.fspath(path)}: {note}")
     return model
 
@@ -148,33 +119,28 @@ def _signature(value: onnx.ValueInfoProto) -> str:
     return f"{kind.name or 'no element type'} {dims}"
 
 
-def check_interface(
-    model: onnx.ModelProto, fixed: onnx.ModelProto, model_label: str, fixed_label: str
-) -> None:
+def check_interface(model: onnx.ModelProto, fixed: onnx.ModelProto, model_label: str,
+                    fixed_label: str) -> None:
     """An :class:`OrtpoolError` unless ``fixed`` takes the inputs ``model`` takes (names, order,
-    element types, declared dims) and gives its outputs (names): the same arrays must feed
-    both, or the ratio compares two different computations."""
+    element types, declared dims) and gives its outputs (names)."""
     ours = {v.name: _signature(v) for v in graph_inputs(model)}
     theirs = {v.name: _signature(v) for v in graph_inputs(fixed)}
     if list(ours) != list(theirs):
         raise OrtpoolError(
             f"FIXED {fixed_label} does not take the inputs of MODEL {model_label}: MODEL has "
             f"{', '.join(ours) or 'none'}, FIXED has {', '.join(theirs) or 'none'} (give the "
-            "model 'ortpool fix' wrote from MODEL)"
-        )
+            "model 'ortpool fix' wrote from MODEL)")
     for name, signature in ours.items():
         if theirs[name] != signature:
             raise OrtpoolError(
                 f"FIXED {fixed_label} does not take the inputs of MODEL {model_label}: input "
-                f"{name!r} is {signature} in MODEL, {theirs[name]} in FIXED"
-            )
+                f"{name!r} is {signature} in MODEL, {theirs[name]} in FIXED")
     outputs = [v.name for v in model.graph.output]
     fixed_outputs = [v.name for v in fixed.graph.output]
     if outputs != fixed_outputs:
         raise OrtpoolError(
             f"FIXED {fixed_label} does not give the outputs of MODEL {model_label}: MODEL gives "
-            f"{', '.join(outputs) or 'none'}, FIXED gives {', '.join(fixed_outputs) or 'none'}"
-        )
+            f"{', '.join(outputs) or 'none'}, FIXED gives {', '.join(fixed_outputs) or 'none'}")
 
 
 #: FIXED's float outputs agree with MODEL's within this fraction of the output's largest
@@ -184,22 +150,17 @@ RELATIVE_TOLERANCE = 1e-4
 
 
 def check_equivalent(pair: Pair, spec: InputSpec | None, settings: Settings) -> None:
-    """An :class:`OrtpoolError` unless FIXED computes what MODEL means on the inputs ``spec``
-    resolves (as :func:`bench_models` times them): MODEL as the spec computes it (its pooling
-    nodes run by ortpool's ops: where onnxruntime's own differ, FIXED is meant to differ from
-    them) against FIXED on onnxruntime, the same types and shapes, an output a max-like pool
-    writes exactly, the others within :data:`RELATIVE_TOLERANCE`; a ratio of two different
-    computations times nothing. Run before the shared thread pool is set (sessions of their own
-    threads; see :func:`load_pair`), so a refusal leaves the process as it was."""
+    """An :class:`OrtpoolError` unless FIXED computes what MODEL means (its pooling nodes run
+    by ortpool's ops) on the inputs ``spec`` resolves: an output a max-like pool writes exactly,
+    the others within :data:`RELATIVE_TOLERANCE`. Run before the shared thread pool is set
+    (:func:`load_pair`), so a refusal leaves the process as it was."""
     if pair.fixed is None:
         return
     resolved = resolve(pair.model, spec, seed=settings.seed)
     runtime = dataclasses.replace(settings.runtime, shared_pool=False)
     sites, _ = find_sites(pair.model, skip_invalid=True, table=TypeTable())
     exact = {o for site in sites if site.op in MAX_LIKE for o in site.node.output}
-    exact_spec = onnx.ModelProto()
-    exact_spec.CopyFrom(pair.model)
-    rewrite_model(exact_spec, Selection(), True)
+    exact_spec = rewrite(pair.model, skip_invalid=True)
     found = []
     for model, label in ((exact_spec, pair.label), (pair.fixed, pair.fixed_label)):
         try:
@@ -217,14 +178,12 @@ def check_equivalent(pair: Pair, spec: InputSpec | None, settings: Settings) -> 
                 f"FIXED {pair.fixed_label} does not compute what MODEL {pair.label} means (its "
                 f"pooling nodes as the ONNX spec defines them): output {value.name!r} {why} "
                 f"(compared {how}); bench times a model against its fixed form only (give the "
-                "model 'ortpool fix' wrote from MODEL)"
-            )
+                "model 'ortpool fix' wrote from MODEL)")
 
 
 def _profile_keys(node: onnx.NodeProto) -> tuple[str, ...]:
-    """The names a node's profile events can carry: its own, or, when onnxruntime's NCHWc layout
-    pass replaced it (level ``layout`` and above, a pool or Conv on the CPU provider), the name
-    it gives the new node, ``<first output>_nchwc``."""
+    """The names a node's profile events can carry: its own, or ``<first output>_nchwc`` where
+    onnxruntime's NCHWc layout pass replaced it."""
     keys = [text(node.name)] if node.name else []
     if node.output and node.output[0]:
         keys.append(f"{text(node.output[0])}_nchwc")
@@ -232,19 +191,15 @@ def _profile_keys(node: onnx.NodeProto) -> tuple[str, ...]:
 
 
 def _owners(model: onnx.ModelProto, pools: Mapping[str, str], fixed: bool) -> dict[str, str]:
-    """Profile key -> the pooling node the event's time belongs to. ``pools`` maps each pooling
-    node's name in the original model to its label in the report; its time is that of the node
-    of that name and, in a fixed model, of every node ``ortpool fix`` inserted for it."""
+    """Profile key -> the pooling node (``pools``: name -> label) the event's time belongs to:
+    the node of that name and, in a fixed model, every node ``ortpool fix`` inserted for it."""
     owners: dict[str, str] = {}
     for scope in graph_scopes(model.graph, ("graph",), "main graph", model.opset_import, None):
         for node in scope.nodes:
             owner = pools.get(text(node.name)) if node.name else None
             if owner is None and fixed and node.doc_string.startswith(MARK):
-                owner = next(
-                    (label for name, label in pools.items() if f"for node {name!r}" in
-                     text(node.doc_string)),
-                    None,
-                )
+                owner = next((label for name, label in pools.items()
+                              if f"for node {name!r}" in text(node.doc_string)), None)
             if owner is not None:
                 for key in _profile_keys(node):
                     owners.setdefault(key, owner)
@@ -255,14 +210,8 @@ def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def profile(
-    model: onnx.ModelProto,
-    feeds: Mapping[str, np.ndarray],
-    pools: Mapping[str, str],
-    settings: Settings,
-    fixed: bool = False,
-    runs: int = PROFILED_RUNS,
-) -> Profile:
+def profile(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], pools: Mapping[str, str],
+            settings: Settings, fixed: bool = False, runs: int = PROFILED_RUNS) -> Profile:
     """Run ``model`` ``runs`` times (after a warm-up) in a profiled session of its own and read
     each pooling node's kernel time per run from the profile (the file removed once read)."""
     spec = session_runtime(settings)
@@ -275,11 +224,8 @@ def profile(
     finally:  # read or not (a failing run), the profile goes now
         shutil.rmtree(folder, ignore_errors=True)
     # A run's node events fall inside its model_run event; the first run is the warm-up.
-    spans = sorted(
-        (float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)))
-        for e in events
-        if e.get("cat") == "Session" and e.get("name") == "model_run"
-    )[1:]
+    spans = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in events
+                   if e.get("cat") == "Session" and e.get("name") == "model_run")[1:]
     owners = _owners(model, pools, fixed)
     names = list(pools.values())
     per_run: dict[str, list[float]] = {n: [0.0] * len(spans) for n in names}
@@ -302,13 +248,10 @@ def profile(
     times = {n: (_median(per_run[n]) if seen[n] else None) for n in names}
     totals = [sum(per_run[n][i] for n in names if seen[n]) for i in range(len(spans))]
     return Profile(
-        nodes=times,
-        counts={n: len(seen[n]) for n in names},
+        nodes=times, counts={n: len(seen[n]) for n in names},
         providers={n: tuple(sorted(p)) for n, p in providers.items()},
         run=_median([(hi - lo) * 1e-6 for lo, hi in spans]),
-        pooling=_median(totals) if any(seen.values()) else None,
-        runs=len(spans),
-    )
+        pooling=_median(totals) if any(seen.values()) else None, runs=len(spans))
 
 
 @dataclasses.dataclass
@@ -323,11 +266,9 @@ class Pair:
 
 
 def load_pair(model_path: str | os.PathLike, fixed_path: str | os.PathLike | None) -> Pair:
-    """Read MODEL and FIXED and check that FIXED takes MODEL's inputs and gives its outputs.
-
-    Done before any session, and before :func:`ortpool.ort.runtime_spec.share_thread_pool`: lowering
-    an IR version asks onnxruntime which it reads by opening probe sessions of their own
-    threads, which a process-wide pool refuses."""
+    """Read MODEL and FIXED and check that FIXED takes MODEL's inputs and gives its outputs;
+    before :func:`ortpool.ort.runtime_spec.share_thread_pool` (lowering an IR version opens
+    probe sessions of their own threads, which a process-wide pool refuses)."""
     notes: list[str] = []
     model = load(model_path, notes)
     fixed = load(fixed_path, notes) if fixed_path is not None else None
@@ -347,9 +288,8 @@ def bench_models(pair: Pair, spec: InputSpec | None, settings: Settings) -> Mode
     resolved = resolve(model, spec, seed=settings.seed)
     feeds = dict(resolved.feeds)
     try:
-        times, ratios = time_against(
-            model, fixed, feeds, session_runtime(settings), settings.repeat, settings.min_sample
-        )
+        times, ratios = time_against(model, fixed, feeds, session_runtime(settings),
+                                     settings.repeat, settings.min_sample)
     except RunFailed as err:  # onnxruntime's own errors: the sizes chosen, then its reason
         which = fixed_label if err.variant == FIXED else label
         raise resolved.cannot_run(which, err.reason) from None
@@ -360,30 +300,19 @@ def bench_models(pair: Pair, spec: InputSpec | None, settings: Settings) -> Mode
     profiles = {ORIGINAL: profile(model, feeds, named, settings)}
     if fixed is not None:
         profiles[FIXED] = profile(fixed, feeds, named, settings, fixed=True)
-    nodes = []
-    for pool in pools:
-        original = profiles[ORIGINAL]
-        entry = NodeTime(
-            pool.name,
-            pool.key if pool.version else pool.op,
-            original.nodes.get(pool.name),
-            providers=original.providers.get(pool.name, ()),
-        )
-        if FIXED in profiles:
-            entry.fixed = profiles[FIXED].nodes.get(pool.name)
-            entry.fixed_nodes = profiles[FIXED].counts.get(pool.name, 0)
-        nodes.append(entry)
+    original, theirs = profiles[ORIGINAL], profiles.get(FIXED)
+    nodes = [NodeTime(p.name, p.key if p.version else p.op, original.nodes.get(p.name),
+                      theirs.nodes.get(p.name) if theirs else None,
+                      theirs.counts.get(p.name, 0) if theirs else 0,
+                      original.providers.get(p.name, ())) for p in pools]
     if not pools:
         notes.append(f"{label} holds no standard pooling node: no per-node times")
     if fixed is not None and nodes and not any(n.fixed_nodes for n in nodes):
         notes.append(
             f"no node of FIXED {fixed_label} stands for a pooling node of MODEL (none has its "
-            "name or was written for it by 'ortpool fix'): is FIXED MODEL's fixed form?"
-        )
-    missing = [n.name for n in nodes if n.original is None]
-    if missing:
+            "name or was written for it by 'ortpool fix'): is FIXED MODEL's fixed form?")
+    if missing := [n.name for n in nodes if n.original is None]:
         notes.append(
             "no profile event names " + ", ".join(missing) + " (an unnamed node, a node inside "
-            "a function, or one onnxruntime's optimizer fused into another)"
-        )
+            "a function, or one onnxruntime's optimizer fused into another)")
     return ModelBench(label, pair.fixed_label, resolved, times, ratios, nodes, profiles, notes)

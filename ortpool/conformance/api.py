@@ -17,7 +17,8 @@ from ortpool.options import runtime as session
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.matrix import matrix
-from ortpool.report.notebook import Report, _plural
+from ortpool.report.notebook import Report
+from ortpool.report.text import plural, tally
 from ortpool.runtimes import Runtime
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
@@ -48,9 +49,9 @@ class ConformanceReport(Report):
 
     def summary_lines(self) -> list[str]:
         rows = matrix(self.cases)
-        by = ", ".join(f"{k} {n}" for k, n in self.bases.items())
+        by = tally(self.bases)
         lines = [
-            f"{_plural(len(self.cases), 'case')}: {len(self.differing)} differ from the spec"
+            f"{plural(len(self.cases), 'case')}: {len(self.differing)} differ from the spec"
             + (f" (by basis: {by})" if by else "")
         ]
         for row in rows:
@@ -63,29 +64,19 @@ class ConformanceReport(Report):
         return {"settings": self.settings, "cases": [r.to_dict() for r in self.cases]}
 
     def _describe(self) -> str:
-        return f"{_plural(len(self.cases), 'case')}, {len(self.differing)} differ"
+        return f"{plural(len(self.cases), 'case')}, {len(self.differing)} differ"
 
 
-def conformance(
-    *,
-    ops: str | Sequence[str] | None = None,
-    versions: Sequence[int] | None = None,
-    dtypes: str | Sequence[str] | None = None,
-    ranks: Sequence[int] = (1, 2, 3),
-    seed: int = 0,
-    runtime: str | Runtime = target.ONNXRUNTIME,
-    runtime_options: Mapping[str, str] | None = None,
-    case_timeout: float = target.DEFAULT_CASE_TIMEOUT,
-    providers: session.Providers = None,
-    opt_level: str = ISOLATED_LEVEL,
-    intra_op_threads: int = 0,
-    inter_op_threads: int = 0,
-    execution_mode: str = "sequential",
-    nonfinite: bool = False,
-    atol: float | None = None,
-    rtol: float | None = None,
-    accuracy: AccuracyRule = DEFAULT_RULE,
-) -> ConformanceReport:
+def conformance(*, ops: str | Sequence[str] | None = None, versions: Sequence[int] | None = None,
+                dtypes: str | Sequence[str] | None = None, ranks: Sequence[int] = (1, 2, 3),
+                seed: int = 0, runtime: str | Runtime = target.ONNXRUNTIME,
+                runtime_options: Mapping[str, str] | None = None,
+                case_timeout: float = target.DEFAULT_CASE_TIMEOUT,
+                providers: session.Providers = None, opt_level: str = ISOLATED_LEVEL,
+                intra_op_threads: int = 0, inter_op_threads: int = 0,
+                execution_mode: str = "sequential", nonfinite: bool = False,
+                atol: float | None = None, rtol: float | None = None,
+                accuracy: AccuracyRule = DEFAULT_RULE) -> ConformanceReport:
     """Sweep the generated grid of single-node pooling cases through onnxruntime's built-ins and
     ortpool, as ``ortpool conformance`` does.
 
@@ -98,11 +89,9 @@ def conformance(
     :class:`ConformanceReport`.
     """
     judged = target.from_python(runtime, runtime_options, case_timeout, target.onnxruntime_set(
-        ISOLATED_LEVEL, providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
-    ))
+        ISOLATED_LEVEL, providers, opt_level, intra_op_threads, inter_op_threads, execution_mode))
     spec = session.from_python(
-        providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
-    )
+        providers, opt_level, intra_op_threads, inter_op_threads, execution_mode)
     rule = accuracy_group.from_python(atol, rtol, accuracy)
     cases, settings = selected(ops, versions, dtypes, ranks, inputs.seed(seed, PYTHON),
                                domain.from_python(nonfinite), PYTHON)
@@ -111,9 +100,8 @@ def conformance(
     return ConformanceReport(found, {**settings, "runtime": judged.describe() or spec.describe()})
 
 
-def selected(
-    ops: Any, versions: Any, dtypes: Any, ranks: Any, seed: int, nonfinite: bool, style: str
-) -> tuple[list[Any], dict[str, Any]]:
+def selected(ops: Any, versions: Any, dtypes: Any, ranks: Any, seed: int, nonfinite: bool,
+             style: str) -> tuple[list[Any], dict[str, Any]]:
     """The grid's cases the filters select (``ops``, ``dtypes``: names, a string may hold
     several, comma-separated; ``versions``, ``ranks``: integers), each checked, and the filters
     as the report's settings."""

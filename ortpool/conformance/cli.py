@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ortpool.errors import OrtpoolError
 from ortpool.options import CLI, accuracy, domain, inputs, reports, runtime, target
+from ortpool.options.files import names
 from ortpool.options.values import integer
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
@@ -23,30 +24,14 @@ HELP = (
 )
 
 
-def _csv(text: str | None) -> list[str] | None:
-    return [t.strip() for t in text.split(",") if t.strip()] if text else None
-
-
-def _check_filters(args: argparse.Namespace) -> None:
-    """A filter given empty (``--ops ''``, ``--ranks ,``) is a mistake, not "every one"."""
-    for flag in ("ops", "versions", "dtypes", "ranks"):
-        text = getattr(args, flag)
-        if text is not None and not _csv(text):
-            raise OrtpoolError(
-                f"--{flag} {text!r} names nothing; leave the option out for every one"
-            )
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("cases")
     group.add_argument("--ops", metavar="OP[,OP]", help="only these operators")
     group.add_argument("--versions", metavar="V[,V]", help="only these spec versions")
     group.add_argument(
-        "--dtypes",
-        metavar="T[,T]",
+        "--dtypes", metavar="T[,T]",
         help="only these element types, ONNX names (float is float32, double, float16, int8...; "
-        "numpy's spellings float32, float64 are read too)",
-    )
+        "numpy's spellings float32, float64 are read too)")
     group.add_argument("--ranks", metavar="R[,R]", default="1,2,3", help="spatial ranks (1,2,3)")
     inputs.add_arguments(parser, model_inputs=False, seed_help="seed of the case inputs (0)")
     runtime.add_arguments(
@@ -54,59 +39,54 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ISOLATED_LEVEL,
         "every case runs at it (disable: the node as written)",
         providers_help="the execution providers the built-in nodes run on, in priority order "
-        "(default cpu); a case the first does not execute is counted as fallen back, not as its",
-    )
+        "(default cpu); a case the first does not execute is counted as fallen back, not as its")
     target.add_arguments(parser, "each case")
     domain.add_arguments(parser, "cases")
     group = parser.add_argument_group("reports")
     reports.add_json(group, "write every case and its result as JSON")
     reports.add_no_progress(group)
     accuracy.add_arguments(
-        parser,
-        atol_help="widens the accuracy agree band of averages and norms",
-        rtol_help="widens the accuracy agree band of averages and norms",
-    )
+        parser, atol_help="widens the accuracy agree band of averages and norms",
+        rtol_help="widens the accuracy agree band of averages and norms")
 
 
 def run(args: argparse.Namespace) -> int:
     from ortpool.conformance.run import run_conformance
-    from ortpool.report import jsondoc as jsonreport
     from ortpool.report import matrix
     from ortpool.report.progress import ProgressBar
+    from ortpool.report.record import environment
+    from ortpool.report.text import dumps
 
-    _check_filters(args)
     cases, settings = _cases(args)
     spec = runtime.from_args(args)
     judged = target.from_args(args, ISOLATED_LEVEL)
-    rule = accuracy.from_args(args)
+    on, rule = judged.runtime or spec, accuracy.from_args(args)
     settings["accuracy"] = rule.to_dict()
-    # The report's destination is checked and reserved before the sweep, not after it.
+    # the report's destination checked and reserved before the sweep, not after it
     with StagedFiles() as files:
         json_file = files.add(args.json, "the JSON report") if args.json else None
         files.reserve()
         bar = None if args.no_progress else ProgressBar("conformance")
         started = time.perf_counter()
         try:
-            found = run_conformance(cases, args.seed, judged.runtime or spec, rule, progress=bar,
+            found = run_conformance(cases, args.seed, on, rule, progress=bar,
                                     domain=settings["domain"], case_timeout=judged.case_timeout)
         finally:
             if bar is not None:
                 bar.close()
         seconds = time.perf_counter() - started
-        env = jsonreport.environment()
-        header = (
-            f"ortpool conformance: {(judged.runtime or spec).title()}: built-in pooling against "
-            f"the ONNX spec (onnxruntime-extensions {env['onnxruntime_extensions']}, onnx "
-            f"{env['onnx']}, ortpool {env['ortpool']})\n"
-            f"{len(found)} cases, seed {args.seed}, {seconds:.1f} s"
-        )
+        env = environment()
+        header = (f"ortpool conformance: {on.title()}: built-in pooling against the ONNX spec "
+                  f"(onnxruntime-extensions {env['onnxruntime_extensions']}, onnx {env['onnx']}, "
+                  f"ortpool {env['ortpool']})\n{len(found)} cases, seed {args.seed}, "
+                  f"{seconds:.1f} s")
         print("\n".join(matrix.render(found, header, judged.name)))
         if json_file is not None:
-            document = _document(found, env, settings)
+            document = matrix.document(found, env, settings)
             # beside the settings, which conformance_compare requires equal across reports
             # (a CPU report and an OpenVINO one are compared side by side)
             document["runtime"] = judged.describe() or spec.describe()
-            json_file.write(jsonreport.dumps(document).encode())
+            json_file.write(dumps(document).encode())
         files.commit()
     if args.json:
         print(f"JSON report: {args.json}", file=sys.stderr)
@@ -114,45 +94,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
-    """The grid's cases the filters select, and the filters as the report's settings."""
+    """The grid's cases the filters select, and the filters as the report's settings; a filter
+    given empty (``--ops ''``, ``--ranks ,``) is a mistake, not "every one"."""
     from ortpool.conformance.api import selected
 
+    given = {flag: None if getattr(args, flag) is None else names(getattr(args, flag))
+             for flag in ("ops", "versions", "dtypes", "ranks")}
+    for flag, found in given.items():
+        if found == []:
+            raise OrtpoolError(f"--{flag} {getattr(args, flag)!r} names nothing; leave the option "
+                               "out for every one")
     try:
-        versions, ranks = ([integer(v) for v in _csv(text) or []]
-                           for text in (args.versions, args.ranks))
+        versions, ranks = ([integer(v) for v in given[key] or []] for key in ("versions", "ranks"))
     except argparse.ArgumentTypeError:  # also Unicode digits, which int() reads
         raise OrtpoolError("--versions and --ranks take comma-separated integers") from None
-    return selected(_csv(args.ops), versions, _csv(args.dtypes), ranks, inputs.seed(args.seed),
+    return selected(given["ops"], versions, given["dtypes"], ranks, inputs.seed(args.seed),
                     args.nonfinite, CLI)
-
-
-def _document(found: list, env: dict[str, str], settings: dict[str, Any]) -> dict[str, Any]:
-    from ortpool.report.matrix import basis_totals, cause_bases, cause_totals
-    from ortpool.report.matrix import matrix as rows_of
-
-    based = cause_bases(found)
-    return {
-        "tool": "ortpool conformance",
-        "environment": env,
-        "settings": settings,
-        "matrix": [
-            {
-                "op": r.op,
-                "version": r.version,
-                "cases": r.cases,
-                "statuses": dict(r.statuses),
-                "causes": dict(r.causes),
-                "bases": dict(r.bases),
-                "no_kernel_types": sorted(r.no_kernel_types),
-                "fell_back": dict(r.fell_back),
-                "fell_back_statuses": dict(r.fell_back_statuses),
-            }
-            for r in rows_of(found)
-        ],
-        "bases": basis_totals(found),
-        "causes": {
-            code: {"cases": n, "where": where, "bases": based[code]}
-            for code, (n, where) in cause_totals(found).items()
-        },
-        "cases": [r.to_dict() for r in found],
-    }

@@ -7,7 +7,7 @@ into agree / differ / no kernel, with the causes named.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from ortpool import dtypes, versions
 from ortpool.check import grid
@@ -15,19 +15,14 @@ from ortpool.errors import OrtpoolError
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.report import record as results
 from ortpool.report.matrix import CaseResult
+from ortpool.report.progress import Progress
 from ortpool.runtimes import Runtime, Worker
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
-Progress = Callable[[int, int, str], None]
 
-
-def select_cases(
-    ops: Sequence[str] | None = None,
-    spec_versions: Sequence[int] | None = None,
-    element_types: Sequence[str] | None = None,
-    ranks: Sequence[int] = (1, 2, 3),
-    nonfinite: bool = False,
-) -> list[grid.Case]:
+def select_cases(ops: Sequence[str] | None = None, spec_versions: Sequence[int] | None = None,
+                 element_types: Sequence[str] | None = None, ranks: Sequence[int] = (1, 2, 3),
+                 nonfinite: bool = False) -> list[grid.Case]:
     """The grid's cases the filters select (None: every one): operators, spec versions, element
     types (ONNX names, ``float`` is float32; numpy's spellings read too), spatial ranks, and the
     input domain (ruling 20: the cases holding NaN with ``nonfinite`` only); an
@@ -48,15 +43,10 @@ def select_cases(
     return cases
 
 
-def run_conformance(
-    cases: Sequence[grid.Case],
-    seed: int = 0,
-    runtime: RuntimeSpec | Runtime | Worker | None = None,
-    rule: AccuracyRule = DEFAULT_RULE,
-    progress: Progress | None = None,
-    domain: str = "finite",
-    case_timeout: float = 60.0,
-) -> list[CaseResult]:
+def run_conformance(cases: Sequence[grid.Case], seed: int = 0,
+                    runtime: RuntimeSpec | Runtime | Worker | None = None,
+                    rule: AccuracyRule = DEFAULT_RULE, progress: Progress | None = None,
+                    domain: str = "finite", case_timeout: float = 60.0) -> list[CaseResult]:
     """Each case judged on ``runtime``: onnxruntime with a :class:`RuntimeSpec` (default: the
     CPU provider, optimizations off), or a :class:`Runtime` of :mod:`ortpool.runtimes`, run in
     a worker process (``case_timeout`` seconds a case) that a crash or a hang of it does not

@@ -1,18 +1,9 @@
-"""The options of every command, one group per idea, for the shell and for Python alike
-(Polygraphy's ``tools/args``).
+"""The options of every command, one group per idea, for the shell and for Python alike.
 
-Each group declares its flags once (``add_arguments(parser)``), and builds its typed value from
-the parsed flags (``from_args(args)``) and from the Python API's keywords (``from_python(...)``),
-checking every value once (:mod:`ortpool.options.values`) with messages that name the option as
-its caller spells it (:func:`label`: ``--opt-level`` from the shell, ``opt_level`` from Python).
-
-The groups: ``inputs`` (-> :class:`ortpool.model.InputSpec`), ``runtime`` (->
-:class:`ortpool.ort.RuntimeSpec`), ``domain`` (``nonfinite``), ``accuracy`` (->
-:class:`ortpool.tolerances.AccuracyRule`), ``timing``, ``files`` (the model given, the
-selection), ``reports``.
-
-The commands' option classes (``ValidateOptions``, fix's ``Options``, bench's ``Settings``) hold
-these typed values only; the command line and the Python API both build them here.
+Each group declares its flags once (``add_arguments(parser)``) and builds its typed value from
+the parsed flags (``from_args(args)``) and from the API's keywords (``from_python(...)``), every
+value checked once (:mod:`.values`) with messages naming the option as its caller spells it
+(:func:`label`: ``--opt-level`` from the shell, ``opt_level`` from Python).
 """
 
 from __future__ import annotations
@@ -29,14 +20,9 @@ __all__ = [
 ]  # fmt: skip
 
 #: keyword -> its flag, where the flag is not the keyword with dashes
-_FLAGS = {
-    "shapes": "--shape",
-    "agree_factor": "--accuracy-agree-factor",
-    "limits": "--accuracy-limit",
-    "json_report": "--json",
-    "provider_options": "--provider-option",
-    "runtime_options": "--runtime-option",
-}
+_FLAGS = {"shapes": "--shape", "agree_factor": "--accuracy-agree-factor",
+          "limits": "--accuracy-limit", "json_report": "--json",
+          "provider_options": "--provider-option", "runtime_options": "--runtime-option"}
 
 
 def label(key: str, style: str) -> str:
@@ -47,11 +33,8 @@ def label(key: str, style: str) -> str:
 
 @contextlib.contextmanager
 def main_kept_out() -> Iterator[None]:
-    """The child processes a Python call starts (validate's models, bench's reference
-    evaluator) run ortpool's code alone: the caller's main module, which multiprocessing imports
-    in each child (running a script's top level, and its ``ortpool.validate`` call, again unless
-    the script has the ``__main__`` guard; a spawned child then dies of multiprocessing's
-    bootstrapping error), is kept out of their preparation while they start."""
+    """The caller's main module kept out of the child processes a Python call starts:
+    multiprocessing would import (and run, without the ``__main__`` guard) it in each."""
     main = sys.modules.get("__main__")
     if main is None:
         yield

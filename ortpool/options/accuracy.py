@@ -1,8 +1,7 @@
 """``--accuracy-agree-factor``, ``--accuracy-limit``, ``--half-ulps``: ruling 17's thresholds
-for averages and norms, one group for ``validate``, ``conformance`` and ``fix`` (a node
-``validate`` calls an accuracy note is one ``fix`` leaves alone, under the same flags), with
-``--atol``/``--rtol`` where a command takes them -> one :class:`AccuracyRule` (from Python:
-``accuracy=``, ``atol=``, ``rtol=``)."""
+for averages and norms, one group for ``validate``, ``conformance`` and ``fix`` (a note
+``validate`` reports is one ``fix`` leaves alone), with ``--atol``/``--rtol`` where a command
+takes them -> one :class:`AccuracyRule`."""
 
 from __future__ import annotations
 
@@ -17,9 +16,8 @@ from ortpool.tolerances import ACCUMULATION, DEFAULT_RULE, AccuracyRule
 _TYPES = sorted(set(ACCUMULATION.values()))
 
 
-def add_arguments(
-    parser: argparse.ArgumentParser, atol_help: str | None = None, rtol_help: str | None = None
-) -> None:
+def add_arguments(parser: argparse.ArgumentParser, atol_help: str | None = None,
+                  rtol_help: str | None = None) -> None:
     """The group on ``parser``, last in the help (tolerances are rarely changed); with
     ``atol_help`` and ``rtol_help``, ``--atol`` and ``--rtol`` (what they mean for the command:
     ``validate`` compares graph outputs with them too) come first in it."""
@@ -28,38 +26,25 @@ def add_arguments(
         "a sum's error against the exact result, in units of u*mean|x| (u: the unit roundoff "
         "of its accumulation type), is accuracy, not semantics: within the agree band it "
         "agrees, up to the limit it agrees with an accuracy note (exit code unchanged, fix "
-        "leaves it), beyond it differs (exit 1, fix mends it)",
-    )
+        "leaves it), beyond it differs (exit 1, fix mends it)")
     for flag, text in (("--atol", atol_help), ("--rtol", rtol_help)):
         if text is not None:
             group.add_argument(flag, type=values.real, metavar="TOL", help=text)
     group.add_argument(
-        "--accuracy-agree-factor",
-        type=values.real,
-        default=DEFAULT_RULE.agree_factor,
-        metavar="F",
+        "--accuracy-agree-factor", type=values.real, default=DEFAULT_RULE.agree_factor, metavar="F",
         help="a sum agrees within F times a pairwise sum's bound (log2 n + 1)*u*mean|x| "
-        f"(default {DEFAULT_RULE.agree_factor:g})",
-    )
+        f"(default {DEFAULT_RULE.agree_factor:g})")
     defaults = ", ".join(f"{k} {v:g}" for k, v in DEFAULT_RULE.limits)
     group.add_argument(
-        "--accuracy-limit",
-        action="append",
-        default=[],
-        metavar="[TYPE:]FRACTION",
+        "--accuracy-limit", action="append", default=[], metavar="[TYPE:]FRACTION",
         help="beyond the agree band, an accuracy note up to FRACTION of mean|x|, beyond it a "
         f"difference; TYPE is the accumulation type ({', '.join(_TYPES)}; float16/bfloat16 "
         f"accumulate in float), none: every type; repeatable (default {defaults}; 0 counts "
-        "every error beyond the agree band)",
-    )
+        "every error beyond the agree band)")
     group.add_argument(
-        "--half-ulps",
-        type=values.real,
-        default=DEFAULT_RULE.half_ulps,
-        metavar="N",
+        "--half-ulps", type=values.real, default=DEFAULT_RULE.half_ulps, metavar="N",
         help="float16/bfloat16 sums (float32 arithmetic, rounded once) agree within N ulp of "
-        f"the output type, beyond it differ (default {DEFAULT_RULE.half_ulps:g})",
-    )
+        f"the output type, beyond it differ (default {DEFAULT_RULE.half_ulps:g})")
 
 
 def parse_limits(texts: list[str]) -> dict[str, float]:
@@ -76,10 +61,8 @@ def parse_limits(texts: list[str]) -> dict[str, float]:
         elif kind in _TYPES:
             limits[kind] = value
         else:
-            raise OrtpoolError(
-                f"--accuracy-limit {text}: {kind!r} is not an accumulation type "
-                f"({', '.join(_TYPES)})"
-            )
+            raise OrtpoolError(f"--accuracy-limit {text}: {kind!r} is not an accumulation type "
+                               f"({', '.join(_TYPES)})")
     return limits
 
 
@@ -92,9 +75,8 @@ def from_args(args: argparse.Namespace) -> AccuracyRule:
                        rule.with_limits(parse_limits(args.accuracy_limit)), "--")
 
 
-def from_python(
-    atol: Any = None, rtol: Any = None, accuracy: Any = DEFAULT_RULE, prefix: str = ""
-) -> AccuracyRule:
+def from_python(atol: Any = None, rtol: Any = None, accuracy: Any = DEFAULT_RULE,
+                prefix: str = "") -> AccuracyRule:
     """``accuracy`` (an :class:`AccuracyRule`) with ``atol``/``rtol`` (finite, >= 0) when given;
     ``prefix`` ``"--"`` names them as flags."""
     if not isinstance(accuracy, AccuracyRule):

@@ -1,9 +1,6 @@
-"""``--nonfinite``: the input domain (ruling 20), declared once for every command that judges a
-node (``validate``, ``fix``, ``conformance``).
-
-The default is the finite domain; ``--nonfinite`` adds NaN, +inf and -inf at every tap position.
-The spellings of earlier releases still parse: ``fix --assume-finite`` (then an opt-out, now the
-default, also ``--finite``) and ``--nan``.
+"""``--nonfinite``: the input domain (ruling 20) of every command that judges a node: finite by
+default, NaN, +inf and -inf at every tap position too with ``--nonfinite`` (``--nan``; fix's
+``--assume-finite``, also ``--finite``, is the default's earlier spelling).
 """
 
 from __future__ import annotations
@@ -16,29 +13,19 @@ from ortpool.options import values
 
 
 def add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
-    """The group on ``parser``; ``what`` says what the domain decides for this command
-    ("verdicts", "proofs", "cases")."""
+    """The group on ``parser``; ``what`` says what the domain decides ("verdicts", "proofs")."""
     group = parser.add_argument_group(
         "input domain (ruling 20)",
         f"the {what} cover every finite input by default ({FINITE} domain); --nonfinite adds "
-        "NaN, +inf and -inf at every tap position of every window",
-    )
+        "NaN, +inf and -inf at every tap position of every window")
     choice = group.add_mutually_exclusive_group()
     choice.add_argument(
-        "--nonfinite",
-        "--nan",
-        dest="nonfinite",
-        action="store_true",
+        "--nonfinite", "--nan", dest="nonfinite", action="store_true",
         help=f"judge on the {NONFINITE} domain too: NaN, +inf, -inf (fix then guards the max "
-        "of nodes onnxruntime gets wrong there, at a cost the report shows)",
-    )
+        "of nodes onnxruntime gets wrong there, at a cost the report shows)")
     choice.add_argument(
-        "--finite",
-        "--assume-finite",
-        dest="nonfinite",
-        action="store_false",
-        help="finite inputs only (the default; --assume-finite is the earlier spelling)",
-    )
+        "--finite", "--assume-finite", dest="nonfinite", action="store_false",
+        help="finite inputs only (the default; --assume-finite is the earlier spelling)")
     parser.set_defaults(nonfinite=False)
 
 

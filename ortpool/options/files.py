@@ -1,9 +1,7 @@
-"""What a command reads and which nodes it touches: the model given (a path or a proto), ``IN.onnx
-OUT.onnx`` and ``--link-data`` of the commands that write a model (``rewrite``, ``restore``,
-``fix``), and ``ops``, ``nodes``, ``exclude``, ``skip_invalid`` -> a
-:class:`~ortpool.model.selection.Selection`.
-
-Declaring them imports no onnxruntime: rewriting needs only onnx and ortpool's tables.
+"""What a command reads and which nodes it touches: the model given, ``IN.onnx OUT.onnx`` and
+``--link-data`` of the commands that write a model, and the selection (``ops``, ``nodes``,
+``exclude``, ``skip_invalid`` -> :class:`~ortpool.model.selection.Selection`). Declaring them
+imports no onnxruntime.
 """
 
 from __future__ import annotations
@@ -29,52 +27,38 @@ def names(text: str) -> list[str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
-    """``IN.onnx OUT.onnx``, the selection, ``--json FILE``, ``--link-data``, ``-q``/``-v`` on
-    ``parser``; ``verb`` (``retarget``, ``restore``, ``fix``) says in the help what the command
-    does to the nodes selected."""
+    """``IN.onnx OUT.onnx``, the selection, ``--json``, ``--link-data``, ``-q``/``-v``; ``verb``
+    (``retarget``, ``restore``, ``fix``): what the command does to the nodes selected."""
     parser.add_argument("input", metavar="IN.onnx", help="the model to read (never modified)")
     parser.add_argument(
-        "output",
-        metavar="OUT.onnx",
+        "output", metavar="OUT.onnx",
         help="where to write the result; external data files are hard-linked (or copied) "
-        "next to it",
-    )
+        "next to it")
     parser.add_argument(
-        "--ops",
-        metavar="OP[,OP]",
+        "--ops", metavar="OP[,OP]",
         help=f"only {verb} these operators, comma-separated (e.g. MaxPool,LpPool; default: "
-        "every pooling operator)",
-    )
+        "every pooling operator)")
     for flag, what in (("--nodes", "only"), ("--exclude", "never")):
         parser.add_argument(
-            flag,
-            metavar="NAME[,NAME]",
-            type=names,
-            action="extend",
+            flag, metavar="NAME[,NAME]", type=names, action="extend",
             default=None if flag == "--nodes" else [],
-            help=f"{what} {verb} the nodes with these names, comma-separated; repeatable",
-        )
+            help=f"{what} {verb} the nodes with these names, comma-separated; repeatable")
     parser.add_argument(
-        "--skip-invalid",
-        action="store_true",
-        help="leave a node that fails its schema checks as it is and report it, instead of failing",
-    )
+        "--skip-invalid", action="store_true",
+        help="leave a node that fails its schema checks as it is and report it, instead of failing")
     reports.add_json(parser, "write the per-node report as JSON here (with the model, or neither)")
     parser.add_argument(
-        "--link-data",
-        action="store_true",
+        "--link-data", action="store_true",
         help="hard-link external data files next to the output instead of copying them (onnx "
         "then refuses to load the model, and the source, with its external data: they have two "
-        "links)",
-    )
+        "links)")
     reports.add_verbose(parser, "also list every changed node", quiet=True)
 
 
-def selection(ops: Any = None, nodes: Any = None, exclude: Any = None, style: str = PYTHON
-              ) -> Selection:
-    """The nodes a command touches: ``ops`` operator names (a string may hold several,
-    comma-separated; None: every pooling operator), ``nodes`` only these node names (None:
-    every node), ``exclude`` never these."""
+def selection(ops: Any = None, nodes: Any = None, exclude: Any = None,
+              style: str = PYTHON) -> Selection:
+    """The nodes a command touches: ``ops`` operator names (comma-separated; None: every one),
+    ``nodes`` only these node names (None: every node), ``exclude`` never these."""
     op_names = values.names(label("ops", style), ops)
     op_set = None
     if op_names is not None:
@@ -83,15 +67,11 @@ def selection(ops: Any = None, nodes: Any = None, exclude: Any = None, style: st
         if unknown or not op_set:
             problem = f"{unknown[0]!r} is not a pooling operator" if unknown else "no operator"
             raise OrtpoolError(
-                f"{label('ops', style)}: {problem}; choose from {','.join(OPERATORS)}"
-            )
+                f"{label('ops', style)}: {problem}; choose from {','.join(OPERATORS)}")
     chosen = values.names(label("nodes", style), nodes)
     return Selection(
-        ops=op_set,
-        nodes=None if chosen is None else frozenset(chosen),
-        exclude=frozenset(values.names(label("exclude", style), exclude) or ()),
-        style=style,
-    )
+        ops=op_set, nodes=None if chosen is None else frozenset(chosen),
+        exclude=frozenset(values.names(label("exclude", style), exclude) or ()), style=style)
 
 
 def from_args(args: argparse.Namespace) -> Selection:

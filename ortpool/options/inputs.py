@@ -20,35 +20,25 @@ Shapes = Mapping[str, Sequence[int]] | Sequence[str] | None
 Arrays = Mapping[str, Any] | str | os.PathLike | None
 
 
-def add_arguments(
-    parser: argparse.ArgumentParser, *, model_inputs: bool = True, seed_help: str = ""
-) -> None:
+def add_arguments(parser: argparse.ArgumentParser, *, model_inputs: bool = True,
+                  seed_help: str = "") -> None:
     """The group on ``parser``; ``model_inputs=False`` declares ``--seed`` only (a command
     whose models ortpool builds itself, such as ``conformance``)."""
     group = parser.add_argument_group("inputs")
     if model_inputs:
         group.add_argument(
-            "--shape",
-            action="append",
-            default=[],
-            metavar="NAME:D1,D2,...",
+            "--shape", action="append", default=[], metavar="NAME:D1,D2,...",
             help="sizes of an input's dims (symbolic, -1 or unknown ones are otherwise "
             f"{DEFAULT_BATCH} on axis 0 and {DEFAULT_SIZE} elsewhere, or larger where a pool's "
-            "window needs it; the report names each size chosen); repeatable",
-        )
+            "window needs it; the report names each size chosen); repeatable")
         group.add_argument(
-            "--inputs",
-            metavar="FILE.npz",
+            "--inputs", metavar="FILE.npz",
             help="feed these arrays (numpy.savez, keyed by input name); inputs the file lacks "
             "are generated, except those a pooling node reads as data (rois, MaxUnpool's "
-            "indices and output_shape), which must be in it",
-        )
+            "indices and output_shape), which must be in it")
     group.add_argument(
-        "--seed",
-        type=values.integer,
-        default=0,
-        help=seed_help or "seed of the generated inputs (0)",
-    )
+        "--seed", type=values.integer, default=0,
+        help=seed_help or "seed of the generated inputs (0)")
 
 
 def seed(value: Any, style: str = CLI) -> int:

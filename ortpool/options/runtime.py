@@ -1,12 +1,7 @@
-"""The runtime every command that runs a model takes (``validate``, ``fix``, ``conformance``,
-``bench``), read into one :class:`ortpool.ort.runtime_spec.RuntimeSpec`:
-
-``--providers EP[,EP...]`` (full names or short ones: ``openvino,cpu``; from Python a name, a
-list, or onnxruntime's own ``[(name, {options})]``), ``--provider-option EP:KEY=VALUE``
-(repeatable), ``--opt-level {disable,basic,extended,layout,all}`` (``--optimize``: the same as
-``--opt-level all``), ``--intra-op-threads``, ``--inter-op-threads``, ``--execution-mode``.
-Declaring them imports no onnxruntime; building the spec checks it against the installed one
-(and says what to install when there is none).
+"""The onnxruntime session options of every command that runs a model (``--providers``,
+``--provider-option``, ``--opt-level``/``--optimize``, the threads, ``--execution-mode``; from
+Python the keywords), read into one :class:`ortpool.ort.runtime_spec.RuntimeSpec`. Declaring
+them imports no onnxruntime; building the spec checks it against the installed one.
 """
 
 from __future__ import annotations
@@ -24,58 +19,34 @@ Providers = str | Sequence[str | tuple[str, Mapping[str, Any]]] | None
 
 
 def add_arguments(
-    parser: argparse.ArgumentParser,
-    default_level: str,
-    level_help: str,
+    parser: argparse.ArgumentParser, default_level: str, level_help: str,
     providers_help: str = "onnxruntime execution providers, in priority order (default cpu)",
-    threads: bool = True,
 ) -> None:
     """Declare the runtime options on ``parser``; ``default_level`` and ``level_help`` say what
     the command's optimization level means (validate judges nodes as written, fix proves at the
-    level the model will run at). ``threads`` False leaves the thread options out."""
+    level the model will run at)."""
     group = parser.add_argument_group("runtime (onnxruntime session)")
     group.add_argument(
-        "--providers",
-        metavar="EP[,EP...]",
+        "--providers", metavar="EP[,EP...]",
         help=f"{providers_help}; full names (OpenVINOExecutionProvider) or short ones (cpu, "
         "cuda, tensorrt, openvino, dml, coreml, qnn); onnxruntime runs on the CPU provider "
-        "any node the first cannot take, and reports say so per node",
-    )
+        "any node the first cannot take, and reports say so per node")
     group.add_argument(
-        "--provider-option",
-        action="append",
-        default=[],
-        metavar="EP:KEY=VALUE",
-        help="an option of one provider, e.g. openvino:device_type=CPU; repeatable",
-    )
+        "--provider-option", action="append", default=[], metavar="EP:KEY=VALUE",
+        help="an option of one provider, e.g. openvino:device_type=CPU; repeatable")
     group.add_argument(
-        "--opt-level",
-        choices=list(LEVELS),
-        default=default_level,
-        help=f"onnxruntime's graph optimization level (default {default_level}): {level_help}",
-    )
+        "--opt-level", choices=list(LEVELS), default=default_level,
+        help=f"onnxruntime's graph optimization level (default {default_level}): {level_help}")
     group.add_argument(
-        "--optimize",
-        dest="opt_level",
-        action="store_const",
-        const="all",
-        help="the same as --opt-level all",
-    )
-    if threads:
-        for kind in ("intra", "inter"):
-            group.add_argument(
-                f"--{kind}-op-threads",
-                type=values.integer,
-                default=0,
-                metavar="N",
-                help=f"onnxruntime {kind}-op threads (default 0: onnxruntime's own)",
-            )
+        "--optimize", dest="opt_level", action="store_const", const="all",
+        help="the same as --opt-level all")
+    for kind in ("intra", "inter"):
         group.add_argument(
-            "--execution-mode",
-            choices=list(MODES),
-            default="sequential",
-            help="onnxruntime's execution mode (default sequential)",
-        )
+            f"--{kind}-op-threads", type=values.integer, default=0, metavar="N",
+            help=f"onnxruntime {kind}-op threads (default 0: onnxruntime's own)")
+    group.add_argument(
+        "--execution-mode", choices=list(MODES), default="sequential",
+        help="onnxruntime's execution mode (default sequential)")
 
 
 def from_args(args: argparse.Namespace) -> RuntimeSpec:
@@ -95,22 +66,14 @@ def from_args(args: argparse.Namespace) -> RuntimeSpec:
         if provider_name(ep) not in named:
             raise OrtpoolError(
                 f"--provider-option {item!r}: {provider_name(ep)} is not among --providers "
-                f"({', '.join(named)})"
-            )
+                f"({', '.join(named)})")
         named[provider_name(ep)][key.strip()] = value.strip()
-    return build(
-        CLI, text or "cpu", listed, args.opt_level, getattr(args, "intra_op_threads", 0),
-        getattr(args, "inter_op_threads", 0), getattr(args, "execution_mode", "sequential"),
-    )
+    return build(CLI, text or "cpu", listed, args.opt_level, args.intra_op_threads,
+                 args.inter_op_threads, args.execution_mode)
 
 
-def from_python(
-    providers: Providers = None,
-    opt_level: str = "all",
-    intra_op_threads: int = 0,
-    inter_op_threads: int = 0,
-    execution_mode: str = "sequential",
-) -> RuntimeSpec:
+def from_python(providers: Providers = None, opt_level: str = "all", intra_op_threads: int = 0,
+                inter_op_threads: int = 0, execution_mode: str = "sequential") -> RuntimeSpec:
     """The runtime the keywords describe, as :func:`from_args` reads the flags."""
     if providers is None:
         providers = "cpu"
@@ -131,15 +94,8 @@ def from_python(
                  execution_mode)
 
 
-def build(
-    style: str,
-    given: Any,
-    listed: list[tuple[str, dict[str, str]]],
-    opt_level: Any,
-    intra: Any,
-    inter: Any,
-    mode: Any,
-) -> RuntimeSpec:
+def build(style: str, given: Any, listed: list[tuple[str, dict[str, str]]], opt_level: Any,
+          intra: Any, inter: Any, mode: Any) -> RuntimeSpec:
     """The spec, every value checked once (``given`` is ``providers`` as the caller wrote it)."""
     key = label("providers", style)
     if not listed:
@@ -153,6 +109,5 @@ def build(
         level=values.choice(label("opt_level", style), opt_level, LEVELS),
         intra_op_threads=values.count(label("intra_op_threads", style), intra),
         inter_op_threads=values.count(label("inter_op_threads", style), inter),
-        mode=values.choice(label("execution_mode", style), mode, MODES),
-    )
+        mode=values.choice(label("execution_mode", style), mode, MODES))
     return spec.check(lambda key: label(key, style))

@@ -1,13 +1,8 @@
-"""``--runtime NAME``: the runtime ``validate`` and ``conformance`` judge.
-
-``onnxruntime`` (the default) is judged in this process with the session options of
-:mod:`ortpool.options.runtime`; ``openvino`` (OpenVINO's own runtime, not onnxruntime's OpenVINO
-provider), ``tract`` and ``reference`` (the onnx reference evaluator) are :mod:`ortpool.runtimes`,
-each run in a worker process that survives the runtime's aborts and hangs.
-``--runtime-option KEY=VALUE`` (repeatable) sets that runtime's options (openvino: ``device``,
-``precision``); ``--case-timeout SECONDS`` bounds each run in the worker. onnxruntime's own
-options (``--providers``, ``--opt-level``, the threads) are refused beside another runtime: they
-would change nothing, and a report must not seem to say they did.
+"""``--runtime NAME``: the runtime ``validate`` and ``conformance`` judge: ``onnxruntime`` (the
+default, in this process, with :mod:`ortpool.options.runtime`'s session options), or one of
+:mod:`ortpool.runtimes` in a worker process that survives its aborts and hangs, with
+``--runtime-option KEY=VALUE`` and ``--case-timeout SECONDS``. onnxruntime's own options are
+refused beside another runtime: a report must not seem to say they changed something.
 """
 
 from __future__ import annotations
@@ -29,9 +24,8 @@ DEFAULT_CASE_TIMEOUT = 60.0
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """The runtime judged: ``runtime`` None is onnxruntime (its options are the command's
-    :class:`ortpool.ort.RuntimeSpec`); otherwise every run goes to a worker process, each within
-    ``case_timeout`` seconds."""
+    """The runtime judged: None is onnxruntime (the command's :class:`ortpool.ort.RuntimeSpec`),
+    another runs in a worker process, ``case_timeout`` seconds a run."""
 
     runtime: runtimes.Runtime | None = None
     case_timeout: float = DEFAULT_CASE_TIMEOUT
@@ -58,28 +52,17 @@ def add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     case")."""
     group = parser.add_argument_group("runtime judged")
     group.add_argument(
-        "--runtime",
-        default=ONNXRUNTIME,
-        metavar="NAME",
+        "--runtime", default=ONNXRUNTIME, metavar="NAME",
         help=f"the runtime {what} runs on: {', '.join(names())} (default onnxruntime; "
         "openvino is OpenVINO's own runtime, reference the onnx reference evaluator; each but "
-        "onnxruntime runs in a worker process a crash or a hang of it does not take down)",
-    )
+        "onnxruntime runs in a worker process a crash or a hang of it does not take down)")
     group.add_argument(
-        "--runtime-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="an option of --runtime, e.g. precision=f32 or device=CPU for openvino; repeatable",
-    )
+        "--runtime-option", action="append", default=[], metavar="KEY=VALUE",
+        help="an option of --runtime, e.g. precision=f32 or device=CPU for openvino; repeatable")
     group.add_argument(
-        "--case-timeout",
-        type=values.real,
-        default=DEFAULT_CASE_TIMEOUT,
-        metavar="SECONDS",
+        "--case-timeout", type=values.real, default=DEFAULT_CASE_TIMEOUT, metavar="SECONDS",
         help=f"the most one run on --runtime may take (default {DEFAULT_CASE_TIMEOUT:g}); a "
-        "run that takes longer is reported timed out and the worker restarted",
-    )
+        "run that takes longer is reported timed out and the worker restarted")
 
 
 def from_args(args: argparse.Namespace, default_level: str) -> Target:
@@ -91,52 +74,30 @@ def from_args(args: argparse.Namespace, default_level: str) -> Target:
         if not (eq and key.strip()):
             raise OrtpoolError(f"--runtime-option {item!r}: write KEY=VALUE")
         options[key.strip()] = value.strip()
-    given = onnxruntime_set(
-        default_level, args.providers, args.opt_level, getattr(args, "intra_op_threads", 0),
-        getattr(args, "inter_op_threads", 0), getattr(args, "execution_mode", "sequential"),
-        args.provider_option, CLI,
-    )
+    given = onnxruntime_set(default_level, args.providers, args.opt_level, args.intra_op_threads,
+                            args.inter_op_threads, args.execution_mode, args.provider_option, CLI)
     return build(CLI, args.runtime, options, args.case_timeout, given)
 
 
-def onnxruntime_set(
-    default_level: str,
-    providers: Any,
-    opt_level: Any,
-    intra: Any,
-    inter: Any,
-    mode: Any,
-    provider_options: Any = (),
-    style: str = PYTHON,
-) -> list[str]:
+def onnxruntime_set(default_level: str, providers: Any, opt_level: Any, intra: Any, inter: Any,
+                    mode: Any, provider_options: Any = (), style: str = PYTHON) -> list[str]:
     """The onnxruntime options set to other than their defaults, as ``style`` spells them."""
-    given = {
-        "providers": providers is not None,
-        "provider_options": bool(provider_options),
-        "opt_level": opt_level != default_level,
-        "intra_op_threads": intra != 0,
-        "inter_op_threads": inter != 0,
-        "execution_mode": mode != "sequential",
-    }
+    given = {"providers": providers is not None, "provider_options": bool(provider_options),
+             "opt_level": opt_level != default_level, "intra_op_threads": intra != 0,
+             "inter_op_threads": inter != 0, "execution_mode": mode != "sequential"}
     return [label(key, style) for key, set_ in given.items() if set_]
 
 
-def from_python(
-    runtime: Any = ONNXRUNTIME,
-    runtime_options: Any = None,
-    case_timeout: Any = DEFAULT_CASE_TIMEOUT,
-    onnxruntime_given: Sequence[str] = (),
-) -> Target:
-    """The target the keywords name: ``runtime`` a name or a :class:`ortpool.runtimes.Runtime`
-    (``ortpool.runtimes.get("openvino", precision="bf16")``), ``runtime_options`` a mapping for
-    a name; ``onnxruntime_given`` the onnxruntime keywords the caller set (refused beside
-    another runtime)."""
+def from_python(runtime: Any = ONNXRUNTIME, runtime_options: Any = None,
+                case_timeout: Any = DEFAULT_CASE_TIMEOUT,
+                onnxruntime_given: Sequence[str] = ()) -> Target:
+    """The target the keywords name: ``runtime`` a name (with ``runtime_options``) or a
+    :class:`ortpool.runtimes.Runtime`; ``onnxruntime_given``: the onnxruntime keywords set."""
     if isinstance(runtime, runtimes.Runtime):
         if runtime_options is not None:
             raise OrtpoolError(
                 f"runtime_options={values.shown(runtime_options)} with a Runtime object: give "
-                "its options to ortpool.runtimes.get, or give runtime= a name"
-            )
+                "its options to ortpool.runtimes.get, or give runtime= a name")
         timeout = values.seconds("case_timeout", case_timeout)
         _refuse(PYTHON, runtime.name, onnxruntime_given)
         return Target(runtime, timeout)
@@ -149,9 +110,8 @@ def from_python(
     return build(PYTHON, runtime, dict(runtime_options), case_timeout, onnxruntime_given)
 
 
-def build(
-    style: str, name: Any, options: dict[str, Any], case_timeout: Any, given: Sequence[str]
-) -> Target:
+def build(style: str, name: Any, options: dict[str, Any], case_timeout: Any,
+          given: Sequence[str]) -> Target:
     """The target, every value checked once; ``given``: the onnxruntime options set."""
     key = label("runtime", style)
     if not isinstance(name, str):
@@ -168,8 +128,7 @@ def build(
             raise OrtpoolError(
                 f"{label('runtime_options', style)} {shown}: onnxruntime's "
                 f"options are {label('providers', style)}, {label('opt_level', style)} and the "
-                "threads"
-            )
+                "threads")
         return Target(None, timeout)
     _refuse(style, spelled, given)
     hint = runtimes.install_hint(spelled)
@@ -186,5 +145,4 @@ def _refuse(style: str, name: str, given: Sequence[str]) -> None:
         raise OrtpoolError(
             f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} onnxruntime's; "
             f"{label('runtime', style)} {name} takes {label('runtime_options', style)} and "
-            f"{label('case_timeout', style)} (leave {'it' if len(given) == 1 else 'them'} out)"
-        )
+            f"{label('case_timeout', style)} (leave {'it' if len(given) == 1 else 'them'} out)")

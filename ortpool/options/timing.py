@@ -1,6 +1,5 @@
-"""How long and how often: ``repeat``, ``min_sample_ms`` (bench), ``timeout``, ``jobs``
-(validate's models), ``reference_timeout`` (the onnx reference evaluator, validate and bench):
-each flag declared here once and each value checked by one function, for both callers."""
+"""How long and how often (``repeat``, ``min_sample_ms``, ``timeout``, ``jobs``,
+``reference_timeout``): each flag declared once and each value checked by one function."""
 
 from __future__ import annotations
 
@@ -9,12 +8,11 @@ from typing import Any
 
 from ortpool.options import CLI, label, values
 
-#: seconds a model may take by default (``--timeout``); 0 means no limit. A hang must end: the
-#: bundled models take under a second each, real networks 3-10 s, a first numba compile ~40 s.
+#: seconds a model may take by default (``--timeout``; 0: no limit): a hang must end, a first
+#: numba compile takes ~40 s
 DEFAULT_TIMEOUT = 900.0
-#: models validated at once by default (``--jobs``): one. Each child holds a whole model and its
-#: activations, and onnxruntime already spreads one model's sessions over the cores; on the
-#: bundled models, 2 at once on 2 shared cores measured no faster (3.7-5.1 s against 3.9-4.7 s).
+#: models validated at once by default (``--jobs``): onnxruntime already spreads one model over
+#: the cores, and each child holds a whole model
 DEFAULT_JOBS = 1
 #: the most timed rounds taken: a million rounds of a 5 ms sample are two hours
 MAX_REPEAT = 1_000_000
@@ -25,52 +23,31 @@ MAX_SAMPLE_MS = 1000.0
 def add_jobs(parser: argparse.ArgumentParser) -> None:
     """``-j/--jobs`` and ``--timeout`` of a command that runs each model in a child process."""
     parser.add_argument(
-        "-j",
-        "--jobs",
-        type=values.integer,
-        default=DEFAULT_JOBS,
-        metavar="N",
+        "-j", "--jobs", type=values.integer, default=DEFAULT_JOBS, metavar="N",
         help="validate up to N models at once, each in its own process (default 1; 0: one per "
-        "core); the report is the same for any N",
-    )
+        "core); the report is the same for any N")
     parser.add_argument(
-        "--timeout",
-        type=values.real,
-        default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
+        "--timeout", type=values.real, default=DEFAULT_TIMEOUT, metavar="SECONDS",
         help=f"time limit per model ({DEFAULT_TIMEOUT:g}; 0: none): a model over it is killed "
-        "and reported as timed out",
-    )
+        "and reported as timed out")
 
 
 def add_reference_timeout(parser: argparse.ArgumentParser, default: float, what: str) -> None:
     """``--reference-timeout SECONDS``; ``what`` ends its help (what the limit applies to)."""
     parser.add_argument(
-        "--reference-timeout",
-        type=values.real,
-        default=default,
-        metavar="SECONDS",
-        help=f"time limit of the onnx reference evaluator {what} (default {default:g})",
-    )
+        "--reference-timeout", type=values.real, default=default, metavar="SECONDS",
+        help=f"time limit of the onnx reference evaluator {what} (default {default:g})")
 
 
 def add_repeat(parser: argparse.ArgumentParser, repeat: int, min_sample_ms: float) -> None:
     """``--repeat N`` and ``--min-sample-ms MS`` of a command that times."""
     parser.add_argument(
-        "--repeat",
-        type=values.integer,
-        default=repeat,
-        metavar="N",
+        "--repeat", type=values.integer, default=repeat, metavar="N",
         help="timed rounds (per case, or of MODEL); every variant is sampled once per round "
-        f"(default {repeat})",
-    )
+        f"(default {repeat})")
     parser.add_argument(
-        "--min-sample-ms",
-        type=values.real,
-        default=min_sample_ms,
-        metavar="MS",
-        help=f"each sample repeats the call until it lasts this long (default {min_sample_ms:g})",
-    )
+        "--min-sample-ms", type=values.real, default=min_sample_ms, metavar="MS",
+        help=f"each sample repeats the call until it lasts this long (default {min_sample_ms:g})")
 
 
 def jobs(value: Any, style: str = CLI) -> int:

@@ -1,16 +1,10 @@
 """The values every option takes, one checker per kind, for the shell and for Python alike.
 
-Two steps on the command line, so every message keeps its usual form:
-
-* the syntax, where argparse reads the text (``type=integer``/``type=real``): ASCII only.
-  Python's ``int`` and ``float`` read every Unicode decimal digit (``int('٣')`` is 3) and
-  underscores (``int('1_0')`` is 10), so a value that only looks like a number to its reader
-  would be taken; argparse answers with the usage and ``argument --seed: ...`` (exit 2);
-* the type and range (:func:`count`, :func:`amount`, :func:`seconds`, :func:`flag`,
-  :func:`choice`...): an :class:`OrtpoolError` (a bad value) or a :class:`TypeError` (a value
-  of the wrong kind, which only Python can pass) naming the option as its caller spells it
-  (``--seed=-1`` from the shell, ``seed=-1`` from Python; ``label``), in one line. Floats must be
-  finite: ``nan`` compares false with every bound and ``inf`` overflows the waits it becomes.
+On the command line the syntax is argparse's (``type=integer``/``type=real``: ASCII only, since
+``int`` reads every Unicode digit and underscores), so its usage message answers; the type and
+range are checked by :func:`count`, :func:`amount`, :func:`seconds`... as an
+:class:`OrtpoolError` (a bad value) or a :class:`TypeError` (a wrong kind, from Python only)
+naming the option as its caller spells it, in one line. Floats must be finite.
 """
 
 from __future__ import annotations
@@ -25,15 +19,13 @@ from typing import Any
 
 from ortpool.errors import OrtpoolError
 
-#: the longest time limit taken, in seconds (11.6 days): the waits a limit becomes take at most
-#: about 2**31 ms (poll) or 9.2e9 s (threading) and overflow beyond them.
+#: the longest time limit taken, in seconds (11.6 days): longer waits overflow poll's ms
 MAX_SECONDS = 1e6
 
 _INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _REAL = re.compile(
     r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)",
-    re.ASCII | re.IGNORECASE,
-)
+    re.ASCII | re.IGNORECASE)
 
 
 def integer(text: str) -> int:
@@ -85,16 +77,11 @@ def count(label: str, value: Any, low: int = 0, high: int | None = None, note: s
     return value
 
 
-def amount(
-    label: str, value: Any, low: float = 0.0, high: float | None = None, *, above: bool = False
-) -> float:
-    """``value`` of option ``label`` if a finite number ``>= low`` (``> low`` with ``above``) and
-    ``<= high``."""
+def amount(label: str, value: Any, low: float = 0.0, high: float | None = None) -> float:
+    """``value`` of option ``label`` if a finite number ``>= low`` and ``<= high``."""
     number = _real(label, value)
-    fits = number > low if above else number >= low
-    if not (math.isfinite(number) and fits and (high is None or number <= high)):
-        span = f"{'>' if above else '>='} {low:g}"
-        span += f" and <= {high:g}" if high is not None else ""
+    if not (math.isfinite(number) and number >= low and (high is None or number <= high)):
+        span = f">= {low:g}" + (f" and <= {high:g}" if high is not None else "")
         raise OrtpoolError(f"{label}={value} must be a finite number {span}")
     return number
 
@@ -107,10 +94,8 @@ def seconds(label: str, value: Any, *, zero: str = "") -> float:
     if not (math.isfinite(number) and fits and number <= MAX_SECONDS):
         low = ">= 0" if zero else "> 0"
         note = f" ({zero})" if zero else ""
-        raise OrtpoolError(
-            f"{label}={value} must be a finite number of seconds {low} and <= "
-            f"{MAX_SECONDS:.0f}{note}"
-        )
+        raise OrtpoolError(f"{label}={value} must be a finite number of seconds {low} and <= "
+                           f"{MAX_SECONDS:.0f}{note}")
     return number
 
 
@@ -154,8 +139,7 @@ def names(label: str, value: Any) -> tuple[str, ...] | None:
     for item in items:
         if not isinstance(item, str):
             raise TypeError(
-                f"{label}={shown(value)} must hold names (str), not {type(item).__name__}"
-            )
+                f"{label}={shown(value)} must hold names (str), not {type(item).__name__}")
     return tuple(items)
 
 

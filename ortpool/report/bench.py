@@ -1,4 +1,4 @@
-"""The table printed by ``ortpool bench`` and the JSON document of ``--json``."""
+"""The tables printed by ``ortpool bench`` and the JSON documents of ``--json``."""
 
 from __future__ import annotations
 
@@ -16,22 +16,13 @@ ORTPOOL = "ortpool"
 NUMPY = "numpy"
 FLOOR = "floor"
 
-# The records themselves (``bench.runner.CaseResult``, ``bench.usermodel.ModelBench``) are
-# the command's: this module reads their fields.
+# the command's records (``bench.runner.CaseResult``, ``bench.usermodel.ModelBench``), read here
 CaseResult = Any
 ModelBench = Any
 
 
 def builtin_name(opset: int) -> str:
     return f"builtin@{opset}"
-
-
-def __getattr__(name: str) -> int:
-    """``WIDTH``: the terminal's width every line of ``ortpool bench`` fits (:func:`.text.width`,
-    read when asked: the full figures are in ``--json``)."""
-    if name == "WIDTH":
-        return text.width()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def fmt_time(seconds: float) -> str:
@@ -86,45 +77,24 @@ def summary(results: Sequence[CaseResult]) -> dict[str, Any]:
 
 
 def table(results: Sequence[CaseResult]) -> list[list[str]]:
-    header = [
-        "case",
-        "shape",
-        "built-in (fastest opset)",
-        "ortpool run",
-        "ratio",
-        "floor (no-op op)",
-        "floor ratio",
-        "numpy API",
-        "built-in, other opsets",
-        "onnx reference",
-        "ref/ortpool",
-        "plan (new shape)",
-        "outputs",
-    ]
-    rows = [header]
+    rows = [["case", "shape", "built-in (fastest opset)", "ortpool run", "ratio",
+             "floor (no-op op)", "floor ratio", "numpy API", "built-in, other opsets",
+             "onnx reference", "ref/ortpool", "plan (new shape)", "outputs"]]
     for r in results:
         fast = r.fastest_opset
         others = ", ".join(
-            f"@{o} {fmt_time(r.times[builtin_name(o)].median)}" for o in r.case.opsets if o != fast
-        )
+            f"@{o} {fmt_time(r.times[builtin_name(o)].median)}" for o in r.case.opsets if o != fast)
         ref = r.reference_median
-        rows.append(
-            [
-                r.case.name,
-                r.case.shape_text,
-                f"{fmt_stats(r.builtin)} @{fast}",
-                fmt_stats(r.times[ORTPOOL]),
-                f"{r.ratio:.2f}",
-                fmt_stats(r.times[FLOOR]) if FLOOR in r.times else "-",
-                f"{r.floor_ratio:.2f}" if r.floor_ratio is not None else "-",
-                fmt_stats(r.times[NUMPY]),
-                others,
-                fmt_time(ref) if ref is not None else r.reference_status,
-                f"{r.reference_speedup:,.0f}x" if r.reference_speedup else "-",
-                fmt_time(r.plan) if r.plan is not None else "-",
-                r.agreement,
-            ]
-        )
+        rows.append([
+            r.case.name, r.case.shape_text, f"{fmt_stats(r.builtin)} @{fast}",
+            fmt_stats(r.times[ORTPOOL]), f"{r.ratio:.2f}",
+            fmt_stats(r.times[FLOOR]) if FLOOR in r.times else "-",
+            f"{r.floor_ratio:.2f}" if r.floor_ratio is not None else "-",
+            fmt_stats(r.times[NUMPY]), others,
+            fmt_time(ref) if ref is not None else r.reference_status,
+            f"{r.reference_speedup:,.0f}x" if r.reference_speedup else "-",
+            _maybe_time(r.plan), r.agreement,
+        ])
     if any(r.executed_by for r in results):
         # The built-in times are the executing provider's: a fallback is said, not hidden.
         rows[0].append("built-in executed by")
@@ -134,42 +104,15 @@ def table(results: Sequence[CaseResult]) -> list[list[str]]:
 
 
 def render(rows: list[list[str]], markdown: bool = False, width: int | None = None) -> str:
-    """The rows as a text table (or Markdown). With ``width``, the widest column is cut (its
-    cells ending in "…") until the lines fit; the full text is in ``--json``."""
-    if markdown:
-        lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
-        lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
-        return "\n".join(lines)
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    if width is not None:
-        while sum(widths) + 2 * (len(widths) - 1) > width and max(widths) > 8:
-            widest = widths.index(max(widths))
-            widths[widest] -= 1
-    lines = [
-        "  ".join(_cut(text.safe(cell), w).ljust(w)
-                  for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+    """The rows as a text table (:func:`.text.grid_lines`, cut to ``width``) or Markdown."""
+    return "\n".join(text.markdown(rows) if markdown else text.grid_lines(rows, width))
 
 
 #: the full table's columns a terminal shows (the rest are in --markdown and --json), with the
 #: shorter headers they get there
-SHORT_COLUMNS = {
-    "case": "case",
-    "shape": "shape",
-    "built-in (fastest opset)": "built-in @opset",
-    "ortpool run": "ortpool",
-    "ratio": "ratio",
-    "floor ratio": "floor",
-    "outputs": "outputs",
-    "built-in executed by": "built-in ran on",
-}
+SHORT_COLUMNS = {"case": "case", "shape": "shape", "built-in (fastest opset)": "built-in @opset",
+                 "ortpool run": "ortpool", "ratio": "ratio", "floor ratio": "floor",
+                 "outputs": "outputs", "built-in executed by": "built-in ran on"}
 
 
 def short_table(rows: list[list[str]]) -> list[list[str]]:
@@ -205,35 +148,26 @@ def summary_lines(info: dict[str, Any]) -> list[str]:
     lines = []
     if info.get("geomean_ratio") is not None:
         worst = info["max_ratio"]
-        lines.append(
-            f"geometric mean ortpool/built-in over {len(info['cnn_cases'])} CNN shapes: "
-            f"{info['geomean_ratio']:.2f} (worst {worst['ratio']:.2f}, {worst['case']})"
-        )
+        lines.append(f"geometric mean ortpool/built-in over {len(info['cnn_cases'])} CNN shapes: "
+                     f"{info['geomean_ratio']:.2f} (worst {worst['ratio']:.2f}, {worst['case']})")
     if info.get("family_geomean_ratio") is not None:
         worst = info["family_max_ratio"]
         lines.append(
             f"geometric mean ortpool/built-in over {len(info['family_cases'])} shapes of LpPool, "
             f"the global pools and MaxRoiPool: {info['family_geomean_ratio']:.2f} "
-            f"(worst {worst['ratio']:.2f}, {worst['case']})"
-        )
+            f"(worst {worst['ratio']:.2f}, {worst['case']})")
     if info.get("geomean_floor_ratio") is not None:
-        lines.append(
-            f"marshalling floor (a Python op that returns prepared results) / built-in, "
-            f"geometric mean: {info['geomean_floor_ratio']:.2f} (no kernel goes below it)"
-        )
+        lines.append(f"marshalling floor (a Python op that returns prepared results) / built-in, "
+                     f"geometric mean: {info['geomean_floor_ratio']:.2f} (no kernel goes below it)")
     if "fixed_cost_extra_s" in info:
         lines.append(
-            f"fixed cost per call above built-in: {info['fixed_cost_extra_s'] * 1e6:+.1f} µs"
-        )
+            f"fixed cost per call above built-in: {info['fixed_cost_extra_s'] * 1e6:+.1f} µs")
     if "min_reference_speedup" in info:
         ref = info["min_reference_speedup"]
-        lines.append(
-            f"vs onnx reference evaluator over the CNN shapes it finished: at least "
-            f"{ref['speedup']:,.0f}x faster ({ref['case']})"
-        )
+        lines.append(f"vs onnx reference evaluator over the CNN shapes it finished: at least "
+                     f"{ref['speedup']:,.0f}x faster ({ref['case']})")
     lines.append(
-        "outputs agree on every case" if info["all_agree"] else "OUTPUTS DISAGREE (see table)"
-    )
+        "outputs agree on every case" if info["all_agree"] else "OUTPUTS DISAGREE (see table)")
     return lines
 
 
@@ -250,8 +184,7 @@ def machine_lines(machine: dict[str, Any]) -> list[str]:
         f"threads: onnxruntime intra-op {machine['ort_intra_op_threads']}, "
         f"{machine['ort_thread_pool']}; ortpool kernels "
         f"{machine.get('ortpool_kernels', 'numpy')}, {machine['ortpool_kernel_threads']} "
-        f"threads; numpy BLAS {machine['numpy_blas']}; "
-        f"thread env: {env}",
+        f"threads; numpy BLAS {machine['numpy_blas']}; thread env: {env}",
         f"versions: ortpool {v['ortpool']}, onnxruntime {v['onnxruntime']}, "
         f"onnxruntime-extensions {v['onnxruntime_extensions']}, onnx {v['onnx']}, "
         f"numpy {v['numpy']}, Python {machine['python']}",
@@ -272,14 +205,9 @@ LEGEND = (
 def settings_dict(settings: Any, reference: bool) -> dict[str, Any]:
     """A run's settings for the JSON document (``reference``: with the reference evaluator's
     limit, which only the bundled cases use)."""
-    found = {
-        "repeat": settings.repeat,
-        "min_sample_s": settings.min_sample,
-        "intra_op_threads": settings.intra_op_threads,
-        "seed": settings.seed,
-        "shared_pool": settings.shared_pool,
-        "runtime": settings.runtime.describe(),
-    }
+    found = {"repeat": settings.repeat, "min_sample_s": settings.min_sample,
+             "intra_op_threads": settings.intra_op_threads, "seed": settings.seed,
+             "shared_pool": settings.shared_pool, "runtime": settings.runtime.describe()}
     if reference:
         found["reference_limit_s"] = settings.reference_limit
     return found
@@ -298,12 +226,8 @@ def document(results: Sequence[CaseResult], machine: dict[str, Any], settings: A
         "reference": {"status": r.reference_status, "times_s": r.reference,
                       "median_s": r.reference_median, "speedup": r.reference_speedup},
     } for r in results]
-    return {
-        "machine": machine,
-        "settings": settings_dict(settings, reference=True),
-        "cases": cases,
-        "summary": summary(results),
-    }
+    return {"machine": machine, "settings": settings_dict(settings, reference=True),
+            "cases": cases, "summary": summary(results)}
 
 
 def _maybe_time(seconds: float | None) -> str:
@@ -335,20 +259,15 @@ def model_tables(result: ModelBench, markdown: bool = False) -> list[str]:
         for node in result.nodes:
             row = [node.name, node.op, _maybe_time(node.original)]
             if fixed is not None:
-                ratio = node.ratio
-                row += [
-                    _maybe_time(node.fixed),
-                    str(node.fixed_nodes),
-                    "-" if ratio is None else f"{ratio:.2f}",
-                ]
+                ratio = "-" if node.ratio is None else f"{node.ratio:.2f}"
+                row += [_maybe_time(node.fixed), str(node.fixed_nodes), ratio]
             rows.append(row)
         placed = any(set(n.providers) - {"CPUExecutionProvider"} for n in result.nodes)
         if placed:
             rows[0].append("ran on")
             for row, node in zip(rows[1:], result.nodes, strict=True):
-                row.append(
-                    ", ".join(p.removesuffix("ExecutionProvider") for p in node.providers) or "-"
-                )
+                row.append(", ".join(p.removesuffix("ExecutionProvider")
+                                     for p in node.providers) or "-")
         for label, mine, theirs in (
             ("all pooling nodes", original.pooling, fixed.pooling if fixed else None),
             ("whole run", original.run, fixed.run if fixed else None),
@@ -360,8 +279,7 @@ def model_tables(result: ModelBench, markdown: bool = False) -> list[str]:
             rows.append(row + [""] * (len(rows[0]) - len(row)))
         lines.append(
             f"kernel time per run, onnxruntime's profile (median of {original.runs} profiled "
-            "runs of a session of its own):"
-        )
+            "runs of a session of its own):")
         lines += [*table_text(rows).splitlines(), ""]
     lines += wrap(model_verdict(result))
     return lines
@@ -390,17 +308,12 @@ def model_verdict(result: ModelBench) -> list[str]:
                 "difference (more rounds with --repeat, or a quieter machine, can tell them "
                 "apart; the profile's kernel times above are steadier)."
                 if overlap
-                else f"the fixed model takes {fixed.median:.2f}x the original's time."
-            )
-        )
+                else f"the fixed model takes {fixed.median:.2f}x the original's time."))
     lines.extend(result.notes)
     return lines
 
 
 def model_document(result: ModelBench, machine: dict[str, Any], settings: Any) -> dict:
     """The JSON document of ``ortpool bench MODEL [FIXED]``: machine, settings, every figure."""
-    return {
-        "machine": machine,
-        "settings": settings_dict(settings, reference=False),
-        **result.to_dict(),
-    }
+    return {"machine": machine, "settings": settings_dict(settings, reference=False),
+            **result.to_dict()}

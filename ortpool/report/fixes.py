@@ -1,10 +1,5 @@
-"""What ``ortpool fix`` did to each pooling node, how it was proven, and the exit code.
-
-Per node: the realization (left unchanged / a standard form, by name / ortpool's op / unproven /
-not selected), the form's derivation, the proof (where: alone or in the fixed model; on how many
-input sets and shapes; the largest error), and every candidate tried with its outcome. The same
-object gives the terminal summary, the ``--json`` document and the exit code.
-"""
+"""What ``ortpool fix`` did to each pooling node (its realization, the proof, every candidate
+tried), as the terminal summary, the ``--json`` document and the exit code."""
 
 from __future__ import annotations
 
@@ -21,7 +16,7 @@ from ortpool.model.files import save
 from ortpool.model.inputs import CLI, PYTHON, describe_dims
 from ortpool.report.notebook import Report
 from ortpool.report.outcomes import Attempt, Outcome, Realization
-from ortpool.report.text import dumps, plural, safe
+from ortpool.report.text import dumps, plural, safe, tally
 
 #: The realizations by their short names, in the order the summary counts them.
 UNCHANGED, FORM, ORTPOOL, UNPROVEN, NOT_SELECTED = REALIZATIONS = tuple(Realization)
@@ -52,8 +47,7 @@ class NodeFix:
         return f"{self.op}-{self.version}" if self.version is not None else self.op
 
     def describe(self, verbose: bool = False) -> str:
-        """``node 'p' (MaxPool-12, float): form explicit-pads -- exact on 5 input sets alone,
-        and again in the fixed model (...)``: what became of the node and its proof, once."""
+        """``node 'p' (MaxPool-12, float): form explicit-pads -- exact on 5 input sets ...``."""
         where = f"node {self.name!r} ({self.key}{', ' + self.elem if self.elem else ''})"
         if self.realization in (UNPROVEN, NOT_SELECTED):
             return f"{where}: {self.realization}: {self.reason}"
@@ -64,8 +58,8 @@ class NodeFix:
         return text
 
     def before(self) -> str:
-        """What the node computed before the fix, where it was not the spec's: its
-        ``unchanged`` candidate's failure ("" when the node was exact as it stood)."""
+        """What the node computed before the fix: its ``unchanged`` candidate's failure ("" when
+        the node was exact as it stood)."""
         return next((a.detail for a in self.attempts
                      if a.form == "unchanged" and a.outcome is not Outcome.PROVEN), "")
 
@@ -78,9 +72,8 @@ class NodeFix:
 
 def proof_text(alone: dict[str, Any], in_model: dict[str, Any] | None = None,
                verbose: bool = False) -> str:
-    """A node's proof said once, each figure once: ``exact on 5 input sets alone and again in
-    the fixed model, on the same sets through its form as written and on the model's 2 runs
-    (exact)``; the tolerance by name with ``verbose``, else in words."""
+    """A node's proof, each figure once: ``exact on 5 input sets alone and again in the fixed
+    model, on the same sets ... (exact)``; the tolerance by name with ``verbose``."""
     sets = alone.get("sets") or 0
     text = f"exact on {plural(sets, 'input set')} alone"
     if in_model is not None:
@@ -111,11 +104,9 @@ class FixReport:
     notes: list[str] = dataclasses.field(default_factory=list)
     runtime: dict[str, Any] = dataclasses.field(default_factory=dict)
     nonfinite: bool = False
-    #: who reads the report: the command line (flags) or a Python caller (arguments)
-    style: str = CLI
+    style: str = CLI  # who reads it: the command line (flags) or Python (arguments)
     written: str | None = None
-    #: the model's inputs of the capture and proof runs: shapes, source, open dims (OpenDim)
-    #: and the --shape that sets them; empty when the caller gave the feeds
+    #: the model's inputs of the runs: shapes, source, open dims and the --shape that sets them
     inputs: dict[str, Any] = dataclasses.field(default_factory=dict)
     #: ruling 17's thresholds the sums were proven under (AccuracyRule.to_dict)
     accuracy: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -145,31 +136,24 @@ class FixReport:
         return [n for n in self.nodes if n.realization == UNPROVEN]
 
     def exit_code(self, allow_unproven: bool = False) -> int:
-        """0: every node exact, no ortpool op; 1: exact but ortpool ops needed (or unproven
-        nodes let through); 2: unproven nodes and no permission to write them."""
+        """0: every node exact, no ortpool op; 1: ortpool ops needed (or unproven nodes let
+        through); 2: unproven nodes and no permission to write them."""
         if self.unproven:
             return EXIT_NEEDS_ORTPOOL if allow_unproven else EXIT_ERROR
         return EXIT_NEEDS_ORTPOOL if self.needs_ortpool else EXIT_EXACT
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "runtime": self.runtime,
-            "nonfinite": self.nonfinite,
-            "accuracy": self.accuracy,
+            "runtime": self.runtime, "nonfinite": self.nonfinite, "accuracy": self.accuracy,
             "summary": {
-                "considered": len(self.nodes),
-                "realizations": self.counts(),
-                "forms": self.forms(),
-                "needs_ortpool": [n.name for n in self.needs_ortpool],
+                "considered": len(self.nodes), "realizations": self.counts(),
+                "forms": self.forms(), "needs_ortpool": [n.name for n in self.needs_ortpool],
                 "unproven": [n.name for n in self.unproven],
                 "finite_inputs_only": [n.name for n in self.finite_only],
             },
-            "inputs": {
-                **self.inputs,
-                "open_dims": [d.to_dict() for d in self.inputs.get("open_dims", [])],
-            },
-            "nodes": [n.to_dict() for n in self.nodes],
-            "notes": list(self.notes),
+            "inputs": {**self.inputs,
+                       "open_dims": [d.to_dict() for d in self.inputs.get("open_dims", [])]},
+            "nodes": [n.to_dict() for n in self.nodes], "notes": list(self.notes),
             "written": self.written,
         }
 
@@ -178,9 +162,9 @@ class FixReport:
 
     def summary_lines(self, verbose: bool = False) -> list[str]:
         """The lines ``ortpool fix`` prints: the nodes counted, each changed node with its proof
-        and the candidates tried (the chosen one's proof not said twice), the notes."""
+        and the candidates tried, the notes."""
         rt = self.runtime
-        counts = ", ".join(f"{k} {v}" for k, v in self.counts().items()) or "no pooling node"
+        counts = tally(self.counts()) or "no pooling node"
         lines = [
             f"ortpool fix on {rt.get('build', 'onnxruntime')} {rt.get('onnxruntime')} "
             f"({', '.join(rt.get('providers', []))}, graph optimizations {rt.get('opt_level')}): "
@@ -189,14 +173,12 @@ class FixReport:
         if self.inputs.get("open_dims") or "loaded" in self.inputs.get("source", ""):
             # the sizes or values the user chose, or that were chosen for the user
             shapes = ", ".join(
-                f"{k} [{','.join(map(str, v))}]" for k, v in self.inputs["shapes"].items()
-            )
+                f"{k} [{','.join(map(str, v))}]" for k, v in self.inputs["shapes"].items())
             lines.append(f"  model inputs {shapes} ({self.inputs.get('source')})")
         dims, hint = self.inputs.get("open_dims", []), self.inputs.get("shape_hint", "")
         lines += [f"  {line}" for line in describe_dims(dims, hint)]
-        forms = self.forms()
-        if forms:
-            lines.append("  standard forms: " + ", ".join(f"{k} {v}" for k, v in forms.items()))
+        if forms := self.forms():
+            lines.append(f"  standard forms: {tally(forms)}")
         for node in self.nodes:
             if verbose or node.realization != UNCHANGED:
                 lines.append(f"  {node.describe(verbose)}")
@@ -212,8 +194,7 @@ class FixReport:
             names = ", ".join(repr(n.name) for n in self.needs_ortpool)
             lines.append(
                 f"the fixed model needs ortpool at run time (ortpool.InferenceSession) for "
-                f"{plural(len(self.needs_ortpool), 'node')}: {names}"
-            )
+                f"{plural(len(self.needs_ortpool), 'node')}: {names}")
         maxed = self.finite_only
         if maxed:
             names = ", ".join(repr(n.name) for n in maxed)
@@ -221,8 +202,7 @@ class FixReport:
                 f"proven in the finite domain (the default, ruling 20) for "
                 f"{plural(len(maxed), 'node')}: {names}; NaN and +-inf were not covered "
                 f"({'nonfinite=True' if self.style == PYTHON else '--nonfinite'} proves them, "
-                "and guards a max onnxruntime gets wrong there)"
-            )
+                "and guards a max onnxruntime gets wrong there)")
         lines += [f"note: {note}" for note in self.notes]
         return lines
 
@@ -231,8 +211,8 @@ class FixReport:
 
 
 class Saved(list):
-    """What :meth:`FixResult.save` returns: the notes on the model's external data (a list, as
-    scripts read it), shown as the file written and its notes (a notebook showed ``[]``)."""
+    """What :meth:`FixResult.save` returns: the notes on the model's external data (a list),
+    shown as the file written and its notes."""
 
     def __init__(self, notes: list[str], path: str) -> None:
         super().__init__(notes)
@@ -270,18 +250,16 @@ class FixResult(Report):
         return self.report.to_dict()
 
     def save(self, path: str | os.PathLike, *, link_data: bool = False) -> Saved:
-        """Write the fixed model to ``path``, its external data (from the source model's
-        folder) linked or copied beside it (:func:`ortpool.model.save`); the notes on the data
-        (a list, shown in a notebook as what was written)."""
+        """Write the fixed model to ``path``, its external data linked or copied beside it
+        (:func:`ortpool.model.save`); returns the notes on the data."""
         return Saved(save(self.model, path, self.source_dir, link_data=link_data), str(path))
 
     def _describe(self) -> str:
-        counts = ", ".join(f"{k} {v}" for k, v in self.report.counts().items())
+        counts = tally(self.report.counts())
         return plural(len(self.report.nodes), "pooling node") + (f": {counts}" if counts else "")
 
     def _repr_html_(self) -> str:
-        """The nodes as a table: name, operator, what was wrong before, what became of it,
-        how it was proven."""
+        """The nodes as a table: what was wrong before, what became of each, the proof."""
         from ortpool.report.html import SHARED_CSS, name
 
         def why(n: NodeFix) -> str:
@@ -292,8 +270,7 @@ class FixResult(Report):
             f"<tr><td><code>{name(n.name, 60)}</code></td><td>{name(n.key)}</td>"
             f"<td>{name(why(n), 300)}</td><td>{name(n.form or n.realization, 60)}</td>"
             f"<td>{name(proof_text(n.proof, n.in_model) if n.proof else n.reason, 300)}</td>"
-            "</tr>" for n in self.report.nodes
-        )
+            "</tr>" for n in self.report.nodes)
         head = "".join(f"<th>{h}</th>" for h in ("node", "op", "before the fix", "now", "proof"))
         return (
             f'<div class="ortpool"><style>{SHARED_CSS}</style><p>'

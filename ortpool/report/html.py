@@ -1,6 +1,5 @@
-"""The HTML report: one self-contained page (inline CSS, inline PNG data URIs, no script, no
-external resource) with the table per model and, for each differing node, a picture of where in
-the tensor the differences sit."""
+"""The HTML report: one self-contained page (inline CSS and PNGs, no script) with a table per
+model and, for each differing node, a picture of where in the tensor the differences sit."""
 
 from __future__ import annotations
 
@@ -17,10 +16,8 @@ from ortpool.report import record as results
 from ortpool.report.record import ModelResult, NodeResult
 from ortpool.report.text import num, plural, safe, shape
 
-#: what the page and a notebook's view share, scoped to ``.ortpool`` (a notebook's page has
-#: styles of its own: a bare ``.badge`` or ``table`` rule would change them); the cells'
-#: alignment by ``.ortpool.ortpool``, above JupyterLab's right-aligned cells
-#: (``:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td``)
+#: what the page and a notebook's view share, scoped to ``.ortpool`` (a bare rule would restyle
+#: the notebook's page); the cells' alignment by ``.ortpool.ortpool``, above JupyterLab's
 SHARED_CSS = """
 .ortpool { font:13px/1.45 -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif;
   color:#1f2933; }
@@ -101,21 +98,20 @@ footer { padding:0 36px 30px; }
 
 
 def _e(value: Any) -> str:
-    """Text for the page: made safe (:func:`.text.safe`: no control character, no lone
-    surrogate, so the page is valid UTF-8), then HTML-escaped."""
+    """Text for the page: made safe (:func:`.text.safe`: valid UTF-8), then HTML-escaped."""
     return html.escape(safe(value), quote=True)
 
 
-#: a name longer than this is cut on the page, whole in its tooltip (a name of 100,000
-#: characters laid out in a table made the page slow to open)
+#: a name longer than this is cut on the page, whole in its tooltip (a huge name in a table
+#: made the page slow to open)
 NAME_LIMIT = 80
 #: the tooltip's own limit: past it the JSON report has the name
 TITLE_LIMIT = 2000
 
 
 def attr(value: Any) -> str:
-    """``value`` for an attribute (a tooltip, a data- attribute): escaped, at most
-    :data:`TITLE_LIMIT` characters and a word saying the JSON report has the rest."""
+    """``value`` for an attribute (a tooltip, a data- attribute), escaped, cut at
+    :data:`TITLE_LIMIT` characters."""
     text = safe(value)
     if len(text) > TITLE_LIMIT:
         text = f"{text[:TITLE_LIMIT]}… ({len(text)} characters: the JSON report has them all)"
@@ -123,8 +119,7 @@ def attr(value: Any) -> str:
 
 
 def name(value: Any, limit: int = NAME_LIMIT) -> str:
-    """``value`` escaped, cut at ``limit`` characters with the whole of it (up to
-    :data:`TITLE_LIMIT`) in a tooltip."""
+    """``value`` escaped, cut at ``limit`` characters, the whole of it in a tooltip."""
     text = safe(value)
     if len(text) <= limit:
         return _e(text)
@@ -137,12 +132,10 @@ def _badge(status: str, runtime: str = "onnxruntime") -> str:
 
 
 def findings(model: ModelResult) -> str:
-    """The nodes that do not agree, each with what was compared and why it differs, in the
-    terminal report's words: above the table, so that a narrow screen shows the causes."""
+    """The nodes that do not agree, with what was compared and why, in the terminal report's
+    words: above the table, so that a narrow screen shows the causes."""
     items = []
-    for node in model.nodes:
-        if node.status in results.AGREEING and not terminal.accuracy_text(node):
-            continue
+    for node in [n for n in model.nodes if n.notable]:
         lines = [f"{c.title}: {c.detail}" for c in node.causes]
         lines += [f"basis: {terminal.basis_text(node.basis)}"] if node.basis else []
         accuracy = terminal.accuracy_text(node)
@@ -163,8 +156,7 @@ def _node_row(node: NodeResult, with_ref: bool) -> str:
         ref = _e(r.status) + (f" ({r.differing} cells)" if r.differing else "")
         if r.defects:
             ref += "<br><small>" + "<br>".join(_e(d) for d in r.defects) + "</small>"
-    # the status third, after the node and its op: on a narrow screen the table scrolls, and
-    # the verdict must be in view without scrolling
+    # the status third: on a narrow screen the table scrolls, the verdict stays in view
     cells = [
         f'<td class="mono">{name(node.name)}</td>',
         f"<td>{_e(terminal.op_text(node))}</td>",
@@ -187,9 +179,7 @@ def _axis_labels(axis: picture.Axis) -> str:
 
 
 def _picture(node: NodeResult, c: TensorComparison) -> str:
-    """Where one output of the node differs, a tile per channel, cells at the same index as
-    the comparison counts them; the legend's counts are the comparison's own fields, so the
-    picture, the table, the terminal and the JSON say the same numbers."""
+    """Where one output of the node differs, a tile per channel, the counts the comparison's."""
     cats = c.categories
     if cats is None or cats.ndim < 3:
         return ""
@@ -207,8 +197,7 @@ def _picture(node: NodeResult, c: TensorComparison) -> str:
         f'<div class="col"><img class="tile-image" alt="channel {t.channel}" width="{t.width}" '
         f'height="{t.height}" src="data:image/png;base64,{base64.b64encode(t.png).decode()}">'
         f'<div class="xaxis">{_axis_labels(across)}</div></div></div></div>'
-        for t in found
-    )
+        for t in found)
     return (
         f'<figure class="node-picture" data-node="{attr(node.name)}" data-output="{attr(c.name)}">'
         f'<div class="legend">{counts}</div><div class="tiles">{tiles}</div>'
@@ -217,7 +206,7 @@ def _picture(node: NodeResult, c: TensorComparison) -> str:
 
 
 def differing(node: NodeResult) -> list[TensorComparison]:
-    """The outputs of a node that get a picture: some cell differs (ties alone do not count)."""
+    """The outputs of a node that get a picture: some cell differs (not ties alone)."""
     if node.status not in (results.DIFFER, results.INACCURATE, results.RULINGS):
         return []
     return [c for c in node.comparisons if c.categories is not None and not c.agrees]
@@ -233,9 +222,10 @@ def bad(model: ModelResult) -> bool:
     return bool(model.outcome) or model.failing
 
 
-def triage(models: Sequence[ModelResult]) -> list[tuple[int, ModelResult]]:
-    """(index, model) with the failing models first, each group in the run's order."""
-    return sorted(enumerate(models), key=lambda pair: (not bad(pair[1]), pair[0]))
+def triage(models: Sequence[ModelResult]) -> tuple[list[tuple[int, ModelResult]], ...]:
+    """(index, model) of the failing models, and of the others, each in the run's order."""
+    return tuple([(i, m) for i, m in enumerate(models) if bad(m) == failing]
+                 for failing in (True, False))
 
 
 def _table(head: Sequence[str], rows: str, kind: str) -> str:
@@ -261,23 +251,19 @@ def _model_body(model: ModelResult) -> str:
     if model.nodes:
         parts.append(_table(head, "".join(_node_row(n, with_ref) for n in model.nodes), "nodes"))
     parts.append(_end_to_end(model))
-    beyond = [n for n in model.nodes if n.nonfinite]
-    if beyond:  # ruling 20: information, not the verdict
+    if beyond := model.nonfinite_nodes:  # ruling 20: information, not the verdict
         items = "".join(f"<li><code>{name(n.name)}</code>: {_e(n.nonfinite)}</li>"
                         for n in beyond)
         price = f"<p>{_e(model.guard_text)}</p>" if model.guard_text else ""
-        parts.append(
-            '<div class="nonfinite"><h3>On NaN and infinite inputs only (information: not '
-            "counted, --nonfinite judges them; ruling 20)</h3>"
-            f'<ul class="notes">{items}</ul>{price}</div>'
-        )
+        parts.append('<div class="nonfinite"><h3>On NaN and infinite inputs only (information: not '
+                     "counted, --nonfinite judges them; ruling 20)</h3>"
+                     f'<ul class="notes">{items}</ul>{price}</div>')
     figures = "".join(_picture(n, c) for n in model.nodes for c in differing(n))
     if figures:
         parts.append(f'<div class="pictures"><h3>Where the differences sit</h3>{figures}</div>')
     if model.notes:
         parts.append(
-            '<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in model.notes) + "</ul>"
-        )
+            '<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in model.notes) + "</ul>")
     return "".join(parts)
 
 
@@ -314,7 +300,7 @@ def _why(model: ModelResult) -> str:
     """The summary's cell for a model: the nodes that differ, each with its first cause."""
     if model.outcome:
         return name(model.error, 120)
-    failing = [n for n in model.nodes if n.failing or n.status not in results.AGREEING]
+    failing = [n for n in model.nodes if n.status not in results.AGREEING]
     if not failing:
         return _e(f"{len(model.nodes)} of {len(model.nodes)} agree")
     items = "".join(
@@ -329,16 +315,15 @@ def _outputs_differing(model: ModelResult) -> str:
     if model.outcome:
         return "-"
     if model.outputs:
-        failing = sum(1 for o in model.outputs if o.failing)
+        failing = model.outputs_differing
         return f"{failing} of {len(model.outputs)} differ" if failing else "agree"
     # "not compared: onnxruntime could not run the model: <its message>": the message in the
-    # tooltip, where the cell stays short
+    # tooltip
     return name(model.end_to_end, len(": ".join(model.end_to_end.split(": ")[:2])) + 1)
 
 
 def _short_paths(paths: Sequence[str]) -> list[str]:
-    """The paths without the folder they all share (``models/`` of ``models/a.onnx`` and
-    ``models/b.onnx``), so the summary's first column stays narrow."""
+    """The paths without the folder they all share (a narrow first column)."""
     folders = [p.rpartition("/")[0] for p in paths]
     common = os.path.commonpath(folders) if len(paths) > 1 and all(folders) else ""
     if not common or not all(f == common or f.startswith(common + "/") for f in folders):
@@ -347,12 +332,11 @@ def _short_paths(paths: Sequence[str]) -> list[str]:
 
 
 def summary(models: Sequence[ModelResult], links: bool = True, after: str = "") -> str:
-    """The summary table as an HTML fragment with its own style (the report's top, and a
-    notebook's view): each model with its status, the nodes that do not agree with their
-    first cause, the end-to-end verdict; the failing models first, the others in a table of
-    their own, collapsed while some model fails. ``links``: each model's name leads to its
-    section of the page (a notebook has none: no link there); ``after``: more of the fragment,
-    in its style."""
+    """The summary table, an HTML fragment with its own style (the page's top, a notebook's
+    view): each model's status, the nodes that do not agree with their first cause, the end to
+    end verdict; the failing models first, the others collapsed while some model fails.
+    ``links``: names lead to the page's sections (a notebook has none); ``after``: more of the
+    fragment, in its style."""
     names = _short_paths([m.path for m in models])
     head = ["model", "status", "nodes that do not agree", "end to end"]
 
@@ -365,52 +349,38 @@ def summary(models: Sequence[ModelResult], links: bool = True, after: str = "") 
             f'<tr class="summary-row" data-status="{_e(m.status)}"><td class="path">'
             f"{cell(i, m)}</td><td>{_badge(m.status)}</td><td>{_why(m)}</td>"
             f'<td class="e2e-cell">{_outputs_differing(m)}</td></tr>'
-            for i, m in chosen
-        )
+            for i, m in chosen)
 
-    ordered = triage(models)
-    failing = [(i, m) for i, m in ordered if bad(m)]
-    others = [(i, m) for i, m in ordered if not bad(m)]
+    failing, others = triage(models)
     parts = [f'<div class="ortpool ortpool-summary"><style>{SHARED_CSS}</style>']
     if failing:
-        by = terminal.bases_text([n for m in models for n in m.nodes])
+        by = terminal.bases_text(results.all_nodes(models))
         parts.append(
             f'<p class="count">{len(failing)} of {plural(len(models), "model")} differ or could '
             "not be validated" + (f"; the differing nodes {_e(by)}" if by else "") + "</p>"
-            + _table(head, rows(failing), "summary")
-        )
+            + _table(head, rows(failing), "summary"))
     if others:
         counts = terminal.counted([m.status for _, m in others], results.MODEL_ORDER)
-        parts.append(
-            f'<details class="agreeing"{"" if failing else " open"}><summary>'
-            f"{_e(plural(len(others), 'model'))}: {_e(counts)}</summary>"
-            f"{_table(head, rows(others), 'summary')}</details>"
-        )
+        parts.append(f'<details class="agreeing"{"" if failing else " open"}><summary>'
+                     f"{_e(plural(len(others), 'model'))}: {_e(counts)}</summary>"
+                     f"{_table(head, rows(others), 'summary')}</details>")
     parts.append(f"{after}</div>")
     return "".join(parts)
 
 
 def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
-    """The whole page: header with the verdict, the summary table, the failing models' sections,
-    then the agreeing models collapsed."""
-    from ortpool.report.jsondoc import environment
-
-    env = environment()
-    any_bad = any(bad(m) for m in models)
+    """The whole page: the verdict, the summary table, the failing models' sections, then the
+    agreeing models collapsed."""
+    env = results.environment()
     verdict = terminal.summary(models)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     level = settings.get("opt_level") or ("all" if settings.get("optimize") else "disable")
     judged = sorted({m.runtime for m in models if m.runtime}) or [
         f"{env.get('onnxruntime_build', 'onnxruntime')} {env['onnxruntime']}"]
-    sub = (
-        f"{' · '.join(judged)} · onnx "
-        f"{env['onnx']} · ortpool {env['ortpool']} · "
-        f"providers {', '.join(settings.get('providers') or ['CPUExecutionProvider'])} · "
-        f"graph optimisations {level} · {stamp}"
-    )
-    ordered = triage(models)
-    failing = [_model(i, m) for i, m in ordered if bad(m)]
-    agreeing = [_model(i, m) for i, m in ordered if not bad(m)]
+    sub = (f"{' · '.join(judged)} · onnx {env['onnx']} · ortpool {env['ortpool']} · "
+           f"providers {', '.join(settings.get('providers') or ['CPUExecutionProvider'])} · "
+           f"graph optimisations {level} · {stamp}")
+    failing, agreeing = ([_model(i, m) for i, m in group] for group in triage(models))
     body = [f'<section class="model summary" id="summary"><h2>Summary</h2>{summary(models)}'
             "</section>"]
     if failing:
@@ -428,7 +398,7 @@ def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
         'class="ortpool">'
         f"<header><h1>ortpool validate — onnxruntime built-in pooling vs the ONNX spec</h1>"
         f'<div class="sub">{_e(sub)}</div>'
-        f'<div class="verdict {"bad" if any_bad else "good"}">{_e(verdict)}</div></header>'
+        f'<div class="verdict {"bad" if failing else "good"}">{_e(verdict)}</div></header>'
         f"<main>{''.join(body)}</main>"
         "<footer>MaxPool values and Indices are compared exactly. Averages and norms are sums: "
         "their rounding against the exact result is accuracy, not semantics (ruling 17): "

@@ -1,8 +1,5 @@
-"""The reports of the Python API, as a notebook and a script read them: :class:`Report` is what
-every report shares (``ok``, ``exit_code``, ``summary()``, ``to_dict()``, ``to_json()``,
-``_repr_html_()``, a one-line ``repr``); :class:`ValidationReport` is ``ortpool.validate``'s.
-Messages made for a Python caller name arguments (``shapes=``), not flags (``--shape``).
-"""
+"""The reports of the Python API: :class:`Report`, what every report shares, and
+:class:`ValidationReport`, ``ortpool.validate``'s."""
 
 from __future__ import annotations
 
@@ -11,40 +8,31 @@ import html
 from collections.abc import Iterator
 from typing import Any
 
+from ortpool.report import html as html_report
 from ortpool.report import record as results
-from ortpool.report.text import dumps, safe
-from ortpool.report.text import plural as _plural  # conformance's report imports it from here
+from ortpool.report import terminal
+from ortpool.report.text import dumps, plural, safe
 
 
 class Report:
-    """What the API's reports share. A subclass gives :attr:`exit_code`, :meth:`summary_lines`,
-    :meth:`to_dict` and :meth:`_describe` (the ``repr``'s words)."""
+    """What the API's reports share (``ok``, ``summary()``, ``to_json()``, a notebook's view, a
+    one-line ``repr``). A subclass gives ``exit_code``, ``summary_lines()``, ``to_dict()`` and
+    ``_describe()`` (the ``repr``'s words)."""
 
-    @property
-    def exit_code(self) -> int:  # pragma: no cover - every report defines it
-        raise NotImplementedError
+    exit_code: int
 
     @property
     def ok(self) -> bool:
         """True when the command would exit 0."""
         return self.exit_code == 0
 
-    def summary_lines(self) -> list[str]:  # pragma: no cover - every report defines it
-        raise NotImplementedError
-
     def summary(self) -> str:
         """A few lines: the verdict and what does not agree (names made safe to print)."""
         return "\n".join(map(safe, self.summary_lines()))
 
-    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - every report defines it
-        raise NotImplementedError
-
     def to_json(self) -> str:
         """The report as the command's ``--json`` writes it."""
         return dumps(self.to_dict())
-
-    def _describe(self) -> str:  # pragma: no cover - every report defines it
-        raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self._describe()}, exit {self.exit_code}>"
@@ -68,8 +56,7 @@ class ValidationReport(Report):
 
     @property
     def exit_code(self) -> int:
-        """As ``ortpool validate`` exits: 0 every model agrees, 1 one differs, 2 one was not
-        validated."""
+        """As ``ortpool validate`` exits: 0 all agree, 1 one differs, 2 one was not validated."""
         return results.exit_code(self.models, self.fail_on_rulings)
 
     @property
@@ -79,15 +66,11 @@ class ValidationReport(Report):
 
     @property
     def bases(self) -> dict[str, int]:
-        """The differing nodes by basis: ``{"spec text": 2, "ruling 7": 1}`` (the spec's
-        written words, or the ruling that reads it where it is silent)."""
-        return results.bases([n for m in self.models for n in m.nodes])
+        """The differing nodes by basis: ``{"spec text": 2, "ruling 7": 1}``."""
+        return results.bases(results.all_nodes(self.models))
 
     def summary_lines(self) -> list[str]:
-        """The models that do not agree (at most 10, one line each), then the run's lines, in
-        the command's order."""
-        from ortpool.report import terminal
-
+        """The models that do not agree (at most 10, a line each), then the run's lines."""
         shown = [m for m in self.models if m.status != results.AGREE]
         lines = [line for m in shown[:10] for line in terminal.fit(terminal.model_line(m))]
         if len(shown) > 10:
@@ -97,39 +80,30 @@ class ValidationReport(Report):
 
     def report(self, verbose: bool = False) -> str:
         """The terminal report ``ortpool validate`` prints (``verbose``: as with ``-v``)."""
-        from ortpool.report import terminal
-
         return "\n".join(terminal.report(self.models, verbose, "nonfinite=True"))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report's document (``ortpool validate --json``)."""
-        from ortpool.report import jsondoc as jsonreport
-
-        return jsonreport.validate_document(self.models, self.settings)
+        return results.validate_document(self.models, self.settings)
 
     def to_html(self) -> str:
         """The self-contained HTML report (``ortpool validate --html``)."""
-        from ortpool.report import html as html_report
-
         return html_report.render(self.models, self.settings)
 
     def _repr_html_(self) -> str:
-        """The summary table (no links: a notebook has no sections to lead to), then each model
-        that does not agree with its nodes' figures and causes."""
-        from ortpool.report import html as html_report
-
+        """The summary table (no links), then each model that does not agree, its findings."""
         shown = [m for m in self.models if m.status != results.AGREE and not m.outcome]
         found = "".join(f"<p><b>{html_report.name(m.path, 100)}</b></p>{html_report.findings(m)}"
                         for m in shown[:10])
         return html_report.summary(self.models, links=False, after=found)
 
     def _describe(self) -> str:
-        text = _plural(len(self.models), "model")
+        text = plural(len(self.models), "model")
         differing = self.differing
         if differing:
             nodes = sum(1 for m in differing for n in m.nodes if n.failing)
             text += f", {len(differing)} differ" + ("s" if len(differing) == 1 else "")
-            text += f" ({_plural(nodes, 'node')})" if nodes else " (end to end)"
+            text += f" ({plural(nodes, 'node')})" if nodes else " (end to end)"
         not_run = sum(1 for m in self.models if m.outcome)
         if not_run:
             text += f", {not_run} not validated"

@@ -1,14 +1,6 @@
-"""What ``ortpool fix`` says of each candidate and each node, as values, not text compared.
-
-Each is an enum whose value is the text the report writes (terminal and ``--json``): the
-members compare, format and serialize as that text, so the report reads the same.
-
-* :class:`Outcome` -- what became of one candidate form tried for a node
-  (:class:`ortpool.forms.choose.Attempt`).
-* :class:`Realization` -- what the node became (:class:`ortpool.report.fixes.NodeFix`).
-* :class:`NotApplicable` -- a form that does not apply to a node, with the reason
-  (:mod:`ortpool.forms.plan`: a form gives a plan or this).
-"""
+"""What ``ortpool fix`` says of each candidate (:class:`Outcome`) and each node
+(:class:`Realization`), and a form that does not apply (:class:`NotApplicable`): enums whose
+value is the text the report writes, so they compare, format and serialize as that text."""
 
 from __future__ import annotations
 
@@ -57,8 +49,7 @@ class NotApplicable:
 
 @dataclasses.dataclass
 class Attempt:
-    """One candidate tried for a node and what became of it (``detail``: the proof, or why
-    not)."""
+    """One candidate tried for a node and what became of it (``detail``: the proof, or why not)."""
 
     form: str
     outcome: Outcome

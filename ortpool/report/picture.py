@@ -1,11 +1,7 @@
-"""Pictures of where differences sit: per-channel heatmaps of the difference categories, as PNG.
-
-A tensor (N, C, D1, ...) of per-cell categories (:mod:`.compare` ``CAT_*``) becomes one tile per
-channel over the spatial plane (a PNG of its own, its axes labelled by the HTML report), the
-batch folded in by taking the most severe category per cell (and, for 3-D, the depth too, so a
-tile shows every (h, w) that differs at some depth). The PNG is written by hand (zlib + CRC
-chunks): no imaging dependency for a few coloured rectangles.
-"""
+"""Pictures of where differences sit: a tensor (N, C, D1, ...) of per-cell categories
+(:mod:`ortpool.check.compare` ``CAT_*``) as one PNG tile per channel over the spatial plane, the
+batch (and a 3-D depth) folded in by the most severe category per cell. The PNG is written by
+hand: no imaging dependency for a few coloured rectangles."""
 
 from __future__ import annotations
 
@@ -46,20 +42,12 @@ def png(rgb: np.ndarray) -> bytes:
     raw = b"".join(b"\x00" + rgb[row].tobytes() for row in range(height))
 
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(data))
-            + kind
-            + data
-            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-        )
+        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
 
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(raw, 9))
-        + chunk(b"IEND", b"")
-    )
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
 
 
 def planes(categories: np.ndarray) -> np.ndarray:
@@ -87,8 +75,7 @@ class Tile:
 
 @dataclasses.dataclass(frozen=True)
 class Axis:
-    """A tile's axis: its name and the first and last index of the spec's output it spans (an
-    index below 0 or past the end is a cell only onnxruntime's output has)."""
+    """A tile's axis: its name and the first and last index of the spec's output it spans."""
 
     name: str
     first: int
@@ -114,10 +101,8 @@ def tiles(categories: np.ndarray) -> tuple[list[Tile], str]:
     lut = np.zeros((max(PALETTE) + 1, 3), np.uint8)
     for cat, (color, _) in PALETTE.items():
         lut[cat] = color
-    found = []
-    for c in shown:
-        block = lut[planes_[c]].repeat(scale_h, axis=0).repeat(scale_w, axis=1)
-        found.append(Tile(c, png(block), width * scale_w, height * scale_h))
+    found = [Tile(c, png(lut[planes_[c]].repeat(scale_h, axis=0).repeat(scale_w, axis=1)),
+                  width * scale_w, height * scale_h) for c in shown]
     spatial = categories.shape[2:]
     caption = f"{len(shown)} of {channels} channel(s), each over the spatial plane"
     if len(spatial) == 3:
@@ -130,8 +115,7 @@ def tiles(categories: np.ndarray) -> tuple[list[Tile], str]:
 
 
 def legend(c: TensorComparison) -> list[tuple[tuple[int, int, int], str, int]]:
-    """(colour, label, count) of each category the comparison ``c`` counted some cell in, the
-    counts its own fields (the ones the table, the terminal and the JSON report say)."""
+    """(colour, label, count) of each category ``c`` counted some cell in, by its own fields."""
     counts = {
         CAT_DIFFER: c.differing, CAT_INACCURATE: c.inaccurate, CAT_RULING: c.ruling_differing,
         CAT_MISSING: c.only_in_one, CAT_NOTE: c.noted, CAT_TIE: c.ties,
@@ -140,9 +124,8 @@ def legend(c: TensorComparison) -> list[tuple[tuple[int, int, int], str, int]]:
 
 
 def axes(shape: tuple[int, ...]) -> tuple[Axis, Axis]:
-    """The (down, across) axes of the tiles of a canvas of ``shape`` (N, C, spatial...), in the
-    spec's output's indices (cells past its end are onnxruntime's only). 1-D: a strip, across
-    only; 3-D: depth folded."""
+    """The (down, across) axes of the tiles of a canvas of ``shape`` (N, C, spatial...); 1-D: a
+    strip, across only; 3-D: depth folded."""
     spatial = list(shape[2:]) or [1]
     names = {1: ["W"], 2: ["H", "W"], 3: ["D", "H", "W"]}.get(len(spatial))
     names = names or [f"axis {i + 2}" for i in range(len(spatial))]

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from ortpool.report.text import safe, width
+
+#: ``progress(done, total, label)``: what a long run reports as it goes
+Progress = Callable[[int, int, str], None]
 
 
 class ProgressBar:
@@ -16,38 +20,25 @@ class ProgressBar:
     nor during the first ``delay`` seconds, so short runs stay quiet.
     """
 
-    def __init__(
-        self,
-        title: str,
-        stream: TextIO | None = None,
-        force: bool = False,
-        delay: float = 0.5,
-        width: int = 30,
-    ) -> None:
-        self.title = title
-        self.stream = stream or sys.stderr
+    def __init__(self, title: str, stream: TextIO | None = None, force: bool = False,
+                 delay: float = 0.5, width: int = 30) -> None:
+        self.title, self.width, self.stream = title, width, stream or sys.stderr
         self.enabled = force or bool(getattr(self.stream, "isatty", lambda: False)())
-        self.delay = 0.0 if force else delay
-        self.width = width
-        self.started = time.monotonic()
-        self.drawn = False
+        self.delay, self.started, self.drawn = 0.0 if force else delay, time.monotonic(), False
 
     def __call__(self, done: int, total: int, label: str = "") -> None:
         if not self.enabled or time.monotonic() - self.started < self.delay or total <= 0:
             return
         filled = int(self.width * done / total)
         bar = "#" * filled + "-" * (self.width - filled)
-        # the previous line erased, this one kept a column short of the terminal's width: a
-        # longer one would wrap, and a carriage return then goes back to the wrapped part only;
-        # a model's name made safe (an escape sequence in it would act on the terminal)
+        # a column short of the width: a wrapped line is not erased by a carriage return
         line = safe(f"{self.title} [{bar}] {done}/{total} {label}")[: width() - 1]
         self.stream.write(f"\r\x1b[K{line}")
         self.stream.flush()
         self.drawn = True
 
     def close(self) -> None:
-        """Erase the line (carriage return, then erase to the end of the line: ``\\r\\x1b[K``),
-        so what is printed next starts on a clean line."""
+        """Erase the line, so what is printed next starts on a clean line."""
         if self.drawn:
             self.stream.write("\r\x1b[K")
             self.stream.flush()

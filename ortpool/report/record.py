@@ -3,41 +3,31 @@
 from __future__ import annotations
 
 import dataclasses
+import platform
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ortpool.check import causes
+from ortpool.check import status as st
 from ortpool.check.causes import Basis, Cause, verdict_basis
 from ortpool.check.compare import TensorComparison
 from ortpool.check.judge import Judgement
-
-# The statuses are the engine's (:mod:`ortpool.check.status`), named here for the reports.
-from ortpool.check.status import (  # noqa: F401
-    ACCURACY_NOTE,
-    AGREE,
-    AGREEING,
-    BOTH_REJECTED,
-    COULD_NOT_RUN,
-    CRASHED,
-    DIFFER,
-    FAILING,
-    FIXED,
-    INACCURATE,
-    MODEL_ORDER,
-    NO_KERNEL,
-    NOT_COMPARED,
-    ORDER,
-    ORT_REJECTED,
-    ORTPOOL_OP,
-    ORTPOOL_REJECTED,
-    RULINGS,
-    SEMANTICS,
-    TIES,
-    TIMED_OUT,
-)
 from ortpool.model import OpenDim
 from ortpool.model.site import Site
+from ortpool.report.text import clean
 from ortpool.tolerances import Tolerance
+
+#: the basis of a difference no cause named (a time-out)
+UNNAMED = "no basis named"
+
+
+def __getattr__(name: str) -> Any:
+    """The statuses are the engine's (:mod:`ortpool.check.status`), read here too
+    (``record.DIFFER``)."""
+    if name.startswith("_") or not hasattr(st, name):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(st, name)
 
 
 @dataclasses.dataclass
@@ -56,7 +46,7 @@ class ReferenceResult:
 
 @dataclasses.dataclass
 class NodeResult:
-    """One pooling node run alone by onnxruntime and by ortpool."""
+    """One pooling node run alone by the runtime judged and by ortpool."""
 
     name: str
     op: str
@@ -71,27 +61,33 @@ class NodeResult:
     causes: list[Cause] = dataclasses.field(default_factory=list)
     message: str = ""
     reference: ReferenceResult | None = None
-    #: the provider that executed the built-in node (read from the session's profile), when it
-    #: ran on another than the CPU provider alone; None when only the CPU provider was asked
+    #: the provider that executed the node alone, and in the whole model's run (partitioning
+    #: differs with the neighbours), read from the profile; None when only the CPU was asked
     executed_by: str | None = None
-    #: the same in the whole model's built-in run (partitioning differs with the neighbours)
     executed_in_model: str | None = None
-    #: the provider asked for first (set with ``executed_by``): a node another one executed
-    #: fell back, and its values are not the asked provider's
+    #: the provider asked for first: a node another one executed fell back, its values that one's
     asked_provider: str | None = None
     #: the input domain the verdict covers (ruling 20: "finite" or "non-finite")
     domain: str = "finite"
-    #: the engine's judgement on the domain's inputs (:func:`ortpool.check.judge.judge`):
-    #: "" when exact, else where it is not (a built case, with the values); None: not judged
+    #: the engine's judgement on the domain: "" when exact, else where it is not; None: not judged
     judged: str | None = None
     #: in the finite domain, what the non-finite cases show (information, not the verdict): ""
-    #: when onnxruntime agrees there too, else where it differs; None: not run (no float type)
+    #: when the runtime agrees there too; None: not run (no float type)
     nonfinite: str | None = None
-    #: the input set ``comparisons`` were made on when it is not the model's own input (the
-    #: built case that differs: ``ties, X [1, 8, 7, 7]``); "" for the model's own input
+    #: the built case ``comparisons`` were made on (``ties, X [1, 8, 7, 7]``); "" for the
+    #: model's own input
     shown: str = ""
     #: the runtime judged: ``onnxruntime`` or a name of :mod:`ortpool.runtimes`
     runtime: str = "onnxruntime"
+    #: the input sets the engine found the spec's outputs on, and their shapes
+    sets: int = 0
+    shapes: list[list[int]] = dataclasses.field(default_factory=list)
+    #: the judgement the record was made of, and the site at the size judged (not serialised)
+    judgement: Judgement | None = dataclasses.field(default=None, repr=False, compare=False)
+    site: Site | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        return f"<NodeResult {self.name} {self.op}-{self.spec_version}: {self.status}>"
 
     def _fell(self, executed: str | None) -> str | None:
         fell = executed not in (None, "?", self.asked_provider) and self.asked_provider
@@ -99,32 +95,18 @@ class NodeResult:
 
     @property
     def fell_back_to(self) -> str | None:
-        """The provider that executed the node alone when it was not the one asked for first
-        (its verdict is that provider's), else None."""
+        """The provider that executed the node alone when not the one asked for first."""
         return self._fell(self.executed_by)
 
     def fallbacks(self) -> list[str]:
-        """``["fell back to CPUExecutionProvider alone", ...]``: where the built-in node was
-        not executed by the provider asked for first."""
+        """``["fell back to CPUExecutionProvider alone", ...]``."""
         runs = (("alone", self.executed_by), ("in the model", self.executed_in_model))
         return [f"fell back to {e} {where}" for where, e in runs if self._fell(e)]
-    #: the input sets the engine found the spec's outputs on, and their shapes
-    sets: int = 0
-    shapes: list[list[int]] = dataclasses.field(default_factory=list)
-    #: the engine's judgement the record was made of, and the site at the size judged (not
-    #: serialised)
-    judgement: Judgement | None = dataclasses.field(default=None, repr=False, compare=False)
-    site: Site | None = dataclasses.field(default=None, repr=False, compare=False)
-
-    def __repr__(self) -> str:
-        """``<NodeResult maxpool12 MaxPool-12: differ>`` (every field: :meth:`to_dict`)."""
-        return f"<NodeResult {self.name} {self.op}-{self.spec_version}: {self.status}>"
 
     @property
     def shown_on(self) -> str:
-        """The input set ``comparisons`` were made on, when not the model's own input (a built
-        case: ``ties, X [1, 8, 7, 7]``); a node judged again at the spec's size shows that
-        set, which its built-case cause names."""
+        """The input set ``comparisons`` were made on when not the model's own (a node judged
+        again at the spec's size shows the set its built-case cause names)."""
         if self.shown or not any(c.code == causes.BUILT_CASE for c in self.causes):
             return self.shown
         return "a built case, X " + ", ".join(str(s) for s in self.input_shapes)
@@ -137,29 +119,37 @@ class NodeResult:
     def ortpool_shapes(self) -> list[list[int]]:
         return [list(c.ortpool_shape) for c in self.comparisons]
 
-    @property
-    def max_abs(self) -> float | None:
-        values = [c.max_abs for c in self.comparisons if c.name == "Y" and c.max_abs is not None]
+    def _y_max(self, field: str) -> float | None:
+        values = [getattr(c, field) for c in self.comparisons
+                  if c.name == "Y" and getattr(c, field) is not None]
         return max(values) if values else None
 
     @property
+    def max_abs(self) -> float | None:
+        return self._y_max("max_abs")
+
+    @property
     def max_rel(self) -> float | None:
-        values = [c.max_rel for c in self.comparisons if c.name == "Y" and c.max_rel is not None]
-        return max(values) if values else None
+        return self._y_max("max_rel")
 
     def count(self, field: str) -> int:
         return sum(getattr(c, field) for c in self.comparisons)
 
     @property
     def failing(self) -> bool:
-        return self.status in FAILING
+        return self.status in st.FAILING
+
+    @property
+    def notable(self) -> bool:
+        """Shown by default in every view: it does not agree, or its rounding is worth a line."""
+        return self.status not in st.AGREEING or self.accuracy_shown
 
     @property
     def difference(self) -> str:
         """"semantics", "accuracy" (a sum's rounding counted or noted) or "none"."""
-        if self.status in SEMANTICS:
+        if self.status in st.SEMANTICS:
             return "semantics"
-        return "accuracy" if self.status in (INACCURATE, ACCURACY_NOTE) else "none"
+        return "accuracy" if self.status in (st.INACCURATE, st.ACCURACY_NOTE) else "none"
 
     @property
     def accuracy(self) -> dict[str, Any] | None:
@@ -167,11 +157,25 @@ class NodeResult:
         return next((c.accuracy for c in self.comparisons if c.name == "Y"), None)
 
     @property
+    def accuracy_shown(self) -> bool:
+        """A sum's rounding is reported: a note, beyond the limit, or an agreeing sum rounded
+        beyond the pairwise bound."""
+        acc = self.accuracy
+        if acc is None or acc.get("max_error_units") is None:
+            return False
+        return self.status in (st.ACCURACY_NOTE, st.INACCURATE) or (
+            self.status == st.AGREE and acc["max_error_units"] > acc["pairwise_bound_units"])
+
+    @property
     def basis(self) -> Basis | None:
-        """What the node's difference breaks (:class:`ortpool.check.causes.Basis`): the spec's
-        words, or ruling N where the spec is silent; None for a node that does not differ (or
-        one no cause was named for: a time-out)."""
-        return verdict_basis(self.causes) if self.failing or self.status == RULINGS else None
+        """What the node's difference breaks: the spec's words, or ruling N where the spec is
+        silent; None for a node that does not differ (or a time-out: no cause named)."""
+        return verdict_basis(self.causes) if self.failing or self.status == st.RULINGS else None
+
+    @property
+    def basis_label(self) -> str:
+        basis = self.basis
+        return basis.label if basis else UNNAMED
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report's node: its fields, the figures every view reads (the counts of
@@ -202,8 +206,7 @@ class OutputResult:
 
     comparison: TensorComparison
     tolerance: Tolerance = dataclasses.field(default_factory=lambda: Tolerance(0.0, 0.0, True))
-    #: how far the built-in run itself moves at the other graph optimisation level
-    #: (information, measured only when the output is not bit-identical)
+    #: how far the built-in run moves at the other optimisation level (information)
     noise: float | None = None
 
     @property
@@ -225,10 +228,8 @@ class OutputResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.comparison.to_dict(),
-            "magnitude": self.tolerance.magnitude,
-            "allowed": self.allowed,
-            "max_abs_relative_to_magnitude": self.relative,
-            "onnxruntime_noise": self.noise,
+            "magnitude": self.tolerance.magnitude, "allowed": self.allowed,
+            "max_abs_relative_to_magnitude": self.relative, "onnxruntime_noise": self.noise,
         }
 
 
@@ -247,13 +248,12 @@ class ModelResult:
     nodes: list[NodeResult] = dataclasses.field(default_factory=list)
     outputs: list[OutputResult] = dataclasses.field(default_factory=list)
     end_to_end: str = ""  # "compared", or why not
-    #: onnxruntime could not run the model (for another reason than a missing kernel) while the
-    #: ortpool-rewritten model ran: the pools are the only difference between the two models
+    #: the runtime could not run the model (not for a missing kernel) while the ortpool-rewritten
+    #: model ran: the pools are the only difference between the two
     run_differs: bool = False
     notes: list[str] = dataclasses.field(default_factory=list)
-    #: what guarding the nodes that differ on non-finite inputs would cost (ruling 20), one line
-    #: in plain words, one with every figure, and the figures
-    #: (:class:`ortpool.forms.price.GuardPrice`); "" and {} when not measured
+    #: what guarding the nodes that differ on non-finite inputs only costs (ruling 20): in plain
+    #: words, with every figure, and the figures (:class:`ortpool.forms.price.GuardPrice`)
     guard_text: str = ""
     guard_detail: str = ""
     guard_cost: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -262,24 +262,19 @@ class ModelResult:
     error: str = ""  # ... and why, in one line
 
     def __repr__(self) -> str:
-        """``<ModelResult cnn.onnx: differ, 8 nodes, 1 of 2 outputs differ>`` (every field:
-        :meth:`to_dict`; the report's lines: :func:`ortpool.report.terminal.model_report`)."""
+        """``<ModelResult cnn.onnx: differ, 8 nodes, 1 of 2 outputs differ>``."""
         if self.outcome:
             return f"<ModelResult {self.path}: {self.outcome}: {self.error.partition(chr(10))[0]}>"
-        bad = sum(1 for o in self.outputs if o.failing)
-        return (
-            f"<ModelResult {self.path}: {self.status}, {len(self.nodes)} nodes, "
-            f"{bad} of {len(self.outputs)} outputs differ>"
-        )
+        return (f"<ModelResult {self.path}: {self.status}, {len(self.nodes)} nodes, "
+                f"{self.outputs_differing} of {len(self.outputs)} outputs differ>")
 
     @property
     def status(self) -> str:
-        """DIFFER, AGREE or, when none of its nodes or outputs was compared (no onnxruntime
-        kernel, both reject), NOT_COMPARED for a model that was validated; else its
-        ``outcome``."""
+        """DIFFER, AGREE or, when nothing was compared (no kernel, both reject), NOT_COMPARED
+        for a model that was validated; else its ``outcome``."""
         if self.outcome or self.failing:
-            return self.outcome or DIFFER
-        return AGREE if self.compared else NOT_COMPARED
+            return self.outcome or st.DIFFER
+        return st.AGREE if self.compared else st.NOT_COMPARED
 
     @property
     def compared(self) -> bool:
@@ -287,50 +282,40 @@ class ModelResult:
         return bool(self.outputs) or any(n.comparisons or n.sets for n in self.nodes)
 
     @property
+    def outputs_differing(self) -> int:
+        return sum(1 for o in self.outputs if o.failing)
+
+    @property
+    def nonfinite_nodes(self) -> list[NodeResult]:
+        """The nodes that differ on NaN/inf inputs only (ruling 20: information)."""
+        return [n for n in self.nodes if n.nonfinite]
+
+    @property
     def failing(self) -> bool:
-        return (
-            self.run_differs
-            or any(n.failing for n in self.nodes)
-            or any(o.failing for o in self.outputs)
-        )
+        return (self.run_differs or any(n.failing for n in self.nodes)
+                or self.outputs_differing > 0)
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "model": self.path,
-            "runtime": self.runtime,
-            "status": self.status,
-            "opset": self.opset,
-            "inputs": self.inputs,
-            "input_source": self.input_source,
+            "model": self.path, "runtime": self.runtime, "status": self.status,
+            "opset": self.opset, "inputs": self.inputs, "input_source": self.input_source,
             "open_dims": [d.to_dict() for d in self.open_dims],
             "nodes": [n.to_dict() for n in self.nodes],
-            "end_to_end": {
-                "status": self.end_to_end,
-                "run_differs": self.run_differs,
-                "outputs": [o.to_dict() for o in self.outputs],
-            },
-            "notes": self.notes,
-            "guard_cost": self.guard_cost or None,
-            "error": self.error,
+            "end_to_end": {"status": self.end_to_end, "run_differs": self.run_differs,
+                           "outputs": [o.to_dict() for o in self.outputs]},
+            "notes": self.notes, "guard_cost": self.guard_cost or None, "error": self.error,
             "differs": self.failing,
         }
 
 
-#: the basis of a difference no cause named (a time-out)
-UNNAMED = "no basis named"
+def all_nodes(models: Sequence[ModelResult]) -> list[NodeResult]:
+    return [n for m in models for n in m.nodes]
 
 
 def bases(nodes: Sequence[NodeResult]) -> dict[str, int]:
-    """The differing nodes counted by basis: ``{"spec text": 3, "ruling 7": 2}``, the spec's
-    text first, then the rulings in order (a node of the RULINGS status is counted by its
-    status, not here: the spec gives those cells no value)."""
-    counts: dict[str, int] = {}
-    for node in nodes:
-        if node.failing:
-            basis = node.basis
-            key = basis.label if basis else UNNAMED
-            counts[key] = counts.get(key, 0) + 1
-    return ordered_bases(counts)
+    """The differing nodes counted by basis: ``{"spec text": 3, "ruling 7": 2}`` (a node of the
+    RULINGS status is counted by its status: the spec gives those cells no value)."""
+    return ordered_bases(Counter(n.basis_label for n in nodes if n.failing))
 
 
 def ordered_bases(counts: Mapping[str, int]) -> dict[str, int]:
@@ -345,10 +330,27 @@ def ordered_bases(counts: Mapping[str, int]) -> dict[str, int]:
     return {k: counts[k] for k in sorted(counts, key=order) if counts[k]}
 
 
+def environment() -> dict[str, str]:
+    """The versions a report was made with."""
+    from ortpool.ort import runtime
+
+    return {**runtime.versions(), "python": platform.python_version()}
+
+
+def validate_document(models: Sequence[ModelResult], settings: dict[str, Any]) -> dict[str, Any]:
+    """The JSON report of ``ortpool validate``: everything the terminal shows and more."""
+    return clean({
+        "tool": "ortpool validate", "environment": environment(), "settings": settings,
+        "status": run_status(models), "differs": any(m.failing for m in models),
+        # the differing nodes by what they break: the spec's text, or ruling N
+        "bases": bases(all_nodes(models)), "models": [m.to_dict() for m in models],
+    })
+
+
 def run_status(models: Sequence[ModelResult]) -> str:
     """A run's status: its models' most severe (AGREE for none)."""
     found = {m.status for m in models}
-    return next((s for s in MODEL_ORDER if s in found), AGREE)
+    return next((s for s in st.MODEL_ORDER if s in found), st.AGREE)
 
 
 def exit_code(models: Sequence[ModelResult], fail_on_rulings: bool = False) -> int:
@@ -358,7 +360,7 @@ def exit_code(models: Sequence[ModelResult], fail_on_rulings: bool = False) -> i
         return 2
     failing = any(m.failing for m in models)
     if fail_on_rulings:
-        failing = failing or any(n.status == RULINGS for m in models for n in m.nodes)
+        failing = failing or any(n.status == st.RULINGS for n in all_nodes(models))
     return 1 if failing else 0
 
 
@@ -366,31 +368,23 @@ def node_record(site: Site, judgement: Judgement, domain: str = "finite") -> Nod
     """The report's record of a node from its judgement: the status, the figures of the set it
     shows, the causes, where it ran."""
     node = NodeResult(
-        name=site.name,
-        op=site.op,
-        spec_version=site.version,
-        opset=site.opset,
-        dtype=site.elem or "?",
-        attributes=site.attributes,
+        name=site.name, op=site.op, spec_version=site.version, opset=site.opset,
+        dtype=site.elem or "?", attributes=site.attributes,
         input_shapes=judgement.shown_shapes or (
             [list(site.x_dims)] if site.x_dims and None not in site.x_dims else []),
-        status=judgement.status,
-        location=site.location,
-        comparisons=judgement.comparisons,
-        domain=domain,
-        judged=judgement.failure if judgement.sets or judgement.failure else None,
-        runtime=judgement.runtime,
-    )
+        status=judgement.status, location=site.location, comparisons=judgement.comparisons,
+        domain=domain, judged=judgement.failure if judgement.sets or judgement.failure else None,
+        runtime=judgement.runtime)
     node.judgement = judgement
     node.sets, node.shapes = judgement.sets, judgement.shapes
     if judgement.comparisons and judgement.shown and not judgement.shown_observed:
         shapes = ", ".join(str(s) for s in judgement.shown_shapes)
         node.shown = f"{judgement.shown}, X {shapes}" if shapes else judgement.shown
     node.causes = causes.of(site, judgement)
-    if judgement.status in (ORT_REJECTED, ORTPOOL_REJECTED,
-                            BOTH_REJECTED, NOT_COMPARED):
+    if judgement.status in (st.ORT_REJECTED, st.ORTPOOL_REJECTED, st.BOTH_REJECTED,
+                            st.NOT_COMPARED):
         node.message = judgement.failure
-    elif judgement.status == NO_KERNEL:
+    elif judgement.status == st.NO_KERNEL:
         node.message = judgement.failure.removeprefix("onnxruntime refuses it: ")
     if judgement.executed_by:
         node.executed_by = judgement.executed_by.get(site.op) or next(

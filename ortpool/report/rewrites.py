@@ -1,10 +1,5 @@
-"""What a rewrite or restore did to each pooling node, and a summary of it.
-
-The report is the same for the API and the CLI: one :class:`NodeReport` per node considered
-(every standard pooling node for a rewrite, every ortpool node for a restore), plus notes about the
-model as a whole (external data linked or copied, IR version). ``to_dict()`` is what
-``--json`` writes.
-"""
+"""What a rewrite or restore did to each pooling node it considered, and the notes on the model
+as a whole, for the API and the command line alike (``to_dict()`` is what ``--json`` writes)."""
 
 from __future__ import annotations
 
@@ -12,7 +7,7 @@ import dataclasses
 from collections import Counter
 from typing import Any
 
-from ortpool.report.text import dumps, safe
+from ortpool.report.text import dumps, safe, tally
 
 RETARGETED = "retargeted"
 RESTORED = "restored"
@@ -21,13 +16,9 @@ LEFT_ALONE = "left alone"
 
 @dataclasses.dataclass
 class NodeReport:
-    """One pooling node: where it lives, what it was and what became of it.
-
-    ``op`` is the standard operator (MaxPool, AveragePool, MaxUnpool), ``version`` the spec version
-    that governs the node (None when it cannot be resolved), ``op_type`` the op type written
-    (``MaxPool_12_Indices`` for a rewrite, ``MaxPool`` for a restore; None when left alone),
-    ``cast`` the element type carried through Cast to float32 (``float16``/``bfloat16``) or None.
-    """
+    """One pooling node: ``op`` the standard operator, ``version`` the spec version governing
+    it (None when unresolved), ``op_type`` the op type written (None when left alone), ``cast``
+    the element type carried through Cast to float32 (``float16``/``bfloat16``) or None."""
 
     name: str
     location: str
@@ -69,19 +60,14 @@ class RewriteReport:
 
     def counts(self) -> dict[str, int]:
         """Nodes changed per op and spec version, e.g. ``{"MaxPool-12": 3}``, sorted by key."""
-        counter = Counter(n.key for n in self.changed)
-        return dict(sorted(counter.items()))
+        return dict(sorted(Counter(n.key for n in self.changed).items()))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form: summary counts, every node, notes."""
         return {
             "action": self.action,
-            "summary": {
-                "considered": len(self.nodes),
-                "changed": len(self.changed),
-                "left_alone": len(self.left_alone),
-                "per_op_version": self.counts(),
-            },
+            "summary": {"considered": len(self.nodes), "changed": len(self.changed),
+                        "left_alone": len(self.left_alone), "per_op_version": self.counts()},
             "nodes": [dataclasses.asdict(n) for n in self.nodes],
             "notes": list(self.notes),
         }
@@ -93,13 +79,9 @@ class RewriteReport:
     def summary_lines(self, verbose: bool = False) -> list[str]:
         """The human summary the CLI prints: counts per op version, then every node left alone."""
         verb = "retargeted" if self.action == "rewrite" else "restored"
-        counts = self.counts()
-        total = sum(counts.values())
-        detail = ", ".join(f"{key}: {count}" for key, count in counts.items())
-        lines = [
-            f"{verb} {total} of {len(self.nodes)} pooling nodes"
-            + (f" ({detail})" if detail else "")
-        ]
+        detail = tally(self.counts(), ": ")
+        lines = [f"{verb} {len(self.changed)} of {len(self.nodes)} pooling nodes"
+                 + (f" ({detail})" if detail else "")]
         if verbose:
             lines += [f"  {n.describe()}" for n in self.changed]
         left = self.left_alone

@@ -1,11 +1,9 @@
-"""The terminal report of ``ortpool validate``, fitting the terminal's width (:mod:`.text`).
+"""The terminal report of ``ortpool validate``, in the terminal's width (:mod:`.text`).
 
-By default one line per model, then the nodes that do not agree (or carry an accuracy note),
-each with its causes, the graph outputs that differ and the notes that matter, in plain words;
-``verbose`` adds every node, every output, the inputs, every note and the precise figures.
-onnxruntime's messages are shown by their first line (the JSON report has the whole text).
-Every count is a field of the record (:mod:`.record`): the HTML report and the notebook's
-view say the same sentences (:func:`cells_text`).
+By default one line per model, then the nodes that do not agree (or carry an accuracy note) with
+their causes, the outputs that differ and the notes that matter; ``verbose`` adds every node,
+output, input and note and the precise figures. Every count is the record's (:mod:`.record`),
+and the HTML report and the notebook's view say the same sentences (:func:`cells_text`).
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ from ortpool.check.compare import CAT_DIFFER, TensorComparison
 from ortpool.model import describe_dims
 from ortpool.report import record as results
 from ortpool.report.record import ModelResult, NodeResult, OutputResult
-from ortpool.report.text import MAX_LINES, first_line, fit, num, plural, safe, shape, wrapped
+from ortpool.report.text import MAX_LINES, first_line, fit, num, plural, safe, shape, tally, wrapped
 
 __all__ = ["MAX_LINES", "first_line", "fit", "wrapped"]  # the commands print through these
 
@@ -47,9 +45,8 @@ STATUS_TEXT = {
 
 
 def status_text(status: str, runtime: str = "onnxruntime") -> str:
-    """A status as the report names it for ``runtime`` (the runtime judged); one the report does
-    not know by its own name (statuses are added over time: the report shows them, never hides
-    them)."""
+    """A status as the report names it for ``runtime`` (the runtime judged); an unknown one by
+    its own name (shown, never hidden)."""
     if runtime != "onnxruntime" and status in (results.NO_KERNEL, results.ORT_REJECTED):
         return f"no {runtime} kernel" if status == results.NO_KERNEL else \
             f"{runtime.upper()} REJECTS"
@@ -63,29 +60,24 @@ def runtime_of(nodes: Sequence[NodeResult]) -> str:
 
 def short_attributes(attrs: Mapping[str, Any]) -> str:
     """``k=3x3 s=2x2 p=1,1,1,1 d=2x2 SAME_UPPER ceil count_include_pad``: the attributes that
-    matter."""
+    matter (``p^2``: LpPool's exponent, ``p=`` naming the pads)."""
 
-    def xs(values: Any) -> str:
-        return "x".join(str(v) for v in values)
+    def xs(key: str, sep: str = "x") -> str:
+        return sep.join(str(v) for v in attrs[key])
 
-    parts = []
-    if "kernel_shape" in attrs:
-        parts.append(f"k={xs(attrs['kernel_shape'])}")
-    if attrs.get("strides") and any(s != 1 for s in attrs["strides"]):
-        parts.append(f"s={xs(attrs['strides'])}")
-    if attrs.get("pads") and any(attrs["pads"]):
-        parts.append("p=" + ",".join(str(p) for p in attrs["pads"]))
-    if attrs.get("dilations") and any(d != 1 for d in attrs["dilations"]):
-        parts.append(f"d={xs(attrs['dilations'])}")
+    parts = [f"k={xs('kernel_shape')}"] if "kernel_shape" in attrs else []
+    for key, tag, default, sep in (("strides", "s", 1, "x"), ("pads", "p", 0, ","),
+                                   ("dilations", "d", 1, "x")):
+        if attrs.get(key) and any(v != default for v in attrs[key]):
+            parts.append(f"{tag}={xs(key, sep)}")
     if attrs.get("auto_pad", "NOTSET") != "NOTSET":
         parts.append(str(attrs["auto_pad"]))
-    for flag in ("ceil_mode", "count_include_pad", "storage_order"):
-        if attrs.get(flag):
-            parts.append(flag.removesuffix("_mode"))
+    parts += [flag.removesuffix("_mode") for flag in ("ceil_mode", "count_include_pad",
+                                                       "storage_order") if attrs.get(flag)]
     if "p" in attrs:
-        parts.append(f"p^{attrs['p']}")  # LpPool's exponent ("p=" already names the pads)
+        parts.append(f"p^{attrs['p']}")
     if "pooled_shape" in attrs:
-        parts.append(f"bins={xs(attrs['pooled_shape'])}")
+        parts.append(f"bins={xs('pooled_shape')}")
     if "spatial_scale" in attrs:
         parts.append(f"scale={attrs['spatial_scale']:g}")
     return " ".join(parts)
@@ -104,13 +96,9 @@ def attributes_text(node: NodeResult) -> str:
 
 def cells_text(c: TensorComparison, verbose: bool = False, runtime: str = "onnxruntime",
                ties_differ: bool = False) -> str:
-    """One compared output in words, from its counts: ``shapes differ: onnxruntime's [1,2,4,4]
-    has 14 cells the spec's [1,2,3,3] has not; the 18 cells both have agree``, ``91 of 98
-    cells differ, by up to 2.5``. Cells are compared at the same index; where onnxruntime's
-    output is the spec's moved by whole cells (:func:`ortpool.check.compare.align`), it says so.
-    ``runtime`` names the runtime judged; ``ties_differ``: on a built case an index tie is a
-    difference (ruling 6: ties go to the first maximum), not an agreement.
-    """
+    """One compared output in words, from its counts (``91 of 98 cells differ, by up to 2.5``;
+    a shift by whole cells said as such, :func:`ortpool.check.compare.align`); ``ties_differ``:
+    on a built case an index tie is a difference (ruling 6: the first maximum is asked)."""
     ours, theirs = shape(c.builtin_shape), shape(c.ortpool_shape)
     wrong = c.differing + c.inaccurate + c.ruling_differing
     if not c.shapes_differ:
@@ -174,18 +162,12 @@ def _executed(node: NodeResult) -> str:
 
 
 def accuracy_text(node: NodeResult, verbose: bool = False) -> str:
-    """A sum's rounding, shown for a note, a sum beyond the limit, and an agreeing sum rounded
-    beyond the pairwise bound; "" otherwise. ``verbose``: ``Y off by 35.7 ulp = 35.8 u*mean|x|
-    (pairwise bound 15.6, agrees within 62.6, note up to 1.68e+03 = 1e-4 of mean|x|)``."""
+    """A sum's rounding where :attr:`~.record.NodeResult.accuracy_shown`, else "". ``verbose``:
+    ``Y off by 35.7 ulp = 35.8 u*mean|x| (pairwise bound 15.6, agrees within 62.6, ...)``."""
     acc = node.accuracy
-    if acc is None or acc.get("max_error_units") is None:
+    if acc is None or not node.accuracy_shown:
         return ""
     units, ulps = acc["max_error_units"], acc["max_error_ulp"]
-    shown = node.status in (results.ACCURACY_NOTE, results.INACCURATE) or (
-        node.status == results.AGREE and units > acc["pairwise_bound_units"]
-    )
-    if not shown:
-        return ""
     if not verbose:
         where = {results.INACCURATE: "beyond the accuracy limit (ruling 17)",
                  results.ACCURACY_NOTE: "within the accuracy limit, with a note (ruling 17)"}
@@ -226,18 +208,6 @@ def output_text(out: OutputResult, verbose: bool = False, runtime: str = "onnxru
     return text
 
 
-def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = "  ") -> list[str]:
-    """Columns padded to their widest cell, the counts right-aligned (conformance's matrix)."""
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-
-    def fmt(row: Sequence[str]) -> str:
-        cells = [str(c).rjust(widths[i]) if str(c).isdigit() else str(c).ljust(widths[i])
-                 for i, c in enumerate(row)]
-        return (indent + "  ".join(cells)).rstrip()
-
-    return [fmt(header), indent + "  ".join("-" * w for w in widths), *(fmt(r) for r in rows)]
-
-
 def display_path(path: str) -> str:
     """A model's path as the report shows it: relative to the working folder when inside it."""
     try:
@@ -267,7 +237,7 @@ def model_line(model: ModelResult, verbose: bool = False) -> str:
     nodes = plural(len(model.nodes), "node")
     if model.nodes:
         nodes += f": {counted([n.status for n in model.nodes], runtime=runtime_of(model.nodes))}"
-    bad, count = sum(1 for o in model.outputs if o.failing), len(model.outputs)
+    bad, count = model.outputs_differing, len(model.outputs)
     if count == 1:
         outputs = "its output differs" if bad else "its output agrees"
     elif count:
@@ -281,9 +251,8 @@ def model_line(model: ModelResult, verbose: bool = False) -> str:
 
 
 def _nonfinite_tail(model: ModelResult, verbose: bool) -> str:
-    """Ruling 20's information on the model's line: how many nodes differ on NaN/inf inputs
-    only (not counted) and what guarding them costs, where measured."""
-    beyond = sum(1 for n in model.nodes if n.nonfinite)
+    """How many nodes differ on NaN/inf inputs only (ruling 20), and the guard's cost."""
+    beyond = len(model.nonfinite_nodes)
     if not beyond:
         return ""
     ratio = (model.guard_cost or {}).get("ratio")
@@ -307,8 +276,7 @@ def model_report(model: ModelResult, verbose: bool = False) -> list[str]:
         lines += fit(line, "  ")
     for node in model.nodes:
         # a node another provider executed is shown: its verdict is not the asked provider's
-        if (verbose or node.status not in results.AGREEING or accuracy_text(node)
-                or node.fallbacks()):
+        if verbose or node.notable or node.fallbacks():
             lines += node_lines(node, verbose)
     referred = [n for n in model.nodes if n.reference]
     if referred:
@@ -330,8 +298,8 @@ def model_report(model: ModelResult, verbose: bool = False) -> list[str]:
 
 
 def _worth_noting(note: str, model: ModelResult) -> bool:
-    """The notes shown by default: not where the node inputs were captured (every model has
-    one), not onnxruntime's failure to run the model when a missing kernel says it per node."""
+    """The notes shown by default: not the capture's (every model has one), not a failed run
+    that a missing kernel says per node."""
     if note.startswith("node inputs captured from"):
         return False
     return not (
@@ -392,11 +360,8 @@ def _verdict(models: Sequence[ModelResult]) -> str:
     if failing:
         # only sums beyond the accuracy limit: rounding, not semantics (ruling 17)
         accuracy_only = not any(
-            m.run_differs
-            or any(o.failing for o in m.outputs)
-            or any(n.failing and n.status != results.INACCURATE for n in m.nodes)
-            for m in failing
-        )
+            m.run_differs or m.outputs_differing
+            or any(n.failing and n.status != results.INACCURATE for n in m.nodes) for m in failing)
         what = "differ in accuracy only" if accuracy_only else "differ"
         if len(failing) == 1 and len(models) == 1:
             what = what.replace("differ", "differs")
@@ -416,12 +381,9 @@ def _verdict(models: Sequence[ModelResult]) -> str:
 
 
 def _outputs(models: Sequence[ModelResult]) -> str:
-    e2e = sum(1 for m in models for o in m.outputs if o.failing)
+    text = f"{sum(m.outputs_differing for m in models)} graph output(s) differ end to end"
     runs = sum(1 for m in models if m.run_differs)
-    text = f"{e2e} graph output(s) differ end to end"
-    if runs:
-        text += f"; {runs} model(s) only ortpool's rewrite could run"
-    return text
+    return text + (f"; {runs} model(s) only ortpool's rewrite could run" if runs else "")
 
 
 def basis_text(basis: Basis) -> str:
@@ -436,13 +398,13 @@ def basis_text(basis: Basis) -> str:
 def bases_text(nodes: Sequence[NodeResult]) -> str:
     """``by basis: spec text 2, ruling 7 1`` for the differing nodes ("" for none)."""
     counts = results.bases(nodes)
-    return "by basis: " + ", ".join(f"{k} {n}" for k, n in counts.items()) if counts else ""
+    return f"by basis: {tally(counts)}" if counts else ""
 
 
 def _nodes(models: Sequence[ModelResult]) -> str:
-    nodes = [n for m in models for n in m.nodes]
-    tally = counted([n.status for n in nodes], runtime=runtime_of(nodes))
-    line = f"{plural(len(nodes), 'pooling node')}: {tally or '-'}"
+    nodes = results.all_nodes(models)
+    counts = counted([n.status for n in nodes], runtime=runtime_of(nodes))
+    line = f"{plural(len(nodes), 'pooling node')}: {counts or '-'}"
     by = bases_text(nodes)
     return f"{line} ({by})" if by else line
 
@@ -463,7 +425,7 @@ def information_lines(models: Sequence[ModelResult], flag: str = "--nonfinite") 
     """Ruling 20's information on the run, not counted in the verdict: how many nodes differ on
     NaN/inf inputs only (none: no line); ``flag``: how the caller asks for that domain
     (``nonfinite=True`` from Python)."""
-    beyond = sum(1 for m in models for n in m.nodes if n.nonfinite)
+    beyond = sum(len(m.nonfinite_nodes) for m in models)
     if not beyond:
         return []
     verb = "differs" if beyond == 1 else "differ"

@@ -8,7 +8,7 @@ import math
 import re
 import shutil
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 #: the width when the output is no terminal (a pipe, a file) and COLUMNS is not set
@@ -46,6 +46,11 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+def tally(counts: Mapping[str, int], sep: str = " ") -> str:
+    """``spec text 2, ruling 7 1``: counts by name, in their order."""
+    return ", ".join(f"{k}{sep}{n}" for k, n in counts.items())
+
+
 def num(value: float | None) -> str:
     """A figure in 3 significant digits; ``-`` for none."""
     return "-" if value is None else f"{value:.3g}"
@@ -57,8 +62,7 @@ def shape(dims: Sequence[int]) -> str:
 
 
 def width() -> int:
-    """The columns a report fits: ``COLUMNS`` when set, else the terminal's when the output is
-    one, else :data:`DEFAULT_WIDTH`; at least :data:`MIN_WIDTH`."""
+    """The columns a report fits (the module docstring), at least :data:`MIN_WIDTH`."""
     return max(MIN_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
 
 
@@ -70,16 +74,15 @@ def first_line(text: object) -> str:
 
 
 def _wrap(text: str, indent: str, more: str, columns: int) -> list[str]:
-    """``text`` in ``columns`` from ``indent``, continued ``more`` further (long words broken:
-    a path may be wider than the report)."""
+    # long words broken: a path may be wider than the report
     return textwrap.wrap(text, columns, initial_indent=indent, subsequent_indent=indent + more,
                          break_long_words=True, break_on_hyphens=False)
 
 
 def fit(text: object, indent: str = "", more: str = "    ") -> list[str]:
-    """``text``'s first line, made safe, in the report's width from ``indent``, wrapped, the
-    next lines ``more`` further in; at most :data:`MAX_LINES` (a runtime's message may be one
-    line of thousands of characters: the JSON report keeps it whole)."""
+    """``text``'s first line, made safe, wrapped in the report's width from ``indent``, the next
+    lines ``more`` further in; at most :data:`MAX_LINES` (a runtime's message may be one line of
+    thousands of characters: the JSON report keeps it whole)."""
     columns = width()
     lines = _wrap(first_line(text), indent, more, columns) or [indent.rstrip()]
     if len(lines) <= MAX_LINES:
@@ -89,9 +92,9 @@ def fit(text: object, indent: str = "", more: str = "    ") -> list[str]:
 
 
 def wrapped(lines: Sequence[str], more: int = 6) -> list[str]:
-    """A report's logical lines (each indented by spaces), made safe, in the report's width: a
-    long line wrapped whole, its continuation ``more`` columns deeper than its own indent (by
-    default deeper than any line nested under it), so that it reads as one."""
+    """A report's logical lines, made safe, in the report's width: a long line wrapped, its
+    continuation ``more`` columns deeper than its own indent (deeper than any line nested
+    under it), so that it reads as one."""
     columns, out = width(), []
     for line in map(safe, lines):
         text = line.lstrip(" ")
@@ -102,10 +105,33 @@ def wrapped(lines: Sequence[str], more: int = 6) -> list[str]:
     return out
 
 
+def grid_lines(rows: Sequence[Sequence[str]], width: int | None = None,
+               numbers_right: bool = False) -> list[str]:
+    """``rows`` (the header first) as columns padded to their widest cell, a rule under the
+    header, counts right-aligned with ``numbers_right``; with ``width``, the widest column cut
+    ("…") until the lines fit (the full text is in ``--json``)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    while width is not None and sum(widths) + 2 * (len(widths) - 1) > width and max(widths) > 8:
+        widths[widths.index(max(widths))] -= 1
+
+    def cell(text: str, w: int) -> str:
+        text = safe(text)
+        text = text if len(text) <= w else text[: w - 1] + "…"
+        return text.rjust(w) if numbers_right and text.isdigit() else text.ljust(w)
+
+    lines = ["  ".join(map(cell, row, widths)).rstrip() for row in rows]
+    return [lines[0], "  ".join("-" * w for w in widths), *lines[1:]]
+
+
+def markdown(rows: Sequence[Sequence[str]]) -> list[str]:
+    """``rows`` (the header first) as a Markdown table."""
+    return ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0]),
+            *("| " + " | ".join(row) + " |" for row in rows[1:])]
+
+
 def clean(value: Any) -> Any:
-    """``value`` as standard JSON holds it: NaN and inf as strings; a name or a path that is
-    not UTF-8 (lone surrogates, or bytes) with its escapes (``\\udcff``), so the file is valid
-    UTF-8 that every parser reads (JSON escapes control characters itself)."""
+    """``value`` as standard JSON holds it: NaN and inf as strings; a name that is not UTF-8
+    (lone surrogates, or bytes) with its escapes (``\\udcff``), so the file is valid UTF-8."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, str | bytes):
@@ -119,6 +145,5 @@ def clean(value: Any) -> Any:
 
 
 def dumps(document: Any) -> str:
-    """A report's JSON text (``--json``): :func:`clean`, indented; what JSON has no type for,
-    as its text."""
+    """A report's JSON text (``--json``): :func:`clean`, indented; other types as their text."""
     return json.dumps(clean(document), indent=2, default=str) + "\n"

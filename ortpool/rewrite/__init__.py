@@ -9,29 +9,25 @@ API::
     back = ortpool.restore(model)
     report = ortpool.rewrite.rewrite_file("in.onnx", "out/model.onnx")   # external data handled
 
-``ortpool.rewrite`` is this package and is itself callable (it calls :func:`rewrite`), so it
-means the same thing whether or not ``ortpool.rewrite`` was imported as a module first.
-
-A model given as a path is loaded without its external data; the returned proto still refers to
-the weights relative to the source's directory. To write it elsewhere use :func:`rewrite_file` /
-:func:`restore_file` (or :func:`save`), which make the weights reachable from the output.
+``ortpool.rewrite`` is this package, callable as :func:`rewrite`. A model given as a path is
+loaded without its external data (the proto still refers to the weights beside the source): to
+write it elsewhere use :func:`rewrite_file` / :func:`restore_file` (or :func:`save`).
 """
 
 from __future__ import annotations
 
-import inspect
 import os
-import sys
-import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import onnx
 
 from ortpool import modelfile
+from ortpool.lazy import callable_package
 from ortpool.model import save, write_file
 from ortpool.model.selection import Selection
 from ortpool.options import files, values
+from ortpool.options.files import ModelLike
 from ortpool.report.rewrites import NodeReport, RewriteReport
 from ortpool.rewrite.passes import restore_model, rewrite_model
 from ortpool.rewrite.retarget import CAST_MARK
@@ -41,15 +37,15 @@ __all__ = [
     "restore_with_report", "rewrite", "rewrite_file", "rewrite_with_report", "save", "write_file"
 ]  # fmt: skip
 
-ModelLike = onnx.ModelProto | str | os.PathLike
 Names = str | Sequence[str] | None
 Action = Callable[[onnx.ModelProto, Selection, bool], RewriteReport]
 
 
-def _run(
-    action: Action, model: ModelLike, selection: Selection, skip_invalid: bool
-) -> tuple[onnx.ModelProto, RewriteReport]:
-    """``action`` on a copy of ``model`` (the caller's proto is never changed)."""
+def _python(action: Action, model: Any, ops: Any, nodes: Any, exclude: Any,
+            skip_invalid: Any) -> tuple[onnx.ModelProto, RewriteReport]:
+    """``action`` on a copy of ``model``, every argument checked first."""
+    selection = files.selection(ops, nodes, exclude)
+    model, skip_invalid = files.model(model), values.flag("skip_invalid", skip_invalid)
     if isinstance(model, onnx.ModelProto):
         proto = onnx.ModelProto()
         proto.CopyFrom(model)
@@ -58,22 +54,9 @@ def _run(
     return proto, action(proto, selection, skip_invalid)
 
 
-def _python(
-    action: Action, model: Any, ops: Any, nodes: Any, exclude: Any, skip_invalid: Any
-) -> tuple[onnx.ModelProto, RewriteReport]:
-    """``action`` on the Python API's arguments, every one checked first."""
-    selection = files.selection(ops, nodes, exclude)
-    return _run(action, files.model(model), selection, values.flag("skip_invalid", skip_invalid))
-
-
-def rewrite_with_report(
-    model: ModelLike,
-    *,
-    ops: Names = None,
-    nodes: Names = None,
-    exclude: Names = None,
-    skip_invalid: bool = False,
-) -> tuple[onnx.ModelProto, RewriteReport]:
+def rewrite_with_report(model: ModelLike, *, ops: Names = None, nodes: Names = None,
+                        exclude: Names = None,
+                        skip_invalid: bool = False) -> tuple[onnx.ModelProto, RewriteReport]:
     """A copy of ``model`` with its standard pooling nodes retargeted to ortpool, and the report.
 
     ``ops``: operator names (``"MaxPool,AveragePool"`` or a list; default every pooling
@@ -89,14 +72,9 @@ def rewrite(model: ModelLike, **options: Any) -> onnx.ModelProto:
     return rewrite_with_report(model, **options)[0]
 
 
-def restore_with_report(
-    model: ModelLike,
-    *,
-    ops: Names = None,
-    nodes: Names = None,
-    exclude: Names = None,
-    skip_invalid: bool = False,
-) -> tuple[onnx.ModelProto, RewriteReport]:
+def restore_with_report(model: ModelLike, *, ops: Names = None, nodes: Names = None,
+                        exclude: Names = None,
+                        skip_invalid: bool = False) -> tuple[onnx.ModelProto, RewriteReport]:
     """A copy of ``model`` with its ortpool nodes turned back into standard nodes, and the report.
 
     Attributes equal to the schema default are omitted; the Casts a rewrite inserted are removed,
@@ -110,76 +88,44 @@ def restore(model: ModelLike, **options: Any) -> onnx.ModelProto:
     return restore_with_report(model, **options)[0]
 
 
-def run_file(
-    action: Action,
-    source: str | os.PathLike,
-    target: str | os.PathLike,
-    selection: Selection,
-    skip_invalid: bool,
-    link_data: bool,
-    json_report: str | os.PathLike | None,
-) -> RewriteReport:
+def run_file(action: Action, source: str | os.PathLike, target: str | os.PathLike,
+             selection: Selection, skip_invalid: bool, link_data: bool,
+             json_report: str | os.PathLike | None) -> RewriteReport:
     """``action`` from the file ``source`` into ``target`` (the command line's call)."""
-    return write_file(
-        source,
-        target,
-        lambda model, _: (model, action(model, selection, skip_invalid)),  # edited in place
-        link_data=link_data,
-        json_report=json_report,
-    )
+    return write_file(source, target,
+                      lambda model, _: (model, action(model, selection, skip_invalid)),
+                      link_data=link_data, json_report=json_report)
 
 
-def _python_file(action: Action, source: Any, target: Any, link_data: Any, json_report: Any,
-                 options: dict[str, Any]) -> RewriteReport:
-    try:  # the selection's keywords, as rewrite_with_report takes them
-        given = inspect.signature(rewrite_with_report).bind(None, **options).arguments
-    except TypeError as err:
-        raise TypeError(f"{action.__name__.replace('_model', '_file')}() {err}") from None
+def _python_file(action: Action, source: Any, target: Any, ops: Any, nodes: Any, exclude: Any,
+                 skip_invalid: Any, link_data: Any, json_report: Any) -> RewriteReport:
     return run_file(
-        action,
-        files.model(source, "source", proto=False),
-        files.model(target, "target", proto=False),
-        files.selection(given.get("ops"), given.get("nodes"), given.get("exclude")),
-        values.flag("skip_invalid", given.get("skip_invalid", False)),
-        values.flag("link_data", link_data),
-        None if json_report is None else values.path("json_report", json_report),
-    )
+        action, files.model(source, "source", proto=False),
+        files.model(target, "target", proto=False), files.selection(ops, nodes, exclude),
+        values.flag("skip_invalid", skip_invalid), values.flag("link_data", link_data),
+        None if json_report is None else values.path("json_report", json_report))
 
 
-def rewrite_file(
-    source: str | os.PathLike,
-    target: str | os.PathLike,
-    *,
-    link_data: bool = False,
-    json_report: str | os.PathLike | None = None,
-    **options: Any,
-) -> RewriteReport:
+def rewrite_file(source: str | os.PathLike, target: str | os.PathLike, *, ops: Names = None,
+                 nodes: Names = None, exclude: Names = None, skip_invalid: bool = False,
+                 link_data: bool = False,
+                 json_report: str | os.PathLike | None = None) -> RewriteReport:
     """Rewrite the model file ``source`` into ``target``; weights are never loaded (see
     :func:`save`). ``json_report``: also write the report there as JSON, with the model or not
-    at all; ``options``: ``ops``, ``nodes``, ``exclude``, ``skip_invalid`` as
-    :func:`rewrite_with_report` takes them."""
-    return _python_file(rewrite_model, source, target, link_data, json_report, options)
+    at all; ``ops``, ``nodes``, ``exclude``, ``skip_invalid`` as :func:`rewrite_with_report`
+    takes them."""
+    return _python_file(rewrite_model, source, target, ops, nodes, exclude, skip_invalid,
+                        link_data, json_report)
 
 
-def restore_file(
-    source: str | os.PathLike,
-    target: str | os.PathLike,
-    *,
-    link_data: bool = False,
-    json_report: str | os.PathLike | None = None,
-    **options: Any,
-) -> RewriteReport:
-    """Restore the model file ``source`` into ``target`` (weights never loaded); ``json_report``
-    and ``options`` as for :func:`rewrite_file`."""
-    return _python_file(restore_model, source, target, link_data, json_report, options)
+def restore_file(source: str | os.PathLike, target: str | os.PathLike, *, ops: Names = None,
+                 nodes: Names = None, exclude: Names = None, skip_invalid: bool = False,
+                 link_data: bool = False,
+                 json_report: str | os.PathLike | None = None) -> RewriteReport:
+    """Restore the model file ``source`` into ``target`` (weights never loaded); the keywords
+    as for :func:`rewrite_file`."""
+    return _python_file(restore_model, source, target, ops, nodes, exclude, skip_invalid,
+                        link_data, json_report)
 
 
-class _CallablePackage(types.ModuleType):
-    """Lets ``ortpool.rewrite(model)`` call :func:`rewrite` while ``ortpool.rewrite`` stays the
-    package (the import system binds the package to that name once it is imported)."""
-
-    def __call__(self, model: ModelLike, **options: Any) -> onnx.ModelProto:
-        return rewrite(model, **options)
-
-
-sys.modules[__name__].__class__ = _CallablePackage
+callable_package(__name__, f"{__name__}:rewrite")

@@ -1,15 +1,11 @@
-"""``ortpool rewrite IN.onnx OUT.onnx`` (retarget standard pooling nodes to ortpool's ops) and
-``ortpool restore IN.onnx OUT.onnx`` (turn ortpool nodes back into standard pooling nodes).
-
-The two commands are one shape: the options of :mod:`ortpool.options.files`, one file call, the
-report's summary. Neither imports onnxruntime: rewriting needs only onnx and ortpool's tables.
-"""
+"""``ortpool rewrite IN.onnx OUT.onnx`` and ``ortpool restore IN.onnx OUT.onnx``: one shape, the
+options of :mod:`ortpool.options.files`, one file call, the report's summary; neither imports
+onnxruntime."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 
 from ortpool.options import files
 from ortpool.rewrite import Action, run_file
@@ -18,8 +14,7 @@ from ortpool.rewrite.passes import restore_model, rewrite_model
 
 @dataclasses.dataclass(frozen=True)
 class Command:
-    """One of the two commands as :mod:`ortpool.cli` runs it (``HELP``, ``add_arguments``,
-    ``run``)."""
+    """One of the two commands as :mod:`ortpool.cli` runs it."""
 
     HELP: str
     #: what the command does to a node, in the help of --ops, --nodes, --exclude
@@ -35,18 +30,13 @@ class Command:
         if not args.quiet:
             from ortpool.report.terminal import wrapped  # 100 columns, as every report
 
-            for line in wrapped(report.summary_lines(verbose=args.verbose)):
-                print(line, file=sys.stdout)
-            print(f"wrote {args.output}")
+            print("\n".join([*wrapped(report.summary_lines(verbose=args.verbose)),
+                             f"wrote {args.output}"]))
         return 0
 
 
 REWRITE = Command(
     "retarget a model's standard pooling nodes (MaxPool, AveragePool, MaxUnpool, LpPool, the "
-    "global pools, MaxRoiPool) to ortpool's spec-exact ops",
-    "retarget",
-    rewrite_model,
-)
+    "global pools, MaxRoiPool) to ortpool's spec-exact ops", "retarget", rewrite_model)
 RESTORE = Command(
-    "turn a model's ortpool pooling nodes back into standard ONNX nodes", "restore", restore_model
-)
+    "turn a model's ortpool pooling nodes back into standard ONNX nodes", "restore", restore_model)

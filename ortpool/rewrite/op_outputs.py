@@ -1,32 +1,11 @@
 """Declared types of ortpool op outputs: written by a rewrite, removed by a restore.
 
-onnxruntime infers nothing about a custom op's outputs, so an undeclared ortpool output has an
-unknown rank, and an execution provider that compiles the graph around it refuses the subgraph
-reading it (OpenVINO 2025 through onnxruntime-openvino 1.24.1: "The input data tensor's rank has
-to be known (static)" at a Conv, "CPU plug-in doesn't support Parameter operation with dynamic
-rank" at a fallback boundary). So a rewrite declares every ortpool output that nothing declares
-yet, in the value_info of the graph holding the node: element type, rank, and dims.
-
-A static size is written only where it is certain, computed by ortpool's own shape function
-(:func:`ortpool.kernels.shapes.output_shape`) from the input's sizes: OpenVINO compiles a
-declared size in and trusts it (measured: a declared ``[2, 8, 9, 9]`` where the op gives
-``[2, 8, 8, 8]`` made the next Conv answer a ``(2, 4, 9, 9)`` tensor, no error). So:
-
-* main graph: N and C as the input's (a size or its symbolic name), the spatial sizes computed
-  when every input size they depend on is known (MaxRoiPool: the RoI count and ``pooled_shape``;
-  MaxUnpool with ``output_shape``: the sizes when that input is a constant), a fresh symbolic
-  name for every other axis;
-* the outputs of a call of a local function holding an ortpool node: the rank only, in the
-  calling graph (onnxruntime cannot type such a call otherwise, see :func:`_tainted`);
-* subgraphs (If, Loop, Scan bodies) and function bodies: the rank only (fresh symbolic names on
-  every axis). A body runs with other sizes at other iterations and call sites, and a branch
-  output of static declared shape is allocated ahead by onnxruntime (see
-  :mod:`ortpool.model.branch_outputs`).
-
-A value already declared (graph input, output or value_info) keeps its declaration. Each
-declaration written carries :data:`MARK` as its doc string; :func:`remove` (run by a restore)
-drops the marked ones whose value no ortpool op writes any more, so ``restore(rewrite(m))`` gives
-``m`` back.
+onnxruntime infers nothing about a custom op's outputs, and an execution provider that compiles
+the graph around an output of unknown rank refuses it (OpenVINO). So a rewrite declares every
+ortpool output nothing declares yet, with a static size only where certain (OpenVINO compiles a
+declared size in and trusts it): in the main graph, N and C as the input's and the spatial sizes
+:func:`ortpool.kernels.shapes.output_shape` computes; elsewhere the rank only. Each declaration
+carries :data:`MARK`, which :func:`remove` drops, so ``restore(rewrite(m))`` gives ``m`` back.
 """
 
 from __future__ import annotations
@@ -41,7 +20,7 @@ from ortpool.attributes import attribute_values
 from ortpool.errors import OrtpoolError
 from ortpool.kernels.shapes import output_shape
 from ortpool.model.inference import Dim, TypeTable
-from ortpool.model.scopes import Scope, model_scopes, subgraphs
+from ortpool.model.scopes import Scope, model_scopes
 from ortpool.rewrite.retarget import is_inserted_cast
 from ortpool.versions import GLOBAL_OPERATORS
 
@@ -65,15 +44,11 @@ def declare(model: onnx.ModelProto, types: TypeTable) -> list[str]:
         for node in scope.nodes:
             if _calls_ortpool(node, tainted):
                 for name in node.output:
-                    call_type = types.lookup(scope, name) if name else None
-                    if name in known or call_type is None or call_type.elem_type <= 0:
-                        continue
-                    if call_type.rank is None:
-                        continue
-                    fresh = [f"{name}:{axis}" for axis in range(call_type.rank)]
-                    _append(holder, name, call_type.elem_type, fresh)
-                    known.add(name)
-                    declared.append(name)
+                    kind = types.lookup(scope, name) if name else None
+                    if (name not in known and kind is not None and kind.elem_type > 0
+                            and kind.rank is not None):
+                        fresh = [f"{name}:{axis}" for axis in range(kind.rank)]
+                        declared.append(_append(holder, known, name, kind.elem_type, fresh))
                 continue
             if node.domain != optypes.DOMAIN:
                 continue
@@ -83,46 +58,35 @@ def declare(model: onnx.ModelProto, types: TypeTable) -> list[str]:
                 continue  # not an op type ortpool knows: restore or the session will say so
             for name, (elem, dims) in zip(node.output, outputs, strict=False):
                 computed[name] = dims
-                if not name or name in known or elem is None or dims is None:
-                    continue
-                _append(holder, name, elem, list(dims))
-                known.add(name)
-                declared.append(name)
+                if name and name not in known and elem is not None and dims is not None:
+                    declared.append(_append(holder, known, name, elem, list(dims)))
     return declared
 
 
-def _append(holder, name: str, elem: int, dims: list) -> None:
+def _append(holder, known: set[str], name: str, elem: int, dims: list) -> str:
     info = onnx.helper.make_tensor_value_info(name, elem, dims)
     info.doc_string = MARK
     holder.value_info.append(info)
+    known.add(name)
+    return name
 
 
 def _tainted(model: onnx.ModelProto) -> set[tuple[str, str, str]]:
     """The local functions whose body (subgraphs and called functions included) holds an ortpool
-    node. onnxruntime infers a call's output types from the body before inlining it, gets none
-    through an ortpool op (a function's value_info is not read there), and refuses the model
-    when anything reads the call's output ("Op (f) output arg (y) type inference failed",
-    measured on 1.32 and 1.24 with the CPU provider alone); a declaration of the call's output in
-    the calling graph answers it."""
-    bodies = {(f.domain, f.name, f.overload): f for f in model.functions}
-
-    def nodes_of(nodes):
-        for node in nodes:
-            yield node
-            for _, _, sub in subgraphs(node):
-                yield from nodes_of(sub.node)
-
+    node: onnxruntime types a call's outputs from its body, gets nothing through an ortpool op
+    and refuses the model ("Op (f) output arg (y) type inference failed"), unless the call's
+    output is declared in the calling graph."""
+    scopes = model_scopes(model)
+    bodies = {(f.domain, f.name, f.overload): [n for s in scopes if s.key[:2] == ("function", i)
+                                               for n in s.nodes]
+              for i, f in enumerate(model.functions)}
     tainted: set[tuple[str, str, str]] = set()
     changed = True
     while changed:
         changed = False
-        for key, function in bodies.items():
-            if key in tainted:
-                continue
-            if any(
-                _calls_ortpool(n, tainted) or n.domain == optypes.DOMAIN
-                for n in nodes_of(function.node)
-            ):
+        for key, nodes in bodies.items():
+            if key not in tainted and any(_calls_ortpool(n, tainted) or n.domain == optypes.DOMAIN
+                                          for n in nodes):
                 tainted.add(key)
                 changed = True
     return tainted
@@ -137,13 +101,9 @@ def remove(model: onnx.ModelProto) -> list[str]:
     place); returns their names."""
     removed: list[str] = []
     tainted = _tainted(model)
-    for holder in _holders(model):
-        written = {
-            o
-            for n in holder.node
-            if n.domain == optypes.DOMAIN or _calls_ortpool(n, tainted)
-            for o in n.output
-        }
+    for holder in (scope.holder for scope in model_scopes(model)):
+        written = {o for n in holder.node if n.domain == optypes.DOMAIN
+                   or _calls_ortpool(n, tainted) for o in n.output}
         stale = [v.doc_string == MARK and v.name not in written for v in holder.value_info]
         if any(stale):
             removed += [v.name for v, drop in zip(holder.value_info, stale, strict=True) if drop]
@@ -153,21 +113,6 @@ def remove(model: onnx.ModelProto) -> list[str]:
     return removed
 
 
-def _holders(model: onnx.ModelProto):
-    def graphs(graph: onnx.GraphProto):
-        yield graph
-        for node in graph.node:
-            for _, _, sub in subgraphs(node):
-                yield from graphs(sub)
-
-    yield from graphs(model.graph)
-    for function in model.functions:
-        yield function
-        for node in function.node:
-            for _, _, sub in subgraphs(node):
-                yield from graphs(sub)
-
-
 def _declared_names(holder) -> set[str]:
     if isinstance(holder, onnx.FunctionProto):
         return {*holder.input, *holder.output, *(v.name for v in holder.value_info)}
@@ -175,11 +120,8 @@ def _declared_names(holder) -> set[str]:
 
 
 def _output_types(
-    node: onnx.NodeProto,
-    scope: Scope,
-    types: TypeTable,
-    computed: Mapping[str, tuple[Dim, ...]],
-    static: bool,
+    node: onnx.NodeProto, scope: Scope, types: TypeTable,
+    computed: Mapping[str, tuple[Dim, ...]], static: bool,
 ) -> list[tuple[int | None, tuple[Dim, ...] | None]]:
     """(element type, dims) of each output of the ortpool ``node``; None where unknown."""
     op_type = optypes.parse(node.op_type)
@@ -203,14 +145,8 @@ def _output_types(
     return [y, (TensorProto.INT64, dims)][: op_type.n_outputs]
 
 
-def _dims(
-    node: onnx.NodeProto,
-    scope: Scope,
-    types: TypeTable,
-    attrs: Mapping[str, object],
-    x_dims: Sequence[Dim] | None,
-    fresh: list[str],
-) -> tuple[Dim, ...]:
+def _dims(node: onnx.NodeProto, scope: Scope, types: TypeTable, attrs: Mapping[str, object],
+          x_dims: Sequence[Dim] | None, fresh: list[str]) -> tuple[Dim, ...]:
     """The main graph's dims: sizes where certain, the input's names for N and C, else fresh."""
     spec = optypes.parse(node.op_type).spec
     out: list[Dim] = list(fresh)

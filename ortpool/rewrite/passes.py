@@ -1,10 +1,7 @@
-"""The two passes over a whole model: standard pooling -> ortpool (rewrite) and back (restore).
-
-Both edit a model in place, scope by scope (see :mod:`ortpool.model.scopes`), replacing only
-the pooling nodes they change (plus the marked Casts a rewrite inserts and a restore removes),
-the ``ortpool`` opset import and the marked declarations of ortpool outputs
-(:mod:`ortpool.rewrite.op_outputs`); node order, names, graph inputs and outputs, initializers,
-the model's own value_info, metadata, doc strings and every other node stay as they were.
+"""The two passes over a whole model, standard pooling -> ortpool (rewrite) and back (restore),
+each in place, scope by scope: only the pooling nodes changed (and the marked Casts and output
+declarations, :mod:`.op_outputs`) and the ``ortpool`` opset import; everything else stays as it
+was.
 """
 
 from __future__ import annotations
@@ -30,48 +27,35 @@ def _is_ortpool(node: onnx.NodeProto) -> bool:
     return node.domain == optypes.DOMAIN
 
 
-def rewrite_model(
-    model: onnx.ModelProto, selection: Selection, skip_invalid: bool
-) -> RewriteReport:
+def rewrite_model(model: onnx.ModelProto, selection: Selection,
+                  skip_invalid: bool) -> RewriteReport:
     """Retarget the selected standard pooling nodes of ``model`` (edited in place)."""
     report = RewriteReport("rewrite")
-    scopes = model_scopes(model)
-    if not any(is_pool(n) for s in scopes for n in s.nodes):
+    if any(is_pool(n) for s in model_scopes(model) for n in s.nodes):
+        types = learn_types(model)
+        sites, notes = find_sites(model, selection, skip_invalid, table=types)
+        report.notes.extend(notes)
+        namer = retarget.Namer(retarget.all_names(model))
+        for site in sites:
+            entry, replacement = _rewrite_node(site, namer)
+            report.nodes.append(entry)
+            if (note := empty_auto_pad_note(site.node, entry.name)) is not None:
+                report.notes.append(note)
+            if replacement is not None and site.scope is not None:
+                # the node keeps its place, the Casts go right before and after it
+                splice.replace(site.scope.nodes, site.node, replacement)
+                splice.add_import(site.scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
+        op_outputs.declare(model, types)
+    else:
         selection.check_names(set(), "pooling")
-        _set_aside_branch_shapes(model, report)
-        _note_ir(model, report)
-        return report
-    types = learn_types(model)
-    sites, notes = find_sites(model, selection, skip_invalid, table=types)
-    report.notes.extend(notes)
-    namer = retarget.Namer(retarget.all_names(model))
-    for site in sites:
-        entry, replacement = _rewrite_node(site, namer)
-        report.nodes.append(entry)
-        note = empty_auto_pad_note(site.node, entry.name)
-        if note is not None:
-            report.notes.append(note)
-        if replacement is None or site.scope is None:
-            continue
-        # [Casts in..., the ortpool node, Cast out] or [the ortpool node]: the node keeps its
-        # place, the Casts go right before and after it.
-        splice.replace(site.scope.nodes, site.node, replacement)
-        splice.add_import(site.scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
-    op_outputs.declare(model, types)
-    _set_aside_branch_shapes(model, report)
-    _note_ir(model, report)
-    return report
-
-
-def _set_aside_branch_shapes(model: onnx.ModelProto, report: RewriteReport) -> None:
-    moved = branch_outputs.set_aside(model)
-    if moved:
+    if moved := branch_outputs.set_aside(model):
         report.notes.append(
             f"subgraph outputs {', '.join(map(repr, moved))} are written by an ortpool op: their "
             "declared static sizes are kept in their metadata and their dims made symbolic "
             "(onnxruntime would allocate them ahead, which ends the process when the op's output "
-            "differs); 'ortpool restore' puts them back"
-        )
+            "differs); 'ortpool restore' puts them back")
+    _note_ir(model, report)
+    return report
 
 
 def _rewrite_node(site: Site, namer: retarget.Namer) -> tuple[NodeReport, list | None]:
@@ -91,9 +75,8 @@ def _rewrite_node(site: Site, namer: retarget.Namer) -> tuple[NodeReport, list |
     return entry, retarget.to_ortpool(site, cast_from, namer)
 
 
-def restore_model(
-    model: onnx.ModelProto, selection: Selection, skip_invalid: bool
-) -> RewriteReport:
+def restore_model(model: onnx.ModelProto, selection: Selection,
+                  skip_invalid: bool) -> RewriteReport:
     """Turn the selected ortpool nodes of ``model`` back into standard nodes (in place), removing
     the Casts a rewrite put around them and the ``ortpool`` import where nothing uses it."""
     report = RewriteReport("restore")
@@ -113,15 +96,13 @@ def restore_model(
     return report
 
 
-def _restore_node(
-    node: onnx.NodeProto, scope: Scope, selection: Selection, skip_invalid: bool
-) -> NodeReport:
+def _restore_node(node: onnx.NodeProto, scope: Scope, selection: Selection,
+                  skip_invalid: bool) -> NodeReport:
     name = node_name(node)
     try:
         spec = optypes.parse(node.op_type).spec
         entry = NodeReport(name, scope.location, spec.op, spec.version, LEFT_ALONE)
     except ValueError:
-        spec = None
         entry = NodeReport(name, scope.location, node.op_type, None, LEFT_ALONE)
     reason = selection.why_not(entry.op, node.name)
     if reason is not None:
@@ -137,8 +118,8 @@ def _restore_node(
     producers = {out: n for n in scope.nodes if retarget.is_inserted_cast(n) for out in n.output}
     consumers = {n.input[0]: n for n in scope.nodes if retarget.is_inserted_cast(n) and n.input}
     drop = []
-    # The Casts a rewrite put before X and every other input of X's type (MaxRoiPool's rois).
-    typed = optypes.parse(node.op_type).spec.typed_inputs
+    # the Casts a rewrite put before X and every other input of X's type (MaxRoiPool's rois)
+    typed = spec.typed_inputs
     for position, name in enumerate(standard.input):
         cast_in = producers.get(name) if position < len(typed) and typed[position] else None
         if cast_in is not None and _only_reader(scope, cast_in.output[0], node):
@@ -172,9 +153,7 @@ def _elem_name(cast: onnx.NodeProto) -> str | None:
 def _note_ir(model: onnx.ModelProto, report: RewriteReport) -> None:
     # Only above runtime.IR_VERSION is the installed onnxruntime asked (and imported): a
     # rewrite of an older model never imports it.
-    readable = runtime.unreadable(model.ir_version)
-    if readable is not None:
+    if (readable := runtime.unreadable(model.ir_version)) is not None:
         report.notes.append(
             f"the model has IR version {model.ir_version}; the installed onnxruntime "
-            f"{runtime.build()['version']} reads at most {readable}"
-        )
+            f"{runtime.build()['version']} reads at most {readable}")

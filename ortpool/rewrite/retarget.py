@@ -1,10 +1,8 @@
 """One node at a time: a checked standard pooling node to its ortpool op type, and back.
 
-float16 and bfloat16 cannot enter a Python custom op, so such a node is wrapped: a Cast to
-float32 of X (and of every other input of X's type: MaxRoiPool's rois) before it and a Cast of Y
-back after it (Indices stay int64; MaxUnpool's I and output_shape are int64 already). The Casts
-are marked (name prefix and doc string) so that restore removes exactly the Casts a rewrite
-inserted and nothing else.
+float16 and bfloat16 cannot enter a Python custom op: such a node is wrapped in Casts to float32
+of X (and every input of X's type) and back for Y, marked (name prefix and doc string) so that
+restore removes exactly the Casts a rewrite inserted.
 """
 
 from __future__ import annotations
@@ -17,6 +15,7 @@ from onnx import AttributeProto, TensorProto
 from ortpool import optypes, versions
 from ortpool.attributes import attribute_values, full_attributes, normalize, standard_attributes
 from ortpool.errors import OrtpoolError
+from ortpool.model.scopes import model_scopes
 from ortpool.model.site import PROTO_TYPE, Site, node_name, present
 
 #: Every Cast a rewrite inserts carries this doc string prefix; restore looks for it.
@@ -43,36 +42,21 @@ class Namer:
 def all_names(model: onnx.ModelProto) -> set[str]:
     """Every value and node name used anywhere in ``model`` (graphs, subgraphs, functions)."""
     names: set[str] = set()
-
-    def graph(g: onnx.GraphProto) -> None:
-        for seq in (g.input, g.output, g.value_info, g.initializer):
-            names.update(item.name for item in seq)
-        nodes(g.node)
-
-    def nodes(ns: Iterable[onnx.NodeProto]) -> None:
-        for node in ns:
-            names.add(node.name)
-            names.update(node.input)
-            names.update(node.output)
-            for attr in node.attribute:
-                if attr.type == AttributeProto.GRAPH:
-                    graph(attr.g)
-                elif attr.type == AttributeProto.GRAPHS:
-                    for g in attr.graphs:
-                        graph(g)
-
-    graph(model.graph)
-    for function in model.functions:
-        names.update(function.input)
-        names.update(function.output)
-        nodes(function.node)
+    for scope in model_scopes(model):
+        holder = scope.holder
+        if isinstance(holder, onnx.FunctionProto):
+            names.update([*holder.input, *holder.output])
+        else:
+            names.update(v.name for seq in (holder.input, holder.output, holder.value_info,
+                                            holder.initializer) for v in seq)
+        for node in scope.nodes:
+            names.update([node.name, *node.input, *node.output])
     return names
 
 
 def _like(node: onnx.NodeProto, op_type: str, domain: str | None) -> onnx.NodeProto:
-    """A node of ``op_type`` with ``node``'s name and doc string, fields set only where
-    ``node`` sets them (so a round trip compares equal field by field), copied as they are
-    (a name that is not UTF-8 included: protobuf takes such bytes only by copy)."""
+    """A node of ``op_type`` with ``node``'s name and doc string, copied (a name that is not
+    UTF-8 is taken only by copy), no other field set (a round trip compares equal)."""
     out = onnx.NodeProto()
     out.CopyFrom(node)
     for field in out.DESCRIPTOR.fields:
@@ -99,8 +83,8 @@ def _cast(name: str, source: str, target: str, to: int, opset: int, domain: str,
 
 def to_ortpool(site: Site, cast_from: int | None, namer: Namer) -> list[onnx.NodeProto]:
     """The nodes replacing the site's node: the ortpool node, with Casts around it when
-    ``cast_from`` (the TensorProto element type of X) is float16/bfloat16: the Casts in first, in
-    input order, then the node, then the Cast out."""
+    ``cast_from`` (X's TensorProto type) is float16/bfloat16: the Casts in, the node, the Cast
+    out."""
     node, opset = site.node, site.opset
     inputs, outputs = list(site.inputs), list(site.outputs)
     new = _like(node, site.op_type.name, optypes.DOMAIN)
@@ -110,34 +94,18 @@ def to_ortpool(site: Site, cast_from: int | None, namer: Namer) -> list[onnx.Nod
         new.input.extend(inputs)
         new.output.extend(outputs)
         return [new]
-    base = node.name or outputs[0]
+    base, about = node.name or outputs[0], node_name(node)
     casts_in, new_inputs = [], list(inputs)
     for position, typed in enumerate(site.spec.typed_inputs[: len(inputs)]):
         if not typed or not inputs[position]:
             continue
         wide = namer.fresh(f"{inputs[position]}__ortpool_f32")
-        casts_in.append(
-            _cast(
-                namer.fresh(CAST_IN_PREFIX + base),
-                inputs[position],
-                wide,
-                TensorProto.FLOAT,
-                opset,
-                node.domain,
-                node_name(node),
-            )
-        )
+        casts_in.append(_cast(namer.fresh(CAST_IN_PREFIX + base), inputs[position], wide,
+                              TensorProto.FLOAT, opset, node.domain, about))
         new_inputs[position] = wide
     y32 = namer.fresh(f"{outputs[0]}__ortpool_f32")
-    cast_out = _cast(
-        namer.fresh(CAST_OUT_PREFIX + base),
-        y32,
-        outputs[0],
-        cast_from,
-        opset,
-        node.domain,
-        node_name(node),
-    )
+    cast_out = _cast(namer.fresh(CAST_OUT_PREFIX + base), y32, outputs[0], cast_from, opset,
+                     node.domain, about)
     new.input.extend(new_inputs)
     new.output.extend([y32, *outputs[1:]])
     return [*casts_in, new, cast_out]
@@ -148,12 +116,9 @@ def is_inserted_cast(node: onnx.NodeProto) -> bool:
 
 
 def to_standard(node: onnx.NodeProto, opset: int | None) -> onnx.NodeProto:
-    """The standard node an ortpool node stands for, attributes decoded and defaults omitted.
-
-    Restoring at an opset that resolves the operator to another spec version would change what
-    the node computes, so that is an error, as is an ortpool node that does not carry every
-    attribute of its version in the ortpool encoding.
-    """
+    """The standard node an ortpool node stands for, attributes decoded and defaults omitted;
+    an error at an opset that gives the operator another spec version (the node would compute
+    something else), or where the node lacks an attribute of its version's encoding."""
     name = node_name(node)
     try:
         op_type = optypes.parse(node.op_type)
@@ -169,10 +134,8 @@ def to_standard(node: onnx.NodeProto, opset: int | None) -> onnx.NodeProto:
     governing = versions.resolve(spec.op, opset) if spec.version <= opset else None
     if governing is None or governing.version != spec.version:
         now = f"version {governing.version}" if governing else "no version"
-        raise fail(
-            f"ai.onnx opset {opset} gives {spec.op} {now}; restoring {node.op_type} there "
-            "would change what the node computes"
-        )
+        raise fail(f"ai.onnx opset {opset} gives {spec.op} {now}; restoring {node.op_type} there "
+                   "would change what the node computes")
     declared = {a.name: a for a in node.attribute}
     for attr_name, attr_spec in spec.attrs.items():
         attr = declared.get(attr_name)
@@ -182,8 +145,7 @@ def to_standard(node: onnx.NodeProto, opset: int | None) -> onnx.NodeProto:
         if attr.type != want:
             raise fail(
                 f"attribute {attr_name!r} must be {AttributeProto.AttributeType.Name(want)} "
-                f"in the ortpool encoding, got {AttributeProto.AttributeType.Name(attr.type)}"
-            )
+                f"in the ortpool encoding, got {AttributeProto.AttributeType.Name(attr.type)}")
     extra = sorted(set(declared) - set(spec.attrs))
     if extra:
         raise fail(f"attribute {extra[0]!r} does not exist in this version")
@@ -191,8 +153,7 @@ def to_standard(node: onnx.NodeProto, opset: int | None) -> onnx.NodeProto:
     if (len(inputs), len(outputs)) != (op_type.n_inputs, op_type.n_outputs):
         raise fail(
             f"{node.op_type} takes {op_type.n_inputs} inputs and {op_type.n_outputs} outputs, "
-            f"the node has {len(inputs)} and {len(outputs)}"
-        )
+            f"the node has {len(inputs)} and {len(outputs)}")
     try:
         attrs = normalize(spec, attribute_values(node.attribute))
     except OrtpoolError as err:

@@ -1,19 +1,5 @@
-"""The Python API of ``ortpool validate`` and ``ortpool conformance``: keyword arguments in place
-of the flags, a report object in place of the terminal text.
-
-::
-
-    import ortpool
-    report = ortpool.validate("model.onnx", shapes={"image": (1, 3, 224, 224)})
-    report.ok, report.exit_code          # False, 1: a node differs
-    print(report.summary())              # the verdict and the models that do not agree
-    report                               # in a notebook: the summary table (_repr_html_)
-    report.to_json()                     # everything, as ``--json`` writes it
-
-:class:`Report` is what every report of the API shares (``ok``, ``exit_code``, ``summary()``,
-``to_dict()``, ``to_json()``, ``_repr_html_()``, a one-line ``repr``); messages made for a
-Python caller name arguments (``shapes=``), not flags (``--shape``).
-"""
+"""The Python API of ``ortpool validate``: keyword arguments in place of the flags, a
+:class:`ValidationReport` in place of the terminal text."""
 
 from __future__ import annotations
 
@@ -29,93 +15,65 @@ from ortpool.options import PYTHON, domain, files, main_kept_out, target, timing
 from ortpool.options import accuracy as accuracy_group
 from ortpool.options import inputs as inputs_group
 from ortpool.options import runtime as session
+from ortpool.options.files import ModelLike
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.notebook import ValidationReport
 from ortpool.runtimes import Runtime
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
+from ortpool.validate.validator import ValidateOptions, bundled_models, validate_model
 
-ModelLike = str | os.PathLike | onnx.ModelProto
 
-
-def validate(
-    model: ModelLike | Sequence[ModelLike] | None = None,
-    *,
-    shapes: inputs_group.Shapes = None,
-    inputs: inputs_group.Arrays = None,
-    seed: int = 0,
-    runtime: str | Runtime = target.ONNXRUNTIME,
-    runtime_options: Mapping[str, str] | None = None,
-    case_timeout: float = target.DEFAULT_CASE_TIMEOUT,
-    providers: session.Providers = None,
-    opt_level: str = ISOLATED_LEVEL,
-    intra_op_threads: int = 0,
-    inter_op_threads: int = 0,
-    execution_mode: str = "sequential",
-    nonfinite: bool = False,
-    atol: float | None = None,
-    rtol: float | None = None,
-    accuracy: AccuracyRule = DEFAULT_RULE,
-    reference: bool = False,
-    reference_timeout: float = 20.0,
-    fail_on_rulings: bool = False,
-    isolate: bool | None = None,
-    jobs: int = 1,
-    timeout: float | None = None,
-    guard_cost: bool = True,
-) -> ValidationReport:
-    """Compare onnxruntime's built-in pooling with ortpool on ``model``: each pooling node alone
-    and the whole model end to end, as ``ortpool validate`` does.
+def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
+             shapes: inputs_group.Shapes = None, inputs: inputs_group.Arrays = None, seed: int = 0,
+             runtime: str | Runtime = target.ONNXRUNTIME,
+             runtime_options: Mapping[str, str] | None = None,
+             case_timeout: float = target.DEFAULT_CASE_TIMEOUT, providers: session.Providers = None,
+             opt_level: str = ISOLATED_LEVEL, intra_op_threads: int = 0, inter_op_threads: int = 0,
+             execution_mode: str = "sequential", nonfinite: bool = False, atol: float | None = None,
+             rtol: float | None = None, accuracy: AccuracyRule = DEFAULT_RULE,
+             reference: bool = False, reference_timeout: float = 20.0,
+             fail_on_rulings: bool = False, isolate: bool | None = None, jobs: int = 1,
+             timeout: float | None = None, guard_cost: bool = True) -> ValidationReport:
+    """Compare a runtime's built-in pooling with ortpool on ``model``, each pooling node alone
+    and the model end to end, as ``ortpool validate`` does.
 
     ``model``: a path, an ``onnx.ModelProto``, or a list of them (default: the bundled models).
     ``shapes``: sizes of inputs' open dims, ``{"image": (1, 3, 224, 224)}`` (or
-    ``["image:1,3,224,224"]``); ``inputs``: arrays to feed, a name -> array mapping or an
-    ``.npz`` path (inputs a pooling node reads as data, rois and MaxUnpool indices, must be
-    given); ``seed``: of the generated inputs. ``runtime``: the runtime judged, ``"onnxruntime"``
-    (the default), ``"openvino"`` (OpenVINO's own), ``"tract"``, ``"reference"`` (the onnx
-    reference evaluator) or a :class:`ortpool.runtimes.Runtime`; any but onnxruntime runs in a
-    worker process, ``case_timeout`` seconds per run, with ``runtime_options`` (openvino:
-    ``{"precision": "f32", "device": "CPU"}``). The onnxruntime keywords below are refused
-    beside another runtime. ``providers``: execution providers in priority
-    order (``"cpu"``, ``["openvino", "cpu"]``, or onnxruntime's ``[(name, {options})]``; default
-    the CPU provider); ``opt_level``: graph optimizations of every run (default ``disable``: each
-    node judged as written, not fused into its neighbours; fix and bench default to ``all``, a
-    deployed model's level); ``intra_op_threads``, ``inter_op_threads``, ``execution_mode``: the
-    sessions' (0: onnxruntime's own). ``nonfinite``: the input domain of the verdicts (ruling
-    20): False (the default), every finite input, the nodes that differ on NaN and +-inf only
-    reported as information (``node.nonfinite``); True, NaN and +-inf judged too.
-    ``atol``/``rtol``: graph outputs' tolerances (default per type); ``accuracy``: the sums'
-    accuracy rule (:class:`ortpool.tolerances.AccuracyRule`). ``reference``: add the onnx
-    reference evaluator, ``reference_timeout`` seconds per node. ``fail_on_rulings``: cells
-    docs/rulings.md decides count as differences in ``exit_code``. ``isolate``: each model in a
-    child process of its own, as the command runs them (a crash or a hang is reported, not
-    suffered; default for paths; a ModelProto runs in this process), ``jobs`` at once (0: one
-    per core), ``timeout`` seconds each (None: no limit). ``guard_cost``: in the finite domain,
-    measure what guarding those nodes costs, as the command line does
-    (:func:`ortpool.forms.price.guard_price`; default True).
+    ``["image:1,3,224,224"]``); ``inputs``: arrays to feed, a mapping or an ``.npz`` path (the
+    inputs a pool reads as data, rois and MaxUnpool indices, must be given); ``seed``: of the
+    generated inputs. ``runtime``: the runtime judged, ``"onnxruntime"`` (the default),
+    ``"openvino"`` (OpenVINO's own), ``"tract"``, ``"reference"`` or a
+    :class:`ortpool.runtimes.Runtime`, any but onnxruntime in a worker process, ``case_timeout``
+    seconds a run, with ``runtime_options`` (openvino: ``{"precision": "f32"}``); the
+    onnxruntime keywords are refused beside it. ``providers``: in priority order (``"cpu"``,
+    ``["openvino", "cpu"]`` or ``[(name, {options})]``); ``opt_level``: of every run (default
+    ``disable``: each node judged as written); ``intra_op_threads``, ``inter_op_threads``,
+    ``execution_mode``: the sessions' (0: onnxruntime's own). ``nonfinite``: False (the
+    default), the finite domain, the nodes that differ on NaN and +-inf only reported as
+    information (``node.nonfinite``); True, those judged too (ruling 20). ``atol``/``rtol``:
+    graph outputs' tolerances; ``accuracy``: the sums' rule
+    (:class:`ortpool.tolerances.AccuracyRule`). ``reference``: add the onnx reference
+    evaluator, ``reference_timeout`` seconds a node. ``fail_on_rulings``: cells docs/rulings.md
+    decides count in ``exit_code``. ``isolate``: each model in a child process, as the command
+    runs them (default for paths), ``jobs`` at once (0: one per core), ``timeout`` seconds each
+    (None: no limit). ``guard_cost``: measure what guarding the nodes that differ on NaN/inf
+    costs (:func:`ortpool.forms.price.guard_price`).
 
-    Returns a :class:`ValidationReport`; node-level findings are in the report, a bad argument
-    raises :class:`ortpool.OrtpoolError` (or a ``TypeError``) naming it.
+    Returns a :class:`ValidationReport`; a bad argument raises :class:`ortpool.OrtpoolError` (or
+    a ``TypeError``) naming it.
     """
-    from ortpool.validate.validator import ValidateOptions
-
     judged = target.from_python(runtime, runtime_options, case_timeout, target.onnxruntime_set(
-        ISOLATED_LEVEL, providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
-    ))
+        ISOLATED_LEVEL, providers, opt_level, intra_op_threads, inter_op_threads, execution_mode))
     options = ValidateOptions(
-        runtime=session.from_python(
-            providers, opt_level, intra_op_threads, inter_op_threads, execution_mode
-        ),
-        target=judged.runtime,
-        case_timeout=judged.case_timeout,
+        runtime=session.from_python(providers, opt_level, intra_op_threads, inter_op_threads,
+                                    execution_mode),
+        target=judged.runtime, case_timeout=judged.case_timeout,
         accuracy=accuracy_group.from_python(atol, rtol, accuracy),
-        seed=inputs_group.seed(seed, PYTHON),
-        inputs=inputs_group.from_python(shapes, inputs),
+        seed=inputs_group.seed(seed, PYTHON), inputs=inputs_group.from_python(shapes, inputs),
         reference=values.flag("reference", reference),
         reference_timeout=timing.reference_timeout(reference_timeout, PYTHON),
-        nonfinite=domain.from_python(nonfinite),
-        guard_cost=values.flag("guard_cost", guard_cost),
-    )
+        nonfinite=domain.from_python(nonfinite), guard_cost=values.flag("guard_cost", guard_cost))
     fail_on_rulings = values.flag("fail_on_rulings", fail_on_rulings)
     jobs, timeout = timing.jobs(jobs, PYTHON), timing.timeout(timeout, PYTHON)
     models = _models(model)
@@ -128,11 +86,8 @@ def validate(
 
         with main_kept_out():
             found = batch.run_models(
-                [os.fspath(m) for m in models],
-                options,
-                jobs=batch.jobs_from(jobs, len(models)),
-                timeout=timeout,
-            )
+                [os.fspath(m) for m in models], options, jobs=batch.jobs_from(jobs, len(models)),
+                timeout=timeout)
     else:
         found = [_in_process(m, options, len(models) == 1) for m in models]
     return ValidationReport(found, settings(options, timeout, fail_on_rulings), fail_on_rulings)
@@ -140,29 +95,22 @@ def validate(
 
 def settings(options: Any, timeout: float | None, fail_on_rulings: bool) -> dict[str, Any]:
     """The run's settings as the JSON and HTML reports name them."""
+    runtime, accuracy = options.runtime, options.accuracy
     return {
-        "seed": options.seed,
-        "shapes": {k: list(v) for k, v in options.inputs.shapes.items()},
+        "seed": options.seed, "shapes": {k: list(v) for k, v in options.inputs.shapes.items()},
         "inputs": options.inputs.origin or None,
-        "providers": [str(p) for p in options.runtime.providers],
-        "opt_level": options.runtime.level,
-        "optimize": options.runtime.level != ISOLATED_LEVEL,
-        "runtime": (options.runtime.describe() if options.target is None
+        "providers": [str(p) for p in runtime.providers], "opt_level": runtime.level,
+        "optimize": runtime.level != ISOLATED_LEVEL,
+        "runtime": (runtime.describe() if options.target is None
                     else {**options.target.describe(), "case_timeout": options.case_timeout}),
-        "atol": options.accuracy.atol,
-        "rtol": options.accuracy.rtol,
-        "accuracy": options.accuracy.to_dict(),
-        "reference": options.reference,
-        "fail_on_rulings": fail_on_rulings,
-        "timeout": timeout,
+        "atol": accuracy.atol, "rtol": accuracy.rtol, "accuracy": accuracy.to_dict(),
+        "reference": options.reference, "fail_on_rulings": fail_on_rulings, "timeout": timeout,
     }
 
 
 def _models(model: Any) -> list[ModelLike]:
     """The models a call names: one, a list of at least one, or the bundled ones (None)."""
     if model is None:
-        from ortpool.validate.validator import bundled_models
-
         return list(bundled_models())
     if isinstance(model, (str, os.PathLike, onnx.ModelProto)):
         return [files.model(model)]
@@ -175,10 +123,7 @@ def _models(model: Any) -> list[ModelLike]:
 
 
 def _in_process(model: ModelLike, options: Any, strict: bool) -> results.ModelResult:
-    """One model validated in this process; a model that cannot be validated is a result with
-    its reason, as the command reports it."""
-    from ortpool.validate.validator import validate_model
-
+    """One model validated in this process (one that cannot be is a result with its reason)."""
     label = model.graph.name or "<model>" if isinstance(model, onnx.ModelProto) else str(model)
     try:
         source = model if isinstance(model, onnx.ModelProto) else Path(model)

@@ -1,35 +1,12 @@
 """Several models in one ``ortpool validate`` run, each validated in a child process of its own.
 
-Why a child per model: a model can end the process that validates it (onnxruntime-extensions
-calls ``std::terminate`` when an error escapes a Python op; onnxruntime can abort or fault on a
-model it never expected; the system kills a process over its memory or CPU limit), hang, or make
-the validator raise. In one process, the first such model took the run down with it and no later
-model was reported, nor any JSON written. Here each of those outcomes is that model's status
-(:data:`results.CRASHED`, :data:`results.TIMED_OUT`, :data:`results.COULD_NOT_RUN`, with the
-reason in one line) and the run goes on.
-
-* Children come from a forkserver that imports the validator and onnxruntime and validates a
-  one-node model once (:mod:`.batch_preload`), so a model costs a fork, not a fresh interpreter
-  importing them again (about 0.8 s each); where there is no forkserver (Windows), they are
-  spawned.
-* Up to ``jobs`` children run at once. Each has ``timeout`` seconds from its start; then it is
-  killed and the model is ``timed-out``, naming the node it was at.
-* A result comes back pickled through a pipe as the validator's own dataclasses (the arrays kept
-  only for the reference column stay behind). A child's stdout and stderr go to a file that is
-  passed on to stderr when its model is reported; its last line names why a crashed child died
-  (``std::terminate``'s ``what():``).
-* Results are handed out in the order the models were given, whatever order the children finish
-  in: model ``i`` as soon as it and every model before it are done. Nothing about the results
-  depends on ``jobs``: each child runs one model exactly as a lone run would.
-* No child outlives the run. The parent kills the running ones on any way out (an error,
-  Ctrl-C, SIGTERM: :mod:`ortpool.cli` turns both signals into an exception). A parent that dies
-  outright (SIGKILL) takes them along: a thread of each child waits on its end of the pipe to the
-  parent and kills the child when the parent's end closes (the forkserver, which stays while a
-  child holds its fd, and the resource tracker then end too). Each child also ends itself by
-  SIGALRM a few seconds after its ``timeout``, so a time limit holds even with no parent to
-  enforce it. A child ignores SIGINT (Ctrl-C reaches the whole process group): the parent ends
-  it, and no traceback of it reaches the terminal. A child's temporary files (onnxruntime's
-  profiles) go into the run's temporary folder, which the parent removes.
+A model can end the process that validates it (``std::terminate``, an abort, the memory limit),
+hang, or make the validator raise: each is that model's status (CRASHED, TIMED_OUT,
+COULD_NOT_RUN, the reason in one line) and the run goes on. Children are forked from a warmed
+forkserver (:mod:`.batch_preload`), ``jobs`` at once, each killed ``timeout`` s after its start;
+results come back pickled through a pipe and are handed out in the order given, whatever
+``jobs``. No child outlives the run: the parent kills them on any way out, a child dies with a
+parent killed outright and ends itself a little after its ``timeout``.
 """
 
 from __future__ import annotations
@@ -54,12 +31,12 @@ from typing import Any, TextIO
 from ortpool.errors import OrtpoolError
 from ortpool.options.timing import DEFAULT_TIMEOUT
 from ortpool.report import record as results
+from ortpool.report.progress import Progress
 from ortpool.staging import signals_held
 
 #: what the forkserver imports once for all children
 PRELOAD = ["ortpool.validate.batch_preload"]
 
-Progress = Callable[[int, int, str], None]
 #: validates one model in the child: (path, options, strict_shapes, progress) -> ModelResult
 Work = Callable[[str, Any, bool, Progress], results.ModelResult]
 
@@ -67,22 +44,19 @@ _PROGRESS, _NOTE, _RESULT = "progress", "note", "result"
 
 
 def jobs_from(value: int, models: int) -> int:
-    """``--jobs`` (checked): N as given (0: the cores this process may use), never more than
-    the models."""
+    """``--jobs`` (checked): N (0: the cores this process may use), at most the models."""
     if value == 0:
         value = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(1, min(value or 1, models))
 
 
-def validate_one(
-    path: str, options: Any, strict_shapes: bool, progress: Progress
-) -> results.ModelResult:
+def validate_one(path: str, options: Any, strict_shapes: bool,
+                 progress: Progress) -> results.ModelResult:
     """The default work of a child: one model through :func:`validator.validate_model`."""
     from ortpool.validate import validator
 
-    return validator.validate_model(
-        path, options, progress=progress, strict_shapes=strict_shapes, label=path
-    )
+    return validator.validate_model(path, options, progress=progress,
+                                    strict_shapes=strict_shapes, label=path)
 
 
 def _context() -> Any:
@@ -101,8 +75,7 @@ _SOCKET_ROOM = 64
 
 
 def start() -> None:
-    """Start the forkserver now (it is started on the first model otherwise): its imports and
-    warm-up then overlap the command's own start on another core."""
+    """Start the forkserver now: its imports and warm-up overlap the command's own start."""
     if _context().get_start_method() == "forkserver":
         from multiprocessing import forkserver
 
@@ -127,10 +100,9 @@ _ALARM_GRACE = 5
 
 
 def _bound_to_parent(conn: Connection, timeout: float | None) -> threading.Event:
-    """In a child: ignore SIGINT, die with the parent (a thread polls the child's end of
-    ``conn``: POLLERR once no reader is left), and end by SIGALRM (its default action ends the
-    process even inside native code) ``_ALARM_GRACE`` seconds after ``timeout``. Returns the
-    event to set once the result is sent: the parent may then close its end."""
+    """In a child: ignore SIGINT, die with the parent (a thread polls ``conn``: POLLERR once no
+    reader is left), and end by SIGALRM (even inside native code) ``_ALARM_GRACE`` seconds
+    after ``timeout``. Returns the event to set once the result is sent."""
     import select
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -155,33 +127,23 @@ def _bound_to_parent(conn: Connection, timeout: float | None) -> threading.Event
 
 
 def _portable(result: results.ModelResult) -> results.ModelResult:
-    """The result without what only the child needed (the judgement's arrays, the site's
-    protos): a smaller pickle, and one protobuf containers cannot break."""
+    """The result without the judgements' arrays and the sites' protos (a smaller pickle)."""
     for node in result.nodes:
         node.judgement = node.site = None
     return result
 
 
-def _child(
-    conn: Connection,
-    work: Work,
-    path: str,
-    options: Any,
-    strict_shapes: bool,
-    output: str,
-    environment: dict[str, str],
-    terminal: bool,
-    timeout: float | None,
-) -> None:
+def _child(conn: Connection, work: Work, path: str, options: Any, strict_shapes: bool,
+           output: str, environment: dict[str, str], terminal: bool,
+           timeout: float | None) -> None:
     done = _bound_to_parent(conn, timeout)
-    # The forkserver's environment is the one it started with: take the run's own (and the
-    # kernels' choice, which the warm-up read once, from it).
+    # the forkserver's environment is the one it started with: take the run's (and the
+    # kernels' choice, which the warm-up read once, from it)
     kernels_choice = os.environ.get("ORTPOOL_KERNELS")
     os.environ.clear()
     os.environ.update(environment)
-    # temporary files into the run's folder, which the parent removes whatever becomes of us;
-    # not where that folder is so deep that multiprocessing's sockets below it (pymp-*/listener-*,
-    # about 40 characters more) would pass the 107 bytes an AF_UNIX path may take
+    # temporary files into the run's folder, which the parent removes; not where it is so deep
+    # that multiprocessing's sockets below it would pass an AF_UNIX path's 107 bytes
     folder = os.path.dirname(output)
     if len(os.fsencode(folder)) <= _SOCKET_ROOM:
         os.environ["TMPDIR"] = tempfile.tempdir = folder
@@ -221,10 +183,8 @@ def _child(
         message = (results.COULD_NOT_RUN, _reason(err, path))
     except Exception as err:  # a defect of the validator: the run goes on, the report says where
         where = traceback.extract_tb(err.__traceback__)[-1]
-        message = (
-            results.CRASHED,
-            f"internal error: {_reason(err, path)} (at {where.filename}:{where.lineno})",
-        )
+        why = f"internal error: {_reason(err, path)} (at {where.filename}:{where.lineno})"
+        message = (results.CRASHED, why)
         traceback.print_exc()
     done.set()
     send(message)
@@ -235,7 +195,6 @@ def _child(
 class _Child:
     """One model's child process as the parent sees it."""
 
-    index: int
     path: str
     process: Any
     conn: Connection | None
@@ -338,18 +297,12 @@ def _death(exitcode: int | None) -> str:
     return f"the process validating it exited with code {exitcode} and no result"
 
 
-def run_models(
-    paths: Sequence[str],
-    options: Any,
-    *,
-    jobs: int = 1,
-    timeout: float | None = DEFAULT_TIMEOUT,
-    strict_shapes: bool | None = None,
-    progress: Progress | None = None,
-    on_result: Callable[[results.ModelResult], None] | None = None,
-    stderr: TextIO | None = None,
-    work: Work = validate_one,
-) -> list[results.ModelResult]:
+def run_models(paths: Sequence[str], options: Any, *, jobs: int = 1,
+               timeout: float | None = DEFAULT_TIMEOUT, strict_shapes: bool | None = None,
+               progress: Progress | None = None,
+               on_result: Callable[[results.ModelResult], None] | None = None,
+               stderr: TextIO | None = None,
+               work: Work = validate_one) -> list[results.ModelResult]:
     """Validate every model of ``paths``, each in a child process, up to ``jobs`` at once.
 
     Returns one result per path, in the order given, whatever happened to each; ``on_result``
@@ -359,34 +312,19 @@ def run_models(
     of a lone model, else the models done. As with any multiprocessing API, a script that calls
     this needs the ``if __name__ == "__main__":`` guard (the children import the main module).
     """
-    if strict_shapes is None:
-        strict_shapes = len(paths) == 1
     stream = stderr if stderr is not None else sys.stderr
     start()  # not while signals are held (start_children): the server would inherit the mask
     with tempfile.TemporaryDirectory(prefix="ortpool-validate-") as folder:
-        run = _Run(
-            paths,
-            options,
-            work,
-            jobs,
-            timeout,
-            strict_shapes,
-            folder,
-            progress,
-            on_result,
-            stream,
-            terminal=bool(getattr(stream, "isatty", lambda: False)()),
-        )
+        run = _Run(paths, options, work, jobs, timeout,
+                   len(paths) == 1 if strict_shapes is None else strict_shapes, folder, progress,
+                   on_result, stream, bool(getattr(stream, "isatty", lambda: False)()))
         try:
             while run.todo or run.running:
                 run.start_children()
-                if not run.running:
-                    run.emit()
-                    continue
-                run.wait()
-                run.collect()
-                if progress is not None:
-                    _show(progress, len(paths), len(run.found) + len(run.finished), run.running)
+                if run.running:
+                    run.wait()
+                    run.collect()
+                    run.show()
                 run.emit()
         finally:
             for child in run.running.values():  # interrupted: no child outlives the run
@@ -396,8 +334,7 @@ def run_models(
 
 @dataclasses.dataclass
 class _Run:
-    """One :func:`run_models` call: the models still to start, the children running, the
-    results finished and those handed out (in the order given)."""
+    """One :func:`run_models` call: the models to start, running, finished and handed out."""
 
     paths: Sequence[str]
     options: Any
@@ -426,34 +363,34 @@ class _Run:
             index, path = self.todo.popleft()
             try:
                 with signals_held():  # started and recorded, so killed on the way out
-                    self.running[index] = _start(
-                        self.ctx,
-                        self.work,
-                        index,
-                        path,
-                        self.options,
-                        self.strict_shapes,
-                        self.folder,
-                        self.environment,
-                        self.timeout,
-                        self.terminal,
-                    )
+                    self.running[index] = self._start(index, path)
             except OSError as err:  # no process to be had (EAGAIN, no memory): this model
                 why = f"could not start a process for it: {one_line(str(err))}"
-                outcome = results.COULD_NOT_RUN
-                failed = results.ModelResult(path=path, outcome=outcome, error=why)
+                failed = results.ModelResult(path=path, outcome=results.COULD_NOT_RUN, error=why)
                 self.finished[index] = (failed, "")
+
+    def _start(self, index: int, path: str) -> _Child:
+        receive, send = self.ctx.Pipe(duplex=False)
+        output = Path(self.folder) / f"{index}.out"
+        process = self.ctx.Process(
+            target=_child,
+            args=(send, self.work, path, self.options, self.strict_shapes, str(output),
+                  self.environment, self.terminal, self.timeout),
+            name=f"ortpool validate {path}")
+        process.start()
+        send.close()  # the child's end: once the child is gone, the parent reads EOF
+        started = time.monotonic()
+        deadline = started + self.timeout if self.timeout else None
+        return _Child(path, process, receive, output, started, deadline)
 
     def wait(self) -> None:
         """Until a child sends, ends or reaches its deadline."""
         running = self.running.values()
         deadlines = [c.deadline for c in running if c.deadline is not None]
-        wait(
-            [c.conn for c in running if c.conn is not None] + [c.process.sentinel for c in running],
-            # at most an hour per wait: a far deadline is waited for in steps (one wait of
-        # --timeout 1e7 s overflows poll's milliseconds)
-        timeout=min(max(0.0, min(deadlines) - time.monotonic()), 3600.0) if deadlines else 3600.0,
-        )
+        # at most an hour per wait: one wait of --timeout 1e7 s overflows poll's milliseconds
+        limit = min(max(0.0, min(deadlines) - time.monotonic()), 3600.0) if deadlines else 3600.0
+        wait([c.conn for c in running if c.conn is not None]
+             + [c.process.sentinel for c in running], timeout=limit)
 
     def collect(self) -> None:
         """Each child's news: its notes passed on, its result once it is done."""
@@ -461,9 +398,7 @@ class _Run:
         for index, child in list(self.running.items()):
             done = child.update(now)
             for note in child.notes:
-                self._close_progress()
-                self.stream.write(f"ortpool: {child.path}: {note}\n")
-                self.stream.flush()
+                self._write(f"ortpool: {child.path}: {note}\n")
             child.notes.clear()
             if done:
                 self.finished[index] = child.result()
@@ -474,66 +409,38 @@ class _Run:
         while len(self.found) in self.finished:
             result, text = self.finished.pop(len(self.found))
             if text:
-                self._close_progress()
-                self.stream.write(text if text.endswith("\n") else text + "\n")
-                self.stream.flush()
+                self._write(text if text.endswith("\n") else text + "\n")
             self.found.append(result)
             if self.on_result is not None:
                 self.on_result(result)
 
-    def _close_progress(self) -> None:
+    def _write(self, text: str) -> None:
         if self.progress is not None and hasattr(self.progress, "close"):
             self.progress.close()
+        self.stream.write(text)
+        self.stream.flush()
 
-
-def _start(
-    ctx: Any,
-    work: Work,
-    index: int,
-    path: str,
-    options: Any,
-    strict_shapes: bool,
-    folder: str,
-    environment: dict[str, str],
-    timeout: float | None,
-    terminal: bool,
-) -> _Child:
-    receive, send = ctx.Pipe(duplex=False)
-    output = Path(folder) / f"{index}.out"
-    process = ctx.Process(
-        target=_child,
-        args=(
-            send, work, path, options, strict_shapes, str(output), environment, terminal, timeout
-        ),
-        name=f"ortpool validate {path}",
-    )
-    process.start()
-    send.close()  # the child's end: once the child is gone, the parent reads EOF
-    started = time.monotonic()
-    return _Child(
-        index, path, process, receive, output, started, started + timeout if timeout else None
-    )
-
-
-def _show(progress: Progress, total: int, done: int, running: dict[int, _Child]) -> None:
-    if total == 1:
-        for child in running.values():
-            progress(*child.progress)
-        return
-    label = ""
-    if running:
-        child = running[min(running)]
-        label = Path(child.path).name
-        if child.progress[1]:
-            label += f" {child.progress[0]}/{child.progress[1]}"
-    progress(done, total, label)
+    def show(self) -> None:
+        """The progress: a lone model's nodes, else the models done."""
+        if self.progress is None:
+            return
+        if len(self.paths) == 1:
+            for child in self.running.values():
+                self.progress(*child.progress)
+            return
+        label = ""
+        if self.running:
+            child = self.running[min(self.running)]
+            label = Path(child.path).name
+            if child.progress[1]:
+                label += f" {child.progress[0]}/{child.progress[1]}"
+        self.progress(len(self.found) + len(self.finished), len(self.paths), label)
 
 
 def warm() -> None:
-    """Validate a one-node model once, in the forkserver: what every model's first validation
-    pays (onnxruntime's environment, ortpool's registration, the version table, numpy.random) is
-    then paid once per run, not once per child (0.19 s against 0.05-0.09 s for a bundled model).
-    Anything failing here only leaves the children to pay it themselves."""
+    """Validate a one-node model once, in the forkserver: what a first validation pays
+    (onnxruntime's environment, ortpool's registration, numpy.random) is then paid once per run,
+    not once per child. A failure here only leaves the children to pay it."""
     try:
         import numpy as np
         import onnx
@@ -543,17 +450,12 @@ def warm() -> None:
         from ortpool.validate import validator
 
         node = helper.make_node("MaxPool", ["x"], ["y"], name="warm", kernel_shape=[2, 2])
-        model = node_model(
-            [node],
-            "warm",
-            [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 1, 4, 4])],
-            [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
-            [helper.make_opsetid("", 12)],
-        )
+        x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 1, 4, 4])
+        y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+        model = node_model([node], "warm", [x], [y], [helper.make_opsetid("", 12)])
         validator.validate_model(model, validator.ValidateOptions())
         np.random.default_rng(0)
     except Exception:  # a warm-up is optional: the forkserver must start whatever happens
         pass
-    # Every object so far is kept out of the collector's passes: a child's collections would
-    # otherwise write to (and so copy) every page of the server's heap.
+    # kept out of the collector's passes: a child's would write to (copy) the server's heap
     gc.freeze()

@@ -6,10 +6,10 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from ortpool.options import reports
+from ortpool.options import accuracy, domain, inputs, reports, runtime, target, timing
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
-from ortpool.report.text import safe
+from ortpool.report.text import dumps, safe
 from ortpool.staging import StagedFiles
 from ortpool.validate import batch
 
@@ -21,18 +21,12 @@ HELP = (
     "compare onnxruntime's built-in pooling with ortpool on models (default: the bundled ones), "
     "per node in isolation and end to end"
 )
-EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ortpool.options import accuracy, domain, inputs, runtime, target, timing
-
     parser.add_argument(
-        "models",
-        nargs="*",
-        metavar="MODEL",
-        help="ONNX model files (default: the models bundled in the package, ortpool/models/)",
-    )
+        "models", nargs="*", metavar="MODEL",
+        help="ONNX model files (default: the models bundled in the package, ortpool/models/)")
     # what the models run on first: --shape, --inputs, --seed, then the runtime
     inputs.add_arguments(parser)
     runtime.add_arguments(
@@ -40,30 +34,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ISOLATED_LEVEL,
         "both runs of the model and every isolated node run at it; disable judges each node as "
         "written, not fused into its neighbours, so a difference is the node's own (fix and "
-        "bench default to all, the level a deployed model runs at)",
-    )
+        "bench default to all, the level a deployed model runs at)")
     target.add_arguments(parser, "each pooling node and the whole model")
     domain.add_arguments(parser, "verdicts")
     group = parser.add_argument_group("validation")
     group.add_argument(
-        "--reference",
-        action="store_true",
-        help="add the onnx reference evaluator as a third column",
-    )
+        "--reference", action="store_true",
+        help="add the onnx reference evaluator as a third column")
     timing.add_reference_timeout(group, 20.0, "per node")
     group.add_argument(
-        "--no-guard-cost",
-        action="store_true",
+        "--no-guard-cost", action="store_true",
         help="do not measure what guarding the nodes that differ on NaN/inf inputs only would "
         "cost (by default, in the finite domain, fix --nonfinite is run for them and the model "
-        "timed: about a second per such model)",
-    )
+        "timed: about a second per such model)")
     group.add_argument(
-        "--fail-on-rulings",
-        action="store_true",
+        "--fail-on-rulings", action="store_true",
         help="exit 1 also when the only differences are in cells docs/rulings.md "
-        "decides (NaN in a window, empty windows)",
-    )
+        "decides (NaN in a window, empty windows)")
     timing.add_jobs(group)  # --jobs, --timeout
     group = parser.add_argument_group("reports")
     reports.add_json(group, "write the full report as JSON")
@@ -72,8 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         group,
         "report every node and graph output, with the model's inputs and every note (by "
         "default: one line per model, then the nodes that do not agree and the outputs that "
-        "differ; the report fits 100 columns, --json keeps every text whole)",
-    )
+        "differ; the report fits 100 columns, --json keeps every text whole)")
     reports.add_no_progress(group)
     accuracy.add_arguments(
         parser,
@@ -84,15 +70,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         rtol_help="relative tolerance for graph outputs, relative to their magnitude (default per "
         "type: float and the half types 1e-5, double 1e-10); for averages and "
         "norms, when given, it widens the accuracy agree band (default 0 there); max values "
-        "and Indices are always compared exactly",
-    )
+        "and Indices are always compared exactly")
 
 
 def run(args: argparse.Namespace) -> int:
     batch.start()  # the models' forkserver imports onnxruntime while this process does too
-    from ortpool.options import timing
     from ortpool.report import html, terminal
-    from ortpool.report import jsondoc as jsonreport
     from ortpool.report.progress import ProgressBar
     from ortpool.validate import validator
     from ortpool.validate.api import settings as settings_of
@@ -101,8 +84,8 @@ def run(args: argparse.Namespace) -> int:
     paths = args.models or [str(p) for p in validator.bundled_models()]
     jobs = batch.jobs_from(timing.jobs(args.jobs), len(paths))
     timeout = timing.timeout(args.timeout)
-    # The report destinations are checked and a temporary file reserved next to each before
-    # anything runs: a report that cannot be written fails in a second, not after the run.
+    # the reports' destinations checked and reserved first: one that cannot be written fails
+    # in a second, not after the run
     with StagedFiles((p, "a model being validated") for p in paths) as files:
         json_file = files.add(args.json, "the JSON report") if args.json else None
         html_file = files.add(args.html, "the HTML report") if args.html else None
@@ -110,16 +93,9 @@ def run(args: argparse.Namespace) -> int:
         title = f"validate {paths[0]}" if len(paths) == 1 else "validate"
         bar = None if args.no_progress else ProgressBar(title, force=False)
         try:
-            # Every model in a child process of its own: one that cannot be read, crashes or
-            # hangs is reported as such and the others are still validated.
             found = batch.run_models(
-                paths,
-                options,
-                jobs=jobs,
-                timeout=timeout,
-                progress=bar,
-                on_result=lambda result: _print_model(result, args.verbose, bar),
-            )
+                paths, options, jobs=jobs, timeout=timeout, progress=bar,
+                on_result=lambda result: _print_model(result, args.verbose, bar))
         finally:
             if bar is not None:
                 bar.close()
@@ -128,8 +104,7 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(terminal.information_lines(found) + terminal.summary_lines(found)))
         settings = settings_of(options, timeout, args.fail_on_rulings)
         if json_file is not None:
-            document = jsonreport.validate_document(found, settings)
-            json_file.write(jsonreport.dumps(document).encode())
+            json_file.write(dumps(results.validate_document(found, settings)).encode())
         if html_file is not None:
             html_file.write(html.render(found, settings).encode())
         files.commit()
@@ -141,29 +116,20 @@ def run(args: argparse.Namespace) -> int:
 
 def _options(args: argparse.Namespace) -> ValidateOptions:
     """The validator's options the arguments give (an :class:`OrtpoolError` for a bad one)."""
-    from ortpool.options import accuracy, domain, inputs, runtime, target, timing
     from ortpool.validate.validator import ValidateOptions
 
     judged = target.from_args(args, ISOLATED_LEVEL)
     return ValidateOptions(
-        runtime=runtime.from_args(args),
-        target=judged.runtime,
-        case_timeout=judged.case_timeout,
-        accuracy=accuracy.from_args(args),
-        seed=inputs.seed(args.seed),
-        inputs=inputs.from_args(args),  # the messages speak of --shape and --inputs
-        reference=args.reference,
+        runtime=runtime.from_args(args), target=judged.runtime, case_timeout=judged.case_timeout,
+        accuracy=accuracy.from_args(args), seed=inputs.seed(args.seed),
+        inputs=inputs.from_args(args), reference=args.reference,
         reference_timeout=timing.reference_timeout(args.reference_timeout),
-        nonfinite=domain.from_args(args),
-        guard_cost=not args.no_guard_cost,
-    )
+        nonfinite=domain.from_args(args), guard_cost=not args.no_guard_cost)
 
 
-def _print_model(
-    result: results.ModelResult, verbose: bool = False, bar: ProgressBar | None = None
-) -> None:
-    """One model's report on the terminal as soon as it is known, the progress line erased
-    first (it is drawn again on the next update)."""
+def _print_model(result: results.ModelResult, verbose: bool = False,
+                 bar: ProgressBar | None = None) -> None:
+    """One model's report as soon as it is known, the progress line erased first."""
     from ortpool.report import terminal
 
     if bar is not None:

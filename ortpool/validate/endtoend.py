@@ -1,35 +1,18 @@
 """The end-to-end verdict: each graph output of the ortpool-rewritten model against the built-in
 run's, judged for what the pools changed.
 
-Both runs use the same graph optimisation level, yet a deep network's outputs need not be
-bit-identical: ortpool's AveragePool sums its taps in another order than onnxruntime's (each
-within its tolerance of the spec), and with ``--optimize`` onnxruntime fuses and lays out the
-convolutions around a custom op differently. Rounding that enters early grows through the
-layers relative to the size of the sums that make a cell, so a cell near zero (large terms
-cancelling) carries the noise of the output's largest values. An output's tolerance is
-therefore scaled to its magnitude. A real difference changes a shape, a NaN or an infinity, or
-values by far more than rounding does. A pool that agrees with an accuracy note (ruling 17:
-exit code unchanged) rounds by more than that, up to 1e-4 of its mean|x|: the largest such
-relative error is added to the outputs' rtol, so that a note never fails the run end to end.
+Outputs need not be bit-identical at the same level: ortpool's AveragePool sums in another order,
+and the runtime fuses the convolutions around a custom op differently. That rounding grows
+through the layers relative to the output's largest values, so an output's tolerance is scaled
+to its magnitude; a pool's accuracy note (ruling 17) adds its relative error to the rtol, so a
+note never fails the run end to end. A real difference changes a shape, a NaN or values by far
+more. The built-in run's own noise at the other level is measured for information only: the
+optimiser can be what is wrong (ruling 16), and a bound taken from it would hide that.
 
-When an output is not bit-identical, the model's own float noise is measured for information:
-the built-in run at the other optimisation level. It is no allowance: onnxruntime's optimiser
-can be what is wrong (it folds a Pad into the pool after it, a form its pool gets wrong:
-ruling 16), and a bound taken from it would hide exactly that.
-
-Half types (float16, bfloat16) round far more coarsely than that noise. Each value is computed
-in float32 and rounded once to its type (ruling 17, ruling 8), so two runs whose float32
-values differ by float noise, or by a pool's accuracy note (up to 1e-4 relative, below a
-float16 ulp's 4.9e-4 and a bfloat16 ulp's 3.9e-3), land at most one ulp of the half type apart
-after a rounding: the two values straddle at most one rounding boundary, and a run that skips
-the rounding (onnxruntime's float16 fallback drops a Cast round trip) is half an ulp away. Only
-the pooling nodes differ between the two runs, so the roundings that count are the nodes from
-a pool (the pool included) to the output that produce a half-typed value and compute it (a max,
-a Relu, a reshape or a copy selects one of its inputs' values and rounds nothing). With the
-same assumption the float32 allowance makes (the layers in between do not amplify a difference
-beyond the output's magnitude), an output is allowed ``half_ulps`` (ruling 17's 1) ulp of the
-half type at its magnitude per such rounding, whatever its own type (a float16 branch Cast back
-to float32 carries float16's rounding): :func:`half_roundings`.
+Half types round far more coarsely: a value computed in float32 and rounded once lands at most
+one ulp of its half type from the other run's, so an output is allowed ``half_ulps`` ulp of the
+half type at its magnitude per node between a pool and it that computes a half-typed value
+(:func:`half_roundings`; a max, a Relu or a reshape selects and rounds nothing).
 """
 
 from __future__ import annotations
@@ -50,24 +33,19 @@ from ortpool.tolerances import HALF, Tolerance, tolerance_for, ulp
 def magnitude(a: np.ndarray, b: np.ndarray) -> float:
     """The smaller of the two sides' largest finite ``|value|``: a side gone wrong by growing
     large does not widen the tolerance it is judged by."""
-    sizes = []
-    for side in (a, b):
-        wide = np.abs(side.astype(np.float64))
-        finite = wide[np.isfinite(wide)]
-        sizes.append(float(finite.max()) if finite.size else 0.0)
-    return min(sizes)
+    return min(_largest(np.abs(side.astype(np.float64))) for side in (a, b))
+
+
+def _largest(values: np.ndarray) -> float:
+    finite = values[np.isfinite(values)]
+    return float(finite.max()) if finite.size else 0.0
 
 
 def note_allowance(nodes: Sequence[results.NodeResult]) -> float:
     """The largest error, relative to mean|x|, of the pools that agree with an accuracy note."""
-    return max(
-        (
-            n.accuracy["max_error_units"] * n.accuracy["u"]
-            for n in nodes
-            if n.status == results.ACCURACY_NOTE and n.accuracy and n.accuracy["max_error_units"]
-        ),
-        default=0.0,
-    )
+    return max((n.accuracy["max_error_units"] * n.accuracy["u"] for n in nodes
+                if n.status == results.ACCURACY_NOTE and n.accuracy
+                and n.accuracy["max_error_units"]), default=0.0)
 
 
 #: Ops each of whose output values is one of their inputs' values (moved, selected or
@@ -81,8 +59,7 @@ SELECTING = frozenset({
 
 
 def _holds_pool(node: onnx.NodeProto) -> bool:
-    """A pooling node, an ortpool op, or a node whose subgraphs hold one: where the two runs
-    can differ."""
+    """A pooling node, an ortpool op, or a node whose subgraphs hold one."""
     if is_pool(node) or node.domain == optypes.DOMAIN:
         return True
     return any(_holds_pool(inner) for _, _, graph in subgraphs(node) for inner in graph.node)
@@ -90,13 +67,8 @@ def _holds_pool(node: onnx.NodeProto) -> bool:
 
 def half_roundings(model: onnx.ModelProto) -> dict[str, dict[str, int]]:
     """Per graph output of ``model`` (functions inlined), the nodes between the pooling nodes
-    and it that round to a half type, counted per type (the module docstring); an output that
-    no pool reaches, or reaches through float32 and double only, has none.
-
-    Example: ``Cast(to float16) -> MaxPool -> AveragePool -> Cast(to float)`` gives
-    ``{"out": {"float16": 1}}``: the Cast before the pools is the same in both runs, the MaxPool
-    selects and the Cast after them widens; the AveragePool rounds.
-    """
+    and it that round to a half type, counted per type: ``Cast(to float16) -> MaxPool ->
+    AveragePool -> Cast(to float)`` gives ``{"out": {"float16": 1}}`` (the AveragePool)."""
     graph = model.graph
     types = learn_types(model)
     scope = model_scopes(model)[0]
@@ -129,16 +101,10 @@ def half_roundings(model: onnx.ModelProto) -> dict[str, dict[str, int]]:
     return found
 
 
-def output_tolerance(
-    dtype: str,
-    a: np.ndarray,
-    b: np.ndarray,
-    atol: float | None,
-    rtol: float | None,
-    note_rtol: float = 0.0,
-    roundings: Mapping[str, int] | None = None,
-    half_ulps: float = 1.0,
-) -> Tolerance:
+def output_tolerance(dtype: str, a: np.ndarray, b: np.ndarray, atol: float | None,
+                     rtol: float | None, note_rtol: float = 0.0,
+                     roundings: Mapping[str, int] | None = None,
+                     half_ulps: float = 1.0) -> Tolerance:
     """The per-type tolerance (``--atol``/``--rtol``; a half-typed output's own is float32's,
     the type it is computed in) plus the accuracy notes' ``note_rtol``, relative to the output's
     magnitude, plus ``half_ulps`` ulp of the half type at the magnitude per rounding to it after
@@ -151,26 +117,19 @@ def output_tolerance(
     for elem, count in sorted((roundings or {}).items()):
         step = half_ulps * float(ulp(np.asarray(size), elem))
         added += count * step
-        parts.append(
-            f"atol {tol.atol:g} + {count} x {half_ulps:g} ulp of {elem} at the magnitude "
-            f"({step:.3g}), one per rounding to {elem} after a pool (ruling 17)"
-        )
+        parts.append(f"atol {tol.atol:g} + {count} x {half_ulps:g} ulp of {elem} at the magnitude "
+                     f"({step:.3g}), one per rounding to {elem} after a pool (ruling 17)")
     if note_rtol:
         parts.append(f"rtol {tol.rtol:g} + {note_rtol:.3g} for the accuracy notes (ruling 17)")
     return Tolerance(tol.atol + added, tol.rtol + note_rtol, magnitude=size,
                      formula="; ".join(parts))
 
 
-def compare_outputs(
-    names: Sequence[str],
-    builtin: Sequence[np.ndarray],
-    ours: Sequence[np.ndarray],
-    atol: float | None = None,
-    rtol: float | None = None,
-    note_rtol: float = 0.0,
-    roundings: Mapping[str, Mapping[str, int]] | None = None,
-    half_ulps: float = 1.0,
-) -> list[results.OutputResult]:
+def compare_outputs(names: Sequence[str], builtin: Sequence[np.ndarray],
+                    ours: Sequence[np.ndarray], atol: float | None = None,
+                    rtol: float | None = None, note_rtol: float = 0.0,
+                    roundings: Mapping[str, Mapping[str, int]] | None = None,
+                    half_ulps: float = 1.0) -> list[results.OutputResult]:
     """Compare each graph output, built-in run against ortpool-rewritten run (``note_rtol``:
     :func:`note_allowance` of the model's nodes; ``roundings``: :func:`half_roundings`)."""
     found = []
@@ -182,11 +141,8 @@ def compare_outputs(
     return found
 
 
-def measure_noise(
-    outputs: Sequence[results.OutputResult],
-    builtin: Sequence[np.ndarray],
-    run_other_level: Callable[[], Sequence[np.ndarray]],
-) -> None:
+def measure_noise(outputs: Sequence[results.OutputResult], builtin: Sequence[np.ndarray],
+                  run_other_level: Callable[[], Sequence[np.ndarray]]) -> None:
     """Set each float output's ``noise``: how far the built-in run moves at the other graph
     optimisation level. Only when some output is not bit-identical (else nothing to explain);
     left unset if that run fails."""
@@ -199,6 +155,4 @@ def measure_noise(
     for out, a, b in zip(outputs, builtin, other, strict=True):
         if not out.tolerance.exact and a.shape == b.shape:
             with np.errstate(invalid="ignore"):
-                diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
-            finite = diff[np.isfinite(diff)]
-            out.noise = float(finite.max()) if finite.size else 0.0
+                out.noise = _largest(np.abs(a.astype(np.float64) - b.astype(np.float64)))

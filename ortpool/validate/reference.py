@@ -1,16 +1,6 @@
 """The onnx reference evaluator as a third opinion: each node's captured input judged by the
-engine on the reference runtime (:mod:`ortpool.runtimes.reference_runtime`, in a worker process
-with a time limit: it loops in Python and can take minutes on a real tensor), and its known
-defects labelled where it differs for a reason of its own:
-
-* it pads windows with NaN and drops NaNs before reducing, so a NaN *input* is ignored too
-  (ruling 6 says NaN propagates);
-* MaxUnpool with ``output_shape`` scatters into the inferred shape and zero-extends it, instead of
-  addressing the requested output (ruling 9);
-* LpPool in ceil mode rescales the windows that hang over the end by k / (taps inside)
-  (ruling 12: padding contributes nothing), and refuses ceil_mode with auto_pad;
-* it has no GlobalLpPool and no MaxRoiPool at all.
-"""
+engine on the reference runtime (in a worker with a time limit: it loops in Python), and its
+known defects named where it differs for a reason of its own (rulings 6, 9 and 12)."""
 
 from __future__ import annotations
 
@@ -67,5 +57,4 @@ def reference(worker: Worker, site: Site, feed: object) -> ReferenceResult:
     explained = on_nan == differing or unpool or lp_ceil
     return ReferenceResult(
         "differ", "differences explained by its known defects" if explained else "",
-        differing=differing, defects=defects, seconds=seconds,
-    )
+        differing=differing, defects=defects, seconds=seconds)

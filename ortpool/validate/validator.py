@@ -1,29 +1,22 @@
 """``validate_model``: one model, per pooling node in isolation and end to end.
 
-1. Inputs: resolved by :func:`ortpool.model.inputs.resolve` (``--shape``, ``--inputs``, seeded
-   generation; every open dim named with its size).
-2. The model runs once in onnxruntime's built-in kernels with every pooling node's inputs as
-   extra outputs: those are the node's real inputs. (If onnxruntime cannot run the model, e.g. it
-   has no kernel for one node, the inputs are captured from the ortpool-rewritten run instead.)
-3. Each node runs alone in both implementations on exactly its captured inputs
-   (:func:`ortpool.validate.isolate.run_node`), optionally also in the onnx reference evaluator.
-4. End to end: the ortpool-rewritten model runs on the same inputs at the same optimisation
-   level and every graph output is compared with the built-in run's (:mod:`.endtoend`).
+The model runs once on the runtime judged with every pooling node's inputs as extra outputs (the
+ortpool-rewritten run captures them where it cannot run the model); each node is judged by the
+engine on those inputs and the domain's built cases (:func:`judge_site`); the rewritten model
+runs on the same inputs at the same level and each graph output is compared (:mod:`.endtoend`).
 
-A model ``ortpool fix`` wrote is read as such: each node it realized by a standard-op form is
-reported once, ``fixed`` with its form (fix proved it exact), and the form's own pooling nodes
-are not validated as nodes of the model (:mod:`ortpool.model.fixmarks`). A node of the ortpool
-domain (``ortpool rewrite``, or fix keeping ortpool's op) runs ortpool's kernel: reported as an
-ortpool op, and the "built-in" run is the model as it stands with ortpool's ops registered, so
-its other nodes are onnxruntime's and compared end to end as usual.
+A model ``ortpool fix`` wrote is read as such: a node realized by a standard-op form is judged
+as that form stands and reported ``fixed`` (:mod:`ortpool.model.fixmarks`); a node of the
+ortpool domain runs ortpool's kernel and is reported as an ortpool op.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.resources
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -53,12 +46,11 @@ from ortpool.model.site import Site, find_sites, read_values
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.ort.nodes import iter_ortpool_nodes
 from ortpool.report import record as results
+from ortpool.report.progress import Progress
 from ortpool.runtimes.base import Runtime, RuntimeFailure, Worker
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.validate import endtoend
 from ortpool.validate import reference as reference_mod
-
-Progress = Callable[[int, int, str], None]
 
 #: The name onnx's inliner gives a function body's node in its k-th call.
 _INLINED = re.compile(r"(.+)__\d+")
@@ -68,11 +60,9 @@ _INLINED = re.compile(r"(.+)__\d+")
 class ValidateOptions:
     """How ``validate`` runs and judges a model."""
 
-    #: the runtime every run and every node is judged on (default: the CPU provider,
-    #: optimizations off)
+    #: onnxruntime's session options (default: the CPU provider, optimizations off)
     runtime: RuntimeSpec = dataclasses.field(
-        default_factory=lambda: RuntimeSpec(level=ISOLATED_LEVEL)
-    )
+        default_factory=lambda: RuntimeSpec(level=ISOLATED_LEVEL))
     #: ruling 17's thresholds for averages and norms, with the graph outputs' atol and rtol
     accuracy: AccuracyRule = DEFAULT_RULE
     seed: int = 0
@@ -83,27 +73,22 @@ class ValidateOptions:
     #: the input domain (ruling 20): False, finite inputs (the default); True, NaN and +-inf too
     nonfinite: bool = False
     #: in the finite domain, measure what guarding the nodes that differ on non-finite inputs
-    #: only costs (:func:`ortpool.forms.price.guard_price`; onnxruntime's alone: fix's forms)
+    #: only costs (:func:`ortpool.forms.price.guard_price`; onnxruntime only)
     guard_cost: bool = True
-    #: the runtime judged, when it is not onnxruntime (``--runtime openvino``): the model runs
-    #: on it, each node's inputs are captured from that run and each node is judged on it, in
-    #: a worker process (:mod:`ortpool.runtimes`); onnxruntime still runs ortpool's ops end to
-    #: end. Its time limit per run: ``case_timeout`` seconds.
+    #: the runtime judged when not onnxruntime: the model runs and each node is judged on it, in
+    #: a worker process, ``case_timeout`` seconds a run; onnxruntime runs ortpool's ops end to end
     target: Runtime | None = None
     case_timeout: float = 60.0
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
-    """Load an ONNX model with its weights; anything unreadable is an OrtpoolError (exit 2) with
-    the reason."""
+    """An ONNX model with its weights; anything unreadable is an OrtpoolError with the reason."""
     return modelfile.read(path, load_external_data=True)
 
 
 def _rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto | None, str]:
-    try:
-        from ortpool.rewrite import rewrite
-    except ImportError as err:
-        return None, f"the ortpool rewriter is not available ({err})"
+    from ortpool.rewrite import rewrite
+
     try:
         return rewrite(model), ""
     except (OrtpoolError, ValueError) as err:
@@ -111,9 +96,8 @@ def _rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto | None, str]:
 
 
 def _ortpool_runner(runtime: RuntimeSpec):
-    """The rewritten model's run, on the built-in run's runtime and optimisation level:
-    otherwise only one side's convolutions are fused and blocked (NCHWc), and that alone moves a
-    deep network's outputs by float noise that no pooling node caused."""
+    """The rewritten model's run, at the built-in run's level: otherwise only one side's
+    convolutions are fused, which alone moves a deep network's outputs by float noise."""
 
     def run(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         session = open_session(runtime, model)
@@ -124,8 +108,7 @@ def _ortpool_runner(runtime: RuntimeSpec):
 
 @dataclasses.dataclass
 class _Runs:
-    """The model's two whole runs on the same inputs: each one's outputs, or why it has none,
-    and every pooling node's inputs captured from one of them."""
+    """The model's two runs: each one's outputs or why none, and the nodes' captured inputs."""
 
     captured: dict[str, np.ndarray] | None = None
     capture_source: str = ""
@@ -138,13 +121,9 @@ class _Runs:
     placed: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
-def validate_model(
-    source: str | Path | onnx.ModelProto,
-    options: ValidateOptions | None = None,
-    progress: Progress | None = None,
-    strict_shapes: bool = True,
-    label: str | None = None,
-) -> results.ModelResult:
+def validate_model(source: str | Path | onnx.ModelProto, options: ValidateOptions | None = None,
+                   progress: Progress | None = None, strict_shapes: bool = True,
+                   label: str | None = None) -> results.ModelResult:
     """Validate one model; node-level problems are results, only an unusable model raises."""
     options = options or ValidateOptions()
     if isinstance(source, onnx.ModelProto):
@@ -164,53 +143,26 @@ def validate_model(
     regions = _regions(model, fixed, result.notes)
     sites = _sites(model, inlined, result, fixed, bool(ours))
     main = [r for r in regions if r.in_main_graph]
-    worker = Worker(options.target, options.case_timeout) if options.target else None
-    try:
+    with (Worker(options.target, options.case_timeout) if options.target
+          else contextlib.nullcontext()) as worker:
         judged_on = worker or options.runtime
         runs = _run_whole(model, inlined, resolved.feeds, [*sites, *main], options, result,
                           bool(ours), worker)
-        result.runtime = _title(judged_on)
-        _judge_model(model, inlined, fixed, sites, regions, runs, resolved, options, progress,
-                     result, judged_on)
-    finally:
-        if worker is not None:
-            worker.close()
-    return result
-
-
-def _title(runtime: RuntimeSpec | Worker) -> str:
-    return runtime.runtime.title() if isinstance(runtime, Worker) else runtime.title()
-
-
-def _judge_model(
-    model: onnx.ModelProto,
-    inlined: onnx.ModelProto,
-    fixed: Mapping[str, fixmarks.FixedNode],
-    sites: list[Site],
-    regions: list[Site],
-    runs: _Runs,
-    resolved: model_inputs.ResolvedInputs,
-    options: ValidateOptions,
-    progress: Progress | None,
-    result: results.ModelResult,
-    judged_on: RuntimeSpec | Worker,
-) -> None:
-    """Every node judged on ``judged_on`` (its captured inputs from ``runs``), the model end to
-    end, and the guard's price."""
-    label = result.path
-    forms = {name: entry for name, entry in fixed.items() if entry.nodes}
-    if runs.captured is None:
-        _cannot_capture(runs, sites, resolved, label)
-    elif sites or regions:
-        result.notes.append(f"node inputs captured from the {runs.capture_source}")
-    _judge_all(sites, runs.captured or {}, options, progress, result, judged_on)
-    _fixed_alone(result.nodes, fixed)
-    result.nodes += [_judge_region(model, forms[r.name], r, runs.captured or {}, options,
-                                   judged_on) for r in regions]
-    result.nodes += _written_nodes(model, fixed, result.opset)
-    for node in result.nodes:
-        # Where the node ran in the whole model's built-in run (its inputs were captured there).
-        if runs.placed:
+        result.runtime = worker.runtime.title() if worker else options.runtime.title()
+        if runs.captured is None:
+            _cannot_capture(runs, sites, resolved, label)
+        elif sites or regions:
+            result.notes.append(f"node inputs captured from the {runs.capture_source}")
+        captured = runs.captured or {}
+        _judge_all(sites, captured, options, progress, result, judged_on)
+        _fixed_alone(result.nodes, fixed)
+        result.nodes += [_judge_region(model, fixed[r.name], r, captured, options, judged_on)
+                         for r in regions]
+    result.nodes += [_ortpool_node(node, result.opset, scope.location)
+                     for scope in model_scopes(model) for node in scope.nodes
+                     if node.domain == optypes.DOMAIN]
+    if runs.placed:  # where each node ran in the whole model's run (its inputs came from there)
+        for node in result.nodes:
             node.executed_in_model = runs.placed.get(node.name)
             node.asked_provider = options.runtime.first
     _end_to_end(model, inlined, resolved.feeds, runs, options, result)
@@ -220,15 +172,11 @@ def _judge_model(
         price = guard_price(inlined, guarded, resolved.feeds, options.runtime)
         result.guard_text, result.guard_cost = price.text(), price.to_dict()
         result.guard_detail = price.text(verbose=True)
+    return result
 
 
-def _resolve_inputs(
-    model: onnx.ModelProto,
-    options: ValidateOptions,
-    strict_shapes: bool,
-    label: str,
-    result: results.ModelResult,
-) -> model_inputs.ResolvedInputs:
+def _resolve_inputs(model: onnx.ModelProto, options: ValidateOptions, strict_shapes: bool,
+                    label: str, result: results.ModelResult) -> model_inputs.ResolvedInputs:
     """The model's inputs for the runs, named in ``result``."""
     spec = options.inputs
     if not strict_shapes:  # several models: each --shape/--inputs name applies where it exists
@@ -237,20 +185,13 @@ def _resolve_inputs(
         resolved = model_inputs.resolve(model, spec, options.seed)
     except OrtpoolError as err:
         raise OrtpoolError(f"{label}: {err}") from None
-    result.input_source = resolved.source
-    result.inputs = resolved.shapes
-    result.open_dims = resolved.dims
-    result.shape_hint = resolved.shape_hint()
+    result.input_source, result.inputs = resolved.source, resolved.shapes
+    result.open_dims, result.shape_hint = resolved.dims, resolved.shape_hint()
     return resolved
 
 
-def _sites(
-    model: onnx.ModelProto,
-    inlined: onnx.ModelProto,
-    result: results.ModelResult,
-    fixed: Mapping[str, fixmarks.FixedNode],
-    has_ortpool_ops: bool,
-) -> list[Site]:
+def _sites(model: onnx.ModelProto, inlined: onnx.ModelProto, result: results.ModelResult,
+           fixed: Mapping[str, fixmarks.FixedNode], has_ortpool_ops: bool) -> list[Site]:
     """The pooling sites of the inlined model but the nodes of fix's forms (``fixed``: judged as
     regions), those of local functions said so; the notes on them (none at all, an empty
     auto_pad) in ``result``."""
@@ -273,20 +214,18 @@ def _sites(
         if site.in_main_graph and text(site.node.name) not in main_names and model.functions:
             site = dataclasses.replace(site, location="local function (inlined)")
         sites.append(site)
+        if (note := empty_auto_pad_note(site.node, site.name)) is not None:
+            result.notes.append(note)
     if not sites and not fixed and not has_ortpool_ops:
         result.notes.append("the model has no standard pooling node")
-    for site in sites:
-        note = empty_auto_pad_note(site.node, site.name)
-        if note is not None:
-            result.notes.append(note)
     return sites
 
 
 def _fixed_alone(nodes: list[results.NodeResult],
                  fixed: Mapping[str, fixmarks.FixedNode]) -> None:
-    """A form fix wrote without inserting a node (explicit pads) is the node itself, judged
-    against its own attributes like any other: where that judgement agrees, it is reported as
-    fixed (in a function's inlined copy, under the function's node name)."""
+    """A form fix wrote without inserting a node (explicit pads) is the node itself, judged as
+    any other: where it agrees, it is reported as fixed (under the function's node name in an
+    inlined copy)."""
     for node in nodes:
         inlined_from = _INLINED.fullmatch(node.name)
         name = inlined_from[1] if inlined_from and inlined_from[1] in fixed else node.name
@@ -299,15 +238,12 @@ def _fixed_alone(nodes: list[results.NodeResult],
                         f"judged as it stands: {proof}")
 
 
-def _regions(
-    model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode], notes: list[str]
-) -> list[Site]:
-    """Each node fix wrote as a standard-op form, as the site of the spec it claims: its
-    operator, version and attributes, reading the form's inputs (the node's own), where the
-    form stands (any scope), X typed as inference knows it there. The verdict on it is the
-    engine's judgement of the form as it stands (:func:`_judge_region`), never the record. A
-    record naming no spec ortpool knows is dropped from ``fixed`` with a note: its nodes are
-    then judged as they stand."""
+def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
+             notes: list[str]) -> list[Site]:
+    """Each node fix wrote as a standard-op form, as the site of the spec it claims (its
+    operator, version and attributes, reading the node's own inputs, where the form stands);
+    the verdict is the engine's on the form (:func:`_judge_region`), never the record's. A
+    record naming no spec ortpool knows is dropped from ``fixed`` with a note."""
     scopes = {text(n.name): scope for scope in model_scopes(model) for n in scope.nodes
               if n.name}
     read = read_values(model)
@@ -337,24 +273,16 @@ def _regions(
             site, node=node, inputs=tuple(entry.inputs), outputs=tuple(entry.outputs),
             scope=scope, location=scope.location if scope else "?",
             opset=scope.opset if scope and scope.opset else site.opset,
-            elem=elem, indices_read=len(entry.outputs) > 1 and entry.outputs[1] in read,
-        ))
+            elem=elem, indices_read=len(entry.outputs) > 1 and entry.outputs[1] in read))
     return regions
 
 
-def _judge_region(
-    model: onnx.ModelProto,
-    entry: fixmarks.FixedNode,
-    site: Site,
-    captured: Mapping[str, np.ndarray],
-    options: ValidateOptions,
-    on: RuntimeSpec | Worker,
-) -> results.NodeResult:
-    """A form fix wrote, judged as it stands in ``model`` (its nodes between the node's inputs
-    and outputs, :func:`ortpool.model.singlenode.region_model`) against the spec it claims: in
-    the main graph on its captured inputs and the domain's built cases, elsewhere on the built
-    cases at its static size (or sampled sizes). FIXED where exact, else what the engine
-    found."""
+def _judge_region(model: onnx.ModelProto, entry: fixmarks.FixedNode, site: Site,
+                  captured: Mapping[str, np.ndarray], options: ValidateOptions,
+                  on: RuntimeSpec | Worker) -> results.NodeResult:
+    """A form fix wrote, judged as it stands in ``model``
+    (:func:`ortpool.model.singlenode.region_model`) against the spec it claims, as
+    :func:`judge_site` judges a node; FIXED where exact."""
     holder = site.scope.holder if site.scope is not None else None
     outputs = list(site.outputs[: 2 if site.indices_read else 1])
 
@@ -386,20 +314,12 @@ def _judge_region(
     return node
 
 
-def _run_whole(
-    model: onnx.ModelProto,
-    inlined: onnx.ModelProto,
-    feeds: Mapping[str, np.ndarray],
-    sites: Sequence[Site],
-    options: ValidateOptions,
-    result: results.ModelResult,
-    has_ortpool_ops: bool = False,
-    worker: Worker | None = None,
-) -> _Runs:
-    """The built-in run with the nodes' inputs captured, then the rewritten run (capturing them
-    there when the built-in run failed). A model holding ortpool ops runs them through ortpool in
-    the built-in run too: onnxruntime has no kernel of its own for them. With ``worker``, the
-    built-in run is that runtime's."""
+def _run_whole(model: onnx.ModelProto, inlined: onnx.ModelProto, feeds: Mapping[str, np.ndarray],
+               sites: Sequence[Site], options: ValidateOptions, result: results.ModelResult,
+               has_ortpool_ops: bool = False, worker: Worker | None = None) -> _Runs:
+    """The built-in run (``worker``'s runtime's) with the nodes' inputs captured, then the
+    rewritten run (capturing them there when the built-in run failed). A model holding ortpool
+    ops runs them through ortpool in the built-in run too."""
     runs = _Runs()
     name = worker.runtime.name if worker is not None else "onnxruntime"
 
@@ -418,15 +338,13 @@ def _run_whole(
         if has_ortpool_ops:
             try:
                 runs.captured, runs.builtin_outputs = capture.capture(
-                    inlined, feeds, sites, _ortpool_runner(options.runtime)
-                )
+                    inlined, feeds, sites, _ortpool_runner(options.runtime))
             except Exception as err:  # the session's errors, sorted as a built-in run's are
                 raise ortrun.classify(err, "run") from None
             runs.capture_source = "onnxruntime built-in run (its ortpool ops run by ortpool)"
         else:
-            runs.captured, runs.builtin_outputs = capture.capture(
-                inlined, feeds, sites, builtin_run
-            )
+            runs.captured, runs.builtin_outputs = capture.capture(inlined, feeds, sites,
+                                                                  builtin_run)
             runs.capture_source = f"{name} built-in run"
     except ortrun.OrtFailure as err:
         runs.builtin_failure = err
@@ -439,8 +357,7 @@ def _run_whole(
         try:
             if runs.captured is None:
                 runs.captured, runs.ortpool_outputs = capture.capture(
-                    capture.inline_functions(rewritten), feeds, sites, run_ours
-                )
+                    capture.inline_functions(rewritten), feeds, sites, run_ours)
                 runs.capture_source = f"ortpool-rewritten run ({name} could not run the model)"
             else:
                 runs.ortpool_outputs = run_ours(rewritten, feeds)
@@ -449,54 +366,35 @@ def _run_whole(
     return runs
 
 
-def _cannot_capture(
-    runs: _Runs,
-    nodes: Sequence[Site],
-    resolved: model_inputs.ResolvedInputs,
-    label: str,
-) -> None:
+def _cannot_capture(runs: _Runs, nodes: Sequence[Site], resolved: model_inputs.ResolvedInputs,
+                    label: str) -> None:
     """Neither run gave the nodes' inputs: an error when the model has pooling nodes."""
+    if not nodes:
+        return
+    failure = runs.builtin_failure
+    if failure is not None and failure.kind == ortrun.RUN_FAILED:
+        # a model that loads but fails to run most often fails at the sizes chosen: say them
+        raise resolved.cannot_run(label, str(failure))
     reason = runs.builtin_error or "onnxruntime could not run the model"
     if runs.ortpool_error:
         reason += f"; {runs.ortpool_error}"
-    failure = runs.builtin_failure
-    if nodes and failure is not None and failure.kind == ortrun.RUN_FAILED:
-        # A model that loads but fails to run is most often failing at the sizes chosen (a
-        # Resize, a Concat of two branches that need others): which sizes, how to set them.
-        raise resolved.cannot_run(label, str(failure))
-    if nodes:
-        raise OrtpoolError(f"{label}: {reason}")
+    raise OrtpoolError(f"{label}: {reason}")
 
 
-def _end_to_end(
-    model: onnx.ModelProto,
-    inlined: onnx.ModelProto,
-    feeds: Mapping[str, np.ndarray],
-    runs: _Runs,
-    options: ValidateOptions,
-    result: results.ModelResult,
-) -> None:
+def _end_to_end(model: onnx.ModelProto, inlined: onnx.ModelProto,
+                feeds: Mapping[str, np.ndarray], runs: _Runs, options: ValidateOptions,
+                result: results.ModelResult) -> None:
     """The graph outputs of the two runs compared, or why they were not."""
     if runs.builtin_outputs is not None and runs.ortpool_outputs is not None:
         other_level = ISOLATED_LEVEL if options.runtime.level != ISOLATED_LEVEL else DEFAULT_LEVEL
         result.end_to_end = "compared"
         result.outputs = endtoend.compare_outputs(
-            [o.name for o in model.graph.output],
-            runs.builtin_outputs,
-            runs.ortpool_outputs,
-            options.accuracy.atol,
-            options.accuracy.rtol,
-            endtoend.note_allowance(result.nodes),
-            endtoend.half_roundings(inlined),
-            options.accuracy.half_ulps,
-        )
+            [o.name for o in model.graph.output], runs.builtin_outputs, runs.ortpool_outputs,
+            options.accuracy.atol, options.accuracy.rtol, endtoend.note_allowance(result.nodes),
+            endtoend.half_roundings(inlined), options.accuracy.half_ulps)
         if options.target is None:  # onnxruntime's own noise, at its other level
-            endtoend.measure_noise(
-                result.outputs,
-                runs.builtin_outputs,
-                lambda: ortrun.run_builtin(inlined, feeds,
-                                           options.runtime.with_level(other_level)),
-            )
+            endtoend.measure_noise(result.outputs, runs.builtin_outputs, lambda: ortrun.run_builtin(
+                inlined, feeds, options.runtime.with_level(other_level)))
         if any(o.failing for o in result.outputs) and not any(
             n.failing or n.status in (results.RULINGS, results.NOT_COMPARED) for n in result.nodes
         ):
@@ -504,35 +402,24 @@ def _end_to_end(
                 "graph outputs differ although every isolated pooling node agrees: the difference "
                 "arises outside the pooling nodes' own results (e.g. onnxruntime's float16 "
                 "fallback computes a node in float32 and removes the Cast round trip after it, "
-                "skipping the rounding the graph asks for)"
-            )
-    elif (
-        runs.builtin_failure is not None
-        and runs.builtin_failure.kind != ortrun.NO_KERNEL
-        and runs.ortpool_outputs is not None
-    ):
-        # The rewritten model differs from the original in its pooling nodes only: if it runs
-        # where onnxruntime fails (a missing kernel aside, reported per node), the pools are why.
+                "skipping the rounding the graph asks for)")
+    elif (runs.builtin_failure is not None and runs.builtin_failure.kind != ortrun.NO_KERNEL
+          and runs.ortpool_outputs is not None):
+        # the two models differ in their pools only: if the rewritten one runs where the runtime
+        # fails (a missing kernel aside, reported per node), the pools are why
         result.run_differs = True
         result.end_to_end = f"only the ortpool-rewritten model runs; {runs.builtin_error}"
     else:
         result.end_to_end = "not compared: " + "; ".join(
-            r for r in (runs.builtin_error, runs.ortpool_error) if r
-        )
+            r for r in (runs.builtin_error, runs.ortpool_error) if r)
 
 
-def _judge_all(
-    sites: Sequence[Site],
-    captured: Mapping[str, np.ndarray],
-    options: ValidateOptions,
-    progress: Progress | None,
-    result: results.ModelResult,
-    on: RuntimeSpec | Worker,
-) -> None:
-    """Each site judged by the engine (:func:`judge_site`), into ``result.nodes``."""
-    worker = Worker(runtimes.get("reference"), options.reference_timeout) if (
-        options.reference) else None
-    try:
+def _judge_all(sites: Sequence[Site], captured: Mapping[str, np.ndarray],
+               options: ValidateOptions, progress: Progress | None, result: results.ModelResult,
+               on: RuntimeSpec | Worker) -> None:
+    """Each site judged (:func:`judge_site`), the reference evaluator's opinion where asked."""
+    with (Worker(runtimes.get("reference"), options.reference_timeout) if options.reference
+          else contextlib.nullcontext()) as worker:
         for i, site in enumerate(sites):
             if progress:
                 progress(i, len(sites), site.name)
@@ -545,9 +432,6 @@ def _judge_all(
             result.nodes.append(node)
         if progress:
             progress(len(sites), len(sites), "")
-    finally:
-        if worker is not None:
-            worker.close()
 
 
 def _built_sets(site: Site, shapes: Sequence[Sequence[int]], options: ValidateOptions,
@@ -555,35 +439,29 @@ def _built_sets(site: Site, shapes: Sequence[Sequence[int]], options: ValidateOp
                 nonfinite: bool | None = None) -> list[FeedSet]:
     """The domain's built cases of ``site`` at ``shapes`` (ruling 18), the model's own inputs
     first; only the captured set where the type has no built case (bfloat16)."""
+    if captured is not None and captured[0].dtype.kind not in "fiu":
+        return [FeedSet(CAPTURED, list(captured), observed=True)]
     extra = captured[2] if captured is not None and site.op == "MaxUnpool" and len(
         captured) > 2 else None
     feeds = [list(captured)] if captured is not None else []
-    if captured is not None and captured[0].dtype.kind not in "fiu":
-        return [FeedSet(CAPTURED, list(captured), observed=True)]
     return proof_sets(site, [tuple(s) for s in shapes], captured=feeds, seed=options.seed,
                       nonfinite=options.nonfinite if nonfinite is None else nonfinite,
                       output_shape=extra)
 
 
-def judge_site(
-    site: Site, captured: Mapping[str, np.ndarray], options: ValidateOptions,
-    on: RuntimeSpec | Worker | None = None,
-) -> results.NodeResult:
-    """One pooling node judged by the engine (:func:`ortpool.check.judge.judge`): on its
-    captured inputs and the domain's built cases at their size; where that agrees, also at the
-    spec's size when an upstream node onnxruntime gets wrong changes it (the size ``fix``
-    proves it at); in the finite domain, the non-finite cases as information. A node inside a
-    subgraph, whose input changes per branch or iteration, is judged as ``fix`` judges it: on
-    the built cases at its static size, or at sampled sizes where it is symbolic. ``on``: the
-    runtime judged (default: ``options.runtime``)."""
-    on = on or options.runtime
+def judge_site(site: Site, captured: Mapping[str, np.ndarray], options: ValidateOptions,
+               on: RuntimeSpec | Worker) -> results.NodeResult:
+    """One pooling node judged by the engine (:func:`ortpool.check.judge.judge`) on ``on``: on
+    its captured inputs and the domain's built cases at their size; where that agrees, also at
+    the spec's size (:func:`_at_spec_size`) and, in the finite domain, on the non-finite cases
+    as information. A node whose input is not captured is judged as ``fix`` judges it
+    (:func:`_judge_alone`)."""
     if not site.version:
         return _record(site, Judgement(status=results.BOTH_REJECTED, failure=site.reason),
                        options)
     if not site.in_main_graph:
         return _judge_alone(site, options, on)
-    missing = [name for name in site.inputs if name not in captured]
-    if missing:
+    if missing := [name for name in site.inputs if name not in captured]:
         return _judge_alone(site, options, on, f"its input {missing[0]!r} could not be captured")
     feeds = [captured[name] for name in site.inputs]
     x = feeds[0]
@@ -609,8 +487,8 @@ def judge_site(
 
 def _at_spec_size(site: Site, x: np.ndarray, options: ValidateOptions,
                   node: results.NodeResult, on: RuntimeSpec | Worker) -> None:
-    """Where an upstream node onnxruntime gets wrong gives ``site`` another size than the spec
-    does (its captured input is onnxruntime's), the node is judged at the spec's size too."""
+    """Where an upstream node the runtime gets wrong gives ``site`` another size than the spec
+    does, the node is judged at the spec's size too (the size ``fix`` proves it at)."""
     spatial = site.spatial
     if spatial is None or tuple(spatial) == tuple(x.shape[2:]) or not site.judgeable:
         return
@@ -628,34 +506,29 @@ def _at_spec_size(site: Site, x: np.ndarray, options: ValidateOptions,
     node.causes.append(Cause(
         causes_mod.BUILT_CASE,
         f"at X {list(shape)}, the size the spec's upstream nodes give it (onnxruntime's run "
-        f"gives {list(x.shape)}; fix proves it there): {judgement.failure}",
-    ))
+        f"gives {list(x.shape)}; fix proves it there): {judgement.failure}"))
 
 
-def _judge_alone(
-    site: Site, options: ValidateOptions, on: RuntimeSpec | Worker, why: str = ""
-) -> results.NodeResult:
+def _judge_alone(site: Site, options: ValidateOptions, on: RuntimeSpec | Worker,
+                 why: str = "") -> results.NodeResult:
     """A node whose input is not captured (inside a subgraph, where it changes per branch or
     iteration; or ``why``), judged on the built cases at its static size, or at the sizes
     :func:`ortpool.check.cases.sampled_shapes` gives where it is symbolic."""
-    why = why or ("its input changes per iteration/branch: none is captured")
+    why = why or "its input changes per iteration/branch: none is captured"
     where = f"in the {site.location}"
     if not site.judgeable or site.elem not in dtypes.NUMPY or len(site.inputs) != 1:
         return _record(site, Judgement(status=results.NOT_COMPARED, failure=(
             f"{where}: {why}, and its size is not static; covered by the end-to-end comparison "
-            "only"
-        )), options)
+            "only")), options)
     shape = full_shape(site)
     shapes = [shape] if shape is not None else sampled_shapes(site)
     sized = site.at(shape) if shape is not None else site
     judgement = judge(sized, _built_sets(sized, shapes, options), on, options.accuracy)
     node = _record(sized, judgement, options)
     sizes = "its static size" if shape is not None else "sampled sizes (its size is symbolic)"
-    node.message = (
-        f"{where}: judged on the built cases at {sizes} "
-        f"{', '.join(str(list(x)) for x in shapes[:3])}{' ...' if len(shapes) > 3 else ''} "
-        f"({why})"
-    )
+    node.message = (f"{where}: judged on the built cases at {sizes} "
+                    f"{', '.join(str(list(x)) for x in shapes[:3])}"
+                    f"{' ...' if len(shapes) > 3 else ''} ({why})")
     return node
 
 
@@ -663,63 +536,35 @@ def _record(site: Site, judgement: Judgement, options: ValidateOptions) -> resul
     return results.node_record(site, judgement, domain.name(options.nonfinite))
 
 
-def _written_nodes(
-    model: onnx.ModelProto, fixed: Mapping[str, fixmarks.FixedNode], opset: int
-) -> list[results.NodeResult]:
-    """One result per node of the ortpool domain, in the model's order: it runs ortpool's kernel,
-    the spec's result; onnxruntime has no kernel of its own to compare with."""
-    found = []
-    for scope in model_scopes(model):
-        for node in scope.nodes:
-            if node.domain == optypes.DOMAIN:
-                found.append(_ortpool_node(node, opset, scope.location))
-    return found
-
-
 def _ortpool_node(node: onnx.NodeProto, opset: int, location: str) -> results.NodeResult:
-    """A node of the ortpool domain: it runs ortpool's kernel, the spec's result; onnxruntime
-    has no kernel of its own to compare with, which is no difference."""
+    """A node of the ortpool domain: it runs ortpool's kernel, the spec's result."""
     op, version, attributes = node.op_type, 0, {}
     try:
-        op_type = optypes.parse(node.op_type)
-        op, version = op_type.spec.op, op_type.spec.version
-        attributes = standard_attributes(
-            op_type.spec, normalize(op_type.spec, attribute_values(node.attribute))
-        )
+        spec = optypes.parse(node.op_type).spec
+        op, version = spec.op, spec.version
+        attributes = standard_attributes(spec, normalize(spec, attribute_values(node.attribute)))
     except (ValueError, OrtpoolError):  # not one ortpool registers: the session says so
         pass
     return results.NodeResult(
-        name=text(node.name) or node.op_type,
-        op=op,
-        spec_version=version,
-        opset=opset,
-        dtype="?",
-        attributes=attributes,
-        input_shapes=[],
-        status=results.ORTPOOL_OP,
-        location=location,
-        message=f"ortpool op {node.op_type}: runs ortpool's kernel (nothing built-in to compare "
-        "it with)",
-    )
+        name=text(node.name) or node.op_type, op=op, spec_version=version, opset=opset,
+        dtype="?", attributes=attributes, input_shapes=[], status=results.ORTPOOL_OP,
+        location=location, message=f"ortpool op {node.op_type}: runs ortpool's kernel (nothing "
+        "built-in to compare it with)")
+
 
 def bundled_models_dir() -> Path:
-    """ortpool/models/: the models shipped as package data, wherever the package is installed.
-
-    In the repository they are the top-level models/, mapped to the package ``ortpool.models``
-    (pyproject.toml), so the editable installation finds them there and a wheel in ortpool/.
-    """
+    """ortpool/models/: the models shipped as package data (in the repository, the top-level
+    models/, mapped to the package ``ortpool.models`` by pyproject.toml)."""
     try:
         folder = importlib.resources.files("ortpool.models")
-    except ModuleNotFoundError:  # an installation made without them, or an editable one made
-        # before pyproject.toml mapped models/ (its finder knows only the packages of its day)
+    except ModuleNotFoundError:  # installed without them, or editable from before the mapping
         raise OrtpoolError(
             "no bundled models: the package ortpool.models is not installed (in a checkout of "
             "the repository, rerun `pip install -e .`), or name the models to validate"
         ) from None
     if not isinstance(folder, Path):  # a zipped installation: onnxruntime needs real files
         raise OrtpoolError(
-            f"the bundled models are not files on disk ({folder}): name the models to validate"
-        )
+            f"the bundled models are not files on disk ({folder}): name the models to validate")
     return folder
 
 
@@ -729,6 +574,5 @@ def bundled_models() -> list[Path]:
     if not found:
         raise OrtpoolError(
             f"no bundled models: {folder} holds no .onnx file (run scripts/make_models.py in a "
-            "checkout of the repository, or name the models to validate)"
-        )
+            "checkout of the repository, or name the models to validate)")
     return found
