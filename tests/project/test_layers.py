@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -369,3 +370,34 @@ def test_one_way_to_open_a_session() -> None:
                 created.append(module)
     assert made == ["ortpool.ort.runtime"]
     assert created == ["ortpool.ort.opening"]
+
+
+def _architecture_table() -> list[tuple[str, list[str]]]:
+    """The layer table of docs/architecture.md: (layer, the module paths its row names)."""
+    text = (ROOT.parent / "docs" / "architecture.md").read_text()
+    section = text.split("## Layers, as the import graph checks them", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].isdigit():
+            rows.append((cells[1], re.findall(r"`([\w/]+(?:\.py|/))`", cells[2])))
+    return rows
+
+
+def test_the_architecture_page_draws_the_layers_the_test_enforces() -> None:
+    """The page's table lists the layers of LAYERS in order (the commands as one tier), and each
+    module or package a row names exists and sits in that row's layer."""
+    rows = _architecture_table()
+    tiers = [name for name, _ in LAYERS if name not in COMMANDS[1:]]
+    expected = ["commands" if name == COMMANDS[0] else name for name in tiers]
+    assert [name for name, _ in rows] == expected
+    mods = _modules()
+    for layer, paths in rows:
+        assert paths, f"the row of layer {layer!r} names no module"
+        for path in paths:
+            target = ROOT / path.removeprefix("ortpool/")
+            assert target.exists(), f"docs/architecture.md, layer {layer!r}: no ortpool/{path}"
+            module = _module_name(target / "__init__.py" if target.is_dir() else target)
+            assert module in mods, (layer, path)
+            want = set(COMMANDS) if layer == "commands" else {layer}
+            assert layer_of(module) in want, (layer, path, layer_of(module))
