@@ -21,7 +21,9 @@ from ortpool.check.cases import expect, full_shape, proof_sets
 from ortpool.forms import lift
 from ortpool.forms.apply import apply
 from ortpool.forms.choose import choose
+from ortpool.forms.emit import Unwritable
 from ortpool.forms.plan import Plan, candidates
+from ortpool.forms.prove import isolated_model
 from ortpool.model.scopes import ai_onnx_opset
 from ortpool.model.site import Site, find_sites
 from ortpool.model.timing import Ratio, Stats, interleaved
@@ -84,12 +86,19 @@ def guard_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeS
     plans, forms = {}, {}
     for site in sites:
         shape = full_shape(site)
-        sets = expect(site, proof_sets(site, [shape], nonfinite=True)) if shape else []
+        built = proof_sets(site, [shape], nonfinite=True) if shape else []
+        # the spec's answers cost more than every proof below (46 sets of a MaxRoiPool): they
+        # are computed once some guard can be written at this opset (none can below opset 9)
+        guards = [p for _, p in candidates(site) if isinstance(p, Plan) and p.nan_guard]
+        writable = built and any(_writable(p, site, built[0].arrays) for p in guards)
+        sets = expect(site, built) if writable else []
         # the node differs on NaN and -inf alone: only a guarded form can be exact there, so
-        # the unguarded ones are passed over (as fix would find them not exact, at a cost)
+        # the unguarded ones are passed over (as fix would find them not exact, at a cost), and
+        # so is ortpool's op, which would be proven at the price of a custom-op session only
+        # to be reported as "no standard-op form" below
         unguarded = [Attempt(name, Outcome.NOT_APPLICABLE, "guards nothing")
                      for name, plan in candidates(site)
-                     if isinstance(plan, Plan) and plan.nan_guard is None and not plan.ortpool]
+                     if isinstance(plan, Plan) and plan.nan_guard is None]
         choice = choose(site, sets, runtime, unguarded) if sets else None
         if choice is None or choice.plan is None or choice.plan.ortpool:
             forms[site.name] = "no standard-op form (ortpool's op would guard it)"
@@ -98,6 +107,14 @@ def guard_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeS
         forms[site.name] = choice.plan.name
     fixed, _ = apply(model, list(sites), plans)
     return fixed, forms
+
+
+def _writable(plan: Plan, site: Site, example: Sequence[np.ndarray]) -> bool:
+    try:
+        isolated_model(plan, site, example)
+    except Unwritable:
+        return False
+    return True
 
 
 def _lifted_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeSpec,

@@ -56,3 +56,28 @@ def test_a_guard_that_needs_ortpools_op_is_said_so():
         "guarding 'p' could not be measured: p: no standard-op form (ortpool's op would guard "
         "it)"
     )
+
+
+def test_the_spec_answers_are_computed_only_at_an_opset_where_a_guard_can_be_written(
+        monkeypatch):
+    """MaxRoiPool-1 at opset 1: no guard is writable before opset 9 (the lift tries 6, 7, 8
+    first), and its 46 proof sets' answers cost more than the proofs: computed once, at 9."""
+    from pathlib import Path
+
+    from ortpool.forms import price
+
+    bundled = Path(__file__).resolve().parents[2] / "models"
+
+    calls = []
+    real = price.expect
+
+    def counted(site, sets):
+        calls.append(site.opset)
+        return real(site, sets)
+
+    monkeypatch.setattr(price, "expect", counted)
+    options = ValidateOptions(runtime=RuntimeSpec(), guard_cost=True)
+    result = validate_model(str(bundled / "maxroipool-1.onnx"), options, label="m")
+    assert result.guard_cost["forms"] == {"maxroipool1": "nan-guard-mask+opset-lift"}
+    assert result.guard_cost["error"] == "" and result.guard_cost["ratio"] > 0
+    assert calls == [9]
