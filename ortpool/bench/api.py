@@ -64,7 +64,7 @@ class BenchReport(Report):
             rows = bench_report.table(self.results)
             return bench_report.notebook_view(rows, self.summary_lines())
         lines = [self.table(), "", *self.summary_lines()]
-        return f"<pre>{html.escape(text.safe(chr(10).join(lines)))}</pre>"
+        return f"<pre>{html.escape(text.safe_lines(chr(10).join(lines)))}</pre>"
 
     def _describe(self) -> str:
         if self.model_bench is not None:

@@ -11,7 +11,7 @@ from typing import Any
 from ortpool.report import html as html_report
 from ortpool.report import record as results
 from ortpool.report import terminal
-from ortpool.report.text import dumps, plural, safe
+from ortpool.report.text import dumps, plural, safe, safe_lines
 
 
 class Report:
@@ -42,7 +42,7 @@ class Report:
 
     def _repr_html_(self) -> str:
         """A notebook's view: the summary as preformatted text."""
-        return f"<pre>{html.escape(safe(self.summary()))}</pre>"
+        return f"<pre>{html.escape(safe_lines(self.summary()))}</pre>"
 
 
 @dataclasses.dataclass(repr=False, eq=False)  # equal to itself only

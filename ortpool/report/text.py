@@ -41,6 +41,11 @@ def safe(text: object, controls: bool = True) -> str:
     return (_UNSAFE if controls else _SURROGATE).sub(_escaped, str(text))
 
 
+def safe_lines(text: str) -> str:
+    """Several lines, each :func:`safe`, the line breaks kept (a notebook's ``<pre>``)."""
+    return "\n".join(safe(line) for line in str(text).split("\n"))
+
+
 def plural(n: int, word: str) -> str:
     """``1 node``, ``2 nodes``, ``0 input sets``."""
     return f"{n} {word}" + ("" if n == 1 else "s")

@@ -6,6 +6,7 @@ arguments (``shapes=``), not flags (``--shape``), when the caller is Python."""
 from __future__ import annotations
 
 import copy
+import html
 import inspect
 import json
 import subprocess
@@ -198,8 +199,21 @@ def test_conformance_and_bench_from_python():
     assert report.summary().splitlines()[0] == (
         f"{len(report.cases)} cases: {len(differing)} differ from the spec (by basis: {by})"
     )
+    # a notebook shows the summary's lines as lines (each escaped alone, the breaks kept)
+    assert report._repr_html_() == f"<pre>{html.escape(report.summary())}</pre>"
+    assert report.summary().count("\n") == 1
     with pytest.raises(ortpool.OrtpoolError, match=r"^repeat=0 must be from 1 to 1000000$"):
         ortpool.bench(repeat=0)
+
+
+def test_a_model_bench_shows_its_tables_as_lines_in_a_notebook(tmp_path):
+    fixed = tmp_path / "fixed.onnx"
+    ortpool.fix(str(DIFFERS)).save(fixed)
+    report = ortpool.bench(str(DIFFERS), str(fixed), repeat=1, min_sample_ms=0)
+    page = report._repr_html_()
+    lines = [report.table(), "", *report.summary_lines()]
+    assert page == f"<pre>{html.escape(chr(10).join(lines))}</pre>"
+    assert "\\n" not in page and page.count("\n") >= 5
 
 
 def test_bench_from_a_script_without_the_main_guard(tmp_path):
