@@ -35,7 +35,7 @@ TIMEOUT = 120
 #: sends it, once, after the original ran
 POINTS = {
     # validate reads its model in the child: the parent's signal comes as the child starts
-    "reading": {"validate": ("ortpool.validate.batch", "_start")},
+    "reading": {"validate": ("ortpool.validate.batch", "_Run._start")},
     "working": {
         "rewrite": ("ortpool.rewrite.passes", "rewrite_model"),
         "restore": ("ortpool.rewrite.passes", "restore_model"),
