@@ -486,7 +486,7 @@ def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
             also = ""
     assert found.plan is not None and found.outputs is not None
     masks = readings.masks(found.plan, arrays)
-    added = None if masks is None else masks[2]
+    added = None if masks is None else masks[2][0]
     y = np.asarray(got[0])
     if added is not None and added.shape == y.shape and added.any():
         # cells only the reading has (a kept end-pad window): what the runtime gives there
@@ -519,7 +519,7 @@ def _open_causes(site: Site, plan: readings.Plan, arrays: Sequence[np.ndarray],
             and np.shape(got[1]) == want[1].shape == y.shape
             and readings.indices_cell_aligned(plan)):
         differ |= np.asarray(got[1]) != want[1]
-    nan, empty, _ = masks
+    nan, empty = masks[0][0], masks[1][0]
     if nan.shape != differ.shape or empty.shape != differ.shape:
         return []  # a reading that changes Y's axes (a global pool over others) marks none
     if added is not None and added.shape == differ.shape:

@@ -141,18 +141,10 @@ def _cropped(x: np.ndarray, crop: Sequence[tuple[int, int]]) -> np.ndarray:
                                          for i, (a, b) in enumerate(crop)))]
 
 
-def masks(plan: Plan, arrays: Sequence[np.ndarray]
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Y's windows holding a NaN, windows of no input element (rulings 5, 6, 13 decide them) and
-    cells a step of ``plan`` adds (a kept end-pad window), in ``plan``'s Y; None where none."""
-    found = _masks(plan, arrays)
-    return None if found is None else (found[0][0], found[1][0], found[2][0])
-
-
-def _masks(plan: Plan, arrays: Sequence[np.ndarray]
-           ) -> tuple[Outputs, Outputs, Outputs] | None:
-    """(NaN windows, empty windows, cells added after the kernel), each as ``plan`` lays out
-    [Y, Indices]."""
+def masks(plan: Plan, arrays: Sequence[np.ndarray]) -> tuple[Outputs, Outputs, Outputs] | None:
+    """The windows holding a NaN, windows of no input element (rulings 5, 6, 13 decide them) and
+    cells a step of ``plan`` adds (a kept end-pad window), each as ``plan`` lays out [Y, Indices];
+    None where none."""
     x = arrays[0] if plan.crop is None else _cropped(arrays[0], plan.crop)
     if plan.op in GLOBAL_OPERATORS:
         nan, empty = family_ruling_cells(plan.op, [x], None)
@@ -245,7 +237,7 @@ def _matches(site: Site, plan: Plan, arrays: Sequence[np.ndarray], want: Outputs
     y, w = np.asarray(got[0]), want[0]
     if y.shape != w.shape:
         return False
-    found = _masks(plan, arrays)
+    found = masks(plan, arrays)
     if site.op in WINDOW_SUMS + GLOBAL_SUMS and floating(w):
         same = close(y, w, arrays[0], window_of(plan, arrays), unit)
     else:

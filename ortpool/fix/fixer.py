@@ -2,7 +2,7 @@
 
 The model's run captures its nodes' real inputs (:mod:`ortpool.fix.capture`); per node the
 cheapest realization proven exact alone (:mod:`ortpool.forms.choose`); then rounds of writing
-them all and proving the written model (:mod:`ortpool.fix.inmodel`), a node not exact there (an
+them all and proving the written model (:mod:`ortpool.fix.capture`), a node not exact there (an
 optimization across nodes undid it) moved on; last the opset lift (:mod:`ortpool.forms.lift`).
 """
 
@@ -18,7 +18,6 @@ import onnx
 from ortpool.check.cases import CAPTURED, FeedSet, expect, full_shape, proof_sets, sampled_shapes
 from ortpool.check.judge import Judgement
 from ortpool.fix import capture
-from ortpool.fix.inmodel import prove_in_model, prove_regions
 from ortpool.forms import lift
 from ortpool.forms.apply import apply
 from ortpool.forms.choose import Attempt, Choice, choose
@@ -160,10 +159,10 @@ def _write_and_prove(state: _Choices, runs: Sequence[Mapping[str, np.ndarray]], 
     for _ in range(MAX_ROUNDS):
         plans = {n: c.plan for n, c in state.choices.items() if c.plan is not None}
         fixed, apply_notes = apply(state.model, state.sites, plans)
-        in_model, problem = prove_in_model(fixed, state.sites, runs, options.runtime, source,
-                                           options.accuracy)
-        prove_regions(fixed, state.sites, plans, state.sets, in_model, options.runtime, source,
-                      options.accuracy)
+        in_model, problem = capture.prove_in_model(fixed, state.sites, runs, options.runtime,
+                                                   source, options.accuracy)
+        capture.prove_regions(fixed, state.sites, plans, state.sets, in_model, options.runtime,
+                              source, options.accuracy)
         failed = [n for n, p in in_model.items() if not p.exact and n in plans]
         if not failed:
             break

@@ -321,7 +321,7 @@ def test_the_written_model_is_proven_on_the_built_cases_too():
     ReduceMax written for a GlobalMaxPool is exact on that run but not on the built cases run
     through the written nodes (the seed-0 model issue 16 found)."""
     from ortpool.check.judge import Judgement
-    from ortpool.fix.inmodel import prove_in_region
+    from ortpool.fix.capture import prove_in_region
     from ortpool.forms.apply import apply
     from ortpool.forms.plan import reduce
     from ortpool.ort.runtime_spec import RuntimeSpec
