@@ -557,7 +557,7 @@ def _nan_reading(plan: readings.Plan, arrays: Sequence[np.ndarray], y: np.ndarra
         same = readings.equal_values(y[cells], alt[cells])
         if plan.op not in ("MaxPool", "GlobalMaxPool"):
             same |= readings.close(y[cells], alt[cells], arrays[0],
-                                   readings.window_of(plan, arrays))
+                                   window_size(plan.op, arrays[0].shape, plan.attributes))
         else:  # a window of NaNs alone: the max of nothing, which the runtime may give finite
             low = float(ml_dtypes.finfo(y.dtype).min)
             same |= (alt[cells] == -np.inf) & (y[cells].astype(np.float64) == low)

@@ -1,10 +1,6 @@
 """The conformance grid: every op x spec version x dtype x padding x ceil mode x dilation x
-count_include_pad x storage_order x rank 1-3, with small seeded inputs.
-
-Per spatial axis ``A`` (n=6, k=3, s=2: floor and ceil differ), ``B`` (n=7, k=2, s=3: SAME's
-total pad negative) or ``C`` (n=5, k=2, s=1); paddings none, ``pads`` (ceil mode's last window
-starting in the end pad), ``big-pads`` (pads >= kernel), SAME_UPPER, SAME_LOWER, VALID, each
-where the version has it; beside them NaN cases, p = 1 and 3, empty and 1024x1024 planes, RoIs.
+count_include_pad x storage_order x rank 1-3, with small seeded inputs; beside them NaN cases,
+p = 1 and 3, empty and 1024x1024 planes, RoIs.
 """
 
 from __future__ import annotations
@@ -27,7 +23,8 @@ from ortpool.runtimes import Worker
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.versions import GLOBAL_OPERATORS
 
-#: (n, k, s, pads for "pads", pads for "big-pads") per axis kind
+#: (n, k, s, pads for "pads", pads for "big-pads") per axis kind: A, floor and ceil differ; B,
+#: SAME's total pad negative; "pads" puts ceil mode's last window in the end pad
 AXES: dict[str, tuple[int, int, int, tuple[int, int], tuple[int, int]]] = {
     "A": (6, 3, 2, (0, 2), (3, 3)),
     "B": (7, 2, 3, (1, 1), (2, 2)),

@@ -22,7 +22,7 @@ from ortpool.attributes import PoolAttrs
 from ortpool.check.compare import family_ruling_cells, floating
 from ortpool.geometry import effective_kernel, pool_geometry, same_pads
 from ortpool.model.site import Site
-from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS
+from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS, window_size
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS
 
 #: the attributes that place a window (what MaxPool-22 takes of any window op's)
@@ -239,7 +239,7 @@ def _matches(site: Site, plan: Plan, arrays: Sequence[np.ndarray], want: Outputs
         return False
     found = masks(plan, arrays)
     if site.op in WINDOW_SUMS + GLOBAL_SUMS and floating(w):
-        same = close(y, w, arrays[0], window_of(plan, arrays), unit)
+        same = close(y, w, arrays[0], window_size(plan.op, arrays[0].shape, plan.attributes), unit)
     else:
         same = equal_values(y, w)
     if found is not None and (found[0][0] | found[1][0]).shape == same.shape:
@@ -255,13 +255,6 @@ def _matches(site: Site, plan: Plan, arrays: Sequence[np.ndarray], want: Outputs
             found[0][1] | found[1][1]).shape == same_i.shape:
         same_i = same_i | found[0][1] | found[1][1]
     return bool(same.all() and same_i.all())
-
-
-def window_of(plan: Plan, arrays: Sequence[np.ndarray]) -> int:
-    """The terms a window of ``plan`` sums (the kernel's taps; a plane for a global pool)."""
-    if plan.op in GLOBAL_OPERATORS:
-        return max(1, math.prod(arrays[0].shape[2:]))
-    return max(1, math.prod(int(k) for k in plan.attributes.get("kernel_shape") or [1]))
 
 
 def count_taps(plan: Plan, indicator: np.ndarray) -> np.ndarray:

@@ -175,31 +175,6 @@ def capture_inputs(model: onnx.ModelProto, sites: Sequence[Site],
     return captured
 
 
-NOT_RUNNING = "the written model could not be run"
-
-
-def prove_in_region(model: onnx.ModelProto, site: Site, sets: Sequence[FeedSet],
-                    runtime: RuntimeSpec, proof: Judgement, external_dir: str | None = None,
-                    rule: AccuracyRule = DEFAULT_RULE) -> None:
-    """``sets`` through the realization as written in ``model`` (its region:
-    :func:`region_model`) at the runtime's level: ``proof`` fails with the first that differs,
-    and counts them otherwise."""
-    inputs = list(site.inputs)
-    outputs = list(site.outputs[: 2 if site.indices_read else 1])
-    for group in shape_groups(sets):
-        if proof.failure:
-            return
-        try:
-            region = region_model(model, inputs, outputs, group[0].arrays)
-            session = open_session(runtime, region, level=None, threads=1,
-                                   external_dir=external_dir)
-        except Exception as err:  # onnxruntime refuses it: the realization is not proven
-            proof.fail(st.ORT_REJECTED, "the realization as written cannot be run alone on its "
-                       f"proof sets: {short_error(err)}")
-            return
-        run_group(session_run(session), site, group, proof, rule)
-
-
 def prove_in_model(fixed: onnx.ModelProto, sites: Sequence[Site],
                    model_runs: Sequence[Mapping[str, np.ndarray]], runtime: RuntimeSpec,
                    source_dir: str | None, rule: AccuracyRule = DEFAULT_RULE
@@ -213,7 +188,7 @@ def prove_in_model(fixed: onnx.ModelProto, sites: Sequence[Site],
         try:
             run = capturing(feeds)
         except Exception as err:
-            return {}, f"{NOT_RUNNING}: {short_error(err)}"
+            return {}, f"the written model could not be run: {short_error(err)}"
         for site in sites:
             if not site.judgeable or not site.in_main_graph:
                 continue
@@ -237,8 +212,9 @@ def prove_regions(fixed: onnx.ModelProto, sites: Sequence[Site], plans: Mapping[
                   sets: Mapping[int, Sequence[FeedSet]], in_model: dict[int, Judgement],
                   runtime: RuntimeSpec, source_dir: str | None,
                   rule: AccuracyRule = DEFAULT_RULE) -> None:
-    """Every main-graph node's proof sets through its realization as written in ``fixed``
-    (:func:`prove_in_region`), added to (or starting) its in-model proof."""
+    """Every main-graph node's proof sets through its realization as written in ``fixed`` (its
+    region: :func:`region_model`) at the runtime's level, into its in-model proof (started where
+    there is none): it fails with the first set that differs, and counts them otherwise."""
     for site in sites:
         if not site.judgeable or not site.in_main_graph or site.number not in plans:
             continue
@@ -246,5 +222,16 @@ def prove_regions(fixed: onnx.ModelProto, sites: Sequence[Site], plans: Mapping[
         # the very sets it was proven on alone, through the form as written: the two proofs
         # count the same sets (the model's own runs besides)
         chosen = sets_for(plans[site.number], sets.get(site.number) or [])
-        if not proof.failure and chosen:
-            prove_in_region(fixed, site, chosen, runtime, proof, source_dir, rule)
+        outputs = list(site.outputs[: 2 if site.indices_read else 1])
+        for group in shape_groups(chosen):
+            if proof.failure:
+                break
+            try:
+                region = region_model(fixed, list(site.inputs), outputs, group[0].arrays)
+                session = open_session(runtime, region, level=None, threads=1,
+                                       external_dir=source_dir)
+            except Exception as err:  # onnxruntime refuses it: the realization is not proven
+                proof.fail(st.ORT_REJECTED, "the realization as written cannot be run alone on "
+                           f"its proof sets: {short_error(err)}")
+                break
+            run_group(session_run(session), site, group, proof, rule)
