@@ -10,6 +10,7 @@ sums within rounding: :func:`close`), but for the cells the rulings decide (:fun
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
@@ -700,16 +701,8 @@ def _lp_rescale(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Va
         return []
     full = math.prod(attrs.kernel_shape)
     p = attrs.p
-    return [Variant(
-        LP_RESCALE, f"the runtime scales each window's sum of |x|^{p} by the kernel's {full} "
-        f"taps over its taps inside {'the padded input' if padded else 'the input'} before the "
-        "root (a mean times the kernel size): windows at the borders come out larger",
-        lambda plan, padded=padded: plan.but(kernel=_rescaled_norm(full, p, padded)),
-        "divisor", stage=1) for padded in (True, False)]
 
-
-def _rescaled_norm(full: int, p: float, padded: bool) -> Callable[[Plan, Outputs], Outputs]:
-    def kernel(plan: Plan, feeds: Outputs) -> Outputs:
+    def kernel(plan: Plan, feeds: Outputs, padded: bool) -> Outputs:
         x = feeds[0]
         powered = np.abs(x.astype(np.float64)) ** float(p)
         ones = np.ones(x.shape, np.float64)
@@ -723,24 +716,20 @@ def _rescaled_norm(full: int, p: float, padded: bool) -> Callable[[Plan, Outputs
             y = np.where(count > 0, (sums * full / count) ** (1.0 / float(p)), 0.0)
         return [y.astype(x.dtype)]
 
-    return kernel
+    return [Variant(
+        LP_RESCALE, f"the runtime scales each window's sum of |x|^{p} by the kernel's {full} "
+        f"taps over its taps inside {'the padded input' if padded else 'the input'} before the "
+        "root (a mean times the kernel size): windows at the borders come out larger",
+        lambda plan, padded=padded: plan.but(kernel=functools.partial(kernel, padded=padded)),
+        "divisor", stage=1) for padded in (True, False)]
 
 
 def _global_norm_mean(site: Site) -> list[Variant]:
     """GlobalLpPool as (mean |x|^p)^(1/p); second reading, without the absolute value (tract:
     p = 1 gives the plane's signed mean)."""
     p = float(site.attributes.get("p", 2))
-    return [Variant(
-        GLOBAL_NORM_MEAN, f"the runtime computes (mean {'x' if signed else '|x|'}^{p:g})^(1/{p:g})"
-        f" over the plane, not the Lp norm (sum |x|^{p:g})^(1/{p:g})" + (
-            ", the signs of x kept" if signed
-            else f": its output is the spec's divided by (plane size)^(1/{p:g})"),
-        lambda plan, signed=signed: plan.but(kernel=_mean_norm(p, signed)), "divisor",
-        stage=1) for signed in (False, True)]
 
-
-def _mean_norm(p: float, signed: bool) -> Callable[[Plan, Outputs], Outputs]:
-    def kernel(plan: Plan, feeds: Outputs) -> Outputs:
+    def kernel(plan: Plan, feeds: Outputs, signed: bool) -> Outputs:
         x = feeds[0]
         wide = x.astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -748,7 +737,13 @@ def _mean_norm(p: float, signed: bool) -> Callable[[Plan, Outputs], Outputs]:
             mean = terms.mean(axis=tuple(range(2, x.ndim)), keepdims=True)
             return [np.power(mean, 1.0 / p).astype(x.dtype)]
 
-    return kernel
+    return [Variant(
+        GLOBAL_NORM_MEAN, f"the runtime computes (mean {'x' if signed else '|x|'}^{p:g})^(1/{p:g})"
+        f" over the plane, not the Lp norm (sum |x|^{p:g})^(1/{p:g})" + (
+            ", the signs of x kept" if signed
+            else f": its output is the spec's divided by (plane size)^(1/{p:g})"),
+        lambda plan, signed=signed: plan.but(kernel=functools.partial(kernel, signed=signed)),
+        "divisor", stage=1) for signed in (False, True)]
 
 
 def _global_axes(site: Site, ndim: int) -> list[Variant]:

@@ -85,25 +85,23 @@ class Capturing:
         self.runtime, self.level, self.source_dir = runtime, level, source_dir
         self._built: dict[frozenset[str], Any] = {}
 
-    def _build(self, fed: frozenset[str]) -> tuple[onnx.ModelProto, Any, list[str], list[str]]:
-        wanted, carried = self.names
-        initializers = {t.name for t in self.model.graph.initializer}
-        fetched = [n for n in wanted if n not in fed and n not in initializers]
-        plain = [n for n in fetched if n not in carried]
-        wide = capture_mod.capture_model(self.model, plain)
-        if len(plain) < len(fetched):  # the others fetched as float32, made bfloat16 again
-            wide = carry.carry(wide, [n for n in fetched if n in carried], graph=False)
-        session = open_session(self.runtime, wide, level=self.level, external_dir=self.source_dir)
-        return wide, session, fetched, plain
-
     def built(self, feeds: Mapping[str, np.ndarray]) -> Any:
-        """The widened model and session for these fed names, or why they could not be built
-        (onnxruntime refuses the model: the same for every run)."""
+        """(the widened model, its session, the names fetched, those of them not carried) for
+        these fed names, or why they could not be built (the same for every run)."""
         fed = frozenset(feeds)
         if fed not in self._built:
+            wanted, carried = self.names
+            initializers = {t.name for t in self.model.graph.initializer}
+            fetched = [n for n in wanted if n not in fed and n not in initializers]
+            plain = [n for n in fetched if n not in carried]
             try:
-                self._built[fed] = self._build(fed)
-            except Exception as err:
+                wide = capture_mod.capture_model(self.model, plain)
+                if len(plain) < len(fetched):  # the others fetched as float32, made bfloat16 again
+                    wide = carry.carry(wide, [n for n in fetched if n in carried], graph=False)
+                session = open_session(self.runtime, wide, level=self.level,
+                                       external_dir=self.source_dir)
+                self._built[fed] = (wide, session, fetched, plain)
+            except Exception as err:  # onnxruntime refuses the model
                 self._built[fed] = err
         return self._built[fed]
 

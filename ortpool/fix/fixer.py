@@ -41,17 +41,13 @@ class Options:
     selection: Selection = dataclasses.field(default_factory=Selection)
     skip_invalid: bool = False
     runtime: RuntimeSpec = dataclasses.field(default_factory=RuntimeSpec)
-    #: the input domain (ruling 20): False, finite inputs (the default); True, NaN and +-inf too
     nonfinite: bool = False
     seed: int = 0
-    #: whether a model below opset 11 may be lifted (:mod:`ortpool.forms.lift`)
     lift_opset: bool = True
     #: the model's inputs to capture and prove on (name -> array dicts); None: resolved from
     #: ``model_inputs`` for each of :data:`ortpool.fix.capture.MODEL_SEEDS`
     inputs: Sequence[Mapping[str, np.ndarray]] | None = None
-    #: the user's sizes and arrays for the model's inputs (``--shape``, ``--inputs``)
     model_inputs: model_inputs.InputSpec = dataclasses.field(default_factory=model_inputs.InputSpec)
-    #: ruling 17's thresholds: a sum within an accuracy note is proven as it is
     accuracy: AccuracyRule = DEFAULT_RULE
 
 
