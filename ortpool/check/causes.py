@@ -137,16 +137,11 @@ def _schema_text(op: str, version: int) -> str:
     return " ".join(" ".join(parts).split())
 
 
-def says(op: str, version: int, quote: str) -> bool:
-    """Whether ``op``-``version``'s written words hold ``quote`` (whitespace aside)."""
-    return " ".join(quote.split()) in _schema_text(op, version)
-
-
 def spec_or_ruling(op: str, version: int, ruling: int, *quotes: str) -> Basis:
-    """The spec's text, the first of ``quotes`` that ``op``-``version``'s words hold (ruling
-    ``ruling`` restating it); the ruling alone where they hold none."""
+    """The spec's text, the first of ``quotes`` that ``op``-``version``'s words hold (whitespace
+    aside; ruling ``ruling`` restating it); the ruling alone where they hold none."""
     for quote in quotes:
-        if says(op, version, quote):
+        if " ".join(quote.split()) in _schema_text(op, version):
             return Basis(SPEC_TEXT, ruling, quote)
     return Basis(RULING, ruling)
 

@@ -94,10 +94,6 @@ def input_shape(rank: int) -> tuple[int, ...]:
 UNPOOL_N: dict[str, int] = {"A": 7, "B": 8, "C": 5}
 
 
-def unpool_source_shape(rank: int) -> tuple[int, ...]:
-    return (BATCH, CHANNELS, *(UNPOOL_N[a] for a in RANK_AXES[rank]))
-
-
 def cases(ops: Sequence[str] | None = None, versions_wanted: Sequence[int] | None = None,
           dtypes_wanted: Sequence[str] | None = None,
           ranks: Sequence[int] = (1, 2, 3)) -> list[Case]:
@@ -219,7 +215,9 @@ def case_inputs(case: Case, seed: int) -> list[np.ndarray]:
         return [x]
     # Indices that MaxPool really produces, and its values, from a float source.
     # With end pads of 1 the default output is (m-1)*s - 1 + k, which is the plain axis size.
-    shape = input_shape(case.rank) if case.data == "pads" else unpool_source_shape(case.rank)
+    shape = input_shape(case.rank)
+    if case.data != "pads":
+        shape = (BATCH, CHANNELS, *(UNPOOL_N[a] for a in RANK_AXES[case.rank]))
     source = random_tensor(rng, shape, "float")
     values, indices = kernels.max_pool(source, version=12, return_indices=True, **case.attributes)
     x = values.astype(random_tensor(rng, (1,), case.dtype).dtype)
