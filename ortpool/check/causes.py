@@ -292,14 +292,12 @@ def _shape_causes(op: str, attrs: PoolAttrs | None, spatial: Sequence[int]) -> l
     return causes
 
 
-def recognise(op: str, attrs: PoolAttrs | None, spatial: Sequence[int], *, differs: bool,
-              nan_cells: int = 0, empty_cells: int = 0, output_shape_input: bool = False,
+def recognise(op: str, attrs: PoolAttrs | None, spatial: Sequence[int], *, nan_cells: int = 0,
+              empty_cells: int = 0, output_shape_input: bool = False,
               accumulation_cells: int = 0, window: int = 0) -> list[Cause]:
-    """Causes for a node that differs (``differs``) or was rejected, where no output can be read,
-    from its shape and the engine's counts of differing cells (in NaN / empty windows; sums
-    beyond the accuracy limit within what a running sum of ``window`` elements may lose)."""
-    if not differs:
-        return []
+    """Causes for a node that differs or was rejected, where no output can be read, from its
+    shape and the engine's counts of differing cells (in NaN / empty windows; sums beyond the
+    accuracy limit within what a running sum of ``window`` elements may lose)."""
     causes = [c for c in _shape_causes(op, attrs, spatial) if c.code != EMPTY_WINDOW
               or empty_cells or nan_cells == 0 or op in GLOBAL_OPERATORS]
     causes += _counted(op, nan_cells, empty_cells, accumulation_cells, window, causes)
@@ -369,7 +367,7 @@ def of(site: Site, judgement: Judgement) -> list[Cause]:
     elif status == st.ORT_REJECTED:
         causes = refusal_causes(site, attrs, spatial, judgement.failure)
     elif status == st.ORTPOOL_REJECTED:
-        causes = recognise(site.op, attrs, spatial, differs=True, output_shape_input=unpool_shape)
+        causes = recognise(site.op, attrs, spatial, output_shape_input=unpool_shape)
     else:
         comps = judgement.comparisons
         if judgement.shown_outputs is not None and judgement.shown_feed is not None \
@@ -378,7 +376,6 @@ def of(site: Site, judgement: Judgement) -> list[Cause]:
         else:
             causes = recognise(
                 site.op, attrs, spatial,
-                differs=status in (st.DIFFER, st.INACCURATE, st.RULINGS),
                 nan_cells=sum(c.in_nan_windows for c in comps),
                 empty_cells=sum(c.in_empty_windows for c in comps),
                 output_shape_input=unpool_shape,
