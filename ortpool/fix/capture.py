@@ -24,8 +24,8 @@ from ortpool.check.judge import (
     shape_groups,
     short_error,
 )
-from ortpool.forms.choose import sets_for
 from ortpool.forms.plan import Plan
+from ortpool.forms.prove import sets_for
 from ortpool.model import capture as capture_mod
 from ortpool.model import carry
 from ortpool.model import inputs as model_inputs

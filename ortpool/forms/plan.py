@@ -2,7 +2,7 @@
 
 A *form* is a pure function of the node's :class:`Site` giving the plan ``ortpool fix`` may write
 for it, or :class:`~ortpool.report.outcomes.NotApplicable` with the reason (:mod:`ortpool.forms.
-emit` writes a plan, :mod:`ortpool.forms.choose` proves it): base forms, cheapest first, and the
+emit` writes a plan, :mod:`ortpool.forms.prove` proves it): base forms, cheapest first, and the
 wrappers :func:`in_float`, :func:`in_double` and :func:`nan_guarded` (docs/fix.md has the table).
 Every number comes from :mod:`ortpool.geometry`, the arithmetic the kernels use.
 """

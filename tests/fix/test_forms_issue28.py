@@ -18,7 +18,7 @@ from ortpool.check import cases as feeds_mod
 from ortpool.fix import fix_with_report
 from ortpool.forms import lift
 from ortpool.forms import plan as forms
-from ortpool.forms.choose import prove_plan
+from ortpool.forms.prove import prove_plan
 from ortpool.model.selection import Selection
 from ortpool.model.site import Site, find_sites
 from ortpool.ort.runtime_spec import RuntimeSpec
