@@ -1,9 +1,7 @@
-"""The inputs a node is judged on, the same for every command, and the spec's answer for each.
-
-Per node: the inputs captured from a run of the model; quarter steps (ties, exact sums); an
-integer type's whole range and lowest value; a uniform [0, 1) plane for global sums; for a float
-type the cases ruling 18 names, *built* (:func:`cases`) in the domain of ruling 20. The seed
-changes only the fill around the built cases, never which are built, nor a verdict.
+"""The inputs a node is judged on, the same for every command, and the spec's answer for each
+(docs/fix.md, "The proof", lists them): the captured ones, then sets of the node's shape, for a
+float type the cases ruling 18 names *built* (:func:`cases`) in the domain of ruling 20. The
+seed changes only the fill around the built cases, never which are built, nor a verdict.
 """
 
 from __future__ import annotations
@@ -175,14 +173,8 @@ def _partner(site: Site, offset: tuple[int, ...], span: Sequence[int]) -> tuple 
 
 
 def cases(site: Site, span: Sequence[int], nonfinite: bool, keep: int = 5) -> list[Case]:
-    """The cases rulings 18 and 20 name for ``site`` (a float type), in a fixed order.
-
-    Max-like ops: per tap offset NaN, then +inf, over the fill, NaN and then one value among
-    -inf; planes of -inf, NaN, +inf only (non-finite domain); per offset the largest value among
-    the lowest finite; planes of the lowest and of the highest finite value, of one value (ties).
-    Averages and norms, non-finite domain only: per offset NaN, +inf with -inf at the partner
-    offset; planes of +inf, of -inf. Partly padded and empty windows are the geometry's own.
-    """
+    """The cases rulings 18 and 20 name for ``site`` (a float type), in a fixed order (docs/fix.md,
+    "The proof"); the non-finite ones only with ``nonfinite``."""
     found: list[Case] = []
     offsets = _offsets(span, keep)
     if site.op in MAX_LIKE:

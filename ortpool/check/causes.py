@@ -137,16 +137,11 @@ def _schema_text(op: str, version: int) -> str:
     return " ".join(" ".join(parts).split())
 
 
-def says(op: str, version: int, quote: str) -> bool:
-    """Whether ``op``-``version``'s written words hold ``quote`` (whitespace aside)."""
-    return " ".join(quote.split()) in _schema_text(op, version)
-
-
 def spec_or_ruling(op: str, version: int, ruling: int, *quotes: str) -> Basis:
-    """The spec's text, the first of ``quotes`` that ``op``-``version``'s words hold (ruling
-    ``ruling`` restating it); the ruling alone where they hold none."""
+    """The spec's text, the first of ``quotes`` that ``op``-``version``'s words hold (whitespace
+    aside; ruling ``ruling`` restating it); the ruling alone where they hold none."""
     for quote in quotes:
-        if says(op, version, quote):
+        if " ".join(quote.split()) in _schema_text(op, version):
             return Basis(SPEC_TEXT, ruling, quote)
     return Basis(RULING, ruling)
 
@@ -297,14 +292,12 @@ def _shape_causes(op: str, attrs: PoolAttrs | None, spatial: Sequence[int]) -> l
     return causes
 
 
-def recognise(op: str, attrs: PoolAttrs | None, spatial: Sequence[int], *, differs: bool,
-              nan_cells: int = 0, empty_cells: int = 0, output_shape_input: bool = False,
+def recognise(op: str, attrs: PoolAttrs | None, spatial: Sequence[int], *, nan_cells: int = 0,
+              empty_cells: int = 0, output_shape_input: bool = False,
               accumulation_cells: int = 0, window: int = 0) -> list[Cause]:
-    """Causes for a node that differs (``differs``) or was rejected, where no output can be read,
-    from its shape and the engine's counts of differing cells (in NaN / empty windows; sums
-    beyond the accuracy limit within what a running sum of ``window`` elements may lose)."""
-    if not differs:
-        return []
+    """Causes for a node that differs or was rejected, where no output can be read, from its
+    shape and the engine's counts of differing cells (in NaN / empty windows; sums beyond the
+    accuracy limit within what a running sum of ``window`` elements may lose)."""
     causes = [c for c in _shape_causes(op, attrs, spatial) if c.code != EMPTY_WINDOW
               or empty_cells or nan_cells == 0 or op in GLOBAL_OPERATORS]
     causes += _counted(op, nan_cells, empty_cells, accumulation_cells, window, causes)
@@ -374,7 +367,7 @@ def of(site: Site, judgement: Judgement) -> list[Cause]:
     elif status == st.ORT_REJECTED:
         causes = refusal_causes(site, attrs, spatial, judgement.failure)
     elif status == st.ORTPOOL_REJECTED:
-        causes = recognise(site.op, attrs, spatial, differs=True, output_shape_input=unpool_shape)
+        causes = recognise(site.op, attrs, spatial, output_shape_input=unpool_shape)
     else:
         comps = judgement.comparisons
         if judgement.shown_outputs is not None and judgement.shown_feed is not None \
@@ -383,7 +376,6 @@ def of(site: Site, judgement: Judgement) -> list[Cause]:
         else:
             causes = recognise(
                 site.op, attrs, spatial,
-                differs=status in (st.DIFFER, st.INACCURATE, st.RULINGS),
                 nan_cells=sum(c.in_nan_windows for c in comps),
                 empty_cells=sum(c.in_empty_windows for c in comps),
                 output_shape_input=unpool_shape,
@@ -486,7 +478,7 @@ def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
             also = ""
     assert found.plan is not None and found.outputs is not None
     masks = readings.masks(found.plan, arrays)
-    added = None if masks is None else masks[2]
+    added = None if masks is None else masks[2][0]
     y = np.asarray(got[0])
     if added is not None and added.shape == y.shape and added.any():
         # cells only the reading has (a kept end-pad window): what the runtime gives there
@@ -519,7 +511,7 @@ def _open_causes(site: Site, plan: readings.Plan, arrays: Sequence[np.ndarray],
             and np.shape(got[1]) == want[1].shape == y.shape
             and readings.indices_cell_aligned(plan)):
         differ |= np.asarray(got[1]) != want[1]
-    nan, empty, _ = masks
+    nan, empty = masks[0][0], masks[1][0]
     if nan.shape != differ.shape or empty.shape != differ.shape:
         return []  # a reading that changes Y's axes (a global pool over others) marks none
     if added is not None and added.shape == differ.shape:
@@ -557,7 +549,7 @@ def _nan_reading(plan: readings.Plan, arrays: Sequence[np.ndarray], y: np.ndarra
         same = readings.equal_values(y[cells], alt[cells])
         if plan.op not in ("MaxPool", "GlobalMaxPool"):
             same |= readings.close(y[cells], alt[cells], arrays[0],
-                                   readings.window_of(plan, arrays))
+                                   window_size(plan.op, arrays[0].shape, plan.attributes))
         else:  # a window of NaNs alone: the max of nothing, which the runtime may give finite
             low = float(ml_dtypes.finfo(y.dtype).min)
             same |= (alt[cells] == -np.inf) & (y[cells].astype(np.float64) == low)

@@ -81,18 +81,21 @@ def _finite_or_none(value: float) -> float | None:
     return None if not math.isfinite(value) else float(value)
 
 
-def _overlap(a: np.ndarray, b: np.ndarray) -> tuple[Any, ...]:
-    """The index of the cells both tensors (of one rank) have; the Ellipsis keeps ``t[...]`` of a
-    0-d array an array (a numpy scalar cannot be painted)."""
-    return (*(slice(0, min(x, y)) for x, y in zip(a.shape, b.shape, strict=True)), ...)
-
-
-def _canvas(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _canvas(result: TensorComparison, a: np.ndarray, b: np.ndarray
+            ) -> tuple[np.ndarray, tuple[Any, ...] | None]:
+    """The categories over the union of both shapes (``result`` counts its cells) and the index
+    of the cells both tensors have; None where the ranks differ: no cell is compared. The
+    Ellipsis keeps ``t[...]`` of a 0-d array an array (a numpy scalar cannot be painted)."""
     if a.ndim != b.ndim:
-        shape = b.shape
-    else:
-        shape = tuple(max(x, y) for x, y in zip(a.shape, b.shape, strict=True))
-    return np.full(shape, CAT_MISSING if a.shape != b.shape else CAT_AGREE, np.int8)
+        result.only_in_one = int(max(a.size, b.size))
+        result.categories = np.full(b.shape, CAT_MISSING, np.int8)
+        return result.categories, None
+    shape = tuple(max(x, y) for x, y in zip(a.shape, b.shape, strict=True))
+    cats = np.full(shape, CAT_MISSING if a.shape != b.shape else CAT_AGREE, np.int8)
+    sl = (*(slice(0, min(x, y)) for x, y in zip(a.shape, b.shape, strict=True)), ...)
+    result.compared = int(a[sl].size)
+    result.only_in_one = int(cats.size - result.compared)
+    return cats, sl
 
 
 #: :func:`align` tries at most this many placements (a product over the spatial axes)
@@ -168,17 +171,14 @@ def compare_values(name: str, dtype: str, builtin: np.ndarray, ours: np.ndarray,
     6 decide (docs/rulings.md)."""
     result = TensorComparison(name, dtype, tuple(builtin.shape), tuple(ours.shape),
                               tolerance.describe())
-    cats = _canvas(builtin, ours)
-    if builtin.ndim != ours.ndim:
-        return _rank_mismatch(result, builtin, ours, cats)
+    cats, sl = _canvas(result, builtin, ours)
+    if sl is None:
+        return result
     if builtin.shape != ours.shape:
         found = align(builtin, ours)
         if found is not None:
             result.offset, result.aligned = found
-    sl = _overlap(builtin, ours)
     a, b = _wide(builtin[sl]), _wide(ours[sl])
-    result.compared = int(a.size)
-    result.only_in_one = int(cats.size - a.size)
     note = inaccurate = None
     with np.errstate(invalid="ignore", over="ignore"):
         same = a == b
@@ -271,13 +271,10 @@ def compare_indices(builtin: np.ndarray, ours: np.ndarray, x: np.ndarray,
                     ruling: np.ndarray | None = None) -> TensorComparison:
     """Compare Indices exactly; a differing index pointing at an input equal to ours is a tie."""
     result = TensorComparison("Indices", "int64", tuple(builtin.shape), tuple(ours.shape), "exact")
-    cats = _canvas(builtin, ours)
-    if builtin.ndim != ours.ndim:
-        return _rank_mismatch(result, builtin, ours, cats)
-    sl = _overlap(builtin, ours)
+    cats, sl = _canvas(result, builtin, ours)
+    if sl is None:
+        return result
     a, b = builtin[sl].astype(np.int64), ours[sl].astype(np.int64)
-    result.compared = int(a.size)
-    result.only_in_one = int(cats.size - a.size)
     differ = a != b
     flat = x.reshape(-1)
     valid = (a >= 0) & (a < flat.size) & (b >= 0) & (b < flat.size)
@@ -289,14 +286,6 @@ def compare_indices(builtin: np.ndarray, ours: np.ndarray, x: np.ndarray,
     tie &= ~in_ruling
     result.ties = int(tie.sum())
     return _finish(result, cats, sl, differ & ~tie & ~in_ruling, in_ruling, tie, a, b)
-
-
-def _rank_mismatch(result: TensorComparison, builtin: np.ndarray, ours: np.ndarray,
-                   cats: np.ndarray) -> TensorComparison:
-    """Tensors of different ranks: no cell is compared, every cell is in one of them only."""
-    result.only_in_one = int(max(builtin.size, ours.size))
-    result.categories = cats
-    return result
 
 
 def _finish(result: TensorComparison, cats: np.ndarray, sl: tuple[slice, ...], plain: np.ndarray,

@@ -1,8 +1,6 @@
-"""The input domain a verdict is about (ruling 20 of docs/rulings.md), the same for every command:
-**finite** (the default) every finite value of the element type; **non-finite** (``--nonfinite``)
-NaN, +inf and -inf at every tap position too. Finite by default because guarding NaN costs real
-models 1.3-1.8x of their run time for inputs their pipelines never produce; ``validate`` still
-reports what the non-finite cases show, as information.
+"""The input domain a verdict is about, the same for every command (ruling 20 of docs/rulings.md
+says why finite is the default): **finite** every finite value of the element type;
+**non-finite** (``--nonfinite``) NaN, +inf and -inf at every tap position too.
 """
 
 from __future__ import annotations

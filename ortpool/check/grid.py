@@ -1,10 +1,6 @@
 """The conformance grid: every op x spec version x dtype x padding x ceil mode x dilation x
-count_include_pad x storage_order x rank 1-3, with small seeded inputs.
-
-Per spatial axis ``A`` (n=6, k=3, s=2: floor and ceil differ), ``B`` (n=7, k=2, s=3: SAME's
-total pad negative) or ``C`` (n=5, k=2, s=1); paddings none, ``pads`` (ceil mode's last window
-starting in the end pad), ``big-pads`` (pads >= kernel), SAME_UPPER, SAME_LOWER, VALID, each
-where the version has it; beside them NaN cases, p = 1 and 3, empty and 1024x1024 planes, RoIs.
+count_include_pad x storage_order x rank 1-3, with small seeded inputs; beside them NaN cases,
+p = 1 and 3, empty and 1024x1024 planes, RoIs.
 """
 
 from __future__ import annotations
@@ -27,7 +23,8 @@ from ortpool.runtimes import Worker
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.versions import GLOBAL_OPERATORS
 
-#: (n, k, s, pads for "pads", pads for "big-pads") per axis kind
+#: (n, k, s, pads for "pads", pads for "big-pads") per axis kind: A, floor and ceil differ; B,
+#: SAME's total pad negative; "pads" puts ceil mode's last window in the end pad
 AXES: dict[str, tuple[int, int, int, tuple[int, int], tuple[int, int]]] = {
     "A": (6, 3, 2, (0, 2), (3, 3)),
     "B": (7, 2, 3, (1, 1), (2, 2)),
@@ -47,14 +44,15 @@ class Case:
     version: int
     dtype: str
     rank: int
-    padding: str
-    ceil_mode: int
-    dilation: int
-    count_include_pad: int
-    storage_order: int
-    indices: bool
-    data: str  # "random", "nan"; MaxUnpool: "default", "pads", "output_shape", "output_shape+1"
-    attributes: dict[str, Any]
+    padding: str = "none"
+    ceil_mode: int = 0
+    dilation: int = 1
+    count_include_pad: int = 0
+    storage_order: int = 0
+    indices: bool = False
+    #: "random", "nan"; MaxUnpool: "default", "pads", "output_shape", "output_shape+1"
+    data: str = "random"
+    attributes: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def site(self, feeds: Sequence[np.ndarray] | None = None) -> Site:
         """The case's node as a site (at the size of ``feeds`` when given)."""
@@ -96,10 +94,6 @@ def input_shape(rank: int) -> tuple[int, ...]:
 UNPOOL_N: dict[str, int] = {"A": 7, "B": 8, "C": 5}
 
 
-def unpool_source_shape(rank: int) -> tuple[int, ...]:
-    return (BATCH, CHANNELS, *(UNPOOL_N[a] for a in RANK_AXES[rank]))
-
-
 def cases(ops: Sequence[str] | None = None, versions_wanted: Sequence[int] | None = None,
           dtypes_wanted: Sequence[str] | None = None,
           ranks: Sequence[int] = (1, 2, 3)) -> list[Case]:
@@ -119,15 +113,6 @@ def cases(ops: Sequence[str] | None = None, versions_wanted: Sequence[int] | Non
     return found
 
 
-def _plain(data: str, attributes: dict[str, Any], padding: str = "none", ceil_mode: int = 0,
-           dilation: int = 1, count_include_pad: int = 0, storage_order: int = 0,
-           indices: bool = False) -> dict[str, Any]:
-    """A case's fields but its id, op, version, dtype and rank."""
-    return dict(padding=padding, ceil_mode=ceil_mode, dilation=dilation,
-                count_include_pad=count_include_pad, storage_order=storage_order,
-                indices=indices, data=data, attributes=attributes)
-
-
 #: p values besides the default 2 tried for LpPool and GlobalLpPool.
 P_VALUES = (1, 3)
 #: MaxRoiPool's map (rank 2 only) and bins.
@@ -142,28 +127,29 @@ def _family_variations(opv: versions.OpVersion, dtype: str, rank: int) -> Iterat
         return {"p": float(p) if p_kind == "float" else p}
 
     if opv.op in GLOBAL_OPERATORS:
-        yield _plain("random", {})
+        yield dict(data="random")
         if floating:
-            yield _plain("nan", {})
-        yield _plain("zero-size", {})
+            yield dict(data="nan")
+        yield dict(data="zero-size")
         if rank == 2:
-            yield _plain("large", {})
+            yield dict(data="large")
         if p_kind:
             for p in P_VALUES:
-                yield _plain("random", p_attrs(p))
+                yield dict(attributes=p_attrs(p))
         return
     if opv.op == "MaxRoiPool":
         if rank != 2:
             return
-        yield _plain("rois", {"pooled_shape": [2, 2]})
-        yield _plain("rois-across", {"pooled_shape": [2, 2], "spatial_scale": 0.5})
-        yield _plain("rois", {"pooled_shape": [3, 2]})
+        yield dict(data="rois", attributes={"pooled_shape": [2, 2]})
+        yield dict(data="rois-across", attributes={"pooled_shape": [2, 2], "spatial_scale": 0.5})
+        yield dict(data="rois", attributes={"pooled_shape": [3, 2]})
         if floating:
-            yield _plain("nan", {"pooled_shape": [2, 2]})
+            yield dict(data="nan", attributes={"pooled_shape": [2, 2]})
         return
     # LpPool: p = 1 and 3 with explicit pads, beside the grid of the window ops.
     for p in P_VALUES:
-        yield _plain("random", {**_pool_attributes(rank, "pads", 0, 1), **p_attrs(p)}, "pads")
+        attrs = {**_pool_attributes(rank, "pads", 0, 1), **p_attrs(p)}
+        yield dict(padding="pads", attributes=attrs)
 
 
 def _variations(opv: versions.OpVersion, dtype: str, rank: int) -> Iterator[dict[str, Any]]:
@@ -182,7 +168,7 @@ def _unpool_variations(rank: int) -> Iterator[dict[str, Any]]:
         attrs = _pool_attributes(rank, "none", 0, 1)
         if data == "pads":
             attrs["pads"] = [0] * rank + [1] * rank
-        yield _plain(data, attrs)
+        yield dict(data=data, attributes=attrs)
 
 
 def _window_variations(opv: versions.OpVersion, dtype: str, rank: int
@@ -203,10 +189,11 @@ def _window_variations(opv: versions.OpVersion, dtype: str, rank: int
             attrs["count_include_pad"] = 1
         if order:
             attrs["storage_order"] = 1
-        yield _plain("random", attrs, padding, ceil, dilation, cip, order, indices)
+        yield dict(padding=padding, ceil_mode=ceil, dilation=dilation, count_include_pad=cip,
+                   storage_order=order, indices=indices, attributes=attrs)
     if dtype in FLOATS:  # NaN handling: explicit pads, Indices when the version has them
-        yield _plain("nan", _pool_attributes(rank, "pads", 0, 1), "pads",
-                     indices=opv.op == "MaxPool" and opv.max_outputs > 1)
+        yield dict(data="nan", padding="pads", attributes=_pool_attributes(rank, "pads", 0, 1),
+                   indices=opv.op == "MaxPool" and opv.max_outputs > 1)
 
 
 def case_inputs(case: Case, seed: int) -> list[np.ndarray]:
@@ -228,7 +215,9 @@ def case_inputs(case: Case, seed: int) -> list[np.ndarray]:
         return [x]
     # Indices that MaxPool really produces, and its values, from a float source.
     # With end pads of 1 the default output is (m-1)*s - 1 + k, which is the plain axis size.
-    shape = input_shape(case.rank) if case.data == "pads" else unpool_source_shape(case.rank)
+    shape = input_shape(case.rank)
+    if case.data != "pads":
+        shape = (BATCH, CHANNELS, *(UNPOOL_N[a] for a in RANK_AXES[case.rank]))
     source = random_tensor(rng, shape, "float")
     values, indices = kernels.max_pool(source, version=12, return_indices=True, **case.attributes)
     x = values.astype(random_tensor(rng, (1,), case.dtype).dtype)

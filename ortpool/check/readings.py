@@ -10,6 +10,7 @@ sums within rounding: :func:`close`), but for the cells the rulings decide (:fun
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
@@ -22,7 +23,7 @@ from ortpool.attributes import PoolAttrs
 from ortpool.check.compare import family_ruling_cells, floating
 from ortpool.geometry import effective_kernel, pool_geometry, same_pads
 from ortpool.model.site import Site
-from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS
+from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS, window_size
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS
 
 #: the attributes that place a window (what MaxPool-22 takes of any window op's)
@@ -141,18 +142,10 @@ def _cropped(x: np.ndarray, crop: Sequence[tuple[int, int]]) -> np.ndarray:
                                          for i, (a, b) in enumerate(crop)))]
 
 
-def masks(plan: Plan, arrays: Sequence[np.ndarray]
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Y's windows holding a NaN, windows of no input element (rulings 5, 6, 13 decide them) and
-    cells a step of ``plan`` adds (a kept end-pad window), in ``plan``'s Y; None where none."""
-    found = _masks(plan, arrays)
-    return None if found is None else (found[0][0], found[1][0], found[2][0])
-
-
-def _masks(plan: Plan, arrays: Sequence[np.ndarray]
-           ) -> tuple[Outputs, Outputs, Outputs] | None:
-    """(NaN windows, empty windows, cells added after the kernel), each as ``plan`` lays out
-    [Y, Indices]."""
+def masks(plan: Plan, arrays: Sequence[np.ndarray]) -> tuple[Outputs, Outputs, Outputs] | None:
+    """The windows holding a NaN, windows of no input element (rulings 5, 6, 13 decide them) and
+    cells a step of ``plan`` adds (a kept end-pad window), each as ``plan`` lays out [Y, Indices];
+    None where none."""
     x = arrays[0] if plan.crop is None else _cropped(arrays[0], plan.crop)
     if plan.op in GLOBAL_OPERATORS:
         nan, empty = family_ruling_cells(plan.op, [x], None)
@@ -245,9 +238,9 @@ def _matches(site: Site, plan: Plan, arrays: Sequence[np.ndarray], want: Outputs
     y, w = np.asarray(got[0]), want[0]
     if y.shape != w.shape:
         return False
-    found = _masks(plan, arrays)
+    found = masks(plan, arrays)
     if site.op in WINDOW_SUMS + GLOBAL_SUMS and floating(w):
-        same = close(y, w, arrays[0], window_of(plan, arrays), unit)
+        same = close(y, w, arrays[0], window_size(plan.op, arrays[0].shape, plan.attributes), unit)
     else:
         same = equal_values(y, w)
     if found is not None and (found[0][0] | found[1][0]).shape == same.shape:
@@ -263,13 +256,6 @@ def _matches(site: Site, plan: Plan, arrays: Sequence[np.ndarray], want: Outputs
             found[0][1] | found[1][1]).shape == same_i.shape:
         same_i = same_i | found[0][1] | found[1][1]
     return bool(same.all() and same_i.all())
-
-
-def window_of(plan: Plan, arrays: Sequence[np.ndarray]) -> int:
-    """The terms a window of ``plan`` sums (the kernel's taps; a plane for a global pool)."""
-    if plan.op in GLOBAL_OPERATORS:
-        return max(1, math.prod(arrays[0].shape[2:]))
-    return max(1, math.prod(int(k) for k in plan.attributes.get("kernel_shape") or [1]))
 
 
 def count_taps(plan: Plan, indicator: np.ndarray) -> np.ndarray:
@@ -715,16 +701,8 @@ def _lp_rescale(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> list[Va
         return []
     full = math.prod(attrs.kernel_shape)
     p = attrs.p
-    return [Variant(
-        LP_RESCALE, f"the runtime scales each window's sum of |x|^{p} by the kernel's {full} "
-        f"taps over its taps inside {'the padded input' if padded else 'the input'} before the "
-        "root (a mean times the kernel size): windows at the borders come out larger",
-        lambda plan, padded=padded: plan.but(kernel=_rescaled_norm(full, p, padded)),
-        "divisor", stage=1) for padded in (True, False)]
 
-
-def _rescaled_norm(full: int, p: float, padded: bool) -> Callable[[Plan, Outputs], Outputs]:
-    def kernel(plan: Plan, feeds: Outputs) -> Outputs:
+    def kernel(plan: Plan, feeds: Outputs, padded: bool) -> Outputs:
         x = feeds[0]
         powered = np.abs(x.astype(np.float64)) ** float(p)
         ones = np.ones(x.shape, np.float64)
@@ -738,24 +716,20 @@ def _rescaled_norm(full: int, p: float, padded: bool) -> Callable[[Plan, Outputs
             y = np.where(count > 0, (sums * full / count) ** (1.0 / float(p)), 0.0)
         return [y.astype(x.dtype)]
 
-    return kernel
+    return [Variant(
+        LP_RESCALE, f"the runtime scales each window's sum of |x|^{p} by the kernel's {full} "
+        f"taps over its taps inside {'the padded input' if padded else 'the input'} before the "
+        "root (a mean times the kernel size): windows at the borders come out larger",
+        lambda plan, padded=padded: plan.but(kernel=functools.partial(kernel, padded=padded)),
+        "divisor", stage=1) for padded in (True, False)]
 
 
 def _global_norm_mean(site: Site) -> list[Variant]:
     """GlobalLpPool as (mean |x|^p)^(1/p); second reading, without the absolute value (tract:
     p = 1 gives the plane's signed mean)."""
     p = float(site.attributes.get("p", 2))
-    return [Variant(
-        GLOBAL_NORM_MEAN, f"the runtime computes (mean {'x' if signed else '|x|'}^{p:g})^(1/{p:g})"
-        f" over the plane, not the Lp norm (sum |x|^{p:g})^(1/{p:g})" + (
-            ", the signs of x kept" if signed
-            else f": its output is the spec's divided by (plane size)^(1/{p:g})"),
-        lambda plan, signed=signed: plan.but(kernel=_mean_norm(p, signed)), "divisor",
-        stage=1) for signed in (False, True)]
 
-
-def _mean_norm(p: float, signed: bool) -> Callable[[Plan, Outputs], Outputs]:
-    def kernel(plan: Plan, feeds: Outputs) -> Outputs:
+    def kernel(plan: Plan, feeds: Outputs, signed: bool) -> Outputs:
         x = feeds[0]
         wide = x.astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -763,7 +737,13 @@ def _mean_norm(p: float, signed: bool) -> Callable[[Plan, Outputs], Outputs]:
             mean = terms.mean(axis=tuple(range(2, x.ndim)), keepdims=True)
             return [np.power(mean, 1.0 / p).astype(x.dtype)]
 
-    return kernel
+    return [Variant(
+        GLOBAL_NORM_MEAN, f"the runtime computes (mean {'x' if signed else '|x|'}^{p:g})^(1/{p:g})"
+        f" over the plane, not the Lp norm (sum |x|^{p:g})^(1/{p:g})" + (
+            ", the signs of x kept" if signed
+            else f": its output is the spec's divided by (plane size)^(1/{p:g})"),
+        lambda plan, signed=signed: plan.but(kernel=functools.partial(kernel, signed=signed)),
+        "divisor", stage=1) for signed in (False, True)]
 
 
 def _global_axes(site: Site, ndim: int) -> list[Variant]:

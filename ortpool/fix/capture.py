@@ -1,6 +1,9 @@
 """The model's own runs in ``ortpool fix``: its inputs (the user's, else the defaults) and its
 main-graph nodes' inputs (and outputs, to prove the written model) captured as extra outputs;
-the source model runs with optimizations off, rewritten where onnxruntime cannot run it.
+the source model runs with optimizations off, rewritten where onnxruntime cannot run it. The
+written model is proven there too, where an optimization across nodes can undo a form proven
+alone: each node's output in the model's run (:func:`prove_in_model`), and its built cases,
+which the run never reaches, through its region (:func:`prove_regions`).
 """
 
 from __future__ import annotations
@@ -11,14 +14,27 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ortpool.check.judge import short_error
+from ortpool.check import status as st
+from ortpool.check.cases import FeedSet, expect
+from ortpool.check.judge import (
+    Judgement,
+    compare_set,
+    run_group,
+    session_run,
+    shape_groups,
+    short_error,
+)
+from ortpool.forms.plan import Plan
+from ortpool.forms.prove import sets_for
 from ortpool.model import capture as capture_mod
 from ortpool.model import carry
 from ortpool.model import inputs as model_inputs
+from ortpool.model.singlenode import region_model
 from ortpool.model.site import Site
 from ortpool.ort import runtime_spec
 from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 #: Seeds of the generated model inputs the written model is proven on.
 MODEL_SEEDS = (0, 1)
@@ -69,25 +85,23 @@ class Capturing:
         self.runtime, self.level, self.source_dir = runtime, level, source_dir
         self._built: dict[frozenset[str], Any] = {}
 
-    def _build(self, fed: frozenset[str]) -> tuple[onnx.ModelProto, Any, list[str], list[str]]:
-        wanted, carried = self.names
-        initializers = {t.name for t in self.model.graph.initializer}
-        fetched = [n for n in wanted if n not in fed and n not in initializers]
-        plain = [n for n in fetched if n not in carried]
-        wide = capture_mod.capture_model(self.model, plain)
-        if len(plain) < len(fetched):  # the others fetched as float32, made bfloat16 again
-            wide = carry.carry(wide, [n for n in fetched if n in carried], graph=False)
-        session = open_session(self.runtime, wide, level=self.level, external_dir=self.source_dir)
-        return wide, session, fetched, plain
-
     def built(self, feeds: Mapping[str, np.ndarray]) -> Any:
-        """The widened model and session for these fed names, or why they could not be built
-        (onnxruntime refuses the model: the same for every run)."""
+        """(the widened model, its session, the names fetched, those of them not carried) for
+        these fed names, or why they could not be built (the same for every run)."""
         fed = frozenset(feeds)
         if fed not in self._built:
+            wanted, carried = self.names
+            initializers = {t.name for t in self.model.graph.initializer}
+            fetched = [n for n in wanted if n not in fed and n not in initializers]
+            plain = [n for n in fetched if n not in carried]
             try:
-                self._built[fed] = self._build(fed)
-            except Exception as err:
+                wide = capture_mod.capture_model(self.model, plain)
+                if len(plain) < len(fetched):  # the others fetched as float32, made bfloat16 again
+                    wide = carry.carry(wide, [n for n in fetched if n in carried], graph=False)
+                session = open_session(self.runtime, wide, level=self.level,
+                                       external_dir=self.source_dir)
+                self._built[fed] = (wide, session, fetched, plain)
+            except Exception as err:  # onnxruntime refuses the model
                 self._built[fed] = err
         return self._built[fed]
 
@@ -157,3 +171,65 @@ def capture_inputs(model: onnx.ModelProto, sites: Sequence[Site],
             notes.append(f"no node input could be captured: {short_error(err)}")
             return []
     return captured
+
+
+def prove_in_model(fixed: onnx.ModelProto, sites: Sequence[Site],
+                   model_runs: Sequence[Mapping[str, np.ndarray]], runtime: RuntimeSpec,
+                   source_dir: str | None, rule: AccuracyRule = DEFAULT_RULE
+                   ) -> tuple[dict[int, Judgement], str]:
+    """Per site number, each main-graph node's output in the written model against the kernels
+    on its captured input; and why the model could not run (it must, captured nodes or not)."""
+    names = captured_names(sites, outputs=True)
+    proofs: dict[int, Judgement] = {}
+    capturing = Capturing(fixed, names, runtime, None, source_dir)
+    for number, feeds in enumerate(model_runs):
+        try:
+            run = capturing(feeds)
+        except Exception as err:
+            return {}, f"the written model could not be run: {short_error(err)}"
+        for site in sites:
+            if not site.judgeable or not site.in_main_graph:
+                continue
+            arrays = [run[name] for name in site.inputs]
+            got = [run[name] for name in site.outputs[: 2 if site.indices_read else 1]]
+            feed = FeedSet(f"the model's run {number + 1}", arrays)
+            if not expect(site, [feed]):
+                continue
+            proof = proofs.setdefault(site.number, Judgement(where="model"))
+            if proof.failure:
+                continue
+            status, _, failure = compare_set(site.at(arrays[0].shape), feed, got, rule)
+            if failure:
+                proof.fail(status, failure)
+            else:
+                proof.runs += 1
+    return proofs, ""
+
+
+def prove_regions(fixed: onnx.ModelProto, sites: Sequence[Site], plans: Mapping[int, Plan],
+                  sets: Mapping[int, Sequence[FeedSet]], in_model: dict[int, Judgement],
+                  runtime: RuntimeSpec, source_dir: str | None,
+                  rule: AccuracyRule = DEFAULT_RULE) -> None:
+    """Every main-graph node's proof sets through its realization as written in ``fixed`` (its
+    region: :func:`region_model`) at the runtime's level, into its in-model proof (started where
+    there is none): it fails with the first set that differs, and counts them otherwise."""
+    for site in sites:
+        if not site.judgeable or not site.in_main_graph or site.number not in plans:
+            continue
+        proof = in_model.setdefault(site.number, Judgement(where="model"))
+        # the very sets it was proven on alone, through the form as written: the two proofs
+        # count the same sets (the model's own runs besides)
+        chosen = sets_for(plans[site.number], sets.get(site.number) or [])
+        outputs = list(site.outputs[: 2 if site.indices_read else 1])
+        for group in shape_groups(chosen):
+            if proof.failure:
+                break
+            try:
+                region = region_model(fixed, list(site.inputs), outputs, group[0].arrays)
+                session = open_session(runtime, region, level=None, threads=1,
+                                       external_dir=source_dir)
+            except Exception as err:  # onnxruntime refuses it: the realization is not proven
+                proof.fail(st.ORT_REJECTED, "the realization as written cannot be run alone on "
+                           f"its proof sets: {short_error(err)}")
+                break
+            run_group(session_run(session), site, group, proof, rule)

@@ -2,7 +2,7 @@
 
 The model's run captures its nodes' real inputs (:mod:`ortpool.fix.capture`); per node the
 cheapest realization proven exact alone (:mod:`ortpool.forms.choose`); then rounds of writing
-them all and proving the written model (:mod:`ortpool.fix.inmodel`), a node not exact there (an
+them all and proving the written model (:mod:`ortpool.fix.capture`), a node not exact there (an
 optimization across nodes undid it) moved on; last the opset lift (:mod:`ortpool.forms.lift`).
 """
 
@@ -18,7 +18,6 @@ import onnx
 from ortpool.check.cases import CAPTURED, FeedSet, expect, full_shape, proof_sets, sampled_shapes
 from ortpool.check.judge import Judgement
 from ortpool.fix import capture
-from ortpool.fix.inmodel import prove_in_model, prove_regions
 from ortpool.forms import lift
 from ortpool.forms.apply import apply
 from ortpool.forms.choose import Attempt, Choice, choose
@@ -42,17 +41,13 @@ class Options:
     selection: Selection = dataclasses.field(default_factory=Selection)
     skip_invalid: bool = False
     runtime: RuntimeSpec = dataclasses.field(default_factory=RuntimeSpec)
-    #: the input domain (ruling 20): False, finite inputs (the default); True, NaN and +-inf too
     nonfinite: bool = False
     seed: int = 0
-    #: whether a model below opset 11 may be lifted (:mod:`ortpool.forms.lift`)
     lift_opset: bool = True
     #: the model's inputs to capture and prove on (name -> array dicts); None: resolved from
     #: ``model_inputs`` for each of :data:`ortpool.fix.capture.MODEL_SEEDS`
     inputs: Sequence[Mapping[str, np.ndarray]] | None = None
-    #: the user's sizes and arrays for the model's inputs (``--shape``, ``--inputs``)
     model_inputs: model_inputs.InputSpec = dataclasses.field(default_factory=model_inputs.InputSpec)
-    #: ruling 17's thresholds: a sum within an accuracy note is proven as it is
     accuracy: AccuracyRule = DEFAULT_RULE
 
 
@@ -160,10 +155,10 @@ def _write_and_prove(state: _Choices, runs: Sequence[Mapping[str, np.ndarray]], 
     for _ in range(MAX_ROUNDS):
         plans = {n: c.plan for n, c in state.choices.items() if c.plan is not None}
         fixed, apply_notes = apply(state.model, state.sites, plans)
-        in_model, problem = prove_in_model(fixed, state.sites, runs, options.runtime, source,
-                                           options.accuracy)
-        prove_regions(fixed, state.sites, plans, state.sets, in_model, options.runtime, source,
-                      options.accuracy)
+        in_model, problem = capture.prove_in_model(fixed, state.sites, runs, options.runtime,
+                                                   source, options.accuracy)
+        capture.prove_regions(fixed, state.sites, plans, state.sets, in_model, options.runtime,
+                              source, options.accuracy)
         failed = [n for n, p in in_model.items() if not p.exact and n in plans]
         if not failed:
             break

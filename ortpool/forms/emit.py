@@ -37,10 +37,6 @@ class Io:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
 
-    @classmethod
-    def of(cls, node: onnx.NodeProto) -> Io:
-        return cls(tuple(node.input), tuple(node.output))
-
 
 def admits(op: str, opset: int, elem: str) -> None:
     """Raise :class:`Unwritable` unless ``op`` exists at ``opset`` and its first input takes
@@ -134,11 +130,13 @@ class _Writer:
             del made.attribute[:]
             made.attribute.extend(helper.make_attribute(k, v) for k, v in plan.pool.items())
 
-    def reduce(self, plan: Plan, source: str, output: str, elem: str, rank: int,
+    def reduce(self, plan: Plan, source: str, output: str, elem: str, rank: int | None,
                role: str) -> None:
         """``plan.reduce`` over the spatial axes of ``source``, keepdims (a norm of another p
         as ``Pow(ReduceSum(Pow(Abs(x), p)), 1/p)``; ``plan.offset`` added at the end)."""
         assert plan.reduce is not None
+        if rank is None:
+            raise Unwritable("the rank of the input is not known")
         axes = list(range(2, 2 + rank))
         admits(plan.reduce, self.opset, elem)
         if plan.exponent is not None:
@@ -200,10 +198,7 @@ class _Writer:
         if plan.reduce is None:
             self.pool(plan, inputs, outputs, role)
             return
-        rank = site.rank
-        if rank is None:
-            raise Unwritable("the rank of the input is not known")
-        self.reduce(plan, inputs[0], outputs[0], elem, rank, role or "reduce")
+        self.reduce(plan, inputs[0], outputs[0], elem, site.rank, role or "reduce")
 
 
 def emit(plan: Plan, site: Site, node: onnx.NodeProto, io: Io,
@@ -303,10 +298,7 @@ def _sum_windows(writer: _Writer, plan: Plan, site: Site, flag: str, total: str,
     """``flag`` summed (up to the kernel volume, which -1/total does not see) over each window
     into ``total``: an AveragePool counting padding as 0, a global pool's ReduceSum."""
     if plan.reduce is not None or site.op == "GlobalMaxPool":
-        rank = site.rank
-        if rank is None:
-            raise Unwritable("the rank of the input is not known")
-        writer.reduce(Plan("sum", reduce="ReduceSum"), flag, total, elem, rank, "flag_sum")
+        writer.reduce(Plan("sum", reduce="ReduceSum"), flag, total, elem, site.rank, "flag_sum")
         return
     average = versions.resolve("AveragePool", writer.opset)
     if "count_include_pad" not in average.attrs:

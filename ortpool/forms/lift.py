@@ -32,9 +32,9 @@ OPSET_LIFT = "opset-lift"
 TARGETS = (6, 7, 8, 9, 10, 11)
 
 
-def _since(op: str, domain: str, opset: int) -> int | None:
+def _since(op: str, opset: int) -> int | None:
     try:
-        return onnx.defs.get_schema(op, opset, domain).since_version
+        return onnx.defs.get_schema(op, opset, "").since_version
     except onnx.defs.SchemaError:
         return None
 
@@ -149,7 +149,7 @@ def blocked(model: onnx.ModelProto, target: int, elems: dict[str, str],
     for node, opset in _nodes(model):
         if opset is None or opset >= target:
             return f"the model imports ai.onnx opset {opset}, not below {target}"
-        before, after = _since(node.op_type, "", opset), _since(node.op_type, "", target)
+        before, after = _since(node.op_type, opset), _since(node.op_type, target)
         if before == after:
             continue
         if node.op_type in versions.OPERATORS and before is not None and after is not None:
@@ -183,7 +183,7 @@ def lifted(model: onnx.ModelProto, target: int,
                 entry.version = target
     done = []
     for node, _ in _nodes(copy):
-        before, after = _since(node.op_type, "", old), _since(node.op_type, "", target)
+        before, after = _since(node.op_type, old), _since(node.op_type, target)
         if before == after:
             continue
         if node.op_type not in versions.OPERATORS:

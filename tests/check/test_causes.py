@@ -401,7 +401,7 @@ def test_a_basis_quotes_the_words_of_the_version_that_has_them() -> None:
     assert causes.basis_of(causes.AVERAGE_COUNTS_PADS, "AveragePool", 1).kind == causes.SPEC_TEXT
     assert causes.basis_of(causes.DOUBLE_AS_FLOAT, "MaxPool", 12) == causes.Basis(causes.RULING,
                                                                                  10)
-    assert causes.says("MaxPool", 22, causes._DROP)
+    assert causes.spec_or_ruling("MaxPool", 22, 1, causes._DROP).kind == causes.SPEC_TEXT
 
 
 def test_every_code_has_a_title() -> None:

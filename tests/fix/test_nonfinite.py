@@ -321,7 +321,7 @@ def test_the_written_model_is_proven_on_the_built_cases_too():
     ReduceMax written for a GlobalMaxPool is exact on that run but not on the built cases run
     through the written nodes (the seed-0 model issue 16 found)."""
     from ortpool.check.judge import Judgement
-    from ortpool.fix.inmodel import prove_in_region
+    from ortpool.fix.capture import prove_regions
     from ortpool.forms.apply import apply
     from ortpool.forms.plan import reduce
     from ortpool.ort.runtime_spec import RuntimeSpec
@@ -332,8 +332,10 @@ def test_the_written_model_is_proven_on_the_built_cases_too():
     written, _ = apply(model, [site], {site.number: plan})
     assert [n.op_type for n in written.graph.node] == ["ReduceMax"]
     sets = feeds_mod.expect(site, _built_sets(model)["pool"])
-    proof = Judgement(where="model")
-    prove_in_region(written, site, sets, RuntimeSpec(), proof)
+    proofs: dict[int, Judgement] = {}
+    prove_regions(written, [site], {site.number: plan}, {site.number: sets}, proofs,
+                  RuntimeSpec(), None)
+    proof = proofs[site.number]
     assert not proof.exact
     assert proof.failure.startswith("Y differs in ")
     assert "(NaN at tap (0, " in proof.failure and proof.failure.endswith("instead of nan)")

@@ -21,6 +21,7 @@ from ortpool.check.compare import (
     ruling_cells,
     ruling_masks,
 )
+from ortpool.check.judge import Judgement
 from ortpool.cli import main
 from ortpool.geometry import pool_geometry
 from ortpool.model import InputSpec
@@ -222,13 +223,17 @@ def test_double_maxunpool_has_no_kernel():
 def test_negative_same_pad_and_unpool_output_shape_recognisers():
     opv = versions.get("MaxPool", 12)
     attrs = normalize(opv, {"kernel_shape": [1], "strides": [3], "auto_pad": "SAME_LOWER"})
-    found = causes.recognise("MaxPool", attrs, [5], differs=True)
+    found = causes.recognise("MaxPool", attrs, [5])
     assert [c.code for c in found] == [causes.NEGATIVE_SAME_PAD]
     assert "= -1" in found[0].detail
     unpool = normalize(versions.get("MaxUnpool", 11), {"kernel_shape": [2]})
-    found = causes.recognise("MaxUnpool", unpool, [4], differs=True, output_shape_input=True)
+    found = causes.recognise("MaxUnpool", unpool, [4], output_shape_input=True)
     assert [c.code for c in found] == [causes.UNPOOL_OUTPUT_SHAPE]
-    assert causes.recognise("MaxPool", attrs, [5], differs=False) == []
+    # a node that does not differ has no cause
+    x = np.zeros((1, 1, 5), np.float32)
+    site = site_of("MaxPool", 12, {"kernel_shape": [1], "strides": [3], "auto_pad": "SAME_LOWER"},
+                   [x])
+    assert causes.of(site, Judgement()) == []
 
 
 def test_end_pad_window_recogniser_applies_the_drop_rule():
@@ -241,7 +246,7 @@ def test_end_pad_window_recogniser_applies_the_drop_rule():
 
 
 def test_unrecognised_difference_is_not_guessed():
-    found = causes.recognise("MaxPool", None, [5], differs=True)
+    found = causes.recognise("MaxPool", None, [5])
     assert [c.code for c in found] == [causes.UNRECOGNISED]
 
 
