@@ -294,12 +294,6 @@ def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     return [value for value in model.graph.input if value.name not in initialized]
 
 
-def declared_dims(value: onnx.ValueInfoProto) -> list[Dim] | None:
-    """The input's dims (a negative size open, as onnxruntime reads it); None without a rank."""
-    dims = value_type(value).dims
-    return None if dims is None else list(dims)
-
-
 def _dims_text(dims: Sequence[Dim] | None) -> str:
     if dims is None:
         return "unknown rank"
@@ -369,10 +363,9 @@ class OpenDim:
 
     def text(self) -> str:
         """``image[0] batch=1 (default)``, or ``x[0]=1 (declared -1; default)`` unnamed."""
-        if self.declared in ("?",) or self.declared.lstrip("-").isdigit():
-            return (
-                f"{self.input}[{self.axis}]={self.size} (declared {self.declared}; {self.source})"
-            )
+        if self.declared == "?" or self.declared.lstrip("-").isdigit():
+            return (f"{self.input}[{self.axis}]={self.size} "
+                    f"(declared {self.declared}; {self.source})")
         return f"{self.input}[{self.axis}] {self.declared}={self.size} ({self.source})"
 
     def to_dict(self) -> dict[str, Any]:
@@ -476,7 +469,7 @@ def _elem(value: onnx.ValueInfoProto) -> str | None:
     return dtypes.NAME_OF_CODE.get(value.type.tensor_type.elem_type)
 
 
-def _check_given(name: str, given: Sequence[int], declared: list[Dim] | None,
+def _check_given(name: str, given: Sequence[int], declared: Sequence[Dim] | None,
                  how: str) -> None:
     """A shape from ``--shape`` or an array against the declared dims: rank and static sizes."""
     if declared is None:
@@ -495,7 +488,7 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
     input, the figures and the option to change."""
     spec = spec or InputSpec()
     values = graph_inputs(model)
-    declared = {v.name: declared_dims(v) for v in values}
+    declared = {v.name: value_type(v).dims for v in values}  # a negative size is open
     elems = {v.name: _elem(v) for v in values}
     given = _given(spec, [v.name for v in values], declared, elems)
     symbols = _symbols(given, declared)
@@ -569,7 +562,7 @@ def _windowless(model: onnx.ModelProto, sizes: Mapping[str, Sequence[int]]) -> b
         return False
 
 
-def _given(spec: InputSpec, names: list[str], declared: dict[str, list[Dim] | None],
+def _given(spec: InputSpec, names: list[str], declared: dict[str, Sequence[Dim] | None],
            elems: dict[str, str | None]) -> dict[str, tuple[tuple[int, ...], str]]:
     """1. Shapes given by --shape and the arrays, checked: input -> (shape, option)."""
     shape, arrays = option("shape", spec.style), option("inputs", spec.style)
@@ -597,7 +590,7 @@ def _given(spec: InputSpec, names: list[str], declared: dict[str, list[Dim] | No
 
 
 def _symbols(given: dict[str, tuple[tuple[int, ...], str]],
-             declared: dict[str, list[Dim] | None]) -> dict[str, tuple[int, str, str]]:
+             declared: dict[str, Sequence[Dim] | None]) -> dict[str, tuple[int, str, str]]:
     """2. Each symbol's first size given: symbol -> (size, input, source)."""
     symbols: dict[str, tuple[int, str, str]] = {}
     for name, (dims, how) in given.items():
@@ -624,7 +617,7 @@ def _require_data_inputs(model: onnx.ModelProto, spec: InputSpec) -> None:
                            f"of -0.5, an index outside the output) prove nothing; {how}")
 
 
-def _sizes(value: onnx.ValueInfoProto, dims: list[Dim] | None,
+def _sizes(value: onnx.ValueInfoProto, dims: Sequence[Dim] | None,
            given: dict[str, tuple[tuple[int, ...], str]], symbols: dict[str, tuple[int, str, str]],
            opened: list[OpenDim], style: str = CLI) -> list[int]:
     """The input's shape: given, else its declared dims, each open one sized (by its symbol, else
