@@ -499,15 +499,17 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
     sizes = {v.name: _sizes(v, declared[v.name], given, symbols, found.dims, spec.style)
              for v in values}
     found.dims = _grown(model, sizes, found.dims)
-    generator = _Generator(np.random.default_rng(seed), spec.style)
+    rng = np.random.default_rng(seed)
+    budget = MAX_GENERATED_BYTES
     for value in values:
         name = value.name
         if name in spec.arrays:
             found.feeds[name] = spec.arrays[name]
             found.sources[name] = f"loaded from {spec.origin}"
             continue
-        found.feeds[name] = generator.values(value, elems[name], sizes[name])
+        found.feeds[name] = _generated(rng, value, elems[name], sizes[name], budget, spec.style)
         found.sources[name] = f"generated, seed {seed}"
+        budget -= found.feeds[name].nbytes
     return found
 
 
@@ -651,29 +653,21 @@ def _sizes(value: onnx.ValueInfoProto, dims: Sequence[Dim] | None,
     return list(shape) if name in given else sizes
 
 
-@dataclasses.dataclass
-class _Generator:
-    """Seeded values for the inputs not given, in input order, within one byte budget."""
-
-    rng: np.random.Generator
-    style: str = CLI
-    budget: int = MAX_GENERATED_BYTES
-
-    def values(self, value: onnx.ValueInfoProto, elem: str | None, sizes: list[int]) -> np.ndarray:
-        name = value.name
-        if elem is None:
-            raise OrtpoolError(f"input {name!r} is not a tensor of a type ortpool generates "
-                               f"({_type_text(value)}): give it with "
-                               f"{_arrays_setting(self.style, [name])}")
-        nbytes = math.prod(sizes) * dtypes.NUMPY[elem].itemsize
-        if nbytes > self.budget:
-            raise OrtpoolError(f"input {name!r} of shape {_dims_text(sizes)} ({elem}) would be "
-                               f"{nbytes} bytes of generated values; ortpool generates at most "
-                               f"{MAX_GENERATED_BYTES} bytes per model: check "
-                               f"{option('shape', self.style)}, or give the arrays with "
-                               f"{_arrays_setting(self.style)}")
-        self.budget -= nbytes
-        return random_tensor(self.rng, sizes, elem)
+def _generated(rng: np.random.Generator, value: onnx.ValueInfoProto, elem: str | None,
+               sizes: list[int], budget: int, style: str) -> np.ndarray:
+    """Seeded values for an input not given, within what is left of the model's byte budget."""
+    name = value.name
+    if elem is None:
+        raise OrtpoolError(f"input {name!r} is not a tensor of a type ortpool generates "
+                           f"({_type_text(value)}): give it with {_arrays_setting(style, [name])}")
+    nbytes = math.prod(sizes) * dtypes.NUMPY[elem].itemsize
+    if nbytes > budget:
+        raise OrtpoolError(f"input {name!r} of shape {_dims_text(sizes)} ({elem}) would be "
+                           f"{nbytes} bytes of generated values; ortpool generates at most "
+                           f"{MAX_GENERATED_BYTES} bytes per model: check "
+                           f"{option('shape', style)}, or give the arrays with "
+                           f"{_arrays_setting(style)}")
+    return random_tensor(rng, sizes, elem)
 
 
 def _open_label(value: onnx.ValueInfoProto, axis: int) -> str:
