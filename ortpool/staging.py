@@ -171,7 +171,9 @@ class StagedFiles:
         self._check(path, what)
         if os.path.lexists(path):
             raise OrtpoolError(f"{what} {path} exists; refusing to overwrite it")
-        blocking = _first_existing(path.parent, root)
+        blocking = path.parent
+        while blocking != root and not os.path.lexists(blocking):
+            blocking = blocking.parent
         if not blocking.is_dir():
             raise OrtpoolError(f"{what} {path}: {blocking} exists and is not a directory")
         return self._keep(Destination(self, path, what, root))
@@ -307,9 +309,3 @@ def _missing_folders(folder: Path, root: Path) -> list[Path]:
         missing.append(folder)
         folder = folder.parent
     return missing[::-1]
-
-
-def _first_existing(folder: Path, root: Path) -> Path:
-    while folder != root and not os.path.lexists(folder):
-        folder = folder.parent
-    return folder

@@ -216,7 +216,8 @@ def _type_functions(table: TypeTable, model: onnx.ModelProto) -> None:
     seen: set[tuple[int, tuple[int, ...], bytes]] = set()
     while pending:
         position, node, found = pending.pop(0)
-        signature, attrs = _elem_types(found), tuple(node.attribute)
+        signature = _elem_types(found)
+        attrs = tuple(node.attribute)
         marker = (position, signature, b"".join(a.SerializeToString() for a in attrs))
         if marker in seen:
             continue
@@ -385,9 +386,9 @@ def _shape_functions(table: TypeTable, model: onnx.ModelProto) -> None:
             continue  # calls from function to function: their sizes stay unknown
         for position, node, callers in _calls(table, scope, index):
             function = model.functions[position]
+            signature = _elem_types(callers)
             dims = [c.static_dims if c else None for c in callers]
-            probe = function_probe(model, function, _elem_types(callers), tuple(node.attribute),
-                                   dims)
+            probe = function_probe(model, function, signature, tuple(node.attribute), dims)
             try:
                 inferred = _infer_spec_sizes(probe)
             except Exception as err:
