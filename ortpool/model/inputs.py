@@ -607,12 +607,11 @@ def _require_data_inputs(model: onnx.ModelProto, spec: InputSpec) -> None:
     needed = {k: v for k, v in data_inputs(model).items() if k not in spec.arrays}
     if needed:
         listed = ", ".join(f"{name!r} (reaches {why})" for name, why in needed.items())
-        keywords = ", ".join(f"{name}=..." for name in needed)
-        how = (
-            f"pass them as {_arrays_setting(spec.style, list(needed))}"
-            if spec.style == PYTHON
-            else f"save the arrays with numpy.savez('in.npz', {keywords}) and pass --inputs in.npz"
-        )
+        if spec.style == PYTHON:
+            how = f"pass them as {_arrays_setting(spec.style, list(needed))}"
+        else:
+            keywords = ", ".join(f"{name}=..." for name in needed)
+            how = f"save the arrays with numpy.savez('in.npz', {keywords}) and pass --inputs in.npz"
         raise OrtpoolError(f"{'input' if len(needed) == 1 else 'inputs'} {listed} "
                            f"{'needs' if len(needed) == 1 else 'need'} "
                            f"{option('inputs', spec.style)}: generated values there (a batch index "
