@@ -1,13 +1,11 @@
-"""Writing several files as one: nothing reaches its destination until all of it is ready.
+"""Writing several files as one: nothing reaches its destination until all of it is ready (the
+rules, for users: docs/rewrite.md, "What is written, and when").
 
-Every destination is checked first (an :class:`~ortpool.errors.OrtpoolError` naming the path): no
-file being read, no other destination, no directory, an existing folder (only the subfolders an
-external data location names are created), no FIFO, socket or device but ``/dev/null`` and this
-process's stdout or stderr, no symbolic link below a root. Each file is staged in a private folder
-*inside its destination's folder* and renamed into place once all are complete; a failure removes
-the temporaries or puts back what was replaced (a killed process can leave a ``.ortpool-*``
-folder, never a half-written file). A symlink or device (``/dev/stdout``) is written through, not
-replaced: opened before anything moves, written last, the one step that cannot be undone.
+Every destination is checked first (an :class:`~ortpool.errors.OrtpoolError` naming the path),
+staged in a private folder *inside its destination's folder* and renamed into place once all are
+complete; a failure removes the temporaries or puts back what was replaced (a killed process can
+leave a ``.ortpool-*`` folder, never a half-written file). A symlink or device (``/dev/stdout``)
+is written through, not replaced: opened before anything moves, written last.
 """
 
 from __future__ import annotations
@@ -173,7 +171,9 @@ class StagedFiles:
         self._check(path, what)
         if os.path.lexists(path):
             raise OrtpoolError(f"{what} {path} exists; refusing to overwrite it")
-        blocking = _first_existing(path.parent, root)
+        blocking = path.parent
+        while blocking != root and not os.path.lexists(blocking):
+            blocking = blocking.parent
         if not blocking.is_dir():
             raise OrtpoolError(f"{what} {path}: {blocking} exists and is not a directory")
         return self._keep(Destination(self, path, what, root))
@@ -309,9 +309,3 @@ def _missing_folders(folder: Path, root: Path) -> list[Path]:
         missing.append(folder)
         folder = folder.parent
     return missing[::-1]
-
-
-def _first_existing(folder: Path, root: Path) -> Path:
-    while folder != root and not os.path.lexists(folder):
-        folder = folder.parent
-    return folder

@@ -9,31 +9,22 @@ kept in the output's ``metadata_props`` (:data:`KEY`, ``"1,64,56,56"``) and its 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import onnx
 
 from ortpool import optypes
 from ortpool.attributes import decode_ints, encode_ints
-from ortpool.model.scopes import is_standard, subgraphs
+from ortpool.model.scopes import is_standard, model_scopes
 
 KEY = "ortpool.declared_shape"
 #: Standard ops whose output onnxruntime may place in their input's buffer.
 VIEWS = frozenset({"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"})
 
 
-def _all_subgraphs(nodes) -> Iterator[onnx.GraphProto]:
-    for node in nodes:
-        for _, _, graph in subgraphs(node):
-            yield graph
-            yield from _all_subgraphs(graph.node)
-
-
-def model_subgraphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
+def model_subgraphs(model: onnx.ModelProto) -> list[onnx.GraphProto]:
     """Every graph a node attribute holds, at any depth, in the main graph and functions."""
-    yield from _all_subgraphs(model.graph.node)
-    for function in model.functions:
-        yield from _all_subgraphs(function.node)
+    return [scope.holder for scope in model_scopes(model) if scope.key != scope.owner_key]
 
 
 def ortpool_values(graph: onnx.GraphProto) -> set[str]:

@@ -1,12 +1,10 @@
 """Saving models whose weights live in external data files, without reading the weights.
 
-onnxruntime refuses data paths that are absolute, hold ``..`` or resolve outside the model's
-folder, so each data file goes next to the output at the same relative location: cloned, copied,
-or hard-linked with ``link_data`` (opt-in: onnx refuses data files with two links), all or none
-(:class:`ortpool.staging.StagedFiles`), never overwriting. A data file is read only when, links
-resolved, it is a regular file inside the model's folder (a model must not make ortpool copy
-``~/.ssh/id_ed25519``: :func:`source_file`), and written only inside the output's, never through
-a link.
+Each data file goes next to the output at the same relative location (onnxruntime refuses any
+other: docs/rewrite.md), all or none (:class:`ortpool.staging.StagedFiles`), never overwriting. A
+data file is read only when, links resolved, it is a regular file inside the model's folder (a
+model must not make ortpool copy ``~/.ssh/id_ed25519``: :func:`source_file`), and written only
+inside the output's, never through a link.
 """
 
 from __future__ import annotations

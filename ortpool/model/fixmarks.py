@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 import onnx
 
@@ -79,11 +79,6 @@ def record(model: onnx.ModelProto, fixed: Iterable[FixedNode]) -> None:
         model.metadata_props.add(key=KEY, value=json.dumps(entries, sort_keys=True))
 
 
-def _all_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
-    for scope in model_scopes(model):
-        yield from scope.nodes
-
-
 def read(model: onnx.ModelProto) -> tuple[dict[str, FixedNode], list[str]]:
     """The fixed nodes whose form is in ``model`` as fix wrote it (name -> node), and a note for
     each record that is not (its nodes are then the model's own)."""
@@ -92,8 +87,9 @@ def read(model: onnx.ModelProto) -> tuple[dict[str, FixedNode], list[str]]:
     if not entries:
         return {}, notes
     nodes: dict[str, onnx.NodeProto] = {}
-    for node in _all_nodes(model):
-        nodes.setdefault(text(node.name), node)
+    for scope in model_scopes(model):
+        for node in scope.nodes:
+            nodes.setdefault(text(node.name), node)
     found: dict[str, FixedNode] = {}
     for name, value in entries.items():
         fixed = _entry(name, value)

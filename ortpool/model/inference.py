@@ -12,7 +12,7 @@ the spec's size) and infers again, sizing the nodes downstream as the fixed mode
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -209,13 +209,15 @@ def _type_functions(table: TypeTable, model: onnx.ModelProto) -> None:
     if not model.functions:
         return
     index = function_index(model)
-    pending: list[tuple[int, tuple[int, ...], tuple[AttributeProto, ...]]] = []
+    pending: list[tuple[int, onnx.NodeProto, list[ValueType | None]]] = []
     for scope in model_scopes(model):
         if scope.function is None:
             pending.extend(_calls(table, scope, index))
     seen: set[tuple[int, tuple[int, ...], bytes]] = set()
     while pending:
-        position, signature, attrs = pending.pop(0)
+        position, node, found = pending.pop(0)
+        signature = _elem_types(found)
+        attrs = tuple(node.attribute)
         marker = (position, signature, b"".join(a.SerializeToString() for a in attrs))
         if marker in seen:
             continue
@@ -237,13 +239,16 @@ def _type_functions(table: TypeTable, model: onnx.ModelProto) -> None:
 
 def _calls(
     table: TypeTable, scope: Scope, index: Mapping[tuple[str, str, str], int]
-) -> Iterable[tuple[int, tuple[int, ...], tuple[AttributeProto, ...]]]:
+) -> Iterator[tuple[int, onnx.NodeProto, list[ValueType | None]]]:
+    """Each call of a local function in ``scope``: its position, the node, its inputs' types."""
     for node in scope.nodes:
         position = called_function(node, index)
-        if position is None:
-            continue
-        found = [table.lookup(scope, name) if name else None for name in node.input]
-        yield position, tuple(f.elem_type if f else 0 for f in found), tuple(node.attribute)
+        if position is not None:
+            yield position, node, [table.lookup(scope, n) if n else None for n in node.input]
+
+
+def _elem_types(found: Sequence[ValueType | None]) -> tuple[int, ...]:
+    return tuple(f.elem_type if f else 0 for f in found)
 
 
 def function_probe(model: onnx.ModelProto, function: onnx.FunctionProto, signature: tuple[int, ...],
@@ -379,13 +384,9 @@ def _shape_functions(table: TypeTable, model: onnx.ModelProto) -> None:
     for scope in model_scopes(model):
         if scope.function is not None:
             continue  # calls from function to function: their sizes stay unknown
-        for node in scope.nodes:
-            position = called_function(node, index)
-            if position is None:
-                continue
+        for position, node, callers in _calls(table, scope, index):
             function = model.functions[position]
-            callers = [table.lookup(scope, name) if name else None for name in node.input]
-            signature = tuple(c.elem_type if c else 0 for c in callers)
+            signature = _elem_types(callers)
             dims = [c.static_dims if c else None for c in callers]
             probe = function_probe(model, function, signature, tuple(node.attribute), dims)
             try:

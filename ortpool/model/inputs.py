@@ -294,12 +294,6 @@ def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     return [value for value in model.graph.input if value.name not in initialized]
 
 
-def declared_dims(value: onnx.ValueInfoProto) -> list[Dim] | None:
-    """The input's dims (a negative size open, as onnxruntime reads it); None without a rank."""
-    dims = value_type(value).dims
-    return None if dims is None else list(dims)
-
-
 def _dims_text(dims: Sequence[Dim] | None) -> str:
     if dims is None:
         return "unknown rank"
@@ -369,10 +363,9 @@ class OpenDim:
 
     def text(self) -> str:
         """``image[0] batch=1 (default)``, or ``x[0]=1 (declared -1; default)`` unnamed."""
-        if self.declared in ("?",) or self.declared.lstrip("-").isdigit():
-            return (
-                f"{self.input}[{self.axis}]={self.size} (declared {self.declared}; {self.source})"
-            )
+        if self.declared == "?" or self.declared.lstrip("-").isdigit():
+            return (f"{self.input}[{self.axis}]={self.size} "
+                    f"(declared {self.declared}; {self.source})")
         return f"{self.input}[{self.axis}] {self.declared}={self.size} ({self.source})"
 
     def to_dict(self) -> dict[str, Any]:
@@ -476,7 +469,7 @@ def _elem(value: onnx.ValueInfoProto) -> str | None:
     return dtypes.NAME_OF_CODE.get(value.type.tensor_type.elem_type)
 
 
-def _check_given(name: str, given: Sequence[int], declared: list[Dim] | None,
+def _check_given(name: str, given: Sequence[int], declared: Sequence[Dim] | None,
                  how: str) -> None:
     """A shape from ``--shape`` or an array against the declared dims: rank and static sizes."""
     if declared is None:
@@ -495,7 +488,7 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
     input, the figures and the option to change."""
     spec = spec or InputSpec()
     values = graph_inputs(model)
-    declared = {v.name: declared_dims(v) for v in values}
+    declared = {v.name: value_type(v).dims for v in values}  # a negative size is open
     elems = {v.name: _elem(v) for v in values}
     given = _given(spec, [v.name for v in values], declared, elems)
     symbols = _symbols(given, declared)
@@ -506,15 +499,17 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
     sizes = {v.name: _sizes(v, declared[v.name], given, symbols, found.dims, spec.style)
              for v in values}
     found.dims = _grown(model, sizes, found.dims)
-    generator = _Generator(np.random.default_rng(seed), spec.style)
+    rng = np.random.default_rng(seed)
+    budget = MAX_GENERATED_BYTES
     for value in values:
         name = value.name
         if name in spec.arrays:
             found.feeds[name] = spec.arrays[name]
             found.sources[name] = f"loaded from {spec.origin}"
             continue
-        found.feeds[name] = generator.values(value, elems[name], sizes[name])
+        found.feeds[name] = _generated(rng, value, elems[name], sizes[name], budget, spec.style)
         found.sources[name] = f"generated, seed {seed}"
+        budget -= found.feeds[name].nbytes
     return found
 
 
@@ -569,7 +564,7 @@ def _windowless(model: onnx.ModelProto, sizes: Mapping[str, Sequence[int]]) -> b
         return False
 
 
-def _given(spec: InputSpec, names: list[str], declared: dict[str, list[Dim] | None],
+def _given(spec: InputSpec, names: list[str], declared: dict[str, Sequence[Dim] | None],
            elems: dict[str, str | None]) -> dict[str, tuple[tuple[int, ...], str]]:
     """1. Shapes given by --shape and the arrays, checked: input -> (shape, option)."""
     shape, arrays = option("shape", spec.style), option("inputs", spec.style)
@@ -597,7 +592,7 @@ def _given(spec: InputSpec, names: list[str], declared: dict[str, list[Dim] | No
 
 
 def _symbols(given: dict[str, tuple[tuple[int, ...], str]],
-             declared: dict[str, list[Dim] | None]) -> dict[str, tuple[int, str, str]]:
+             declared: dict[str, Sequence[Dim] | None]) -> dict[str, tuple[int, str, str]]:
     """2. Each symbol's first size given: symbol -> (size, input, source)."""
     symbols: dict[str, tuple[int, str, str]] = {}
     for name, (dims, how) in given.items():
@@ -612,19 +607,18 @@ def _require_data_inputs(model: onnx.ModelProto, spec: InputSpec) -> None:
     needed = {k: v for k, v in data_inputs(model).items() if k not in spec.arrays}
     if needed:
         listed = ", ".join(f"{name!r} (reaches {why})" for name, why in needed.items())
-        keywords = ", ".join(f"{name}=..." for name in needed)
-        how = (
-            f"pass them as {_arrays_setting(spec.style, list(needed))}"
-            if spec.style == PYTHON
-            else f"save the arrays with numpy.savez('in.npz', {keywords}) and pass --inputs in.npz"
-        )
+        if spec.style == PYTHON:
+            how = f"pass them as {_arrays_setting(spec.style, list(needed))}"
+        else:
+            keywords = ", ".join(f"{name}=..." for name in needed)
+            how = f"save the arrays with numpy.savez('in.npz', {keywords}) and pass --inputs in.npz"
         raise OrtpoolError(f"{'input' if len(needed) == 1 else 'inputs'} {listed} "
                            f"{'needs' if len(needed) == 1 else 'need'} "
                            f"{option('inputs', spec.style)}: generated values there (a batch index "
                            f"of -0.5, an index outside the output) prove nothing; {how}")
 
 
-def _sizes(value: onnx.ValueInfoProto, dims: list[Dim] | None,
+def _sizes(value: onnx.ValueInfoProto, dims: Sequence[Dim] | None,
            given: dict[str, tuple[tuple[int, ...], str]], symbols: dict[str, tuple[int, str, str]],
            opened: list[OpenDim], style: str = CLI) -> list[int]:
     """The input's shape: given, else its declared dims, each open one sized (by its symbol, else
@@ -658,29 +652,21 @@ def _sizes(value: onnx.ValueInfoProto, dims: list[Dim] | None,
     return list(shape) if name in given else sizes
 
 
-@dataclasses.dataclass
-class _Generator:
-    """Seeded values for the inputs not given, in input order, within one byte budget."""
-
-    rng: np.random.Generator
-    style: str = CLI
-    budget: int = MAX_GENERATED_BYTES
-
-    def values(self, value: onnx.ValueInfoProto, elem: str | None, sizes: list[int]) -> np.ndarray:
-        name = value.name
-        if elem is None:
-            raise OrtpoolError(f"input {name!r} is not a tensor of a type ortpool generates "
-                               f"({_type_text(value)}): give it with "
-                               f"{_arrays_setting(self.style, [name])}")
-        nbytes = math.prod(sizes) * dtypes.NUMPY[elem].itemsize
-        if nbytes > self.budget:
-            raise OrtpoolError(f"input {name!r} of shape {_dims_text(sizes)} ({elem}) would be "
-                               f"{nbytes} bytes of generated values; ortpool generates at most "
-                               f"{MAX_GENERATED_BYTES} bytes per model: check "
-                               f"{option('shape', self.style)}, or give the arrays with "
-                               f"{_arrays_setting(self.style)}")
-        self.budget -= nbytes
-        return random_tensor(self.rng, sizes, elem)
+def _generated(rng: np.random.Generator, value: onnx.ValueInfoProto, elem: str | None,
+               sizes: list[int], budget: int, style: str) -> np.ndarray:
+    """Seeded values for an input not given, within what is left of the model's byte budget."""
+    name = value.name
+    if elem is None:
+        raise OrtpoolError(f"input {name!r} is not a tensor of a type ortpool generates "
+                           f"({_type_text(value)}): give it with {_arrays_setting(style, [name])}")
+    nbytes = math.prod(sizes) * dtypes.NUMPY[elem].itemsize
+    if nbytes > budget:
+        raise OrtpoolError(f"input {name!r} of shape {_dims_text(sizes)} ({elem}) would be "
+                           f"{nbytes} bytes of generated values; ortpool generates at most "
+                           f"{MAX_GENERATED_BYTES} bytes per model: check "
+                           f"{option('shape', style)}, or give the arrays with "
+                           f"{_arrays_setting(style)}")
+    return random_tensor(rng, sizes, elem)
 
 
 def _open_label(value: onnx.ValueInfoProto, axis: int) -> str:

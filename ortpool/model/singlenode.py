@@ -12,6 +12,7 @@ from onnx import helper
 
 from ortpool import dtypes
 from ortpool.model import carry
+from ortpool.model.scopes import ai_onnx_opset
 from ortpool.model.site import INPUT_NAMES, Site
 
 #: The IR version of every model ortpool builds. onnxruntime 1.21 and 1.22, the oldest releases
@@ -37,8 +38,8 @@ def node_model(nodes: Sequence[onnx.NodeProto], name: str, inputs: Sequence[onnx
     extra = {} if producer_name is None else {"producer_name": producer_name}
     model = helper.make_model(graph, opset_imports=list(imports), **extra)
     if ir_version is None:
-        opsets = [e.version for e in imports if e.domain in ("", "ai.onnx")]
-        ir_version = ir_version_for(opsets[0]) if opsets else IR_VERSION
+        opset = ai_onnx_opset(imports)
+        ir_version = IR_VERSION if opset is None else ir_version_for(opset)
     model.ir_version = ir_version
     return model
 

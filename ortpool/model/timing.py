@@ -8,16 +8,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
-
-
-def quantile(samples: Sequence[float], q: float) -> float:
-    """The ``q`` quantile of ``samples``, linear between the two nearest (numpy's default)."""
-    ordered = sorted(samples)
-    pos = q * (len(ordered) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+from collections.abc import Callable, Mapping
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,7 +20,14 @@ class _Samples:
         return statistics.median(self.samples) if self.samples else float("nan")
 
     def quantile(self, q: float) -> float:
-        return quantile(self.samples, q) if self.samples else float("nan")
+        """The ``q`` quantile, linear between the two nearest samples (numpy's default)."""
+        if not self.samples:
+            return float("nan")
+        ordered = sorted(self.samples)
+        pos = q * (len(ordered) - 1)
+        lo = int(pos)
+        hi = min(lo + 1, len(ordered) - 1)
+        return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
     @property
     def spread(self) -> float:

@@ -38,17 +38,10 @@ class OpFailure:
 Matcher = Callable[[OpFailure], bool]
 
 
-@dataclasses.dataclass(frozen=True)
-class _Run:
-    thread: int
-    start: int
-    matches: Matcher
-
-
 _lock = threading.Lock()
 _kept: collections.deque[OpFailure] = collections.deque(maxlen=MAX_KEPT)
 _seq = itertools.count()
-_runs: dict[int, _Run] = {}
+_runs: dict[int, RunScope] = {}
 _run_ids = itertools.count()
 
 
@@ -81,19 +74,22 @@ def _take(mine: list[OpFailure]) -> list[OpFailure]:
     return mine
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class RunScope:
-    """A run in progress; :meth:`claim` takes the failures it caused from the record."""
+    """A run in progress on ``thread`` since record ``start``; :meth:`claim` takes the failures
+    it caused from the record."""
 
     run_id: int
-    run: _Run
+    thread: int
+    start: int
+    matches: Matcher
 
     def claim(self) -> list[OpFailure]:
         """The failures of this run so far, oldest first, removed from the record."""
         with _lock:
             callers = {r.thread for i, r in _runs.items() if i != self.run_id}
-            return _take([f for f in _kept if f.seq >= self.run.start and (
-                f.thread == self.run.thread or (f.thread not in callers and self.run.matches(f)))])
+            return _take([f for f in _kept if f.seq >= self.start and (
+                f.thread == self.thread or (f.thread not in callers and self.matches(f)))])
 
 
 @contextlib.contextmanager
@@ -101,13 +97,13 @@ def run_scope(matches: Matcher) -> Iterator[RunScope]:
     """``with run_scope(matcher) as scope: ...; scope.claim()``: a run in progress on this
     thread; ``matches`` tells which failures on other threads its model could have caused."""
     with _lock:
-        run_id = next(_run_ids)
-        _runs[run_id] = run = _Run(threading.get_ident(), next(_seq), matches)
+        scope = RunScope(next(_run_ids), threading.get_ident(), next(_seq), matches)
+        _runs[scope.run_id] = scope
     try:
-        yield RunScope(run_id, run)
+        yield scope
     finally:
         with _lock:
-            _runs.pop(run_id, None)
+            _runs.pop(scope.run_id, None)
 
 
 def recent() -> list[OpFailure]:

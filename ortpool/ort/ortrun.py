@@ -8,7 +8,7 @@ import dataclasses
 import functools
 import shutil
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -86,10 +86,9 @@ def builtin_session(model: onnx.ModelProto | bytes, runtime: RuntimeSpec,
         raise classify(err, "load") from None
 
 
-def run_session(session: Any, feeds: Mapping[str, np.ndarray],
-                outputs: Sequence[str] | None = None) -> list[np.ndarray]:
+def run_session(session: Any, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
     try:
-        return [np.asarray(a) for a in session.run(list(outputs) if outputs else None, dict(feeds))]
+        return [np.asarray(a) for a in session.run(None, dict(feeds))]
     except Exception as err:
         raise classify(err, "run") from None
 

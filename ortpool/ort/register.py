@@ -78,15 +78,11 @@ def kernel_types(op_type: OpType, dtype: str) -> tuple[list[int], list[int]]:
     return inputs, [x, i64][: op_type.n_outputs]
 
 
-def _registry() -> dict[tuple[str, str], int]:
-    return _ocos.__dict__.setdefault("_ortpool_registered", {})
-
-
 def register() -> int:
     """Register every op type and element type not yet registered (any number of times, from
     any thread); how many are now."""
     with _lock:
-        registry = _registry()
+        registry: dict[tuple[str, str], int] = _ocos.__dict__.setdefault("_ortpool_registered", {})
         for op_type in optypes.all_op_types():
             body = _body(op_type)
             attrs = {name: _ATTR_CODE[spec.kind] for name, spec in op_type.spec.attrs.items()}

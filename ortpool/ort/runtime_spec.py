@@ -67,10 +67,6 @@ def parse_providers(text: str | Sequence[str] | None) -> tuple[Provider, ...]:
     return tuple(Provider(n) for n in names) or (Provider(CPU),)
 
 
-def _flag(key: str) -> str:
-    return "--" + key.replace("_", "-")
-
-
 @dataclasses.dataclass(frozen=True)
 class RuntimeSpec:
     """Providers (in priority order), graph optimization level, threads (0: onnxruntime's
@@ -96,7 +92,7 @@ class RuntimeSpec:
     def with_level(self, level: str) -> RuntimeSpec:
         return dataclasses.replace(self, level=level)
 
-    def check(self, label: Callable[[str], str] = _flag) -> RuntimeSpec:
+    def check(self, label: Callable[[str], str]) -> RuntimeSpec:
         """Self, or an :class:`OrtpoolError` for a level, mode or provider the installed
         onnxruntime does not have (naming what it has); ``label`` spells the options' names."""
         runtime.require()

@@ -281,9 +281,7 @@ class InferenceSession:
     def _caused_here(self, failure: failures.OpFailure) -> bool:
         """Whether a node of this model could have raised ``failure`` (recorded on an inter-op
         thread, with ``execution_mode=ORT_PARALLEL``)."""
-        if failure.op_type in self._foreign:
-            return True
-        return bool(self._candidates(failure))
+        return failure.op_type in self._foreign or bool(self._candidates(failure))
 
     def _candidates(self, failure: failures.OpFailure) -> list[str]:
         """The ortpool nodes of the failure's op type whose attributes (as strings, as

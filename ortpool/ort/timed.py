@@ -1,11 +1,10 @@
 """A model timed against a second session of itself (the control) and its fixed form,
-interleaved: ``ortpool bench MODEL FIXED`` and ``validate``'s price of the guard."""
+interleaved: ``ortpool bench MODEL FIXED``."""
 
 from __future__ import annotations
 
 import functools
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import onnx
@@ -35,7 +34,6 @@ def time_against(
     runtime: RuntimeSpec,
     repeat: int,
     min_sample: float,
-    clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[dict[str, Stats], dict[str, Ratio]]:
     """``model`` (:data:`ORIGINAL`) against a second session of itself (:data:`CONTROL`) and
     ``fixed`` (:data:`FIXED`), ``repeat`` interleaved rounds: each variant's times, and the
@@ -49,7 +47,7 @@ def time_against(
         except Exception as err:  # onnxruntime's own exception types differ between releases
             raise RunFailed(name, str(err)) from None
     variants = {name: functools.partial(s.run, None, dict(feeds)) for name, s in sessions.items()}
-    times = interleaved(variants, repeat, min_sample, clock=clock)
+    times = interleaved(variants, repeat, min_sample)
     ratios = {
         name: Ratio.of(times[name], times[ORIGINAL]) for name in (CONTROL, FIXED) if name in times
     }

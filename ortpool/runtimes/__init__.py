@@ -1,9 +1,7 @@
-"""Runtimes other than onnxruntime, behind one interface (issue 35): ``get("openvino")``
-(options ``device="CPU"``, ``precision="f32"``), ``get("tract")``, ``get("reference")`` (the onnx
-reference evaluator) give a :class:`Runtime`, run in this process or in a :class:`Worker` child
-that survives the runtime's aborts and hangs; what goes wrong is a :class:`RuntimeFailure` of one
-of :data:`KINDS`. Their packages are optional and imported only when used
-(``Runtime.available()`` gives the install hint).
+"""Runtimes other than onnxruntime, behind one interface (issue 35, :mod:`~ortpool.runtimes.base`):
+``get("openvino")`` (options ``device="CPU"``, ``precision="f32"``), ``get("tract")``,
+``get("reference")`` (the onnx reference evaluator). Their packages are optional and imported only
+when used (``Runtime.available()`` gives the install hint).
 """
 
 from __future__ import annotations

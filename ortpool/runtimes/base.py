@@ -460,8 +460,7 @@ class Worker:
         """``self.runtime.run(model, feeds)`` in the child; see the class for what it raises."""
         with self._lock:
             if self._process is None or not self._process.is_alive():
-                if self._process is not None:
-                    self._stop(kill=True)
+                self._stop(kill=True)  # a dead child's pipe and log
                 self._start()
             if self._stderr is not None:  # this case's last words only
                 with contextlib.suppress(OSError):

@@ -63,14 +63,6 @@ class Reference(Runtime):
     name = "reference"
     PACKAGE = "onnx.reference"
 
-    @classmethod
-    def available(cls) -> str | None:
-        try:
-            import onnx.reference  # noqa: F401  (a dependency of ortpool: always there)
-        except ImportError:  # pragma: no cover - onnx is a dependency
-            return "pip install 'onnx>=1.17'"
-        return None
-
     def describe(self) -> dict[str, Any]:
         import onnx
 
