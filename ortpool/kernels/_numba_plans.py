@@ -1,7 +1,6 @@
 """The compiled loops of the plans (:mod:`._plan`): a separable reduction's passes as
-:func:`._passes.pass_rows`, run by :mod:`._numba` over blocks of planes seen as one plane;
-MaxPool's Indices by one window loop. numba is never imported here: a plan is handed its loop by
-:func:`ortpool.kernels._backend.loop`."""
+:func:`._passes.pass_rows` over blocks of planes seen as one plane; MaxPool's Indices by one
+window loop. numba is never imported here (:func:`._backend.loop` hands a plan its loop)."""
 
 from __future__ import annotations
 
@@ -64,9 +63,7 @@ class Passes:
         if not len(self.info):  # every axis an identity: Y is X
             np.copyto(y.reshape(-1), src.reshape(-1))
         elif self.block == plan.planes:  # one block (every small call): straight to the kernel
-            info, inter, size = self._blocks[plan.planes]
-            self.kernel(src.reshape(1, -1), y.reshape(1, -1), info, *plan.operands,
-                        scratch((size,), plan.dtype, "numba"), inter)
+            self._launch(plan, src, y, plan.planes)
         else:  # the work: input bytes times passes
             dst = y.reshape(plan.planes, plan.out_plane)
             work = functools.partial(self._blocks_of, plan, src.reshape(dst.shape[0], -1), dst)
