@@ -27,7 +27,6 @@ _FLOAT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$|^\s*[-+]?(in
 
 
 def encode_ints(values: Sequence[int]) -> str:
-    """``(3, 3) -> "3,3"``; ``() -> ""``."""
     return ",".join(str(int(v)) for v in values)
 
 
@@ -50,13 +49,6 @@ def _shown(text: str) -> str:
 
 #: ONNX attributes are int64; the kernels compute coordinates in int64 (ortpool.geometry).
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
-
-
-def _check_int64(name: str, values: tuple[int, ...]) -> tuple[int, ...]:
-    if any(not INT64_MIN <= v <= INT64_MAX for v in values):
-        raise OrtpoolError(f"{name}={_shown(encode_ints(values))!r} holds a value beyond int64 "
-                           f"(ONNX attributes are int64: {INT64_MIN} to {INT64_MAX})")
-    return values
 
 
 def encode_float(value: float) -> str:
@@ -114,15 +106,19 @@ NodeAttrs = PoolAttrs | GlobalAttrs | RoiAttrs
 def _as_ints(name: str, value: Any) -> tuple[int, ...]:
     """An int-list attribute as a tuple, each value within int64 (what ONNX can carry)."""
     if isinstance(value, str | bytes):
-        text = value.decode() if isinstance(value, bytes) else value
-        return _check_int64(name, decode_ints(text, name))
-    try:
-        items = tuple(value)
-    except TypeError:
-        raise OrtpoolError(f"{name}={value!r} must be a list of integers") from None
-    if any(isinstance(item, bool) or not isinstance(item, int | np.integer) for item in items):
-        raise OrtpoolError(f"{name}={list(items)!r} must be a list of integers")
-    return _check_int64(name, tuple(int(item) for item in items))
+        values = decode_ints(value.decode() if isinstance(value, bytes) else value, name)
+    else:
+        try:
+            items = tuple(value)
+        except TypeError:
+            raise OrtpoolError(f"{name}={value!r} must be a list of integers") from None
+        if any(isinstance(item, bool) or not isinstance(item, int | np.integer) for item in items):
+            raise OrtpoolError(f"{name}={list(items)!r} must be a list of integers")
+        values = tuple(int(item) for item in items)
+    if any(not INT64_MIN <= v <= INT64_MAX for v in values):
+        raise OrtpoolError(f"{name}={_shown(encode_ints(values))!r} holds a value beyond int64 "
+                           f"(ONNX attributes are int64: {INT64_MIN} to {INT64_MAX})")
+    return values
 
 
 def _as_int(name: str, value: Any) -> int:
@@ -243,10 +239,9 @@ def _per_axis(opv: OpVersion, given: Mapping[str, Any], name: str, rank: int) ->
     values = _as_ints(name, given[name])
     if not values:
         return fill
-    length = len(fill)
-    if len(values) != length:
+    if len(values) != len(fill):
         raise OrtpoolError(f"{name}={encode_ints(values)!r} has {len(values)} values; a kernel of "
-                           f"rank {rank} needs {length}")
+                           f"rank {rank} needs {len(fill)}")
     return values
 
 

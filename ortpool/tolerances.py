@@ -2,12 +2,9 @@
 so a difference is another choice, not rounding); ruling 17's accuracy rule for sums; per element
 type defaults (``--atol``/``--rtol``) for graph outputs; :func:`ulp` of a value in any float type.
 
-A sum is measured against the exact result (the kernels in float64; for double, ortpool's own
-compensated value) in units of ``u * m``: ``u`` the unit roundoff of the accumulation type, ``m``
-the window's mean |x| (norms: of |x|^p). A cell **agrees** within ``agree_factor`` times the
-pairwise bound ``log2 n + 1`` (never below one ulp of the output type), has an **accuracy note**
-within ``limit`` of ``m``, is **inaccurate** within what a running sum may lose (``n`` units) and
-**differs** beyond; half types agree within ``half_ulps`` ulp (docs/rulings.md, ruling 17).
+A sum is measured against the exact result in units of ``u * m`` (docs/rulings.md, ruling 17):
+a cell **agrees**, has an **accuracy note**, is **inaccurate** (within the ``n`` units a running
+sum may lose) or **differs** beyond.
 """
 
 from __future__ import annotations
@@ -206,7 +203,7 @@ def node_tolerance(
     atol: float | None = None, rtol: float | None = None, rule: AccuracyRule = DEFAULT_RULE,
 ) -> Tolerance:
     """The tolerance of a node's Y: exact for max-like values and integers, ruling 17's
-    accuracy rule for sums (the module docstring), ``y`` ortpool's output on ``x``."""
+    accuracy rule for sums, ``y`` ortpool's output on ``x``."""
     if op not in WINDOW_SUMS + GLOBAL_SUMS or dtype not in UNIT_ROUNDOFF:
         return tolerance_for(op, dtype, atol, rtol)
     accumulation = ACCUMULATION[dtype]

@@ -38,11 +38,8 @@ def run_op(
     op: str, version: int, feeds: Sequence[np.ndarray], attributes: Mapping[str, Any],
     n_outputs: int = 1,
 ) -> tuple[np.ndarray, ...]:
-    """The outputs of ``op``-``version`` on ``feeds`` (the node's present inputs, in order): the
-    one entry point of the registration, the validator and the benchmark.
-
-    ``n_outputs`` 2 asks MaxPool for Indices too. Errors are :class:`~ortpool.OrtpoolError`.
-    """
+    """The outputs of ``op``-``version`` on ``feeds`` (the node's present inputs, in order);
+    ``n_outputs`` 2 asks MaxPool for Indices too. Errors are :class:`~ortpool.OrtpoolError`."""
     if op == "MaxPool":
         result = max_pool(feeds[0], version=version, return_indices=n_outputs > 1, **attributes)
         return result if n_outputs > 1 else (result,)

@@ -1,11 +1,10 @@
 """Which loops a plan is built for, decided here alone: :func:`loop` hands a call its compiled
-(numba, optional: the ``fast`` extra) loop, or None for the numpy back-end; both give the same bits.
+(numba, optional) loop, or None for the numpy back-end; both give the same bits.
 
-numba costs a process about 1 s to import and 8-11 s per kernel and element type to compile
-(cached on disk), which a short run on small tensors never earns back; hence the modes
-(``ORTPOOL_KERNELS``, docs/kernels.md): ``auto`` compiles for calls of at least
-:data:`NUMBA_MIN_BYTES`, ``numba`` for every call, ``numpy`` never, and ``loaded`` never compiles
-but uses what this process holds (``validate``, ``fix``, ``conformance``: :func:`prefer_loaded`).
+numba costs a process about 1 s to import and 8-11 s per kernel and element type to compile, which
+a short run never earns back; hence the modes (``ORTPOOL_KERNELS``, docs/kernels.md): ``auto``
+compiles for calls of at least :data:`NUMBA_MIN_BYTES`, ``numba`` for every call, ``numpy`` never,
+and ``loaded`` never compiles but uses what this process holds (:func:`prefer_loaded`).
 """
 
 from __future__ import annotations
@@ -86,7 +85,7 @@ def loaded(kernel: str, dtype: np.dtype) -> bool:
 
 def compiled(kernel: str, dtype: np.dtype, nbytes: int) -> bool:
     """Whether a call of ``nbytes`` input bytes of ``dtype`` is planned for the compiled
-    ``kernel`` (one of :data:`KERNELS`), by the module docstring's rule."""
+    ``kernel`` (one of :data:`KERNELS`)."""
     if dtype not in NUMBA_DTYPES or mode() == "numpy":
         return False
     if mode() == "loaded" or (mode() == "auto" and nbytes < NUMBA_MIN_BYTES):
@@ -100,8 +99,8 @@ def compiled(kernel: str, dtype: np.dtype, nbytes: int) -> bool:
 
 
 def loop(kernel: str, dtype: np.dtype, nbytes: int) -> Callable | None:
-    """The one dispatch of the kernels: the compiled ``kernel`` when a call of ``nbytes`` input
-    bytes of ``dtype`` is planned for it (:func:`compiled`), else None (the numpy back-end)."""
+    """The one dispatch of the kernels: the compiled ``kernel`` when :func:`compiled` says so,
+    else None (the numpy back-end)."""
     if not compiled(kernel, dtype, nbytes):
         return None
     return getattr(importlib.import_module(KERNELS[kernel][0]), kernel)
@@ -111,14 +110,12 @@ def loop(kernel: str, dtype: np.dtype, nbytes: int) -> Callable | None:
 def prefer_loaded() -> Iterator[None]:
     """Plan for ``"loaded"`` inside the block, in this process and the processes it starts,
     unless ``ORTPOOL_KERNELS`` names a mode: for a command whose first run must not wait for
-    numba to compile (the results are the same bits either way). The mode and the environment
-    are restored after it (a command run in-process leaves its caller's rule alone)."""
+    numba to compile. The mode and the environment are restored after it."""
     global _mode
     if os.environ.get("ORTPOOL_KERNELS", "").strip():
         yield
         return
     before, saved = _mode, os.environ.get("ORTPOOL_KERNELS")
-    # The environment carries the choice into child processes (``--jobs``, isolated runs).
     os.environ["ORTPOOL_KERNELS"] = "loaded"
     _calls.forget()
     _mode = "loaded"

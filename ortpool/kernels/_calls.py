@@ -154,11 +154,6 @@ def remember(key: tuple | None, runner: Runner, held: int = 0) -> Runner:
     return runner
 
 
-def held_bytes() -> int:
-    """Bytes the cached plans hold, as :func:`remember` counts them."""
-    return _held
-
-
 def forget() -> None:
     """Drop every cached runner (plans are rebuilt on the next call)."""
     global _held

@@ -12,7 +12,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TextIO
 
 from ortpool.dtypes import NUMPY_SPELLING
 
@@ -30,8 +29,7 @@ def set_relay(send: Callable[[str], None] | None) -> None:
     relay = send
 
 
-# How long a first compile takes, as the note says it (measured cold, CPU seconds per kernel and
-# element type on a fast and a slow host).
+# A first compile's duration (measured cold per kernel and element type, fast and slow hosts).
 _WINDOW_LOOPS = "10-20 s on 2 cores"
 _UNDER_A_SECOND = "under a second"
 
@@ -74,8 +72,8 @@ def message(kernel: str, dtype: str) -> str:
             "afterwards; `ortpool warmup` does it ahead of time)")
 
 
-def announce(text: str, stream: TextIO | None = None, terminal: bool = True) -> None:
-    """``text`` to the logger, and with ``terminal`` to ``stream`` (stderr) when logging is not
+def announce(text: str, terminal: bool = True) -> None:
+    """``text`` to the logger, and with ``terminal`` to the relay or stderr when logging is not
     configured: over the current line on a terminal, else as a plain line."""
     log.info(text)
     if not terminal or log.hasHandlers():
@@ -83,7 +81,7 @@ def announce(text: str, stream: TextIO | None = None, terminal: bool = True) -> 
     if relay is not None:
         relay(text)
         return
-    stream = stream or sys.stderr
+    stream = sys.stderr
     # On a terminal a progress bar may be drawn on the current line: clear it first.
     clear = "\r\033[K" if getattr(stream, "isatty", lambda: False)() else ""
     stream.write(f"{clear}ortpool: {text}\n")

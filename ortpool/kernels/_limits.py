@@ -1,9 +1,7 @@
-"""The limits a pooling call must respect, checked from the geometry before anything is allocated or
-planned: attributes that fit int64 can still ask for absurd work (``pads=[10**9] * 4`` on a 4x4
-input is 4 * 10**18 outputs), which would look like a hang or kill the process, so such a call is
-refused at once with the figures. Every figure counts at least one plane: an empty batch is refused
-as a batch of one would be. :func:`check_memory` refuses what the process cannot hold now
-(:mod:`._memory`)."""
+"""The limits a pooling call must respect, checked from the geometry before anything is allocated:
+attributes that fit int64 can still ask for absurd work (``pads=[10**9] * 4`` on a 4x4 input is
+4 * 10**18 outputs), which would look like a hang or kill the process. Every figure counts at
+least one plane (an empty batch is refused as a batch of one would be)."""
 
 from __future__ import annotations
 

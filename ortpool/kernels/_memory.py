@@ -98,12 +98,6 @@ def rooms(proc: Path = PROC) -> list[Room]:
     return found
 
 
-def forget() -> None:
-    """Drop the cached limits (tests that change them)."""
-    with _lock:
-        _cached.clear()
-
-
 def _limits(proc: Path) -> _Limits:
     now = time.monotonic()
     with _lock:
@@ -162,13 +156,9 @@ def _levels(leaf: Path, top: Path, v2: bool) -> list[_Cgroup]:
     """``leaf`` and its ancestors up to the mount point ``top`` that set a memory limit."""
     levels, path = [], leaf
     while True:
-        if v2:
-            text = _read_text(path / "memory.max")
-            limit = int(text) if text is not None and text.strip().isdigit() else None
-        else:
-            limit = _read_int(path / "memory.limit_in_bytes")
-            limit = limit if limit is not None and limit < _V1_UNLIMITED else None
-        if limit is not None:
+        # v2 writes "max" for no limit, v1 a huge number.
+        limit = _read_int(path / ("memory.max" if v2 else "memory.limit_in_bytes"))
+        if limit is not None and (v2 or limit < _V1_UNLIMITED):
             levels.append(_Cgroup(path, v2, limit))
         if path == top or path.parent == path:
             return levels

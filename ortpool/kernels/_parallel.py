@@ -1,10 +1,6 @@
-"""Splitting a kernel's blocks of planes between the calling thread and persistent workers.
-
-numpy releases the GIL inside its loops, so two threads each reducing their own planes run in
-parallel. Handing work to a sleeping thread costs about 0.1 ms on a small VM (a futex wake-up),
-so only calls of at least :data:`MIN_PARALLEL_BYTES` are split. ``ORTPOOL_THREADS`` sets the
-number of threads (default: the usable cores, at most 4); 1 turns splitting off.
-"""
+"""Splitting a kernel's blocks of planes between the calling thread and persistent workers (numpy
+and the compiled loops release the GIL). Waking a thread costs about 0.1 ms on a small VM, so
+only calls of at least :data:`MIN_PARALLEL_BYTES` are split."""
 
 from __future__ import annotations
 
@@ -50,7 +46,6 @@ def set_thread_count(threads: int | None) -> None:
 
 
 def _executor(workers: int) -> ThreadPoolExecutor:
-    """The persistent worker pool, grown when more workers are asked for."""
     global _pool, _pool_workers
     with _lock:
         if _pool is None or _pool_workers < workers:
@@ -90,8 +85,7 @@ def split(
     """Process planes ``[0, planes)``: in ``blocks`` on this thread for a small call, else in
     one contiguous share per thread (large shares measured faster than many small blocks)."""
     if nbytes < MIN_PARALLEL_BYTES or planes < 2 or thread_count() < 2:
-        for lo, hi in blocks:
-            work(lo, hi)
+        _share(work, blocks)
         return
     n = min(thread_count(), planes)
     run([(planes * i // n, planes * (i + 1) // n) for i in range(n)], work, nbytes)

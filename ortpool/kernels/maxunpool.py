@@ -6,11 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import unpool_output_spatial
 from ortpool.kernels import _backend, _buffers, _limits, _parallel
-from ortpool.kernels._calls import attrs_for, check_input, located
+from ortpool.kernels._calls import checked, located
 
 
 def max_unpool(
@@ -23,10 +22,8 @@ def max_unpool(
     the output has exactly that shape and ``pads`` are ignored.
     Duplicate indices: the last write wins. An index outside ``[0, Y.size)`` is an error.
     """
-    opv = versions.get("MaxUnpool", version)
     with located("MaxUnpool", version):
-        check_input(opv, x)
-        attrs = attrs_for("MaxUnpool", version, attributes, x.ndim - 2)
+        attrs = checked("MaxUnpool", version, x, attributes)
         # With output_shape the pads are ignored (ruling 9): the default size, which may be
         # negative for large pads, is computed only when it is used.
         default = unpool_output_spatial(x.shape[2:], attrs) if output_shape is None else ()
