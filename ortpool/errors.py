@@ -18,15 +18,11 @@ class OrtpoolError(ValueError):
         self.node = node
         self.op = op
         self.version = version
-        super().__init__(self._compose())
-
-    def _compose(self) -> str:
-        where = [f"node {self.node!r}"] if self.node is not None else []
-        if self.op is not None:
-            version = f"-{self.version}" if self.version is not None else ""
-            where.append(f"({self.op}{version})")
+        where = [f"node {node!r}"] if node is not None else []
+        if op is not None:
+            where.append(f"({op}-{version})" if version is not None else f"({op})")
         prefix = " ".join(where)
-        return f"{prefix}: {self.detail}" if prefix else self.detail
+        super().__init__(f"{prefix}: {message}" if prefix else message)
 
     def located(
         self, *, node: str | None = None, op: str | None = None, version: int | None = None

@@ -33,8 +33,7 @@ def set_relay(send: Callable[[str], None] | None) -> None:
 _WINDOW_LOOPS = "10-20 s on 2 cores"
 _UNDER_A_SECOND = "under a second"
 
-#: The compiled kernels by name: the module holding each, the operator it computes (as the note
-#: names it) and how long its first compile takes.
+#: The compiled kernels by name: their module, the operator the note names, the first compile.
 _NUMBA, _FAMILY = "ortpool.kernels._numba", "ortpool.kernels._numba_family"
 KERNELS: dict[str, tuple[str, str, str]] = {
     "max_planes": (_NUMBA, "MaxPool", _WINDOW_LOOPS),
