@@ -1,9 +1,8 @@
 """Pooling attributes: checked against a spec version, defaults filled, and the string encoding.
 
 onnxruntime-extensions Python ops take only int, float and string attributes, so list attributes
-travel as decimal strings joined by commas (``(3, 3)`` is ``"3,3"``, the empty list ``""``), and
-float attributes as ``repr`` strings (ruling 15: a float attribute arrives in Python with 6
-significant digits). :func:`normalize` accepts either form.
+travel as decimal strings joined by commas (``"3,3"``, the empty list ``""``), float attributes as
+``repr`` strings (ruling 15); :func:`normalize` accepts either form.
 """
 
 from __future__ import annotations
@@ -156,10 +155,8 @@ def _p_value(opv: OpVersion, given: Mapping[str, Any]) -> int | float:
 
 
 def normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None = None) -> NodeAttrs:
-    """Check ``given`` against ``opv``'s schema and fill every default: a :class:`PoolAttrs`
-    (MaxPool, AveragePool, MaxUnpool, LpPool), :class:`GlobalAttrs` or :class:`RoiAttrs`.
-    ``rank``: the input's spatial axes when known, else the kernel's length. Errors name the op
-    version, the attribute and its value; the caller adds the node name."""
+    """Check ``given`` against ``opv``'s schema and fill every default; ``rank``: the input's
+    spatial axes when known. Errors name the op version, the attribute and its value."""
     try:
         unknown = sorted(set(given) - set(opv.attrs))
         if unknown:
@@ -276,9 +273,8 @@ def empty_auto_pad_note(node: onnx.NodeProto, name: str) -> str | None:
 
 
 def full_attributes(opv: OpVersion, attrs: Any) -> dict[str, int | str]:
-    """Every attribute of ``opv`` in the ortpool node encoding (lists and floats as strings),
-    defaults filled, from what :func:`normalize` returned; SAME/VALID nodes keep ``pads=""``
-    (ruling 4)."""
+    """Every attribute of ``opv`` in the ortpool node encoding, defaults filled, from what
+    :func:`normalize` returned; SAME/VALID nodes keep ``pads=""`` (ruling 4)."""
     values: dict[str, Any] = dataclasses.asdict(attrs)
     out: dict[str, int | str] = {}
     for name, spec in opv.attrs.items():

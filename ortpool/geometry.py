@@ -26,8 +26,7 @@ _CHUNK = 1 << 20
 
 def check_int64(what: str, value: int) -> int:
     """``value`` if it fits int64, else an error naming ``what``. Every coordinate a kernel
-    computes lies in ``[-pb, n + pe)``: once the padded extent and the span ``ek`` fit int64, no
-    int64 arithmetic of the kernels can overflow."""
+    computes lies in ``[-pb, n + pe)``, so once these fit the kernels' int64 cannot overflow."""
     if value > INT64_MAX:
         raise OrtpoolError(f"{what} = {value} does not fit in int64 (at most {INT64_MAX})")
     return value
@@ -157,8 +156,7 @@ class AxisGeometry:
         return result
 
     def border_taps(self, chunk: int = _CHUNK) -> Iterator[tuple[np.ndarray, ...]]:
-        """``(j, lo, hi)`` arrays of at most ``chunk`` outputs: those :meth:`reading` but outside
-        :meth:`interior`, ascending, with their :meth:`window_taps`."""
+        """``(j, lo, hi)``: the outputs :meth:`reading` but outside :meth:`interior`, by chunks."""
         jl, jh = self.interior()
         j0, j1 = self.reading()
         for lo, hi in ((j0, min(j1, jl)), (max(j0, jh), j1)):

@@ -202,8 +202,7 @@ def node_tolerance(
     op: str, version: int, dtype: str, x: np.ndarray, y: np.ndarray, attributes: Mapping[str, Any],
     atol: float | None = None, rtol: float | None = None, rule: AccuracyRule = DEFAULT_RULE,
 ) -> Tolerance:
-    """The tolerance of a node's Y: exact for max-like values and integers, ruling 17's
-    accuracy rule for sums, ``y`` ortpool's output on ``x``."""
+    """The tolerance of a node's Y (``y`` ortpool's output on ``x``): see the module docstring."""
     if op not in WINDOW_SUMS + GLOBAL_SUMS or dtype not in UNIT_ROUNDOFF:
         return tolerance_for(op, dtype, atol, rtol)
     accumulation = ACCUMULATION[dtype]

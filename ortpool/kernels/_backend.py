@@ -84,8 +84,7 @@ def loaded(kernel: str, dtype: np.dtype) -> bool:
 
 
 def compiled(kernel: str, dtype: np.dtype, nbytes: int) -> bool:
-    """Whether a call of ``nbytes`` input bytes of ``dtype`` is planned for the compiled
-    ``kernel`` (one of :data:`KERNELS`)."""
+    """Whether a call of ``nbytes`` input bytes of ``dtype`` runs the compiled ``kernel``."""
     if dtype not in NUMBA_DTYPES or mode() == "numpy":
         return False
     if mode() == "loaded" or (mode() == "auto" and nbytes < NUMBA_MIN_BYTES):
@@ -99,8 +98,7 @@ def compiled(kernel: str, dtype: np.dtype, nbytes: int) -> bool:
 
 
 def loop(kernel: str, dtype: np.dtype, nbytes: int) -> Callable | None:
-    """The one dispatch of the kernels: the compiled ``kernel`` when :func:`compiled` says so,
-    else None (the numpy back-end)."""
+    """The one dispatch of the kernels: the compiled ``kernel``, or None (the numpy back-end)."""
     if not compiled(kernel, dtype, nbytes):
         return None
     return getattr(importlib.import_module(KERNELS[kernel][0]), kernel)

@@ -36,9 +36,8 @@ def check_input(opv: OpVersion, x: np.ndarray) -> None:
 
 
 def _key(attributes: Mapping[str, Any]) -> tuple:
-    """The attributes as a hashable key (TypeError when they are not), sequences as tuples, with
-    their value types: 1, 1.0 and True are equal keys, yet only the first is a valid int, and a
-    cache hit must never skip an error."""
+    """The attributes as a hashable key (TypeError when they are not), with their value types:
+    1, 1.0 and True are equal keys, yet only the first is a valid int."""
     return tuple(
         (k, tuple(v), tuple(map(type, v))) if isinstance(v, list | tuple | np.ndarray)
         else (k, v, type(v)) for k, v in attributes.items()

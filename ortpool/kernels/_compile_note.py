@@ -1,8 +1,6 @@
-"""One line when numba actually compiles one of ortpool's kernels: a first compile stalls the call
-for 8-11 s, which without a word reads as a hang. numba's event API (``numba:compile``) announces
-only real compiles, never loads from its disk cache. The note goes to the ``ortpool`` logger (INFO,
-the duration at the end) and, when logging is not configured, to stderr: over the current line on a
-terminal (a progress bar may be there), else as one plain line (a CI log)."""
+"""One line when numba actually compiles one of ortpool's kernels (never for a load from its disk
+cache): a first compile stalls the call for 8-11 s, which without a word reads as a hang. The note
+goes to the ``ortpool`` logger and, when logging is not configured, to stderr (docs/kernels.md)."""
 
 from __future__ import annotations
 

@@ -88,8 +88,7 @@ def check_pool(
     geom: PoolGeometry, shape: Sequence[int], out_dtype: np.dtype, work_dtype: np.dtype,
     order: Sequence[int], indices: bool = False,
 ) -> None:
-    """A pooling call of input ``shape``: Y (and Indices), the intermediates of the passes in
-    ``order``, and the reads, within the limits."""
+    """Y (and Indices), the intermediates of the passes in ``order`` and the reads, in limits."""
     out_shape = (*shape[:2], *geom.output_spatial)
     check_array("the output Y", out_shape, out_dtype)
     if indices:
@@ -123,8 +122,7 @@ def _reads_bound(g: AxisGeometry) -> int:
 
 def _reads(geom: PoolGeometry, shape: Sequence[int], active: list[int], indices: bool,
            per_axis: list[int]) -> int:
-    """Reads of the passes in ``active`` order (``per_axis[a]`` per row of the other axes), plus
-    Indices' window loop (the product), for at least one plane."""
+    """Reads of the passes in ``active`` order, plus Indices' window loop (one plane at least)."""
     planes, spatial, reads = max(1, shape[0] * shape[1]), list(shape[2:]), 0
     for a in active:
         reads += planes * math.prod(spatial[:a] + spatial[a + 1 :]) * per_axis[a]

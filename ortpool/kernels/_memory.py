@@ -1,9 +1,8 @@
 """How many more bytes this process can allocate, and which limit says so: past any limit the
-process dies instead of raising (onnxruntime aborts, the OOM killer ends it). Each limit is a
-:class:`Room`: ``RLIMIT_AS`` and ``RLIMIT_DATA`` minus the process's address space and data; the
-memory limit of its cgroup and each ancestor minus their usage (less the droppable page cache, as
-the kubelet's "working set"); ``MemAvailable`` plus ``SwapFree``. Memory held for reuse counts as
-used. The limits are kept :data:`LIMITS_TTL` seconds, the usages read at every call.
+process dies instead of raising. Each limit is a :class:`Room`: ``RLIMIT_AS`` and ``RLIMIT_DATA``
+minus the address space and data in use; the memory limit of its cgroup and each ancestor minus
+their usage (less the inactive page cache, as the kubelet's "working set"); ``MemAvailable`` plus
+``SwapFree``. The limits are kept :data:`LIMITS_TTL` seconds, the usages read at every call.
 """
 
 from __future__ import annotations
@@ -29,9 +28,8 @@ _V1_UNLIMITED = 1 << 60
 
 @dataclasses.dataclass(frozen=True)
 class Room:
-    """Bytes the process can still allocate under one limit (``free``, may be negative), the
-    figures that give it, and whether the limit counts address space reserved (rlimits) rather
-    than memory written."""
+    """Bytes the process can still allocate under one limit (may be negative), the figures that
+    give it, and whether the limit counts address space (rlimits) rather than memory written."""
 
     free: int
     source: str
@@ -191,8 +189,7 @@ def _read_int(path: Path) -> int | None:
 
 
 def _read_fields(path: Path, names: tuple[str, ...]) -> dict[str, int]:
-    """The integers of the ``name: value [kB]`` or ``name value`` lines named (``/proc/meminfo``,
-    ``memory.stat``), one regex search per name (6x faster than parsing every line)."""
+    """The integers of the ``name: value [kB]`` or ``name value`` lines named (regex: 6x faster)."""
     text = _read_text(path) or ""
     found = {name: re.search(rf"^{name}:?[ \t]+(\d+)", text, re.MULTILINE) for name in names}
     return {name: int(match.group(1)) for name, match in found.items() if match}

@@ -115,8 +115,9 @@ def _make_pass(combine, variant: str):
                 w[i] = combine(combine(a[i], b[i]), c[i])
 
     @jit()
-    def edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident):
-        """Output ``j`` of every row of a flat pass from its own taps ``[lo, hi)``."""
+    def edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, k, ident):
+        """Output ``j`` of every row of a flat pass from its own taps."""
+        lo, hi = _taps(j, s, d, pb, n, k)
         c = j * s - pb
         if first >= 0 and hi - lo == 2 and lo <= first < hi:
             # One tap besides the first (a 3-tap window at the border): no tap loop, 3x faster.
@@ -198,11 +199,9 @@ def _make_pass(combine, variant: str):
                     if t != first:
                         flat_tap(tgt, ph, total, t * d - pb, s, False)
         for j in range(jl):
-            lo, hi = _taps(j, s, d, pb, n, k)
-            edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
+            edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, k, ident)
         for j in range(jh, out):
-            lo, hi = _taps(j, s, d, pb, n, k)
-            edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
+            edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, k, ident)
 
     @jit()
     def rows(cur, tgt, sb, db, j0, j1, inner, s, d, pb, first, n, k, ident):
@@ -229,8 +228,7 @@ def _make_pass(combine, variant: str):
 
     @jit(inline="always")
     def interior_rows(cur, tgt, sb, db, jl, jh, inner, s, d, pb, first, k):
-        """Output rows ``[jl, jh)`` of an outer-axis pass, every tap inside (2-3x faster than
-        :func:`rows`)."""
+        """Rows ``[jl, jh)`` of an outer-axis pass, every tap inside (2-3x faster than rows)."""
         for j in range(jl, jh):
             w = tgt[db + j * inner : db + (j + 1) * inner]
             start = sb + (j * s - pb) * inner
@@ -371,8 +369,7 @@ def _deinterleave(src, ph, total, s):
 
 @njit(**_OPTS)
 def max_planes(src, dst, info, ident, work, inter):
-    """``dst[p] = separable max of src[p]``; ``work``: two intermediates of ``inter`` elements,
-    then the phases (:mod:`._numba_plans`)."""
+    """``dst[p] = separable max of src[p]``; ``work``: two intermediates, then the phases."""
     buf0, buf1, ph = work[:inter], work[inter : 2 * inter], work[2 * inter :]
     for p in range(src.shape[0]):
         _chain_max(src[p], dst[p], info, ident, buf0, buf1, ph)
@@ -380,8 +377,7 @@ def max_planes(src, dst, info, ident, work, inter):
 
 @njit(**_OPTS)
 def average_planes(src, dst, info, divisor, zero, work, inter):
-    """``dst[p] = separable sum of src[p] / divisor`` (one division per output, as in numpy);
-    ``work`` as for :func:`max_planes`."""
+    """``dst[p] = separable sum of src[p] / divisor`` (one division per output, as numpy)."""
     buf0, buf1, ph = work[:inter], work[inter : 2 * inter], work[2 * inter :]
     m = divisor.shape[0]
     for p in range(src.shape[0]):
@@ -540,8 +536,7 @@ def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
 
 @njit(**_OPTS)
 def scatter(y, x, idx):
-    """``y[idx[j]] = x[j]`` in order; returns -1, or the position of the first index outside
-    ``[0, y.size)`` (nothing after it is written)."""
+    """``y[idx[j]] = x[j]`` in order; -1, or the position of the first index outside ``y``."""
     size = y.shape[0]
     for j in range(idx.shape[0]):
         k = idx[j]

@@ -172,8 +172,7 @@ def _max_pool_runner(
 
 
 def window_max(x: np.ndarray, geom: PoolGeometry) -> np.ndarray:
-    """MaxPool's Y on ``x`` for a resolved :class:`~ortpool.geometry.PoolGeometry` (no attribute
-    validation), an empty window holding the dtype's lowest value."""
+    """MaxPool's Y on ``x`` for a resolved :class:`~ortpool.geometry.PoolGeometry`."""
     if x.ndim != 2 + len(geom.axes) or tuple(x.shape[2:]) != tuple(g.n for g in geom.axes):
         raise OrtpoolError(f"input X has shape {list(x.shape)}; the geometry is for spatial shape "
                            f"{[g.n for g in geom.axes]}")

@@ -59,8 +59,7 @@ def max_unpool(
 
 
 def _compiled_scatter(y: np.ndarray, x: np.ndarray, flat: np.ndarray) -> bool:
-    """Scatter with the compiled loop, on one thread; False when not in use or an index is
-    outside (numpy then raises)."""
+    """Scatter with the compiled loop; False when not in use or an index is outside."""
     scatter = _backend.loop("scatter", x.dtype, x.nbytes)
     if scatter is None:
         return False

@@ -1,9 +1,7 @@
-"""MaxRoiPool, every spec version: Caffe's RoIPool, as onnxruntime implements it (ruling 14), its
-rounding in exact integer arithmetic. Per RoI ``(batch_index, x1, y1, x2, y2)`` the corners are
-``round(coordinate * spatial_scale)`` (half away from zero), ``roi_h = max(y2 - y1 + 1, 1)``, and
-bin ``ph`` covers rows ``[floor(ph * roi_h / pooled_h) + y1, ceil((ph + 1) * roi_h / pooled_h) +
-y1)`` clipped to ``[0, H]``, columns likewise; an empty bin gives 0, any other its max (NaN if it
-holds one)."""
+"""MaxRoiPool, every spec version: Caffe's RoIPool, as onnxruntime implements it (ruling 14), in
+exact integer arithmetic: with the corners rounded half away from zero and ``roi_h = max(y2 - y1 +
+1, 1)``, bin ``ph`` covers rows ``[floor(ph * roi_h / pooled_h) + y1, ceil((ph + 1) * roi_h /
+pooled_h) + y1)`` clipped to ``[0, H]``, columns likewise; an empty bin gives 0, another its max."""
 
 from __future__ import annotations
 
@@ -44,7 +42,7 @@ def round_half_away(v: np.ndarray) -> np.ndarray:
 
 
 def _bin_edges(start: np.ndarray, end: np.ndarray, pooled: int, limit: int):
-    """Each bin's ``[start, end)`` (the module docstring), clipped to ``[0, limit]``."""
+    """Each bin's ``[start, end)`` (the module docstring), ``size = max(end - start + 1, 1)``."""
     i, size = np.arange(pooled, dtype=np.int64), np.maximum(end - start + 1, 1)
     lo = (i * size[:, None]) // pooled + start[:, None]
     hi = -((-(i + 1) * size[:, None]) // pooled) + start[:, None]

@@ -53,8 +53,7 @@ def _calls(dtype: np.dtype) -> dict[str, Callable[[], object]]:
 
 
 def planned(dtypes: Iterable[str], kernels: Iterable[str]) -> list[tuple[str, str]]:
-    """The (kernel, ONNX type name) pairs :func:`warm_up` compiles, in its order; an
-    :class:`OrtpoolError` names a type or kernel the compiled ones lack."""
+    """The (kernel, ONNX type name) pairs :func:`warm_up` compiles, in its order."""
     names = []
     for name in _listed(dtypes):
         onnx_name = element_types.canonical(name)
@@ -82,9 +81,8 @@ def warm_up(
     dtypes: Iterable[str] = DTYPES, kernels: Iterable[str] = KERNELS,
     on_done: Callable[[str, str, float], None] | None = None,
 ) -> list[tuple[str, str, float]]:
-    """Compile (or load from the cache) ``kernels`` (names of :data:`KERNELS`) for ``dtypes``
-    (ONNX names or numpy's spellings); returns (kernel, ONNX type name, seconds) per call, each
-    also given to ``on_done`` as it finishes; an empty list when the numpy kernels are in use."""
+    """Compile (or load from the cache) ``kernels`` for ``dtypes``; (kernel, ONNX type name,
+    seconds) per call, each also given to ``on_done``; [] when the numpy kernels are in use."""
     todo = planned(dtypes, kernels)
     if _backend.backend() != "numba":
         return []
