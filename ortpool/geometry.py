@@ -170,8 +170,7 @@ class AxisGeometry:
         return (jh - jl) * self.k + sum(int((hi - lo).sum()) for _, lo, hi in self.border_taps())
 
     def empty_windows(self) -> int:
-        """How many outputs' windows hold no input element (ruling 5): those outside
-        :meth:`reading`, and border windows whose dilated taps step over the input."""
+        """How many outputs' windows hold no input element (ruling 5)."""
         j0, j1 = self.reading()
         skipping = sum(int((hi == lo).sum()) for _, lo, hi in self.border_taps())
         return self.out - (j1 - j0) + skipping
@@ -251,8 +250,7 @@ def pool_geometry(spatial: Sequence[int], attrs: PoolAttrs) -> PoolGeometry:
 
 
 def index_multipliers(spatial: Sequence[int], storage_order: int) -> tuple[int, ...]:
-    """Per spatial axis, the weight of a coordinate in an Index's offset (ruling 7): the product
-    of the later sizes (row-major, ``storage_order=0``) or of the earlier ones."""
+    """Per spatial axis, the weight of a coordinate in an Index's offset (ruling 7)."""
     if storage_order == 0:
         return tuple(math.prod(spatial[a + 1 :]) for a in range(len(spatial)))
     return tuple(math.prod(spatial[:a]) for a in range(len(spatial)))

@@ -74,8 +74,7 @@ DEFAULT_RULE = AccuracyRule()
 
 
 def pairwise_bound(n: int) -> float:
-    """(log2 n + 1): what a pairwise sum of ``n`` terms errs by at most, in units of u*mean|x|
-    (one rounding per level, one for the division or root)."""
+    """(log2 n + 1): a pairwise sum's worst error over ``n`` terms, in units of u*mean|x|."""
     return math.log2(n) + 1 if n > 1 else 1.0
 
 

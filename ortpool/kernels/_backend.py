@@ -48,8 +48,7 @@ def mode() -> str:
 
 
 def backend() -> str:
-    """``"numba"`` when the compiled kernels may be used (numba imports and the mode is not
-    ``numpy``), else ``"numpy"``. Imports numba (about 1 s) the first time it is asked."""
+    """``"numba"`` when the compiled kernels may be used, else ``"numpy"`` (imports numba: 1 s)."""
     global _available
     if mode() == "numpy":
         return "numpy"
@@ -128,8 +127,7 @@ def prefer_loaded() -> Iterator[None]:
 
 
 def set_backend(name: str | None) -> None:
-    """Plan for ``"auto"``, ``"numba"`` (every call), ``"numpy"`` or ``"loaded"`` from now on
-    (None: decide again from the environment); forgets every cached plan."""
+    """Plan for ``"auto"``, ``"numba"``, ``"numpy"`` or ``"loaded"`` (None: the environment)."""
     global _mode
     if name not in (None, *_MODES):
         raise ValueError(f"kernels {name!r}: expected 'auto', 'numba', 'numpy', 'loaded' or None")

@@ -72,8 +72,7 @@ def located(op: str, version: int) -> Iterator[None]:
 
 
 def checked(op: str, version: int, x: np.ndarray, attributes: Mapping[str, Any]) -> Any:
-    """The first call of a signature: X's type and rank and the attributes checked against
-    ``op``-``version``; the normalised attributes. Errors name the op version."""
+    """The normalised attributes, X's type and rank checked; errors name the op version."""
     with located(op, version):
         check_input(versions.get(op, version), x)
         return attrs_for(op, version, attributes, x.ndim - 2)
@@ -138,8 +137,7 @@ def lookup(tag: tuple, x: Any, attributes: dict[str, Any]) -> tuple[tuple | None
 
 
 def remember(key: tuple | None, runner: Runner, held: int = 0) -> Runner:
-    """Cache ``runner`` under ``key`` (None: not cacheable), ``held`` the bytes its plan keeps; the
-    oldest entries make room (an entry larger than the bound is kept alone)."""
+    """Cache ``runner`` under ``key`` (None: not cacheable); the oldest entries make room."""
     global _held
     if key is None:
         return runner

@@ -42,8 +42,7 @@ def _limit(env: str, default: int) -> int:
 
 
 def _elements(shape: Sequence[int]) -> int:
-    """Elements of ``shape`` counted for at least one plane: ``max(1, N * C) * prod(spatial)``,
-    each spatial size taken as at least 1 (an empty axis next to a huge one is still refused)."""
+    """Elements of ``shape``, each size taken as at least 1 (an empty axis is still counted)."""
     return max(1, shape[0] * shape[1]) * math.prod(max(1, n) for n in shape[2:])
 
 
@@ -115,8 +114,7 @@ def check_pool(
 
 
 def _reads_bound(g: AxisGeometry) -> int:
-    """At least :meth:`~ortpool.geometry.AxisGeometry.taps_inside`: each output reads at most
-    ``min(k, ceil(n / d))`` inputs, each input is read by at most ``min(k, out)`` outputs."""
+    """At least :meth:`~ortpool.geometry.AxisGeometry.taps_inside`, in O(1)."""
     return min(g.out * min(g.k, -(-g.n // g.d)), g.n * min(g.k, g.out))
 
 

@@ -116,8 +116,7 @@ def _rlimit(name: str) -> int | None:
 
 
 def _cgroups(proc: Path) -> tuple[_Cgroup, ...]:
-    """The memory cgroups of this process that set a limit: its own and every ancestor's, in
-    each hierarchy that has the memory controller (v2, and v1 on hybrid systems)."""
+    """The memory cgroups of this process and its ancestors that set a limit (v2 and v1)."""
     membership = _read_text(proc / "self" / "cgroup")
     mountinfo = _read_text(proc / "self" / "mountinfo")
     if membership is None or mountinfo is None:
@@ -144,8 +143,7 @@ def _cgroups(proc: Path) -> tuple[_Cgroup, ...]:
 
 
 def _cgroup_dir(group: str, root: str, mountpoint: Path) -> Path:
-    """The directory of cgroup ``group`` under a mount of hierarchy path ``root``; the mount
-    point itself when the group is outside it (a container's own cgroup namespace)."""
+    """The directory of ``group`` under a mount of ``root``; the mount point when outside it."""
     relative = os.path.relpath(group, root)
     return mountpoint if relative == "." or relative.startswith("..") else mountpoint / relative
 

@@ -28,8 +28,7 @@ def _add(a, b):
 
 @njit(inline="always", **_OPTS)
 def _taps(j, s, d, pb, n, k):
-    """``[lo, hi)`` of the taps of output ``j`` inside ``[0, n)``, ``(0, 0)`` if none
-    (:meth:`ortpool.geometry.AxisGeometry.window_taps`, in closed form: no per-output tables)."""
+    """:meth:`ortpool.geometry.AxisGeometry.window_taps` of output ``j``, in closed form."""
     c = j * s - pb
     lo = max(0, -(c // d))
     hi = min(k, -((c - n) // d))
@@ -480,8 +479,7 @@ def _edge_output(x, yr, ir, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident, base):
 # made the compile far longer, and one plane per call made the compile 1.1 s longer.
 @njit(**_OPTS)
 def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
-    """Y and Indices of MaxPool over (planes, D, H, W) blocks; ``geo`` per axis: s, d, pb, n, k,
-    interior begin and end; ``mult`` the storage-order multipliers."""
+    """Y and Indices over (planes, D, H, W); ``geo`` per axis: s, d, pb, n, k, jl, jh."""
     od, oh, ow = y.shape[1], y.shape[2], y.shape[3]
     s0, d0, pb0 = geo[0, 0], geo[0, 1], geo[0, 2]
     s1, d1, pb1 = geo[1, 0], geo[1, 1], geo[1, 2]

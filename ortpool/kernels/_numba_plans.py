@@ -84,8 +84,7 @@ _UNIT_AXIS = AxisGeometry(n=1, k=1, s=1, d=1, pb=0, pe=0, out=1)
 
 
 class Windows:
-    """The loop of :class:`._plan.MaxIndices` of rank 1-3: ``max_indices`` over each window's taps
-    in row-major order (rulings 6, 7), ranks 1 and 2 seen as rank 3 with unit leading axes."""
+    """The loop of :class:`._plan.MaxIndices` of rank 1-3, all seen as rank 3."""
 
     def __init__(self, kernel: Callable, plan: Any, geom: PoolGeometry):
         self.kernel = kernel

@@ -57,8 +57,7 @@ def _executor(workers: int) -> ThreadPoolExecutor:
 
 
 def run(ranges: Sequence[tuple[int, int]], work: Callable[[int, int], None], nbytes: int) -> None:
-    """Call ``work(lo, hi)`` for every range; split into contiguous shares across threads when
-    ``nbytes`` is at least :data:`MIN_PARALLEL_BYTES`. Exceptions propagate to the caller."""
+    """Call ``work(lo, hi)`` for every range, in contiguous shares across threads when large."""
     if nbytes < MIN_PARALLEL_BYTES or len(ranges) < 2 or thread_count() < 2:
         _share(work, ranges)
         return
@@ -82,8 +81,7 @@ def _share(work: Callable[[int, int], None], part: Sequence[tuple[int, int]]) ->
 def split(
     planes: int, blocks: Sequence[tuple[int, int]], work: Callable[[int, int], None], nbytes: int
 ) -> None:
-    """Process planes ``[0, planes)``: in ``blocks`` on this thread for a small call, else in
-    one contiguous share per thread (large shares measured faster than many small blocks)."""
+    """Planes ``[0, planes)``: in ``blocks`` for a small call, else one share per thread."""
     if nbytes < MIN_PARALLEL_BYTES or planes < 2 or thread_count() < 2:
         _share(work, blocks)
         return

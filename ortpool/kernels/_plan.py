@@ -110,8 +110,7 @@ class MaxIndices(MaxValues):
 
 
 def held_bytes(obj: Any) -> int:
-    """Bytes a plan and its loop keep (for the bound of :mod:`._calls`): their ndarrays, and about
-    256 bytes per entry of a tuple, list or dict."""
+    """Bytes a plan and its loop keep: their ndarrays, about 256 per tuple, list or dict entry."""
     total = 0
     for value in vars(obj).values():
         if isinstance(value, np.ndarray):

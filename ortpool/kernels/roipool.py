@@ -1,7 +1,7 @@
 """MaxRoiPool, every spec version: Caffe's RoIPool, as onnxruntime implements it (ruling 14), in
 exact integer arithmetic: with the corners rounded half away from zero and ``roi_h = max(y2 - y1 +
 1, 1)``, bin ``ph`` covers rows ``[floor(ph * roi_h / pooled_h) + y1, ceil((ph + 1) * roi_h /
-pooled_h) + y1)`` clipped to ``[0, H]``, columns likewise; an empty bin gives 0, another its max."""
+pooled_h) + y1)`` clipped to ``[0, H]``, columns likewise; an empty bin gives 0."""
 
 from __future__ import annotations
 
