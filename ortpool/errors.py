@@ -4,11 +4,9 @@ from __future__ import annotations
 
 
 class OrtpoolError(ValueError):
-    """A pooling node, attribute or input that ortpool cannot accept.
-
-    ``str(err)`` reads ``node 'pool1' (MaxPool-12): pads='1,x': ...``; the parts are kept as
-    attributes so callers (the validator, the CLI) can report them without parsing the text.
-    """
+    """A pooling node, attribute or input that ortpool cannot accept: ``str(err)`` reads ``node
+    'pool1' (MaxPool-12): pads='1,x': ...``, the parts kept as attributes (``node``, ``op``,
+    ``version``, ``detail``) so callers can report them without parsing the text."""
 
     def __init__(
         self, message: str, *, node: str | None = None, op: str | None = None,

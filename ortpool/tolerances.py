@@ -113,9 +113,8 @@ class Accuracy:
 
 @dataclasses.dataclass(frozen=True)
 class Tolerance:
-    """A cell passes when ``|a - b| <= atol + rtol * max(|b|, magnitude)``; for a sum with
-    ``accuracy``, ruling 17's classes decide. ``magnitude`` (graph outputs only) is the output's
-    own scale: a cell near zero is often the cancellation of large terms."""
+    """A cell passes when ``|a - b| <= atol + rtol * max(|b|, magnitude)`` (a graph output's own
+    scale: a cell near zero is often a cancellation); for a sum, ruling 17's classes decide."""
 
     atol: float
     rtol: float

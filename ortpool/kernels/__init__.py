@@ -3,8 +3,7 @@
 ``max_pool(x, version=12, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])`` and likewise
 ``average_pool``, ``max_unpool``, ``lp_pool``, ``global_max_pool``, ``global_average_pool``,
 ``global_lp_pool`` and ``max_roi_pool(x, rois, ...)``; ``run_op`` calls any of them by operator
-name. The other names are the process-wide settings and checks the other layers use: which loops
-run, where the compile note goes, the threads, the plan cache, the output buffers, the memory.
+name. The other names are the process-wide settings and checks the other layers use.
 """
 
 from __future__ import annotations

@@ -129,11 +129,9 @@ _COMPILED_AS = {np.dtype(np.int8): np.dtype(np.float32), np.dtype(np.uint8): np.
 def max_pool(
     x: np.ndarray, *, version: int = 22, return_indices: bool = False, **attributes: Any
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-    """MaxPool of spec version ``version`` on ``x`` (N, C, D1, ...).
-
-    ``attributes`` are the spec's, as lists or in the ortpool string encoding (``"3,3"``); an
-    attribute the version lacks is an error. With ``return_indices`` the result is ``(Y, Indices)``
-    with Indices laid out as ruling 7 says.
+    """MaxPool of spec version ``version`` on ``x`` (N, C, D1, ...); ``attributes`` are the
+    spec's, as lists or in the ortpool string encoding (``"3,3"``); an attribute the version lacks
+    is an error. With ``return_indices`` the result is ``(Y, Indices)`` (Indices as in ruling 7).
     """
     tag = ("MaxPool", version, return_indices)
     return _calls.run(tag, x, attributes, _max_pool_runner, version, return_indices)
@@ -180,11 +178,9 @@ def window_max(x: np.ndarray, geom: PoolGeometry) -> np.ndarray:
 
 
 def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
-    """AveragePool of spec version ``version`` on ``x`` (N, C, D1, ...).
-
-    The divisor follows ruling 8: taps inside the input, or with ``count_include_pad`` taps
-    inside the padded input; a window with no input element is NaN (0/0) or 0 respectively.
-    """
+    """AveragePool of spec version ``version`` on ``x`` (N, C, D1, ...); the divisor follows
+    ruling 8: taps inside the input, or with ``count_include_pad`` taps inside the padded input;
+    a window with no input element is NaN (0/0) or 0 respectively."""
     return _calls.run(("AveragePool", version), x, attributes, _average_planned, version)
 
 

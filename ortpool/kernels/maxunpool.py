@@ -17,11 +17,9 @@ def max_unpool(
     version: int = 22, **attributes: Any,
 ) -> np.ndarray:
     """MaxUnpool of spec version ``version``: ``Y.flat[I[j]] = X.flat[j]``, zeros elsewhere.
-
     Without ``output_shape`` the spatial size is ``(n - 1) * s - pb - pe + k`` per axis; with it,
-    the output has exactly that shape and ``pads`` are ignored.
-    Duplicate indices: the last write wins. An index outside ``[0, Y.size)`` is an error.
-    """
+    the output has exactly that shape and ``pads`` are ignored. Duplicate indices: the last write
+    wins. An index outside ``[0, Y.size)`` is an error."""
     with located("MaxUnpool", version):
         attrs = checked("MaxUnpool", version, x, attributes)
         # With output_shape the pads are ignored (ruling 9): the default size, which may be
