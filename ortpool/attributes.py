@@ -1,9 +1,8 @@
 """Pooling attributes: checked against a spec version, defaults filled, and the string encoding.
 
 onnxruntime-extensions Python ops take only int, float and string attributes, so list attributes
-travel as decimal strings joined by commas (``(3, 3)`` is ``"3,3"``, the empty list ``""``), and
-float attributes as ``repr`` strings (ruling 15: a float attribute arrives in Python with 6
-significant digits). :func:`normalize` accepts either form.
+travel as decimal strings joined by commas (``"3,3"``, the empty list ``""``), float attributes as
+``repr`` strings (ruling 15); :func:`normalize` accepts either form.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ _FLOAT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$|^\s*[-+]?(in
 
 
 def encode_ints(values: Sequence[int]) -> str:
-    """``(3, 3) -> "3,3"``; ``() -> ""``."""
     return ",".join(str(int(v)) for v in values)
 
 
@@ -50,13 +48,6 @@ def _shown(text: str) -> str:
 
 #: ONNX attributes are int64; the kernels compute coordinates in int64 (ortpool.geometry).
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
-
-
-def _check_int64(name: str, values: tuple[int, ...]) -> tuple[int, ...]:
-    if any(not INT64_MIN <= v <= INT64_MAX for v in values):
-        raise OrtpoolError(f"{name}={_shown(encode_ints(values))!r} holds a value beyond int64 "
-                           f"(ONNX attributes are int64: {INT64_MIN} to {INT64_MAX})")
-    return values
 
 
 def encode_float(value: float) -> str:
@@ -114,15 +105,19 @@ NodeAttrs = PoolAttrs | GlobalAttrs | RoiAttrs
 def _as_ints(name: str, value: Any) -> tuple[int, ...]:
     """An int-list attribute as a tuple, each value within int64 (what ONNX can carry)."""
     if isinstance(value, str | bytes):
-        text = value.decode() if isinstance(value, bytes) else value
-        return _check_int64(name, decode_ints(text, name))
-    try:
-        items = tuple(value)
-    except TypeError:
-        raise OrtpoolError(f"{name}={value!r} must be a list of integers") from None
-    if any(isinstance(item, bool) or not isinstance(item, int | np.integer) for item in items):
-        raise OrtpoolError(f"{name}={list(items)!r} must be a list of integers")
-    return _check_int64(name, tuple(int(item) for item in items))
+        values = decode_ints(value.decode() if isinstance(value, bytes) else value, name)
+    else:
+        try:
+            items = tuple(value)
+        except TypeError:
+            raise OrtpoolError(f"{name}={value!r} must be a list of integers") from None
+        if any(isinstance(item, bool) or not isinstance(item, int | np.integer) for item in items):
+            raise OrtpoolError(f"{name}={list(items)!r} must be a list of integers")
+        values = tuple(int(item) for item in items)
+    if any(not INT64_MIN <= v <= INT64_MAX for v in values):
+        raise OrtpoolError(f"{name}={_shown(encode_ints(values))!r} holds a value beyond int64 "
+                           f"(ONNX attributes are int64: {INT64_MIN} to {INT64_MAX})")
+    return values
 
 
 def _as_int(name: str, value: Any) -> int:
@@ -160,10 +155,8 @@ def _p_value(opv: OpVersion, given: Mapping[str, Any]) -> int | float:
 
 
 def normalize(opv: OpVersion, given: Mapping[str, Any], rank: int | None = None) -> NodeAttrs:
-    """Check ``given`` against ``opv``'s schema and fill every default: a :class:`PoolAttrs`
-    (MaxPool, AveragePool, MaxUnpool, LpPool), :class:`GlobalAttrs` or :class:`RoiAttrs`.
-    ``rank``: the input's spatial axes when known, else the kernel's length. Errors name the op
-    version, the attribute and its value; the caller adds the node name."""
+    """Check ``given`` against ``opv``'s schema and fill every default; ``rank``: the input's
+    spatial axes when known. Errors name the op version, the attribute and its value."""
     try:
         unknown = sorted(set(given) - set(opv.attrs))
         if unknown:
@@ -243,10 +236,9 @@ def _per_axis(opv: OpVersion, given: Mapping[str, Any], name: str, rank: int) ->
     values = _as_ints(name, given[name])
     if not values:
         return fill
-    length = len(fill)
-    if len(values) != length:
+    if len(values) != len(fill):
         raise OrtpoolError(f"{name}={encode_ints(values)!r} has {len(values)} values; a kernel of "
-                           f"rank {rank} needs {length}")
+                           f"rank {rank} needs {len(fill)}")
     return values
 
 
@@ -281,9 +273,8 @@ def empty_auto_pad_note(node: onnx.NodeProto, name: str) -> str | None:
 
 
 def full_attributes(opv: OpVersion, attrs: Any) -> dict[str, int | str]:
-    """Every attribute of ``opv`` in the ortpool node encoding (lists and floats as strings),
-    defaults filled, from what :func:`normalize` returned; SAME/VALID nodes keep ``pads=""``
-    (ruling 4)."""
+    """Every attribute of ``opv`` in the ortpool node encoding, defaults filled, from what
+    :func:`normalize` returned; SAME/VALID nodes keep ``pads=""`` (ruling 4)."""
     values: dict[str, Any] = dataclasses.asdict(attrs)
     out: dict[str, int | str] = {}
     for name, spec in opv.attrs.items():

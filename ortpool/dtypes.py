@@ -28,13 +28,8 @@ NUMPY_SPELLING: dict[str, str] = {"float32": "float", "float64": "double", "bool
 
 
 def canonical(name: str) -> str:
-    """The onnx name of an element type given by its onnx name (``float``, ``double``,
-    ``float16``...) or numpy's spelling (``float32``, ``float64``...); an OrtpoolError names the
-    accepted names otherwise.
-
-    >>> canonical("float32"), canonical("float"), canonical("float64")
-    ('float', 'float', 'double')
-    """
+    """The onnx name of an element type given by its onnx name (``float``) or numpy's spelling
+    (``float32``); an OrtpoolError names the accepted names otherwise."""
     text = name.strip()
     found = NUMPY_SPELLING.get(text.lower(), text.lower())
     if found not in NUMPY:
@@ -42,13 +37,6 @@ def canonical(name: str) -> str:
         raise OrtpoolError(f"element type {name!r} is not one of {', '.join(NUMPY)} (ONNX names; "
                            f"numpy's spellings are read too: {spellings})")
     return found
-
-
-def canonical_list(text: str | None) -> list[str] | None:
-    """A comma-separated list of element types as onnx names (None for none given)."""
-    if text is None:
-        return None
-    return [canonical(t) for t in text.split(",") if t.strip()]
 
 
 def name_of(dtype: np.dtype) -> str:

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 
 class OrtpoolError(ValueError):
-    """A pooling node, attribute or input that ortpool cannot accept.
-
-    ``str(err)`` reads ``node 'pool1' (MaxPool-12): pads='1,x': ...``; the parts are kept as
-    attributes so callers (the validator, the CLI) can report them without parsing the text.
-    """
+    """A pooling node, attribute or input that ortpool cannot accept: ``str(err)`` reads ``node
+    'pool1' (MaxPool-12): pads='1,x': ...``, the parts kept as attributes (``node``, ``op``,
+    ``version``, ``detail``) so callers can report them without parsing the text."""
 
     def __init__(
         self, message: str, *, node: str | None = None, op: str | None = None,
@@ -18,15 +16,11 @@ class OrtpoolError(ValueError):
         self.node = node
         self.op = op
         self.version = version
-        super().__init__(self._compose())
-
-    def _compose(self) -> str:
-        where = [f"node {self.node!r}"] if self.node is not None else []
-        if self.op is not None:
-            version = f"-{self.version}" if self.version is not None else ""
-            where.append(f"({self.op}{version})")
+        where = [f"node {node!r}"] if node is not None else []
+        if op is not None:
+            where.append(f"({op}-{version})" if version is not None else f"({op})")
         prefix = " ".join(where)
-        return f"{prefix}: {self.detail}" if prefix else self.detail
+        super().__init__(f"{prefix}: {message}" if prefix else message)
 
     def located(
         self, *, node: str | None = None, op: str | None = None, version: int | None = None

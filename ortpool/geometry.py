@@ -5,10 +5,8 @@ Notation per spatial axis (docs/rulings.md): input size ``n``, kernel ``k``, str
 ``j`` reads the input coordinates ``j * s - pb + t * d`` for taps ``t = 0 .. k - 1``; a coordinate
 outside ``[0, n)`` is padding.
 
-The kernels, the rewriter and the validator all ask these functions, so one answer holds
-everywhere. Everything per axis is closed form, O(1) in the kernel size and the pads, or
-vectorised over the outputs: a kernel of 10**9 taps costs what a kernel of 3 does. An axis whose
-padded extent or kernel span leaves int64 (the kernels' coordinate type) is refused.
+Everything per axis is closed form or vectorised over the outputs: a kernel of 10**9 taps costs
+what a kernel of 3 does. An axis whose padded extent or kernel span leaves int64 is refused.
 """
 
 from __future__ import annotations
@@ -22,11 +20,13 @@ import numpy as np
 from ortpool.attributes import INT64_MAX, PoolAttrs
 from ortpool.errors import OrtpoolError
 
+#: Outputs looked at per numpy call (bounded temporaries).
+_CHUNK = 1 << 20
+
 
 def check_int64(what: str, value: int) -> int:
     """``value`` if it fits int64, else an error naming ``what``. Every coordinate a kernel
-    computes lies in ``[-pb, n + pe)``: once the padded extent and the span ``ek`` fit int64, no
-    int64 arithmetic of the kernels can overflow."""
+    computes lies in ``[-pb, n + pe)``, so once these fit the kernels' int64 cannot overflow."""
     if value > INT64_MAX:
         raise OrtpoolError(f"{what} = {value} does not fit in int64 (at most {INT64_MAX})")
     return value
@@ -43,8 +43,7 @@ def _span(k: int, d: int) -> int:
 
 def explicit_output_size(n: int, k: int, s: int, d: int, pb: int, pe: int, ceil_mode: bool) -> int:
     """Output size with explicit pads (rulings 1, 19): ``floor((n + pb + pe - ek) / s) + 1``; ceil
-    mode takes the ceiling but drops a last window starting in the end pad. A kernel longer than
-    the padded input takes the same formulas: 0 or below is an empty axis (ruling 19)."""
+    mode takes the ceiling but drops a last window starting in the end pad; 0 or below is empty."""
     ek = _span(k, d)
     check_int64(f"the padded input {n} + {pb} + {pe}", n + pb + pe)
     span = n + pb + pe - ek
@@ -156,9 +155,8 @@ class AxisGeometry:
             result[j] = hi - lo
         return result
 
-    def border_taps(self, chunk: int = 1 << 20) -> Iterator[tuple[np.ndarray, ...]]:
-        """``(j, lo, hi)`` arrays of at most ``chunk`` outputs: those :meth:`reading` but outside
-        :meth:`interior`, ascending, with their :meth:`window_taps`."""
+    def border_taps(self, chunk: int = _CHUNK) -> Iterator[tuple[np.ndarray, ...]]:
+        """``(j, lo, hi)``: the outputs :meth:`reading` but outside :meth:`interior`, by chunks."""
         jl, jh = self.interior()
         j0, j1 = self.reading()
         for lo, hi in ((j0, min(j1, jl)), (max(j0, jh), j1)):
@@ -172,9 +170,7 @@ class AxisGeometry:
         return (jh - jl) * self.k + sum(int((hi - lo).sum()) for _, lo, hi in self.border_taps())
 
     def empty_windows(self) -> int:
-        """How many outputs' windows hold no input element (ruling 5): those outside
-        :meth:`reading`, and border windows whose dilated taps step over the input; counted
-        without a per-output array (pads of 10**9 leave 2 * 10**9 of them)."""
+        """How many outputs' windows hold no input element (ruling 5)."""
         j0, j1 = self.reading()
         skipping = sum(int((hi == lo).sum()) for _, lo, hi in self.border_taps())
         return self.out - (j1 - j0) + skipping
@@ -189,7 +185,7 @@ class AxisGeometry:
 
     def tap_runs(self) -> list[tuple[int, int]]:
         """The union of every output's :meth:`window_taps`, as ascending disjoint ``[lo, hi)`` runs
-        (a range's ends fall as ``j`` grows: from the last output to the first they climb)."""
+        (walked from the last output to the first, whose taps climb)."""
         j0, j1 = self.reading()
         runs: list[tuple[int, int]] = []
         for last in range(j1 - 1, j0 - 1, -_CHUNK):
@@ -209,10 +205,6 @@ class AxisGeometry:
                 else:
                     runs.append((a, b))
         return runs
-
-
-#: Outputs looked at per numpy call by :meth:`AxisGeometry.tap_runs` (bounded temporaries).
-_CHUNK = 1 << 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,8 +250,7 @@ def pool_geometry(spatial: Sequence[int], attrs: PoolAttrs) -> PoolGeometry:
 
 
 def index_multipliers(spatial: Sequence[int], storage_order: int) -> tuple[int, ...]:
-    """Per spatial axis, the weight of a coordinate in an Index's offset (ruling 7): the product
-    of the later sizes (row-major, ``storage_order=0``) or of the earlier ones."""
+    """Per spatial axis, the weight of a coordinate in an Index's offset (ruling 7)."""
     if storage_order == 0:
         return tuple(math.prod(spatial[a + 1 :]) for a in range(len(spatial)))
     return tuple(math.prod(spatial[:a]) for a in range(len(spatial)))

@@ -14,9 +14,8 @@ from typing import Any
 
 def lazy_names(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
     """The ``__getattr__`` of ``package``: ``names`` maps a public name to ``"module"`` (the
-    same name there) or ``"module:name"``; a module that is ``package.name`` itself is the value
-    (a package callable under its own name, such as ``ortpool.rewrite``). The value is kept in
-    the package, so the module is asked once."""
+    same name there) or ``"module:name"``; a module ``package.name`` is itself the value (a
+    package callable under its own name, such as ``ortpool.rewrite``)."""
 
     def __getattr__(name: str) -> Any:
         target = names.get(name)
@@ -33,9 +32,8 @@ def lazy_names(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
 
 
 def callable_package(package: str, target: str) -> None:
-    """Make the package ``package`` callable as ``target`` (``"module:function"``, imported on the
-    first call), with its signature: a package and a function cannot share a name (importing a
-    submodule binds the package to it), so ``ortpool.validate`` is the package, called."""
+    """Make the package ``package`` callable as ``target`` (``"module:function"``), with its
+    signature: importing a submodule binds the package's name, so a function cannot have it."""
     module_name, _, name = target.partition(":")
 
     def function() -> Callable[..., Any]:

@@ -1,10 +1,8 @@
 """The ortpool custom-op vocabulary: one op type per (operator, spec version, arity variant).
 
 onnxruntime-extensions ops carry no opset version and every declared input and output is
-required, so the version and the arity live in the name: ``MaxPool_12`` (X -> Y),
-``MaxPool_12_Indices`` (X -> Y, Indices), ``MaxUnpool_11_OutputShape`` (X, I, output_shape -> Y);
-the whole table is docs/optypes.md. Every attribute of the version is declared, with the spec's
-name; list and float attributes are strings.
+required, so the version and the arity live in the name (``MaxPool_12_Indices``: X -> Y,
+Indices); the whole table is docs/optypes.md.
 """
 
 from __future__ import annotations

@@ -2,12 +2,9 @@
 so a difference is another choice, not rounding); ruling 17's accuracy rule for sums; per element
 type defaults (``--atol``/``--rtol``) for graph outputs; :func:`ulp` of a value in any float type.
 
-A sum is measured against the exact result (the kernels in float64; for double, ortpool's own
-compensated value) in units of ``u * m``: ``u`` the unit roundoff of the accumulation type, ``m``
-the window's mean |x| (norms: of |x|^p). A cell **agrees** within ``agree_factor`` times the
-pairwise bound ``log2 n + 1`` (never below one ulp of the output type), has an **accuracy note**
-within ``limit`` of ``m``, is **inaccurate** within what a running sum may lose (``n`` units) and
-**differs** beyond; half types agree within ``half_ulps`` ulp (docs/rulings.md, ruling 17).
+A sum is measured against the exact result in units of ``u * m`` (docs/rulings.md, ruling 17):
+a cell **agrees**, has an **accuracy note**, is **inaccurate** (within the ``n`` units a running
+sum may lose) or **differs** beyond.
 """
 
 from __future__ import annotations
@@ -77,8 +74,7 @@ DEFAULT_RULE = AccuracyRule()
 
 
 def pairwise_bound(n: int) -> float:
-    """(log2 n + 1): what a pairwise sum of ``n`` terms errs by at most, in units of u*mean|x|
-    (one rounding per level, one for the division or root)."""
+    """(log2 n + 1): a pairwise sum's worst error over ``n`` terms, in units of u*mean|x|."""
     return math.log2(n) + 1 if n > 1 else 1.0
 
 
@@ -117,9 +113,8 @@ class Accuracy:
 
 @dataclasses.dataclass(frozen=True)
 class Tolerance:
-    """A cell passes when ``|a - b| <= atol + rtol * max(|b|, magnitude)``; for a sum with
-    ``accuracy``, ruling 17's classes decide. ``magnitude`` (graph outputs only) is the output's
-    own scale: a cell near zero is often the cancellation of large terms."""
+    """A cell passes when ``|a - b| <= atol + rtol * max(|b|, magnitude)`` (a graph output's own
+    scale: a cell near zero is often a cancellation); for a sum, ruling 17's classes decide."""
 
     atol: float
     rtol: float
@@ -205,8 +200,7 @@ def node_tolerance(
     op: str, version: int, dtype: str, x: np.ndarray, y: np.ndarray, attributes: Mapping[str, Any],
     atol: float | None = None, rtol: float | None = None, rule: AccuracyRule = DEFAULT_RULE,
 ) -> Tolerance:
-    """The tolerance of a node's Y: exact for max-like values and integers, ruling 17's
-    accuracy rule for sums (the module docstring), ``y`` ortpool's output on ``x``."""
+    """The tolerance of a node's Y (``y`` ortpool's output on ``x``): see the module docstring."""
     if op not in WINDOW_SUMS + GLOBAL_SUMS or dtype not in UNIT_ROUNDOFF:
         return tolerance_for(op, dtype, atol, rtol)
     accumulation = ACCUMULATION[dtype]

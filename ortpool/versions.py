@@ -1,6 +1,5 @@
-"""Every spec version of the pooling operators, as data read from ``onnx.defs``: attributes
-(defaults, kinds), input and output counts, element types. Typed in by hand: only the operator
-list and the two rules the schemas cannot carry (:meth:`OpVersion.default`)."""
+"""Every spec version of the pooling operators, as data read from ``onnx.defs``; typed in by hand
+only the operator list and the two rules the schemas cannot carry (:meth:`OpVersion.default`)."""
 
 from __future__ import annotations
 
@@ -24,8 +23,7 @@ WINDOW_OPERATORS: tuple[str, ...] = ("MaxPool", "AveragePool", "LpPool")
 CARRIED_TYPES: tuple[str, ...] = ("float", "double", "int8", "uint8")
 CAST_TYPES: tuple[str, ...] = ("float16", "bfloat16")
 
-#: List attributes whose schema text (not its default) gives one value per spatial axis; pads
-#: have two per axis.
+#: List attributes whose schema text (not its default) gives one value per spatial axis.
 PER_AXIS_DEFAULTS: Mapping[str, int] = {"strides": 1, "dilations": 1, "pads": 0}
 #: Attributes a later version adds, with the value that does what the versions without it did
 #: (dilations None: 1 per axis): how a node of such a version reads, what a lifted node may keep.

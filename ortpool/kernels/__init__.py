@@ -3,8 +3,7 @@
 ``max_pool(x, version=12, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])`` and likewise
 ``average_pool``, ``max_unpool``, ``lp_pool``, ``global_max_pool``, ``global_average_pool``,
 ``global_lp_pool`` and ``max_roi_pool(x, rois, ...)``; ``run_op`` calls any of them by operator
-name. The other names are the process-wide settings and checks the other layers use: which loops
-run, where the compile note goes, the threads, the plan cache, the output buffers, the memory.
+name. The other names are the process-wide settings and checks the other layers use.
 """
 
 from __future__ import annotations
@@ -38,11 +37,8 @@ def run_op(
     op: str, version: int, feeds: Sequence[np.ndarray], attributes: Mapping[str, Any],
     n_outputs: int = 1,
 ) -> tuple[np.ndarray, ...]:
-    """The outputs of ``op``-``version`` on ``feeds`` (the node's present inputs, in order): the
-    one entry point of the registration, the validator and the benchmark.
-
-    ``n_outputs`` 2 asks MaxPool for Indices too. Errors are :class:`~ortpool.OrtpoolError`.
-    """
+    """The outputs of ``op``-``version`` on ``feeds`` (the node's present inputs, in order);
+    ``n_outputs`` 2 asks MaxPool for Indices too. Errors are :class:`~ortpool.OrtpoolError`."""
     if op == "MaxPool":
         result = max_pool(feeds[0], version=version, return_indices=n_outputs > 1, **attributes)
         return result if n_outputs > 1 else (result,)

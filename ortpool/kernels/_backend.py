@@ -1,11 +1,10 @@
 """Which loops a plan is built for, decided here alone: :func:`loop` hands a call its compiled
-(numba, optional: the ``fast`` extra) loop, or None for the numpy back-end; both give the same bits.
+(numba, optional) loop, or None for the numpy back-end; both give the same bits.
 
-numba costs a process about 1 s to import and 8-11 s per kernel and element type to compile
-(cached on disk), which a short run on small tensors never earns back; hence the modes
-(``ORTPOOL_KERNELS``, docs/kernels.md): ``auto`` compiles for calls of at least
-:data:`NUMBA_MIN_BYTES`, ``numba`` for every call, ``numpy`` never, and ``loaded`` never compiles
-but uses what this process holds (``validate``, ``fix``, ``conformance``: :func:`prefer_loaded`).
+numba costs a process about 1 s to import and 8-11 s per kernel and element type to compile, which
+a short run never earns back; hence the modes (``ORTPOOL_KERNELS``, docs/kernels.md): ``auto``
+compiles for calls of at least :data:`NUMBA_MIN_BYTES`, ``numba`` for every call, ``numpy`` never,
+and ``loaded`` never compiles but uses what this process holds (:func:`prefer_loaded`).
 """
 
 from __future__ import annotations
@@ -49,8 +48,7 @@ def mode() -> str:
 
 
 def backend() -> str:
-    """``"numba"`` when the compiled kernels may be used (numba imports and the mode is not
-    ``numpy``), else ``"numpy"``. Imports numba (about 1 s) the first time it is asked."""
+    """``"numba"`` when the compiled kernels may be used, else ``"numpy"`` (imports numba: 1 s)."""
     global _available
     if mode() == "numpy":
         return "numpy"
@@ -85,8 +83,7 @@ def loaded(kernel: str, dtype: np.dtype) -> bool:
 
 
 def compiled(kernel: str, dtype: np.dtype, nbytes: int) -> bool:
-    """Whether a call of ``nbytes`` input bytes of ``dtype`` is planned for the compiled
-    ``kernel`` (one of :data:`KERNELS`), by the module docstring's rule."""
+    """Whether a call of ``nbytes`` input bytes of ``dtype`` runs the compiled ``kernel``."""
     if dtype not in NUMBA_DTYPES or mode() == "numpy":
         return False
     if mode() == "loaded" or (mode() == "auto" and nbytes < NUMBA_MIN_BYTES):
@@ -100,8 +97,7 @@ def compiled(kernel: str, dtype: np.dtype, nbytes: int) -> bool:
 
 
 def loop(kernel: str, dtype: np.dtype, nbytes: int) -> Callable | None:
-    """The one dispatch of the kernels: the compiled ``kernel`` when a call of ``nbytes`` input
-    bytes of ``dtype`` is planned for it (:func:`compiled`), else None (the numpy back-end)."""
+    """The one dispatch of the kernels: the compiled ``kernel``, or None (the numpy back-end)."""
     if not compiled(kernel, dtype, nbytes):
         return None
     return getattr(importlib.import_module(KERNELS[kernel][0]), kernel)
@@ -111,14 +107,12 @@ def loop(kernel: str, dtype: np.dtype, nbytes: int) -> Callable | None:
 def prefer_loaded() -> Iterator[None]:
     """Plan for ``"loaded"`` inside the block, in this process and the processes it starts,
     unless ``ORTPOOL_KERNELS`` names a mode: for a command whose first run must not wait for
-    numba to compile (the results are the same bits either way). The mode and the environment
-    are restored after it (a command run in-process leaves its caller's rule alone)."""
+    numba to compile. The mode and the environment are restored after it."""
     global _mode
     if os.environ.get("ORTPOOL_KERNELS", "").strip():
         yield
         return
     before, saved = _mode, os.environ.get("ORTPOOL_KERNELS")
-    # The environment carries the choice into child processes (``--jobs``, isolated runs).
     os.environ["ORTPOOL_KERNELS"] = "loaded"
     _calls.forget()
     _mode = "loaded"
@@ -133,8 +127,7 @@ def prefer_loaded() -> Iterator[None]:
 
 
 def set_backend(name: str | None) -> None:
-    """Plan for ``"auto"``, ``"numba"`` (every call), ``"numpy"`` or ``"loaded"`` from now on
-    (None: decide again from the environment); forgets every cached plan."""
+    """Plan for ``"auto"``, ``"numba"``, ``"numpy"`` or ``"loaded"`` (None: the environment)."""
     global _mode
     if name not in (None, *_MODES):
         raise ValueError(f"kernels {name!r}: expected 'auto', 'numba', 'numpy', 'loaded' or None")

@@ -11,10 +11,9 @@ import numpy as np
 
 
 class _Workspace(threading.local):
-    """Per-thread buffers reused from call to call: a fresh multi-megabyte buffer comes from mmap
-    and faults in every page (a 3.2 MB copy in a session: 1.9 ms, 0.2 ms into reused memory).
-    Outputs are reused only while :func:`reuse_outputs` is on (the onnxruntime hook, whose
-    caller copies the result before the next call on that thread)."""
+    """Per-thread buffers reused from call to call: a fresh multi-megabyte buffer faults in every
+    page (a 3.2 MB copy: 1.9 ms, 0.2 ms into reused memory). Outputs are reused only while
+    :func:`reuse_outputs` is on (the onnxruntime hook, which copies the result at once)."""
 
     def __init__(self) -> None:
         self.buffers: dict[tuple, np.ndarray] = {}
@@ -30,8 +29,7 @@ MAX_BUFFER_BYTES = 256 << 20
 
 def read_only(a: np.ndarray) -> np.ndarray:
     """``a`` C-contiguous (copied only when it is not) and read-only, as every compiled loop takes
-    its inputs: numba compiles a loop again for a read-only array (``np.frombuffer``, a memory
-    map), a compile ``ortpool warmup`` would not have done. The caller's array keeps its flags."""
+    its inputs: numba compiles a loop again for a read-only array (docs/kernels.md)."""
     view = np.ascontiguousarray(a).view()
     view.setflags(write=False)
     return view

@@ -1,6 +1,5 @@
-"""What every kernel call does before computing: version, type and shape checks, the attributes
-and geometry cached; and the cache of planned calls, one runner per (operator, shape, dtype,
-attributes)."""
+"""What every kernel call does before computing (checks, the attributes and geometry cached), and
+the cache of planned calls, one runner per (operator, shape, dtype, attributes)."""
 
 from __future__ import annotations
 
@@ -37,9 +36,8 @@ def check_input(opv: OpVersion, x: np.ndarray) -> None:
 
 
 def _key(attributes: Mapping[str, Any]) -> tuple:
-    """The attributes as a hashable key (TypeError when they are not), sequences as tuples, with
-    their value types: 1, 1.0 and True are equal keys, yet only the first is a valid int, and a
-    cache hit must never skip an error."""
+    """The attributes as a hashable key (TypeError when they are not), with their value types:
+    1, 1.0 and True are equal keys, yet only the first is a valid int."""
     return tuple(
         (k, tuple(v), tuple(map(type, v))) if isinstance(v, list | tuple | np.ndarray)
         else (k, v, type(v)) for k, v in attributes.items()
@@ -74,8 +72,7 @@ def located(op: str, version: int) -> Iterator[None]:
 
 
 def checked(op: str, version: int, x: np.ndarray, attributes: Mapping[str, Any]) -> Any:
-    """The first call of a signature: X's type and rank and the attributes checked against
-    ``op``-``version``; the normalised attributes. Errors name the op version."""
+    """The normalised attributes, X's type and rank checked; errors name the op version."""
     with located(op, version):
         check_input(versions.get(op, version), x)
         return attrs_for(op, version, attributes, x.ndim - 2)
@@ -107,8 +104,7 @@ Runner = Callable[[np.ndarray], Any]
 _CALLS: dict[tuple, tuple[Runner, int]] = {}
 _MAX_CALLS = 1024
 MAX_HELD_BYTES = 64 << 20
-#: What a cached entry costs besides its tables (plan object, key, closures), measured with
-#: tracemalloc over 1000 new-shape calls: about 2 KB.
+#: What a cached entry costs besides its tables (plan object, key, closures), measured.
 ENTRY_BYTES = 2048
 _held = 0
 
@@ -141,8 +137,7 @@ def lookup(tag: tuple, x: Any, attributes: dict[str, Any]) -> tuple[tuple | None
 
 
 def remember(key: tuple | None, runner: Runner, held: int = 0) -> Runner:
-    """Cache ``runner`` under ``key`` (None: not cacheable), ``held`` the bytes its plan keeps; the
-    oldest entries make room (an entry larger than the bound is kept alone)."""
+    """Cache ``runner`` under ``key`` (None: not cacheable); the oldest entries make room."""
     global _held
     if key is None:
         return runner
@@ -152,11 +147,6 @@ def remember(key: tuple | None, runner: Runner, held: int = 0) -> Runner:
     _CALLS[key] = (runner, cost)
     _held += cost
     return runner
-
-
-def held_bytes() -> int:
-    """Bytes the cached plans hold, as :func:`remember` counts them."""
-    return _held
 
 
 def forget() -> None:

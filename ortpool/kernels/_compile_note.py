@@ -1,8 +1,6 @@
-"""One line when numba actually compiles one of ortpool's kernels: a first compile stalls the call
-for 8-11 s, which without a word reads as a hang. numba's event API (``numba:compile``) announces
-only real compiles, never loads from its disk cache. The note goes to the ``ortpool`` logger (INFO,
-the duration at the end) and, when logging is not configured, to stderr: over the current line on a
-terminal (a progress bar may be there), else as one plain line (a CI log)."""
+"""One line when numba actually compiles one of ortpool's kernels (never for a load from its disk
+cache): a first compile stalls the call for 8-11 s, which without a word reads as a hang. The note
+goes to the ``ortpool`` logger and, when logging is not configured, to stderr (docs/kernels.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +10,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TextIO
 
 from ortpool.dtypes import NUMPY_SPELLING
 
@@ -30,13 +27,11 @@ def set_relay(send: Callable[[str], None] | None) -> None:
     relay = send
 
 
-# How long a first compile takes, as the note says it (measured cold, CPU seconds per kernel and
-# element type on a fast and a slow host).
+# A first compile's duration (measured cold per kernel and element type, fast and slow hosts).
 _WINDOW_LOOPS = "10-20 s on 2 cores"
 _UNDER_A_SECOND = "under a second"
 
-#: The compiled kernels by name: the module holding each, the operator it computes (as the note
-#: names it) and how long its first compile takes.
+#: The compiled kernels by name: their module, the operator the note names, the first compile.
 _NUMBA, _FAMILY = "ortpool.kernels._numba", "ortpool.kernels._numba_family"
 KERNELS: dict[str, tuple[str, str, str]] = {
     "max_planes": (_NUMBA, "MaxPool", _WINDOW_LOOPS),
@@ -74,8 +69,8 @@ def message(kernel: str, dtype: str) -> str:
             "afterwards; `ortpool warmup` does it ahead of time)")
 
 
-def announce(text: str, stream: TextIO | None = None, terminal: bool = True) -> None:
-    """``text`` to the logger, and with ``terminal`` to ``stream`` (stderr) when logging is not
+def announce(text: str, terminal: bool = True) -> None:
+    """``text`` to the logger, and with ``terminal`` to the relay or stderr when logging is not
     configured: over the current line on a terminal, else as a plain line."""
     log.info(text)
     if not terminal or log.hasHandlers():
@@ -83,7 +78,7 @@ def announce(text: str, stream: TextIO | None = None, terminal: bool = True) -> 
     if relay is not None:
         relay(text)
         return
-    stream = stream or sys.stderr
+    stream = sys.stderr
     # On a terminal a progress bar may be drawn on the current line: clear it first.
     clear = "\r\033[K" if getattr(stream, "isatty", lambda: False)() else ""
     stream.write(f"{clear}ortpool: {text}\n")

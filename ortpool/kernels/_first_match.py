@@ -1,8 +1,7 @@
 """MaxPool Indices of windows with many tap combinations, found in ``sum(k)`` numpy steps rather
 than ``prod(k)``: the winner (ruling 6) is the first ``t0`` along axis 0 whose value in ``P[1]``
-matches Y (``P[a]``: the input max-pooled over the axes after ``a``; a max propagates NaN), then
-with ``t0`` fixed the first ``t1`` whose ``P[2]`` value matches, and so on. A window with no input
-element keeps -1; every other finds a match on every axis."""
+(the input max-pooled over the axes after 0) matches Y, then with ``t0`` fixed the first ``t1``
+whose ``P[2]`` value matches, and so on. A window with no input element keeps -1."""
 
 from __future__ import annotations
 
@@ -33,7 +32,7 @@ def first_match(
     """Indices of each window's first matching tap; ``empty`` marks the windows with none (-1)."""
     rank = len(geom.axes)
     planes = y.shape[0]
-    # coord[a]: the chosen input coordinate along axis a of every output (found axis by axis).
+    # The chosen input coordinate along each axis of every output, found axis by axis.
     coords: list[np.ndarray] = []
     with np.errstate(invalid="ignore"):
         for a, g in enumerate(geom.axes):

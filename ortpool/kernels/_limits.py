@@ -1,9 +1,7 @@
-"""The limits a pooling call must respect, checked from the geometry before anything is allocated or
-planned: attributes that fit int64 can still ask for absurd work (``pads=[10**9] * 4`` on a 4x4
-input is 4 * 10**18 outputs), which would look like a hang or kill the process, so such a call is
-refused at once with the figures. Every figure counts at least one plane: an empty batch is refused
-as a batch of one would be. :func:`check_memory` refuses what the process cannot hold now
-(:mod:`._memory`)."""
+"""The limits a pooling call must respect, checked from the geometry before anything is allocated:
+attributes that fit int64 can still ask for absurd work (``pads=[10**9] * 4`` on a 4x4 input is
+4 * 10**18 outputs), which would look like a hang or kill the process. Every figure counts at
+least one plane (an empty batch is refused as a batch of one would be)."""
 
 from __future__ import annotations
 
@@ -44,8 +42,7 @@ def _limit(env: str, default: int) -> int:
 
 
 def _elements(shape: Sequence[int]) -> int:
-    """Elements of ``shape`` counted for at least one plane: ``max(1, N * C) * prod(spatial)``,
-    each spatial size taken as at least 1 (an empty axis next to a huge one is still refused)."""
+    """Elements of ``shape``, each size taken as at least 1 (an empty axis is still counted)."""
     return max(1, shape[0] * shape[1]) * math.prod(max(1, n) for n in shape[2:])
 
 
@@ -90,8 +87,7 @@ def check_pool(
     geom: PoolGeometry, shape: Sequence[int], out_dtype: np.dtype, work_dtype: np.dtype,
     order: Sequence[int], indices: bool = False,
 ) -> None:
-    """A pooling call of input ``shape``: Y (and Indices), the intermediates of the passes in
-    ``order``, and the reads, within the limits."""
+    """Y (and Indices), the intermediates of the passes in ``order`` and the reads, in limits."""
     out_shape = (*shape[:2], *geom.output_spatial)
     check_array("the output Y", out_shape, out_dtype)
     if indices:
@@ -118,15 +114,13 @@ def check_pool(
 
 
 def _reads_bound(g: AxisGeometry) -> int:
-    """At least :meth:`~ortpool.geometry.AxisGeometry.taps_inside`: each output reads at most
-    ``min(k, ceil(n / d))`` inputs, each input is read by at most ``min(k, out)`` outputs."""
+    """At least :meth:`~ortpool.geometry.AxisGeometry.taps_inside`, in O(1)."""
     return min(g.out * min(g.k, -(-g.n // g.d)), g.n * min(g.k, g.out))
 
 
 def _reads(geom: PoolGeometry, shape: Sequence[int], active: list[int], indices: bool,
            per_axis: list[int]) -> int:
-    """Reads of the passes in ``active`` order (``per_axis[a]`` per row of the other axes), plus
-    Indices' window loop (the product), for at least one plane."""
+    """Reads of the passes in ``active`` order, plus Indices' window loop (one plane at least)."""
     planes, spatial, reads = max(1, shape[0] * shape[1]), list(shape[2:]), 0
     for a in active:
         reads += planes * math.prod(spatial[:a] + spatial[a + 1 :]) * per_axis[a]

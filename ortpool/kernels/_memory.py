@@ -1,9 +1,8 @@
 """How many more bytes this process can allocate, and which limit says so: past any limit the
-process dies instead of raising (onnxruntime aborts, the OOM killer ends it). Each limit is a
-:class:`Room`: ``RLIMIT_AS`` and ``RLIMIT_DATA`` minus the process's address space and data; the
-memory limit of its cgroup and each ancestor minus their usage (less the droppable page cache, as
-the kubelet's "working set"); ``MemAvailable`` plus ``SwapFree``. Memory held for reuse counts as
-used. The limits are kept :data:`LIMITS_TTL` seconds, the usages read at every call.
+process dies instead of raising. Each limit is a :class:`Room`: ``RLIMIT_AS`` and ``RLIMIT_DATA``
+minus the address space and data in use; the memory limit of its cgroup and each ancestor minus
+their usage (less the inactive page cache, as the kubelet's "working set"); ``MemAvailable`` plus
+``SwapFree``. The limits are kept :data:`LIMITS_TTL` seconds, the usages read at every call.
 """
 
 from __future__ import annotations
@@ -29,9 +28,8 @@ _V1_UNLIMITED = 1 << 60
 
 @dataclasses.dataclass(frozen=True)
 class Room:
-    """Bytes the process can still allocate under one limit (``free``, may be negative), the
-    figures that give it, and whether the limit counts address space reserved (rlimits) rather
-    than memory written."""
+    """Bytes the process can still allocate under one limit (may be negative), the figures that
+    give it, and whether the limit counts address space (rlimits) rather than memory written."""
 
     free: int
     source: str
@@ -98,12 +96,6 @@ def rooms(proc: Path = PROC) -> list[Room]:
     return found
 
 
-def forget() -> None:
-    """Drop the cached limits (tests that change them)."""
-    with _lock:
-        _cached.clear()
-
-
 def _limits(proc: Path) -> _Limits:
     now = time.monotonic()
     with _lock:
@@ -124,8 +116,7 @@ def _rlimit(name: str) -> int | None:
 
 
 def _cgroups(proc: Path) -> tuple[_Cgroup, ...]:
-    """The memory cgroups of this process that set a limit: its own and every ancestor's, in
-    each hierarchy that has the memory controller (v2, and v1 on hybrid systems)."""
+    """The memory cgroups of this process and its ancestors that set a limit (v2 and v1)."""
     membership = _read_text(proc / "self" / "cgroup")
     mountinfo = _read_text(proc / "self" / "mountinfo")
     if membership is None or mountinfo is None:
@@ -152,8 +143,7 @@ def _cgroups(proc: Path) -> tuple[_Cgroup, ...]:
 
 
 def _cgroup_dir(group: str, root: str, mountpoint: Path) -> Path:
-    """The directory of cgroup ``group`` under a mount of hierarchy path ``root``; the mount
-    point itself when the group is outside it (a container's own cgroup namespace)."""
+    """The directory of ``group`` under a mount of ``root``; the mount point when outside it."""
     relative = os.path.relpath(group, root)
     return mountpoint if relative == "." or relative.startswith("..") else mountpoint / relative
 
@@ -162,13 +152,9 @@ def _levels(leaf: Path, top: Path, v2: bool) -> list[_Cgroup]:
     """``leaf`` and its ancestors up to the mount point ``top`` that set a memory limit."""
     levels, path = [], leaf
     while True:
-        if v2:
-            text = _read_text(path / "memory.max")
-            limit = int(text) if text is not None and text.strip().isdigit() else None
-        else:
-            limit = _read_int(path / "memory.limit_in_bytes")
-            limit = limit if limit is not None and limit < _V1_UNLIMITED else None
-        if limit is not None:
+        # v2 writes "max" for no limit, v1 a huge number.
+        limit = _read_int(path / ("memory.max" if v2 else "memory.limit_in_bytes"))
+        if limit is not None and (v2 or limit < _V1_UNLIMITED):
             levels.append(_Cgroup(path, v2, limit))
         if path == top or path.parent == path:
             return levels
@@ -201,8 +187,7 @@ def _read_int(path: Path) -> int | None:
 
 
 def _read_fields(path: Path, names: tuple[str, ...]) -> dict[str, int]:
-    """The integers of the ``name: value [kB]`` or ``name value`` lines named (``/proc/meminfo``,
-    ``memory.stat``), one regex search per name (6x faster than parsing every line)."""
+    """The integers of the ``name: value [kB]`` or ``name value`` lines named (regex: 6x faster)."""
     text = _read_text(path) or ""
     found = {name: re.search(rf"^{name}:?[ \t]+(\d+)", text, re.MULTILINE) for name in names}
     return {name: int(match.group(1)) for name, match in found.items() if match}

@@ -1,9 +1,6 @@
 """Compiled kernels (numba), imported only by the dispatch (:func:`._backend.loop`): cached on
-disk, the GIL released for ortpool's own threads, no ``fastmath``. The separable passes combine
-each output's taps in the numpy plan's order (bit-identical results); MaxPool with Indices is a
-window loop over rank 3 (the first maximum in row-major tap order, the first NaN, -1 for an empty
-window: rulings 5-7); MaxUnpool a scatter in index order.
-"""
+disk, the GIL released, no ``fastmath``. The passes combine each output's taps in the numpy
+plan's order (bit-identical results); MaxPool with Indices is a window loop over rank 3."""
 
 from __future__ import annotations
 
@@ -31,8 +28,7 @@ def _add(a, b):
 
 @njit(inline="always", **_OPTS)
 def _taps(j, s, d, pb, n, k):
-    """``[lo, hi)`` of the taps of output ``j`` inside ``[0, n)``, ``(0, 0)`` if none
-    (:meth:`ortpool.geometry.AxisGeometry.window_taps`, in closed form: no per-output tables)."""
+    """:meth:`ortpool.geometry.AxisGeometry.window_taps` of output ``j``, in closed form."""
     c = j * s - pb
     lo = max(0, -(c // d))
     hi = min(k, -((c - n) // d))
@@ -41,16 +37,15 @@ def _taps(j, s, d, pb, n, k):
     return lo, hi
 
 
-# The max and sum passes are the same loops with another combine step: one factory builds both,
-# each with its combine step compiled in (no switch inside the inner loops). Only the loops
-# specialised by literal arguments are inlined: inlined everywhere, a helper doubled the first
+# One factory builds the max and the sum passes, each with its combine step compiled in. Only the
+# loops specialised by literal arguments are inlined: inlining every helper doubled the first
 # compile (18 s for float32 MaxPool, now about 9 s) at no measured run-time gain.
 
 
 def _variant_jit(variant: str):
-    """``njit`` for a ``variant`` closure, renamed ``<factory>.<locals>.<variant>.<name>``: with one
-    symbol for max and sum, a process loading both from the disk cache ran one for the other. Not
-    cached itself (a closure's key never matches in another process): the entry points carry it."""
+    """``njit`` for a ``variant`` closure, renamed ``...<locals>.<variant>.<name>``: with one
+    symbol for max and sum, a process loading both from the disk cache ran one for the other.
+    Not cached itself (a closure's key never matches in another process)."""
 
     def jit(**options):
         def wrap(func):
@@ -63,15 +58,13 @@ def _variant_jit(variant: str):
 
 
 def _make_pass(combine, variant: str):
-    """The chain of passes (rows of :func:`._passes.pass_rows`) with ``combine``: each pass the
-    loop that suits its shape. ``pass_`` is one function on purpose: its five shapes as functions
-    of their own made every compile about 2.5 s longer per element type."""
+    """The chain of passes (rows of :func:`._passes.pass_rows`) with ``combine``. ``pass_`` is one
+    function on purpose: its five shapes as functions made each compile 2.5 s longer."""
     jit = _variant_jit(variant)
 
     @jit(inline="always")
     def interior(r, w, jl, jh, pb, first, k, s, d):
-        """Outputs ``[jl, jh)`` of a row (strided pass), every tap inside: tap ``first``, then the
-        others in order. The row is shifted so that every index is non-negative (no wraparound
+        """Outputs ``[jl, jh)`` of a row, every tap inside, from a shifted row (no wraparound
         check); literal ``k``, ``s``, ``first``, ``d`` unroll and vectorise the loop."""
         base = jl * s - pb
         rr = r[base:]
@@ -86,7 +79,6 @@ def _make_pass(combine, variant: str):
 
     @jit()
     def strided_interior(r, w, jl, jh, pb, first, k, s, d):
-        # The common kernels with literal arguments: unrolled and vectorised.
         if d == 1 and k == 2 and s == 2 and first == 0:
             interior(r, w, jl, jh, pb, 0, 2, 2, 1)
         elif d == 1 and k == 3 and s == 2 and first == 1:
@@ -113,8 +105,7 @@ def _make_pass(combine, variant: str):
 
     @jit()
     def fused(w, a, b, c, k):
-        """``w = combine(combine(a, b), c)`` (``k == 3``) or ``combine(a, b)``: a window's taps in
-        order, each read once and the target written once."""
+        """``w = combine(combine(a, b), c)`` (``k == 3``) or ``combine(a, b)``."""
         if k == 2:
             for i in range(w.shape[0]):
                 w[i] = combine(a[i], b[i])
@@ -123,9 +114,9 @@ def _make_pass(combine, variant: str):
                 w[i] = combine(combine(a[i], b[i]), c[i])
 
     @jit()
-    def edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident):
-        """Output ``j`` of every row of a flat pass from its own taps ``[lo, hi)``: one loop down
-        the column (a call per row and output cost as much as the taps)."""
+    def edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, k, ident):
+        """Output ``j`` of every row of a flat pass from its own taps."""
+        lo, hi = _taps(j, s, d, pb, n, k)
         c = j * s - pb
         if first >= 0 and hi - lo == 2 and lo <= first < hi:
             # One tap besides the first (a 3-tap window at the border): no tap loop, 3x faster.
@@ -145,8 +136,7 @@ def _make_pass(combine, variant: str):
     @jit(inline="always")
     def flat_tap(tgt, ph, total, o, s, init):
         """Tap at offset ``o`` for every output of the flat block: output ``q`` reads element
-        ``q + o // s`` of phase ``o % s``; reads that would leave the block are row edges, redone
-        later."""
+        ``q + o // s`` of phase ``o % s`` (the row edges are redone later)."""
         m = o % s
         h = o // s
         lo = max(0, -h)
@@ -164,11 +154,9 @@ def _make_pass(combine, variant: str):
 
     @jit()
     def flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, ident):
-        """An inner-axis pass whose source rows are exactly ``s`` times the target rows, as flat
-        loops over the whole plane (one per tap; per row, short rows cost more in calls than in
-        work), a strided source first split into its ``s`` contiguous phases. The row edges,
-        wrong across the row seams, are then redone from their own taps: the same taps in the
-        same order as the per-row loops."""
+        """An inner-axis pass whose source rows are ``s`` times the target rows, as flat loops over
+        the whole plane (short rows cost more in calls than in work), a strided source split into
+        its ``s`` phases; the row edges, wrong across the seams, are then redone."""
         total = outer * out
         if first >= 0 and s > 1 and (k - 1) * d < s:
             # Neighbouring windows share no element: each output reads its own s-element group
@@ -210,11 +198,9 @@ def _make_pass(combine, variant: str):
                     if t != first:
                         flat_tap(tgt, ph, total, t * d - pb, s, False)
         for j in range(jl):
-            lo, hi = _taps(j, s, d, pb, n, k)
-            edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
+            edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, k, ident)
         for j in range(jh, out):
-            lo, hi = _taps(j, s, d, pb, n, k)
-            edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, lo, hi, ident)
+            edge_column(cur, tgt, outer, n, out, j, s, d, pb, first, k, ident)
 
     @jit()
     def rows(cur, tgt, sb, db, j0, j1, inner, s, d, pb, first, n, k, ident):
@@ -241,8 +227,7 @@ def _make_pass(combine, variant: str):
 
     @jit(inline="always")
     def interior_rows(cur, tgt, sb, db, jl, jh, inner, s, d, pb, first, k):
-        """Output rows ``[jl, jh)`` of an outer-axis pass, every tap inside: tap by tap without
-        :func:`rows`' lookups (2-3x faster), literal ``k`` for the common kernels."""
+        """Rows ``[jl, jh)`` of an outer-axis pass, every tap inside (2-3x faster than rows)."""
         for j in range(jl, jh):
             w = tgt[db + j * inner : db + (j + 1) * inner]
             start = sb + (j * s - pb) * inner
@@ -281,8 +266,7 @@ def _make_pass(combine, variant: str):
                 strided_interior(r, w, jl, jh, pb, first, k, s, d)
             return
         if s == 1 and _fusable(first, k) and jl < jh:
-            # The interior rows' taps in one loop over the contiguous block. Not at stride >= 2:
-            # reading k rows at once from memory ran 2x slower than one sequential stream.
+            # Not at stride >= 2: reading k rows at once ran 2x slower than one stream.
             t1, t2 = _order(first, k)
             for o in range(outer):
                 sb = o * n * inner
@@ -363,7 +347,6 @@ _chain_sum = _make_pass(_add, "sum")
 
 @njit(inline="always", **_OPTS)
 def _fusable(first, k):
-    # Windows of 2 or 3 taps, one of which covers every output, take the fused loops.
     return first >= 0 and (k == 2 or k == 3)
 
 
@@ -377,8 +360,7 @@ def _order(first, k):
 
 @njit(inline="always", **_OPTS)
 def _deinterleave(src, ph, total, s):
-    """``ph[m * total + q] = src[q * s + m]``: the ``s`` contiguous phases of a strided source
-    (a literal ``s`` for the common strides vectorises)."""
+    """``ph[m * total + q] = src[q * s + m]``: the ``s`` contiguous phases of a strided source."""
     for q in range(total):
         for m in range(s):
             ph[m * total + q] = src[q * s + m]
@@ -386,8 +368,7 @@ def _deinterleave(src, ph, total, s):
 
 @njit(**_OPTS)
 def max_planes(src, dst, info, ident, work, inter):
-    """``dst[p] = separable max of src[p]`` for every row, through the caller's scratch ``work``:
-    two intermediates of ``inter`` elements, then the phases (:mod:`._numba_plans`)."""
+    """``dst[p] = separable max of src[p]``; ``work``: two intermediates, then the phases."""
     buf0, buf1, ph = work[:inter], work[inter : 2 * inter], work[2 * inter :]
     for p in range(src.shape[0]):
         _chain_max(src[p], dst[p], info, ident, buf0, buf1, ph)
@@ -395,8 +376,7 @@ def max_planes(src, dst, info, ident, work, inter):
 
 @njit(**_OPTS)
 def average_planes(src, dst, info, divisor, zero, work, inter):
-    """``dst[p] = separable sum of src[p] / divisor`` (one division per output, as in numpy), each
-    plane of a row divided by the one plane's ``divisor``; ``work`` as for :func:`max_planes`."""
+    """``dst[p] = separable sum of src[p] / divisor`` (one division per output, as numpy)."""
     buf0, buf1, ph = work[:inter], work[inter : 2 * inter], work[2 * inter :]
     m = divisor.shape[0]
     for p in range(src.shape[0]):
@@ -416,8 +396,7 @@ def _take(best, x):
 
 @njit(inline="always", **_OPTS)
 def _window_row(x, yr, ir, u0, v0, cl, ch, s2, pb2, k0, k1, k2, d0, d1, d2, m0, m1, m2, base):
-    """Outputs ``[cl, ch)`` of one output row whose windows are wholly inside the input (the first
-    tap is then (0, 0, 0)); literal kernel sizes unroll the tap loops."""
+    """Outputs ``[cl, ch)`` of one output row whose windows are wholly inside the input."""
     for c in range(cl, ch):
         w0 = c * s2 - pb2
         best = x[u0, v0, w0]
@@ -451,9 +430,8 @@ def _row_taps(r, c, tb, start, k2, best, code):
 
 @njit(inline="always", **_OPTS)
 def _window_rows(x, yr, ir, u0, v0, cl, ch, s2, pb2, k1, k2, m0, m1, m2, base):
-    """As :func:`_window_row` for windows of one depth tap, up to 3 rows, unit dilation: the rows
-    sliced once per output row, each output keeping the code of its winning tap, so the loop
-    vectorises (with literal ``k1``, ``k2``, ``s2``: SegNet's 2x2 windows 3.6x faster)."""
+    """As :func:`_window_row` for windows of one depth tap, up to 3 rows, unit dilation: each
+    output keeps the code of its winning tap, so the loop vectorises (SegNet's 2x2: 3.6x)."""
     w0 = cl * s2 - pb2
     r0 = x[u0, v0, w0:]
     r1 = x[u0, v0 + min(1, k1 - 1), w0:]
@@ -474,10 +452,9 @@ def _window_rows(x, yr, ir, u0, v0, cl, ch, s2, pb2, k1, k2, m0, m1, m2, base):
         io[i] = off0 + c * m2 + (code // k2) * m1 + (code % k2) * m2
 
 
-@njit(inline="always", **_OPTS)
-def _window_edge(x, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident):
-    """(value, spatial offset or -1) of the window of output (a, b, c) from its own tap ranges
-    (the identity and -1 when every tap is in the padding)."""
+@njit(**_OPTS)
+def _edge_output(x, yr, ir, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident, base):
+    """Output (a, b, c) from its own tap ranges: the identity and -1 when every tap is padding."""
     best = ident
     at = -1
     d0, d1, d2 = geo[0, 1], geo[1, 1], geo[2, 1]
@@ -494,12 +471,6 @@ def _window_edge(x, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident):
                 if at < 0 or _take(best, val):
                     best = val
                     at = u * m0 + v * m1 + w * m2
-    return best, at
-
-
-@njit(**_OPTS)
-def _edge_output(x, yr, ir, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident, base):
-    best, at = _window_edge(x, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident)
     yr[c] = best
     ir[c] = base + at if at >= 0 else -1
 
@@ -508,9 +479,7 @@ def _edge_output(x, yr, ir, u0, v0, w0, a, b, c, geo, m0, m1, m2, ident, base):
 # made the compile far longer, and one plane per call made the compile 1.1 s longer.
 @njit(**_OPTS)
 def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
-    """Y and Indices of MaxPool over (planes, D, H, W) blocks; ``geo`` per axis: s, d, pb, n, k,
-    interior begin and end; ``mult`` the storage-order multipliers. Windows wholly inside take
-    loops with literal sizes for the common kernels, the others their taps' closed form."""
+    """Y and Indices over (planes, D, H, W); ``geo`` per axis: s, d, pb, n, k, jl, jh."""
     od, oh, ow = y.shape[1], y.shape[2], y.shape[3]
     s0, d0, pb0 = geo[0, 0], geo[0, 1], geo[0, 2]
     s1, d1, pb1 = geo[1, 0], geo[1, 1], geo[1, 2]
@@ -565,8 +534,7 @@ def max_indices(src, y, ind, geo, mult, first_plane, plane_size, ident):
 
 @njit(**_OPTS)
 def scatter(y, x, idx):
-    """``y[idx[j]] = x[j]`` in order; returns -1, or the position of the first index outside
-    ``[0, y.size)`` (nothing after it is written)."""
+    """``y[idx[j]] = x[j]`` in order; -1, or the position of the first index outside ``y``."""
     size = y.shape[0]
     for j in range(idx.shape[0]):
         k = idx[j]

@@ -1,6 +1,5 @@
 """Compiled (numba) loops of the global sums and MaxRoiPool, mirroring the numpy paths of
-:mod:`.globalpool` and :mod:`.roipool` operation for operation: bit-identical results. LpPool
-uses AveragePool's passes, GlobalMaxPool numpy's SIMD max."""
+:mod:`.globalpool` and :mod:`.roipool` operation for operation: bit-identical results."""
 
 from __future__ import annotations
 
@@ -141,8 +140,7 @@ def plane_sums(x2, out, mode, compensated):
 
 @njit(**_OPTS)
 def roi_max(x, y, batch, h_start, h_end, w_start, w_end):
-    """``y[r, c, i, j]`` = the max of ``x[batch[r], c]`` over bin (i, j) of RoI ``r``; an empty
-    bin 0; a NaN in the bin NaN."""
+    """``y[r, c, i, j]`` = the max of ``x[batch[r], c]`` over bin (i, j) of RoI ``r``."""
     for r in range(y.shape[0]):
         plane = x[batch[r]]
         for c in range(y.shape[1]):

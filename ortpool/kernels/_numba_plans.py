@@ -1,7 +1,6 @@
 """The compiled loops of the plans (:mod:`._plan`): a separable reduction's passes as
-:func:`._passes.pass_rows`, run by :mod:`._numba` over blocks of planes seen as one plane;
-MaxPool's Indices by one window loop. numba is never imported here: a plan is handed its loop by
-:func:`ortpool.kernels._backend.loop`."""
+:func:`._passes.pass_rows` over blocks of planes seen as one plane; MaxPool's Indices by one
+window loop. numba is never imported here (:func:`._backend.loop` hands a plan its loop)."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ from ortpool.kernels import _parallel
 from ortpool.kernels._buffers import read_only, scratch
 from ortpool.kernels._passes import INNER, OUT, OUTER, N, pass_rows
 
-#: Input bytes of a block of planes seen as one plane (its plane seams are row seams): one call per
-#: pass, the intermediates in cache (measured against 256 KB, 4 MB, all, and a call per plane).
+#: Input bytes of a block of planes seen as one plane (measured against 256 KB, 4 MB, all).
 NUMBA_BLOCK_BYTES = 1 << 20
 
 #: Input bytes times passes from which a compiled call is split across threads: below, a split lost
@@ -26,7 +24,7 @@ NUMBA_SPLIT_WORK = 20 << 20
 
 
 def scratch_sizes(info: np.ndarray) -> tuple[int, int]:
-    """(elements of each intermediate, of the phase buffer) for the passes ``info``, at least 1."""
+    """(elements of each intermediate, of the phase buffer) for the passes ``info``."""
     sizes = info[:, OUTER] * info[:, INNER]
     inter = int((sizes[:-1] * info[:-1, OUT]).max(initial=1))
     phases = int((sizes * info[:, N]).max(initial=1))
@@ -46,7 +44,6 @@ class Passes:
         self.info = pass_rows(geom, order)
         plane_bytes = max(1, plan.in_plane * plan.dtype.itemsize)
         self.block = max(1, min(plan.planes, NUMBA_BLOCK_BYTES // plane_bytes))
-        # The blocks of an unsplit call, full ones and the last, computed once.
         last = plan.planes % self.block or self.block
         self._blocks = {n: self._block(n) for n in {self.block, last}}
 
@@ -64,22 +61,18 @@ class Passes:
         if not len(self.info):  # every axis an identity: Y is X
             np.copyto(y.reshape(-1), src.reshape(-1))
         elif self.block == plan.planes:  # one block (every small call): straight to the kernel
-            info, inter, size = self._blocks[plan.planes]
-            self.kernel(src.reshape(1, -1), y.reshape(1, -1), info, *plan.operands,
-                        scratch((size,), plan.dtype, "numba"), inter)
+            self._launch(plan, src, y, plan.planes)
         else:  # the work: input bytes times passes
             dst = y.reshape(plan.planes, plan.out_plane)
             work = functools.partial(self._blocks_of, plan, src.reshape(dst.shape[0], -1), dst)
             _split(plan.planes, work, plan.nbytes * len(self.info))
 
     def _blocks_of(self, plan: Any, src: np.ndarray, dst: np.ndarray, lo: int, hi: int) -> None:
-        """Planes ``[lo, hi)``, a block at a time."""
         for first in range(lo, hi, self.block):
             last = min(hi, first + self.block)
             self._launch(plan, src[first:last], dst[first:last], last - first)
 
     def _launch(self, plan: Any, src: np.ndarray, dst: np.ndarray, planes: int) -> None:
-        """The kernel over ``planes`` planes ``src`` -> ``dst``, seen as one plane."""
         # a thread's share of a split call may end in a block of another size
         info, inter, size = self._blocks.get(planes) or self._block(planes)
         # A reused scratch buffer: a fresh one faulted in every page at each call.
@@ -91,8 +84,7 @@ _UNIT_AXIS = AxisGeometry(n=1, k=1, s=1, d=1, pb=0, pe=0, out=1)
 
 
 class Windows:
-    """The loop of :class:`._plan.MaxIndices` of rank 1-3: ``max_indices`` over each window's taps
-    in row-major order (rulings 6, 7), ranks 1 and 2 seen as rank 3 with unit leading axes."""
+    """The loop of :class:`._plan.MaxIndices` of rank 1-3, all seen as rank 3."""
 
     def __init__(self, kernel: Callable, plan: Any, geom: PoolGeometry):
         self.kernel = kernel

@@ -1,7 +1,6 @@
 """The numpy back-end: the passes of :mod:`._passes` as in-place numpy calls, each tap one call over
-every output it reaches, on blocks of planes of about :data:`BLOCK_BYTES` (the intermediates stay in
-cache), the last pass writing into the output; a partial tap with short runs is one flat call
-(:func:`apply_flat`), a pass over a wide kernel goes by output (:func:`wide_pass`)."""
+every output it reaches, on blocks of planes of about :data:`BLOCK_BYTES`; a partial tap with
+short runs is one flat call (:func:`apply_flat`), a wide kernel's pass goes by output."""
 
 from __future__ import annotations
 
@@ -76,8 +75,8 @@ def wide_pass(
     ufunc: np.ufunc, fill: Any, src: np.ndarray, dst: np.ndarray, axis: int, g: AxisGeometry,
     slot: Any,
 ) -> None:
-    """The pass over ``axis`` of a wide kernel: each output's taps in a listed pass's order, grouped
-    by output: the interior outputs together, each border output alone (whatever ``k`` and pads)."""
+    """The pass over ``axis`` of a wide kernel, in a listed pass's tap order: the interior outputs
+    together, each border output alone (whatever ``k`` and pads)."""
     first = g.full_tap()
     if first >= 0:
         np.copyto(dst, src[at_axis(axis, tap_slices(g, first)[1])])
@@ -108,9 +107,8 @@ def _add_taps(
     ufunc: np.ufunc, dst: np.ndarray, src: np.ndarray, axis: int, g: AxisGeometry, ja: int,
     jb: int, t0: int, t1: int, slot: Any,
 ) -> None:
-    """Combine taps ``[t0, t1)``, in order, into outputs ``[ja, jb)`` (all inside for all): tap by
-    tap, or for many small taps ``ufunc.accumulate`` over a stack whose row 0 is the current value
-    (strictly row by row: the same operations as tap by tap, one call per chunk)."""
+    """Combine taps ``[t0, t1)``, in order, into outputs ``[ja, jb)`` (all inside): tap by tap, or
+    for many small taps ``ufunc.accumulate`` over a stack whose row 0 is the current value."""
     m = t1 - t0
     if m <= 0:
         return

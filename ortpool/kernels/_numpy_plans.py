@@ -1,6 +1,5 @@
-"""The numpy loops of the plans (:mod:`._plan`): a separable reduction's passes as in-place numpy
-calls (:mod:`._numpy_loops`) per block of planes, split across threads for a large call;
-MaxPool's Indices marked tap by tap or searched axis by axis (:mod:`._first_match`)."""
+"""The numpy loops of the plans (:mod:`._plan`): the passes per block of planes
+(:mod:`._numpy_loops`); MaxPool's Indices marked tap by tap or searched (:mod:`._first_match`)."""
 
 from __future__ import annotations
 
@@ -53,9 +52,8 @@ class Passes:
 
 
 class Indices(Passes):
-    """The loop of :class:`._plan.MaxIndices`: Y from the separable max, then each output's winner,
-    the earliest tap (row-major) equal to Y or NaN: tap ``t`` of ``K`` marks its matches ``K - t``,
-    combined by max (a few SIMD byte operations per tap); 0 leaves -1. Past
+    """The loop of :class:`._plan.MaxIndices`: Y from the separable max, then each output's winner:
+    tap ``t`` of ``K`` marks its matches ``K - t``, combined by max; 0 leaves -1. Past
     :data:`WINDOW_LOOP_MAX` tap combinations the winner is searched (:mod:`._first_match`)."""
 
     def __init__(self, plan: Any, geom: PoolGeometry, order: list[int]):
@@ -66,13 +64,12 @@ class Indices(Passes):
             self.empty = _first_match.empty_windows(geom)
             return
         rank, mult = len(geom.axes), plan.mult
-        # The spatial offset of each output's window origin: its tap offsets are added to it.
+        # The spatial offset of each output's window origin.
         base = np.zeros(geom.output_spatial, np.int64)
         for a, g in enumerate(geom.axes):
             coords = (np.arange(g.out, dtype=np.int64) * g.s - g.pb) * mult[a]
             base = base + coords.reshape((-1,) + (1,) * (rank - 1 - a))
         self.base = base
-        # Only the taps inside the input for some output get a code, in row-major order.
         useful = [inside_taps(g) for g in geom.axes]
         n_taps = math.prod(len(u) for u in useful)
         self.code_dtype = np.dtype(np.uint8 if n_taps < 1 << 8 else np.uint16)
@@ -104,7 +101,6 @@ class Indices(Passes):
         _parallel.split(plan.planes, self.ranges, work, plan.nbytes * 3)
 
     def _mark(self, plan: Any, block: np.ndarray, yb: np.ndarray, ib: np.ndarray, lo: int) -> None:
-        """Indices of a block by the codes of the tap combinations."""
         code_dtype = self.code_dtype
         best = scratch(yb.shape, code_dtype, "best")
         best.fill(0)
@@ -134,7 +130,6 @@ class Indices(Passes):
     def _search(
         self, plan: Any, block: np.ndarray, yb: np.ndarray, ib: np.ndarray, lo: int
     ) -> None:
-        """Indices of a block searched axis by axis (:mod:`._first_match`)."""
         geom = self.geom
 
         def one_pass(src: np.ndarray, axis: int, out: np.ndarray) -> None:

@@ -1,10 +1,6 @@
-"""Splitting a kernel's blocks of planes between the calling thread and persistent workers.
-
-numpy releases the GIL inside its loops, so two threads each reducing their own planes run in
-parallel. Handing work to a sleeping thread costs about 0.1 ms on a small VM (a futex wake-up),
-so only calls of at least :data:`MIN_PARALLEL_BYTES` are split. ``ORTPOOL_THREADS`` sets the
-number of threads (default: the usable cores, at most 4); 1 turns splitting off.
-"""
+"""Splitting a kernel's blocks of planes between the calling thread and persistent workers (numpy
+and the compiled loops release the GIL). Waking a thread costs about 0.1 ms on a small VM, so
+only calls of at least :data:`MIN_PARALLEL_BYTES` are split."""
 
 from __future__ import annotations
 
@@ -50,7 +46,6 @@ def set_thread_count(threads: int | None) -> None:
 
 
 def _executor(workers: int) -> ThreadPoolExecutor:
-    """The persistent worker pool, grown when more workers are asked for."""
     global _pool, _pool_workers
     with _lock:
         if _pool is None or _pool_workers < workers:
@@ -62,8 +57,7 @@ def _executor(workers: int) -> ThreadPoolExecutor:
 
 
 def run(ranges: Sequence[tuple[int, int]], work: Callable[[int, int], None], nbytes: int) -> None:
-    """Call ``work(lo, hi)`` for every range; split into contiguous shares across threads when
-    ``nbytes`` is at least :data:`MIN_PARALLEL_BYTES`. Exceptions propagate to the caller."""
+    """Call ``work(lo, hi)`` for every range, in contiguous shares across threads when large."""
     if nbytes < MIN_PARALLEL_BYTES or len(ranges) < 2 or thread_count() < 2:
         _share(work, ranges)
         return
@@ -87,11 +81,9 @@ def _share(work: Callable[[int, int], None], part: Sequence[tuple[int, int]]) ->
 def split(
     planes: int, blocks: Sequence[tuple[int, int]], work: Callable[[int, int], None], nbytes: int
 ) -> None:
-    """Process planes ``[0, planes)``: in ``blocks`` on this thread for a small call, else in
-    one contiguous share per thread (large shares measured faster than many small blocks)."""
+    """Planes ``[0, planes)``: in ``blocks`` for a small call, else one share per thread."""
     if nbytes < MIN_PARALLEL_BYTES or planes < 2 or thread_count() < 2:
-        for lo, hi in blocks:
-            work(lo, hi)
+        _share(work, blocks)
         return
     n = min(thread_count(), planes)
     run([(planes * i // n, planes * (i + 1) // n) for i in range(n)], work, nbytes)

@@ -1,13 +1,8 @@
 """The separable passes of a pooling call, from the geometry alone: each output combines its
 window's in-input taps one axis at a time, first the tap that covers every output (else the
-identity), then the others ascending. The one order in two forms, built here only:
-
-* :class:`AxisPass`: the numpy form, each tap's (output slice, input slice) listed, up to
-  :data:`TAP_LIST_MAX` candidate taps (a wider pass is walked at run time by
-  :func:`._numpy_loops.wide_pass`: a plan never grows with the kernel);
-* :func:`pass_rows`: the compiled form, one int64 row per pass (border outputs find their taps in
-  closed form), run by :mod:`._numba`.
-"""
+identity), then the others ascending. The one order in two forms: :class:`AxisPass` (numpy, each
+tap's slices listed up to :data:`TAP_LIST_MAX` candidate taps) and :func:`pass_rows` (compiled,
+one int64 row per pass, border taps in closed form): a plan never grows with the kernel."""
 
 from __future__ import annotations
 
@@ -38,9 +33,8 @@ def at_axis(axis: int, sl: slice) -> Index:
 
 @dataclasses.dataclass(frozen=True)
 class FlatTap:
-    """A partial tap as one flat strided call over the contiguous block, where numpy would loop
-    over its short runs one outer row at a time (7x slower): with a source row ``step`` times the
-    target row, target ``k`` reads source ``first + step * k``; the row seams are restored."""
+    """A partial tap as one flat strided call over the contiguous block (numpy's loop over its
+    short runs is 7x slower): target ``k`` reads source ``first + step * k``; the seams restored."""
 
     lo: int
     hi: int
@@ -48,13 +42,12 @@ class FlatTap:
     out: int
     inner: int
     outer: int
-    #: First source element (flat) and the source step per target element.
     first: int
     step: int
 
 
 def flat_tap(g: AxisGeometry, axis: int, spatial: tuple[int, ...], t: int) -> FlatTap | None:
-    """The flat form of tap ``t`` along ``axis`` of a ``spatial`` block, when it exists and pays."""
+    """The flat form of tap ``t`` along ``axis`` of a ``spatial`` block, when it pays."""
     sl = tap_slices(g, t)
     if sl is None:
         return None
@@ -150,8 +143,7 @@ N, OUT, OUTER, INNER, S, D, PB, FIRST, K, JL, JH = range(11)
 
 def pass_rows(geom: PoolGeometry, order: list[int]) -> np.ndarray:
     """The separable passes for the compiled loops: one int64 row per pass (the columns
-    :data:`N` ... :data:`JH`) over a plane viewed as (outer, n, inner); the first tap the one
-    :func:`axis_pass` starts with, -1 if none. O(1) per axis whatever the kernel and pads."""
+    :data:`N` ... :data:`JH`) over a plane viewed as (outer, n, inner); first tap -1 if none."""
     rows = [
         [g.n, g.out, math.prod(spatial[:axis]), math.prod(spatial[axis + 1 :]), g.s, g.d, g.pb,
          g.full_tap(), g.k, *g.interior()]

@@ -1,8 +1,6 @@
-"""MaxPool and AveragePool, every spec version, and their plans: what a window call computes,
-built once per (shape, dtype, attributes). One plan per kernel product (:class:`MaxValues`,
-:class:`Average`, :class:`MaxIndices`); its loop is a slot filled by the back-end the one dispatch
-(:func:`._backend.loop`) chose, numpy (:mod:`._numpy_plans`) or compiled (:mod:`._numba_plans`):
-the same taps in the same order, hence bit-identical results."""
+"""MaxPool and AveragePool, every spec version, and their plans, built once per (shape, dtype,
+attributes): one per kernel product, whose loop is numpy's (:mod:`._numpy_plans`) or compiled
+(:mod:`._numba_plans`) as :func:`._backend.loop` chose: the same taps in the same order."""
 
 from __future__ import annotations
 
@@ -24,14 +22,13 @@ from ortpool.kernels._passes import max_axis_order
 
 class Separable:
     """A separable reduction: every output combines its window's in-input taps axis by axis (the
-    axes in ``order``) with :attr:`ufunc`, from :attr:`ident` when no tap covers every output,
-    then is divided by :attr:`divisor` (None: no division)."""
+    axes in ``order``) with :attr:`ufunc`, then is divided by :attr:`divisor` (None: none)."""
 
     ufunc: np.ufunc
     divisor: np.ndarray | None = None
     #: Whether the loop casts X to ``dtype`` (AveragePool's half types; MaxPool's runner casts).
     cast = False
-    #: What the compiled loop takes after the passes (the combine step is compiled into it).
+    #: What the compiled loop takes after the passes.
     operands: tuple
 
     def __init__(
@@ -84,16 +81,14 @@ class Average(Separable):
     ):
         super().__init__(geom, shape, acc, 0, list(range(len(geom.axes))), kernel)
         self.cast = dtype != acc
-        # One output plane, read-only as every input of a compiled loop (else LpPool's writable
-        # divisor compiled the float64 loops a second time).
+        # Read-only as every input of a compiled loop (else the float64 loops compile twice).
         self.divisor = read_only(np.broadcast_to(divisor, geom.output_spatial).astype(acc))
         self.operands = (self.divisor.reshape(-1), self.ident)
 
 
 class MaxIndices(MaxValues):
-    """Y and Indices of MaxPool: the flat index of each output's winner, the first tap in row-major
-    order whose value equals Y or is NaN, is ``plane * prod(D) + sum(coordinate * mult)`` (rulings
-    6, 7); -1 for a window that holds no input."""
+    """Y and Indices of MaxPool: each output's winner is the first tap in row-major order whose
+    value equals Y or is NaN (rulings 6, 7); -1 for a window that holds no input."""
 
     def __init__(
         self, geom: PoolGeometry, shape: tuple[int, ...], dtype: np.dtype, ident: Any,
@@ -115,8 +110,7 @@ class MaxIndices(MaxValues):
 
 
 def held_bytes(obj: Any) -> int:
-    """Bytes of the arrays and tables a plan and its loop keep (for the bound of :mod:`._calls`):
-    their ndarrays, and about 256 bytes per entry of a tuple, list or dict."""
+    """Bytes a plan and its loop keep: their ndarrays, about 256 per tuple, list or dict entry."""
     total = 0
     for value in vars(obj).values():
         if isinstance(value, np.ndarray):
@@ -128,18 +122,16 @@ def held_bytes(obj: Any) -> int:
 
 
 #: int8 and uint8 take the float32 compiled loops (exact: the same max, ties and Indices), so numba
-#: compiles the max loops for two element types, not four; empty windows keep the type's lowest.
+#: compiles the max loops for two element types, not four.
 _COMPILED_AS = {np.dtype(np.int8): np.dtype(np.float32), np.dtype(np.uint8): np.dtype(np.float32)}
 
 
 def max_pool(
     x: np.ndarray, *, version: int = 22, return_indices: bool = False, **attributes: Any
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-    """MaxPool of spec version ``version`` on ``x`` (N, C, D1, ...).
-
-    ``attributes`` are the spec's, as lists or in the ortpool string encoding (``"3,3"``); an
-    attribute the version lacks is an error. With ``return_indices`` the result is ``(Y, Indices)``
-    with Indices laid out as ruling 7 says.
+    """MaxPool of spec version ``version`` on ``x`` (N, C, D1, ...); ``attributes`` are the
+    spec's, as lists or in the ortpool string encoding (``"3,3"``); an attribute the version lacks
+    is an error. With ``return_indices`` the result is ``(Y, Indices)`` (Indices as in ruling 7).
     """
     tag = ("MaxPool", version, return_indices)
     return _calls.run(tag, x, attributes, _max_pool_runner, version, return_indices)
@@ -156,7 +148,6 @@ def _max_pool_runner(
             raise OrtpoolError("this version has no Indices output")
         attrs = _calls.attrs_for("MaxPool", version, attributes, x.ndim - 2)
         geom = _calls.geometry_for(tuple(x.shape[2:]), attrs)
-        # float16/bfloat16 are computed in float32 and rounded once (rulings 8, 10).
         work_dtype = _calls.compute_dtype(dtype) or dtype
         _limits.check_pool(geom, x.shape, dtype, work_dtype, max_axis_order(geom), indices)
     compiled_as = _COMPILED_AS.get(work_dtype, work_dtype)
@@ -178,9 +169,7 @@ def _max_pool_runner(
 
 
 def window_max(x: np.ndarray, geom: PoolGeometry) -> np.ndarray:
-    """The max over each pooling window of ``x`` for a resolved
-    :class:`~ortpool.geometry.PoolGeometry` (no attribute validation): MaxPool's Y, an empty window
-    holding the dtype's lowest value; e.g. for the validator marking the windows with a NaN."""
+    """MaxPool's Y on ``x`` for a resolved :class:`~ortpool.geometry.PoolGeometry`."""
     if x.ndim != 2 + len(geom.axes) or tuple(x.shape[2:]) != tuple(g.n for g in geom.axes):
         raise OrtpoolError(f"input X has shape {list(x.shape)}; the geometry is for spatial shape "
                            f"{[g.n for g in geom.axes]}")
@@ -189,11 +178,9 @@ def window_max(x: np.ndarray, geom: PoolGeometry) -> np.ndarray:
 
 
 def average_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
-    """AveragePool of spec version ``version`` on ``x`` (N, C, D1, ...).
-
-    The divisor follows ruling 8: taps inside the input, or with ``count_include_pad`` taps
-    inside the padded input; a window with no input element is NaN (0/0) or 0 respectively.
-    """
+    """AveragePool of spec version ``version`` on ``x`` (N, C, D1, ...); the divisor follows
+    ruling 8: taps inside the input, or with ``count_include_pad`` taps inside the padded input;
+    a window with no input element is NaN (0/0) or 0 respectively."""
     return _calls.run(("AveragePool", version), x, attributes, _average_planned, version)
 
 
@@ -221,7 +208,6 @@ def average_pool_runner(
 def divisor(geom: PoolGeometry, include_pad: bool, dtype: np.dtype) -> np.ndarray:
     """The per-output divisor: the outer product of the per-axis counts (validity is per axis)."""
     rank = len(geom.axes)
-    # The first axis's counts start the product (1 * c is c exactly); the others multiply in.
     div = geom.axes[0].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1))
     for a in range(1, rank):
         div = div * geom.axes[a].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1 - a))

@@ -1,11 +1,9 @@
-"""GlobalMaxPool, GlobalAveragePool and GlobalLpPool, every spec version: one reduction per plane
-(ruling 13). A float32 running sum over millions of elements loses digits, so sums are taken in
-float64 (compensated for double) in one fixed order both kernel paths follow (:func:`plane_sums`),
-hence bit-identical: a plane of ``S`` elements is ``r = S // L`` rows of ``L`` lanes (the largest
-power of two <= min(S, 256), 1024 when compensated) and a tail; each lane sums its column in row
-order, the tail continuing lanes ``0 .. t-1``; then lane ``j`` += lane ``j + w/2`` while the width
-``w`` halves. Compensated sums keep a Neumaier correction per lane, the tree steps' errors too,
-and give ``sum + correction`` (``sum`` when not finite).
+"""GlobalMaxPool, GlobalAveragePool and GlobalLpPool, every spec version (ruling 13). Sums are
+taken in float64 (compensated for double) in one fixed order both kernel paths follow: a plane of
+``S`` elements is ``S // L`` rows of ``L`` lanes (the largest power of two <= min(S, 256), 1024
+when compensated) and a tail; each lane sums its column in row order, the tail continuing lanes
+``0 .. t-1``; then lane ``j`` += lane ``j + w/2`` while the width ``w`` halves. Compensated sums
+keep a Neumaier correction per lane (the tree steps' errors too) and give ``sum + correction``.
 """
 
 from __future__ import annotations
@@ -25,7 +23,6 @@ VALUES, ABS, SQUARE = 0, 1, 2
 
 
 def lane_count(size: int, cap: int) -> int:
-    """The largest power of two <= min(size, cap), at least 1."""
     if size <= 1:
         return 1
     return 1 << (min(size, cap).bit_length() - 1)
@@ -86,14 +83,12 @@ def plane_sums(x2: np.ndarray, mode: int = VALUES, compensated: bool = False) ->
 
 
 def _neumaier(total: np.ndarray, fix: np.ndarray, v: np.ndarray) -> None:
-    """One compensated step per lane: ``total += v``, the rounding error added to ``fix``."""
     s = total + v
     fix += np.where(np.abs(total) >= np.abs(v), (total - s) + v, (v - s) + total)
     total[...] = s
 
 
 def _plane_sums_into(x2: np.ndarray, out: np.ndarray, mode: int, compensated: bool) -> None:
-    """:func:`plane_sums` into ``out``: the numpy loop, in the compiled loop's form."""
     out[...] = plane_sums(x2, mode, compensated)
 
 
@@ -117,7 +112,6 @@ def _planes(x: np.ndarray) -> np.ndarray:
 
 
 def _result(x: np.ndarray, per_plane: np.ndarray) -> np.ndarray:
-    """Per-plane values as Y: (N, C, 1, ..., 1) of X's type, rounded once."""
     y = _buffers.output((*x.shape[:2], *(1,) * (x.ndim - 2)), x.dtype)
     with np.errstate(over="ignore"):  # beyond the type's range: infinity, as it should be
         y.reshape(-1)[...] = per_plane.astype(x.dtype)
@@ -190,10 +184,9 @@ def lp_terms(x: np.ndarray, p: int | float) -> np.ndarray:
 
 
 def lp_root(sums: np.ndarray, p: int | float) -> np.ndarray:
-    """``sums^(1/p)`` in float64: the identity for p = 1, the correctly rounded sqrt for p = 2,
-    else ``pow``, followed for p > 1 by one Newton step on ``r^p = s`` where it is finite:
-    ``pow`` takes ``1/p`` rounded, which errs by up to 98 ulp at s = 1e260 for p = 3; the step
-    brings it within 1 ulp. For p < 1 the step would multiply its own rounding by 1/p."""
+    """``sums^(1/p)`` in float64: beyond p = 1 and 2, ``pow`` then for p > 1 one Newton step on
+    ``r^p = s`` (``pow`` takes ``1/p`` rounded: 98 ulp off at s = 1e260 for p = 3; the step brings
+    it within 1 ulp). For p < 1 the step would multiply its own rounding by 1/p."""
     if p == 1:
         return sums
     if p == 2:

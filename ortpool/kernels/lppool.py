@@ -1,6 +1,5 @@
-"""LpPool, every spec version: ``(sum over the window's in-input taps of |x|^p)^(1/p)`` (ruling
-12), the sums AveragePool's with a divisor of 1, over ``|x|^p`` in float64 whatever X's type (no
-overflow, no digit lost; an empty window gives 0), rounded to X's type once."""
+"""LpPool, every spec version (ruling 12): AveragePool's sums with a divisor of 1, over ``|x|^p``
+in float64 whatever X's type (no overflow, no digit lost), rounded to X's type once."""
 
 from __future__ import annotations
 
@@ -19,9 +18,8 @@ _ONE.setflags(write=False)
 
 
 def lp_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
-    """LpPool of spec version ``version`` on ``x`` (N, C, D1, ...); ``p`` is a float at version 1
-    and an int from version 2 (default 2). Output size and pads as MaxPool's (ruling 1-3),
-    with the dilated span from version 18."""
+    """LpPool of spec version ``version`` on ``x`` (N, C, D1, ...): ``(sum of |x|^p)^(1/p)`` per
+    window, 0 for an empty one; ``p`` is a float at version 1, an int from version 2."""
     return _calls.run(("LpPool", version), x, attributes, _planned, version)
 
 

@@ -6,11 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from ortpool import versions
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import unpool_output_spatial
 from ortpool.kernels import _backend, _buffers, _limits, _parallel
-from ortpool.kernels._calls import attrs_for, check_input, located
+from ortpool.kernels._calls import checked, located
 
 
 def max_unpool(
@@ -18,15 +17,11 @@ def max_unpool(
     version: int = 22, **attributes: Any,
 ) -> np.ndarray:
     """MaxUnpool of spec version ``version``: ``Y.flat[I[j]] = X.flat[j]``, zeros elsewhere.
-
     Without ``output_shape`` the spatial size is ``(n - 1) * s - pb - pe + k`` per axis; with it,
-    the output has exactly that shape and ``pads`` are ignored.
-    Duplicate indices: the last write wins. An index outside ``[0, Y.size)`` is an error.
-    """
-    opv = versions.get("MaxUnpool", version)
+    the output has exactly that shape and ``pads`` are ignored. Duplicate indices: the last write
+    wins. An index outside ``[0, Y.size)`` is an error."""
     with located("MaxUnpool", version):
-        check_input(opv, x)
-        attrs = attrs_for("MaxUnpool", version, attributes, x.ndim - 2)
+        attrs = checked("MaxUnpool", version, x, attributes)
         # With output_shape the pads are ignored (ruling 9): the default size, which may be
         # negative for large pads, is computed only when it is used.
         default = unpool_output_spatial(x.shape[2:], attrs) if output_shape is None else ()
@@ -62,8 +57,7 @@ def max_unpool(
 
 
 def _compiled_scatter(y: np.ndarray, x: np.ndarray, flat: np.ndarray) -> bool:
-    """Scatter with the compiled loop (one thread: a split would need the range checks, which cost
-    more than it gains); False when not in use or an index is outside (numpy then raises)."""
+    """Scatter with the compiled loop; False when not in use or an index is outside."""
     scatter = _backend.loop("scatter", x.dtype, x.nbytes)
     if scatter is None:
         return False

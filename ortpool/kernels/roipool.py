@@ -1,9 +1,7 @@
-"""MaxRoiPool, every spec version: Caffe's RoIPool, as onnxruntime implements it (ruling 14), its
-rounding in exact integer arithmetic. Per RoI ``(batch_index, x1, y1, x2, y2)`` the corners are
-``round(coordinate * spatial_scale)`` (half away from zero), ``roi_h = max(y2 - y1 + 1, 1)``, and
-bin ``ph`` covers rows ``[floor(ph * roi_h / pooled_h) + y1, ceil((ph + 1) * roi_h / pooled_h) +
-y1)`` clipped to ``[0, H]``, columns likewise; an empty bin gives 0, any other its max (NaN if it
-holds one)."""
+"""MaxRoiPool, every spec version: Caffe's RoIPool, as onnxruntime implements it (ruling 14), in
+exact integer arithmetic: with the corners rounded half away from zero and ``roi_h = max(y2 - y1 +
+1, 1)``, bin ``ph`` covers rows ``[floor(ph * roi_h / pooled_h) + y1, ceil((ph + 1) * roi_h /
+pooled_h) + y1)`` clipped to ``[0, H]``, columns likewise; an empty bin gives 0."""
 
 from __future__ import annotations
 
@@ -22,8 +20,7 @@ MAX_CORNER = 1 << 40
 
 
 def corner_limit(pooled: tuple[int, int]) -> int:
-    """The largest |scaled corner| whose bins stay exact in int64: a RoI spans at most ``2 *
-    limit + 1`` and ``i * span < 2**62`` for every ``i < max(pooled)``."""
+    """The largest |scaled corner| whose bins stay exact in int64 (``i * span < 2**62``)."""
     return min(MAX_CORNER, (1 << 61) // max(1, *pooled) - 1)
 
 
@@ -39,15 +36,13 @@ class RoiBins:
 
 
 def round_half_away(v: np.ndarray) -> np.ndarray:
-    """``round`` as C's ``round`` does it: halves away from zero (numpy's rounds them to even),
-    exactly (``v - trunc(v)`` is computed without rounding)."""
+    """C's ``round``: halves away from zero (numpy's rounds them to even), exactly."""
     whole = np.trunc(v)
     return whole + np.sign(v) * (np.abs(v - whole) >= 0.5)
 
 
 def _bin_edges(start: np.ndarray, end: np.ndarray, pooled: int, limit: int):
-    """``[floor(i * size / pooled) + start, ceil((i + 1) * size / pooled) + start)`` per output
-    ``i``, clipped to ``[0, limit]``, ``size = max(end - start + 1, 1)``; int64 throughout."""
+    """Each bin's ``[start, end)`` (the module docstring), ``size = max(end - start + 1, 1)``."""
     i, size = np.arange(pooled, dtype=np.int64), np.maximum(end - start + 1, 1)
     lo = (i * size[:, None]) // pooled + start[:, None]
     hi = -((-(i + 1) * size[:, None]) // pooled) + start[:, None]
@@ -121,7 +116,6 @@ def max_roi_pool(
 def _run(
     pooled: tuple[int, int], spatial_scale: float, x: np.ndarray, rois: np.ndarray
 ) -> np.ndarray:
-    """One call: the bins of its RoIs, then the max over each bin."""
     # Before the bins, which are as long as the output's rows and columns.
     _limits.check_array("the output Y", (rois.shape[0], x.shape[1], *pooled), x.dtype)
     bins = roi_bins(rois, pooled, spatial_scale, x.shape)
@@ -145,8 +139,8 @@ def _run(
 
 
 def _roi_numpy(plane: np.ndarray, out: np.ndarray, bins: RoiBins, r: int) -> None:
-    """One RoI over every channel: each distinct row span's max, then each column span's (a RoI far
-    larger than the map has millions of bins sharing a few spans); empty bins 0."""
+    """One RoI over every channel: each distinct row span's max, then each column span's (a RoI
+    far larger than the map has millions of bins sharing a few spans)."""
     hs, he, ws, we = bins.h_start[r], bins.h_end[r], bins.w_start[r], bins.w_end[r]
     out.fill(0)
     rows, cols = np.flatnonzero(hs < he), np.flatnonzero(ws < we)
@@ -165,8 +159,7 @@ def _roi_numpy(plane: np.ndarray, out: np.ndarray, bins: RoiBins, r: int) -> Non
 
 
 def _runs(start: np.ndarray, end: np.ndarray) -> tuple[list[tuple[int, int]], np.ndarray]:
-    """The spans of consecutive equal (start, end) pairs, and each pair's span index (bin edges
-    rise with the bin index, so equal spans are neighbours)."""
+    """The spans of consecutive equal (start, end) pairs, and each pair's span index."""
     new = np.ones(start.shape[0], bool)
     new[1:] = (start[1:] != start[:-1]) | (end[1:] != end[:-1])
     first = np.flatnonzero(new)

@@ -18,12 +18,9 @@ def output_shape(
     op: str, version: int, x_shape: Sequence[int], attributes: Mapping[str, Any],
     unpool_shape: Any = None, rois_shape: Sequence[int] | None = None,
 ) -> tuple[int, ...]:
-    """Y's shape for ``op``-``version`` on an input of ``x_shape`` (Indices has the same).
-
-    ``unpool_shape`` is MaxUnpool's ``output_shape`` input, when the node has one;
-    ``rois_shape`` the shape of MaxRoiPool's rois. Raises :class:`OrtpoolError` when the
-    attributes or the shape admit no output.
-    """
+    """Y's shape for ``op``-``version`` on an input of ``x_shape``, with MaxUnpool's
+    ``output_shape`` input or the shape of MaxRoiPool's rois where the node has them; an
+    :class:`OrtpoolError` when the attributes or the shape admit no output."""
     shape = tuple(int(v) for v in x_shape)
     if len(shape) < 3:
         raise OrtpoolError(f"input X has shape {list(shape)}; pooling needs (N, C, D1, ...)")

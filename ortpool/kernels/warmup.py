@@ -1,6 +1,5 @@
-"""Compile the numba kernels ahead of time (``ortpool warmup``, e.g. in a container build step), so
-that no ``session.run`` pays for it: :func:`warm_up` makes each kernel's first call on a tiny input,
-which fills numba's on-disk cache; every later process loads it in milliseconds."""
+"""Compile the numba kernels ahead of time (``ortpool warmup``): :func:`warm_up` makes each
+kernel's first call on a tiny input, which fills numba's on-disk cache."""
 
 from __future__ import annotations
 
@@ -17,9 +16,10 @@ from ortpool.kernels.globalpool import global_average_pool, global_lp_pool
 from ortpool.kernels.lppool import lp_pool
 from ortpool.kernels.maxunpool import max_unpool
 from ortpool.kernels.roipool import max_roi_pool
+from ortpool.versions import CARRIED_TYPES
 
-#: The element types ortpool's ops take from onnxruntime, by their ONNX names.
-DTYPES = ("float", "double", "int8", "uint8")
+#: The element types ortpool's ops take from onnxruntime.
+DTYPES = CARRIED_TYPES
 #: The compiled kernels as the warm-up names them, in its order: AveragePool first, as float32's
 #: LpPool runs the float64 AveragePool loops (parallel warm-ups then compile them once).
 KERNELS = ("AveragePool", "MaxPool", "MaxPool with Indices", "MaxUnpool", "LpPool",
@@ -28,8 +28,7 @@ _ATTRS = {"kernel_shape": [2, 2], "strides": [2, 2]}
 
 
 def _calls(dtype: np.dtype) -> dict[str, Callable[[], object]]:
-    """Each kernel's warm-up call for ``dtype``: a tiny input, and no other kernel compiled on
-    the way (so that a warm-up of some kernels compiles those alone)."""
+    """Each kernel's warm-up call for ``dtype``, compiling no other kernel on the way."""
     x = (np.arange(16) % 7).astype(dtype).reshape(1, 1, 4, 4)
     calls: dict[str, Callable[[], object]] = {
         "MaxPool": lambda: max_pool(x, version=12, **_ATTRS),
@@ -54,8 +53,7 @@ def _calls(dtype: np.dtype) -> dict[str, Callable[[], object]]:
 
 
 def planned(dtypes: Iterable[str], kernels: Iterable[str]) -> list[tuple[str, str]]:
-    """The (kernel, ONNX type name) pairs :func:`warm_up` compiles, in its order (none for a kernel
-    a type lacks); an :class:`OrtpoolError` names a type or kernel the compiled ones lack."""
+    """The (kernel, ONNX type name) pairs :func:`warm_up` compiles, in its order."""
     names = []
     for name in _listed(dtypes):
         onnx_name = element_types.canonical(name)
@@ -83,9 +81,8 @@ def warm_up(
     dtypes: Iterable[str] = DTYPES, kernels: Iterable[str] = KERNELS,
     on_done: Callable[[str, str, float], None] | None = None,
 ) -> list[tuple[str, str, float]]:
-    """Compile (or load from the cache) ``kernels`` (names of :data:`KERNELS`) for ``dtypes``
-    (ONNX names or numpy's spellings); returns (kernel, ONNX type name, seconds) per call, each
-    also given to ``on_done`` as it finishes; an empty list when the numpy kernels are in use."""
+    """Compile (or load from the cache) ``kernels`` for ``dtypes``; (kernel, ONNX type name,
+    seconds) per call, each also given to ``on_done``; [] when the numpy kernels are in use."""
     todo = planned(dtypes, kernels)
     if _backend.backend() != "numba":
         return []

@@ -459,7 +459,7 @@ RSS_CHILD = textwrap.dedent(
     start = rss()
     for n in np.random.default_rng(0).permutation(np.arange(100000, 200000))[:1000].tolist():
         call(n)  # a new length at every call
-    print((rss() - start) // 1024, _calls.held_bytes())
+    print((rss() - start) // 1024, _calls._held)
     """
 )
 
@@ -493,10 +493,10 @@ def test_the_call_cache_is_bounded_in_bytes(monkeypatch):
             _calls.remember(("t", n), runner, 50)
         # The first entry made room for the fourth; an entry beyond the bound is kept alone.
         assert [key[1] for key in _calls._CALLS] == [1, 2, 3]
-        assert _calls.held_bytes() == 3 * (_calls.ENTRY_BYTES + 50)
+        assert _calls._held == 3 * (_calls.ENTRY_BYTES + 50)
         _calls.remember(("t", 9), runners[0], 10**9)
         assert list(_calls._CALLS) == [("t", 9)]
-        assert _calls.held_bytes() == 10**9 + _calls.ENTRY_BYTES
+        assert _calls._held == 10**9 + _calls.ENTRY_BYTES
     finally:
         _calls.forget()
 

@@ -296,7 +296,7 @@ def test_cgroup_v2_limits_of_the_group_and_its_ancestors(tmp_path):
     _write(pod / "memory.stat", "anon 1000\nfile 600000000\ninactive_file 500000000\n")
     _write(kube / "memory.max", "max\n")
     _write(sys_ / "memory.max", "junk\n")
-    _memory.forget()
+    _memory._cached.clear()
     assert _memory.rooms(proc)[-2:] == [
         _memory.Room(
             2147483648 - 1000000000,
@@ -308,7 +308,7 @@ def test_cgroup_v2_limits_of_the_group_and_its_ancestors(tmp_path):
     ]
     _write(kube / "memory.max", "1200000000\n")
     _write(kube / "memory.current", "1100000000\n")
-    _memory.forget()
+    _memory._cached.clear()
     assert [r.free for r in _memory.rooms(proc) if "cgroup" in r.source] == [1147483648, 100000000]
 
 
@@ -326,14 +326,14 @@ def test_cgroup_v1_hybrid_and_a_namespaced_group(tmp_path):
     _write(mem / "memory.limit_in_bytes", "3000000000\n")
     _write(mem / "memory.usage_in_bytes", "1000000000\n")
     _write(mem / "memory.stat", "inactive_file 7\ntotal_inactive_file 200000000\n")
-    _memory.forget()
+    _memory._cached.clear()
     (room,) = _memory.rooms(proc)
     assert room == _memory.Room(
         2200000000,
         f"cgroup memory limit 3000000000 bytes ({mem / 'memory.limit_in_bytes'}), 800000000 in use",
     )
     _write(mem / "memory.limit_in_bytes", "9223372036854771712\n")  # v1's "no limit"
-    _memory.forget()
+    _memory._cached.clear()
     assert _memory.rooms(proc) == []
 
 
@@ -344,11 +344,11 @@ def test_rlimits_against_the_address_space_in_use():
     pages = [int(v) for v in Path("/proc/self/statm").read_text().split()]
     resource.setrlimit(resource.RLIMIT_AS, (1 << 44, hard))
     try:
-        _memory.forget()
+        _memory._cached.clear()
         (room,) = [r for r in _memory.rooms() if "RLIMIT_AS" in r.source]
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-        _memory.forget()
+        _memory._cached.clear()
     used = (1 << 44) - room.free
     assert room.address_space
     assert abs(used - pages[0] * os.sysconf("SC_PAGE_SIZE")) < 64 << 20
