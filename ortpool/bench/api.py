@@ -12,12 +12,13 @@ from ortpool.bench import runner, usermodel
 from ortpool.bench.cases import Case, select
 from ortpool.errors import OrtpoolError
 from ortpool.model import InputSpec
-from ortpool.options import PYTHON, files, label, main_kept_out, runtime, timing, values
+from ortpool.options import PYTHON, files, label, runtime, timing, values
 from ortpool.options import inputs as inputs_group
 from ortpool.ort import DEFAULT_LEVEL, share_thread_pool
 from ortpool.report import bench as bench_report
 from ortpool.report import text
 from ortpool.report.notebook import Report
+from ortpool.runtimes.base import main_kept_out
 
 
 @dataclasses.dataclass(repr=False, eq=False)  # equal to itself only

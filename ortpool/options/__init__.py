@@ -8,15 +8,11 @@ value checked once (:mod:`.values`) with messages naming the option as its calle
 
 from __future__ import annotations
 
-import contextlib
-import sys
-from collections.abc import Iterator
-
 from ortpool.model.inputs import CLI, PYTHON
 
 __all__ = [
-    "CLI", "PYTHON", "accuracy", "domain", "files", "inputs", "label", "main_kept_out", "reports",
-    "runtime", "target", "timing", "values",
+    "CLI", "PYTHON", "accuracy", "domain", "files", "inputs", "label", "reports", "runtime",
+    "target", "timing", "values",
 ]  # fmt: skip
 
 #: keyword -> its flag, where the flag is not the keyword with dashes
@@ -30,20 +26,3 @@ def label(key: str, style: str) -> str:
     ``opt_level`` (:data:`PYTHON`)."""
     return key if style == PYTHON else _FLAGS.get(key, "--" + key.replace("_", "-"))
 
-
-@contextlib.contextmanager
-def main_kept_out() -> Iterator[None]:
-    """The caller's main module kept out of the child processes a Python call starts:
-    multiprocessing would import (and run, without the ``__main__`` guard) it in each."""
-    main = sys.modules.get("__main__")
-    if main is None:
-        yield
-        return
-    saved = {k: main.__dict__.pop(k) for k in ("__file__",) if k in main.__dict__}
-    spec = getattr(main, "__spec__", None)
-    main.__spec__ = None
-    try:
-        yield
-    finally:
-        main.__dict__.update(saved)
-        main.__spec__ = spec

@@ -11,7 +11,7 @@ from typing import Any
 import onnx
 
 from ortpool.errors import OrtpoolError
-from ortpool.options import PYTHON, domain, files, main_kept_out, target, timing, values
+from ortpool.options import PYTHON, domain, files, target, timing, values
 from ortpool.options import accuracy as accuracy_group
 from ortpool.options import inputs as inputs_group
 from ortpool.options import runtime as session
@@ -20,6 +20,7 @@ from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.notebook import ValidationReport
 from ortpool.runtimes import Runtime
+from ortpool.runtimes.base import main_kept_out
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.validate.validator import ValidateOptions, bundled_models, validate_model
 
