@@ -1,9 +1,6 @@
-"""The ``ortpool`` command line: a thin dispatcher over one module per subcommand.
-
-Each subcommand module is imported only when that subcommand runs, so ``ortpool rewrite`` never
-imports onnxruntime. A subcommand is a module, or an object in one (``module:NAME``: ``rewrite``
-and ``restore`` share theirs), that provides ``HELP`` (one line), ``add_arguments(parser)`` and
-``run(args) -> int`` (the exit code).
+"""The ``ortpool`` command line: a thin dispatcher over one module per subcommand, imported only
+when that subcommand runs (``ortpool rewrite`` never imports onnxruntime). A subcommand (a
+module, or ``module:NAME``) provides ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``.
 """
 
 from __future__ import annotations

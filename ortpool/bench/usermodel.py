@@ -1,12 +1,7 @@
-"""``ortpool bench MODEL [FIXED]``: what a model costs in plain onnxruntime, and its fixed form
-against it.
-
-The original, a second session of it (the *control*: how far two identical sessions drift on
-this machine) and the fixed model are timed in the same rounds, ratios taken round by round.
-Then each model runs in a profiled session of its own (profiling slows every node) and each
-pooling node's kernel time is read from the profile: in the fixed model, summed over every node
-``ortpool fix`` wrote for it (:data:`ortpool.forms.emit.MARK` and the node's name in its doc
-string).
+"""``ortpool bench MODEL [FIXED]``: the original, a second session of it (the control: how far
+two identical sessions drift) and the fixed model timed in the same rounds, ratios taken round by
+round; then each pooling node's kernel time read from a profiled session of each model (in the
+fixed model, summed over every node ``ortpool fix`` wrote for it).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The options of every command, one group per idea, for the shell and for Python alike.
-
-Each group declares its flags once (``add_arguments(parser)``) and builds its typed value from
-the parsed flags (``from_args(args)``) and from the API's keywords (``from_python(...)``), every
-value checked once (:mod:`.values`) with messages naming the option as its caller spells it
-(:func:`label`: ``--opt-level`` from the shell, ``opt_level`` from Python).
+"""The options of every command, one group per idea: ``add_arguments(parser)`` declares the
+flags once, ``from_args(args)`` and ``from_python(...)`` build the typed value, every value
+checked once (:mod:`.values`) and named as its caller spells it (:func:`label`).
 """
 
 from __future__ import annotations

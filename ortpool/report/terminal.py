@@ -1,9 +1,6 @@
-"""The terminal report of ``ortpool validate``, in the terminal's width (:mod:`.text`).
-
-By default one line per model, then the nodes that do not agree (or carry an accuracy note) with
-their causes, the outputs that differ and the notes that matter; ``verbose`` adds every node,
-output, input and note and the precise figures. Every count is the record's (:mod:`.record`),
-and the HTML report and the notebook's view say the same sentences (:func:`cells_text`).
+"""The terminal report of ``ortpool validate``: one line per model, then what does not agree
+(``verbose``: everything), every count the record's (:mod:`.record`); the HTML report and the
+notebook's view say the same sentences.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Several models in one ``ortpool validate`` run, each validated in a child process of its own.
 
-A model can end the process that validates it (``std::terminate``, an abort, the memory limit),
-hang, or make the validator raise: each is that model's status (CRASHED, TIMED_OUT,
-COULD_NOT_RUN, the reason in one line) and the run goes on. Children are forked from a warmed
-forkserver (:mod:`.batch_preload`), ``jobs`` at once, each killed ``timeout`` s after its start;
-results come back pickled through a pipe and are handed out in the order given, whatever
-``jobs``. No child outlives the run: the parent kills them on any way out, a child dies with a
-parent killed outright and ends itself a little after its ``timeout``.
+A model can end the process that validates it, hang, or make the validator raise: each is that
+model's status (CRASHED, TIMED_OUT, COULD_NOT_RUN, the reason in one line) and the run goes on.
+Children are forked from a warmed forkserver (:mod:`.batch_preload`), ``jobs`` at once; results
+come back pickled through a pipe, in the order given. No child outlives the run.
 """
 
 from __future__ import annotations

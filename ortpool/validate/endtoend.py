@@ -1,18 +1,8 @@
 """The end-to-end verdict: each graph output of the ortpool-rewritten model against the built-in
-run's, judged for what the pools changed.
-
-Outputs need not be bit-identical at the same level: ortpool's AveragePool sums in another order,
-and the runtime fuses the convolutions around a custom op differently. That rounding grows
-through the layers relative to the output's largest values, so an output's tolerance is scaled
-to its magnitude; a pool's accuracy note (ruling 17) adds its relative error to the rtol, so a
-note never fails the run end to end. A real difference changes a shape, a NaN or values by far
-more. The built-in run's own noise at the other level is measured for information only: the
-optimiser can be what is wrong (ruling 16), and a bound taken from it would hide that.
-
-Half types round far more coarsely: a value computed in float32 and rounded once lands at most
-one ulp of its half type from the other run's, so an output is allowed ``half_ulps`` ulp of the
-half type at its magnitude per node between a pool and it that computes a half-typed value
-(:func:`half_roundings`; a max, a Relu or a reshape selects and rounds nothing).
+run's, within a tolerance scaled to the output's magnitude (the rule and its reasons:
+docs/validate.md, "The end-to-end verdict"). A half-typed output is also allowed ``half_ulps``
+ulp of its type per node between a pool and it that rounds to that type
+(:func:`half_roundings`).
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """``validate_model``: one model, per pooling node in isolation and end to end.
 
-The model runs once on the runtime judged with every pooling node's inputs as extra outputs (the
-ortpool-rewritten run captures them where it cannot run the model); each node is judged by the
-engine on those inputs and the domain's built cases (:func:`judge_site`); the rewritten model
-runs on the same inputs at the same level and each graph output is compared (:mod:`.endtoend`).
-
-A model ``ortpool fix`` wrote is read as such: a node realized by a standard-op form is judged
-as that form stands and reported ``fixed`` (:mod:`ortpool.model.fixmarks`); a node of the
-ortpool domain runs ortpool's kernel and is reported as an ortpool op.
+The model runs once on the runtime judged with every pooling node's inputs as extra outputs; each
+node is judged by the engine on those inputs and the domain's built cases (:func:`judge_site`);
+the rewritten model's graph outputs are compared with the built-in run's (:mod:`.endtoend`). A
+model ``ortpool fix`` wrote is judged as its forms stand (:mod:`ortpool.model.fixmarks`).
 """
 
 from __future__ import annotations
