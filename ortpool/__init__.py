@@ -1,11 +1,19 @@
 """ortpool: spec-exact ONNX pooling operators for onnxruntime.
 
-The commands, from Python: ``validate``, ``fix``, ``conformance`` and ``bench`` (examples:
-README.md), each returning a report (``.ok``, ``.exit_code``, ``.summary()``, ``.to_json()``, a
-table in a notebook); ``rewrite(model)``/``restore(model)`` turn standard pooling nodes into
-ortpool's op types and back; ``InferenceSession(model)`` runs them. Every bad argument or
-unusable model raises ``OrtpoolError``. Importing ``ortpool`` is light: each name imports its
-modules on first use.
+The commands, from Python (each returns a report: ``.ok``, ``.exit_code``, ``.summary()``,
+``.to_json()``, a table in a notebook)::
+
+    import ortpool
+    report = ortpool.validate("model.onnx", shapes={"image": (1, 3, 224, 224)})
+    print(report.summary())           # how many models differ, the nodes that do not agree
+    result = ortpool.fix("model.onnx", shapes={"image": (1, 3, 224, 224)})
+    result.save("fixed.onnx")         # each pooling node in a form the runtime computes exactly
+    ortpool.conformance(ops=["MaxPool"], dtypes=["float"])   # the generated grid of cases
+    ortpool.bench(cases=["resnet*"])  # built-in pooling against ortpool's ops, timed
+
+``rewrite(model)``/``restore(model)`` turn standard pooling nodes into ortpool's op types and
+back; ``InferenceSession(model)`` runs them. Every bad argument or unusable model raises
+``OrtpoolError``. Importing ``ortpool`` is light: each name imports its modules on first use.
 """
 
 from __future__ import annotations
