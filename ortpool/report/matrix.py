@@ -82,8 +82,8 @@ def cause_totals(found: Sequence[CaseResult]) -> dict[str, tuple[int, list[str]]
 
 
 def _totals(found: Sequence[CaseResult]) -> dict[str, tuple[int, list[str], dict[str, int]]]:
-    """cause code -> its cases, where it occurs, and its cases by basis (a cause's basis can
-    differ between versions, where one version's text holds the words)."""
+    """cause code -> its cases, where it occurs, and its cases by basis (which can differ
+    between versions)."""
     counts: Counter = Counter()
     where: dict[str, list[str]] = {}
     by: dict[str, Counter] = {}
@@ -123,8 +123,7 @@ def document(found: Sequence[CaseResult], env: dict[str, str],
 
 
 def render(found: Sequence[CaseResult], header: str, runtime: str = "onnxruntime") -> list[str]:
-    """The matrix, the missing kernels, the causes and what the columns count; ``runtime``
-    names the runtime judged."""
+    """The matrix, the missing kernels, the causes and what the columns count."""
     placed = any(r.node.asked_provider for r in found)
     rows = matrix(found)
     columns = (*COLUMNS[:-1], "fell back", COLUMNS[-1]) if placed else COLUMNS
