@@ -59,8 +59,8 @@ class BenchReport(Report):
         return bench_report.document(self.results, self.machine, self.settings)
 
     def _repr_html_(self) -> str:
-        """A notebook's view: the cases' table as an HTML table (a wide ``<pre>`` wraps into
-        noise there); a model's tables as the command prints them."""
+        """A notebook's view: the cases' table in HTML; a model's tables as the command prints
+        them."""
         if self.model_bench is None:
             rows = bench_report.table(self.results)
             return bench_report.notebook_view(rows, self.summary_lines())
@@ -125,9 +125,8 @@ def bench(model: str | os.PathLike | None = None, fixed: str | os.PathLike | Non
 def prepare(settings: runner.Settings, model_inputs: InputSpec, patterns: Sequence[str] | None,
             model: str | None, fixed: str | None,
             style: str) -> tuple[list[Case], usermodel.Pair | None, dict[str, Any]]:
-    """What a run times, checked before anything is timed and before the process-wide pool is
-    shared (:func:`usermodel.load_pair`): the bundled cases ``patterns`` selects, or MODEL and
-    FIXED read and compared; and the machine it runs on."""
+    """What a run times (the cases ``patterns`` selects, or MODEL and FIXED read and compared)
+    and the machine, checked before anything is timed or the process-wide pool shared."""
     from ortpool.bench import machine
     from ortpool.kernels import thread_count
 

@@ -47,8 +47,7 @@ def ortpool_version(case: Case, opset: int) -> int:
 
 
 def ortpool_model(case: Case, opset: int) -> bytes:
-    """The case as the ortpool node running the spec version of ``case.op`` at ``opset``: the
-    built-in model passed through the rewriter, as a user's model would be."""
+    """The built-in model of ``case`` passed through the rewriter, as a user's model would be."""
     from ortpool.rewrite import rewrite
 
     return rewrite(onnx.load_from_string(builtin_model(case, opset))).SerializeToString()

@@ -111,9 +111,8 @@ def _floor_call(session: Any, feed: dict[str, np.ndarray],
 
 def compare(expected: list[np.ndarray], got: list[np.ndarray], exact: bool,
             tolerance: float = 1e-6) -> tuple[str, bool, float]:
-    """(text, agrees, max |difference|) of ``got`` against ``expected``: the same element types
-    and shapes, NaN where the other has NaN, values exactly or within ``tolerance`` of the
-    output's magnitude (at least 1): sums in another order differ in their last bits."""
+    """(text, agrees, max |difference|) of ``got`` against ``expected``: the same types, shapes
+    and NaN, values exactly or within ``tolerance`` of the output's magnitude (at least 1)."""
     worst = 0.0
     for e, g in zip(expected, got, strict=True):
         if e.dtype != g.dtype:

@@ -18,9 +18,8 @@ _TYPES = sorted(set(ACCUMULATION.values()))
 
 def add_arguments(parser: argparse.ArgumentParser, atol_help: str | None = None,
                   rtol_help: str | None = None) -> None:
-    """The group on ``parser``, last in the help (tolerances are rarely changed); with
-    ``atol_help`` and ``rtol_help``, ``--atol`` and ``--rtol`` (what they mean for the command:
-    ``validate`` compares graph outputs with them too) come first in it."""
+    """The group on ``parser``, last in the help; with ``atol_help`` and ``rtol_help``,
+    ``--atol`` and ``--rtol`` first in it."""
     group = parser.add_argument_group(
         "tolerances: graph outputs, and the accuracy of averages and norms (ruling 17)",
         "a sum's error against the exact result, in units of u*mean|x| (u: the unit roundoff "

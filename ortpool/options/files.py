@@ -57,8 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
 
 def selection(ops: Any = None, nodes: Any = None, exclude: Any = None,
               style: str = PYTHON) -> Selection:
-    """The nodes a command touches: ``ops`` operator names (comma-separated; None: every one),
-    ``nodes`` only these node names (None: every node), ``exclude`` never these."""
+    """The nodes a command touches: ``ops`` operators, ``nodes`` only these names (None: every
+    one), ``exclude`` never these."""
     op_names = values.names(label("ops", style), ops)
     op_set = None
     if op_names is not None:

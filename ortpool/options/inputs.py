@@ -22,8 +22,7 @@ Arrays = Mapping[str, Any] | str | os.PathLike | None
 
 def add_arguments(parser: argparse.ArgumentParser, *, model_inputs: bool = True,
                   seed_help: str = "") -> None:
-    """The group on ``parser``; ``model_inputs=False`` declares ``--seed`` only (a command
-    whose models ortpool builds itself, such as ``conformance``)."""
+    """The group on ``parser``; ``model_inputs=False``: ``--seed`` only (``conformance``)."""
     group = parser.add_argument_group("inputs")
     if model_inputs:
         group.add_argument(

@@ -22,9 +22,8 @@ def add_arguments(
     parser: argparse.ArgumentParser, default_level: str, level_help: str,
     providers_help: str = "onnxruntime execution providers, in priority order (default cpu)",
 ) -> None:
-    """Declare the runtime options on ``parser``; ``default_level`` and ``level_help`` say what
-    the command's optimization level means (validate judges nodes as written, fix proves at the
-    level the model will run at)."""
+    """Declare the runtime options on ``parser``; ``default_level`` and ``level_help``: the
+    command's optimization level and what it means for it."""
     group = parser.add_argument_group("runtime (onnxruntime session)")
     group.add_argument(
         "--providers", metavar="EP[,EP...]",

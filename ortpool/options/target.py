@@ -35,8 +35,7 @@ class Target:
         return ONNXRUNTIME if self.runtime is None else self.runtime.name
 
     def describe(self) -> dict[str, Any] | None:
-        """What the reports' settings say of the runtime, None for onnxruntime (the session's
-        own description says it)."""
+        """What the reports' settings say of the runtime, None for onnxruntime."""
         if self.runtime is None:
             return None
         return {**self.runtime.describe(), "case_timeout": self.case_timeout}
@@ -48,8 +47,7 @@ def names() -> list[str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
-    """The group on ``parser``; ``what`` names what is judged ("each pooling node", "each
-    case")."""
+    """The group on ``parser``; ``what`` names what is judged ("each case")."""
     group = parser.add_argument_group("runtime judged")
     group.add_argument(
         "--runtime", default=ONNXRUNTIME, metavar="NAME",
@@ -66,8 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def from_args(args: argparse.Namespace, default_level: str) -> Target:
-    """The target the flags name; ``default_level`` is the command's --opt-level default (a
-    level given beside another runtime is refused)."""
+    """The target the flags name; ``default_level``: the command's --opt-level default."""
     options: dict[str, str] = {}
     for item in args.runtime_option:
         key, eq, value = item.partition("=")
