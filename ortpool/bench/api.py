@@ -100,7 +100,6 @@ def bench(model: str | os.PathLike | None = None, fixed: str | os.PathLike | Non
                                execution_mode)
     settings = runner.Settings(
         repeat=timing.repeat(repeat, PYTHON), min_sample=timing.min_sample(min_sample_ms, PYTHON),
-        intra_op_threads=spec.intra_op_threads,
         reference_limit=timing.reference_timeout(reference_timeout, PYTHON, zero="0: skipped"),
         seed=inputs_group.seed(seed, PYTHON), shared_pool=values.flag("shared_pool", shared_pool),
         runtime=spec)
@@ -139,7 +138,8 @@ def prepare(settings: runner.Settings, model_inputs: InputSpec, patterns: Sequen
     else:
         pair = usermodel.load_pair(model, fixed)
         usermodel.check_equivalent(pair, model_inputs, settings)
-    if settings.shared_pool and not share_thread_pool(settings.intra_op_threads):
+    threads = settings.runtime.intra_op_threads
+    if settings.shared_pool and not share_thread_pool(threads):
         settings.shared_pool = False  # the machine line and the JSON then say "one per session"
-    info = machine.describe(settings.intra_op_threads, thread_count(), settings.shared_pool)
+    info = machine.describe(threads, thread_count(), settings.shared_pool)
     return chosen, pair, info

@@ -94,7 +94,6 @@ def run(args: argparse.Namespace) -> int:
 
     settings = runner.Settings(
         repeat=timing.repeat(args.repeat), min_sample=timing.min_sample(args.min_sample_ms),
-        intra_op_threads=spec.intra_op_threads,
         reference_limit=0.0 if args.no_reference else reference, seed=inputs.seed(args.seed),
         shared_pool=not args.per_session_threads, runtime=spec)
     chosen, pair, info = prepare(settings, model_inputs, args.cases, args.model, args.fixed, CLI)

@@ -23,10 +23,9 @@ from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS
 class Settings:
     repeat: int = 30
     min_sample: float = 0.005
-    intra_op_threads: int = 0
     reference_limit: float = 10.0  # seconds; 0 disables the reference evaluator
     seed: int = 0
-    #: every session on onnxruntime's global intra-op pool (``intra_op_threads`` its size)
+    #: every session on onnxruntime's global intra-op pool (``runtime.intra_op_threads`` its size)
     shared_pool: bool = False
     #: providers, optimization level, threads of every session
     runtime: RuntimeSpec = dataclasses.field(default_factory=RuntimeSpec)
@@ -79,9 +78,7 @@ class CaseResult:
 
 def session_runtime(settings: Settings) -> RuntimeSpec:
     """The runtime of every session of a case: the shared pool, or pools of the given size."""
-    return dataclasses.replace(
-        settings.runtime, intra_op_threads=settings.intra_op_threads,
-        shared_pool=settings.shared_pool)
+    return dataclasses.replace(settings.runtime, shared_pool=settings.shared_pool)
 
 
 def _numpy_call(case: Case, version: int, feed: dict[str, np.ndarray]) -> Callable[[], object]:
