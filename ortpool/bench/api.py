@@ -59,8 +59,7 @@ class BenchReport(Report):
         return bench_report.document(self.results, self.machine, self.settings)
 
     def _repr_html_(self) -> str:
-        """A notebook's view: the cases' table in HTML; a model's tables as the command prints
-        them."""
+        """A notebook's view: the cases' table in HTML; a model's tables as printed."""
         if self.model_bench is None:
             rows = bench_report.table(self.results)
             return bench_report.notebook_view(rows, self.summary_lines())

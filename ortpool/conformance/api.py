@@ -102,8 +102,7 @@ def conformance(*, ops: str | Sequence[str] | None = None, versions: Sequence[in
 
 def selected(ops: Any, versions: Any, dtypes: Any, ranks: Any, seed: int, nonfinite: bool,
              style: str) -> tuple[list[Any], dict[str, Any]]:
-    """The grid's cases the filters select, each checked, and the filters as the report's
-    settings."""
+    """The grid's cases the filters select, and the filters as the report's settings."""
     op_names = values.names(label("ops", style), ops)
     op_list = [p.strip() for o in op_names for p in o.split(",") if p.strip()] if op_names else None
     type_names = values.names(label("dtypes", style), dtypes)

@@ -56,8 +56,7 @@ def runtime_of(nodes: Sequence[NodeResult]) -> str:
 
 
 def short_attributes(attrs: Mapping[str, Any]) -> str:
-    """``k=3x3 s=2x2 p=1,1,1,1 d=2x2 SAME_UPPER ceil count_include_pad p^2``: the attributes
-    that matter."""
+    """``k=3x3 s=2x2 p=1,1,1,1 d=2x2 SAME_UPPER ceil count_include_pad p^2``."""
 
     def xs(key: str, sep: str = "x") -> str:
         return sep.join(str(v) for v in attrs[key])

@@ -95,8 +95,7 @@ def _calls_ortpool(node: onnx.NodeProto, tainted: set[tuple[str, str, str]]) -> 
 
 
 def remove(model: onnx.ModelProto) -> list[str]:
-    """Drop the declarations :func:`declare` wrote that no ortpool op writes any more; returns
-    their names."""
+    """Drop the declarations :func:`declare` wrote that no ortpool op writes; returns them."""
     removed: list[str] = []
     tainted = _tainted(model)
     for holder in (scope.holder for scope in model_scopes(model)):
