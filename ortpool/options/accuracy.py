@@ -1,7 +1,6 @@
-"""``--accuracy-agree-factor``, ``--accuracy-limit``, ``--half-ulps``: ruling 17's thresholds
-for averages and norms, one group for ``validate``, ``conformance`` and ``fix`` (a note
-``validate`` reports is one ``fix`` leaves alone), with ``--atol``/``--rtol`` where a command
-takes them -> one :class:`AccuracyRule`."""
+"""``--accuracy-agree-factor``, ``--accuracy-limit``, ``--half-ulps``: ruling 17's thresholds,
+one group for ``validate``, ``conformance`` and ``fix`` (a note ``validate`` reports is one
+``fix`` leaves alone), with ``--atol``/``--rtol`` -> one :class:`AccuracyRule`."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""What a command reads and which nodes it touches: the model given, ``IN.onnx OUT.onnx`` and
-``--link-data`` of the commands that write a model, and the selection (``ops``, ``nodes``,
-``exclude``, ``skip_invalid`` -> :class:`~ortpool.model.selection.Selection`). Declaring them
-imports no onnxruntime.
-"""
+"""What a command reads and which nodes it touches: the model, ``IN.onnx OUT.onnx`` and
+``--link-data``, and the selection (-> :class:`~ortpool.model.selection.Selection`)."""
 
 from __future__ import annotations
 

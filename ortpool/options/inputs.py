@@ -1,7 +1,6 @@
-"""``shapes``, ``inputs``, ``seed`` (``--shape``, ``--inputs``, ``--seed``) -> the model's inputs,
-an :class:`~ortpool.model.InputSpec` (parsed and loaded here, so a bad shape or an unreadable
-file is refused before any model runs) and the seed. How the spec becomes arrays for a model is
-:func:`ortpool.model.inputs.resolve`."""
+"""``shapes``, ``inputs``, ``seed`` (``--shape``, ``--inputs``, ``--seed``) -> an
+:class:`~ortpool.model.InputSpec`, parsed and loaded here so a bad one is refused before any
+model runs, and the seed."""
 
 from __future__ import annotations
 

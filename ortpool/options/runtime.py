@@ -1,8 +1,6 @@
 """The onnxruntime session options of every command that runs a model (``--providers``,
-``--provider-option``, ``--opt-level``/``--optimize``, the threads, ``--execution-mode``; from
-Python the keywords), read into one :class:`ortpool.ort.runtime_spec.RuntimeSpec`. Declaring
-them imports no onnxruntime; building the spec checks it against the installed one.
-"""
+``--opt-level``, the threads...; from Python the keywords) -> one
+:class:`ortpool.ort.runtime_spec.RuntimeSpec`, checked against the installed onnxruntime."""
 
 from __future__ import annotations
 

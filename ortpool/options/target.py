@@ -1,8 +1,7 @@
-"""``--runtime NAME``: the runtime ``validate`` and ``conformance`` judge: ``onnxruntime`` (the
-default, in this process, with :mod:`ortpool.options.runtime`'s session options), or one of
-:mod:`ortpool.runtimes` in a worker process that survives its aborts and hangs, with
-``--runtime-option KEY=VALUE`` and ``--case-timeout SECONDS``. onnxruntime's own options are
-refused beside another runtime: a report must not seem to say they changed something.
+"""``--runtime NAME``: the runtime ``validate`` and ``conformance`` judge, ``onnxruntime`` (in
+this process) or one of :mod:`ortpool.runtimes` in a worker process, with ``--runtime-option``
+and ``--case-timeout``. onnxruntime's own options are refused beside another runtime: a report
+must not seem to say they changed something.
 """
 
 from __future__ import annotations

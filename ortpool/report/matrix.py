@@ -1,6 +1,5 @@
-"""The conformance matrix: per op and spec version, agree / differ by basis (the spec's text, a
-ruling) / refused / no kernel / crashed / timed out, the causes with their bases, as text and as
-the JSON document."""
+"""The conformance matrix: per op and spec version, the cases by status and basis, and their
+causes, as text and as the JSON document."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """Declared types of ortpool op outputs: written by a rewrite, removed by a restore.
 
-onnxruntime infers nothing about a custom op's outputs, and an execution provider that compiles
-the graph around an output of unknown rank refuses it (OpenVINO). So a rewrite declares every
-ortpool output nothing declares yet, with a static size only where certain (OpenVINO compiles a
-declared size in and trusts it): in the main graph, N and C as the input's and the spatial sizes
-:func:`ortpool.kernels.shapes.output_shape` computes; elsewhere the rank only. Each declaration
+onnxruntime infers nothing about a custom op's outputs, and a provider that compiles the graph
+refuses an output of unknown rank (OpenVINO). So a rewrite declares them, with a static size only
+where certain (OpenVINO trusts it): in the main graph; elsewhere the rank only. Each declaration
 carries :data:`MARK`, which :func:`remove` drops, so ``restore(rewrite(m))`` gives ``m`` back.
 """
 

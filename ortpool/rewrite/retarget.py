@@ -1,8 +1,7 @@
 """One node at a time: a checked standard pooling node to its ortpool op type, and back.
 
-float16 and bfloat16 cannot enter a Python custom op: such a node is wrapped in Casts to float32
-of X (and every input of X's type) and back for Y, marked (name prefix and doc string) so that
-restore removes exactly the Casts a rewrite inserted.
+float16 and bfloat16 cannot enter a Python custom op: such a node is wrapped in Casts to and from
+float32, marked (name prefix and doc string) so that restore removes exactly those.
 """
 
 from __future__ import annotations
