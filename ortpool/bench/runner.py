@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ortpool import kernels
+from ortpool import kernels, versions
 from ortpool.bench import models
 from ortpool.bench.cases import Case
 from ortpool.model.timing import Stats, interleaved
@@ -81,7 +81,8 @@ def session_runtime(settings: Settings) -> RuntimeSpec:
     return dataclasses.replace(settings.runtime, shared_pool=settings.shared_pool)
 
 
-def _numpy_call(case: Case, version: int, feed: dict[str, np.ndarray]) -> Callable[[], object]:
+def _numpy_call(case: Case, opset: int, feed: dict[str, np.ndarray]) -> Callable[[], object]:
+    version = versions.resolve(case.op, opset).version  # the spec version a model at opset runs
     attrs = case.attributes
     arrays = list(feed.values())  # X, then I (MaxUnpool) or rois (MaxRoiPool), as the node reads
     n_outputs = 2 if case.op == "MaxPool" and case.indices else 1
@@ -161,7 +162,7 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
     variants: dict[str, Callable[[], object]] = {
         **{builtin_name(o): (lambda x: lambda: x.run(None, feed))(s) for o, s in builtin.items()},
         ORTPOOL: lambda: ours.run(None, feed), FLOOR: _floor_call(ours, feed, got),
-        NUMPY: _numpy_call(case, models.ortpool_version(case, ortpool_opset), feed)}
+        NUMPY: _numpy_call(case, ortpool_opset, feed)}
     times = interleaved(variants, settings.repeat, settings.min_sample)
     plan = plan_time(variants[NUMPY])
     return CaseResult(case, ortpool_opset, times, text, agrees, worst, result_reference, status,
