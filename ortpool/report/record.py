@@ -309,7 +309,8 @@ def all_nodes(models: Sequence[ModelResult]) -> list[NodeResult]:
 
 
 def bases(nodes: Sequence[NodeResult]) -> dict[str, int]:
-    """The differing nodes counted by basis: ``{"spec text": 3, "ruling 7": 2}``."""
+    """The differing nodes counted by basis: ``{"spec text": 3, "ruling 7": 2}`` (RULINGS nodes
+    are not: the spec gives those cells no value)."""
     return ordered_bases(Counter(n.basis_label for n in nodes if n.failing))
 
 
