@@ -100,8 +100,7 @@ class ModelBench:
 
 
 def load(path: str | os.PathLike, notes: list[str]) -> onnx.ModelProto:
-    """The model with its weights, its IR version lowered when the installed onnxruntime cannot
-    read it (a note says so)."""
+    """The model with its weights, its IR version lowered where onnxruntime needs it (noted)."""
     model = modelfile.read(path, load_external_data=True)
     if note := stamp(model):
         notes.append(f"{os.fspath(path)}: {note}")

@@ -19,7 +19,6 @@ _FLAGS = {"shapes": "--shape", "agree_factor": "--accuracy-agree-factor",
 
 
 def label(key: str, style: str) -> str:
-    """How ``style``'s caller spells option ``key``: ``--opt-level`` (:data:`CLI`) or
-    ``opt_level`` (:data:`PYTHON`)."""
+    """How ``style``'s caller spells option ``key``: ``--opt-level`` or ``opt_level``."""
     return key if style == PYTHON else _FLAGS.get(key, "--" + key.replace("_", "-"))
 

@@ -17,8 +17,7 @@ _TYPES = sorted(set(ACCUMULATION.values()))
 
 def add_arguments(parser: argparse.ArgumentParser, atol_help: str | None = None,
                   rtol_help: str | None = None) -> None:
-    """The group on ``parser``, last in the help; with ``atol_help`` and ``rtol_help``,
-    ``--atol`` and ``--rtol`` first in it."""
+    """The group on ``parser``, with ``--atol``/``--rtol`` first when their helps are given."""
     group = parser.add_argument_group(
         "tolerances: graph outputs, and the accuracy of averages and norms (ruling 17)",
         "a sum's error against the exact result, in units of u*mean|x| (u: the unit roundoff "

@@ -54,8 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
 
 def selection(ops: Any = None, nodes: Any = None, exclude: Any = None,
               style: str = PYTHON) -> Selection:
-    """The nodes a command touches: ``ops`` operators, ``nodes`` only these names (None: every
-    one), ``exclude`` never these."""
+    """The nodes a command touches: ``ops``, only ``nodes`` (None: every one), never ``exclude``."""
     op_names = values.names(label("ops", style), ops)
     op_set = None
     if op_names is not None:

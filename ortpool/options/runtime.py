@@ -20,8 +20,7 @@ def add_arguments(
     parser: argparse.ArgumentParser, default_level: str, level_help: str,
     providers_help: str = "onnxruntime execution providers, in priority order (default cpu)",
 ) -> None:
-    """Declare the runtime options on ``parser``; ``default_level`` and ``level_help``: the
-    command's optimization level and what it means for it."""
+    """Declare the runtime options; ``level_help``: what the command's ``default_level`` means."""
     group = parser.add_argument_group("runtime (onnxruntime session)")
     group.add_argument(
         "--providers", metavar="EP[,EP...]",

@@ -206,8 +206,7 @@ LEGEND = (
 
 
 def settings_dict(settings: Any, reference: bool) -> dict[str, Any]:
-    """A run's settings for the JSON document (``reference``: with the reference evaluator's
-    limit, which only the bundled cases use)."""
+    """A run's JSON settings (``reference``: with the reference evaluator's limit)."""
     found = {"repeat": settings.repeat, "min_sample_s": settings.min_sample,
              "intra_op_threads": settings.runtime.intra_op_threads, "seed": settings.seed,
              "shared_pool": settings.shared_pool, "runtime": settings.runtime.describe()}

@@ -131,8 +131,7 @@ def _badge(status: str, runtime: str = "onnxruntime") -> str:
 
 
 def findings(model: ModelResult) -> str:
-    """The nodes that do not agree, in the terminal report's words (above the table: a narrow
-    screen shows them)."""
+    """The nodes that do not agree, in the terminal report's words (above the table)."""
     items = []
     for node in [n for n in model.nodes if n.notable]:
         lines = [f"{c.title}: {c.detail}" for c in node.causes]

@@ -81,15 +81,13 @@ class Axis:
 
 
 def _scale(height: int, width: int) -> tuple[int, int]:
-    """Pixels per cell (down, across): about :data:`TILE_TARGET` along the longer side; a 1-D
-    strip 12 pixels tall."""
+    """Pixels per cell (down, across): about :data:`TILE_TARGET` along the longer side."""
     scale = max(1, -(-TILE_TARGET // max(height, width)))
     return (max(scale, 12) if height == 1 else scale), scale
 
 
 def tiles(categories: np.ndarray) -> tuple[list[Tile], str]:
-    """A PNG per channel (channels with differences first, at most :data:`MAX_TILES`) and a
-    caption for ``categories``."""
+    """A PNG per channel (those with differences first, at most :data:`MAX_TILES`), a caption."""
     planes_ = planes(categories)
     channels, height, width = planes_.shape
     severity = planes_.reshape(channels, -1).max(axis=1)

@@ -42,8 +42,7 @@ STATUS_TEXT = {
 
 
 def status_text(status: str, runtime: str = "onnxruntime") -> str:
-    """A status as the report names it for ``runtime`` (the runtime judged); an unknown one by
-    its own name."""
+    """A status as the report names it for ``runtime``; an unknown one by its own name."""
     if runtime != "onnxruntime" and status in (results.NO_KERNEL, results.ORT_REJECTED):
         return f"no {runtime} kernel" if status == results.NO_KERNEL else \
             f"{runtime.upper()} REJECTS"
@@ -255,8 +254,7 @@ def _nonfinite_tail(model: ModelResult, verbose: bool) -> str:
 
 
 def model_report(model: ModelResult, verbose: bool = False) -> list[str]:
-    """A model's lines: :func:`model_line`, then the nodes that do not agree and the outputs
-    that differ (``verbose``: everything)."""
+    """:func:`model_line`, then what does not agree or differs (``verbose``: everything)."""
     lines = fit(model_line(model, verbose))
     if model.outcome:
         return lines

@@ -27,8 +27,7 @@ MARK = "ortpool-shape: declared by 'ortpool rewrite'; 'ortpool restore' removes 
 
 
 def declare(model: onnx.ModelProto, types: TypeTable) -> list[str]:
-    """Declare the outputs of every ortpool node that nothing declares yet (in place); returns
-    the names declared."""
+    """Declare the outputs of every ortpool node nothing declares yet; returns their names."""
     declared: list[str] = []
     tainted = _tainted(model)
     for scope in model_scopes(model):

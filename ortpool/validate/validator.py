@@ -273,8 +273,7 @@ def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
 def _judge_region(model: onnx.ModelProto, entry: fixmarks.FixedNode, site: Site,
                   captured: Mapping[str, np.ndarray], options: ValidateOptions,
                   on: RuntimeSpec | Worker) -> results.NodeResult:
-    """A form fix wrote, judged as it stands in ``model`` against the spec it claims, as
-    :func:`judge_site` judges a node; FIXED where exact."""
+    """A form fix wrote, judged as it stands against the spec it claims; FIXED where exact."""
     holder = site.scope.holder if site.scope is not None else None
     outputs = list(site.outputs[: 2 if site.indices_read else 1])
 
