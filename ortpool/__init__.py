@@ -23,10 +23,8 @@ from ortpool.lazy import lazy_names
 
 __version__ = "0.1.0"
 
-#: public name -> its home, imported on first use (``module`` or ``module:name``); ``validate``,
-#: ``fix``, ``bench``, ``conformance`` and ``rewrite`` are callable packages (the package is the
-#: function: a package and a function cannot share a name, see
-#: :func:`ortpool.lazy.callable_package`)
+#: public name -> its home, imported on first use; ``validate``, ``fix``, ``bench``,
+#: ``conformance`` and ``rewrite`` are callable packages (:func:`ortpool.lazy.callable_package`)
 _LAZY = {
     "validate": "ortpool.validate",
     "fix": "ortpool.fix",

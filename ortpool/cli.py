@@ -1,9 +1,6 @@
-"""The ``ortpool`` command line: a thin dispatcher over one module per subcommand.
-
-Each subcommand module is imported only when that subcommand runs, so ``ortpool rewrite`` never
-imports onnxruntime. A subcommand is a module, or an object in one (``module:NAME``: ``rewrite``
-and ``restore`` share theirs), that provides ``HELP`` (one line), ``add_arguments(parser)`` and
-``run(args) -> int`` (the exit code).
+"""The ``ortpool`` command line: a thin dispatcher over one module per subcommand, imported only
+when that subcommand runs (``ortpool rewrite`` never imports onnxruntime). A subcommand (a
+module, or ``module:NAME``) provides ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``.
 """
 
 from __future__ import annotations
@@ -60,9 +57,8 @@ def _command(name: str) -> Any:
 
 
 class Interrupted(BaseException):
-    """SIGINT or SIGTERM arrived: raised where the command was, so every ``finally`` and
-    ``with`` on the way out runs (staged files removed, child processes killed); a
-    BaseException, so no ``except Exception`` takes it for a failure."""
+    """SIGINT or SIGTERM arrived: raised where the command was, so every ``finally`` on the way
+    out runs; a BaseException, so no ``except Exception`` takes it for a failure."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -79,8 +75,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 @contextlib.contextmanager
 def _signals_end_the_command():
-    """SIGINT and SIGTERM raise :class:`Interrupted` while the command runs (only the main
-    thread of a process can set handlers: elsewhere nothing changes)."""
+    """SIGINT and SIGTERM raise :class:`Interrupted` while the command runs (main thread only)."""
     try:
         previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     except ValueError:  # not the main thread

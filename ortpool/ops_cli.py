@@ -40,8 +40,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def terminal_lines(header: Sequence[str], table: Sequence[Sequence[str]]) -> list[str]:
-    """The table in :data:`WIDTH` columns: every column but the attributes on the op type's
-    line, its attributes wrapped on the lines under it (a string unless marked ``:int``)."""
+    """The table in :data:`WIDTH` columns, each op type's attributes wrapped under its line."""
     columns = len(header) - 1
     # lists without the blank after each comma: the markdown table's cells wrap, these do not
     table = [[c.replace(", ", ",") for c in row[:columns]] + [row[-1]] for row in table]

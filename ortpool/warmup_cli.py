@@ -8,6 +8,7 @@ from collections import Counter
 
 from ortpool.kernels import backend
 from ortpool.kernels.warmup import DTYPES, KERNELS, planned, warm_up
+from ortpool.options.files import names
 
 HELP = "compile the numba kernels ahead of time (e.g. in a container build), so no run pays it"
 
@@ -24,13 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"every one: {', '.join(KERNELS)})")
 
 
-def _names(text: str) -> list[str]:
-    """A comma-separated option's names, blanks around them and empty ones dropped."""
-    return [name.strip() for name in text.split(",") if name.strip()]
-
-
 def run(args: argparse.Namespace) -> int:
-    dtypes, kernels = _names(args.dtypes), _names(args.kernels)
+    dtypes, kernels = names(args.dtypes), names(args.kernels)
     if backend() != "numba":
         warm_up(dtypes, kernels)  # checks the names all the same
         print("numpy kernels in use (numba not installed, or ORTPOOL_KERNELS=numpy): "

@@ -12,12 +12,13 @@ from ortpool.bench import runner, usermodel
 from ortpool.bench.cases import Case, select
 from ortpool.errors import OrtpoolError
 from ortpool.model import InputSpec
-from ortpool.options import PYTHON, files, label, main_kept_out, runtime, timing, values
+from ortpool.options import PYTHON, files, label, runtime, timing, values
 from ortpool.options import inputs as inputs_group
 from ortpool.ort import DEFAULT_LEVEL, share_thread_pool
 from ortpool.report import bench as bench_report
 from ortpool.report import text
 from ortpool.report.notebook import Report
+from ortpool.runtimes.base import main_kept_out
 
 
 @dataclasses.dataclass(repr=False, eq=False)  # equal to itself only
@@ -58,8 +59,7 @@ class BenchReport(Report):
         return bench_report.document(self.results, self.machine, self.settings)
 
     def _repr_html_(self) -> str:
-        """A notebook's view: the cases' table as an HTML table (a wide ``<pre>`` wraps into
-        noise there); a model's tables as the command prints them."""
+        """A notebook's view: the cases' table in HTML; a model's tables as printed."""
         if self.model_bench is None:
             rows = bench_report.table(self.results)
             return bench_report.notebook_view(rows, self.summary_lines())
@@ -99,7 +99,6 @@ def bench(model: str | os.PathLike | None = None, fixed: str | os.PathLike | Non
                                execution_mode)
     settings = runner.Settings(
         repeat=timing.repeat(repeat, PYTHON), min_sample=timing.min_sample(min_sample_ms, PYTHON),
-        intra_op_threads=spec.intra_op_threads,
         reference_limit=timing.reference_timeout(reference_timeout, PYTHON, zero="0: skipped"),
         seed=inputs_group.seed(seed, PYTHON), shared_pool=values.flag("shared_pool", shared_pool),
         runtime=spec)
@@ -124,9 +123,8 @@ def bench(model: str | os.PathLike | None = None, fixed: str | os.PathLike | Non
 def prepare(settings: runner.Settings, model_inputs: InputSpec, patterns: Sequence[str] | None,
             model: str | None, fixed: str | None,
             style: str) -> tuple[list[Case], usermodel.Pair | None, dict[str, Any]]:
-    """What a run times, checked before anything is timed and before the process-wide pool is
-    shared (:func:`usermodel.load_pair`): the bundled cases ``patterns`` selects, or MODEL and
-    FIXED read and compared; and the machine it runs on."""
+    """What a run times (the cases ``patterns`` selects, or MODEL and FIXED read and compared)
+    and the machine, checked before anything is timed or the process-wide pool shared."""
     from ortpool.bench import machine
     from ortpool.kernels import thread_count
 
@@ -139,7 +137,8 @@ def prepare(settings: runner.Settings, model_inputs: InputSpec, patterns: Sequen
     else:
         pair = usermodel.load_pair(model, fixed)
         usermodel.check_equivalent(pair, model_inputs, settings)
-    if settings.shared_pool and not share_thread_pool(settings.intra_op_threads):
+    threads = settings.runtime.intra_op_threads
+    if settings.shared_pool and not share_thread_pool(threads):
         settings.shared_pool = False  # the machine line and the JSON then say "one per session"
-    info = machine.describe(settings.intra_op_threads, thread_count(), settings.shared_pool)
+    info = machine.describe(threads, thread_count(), settings.shared_pool)
     return chosen, pair, info

@@ -64,10 +64,8 @@ class Case:
         return "x".join(str(d) for d in self.shape)
 
     def inputs(self, seed: int = 0) -> dict[str, np.ndarray]:
-        """Inputs named as in :mod:`ortpool.bench.models`: X, random normals (and I for
-        MaxUnpool: a MaxPool's values and indices on the larger input, as in SegNet's decoder;
-        rois for MaxRoiPool: proposals of 16 to 400 pixels a side on the input image, as a
-        Faster R-CNN RPN hands them on)."""
+        """Inputs named as in :mod:`ortpool.bench.models`: X, random normals (MaxUnpool: a
+        MaxPool's values and indices, as in SegNet; MaxRoiPool: RPN-like proposals)."""
         rng = np.random.default_rng(seed)
         if self.op == "MaxRoiPool":
             x = rng.standard_normal(self.shape, dtype=np.float32)

@@ -91,58 +91,60 @@ def run(args: argparse.Namespace) -> int:
     from ortpool.bench import runner
     from ortpool.bench.api import prepare
     from ortpool.report import bench as report
-    from ortpool.report import text
 
     settings = runner.Settings(
         repeat=timing.repeat(args.repeat), min_sample=timing.min_sample(args.min_sample_ms),
-        intra_op_threads=spec.intra_op_threads,
         reference_limit=0.0 if args.no_reference else reference, seed=inputs.seed(args.seed),
         shared_pool=not args.per_session_threads, runtime=spec)
     chosen, pair, info = prepare(settings, model_inputs, args.cases, args.model, args.fixed, CLI)
     print("\n".join(report.wrap([*report.machine_lines(info),
                                  f"runtime: {spec.title()}, graph optimizations {spec.level}"])))
-    if pair is not None:
-        return _run_model(args, pair, model_inputs, settings, info, files, json_file)
-    print(flush=True)
+    if pair is None:
+        print(flush=True)
     with files:
         files.reserve()  # proves the folder writable before the timings, not after them
-        results = []
-        for case in chosen:
-            title = f"  {case.name}: {case.title}, {case.shape_text} ..."
-            print(title, file=sys.stderr, flush=True)
-            results.append(runner.run_case(case, settings))
-        rows = report.table(results)
-        print(report.render(rows, markdown=True) if args.markdown
-              else report.render(report.short_table(rows), width=text.width()))
-        info_summary = report.summary(results)
-        print("\n".join(["", *report.wrap([report.LEGEND, *report.summary_lines(info_summary)])]))
+        if pair is not None:
+            code, document = _run_model(pair, model_inputs, settings, info, args.markdown)
+        else:
+            code, document = _run_cases(chosen, settings, info, args.markdown)
         if json_file is not None:
-            document = report.document(results, info, settings)
             json_file.write((json.dumps(document, indent=2) + "\n").encode())
         files.commit()
-    return 0 if info_summary["all_agree"] else 1
+    return code
 
 
-def _run_model(args: argparse.Namespace, pair: usermodel.Pair, model_inputs: InputSpec,
-               settings: runner.Settings, info: dict[str, Any], files: StagedFiles,
-               json_file: Any) -> int:
+def _run_cases(chosen: list[bench_cases.Case], settings: runner.Settings, info: dict[str, Any],
+               markdown: bool) -> tuple[int, dict[str, Any]]:
+    """The bundled cases: exit code 0, or 1 when ortpool's outputs disagree on one."""
+    from ortpool.bench import runner
+    from ortpool.report import bench as report
+    from ortpool.report import text
+
+    results = []
+    for case in chosen:
+        print(f"  {case.name}: {case.title}, {case.shape_text} ...", file=sys.stderr, flush=True)
+        results.append(runner.run_case(case, settings))
+    rows = report.table(results)
+    print(report.render(rows, markdown=True) if markdown
+          else report.render(report.short_table(rows), width=text.width()))
+    figures = report.summary(results)
+    print("\n".join(["", *report.wrap([report.LEGEND, *report.summary_lines(figures)])]))
+    return 0 if figures["all_agree"] else 1, report.document(results, info, settings)
+
+
+def _run_model(pair: usermodel.Pair, model_inputs: InputSpec, settings: runner.Settings,
+               info: dict[str, Any], markdown: bool) -> tuple[int, dict[str, Any]]:
     """``ortpool bench MODEL [FIXED]``: exit code 0 (a model that cannot run is an error)."""
     from ortpool.bench import usermodel
     from ortpool.report import bench as report
 
-    with files:
-        files.reserve()
-        head = [f"model: {pair.label}"] + ([f"fixed: {pair.fixed_label}"] if pair.fixed else [])
-        head.append(f"rounds: {settings.repeat}, each session sampled once per round")
-        print("\n".join(report.wrap(head)), flush=True)
-        result = usermodel.bench_models(pair, model_inputs, settings)
-        shapes = ", ".join(f"{k} {v}" for k, v in result.inputs.shapes.items())
-        head = [f"inputs: {shapes} ({result.inputs.source})"]
-        if result.inputs.dims:
-            head.append(f"open dims: {result.inputs.dims_text()}")
-        print("\n".join([*report.wrap(head), "", *report.model_tables(result, args.markdown)]))
-        if json_file is not None:
-            document = report.model_document(result, info, settings)
-            json_file.write((json.dumps(document, indent=2) + "\n").encode())
-        files.commit()
-    return 0
+    head = [f"model: {pair.label}"] + ([f"fixed: {pair.fixed_label}"] if pair.fixed else [])
+    head.append(f"rounds: {settings.repeat}, each session sampled once per round")
+    print("\n".join(report.wrap(head)), flush=True)
+    result = usermodel.bench_models(pair, model_inputs, settings)
+    shapes = ", ".join(f"{k} {v}" for k, v in result.inputs.shapes.items())
+    head = [f"inputs: {shapes} ({result.inputs.source})"]
+    if result.inputs.dims:
+        head.append(f"open dims: {result.inputs.dims_text()}")
+    print("\n".join([*report.wrap(head), "", *report.model_tables(result, markdown)]))
+    return 0, report.model_document(result, info, settings)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import onnx
 from onnx import TensorProto, helper
 
-from ortpool import versions
 from ortpool.bench.cases import Case
 from ortpool.model.singlenode import node_model
 
@@ -25,30 +24,19 @@ def _io(case: Case) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto
     return inputs, outputs
 
 
-def _model(node: onnx.NodeProto, case: Case, imports: list[onnx.OperatorSetIdProto]) -> bytes:
-    inputs, outputs = _io(case)
-    model = node_model(
-        [node], f"bench_{case.name}", inputs, outputs, imports, producer_name="ortpool-bench")
-    return model.SerializeToString()
-
-
 def builtin_model(case: Case, opset: int) -> bytes:
     """The case as one standard ONNX node at ``opset``."""
     inputs, outputs = _io(case)
     node = helper.make_node(
         case.op, [i.name for i in inputs], [o.name for o in outputs], name=case.name,
         **case.attributes)
-    return _model(node, case, [helper.make_opsetid("", opset)])
-
-
-def ortpool_version(case: Case, opset: int) -> int:
-    """The spec version of ``case.op`` that a model at ``opset`` runs."""
-    return versions.resolve(case.op, opset).version
+    model = node_model([node], f"bench_{case.name}", inputs, outputs,
+                       [helper.make_opsetid("", opset)], producer_name="ortpool-bench")
+    return model.SerializeToString()
 
 
 def ortpool_model(case: Case, opset: int) -> bytes:
-    """The case as the ortpool node running the spec version of ``case.op`` at ``opset``: the
-    built-in model passed through the rewriter, as a user's model would be."""
+    """The built-in model of ``case`` passed through the rewriter, as a user's model would be."""
     from ortpool.rewrite import rewrite
 
     return rewrite(onnx.load_from_string(builtin_model(case, opset))).SerializeToString()

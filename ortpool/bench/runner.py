@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ortpool import kernels
+from ortpool import kernels, versions
 from ortpool.bench import models
 from ortpool.bench.cases import Case
 from ortpool.model.timing import Stats, interleaved
@@ -23,10 +23,9 @@ from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS
 class Settings:
     repeat: int = 30
     min_sample: float = 0.005
-    intra_op_threads: int = 0
     reference_limit: float = 10.0  # seconds; 0 disables the reference evaluator
     seed: int = 0
-    #: every session on onnxruntime's global intra-op pool (``intra_op_threads`` its size)
+    #: every session on onnxruntime's global intra-op pool (``runtime.intra_op_threads`` its size)
     shared_pool: bool = False
     #: providers, optimization level, threads of every session
     runtime: RuntimeSpec = dataclasses.field(default_factory=RuntimeSpec)
@@ -79,12 +78,11 @@ class CaseResult:
 
 def session_runtime(settings: Settings) -> RuntimeSpec:
     """The runtime of every session of a case: the shared pool, or pools of the given size."""
-    return dataclasses.replace(
-        settings.runtime, intra_op_threads=settings.intra_op_threads,
-        shared_pool=settings.shared_pool)
+    return dataclasses.replace(settings.runtime, shared_pool=settings.shared_pool)
 
 
-def _numpy_call(case: Case, version: int, feed: dict[str, np.ndarray]) -> Callable[[], object]:
+def _numpy_call(case: Case, opset: int, feed: dict[str, np.ndarray]) -> Callable[[], object]:
+    version = versions.resolve(case.op, opset).version  # the spec version a model at opset runs
     attrs = case.attributes
     arrays = list(feed.values())  # X, then I (MaxUnpool) or rois (MaxRoiPool), as the node reads
     n_outputs = 2 if case.op == "MaxPool" and case.indices else 1
@@ -111,9 +109,8 @@ def _floor_call(session: Any, feed: dict[str, np.ndarray],
 
 def compare(expected: list[np.ndarray], got: list[np.ndarray], exact: bool,
             tolerance: float = 1e-6) -> tuple[str, bool, float]:
-    """(text, agrees, max |difference|) of ``got`` against ``expected``: the same element types
-    and shapes, NaN where the other has NaN, values exactly or within ``tolerance`` of the
-    output's magnitude (at least 1): sums in another order differ in their last bits."""
+    """(text, agrees, max |difference|) of ``got`` against ``expected``: the same types, shapes
+    and NaN, values exactly or within ``tolerance`` of the output's magnitude (at least 1)."""
     worst = 0.0
     for e, g in zip(expected, got, strict=True):
         if e.dtype != g.dtype:
@@ -165,7 +162,7 @@ def run_case(case: Case, settings: Settings) -> CaseResult:
     variants: dict[str, Callable[[], object]] = {
         **{builtin_name(o): (lambda x: lambda: x.run(None, feed))(s) for o, s in builtin.items()},
         ORTPOOL: lambda: ours.run(None, feed), FLOOR: _floor_call(ours, feed, got),
-        NUMPY: _numpy_call(case, models.ortpool_version(case, ortpool_opset), feed)}
+        NUMPY: _numpy_call(case, ortpool_opset, feed)}
     times = interleaved(variants, settings.repeat, settings.min_sample)
     plan = plan_time(variants[NUMPY])
     return CaseResult(case, ortpool_opset, times, text, agrees, worst, result_reference, status,

@@ -1,12 +1,7 @@
-"""``ortpool bench MODEL [FIXED]``: what a model costs in plain onnxruntime, and its fixed form
-against it.
-
-The original, a second session of it (the *control*: how far two identical sessions drift on
-this machine) and the fixed model are timed in the same rounds, ratios taken round by round.
-Then each model runs in a profiled session of its own (profiling slows every node) and each
-pooling node's kernel time is read from the profile: in the fixed model, summed over every node
-``ortpool fix`` wrote for it (:data:`ortpool.forms.emit.MARK` and the node's name in its doc
-string).
+"""``ortpool bench MODEL [FIXED]``: the original, a second session of it (the control: how far
+two identical sessions drift) and the fixed model timed in the same rounds, ratios taken round by
+round; then each pooling node's kernel time read from a profiled session of each model (in the
+fixed model, summed over every node ``ortpool fix`` wrote for it).
 """
 
 from __future__ import annotations
@@ -105,8 +100,7 @@ class ModelBench:
 
 
 def load(path: str | os.PathLike, notes: list[str]) -> onnx.ModelProto:
-    """The model with its weights, its IR version lowered when the installed onnxruntime cannot
-    read it (a note says so)."""
+    """The model with its weights, its IR version lowered where onnxruntime needs it (noted)."""
     model = modelfile.read(path, load_external_data=True)
     if note := stamp(model):
         notes.append(f"{os.fspath(path)}: {note}")
@@ -150,10 +144,9 @@ RELATIVE_TOLERANCE = 1e-4
 
 
 def check_equivalent(pair: Pair, spec: InputSpec | None, settings: Settings) -> None:
-    """An :class:`OrtpoolError` unless FIXED computes what MODEL means (its pooling nodes run
-    by ortpool's ops) on the inputs ``spec`` resolves: an output a max-like pool writes exactly,
-    the others within :data:`RELATIVE_TOLERANCE`. Run before the shared thread pool is set
-    (:func:`load_pair`), so a refusal leaves the process as it was."""
+    """An :class:`OrtpoolError` unless FIXED computes what MODEL means (its pools run by
+    ortpool's ops) on the inputs ``spec`` resolves: exactly where a max-like pool writes the
+    output, else within :data:`RELATIVE_TOLERANCE`."""
     if pair.fixed is None:
         return
     resolved = resolve(pair.model, spec, seed=settings.seed)
@@ -212,8 +205,7 @@ def _median(values: Sequence[float]) -> float | None:
 
 def profile(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], pools: Mapping[str, str],
             settings: Settings, fixed: bool = False, runs: int = PROFILED_RUNS) -> Profile:
-    """Run ``model`` ``runs`` times (after a warm-up) in a profiled session of its own and read
-    each pooling node's kernel time per run from the profile (the file removed once read)."""
+    """Each pooling node's kernel time per run, from ``runs`` profiled runs after a warm-up."""
     spec = session_runtime(settings)
     folder = profile_dir()
     try:
@@ -267,8 +259,7 @@ class Pair:
 
 def load_pair(model_path: str | os.PathLike, fixed_path: str | os.PathLike | None) -> Pair:
     """Read MODEL and FIXED and check that FIXED takes MODEL's inputs and gives its outputs;
-    before :func:`ortpool.ort.runtime_spec.share_thread_pool` (lowering an IR version opens
-    probe sessions of their own threads, which a process-wide pool refuses)."""
+    before the thread pool is shared (lowering an IR version opens probe sessions)."""
     notes: list[str] = []
     model = load(model_path, notes)
     fixed = load(fixed_path, notes) if fixed_path is not None else None

@@ -32,8 +32,7 @@ class ConformanceReport(Report):
 
     @property
     def exit_code(self) -> int:
-        """0: the sweep ran (``ortpool conformance`` reports differences, it does not fail on
-        them; :attr:`differing` counts them)."""
+        """0: the sweep ran (it reports differences; :attr:`differing` counts them)."""
         return 0
 
     @property
@@ -80,13 +79,12 @@ def conformance(*, ops: str | Sequence[str] | None = None, versions: Sequence[in
     """Sweep the generated grid of single-node pooling cases through onnxruntime's built-ins and
     ortpool, as ``ortpool conformance`` does.
 
-    ``ops``, ``versions``, ``dtypes`` (ONNX names: ``float`` is float32, ``double``...; numpy's
-    spellings are read too), ``ranks``: only these cases (default every one, 1-3 spatial axes);
-    ``seed``: of the case inputs; ``runtime``, ``runtime_options``, ``case_timeout`` (the runtime
-    judged), ``providers``, ``opt_level``, the threads and execution mode, ``atol``, ``rtol``,
-    ``accuracy``: as :func:`ortpool.validate` takes them; ``nonfinite``: the
-    cases holding NaN too (ruling 20: the non-finite domain). Returns a
-    :class:`ConformanceReport`.
+    ``ops``, ``versions``, ``dtypes`` (ONNX names: ``float`` is float32; numpy's spellings are
+    read too), ``ranks``: only these cases (default every one, 1-3 spatial axes); ``seed``: of
+    the case inputs; ``runtime``, ``runtime_options``, ``case_timeout``, ``providers``,
+    ``opt_level``, the threads and execution mode, ``atol``, ``rtol``, ``accuracy``: as
+    :func:`ortpool.validate` takes them; ``nonfinite``: the cases holding NaN too (ruling 20).
+    Returns a :class:`ConformanceReport`.
     """
     judged = target.from_python(runtime, runtime_options, case_timeout, target.onnxruntime_set(
         ISOLATED_LEVEL, providers, opt_level, intra_op_threads, inter_op_threads, execution_mode))
@@ -102,9 +100,7 @@ def conformance(*, ops: str | Sequence[str] | None = None, versions: Sequence[in
 
 def selected(ops: Any, versions: Any, dtypes: Any, ranks: Any, seed: int, nonfinite: bool,
              style: str) -> tuple[list[Any], dict[str, Any]]:
-    """The grid's cases the filters select (``ops``, ``dtypes``: names, a string may hold
-    several, comma-separated; ``versions``, ``ranks``: integers), each checked, and the filters
-    as the report's settings."""
+    """The grid's cases the filters select, and the filters as the report's settings."""
     op_names = values.names(label("ops", style), ops)
     op_list = [p.strip() for o in op_names for p in o.split(",") if p.strip()] if op_names else None
     type_names = values.names(label("dtypes", style), dtypes)

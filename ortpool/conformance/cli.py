@@ -94,8 +94,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _cases(args: argparse.Namespace) -> tuple[list[Case], dict[str, Any]]:
-    """The grid's cases the filters select, and the filters as the report's settings; a filter
-    given empty (``--ops ''``, ``--ranks ,``) is a mistake, not "every one"."""
+    """:func:`ortpool.conformance.api.selected` of the flags; a filter given empty
+    (``--ops ''``) is a mistake, not "every one"."""
     from ortpool.conformance.api import selected
 
     given = {flag: None if getattr(args, flag) is None else names(getattr(args, flag))

@@ -1,8 +1,5 @@
-"""``run_conformance``: the grid of :mod:`.grid` through a runtime's built-ins and ortpool.
-
-Each case is one node judged by the engine (:func:`ortpool.check.judge.judge`) on the case's
-input, the spec's answer from ortpool's kernels. Results are grouped per op and spec version
-into agree / differ / no kernel, with the causes named.
+"""``run_conformance``: the grid of :mod:`ortpool.check.grid` through a runtime's built-ins and
+ortpool, each case one node judged by the engine (:func:`ortpool.check.judge.judge`).
 """
 
 from __future__ import annotations

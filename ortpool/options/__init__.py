@@ -1,22 +1,15 @@
-"""The options of every command, one group per idea, for the shell and for Python alike.
-
-Each group declares its flags once (``add_arguments(parser)``) and builds its typed value from
-the parsed flags (``from_args(args)``) and from the API's keywords (``from_python(...)``), every
-value checked once (:mod:`.values`) with messages naming the option as its caller spells it
-(:func:`label`: ``--opt-level`` from the shell, ``opt_level`` from Python).
+"""The options of every command, one group per idea: ``add_arguments(parser)`` declares the
+flags once, ``from_args(args)`` and ``from_python(...)`` build the typed value, every value
+checked once (:mod:`.values`) and named as its caller spells it (:func:`label`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import sys
-from collections.abc import Iterator
-
 from ortpool.model.inputs import CLI, PYTHON
 
 __all__ = [
-    "CLI", "PYTHON", "accuracy", "domain", "files", "inputs", "label", "main_kept_out", "reports",
-    "runtime", "target", "timing", "values",
+    "CLI", "PYTHON", "accuracy", "domain", "files", "inputs", "label", "reports", "runtime",
+    "target", "timing", "values",
 ]  # fmt: skip
 
 #: keyword -> its flag, where the flag is not the keyword with dashes
@@ -26,24 +19,6 @@ _FLAGS = {"shapes": "--shape", "agree_factor": "--accuracy-agree-factor",
 
 
 def label(key: str, style: str) -> str:
-    """How ``style``'s caller spells option ``key``: ``--opt-level`` (:data:`CLI`) or
-    ``opt_level`` (:data:`PYTHON`)."""
+    """How ``style``'s caller spells option ``key``: ``--opt-level`` or ``opt_level``."""
     return key if style == PYTHON else _FLAGS.get(key, "--" + key.replace("_", "-"))
 
-
-@contextlib.contextmanager
-def main_kept_out() -> Iterator[None]:
-    """The caller's main module kept out of the child processes a Python call starts:
-    multiprocessing would import (and run, without the ``__main__`` guard) it in each."""
-    main = sys.modules.get("__main__")
-    if main is None:
-        yield
-        return
-    saved = {k: main.__dict__.pop(k) for k in ("__file__",) if k in main.__dict__}
-    spec = getattr(main, "__spec__", None)
-    main.__spec__ = None
-    try:
-        yield
-    finally:
-        main.__dict__.update(saved)
-        main.__spec__ = spec

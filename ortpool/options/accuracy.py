@@ -1,7 +1,6 @@
-"""``--accuracy-agree-factor``, ``--accuracy-limit``, ``--half-ulps``: ruling 17's thresholds
-for averages and norms, one group for ``validate``, ``conformance`` and ``fix`` (a note
-``validate`` reports is one ``fix`` leaves alone), with ``--atol``/``--rtol`` where a command
-takes them -> one :class:`AccuracyRule`."""
+"""``--accuracy-agree-factor``, ``--accuracy-limit``, ``--half-ulps``: ruling 17's thresholds,
+one group for ``validate``, ``conformance`` and ``fix`` (a note ``validate`` reports is one
+``fix`` leaves alone), with ``--atol``/``--rtol`` -> one :class:`AccuracyRule`."""
 
 from __future__ import annotations
 
@@ -18,9 +17,7 @@ _TYPES = sorted(set(ACCUMULATION.values()))
 
 def add_arguments(parser: argparse.ArgumentParser, atol_help: str | None = None,
                   rtol_help: str | None = None) -> None:
-    """The group on ``parser``, last in the help (tolerances are rarely changed); with
-    ``atol_help`` and ``rtol_help``, ``--atol`` and ``--rtol`` (what they mean for the command:
-    ``validate`` compares graph outputs with them too) come first in it."""
+    """The group on ``parser``, with ``--atol``/``--rtol`` first when their helps are given."""
     group = parser.add_argument_group(
         "tolerances: graph outputs, and the accuracy of averages and norms (ruling 17)",
         "a sum's error against the exact result, in units of u*mean|x| (u: the unit roundoff "

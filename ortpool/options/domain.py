@@ -1,7 +1,5 @@
 """``--nonfinite``: the input domain (ruling 20) of every command that judges a node: finite by
-default, NaN, +inf and -inf at every tap position too with ``--nonfinite`` (``--nan``; fix's
-``--assume-finite``, also ``--finite``, is the default's earlier spelling).
-"""
+default, NaN, +inf and -inf at every tap position too with ``--nonfinite``."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""What a command reads and which nodes it touches: the model given, ``IN.onnx OUT.onnx`` and
-``--link-data`` of the commands that write a model, and the selection (``ops``, ``nodes``,
-``exclude``, ``skip_invalid`` -> :class:`~ortpool.model.selection.Selection`). Declaring them
-imports no onnxruntime.
-"""
+"""What a command reads and which nodes it touches: the model, ``IN.onnx OUT.onnx`` and
+``--link-data``, and the selection (-> :class:`~ortpool.model.selection.Selection`)."""
 
 from __future__ import annotations
 
@@ -57,8 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
 
 def selection(ops: Any = None, nodes: Any = None, exclude: Any = None,
               style: str = PYTHON) -> Selection:
-    """The nodes a command touches: ``ops`` operator names (comma-separated; None: every one),
-    ``nodes`` only these node names (None: every node), ``exclude`` never these."""
+    """The nodes a command touches: ``ops``, only ``nodes`` (None: every one), never ``exclude``."""
     op_names = values.names(label("ops", style), ops)
     op_set = None
     if op_names is not None:

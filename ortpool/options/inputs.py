@@ -1,7 +1,6 @@
-"""``shapes``, ``inputs``, ``seed`` (``--shape``, ``--inputs``, ``--seed``) -> the model's inputs,
-an :class:`~ortpool.model.InputSpec` (parsed and loaded here, so a bad shape or an unreadable
-file is refused before any model runs) and the seed. How the spec becomes arrays for a model is
-:func:`ortpool.model.inputs.resolve`."""
+"""``shapes``, ``inputs``, ``seed`` (``--shape``, ``--inputs``, ``--seed``) -> an
+:class:`~ortpool.model.InputSpec`, parsed and loaded here so a bad one is refused before any
+model runs, and the seed."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ Arrays = Mapping[str, Any] | str | os.PathLike | None
 
 def add_arguments(parser: argparse.ArgumentParser, *, model_inputs: bool = True,
                   seed_help: str = "") -> None:
-    """The group on ``parser``; ``model_inputs=False`` declares ``--seed`` only (a command
-    whose models ortpool builds itself, such as ``conformance``)."""
+    """The group on ``parser``; ``model_inputs=False``: ``--seed`` only (``conformance``)."""
     group = parser.add_argument_group("inputs")
     if model_inputs:
         group.add_argument(

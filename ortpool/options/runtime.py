@@ -1,8 +1,6 @@
 """The onnxruntime session options of every command that runs a model (``--providers``,
-``--provider-option``, ``--opt-level``/``--optimize``, the threads, ``--execution-mode``; from
-Python the keywords), read into one :class:`ortpool.ort.runtime_spec.RuntimeSpec`. Declaring
-them imports no onnxruntime; building the spec checks it against the installed one.
-"""
+``--opt-level``, the threads...; from Python the keywords) -> one
+:class:`ortpool.ort.runtime_spec.RuntimeSpec`, checked against the installed onnxruntime."""
 
 from __future__ import annotations
 
@@ -22,9 +20,7 @@ def add_arguments(
     parser: argparse.ArgumentParser, default_level: str, level_help: str,
     providers_help: str = "onnxruntime execution providers, in priority order (default cpu)",
 ) -> None:
-    """Declare the runtime options on ``parser``; ``default_level`` and ``level_help`` say what
-    the command's optimization level means (validate judges nodes as written, fix proves at the
-    level the model will run at)."""
+    """Declare the runtime options; ``level_help``: what the command's ``default_level`` means."""
     group = parser.add_argument_group("runtime (onnxruntime session)")
     group.add_argument(
         "--providers", metavar="EP[,EP...]",

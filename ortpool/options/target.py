@@ -1,8 +1,7 @@
-"""``--runtime NAME``: the runtime ``validate`` and ``conformance`` judge: ``onnxruntime`` (the
-default, in this process, with :mod:`ortpool.options.runtime`'s session options), or one of
-:mod:`ortpool.runtimes` in a worker process that survives its aborts and hangs, with
-``--runtime-option KEY=VALUE`` and ``--case-timeout SECONDS``. onnxruntime's own options are
-refused beside another runtime: a report must not seem to say they changed something.
+"""``--runtime NAME``: the runtime ``validate`` and ``conformance`` judge, ``onnxruntime`` (in
+this process) or one of :mod:`ortpool.runtimes` in a worker process, with ``--runtime-option``
+and ``--case-timeout``. onnxruntime's own options are refused beside another runtime: a report
+must not seem to say they changed something.
 """
 
 from __future__ import annotations
@@ -35,8 +34,7 @@ class Target:
         return ONNXRUNTIME if self.runtime is None else self.runtime.name
 
     def describe(self) -> dict[str, Any] | None:
-        """What the reports' settings say of the runtime, None for onnxruntime (the session's
-        own description says it)."""
+        """What the reports' settings say of the runtime, None for onnxruntime."""
         if self.runtime is None:
             return None
         return {**self.runtime.describe(), "case_timeout": self.case_timeout}
@@ -48,8 +46,7 @@ def names() -> list[str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
-    """The group on ``parser``; ``what`` names what is judged ("each pooling node", "each
-    case")."""
+    """The group on ``parser``; ``what`` names what is judged ("each case")."""
     group = parser.add_argument_group("runtime judged")
     group.add_argument(
         "--runtime", default=ONNXRUNTIME, metavar="NAME",
@@ -66,8 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def from_args(args: argparse.Namespace, default_level: str) -> Target:
-    """The target the flags name; ``default_level`` is the command's --opt-level default (a
-    level given beside another runtime is refused)."""
+    """The target the flags name; ``default_level``: the command's --opt-level default."""
     options: dict[str, str] = {}
     for item in args.runtime_option:
         key, eq, value = item.partition("=")

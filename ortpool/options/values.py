@@ -1,10 +1,7 @@
-"""The values every option takes, one checker per kind, for the shell and for Python alike.
-
-On the command line the syntax is argparse's (``type=integer``/``type=real``: ASCII only, since
-``int`` reads every Unicode digit and underscores), so its usage message answers; the type and
-range are checked by :func:`count`, :func:`amount`, :func:`seconds`... as an
-:class:`OrtpoolError` (a bad value) or a :class:`TypeError` (a wrong kind, from Python only)
-naming the option as its caller spells it, in one line. Floats must be finite.
+"""The values every option takes, one checker per kind, for the shell and for Python alike: an
+:class:`OrtpoolError` (a bad value) or a :class:`TypeError` (a wrong kind, from Python) naming
+the option, in one line. On the command line the syntax is argparse's (``type=integer``,
+``type=real``: ASCII only, since ``int`` reads every Unicode digit). Floats must be finite.
 """
 
 from __future__ import annotations

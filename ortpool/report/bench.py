@@ -25,8 +25,11 @@ def builtin_name(opset: int) -> str:
     return f"builtin@{opset}"
 
 
-def fmt_time(seconds: float) -> str:
-    """3 significant figures in µs below 1 ms, else in ms: 8.12 µs, 0.183 ms -> 183 µs, 4.61 ms."""
+def fmt_time(seconds: float | None) -> str:
+    """3 significant figures in µs below 1 ms, else in ms: 8.12 µs, 0.183 ms -> 183 µs, 4.61 ms;
+    ``-`` for none."""
+    if seconds is None:
+        return "-"
     if seconds < 1e-3:
         return f"{seconds * 1e6:.3g} µs"
     if seconds < 10:
@@ -93,7 +96,7 @@ def table(results: Sequence[CaseResult]) -> list[list[str]]:
             fmt_stats(r.times[NUMPY]), others,
             fmt_time(ref) if ref is not None else r.reference_status,
             f"{r.reference_speedup:,.0f}x" if r.reference_speedup else "-",
-            _maybe_time(r.plan), r.agreement,
+            fmt_time(r.plan), r.agreement,
         ])
     if any(r.executed_by for r in results):
         # The built-in times are the executing provider's: a fallback is said, not hidden.
@@ -203,10 +206,9 @@ LEGEND = (
 
 
 def settings_dict(settings: Any, reference: bool) -> dict[str, Any]:
-    """A run's settings for the JSON document (``reference``: with the reference evaluator's
-    limit, which only the bundled cases use)."""
+    """A run's JSON settings (``reference``: with the reference evaluator's limit)."""
     found = {"repeat": settings.repeat, "min_sample_s": settings.min_sample,
-             "intra_op_threads": settings.intra_op_threads, "seed": settings.seed,
+             "intra_op_threads": settings.runtime.intra_op_threads, "seed": settings.seed,
              "shared_pool": settings.shared_pool, "runtime": settings.runtime.describe()}
     if reference:
         found["reference_limit_s"] = settings.reference_limit
@@ -228,10 +230,6 @@ def document(results: Sequence[CaseResult], machine: dict[str, Any], settings: A
     } for r in results]
     return {"machine": machine, "settings": settings_dict(settings, reference=True),
             "cases": cases, "summary": summary(results)}
-
-
-def _maybe_time(seconds: float | None) -> str:
-    return "-" if seconds is None else fmt_time(seconds)
 
 
 def model_tables(result: ModelBench, markdown: bool = False) -> list[str]:
@@ -257,10 +255,10 @@ def model_tables(result: ModelBench, markdown: bool = False) -> list[str]:
             header += ["fixed", "fixed nodes", "fixed/original"]
         rows = [header]
         for node in result.nodes:
-            row = [node.name, node.op, _maybe_time(node.original)]
+            row = [node.name, node.op, fmt_time(node.original)]
             if fixed is not None:
                 ratio = "-" if node.ratio is None else f"{node.ratio:.2f}"
-                row += [_maybe_time(node.fixed), str(node.fixed_nodes), ratio]
+                row += [fmt_time(node.fixed), str(node.fixed_nodes), ratio]
             rows.append(row)
         placed = any(set(n.providers) - {"CPUExecutionProvider"} for n in result.nodes)
         if placed:
@@ -272,10 +270,10 @@ def model_tables(result: ModelBench, markdown: bool = False) -> list[str]:
             ("all pooling nodes", original.pooling, fixed.pooling if fixed else None),
             ("whole run", original.run, fixed.run if fixed else None),
         ):
-            row = [label, "", _maybe_time(mine)]
+            row = [label, "", fmt_time(mine)]
             if fixed is not None:
                 both = mine and theirs is not None
-                row += [_maybe_time(theirs), "", f"{theirs / mine:.2f}" if both else "-"]
+                row += [fmt_time(theirs), "", f"{theirs / mine:.2f}" if both else "-"]
             rows.append(row + [""] * (len(rows[0]) - len(row)))
         lines.append(
             f"kernel time per run, onnxruntime's profile (median of {original.runs} profiled "

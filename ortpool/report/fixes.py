@@ -58,8 +58,7 @@ class NodeFix:
         return text
 
     def before(self) -> str:
-        """What the node computed before the fix: its ``unchanged`` candidate's failure ("" when
-        the node was exact as it stood)."""
+        """Its ``unchanged`` candidate's failure ("" when the node was exact as it stood)."""
         return next((a.detail for a in self.attempts
                      if a.form == "unchanged" and a.outcome is not Outcome.PROVEN), "")
 
@@ -72,8 +71,7 @@ class NodeFix:
 
 def proof_text(alone: dict[str, Any], in_model: dict[str, Any] | None = None,
                verbose: bool = False) -> str:
-    """A node's proof, each figure once: ``exact on 5 input sets alone and again in the fixed
-    model, on the same sets ... (exact)``; the tolerance by name with ``verbose``."""
+    """A node's proof: ``exact on 5 input sets alone and again in the fixed model, ...``."""
     sets = alone.get("sets") or 0
     text = f"exact on {plural(sets, 'input set')} alone"
     if in_model is not None:
@@ -161,8 +159,7 @@ class FixReport:
         return dumps(self.to_dict())
 
     def summary_lines(self, verbose: bool = False) -> list[str]:
-        """The lines ``ortpool fix`` prints: the nodes counted, each changed node with its proof
-        and the candidates tried, the notes."""
+        """The lines ``ortpool fix`` prints: the counts, each changed node, the notes."""
         rt = self.runtime
         counts = tally(self.counts()) or "no pooling node"
         lines = [

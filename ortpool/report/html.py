@@ -110,8 +110,7 @@ TITLE_LIMIT = 2000
 
 
 def attr(value: Any) -> str:
-    """``value`` for an attribute (a tooltip, a data- attribute), escaped, cut at
-    :data:`TITLE_LIMIT` characters."""
+    """``value`` for an attribute, escaped, cut at :data:`TITLE_LIMIT` characters."""
     text = safe(value)
     if len(text) > TITLE_LIMIT:
         text = f"{text[:TITLE_LIMIT]}… ({len(text)} characters: the JSON report has them all)"
@@ -132,8 +131,7 @@ def _badge(status: str, runtime: str = "onnxruntime") -> str:
 
 
 def findings(model: ModelResult) -> str:
-    """The nodes that do not agree, with what was compared and why, in the terminal report's
-    words: above the table, so that a narrow screen shows the causes."""
+    """The nodes that do not agree, in the terminal report's words (above the table)."""
     items = []
     for node in [n for n in model.nodes if n.notable]:
         lines = [f"{c.title}: {c.detail}" for c in node.causes]
@@ -213,7 +211,7 @@ def differing(node: NodeResult) -> list[TensorComparison]:
 
 
 def anchor(index: int) -> str:
-    """The id of the ``index``-th model's section (0-based, in the order the run gave them)."""
+    """The id of the ``index``-th (0-based) model's section."""
     return f"model-{index + 1}"
 
 
@@ -333,10 +331,8 @@ def _short_paths(paths: Sequence[str]) -> list[str]:
 
 def summary(models: Sequence[ModelResult], links: bool = True, after: str = "") -> str:
     """The summary table, an HTML fragment with its own style (the page's top, a notebook's
-    view): each model's status, the nodes that do not agree with their first cause, the end to
-    end verdict; the failing models first, the others collapsed while some model fails.
-    ``links``: names lead to the page's sections (a notebook has none); ``after``: more of the
-    fragment, in its style."""
+    view), the failing models first; ``links``: names lead to the page's sections; ``after``:
+    more of the fragment, in its style."""
     names = _short_paths([m.path for m in models])
     head = ["model", "status", "nodes that do not agree", "end to end"]
 
@@ -369,8 +365,7 @@ def summary(models: Sequence[ModelResult], links: bool = True, after: str = "") 
 
 
 def render(models: Sequence[ModelResult], settings: dict[str, Any]) -> str:
-    """The whole page: the verdict, the summary table, the failing models' sections, then the
-    agreeing models collapsed."""
+    """The whole page: verdict, summary, the failing models, then the others collapsed."""
     env = results.environment()
     verdict = terminal.summary(models)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -1,6 +1,5 @@
-"""The conformance matrix: per op and spec version, agree / differ by basis (the spec's text, a
-ruling) / refused / no kernel / crashed / timed out, the causes with their bases, as text and as
-the JSON document."""
+"""The conformance matrix: per op and spec version, the cases by status and basis, and their
+causes, as text and as the JSON document."""
 
 from __future__ import annotations
 
@@ -82,8 +81,8 @@ def cause_totals(found: Sequence[CaseResult]) -> dict[str, tuple[int, list[str]]
 
 
 def _totals(found: Sequence[CaseResult]) -> dict[str, tuple[int, list[str], dict[str, int]]]:
-    """cause code -> its cases, where it occurs, and its cases by basis (a cause's basis can
-    differ between versions, where one version's text holds the words)."""
+    """cause code -> its cases, where it occurs, and its cases by basis (which can differ
+    between versions)."""
     counts: Counter = Counter()
     where: dict[str, list[str]] = {}
     by: dict[str, Counter] = {}
@@ -123,8 +122,7 @@ def document(found: Sequence[CaseResult], env: dict[str, str],
 
 
 def render(found: Sequence[CaseResult], header: str, runtime: str = "onnxruntime") -> list[str]:
-    """The matrix, the missing kernels, the causes and what the columns count; ``runtime``
-    names the runtime judged."""
+    """The matrix, the missing kernels, the causes and what the columns count."""
     placed = any(r.node.asked_provider for r in found)
     rows = matrix(found)
     columns = (*COLUMNS[:-1], "fell back", COLUMNS[-1]) if placed else COLUMNS

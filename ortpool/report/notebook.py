@@ -15,9 +15,8 @@ from ortpool.report.text import dumps, plural, safe, safe_lines
 
 
 class Report:
-    """What the API's reports share (``ok``, ``summary()``, ``to_json()``, a notebook's view, a
-    one-line ``repr``). A subclass gives ``exit_code``, ``summary_lines()``, ``to_dict()`` and
-    ``_describe()`` (the ``repr``'s words)."""
+    """What the API's reports share; a subclass gives ``exit_code``, ``summary_lines()``,
+    ``to_dict()`` and ``_describe()`` (the ``repr``'s words)."""
 
     exit_code: int
 

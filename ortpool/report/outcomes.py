@@ -1,6 +1,5 @@
 """What ``ortpool fix`` says of each candidate (:class:`Outcome`) and each node
-(:class:`Realization`), and a form that does not apply (:class:`NotApplicable`): enums whose
-value is the text the report writes, so they compare, format and serialize as that text."""
+(:class:`Realization`): enums that are the text the report writes."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Pictures of where differences sit: a tensor (N, C, D1, ...) of per-cell categories
-(:mod:`ortpool.check.compare` ``CAT_*``) as one PNG tile per channel over the spatial plane, the
-batch (and a 3-D depth) folded in by the most severe category per cell. The PNG is written by
-hand: no imaging dependency for a few coloured rectangles."""
+"""Pictures of where differences sit: per-cell categories (``CAT_*``) as one PNG tile per
+channel, the batch and a depth folded in (written by hand: no imaging dependency)."""
 
 from __future__ import annotations
 
@@ -83,15 +81,13 @@ class Axis:
 
 
 def _scale(height: int, width: int) -> tuple[int, int]:
-    """Pixels per cell (down, across): about :data:`TILE_TARGET` along the longer side, at least
-    one; a 1-D strip is drawn 12 pixels tall."""
+    """Pixels per cell (down, across): about :data:`TILE_TARGET` along the longer side."""
     scale = max(1, -(-TILE_TARGET // max(height, width)))
     return (max(scale, 12) if height == 1 else scale), scale
 
 
 def tiles(categories: np.ndarray) -> tuple[list[Tile], str]:
-    """A PNG per channel (channels with differences first, at most :data:`MAX_TILES`) and a
-    caption for ``categories``."""
+    """A PNG per channel (those with differences first, at most :data:`MAX_TILES`), a caption."""
     planes_ = planes(categories)
     channels, height, width = planes_.shape
     severity = planes_.reshape(channels, -1).max(axis=1)
@@ -124,8 +120,7 @@ def legend(c: TensorComparison) -> list[tuple[tuple[int, int, int], str, int]]:
 
 
 def axes(shape: tuple[int, ...]) -> tuple[Axis, Axis]:
-    """The (down, across) axes of the tiles of a canvas of ``shape`` (N, C, spatial...); 1-D: a
-    strip, across only; 3-D: depth folded."""
+    """The (down, across) axes of the tiles of ``shape`` (N, C, spatial...)."""
     spatial = list(shape[2:]) or [1]
     names = {1: ["W"], 2: ["H", "W"], 3: ["D", "H", "W"]}.get(len(spatial))
     names = names or [f"axis {i + 2}" for i in range(len(spatial))]

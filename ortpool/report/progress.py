@@ -14,11 +14,8 @@ Progress = Callable[[int, int, str], None]
 
 
 class ProgressBar:
-    """``bar(done, total, label)`` redraws in place; ``close()`` erases the line.
-
-    Nothing is drawn when the stream is not a terminal (logs, pipes, tests) unless ``force``,
-    nor during the first ``delay`` seconds, so short runs stay quiet.
-    """
+    """``bar(done, total, label)`` redraws in place; ``close()`` erases the line. Nothing is
+    drawn on a stream that is no terminal unless ``force``, nor in the first ``delay`` seconds."""
 
     def __init__(self, title: str, stream: TextIO | None = None, force: bool = False,
                  delay: float = 0.5, width: int = 30) -> None:

@@ -23,8 +23,7 @@ UNNAMED = "no basis named"
 
 
 def __getattr__(name: str) -> Any:
-    """The statuses are the engine's (:mod:`ortpool.check.status`), read here too
-    (``record.DIFFER``)."""
+    """The engine's statuses (:mod:`ortpool.check.status`), read here too (``record.DIFFER``)."""
     if name.startswith("_") or not hasattr(st, name):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(st, name)
@@ -105,8 +104,7 @@ class NodeResult:
 
     @property
     def shown_on(self) -> str:
-        """The input set ``comparisons`` were made on when not the model's own (a node judged
-        again at the spec's size shows the set its built-case cause names)."""
+        """The input set ``comparisons`` were made on when not the model's own."""
         if self.shown or not any(c.code == causes.BUILT_CASE for c in self.causes):
             return self.shown
         return "a built case, X " + ", ".join(str(s) for s in self.input_shapes)
@@ -158,8 +156,7 @@ class NodeResult:
 
     @property
     def accuracy_shown(self) -> bool:
-        """A sum's rounding is reported: a note, beyond the limit, or an agreeing sum rounded
-        beyond the pairwise bound."""
+        """A sum's rounding is reported: a note, beyond the limit or beyond the pairwise bound."""
         acc = self.accuracy
         if acc is None or acc.get("max_error_units") is None:
             return False
@@ -168,8 +165,8 @@ class NodeResult:
 
     @property
     def basis(self) -> Basis | None:
-        """What the node's difference breaks: the spec's words, or ruling N where the spec is
-        silent; None for a node that does not differ (or a time-out: no cause named)."""
+        """What the node's difference breaks (the spec's words, or ruling N); None if it agrees
+        (or for a time-out: no cause named)."""
         return verdict_basis(self.causes) if self.failing or self.status == st.RULINGS else None
 
     @property
@@ -178,8 +175,8 @@ class NodeResult:
         return basis.label if basis else UNNAMED
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report's node: its fields, the figures every view reads (the counts of
-        its outputs summed, each output's under ``outputs``), its causes."""
+        """The JSON report's node: its fields, its outputs' counts summed (each output's under
+        ``outputs``), its causes."""
         plain = ("name", "op", "spec_version", "opset", "dtype", "location", "attributes",
                  "input_shapes", "status", "builtin_shapes", "ortpool_shapes")
         counts = {"compared": "compared", "only_in_one": "only_in_one", "differing": "differing",
@@ -270,8 +267,7 @@ class ModelResult:
 
     @property
     def status(self) -> str:
-        """DIFFER, AGREE or, when nothing was compared (no kernel, both reject), NOT_COMPARED
-        for a model that was validated; else its ``outcome``."""
+        """Its ``outcome``, else DIFFER, AGREE or NOT_COMPARED (nothing compared)."""
         if self.outcome or self.failing:
             return self.outcome or st.DIFFER
         return st.AGREE if self.compared else st.NOT_COMPARED
@@ -313,14 +309,13 @@ def all_nodes(models: Sequence[ModelResult]) -> list[NodeResult]:
 
 
 def bases(nodes: Sequence[NodeResult]) -> dict[str, int]:
-    """The differing nodes counted by basis: ``{"spec text": 3, "ruling 7": 2}`` (a node of the
-    RULINGS status is counted by its status: the spec gives those cells no value)."""
+    """The differing nodes counted by basis: ``{"spec text": 3, "ruling 7": 2}`` (RULINGS nodes
+    are not: the spec gives those cells no value)."""
     return ordered_bases(Counter(n.basis_label for n in nodes if n.failing))
 
 
 def ordered_bases(counts: Mapping[str, int]) -> dict[str, int]:
-    """Counts by basis label in the reports' order: the spec's text, the rulings by number,
-    then :data:`UNNAMED`."""
+    """Counts by basis label: the spec's text, the rulings by number, then :data:`UNNAMED`."""
 
     def order(key: str) -> tuple[int, int]:
         if key == causes.SPEC_TEXT:
@@ -354,8 +349,8 @@ def run_status(models: Sequence[ModelResult]) -> str:
 
 
 def exit_code(models: Sequence[ModelResult], fail_on_rulings: bool = False) -> int:
-    """The worst over the models: 2 if one was not validated, 1 if one differs (or, with
-    ``fail_on_rulings``, has cells docs/rulings.md decides), else 0."""
+    """2 if a model was not validated, 1 if one differs (or, with ``fail_on_rulings``, has cells
+    docs/rulings.md decides), else 0."""
     if any(m.outcome for m in models):
         return 2
     failing = any(m.failing for m in models)
@@ -365,8 +360,7 @@ def exit_code(models: Sequence[ModelResult], fail_on_rulings: bool = False) -> i
 
 
 def node_record(site: Site, judgement: Judgement, domain: str = "finite") -> NodeResult:
-    """The report's record of a node from its judgement: the status, the figures of the set it
-    shows, the causes, where it ran."""
+    """The report's record of a node from its judgement."""
     node = NodeResult(
         name=site.name, op=site.op, spec_version=site.version, opset=site.opset,
         dtype=site.elem or "?", attributes=site.attributes,

@@ -1,5 +1,4 @@
-"""What a rewrite or restore did to each pooling node it considered, and the notes on the model
-as a whole, for the API and the command line alike (``to_dict()`` is what ``--json`` writes)."""
+"""What a rewrite or restore did to each pooling node it considered, and the model's notes."""
 
 from __future__ import annotations
 

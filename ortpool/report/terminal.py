@@ -1,9 +1,6 @@
-"""The terminal report of ``ortpool validate``, in the terminal's width (:mod:`.text`).
-
-By default one line per model, then the nodes that do not agree (or carry an accuracy note) with
-their causes, the outputs that differ and the notes that matter; ``verbose`` adds every node,
-output, input and note and the precise figures. Every count is the record's (:mod:`.record`),
-and the HTML report and the notebook's view say the same sentences (:func:`cells_text`).
+"""The terminal report of ``ortpool validate``: one line per model, then what does not agree
+(``verbose``: everything), every count the record's (:mod:`.record`); the HTML report and the
+notebook's view say the same sentences.
 """
 
 from __future__ import annotations
@@ -45,8 +42,7 @@ STATUS_TEXT = {
 
 
 def status_text(status: str, runtime: str = "onnxruntime") -> str:
-    """A status as the report names it for ``runtime`` (the runtime judged); an unknown one by
-    its own name (shown, never hidden)."""
+    """A status as the report names it for ``runtime``; an unknown one by its own name."""
     if runtime != "onnxruntime" and status in (results.NO_KERNEL, results.ORT_REJECTED):
         return f"no {runtime} kernel" if status == results.NO_KERNEL else \
             f"{runtime.upper()} REJECTS"
@@ -59,8 +55,7 @@ def runtime_of(nodes: Sequence[NodeResult]) -> str:
 
 
 def short_attributes(attrs: Mapping[str, Any]) -> str:
-    """``k=3x3 s=2x2 p=1,1,1,1 d=2x2 SAME_UPPER ceil count_include_pad``: the attributes that
-    matter (``p^2``: LpPool's exponent, ``p=`` naming the pads)."""
+    """``k=3x3 s=2x2 p=1,1,1,1 d=2x2 SAME_UPPER ceil count_include_pad p^2``."""
 
     def xs(key: str, sep: str = "x") -> str:
         return sep.join(str(v) for v in attrs[key])
@@ -96,8 +91,7 @@ def attributes_text(node: NodeResult) -> str:
 
 def cells_text(c: TensorComparison, verbose: bool = False, runtime: str = "onnxruntime",
                ties_differ: bool = False) -> str:
-    """One compared output in words, from its counts (``91 of 98 cells differ, by up to 2.5``;
-    a shift by whole cells said as such, :func:`ortpool.check.compare.align`); ``ties_differ``:
+    """One compared output in words: ``91 of 98 cells differ, by up to 2.5``; ``ties_differ``:
     on a built case an index tie is a difference (ruling 6: the first maximum is asked)."""
     ours, theirs = shape(c.builtin_shape), shape(c.ortpool_shape)
     wrong = c.differing + c.inaccurate + c.ruling_differing
@@ -141,8 +135,7 @@ def cells_text(c: TensorComparison, verbose: bool = False, runtime: str = "onnxr
 
 
 def figures_text(node: NodeResult, verbose: bool = False) -> str:
-    """What was compared on the node, output by output (named when there are several), on the
-    set the report shows: the model's own input, or the built case that differs."""
+    """What was compared on the node, output by output, on the set the report shows."""
     many = len(node.comparisons) > 1
     strict = bool(node.shown) and node.status == results.DIFFER  # a built case's ties count
     text = "; ".join((f"{c.name}: " if many else "") + cells_text(c, verbose, node.runtime, strict)
@@ -162,8 +155,7 @@ def _executed(node: NodeResult) -> str:
 
 
 def accuracy_text(node: NodeResult, verbose: bool = False) -> str:
-    """A sum's rounding where :attr:`~.record.NodeResult.accuracy_shown`, else "". ``verbose``:
-    ``Y off by 35.7 ulp = 35.8 u*mean|x| (pairwise bound 15.6, agrees within 62.6, ...)``."""
+    """A sum's rounding where :attr:`~.record.NodeResult.accuracy_shown`, else ""."""
     acc = node.accuracy
     if acc is None or not node.accuracy_shown:
         return ""
@@ -186,9 +178,8 @@ def accuracy_text(node: NodeResult, verbose: bool = False) -> str:
 
 
 def output_text(out: OutputResult, verbose: bool = False, runtime: str = "onnxruntime") -> str:
-    """A graph output end to end: ``output y [1,2,7,7] agrees (identical)``, ``output y
-    differs: 91 of 98 cells differ, by up to 2.5 (the tolerance allows 3.1e-05)``; ``verbose``:
-    against its magnitude and onnxruntime's own noise."""
+    """A graph output end to end: ``output y [1,2,7,7] agrees (identical)``; ``verbose``: against
+    its magnitude and onnxruntime's own noise."""
     c = out.comparison
     if c.agrees:
         text = f"output {c.name} {shape(c.builtin_shape)} agrees"
@@ -219,8 +210,7 @@ def display_path(path: str) -> str:
 
 def counted(statuses: Sequence[str], known: Sequence[str] = results.ORDER,
             runtime: str = "onnxruntime") -> str:
-    """``5 agree, 2 not isolated``: statuses counted, most severe first (``known``'s order;
-    statuses it lacks after them, by name), as ``runtime``'s report names them."""
+    """``5 agree, 2 DIFFERS``: statuses counted in ``known``'s order (others after, by name)."""
     counts = Counter(statuses)
     order = [s for s in known if s in counts] + sorted(set(counts) - set(known))
     return ", ".join(f"{counts[s]} {status_text(s, runtime)}" for s in order)
@@ -264,8 +254,7 @@ def _nonfinite_tail(model: ModelResult, verbose: bool) -> str:
 
 
 def model_report(model: ModelResult, verbose: bool = False) -> list[str]:
-    """A model's lines: :func:`model_line`, then the nodes that do not agree and the outputs
-    that differ; ``verbose``: every node and output, the inputs and the notes, wrapped."""
+    """:func:`model_line`, then what does not agree or differs (``verbose``: everything)."""
     lines = fit(model_line(model, verbose))
     if model.outcome:
         return lines
@@ -298,8 +287,7 @@ def model_report(model: ModelResult, verbose: bool = False) -> list[str]:
 
 
 def _worth_noting(note: str, model: ModelResult) -> bool:
-    """The notes shown by default: not the capture's (every model has one), not a failed run
-    that a missing kernel says per node."""
+    """Not the capture's note (every model has one), nor a failed run a missing kernel says."""
     if note.startswith("node inputs captured from"):
         return False
     return not (
@@ -309,8 +297,7 @@ def _worth_noting(note: str, model: ModelResult) -> bool:
 
 
 def node_lines(node: NodeResult, verbose: bool = False) -> list[str]:
-    """A node's line (name, operator, attributes, status), its figures when it ran, and the
-    lines that explain it: fallbacks, causes, accuracy, note, the reference evaluator."""
+    """A node's line (name, operator, attributes, status), its figures, and what explains it."""
     attrs = attributes_text(node)
     head = f"{safe(node.name)}  {op_text(node)}" + (f"  {attrs}" if attrs else "")
     lines = fit(f"{head}  {status_text(node.status, node.runtime)}", "  ")
@@ -347,8 +334,7 @@ def node_lines(node: NodeResult, verbose: bool = False) -> list[str]:
 
 
 def _verdict(models: Sequence[ModelResult]) -> str:
-    """How many models differ, were not validated, agree, were not compared: ``2 of 32 models
-    differ, 24 agree, 6 not compared (no onnxruntime kernel)``."""
+    """``2 of 32 models differ, 24 agree, 6 not compared (no onnxruntime kernel)``."""
     total = plural(len(models), "model")
     not_run = [m for m in models if m.outcome]
     failing = [m for m in models if m.status == results.DIFFER]
@@ -410,21 +396,18 @@ def _nodes(models: Sequence[ModelResult]) -> str:
 
 
 def summary(models: Sequence[ModelResult]) -> str:
-    """The run's verdict in one sentence: how many models differ, then the nodes by status and
-    the graph outputs that differ end to end."""
+    """The run's verdict in one sentence: models, nodes by status, outputs that differ."""
     return f"{_verdict(models)}: {_nodes(models)}; {_outputs(models)}"
 
 
 def summary_lines(models: Sequence[ModelResult]) -> list[str]:
-    """The run's closing lines: the nodes by status, then the verdict with the outputs (the
-    last line, where a reader looks)."""
+    """The nodes by status, then the verdict (the last line, where a reader looks)."""
     return fit(_nodes(models)) + fit(f"{_verdict(models)}; {_outputs(models)}")
 
 
 def information_lines(models: Sequence[ModelResult], flag: str = "--nonfinite") -> list[str]:
-    """Ruling 20's information on the run, not counted in the verdict: how many nodes differ on
-    NaN/inf inputs only (none: no line); ``flag``: how the caller asks for that domain
-    (``nonfinite=True`` from Python)."""
+    """How many nodes differ on NaN/inf inputs only (ruling 20: not in the verdict); ``flag``:
+    how the caller asks for that domain."""
     beyond = sum(len(m.nonfinite_nodes) for m in models)
     if not beyond:
         return []

@@ -32,10 +32,9 @@ def _escaped(match: re.Match[str]) -> str:
 
 
 def safe(text: object, controls: bool = True) -> str:
-    """``text`` as a report prints it: every character a terminal or an encoder cannot take
-    plainly written as its escape (``\\x1b``, ``\\u202e``, ``\\udcff``); ``controls=False``:
-    the lone surrogates only (JSON escapes the controls itself). Bytes (a protobuf string that
-    is not UTF-8) are read as UTF-8, each other byte kept as its escape."""
+    """``text`` with every character a terminal or an encoder cannot take written as its escape
+    (``\\x1b``, ``\\udcff``); ``controls=False``: the lone surrogates only (JSON escapes the
+    controls itself). Bytes are read as UTF-8, each other byte kept as its escape."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "surrogateescape")
     return (_UNSAFE if controls else _SURROGATE).sub(_escaped, str(text))
@@ -72,8 +71,7 @@ def width() -> int:
 
 
 def first_line(text: object) -> str:
-    """A message's first line, made safe: onnxruntime's runtime errors carry a C++ stack and
-    the model's graph after it (about 3,000 characters); the JSON report keeps the whole text."""
+    """A message's first line, made safe (onnxruntime's errors carry a C++ stack after it)."""
     text = str(text).strip()
     return safe(text.splitlines()[0].rstrip()) if text else ""
 
@@ -86,8 +84,7 @@ def _wrap(text: str, indent: str, more: str, columns: int) -> list[str]:
 
 def fit(text: object, indent: str = "", more: str = "    ") -> list[str]:
     """``text``'s first line, made safe, wrapped in the report's width from ``indent``, the next
-    lines ``more`` further in; at most :data:`MAX_LINES` (a runtime's message may be one line of
-    thousands of characters: the JSON report keeps it whole)."""
+    lines ``more`` further in; at most :data:`MAX_LINES`."""
     columns = width()
     lines = _wrap(first_line(text), indent, more, columns) or [indent.rstrip()]
     if len(lines) <= MAX_LINES:
@@ -97,9 +94,8 @@ def fit(text: object, indent: str = "", more: str = "    ") -> list[str]:
 
 
 def wrapped(lines: Sequence[str], more: int = 6) -> list[str]:
-    """A report's logical lines, made safe, in the report's width: a long line wrapped, its
-    continuation ``more`` columns deeper than its own indent (deeper than any line nested
-    under it), so that it reads as one."""
+    """A report's lines, made safe, in the report's width: a long line wrapped, its continuation
+    ``more`` columns deeper than its own indent."""
     columns, out = width(), []
     for line in map(safe, lines):
         text = line.lstrip(" ")
@@ -112,9 +108,8 @@ def wrapped(lines: Sequence[str], more: int = 6) -> list[str]:
 
 def grid_lines(rows: Sequence[Sequence[str]], width: int | None = None,
                numbers_right: bool = False) -> list[str]:
-    """``rows`` (the header first) as columns padded to their widest cell, a rule under the
-    header, counts right-aligned with ``numbers_right``; with ``width``, the widest column cut
-    ("…") until the lines fit (the full text is in ``--json``)."""
+    """``rows`` (the header first) as padded columns, a rule under the header, counts
+    right-aligned with ``numbers_right``; with ``width``, the widest column cut until they fit."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     while width is not None and sum(widths) + 2 * (len(widths) - 1) > width and max(widths) > 8:
         widths[widths.index(max(widths))] -= 1
@@ -135,8 +130,7 @@ def markdown(rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def clean(value: Any) -> Any:
-    """``value`` as standard JSON holds it: NaN and inf as strings; a name that is not UTF-8
-    (lone surrogates, or bytes) with its escapes (``\\udcff``), so the file is valid UTF-8."""
+    """``value`` as standard JSON holds it: NaN and inf as strings, text made valid UTF-8."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, str | bytes):

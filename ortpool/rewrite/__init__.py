@@ -1,17 +1,9 @@
-"""Rewrite a model's standard pooling nodes to ortpool's op types, and restore them.
+"""Rewrite a model's standard pooling nodes to ortpool's op types, and restore them (examples:
+docs/rewrite.md). ``ortpool.rewrite`` is this package, callable as :func:`rewrite`.
 
-API::
-
-    import ortpool
-    model = ortpool.rewrite("model.onnx")                  # or an onnx.ModelProto
-    model, report = ortpool.rewrite.rewrite_with_report(model, ops="MaxPool", skip_invalid=True)
-    print(report)                                          # counts per op version, nodes left alone
-    back = ortpool.restore(model)
-    report = ortpool.rewrite.rewrite_file("in.onnx", "out/model.onnx")   # external data handled
-
-``ortpool.rewrite`` is this package, callable as :func:`rewrite`. A model given as a path is
-loaded without its external data (the proto still refers to the weights beside the source): to
-write it elsewhere use :func:`rewrite_file` / :func:`restore_file` (or :func:`save`).
+A model given as a path is loaded without its external data (the proto still refers to the
+weights beside the source): to write it elsewhere use :func:`rewrite_file` / :func:`restore_file`
+(or :func:`save`).
 """
 
 from __future__ import annotations

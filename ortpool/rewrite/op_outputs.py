@@ -1,10 +1,8 @@
 """Declared types of ortpool op outputs: written by a rewrite, removed by a restore.
 
-onnxruntime infers nothing about a custom op's outputs, and an execution provider that compiles
-the graph around an output of unknown rank refuses it (OpenVINO). So a rewrite declares every
-ortpool output nothing declares yet, with a static size only where certain (OpenVINO compiles a
-declared size in and trusts it): in the main graph, N and C as the input's and the spatial sizes
-:func:`ortpool.kernels.shapes.output_shape` computes; elsewhere the rank only. Each declaration
+onnxruntime infers nothing about a custom op's outputs, and a provider that compiles the graph
+refuses an output of unknown rank (OpenVINO). So a rewrite declares them, with a static size only
+where certain (OpenVINO trusts it): in the main graph; elsewhere the rank only. Each declaration
 carries :data:`MARK`, which :func:`remove` drops, so ``restore(rewrite(m))`` gives ``m`` back.
 """
 
@@ -29,8 +27,7 @@ MARK = "ortpool-shape: declared by 'ortpool rewrite'; 'ortpool restore' removes 
 
 
 def declare(model: onnx.ModelProto, types: TypeTable) -> list[str]:
-    """Declare the outputs of every ortpool node that nothing declares yet (in place; see the
-    module docstring); returns the names declared."""
+    """Declare the outputs of every ortpool node nothing declares yet; returns their names."""
     declared: list[str] = []
     tainted = _tainted(model)
     for scope in model_scopes(model):
@@ -72,10 +69,8 @@ def _append(holder, known: set[str], name: str, elem: int, dims: list) -> str:
 
 
 def _tainted(model: onnx.ModelProto) -> set[tuple[str, str, str]]:
-    """The local functions whose body (subgraphs and called functions included) holds an ortpool
-    node: onnxruntime types a call's outputs from its body, gets nothing through an ortpool op
-    and refuses the model ("Op (f) output arg (y) type inference failed"), unless the call's
-    output is declared in the calling graph."""
+    """The local functions whose body (called functions included) holds an ortpool node: the
+    calls' outputs must be declared, onnxruntime infers nothing through an ortpool op."""
     scopes = model_scopes(model)
     bodies = {(f.domain, f.name, f.overload): [n for s in scopes if s.key[:2] == ("function", i)
                                                for n in s.nodes]
@@ -97,8 +92,7 @@ def _calls_ortpool(node: onnx.NodeProto, tainted: set[tuple[str, str, str]]) -> 
 
 
 def remove(model: onnx.ModelProto) -> list[str]:
-    """Drop the declarations :func:`declare` wrote whose value no ortpool op writes any more (in
-    place); returns their names."""
+    """Drop the declarations :func:`declare` wrote that no ortpool op writes; returns them."""
     removed: list[str] = []
     tainted = _tainted(model)
     for holder in (scope.holder for scope in model_scopes(model)):

@@ -1,8 +1,6 @@
 """The two passes over a whole model, standard pooling -> ortpool (rewrite) and back (restore),
-each in place, scope by scope: only the pooling nodes changed (and the marked Casts and output
-declarations, :mod:`.op_outputs`) and the ``ortpool`` opset import; everything else stays as it
-was.
-"""
+in place: only the pooling nodes, their marked Casts and output declarations and the ``ortpool``
+opset import change."""
 
 from __future__ import annotations
 
@@ -77,8 +75,7 @@ def _rewrite_node(site: Site, namer: retarget.Namer) -> tuple[NodeReport, list |
 
 def restore_model(model: onnx.ModelProto, selection: Selection,
                   skip_invalid: bool) -> RewriteReport:
-    """Turn the selected ortpool nodes of ``model`` back into standard nodes (in place), removing
-    the Casts a rewrite put around them and the ``ortpool`` import where nothing uses it."""
+    """Turn the selected ortpool nodes of ``model`` back into standard nodes (in place)."""
     report = RewriteReport("restore")
     scopes = model_scopes(model)
     selection.check_names({n.name for s in scopes for n in s.nodes if _is_ortpool(n)}, "ortpool")

@@ -1,8 +1,7 @@
 """One node at a time: a checked standard pooling node to its ortpool op type, and back.
 
-float16 and bfloat16 cannot enter a Python custom op: such a node is wrapped in Casts to float32
-of X (and every input of X's type) and back for Y, marked (name prefix and doc string) so that
-restore removes exactly the Casts a rewrite inserted.
+float16 and bfloat16 cannot enter a Python custom op: such a node is wrapped in Casts to and from
+float32, marked (name prefix and doc string) so that restore removes exactly those.
 """
 
 from __future__ import annotations
@@ -55,8 +54,8 @@ def all_names(model: onnx.ModelProto) -> set[str]:
 
 
 def _like(node: onnx.NodeProto, op_type: str, domain: str | None) -> onnx.NodeProto:
-    """A node of ``op_type`` with ``node``'s name and doc string, copied (a name that is not
-    UTF-8 is taken only by copy), no other field set (a round trip compares equal)."""
+    """A node of ``op_type`` with ``node``'s name and doc string copied (a name that is not
+    UTF-8 is taken only by copy), no other field set."""
     out = onnx.NodeProto()
     out.CopyFrom(node)
     for field in out.DESCRIPTOR.fields:
@@ -82,9 +81,8 @@ def _cast(name: str, source: str, target: str, to: int, opset: int, domain: str,
 
 
 def to_ortpool(site: Site, cast_from: int | None, namer: Namer) -> list[onnx.NodeProto]:
-    """The nodes replacing the site's node: the ortpool node, with Casts around it when
-    ``cast_from`` (X's TensorProto type) is float16/bfloat16: the Casts in, the node, the Cast
-    out."""
+    """The nodes replacing the site's node: the ortpool node, between Casts when ``cast_from``
+    (X's TensorProto type) is float16/bfloat16."""
     node, opset = site.node, site.opset
     inputs, outputs = list(site.inputs), list(site.outputs)
     new = _like(node, site.op_type.name, optypes.DOMAIN)
@@ -116,9 +114,8 @@ def is_inserted_cast(node: onnx.NodeProto) -> bool:
 
 
 def to_standard(node: onnx.NodeProto, opset: int | None) -> onnx.NodeProto:
-    """The standard node an ortpool node stands for, attributes decoded and defaults omitted;
-    an error at an opset that gives the operator another spec version (the node would compute
-    something else), or where the node lacks an attribute of its version's encoding."""
+    """The standard node an ortpool node stands for, defaults omitted; an error at an opset
+    that gives the operator another spec version, or for an attribute not in its encoding."""
     name = node_name(node)
     try:
         op_type = optypes.parse(node.op_type)

@@ -11,7 +11,7 @@ from typing import Any
 import onnx
 
 from ortpool.errors import OrtpoolError
-from ortpool.options import PYTHON, domain, files, main_kept_out, target, timing, values
+from ortpool.options import PYTHON, domain, files, target, timing, values
 from ortpool.options import accuracy as accuracy_group
 from ortpool.options import inputs as inputs_group
 from ortpool.options import runtime as session
@@ -20,6 +20,7 @@ from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.notebook import ValidationReport
 from ortpool.runtimes import Runtime
+from ortpool.runtimes.base import main_kept_out
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.validate.validator import ValidateOptions, bundled_models, validate_model
 
@@ -39,26 +40,23 @@ def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
     and the model end to end, as ``ortpool validate`` does.
 
     ``model``: a path, an ``onnx.ModelProto``, or a list of them (default: the bundled models).
-    ``shapes``: sizes of inputs' open dims, ``{"image": (1, 3, 224, 224)}`` (or
-    ``["image:1,3,224,224"]``); ``inputs``: arrays to feed, a mapping or an ``.npz`` path (the
-    inputs a pool reads as data, rois and MaxUnpool indices, must be given); ``seed``: of the
-    generated inputs. ``runtime``: the runtime judged, ``"onnxruntime"`` (the default),
-    ``"openvino"`` (OpenVINO's own), ``"tract"``, ``"reference"`` or a
+    ``shapes``: sizes of inputs' open dims, ``{"image": (1, 3, 224, 224)}``; ``inputs``: arrays
+    to feed, a mapping or an ``.npz`` path (the inputs a pool reads as data, rois and MaxUnpool
+    indices, must be given); ``seed``: of the generated inputs. ``runtime``: the runtime judged,
+    ``"onnxruntime"`` (the default), ``"openvino"``, ``"tract"``, ``"reference"`` or a
     :class:`ortpool.runtimes.Runtime`, any but onnxruntime in a worker process, ``case_timeout``
-    seconds a run, with ``runtime_options`` (openvino: ``{"precision": "f32"}``); the
-    onnxruntime keywords are refused beside it. ``providers``: in priority order (``"cpu"``,
+    seconds a run, with ``runtime_options`` (openvino: ``{"precision": "f32"}``; the onnxruntime
+    keywords are refused beside it). ``providers``: in priority order (``"cpu"``,
     ``["openvino", "cpu"]`` or ``[(name, {options})]``); ``opt_level``: of every run (default
-    ``disable``: each node judged as written); ``intra_op_threads``, ``inter_op_threads``,
-    ``execution_mode``: the sessions' (0: onnxruntime's own). ``nonfinite``: False (the
-    default), the finite domain, the nodes that differ on NaN and +-inf only reported as
-    information (``node.nonfinite``); True, those judged too (ruling 20). ``atol``/``rtol``:
-    graph outputs' tolerances; ``accuracy``: the sums' rule
+    ``disable``: each node judged as written); the threads and ``execution_mode``: the
+    sessions' (0: onnxruntime's own). ``nonfinite``: True judges NaN and +-inf inputs too
+    (ruling 20; by default a node differing there only is information, ``node.nonfinite``).
+    ``atol``/``rtol``: graph outputs' tolerances; ``accuracy``: the sums' rule
     (:class:`ortpool.tolerances.AccuracyRule`). ``reference``: add the onnx reference
     evaluator, ``reference_timeout`` seconds a node. ``fail_on_rulings``: cells docs/rulings.md
-    decides count in ``exit_code``. ``isolate``: each model in a child process, as the command
-    runs them (default for paths), ``jobs`` at once (0: one per core), ``timeout`` seconds each
-    (None: no limit). ``guard_cost``: measure what guarding the nodes that differ on NaN/inf
-    costs (:func:`ortpool.forms.price.guard_price`).
+    decides count in ``exit_code``. ``isolate``: each model in a child process (default for
+    paths), ``jobs`` at once (0: one per core), ``timeout`` seconds each (None: no limit).
+    ``guard_cost``: measure what guarding the nodes that differ on NaN/inf costs.
 
     Returns a :class:`ValidationReport`; a bad argument raises :class:`ortpool.OrtpoolError` (or
     a ``TypeError``) naming it.

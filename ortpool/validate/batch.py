@@ -1,12 +1,9 @@
 """Several models in one ``ortpool validate`` run, each validated in a child process of its own.
 
-A model can end the process that validates it (``std::terminate``, an abort, the memory limit),
-hang, or make the validator raise: each is that model's status (CRASHED, TIMED_OUT,
-COULD_NOT_RUN, the reason in one line) and the run goes on. Children are forked from a warmed
-forkserver (:mod:`.batch_preload`), ``jobs`` at once, each killed ``timeout`` s after its start;
-results come back pickled through a pipe and are handed out in the order given, whatever
-``jobs``. No child outlives the run: the parent kills them on any way out, a child dies with a
-parent killed outright and ends itself a little after its ``timeout``.
+A model can end the process that validates it, hang, or make the validator raise: each is that
+model's status (CRASHED, TIMED_OUT, COULD_NOT_RUN, the reason in one line) and the run goes on.
+Children are forked from a warmed forkserver (:mod:`.batch_preload`), ``jobs`` at once; results
+come back pickled through a pipe, in the order given. No child outlives the run.
 """
 
 from __future__ import annotations
@@ -94,15 +91,14 @@ def _reason(err: BaseException, path: str) -> str:
     return text.removeprefix(f"{path}: ")
 
 
-#: seconds a child lives past its ``timeout`` before its own alarm ends it (the parent, when
-#: alive, kills it at the timeout and reports it)
+#: seconds a child lives past its ``timeout`` before its own alarm ends it (the parent kills it
+#: at the timeout)
 _ALARM_GRACE = 5
 
 
 def _bound_to_parent(conn: Connection, timeout: float | None) -> threading.Event:
-    """In a child: ignore SIGINT, die with the parent (a thread polls ``conn``: POLLERR once no
-    reader is left), and end by SIGALRM (even inside native code) ``_ALARM_GRACE`` seconds
-    after ``timeout``. Returns the event to set once the result is sent."""
+    """In a child: ignore SIGINT, die with the parent, and end by SIGALRM (even inside native
+    code) after ``timeout``; returns the event to set once the result is sent."""
     import select
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -137,13 +133,12 @@ def _child(conn: Connection, work: Work, path: str, options: Any, strict_shapes:
            output: str, environment: dict[str, str], terminal: bool,
            timeout: float | None) -> None:
     done = _bound_to_parent(conn, timeout)
-    # the forkserver's environment is the one it started with: take the run's (and the
-    # kernels' choice, which the warm-up read once, from it)
+    # the forkserver's environment is the one it started with: take the run's
     kernels_choice = os.environ.get("ORTPOOL_KERNELS")
     os.environ.clear()
     os.environ.update(environment)
-    # temporary files into the run's folder, which the parent removes; not where it is so deep
-    # that multiprocessing's sockets below it would pass an AF_UNIX path's 107 bytes
+    # temporary files into the run's folder, which the parent removes (unless too deep for
+    # multiprocessing's sockets)
     folder = os.path.dirname(output)
     if len(os.fsencode(folder)) <= _SOCKET_ROOM:
         os.environ["TMPDIR"] = tempfile.tempdir = folder
@@ -305,12 +300,10 @@ def run_models(paths: Sequence[str], options: Any, *, jobs: int = 1,
                work: Work = validate_one) -> list[results.ModelResult]:
     """Validate every model of ``paths``, each in a child process, up to ``jobs`` at once.
 
-    Returns one result per path, in the order given, whatever happened to each; ``on_result``
-    gets them in that order as soon as each can be given (after the output its child printed,
-    passed on to ``stderr``). ``strict_shapes`` (default: a single model) makes a ``--shape``
-    naming an input the model lacks an error. ``progress(done, total, label)`` follows the nodes
-    of a lone model, else the models done. As with any multiprocessing API, a script that calls
-    this needs the ``if __name__ == "__main__":`` guard (the children import the main module).
+    Returns one result per path, in the order given; ``on_result`` gets each as soon as it can
+    (after the output its child printed, passed on to ``stderr``). ``strict_shapes`` (default: a
+    single model) makes a ``--shape`` naming an input the model lacks an error. A script that
+    calls this needs the ``if __name__ == "__main__":`` guard (the children import it).
     """
     stream = stderr if stderr is not None else sys.stderr
     start()  # not while signals are held (start_children): the server would inherit the mask
@@ -438,9 +431,8 @@ class _Run:
 
 
 def warm() -> None:
-    """Validate a one-node model once, in the forkserver: what a first validation pays
-    (onnxruntime's environment, ortpool's registration, numpy.random) is then paid once per run,
-    not once per child. A failure here only leaves the children to pay it."""
+    """Validate a one-node model once, in the forkserver: what a first validation pays is then
+    paid once per run, not once per child."""
     try:
         import numpy as np
         import onnx

@@ -1,18 +1,8 @@
 """The end-to-end verdict: each graph output of the ortpool-rewritten model against the built-in
-run's, judged for what the pools changed.
-
-Outputs need not be bit-identical at the same level: ortpool's AveragePool sums in another order,
-and the runtime fuses the convolutions around a custom op differently. That rounding grows
-through the layers relative to the output's largest values, so an output's tolerance is scaled
-to its magnitude; a pool's accuracy note (ruling 17) adds its relative error to the rtol, so a
-note never fails the run end to end. A real difference changes a shape, a NaN or values by far
-more. The built-in run's own noise at the other level is measured for information only: the
-optimiser can be what is wrong (ruling 16), and a bound taken from it would hide that.
-
-Half types round far more coarsely: a value computed in float32 and rounded once lands at most
-one ulp of its half type from the other run's, so an output is allowed ``half_ulps`` ulp of the
-half type at its magnitude per node between a pool and it that computes a half-typed value
-(:func:`half_roundings`; a max, a Relu or a reshape selects and rounds nothing).
+run's, within a tolerance scaled to the output's magnitude (the rule and its reasons:
+docs/validate.md, "The end-to-end verdict"). A half-typed output is also allowed ``half_ulps``
+ulp of its type per node between a pool and it that rounds to that type
+(:func:`half_roundings`).
 """
 
 from __future__ import annotations
@@ -67,8 +57,7 @@ def _holds_pool(node: onnx.NodeProto) -> bool:
 
 def half_roundings(model: onnx.ModelProto) -> dict[str, dict[str, int]]:
     """Per graph output of ``model`` (functions inlined), the nodes between the pooling nodes
-    and it that round to a half type, counted per type: ``Cast(to float16) -> MaxPool ->
-    AveragePool -> Cast(to float)`` gives ``{"out": {"float16": 1}}`` (the AveragePool)."""
+    and it that round to a half type, counted per type: ``{"out": {"float16": 1}}``."""
     graph = model.graph
     types = learn_types(model)
     scope = model_scopes(model)[0]
@@ -105,10 +94,9 @@ def output_tolerance(dtype: str, a: np.ndarray, b: np.ndarray, atol: float | Non
                      rtol: float | None, note_rtol: float = 0.0,
                      roundings: Mapping[str, int] | None = None,
                      half_ulps: float = 1.0) -> Tolerance:
-    """The per-type tolerance (``--atol``/``--rtol``; a half-typed output's own is float32's,
-    the type it is computed in) plus the accuracy notes' ``note_rtol``, relative to the output's
-    magnitude, plus ``half_ulps`` ulp of the half type at the magnitude per rounding to it after
-    a pool (``roundings``: :func:`half_roundings`); integer outputs (Indices) exact."""
+    """The per-type tolerance (a half type's is float32's) relative to the output's magnitude,
+    plus the accuracy notes' ``note_rtol`` and ``half_ulps`` ulp of the half type per rounding
+    to it after a pool (``roundings``); integer outputs (Indices) exact."""
     tol = tolerance_for("AveragePool", "float" if dtype in HALF else dtype, atol, rtol)
     if tol.exact:
         return tol
@@ -144,8 +132,7 @@ def compare_outputs(names: Sequence[str], builtin: Sequence[np.ndarray],
 def measure_noise(outputs: Sequence[results.OutputResult], builtin: Sequence[np.ndarray],
                   run_other_level: Callable[[], Sequence[np.ndarray]]) -> None:
     """Set each float output's ``noise``: how far the built-in run moves at the other graph
-    optimisation level. Only when some output is not bit-identical (else nothing to explain);
-    left unset if that run fails."""
+    optimisation level, when some output is not bit-identical."""
     if all(o.comparison.max_abs in (0, None) for o in outputs):
         return
     try:

@@ -1,13 +1,9 @@
 """``validate_model``: one model, per pooling node in isolation and end to end.
 
-The model runs once on the runtime judged with every pooling node's inputs as extra outputs (the
-ortpool-rewritten run captures them where it cannot run the model); each node is judged by the
-engine on those inputs and the domain's built cases (:func:`judge_site`); the rewritten model
-runs on the same inputs at the same level and each graph output is compared (:mod:`.endtoend`).
-
-A model ``ortpool fix`` wrote is read as such: a node realized by a standard-op form is judged
-as that form stands and reported ``fixed`` (:mod:`ortpool.model.fixmarks`); a node of the
-ortpool domain runs ortpool's kernel and is reported as an ortpool op.
+The model runs once on the runtime judged with every pooling node's inputs as extra outputs; each
+node is judged by the engine on those inputs and the domain's built cases (:func:`judge_site`);
+the rewritten model's graph outputs are compared with the built-in run's (:mod:`.endtoend`). A
+model ``ortpool fix`` wrote is judged as its forms stand (:mod:`ortpool.model.fixmarks`).
 """
 
 from __future__ import annotations
@@ -192,9 +188,8 @@ def _resolve_inputs(model: onnx.ModelProto, options: ValidateOptions, strict_sha
 
 def _sites(model: onnx.ModelProto, inlined: onnx.ModelProto, result: results.ModelResult,
            fixed: Mapping[str, fixmarks.FixedNode], has_ortpool_ops: bool) -> list[Site]:
-    """The pooling sites of the inlined model but the nodes of fix's forms (``fixed``: judged as
-    regions), those of local functions said so; the notes on them (none at all, an empty
-    auto_pad) in ``result``."""
+    """The pooling sites of the inlined model but the nodes of fix's forms (judged as regions);
+    the notes on them (none at all, an empty auto_pad) in ``result``."""
     main_names = {text(n.name) for n in model.graph.node}
     # the nodes of a form of several nodes are judged together, as a region
     in_forms = {name for f in fixed.values() if f.nodes for name in (f.name, *f.nodes)}
@@ -223,9 +218,8 @@ def _sites(model: onnx.ModelProto, inlined: onnx.ModelProto, result: results.Mod
 
 def _fixed_alone(nodes: list[results.NodeResult],
                  fixed: Mapping[str, fixmarks.FixedNode]) -> None:
-    """A form fix wrote without inserting a node (explicit pads) is the node itself, judged as
-    any other: where it agrees, it is reported as fixed (under the function's node name in an
-    inlined copy)."""
+    """A form fix wrote without inserting a node (explicit pads) is the node itself: where it
+    agrees, it is reported as fixed (under the function's node name in an inlined copy)."""
     for node in nodes:
         inlined_from = _INLINED.fullmatch(node.name)
         name = inlined_from[1] if inlined_from and inlined_from[1] in fixed else node.name
@@ -240,9 +234,8 @@ def _fixed_alone(nodes: list[results.NodeResult],
 
 def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
              notes: list[str]) -> list[Site]:
-    """Each node fix wrote as a standard-op form, as the site of the spec it claims (its
-    operator, version and attributes, reading the node's own inputs, where the form stands);
-    the verdict is the engine's on the form (:func:`_judge_region`), never the record's. A
+    """Each form fix wrote as the site of the spec it claims, reading the node's own inputs
+    where the form stands (judged by :func:`_judge_region`, never taken from the record); a
     record naming no spec ortpool knows is dropped from ``fixed`` with a note."""
     scopes = {text(n.name): scope for scope in model_scopes(model) for n in scope.nodes
               if n.name}
@@ -280,9 +273,7 @@ def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
 def _judge_region(model: onnx.ModelProto, entry: fixmarks.FixedNode, site: Site,
                   captured: Mapping[str, np.ndarray], options: ValidateOptions,
                   on: RuntimeSpec | Worker) -> results.NodeResult:
-    """A form fix wrote, judged as it stands in ``model``
-    (:func:`ortpool.model.singlenode.region_model`) against the spec it claims, as
-    :func:`judge_site` judges a node; FIXED where exact."""
+    """A form fix wrote, judged as it stands against the spec it claims; FIXED where exact."""
     holder = site.scope.holder if site.scope is not None else None
     outputs = list(site.outputs[: 2 if site.indices_read else 1])
 
@@ -317,9 +308,8 @@ def _judge_region(model: onnx.ModelProto, entry: fixmarks.FixedNode, site: Site,
 def _run_whole(model: onnx.ModelProto, inlined: onnx.ModelProto, feeds: Mapping[str, np.ndarray],
                sites: Sequence[Site], options: ValidateOptions, result: results.ModelResult,
                has_ortpool_ops: bool = False, worker: Worker | None = None) -> _Runs:
-    """The built-in run (``worker``'s runtime's) with the nodes' inputs captured, then the
-    rewritten run (capturing them there when the built-in run failed). A model holding ortpool
-    ops runs them through ortpool in the built-in run too."""
+    """The built-in run with the nodes' inputs captured, then the rewritten run (capturing them
+    there when the built-in run failed); a model's own ortpool ops run through ortpool."""
     runs = _Runs()
     name = worker.runtime.name if worker is not None else "onnxruntime"
 
@@ -437,8 +427,8 @@ def _judge_all(sites: Sequence[Site], captured: Mapping[str, np.ndarray],
 def _built_sets(site: Site, shapes: Sequence[Sequence[int]], options: ValidateOptions,
                 captured: Sequence[np.ndarray] | None = None,
                 nonfinite: bool | None = None) -> list[FeedSet]:
-    """The domain's built cases of ``site`` at ``shapes`` (ruling 18), the model's own inputs
-    first; only the captured set where the type has no built case (bfloat16)."""
+    """The domain's built cases at ``shapes`` (ruling 18), the captured inputs first; only those
+    where the type has no built case (bfloat16)."""
     if captured is not None and captured[0].dtype.kind not in "fiu":
         return [FeedSet(CAPTURED, list(captured), observed=True)]
     extra = captured[2] if captured is not None and site.op == "MaxUnpool" and len(
@@ -451,11 +441,9 @@ def _built_sets(site: Site, shapes: Sequence[Sequence[int]], options: ValidateOp
 
 def judge_site(site: Site, captured: Mapping[str, np.ndarray], options: ValidateOptions,
                on: RuntimeSpec | Worker) -> results.NodeResult:
-    """One pooling node judged by the engine (:func:`ortpool.check.judge.judge`) on ``on``: on
-    its captured inputs and the domain's built cases at their size; where that agrees, also at
-    the spec's size (:func:`_at_spec_size`) and, in the finite domain, on the non-finite cases
-    as information. A node whose input is not captured is judged as ``fix`` judges it
-    (:func:`_judge_alone`)."""
+    """One pooling node judged by the engine on ``on``: on its captured inputs and the domain's
+    built cases at their size; where that agrees, also at the spec's size (:func:`_at_spec_size`)
+    and, in the finite domain, on the non-finite cases as information."""
     if not site.version:
         return _record(site, Judgement(status=results.BOTH_REJECTED, failure=site.reason),
                        options)
@@ -511,9 +499,8 @@ def _at_spec_size(site: Site, x: np.ndarray, options: ValidateOptions,
 
 def _judge_alone(site: Site, options: ValidateOptions, on: RuntimeSpec | Worker,
                  why: str = "") -> results.NodeResult:
-    """A node whose input is not captured (inside a subgraph, where it changes per branch or
-    iteration; or ``why``), judged on the built cases at its static size, or at the sizes
-    :func:`ortpool.check.cases.sampled_shapes` gives where it is symbolic."""
+    """A node whose input is not captured (inside a subgraph; or ``why``), judged on the built
+    cases at its static size, or at sampled sizes where it is symbolic."""
     why = why or "its input changes per iteration/branch: none is captured"
     where = f"in the {site.location}"
     if not site.judgeable or site.elem not in dtypes.NUMPY or len(site.inputs) != 1:
@@ -553,8 +540,7 @@ def _ortpool_node(node: onnx.NodeProto, opset: int, location: str) -> results.No
 
 
 def bundled_models_dir() -> Path:
-    """ortpool/models/: the models shipped as package data (in the repository, the top-level
-    models/, mapped to the package ``ortpool.models`` by pyproject.toml)."""
+    """The bundled models' folder (the repository's models/, the package ``ortpool.models``)."""
     try:
         folder = importlib.resources.files("ortpool.models")
     except ModuleNotFoundError:  # installed without them, or editable from before the mapping
