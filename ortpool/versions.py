@@ -142,6 +142,14 @@ def neutral_defaults() -> Mapping[str, Value]:
     return {**found, **ABSENT_DEFAULTS}
 
 
+@functools.cache
+def flags() -> tuple[str, ...]:
+    """The 0/1 attributes of any version (an int whose schema default is 0), by name:
+    ``("ceil_mode", "count_include_pad", "storage_order")``."""
+    return tuple(sorted({name for opv in all_versions() for name, spec in opv.attrs.items()
+                         if spec.kind == "int" and spec.default == 0}))
+
+
 def versions_of(op: str) -> tuple[int, ...]:
     """The spec versions of ``op``, e.g. ``versions_of("MaxUnpool") == (9, 11, 22)``."""
     if op not in OPERATORS:

@@ -211,3 +211,7 @@ def test_neutral_defaults_are_the_first_schema_defaults():
         "ceil_mode": 0, "dilations": None, "count_include_pad": 0, "storage_order": 0,
         "auto_pad": "NOTSET",
     }
+
+
+def test_flags_from_the_schemas():
+    assert versions.flags() == ("ceil_mode", "count_include_pad", "storage_order")
