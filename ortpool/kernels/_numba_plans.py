@@ -92,7 +92,8 @@ _UNIT_AXIS = AxisGeometry(n=1, k=1, s=1, d=1, pb=0, pe=0, out=1)
 
 class Windows:
     """The loop of :class:`._plan.MaxIndices` of rank 1-3: ``max_indices`` over each window's taps
-    in row-major order (rulings 6, 7), ranks 1 and 2 seen as rank 3 with unit leading axes."""
+    in row-major order (rulings 6, 7), ranks 1 and 2 seen as rank 3 with unit leading axes; the
+    plan's ``operands`` follow the plane size."""
 
     def __init__(self, kernel: Callable, plan: Any, geom: PoolGeometry):
         self.kernel = kernel
@@ -109,7 +110,7 @@ class Windows:
 
         def work(lo: int, hi: int) -> None:
             self.kernel(src[lo:hi], y4[lo:hi], i4[lo:hi], self.geo, self.mult, lo, plan.in_plane,
-                        plan.ident)
+                        *plan.operands)
 
         # A window loop costs about as much per input byte as three passes.
         _split(plan.planes, work, plan.nbytes * 3)
