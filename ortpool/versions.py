@@ -25,12 +25,9 @@ CAST_TYPES: tuple[str, ...] = ("float16", "bfloat16")
 
 #: List attributes whose schema text (not its default) gives one value per spatial axis.
 PER_AXIS_DEFAULTS: Mapping[str, int] = {"strides": 1, "dilations": 1, "pads": 0}
-#: Attributes a later version adds, with the value that does what the versions without it did
-#: (dilations None: 1 per axis): how a node of such a version reads, what a lifted node may keep.
-NEUTRAL_DEFAULTS: Mapping[str, int | str | None] = {
-    "ceil_mode": 0, "dilations": None, "count_include_pad": 0, "storage_order": 0,
-    "auto_pad": "NOTSET",
-}
+#: The neutral value of an attribute no version of some operator has (MaxUnpool, the global
+#: pools, MaxRoiPool read as NOTSET); those a later version adds: :func:`neutral_defaults`.
+ABSENT_DEFAULTS: Mapping[str, int | str | None] = {"auto_pad": "NOTSET"}
 
 
 #: An attribute's value as a schema or node holds it.
@@ -75,7 +72,7 @@ class OpVersion:
     def default(self, name: str, rank: int | None = None) -> Value:
         """The value of ``name`` on a node of this version that does not write it: the schema's
         default, a list attribute's fill for ``rank`` spatial axes, or for an attribute this version
-        lacks its :data:`NEUTRAL_DEFAULTS` value; None for ``kernel_shape`` and ``pooled_shape``."""
+        lacks its :func:`neutral_defaults` value; None for ``kernel_shape`` and ``pooled_shape``."""
         spec = self.attrs.get(name)
         if spec is not None and spec.default is not None:
             return spec.default
@@ -83,8 +80,8 @@ class OpVersion:
             if rank is None:
                 raise ValueError(f"the default of {name!r} needs the number of spatial axes")
             return (PER_AXIS_DEFAULTS[name],) * (2 * rank if name == "pads" else rank)
-        if spec is None and name in NEUTRAL_DEFAULTS:
-            return NEUTRAL_DEFAULTS[name]
+        if spec is None and name in neutral_defaults():
+            return neutral_defaults()[name]
         return None
 
 
@@ -127,6 +124,28 @@ def all_versions() -> tuple[OpVersion, ...]:
         if schema.domain == "" and schema.name in OPERATORS:
             found[(schema.name, schema.since_version)] = _op_version(schema)
     return tuple(found[key] for key in sorted(found, key=lambda k: (OPERATORS.index(k[0]), k[1])))
+
+
+@functools.cache
+def neutral_defaults() -> Mapping[str, Value]:
+    """Attributes a later version adds, with the value that does what the versions without it did:
+    the schema default of the first version that has it (dilations None: 1 per axis), and
+    :data:`ABSENT_DEFAULTS`: how a node of such a version reads, what a lifted node may keep."""
+    found: dict[str, Value] = {}
+    for opv in all_versions():
+        earlier = [v for v in all_versions() if v.op == opv.op and v.version < opv.version]
+        for name, spec in opv.attrs.items():
+            if earlier and not all(name in v.attrs for v in earlier):
+                found.setdefault(name, spec.default)
+    return {**found, **ABSENT_DEFAULTS}
+
+
+@functools.cache
+def flags() -> tuple[str, ...]:
+    """The 0/1 attributes of any version (an int whose schema default is 0), by name:
+    ``("ceil_mode", "count_include_pad", "storage_order")``."""
+    return tuple(sorted({name for opv in all_versions() for name, spec in opv.attrs.items()
+                         if spec.kind == "int" and spec.default == 0}))
 
 
 def versions_of(op: str) -> tuple[int, ...]:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from ortpool import versions
 from ortpool.check import status as st
 from ortpool.check.cases import FeedSet, expect
 from ortpool.check.compare import (
@@ -31,7 +32,7 @@ from ortpool.model.singlenode import alone_model
 from ortpool.model.site import Site
 from ortpool.ort import runtime_spec
 from ortpool.ort.opening import open_session, optimized
-from ortpool.ort.ortrun import NO_KERNEL, classify
+from ortpool.ort.ortrun import NO_KERNEL, classify, known_version
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.runtimes.base import CRASHED, TIMED_OUT, RuntimeFailure, Worker
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, Tolerance, node_tolerance
@@ -335,7 +336,10 @@ def _run_sets(build: Build, site: Site, sets: Sequence[FeedSet], runtime: Runtim
                 session = open_session(runtime, model, level=level, threads=1,
                                        profile_dir=folder)
             except Exception as err:  # onnxruntime raises its own types; each is a refusal
-                judgement.fail(*refusal(err, LOADING))
+                status, text = refusal(err, LOADING)
+                if status == st.ORT_REJECTED and _newer_than_ort(site):
+                    status = st.NO_KERNEL
+                judgement.fail(status, text)
                 return judgement
             stop = run_group(session_run(session), site, group, judgement, rule)
             if folder is not None:  # read on a set that differs too: that is the one shown
@@ -353,6 +357,16 @@ def _run_sets(build: Build, site: Site, sets: Sequence[FeedSet], runtime: Runtim
     if not judgement.sets:
         judgement.fail(st.NOT_COMPARED, "no input set could be run")
     return judgement
+
+
+def _newer_than_ort(site: Site) -> bool:
+    """Whether ``site`` is a spec version newer than onnxruntime's schemas know and writes an
+    attribute the version they know lacks: onnxruntime then has no kernel for it."""
+    known = known_version(site.op)
+    if site.version <= known:
+        return False
+    old = versions.resolve(site.op, known).attrs if known else {}
+    return any(name not in old for name in site.attributes)
 
 
 def judge(site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec | Worker,

@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from ortpool.check.grid import Case
 
 HELP = (
-    "sweep a generated grid of pooling cases (op x version x dtype x padding x ceil x dilation x "
-    "count_include_pad x storage_order x rank) through a runtime (onnxruntime by default) and "
-    "ortpool"
+    "sweep a generated grid of pooling cases (op x version x dtype x padding x rank x each value "
+    "of the window and 0/1 attributes the version has) through a runtime (onnxruntime by default) "
+    "and ortpool"
 )
 
 

@@ -305,8 +305,9 @@ def _sum_windows(writer: _Writer, plan: Plan, site: Site, flag: str, total: str,
         raise Unwritable(f"{average.key} cannot count padding as 0")
     admits("AveragePool", writer.opset, elem)
     written = {attr.name: helper.get_attribute_value(attr) for attr in writer.node.attribute}
-    attrs = dict(plan.pool if plan.pool is not None else written)
-    attrs.pop("storage_order", None)
+    # the window's attributes, not MaxPool's own (storage_order): those AveragePool declares
+    pool = plan.pool if plan.pool is not None else written
+    attrs = {name: value for name, value in pool.items() if name in average.attrs}
     if all(int(d) == 1 for d in attrs.get("dilations", [])):
         attrs.pop("dilations", None)
     writer.add("AveragePool", [flag], [total], "flag_sum", count_include_pad=1, **attrs)

@@ -19,7 +19,7 @@ from ortpool.model.scopes import AI_ONNX, ai_onnx_opset, model_scopes
 from ortpool.model.site import read_values as _read_values
 from ortpool.report import fixes as report_mod
 from ortpool.report.outcomes import Realization
-from ortpool.versions import NEUTRAL_DEFAULTS, OpVersion
+from ortpool.versions import OpVersion
 
 #: Pooling operators whose versions differ only in attributes and types (MaxUnpool's do not:
 #: version 11 changed what ``output_shape`` means).
@@ -59,7 +59,7 @@ def reemission(node: onnx.NodeProto, old: OpVersion, new: OpVersion, elem: str |
         if not p.is_integer():
             return f"p={p:g} is not a whole number ({new.key} takes an int)"
     for name in set(new.attrs) - set(old.attrs):
-        if name not in NEUTRAL_DEFAULTS:
+        if name not in versions.neutral_defaults():
             return f"{new.key} adds attribute {name!r}"
     return ""
 

@@ -84,7 +84,8 @@ _UNIT_AXIS = AxisGeometry(n=1, k=1, s=1, d=1, pb=0, pe=0, out=1)
 
 
 class Windows:
-    """The loop of :class:`._plan.MaxIndices` of rank 1-3, all seen as rank 3."""
+    """The loop of :class:`._plan.MaxIndices` of rank 1-3, all seen as rank 3; the plan's
+    ``operands`` follow the plane size."""
 
     def __init__(self, kernel: Callable, plan: Any, geom: PoolGeometry):
         self.kernel = kernel
@@ -101,7 +102,7 @@ class Windows:
 
         def work(lo: int, hi: int) -> None:
             self.kernel(src[lo:hi], y4[lo:hi], i4[lo:hi], self.geo, self.mult, lo, plan.in_plane,
-                        plan.ident)
+                        *plan.operands)
 
         # A window loop costs about as much per input byte as three passes.
         _split(plan.planes, work, plan.nbytes * 3)

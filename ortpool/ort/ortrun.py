@@ -74,6 +74,16 @@ def classify(err: Exception, stage: str) -> OrtFailure:
     return OrtFailure(REJECTED if stage == "load" else RUN_FAILED, short)
 
 
+@functools.cache
+def known_version(op: str) -> int:
+    """The newest spec version of ai.onnx ``op`` onnxruntime's own schemas know (0: none): a
+    newer one it reads as that one, refusing what the newer adds, with no kernel of its own."""
+    from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
+
+    return max((s.since_version for s in ort_c.get_all_operator_schema()
+                if s.name == op and s.domain == ""), default=0)
+
+
 def builtin_session(model: onnx.ModelProto | bytes, runtime: RuntimeSpec,
                     threads: int | None = None, profile_dir: str | None = None) -> Any:
     """A plain onnxruntime session (built-in kernels) on ``runtime``; failures raised as

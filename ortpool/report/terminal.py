@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from math import prod
 from typing import Any
 
+from ortpool import versions
 from ortpool.check.causes import SPEC_TEXT, Basis
 from ortpool.check.compare import CAT_DIFFER, TensorComparison
 from ortpool.model import describe_dims
@@ -67,8 +68,7 @@ def short_attributes(attrs: Mapping[str, Any]) -> str:
             parts.append(f"{tag}={xs(key, sep)}")
     if attrs.get("auto_pad", "NOTSET") != "NOTSET":
         parts.append(str(attrs["auto_pad"]))
-    parts += [flag.removesuffix("_mode") for flag in ("ceil_mode", "count_include_pad",
-                                                       "storage_order") if attrs.get(flag)]
+    parts += [flag.removesuffix("_mode") for flag in versions.flags() if attrs.get(flag)]
     if "p" in attrs:
         parts.append(f"p^{attrs['p']}")
     if "pooled_shape" in attrs:

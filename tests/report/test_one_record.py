@@ -124,3 +124,10 @@ def test_a_model_nothing_was_compared_on_is_not_compared(monkeypatch):
                          "0 graph output(s) differ end to end")
     assert json.loads(report.to_json())["models"][0]["status"] == "not-compared"
     assert 'class="summary-row" data-status="not-compared"' in report._repr_html_()
+
+
+def test_a_nodes_line_names_its_flags_set():
+    """Every 0/1 attribute a node sets is named, from the schemas (``_mode`` dropped)."""
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1, "count_include_pad": 0,
+             "storage_order": 1}
+    assert terminal.short_attributes(attrs) == "k=3x3 s=2x2 ceil storage_order"

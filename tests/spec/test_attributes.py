@@ -203,3 +203,15 @@ def test_standard_attributes_leave_the_versions_defaults_out():
     assert standard_attributes(roi, normalize(roi, {"pooled_shape": [2, 2]})) == {
         "pooled_shape": [2, 2]
     }
+
+
+def test_neutral_defaults_are_the_first_schema_defaults():
+    """An attribute a later version adds reads as its first version's schema default."""
+    assert versions.neutral_defaults() == {
+        "ceil_mode": 0, "dilations": None, "count_include_pad": 0, "storage_order": 0,
+        "auto_pad": "NOTSET",
+    }
+
+
+def test_flags_from_the_schemas():
+    assert versions.flags() == ("ceil_mode", "count_include_pad", "storage_order")
