@@ -63,8 +63,8 @@ class BenchReport(Report):
         if self.model_bench is None:
             rows = bench_report.table(self.results)
             return bench_report.notebook_view(rows, self.summary_lines())
-        lines = [self.table(), "", *self.summary_lines()]
-        return f"<pre>{html.escape(text.safe_lines(chr(10).join(lines)))}</pre>"
+        # the tables end with the verdict (summary_lines), as the command prints them
+        return f"<pre>{html.escape(text.safe_lines(self.table()))}</pre>"
 
     def _describe(self) -> str:
         if self.model_bench is not None:
