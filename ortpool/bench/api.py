@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import html
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -64,7 +63,7 @@ class BenchReport(Report):
             rows = bench_report.table(self.results)
             return bench_report.notebook_view(rows, self.summary_lines())
         # the tables end with the verdict (summary_lines), as the command prints them
-        return f"<pre>{html.escape(text.safe_lines(self.table()))}</pre>"
+        return text.preformatted(self.table())
 
     def _describe(self) -> str:
         if self.model_bench is not None:

@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import dataclasses
-import html
 from collections.abc import Iterator
 from typing import Any
 
 from ortpool.report import html as html_report
 from ortpool.report import record as results
 from ortpool.report import terminal
-from ortpool.report.text import dumps, plural, safe, safe_lines
+from ortpool.report.text import dumps, plural, preformatted, safe
 
 
 class Report:
@@ -41,7 +40,7 @@ class Report:
 
     def _repr_html_(self) -> str:
         """A notebook's view: the summary as preformatted text."""
-        return f"<pre>{html.escape(safe_lines(self.summary()))}</pre>"
+        return preformatted(self.summary())
 
 
 @dataclasses.dataclass(repr=False, eq=False)  # equal to itself only

@@ -3,6 +3,7 @@ to the terminal's width (``COLUMNS``, else the terminal's, else :data:`DEFAULT_W
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -41,8 +42,18 @@ def safe(text: object, controls: bool = True) -> str:
 
 
 def safe_lines(text: str) -> str:
-    """Several lines, each :func:`safe`, the line breaks kept (a notebook's ``<pre>``)."""
+    """Several lines, each :func:`safe`, the line breaks kept."""
     return "\n".join(safe(line) for line in str(text).split("\n"))
+
+
+#: a notebook's own style sets its outputs' ``<pre>`` in the text font, centred or justified:
+#: columns of figures then no longer line up
+PRE = "<pre style='font-family:monospace;text-align:left;white-space:pre'>"
+
+
+def preformatted(text: str) -> str:
+    """``text`` as a notebook shows a report's lines: escaped, in columns, line by line."""
+    return f"{PRE}{html.escape(safe_lines(text))}</pre>"
 
 
 def plural(n: int, word: str) -> str:

@@ -20,6 +20,7 @@ from onnx import TensorProto, helper
 import ortpool
 from ortpool.model.inputs import CLI, PYTHON, InputSpec, resolve
 from ortpool.model.singlenode import IR_VERSION
+from ortpool.report.text import PRE
 from ortpool.validate.validator import bundled_models_dir
 from tests.support import CHILD_ENV
 
@@ -200,7 +201,7 @@ def test_conformance_and_bench_from_python():
         f"{len(report.cases)} cases: {len(differing)} differ from the spec (by basis: {by})"
     )
     # a notebook shows the summary's lines as lines (each escaped alone, the breaks kept)
-    assert report._repr_html_() == f"<pre>{html.escape(report.summary())}</pre>"
+    assert report._repr_html_() == f"{PRE}{html.escape(report.summary())}</pre>"
     assert report.summary().count("\n") == 1
     with pytest.raises(ortpool.OrtpoolError, match=r"^repeat=0 must be from 1 to 1000000$"):
         ortpool.bench(repeat=0)
@@ -211,7 +212,7 @@ def test_a_model_bench_shows_its_tables_as_lines_in_a_notebook(tmp_path):
     ortpool.fix(str(DIFFERS)).save(fixed)
     report = ortpool.bench(str(DIFFERS), str(fixed), repeat=1, min_sample_ms=0)
     page = report._repr_html_()
-    assert page == f"<pre>{html.escape(report.table())}</pre>"
+    assert page == f"{PRE}{html.escape(report.table())}</pre>"
     # the verdict once, at the end of the tables (it was shown twice)
     assert page.count("fixed / original: ") == 1 and page.count("times: median per call") == 1
     assert "\\n" not in page and page.count("\n") >= 5
