@@ -268,15 +268,18 @@ def figures(acc: Accuracy, err: np.ndarray, measured: np.ndarray, sl: tuple[Any,
 
 
 def compare_indices(builtin: np.ndarray, ours: np.ndarray, x: np.ndarray,
-                    ruling: np.ndarray | None = None) -> TensorComparison:
-    """Compare Indices exactly; a differing index pointing at an input equal to ours is a tie."""
+                    ruling: np.ndarray | None = None,
+                    column_major: bool = False) -> TensorComparison:
+    """Compare Indices exactly; a differing index pointing at an input equal to ours is a tie.
+    ``column_major``: the Indices of ``storage_order=1`` (ruling 7), each plane's spatial axes
+    flattened last axis first, so a tie is read at the cell the index names there."""
     result = TensorComparison("Indices", "int64", tuple(builtin.shape), tuple(ours.shape), "exact")
     cats, sl = _canvas(result, builtin, ours)
     if sl is None:
         return result
     a, b = builtin[sl].astype(np.int64), ours[sl].astype(np.int64)
     differ = a != b
-    flat = x.reshape(-1)
+    flat = (x.transpose(0, 1, *range(x.ndim - 1, 1, -1)) if column_major else x).reshape(-1)
     valid = (a >= 0) & (a < flat.size) & (b >= 0) & (b < flat.size)
     tie = np.zeros_like(differ)
     if differ.any():

@@ -189,7 +189,8 @@ def compare_set(site: Site, feed: FeedSet, got: Sequence[np.ndarray],
     ruling = (nan | empty) if nan is not None and empty is not None else None
     comps = [compare_values("Y", site.elem or "?", y, expected_y, tol, ruling)]
     if indices is not None:
-        comps.append(compare_indices(indices, want[1], x, ruling))
+        column_major = getattr(site.attrs, "storage_order", 0) == 1
+        comps.append(compare_indices(indices, want[1], x, ruling, column_major))
     if nan is not None and empty is not None:
         for comp in comps:  # which rulings' cells the differences sit in: what names a cause
             cats = comp.categories

@@ -531,3 +531,27 @@ def test_a_node_after_a_wrong_one_is_judged_at_the_spec_size_too():
         "at X [1, 8, 7, 7], the size the spec's upstream nodes give it (onnxruntime's run gives "
         "[1, 8, 8, 8]; fix proves it there): Y has shape [1, 8, 4, 4], the spec's is [1, 8, 3, 3]"
     )
+
+
+def test_a_tie_under_storage_order_1_is_read_where_the_column_major_index_points():
+    """storage_order=1 Indices count each plane's cells last axis first (ruling 7): a differing
+    index is a tie when the cell it names in that order holds the maximum, whatever the cell of
+    the same number in row-major order holds."""
+    from ortpool import kernels
+
+    # one 2x3 plane, k=2x3: its one window is the plane; column-major numbering: x[h, w] is
+    # cell w * 2 + h
+    x = np.array([[[[1.0, 9.0, 0.0], [9.0, 5.0, 9.0]]]], dtype=np.float32)
+    _, ours = kernels.max_pool(x, version=12, kernel_shape=[2, 3], storage_order=1,
+                               return_indices=True)
+    # the first maximum in tap order (row-major, ruling 6) is x[0, 1]: cell 1 * 2 + 0
+    assert ours.reshape(-1).tolist() == [2]
+    # 1 is x[1, 0] (a 9: a tie); 5 is x[1, 2] (a 9: a tie); 3 is x[1, 1] (5: not a tie),
+    # though row-major 3 is x[1, 0] (a 9)
+    for other, tie in ((1, True), (5, True), (3, False)):
+        builtin = np.full_like(ours, other)
+        comp = compare_indices(builtin, ours, x, column_major=True)
+        assert (comp.ties, comp.differing) == ((1, 0) if tie else (0, 1)), other
+    # read row-major (cells 1 and 2 are x[0, 1] = 9 and x[0, 2] = 0), the tie was a difference
+    wrong = compare_indices(np.full_like(ours, 1), ours, x)
+    assert (wrong.ties, wrong.differing) == (0, 1)
