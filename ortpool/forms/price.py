@@ -87,9 +87,10 @@ def guard_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeS
     for site in sites:
         shape = full_shape(site)
         built = proof_sets(site, [shape], nonfinite=True) if shape else []
+        plans_of_site = [(n, p) for n, p in candidates(site) if isinstance(p, Plan)]
         # the spec's answers cost more than every proof below (46 sets of a MaxRoiPool): they
         # are computed once some guard can be written at this opset (none can below opset 9)
-        guards = [p for _, p in candidates(site) if isinstance(p, Plan) and p.nan_guard]
+        guards = [p for _, p in plans_of_site if p.nan_guard]
         writable = built and any(_writable(p, site, built[0].arrays) for p in guards)
         sets = expect(site, built) if writable else []
         # the node differs on NaN and -inf alone: only a guarded form can be exact there, so
@@ -97,8 +98,7 @@ def guard_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeS
         # so is ortpool's op, which would be proven at the price of a custom-op session only
         # to be reported as "no standard-op form" below
         unguarded = [Attempt(name, Outcome.NOT_APPLICABLE, "guards nothing")
-                     for name, plan in candidates(site)
-                     if isinstance(plan, Plan) and plan.nan_guard is None]
+                     for name, plan in plans_of_site if plan.nan_guard is None]
         choice = choose(site, sets, runtime, unguarded) if sets else None
         if choice is None or choice.plan is None or choice.plan.ortpool:
             forms[site.name] = "no standard-op form (ortpool's op would guard it)"

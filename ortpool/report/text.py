@@ -41,19 +41,16 @@ def safe(text: object, controls: bool = True) -> str:
     return (_UNSAFE if controls else _SURROGATE).sub(_escaped, str(text))
 
 
-def safe_lines(text: str) -> str:
-    """Several lines, each :func:`safe`, the line breaks kept."""
-    return "\n".join(safe(line) for line in str(text).split("\n"))
-
-
 #: a notebook's own style sets its outputs' ``<pre>`` in the text font, centred or justified:
 #: columns of figures then no longer line up
 PRE = "<pre style='font-family:monospace;text-align:left;white-space:pre'>"
 
 
 def preformatted(text: str) -> str:
-    """``text`` as a notebook shows a report's lines: escaped, in columns, line by line."""
-    return f"{PRE}{html.escape(safe_lines(text))}</pre>"
+    """``text`` as a notebook shows a report's lines: escaped, in columns, line by line (each
+    line :func:`safe` alone: the line breaks are kept, not escaped as controls)."""
+    lines = "\n".join(safe(line) for line in str(text).split("\n"))
+    return f"{PRE}{html.escape(lines)}</pre>"
 
 
 def plural(n: int, word: str) -> str:
