@@ -22,6 +22,7 @@ from ortpool import dtypes, versions
 from ortpool.forms.plan import GUARD_SUM, Plan
 from ortpool.model.fixmarks import MARK
 from ortpool.model.scopes import written
+from ortpool.model.singlenode import rewired
 from ortpool.model.site import Site, check_node, node_name, present
 from ortpool.rewrite import retarget
 
@@ -120,7 +121,7 @@ class _Writer:
              role: str | None) -> None:
         """The pool node itself (``role`` None: the node's own name, doc string and domain)."""
         if role is None:
-            made = _wired(self.node, Io(tuple(inputs), tuple(outputs)))
+            made = rewired(self.node, inputs, outputs)
             self.nodes.append(made)
         else:
             made = self.add(self.node.op_type, inputs, outputs, role)
@@ -204,7 +205,7 @@ class _Writer:
 def emit(plan: Plan, site: Site, node: onnx.NodeProto, io: Io,
          namer: retarget.Namer) -> list[onnx.NodeProto]:
     """The nodes computing ``io``'s outputs from its inputs as ``plan`` says."""
-    shaped = _wired(node, io)
+    shaped = rewired(node, io.inputs, io.outputs)
     if plan.ortpool:
         return _ortpool(site, shaped, namer)
     if not plan.changes_node:
@@ -311,17 +312,6 @@ def _sum_windows(writer: _Writer, plan: Plan, site: Site, flag: str, total: str,
     if all(int(d) == 1 for d in attrs.get("dilations", [])):
         attrs.pop("dilations", None)
     writer.add("AveragePool", [flag], [total], "flag_sum", count_include_pad=1, **attrs)
-
-
-def _wired(node: onnx.NodeProto, io: Io) -> onnx.NodeProto:
-    """A copy of ``node`` reading and writing ``io``'s values."""
-    wired = onnx.NodeProto()
-    wired.CopyFrom(node)
-    del wired.input[:]
-    del wired.output[:]
-    wired.input.extend(io.inputs)
-    wired.output.extend(io.outputs)
-    return wired
 
 
 def _ortpool(site: Site, shaped: onnx.NodeProto, namer: retarget.Namer) -> list:

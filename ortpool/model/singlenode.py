@@ -68,15 +68,22 @@ def alone_model(site: Site, example: Sequence[np.ndarray], carried: bool = True)
     ``carried``."""
     node = site.node
     inputs, outputs = frame(site, example, len(site.outputs) > 1)
+    wired = rewired(node, [v.name for v in inputs], [v.name for v in outputs])
+    imports = [helper.make_opsetid(node.domain or "", site.opset)]
+    model = node_model([wired], "ortpool_check", inputs, outputs, imports)
+    return carry.carry(model) if carried else model
+
+
+def rewired(node: onnx.NodeProto, inputs: Sequence[str], outputs: Sequence[str]
+            ) -> onnx.NodeProto:
+    """A copy of ``node`` (its attributes, name, domain) reading ``inputs``, writing ``outputs``."""
     wired = onnx.NodeProto()
     wired.CopyFrom(node)
     del wired.input[:]
     del wired.output[:]
-    wired.input.extend(v.name for v in inputs)
-    wired.output.extend(v.name for v in outputs)
-    imports = [helper.make_opsetid(node.domain or "", site.opset)]
-    model = node_model([wired], "ortpool_check", inputs, outputs, imports)
-    return carry.carry(model) if carried else model
+    wired.input.extend(inputs)
+    wired.output.extend(outputs)
+    return wired
 
 
 def feed_dict(arrays: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
