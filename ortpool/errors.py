@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+
+def shown(value: Any) -> str:
+    """``value`` as a message quotes it: its repr, cut to 60 characters (an array, a model)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
 
 class OrtpoolError(ValueError):
     """A pooling node, attribute or input that ortpool cannot accept: ``str(err)`` reads ``node

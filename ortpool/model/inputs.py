@@ -27,7 +27,7 @@ import numpy as np
 import onnx
 
 from ortpool import dtypes
-from ortpool.errors import OrtpoolError
+from ortpool.errors import OrtpoolError, shown
 from ortpool.kernels import check_memory
 from ortpool.model.inference import Dim, value_type
 from ortpool.model.scopes import all_nodes, inline_functions, is_pool, is_standard, subgraphs, walk
@@ -130,11 +130,6 @@ def parse_shapes(items: Iterable[str], key: str = "--shape") -> dict[str, tuple[
     return shapes
 
 
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _shapes_given(shapes: Any, style: str) -> dict[str, tuple[int, ...]]:
     """``shapes``/``--shape`` checked: a name -> sizes mapping, or ``NAME:D1,D2`` strings."""
     flag = option("shape", style)
@@ -147,8 +142,8 @@ def _shapes_given(shapes: Any, style: str) -> dict[str, tuple[int, ...]]:
                 isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
                 for d in sizes
             ):
-                raise OrtpoolError(f"{key}: the shape of {_shown(name)} must be a sequence of "
-                                   f"integers >= 0, not {_shown(dims)}")
+                raise OrtpoolError(f"{key}: the shape of {shown(name)} must be a sequence of "
+                                   f"integers >= 0, not {shown(dims)}")
             parsed[name] = _checked_sizes(tuple(int(d) for d in sizes), f"{key}[{name!r}]")
         return parsed
     items = [] if shapes is None else [shapes] if isinstance(shapes, str) else shapes
@@ -156,7 +151,7 @@ def _shapes_given(shapes: Any, style: str) -> dict[str, tuple[int, ...]]:
         items = list(items)
         if all(isinstance(item, str) for item in items):
             return parse_shapes(items, flag)
-    raise TypeError(f"{key}={_shown(shapes)} must be a name -> sizes mapping (e.g. {{'image': "
+    raise TypeError(f"{key}={shown(shapes)} must be a name -> sizes mapping (e.g. {{'image': "
                     f"(1, 3, 224, 224)}}) or 'NAME:D1,D2,...' strings, not {type(shapes).__name__}")
 
 
@@ -173,7 +168,7 @@ def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
             raise TypeError(f"{key}[{name!r}]: not an array ({err})") from None
         if array.dtype.kind not in "biufc":
             raise TypeError(f"{key}[{name!r}] must be an array of numbers, not of {array.dtype} "
-                            f"({_shown(value)})")
+                            f"({shown(value)})")
         what = f"{key}[{name!r}], an array of shape {list(array.shape)} ({array.dtype})"
         check_memory(what, array.size * array.itemsize)
         arrays[name] = array
@@ -272,7 +267,7 @@ class InputSpec:
         if isinstance(inputs, Mapping):
             return cls(parsed, _arrays_given(inputs, key), "the arrays given", style)
         if not isinstance(inputs, (str, os.PathLike)) or not os.fspath(inputs):
-            raise TypeError(f"{key}={_shown(inputs)} must be a name -> array mapping or an .npz "
+            raise TypeError(f"{key}={shown(inputs)} must be a name -> array mapping or an .npz "
                             f"path, not {type(inputs).__name__}")
         return cls(parsed, load_arrays(inputs, key), os.fspath(inputs), style)
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ortpool.errors import OrtpoolError
+from ortpool.errors import OrtpoolError, shown
 
 #: the longest time limit taken, in seconds (11.6 days): longer waits overflow poll's ms
 MAX_SECONDS = 1e6
@@ -38,12 +38,6 @@ def real(text: str) -> float:
     if not _REAL.fullmatch(text.strip()):
         raise argparse.ArgumentTypeError(f"{text!r} is not a number (ASCII, e.g. 1e-5)")
     return float(text)
-
-
-def shown(value: Any) -> str:
-    """``value`` as a message quotes it: its repr, cut to 60 characters (an array, a model)."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def wrong(label: str, value: Any, wanted: str) -> TypeError:

@@ -23,7 +23,7 @@ from onnxruntime_extensions import get_library_path
 
 from ortpool import optypes
 from ortpool.attributes import attribute_values, normalize
-from ortpool.errors import OrtpoolError
+from ortpool.errors import OrtpoolError, shown
 from ortpool.model import branch_outputs, external_locations
 from ortpool.modelfile import problem
 from ortpool.ort import failures
@@ -101,11 +101,11 @@ def check_nodes(model: onnx.ModelProto) -> None:
 
 def _structure(model: Any) -> onnx.ModelProto:
     """The model's structure (weights not loaded); what is no ONNX model is one line naming it."""
-    shown = repr(model) if len(repr(model)) <= 60 else repr(model)[:57] + "..."
+    quoted = shown(model)
     if not isinstance(model, (str, os.PathLike, bytes, onnx.ModelProto)):
-        raise TypeError(f"model={shown} must be a path, the model's bytes or an onnx.ModelProto, "
+        raise TypeError(f"model={quoted} must be a path, the model's bytes or an onnx.ModelProto, "
                         f"not {type(model).__name__}")
-    what = "model" if isinstance(model, onnx.ModelProto) else f"model={shown}"
+    what = "model" if isinstance(model, onnx.ModelProto) else f"model={quoted}"
     try:
         proto = load_structure(model)
     except OSError as err:
