@@ -44,6 +44,10 @@ SUMMARIES: dict[str, str] = {
 
 USAGE_ERROR = 2
 
+#: subcommand -> a module whose ``start()`` runs before the subcommand's module is imported (the
+#: imports overlap what it starts) and whose ``stop()`` undoes it when the command line is refused
+EARLY: dict[str, str] = {"validate": "ortpool.validate.server"}
+
 #: Commands that are not latency-critical: their kernels never wait for numba to compile (the
 #: numpy plans give the same bits), see :func:`ortpool.kernels.prefer_loaded`.
 NO_COMPILE = frozenset({"validate", "fix", "conformance"})
@@ -121,6 +125,10 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--version", action="version", version=f"ortpool {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = next((a for a in argv if not a.startswith("-")), None)
+    early = None
+    if chosen in EARLY and not {"-h", "--help", "--version"} & set(argv):
+        early = importlib.import_module(EARLY[chosen])
+        early.start()
     for name in COMMANDS:
         if name == chosen:
             command = _command(name)
@@ -129,7 +137,12 @@ def _main(argv: Sequence[str] | None) -> int:
         else:
             # Listed for --help without importing the module (and its dependencies).
             sub.add_parser(name, help=SUMMARIES[name], add_help=False)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit:  # refused (exit 2)
+        if early is not None:
+            early.stop()
+        raise
     if args.command is None:
         parser.print_help()
         return USAGE_ERROR

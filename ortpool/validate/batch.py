@@ -1,18 +1,19 @@
-"""Several models in one ``ortpool validate`` run, each validated in a child process of its own.
+"""Several models in one ``ortpool validate`` run, validated in worker child processes.
 
 A model can end the process that validates it, hang, or make the validator raise: each is that
 model's status (CRASHED, TIMED_OUT, COULD_NOT_RUN, the reason in one line) and the run goes on.
-Children are forked from a warmed forkserver (:mod:`.batch_preload`), ``jobs`` at once; results
-come back pickled through a pipe, in the order given. No child outlives the run.
+``jobs`` workers, forked from a warmed forkserver (:mod:`.server`), each validate model after
+model; one that ends (or must: :func:`_serve`) is replaced. Results come back pickled through a
+pipe, handed out in the order given. No child outlives the run.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import gc
 import math
-import multiprocessing
 import os
 import signal
 import sys
@@ -30,14 +31,12 @@ from ortpool.options.timing import DEFAULT_TIMEOUT
 from ortpool.report import record as results
 from ortpool.report.progress import Progress
 from ortpool.staging import signals_held
-
-#: what the forkserver imports once for all children
-PRELOAD = ["ortpool.validate.batch_preload"]
+from ortpool.validate import server
 
 #: validates one model in the child: (path, options, strict_shapes, progress) -> ModelResult
 Work = Callable[[str, Any, bool, Progress], results.ModelResult]
 
-_PROGRESS, _NOTE, _RESULT = "progress", "note", "result"
+_PROGRESS, _NOTE, _RETIRING, _RESULT = "progress", "note", "retiring", "result"
 
 
 def jobs_from(value: int, models: int) -> int:
@@ -54,29 +53,6 @@ def validate_one(path: str, options: Any, strict_shapes: bool,
 
     return validator.validate_model(path, options, progress=progress,
                                     strict_shapes=strict_shapes, label=path)
-
-
-def _context() -> Any:
-    # the forkserver listens on an AF_UNIX socket below the temporary folder: under a folder too
-    # deep for one (107 bytes at most), the children are spawned instead
-    room = len(os.fsencode(tempfile.gettempdir())) <= _SOCKET_ROOM
-    if "forkserver" in multiprocessing.get_all_start_methods() and room:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(PRELOAD)
-        return ctx
-    return multiprocessing.get_context("spawn")
-
-
-#: The longest temporary folder under which multiprocessing can still make its AF_UNIX sockets.
-_SOCKET_ROOM = 64
-
-
-def start() -> None:
-    """Start the forkserver now: its imports and warm-up overlap the command's own start."""
-    if _context().get_start_method() == "forkserver":
-        from multiprocessing import forkserver
-
-        forkserver.ensure_running()
 
 
 def one_line(text: str) -> str:
@@ -96,9 +72,9 @@ def _reason(err: BaseException, path: str) -> str:
 _ALARM_GRACE = 5
 
 
-def _bound_to_parent(conn: Connection, timeout: float | None) -> threading.Event:
-    """In a child: ignore SIGINT, die with the parent, and end by SIGALRM (even inside native
-    code) after ``timeout``; returns the event to set once the result is sent."""
+def _bound_to_parent(conn: Connection, timeout: float | None) -> None:
+    """In a child: ignore SIGINT, die with the parent (its end of ``conn`` closed), and end by
+    SIGALRM (even inside native code) after ``timeout``."""
     import select
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -107,19 +83,16 @@ def _bound_to_parent(conn: Connection, timeout: float | None) -> threading.Event
     if timeout:
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
         signal.alarm(math.ceil(timeout) + _ALARM_GRACE)
-    done = threading.Event()
     poller = select.poll()
     poller.register(conn.fileno(), 0)  # POLLERR, POLLHUP and POLLNVAL are always reported
 
     def watch() -> None:
-        while not done.is_set():
-            for _, event in poller.poll():
-                if event & select.POLLNVAL or done.is_set():  # our end closed: we are done
-                    return
-                os.kill(os.getpid(), signal.SIGKILL)  # the parent is gone
+        for _, event in poller.poll():
+            if event & select.POLLNVAL:  # our end closed: the child is ending anyway
+                return
+            os.kill(os.getpid(), signal.SIGKILL)  # the parent is gone
 
     threading.Thread(target=watch, name="ortpool parent watch", daemon=True).start()
-    return done
 
 
 def _portable(result: results.ModelResult) -> results.ModelResult:
@@ -129,33 +102,24 @@ def _portable(result: results.ModelResult) -> results.ModelResult:
     return result
 
 
-def _child(conn: Connection, work: Work, path: str, options: Any, strict_shapes: bool,
-           output: str, environment: dict[str, str], terminal: bool,
+def _serve(tasks: Connection, conn: Connection, work: Work, options: Any, strict_shapes: bool,
+           folder: str, environment: dict[str, str], terminal: bool,
            timeout: float | None) -> None:
-    done = _bound_to_parent(conn, timeout)
+    """A worker child: models in through ``tasks`` ((path, output file), None to end), one at a
+    time, each one's result out through ``conn``; its output goes to the model's file."""
+    _bound_to_parent(conn, timeout)  # SIGALRM ends it; armed again for each model
     # the forkserver's environment is the one it started with: take the run's
     kernels_choice = os.environ.get("ORTPOOL_KERNELS")
     os.environ.clear()
     os.environ.update(environment)
     # temporary files into the run's folder, which the parent removes (unless too deep for
     # multiprocessing's sockets)
-    folder = os.path.dirname(output)
-    if len(os.fsencode(folder)) <= _SOCKET_ROOM:
+    if len(os.fsencode(folder)) <= server.SOCKET_ROOM:
         os.environ["TMPDIR"] = tempfile.tempdir = folder
     if os.environ.get("ORTPOOL_KERNELS") != kernels_choice:
         from ortpool.kernels import set_backend
 
         set_backend(None)
-    try:
-        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    except OSError:  # the run's folder is gone: the parent ended before this child began
-        os._exit(1)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-
     lock = threading.Lock()  # a compile note may come from a kernel thread
 
     def send(message: tuple[str, Any]) -> None:
@@ -170,36 +134,91 @@ def _child(conn: Connection, work: Work, path: str, options: Any, strict_shapes:
         from ortpool.kernels import set_compile_relay
 
         set_compile_relay(lambda text: send((_NOTE, text)))
+    while True:
+        try:
+            task = tasks.recv()
+        except (EOFError, OSError):  # the parent is gone
+            break
+        if task is None:
+            break
+        path, output = task
+        try:
+            fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        except OSError:  # the run's folder is gone: the parent ended before this model began
+            os._exit(1)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        if timeout:  # SIGALRM's default action ends the process, even inside native code
+            signal.alarm(math.ceil(timeout) + _ALARM_GRACE)
+        message = _validated(work, path, options, strict_shapes, progress)
+        signal.alarm(0)
+        # a fresh worker after a model that ended without a result (its failure may have left
+        # this process in any state) or made it large (the memory is not given back)
+        retiring = message[0] != _RESULT or _peak_bytes() > _RETIRE_BYTES
+        if retiring:  # said first: the parent must not give this worker another model
+            send((_RETIRING, None))
+        send(message)
+        if retiring:
+            break
+    conn.close()
 
+
+def _validated(work: Work, path: str, options: Any, strict_shapes: bool,
+               progress: Progress) -> tuple[str, Any]:
+    """One model's message to the parent: its result, or why there is none."""
     try:
-        message = (_RESULT, _portable(work(path, options, strict_shapes, progress)))
+        return _RESULT, _portable(work(path, options, strict_shapes, progress))
     except (OrtpoolError, OSError, ValueError, MemoryError) as err:
         # refusals and failures the validator names: the model could not be validated
-        message = (results.COULD_NOT_RUN, _reason(err, path))
+        return results.COULD_NOT_RUN, _reason(err, path)
     except Exception as err:  # a defect of the validator: the run goes on, the report says where
         where = traceback.extract_tb(err.__traceback__)[-1]
-        why = f"internal error: {_reason(err, path)} (at {where.filename}:{where.lineno})"
-        message = (results.CRASHED, why)
         traceback.print_exc()
-    done.set()
-    send(message)
-    conn.close()
+        why = f"internal error: {_reason(err, path)} (at {where.filename}:{where.lineno})"
+        return results.CRASHED, why
+
+
+#: a worker that has held more than this (peak resident bytes) validates no further model
+_RETIRE_BYTES = 1 << 30
+
+
+def _peak_bytes() -> int:
+    try:
+        import resource
+    except ImportError:  # not POSIX: no measure, no reuse worry either way
+        return 0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
 @dataclasses.dataclass
 class _Child:
-    """One model's child process as the parent sees it."""
+    """A worker child as the parent sees it, and the model it is validating (``index`` None:
+    idle)."""
 
-    path: str
     process: Any
+    tasks: Connection
     conn: Connection | None
-    output: Path
-    started: float
-    deadline: float | None
+    index: int | None = None
+    path: str = ""
+    output: Path = Path()
+    started: float = 0.0
+    deadline: float | None = None
     progress: tuple[int, int, str] = (0, 0, "")
     message: tuple[str, Any] | None = None
     ended: str = ""  # why the child ended without a result
+    retiring: bool = False  # it ends after this model
     notes: list[str] = dataclasses.field(default_factory=list)  # to show at once
+
+    def give(self, index: int, path: str, output: Path, timeout: float | None) -> None:
+        """Start a model on this (idle) child; OSError if the child is gone."""
+        self.tasks.send((path, str(output)))
+        self.index, self.path, self.output = index, path, output
+        self.started = time.monotonic()
+        self.deadline = self.started + timeout if timeout else None
+        self.progress, self.message, self.ended = (0, 0, ""), None, ""
 
     def drain(self) -> None:
         while self.conn is not None and self.message is None and self.conn.poll():
@@ -212,9 +231,10 @@ class _Child:
                 self.progress = payload
             elif kind == _NOTE:
                 self.notes.append(payload)
+            elif kind == _RETIRING:
+                self.retiring = True
             else:
                 self.message = (kind, payload)
-                self._close()
 
     def _close(self) -> None:
         if self.conn is not None:
@@ -222,17 +242,14 @@ class _Child:
             self.conn = None
 
     def update(self, now: float) -> bool:
-        """Read what the child sent; whether it is done (a result, dead, or out of time)."""
+        """Read what the child sent; whether its model is done (a result, dead, or out of
+        time)."""
         alive = self.process.is_alive()  # before draining: a dead child's messages are all in
         self.drain()
         if self.message is not None:
-            self.process.join(5.0)
-            if self.process.is_alive():  # a result sent, then stuck on the way out
-                self.kill()
             return True
-        if not alive:
-            self.process.join()
-            self._close()
+        if not alive or self.conn is None:
+            self.kill()
             self.ended = _death(self.process.exitcode)
             return True
         if self.deadline is not None and now >= self.deadline:
@@ -255,20 +272,21 @@ class _Child:
         self._close()
 
     def result(self) -> tuple[results.ModelResult, str]:
-        """The model's result and its child's output (for stderr)."""
+        """The model's result and its child's output (for stderr); the child is idle again."""
         text = _tail(self.output)
-        if self.message is not None and self.message[0] == _RESULT:
-            result = self.message[1]
-            result.path = self.path
+        path, message, self.index = self.path, self.message, None
+        if message is not None and message[0] == _RESULT:
+            result = message[1]
+            result.path = path
             return result, text
-        if self.message is not None:
-            outcome, reason = self.message
+        if message is not None:
+            outcome, reason = message
         else:
             outcome, reason = results.CRASHED, self.ended
             last = next((line for line in reversed(text.splitlines()) if line.strip()), "")
             if last:
                 reason += f"; its last words: {one_line(last)[:300]}"
-        return results.ModelResult(path=self.path, outcome=outcome, error=reason), text
+        return results.ModelResult(path=path, outcome=outcome, error=reason), text
 
 
 def _tail(path: Path, limit: int = 1 << 20) -> str:
@@ -298,7 +316,7 @@ def run_models(paths: Sequence[str], options: Any, *, jobs: int = 1,
                on_result: Callable[[results.ModelResult], None] | None = None,
                stderr: TextIO | None = None,
                work: Work = validate_one) -> list[results.ModelResult]:
-    """Validate every model of ``paths``, each in a child process, up to ``jobs`` at once.
+    """Validate every model of ``paths`` in child processes, up to ``jobs`` at once.
 
     Returns one result per path, in the order given; ``on_result`` gets each as soon as it can
     (after the output its child printed, passed on to ``stderr``). ``strict_shapes`` (default: a
@@ -306,28 +324,31 @@ def run_models(paths: Sequence[str], options: Any, *, jobs: int = 1,
     calls this needs the ``if __name__ == "__main__":`` guard (the children import it).
     """
     stream = stderr if stderr is not None else sys.stderr
-    start()  # not while signals are held (start_children): the server would inherit the mask
+    server.start()  # not while signals are held (start_children): the server would inherit them
     with tempfile.TemporaryDirectory(prefix="ortpool-validate-") as folder:
         run = _Run(paths, options, work, jobs, timeout,
                    len(paths) == 1 if strict_shapes is None else strict_shapes, folder, progress,
                    on_result, stream, bool(getattr(stream, "isatty", lambda: False)()))
         try:
-            while run.todo or run.running:
+            while run.todo or run.busy:
                 run.start_children()
-                if run.running:
+                if run.busy:
                     run.wait()
                     run.collect()
                     run.show()
                 run.emit()
+            run.stop_children()
         finally:
-            for child in run.running.values():  # interrupted: no child outlives the run
+            for child in run.children:  # interrupted: no child outlives the run
                 child.kill()
     return run.found
 
 
 @dataclasses.dataclass
 class _Run:
-    """One :func:`run_models` call: the models to start, running, finished and handed out."""
+    """One :func:`run_models` call: the models to start, running, finished and handed out, and
+    the worker children (each validates one model at a time, model after model; one that dies,
+    hangs or grows large is replaced by a fresh one forked from the warm server)."""
 
     paths: Sequence[str]
     options: Any
@@ -340,62 +361,96 @@ class _Run:
     on_result: Callable[[results.ModelResult], None] | None
     stream: TextIO
     terminal: bool
-    ctx: Any = dataclasses.field(default_factory=lambda: _context())
+    ctx: Any = dataclasses.field(default_factory=server.context)
     environment: dict[str, str] = dataclasses.field(default_factory=lambda: dict(os.environ))
     todo: collections.deque = dataclasses.field(init=False)
-    running: dict[int, _Child] = dataclasses.field(default_factory=dict)
+    children: list[_Child] = dataclasses.field(default_factory=list)
     finished: dict[int, tuple[results.ModelResult, str]] = dataclasses.field(default_factory=dict)
     found: list[results.ModelResult] = dataclasses.field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.todo = collections.deque(enumerate(self.paths))
 
+    @property
+    def busy(self) -> list[_Child]:
+        return [c for c in self.children if c.index is not None]
+
     def start_children(self) -> None:
-        """Start models until ``jobs`` children run."""
-        while self.todo and len(self.running) < max(1, self.jobs):
+        """Give models to idle children, starting children up to ``jobs``."""
+        while self.todo:
+            idle = next((c for c in self.children if c.index is None), None)
+            if idle is None and len(self.children) >= max(1, self.jobs):
+                return
             index, path = self.todo.popleft()
+            fresh = idle is None
             try:
                 with signals_held():  # started and recorded, so killed on the way out
-                    self.running[index] = self._start(index, path)
-            except OSError as err:  # no process to be had (EAGAIN, no memory): this model
+                    if idle is None:
+                        idle = self._start()
+                        self.children.append(idle)
+                    idle.give(index, path, Path(self.folder) / f"{index}.out", self.timeout)
+            except OSError as err:
+                if idle is not None:
+                    self.children.remove(idle)
+                    idle.kill()
+                if not fresh:  # the idle child had ended (it retired): the model goes to another
+                    self.todo.appendleft((index, path))
+                    continue
+                # no process to be had (EAGAIN, no memory): this model
                 why = f"could not start a process for it: {one_line(str(err))}"
                 failed = results.ModelResult(path=path, outcome=results.COULD_NOT_RUN, error=why)
                 self.finished[index] = (failed, "")
 
-    def _start(self, index: int, path: str) -> _Child:
+    def _start(self) -> _Child:
         receive, send = self.ctx.Pipe(duplex=False)
-        output = Path(self.folder) / f"{index}.out"
+        task_in, task_out = self.ctx.Pipe(duplex=False)
         process = self.ctx.Process(
-            target=_child,
-            args=(send, self.work, path, self.options, self.strict_shapes, str(output),
+            target=_serve,
+            args=(task_in, send, self.work, self.options, self.strict_shapes, self.folder,
                   self.environment, self.terminal, self.timeout),
-            name=f"ortpool validate {path}")
+            name="ortpool validate")
         process.start()
-        send.close()  # the child's end: once the child is gone, the parent reads EOF
-        started = time.monotonic()
-        deadline = started + self.timeout if self.timeout else None
-        return _Child(path, process, receive, output, started, deadline)
+        send.close()  # the child's ends: once the child is gone, the parent reads EOF
+        task_in.close()
+        return _Child(process, task_out, receive)
 
     def wait(self) -> None:
         """Until a child sends, ends or reaches its deadline."""
-        running = self.running.values()
-        deadlines = [c.deadline for c in running if c.deadline is not None]
+        busy = self.busy
+        deadlines = [c.deadline for c in busy if c.deadline is not None]
         # at most an hour per wait: one wait of --timeout 1e7 s overflows poll's milliseconds
         limit = min(max(0.0, min(deadlines) - time.monotonic()), 3600.0) if deadlines else 3600.0
-        wait([c.conn for c in running if c.conn is not None]
-             + [c.process.sentinel for c in running], timeout=limit)
+        wait([c.conn for c in busy if c.conn is not None]
+             + [c.process.sentinel for c in busy], timeout=limit)
 
     def collect(self) -> None:
-        """Each child's news: its notes passed on, its result once it is done."""
+        """Each child's news: its notes passed on, its model's result once it is done; a child
+        that ended (crashed, killed, retired) is let go."""
         now = time.monotonic()
-        for index, child in list(self.running.items()):
+        for child in self.busy:
             done = child.update(now)
             for note in child.notes:
                 self._write(f"ortpool: {child.path}: {note}\n")
             child.notes.clear()
             if done:
+                index = child.index
                 self.finished[index] = child.result()
-                del self.running[index]
+        for child in [c for c in self.children if c.index is None]:
+            if child.retiring or child.conn is None or not child.process.is_alive():
+                if child.retiring:  # it ends on its own
+                    child.process.join(5.0)
+                child.kill()
+                self.children.remove(child)
+
+    def stop_children(self) -> None:
+        """Every idle child told to end; one that does not within 5 s is killed."""
+        for child in self.children:
+            with contextlib.suppress(OSError):
+                child.tasks.send(None)
+        for child in self.children:
+            child.process.join(5.0)
+            child.kill()
+        self.children.clear()
 
     def emit(self) -> None:
         """Hand out the finished results that are next in the order given."""
@@ -417,13 +472,14 @@ class _Run:
         """The progress: a lone model's nodes, else the models done."""
         if self.progress is None:
             return
+        busy = sorted(self.busy, key=lambda c: c.index)
         if len(self.paths) == 1:
-            for child in self.running.values():
+            for child in busy:
                 self.progress(*child.progress)
             return
         label = ""
-        if self.running:
-            child = self.running[min(self.running)]
+        if busy:
+            child = busy[0]
             label = Path(child.path).name
             if child.progress[1]:
                 label += f" {child.progress[0]}/{child.progress[1]}"

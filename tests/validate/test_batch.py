@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import onnx
@@ -27,7 +29,7 @@ from ortpool.errors import OrtpoolError
 from ortpool.options import timing
 from ortpool.report import record as results
 from ortpool.validate import batch
-from tests.support import CHILD_ENV, batch_stand_in, cnn_builders
+from tests.support import CHILD_ENV, batch_stand_in, cnn_builders, processes_marked
 
 #: Depends on onnxruntime's behaviour (the command's runs): also run on the lowest release.
 pytestmark = pytest.mark.onnxruntime
@@ -78,6 +80,41 @@ def test_each_model_gets_its_status_in_the_order_given():
     note = "ortpool: note6: compiling a kernel (stand-in)\n"
     assert stream.text.count(note) == 1
     assert stream.text.index(note) < stream.text.index("chatter of note6")
+
+
+def test_a_worker_validates_model_after_model_until_one_ends_it():
+    """One worker child takes the models one after the other (its warm-up paid once); after a
+    model that ended it (SIGABRT), ended without a result (a refusal) or made it hold more than
+    ``batch._RETIRE_BYTES``, a fresh worker takes the next model. Every model gets its status."""
+    names = ["ok0", "ok1", "refused", "ok3", "abort", "ok5", "big6", "ok7", "ok8"]
+    stream = _Stream()
+    found = batch.run_models(names, 3, jobs=1, timeout=30.0, stderr=stream,
+                             work=batch_stand_in.work)
+    assert [r.status for r in found] == ["not-compared"] * 2 + ["could-not-run"] + [
+        "not-compared", "crashed", "not-compared", "not-compared", "not-compared",
+        "not-compared"]
+    pid = {name: int(p) for name, p in re.findall(r"chatter of (\w+) in process (\d+)",
+                                                   stream.text)}
+    assert sorted(pid) == ["big6", "ok0", "ok1", "ok3", "ok5", "ok7", "ok8"]
+    assert pid["ok0"] == pid["ok1"] != pid["ok3"]  # the refusal retired the first worker
+    assert pid["ok3"] != pid["ok5"] == pid["big6"]  # the abort ended the second
+    assert pid["big6"] != pid["ok7"] == pid["ok8"]  # the large model retired the third
+    assert os.getpid() not in pid.values()
+
+
+def test_a_refused_command_line_leaves_no_process_behind():
+    """``ortpool validate`` starts its models' server before it reads its options (the two
+    overlap); a refused command line ends that server at once, not after its warm-up."""
+    marker = uuid.uuid4().hex
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "ortpool", "validate", "--jobs", "x"],
+                          env={**CHILD_ENV, "ORTPOOL_TEST_MARK": marker}, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "ortpool validate: error: argument -j/--jobs: 'x' is not an integer (ASCII digits 0-9)")
+    assert processes_marked(marker, wait=0.0) == []
+    assert time.monotonic() - started < 60
 
 
 def test_jobs_and_timeout_options():
