@@ -359,21 +359,25 @@ class Worker:
     """Runs :meth:`Runtime.run` in a spawned child process that outlives what it runs.
 
     A case that ends the child raises :data:`CRASHED` (the signal or exit code, the child's last
-    words); one slower than ``timeout`` seconds raises :data:`TIMED_OUT` and kills it. The next
-    :meth:`run` then starts a fresh child, which has ``startup`` seconds to import its runtime. A
-    ValueError or TypeError in the child is raised again here. Thread-safe; a context manager.
+    words); one slower than ``timeout`` seconds (None: no limit) raises :data:`TIMED_OUT` and kills
+    it. The next :meth:`run` then starts a fresh child, which has ``startup`` seconds to import its
+    runtime. A ValueError or TypeError in the child is raised again here. Thread-safe; a context
+    manager.
     """
 
-    def __init__(self, runtime: Runtime, timeout: float, startup: float = DEFAULT_STARTUP) -> None:
+    def __init__(self, runtime: Runtime, timeout: float | None,
+                 startup: float = DEFAULT_STARTUP) -> None:
         if not isinstance(runtime, Runtime):
             raise TypeError(f"Worker needs a Runtime, not {type(runtime).__name__}")
         for label, value in (("timeout", timeout), ("startup", startup)):
+            if value is None and label == "timeout":
+                continue  # no limit: a caller whose own caller limits the whole run
             number = isinstance(value, int | float) and not isinstance(value, bool)
             if not number or not 0 < value < math.inf:
                 raise ValueError(f"{runtime.name} worker: {label}={value!r} is not a positive "
                                  "number of seconds")
         self.runtime = runtime
-        self.timeout = float(timeout)
+        self.timeout = None if timeout is None else float(timeout)
         self.startup = float(startup)
         #: how many children were started (the first, and one after each crash or time-out)
         self.started = 0
@@ -392,7 +396,7 @@ class Worker:
             self._stop(kill=False)
             raise self._error(reply)
 
-    def _answer(self, limit: float, doing: str) -> tuple[Any, ...]:
+    def _answer(self, limit: float | None, doing: str) -> tuple[Any, ...]:
         """The child's next reply within ``limit`` seconds; a crash or a time-out raised."""
         conn = self._conn
         if conn is None:  # pragma: no cover - _start sets it
