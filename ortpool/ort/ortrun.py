@@ -7,9 +7,7 @@ import atexit
 import dataclasses
 import functools
 import shutil
-import threading
 from collections.abc import Mapping
-from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
@@ -18,11 +16,10 @@ import onnx
 from ortpool.ort import runtime_spec
 from ortpool.ort.opening import open_session
 from ortpool.ort.runtime_spec import RuntimeSpec
-from ortpool.runtimes.base import jobs, spawn, stop
+from ortpool.runtimes.base import NO_KERNEL, REFUSED, RUN_FAILED, Runtime, RuntimeFailure, Worker
 
-NO_KERNEL = "no-kernel"
+#: onnxruntime refused the model (its other kinds are the runtimes' NO_KERNEL and RUN_FAILED)
 REJECTED = "rejected"
-RUN_FAILED = "run-failed"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,69 +122,52 @@ def run_placed(model: onnx.ModelProto | bytes, feeds: Mapping[str, np.ndarray],
     data = model if isinstance(model, bytes) else model.SerializeToString()
     # the worker has no process-wide pool of its own (bench shares one in this process)
     alone = dataclasses.replace(runtime, shared_pool=False)
-    return _worker().run(data, dict(feeds), alone, threads)
-
-
-def _placed_here(data: bytes, feeds: Mapping[str, np.ndarray], runtime: RuntimeSpec,
-                 threads: int | None) -> tuple[list[np.ndarray], dict[str, str]]:
-    folder = runtime_spec.profile_dir()
     try:
-        session = builtin_session(data, runtime, threads, profile_dir=folder)
-        outputs = run_session(session, feeds)
-        return outputs, runtime_spec.placement(session, onnx.load_from_string(data))
-    finally:  # read or not (a refused model, a failing run), the profile goes now
-        shutil.rmtree(folder, ignore_errors=True)
+        *outputs, placed = _worker(alone, threads).run(data, feeds)
+    except RuntimeFailure as err:
+        if err.kind in (NO_KERNEL, REFUSED, RUN_FAILED):
+            raise OrtFailure(REJECTED if err.kind == REFUSED else err.kind, err.message) from None
+        # the provider ended the worker's process: one failed run, not the caller's end
+        raise OrtFailure(RUN_FAILED, f"onnxruntime on {', '.join(runtime.provider_names)}: "
+                         f"{err.message}") from None
+    return outputs, placed
 
 
-def _serve(conn: Connection) -> None:
-    """Worker loop: (model, feeds, runtime, threads) in; ("ok", outputs, placement) or
-    ("failed", kind, message) out."""
-    for job in jobs(conn):
+class _Placed(Runtime):
+    """onnxruntime's built-in kernels on one :class:`RuntimeSpec`, run by a :class:`Worker`: the
+    outputs, then which provider executed each node."""
+
+    name = PACKAGE = "onnxruntime"
+    OPTIONS = ("spec", "threads")
+
+    def __init__(self, spec: RuntimeSpec, threads: int | None) -> None:
+        super().__init__()
+        self.spec, self.threads = spec, threads
+
+    def describe(self) -> dict[str, Any]:
+        return {"runtime": self.name, "providers": self.spec.provider_names}
+
+    def title(self) -> str:
+        return f"onnxruntime on {', '.join(self.spec.provider_names)}"
+
+    def run(self, model: bytes, feeds: Mapping[str, np.ndarray]) -> list[Any]:
+        folder = runtime_spec.profile_dir()
         try:
-            conn.send(("ok", *_placed_here(*job)))
-        except OrtFailure as err:
-            conn.send(("failed", err.kind, err.message))
-        except Exception as err:
-            conn.send(("failed", RUN_FAILED, f"{type(err).__name__}: {err}"))
-
-
-class _Worker:
-    """A process that runs built-in sessions off the CPU provider, started on first use and again
-    after a provider ended it."""
-
-    def __init__(self) -> None:
-        self._process: Any = None
-        self._conn: Connection | None = None
-        self._lock = threading.Lock()
-
-    def run(self, data: bytes, feeds: dict[str, np.ndarray], runtime: RuntimeSpec,
-            threads: int | None) -> tuple[list[np.ndarray], dict[str, str]]:
-        with self._lock:
-            if self._process is None or not self._process.is_alive():
-                self._process, self._conn = spawn(_serve)
-            try:
-                self._conn.send((data, feeds, runtime, threads))  # type: ignore[union-attr]
-                reply = self._conn.recv()  # type: ignore[union-attr]
-            except (EOFError, OSError):
-                self._process.join(timeout=5)
-                code = self._process.exitcode
-                self._process = self._conn = None
-                how = f"signal {-code}" if code is not None and code < 0 else f"exit {code}"
-                raise OrtFailure(RUN_FAILED,
-                                 f"onnxruntime ended its process ({how}) running on "
-                                 f"{', '.join(runtime.provider_names)}") from None
-        if reply[0] == "ok":
-            return reply[1], reply[2]
-        raise OrtFailure(reply[1], reply[2])
-
-    def close(self) -> None:
-        if self._process is not None and self._conn is not None:
-            stop(self._process, self._conn)
-        self._process = self._conn = None
+            session = builtin_session(model, self.spec, self.threads, profile_dir=folder)
+            outputs = run_session(session, feeds)
+            return [*outputs, runtime_spec.placement(session, onnx.load_from_string(model))]
+        except OrtFailure as err:  # its kind carried across as the worker's
+            raise self.failure(REFUSED if err.kind == REJECTED else err.kind, err.message) from None
+        except Exception as err:  # a profile that does not read: a failed run, not the caller's
+            raise self.failure(RUN_FAILED, f"{type(err).__name__}: {err}") from None
+        finally:  # read or not (a refused model, a failing run), the profile goes now
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @functools.cache
-def _worker() -> _Worker:
-    worker = _Worker()
+def _worker(spec: RuntimeSpec, threads: int | None) -> Worker:
+    """The worker of one runtime, started on first use and again after a provider ended it; no
+    time limit (a model's own has its caller: validate's --timeout)."""
+    worker = Worker(_Placed(spec, threads), timeout=None)
     atexit.register(worker.close)
     return worker

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import abc
 import contextlib
-import functools
 import importlib
 import importlib.util
 import math
@@ -21,7 +20,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, ClassVar
@@ -273,25 +272,6 @@ def main_kept_out() -> Iterator[None]:
         main.__spec__ = spec
 
 
-def _ignore_sigint(serve: Callable[[Connection], None], conn: Connection) -> None:
-    # Ctrl-C reaches the whole process group: the parent ends the child, not the signal
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    serve(conn)
-
-
-def spawn(serve: Callable[[Connection], None]) -> tuple[Any, Connection]:
-    """A daemon child running ``serve`` on its end of a pipe, and the parent's end (the child's is
-    closed here, so a dead child reads as EOF). Spawned, not forked: the child imports its
-    runtime afresh, and one that ends its process leaves the parent untouched."""
-    ctx = multiprocessing.get_context("spawn")
-    parent, child = ctx.Pipe()
-    process = ctx.Process(target=_ignore_sigint, args=(serve, child), daemon=True)
-    with main_kept_out():
-        process.start()
-    child.close()
-    return process, parent
-
-
 def jobs(conn: Connection) -> Iterator[Any]:
     """The jobs a child is sent, until None or the parent's end of the pipe closes."""
     while True:
@@ -307,6 +287,8 @@ def jobs(conn: Connection) -> Iterator[Any]:
 def _serve(runtime: Runtime, stderr_path: str, conn: Connection) -> None:
     """The child: standard error to ``stderr_path`` (a native runtime's last words before it
     aborts), the runtime prepared, then (model, feeds) jobs until told to stop."""
+    # Ctrl-C reaches the whole process group: the parent ends the child, not the signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     fd = os.open(stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     os.dup2(fd, 2)
     os.close(fd)
@@ -359,21 +341,25 @@ class Worker:
     """Runs :meth:`Runtime.run` in a spawned child process that outlives what it runs.
 
     A case that ends the child raises :data:`CRASHED` (the signal or exit code, the child's last
-    words); one slower than ``timeout`` seconds raises :data:`TIMED_OUT` and kills it. The next
-    :meth:`run` then starts a fresh child, which has ``startup`` seconds to import its runtime. A
-    ValueError or TypeError in the child is raised again here. Thread-safe; a context manager.
+    words); one slower than ``timeout`` seconds (None: no limit) raises :data:`TIMED_OUT` and kills
+    it. The next :meth:`run` then starts a fresh child, which has ``startup`` seconds to import its
+    runtime. A ValueError or TypeError in the child is raised again here. Thread-safe; a context
+    manager.
     """
 
-    def __init__(self, runtime: Runtime, timeout: float, startup: float = DEFAULT_STARTUP) -> None:
+    def __init__(self, runtime: Runtime, timeout: float | None,
+                 startup: float = DEFAULT_STARTUP) -> None:
         if not isinstance(runtime, Runtime):
             raise TypeError(f"Worker needs a Runtime, not {type(runtime).__name__}")
         for label, value in (("timeout", timeout), ("startup", startup)):
+            if value is None and label == "timeout":
+                continue  # no limit: a caller whose own caller limits the whole run
             number = isinstance(value, int | float) and not isinstance(value, bool)
             if not number or not 0 < value < math.inf:
                 raise ValueError(f"{runtime.name} worker: {label}={value!r} is not a positive "
                                  "number of seconds")
         self.runtime = runtime
-        self.timeout = float(timeout)
+        self.timeout = None if timeout is None else float(timeout)
         self.startup = float(startup)
         #: how many children were started (the first, and one after each crash or time-out)
         self.started = 0
@@ -385,14 +371,23 @@ class Worker:
     def _start(self) -> None:
         fd, self._stderr = tempfile.mkstemp(prefix=f"ortpool-{self.runtime.name}-", suffix=".log")
         os.close(fd)
-        self._process, self._conn = spawn(functools.partial(_serve, self.runtime, self._stderr))
+        # Spawned, not forked: the child imports its runtime afresh, and one that ends its
+        # process leaves the parent untouched. Its end of the pipe is closed here, so a dead
+        # child reads as EOF.
+        ctx = multiprocessing.get_context("spawn")
+        conn, child = ctx.Pipe()
+        process = ctx.Process(target=_serve, args=(self.runtime, self._stderr, child), daemon=True)
+        with main_kept_out():
+            process.start()
+        child.close()
+        self._process, self._conn = process, conn
         self.started += 1
         reply = self._answer(self.startup, "start")
         if reply[0] != _READY:
             self._stop(kill=False)
             raise self._error(reply)
 
-    def _answer(self, limit: float, doing: str) -> tuple[Any, ...]:
+    def _answer(self, limit: float | None, doing: str) -> tuple[Any, ...]:
         """The child's next reply within ``limit`` seconds; a crash or a time-out raised."""
         conn = self._conn
         if conn is None:  # pragma: no cover - _start sets it
@@ -442,8 +437,16 @@ class Worker:
     def _stop(self, kill: bool) -> None:
         process, conn = self._process, self._conn
         self._process = self._conn = None
-        if process is not None:
-            stop(process, None if kill else conn)
+        if process is not None:  # asked to end (or killed at once), killed after 5 s
+            if kill or conn is None:
+                process.kill()
+            else:
+                with contextlib.suppress(OSError):
+                    conn.send(None)
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+                process.join(timeout=5)
         if conn is not None:
             conn.close()
         if self._stderr is not None:
@@ -489,16 +492,3 @@ class Worker:
         with contextlib.suppress(Exception):
             self._stop(kill=True)
 
-
-def stop(process: Any, conn: Connection | None) -> None:
-    """End a child: asked through ``conn`` (None: killed at once), killed if it has not ended
-    within 5 s."""
-    if conn is None:
-        process.kill()
-    else:
-        with contextlib.suppress(OSError):
-            conn.send(None)
-    process.join(timeout=5)
-    if process.is_alive():
-        process.kill()
-        process.join(timeout=5)
