@@ -12,7 +12,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
-import gc
 import math
 import os
 import signal
@@ -153,11 +152,11 @@ def _serve(tasks: Connection, conn: Connection, work: Work, options: Any, strict
         os.close(fd)
         if timeout:  # SIGALRM's default action ends the process, even inside native code
             signal.alarm(math.ceil(timeout) + _ALARM_GRACE)
-        message = _validated(work, path, options, strict_shapes, progress)
+        message, sound = _validated(work, path, options, strict_shapes, progress)
         signal.alarm(0)
-        # a fresh worker after a model that ended without a result (its failure may have left
-        # this process in any state) or made it large (the memory is not given back)
-        retiring = message[0] != _RESULT or _peak_bytes() > _RETIRE_BYTES
+        # a fresh worker after a model whose failure may have left this process in any state,
+        # or that made it large (the memory is not given back)
+        retiring = not sound or _peak_bytes() > _RETIRE_BYTES
         if retiring:  # said first: the parent must not give this worker another model
             send((_RETIRING, None))
         send(message)
@@ -167,18 +166,21 @@ def _serve(tasks: Connection, conn: Connection, work: Work, options: Any, strict
 
 
 def _validated(work: Work, path: str, options: Any, strict_shapes: bool,
-               progress: Progress) -> tuple[str, Any]:
-    """One model's message to the parent: its result, or why there is none."""
+               progress: Progress) -> tuple[tuple[str, Any], bool]:
+    """One model's message to the parent (its result, or why there is none), and whether the
+    process is as sound as before (a refusal ortpool names leaves it so; any other failure may
+    not)."""
     try:
-        return _RESULT, _portable(work(path, options, strict_shapes, progress))
-    except (OrtpoolError, OSError, ValueError, MemoryError) as err:
-        # refusals and failures the validator names: the model could not be validated
-        return results.COULD_NOT_RUN, _reason(err, path)
+        return (_RESULT, _portable(work(path, options, strict_shapes, progress))), True
+    except OrtpoolError as err:  # a refusal: the model could not be validated
+        return (results.COULD_NOT_RUN, _reason(err, path)), True
+    except (OSError, ValueError, MemoryError) as err:  # failures the validator names
+        return (results.COULD_NOT_RUN, _reason(err, path)), False
     except Exception as err:  # a defect of the validator: the run goes on, the report says where
         where = traceback.extract_tb(err.__traceback__)[-1]
         traceback.print_exc()
         why = f"internal error: {_reason(err, path)} (at {where.filename}:{where.lineno})"
-        return results.CRASHED, why
+        return (results.CRASHED, why), False
 
 
 #: a worker that has held more than this (peak resident bytes) validates no further model
@@ -484,26 +486,3 @@ class _Run:
             if child.progress[1]:
                 label += f" {child.progress[0]}/{child.progress[1]}"
         self.progress(len(self.found) + len(self.finished), len(self.paths), label)
-
-
-def warm() -> None:
-    """Validate a one-node model once, in the forkserver: what a first validation pays is then
-    paid once per run, not once per child."""
-    try:
-        import numpy as np
-        import onnx
-        from onnx import helper
-
-        from ortpool.model.singlenode import node_model
-        from ortpool.validate import validator
-
-        node = helper.make_node("MaxPool", ["x"], ["y"], name="warm", kernel_shape=[2, 2])
-        x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 1, 4, 4])
-        y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
-        model = node_model([node], "warm", [x], [y], [helper.make_opsetid("", 12)])
-        validator.validate_model(model, validator.ValidateOptions())
-        np.random.default_rng(0)
-    except Exception:  # a warm-up is optional: the forkserver must start whatever happens
-        pass
-    # kept out of the collector's passes: a child's would write to (copy) the server's heap
-    gc.freeze()

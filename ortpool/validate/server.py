@@ -1,6 +1,6 @@
 """The forkserver of ``ortpool validate``'s model processes (:mod:`.batch`): started as soon as
-the command line names validate, so that its imports and warm-up (:mod:`.batch_preload`) overlap
-the command's own. Imports nothing heavy: the command line imports it before the command."""
+the command line names validate, so that its imports (:mod:`.batch_preload`) overlap the
+command's own. Imports nothing heavy: the command line imports it before the command."""
 
 from __future__ import annotations
 
