@@ -35,7 +35,7 @@ from ortpool.validate import server
 #: validates one model in the child: (path, options, strict_shapes, progress) -> ModelResult
 Work = Callable[[str, Any, bool, Progress], results.ModelResult]
 
-_PROGRESS, _NOTE, _RETIRING, _RESULT = "progress", "note", "retiring", "result"
+_TAKEN, _PROGRESS, _NOTE, _RETIRING, _RESULT = "taken", "progress", "note", "retiring", "result"
 
 
 def jobs_from(value: int, models: int) -> int:
@@ -141,6 +141,7 @@ def _serve(tasks: Connection, conn: Connection, work: Work, options: Any, strict
         if task is None:
             break
         path, output = task
+        send((_TAKEN, None))  # from here on, a death is this model's
         try:
             fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         except OSError:  # the run's folder is gone: the parent ended before this model began
@@ -212,6 +213,8 @@ class _Child:
     message: tuple[str, Any] | None = None
     ended: str = ""  # why the child ended without a result
     retiring: bool = False  # it ends after this model
+    taken: bool = False  # it has read the model it was given
+    served: int = 0  # models it has finished
     notes: list[str] = dataclasses.field(default_factory=list)  # to show at once
 
     def give(self, index: int, path: str, output: Path, timeout: float | None) -> None:
@@ -220,7 +223,7 @@ class _Child:
         self.index, self.path, self.output = index, path, output
         self.started = time.monotonic()
         self.deadline = self.started + timeout if timeout else None
-        self.progress, self.message, self.ended = (0, 0, ""), None, ""
+        self.progress, self.message, self.ended, self.taken = (0, 0, ""), None, "", False
 
     def drain(self) -> None:
         while self.conn is not None and self.message is None and self.conn.poll():
@@ -235,6 +238,8 @@ class _Child:
                 self.notes.append(payload)
             elif kind == _RETIRING:
                 self.retiring = True
+            elif kind == _TAKEN:
+                self.taken = True
             else:
                 self.message = (kind, payload)
 
@@ -277,6 +282,7 @@ class _Child:
         """The model's result and its child's output (for stderr); the child is idle again."""
         text = _tail(self.output)
         path, message, self.index = self.path, self.message, None
+        self.served += 1
         if message is not None and message[0] == _RESULT:
             result = message[1]
             result.path = path
@@ -434,8 +440,13 @@ class _Run:
             for note in child.notes:
                 self._write(f"ortpool: {child.path}: {note}\n")
             child.notes.clear()
-            if done:
-                index = child.index
+            if done and child.message is None and not child.taken and child.served:
+                # a worker that ended while idle (killed from outside) before it read the
+                # model: the model is not the cause, a fresh worker takes it
+                self.todo.appendleft((child.index, child.path))
+                child.index = None
+            elif done:
+                index = child.index  # (result() makes the child idle)
                 self.finished[index] = child.result()
         for child in [c for c in self.children if c.index is None]:
             if child.retiring or child.conn is None or not child.process.is_alive():

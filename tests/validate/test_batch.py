@@ -103,6 +103,40 @@ def test_a_worker_validates_model_after_model_until_one_ends_it():
     assert os.getpid() not in pid.values()
 
 
+def test_a_worker_killed_while_idle_costs_no_model_its_result():
+    """A worker killed from outside between two models (as the out-of-memory killer may pick
+    an idle one): the next model goes to a fresh worker and is validated, whether the dead one
+    had been given it (killed, not yet gone: the model was sent but never read) or not (gone:
+    the model could not be sent); no model is reported as crashed."""
+    stream = _Stream()
+    killed: list[int] = []
+
+    def kill_the_worker(result: results.ModelResult) -> None:
+        # called before the next model is given: the worker that ran this one is idle
+        if result.path in ("ok0", "ok1"):
+            pid = int(re.findall(rf"chatter of {result.path} in process (\d+)", stream.text)[0])
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+            while result.path == "ok1" and _state(pid) not in ("Z", ""):  # until it is gone
+                time.sleep(0.01)
+
+    found = batch.run_models(["ok0", "ok1", "ok2", "ok3"], 3, jobs=1, timeout=30.0,
+                             stderr=stream, on_result=kill_the_worker, work=batch_stand_in.work)
+    assert [r.status for r in found] == ["not-compared"] * 4
+    pid = {k: int(v) for k, v in re.findall(r"chatter of (\w+) in process (\d+)", stream.text)}
+    assert [pid["ok0"], pid["ok1"]] == killed
+    assert len({pid["ok0"], pid["ok1"], pid["ok2"]}) == 3 and pid["ok2"] == pid["ok3"]
+
+
+def _state(pid: int) -> str:
+    """A process's state letter (R, S, Z...), "" once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
 def test_a_refused_command_line_leaves_no_process_behind():
     """``ortpool validate`` starts its models' server before it reads its options (the two
     overlap); a refused command line ends that server at once, not after its warm-up."""
