@@ -340,6 +340,8 @@ def run_models(paths: Sequence[str], options: Any, *, jobs: int = 1,
         try:
             while run.todo or run.busy:
                 run.start_children()
+                if not run.todo:  # nothing left to give the idle ones: their memory back now
+                    run.stop_children()
                 if run.busy:
                     run.wait()
                     run.collect()
@@ -456,14 +458,15 @@ class _Run:
                 self.children.remove(child)
 
     def stop_children(self) -> None:
-        """Every idle child told to end; one that does not within 5 s is killed."""
-        for child in self.children:
+        """Every idle child told to end; one that has not ended within 5 s is killed."""
+        idle = [c for c in self.children if c.index is None]
+        for child in idle:
             with contextlib.suppress(OSError):
                 child.tasks.send(None)
-        for child in self.children:
+        for child in idle:
             child.process.join(5.0)
             child.kill()
-        self.children.clear()
+            self.children.remove(child)
 
     def emit(self) -> None:
         """Hand out the finished results that are next in the order given."""

@@ -137,6 +137,23 @@ def _state(pid: int) -> str:
     return stat.rsplit(")", 1)[1].split()[0]
 
 
+def test_an_idle_worker_ends_once_nothing_is_left_to_give_it():
+    """Two workers, two models: the one that finished first is ended while the other model still
+    runs (its memory back for that model), not at the end of the run."""
+    stream = _Stream()
+    states: list[str] = []
+
+    def look(result: results.ModelResult) -> None:
+        if result.path == "ok1":  # handed out after slow0, which ran 0.5 s longer
+            pid = int(re.findall(r"chatter of ok1 in process (\d+)", stream.text)[0])
+            states.append(_state(pid))
+
+    found = batch.run_models(["slow0", "ok1"], 3, jobs=2, timeout=30.0, stderr=stream,
+                             on_result=look, work=batch_stand_in.work)
+    assert [r.status for r in found] == ["not-compared"] * 2
+    assert states == [""]  # gone (ended and reaped) before the run's end
+
+
 def test_a_refused_command_line_leaves_no_process_behind():
     """``ortpool validate`` starts its models' server before it reads its options (the two
     overlap); a refused command line ends that server at once, not after its warm-up."""
