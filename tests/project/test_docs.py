@@ -224,7 +224,8 @@ def test_readme_stays_a_front_page():
     assert len(lines) <= 150, f"README.md has {len(lines)} lines; move detail to docs/"
     # .ci/run and the users run these exactly as written.
     for command in (
-        "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && python -m compileall -q ortpool",
+        "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' "
+        "&& python -m compileall -q ortpool",
         ". .venv/bin/activate && ortpool validate",
         ". .venv/bin/activate && python -m pytest",
     ):
