@@ -152,8 +152,9 @@ def _node_row(node: NodeResult, with_ref: bool) -> str:
     if node.reference is not None:
         r = node.reference
         ref = _e(r.status) + (f" ({r.differing} cells)" if r.differing else "")
-        if r.defects:
-            ref += "<br><small>" + "<br>".join(_e(d) for d in r.defects) + "</small>"
+        if r.causes:
+            ref += "<br><small>" + "<br>".join(_e(f"{c.title}: {c.detail}") for c in r.causes)
+            ref += "</small>"
     # the status third: on a narrow screen the table scrolls, the verdict stays in view
     cells = [
         f'<td class="mono">{name(node.name)}</td>',

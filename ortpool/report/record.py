@@ -31,16 +31,23 @@ def __getattr__(name: str) -> Any:
 
 @dataclasses.dataclass
 class ReferenceResult:
-    """The onnx reference evaluator's answer for a node, compared with ortpool's."""
+    """The onnx reference evaluator's answer for a node, compared with ortpool's: why it differs
+    or fails named by the engine's causes, as ``--runtime reference`` names them."""
 
     status: str  # "agree", "differ", "timeout", "error", "skipped"
     message: str = ""
     differing: int = 0
-    defects: list[str] = dataclasses.field(default_factory=list)
+    causes: list[Cause] = dataclasses.field(default_factory=list)
     seconds: float | None = None
 
+    @property
+    def basis(self) -> Basis | None:
+        return verdict_basis(self.causes)
+
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {"status": self.status, "message": self.message, "differing": self.differing,
+                "causes": [c.to_dict() for c in self.causes],
+                "basis": self.basis.to_dict() if self.basis else None, "seconds": self.seconds}
 
 
 @dataclasses.dataclass

@@ -323,11 +323,14 @@ def node_lines(node: NodeResult, verbose: bool = False) -> list[str]:
     if ref is not None and ref.status != "agree":
         text = f"reference evaluator: {ref.status}"
         if ref.differing:
-            text += f", {plural(ref.differing, 'cell')} differ from ortpool"
+            verb = "differs" if ref.differing == 1 else "differ"
+            text += f", {plural(ref.differing, 'cell')} {verb} from ortpool"
         if ref.message:
             text += f" ({first_line(ref.message)})"
         details.append(text)
-        details += [f"  known defect: {d}" for d in ref.defects]
+        details += [f"  cause: {c.title}: {c.detail}" for c in ref.causes]
+        if ref.basis is not None:
+            details.append(f"  basis: {basis_text(ref.basis)}")
     for detail in details:
         lines += fit(detail, "      ")
     return lines

@@ -159,10 +159,13 @@ def test_reference_defects_of_the_family(tmp_path):
     with Worker(runtimes.get("reference"), timeout=60) as worker:
         site = site_of("LpPool", 22, attrs, [x])
         judged = reference.reference(worker, site, FeedSet("x", [x], observed=True))
-        assert (judged.status, judged.differing, judged.defects) == (
-            "differ", 1, [reference.LP_CEIL_DEFECT]
-        )
+        assert (judged.status, judged.differing, judged.message) == (
+            "differ", 1, "Y differs in 1 of 3 cells (on x, X [1, 1, 7]; e.g. at [0, 0, 2]: 19.5 "
+            "instead of 13.0)")
+        assert [(c.code, c.basis.label) for c in judged.causes] == [("lp-rescale", "ruling 12")]
         site = site_of("GlobalLpPool", 2, {}, [x])
         judged = reference.reference(worker, site, FeedSet("x", [x], observed=True))
     assert judged.status == "error"
-    assert judged.defects == [reference.NO_IMPLEMENTATION_DEFECT]
+    assert [(c.code, c.detail, c.basis.label) for c in judged.causes] == [
+        ("no-kernel", "GlobalLpPool-2 (opset 2) for element type float: no implementation of "
+         "GlobalLpPool", "spec text")]

@@ -453,9 +453,20 @@ def test_reference_column_labels_its_nan_defect(tmp_path):
     pool = next(n for n in found.nodes if n.name == "pool_same")
     assert pool.reference is not None
     assert pool.reference.status == "differ"
-    assert pool.reference.defects == [
-        "reference ignores NaN inputs (it pads with NaN and drops NaNs before reducing)"
+    # named by the engine's causes, with the basis, as --runtime reference names them
+    assert [(c.code, c.detail) for c in pool.reference.causes] == [
+        ("nan", "9 cell(s) of windows holding a NaN: the runtime drops the NaN: its value is the "
+         "max of the window's other elements, where a NaN must give NaN")
     ]
+    assert pool.reference.basis.label == "ruling 6"
+    assert pool.reference.to_dict()["basis"]["ruling"] == 6
+    from ortpool.report import terminal
+
+    text = " ".join(" ".join(terminal.node_lines(pool, verbose=True)).split())
+    assert ("reference evaluator: differ, 9 cells differ from ortpool cause: NaN handling (a "
+            "window holding a NaN gives NaN, index of the first NaN): 9 cell(s) of windows "
+            "holding a NaN:") in text
+    assert "basis: ruling 6 (docs/rulings.md)" in text
 
 
 def test_bundled_models_name_the_known_onnxruntime_defects(capsys):
