@@ -64,7 +64,7 @@ def captured_names(sites: Sequence[Site], outputs: bool) -> tuple[list[str], set
             continue
         wanted = [n for n in site.node.input if n]
         if outputs:
-            wanted += [n for n in site.node.output[: 2 if site.indices_read else 1] if n]
+            wanted += list(site.compared_outputs)
         names += [n for n in wanted if n not in names]
         if carry.is_carried(site.elem):  # every input of X's type (MaxRoiPool's RoIs too), and Y
             typed = site.spec.typed_inputs
@@ -191,7 +191,7 @@ def prove_in_model(fixed: onnx.ModelProto, sites: Sequence[Site],
             if not site.judgeable or not site.in_main_graph:
                 continue
             arrays = [run[name] for name in site.inputs]
-            got = [run[name] for name in site.outputs[: 2 if site.indices_read else 1]]
+            got = [run[name] for name in site.compared_outputs]
             feed = FeedSet(f"the model's run {number + 1}", arrays)
             if not expect(site, [feed]):
                 continue
@@ -220,7 +220,7 @@ def prove_regions(fixed: onnx.ModelProto, sites: Sequence[Site], plans: Mapping[
         # the very sets it was proven on alone, through the form as written: the two proofs
         # count the same sets (the model's own runs besides)
         chosen = sets_for(plans[site.number], sets.get(site.number) or [])
-        outputs = list(site.outputs[: 2 if site.indices_read else 1])
+        outputs = list(site.compared_outputs)
         for group in shape_groups(chosen):
             if proof.failure:
                 break

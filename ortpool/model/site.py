@@ -127,6 +127,12 @@ class Site:
         return len(self.outputs)
 
     @property
+    def compared_outputs(self) -> tuple[str, ...]:
+        """Y, and Indices where something reads them: the outputs a run of the node is judged on
+        (Indices nobody reads differ in nothing)."""
+        return self.outputs[: 2 if self.indices_read else 1]
+
+    @property
     def op_type(self) -> OpType:
         return optypes.for_node(self.op, self.version, self.n_inputs, self.n_outputs)
 

@@ -275,7 +275,7 @@ def _judge_region(model: onnx.ModelProto, entry: fixmarks.FixedNode, site: Site,
                   on: RuntimeSpec | Worker) -> results.NodeResult:
     """A form fix wrote, judged as it stands against the spec it claims; FIXED where exact."""
     holder = site.scope.holder if site.scope is not None else None
-    outputs = list(site.outputs[: 2 if site.indices_read else 1])
+    outputs = list(site.compared_outputs)
 
     def build(example: Sequence[np.ndarray]) -> onnx.ModelProto:
         return region_model(model, list(site.inputs), outputs, example, holder)
