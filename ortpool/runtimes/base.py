@@ -272,6 +272,20 @@ def main_kept_out() -> Iterator[None]:
         main.__spec__ = spec
 
 
+def stop(process: Any, conn: Connection | None) -> None:
+    """End a child process: asked through ``conn`` (None sent; no ``conn``: killed at once),
+    killed if it has not ended within 5 s."""
+    if conn is None:
+        process.kill()
+    else:
+        with contextlib.suppress(OSError):
+            conn.send(None)
+    process.join(timeout=5)
+    if process.is_alive():
+        process.kill()
+        process.join(timeout=5)
+
+
 def jobs(conn: Connection) -> Iterator[Any]:
     """The jobs a child is sent, until None or the parent's end of the pipe closes."""
     while True:
@@ -437,16 +451,8 @@ class Worker:
     def _stop(self, kill: bool) -> None:
         process, conn = self._process, self._conn
         self._process = self._conn = None
-        if process is not None:  # asked to end (or killed at once), killed after 5 s
-            if kill or conn is None:
-                process.kill()
-            else:
-                with contextlib.suppress(OSError):
-                    conn.send(None)
-            process.join(timeout=5)
-            if process.is_alive():
-                process.kill()
-                process.join(timeout=5)
+        if process is not None:
+            stop(process, None if kill else conn)
         if conn is not None:
             conn.close()
         if self._stderr is not None:

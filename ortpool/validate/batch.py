@@ -2,15 +2,14 @@
 
 A model can end the process that validates it, hang, or make the validator raise: each is that
 model's status (CRASHED, TIMED_OUT, COULD_NOT_RUN, the reason in one line) and the run goes on.
-``jobs`` workers, forked from a warmed forkserver (:mod:`.server`), each validate model after
-model; one that ends (or must: :func:`_serve`) is replaced. Results come back pickled through a
-pipe, handed out in the order given. No child outlives the run.
+``jobs`` workers, forked from a forkserver that imported the validator (:mod:`.server`), each
+validate model after model; one that ends (or must: :func:`_serve`) is replaced. Results come
+back pickled through a pipe, handed out in the order given. No child outlives the run.
 """
 
 from __future__ import annotations
 
 import collections
-import contextlib
 import dataclasses
 import math
 import os
@@ -29,6 +28,7 @@ from ortpool.errors import OrtpoolError
 from ortpool.options.timing import DEFAULT_TIMEOUT
 from ortpool.report import record as results
 from ortpool.report.progress import Progress
+from ortpool.runtimes.base import stop
 from ortpool.staging import signals_held
 from ortpool.validate import server
 
@@ -247,6 +247,7 @@ class _Child:
         if self.conn is not None:
             self.conn.close()
             self.conn = None
+        self.tasks.close()
 
     def update(self, now: float) -> bool:
         """Read what the child sent; whether its model is done (a result, dead, or out of
@@ -358,7 +359,7 @@ def run_models(paths: Sequence[str], options: Any, *, jobs: int = 1,
 class _Run:
     """One :func:`run_models` call: the models to start, running, finished and handed out, and
     the worker children (each validates one model at a time, model after model; one that dies,
-    hangs or grows large is replaced by a fresh one forked from the warm server)."""
+    hangs or grows large is replaced by a fresh one forked from the server)."""
 
     paths: Sequence[str]
     options: Any
@@ -458,14 +459,10 @@ class _Run:
                 self.children.remove(child)
 
     def stop_children(self) -> None:
-        """Every idle child told to end; one that has not ended within 5 s is killed."""
-        idle = [c for c in self.children if c.index is None]
-        for child in idle:
-            with contextlib.suppress(OSError):
-                child.tasks.send(None)
-        for child in idle:
-            child.process.join(5.0)
-            child.kill()
+        """Every idle child asked to end (killed if it has not within 5 s)."""
+        for child in [c for c in self.children if c.index is None]:
+            stop(child.process, child.tasks)
+            child.kill()  # (ended: its pipes)
             self.children.remove(child)
 
     def emit(self) -> None:

@@ -11,7 +11,7 @@ from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.text import dumps, safe
 from ortpool.staging import StagedFiles
-from ortpool.validate import batch, server
+from ortpool.validate import batch
 
 if TYPE_CHECKING:
     from ortpool.report.progress import ProgressBar
@@ -74,7 +74,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    server.start()  # started already by the command line (ortpool.cli); here for a direct call
     from ortpool.report import html, terminal
     from ortpool.report.progress import ProgressBar
     from ortpool.validate import validator

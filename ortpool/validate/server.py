@@ -40,7 +40,7 @@ def start() -> None:
 
 def stop() -> None:
     """End the forkserver at once: a refused command line needs none, and it would otherwise
-    finish its warm-up (most of a second of a core) before it saw its parent gone."""
+    finish its imports (about half a second of a core) before it saw its parent gone."""
     from multiprocessing import forkserver
 
     server = forkserver._forkserver  # the process-wide one ensure_running() started
