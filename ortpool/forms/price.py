@@ -30,6 +30,7 @@ from ortpool.model.timing import Ratio, Stats, interleaved
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec
 from ortpool.ort.opening import open_session
 from ortpool.ort.timed import CONTROL, FIXED, ORIGINAL
+from ortpool.report.bench import fmt_time
 from ortpool.report.outcomes import Attempt, Outcome
 
 #: Seconds of timing (the sessions' creation apart) a model's price may take: its rounds are
@@ -62,7 +63,7 @@ class GuardPrice:
             return f"guarding {names} could not be measured: {self.error}"
         forms = ", ".join(sorted(set(self.forms.values())))
         line = (f"guarding {names} against NaN and -inf makes a run take {self.ratio:.2f} times "
-                f"as long ({_duration(self.original)} -> {_duration(self.guarded)})")
+                f"as long ({fmt_time(self.original)} -> {fmt_time(self.guarded)})")
         if verbose:
             line += (f"; forms {forms}; +-{self.spread:.2f} over {self.rounds} interleaved "
                      f"rounds, the original against itself {self.control:.2f}; level "
@@ -71,12 +72,6 @@ class GuardPrice:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.3g} µs"
 
 
 def guard_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeSpec
