@@ -218,11 +218,11 @@ def _plane(case: Case, fill: np.ndarray, span: Sequence[int]) -> np.ndarray:
     else:
         plane = np.full_like(fill, _constant(case.base, fill.dtype))
     for offset, value in case.marks:
-        mask = np.ones(fill.shape, bool)
-        for axis, (o, s) in enumerate(zip(offset, span, strict=True)):
-            along = np.arange(fill.shape[axis]) % s == o
-            mask &= along.reshape((-1,) + (1,) * (fill.ndim - 1 - axis))
-        plane[mask] = fill[mask] if value == "fill" else _CONSTANTS[value]
+        if not all(0 <= o < s for o, s in zip(offset, span, strict=True)):
+            continue  # no position is that far into its lattice cell
+        # the lattice of ``offset``: every position p with p % span == offset, per axis
+        lattice = tuple(slice(o, None, s) for o, s in zip(offset, span, strict=True))
+        plane[lattice] = fill[lattice] if value == "fill" else _CONSTANTS[value]
     return plane
 
 

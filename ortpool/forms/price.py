@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ortpool.check.cases import expect, full_shape, proof_sets
+from ortpool.check.cases import FeedSet, expect, full_shape, proof_sets
 from ortpool.forms import lift
 from ortpool.forms.apply import apply
 from ortpool.forms.choose import choose
@@ -74,14 +74,17 @@ class GuardPrice:
         return dataclasses.asdict(self)
 
 
-def guard_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeSpec
+def guard_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeSpec,
+                proven: Mapping[str, Sequence[FeedSet]] | None = None
                 ) -> tuple[onnx.ModelProto | None, dict[str, str]]:
     """``model`` with each main-graph ``site`` in the first form proven exact on its non-finite
-    built cases, and node -> form (or why none); None where a node has no standard form."""
+    built cases (``proven``: node -> those validate ran, the spec's outputs in them), and node ->
+    form (or why none); None where a node has no standard form."""
     plans, forms = {}, {}
     for site in sites:
         shape = full_shape(site)
-        built = proof_sets(site, [shape], nonfinite=True) if shape else []
+        built = list((proven or {}).get(site.name) or (
+            proof_sets(site, [shape], nonfinite=True) if shape else []))
         plans_of_site = [(n, p) for n, p in candidates(site) if isinstance(p, Plan)]
         # the spec's answers cost more than every proof below (46 sets of a MaxRoiPool): they
         # are computed once some guard can be written at this opset (none can below opset 9)
@@ -113,7 +116,8 @@ def _writable(plan: Plan, site: Site, example: Sequence[np.ndarray]) -> bool:
 
 
 def _lifted_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeSpec,
-                  forms: dict[str, str]) -> tuple[onnx.ModelProto | None, dict[str, str]]:
+                  forms: dict[str, str], proven: Mapping[str, Sequence[FeedSet]]
+                  ) -> tuple[onnx.ModelProto | None, dict[str, str]]:
     """:func:`guard_forms` on ``model`` lifted, as ``ortpool fix`` lifts it, to the first opset
     where each site has a standard form; (None, ``forms``) where none does."""
     opset = ai_onnx_opset(model.opset_import)
@@ -126,23 +130,28 @@ def _lifted_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: Runtim
         found, _ = find_sites(copy, pinned=pinned)
         sized = {s.name: s for s in sites}
         mine = [s.at(sized[s.name].x_dims) for s in found if s.name in sized and s.judgeable]
-        fixed, lifted_forms = guard_forms(copy, mine, runtime)
+        # the spec's outputs in ``proven`` are those of the version validate judged
+        same = {s.name: proven[s.name] for s in mine
+                if s.name in proven and s.version == sized[s.name].version}
+        fixed, lifted_forms = guard_forms(copy, mine, runtime, same)
         if fixed is not None:
             return fixed, {k: f"{v}+opset-lift" for k, v in lifted_forms.items()}
     return None, forms
 
 
 def guard_price(model: onnx.ModelProto, sites: Sequence[Site], feeds: Mapping[str, np.ndarray],
-                runtime: RuntimeSpec, budget: float = BUDGET) -> GuardPrice:
+                runtime: RuntimeSpec, budget: float = BUDGET,
+                proven: Mapping[str, Sequence[FeedSet]] | None = None) -> GuardPrice:
     """The price of guarding ``sites`` (main-graph, sized) on ``feeds`` at the level the model
-    runs at (``runtime``'s, or ``all`` where it is validate's isolating ``disable``)."""
+    runs at (``runtime``'s, or ``all`` where it is validate's isolating ``disable``);
+    ``proven``: :func:`guard_forms`'."""
     level = DEFAULT_LEVEL if runtime.level == ISOLATED_LEVEL else runtime.level
     timed = runtime.with_level(level)
     found = GuardPrice([s.name for s in sites], {}, level)
     try:
-        fixed, found.forms = guard_forms(model, sites, timed)
+        fixed, found.forms = guard_forms(model, sites, timed, proven)
         if fixed is None:  # as fix does: at a higher opset where every node keeps its meaning
-            fixed, found.forms = _lifted_forms(model, sites, timed, found.forms)
+            fixed, found.forms = _lifted_forms(model, sites, timed, found.forms, proven or {})
     except Exception as err:  # a form the runtime refuses: the report says why, validation goes on
         found.error = f"no guard could be written: {str(err).splitlines()[0][:200]}"
         return found

@@ -79,7 +79,11 @@ def interleaved(variants: Mapping[str, Callable[[], object]], repeat: int,
         while done < warmup or time.perf_counter() - start < warmup_time:
             variants[name]()
             done += 1
-    number = {name: calls_for(variants[name], min_sample) for name in names}
+    number: dict[str, int] = {}
+    for name in names:
+        # a control is the same callable as its original: one count for both, calibrated once
+        same = next((n for n in number if variants[n] is variants[name]), None)
+        number[name] = number[same] if same else calls_for(variants[name], min_sample)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for r in range(repeat):
         shift = r % len(names)

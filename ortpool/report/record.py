@@ -10,6 +10,7 @@ from typing import Any
 
 from ortpool.check import causes
 from ortpool.check import status as st
+from ortpool.check.cases import FeedSet
 from ortpool.check.causes import Basis, Cause, verdict_basis
 from ortpool.check.compare import TensorComparison
 from ortpool.check.judge import Judgement
@@ -91,6 +92,10 @@ class NodeResult:
     #: the judgement the record was made of, and the site at the size judged (not serialised)
     judgement: Judgement | None = dataclasses.field(default=None, repr=False, compare=False)
     site: Site | None = dataclasses.field(default=None, repr=False, compare=False)
+    #: the non-finite domain's built sets with the spec's outputs, where they were run (the
+    #: guard's price proves its forms on them; not serialised)
+    nonfinite_sets: list[FeedSet] | None = dataclasses.field(default=None, repr=False,
+                                                            compare=False)
 
     def __repr__(self) -> str:
         return f"<NodeResult {self.name} {self.op}-{self.spec_version}: {self.status}>"

@@ -97,7 +97,7 @@ def _bound_to_parent(conn: Connection, timeout: float | None) -> None:
 def _portable(result: results.ModelResult) -> results.ModelResult:
     """The result without the judgements' arrays and the sites' protos (a smaller pickle)."""
     for node in result.nodes:
-        node.judgement = node.site = None
+        node.judgement = node.site = node.nonfinite_sets = None
     return result
 
 

@@ -162,10 +162,12 @@ def validate_model(source: str | Path | onnx.ModelProto, options: ValidateOption
             node.executed_in_model = runs.placed.get(node.name)
             node.asked_provider = options.runtime.first
     _end_to_end(model, inlined, resolved.feeds, runs, options, result)
-    guarded = [n.site for n in result.nodes if n.nonfinite and n.site is not None
+    guarded = [n for n in result.nodes if n.nonfinite and n.site is not None
                and n.site.in_main_graph]
     if guarded and options.guard_cost and not options.nonfinite and options.target is None:
-        price = guard_price(inlined, guarded, resolved.feeds, options.runtime)
+        proven = {n.name: n.nonfinite_sets for n in guarded if n.nonfinite_sets}
+        price = guard_price(inlined, [n.site for n in guarded], resolved.feeds, options.runtime,
+                            proven=proven)
         result.guard_text, result.guard_cost = price.text(), price.to_dict()
         result.guard_detail = price.text(verbose=True)
     return result
@@ -467,8 +469,8 @@ def judge_site(site: Site, captured: Mapping[str, np.ndarray], options: Validate
         _at_spec_size(site, x, options, node, on)
     if judgement.exact and not options.nonfinite and elem in FLOATS and sized.attrs is not None:
         # the finite cases passed: what the non-finite domain's cases show is theirs
-        wider = judge(sized, _built_sets(sized, [x.shape], options, nonfinite=True), on,
-                      options.accuracy)
+        node.nonfinite_sets = _built_sets(sized, [x.shape], options, nonfinite=True)
+        wider = judge(sized, node.nonfinite_sets, on, options.accuracy)
         node.nonfinite = "" if wider.exact else wider.failure
     return node
 

@@ -109,6 +109,18 @@ def test_interleaved_samples_every_variant_each_round_in_rotating_order():
     assert calls[6:] == list("abcbcacab")
 
 
+def test_a_control_that_is_the_same_callable_is_calibrated_once():
+    """The guard's price times the original twice (the second its control) with one callable:
+    one calibration serves both, and both time the same number of calls per sample."""
+    calls: list[str] = []
+    variants = {"original": (lambda: calls.append("o")), "fixed": (lambda: calls.append("f"))}
+    variants["control"] = variants["original"]
+    result = timing.interleaved(variants, repeat=2, min_sample=0.0, warmup=1, warmup_time=0.0)
+    # warm-up o f o, calibration o f (not the control's), rounds o f o, f o o
+    assert "".join(calls) == "ofo" + "of" + "ofo" + "foo"
+    assert result["control"].calls_per_sample == result["original"].calls_per_sample == 1
+
+
 def test_calls_for_grows_until_a_sample_lasts_long_enough():
     assert timing.calls_for(lambda: None, 0.0) == 1
     number = timing.calls_for(lambda: sum(range(100)), 0.002)

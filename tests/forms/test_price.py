@@ -81,3 +81,48 @@ def test_the_spec_answers_are_computed_only_at_an_opset_where_a_guard_can_be_wri
     assert result.guard_cost["forms"] == {"maxroipool1": "nan-guard-mask+opset-lift"}
     assert result.guard_cost["error"] == "" and result.guard_cost["ratio"] > 0
     assert calls == [9]
+
+
+def _spec_calls_in_price(monkeypatch, model: str | onnx.ModelProto) -> tuple[dict, list[str]]:
+    """validate_model's guard cost, and the op versions the spec's kernels ran for inside the
+    price (not in the judgement before it)."""
+    from ortpool.check import cases
+    from ortpool.forms import price
+    from ortpool.validate import validator
+
+    inside, calls = [], []
+    real_outputs, real_price = cases.spec_outputs, price.guard_price
+
+    def outputs(site, arrays):
+        if inside:
+            calls.append(f"{site.op}-{site.version}")
+        return real_outputs(site, arrays)
+
+    def priced(*args, **kwargs):
+        inside.append(True)
+        try:
+            return real_price(*args, **kwargs)
+        finally:
+            inside.pop()
+
+    monkeypatch.setattr(cases, "spec_outputs", outputs)
+    monkeypatch.setattr(validator, "guard_price", priced)
+    options = ValidateOptions(runtime=RuntimeSpec(), guard_cost=True)
+    return validate_model(model, options, label="m").guard_cost, calls
+
+
+def test_the_price_proves_its_forms_on_the_sets_validate_ran(monkeypatch):
+    """The non-finite cases validate judged the node on carry the spec's answers: the price
+    proves its guard on them instead of computing them again (46 MaxRoiPool sets), where the
+    node keeps its version (MaxRoiPool-1 lifted to opset 9 is still MaxRoiPool-1)."""
+    from pathlib import Path
+
+    bundled = Path(__file__).resolve().parents[2] / "models"
+    cost, calls = _spec_calls_in_price(monkeypatch, str(bundled / "maxroipool-1.onnx"))
+    assert cost["forms"] == {"maxroipool1": "nan-guard-mask+opset-lift"} and cost["ratio"] > 0
+    assert calls == []
+    # MaxPool-1 lifted is MaxPool-8: the answers validate has are another version's, so the
+    # price computes its own (one per non-finite set, 19)
+    cost, calls = _spec_calls_in_price(monkeypatch, str(bundled / "maxpool-1.onnx"))
+    assert cost["forms"] == {"maxpool1": "nan-guard+opset-lift"} and cost["ratio"] > 0
+    assert calls == ["MaxPool-8"] * 19
