@@ -9,8 +9,10 @@ optimizations off, so that an optimizer folding a form back (PadFusion) is caugh
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import shutil
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -334,8 +336,9 @@ def _run_sets(build: Build, site: Site, sets: Sequence[FeedSet], runtime: Runtim
         folder = runtime_spec.profile_dir() if placed else None
         try:
             try:
-                session = open_session(runtime, model, level=level, threads=1,
-                                       profile_dir=folder)
+                session = (open_session(runtime, model, level=level, threads=1,
+                                        profile_dir=folder) if placed
+                           else _reused_session(runtime, model, level))
             except Exception as err:  # onnxruntime raises its own types; each is a refusal
                 status, text = refusal(err, LOADING)
                 if status == st.ORT_REJECTED and _newer_than_ort(site):
@@ -358,6 +361,27 @@ def _run_sets(build: Build, site: Site, sets: Sequence[FeedSet], runtime: Runtim
     if not judgement.sets:
         judgement.fail(st.NOT_COMPARED, "no input set could be run")
     return judgement
+
+
+#: The last sessions :func:`_run_sets` opened, by (model, runtime, level): a node's finite and
+#: non-finite judgements build the same model, and a session costs more than the sets it runs.
+_SESSIONS: collections.OrderedDict[tuple[bytes, str, str | None], Any] = collections.OrderedDict()
+_KEPT_SESSIONS = 4
+_sessions_lock = threading.Lock()
+
+
+def _reused_session(runtime: RuntimeSpec, model: onnx.ModelProto, level: str | None) -> Any:
+    """A one-thread session of ``model``, the one opened last for the same model if kept."""
+    key = (model.SerializeToString(), repr(runtime), level)
+    with _sessions_lock:
+        session = _SESSIONS.pop(key, None)
+    if session is None:  # opened outside the lock: a refusal raises, nothing is kept
+        session = open_session(runtime, model, level=level, threads=1)
+    with _sessions_lock:
+        _SESSIONS[key] = session
+        while len(_SESSIONS) > _KEPT_SESSIONS:
+            _SESSIONS.popitem(last=False)
+    return session
 
 
 def _newer_than_ort(site: Site) -> bool:
