@@ -8,6 +8,7 @@ opset. So the model is lifted where every node keeps its meaning (:data:`SAME_ME
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 import onnx
 import onnx.defs
@@ -17,9 +18,11 @@ from ortpool import versions
 from ortpool.attributes import attribute_values
 from ortpool.model.scopes import AI_ONNX, ai_onnx_opset, model_scopes
 from ortpool.model.site import read_values as _read_values
-from ortpool.report import fixes as report_mod
 from ortpool.report.outcomes import Realization
 from ortpool.versions import OpVersion
+
+if TYPE_CHECKING:  # annotations only: validate's workers need no fix report (nor its views)
+    from ortpool.report import fixes as report_mod
 
 #: Pooling operators whose versions differ only in attributes and types (MaxUnpool's do not:
 #: version 11 changed what ``output_shape`` means).
@@ -208,7 +211,7 @@ def lifted(model: onnx.ModelProto, target: int,
 
 #: One fix of a model at its own opsets, the pinned nodes (name -> version) at theirs.
 FixOnce = Callable[[onnx.ModelProto, Mapping[str, int] | None],
-                   tuple[onnx.ModelProto, report_mod.FixReport]]
+                   tuple[onnx.ModelProto, "report_mod.FixReport"]]
 
 
 def _score(report: report_mod.FixReport) -> tuple[int, int]:
