@@ -1,14 +1,30 @@
 """The timing loop: every variant of a case is timed in the same rounds, interleaved (a slow
 spell of a shared machine then hits every variant of the round), the order rotating from round to
-round; each sample times enough calls to last ``min_sample`` seconds (timer resolution).
+round; each sample times enough calls to last ``min_sample`` seconds (timer resolution). A loop
+holds :func:`set_quiet`'s hold while it times: the process's way to keep its machine quiet.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import statistics
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from typing import Any
+
+Hold = Callable[[], AbstractContextManager[Any]]
+
+#: Held while a loop times: nothing by default; in validate's worker children, until no other
+#: child validates a model (one validated beside the timing slows some samples, not others).
+_quiet: Hold = contextlib.nullcontext
+
+
+def set_quiet(hold: Hold | None) -> None:
+    """What every timing loop of this process holds from now on (None: nothing)."""
+    global _quiet
+    _quiet = hold or contextlib.nullcontext
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +86,12 @@ def interleaved(variants: Mapping[str, Callable[[], object]], repeat: int,
     ``clock``: wall time by default; ``time.thread_time`` counts only the calling thread's CPU
     time, steadier on a shared machine for a call that runs on that thread alone (an
     onnxruntime session with one intra-op thread)."""
+    with _quiet():
+        return _interleaved(variants, repeat, min_sample, warmup, warmup_time, clock)
+
+
+def _interleaved(variants: Mapping[str, Callable[[], object]], repeat: int, min_sample: float,
+                 warmup: int, warmup_time: float, clock: Callable[[], float]) -> dict[str, Stats]:
     names = list(variants)
     for name in names:
         # Warm up for a while, not a fixed count: the first calls pay page faults on fresh

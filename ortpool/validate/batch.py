@@ -10,6 +10,7 @@ back pickled through a pipe, handed out in the order given. No child outlives th
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import math
 import os
@@ -19,12 +20,13 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, TextIO
 
 from ortpool.errors import OrtpoolError
+from ortpool.model.timing import Hold, set_quiet
 from ortpool.options.timing import DEFAULT_TIMEOUT
 from ortpool.report import record as results
 from ortpool.report.progress import Progress
@@ -36,6 +38,8 @@ from ortpool.validate import server
 Work = Callable[[str, Any, bool, Progress], results.ModelResult]
 
 _TAKEN, _PROGRESS, _NOTE, _RETIRING, _RESULT = "taken", "progress", "note", "retiring", "result"
+#: a worker about to time (the guard's price) asks for quiet, waits for _GO, says _LOUD after
+_QUIET, _GO, _LOUD = "quiet", "go", "loud"
 
 
 def jobs_from(value: int, models: int) -> int:
@@ -94,6 +98,29 @@ def _bound_to_parent(conn: Connection, timeout: float | None) -> None:
     threading.Thread(target=watch, name="ortpool parent watch", daemon=True).start()
 
 
+def _quiet_hold(tasks: Connection, send: Callable[[tuple[str, Any]], None]) -> Hold:
+    """In a worker: the hold of its timing loops (:func:`ortpool.model.timing.set_quiet`). It
+    asks the parent for quiet and waits until no other worker validates a model, its own alarm
+    paused meanwhile (the wait is no time of its model: the parent's deadline waits too)."""
+
+    @contextlib.contextmanager
+    def hold() -> Iterator[None]:
+        left = signal.alarm(0)
+        send((_QUIET, None))
+        try:
+            tasks.recv()  # _GO: the parent sends a busy worker nothing else
+        except (EOFError, OSError):  # the parent is gone
+            os._exit(1)
+        if left:
+            signal.alarm(left)
+        try:
+            yield
+        finally:
+            send((_LOUD, None))
+
+    return hold
+
+
 def _portable(result: results.ModelResult) -> results.ModelResult:
     """The result without the judgements' arrays and the sites' protos (a smaller pickle)."""
     for node in result.nodes:
@@ -129,6 +156,7 @@ def _serve(tasks: Connection, conn: Connection, work: Work, options: Any, strict
         # for the bar, and for a timeout to name the node the model was at
         send((_PROGRESS, (done, total, label)))
 
+    set_quiet(_quiet_hold(tasks, send))
     if terminal:  # numba's compile note, on the command's terminal while the wait happens
         from ortpool.kernels import set_compile_relay
 
@@ -214,6 +242,8 @@ class _Child:
     ended: str = ""  # why the child ended without a result
     retiring: bool = False  # it ends after this model
     taken: bool = False  # it has read the model it was given
+    asked_quiet: float | None = None  # since when it waits to time its model alone
+    quiet: bool = False  # it times its model alone: no other worker validates one
     served: int = 0  # models it has finished
     notes: list[str] = dataclasses.field(default_factory=list)  # to show at once
 
@@ -224,6 +254,7 @@ class _Child:
         self.started = time.monotonic()
         self.deadline = self.started + timeout if timeout else None
         self.progress, self.message, self.ended, self.taken = (0, 0, ""), None, "", False
+        self.asked_quiet, self.quiet = None, False
 
     def drain(self) -> None:
         while self.conn is not None and self.message is None and self.conn.poll():
@@ -240,6 +271,10 @@ class _Child:
                 self.retiring = True
             elif kind == _TAKEN:
                 self.taken = True
+            elif kind == _QUIET:
+                self.asked_quiet = time.monotonic()
+            elif kind == _LOUD:
+                self.quiet = False
             else:
                 self.message = (kind, payload)
 
@@ -260,7 +295,7 @@ class _Child:
             self.kill()
             self.ended = _death(self.process.exitcode)
             return True
-        if self.deadline is not None and now >= self.deadline:
+        if self.deadline is not None and now >= self.deadline and self.asked_quiet is None:
             self.kill()
             self.message = (results.TIMED_OUT, self._timed_out())
             return True
@@ -283,6 +318,7 @@ class _Child:
         """The model's result and its child's output (for stderr); the child is idle again."""
         text = _tail(self.output)
         path, message, self.index = self.path, self.message, None
+        self.asked_quiet, self.quiet = None, False
         self.served += 1
         if message is not None and message[0] == _RESULT:
             result = message[1]
@@ -344,6 +380,7 @@ def run_models(paths: Sequence[str], options: Any, *, jobs: int = 1,
                 if not run.todo:  # nothing left to give the idle ones: their memory back now
                     run.stop_children()
                 if run.busy:
+                    run.grant_quiet()
                     run.wait()
                     run.collect()
                     run.show()
@@ -387,8 +424,9 @@ class _Run:
         return [c for c in self.children if c.index is not None]
 
     def start_children(self) -> None:
-        """Give models to idle children, starting children up to ``jobs``."""
-        while self.todo:
+        """Give models to idle children, starting children up to ``jobs``; none while one waits
+        to time its model alone or does (:meth:`grant_quiet`)."""
+        while self.todo and not any(c.quiet or c.asked_quiet is not None for c in self.busy):
             idle = next((c for c in self.children if c.index is None), None)
             if idle is None and len(self.children) >= max(1, self.jobs):
                 return
@@ -425,10 +463,27 @@ class _Run:
         task_in.close()
         return _Child(process, task_out, receive)
 
-    def wait(self) -> None:
-        """Until a child sends, ends or reaches its deadline."""
+    def grant_quiet(self) -> None:
+        """The child that asked first times its model alone once every other busy child waits
+        too (none validates a model): it is told to go, and the time it waited is added to its
+        deadline. The others wait on, their deadlines with them."""
         busy = self.busy
-        deadlines = [c.deadline for c in busy if c.deadline is not None]
+        waiting = [c for c in busy if c.asked_quiet is not None]
+        if not waiting or len(waiting) < len(busy) or any(c.quiet for c in busy):
+            return
+        child = min(waiting, key=lambda c: c.asked_quiet)
+        try:
+            child.tasks.send(_GO)
+        except OSError:  # it is gone: update() says so
+            return
+        if child.deadline is not None:
+            child.deadline += time.monotonic() - child.asked_quiet
+        child.asked_quiet, child.quiet = None, True
+
+    def wait(self) -> None:
+        """Until a child sends, ends or reaches its deadline (one waiting for quiet has none)."""
+        busy = self.busy
+        deadlines = [c.deadline for c in busy if c.deadline is not None and c.asked_quiet is None]
         # at most an hour per wait: one wait of --timeout 1e7 s overflows poll's milliseconds
         limit = min(max(0.0, min(deadlines) - time.monotonic()), 3600.0) if deadlines else 3600.0
         wait([c.conn for c in busy if c.conn is not None]

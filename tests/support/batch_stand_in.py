@@ -12,6 +12,10 @@ from pathlib import Path
 from ortpool.errors import OrtpoolError
 from ortpool.report import record as results
 
+#: how long a "busy" model is mid-model, and a "timed" model's timing loop (about 1.2 s)
+BUSY_SECONDS = 2.0
+TIMED_ROUNDS, TIMED_SAMPLE = 10, 0.1
+
 LAST_WORDS = "terminate called after throwing an instance of 'Ort::Exception'\n  what():  boom"
 
 
@@ -38,6 +42,17 @@ def work(path: str, options, strict_shapes: bool, progress) -> results.ModelResu
         from ortpool.kernels import _compile_note
 
         _compile_note.announce("compiling a kernel (stand-in)")
+    if name.startswith("busy"):  # mid-model for a while: when, on the wall clock
+        start = time.time()
+        time.sleep(BUSY_SECONDS)
+        print(f"{name} busy from {start!r} to {time.time()!r}", file=sys.stderr)
+    if name.startswith("timed"):  # a timing loop, as the guard's price runs one
+        from ortpool.model import timing
+
+        calls: list[float] = []
+        timing.interleaved({"a": lambda: calls.append(time.time())}, repeat=TIMED_ROUNDS,
+                           min_sample=TIMED_SAMPLE, warmup=1, warmup_time=0.0)
+        print(f"{name} timed from {calls[0]!r} to {calls[-1]!r}", file=sys.stderr)
     print(f"chatter of {name} in process {os.getpid()}", file=sys.stderr)
     return results.ModelResult(path="", opset=int(options))
 

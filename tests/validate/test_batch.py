@@ -128,6 +128,59 @@ def test_a_worker_killed_while_idle_costs_no_model_its_result():
     assert len({pid["ok0"], pid["ok1"], pid["ok2"]}) == 3 and pid["ok2"] == pid["ok3"]
 
 
+def test_a_timing_loop_runs_while_no_other_worker_validates_a_model():
+    """The guard's price is a timing loop: with two workers, one that reaches its loop waits
+    until the other has finished its model, and no model is given while it times (a model
+    validated beside it would slow some samples and not others). The wait is no time of its
+    model: it waits 2 s and times 1.2 s within a 3 s --timeout, and is not killed."""
+    stream = _Stream()
+    found = batch.run_models(["busy0", "timed1", "ok2", "ok3"], 3, jobs=2, timeout=3.0,
+                             stderr=stream, work=batch_stand_in.work)
+    assert [r.status for r in found] == ["not-compared"] * 4
+    (busy_from, busy_to), = [(float(a), float(b)) for a, b in re.findall(
+        r"busy0 busy from ([\d.]+) to ([\d.]+)", stream.text)]
+    (timed_from, timed_to), = [(float(a), float(b)) for a, b in re.findall(
+        r"timed1 timed from ([\d.]+) to ([\d.]+)", stream.text)]
+    assert busy_from < timed_from and busy_to <= timed_from  # it waited for busy0
+    assert timed_to - busy_from > 3.0  # waiting and timing together: longer than --timeout
+    pid = {k: int(v) for k, v in re.findall(r"chatter of (\w+) in process (\d+)", stream.text)}
+    assert pid["busy0"] != pid["timed1"]  # two workers, the two models at once
+    # ok2 went to busy0's worker only once timed1 was done timing
+    assert "ok2" in pid and stream.text.index("timed1 timed") < stream.text.index("chatter of ok2")
+
+
+def test_a_worker_waiting_to_time_has_its_alarm_paused():
+    """A worker's own alarm (its --timeout plus 5 s, for a hang inside native code) must not fire
+    while it waits for quiet: paused while it waits, the rest armed again once told to go."""
+    import multiprocessing
+
+    tasks_in, tasks_out = multiprocessing.Pipe(duplex=False)
+    sent: list[tuple] = []
+    hold = batch._quiet_hold(tasks_in, sent.append)
+    previous = signal.signal(signal.SIGALRM, lambda *_: None)
+    try:
+        signal.alarm(100)
+        seen: list[int] = []
+
+        def parent() -> None:  # answers once it has seen the request, checking the alarm
+            while not sent:
+                time.sleep(0.01)
+            seen.append(signal.alarm(0))  # 0: paused (alarm(0) returns what was left)
+            tasks_out.send(batch._GO)
+
+        helper = threading.Thread(target=parent)
+        helper.start()
+        with hold():
+            helper.join()
+            assert sent == [(batch._QUIET, None)]
+            left = signal.alarm(0)
+        assert seen == [0] and 95 <= left <= 100  # armed again with what was left
+        assert sent == [(batch._QUIET, None), (batch._LOUD, None)]
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _state(pid: int) -> str:
     """A process's state letter (R, S, Z...), "" once it is gone."""
     try:
