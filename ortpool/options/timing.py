@@ -11,9 +11,10 @@ from ortpool.options import CLI, label, values
 #: seconds a model may take by default (``--timeout``; 0: no limit): a hang must end, a first
 #: numba compile takes ~40 s
 DEFAULT_TIMEOUT = 900.0
-#: models validated at once by default (``--jobs``): onnxruntime already spreads one model over
-#: the cores, and each child holds a whole model
-DEFAULT_JOBS = 1
+#: models validated at once by default (``--jobs``): None, one per core for a small run, else one
+#: (``ortpool.validate.batch.jobs_from``: onnxruntime already spreads a large model over the
+#: cores, and each child holds a whole model)
+DEFAULT_JOBS = None
 #: the most timed rounds taken: a million rounds of a 5 ms sample are two hours
 MAX_REPEAT = 1_000_000
 #: the longest sample, in ms: a longer one only slows the run
@@ -24,8 +25,9 @@ def add_jobs(parser: argparse.ArgumentParser) -> None:
     """``-j/--jobs`` and ``--timeout`` of a command that runs each model in a child process."""
     parser.add_argument(
         "-j", "--jobs", type=values.integer, default=DEFAULT_JOBS, metavar="N",
-        help="validate up to N models at once, each in its own process (default 1; 0: one per "
-        "core); the report is the same for any N")
+        help="validate up to N models at once, each in its own process (0: one per core; "
+        "default: one per core for models of at most 256 MiB in all without external data, "
+        "else 1); the report is the same for any N")
     parser.add_argument(
         "--timeout", type=values.real, default=DEFAULT_TIMEOUT, metavar="SECONDS",
         help=f"time limit per model ({DEFAULT_TIMEOUT:g}; 0: none): a model over it is killed "
@@ -50,8 +52,10 @@ def add_repeat(parser: argparse.ArgumentParser, repeat: int, min_sample_ms: floa
         help=f"each sample repeats the call until it lasts this long (default {min_sample_ms:g})")
 
 
-def jobs(value: Any, style: str = CLI) -> int:
-    """``jobs``: models at once, 0 for one per core."""
+def jobs(value: Any, style: str = CLI) -> int | None:
+    """``jobs``: models at once, 0 for one per core, None for the default (by the run's size)."""
+    if value is None:
+        return None
     return values.count(label("jobs", style), value, 0, 4096, "0: one per core")
 
 

@@ -34,7 +34,8 @@ def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
              execution_mode: str = "sequential", nonfinite: bool = False, atol: float | None = None,
              rtol: float | None = None, accuracy: AccuracyRule = DEFAULT_RULE,
              reference: bool = False, reference_timeout: float = 20.0,
-             fail_on_rulings: bool = False, isolate: bool | None = None, jobs: int = 1,
+             fail_on_rulings: bool = False, isolate: bool | None = None,
+             jobs: int | None = None,
              timeout: float | None = None, guard_cost: bool = True) -> ValidationReport:
     """Compare a runtime's built-in pooling with ortpool on ``model``, each pooling node alone
     and the model end to end, as ``ortpool validate`` does.
@@ -55,7 +56,8 @@ def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
     (:class:`ortpool.tolerances.AccuracyRule`). ``reference``: add the onnx reference
     evaluator, ``reference_timeout`` seconds a node. ``fail_on_rulings``: cells docs/rulings.md
     decides count in ``exit_code``. ``isolate``: each model in a child process (default for
-    paths), ``jobs`` at once (0: one per core), ``timeout`` seconds each (None: no limit).
+    paths), ``jobs`` at once (0: one per core; None: one per core for models of at most 256 MiB in
+    all without external data, else 1), ``timeout`` seconds each (None: no limit).
     ``guard_cost``: measure what guarding the nodes that differ on NaN/inf costs.
 
     Returns a :class:`ValidationReport`; a bad argument raises :class:`ortpool.OrtpoolError` (or
@@ -84,7 +86,7 @@ def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
 
         with main_kept_out():
             found = batch.run_models(
-                [os.fspath(m) for m in models], options, jobs=batch.jobs_from(jobs, len(models)),
+                [os.fspath(m) for m in models], options, jobs=batch.jobs_from(jobs, models),
                 timeout=timeout)
     else:
         found = [_in_process(m, options, len(models) == 1) for m in models]

@@ -15,6 +15,7 @@ import dataclasses
 import math
 import os
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -42,11 +43,71 @@ _TAKEN, _PROGRESS, _NOTE, _RETIRING, _RESULT = "taken", "progress", "note", "ret
 _QUIET, _GO, _LOUD = "quiet", "go", "loud"
 
 
-def jobs_from(value: int, models: int) -> int:
-    """``--jobs`` (checked): N (0: the cores this process may use), at most the models."""
-    if value == 0:
-        value = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(value or 1, models))
+#: A run whose model files hold at most this many bytes in all, none referencing external data,
+#: is validated one model per core by default: its workers stay small (the 32 bundled models:
+#: 0.2 MB, a worker's peak 100 MB; a 40 MB detector's, 450 MB).
+SMALL_RUN_BYTES = 256 << 20
+
+
+def jobs_from(value: int | None, paths: Sequence[str]) -> int:
+    """``--jobs`` (checked): N (0: the cores this process may use), at most the models. None
+    (the default): one per core for a small run (:func:`small_run`), no more than the available
+    memory holds at :data:`_RETIRE_BYTES` a worker; else 1."""
+    if value is None:
+        if not small_run(paths):
+            return 1
+        value = max(1, min(_cores(), _available_bytes() // _RETIRE_BYTES))
+    elif value == 0:
+        value = _cores()
+    return max(1, min(value, len(paths)))
+
+
+def _cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _available_bytes() -> int:
+    """Memory the system can give without swapping (unknown: as if for one worker per core)."""
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return _cores() * _RETIRE_BYTES
+
+
+def small_run(paths: Sequence[str], limit: int = SMALL_RUN_BYTES) -> bool:
+    """Whether ``paths`` are regular files of at most ``limit`` bytes in all, none naming an
+    external data location (a model's weights may be in another file: such a model is taken
+    for a large one). Only regular files are read (a FIFO or a device is not: the worker reports
+    it); one that cannot be read counts for nothing."""
+    sizes = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):  # gone, or a name the system refuses: its worker says so
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        sizes.append((path, info.st_size))
+    if sum(size for _, size in sizes) > limit:
+        return False
+    # an external tensor names its file under the key "location": absent from the bytes, no
+    # tensor of the model is external (present, it may be a docstring's word: then serially)
+    return not any(_holds(path, b"location") for path, _ in sizes)
+
+
+def _holds(path: str, word: bytes, chunk: int = 1 << 20) -> bool:
+    try:
+        with open(path, "rb") as file:
+            tail = b""
+            while block := file.read(chunk):
+                if word in tail + block:
+                    return True
+                tail = block[-len(word):]
+    except OSError:
+        return False
+    return False
 
 
 def validate_one(path: str, options: Any, strict_shapes: bool,

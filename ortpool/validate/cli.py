@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = _options(args)
     paths = args.models or [str(p) for p in validator.bundled_models()]
-    jobs = batch.jobs_from(timing.jobs(args.jobs), len(paths))
+    jobs = batch.jobs_from(timing.jobs(args.jobs), paths)
     timeout = timing.timeout(args.timeout)
     # the reports' destinations checked and reserved first: one that cannot be written fails
     # in a second, not after the run

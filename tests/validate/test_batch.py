@@ -226,13 +226,45 @@ def test_jobs_and_timeout_options():
     import ortpool.validate
 
     assert ortpool.validate.validate_models is batch.run_models  # the API's name for it
-    assert batch.jobs_from(4, 2) == 2 and batch.jobs_from(1, 9) == 1
-    assert 1 <= batch.jobs_from(0, 64) <= len(os.sched_getaffinity(0))
+    assert batch.jobs_from(4, ["a", "b"]) == 2 and batch.jobs_from(1, ["m"] * 9) == 1
+    assert batch.jobs_from(0, ["m"] * 64) == len(os.sched_getaffinity(0))
+    assert timing.jobs(None) is None and timing.jobs(3) == 3
     assert timing.timeout(0) is None and timing.timeout(2.5) == 2.5
     with pytest.raises(OrtpoolError, match=r"^--jobs=-1 must be from 0 to 4096 \(0: one per "):
         timing.jobs(-1)
     with pytest.raises(OrtpoolError, match=r"^--timeout=nan must be a finite number of seconds"):
         timing.timeout(float("nan"))
+
+
+def test_the_default_jobs_are_one_per_core_for_a_small_run_only(tmp_path, monkeypatch):
+    """No --jobs: one worker per core (no more than the available memory holds at 1 GiB each,
+    nor than the models) while the models' files hold at most 256 MiB in all and none names an
+    external data file; otherwise one model at a time. A FIFO is not opened (it would block)."""
+    monkeypatch.setattr(batch, "_cores", lambda: 8)
+    monkeypatch.setattr(batch, "_available_bytes", lambda: 3 * batch._RETIRE_BYTES + 5)
+    small = [_bundled("maxpool-12"), _bundled("cnn"), _bundled("lppool-2"),
+             _bundled("averagepool-7")]
+    assert all(os.path.isfile(path) for path in small)
+    assert batch.jobs_from(None, small) == 3  # the memory of three workers
+    assert batch.jobs_from(None, small[:2]) == 2  # the models
+    assert batch.jobs_from(None, [*small, str(tmp_path / "missing.onnx")]) == 3
+    # weights in another file: a large model, whatever its .onnx holds
+    model = _small_network()
+    onnx.save(model, str(tmp_path / "ext.onnx"), save_as_external_data=True,
+              all_tensors_to_one_file=True, location="ext.data", size_threshold=0)
+    assert (tmp_path / "ext.data").stat().st_size > 0
+    assert batch.jobs_from(None, [*small, str(tmp_path / "ext.onnx")]) == 1
+    # over 256 MiB in all (a sparse file: nothing written), or a FIFO: one at a time
+    big = tmp_path / "big.onnx"
+    with open(big, "wb") as file:
+        file.truncate(batch.SMALL_RUN_BYTES - 1000)
+    assert batch.jobs_from(None, [str(big), *small[:1]]) == 2
+    assert batch.jobs_from(None, [str(big), *small]) == 1
+    fifo = tmp_path / "fifo.onnx"
+    os.mkfifo(fifo)
+    assert batch.jobs_from(None, [*small, str(fifo)]) == 1
+    # an explicit N is taken as given
+    assert batch.jobs_from(1, small) == 1 and batch.jobs_from(0, small) == 4
 
 
 def test_the_report_is_the_same_for_any_number_of_jobs(tmp_path, capsys):
