@@ -12,9 +12,10 @@ from pathlib import Path
 from ortpool.errors import OrtpoolError
 from ortpool.report import record as results
 
-#: how long a "busy" model is mid-model, and a "timed" model's timing loop (about 1.2 s)
-BUSY_SECONDS = 2.0
-TIMED_ROUNDS, TIMED_SAMPLE = 10, 0.1
+#: how long a "busy" model is mid-model, and a "timed" model's timing loop: at least its rounds
+#: times its sample, whatever the machine's speed (each call sleeps)
+BUSY_SECONDS = 2.5
+TIMED_ROUNDS, TIMED_SAMPLE = 16, 0.1
 
 LAST_WORDS = "terminate called after throwing an instance of 'Ort::Exception'\n  what():  boom"
 
@@ -50,8 +51,12 @@ def work(path: str, options, strict_shapes: bool, progress) -> results.ModelResu
         from ortpool.model import timing
 
         calls: list[float] = []
-        timing.interleaved({"a": lambda: calls.append(time.time())}, repeat=TIMED_ROUNDS,
-                           min_sample=TIMED_SAMPLE, warmup=1, warmup_time=0.0)
+        def call() -> None:
+            calls.append(time.time())
+            time.sleep(0.002)
+
+        timing.interleaved({"a": call}, repeat=TIMED_ROUNDS, min_sample=TIMED_SAMPLE, warmup=1,
+                           warmup_time=0.0)
         print(f"{name} timed from {calls[0]!r} to {calls[-1]!r}", file=sys.stderr)
     print(f"chatter of {name} in process {os.getpid()}", file=sys.stderr)
     return results.ModelResult(path="", opset=int(options))
