@@ -69,7 +69,16 @@ def _cores() -> int:
 
 
 def _available_bytes() -> int:
-    """Memory the system can give without swapping (unknown: as if for one worker per core)."""
+    """Memory the system can give without swapping: Linux's MemAvailable (its free pages alone
+    leave out the page cache it would drop), else the free pages; unknown, as if for one worker
+    per core."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as file:
+            for line in file:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):

@@ -270,6 +270,16 @@ def test_the_default_jobs_are_one_per_core_for_a_small_run_only(tmp_path, monkey
 
 
 @onnxruntime_dependent
+@pytest.mark.skipif(not Path("/proc/meminfo").exists(), reason="Linux's /proc/meminfo")
+def test_the_memory_counted_for_workers_is_what_linux_says_is_available():
+    """MemAvailable (what can be given without swapping, the page cache it would drop included),
+    not the free pages alone: a machine whose memory is page cache still gets its workers."""
+    (line,) = [ln for ln in Path("/proc/meminfo").read_text().splitlines()
+               if ln.startswith("MemAvailable:")]
+    expected = int(line.split()[1]) * 1024
+    assert abs(batch._available_bytes() - expected) < 256 << 20  # it moves a little meanwhile
+
+
 def test_the_report_is_the_same_for_any_number_of_jobs(tmp_path, capsys):
     small = tmp_path / "small.onnx"
     onnx.save(_small_network(), str(small))
