@@ -92,8 +92,8 @@ class NodeResult:
     #: the judgement the record was made of, and the site at the size judged (not serialised)
     judgement: Judgement | None = dataclasses.field(default=None, repr=False, compare=False)
     site: Site | None = dataclasses.field(default=None, repr=False, compare=False)
-    #: the non-finite domain's built sets with the spec's outputs, where they were run (the
-    #: guard's price proves its forms on them; not serialised)
+    #: the non-finite domain's built sets with the spec's outputs, while the model is validated
+    #: (the guard's price proves its forms on them; dropped before the result is returned)
     nonfinite_sets: list[FeedSet] | None = dataclasses.field(default=None, repr=False,
                                                             compare=False)
 

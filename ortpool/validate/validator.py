@@ -170,6 +170,8 @@ def validate_model(source: str | Path | onnx.ModelProto, options: ValidateOption
                             proven=proven)
         result.guard_text, result.guard_cost = price.text(), price.to_dict()
         result.guard_detail = price.text(verbose=True)
+    for node in result.nodes:  # the price has had them: a report must not hold every set's arrays
+        node.nonfinite_sets = None
     return result
 
 

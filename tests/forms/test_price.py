@@ -126,3 +126,16 @@ def test_the_price_proves_its_forms_on_the_sets_validate_ran(monkeypatch):
     cost, calls = _spec_calls_in_price(monkeypatch, str(bundled / "maxpool-1.onnx"))
     assert cost["forms"] == {"maxpool1": "nan-guard+opset-lift"} and cost["ratio"] > 0
     assert calls == ["MaxPool-8"] * 19
+
+
+def test_a_returned_report_holds_no_proof_sets():
+    """The non-finite sets the price reused are dropped once it is measured: a report kept in a
+    notebook does not hold every node's built sets (up to 2^23 elements each)."""
+    from pathlib import Path
+
+    bundled = Path(__file__).resolve().parents[2] / "models"
+    options = ValidateOptions(runtime=RuntimeSpec(), guard_cost=True)
+    result = validate_model(str(bundled / "maxroipool-1.onnx"), options, label="m")
+    assert result.guard_cost["ratio"] > 0
+    assert [n.nonfinite_sets for n in result.nodes] == [None]
+    assert result.nodes[0].site is not None  # (the site stays: the views read it)
