@@ -44,32 +44,38 @@ def decode_png(data: bytes) -> np.ndarray:
     bpp = 3 if color == 2 else 4
     raw = zlib.decompress(idat)
     stride = width * bpp
-    out = np.zeros((height, stride), np.int32)
-    prev = np.zeros(stride, np.int32)
+    out = np.zeros((height, stride), np.int64)
+    prev = np.zeros(stride, np.int64)
     for y in range(height):
         kind = raw[y * (stride + 1)]
-        line = np.frombuffer(raw, np.uint8, stride, y * (stride + 1) + 1).astype(np.int32)
-        cur = np.zeros(stride, np.int32)
-        for x in range(stride):
-            a = cur[x - bpp] if x >= bpp else 0
-            b = prev[x]
-            c = prev[x - bpp] if x >= bpp else 0
-            if kind == 0:
-                pred = 0
-            elif kind == 1:
-                pred = a
-            elif kind == 2:
-                pred = b
-            elif kind == 3:
-                pred = (a + b) // 2
-            else:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-            cur[x] = (line[x] + pred) & 0xFF
+        line = np.frombuffer(raw, np.uint8, stride, y * (stride + 1) + 1).astype(np.int64)
+        if kind == 0:  # None
+            cur = line
+        elif kind == 1:  # Sub: each byte plus the one bpp to its left, a running sum mod 256
+            cur = line.reshape(-1, bpp).cumsum(axis=0).reshape(-1) & 0xFF
+        elif kind == 2:  # Up
+            cur = (line + prev) & 0xFF
+        else:  # Average and Paeth read the byte just decoded: one pass over plain ints
+            cur = np.array(_unfilter(kind, line.tolist(), prev.tolist(), bpp), np.int64)
         out[y] = cur
         prev = cur
     return out.reshape(height, width, bpp).astype(np.uint8)
+
+
+def _unfilter(kind: int, line: list[int], prev: list[int], bpp: int) -> list[int]:
+    cur = [0] * len(line)
+    for x, value in enumerate(line):
+        a = cur[x - bpp] if x >= bpp else 0
+        b = prev[x]
+        if kind == 3:
+            pred = (a + b) // 2
+        else:
+            c = prev[x - bpp] if x >= bpp else 0
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+        cur[x] = (value + pred) & 0xFF
+    return cur
 
 
 @pytest.fixture(scope="module")
