@@ -105,7 +105,7 @@ def _interleaved(variants: Mapping[str, Callable[[], object]], repeat: int, min_
     for name in names:
         # a control is the same callable as its original: one count for both, calibrated once
         same = next((n for n in number if variants[n] is variants[name]), None)
-        number[name] = number[same] if same else calls_for(variants[name], min_sample)
+        number[name] = number[same] if same is not None else calls_for(variants[name], min_sample)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for r in range(repeat):
         shift = r % len(names)
