@@ -96,6 +96,14 @@ def rooms(proc: Path = PROC) -> list[Room]:
     return found
 
 
+def memory_room(proc: Path = PROC) -> int | None:
+    """The least room under the limits on memory written (a cgroup's, ``MemAvailable`` plus
+    ``SwapFree``; the rlimits on address space are each process's own); None when none is
+    known."""
+    found = [room.free for room in rooms(proc) if not room.address_space]
+    return min(found) if found else None
+
+
 def _limits(proc: Path) -> _Limits:
     now = time.monotonic()
     with _lock:

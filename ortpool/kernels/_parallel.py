@@ -20,7 +20,8 @@ _override: int | None = None
 
 
 @functools.cache
-def _cores() -> int:
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity), else the machine's."""
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
@@ -34,7 +35,7 @@ def thread_count() -> int:
     value = os.environ.get("ORTPOOL_THREADS", "").strip()
     if value.isdigit() and int(value) >= 1:
         return int(value)
-    return max(1, min(4, _cores()))
+    return max(1, min(4, usable_cores()))
 
 
 def set_thread_count(threads: int | None) -> None:

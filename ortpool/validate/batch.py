@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ortpool.errors import OrtpoolError
+from ortpool.kernels import memory_room, usable_cores
 from ortpool.model.timing import Hold, set_quiet
 from ortpool.options.timing import DEFAULT_TIMEOUT
 from ortpool.report import record as results
@@ -51,38 +52,17 @@ SMALL_RUN_BYTES = 256 << 20
 
 def jobs_from(value: int | None, paths: Sequence[str]) -> int:
     """``--jobs`` (checked): N (0: the cores this process may use), at most the models. None
-    (the default): one per core for a small run (:func:`small_run`), no more than the available
-    memory holds at :data:`_RETIRE_BYTES` a worker; else 1."""
+    (the default): one per core for a small run (:func:`small_run`), no more than the memory this
+    process may still take holds at :data:`_RETIRE_BYTES` a worker (its cgroup's limit in a
+    container, else MemAvailable and free swap: :func:`ortpool.kernels.memory_room`); else 1."""
     if value is None:
         if not small_run(paths):
             return 1
-        value = max(1, min(_cores(), _available_bytes() // _RETIRE_BYTES))
+        room = memory_room()
+        value = usable_cores() if room is None else min(usable_cores(), room // _RETIRE_BYTES)
     elif value == 0:
-        value = _cores()
+        value = usable_cores()
     return max(1, min(value, len(paths)))
-
-
-def _cores() -> int:
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
-def _available_bytes() -> int:
-    """Memory the system can give without swapping: Linux's MemAvailable (its free pages alone
-    leave out the page cache it would drop), else the free pages; unknown, as if for one worker
-    per core."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as file:
-            for line in file:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return _cores() * _RETIRE_BYTES
 
 
 def small_run(paths: Sequence[str], limit: int = SMALL_RUN_BYTES) -> bool:
@@ -194,7 +174,7 @@ def _quiet_hold(tasks: Connection, send: Callable[[tuple[str, Any]], None]) -> H
 def _portable(result: results.ModelResult) -> results.ModelResult:
     """The result without the judgements' arrays and the sites' protos (a smaller pickle)."""
     for node in result.nodes:
-        node.judgement = node.site = node.nonfinite_sets = None
+        node.judgement = node.site = None
     return result
 
 

@@ -310,6 +310,8 @@ def test_cgroup_v2_limits_of_the_group_and_its_ancestors(tmp_path):
     _write(kube / "memory.current", "1100000000\n")
     _memory._cached.clear()
     assert [r.free for r in _memory.rooms(proc) if "cgroup" in r.source] == [1147483648, 100000000]
+    # the least of them: what validate's default workers are counted against
+    assert _memory.memory_room(proc) == 100000000
 
 
 def test_cgroup_v1_hybrid_and_a_namespaced_group(tmp_path):
@@ -334,7 +336,7 @@ def test_cgroup_v1_hybrid_and_a_namespaced_group(tmp_path):
     )
     _write(mem / "memory.limit_in_bytes", "9223372036854771712\n")  # v1's "no limit"
     _memory._cached.clear()
-    assert _memory.rooms(proc) == []
+    assert _memory.rooms(proc) == [] and _memory.memory_room(proc) is None
 
 
 def test_rlimits_against_the_address_space_in_use():

@@ -239,11 +239,16 @@ def test_jobs_and_timeout_options():
 
 
 def test_the_default_jobs_are_one_per_core_for_a_small_run_only(tmp_path, monkeypatch):
-    """No --jobs: one worker per core (no more than the available memory holds at 1 GiB each,
-    nor than the models) while the models' files hold at most 256 MiB in all and none names an
-    external data file; otherwise one model at a time. A FIFO is not opened (it would block)."""
-    monkeypatch.setattr(batch, "_cores", lambda: 8)
-    monkeypatch.setattr(batch, "_available_bytes", lambda: 3 * batch._RETIRE_BYTES + 5)
+    """No --jobs: one worker per core (no more than the memory this process may still take holds
+    at 1 GiB each, nor than the models) while the models' files hold at most 256 MiB in all and
+    none names an external data file; otherwise one model at a time. A FIFO is not opened (it
+    would block). The cores and the memory are the kernels' readings (a cgroup's limit counted:
+    tests/ort/test_hook_failures.py)."""
+    from ortpool import kernels
+
+    assert (batch.usable_cores, batch.memory_room) == (kernels.usable_cores, kernels.memory_room)
+    monkeypatch.setattr(batch, "usable_cores", lambda: 8)
+    monkeypatch.setattr(batch, "memory_room", lambda: 3 * batch._RETIRE_BYTES + 5)
     small = [_bundled("maxpool-12"), _bundled("cnn"), _bundled("lppool-2"),
              _bundled("averagepool-7")]
     assert all(os.path.isfile(path) for path in small)
@@ -267,19 +272,12 @@ def test_the_default_jobs_are_one_per_core_for_a_small_run_only(tmp_path, monkey
     assert batch.jobs_from(None, [*small, str(fifo)]) == 1
     # an explicit N is taken as given
     assert batch.jobs_from(1, small) == 1 and batch.jobs_from(0, small) == 4
+    # no memory limit known: one per core
+    monkeypatch.setattr(batch, "memory_room", lambda: None)
+    assert batch.jobs_from(None, small) == 4
 
 
 @onnxruntime_dependent
-@pytest.mark.skipif(not Path("/proc/meminfo").exists(), reason="Linux's /proc/meminfo")
-def test_the_memory_counted_for_workers_is_what_linux_says_is_available():
-    """MemAvailable (what can be given without swapping, the page cache it would drop included),
-    not the free pages alone: a machine whose memory is page cache still gets its workers."""
-    (line,) = [ln for ln in Path("/proc/meminfo").read_text().splitlines()
-               if ln.startswith("MemAvailable:")]
-    expected = int(line.split()[1]) * 1024
-    assert abs(batch._available_bytes() - expected) < 256 << 20  # it moves a little meanwhile
-
-
 def test_the_report_is_the_same_for_any_number_of_jobs(tmp_path, capsys):
     small = tmp_path / "small.onnx"
     onnx.save(_small_network(), str(small))
