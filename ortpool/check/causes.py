@@ -457,8 +457,7 @@ def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
                        if c.code not in have]
         return causes or [Cause(UNRECOGNISED, "the engine names no cell that differs")]
     ties = sum(c.ties for c in comps)
-    if ties and not any(c.shapes_differ or c.differing or c.ruling_differing or c.inaccurate
-                        for c in comps):
+    if ties and all(c.agrees for c in comps):
         # a built set counts an Index of another equal maximum as a difference (ruling 18)
         return [Cause(INDEX_TIE, f"{ties} Index(es) point at another element equal to the "
                       "window's maximum, not its first maximum")]

@@ -215,7 +215,6 @@ def case_inputs(case: Case, seed: int) -> list[np.ndarray]:
         return [x]
     # Indices that MaxPool really produces, and its values, from a float source.
     # With end pads of 1 the default output is (m-1)*s - 1 + k, which is the plain axis size.
-    shape = input_shape(case.rank)
     if case.data != "pads":
         shape = (BATCH, CHANNELS, *(UNPOOL_N[a] for a in RANK_AXES[case.rank]))
     source = random_tensor(rng, shape, "float")
