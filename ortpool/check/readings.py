@@ -752,9 +752,7 @@ def _global_axes(site: Site, ndim: int) -> list[Variant]:
 
     def kernel(plan: Plan, feeds: Outputs) -> Outputs:
         y = feeds[0].max(axis=tuple(range(spatial, spatial + 2)))
-        for _ in range(spatial):
-            y = np.expand_dims(y, -1)
-        return [y]
+        return [np.expand_dims(y, tuple(range(-spatial, 0)))]
 
     return [Variant(GLOBAL_AXES, f"the runtime reduces axes {[spatial, spatial + 1]} of the "
                     f"rank-{ndim} input, not its spatial axes {list(range(2, ndim))}: its output "
