@@ -100,16 +100,12 @@ def cases(ops: Sequence[str] | None = None, versions_wanted: Sequence[int] | Non
     """Every grid case, in a fixed order (ids are stable for a given onnx version)."""
     found: list[Case] = []
     for opv in versions.all_versions():
-        if ops and opv.op not in ops:
+        if (ops and opv.op not in ops) or (versions_wanted and opv.version not in versions_wanted):
             continue
-        if versions_wanted and opv.version not in versions_wanted:
-            continue
-        for dtype in opv.types:
-            if dtypes_wanted and dtype not in dtypes_wanted:
-                continue
-            for rank in ranks:
-                for fields in _variations(opv, dtype, rank):
-                    found.append(Case(len(found), opv.op, opv.version, dtype, rank, **fields))
+        dtypes = [t for t in opv.types if not dtypes_wanted or t in dtypes_wanted]
+        for dtype, rank in itertools.product(dtypes, ranks):
+            for fields in _variations(opv, dtype, rank):
+                found.append(Case(len(found), opv.op, opv.version, dtype, rank, **fields))
     return found
 
 
