@@ -204,19 +204,15 @@ def cases(site: Site, span: Sequence[int], nonfinite: bool, keep: int = 5) -> li
 _CONSTANTS = {"NaN": np.nan, "+inf": np.inf, "-inf": -np.inf}
 
 
-def _constant(base: str, dtype: np.dtype) -> float:
-    info = ml_dtypes.finfo(dtype)  # knows bfloat16 as well as numpy's float types
-    return {"lowest finite": float(info.min), "highest finite": float(info.max),
-            **_CONSTANTS}[base]
-
-
 def _plane(case: Case, fill: np.ndarray, span: Sequence[int]) -> np.ndarray:
     if case.base == "fill":
         plane = fill.copy()
     elif case.base == "one value":
         plane = np.full_like(fill, fill.reshape(-1)[0])
     else:
-        plane = np.full_like(fill, _constant(case.base, fill.dtype))
+        info = ml_dtypes.finfo(fill.dtype)  # knows bfloat16 as well as numpy's float types
+        finite = {"lowest finite": float(info.min), "highest finite": float(info.max)}
+        plane = np.full_like(fill, {**finite, **_CONSTANTS}[case.base])
     for offset, value in case.marks:
         if not all(0 <= o < s for o, s in zip(offset, span, strict=True)):
             continue  # no position is that far into its lattice cell

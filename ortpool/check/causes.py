@@ -365,7 +365,7 @@ def of(site: Site, judgement: Judgement) -> list[Cause]:
                   *(c for c in _shape_causes(site.op, attrs, spatial)
                     if c.code in (EMPTY_WINDOW, PADS_GE_KERNEL, WINDOW_BEYOND_INPUT))]
     elif status == st.ORT_REJECTED:
-        causes = refusal_causes(site, attrs, spatial, judgement.failure)
+        causes = refusal_causes(site, attrs, spatial, words)
     elif status == st.ORTPOOL_REJECTED:
         causes = recognise(site.op, attrs, spatial, output_shape_input=unpool_shape)
     else:
@@ -391,10 +391,9 @@ def of(site: Site, judgement: Judgement) -> list[Cause]:
 
 
 def refusal_causes(site: Site, attrs: PoolAttrs | None, spatial: Sequence[int],
-                   failure: str) -> list[Cause]:
+                   words: str) -> list[Cause]:
     """Why a runtime refuses a node the spec accepts, from the node's attributes and the
-    runtime's words; unrecognised (with them) otherwise."""
-    words = _runtime_words(failure)
+    runtime's ``words``; unrecognised (with them) otherwise."""
     causes: list[Cause] = []
     if attrs is not None and site.op in WINDOW_OPERATORS:
         big = _pads_ge_kernel(attrs, spatial)
@@ -457,8 +456,7 @@ def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
                        if c.code not in have]
         return causes or [Cause(UNRECOGNISED, "the engine names no cell that differs")]
     ties = sum(c.ties for c in comps)
-    if ties and not any(c.shapes_differ or c.differing or c.ruling_differing or c.inaccurate
-                        for c in comps):
+    if ties and all(c.agrees for c in comps):
         # a built set counts an Index of another equal maximum as a difference (ruling 18)
         return [Cause(INDEX_TIE, f"{ties} Index(es) point at another element equal to the "
                       "window's maximum, not its first maximum")]

@@ -251,8 +251,8 @@ def figures(acc: Accuracy, err: np.ndarray, measured: np.ndarray, sl: tuple[Any,
         "units": "u*" + acc.measure,
         "u": acc.u,
         "n": acc.n,
-        "max_error_units": float(units.reshape(-1)[worst]) if units.size else 0.0,
-        "max_error_ulp": float(np.where(measured, ulps, 0.0).max()) if ulps.size else 0.0,
+        "max_error_units": _finite_or_none(units.reshape(-1)[worst]) if units.size else 0.0,
+        "max_error_ulp": _finite_or_none(np.where(measured, ulps, 0.0).max()) if ulps.size else 0.0,
         "at": at,
         "pairwise_bound_units": acc.pairwise,
         "agree_units": acc.rule.agree_factor * acc.pairwise,
@@ -261,9 +261,6 @@ def figures(acc: Accuracy, err: np.ndarray, measured: np.ndarray, sl: tuple[Any,
         "half": acc.half,
     }
     out["note_limit_units"] = out["note_limit"] / acc.u
-    for key in ("max_error_units", "max_error_ulp"):
-        if not math.isfinite(out[key]):
-            out[key] = None
     return out
 
 

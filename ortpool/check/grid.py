@@ -100,16 +100,12 @@ def cases(ops: Sequence[str] | None = None, versions_wanted: Sequence[int] | Non
     """Every grid case, in a fixed order (ids are stable for a given onnx version)."""
     found: list[Case] = []
     for opv in versions.all_versions():
-        if ops and opv.op not in ops:
+        if (ops and opv.op not in ops) or (versions_wanted and opv.version not in versions_wanted):
             continue
-        if versions_wanted and opv.version not in versions_wanted:
-            continue
-        for dtype in opv.types:
-            if dtypes_wanted and dtype not in dtypes_wanted:
-                continue
-            for rank in ranks:
-                for fields in _variations(opv, dtype, rank):
-                    found.append(Case(len(found), opv.op, opv.version, dtype, rank, **fields))
+        dtypes = [t for t in opv.types if not dtypes_wanted or t in dtypes_wanted]
+        for dtype, rank in itertools.product(dtypes, ranks):
+            for fields in _variations(opv, dtype, rank):
+                found.append(Case(len(found), opv.op, opv.version, dtype, rank, **fields))
     return found
 
 
@@ -215,7 +211,6 @@ def case_inputs(case: Case, seed: int) -> list[np.ndarray]:
         return [x]
     # Indices that MaxPool really produces, and its values, from a float source.
     # With end pads of 1 the default output is (m-1)*s - 1 + k, which is the plain axis size.
-    shape = input_shape(case.rank)
     if case.data != "pads":
         shape = (BATCH, CHANNELS, *(UNPOOL_N[a] for a in RANK_AXES[case.rank]))
     source = random_tensor(rng, shape, "float")

@@ -37,7 +37,7 @@ from ortpool.ort.opening import open_session, optimized
 from ortpool.ort.ortrun import NO_KERNEL, classify, known_version
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.runtimes.base import CRASHED, TIMED_OUT, RuntimeFailure, Worker
-from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, Tolerance, node_tolerance
+from ortpool.tolerances import DEFAULT_RULE, AccuracyRule, node_tolerance
 
 #: A model of the node for inputs shaped as the given example arrays.
 Build = Callable[[Sequence[np.ndarray]], onnx.ModelProto]
@@ -477,6 +477,3 @@ def short_error(err: Exception) -> str:
     if isinstance(err, RuntimeFailure):
         return err.message
     return str(classify(err, "load"))[:400]  # onnxruntime 1.21 repeats its C++ signature
-
-
-__all__ = ["Build", "Judgement", "Tolerance", "compare_set", "judge", "shape_groups"]

@@ -222,10 +222,8 @@ def equal_indices(got: np.ndarray, want: np.ndarray, x: np.ndarray, storage_orde
         wide = wide.transpose(0, 1, *range(x.ndim - 1, 1, -1))
     flat = wide.reshape(-1)
     valid = (got >= 0) & (got < flat.size) & (want >= 0) & (want < flat.size)
-    vg = flat[np.where(valid, got, 0)]
-    vw = flat[np.where(valid, want, 0)]
-    with np.errstate(invalid="ignore"):
-        return same | (valid & ((vg == vw) | (np.isnan(vg) & np.isnan(vw))))
+    return same | (valid & equal_values(flat[np.where(valid, got, 0)],
+                                        flat[np.where(valid, want, 0)]))
 
 
 def _matches(site: Site, plan: Plan, arrays: Sequence[np.ndarray], want: Outputs,
@@ -684,8 +682,7 @@ def _average_counts_pads(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -
 
 
 def _window_attrs(plan: Plan) -> dict[str, Any]:
-    """``plan``'s attributes that place the windows (for the helper kernels run at version 22,
-    which has every one of them)."""
+    """``plan``'s window-placing attributes (the helper kernels run at version 22: it has all)."""
     return {k: v for k, v in plan.attributes.items() if k in WINDOW_KEYS}
 
 
@@ -755,9 +752,7 @@ def _global_axes(site: Site, ndim: int) -> list[Variant]:
 
     def kernel(plan: Plan, feeds: Outputs) -> Outputs:
         y = feeds[0].max(axis=tuple(range(spatial, spatial + 2)))
-        for _ in range(spatial):
-            y = np.expand_dims(y, -1)
-        return [y]
+        return [np.expand_dims(y, tuple(range(-spatial, 0)))]
 
     return [Variant(GLOBAL_AXES, f"the runtime reduces axes {[spatial, spatial + 1]} of the "
                     f"rank-{ndim} input, not its spatial axes {list(range(2, ndim))}: its output "
