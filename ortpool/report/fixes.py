@@ -16,7 +16,7 @@ from ortpool.model.files import save
 from ortpool.model.inputs import CLI, PYTHON, describe_dims
 from ortpool.report.notebook import Report
 from ortpool.report.outcomes import Attempt, Outcome, Realization
-from ortpool.report.text import dumps, plural, safe, tally
+from ortpool.report.text import Printed, plural, safe, tally
 
 #: The realizations by their short names, in the order the summary counts them.
 UNCHANGED, FORM, ORTPOOL, UNPROVEN, NOT_SELECTED = REALIZATIONS = tuple(Realization)
@@ -83,8 +83,7 @@ def proof_text(alone: dict[str, Any], in_model: dict[str, Any] | None = None,
     tolerance = alone.get("tolerance") or "exact"
     if not verbose and tolerance != "exact":
         tolerance = "within the accuracy rule for sums, ruling 17"
-    err = max((p.get("max_abs") or 0.0) for p in (alone, in_model or {}))
-    if err:
+    if err := max((p.get("max_abs") or 0.0) for p in (alone, in_model or {})):
         tolerance += f", max abs error {err:.3g}"
     noted = alone.get("noted_units")
     if noted is not None:  # ruling 17: agrees, with its figures
@@ -95,7 +94,7 @@ def proof_text(alone: dict[str, Any], in_model: dict[str, Any] | None = None,
 
 
 @dataclasses.dataclass
-class FixReport:
+class FixReport(Printed):
     """Every pooling node considered, in model order; notes; the runtime proven on."""
 
     nodes: list[NodeFix] = dataclasses.field(default_factory=list)
@@ -155,9 +154,6 @@ class FixReport:
             "written": self.written,
         }
 
-    def to_json(self) -> str:
-        return dumps(self.to_dict())
-
     def summary_lines(self, verbose: bool = False) -> list[str]:
         """The lines ``ortpool fix`` prints: the counts, each changed node, the notes."""
         rt = self.runtime
@@ -192,8 +188,7 @@ class FixReport:
             lines.append(
                 f"the fixed model needs ortpool at run time (ortpool.InferenceSession) for "
                 f"{plural(len(self.needs_ortpool), 'node')}: {names}")
-        maxed = self.finite_only
-        if maxed:
+        if maxed := self.finite_only:
             names = ", ".join(repr(n.name) for n in maxed)
             lines.append(
                 f"proven in the finite domain (the default, ruling 20) for "
@@ -202,9 +197,6 @@ class FixReport:
                 "and guards a max onnxruntime gets wrong there)")
         lines += [f"note: {note}" for note in self.notes]
         return lines
-
-    def __str__(self) -> str:
-        return "\n".join(map(safe, self.summary_lines()))
 
 
 class Saved(list):

@@ -257,8 +257,7 @@ def _model_body(model: ModelResult) -> str:
         parts.append('<div class="nonfinite"><h3>On NaN and infinite inputs only (information: not '
                      "counted, --nonfinite judges them; ruling 20)</h3>"
                      f'<ul class="notes">{items}</ul>{price}</div>')
-    figures = "".join(_picture(n, c) for n in model.nodes for c in differing(n))
-    if figures:
+    if figures := "".join(_picture(n, c) for n in model.nodes for c in differing(n)):
         parts.append(f'<div class="pictures"><h3>Where the differences sit</h3>{figures}</div>')
     if model.notes:
         parts.append(
@@ -268,18 +267,14 @@ def _model_body(model: ModelResult) -> str:
 
 def _model(index: int, model: ModelResult) -> str:
     """A failing model as an open section; an agreeing one collapsed (``<details>``)."""
-    ident, status = anchor(index), _e(model.status)
+    tag, head = ("section", "h2") if bad(model) else ("details", "summary")
     title = f"{name(model.path, 2 * NAME_LIMIT)} {_badge(model.status)}"
-    if bad(model):
-        return (f'<section class="model" id="{ident}" data-status="{status}"><h2>{title}</h2>'
-                f"{_model_body(model)}</section>")
-    return (f'<details class="model" id="{ident}" data-status="{status}"><summary>{title}'
-            f"</summary>{_model_body(model)}</details>")
+    return (f'<{tag} class="model" id="{anchor(index)}" data-status="{_e(model.status)}">'
+            f"<{head}>{title}</{head}>{_model_body(model)}</{tag}>")
 
 
 def _end_to_end(model: ModelResult) -> str:
     """The end-to-end block: each graph output's comparison in words, or why there is none."""
-    parts = ['<div class="e2e"><h3>End to end</h3>']
     if model.outputs:
         runtime = terminal.runtime_of(model.nodes)
         rows = "".join(
@@ -287,12 +282,11 @@ def _end_to_end(model: ModelResult) -> str:
             f"<td>{_badge(results.DIFFER if o.failing else results.AGREE)}</td>"
             f'<td class="cells">{_e(terminal.output_text(o, True, runtime))}</td></tr>'
             for o in model.outputs)
-        parts.append(_table(["output", "verdict", "cells"], rows, "outputs"))
+        block = _table(["output", "verdict", "cells"], rows, "outputs")
     else:
         verdict = _badge(results.DIFFER) + " " if model.run_differs else ""
-        parts.append(f'<div class="meta">{verdict}{_e(model.end_to_end)}</div>')
-    parts.append("</div>")
-    return "".join(parts)
+        block = f'<div class="meta">{verdict}{_e(model.end_to_end)}</div>'
+    return f'<div class="e2e"><h3>End to end</h3>{block}</div>'
 
 
 def _why(model: ModelResult) -> str:
