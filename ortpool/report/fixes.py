@@ -249,7 +249,7 @@ class FixResult(Report):
 
     def _repr_html_(self) -> str:
         """The nodes as a table: what was wrong before, what became of each, the proof."""
-        from ortpool.report.html import SHARED_CSS, name
+        from ortpool.report.html import SHARED_CSS, name, table
 
         def why(n: NodeFix) -> str:
             return n.before() or ("exact as it stood" if n.realization == UNCHANGED else
@@ -260,13 +260,10 @@ class FixResult(Report):
             f"<td>{name(why(n), 300)}</td><td>{name(n.form or n.realization, 60)}</td>"
             f"<td>{name(proof_text(n.proof, n.in_model) if n.proof else n.reason, 300)}</td>"
             "</tr>" for n in self.report.nodes)
-        head = "".join(f"<th>{h}</th>" for h in ("node", "op", "before the fix", "now", "proof"))
-        return (
-            f'<div class="ortpool"><style>{SHARED_CSS}</style><p>'
-            f"{name(self.report.summary_lines()[0], 300)}; exit {self.exit_code}</p><div "
-            f'class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
-            "</div></div>"
-        )
+        nodes = table(("node", "op", "before the fix", "now", "proof"), rows)
+        return (f'<div class="ortpool"><style>{SHARED_CSS}</style><p>'
+                f"{name(self.report.summary_lines()[0], 300)}; exit {self.exit_code}</p>"
+                f"{nodes}</div>")
 
     def __iter__(self) -> Iterator[Any]:  # (model, report), as fix_with_report returns them
         return iter((self.model, self.report))

@@ -227,10 +227,11 @@ def triage(models: Sequence[ModelResult]) -> tuple[list[tuple[int, ModelResult]]
                  for failing in (True, False))
 
 
-def _table(head: Sequence[str], rows: str, kind: str) -> str:
+def table(head: Sequence[str], rows: str, kind: str = "") -> str:
     """A table in a wrapper that scrolls sideways inside its card on a narrow screen."""
     heads = "".join(f"<th>{_e(h)}</th>" for h in head)
-    return (f'<div class="scroll"><table class="{kind}"><thead><tr>{heads}</tr></thead>'
+    opening = f'<table class="{kind}">' if kind else "<table>"
+    return (f'<div class="scroll">{opening}<thead><tr>{heads}</tr></thead>'
             f"<tbody>{rows}</tbody></table></div>")
 
 
@@ -248,7 +249,7 @@ def _model_body(model: ModelResult) -> str:
         parts.append(f'<div class="meta">open dims: {_e(dims)}</div>')
     parts.append(findings(model))
     if model.nodes:
-        parts.append(_table(head, "".join(_node_row(n, with_ref) for n in model.nodes), "nodes"))
+        parts.append(table(head, "".join(_node_row(n, with_ref) for n in model.nodes), "nodes"))
     parts.append(_end_to_end(model))
     if beyond := model.nonfinite_nodes:  # ruling 20: information, not the verdict
         items = "".join(f"<li><code>{name(n.name)}</code>: {_e(n.nonfinite)}</li>"
@@ -282,7 +283,7 @@ def _end_to_end(model: ModelResult) -> str:
             f"<td>{_badge(results.DIFFER if o.failing else results.AGREE)}</td>"
             f'<td class="cells">{_e(terminal.output_text(o, True, runtime))}</td></tr>'
             for o in model.outputs)
-        block = _table(["output", "verdict", "cells"], rows, "outputs")
+        block = table(["output", "verdict", "cells"], rows, "outputs")
     else:
         verdict = _badge(results.DIFFER) + " " if model.run_differs else ""
         block = f'<div class="meta">{verdict}{_e(model.end_to_end)}</div>'
@@ -349,12 +350,12 @@ def summary(models: Sequence[ModelResult], links: bool = True, after: str = "") 
         parts.append(
             f'<p class="count">{len(failing)} of {plural(len(models), "model")} differ or could '
             "not be validated" + (f"; the differing nodes {_e(by)}" if by else "") + "</p>"
-            + _table(head, rows(failing), "summary"))
+            + table(head, rows(failing), "summary"))
     if others:
         counts = terminal.counted([m.status for _, m in others], results.MODEL_ORDER)
         parts.append(f'<details class="agreeing"{"" if failing else " open"}><summary>'
                      f"{_e(plural(len(others), 'model'))}: {_e(counts)}</summary>"
-                     f"{_table(head, rows(others), 'summary')}</details>")
+                     f"{table(head, rows(others), 'summary')}</details>")
     parts.append(f"{after}</div>")
     return "".join(parts)
 

@@ -240,12 +240,10 @@ def model_line(model: ModelResult, verbose: bool = False) -> str:
 
 def _nonfinite_tail(model: ModelResult, verbose: bool) -> str:
     """How many nodes differ on NaN/inf inputs only (ruling 20), and the guard's cost."""
-    beyond = len(model.nonfinite_nodes)
-    if not beyond:
+    if not (beyond := len(model.nonfinite_nodes)):
         return ""
-    ratio = (model.guard_cost or {}).get("ratio")
     cost = ""
-    if ratio:
+    if ratio := (model.guard_cost or {}).get("ratio"):
         cost = f", guarding them x{ratio:.2f}" if verbose else \
             f", guarding them takes {ratio:.2f} times as long"
     return f"; on NaN/inf only {beyond} differ{cost}"
