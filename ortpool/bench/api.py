@@ -114,8 +114,8 @@ def bench(model: str | os.PathLike | None = None, fixed: str | os.PathLike | Non
         None if fixed is None else files.model(fixed, "fixed", proto=False), PYTHON)
     with main_kept_out():  # the reference evaluator's worker is a spawned process
         if pair is not None:
-            found = usermodel.bench_models(pair, spec_inputs, settings)
-            return BenchReport([], info, settings, found)
+            return BenchReport([], info, settings,
+                               usermodel.bench_models(pair, spec_inputs, settings))
         return BenchReport([runner.run_case(case, settings) for case in chosen], info, settings)
 
 
@@ -139,5 +139,4 @@ def prepare(settings: runner.Settings, model_inputs: InputSpec, patterns: Sequen
     threads = settings.runtime.intra_op_threads
     if settings.shared_pool and not share_thread_pool(threads):
         settings.shared_pool = False  # the machine line and the JSON then say "one per session"
-    info = machine.describe(threads, thread_count(), settings.shared_pool)
-    return chosen, pair, info
+    return chosen, pair, machine.describe(threads, thread_count(), settings.shared_pool)

@@ -234,8 +234,7 @@ def profile(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], pools: Mapp
             continue
         per_run[owner][run] += float(event.get("dur", 0)) * 1e-6
         seen[owner].add(node or "")
-        provider = (event.get("args") or {}).get("provider")
-        if provider:
+        if provider := (event.get("args") or {}).get("provider"):
             providers[owner].add(str(provider))
     times = {n: (_median(per_run[n]) if seen[n] else None) for n in names}
     totals = [sum(per_run[n][i] for n in names if seen[n]) for i in range(len(spans))]

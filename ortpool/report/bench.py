@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 import html
-import math
 from collections.abc import Sequence
+from statistics import geometric_mean
 from typing import Any
 
 from ortpool.model.timing import Stats
@@ -43,10 +43,6 @@ def fmt_stats(stats: Stats) -> str:
     return f"{fmt_time(stats.median)} ±{pct:.0f}%"
 
 
-def geometric_mean(values: Sequence[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
-
-
 def summary(results: Sequence[CaseResult]) -> dict[str, Any]:
     """The figures a reader looks for: geometric mean, worst ratio, fixed cost, vs reference."""
     shapes = [r for r in results if r.case.cnn]
@@ -63,11 +59,9 @@ def summary(results: Sequence[CaseResult]) -> dict[str, Any]:
         out["family_cases"] = [r.case.name for r in family]
         out["family_geomean_ratio"] = geometric_mean([r.ratio for r in family])
         out["family_max_ratio"] = {"case": worst.case.name, "ratio": worst.ratio}
-    floors = [r.floor_ratio for r in shapes if r.floor_ratio is not None]
-    if floors:
+    if floors := [r.floor_ratio for r in shapes if r.floor_ratio is not None]:
         out["geomean_floor_ratio"] = geometric_mean(floors)
-    fixed = [r for r in results if r.case.fixed_cost]
-    if fixed:
+    if fixed := [r for r in results if r.case.fixed_cost]:
         f = fixed[0]
         out["fixed_cost_extra_s"] = f.times[ORTPOOL].median - f.builtin.median
     # Over the CNN shapes: on the 4x4 call both sides are mostly per-call overhead.
@@ -260,8 +254,7 @@ def model_tables(result: ModelBench, markdown: bool = False) -> list[str]:
                 ratio = "-" if node.ratio is None else f"{node.ratio:.2f}"
                 row += [fmt_time(node.fixed), str(node.fixed_nodes), ratio]
             rows.append(row)
-        placed = any(set(n.providers) - {"CPUExecutionProvider"} for n in result.nodes)
-        if placed:
+        if any(set(n.providers) - {"CPUExecutionProvider"} for n in result.nodes):
             rows[0].append("ran on")
             for row, node in zip(rows[1:], result.nodes, strict=True):
                 row.append(", ".join(p.removesuffix("ExecutionProvider")

@@ -16,7 +16,7 @@ from ortpool.model.files import save
 from ortpool.model.inputs import CLI, PYTHON, describe_dims
 from ortpool.report.notebook import Report
 from ortpool.report.outcomes import Attempt, Outcome, Realization
-from ortpool.report.text import dumps, plural, safe, tally
+from ortpool.report.text import Printed, plural, safe, tally
 
 #: The realizations by their short names, in the order the summary counts them.
 UNCHANGED, FORM, ORTPOOL, UNPROVEN, NOT_SELECTED = REALIZATIONS = tuple(Realization)
@@ -83,8 +83,7 @@ def proof_text(alone: dict[str, Any], in_model: dict[str, Any] | None = None,
     tolerance = alone.get("tolerance") or "exact"
     if not verbose and tolerance != "exact":
         tolerance = "within the accuracy rule for sums, ruling 17"
-    err = max((p.get("max_abs") or 0.0) for p in (alone, in_model or {}))
-    if err:
+    if err := max((p.get("max_abs") or 0.0) for p in (alone, in_model or {})):
         tolerance += f", max abs error {err:.3g}"
     noted = alone.get("noted_units")
     if noted is not None:  # ruling 17: agrees, with its figures
@@ -95,7 +94,7 @@ def proof_text(alone: dict[str, Any], in_model: dict[str, Any] | None = None,
 
 
 @dataclasses.dataclass
-class FixReport:
+class FixReport(Printed):
     """Every pooling node considered, in model order; notes; the runtime proven on."""
 
     nodes: list[NodeFix] = dataclasses.field(default_factory=list)
@@ -155,9 +154,6 @@ class FixReport:
             "written": self.written,
         }
 
-    def to_json(self) -> str:
-        return dumps(self.to_dict())
-
     def summary_lines(self, verbose: bool = False) -> list[str]:
         """The lines ``ortpool fix`` prints: the counts, each changed node, the notes."""
         rt = self.runtime
@@ -192,8 +188,7 @@ class FixReport:
             lines.append(
                 f"the fixed model needs ortpool at run time (ortpool.InferenceSession) for "
                 f"{plural(len(self.needs_ortpool), 'node')}: {names}")
-        maxed = self.finite_only
-        if maxed:
+        if maxed := self.finite_only:
             names = ", ".join(repr(n.name) for n in maxed)
             lines.append(
                 f"proven in the finite domain (the default, ruling 20) for "
@@ -202,9 +197,6 @@ class FixReport:
                 "and guards a max onnxruntime gets wrong there)")
         lines += [f"note: {note}" for note in self.notes]
         return lines
-
-    def __str__(self) -> str:
-        return "\n".join(map(safe, self.summary_lines()))
 
 
 class Saved(list):
@@ -257,7 +249,7 @@ class FixResult(Report):
 
     def _repr_html_(self) -> str:
         """The nodes as a table: what was wrong before, what became of each, the proof."""
-        from ortpool.report.html import SHARED_CSS, name
+        from ortpool.report.html import SHARED_CSS, name, table
 
         def why(n: NodeFix) -> str:
             return n.before() or ("exact as it stood" if n.realization == UNCHANGED else
@@ -268,13 +260,10 @@ class FixResult(Report):
             f"<td>{name(why(n), 300)}</td><td>{name(n.form or n.realization, 60)}</td>"
             f"<td>{name(proof_text(n.proof, n.in_model) if n.proof else n.reason, 300)}</td>"
             "</tr>" for n in self.report.nodes)
-        head = "".join(f"<th>{h}</th>" for h in ("node", "op", "before the fix", "now", "proof"))
-        return (
-            f'<div class="ortpool"><style>{SHARED_CSS}</style><p>'
-            f"{name(self.report.summary_lines()[0], 300)}; exit {self.exit_code}</p><div "
-            f'class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
-            "</div></div>"
-        )
+        nodes = table(("node", "op", "before the fix", "now", "proof"), rows)
+        return (f'<div class="ortpool"><style>{SHARED_CSS}</style><p>'
+                f"{name(self.report.summary_lines()[0], 300)}; exit {self.exit_code}</p>"
+                f"{nodes}</div>")
 
     def __iter__(self) -> Iterator[Any]:  # (model, report), as fix_with_report returns them
         return iter((self.model, self.report))

@@ -227,10 +227,11 @@ def triage(models: Sequence[ModelResult]) -> tuple[list[tuple[int, ModelResult]]
                  for failing in (True, False))
 
 
-def _table(head: Sequence[str], rows: str, kind: str) -> str:
+def table(head: Sequence[str], rows: str, kind: str = "") -> str:
     """A table in a wrapper that scrolls sideways inside its card on a narrow screen."""
     heads = "".join(f"<th>{_e(h)}</th>" for h in head)
-    return (f'<div class="scroll"><table class="{kind}"><thead><tr>{heads}</tr></thead>'
+    opening = f'<table class="{kind}">' if kind else "<table>"
+    return (f'<div class="scroll">{opening}<thead><tr>{heads}</tr></thead>'
             f"<tbody>{rows}</tbody></table></div>")
 
 
@@ -248,7 +249,7 @@ def _model_body(model: ModelResult) -> str:
         parts.append(f'<div class="meta">open dims: {_e(dims)}</div>')
     parts.append(findings(model))
     if model.nodes:
-        parts.append(_table(head, "".join(_node_row(n, with_ref) for n in model.nodes), "nodes"))
+        parts.append(table(head, "".join(_node_row(n, with_ref) for n in model.nodes), "nodes"))
     parts.append(_end_to_end(model))
     if beyond := model.nonfinite_nodes:  # ruling 20: information, not the verdict
         items = "".join(f"<li><code>{name(n.name)}</code>: {_e(n.nonfinite)}</li>"
@@ -257,8 +258,7 @@ def _model_body(model: ModelResult) -> str:
         parts.append('<div class="nonfinite"><h3>On NaN and infinite inputs only (information: not '
                      "counted, --nonfinite judges them; ruling 20)</h3>"
                      f'<ul class="notes">{items}</ul>{price}</div>')
-    figures = "".join(_picture(n, c) for n in model.nodes for c in differing(n))
-    if figures:
+    if figures := "".join(_picture(n, c) for n in model.nodes for c in differing(n)):
         parts.append(f'<div class="pictures"><h3>Where the differences sit</h3>{figures}</div>')
     if model.notes:
         parts.append(
@@ -268,18 +268,14 @@ def _model_body(model: ModelResult) -> str:
 
 def _model(index: int, model: ModelResult) -> str:
     """A failing model as an open section; an agreeing one collapsed (``<details>``)."""
-    ident, status = anchor(index), _e(model.status)
+    tag, head = ("section", "h2") if bad(model) else ("details", "summary")
     title = f"{name(model.path, 2 * NAME_LIMIT)} {_badge(model.status)}"
-    if bad(model):
-        return (f'<section class="model" id="{ident}" data-status="{status}"><h2>{title}</h2>'
-                f"{_model_body(model)}</section>")
-    return (f'<details class="model" id="{ident}" data-status="{status}"><summary>{title}'
-            f"</summary>{_model_body(model)}</details>")
+    return (f'<{tag} class="model" id="{anchor(index)}" data-status="{_e(model.status)}">'
+            f"<{head}>{title}</{head}>{_model_body(model)}</{tag}>")
 
 
 def _end_to_end(model: ModelResult) -> str:
     """The end-to-end block: each graph output's comparison in words, or why there is none."""
-    parts = ['<div class="e2e"><h3>End to end</h3>']
     if model.outputs:
         runtime = terminal.runtime_of(model.nodes)
         rows = "".join(
@@ -287,12 +283,11 @@ def _end_to_end(model: ModelResult) -> str:
             f"<td>{_badge(results.DIFFER if o.failing else results.AGREE)}</td>"
             f'<td class="cells">{_e(terminal.output_text(o, True, runtime))}</td></tr>'
             for o in model.outputs)
-        parts.append(_table(["output", "verdict", "cells"], rows, "outputs"))
+        block = table(["output", "verdict", "cells"], rows, "outputs")
     else:
         verdict = _badge(results.DIFFER) + " " if model.run_differs else ""
-        parts.append(f'<div class="meta">{verdict}{_e(model.end_to_end)}</div>')
-    parts.append("</div>")
-    return "".join(parts)
+        block = f'<div class="meta">{verdict}{_e(model.end_to_end)}</div>'
+    return f'<div class="e2e"><h3>End to end</h3>{block}</div>'
 
 
 def _why(model: ModelResult) -> str:
@@ -355,12 +350,12 @@ def summary(models: Sequence[ModelResult], links: bool = True, after: str = "") 
         parts.append(
             f'<p class="count">{len(failing)} of {plural(len(models), "model")} differ or could '
             "not be validated" + (f"; the differing nodes {_e(by)}" if by else "") + "</p>"
-            + _table(head, rows(failing), "summary"))
+            + table(head, rows(failing), "summary"))
     if others:
         counts = terminal.counted([m.status for _, m in others], results.MODEL_ORDER)
         parts.append(f'<details class="agreeing"{"" if failing else " open"}><summary>'
                      f"{_e(plural(len(others), 'model'))}: {_e(counts)}</summary>"
-                     f"{_table(head, rows(others), 'summary')}</details>")
+                     f"{table(head, rows(others), 'summary')}</details>")
     parts.append(f"{after}</div>")
     return "".join(parts)
 

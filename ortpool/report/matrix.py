@@ -83,20 +83,16 @@ def cause_totals(found: Sequence[CaseResult]) -> dict[str, tuple[int, list[str]]
 def _totals(found: Sequence[CaseResult]) -> dict[str, tuple[int, list[str], dict[str, int]]]:
     """cause code -> its cases, where it occurs, and its cases by basis (which can differ
     between versions)."""
-    counts: Counter = Counter()
-    where: dict[str, list[str]] = {}
     by: dict[str, Counter] = {}
+    where: dict[str, dict[str, None]] = {}  # each op-version once, in the order first seen
     for r in found:
         if r.node.fell_back_to is not None:
             continue  # another provider's verdict (see Row.fell_back)
         for cause in r.node.causes:
-            counts[cause.code] += 1
             by.setdefault(cause.code, Counter())[
                 cause.basis.label if cause.basis else results.UNNAMED] += 1
-            key = f"{r.case.op}-{r.case.version}"
-            if key not in where.setdefault(cause.code, []):
-                where[cause.code].append(key)
-    return {code: (counts[code], where[code], dict(by[code])) for code in counts}
+            where.setdefault(cause.code, {})[f"{r.case.op}-{r.case.version}"] = None
+    return {code: (sum(n.values()), list(where[code]), dict(n)) for code, n in by.items()}
 
 
 def basis_totals(rows: Sequence[Row]) -> dict[str, int]:
@@ -134,8 +130,7 @@ def render(found: Sequence[CaseResult], header: str, runtime: str = "onnxruntime
     if kernels:
         lines += [f"{runtime} has no kernel for:",
                   *(f"  {key}: {', '.join(types)}" for key, types in kernels), ""]
-    totals = _totals(found)
-    if totals:
+    if totals := _totals(found):
         lines.append("causes (cases; a case can have several), each with its basis:")
         width = max(len(code) for code in totals)
         for code in [c for c in causes.TITLES if c in totals]:

@@ -10,10 +10,10 @@ from typing import Any
 from ortpool.report import html as html_report
 from ortpool.report import record as results
 from ortpool.report import terminal
-from ortpool.report.text import dumps, plural, preformatted, safe
+from ortpool.report.text import Printed, plural, preformatted
 
 
-class Report:
+class Report(Printed):
     """What the API's reports share; a subclass gives ``exit_code``, ``summary_lines()``,
     ``to_dict()`` and ``_describe()`` (the ``repr``'s words)."""
 
@@ -26,17 +26,10 @@ class Report:
 
     def summary(self) -> str:
         """A few lines: the verdict and what does not agree (names made safe to print)."""
-        return "\n".join(map(safe, self.summary_lines()))
-
-    def to_json(self) -> str:
-        """The report as the command's ``--json`` writes it."""
-        return dumps(self.to_dict())
+        return str(self)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self._describe()}, exit {self.exit_code}>"
-
-    def __str__(self) -> str:
-        return self.summary()
 
     def _repr_html_(self) -> str:
         """A notebook's view: the summary as preformatted text."""
@@ -97,13 +90,11 @@ class ValidationReport(Report):
 
     def _describe(self) -> str:
         text = plural(len(self.models), "model")
-        differing = self.differing
-        if differing:
+        if differing := self.differing:
             nodes = sum(1 for m in differing for n in m.nodes if n.failing)
             text += f", {len(differing)} differ" + ("s" if len(differing) == 1 else "")
             text += f" ({plural(nodes, 'node')})" if nodes else " (end to end)"
-        not_run = sum(1 for m in self.models if m.outcome)
-        if not_run:
+        if not_run := sum(1 for m in self.models if m.outcome):
             text += f", {not_run} not validated"
         return text
 

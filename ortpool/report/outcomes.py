@@ -11,11 +11,8 @@ from typing import Any
 class _Text(str, enum.Enum):
     """A member that is its text wherever it is written (``str``, f-strings, JSON)."""
 
-    def __str__(self) -> str:
+    def __str__(self) -> str:  # Enum's __format__ then writes it too
         return str(self.value)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self.value), spec)
 
 
 class Outcome(_Text):

@@ -50,10 +50,7 @@ def png(rgb: np.ndarray) -> bytes:
 
 def planes(categories: np.ndarray) -> np.ndarray:
     """(C, H, W) of the most severe category per cell: batch (and depth beyond 2-D) folded in."""
-    cats = categories
-    if cats.ndim < 3:
-        cats = cats.reshape((1,) * (3 - cats.ndim) + cats.shape)
-    folded = cats.max(axis=0)  # over the batch
+    folded = categories.max(axis=0)  # over the batch
     while folded.ndim > 3:
         folded = folded.max(axis=1)  # over leading spatial axes (depth)
     if folded.ndim == 2:  # 1-D spatial: a strip per channel

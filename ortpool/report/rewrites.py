@@ -6,7 +6,7 @@ import dataclasses
 from collections import Counter
 from typing import Any
 
-from ortpool.report.text import dumps, safe, tally
+from ortpool.report.text import Printed, tally
 
 RETARGETED = "retargeted"
 RESTORED = "restored"
@@ -42,7 +42,7 @@ class NodeReport:
 
 
 @dataclasses.dataclass
-class RewriteReport:
+class RewriteReport(Printed):
     """Every node a rewrite (or restore) considered, in model order, and model-wide notes."""
 
     action: str  # "rewrite" or "restore"
@@ -71,10 +71,6 @@ class RewriteReport:
             "notes": list(self.notes),
         }
 
-    def to_json(self) -> str:
-        """What ``--json`` writes: :meth:`to_dict` as indented JSON."""
-        return dumps(self.to_dict())
-
     def summary_lines(self, verbose: bool = False) -> list[str]:
         """The human summary the CLI prints: counts per op version, then every node left alone."""
         verb = "retargeted" if self.action == "rewrite" else "restored"
@@ -83,12 +79,8 @@ class RewriteReport:
                  + (f" ({detail})" if detail else "")]
         if verbose:
             lines += [f"  {n.describe()}" for n in self.changed]
-        left = self.left_alone
-        if left:
+        if left := self.left_alone:
             lines.append(f"left alone {len(left)}:")
             lines += [f"  {n.describe()}" for n in left]
         lines += [f"note: {note}" for note in self.notes]
         return lines
-
-    def __str__(self) -> str:
-        return "\n".join(map(safe, self.summary_lines()))

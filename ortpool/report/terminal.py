@@ -115,12 +115,10 @@ def cells_text(c: TensorComparison, verbose: bool = False, runtime: str = "onnxr
         if c.compared:
             text += (f"; of the {c.compared} cells both have, {wrong} differ" if wrong
                      else f"; the {c.compared} cells both have agree")
-    parts = [
-        f"{c.inaccurate} beyond the accuracy limit" if c.inaccurate else "",
-        f"{c.ruling_differing} in cells the rulings decide" if c.ruling_differing else "",
-    ]
-    detail = ", ".join(p for p in parts if p)
-    text += f" ({detail})" if detail else ""
+    apart = ((c.inaccurate, "beyond the accuracy limit"),
+             (c.ruling_differing, "in cells the rulings decide"))
+    parts = [f"{n} {what}" for n, what in apart if n]
+    text += f" ({', '.join(parts)})" if parts else ""
     if wrong and c.max_abs is not None:
         text += (f", max abs {num(c.max_abs)}, max rel {num(c.max_rel)}" if verbose
                  else f", by up to {num(c.max_abs)}")
@@ -242,12 +240,10 @@ def model_line(model: ModelResult, verbose: bool = False) -> str:
 
 def _nonfinite_tail(model: ModelResult, verbose: bool) -> str:
     """How many nodes differ on NaN/inf inputs only (ruling 20), and the guard's cost."""
-    beyond = len(model.nonfinite_nodes)
-    if not beyond:
+    if not (beyond := len(model.nonfinite_nodes)):
         return ""
-    ratio = (model.guard_cost or {}).get("ratio")
     cost = ""
-    if ratio:
+    if ratio := (model.guard_cost or {}).get("ratio"):
         cost = f", guarding them x{ratio:.2f}" if verbose else \
             f", guarding them takes {ratio:.2f} times as long"
     return f"; on NaN/inf only {beyond} differ{cost}"
@@ -267,8 +263,7 @@ def model_report(model: ModelResult, verbose: bool = False) -> list[str]:
         # a node another provider executed is shown: its verdict is not the asked provider's
         if verbose or node.notable or node.fallbacks():
             lines += node_lines(node, verbose)
-    referred = [n for n in model.nodes if n.reference]
-    if referred:
+    if referred := [n for n in model.nodes if n.reference]:
         agree = sum(1 for n in referred if n.reference and n.reference.status == "agree")
         lines.append(f"  reference evaluator agrees with ortpool on {agree} of "
                      f"{plural(len(referred), 'node')}")
@@ -290,10 +285,8 @@ def _worth_noting(note: str, model: ModelResult) -> bool:
     """Not the capture's note (every model has one), nor a failed run a missing kernel says."""
     if note.startswith("node inputs captured from"):
         return False
-    return not (
-        note.startswith("onnxruntime could not run the model")
-        and any(n.status == results.NO_KERNEL for n in model.nodes)
-    )
+    return not (note.startswith("onnxruntime could not run the model")
+                and any(n.status == results.NO_KERNEL for n in model.nodes))
 
 
 def node_lines(node: NodeResult, verbose: bool = False) -> list[str]:
@@ -311,8 +304,7 @@ def node_lines(node: NodeResult, verbose: bool = False) -> list[str]:
         details += [f"cause: {c.title}: {c.detail}" for c in node.causes]
     if node.basis is not None:
         details.append(f"basis: {basis_text(node.basis)}")
-    accuracy = accuracy_text(node, verbose)
-    if accuracy:
+    if accuracy := accuracy_text(node, verbose):
         details.append(f"accuracy: {accuracy}")
     if node.message and node.status != results.NO_KERNEL:
         details.append(f"note: {node.message}")

@@ -154,3 +154,14 @@ def clean(value: Any) -> Any:
 def dumps(document: Any) -> str:
     """A report's JSON text (``--json``): :func:`clean`, indented; other types as their text."""
     return json.dumps(clean(document), indent=2, default=str) + "\n"
+
+
+class Printed:
+    """A report's text and JSON, from its ``summary_lines()`` and ``to_dict()``."""
+
+    def to_json(self) -> str:
+        """The report as the command's ``--json`` writes it."""
+        return dumps(self.to_dict())
+
+    def __str__(self) -> str:
+        return "\n".join(map(safe, self.summary_lines()))
