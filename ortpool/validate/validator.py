@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import importlib.resources
 import re
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from ortpool.attributes import (
 )
 from ortpool.check import causes as causes_mod
 from ortpool.check import domain
+from ortpool.check import status as st
 from ortpool.check.cases import CAPTURED, FeedSet, full_shape, proof_sets, sampled_shapes
 from ortpool.check.causes import Cause
 from ortpool.check.judge import Judgement, judge
@@ -46,7 +48,6 @@ from ortpool.report.progress import Progress
 from ortpool.runtimes.base import Runtime, RuntimeFailure, Worker
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.validate import endtoend
-from ortpool.validate import reference as reference_mod
 
 #: The name onnx's inliner gives a function body's node in its k-th call.
 _INLINED = re.compile(r"(.+)__\d+")
@@ -168,7 +169,7 @@ def validate_model(source: str | Path | onnx.ModelProto, options: ValidateOption
         proven = {n.name: n.nonfinite_sets for n in guarded if n.nonfinite_sets}
         price = guard_price(inlined, [n.site for n in guarded], resolved.feeds, options.runtime,
                             proven=proven)
-        result.guard_text, result.guard_cost = price.text(), price.to_dict()
+        result.guard_text, result.guard_cost = price.text(), dataclasses.asdict(price)
         result.guard_detail = price.text(verbose=True)
     for node in result.nodes:  # the price has had them: a report must not hold every set's arrays
         node.nonfinite_sets = None
@@ -420,12 +421,34 @@ def _judge_all(sites: Sequence[Site], captured: Mapping[str, np.ndarray],
             node = judge_site(site, captured, options, on)
             if worker is not None and node.judgement is not None and node.site is not None:
                 observed = node.judgement.captured
-                node.reference = reference_mod.reference(worker, node.site, observed) if (
+                node.reference = reference(worker, node.site, observed) if (
                     observed is not None) else results.ReferenceResult(
                         "skipped", "no captured input with the spec's outputs")
             result.nodes.append(node)
         if progress:
             progress(len(sites), len(sites), "")
+
+
+def reference(worker: Worker, site: Site, feed: object) -> results.ReferenceResult:
+    """The onnx reference evaluator's answer on ``feed`` (the node's captured set, observed),
+    judged by the engine against the spec's in a worker with a time limit (it loops in Python),
+    with its causes, as ``--runtime reference`` names them (its known readings: NaN dropped,
+    LpPool's border windows rescaled, MaxUnpool's ``output_shape`` zero-extended, ceil_mode with
+    auto_pad refused, no implementation)."""
+    started = time.perf_counter()
+    judgement = judge(site, [feed], worker)  # type: ignore[list-item]
+    seconds = round(time.perf_counter() - started, 3)
+    if judgement.exact:
+        return results.ReferenceResult("agree", seconds=seconds)
+    if judgement.status == st.TIMED_OUT:
+        return results.ReferenceResult("timeout", judgement.failure, seconds=seconds)
+    found = causes_mod.of(site, judgement)
+    if judgement.status not in (st.DIFFER, st.INACCURATE, st.RULINGS):
+        return results.ReferenceResult("error", judgement.failure, causes=found, seconds=seconds)
+    differing = sum(c.differing + c.inaccurate + c.ruling_differing + c.only_in_one
+                    for c in judgement.comparisons)
+    return results.ReferenceResult("differ", judgement.failure, differing=differing,
+                                   causes=found, seconds=seconds)
 
 
 def _built_sets(site: Site, shapes: Sequence[Sequence[int]], options: ValidateOptions,
