@@ -50,8 +50,7 @@ def apply(source: onnx.ModelProto, sites: Sequence[Site],
                                             site.attributes, site.inputs, site.outputs))
     fixmarks.record(model, forms)
     notes = []
-    moved = branch_outputs.set_aside(model)
-    if moved:
+    if moved := branch_outputs.set_aside(model):
         notes.append(f"subgraph outputs {', '.join(map(repr, moved))} are written by an ortpool "
                      "op: their declared static sizes are kept in their metadata and their dims "
                      "made symbolic (as 'ortpool rewrite' does)")

@@ -195,11 +195,10 @@ class _Writer:
         power of an average."""
         if plan.average is not None:
             self.power_average(plan, inputs[0], outputs[0], elem)
-            return
-        if plan.reduce is None:
+        elif plan.reduce is None:
             self.pool(plan, inputs, outputs, role)
-            return
-        self.reduce(plan, inputs[0], outputs[0], elem, site.rank, role or "reduce")
+        else:
+            self.reduce(plan, inputs[0], outputs[0], elem, site.rank, role or "reduce")
 
 
 def emit(plan: Plan, site: Site, node: onnx.NodeProto, io: Io,
@@ -218,12 +217,11 @@ def emit(plan: Plan, site: Site, node: onnx.NodeProto, io: Io,
     inputs = [writer.cast(name, elem, f"cast_in{k or ''}")
               if plan.compute and name and k < len(typed) and typed[k] else name
               for k, name in enumerate(io.inputs)]
-    source = inputs[0]
     if plan.reduce is None:
         admits(node.op_type, site.opset, elem)
-    pooled_in = source
+    pooled_in = inputs[0]
     if plan.pad is not None:
-        pooled_in = writer.pad(source, plan.pad, plan.pad_value, elem)
+        pooled_in = writer.pad(pooled_in, plan.pad, plan.pad_value, elem)
     last_step = plan.scale is None and not plan.nan_guard and not plan.compute
     result = y if last_step else writer.value("pool", y)
     writer.core(plan, site, [pooled_in, *inputs[1:]], [result, indices] if indices else [result],
@@ -285,8 +283,7 @@ def _guard(writer: _Writer, plan: Plan, site: Site, inputs: Sequence[str], padde
     if site.op == "MaxRoiPool":  # an empty bin (mask 0) keeps the pool's 0
         admits("And", site.opset, "bool")
         some = writer.op("Greater", [pooled, const("half", 0.5)], "nonempty", y)
-        both = writer.op("And", [only_low, some], "only_neginf_bin", y)
-        only_low = both
+        only_low = writer.op("And", [only_low, some], "only_neginf_bin", y)
     low = const("neginf", float("-inf"))
     mended = writer.op("Where", [only_low, low, result], "neginf_mended", y)
     has_nan = writer.op("Greater", [pooled, const("two_half", 2.5)], "has_nan", y)

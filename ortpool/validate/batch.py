@@ -265,10 +265,8 @@ _RETIRE_BYTES = 1 << 30
 
 
 def _peak_bytes() -> int:
-    try:
-        import resource
-    except ImportError:  # not POSIX: no measure, no reuse worry either way
-        return 0
+    import resource  # POSIX, as the worker's alarm and poll are
+
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
@@ -329,8 +327,7 @@ class _Child:
         self.tasks.close()
 
     def update(self, now: float) -> bool:
-        """Read what the child sent; whether its model is done (a result, dead, or out of
-        time)."""
+        """Read what the child sent; whether its model is done (a result, dead, out of time)."""
         alive = self.process.is_alive()  # before draining: a dead child's messages are all in
         self.drain()
         if self.message is not None:
@@ -348,8 +345,8 @@ class _Child:
     def _timed_out(self) -> str:
         text = f"no result within {self.deadline - self.started:g} s (--timeout); killed"
         done, total, label = self.progress
-        if total:
-            text += f" while at node {label!r} ({done + 1} of {total})" if label else ""
+        if total and label:
+            text += f" while at node {label!r} ({done + 1} of {total})"
         return text
 
     def kill(self) -> None:

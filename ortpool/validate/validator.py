@@ -323,8 +323,8 @@ def _run_whole(model: onnx.ModelProto, inlined: onnx.ModelProto, feeds: Mapping[
             try:
                 return worker.run(m.SerializeToString(), dict(f))
             except RuntimeFailure as err:  # sorted as onnxruntime's failures are
-                raise ortrun.OrtFailure(err.kind if err.kind in (
-                    ortrun.NO_KERNEL,) else ortrun.RUN_FAILED, str(err)) from None
+                kind = err.kind if err.kind == ortrun.NO_KERNEL else ortrun.RUN_FAILED
+                raise ortrun.OrtFailure(kind, str(err)) from None
         outputs, where = ortrun.run_placed(m, f, options.runtime)
         runs.placed.update(where)
         return outputs
