@@ -191,8 +191,6 @@ class _Writer:
 
     def core(self, plan: Plan, site: Site, inputs: Sequence[str], outputs: Sequence[str],
              elem: str, role: str | None) -> None:
-        """What computes the pool on ``inputs``: the pool node, the plan's Reduce op, or its
-        power of an average."""
         if plan.average is not None:
             self.power_average(plan, inputs[0], outputs[0], elem)
         elif plan.reduce is None:

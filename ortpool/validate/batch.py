@@ -359,7 +359,6 @@ class _Child:
         """The model's result and its child's output (for stderr); the child is idle again."""
         text = _tail(self.output)
         path, message, self.index = self.path, self.message, None
-        self.asked_quiet, self.quiet = None, False
         self.served += 1
         if message is not None and message[0] == _RESULT:
             result = message[1]
