@@ -31,14 +31,6 @@ class Unwritable(Exception):
     """The plan needs an op or a type the governing opset does not have."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Io:
-    """The values a realization reads and writes: the node's own (``""``: absent)."""
-
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-
-
 def admits(op: str, opset: int, elem: str) -> None:
     """Raise :class:`Unwritable` unless ``op`` exists at ``opset`` and its first input takes
     ``elem``."""
@@ -199,22 +191,23 @@ class _Writer:
             self.reduce(plan, inputs[0], outputs[0], elem, site.rank, role or "reduce")
 
 
-def emit(plan: Plan, site: Site, node: onnx.NodeProto, io: Io,
-         namer: retarget.Namer) -> list[onnx.NodeProto]:
-    """The nodes computing ``io``'s outputs from its inputs as ``plan`` says."""
-    shaped = rewired(node, io.inputs, io.outputs)
+def emit(plan: Plan, site: Site, node: onnx.NodeProto, inputs: Sequence[str],
+         outputs: Sequence[str], namer: retarget.Namer) -> list[onnx.NodeProto]:
+    """The nodes computing ``outputs`` from ``inputs`` (the node's own values, ``""``: absent)
+    as ``plan`` says."""
+    shaped = rewired(node, inputs, outputs)
     if plan.ortpool:
         return _ortpool(site, shaped, namer)
     if not plan.changes_node:
         return [shaped]
     writer = _Writer(shaped, site.opset, namer, plan.name)
     elem = plan.compute or site.elem
-    y = io.outputs[0]
-    indices = io.outputs[1] if len(io.outputs) > 1 and plan.keeps_indices else ""
+    y = outputs[0]
+    indices = outputs[1] if len(outputs) > 1 and plan.keeps_indices else ""
     typed = site.spec.typed_inputs
     inputs = [writer.cast(name, elem, f"cast_in{k or ''}")
               if plan.compute and name and k < len(typed) and typed[k] else name
-              for k, name in enumerate(io.inputs)]
+              for k, name in enumerate(inputs)]
     if plan.reduce is None:
         admits(node.op_type, site.opset, elem)
     pooled_in = inputs[0]
