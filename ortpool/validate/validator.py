@@ -39,7 +39,7 @@ from ortpool.model import capture, fixmarks
 from ortpool.model import inputs as model_inputs
 from ortpool.model.inference import learn_shapes
 from ortpool.model.scopes import model_scopes, text
-from ortpool.model.singlenode import region_model
+from ortpool.model.singlenode import region_model, rewired
 from ortpool.model.site import Site, find_sites, read_values
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.ort.nodes import iter_ortpool_nodes
@@ -263,10 +263,7 @@ def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
                          f"({entry.op}: {err}): its nodes are judged as they stand")
             del fixed[name]
             continue
-        node = onnx.NodeProto()
-        node.CopyFrom(site.node)
-        del node.input[:]
-        node.input.extend(entry.inputs)
+        node = rewired(site.node, entry.inputs, site.node.output)
         regions.append(dataclasses.replace(
             site, node=node, inputs=tuple(entry.inputs), outputs=tuple(entry.outputs),
             scope=scope, location=scope.location if scope else "?",
