@@ -113,8 +113,7 @@ class Capturing:
         wanted, carried = self.names
         # bfloat16 feeds as OrtValues (onnxruntime takes no numpy array of that type)
         values = runtime_spec.with_values(feeds)
-        requested = [n for n in plain if n not in feeds]
-        requested += [carry.carried_name(n) for n in fetched if n in carried]
+        requested = [*plain, *(carry.carried_name(n) for n in fetched if n in carried)]
         if not requested:
             # Nothing to capture, but the model must still load and run: its outputs are
             # fetched (through session.run, which raises an ortpool op's failure), bfloat16

@@ -83,8 +83,7 @@ def _fix_once(model: onnx.ModelProto, options: Options, source: str | None,
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     model = copy
-    note = stamp(model)
-    if note:
+    if note := stamp(model):
         report.notes.append(note)
     sites, notes = find_sites(model, options.selection, options.skip_invalid, pinned)
     report.notes.extend(notes)

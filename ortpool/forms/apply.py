@@ -39,7 +39,7 @@ def apply(source: onnx.ModelProto, sites: Sequence[Site],
         targets.append((scope, scope.nodes[position], site, plan))
     forms = []
     for scope, node, site, plan in targets:
-        made = emit.emit(plan, site, node, emit.Io(tuple(node.input), tuple(node.output)), namer)
+        made = emit.emit(plan, site, node, tuple(node.input), tuple(node.output), namer)
         splice.replace(scope.nodes, node, made)
         if plan.ortpool:
             splice.add_import(scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
@@ -50,8 +50,7 @@ def apply(source: onnx.ModelProto, sites: Sequence[Site],
                                             site.attributes, site.inputs, site.outputs))
     fixmarks.record(model, forms)
     notes = []
-    moved = branch_outputs.set_aside(model)
-    if moved:
+    if moved := branch_outputs.set_aside(model):
         notes.append(f"subgraph outputs {', '.join(map(repr, moved))} are written by an ortpool "
                      "op: their declared static sizes are kept in their metadata and their dims "
                      "made symbolic (as 'ortpool rewrite' does)")

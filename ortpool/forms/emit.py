@@ -31,14 +31,6 @@ class Unwritable(Exception):
     """The plan needs an op or a type the governing opset does not have."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Io:
-    """The values a realization reads and writes: the node's own (``""``: absent)."""
-
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-
-
 def admits(op: str, opset: int, elem: str) -> None:
     """Raise :class:`Unwritable` unless ``op`` exists at ``opset`` and its first input takes
     ``elem``."""
@@ -191,39 +183,36 @@ class _Writer:
 
     def core(self, plan: Plan, site: Site, inputs: Sequence[str], outputs: Sequence[str],
              elem: str, role: str | None) -> None:
-        """What computes the pool on ``inputs``: the pool node, the plan's Reduce op, or its
-        power of an average."""
         if plan.average is not None:
             self.power_average(plan, inputs[0], outputs[0], elem)
-            return
-        if plan.reduce is None:
+        elif plan.reduce is None:
             self.pool(plan, inputs, outputs, role)
-            return
-        self.reduce(plan, inputs[0], outputs[0], elem, site.rank, role or "reduce")
+        else:
+            self.reduce(plan, inputs[0], outputs[0], elem, site.rank, role or "reduce")
 
 
-def emit(plan: Plan, site: Site, node: onnx.NodeProto, io: Io,
-         namer: retarget.Namer) -> list[onnx.NodeProto]:
-    """The nodes computing ``io``'s outputs from its inputs as ``plan`` says."""
-    shaped = rewired(node, io.inputs, io.outputs)
+def emit(plan: Plan, site: Site, node: onnx.NodeProto, inputs: Sequence[str],
+         outputs: Sequence[str], namer: retarget.Namer) -> list[onnx.NodeProto]:
+    """The nodes computing ``outputs`` from ``inputs`` (the node's own values, ``""``: absent)
+    as ``plan`` says."""
+    shaped = rewired(node, inputs, outputs)
     if plan.ortpool:
         return _ortpool(site, shaped, namer)
     if not plan.changes_node:
         return [shaped]
     writer = _Writer(shaped, site.opset, namer, plan.name)
     elem = plan.compute or site.elem
-    y = io.outputs[0]
-    indices = io.outputs[1] if len(io.outputs) > 1 and plan.keeps_indices else ""
+    y = outputs[0]
+    indices = outputs[1] if len(outputs) > 1 and plan.keeps_indices else ""
     typed = site.spec.typed_inputs
     inputs = [writer.cast(name, elem, f"cast_in{k or ''}")
               if plan.compute and name and k < len(typed) and typed[k] else name
-              for k, name in enumerate(io.inputs)]
-    source = inputs[0]
+              for k, name in enumerate(inputs)]
     if plan.reduce is None:
         admits(node.op_type, site.opset, elem)
-    pooled_in = source
+    pooled_in = inputs[0]
     if plan.pad is not None:
-        pooled_in = writer.pad(source, plan.pad, plan.pad_value, elem)
+        pooled_in = writer.pad(pooled_in, plan.pad, plan.pad_value, elem)
     last_step = plan.scale is None and not plan.nan_guard and not plan.compute
     result = y if last_step else writer.value("pool", y)
     writer.core(plan, site, [pooled_in, *inputs[1:]], [result, indices] if indices else [result],
@@ -285,8 +274,7 @@ def _guard(writer: _Writer, plan: Plan, site: Site, inputs: Sequence[str], padde
     if site.op == "MaxRoiPool":  # an empty bin (mask 0) keeps the pool's 0
         admits("And", site.opset, "bool")
         some = writer.op("Greater", [pooled, const("half", 0.5)], "nonempty", y)
-        both = writer.op("And", [only_low, some], "only_neginf_bin", y)
-        only_low = both
+        only_low = writer.op("And", [only_low, some], "only_neginf_bin", y)
     low = const("neginf", float("-inf"))
     mended = writer.op("Where", [only_low, low, result], "neginf_mended", y)
     has_nan = writer.op("Greater", [pooled, const("two_half", 2.5)], "has_nan", y)

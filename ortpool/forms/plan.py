@@ -10,6 +10,7 @@ Every number comes from :mod:`ortpool.geometry`, the arithmetic the kernels use.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 from collections.abc import Callable, Mapping
@@ -211,9 +212,8 @@ def _divisor_scale(geom: PoolGeometry, include_pad: bool) -> np.ndarray | None:
     return scale.reshape((1, 1, *scale.shape))
 
 
-def pad_signed_zero(site: Site, compute: str | None = None) -> Plan | NotApplicable:
-    """:func:`pad_node` with -0.0 as the constant (see there)."""
-    return pad_node(site, signed_zero=True, compute=compute)
+#: :func:`pad_node` with -0.0 as the constant (see there)
+pad_signed_zero: Form = functools.partial(pad_node, signed_zero=True)
 
 
 def reduce(site: Site, compute: str | None = None) -> Plan | NotApplicable:

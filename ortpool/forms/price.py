@@ -12,7 +12,6 @@ import dataclasses
 import functools
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import onnx
@@ -69,9 +68,6 @@ class GuardPrice:
                      f"rounds, the original against itself {self.control:.2f}; level "
                      f"{self.level}, whole runs as 'ortpool bench MODEL FIXED' times them")
         return line
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def guard_forms(model: onnx.ModelProto, sites: Sequence[Site], runtime: RuntimeSpec,

@@ -29,10 +29,10 @@ def isolated_model(plan: Plan, site: Site, example: Sequence[np.ndarray]) -> onn
     (and Indices where the plan keeps the spec's)."""
     node = site.node
     inputs, outputs = frame(site, example, len(site.outputs) > 1 and plan.keeps_indices)
-    io = emit.Io(tuple(v.name for v in inputs), tuple(v.name for v in outputs))
     carried = [carry.carried_name(n) for n in (*INPUT_NAMES, "Y")]
     namer = retarget.Namer([*INPUT_NAMES, "Y", "Indices", *carried])
-    nodes = emit.emit(plan, site, node, io, namer)
+    nodes = emit.emit(plan, site, node, [v.name for v in inputs], [v.name for v in outputs],
+                      namer)
     imports = [helper.make_opsetid(node.domain or "", site.opset)]
     if plan.ortpool:
         imports.append(helper.make_opsetid(optypes.DOMAIN, optypes.DOMAIN_VERSION))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import onnx
 
-from ortpool import optypes
+from ortpool import dtypes, optypes, versions
 from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
 from ortpool.model import branch_outputs, splice
@@ -17,8 +17,6 @@ from ortpool.model.site import Site, find_sites, node_name
 from ortpool.ort import runtime
 from ortpool.report.rewrites import LEFT_ALONE, RESTORED, RETARGETED, NodeReport, RewriteReport
 from ortpool.rewrite import op_outputs, retarget
-
-_CAST_FROM = {"float16": onnx.TensorProto.FLOAT16, "bfloat16": onnx.TensorProto.BFLOAT16}
 
 
 def _is_ortpool(node: onnx.NodeProto) -> bool:
@@ -64,10 +62,10 @@ def _rewrite_node(site: Site, namer: retarget.Namer) -> tuple[NodeReport, list |
         return entry, None
     cast_from = None
     if site.elem not in site.spec.carried_types:
-        if site.elem not in _CAST_FROM:
+        if site.elem not in versions.CAST_TYPES:
             entry.reason = f"element type {site.elem} cannot be carried into a Python op"
             return entry, None
-        cast_from = _CAST_FROM[site.elem]
+        cast_from = dtypes.CODE[site.elem]
         entry.cast = site.elem
     entry.status, entry.op_type = RETARGETED, site.op_type.name
     return entry, retarget.to_ortpool(site, cast_from, namer)

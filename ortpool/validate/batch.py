@@ -13,6 +13,7 @@ import collections
 import contextlib
 import dataclasses
 import math
+import mmap
 import os
 import signal
 import stat
@@ -42,6 +43,8 @@ Work = Callable[[str, Any, bool, Progress], results.ModelResult]
 _TAKEN, _PROGRESS, _NOTE, _RETIRING, _RESULT = "taken", "progress", "note", "retiring", "result"
 #: a worker about to time (the guard's price) asks for quiet, waits for _GO, says _LOUD after
 _QUIET, _GO, _LOUD = "quiet", "go", "loud"
+#: the messages that set one of :class:`_Child`'s flags: kind -> (flag, value)
+_FLAGS = {_RETIRING: ("retiring", True), _TAKEN: ("taken", True), _LOUD: ("quiet", False)}
 
 
 #: A run whose model files hold at most this many bytes in all, none referencing external data,
@@ -86,17 +89,12 @@ def small_run(paths: Sequence[str], limit: int = SMALL_RUN_BYTES) -> bool:
     return not any(_holds(path, b"location") for path, _ in sizes)
 
 
-def _holds(path: str, word: bytes, chunk: int = 1 << 20) -> bool:
+def _holds(path: str, word: bytes) -> bool:
     try:
-        with open(path, "rb") as file:
-            tail = b""
-            while block := file.read(chunk):
-                if word in tail + block:
-                    return True
-                tail = block[-len(word):]
-    except OSError:
+        with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return data.find(word) >= 0
+    except (OSError, ValueError):  # unreadable, or empty (mmap refuses a length of 0)
         return False
-    return False
 
 
 def validate_one(path: str, options: Any, strict_shapes: bool,
@@ -267,10 +265,8 @@ _RETIRE_BYTES = 1 << 30
 
 
 def _peak_bytes() -> int:
-    try:
-        import resource
-    except ImportError:  # not POSIX: no measure, no reuse worry either way
-        return 0
+    import resource  # POSIX, as the worker's alarm and poll are
+
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
@@ -313,18 +309,14 @@ class _Child:
             except (EOFError, OSError):  # the child is gone (maybe halfway through a message)
                 self._close()
                 return
-            if kind == _PROGRESS:
+            if kind in _FLAGS:
+                setattr(self, *_FLAGS[kind])
+            elif kind == _PROGRESS:
                 self.progress = payload
             elif kind == _NOTE:
                 self.notes.append(payload)
-            elif kind == _RETIRING:
-                self.retiring = True
-            elif kind == _TAKEN:
-                self.taken = True
             elif kind == _QUIET:
                 self.asked_quiet = time.monotonic()
-            elif kind == _LOUD:
-                self.quiet = False
             else:
                 self.message = (kind, payload)
 
@@ -335,8 +327,7 @@ class _Child:
         self.tasks.close()
 
     def update(self, now: float) -> bool:
-        """Read what the child sent; whether its model is done (a result, dead, or out of
-        time)."""
+        """Read what the child sent; whether its model is done (a result, dead, out of time)."""
         alive = self.process.is_alive()  # before draining: a dead child's messages are all in
         self.drain()
         if self.message is not None:
@@ -354,8 +345,8 @@ class _Child:
     def _timed_out(self) -> str:
         text = f"no result within {self.deadline - self.started:g} s (--timeout); killed"
         done, total, label = self.progress
-        if total:
-            text += f" while at node {label!r} ({done + 1} of {total})" if label else ""
+        if total and label:
+            text += f" while at node {label!r} ({done + 1} of {total})"
         return text
 
     def kill(self) -> None:
@@ -368,7 +359,6 @@ class _Child:
         """The model's result and its child's output (for stderr); the child is idle again."""
         text = _tail(self.output)
         path, message, self.index = self.path, self.message, None
-        self.asked_quiet, self.quiet = None, False
         self.served += 1
         if message is not None and message[0] == _RESULT:
             result = message[1]

@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import importlib.resources
 import re
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from ortpool.attributes import (
 )
 from ortpool.check import causes as causes_mod
 from ortpool.check import domain
+from ortpool.check import status as st
 from ortpool.check.cases import CAPTURED, FeedSet, full_shape, proof_sets, sampled_shapes
 from ortpool.check.causes import Cause
 from ortpool.check.judge import Judgement, judge
@@ -37,7 +39,7 @@ from ortpool.model import capture, fixmarks
 from ortpool.model import inputs as model_inputs
 from ortpool.model.inference import learn_shapes
 from ortpool.model.scopes import model_scopes, text
-from ortpool.model.singlenode import region_model
+from ortpool.model.singlenode import region_model, rewired
 from ortpool.model.site import Site, find_sites, read_values
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.ort.nodes import iter_ortpool_nodes
@@ -46,7 +48,6 @@ from ortpool.report.progress import Progress
 from ortpool.runtimes.base import Runtime, RuntimeFailure, Worker
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.validate import endtoend
-from ortpool.validate import reference as reference_mod
 
 #: The name onnx's inliner gives a function body's node in its k-th call.
 _INLINED = re.compile(r"(.+)__\d+")
@@ -168,7 +169,7 @@ def validate_model(source: str | Path | onnx.ModelProto, options: ValidateOption
         proven = {n.name: n.nonfinite_sets for n in guarded if n.nonfinite_sets}
         price = guard_price(inlined, [n.site for n in guarded], resolved.feeds, options.runtime,
                             proven=proven)
-        result.guard_text, result.guard_cost = price.text(), price.to_dict()
+        result.guard_text, result.guard_cost = price.text(), dataclasses.asdict(price)
         result.guard_detail = price.text(verbose=True)
     for node in result.nodes:  # the price has had them: a report must not hold every set's arrays
         node.nonfinite_sets = None
@@ -262,10 +263,7 @@ def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
                          f"({entry.op}: {err}): its nodes are judged as they stand")
             del fixed[name]
             continue
-        node = onnx.NodeProto()
-        node.CopyFrom(site.node)
-        del node.input[:]
-        node.input.extend(entry.inputs)
+        node = rewired(site.node, entry.inputs, site.node.output)
         regions.append(dataclasses.replace(
             site, node=node, inputs=tuple(entry.inputs), outputs=tuple(entry.outputs),
             scope=scope, location=scope.location if scope else "?",
@@ -322,8 +320,8 @@ def _run_whole(model: onnx.ModelProto, inlined: onnx.ModelProto, feeds: Mapping[
             try:
                 return worker.run(m.SerializeToString(), dict(f))
             except RuntimeFailure as err:  # sorted as onnxruntime's failures are
-                raise ortrun.OrtFailure(err.kind if err.kind in (
-                    ortrun.NO_KERNEL,) else ortrun.RUN_FAILED, str(err)) from None
+                kind = err.kind if err.kind == ortrun.NO_KERNEL else ortrun.RUN_FAILED
+                raise ortrun.OrtFailure(kind, str(err)) from None
         outputs, where = ortrun.run_placed(m, f, options.runtime)
         runs.placed.update(where)
         return outputs
@@ -420,12 +418,34 @@ def _judge_all(sites: Sequence[Site], captured: Mapping[str, np.ndarray],
             node = judge_site(site, captured, options, on)
             if worker is not None and node.judgement is not None and node.site is not None:
                 observed = node.judgement.captured
-                node.reference = reference_mod.reference(worker, node.site, observed) if (
+                node.reference = reference(worker, node.site, observed) if (
                     observed is not None) else results.ReferenceResult(
                         "skipped", "no captured input with the spec's outputs")
             result.nodes.append(node)
         if progress:
             progress(len(sites), len(sites), "")
+
+
+def reference(worker: Worker, site: Site, feed: object) -> results.ReferenceResult:
+    """The onnx reference evaluator's answer on ``feed`` (the node's captured set, observed),
+    judged by the engine against the spec's in a worker with a time limit (it loops in Python),
+    with its causes, as ``--runtime reference`` names them (its known readings: NaN dropped,
+    LpPool's border windows rescaled, MaxUnpool's ``output_shape`` zero-extended, ceil_mode with
+    auto_pad refused, no implementation)."""
+    started = time.perf_counter()
+    judgement = judge(site, [feed], worker)  # type: ignore[list-item]
+    seconds = round(time.perf_counter() - started, 3)
+    if judgement.exact:
+        return results.ReferenceResult("agree", seconds=seconds)
+    if judgement.status == st.TIMED_OUT:
+        return results.ReferenceResult("timeout", judgement.failure, seconds=seconds)
+    found = causes_mod.of(site, judgement)
+    if judgement.status not in (st.DIFFER, st.INACCURATE, st.RULINGS):
+        return results.ReferenceResult("error", judgement.failure, causes=found, seconds=seconds)
+    differing = sum(c.differing + c.inaccurate + c.ruling_differing + c.only_in_one
+                    for c in judgement.comparisons)
+    return results.ReferenceResult("differ", judgement.failure, differing=differing,
+                                   causes=found, seconds=seconds)
 
 
 def _built_sets(site: Site, shapes: Sequence[Sequence[int]], options: ValidateOptions,
