@@ -11,6 +11,7 @@ raised after the run by :class:`ortpool.InferenceSession`. The failure path cann
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import math
 import operator
@@ -120,11 +121,7 @@ def placeholders(shape: Sequence[int] | None, dtypes: Sequence[np.dtype],
 
 
 def _as_result(k_id: int, arrays: Sequence[Any]) -> tuple:
-    res: list[Any] = [k_id]
-    for array in arrays:
-        res.append(array.shape)
-        res.append(array)
-    return tuple(res)
+    return (k_id, *itertools.chain.from_iterable((array.shape, array) for array in arrays))
 
 
 def set_prepared_outputs(outputs: Sequence[np.ndarray] | None) -> None:
