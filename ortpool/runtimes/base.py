@@ -433,10 +433,8 @@ class Worker:
         return RuntimeFailure(CRASHED, f"the worker {how} {while_}{said}", self.runtime.name)
 
     def _last_words(self) -> str:
-        if self._stderr is None:
-            return ""
         try:
-            with open(self._stderr, "rb") as f:
+            with open(self._stderr, "rb") as f:  # type: ignore[arg-type]  # set by _start
                 f.seek(0, os.SEEK_END)
                 f.seek(max(0, f.tell() - _STDERR_TAIL))
                 return last_words(f.read().decode("utf-8", "replace"))
@@ -466,9 +464,8 @@ class Worker:
             if self._process is None or not self._process.is_alive():
                 self._stop(kill=True)  # a dead child's pipe and log
                 self._start()
-            if self._stderr is not None:  # this case's last words only
-                with contextlib.suppress(OSError):
-                    os.truncate(self._stderr, 0)
+            with contextlib.suppress(OSError):  # this case's last words only
+                os.truncate(self._stderr, 0)  # type: ignore[arg-type]  # set by _start
             try:
                 self._conn.send((model, dict(feeds)))
             except (BrokenPipeError, EOFError, OSError):
