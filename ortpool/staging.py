@@ -97,11 +97,10 @@ class Destination:
         staged = self._files._stage_path(self)
         self.staged = staged
         if link:
-            try:
+            # another filesystem, or links not supported: copy instead
+            with contextlib.suppress(OSError):
                 os.link(source, staged)
                 return "hard-linked"
-            except OSError:
-                pass  # another filesystem, or links not supported: copy instead
         if _clone(source, staged):
             return "cloned"
         shutil.copyfile(source, staged)  # streams in chunks (sendfile), never the whole file
@@ -117,12 +116,9 @@ def _clone(source: Path, target: Path) -> bool:
         import fcntl
     except ImportError:  # not a POSIX system
         return False
-    with open(source, "rb") as src, open(target, "xb") as dst:
-        try:
-            fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
-            return True
-        except OSError:
-            pass
+    with open(source, "rb") as src, open(target, "xb") as dst, contextlib.suppress(OSError):
+        fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
+        return True
     os.remove(target)
     return False
 

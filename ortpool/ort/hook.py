@@ -77,10 +77,8 @@ def poisoned(shape: Sequence[int] | None, dtype: np.dtype, rank: int) -> np.ndar
     when that shape is unknown, invalid or too large. Never raises."""
     dims = _placeable(shape, dtype)
     if dims is not None:
-        try:
+        with contextlib.suppress(Exception):  # MemoryError; numpy refusing the shape
             return np.full(dims, np.array(np.nan if dtype.kind in "fc" else -1).astype(dtype))
-        except Exception:  # MemoryError; numpy refusing the shape
-            pass
     return empty(dtype, rank)
 
 
