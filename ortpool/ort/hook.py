@@ -262,7 +262,3 @@ def invoke(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) -> tuple:
     except BaseException as err:
         _record_safely(f"kernel {k_id}", attributes, feed, err)
         return _fallback(k_id)
-
-
-def install() -> None:
-    PyCustomOpDef.install_hooker(invoke)
