@@ -123,7 +123,7 @@ def _clone(source: Path, target: Path) -> bool:
     return False
 
 
-class StagedFiles:
+class StagedFiles(contextlib.AbstractContextManager):
     """Files written together or not at all: a context manager; :meth:`commit` writes them.
     ``sources``: ``(path, description)`` of the files being read, which no destination may be."""
 
@@ -131,9 +131,6 @@ class StagedFiles:
         self._sources = [(Path(p), what) for p, what in sources]
         self._destinations: list[Destination] = []
         self._temp: dict[str, Path] = {}
-
-    def __enter__(self) -> StagedFiles:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self._discard()

@@ -348,7 +348,7 @@ def last_words(text: str) -> str:
     return ""
 
 
-class Worker:
+class Worker(contextlib.AbstractContextManager):
     """Runs :meth:`Runtime.run` in a spawned child process that outlives what it runs.
 
     A case that ends the child raises :data:`CRASHED` (the signal or exit code, the child's last
@@ -479,9 +479,6 @@ class Worker:
         """Stop the child (asked to, killed if it does not within 5 s)."""
         with self._lock:
             self._stop(kill=False)
-
-    def __enter__(self) -> Worker:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
