@@ -11,6 +11,7 @@ is written through, not replaced: opened before anything moves, written last.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import signal
@@ -34,11 +35,8 @@ def inside(path: str | os.PathLike, root: str | os.PathLike) -> bool:
 def through_link(path: str | os.PathLike, root: str | os.PathLike) -> Path | None:
     """The first symbolic link from ``root`` (excluded) down to ``path`` (included), or None."""
     path, root = Path(path), Path(root)
-    steps = []
-    while path != root and path != path.parent:
-        steps.append(path)
-        path = path.parent
-    for step in reversed(steps):
+    steps = itertools.takewhile(lambda p: p != root, (path, *path.parents))
+    for step in reversed(list(steps)):
         if os.path.islink(step):
             return step
         if not os.path.lexists(step):
@@ -99,11 +97,10 @@ class Destination:
         staged = self._files._stage_path(self)
         self.staged = staged
         if link:
-            try:
+            # another filesystem, or links not supported: copy instead
+            with contextlib.suppress(OSError):
                 os.link(source, staged)
                 return "hard-linked"
-            except OSError:
-                pass  # another filesystem, or links not supported: copy instead
         if _clone(source, staged):
             return "cloned"
         shutil.copyfile(source, staged)  # streams in chunks (sendfile), never the whole file
@@ -119,17 +116,14 @@ def _clone(source: Path, target: Path) -> bool:
         import fcntl
     except ImportError:  # not a POSIX system
         return False
-    with open(source, "rb") as src, open(target, "xb") as dst:
-        try:
-            fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
-            return True
-        except OSError:
-            pass
+    with open(source, "rb") as src, open(target, "xb") as dst, contextlib.suppress(OSError):
+        fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
+        return True
     os.remove(target)
     return False
 
 
-class StagedFiles:
+class StagedFiles(contextlib.AbstractContextManager):
     """Files written together or not at all: a context manager; :meth:`commit` writes them.
     ``sources``: ``(path, description)`` of the files being read, which no destination may be."""
 
@@ -137,9 +131,6 @@ class StagedFiles:
         self._sources = [(Path(p), what) for p, what in sources]
         self._destinations: list[Destination] = []
         self._temp: dict[str, Path] = {}
-
-    def __enter__(self) -> StagedFiles:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self._discard()
@@ -171,9 +162,7 @@ class StagedFiles:
         self._check(path, what)
         if os.path.lexists(path):
             raise OrtpoolError(f"{what} {path} exists; refusing to overwrite it")
-        blocking = path.parent
-        while blocking != root and not os.path.lexists(blocking):
-            blocking = blocking.parent
+        blocking = next(p for p in path.parents if p == root or os.path.lexists(p))
         if not blocking.is_dir():
             raise OrtpoolError(f"{what} {path}: {blocking} exists and is not a directory")
         return self._keep(Destination(self, path, what, root))
@@ -304,8 +293,5 @@ def signals_held():
 
 def _missing_folders(folder: Path, root: Path) -> list[Path]:
     """The missing folders from ``root`` (excluded) down to ``folder``, outermost first."""
-    missing: list[Path] = []
-    while folder != root and not folder.exists() and folder != folder.parent:
-        missing.append(folder)
-        folder = folder.parent
-    return missing[::-1]
+    below = itertools.takewhile(lambda f: f != root and not f.exists(), (folder, *folder.parents))
+    return list(below)[::-1]

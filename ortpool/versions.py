@@ -119,11 +119,10 @@ def _op_version(schema: onnx.defs.OpSchema) -> OpVersion:
 @functools.cache
 def all_versions() -> tuple[OpVersion, ...]:
     """Every (operator, since_version) the installed onnx knows, oldest first per operator."""
-    found: dict[tuple[str, int], OpVersion] = {}
-    for schema in onnx.defs.get_all_schemas_with_history():
-        if schema.domain == "" and schema.name in OPERATORS:
-            found[(schema.name, schema.since_version)] = _op_version(schema)
-    return tuple(found[key] for key in sorted(found, key=lambda k: (OPERATORS.index(k[0]), k[1])))
+    found = {(s.name, s.since_version): s for s in onnx.defs.get_all_schemas_with_history()
+             if s.domain == "" and s.name in OPERATORS}
+    order = sorted(found, key=lambda k: (OPERATORS.index(k[0]), k[1]))
+    return tuple(_op_version(found[key]) for key in order)
 
 
 @functools.cache

@@ -11,6 +11,7 @@ raised after the run by :class:`ortpool.InferenceSession`. The failure path cann
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import math
 import operator
@@ -76,10 +77,8 @@ def poisoned(shape: Sequence[int] | None, dtype: np.dtype, rank: int) -> np.ndar
     when that shape is unknown, invalid or too large. Never raises."""
     dims = _placeable(shape, dtype)
     if dims is not None:
-        try:
+        with contextlib.suppress(Exception):  # MemoryError; numpy refusing the shape
             return np.full(dims, np.array(np.nan if dtype.kind in "fc" else -1).astype(dtype))
-        except Exception:  # MemoryError; numpy refusing the shape
-            pass
     return empty(dtype, rank)
 
 
@@ -120,11 +119,7 @@ def placeholders(shape: Sequence[int] | None, dtypes: Sequence[np.dtype],
 
 
 def _as_result(k_id: int, arrays: Sequence[Any]) -> tuple:
-    res: list[Any] = [k_id]
-    for array in arrays:
-        res.append(array.shape)
-        res.append(array)
-    return tuple(res)
+    return (k_id, *itertools.chain.from_iterable((array.shape, array) for array in arrays))
 
 
 def set_prepared_outputs(outputs: Sequence[np.ndarray] | None) -> None:
@@ -267,7 +262,3 @@ def invoke(k_id: int, feed: Sequence[Any], attributes: dict[str, Any]) -> tuple:
     except BaseException as err:
         _record_safely(f"kernel {k_id}", attributes, feed, err)
         return _fallback(k_id)
-
-
-def install() -> None:
-    PyCustomOpDef.install_hooker(invoke)

@@ -85,9 +85,8 @@ def builtin_session(model: onnx.ModelProto | bytes, runtime: RuntimeSpec,
                     threads: int | None = None, profile_dir: str | None = None) -> Any:
     """A plain onnxruntime session (built-in kernels) on ``runtime``; failures raised as
     :class:`OrtFailure`."""
-    data = model if isinstance(model, bytes) else model.SerializeToString()
     try:
-        return open_session(runtime, data, threads=threads, profile_dir=profile_dir,
+        return open_session(runtime, model, threads=threads, profile_dir=profile_dir,
                             ortpool_ops=False)
     except Exception as err:
         raise classify(err, "load") from None

@@ -96,7 +96,7 @@ def register() -> int:
                 out_dtypes = tuple(hook.DT_NUMPY[code] for code in outputs)
                 registry[key] = opdef._id
                 hook.OURS[opdef._id] = (op_type.name, body, out_dtypes, _shape(op_type))
-        hook.install()
+        PyCustomOpDef.install_hooker(hook.invoke)
         return len(registry)
 
 

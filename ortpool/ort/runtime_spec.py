@@ -106,7 +106,7 @@ class RuntimeSpec:
                 known = [k for k, v in table.items() if hasattr(enum, v)]
                 raise OrtpoolError(f"{label(key)}={value!r}: onnxruntime {ort.__version__} knows "
                                    f"{', '.join(known)}")
-        most = max_threads()
+        most = 4 * (os.cpu_count() or 1)  # 10000 threads did not finish a one-node model in 180 s
         for key in ("intra_op_threads", "inter_op_threads"):
             count = getattr(self, key)
             if count < 0:
@@ -251,12 +251,6 @@ def profile_dir() -> str:
     millisecond), removed once read, or by a caller that may not read it: no exit handler, which
     a process ended by ``os._exit`` (validate's children) never runs."""
     return tempfile.mkdtemp(prefix="ortpool-profile-")
-
-
-def max_threads() -> int:
-    """The largest thread count taken: 4 per CPU (10000 threads did not finish a one-node
-    model in 180 s)."""
-    return 4 * (os.cpu_count() or 1)
 
 
 def share_thread_pool(intra_op_threads: int = 0) -> bool:

@@ -94,13 +94,9 @@ def check_node(node: onnx.NodeProto) -> None:
                            f"the node has {len(node.input)} and {len(node.output)}", **where)
 
 
-def check_nodes(model: onnx.ModelProto) -> None:
-    for node in iter_ortpool_nodes(model):
-        check_node(node)
-
-
 def _structure(model: Any) -> onnx.ModelProto:
-    """The model's structure (weights not loaded); what is no ONNX model is one line naming it."""
+    """The model's structure (weights not loaded), its ortpool nodes checked (:func:`check_node`);
+    what is no ONNX model is one line naming it."""
     quoted = shown(model)
     if not isinstance(model, (str, os.PathLike, bytes, onnx.ModelProto)):
         raise TypeError(f"model={quoted} must be a path, the model's bytes or an onnx.ModelProto, "
@@ -115,6 +111,8 @@ def _structure(model: Any) -> onnx.ModelProto:
     reason = problem(proto)
     if reason is not None:
         raise OrtpoolError(f"{what} is not an ONNX model: {reason}")
+    for node in iter_ortpool_nodes(proto):
+        check_node(node)
     return proto
 
 
@@ -126,7 +124,6 @@ def check_model(model: str | os.PathLike | bytes | onnx.ModelProto) -> None:
     writes, of declared static shape, is allocated ahead (any other shape ends the process).
     """
     proto = _structure(model)
-    check_nodes(proto)
     pending = branch_outputs.pending(proto)
     if pending:
         raise OrtpoolError(f"subgraph output {pending[0].name!r} is written by an ortpool op and "
@@ -232,7 +229,6 @@ class InferenceSession:
             sess_options = runtime.session_options()
         self.runtime = runtime
         proto = _structure(model)
-        check_nodes(proto)
         self._nodes: dict[str, list[onnx.NodeProto]] = {}
         for node in iter_ortpool_nodes(proto):
             self._nodes.setdefault(node.op_type, []).append(node)

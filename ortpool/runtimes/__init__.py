@@ -43,16 +43,6 @@ def install_hint(name: str) -> str | None:
     return _class(name).available()
 
 
-def register(cls: type[Runtime]) -> None:
-    """Add a :class:`Runtime` class to :func:`get`'s table under ``cls.name`` (not another's)."""
-    if not (isinstance(cls, type) and issubclass(cls, Runtime)):
-        raise TypeError(f"register takes a Runtime subclass, not {cls!r}")
-    known = _RUNTIMES.get(cls.name)
-    if known is not None and known is not cls:
-        raise ValueError(f"runtime name {cls.name!r} is taken by {known.__name__}")
-    _RUNTIMES[cls.name] = cls
-
-
 def get(name: str, **options: Any) -> Runtime:
     """The runtime called ``name`` with ``options``: a ValueError for an unknown name or one not
     installed (with its hint), a TypeError for an option it does not take."""
@@ -69,5 +59,5 @@ def get(name: str, **options: Any) -> Runtime:
 
 __all__ = [
     "CRASHED", "KINDS", "NO_KERNEL", "REFUSED", "RUN_FAILED", "TIMED_OUT", "OpenVINO", "Reference",
-    "Runtime", "RuntimeFailure", "Tract", "Worker", "get", "install_hint", "names", "register",
+    "Runtime", "RuntimeFailure", "Tract", "Worker", "get", "install_hint", "names",
 ]

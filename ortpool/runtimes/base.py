@@ -110,8 +110,10 @@ class Runtime(abc.ABC):
     def failure(self, kind: str, message: str) -> RuntimeFailure:
         return RuntimeFailure(kind, message, self.name)
 
-    def missing(self) -> ValueError:
-        return ValueError(f"{self.name} is not installed here: {self.available()}")
+    def checked(self, model: bytes, feeds: Mapping[str, Any]) -> tuple[Signature, dict[str, Any]]:
+        """The model's :func:`signature` and its feeds as :func:`check_feeds` returns them."""
+        sig = signature(model, self.name)
+        return sig, check_feeds(sig, feeds, self.name)
 
     def _module(self) -> Any:
         """:attr:`PACKAGE`, imported once."""
@@ -119,7 +121,7 @@ class Runtime(abc.ABC):
             try:
                 self._cache["module"] = importlib.import_module(self.PACKAGE)
             except ImportError:
-                raise self.missing() from None
+                raise ValueError(f"{self.name} is not installed here: {self.available()}") from None
         return self._cache["module"]
 
     def __repr__(self) -> str:
@@ -286,18 +288,6 @@ def stop(process: Any, conn: Connection | None) -> None:
         process.join(timeout=5)
 
 
-def jobs(conn: Connection) -> Iterator[Any]:
-    """The jobs a child is sent, until None or the parent's end of the pipe closes."""
-    while True:
-        try:
-            job = conn.recv()
-        except EOFError:
-            return
-        if job is None:
-            return
-        yield job
-
-
 def _serve(runtime: Runtime, stderr_path: str, conn: Connection) -> None:
     """The child: standard error to ``stderr_path`` (a native runtime's last words before it
     aborts), the runtime prepared, then (model, feeds) jobs until told to stop."""
@@ -312,7 +302,14 @@ def _serve(runtime: Runtime, stderr_path: str, conn: Connection) -> None:
         conn.send(_reply_for(err))
         return
     conn.send((_READY,))
-    for model, feeds in jobs(conn):
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:  # the parent's end of the pipe closed
+            return
+        if job is None:
+            return
+        model, feeds = job
         try:
             reply: tuple[Any, ...] = (_OK, runtime.run(model, feeds))
         except Exception as err:
@@ -351,7 +348,7 @@ def last_words(text: str) -> str:
     return ""
 
 
-class Worker:
+class Worker(contextlib.AbstractContextManager):
     """Runs :meth:`Runtime.run` in a spawned child process that outlives what it runs.
 
     A case that ends the child raises :data:`CRASHED` (the signal or exit code, the child's last
@@ -403,9 +400,7 @@ class Worker:
 
     def _answer(self, limit: float | None, doing: str) -> tuple[Any, ...]:
         """The child's next reply within ``limit`` seconds; a crash or a time-out raised."""
-        conn = self._conn
-        if conn is None:  # pragma: no cover - _start sets it
-            raise RuntimeFailure(CRASHED, "the worker is not running", self.runtime.name)
+        conn = self._conn  # set by _start
         try:
             ready = conn.poll(limit)
         except (EOFError, OSError):
@@ -438,10 +433,8 @@ class Worker:
         return RuntimeFailure(CRASHED, f"the worker {how} {while_}{said}", self.runtime.name)
 
     def _last_words(self) -> str:
-        if self._stderr is None:
-            return ""
         try:
-            with open(self._stderr, "rb") as f:
+            with open(self._stderr, "rb") as f:  # type: ignore[arg-type]  # set by _start
                 f.seek(0, os.SEEK_END)
                 f.seek(max(0, f.tell() - _STDERR_TAIL))
                 return last_words(f.read().decode("utf-8", "replace"))
@@ -471,11 +464,10 @@ class Worker:
             if self._process is None or not self._process.is_alive():
                 self._stop(kill=True)  # a dead child's pipe and log
                 self._start()
-            if self._stderr is not None:  # this case's last words only
-                with contextlib.suppress(OSError):
-                    os.truncate(self._stderr, 0)
+            with contextlib.suppress(OSError):  # this case's last words only
+                os.truncate(self._stderr, 0)  # type: ignore[arg-type]  # set by _start
             try:
-                self._conn.send((model, dict(feeds)))  # type: ignore[union-attr]
+                self._conn.send((model, dict(feeds)))
             except (BrokenPipeError, EOFError, OSError):
                 raise self._crashed("run") from None
             reply = self._answer(self.timeout, "run")
@@ -487,9 +479,6 @@ class Worker:
         """Stop the child (asked to, killed if it does not within 5 s)."""
         with self._lock:
             self._stop(kill=False)
-
-    def __enter__(self) -> Worker:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()

@@ -21,10 +21,8 @@ from ortpool.runtimes.base import (
     REFUSED,
     RUN_FAILED,
     Runtime,
-    check_feeds,
     check_outputs,
     one_line,
-    signature,
 )
 
 PRECISIONS = ("f32", "bf16", "f16")
@@ -136,8 +134,7 @@ class OpenVINO(Runtime):
         return tensor
 
     def run(self, model: bytes, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-        sig = signature(model, self.name)
-        arrays = check_feeds(sig, feeds, self.name)
+        sig, arrays = self.checked(model, feeds)
         core = self._core()
         self._check_device()
         try:

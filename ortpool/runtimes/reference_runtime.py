@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import onnx
 
 from ortpool.runtimes.base import (
     NO_KERNEL,
@@ -24,10 +25,8 @@ from ortpool.runtimes.base import (
     Runtime,
     RuntimeFailure,
     Worker,
-    check_feeds,
     check_outputs,
     one_line,
-    signature,
 )
 
 
@@ -64,23 +63,16 @@ class Reference(Runtime):
     PACKAGE = "onnx.reference"
 
     def describe(self) -> dict[str, Any]:
-        import onnx
-
         return {"runtime": self.name, "release": onnx.__version__,
                 "device": "CPU (numpy, in Python)", "precision": "the model's element types"}
 
     def title(self) -> str:
-        import onnx
-
         return f"onnx {onnx.__version__} reference evaluator"
 
     def run(self, model: bytes, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-        from onnx.reference import ReferenceEvaluator
-
-        sig = signature(model, self.name)
-        arrays = check_feeds(sig, feeds, self.name)
+        sig, arrays = self.checked(model, feeds)
         try:
-            evaluator = ReferenceEvaluator(bytes(model))
+            evaluator = self._module().ReferenceEvaluator(bytes(model))
         except Exception as err:
             raise self.failure(*classify(err, "load")) from None
         try:
@@ -104,10 +96,8 @@ class _Timed(Reference):
         self.budget = budget
 
     def run(self, model: bytes, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-        from onnx.reference import ReferenceEvaluator
-
         try:
-            evaluator = ReferenceEvaluator(bytes(model))
+            evaluator = self._module().ReferenceEvaluator(bytes(model))
         except Exception as err:
             raise self.failure(REFUSED, f"{type(err).__name__}: {err}".splitlines()[0]) from None
         times: list[float] = []

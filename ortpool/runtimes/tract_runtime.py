@@ -23,10 +23,8 @@ from ortpool.runtimes.base import (
     REFUSED,
     RUN_FAILED,
     Runtime,
-    check_feeds,
     check_outputs,
     one_line,
-    signature,
 )
 
 #: onnx element type name -> tract's fact mnemonic (tract has no bfloat16)
@@ -73,8 +71,7 @@ class Tract(Runtime):
         return f"tract {self._module().version()} (CPU)"
 
     def run(self, model: bytes, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-        sig = signature(model, self.name)
-        arrays = check_feeds(sig, feeds, self.name)
+        sig, arrays = self.checked(model, feeds)
         for port in (*sig.inputs, *sig.outputs):
             if port.dtype == "bfloat16":
                 kind = "input" if port in sig.inputs else "output"

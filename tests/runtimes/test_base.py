@@ -150,25 +150,6 @@ def test_get_names_the_known_runtimes_and_checks_options(monkeypatch) -> None:
         runtimes.install_hint("tvm")
 
 
-def test_register_adds_a_runtime_and_refuses_a_taken_name(monkeypatch) -> None:
-    monkeypatch.setattr(runtimes, "_RUNTIMES", dict(runtimes._RUNTIMES))
-
-    class Other(runtimes.Reference):
-        name = "other"
-
-    runtimes.register(Other)
-    assert runtimes.names() == ["openvino", "other", "reference", "tract"]
-    assert isinstance(runtimes.get("other"), Other)
-
-    class Clash(runtimes.Reference):
-        name = "tract"
-
-    with pytest.raises(ValueError, match=r"^runtime name 'tract' is taken by Tract$"):
-        runtimes.register(Clash)
-    with pytest.raises(TypeError, match=r"^register takes a Runtime subclass"):
-        runtimes.register(int)  # type: ignore[arg-type]
-
-
 def test_openvino_options_are_checked_and_every_runtime_pickles() -> None:
     """Built without their packages: a Worker sends the object to its child."""
     with pytest.raises(ValueError, match=r"^openvino: precision='fp32' is not one of f32, bf16"):
