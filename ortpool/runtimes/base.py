@@ -296,6 +296,10 @@ def _serve(runtime: Runtime, stderr_path: str, conn: Connection) -> None:
     fd = os.open(stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     os.dup2(fd, 2)
     os.close(fd)
+    # the parent reads it through its own descriptor: with no name, nothing is left behind
+    # when this process or the parent's ends without a word (a closed pipe, a kill)
+    with contextlib.suppress(OSError):
+        os.unlink(stderr_path)
     try:
         runtime.prepare()
     except Exception as err:
@@ -377,11 +381,12 @@ class Worker(contextlib.AbstractContextManager):
         self._process: Any = None
         self._conn: Connection | None = None
         self._stderr: str | None = None
+        self._log: int | None = None  # the parent's descriptor of the child's standard error
         self._lock = threading.Lock()
 
     def _start(self) -> None:
-        fd, self._stderr = tempfile.mkstemp(prefix=f"ortpool-{self.runtime.name}-", suffix=".log")
-        os.close(fd)
+        self._log, self._stderr = tempfile.mkstemp(prefix=f"ortpool-{self.runtime.name}-",
+                                                   suffix=".log")
         # Spawned, not forked: the child imports its runtime afresh, and one that ends its
         # process leaves the parent untouched. Its end of the pipe is closed here, so a dead
         # child reads as EOF.
@@ -433,13 +438,12 @@ class Worker(contextlib.AbstractContextManager):
         return RuntimeFailure(CRASHED, f"the worker {how} {while_}{said}", self.runtime.name)
 
     def _last_words(self) -> str:
+        log: int = self._log  # type: ignore[assignment]  # set by _start
         try:
-            with open(self._stderr, "rb") as f:  # type: ignore[arg-type]  # set by _start
-                f.seek(0, os.SEEK_END)
-                f.seek(max(0, f.tell() - _STDERR_TAIL))
-                return last_words(f.read().decode("utf-8", "replace"))
+            tail = os.pread(log, _STDERR_TAIL, max(0, os.fstat(log).st_size - _STDERR_TAIL))
         except OSError:
             return ""
+        return last_words(tail.decode("utf-8", "replace"))
 
     def _stop(self, kill: bool) -> None:
         process, conn = self._process, self._conn
@@ -448,10 +452,13 @@ class Worker(contextlib.AbstractContextManager):
             stop(process, None if kill else conn)
         if conn is not None:
             conn.close()
-        if self._stderr is not None:
+        if self._stderr is not None:  # a child that ended before it took the name away
             with contextlib.suppress(OSError):
                 os.unlink(self._stderr)
             self._stderr = None
+        if self._log is not None:
+            os.close(self._log)
+            self._log = None
 
     def _error(self, reply: tuple[Any, ...]) -> Exception:
         if reply[0] == _ERROR:
@@ -465,7 +472,7 @@ class Worker(contextlib.AbstractContextManager):
                 self._stop(kill=True)  # a dead child's pipe and log
                 self._start()
             with contextlib.suppress(OSError):  # this case's last words only
-                os.truncate(self._stderr, 0)  # type: ignore[arg-type]  # set by _start
+                os.ftruncate(self._log, 0)  # type: ignore[arg-type]  # set by _start
             try:
                 self._conn.send((model, dict(feeds)))
             except (BrokenPipeError, EOFError, OSError):

@@ -26,6 +26,7 @@ from ortpool.runtimes import (
     RuntimeFailure,
     Worker,
 )
+from tests.support import run_child
 
 
 class Stub(Runtime):
@@ -138,3 +139,32 @@ def test_a_runtime_that_cannot_start_says_why() -> None:
         with pytest.raises(ValueError, match=r"^stub is not installed here: pip install stub$"):
             worker.run(b"echo", X)
         assert worker.started == 1 and worker._process is None
+
+
+def _abandoned_worker(folder: str) -> None:
+    """In a child: a worker started and used, then this process ends without closing it (as a
+    validate worker child does: multiprocessing's children run no atexit)."""
+    import tempfile
+
+    tempfile.tempdir = folder
+    worker = Worker(Stub(), timeout=30.0)
+    _echo_works(worker)
+    os._exit(0)
+
+
+def test_a_workers_log_has_no_name_once_its_child_runs(tmp_path, monkeypatch) -> None:
+    """The child's standard error is read through the parent's descriptor, its name taken away
+    once the child holds it: a parent that ends without closing the worker (a closed pipe, a
+    kill) leaves no file, and last words still come back."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    with Worker(Stub(), timeout=30.0) as worker:
+        _echo_works(worker)
+        assert list(tmp_path.iterdir()) == []
+        with pytest.raises(RuntimeFailure, match=r"SIGABRT on this case: panicked at src/stub"):
+            worker.run(b"abort", X)
+        assert list(tmp_path.iterdir()) == []
+    abandoned = tmp_path / "abandoned"
+    abandoned.mkdir()
+    done = run_child(__name__, "_abandoned_worker", str(abandoned), timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert list(abandoned.iterdir()) == []
