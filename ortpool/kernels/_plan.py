@@ -212,10 +212,9 @@ def average_pool_runner(
 
 def divisor(geom: PoolGeometry, include_pad: bool, dtype: np.dtype) -> np.ndarray:
     """The per-output divisor: the outer product of the per-axis counts (validity is per axis)."""
-    rank = len(geom.axes)
-    div = geom.axes[0].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1))
-    for a in range(1, rank):
-        div = div * geom.axes[a].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1 - a))
+    rank, div = len(geom.axes), np.ones((), dtype)
+    for a, g in enumerate(geom.axes):
+        div = div * g.counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1 - a))
     div.setflags(write=False)
     return div
 
