@@ -22,9 +22,8 @@ from ortpool.kernels._compile_note import set_relay as set_compile_relay
 from ortpool.kernels._limits import MEMORY_CHECK_BYTES, check_memory, output_limit
 from ortpool.kernels._memory import memory_room
 from ortpool.kernels._parallel import set_thread_count, thread_count, usable_cores
-from ortpool.kernels._plan import average_pool, max_pool, window_max
+from ortpool.kernels._plan import average_pool, lp_pool, max_pool, window_max
 from ortpool.kernels.globalpool import global_average_pool, global_lp_pool, global_max_pool
-from ortpool.kernels.lppool import lp_pool
 from ortpool.kernels.maxunpool import max_unpool
 from ortpool.kernels.roipool import max_roi_pool
 

@@ -15,7 +15,7 @@ from ortpool.attributes import PoolAttrs, normalize
 from ortpool.dtypes import NUMPY_SPELLING
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import PoolGeometry, pool_geometry
-from ortpool.versions import CAST_TYPES, OpVersion
+from ortpool.versions import OpVersion
 
 
 def dtype_name(dtype: np.dtype) -> str:
@@ -85,11 +85,6 @@ def checked_window(
     with located(op, version):
         attrs = checked(op, version, x, attributes)
         return attrs, geometry_for(tuple(x.shape[2:]), attrs)
-
-
-def compute_dtype(dtype: np.dtype) -> np.dtype | None:
-    """float16/bfloat16 are computed in float32 and rounded once (rulings 8, 10)."""
-    return np.dtype(np.float32) if dtype_name(dtype) in CAST_TYPES else None
 
 
 def lowest(dtype: np.dtype) -> Any:

@@ -30,11 +30,7 @@ def _add(a, b):
 def _taps(j, s, d, pb, n, k):
     """:meth:`ortpool.geometry.AxisGeometry.window_taps` of output ``j``, in closed form."""
     c = j * s - pb
-    lo = max(0, -(c // d))
-    hi = min(k, -((c - n) // d))
-    if hi <= lo:
-        return 0, 0
-    return lo, hi
+    return max(0, -(c // d)), min(k, -((c - n) // d))
 
 
 # One factory builds the max and the sum passes, each with its combine step compiled in. Only the
@@ -61,6 +57,25 @@ def _make_pass(combine, variant: str):
     """The chain of passes (rows of :func:`._passes.pass_rows`) with ``combine``. ``pass_`` is one
     function on purpose: its five shapes as functions made each compile 2.5 s longer."""
     jit = _variant_jit(variant)
+
+    @jit(inline="always")
+    def copy(w, r):
+        for i in range(w.shape[0]):
+            w[i] = r[i]
+
+    @jit(inline="always")
+    def into(w, r):
+        for i in range(w.shape[0]):
+            w[i] = combine(w[i], r[i])
+
+    @jit(inline="always")
+    def begin(w, src, at, first, ident):
+        """``w`` = the tap ``first`` that covers every output (``src[at:]``), else the identity."""
+        if first >= 0:
+            copy(w, src[at : at + w.shape[0]])
+        else:
+            for i in range(w.shape[0]):
+                w[i] = ident
 
     @jit(inline="always")
     def interior(r, w, jl, jh, pb, first, k, s, d):
@@ -126,12 +141,8 @@ def _make_pass(combine, variant: str):
                 tgt[o * out + j] = combine(a[o * n], b[o * n])
             return
         for o in range(outer):
-            base = o * n + c
-            acc = cur[base + first * d] if first >= 0 else ident
-            for t in range(lo, hi):
-                if t != first:
-                    acc = combine(acc, cur[base + t * d])
-            tgt[o * out + j] = acc
+            edge(cur[o * n : (o + 1) * n], tgt[o * out : (o + 1) * out], j, s, d, pb, first, n, k,
+                 ident)
 
     @jit(inline="always")
     def flat_tap(tgt, ph, total, o, s, init):
@@ -144,13 +155,10 @@ def _make_pass(combine, variant: str):
         if lo >= hi:
             return
         src = ph[m * total + lo + h : m * total + hi + h]
-        dst = tgt[lo:hi]
         if init:
-            for i in range(hi - lo):
-                dst[i] = src[i]
+            copy(tgt[lo:hi], src)
         else:
-            for i in range(hi - lo):
-                dst[i] = combine(dst[i], src[i])
+            into(tgt[lo:hi], src)
 
     @jit()
     def flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, ident):
@@ -209,21 +217,12 @@ def _make_pass(combine, variant: str):
             drow = db + j * inner
             w = tgt[drow : drow + inner]
             c0 = j * s - pb
-            if first >= 0:
-                srow = sb + (c0 + first * d) * inner
-                r = cur[srow : srow + inner]
-                for i in range(inner):
-                    w[i] = r[i]
-            else:
-                for i in range(inner):
-                    w[i] = ident
+            begin(w, cur, sb + (c0 + first * d) * inner, first, ident)
             lo, hi = _taps(j, s, d, pb, n, k)
             for t in range(lo, hi):
                 if t != first:
                     srow = sb + (c0 + t * d) * inner
-                    r = cur[srow : srow + inner]
-                    for i in range(inner):
-                        w[i] = combine(w[i], r[i])
+                    into(w, cur[srow : srow + inner])
 
     @jit(inline="always")
     def interior_rows(cur, tgt, sb, db, jl, jh, inner, s, d, pb, first, k):
@@ -231,14 +230,10 @@ def _make_pass(combine, variant: str):
         for j in range(jl, jh):
             w = tgt[db + j * inner : db + (j + 1) * inner]
             start = sb + (j * s - pb) * inner
-            r = cur[start + first * d * inner : start + first * d * inner + inner]
-            for i in range(inner):
-                w[i] = r[i]
+            copy(w, cur[start + first * d * inner : start + first * d * inner + inner])
             for t in range(k):
                 if t != first:
-                    r = cur[start + t * d * inner : start + t * d * inner + inner]
-                    for i in range(inner):
-                        w[i] = combine(w[i], r[i])
+                    into(w, cur[start + t * d * inner : start + t * d * inner + inner])
 
     @jit()
     def pass_(cur, tgt, ph, row, ident):
@@ -251,19 +246,18 @@ def _make_pass(combine, variant: str):
             flat_inner(cur, tgt, ph, outer, n, out, s, d, pb, first, k, jl, jh, ident)
             return
         if inner == 1 and s != 1:
+            # The edges (every output without a first tap) from their own tap ranges; the
+            # interior by the specialised loop.
+            lo, hi = (jl, jh) if first >= 0 else (out, out)
             for o in range(outer):
                 r = cur[o * n : (o + 1) * n]
                 w = tgt[o * out : (o + 1) * out]
-                if first < 0:
-                    for j in range(out):
-                        edge(r, w, j, s, d, pb, first, n, k, ident)
-                    continue
-                # The edges from their own tap ranges; the interior by the specialised loop.
-                for j in range(jl):
+                for j in range(lo):
                     edge(r, w, j, s, d, pb, first, n, k, ident)
-                for j in range(jh, out):
+                for j in range(hi, out):
                     edge(r, w, j, s, d, pb, first, n, k, ident)
-                strided_interior(r, w, jl, jh, pb, first, k, s, d)
+                if first >= 0:
+                    strided_interior(r, w, jl, jh, pb, first, k, s, d)
             return
         if s == 1 and _fusable(first, k) and jl < jh:
             # Not at stride >= 2: reading k rows at once ran 2x slower than one stream.
@@ -287,13 +281,7 @@ def _make_pass(combine, variant: str):
             for o in range(outer):
                 sb = o * n * inner
                 wo = tgt[o * span : (o + 1) * span]
-                if first >= 0:
-                    r = cur[sb + (first * d - pb) * inner : sb + (first * d - pb) * inner + span]
-                    for e in range(span):
-                        wo[e] = r[e]
-                else:
-                    for e in range(span):
-                        wo[e] = ident
+                begin(wo, cur, sb + (first * d - pb) * inner, first, ident)
                 # Only the taps inside for some output (pb - t*d < out and n + pb - t*d > 0).
                 for t in range(max(0, (pb - out) // d + 1), min(k, -(-(n + pb) // d))):
                     if t == first:
@@ -303,10 +291,7 @@ def _make_pass(combine, variant: str):
                     if lo >= hi:
                         continue
                     start = sb + (lo - pb + t * d) * inner
-                    r = cur[start : start + (hi - lo) * inner]
-                    w = wo[lo * inner : hi * inner]
-                    for e in range((hi - lo) * inner):
-                        w[e] = combine(w[e], r[e])
+                    into(wo[lo * inner : hi * inner], cur[start : start + (hi - lo) * inner])
             return
         for o in range(outer):
             sb = o * n * inner

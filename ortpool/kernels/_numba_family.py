@@ -22,11 +22,9 @@ def _term(v, mode):
 
 @njit(inline="always", **_OPTS)
 def _lanes(size, cap):
-    if size <= 1:
-        return 1
+    """:func:`ortpool.kernels.globalpool.lane_count` (int.bit_length is not in numba)."""
     lanes = 1
-    limit = min(size, cap)
-    while lanes * 2 <= limit:
+    while lanes * 2 <= min(size, cap):
         lanes *= 2
     return lanes
 

@@ -1,6 +1,8 @@
-"""MaxPool and AveragePool, every spec version, and their plans, built once per (shape, dtype,
-attributes): one per kernel product, whose loop is numpy's (:mod:`._numpy_plans`) or compiled
-(:mod:`._numba_plans`) as :func:`._backend.loop` chose: the same taps in the same order."""
+"""MaxPool, AveragePool and LpPool, every spec version, and their plans, built once per (shape,
+dtype, attributes): one per kernel product, whose loop is numpy's (:mod:`._numpy_plans`) or
+compiled (:mod:`._numba_plans`) as :func:`._backend.loop` chose: the same taps in the same order.
+LpPool (ruling 12) is AveragePool's sums with a divisor of 1, over ``|x|^p`` in float64 whatever
+X's type (no overflow, no digit lost), rounded to X's type once."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from ortpool.kernels._backend import loop
 from ortpool.kernels._buffers import output, read_only
 from ortpool.kernels._calls import Runner
 from ortpool.kernels._passes import max_axis_order
+from ortpool.kernels.globalpool import lp_root, lp_terms
+from ortpool.versions import CAST_TYPES
 
 
 class Separable:
@@ -148,7 +152,8 @@ def _max_pool_runner(
             raise OrtpoolError("this version has no Indices output")
         attrs = _calls.attrs_for("MaxPool", version, attributes, x.ndim - 2)
         geom = _calls.geometry_for(tuple(x.shape[2:]), attrs)
-        work_dtype = _calls.compute_dtype(dtype) or dtype
+        # float16/bfloat16 are computed in float32 and rounded once (rulings 8, 10).
+        work_dtype = np.dtype(np.float32) if _calls.dtype_name(dtype) in CAST_TYPES else dtype
         _limits.check_pool(geom, x.shape, dtype, work_dtype, max_axis_order(geom), indices)
     compiled_as = _COMPILED_AS.get(work_dtype, work_dtype)
     nbytes = math.prod(x.shape) * work_dtype.itemsize
@@ -207,9 +212,36 @@ def average_pool_runner(
 
 def divisor(geom: PoolGeometry, include_pad: bool, dtype: np.dtype) -> np.ndarray:
     """The per-output divisor: the outer product of the per-axis counts (validity is per axis)."""
-    rank = len(geom.axes)
-    div = geom.axes[0].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1))
-    for a in range(1, rank):
-        div = div * geom.axes[a].counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1 - a))
+    rank, div = len(geom.axes), np.ones((), dtype)
+    for a, g in enumerate(geom.axes):
+        div = div * g.counts(include_pad, dtype).reshape((-1,) + (1,) * (rank - 1 - a))
     div.setflags(write=False)
     return div
+
+
+_F64 = np.dtype(np.float64)
+#: The divisor of a sum: AveragePool's division by it is exact.
+_ONE = np.ones((), np.float64)
+_ONE.setflags(write=False)
+
+
+def lp_pool(x: np.ndarray, *, version: int = 22, **attributes: Any) -> np.ndarray:
+    """LpPool of spec version ``version`` on ``x`` (N, C, D1, ...): ``(sum of |x|^p)^(1/p)`` per
+    window, 0 for an empty one; ``p`` is a float at version 1, an int from version 2."""
+    return _calls.run(("LpPool", version), x, attributes, _lp_planned, version)
+
+
+def _lp_planned(x: np.ndarray, attributes: dict[str, Any], version: int) -> tuple:
+    attrs, geom = _calls.checked_window("LpPool", version, x, attributes)
+    with _calls.located("LpPool", version):
+        # the terms |x|^p are a float64 copy of X; the sums run in float64
+        _limits.check_array("the terms |x|^p", x.shape, _F64)
+        _limits.check_pool(geom, x.shape, x.dtype, _F64, range(len(geom.axes)))
+    sums, held = average_pool_runner(geom, tuple(x.shape), _F64, _F64, _ONE)
+    p, dtype = attrs.p, x.dtype
+
+    def run(x: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", over="ignore"):
+            return lp_root(sums(lp_terms(x, p)), p).astype(dtype)
+
+    return run, held

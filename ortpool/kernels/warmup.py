@@ -11,9 +11,8 @@ import numpy as np
 from ortpool import dtypes as element_types
 from ortpool.errors import OrtpoolError
 from ortpool.kernels import _backend, _compile_note
-from ortpool.kernels._plan import average_pool, max_pool
+from ortpool.kernels._plan import average_pool, lp_pool, max_pool
 from ortpool.kernels.globalpool import global_average_pool, global_lp_pool
-from ortpool.kernels.lppool import lp_pool
 from ortpool.kernels.maxunpool import max_unpool
 from ortpool.kernels.roipool import max_roi_pool
 from ortpool.versions import CARRIED_TYPES
