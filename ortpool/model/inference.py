@@ -186,9 +186,8 @@ def _learned(model: onnx.ModelProto, infer: Any, what: str, untyped: bool) -> Ty
     try:
         inferred = infer(inference_copy(model))
     except Exception as err:  # onnx raises several types
-        table.notes.append(
-            f"onnx shape inference failed ({_first_line(err)}); only declared {what} are known"
-        )
+        table.notes.append(f"onnx shape inference failed ({_first_line(err)}); only declared "
+                           f"{what} are known")
         inferred = model
     _collect(table, inferred.graph, ("graph",), merge=False, untyped=untyped)
     return table

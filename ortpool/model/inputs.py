@@ -598,14 +598,11 @@ def _sizes(value: onnx.ValueInfoProto, dims: Sequence[Dim] | None,
     """The input's shape: given, else its declared dims, each open one sized (by its symbol, else
     the default, which then sizes the symbol) and added to ``opened``."""
     name = value.name
-    if name in given:
-        shape, how = given[name]
-    elif dims is None:
+    if dims is None and name not in given:
         raise OrtpoolError(f"input {name!r} has no declared shape: give it with "
                            f"{_shape_setting({name: ['D1', 'D2', '...']}, style)} or "
                            f"{_arrays_setting(style, [name])}")
-    else:
-        shape, how = (), "default"
+    shape, how = given.get(name, ((), ""))
     sizes: list[int] = []
     for axis, dim in enumerate(dims or []):
         if isinstance(dim, int):

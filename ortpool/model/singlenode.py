@@ -79,10 +79,8 @@ def rewired(node: onnx.NodeProto, inputs: Sequence[str], outputs: Sequence[str]
     """A copy of ``node`` (its attributes, name, domain) reading ``inputs``, writing ``outputs``."""
     wired = onnx.NodeProto()
     wired.CopyFrom(node)
-    del wired.input[:]
-    del wired.output[:]
-    wired.input.extend(inputs)
-    wired.output.extend(outputs)
+    wired.input[:] = inputs
+    wired.output[:] = outputs
     return wired
 
 
@@ -123,13 +121,8 @@ def region_model(model: onnx.ModelProto, inputs: Sequence[str], outputs: Sequenc
     outs = [onnx.ValueInfoProto(name=name) for name in outputs]
     if carry.is_carried(elem):
         outs[0] = helper.make_tensor_value_info(outputs[0], dtypes.CODE[elem], None)
-    region = helper.make_graph(
-        nodes,
-        "ortpool_fix_region",
-        values,
-        outs,
-        [initializers[n] for n in initializers if n in used and n not in inputs],
-    )
+    kept = [initializers[n] for n in initializers if n in used and n not in inputs]
+    region = helper.make_graph(nodes, "ortpool_fix_region", values, outs, kept)
     imports = holder.opset_import if isinstance(holder, onnx.FunctionProto) else (
         model.opset_import)
     out = helper.make_model(region, opset_imports=list(imports), functions=list(model.functions))

@@ -336,9 +336,8 @@ def _learn(site: Site, model: onnx.ModelProto, table: Any, read: set[str],
         return dataclasses.replace(site, reason=(f"attribute {refs[0].name!r} refers to the "
                                                  f"function's attribute {refs[0].ref_attr_name!r}, "
                                                  "whose value is only known per call"))
-    spec = resolve_version(node, scope.opset if scope else None) if pinned is None else (
-        versions.get(node.op_type, pinned)
-    )
+    spec = (resolve_version(node, scope.opset if scope else None) if pinned is None
+            else versions.get(node.op_type, pinned))
     x_type = table.lookup(scope, node.input[0]) if node.input and node.input[0] else None
     dims = x_type.static_dims if x_type is not None else None
     attrs = check_node(node, spec, len(dims) if dims is not None else None)
@@ -351,15 +350,12 @@ def _learn(site: Site, model: onnx.ModelProto, table: Any, read: set[str],
         return dataclasses.replace(site, reason=(f"input {node.input[0]!r} has different element "
                                                  "types at different calls of the function"))
     if elem_code not in dtypes.NAME_OF_CODE:
-        return dataclasses.replace(
-            site, reason=f"the element type of input {node.input[0]!r} could not be learned"
-        )
+        return dataclasses.replace(site, reason=(f"the element type of input {node.input[0]!r} "
+                                                 "could not be learned"))
     elem = dtypes.NAME_OF_CODE[elem_code]
     if elem not in spec.types:
-        return dataclasses.replace(
-            site, elem=elem,
-            reason=f"element type {elem} is not one {spec.key} accepts ({', '.join(spec.types)})",
-        )
+        return dataclasses.replace(site, elem=elem, reason=(
+            f"element type {elem} is not one {spec.key} accepts ({', '.join(spec.types)})"))
     extra: dict[str, Any] = {}
     if spec.op == "MaxRoiPool" and len(site.inputs) > 1:
         rois = table.lookup(scope, site.inputs[1])
