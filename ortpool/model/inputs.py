@@ -255,8 +255,7 @@ class InputSpec:
         """From the API's or the command line's values, checked (an :class:`OrtpoolError`, or a
         TypeError for a value of the wrong kind): ``shapes`` as ``{"x": (1, 3, 8, 8)}`` or
         ``["x:1,3,8,8"]``; ``inputs`` an .npz path or a name -> array mapping."""
-        option("shape", style)  # a style that names nothing is refused before anything else
-        parsed = _shapes_given(shapes, style)
+        parsed = _shapes_given(shapes, style)  # a style that names nothing is refused first
         key = option("inputs", style).rstrip("=")
         if inputs is None:
             return cls(parsed, style=style)

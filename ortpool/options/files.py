@@ -58,7 +58,7 @@ def selection(ops: Any = None, nodes: Any = None, exclude: Any = None,
     op_names = values.names(label("ops", style), ops)
     op_set = None
     if op_names is not None:
-        op_set = frozenset(p.strip() for item in op_names for p in item.split(",") if p.strip())
+        op_set = frozenset(name for item in op_names for name in names(item))
         unknown = sorted(op_set - set(OPERATORS))
         if unknown or not op_set:
             problem = f"{unknown[0]!r} is not a pooling operator" if unknown else "no operator"
