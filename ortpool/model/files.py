@@ -96,10 +96,8 @@ def source_file(source_dir: str | os.PathLike, location: str) -> Path:
 def data_sources(model: onnx.ModelProto, source_dir: Path) -> list[tuple[Path, str]]:
     """The external data files ``model`` reads, checked before any work (:func:`source_file`),
     described for :class:`StagedFiles` (no output may be one of them)."""
-    return [
-        (source_file(source_dir, location), f"the input model's external data file {location!r}")
-        for location in external_locations(model)
-    ]
+    return [(source_file(source_dir, where), f"the input model's external data file {where!r}")
+            for where in external_locations(model)]
 
 
 def _same_content(a: Path, b: Path) -> bool:
