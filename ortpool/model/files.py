@@ -59,13 +59,9 @@ def _tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
 
 def external_locations(model: onnx.ModelProto) -> list[str]:
     """The distinct external data locations ``model`` references, in first-use order."""
-    found: dict[str, None] = {}
-    for tensor in _tensors(model):
-        if tensor.data_location == onnx.TensorProto.EXTERNAL:
-            for entry in tensor.external_data:
-                if entry.key == "location":
-                    found.setdefault(entry.value, None)
-    return list(found)
+    return list(dict.fromkeys(entry.value for tensor in _tensors(model)
+                              if tensor.data_location == onnx.TensorProto.EXTERNAL
+                              for entry in tensor.external_data if entry.key == "location"))
 
 
 def _check_location(location: str) -> None:
