@@ -78,7 +78,6 @@ def model(value: Any, key: str = "model", *, proto: bool = True) -> Any:
     """The model a Python call is given: a path, or (with ``proto``) an ``onnx.ModelProto``."""
     if proto and isinstance(value, onnx.ModelProto):
         return value
-    if not isinstance(value, (str, os.PathLike)):
-        wanted = "a path or an onnx.ModelProto" if proto else "a path (str or os.PathLike)"
-        raise values.wrong(key, value, wanted)
-    return values.path(key, value)
+    if proto and not isinstance(value, (str, os.PathLike)):
+        raise values.wrong(key, value, "a path or an onnx.ModelProto")
+    return values.path(key, value)  # refuses what is not a path
