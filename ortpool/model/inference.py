@@ -208,10 +208,8 @@ def _type_functions(table: TypeTable, model: onnx.ModelProto) -> None:
     if not model.functions:
         return
     index = function_index(model)
-    pending: list[tuple[int, onnx.NodeProto, list[ValueType | None]]] = []
-    for scope in model_scopes(model):
-        if scope.function is None:
-            pending.extend(_calls(table, scope, index))
+    pending = [call for scope in model_scopes(model) if scope.function is None
+               for call in _calls(table, scope, index)]
     seen: set[tuple[int, tuple[int, ...], bytes]] = set()
     while pending:
         position, node, found = pending.pop(0)
