@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from ortpool.model import branch_outputs, capture
 from ortpool.model.capture import governing_opset, inline_functions
-from ortpool.model.external import external_locations
-from ortpool.model.files import save, write_file
+from ortpool.model.files import external_locations, save, write_file
 from ortpool.model.inputs import (
     DEFAULT_BATCH,
     DEFAULT_SIZE,

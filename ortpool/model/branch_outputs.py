@@ -51,10 +51,7 @@ def static_dims(value: onnx.ValueInfoProto) -> tuple[int, ...] | None:
 
 
 def _metadata(value: onnx.ValueInfoProto) -> str | None:
-    for entry in value.metadata_props:
-        if entry.key == KEY:
-            return entry.value
-    return None
+    return next((entry.value for entry in value.metadata_props if entry.key == KEY), None)
 
 
 def pending(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:

@@ -34,12 +34,9 @@ def capture_model(model: onnx.ModelProto, tensors: Sequence[str]) -> onnx.ModelP
     return copy
 
 
-def capture(
-    model: onnx.ModelProto,
-    feeds: Mapping[str, np.ndarray],
-    sites: Sequence[Site],
-    run: Callable[[onnx.ModelProto, Mapping[str, np.ndarray]], list[np.ndarray]],
-) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], sites: Sequence[Site],
+            run: Callable[[onnx.ModelProto, Mapping[str, np.ndarray]], list[np.ndarray]],
+            ) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
     """Run ``model`` once with every main-graph site's inputs as extra outputs: (tensor name ->
     array, the model's own outputs). Feeds and initializers are read directly."""
     initializers = {init.name: init for init in model.graph.initializer}

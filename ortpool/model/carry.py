@@ -18,6 +18,7 @@ from ortpool import dtypes
 #: Element types onnxruntime's Python API cannot feed or fetch as numpy arrays.
 CARRIED = ("bfloat16",)
 _SUFFIX = "__float32"
+_FLOAT = onnx.TensorProto.FLOAT
 
 
 def carried_name(name: str) -> str:
@@ -48,7 +49,7 @@ def _as_float32(value: onnx.ValueInfoProto) -> str:
     """``value`` renamed and typed as its float32 self; its own name returned."""
     inner = value.name
     value.name = carried_name(inner)
-    value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+    value.type.tensor_type.elem_type = _FLOAT
     return inner
 
 
@@ -71,16 +72,12 @@ def carry(model: onnx.ModelProto, tensors: Sequence[str] = (),
         if _crosses_as_float32(value):
             inner = _as_float32(value)
             if inner not in crossing:
-                main.node.append(
-                    helper.make_node("Cast", [inner], [value.name], to=onnx.TensorProto.FLOAT)
-                )
+                main.node.append(helper.make_node("Cast", [inner], [value.name], to=_FLOAT))
                 crossing.add(inner)
     outputs = {value.name for value in main.output}
     for name in tensors:
         if name not in crossing:
-            main.node.append(
-                helper.make_node("Cast", [name], [carried_name(name)], to=onnx.TensorProto.FLOAT)
-            )
+            main.node.append(helper.make_node("Cast", [name], [carried_name(name)], to=_FLOAT))
             crossing.add(name)
         if carried_name(name) not in outputs:
             main.output.append(onnx.ValueInfoProto(name=carried_name(name)))

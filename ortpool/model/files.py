@@ -1,20 +1,162 @@
 """Writing a model file with its external data and a report, all of it or nothing: the file
-side of ``ortpool rewrite``, ``restore`` and ``fix``."""
+side of ``ortpool rewrite``, ``restore`` and ``fix``, without reading the weights.
+
+Each data file goes next to the output at the same relative location (onnxruntime refuses any
+other: docs/rewrite.md), all or none (:class:`ortpool.staging.StagedFiles`), never overwriting. A
+data file is read only when, links resolved, it is a regular file inside the model's folder (a
+model must not make ortpool copy ``~/.ssh/id_ed25519``: :func:`source_file`), and written only
+inside the output's, never through a link.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol, TypeVar
 
 import onnx
+from onnx import AttributeProto
 
 from ortpool import modelfile
-from ortpool.model import external
-from ortpool.staging import Destination, StagedFiles
+from ortpool.errors import OrtpoolError
+from ortpool.staging import Destination, StagedFiles, inside, same_file, through_link
 
-__all__ = ["FileReport", "save", "write_file"]
+__all__ = ["FileReport", "external_locations", "save", "write_file"]
+
+_PROTO_LIMIT = 2**31 - 1
+_CHUNK = 1 << 24
+
+
+def _tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    def graph(g: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+        yield from g.initializer
+        for sparse in g.sparse_initializer:
+            yield sparse.values
+            yield sparse.indices
+        yield from nodes(g.node)
+
+    def nodes(ns) -> Iterator[onnx.TensorProto]:
+        for node in ns:
+            for attr in node.attribute:
+                if attr.type == AttributeProto.TENSOR:
+                    yield attr.t
+                elif attr.type == AttributeProto.TENSORS:
+                    yield from attr.tensors
+                elif attr.type == AttributeProto.SPARSE_TENSOR:
+                    yield attr.sparse_tensor.values
+                    yield attr.sparse_tensor.indices
+                elif attr.type == AttributeProto.GRAPH:
+                    yield from graph(attr.g)
+                elif attr.type == AttributeProto.GRAPHS:
+                    for g in attr.graphs:
+                        yield from graph(g)
+
+    yield from graph(model.graph)
+    for function in model.functions:
+        yield from nodes(function.node)
+
+
+def external_locations(model: onnx.ModelProto) -> list[str]:
+    """The distinct external data locations ``model`` references, in first-use order."""
+    return list(dict.fromkeys(entry.value for tensor in _tensors(model)
+                              if tensor.data_location == onnx.TensorProto.EXTERNAL
+                              for entry in tensor.external_data if entry.key == "location"))
+
+
+def _check_location(location: str) -> None:
+    pure = Path(location)
+    if pure.is_absolute() or ".." in pure.parts or not location:
+        raise OrtpoolError(f"external data location {location!r} is absolute or leaves the model's "
+                           "directory; onnxruntime refuses such locations, so the model cannot be "
+                           "rewritten as it is")
+
+
+def source_file(source_dir: str | os.PathLike, location: str) -> Path:
+    """The file external data ``location`` of a model in ``source_dir`` names, every link
+    resolved: a regular file inside the (resolved) model's folder, else an :class:`OrtpoolError`
+    naming the location and the rule."""
+    _check_location(location)
+    root = os.path.realpath(source_dir)
+    real = os.path.realpath(Path(source_dir) / location)
+    if not inside(real, root):
+        raise OrtpoolError(f"external data {location!r} resolves through a symbolic link to "
+                           f"{real}, outside the model's folder {root}; external data is read only "
+                           "from inside the model's folder (as onnx and onnxruntime require)")
+    if not os.path.lexists(real):
+        raise OrtpoolError(f"external data file {location!r} is missing from {source_dir}")
+    modelfile.require_regular(real, f"external data {location!r}:")
+    return Path(real)
+
+
+def data_sources(model: onnx.ModelProto, source_dir: Path) -> list[tuple[Path, str]]:
+    """The external data files ``model`` reads, checked before any work (:func:`source_file`),
+    described for :class:`StagedFiles` (no output may be one of them)."""
+    return [(source_file(source_dir, where), f"the input model's external data file {where!r}")
+            for where in external_locations(model)]
+
+
+def _same_content(a: Path, b: Path) -> bool:
+    if a.stat().st_size != b.stat().st_size:
+        return False
+    with a.open("rb") as fa, b.open("rb") as fb:
+        while True:
+            ca, cb = fa.read(_CHUNK), fb.read(_CHUNK)
+            if ca != cb:
+                return False
+            if not ca:
+                return True
+
+
+#: (location, source file, destination: None when already next to the output)
+DataPlan = list[tuple[str, Path, Destination | None]]
+
+
+def plan_data(model: onnx.ModelProto, source_dir: str | os.PathLike, out_dir: str | os.PathLike,
+              files: StagedFiles) -> DataPlan:
+    """Check that every external data file of ``model`` can be made available at the same
+    location relative to ``out_dir``, adding those to write to ``files``; a file already there is
+    reused when it has the same bytes, else refused (never overwritten)."""
+    source_dir, out_dir = Path(source_dir), Path(out_dir)
+    locations = external_locations(model)
+    sources = {location: source_file(source_dir, location) for location in locations}
+    if not locations or same_file(source_dir, out_dir):
+        return []
+    planned: DataPlan = []
+    for location in locations:
+        source, target = sources[location], out_dir / location
+        link = through_link(target, out_dir)
+        if link is not None:
+            raise OrtpoolError(f"external data {location!r}: {link} is a symbolic link; external "
+                               f"data is written only inside the output's folder {out_dir}, never "
+                               "through a link")
+        if os.path.lexists(target):
+            if target.is_file() and (same_file(source, target) or _same_content(source, target)):
+                planned.append((location, source, None))
+                continue
+            raise OrtpoolError(f"{target} exists and differs from the model's external data "
+                               f"{source_dir / location}; "
+                               "refusing to overwrite it (choose another output directory)")
+        destination = files.add_below(target, out_dir, f"external data file {location!r}")
+        planned.append((location, source, destination))
+    return planned
+
+
+def stage_data(plan: DataPlan, link_data: bool) -> list[str]:
+    """Stage the link or copy of each data file planned; one note per file."""
+    return [f"external data {location}: "
+            f"{'already present' if to is None else to.place(source, link_data)} next to the output"
+            for location, source, to in plan]
+
+
+def serialize(model: onnx.ModelProto) -> bytes:
+    """The proto's bytes (external data references as they are)."""
+    size = model.ByteSize()
+    if size > _PROTO_LIMIT:
+        raise OrtpoolError(f"the model holds {size} bytes inline, over protobuf's 2 GB limit; "
+                           "store its weights as external data (onnx.save(..., "
+                           "save_as_external_data=True)) first")
+    return model.SerializeToString()
 
 
 def save(model: onnx.ModelProto, path: str | os.PathLike,
@@ -22,7 +164,7 @@ def save(model: onnx.ModelProto, path: str | os.PathLike,
     """Write ``model`` to ``path``, its external data (relative to ``source_dir``) next to it,
     every file or none; notes on each data file."""
     source_dir = Path(source_dir) if source_dir is not None else None
-    sources = external.data_sources(model, source_dir) if source_dir is not None else []
+    sources = data_sources(model, source_dir) if source_dir is not None else []
     with StagedFiles(sources) as files:
         notes = _stage(files, files.add(path, "the output"), model, source_dir, link_data)
         files.commit()
@@ -33,13 +175,13 @@ def _stage(files: StagedFiles, output: Destination, model: onnx.ModelProto, sour
            link_data: bool) -> list[str]:
     """Stage the model and its data files (each checked first); notes on the data files."""
     if source_dir is None:
-        output.write(external.serialize(model))
-        if external.external_locations(model):
+        output.write(serialize(model))
+        if external_locations(model):
             return ["external data references written as they are (no source_dir given)"]
         return []
-    plan = external.plan_data(model, source_dir, output.path.parent, files)
-    output.write(external.serialize(model))
-    return external.stage_data(plan, link_data)
+    plan = plan_data(model, source_dir, output.path.parent, files)
+    output.write(serialize(model))
+    return stage_data(plan, link_data)
 
 
 class FileReport(Protocol):
@@ -62,7 +204,7 @@ def write_file(source: str | os.PathLike, target: str | os.PathLike,
     writable before ``produce`` runs. With no model produced, the report is still written."""
     source = Path(source)
     model = modelfile.read(source, load_external_data=False)
-    sources = [(source, "the input model"), *external.data_sources(model, source.parent)]
+    sources = [(source, "the input model"), *data_sources(model, source.parent)]
     with StagedFiles(sources) as files:
         output = files.add(target, "the output")
         report_file = files.add(json_report, "the JSON report") if json_report else None

@@ -35,11 +35,6 @@ class FixedNode:
     inputs: tuple[str, ...] = ()  # the node's inputs and outputs: the form's bounds
     outputs: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, object]:
-        return {"form": self.form, "op": self.op, "nodes": list(self.nodes),
-                "attributes": self.attributes, "inputs": list(self.inputs),
-                "outputs": list(self.outputs)}
-
 
 def _entry(name: str, value: object) -> FixedNode | None:
     if not isinstance(value, dict):
@@ -71,7 +66,8 @@ def _recorded(model: onnx.ModelProto) -> tuple[dict[str, object], str]:
 def record(model: onnx.ModelProto, fixed: Iterable[FixedNode]) -> None:
     """Write ``fixed`` into ``model``'s record, beside what an earlier fix recorded."""
     entries, _ = _recorded(model)
-    entries.update((f.name, f.to_dict()) for f in fixed)
+    entries.update((f.name, {k: v for k, v in dataclasses.asdict(f).items() if k != "name"})
+                   for f in fixed)
     kept = [p for p in model.metadata_props if p.key != KEY]
     del model.metadata_props[:]
     model.metadata_props.extend(kept)

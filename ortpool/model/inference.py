@@ -186,9 +186,8 @@ def _learned(model: onnx.ModelProto, infer: Any, what: str, untyped: bool) -> Ty
     try:
         inferred = infer(inference_copy(model))
     except Exception as err:  # onnx raises several types
-        table.notes.append(
-            f"onnx shape inference failed ({_first_line(err)}); only declared {what} are known"
-        )
+        table.notes.append(f"onnx shape inference failed ({_first_line(err)}); only declared "
+                           f"{what} are known")
         inferred = model
     _collect(table, inferred.graph, ("graph",), merge=False, untyped=untyped)
     return table
@@ -209,10 +208,8 @@ def _type_functions(table: TypeTable, model: onnx.ModelProto) -> None:
     if not model.functions:
         return
     index = function_index(model)
-    pending: list[tuple[int, onnx.NodeProto, list[ValueType | None]]] = []
-    for scope in model_scopes(model):
-        if scope.function is None:
-            pending.extend(_calls(table, scope, index))
+    pending = [call for scope in model_scopes(model) if scope.function is None
+               for call in _calls(table, scope, index)]
     seen: set[tuple[int, tuple[int, ...], bytes]] = set()
     while pending:
         position, node, found = pending.pop(0)

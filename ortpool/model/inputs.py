@@ -79,10 +79,14 @@ def option(what: str, style: str = CLI) -> str:
     return _OPTIONS[style][what]
 
 
-def _shape_setting(name: str, sizes: Sequence[str], style: str) -> str:
+def _shape_setting(shapes: Mapping[str, Sequence[Any]], style: str) -> str:
+    """The ``--shape`` options (``shapes=``) that give these sizes."""
     if style == PYTHON:
-        return f"shapes={{{name!r}: ({', '.join(sizes)}{',' if len(sizes) == 1 else ''})}}"
-    return f"--shape {shlex.quote(f'{name}:' + ','.join(sizes))}"
+        return "shapes={" + ", ".join(f"{name!r}: ({', '.join(map(str, sizes))}"
+                                      f"{',' if len(sizes) == 1 else ''})"
+                                      for name, sizes in shapes.items()) + "}"
+    return " ".join(f"--shape {shlex.quote(f'{name}:' + ','.join(map(str, sizes)))}"
+                    for name, sizes in shapes.items())
 
 
 def _arrays_setting(style: str, names: Sequence[str] = ()) -> str:
@@ -94,6 +98,7 @@ def _arrays_setting(style: str, names: Sequence[str] = ()) -> str:
 def parse_shape(text: str, key: str = "--shape") -> tuple[str, tuple[int, ...]]:
     """``"x:1,3,32,32"`` -> ``("x", (1, 3, 32, 32))``; the last ``:`` splits (a name may hold
     one); ``x:[1,3,8,8]`` is read too; sizes are integers >= 0. ``key`` names the option."""
+    given = f"{key}{'' if key.endswith('=') else ' '}{text!r}"
     match = _SHAPE.match(text.strip())
     dims = match.group("dims").strip() if match else ""
     if dims.startswith("[") and dims.endswith("]"):  # Polygraphy's spelling, x:[1,3,8,8]
@@ -101,14 +106,9 @@ def parse_shape(text: str, key: str = "--shape") -> tuple[str, tuple[int, ...]]:
     pieces = dims.split(",") if match else []
     # ASCII digits only: str.isdigit and int() take '²' and '٣' as digits too
     if not match or not all(_DIGITS.fullmatch(p.strip()) for p in pieces):
-        raise OrtpoolError(f"{_given_as(key, text)} must be NAME:D1,D2,... with integer sizes >= 0 "
+        raise OrtpoolError(f"{given} must be NAME:D1,D2,... with integer sizes >= 0 "
                            "(digits 0-9), e.g. image:1,3,224,224")
-    return match.group("name").strip(), _checked_sizes(tuple(int(p) for p in pieces),
-                                                       _given_as(key, text))
-
-
-def _given_as(key: str, text: str) -> str:
-    return f"{key}{'' if key.endswith('=') else ' '}{text!r}"
+    return match.group("name").strip(), _checked_sizes(tuple(int(p) for p in pieces), given)
 
 
 def _checked_sizes(sizes: tuple[int, ...], what: str) -> tuple[int, ...]:
@@ -218,7 +218,14 @@ def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
         check_memory(f"{label}: its arrays, {total} bytes uncompressed as it declares", total)
         for info in members:
             with archive.open(info) as stream:
-                shape, dtype = _npy_header(stream, label, info.filename)
+                version = np.lib.format.read_magic(stream)
+                read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                        else np.lib.format.read_array_header_2_0)
+                shape, _, dtype = read(stream)
+            if dtype.hasobject:
+                raise OrtpoolError(f"{label}: member {info.filename!r} holds Python objects "
+                                   "(pickled); ortpool reads arrays of numbers only "
+                                   "(allow_pickle=False)")
             nbytes = math.prod(shape) * dtype.itemsize
             if nbytes > info.file_size:
                 raise OrtpoolError(f"{label}: member {info.filename!r} declares an array of shape "
@@ -230,17 +237,6 @@ def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
                 array = np.lib.format.read_array(stream, allow_pickle=False)
             arrays[info.filename.removesuffix(".npy")] = np.asarray(array)
         return arrays
-
-
-def _npy_header(stream: Any, label: str, member: str) -> tuple[tuple[int, ...], np.dtype]:
-    version = np.lib.format.read_magic(stream)
-    read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-            else np.lib.format.read_array_header_2_0)
-    shape, _, dtype = read(stream)
-    if dtype.hasobject:
-        raise OrtpoolError(f"{label}: member {member!r} holds Python objects (pickled); ortpool "
-                           "reads arrays of numbers only (allow_pickle=False)")
-    return tuple(shape), dtype
 
 
 @dataclasses.dataclass(frozen=True)
@@ -259,8 +255,7 @@ class InputSpec:
         """From the API's or the command line's values, checked (an :class:`OrtpoolError`, or a
         TypeError for a value of the wrong kind): ``shapes`` as ``{"x": (1, 3, 8, 8)}`` or
         ``["x:1,3,8,8"]``; ``inputs`` an .npz path or a name -> array mapping."""
-        option("shape", style)  # a style that names nothing is refused before anything else
-        parsed = _shapes_given(shapes, style)
+        parsed = _shapes_given(shapes, style)  # a style that names nothing is refused first
         key = option("inputs", style).rstrip("=")
         if inputs is None:
             return cls(parsed, style=style)
@@ -278,9 +273,8 @@ class InputSpec:
     def only(self, names: Iterable[str]) -> InputSpec:
         """The part that names these inputs (each model of a batch takes its own)."""
         keep = set(names)
-        return InputSpec({k: v for k, v in self.shapes.items() if k in keep},
-                         {k: v for k, v in self.arrays.items() if k in keep}, self.origin,
-                         self.style)
+        return dataclasses.replace(self, shapes={k: v for k, v in self.shapes.items() if k in keep},
+                                   arrays={k: v for k, v in self.arrays.items() if k in keep})
 
 
 def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
@@ -396,13 +390,9 @@ class ResolvedInputs:
     def shape_hint(self) -> str:
         """The ``--shape`` options (``shapes=``) that set every open dim to its size, quoted for
         a shell where a name needs it: pasted back, they read as printed."""
-        parts = [_shape_setting(name, [str(n) for n in array.shape], self.style)
-                 for name, array in self.feeds.items()
-                 if any(d.input == name for d in self.dims)]
-        if self.style == PYTHON:
-            entries = [p.removeprefix("shapes={").removesuffix("}") for p in parts]
-            return "shapes={" + ", ".join(entries) + "}" if entries else ""
-        return " ".join(parts)
+        shapes = {name: array.shape for name, array in self.feeds.items()
+                  if any(d.input == name for d in self.dims)}
+        return _shape_setting(shapes, self.style) if shapes else ""
 
     def cannot_run(self, label: str, detail: str) -> OrtpoolError:
         """The error for a model onnxruntime cannot run on these inputs: the sizes chosen, how to
@@ -419,30 +409,23 @@ class ResolvedInputs:
 
 def describe_dims(dims: Sequence[OpenDim], hint: str) -> list[str]:
     """The report's lines on the open dims (size and source; ``hint`` when a size is a
-    default)."""
+    default), and one per symbol given different sizes on different axes."""
     if not dims:
         return []
     lines = ["open dims: " + ", ".join(d.text() for d in dims)]
     if any(d.source in ("default", GROWN) for d in dims):
         lines.append(f"  sizes by default: set them with {hint}")
-    return lines + symbol_notes(dims)
-
-
-def symbol_notes(dims: Sequence[OpenDim]) -> list[str]:
-    """One line per symbol given different sizes on different axes, e.g. ``dim '?' is 48 on
-    x[2] and 192 on x[3] (--inputs): onnxruntime sizes each axis on its own``."""
     sizes: dict[str, list[OpenDim]] = {}
     for dim in dims:
         if dim.symbol:
             sizes.setdefault(dim.declared, []).append(dim)
-    notes = []
     for symbol, found in sizes.items():
         if len({d.size for d in found}) > 1:
             where = " and ".join(f"{d.size} on {d.input}[{d.axis}]" for d in found)
             how = ", ".join(dict.fromkeys(d.source for d in found))
-            notes.append(f"dim {symbol!r} is {where} ({how}): onnxruntime sizes each axis on "
+            lines.append(f"dim {symbol!r} is {where} ({how}): onnxruntime sizes each axis on "
                          "its own, so each keeps its size")
-    return notes
+    return lines
 
 
 def random_tensor(rng: np.random.Generator, shape: Sequence[int], dtype: str) -> np.ndarray:
@@ -456,12 +439,6 @@ def random_tensor(rng: np.random.Generator, shape: Sequence[int], dtype: str) ->
     info = np.iinfo(np_dtype)
     low, high = max(info.min, -20), min(info.max, 20)
     return rng.integers(low, high + 1, size=tuple(shape)).astype(np_dtype)
-
-
-def _elem(value: onnx.ValueInfoProto) -> str | None:
-    if not value.type.HasField("tensor_type"):
-        return None
-    return dtypes.NAME_OF_CODE.get(value.type.tensor_type.elem_type)
 
 
 def _check_given(name: str, given: Sequence[int], declared: Sequence[Dim] | None,
@@ -483,8 +460,9 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
     input, the figures and the option to change."""
     spec = spec or InputSpec()
     values = graph_inputs(model)
-    declared = {v.name: value_type(v).dims for v in values}  # a negative size is open
-    elems = {v.name: _elem(v) for v in values}
+    types = {v.name: value_type(v) for v in values}
+    declared = {name: t.dims for name, t in types.items()}  # a negative size is open
+    elems = {name: dtypes.NAME_OF_CODE.get(t.elem_type) for name, t in types.items()}
     given = _given(spec, [v.name for v in values], declared, elems)
     symbols = _symbols(given, declared)
     _require_data_inputs(model, spec)
@@ -579,7 +557,7 @@ def _given(spec: InputSpec, names: list[str], declared: dict[str, Sequence[Dim] 
     for name, dims in spec.shapes.items():
         _check_given(name, dims, declared[name], shape)
         if name in given and given[name][0] != dims:
-            setting = _shape_setting(name, [str(d) for d in dims], spec.style)
+            setting = _shape_setting({name: dims}, spec.style)
             raise OrtpoolError(f"{setting} and the {arrays} array of shape "
                                f"{_dims_text(given[name][0])} disagree")
         given.setdefault(name, (dims, shape))
@@ -619,14 +597,11 @@ def _sizes(value: onnx.ValueInfoProto, dims: Sequence[Dim] | None,
     """The input's shape: given, else its declared dims, each open one sized (by its symbol, else
     the default, which then sizes the symbol) and added to ``opened``."""
     name = value.name
-    if name in given:
-        shape, how = given[name]
-    elif dims is None:
+    if dims is None and name not in given:
         raise OrtpoolError(f"input {name!r} has no declared shape: give it with "
-                           f"{_shape_setting(name, ['D1', 'D2', '...'], style)} or "
+                           f"{_shape_setting({name: ['D1', 'D2', '...']}, style)} or "
                            f"{_arrays_setting(style, [name])}")
-    else:
-        shape, how = (), "default"
+    shape, how = given.get(name, ((), ""))
     sizes: list[int] = []
     for axis, dim in enumerate(dims or []):
         if isinstance(dim, int):

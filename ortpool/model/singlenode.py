@@ -44,10 +44,10 @@ def node_model(nodes: Sequence[onnx.NodeProto], name: str, inputs: Sequence[onnx
     return model
 
 
-def value_info(name: str, array: np.ndarray, static: bool = True) -> onnx.ValueInfoProto:
-    """A graph input typed as ``array`` (its shape when ``static``, else every dim open)."""
-    shape = list(array.shape) if static else [None] * array.ndim
-    return helper.make_tensor_value_info(name, dtypes.CODE[dtypes.name_of(array.dtype)], shape)
+def value_info(name: str, array: np.ndarray) -> onnx.ValueInfoProto:
+    """A graph input typed and shaped as ``array``."""
+    code = dtypes.CODE[dtypes.name_of(array.dtype)]
+    return helper.make_tensor_value_info(name, code, array.shape)
 
 
 def frame(site: Site, example: Sequence[np.ndarray],
@@ -79,10 +79,8 @@ def rewired(node: onnx.NodeProto, inputs: Sequence[str], outputs: Sequence[str]
     """A copy of ``node`` (its attributes, name, domain) reading ``inputs``, writing ``outputs``."""
     wired = onnx.NodeProto()
     wired.CopyFrom(node)
-    del wired.input[:]
-    del wired.output[:]
-    wired.input.extend(inputs)
-    wired.output.extend(outputs)
+    wired.input[:] = inputs
+    wired.output[:] = outputs
     return wired
 
 
@@ -105,7 +103,6 @@ def region_model(model: onnx.ModelProto, inputs: Sequence[str], outputs: Sequenc
     while wanted:
         name = wanted.pop()
         if name in seen or name in initializers or name not in producer:
-            seen.add(name)
             continue
         seen.add(name)
         node = producer[name]
@@ -117,19 +114,14 @@ def region_model(model: onnx.ModelProto, inputs: Sequence[str], outputs: Sequenc
                     wanted += [n for inner in sub.node for n in inner.input if n]
     nodes = sorted(order, key=lambda n: list(graph.node).index(n))
     used = {n for node in nodes for n in node.input}
-    values = [value_info(name, a, True) for name, a in zip(inputs, example, strict=True)]
+    values = [value_info(name, a) for name, a in zip(inputs, example, strict=True)]
     # Y has X's type (every pooling op), declared where it is carried; Indices are int64
     elem = dtypes.name_of(example[0].dtype)
     outs = [onnx.ValueInfoProto(name=name) for name in outputs]
     if carry.is_carried(elem):
         outs[0] = helper.make_tensor_value_info(outputs[0], dtypes.CODE[elem], None)
-    region = helper.make_graph(
-        nodes,
-        "ortpool_fix_region",
-        values,
-        outs,
-        [initializers[n] for n in initializers if n in used and n not in inputs],
-    )
+    kept = [initializers[n] for n in initializers if n in used and n not in inputs]
+    region = helper.make_graph(nodes, "ortpool_fix_region", values, outs, kept)
     imports = holder.opset_import if isinstance(holder, onnx.FunctionProto) else (
         model.opset_import)
     out = helper.make_model(region, opset_imports=list(imports), functions=list(model.functions))

@@ -190,10 +190,8 @@ class Site:
         a model's (an :class:`OrtpoolError`; with ``strict`` False, ``attrs`` None and the
         reason). ``indices_read`` None: whenever it has them."""
         spec = versions.get(op, version)
-        node = helper.make_node(
-            op, list(INPUT_NAMES[:n_inputs]), list(OUTPUT_NAMES[:n_outputs]), name=written(name),
-            **dict(attributes),
-        )
+        node = helper.make_node(op, list(INPUT_NAMES[:n_inputs]), list(OUTPUT_NAMES[:n_outputs]),
+                                name=written(name), **dict(attributes))
         dims = None if x_dims is None else tuple(x_dims)
         reason = ""
         try:
@@ -202,11 +200,10 @@ class Site:
             if strict:
                 raise
             attrs, reason = None, f"invalid: {err.detail}"
-        return cls(
-            node=node, name=name, op=op, version=version, opset=version, attrs=attrs, elem=elem,
-            x_dims=dims, inputs=present(node.input), outputs=present(node.output),
-            indices_read=n_outputs > 1 if indices_read is None else indices_read, reason=reason,
-        )
+        return cls(node=node, name=name, op=op, version=version, opset=version, attrs=attrs,
+                   elem=elem, x_dims=dims, inputs=present(node.input), outputs=present(node.output),
+                   indices_read=n_outputs > 1 if indices_read is None else indices_read,
+                   reason=reason)
 
 
 def resolve_version(node: onnx.NodeProto, opset: int | None) -> OpVersion:
@@ -336,30 +333,25 @@ def _learn(site: Site, model: onnx.ModelProto, table: Any, read: set[str],
         return dataclasses.replace(site, reason=(f"attribute {refs[0].name!r} refers to the "
                                                  f"function's attribute {refs[0].ref_attr_name!r}, "
                                                  "whose value is only known per call"))
-    spec = resolve_version(node, scope.opset if scope else None) if pinned is None else (
-        versions.get(node.op_type, pinned)
-    )
+    spec = (resolve_version(node, scope.opset if scope else None) if pinned is None
+            else versions.get(node.op_type, pinned))
     x_type = table.lookup(scope, node.input[0]) if node.input and node.input[0] else None
     dims = x_type.static_dims if x_type is not None else None
     attrs = check_node(node, spec, len(dims) if dims is not None else None)
-    site = dataclasses.replace(
-        site, version=spec.version, x_dims=dims, pinned=pinned is not None,
-        indices_read=len(site.outputs) > 1 and bool(site.outputs[1]) and site.outputs[1] in read,
-    )
+    indices_read = len(site.outputs) > 1 and bool(site.outputs[1]) and site.outputs[1] in read
+    site = dataclasses.replace(site, version=spec.version, x_dims=dims, pinned=pinned is not None,
+                               indices_read=indices_read)
     elem_code = x_type.elem_type if x_type is not None else 0
     if elem_code < 0:  # inference's MIXED: a function called with different types
         return dataclasses.replace(site, reason=(f"input {node.input[0]!r} has different element "
                                                  "types at different calls of the function"))
     if elem_code not in dtypes.NAME_OF_CODE:
-        return dataclasses.replace(
-            site, reason=f"the element type of input {node.input[0]!r} could not be learned"
-        )
+        return dataclasses.replace(site, reason=(f"the element type of input {node.input[0]!r} "
+                                                 "could not be learned"))
     elem = dtypes.NAME_OF_CODE[elem_code]
     if elem not in spec.types:
-        return dataclasses.replace(
-            site, elem=elem,
-            reason=f"element type {elem} is not one {spec.key} accepts ({', '.join(spec.types)})",
-        )
+        return dataclasses.replace(site, elem=elem, reason=(
+            f"element type {elem} is not one {spec.key} accepts ({', '.join(spec.types)})"))
     extra: dict[str, Any] = {}
     if spec.op == "MaxRoiPool" and len(site.inputs) > 1:
         rois = table.lookup(scope, site.inputs[1])

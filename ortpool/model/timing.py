@@ -87,35 +87,30 @@ def interleaved(variants: Mapping[str, Callable[[], object]], repeat: int,
     time, steadier on a shared machine for a call that runs on that thread alone (an
     onnxruntime session with one intra-op thread)."""
     with _quiet():
-        return _interleaved(variants, repeat, min_sample, warmup, warmup_time, clock)
-
-
-def _interleaved(variants: Mapping[str, Callable[[], object]], repeat: int, min_sample: float,
-                 warmup: int, warmup_time: float, clock: Callable[[], float]) -> dict[str, Stats]:
-    names = list(variants)
-    for name in names:
-        # Warm up for a while, not a fixed count: the first calls pay page faults on fresh
-        # buffers and lazy initialisation, for large tensors for tens of milliseconds.
-        start = time.perf_counter()
-        done = 0
-        while done < warmup or time.perf_counter() - start < warmup_time:
-            variants[name]()
-            done += 1
-    number: dict[str, int] = {}
-    for name in names:
-        # a control is the same callable as its original: one count for both, calibrated once
-        same = next((n for n in number if variants[n] is variants[name]), None)
-        number[name] = number[same] if same is not None else calls_for(variants[name], min_sample)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(repeat):
-        shift = r % len(names)
-        for name in names[shift:] + names[:shift]:
-            fn, n = variants[name], number[name]
-            start = clock()
-            for _ in range(n):
-                fn()
-            samples[name].append((clock() - start) / n)
-    return {name: Stats(tuple(samples[name]), number[name]) for name in names}
+        names = list(variants)
+        for name in names:
+            # Warm up for a while, not a fixed count: the first calls pay page faults on fresh
+            # buffers and lazy initialisation, for large tensors for tens of milliseconds.
+            start = time.perf_counter()
+            done = 0
+            while done < warmup or time.perf_counter() - start < warmup_time:
+                variants[name]()
+                done += 1
+        number: dict[str, int] = {}
+        for name in names:
+            # a control is the same callable as its original: one count for both, calibrated once
+            same = next((number[n] for n in number if variants[n] is variants[name]), None)
+            number[name] = same or calls_for(variants[name], min_sample)
+        samples: dict[str, list[float]] = {name: [] for name in names}
+        for r in range(repeat):
+            shift = r % len(names)
+            for name in names[shift:] + names[:shift]:
+                fn, n = variants[name], number[name]
+                start = clock()
+                for _ in range(n):
+                    fn()
+                samples[name].append((clock() - start) / n)
+        return {name: Stats(tuple(samples[name]), number[name]) for name in names}
 
 
 @dataclasses.dataclass(frozen=True)

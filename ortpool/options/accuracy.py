@@ -78,9 +78,6 @@ def from_python(atol: Any = None, rtol: Any = None, accuracy: Any = DEFAULT_RULE
     ``prefix`` ``"--"`` names them as flags."""
     if not isinstance(accuracy, AccuracyRule):
         raise values.wrong("accuracy", accuracy, "an ortpool.tolerances.AccuracyRule")
-    given = {
-        name: values.amount(prefix + name, value)
-        for name, value in (("atol", atol), ("rtol", rtol))
-        if value is not None
-    }
+    given = {name: values.amount(prefix + name, value)
+             for name, value in (("atol", atol), ("rtol", rtol)) if value is not None}
     return dataclasses.replace(accuracy, **given)

@@ -58,7 +58,7 @@ def selection(ops: Any = None, nodes: Any = None, exclude: Any = None,
     op_names = values.names(label("ops", style), ops)
     op_set = None
     if op_names is not None:
-        op_set = frozenset(p.strip() for item in op_names for p in item.split(",") if p.strip())
+        op_set = frozenset(name for item in op_names for name in names(item))
         unknown = sorted(op_set - set(OPERATORS))
         if unknown or not op_set:
             problem = f"{unknown[0]!r} is not a pooling operator" if unknown else "no operator"
@@ -78,7 +78,6 @@ def model(value: Any, key: str = "model", *, proto: bool = True) -> Any:
     """The model a Python call is given: a path, or (with ``proto``) an ``onnx.ModelProto``."""
     if proto and isinstance(value, onnx.ModelProto):
         return value
-    if not isinstance(value, (str, os.PathLike)):
-        wanted = "a path or an onnx.ModelProto" if proto else "a path (str or os.PathLike)"
-        raise values.wrong(key, value, wanted)
-    return values.path(key, value)
+    if proto and not isinstance(value, (str, os.PathLike)):
+        raise values.wrong(key, value, "a path or an onnx.ModelProto")
+    return values.path(key, value)  # refuses what is not a path

@@ -97,13 +97,10 @@ def from_python(runtime: Any = ONNXRUNTIME, runtime_options: Any = None,
         timeout = values.seconds("case_timeout", case_timeout)
         _refuse(PYTHON, runtime.name, onnxruntime_given)
         return Target(runtime, timeout)
-    if runtime_options is None:
-        runtime_options = {}
-    if not isinstance(runtime_options, Mapping) or not all(
-        isinstance(k, str) for k in runtime_options
-    ):
+    options = {} if runtime_options is None else runtime_options
+    if not (isinstance(options, Mapping) and all(isinstance(k, str) for k in options)):
         raise values.wrong("runtime_options", runtime_options, "a mapping of option names")
-    return build(PYTHON, runtime, dict(runtime_options), case_timeout, onnxruntime_given)
+    return build(PYTHON, runtime, dict(options), case_timeout, onnxruntime_given)
 
 
 def build(style: str, name: Any, options: dict[str, Any], case_timeout: Any,

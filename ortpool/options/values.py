@@ -45,23 +45,17 @@ def wrong(label: str, value: Any, wanted: str) -> TypeError:
     return TypeError(f"{label}={shown(value)} must be {wanted}, not {type(value).__name__}")
 
 
-def _integral(label: str, value: Any) -> int:
+def _number(label: str, value: Any, kind: type = numbers.Real, wanted: str = "a number") -> Any:
     # bool is an int to Python, but True for a count is a mistake, not 1
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise wrong(label, value, "an integer")
-    return int(value)
-
-
-def _real(label: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise wrong(label, value, "a number")
-    return float(value)
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise wrong(label, value, wanted)
+    return value
 
 
 def count(label: str, value: Any, low: int = 0, high: int | None = None, note: str = "") -> int:
     """``value`` of option ``label``, an integer with ``low <= value <= high``; ``note`` says
     what a special value means (``"0: one per core"``)."""
-    value = _integral(label, value)
+    value = int(_number(label, value, numbers.Integral, "an integer"))
     if value < low or (high is not None and value > high):
         span = f">= {low}" if high is None else f"from {low} to {high}"
         raise OrtpoolError(f"{label}={value} must be {span}{f' ({note})' if note else ''}")
@@ -70,7 +64,7 @@ def count(label: str, value: Any, low: int = 0, high: int | None = None, note: s
 
 def amount(label: str, value: Any, low: float = 0.0, high: float | None = None) -> float:
     """``value`` of option ``label`` if a finite number ``>= low`` and ``<= high``."""
-    number = _real(label, value)
+    number = float(_number(label, value))
     if not (math.isfinite(number) and number >= low and (high is None or number <= high)):
         span = f">= {low:g}" + (f" and <= {high:g}" if high is not None else "")
         raise OrtpoolError(f"{label}={value} must be a finite number {span}")
@@ -80,7 +74,7 @@ def amount(label: str, value: Any, low: float = 0.0, high: float | None = None) 
 def seconds(label: str, value: Any, *, zero: str = "") -> float:
     """A time limit in seconds: finite, up to :data:`MAX_SECONDS`; > 0, or >= 0 when ``zero``
     says what 0 means (``"0: no limit"``)."""
-    number = _real(label, value)
+    number = float(_number(label, value))
     fits = number >= 0 if zero else number > 0
     if not (math.isfinite(number) and fits and number <= MAX_SECONDS):
         low = ">= 0" if zero else "> 0"
