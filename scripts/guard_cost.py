@@ -41,13 +41,13 @@ import onnxruntime as ort
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from ortpool.fix.sites import find_sites
 
 import ortpool
 from ortpool.forms import apply
 from ortpool.forms import plan as forms
 from ortpool.model.selection import Selection
 from ortpool.model.singlenode import IR_VERSION
+from ortpool.model.site import find_sites
 from ortpool.model.timing import interleaved
 
 STEM_POOL = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
@@ -172,8 +172,8 @@ def mask_guarded(model: onnx.ModelProto, guarded: set[str]) -> onnx.ModelProto:
     sites, _ = find_sites(model, Selection())
     plans = {}
     for site in sites:
-        if site.facts is not None and site.node.name in guarded:
-            plan = forms.nan_guarded(forms.unchanged(site.facts), site.facts, forms.GUARD_MASK)
+        if site.judgeable and site.node.name in guarded:
+            plan = forms.nan_guarded(forms.unchanged(site), site, forms.GUARD_MASK)
             assert isinstance(plan, forms.Plan), plan
             plans[site.number] = plan
     return apply.apply(model, sites, plans)[0]

@@ -12,7 +12,7 @@ Run: ``python scripts/make_detector.py OUT.onnx``.
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import numpy as np
 import onnx
@@ -72,9 +72,10 @@ def detector(seed: int = 0) -> onnx.ModelProto:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python scripts/make_detector.py OUT.onnx")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", help="the model file to write (OUT.onnx)")
+    out = parser.parse_args().out
     model = detector()
-    onnx.save(model, sys.argv[1])
+    onnx.save(model, out)
     size = sum(t.raw_data.__len__() for t in model.graph.initializer)
-    print(f"wrote {sys.argv[1]}: {len(model.graph.node)} nodes, {size / 1e6:.1f} MB of weights")
+    print(f"wrote {out}: {len(model.graph.node)} nodes, {size / 1e6:.1f} MB of weights")

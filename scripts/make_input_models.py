@@ -25,6 +25,7 @@ Run: ``python scripts/make_input_models.py [OUT_DIR]`` (default tests/support/mo
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -200,7 +201,10 @@ def input_models() -> dict[str, onnx.ModelProto]:
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[0]) if argv else ROOT / "tests" / "support" / "models"
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?", type=Path, default=ROOT / "tests" / "support" / "models",
+                        help="the folder to write (default: tests/support/models/)")
+    out = parser.parse_args(argv).out
     out.mkdir(parents=True, exist_ok=True)
     models = input_models()
     for name, model in models.items():

@@ -25,6 +25,7 @@ Run: ``python scripts/make_models.py [OUT_DIR]``.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -418,7 +419,10 @@ def _branches_model() -> onnx.ModelProto:
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[0]) if argv else ROOT / "models"
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?", type=Path, default=ROOT / "models",
+                        help="the folder to write (default: models/)")
+    out = parser.parse_args(argv).out
     out.mkdir(parents=True, exist_ok=True)
     for name, model in all_models().items():
         (out / f"{name}.onnx").write_bytes(model.SerializeToString(deterministic=True))

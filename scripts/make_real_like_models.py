@@ -10,6 +10,7 @@ Run: ``python scripts/make_real_like_models.py [OUT_DIR]`` (default tests/suppor
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -20,7 +21,11 @@ from tests.support.cnn_builders import REAL_LIKE  # noqa: E402  (the repository 
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[0]) if argv else ROOT / "tests" / "support" / "models" / "real"
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?", type=Path,
+                        default=ROOT / "tests" / "support" / "models" / "real",
+                        help="the folder to write (default: tests/support/models/real/)")
+    out = parser.parse_args(argv).out
     out.mkdir(parents=True, exist_ok=True)
     for name, (build, _sizes) in REAL_LIKE.items():
         (out / f"{name}.onnx").write_bytes(build().SerializeToString(deterministic=True))

@@ -43,7 +43,7 @@ import onnx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ortpool.bench import timing  # noqa: E402  (the repository on the path first)
+from ortpool.model import timing  # noqa: E402  (the repository on the path first)
 from ortpool.ort import RuntimeSpec, open_session, optimized, versions  # noqa: E402
 from ortpool.ort.nodes import iter_ortpool_nodes  # noqa: E402
 from tests.support.cnn_builders import REAL_LIKE  # noqa: E402
