@@ -13,7 +13,6 @@ import collections
 import contextlib
 import dataclasses
 import math
-import mmap
 import os
 import signal
 import stat
@@ -89,12 +88,18 @@ def small_run(paths: Sequence[str], limit: int = SMALL_RUN_BYTES) -> bool:
     return not any(_holds(path, b"location") for path, _ in sizes)
 
 
-def _holds(path: str, word: bytes) -> bool:
+def _holds(path: str, word: bytes, chunk: int = 1 << 20) -> bool:
+    # read, not mapped: a mapped file cut short by another process ends this one (SIGBUS)
     try:
-        with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return data.find(word) >= 0
-    except (OSError, ValueError):  # unreadable, or empty (mmap refuses a length of 0)
+        with open(path, "rb") as file:
+            tail = b""
+            while block := file.read(chunk):
+                if word in tail + block:
+                    return True
+                tail = block[-len(word):]
+    except OSError:
         return False
+    return False
 
 
 def validate_one(path: str, options: Any, strict_shapes: bool,
