@@ -255,8 +255,8 @@ class StagedFiles(contextlib.AbstractContextManager):
         return self._temp[key]
 
     def _stage_path(self, destination: Destination) -> Path:
-        index = self._destinations.index(destination)
-        return self._temp_folder(destination) / f"{index}-{destination.path.name}"
+        # its index alone: the destination's own name may be as long as a name can be
+        return self._temp_folder(destination) / str(self._destinations.index(destination))
 
     def _backup(self, destination: Destination) -> Path | None:
         """The file a destination replaces, kept so that a failed commit can put it back."""

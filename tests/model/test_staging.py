@@ -7,10 +7,12 @@ import errno
 import os
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
+from onnx import numpy_helper
 
 import ortpool
 from ortpool import OrtpoolError
@@ -153,3 +155,32 @@ def test_an_unwritable_report_folder_stops_validate_before_it_runs(
         "(Permission denied)\n",
     )
     assert listing(tmp_path) == {"locked", "m.onnx"}
+
+
+def test_names_as_long_as_the_folder_allows_are_written_and_replaced(tmp_path: Path) -> None:
+    """An output, a report and an external data file whose names take the filesystem's whole
+    NAME_MAX (255 bytes here) are staged and moved into place, also over an earlier file of
+    that name: the staged copy and the backup are named by index, not after the destination."""
+    longest = os.pathconf(tmp_path, "PC_NAME_MAX")
+    source, out = tmp_path / "src", tmp_path / "out"
+    source.mkdir()
+    out.mkdir()
+    location = "w" * longest
+    weights = numpy_helper.from_array(np.ones((1, 1, 4, 4), np.float32), "w")
+    (source / location).write_bytes(weights.raw_data)
+    weights.ClearField("raw_data")
+    weights.data_location = T.EXTERNAL
+    weights.external_data.add(key="location", value=location)
+    graph = h.make_graph(
+        [h.make_node("Add", ["x", "w"], ["a"], name="add"),
+         h.make_node("MaxPool", ["a"], ["y"], name="p", kernel_shape=[2, 2])],
+        "g", [vi("x", T.FLOAT, [1, 1, 4, 4])], [vi("y")], [weights])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 12)])
+    model.ir_version = 10
+    onnx.save(model, source / "m.onnx")
+    target, report = out / ("o" * (longest - 5) + ".onnx"), out / ("r" * (longest - 5) + ".json")
+    for _ in range(2):  # the second time over the first one's files
+        ortpool.rewrite.rewrite_file(source / "m.onnx", target, json_report=report)
+        assert listing(out) == {target.name, report.name, location}
+    assert onnx.load(target, load_external_data=False).graph.node[1].op_type == "MaxPool_12"
+    assert (out / location).read_bytes() == (source / location).read_bytes()
