@@ -85,7 +85,11 @@ def run(args: argparse.Namespace) -> int:
     reference = timing.reference_timeout(args.reference_timeout, zero="0: skipped")
     spec = runtime.from_args(args)
     model_inputs = inputs.from_args(args)
-    files = StagedFiles()
+    from ortpool.model.files import data_files_in_reach
+
+    models = [m for m in (args.model, args.fixed) if m is not None]
+    files = StagedFiles([*zip(models, ("the model", "the fixed model"), strict=False),
+                         *data_files_in_reach(models, [args.json])])
     json_file = files.add(args.json, "the JSON report") if args.json else None
 
     from ortpool.bench import runner

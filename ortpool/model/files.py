@@ -10,8 +10,9 @@ inside the output's, never through a link.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -94,6 +95,29 @@ def data_sources(model: onnx.ModelProto, source_dir: Path) -> list[tuple[Path, s
     described for :class:`StagedFiles` (no output may be one of them)."""
     return [(source_file(source_dir, where), f"the input model's external data file {where!r}")
             for where in external_locations(model)]
+
+
+def data_files_in_reach(models: Iterable[str | os.PathLike],
+                        destinations: Iterable[str | os.PathLike | None]) -> list[tuple[Path, str]]:
+    """The external data files of ``models`` that one of ``destinations`` (a report's path) may
+    be, described for :class:`StagedFiles` as :func:`data_sources` describes them. Only a model
+    in whose folder an existing destination lies is read (weights never loaded), and one that
+    cannot be read, or whose data is refused, is left to the run that reports it."""
+    reached = [os.path.realpath(d) for d in destinations if d is not None and os.path.exists(d)]
+    found: list[tuple[Path, str]] = []
+    for model in models if reached else ():
+        folder = os.path.realpath(Path(model).parent)
+        if not any(inside(d, folder) for d in reached):
+            continue
+        try:
+            locations = external_locations(modelfile.read(model, load_external_data=False))
+        except OrtpoolError:
+            continue
+        for location in locations:
+            with contextlib.suppress(OrtpoolError):
+                found.append((source_file(Path(model).parent, location),
+                              f"the external data file {location!r} of the model {model}"))
+    return found
 
 
 def _same_content(a: Path, b: Path) -> bool:

@@ -85,7 +85,10 @@ def run(args: argparse.Namespace) -> int:
     timeout = timing.timeout(args.timeout)
     # the reports' destinations checked and reserved first: one that cannot be written fails
     # in a second, not after the run
-    with StagedFiles((p, "a model being validated") for p in paths) as files:
+    from ortpool.model.files import data_files_in_reach
+
+    sources = [(p, "a model being validated") for p in paths]
+    with StagedFiles([*sources, *data_files_in_reach(paths, (args.json, args.html))]) as files:
         json_file = files.add(args.json, "the JSON report") if args.json else None
         html_file = files.add(args.html, "the HTML report") if args.html else None
         files.reserve()

@@ -526,6 +526,32 @@ def test_other_reports_are_checked_before_running(tmp_path: Path, args: list[str
     assert tree(tmp_path) == set()
 
 
+def test_a_report_is_never_a_model_read_nor_its_external_data(work: Path) -> None:
+    """validate's --json/--html and bench's --json are refused when they name a model the
+    command reads or one of its external data files (bench once overwrote MODEL, validate a
+    data file, with the report after the run); checked before anything runs."""
+    cases = {
+        ("validate", "ext/m.onnx", "--json", "ext/w1"): "the JSON report ext/w1 is the external "
+        "data file 'w1' of the model ext/m.onnx",
+        ("validate", "in.onnx", "sub/m.onnx", "--html", "ext/../sub/data/w2"): "the HTML report "
+        "ext/../sub/data/w2 is the external data file 'data/w2' of the model sub/m.onnx",
+        ("bench", "ext/m.onnx", "--json", "ext/m.onnx"): "the JSON report ext/m.onnx is the model",
+        ("bench", "in.onnx", "ext/m.onnx", "--json", "ext/w2"): "the JSON report ext/w2 is the "
+        "external data file 'w2' of the model ext/m.onnx",
+        ("bench", "in.onnx", "ext/m.onnx", "--json", "./ext/m.onnx"): "the JSON report "
+        "ext/m.onnx is the fixed model",
+    }
+    before = hashes(work, INPUTS)
+    found = commands_in_child([[*argv, "--no-progress"] if argv[0] == "validate" else list(argv)
+                               for argv in cases], cwd=work, timeout=TIMEOUT)
+    assert [(argv, code, text) for argv, (code, text) in zip(cases, found, strict=True)] == [
+        (argv, 2, f"ortpool {argv[0]}: error: {message}; write to another path\n")
+        for argv, message in cases.items()
+    ]
+    assert tree(work) == BASE
+    assert hashes(work, INPUTS) == before
+
+
 
 # 6. external data through links (issue 30) -----------------------------------------------------
 
