@@ -164,7 +164,9 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         raise  # not an error of the command: its reader is gone (main ends quietly)
     except (OrtpoolError, OSError) as err:
-        print(f"ortpool {args.command}: error: {err}", file=sys.stderr)
+        from ortpool.report.text import safe  # a newline or escape sequence as its escape
+
+        print(f"ortpool {args.command}: error: {safe(err)}", file=sys.stderr)
         return USAGE_ERROR
 
 

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from ortpool.report import matrix
     from ortpool.report.progress import ProgressBar
     from ortpool.report.record import environment
-    from ortpool.report.text import dumps
+    from ortpool.report.text import dumps, safe
 
     cases, settings = _cases(args)
     spec = runtime.from_args(args)
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             json_file.write(dumps(document).encode())
         files.commit()
     if args.json:
-        print(f"JSON report: {args.json}", file=sys.stderr)
+        print(f"JSON report: {safe(args.json)}", file=sys.stderr)
     return 0
 
 

@@ -140,6 +140,68 @@ def test_files_that_are_not_regular_files_are_refused_before_they_are_opened(tmp
     assert stat.S_ISFIFO(fifo.stat().st_mode)
 
 
+def strict_streams(cases: list[list[str]], cwd: str) -> None:
+    """In the child: each ``ortpool ARGV`` with stdout and stderr that take UTF-8 only (a
+    ``PYTHONIOENCODING=utf-8`` or ``en_US.UTF-8`` terminal); prints a JSON list of (code,
+    stdout, stderr)."""
+    import io
+    import json
+
+    from ortpool import cli
+
+    os.chdir(cwd)
+    found = []
+    for argv in cases:
+        out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")
+                    for _ in range(2))
+        sys.stdout, sys.stderr = out, err
+        try:
+            code = cli.main(argv)
+        except BaseException as stop:  # the test names what escaped
+            code = repr(stop)
+        finally:
+            sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        out.flush()
+        err.flush()
+        found.append([code, out.buffer.getvalue().decode(), err.buffer.getvalue().decode()])
+    print(json.dumps(found))
+
+
+def test_paths_that_are_not_utf8_or_hold_controls_are_printed_escaped(tmp_path):
+    """A path with a byte that is not UTF-8, a newline and an escape sequence (clear the
+    screen) is printed as its escapes in "wrote", "JSON report:" and error lines: one line,
+    no control reaching the terminal, no UnicodeEncodeError on a UTF-8-only stream (rewrite's
+    "wrote" once raised one after the model was written)."""
+    import json
+
+    model = tmp_path / "in.onnx"
+    model.write_bytes(Path(MODEL).read_bytes())
+    bad = os.fsdecode(b"d\xff\n\x1b[2J")
+    shown = "d\\udcff\\n\\x1b[2J"
+    (tmp_path / bad).mkdir()
+    cases = [
+        ["rewrite", "in.onnx", bad + ".onnx", "--json", bad + ".json"],
+        ["restore", bad + ".onnx", "back.onnx", "-q"],
+        ["validate", "in.onnx", "--no-progress", "--json", bad + ".v.json"],
+        ["rewrite", "in.onnx", bad],
+        ["fix", "in.onnx", "o.onnx", "--json", bad + "/x/r.json"],
+    ]
+    done = run_child(__name__, "strict_streams", cases, str(tmp_path), timeout=TIMEOUT, env=ENV)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert [(code, out.splitlines()[-1:], err) for code, out, err in found] == [
+        (0, [f"wrote {shown}.onnx"], ""),
+        (0, [], ""),
+        (0, ["1 model agrees; 0 graph output(s) differ end to end"],
+         f"JSON report: {shown}.v.json\n"),
+        (2, [], f"ortpool rewrite: error: the output {shown} is a directory; name a file\n"),
+        (2, [], f"ortpool fix: error: the JSON report {shown}/x/r.json: its folder {shown}/x "
+         "does not exist; create it first\n"),
+    ]
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        [bad, "back.onnx", "in.onnx", *(bad + end for end in (".onnx", ".json", ".v.json"))])
+
+
 def closed_stdout(argv: list[str]) -> None:
     """In the child: ``ortpool ARGV`` with a stdout whose reader is gone (``| head``)."""
     from ortpool import cli
