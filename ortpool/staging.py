@@ -86,7 +86,7 @@ class Destination:
             self.pending = data
             return
         staged = self._files._stage_path(self)
-        with staged.open("xb") as stream:  # created with the mode a new file gets (umask)
+        with self.naming(), staged.open("xb") as stream:  # with the mode a new file gets (umask)
             stream.write(data)
         self.staged = staged
 
@@ -101,10 +101,22 @@ class Destination:
             with contextlib.suppress(OSError):
                 os.link(source, staged)
                 return "hard-linked"
-        if _clone(source, staged):
-            return "cloned"
-        shutil.copyfile(source, staged)  # streams in chunks (sendfile), never the whole file
+        with self.naming():
+            if _clone(source, staged):
+                return "cloned"
+            shutil.copyfile(source, staged)  # streams in chunks (sendfile), never the whole file
         return "copied"
+
+    @contextlib.contextmanager
+    def naming(self):
+        """An OSError while writing (a full disk, a quota) as an error naming this file."""
+        try:
+            yield
+        except BrokenPipeError:
+            raise  # --json /dev/stdout whose reader is gone: not an error (exit 141)
+        except OSError as err:
+            raise OrtpoolError(f"{self.what} {self.path}: cannot write "
+                               f"({err.strerror or err})") from None
 
 
 _FICLONE = 0x40049409  # Linux's ioctl for a copy-on-write clone (btrfs, XFS, bcachefs...)
@@ -191,7 +203,8 @@ class StagedFiles(contextlib.AbstractContextManager):
         try:
             # Opened first: a destination that cannot be opened fails before anything is moved.
             for destination in through:
-                streams.append((destination.path.open("wb"), destination.pending))
+                with destination.naming():
+                    streams.append((destination, destination.path.open("wb")))
             for destination in files:
                 for folder in destination.missing:
                     if not folder.is_dir():
@@ -202,9 +215,10 @@ class StagedFiles(contextlib.AbstractContextManager):
                                        "writing; refusing to overwrite it")
                 moved.append((destination.path, self._backup(destination)))
                 os.replace(destination.staged, destination.path)
-            for stream, data in streams:
-                stream.write(data)
-                stream.close()
+            for destination, stream in streams:
+                with destination.naming():
+                    stream.write(destination.pending)
+                    stream.close()
         except BaseException:
             for path, backup in reversed(moved):
                 with contextlib.suppress(OSError):
@@ -217,7 +231,7 @@ class StagedFiles(contextlib.AbstractContextManager):
                     folder.rmdir()
             raise
         finally:
-            for stream, _ in streams:
+            for _, stream in streams:
                 with contextlib.suppress(OSError):
                     stream.close()
             self._discard()

@@ -157,15 +157,8 @@ def test_an_unwritable_report_folder_stops_validate_before_it_runs(
     assert listing(tmp_path) == {"locked", "m.onnx"}
 
 
-def test_names_as_long_as_the_folder_allows_are_written_and_replaced(tmp_path: Path) -> None:
-    """An output, a report and an external data file whose names take the filesystem's whole
-    NAME_MAX (255 bytes here) are staged and moved into place, also over an earlier file of
-    that name: the staged copy and the backup are named by index, not after the destination."""
-    longest = os.pathconf(tmp_path, "PC_NAME_MAX")
-    source, out = tmp_path / "src", tmp_path / "out"
-    source.mkdir()
-    out.mkdir()
-    location = "w" * longest
+def external_model(source: Path, location: str) -> None:
+    """source/m.onnx: x + w -> MaxPool, w in the external data file ``location``."""
     weights = numpy_helper.from_array(np.ones((1, 1, 4, 4), np.float32), "w")
     (source / location).write_bytes(weights.raw_data)
     weights.ClearField("raw_data")
@@ -178,9 +171,54 @@ def test_names_as_long_as_the_folder_allows_are_written_and_replaced(tmp_path: P
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 12)])
     model.ir_version = 10
     onnx.save(model, source / "m.onnx")
+
+
+def test_names_as_long_as_the_folder_allows_are_written_and_replaced(tmp_path: Path) -> None:
+    """An output, a report and an external data file whose names take the filesystem's whole
+    NAME_MAX (255 bytes here) are staged and moved into place, also over an earlier file of
+    that name: the staged copy and the backup are named by index, not after the destination."""
+    longest = os.pathconf(tmp_path, "PC_NAME_MAX")
+    source, out = tmp_path / "src", tmp_path / "out"
+    source.mkdir()
+    out.mkdir()
+    location = "w" * longest
+    external_model(source, location)
     target, report = out / ("o" * (longest - 5) + ".onnx"), out / ("r" * (longest - 5) + ".json")
     for _ in range(2):  # the second time over the first one's files
         ortpool.rewrite.rewrite_file(source / "m.onnx", target, json_report=report)
         assert listing(out) == {target.name, report.name, location}
     assert onnx.load(target, load_external_data=False).graph.node[1].op_type == "MaxPool_12"
     assert (out / location).read_bytes() == (source / location).read_bytes()
+
+
+def test_a_full_disk_names_the_file_it_could_not_write(tmp_path: Path, monkeypatch) -> None:
+    """A write that fails (a full disk: the staged file opened on /dev/full, the data copy
+    refused) is an error naming the destination, not "[Errno 28] No space left on device"
+    (or that errno with the staging folder's path); nothing is left in the output's folder."""
+    import shutil
+
+    source, out = tmp_path / "src", tmp_path / "out"
+    source.mkdir()
+    out.mkdir()
+    external_model(source, "w.bin")
+
+    def copyfile(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    real_open = Path.open
+
+    def full(path, mode="r", *args, **kwargs):
+        if mode == "xb" and path.name == "1":  # the staged report (the model is the first)
+            return open("/dev/full", "wb")  # closed by its caller
+        return real_open(path, mode, *args, **kwargs)
+
+    calls = ((shutil, "copyfile", copyfile, "external data file 'w.bin'", out / "w.bin"),
+             (Path, "open", full, "the JSON report", out / "r.json"))
+    for owner, name, replacement, what, path in calls:
+        with monkeypatch.context() as patch:
+            patch.setattr(owner, name, replacement)
+            with pytest.raises(OrtpoolError) as err:
+                ortpool.rewrite.rewrite_file(source / "m.onnx", out / "o.onnx",
+                                             json_report=out / "r.json")
+        assert str(err.value) == f"{what} {path}: cannot write (No space left on device)"
+        assert listing(out) == set()
