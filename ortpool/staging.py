@@ -4,8 +4,9 @@ rules, for users: docs/rewrite.md, "What is written, and when").
 Every destination is checked first (an :class:`~ortpool.errors.OrtpoolError` naming the path),
 staged in a private folder *inside its destination's folder* and renamed into place once all are
 complete; a failure removes the temporaries or puts back what was replaced (a killed process can
-leave a ``.ortpool-*`` folder, never a half-written file). A symlink or device (``/dev/stdout``)
-is written through, not replaced: opened before anything moves, written last.
+leave a ``.ortpool-*`` folder, never a half-written file). A symlink to a file is kept: the file
+it leads to is replaced. A device or pipe (``/dev/stdout``) is written through, not replaced:
+opened before anything moves, written last.
 """
 
 from __future__ import annotations
@@ -67,16 +68,20 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
 class Destination:
     """One file to be written, staged by :meth:`write` or :meth:`place`."""
 
-    def __init__(self, files: StagedFiles, path: Path, what: str, root: Path | None) -> None:
-        self.path = path
+    def __init__(self, files: StagedFiles, path: Path, what: str, root: Path | None,
+                 target: Path | None = None) -> None:
+        self.path = path  # as named (in messages)
+        #: the file replaced on commit: ``path``, or the file the symbolic link ``path`` leads to
+        self.target = target or path
         self.what = what
-        self.folder = root if root is not None else path.parent  # where it is staged
+        self.folder = root if root is not None else self.target.parent  # where it is staged
         self.missing = _missing_folders(path.parent, self.folder)
         self.must_be_new = root is not None
-        #: a symlink, pipe, device or terminal: written through on commit, never replaced
-        self.in_place = os.path.islink(path) or (
-            os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode)
-        )
+        #: a pipe, device or terminal, or a link to this process's stdout or stderr (whatever
+        #: it is: ``--json /dev/stdout > file``): written through on commit, never replaced
+        self.in_place = os.path.exists(path) and (
+            not stat.S_ISREG(os.stat(path).st_mode)
+            or (os.path.islink(path) and _special_allowed(path)))
         self._files = files
         self.staged: Path | None = None
         self.pending: bytes | None = None
@@ -158,11 +163,14 @@ class StagedFiles(contextlib.AbstractContextManager):
             if not stat.S_ISREG(mode) and not _special_allowed(path):
                 raise OrtpoolError(f"{what} {path} is {kind(mode)}; name a regular file (or "
                                    "/dev/null, /dev/stdout)")
-        folder = path.parent
+        # a link to a file (or to none yet): that file is replaced, the link kept
+        target = _link_target(path, what) if os.path.islink(path) else path
+        folder = target.parent
         if not folder.is_dir():
             state = "is not a directory" if folder.exists() else "does not exist"
-            raise OrtpoolError(f"{what} {path}: its folder {folder} {state}; create it first")
-        return self._keep(Destination(self, path, what, None))
+            whose = "its folder" if target == path else "the folder its link leads to,"
+            raise OrtpoolError(f"{what} {path}: {whose} {folder} {state}; create it first")
+        return self._keep(Destination(self, path, what, None, target))
 
     def add_below(self, path: str | os.PathLike, root: str | os.PathLike, what: str) -> Destination:
         """A new destination inside the folder ``root`` (its missing subfolders made on commit)."""
@@ -210,11 +218,11 @@ class StagedFiles(contextlib.AbstractContextManager):
                     if not folder.is_dir():
                         folder.mkdir()
                         made.append(folder)
-                if destination.must_be_new and os.path.lexists(destination.path):
+                if destination.must_be_new and os.path.lexists(destination.target):
                     raise OrtpoolError(f"{destination.what} {destination.path} appeared while "
                                        "writing; refusing to overwrite it")
-                moved.append((destination.path, self._backup(destination)))
-                os.replace(destination.staged, destination.path)
+                moved.append((destination.target, self._backup(destination)))
+                os.replace(destination.staged, destination.target)
             for destination, stream in streams:
                 with destination.naming():
                     stream.write(destination.pending)
@@ -274,13 +282,13 @@ class StagedFiles(contextlib.AbstractContextManager):
 
     def _backup(self, destination: Destination) -> Path | None:
         """The file a destination replaces, kept so that a failed commit can put it back."""
-        if not os.path.lexists(destination.path):
+        if not os.path.lexists(destination.target):
             return None
         backup = self._temp_folder(destination) / f"backup-{destination.staged.name}"
         try:
-            os.link(destination.path, backup, follow_symlinks=False)
+            os.link(destination.target, backup, follow_symlinks=False)
         except OSError:
-            os.replace(destination.path, backup)  # no hard links here: move it aside instead
+            os.replace(destination.target, backup)  # no hard links here: move it aside instead
         return backup
 
     def _discard(self) -> None:
@@ -303,6 +311,16 @@ def signals_held():
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _link_target(path: Path, what: str) -> Path:
+    """The file the symbolic link ``path`` leads to, every link resolved (it may not exist)."""
+    try:
+        return Path(os.path.realpath(path, strict=True))
+    except FileNotFoundError:  # dangling: the file it names is written
+        return Path(os.path.realpath(path))
+    except OSError as err:  # a loop
+        raise OrtpoolError(f"{what} {path}: {err.strerror}") from None
 
 
 def _missing_folders(folder: Path, root: Path) -> list[Path]:

@@ -222,3 +222,26 @@ def test_a_full_disk_names_the_file_it_could_not_write(tmp_path: Path, monkeypat
                                              json_report=out / "r.json")
         assert str(err.value) == f"{what} {path}: cannot write (No space left on device)"
         assert listing(out) == set()
+
+
+def test_a_link_s_file_is_replaced_as_a_file_and_put_back_on_a_failure(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A destination that is a symbolic link to a file: the file is staged beside itself and
+    replaced (the link kept), so a failure elsewhere in the commit leaves it as it was; it was
+    once opened for writing, and so emptied, before anything moved."""
+    (tmp_path / "old.json").write_text("the previous report")
+    (tmp_path / "link.json").symlink_to("old.json")
+    fail_moving_to(monkeypatch, tmp_path / "c.txt")
+    with pytest.raises(OSError, match="No space left on device"), StagedFiles() as files:
+        files.add(tmp_path / "link.json", "the report").write(b"new report")
+        files.add(tmp_path / "c.txt", "c").write(b"new c")
+        files.commit()
+    assert listing(tmp_path) == {"old.json", "link.json"}
+    assert (tmp_path / "old.json").read_text() == "the previous report"
+    monkeypatch.undo()
+    with StagedFiles() as files:
+        files.add(tmp_path / "link.json", "the report").write(b"new report")
+        files.commit()
+    assert os.readlink(tmp_path / "link.json") == "old.json"
+    assert (tmp_path / "old.json").read_text() == "new report"

@@ -334,6 +334,26 @@ def test_a_symlinked_output_is_written_through_not_replaced(work: Path) -> None:
     assert onnx.load(work / "target.onnx").graph.node[0].op_type == "MaxPool_12"
 
 
+def test_a_link_that_leads_nowhere_writable_is_refused_before_the_run(work: Path) -> None:
+    """An output or report that is a dangling link into a missing folder, or a loop of links,
+    is refused at once, naming it (it once failed after the run with "[Errno 2] No such file or
+    directory: 'dangling.onnx'")."""
+    (work / "dangling.onnx").symlink_to("nosuch/o.onnx")
+    (work / "a.json").symlink_to("b.json")
+    (work / "b.json").symlink_to("a.json")
+    cases = {
+        ("fix", "in.onnx", "dangling.onnx"): "the output dangling.onnx: the folder its link leads "
+        f"to, {work.resolve() / 'nosuch'} does not exist; create it first",
+        ("rewrite", "in.onnx", "out.onnx", "--json", "a.json"): "the JSON report a.json: Too "
+        "many levels of symbolic links",
+    }
+    found = commands_in_child([list(argv) for argv in cases], cwd=work, timeout=TIMEOUT)
+    assert [(argv, code, text) for argv, (code, text) in zip(cases, found, strict=True)] == [
+        (argv, 2, f"ortpool {argv[0]}: error: {message}\n") for argv, message in cases.items()
+    ]
+    assert tree(work) == BASE | {"dangling.onnx", "a.json", "b.json"}
+
+
 def test_a_report_to_dev_stdout_goes_to_the_stream(work: Path) -> None:
     """/dev/stdout (a symlink to the child's pipe) is written through, never renamed onto: as
     root a rename would replace /dev/stdout itself."""
