@@ -17,9 +17,11 @@ import os
 import shutil
 import signal
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 from ortpool.errors import OrtpoolError
 from ortpool.modelfile import kind
@@ -56,6 +58,19 @@ def _special_allowed(path: Path) -> bool:
         with contextlib.suppress(OSError):
             allowed.append(os.fstat(fd))
     return any((found.st_dev, found.st_ino) == (a.st_dev, a.st_ino) for a in allowed)
+
+
+def _open_through(path: Path) -> BinaryIO:
+    """``path`` opened to be written through: this process's stdout or stderr (``/dev/stdout``,
+    whatever it is) as a copy of its descriptor, which writes where the stream is (a file it
+    was redirected to is neither emptied nor overwritten from its start); else the path."""
+    found = os.stat(path)
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            own = os.fstat(fd)
+            if (found.st_dev, found.st_ino) == (own.st_dev, own.st_ino):
+                return open(os.dup(fd), "wb")  # closed by the commit
+    return path.open("wb")
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
@@ -212,7 +227,7 @@ class StagedFiles(contextlib.AbstractContextManager):
             # Opened first: a destination that cannot be opened fails before anything is moved.
             for destination in through:
                 with destination.naming():
-                    streams.append((destination, destination.path.open("wb")))
+                    streams.append((destination, _open_through(destination.path)))
             for destination in files:
                 for folder in destination.missing:
                     if not folder.is_dir():
@@ -225,6 +240,9 @@ class StagedFiles(contextlib.AbstractContextManager):
                 os.replace(destination.staged, destination.target)
             for destination, stream in streams:
                 with destination.naming():
+                    for own in (sys.stdout, sys.stderr):  # what was printed comes first
+                        with contextlib.suppress(AttributeError, ValueError):
+                            own.flush()
                     stream.write(destination.pending)
                     stream.close()
         except BaseException:

@@ -364,6 +364,47 @@ def test_a_report_to_dev_stdout_goes_to_the_stream(work: Path) -> None:
     assert os.path.islink("/dev/stdout")
 
 
+def stdout_to_file(path: str, cwd: str, argv: list[str]) -> None:
+    """In the child: ``ortpool ARGV`` with stdout redirected to the file ``path`` (``> path``)."""
+    import sys
+
+    from ortpool import cli
+
+    os.chdir(cwd)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(fd, 1)
+    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 - the child's whole life
+    code = cli.main(argv)
+    sys.stdout.flush()
+    raise SystemExit(code)
+
+
+def test_a_report_to_dev_stdout_redirected_to_a_file_follows_what_was_printed(
+    work: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """``ortpool validate m.onnx --json /dev/stdout > out.txt`` (and rewrite): the report is
+    written where the stream is, after the lines printed before it. /dev/stdout was reopened,
+    which emptied the file and wrote the report over the lines printed, and the lines printed
+    after it over the report."""
+    out = tmp_path_factory.mktemp("stdout") / "out.txt"
+    for argv, before, after in (
+        (["validate", "in.onnx", "--no-progress"],
+         "1 model agrees; 0 graph output(s) differ end to end", []),
+        (["rewrite", "in.onnx", "out.onnx"], None,
+         ["retargeted 1 of 1 pooling nodes (MaxPool-12: 1)", "wrote out.onnx"]),
+    ):
+        done = run_child(__name__, "stdout_to_file", str(out), str(work),
+                         [*argv, "--json", "/dev/stdout"], timeout=TIMEOUT)
+        assert done.returncode == 0, done.stderr
+        text = out.read_text()
+        start = text.index("{\n")
+        lines = text[start:].splitlines()
+        end = lines.index("}") + 1
+        assert json.loads("\n".join(lines[:end]))  # whole
+        assert (text[:start].splitlines()[-1:], lines[end:]) == ([before] if before else [], after)
+    assert tree(work) == BASE | {"out.onnx"}
+
+
 # 3. files that are not ONNX models ----------------------------------------------------------
 
 NOT_MODELS = {
