@@ -245,3 +245,50 @@ def test_a_link_s_file_is_replaced_as_a_file_and_put_back_on_a_failure(
         files.commit()
     assert os.readlink(tmp_path / "link.json") == "old.json"
     assert (tmp_path / "old.json").read_text() == "new report"
+
+
+def save_refusals(folder: str) -> None:
+    """In the child: each refused call of ``FixResult.save`` / ``ortpool.model.save``, printed
+    as JSON ["ExceptionType: message", ...]."""
+    import json
+
+    os.chdir(folder)
+    external_model(Path(folder), "w.bin")
+    result = ortpool.fix("m.onnx")
+    calls = (
+        lambda: result.save("o.onnx", link_data="no"),
+        lambda: result.save("o.onnx", link_data=1),
+        lambda: result.save(b"o.onnx"),
+        lambda: result.save(""),
+        lambda: ortpool.model.save("m.onnx", "o.onnx"),
+        lambda: ortpool.model.save(result.model, "o.onnx", 5),
+    )
+    found = []
+    for call in calls:
+        try:
+            call()
+            found.append("no error")
+        except Exception as err:  # the test names what was raised
+            found.append(f"{type(err).__name__}: {err}")
+    print(json.dumps(found))
+
+
+def test_save_refuses_what_is_not_a_path_or_a_flag(tmp_path: Path) -> None:
+    """``ortpool.fix(m).save(path, link_data='no')`` hard-linked the weights ('no' is a true
+    value); bytes for the path said "a bytes-like object is required, not 'str'"; a str for
+    the model died of an AttributeError. Nothing is written."""
+    import json
+
+    from tests.support import run_child
+
+    done = run_child(__name__, "save_refusals", str(tmp_path), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        "TypeError: link_data='no' must be True or False, not str",
+        "TypeError: link_data=1 must be True or False, not int",
+        "TypeError: path=b'o.onnx' must be a path (str or os.PathLike), not bytes",
+        "OrtpoolError: path='' must name a file",
+        "TypeError: model='m.onnx' must be an onnx.ModelProto, not str",
+        "TypeError: source_dir=5 must be a path (str or os.PathLike), not int",
+    ]
+    assert listing(tmp_path) == {"m.onnx", "w.bin"}
