@@ -66,6 +66,9 @@ def external_locations(model: onnx.ModelProto) -> list[str]:
 
 
 def _check_location(location: str) -> None:
+    if "\0" in location:  # the system's calls end a name there (Python raises ValueError)
+        raise OrtpoolError(f"external data location {location!r} holds a NUL character, which "
+                           "no file name can hold")
     pure = Path(location)
     if pure.is_absolute() or ".." in pure.parts or not location:
         raise OrtpoolError(f"external data location {location!r} is absolute or leaves the model's "

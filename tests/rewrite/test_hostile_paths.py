@@ -792,6 +792,41 @@ def test_external_data_paths_never_leave_the_model_or_output_folder(tmp_path: Pa
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_locations_no_file_can_have_are_refused_in_one_line(tmp_path: Path) -> None:
+    """External data locations that are absolute, leave the folder, are empty, or hold a NUL
+    character (once a ValueError traceback, "embedded null byte", exit 1): rewrite and fix
+    refuse them in one line; validate with a report beside such a model still runs it and
+    reports it as a model that could not run."""
+    cases, messages = [], []
+    rule = "is absolute or leaves the model's directory; onnxruntime refuses such locations, so " \
+           "the model cannot be rewritten as it is"
+    for name, location, why in (
+        ("nul", "w\x001", "holds a NUL character, which no file name can hold"),
+        ("absolute", str(tmp_path / "w1"), rule),
+        ("up", "../w1", rule),
+        ("empty", "", rule),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        save_external(folder, ("w1", "w2"))
+        model = onnx.load(folder / "m.onnx", load_external_data=False)
+        model.graph.initializer[0].external_data[0].value = location
+        onnx.save(model, folder / "m.onnx")
+        for command in ("rewrite", "fix"):
+            cases.append([command, str(folder / "m.onnx"), str(tmp_path / "o.onnx")])
+            messages.append((2, f"ortpool {command}: error: external data location {location!r} "
+                                f"{why}\n"))
+    (tmp_path / "nul" / "r.json").write_bytes(b"an earlier report")
+    cases.append(["validate", str(tmp_path / "nul" / "m.onnx"), "--no-progress", "--json",
+                  str(tmp_path / "nul" / "r.json")])
+    found = commands_in_child(cases, env={**CHILD_ENV, "ORTPOOL_KERNELS": "numpy"})
+    assert list(zip(cases[:-1], found[:-1], strict=True)) == list(
+        zip(cases[:-1], messages, strict=True))
+    assert found[-1][0] == 2 and "Traceback" not in found[-1][1]
+    assert json.loads((tmp_path / "nul" / "r.json").read_text())["models"][0]["error"]
+    assert not (tmp_path / "o.onnx").exists()
+
+
 def test_each_escape_of_the_issue_is_refused_in_one_line(tmp_path: Path) -> None:
     """Issue 30's escapes, each a command in one child process: data files that are links to
     a file outside (absolute, relative), a data folder that is a link outside (with
