@@ -215,6 +215,9 @@ def _path(label: str, value: object) -> None:
     text = os.fspath(value)
     if not isinstance(text, str) or not text:
         raise OrtpoolError(f"{label}={shown(value)} must name a file")
+    if "\0" in text:
+        raise OrtpoolError(f"{label}={shown(value)} holds a NUL character, which no file name "
+                           "can hold")
 
 
 def _stage(files: StagedFiles, output: Destination, model: onnx.ModelProto, source_dir: Path | None,

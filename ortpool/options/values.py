@@ -109,6 +109,9 @@ def path(label: str, value: Any) -> str:
     text = os.fspath(value)
     if not isinstance(text, str) or not text:
         raise OrtpoolError(f"{label}={shown(value)} must name a file")
+    if "\0" in text:  # the system's calls end a name there (Python: "embedded null byte")
+        raise OrtpoolError(f"{label}={shown(value)} holds a NUL character, which no file name "
+                           "can hold")
     return text
 
 

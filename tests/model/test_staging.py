@@ -262,6 +262,9 @@ def save_refusals(folder: str) -> None:
         lambda: result.save(""),
         lambda: ortpool.model.save("m.onnx", "o.onnx"),
         lambda: ortpool.model.save(result.model, "o.onnx", 5),
+        lambda: result.save("o\0.onnx"),
+        lambda: ortpool.rewrite.rewrite_file("m.onnx", "o\0.onnx"),
+        lambda: ortpool.fix.fix_file("m.onnx", "o.onnx", json_report="r\0.json"),
     )
     found = []
     for call in calls:
@@ -276,7 +279,8 @@ def save_refusals(folder: str) -> None:
 def test_save_refuses_what_is_not_a_path_or_a_flag(tmp_path: Path) -> None:
     """``ortpool.fix(m).save(path, link_data='no')`` hard-linked the weights ('no' is a true
     value); bytes for the path said "a bytes-like object is required, not 'str'"; a str for
-    the model died of an AttributeError. Nothing is written."""
+    the model died of an AttributeError; a NUL in a path said "embedded null byte", naming no
+    parameter. Nothing is written."""
     import json
 
     from tests.support import run_child
@@ -290,5 +294,9 @@ def test_save_refuses_what_is_not_a_path_or_a_flag(tmp_path: Path) -> None:
         "OrtpoolError: path='' must name a file",
         "TypeError: model='m.onnx' must be an onnx.ModelProto, not str",
         "TypeError: source_dir=5 must be a path (str or os.PathLike), not int",
+        "OrtpoolError: path='o\\x00.onnx' holds a NUL character, which no file name can hold",
+        "OrtpoolError: target='o\\x00.onnx' holds a NUL character, which no file name can hold",
+        "OrtpoolError: json_report='r\\x00.json' holds a NUL character, which no file name can "
+        "hold",
     ]
     assert listing(tmp_path) == {"m.onnx", "w.bin"}
