@@ -14,6 +14,9 @@ import onnx
 
 from ortpool.errors import OrtpoolError
 
+#: the largest message protobuf reads or writes (2 GiB - 1): no ONNX model file is larger
+PROTO_LIMIT = 2**31 - 1
+
 
 def kind(mode: int) -> str:
     """What a file of this ``st_mode`` is, in words: "a FIFO (named pipe)", ..."""
@@ -58,8 +61,13 @@ def read(path: str | os.PathLike, *, load_external_data: bool) -> onnx.ModelProt
     if not path.exists():
         raise OrtpoolError(f"{path}: no such model file")
     require_regular(path, "the model")
-    if path.stat().st_size == 0:
+    size = path.stat().st_size
+    if size == 0:
         raise OrtpoolError(f"{path} is not an ONNX model: the file is empty (0 bytes)")
+    if size > PROTO_LIMIT:  # never read into memory: protobuf would refuse it after that
+        raise OrtpoolError(f"{path} is not an ONNX model: it holds {size} bytes, over protobuf's "
+                           f"limit of {PROTO_LIMIT} for one message (a larger model keeps its "
+                           "weights in external data files)")
     try:
         model = onnx.load(os.fspath(path), load_external_data=load_external_data)
     except Exception as err:  # protobuf's DecodeError, onnx's checks of external data, OSError

@@ -25,7 +25,7 @@ from ortpool.staging import Destination, StagedFiles, inside, same_file, through
 
 __all__ = ["FileReport", "external_locations", "save", "write_file"]
 
-_PROTO_LIMIT = 2**31 - 1
+_PROTO_LIMIT = modelfile.PROTO_LIMIT
 _CHUNK = 1 << 24
 
 

@@ -473,6 +473,37 @@ def test_a_directory_as_the_model_is_refused(work: Path, verb: str) -> None:
     assert tree(work) == BASE
 
 
+def test_a_file_larger_than_any_model_is_refused_unread(work: Path) -> None:
+    """A file over protobuf's 2 GiB limit (here sparse: no disk) is no ONNX model; it was read
+    whole into memory (2 GiB, or all of a 50 GB file given by mistake) before protobuf said
+    "Wire format was corrupt". The child's address space is capped at 1 GiB above its own."""
+    with (work / "huge.onnx").open("wb") as stream:
+        stream.truncate(2**31)
+    cases = [["rewrite", "huge.onnx", "out.onnx"], ["fix", "huge.onnx", "out.onnx"],
+             ["bench", "huge.onnx"]]
+    found = run_child(__name__, "capped_commands", cases, str(work), timeout=TIMEOUT)
+    assert found.returncode == 0, found.stderr
+    message = ("huge.onnx is not an ONNX model: it holds 2147483648 bytes, over protobuf's limit "
+               "of 2147483647 for one message (a larger model keeps its weights in external data "
+               "files)")
+    assert json.loads(found.stdout) == [
+        [2, f"ortpool {argv[0]}: error: {message}\n"] for argv in cases
+    ]
+    assert tree(work) == BASE | {"huge.onnx"}
+
+
+def capped_commands(cases: list[list[str]], cwd: str) -> None:
+    """In the child: :func:`tests.support._commands` with 1 GiB more address space than now."""
+    import resource
+
+    from tests.support import _commands
+
+    with open("/proc/self/statm") as statm:
+        used = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    resource.setrlimit(resource.RLIMIT_AS, (used + 2**30, resource.RLIM_INFINITY))
+    _commands(cases, cwd)
+
+
 # 4. --json that cannot be written: neither file is written -----------------------------------
 
 
