@@ -65,7 +65,10 @@ def external_locations(model: onnx.ModelProto) -> list[str]:
                               for entry in tensor.external_data if entry.key == "location"))
 
 
-def _check_location(location: str) -> None:
+def _check_location(location: str | bytes) -> None:
+    if not isinstance(location, str):  # protobuf gives bytes for a string that is not UTF-8
+        raise OrtpoolError(f"external data location {location!r} is not UTF-8 text, which onnx "
+                           "and onnxruntime require of a location")
     if "\0" in location:  # the system's calls end a name there (Python raises ValueError)
         raise OrtpoolError(f"external data location {location!r} holds a NUL character, which "
                            "no file name can hold")

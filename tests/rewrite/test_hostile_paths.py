@@ -824,8 +824,9 @@ def test_external_data_paths_never_leave_the_model_or_output_folder(tmp_path: Pa
 
 
 def test_locations_no_file_can_have_are_refused_in_one_line(tmp_path: Path) -> None:
-    """External data locations that are absolute, leave the folder, are empty, or hold a NUL
-    character (once a ValueError traceback, "embedded null byte", exit 1): rewrite and fix
+    """External data locations that are absolute, leave the folder, are empty, hold a NUL
+    character (once a ValueError traceback, "embedded null byte", exit 1) or are not UTF-8
+    (once a TypeError traceback): rewrite and fix
     refuse them in one line; validate with a report beside such a model still runs it and
     reports it as a model that could not run."""
     cases, messages = [], []
@@ -847,6 +848,17 @@ def test_locations_no_file_can_have_are_refused_in_one_line(tmp_path: Path) -> N
             cases.append([command, str(folder / "m.onnx"), str(tmp_path / "o.onnx")])
             messages.append((2, f"ortpool {command}: error: external data location {location!r} "
                                 f"{why}\n"))
+    # not UTF-8 (protobuf then gives bytes: once a TypeError traceback)
+    folder = tmp_path / "bytes"
+    folder.mkdir()
+    save_external(folder, ("wABCD", "w2"))  # as long as the bytes put in its place
+    data = (folder / "m.onnx").read_bytes()
+    (folder / "m.onnx").write_bytes(data.replace(b"wABCD", b"w\xff\xfeAA"))
+    for command in ("rewrite", "fix"):
+        cases.append([command, str(folder / "m.onnx"), str(tmp_path / "o.onnx")])
+        messages.append((2, f"ortpool {command}: error: external data location "
+                            "b'w\\xff\\xfeAA' is not UTF-8 text, which onnx and onnxruntime "
+                            "require of a location\n"))
     (tmp_path / "nul" / "r.json").write_bytes(b"an earlier report")
     cases.append(["validate", str(tmp_path / "nul" / "m.onnx"), "--no-progress", "--json",
                   str(tmp_path / "nul" / "r.json")])
