@@ -231,6 +231,10 @@ def _stage(files: StagedFiles, output: Destination, model: onnx.ModelProto, sour
         if external_locations(model):
             return ["external data references written as they are (no source_dir given)"]
         return []
+    if output.in_place:  # /dev/null, /dev/stdout: no folder of its own to put data files in
+        output.write(serialize(model))
+        return [f"external data {location}: not written (the output {output.path} is not a "
+                "file)" for location in external_locations(model)]
     plan = plan_data(model, source_dir, output.path.parent, files)
     output.write(serialize(model))
     return stage_data(plan, link_data)

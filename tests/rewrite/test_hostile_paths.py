@@ -364,6 +364,29 @@ def test_a_report_to_dev_stdout_goes_to_the_stream(work: Path) -> None:
     assert os.path.islink("/dev/stdout")
 
 
+def test_an_output_that_is_a_device_gets_no_data_files_beside_it(tmp_path: Path) -> None:
+    """``ortpool rewrite m.onnx /dev/null`` (or /dev/stdout) with external data wrote the data
+    files "next to the output", into /dev. They are now left out, each with a note."""
+    import uuid
+
+    names = (f"w-{uuid.uuid4().hex[:12]}", f"w-{uuid.uuid4().hex[:12]}")  # a line each
+    save_external(tmp_path, names)
+    before = _snapshot(tmp_path)
+    try:
+        for output in ("/dev/null", "/dev/stdout"):
+            done = ortpool("rewrite", "m.onnx", output, "-v", cwd=tmp_path)
+            assert done.returncode == 0, done.stderr
+            notes = [f"note: external data {name}: not written (the output {output} is not a "
+                     "file)" for name in names]
+            assert [line for line in done.stdout.splitlines() if line.startswith("note:")] == notes
+            assert [Path("/dev", name).exists() for name in names] == [False, False]
+    finally:
+        for name in names:
+            if Path("/dev", name).is_file():
+                Path("/dev", name).unlink()
+    assert _snapshot(tmp_path) == before
+
+
 def stdout_to_file(path: str, cwd: str, argv: list[str]) -> None:
     """In the child: ``ortpool ARGV`` with stdout redirected to the file ``path`` (``> path``)."""
     import sys
