@@ -236,6 +236,7 @@ class StagedFiles(contextlib.AbstractContextManager):
                 if destination.must_be_new and os.path.lexists(destination.target):
                     raise OrtpoolError(f"{destination.what} {destination.path} appeared while "
                                        "writing; refusing to overwrite it")
+                _keep_mode(destination.target, destination.staged)
                 moved.append((destination.target, self._backup(destination)))
                 os.replace(destination.staged, destination.target)
             for destination, stream in streams:
@@ -329,6 +330,18 @@ def signals_held():
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _keep_mode(target: Path, staged: Path) -> None:
+    """Give ``staged`` the mode (and, where allowed, the owner) of the file ``target`` it
+    replaces, as ``cp`` onto an existing file keeps them: a private output stays private."""
+    try:
+        kept = os.stat(target)
+    except FileNotFoundError:
+        return
+    os.chmod(staged, stat.S_IMODE(kept.st_mode))
+    with contextlib.suppress(OSError):  # another owner: only root may give it
+        os.chown(staged, kept.st_uid, kept.st_gid)
 
 
 def _link_target(path: Path, what: str) -> Path:

@@ -300,3 +300,21 @@ def test_save_refuses_what_is_not_a_path_or_a_flag(tmp_path: Path) -> None:
         "hold",
     ]
     assert listing(tmp_path) == {"m.onnx", "w.bin"}
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path: Path) -> None:
+    """An existing output (or a link's file) replaced keeps its permissions, as ``cp`` onto it
+    would: a private 0600 output became 0644 (the umask's mode of a new file)."""
+    (tmp_path / "private.onnx").write_bytes(b"old")
+    (tmp_path / "private.onnx").chmod(0o600)
+    (tmp_path / "shared.json").write_bytes(b"old")
+    (tmp_path / "shared.json").chmod(0o640)
+    (tmp_path / "link.json").symlink_to("shared.json")
+    with StagedFiles() as files:
+        files.add(tmp_path / "private.onnx", "the output").write(b"new")
+        files.add(tmp_path / "link.json", "the report").write(b"new")
+        files.commit()
+    modes = {name: (tmp_path / name).stat().st_mode & 0o777
+             for name in ("private.onnx", "shared.json")}
+    assert modes == {"private.onnx": 0o600, "shared.json": 0o640}
+    assert (tmp_path / "private.onnx").read_bytes() == (tmp_path / "shared.json").read_bytes()
