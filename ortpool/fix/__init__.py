@@ -95,7 +95,8 @@ def fix(
         source_dir = Path(model).parent if source_dir is None else source_dir
         model = modelfile.read(model, load_external_data=False)
     fixed, report = fix_model(model, options, source_dir)
-    return FixResult(fixed, report, None if source_dir is None else os.fspath(source_dir))
+    # absolute: .save() reads the data from there even after the working directory changed
+    return FixResult(fixed, report, None if source_dir is None else os.path.abspath(source_dir))
 
 
 def _options(given: Mapping[str, Any]) -> Options:

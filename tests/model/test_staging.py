@@ -318,3 +318,33 @@ def test_a_replaced_file_keeps_its_mode(tmp_path: Path) -> None:
              for name in ("private.onnx", "shared.json")}
     assert modes == {"private.onnx": 0o600, "shared.json": 0o640}
     assert (tmp_path / "private.onnx").read_bytes() == (tmp_path / "shared.json").read_bytes()
+
+
+def save_after_chdir(folder: str) -> None:
+    """In the child: fix folder/sub/m.onnx by a relative path, move to folder/elsewhere (whose
+    sub/ holds other weights of the same name) and save there; prints what was saved."""
+    import json
+
+    os.chdir(folder)
+    result = ortpool.fix(os.path.join("sub", "m.onnx"))
+    os.chdir("elsewhere")
+    result.save("o.onnx")
+    print(json.dumps((Path("w.bin").read_bytes() == Path("../sub/w.bin").read_bytes(),
+                      sorted(os.listdir(".")))))
+
+
+def test_save_reads_the_data_from_the_model_s_folder_wherever_it_runs(tmp_path: Path) -> None:
+    """``ortpool.fix('sub/m.onnx')`` kept the folder as given, relative: ``.save()`` after a
+    change of directory read the data from another 'sub' (here: other weights of that name,
+    copied silently as the model's)."""
+    import json
+
+    from tests.support import run_child
+
+    (tmp_path / "sub").mkdir()
+    external_model(tmp_path / "sub", "w.bin")
+    (tmp_path / "elsewhere" / "sub").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "sub" / "w.bin").write_bytes(b"other weights" * 5)
+    done = run_child(__name__, "save_after_chdir", str(tmp_path), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [True, ["o.onnx", "sub", "w.bin"]]
