@@ -100,6 +100,7 @@ class Destination:
         self._files = files
         self.staged: Path | None = None
         self.pending: bytes | None = None
+        self.number = 0  # set by StagedFiles
 
     def write(self, data: bytes) -> None:
         if self.in_place:
@@ -163,6 +164,7 @@ class StagedFiles(contextlib.AbstractContextManager):
         self._sources = [(Path(p), what) for p, what in sources]
         self._destinations: list[Destination] = []
         self._temp: dict[str, Path] = {}
+        self._numbers = itertools.count()  # each destination's staged name, never reused
 
     def __exit__(self, *exc: object) -> None:
         self._discard()
@@ -280,6 +282,7 @@ class StagedFiles(contextlib.AbstractContextManager):
                 if same_file(folder, file.path):
                     raise OrtpoolError(f"{file.what} {file.path} is the folder {needer.what} "
                                        f"{needer.path} needs; write to another path")
+        destination.number = next(self._numbers)
         self._destinations.append(destination)
         return destination
 
@@ -296,8 +299,8 @@ class StagedFiles(contextlib.AbstractContextManager):
         return self._temp[key]
 
     def _stage_path(self, destination: Destination) -> Path:
-        # its index alone: the destination's own name may be as long as a name can be
-        return self._temp_folder(destination) / str(self._destinations.index(destination))
+        # its number alone: the destination's own name may be as long as a name can be
+        return self._temp_folder(destination) / str(destination.number)
 
     def _backup(self, destination: Destination) -> Path | None:
         """The file a destination replaces, kept so that a failed commit can put it back."""
