@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
 
     models = [m for m in (args.model, args.fixed) if m is not None]
     files = StagedFiles([*zip(models, ("the model", "the fixed model"), strict=False),
-                         *data_files_in_reach(models, [args.json])])
+                         *data_files_in_reach(models, [args.json]),
+                         *([(args.inputs, "the inputs file")] if args.inputs else [])])
     json_file = files.add(args.json, "the JSON report") if args.json else None
 
     from ortpool.bench import runner

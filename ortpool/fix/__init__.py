@@ -147,16 +147,20 @@ def fix_file(
     checked = _options(bound.arguments)
     flags = [values.flag(k, v) for k, v in (("allow_unproven", allow_unproven),
                                              ("dry_run", dry_run), ("link_data", link_data))]
+    given = bound.arguments["inputs"]
     return run_file(
         files.model(source, "source", proto=False), files.model(target, "target", proto=False),
         checked, *flags, None if json_report is None else values.path("json_report", json_report),
+        given if isinstance(given, (str, os.PathLike)) else None,
     )
 
 
 def run_file(source: str | os.PathLike, target: str | os.PathLike, options: Options,
              allow_unproven: bool = False, dry_run: bool = False, link_data: bool = False,
-             json_report: str | os.PathLike | None = None) -> FixReport:
-    """:func:`fix_file` on options already built (the command line's call)."""
+             json_report: str | os.PathLike | None = None,
+             inputs_file: str | os.PathLike | None = None) -> FixReport:
+    """:func:`fix_file` on options already built (the command line's call); ``inputs_file``:
+    the .npz the inputs were read from, which neither file written may be."""
 
     def produce(model: onnx.ModelProto, folder: Path) -> tuple[onnx.ModelProto | None, FixReport]:
         fixed, report = fix_model(model, options, folder)
@@ -169,7 +173,9 @@ def run_file(source: str | os.PathLike, target: str | os.PathLike, options: Opti
         report.written = os.fspath(target)
         return fixed, report
 
-    return write_file(source, target, produce, link_data=link_data, json_report=json_report)
+    reads = [] if inputs_file is None else [(inputs_file, "the inputs file")]
+    return write_file(source, target, produce, link_data=link_data, json_report=json_report,
+                      reads=reads)
 
 
 # ``ortpool.fix(model)`` calls :func:`fix` while ``ortpool.fix`` stays the package.

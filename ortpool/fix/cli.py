@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         accuracy=accuracy.from_args(args),
     )
     report = run_file(args.input, args.output, options, args.allow_unproven, args.dry_run,
-                      args.link_data, args.json)
+                      args.link_data, args.json, args.inputs)
     code = report.exit_code(args.allow_unproven)
     if not args.quiet or code:
         stream = sys.stdout if code < 2 else sys.stderr

@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     from ortpool.model.files import data_files_in_reach
 
     sources = [(p, "a model being validated") for p in paths]
+    sources += [(args.inputs, "the inputs file")] if args.inputs else []
     with StagedFiles([*sources, *data_files_in_reach(paths, (args.json, args.html))]) as files:
         json_file = files.add(args.json, "the JSON report") if args.json else None
         html_file = files.add(args.html, "the HTML report") if args.html else None

@@ -334,6 +334,42 @@ def test_a_symlinked_output_is_written_through_not_replaced(work: Path) -> None:
     assert onnx.load(work / "target.onnx").graph.node[0].op_type == "MaxPool_12"
 
 
+def test_no_file_written_is_the_inputs_file(work: Path) -> None:
+    """``--inputs x.npz`` with ``--json x.npz`` (validate, fix, bench) or ``fix in.onnx x.npz``:
+    the inputs file was overwritten with the report or the model. Refused before the run, as
+    by ``fix_file(inputs=..., json_report=...)``."""
+    np.savez(work / "x.npz", x=np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4))
+    before = sha(work / "x.npz")
+    cases = {
+        ("validate", "in.onnx", "--no-progress", "--inputs", "x.npz", "--json", "x.npz"):
+            "the JSON report x.npz",
+        ("fix", "in.onnx", "out.onnx", "--inputs", "x.npz", "--json", "./x.npz"):
+            "the JSON report x.npz",
+        ("fix", "in.onnx", "x.npz", "--inputs", "x.npz"): "the output x.npz",
+        ("bench", "in.onnx", "--inputs", "x.npz", "--json", "x.npz"): "the JSON report x.npz",
+    }
+    found = commands_in_child([list(argv) for argv in cases], cwd=work, timeout=TIMEOUT)
+    assert [(argv, code, text) for argv, (code, text) in zip(cases, found, strict=True)] == [
+        (argv, 2, f"ortpool {argv[0]}: error: {what} is the inputs file; write to another path\n")
+        for argv, what in cases.items()
+    ]
+    done = run_child(__name__, "fix_file_onto_inputs", str(work), timeout=TIMEOUT)
+    assert done.stdout == "the JSON report x.npz is the inputs file; write to another path\n"
+    assert tree(work) == BASE | {"x.npz"}
+    assert sha(work / "x.npz") == before
+
+
+def fix_file_onto_inputs(folder: str) -> None:
+    """In the child: ``fix_file`` with ``json_report`` the ``inputs`` file; prints the error."""
+    import ortpool
+
+    os.chdir(folder)
+    try:
+        ortpool.fix.fix_file("in.onnx", "out.onnx", inputs="x.npz", json_report="x.npz")
+    except ortpool.OrtpoolError as err:
+        print(err)
+
+
 def test_a_link_that_leads_nowhere_writable_is_refused_before_the_run(work: Path) -> None:
     """An output or report that is a dangling link into a missing folder, or a loop of links,
     is refused at once, naming it (it once failed after the run with "[Errno 2] No such file or
