@@ -20,6 +20,7 @@ from typing import Any
 import onnx
 
 from ortpool import modelfile
+from ortpool.errors import OrtpoolError
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.lazy import callable_package
 from ortpool.model.files import write_file
@@ -29,6 +30,7 @@ from ortpool.options import inputs as inputs_group
 from ortpool.ort.runtime_spec import DEFAULT_LEVEL
 from ortpool.report.fixes import FixReport, FixResult, NodeFix
 from ortpool.report.outcomes import Outcome, Realization
+from ortpool.staging import same_file
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 __all__ = [
@@ -173,9 +175,10 @@ def run_file(source: str | os.PathLike, target: str | os.PathLike, options: Opti
         report.written = os.fspath(target)
         return fixed, report
 
-    reads = [] if inputs_file is None else [(inputs_file, "the inputs file")]
-    return write_file(source, target, produce, link_data=link_data, json_report=json_report,
-                      reads=reads)
+    for path, what in ((target, "the output"), (json_report, "the JSON report")):
+        if inputs_file is not None and path is not None and same_file(path, inputs_file):
+            raise OrtpoolError(f"{what} {Path(path)} is the inputs file; write to another path")
+    return write_file(source, target, produce, link_data=link_data, json_report=json_report)
 
 
 # ``ortpool.fix(model)`` calls :func:`fix` while ``ortpool.fix`` stays the package.

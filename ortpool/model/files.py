@@ -253,17 +253,14 @@ Report = TypeVar("Report", bound=FileReport)
 
 def write_file(source: str | os.PathLike, target: str | os.PathLike,
                produce: Callable[[onnx.ModelProto, Path], tuple[onnx.ModelProto | None, Report]], *,
-               link_data: bool = False, json_report: str | os.PathLike | None = None,
-               reads: Iterable[tuple[str | os.PathLike, str]] = ()) -> Report:
+               link_data: bool = False, json_report: str | os.PathLike | None = None) -> Report:
     """Read ``source`` (weights never loaded), make the result with ``produce(model,
     source_dir)``, write it to ``target`` with its external data and the report to
     ``json_report``: all of it or nothing, every destination checked and its folder proven
-    writable before ``produce`` runs. With no model produced, the report is still written.
-    ``reads``: other files the command reads, ``(path, description)``, which no destination
-    may be (an --inputs file)."""
+    writable before ``produce`` runs. With no model produced, the report is still written."""
     source = Path(source)
     model = modelfile.read(source, load_external_data=False)
-    sources = [(source, "the input model"), *data_sources(model, source.parent), *reads]
+    sources = [(source, "the input model"), *data_sources(model, source.parent)]
     with StagedFiles(sources) as files:
         output = files.add(target, "the output")
         report_file = files.add(json_report, "the JSON report") if json_report else None
