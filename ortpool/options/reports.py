@@ -6,13 +6,20 @@ from __future__ import annotations
 import argparse
 
 
+def report_file(text: str) -> str:
+    """A report's path as given; ``''`` is refused (it was taken for no report at all)."""
+    if not text:
+        raise argparse.ArgumentTypeError("'' names no file; leave the option out for no report")
+    return text
+
+
 def add_json(parser: argparse.ArgumentParser, what: str) -> None:
     """``--json FILE``; ``what`` is its help (what the command writes there)."""
-    parser.add_argument("--json", metavar="FILE", help=what)
+    parser.add_argument("--json", metavar="FILE", type=report_file, help=what)
 
 
 def add_html(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--html", metavar="FILE", help=what)
+    parser.add_argument("--html", metavar="FILE", type=report_file, help=what)
 
 
 def add_verbose(parser: argparse.ArgumentParser, what: str, quiet: bool = False) -> None:

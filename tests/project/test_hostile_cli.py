@@ -97,6 +97,11 @@ def test_every_option_value_is_checked_in_one_line(tmp_path):
         "GlobalAveragePool/GlobalLpPool, MaxRoiPool",
         ("warmup", "--kernels", ","): "ortpool warmup: error: name at least one element type and "
         "one kernel to compile",
+        # an empty report name was taken for no report: the run wrote no report, said nothing
+        ("rewrite", MODEL, out, "--json", ""): "ortpool rewrite: error: argument --json: '' names "
+        "no file; leave the option out for no report",
+        ("validate", MODEL, "--html", ""): "ortpool validate: error: argument --html: '' names no "
+        "file; leave the option out for no report",
     }
     found = _run([list(argv) for argv in cases])
     for (argv, message), (code, stderr) in zip(cases.items(), found, strict=True):
