@@ -33,7 +33,7 @@ from ortpool.options.timing import DEFAULT_TIMEOUT
 from ortpool.report import record as results
 from ortpool.report.progress import Progress
 from ortpool.runtimes.base import stop
-from ortpool.staging import signals_held
+from ortpool.staging import ENDING_SIGNALS, signals_held
 from ortpool.validate import server
 
 #: validates one model in the child: (path, options, strict_shapes, progress) -> ModelResult
@@ -135,7 +135,7 @@ def _bound_to_parent(conn: Connection, timeout: float | None) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, set(ENDING_SIGNALS))
     if timeout:
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
         signal.alarm(math.ceil(timeout) + _ALARM_GRACE)
