@@ -287,6 +287,7 @@ class _Child:
     path: str = ""
     output: Path = Path()
     started: float = 0.0
+    limit: float | None = None  # --timeout (the deadline moves on by the waits for quiet)
     deadline: float | None = None
     progress: tuple[int, int, str] = (0, 0, "")
     message: tuple[str, Any] | None = None
@@ -302,7 +303,7 @@ class _Child:
         """Start a model on this (idle) child; OSError if the child is gone."""
         self.tasks.send((path, str(output)))
         self.index, self.path, self.output = index, path, output
-        self.started = time.monotonic()
+        self.started, self.limit = time.monotonic(), timeout
         self.deadline = self.started + timeout if timeout else None
         self.progress, self.message, self.ended, self.taken = (0, 0, ""), None, "", False
         self.asked_quiet, self.quiet = None, False
@@ -348,7 +349,7 @@ class _Child:
         return False
 
     def _timed_out(self) -> str:
-        text = f"no result within {self.deadline - self.started:g} s (--timeout); killed"
+        text = f"no result within {self.limit:g} s (--timeout); killed"
         done, total, label = self.progress
         if total and label:
             text += f" while at node {label!r} ({done + 1} of {total})"

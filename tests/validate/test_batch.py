@@ -151,6 +151,16 @@ def test_a_timing_loop_runs_while_no_other_worker_validates_a_model():
     assert "ok2" in pid and stream.text.index("timed1 timed") < stream.text.index("chatter of ok2")
 
 
+def test_a_model_that_waited_to_time_says_its_own_timeout():
+    """The wait for quiet moves a model's deadline on, not its --timeout: one that hangs after
+    timing is reported with the limit given ("no result within 6.37585 s" was the wait added)."""
+    found = batch.run_models(["busy0", "timedhang"], 3, jobs=2, timeout=3.0, stderr=_Stream(),
+                             work=batch_stand_in.work)
+    assert [r.status for r in found] == ["not-compared", "timed-out"]
+    assert found[1].error == (
+        "no result within 3 s (--timeout); killed while at node 'pool_1' (2 of 3)")
+
+
 def test_a_worker_waiting_to_time_has_its_alarm_paused():
     """A worker's own alarm (its --timeout plus 5 s, for a hang inside native code) must not fire
     while it waits for quiet: paused while it waits, the rest armed again once told to go."""
