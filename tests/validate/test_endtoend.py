@@ -205,3 +205,43 @@ def test_a_rewritten_model_is_validated_as_ortpools(tmp_path, capsys):
         "8 pooling nodes: 8 ortpool op",
         "1 model agrees; 0 graph output(s) differ end to end",
     ]
+
+
+class _SlowOnWholeModels(__import__("ortpool.runtimes.reference_runtime",
+                                    fromlist=["Reference"]).Reference):
+    """The onnx reference evaluator, hanging on a model with a Relu (the whole model, not a
+    pooling node's one-node model); imported by its worker's child from this module."""
+
+    name = "slow-whole"
+
+    def run(self, model, feeds):
+        import time
+
+        if any(n.op_type == "Relu" for n in onnx.load_from_string(model).graph.node):
+            time.sleep(60)
+        return super().run(model, feeds)
+
+
+def test_a_whole_model_run_past_case_timeout_is_not_a_difference():
+    """Another runtime that does not finish the whole model within --case-timeout, while every
+    pooling node agrees on it: the outputs are not compared, the model agrees (it was DIFFERS,
+    'only the ortpool-rewritten model runs', exit 1, with no difference anywhere)."""
+    from onnx import TensorProto, helper
+
+    import ortpool
+
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[2, 2], name="pool"),
+         helper.make_node("Relu", ["p"], ["y"])], "slow",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 5, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model.ir_version = 8
+    report = ortpool.validate(model, runtime=_SlowOnWholeModels(), case_timeout=2.0,
+                              guard_cost=False)
+    (found,) = report.models
+    assert [n.status for n in found.nodes] == [results.AGREE]
+    assert not found.run_differs and found.status == results.AGREE, found.end_to_end
+    assert found.end_to_end.startswith("not compared: slow-whole could not run the model: "
+                                       "slow-whole: timed-out: the worker took longer than 2 s")
+    assert report.exit_code == 0
