@@ -265,6 +265,10 @@ def _validated(work: Work, path: str, options: Any, strict_shapes: bool,
         return (results.CRASHED, why), False
 
 
+#: seconds a worker has to take the model it is given before the model's --timeout starts (a
+#: spawned one imports the validator and onnxruntime first: about 1.5 s)
+_STARTUP = 60.0
+
 #: a worker that has held more than this (peak resident bytes) validates no further model
 _RETIRE_BYTES = 1 << 30
 
@@ -300,11 +304,13 @@ class _Child:
     notes: list[str] = dataclasses.field(default_factory=list)  # to show at once
 
     def give(self, index: int, path: str, output: Path, timeout: float | None) -> None:
-        """Start a model on this (idle) child; OSError if the child is gone."""
+        """Start a model on this (idle) child; OSError if the child is gone. Its clock starts
+        once the child has taken the model (:meth:`drain`): a fresh spawned child imports the
+        validator first, which is no time of the model's; it has :data:`_STARTUP` s for that."""
         self.tasks.send((path, str(output)))
         self.index, self.path, self.output = index, path, output
         self.started, self.limit = time.monotonic(), timeout
-        self.deadline = self.started + timeout if timeout else None
+        self.deadline = self.started + timeout + _STARTUP if timeout else None
         self.progress, self.message, self.ended, self.taken = (0, 0, ""), None, "", False
         self.asked_quiet, self.quiet = None, False
 
@@ -315,6 +321,9 @@ class _Child:
             except (EOFError, OSError):  # the child is gone (maybe halfway through a message)
                 self._close()
                 return
+            if kind == _TAKEN:  # the model's clock starts
+                self.started = time.monotonic()
+                self.deadline = self.started + self.limit if self.limit else None
             if kind in _FLAGS:
                 setattr(self, *_FLAGS[kind])
             elif kind == _PROGRESS:

@@ -161,6 +161,17 @@ def test_a_model_that_waited_to_time_says_its_own_timeout():
         "no result within 3 s (--timeout); killed while at node 'pool_1' (2 of 3)")
 
 
+def test_a_workers_start_is_no_time_of_its_first_model():
+    """A fresh worker's imports (2 s here; a spawned one's of the validator and onnxruntime) come
+    before it takes its model: a --timeout of 1 s counts from there (every model was TIMED OUT
+    where workers are spawned, and validated where they are forked from the server)."""
+    from tests.support import batch_slow_start
+
+    found = batch.run_models(["ok0", "ok1"], 3, jobs=1, timeout=1.0, stderr=_Stream(),
+                             work=batch_slow_start.work)
+    assert [r.status for r in found] == ["not-compared"] * 2, [r.error for r in found]
+
+
 def test_a_worker_waiting_to_time_has_its_alarm_paused():
     """A worker's own alarm (its --timeout plus 5 s, for a hang inside native code) must not fire
     while it waits for quiet: paused while it waits, the rest armed again once told to go."""
