@@ -103,10 +103,33 @@ def _signals_end_the_command():
             signal.signal(sig, handler)
 
 
+def _closed_streams_to_devnull() -> None:
+    """A standard stream the command was started without (``>&-``, ``2>&-``, ``<&-``: Python
+    makes it None) is opened on the null device: its output is discarded, and the descriptor is
+    not taken by the next file or pipe opened (a child's protocol pipe read as its stdout)."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+        except OSError:  # no null device: nothing better to do
+            continue
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        os.set_inheritable(fd, True)  # the children's standard stream too
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115  # for the process
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command ``argv`` names; its exit code. Interrupted by SIGINT, SIGTERM or SIGHUP (a
     closed terminal), it cleans up and returns 128 + the signal (130, 143, 129) without a word; a
     closed stdout (``| head``) ends it quietly with 141, as SIGPIPE would."""
+    _closed_streams_to_devnull()
     try:
         with _signals_end_the_command():
             code = _main(argv)
