@@ -487,6 +487,14 @@ class _Run:
                 return
             index, path = self.todo.popleft()
             fresh = idle is None
+            try:  # made again if a cleaner of the temporary folder took it (each model's output
+                # goes there: a child that cannot open it ends, and the model seemed to crash)
+                os.makedirs(self.folder, mode=0o700, exist_ok=True)
+            except OSError as err:
+                why = f"the run's temporary folder cannot be made again: {one_line(str(err))}"
+                failed = results.ModelResult(path=path, outcome=results.COULD_NOT_RUN, error=why)
+                self.finished[index] = (failed, "")
+                continue
             try:
                 with signals_held():  # started and recorded, so killed on the way out
                     if idle is None:

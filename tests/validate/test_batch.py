@@ -172,6 +172,25 @@ def test_a_workers_start_is_no_time_of_its_first_model():
     assert [r.status for r in found] == ["not-compared"] * 2, [r.error for r in found]
 
 
+def test_a_run_folder_removed_from_outside_costs_no_model_its_result(tmp_path, monkeypatch):
+    """A cleaner of the temporary folder (tmpreaper, systemd-tmpfiles) removes the run's folder
+    between two models: it is made again for the next, which is validated (each model after
+    it was CRASHED, 'exited with code 1 and no result': its child could not open its output)."""
+    import shutil
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+
+    def clean(result: results.ModelResult) -> None:
+        if result.path == "ok0":
+            for folder in tmp_path.glob("ortpool-validate-*"):
+                shutil.rmtree(folder)
+
+    found = batch.run_models(["ok0", "ok1", "ok2"], 3, jobs=1, timeout=30.0, stderr=_Stream(),
+                             on_result=clean, work=batch_stand_in.work)
+    assert [r.status for r in found] == ["not-compared"] * 3, [r.error for r in found]
+    assert not list(tmp_path.glob("ortpool-validate-*"))
+
+
 def test_a_worker_waiting_to_time_has_its_alarm_paused():
     """A worker's own alarm (its --timeout plus 5 s, for a hang inside native code) must not fire
     while it waits for quiet: paused while it waits, the rest armed again once told to go."""
