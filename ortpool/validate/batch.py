@@ -470,6 +470,7 @@ class _Run:
     children: list[_Child] = dataclasses.field(default_factory=list)
     finished: dict[int, tuple[results.ModelResult, str]] = dataclasses.field(default_factory=dict)
     found: list[results.ModelResult] = dataclasses.field(default_factory=list)
+    restarted: set[int] = dataclasses.field(default_factory=set)  # models the server died for
 
     def __post_init__(self) -> None:
         self.todo = collections.deque(enumerate(self.paths))
@@ -501,11 +502,18 @@ class _Run:
                         idle = self._start()
                         self.children.append(idle)
                     idle.give(index, path, Path(self.folder) / f"{index}.out", self.timeout)
-            except OSError as err:
+            except (OSError, EOFError) as err:
                 if idle is not None:
                     self.children.remove(idle)
                     idle.kill()
                 if not fresh:  # the idle child had ended (it retired): the model goes to another
+                    self.todo.appendleft((index, path))
+                    continue
+                if isinstance(err, EOFError) and index not in self.restarted:
+                    # the server died as it forked (killed: the out-of-memory killer may pick
+                    # it): ended for good, so that the next start makes a fresh one; once
+                    self.restarted.add(index)
+                    server.stop()
                     self.todo.appendleft((index, path))
                     continue
                 # no process to be had (EAGAIN, no memory): this model

@@ -191,6 +191,26 @@ def test_a_run_folder_removed_from_outside_costs_no_model_its_result(tmp_path, m
     assert not list(tmp_path.glob("ortpool-validate-*"))
 
 
+def test_a_server_killed_as_it_forks_a_worker_costs_no_model_its_result():
+    """The forkserver killed from outside (the out-of-memory killer may pick it: it holds
+    onnxruntime) while a worker is being forked from it: the start is made again from a fresh
+    server and the model validated (the EOFError ended the whole run in a traceback). Here the
+    server is stopped once "bug" is reported (its worker retires, so "ok1" needs a fresh one)
+    and killed a second later, while the fork waits on it."""
+    from multiprocessing import forkserver
+
+    def stop_the_server(result: results.ModelResult) -> None:
+        if result.path == "bug":
+            pid = forkserver._forkserver._forkserver_pid
+            os.kill(pid, signal.SIGSTOP)
+            threading.Timer(1.0, os.kill, (pid, signal.SIGKILL)).start()
+
+    found = batch.run_models(["bug", "ok1", "ok2"], 3, jobs=1, timeout=30.0, stderr=_Stream(),
+                             on_result=stop_the_server, work=batch_stand_in.work)
+    assert [r.status for r in found] == ["crashed", "not-compared", "not-compared"], [
+        r.error for r in found]
+
+
 def test_a_worker_waiting_to_time_has_its_alarm_paused():
     """A worker's own alarm (its --timeout plus 5 s, for a hang inside native code) must not fire
     while it waits for quiet: paused while it waits, the rest armed again once told to go."""
