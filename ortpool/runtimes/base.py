@@ -294,6 +294,8 @@ def _die_with_parent(conn: Connection) -> None:
     a long case running on its own). The runtimes release the GIL while they compute."""
     import select
 
+    if not hasattr(select, "poll"):  # not POSIX: the child ends at its next job instead
+        return
     poller = select.poll()
     poller.register(conn.fileno(), 0)  # POLLERR, POLLHUP and POLLNVAL are always reported
 
