@@ -60,9 +60,16 @@ def _command(name: str) -> Any:
     return getattr(module, attribute) if attribute else module
 
 
+#: the signals that end the command through its cleanup: Ctrl-C, a supervisor's stop, a closed
+#: terminal (SIGHUP, absent on Windows); :data:`ortpool.staging.ENDING_SIGNALS`, which holds them
+#: back, is the same (not imported here: it imports onnx)
+ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                       if hasattr(signal, name))
+
+
 class Interrupted(BaseException):
-    """SIGINT or SIGTERM arrived: raised where the command was, so every ``finally`` on the way
-    out runs; a BaseException, so no ``except Exception`` takes it for a failure."""
+    """SIGINT, SIGTERM or SIGHUP arrived: raised where the command was, so every ``finally`` on
+    the way out runs; a BaseException, so no ``except Exception`` takes it for a failure."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -71,17 +78,21 @@ class Interrupted(BaseException):
 
 def _interrupt(signum: int, frame: object) -> None:
     # The first signal ends the command; a second one (Ctrl-C pressed again, a supervisor's
-    # SIGTERM after SIGINT) must not cut the cleanup short, so both are ignored from now on.
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    # SIGTERM after SIGINT) must not cut the cleanup short, so all are ignored from now on.
+    for sig in ENDING_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
     raise Interrupted(signum)
 
 
 @contextlib.contextmanager
 def _signals_end_the_command():
-    """SIGINT and SIGTERM raise :class:`Interrupted` while the command runs (main thread only)."""
+    """SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` while the command runs (main thread
+    only); a SIGHUP the command was started ignoring (``nohup``) stays ignored."""
+    hangup = getattr(signal, "SIGHUP", None)
+    caught = [sig for sig in ENDING_SIGNALS
+              if sig != hangup or signal.getsignal(sig) != signal.SIG_IGN]
     try:
-        previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+        previous = {sig: signal.signal(sig, _interrupt) for sig in caught}
     except ValueError:  # not the main thread
         yield
         return
@@ -92,10 +103,33 @@ def _signals_end_the_command():
             signal.signal(sig, handler)
 
 
+def _closed_streams_to_devnull() -> None:
+    """A standard stream the command was started without (``>&-``, ``2>&-``, ``<&-``: Python
+    makes it None) is opened on the null device: its output is discarded, and the descriptor is
+    not taken by the next file or pipe opened (a child's protocol pipe read as its stdout)."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+        except OSError:  # no null device: nothing better to do
+            continue
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        os.set_inheritable(fd, True)  # the children's standard stream too
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115  # for the process
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command ``argv`` names; its exit code. Interrupted by SIGINT or SIGTERM, it
-    cleans up and returns 128 + the signal (130, 143) without a word; a closed stdout (``|
-    head``) ends it quietly with 141, as SIGPIPE would."""
+    """Run the command ``argv`` names; its exit code. Interrupted by SIGINT, SIGTERM or SIGHUP (a
+    closed terminal), it cleans up and returns 128 + the signal (130, 143, 129) without a word; a
+    closed stdout (``| head``) ends it quietly with 141, as SIGPIPE would."""
+    _closed_streams_to_devnull()
     try:
         with _signals_end_the_command():
             code = _main(argv)

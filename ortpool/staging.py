@@ -319,11 +319,17 @@ class StagedFiles(contextlib.AbstractContextManager):
         self._temp.clear()
 
 
+#: the signals that end a command through its cleanup (:func:`ortpool.cli.main`): Ctrl-C, a
+#: supervisor's stop, a closed terminal (SIGHUP, absent on Windows)
+ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                       if hasattr(signal, name))
+
+
 @contextlib.contextmanager
 def signals_held():
-    """SIGINT and SIGTERM held back (delivered when it ends): something made (a folder, a child)
-    must not be lost before it is recorded for removal."""
-    held = {signal.SIGINT, signal.SIGTERM}
+    """:data:`ENDING_SIGNALS` held back (delivered when it ends): something made (a folder, a
+    child) must not be lost before it is recorded for removal."""
+    held = set(ENDING_SIGNALS)
     try:
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     except (AttributeError, OSError, ValueError):  # no POSIX signal masks here

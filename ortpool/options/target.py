@@ -96,6 +96,10 @@ def from_python(runtime: Any = ONNXRUNTIME, runtime_options: Any = None,
                 "its options to ortpool.runtimes.get, or give runtime= a name")
         timeout = values.seconds("case_timeout", case_timeout)
         _refuse(PYTHON, runtime.name, onnxruntime_given)
+        try:
+            runtime.describe()  # as build() asks a runtime it makes
+        except (TypeError, ValueError) as err:
+            raise OrtpoolError(f"runtime={runtime!r}: {err}") from None
         return Target(runtime, timeout)
     options = {} if runtime_options is None else runtime_options
     if not (isinstance(options, Mapping) and all(isinstance(k, str) for k in options)):
@@ -128,9 +132,13 @@ def build(style: str, name: Any, options: dict[str, Any], case_timeout: Any,
     if hint is not None:
         raise OrtpoolError(f"{named}: {spelled} is not installed here: {hint}")
     try:
-        return Target(runtimes.get(spelled, **options), timeout)
+        judged = runtimes.get(spelled, **options)
+        # what the reports say of it, asked now: a device that is not there is refused before
+        # any model runs (it failed every model, then the report's settings with a traceback)
+        judged.describe()
     except (TypeError, ValueError) as err:  # an option it does not take, a bad value
         raise OrtpoolError(f"{label('runtime_options', style)}: {err}") from None
+    return Target(judged, timeout)
 
 
 def _refuse(style: str, name: str, given: Sequence[str]) -> None:

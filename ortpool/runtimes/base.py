@@ -288,9 +288,30 @@ def stop(process: Any, conn: Connection | None) -> None:
         process.join(timeout=5)
 
 
+def _die_with_parent(conn: Connection) -> None:
+    """In the child: end at once (SIGKILL) when the parent's end of ``conn`` closes, even in the
+    middle of a run (a parent killed, or a validate worker killed at its --timeout, would leave
+    a long case running on its own). The runtimes release the GIL while they compute."""
+    import select
+
+    if not hasattr(select, "poll"):  # not POSIX: the child ends at its next job instead
+        return
+    poller = select.poll()
+    poller.register(conn.fileno(), 0)  # POLLERR, POLLHUP and POLLNVAL are always reported
+
+    def watch() -> None:
+        for _, event in poller.poll():
+            if event & select.POLLNVAL:  # our end closed: the child is ending anyway
+                return
+            os.kill(os.getpid(), signal.SIGKILL)  # the parent is gone
+
+    threading.Thread(target=watch, name="ortpool parent watch", daemon=True).start()
+
+
 def _serve(runtime: Runtime, stderr_path: str, conn: Connection) -> None:
     """The child: standard error to ``stderr_path`` (a native runtime's last words before it
     aborts), the runtime prepared, then (model, feeds) jobs until told to stop."""
+    _die_with_parent(conn)
     # Ctrl-C reaches the whole process group: the parent ends the child, not the signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     fd = os.open(stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

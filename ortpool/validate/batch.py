@@ -33,7 +33,7 @@ from ortpool.options.timing import DEFAULT_TIMEOUT
 from ortpool.report import record as results
 from ortpool.report.progress import Progress
 from ortpool.runtimes.base import stop
-from ortpool.staging import signals_held
+from ortpool.staging import ENDING_SIGNALS, signals_held
 from ortpool.validate import server
 
 #: validates one model in the child: (path, options, strict_shapes, progress) -> ModelResult
@@ -135,7 +135,7 @@ def _bound_to_parent(conn: Connection, timeout: float | None) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, set(ENDING_SIGNALS))
     if timeout:
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
         signal.alarm(math.ceil(timeout) + _ALARM_GRACE)
@@ -265,6 +265,10 @@ def _validated(work: Work, path: str, options: Any, strict_shapes: bool,
         return (results.CRASHED, why), False
 
 
+#: seconds a worker has to take the model it is given before the model's --timeout starts (a
+#: spawned one imports the validator and onnxruntime first: about 1.5 s)
+_STARTUP = 60.0
+
 #: a worker that has held more than this (peak resident bytes) validates no further model
 _RETIRE_BYTES = 1 << 30
 
@@ -287,6 +291,7 @@ class _Child:
     path: str = ""
     output: Path = Path()
     started: float = 0.0
+    limit: float | None = None  # --timeout (the deadline moves on by the waits for quiet)
     deadline: float | None = None
     progress: tuple[int, int, str] = (0, 0, "")
     message: tuple[str, Any] | None = None
@@ -299,11 +304,13 @@ class _Child:
     notes: list[str] = dataclasses.field(default_factory=list)  # to show at once
 
     def give(self, index: int, path: str, output: Path, timeout: float | None) -> None:
-        """Start a model on this (idle) child; OSError if the child is gone."""
+        """Start a model on this (idle) child; OSError if the child is gone. Its clock starts
+        once the child has taken the model (:meth:`drain`): a fresh spawned child imports the
+        validator first, which is no time of the model's; it has :data:`_STARTUP` s for that."""
         self.tasks.send((path, str(output)))
         self.index, self.path, self.output = index, path, output
-        self.started = time.monotonic()
-        self.deadline = self.started + timeout if timeout else None
+        self.started, self.limit = time.monotonic(), timeout
+        self.deadline = self.started + timeout + _STARTUP if timeout else None
         self.progress, self.message, self.ended, self.taken = (0, 0, ""), None, "", False
         self.asked_quiet, self.quiet = None, False
 
@@ -314,6 +321,9 @@ class _Child:
             except (EOFError, OSError):  # the child is gone (maybe halfway through a message)
                 self._close()
                 return
+            if kind == _TAKEN:  # the model's clock starts
+                self.started = time.monotonic()
+                self.deadline = self.started + self.limit if self.limit else None
             if kind in _FLAGS:
                 setattr(self, *_FLAGS[kind])
             elif kind == _PROGRESS:
@@ -348,7 +358,7 @@ class _Child:
         return False
 
     def _timed_out(self) -> str:
-        text = f"no result within {self.deadline - self.started:g} s (--timeout); killed"
+        text = f"no result within {self.limit:g} s (--timeout); killed"
         done, total, label = self.progress
         if total and label:
             text += f" while at node {label!r} ({done + 1} of {total})"
@@ -460,6 +470,7 @@ class _Run:
     children: list[_Child] = dataclasses.field(default_factory=list)
     finished: dict[int, tuple[results.ModelResult, str]] = dataclasses.field(default_factory=dict)
     found: list[results.ModelResult] = dataclasses.field(default_factory=list)
+    restarted: set[int] = dataclasses.field(default_factory=set)  # models the server died for
 
     def __post_init__(self) -> None:
         self.todo = collections.deque(enumerate(self.paths))
@@ -477,17 +488,32 @@ class _Run:
                 return
             index, path = self.todo.popleft()
             fresh = idle is None
+            try:  # made again if a cleaner of the temporary folder took it (each model's output
+                # goes there: a child that cannot open it ends, and the model seemed to crash)
+                os.makedirs(self.folder, mode=0o700, exist_ok=True)
+            except OSError as err:
+                why = f"the run's temporary folder cannot be made again: {one_line(str(err))}"
+                failed = results.ModelResult(path=path, outcome=results.COULD_NOT_RUN, error=why)
+                self.finished[index] = (failed, "")
+                continue
             try:
                 with signals_held():  # started and recorded, so killed on the way out
                     if idle is None:
                         idle = self._start()
                         self.children.append(idle)
                     idle.give(index, path, Path(self.folder) / f"{index}.out", self.timeout)
-            except OSError as err:
+            except (OSError, EOFError) as err:
                 if idle is not None:
                     self.children.remove(idle)
                     idle.kill()
                 if not fresh:  # the idle child had ended (it retired): the model goes to another
+                    self.todo.appendleft((index, path))
+                    continue
+                if isinstance(err, EOFError) and index not in self.restarted:
+                    # the server died as it forked (killed: the out-of-memory killer may pick
+                    # it): ended for good, so that the next start makes a fresh one; once
+                    self.restarted.add(index)
+                    server.stop()
                     self.todo.appendleft((index, path))
                     continue
                 # no process to be had (EAGAIN, no memory): this model

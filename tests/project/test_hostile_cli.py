@@ -235,6 +235,35 @@ def test_a_closed_stdout_ends_validate_quietly_and_profiles_leave_no_file(tmp_pa
     assert [p.name for p in tmp.iterdir() if "ortpool" in p.name] == []
 
 
+def without_streams(argv: list[str]) -> None:
+    """In the child: ``ortpool ARGV`` started as ``>&- 2>&-`` starts it: no descriptor 1 or 2,
+    and Python's sys.stdout and sys.stderr None."""
+    from ortpool import cli
+
+    os.close(1)
+    os.close(2)
+    sys.stdout = sys.stderr = None
+    raise SystemExit(cli.main(argv))
+
+
+def test_a_command_started_without_stdout_and_stderr_runs_as_usual(tmp_path):
+    """``ortpool validate a.onnx b.onnx --json r.json >&- 2>&-`` (a cron job, a daemon): the
+    output is discarded and the run is as usual (every model's worker died on sys.stdout being
+    None, each model CRASHED; with stdout alone closed, a traceback and exit 1 at the end);
+    ``fix`` writes its model (exit 0, not 1)."""
+    import json
+
+    report, fixed = tmp_path / "r.json", tmp_path / "fixed.onnx"
+    argv = ["validate", MODEL, str(ROOT / "models" / "maxpool-11.onnx"), "--json", str(report),
+            "--no-progress"]
+    done = run_child(__name__, "without_streams", argv, timeout=TIMEOUT, env=ENV)
+    assert done.returncode == 0
+    assert [m["status"] for m in json.loads(report.read_text())["models"]] == ["agree"] * 2
+    argv = ["fix", str(ROOT / "models" / "fix" / "fix-valid-ceil.onnx"), str(fixed)]
+    done = run_child(__name__, "without_streams", argv, timeout=TIMEOUT, env=ENV)
+    assert done.returncode == 0 and fixed.is_file()
+
+
 def killed_while_a_model_hangs(marker: str) -> None:
     """In the child: validate the stand-in model "hang" (it sleeps 600 s), and SIGKILL this
     process once its child reports the node it hangs at: nothing is left to kill the child."""

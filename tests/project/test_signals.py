@@ -76,6 +76,32 @@ def signal_at(argv: list[str], module: str, attribute: str, signum: int) -> None
     raise SystemExit(code)
 
 
+def hangup_ignored(argv: list[str]) -> None:
+    """In the child: ``ortpool ARGV`` started with SIGHUP ignored (``nohup``), a SIGHUP sent to
+    this process once the rewrite is done; exits with the command's code."""
+    from ortpool import cli
+    from ortpool.rewrite import passes
+
+    original = passes.rewrite_model
+
+    def wrapper(*args, **kwargs):
+        result = original(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGHUP)
+        return result
+
+    passes.rewrite_model = wrapper
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    raise SystemExit(cli.main(argv))
+
+
+def test_a_command_under_nohup_goes_on_after_a_hangup(tmp_path):
+    out = tmp_path / "out.onnx"
+    argv = ["rewrite", str(MODELS / "maxpool-12.onnx"), str(out)]
+    done = run_child(__name__, "hangup_ignored", argv, timeout=TIMEOUT)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert out.is_file()
+
+
 def _files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
@@ -86,6 +112,11 @@ def _files(root: Path) -> set[str]:
 SKIPPED = {("validate", "reading", signal.SIGINT), ("validate", "writing", signal.SIGTERM)}
 
 
+#: SIGHUP (a closed terminal, an ended ssh session) ends a command as SIGTERM does: checked at
+#: two points (it killed validate outright, leaving its temporary folder and the forkserver's)
+HANGUPS = [("validate", "working", signal.SIGHUP), ("rewrite", "writing", signal.SIGHUP)]
+
+
 def _cases() -> list[tuple[str, str, int]]:
     every = [
         (command, point, signum)
@@ -93,7 +124,7 @@ def _cases() -> list[tuple[str, str, int]]:
         for point in POINTS
         for signum in (signal.SIGINT, signal.SIGTERM)
     ]
-    return [case for case in every if case not in SKIPPED]
+    return [case for case in every if case not in SKIPPED] + HANGUPS
 
 
 @pytest.mark.parametrize(("command", "point", "signum"), _cases())

@@ -106,3 +106,28 @@ def test_onnxruntimes_options_and_bad_runtime_options_are_refused(tmp_path):
             "and <= 1000000\n"),
     ]
     assert not list(tmp_path.iterdir())
+
+
+@needs["openvino"]
+def test_a_device_openvino_does_not_have_is_refused_before_any_model(tmp_path):
+    """``--runtime-option device=NPU7``: exit 2 at once with the devices there are (it failed
+    every model, then ended in a traceback writing the report's settings, exit 1)."""
+    import ortpool
+    from ortpool import runtimes
+    from ortpool.errors import OrtpoolError
+
+    model = str(MODELS / "maxpool-12.onnx")
+    cases = [["validate", model, model, "--runtime", "openvino", "--runtime-option",
+              "device=NPU7"],
+             ["conformance", "--ops", "MaxPool", "--runtime", "openvino", "--runtime-option",
+              "device=NPU7"]]
+    found = commands_in_child(cases, cwd=tmp_path, timeout=120)
+    for (code, stderr), command in zip(found, ("validate", "conformance"), strict=True):
+        assert code == 2 and stderr.startswith(
+            f"ortpool {command}: error: --runtime-option: openvino: device 'NPU7' is not "
+            "available here (available: "), stderr
+        assert stderr.count("\n") == 1
+    with pytest.raises(OrtpoolError, match=r"^runtime=OpenVINO\(device='NPU7', precision='f32'"
+                       r"\): openvino: device 'NPU7' is not available here"):
+        ortpool.validate(model, runtime=runtimes.get("openvino", device="NPU7"))
+    assert not list(tmp_path.iterdir())

@@ -168,3 +168,38 @@ def test_a_workers_log_has_no_name_once_its_child_runs(tmp_path, monkeypatch) ->
     done = run_child(__name__, "_abandoned_worker", str(abandoned), timeout=60)
     assert done.returncode == 0, done.stderr
     assert list(abandoned.iterdir()) == []
+
+
+def _killed_mid_case() -> None:
+    """In a child: a worker's child set on a long case, then this process killed (as a validate
+    worker is at its --timeout); prints the worker child's process id first."""
+    import signal
+    import threading
+
+    worker = Worker(Stub(), timeout=None)
+    pid = int(worker.run(b"pid", {})[0])
+    threading.Thread(target=worker.run, args=(b"sleep", X), daemon=True).start()
+    time.sleep(0.5)  # the case sent
+    print(pid, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return file.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+def test_a_workers_child_ends_with_its_parent_even_mid_case() -> None:
+    """A parent killed while its worker's child runs a case (a validate worker killed at its
+    --timeout, a command killed) leaves no process behind computing on for nobody."""
+    done = run_child(__name__, "_killed_mid_case", timeout=60)
+    assert done.returncode != 0 and done.stdout.strip(), done.stderr
+    pid = int(done.stdout.split()[-1])
+    deadline = time.monotonic() + 20
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(pid), f"the worker's child {pid} outlived its parent"

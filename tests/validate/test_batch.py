@@ -151,6 +151,66 @@ def test_a_timing_loop_runs_while_no_other_worker_validates_a_model():
     assert "ok2" in pid and stream.text.index("timed1 timed") < stream.text.index("chatter of ok2")
 
 
+def test_a_model_that_waited_to_time_says_its_own_timeout():
+    """The wait for quiet moves a model's deadline on, not its --timeout: one that hangs after
+    timing is reported with the limit given ("no result within 6.37585 s" was the wait added)."""
+    found = batch.run_models(["busy0", "timedhang"], 3, jobs=2, timeout=3.0, stderr=_Stream(),
+                             work=batch_stand_in.work)
+    assert [r.status for r in found] == ["not-compared", "timed-out"]
+    assert found[1].error == (
+        "no result within 3 s (--timeout); killed while at node 'pool_1' (2 of 3)")
+
+
+def test_a_workers_start_is_no_time_of_its_first_model():
+    """A fresh worker's imports (2 s here; a spawned one's of the validator and onnxruntime) come
+    before it takes its model: a --timeout of 1 s counts from there (every model was TIMED OUT
+    where workers are spawned, and validated where they are forked from the server)."""
+    from tests.support import batch_slow_start
+
+    found = batch.run_models(["ok0", "ok1"], 3, jobs=1, timeout=1.0, stderr=_Stream(),
+                             work=batch_slow_start.work)
+    assert [r.status for r in found] == ["not-compared"] * 2, [r.error for r in found]
+
+
+def test_a_run_folder_removed_from_outside_costs_no_model_its_result(tmp_path, monkeypatch):
+    """A cleaner of the temporary folder (tmpreaper, systemd-tmpfiles) removes the run's folder
+    between two models: it is made again for the next, which is validated (each model after
+    it was CRASHED, 'exited with code 1 and no result': its child could not open its output)."""
+    import shutil
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+
+    def clean(result: results.ModelResult) -> None:
+        if result.path == "ok0":
+            for folder in tmp_path.glob("ortpool-validate-*"):
+                shutil.rmtree(folder)
+
+    found = batch.run_models(["ok0", "ok1", "ok2"], 3, jobs=1, timeout=30.0, stderr=_Stream(),
+                             on_result=clean, work=batch_stand_in.work)
+    assert [r.status for r in found] == ["not-compared"] * 3, [r.error for r in found]
+    assert not list(tmp_path.glob("ortpool-validate-*"))
+
+
+def test_a_server_killed_as_it_forks_a_worker_costs_no_model_its_result():
+    """The forkserver killed from outside (the out-of-memory killer may pick it: it holds
+    onnxruntime) while a worker is being forked from it: the start is made again from a fresh
+    server and the model validated (the EOFError ended the whole run in a traceback). Here the
+    server is stopped once "bug" is reported (its worker retires, so "ok1" needs a fresh one)
+    and killed a second later, while the fork waits on it."""
+    from multiprocessing import forkserver
+
+    def stop_the_server(result: results.ModelResult) -> None:
+        if result.path == "bug":
+            pid = forkserver._forkserver._forkserver_pid
+            os.kill(pid, signal.SIGSTOP)
+            threading.Timer(1.0, os.kill, (pid, signal.SIGKILL)).start()
+
+    found = batch.run_models(["bug", "ok1", "ok2"], 3, jobs=1, timeout=30.0, stderr=_Stream(),
+                             on_result=stop_the_server, work=batch_stand_in.work)
+    assert [r.status for r in found] == ["crashed", "not-compared", "not-compared"], [
+        r.error for r in found]
+
+
 def test_a_worker_waiting_to_time_has_its_alarm_paused():
     """A worker's own alarm (its --timeout plus 5 s, for a hang inside native code) must not fire
     while it waits for quiet: paused while it waits, the rest armed again once told to go."""

@@ -205,3 +205,58 @@ def test_a_rewritten_model_is_validated_as_ortpools(tmp_path, capsys):
         "8 pooling nodes: 8 ortpool op",
         "1 model agrees; 0 graph output(s) differ end to end",
     ]
+
+
+class _FailsOnWholeModels(__import__("ortpool.runtimes.reference_runtime",
+                                     fromlist=["Reference"]).Reference):
+    """The onnx reference evaluator, failing on a model with a Relu (the whole model, not a
+    pooling node's one-node model) as ``how`` says: "hang" (60 s), "abort" (as tract does on a
+    zero-size ReduceMean) or "refuse"; imported by its worker's child from this module."""
+
+    name = "fails-whole"
+
+    def __init__(self, how: str) -> None:
+        super().__init__()
+        self.how = how
+
+    def run(self, model, feeds):
+        import os
+        import time
+
+        if any(n.op_type == "Relu" for n in onnx.load_from_string(model).graph.node):
+            if self.how == "hang":
+                time.sleep(60)
+            if self.how == "abort":
+                os.abort()
+            raise self.failure("refused", "no Relu here")
+        return super().run(model, feeds)
+
+
+@pytest.mark.parametrize(("how", "why"), [
+    ("hang", "timed-out: the worker took longer than 2 s"),
+    ("abort", "crashed: the worker was killed by SIGABRT"),
+    ("refuse", "refused: no Relu here")])
+def test_another_runtime_failing_the_whole_model_is_no_difference_of_the_pools(how, why):
+    """Another runtime that crashes on, refuses or does not finish (--case-timeout) the whole
+    model, while every pooling node agrees on it: the failure may be any op's (the rewritten
+    model runs on onnxruntime), so the outputs are not compared and the model agrees (it was
+    DIFFERS, 'only the ortpool-rewritten model runs', exit 1, with no difference anywhere)."""
+    from onnx import TensorProto, helper
+
+    import ortpool
+
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[2, 2], name="pool"),
+         helper.make_node("Relu", ["p"], ["y"])], "slow",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 5, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model.ir_version = 8
+    report = ortpool.validate(model, runtime=_FailsOnWholeModels(how), case_timeout=2.0,
+                              guard_cost=False)
+    (found,) = report.models
+    assert [n.status for n in found.nodes] == [results.AGREE]
+    assert not found.run_differs and found.status == results.AGREE, found.end_to_end
+    assert found.end_to_end.startswith(
+        f"not compared: fails-whole could not run the model: fails-whole: {why}")
+    assert report.exit_code == 0
