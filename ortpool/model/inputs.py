@@ -18,6 +18,7 @@ import math
 import os
 import re
 import shlex
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -108,6 +109,11 @@ def parse_shape(text: str, key: str = "--shape") -> tuple[str, tuple[int, ...]]:
     if not match or not all(_DIGITS.fullmatch(p.strip()) for p in pieces):
         raise OrtpoolError(f"{given} must be NAME:D1,D2,... with integer sizes >= 0 "
                            "(digits 0-9), e.g. image:1,3,224,224")
+    # int() reads at most 4300 digits; 19 already pass MAX_ELEMENTS
+    if any(len(p.strip().lstrip("0")) > 19 for p in pieces):
+        cut = text if len(text) <= 60 else text[:57] + "..."
+        raise OrtpoolError(f"{key}{'' if key.endswith('=') else ' '}{cut!r}: a size of more than "
+                           f"19 digits, more than any array can hold (2**59 elements)")
     return match.group("name").strip(), _checked_sizes(tuple(int(p) for p in pieces), given)
 
 
@@ -187,9 +193,10 @@ def load_arrays(path: str | os.PathLike, key: str = "--inputs") -> dict[str, np.
     except OrtpoolError:
         raise
     # a damaged archive (zipfile's BadZipFile, zlib.error), a damaged header (numpy's
-    # ValueError), a compression method zipfile cannot read (NotImplementedError)
+    # ValueError; tokenize's TokenError for one cut short), a compression method zipfile cannot
+    # read (NotImplementedError)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError,
-            RuntimeError, MemoryError) as err:
+            RuntimeError, MemoryError, tokenize.TokenError) as err:
         raise OrtpoolError(
             f"{label}: cannot read as .npz (numpy.savez): {type(err).__name__}: {err}"
         ) from None
@@ -222,6 +229,9 @@ def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
                 read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
                         else np.lib.format.read_array_header_2_0)
                 shape, _, dtype = read(stream)
+            if not all(type(d) is int for d in shape):  # numpy's check lets True through
+                raise OrtpoolError(f"{label}: member {info.filename!r} declares the shape "
+                                   f"{shown(shape)}: its sizes must be integers")
             if dtype.hasobject:
                 raise OrtpoolError(f"{label}: member {info.filename!r} holds Python objects "
                                    "(pickled); ortpool reads arrays of numbers only "

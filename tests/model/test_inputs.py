@@ -77,6 +77,17 @@ def test_parse_shape_refuses_with_the_form(text):
         parse_shape(text)
 
 
+def test_a_size_of_more_digits_than_int_reads_is_refused_as_too_large():
+    """int() reads 4300 digits at most (a ValueError, a traceback on the command line); a size
+    of 20 digits is already more than any array holds; the message quotes the option cut."""
+    for digits in (20, 5000):
+        with pytest.raises(OrtpoolError, match=r"^--shape 'x:1,9{2,}(\.\.\.)?': a size of more "
+                           r"than 19 digits, more than any array can hold") as err:
+            parse_shape("x:1," + "9" * digits)
+        assert len(str(err.value)) < 200
+    assert parse_shape("x:" + "0" * 30 + "8") == ("x", (8,))  # leading zeros count nothing
+
+
 def test_one_input_two_shapes_is_refused():
     with pytest.raises(OrtpoolError, match=r"two shapes: \[1,3\] and \[1,4\]"):
         parse_shapes(["x:1,3", "x:1,4"])
@@ -481,6 +492,13 @@ def _broken_archives(tmp: Path) -> dict[str, tuple[str, str]]:
     with zipfile.ZipFile(tmp / "header.npz", "w") as archive:
         archive.writestr("x.npy", forged.getvalue() + x.tobytes())
     three_gib = (3 << 30).to_bytes(4, "little")
+    # a header cut short inside its dict (tokenize's TokenError), a shape of a bool (numpy's
+    # header check takes True for an int; its reshape raises a TypeError)
+    for name, text in (("cut", b"{'descr': (\n"),
+                       ("bool", b"{'descr': '<f4', 'fortran_order': False, 'shape': (True, 2)}\n")):
+        with zipfile.ZipFile(tmp / f"{name}.npz", "w") as archive:
+            archive.writestr("x.npy", b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little")
+                             + text + bytes(64))
     bad = "cannot read as .npz (numpy.savez): "
     return {
         "not a zip": (str(tmp / "text.npz"), bad + "it is not a zip archive"),
@@ -508,6 +526,9 @@ def _broken_archives(tmp: Path) -> dict[str, tuple[str, str]]:
             "its arrays, 3221225472 bytes uncompressed as it declares would take 3221225472 "
             "bytes of address space; the process can allocate",
         ),
+        "header cut short": (str(tmp / "cut.npz"), bad + "TokenError: "),
+        "shape of a bool": (str(tmp / "bool.npz"), "member 'x.npy' declares the shape (True, 2): "
+                            "its sizes must be integers"),
     }
 
 
