@@ -143,7 +143,11 @@ def _shapes_given(shapes: Any, style: str) -> dict[str, tuple[int, ...]]:
     if isinstance(shapes, Mapping):
         parsed = {}
         for name, dims in shapes.items():
-            sizes = list(dims) if isinstance(dims, Iterable) and not isinstance(dims, str) else [-1]
+            try:  # a 0-d array is Iterable and will not iterate
+                sizes = list(dims) if isinstance(dims, Iterable) and not isinstance(dims, str) \
+                    else [-1]
+            except TypeError:
+                sizes = [-1]
             if not isinstance(name, str) or not all(
                 isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
                 for d in sizes
@@ -172,6 +176,9 @@ def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
             array = np.asarray(value)
         except (TypeError, ValueError) as err:
             raise TypeError(f"{key}[{name!r}]: not an array ({err})") from None
+        except Exception as err:  # the caller's own __array__ (a tensor on a device) failed
+            raise TypeError(f"{key}[{name!r}]: {type(value).__name__} did not convert to a "
+                            f"numpy array: {type(err).__name__}: {err}") from None
         if array.dtype.kind not in "biufc":
             raise TypeError(f"{key}[{name!r}] must be an array of numbers, not of {array.dtype} "
                             f"({shown(value)})")

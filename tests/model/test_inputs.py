@@ -195,6 +195,24 @@ def test_huge_shapes_and_unreadable_files_are_refused_before_any_allocation(tmp_
             InputSpec.make(None, tmp_path / name)
 
 
+def test_an_array_or_shape_python_cannot_read_is_refused_naming_the_input():
+    """A tensor-like object whose ``__array__`` raises (a tensor on a device) was let through
+    as the caller's RuntimeError, naming nothing; now one TypeError names the input."""
+
+    class OnDevice:
+        def __array__(self, *args, **kwargs):
+            raise RuntimeError("can't convert cuda:0 device type tensor to numpy")
+
+    with pytest.raises(TypeError, match=r"^inputs\['x'\]: OnDevice did not convert to a numpy "
+                       r"array: RuntimeError: can't convert cuda:0") as err:
+        InputSpec.make(None, {"x": OnDevice()}, style="python")
+    assert err.value.__cause__ is None
+    # a 0-d array as a shape: numpy's "iteration over a 0-d array", naming nothing, before
+    with pytest.raises(OrtpoolError, match=r"^shapes: the shape of 'x' must be a sequence of "
+                       r"integers >= 0, not array\(4\)"):
+        InputSpec.make({"x": np.array(4)}, style="python")
+
+
 def test_an_input_without_a_declared_rank_needs_a_shape():
     model = two_inputs(["n", 3], None)
     with pytest.raises(OrtpoolError, match="'b' has no declared shape: give it with --shape b:"):
