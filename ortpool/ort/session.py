@@ -248,6 +248,10 @@ class InferenceSession:
             if half is None:
                 raise
             raise half from err
+        #: inputs of tensor type: a None fed there reaches an ortpool op as an empty value, and
+        #: onnxruntime-extensions then ends the process (std::runtime_error, uncaught)
+        self._tensor_inputs = {value.name for value in self._session.get_inputs()
+                               if value.type.startswith("tensor(")}
 
     @property
     def session(self) -> ort.InferenceSession:
@@ -261,6 +265,11 @@ class InferenceSession:
 
     def run(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
             run_options: ort.RunOptions | None = None) -> list[Any]:
+        if isinstance(input_feed, Mapping):
+            for name, value in input_feed.items():
+                if value is None and name in self._tensor_inputs:
+                    raise TypeError(f"input_feed[{name!r}] is None; input {name!r} is a tensor: "
+                                    "feed it an array")
         with self._serial, failures.run_scope(self._caused_here) as scope:
             try:
                 outputs = self._session.run(output_names, input_feed, run_options)

@@ -123,3 +123,24 @@ def test_rss_stays_flat_over_failing_runs_of_a_plain_session():
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert float(done.stdout) < 8.0  # MiB over 2,000 runs
+
+
+def run_with_a_none_feed() -> None:
+    """In the child: an ortpool op fed None through ``ortpool.InferenceSession``; prints what
+    the run raised (the process ended before, in onnxruntime-extensions)."""
+    session = ortpool.InferenceSession(_unpool_model())
+    try:
+        session.run(None, {"X": None, "I": BAD["I"]})
+    except TypeError as err:
+        print(f"TypeError: {err}")
+    print(session.run(None, BAD | {"I": np.zeros((1, 2, 3), np.int64)})[0].shape)
+
+
+def test_a_none_fed_to_a_tensor_input_is_refused_not_a_dead_process():
+    """``run(None, {"X": None})`` reached the op as an unconstructed value: onnxruntime-extensions
+    threw std::runtime_error and terminate() ended the process; the session still runs after."""
+    done = support.run_child(__name__, "run_with_a_none_feed", timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "TypeError: input_feed['X'] is None; input 'X' is a tensor: feed it an array",
+        "(1, 2, 4)"]
