@@ -184,8 +184,14 @@ def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
                             f"({shown(value)})")
         what = f"{key}[{name!r}], an array of shape {list(array.shape)} ({array.dtype})"
         check_memory(what, array.size * array.itemsize)
-        arrays[name] = array
+        arrays[name] = _native(array)
     return arrays
+
+
+def _native(array: np.ndarray) -> np.ndarray:
+    """``array`` in this machine's byte order: onnxruntime reads a big-endian array's bytes as
+    its own order (0.5 as 2.9e-39), and the element type check takes ``>f4`` for no float32."""
+    return array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
 
 
 def load_arrays(path: str | os.PathLike, key: str = "--inputs") -> dict[str, np.ndarray]:
@@ -252,7 +258,7 @@ def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
         for info in members:
             with archive.open(info) as stream:
                 array = np.lib.format.read_array(stream, allow_pickle=False)
-            arrays[info.filename.removesuffix(".npy")] = np.asarray(array)
+            arrays[info.filename.removesuffix(".npy")] = _native(np.asarray(array))
         return arrays
 
 

@@ -182,6 +182,21 @@ def test_shape_and_inputs_are_checked_against_each_other_and_the_model():
     assert mixed.source == "a loaded from in.npz; b generated, seed 3"
 
 
+def test_big_endian_arrays_are_taken_in_this_machines_order(tmp_path):
+    """A big-endian array (numpy.savez on such a machine, or ``astype('>f4')``) was refused by
+    fix and bench as "'a' is >f4; the model's input 'a' is float (float32)", while validate took
+    it (its worker's pickle swaps the bytes); onnxruntime would read the bytes swapped."""
+    model = two_inputs(["n", 3], ["n", 3])
+    values = np.arange(6, dtype=np.float32).reshape(2, 3) / 8
+    np.savez(tmp_path / "big.npz", a=values.astype(">f4"), b=values.astype(">f4"))
+    for spec in (InputSpec.make(None, tmp_path / "big.npz"),
+                 InputSpec.make(None, {"a": values.astype(">f4"), "b": values.astype(">f4")})):
+        feeds = resolve(model, spec).feeds
+        for array in feeds.values():
+            assert array.dtype.str == np.dtype(np.float32).str
+            np.testing.assert_array_equal(array, values)
+
+
 def test_huge_shapes_and_unreadable_files_are_refused_before_any_allocation(tmp_path):
     model = load("resnet-d")
     with pytest.raises(OrtpoolError, match=r"\[1,3,100000,100000\] \(float\) would be "
