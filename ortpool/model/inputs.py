@@ -423,7 +423,10 @@ class ResolvedInputs:
         reason = " ".join(detail.split())[:300]
         shapes = ", ".join(f"{k} {_dims_text(v)}" for k, v in self.shapes.items())
         where = f"{label}: " if label else ""
-        if not self.dims:
+        arrays = option("inputs", self.style)
+        # every open dim sized by the arrays given: a --shape must agree with them, so there is
+        # nothing to set (the reason is in their values: an index out of range, a batch id)
+        if all(d.source.split(" on ")[0] == arrays for d in self.dims):
             return OrtpoolError(f"{where}the model cannot run on {shapes}: {reason}")
         return OrtpoolError(f"{where}the model cannot run at the sizes chosen for its open dims "
                             f"({self.dims_text()}): {reason}. Set them with {self.shape_hint()} "

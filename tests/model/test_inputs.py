@@ -271,6 +271,16 @@ def test_cannot_run_names_the_sizes_and_how_to_set_them():
         "x[2] H=64 (default), x[3] W=64 (default)): Concat: mismatched dimensions of 63 and 64. "
         "Set them with --shape x:1,3,64,64 (or give arrays with --inputs FILE.npz)"
     )
+    # every open dim sized by the arrays: no size to set (a --shape must agree with them); the
+    # hint said "Set them with --shape x:1,4,4,4 ..." for an index out of range in the file
+    arrays = {"x": np.zeros((1, 4, 4, 4), np.float32), "indices": np.zeros((1, 4, 4, 4), np.int64),
+              "output_shape": np.array([1, 4, 8, 8])}
+    for style, option in (("cli", "--inputs"), ("python", "inputs=")):
+        resolved = resolve(load("segnet-unpool"), InputSpec.make(None, arrays, style=style))
+        assert {d.source for d in resolved.dims} == {option}
+        assert str(resolved.cannot_run("m.onnx", "Index value out of bounds")) == (
+            "m.onnx: the model cannot run on x [1,4,4,4], indices [1,4,4,4], output_shape [4]: "
+            "Index value out of bounds")
 
 
 def _awkward_names() -> onnx.ModelProto:
