@@ -172,6 +172,10 @@ def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
     for name, value in inputs.items():
         if not isinstance(name, str):
             raise TypeError(f"{key}: input names must be str, not {type(name).__name__}")
+        masked = np.ma.count_masked(value) if isinstance(value, np.ma.MaskedArray) else 0
+        if masked:  # np.asarray would feed what lies under the mask
+            raise TypeError(f"{key}[{name!r}] is a masked array with {masked} masked cells, "
+                            "whose values are no data; give array.filled(value)")
         try:
             array = np.asarray(value)
         except (TypeError, ValueError) as err:

@@ -222,6 +222,15 @@ def test_an_array_or_shape_python_cannot_read_is_refused_naming_the_input():
                        r"array: RuntimeError: can't convert cuda:0") as err:
         InputSpec.make(None, {"x": OnDevice()}, style="python")
     assert err.value.__cause__ is None
+    # a masked array: its masked cells' hidden values were fed as data; without a mask it is
+    # its data
+    values = np.arange(4, dtype=np.float32)
+    with pytest.raises(TypeError, match=r"^inputs\['x'\] is a masked array with 2 masked cells, "
+                       r"whose values are no data; give array.filled\(value\)"):
+        InputSpec.make(None, {"x": np.ma.masked_greater(values, 1)}, style="python")
+    unmasked = InputSpec.make(None, {"x": np.ma.masked_greater(values, 5)}, style="python")
+    assert type(unmasked.arrays["x"]) is np.ndarray
+    np.testing.assert_array_equal(unmasked.arrays["x"], values)
     # a 0-d array as a shape: numpy's "iteration over a 0-d array", naming nothing, before
     with pytest.raises(OrtpoolError, match=r"^shapes: the shape of 'x' must be a sequence of "
                        r"integers >= 0, not array\(4\)"):
