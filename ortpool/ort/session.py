@@ -235,6 +235,7 @@ class InferenceSession:
         self._foreign = {f"{node.domain}::{node.op_type}"
                          for node in iter_nodes(proto)
                          if node.domain not in ("", "ai.onnx", optypes.DOMAIN)}
+        given_options = sess_options is not None
         options = session_options(sess_options)
         # With ORT_PARALLEL the nodes run on onnxruntime's inter-op threads, which every run
         # shares: one such run at a time in the process lets a failure be traced to its run.
@@ -244,6 +245,14 @@ class InferenceSession:
         try:
             self._session = create(source, options, **runtime.provider_arguments(), **kwargs)
         except Exception as err:
+            if given_options and "Conflicting with a registered kernel" in str(err):
+                # the onnxruntime-extensions idiom, sess_options.register_custom_ops_library(
+                # get_library_path()), done before: the library's kernels twice in one session
+                raise OrtpoolError(
+                    "sess_options already holds onnxruntime-extensions' custom-op library "
+                    "(register_custom_ops_library(get_library_path())), which ortpool loads "
+                    "itself: onnxruntime refuses its kernels twice (\"Conflicting with a "
+                    "registered kernel\"); pass SessionOptions without it") from None
             half = _half_precision_refusal(str(err))
             if half is None:
                 raise
