@@ -164,7 +164,12 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         raise  # not an error of the command: its reader is gone (main ends quietly)
     except (OrtpoolError, OSError) as err:
-        print(f"ortpool {args.command}: error: {err}", file=sys.stderr)
+        from ortpool.report.text import safe
+
+        # a message quotes the model's names (an input named with an escape sequence would
+        # clear the screen): each line made safe, the line breaks kept
+        text = "\n".join(map(safe, str(err).split("\n")))
+        print(f"ortpool {args.command}: error: {text}", file=sys.stderr)
         return USAGE_ERROR
 
 

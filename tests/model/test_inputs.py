@@ -292,6 +292,21 @@ def test_cannot_run_names_the_sizes_and_how_to_set_them():
             "Index value out of bounds")
 
 
+def test_a_refusal_quoting_the_models_input_names_prints_no_escape_sequence(tmp_path):
+    """fix and bench printed "the model's inputs are x<ESC>[2J" raw (a terminal clears its
+    screen); validate already made its message safe. Now every command's error line is."""
+    model = two_inputs(["n", 3], ["n", 3])
+    model.graph.input[0].name = model.graph.node[0].input[0] = "x\x1b[2J"
+    onnx.save(model, tmp_path / "m.onnx")
+    for argv in (["fix", "m.onnx", "out.onnx"], ["bench", "m.onnx", "--repeat", "1"]):
+        done = run_cli(*argv, "--shape", "nope:1,3", cwd=tmp_path, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert "\x1b" not in done.stderr + done.stdout
+        assert (f"ortpool {argv[0]}: error: --shape names input 'nope', but the model's inputs "
+                "are x\\x1b[2J, b") in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+
+
 def _awkward_names() -> onnx.ModelProto:
     """Inputs as converters name them: tf2onnx's ``input:0`` with its ``unk__653`` symbol, a
     name with a space, one with two colons, an unnamed open dim (-1)."""
