@@ -89,7 +89,9 @@ def run(args: argparse.Namespace) -> int:
             json_file.write(dumps(document).encode())
         files.commit()
     if args.json:
-        print(f"JSON report: {args.json}", file=sys.stderr)
+        from ortpool.report.text import safe
+
+        print(f"JSON report: {safe(args.json)}", file=sys.stderr)
     return 0
 
 

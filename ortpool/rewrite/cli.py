@@ -29,9 +29,10 @@ class Command:
                           args.skip_invalid, args.link_data, args.json)
         if not args.quiet:
             from ortpool.report.terminal import wrapped  # 100 columns, as every report
+            from ortpool.report.text import safe
 
             print("\n".join([*wrapped(report.summary_lines(verbose=args.verbose)),
-                             f"wrote {args.output}"]))
+                             f"wrote {safe(args.output)}"]))
         return 0
 
 

@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         files.commit()
     for label, path in (("JSON", args.json), ("HTML", args.html)):
         if path:
-            print(f"{label} report: {path}", file=sys.stderr)
+            print(f"{label} report: {safe(path)}", file=sys.stderr)
     return results.exit_code(found, args.fail_on_rulings)
 
 
