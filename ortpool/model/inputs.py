@@ -22,6 +22,7 @@ import tokenize
 import zipfile
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -143,9 +144,12 @@ def _shapes_given(shapes: Any, style: str) -> dict[str, tuple[int, ...]]:
     if isinstance(shapes, Mapping):
         parsed = {}
         for name, dims in shapes.items():
-            try:  # a 0-d array is Iterable and will not iterate
-                sizes = list(dims) if isinstance(dims, Iterable) and not isinstance(dims, str) \
-                    else [-1]
+            # a set or a mapping has no order of axes: refused, as a 0-d array (Iterable, it
+            # will not iterate)
+            ordered = isinstance(dims, Iterable) and not isinstance(
+                dims, str | AbstractSet | Mapping)
+            try:
+                sizes = list(dims) if ordered else [-1]
             except TypeError:
                 sizes = [-1]
             if not isinstance(name, str) or not all(

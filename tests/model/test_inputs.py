@@ -235,6 +235,11 @@ def test_an_array_or_shape_python_cannot_read_is_refused_naming_the_input():
     with pytest.raises(OrtpoolError, match=r"^shapes: the shape of 'x' must be a sequence of "
                        r"integers >= 0, not array\(4\)"):
         InputSpec.make({"x": np.array(4)}, style="python")
+    # a set or a mapping: its sizes in hash order, or its keys, were taken as the axes
+    for dims in ({16, 1, 4, 8}, {0: 1, 1: 3}):
+        with pytest.raises(OrtpoolError, match=r"^shapes: the shape of 'x' must be a sequence"):
+            InputSpec.make({"x": dims}, style="python")
+    assert InputSpec.make({"x": (d for d in (1, 3))}, style="python").shapes == {"x": (1, 3)}
 
 
 def test_an_input_without_a_declared_rank_needs_a_shape():
