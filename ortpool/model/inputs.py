@@ -32,7 +32,15 @@ from ortpool import dtypes
 from ortpool.errors import OrtpoolError, shown
 from ortpool.kernels import check_memory
 from ortpool.model.inference import Dim, value_type
-from ortpool.model.scopes import all_nodes, inline_functions, is_pool, is_standard, subgraphs, walk
+from ortpool.model.scopes import (
+    all_nodes,
+    inline_functions,
+    is_pool,
+    is_standard,
+    subgraphs,
+    text,
+    walk,
+)
 from ortpool.modelfile import require_regular
 
 #: size of an open dim on axis 0 (the batch, in every exporter's convention)
@@ -494,6 +502,10 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
     input, the figures and the option to change."""
     spec = spec or InputSpec()
     values = graph_inputs(model)
+    for value in values:  # protobuf hands a name that is not UTF-8 over as bytes
+        if isinstance(value.name, bytes):
+            raise OrtpoolError(f"input {text(value.name)!r}: its name is not valid UTF-8; "
+                               "onnxruntime's Python API cannot feed it (rename the input)")
     types = {v.name: value_type(v) for v in values}
     declared = {name: t.dims for name, t in types.items()}  # a negative size is open
     elems = {name: dtypes.NAME_OF_CODE.get(t.elem_type) for name, t in types.items()}

@@ -312,6 +312,25 @@ def test_a_refusal_quoting_the_models_input_names_prints_no_escape_sequence(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
 
 
+def test_an_input_named_in_bytes_that_are_not_utf8_is_one_refusal(tmp_path):
+    """protobuf hands such a name over as bytes: fix and bench ended in a TypeError traceback
+    ("sequence item 0: expected str instance, bytes found") on --shape or --inputs, validate
+    counted the model "crashed"; onnxruntime's Python API cannot feed the input at all."""
+    model = two_inputs([1, 3], [1, 3])
+    model.graph.input[0].name = model.graph.node[0].input[0] = "aQ"
+    (tmp_path / "m.onnx").write_bytes(model.SerializeToString().replace(b"aQ", b"a\xff"))
+    assert onnx.load(tmp_path / "m.onnx").graph.input[0].name == b"a\xff"
+    with pytest.raises(OrtpoolError, match=r"^input 'a\\udcff': its name is not valid UTF-8; "
+                       r"onnxruntime's Python API cannot feed it"):
+        resolve(onnx.load(tmp_path / "m.onnx"), InputSpec.make(["nope:1"]))
+    for argv in (["fix", "m.onnx", "out.onnx"], ["bench", "m.onnx", "--repeat", "1"],
+                 ["validate", "m.onnx"]):
+        done = run_cli(*argv, "--shape", "b:1,3", cwd=tmp_path, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr
+        assert "input 'a\\udcff': its name is not valid UTF-8" in done.stderr, done.stderr
+
+
 def _awkward_names() -> onnx.ModelProto:
     """Inputs as converters name them: tf2onnx's ``input:0`` with its ``unk__653`` symbol, a
     name with a space, one with two colons, an unnamed open dim (-1)."""
