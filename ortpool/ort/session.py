@@ -258,9 +258,10 @@ class InferenceSession:
                 raise
             raise half from err
         #: inputs of tensor type: a None fed there reaches an ortpool op as an empty value, and
-        #: onnxruntime-extensions then ends the process (std::runtime_error, uncaught)
-        self._tensor_inputs = {value.name for value in self._session.get_inputs()
-                               if value.type.startswith("tensor(")}
+        #: onnxruntime-extensions then ends the process (std::runtime_error, uncaught); read
+        #: from the proto (onnxruntime's get_inputs() fails on a name that is not UTF-8)
+        self._tensor_inputs = {value.name for value in proto.graph.input
+                               if value.type.WhichOneof("value") == "tensor_type"}
 
     @property
     def session(self) -> ort.InferenceSession:

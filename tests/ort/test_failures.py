@@ -144,3 +144,14 @@ def test_a_none_fed_to_a_tensor_input_is_refused_not_a_dead_process():
     assert done.stdout.splitlines() == [
         "TypeError: input_feed['X'] is None; input 'X' is a tensor: feed it an array",
         "(1, 2, 4)"]
+
+
+def test_a_session_opens_a_model_whose_input_name_is_not_utf8():
+    """The None check read the tensor inputs from onnxruntime's get_inputs(), which raises
+    UnicodeDecodeError on such a name: the session was refused where onnxruntime opens it."""
+    raw = _unpool_model().SerializeToString()
+    assert raw.count(b'\n\x01X') >= 1
+    model = raw.replace(b"\x01X", b"\x01\xff")  # the one-byte name X (inputs, node, value)
+    ort.InferenceSession(model, ortpool.session_options(), providers=["CPUExecutionProvider"])
+    session = ortpool.InferenceSession(model)  # refused with a UnicodeDecodeError before
+    assert session.get_outputs()[0].name == "Y"
