@@ -163,6 +163,11 @@ def test_fix_returns_the_model_and_its_report(tmp_path):
     # save(): the notes on the data, a list as scripts read it, shown as what was written
     saved = result.save(tmp_path / "fixed.onnx")
     assert saved == [] and repr(saved) == f"wrote {tmp_path / 'fixed.onnx'}"
+    # a path of bytes: "a bytes-like object is required, not 'str'" from inside, before
+    for path in (bytes(tmp_path / "b.onnx"), None):
+        with pytest.raises(TypeError, match=r"^path=.* must be a path \(str or os.PathLike\)"):
+            result.save(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fixed.onnx"]
     assert repr(result) == "<FixResult: 1 pooling node: standard form 1, exit 0>"
     assert (result.ok, result.exit_code) == (True, 0)
     model, report = result  # unpacks as fix_with_report's pair
