@@ -13,6 +13,7 @@ input they are computed from): random values there prove nothing (:func:`data_in
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 import os
@@ -250,6 +251,11 @@ def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
                                    "members only")
             if not info.filename.endswith(".npy"):
                 raise OrtpoolError(f"{label}: member {info.filename!r} is not an .npy array")
+        counts = collections.Counter(info.filename for info in members)
+        twice = next((name for name, n in counts.items() if n > 1), None)
+        if twice is not None:  # zipfile reads the last, another reader the first
+            raise OrtpoolError(f"{label}: member {twice!r} is in the archive {counts[twice]} "
+                               "times; which array is meant is not known")
         total = sum(info.file_size for info in members)
         check_memory(f"{label}: its arrays, {total} bytes uncompressed as it declares", total)
         for info in members:

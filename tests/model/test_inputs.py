@@ -11,6 +11,7 @@ import io
 import json
 import subprocess
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -590,6 +591,12 @@ def _broken_archives(tmp: Path) -> dict[str, tuple[str, str]]:
         with zipfile.ZipFile(tmp / f"{name}.npz", "w") as archive:
             archive.writestr("x.npy", b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little")
                              + text + bytes(64))
+    with warnings.catch_warnings(), zipfile.ZipFile(tmp / "twice.npz", "w") as archive:
+        warnings.simplefilter("ignore")  # zipfile's "Duplicate name", on writing only
+        for values in (x, -x):
+            stream = io.BytesIO()
+            np.save(stream, values)
+            archive.writestr("x.npy", stream.getvalue())
     bad = "cannot read as .npz (numpy.savez): "
     return {
         "not a zip": (str(tmp / "text.npz"), bad + "it is not a zip archive"),
@@ -620,6 +627,8 @@ def _broken_archives(tmp: Path) -> dict[str, tuple[str, str]]:
         "header cut short": (str(tmp / "cut.npz"), bad + "TokenError: "),
         "shape of a bool": (str(tmp / "bool.npz"), "member 'x.npy' declares the shape (True, 2): "
                             "its sizes must be integers"),
+        "a member twice": (str(tmp / "twice.npz"), "member 'x.npy' is in the archive 2 times; "
+                           "which array is meant is not known"),
     }
 
 
