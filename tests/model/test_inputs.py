@@ -332,6 +332,23 @@ def test_an_input_named_in_bytes_that_are_not_utf8_is_one_refusal(tmp_path):
         assert "input 'a\\udcff': its name is not valid UTF-8" in done.stderr, done.stderr
 
 
+def test_a_name_no_model_of_a_run_has_is_a_warning(tmp_path):
+    """With several models each takes the --shape/--inputs names it has, so a misspelt name
+    changed nothing, silently (one model refuses it); now a warning names it."""
+    import ortpool
+
+    models = [str(MODELS / f"{name}.onnx") for name in ("gap-large", "ocr-neg-batch")]
+    with pytest.warns(UserWarning, match=r"^shapes= 'nope': no input of that name in the 2 "
+                      r"models whose inputs were read; nothing was sized or fed by it$"):
+        ortpool.validate(models, shapes={"nope": (1,)}, isolate=False)
+    done = run_cli("validate", *models, "--shape", "nope:1", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert ("ortpool validate: warning: --shape 'nope': no input of that name in the 2 models "
+            "whose inputs were read") in done.stderr
+    done = run_cli("validate", *models, "--shape", "x:1,4,48,96", "--no-progress", cwd=tmp_path)
+    assert "warning" not in done.stderr
+
+
 def _awkward_names() -> onnx.ModelProto:
     """Inputs as converters name them: tf2onnx's ``input:0`` with its ``unk__653`` symbol, a
     name with a space, one with two colons, an unnamed open dim (-1)."""
