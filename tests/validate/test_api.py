@@ -260,3 +260,20 @@ def test_bench_from_a_script_without_the_main_guard(tmp_path):
         f"FIXED {wrong} does not compute what MODEL {DIFFERS} means (its pooling nodes as the "
         "ONNX spec defines them)",
     ]
+
+
+def test_a_report_pickles_and_compares_whichever_way_it_was_made():
+    """A report validated in this process (a ModelProto, or isolate=False) held the sites'
+    protos: pickle raised "cannot pickle 'RepeatedCompositeContainer'"; and two equal results
+    compared with == raised numpy's "truth value of an array ... is ambiguous" (the drawn
+    cells of each comparison)."""
+    import pickle
+
+    path = str(MODELS / "ort-defect-same-dilated.onnx")
+    here = ortpool.validate(onnx.load(path))
+    again = pickle.loads(pickle.dumps(here))
+    assert again.to_json() == here.to_json() and again.to_html() == here.to_html()
+    isolated = ortpool.validate(path)
+    (mine,), (theirs,) = here.models, isolated.models
+    assert theirs == pickle.loads(pickle.dumps(theirs))
+    assert mine.nodes == theirs.nodes and mine.outputs == theirs.outputs
