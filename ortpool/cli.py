@@ -198,7 +198,9 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         raise  # not an error of the command: its reader is gone (main ends quietly)
     except (OrtpoolError, OSError) as err:
-        from ortpool.report.text import safe  # a newline or escape sequence as its escape
+        # a message quotes paths and the model's names (a newline or an escape sequence in
+        # them would break the line or clear the screen): printed as their escapes
+        from ortpool.report.text import safe
 
         print(f"ortpool {args.command}: error: {safe(err)}", file=sys.stderr)
         return USAGE_ERROR

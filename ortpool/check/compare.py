@@ -52,12 +52,12 @@ class TensorComparison:
     #: a sum's worst rounding against the exact result, in ulp and u*mean|x| (:func:`figures`)
     accuracy: dict[str, Any] | None = None
     #: per cell CAT_* over the union of both shapes (not serialised; drawn in the HTML report)
-    categories: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    categories: np.ndarray | None = dataclasses.field(default=None, repr=False, compare=False)
     #: shapes that differ only on spatial axes: onnxruntime's cell i is drawn over ortpool's
     #: cell i + offset (per spatial axis), the offset where most cells agree (:func:`align`),
     #: and ``aligned`` holds the categories so drawn (not serialised; for the HTML report)
     offset: tuple[int, ...] | None = dataclasses.field(default=None, repr=False)
-    aligned: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    aligned: np.ndarray | None = dataclasses.field(default=None, repr=False, compare=False)
 
     @property
     def shapes_differ(self) -> bool:

@@ -13,14 +13,17 @@ input they are computed from): random values there prove nothing (:func:`data_in
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 import os
 import re
 import shlex
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -30,7 +33,15 @@ from ortpool import dtypes
 from ortpool.errors import OrtpoolError, shown
 from ortpool.kernels import check_memory
 from ortpool.model.inference import Dim, value_type
-from ortpool.model.scopes import all_nodes, inline_functions, is_pool, is_standard, subgraphs, walk
+from ortpool.model.scopes import (
+    all_nodes,
+    inline_functions,
+    is_pool,
+    is_standard,
+    subgraphs,
+    text,
+    walk,
+)
 from ortpool.modelfile import require_regular
 
 #: size of an open dim on axis 0 (the batch, in every exporter's convention)
@@ -108,6 +119,11 @@ def parse_shape(text: str, key: str = "--shape") -> tuple[str, tuple[int, ...]]:
     if not match or not all(_DIGITS.fullmatch(p.strip()) for p in pieces):
         raise OrtpoolError(f"{given} must be NAME:D1,D2,... with integer sizes >= 0 "
                            "(digits 0-9), e.g. image:1,3,224,224")
+    # int() reads at most 4300 digits; 19 already pass MAX_ELEMENTS
+    if any(len(p.strip().lstrip("0")) > 19 for p in pieces):
+        cut = text if len(text) <= 60 else text[:57] + "..."
+        raise OrtpoolError(f"{key}{'' if key.endswith('=') else ' '}{cut!r}: a size of more than "
+                           f"19 digits, more than any array can hold (2**59 elements)")
     return match.group("name").strip(), _checked_sizes(tuple(int(p) for p in pieces), given)
 
 
@@ -137,7 +153,14 @@ def _shapes_given(shapes: Any, style: str) -> dict[str, tuple[int, ...]]:
     if isinstance(shapes, Mapping):
         parsed = {}
         for name, dims in shapes.items():
-            sizes = list(dims) if isinstance(dims, Iterable) and not isinstance(dims, str) else [-1]
+            # a set or a mapping has no order of axes: refused, as a 0-d array (Iterable, it
+            # will not iterate)
+            ordered = isinstance(dims, Iterable) and not isinstance(
+                dims, str | AbstractSet | Mapping)
+            try:
+                sizes = list(dims) if ordered else [-1]
+            except TypeError:
+                sizes = [-1]
             if not isinstance(name, str) or not all(
                 isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
                 for d in sizes
@@ -162,17 +185,30 @@ def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
     for name, value in inputs.items():
         if not isinstance(name, str):
             raise TypeError(f"{key}: input names must be str, not {type(name).__name__}")
+        masked = np.ma.count_masked(value) if isinstance(value, np.ma.MaskedArray) else 0
+        if masked:  # np.asarray would feed what lies under the mask
+            raise TypeError(f"{key}[{name!r}] is a masked array with {masked} masked cells, "
+                            "whose values are no data; give array.filled(value)")
         try:
             array = np.asarray(value)
         except (TypeError, ValueError) as err:
             raise TypeError(f"{key}[{name!r}]: not an array ({err})") from None
+        except Exception as err:  # the caller's own __array__ (a tensor on a device) failed
+            raise TypeError(f"{key}[{name!r}]: {type(value).__name__} did not convert to a "
+                            f"numpy array: {type(err).__name__}: {err}") from None
         if array.dtype.kind not in "biufc":
             raise TypeError(f"{key}[{name!r}] must be an array of numbers, not of {array.dtype} "
                             f"({shown(value)})")
         what = f"{key}[{name!r}], an array of shape {list(array.shape)} ({array.dtype})"
         check_memory(what, array.size * array.itemsize)
-        arrays[name] = array
+        arrays[name] = _native(array)
     return arrays
+
+
+def _native(array: np.ndarray) -> np.ndarray:
+    """``array`` in this machine's byte order: onnxruntime reads a big-endian array's bytes as
+    its own order (0.5 as 2.9e-39), and the element type check takes ``>f4`` for no float32."""
+    return array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
 
 
 def load_arrays(path: str | os.PathLike, key: str = "--inputs") -> dict[str, np.ndarray]:
@@ -187,9 +223,10 @@ def load_arrays(path: str | os.PathLike, key: str = "--inputs") -> dict[str, np.
     except OrtpoolError:
         raise
     # a damaged archive (zipfile's BadZipFile, zlib.error), a damaged header (numpy's
-    # ValueError), a compression method zipfile cannot read (NotImplementedError)
+    # ValueError; tokenize's TokenError for one cut short), a compression method zipfile cannot
+    # read (NotImplementedError)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError,
-            RuntimeError, MemoryError) as err:
+            RuntimeError, MemoryError, tokenize.TokenError) as err:
         raise OrtpoolError(
             f"{label}: cannot read as .npz (numpy.savez): {type(err).__name__}: {err}"
         ) from None
@@ -214,6 +251,11 @@ def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
                                    "members only")
             if not info.filename.endswith(".npy"):
                 raise OrtpoolError(f"{label}: member {info.filename!r} is not an .npy array")
+        counts = collections.Counter(info.filename for info in members)
+        twice = next((name for name, n in counts.items() if n > 1), None)
+        if twice is not None:  # zipfile reads the last, another reader the first
+            raise OrtpoolError(f"{label}: member {twice!r} is in the archive {counts[twice]} "
+                               "times; which array is meant is not known")
         total = sum(info.file_size for info in members)
         check_memory(f"{label}: its arrays, {total} bytes uncompressed as it declares", total)
         for info in members:
@@ -222,6 +264,9 @@ def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
                 read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
                         else np.lib.format.read_array_header_2_0)
                 shape, _, dtype = read(stream)
+            if not all(type(d) is int for d in shape):  # numpy's check lets True through
+                raise OrtpoolError(f"{label}: member {info.filename!r} declares the shape "
+                                   f"{shown(shape)}: its sizes must be integers")
             if dtype.hasobject:
                 raise OrtpoolError(f"{label}: member {info.filename!r} holds Python objects "
                                    "(pickled); ortpool reads arrays of numbers only "
@@ -235,7 +280,7 @@ def _read_npz(path: str | os.PathLike, label: str) -> dict[str, np.ndarray]:
         for info in members:
             with archive.open(info) as stream:
                 array = np.lib.format.read_array(stream, allow_pickle=False)
-            arrays[info.filename.removesuffix(".npy")] = np.asarray(array)
+            arrays[info.filename.removesuffix(".npy")] = _native(np.asarray(array))
         return arrays
 
 
@@ -400,7 +445,10 @@ class ResolvedInputs:
         reason = " ".join(detail.split())[:300]
         shapes = ", ".join(f"{k} {_dims_text(v)}" for k, v in self.shapes.items())
         where = f"{label}: " if label else ""
-        if not self.dims:
+        arrays = option("inputs", self.style)
+        # every open dim sized by the arrays given: a --shape must agree with them, so there is
+        # nothing to set (the reason is in their values: an index out of range, a batch id)
+        if all(d.source.split(" on ")[0] == arrays for d in self.dims):
             return OrtpoolError(f"{where}the model cannot run on {shapes}: {reason}")
         return OrtpoolError(f"{where}the model cannot run at the sizes chosen for its open dims "
                             f"({self.dims_text()}): {reason}. Set them with {self.shape_hint()} "
@@ -460,6 +508,10 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
     input, the figures and the option to change."""
     spec = spec or InputSpec()
     values = graph_inputs(model)
+    for value in values:  # protobuf hands a name that is not UTF-8 over as bytes
+        if isinstance(value.name, bytes):
+            raise OrtpoolError(f"input {text(value.name)!r}: its name is not valid UTF-8; "
+                               "onnxruntime's Python API cannot feed it (rename the input)")
     types = {v.name: value_type(v) for v in values}
     declared = {name: t.dims for name, t in types.items()}  # a negative size is open
     elems = {name: dtypes.NAME_OF_CODE.get(t.elem_type) for name, t in types.items()}

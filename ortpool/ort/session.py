@@ -235,6 +235,7 @@ class InferenceSession:
         self._foreign = {f"{node.domain}::{node.op_type}"
                          for node in iter_nodes(proto)
                          if node.domain not in ("", "ai.onnx", optypes.DOMAIN)}
+        given_options = sess_options is not None
         options = session_options(sess_options)
         # With ORT_PARALLEL the nodes run on onnxruntime's inter-op threads, which every run
         # shares: one such run at a time in the process lets a failure be traced to its run.
@@ -244,10 +245,23 @@ class InferenceSession:
         try:
             self._session = create(source, options, **runtime.provider_arguments(), **kwargs)
         except Exception as err:
+            if given_options and "Conflicting with a registered kernel" in str(err):
+                # the onnxruntime-extensions idiom, sess_options.register_custom_ops_library(
+                # get_library_path()), done before: the library's kernels twice in one session
+                raise OrtpoolError(
+                    "sess_options already holds onnxruntime-extensions' custom-op library "
+                    "(register_custom_ops_library(get_library_path())), which ortpool loads "
+                    "itself: onnxruntime refuses its kernels twice (\"Conflicting with a "
+                    "registered kernel\"); pass SessionOptions without it") from None
             half = _half_precision_refusal(str(err))
             if half is None:
                 raise
             raise half from err
+        #: inputs of tensor type: a None fed there reaches an ortpool op as an empty value, and
+        #: onnxruntime-extensions then ends the process (std::runtime_error, uncaught); read
+        #: from the proto (onnxruntime's get_inputs() fails on a name that is not UTF-8)
+        self._tensor_inputs = {value.name for value in proto.graph.input
+                               if value.type.WhichOneof("value") == "tensor_type"}
 
     @property
     def session(self) -> ort.InferenceSession:
@@ -261,6 +275,11 @@ class InferenceSession:
 
     def run(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any],
             run_options: ort.RunOptions | None = None) -> list[Any]:
+        if isinstance(input_feed, Mapping):
+            for name, value in input_feed.items():
+                if value is None and name in self._tensor_inputs:
+                    raise TypeError(f"input_feed[{name!r}] is None; input {name!r} is a tensor: "
+                                    "feed it an array")
         with self._serial, failures.run_scope(self._caused_here) as scope:
             try:
                 outputs = self._session.run(output_names, input_feed, run_options)

@@ -19,6 +19,7 @@ from ortpool.options.files import ModelLike
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.notebook import ValidationReport
+from ortpool.report.text import plural
 from ortpool.runtimes import Runtime
 from ortpool.runtimes.base import main_kept_out
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
@@ -90,7 +91,30 @@ def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
                 timeout=timeout)
     else:
         found = [_in_process(m, options, len(models) == 1) for m in models]
+    warning = unmatched(options, found, PYTHON)
+    if warning is not None:
+        import warnings
+
+        warnings.warn(warning, stacklevel=2)
     return ValidationReport(found, settings(options, timeout, fail_on_rulings), fail_on_rulings)
+
+
+def unmatched(options: Any, found: Sequence[results.ModelResult], style: str) -> str | None:
+    """The warning for ``--shape``/``--inputs`` names no model of a run of several has (each
+    model takes the names it has, so a misspelt one changed nothing), or None."""
+    from ortpool.model.inputs import option
+
+    read = [m.inputs for m in found if m.inputs]
+    if len(found) < 2 or not read:
+        return None
+    given = [("shape", n) for n in options.inputs.shapes] + [
+        ("inputs", n) for n in options.inputs.arrays]
+    missing = [(what, n) for what, n in given if not any(n in inputs for inputs in read)]
+    if not missing:
+        return None
+    listed = ", ".join(f"{option(what, style)} {n!r}" for what, n in missing)
+    return (f"{listed}: no input of that name in the {plural(len(read), 'model')} whose inputs "
+            "were read; nothing was sized or fed by it")
 
 
 def settings(options: Any, timeout: float | None, fail_on_rulings: bool) -> dict[str, Any]:
@@ -127,6 +151,11 @@ def _in_process(model: ModelLike, options: Any, strict: bool) -> results.ModelRe
     label = model.graph.name or "<model>" if isinstance(model, onnx.ModelProto) else str(model)
     try:
         source = model if isinstance(model, onnx.ModelProto) else Path(model)
-        return validate_model(source, options, strict_shapes=strict, label=label)
+        found = validate_model(source, options, strict_shapes=strict, label=label)
     except (OrtpoolError, OSError) as err:
         return results.ModelResult(path=label, outcome=results.COULD_NOT_RUN, error=str(err))
+    # as a worker's result: the sites' protos (which do not pickle) and the judgements' arrays
+    # dropped, so the report pickles and holds the same whichever way it was made
+    for node in found.nodes:
+        node.judgement = node.site = None
+    return found

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from ortpool.options import accuracy, domain, inputs, reports, runtime, target, timing
+from ortpool.options import CLI, accuracy, domain, inputs, reports, runtime, target, timing
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.text import dumps, safe
@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from ortpool.report.progress import ProgressBar
     from ortpool.validate import validator
     from ortpool.validate.api import settings as settings_of
+    from ortpool.validate.api import unmatched
 
     options = _options(args)
     paths = args.models or [str(p) for p in validator.bundled_models()]
@@ -102,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
         finally:
             if bar is not None:
                 bar.close()
+        warning = unmatched(options, found, CLI)
+        if warning is not None:
+            print(f"ortpool validate: warning: {safe(warning)}", file=sys.stderr)
         if len(found) > 1 or not args.verbose:
             print()
         print("\n".join(terminal.information_lines(found) + terminal.summary_lines(found)))

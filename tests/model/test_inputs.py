@@ -11,6 +11,7 @@ import io
 import json
 import subprocess
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -75,6 +76,17 @@ def test_parse_shape_examples():
 def test_parse_shape_refuses_with_the_form(text):
     with pytest.raises(OrtpoolError, match=r"must be NAME:D1,D2,\.\.\. with integer sizes >= 0"):
         parse_shape(text)
+
+
+def test_a_size_of_more_digits_than_int_reads_is_refused_as_too_large():
+    """int() reads 4300 digits at most (a ValueError, a traceback on the command line); a size
+    of 20 digits is already more than any array holds; the message quotes the option cut."""
+    for digits in (20, 5000):
+        with pytest.raises(OrtpoolError, match=r"^--shape 'x:1,9{2,}(\.\.\.)?': a size of more "
+                           r"than 19 digits, more than any array can hold") as err:
+            parse_shape("x:1," + "9" * digits)
+        assert len(str(err.value)) < 200
+    assert parse_shape("x:" + "0" * 30 + "8") == ("x", (8,))  # leading zeros count nothing
 
 
 def test_one_input_two_shapes_is_refused():
@@ -171,6 +183,21 @@ def test_shape_and_inputs_are_checked_against_each_other_and_the_model():
     assert mixed.source == "a loaded from in.npz; b generated, seed 3"
 
 
+def test_big_endian_arrays_are_taken_in_this_machines_order(tmp_path):
+    """A big-endian array (numpy.savez on such a machine, or ``astype('>f4')``) was refused by
+    fix and bench as "'a' is >f4; the model's input 'a' is float (float32)", while validate took
+    it (its worker's pickle swaps the bytes); onnxruntime would read the bytes swapped."""
+    model = two_inputs(["n", 3], ["n", 3])
+    values = np.arange(6, dtype=np.float32).reshape(2, 3) / 8
+    np.savez(tmp_path / "big.npz", a=values.astype(">f4"), b=values.astype(">f4"))
+    for spec in (InputSpec.make(None, tmp_path / "big.npz"),
+                 InputSpec.make(None, {"a": values.astype(">f4"), "b": values.astype(">f4")})):
+        feeds = resolve(model, spec).feeds
+        for array in feeds.values():
+            assert array.dtype.str == np.dtype(np.float32).str
+            np.testing.assert_array_equal(array, values)
+
+
 def test_huge_shapes_and_unreadable_files_are_refused_before_any_allocation(tmp_path):
     model = load("resnet-d")
     with pytest.raises(OrtpoolError, match=r"\[1,3,100000,100000\] \(float\) would be "
@@ -182,6 +209,38 @@ def test_huge_shapes_and_unreadable_files_are_refused_before_any_allocation(tmp_
                      ("objects.npz", "holds Python objects .*allow_pickle=False")):
         with pytest.raises(OrtpoolError, match=why):
             InputSpec.make(None, tmp_path / name)
+
+
+def test_an_array_or_shape_python_cannot_read_is_refused_naming_the_input():
+    """A tensor-like object whose ``__array__`` raises (a tensor on a device) was let through
+    as the caller's RuntimeError, naming nothing; now one TypeError names the input."""
+
+    class OnDevice:
+        def __array__(self, *args, **kwargs):
+            raise RuntimeError("can't convert cuda:0 device type tensor to numpy")
+
+    with pytest.raises(TypeError, match=r"^inputs\['x'\]: OnDevice did not convert to a numpy "
+                       r"array: RuntimeError: can't convert cuda:0") as err:
+        InputSpec.make(None, {"x": OnDevice()}, style="python")
+    assert err.value.__cause__ is None
+    # a masked array: its masked cells' hidden values were fed as data; without a mask it is
+    # its data
+    values = np.arange(4, dtype=np.float32)
+    with pytest.raises(TypeError, match=r"^inputs\['x'\] is a masked array with 2 masked cells, "
+                       r"whose values are no data; give array.filled\(value\)"):
+        InputSpec.make(None, {"x": np.ma.masked_greater(values, 1)}, style="python")
+    unmasked = InputSpec.make(None, {"x": np.ma.masked_greater(values, 5)}, style="python")
+    assert type(unmasked.arrays["x"]) is np.ndarray
+    np.testing.assert_array_equal(unmasked.arrays["x"], values)
+    # a 0-d array as a shape: numpy's "iteration over a 0-d array", naming nothing, before
+    with pytest.raises(OrtpoolError, match=r"^shapes: the shape of 'x' must be a sequence of "
+                       r"integers >= 0, not array\(4\)"):
+        InputSpec.make({"x": np.array(4)}, style="python")
+    # a set or a mapping: its sizes in hash order, or its keys, were taken as the axes
+    for dims in ({16, 1, 4, 8}, {0: 1, 1: 3}):
+        with pytest.raises(OrtpoolError, match=r"^shapes: the shape of 'x' must be a sequence"):
+            InputSpec.make({"x": dims}, style="python")
+    assert InputSpec.make({"x": (d for d in (1, 3))}, style="python").shapes == {"x": (1, 3)}
 
 
 def test_an_input_without_a_declared_rank_needs_a_shape():
@@ -227,6 +286,67 @@ def test_cannot_run_names_the_sizes_and_how_to_set_them():
         "x[2] H=64 (default), x[3] W=64 (default)): Concat: mismatched dimensions of 63 and 64. "
         "Set them with --shape x:1,3,64,64 (or give arrays with --inputs FILE.npz)"
     )
+    # every open dim sized by the arrays: no size to set (a --shape must agree with them); the
+    # hint said "Set them with --shape x:1,4,4,4 ..." for an index out of range in the file
+    arrays = {"x": np.zeros((1, 4, 4, 4), np.float32), "indices": np.zeros((1, 4, 4, 4), np.int64),
+              "output_shape": np.array([1, 4, 8, 8])}
+    for style, option in (("cli", "--inputs"), ("python", "inputs=")):
+        resolved = resolve(load("segnet-unpool"), InputSpec.make(None, arrays, style=style))
+        assert {d.source for d in resolved.dims} == {option}
+        assert str(resolved.cannot_run("m.onnx", "Index value out of bounds")) == (
+            "m.onnx: the model cannot run on x [1,4,4,4], indices [1,4,4,4], output_shape [4]: "
+            "Index value out of bounds")
+
+
+def test_a_refusal_quoting_the_models_input_names_prints_no_escape_sequence(tmp_path):
+    """fix and bench printed "the model's inputs are x<ESC>[2J" raw (a terminal clears its
+    screen); validate already made its message safe. Now every command's error line is."""
+    model = two_inputs(["n", 3], ["n", 3])
+    model.graph.input[0].name = model.graph.node[0].input[0] = "x\x1b[2J"
+    onnx.save(model, tmp_path / "m.onnx")
+    for argv in (["fix", "m.onnx", "out.onnx"], ["bench", "m.onnx", "--repeat", "1"]):
+        done = run_cli(*argv, "--shape", "nope:1,3", cwd=tmp_path, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert "\x1b" not in done.stderr + done.stdout
+        assert (f"ortpool {argv[0]}: error: --shape names input 'nope', but the model's inputs "
+                "are x\\x1b[2J, b") in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+
+
+def test_an_input_named_in_bytes_that_are_not_utf8_is_one_refusal(tmp_path):
+    """protobuf hands such a name over as bytes: fix and bench ended in a TypeError traceback
+    ("sequence item 0: expected str instance, bytes found") on --shape or --inputs, validate
+    counted the model "crashed"; onnxruntime's Python API cannot feed the input at all."""
+    model = two_inputs([1, 3], [1, 3])
+    model.graph.input[0].name = model.graph.node[0].input[0] = "aQ"
+    (tmp_path / "m.onnx").write_bytes(model.SerializeToString().replace(b"aQ", b"a\xff"))
+    assert onnx.load(tmp_path / "m.onnx").graph.input[0].name == b"a\xff"
+    with pytest.raises(OrtpoolError, match=r"^input 'a\\udcff': its name is not valid UTF-8; "
+                       r"onnxruntime's Python API cannot feed it"):
+        resolve(onnx.load(tmp_path / "m.onnx"), InputSpec.make(["nope:1"]))
+    for argv in (["fix", "m.onnx", "out.onnx"], ["bench", "m.onnx", "--repeat", "1"],
+                 ["validate", "m.onnx"]):
+        done = run_cli(*argv, "--shape", "b:1,3", cwd=tmp_path, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr
+        assert "input 'a\\udcff': its name is not valid UTF-8" in done.stderr, done.stderr
+
+
+def test_a_name_no_model_of_a_run_has_is_a_warning(tmp_path):
+    """With several models each takes the --shape/--inputs names it has, so a misspelt name
+    changed nothing, silently (one model refuses it); now a warning names it."""
+    import ortpool
+
+    models = [str(MODELS / f"{name}.onnx") for name in ("gap-large", "ocr-neg-batch")]
+    with pytest.warns(UserWarning, match=r"^shapes= 'nope': no input of that name in the 2 "
+                      r"models whose inputs were read; nothing was sized or fed by it$"):
+        ortpool.validate(models, shapes={"nope": (1,)}, isolate=False)
+    done = run_cli("validate", *models, "--shape", "nope:1", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert ("ortpool validate: warning: --shape 'nope': no input of that name in the 2 models "
+            "whose inputs were read") in done.stderr
+    done = run_cli("validate", *models, "--shape", "x:1,4,48,96", "--no-progress", cwd=tmp_path)
+    assert "warning" not in done.stderr
 
 
 def _awkward_names() -> onnx.ModelProto:
@@ -481,6 +601,19 @@ def _broken_archives(tmp: Path) -> dict[str, tuple[str, str]]:
     with zipfile.ZipFile(tmp / "header.npz", "w") as archive:
         archive.writestr("x.npy", forged.getvalue() + x.tobytes())
     three_gib = (3 << 30).to_bytes(4, "little")
+    # a header cut short inside its dict (tokenize's TokenError), a shape of a bool (numpy's
+    # header check takes True for an int; its reshape raises a TypeError)
+    for name, text in (("cut", b"{'descr': (\n"),
+                       ("bool", b"{'descr': '<f4', 'fortran_order': False, 'shape': (True, 2)}\n")):
+        with zipfile.ZipFile(tmp / f"{name}.npz", "w") as archive:
+            archive.writestr("x.npy", b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little")
+                             + text + bytes(64))
+    with warnings.catch_warnings(), zipfile.ZipFile(tmp / "twice.npz", "w") as archive:
+        warnings.simplefilter("ignore")  # zipfile's "Duplicate name", on writing only
+        for values in (x, -x):
+            stream = io.BytesIO()
+            np.save(stream, values)
+            archive.writestr("x.npy", stream.getvalue())
     bad = "cannot read as .npz (numpy.savez): "
     return {
         "not a zip": (str(tmp / "text.npz"), bad + "it is not a zip archive"),
@@ -508,6 +641,11 @@ def _broken_archives(tmp: Path) -> dict[str, tuple[str, str]]:
             "its arrays, 3221225472 bytes uncompressed as it declares would take 3221225472 "
             "bytes of address space; the process can allocate",
         ),
+        "header cut short": (str(tmp / "cut.npz"), bad + "TokenError: "),
+        "shape of a bool": (str(tmp / "bool.npz"), "member 'x.npy' declares the shape (True, 2): "
+                            "its sizes must be integers"),
+        "a member twice": (str(tmp / "twice.npz"), "member 'x.npy' is in the archive 2 times; "
+                           "which array is meant is not known"),
     }
 
 

@@ -123,3 +123,35 @@ def test_rss_stays_flat_over_failing_runs_of_a_plain_session():
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert float(done.stdout) < 8.0  # MiB over 2,000 runs
+
+
+def run_with_a_none_feed() -> None:
+    """In the child: an ortpool op fed None through ``ortpool.InferenceSession``; prints what
+    the run raised (the process ended before, in onnxruntime-extensions)."""
+    session = ortpool.InferenceSession(_unpool_model())
+    try:
+        session.run(None, {"X": None, "I": BAD["I"]})
+    except TypeError as err:
+        print(f"TypeError: {err}")
+    print(session.run(None, BAD | {"I": np.zeros((1, 2, 3), np.int64)})[0].shape)
+
+
+def test_a_none_fed_to_a_tensor_input_is_refused_not_a_dead_process():
+    """``run(None, {"X": None})`` reached the op as an unconstructed value: onnxruntime-extensions
+    threw std::runtime_error and terminate() ended the process; the session still runs after."""
+    done = support.run_child(__name__, "run_with_a_none_feed", timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "TypeError: input_feed['X'] is None; input 'X' is a tensor: feed it an array",
+        "(1, 2, 4)"]
+
+
+def test_a_session_opens_a_model_whose_input_name_is_not_utf8():
+    """The None check read the tensor inputs from onnxruntime's get_inputs(), which raises
+    UnicodeDecodeError on such a name: the session was refused where onnxruntime opens it."""
+    raw = _unpool_model().SerializeToString()
+    assert raw.count(b'\n\x01X') >= 1
+    model = raw.replace(b"\x01X", b"\x01\xff")  # the one-byte name X (inputs, node, value)
+    ort.InferenceSession(model, ortpool.session_options(), providers=["CPUExecutionProvider"])
+    session = ortpool.InferenceSession(model)  # refused with a UnicodeDecodeError before
+    assert session.get_outputs()[0].name == "Y"

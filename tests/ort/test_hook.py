@@ -134,6 +134,19 @@ def test_session_options_passed_back_to_ortpool_session():
     assert options.get_session_config_entry("ortpool.custom_ops_library") == "1"
 
 
+def test_session_options_holding_the_extensions_library_already_are_named():
+    """Options on which the caller loaded onnxruntime-extensions' library (its documented
+    idiom): onnxruntime's "Failed to add kernel for ArgSort ... Conflicting with a registered
+    kernel" named nothing the caller did; the error now names the options and the call."""
+    from onnxruntime_extensions import get_library_path
+
+    options = ort.SessionOptions()
+    options.register_custom_ops_library(get_library_path())
+    with pytest.raises(OrtpoolError, match=r"^sess_options already holds onnxruntime-extensions"
+                       r"' custom-op library \(register_custom_ops_library\(get_library_path"):
+        ortpool.InferenceSession(mixed_model(), options)
+
+
 def test_session_options_turn_spinning_off_unless_set():
     assert ortpool.session_options().get_session_config_entry(
         "session.intra_op.allow_spinning") == "0"

@@ -348,3 +348,23 @@ def test_what_a_user_reads_in_the_help():
             if f"[{flag} " in text:
                 metavar = {"--json": "FILE"}.get(flag, "SECONDS")
                 assert f"[{flag} {metavar}]" in text, (command, flag)
+
+
+def test_the_lines_naming_the_files_written_print_no_escape_sequence(tmp_path):
+    """'JSON report: PATH' (validate, conformance) and 'wrote PATH' (rewrite) printed the path
+    raw: a name holding ESC [2J cleared the terminal. Every other line was already safe."""
+    from tests.support import run_cli
+
+    name = "m\x1b[2J\x07"
+    (tmp_path / f"{name}.onnx").write_bytes(Path(MODEL).read_bytes())
+    runs = [
+        ["validate", f"{name}.onnx", "--json", f"{name}.json"],
+        ["rewrite", f"{name}.onnx", f"r{name}.onnx"],
+        ["conformance", "--ops", "MaxPool", "--versions", "12", "--ranks", "1", "--json",
+         f"c{name}.json"],
+    ]
+    for argv in runs:
+        done = run_cli(*argv, cwd=tmp_path, env=ENV, timeout=TIMEOUT)
+        assert done.returncode in (0, 1), (argv, done.stderr)
+        assert not any(c in done.stdout + done.stderr for c in "\x1b\x07"), argv
+        assert "m\\x1b[2J\\x07" in done.stdout + done.stderr, argv

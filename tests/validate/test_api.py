@@ -163,6 +163,11 @@ def test_fix_returns_the_model_and_its_report(tmp_path):
     # save(): the notes on the data, a list as scripts read it, shown as what was written
     saved = result.save(tmp_path / "fixed.onnx")
     assert saved == [] and repr(saved) == f"wrote {tmp_path / 'fixed.onnx'}"
+    # a path of bytes: "a bytes-like object is required, not 'str'" from inside, before
+    for path in (bytes(tmp_path / "b.onnx"), None):
+        with pytest.raises(TypeError, match=r"^path=.* must be a path \(str or os.PathLike\)"):
+            result.save(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fixed.onnx"]
     assert repr(result) == "<FixResult: 1 pooling node: standard form 1, exit 0>"
     assert (result.ok, result.exit_code) == (True, 0)
     model, report = result  # unpacks as fix_with_report's pair
@@ -255,3 +260,20 @@ def test_bench_from_a_script_without_the_main_guard(tmp_path):
         f"FIXED {wrong} does not compute what MODEL {DIFFERS} means (its pooling nodes as the "
         "ONNX spec defines them)",
     ]
+
+
+def test_a_report_pickles_and_compares_whichever_way_it_was_made():
+    """A report validated in this process (a ModelProto, or isolate=False) held the sites'
+    protos: pickle raised "cannot pickle 'RepeatedCompositeContainer'"; and two equal results
+    compared with == raised numpy's "truth value of an array ... is ambiguous" (the drawn
+    cells of each comparison)."""
+    import pickle
+
+    path = str(MODELS / "ort-defect-same-dilated.onnx")
+    here = ortpool.validate(onnx.load(path))
+    again = pickle.loads(pickle.dumps(here))
+    assert again.to_json() == here.to_json() and again.to_html() == here.to_html()
+    isolated = ortpool.validate(path)
+    (mine,), (theirs,) = here.models, isolated.models
+    assert theirs == pickle.loads(pickle.dumps(theirs))
+    assert mine.nodes == theirs.nodes and mine.outputs == theirs.outputs
