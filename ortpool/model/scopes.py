@@ -17,6 +17,7 @@ import onnx
 from onnx import AttributeProto
 
 from ortpool import versions
+from ortpool.errors import OrtpoolError
 
 #: Domain strings that mean the standard ai.onnx operator set.
 AI_ONNX = ("", "ai.onnx")
@@ -99,12 +100,17 @@ def all_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
 
 
 def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model with its local functions inlined (itself when it has none)."""
+    """The model with its local functions inlined (itself when it has none); an
+    :class:`~ortpool.errors.OrtpoolError` where onnx cannot inline them (a function that calls
+    itself, directly or through others)."""
     if not model.functions:
         return model
     import onnx.inliner
 
-    return onnx.inliner.inline_local_functions(model)
+    try:
+        return onnx.inliner.inline_local_functions(model)
+    except onnx.checker.ValidationError as err:
+        raise OrtpoolError(f"the model's local functions cannot be inlined: {err}") from None
 
 
 def node_label(node: onnx.NodeProto) -> str:

@@ -1,0 +1,68 @@
+"""Hostile models given to ``ortpool validate`` and ``ortpool fix``: each group of cases runs one
+command after another in one child process with a time limit (``tests.support.commands_in_child``),
+per case the exit code and the whole message (no traceback); nothing is written where a command
+refuses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from tests.support import CHILD_ENV, IR_VERSION, commands_in_child
+
+TIMEOUT = 120
+ENV = {**CHILD_ENV, "ORTPOOL_KERNELS": "numpy"}  # no numba compile in the children
+
+
+def _save(model: onnx.ModelProto, path: Path) -> str:
+    model.ir_version = IR_VERSION
+    path.write_bytes(model.SerializeToString())
+    return str(path)
+
+
+def _calling(functions: dict[str, list[onnx.NodeProto]]) -> onnx.ModelProto:
+    """A model whose one node calls the local function ``F`` of domain ``local``."""
+    imports = [h.make_opsetid("", 19), h.make_opsetid("local", 1)]
+    graph = h.make_graph(
+        [h.make_node("F", ["x"], ["y"], name="call", domain="local")], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 6, 6])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    return h.make_model(graph, opset_imports=imports, functions=[
+        h.make_function("local", name, ["fx"], ["fy"], nodes, imports)
+        for name, nodes in functions.items()
+    ])
+
+
+def _run(folder: Path, commands: dict[tuple[str, ...], tuple[int, str]]) -> None:
+    found = commands_in_child([list(c) for c in commands], cwd=folder, timeout=TIMEOUT, env=ENV)
+    for (argv, want), (code, stderr) in zip(commands.items(), found, strict=True):
+        assert "Traceback" not in stderr, (argv, stderr)
+        assert (argv, code, stderr.splitlines()[-1]) == (argv, *want)
+
+
+def test_local_functions_that_call_themselves_are_refused_in_one_line(tmp_path):
+    """onnx refuses to inline a local function that calls itself, directly or through another:
+    the model is refused, naming the cycle (it was an internal error with onnx's traceback)."""
+    pool = h.make_node("MaxPool", ["fx"], ["t"], name="fp", kernel_shape=[1, 1])
+    models = {
+        "self.onnx": (_calling({"F": [pool, h.make_node("F", ["t"], ["fy"], domain="local")]}),
+                      "local::F -> local::F"),
+        "mutual.onnx": (_calling({"F": [h.make_node("G", ["fx"], ["fy"], domain="local")],
+                                  "G": [h.make_node("F", ["fx"], ["fy"], domain="local")]}),
+                        "local::G -> local::F -> local::G"),
+    }
+    commands = {}
+    for name, (model, cycle) in models.items():
+        _save(model, tmp_path / name)
+        why = (f"the model's local functions cannot be inlined: Cycle detected in model-local "
+               f"function references: {cycle}. Model-local functions must not be recursive.")
+        commands[("validate", name, "--no-progress")] = (2, f"ortpool validate: error: {name}: "
+                                                            f"{why}")
+        commands[("fix", name, "o.onnx")] = (2, f"ortpool fix: error: {why}")
+    _run(tmp_path, commands)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(models)
