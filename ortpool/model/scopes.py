@@ -48,8 +48,10 @@ class Scope:
 
 
 def ai_onnx_opset(imports: Any) -> int | None:
-    """The ``ai.onnx`` opset in ``imports``, or None."""
-    return next((int(e.version) for e in imports if e.domain in AI_ONNX), None)
+    """The ``ai.onnx`` opset in ``imports``, or None; where it is imported more than once, the
+    highest (onnx.proto: nodes "bind against the operator ... with the HIGHEST version in the
+    referenced operator sets")."""
+    return max((int(e.version) for e in imports if e.domain in AI_ONNX), default=None)
 
 
 def text(value: str | bytes) -> str:

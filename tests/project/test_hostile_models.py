@@ -12,7 +12,7 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from tests.support import CHILD_ENV, IR_VERSION, commands_in_child
+from tests.support import CHILD_ENV, IR_VERSION, commands_in_child, run_cli
 
 TIMEOUT = 120
 ENV = {**CHILD_ENV, "ORTPOOL_KERNELS": "numpy"}  # no numba compile in the children
@@ -86,3 +86,25 @@ def test_a_pool_in_a_local_function_is_fixed_in_the_function(tmp_path):
     (node,) = fixed.functions[0].node
     assert {a.name: h.get_attribute_value(a) for a in node.attribute} == {
         "kernel_shape": [3, 3], "dilations": [2, 2], "pads": [2, 2, 2, 2]}
+
+
+def test_an_opset_imported_twice_governs_at_its_highest_version(tmp_path):
+    """onnx.proto: nodes bind to the HIGHEST version of the operator sets imported. ortpool took
+    the first import: with ai.onnx 11 then 19, an AveragePool with dilations (19's) was judged as
+    AveragePool-11 ("not compared", both refuse it) and fix refused the model."""
+    graph = h.make_graph(
+        [h.make_node("AveragePool", ["x"], ["y"], name="p", kernel_shape=[2, 2],
+                     dilations=[2, 2])], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 6, 6])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    imports = [h.make_opsetid("", 11), h.make_opsetid("ai.onnx", 19)]
+    _save(h.make_model(graph, opset_imports=imports), tmp_path / "m.onnx")
+    validated = run_cli("validate", "m.onnx", "--no-progress", "--no-guard-cost", cwd=tmp_path,
+                        env=ENV, timeout=TIMEOUT)
+    assert (validated.returncode, validated.stderr) == (0, "")
+    assert validated.stdout.splitlines()[0].split() == [
+        "agree", "m.onnx", "opset", "19,", "1", "node:", "1", "agree;", "its", "output", "agrees"]
+    _run(tmp_path, {("fix", "m.onnx", "o.onnx", "-q"): (0, "")})
+    assert [(e.domain, e.version) for e in onnx.load(tmp_path / "o.onnx").opset_import] == [
+        ("", 11), ("ai.onnx", 19)]
