@@ -290,14 +290,17 @@ def _unpool_sets(site: Site, rng: np.random.Generator, shape: tuple[int, ...],
 
 def _rois(rng: np.random.Generator, shape: Sequence[int], elem: str, scale: float) -> np.ndarray:
     """RoIs for X of ``shape``: one over the whole map per batch entry (every built case reaches
-    a bin), then five on quarter steps inside and across the map, one with x2 < x1."""
-    height, width = shape[2] / (scale or 1.0), shape[3] / (scale or 1.0)
-    whole = [[n, 0.0, 0.0, width - 1 / (scale or 1.0), height - 1 / (scale or 1.0)]
+    a bin), then five on quarter steps inside and across the map, one with x2 < x1. A negative
+    ``scale`` gets the same boxes on the map, their corners negated."""
+    step, sign = abs(scale) or 1.0, -1.0 if scale < 0 else 1.0
+    height, width = shape[2] / step, shape[3] / step
+    whole = [[n, 0.0, 0.0, sign * (width - 1 / step), sign * (height - 1 / step)]
              for n in range(shape[0])]
     low = rng.integers(-4, 4 * np.array([width, height]).astype(int) + 4, (5, 2)) / 4
     size = rng.integers(0, 4 * np.array([width, height]).astype(int) // 2 + 1, (5, 2)) / 4
     corners = np.concatenate([low, low + size], axis=1)
     corners[0, 2:] = corners[0, :2] - 1
+    corners *= sign
     batch = rng.integers(0, shape[0], (5, 1))
     drawn = np.concatenate([batch, corners], axis=1)
     return np.concatenate([np.asarray(whole).reshape(-1, 5), drawn]).astype(dtypes.NUMPY[elem])

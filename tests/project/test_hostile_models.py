@@ -8,10 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
+from onnx import numpy_helper
 
+from ortpool import kernels
+from ortpool.check.cases import proof_sets
+from ortpool.model.site import Site
 from tests.support import CHILD_ENV, IR_VERSION, commands_in_child, run_cli
 
 TIMEOUT = 120
@@ -108,3 +113,31 @@ def test_an_opset_imported_twice_governs_at_its_highest_version(tmp_path):
     _run(tmp_path, {("fix", "m.onnx", "o.onnx", "-q"): (0, "")})
     assert [(e.domain, e.version) for e in onnx.load(tmp_path / "o.onnx").opset_import] == [
         ("", 11), ("ai.onnx", 19)]
+
+
+def test_a_negative_spatial_scale_is_judged_on_the_same_boxes(tmp_path):
+    """MaxRoiPool's spatial_scale < 0 (the spec sets no sign; onnxruntime refuses it): the built
+    RoIs divided the map by the scale and drew from an empty range (ValueError: low >= high,
+    a traceback from fix). They are now the positive scale's boxes, corners negated."""
+    rois = numpy_helper.from_array(np.array([[0, -1, -1, -4, -4]], np.float32), "rois")
+    graph = h.make_graph(
+        [h.make_node("MaxRoiPool", ["x", "rois"], ["y"], name="r", pooled_shape=[2, 2],
+                     spatial_scale=-1.0)], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 8, 8])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)], initializer=[rois],
+    )
+    _save(h.make_model(graph, opset_imports=[h.make_opsetid("", 19)]), tmp_path / "m.onnx")
+    _run(tmp_path, {
+        ("validate", "m.onnx", "--no-progress", "--no-guard-cost"): (1, ""),
+        ("fix", "m.onnx", "o.onnx", "-q"): (1, ""),  # kept as ortpool's op
+    })
+    x = np.arange(2 * 3 * 8 * 8, dtype=np.float32).reshape(2, 3, 8, 8)
+    for scale in (1.0, 0.5):
+        mirrored = [proof_sets(Site.alone("MaxRoiPool", 1, {"pooled_shape": [2, 2],
+                                                            "spatial_scale": s}, "float",
+                                          list(x.shape), 2, 1), [x.shape])[0].arrays[1]
+                    for s in (scale, -scale)]
+        np.testing.assert_array_equal(mirrored[1], -mirrored[0] * [-1, 1, 1, 1, 1])
+        np.testing.assert_array_equal(
+            kernels.max_roi_pool(x, mirrored[0], pooled_shape=[2, 2], spatial_scale=scale),
+            kernels.max_roi_pool(x, mirrored[1], pooled_shape=[2, 2], spatial_scale=-scale))
