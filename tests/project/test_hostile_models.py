@@ -141,3 +141,22 @@ def test_a_negative_spatial_scale_is_judged_on_the_same_boxes(tmp_path):
         np.testing.assert_array_equal(
             kernels.max_roi_pool(x, mirrored[0], pooled_shape=[2, 2], spatial_scale=scale),
             kernels.max_roi_pool(x, mirrored[1], pooled_shape=[2, 2], spatial_scale=-scale))
+
+
+def test_an_input_of_an_element_type_onnx_does_not_define_is_named(tmp_path):
+    """elem_type 999: the message asked onnx for the type's name (ValueError: Enum DataType has
+    no name defined for value 999: a traceback from fix, a message naming nothing from
+    validate)."""
+    graph = h.make_graph(
+        [h.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[2, 2])], "g",
+        [h.make_tensor_value_info("x", 999, [1, 1, 6, 6])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    _save(h.make_model(graph, opset_imports=[h.make_opsetid("", 19)]), tmp_path / "m.onnx")
+    why = ("input 'x' is not a tensor of a type ortpool generates (element type 999, which onnx "
+           "does not define): give it with --inputs FILE.npz")
+    _run(tmp_path, {
+        ("validate", "m.onnx", "--no-progress"): (2, f"ortpool validate: error: m.onnx: {why}"),
+        ("fix", "m.onnx", "o.onnx"): (2, f"ortpool fix: error: {why}"),
+    })
+    assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
