@@ -238,6 +238,12 @@ def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) ->
             raise fail(f"input {input_names[position]!r} is required but missing")
     if not outputs or not outputs[0]:
         raise fail("output 'Y' is required but missing")
+    for kind, names, spelled in (("input", inputs, input_names), ("output", outputs, OUTPUT_NAMES)):
+        for position, tensor in enumerate(names):
+            if isinstance(tensor, bytes):  # protobuf hands a name that is not UTF-8 over as bytes
+                raise fail(f"{kind} {spelled[position]!r} names the tensor {tensor!r}, which is "
+                           "not UTF-8 text: onnxruntime cannot load the model, nor can ortpool "
+                           "write it")
     repeated = [n for n, count in Counter(a.name for a in node.attribute).items() if count > 1]
     if repeated:
         raise fail(f"attribute {repeated[0]!r} is given more than once")

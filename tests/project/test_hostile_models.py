@@ -160,3 +160,29 @@ def test_an_input_of_an_element_type_onnx_does_not_define_is_named(tmp_path):
         ("fix", "m.onnx", "o.onnx"): (2, f"ortpool fix: error: {why}"),
     })
     assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
+
+
+def test_a_pool_reading_a_tensor_name_that_is_not_utf8_is_refused_by_fix(tmp_path):
+    """protobuf hands such a name over as bytes, which fix wrote back into its copy of the node:
+    UnicodeDecodeError (a traceback). The node is refused, naming the tensor; validate says the
+    model cannot run."""
+    for name, place in (("in.onnx", "input 'X'"), ("out.onnx", "output 'Y'")):
+        graph = h.make_graph(
+            [h.make_node("MaxPool", ["xQQ"], ["yQQ"], name="p", kernel_shape=[2, 2])], "g",
+            [h.make_tensor_value_info("xQQ", T.FLOAT, [1, 1, 6, 6])],
+            [h.make_tensor_value_info("yQQ", T.FLOAT, None)],
+        )
+        raw = h.make_model(graph, opset_imports=[h.make_opsetid("", 19)])
+        raw.ir_version = IR_VERSION
+        spot = b"xQQ" if place.startswith("input") else b"yQQ"
+        data = raw.SerializeToString().replace(spot, spot[:1] + b"\xff\xfe")
+        (tmp_path / name).write_bytes(data)
+        tensor = spot[:1] + b"\xff\xfe"
+        _run(tmp_path, {("fix", name, "o.onnx"): (
+            2, f"ortpool fix: error: node 'p' (MaxPool-12): {place} names the tensor {tensor!r}, "
+               "which is not UTF-8 text: onnxruntime cannot load the model, nor can ortpool "
+               "write it")})
+        done = commands_in_child([["validate", name, "--no-progress"]], cwd=tmp_path,
+                                 timeout=TIMEOUT, env=ENV)
+        assert done[0][0] == 2 and "Traceback" not in done[0][1], done
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.onnx", "out.onnx"]
