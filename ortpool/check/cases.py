@@ -275,7 +275,8 @@ def _unpool_sets(site: Site, rng: np.random.Generator, shape: tuple[int, ...],
                                       strides=list(attrs.strides), pads=list(attrs.pads))
         if indices.shape == x.shape and (indices >= 0).all() and (indices < size).all():
             sets.append(FeedSet("MaxPool's Indices", [x, indices.astype(np.int64), *extra]))
-    if size >= x.size:
+    # an output no array may hold (the kernels refuse it) gets no permutation of its size
+    if x.size <= size and size * np.dtype(np.int64).itemsize <= kernels.output_limit():
         unique = rng.permutation(size)[: x.size].reshape(x.shape).astype(np.int64)
         sets.append(FeedSet("distinct random Indices", [x, unique, *extra]))
     if nonfinite and sets and site.elem in FLOATS and x.size:

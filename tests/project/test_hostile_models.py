@@ -186,3 +186,24 @@ def test_a_pool_reading_a_tensor_name_that_is_not_utf8_is_refused_by_fix(tmp_pat
                                  timeout=TIMEOUT, env=ENV)
         assert done[0][0] == 2 and "Traceback" not in done[0][1], done
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.onnx", "out.onnx"]
+
+
+def test_maxunpool_with_an_output_shape_no_array_holds_is_unproven(tmp_path):
+    """MaxUnpool's output_shape [1, 1, 2**40, 2**40] (an initializer): the built cases drew a
+    permutation of 2**80 indices (ValueError: Maximum allowed size exceeded, a traceback from
+    fix). Now the kernels refuse the output, naming its size, and nothing is written."""
+    inits = [numpy_helper.from_array(np.ones((1, 1, 2, 2), np.float32), "X"),
+             numpy_helper.from_array(np.zeros((1, 1, 2, 2), np.int64), "I"),
+             numpy_helper.from_array(np.array([1, 1, 2**40, 2**40], np.int64), "S")]
+    graph = h.make_graph(
+        [h.make_node("MaxUnpool", ["X", "I", "S"], ["y"], name="u", kernel_shape=[2, 2],
+                     strides=[2, 2])], "g", [], [h.make_tensor_value_info("y", T.FLOAT, None)],
+        initializer=inits)
+    _save(h.make_model(graph, opset_imports=[h.make_opsetid("", 19)]), tmp_path / "m.onnx")
+    _run(tmp_path, {("fix", "m.onnx", "o.onnx"): (
+        2, "note: nothing written: some nodes are unproven (--allow-unproven)")})
+    done = commands_in_child([["fix", "m.onnx", "o.onnx"]], cwd=tmp_path, timeout=TIMEOUT,
+                             env=ENV)
+    assert "the output Y of shape [1, 1, 1099511627776, 1099511627776] (float32) would take " \
+        "4835703278458516698824704 bytes" in " ".join(done[0][1].split())
+    assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
