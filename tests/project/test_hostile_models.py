@@ -207,3 +207,22 @@ def test_maxunpool_with_an_output_shape_no_array_holds_is_unproven(tmp_path):
     assert "the output Y of shape [1, 1, 1099511627776, 1099511627776] (float32) would take " \
         "4835703278458516698824704 bytes" in " ".join(done[0][1].split())
     assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
+
+
+def test_an_opset_beyond_any_onnx_can_number_is_refused(tmp_path):
+    """ai.onnx opset 2**62: fix asked onnx for a schema at that opset (TypeError from onnx's
+    binding, a traceback); validate judged MaxPool-22 and called onnxruntime's refusal (it reads
+    the opset as 0) a difference. The node is refused, naming the opset."""
+    graph = h.make_graph(
+        [h.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[2, 2])], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 6, 6])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    _save(h.make_model(graph, opset_imports=[h.make_opsetid("", 2**62)]), tmp_path / "m.onnx")
+    why = ("node 'p' (MaxPool): ai.onnx opset 4611686018427387904 is beyond any opset onnx can "
+           "number (at most 2147483647)")
+    _run(tmp_path, {("fix", "m.onnx", "o.onnx"): (2, f"ortpool fix: error: {why}")})
+    ((code, stderr),) = commands_in_child([["validate", "m.onnx", "--no-progress"]],
+                                          cwd=tmp_path, timeout=TIMEOUT, env=ENV)
+    assert code == 2 and stderr.endswith(f"ortpool could not rewrite the model: {why}\n"), stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
