@@ -48,9 +48,9 @@ class Scope:
 
 
 def ai_onnx_opset(imports: Any) -> int | None:
-    """The ``ai.onnx`` opset in ``imports``, or None; where it is imported more than once, the
-    highest (onnx.proto: nodes "bind against the operator ... with the HIGHEST version in the
-    referenced operator sets")."""
+    """The ``ai.onnx`` opset in ``imports``, or None."""
+    # imported more than once: the highest (onnx.proto: nodes "bind against the operator ...
+    # with the HIGHEST version in the referenced operator sets")
     return max((int(e.version) for e in imports if e.domain in AI_ONNX), default=None)
 
 
@@ -102,9 +102,9 @@ def all_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
 
 
 def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model with its local functions inlined (itself when it has none); an
-    :class:`~ortpool.errors.OrtpoolError` where onnx cannot inline them (a function that calls
-    itself, directly or through others)."""
+    """The model with its local functions inlined (itself when it has none)."""
+    # onnx cannot inline a function that calls itself, directly or through others: an
+    # OrtpoolError naming the cycle
     if not model.functions:
         return model
     import onnx.inliner
