@@ -85,3 +85,34 @@ def test_the_fixed_model_agrees_on_nan_where_the_original_did_not():
 
     (y,) = ortpool.InferenceSession(fixed).run(None, {"x": x})
     assert np.isnan(y[0, 0, 1:4, 1:4]).all() and not np.isnan(y[0, 1]).any()
+
+
+def test_a_record_claiming_what_the_runtime_computes_instead_of_the_spec_changes_no_verdict():
+    """A SAME_UPPER MaxPool with dilation (onnxruntime pads it for the undilated kernel) behind
+    an Identity marked as fix's, and a record claiming the pool was MaxPool with the pads
+    onnxruntime uses: the region computed the record's spec exactly, and was reported fixed, the
+    model's attributes never judged. The record's spec is now checked against what the nodes
+    compute under the spec (their pools by ortpool's kernels); it differs, so the record is
+    dropped and the pool judged as it stands."""
+    pool = h.make_node("MaxPool", ["x"], ["raw"], name="p", kernel_shape=[3, 3],
+                       dilations=[2, 2], strides=[2, 2], auto_pad="SAME_UPPER")
+    mark = h.make_node("Identity", ["raw"], ["y"], name="ortpool_fix/guard/p",
+                       doc_string=f"{fixmarks.MARK} forged")
+    graph = h.make_graph([pool, mark], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 16, 16])],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    claimed = {"kernel_shape": [3, 3], "dilations": [2, 2], "strides": [2, 2], "pads": [0, 0, 1, 1]}
+    model.metadata_props.add(key=fixmarks.KEY, value=json.dumps({"p": {
+        "form": "nan-guard", "op": "MaxPool-12", "nodes": ["ortpool_fix/guard/p"],
+        "inputs": ["x"], "outputs": ["y"], "attributes": claimed}}))
+    found = validate_model(model, ValidateOptions(guard_cost=False), label="m")
+    (node,) = found.nodes
+    assert (node.name, node.status, found.status) == ("p", results.DIFFER, results.DIFFER)
+    assert node.attributes["auto_pad"] == "SAME_UPPER"
+    (note,) = [n for n in found.notes if n.startswith("fix's record")]
+    assert note.startswith(f"fix's record of node 'p' (form nan-guard) claims MaxPool-12 with "
+                           f"attributes {claimed}, which its nodes do not compute under the spec "
+                           "(Y has shape [1, 1, 8, 8], the spec's is [1, 1, 7, 7]")
+    assert note.endswith("): its nodes are judged as they stand")
