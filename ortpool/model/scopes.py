@@ -115,6 +115,13 @@ def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
         raise OrtpoolError(f"the model's local functions cannot be inlined: {err}") from None
 
 
+def shadowing_function(model: onnx.ModelProto) -> onnx.FunctionProto | None:
+    """A local function of the ai.onnx domain named like one of its operators: onnx's inliner
+    runs the function for such a node, onnxruntime the operator."""
+    return next((f for f in model.functions if f.domain in AI_ONNX and onnx.defs.has(f.name)),
+                None)
+
+
 def node_label(node: onnx.NodeProto) -> str:
     return f"{node.op_type} {node.name!r}" if node.name else f"{node.op_type} (unnamed)"
 

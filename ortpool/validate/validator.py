@@ -38,7 +38,7 @@ from ortpool.forms.price import guard_price
 from ortpool.model import capture, fixmarks
 from ortpool.model import inputs as model_inputs
 from ortpool.model.inference import learn_shapes
-from ortpool.model.scopes import model_scopes, text
+from ortpool.model.scopes import function_label, model_scopes, shadowing_function, text
 from ortpool.model.singlenode import region_model, rewired
 from ortpool.model.site import Site, find_sites, read_values
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
@@ -133,6 +133,13 @@ def validate_model(source: str | Path | onnx.ModelProto, options: ValidateOption
     except ValueError as err:
         raise OrtpoolError(f"{label}: {err}") from None
     resolved = _resolve_inputs(model, options, strict_shapes, label, result)
+    if (shadowing := shadowing_function(model)) is not None:
+        # the node inputs are captured from the inlined model: it would run another model
+        raise OrtpoolError(
+            f"{label}: the model's local function {function_label(shadowing)!r} is named like "
+            f"the standard operator {shadowing.name} of ai.onnx: onnx's inliner runs the "
+            "function for its nodes, onnxruntime the operator; rename the function or give it "
+            "a domain of its own")
     inlined = capture.inline_functions(model)
     fixed, fix_notes = fixmarks.read(model)
     result.notes.extend(fix_notes)

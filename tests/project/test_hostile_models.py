@@ -226,3 +226,30 @@ def test_an_opset_beyond_any_onnx_can_number_is_refused(tmp_path):
                                           cwd=tmp_path, timeout=TIMEOUT, env=ENV)
     assert code == 2 and stderr.endswith(f"ortpool could not rewrite the model: {why}\n"), stderr
     assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
+
+
+def test_a_local_function_named_like_a_standard_operator_is_refused_by_validate(tmp_path):
+    """A function 'MaxPool' of domain '' (a Relu) beside a node MaxPool: onnxruntime runs the
+    operator, onnx's inliner the function. validate captured the node inputs from the inlined
+    model, so it judged a Relu as 'onnxruntime's built-in run': no pooling node, and the
+    outputs' difference blamed on no node (exit 1). It refuses the model, naming the function;
+    fix, whose proofs run the model itself, fixes the operator as onnxruntime runs it."""
+    relu = h.make_function("", "MaxPool", ["fx"], ["fy"], [h.make_node("Relu", ["fx"], ["fy"])],
+                           [h.make_opsetid("", 19)])
+    graph = h.make_graph(
+        [h.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[3, 3], dilations=[2, 2],
+                     auto_pad="SAME_UPPER")], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 8, 8])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+    )
+    _save(h.make_model(graph, opset_imports=[h.make_opsetid("", 19)], functions=[relu]),
+          tmp_path / "m.onnx")
+    why = ("the model's local function 'MaxPool' is named like the standard operator MaxPool of "
+           "ai.onnx: onnx's inliner runs the function for its nodes, onnxruntime the operator; "
+           "rename the function or give it a domain of its own")
+    _run(tmp_path, {
+        ("validate", "m.onnx", "--no-progress"): (2, f"ortpool validate: error: m.onnx: {why}"),
+        ("fix", "m.onnx", "o.onnx", "-q"): (0, ""),
+    })
+    (node,) = onnx.load(tmp_path / "o.onnx").graph.node
+    assert {a.name: h.get_attribute_value(a) for a in node.attribute}["pads"] == [2, 2, 2, 2]
