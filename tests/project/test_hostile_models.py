@@ -17,7 +17,7 @@ from onnx import numpy_helper
 from ortpool import kernels
 from ortpool.check.cases import proof_sets
 from ortpool.model.site import Site
-from tests.support import CHILD_ENV, IR_VERSION, commands_in_child, run_cli
+from tests.support import CHILD_ENV, IR_VERSION, commands_in_child, run_cli, unwrap
 
 TIMEOUT = 120
 ENV = {**CHILD_ENV, "ORTPOOL_KERNELS": "numpy"}  # no numba compile in the children
@@ -225,6 +225,35 @@ def test_an_opset_beyond_any_onnx_can_number_is_refused(tmp_path):
     ((code, stderr),) = commands_in_child([["validate", "m.onnx", "--no-progress"]],
                                           cwd=tmp_path, timeout=TIMEOUT, env=ENV)
     assert code == 2 and stderr.endswith(f"ortpool could not rewrite the model: {why}\n"), stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
+
+
+def test_rois_of_the_models_own_that_the_spec_refuses_are_not_replaced_by_built_ones(tmp_path):
+    """A MaxRoiPool whose RoIs (an initializer) hold a NaN: onnxruntime runs it, the spec
+    (ortpool's kernels) refuses it. The model's own set was left out and the built RoIs judged
+    in its place: validate said agree (exit 0), fix proved the node unchanged and wrote it."""
+    rois = numpy_helper.from_array(np.array([[0, np.nan, 0, 4, 4]], np.float32), "rois")
+    graph = h.make_graph(
+        [h.make_node("MaxRoiPool", ["x", "rois"], ["y"], name="r", pooled_shape=[2, 2])], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 8, 8])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)], initializer=[rois],
+    )
+    _save(h.make_model(graph, opset_imports=[h.make_opsetid("", 19)]), tmp_path / "m.onnx")
+    refused = "X [1, 1, 8, 8]: rois[0] = [0, nan, 0, 4, 4] has a non-finite value at column 1"
+    done = run_cli("validate", "m.onnx", "--no-progress", "--no-guard-cost", cwd=tmp_path,
+                   env=ENV, timeout=TIMEOUT)
+    assert (done.returncode, done.stderr) == (1, "")
+    assert done.stdout.splitlines()[:4] == [
+        "DIFFERS  m.onnx  opset 19, 1 node: 1 ORTPOOL REJECTS; outputs not compared",
+        "  r  MaxRoiPool-1  bins=2x2  ORTPOOL REJECTS",
+        "      cause: unrecognised: no known cause matches this node",
+        f"      note: ortpool: {refused}"]
+    done = run_cli("fix", "m.onnx", "o.onnx", cwd=tmp_path, env=ENV, timeout=TIMEOUT)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert unwrap(done.stderr).splitlines()[1:] == [
+        "  node 'r' (MaxRoiPool-1, float): unproven: no input it could be proven on: ortpool's "
+        f"kernels refuse: the model's own {refused}",
+        "note: nothing written: some nodes are unproven (--allow-unproven)"]
     assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
 
 
