@@ -397,9 +397,10 @@ def _newer_than_ort(site: Site) -> bool:
 def judge(site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec | Worker,
           rule: AccuracyRule = DEFAULT_RULE, *, build: Build | None = None) -> Judgement:
     """``build``'s model of ``site`` (default: the node as it is) judged on ``sets`` at the
-    runtime's level. Sets the spec refuses are left out; where every one is, or where the
-    runtime runs a set of the model's own that the spec refuses (a NaN in its RoIs), the status
-    says whether the runtime runs what the spec refuses."""
+    runtime's level. Sets the spec refuses are left out; where every one is, the status says
+    whether the runtime runs what the spec refuses."""
+    # so is a set of the model's own the spec refuses (a NaN in its RoIs) that the runtime runs:
+    # ORTPOOL_REJECTED, not left out for the built cases to agree in its place
     refusals: list[str] = []
     kept = expect(site, sets, refusals)
     held = {id(feed) for feed in kept}
@@ -410,7 +411,7 @@ def judge(site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec | Worker,
     judgement = _spec_refuses(site, refused, refusals, build, runtime) if kept and refused \
         else None
     if judgement is not None and judgement.status == st.ORTPOOL_REJECTED:
-        kept = []  # not left out for the built cases to agree in its place
+        kept = []
     elif not kept:
         judgement = _spec_refuses(site, sets, refusals, build, runtime)
     else:
