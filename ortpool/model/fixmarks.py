@@ -83,14 +83,24 @@ def read(model: onnx.ModelProto) -> tuple[dict[str, FixedNode], list[str]]:
     if not entries:
         return {}, notes
     nodes: dict[str, onnx.NodeProto] = {}
+    counts: dict[str, int] = {}
     for scope in model_scopes(model):
         for node in scope.nodes:
             nodes.setdefault(text(node.name), node)
+            counts[text(node.name)] = counts.get(text(node.name), 0) + 1
     found: dict[str, FixedNode] = {}
     for name, value in entries.items():
         fixed = _entry(name, value)
         if fixed is None:
             notes.append(f"fix's record of node {name!r} is not one fix writes: ignored")
+            continue
+        # a name several nodes bear (a subgraph's node named as one of the main graph's) does
+        # not say which of them the record means: none is taken for fixed
+        shared = [n for n in (name, *fixed.nodes) if counts.get(n, 0) > 1]
+        if shared:
+            notes.append(f"fix's record of node {name!r} (form {fixed.form}) names node "
+                         f"{shared[0]!r}, which {counts[shared[0]]} nodes of the model bear: its "
+                         "nodes are validated as they stand")
             continue
         missing = [n for n in (name, *fixed.nodes) if n not in nodes]
         unmarked = [n for n in fixed.nodes if n in nodes

@@ -116,3 +116,32 @@ def test_a_record_claiming_what_the_runtime_computes_instead_of_the_spec_changes
                            f"attributes {claimed}, which its nodes do not compute under the spec "
                            "(Y has shape [1, 1, 8, 8], the spec's is [1, 1, 7, 7]")
     assert note.endswith("): its nodes are judged as they stand")
+
+
+def test_a_record_naming_a_node_several_nodes_bear_changes_no_verdict():
+    """The main graph's MaxPool 'p' and an If branch's MaxPool 'p' (names are unique per graph
+    only), both guarded by fix: its record keeps one entry for 'p' (the branch's). validate took
+    the record for the main graph's node too and judged the branch's region only: with the main
+    guard cut out (onnxruntime's max then drops NaN), the model still agreed. Now a record whose
+    names several nodes bear is dropped with a note and every node is judged as it stands."""
+    branch = h.make_graph([h.make_node("MaxPool", ["y"], ["b"], name="p", kernel_shape=[2, 2])],
+                          "then", [], [h.make_tensor_value_info("b", T.FLOAT, [1, 2, 5, 5])])
+    other = h.make_graph([h.make_node("Identity", ["y"], ["e"])], "else", [],
+                         [h.make_tensor_value_info("e", T.FLOAT, [1, 2, 6, 6])])
+    graph = h.make_graph(
+        [h.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[3, 3], pads=[1] * 4),
+         h.make_node("If", ["c"], ["z"], name="branch", then_branch=branch, else_branch=other)],
+        "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 6, 6]),
+              h.make_tensor_value_info("c", T.BOOL, [])],
+        [h.make_tensor_value_info("z", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    fixed, report = fix_with_report(model, nonfinite=True)
+    assert [n.form for n in report.nodes] == ["nan-guard", "nan-guard"]
+    guard = next(n for n in fixed.graph.node if n.name == "ortpool_fix/nan_guard/p")
+    guard.op_type, guard.input[:] = "Identity", guard.input[:1]
+    found = validate_model(fixed, NONFINITE, label="m")
+    main = next(n for n in found.nodes if n.name == "p" and n.location == "main graph")
+    assert (main.attributes["kernel_shape"], main.status) == ([3, 3], results.DIFFER)
+    assert "fix's record of node 'p' (form nan-guard) names node 'p', which 2 nodes of the model " \
+        "bear: its nodes are validated as they stand" in found.notes
