@@ -20,6 +20,7 @@ from ortpool.check.domain import NONFINITE_VALUES
 from ortpool.dtypes import FLOATS
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import effective_kernel
+from ortpool.kernels._limits import check_array
 from ortpool.model.inputs import random_tensor
 from ortpool.model.site import MAX_LIKE, Site
 from ortpool.tolerances import GLOBAL_SUMS
@@ -319,6 +320,10 @@ def proof_sets(site: Site, shapes: Sequence[tuple[int, ...]],
     if site.op in GLOBAL_SUMS and site.elem in FLOATS:
         kinds.append("uniform")
     for number, shape in enumerate(shapes):
+        try:  # a size a subgraph declares may be any: no array of it is drawn past the limit
+            check_array("X of the built cases", shape, dtypes.NUMPY.get(site.elem, np.float64))
+        except OrtpoolError as err:
+            raise err.located(node=site.name, op=site.op, version=site.version) from None
         rng = np.random.default_rng([seed, number])
         if site.op == "MaxUnpool":
             given = site.output_shape if output_shape is None else output_shape

@@ -282,3 +282,32 @@ def test_a_local_function_named_like_a_standard_operator_is_refused_by_validate(
     })
     (node,) = onnx.load(tmp_path / "o.onnx").graph.node
     assert {a.name: h.get_attribute_value(a) for a in node.attribute}["pads"] == [2, 2, 2, 2]
+
+
+def test_a_branch_declaring_a_huge_size_for_a_pools_input_is_refused_naming_it(tmp_path):
+    """An If branch declares its pool's input [64, 64, 4096, 4096] (the model feeds 6x6): the
+    built cases were drawn at that size (numpy's MemoryError: a traceback from fix, a message
+    naming no node from validate). Now the node is refused, naming the size and the limit."""
+    then = h.make_graph(
+        [h.make_node("Identity", ["x"], ["t"]),
+         h.make_node("MaxPool", ["t"], ["b"], name="bp", kernel_shape=[2, 2])], "then", [],
+        [h.make_tensor_value_info("b", T.FLOAT, None)],
+        value_info=[h.make_tensor_value_info("t", T.FLOAT, [64, 64, 4096, 4096])])
+    other = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "else", [],
+                         [h.make_tensor_value_info("e", T.FLOAT, None)])
+    graph = h.make_graph(
+        [h.make_node("If", ["c"], ["z"], name="branch", then_branch=then, else_branch=other)],
+        "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 6, 6]),
+              h.make_tensor_value_info("c", T.BOOL, [])],
+        [h.make_tensor_value_info("z", T.FLOAT, None)])
+    _save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]), tmp_path / "m.onnx")
+    why = ("node 'bp' (MaxPool-12): X of the built cases of shape [64, 64, 4096, 4096] (float32) "
+           "would take 274877906944 bytes (counting at least one plane); the limit is 4294967296 "
+           "bytes (ORTPOOL_MAX_OUTPUT_BYTES)")
+    env = {k: v for k, v in ENV.items() if k != "ORTPOOL_MAX_OUTPUT_BYTES"}
+    found = commands_in_child(
+        [["validate", "m.onnx", "--no-progress"], ["fix", "m.onnx", "o.onnx"]], cwd=tmp_path,
+        timeout=TIMEOUT, env=env)
+    assert found == [(2, f"ortpool validate: error: m.onnx: {why}\n"),
+                     (2, f"ortpool fix: error: {why}\n")]
+    assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
