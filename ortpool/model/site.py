@@ -251,7 +251,7 @@ def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) ->
         attr_spec = spec.attrs.get(attr.name)
         if attr_spec is None:
             raise fail(f"attribute {attr.name!r} does not exist in this version "
-                       f"(it has {', '.join(spec.attrs)})")
+                       f"(it has {', '.join(spec.attrs) or 'no attributes'})")
         want = PROTO_TYPE[attr_spec.kind]
         if attr.type != want:
             raise fail(f"attribute {attr.name!r} must be of type {_type_name(want)}, "

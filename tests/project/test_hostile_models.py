@@ -311,3 +311,15 @@ def test_a_branch_declaring_a_huge_size_for_a_pools_input_is_refused_naming_it(t
     assert found == [(2, f"ortpool validate: error: m.onnx: {why}\n"),
                      (2, f"ortpool fix: error: {why}\n")]
     assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
+
+
+def test_an_attribute_of_a_version_that_has_none_is_named_so(tmp_path):
+    """GlobalMaxPool-1 with a kernel_shape: the message ended "(it has )"."""
+    graph = h.make_graph(
+        [h.make_node("GlobalMaxPool", ["x"], ["y"], name="g", kernel_shape=[2, 2])], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 6, 6])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)])
+    _save(h.make_model(graph, opset_imports=[h.make_opsetid("", 19)]), tmp_path / "m.onnx")
+    _run(tmp_path, {("fix", "m.onnx", "o.onnx"): (
+        2, "ortpool fix: error: node 'g' (GlobalMaxPool-1): attribute 'kernel_shape' does not "
+           "exist in this version (it has no attributes)")})
