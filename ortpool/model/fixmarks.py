@@ -58,6 +58,8 @@ def _recorded(model: onnx.ModelProto) -> tuple[dict[str, object], str]:
         found = json.loads(text)
     except ValueError as err:
         return {}, f"metadata {KEY!r} is not JSON ({err})"
+    except RecursionError:  # a forged record nested past Python's stack
+        return {}, f"metadata {KEY!r} is JSON nested too deep to be fix's record"
     if not isinstance(found, dict):
         return {}, f"metadata {KEY!r} is not a JSON object of node names"
     return found, ""
