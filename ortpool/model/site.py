@@ -19,7 +19,7 @@ from onnx import AttributeProto, helper, numpy_helper
 
 from ortpool import dtypes, optypes, versions
 from ortpool.attributes import NodeAttrs, PoolAttrs, attribute_values, normalize
-from ortpool.errors import OrtpoolError
+from ortpool.errors import OrtpoolError, shown
 from ortpool.geometry import PoolGeometry, pool_geometry
 from ortpool.model.scopes import (
     Scope,
@@ -191,7 +191,17 @@ class Site:
         reason). ``indices_read`` None: whenever it has them."""
         spec = versions.get(op, version)
         node = helper.make_node(op, list(INPUT_NAMES[:n_inputs]), list(OUTPUT_NAMES[:n_outputs]),
-                                name=written(name), **dict(attributes))
+                                name=written(name))
+        # as make_node's keywords would, but an attribute named 'name' or 'inputs' (fix's record
+        # read back) is an attribute, and a value no attribute holds an error naming it
+        for key, value in sorted(attributes.items()):
+            if value is None:
+                continue
+            try:
+                node.attribute.append(helper.make_attribute(key, value))
+            except (TypeError, ValueError) as err:
+                raise OrtpoolError(f"attribute {key!r} = {shown(value)}: {err}",
+                                   node=name, op=op, version=version) from None
         dims = None if x_dims is None else tuple(x_dims)
         reason = ""
         try:

@@ -145,3 +145,32 @@ def test_a_record_naming_a_node_several_nodes_bear_changes_no_verdict():
     assert (main.attributes["kernel_shape"], main.status) == ([3, 3], results.DIFFER)
     assert "fix's record of node 'p' (form nan-guard) names node 'p', which 2 nodes of the model " \
         "bear: its nodes are validated as they stand" in found.notes
+
+
+def test_a_record_whose_attributes_are_no_attributes_changes_no_verdict():
+    """Attributes named 'name' or 'inputs' (make_node's own keywords) or holding booleans, in a
+    record of a form with a node: validate's model process died of the TypeError ("internal
+    error", reported crashed). Each record is now dropped with a note naming the attribute."""
+    pool = h.make_node("MaxPool", ["x"], ["raw"], name="p", kernel_shape=[3, 3], pads=[1] * 4)
+    mark = h.make_node("Identity", ["raw"], ["y"], name="ortpool_fix/guard/p",
+                       doc_string=f"{fixmarks.MARK} forged")
+    graph = h.make_graph([pool, mark], "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 6, 6])],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)])
+    plain = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    plain.ir_version = 8
+    want = _status(plain)[:2]
+    for attributes, why in (
+        ({"kernel_shape": [3, 3], "name": "q"}, "attribute 'name' does not exist in this version"),
+        ({"kernel_shape": [3, 3], "inputs": ["a"]},
+         "attribute 'inputs' does not exist in this version"),
+        ({"kernel_shape": [True, True]}, "attribute 'kernel_shape' = [True, True]: "),
+    ):
+        model = onnx.ModelProto()
+        model.CopyFrom(plain)
+        model.metadata_props.add(key=fixmarks.KEY, value=json.dumps({"p": {
+            "form": "nan-guard", "op": "MaxPool-12", "nodes": ["ortpool_fix/guard/p"],
+            "inputs": ["x"], "outputs": ["y"], "attributes": attributes}}))
+        status, model_status, notes = _status(model)
+        assert (status, model_status) == want, attributes
+        assert any(n.startswith("fix's record of node 'p' names no spec ortpool knows (MaxPool-12: "
+                                f"node 'p' (MaxPool-12): {why}") for n in notes), notes
