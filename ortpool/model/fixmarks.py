@@ -86,10 +86,17 @@ def read(model: onnx.ModelProto) -> tuple[dict[str, FixedNode], list[str]]:
         return {}, notes
     nodes: dict[str, onnx.NodeProto] = {}
     counts: dict[str, int] = {}
+    values: set[str] = set()  # every tensor a graph or function takes or a node writes
     for scope in model_scopes(model):
+        holder = scope.holder
+        if isinstance(holder, onnx.GraphProto):
+            values.update(text(v.name) for v in (*holder.input, *holder.initializer))
+        elif holder is not None:
+            values.update(text(v) for v in holder.input)
         for node in scope.nodes:
             nodes.setdefault(text(node.name), node)
             counts[text(node.name)] = counts.get(text(node.name), 0) + 1
+            values.update(text(v) for v in node.output)
     found: dict[str, FixedNode] = {}
     for name, value in entries.items():
         fixed = _entry(name, value)
@@ -107,9 +114,12 @@ def read(model: onnx.ModelProto) -> tuple[dict[str, FixedNode], list[str]]:
         missing = [n for n in (name, *fixed.nodes) if n not in nodes]
         unmarked = [n for n in fixed.nodes if n in nodes
                     and not nodes[n].doc_string.startswith(MARK)]
-        if missing or unmarked:
+        # bounds no tensor of the model has (a forged record) would leave its nodes unjudged
+        gone = [t for t in (*fixed.inputs, *fixed.outputs) if t not in values]
+        if missing or unmarked or gone:
             what = (f"node {missing[0]!r} is gone" if missing
-                    else f"node {unmarked[0]!r} is no longer marked {MARK!r}")
+                    else f"node {unmarked[0]!r} is no longer marked {MARK!r}" if unmarked
+                    else f"tensor {gone[0]!r} is gone")
             notes.append(f"fix's record of node {name!r} (form {fixed.form}) no longer matches the "
                          f"model ({what}, edited after fixing?): its nodes are validated as they "
                          "stand")

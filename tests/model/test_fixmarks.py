@@ -71,6 +71,16 @@ def test_a_record_that_does_not_match_is_noted_and_dropped():
                       "fix's record of node 'gone' (form pad) no longer matches the model (node "
                       "'gone' is gone, edited after fixing?): its nodes are validated as they "
                       "stand"),
+        # bounds no tensor of the model has: the form's nodes were left out of the node
+        # judgements and its region could not be judged ("not compared", exit 0 for a defect)
+        "input gone": ({"pool": {**ENTRY, "inputs": ["ghost"]}},
+                       "fix's record of node 'pool' (form pad) no longer matches the model "
+                       "(tensor 'ghost' is gone, edited after fixing?): its nodes are validated "
+                       "as they stand"),
+        "output empty": ({"pool": {**ENTRY, "outputs": [""]}},
+                         "fix's record of node 'pool' (form pad) no longer matches the model "
+                         "(tensor '' is gone, edited after fixing?): its nodes are validated as "
+                         "they stand"),
         "inserted gone": ({"pool": {**ENTRY, "nodes": ["ortpool_fix/pad/x"]}},
                           "fix's record of node 'pool' (form pad) no longer matches the model "
                           "(node 'ortpool_fix/pad/x' is gone, edited after fixing?): its nodes "

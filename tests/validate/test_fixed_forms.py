@@ -174,3 +174,30 @@ def test_a_record_whose_attributes_are_no_attributes_changes_no_verdict():
         assert (status, model_status) == want, attributes
         assert any(n.startswith("fix's record of node 'p' names no spec ortpool knows (MaxPool-12: "
                                 f"node 'p' (MaxPool-12): {why}") for n in notes), notes
+
+
+def test_a_record_whose_bounds_the_model_lacks_changes_no_verdict():
+    """A SAME_UPPER dilated MaxPool (onnxruntime gets it wrong) behind a marked Identity,
+    recorded with an input 'ghost' no tensor bears: the pool was left out as part of the form and
+    the form not judged ("not compared"), the model's exit 0; the captured 'ghost' broke the
+    model's run too. The record is dropped with a note and the pool judged as it stands."""
+    pool = h.make_node("MaxPool", ["x"], ["raw"], name="p", kernel_shape=[3, 3],
+                       dilations=[2, 2], strides=[2, 2], auto_pad="SAME_UPPER")
+    mark = h.make_node("Identity", ["raw"], ["y"], name="ortpool_fix/guard/p",
+                       doc_string=f"{fixmarks.MARK} forged")
+    graph = h.make_graph([pool, mark], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 16, 16])],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    model.metadata_props.add(key=fixmarks.KEY, value=json.dumps({"p": {
+        "form": "nan-guard", "op": "MaxPool-12", "nodes": ["ortpool_fix/guard/p"],
+        "inputs": ["ghost"], "outputs": ["y"],
+        "attributes": {"kernel_shape": [3, 3], "dilations": [2, 2], "strides": [2, 2],
+                       "auto_pad": "SAME_UPPER"}}}))
+    found = validate_model(model, ValidateOptions(guard_cost=False), label="m")
+    (node,) = found.nodes
+    assert (node.name, node.status, found.status) == ("p", results.DIFFER, results.DIFFER)
+    assert "fix's record of node 'p' (form nan-guard) no longer matches the model (tensor " \
+        "'ghost' is gone, edited after fixing?): its nodes are validated as they stand" \
+        in found.notes
