@@ -163,8 +163,15 @@ def get(op: str, version: int) -> OpVersion:
                      f"{', '.join(map(str, versions_of(op)))}")
 
 
+#: The highest opset onnx can number: its schemas hold a version in a C int.
+MAX_OPSET = 2**31 - 1
+
+
 def resolve(op: str, opset: int) -> OpVersion:
     """The version of ``op`` in force at ``ai.onnx`` opset ``opset``: the highest <= opset."""
+    if opset > MAX_OPSET:  # onnx and onnxruntime hold an opset in an int (onnxruntime reads 0)
+        raise ValueError(f"ai.onnx opset {opset} is beyond any opset onnx can number (at most "
+                         f"{MAX_OPSET})")
     candidates = [v for v in versions_of(op) if v <= opset]
     if not candidates:
         raise ValueError(f"{op} does not exist at ai.onnx opset {opset}")

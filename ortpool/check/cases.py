@@ -20,6 +20,7 @@ from ortpool.check.domain import NONFINITE_VALUES
 from ortpool.dtypes import FLOATS
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import effective_kernel
+from ortpool.kernels._limits import check_array
 from ortpool.model.inputs import random_tensor
 from ortpool.model.site import MAX_LIKE, Site
 from ortpool.tolerances import GLOBAL_SUMS
@@ -275,7 +276,8 @@ def _unpool_sets(site: Site, rng: np.random.Generator, shape: tuple[int, ...],
                                       strides=list(attrs.strides), pads=list(attrs.pads))
         if indices.shape == x.shape and (indices >= 0).all() and (indices < size).all():
             sets.append(FeedSet("MaxPool's Indices", [x, indices.astype(np.int64), *extra]))
-    if size >= x.size:
+    # an output no array may hold (the kernels refuse it) gets no permutation of its size
+    if x.size <= size and size * np.dtype(np.int64).itemsize <= kernels.output_limit():
         unique = rng.permutation(size)[: x.size].reshape(x.shape).astype(np.int64)
         sets.append(FeedSet("distinct random Indices", [x, unique, *extra]))
     if nonfinite and sets and site.elem in FLOATS and x.size:
@@ -290,14 +292,17 @@ def _unpool_sets(site: Site, rng: np.random.Generator, shape: tuple[int, ...],
 
 def _rois(rng: np.random.Generator, shape: Sequence[int], elem: str, scale: float) -> np.ndarray:
     """RoIs for X of ``shape``: one over the whole map per batch entry (every built case reaches
-    a bin), then five on quarter steps inside and across the map, one with x2 < x1."""
-    height, width = shape[2] / (scale or 1.0), shape[3] / (scale or 1.0)
-    whole = [[n, 0.0, 0.0, width - 1 / (scale or 1.0), height - 1 / (scale or 1.0)]
+    a bin), then five on quarter steps inside and across the map, one with x2 < x1. A negative
+    ``scale`` gets the same boxes on the map, their corners negated."""
+    step, sign = abs(scale) or 1.0, -1.0 if scale < 0 else 1.0
+    height, width = shape[2] / step, shape[3] / step
+    whole = [[n, 0.0, 0.0, sign * (width - 1 / step), sign * (height - 1 / step)]
              for n in range(shape[0])]
     low = rng.integers(-4, 4 * np.array([width, height]).astype(int) + 4, (5, 2)) / 4
     size = rng.integers(0, 4 * np.array([width, height]).astype(int) // 2 + 1, (5, 2)) / 4
     corners = np.concatenate([low, low + size], axis=1)
     corners[0, 2:] = corners[0, :2] - 1
+    corners *= sign
     batch = rng.integers(0, shape[0], (5, 1))
     drawn = np.concatenate([batch, corners], axis=1)
     return np.concatenate([np.asarray(whole).reshape(-1, 5), drawn]).astype(dtypes.NUMPY[elem])
@@ -315,6 +320,10 @@ def proof_sets(site: Site, shapes: Sequence[tuple[int, ...]],
     if site.op in GLOBAL_SUMS and site.elem in FLOATS:
         kinds.append("uniform")
     for number, shape in enumerate(shapes):
+        try:  # a size a subgraph declares may be any: no array of it is drawn past the limit
+            check_array("X of the built cases", shape, dtypes.NUMPY.get(site.elem, np.float64))
+        except OrtpoolError as err:
+            raise err.located(node=site.name, op=site.op, version=site.version) from None
         rng = np.random.default_rng([seed, number])
         if site.op == "MaxUnpool":
             given = site.output_shape if output_shape is None else output_shape

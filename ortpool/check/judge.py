@@ -399,12 +399,20 @@ def judge(site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec | Worker,
     """``build``'s model of ``site`` (default: the node as it is) judged on ``sets`` at the
     runtime's level. Sets the spec refuses are left out; where every one is, the status says
     whether the runtime runs what the spec refuses."""
+    # so is a set of the model's own the spec refuses (a NaN in its RoIs) that the runtime runs:
+    # ORTPOOL_REJECTED, not left out for the built cases to agree in its place
     refusals: list[str] = []
     kept = expect(site, sets, refusals)
+    held = {id(feed) for feed in kept}
+    refused = [feed for feed in sets if feed.observed and id(feed) not in held]
     # onnxruntime's Python API has no bfloat16 array: carried as float32 there, not elsewhere
     carried = isinstance(runtime, RuntimeSpec)
     build = build or (lambda example: alone_model(site, example, carried=carried))
-    if not kept:
+    judgement = _spec_refuses(site, refused, refusals, build, runtime) if kept and refused \
+        else None
+    if judgement is not None and judgement.status == st.ORTPOOL_REJECTED:
+        kept = []
+    elif not kept:
         judgement = _spec_refuses(site, sets, refusals, build, runtime)
     else:
         judgement = _run_sets(build, site, kept, runtime, None, rule)

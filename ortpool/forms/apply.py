@@ -79,7 +79,9 @@ def _misfits(sites: Sequence[Site], plans: Mapping[int, Plan]
     found = {}
     for site in sites:
         holder = site.scope.holder if site.scope is not None else None
-        if not site.judgeable or site.in_main_graph or holder is None or not site.node.output:
+        # a function body declares no shapes: its outputs are names (a FunctionProto's)
+        if not site.judgeable or site.in_main_graph or not isinstance(holder, onnx.GraphProto) \
+                or not site.node.output:
             continue
         if site.x_dims is None or any(d is None for d in site.x_dims):
             continue

@@ -179,7 +179,7 @@ def lifted(model: onnx.ModelProto, target: int,
     written for their versions there but the ``pinned`` ones; and what became of them."""
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    old = next(e.version for e in copy.opset_import if e.domain in AI_ONNX)
+    old = ai_onnx_opset(copy.opset_import)
     for imports in (copy.opset_import, *(f.opset_import for f in copy.functions)):
         for entry in imports:
             if entry.domain in AI_ONNX:

@@ -58,6 +58,8 @@ def _recorded(model: onnx.ModelProto) -> tuple[dict[str, object], str]:
         found = json.loads(text)
     except ValueError as err:
         return {}, f"metadata {KEY!r} is not JSON ({err})"
+    except RecursionError:  # a forged record nested past Python's stack
+        return {}, f"metadata {KEY!r} is JSON nested too deep to be fix's record"
     if not isinstance(found, dict):
         return {}, f"metadata {KEY!r} is not a JSON object of node names"
     return found, ""
@@ -83,21 +85,41 @@ def read(model: onnx.ModelProto) -> tuple[dict[str, FixedNode], list[str]]:
     if not entries:
         return {}, notes
     nodes: dict[str, onnx.NodeProto] = {}
+    counts: dict[str, int] = {}
+    values: set[str] = set()  # every tensor a graph or function takes or a node writes
     for scope in model_scopes(model):
+        holder = scope.holder
+        if isinstance(holder, onnx.GraphProto):
+            values.update(text(v.name) for v in (*holder.input, *holder.initializer))
+        elif holder is not None:
+            values.update(text(v) for v in holder.input)
         for node in scope.nodes:
             nodes.setdefault(text(node.name), node)
+            counts[text(node.name)] = counts.get(text(node.name), 0) + 1
+            values.update(text(v) for v in node.output)
     found: dict[str, FixedNode] = {}
     for name, value in entries.items():
         fixed = _entry(name, value)
         if fixed is None:
             notes.append(f"fix's record of node {name!r} is not one fix writes: ignored")
             continue
+        # a name several nodes bear (a subgraph's node named as one of the main graph's) does
+        # not say which of them the record means: none is taken for fixed
+        shared = [n for n in (name, *fixed.nodes) if counts.get(n, 0) > 1]
+        if shared:
+            notes.append(f"fix's record of node {name!r} (form {fixed.form}) names node "
+                         f"{shared[0]!r}, which {counts[shared[0]]} nodes of the model bear: its "
+                         "nodes are validated as they stand")
+            continue
         missing = [n for n in (name, *fixed.nodes) if n not in nodes]
         unmarked = [n for n in fixed.nodes if n in nodes
                     and not nodes[n].doc_string.startswith(MARK)]
-        if missing or unmarked:
+        # bounds no tensor of the model has (a forged record) would leave its nodes unjudged
+        gone = [t for t in (*fixed.inputs, *fixed.outputs) if t not in values]
+        if missing or unmarked or gone:
             what = (f"node {missing[0]!r} is gone" if missing
-                    else f"node {unmarked[0]!r} is no longer marked {MARK!r}")
+                    else f"node {unmarked[0]!r} is no longer marked {MARK!r}" if unmarked
+                    else f"tensor {gone[0]!r} is gone")
             notes.append(f"fix's record of node {name!r} (form {fixed.form}) no longer matches the "
                          f"model ({what}, edited after fixing?): its nodes are validated as they "
                          "stand")

@@ -699,5 +699,7 @@ def _open_label(value: onnx.ValueInfoProto, axis: int) -> str:
 def _type_text(value: onnx.ValueInfoProto) -> str:
     if value.type.HasField("tensor_type"):
         code = value.type.tensor_type.elem_type
-        return onnx.TensorProto.DataType.Name(code) if code else "no element type"
+        known = dict((v, k) for k, v in onnx.TensorProto.DataType.items())
+        return known.get(code, f"element type {code}, which onnx does not define") if code \
+            else "no element type"
     return value.type.WhichOneof("value") or "no type"

@@ -17,6 +17,7 @@ import onnx
 from onnx import AttributeProto
 
 from ortpool import versions
+from ortpool.errors import OrtpoolError
 
 #: Domain strings that mean the standard ai.onnx operator set.
 AI_ONNX = ("", "ai.onnx")
@@ -48,7 +49,9 @@ class Scope:
 
 def ai_onnx_opset(imports: Any) -> int | None:
     """The ``ai.onnx`` opset in ``imports``, or None."""
-    return next((int(e.version) for e in imports if e.domain in AI_ONNX), None)
+    # imported more than once: the highest (onnx.proto: nodes "bind against the operator ...
+    # with the HIGHEST version in the referenced operator sets")
+    return max((int(e.version) for e in imports if e.domain in AI_ONNX), default=None)
 
 
 def text(value: str | bytes) -> str:
@@ -100,11 +103,23 @@ def all_nodes(model: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
 
 def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model with its local functions inlined (itself when it has none)."""
+    # onnx cannot inline a function that calls itself, directly or through others: an
+    # OrtpoolError naming the cycle
     if not model.functions:
         return model
     import onnx.inliner
 
-    return onnx.inliner.inline_local_functions(model)
+    try:
+        return onnx.inliner.inline_local_functions(model)
+    except onnx.checker.ValidationError as err:
+        raise OrtpoolError(f"the model's local functions cannot be inlined: {err}") from None
+
+
+def shadowing_function(model: onnx.ModelProto) -> onnx.FunctionProto | None:
+    """A local function of the ai.onnx domain named like one of its operators: onnx's inliner
+    runs the function for such a node, onnxruntime the operator."""
+    return next((f for f in model.functions if f.domain in AI_ONNX and onnx.defs.has(f.name)),
+                None)
 
 
 def node_label(node: onnx.NodeProto) -> str:

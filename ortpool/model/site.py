@@ -19,7 +19,7 @@ from onnx import AttributeProto, helper, numpy_helper
 
 from ortpool import dtypes, optypes, versions
 from ortpool.attributes import NodeAttrs, PoolAttrs, attribute_values, normalize
-from ortpool.errors import OrtpoolError
+from ortpool.errors import OrtpoolError, shown
 from ortpool.geometry import PoolGeometry, pool_geometry
 from ortpool.model.scopes import (
     Scope,
@@ -191,7 +191,17 @@ class Site:
         reason). ``indices_read`` None: whenever it has them."""
         spec = versions.get(op, version)
         node = helper.make_node(op, list(INPUT_NAMES[:n_inputs]), list(OUTPUT_NAMES[:n_outputs]),
-                                name=written(name), **dict(attributes))
+                                name=written(name))
+        # as make_node's keywords would, but an attribute named 'name' or 'inputs' (fix's record
+        # read back) is an attribute, and a value no attribute holds an error naming it
+        for key, value in sorted(attributes.items()):
+            if value is None:
+                continue
+            try:
+                node.attribute.append(helper.make_attribute(key, value))
+            except (TypeError, ValueError) as err:
+                raise OrtpoolError(f"attribute {key!r} = {shown(value)}: {err}",
+                                   node=name, op=op, version=version) from None
         dims = None if x_dims is None else tuple(x_dims)
         reason = ""
         try:
@@ -238,6 +248,12 @@ def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) ->
             raise fail(f"input {input_names[position]!r} is required but missing")
     if not outputs or not outputs[0]:
         raise fail("output 'Y' is required but missing")
+    for kind, names, spelled in (("input", inputs, input_names), ("output", outputs, OUTPUT_NAMES)):
+        for position, tensor in enumerate(names):
+            if isinstance(tensor, bytes):  # protobuf hands a name that is not UTF-8 over as bytes
+                raise fail(f"{kind} {spelled[position]!r} names the tensor {tensor!r}, which is "
+                           "not UTF-8 text: onnxruntime cannot load the model, nor can ortpool "
+                           "write it")
     repeated = [n for n, count in Counter(a.name for a in node.attribute).items() if count > 1]
     if repeated:
         raise fail(f"attribute {repeated[0]!r} is given more than once")
@@ -245,7 +261,7 @@ def check_node(node: onnx.NodeProto, spec: OpVersion, input_rank: int | None) ->
         attr_spec = spec.attrs.get(attr.name)
         if attr_spec is None:
             raise fail(f"attribute {attr.name!r} does not exist in this version "
-                       f"(it has {', '.join(spec.attrs)})")
+                       f"(it has {', '.join(spec.attrs) or 'no attributes'})")
         want = PROTO_TYPE[attr_spec.kind]
         if attr.type != want:
             raise fail(f"attribute {attr.name!r} must be of type {_type_name(want)}, "

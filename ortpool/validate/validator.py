@@ -38,7 +38,7 @@ from ortpool.forms.price import guard_price
 from ortpool.model import capture, fixmarks
 from ortpool.model import inputs as model_inputs
 from ortpool.model.inference import learn_shapes
-from ortpool.model.scopes import model_scopes, text
+from ortpool.model.scopes import function_label, model_scopes, shadowing_function, text
 from ortpool.model.singlenode import region_model, rewired
 from ortpool.model.site import Site, find_sites, read_values
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
@@ -133,11 +133,18 @@ def validate_model(source: str | Path | onnx.ModelProto, options: ValidateOption
     except ValueError as err:
         raise OrtpoolError(f"{label}: {err}") from None
     resolved = _resolve_inputs(model, options, strict_shapes, label, result)
+    if (shadowing := shadowing_function(model)) is not None:
+        # the node inputs are captured from the inlined model: it would run another model
+        raise OrtpoolError(
+            f"{label}: the model's local function {function_label(shadowing)!r} is named like "
+            f"the standard operator {shadowing.name} of ai.onnx: onnx's inliner runs the "
+            "function for its nodes, onnxruntime the operator; rename the function or give it "
+            "a domain of its own")
     inlined = capture.inline_functions(model)
     fixed, fix_notes = fixmarks.read(model)
     result.notes.extend(fix_notes)
     ours = list(iter_ortpool_nodes(model))
-    regions = _regions(model, fixed, result.notes)
+    regions = _regions(model, fixed, result.notes, options)
     sites = _sites(model, inlined, result, fixed, bool(ours))
     main = [r for r in regions if r.in_main_graph]
     with (Worker(options.target, options.case_timeout) if options.target
@@ -238,10 +245,12 @@ def _fixed_alone(nodes: list[results.NodeResult],
 
 
 def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
-             notes: list[str]) -> list[Site]:
+             notes: list[str], options: ValidateOptions) -> list[Site]:
     """Each form fix wrote as the site of the spec it claims, reading the node's own inputs
     where the form stands (judged by :func:`_judge_region`, never taken from the record); a
-    record naming no spec ortpool knows is dropped from ``fixed`` with a note."""
+    record naming no spec ortpool knows, or a spec its nodes do not compute under the spec
+    (:func:`_unlike_record`), is dropped from ``fixed`` with a note: its nodes are judged as
+    they stand."""
     scopes = {text(n.name): scope for scope in model_scopes(model) for n in scope.nodes
               if n.name}
     read = read_values(model)
@@ -264,12 +273,42 @@ def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
             del fixed[name]
             continue
         node = rewired(site.node, entry.inputs, site.node.output)
-        regions.append(dataclasses.replace(
+        region = dataclasses.replace(
             site, node=node, inputs=tuple(entry.inputs), outputs=tuple(entry.outputs),
             scope=scope, location=scope.location if scope else "?",
             opset=scope.opset if scope and scope.opset else site.opset,
-            elem=elem, indices_read=len(entry.outputs) > 1 and entry.outputs[1] in read))
+            elem=elem, indices_read=len(entry.outputs) > 1 and entry.outputs[1] in read)
+        unlike = _unlike_record(model, region, options)
+        if unlike:
+            notes.append(f"fix's record of node {name!r} (form {entry.form}) claims {entry.op} "
+                         f"with attributes {entry.attributes}, which its nodes do not compute "
+                         f"under the spec ({unlike}): its nodes are judged as they stand")
+            del fixed[name]
+            continue
+        regions.append(region)
     return regions
+
+
+def _unlike_record(model: onnx.ModelProto, site: Site, options: ValidateOptions) -> str:
+    """How the form's nodes, each pool in them computed by ortpool's kernels (the spec), differ
+    from the spec of the node the record claims on the built cases; "" where they agree (or
+    their type and size are not known: such a form is never judged fixed)."""
+    shape = full_shape(site) if site.elem else None
+    shapes = [shape] if shape is not None else sampled_shapes(site) if site.elem else []
+    if not shapes:
+        return ""
+    holder = site.scope.holder if site.scope is not None else None
+
+    def build(example: Sequence[np.ndarray]) -> onnx.ModelProto:
+        region = region_model(model, list(site.inputs), list(site.compared_outputs), example,
+                              holder)
+        rewritten, _ = _rewrite(region)
+        return rewritten if rewritten is not None else region
+
+    sized = site.at(shape) if shape is not None else site
+    spec = judge(sized, _built_sets(sized, shapes, options), RuntimeSpec(level=ISOLATED_LEVEL),
+                 options.accuracy, build=build)
+    return "" if spec.exact else spec.failure or spec.status
 
 
 def _judge_region(model: onnx.ModelProto, entry: fixmarks.FixedNode, site: Site,

@@ -58,6 +58,10 @@ def test_a_record_that_does_not_match_is_noted_and_dropped():
                      "enclosed in double quotes: line 1 column 2 (char 1)): fix's record ignored"),
         "a list": ([1], "metadata 'ortpool.fix' is not a JSON object of node names: fix's "
                    "record ignored"),
+        # nested past Python's stack: json.loads raised RecursionError (validate's child died,
+        # fix ended in a traceback)
+        "too deep": ("[" * 100_000 + "]" * 100_000, "metadata 'ortpool.fix' is JSON nested too "
+                     "deep to be fix's record: fix's record ignored"),
         "no form": ({"pool": {"op": "MaxPool-12", "nodes": []}},
                     "fix's record of node 'pool' is not one fix writes: ignored"),
         # a record of an earlier release (no attributes, no bounds) describes no form to judge
@@ -67,6 +71,16 @@ def test_a_record_that_does_not_match_is_noted_and_dropped():
                       "fix's record of node 'gone' (form pad) no longer matches the model (node "
                       "'gone' is gone, edited after fixing?): its nodes are validated as they "
                       "stand"),
+        # bounds no tensor of the model has: the form's nodes were left out of the node
+        # judgements and its region could not be judged ("not compared", exit 0 for a defect)
+        "input gone": ({"pool": {**ENTRY, "inputs": ["ghost"]}},
+                       "fix's record of node 'pool' (form pad) no longer matches the model "
+                       "(tensor 'ghost' is gone, edited after fixing?): its nodes are validated "
+                       "as they stand"),
+        "output empty": ({"pool": {**ENTRY, "outputs": [""]}},
+                         "fix's record of node 'pool' (form pad) no longer matches the model "
+                         "(tensor '' is gone, edited after fixing?): its nodes are validated as "
+                         "they stand"),
         "inserted gone": ({"pool": {**ENTRY, "nodes": ["ortpool_fix/pad/x"]}},
                           "fix's record of node 'pool' (form pad) no longer matches the model "
                           "(node 'ortpool_fix/pad/x' is gone, edited after fixing?): its nodes "

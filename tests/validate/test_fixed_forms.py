@@ -85,3 +85,119 @@ def test_the_fixed_model_agrees_on_nan_where_the_original_did_not():
 
     (y,) = ortpool.InferenceSession(fixed).run(None, {"x": x})
     assert np.isnan(y[0, 0, 1:4, 1:4]).all() and not np.isnan(y[0, 1]).any()
+
+
+def test_a_record_claiming_what_the_runtime_computes_instead_of_the_spec_changes_no_verdict():
+    """A SAME_UPPER MaxPool with dilation (onnxruntime pads it for the undilated kernel) behind
+    an Identity marked as fix's, and a record claiming the pool was MaxPool with the pads
+    onnxruntime uses: the region computed the record's spec exactly, and was reported fixed, the
+    model's attributes never judged. The record's spec is now checked against what the nodes
+    compute under the spec (their pools by ortpool's kernels); it differs, so the record is
+    dropped and the pool judged as it stands."""
+    pool = h.make_node("MaxPool", ["x"], ["raw"], name="p", kernel_shape=[3, 3],
+                       dilations=[2, 2], strides=[2, 2], auto_pad="SAME_UPPER")
+    mark = h.make_node("Identity", ["raw"], ["y"], name="ortpool_fix/guard/p",
+                       doc_string=f"{fixmarks.MARK} forged")
+    graph = h.make_graph([pool, mark], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 16, 16])],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    claimed = {"kernel_shape": [3, 3], "dilations": [2, 2], "strides": [2, 2], "pads": [0, 0, 1, 1]}
+    model.metadata_props.add(key=fixmarks.KEY, value=json.dumps({"p": {
+        "form": "nan-guard", "op": "MaxPool-12", "nodes": ["ortpool_fix/guard/p"],
+        "inputs": ["x"], "outputs": ["y"], "attributes": claimed}}))
+    found = validate_model(model, ValidateOptions(guard_cost=False), label="m")
+    (node,) = found.nodes
+    assert (node.name, node.status, found.status) == ("p", results.DIFFER, results.DIFFER)
+    assert node.attributes["auto_pad"] == "SAME_UPPER"
+    (note,) = [n for n in found.notes if n.startswith("fix's record")]
+    assert note.startswith(f"fix's record of node 'p' (form nan-guard) claims MaxPool-12 with "
+                           f"attributes {claimed}, which its nodes do not compute under the spec "
+                           "(Y has shape [1, 1, 8, 8], the spec's is [1, 1, 7, 7]")
+    assert note.endswith("): its nodes are judged as they stand")
+
+
+def test_a_record_naming_a_node_several_nodes_bear_changes_no_verdict():
+    """The main graph's MaxPool 'p' and an If branch's MaxPool 'p' (names are unique per graph
+    only), both guarded by fix: its record keeps one entry for 'p' (the branch's). validate took
+    the record for the main graph's node too and judged the branch's region only: with the main
+    guard cut out (onnxruntime's max then drops NaN), the model still agreed. Now a record whose
+    names several nodes bear is dropped with a note and every node is judged as it stands."""
+    branch = h.make_graph([h.make_node("MaxPool", ["y"], ["b"], name="p", kernel_shape=[2, 2])],
+                          "then", [], [h.make_tensor_value_info("b", T.FLOAT, [1, 2, 5, 5])])
+    other = h.make_graph([h.make_node("Identity", ["y"], ["e"])], "else", [],
+                         [h.make_tensor_value_info("e", T.FLOAT, [1, 2, 6, 6])])
+    graph = h.make_graph(
+        [h.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[3, 3], pads=[1] * 4),
+         h.make_node("If", ["c"], ["z"], name="branch", then_branch=branch, else_branch=other)],
+        "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 6, 6]),
+              h.make_tensor_value_info("c", T.BOOL, [])],
+        [h.make_tensor_value_info("z", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    fixed, report = fix_with_report(model, nonfinite=True)
+    assert [n.form for n in report.nodes] == ["nan-guard", "nan-guard"]
+    guard = next(n for n in fixed.graph.node if n.name == "ortpool_fix/nan_guard/p")
+    guard.op_type, guard.input[:] = "Identity", guard.input[:1]
+    found = validate_model(fixed, NONFINITE, label="m")
+    main = next(n for n in found.nodes if n.name == "p" and n.location == "main graph")
+    assert (main.attributes["kernel_shape"], main.status) == ([3, 3], results.DIFFER)
+    assert "fix's record of node 'p' (form nan-guard) names node 'p', which 2 nodes of the model " \
+        "bear: its nodes are validated as they stand" in found.notes
+
+
+def test_a_record_whose_attributes_are_no_attributes_changes_no_verdict():
+    """Attributes named 'name' or 'inputs' (make_node's own keywords) or holding booleans, in a
+    record of a form with a node: validate's model process died of the TypeError ("internal
+    error", reported crashed). Each record is now dropped with a note naming the attribute."""
+    pool = h.make_node("MaxPool", ["x"], ["raw"], name="p", kernel_shape=[3, 3], pads=[1] * 4)
+    mark = h.make_node("Identity", ["raw"], ["y"], name="ortpool_fix/guard/p",
+                       doc_string=f"{fixmarks.MARK} forged")
+    graph = h.make_graph([pool, mark], "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 6, 6])],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)])
+    plain = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    plain.ir_version = 8
+    want = _status(plain)[:2]
+    for attributes, why in (
+        ({"kernel_shape": [3, 3], "name": "q"}, "attribute 'name' does not exist in this version"),
+        ({"kernel_shape": [3, 3], "inputs": ["a"]},
+         "attribute 'inputs' does not exist in this version"),
+        ({"kernel_shape": [True, True]}, "attribute 'kernel_shape' = [True, True]: "),
+    ):
+        model = onnx.ModelProto()
+        model.CopyFrom(plain)
+        model.metadata_props.add(key=fixmarks.KEY, value=json.dumps({"p": {
+            "form": "nan-guard", "op": "MaxPool-12", "nodes": ["ortpool_fix/guard/p"],
+            "inputs": ["x"], "outputs": ["y"], "attributes": attributes}}))
+        status, model_status, notes = _status(model)
+        assert (status, model_status) == want, attributes
+        assert any(n.startswith("fix's record of node 'p' names no spec ortpool knows (MaxPool-12: "
+                                f"node 'p' (MaxPool-12): {why}") for n in notes), notes
+
+
+def test_a_record_whose_bounds_the_model_lacks_changes_no_verdict():
+    """A SAME_UPPER dilated MaxPool (onnxruntime gets it wrong) behind a marked Identity,
+    recorded with an input 'ghost' no tensor bears: the pool was left out as part of the form and
+    the form not judged ("not compared"), the model's exit 0; the captured 'ghost' broke the
+    model's run too. The record is dropped with a note and the pool judged as it stands."""
+    pool = h.make_node("MaxPool", ["x"], ["raw"], name="p", kernel_shape=[3, 3],
+                       dilations=[2, 2], strides=[2, 2], auto_pad="SAME_UPPER")
+    mark = h.make_node("Identity", ["raw"], ["y"], name="ortpool_fix/guard/p",
+                       doc_string=f"{fixmarks.MARK} forged")
+    graph = h.make_graph([pool, mark], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 16, 16])],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    model.metadata_props.add(key=fixmarks.KEY, value=json.dumps({"p": {
+        "form": "nan-guard", "op": "MaxPool-12", "nodes": ["ortpool_fix/guard/p"],
+        "inputs": ["ghost"], "outputs": ["y"],
+        "attributes": {"kernel_shape": [3, 3], "dilations": [2, 2], "strides": [2, 2],
+                       "auto_pad": "SAME_UPPER"}}}))
+    found = validate_model(model, ValidateOptions(guard_cost=False), label="m")
+    (node,) = found.nodes
+    assert (node.name, node.status, found.status) == ("p", results.DIFFER, results.DIFFER)
+    assert "fix's record of node 'p' (form nan-guard) no longer matches the model (tensor " \
+        "'ghost' is gone, edited after fixing?): its nodes are validated as they stand" \
+        in found.notes
