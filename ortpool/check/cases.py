@@ -20,7 +20,7 @@ from ortpool.check.domain import NONFINITE_VALUES
 from ortpool.dtypes import FLOATS
 from ortpool.errors import OrtpoolError
 from ortpool.geometry import effective_kernel
-from ortpool.kernels._limits import check_array
+from ortpool.kernels import check_array
 from ortpool.model.inputs import random_tensor
 from ortpool.model.site import MAX_LIKE, Site
 from ortpool.tolerances import GLOBAL_SUMS
