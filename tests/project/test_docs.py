@@ -225,7 +225,7 @@ def test_readme_stays_a_front_page():
     # .ci/run and the users run these exactly as written.
     for command in (
         "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' "
-        "&& python -m compileall -q ortpool",
+        "&& python -m compileall -q ortpool && ortpool warmup",
         ". .venv/bin/activate && ortpool validate",
         ". .venv/bin/activate && python -m pytest",
     ):
