@@ -288,7 +288,7 @@ def stop(process: Any, conn: Connection | None) -> None:
         process.join(timeout=5)
 
 
-def _die_with_parent(conn: Connection) -> None:
+def die_with_parent(conn: Connection) -> None:
     """In the child: end at once (SIGKILL) when the parent's end of ``conn`` closes, even in the
     middle of a run (a parent killed, or a validate worker killed at its --timeout, would leave
     a long case running on its own). The runtimes release the GIL while they compute."""
@@ -311,7 +311,7 @@ def _die_with_parent(conn: Connection) -> None:
 def _serve(runtime: Runtime, stderr_path: str, conn: Connection) -> None:
     """The child: standard error to ``stderr_path`` (a native runtime's last words before it
     aborts), the runtime prepared, then (model, feeds) jobs until told to stop."""
-    _die_with_parent(conn)
+    die_with_parent(conn)
     # Ctrl-C reaches the whole process group: the parent ends the child, not the signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     fd = os.open(stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

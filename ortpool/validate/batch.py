@@ -32,7 +32,7 @@ from ortpool.model.timing import Hold, set_quiet
 from ortpool.options.timing import DEFAULT_TIMEOUT
 from ortpool.report import record as results
 from ortpool.report.progress import Progress
-from ortpool.runtimes.base import stop
+from ortpool.runtimes.base import die_with_parent, stop
 from ortpool.staging import ENDING_SIGNALS, signals_held
 from ortpool.validate import server
 
@@ -131,24 +131,13 @@ _ALARM_GRACE = 5
 def _bound_to_parent(conn: Connection, timeout: float | None) -> None:
     """In a child: ignore SIGINT, die with the parent (its end of ``conn`` closed), and end by
     SIGALRM (even inside native code) after ``timeout``."""
-    import select
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, set(ENDING_SIGNALS))
     if timeout:
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
         signal.alarm(math.ceil(timeout) + _ALARM_GRACE)
-    poller = select.poll()
-    poller.register(conn.fileno(), 0)  # POLLERR, POLLHUP and POLLNVAL are always reported
-
-    def watch() -> None:
-        for _, event in poller.poll():
-            if event & select.POLLNVAL:  # our end closed: the child is ending anyway
-                return
-            os.kill(os.getpid(), signal.SIGKILL)  # the parent is gone
-
-    threading.Thread(target=watch, name="ortpool parent watch", daemon=True).start()
+    die_with_parent(conn)
 
 
 def _quiet_hold(tasks: Connection, send: Callable[[tuple[str, Any]], None]) -> Hold:
