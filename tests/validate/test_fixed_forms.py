@@ -87,13 +87,9 @@ def test_the_fixed_model_agrees_on_nan_where_the_original_did_not():
     assert np.isnan(y[0, 0, 1:4, 1:4]).all() and not np.isnan(y[0, 1]).any()
 
 
-def test_a_record_claiming_what_the_runtime_computes_instead_of_the_spec_changes_no_verdict():
-    """A SAME_UPPER MaxPool with dilation (onnxruntime pads it for the undilated kernel) behind
-    an Identity marked as fix's, and a record claiming the pool was MaxPool with the pads
-    onnxruntime uses: the region computed the record's spec exactly, and was reported fixed, the
-    model's attributes never judged. The record's spec is now checked against what the nodes
-    compute under the spec (their pools by ortpool's kernels); it differs, so the record is
-    dropped and the pool judged as it stands."""
+def _dilated_same_behind_a_mark() -> onnx.ModelProto:
+    """A SAME_UPPER MaxPool with dilation (onnxruntime gets it wrong) behind an Identity marked
+    as fix's: a record is forged over it."""
     pool = h.make_node("MaxPool", ["x"], ["raw"], name="p", kernel_shape=[3, 3],
                        dilations=[2, 2], strides=[2, 2], auto_pad="SAME_UPPER")
     mark = h.make_node("Identity", ["raw"], ["y"], name="ortpool_fix/guard/p",
@@ -103,6 +99,17 @@ def test_a_record_claiming_what_the_runtime_computes_instead_of_the_spec_changes
                          [h.make_tensor_value_info("y", T.FLOAT, None)])
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
     model.ir_version = 8
+    return model
+
+
+def test_a_record_claiming_what_the_runtime_computes_instead_of_the_spec_changes_no_verdict():
+    """A SAME_UPPER MaxPool with dilation (onnxruntime pads it for the undilated kernel) behind
+    an Identity marked as fix's, and a record claiming the pool was MaxPool with the pads
+    onnxruntime uses: the region computed the record's spec exactly, and was reported fixed, the
+    model's attributes never judged. The record's spec is now checked against what the nodes
+    compute under the spec (their pools by ortpool's kernels); it differs, so the record is
+    dropped and the pool judged as it stands."""
+    model = _dilated_same_behind_a_mark()
     claimed = {"kernel_shape": [3, 3], "dilations": [2, 2], "strides": [2, 2], "pads": [0, 0, 1, 1]}
     model.metadata_props.add(key=fixmarks.KEY, value=json.dumps({"p": {
         "form": "nan-guard", "op": "MaxPool-12", "nodes": ["ortpool_fix/guard/p"],
@@ -181,15 +188,7 @@ def test_a_record_whose_bounds_the_model_lacks_changes_no_verdict():
     recorded with an input 'ghost' no tensor bears: the pool was left out as part of the form and
     the form not judged ("not compared"), the model's exit 0; the captured 'ghost' broke the
     model's run too. The record is dropped with a note and the pool judged as it stands."""
-    pool = h.make_node("MaxPool", ["x"], ["raw"], name="p", kernel_shape=[3, 3],
-                       dilations=[2, 2], strides=[2, 2], auto_pad="SAME_UPPER")
-    mark = h.make_node("Identity", ["raw"], ["y"], name="ortpool_fix/guard/p",
-                       doc_string=f"{fixmarks.MARK} forged")
-    graph = h.make_graph([pool, mark], "g",
-                         [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 16, 16])],
-                         [h.make_tensor_value_info("y", T.FLOAT, None)])
-    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
-    model.ir_version = 8
+    model = _dilated_same_behind_a_mark()
     model.metadata_props.add(key=fixmarks.KEY, value=json.dumps({"p": {
         "form": "nan-guard", "op": "MaxPool-12", "nodes": ["ortpool_fix/guard/p"],
         "inputs": ["ghost"], "outputs": ["y"],
