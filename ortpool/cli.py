@@ -16,6 +16,7 @@ from typing import Any
 
 from ortpool import __version__
 from ortpool.errors import OrtpoolError
+from ortpool.staging import ENDING_SIGNALS
 
 #: subcommand -> module implementing it (``module:NAME``: an object of that module)
 COMMANDS: dict[str, str] = {  # in the order ``ortpool --help`` lists them: a user's path first
@@ -58,13 +59,6 @@ def _command(name: str) -> Any:
     module_name, _, attribute = COMMANDS[name].partition(":")
     module = importlib.import_module(module_name)
     return getattr(module, attribute) if attribute else module
-
-
-#: the signals that end the command through its cleanup: Ctrl-C, a supervisor's stop, a closed
-#: terminal (SIGHUP, absent on Windows); :data:`ortpool.staging.ENDING_SIGNALS`, which holds them
-#: back, is the same (not imported here: it imports onnx)
-ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
-                       if hasattr(signal, name))
 
 
 class Interrupted(BaseException):

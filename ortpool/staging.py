@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ortpool.errors import OrtpoolError
-from ortpool.modelfile import kind
 
 _PREFIX = ".ortpool-"
 
@@ -178,6 +177,8 @@ class StagedFiles(contextlib.AbstractContextManager):
         if os.path.exists(path):
             mode = os.stat(path).st_mode
             if not stat.S_ISREG(mode) and not _special_allowed(path):
+                from ortpool.modelfile import kind  # (it imports onnx: ortpool.cli imports this)
+
                 raise OrtpoolError(f"{what} {path} is {kind(mode)}; name a regular file (or "
                                    "/dev/null, /dev/stdout)")
         # a link to a file (or to none yet): that file is replaced, the link kept
