@@ -60,9 +60,7 @@ def jobs(value: Any, style: str = CLI) -> int | None:
 
 
 def timeout(value: Any, style: str = CLI) -> float | None:
-    """``timeout``: seconds per model, or None (0 from the shell) for no limit."""
-    if value is None:
-        return None
+    """``timeout``: seconds per model, None for 0 (no limit)."""
     return values.seconds(label("timeout", style), value, zero="0: no limit") or None
 
 

@@ -156,6 +156,9 @@ CASES: list[tuple[str, str]] = [
      'limit)'),
     ("ortpool.validate(M, timeout='10')",
      "TypeError: timeout='10' must be a number, not str"),
+    ('ortpool.validate(M, timeout=60, isolate=False)',
+     'OrtpoolError: timeout=60 limits a model validated in a child process; isolate=False '
+     'validates in this process, where no limit applies (leave one of them out)'),
     ("ortpool.validate(M, guard_cost='x')",
      "TypeError: guard_cost='x' must be True or False, not str"),
     ('ortpool.fix(None)',
