@@ -11,9 +11,9 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ortpool import runtimes
+from ortpool import runtimes, values
 from ortpool.errors import OrtpoolError
-from ortpool.options import CLI, PYTHON, label, values
+from ortpool.options import CLI, PYTHON, label
 
 ONNXRUNTIME = "onnxruntime"
 #: seconds one run may take in the worker (``--case-timeout``): the grid's cases take

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ortpool.options import CLI, label, values
+from ortpool import values
+from ortpool.options import CLI, label
 
 #: seconds a model may take by default (``--timeout``; 0: no limit): a hang must end, a first
 #: numba compile takes ~40 s

@@ -10,8 +10,9 @@ from typing import Any
 
 import onnx
 
+from ortpool import values
 from ortpool.errors import OrtpoolError
-from ortpool.options import PYTHON, domain, files, target, timing, values
+from ortpool.options import PYTHON, domain, files, target, timing
 from ortpool.options import accuracy as accuracy_group
 from ortpool.options import inputs as inputs_group
 from ortpool.options import runtime as session
