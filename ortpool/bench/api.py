@@ -7,11 +7,12 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ortpool import values
 from ortpool.bench import runner, usermodel
 from ortpool.bench.cases import Case, select
 from ortpool.errors import OrtpoolError
 from ortpool.model import InputSpec
-from ortpool.options import PYTHON, files, label, runtime, timing, values
+from ortpool.options import PYTHON, files, label, runtime, timing
 from ortpool.options import inputs as inputs_group
 from ortpool.ort import DEFAULT_LEVEL, share_thread_pool
 from ortpool.report import bench as bench_report

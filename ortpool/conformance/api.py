@@ -7,11 +7,12 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ortpool import values
 from ortpool.check.domain import name
 from ortpool.conformance.run import run_conformance, select_cases
 from ortpool.dtypes import canonical
 from ortpool.errors import OrtpoolError
-from ortpool.options import PYTHON, domain, inputs, label, target, values
+from ortpool.options import PYTHON, domain, inputs, label, target
 from ortpool.options import accuracy as accuracy_group
 from ortpool.options import runtime as session
 from ortpool.ort import ISOLATED_LEVEL

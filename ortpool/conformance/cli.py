@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from ortpool.errors import OrtpoolError
 from ortpool.options import CLI, accuracy, domain, inputs, reports, runtime, target
 from ortpool.options.files import names
-from ortpool.options.values import integer
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.staging import StagedFiles
+from ortpool.values import integer
 
 if TYPE_CHECKING:
     from ortpool.check.grid import Case

@@ -19,12 +19,12 @@ from typing import Any
 
 import onnx
 
-from ortpool import modelfile
+from ortpool import modelfile, values
 from ortpool.errors import OrtpoolError
 from ortpool.fix.fixer import Options, fix_model
 from ortpool.lazy import callable_package
 from ortpool.model.files import write_file
-from ortpool.options import PYTHON, domain, files, runtime, values
+from ortpool.options import PYTHON, domain, files, runtime
 from ortpool.options import accuracy as accuracy_group
 from ortpool.options import inputs as inputs_group
 from ortpool.ort.runtime_spec import DEFAULT_LEVEL

@@ -19,8 +19,8 @@ from typing import Protocol, TypeVar
 import onnx
 from onnx import AttributeProto
 
-from ortpool import modelfile
-from ortpool.errors import OrtpoolError, shown
+from ortpool import modelfile, values
+from ortpool.errors import OrtpoolError
 from ortpool.staging import Destination, StagedFiles, inside, same_file, through_link
 
 __all__ = ["FileReport", "external_locations", "save", "write_file"]
@@ -194,33 +194,16 @@ def save(model: onnx.ModelProto, path: str | os.PathLike,
     """Write ``model`` to ``path``, its external data (relative to ``source_dir``) next to it,
     every file or none; notes on each data file."""
     if not isinstance(model, onnx.ModelProto):
-        raise TypeError(f"model={shown(model)} must be an onnx.ModelProto, not "
-                        f"{type(model).__name__}")
-    for label, value in (("path", path), ("source_dir", source_dir)):
-        if value is not None or label == "path":
-            _path(label, value)
-    if type(link_data).__name__ not in ("bool", "bool_"):  # 'no' would be a true value
-        raise TypeError(f"link_data={shown(link_data)} must be True or False, not "
-                        f"{type(link_data).__name__}")
-    source_dir = Path(source_dir) if source_dir is not None else None
+        raise values.wrong("model", model, "an onnx.ModelProto")
+    values.path("path", path)
+    if source_dir is not None:
+        source_dir = Path(values.path("source_dir", source_dir))
+    values.flag("link_data", link_data)
     sources = data_sources(model, source_dir) if source_dir is not None else []
     with StagedFiles(sources) as files:
         notes = _stage(files, files.add(path, "the output"), model, source_dir, link_data)
         files.commit()
     return notes
-
-
-def _path(label: str, value: object) -> None:
-    """Refuse what is not a path (str or os.PathLike of a str), as ``options.values.path``."""
-    if not isinstance(value, (str, os.PathLike)):
-        raise TypeError(f"{label}={shown(value)} must be a path (str or os.PathLike), not "
-                        f"{type(value).__name__}")
-    text = os.fspath(value)
-    if not isinstance(text, str) or not text:
-        raise OrtpoolError(f"{label}={shown(value)} must name a file")
-    if "\0" in text:
-        raise OrtpoolError(f"{label}={shown(value)} holds a NUL character, which no file name "
-                           "can hold")
 
 
 def _stage(files: StagedFiles, output: Destination, model: onnx.ModelProto, source_dir: Path | None,

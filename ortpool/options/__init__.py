@@ -1,6 +1,6 @@
 """The options of every command, one group per idea: ``add_arguments(parser)`` declares the
 flags once, ``from_args(args)`` and ``from_python(...)`` build the typed value, every value
-checked once (:mod:`.values`) and named as its caller spells it (:func:`label`).
+checked once (:mod:`ortpool.values`) and named as its caller spells it (:func:`label`).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from ortpool.model.inputs import CLI, PYTHON
 
 __all__ = [
     "CLI", "PYTHON", "accuracy", "domain", "files", "inputs", "label", "reports", "runtime",
-    "target", "timing", "values",
+    "target", "timing",
 ]  # fmt: skip
 
 #: keyword -> its flag, where the flag is not the keyword with dashes

@@ -8,8 +8,8 @@ import argparse
 import dataclasses
 from typing import Any
 
+from ortpool import values
 from ortpool.errors import OrtpoolError
-from ortpool.options import values
 from ortpool.tolerances import ACCUMULATION, DEFAULT_RULE, AccuracyRule
 
 _TYPES = sorted(set(ACCUMULATION.values()))

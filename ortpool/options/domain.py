@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ortpool import values
 from ortpool.check.domain import FINITE, NONFINITE
-from ortpool.options import values
 
 
 def add_arguments(parser: argparse.ArgumentParser, what: str) -> None:

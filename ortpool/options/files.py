@@ -9,9 +9,10 @@ from typing import Any
 
 import onnx
 
+from ortpool import values
 from ortpool.errors import OrtpoolError
 from ortpool.model.selection import Selection
-from ortpool.options import CLI, PYTHON, label, reports, values
+from ortpool.options import CLI, PYTHON, label, reports
 from ortpool.versions import OPERATORS
 
 ModelLike = onnx.ModelProto | str | os.PathLike

@@ -9,8 +9,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ortpool import values
 from ortpool.model import DEFAULT_BATCH, DEFAULT_SIZE, InputSpec
-from ortpool.options import CLI, PYTHON, label, values
+from ortpool.options import CLI, PYTHON, label
 
 #: seeds numpy's generator takes: integers from 0 (it refuses negative ones)
 MAX_SEED = 2**64 - 1

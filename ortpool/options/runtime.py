@@ -8,8 +8,9 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ortpool import values
 from ortpool.errors import OrtpoolError
-from ortpool.options import CLI, PYTHON, label, values
+from ortpool.options import CLI, PYTHON, label
 from ortpool.ort import LEVELS, MODES, Provider, RuntimeSpec, provider_name
 
 #: what ``providers=`` takes: a name, names, or onnxruntime's ``(name, {options})`` pairs

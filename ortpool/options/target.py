@@ -1,7 +1,7 @@
 """``--runtime NAME``: the runtime ``validate`` and ``conformance`` judge, ``onnxruntime`` (in
 this process) or one of :mod:`ortpool.runtimes` in a worker process, with ``--runtime-option``
-and ``--case-timeout``. onnxruntime's own options are refused beside another runtime: a report
-must not seem to say they changed something.
+and ``--case-timeout``. onnxruntime's own options are refused beside another runtime, and
+``--case-timeout`` beside onnxruntime: a report must not seem to say they changed something.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ortpool import runtimes
+from ortpool import runtimes, values
 from ortpool.errors import OrtpoolError
-from ortpool.options import CLI, PYTHON, label, values
+from ortpool.options import CLI, PYTHON, label
 
 ONNXRUNTIME = "onnxruntime"
 #: seconds one run may take in the worker (``--case-timeout``): the grid's cases take
@@ -119,6 +119,11 @@ def build(style: str, name: Any, options: dict[str, Any], case_timeout: Any,
         raise OrtpoolError(f"{named} is not a runtime ortpool knows: {', '.join(names())}")
     timeout = values.seconds(label("case_timeout", style), case_timeout)
     if spelled == ONNXRUNTIME:
+        if timeout != DEFAULT_CASE_TIMEOUT:  # a report must not seem to say it limited a run
+            raise OrtpoolError(
+                f"{label('case_timeout', style)}={case_timeout} limits a run of another "
+                f"{label('runtime', style)} in its worker process; onnxruntime runs in this "
+                "process, where it would do nothing (leave it out)")
         if options:
             shown = values.shown(options) if style == PYTHON else " ".join(
                 f"{k}={v}" for k, v in options.items())

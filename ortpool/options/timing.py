@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ortpool.options import CLI, label, values
+from ortpool import values
+from ortpool.options import CLI, label
 
 #: seconds a model may take by default (``--timeout``; 0: no limit): a hang must end, a first
 #: numba compile takes ~40 s
@@ -60,9 +61,7 @@ def jobs(value: Any, style: str = CLI) -> int | None:
 
 
 def timeout(value: Any, style: str = CLI) -> float | None:
-    """``timeout``: seconds per model, or None (0 from the shell) for no limit."""
-    if value is None:
-        return None
+    """``timeout``: seconds per model, None for 0 (no limit)."""
     return values.seconds(label("timeout", style), value, zero="0: no limit") or None
 
 

@@ -12,7 +12,6 @@ from typing import Any
 import onnx
 
 from ortpool.dtypes import FLOATS
-from ortpool.errors import shown
 from ortpool.model.files import save
 from ortpool.model.inputs import CLI, PYTHON, describe_dims
 from ortpool.report.notebook import Report
@@ -241,10 +240,7 @@ class FixResult(Report):
 
     def save(self, path: str | os.PathLike, *, link_data: bool = False) -> Saved:
         """Write the fixed model to ``path``, its external data linked or copied beside it
-        (:func:`ortpool.model.save`); returns the notes on the data."""
-        if not isinstance(path, str | os.PathLike):  # bytes met str inside: a message naming none
-            raise TypeError(f"path={shown(path)} must be a path (str or os.PathLike), not "
-                            f"{type(path).__name__}")
+        (:func:`ortpool.model.save`, which checks the arguments); returns the notes on the data."""
         return Saved(save(self.model, path, self.source_dir, link_data=link_data), str(path))
 
     def _describe(self) -> str:

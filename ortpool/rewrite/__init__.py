@@ -14,11 +14,11 @@ from typing import Any
 
 import onnx
 
-from ortpool import modelfile
+from ortpool import modelfile, values
 from ortpool.lazy import callable_package
 from ortpool.model import save, write_file
 from ortpool.model.selection import Selection
-from ortpool.options import files, values
+from ortpool.options import files
 from ortpool.options.files import ModelLike
 from ortpool.report.rewrites import NodeReport, RewriteReport
 from ortpool.rewrite.passes import restore_model, rewrite_model

@@ -10,8 +10,9 @@ from typing import Any
 
 import onnx
 
+from ortpool import values
 from ortpool.errors import OrtpoolError
-from ortpool.options import PYTHON, domain, files, target, timing, values
+from ortpool.options import PYTHON, domain, files, target, timing
 from ortpool.options import accuracy as accuracy_group
 from ortpool.options import inputs as inputs_group
 from ortpool.options import runtime as session
@@ -36,8 +37,8 @@ def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
              rtol: float | None = None, accuracy: AccuracyRule = DEFAULT_RULE,
              reference: bool = False, reference_timeout: float = 20.0,
              fail_on_rulings: bool = False, isolate: bool | None = None,
-             jobs: int | None = None,
-             timeout: float | None = None, guard_cost: bool = True) -> ValidationReport:
+             jobs: int | None = None, timeout: float = timing.DEFAULT_TIMEOUT,
+             guard_cost: bool = True) -> ValidationReport:
     """Compare a runtime's built-in pooling with ortpool on ``model``, each pooling node alone
     and the model end to end, as ``ortpool validate`` does.
 
@@ -58,7 +59,8 @@ def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
     evaluator, ``reference_timeout`` seconds a node. ``fail_on_rulings``: cells docs/rulings.md
     decides count in ``exit_code``. ``isolate``: each model in a child process (default for
     paths), ``jobs`` at once (0: one per core; None: one per core for models of at most 256 MiB in
-    all without external data, else 1), ``timeout`` seconds each (None: no limit).
+    all without external data, else 1), ``timeout`` seconds each (900, as ``--timeout``; 0: no
+    limit; a model validated in this process has none: another ``timeout`` is refused there).
     ``guard_cost``: measure what guarding the nodes that differ on NaN/inf costs.
 
     Returns a :class:`ValidationReport`; a bad argument raises :class:`ortpool.OrtpoolError` (or
@@ -76,19 +78,28 @@ def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
         reference_timeout=timing.reference_timeout(reference_timeout, PYTHON),
         nonfinite=domain.from_python(nonfinite), guard_cost=values.flag("guard_cost", guard_cost))
     fail_on_rulings = values.flag("fail_on_rulings", fail_on_rulings)
-    jobs, timeout = timing.jobs(jobs, PYTHON), timing.timeout(timeout, PYTHON)
+    jobs, limit = timing.jobs(jobs, PYTHON), timing.timeout(timeout, PYTHON)
     models = _models(model)
     protos = any(isinstance(m, onnx.ModelProto) for m in models)
     isolate = not protos if isolate is None else values.flag("isolate", isolate)
     if isolate and protos:
         raise OrtpoolError("isolate=True takes model paths, not ModelProto objects")
+    if not isolate:
+        # nothing can stop a hang in this process: a limit asked for would be a false promise
+        if limit not in (None, timing.DEFAULT_TIMEOUT):
+            why = ("a ModelProto is validated in this process, where no limit applies (give its "
+                   "path, or leave timeout out)" if protos else "isolate=False validates in "
+                   "this process, where no limit applies (leave one of them out)")
+            raise OrtpoolError(f"timeout={timeout} limits a model validated in a child process; "
+                               + why)
+        limit = None
     if isolate:
         from ortpool.validate import batch
 
         with main_kept_out():
             found = batch.run_models(
                 [os.fspath(m) for m in models], options, jobs=batch.jobs_from(jobs, models),
-                timeout=timeout)
+                timeout=limit)
     else:
         found = [_in_process(m, options, len(models) == 1) for m in models]
     warning = unmatched(options, found, PYTHON)
@@ -96,7 +107,7 @@ def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
         import warnings
 
         warnings.warn(warning, stacklevel=2)
-    return ValidationReport(found, settings(options, timeout, fail_on_rulings), fail_on_rulings)
+    return ValidationReport(found, settings(options, limit, fail_on_rulings), fail_on_rulings)
 
 
 def unmatched(options: Any, found: Sequence[results.ModelResult], style: str) -> str | None:

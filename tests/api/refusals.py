@@ -95,6 +95,9 @@ CASES: list[tuple[str, str]] = [
      'OrtpoolError: case_timeout=nan must be a finite number of seconds > 0 and <= 1000000'),
     ("ortpool.validate(M, case_timeout='5')",
      "TypeError: case_timeout='5' must be a number, not str"),
+    ('ortpool.validate(M, case_timeout=5)',
+     'OrtpoolError: case_timeout=5 limits a run of another runtime in its worker process; '
+     'onnxruntime runs in this process, where it would do nothing (leave it out)'),
     ("ortpool.validate(M, opt_level='bogus')",
      "OrtpoolError: opt_level='bogus' must be one of disable, basic, extended, layout, all"),
     ('ortpool.validate(M, opt_level=1)',
@@ -156,6 +159,9 @@ CASES: list[tuple[str, str]] = [
      'limit)'),
     ("ortpool.validate(M, timeout='10')",
      "TypeError: timeout='10' must be a number, not str"),
+    ('ortpool.validate(M, timeout=60, isolate=False)',
+     'OrtpoolError: timeout=60 limits a model validated in a child process; isolate=False '
+     'validates in this process, where no limit applies (leave one of them out)'),
     ("ortpool.validate(M, guard_cost='x')",
      "TypeError: guard_cost='x' must be True or False, not str"),
     ('ortpool.fix(None)',
@@ -282,6 +288,9 @@ CASES: list[tuple[str, str]] = [
      "OrtpoolError: runtime_options: openvino: device='' is not a device name (e.g. 'CPU')"),
     ("ortpool.conformance(runtime='tract', case_timeout=float('inf'))",
      'OrtpoolError: case_timeout=inf must be a finite number of seconds > 0 and <= 1000000'),
+    ("ortpool.conformance(runtime='onnxruntime', case_timeout=30)",
+     'OrtpoolError: case_timeout=30 limits a run of another runtime in its worker process; '
+     'onnxruntime runs in this process, where it would do nothing (leave it out)'),
     ("ortpool.conformance(ops='Conv')",
      "OrtpoolError: ops: unknown pooling operator 'Conv'; expected one of MaxPool, "
      'AveragePool, MaxUnpool, LpPool, GlobalMaxPool, GlobalAveragePool, GlobalLpPool, '

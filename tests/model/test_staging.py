@@ -302,6 +302,22 @@ def test_save_refuses_what_is_not_a_path_or_a_flag(tmp_path: Path) -> None:
     assert listing(tmp_path) == {"m.onnx", "w.bin"}
 
 
+def test_save_checks_its_arguments_with_the_one_checker_of_each_kind(monkeypatch) -> None:
+    """``path``, ``source_dir`` and ``link_data`` are checked by :mod:`ortpool.values`, as every
+    option is (the model layer, below ``options/``, had its own copy of the path check)."""
+    from ortpool import values
+    from ortpool.model import files
+
+    seen = []
+    for kind in ("path", "flag"):
+        check = getattr(values, kind)
+        monkeypatch.setattr(values, kind, lambda label, value, check=check: (
+            seen.append(label), check(label, value))[1])
+    with pytest.raises(TypeError, match=r"^link_data='no' must be True or False, not str$"):
+        files.save(onnx.ModelProto(), "o.onnx", "folder", link_data="no")
+    assert seen == ["path", "source_dir", "link_data"]
+
+
 def test_a_replaced_file_keeps_its_mode(tmp_path: Path) -> None:
     """An existing output (or a link's file) replaced keeps its permissions, as ``cp`` onto it
     would: a private 0600 output became 0644 (the umask's mode of a new file)."""

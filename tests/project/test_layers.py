@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2] / "ortpool"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("spec", (
         "ortpool.errors", "ortpool.versions", "ortpool.attributes", "ortpool.geometry",
-        "ortpool.dtypes", "ortpool.optypes", "ortpool.lazy",
+        "ortpool.dtypes", "ortpool.optypes", "ortpool.lazy", "ortpool.values",
     )),
     ("kernels", ("ortpool.kernels",)),
     # tolerances.py is ruling 17's accuracy rule: it asks the kernels for the exact result.

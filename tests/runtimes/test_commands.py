@@ -90,6 +90,8 @@ def test_onnxruntimes_options_and_bad_runtime_options_are_refused(tmp_path):
         ["validate", model, "--runtime-option", "precision=f32"],
         ["validate", model, "--runtime", "tract", "--runtime-option", "precision"],
         ["validate", model, "--runtime", "tract", "--case-timeout", "nan"],
+        ["validate", model, "--case-timeout", "5"],  # onnxruntime: the flag would do nothing
+        ["conformance", "--runtime", "onnxruntime", "--case-timeout", "0.5"],
     ]
     found = commands_in_child(cases, cwd=tmp_path, timeout=120)
     assert found == [
@@ -104,6 +106,12 @@ def test_onnxruntimes_options_and_bad_runtime_options_are_refused(tmp_path):
         (2, "ortpool validate: error: --runtime-option 'precision': write KEY=VALUE\n"),
         (2, "ortpool validate: error: --case-timeout=nan must be a finite number of seconds > 0 "
             "and <= 1000000\n"),
+        (2, "ortpool validate: error: --case-timeout=5.0 limits a run of another --runtime in "
+            "its worker process; onnxruntime runs in this process, where it would do nothing "
+            "(leave it out)\n"),
+        (2, "ortpool conformance: error: --case-timeout=0.5 limits a run of another --runtime in "
+            "its worker process; onnxruntime runs in this process, where it would do nothing "
+            "(leave it out)\n"),
     ]
     assert not list(tmp_path.iterdir())
 

@@ -119,6 +119,31 @@ def test_validate_refuses_bad_arguments_by_their_names():
         ortpool.validate(onnx.load(AGREES), isolate=True)
 
 
+def test_timeout_means_in_python_what_it_means_on_the_command_line():
+    """900 s a model by default, as ``--timeout`` (the API's default was no limit), 0 for none
+    (None is not a number of seconds); a model validated in this process (a ModelProto, or
+    ``isolate=False``) has no limit, so a ``timeout=`` it could not apply is refused."""
+    assert inspect.signature(ortpool.validate).parameters["timeout"].default == 900.0
+    report = ortpool.validate(AGREES)  # a path: in a child process, killed past the limit
+    assert json.loads(report.to_json())["settings"]["timeout"] == 900.0
+    report = ortpool.validate(AGREES, timeout=0)
+    assert json.loads(report.to_json())["settings"]["timeout"] is None
+    with pytest.raises(TypeError, match=r"^timeout=None must be a number, not NoneType$"):
+        ortpool.validate(AGREES, timeout=None)
+    proto = onnx.load(AGREES)
+    with pytest.raises(ortpool.OrtpoolError, match=(
+            r"^timeout=60 limits a model validated in a child process; a ModelProto is "
+            r"validated in this process, where no limit applies \(give its path, or leave "
+            r"timeout out\)$")):
+        ortpool.validate(proto, timeout=60)
+    with pytest.raises(ortpool.OrtpoolError, match=(
+            r"^timeout=60 limits a model validated in a child process; isolate=False validates "
+            r"in this process, where no limit applies \(leave one of them out\)$")):
+        ortpool.validate(AGREES, timeout=60, isolate=False)
+    for report in (ortpool.validate(proto), ortpool.validate(proto, timeout=0)):
+        assert json.loads(report.to_json())["settings"]["timeout"] is None  # as it ran
+
+
 def _roi_model() -> onnx.ModelProto:
     """MaxRoiPool whose rois are a graph input, over an image with open dims."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])

@@ -2,6 +2,8 @@
 :class:`OrtpoolError` (a bad value) or a :class:`TypeError` (a wrong kind, from Python) naming
 the option, in one line. On the command line the syntax is argparse's (``type=integer``,
 ``type=real``: ASCII only, since ``int`` reads every Unicode digit). Floats must be finite.
+Below every layer, since the model layer checks its public functions' arguments with it too
+(``model.files.save``).
 """
 
 from __future__ import annotations
