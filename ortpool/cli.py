@@ -157,16 +157,19 @@ def _main(argv: Sequence[str] | None) -> int:
     if chosen in EARLY and not {"-h", "--help", "--version"} & set(argv):
         early = importlib.import_module(EARLY[chosen])
         early.start()
+    chosen_parser = parser
     for name in COMMANDS:
         if name == chosen:
             command = _command(name)
-            command.add_arguments(
-                sub.add_parser(name, help=SUMMARIES[name], description=command.HELP))
+            chosen_parser = sub.add_parser(name, help=SUMMARIES[name], description=command.HELP)
+            command.add_arguments(chosen_parser)
         else:
             # Listed for --help without importing the module (and its dependencies).
             sub.add_parser(name, help=SUMMARIES[name], add_help=False)
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # argparse says it in the top parser's words and usage, not the command's
+            chosen_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit:  # refused (exit 2)
         if early is not None:
             early.stop()

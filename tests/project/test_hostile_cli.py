@@ -97,6 +97,9 @@ def test_every_option_value_is_checked_in_one_line(tmp_path):
         "GlobalAveragePool/GlobalLpPool, MaxRoiPool",
         ("warmup", "--kernels", ","): "ortpool warmup: error: name at least one element type and "
         "one kernel to compile",
+        # an option the command does not have was refused in the top parser's words
+        ("fix", MODEL, out, "-o", "x"): "ortpool fix: error: unrecognized arguments: -o x",
+        ("validate", MODEL, "--bogus"): "ortpool validate: error: unrecognized arguments: --bogus",
         # an empty report name was taken for no report: the run wrote no report, said nothing
         ("rewrite", MODEL, out, "--json", ""): "ortpool rewrite: error: argument --json: '' names "
         "no file; leave the option out for no report",
