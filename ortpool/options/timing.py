@@ -61,7 +61,9 @@ def jobs(value: Any, style: str = CLI) -> int | None:
 
 
 def timeout(value: Any, style: str = CLI) -> float | None:
-    """``timeout``: seconds per model, None for 0 (no limit)."""
+    """``timeout``: seconds per model, or None (0, the shell's spelling, too) for no limit."""
+    if value is None:  # the API's default was None: a caller's no limit stays one
+        return None
     return values.seconds(label("timeout", style), value, zero="0: no limit") or None
 
 

@@ -37,7 +37,7 @@ def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
              rtol: float | None = None, accuracy: AccuracyRule = DEFAULT_RULE,
              reference: bool = False, reference_timeout: float = 20.0,
              fail_on_rulings: bool = False, isolate: bool | None = None,
-             jobs: int | None = None, timeout: float = timing.DEFAULT_TIMEOUT,
+             jobs: int | None = None, timeout: float | None = timing.DEFAULT_TIMEOUT,
              guard_cost: bool = True) -> ValidationReport:
     """Compare a runtime's built-in pooling with ortpool on ``model``, each pooling node alone
     and the model end to end, as ``ortpool validate`` does.
@@ -59,8 +59,9 @@ def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
     evaluator, ``reference_timeout`` seconds a node. ``fail_on_rulings``: cells docs/rulings.md
     decides count in ``exit_code``. ``isolate``: each model in a child process (default for
     paths), ``jobs`` at once (0: one per core; None: one per core for models of at most 256 MiB in
-    all without external data, else 1), ``timeout`` seconds each (900, as ``--timeout``; 0: no
-    limit; a model validated in this process has none: another ``timeout`` is refused there).
+    all without external data, else 1), ``timeout`` seconds each (900, as ``--timeout``; 0 or
+    None: no limit; a model validated in this process has none: another ``timeout`` is refused
+    there).
     ``guard_cost``: measure what guarding the nodes that differ on NaN/inf costs.
 
     Returns a :class:`ValidationReport`; a bad argument raises :class:`ortpool.OrtpoolError` (or
