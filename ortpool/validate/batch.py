@@ -128,16 +128,16 @@ def _reason(err: BaseException, path: str) -> str:
 _ALARM_GRACE = 5
 
 
-def _bound_to_parent(conn: Connection, timeout: float | None) -> None:
-    """In a child: ignore SIGINT, die with the parent (its end of ``conn`` closed), and end by
-    SIGALRM (even inside native code) after ``timeout``."""
+def _bound_to_parent(conn: Connection, timeout: float | None, folder: str | None = None) -> None:
+    """In a child: ignore SIGINT, die with the parent (its end of ``conn`` closed; the run's
+    ``folder`` removed first), and end by SIGALRM (even inside native code) after ``timeout``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, set(ENDING_SIGNALS))
     if timeout:
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
         signal.alarm(math.ceil(timeout) + _ALARM_GRACE)
-    die_with_parent(conn)
+    die_with_parent(conn, folder)
 
 
 def _quiet_hold(tasks: Connection, send: Callable[[tuple[str, Any]], None]) -> Hold:
@@ -175,7 +175,7 @@ def _serve(tasks: Connection, conn: Connection, work: Work, options: Any, strict
            timeout: float | None) -> None:
     """A worker child: models in through ``tasks`` ((path, output file), None to end), one at a
     time, each one's result out through ``conn``; its output goes to the model's file."""
-    _bound_to_parent(conn, timeout)  # SIGALRM ends it; armed again for each model
+    _bound_to_parent(conn, timeout, folder)  # SIGALRM ends it; armed again for each model
     # the forkserver's environment is the one it started with: take the run's
     kernels_choice = os.environ.get("ORTPOOL_KERNELS")
     os.environ.clear()
