@@ -331,12 +331,12 @@ class _Child:
         self.tasks.close()
 
     def update(self, now: float) -> bool:
-        """Read what the child sent; whether its model is done (a result, dead, out of time)."""
-        alive = self.process.is_alive()  # before draining: a dead child's messages are all in
+        """Read what the child sent; whether its model is done (a result, dead, out of time).
+        Its pipe says whether it is alive, not its process (:meth:`kill`)."""
         self.drain()
         if self.message is not None:
             return True
-        if not alive or self.conn is None:
+        if self.conn is None:  # the end of its pipe: its messages are all in
             self.kill()
             self.ended = _death(self.process.exitcode)
             return True
@@ -356,6 +356,9 @@ class _Child:
     def kill(self) -> None:
         if self.process.is_alive():
             self.process.kill()
+        elif self.conn is not None and not self.conn.poll():  # its pipe open, nothing in it:
+            # alive, its forkserver gone (multiprocessing then says ended, code 255): by its pid
+            os.kill(self.process.pid, signal.SIGKILL)
         self.process.join()
         self._close()
 
@@ -541,13 +544,14 @@ class _Run:
         child.asked_quiet, child.quiet = None, True
 
     def wait(self) -> None:
-        """Until a child sends, ends or reaches its deadline (one waiting for quiet has none)."""
+        """Until a child sends, ends (its pipe's end: not its process's sentinel, which the death
+        of its forkserver makes ready too) or reaches its deadline (one waiting for quiet has
+        none)."""
         busy = self.busy
         deadlines = [c.deadline for c in busy if c.deadline is not None and c.asked_quiet is None]
         # at most an hour per wait: one wait of --timeout 1e7 s overflows poll's milliseconds
         limit = min(max(0.0, min(deadlines) - time.monotonic()), 3600.0) if deadlines else 3600.0
-        wait([c.conn for c in busy if c.conn is not None]
-             + [c.process.sentinel for c in busy], timeout=limit)
+        wait([c.conn for c in busy if c.conn is not None], timeout=limit)
 
     def collect(self) -> None:
         """Each child's news: its notes passed on, its model's result once it is done; a child

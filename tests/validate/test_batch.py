@@ -211,6 +211,27 @@ def test_a_server_killed_as_it_forks_a_worker_costs_no_model_its_result():
         r.error for r in found]
 
 
+def test_a_server_killed_mid_model_costs_no_model_its_result():
+    """The forkserver killed from outside while two workers forked from it validate their
+    models: the workers, which do not need it, finish them; the next model goes to a worker
+    forked from a fresh server (each model of the two workers was CRASHED, "exited with code
+    255": multiprocessing reads a worker's end from its server, and took the server's death for
+    theirs)."""
+    from multiprocessing import forkserver
+
+    killed: list[int] = []
+
+    def kill_the_server(done: int, total: int, label: str) -> None:
+        if "/" in label and not killed:  # a worker is at a node of its model
+            killed.append(forkserver._forkserver._forkserver_pid)
+            os.kill(killed[0], signal.SIGKILL)
+
+    found = batch.run_models(["busy0", "busy1", "ok2"], 3, jobs=2, timeout=30.0,
+                             stderr=_Stream(), progress=kill_the_server, work=batch_stand_in.work)
+    assert killed
+    assert [(r.status, r.error) for r in found] == [("not-compared", "")] * 3
+
+
 def test_a_worker_waiting_to_time_has_its_alarm_paused():
     """A worker's own alarm (its --timeout plus 5 s, for a hang inside native code) must not fire
     while it waits for quiet: paused while it waits, the rest armed again once told to go."""
