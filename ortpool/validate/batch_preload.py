@@ -24,8 +24,8 @@ def _leave_nothing() -> None:
     folder only if nothing else is left in it)."""
     if os.getppid() == _PARENT:  # stopped by its parent, which removes them (server.stop)
         return
-    # (multiprocessing names the server's address nowhere public: the attribute main() sets)
-    address = forkserver._forkserver._forkserver_address
+    # no public name for the server's address: the attribute main() sets (see server.stop)
+    address = getattr(forkserver._forkserver, "_forkserver_address", None)
     with contextlib.suppress(OSError, TypeError, ValueError):  # gone, or an abstract socket
         os.unlink(address)
         os.rmdir(os.path.dirname(address))
