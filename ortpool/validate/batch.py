@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import pickle
 import signal
 import stat
 import sys
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ortpool.errors import OrtpoolError
-from ortpool.kernels import memory_room, usable_cores
+from ortpool.kernels import check_memory, memory_room, usable_cores
 from ortpool.model.timing import Hold, set_quiet
 from ortpool.options.timing import DEFAULT_TIMEOUT
 from ortpool.report import record as results
@@ -262,6 +263,13 @@ _STARTUP = 60.0
 _RETIRE_BYTES = 1 << 30
 
 
+def _pickled_bytes(value: Any) -> int:
+    """The bytes of ``value``'s pickle, its arrays' not copied to count them (out of band)."""
+    buffers: list[pickle.PickleBuffer] = []
+    size = len(pickle.dumps(value, protocol=5, buffer_callback=buffers.append))
+    return size + sum(buffer.raw().nbytes for buffer in buffers)
+
+
 def _peak_bytes() -> int:
     import resource  # POSIX, as the worker's alarm and poll are
 
@@ -463,9 +471,11 @@ class _Run:
     finished: dict[int, tuple[results.ModelResult, str]] = dataclasses.field(default_factory=dict)
     found: list[results.ModelResult] = dataclasses.field(default_factory=list)
     restarted: set[int] = dataclasses.field(default_factory=set)  # models the server died for
+    copied: int = dataclasses.field(init=False)  # the bytes of the options' pickle
 
     def __post_init__(self) -> None:
         self.todo = collections.deque(enumerate(self.paths))
+        self.copied = _pickled_bytes(self.options)
 
     @property
     def busy(self) -> list[_Child]:
@@ -494,7 +504,7 @@ class _Run:
                         idle = self._start()
                         self.children.append(idle)
                     idle.give(index, path, Path(self.folder) / f"{index}.out", self.timeout)
-            except (OSError, EOFError) as err:
+            except (OSError, EOFError, OrtpoolError) as err:
                 if idle is not None:
                     self.children.remove(idle)
                     idle.kill()
@@ -508,12 +518,16 @@ class _Run:
                     server.stop()
                     self.todo.appendleft((index, path))
                     continue
-                # no process to be had (EAGAIN, no memory): this model
+                # no process to be had (EAGAIN, no memory, no room for the options): this model
                 why = f"could not start a process for it: {one_line(str(err))}"
                 failed = results.ModelResult(path=path, outcome=results.COULD_NOT_RUN, error=why)
                 self.finished[index] = (failed, "")
 
     def _start(self) -> _Child:
+        # multiprocessing pickles a worker's arguments as it starts it: the arrays' bytes, the
+        # pickle, and the worker's copy (of the --inputs arrays: read, they fit; not thrice)
+        check_memory("the model's options (the --inputs arrays among them), copied for its "
+                     "process and twice while they are handed over", 3 * self.copied)
         receive, send = self.ctx.Pipe(duplex=False)
         task_in, task_out = self.ctx.Pipe(duplex=False)
         process = self.ctx.Process(
