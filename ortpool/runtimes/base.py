@@ -16,6 +16,7 @@ import math
 import multiprocessing
 import os
 import re
+import shutil
 import signal
 import sys
 import tempfile
@@ -288,10 +289,11 @@ def stop(process: Any, conn: Connection | None) -> None:
         process.join(timeout=5)
 
 
-def die_with_parent(conn: Connection) -> None:
+def die_with_parent(conn: Connection, folder: str | None = None) -> None:
     """In the child: end at once (SIGKILL) when the parent's end of ``conn`` closes, even in the
     middle of a run (a parent killed, or a validate worker killed at its --timeout, would leave
-    a long case running on its own). The runtimes release the GIL while they compute."""
+    a long case running on its own). The runtimes release the GIL while they compute. ``folder``
+    (the parent's temporary one) is removed first: a parent killed outright removes nothing."""
     import select
 
     if not hasattr(select, "poll"):  # not POSIX: the child ends at its next job instead
@@ -303,6 +305,8 @@ def die_with_parent(conn: Connection) -> None:
         for _, event in poller.poll():
             if event & select.POLLNVAL:  # our end closed: the child is ending anyway
                 return
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
             os.kill(os.getpid(), signal.SIGKILL)  # the parent is gone
 
     threading.Thread(target=watch, name="ortpool parent watch", daemon=True).start()

@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import pickle
 import signal
 import stat
 import sys
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ortpool.errors import OrtpoolError
-from ortpool.kernels import memory_room, usable_cores
+from ortpool.kernels import check_memory, memory_room, usable_cores
 from ortpool.model.timing import Hold, set_quiet
 from ortpool.options.timing import DEFAULT_TIMEOUT
 from ortpool.report import record as results
@@ -128,16 +129,16 @@ def _reason(err: BaseException, path: str) -> str:
 _ALARM_GRACE = 5
 
 
-def _bound_to_parent(conn: Connection, timeout: float | None) -> None:
-    """In a child: ignore SIGINT, die with the parent (its end of ``conn`` closed), and end by
-    SIGALRM (even inside native code) after ``timeout``."""
+def _bound_to_parent(conn: Connection, timeout: float | None, folder: str | None = None) -> None:
+    """In a child: ignore SIGINT, die with the parent (its end of ``conn`` closed; the run's
+    ``folder`` removed first), and end by SIGALRM (even inside native code) after ``timeout``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, set(ENDING_SIGNALS))
     if timeout:
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
         signal.alarm(math.ceil(timeout) + _ALARM_GRACE)
-    die_with_parent(conn)
+    die_with_parent(conn, folder)
 
 
 def _quiet_hold(tasks: Connection, send: Callable[[tuple[str, Any]], None]) -> Hold:
@@ -175,7 +176,7 @@ def _serve(tasks: Connection, conn: Connection, work: Work, options: Any, strict
            timeout: float | None) -> None:
     """A worker child: models in through ``tasks`` ((path, output file), None to end), one at a
     time, each one's result out through ``conn``; its output goes to the model's file."""
-    _bound_to_parent(conn, timeout)  # SIGALRM ends it; armed again for each model
+    _bound_to_parent(conn, timeout, folder)  # SIGALRM ends it; armed again for each model
     # the forkserver's environment is the one it started with: take the run's
     kernels_choice = os.environ.get("ORTPOOL_KERNELS")
     os.environ.clear()
@@ -262,6 +263,13 @@ _STARTUP = 60.0
 _RETIRE_BYTES = 1 << 30
 
 
+def _pickled_bytes(value: Any) -> int:
+    """The bytes of ``value``'s pickle, its arrays' not copied to count them (out of band)."""
+    buffers: list[pickle.PickleBuffer] = []
+    size = len(pickle.dumps(value, protocol=5, buffer_callback=buffers.append))
+    return size + sum(buffer.raw().nbytes for buffer in buffers)
+
+
 def _peak_bytes() -> int:
     import resource  # POSIX, as the worker's alarm and poll are
 
@@ -331,12 +339,12 @@ class _Child:
         self.tasks.close()
 
     def update(self, now: float) -> bool:
-        """Read what the child sent; whether its model is done (a result, dead, out of time)."""
-        alive = self.process.is_alive()  # before draining: a dead child's messages are all in
+        """Read what the child sent; whether its model is done (a result, dead, out of time).
+        Its pipe says whether it is alive, not its process (:meth:`kill`)."""
         self.drain()
         if self.message is not None:
             return True
-        if not alive or self.conn is None:
+        if self.conn is None:  # the end of its pipe: its messages are all in
             self.kill()
             self.ended = _death(self.process.exitcode)
             return True
@@ -356,6 +364,9 @@ class _Child:
     def kill(self) -> None:
         if self.process.is_alive():
             self.process.kill()
+        elif self.conn is not None and not self.conn.poll():  # its pipe open, nothing in it:
+            # alive, its forkserver gone (multiprocessing then says ended, code 255): by its pid
+            os.kill(self.process.pid, signal.SIGKILL)
         self.process.join()
         self._close()
 
@@ -460,9 +471,11 @@ class _Run:
     finished: dict[int, tuple[results.ModelResult, str]] = dataclasses.field(default_factory=dict)
     found: list[results.ModelResult] = dataclasses.field(default_factory=list)
     restarted: set[int] = dataclasses.field(default_factory=set)  # models the server died for
+    copied: int = dataclasses.field(init=False)  # the bytes of the options' pickle
 
     def __post_init__(self) -> None:
         self.todo = collections.deque(enumerate(self.paths))
+        self.copied = _pickled_bytes(self.options)
 
     @property
     def busy(self) -> list[_Child]:
@@ -491,7 +504,7 @@ class _Run:
                         idle = self._start()
                         self.children.append(idle)
                     idle.give(index, path, Path(self.folder) / f"{index}.out", self.timeout)
-            except (OSError, EOFError) as err:
+            except (OSError, EOFError, OrtpoolError) as err:
                 if idle is not None:
                     self.children.remove(idle)
                     idle.kill()
@@ -505,12 +518,16 @@ class _Run:
                     server.stop()
                     self.todo.appendleft((index, path))
                     continue
-                # no process to be had (EAGAIN, no memory): this model
+                # no process to be had (EAGAIN, no memory, no room for the options): this model
                 why = f"could not start a process for it: {one_line(str(err))}"
                 failed = results.ModelResult(path=path, outcome=results.COULD_NOT_RUN, error=why)
                 self.finished[index] = (failed, "")
 
     def _start(self) -> _Child:
+        # multiprocessing pickles a worker's arguments as it starts it: the arrays' bytes, the
+        # pickle, and the worker's copy (of the --inputs arrays: read, they fit; not thrice)
+        check_memory("the model's options (the --inputs arrays among them), copied for its "
+                     "process and twice while they are handed over", 3 * self.copied)
         receive, send = self.ctx.Pipe(duplex=False)
         task_in, task_out = self.ctx.Pipe(duplex=False)
         process = self.ctx.Process(
@@ -541,13 +558,14 @@ class _Run:
         child.asked_quiet, child.quiet = None, True
 
     def wait(self) -> None:
-        """Until a child sends, ends or reaches its deadline (one waiting for quiet has none)."""
+        """Until a child sends, ends (its pipe's end: not its process's sentinel, which the death
+        of its forkserver makes ready too) or reaches its deadline (one waiting for quiet has
+        none)."""
         busy = self.busy
         deadlines = [c.deadline for c in busy if c.deadline is not None and c.asked_quiet is None]
         # at most an hour per wait: one wait of --timeout 1e7 s overflows poll's milliseconds
         limit = min(max(0.0, min(deadlines) - time.monotonic()), 3600.0) if deadlines else 3600.0
-        wait([c.conn for c in busy if c.conn is not None]
-             + [c.process.sentinel for c in busy], timeout=limit)
+        wait([c.conn for c in busy if c.conn is not None], timeout=limit)
 
     def collect(self) -> None:
         """Each child's news: its notes passed on, its model's result once it is done; a child

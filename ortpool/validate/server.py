@@ -43,6 +43,9 @@ def stop() -> None:
     finish its imports (about half a second of a core) before it saw its parent gone."""
     from multiprocessing import forkserver
 
+    # Private names, as there is no public way (Python 3.10 to 3.13): a stop() for the server
+    # was proposed and rejected (python/cpython#81688); CPython's own tests call _stop(). Each is
+    # looked up: without them the server ends with this process, once it has imported.
     server = forkserver._forkserver  # the process-wide one ensure_running() started
     pid = getattr(server, "_forkserver_pid", None)
     if pid is None or not hasattr(server, "_stop"):

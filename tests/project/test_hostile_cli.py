@@ -288,6 +288,52 @@ def test_a_parent_killed_outright_takes_its_children_along():
     assert processes_marked(marker) == []
 
 
+def killed_mid_run(argv: list[str]) -> None:
+    """In the child: ``ortpool ARGV``, this process SIGKILLed once a model's child reported a
+    node (mid-run), after printing what its temporary folder then held."""
+    import tempfile
+
+    from ortpool import cli
+    from ortpool.validate import batch
+
+    drain = batch._Child.drain
+
+    def wrapper(child: batch._Child) -> None:
+        drain(child)
+        if child.progress[1]:
+            print(*sorted(os.listdir(tempfile.gettempdir())), flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    batch._Child.drain = wrapper
+    raise SystemExit(cli.main(argv))
+
+
+def test_a_parent_killed_outright_leaves_no_temporary_file():
+    """``ortpool validate a.onnx b.onnx c.onnx`` killed outright (SIGKILL) mid-run: its run
+    folder (``ortpool-validate-*``) and multiprocessing's (``pymp-*``, the forkserver's socket)
+    are removed by the processes that outlive it (they were left behind). The temporary folder
+    is short, whatever pytest's own path: multiprocessing's socket fits in it (a forkserver)."""
+    import shutil
+    import tempfile
+
+    temp = Path(tempfile.mkdtemp(dir="/tmp"))
+    marker = uuid.uuid4().hex
+    env = {**ENV, "TMPDIR": str(temp), "ORTPOOL_TEST_MARK": marker}
+    models = [MODEL, *(str(ROOT / "models" / f"{m}.onnx") for m in ("maxpool-11", "lppool-18"))]
+    try:
+        done = run_child(__name__, "killed_mid_run", ["validate", *models, "--no-progress"],
+                         timeout=TIMEOUT, env=env)
+        assert done.returncode == -signal.SIGKILL, done.stderr
+        held = done.stdout.split()  # mid-run: both folders were there
+        assert [any(n.startswith(p) for n in held) for p in ("ortpool-validate-", "pymp-")] == [
+            True, True], held
+        assert processes_marked(marker) == []
+        # (onnxruntime's own telemetry writes ".ses" into any TMPDIR: not ortpool's file)
+        assert [p.name for p in temp.iterdir() if p.name != ".ses"] == []
+    finally:
+        shutil.rmtree(temp)
+
+
 def bound_child(parent_leaves: bool) -> None:
     """In the child: be a model's child process (``batch._bound_to_parent``) with a 1 s
     time limit and no grace, then hang; with ``parent_leaves``, its parent's end of the pipe

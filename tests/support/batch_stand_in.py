@@ -69,3 +69,16 @@ def batch_retire_bytes() -> int:
     from ortpool.validate import batch
 
     return batch._RETIRE_BYTES
+
+
+class Held:
+    """Stand-in options that hold an array of ``nbytes`` (as the --inputs arrays are held): the
+    opset 3 for :func:`work`."""
+
+    def __init__(self, nbytes: int) -> None:
+        import numpy as np
+
+        self.array = np.ones(nbytes, np.uint8)
+
+    def __int__(self) -> int:
+        return 3

@@ -211,6 +211,61 @@ def test_a_server_killed_as_it_forks_a_worker_costs_no_model_its_result():
         r.error for r in found]
 
 
+def test_a_server_killed_mid_model_costs_no_model_its_result():
+    """The forkserver killed from outside while two workers forked from it validate their
+    models: the workers, which do not need it, finish them; the next model goes to a worker
+    forked from a fresh server (each model of the two workers was CRASHED, "exited with code
+    255": multiprocessing reads a worker's end from its server, and took the server's death for
+    theirs)."""
+    from multiprocessing import forkserver
+
+    killed: list[int] = []
+
+    def kill_the_server(done: int, total: int, label: str) -> None:
+        if "/" in label and not killed:  # a worker is at a node of its model
+            killed.append(forkserver._forkserver._forkserver_pid)
+            os.kill(killed[0], signal.SIGKILL)
+
+    found = batch.run_models(["busy0", "busy1", "ok2"], 3, jobs=2, timeout=30.0,
+                             stderr=_Stream(), progress=kill_the_server, work=batch_stand_in.work)
+    assert killed
+    assert [(r.status, r.error) for r in found] == [("not-compared", "")] * 3
+
+
+def options_past_the_memory(nbytes: int) -> None:
+    """In the child: one stand-in model whose options hold an array of ``nbytes``, the address
+    space limited to what is in use and 1.5 times that: room for the array, not for the copies
+    a worker's start makes (multiprocessing pickles its arguments: the array's bytes, the
+    pickle); prints each model's status and error."""
+    import resource
+
+    used = int(Path("/proc/self/statm").read_text().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    resource.setrlimit(resource.RLIMIT_AS, (used + nbytes * 3 // 2, resource.RLIM_INFINITY))
+    found = batch.run_models(["ok0"], batch_stand_in.Held(nbytes), timeout=30.0,
+                             stderr=_Stream(), work=batch_stand_in.work)
+    print(json.dumps([[r.status, r.error] for r in found]))
+
+
+def test_options_a_workers_start_cannot_copy_are_each_models_reason():
+    """``ortpool validate m.onnx --inputs big.npz``: the arrays fit the memory when read, not
+    their copies for the model's process: the model COULD NOT RUN, naming the bytes (the run
+    ended in a MemoryError traceback; under a cgroup's limit, the out-of-memory killer ended the
+    command)."""
+    from tests.support import run_child
+
+    nbytes = 256 << 20
+    done = run_child(__name__, "options_past_the_memory", nbytes, timeout=120, env=CHILD_ENV)
+    assert done.returncode == 0, done.stderr
+    [(status, error)] = json.loads(done.stdout)
+    assert status == "could-not-run"
+    what = ("could not start a process for it: the model's options (the --inputs arrays among "
+            "them), copied for its process and twice while they are handed over")
+    need, free = map(int, re.fullmatch(
+        re.escape(what) + r" would take (\d+) bytes of address space; the process can allocate "
+        r"(\d+) more \(address-space limit \d+ bytes \(RLIMIT_AS\), \d+ in use\)", error).groups())
+    assert nbytes * 3 <= need < nbytes * 3 + (1 << 20) and free < need
+
+
 def test_a_worker_waiting_to_time_has_its_alarm_paused():
     """A worker's own alarm (its --timeout plus 5 s, for a hang inside native code) must not fire
     while it waits for quiet: paused while it waits, the rest armed again once told to go."""
