@@ -38,7 +38,7 @@ from ortpool.forms.price import guard_price
 from ortpool.model import capture, fixmarks
 from ortpool.model import inputs as model_inputs
 from ortpool.model.inference import learn_shapes
-from ortpool.model.scopes import function_label, model_scopes, shadowing_function, text
+from ortpool.model.scopes import function_label, model_scopes, shadowing_function, text, walk
 from ortpool.model.singlenode import region_model, rewired
 from ortpool.model.site import Site, find_sites, read_values
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
@@ -49,8 +49,9 @@ from ortpool.runtimes.base import TIMED_OUT, Runtime, RuntimeFailure, Worker
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.validate import endtoend
 
-#: The name onnx's inliner gives a function body's node in its k-th call.
-_INLINED = re.compile(r"(.+)__\d+")
+#: The name onnx's inliner gives a function body's node in its k-th call (a suffix added where
+#: the model's graphs bear that name already).
+_INLINED = re.compile(r"(.+)__\d+(?:_\d+)*")
 
 
 @dataclasses.dataclass
@@ -204,7 +205,8 @@ def _sites(model: onnx.ModelProto, inlined: onnx.ModelProto, result: results.Mod
            fixed: Mapping[str, fixmarks.FixedNode], has_ortpool_ops: bool) -> list[Site]:
     """The pooling sites of the inlined model but the nodes of fix's forms (judged as regions);
     the notes on them (none at all, an empty auto_pad) in ``result``."""
-    main_names = {text(n.name) for n in model.graph.node}
+    # a name the graphs bear, a subgraph's included, is never an inlined copy's
+    graph_names = {text(n.name) for n in walk(model.graph.node)}
     # the nodes of a form of several nodes are judged together, as a region: a node of the
     # form's own scope, never another's of the same name
     in_forms = {(f.scope, name) for f in fixed.values() if f.nodes for name in (f.name, *f.nodes)}
@@ -217,7 +219,7 @@ def _sites(model: onnx.ModelProto, inlined: onnx.ModelProto, result: results.Mod
         inlined_from = _INLINED.fullmatch(name)
         return (site.location, name) in in_forms or (
             inlined_from is not None and inlined_from[1] in in_functions
-            and name not in main_names)
+            and name not in graph_names)
 
     found, notes = find_sites(inlined, skip_invalid=True)
     result.notes.extend(notes)
@@ -225,7 +227,7 @@ def _sites(model: onnx.ModelProto, inlined: onnx.ModelProto, result: results.Mod
     for site in found:
         if in_form(site):
             continue
-        if site.in_main_graph and text(site.node.name) not in main_names and model.functions:
+        if site.in_main_graph and text(site.node.name) not in graph_names and model.functions:
             site = dataclasses.replace(site, location="local function (inlined)")
         sites.append(site)
         if (note := empty_auto_pad_note(site.node, site.name)) is not None:

@@ -223,3 +223,34 @@ def test_a_record_whose_bounds_the_model_lacks_changes_no_verdict():
     assert "fix's record of node 'p' (form nan-guard) no longer matches the model (tensor " \
         "'ghost' is gone, edited after fixing?): its nodes are validated as they stand" \
         in found.notes
+
+
+def test_a_branch_node_named_like_an_inlined_copy_of_a_form_is_judged():
+    """A local function's MaxPool guarded by fix; then an If branch with a SAME_UPPER dilated
+    MaxPool (onnxruntime gets it wrong) named 'p__1', as onnx's inliner names the function
+    node's copy. The branch's node was taken for that copy, a node of the form, and never
+    judged (the model agreed); the copy, which the inliner then names 'p__1_0', was judged as a
+    plain node beside its form. Now a name the model's graphs bear is never an inlined copy's."""
+    imports = [h.make_opsetid("", 17), h.make_opsetid("local", 1)]
+    body = [h.make_node("MaxPool", ["fx"], ["fy"], name="p", kernel_shape=[3, 3], pads=[1] * 4)]
+    graph = h.make_graph([h.make_node("F", ["x"], ["y"], name="call", domain="local")], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 6, 6])],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=imports,
+                         functions=[h.make_function("local", "F", ["fx"], ["fy"], body, imports)])
+    model.ir_version = 8
+    fixed, report = fix_with_report(model, nonfinite=True)
+    assert [n.form for n in report.nodes] == ["nan-guard"]
+    pool = h.make_node("MaxPool", ["y"], ["b"], name="p__1", kernel_shape=[3, 3],
+                       dilations=[2, 2], auto_pad="SAME_UPPER")
+    then = h.make_graph([pool], "then", [], [h.make_tensor_value_info("b", T.FLOAT, [1, 2, 6, 6])])
+    other = h.make_graph([h.make_node("Identity", ["y"], ["e"])], "else", [],
+                         [h.make_tensor_value_info("e", T.FLOAT, [1, 2, 6, 6])])
+    fixed.graph.node.append(h.make_node("If", ["c"], ["z"], name="branch", then_branch=then,
+                                        else_branch=other))
+    fixed.graph.input.append(h.make_tensor_value_info("c", T.BOOL, []))
+    fixed.graph.output.append(h.make_tensor_value_info("z", T.FLOAT, None))
+    found = validate_model(fixed, NONFINITE, label="m")
+    assert [(n.name, n.location, n.status) for n in found.nodes] == [
+        ("p__1", "main graph > If 'branch'.then_branch", results.DIFFER),
+        ("p", "function local.F", results.FIXED)]
