@@ -52,6 +52,8 @@ from ortpool.validate import endtoend
 #: The name onnx's inliner gives a function body's node in its k-th call (a suffix added where
 #: the model's graphs bear that name already).
 _INLINED = re.compile(r"(.+)__\d+(?:_\d+)*")
+#: Where such a copy is reported.
+_INLINED_LOCATION = "local function (inlined)"
 
 
 @dataclasses.dataclass
@@ -228,7 +230,7 @@ def _sites(model: onnx.ModelProto, inlined: onnx.ModelProto, result: results.Mod
         if in_form(site):
             continue
         if site.in_main_graph and text(site.node.name) not in graph_names and model.functions:
-            site = dataclasses.replace(site, location="local function (inlined)")
+            site = dataclasses.replace(site, location=_INLINED_LOCATION)
         sites.append(site)
         if (note := empty_auto_pad_note(site.node, site.name)) is not None:
             result.notes.append(note)
@@ -246,7 +248,8 @@ def _fixed_alone(nodes: list[results.NodeResult],
     for node in nodes:
         inlined_from = _INLINED.fullmatch(node.name)
         entry = alone.get((node.location, node.name)) or (
-            in_functions.get(inlined_from[1]) if inlined_from else None)
+            in_functions.get(inlined_from[1])
+            if inlined_from and node.location == _INLINED_LOCATION else None)
         if entry is None or node.status not in results.AGREEING:
             continue
         node.name, node.status = entry.name, results.FIXED

@@ -225,31 +225,52 @@ def test_a_record_whose_bounds_the_model_lacks_changes_no_verdict():
         in found.notes
 
 
-def test_a_branch_node_named_like_an_inlined_copy_of_a_form_is_judged():
-    """A local function's MaxPool guarded by fix; then an If branch with a SAME_UPPER dilated
-    MaxPool (onnxruntime gets it wrong) named 'p__1', as onnx's inliner names the function
-    node's copy. The branch's node was taken for that copy, a node of the form, and never
-    judged (the model agreed); the copy, which the inliner then names 'p__1_0', was judged as a
-    plain node beside its form. Now a name the model's graphs bear is never an inlined copy's."""
+def _function_fixed_with_branch(body: list[onnx.NodeProto], branch_pool: onnx.NodeProto,
+                                nonfinite: bool) -> onnx.ModelProto:
+    """A model calling local.F (``body``, 'fx' -> 'fy') fixed by fix, then given an If whose
+    then_branch holds ``branch_pool`` ('y' -> 'b')."""
     imports = [h.make_opsetid("", 17), h.make_opsetid("local", 1)]
-    body = [h.make_node("MaxPool", ["fx"], ["fy"], name="p", kernel_shape=[3, 3], pads=[1] * 4)]
     graph = h.make_graph([h.make_node("F", ["x"], ["y"], name="call", domain="local")], "g",
                          [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 6, 6])],
                          [h.make_tensor_value_info("y", T.FLOAT, None)])
     model = h.make_model(graph, opset_imports=imports,
                          functions=[h.make_function("local", "F", ["fx"], ["fy"], body, imports)])
     model.ir_version = 8
-    fixed, report = fix_with_report(model, nonfinite=True)
-    assert [n.form for n in report.nodes] == ["nan-guard"]
-    pool = h.make_node("MaxPool", ["y"], ["b"], name="p__1", kernel_shape=[3, 3],
-                       dilations=[2, 2], auto_pad="SAME_UPPER")
-    then = h.make_graph([pool], "then", [], [h.make_tensor_value_info("b", T.FLOAT, [1, 2, 6, 6])])
+    fixed, _ = fix_with_report(model, nonfinite=nonfinite)
+    then = h.make_graph([branch_pool], "then", [],
+                        [h.make_tensor_value_info("b", T.FLOAT, [1, 2, 6, 6])])
     other = h.make_graph([h.make_node("Identity", ["y"], ["e"])], "else", [],
                          [h.make_tensor_value_info("e", T.FLOAT, [1, 2, 6, 6])])
     fixed.graph.node.append(h.make_node("If", ["c"], ["z"], name="branch", then_branch=then,
                                         else_branch=other))
     fixed.graph.input.append(h.make_tensor_value_info("c", T.BOOL, []))
     fixed.graph.output.append(h.make_tensor_value_info("z", T.FLOAT, None))
+    return fixed
+
+
+def test_a_branch_node_named_like_an_inlined_copy_is_not_labelled_fixed():
+    """A local function's SAME_UPPER dilated MaxPool fixed in place (explicit pads), and an If
+    branch's plain MaxPool 'p__1' (agrees), named as onnx's inliner names the function node's
+    copy: the branch's node was reported 'fixed', the form's label."""
+    same = {"kernel_shape": [3, 3], "dilations": [2, 2], "auto_pad": "SAME_UPPER"}
+    fixed = _function_fixed_with_branch(
+        [h.make_node("MaxPool", ["fx"], ["fy"], name="p", **same)],
+        h.make_node("MaxPool", ["y"], ["b"], name="p__1", kernel_shape=[1, 1]), nonfinite=False)
+    found = validate_model(fixed, ValidateOptions(guard_cost=False), label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [
+        ("p", results.FIXED), ("p__1", results.AGREE)]
+
+
+def test_a_branch_node_named_like_an_inlined_copy_of_a_form_is_judged():
+    """A local function's MaxPool guarded by fix; then an If branch with a SAME_UPPER dilated
+    MaxPool (onnxruntime gets it wrong) named 'p__1', as onnx's inliner names the function
+    node's copy. The branch's node was taken for that copy, a node of the form, and never
+    judged (the model agreed); the copy, which the inliner then names 'p__1_0', was judged as a
+    plain node beside its form. Now a name the model's graphs bear is never an inlined copy's."""
+    fixed = _function_fixed_with_branch(
+        [h.make_node("MaxPool", ["fx"], ["fy"], name="p", kernel_shape=[3, 3], pads=[1] * 4)],
+        h.make_node("MaxPool", ["y"], ["b"], name="p__1", kernel_shape=[3, 3], dilations=[2, 2],
+                    auto_pad="SAME_UPPER"), nonfinite=True)
     found = validate_model(fixed, NONFINITE, label="m")
     assert [(n.name, n.location, n.status) for n in found.nodes] == [
         ("p__1", "main graph > If 'branch'.then_branch", results.DIFFER),
