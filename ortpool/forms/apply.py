@@ -47,7 +47,8 @@ def apply(source: onnx.ModelProto, sites: Sequence[Site],
             inserted = tuple(text(n.name) for n in made
                              if n.doc_string.startswith(fixmarks.MARK))
             forms.append(fixmarks.FixedNode(site.name, plan.name, site.key, inserted,
-                                            site.attributes, site.inputs, site.outputs))
+                                            site.attributes, site.inputs, site.outputs,
+                                            scope.location))
     fixmarks.record(model, forms)
     notes = []
     if moved := branch_outputs.set_aside(model):

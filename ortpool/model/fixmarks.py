@@ -2,15 +2,17 @@
 
 Every node a form inserts is named ``ortpool_fix/<role>/<node>`` with a doc string starting with
 :data:`MARK`; the model's ``metadata_props`` :data:`KEY` maps node names to ``{"form", "op",
-"attributes", "inputs", "outputs", "nodes"}`` (:func:`record`). ``validate`` judges each form as
-it stands against that spec: the record says what to judge, never the verdict. A record the model
-no longer matches is dropped with a note (:func:`read`).
+"attributes", "inputs", "outputs", "nodes"}`` (:func:`record`); a node outside the main graph is
+keyed ``<scope> > <name>`` and its entry names its ``scope`` (names are unique per graph only).
+``validate`` judges each form as it stands against that spec: the record says what to judge,
+never the verdict. A record the model no longer matches is dropped with a note (:func:`read`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import Iterable
 
 import onnx
@@ -21,6 +23,8 @@ from ortpool.model.scopes import model_scopes, text
 MARK = "ortpool-fix:"
 #: The metadata_props key of fix's record.
 KEY = "ortpool.fix"
+#: The scope of a record that names none (``Scope.location``).
+MAIN = "main graph"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,19 +38,33 @@ class FixedNode:
     attributes: dict = dataclasses.field(default_factory=dict)  # the node's, as written
     inputs: tuple[str, ...] = ()  # the node's inputs and outputs: the form's bounds
     outputs: tuple[str, ...] = ()
+    scope: str = MAIN  # the node list it stands in (``Scope.location``)
+
+    @property
+    def key(self) -> str:
+        """Its key in the record: a subgraph or a function may reuse a main graph's name."""
+        return self.name if self.scope == MAIN else f"{self.scope} > {self.name}"
+
+    @property
+    def in_function(self) -> bool:
+        """In a local function's body (``validate`` judges its inlined copies, NAME__<k>)."""
+        return self.scope.startswith("function ")
 
 
-def _entry(name: str, value: object) -> FixedNode | None:
+def _entry(key: str, value: object) -> FixedNode | None:
     if not isinstance(value, dict):
         return None
     form, op, nodes = value.get("form"), value.get("op"), value.get("nodes")
     attributes, inputs, outputs = value.get("attributes"), value.get("inputs"), value.get("outputs")
+    scope = value.get("scope", MAIN)
     names = (nodes, inputs, outputs)
     if not (isinstance(form, str) and isinstance(op, str) and isinstance(attributes, dict)
             and all(isinstance(v, list) and all(isinstance(n, str) for n in v) for v in names)
-            and inputs and outputs):
+            and inputs and outputs and isinstance(scope, str)):
         return None
-    return FixedNode(name, form, op, tuple(nodes), attributes, tuple(inputs), tuple(outputs))
+    found = FixedNode(key if scope == MAIN else key.removeprefix(f"{scope} > "), form, op,
+                      tuple(nodes), attributes, tuple(inputs), tuple(outputs), scope)
+    return found if found.key == key else None
 
 
 def _recorded(model: onnx.ModelProto) -> tuple[dict[str, object], str]:
@@ -68,8 +86,8 @@ def _recorded(model: onnx.ModelProto) -> tuple[dict[str, object], str]:
 def record(model: onnx.ModelProto, fixed: Iterable[FixedNode]) -> None:
     """Write ``fixed`` into ``model``'s record, beside what an earlier fix recorded."""
     entries, _ = _recorded(model)
-    entries.update((f.name, {k: v for k, v in dataclasses.asdict(f).items() if k != "name"})
-                   for f in fixed)
+    entries.update((f.key, {k: v for k, v in dataclasses.asdict(f).items()
+                            if k != "name" and (k, v) != ("scope", MAIN)}) for f in fixed)
     kept = [p for p in model.metadata_props if p.key != KEY]
     del model.metadata_props[:]
     model.metadata_props.extend(kept)
@@ -78,14 +96,16 @@ def record(model: onnx.ModelProto, fixed: Iterable[FixedNode]) -> None:
 
 
 def read(model: onnx.ModelProto) -> tuple[dict[str, FixedNode], list[str]]:
-    """The fixed nodes whose form is in ``model`` as fix wrote it (name -> node), and a note for
-    each record that is not (its nodes are then the model's own)."""
+    """The fixed nodes whose form is in ``model`` as fix wrote it (record key -> node), and a note
+    for each record that is not (its nodes are then the model's own)."""
     entries, problem = _recorded(model)
     notes = [f"{problem}: fix's record ignored"] if problem else []
     if not entries:
         return {}, notes
-    nodes: dict[str, onnx.NodeProto] = {}
-    counts: dict[str, int] = {}
+    nodes: dict[tuple[str, str], onnx.NodeProto] = {}  # (scope, name) -> node
+    # names are counted per graph; the functions' together, since validate finds a body's
+    # nodes by name in their inlined copies
+    counts: Counter[tuple[str, str]] = Counter()
     values: set[str] = set()  # every tensor a graph or function takes or a node writes
     for scope in model_scopes(model):
         holder = scope.holder
@@ -94,35 +114,38 @@ def read(model: onnx.ModelProto) -> tuple[dict[str, FixedNode], list[str]]:
         elif holder is not None:
             values.update(text(v) for v in holder.input)
         for node in scope.nodes:
-            nodes.setdefault(text(node.name), node)
-            counts[text(node.name)] = counts.get(text(node.name), 0) + 1
+            nodes.setdefault((scope.location, text(node.name)), node)
+            counts["function" if scope.function else scope.location, text(node.name)] += 1
             values.update(text(v) for v in node.output)
     found: dict[str, FixedNode] = {}
-    for name, value in entries.items():
-        fixed = _entry(name, value)
+    for key, value in entries.items():
+        fixed = _entry(key, value)
         if fixed is None:
-            notes.append(f"fix's record of node {name!r} is not one fix writes: ignored")
+            notes.append(f"fix's record of node {key!r} is not one fix writes: ignored")
             continue
-        # a name several nodes bear (a subgraph's node named as one of the main graph's) does
-        # not say which of them the record means: none is taken for fixed
-        shared = [n for n in (name, *fixed.nodes) if counts.get(n, 0) > 1]
+        name, scope = fixed.name, fixed.scope
+        # a name several nodes of its scope bear does not say which of them the record means:
+        # none is taken for fixed
+        bucket = "function" if fixed.in_function else scope
+        shared = [n for n in (name, *fixed.nodes) if counts[bucket, n] > 1]
         if shared:
-            notes.append(f"fix's record of node {name!r} (form {fixed.form}) names node "
-                         f"{shared[0]!r}, which {counts[shared[0]]} nodes of the model bear: its "
-                         "nodes are validated as they stand")
+            where = "the model's functions" if fixed.in_function else f"the {scope}"
+            notes.append(f"fix's record of node {key!r} (form {fixed.form}) names node "
+                         f"{shared[0]!r}, which {counts[bucket, shared[0]]} nodes of {where} "
+                         "bear: its nodes are validated as they stand")
             continue
-        missing = [n for n in (name, *fixed.nodes) if n not in nodes]
-        unmarked = [n for n in fixed.nodes if n in nodes
-                    and not nodes[n].doc_string.startswith(MARK)]
+        missing = [n for n in (name, *fixed.nodes) if (scope, n) not in nodes]
+        unmarked = [n for n in fixed.nodes if (scope, n) in nodes
+                    and not nodes[scope, n].doc_string.startswith(MARK)]
         # bounds no tensor of the model has (a forged record) would leave its nodes unjudged
         gone = [t for t in (*fixed.inputs, *fixed.outputs) if t not in values]
         if missing or unmarked or gone:
             what = (f"node {missing[0]!r} is gone" if missing
                     else f"node {unmarked[0]!r} is no longer marked {MARK!r}" if unmarked
                     else f"tensor {gone[0]!r} is gone")
-            notes.append(f"fix's record of node {name!r} (form {fixed.form}) no longer matches the "
+            notes.append(f"fix's record of node {key!r} (form {fixed.form}) no longer matches the "
                          f"model ({what}, edited after fixing?): its nodes are validated as they "
                          "stand")
             continue
-        found[name] = fixed
+        found[key] = fixed
     return found, notes

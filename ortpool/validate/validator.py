@@ -38,7 +38,7 @@ from ortpool.forms.price import guard_price
 from ortpool.model import capture, fixmarks
 from ortpool.model import inputs as model_inputs
 from ortpool.model.inference import learn_shapes
-from ortpool.model.scopes import function_label, model_scopes, shadowing_function, text
+from ortpool.model.scopes import function_label, model_scopes, shadowing_function, text, walk
 from ortpool.model.singlenode import region_model, rewired
 from ortpool.model.site import Site, find_sites, read_values
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
@@ -49,8 +49,11 @@ from ortpool.runtimes.base import TIMED_OUT, Runtime, RuntimeFailure, Worker
 from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 from ortpool.validate import endtoend
 
-#: The name onnx's inliner gives a function body's node in its k-th call.
-_INLINED = re.compile(r"(.+)__\d+")
+#: The name onnx's inliner gives a function body's node in its k-th call (a suffix added where
+#: the model's graphs bear that name already).
+_INLINED = re.compile(r"(.+)__\d+(?:_\d+)*")
+#: Where such a copy is reported.
+_INLINED_LOCATION = "local function (inlined)"
 
 
 @dataclasses.dataclass
@@ -146,7 +149,7 @@ def validate_model(source: str | Path | onnx.ModelProto, options: ValidateOption
     ours = list(iter_ortpool_nodes(model))
     regions = _regions(model, fixed, result.notes, options)
     sites = _sites(model, inlined, result, fixed, bool(ours))
-    main = [r for r in regions if r.in_main_graph]
+    main = [r for _, r in regions if r.in_main_graph]
     with (Worker(options.target, options.case_timeout) if options.target
           else contextlib.nullcontext()) as worker:
         judged_on = worker or options.runtime
@@ -154,14 +157,16 @@ def validate_model(source: str | Path | onnx.ModelProto, options: ValidateOption
                           bool(ours), worker)
         result.runtime = worker.runtime.title() if worker else options.runtime.title()
         if runs.captured is None:
-            _cannot_capture(runs, sites, resolved, label)
+            # an ortpool op or a form fix wrote is judged as a pooling node is: neither run
+            # means nothing of it was (a model with no pooling node at all has nothing to judge)
+            _cannot_capture(runs, bool(sites or regions or ours), resolved, label)
         elif sites or regions:
             result.notes.append(f"node inputs captured from the {runs.capture_source}")
         captured = runs.captured or {}
         _judge_all(sites, captured, options, progress, result, judged_on)
         _fixed_alone(result.nodes, fixed)
-        result.nodes += [_judge_region(model, fixed[r.name], r, captured, options, judged_on)
-                         for r in regions]
+        result.nodes += [_judge_region(model, entry, r, captured, options, judged_on)
+                         for entry, r in regions]
     result.nodes += [_ortpool_node(node, result.opset, scope.location)
                      for scope in model_scopes(model) for node in scope.nodes
                      if node.domain == optypes.DOMAIN]
@@ -202,24 +207,30 @@ def _sites(model: onnx.ModelProto, inlined: onnx.ModelProto, result: results.Mod
            fixed: Mapping[str, fixmarks.FixedNode], has_ortpool_ops: bool) -> list[Site]:
     """The pooling sites of the inlined model but the nodes of fix's forms (judged as regions);
     the notes on them (none at all, an empty auto_pad) in ``result``."""
-    main_names = {text(n.name) for n in model.graph.node}
-    # the nodes of a form of several nodes are judged together, as a region
-    in_forms = {name for f in fixed.values() if f.nodes for name in (f.name, *f.nodes)}
+    # a name the graphs bear, a subgraph's included, is never an inlined copy's
+    graph_names = {text(n.name) for n in walk(model.graph.node)}
+    # the nodes of a form of several nodes are judged together, as a region: a node of the
+    # form's own scope, never another's of the same name
+    in_forms = {(f.scope, name) for f in fixed.values() if f.nodes for name in (f.name, *f.nodes)}
+    in_functions = {name for f in fixed.values() if f.nodes and f.in_function
+                    for name in (f.name, *f.nodes)}
 
-    def in_form(name: str) -> bool:
+    def in_form(site: Site) -> bool:
         # a function body's nodes are inlined as NAME__<k>, one copy per call
+        name = text(site.node.name)
         inlined_from = _INLINED.fullmatch(name)
-        return name in in_forms or (inlined_from is not None and inlined_from[1] in in_forms
-                                    and name not in main_names)
+        return (site.location, name) in in_forms or (
+            inlined_from is not None and inlined_from[1] in in_functions
+            and name not in graph_names)
 
     found, notes = find_sites(inlined, skip_invalid=True)
     result.notes.extend(notes)
     sites = []
     for site in found:
-        if in_form(text(site.node.name)):
+        if in_form(site):
             continue
-        if site.in_main_graph and text(site.node.name) not in main_names and model.functions:
-            site = dataclasses.replace(site, location="local function (inlined)")
+        if site.in_main_graph and text(site.node.name) not in graph_names and model.functions:
+            site = dataclasses.replace(site, location=_INLINED_LOCATION)
         sites.append(site)
         if (note := empty_auto_pad_note(site.node, site.name)) is not None:
             result.notes.append(note)
@@ -232,34 +243,39 @@ def _fixed_alone(nodes: list[results.NodeResult],
                  fixed: Mapping[str, fixmarks.FixedNode]) -> None:
     """A form fix wrote without inserting a node (explicit pads) is the node itself: where it
     agrees, it is reported as fixed (under the function's node name in an inlined copy)."""
+    alone = {(f.scope, f.name): f for f in fixed.values() if not f.nodes}
+    in_functions = {f.name: f for f in alone.values() if f.in_function}
     for node in nodes:
         inlined_from = _INLINED.fullmatch(node.name)
-        name = inlined_from[1] if inlined_from and inlined_from[1] in fixed else node.name
-        entry = fixed.get(name)
-        if entry is None or entry.nodes or node.status not in results.AGREEING:
+        entry = alone.get((node.location, node.name)) or (
+            in_functions.get(inlined_from[1])
+            if inlined_from and node.location == _INLINED_LOCATION else None)
+        if entry is None or node.status not in results.AGREEING:
             continue
-        node.name, node.status = name, results.FIXED
+        node.name, node.status = entry.name, results.FIXED
         proof = node.judgement.describe() if node.judgement is not None else "exact"
         node.message = (f"fixed: form {entry.form} (the node with its attributes rewritten), "
                         f"judged as it stands: {proof}")
 
 
 def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
-             notes: list[str], options: ValidateOptions) -> list[Site]:
+             notes: list[str], options: ValidateOptions
+             ) -> list[tuple[fixmarks.FixedNode, Site]]:
     """Each form fix wrote as the site of the spec it claims, reading the node's own inputs
     where the form stands (judged by :func:`_judge_region`, never taken from the record); a
     record naming no spec ortpool knows, or a spec its nodes do not compute under the spec
     (:func:`_unlike_record`), is dropped from ``fixed`` with a note: its nodes are judged as
     they stand."""
-    scopes = {text(n.name): scope for scope in model_scopes(model) for n in scope.nodes
-              if n.name}
+    scopes = {(scope.location, text(n.name)): scope for scope in model_scopes(model)
+              for n in scope.nodes if n.name}
     read = read_values(model)
     table = learn_shapes(model) if fixed else None
     regions = []
-    for name, entry in list(fixed.items()):
+    for key, entry in list(fixed.items()):
         if not entry.nodes:
             continue  # a form that inserted no node is the node itself (_fixed_alone)
-        scope = scopes.get(name)
+        name = entry.name
+        scope = scopes.get((entry.scope, name))
         x_type = table.lookup(scope, entry.inputs[0]) if table and scope else None
         elem = dtypes.NAME_OF_CODE.get(x_type.elem_type) if x_type is not None else None
         op, _, version = entry.op.rpartition("-")
@@ -268,9 +284,9 @@ def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
                               x_type.static_dims if x_type is not None else None,
                               len(entry.inputs), len(entry.outputs), name=name)
         except (OrtpoolError, ValueError, KeyError) as err:
-            notes.append(f"fix's record of node {name!r} names no spec ortpool knows "
+            notes.append(f"fix's record of node {key!r} names no spec ortpool knows "
                          f"({entry.op}: {err}): its nodes are judged as they stand")
-            del fixed[name]
+            del fixed[key]
             continue
         node = rewired(site.node, entry.inputs, site.node.output)
         region = dataclasses.replace(
@@ -280,12 +296,12 @@ def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
             elem=elem, indices_read=len(entry.outputs) > 1 and entry.outputs[1] in read)
         unlike = _unlike_record(model, region, options)
         if unlike:
-            notes.append(f"fix's record of node {name!r} (form {entry.form}) claims {entry.op} "
+            notes.append(f"fix's record of node {key!r} (form {entry.form}) claims {entry.op} "
                          f"with attributes {entry.attributes}, which its nodes do not compute "
                          f"under the spec ({unlike}): its nodes are judged as they stand")
-            del fixed[name]
+            del fixed[key]
             continue
-        regions.append(region)
+        regions.append((entry, region))
     return regions
 
 
@@ -398,10 +414,10 @@ def _run_whole(model: onnx.ModelProto, inlined: onnx.ModelProto, feeds: Mapping[
     return runs
 
 
-def _cannot_capture(runs: _Runs, nodes: Sequence[Site], resolved: model_inputs.ResolvedInputs,
+def _cannot_capture(runs: _Runs, has_nodes: bool, resolved: model_inputs.ResolvedInputs,
                     label: str) -> None:
     """Neither run gave the nodes' inputs: an error when the model has pooling nodes."""
-    if not nodes:
+    if not has_nodes:
         return
     failure = runs.builtin_failure
     if failure is not None and failure.kind == ortrun.RUN_FAILED:

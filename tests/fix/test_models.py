@@ -4,7 +4,6 @@ and a fixed model without ortpool ops running on onnxruntime alone."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
@@ -238,9 +237,9 @@ def test_validate_reads_the_fixed_model(name, fixed_models):
     """Each node fix wrote as a form is one 'fixed' node with its form, each ortpool op is
     ortpool's, the forms' own pools are no nodes to validate, and the model agrees."""
     fixed, found = fixed_models[name]
-    recorded = json.loads(next(p.value for p in fixed.metadata_props if p.key == fixmarks.KEY))
+    recorded, notes = fixmarks.read(fixed)
     forms = {n.name: n.form for n in found.nodes if n.realization == report.FORM}
-    assert {k: v["form"] for k, v in recorded.items()} == forms
+    assert ({f.name: f.form for f in recorded.values()}, notes) == (forms, [])
     result = validate_model(fixed, label=name)
     statuses = {n.name: n.status for n in result.nodes}
     assert {k for k, v in statuses.items() if v == results.FIXED} == set(forms)

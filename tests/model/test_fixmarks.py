@@ -94,3 +94,56 @@ def test_a_record_that_does_not_match_is_noted_and_dropped():
         "'ortpool_fix/pad/pool' is no longer marked 'ortpool-fix:', edited after fixing?): its "
         "nodes are validated as they stand"
     ])
+
+
+def _with_branch(model: onnx.ModelProto, branch_nodes: list[onnx.NodeProto]) -> onnx.ModelProto:
+    """``model`` with an If 'branch' whose then_branch holds ``branch_nodes`` (writing 'b')."""
+    then = helper.make_graph(branch_nodes, "then", [],
+                             [helper.make_tensor_value_info("b", TensorProto.FLOAT, None)])
+    other = helper.make_graph([helper.make_node("Identity", ["y"], ["e"])], "else", [],
+                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    model.graph.node.append(helper.make_node("If", ["c"], ["z"], name="branch",
+                                             then_branch=then, else_branch=other))
+    return model
+
+
+BRANCH = "main graph > If 'branch'.then_branch"
+
+
+def test_a_record_is_read_in_its_own_scope_whatever_another_scope_names():
+    """Names are unique per graph only: a branch's node named as the main graph's fixed node
+    made the record name "node 'pool', which 2 nodes of the model bear", dropped, and validate
+    judged the form fix wrote as the nodes it is (a false DIFFERS). A record is now read in its
+    own scope, keyed by it outside the main graph, and a name shared within a scope still
+    drops it."""
+    model = _with_branch(_model({"pool": ENTRY}),
+                         [helper.make_node("Relu", ["y"], ["b"], name="pool")])
+    fixed, notes = fixmarks.read(model)
+    assert (list(fixed), fixed["pool"].scope, notes) == (["pool"], "main graph", [])
+    # fix's record of a branch's form, beside the main graph's
+    pad = helper.make_node("Pad", ["y", "pads"], ["bp"], name="ortpool_fix/pad/pool_2",
+                           doc_string=f"{fixmarks.MARK} inserted")
+    model = _with_branch(_model({"pool": ENTRY}),
+                         [pad, helper.make_node("MaxPool", ["bp"], ["b"], name="pool",
+                                                kernel_shape=[2, 2])])
+    branch = fixmarks.FixedNode("pool", "pad", "MaxPool-12", ("ortpool_fix/pad/pool_2",),
+                                ENTRY["attributes"], ("y",), ("b",), BRANCH)
+    fixmarks.record(model, [branch])
+    [prop] = [p for p in model.metadata_props if p.key == fixmarks.KEY]
+    assert sorted(json.loads(prop.value)) == [f"{BRANCH} > pool", "pool"]
+    fixed, notes = fixmarks.read(model)
+    assert (fixed[f"{BRANCH} > pool"], fixed["pool"].scope, notes) == (branch, "main graph", [])
+    # a key that is not its scope's, and a scope the name is not in
+    for entry, note in (
+        ({"pool": {**ENTRY, "scope": BRANCH}}, "fix's record of node 'pool' is not one fix "
+         "writes: ignored"),
+        ({"other > pool": {**ENTRY, "scope": "other"}}, "fix's record of node 'other > pool' "
+         "(form pad) no longer matches the model (node 'pool' is gone, edited after fixing?): its "
+         "nodes are validated as they stand"),
+    ):
+        assert fixmarks.read(_model(entry)) == ({}, [note])
+    twice = _model({"pool": ENTRY})
+    twice.graph.node.append(helper.make_node("Relu", ["y"], ["r"], name="pool"))
+    assert fixmarks.read(twice) == ({}, [
+        "fix's record of node 'pool' (form pad) names node 'pool', which 2 nodes of the main "
+        "graph bear: its nodes are validated as they stand"])

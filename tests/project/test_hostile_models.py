@@ -323,3 +323,52 @@ def test_an_attribute_of_a_version_that_has_none_is_named_so(tmp_path):
     _run(tmp_path, {("fix", "m.onnx", "o.onnx"): (
         2, "ortpool fix: error: node 'g' (GlobalMaxPool-1): attribute 'kernel_shape' does not "
            "exist in this version (it has no attributes)")})
+
+
+def test_a_model_neither_run_runs_could_not_run_unless_it_has_no_pooling_node(tmp_path):
+    """A model whose one pooling node is an ortpool op neither onnxruntime nor the rewritten
+    model runs (kernel_shape 0,0; an op type that is not UTF-8) was "not compared", exit 0:
+    nothing of it was judged. It could not run, exit 2 (docs/validate.md's statuses). A model
+    with no pooling node at all has nothing to judge: "not compared", exit 0, as before."""
+    import ortpool
+
+    graph = h.make_graph(
+        [h.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2])], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 6, 6])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)])
+    ours = ortpool.rewrite(h.make_model(graph, opset_imports=[h.make_opsetid("", 12)]))
+    (kernel,) = (a for a in ours.graph.node[0].attribute if a.name == "kernel_shape")
+    kernel.s = b"2,2"
+    (tmp_path / "bad-type.onnx").write_bytes(
+        ours.SerializeToString().replace(b"MaxPool_12", b"MaxPo\xffl_12"))
+    kernel.s = b"0,0"
+    _save(ours, tmp_path / "bad-kernel.onnx")
+    graph.node[0].CopyFrom(h.make_node("Foo", ["x"], ["y"], name="f", domain="acme"))
+    _save(h.make_model(graph, opset_imports=[h.make_opsetid("", 12), h.make_opsetid("acme", 1)]),
+          tmp_path / "no-pool.onnx")
+    why = {
+        "bad-kernel.onnx": "node 'pool' (MaxPool-12): kernel_shape='0,0' must all be >= 1",
+        "bad-type.onnx": "node 'pool': b'MaxPo\\xffl_12' is not an ortpool op type; expected "
+                         "<Op>_<version>[_Indices|_OutputShape] with a spec version of MaxPool, "
+                         "AveragePool, MaxUnpool, LpPool, GlobalMaxPool, GlobalAveragePool, "
+                         "GlobalLpPool, MaxRoiPool (e.g. MaxPool_12)",
+    }
+    for name, reason in why.items():
+        error = f"{name}: the model cannot run on x [1,1,6,6]: {reason}"
+        found = run_cli("validate", name, "--no-progress", "--no-guard-cost", cwd=tmp_path,
+                        env=ENV, timeout=TIMEOUT)
+        assert (found.returncode, found.stderr) == (2, f"ortpool validate: error: {error}\n")
+        assert " ".join(found.stdout.split("\n\n")[0].split()) == f"COULD NOT RUN {error}"
+    found = run_cli("validate", "no-pool.onnx", "--no-progress", cwd=tmp_path, env=ENV,
+                    timeout=TIMEOUT)
+    assert (found.returncode, found.stderr) == (0, "")
+    assert found.stdout.splitlines()[0].split() == [
+        "not", "compared", "no-pool.onnx", "opset", "12,", "0", "nodes;", "outputs", "not",
+        "compared"]
+    # (protobuf's pure-Python parser, which a test process may use, refuses bad-type.onnx)
+    report = ortpool.validate([tmp_path / "bad-kernel.onnx", tmp_path / "no-pool.onnx"],
+                              guard_cost=False, timeout=TIMEOUT)
+    assert [(m.status, m.error) for m in report.models] == [
+        ("could-not-run", f"the model cannot run on x [1,1,6,6]: {why['bad-kernel.onnx']}"),
+        ("not-compared", "")]
+    assert report.exit_code == 2

@@ -125,14 +125,11 @@ def test_a_record_claiming_what_the_runtime_computes_instead_of_the_spec_changes
     assert note.endswith("): its nodes are judged as they stand")
 
 
-def test_a_record_naming_a_node_several_nodes_bear_changes_no_verdict():
-    """The main graph's MaxPool 'p' and an If branch's MaxPool 'p' (names are unique per graph
-    only), both guarded by fix: its record keeps one entry for 'p' (the branch's). validate took
-    the record for the main graph's node too and judged the branch's region only: with the main
-    guard cut out (onnxruntime's max then drops NaN), the model still agreed. Now a record whose
-    names several nodes bear is dropped with a note and every node is judged as it stands."""
-    branch = h.make_graph([h.make_node("MaxPool", ["y"], ["b"], name="p", kernel_shape=[2, 2])],
-                          "then", [], [h.make_tensor_value_info("b", T.FLOAT, [1, 2, 5, 5])])
+def _branching(branch_node: onnx.NodeProto) -> onnx.ModelProto:
+    """The main graph's MaxPool 'p' (k=3x3 pads 1, opset 17) and an If whose then_branch holds
+    ``branch_node`` (writing 'b' from 'y')."""
+    branch = h.make_graph([branch_node], "then", [],
+                          [h.make_tensor_value_info("b", T.FLOAT, None)])
     other = h.make_graph([h.make_node("Identity", ["y"], ["e"])], "else", [],
                          [h.make_tensor_value_info("e", T.FLOAT, [1, 2, 6, 6])])
     graph = h.make_graph(
@@ -143,15 +140,41 @@ def test_a_record_naming_a_node_several_nodes_bear_changes_no_verdict():
         [h.make_tensor_value_info("z", T.FLOAT, None)])
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
     model.ir_version = 8
+    return model
+
+
+def test_a_record_naming_a_node_several_nodes_bear_changes_no_verdict():
+    """The main graph's MaxPool 'p' and an If branch's MaxPool 'p' (names are unique per graph
+    only), both guarded by fix: its record kept one entry for 'p' (the branch's). validate took
+    the record for the main graph's node too and judged the branch's region only: with the main
+    guard cut out (onnxruntime's max then drops NaN), the model still agreed. Each form is now
+    recorded in its own scope and judged there: the branch's fixed, the cut main one DIFFERS."""
+    model = _branching(h.make_node("MaxPool", ["y"], ["b"], name="p", kernel_shape=[2, 2]))
     fixed, report = fix_with_report(model, nonfinite=True)
     assert [n.form for n in report.nodes] == ["nan-guard", "nan-guard"]
+    found = validate_model(fixed, NONFINITE, label="m")
+    assert [(n.location, n.status) for n in found.nodes] == [
+        ("main graph > If 'branch'.then_branch", results.FIXED), ("main graph", results.FIXED)]
     guard = next(n for n in fixed.graph.node if n.name == "ortpool_fix/nan_guard/p")
     guard.op_type, guard.input[:] = "Identity", guard.input[:1]
     found = validate_model(fixed, NONFINITE, label="m")
     main = next(n for n in found.nodes if n.name == "p" and n.location == "main graph")
     assert (main.attributes["kernel_shape"], main.status) == ([3, 3], results.DIFFER)
-    assert "fix's record of node 'p' (form nan-guard) names node 'p', which 2 nodes of the model " \
-        "bear: its nodes are validated as they stand" in found.notes
+    assert [n.status for n in found.nodes if n.location != "main graph"] == [results.FIXED]
+
+
+def test_a_form_is_judged_fixed_when_a_branch_reuses_its_nodes_name():
+    """`ortpool fix --nonfinite` guards the main graph's MaxPool 'p'; an If branch has a Relu
+    also named 'p'. fix's record was dropped ("names node 'p', which 2 nodes of the model
+    bear") and the guard judged as the nodes it is: MaxPool 'p' DIFFERS on a model ortpool
+    wrote itself, exit 1. The record is read in the main graph: the form is judged fixed."""
+    fixed, report = fix_with_report(_branching(h.make_node("Relu", ["y"], ["b"], name="p")),
+                                    nonfinite=True)
+    assert [n.form for n in report.nodes] == ["nan-guard"]
+    found = validate_model(fixed, NONFINITE, label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [("p", results.FIXED)]
+    assert (found.status, found.notes) == (
+        results.AGREE, ["node inputs captured from the onnxruntime built-in run"])
 
 
 def test_a_record_whose_attributes_are_no_attributes_changes_no_verdict():
@@ -200,3 +223,55 @@ def test_a_record_whose_bounds_the_model_lacks_changes_no_verdict():
     assert "fix's record of node 'p' (form nan-guard) no longer matches the model (tensor " \
         "'ghost' is gone, edited after fixing?): its nodes are validated as they stand" \
         in found.notes
+
+
+def _function_fixed_with_branch(body: list[onnx.NodeProto], branch_pool: onnx.NodeProto,
+                                nonfinite: bool) -> onnx.ModelProto:
+    """A model calling local.F (``body``, 'fx' -> 'fy') fixed by fix, then given an If whose
+    then_branch holds ``branch_pool`` ('y' -> 'b')."""
+    imports = [h.make_opsetid("", 17), h.make_opsetid("local", 1)]
+    graph = h.make_graph([h.make_node("F", ["x"], ["y"], name="call", domain="local")], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 6, 6])],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=imports,
+                         functions=[h.make_function("local", "F", ["fx"], ["fy"], body, imports)])
+    model.ir_version = 8
+    fixed, _ = fix_with_report(model, nonfinite=nonfinite)
+    then = h.make_graph([branch_pool], "then", [],
+                        [h.make_tensor_value_info("b", T.FLOAT, [1, 2, 6, 6])])
+    other = h.make_graph([h.make_node("Identity", ["y"], ["e"])], "else", [],
+                         [h.make_tensor_value_info("e", T.FLOAT, [1, 2, 6, 6])])
+    fixed.graph.node.append(h.make_node("If", ["c"], ["z"], name="branch", then_branch=then,
+                                        else_branch=other))
+    fixed.graph.input.append(h.make_tensor_value_info("c", T.BOOL, []))
+    fixed.graph.output.append(h.make_tensor_value_info("z", T.FLOAT, None))
+    return fixed
+
+
+def test_a_branch_node_named_like_an_inlined_copy_is_not_labelled_fixed():
+    """A local function's SAME_UPPER dilated MaxPool fixed in place (explicit pads), and an If
+    branch's plain MaxPool 'p__1' (agrees), named as onnx's inliner names the function node's
+    copy: the branch's node was reported 'fixed', the form's label."""
+    same = {"kernel_shape": [3, 3], "dilations": [2, 2], "auto_pad": "SAME_UPPER"}
+    fixed = _function_fixed_with_branch(
+        [h.make_node("MaxPool", ["fx"], ["fy"], name="p", **same)],
+        h.make_node("MaxPool", ["y"], ["b"], name="p__1", kernel_shape=[1, 1]), nonfinite=False)
+    found = validate_model(fixed, ValidateOptions(guard_cost=False), label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [
+        ("p", results.FIXED), ("p__1", results.AGREE)]
+
+
+def test_a_branch_node_named_like_an_inlined_copy_of_a_form_is_judged():
+    """A local function's MaxPool guarded by fix; then an If branch with a SAME_UPPER dilated
+    MaxPool (onnxruntime gets it wrong) named 'p__1', as onnx's inliner names the function
+    node's copy. The branch's node was taken for that copy, a node of the form, and never
+    judged (the model agreed); the copy, which the inliner then names 'p__1_0', was judged as a
+    plain node beside its form. Now a name the model's graphs bear is never an inlined copy's."""
+    fixed = _function_fixed_with_branch(
+        [h.make_node("MaxPool", ["fx"], ["fy"], name="p", kernel_shape=[3, 3], pads=[1] * 4)],
+        h.make_node("MaxPool", ["y"], ["b"], name="p__1", kernel_shape=[3, 3], dilations=[2, 2],
+                    auto_pad="SAME_UPPER"), nonfinite=True)
+    found = validate_model(fixed, NONFINITE, label="m")
+    assert [(n.name, n.location, n.status) for n in found.nodes] == [
+        ("p__1", "main graph > If 'branch'.then_branch", results.DIFFER),
+        ("p", "function local.F", results.FIXED)]
