@@ -196,7 +196,7 @@ def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
         except Exception as err:  # the caller's own __array__ (a tensor on a device) failed
             raise TypeError(f"{key}[{name!r}]: {type(value).__name__} did not convert to a "
                             f"numpy array: {type(err).__name__}: {err}") from None
-        if array.dtype.kind not in "biufc":
+        if array.dtype.kind not in "biufc" and array.dtype != dtypes.NUMPY["bfloat16"]:
             raise TypeError(f"{key}[{name!r}] must be an array of numbers, not of {array.dtype} "
                             f"({shown(value)})")
         what = f"{key}[{name!r}], an array of shape {list(array.shape)} ({array.dtype})"
@@ -529,7 +529,7 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
     for value in values:
         name = value.name
         if name in spec.arrays:
-            found.feeds[name] = spec.arrays[name]
+            found.feeds[name] = _typed(spec.arrays[name], elems[name])
             found.sources[name] = f"loaded from {spec.origin}"
             continue
         found.feeds[name] = _generated(rng, value, elems[name], sizes[name], budget, spec.style)
@@ -601,7 +601,7 @@ def _given(spec: InputSpec, names: list[str], declared: dict[str, Sequence[Dim] 
     given: dict[str, tuple[tuple[int, ...], str]] = {}
     for name, array in spec.arrays.items():
         elem = elems[name]
-        if elem is not None and array.dtype != dtypes.NUMPY[elem]:
+        if elem is not None and _typed(array, elem).dtype != dtypes.NUMPY[elem]:
             raise OrtpoolError(f"{arrays} array {name!r} is {array.dtype}; the model's input "
                                f"{name!r} is {elem} ({dtypes.NUMPY[elem]})")
         _check_given(name, array.shape, declared[name], arrays)
@@ -614,6 +614,14 @@ def _given(spec: InputSpec, names: list[str], declared: dict[str, Sequence[Dim] 
                                f"{_dims_text(given[name][0])} disagree")
         given.setdefault(name, (dims, shape))
     return given
+
+
+def _typed(array: np.ndarray, elem: str | None) -> np.ndarray:
+    """A given array as the input's type ``elem`` where only numpy lost it: numpy.savez writes
+    an ml_dtypes bfloat16 array as raw 2-byte records (``|V2``), which are its bits."""
+    if elem == "bfloat16" and array.dtype == np.dtype("V2"):
+        return array.view(dtypes.NUMPY[elem])
+    return array
 
 
 def _symbols(given: dict[str, tuple[tuple[int, ...], str]],

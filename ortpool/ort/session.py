@@ -30,7 +30,7 @@ from ortpool.ort import failures
 from ortpool.ort.nodes import iter_nodes, iter_ortpool_nodes, load_structure
 from ortpool.ort.register import register
 from ortpool.ort.runtime import EXTERNAL_FOLDER_KEY, create
-from ortpool.ort.runtime_spec import Provider, RuntimeSpec
+from ortpool.ort.runtime_spec import Provider, RuntimeSpec, run_arrays
 
 #: Marks options that hold the custom-op library already: loaded twice into one SessionOptions,
 #: session creation fails ("Conflicting with a registered kernel").
@@ -282,7 +282,7 @@ class InferenceSession:
                                     "feed it an array")
         with self._serial, failures.run_scope(self._caused_here) as scope:
             try:
-                outputs = self._session.run(output_names, input_feed, run_options)
+                outputs = run_arrays(self._session, output_names, input_feed, run_options)
             except Exception as err:
                 mine = scope.claim()
                 if mine:
