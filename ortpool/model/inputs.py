@@ -30,7 +30,7 @@ import numpy as np
 import onnx
 
 from ortpool import dtypes
-from ortpool.errors import OrtpoolError, shown
+from ortpool.errors import OrtpoolError, safe, shown
 from ortpool.kernels import check_memory
 from ortpool.model.inference import Dim, value_type
 from ortpool.model.scopes import (
@@ -96,7 +96,7 @@ def _shape_setting(shapes: Mapping[str, Sequence[Any]], style: str) -> str:
         return "shapes={" + ", ".join(f"{name!r}: ({', '.join(map(str, sizes))}"
                                       f"{',' if len(sizes) == 1 else ''})"
                                       for name, sizes in shapes.items()) + "}"
-    return " ".join(f"--shape {shlex.quote(f'{name}:' + ','.join(map(str, sizes)))}"
+    return " ".join(f"--shape {shlex.quote(f'{safe(name)}:' + ','.join(map(str, sizes)))}"
                     for name, sizes in shapes.items())
 
 
@@ -396,11 +396,12 @@ class OpenDim:
     symbol: bool = False
 
     def text(self) -> str:
-        """``image[0] batch=1 (default)``, or ``x[0]=1 (declared -1; default)`` unnamed."""
+        """``image[0] batch=1 (default)``, or ``x[0]=1 (declared -1; default)`` unnamed; the
+        model's names in it made safe (:func:`~ortpool.errors.safe`)."""
         if self.declared == "?" or self.declared.lstrip("-").isdigit():
-            return (f"{self.input}[{self.axis}]={self.size} "
-                    f"(declared {self.declared}; {self.source})")
-        return f"{self.input}[{self.axis}] {self.declared}={self.size} ({self.source})"
+            return safe(f"{self.input}[{self.axis}]={self.size} "
+                        f"(declared {self.declared}; {self.source})")
+        return safe(f"{self.input}[{self.axis}] {self.declared}={self.size} ({self.source})")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -443,7 +444,7 @@ class ResolvedInputs:
         """The error for a model onnxruntime cannot run on these inputs: the sizes chosen, how to
         set them, onnxruntime's reason."""
         reason = " ".join(detail.split())[:300]
-        shapes = ", ".join(f"{k} {_dims_text(v)}" for k, v in self.shapes.items())
+        shapes = ", ".join(f"{safe(k)} {_dims_text(v)}" for k, v in self.shapes.items())
         where = f"{label}: " if label else ""
         arrays = option("inputs", self.style)
         # every open dim sized by the arrays given: a --shape must agree with them, so there is
@@ -597,7 +598,7 @@ def _given(spec: InputSpec, names: list[str], declared: dict[str, Sequence[Dim] 
         unknown = [n for n in named if n not in names]
         if unknown:
             raise OrtpoolError(f"{what} names input {unknown[0]!r}, but the model's inputs are "
-                               f"{', '.join(names) or '(none)'}")
+                               f"{', '.join(map(safe, names)) or '(none)'}")
     given: dict[str, tuple[tuple[int, ...], str]] = {}
     for name, array in spec.arrays.items():
         elem = elems[name]
@@ -643,7 +644,7 @@ def _require_data_inputs(model: onnx.ModelProto, spec: InputSpec) -> None:
         if spec.style == PYTHON:
             how = f"pass them as {_arrays_setting(spec.style, list(needed))}"
         else:
-            keywords = ", ".join(f"{name}=..." for name in needed)
+            keywords = ", ".join(f"{safe(name)}=..." for name in needed)
             how = f"save the arrays with numpy.savez('in.npz', {keywords}) and pass --inputs in.npz"
         raise OrtpoolError(f"{'input' if len(needed) == 1 else 'inputs'} {listed} "
                            f"{'needs' if len(needed) == 1 else 'need'} "

@@ -313,6 +313,29 @@ def test_a_refusal_quoting_the_models_input_names_prints_no_escape_sequence(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
 
 
+def test_a_python_callers_error_quotes_the_models_input_names_escaped(tmp_path):
+    """The command line prints its errors safe, but ``str(err)`` of the OrtpoolError a Python
+    caller catches held the model's input names raw (an escape sequence, a bidi override) where
+    it lists them and in the sizes error (the open dims, their sources, the --shape hint)."""
+    import ortpool
+
+    name = "x\x1b[2J\u202e"
+    model = two_inputs(["n", 3], ["n", 3])
+    model.graph.input[0].name = model.graph.node[0].input[0] = name
+    onnx.save(model, tmp_path / "m.onnx")
+    with pytest.raises(OrtpoolError) as err:
+        ortpool.fix(str(tmp_path / "m.onnx"), shapes={"nope": (1, 3)})
+    assert str(err.value) == (
+        "shapes= names input 'nope', but the model's inputs are x\\x1b[2J\\u202e, b")
+    shown = "x\\x1b[2J\\u202e"
+    for style, hint in (("cli", f"--shape '{shown}:1,3' --shape b:1,3"),
+                        ("python", f"shapes={{'{shown}': (1, 3), 'b': (1, 3)}}")):
+        text = str(resolve(model, InputSpec.make(style=style)).cannot_run("m", "boom"))
+        assert text.startswith(
+            f"m: the model cannot run at the sizes chosen for its open dims ({shown}[0] n=1 "
+            f"(default), b[0] n=1 (default on {shown})): boom. Set them with {hint} (or give")
+
+
 def test_an_input_named_in_bytes_that_are_not_utf8_is_one_refusal(tmp_path):
     """protobuf hands such a name over as bytes: fix and bench ended in a TypeError traceback
     ("sequence item 0: expected str instance, bytes found") on --shape or --inputs, validate
