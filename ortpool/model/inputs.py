@@ -391,9 +391,11 @@ class OpenDim:
     axis: int
     declared: str  # the symbol, or "-1"/"?" as the model writes it
     size: int
-    source: str  # "--shape", "--inputs", "default", "as <symbol> on <input>"
+    source: str  # "--shape", "--inputs", "default", or "--shape on x" (its symbol sized on x)
     #: ``declared`` is a dim_param (one name for several axes), not an unnamed open dim
     symbol: bool = False
+    #: sized by a given array (``--inputs``): this input's, or another's of the same symbol
+    arrays: bool = False
 
     def text(self) -> str:
         """``image[0] batch=1 (default)``, or ``x[0]=1 (declared -1; default)`` unnamed; the
@@ -446,10 +448,9 @@ class ResolvedInputs:
         reason = " ".join(detail.split())[:300]
         shapes = ", ".join(f"{safe(k)} {_dims_text(v)}" for k, v in self.shapes.items())
         where = f"{label}: " if label else ""
-        arrays = option("inputs", self.style)
         # every open dim sized by the arrays given: a --shape must agree with them, so there is
         # nothing to set (the reason is in their values: an index out of range, a batch id)
-        if all(d.source.split(" on ")[0] == arrays for d in self.dims):
+        if all(d.arrays for d in self.dims):
             return OrtpoolError(f"{where}the model cannot run on {shapes}: {reason}")
         return OrtpoolError(f"{where}the model cannot run at the sizes chosen for its open dims "
                             f"({self.dims_text()}): {reason}. Set them with {self.shape_hint()} "
@@ -669,17 +670,19 @@ def _sizes(value: onnx.ValueInfoProto, dims: Sequence[Dim] | None,
             sizes.append(dim)
             continue
         label = dim if isinstance(dim, str) else _open_label(value, axis)
+        first = name  # whose size a symbol carries
         if name in given:
-            size, source = shape[axis], how
+            size, by = shape[axis], how
         elif isinstance(dim, str) and dim in symbols:
-            size, first, how0 = symbols[dim]
-            source = f"{how0} on {first}" if first != name else how0
+            size, first, by = symbols[dim]
         else:
-            size, source = (DEFAULT_BATCH if axis == 0 else DEFAULT_SIZE), "default"
+            size, by = (DEFAULT_BATCH if axis == 0 else DEFAULT_SIZE), "default"
             if isinstance(dim, str):
-                symbols[dim] = (size, name, "default")
+                symbols[dim] = (size, name, by)
+        source = f"{by} on {first}" if first != name else by
         sizes.append(size)
-        opened.append(OpenDim(name, axis, label, size, source, isinstance(dim, str)))
+        opened.append(OpenDim(name, axis, label, size, source, isinstance(dim, str),
+                              by == option("inputs", style)))
     return list(shape) if name in given else sizes
 
 

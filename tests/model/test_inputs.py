@@ -7,6 +7,7 @@ each in a child process with a time limit (run side by side)."""
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import io
 import json
 import subprocess
@@ -296,6 +297,11 @@ def test_cannot_run_names_the_sizes_and_how_to_set_them():
         assert str(resolved.cannot_run("m.onnx", "Index value out of bounds")) == (
             "m.onnx: the model cannot run on x [1,4,4,4], indices [1,4,4,4], output_shape [4]: "
             "Index value out of bounds")
+    # the rule reads what sized each dim (OpenDim.arrays), not the words of its source
+    assert [d.arrays for d in resolved.dims] == [True] * len(resolved.dims)
+    resolved.dims = [dataclasses.replace(d, source="inputs=") for d in resolved.dims]
+    resolved.dims[0] = dataclasses.replace(resolved.dims[0], arrays=False)
+    assert "Set them with" in str(resolved.cannot_run("m.onnx", "boom"))
 
 
 def test_a_refusal_quoting_the_models_input_names_prints_no_escape_sequence(tmp_path):
@@ -436,7 +442,7 @@ def test_validate_reports_the_open_dims_in_its_json():
     assert document["inputs"] == {"x": [2, 3, 48, 192]}
     assert document["open_dims"] == [
         {"input": "x", "axis": 0, "declared": "-1", "size": 2, "source": "--shape",
-         "symbol": False}
+         "symbol": False, "arrays": False}
     ]
     assert [n.status for n in found.nodes] == ["agree"] * 3
 
@@ -458,7 +464,8 @@ def test_fix_proves_at_the_given_sizes_and_the_fixed_model_is_the_spec():
     assert len(head.proof["shapes"]) > 1  # and the small sampled sizes
     assert head.shapes.endswith("sampled sizes; and on the model's run at X [1,4,48,96]")
     assert report.to_dict()["inputs"]["open_dims"][1] == {
-        "input": "x", "axis": 2, "declared": "H", "size": 48, "source": "shapes=", "symbol": True
+        "input": "x", "axis": 2, "declared": "H", "size": 48, "source": "shapes=", "symbol": True,
+        "arrays": False,
     }
     # Plain onnxruntime: the original's head differs from the spec, the fixed model's does not.
     x = np.random.default_rng(1).normal(size=(1, 3, 48, 96)).astype(np.float32)
