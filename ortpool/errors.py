@@ -4,6 +4,8 @@ quote what they name: :func:`shown` a value, :func:`safe` a name or a path."""
 from __future__ import annotations
 
 import re
+import sys
+import warnings
 from typing import Any
 
 #: C0 and C1 controls and DEL (an escape sequence in a node's name would set the terminal's
@@ -27,6 +29,14 @@ def safe(text: object, controls: bool = True) -> str:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "surrogateescape")
     return (_UNSAFE if controls else _SURROGATE).sub(_escaped, str(text))
+
+
+def warnings_as_lines(command: str) -> None:
+    """From now on a warning prints as ``ortpool COMMAND: warning: ...``, safe, the way a
+    command prints its errors (``ORTPOOL_KERNELS=bogus``), not as Python's file:line and a line
+    of ortpool's source; ``warnings.catch_warnings()`` restores Python's own."""
+    warnings.showwarning = lambda message, *_: print(
+        f"ortpool {command}: warning: {safe(message)}", file=sys.stderr)
 
 
 def shown(value: Any) -> str:
