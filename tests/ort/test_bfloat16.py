@@ -60,12 +60,27 @@ def test_validate_runs_a_model_with_bfloat16_inputs_generated_or_given(tmp_path)
     path = _model(tmp_path / "bf16.onnx")
     report = ortpool.validate(path, isolate=False)
     assert report[0].status == "agree" and report[0].end_to_end == "compared"
+    # its max differs on NaN only: the guard's price is timed on the same bfloat16 inputs
+    assert report[0].guard_cost["ratio"] > 0 and report[0].guard_cost["error"] == ""
     given = ortpool.validate(path, inputs={"X": X}, isolate=False)
     assert given[0].status == "agree"
     # numpy.savez writes an ml_dtypes array as raw 2-byte records (|V2): read as its bits
     np.savez(tmp_path / "in.npz", X=X)
     assert ortpool.validate(path, inputs=str(tmp_path / "in.npz"), isolate=False)[0].status == (
         "agree")
+
+
+def test_validate_compares_a_model_without_pools_end_to_end(tmp_path):
+    """Its rewritten form holds no ortpool op: a plain onnxruntime session runs it."""
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["X"], ["Y"])], "g",
+        [helper.make_tensor_value_info("X", TensorProto.BFLOAT16, [1, 1, 4, 4])],
+        [helper.make_tensor_value_info("Y", TensorProto.BFLOAT16, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = IR_VERSION
+    onnx.save(model, tmp_path / "identity.onnx")
+    report = ortpool.validate(str(tmp_path / "identity.onnx"), isolate=False)
+    assert report[0].end_to_end == "compared" and not report[0].outputs[0].failing
 
 
 def test_bench_times_a_model_with_bfloat16_inputs(tmp_path):
