@@ -210,7 +210,8 @@ def _source(model: str | os.PathLike | bytes | onnx.ModelProto, proto: onnx.Mode
 class InferenceSession:
     """A thin wrapper over ``onnxruntime.InferenceSession`` with ortpool's ops registered:
     ``run`` raises an error inside an ortpool op after the run as an :class:`OrtpoolError` naming
-    the node, the op type and version and the value; the rest is the wrapped session's."""
+    the node, the op type and version and the value, and takes and gives bfloat16 as ml_dtypes
+    arrays (onnxruntime's own ``run`` does neither); the rest is the wrapped session's."""
 
     def __init__(self, model: str | os.PathLike | bytes | onnx.ModelProto,
                  sess_options: ort.SessionOptions | None = None,
