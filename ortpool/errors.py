@@ -1,5 +1,6 @@
 """The one exception type ortpool raises, carrying where the problem is, and how its messages
-quote what they name: :func:`shown` a value, :func:`safe` a name or a path."""
+quote what they name: :func:`shown` a value, :func:`safe` a name or a path; a command's
+warnings printed as its errors are (:func:`warnings_as_lines`)."""
 
 from __future__ import annotations
 
