@@ -11,11 +11,12 @@ import importlib
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from ortpool import __version__
-from ortpool.errors import OrtpoolError
+from ortpool.errors import OrtpoolError, safe, warnings_as_lines
 from ortpool.staging import ENDING_SIGNALS
 
 #: subcommand -> module implementing it (``module:NAME``: an object of that module)
@@ -181,7 +182,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
     try:
         command = _command(args.command)
-        with prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext():
+        with (prefer_loaded() if args.command in NO_COMPILE else contextlib.nullcontext(),
+              warnings.catch_warnings()):  # Python's own restored after (main run in-process)
+            warnings_as_lines(args.command)
             return int(command.run(args))
     except ModuleNotFoundError as err:
         # ortpool requires no onnxruntime build (it would replace the user's): a command that
@@ -197,8 +200,6 @@ def _main(argv: Sequence[str] | None) -> int:
     except (OrtpoolError, OSError) as err:
         # a message quotes paths and the model's names (a newline or an escape sequence in
         # them would break the line or clear the screen): printed as their escapes
-        from ortpool.report.text import safe
-
         print(f"ortpool {args.command}: error: {safe(err)}", file=sys.stderr)
         return USAGE_ERROR
 

@@ -26,6 +26,7 @@ from ortpool.model.scopes import graph_scopes, text
 from ortpool.model.site import find_sites
 from ortpool.model.timing import Ratio, Stats
 from ortpool.ort import kernel_node, open_session, profile_dir, read_profile, stamp
+from ortpool.ort.runtime_spec import run_arrays
 from ortpool.ort.timed import FIXED, ORIGINAL, RunFailed, time_against
 from ortpool.rewrite import rewrite
 from ortpool.tolerances import MAX_LIKE
@@ -157,7 +158,7 @@ def check_equivalent(pair: Pair, spec: InputSpec | None, settings: Settings) -> 
     found = []
     for model, label in ((exact_spec, pair.label), (pair.fixed, pair.fixed_label)):
         try:
-            found.append(open_session(runtime, model).run(None, dict(resolved.feeds)))
+            found.append(run_arrays(open_session(runtime, model), None, resolved.feeds))
         except Exception as err:  # onnxruntime's own exception types differ between releases
             raise resolved.cannot_run(label or "", str(err)) from None
     for value, expected, got in zip(pair.model.graph.output, *found, strict=True):
@@ -211,7 +212,7 @@ def profile(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], pools: Mapp
     try:
         session = open_session(spec, model, profile_dir=folder)
         for _ in range(runs + 1):
-            session.run(None, dict(feeds))
+            run_arrays(session, None, feeds)
         events = read_profile(session)
     finally:  # read or not (a failing run), the profile goes now
         shutil.rmtree(folder, ignore_errors=True)

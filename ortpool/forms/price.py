@@ -9,7 +9,6 @@ at the model's level, within :data:`BUDGET`; the rounds' spread says how sure th
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 from collections.abc import Mapping, Sequence
 
@@ -28,6 +27,7 @@ from ortpool.model.site import Site, find_sites
 from ortpool.model.timing import Ratio, Stats, interleaved
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec
 from ortpool.ort.opening import open_session
+from ortpool.ort.runtime_spec import runner
 from ortpool.ort.timed import CONTROL, FIXED, ORIGINAL
 from ortpool.report.bench import fmt_time
 from ortpool.report.outcomes import Attempt, Outcome
@@ -171,7 +171,7 @@ def _timed(model: onnx.ModelProto, fixed: onnx.ModelProto, feeds: Mapping[str, n
     second), interleaved with the original's as the control, as many rounds as ``budget``
     seconds of runs hold."""
     sessions = {ORIGINAL: open_session(runtime, model), FIXED: open_session(runtime, fixed)}
-    calls = {name: functools.partial(s.run, None, dict(feeds)) for name, s in sessions.items()}
+    calls = {name: runner(s, None, feeds) for name, s in sessions.items()}
     start = time.perf_counter()
     for call in calls.values():
         call()  # a first run allocates: not timed

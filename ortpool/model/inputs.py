@@ -30,7 +30,7 @@ import numpy as np
 import onnx
 
 from ortpool import dtypes
-from ortpool.errors import OrtpoolError, shown
+from ortpool.errors import OrtpoolError, safe, shown
 from ortpool.kernels import check_memory
 from ortpool.model.inference import Dim, value_type
 from ortpool.model.scopes import (
@@ -96,7 +96,7 @@ def _shape_setting(shapes: Mapping[str, Sequence[Any]], style: str) -> str:
         return "shapes={" + ", ".join(f"{name!r}: ({', '.join(map(str, sizes))}"
                                       f"{',' if len(sizes) == 1 else ''})"
                                       for name, sizes in shapes.items()) + "}"
-    return " ".join(f"--shape {shlex.quote(f'{name}:' + ','.join(map(str, sizes)))}"
+    return " ".join(f"--shape {shlex.quote(f'{safe(name)}:' + ','.join(map(str, sizes)))}"
                     for name, sizes in shapes.items())
 
 
@@ -196,7 +196,7 @@ def _arrays_given(inputs: Mapping[Any, Any], key: str) -> dict[str, np.ndarray]:
         except Exception as err:  # the caller's own __array__ (a tensor on a device) failed
             raise TypeError(f"{key}[{name!r}]: {type(value).__name__} did not convert to a "
                             f"numpy array: {type(err).__name__}: {err}") from None
-        if array.dtype.kind not in "biufc":
+        if array.dtype.kind not in "biufc" and array.dtype != dtypes.NUMPY["bfloat16"]:
             raise TypeError(f"{key}[{name!r}] must be an array of numbers, not of {array.dtype} "
                             f"({shown(value)})")
         what = f"{key}[{name!r}], an array of shape {list(array.shape)} ({array.dtype})"
@@ -391,16 +391,19 @@ class OpenDim:
     axis: int
     declared: str  # the symbol, or "-1"/"?" as the model writes it
     size: int
-    source: str  # "--shape", "--inputs", "default", "as <symbol> on <input>"
+    source: str  # "--shape", "--inputs", "default", or "--shape on x" (its symbol sized on x)
     #: ``declared`` is a dim_param (one name for several axes), not an unnamed open dim
     symbol: bool = False
+    #: sized by a given array (``--inputs``): this input's, or another's of the same symbol
+    arrays: bool = False
 
     def text(self) -> str:
-        """``image[0] batch=1 (default)``, or ``x[0]=1 (declared -1; default)`` unnamed."""
+        """``image[0] batch=1 (default)``, or ``x[0]=1 (declared -1; default)`` unnamed; the
+        model's names in it made safe (:func:`~ortpool.errors.safe`)."""
         if self.declared == "?" or self.declared.lstrip("-").isdigit():
-            return (f"{self.input}[{self.axis}]={self.size} "
-                    f"(declared {self.declared}; {self.source})")
-        return f"{self.input}[{self.axis}] {self.declared}={self.size} ({self.source})"
+            return safe(f"{self.input}[{self.axis}]={self.size} "
+                        f"(declared {self.declared}; {self.source})")
+        return safe(f"{self.input}[{self.axis}] {self.declared}={self.size} ({self.source})")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -443,12 +446,11 @@ class ResolvedInputs:
         """The error for a model onnxruntime cannot run on these inputs: the sizes chosen, how to
         set them, onnxruntime's reason."""
         reason = " ".join(detail.split())[:300]
-        shapes = ", ".join(f"{k} {_dims_text(v)}" for k, v in self.shapes.items())
+        shapes = ", ".join(f"{safe(k)} {_dims_text(v)}" for k, v in self.shapes.items())
         where = f"{label}: " if label else ""
-        arrays = option("inputs", self.style)
         # every open dim sized by the arrays given: a --shape must agree with them, so there is
         # nothing to set (the reason is in their values: an index out of range, a batch id)
-        if all(d.source.split(" on ")[0] == arrays for d in self.dims):
+        if all(d.arrays for d in self.dims):
             return OrtpoolError(f"{where}the model cannot run on {shapes}: {reason}")
         return OrtpoolError(f"{where}the model cannot run at the sizes chosen for its open dims "
                             f"({self.dims_text()}): {reason}. Set them with {self.shape_hint()} "
@@ -529,7 +531,7 @@ def resolve(model: onnx.ModelProto, spec: InputSpec | None = None, seed: int = 0
     for value in values:
         name = value.name
         if name in spec.arrays:
-            found.feeds[name] = spec.arrays[name]
+            found.feeds[name] = _typed(spec.arrays[name], elems[name])
             found.sources[name] = f"loaded from {spec.origin}"
             continue
         found.feeds[name] = _generated(rng, value, elems[name], sizes[name], budget, spec.style)
@@ -597,11 +599,11 @@ def _given(spec: InputSpec, names: list[str], declared: dict[str, Sequence[Dim] 
         unknown = [n for n in named if n not in names]
         if unknown:
             raise OrtpoolError(f"{what} names input {unknown[0]!r}, but the model's inputs are "
-                               f"{', '.join(names) or '(none)'}")
+                               f"{', '.join(map(safe, names)) or '(none)'}")
     given: dict[str, tuple[tuple[int, ...], str]] = {}
     for name, array in spec.arrays.items():
         elem = elems[name]
-        if elem is not None and array.dtype != dtypes.NUMPY[elem]:
+        if elem is not None and _typed(array, elem).dtype != dtypes.NUMPY[elem]:
             raise OrtpoolError(f"{arrays} array {name!r} is {array.dtype}; the model's input "
                                f"{name!r} is {elem} ({dtypes.NUMPY[elem]})")
         _check_given(name, array.shape, declared[name], arrays)
@@ -614,6 +616,14 @@ def _given(spec: InputSpec, names: list[str], declared: dict[str, Sequence[Dim] 
                                f"{_dims_text(given[name][0])} disagree")
         given.setdefault(name, (dims, shape))
     return given
+
+
+def _typed(array: np.ndarray, elem: str | None) -> np.ndarray:
+    """A given array as the input's type ``elem`` where only numpy lost it: numpy.savez writes
+    an ml_dtypes bfloat16 array as raw 2-byte records (``|V2``), which are its bits."""
+    if elem == "bfloat16" and array.dtype == np.dtype("V2"):
+        return array.view(dtypes.NUMPY[elem])
+    return array
 
 
 def _symbols(given: dict[str, tuple[tuple[int, ...], str]],
@@ -635,7 +645,7 @@ def _require_data_inputs(model: onnx.ModelProto, spec: InputSpec) -> None:
         if spec.style == PYTHON:
             how = f"pass them as {_arrays_setting(spec.style, list(needed))}"
         else:
-            keywords = ", ".join(f"{name}=..." for name in needed)
+            keywords = ", ".join(f"{safe(name)}=..." for name in needed)
             how = f"save the arrays with numpy.savez('in.npz', {keywords}) and pass --inputs in.npz"
         raise OrtpoolError(f"{'input' if len(needed) == 1 else 'inputs'} {listed} "
                            f"{'needs' if len(needed) == 1 else 'need'} "
@@ -660,17 +670,19 @@ def _sizes(value: onnx.ValueInfoProto, dims: Sequence[Dim] | None,
             sizes.append(dim)
             continue
         label = dim if isinstance(dim, str) else _open_label(value, axis)
+        first = name  # whose size a symbol carries
         if name in given:
-            size, source = shape[axis], how
+            size, by = shape[axis], how
         elif isinstance(dim, str) and dim in symbols:
-            size, first, how0 = symbols[dim]
-            source = f"{how0} on {first}" if first != name else how0
+            size, first, by = symbols[dim]
         else:
-            size, source = (DEFAULT_BATCH if axis == 0 else DEFAULT_SIZE), "default"
+            size, by = (DEFAULT_BATCH if axis == 0 else DEFAULT_SIZE), "default"
             if isinstance(dim, str):
-                symbols[dim] = (size, name, "default")
+                symbols[dim] = (size, name, by)
+        source = f"{by} on {first}" if first != name else by
         sizes.append(size)
-        opened.append(OpenDim(name, axis, label, size, source, isinstance(dim, str)))
+        opened.append(OpenDim(name, axis, label, size, source, isinstance(dim, str),
+                              by == option("inputs", style)))
     return list(shape) if name in given else sizes
 
 

@@ -7,7 +7,13 @@ and onnxruntime-extensions; the names below import them only when used (the regi
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
+
+# onnxruntime's telemetry (1.32's Linux wheels) writes a session id file (.ses) into TMPDIR and a
+# device id under ~/.cache/Microsoft as it is imported: files no user of ortpool named. Read at
+# its import, which only ortpool.ort's modules do: off unless the user set it.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 from ortpool.lazy import lazy_names
 from ortpool.ort.opening import open_session, optimized

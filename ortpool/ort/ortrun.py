@@ -94,7 +94,7 @@ def builtin_session(model: onnx.ModelProto | bytes, runtime: RuntimeSpec,
 
 def run_session(session: Any, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
     try:
-        return [np.asarray(a) for a in session.run(None, dict(feeds))]
+        return [np.asarray(a) for a in runtime_spec.run_arrays(session, None, feeds)]
     except Exception as err:
         raise classify(err, "run") from None
 

@@ -3,7 +3,6 @@ interleaved: ``ortpool bench MODEL FIXED``."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 
 import numpy as np
@@ -11,7 +10,7 @@ import onnx
 
 from ortpool.model.timing import Ratio, Stats, interleaved
 from ortpool.ort.opening import open_session
-from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.ort.runtime_spec import RuntimeSpec, runner
 
 #: The variants' names, as the reports print them.
 ORIGINAL = "original"
@@ -37,16 +36,17 @@ def time_against(
 ) -> tuple[dict[str, Stats], dict[str, Ratio]]:
     """``model`` (:data:`ORIGINAL`) against a second session of itself (:data:`CONTROL`) and
     ``fixed`` (:data:`FIXED`), ``repeat`` interleaved rounds: each variant's times, and the
-    CONTROL and FIXED ratios to ORIGINAL; a failing first run raises :class:`RunFailed`."""
-    sessions = {ORIGINAL: open_session(runtime, model), CONTROL: open_session(runtime, model)}
-    if fixed is not None:
-        sessions[FIXED] = open_session(runtime, fixed)
-    for name, session in sessions.items():
-        try:
-            session.run(None, dict(feeds))
-        except Exception as err:  # onnxruntime's own exception types differ between releases
+    CONTROL and FIXED ratios to ORIGINAL; a session that fails to load or to run first raises
+    :class:`RunFailed`."""
+    variants = {}  # each a call of its session, bfloat16 made OrtValues once (runner)
+    for name, variant in ((ORIGINAL, model), (CONTROL, model), (FIXED, fixed)):
+        if variant is None:
+            continue
+        try:  # onnxruntime's own exception types differ between releases
+            variants[name] = runner(open_session(runtime, variant), None, feeds)
+            variants[name]()
+        except Exception as err:
             raise RunFailed(name, str(err)) from None
-    variants = {name: functools.partial(s.run, None, dict(feeds)) for name, s in sessions.items()}
     times = interleaved(variants, repeat, min_sample)
     ratios = {
         name: Ratio.of(times[name], times[ORIGINAL]) for name in (CONTROL, FIXED) if name in times

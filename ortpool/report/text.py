@@ -6,11 +6,13 @@ from __future__ import annotations
 import html
 import json
 import math
-import re
 import shutil
 import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+# defined with the errors: their messages make a model's names safe the same way
+from ortpool.errors import safe
 
 #: the width when the output is no terminal (a pipe, a file) and COLUMNS is not set
 DEFAULT_WIDTH = 100
@@ -18,29 +20,6 @@ DEFAULT_WIDTH = 100
 MIN_WIDTH = 60
 #: the lines one text may take (a cause, a note, a message)
 MAX_LINES = 6
-#: C0 and C1 controls and DEL (an escape sequence in a node's name would set the terminal's
-#: title or clear its screen), bidi overrides (they reorder what is shown) and lone surrogates
-#: (how Python holds the bytes of a name or a path that is not UTF-8; they cannot be encoded)
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _escaped(match: re.Match[str]) -> str:
-    char = match.group()
-    code = ord(char)
-    return _SHORT.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-
-
-def safe(text: object, controls: bool = True) -> str:
-    """``text`` with every character a terminal or an encoder cannot take written as its escape
-    (``\\x1b``, ``\\udcff``); ``controls=False``: the lone surrogates only (JSON escapes the
-    controls itself). Bytes are read as UTF-8, each other byte kept as its escape."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "surrogateescape")
-    return (_UNSAFE if controls else _SURROGATE).sub(_escaped, str(text))
-
-
 #: a notebook's own style sets its outputs' ``<pre>`` in the text font, centred or justified:
 #: columns of figures then no longer line up
 PRE = "<pre style='font-family:monospace;text-align:left;white-space:pre'>"

@@ -27,7 +27,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, TextIO
 
-from ortpool.errors import OrtpoolError
+from ortpool.errors import OrtpoolError, warnings_as_lines
 from ortpool.kernels import check_memory, memory_room, usable_cores
 from ortpool.model.timing import Hold, set_quiet
 from ortpool.options.timing import DEFAULT_TIMEOUT
@@ -177,6 +177,7 @@ def _serve(tasks: Connection, conn: Connection, work: Work, options: Any, strict
     """A worker child: models in through ``tasks`` ((path, output file), None to end), one at a
     time, each one's result out through ``conn``; its output goes to the model's file."""
     _bound_to_parent(conn, timeout, folder)  # SIGALRM ends it; armed again for each model
+    warnings_as_lines("validate")  # as the parent's (ORTPOOL_KERNELS=bogus), not Python's
     # the forkserver's environment is the one it started with: take the run's
     kernels_choice = os.environ.get("ORTPOOL_KERNELS")
     os.environ.clear()

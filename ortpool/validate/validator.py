@@ -43,6 +43,7 @@ from ortpool.model.singlenode import region_model, rewired
 from ortpool.model.site import Site, find_sites, read_values
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.ort.nodes import iter_ortpool_nodes
+from ortpool.ort.runtime_spec import run_arrays
 from ortpool.report import record as results
 from ortpool.report.progress import Progress
 from ortpool.runtimes.base import TIMED_OUT, Runtime, RuntimeFailure, Worker
@@ -101,7 +102,7 @@ def _ortpool_runner(runtime: RuntimeSpec):
 
     def run(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         session = open_session(runtime, model)
-        return [np.asarray(a) for a in session.run(None, dict(feeds))]
+        return [np.asarray(a) for a in run_arrays(session, None, feeds)]
 
     return run
 

@@ -204,6 +204,26 @@ def test_backend_from_environment():
     assert _child(code, ORTPOOL_KERNELS="numba") == ["numba", "True", "numba"]
 
 
+def test_a_bad_setting_is_one_warning_line_of_the_command(tmp_path):
+    """ORTPOOL_KERNELS=bogus (ORTPOOL_MAX_READS=x) printed Python's warning: a path:line in
+    ortpool, then that line of its source. A command prints it as it prints its errors, from its
+    own process and from validate's model processes alike."""
+    from tests.support import CHILD_ENV, run_cli
+
+    model = str(ROOT / "models" / "maxpool-12.onnx")
+    env = {**CHILD_ENV, "ORTPOOL_KERNELS": "bogus", "ORTPOOL_MAX_READS": "x"}
+    for argv in (["validate", model, "--no-progress"], ["fix", model, "out.onnx"]):
+        done = run_cli(*argv, cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stderr
+        lines = done.stderr.splitlines()
+        command = argv[0]
+        assert lines.count(f"ortpool {command}: warning: ORTPOOL_KERNELS='bogus' is not one of "
+                           "auto, numba, numpy, loaded: using auto") == 1, done.stderr
+        assert f"ortpool {command}: warning: ORTPOOL_MAX_READS='x' is not a positive integer: " \
+            "using 274877906944" in lines, done.stderr
+        assert all(line.startswith(f"ortpool {command}: ") for line in lines), done.stderr
+
+
 def test_auto_brings_numba_in_for_large_calls_only():
     """Small calls of every kernel run the numpy plans without importing numba; a call of
     NUMBA_MIN_BYTES runs compiled, and from then on small calls of that kernel and dtype do too

@@ -7,6 +7,7 @@ each in a child process with a time limit (run side by side)."""
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import io
 import json
 import subprocess
@@ -296,6 +297,11 @@ def test_cannot_run_names_the_sizes_and_how_to_set_them():
         assert str(resolved.cannot_run("m.onnx", "Index value out of bounds")) == (
             "m.onnx: the model cannot run on x [1,4,4,4], indices [1,4,4,4], output_shape [4]: "
             "Index value out of bounds")
+    # the rule reads what sized each dim (OpenDim.arrays), not the words of its source
+    assert [d.arrays for d in resolved.dims] == [True] * len(resolved.dims)
+    resolved.dims = [dataclasses.replace(d, source="inputs=") for d in resolved.dims]
+    resolved.dims[0] = dataclasses.replace(resolved.dims[0], arrays=False)
+    assert "Set them with" in str(resolved.cannot_run("m.onnx", "boom"))
 
 
 def test_a_refusal_quoting_the_models_input_names_prints_no_escape_sequence(tmp_path):
@@ -311,6 +317,29 @@ def test_a_refusal_quoting_the_models_input_names_prints_no_escape_sequence(tmp_
         assert (f"ortpool {argv[0]}: error: --shape names input 'nope', but the model's inputs "
                 "are x\\x1b[2J, b") in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+
+
+def test_a_python_callers_error_quotes_the_models_input_names_escaped(tmp_path):
+    """The command line prints its errors safe, but ``str(err)`` of the OrtpoolError a Python
+    caller catches held the model's input names raw (an escape sequence, a bidi override) where
+    it lists them and in the sizes error (the open dims, their sources, the --shape hint)."""
+    import ortpool
+
+    name = "x\x1b[2J\u202e"
+    model = two_inputs(["n", 3], ["n", 3])
+    model.graph.input[0].name = model.graph.node[0].input[0] = name
+    onnx.save(model, tmp_path / "m.onnx")
+    with pytest.raises(OrtpoolError) as err:
+        ortpool.fix(str(tmp_path / "m.onnx"), shapes={"nope": (1, 3)})
+    assert str(err.value) == (
+        "shapes= names input 'nope', but the model's inputs are x\\x1b[2J\\u202e, b")
+    shown = "x\\x1b[2J\\u202e"
+    for style, hint in (("cli", f"--shape '{shown}:1,3' --shape b:1,3"),
+                        ("python", f"shapes={{'{shown}': (1, 3), 'b': (1, 3)}}")):
+        text = str(resolve(model, InputSpec.make(style=style)).cannot_run("m", "boom"))
+        assert text.startswith(
+            f"m: the model cannot run at the sizes chosen for its open dims ({shown}[0] n=1 "
+            f"(default), b[0] n=1 (default on {shown})): boom. Set them with {hint} (or give")
 
 
 def test_an_input_named_in_bytes_that_are_not_utf8_is_one_refusal(tmp_path):
@@ -413,7 +442,7 @@ def test_validate_reports_the_open_dims_in_its_json():
     assert document["inputs"] == {"x": [2, 3, 48, 192]}
     assert document["open_dims"] == [
         {"input": "x", "axis": 0, "declared": "-1", "size": 2, "source": "--shape",
-         "symbol": False}
+         "symbol": False, "arrays": False}
     ]
     assert [n.status for n in found.nodes] == ["agree"] * 3
 
@@ -435,7 +464,8 @@ def test_fix_proves_at_the_given_sizes_and_the_fixed_model_is_the_spec():
     assert len(head.proof["shapes"]) > 1  # and the small sampled sizes
     assert head.shapes.endswith("sampled sizes; and on the model's run at X [1,4,48,96]")
     assert report.to_dict()["inputs"]["open_dims"][1] == {
-        "input": "x", "axis": 2, "declared": "H", "size": 48, "source": "shapes=", "symbol": True
+        "input": "x", "axis": 2, "declared": "H", "size": 48, "source": "shapes=", "symbol": True,
+        "arrays": False,
     }
     # Plain onnxruntime: the original's head differs from the spec, the fixed model's does not.
     x = np.random.default_rng(1).normal(size=(1, 3, 48, 96)).astype(np.float32)

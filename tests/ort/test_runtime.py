@@ -3,6 +3,10 @@ IR limit, the versions reports name; and the rewrite's note on a model above tha
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -12,6 +16,7 @@ from onnx import TensorProto, helper
 
 import ortpool
 from ortpool.ort import runtime
+from tests.support import CHILD_ENV
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
@@ -67,3 +72,28 @@ def test_rewrite_notes_a_model_the_installed_runtime_cannot_read():
     for readable in (runtime.IR_VERSION, limit):
         _, report = ortpool.rewrite.rewrite_with_report(relu_model(readable))
         assert report.notes == []
+
+
+def test_a_session_leaves_no_file_of_onnxruntimes_telemetry(tmp_path):
+    """onnxruntime 1.32 writes its telemetry's session id (``.ses``) into TMPDIR and a device
+    id under ~/.cache/Microsoft when imported; through ortpool it is off, unless the user set
+    ORT_DISABLE_TELEMETRY (kept as set)."""
+    model = tmp_path / "m.onnx"
+    onnx.save(relu_model(runtime.max_ir_version()), model)
+    home = tmp_path / "home"
+    home.mkdir()
+    code = ("import os, ortpool, numpy as np\n"
+            f"ortpool.InferenceSession({str(model)!r}).run(None, {{'x': np.ones((1, 1, 4), "
+            "np.float32)})\nprint(os.environ.get('ORT_DISABLE_TELEMETRY'))")
+    env = {**CHILD_ENV, "TMPDIR": str(home), "HOME": str(home),
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    for chosen in (None, "0"):
+        env.pop("ORT_DISABLE_TELEMETRY", None)
+        if chosen is not None:
+            env["ORT_DISABLE_TELEMETRY"] = chosen
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        if chosen is None:
+            assert list(home.iterdir()) == []
+        assert done.stdout == f"{chosen or 1}\n"

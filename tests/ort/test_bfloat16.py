@@ -1,0 +1,97 @@
+"""A model's bfloat16 inputs and outputs through every run of it: onnxruntime's Python API
+converts no ml_dtypes array, either way (``Numpy_type 256 can't be converted to MLDataType``),
+so ortpool feeds and fetches them as OrtValues (:func:`ortpool.ort.runtime_spec.run_arrays`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import ortpool
+from ortpool.bench import runner, usermodel
+from ortpool.model.singlenode import IR_VERSION
+from ortpool.ort import timed
+from ortpool.ort.runtime_spec import RuntimeSpec
+
+#: Depends on onnxruntime's behaviour: also run on the lowest supported release.
+pytestmark = pytest.mark.onnxruntime
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+#: X, its 2x2 windows' maxima
+X = np.array([[[[1, -2, 3.5, 4], [0.25, 6, -7, 8], [9, 10, 11, -12], [13, 14.5, 15, 16]]]],
+             np.float32).astype(BF16)
+Y = np.array([[[[6, 8], [14.5, 16]]]], np.float32).astype(BF16)
+
+
+def _model(path: Path) -> str:
+    """X (bfloat16) -> Cast to float -> MaxPool 'pool' 2x2/2 -> P (float) -> Cast to bfloat16
+    -> Y."""
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["X"], ["F"], name="in", to=TensorProto.FLOAT),
+         helper.make_node("MaxPool", ["F"], ["P"], name="pool", kernel_shape=[2, 2],
+                          strides=[2, 2]),
+         helper.make_node("Cast", ["P"], ["Y"], name="out", to=TensorProto.BFLOAT16)], "g",
+        [helper.make_tensor_value_info("X", TensorProto.BFLOAT16, [1, 1, 4, 4])],
+        [helper.make_tensor_value_info("Y", TensorProto.BFLOAT16, None),
+         helper.make_tensor_value_info("P", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = IR_VERSION
+    onnx.save(model, path)
+    return str(path)
+
+
+def test_a_session_takes_and_gives_bfloat16_arrays(tmp_path):
+    session = ortpool.InferenceSession(_model(tmp_path / "bf16.onnx"))
+    y, p = session.run(None, {"X": X})
+    assert y.dtype == BF16 and y.tobytes() == Y.tobytes()
+    assert p.dtype == np.float32 and np.array_equal(p, Y.astype(np.float32))
+    # outputs named, in their order; the float one alone runs as it always did
+    assert [a.dtype for a in session.run(["P", "Y"], {"X": X})] == [np.float32, BF16]
+    assert [a.dtype for a in session.run(["P"], {"X": X})] == [np.float32]
+
+
+def test_validate_runs_a_model_with_bfloat16_inputs_generated_or_given(tmp_path):
+    path = _model(tmp_path / "bf16.onnx")
+    report = ortpool.validate(path, isolate=False)
+    assert report[0].status == "agree" and report[0].end_to_end == "compared"
+    # its max differs on NaN only: the guard's price is timed on the same bfloat16 inputs
+    assert report[0].guard_cost["ratio"] > 0 and report[0].guard_cost["error"] == ""
+    given = ortpool.validate(path, inputs={"X": X}, isolate=False)
+    assert given[0].status == "agree"
+    # numpy.savez writes an ml_dtypes array as raw 2-byte records (|V2): read as its bits
+    np.savez(tmp_path / "in.npz", X=X)
+    assert ortpool.validate(path, inputs=str(tmp_path / "in.npz"), isolate=False)[0].status == (
+        "agree")
+
+
+def test_validate_compares_a_model_without_pools_end_to_end(tmp_path):
+    """Its rewritten form holds no ortpool op: a plain onnxruntime session runs it."""
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["X"], ["Y"])], "g",
+        [helper.make_tensor_value_info("X", TensorProto.BFLOAT16, [1, 1, 4, 4])],
+        [helper.make_tensor_value_info("Y", TensorProto.BFLOAT16, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = IR_VERSION
+    onnx.save(model, tmp_path / "identity.onnx")
+    report = ortpool.validate(str(tmp_path / "identity.onnx"), isolate=False)
+    assert report[0].end_to_end == "compared" and not report[0].outputs[0].failing
+
+
+def test_bench_times_a_model_with_bfloat16_inputs(tmp_path):
+    pair = usermodel.load_pair(_model(tmp_path / "bf16.onnx"), None)
+    result = usermodel.bench_models(pair, None, runner.Settings(repeat=1, min_sample=0.0))
+    assert set(result.times) == {timed.ORIGINAL, timed.CONTROL}
+
+
+def test_a_session_that_does_not_load_is_a_failed_variant_not_a_traceback(tmp_path):
+    model = onnx.load(_model(tmp_path / "bf16.onnx"))
+    model.graph.node[1].domain = "no.such.domain"
+    with pytest.raises(timed.RunFailed) as raised:
+        timed.time_against(model, None, {"X": X}, RuntimeSpec(), 1, 0.0)
+    assert raised.value.variant == timed.ORIGINAL
