@@ -31,10 +31,12 @@ OUTPUT_ENV = "ORTPOOL_MAX_OUTPUT_BYTES"
 READS_ENV = "ORTPOOL_MAX_READS"
 
 
-def _limit(env: str, default: int) -> int:
-    """The limit set by ``env`` (a positive integer), else ``default``; read at each new plan."""
+def env_count(env: str, default: int) -> int:
+    """The positive integer ``env`` sets, else ``default`` (warned when set otherwise); read at
+    each use, so a change between calls counts."""
     text = os.environ.get(env, "").strip()
-    if text.isdigit() and int(text) > 0:
+    # ASCII digits: str.isdigit takes '²', which int() refuses
+    if text.isascii() and text.isdigit() and int(text) > 0:
         return int(text)
     if text:
         warnings.warn(f"{env}={text!r} is not a positive integer: using {default}", stacklevel=3)
@@ -48,7 +50,7 @@ def _elements(shape: Sequence[int]) -> int:
 
 def output_limit() -> int:
     """Bytes any one array may take: :data:`MAX_OUTPUT_BYTES` or ``ORTPOOL_MAX_OUTPUT_BYTES``."""
-    return _limit(OUTPUT_ENV, MAX_OUTPUT_BYTES)
+    return env_count(OUTPUT_ENV, MAX_OUTPUT_BYTES)
 
 
 def check_array(what: str, shape: Sequence[int], dtype: np.dtype) -> None:
@@ -101,7 +103,7 @@ def check_pool(
             spatial[a] = geom.axes[a].out
             what = f"the intermediate after the pass over spatial axis {a}"
             check_array(what, (*shape[:2], *spatial), work_dtype)
-    cap = _limit(READS_ENV, MAX_READS)
+    cap = env_count(READS_ENV, MAX_READS)
     # A bound first (O(rank)); the exact count (per border output) only when it is over.
     bounds = [_reads_bound(g) for g in geom.axes]
     if _reads(geom, shape, active, indices, bounds) <= cap:

@@ -10,6 +10,8 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from ortpool.kernels._limits import env_count
+
 #: Bytes a call must touch before its planes are split (2 cores: 1.6 MB gained nothing, 3.2 MB 25%).
 MIN_PARALLEL_BYTES = 2 << 20
 
@@ -32,10 +34,7 @@ def thread_count() -> int:
     each large call), else the usable cores, at most 4."""
     if _override is not None:
         return _override
-    value = os.environ.get("ORTPOOL_THREADS", "").strip()
-    if value.isdigit() and int(value) >= 1:
-        return int(value)
-    return max(1, min(4, usable_cores()))
+    return env_count("ORTPOOL_THREADS", max(1, min(4, usable_cores())))
 
 
 def set_thread_count(threads: int | None) -> None:

@@ -508,3 +508,22 @@ def test_limits_count_at_least_one_plane():
                                            r"take 8000000000 bytes"):
         _limits.check_array("the output Y", (0, 3, 0, 2 * 10**9), np.dtype(np.float32))
     _limits.check_array("the output Y", (0, 3, 0, 10**9), np.dtype(np.float32))
+
+
+@pytest.mark.parametrize("env", ["ORTPOOL_MAX_READS", "ORTPOOL_THREADS"])
+@pytest.mark.parametrize("text", ["²", "many", "0"])
+def test_a_setting_that_is_no_positive_integer_is_warned_and_the_default_used(env, text,
+                                                                              monkeypatch):
+    """'²' passed str.isdigit and then failed int() inside the kernel (a ValueError traceback);
+    ORTPOOL_THREADS took anything else without a word."""
+    x = np.arange(2 * 8 * 256 * 256, dtype=np.float32).reshape(2, 8, 256, 256)  # 4 MB: split
+    _backend.set_backend("numpy")
+    kernels.forget_plans()  # a plan reads the read limit as it is made
+    monkeypatch.setenv(env, text)
+    try:
+        with pytest.warns(UserWarning, match=rf"^{env}='{text}' is not a positive integer: "
+                          r"using \d+$"):
+            y = kernels.max_pool(x, kernel_shape=[2, 2], strides=[2, 2])
+    finally:
+        _backend.set_backend(None)
+    np.testing.assert_array_equal(y, x.reshape(2, 8, 128, 2, 128, 2).max(axis=(3, 5)))
