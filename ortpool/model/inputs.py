@@ -691,8 +691,9 @@ def _generated(rng: np.random.Generator, value: onnx.ValueInfoProto, elem: str |
     """Seeded values for an input not given, within what is left of the model's byte budget."""
     name = value.name
     if elem is None:
-        raise OrtpoolError(f"input {name!r} is not a tensor of a type ortpool generates "
-                           f"({_type_text(value)}): give it with {_arrays_setting(style, [name])}")
+        # no advice to give it as an array: ortpool feeds no other type either
+        raise OrtpoolError(f"input {name!r} is not a tensor of a type ortpool generates or feeds "
+                           f"({_type_text(value)}; it takes {', '.join(dtypes.NUMPY)})")
     nbytes = math.prod(sizes) * dtypes.NUMPY[elem].itemsize
     if nbytes > budget:
         raise OrtpoolError(f"input {name!r} of shape {_dims_text(sizes)} ({elem}) would be "

@@ -146,15 +146,17 @@ def test_a_negative_spatial_scale_is_judged_on_the_same_boxes(tmp_path):
 def test_an_input_of_an_element_type_onnx_does_not_define_is_named(tmp_path):
     """elem_type 999: the message asked onnx for the type's name (ValueError: Enum DataType has
     no name defined for value 999: a traceback from fix, a message naming nothing from
-    validate)."""
+    validate). Nor does it advise an array ortpool would refuse (a float8 one: "must be an
+    array of numbers")."""
     graph = h.make_graph(
         [h.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[2, 2])], "g",
         [h.make_tensor_value_info("x", 999, [1, 1, 6, 6])],
         [h.make_tensor_value_info("y", T.FLOAT, None)],
     )
     _save(h.make_model(graph, opset_imports=[h.make_opsetid("", 19)]), tmp_path / "m.onnx")
-    why = ("input 'x' is not a tensor of a type ortpool generates (element type 999, which onnx "
-           "does not define): give it with --inputs FILE.npz")
+    why = ("input 'x' is not a tensor of a type ortpool generates or feeds (element type 999, "
+           "which onnx does not define; it takes float, double, float16, bfloat16, int8, uint8, "
+           "int16, uint16, int32, uint32, int64, uint64, bool)")
     _run(tmp_path, {
         ("validate", "m.onnx", "--no-progress"): (2, f"ortpool validate: error: m.onnx: {why}"),
         ("fix", "m.onnx", "o.onnx"): (2, f"ortpool fix: error: {why}"),
