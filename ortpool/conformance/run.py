@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from ortpool import dtypes, versions
 from ortpool.check import grid
 from ortpool.errors import OrtpoolError
+from ortpool.options.target import DEFAULT_CASE_TIMEOUT
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.report import record as results
 from ortpool.report.matrix import CaseResult
@@ -43,7 +44,8 @@ def select_cases(ops: Sequence[str] | None = None, spec_versions: Sequence[int] 
 def run_conformance(cases: Sequence[grid.Case], seed: int = 0,
                     runtime: RuntimeSpec | Runtime | Worker | None = None,
                     rule: AccuracyRule = DEFAULT_RULE, progress: Progress | None = None,
-                    domain: str = "finite", case_timeout: float = 60.0) -> list[CaseResult]:
+                    domain: str = "finite", case_timeout: float = DEFAULT_CASE_TIMEOUT
+                    ) -> list[CaseResult]:
     """Each case judged on ``runtime``: onnxruntime with a :class:`RuntimeSpec` (default: the
     CPU provider, optimizations off), or a :class:`Runtime` of :mod:`ortpool.runtimes`, run in
     a worker process (``case_timeout`` seconds a case) that a crash or a hang of it does not

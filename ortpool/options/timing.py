@@ -9,6 +9,8 @@ from typing import Any
 from ortpool import values
 from ortpool.options import CLI, label
 
+#: seconds the onnx reference evaluator may take on one node of validate (``--reference``)
+NODE_REFERENCE_TIMEOUT = 20.0
 #: seconds a model may take by default (``--timeout``; 0: no limit): a hang must end, a first
 #: numba compile takes ~40 s
 DEFAULT_TIMEOUT = 900.0

@@ -35,7 +35,7 @@ def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
              opt_level: str = ISOLATED_LEVEL, intra_op_threads: int = 0, inter_op_threads: int = 0,
              execution_mode: str = "sequential", nonfinite: bool = False, atol: float | None = None,
              rtol: float | None = None, accuracy: AccuracyRule = DEFAULT_RULE,
-             reference: bool = False, reference_timeout: float = 20.0,
+             reference: bool = False, reference_timeout: float = timing.NODE_REFERENCE_TIMEOUT,
              fail_on_rulings: bool = False, isolate: bool | None = None,
              jobs: int | None = None, timeout: float | None = timing.DEFAULT_TIMEOUT,
              guard_cost: bool = True) -> ValidationReport:

@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--reference", action="store_true",
         help="add the onnx reference evaluator as a third column")
-    timing.add_reference_timeout(group, 20.0, "per node")
+    timing.add_reference_timeout(group, timing.NODE_REFERENCE_TIMEOUT, "per node")
     group.add_argument(
         "--no-guard-cost", action="store_true",
         help="do not measure what guarding the nodes that differ on NaN/inf inputs only would "

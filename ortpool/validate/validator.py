@@ -41,6 +41,8 @@ from ortpool.model.inference import learn_shapes
 from ortpool.model.scopes import function_label, model_scopes, shadowing_function, text, walk
 from ortpool.model.singlenode import region_model, rewired
 from ortpool.model.site import Site, find_sites, read_values
+from ortpool.options.target import DEFAULT_CASE_TIMEOUT
+from ortpool.options.timing import NODE_REFERENCE_TIMEOUT
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
 from ortpool.ort.nodes import iter_ortpool_nodes
 from ortpool.ort.runtime_spec import run_arrays
@@ -70,7 +72,7 @@ class ValidateOptions:
     #: the model's inputs: sizes and arrays (``--shape``, ``--inputs``)
     inputs: model_inputs.InputSpec = dataclasses.field(default_factory=model_inputs.InputSpec)
     reference: bool = False
-    reference_timeout: float = 20.0
+    reference_timeout: float = NODE_REFERENCE_TIMEOUT
     #: the input domain (ruling 20): False, finite inputs (the default); True, NaN and +-inf too
     nonfinite: bool = False
     #: in the finite domain, measure what guarding the nodes that differ on non-finite inputs
@@ -79,7 +81,7 @@ class ValidateOptions:
     #: the runtime judged when not onnxruntime: the model runs and each node is judged on it, in
     #: a worker process, ``case_timeout`` seconds a run; onnxruntime runs ortpool's ops end to end
     target: Runtime | None = None
-    case_timeout: float = 60.0
+    case_timeout: float = DEFAULT_CASE_TIMEOUT
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
