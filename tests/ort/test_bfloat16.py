@@ -147,3 +147,18 @@ def test_fix_captures_a_bfloat16_tensor_inside_the_model():
         "AveragePool(22) node with name 'pool'); node inputs were captured from its "
         "ortpool-rewritten run"]
     assert report.nodes[0].form == "in-float" and report.nodes[0].in_model["runs"] == 2
+
+
+def test_a_fixed_bfloat16_node_is_judged_on_another_runtime_as_it_stands():
+    """The form fix wrote (in-float) runs on the reference evaluator with its own bfloat16 X:
+    fixed, not refused for a float input named 'X__float32' the model does not have."""
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["X"], ["Y"], name="pool", kernel_shape=[2, 2])], "g",
+        [helper.make_tensor_value_info("X", TensorProto.BFLOAT16, [1, 1, 4, 4])],
+        [helper.make_tensor_value_info("Y", TensorProto.BFLOAT16, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    model.ir_version = IR_VERSION
+    fixed, _ = fix_with_report(model)
+    report = ortpool.validate(fixed, runtime="reference", guard_cost=False, isolate=False)
+    assert [(n.name, n.status) for n in report[0].nodes] == [("pool", "fixed")]
+    assert report[0].status == "agree"
