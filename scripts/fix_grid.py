@@ -22,10 +22,9 @@ from ortpool import kernels
 from ortpool.check import grid
 from ortpool.check.compare import compare_values
 from ortpool.fix.fixer import Options, fix_model
-from ortpool.model import carry
 from ortpool.model.singlenode import alone_model, feed_dict
 from ortpool.ort.opening import open_session
-from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.ort.runtime_spec import RuntimeSpec, run_arrays
 from ortpool.report import fixes as report_mod
 from ortpool.report import record as results
 from ortpool.report.outcomes import Realization
@@ -58,14 +57,12 @@ def check_fixed(
     """The fixed model's outputs on ``feeds`` against the kernels': "" or the difference."""
     site = case.site(feeds)
     want = list(kernels.run_op(site.op, site.version, feeds, site.attributes, site.n_outputs))
-    session = open_session(runtime, carry.carry(fixed))
+    session = open_session(runtime, fixed)
     names = [i.name for i in session.get_inputs()]
-    carried = [carry.feedable(a) for a in feeds]
-    got = session.run(None, dict(zip(names, carried, strict=True)))
+    got = run_arrays(session, None, dict(zip(names, feeds, strict=True)))
     tol = node_tolerance(case.op, case.version, case.dtype, feeds[0], want[0], case.attributes)
     y = np.asarray(got[0])
-    expected = carry.feedable(want[0])
-    comp = compare_values("Y", case.dtype, y, expected, tol)
+    comp = compare_values("Y", case.dtype, y, want[0], tol)
     if comp.shapes_differ or comp.differing or comp.inaccurate:
         wrong = comp.differing + comp.inaccurate
         return f"Y: {wrong} cells differ, shapes {comp.builtin_shape}/{comp.ortpool_shape}"
@@ -92,7 +89,7 @@ def fix_grid(
         if status in AGREEING:
             found.append(GridOutcome(case, status, None, None, True))
             continue
-        model = alone_model(case.site(feeds), feeds, carried=False)  # fix carries its own
+        model = alone_model(case.site(feeds), feeds)
         fix_options = Options(
             runtime=runtime, nonfinite=case.data == "nan", inputs=[feed_dict(feeds)], seed=seed
         )

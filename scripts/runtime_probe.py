@@ -131,7 +131,7 @@ def probe(names: list[str], timeout: float) -> list[dict[str, Any]]:
             site = Site.alone(case.op, case.opset, case.attributes,
                               dtypes.name_of(case.feeds[0].dtype), case.feeds[0].shape,
                               len(case.feeds), case.n_outputs, strict=False)
-            model = alone_model(site, case.feeds, carried=False).SerializeToString()
+            model = alone_model(site, case.feeds).SerializeToString()
             feeds = feed_dict(case.feeds)
             want, rejected = spec_of(case)
             row: dict[str, Any] = {"case": case.title, "about": case.about, "seen": case.seen}

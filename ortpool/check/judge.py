@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ortpool import versions
+from ortpool import dtypes, versions
 from ortpool.check import status as st
 from ortpool.check.cases import FeedSet, expect
 from ortpool.check.compare import (
@@ -29,7 +29,6 @@ from ortpool.check.compare import (
     compare_values,
     ruling_masks,
 )
-from ortpool.model import carry
 from ortpool.model.singlenode import alone_model
 from ortpool.model.site import Site
 from ortpool.ort import runtime_spec
@@ -170,7 +169,9 @@ def compare_set(site: Site, feed: FeedSet, got: Sequence[np.ndarray],
     tol = node_tolerance(site.op, site.version, site.elem or "float", x, want[0],
                          site.attributes, rule.atol, rule.rtol, rule)
     where = f"on {feed.label}, X {list(feed.shape)}"
-    y, expected_y = carry.feedable(np.asarray(got[0])), carry.feedable(want[0])
+    # bfloat16 (not numpy's kind "f") compared as float32, which holds each of its values
+    y, expected_y = (a.astype(np.float32) if a.dtype == dtypes.NUMPY["bfloat16"] else a
+                     for a in (np.asarray(got[0]), want[0]))
     if y.dtype != expected_y.dtype:
         return st.DIFFER, [], f"Y is {y.dtype}, the spec's is {expected_y.dtype} (on {feed.label})"
     read = site.indices_read and len(want) > 1
@@ -271,13 +272,12 @@ Run = Callable[[Sequence[np.ndarray]], Sequence[np.ndarray]]
 
 
 def session_run(session: Any) -> Run:
-    """An onnxruntime session as a :data:`Run` (bfloat16 fed as float32 where carried)."""
+    """An onnxruntime session as a :data:`Run` (bfloat16 through OrtValues: run_arrays)."""
     names = [o.name for o in session.get_outputs()]
-    inputs = session.get_inputs()
+    inputs = [i.name for i in session.get_inputs()]
 
     def run(arrays: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
-        return session.run(names, {i.name: carry.feedable(a)
-                                   for i, a in zip(inputs, arrays, strict=True)})
+        return runtime_spec.run_arrays(session, names, dict(zip(inputs, arrays, strict=True)))
 
     return run
 
@@ -349,7 +349,7 @@ def _run_sets(build: Build, site: Site, sets: Sequence[FeedSet], runtime: Runtim
             if folder is not None:  # read on a set that differs too: that is the one shown
                 judgement.asked = runtime.first
                 for _, op_type, provider in runtime_spec.profile_events(session):
-                    if op_type != "Cast":  # the carrying Casts are no part of the model
+                    if op_type != "Cast":  # a form's Casts to float32 and back: not the pool
                         judgement.executed_by[op_type] = provider
             if stop:
                 return judgement
@@ -405,9 +405,7 @@ def judge(site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec | Worker,
     kept = expect(site, sets, refusals)
     held = {id(feed) for feed in kept}
     refused = [feed for feed in sets if feed.observed and id(feed) not in held]
-    # onnxruntime's Python API has no bfloat16 array: carried as float32 there, not elsewhere
-    carried = isinstance(runtime, RuntimeSpec)
-    build = build or (lambda example: alone_model(site, example, carried=carried))
+    build = build or (lambda example: alone_model(site, example))
     judgement = _spec_refuses(site, refused, refusals, build, runtime) if kept and refused \
         else None
     if judgement is not None and judgement.status == st.ORTPOOL_REJECTED:

@@ -27,7 +27,6 @@ from ortpool.check.judge import (
 from ortpool.forms.plan import Plan
 from ortpool.forms.prove import sets_for
 from ortpool.model import capture as capture_mod
-from ortpool.model import carry
 from ortpool.model import inputs as model_inputs
 from ortpool.model.singlenode import region_model
 from ortpool.model.site import Site
@@ -55,10 +54,9 @@ def model_runs(model: onnx.ModelProto, inputs: Sequence[Mapping[str, np.ndarray]
     return [r.feeds for r in resolved], resolved[0]
 
 
-def captured_names(sites: Sequence[Site], outputs: bool) -> tuple[list[str], set[str]]:
-    """The main-graph nodes' inputs (and outputs) to capture; those carried as float32."""
+def captured_names(sites: Sequence[Site], outputs: bool) -> list[str]:
+    """The main-graph nodes' inputs (and outputs) to capture."""
     names: list[str] = []
-    carried: set[str] = set()
     for site in sites:
         if not site.in_main_graph or not site.judgeable:
             continue
@@ -66,41 +64,31 @@ def captured_names(sites: Sequence[Site], outputs: bool) -> tuple[list[str], set
         if outputs:
             wanted += list(site.compared_outputs)
         names += [n for n in wanted if n not in names]
-        if carry.is_carried(site.elem):  # every input of X's type (MaxRoiPool's RoIs too), and Y
-            typed = site.spec.typed_inputs
-            carried.update(n for k, n in enumerate(site.node.input)
-                           if n and k < len(typed) and typed[k])
-            if outputs:
-                carried.add(site.node.output[0])
-    return names, carried
+    return names
 
 
 class Capturing:
     """Runs of ``model`` with ``names`` as extra outputs (name -> array, initializers read); the
     widened model and its session built once per set of fed names (a failure kept, raised)."""
 
-    def __init__(self, model: onnx.ModelProto, names: tuple[list[str], set[str]],
-                 runtime: RuntimeSpec, level: str | None, source_dir: str | None) -> None:
+    def __init__(self, model: onnx.ModelProto, names: list[str], runtime: RuntimeSpec,
+                 level: str | None, source_dir: str | None) -> None:
         self.model, self.names = model, names
         self.runtime, self.level, self.source_dir = runtime, level, source_dir
         self._built: dict[frozenset[str], Any] = {}
 
     def built(self, feeds: Mapping[str, np.ndarray]) -> Any:
-        """(the widened model, its session, the names fetched, those of them not carried) for
-        these fed names, or why they could not be built (the same for every run)."""
+        """(its session, the names fetched) for these fed names, or why they could not be built
+        (the same for every run)."""
         fed = frozenset(feeds)
         if fed not in self._built:
-            wanted, carried = self.names
             initializers = {t.name for t in self.model.graph.initializer}
-            fetched = [n for n in wanted if n not in fed and n not in initializers]
-            plain = [n for n in fetched if n not in carried]
+            fetched = [n for n in self.names if n not in fed and n not in initializers]
             try:
-                wide = capture_mod.capture_model(self.model, plain)
-                if len(plain) < len(fetched):  # the others fetched as float32, made bfloat16 again
-                    wide = carry.carry(wide, [n for n in fetched if n in carried], graph=False)
+                wide = capture_mod.capture_model(self.model, fetched)
                 session = open_session(self.runtime, wide, level=self.level,
                                        external_dir=self.source_dir)
-                self._built[fed] = (wide, session, fetched, plain)
+                self._built[fed] = (session, fetched)
             except Exception as err:  # onnxruntime refuses the model
                 self._built[fed] = err
         return self._built[fed]
@@ -109,27 +97,14 @@ class Capturing:
         built = self.built(feeds)
         if isinstance(built, Exception):
             raise built
-        wide, session, fetched, plain = built
-        wanted, carried = self.names
-        # bfloat16 feeds as OrtValues (onnxruntime takes no numpy array of that type)
-        values = runtime_spec.with_values(feeds)
-        requested = [*plain, *(carry.carried_name(n) for n in fetched if n in carried)]
-        if not requested:
-            # Nothing to capture, but the model must still load and run: its outputs are
-            # fetched (through session.run, which raises an ortpool op's failure), bfloat16
-            # ones as OrtValues.
-            bf16 = onnx.TensorProto.BFLOAT16
-            requested = [o.name for o in wide.graph.output if o.type.tensor_type.elem_type != bf16]
-            if not requested:
-                runtime_spec.run_values(session, [o.name for o in wide.graph.output], values)
-        arrays = session.run(requested, values) if requested else []
-        found = dict(zip(requested, (np.asarray(a) for a in arrays), strict=True))
-        for name in fetched:
-            if name in carried:
-                found[name] = carry.uncarried(found.pop(carry.carried_name(name)), "bfloat16")
-        found.update({k: np.asarray(v) for k, v in feeds.items() if k in wanted})
+        session, fetched = built
+        # bfloat16 fed and fetched as OrtValues (run_arrays); with nothing to capture, the
+        # model's outputs are fetched: it must still load and run
+        arrays = runtime_spec.run_arrays(session, fetched or None, feeds)
+        found = dict(zip(fetched, map(np.asarray, arrays), strict=True)) if fetched else {}
+        found.update({k: np.asarray(v) for k, v in feeds.items() if k in self.names})
         for tensor in self.model.graph.initializer:
-            if tensor.name in wanted and tensor.data_location != onnx.TensorProto.EXTERNAL:
+            if tensor.name in self.names and tensor.data_location != onnx.TensorProto.EXTERNAL:
                 found[tensor.name] = onnx.numpy_helper.to_array(tensor)
         return found
 
@@ -142,7 +117,7 @@ def capture_inputs(model: onnx.ModelProto, sites: Sequence[Site],
     """The real inputs of the main-graph nodes, from runs of the source model. Where it runs
     neither plain nor rewritten with dims left open, the error names them (most often why)."""
     names = captured_names(sites, outputs=False)
-    if not names[0]:
+    if not names:
         return []
     captured: list[dict[str, np.ndarray]] = []
     source = Capturing(model, names, runtime, "disable", source_dir)

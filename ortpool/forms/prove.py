@@ -16,7 +16,6 @@ from ortpool.check.cases import FeedSet
 from ortpool.check.judge import Judgement, judge
 from ortpool.forms import emit
 from ortpool.forms.plan import Plan
-from ortpool.model import carry
 from ortpool.model.singlenode import frame, node_model
 from ortpool.model.site import INPUT_NAMES, Site
 from ortpool.ort.runtime_spec import RuntimeSpec
@@ -29,17 +28,13 @@ def isolated_model(plan: Plan, site: Site, example: Sequence[np.ndarray]) -> onn
     (and Indices where the plan keeps the spec's)."""
     node = site.node
     inputs, outputs = frame(site, example, len(site.outputs) > 1 and plan.keeps_indices)
-    carried = [carry.carried_name(n) for n in (*INPUT_NAMES, "Y")]
-    namer = retarget.Namer([*INPUT_NAMES, "Y", "Indices", *carried])
+    namer = retarget.Namer([*INPUT_NAMES, "Y", "Indices"])
     nodes = emit.emit(plan, site, node, [v.name for v in inputs], [v.name for v in outputs],
                       namer)
     imports = [helper.make_opsetid(node.domain or "", site.opset)]
     if plan.ortpool:
         imports.append(helper.make_opsetid(optypes.DOMAIN, optypes.DOMAIN_VERSION))
-    model = node_model(nodes, "ortpool_fix_proof", inputs, outputs, imports)
-    # onnxruntime's Python API takes and gives no bfloat16 array: such inputs arrive as float32
-    # and are cast (exactly), Y leaves as float32 (exactly); the realization between is as is.
-    return carry.carry(model)
+    return node_model(nodes, "ortpool_fix_proof", inputs, outputs, imports)
 
 
 def sets_for(plan: Plan, sets: Sequence[FeedSet]) -> list[FeedSet]:

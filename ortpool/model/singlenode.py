@@ -11,7 +11,6 @@ import onnx
 from onnx import helper
 
 from ortpool import dtypes
-from ortpool.model import carry
 from ortpool.model.scopes import ai_onnx_opset
 from ortpool.model.site import INPUT_NAMES, Site
 
@@ -62,16 +61,14 @@ def frame(site: Site, example: Sequence[np.ndarray],
     return inputs, outputs
 
 
-def alone_model(site: Site, example: Sequence[np.ndarray], carried: bool = True) -> onnx.ModelProto:
+def alone_model(site: Site, example: Sequence[np.ndarray]) -> onnx.ModelProto:
     """The node of ``site`` as it stands alone, at its governing opset, its inputs shaped as
-    ``example``; bfloat16 carried as float32 (:mod:`~ortpool.model.carry`) unless not
-    ``carried``."""
+    ``example``."""
     node = site.node
     inputs, outputs = frame(site, example, len(site.outputs) > 1)
     wired = rewired(node, [v.name for v in inputs], [v.name for v in outputs])
     imports = [helper.make_opsetid(node.domain or "", site.opset)]
-    model = node_model([wired], "ortpool_check", inputs, outputs, imports)
-    return carry.carry(model) if carried else model
+    return node_model([wired], "ortpool_check", inputs, outputs, imports)
 
 
 def rewired(node: onnx.NodeProto, inputs: Sequence[str], outputs: Sequence[str]
@@ -94,7 +91,7 @@ def region_model(model: onnx.ModelProto, inputs: Sequence[str], outputs: Sequenc
                  holder: onnx.GraphProto | onnx.FunctionProto | None = None) -> onnx.ModelProto:
     """The nodes of ``holder`` (default the main graph; a subgraph, a function body) that
     compute ``outputs`` from ``inputs`` (a fix's realization) as written, with the initializers
-    they read; ``inputs`` shaped as ``example``, bfloat16 carried as float32."""
+    they read; ``inputs`` shaped as ``example``."""
     graph = model.graph if holder is None else holder
     producer = {name: node for node in graph.node for name in node.output if name}
     initializers = {t.name: t for t in model.graph.initializer}
@@ -115,15 +112,11 @@ def region_model(model: onnx.ModelProto, inputs: Sequence[str], outputs: Sequenc
     nodes = sorted(order, key=lambda n: list(graph.node).index(n))
     used = {n for node in nodes for n in node.input}
     values = [value_info(name, a) for name, a in zip(inputs, example, strict=True)]
-    # Y has X's type (every pooling op), declared where it is carried; Indices are int64
-    elem = dtypes.name_of(example[0].dtype)
-    outs = [onnx.ValueInfoProto(name=name) for name in outputs]
-    if carry.is_carried(elem):
-        outs[0] = helper.make_tensor_value_info(outputs[0], dtypes.CODE[elem], None)
+    outs = [onnx.ValueInfoProto(name=name) for name in outputs]  # untyped: onnxruntime infers
     kept = [initializers[n] for n in initializers if n in used and n not in inputs]
     region = helper.make_graph(nodes, "ortpool_fix_region", values, outs, kept)
     imports = holder.opset_import if isinstance(holder, onnx.FunctionProto) else (
         model.opset_import)
     out = helper.make_model(region, opset_imports=list(imports), functions=list(model.functions))
     out.ir_version = model.ir_version
-    return carry.carry(out)
+    return out

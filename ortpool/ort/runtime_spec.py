@@ -287,22 +287,12 @@ def with_values(feeds: Mapping[str, Any]) -> dict[str, Any]:
     return found
 
 
-def run_values(session: Any, outputs: Sequence[str], feeds: Mapping[str, Any],
-               run_options: Any = None) -> list[Any]:
-    """``session.run_with_ort_values`` with every feed an OrtValue (``run`` hands back no
-    bfloat16 output)."""
-    import onnxruntime as ort
-
-    values = {name: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
-              for name, v in with_values(feeds).items()}
-    return session.run_with_ort_values(list(outputs), values, run_options)
-
-
 def runner(session: Any, outputs: Sequence[str] | None, feeds: Mapping[str, Any],
            run_options: Any = None) -> Callable[[], list[Any]]:
     """``session.run(outputs, feeds, run_options)`` as a call, bfloat16 fed and fetched as
     ml_dtypes arrays: onnxruntime's Python API converts none either way, so they cross as
-    OrtValues (:func:`run_values`). The way is chosen once: a timed call pays nothing for it.
+    OrtValues (``run_with_ort_values``, whose feeds are all OrtValues). The way is chosen once:
+    a timed call pays nothing for it.
     ``ortpool.InferenceSession.run`` takes this way itself, its errors raised as its own."""
     import onnxruntime as ort
 
@@ -311,7 +301,9 @@ def runner(session: Any, outputs: Sequence[str] | None, feeds: Mapping[str, Any]
     wanted = list(outputs or [o.name for o in declared])
     if all(o.type != "tensor(bfloat16)" for o in declared if o.name in wanted):
         return functools.partial(session.run, outputs, values, run_options)
-    return lambda: [_array(v) for v in run_values(session, wanted, values, run_options)]
+    values = {name: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
+              for name, v in values.items()}
+    return lambda: [_array(v) for v in session.run_with_ort_values(wanted, values, run_options)]
 
 
 def run_arrays(session: Any, outputs: Sequence[str] | None, feeds: Mapping[str, Any],

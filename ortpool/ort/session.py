@@ -264,9 +264,11 @@ class InferenceSession:
         #: from the proto (onnxruntime's get_inputs() fails on a name that is not UTF-8)
         self._tensor_inputs = {value.name for value in proto.graph.input
                                if value.type.WhichOneof("value") == "tensor_type"}
-        # bfloat16 in or out: through OrtValues (onnxruntime's run takes and gives none), else
+        # bfloat16 in or out (or an output of no declared type, which may be: a captured
+        # tensor): through OrtValues (onnxruntime's run takes and gives none), else
         # onnxruntime's run as it is (a run of a small model is some 10 us: 3 more show)
-        bfloat16 = any(value.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
+        bfloat16 = any(value.type.tensor_type.elem_type in (onnx.TensorProto.BFLOAT16,
+                                                            onnx.TensorProto.UNDEFINED)
                        for value in (*proto.graph.input, *proto.graph.output))
         self._run = functools.partial(run_arrays, self._session) if bfloat16 else self._session.run
 

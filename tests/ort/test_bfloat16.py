@@ -14,9 +14,12 @@ from onnx import TensorProto, helper
 
 import ortpool
 from ortpool.bench import runner, usermodel
+from ortpool.fix import fix_with_report
+from ortpool.model.capture import capture_model
 from ortpool.model.singlenode import IR_VERSION
 from ortpool.ort import timed
-from ortpool.ort.runtime_spec import RuntimeSpec
+from ortpool.ort.opening import open_session
+from ortpool.ort.runtime_spec import RuntimeSpec, run_arrays
 
 #: Depends on onnxruntime's behaviour: also run on the lowest supported release.
 pytestmark = pytest.mark.onnxruntime
@@ -95,3 +98,67 @@ def test_a_session_that_does_not_load_is_a_failed_variant_not_a_traceback(tmp_pa
     with pytest.raises(timed.RunFailed) as raised:
         timed.time_against(model, None, {"X": X}, RuntimeSpec(), 1, 0.0)
     assert raised.value.variant == timed.ORIGINAL
+
+
+def test_every_bfloat16_value_crosses_both_ways_bit_for_bit():
+    """All 65536 bit patterns fed, fetched as a graph output and as an inner tensor (a capture,
+    as ``fix`` widens a model), each as it is: NaNs' payloads and -0 too."""
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["X"], ["mid"]),
+         helper.make_node("Identity", ["mid"], ["Y"])], "g",
+        [helper.make_tensor_value_info("X", TensorProto.BFLOAT16, [None])],
+        [helper.make_tensor_value_info("Y", TensorProto.BFLOAT16, [None])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = IR_VERSION
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    session = open_session(RuntimeSpec(), capture_model(model, ["mid"]))
+    for got in run_arrays(session, ["Y", "mid"], {"X": bits.view(BF16)}):
+        assert got.dtype == BF16 and np.array_equal(got.view(np.uint16), bits)
+
+
+def test_an_output_of_no_declared_type_comes_back_as_bfloat16():
+    """onnxruntime infers its type: a captured tensor (fix's capture declares none)."""
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["X"], ["B"], to=TensorProto.BFLOAT16),
+         helper.make_node("Cast", ["B"], ["Y"], to=TensorProto.FLOAT)], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2]),
+         onnx.ValueInfoProto(name="B")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = IR_VERSION
+    y, b = ortpool.InferenceSession(model).run(None, {"X": np.array([1.5, -2], np.float32)})
+    assert y.dtype == np.float32 and b.dtype == BF16 and b.tolist() == [1.5, -2]
+
+
+def test_fix_captures_a_bfloat16_tensor_inside_the_model():
+    """X (float) -> Cast to bfloat16 -> AveragePool, which has no kernel: onnxruntime cannot run
+    the model, so the pool's input is captured from its rewritten run (ortpool's op there)."""
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["X"], ["B"], name="in", to=TensorProto.BFLOAT16),
+         helper.make_node("AveragePool", ["B"], ["P"], name="pool", kernel_shape=[3, 3]),
+         helper.make_node("Cast", ["P"], ["Y"], name="out", to=TensorProto.FLOAT)], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 5, 5])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    model.ir_version = IR_VERSION
+    _, report = fix_with_report(model)
+    assert report.notes == [
+        "onnxruntime could not run the model (Could not find an implementation for "
+        "AveragePool(22) node with name 'pool'); node inputs were captured from its "
+        "ortpool-rewritten run"]
+    assert report.nodes[0].form == "in-float" and report.nodes[0].in_model["runs"] == 2
+
+
+def test_a_fixed_bfloat16_node_is_judged_on_another_runtime_as_it_stands():
+    """The form fix wrote (in-float) runs on the reference evaluator with its own bfloat16 X:
+    fixed, not refused for a float input named 'X__float32' the model does not have."""
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["X"], ["Y"], name="pool", kernel_shape=[2, 2])], "g",
+        [helper.make_tensor_value_info("X", TensorProto.BFLOAT16, [1, 1, 4, 4])],
+        [helper.make_tensor_value_info("Y", TensorProto.BFLOAT16, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    model.ir_version = IR_VERSION
+    fixed, _ = fix_with_report(model)
+    report = ortpool.validate(fixed, runtime="reference", guard_cost=False, isolate=False)
+    assert [(n.name, n.status) for n in report[0].nodes] == [("pool", "fixed")]
+    assert report[0].status == "agree"

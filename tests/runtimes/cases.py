@@ -19,7 +19,7 @@ def node(
 ) -> tuple[bytes, dict[str, np.ndarray]]:
     """The model of one ``op`` node at ``opset`` and its feeds (X, I, output_shape)."""
     site = site_of(op, opset, attributes, list(feeds), n_outputs, name="node")
-    model = alone_model(site, list(feeds), carried=False)  # the runtime takes bfloat16 itself
+    model = alone_model(site, list(feeds))
     return model.SerializeToString(), feed_dict(list(feeds))
 
 

@@ -26,7 +26,7 @@ from tests.support.judging import site_of
 x = np.random.default_rng(0).normal(size=(1, 2, 5, 5)).astype(np.float32)
 attrs = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
 want = kernels.run_op("MaxPool", 12, [x], attrs, 1)[0]
-model = alone_model(site_of("MaxPool", 12, attrs, [x]), [x], carried=False)
+model = alone_model(site_of("MaxPool", 12, attrs, [x]), [x])
 import onnxruntime
 got = {"onnxruntime": onnxruntime.InferenceSession(model.SerializeToString()).run(
     None, feed_dict([x]))[0]}
