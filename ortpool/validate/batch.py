@@ -15,6 +15,7 @@ import dataclasses
 import math
 import os
 import pickle
+import select
 import signal
 import stat
 import sys
@@ -277,6 +278,14 @@ def _peak_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
+def _writer_open(conn: Connection) -> bool:
+    """Whether the child still holds its end of ``conn``, whatever it sent (an unread message
+    is no sign of death): no POLLHUP on ours."""
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLIN)
+    return not any(event & select.POLLHUP for _, event in poller.poll(0))
+
+
 @dataclasses.dataclass
 class _Child:
     """A worker child as the parent sees it, and the model it is validating (``index`` None:
@@ -365,7 +374,7 @@ class _Child:
     def kill(self) -> None:
         if self.process.is_alive():
             self.process.kill()
-        elif self.conn is not None and not self.conn.poll():  # its pipe open, nothing in it:
+        elif self.conn is not None and _writer_open(self.conn):
             # alive, its forkserver gone (multiprocessing then says ended, code 255): by its pid
             os.kill(self.process.pid, signal.SIGKILL)
         self.process.join()

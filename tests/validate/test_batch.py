@@ -232,6 +232,47 @@ def test_a_server_killed_mid_model_costs_no_model_its_result():
     assert [(r.status, r.error) for r in found] == [("not-compared", "")] * 3
 
 
+def test_a_worker_its_server_cannot_report_is_killed_even_with_a_message_unread():
+    """Its forkserver dead, multiprocessing says a live worker has ended: kill() read its pipe
+    to tell, and took one holding an unread message (sent as it was killed at its --timeout)
+    for dead. Unsignalled, the worker then saw its pipe close, took its parent for gone and
+    removed the run's folder mid-run. Its pipe's writer still open is what says it lives."""
+    import multiprocessing
+    import subprocess
+
+    class Reported:  # what multiprocessing says of a worker forked from a dead server
+        def __init__(self, pid: int) -> None:
+            self.pid, self.exitcode = pid, 255
+
+        def is_alive(self) -> bool:
+            return False
+
+        def join(self, timeout: float | None = None) -> None:
+            pass
+
+    worker = subprocess.Popen(["sleep", "60"])
+    receive, send = multiprocessing.Pipe(duplex=False)
+    tasks, _ = multiprocessing.Pipe(duplex=False)
+    try:
+        send.send(("progress", (1, 3, "a node")))  # unread as the parent kills it
+        batch._Child(Reported(worker.pid), tasks, receive).kill()
+        assert worker.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        worker.kill()
+        send.close()
+    # its writer closed (dead), nothing of the pid is touched (it may be another's by now)
+    other = subprocess.Popen(["sleep", "60"])
+    receive, send = multiprocessing.Pipe(duplex=False)
+    send.send(("result", None))
+    send.close()
+    try:
+        batch._Child(Reported(other.pid), tasks, receive).kill()
+        time.sleep(0.2)
+        assert other.poll() is None
+    finally:
+        other.kill()
+
+
 def options_past_the_memory(nbytes: int) -> None:
     """In the child: one stand-in model whose options hold an array of ``nbytes``, the address
     space limited to what is in use and 1.5 times that: room for the array, not for the copies
