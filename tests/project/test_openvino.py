@@ -19,6 +19,7 @@ written down).
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -109,11 +110,16 @@ def _profiled(model: onnx.ModelProto, providers: list[str], feeds):
     options = ort.SessionOptions()
     options.log_severity_level = 3
     options.enable_profiling = True
-    # a folder of its own: reading the profile removes the file and its folder
-    options.profile_file_prefix = os.path.join(profile_dir(), "profile")
-    session = ortpool.InferenceSession(model, options, providers=providers)
-    outputs = session.run(None, feeds)
-    return outputs, placement(session, model)
+    # a folder of its own: reading the profile removes the file and its folder; a session that
+    # fails to load has written its profile there already (every run of the suite left one)
+    folder = profile_dir()
+    options.profile_file_prefix = os.path.join(folder, "profile")
+    try:
+        session = ortpool.InferenceSession(model, options, providers=providers)
+        outputs = session.run(None, feeds)
+        return outputs, placement(session, model)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _dynamic(model: onnx.ModelProto, spatial: bool) -> onnx.ModelProto:
