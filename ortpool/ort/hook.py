@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from onnxruntime_extensions import PyCustomOpDef, _ocos
 
 from ortpool.kernels import (
     MEMORY_CHECK_BYTES,
@@ -30,6 +29,7 @@ from ortpool.kernels import (
     reuse_outputs,
 )
 from ortpool.ort import failures
+from ortpool.ort._extensions import PyCustomOpDef, _ocos
 
 log = logging.getLogger("ortpool")
 

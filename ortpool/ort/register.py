@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from onnxruntime_extensions import PyCustomOpDef, _ocos, onnx_op
 
 from ortpool import kernels, optypes
 from ortpool.kernels.shapes import output_shape
 from ortpool.optypes import OUTPUT_SHAPE, OpType
 from ortpool.ort import hook
+from ortpool.ort._extensions import PyCustomOpDef, _ocos, onnx_op
 
 DT_CODE = {name: getattr(PyCustomOpDef, f"dt_{name}") for name in (
     "float", "double", "int8", "uint8", "int64")}

@@ -87,9 +87,9 @@ def versions() -> dict[str, str]:
     import numpy
     import onnx
     import onnxruntime
-    import onnxruntime_extensions
 
     import ortpool
+    from ortpool.ort._extensions import onnxruntime_extensions
 
     return {"ortpool": ortpool.__version__, "onnxruntime": onnxruntime.__version__,
             "onnxruntime_build": build()["distribution"],

@@ -20,7 +20,6 @@ except ModuleNotFoundError as err:  # no build installed: say which to install, 
     from ortpool.ort.runtime import INSTALL_HINT
 
     raise ModuleNotFoundError(INSTALL_HINT, name="onnxruntime") from None
-from onnxruntime_extensions import get_library_path
 
 from ortpool import optypes
 from ortpool.attributes import attribute_values, normalize
@@ -28,6 +27,7 @@ from ortpool.errors import OrtpoolError, shown
 from ortpool.model import branch_outputs, external_locations
 from ortpool.modelfile import problem
 from ortpool.ort import failures
+from ortpool.ort._extensions import get_library_path
 from ortpool.ort.nodes import iter_nodes, iter_ortpool_nodes, load_structure
 from ortpool.ort.register import register
 from ortpool.ort.runtime import EXTERNAL_FOLDER_KEY, create

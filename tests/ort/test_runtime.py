@@ -74,6 +74,24 @@ def test_rewrite_notes_a_model_the_installed_runtime_cannot_read():
         assert report.notes == []
 
 
+def test_the_processes_started_after_a_session_read_models_with_the_users_protobuf():
+    """onnxruntime-extensions sets PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python in the process's
+    environment as it is imported: validate's model workers and the runtimes' workers started
+    after it read models with protobuf's pure-Python reader (a model a worker calls unreadable
+    where the command line reads it). Put back as the user had it: unset, or set."""
+    env = {**CHILD_ENV, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env.pop("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", None)
+    shown = "; print(os.environ.get('PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION'))"
+    for imported, chosen, left in (("onnxruntime_extensions", None, "python"),  # alone
+                                   ("ortpool.ort.session", None, None),
+                                   ("ortpool.ort.session", "upb", "upb")):
+        if chosen is not None:
+            env["PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"] = chosen
+        done = subprocess.run([sys.executable, "-c", f"import os, {imported}{shown}"], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert (imported, done.returncode, done.stdout) == (imported, 0, f"{left}\n"), done.stderr
+
+
 def test_a_session_leaves_no_file_of_onnxruntimes_telemetry(tmp_path):
     """onnxruntime 1.32 writes its telemetry's session id (``.ses``) into TMPDIR and a device
     id under ~/.cache/Microsoft when imported; through ortpool it is off, unless the user set
