@@ -277,6 +277,13 @@ class ModelResult:
         return (f"<ModelResult {self.path}: {self.status}, {len(self.nodes)} nodes, "
                 f"{self.outputs_differing} of {len(self.outputs)} outputs differ>")
 
+    def portable(self) -> ModelResult:
+        """Itself without the judgements' arrays and the sites' protos (which do not pickle):
+        what a worker sends and a report holds, the same whichever way it was made."""
+        for node in self.nodes:
+            node.judgement = node.site = None
+        return self
+
     @property
     def status(self) -> str:
         """Its ``outcome``, else DIFFER, AGREE or NOT_COMPARED (nothing compared)."""

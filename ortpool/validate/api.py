@@ -163,11 +163,7 @@ def _in_process(model: ModelLike, options: Any, strict: bool) -> results.ModelRe
     label = model.graph.name or "<model>" if isinstance(model, onnx.ModelProto) else str(model)
     try:
         source = model if isinstance(model, onnx.ModelProto) else Path(model)
-        found = validate_model(source, options, strict_shapes=strict, label=label)
+        # as a worker's result, so that the report pickles
+        return validate_model(source, options, strict_shapes=strict, label=label).portable()
     except (OrtpoolError, OSError) as err:
         return results.ModelResult(path=label, outcome=results.COULD_NOT_RUN, error=str(err))
-    # as a worker's result: the sites' protos (which do not pickle) and the judgements' arrays
-    # dropped, so the report pickles and holds the same whichever way it was made
-    for node in found.nodes:
-        node.judgement = node.site = None
-    return found

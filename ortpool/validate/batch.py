@@ -165,13 +165,6 @@ def _quiet_hold(tasks: Connection, send: Callable[[tuple[str, Any]], None]) -> H
     return hold
 
 
-def _portable(result: results.ModelResult) -> results.ModelResult:
-    """The result without the judgements' arrays and the sites' protos (a smaller pickle)."""
-    for node in result.nodes:
-        node.judgement = node.site = None
-    return result
-
-
 def _serve(tasks: Connection, conn: Connection, work: Work, options: Any, strict_shapes: bool,
            folder: str, environment: dict[str, str], terminal: bool,
            timeout: float | None) -> None:
@@ -245,7 +238,7 @@ def _validated(work: Work, path: str, options: Any, strict_shapes: bool,
     process is as sound as before (a refusal ortpool names leaves it so; any other failure may
     not)."""
     try:
-        return (_RESULT, _portable(work(path, options, strict_shapes, progress))), True
+        return (_RESULT, work(path, options, strict_shapes, progress).portable()), True
     except OrtpoolError as err:  # a refusal: the model could not be validated
         return (results.COULD_NOT_RUN, _reason(err, path)), True
     except (OSError, ValueError, MemoryError) as err:  # failures the validator names
