@@ -22,7 +22,7 @@ from ortpool.errors import OrtpoolError
 from ortpool.model import InputSpec, ResolvedInputs, graph_inputs, resolve
 from ortpool.model.fixmarks import MARK
 from ortpool.model.inference import TypeTable, value_type
-from ortpool.model.scopes import graph_scopes, text
+from ortpool.model.scopes import MAIN_GRAPH, graph_scopes, text
 from ortpool.model.site import find_sites
 from ortpool.model.timing import Ratio, Stats
 from ortpool.ort import kernel_node, open_session, profile_dir, read_profile, stamp
@@ -188,7 +188,7 @@ def _owners(model: onnx.ModelProto, pools: Mapping[str, str], fixed: bool) -> di
     """Profile key -> the pooling node (``pools``: name -> label) the event's time belongs to:
     the node of that name and, in a fixed model, every node ``ortpool fix`` inserted for it."""
     owners: dict[str, str] = {}
-    for scope in graph_scopes(model.graph, ("graph",), "main graph", model.opset_import, None):
+    for scope in graph_scopes(model.graph, ("graph",), MAIN_GRAPH, model.opset_import, None):
         for node in scope.nodes:
             owner = pools.get(text(node.name)) if node.name else None
             if owner is None and fixed and node.doc_string.startswith(MARK):

@@ -17,14 +17,12 @@ from collections.abc import Iterable
 
 import onnx
 
-from ortpool.model.scopes import model_scopes, text
+from ortpool.model.scopes import MAIN_GRAPH, model_scopes, text
 
 #: The doc string prefix of every node fix inserts.
 MARK = "ortpool-fix:"
 #: The metadata_props key of fix's record.
 KEY = "ortpool.fix"
-#: The scope of a record that names none (``Scope.location``).
-MAIN = "main graph"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,12 +36,12 @@ class FixedNode:
     attributes: dict = dataclasses.field(default_factory=dict)  # the node's, as written
     inputs: tuple[str, ...] = ()  # the node's inputs and outputs: the form's bounds
     outputs: tuple[str, ...] = ()
-    scope: str = MAIN  # the node list it stands in (``Scope.location``)
+    scope: str = MAIN_GRAPH  # the node list it stands in (``Scope.location``)
 
     @property
     def key(self) -> str:
         """Its key in the record: a subgraph or a function may reuse a main graph's name."""
-        return self.name if self.scope == MAIN else f"{self.scope} > {self.name}"
+        return self.name if self.scope == MAIN_GRAPH else f"{self.scope} > {self.name}"
 
     @property
     def in_function(self) -> bool:
@@ -56,13 +54,13 @@ def _entry(key: str, value: object) -> FixedNode | None:
         return None
     form, op, nodes = value.get("form"), value.get("op"), value.get("nodes")
     attributes, inputs, outputs = value.get("attributes"), value.get("inputs"), value.get("outputs")
-    scope = value.get("scope", MAIN)
+    scope = value.get("scope", MAIN_GRAPH)
     names = (nodes, inputs, outputs)
     if not (isinstance(form, str) and isinstance(op, str) and isinstance(attributes, dict)
             and all(isinstance(v, list) and all(isinstance(n, str) for n in v) for v in names)
             and inputs and outputs and isinstance(scope, str)):
         return None
-    found = FixedNode(key if scope == MAIN else key.removeprefix(f"{scope} > "), form, op,
+    found = FixedNode(key if scope == MAIN_GRAPH else key.removeprefix(f"{scope} > "), form, op,
                       tuple(nodes), attributes, tuple(inputs), tuple(outputs), scope)
     return found if found.key == key else None
 
@@ -87,7 +85,7 @@ def record(model: onnx.ModelProto, fixed: Iterable[FixedNode]) -> None:
     """Write ``fixed`` into ``model``'s record, beside what an earlier fix recorded."""
     entries, _ = _recorded(model)
     entries.update((f.key, {k: v for k, v in dataclasses.asdict(f).items()
-                            if k != "name" and (k, v) != ("scope", MAIN)}) for f in fixed)
+                            if k != "name" and (k, v) != ("scope", MAIN_GRAPH)}) for f in fixed)
     kept = [p for p in model.metadata_props if p.key != KEY]
     del model.metadata_props[:]
     model.metadata_props.extend(kept)

@@ -19,6 +19,8 @@ from onnx import AttributeProto
 from ortpool import versions
 from ortpool.errors import OrtpoolError
 
+#: The main graph's ``Scope.location`` (a subgraph's and a function's name their place).
+MAIN_GRAPH = "main graph"
 #: Domain strings that mean the standard ai.onnx operator set.
 AI_ONNX = ("", "ai.onnx")
 
@@ -150,7 +152,7 @@ def _below(scope: Scope) -> Iterator[Scope]:
 
 def model_scopes(model: onnx.ModelProto) -> list[Scope]:
     """Every scope of ``model``: the main graph and its subgraphs, then each local function."""
-    scopes = list(graph_scopes(model.graph, ("graph",), "main graph", model.opset_import, None))
+    scopes = list(graph_scopes(model.graph, ("graph",), MAIN_GRAPH, model.opset_import, None))
     for index, f in enumerate(model.functions):
         scopes += _below(Scope(("function", index), f"function {function_label(f)}", f.node,
                                f.opset_import, None, f, f))

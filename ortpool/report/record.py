@@ -15,6 +15,7 @@ from ortpool.check.causes import Basis, Cause, verdict_basis
 from ortpool.check.compare import TensorComparison
 from ortpool.check.judge import Judgement
 from ortpool.model import OpenDim
+from ortpool.model.scopes import MAIN_GRAPH
 from ortpool.model.site import Site
 from ortpool.report.text import clean
 from ortpool.tolerances import Tolerance
@@ -63,7 +64,7 @@ class NodeResult:
     attributes: dict[str, Any]
     input_shapes: list[list[int]]
     status: str
-    location: str = "main graph"
+    location: str = MAIN_GRAPH
     comparisons: list[TensorComparison] = dataclasses.field(default_factory=list)
     causes: list[Cause] = dataclasses.field(default_factory=list)
     message: str = ""
