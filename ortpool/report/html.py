@@ -51,6 +51,13 @@ SHARED_CSS = """
   .ortpool table.summary thead { display:none; }
   .ortpool table.summary tr, .ortpool table.summary td { display:block; border:0; padding:2px; }
   .ortpool table.summary tr { border-bottom:1px solid #d9e2ec; padding:6px 0; }
+  /* a node's row stacked too, each cell under its heading's name: scrolled sideways, a row
+     stood as tall as its wrapped cells text, a blank band beside it */
+  .ortpool table.nodes thead { display:none; }
+  .ortpool table.nodes tr { display:block; border-bottom:1px solid #d9e2ec; padding:6px 0; }
+  .ortpool.ortpool table.nodes td { display:block; border:0; padding:1px 2px; text-align:left;
+    white-space:normal; min-width:0; }
+  .ortpool table.nodes td[data-h]::before { content:attr(data-h) ": "; color:#616e7c; }
 }
 """
 
@@ -90,9 +97,6 @@ footer { padding:0 36px 30px; }
   header, main, footer { padding:12px; }
   header h1 { font-size:18px; }
   section.model, details.model, figure { padding:10px; }
-  /* a table keeps a readable width and scrolls inside its card, rather than squeezing every
-     column into a few characters (and every row into many lines) */
-  .scroll > table.nodes { min-width:780px; }
 }
 """
 
@@ -147,6 +151,11 @@ def findings(model: ModelResult) -> str:
     return f'<ul class="findings">{"".join(items)}</ul>' if items else ""
 
 
+#: the node table's headings, the reference evaluator's column last (only where it ran)
+NODE_HEAD = ("node", "op", "status", "attributes", "onnxruntime", "spec (ortpool)", "cells",
+             "max abs", "reference")
+
+
 def _node_row(node: NodeResult, with_ref: bool) -> str:
     ref = ""
     if node.reference is not None:
@@ -155,20 +164,21 @@ def _node_row(node: NodeResult, with_ref: bool) -> str:
         if r.causes:
             ref += "<br><small>" + "<br>".join(_e(f"{c.title}: {c.detail}") for c in r.causes)
             ref += "</small>"
-    # the status third: on a narrow screen the table scrolls, the verdict stays in view
     cells = [
-        f'<td class="mono">{name(node.name)}</td>',
-        f"<td>{_e(terminal.op_text(node))}</td>",
-        f"<td>{_badge(node.status, node.runtime)}</td>",
-        f'<td class="mono">{_e(terminal.attributes_text(node))}</td>',
-        f'<td class="mono shape">{_e(" ".join(map(shape, node.builtin_shapes)) or "-")}</td>',
-        f'<td class="mono shape">{_e(" ".join(map(shape, node.ortpool_shapes)) or "-")}</td>',
-        f'<td class="cells">{_e(terminal.figures_text(node)) if node.comparisons else "-"}</td>',
-        f'<td class="num">{_e(num(node.max_abs))}</td>',
+        ("mono", name(node.name)),
+        ("", _e(terminal.op_text(node))),
+        ("", _badge(node.status, node.runtime)),
+        ("mono", _e(terminal.attributes_text(node))),
+        ("mono shape", _e(" ".join(map(shape, node.builtin_shapes)) or "-")),
+        ("mono shape", _e(" ".join(map(shape, node.ortpool_shapes)) or "-")),
+        ("cells", _e(terminal.figures_text(node)) if node.comparisons else "-"),
+        ("num", _e(num(node.max_abs))),
+        *([("", ref)] if with_ref else []),
     ]
-    if with_ref:
-        cells.append(f"<td>{ref}</td>")
-    return f'<tr class="node-row" data-status="{_e(node.status)}">' + "".join(cells) + "</tr>"
+    # each cell names its heading: a narrow screen shows the row stacked, the headings hidden
+    tds = "".join(f'<td class="{kind}" data-h="{h}">{value}</td>'
+                  for h, (kind, value) in zip(NODE_HEAD, cells, strict=False))
+    return f'<tr class="node-row" data-status="{_e(node.status)}">{tds}</tr>'
 
 
 def _axis_labels(axis: picture.Axis) -> str:
@@ -240,8 +250,7 @@ def _model_body(model: ModelResult) -> str:
         return f'<div class="meta">{_badge(model.outcome)} {name(model.error, 5000)}</div>'
     inputs = ", ".join(f"{safe(k)} {shape(v)}" for k, v in model.inputs.items())
     with_ref = any(n.reference is not None for n in model.nodes)
-    head = ["node", "op", "status", "attributes", "onnxruntime", "spec (ortpool)", "cells",
-            "max abs", *(["reference"] if with_ref else [])]
+    head = NODE_HEAD if with_ref else NODE_HEAD[:-1]
     parts = [f'<div class="meta">opset {_e(model.opset)} · inputs {name(inputs, 200)} '
              f"({_e(model.input_source)})</div>"]
     if model.open_dims:

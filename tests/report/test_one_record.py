@@ -63,8 +63,8 @@ def test_every_view_says_the_records_counts(path, monkeypatch):
     page, notebook = report.to_html(), report._repr_html_()
     failing = [n for n in doc_model["nodes"] if n["status"] != "agree"]
     assert failing, "the case must have a node that differs"
-    cells = _texts(r'<td class="cells">(.*?)</td>', page)
-    maxima = _texts(r'<td class="num">(.*?)</td>', page)
+    cells = _texts(r'<td class="cells"[^>]*>(.*?)</td>', page)
+    maxima = _texts(r'<td class="num"[^>]*>(.*?)</td>', page)
     found = dict(zip(re.findall(r'<li class="finding" data-node="([^"]+)"', notebook),
                      _texts(r'<span class="figures">(.*?)</span>', notebook), strict=True))
     for index, node in enumerate(doc_model["nodes"]):

@@ -189,6 +189,14 @@ def test_structure_summary_first_links_details_and_no_external_resource(report):
     # every table scrolls inside its card on a narrow screen
     assert text.count("<table") == text.count('<div class="scroll"><table')
     assert "@media (max-width: 700px)" in text
+    # there a node's row is stacked, each cell under its heading's name (scrolled sideways, a
+    # row stood as tall as its wrapped cells text beside a blank band)
+    assert "table.nodes td[data-h]::before { content:attr(data-h)" in text
+    for table in re.findall(r'<table class="nodes">.*?</table>', text):
+        heads = re.findall(r"<th>([^<]*)</th>", table)
+        rows = re.findall(r'<tr class="node-row".*?</tr>', table)
+        assert heads[:3] == ["node", "op", "status"] and rows
+        assert all(re.findall(r'<td class="[^"]*" data-h="([^"]*)">', r) == heads for r in rows)
 
 
 def test_summary_puts_models_that_could_not_run_first_and_renders_any_status_by_name():
