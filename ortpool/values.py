@@ -13,6 +13,7 @@ import math
 import numbers
 import os
 import re
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -51,6 +52,10 @@ def _number(label: str, value: Any, kind: type = numbers.Real, wanted: str = "a 
     # bool is an int to Python, but True for a count is a mistake, not 1
     if isinstance(value, bool) or not isinstance(value, kind):
         raise wrong(label, value, wanted)
+    if isinstance(value, numbers.Integral) and abs(value) > sys.float_info.max:
+        # float() overflows on it, and Python writes no int of over 4300 digits
+        raise OrtpoolError(f"{label} is an integer of {int(value).bit_length()} bits, larger "
+                           "than any option takes")
     return value
 
 
