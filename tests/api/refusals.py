@@ -43,6 +43,8 @@ CASES: list[tuple[str, str]] = [
      '(2**59), more than any array can hold'),
     ('ortpool.validate(M, inputs=5)',
      'TypeError: inputs=5 must be a name -> array mapping or an .npz path, not int'),
+    ("ortpool.validate(M, inputs='')",
+     "OrtpoolError: inputs='' must name a file"),
     ("ortpool.validate(M, inputs={'x': 'a'})",
      "TypeError: inputs['x'] must be an array of numbers, not of <U1 ('a')"),
     ("ortpool.validate(M, inputs={'x': HUGE})",

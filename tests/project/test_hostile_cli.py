@@ -105,6 +105,10 @@ def test_every_option_value_is_checked_in_one_line(tmp_path):
         "no file; leave the option out for no report",
         ("validate", MODEL, "--html", ""): "ortpool validate: error: argument --html: '' names no "
         "file; leave the option out for no report",
+        # an empty --inputs was a TypeError's traceback (a path of the wrong kind), as --inputs=''
+        ("validate", MODEL, "--inputs", ""): "ortpool validate: error: --inputs='' must name a "
+        "file",
+        ("bench", "--inputs", ""): "ortpool bench: error: --inputs='' must name a file",
     }
     found = _run([list(argv) for argv in cases])
     for (argv, message), (code, stderr) in zip(cases.items(), found, strict=True):
