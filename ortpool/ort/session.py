@@ -26,7 +26,7 @@ from ortpool.attributes import attribute_values, normalize
 from ortpool.errors import OrtpoolError, shown
 from ortpool.model import branch_outputs, external_locations
 from ortpool.modelfile import problem
-from ortpool.ort import failures
+from ortpool.ort import failures, runtime_spec
 from ortpool.ort._extensions import get_library_path
 from ortpool.ort.nodes import iter_nodes, iter_ortpool_nodes, load_structure
 from ortpool.ort.register import register
@@ -56,6 +56,8 @@ def session_options(base: ort.SessionOptions | None = None) -> ort.SessionOption
     """
     register()
     options = base if base is not None else ort.SessionOptions()
+    if base is None and runtime_spec._POOL_MADE:  # the process's one pool: every session on it
+        options.use_per_session_threads = False
     if _config(options, _LIBRARY_MARK) is None:
         options.register_custom_ops_library(get_library_path())
         options.add_session_config_entry(_LIBRARY_MARK, "1")
