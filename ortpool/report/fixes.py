@@ -50,7 +50,9 @@ class NodeFix:
         """``node 'p' (MaxPool-12, float): form explicit-pads -- exact on 5 input sets ...``."""
         where = f"node {self.name!r} ({self.key}{', ' + self.elem if self.elem else ''})"
         if self.realization in (UNPROVEN, NOT_SELECTED):
-            return f"{where}: {self.realization}: {self.reason}"
+            # a selection's reason says "not selected" itself
+            why = self.reason.removeprefix(f"{self.realization}: ")
+            return f"{where}: {self.realization}: {why}"
         head = {UNCHANGED: "unchanged", FORM: f"form {self.form}", ORTPOOL: "ortpool op"}
         text = f"{where}: {head[self.realization]}"
         if self.proof:
