@@ -418,6 +418,8 @@ CASES: list[tuple[str, str]] = [
      "TypeError: providers='cpu' must be a list of provider names or (name, {options}) pairs"),
     ("ortpool.InferenceSession(M, sess_options='x')",
      "TypeError: sess_options='x' must be an onnxruntime.SessionOptions or None, not str"),
+    ("ortpool.session_options('x')",
+     "TypeError: base='x' must be an onnxruntime.SessionOptions or None, not str"),
 ]  # fmt: skip
 
 
