@@ -122,9 +122,10 @@ def path(label: str, value: Any) -> str:
     return text
 
 
-def names(label: str, value: Any) -> tuple[str, ...] | None:
+def names(label: str, value: Any, empty: bool = False) -> tuple[str, ...] | None:
     """Names given as one string or a list of strings (None: not given); a string is one name,
-    never its characters."""
+    never its characters. None at all (``[]``, ``''``: an empty shell variable) is refused
+    unless ``empty`` (``exclude=[]``): it selected nothing, or every one."""
     if value is None:
         return None
     items = [value] if isinstance(value, str) else value
@@ -135,6 +136,8 @@ def names(label: str, value: Any) -> tuple[str, ...] | None:
         if not isinstance(item, str):
             raise TypeError(
                 f"{label}={shown(value)} must hold names (str), not {type(item).__name__}")
+    if not (empty or any(items)):
+        raise OrtpoolError(f"{label}={shown(value)} names nothing; leave it out for every one")
     return tuple(items)
 
 

@@ -130,6 +130,7 @@ def prepare(settings: runner.Settings, model_inputs: InputSpec, patterns: Sequen
 
     chosen, pair = [], None
     if model is None:
+        patterns = values.names(label("cases", style), patterns)
         try:
             chosen = select(patterns)
         except ValueError as err:

@@ -68,7 +68,8 @@ def selection(ops: Any = None, nodes: Any = None, exclude: Any = None,
     chosen = values.names(label("nodes", style), nodes)
     return Selection(
         ops=op_set, nodes=None if chosen is None else frozenset(chosen),
-        exclude=frozenset(values.names(label("exclude", style), exclude) or ()), style=style)
+        exclude=frozenset(values.names(label("exclude", style), exclude, empty=True) or ()),
+        style=style)
 
 
 def from_args(args: argparse.Namespace) -> Selection:

@@ -181,6 +181,8 @@ CASES: list[tuple[str, str]] = [
      'TypeError: ops=5 must be a name or a list of names, not int'),
     ('ortpool.fix(M, nodes=5)',
      'TypeError: nodes=5 must be a name or a list of names, not int'),
+    ('ortpool.fix(M, nodes=[])',
+     'OrtpoolError: nodes=[] names nothing; leave it out for every one'),
     ('ortpool.fix(M, exclude=[None])',
      'TypeError: exclude=[None] must hold names (str), not NoneType'),
     ("ortpool.fix(M, skip_invalid='x')",
@@ -240,6 +242,8 @@ CASES: list[tuple[str, str]] = [
      'TypeError: inputs=5 must be a name -> array mapping or an .npz path, not int'),
     ('ortpool.bench(cases=5)',
      'TypeError: cases=5 must be a name or a list of names, not int'),
+    ('ortpool.bench(cases=[])',
+     'OrtpoolError: cases=[] names nothing; leave it out for every one'),
     ("ortpool.bench(cases='nope')",
      'OrtpoolError: cases: no benchmark case matches nope; the cases are resnet-stem, vgg, '
      'segnet-indices, segnet-unpool, densenet-transition, inception, 3d, 1d, audio-1d, '
@@ -305,6 +309,8 @@ CASES: list[tuple[str, str]] = [
      'MaxRoiPool'),
     ('ortpool.conformance(ops=5)',
      'TypeError: ops=5 must be a name or a list of names, not int'),
+    ("ortpool.conformance(dtypes=[''])",
+     "OrtpoolError: dtypes=[''] names nothing; leave it out for every one"),
     ("ortpool.conformance(versions='x')",
      "TypeError: versions='x' must be an integer or a list of integers, not str"),
     ('ortpool.conformance(versions=[-1])',

@@ -109,6 +109,12 @@ def test_every_option_value_is_checked_in_one_line(tmp_path):
         ("validate", MODEL, "--inputs", ""): "ortpool validate: error: --inputs='' must name a "
         "file",
         ("bench", "--inputs", ""): "ortpool bench: error: --inputs='' must name a file",
+        # an empty filter (an empty shell variable) selected no node and wrote the model as it
+        # was (exit 0), or every bundled case (minutes of timing)
+        ("fix", MODEL, out, "--nodes", ""): "ortpool fix: error: --nodes=[] names nothing; leave "
+        "it out for every one",
+        ("bench", "--cases", ""): "ortpool bench: error: --cases=[''] names nothing; leave it "
+        "out for every one",
     }
     found = _run([list(argv) for argv in cases])
     for (argv, message), (code, stderr) in zip(cases.items(), found, strict=True):
