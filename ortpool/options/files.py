@@ -11,6 +11,7 @@ import onnx
 
 from ortpool import values
 from ortpool.errors import OrtpoolError
+from ortpool.model.files import external_locations
 from ortpool.model.selection import Selection
 from ortpool.options import CLI, PYTHON, label, reports
 from ortpool.versions import OPERATORS
@@ -74,6 +75,16 @@ def selection(ops: Any = None, nodes: Any = None, exclude: Any = None,
 
 def from_args(args: argparse.Namespace) -> Selection:
     return selection(args.ops, args.nodes, args.exclude, CLI)
+
+
+def data_folder(model: Any, key: str, hint: str = "") -> None:
+    """Refuse a ModelProto loaded without its external data (``hint``: what else the caller
+    can give): onnxruntime would read a file of that name in the working directory."""
+    where = external_locations(model) if isinstance(model, onnx.ModelProto) else []
+    if where:
+        raise OrtpoolError(f"{key}: its external data {where[0]!r} is not loaded, and a ModelProto "
+                           "has no folder to read it from (onnxruntime would read the working "
+                           f"directory's): give the model's path{hint}, or load it with its data")
 
 
 def model(value: Any, key: str = "model", *, proto: bool = True) -> Any:

@@ -162,6 +162,7 @@ def _in_process(model: ModelLike, options: Any, strict: bool) -> results.ModelRe
     """One model validated in this process (one that cannot be is a result with its reason)."""
     label = model.graph.name or "<model>" if isinstance(model, onnx.ModelProto) else str(model)
     try:
+        files.data_folder(model, label)
         source = model if isinstance(model, onnx.ModelProto) else Path(model)
         # as a worker's result, so that the report pickles
         return validate_model(source, options, strict_shapes=strict, label=label).portable()
