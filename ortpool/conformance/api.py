@@ -111,6 +111,6 @@ def selected(ops: Any, versions: Any, dtypes: Any, ranks: Any, seed: int, nonfin
         raise OrtpoolError(f"{label('dtypes', style)}: {err}") from None
     wanted = values.integers(label("versions", style), versions) or []
     spatial = values.integers(label("ranks", style), ranks) or []
-    cases = select_cases(op_list, wanted, types, spatial, nonfinite)
+    cases = select_cases(op_list, wanted, types, spatial, nonfinite, style)
     return cases, {"seed": seed, "ops": op_list, "versions": wanted, "dtypes": types,
                    "ranks": spatial, "domain": name(nonfinite)}

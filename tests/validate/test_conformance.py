@@ -200,8 +200,9 @@ def test_cli_matrix_and_json(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["conformance", "--ranks", "4"], "must name ranks among 1, 2, 3"),
-        (["conformance", "--ops", "Conv"], "unknown pooling operator 'Conv'"),
+        # named as flags, not as the Python keywords ("ranks [4]", "ops: ...")
+        (["conformance", "--ranks", "4"], "error: --ranks [4] must name ranks among 1, 2, 3"),
+        (["conformance", "--ops", "Conv"], "error: --ops: unknown pooling operator 'Conv'"),
         (["conformance", "--versions", "x"], "comma-separated integers"),
         (["conformance", "--ops", "MaxPool", "--versions", "7"], "select no case"),
         # a provider this build does not have: named, with what it has, before any case runs
