@@ -168,9 +168,12 @@ def run_file(source: str | os.PathLike, target: str | os.PathLike, options: Opti
 
     def produce(model: onnx.ModelProto, folder: Path) -> tuple[onnx.ModelProto | None, FixReport]:
         fixed, report = fix_model(model, options, folder)
-        held = ("nothing written: some nodes are unproven (--allow-unproven)"
+        python = report.style == PYTHON  # the notes name the arguments, or the flags
+        held = ("nothing written: some nodes are unproven "
+                f"({'allow_unproven=True' if python else '--allow-unproven'})"
                 if report.unproven and not allow_unproven
-                else "nothing written (--dry-run)" if dry_run else "")
+                else f"nothing written ({'dry_run=True' if python else '--dry-run'})" if dry_run
+                else "")
         if held:
             report.notes.append(held)
             return None, report
