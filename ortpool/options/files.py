@@ -25,12 +25,21 @@ def names(text: str) -> list[str]:
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
+def path(text: str) -> str:
+    """``type=`` of a file argument: ``''`` (an empty shell variable) names no file (pathlib
+    took it for the current folder: ". is a directory")."""
+    if not text:
+        raise argparse.ArgumentTypeError("'' names no file")
+    return text
+
+
 def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
     """``IN.onnx OUT.onnx``, the selection, ``--json``, ``--link-data``, ``-q``/``-v``; ``verb``
     (``retarget``, ``restore``, ``fix``): what the command does to the nodes selected."""
-    parser.add_argument("input", metavar="IN.onnx", help="the model to read (never modified)")
+    parser.add_argument("input", metavar="IN.onnx", type=path,
+                        help="the model to read (never modified)")
     parser.add_argument(
-        "output", metavar="OUT.onnx",
+        "output", metavar="OUT.onnx", type=path,
         help="where to write the result; external data files are hard-linked (or copied) "
         "next to it")
     parser.add_argument(

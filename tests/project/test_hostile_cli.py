@@ -109,6 +109,11 @@ def test_every_option_value_is_checked_in_one_line(tmp_path):
         ("validate", MODEL, "--inputs", ""): "ortpool validate: error: --inputs='' must name a "
         "file",
         ("bench", "--inputs", ""): "ortpool bench: error: --inputs='' must name a file",
+        # an empty path was the current folder: "error: . is a directory, not a model file"
+        ("rewrite", "", out): "ortpool rewrite: error: argument IN.onnx: '' names no file",
+        ("fix", MODEL, ""): "ortpool fix: error: argument OUT.onnx: '' names no file",
+        ("validate", MODEL, ""): "ortpool validate: error: argument MODEL: '' names no file",
+        ("bench", ""): "ortpool bench: error: argument MODEL: '' names no file",
         # an empty filter (an empty shell variable) selected no node and wrote the model as it
         # was (exit 0), or every bundled case (minutes of timing)
         ("fix", MODEL, out, "--nodes", ""): "ortpool fix: error: --nodes=[] names nothing; leave "
