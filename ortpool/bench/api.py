@@ -44,6 +44,7 @@ class BenchReport(Report):
         return 0 if self.model_bench is not None or self.figures["all_agree"] else 1
 
     def table(self, markdown: bool = False) -> str:
+        markdown = values.flag("markdown", markdown)
         if self.model_bench is not None:
             return "\n".join(bench_report.model_tables(self.model_bench, markdown=markdown))
         return bench_report.render(bench_report.table(self.results), markdown=markdown)

@@ -243,6 +243,28 @@ def test_a_proto_without_its_external_data_is_not_judged_on_another_file(tmp_pat
     assert ortpool.fix(proto, source_dir=tmp_path / "m").exit_code == 0
 
 
+def test_a_report_s_yes_or_no_arguments_refuse_strings():
+    """'false' is a true value to Python: report.report(verbose="false") printed every node, as
+    the options of the calls themselves no longer do (values.flag)."""
+    calls = [
+        lambda: ortpool.validate(str(AGREES), isolate=False).report(verbose="false"),
+        lambda: ortpool.BenchReport([], {}, None).table(markdown="no"),
+        lambda: ortpool.fix(str(AGREES)).report.exit_code("no"),
+        lambda: ortpool.fix(str(AGREES)).report.summary_lines(verbose="no"),
+        lambda: ortpool.rewrite.rewrite_with_report(str(AGREES))[1].summary_lines(verbose="no"),
+    ]
+    found = []
+    for call in calls:
+        with pytest.raises(TypeError) as refused:
+            call()
+        found.append(str(refused.value))
+    assert found == ["verbose='false' must be True or False, not str",
+                     "markdown='no' must be True or False, not str",
+                     "allow_unproven='no' must be True or False, not str",
+                     "verbose='no' must be True or False, not str",
+                     "verbose='no' must be True or False, not str"]
+
+
 def test_conformance_and_bench_from_python():
     from ortpool.conformance.run import select_cases
     from ortpool.report.record import FAILING
