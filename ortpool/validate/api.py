@@ -100,7 +100,7 @@ def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
         with main_kept_out():
             found = batch.run_models(
                 [os.fspath(m) for m in models], options, jobs=batch.jobs_from(jobs, models),
-                timeout=limit)
+                timeout=limit, style=PYTHON)
     else:
         found = [_in_process(m, options, len(models) == 1) for m in models]
     warning = unmatched(options, found, PYTHON)
