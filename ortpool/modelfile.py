@@ -56,10 +56,13 @@ def problem(model: onnx.ModelProto) -> str | None:
 def read(path: str | os.PathLike, *, load_external_data: bool) -> onnx.ModelProto:
     """The model at ``path``, checked; with its external data only if asked."""
     path = Path(path)
-    if path.is_dir():
-        raise OrtpoolError(f"{path} is a directory, not a model file")
-    if not path.exists():
-        raise OrtpoolError(f"{path}: no such model file")
+    try:
+        if path.is_dir():
+            raise OrtpoolError(f"{path} is a directory, not a model file")
+        if not path.exists():
+            raise OrtpoolError(f"{path}: no such model file")
+    except OSError as err:  # a name the system refuses (too long, in a folder not searchable)
+        raise OrtpoolError(f"the model {path}: {err.strerror}") from None
     require_regular(path, "the model")
     size = path.stat().st_size
     if size == 0:

@@ -273,8 +273,11 @@ class StagedFiles(contextlib.AbstractContextManager):
         for other in self._destinations:
             if same_file(path, other.path):
                 raise OrtpoolError(f"{what} {path} and {other.what} {other.path} are the same file")
-        if path.is_dir():
-            raise OrtpoolError(f"{what} {path} is a directory; name a file")
+        try:
+            if path.is_dir():
+                raise OrtpoolError(f"{what} {path} is a directory; name a file")
+        except OSError as err:  # a name the system refuses (too long, in a folder not searchable)
+            raise OrtpoolError(f"{what} {path}: {err.strerror}") from None
 
     def _keep(self, destination: Destination) -> Destination:
         for other in self._destinations:

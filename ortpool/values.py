@@ -13,6 +13,7 @@ import math
 import numbers
 import os
 import re
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -51,6 +52,10 @@ def _number(label: str, value: Any, kind: type = numbers.Real, wanted: str = "a 
     # bool is an int to Python, but True for a count is a mistake, not 1
     if isinstance(value, bool) or not isinstance(value, kind):
         raise wrong(label, value, wanted)
+    if isinstance(value, numbers.Integral) and abs(value) > sys.float_info.max:
+        # float() overflows on it, and Python writes no int of over 4300 digits
+        raise OrtpoolError(f"{label} is an integer of {int(value).bit_length()} bits, larger "
+                           "than any option takes")
     return value
 
 
@@ -117,9 +122,10 @@ def path(label: str, value: Any) -> str:
     return text
 
 
-def names(label: str, value: Any) -> tuple[str, ...] | None:
+def names(label: str, value: Any, empty: bool = False) -> tuple[str, ...] | None:
     """Names given as one string or a list of strings (None: not given); a string is one name,
-    never its characters."""
+    never its characters. None at all (``[]``, ``''``: an empty shell variable) is refused
+    unless ``empty`` (``exclude=[]``): it selected nothing, or every one."""
     if value is None:
         return None
     items = [value] if isinstance(value, str) else value
@@ -130,6 +136,8 @@ def names(label: str, value: Any) -> tuple[str, ...] | None:
         if not isinstance(item, str):
             raise TypeError(
                 f"{label}={shown(value)} must hold names (str), not {type(item).__name__}")
+    if not (empty or any(items)):
+        raise OrtpoolError(f"{label}={shown(value)} names nothing; leave it out for every one")
     return tuple(items)
 
 

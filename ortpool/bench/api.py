@@ -44,6 +44,7 @@ class BenchReport(Report):
         return 0 if self.model_bench is not None or self.figures["all_agree"] else 1
 
     def table(self, markdown: bool = False) -> str:
+        markdown = values.flag("markdown", markdown)
         if self.model_bench is not None:
             return "\n".join(bench_report.model_tables(self.model_bench, markdown=markdown))
         return bench_report.render(bench_report.table(self.results), markdown=markdown)
@@ -91,9 +92,9 @@ def bench(model: str | os.PathLike | None = None, fixed: str | os.PathLike | Non
     long; ``reference_timeout``: seconds a case for the onnx reference evaluator (0 skips it);
     ``seed``, ``providers``, ``opt_level`` (default ``all``), the threads and execution mode: as
     :func:`ortpool.validate` takes them; ``shared_pool``: every session on onnxruntime's one
-    process-wide intra-op pool, as the command runs them (set once for the process: off by
-    default here). Returns a :class:`BenchReport`; a bad argument raises
-    :class:`ortpool.OrtpoolError` (or a ``TypeError``) naming it.
+    process-wide intra-op pool, as the command runs them (set once for the process, whose later
+    sessions all run on it: off by default here). Returns a :class:`BenchReport`; a bad argument
+    raises :class:`ortpool.OrtpoolError` (or a ``TypeError``) naming it.
     """
     spec = runtime.from_python(providers, opt_level, intra_op_threads, inter_op_threads,
                                execution_mode)
@@ -130,6 +131,7 @@ def prepare(settings: runner.Settings, model_inputs: InputSpec, patterns: Sequen
 
     chosen, pair = [], None
     if model is None:
+        patterns = values.names(label("cases", style), patterns)
         try:
             chosen = select(patterns)
         except ValueError as err:

@@ -12,6 +12,7 @@ from ortpool.bench import cases as bench_cases
 from ortpool.errors import OrtpoolError
 from ortpool.model import InputSpec
 from ortpool.options import CLI, inputs, reports, runtime, timing
+from ortpool.options.files import path as file_path
 from ortpool.ort import DEFAULT_LEVEL
 from ortpool.staging import StagedFiles
 
@@ -29,11 +30,11 @@ REFERENCE_TIMEOUT = 10.0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "model", nargs="?", metavar="MODEL",
+        "model", nargs="?", metavar="MODEL", type=file_path,
         help="an ONNX model to time in plain onnxruntime, with the kernel time of each pooling "
         "node from onnxruntime's profile (default: the bundled CNN cases below)")
     parser.add_argument(
-        "fixed", nargs="?", metavar="FIXED",
+        "fixed", nargs="?", metavar="FIXED", type=file_path,
         help="MODEL's fixed form ('ortpool fix MODEL FIXED'): timed against MODEL in the same "
         "rounds, with a second session of MODEL as the control")
     # --shape and --inputs size MODEL's inputs (the bundled cases' models are ortpool's own)

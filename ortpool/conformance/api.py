@@ -110,7 +110,8 @@ def selected(ops: Any, versions: Any, dtypes: Any, ranks: Any, seed: int, nonfin
     except OrtpoolError as err:
         raise OrtpoolError(f"{label('dtypes', style)}: {err}") from None
     wanted = values.integers(label("versions", style), versions) or []
-    spatial = values.integers(label("ranks", style), ranks) or []
-    cases = select_cases(op_list, wanted, types, spatial, nonfinite)
+    # each rank once (the grid takes every rank given: one named twice ran its cases twice)
+    spatial = list(dict.fromkeys(values.integers(label("ranks", style), ranks) or []))
+    cases = select_cases(op_list, wanted, types, spatial, nonfinite, style)
     return cases, {"seed": seed, "ops": op_list, "versions": wanted, "dtypes": types,
                    "ranks": spatial, "domain": name(nonfinite)}

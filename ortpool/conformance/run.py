@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from ortpool import dtypes, versions
 from ortpool.check import grid
 from ortpool.errors import OrtpoolError
+from ortpool.options import PYTHON, label
 from ortpool.options.target import DEFAULT_CASE_TIMEOUT
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.report import record as results
@@ -20,18 +21,19 @@ from ortpool.tolerances import DEFAULT_RULE, AccuracyRule
 
 def select_cases(ops: Sequence[str] | None = None, spec_versions: Sequence[int] | None = None,
                  element_types: Sequence[str] | None = None, ranks: Sequence[int] = (1, 2, 3),
-                 nonfinite: bool = False) -> list[grid.Case]:
+                 nonfinite: bool = False, style: str = PYTHON) -> list[grid.Case]:
     """The grid's cases the filters select (None: every one): operators, spec versions, element
     types (ONNX names, ``float`` is float32; numpy's spellings read too), spatial ranks, and the
     input domain (ruling 20: the cases holding NaN with ``nonfinite`` only); an
-    :class:`OrtpoolError` for a filter naming nothing that exists or selecting no case."""
+    :class:`OrtpoolError` for a filter naming nothing that exists or selecting no case (named
+    as ``style`` spells it)."""
     for op in ops or []:
         try:
             versions.versions_of(op)
         except ValueError as err:
-            raise OrtpoolError(f"ops: {err}") from None
+            raise OrtpoolError(f"{label('ops', style)}: {err}") from None
     if not ranks or any(r not in grid.RANK_AXES for r in ranks):
-        raise OrtpoolError(f"ranks {list(ranks)} must name ranks among 1, 2, 3")
+        raise OrtpoolError(f"{label('ranks', style)} {list(ranks)} must name ranks among 1, 2, 3")
     names = [dtypes.canonical(t) for t in element_types] if element_types else None
     cases = grid.cases(ops, spec_versions or None, names, ranks)
     if not nonfinite:

@@ -86,13 +86,15 @@ def fix(
     model below opset 11 stay unproven or need ortpool's op, try the model at a higher ai.onnx
     opset where every node keeps its meaning (docs/fix.md, "The opset lift"). A model given by
     path is read without its external data, which the proofs read from the model's folder
-    (``source_dir`` for a proto). A bad argument raises :class:`ortpool.OrtpoolError` (or a
-    ``TypeError``) naming it.
+    (``source_dir`` for a proto whose data is not loaded). A bad argument raises
+    :class:`ortpool.OrtpoolError` (or a ``TypeError``) naming it.
     """
     options = _options(locals())
     model = files.model(model)
     if source_dir is not None:
         source_dir = values.path("source_dir", source_dir)
+    else:
+        files.data_folder(model, "model", " or source_dir=")
     if not isinstance(model, onnx.ModelProto):
         source_dir = Path(model).parent if source_dir is None else source_dir
         model = modelfile.read(model, load_external_data=False)
@@ -166,9 +168,12 @@ def run_file(source: str | os.PathLike, target: str | os.PathLike, options: Opti
 
     def produce(model: onnx.ModelProto, folder: Path) -> tuple[onnx.ModelProto | None, FixReport]:
         fixed, report = fix_model(model, options, folder)
-        held = ("nothing written: some nodes are unproven (--allow-unproven)"
+        python = report.style == PYTHON  # the notes name the arguments, or the flags
+        held = ("nothing written: some nodes are unproven "
+                f"({'allow_unproven=True' if python else '--allow-unproven'})"
                 if report.unproven and not allow_unproven
-                else "nothing written (--dry-run)" if dry_run else "")
+                else f"nothing written ({'dry_run=True' if python else '--dry-run'})" if dry_run
+                else "")
         if held:
             report.notes.append(held)
             return None, report

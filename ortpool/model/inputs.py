@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ortpool import dtypes
+from ortpool import dtypes, values
 from ortpool.errors import OrtpoolError, safe, shown
 from ortpool.kernels import check_memory
 from ortpool.model.inference import Dim, value_type
@@ -306,10 +306,11 @@ class InputSpec:
             return cls(parsed, style=style)
         if isinstance(inputs, Mapping):
             return cls(parsed, _arrays_given(inputs, key), "the arrays given", style)
-        if not isinstance(inputs, (str, os.PathLike)) or not os.fspath(inputs):
+        if not isinstance(inputs, (str, os.PathLike)):
             raise TypeError(f"{key}={shown(inputs)} must be a name -> array mapping or an .npz "
                             f"path, not {type(inputs).__name__}")
-        return cls(parsed, load_arrays(inputs, key), os.fspath(inputs), style)
+        path = values.path(key, inputs)  # '' (the shell's empty --inputs) names no file
+        return cls(parsed, load_arrays(path, key), path, style)
 
     @property
     def empty(self) -> bool:

@@ -27,7 +27,7 @@ class Selection:
         if self.nodes is not None and name not in self.nodes:
             return f"not selected: not named by {self._name('nodes')}"
         if name in self.exclude:
-            return "not selected: named by --exclude"
+            return f"not selected: named by {self._name('exclude')}"
         return None
 
     def check_names(self, known: set[str], what: str) -> None:

@@ -11,6 +11,7 @@ import onnx
 
 from ortpool import values
 from ortpool.errors import OrtpoolError
+from ortpool.model.files import external_locations
 from ortpool.model.selection import Selection
 from ortpool.options import CLI, PYTHON, label, reports
 from ortpool.versions import OPERATORS
@@ -24,12 +25,21 @@ def names(text: str) -> list[str]:
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
+def path(text: str) -> str:
+    """``type=`` of a file argument: ``''`` (an empty shell variable) names no file (pathlib
+    took it for the current folder: ". is a directory")."""
+    if not text:
+        raise argparse.ArgumentTypeError("'' names no file")
+    return text
+
+
 def add_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
     """``IN.onnx OUT.onnx``, the selection, ``--json``, ``--link-data``, ``-q``/``-v``; ``verb``
     (``retarget``, ``restore``, ``fix``): what the command does to the nodes selected."""
-    parser.add_argument("input", metavar="IN.onnx", help="the model to read (never modified)")
+    parser.add_argument("input", metavar="IN.onnx", type=path,
+                        help="the model to read (never modified)")
     parser.add_argument(
-        "output", metavar="OUT.onnx",
+        "output", metavar="OUT.onnx", type=path,
         help="where to write the result; external data files are hard-linked (or copied) "
         "next to it")
     parser.add_argument(
@@ -68,11 +78,22 @@ def selection(ops: Any = None, nodes: Any = None, exclude: Any = None,
     chosen = values.names(label("nodes", style), nodes)
     return Selection(
         ops=op_set, nodes=None if chosen is None else frozenset(chosen),
-        exclude=frozenset(values.names(label("exclude", style), exclude) or ()), style=style)
+        exclude=frozenset(values.names(label("exclude", style), exclude, empty=True) or ()),
+        style=style)
 
 
 def from_args(args: argparse.Namespace) -> Selection:
     return selection(args.ops, args.nodes, args.exclude, CLI)
+
+
+def data_folder(model: Any, key: str, hint: str = "") -> None:
+    """Refuse a ModelProto loaded without its external data (``hint``: what else the caller
+    can give): onnxruntime would read a file of that name in the working directory."""
+    where = external_locations(model) if isinstance(model, onnx.ModelProto) else []
+    if where:
+        raise OrtpoolError(f"{key}: its external data {where[0]!r} is not loaded, and a ModelProto "
+                           "has no folder to read it from (onnxruntime would read the working "
+                           f"directory's): give the model's path{hint}, or load it with its data")
 
 
 def model(value: Any, key: str = "model", *, proto: bool = True) -> Any:

@@ -144,11 +144,12 @@ class RuntimeSpec:
         options.execution_mode = getattr(ort.ExecutionMode, MODES[self.mode])
         intra = self.intra_op_threads if threads is None else threads
         inter = self.inter_op_threads if threads is None else threads
-        if self.shared_pool:
+        shared = self.shared_pool or _POOL_MADE
+        if shared:
             options.use_per_session_threads = False
         elif intra:
             options.intra_op_num_threads = intra
-        if inter and not self.shared_pool:
+        if inter and not shared:
             options.inter_op_num_threads = inter
         if external_dir is not None:
             options.add_session_config_entry(EXTERNAL_FOLDER_KEY, os.fspath(external_dir))
@@ -256,6 +257,12 @@ def profile_dir() -> str:
     return tempfile.mkdtemp(prefix="ortpool-profile-")
 
 
+#: whether this process made onnxruntime's process-wide pool: it cannot be left, and onnxruntime
+#: then refuses every session with a pool of its own (validate, fix, InferenceSession after a
+#: ``bench(shared_pool=True)``), so every later session runs on it
+_POOL_MADE = False
+
+
 def share_thread_pool(intra_op_threads: int = 0) -> bool:
     """Give every later session one process-wide intra-op pool (set before the first session;
     sessions then need ``use_per_session_threads = False``); False where onnxruntime cannot
@@ -264,10 +271,13 @@ def share_thread_pool(intra_op_threads: int = 0) -> bool:
     """
     from onnxruntime.capi import _pybind_state
 
+    global _POOL_MADE
     setter = getattr(_pybind_state, "set_global_thread_pool_sizes", None)
     if setter is None:
         return False
-    setter(intra_op_threads, 0)
+    if not _POOL_MADE:  # onnxruntime refuses to replace it (the first one's size stays)
+        setter(intra_op_threads, 0)
+        _POOL_MADE = True
     return True
 
 

@@ -26,7 +26,7 @@ from ortpool.attributes import attribute_values, normalize
 from ortpool.errors import OrtpoolError, shown
 from ortpool.model import branch_outputs, external_locations
 from ortpool.modelfile import problem
-from ortpool.ort import failures
+from ortpool.ort import failures, runtime_spec
 from ortpool.ort._extensions import get_library_path
 from ortpool.ort.nodes import iter_nodes, iter_ortpool_nodes, load_structure
 from ortpool.ort.register import register
@@ -54,8 +54,13 @@ def session_options(base: ort.SessionOptions | None = None) -> ort.SessionOption
     a Python op runs on the calling thread while the previous node's workers would spin on the
     other cores (ResNet stem with ortpool's MaxPool on 2 cores: 5.18 -> 4.92 ms per run).
     """
+    if base is not None and not isinstance(base, ort.SessionOptions):
+        raise TypeError(f"base={shown(base)} must be an onnxruntime.SessionOptions or None, not "
+                        f"{type(base).__name__}")
     register()
     options = base if base is not None else ort.SessionOptions()
+    if base is None and runtime_spec._POOL_MADE:  # the process's one pool: every session on it
+        options.use_per_session_threads = False
     if _config(options, _LIBRARY_MARK) is None:
         options.register_custom_ops_library(get_library_path())
         options.add_session_config_entry(_LIBRARY_MARK, "1")

@@ -11,6 +11,7 @@ from typing import Any
 
 import onnx
 
+from ortpool import values
 from ortpool.dtypes import FLOATS
 from ortpool.model.files import save
 from ortpool.model.inputs import CLI, PYTHON, describe_dims
@@ -50,7 +51,9 @@ class NodeFix:
         """``node 'p' (MaxPool-12, float): form explicit-pads -- exact on 5 input sets ...``."""
         where = f"node {self.name!r} ({self.key}{', ' + self.elem if self.elem else ''})"
         if self.realization in (UNPROVEN, NOT_SELECTED):
-            return f"{where}: {self.realization}: {self.reason}"
+            # a selection's reason says "not selected" itself
+            why = self.reason.removeprefix(f"{self.realization}: ")
+            return f"{where}: {self.realization}: {why}"
         head = {UNCHANGED: "unchanged", FORM: f"form {self.form}", ORTPOOL: "ortpool op"}
         text = f"{where}: {head[self.realization]}"
         if self.proof:
@@ -135,6 +138,7 @@ class FixReport(Printed):
     def exit_code(self, allow_unproven: bool = False) -> int:
         """0: every node exact, no ortpool op; 1: ortpool ops needed (or unproven nodes let
         through); 2: unproven nodes and no permission to write them."""
+        allow_unproven = values.flag("allow_unproven", allow_unproven)
         if self.unproven:
             return EXIT_NEEDS_ORTPOOL if allow_unproven else EXIT_ERROR
         return EXIT_NEEDS_ORTPOOL if self.needs_ortpool else EXIT_EXACT
@@ -156,6 +160,7 @@ class FixReport(Printed):
 
     def summary_lines(self, verbose: bool = False) -> list[str]:
         """The lines ``ortpool fix`` prints: the counts, each changed node, the notes."""
+        verbose = values.flag("verbose", verbose)
         rt = self.runtime
         counts = tally(self.counts()) or "no pooling node"
         lines = [

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
+from ortpool import values
 from ortpool.report import html as html_report
 from ortpool.report import record as results
 from ortpool.report import terminal
@@ -71,6 +72,7 @@ class ValidationReport(Report):
 
     def report(self, verbose: bool = False) -> str:
         """The terminal report ``ortpool validate`` prints (``verbose``: as with ``-v``)."""
+        verbose = values.flag("verbose", verbose)  # 'false' is a true value to Python
         return "\n".join(terminal.report(self.models, verbose, "nonfinite=True"))
 
     def to_dict(self) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import dataclasses
 from collections import Counter
 from typing import Any
 
+from ortpool import values
 from ortpool.report.text import Printed, tally
 
 RETARGETED = "retargeted"
@@ -73,6 +74,7 @@ class RewriteReport(Printed):
 
     def summary_lines(self, verbose: bool = False) -> list[str]:
         """The human summary the CLI prints: counts per op version, then every node left alone."""
+        verbose = values.flag("verbose", verbose)
         verb = "retargeted" if self.action == "rewrite" else "restored"
         detail = tally(self.counts(), ": ")
         lines = [f"{verb} {len(self.changed)} of {len(self.nodes)} pooling nodes"

@@ -100,7 +100,7 @@ def validate(model: ModelLike | Sequence[ModelLike] | None = None, *,
         with main_kept_out():
             found = batch.run_models(
                 [os.fspath(m) for m in models], options, jobs=batch.jobs_from(jobs, models),
-                timeout=limit)
+                timeout=limit, style=PYTHON)
     else:
         found = [_in_process(m, options, len(models) == 1) for m in models]
     warning = unmatched(options, found, PYTHON)
@@ -162,6 +162,7 @@ def _in_process(model: ModelLike, options: Any, strict: bool) -> results.ModelRe
     """One model validated in this process (one that cannot be is a result with its reason)."""
     label = model.graph.name or "<model>" if isinstance(model, onnx.ModelProto) else str(model)
     try:
+        files.data_folder(model, label)
         source = model if isinstance(model, onnx.ModelProto) else Path(model)
         # as a worker's result, so that the report pickles
         return validate_model(source, options, strict_shapes=strict, label=label).portable()

@@ -31,6 +31,7 @@ from typing import Any, TextIO
 from ortpool.errors import OrtpoolError, warnings_as_lines
 from ortpool.kernels import check_memory, memory_room, usable_cores
 from ortpool.model.timing import Hold, set_quiet
+from ortpool.options import CLI, label
 from ortpool.options.timing import DEFAULT_TIMEOUT
 from ortpool.report import record as results
 from ortpool.report.progress import Progress
@@ -292,6 +293,7 @@ class _Child:
     output: Path = Path()
     started: float = 0.0
     limit: float | None = None  # --timeout (the deadline moves on by the waits for quiet)
+    flag: str = "--timeout"  # how the caller spells it (timeout, from Python)
     deadline: float | None = None
     progress: tuple[int, int, str] = (0, 0, "")
     message: tuple[str, Any] | None = None
@@ -303,13 +305,14 @@ class _Child:
     served: int = 0  # models it has finished
     notes: list[str] = dataclasses.field(default_factory=list)  # to show at once
 
-    def give(self, index: int, path: str, output: Path, timeout: float | None) -> None:
+    def give(self, index: int, path: str, output: Path, timeout: float | None,
+             flag: str) -> None:
         """Start a model on this (idle) child; OSError if the child is gone. Its clock starts
         once the child has taken the model (:meth:`drain`): a fresh spawned child imports the
         validator first, which is no time of the model's; it has :data:`_STARTUP` s for that."""
         self.tasks.send((path, str(output)))
         self.index, self.path, self.output = index, path, output
-        self.started, self.limit = time.monotonic(), timeout
+        self.started, self.limit, self.flag = time.monotonic(), timeout, flag
         self.deadline = self.started + timeout + _STARTUP if timeout else None
         self.progress, self.message, self.ended, self.taken = (0, 0, ""), None, "", False
         self.asked_quiet, self.quiet = None, False
@@ -358,7 +361,7 @@ class _Child:
         return False
 
     def _timed_out(self) -> str:
-        text = f"no result within {self.limit:g} s (--timeout); killed"
+        text = f"no result within {self.limit:g} s ({self.flag}); killed"
         done, total, label = self.progress
         if total and label:
             text += f" while at node {label!r} ({done + 1} of {total})"
@@ -417,13 +420,14 @@ def run_models(paths: Sequence[str], options: Any, *, jobs: int = 1,
                timeout: float | None = DEFAULT_TIMEOUT, strict_shapes: bool | None = None,
                progress: Progress | None = None,
                on_result: Callable[[results.ModelResult], None] | None = None,
-               stderr: TextIO | None = None,
-               work: Work = validate_one) -> list[results.ModelResult]:
+               stderr: TextIO | None = None, work: Work = validate_one,
+               style: str = CLI) -> list[results.ModelResult]:
     """Validate every model of ``paths`` in child processes, up to ``jobs`` at once.
 
     Returns one result per path, in the order given; ``on_result`` gets each as soon as it can
     (after the output its child printed, passed on to ``stderr``). ``strict_shapes`` (default: a
-    single model) makes a ``--shape`` naming an input the model lacks an error. A script that
+    single model) makes a ``--shape`` naming an input the model lacks an error; ``style``: the
+    caller's (``python``: its messages name ``timeout``, not ``--timeout``). A script that
     calls this needs the ``if __name__ == "__main__":`` guard (the children import it).
     """
     stream = stderr if stderr is not None else sys.stderr
@@ -431,7 +435,7 @@ def run_models(paths: Sequence[str], options: Any, *, jobs: int = 1,
     with tempfile.TemporaryDirectory(prefix="ortpool-validate-") as folder:
         run = _Run(paths, options, work, jobs, timeout,
                    len(paths) == 1 if strict_shapes is None else strict_shapes, folder, progress,
-                   on_result, stream, bool(getattr(stream, "isatty", lambda: False)()))
+                   on_result, stream, bool(getattr(stream, "isatty", lambda: False)()), style)
         try:
             while run.todo or run.busy:
                 run.start_children()
@@ -467,6 +471,7 @@ class _Run:
     on_result: Callable[[results.ModelResult], None] | None
     stream: TextIO
     terminal: bool
+    style: str = CLI  # the caller's: its options' names in the messages
     ctx: Any = dataclasses.field(default_factory=server.context)
     environment: dict[str, str] = dataclasses.field(default_factory=lambda: dict(os.environ))
     todo: collections.deque = dataclasses.field(init=False)
@@ -506,7 +511,8 @@ class _Run:
                     if idle is None:
                         idle = self._start()
                         self.children.append(idle)
-                    idle.give(index, path, Path(self.folder) / f"{index}.out", self.timeout)
+                    idle.give(index, path, Path(self.folder) / f"{index}.out", self.timeout,
+                              label("timeout", self.style))
             except (OSError, EOFError, OrtpoolError) as err:
                 if idle is not None:
                     self.children.remove(idle)

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ortpool.options import CLI, accuracy, domain, inputs, reports, runtime, target, timing
+from ortpool.options.files import path as file_path
 from ortpool.ort import ISOLATED_LEVEL
 from ortpool.report import record as results
 from ortpool.report.text import dumps, safe
@@ -25,7 +26,7 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "models", nargs="*", metavar="MODEL",
+        "models", nargs="*", metavar="MODEL", type=file_path,
         help="ONNX model files (default: the models bundled in the package, ortpool/models/)")
     # what the models run on first: --shape, --inputs, --seed, then the runtime
     inputs.add_arguments(parser)

@@ -26,6 +26,7 @@ CALLABLES = {
     "ortpool.rewrite.restore_file(": ortpool.rewrite.restore_file,
     "ortpool.check_model(": ortpool.check_model,
     "ortpool.InferenceSession(": ortpool.InferenceSession,
+    "ortpool.session_options(": ortpool.session_options,
 }
 
 

@@ -149,6 +149,13 @@ def test_a_model_onnxruntime_cannot_load_is_unproven(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx", "r.json"]
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["summary"]["unproven"] == ["p"] and report["written"] is None
+    # from Python the notes name the arguments, not the flags ("(--allow-unproven)")
+    import ortpool
+
+    notes = ortpool.fix.fix_file(path, tmp_path / "o.onnx").notes
+    assert notes[-1] == "nothing written: some nodes are unproven (allow_unproven=True)"
+    notes = ortpool.fix.fix_file(path, tmp_path / "o.onnx", allow_unproven=True, dry_run=True).notes
+    assert notes[-1] == "nothing written (dry_run=True)"
 
 
 # Subgraph bodies that declare the static shapes of their outputs --------------------------------

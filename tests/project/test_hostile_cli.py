@@ -105,6 +105,21 @@ def test_every_option_value_is_checked_in_one_line(tmp_path):
         "no file; leave the option out for no report",
         ("validate", MODEL, "--html", ""): "ortpool validate: error: argument --html: '' names no "
         "file; leave the option out for no report",
+        # an empty --inputs was a TypeError's traceback (a path of the wrong kind), as --inputs=''
+        ("validate", MODEL, "--inputs", ""): "ortpool validate: error: --inputs='' must name a "
+        "file",
+        ("bench", "--inputs", ""): "ortpool bench: error: --inputs='' must name a file",
+        # an empty path was the current folder: "error: . is a directory, not a model file"
+        ("rewrite", "", out): "ortpool rewrite: error: argument IN.onnx: '' names no file",
+        ("fix", MODEL, ""): "ortpool fix: error: argument OUT.onnx: '' names no file",
+        ("validate", MODEL, ""): "ortpool validate: error: argument MODEL: '' names no file",
+        ("bench", ""): "ortpool bench: error: argument MODEL: '' names no file",
+        # an empty filter (an empty shell variable) selected no node and wrote the model as it
+        # was (exit 0), or every bundled case (minutes of timing)
+        ("fix", MODEL, out, "--nodes", ""): "ortpool fix: error: --nodes=[] names nothing; leave "
+        "it out for every one",
+        ("bench", "--cases", ""): "ortpool bench: error: --cases=[''] names nothing; leave it "
+        "out for every one",
     }
     found = _run([list(argv) for argv in cases])
     for (argv, message), (code, stderr) in zip(cases.items(), found, strict=True):

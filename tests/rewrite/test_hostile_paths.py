@@ -532,6 +532,44 @@ def test_a_directory_as_the_model_is_refused(work: Path, verb: str) -> None:
     assert tree(work) == BASE
 
 
+def test_a_name_the_system_refuses_is_named_as_what_it_is(work: Path) -> None:
+    """A path the system refuses to look up (a name over 255 bytes; as well a folder the user
+    may not search): pathlib's is_dir() raised the OSError itself, printed as "[Errno 36] File
+    name too long: '...'" without saying which file it was, and raised as an OSError by the
+    Python API. Now each is named as the model, the output or the report it is."""
+    long = "n" * 300 + ".onnx"
+    cases = {
+        ("rewrite", long, "out.onnx"): f"the model {long}: File name too long",
+        ("rewrite", "in.onnx", long): f"the output {long}: File name too long",
+        ("fix", "in.onnx", "out.onnx", "--json", long): f"the JSON report {long}: File name "
+        "too long",
+        ("validate", "in.onnx", "--html", long, "--no-progress"): f"the HTML report {long}: "
+        "File name too long",
+        ("bench", long): f"the model {long}: File name too long",
+    }
+    found = commands_in_child([list(argv) for argv in cases], cwd=work, timeout=TIMEOUT)
+    assert found == [(2, f"ortpool {argv[0]}: error: {message}\n")
+                     for argv, message in cases.items()]
+    done = run_child(__name__, "long_names_from_python", str(work), long, timeout=TIMEOUT)
+    assert json.loads(done.stdout) == [f"OrtpoolError: the model {long}: File name too long",
+                                       f"OrtpoolError: the output {long}: File name too long"]
+    assert tree(work) == BASE
+
+
+def long_names_from_python(folder: str, long: str) -> None:
+    """In the child: ``ortpool.fix(long)`` and ``FixResult.save(long)``, what each raised."""
+    import ortpool
+
+    os.chdir(folder)
+    found = []
+    for call in (lambda: ortpool.fix(long), lambda: ortpool.fix("in.onnx").save(long)):
+        try:
+            call()
+        except Exception as err:  # the test names what was raised
+            found.append(f"{type(err).__name__}: {err}")
+    print(json.dumps(found))
+
+
 def test_a_file_larger_than_any_model_is_refused_unread(work: Path) -> None:
     """A file over protobuf's 2 GiB limit (here sparse: no disk) is no ONNX model; it was read
     whole into memory (2 GiB, or all of a 50 GB file given by mistake) before protobuf said

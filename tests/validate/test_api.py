@@ -212,6 +212,59 @@ def test_fix_returns_the_model_and_its_report(tmp_path):
     assert "Y has shape [1, 2, 4, 4], the spec&#x27;s is [1, 2, 3, 3]" in page
 
 
+def test_a_proto_without_its_external_data_is_not_judged_on_another_file(tmp_path, monkeypatch):
+    """A ModelProto loaded without its external data has no folder to read it from: onnxruntime
+    read the working directory's file of that name, so validate said "agree" and fix "proven"
+    on another file's weights (5.0 where the model's are 2.0). validate makes it that model's
+    could-not-run, fix refuses it unless given source_dir=."""
+    pool = helper.make_node("MaxPool", ["a"], ["y"], name="pool", kernel_shape=[2, 2])
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["a"]), pool], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [onnx.numpy_helper.from_array(np.full((1, 1, 4, 4), 2.0, np.float32), "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model.ir_version = IR_VERSION
+    (tmp_path / "m").mkdir()
+    onnx.save(model, tmp_path / "m" / "m.onnx", save_as_external_data=True, location="w.bin",
+              size_threshold=0)
+    proto = onnx.load(tmp_path / "m" / "m.onnx", load_external_data=False)
+    (tmp_path / "cwd").mkdir()
+    np.full((1, 1, 4, 4), 5.0, np.float32).tofile(tmp_path / "cwd" / "w.bin")  # another's
+    monkeypatch.chdir(tmp_path / "cwd")
+    why = ("its external data 'w.bin' is not loaded, and a ModelProto has no folder to read it "
+           "from (onnxruntime would read the working directory's): give the model's path{}, or "
+           "load it with its data")
+    (found,) = ortpool.validate(proto)
+    assert (found.status, found.error) == ("could-not-run", "g: " + why.format(""))
+    with pytest.raises(ortpool.OrtpoolError) as refused:
+        ortpool.fix(proto)
+    assert str(refused.value) == "model: " + why.format(" or source_dir=")
+    assert ortpool.fix(proto, source_dir=tmp_path / "m").exit_code == 0
+
+
+def test_a_report_s_yes_or_no_arguments_refuse_strings():
+    """'false' is a true value to Python: report.report(verbose="false") printed every node, as
+    the options of the calls themselves no longer do (values.flag)."""
+    calls = [
+        lambda: ortpool.validate(str(AGREES), isolate=False).report(verbose="false"),
+        lambda: ortpool.BenchReport([], {}, None).table(markdown="no"),
+        lambda: ortpool.fix(str(AGREES)).report.exit_code("no"),
+        lambda: ortpool.fix(str(AGREES)).report.summary_lines(verbose="no"),
+        lambda: ortpool.rewrite.rewrite_with_report(str(AGREES))[1].summary_lines(verbose="no"),
+    ]
+    found = []
+    for call in calls:
+        with pytest.raises(TypeError) as refused:
+            call()
+        found.append(str(refused.value))
+    assert found == ["verbose='false' must be True or False, not str",
+                     "markdown='no' must be True or False, not str",
+                     "allow_unproven='no' must be True or False, not str",
+                     "verbose='no' must be True or False, not str",
+                     "verbose='no' must be True or False, not str"]
+
+
 def test_conformance_and_bench_from_python():
     from ortpool.conformance.run import select_cases
     from ortpool.report.record import FAILING

@@ -83,6 +83,14 @@ def test_each_model_gets_its_status_in_the_order_given():
     assert stream.text.index(note) < stream.text.index("chatter of note6")
 
 
+def test_a_python_caller_s_time_limit_is_named_as_its_argument():
+    """ortpool.validate(paths, timeout=...) said "no result within 2 s (--timeout)", a flag of
+    the command line: from Python the limit is named timeout."""
+    (found,) = batch.run_models(["hang"], 12, timeout=2.0, stderr=_Stream(),
+                                work=batch_stand_in.work, style="python")
+    assert found.error == "no result within 2 s (timeout); killed while at node 'pool_1' (2 of 3)"
+
+
 def test_a_worker_validates_model_after_model_until_one_ends_it():
     """One worker child takes the models one after the other (its first-time costs paid once),
     a refusal ortpool names included; after a model that ended it (SIGABRT), failed in a way

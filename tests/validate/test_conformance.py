@@ -200,8 +200,9 @@ def test_cli_matrix_and_json(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["conformance", "--ranks", "4"], "must name ranks among 1, 2, 3"),
-        (["conformance", "--ops", "Conv"], "unknown pooling operator 'Conv'"),
+        # named as flags, not as the Python keywords ("ranks [4]", "ops: ...")
+        (["conformance", "--ranks", "4"], "error: --ranks [4] must name ranks among 1, 2, 3"),
+        (["conformance", "--ops", "Conv"], "error: --ops: unknown pooling operator 'Conv'"),
         (["conformance", "--versions", "x"], "comma-separated integers"),
         (["conformance", "--ops", "MaxPool", "--versions", "7"], "select no case"),
         # a provider this build does not have: named, with what it has, before any case runs
@@ -502,3 +503,13 @@ def test_compare_checks_the_findings_written_for_a_release(two_runtimes):
             "by ceil_mode, 0 0 of 3, 1 1 of 1)") in page
     assert "- **does not hold**: it has no MaxPool (0 of the 4 MaxPool cases)" in page
     assert "never shown" not in page
+
+
+def test_a_rank_named_twice_counts_its_cases_once():
+    """ranks=[1, 1] (--ranks 1,1) ran every case of rank 1 twice: the matrix counted each cell,
+    each difference and the total twice. A filter is a set of values, in the order given."""
+    from ortpool.conformance.api import selected
+
+    once, _ = selected("GlobalMaxPool", [1], ["float"], [1], 0, False, "python")
+    twice, settings = selected("GlobalMaxPool", [1], ["float"], [1, 1], 0, False, "python")
+    assert (len(twice), settings["ranks"]) == (len(once), [1])
