@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ortpool import kernels
@@ -637,10 +638,11 @@ def _lowest_max_index(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> l
         if len(outs) < 2 or outs[0].dtype == bool:
             return outs
         y, i = outs
-        low = -np.inf if floating(y) else np.iinfo(y.dtype).min
+        # a float argmax starts at the lowest finite value (tract, OpenVINO): -inf is below it
+        low = ml_dtypes.finfo(y.dtype).min if floating(y) else np.iinfo(y.dtype).min
         starts = np.arange(y.shape[0] * y.shape[1]).reshape(
             *y.shape[:2], *([1] * (y.ndim - 2))) * math.prod(spatial)
-        return [y, np.where(y.astype(np.float64) == low, starts, i).astype(i.dtype)]
+        return [y, np.where(y.astype(np.float64) <= low, starts, i).astype(i.dtype)]
 
     return [Variant(LOWEST_MAX_INDEX, "where a window's maximum is the type's lowest value, the "
                     "runtime's Index is its plane's first element (an argmax started there that "
