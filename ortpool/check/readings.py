@@ -101,7 +101,8 @@ def run(plan: Plan, arrays: Sequence[np.ndarray]) -> Outputs:
     if plan.crop is not None:
         feeds[0] = x = _cropped(x, plan.crop)
     if plan.compute_as is not None:
-        feeds[0] = x.astype(plan.compute_as)
+        with np.errstate(over="ignore"):  # beyond its range a narrower type holds infinity
+            feeds[0] = x.astype(plan.compute_as)
     if plan.kernel is not None:
         outs = plan.kernel(plan, feeds)
     else:
@@ -151,7 +152,7 @@ def masks(plan: Plan, arrays: Sequence[np.ndarray]) -> tuple[Outputs, Outputs, O
     if plan.op in GLOBAL_OPERATORS:
         nan, empty = family_ruling_cells(plan.op, [x], None)
     elif plan.op in WINDOW_OPERATORS:
-        nan_in = np.isnan(x.astype(np.float32)) if floating(x) else np.zeros(x.shape, bool)
+        nan_in = np.isnan(x) if floating(x) else np.zeros(x.shape, bool)
         attrs = _window_attrs(plan)
         try:
             empty = kernels.max_pool(np.ones(x.shape, np.float32), version=22, **attrs) == -np.inf
