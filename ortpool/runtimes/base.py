@@ -280,9 +280,10 @@ def _interrupt_held() -> Iterator[None]:
     """Ctrl-C held back while a child starts: the child starts ignoring SIGINT (exec keeps an
     ignored signal ignored), so the signal the whole process group gets does not end it in a
     traceback as it imports; one that came meanwhile reaches this process after. Main thread
-    only (elsewhere the child ignores it once it runs :func:`_serve`)."""
+    only, and a handler Python can put back (elsewhere the child ignores it once it runs
+    :func:`_serve`)."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(
-            signal, "pthread_sigmask"):
+            signal, "pthread_sigmask") or signal.getsignal(signal.SIGINT) is None:
         yield
         return
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
