@@ -450,8 +450,8 @@ def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
                                                                 sized.attributes)))
         if judgement.status in (st.DIFFER, st.INACCURATE) and status != st.INACCURATE:
             # a later set differs, whose outputs the judgement did not keep: what the node's
-            # attributes show, untested on values
-            have = {c.code for c in causes}
+            # attributes show, untested on values (pads >= kernel is a refusal's: it ran)
+            have = {c.code for c in causes} | {PADS_GE_KERNEL}
             causes += [c for c in _shape_causes(sized.op, attrs, list(x.shape[2:]))
                        if c.code not in have]
         return causes or [Cause(UNRECOGNISED, "the engine names no cell that differs")]

@@ -331,7 +331,7 @@ def ruling_cells(x: np.ndarray, geom: PoolGeometry) -> tuple[np.ndarray, np.ndar
         empty = empty | zero.reshape((-1,) + (1,) * (len(geom.axes) - 1 - a))
     empty = np.broadcast_to(empty, out_shape)
     if floating(x):
-        nan_in = np.isnan(x.astype(np.float32))
+        nan_in = np.isnan(x)
         if nan_in.any():
             nan = window_max(nan_in.astype(np.float32), geom) > 0
             return nan, empty
@@ -343,7 +343,7 @@ def family_ruling_cells(op: str, feeds: list[np.ndarray],
     """:func:`ruling_cells` for the global pools (the window is the plane) and MaxRoiPool (the
     window is a bin); None for the other operators."""
     x = feeds[0]
-    nan_in = np.isnan(x.astype(np.float32)) if floating(x) else np.zeros(x.shape, bool)
+    nan_in = np.isnan(x) if floating(x) else np.zeros(x.shape, bool)
     if op in GLOBAL_OPERATORS:
         axes = tuple(range(2, x.ndim))
         nan = nan_in.any(axis=axes, keepdims=True)

@@ -254,8 +254,6 @@ def _record(judgement: Judgement, feed: FeedSet, status: str,
             units, ulps = comp.accuracy["max_error_units"], comp.accuracy["max_error_ulp"]
             judgement.noted_units = max(judgement.noted_units or 0.0, units or 0.0)
             judgement.noted_ulp = max(judgement.noted_ulp or 0.0, ulps or 0.0)
-    if feed.observed and judgement.captured is None:
-        judgement.captured = feed
     if not judgement.shown or (judgement.shown_status == st.AGREE and status != st.AGREE):
         judgement.shown, judgement.shown_status, judgement.comparisons = feed.label, status, comps
         judgement.shown_observed = feed.observed
@@ -423,6 +421,8 @@ def judge(site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec | Worker,
         judgement.failure = (f"{judgement.failure} -- exact with graph optimizations off: "
                              f"{optimizer_change(build(kept[0].arrays), runtime)}")
     judgement.runtime = _name(runtime)
+    # whether or not the runtime ran it (no kernel): the reference evaluator is asked on it too
+    judgement.captured = next((feed for feed in kept if feed.observed), None)
     return judgement
 
 

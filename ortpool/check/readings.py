@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ortpool import kernels
@@ -100,7 +101,8 @@ def run(plan: Plan, arrays: Sequence[np.ndarray]) -> Outputs:
     if plan.crop is not None:
         feeds[0] = x = _cropped(x, plan.crop)
     if plan.compute_as is not None:
-        feeds[0] = x.astype(plan.compute_as)
+        with np.errstate(over="ignore"):  # beyond its range a narrower type holds infinity
+            feeds[0] = x.astype(plan.compute_as)
     if plan.kernel is not None:
         outs = plan.kernel(plan, feeds)
     else:
@@ -150,7 +152,7 @@ def masks(plan: Plan, arrays: Sequence[np.ndarray]) -> tuple[Outputs, Outputs, O
     if plan.op in GLOBAL_OPERATORS:
         nan, empty = family_ruling_cells(plan.op, [x], None)
     elif plan.op in WINDOW_OPERATORS:
-        nan_in = np.isnan(x.astype(np.float32)) if floating(x) else np.zeros(x.shape, bool)
+        nan_in = np.isnan(x) if floating(x) else np.zeros(x.shape, bool)
         attrs = _window_attrs(plan)
         try:
             empty = kernels.max_pool(np.ones(x.shape, np.float32), version=22, **attrs) == -np.inf
@@ -637,10 +639,11 @@ def _lowest_max_index(site: Site, attrs: PoolAttrs, spatial: Sequence[int]) -> l
         if len(outs) < 2 or outs[0].dtype == bool:
             return outs
         y, i = outs
-        low = -np.inf if floating(y) else np.iinfo(y.dtype).min
+        # a float argmax starts at the lowest finite value (tract, OpenVINO): -inf is below it
+        low = ml_dtypes.finfo(y.dtype).min if floating(y) else np.iinfo(y.dtype).min
         starts = np.arange(y.shape[0] * y.shape[1]).reshape(
             *y.shape[:2], *([1] * (y.ndim - 2))) * math.prod(spatial)
-        return [y, np.where(y.astype(np.float64) == low, starts, i).astype(i.dtype)]
+        return [y, np.where(y.astype(np.float64) <= low, starts, i).astype(i.dtype)]
 
     return [Variant(LOWEST_MAX_INDEX, "where a window's maximum is the type's lowest value, the "
                     "runtime's Index is its plane's first element (an argmax started there that "

@@ -275,6 +275,26 @@ def main_kept_out() -> Iterator[None]:
         main.__spec__ = spec
 
 
+@contextlib.contextmanager
+def _interrupt_held() -> Iterator[None]:
+    """Ctrl-C held back while a child starts: the child starts ignoring SIGINT (exec keeps an
+    ignored signal ignored), so the signal the whole process group gets does not end it in a
+    traceback as it imports; one that came meanwhile reaches this process after. Main thread
+    only, and a handler Python can put back (elsewhere the child ignores it once it runs
+    :func:`_serve`)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+            signal, "pthread_sigmask") or signal.getsignal(signal.SIGINT) is None:
+        yield
+        return
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
 def stop(process: Any, conn: Connection | None) -> None:
     """End a child process: asked through ``conn`` (None sent; no ``conn``: killed at once),
     killed if it has not ended within 5 s."""
@@ -418,7 +438,7 @@ class Worker(contextlib.AbstractContextManager):
         ctx = multiprocessing.get_context("spawn")
         conn, child = ctx.Pipe()
         process = ctx.Process(target=_serve, args=(self.runtime, self._stderr, child), daemon=True)
-        with main_kept_out():
+        with main_kept_out(), _interrupt_held():
             process.start()
         child.close()
         self._process, self._conn = process, conn

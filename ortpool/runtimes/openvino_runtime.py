@@ -26,8 +26,6 @@ from ortpool.runtimes.base import (
 )
 
 PRECISIONS = ("f32", "bf16", "f16")
-#: OpenVINO's devices that stand for others (not in ``Core().available_devices``)
-VIRTUAL_DEVICES = ("AUTO", "HETERO", "MULTI", "BATCH")
 
 
 def _op_failure(text: str) -> tuple[str, str]:
@@ -91,8 +89,6 @@ class OpenVINO(Runtime):
 
     def _check_device(self) -> None:
         devices = self._core().available_devices
-        if self.device.split(":")[0] in VIRTUAL_DEVICES:
-            return  # AUTO:CPU, HETERO:GPU,CPU...: OpenVINO resolves them when compiling
         if self.device not in devices and self.device.split(".")[0] not in devices:
             raise ValueError(f"openvino: device {self.device!r} is not available here "
                              f"(available: {', '.join(devices) or 'none'})")
@@ -112,11 +108,14 @@ class OpenVINO(Runtime):
     def describe(self) -> dict[str, Any]:
         ov = self._module()
         self._check_device()
-        core = self._core()
+        try:  # a device id its plugin lacks (CPU.1) is refused here, by OpenVINO's words
+            name = str(self._core().get_property(self.device, "FULL_DEVICE_NAME"))
+            precision = self.precision_in_effect()
+        except Exception as err:  # OpenVINO's own type
+            raise ValueError(f"openvino: device {self.device!r}: {_clean(str(err))}") from None
         return {"runtime": self.name, "release": ov.__version__.split("-", 1)[0],
-                "build": ov.__version__, "device": self.device,
-                "device_name": str(core.get_property(self.device, "FULL_DEVICE_NAME")),
-                "precision": self.precision_in_effect(), "precision_asked": self.precision}
+                "build": ov.__version__, "device": self.device, "device_name": name,
+                "precision": precision, "precision_asked": self.precision}
 
     def title(self) -> str:
         facts = self.describe()

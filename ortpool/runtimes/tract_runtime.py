@@ -55,6 +55,21 @@ def classify(text: str, stage: str) -> tuple[str, str]:
     return (RUN_FAILED if stage == "run" else REFUSED), _clean(text)
 
 
+def _load(tract: Any, model: bytes) -> Any:
+    """``model`` read by tract, which reads a path: a file with no name where the system has
+    them, so that a worker stopped mid-load (its time limit) leaves no copy of the model."""
+    if not hasattr(os, "memfd_create"):
+        with tempfile.TemporaryDirectory(prefix="ortpool-tract-") as folder:
+            path = os.path.join(folder, "model.onnx")
+            with open(path, "wb") as f:
+                f.write(model)
+            return tract.onnx().load(path)
+    with open(os.memfd_create("model.onnx"), "wb") as f:
+        f.write(model)
+        f.flush()
+        return tract.onnx().load(f"/proc/self/fd/{f.fileno()}")
+
+
 class Tract(Runtime):
     """tract on the CPU (its default runtime); the model's own element types."""
 
@@ -76,12 +91,7 @@ class Tract(Runtime):
             if port.dtype == "bfloat16":
                 kind = "input" if port in sig.inputs else "output"
                 raise self.failure(NO_KERNEL, f"no element type bfloat16 ({kind} {port.name!r})")
-        tract = self._module()
-        with tempfile.TemporaryDirectory(prefix="ortpool-tract-") as folder:
-            path = os.path.join(folder, "model.onnx")
-            with open(path, "wb") as f:
-                f.write(bytes(model))
-            inference = self._step("load", lambda: tract.onnx().load(path))
+        inference = self._step("load", lambda: _load(self._module(), bytes(model)))
         order = self._set_facts(inference, arrays)
         typed = self._step("type", inference.into_model)
         names = [typed.output_name(i) for i in range(typed.output_count())]

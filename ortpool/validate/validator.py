@@ -95,7 +95,10 @@ def _rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto | None, str]:
     try:
         return rewrite(model), ""
     except (OrtpoolError, ValueError) as err:
-        return None, f"ortpool could not rewrite the model: {err}"
+        return None, f"{_UNREWRITTEN}: {err}"
+
+
+_UNREWRITTEN = "ortpool could not rewrite the model"
 
 
 def _ortpool_runner(runtime: RuntimeSpec):
@@ -423,8 +426,10 @@ def _cannot_capture(runs: _Runs, has_nodes: bool, resolved: model_inputs.Resolve
     if not has_nodes:
         return
     failure = runs.builtin_failure
-    if failure is not None and failure.kind == ortrun.RUN_FAILED:
+    sized = not runs.ortpool_error.startswith(_UNREWRITTEN)
+    if failure is not None and failure.kind == ortrun.RUN_FAILED and sized:
         # a model that loads but fails to run most often fails at the sizes chosen: say them
+        # (not where ortpool refuses a node's attributes, which a runtime may crash on: k=0)
         raise resolved.cannot_run(label, str(failure))
     reason = runs.builtin_error or "onnxruntime could not run the model"
     if runs.ortpool_error:

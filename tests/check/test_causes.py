@@ -227,6 +227,37 @@ def test_double_computed_in_float32() -> None:
     assert found[0].basis == causes.Basis(causes.RULING, 8)
 
 
+@pytest.mark.filterwarnings("error")
+def test_double_beyond_float32s_range_is_judged_without_a_warning() -> None:
+    """A double X holding its lowest finite value (as ruling 18's built cases do) on a runtime
+    that computes in float32 (OpenVINO): NaN windows were found on X cast to float32, which
+    overflowed, and `ortpool validate` printed "warning: overflow encountered in cast"."""
+    x = np.array([[[np.finfo(np.float64).min, 0.1, 0.7]]])
+    got = [np.array([[[0.1, 0.7]]], np.float32).astype(np.float64)]  # its max in float32
+    found = named("MaxPool", 12, {"kernel_shape": [2], "strides": [1]}, [x], got)
+    assert codes(found) == [causes.DOUBLE_AS_FLOAT]
+
+
+def test_pads_past_the_kernel_that_a_runtime_runs_are_no_refusal() -> None:
+    """OpenVINO and tract run MaxPool k2 pads (3, 3) and give the lowest finite value in the
+    windows of no input element: on the model's input the rulings' cells, on a built set (shown
+    later, its outputs not kept) a difference. The node was named `pads-ge-kernel`, the cause of
+    a refusal, and judged on the spec's text where ruling 5 decides."""
+    attrs = {"kernel_shape": [2], "strides": [1], "pads": [3, 3]}
+    (want,) = kernels.run_op("MaxPool", 12, [SEVEN], attrs)
+    got = [np.where(want == -np.inf, np.float32(LOWEST32), want)]
+    site, judgement = judged("MaxPool", 12, attrs, [SEVEN], got)
+    assert judgement.status == st.RULINGS
+    built = FeedSet("lowest", [SEVEN])
+    built.expected = spec_outputs(site, [SEVEN])
+    status, comps, judgement.failure = compare_set(site, built, got)
+    _record(judgement, built, status, comps, got)
+    assert judgement.status == st.DIFFER
+    found = causes.of(site, judgement)
+    assert codes(found) == [causes.EMPTY_WINDOW]
+    assert causes.verdict_basis(found) == causes.Basis(causes.RULING, 5)
+
+
 def test_empty_windows_named_with_the_value_the_runtime_gives() -> None:
     found = named("MaxPool", 12, {"kernel_shape": [2], "strides": [3], "pads": [2, 2]},
                   [SEVEN], [np.array([[[LOWEST32, 3, 6, LOWEST32]]], np.float32)])

@@ -24,6 +24,8 @@ from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.runtimes.base import Worker
 
 SEVEN = np.arange(1, 8, dtype=np.float32).reshape(1, 1, 7)
+#: a window of float32's lowest finite value (as ruling 18's built cases have) after another
+LOWEST = np.array([[[5, 1, -3.4028235e38, -3.4028235e38]]], np.float32)
 RNG = np.random.default_rng(11)
 PLANE = RNG.random((1, 2, 6, 7)).astype(np.float32)
 
@@ -110,6 +112,9 @@ def test_openvino(openvino: Worker) -> None:
     found = named(openvino, "AveragePool", 19, {"kernel_shape": [3], "strides": [1]},
                   [(np.random.default_rng(0).random((1, 1, 7)) * 1e8)])
     assert codes(found) == [causes.DOUBLE_AS_FLOAT]
+    found = named(openvino, "MaxPool", 12, {"kernel_shape": [2], "strides": [2]}, [LOWEST],
+                  n_outputs=2)
+    assert codes(found) == [causes.LOWEST_MAX_INDEX]
     found = named(openvino, "MaxUnpool", 11, {"kernel_shape": [2], "strides": [2]},
                   [SEVEN[..., :3], np.array([[[1, 3, 5]]], np.int64)])
     assert codes(found) == [causes.NO_KERNEL]
@@ -124,6 +129,11 @@ def test_tract(tract: Worker) -> None:
     x = np.array([[[20, 7, 20, 13, 4, 12, 0], [19, 12, 10, 17, 8, 8, 0]]], np.uint8)
     found = named(tract, "MaxPool", 12, {"kernel_shape": [2], "strides": [3], "ceil_mode": 1},
                   [x], n_outputs=2)
+    assert codes(found) == [causes.LOWEST_MAX_INDEX]
+    # a float argmax starts at the lowest finite value: a window of it (of the built cases) is
+    # indexed at its plane's first element too (it was a difference with no cause named)
+    found = named(tract, "MaxPool", 12, {"kernel_shape": [2], "strides": [2]}, [LOWEST],
+                  n_outputs=2)
     assert codes(found) == [causes.LOWEST_MAX_INDEX]
     found = named(tract, "LpPool", 18, {"kernel_shape": [2]}, [SEVEN])
     assert codes(found) == [causes.NO_KERNEL]

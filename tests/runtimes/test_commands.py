@@ -139,3 +139,24 @@ def test_a_device_openvino_does_not_have_is_refused_before_any_model(tmp_path):
                        r"\): openvino: device 'NPU7' is not available here"):
         ortpool.validate(model, runtime=runtimes.get("openvino", device="NPU7"))
     assert not list(tmp_path.iterdir())
+
+
+def test_a_node_ortpool_refuses_is_named_when_the_runtime_fails_on_it_too(tmp_path):
+    """MaxPool kernel_shape=[0, 2]: the reference evaluator fails in its run (tract aborts), and
+    the error blamed the sizes chosen, leaving out ortpool's refusal that names the node, the
+    attribute and the value (onnxruntime, which refuses it at load, had both)."""
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    graph = h.make_graph([h.make_node("MaxPool", ["X"], ["Y"], name="p", kernel_shape=[0, 2])],
+                         "g", [h.make_tensor_value_info("X", T.FLOAT, [1, 2, 6, 6])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, None)])
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 19)]), tmp_path / "m.onnx")
+    ((code, stderr),) = commands_in_child(
+        [["validate", "m.onnx", "--runtime", "reference", "--no-progress"]], cwd=tmp_path,
+        timeout=120)
+    assert code == 2 and stderr.startswith(
+        "ortpool validate: error: m.onnx: reference could not run the model: reference: "), stderr
+    assert stderr.endswith("; ortpool could not rewrite the model: node 'p' (MaxPool-12): "
+                           "kernel_shape='0,2' must all be >= 1\n"), stderr

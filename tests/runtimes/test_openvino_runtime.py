@@ -5,6 +5,7 @@ its float16-bits API."""
 from __future__ import annotations
 
 import json
+import re
 
 import ml_dtypes
 import numpy as np
@@ -72,6 +73,15 @@ def test_the_precision_is_f32_unless_asked(runtime) -> None:
     assert asked["precision"] in ("bf16", "f32")  # f32 where the CPU has no bf16 instructions
     with pytest.raises(ValueError, match=r"^openvino: device 'NPU7' is not available here \(av"):
         runtimes.get("openvino", device="NPU7").describe()
+
+
+@pytest.mark.parametrize("device", ["AUTO", "HETERO:CPU", "MULTI:CPU", "CPU.7"])
+def test_a_device_whose_facts_cannot_be_asked_is_refused_not_a_traceback(device) -> None:
+    """``--runtime-option device=AUTO`` (and the other devices that stand for others, or a CPU
+    id its plugin lacks) passed the device check, then ended the command in OpenVINO's
+    RuntimeError as the report's device name and precision were asked of it."""
+    with pytest.raises(ValueError, match=rf"^openvino: device {re.escape(repr(device))}(:| is)"):
+        runtimes.get("openvino", device=device).describe()
 
 
 def test_bfloat16_goes_in_and_comes_back_as_values_not_float16_bits(runtime) -> None:

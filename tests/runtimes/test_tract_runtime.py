@@ -4,6 +4,8 @@ bfloat16, and the inputs that end its process, each one result of a worker that 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -60,3 +62,25 @@ def test_a_zero_size_global_pool_aborts_tract_and_the_worker_goes_on(runtime) ->
         assert "attempt to divide by zero" in caught.value.message
         np.testing.assert_array_equal(worker.run(model, feeds)[0], want)
         assert worker.started == 2
+
+
+@pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="no files without a name here")
+def test_the_model_tract_reads_leaves_no_file_a_kill_could_leave_behind(runtime, tmp_path,
+                                                                        monkeypatch) -> None:
+    """tract reads a model from a path: it was written to ``ortpool-tract-*/model.onnx`` in
+    TMPDIR, which a worker stopped at its time limit mid-load left behind (a 128 MB model read
+    in more than ``case_timeout=0.5``: a copy of the model per time-out). It has no name now."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    seen: list[tuple[str, list[str]]] = []
+    onnx_loader = tract.onnx
+
+    class Spy:
+        def load(self, path: str) -> object:
+            seen.append((str(path), os.listdir(tmp_path)))
+            return onnx_loader().load(path)
+
+    monkeypatch.setattr(tract, "onnx", Spy)
+    model, feeds, want = maxpool_case()
+    np.testing.assert_array_equal(runtime.run(model, feeds)[0], want)
+    ((path, listed),) = seen
+    assert path.startswith("/proc/self/fd/") and listed == []

@@ -203,3 +203,30 @@ def test_a_workers_child_ends_with_its_parent_even_mid_case() -> None:
     while _running(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _running(pid), f"the worker's child {pid} outlived its parent"
+
+
+def _interrupted_as_it_starts() -> None:
+    """In a child: a worker whose child gets SIGINT as soon as it is started (Ctrl-C reaches the
+    whole process group, and the child takes a second to import its runtime); prints how many
+    children the worker started."""
+    import signal
+    from multiprocessing.process import BaseProcess
+
+    start = BaseProcess.start
+
+    def start_then_interrupt(process: BaseProcess) -> None:
+        start(process)
+        os.kill(process.pid, signal.SIGINT)
+
+    BaseProcess.start = start_then_interrupt  # type: ignore[method-assign]
+    with Worker(Stub(), timeout=30.0) as worker:
+        _echo_works(worker)
+        print(worker.started, flush=True)
+
+
+def test_ctrl_c_as_a_workers_child_starts_is_no_traceback() -> None:
+    """``ortpool conformance --runtime tract`` interrupted in its first second printed the
+    worker child's KeyboardInterrupt traceback (or "Fatal Python error: init_import_site"): the
+    child, still importing, had not yet set SIGINT aside. It starts with SIGINT ignored."""
+    done = run_child(__name__, "_interrupted_as_it_starts", timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "1\n", "")

@@ -469,6 +469,18 @@ def test_reference_column_labels_its_nan_defect(tmp_path):
     assert "basis: ruling 6 (docs/rulings.md)" in text
 
 
+def test_the_reference_column_answers_where_the_runtime_has_no_kernel():
+    """LpPool-1 (no onnxruntime kernel): its input captured from the rewritten run was the
+    reference evaluator's to judge, yet it said "skipped (no captured input with the spec's
+    outputs)" and the summary "agrees with ortpool on 0 of 1 node"."""
+    from ortpool.validate.validator import ValidateOptions, bundled_models, validate_model
+
+    path = next(p for p in bundled_models() if p.stem == "lppool-1")
+    (node,) = validate_model(path, ValidateOptions(reference=True)).nodes
+    assert node.status == "no-kernel" and node.reference is not None
+    assert (node.reference.status, node.reference.message) == ("agree", "")
+
+
 def test_bundled_models_name_the_known_onnxruntime_defects(capsys):
     from ortpool.validate.validator import bundled_models
 
