@@ -10,6 +10,7 @@ reads uninitialised memory (so feeds are checked first).
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,15 @@ from ortpool.runtimes.base import (
 )
 
 PRECISIONS = ("f32", "bf16", "f16")
+#: OpenVINO's model converter, which its package imports by default
+_CONVERTER = "openvino.tools.ovc"
+
+
+def _convert_model(*args: Any, **kwargs: Any) -> Any:
+    """``openvino.convert_model``, its module imported at the first call (see ``_module``)."""
+    from openvino.tools.ovc import convert_model
+
+    return convert_model(*args, **kwargs)
 
 
 def _op_failure(text: str) -> tuple[str, str]:
@@ -75,6 +85,23 @@ class OpenVINO(Runtime):
                              f"{', '.join(PRECISIONS)}")
         self.device = device.strip()
         self.precision = precision
+
+    def _module(self) -> Any:
+        # `import openvino` imports its model converter (openvino.tools.ovc), whose import
+        # writes ~/intel/stats and ~/intel/openvino_ga_cid and sends a usage event from a forked
+        # process: ortpool needs the runtime alone, and writes nothing the user did not name.
+        # The converter is kept out of that import; openvino.convert_model imports it when called.
+        if "openvino" in sys.modules:
+            return super()._module()
+        sys.modules[_CONVERTER] = None  # type: ignore[assignment]  # openvino catches the ImportError
+        try:
+            ov = super()._module()
+        finally:
+            if sys.modules.get(_CONVERTER, 0) is None:
+                del sys.modules[_CONVERTER]
+        if not hasattr(ov, "convert_model"):
+            ov.convert_model = _convert_model
+        return ov
 
     def _core(self) -> Any:
         if "core" not in self._cache:

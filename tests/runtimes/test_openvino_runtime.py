@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import ml_dtypes
 import numpy as np
@@ -13,6 +15,7 @@ import pytest
 
 from ortpool import kernels, runtimes
 from ortpool.runtimes import NO_KERNEL, REFUSED, RuntimeFailure
+from tests import support
 from tests.runtimes.cases import maxpool_case, node
 
 openvino = pytest.importorskip("openvino")
@@ -98,3 +101,27 @@ def test_in_a_worker_too(runtime) -> None:
     model, feeds, want = maxpool_case()
     with runtimes.Worker(runtime, timeout=60) as worker:
         np.testing.assert_array_equal(worker.run(model, feeds)[0], want)
+
+
+def test_it_writes_nothing_in_the_users_home_and_keeps_convert_model(tmp_path) -> None:
+    """``import openvino`` imports its model converter, which writes ~/intel/stats and a client
+    id there and sends a usage event: ortpool's import of the runtime (the caller's process and
+    the worker's) leaves it out, and ``openvino.convert_model`` imports it when called."""
+    home = tmp_path / "home"
+    home.mkdir()
+    code = (
+        "import os, sys, ortpool\n"
+        "report = ortpool.validate('models/maxpool-1.onnx', runtime='openvino')\n"
+        "import openvino\n"
+        "print(report.exit_code, 'openvino.tools.ovc' in sys.modules,\n"
+        "      openvino.convert_model.__name__, os.listdir(os.environ['HOME']))\n"
+        "import openvino.tools.ovc\n"  # the user's own import still works
+        "print(openvino.tools.ovc.convert_model.__name__)\n"
+    )
+    env = {**support.CHILD_ENV, "HOME": str(home)}
+    env.pop("CI", None)  # openvino sends nothing in a CI job: the test is of a user's machine
+    done = subprocess.run([sys.executable, "-c", code], cwd=support.ROOT, env=env,
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    # nothing in the home until the user imports the converter (which then writes there)
+    assert done.stdout.splitlines() == ["0 False _convert_model []", "convert_model"]
