@@ -269,19 +269,20 @@ def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
     record naming no spec ortpool knows, or a spec its nodes do not compute under the spec
     (:func:`_unlike_record`), is dropped from ``fixed`` with a note: its nodes are judged as
     they stand."""
-    scopes = {(scope.location, text(n.name)): scope for scope in model_scopes(model)
+    scopes = {(scope.location, text(n.name)): (scope, n.op_type) for scope in model_scopes(model)
               for n in scope.nodes if n.name}
     read = read_values(model)
     table = learn_shapes(model) if fixed else None
     regions = []
     for key, entry in list(fixed.items()):
-        if not entry.nodes:
-            continue  # a form that inserted no node is the node itself (_fixed_alone)
         name = entry.name
-        scope = scopes.get((entry.scope, name))
+        scope, op_type = scopes.get((entry.scope, name), (None, None))
+        op, _, version = entry.op.rpartition("-")
+        if not entry.nodes and op_type == op:
+            continue  # the node with its attributes rewritten: judged as it is (_fixed_alone)
+        # (a form of one node of another op, a ReduceMax of the node's name, is a region)
         x_type = table.lookup(scope, entry.inputs[0]) if table and scope else None
         elem = dtypes.NAME_OF_CODE.get(x_type.elem_type) if x_type is not None else None
-        op, _, version = entry.op.rpartition("-")
         try:
             site = Site.alone(op, int(version), entry.attributes, elem or "float",
                               x_type.static_dims if x_type is not None else None,

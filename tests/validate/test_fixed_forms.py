@@ -275,3 +275,31 @@ def test_a_branch_node_named_like_an_inlined_copy_of_a_form_is_judged():
     assert [(n.name, n.location, n.status) for n in found.nodes] == [
         ("p__1", "main graph > If 'branch'.then_branch", results.DIFFER),
         ("p", "function local.F", results.FIXED)]
+
+
+def test_a_form_that_replaced_its_node_by_one_reduce_op_is_judged():
+    """A double GlobalMaxPool at opset 17 (no onnxruntime kernel) fixed as one ReduceMax of its
+    name (ReduceMax-13 takes its axes as an attribute: fix inserts no node): validate of the
+    fixed model judged nothing of it ('1 node: 1 agree', the MaxPool beside it), so a ReduceMin
+    written over it still agreed, end to end too. Now it is a region as any form."""
+    graph = h.make_graph(
+        [h.make_node("GlobalMaxPool", ["x"], ["z"], name="gmp"),
+         h.make_node("MaxPool", ["x"], ["w"], name="mp", kernel_shape=[2, 2])],
+        "g", [h.make_tensor_value_info("x", T.DOUBLE, [1, 3, 5, 5])],
+        [h.make_tensor_value_info("z", T.DOUBLE, None),
+         h.make_tensor_value_info("w", T.DOUBLE, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    fixed, report = fix_with_report(model)
+    assert [(n.name, n.form) for n in report.nodes] == [("gmp", "reduce"), ("mp", "unchanged")]
+    assert [n.op_type for n in fixed.graph.node] == ["ReduceMax", "MaxPool"]
+    options = ValidateOptions(guard_cost=False)
+    found = validate_model(fixed, options, label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [
+        ("mp", results.AGREE), ("gmp", results.FIXED)]
+    fixed.graph.node[0].op_type = "ReduceMin"
+    found = validate_model(fixed, options, label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [("mp", results.AGREE)]
+    (note,) = [n for n in found.notes if n.startswith("fix's record")]
+    assert note.startswith("fix's record of node 'gmp' (form reduce) claims GlobalMaxPool-1 "
+                           "with attributes {}, which its nodes do not compute under the spec (")
