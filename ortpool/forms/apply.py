@@ -16,7 +16,7 @@ from ortpool.forms import emit
 from ortpool.forms.plan import Plan
 from ortpool.kernels.shapes import output_shape
 from ortpool.model import branch_outputs, fixmarks, splice
-from ortpool.model.scopes import model_scopes, text
+from ortpool.model.scopes import model_scopes, text, written
 from ortpool.model.site import Site
 from ortpool.rewrite import retarget
 
@@ -39,14 +39,16 @@ def apply(source: onnx.ModelProto, sites: Sequence[Site],
         targets.append((scope, scope.nodes[position], site, plan))
     forms = []
     for scope, node, site, plan in targets:
+        if not node.name and not plan.ortpool:  # validate finds a form by its node's name
+            node.name = namer.fresh(f"ortpool_fix/node/{written(node.output[0])}")
         made = emit.emit(plan, site, node, tuple(node.input), tuple(node.output), namer)
         splice.replace(scope.nodes, node, made)
         if plan.ortpool:
             splice.add_import(scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
-        elif node.name:  # an unnamed node cannot be found again by name
+        else:
             inserted = tuple(text(n.name) for n in made
                              if n.doc_string.startswith(fixmarks.MARK))
-            forms.append(fixmarks.FixedNode(site.name, plan.name, site.key, inserted,
+            forms.append(fixmarks.FixedNode(text(node.name), plan.name, site.key, inserted,
                                             site.attributes, site.inputs, site.outputs,
                                             scope.location))
     fixmarks.record(model, forms)

@@ -303,3 +303,16 @@ def test_a_form_that_replaced_its_node_by_one_reduce_op_is_judged():
     (note,) = [n for n in found.notes if n.startswith("fix's record")]
     assert note.startswith("fix's record of node 'gmp' (form reduce) claims GlobalMaxPool-1 "
                            "with attributes {}, which its nodes do not compute under the spec (")
+
+
+def test_a_form_fix_wrote_for_an_unnamed_node_is_judged_as_one():
+    """The guard fix writes around an unnamed MaxPool: fix recorded no form for an unnamed node,
+    so validate judged the pool alone (it differs on NaN, exit 1 on the model fix had proven)
+    and the guard's own AveragePool as a pooling node of the model. The node is named now."""
+    model = _maxpool()
+    model.graph.node[0].name = ""
+    fixed, report = fix_with_report(model, nonfinite=True)
+    assert [(n.name, n.form) for n in report.nodes] == [("<unnamed MaxPool>", "nan-guard")]
+    found = validate_model(fixed, NONFINITE, label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [("ortpool_fix/node/y", results.FIXED)]
+    assert found.status == results.AGREE
