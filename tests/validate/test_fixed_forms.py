@@ -316,3 +316,22 @@ def test_a_form_fix_wrote_for_an_unnamed_node_is_judged_as_one():
     found = validate_model(fixed, NONFINITE, label="m")
     assert [(n.name, n.status) for n in found.nodes] == [("ortpool_fix/node/y", results.FIXED)]
     assert found.status == results.AGREE
+
+
+def test_a_power_average_form_is_judged_as_its_node():
+    """LpPool-1 with p=1.5 (no later version can write it) becomes (kvol*AveragePool(|x|^p))^(1/p)
+    at a lifted opset, every node of it inserted: the node's name was gone from the model, so
+    validate called fix's record stale ('edited after fixing?') and judged the form's
+    AveragePool as a pooling node of the model. Its AveragePool takes the node's name, as a
+    Reduce op does in the reduce form."""
+    graph = h.make_graph(
+        [h.make_node("LpPool", ["x"], ["y"], name="lp", kernel_shape=[2, 2], p=1.5)], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 6, 6])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 2, 5, 5])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 1)])
+    model.ir_version = 3
+    fixed, report = fix_with_report(model)
+    assert [(n.name, n.form) for n in report.nodes] == [("lp", "power-average+opset-lift")]
+    found = validate_model(fixed, ValidateOptions(guard_cost=False), label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [("lp", results.FIXED)]
+    assert not [n for n in found.notes if n.startswith("fix's record")]
