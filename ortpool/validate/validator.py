@@ -439,14 +439,27 @@ def _end_to_end(model: onnx.ModelProto, inlined: onnx.ModelProto,
     """The graph outputs of the two runs compared, or why they were not."""
     if runs.builtin_outputs is not None and runs.ortpool_outputs is not None:
         other_level = ISOLATED_LEVEL if options.runtime.level != ISOLATED_LEVEL else DEFAULT_LEVEL
-        result.end_to_end = "compared"
+        # a label (a string tensor) or ZipMap's maps has no element type to compare values of
+        pairs = zip(runs.builtin_outputs, runs.ortpool_outputs, strict=True)
+        numeric = [i for i, pair in enumerate(pairs)
+                   if all(np.asarray(a).dtype in dtypes.NUMPY.values() for a in pair)]
+        if len(numeric) < len(model.graph.output):
+            names = [repr(o.name) for i, o in enumerate(model.graph.output) if i not in numeric]
+            result.notes.append(f"graph output{'s' * (len(names) > 1)} {', '.join(names)} not "
+                                "compared end to end: only numeric tensors are")
+        result.end_to_end = "compared" if numeric else "not compared: no output is a numeric tensor"
+
+        def pick(arrays: Sequence) -> list:
+            return [arrays[i] for i in numeric]
+
         result.outputs = endtoend.compare_outputs(
-            [o.name for o in model.graph.output], runs.builtin_outputs, runs.ortpool_outputs,
-            options.accuracy.atol, options.accuracy.rtol, endtoend.note_allowance(result.nodes),
-            endtoend.half_roundings(inlined), options.accuracy.half_ulps)
+            pick([o.name for o in model.graph.output]), pick(runs.builtin_outputs),
+            pick(runs.ortpool_outputs), options.accuracy.atol, options.accuracy.rtol,
+            endtoend.note_allowance(result.nodes), endtoend.half_roundings(inlined),
+            options.accuracy.half_ulps)
         if options.target is None:  # onnxruntime's own noise, at its other level
-            endtoend.measure_noise(result.outputs, runs.builtin_outputs, lambda: ortrun.run_builtin(
-                inlined, feeds, options.runtime.with_level(other_level)))
+            endtoend.measure_noise(result.outputs, pick(runs.builtin_outputs), lambda: pick(
+                ortrun.run_builtin(inlined, feeds, options.runtime.with_level(other_level))))
         if any(o.failing for o in result.outputs) and not any(
             n.failing or n.status in (results.RULINGS, results.NOT_COMPARED) for n in result.nodes
         ):
