@@ -1,7 +1,8 @@
 """Writing the chosen realizations into a model, each node replaced where it stands by
-:func:`ortpool.forms.emit.emit`'s nodes; ortpool's op brings its opset import (and sets aside a
-subgraph output's declared sizes, as ``ortpool rewrite`` does); each standard-op form is recorded
-in the model's metadata (:mod:`ortpool.model.fixmarks`) for ``validate``.
+:func:`ortpool.forms.emit.emit`'s nodes; ortpool's op brings its opset import (and declares its
+outputs and sets aside a subgraph output's declared sizes, as ``ortpool rewrite`` does); each
+standard-op form is recorded in the model's metadata (:mod:`ortpool.model.fixmarks`) for
+``validate``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from ortpool.forms import emit
 from ortpool.forms.plan import Plan
 from ortpool.kernels.shapes import output_shape
 from ortpool.model import branch_outputs, fixmarks, splice
+from ortpool.model.inference import learn_types
 from ortpool.model.scopes import model_scopes, text, written
 from ortpool.model.site import Site
-from ortpool.rewrite import retarget
+from ortpool.rewrite import op_outputs, retarget
 
 
 def apply(source: onnx.ModelProto, sites: Sequence[Site],
@@ -52,6 +54,8 @@ def apply(source: onnx.ModelProto, sites: Sequence[Site],
                                             site.attributes, site.inputs, site.outputs,
                                             scope.location))
     fixmarks.record(model, forms)
+    if any(plan.ortpool for _, _, _, plan in targets):  # onnxruntime types none of their outputs
+        op_outputs.declare(model, learn_types(source))
     notes = []
     if moved := branch_outputs.set_aside(model):
         notes.append(f"subgraph outputs {', '.join(map(repr, moved))} are written by an ortpool "

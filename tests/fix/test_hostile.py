@@ -315,3 +315,41 @@ def onnx_runs_it_right(node: onnx.NodeProto, x: np.ndarray, ours: np.ndarray) ->
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     (got,) = session.run(None, {"s": x})
     return got.shape == ours.shape and bool(np.array_equal(got, ours))
+
+
+def test_ortpool_ops_fix_writes_are_declared_as_rewrite_declares_them(tmp_path):
+    """onnxruntime types nothing an ortpool op writes. A local function's double AveragePool
+    (ortpool's op) read after the call: fix wrote it undeclared and its own proof refused the
+    model ("Node (block) Op (Block) output arg (b) type inference failed", exit 2, nothing
+    written), where 'ortpool rewrite' declares the call's output. And a SegNet's MaxPools with
+    their Indices read, ortpool's op on NaN: fixing the fixed model again left the MaxUnpools
+    unproven ("the element type of input 'r' could not be learned")."""
+    block = h.make_function("local", "Block", ["fx"], ["fy"], [
+        h.make_node("AveragePool", ["fx"], ["fy"], name="fap", kernel_shape=[2, 2],
+                    pads=[1, 1, 1, 1])], [h.make_opsetid("", 17)])
+    graph = h.make_graph(
+        [h.make_node("Cast", ["x"], ["xd"], name="cast", to=T.DOUBLE),
+         h.make_node("Block", ["xd"], ["b"], domain="local", name="block"),
+         h.make_node("Relu", ["b"], ["y"], name="relu")], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 6, 6])],
+        [h.make_tensor_value_info("y", T.DOUBLE, [1, 2, 7, 7])])
+    save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("local", 1)],
+                      functions=[block]), tmp_path / "f.onnx")
+    done = fix(tmp_path, "f.onnx", "fo.onnx", "-q")
+    assert (done.returncode, done.stderr) == (1, "")
+    x = np.arange(72, dtype=np.float32).reshape(1, 2, 6, 6) / 4
+    (y,) = run_child(tmp_path, "fo.onnx", {"x": x.tolist()})
+    want = kernels.average_pool(x.astype(np.float64), kernel_shape=[2, 2], pads=[1, 1, 1, 1])
+    np.testing.assert_array_equal(y, np.maximum(want, 0))
+    graph = h.make_graph([
+        h.make_node("MaxPool", ["x"], ["p", "i"], name="pool", kernel_shape=[2, 2],
+                    strides=[2, 2]),
+        h.make_node("Relu", ["p"], ["r"], name="relu"),
+        h.make_node("MaxUnpool", ["r", "i"], ["y"], name="unpool", kernel_shape=[2, 2],
+                    strides=[2, 2]),
+    ], "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 8, 8])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 2, 8, 8])])
+    save(h.make_model(graph, opset_imports=[h.make_opsetid("", 11)]), tmp_path / "s.onnx")
+    assert fix(tmp_path, "s.onnx", "so.onnx", "--nonfinite", "-q").returncode == 1
+    again = fix(tmp_path, "so.onnx", "so2.onnx", "--nonfinite", "-q")
+    assert (again.stderr, (tmp_path / "so2.onnx").exists()) == ("", True)
