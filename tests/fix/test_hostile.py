@@ -352,4 +352,27 @@ def test_ortpool_ops_fix_writes_are_declared_as_rewrite_declares_them(tmp_path):
     save(h.make_model(graph, opset_imports=[h.make_opsetid("", 11)]), tmp_path / "s.onnx")
     assert fix(tmp_path, "s.onnx", "so.onnx", "--nonfinite", "-q").returncode == 1
     again = fix(tmp_path, "so.onnx", "so2.onnx", "--nonfinite", "-q")
-    assert (again.stderr, (tmp_path / "so2.onnx").exists()) == ("", True)
+    assert (again.returncode, again.stderr, (tmp_path / "so2.onnx").exists()) == (1, "", True)
+
+
+def test_ortpool_ops_the_model_holds_already_are_reported_and_exit_1():
+    """fix of a model that holds ortpool's ops already (rewritten, or fixed before with a node
+    kept as ortpool's op) said '1 pooling node: unchanged 1' and exited 0, 'the model runs on
+    plain onnxruntime', which refuses the model it wrote. Each is reported as the ortpool op it
+    is, the model as needing ortpool at run time (exit 1)."""
+    import ortpool
+    from ortpool.fix import fix_with_report
+
+    graph = h.make_graph([
+        h.make_node("MaxPool", ["x"], ["a"], name="kept", kernel_shape=[2, 2]),
+        h.make_node("MaxPool", ["a"], ["y"], name="plain", kernel_shape=[2, 2]),
+    ], "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 6, 6])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 12)])
+    model.ir_version = 10
+    _, report = fix_with_report(ortpool.rewrite(model, nodes="kept"))
+    assert [(n.name, n.key, n.realization) for n in report.nodes] == [
+        ("plain", "MaxPool-12", "unchanged"), ("kept", "MaxPool-12", "ortpool op")]
+    assert report.exit_code() == 1
+    assert report.summary_lines()[-2] == (
+        "the fixed model needs ortpool at run time (ortpool.InferenceSession) for 1 node: 'kept'")
