@@ -289,3 +289,19 @@ def test_pools_the_profile_cannot_name_do_not_question_the_fixed_model(tmp_path)
     assert notes[-1] == (
         "no profile event names <unnamed MaxPool> (an unnamed node, a node inside a function, "
         "or one onnxruntime's optimizer fused into another)")
+
+
+def test_infinities_on_both_sides_compare_without_a_warning():
+    """An output holding -inf on both sides (an attention-style mask after a pool): bench's
+    equivalence check printed 'ortpool bench: warning: invalid value encountered in subtract'
+    (inf - inf), and took a FIXED that differs in the output's other cells for equivalent."""
+    import warnings
+
+    a = np.array([-np.inf, 1.0, np.inf], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert runner.compare([a], [a.copy()], exact=True) == ("exact", True, 0.0)
+        assert runner.compare([a], [-a], exact=False)[:2] == ("differs (max |d| inf)", False)
+        # and the NaN of inf - inf hid every other difference of the output (np.max's NaN)
+        b = np.array([-np.inf, 2.0, np.inf], np.float32)
+        assert runner.compare([a], [b], exact=False) == ("differs (max |d| 1)", False, 1.0)
