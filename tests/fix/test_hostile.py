@@ -376,3 +376,67 @@ def test_ortpool_ops_the_model_holds_already_are_reported_and_exit_1():
     assert report.exit_code() == 1
     assert report.summary_lines()[-2] == (
         "the fixed model needs ortpool at run time (ortpool.InferenceSession) for 1 node: 'kept'")
+
+
+def test_a_pool_in_a_function_another_function_calls_is_fixed():
+    """A local function F calling G, whose MaxPool (SAME_UPPER, dilated) onnxruntime gets wrong:
+    fix typed a function's body only at the calls of the graphs, so G's pool was unproven ('the
+    element type of input 'gx' could not be learned', exit 2) where rewrite and validate read
+    it. Nested calls are followed, as rewrite's types follow them."""
+    from ortpool.fix import fix_with_report
+
+    imports = [h.make_opsetid("", 17), h.make_opsetid("local", 1)]
+    inner = h.make_function("local", "G", ["gx"], ["gy"], [
+        h.make_node("MaxPool", ["gx"], ["gy"], name="gpool", kernel_shape=[3, 3],
+                    dilations=[2, 2], auto_pad="SAME_UPPER")], imports)
+    outer = h.make_function("local", "F", ["fx"], ["fy"], [
+        h.make_node("G", ["fx"], ["ft"], domain="local", name="gcall"),
+        h.make_node("Relu", ["ft"], ["fy"], name="frelu")], imports)
+    graph = h.make_graph([h.make_node("F", ["x"], ["y"], domain="local", name="fcall")], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 9, 9])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [1, 2, 9, 9])])
+    model = h.make_model(graph, opset_imports=imports, functions=[inner, outer])
+    model.ir_version = 8
+    fixed, report = fix_with_report(model)
+    assert [(n.name, n.location, n.form) for n in report.nodes] == [
+        ("gpool", "function local.G", "explicit-pads")]
+    assert report.exit_code() == 0
+    x = np.arange(162, dtype=np.float32).reshape(1, 2, 9, 9) % 7
+    (y,) = ort.InferenceSession(fixed.SerializeToString()).run(None, {"x": x})
+    want = kernels.max_pool(x, kernel_shape=[3, 3], dilations=[2, 2], auto_pad="SAME_UPPER")
+    np.testing.assert_array_equal(y, np.maximum(want, 0))
+
+
+def test_a_function_called_directly_and_from_another_function_keeps_no_size():
+    """G's SAME_UPPER dilated MaxPool (stride 2: its pads depend on the size) called on x
+    [1,2,9,9] and, through F, on x padded to 10x10: fix sized G by its direct call alone and
+    wrote the pads of 9x9, wrong on F's call (and validate called both copies fixed). G's sizes
+    are unknown now: a form right at every size, or ortpool's op."""
+    import ortpool
+    from ortpool.fix import fix_with_report
+
+    imports = [h.make_opsetid("", 17), h.make_opsetid("local", 1)]
+    inner = h.make_function("local", "G", ["gx"], ["gy"], [
+        h.make_node("MaxPool", ["gx"], ["gy"], name="gpool", kernel_shape=[3, 3],
+                    strides=[2, 2], dilations=[2, 2], auto_pad="SAME_UPPER")], imports)
+    pads = np.array([0, 0, 0, 0, 0, 0, 1, 1], np.int64)
+    outer = h.make_function("local", "F", ["fx"], ["fy"], [
+        h.make_node("Constant", [], ["pp"], value=onnx.numpy_helper.from_array(pads)),
+        h.make_node("Pad", ["fx", "pp"], ["fp"], name="pad"),
+        h.make_node("G", ["fp"], ["fy"], domain="local", name="gcall")], imports)
+    graph = h.make_graph([h.make_node("G", ["x"], ["a"], domain="local", name="direct"),
+                          h.make_node("F", ["x"], ["b"], domain="local", name="fcall")], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 9, 9])],
+                         [h.make_tensor_value_info("a", T.FLOAT, None),
+                          h.make_tensor_value_info("b", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=imports, functions=[inner, outer])
+    model.ir_version = 8
+    fixed, report = fix_with_report(model)
+    assert [(n.name, n.realization) for n in report.nodes] == [("gpool", "ortpool op")]
+    x = np.arange(162, dtype=np.float32).reshape(1, 2, 9, 9) % 7
+    a, b = ortpool.InferenceSession(fixed).run(None, {"x": x})
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "dilations": [2, 2],
+             "auto_pad": "SAME_UPPER"}
+    np.testing.assert_array_equal(a, kernels.max_pool(x, **attrs))
+    padded = np.pad(x, ((0, 0), (0, 0), (0, 1), (0, 1)))
+    np.testing.assert_array_equal(b, kernels.max_pool(padded, **attrs))
