@@ -440,3 +440,25 @@ def test_a_function_called_directly_and_from_another_function_keeps_no_size():
     np.testing.assert_array_equal(a, kernels.max_pool(x, **attrs))
     padded = np.pad(x, ((0, 0), (0, 0), (0, 1), (0, 1)))
     np.testing.assert_array_equal(b, kernels.max_pool(padded, **attrs))
+
+
+def test_a_pool_in_a_function_nothing_calls_does_not_stop_the_fix():
+    """A local function no graph calls (an exporter's leftover) holding a MaxPool: its input's
+    type can never be learned, and fix called it unproven and wrote nothing (exit 2) beside a
+    node it had fixed. It never runs: not selected, with the reason."""
+    from ortpool.fix import fix_with_report
+
+    imports = [h.make_opsetid("", 17), h.make_opsetid("local", 1)]
+    unused = h.make_function("local", "Unused", ["ux"], ["uy"], [
+        h.make_node("MaxPool", ["ux"], ["uy"], name="upool", kernel_shape=[2, 2])], imports)
+    graph = h.make_graph([h.make_node("MaxPool", ["x"], ["y"], name="mp", kernel_shape=[3, 3],
+                                      dilations=[2, 2], auto_pad="SAME_UPPER")], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 9, 9])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [1, 2, 9, 9])])
+    model = h.make_model(graph, opset_imports=imports, functions=[unused])
+    model.ir_version = 8
+    _, report = fix_with_report(model)
+    assert [(n.name, n.realization, n.reason) for n in report.nodes] == [
+        ("mp", "standard form", ""),
+        ("upool", "not selected", "function local.Unused is called nowhere: it never runs")]
+    assert report.exit_code() == 0

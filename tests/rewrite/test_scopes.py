@@ -270,7 +270,7 @@ def test_function_called_with_one_carried_type_twice() -> None:
 
 def test_function_never_called_is_left_alone() -> None:
     _, report = ortpool.rewrite.rewrite_with_report(half_function_model([]))
-    assert report.nodes[0].reason == "the element type of input 'a' could not be learned"
+    assert report.nodes[0].reason == "function local.halfpool is called nowhere: it never runs"
 
 
 def test_attribute_reference_in_function_is_left_alone() -> None:
