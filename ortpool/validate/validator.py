@@ -278,9 +278,6 @@ def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
         name = entry.name
         scope, op_type = scopes.get((entry.scope, name), (None, None))
         op, _, version = entry.op.rpartition("-")
-        if not entry.nodes and op_type == op:
-            continue  # the node with its attributes rewritten: judged as it is (_fixed_alone)
-        # (a form of one node of another op, a ReduceMax of the node's name, is a region)
         x_type = table.lookup(scope, entry.inputs[0]) if table and scope else None
         elem = dtypes.NAME_OF_CODE.get(x_type.elem_type) if x_type is not None else None
         try:
@@ -305,7 +302,9 @@ def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
                          f"under the spec ({unlike}): its nodes are judged as they stand")
             del fixed[key]
             continue
-        regions.append((entry, region))
+        if not entry.nodes and op_type == op:
+            continue  # the node with its attributes rewritten: judged as it is (_fixed_alone)
+        regions.append((entry, region))  # (a ReduceMax of the node's name too: one node)
     return regions
 
 

@@ -335,3 +335,29 @@ def test_a_power_average_form_is_judged_as_its_node():
     found = validate_model(fixed, ValidateOptions(guard_cost=False), label="m")
     assert [(n.name, n.status) for n in found.nodes] == [("lp", results.FIXED)]
     assert not [n for n in found.notes if n.startswith("fix's record")]
+
+
+def test_a_node_fix_rewrote_in_place_is_fixed_only_where_it_computes_the_record():
+    """A SAME_UPPER dilated MaxPool of stride 2 fixed in place (explicit pads, right for 9x9),
+    then the model's input re-declared 10x10: the pads are no longer the spec's, yet validate
+    labelled the node fixed, read from the record (the node agrees with its own attributes).
+    The record's spec is checked as a region's is; here it is dropped with a note."""
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "dilations": [2, 2],
+             "auto_pad": "SAME_UPPER"}
+    graph = h.make_graph([h.make_node("MaxPool", ["x"], ["y"], name="p", **attrs)], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 9, 9])],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    fixed, report = fix_with_report(model)
+    assert [n.form for n in report.nodes] == ["explicit-pads"]
+    options = ValidateOptions(guard_cost=False)
+    assert [(n.name, n.status) for n in validate_model(fixed, options, label="m").nodes] == [
+        ("p", results.FIXED)]
+    fixed.graph.input[0].type.tensor_type.shape.dim[3].dim_value = 10
+    found = validate_model(fixed, options, label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [("p", results.AGREE)]
+    (note,) = [n for n in found.notes if n.startswith("fix's record")]
+    assert note.startswith("fix's record of node 'p' (form explicit-pads) claims MaxPool-12 with "
+                           f"attributes {dict(sorted(attrs.items()))}, which its nodes do not "
+                           "compute under the spec (")
