@@ -18,6 +18,7 @@ from ortpool.model.scopes import (
     function_label,
     is_pool,
     model_scopes,
+    walk,
 )
 from ortpool.model.selection import Selection
 from ortpool.model.site import Site, find_sites, node_name
@@ -70,7 +71,7 @@ def _typed_from_their_bodies(model: onnx.ModelProto) -> dict[int, str]:
     index, scopes = function_index(model), model_scopes(model)
     found: dict[int, str] = {}
     for scope in scopes:
-        read = {name for node in scope.nodes for name in node.input}
+        read = {name for node in walk(scope.nodes) for name in node.input}  # branches too
         for node in scope.nodes:
             position = called_function(node, index)
             if scope.function is not None and position is not None and read & set(node.output):
