@@ -119,8 +119,10 @@ def compare(expected: list[np.ndarray], got: list[np.ndarray], exact: bool,
             return f"shape {list(g.shape)} != {list(e.shape)}", False, float("inf")
         if e.dtype.kind == "f":
             nan_e, nan_g = np.isnan(e), np.isnan(g)  # NaN on one side only differs by inf
-            diff = np.abs(e.astype(np.float64) - g.astype(np.float64))
-            diff = np.where(nan_e | nan_g, np.where(nan_e & nan_g, 0.0, np.inf), diff)
+            with np.errstate(invalid="ignore"):  # inf - inf: NaN, the equal infinities' 0 below
+                diff = np.abs(e.astype(np.float64) - g.astype(np.float64))
+            diff = np.where(nan_e | nan_g, np.where(nan_e & nan_g, 0.0, np.inf),
+                            np.where(e == g, 0.0, diff))
             worst = max(worst, float(diff.max()) if diff.size else 0.0)
             finite = np.abs(e[np.isfinite(e)])
             scale = max(1.0, float(finite.max()) if finite.size else 1.0)

@@ -298,7 +298,9 @@ def bench_models(pair: Pair, spec: InputSpec | None, settings: Settings) -> Mode
                       original.providers.get(p.name, ())) for p in pools]
     if not pools:
         notes.append(f"{label} holds no standard pooling node: no per-node times")
-    if fixed is not None and nodes and not any(n.fixed_nodes for n in nodes):
+    # only a pool the profile found can tell: an unnamed one or one in a function has no event
+    profiled = [n for n in nodes if n.original is not None]
+    if fixed is not None and profiled and not any(n.fixed_nodes for n in profiled):
         notes.append(
             f"no node of FIXED {fixed_label} stands for a pooling node of MODEL (none has its "
             "name or was written for it by 'ortpool fix'): is FIXED MODEL's fixed form?")

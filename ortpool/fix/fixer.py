@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import onnx
 
+from ortpool import optypes
 from ortpool.check.cases import CAPTURED, FeedSet, expect, full_shape, proof_sets, sampled_shapes
 from ortpool.check.judge import Judgement
 from ortpool.fix import capture
@@ -22,8 +23,9 @@ from ortpool.forms import lift
 from ortpool.forms.apply import apply
 from ortpool.forms.choose import Attempt, Choice, choose
 from ortpool.model import inputs as model_inputs
+from ortpool.model.scopes import model_scopes
 from ortpool.model.selection import Selection
-from ortpool.model.site import Site, find_sites
+from ortpool.model.site import Site, find_sites, node_name
 from ortpool.ort.runtime import stamp
 from ortpool.ort.runtime_spec import RuntimeSpec
 from ortpool.report import fixes as report_mod
@@ -99,7 +101,20 @@ def _fix_once(model: onnx.ModelProto, options: Options, source: str | None,
         report.notes.append(f"no proof in the written model: {problem}")
     report.notes.extend(apply_notes)
     report.nodes += _entries(state, in_model, problem)
+    # ortpool's ops the model holds already (rewritten, or fixed before) stay: it needs ortpool
+    report.nodes += [_held(node, scope.location) for scope in model_scopes(model)
+                     for node in scope.nodes if node.domain == optypes.DOMAIN]
     return fixed, report
+
+
+def _held(node: onnx.NodeProto, location: str) -> report_mod.NodeFix:
+    try:
+        spec = optypes.parse(node.op_type).spec
+        op, version = spec.op, spec.version
+    except ValueError:  # not one ortpool registers: the session will say so
+        op, version = node.op_type, None
+    return report_mod.NodeFix(name=node_name(node), location=location, op=op, version=version,
+                              elem=None, realization=report_mod.ORTPOOL)
 
 
 def _choose_all(model: onnx.ModelProto, sites: list[Site],

@@ -1,7 +1,8 @@
 """Writing the chosen realizations into a model, each node replaced where it stands by
-:func:`ortpool.forms.emit.emit`'s nodes; ortpool's op brings its opset import (and sets aside a
-subgraph output's declared sizes, as ``ortpool rewrite`` does); each standard-op form is recorded
-in the model's metadata (:mod:`ortpool.model.fixmarks`) for ``validate``.
+:func:`ortpool.forms.emit.emit`'s nodes; ortpool's op brings its opset import (and declares its
+outputs and sets aside a subgraph output's declared sizes, as ``ortpool rewrite`` does); each
+standard-op form is recorded in the model's metadata (:mod:`ortpool.model.fixmarks`) for
+``validate``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from ortpool.forms import emit
 from ortpool.forms.plan import Plan
 from ortpool.kernels.shapes import output_shape
 from ortpool.model import branch_outputs, fixmarks, splice
-from ortpool.model.scopes import model_scopes, text
+from ortpool.model.inference import learn_types
+from ortpool.model.scopes import model_scopes, text, written
 from ortpool.model.site import Site
-from ortpool.rewrite import retarget
+from ortpool.rewrite import op_outputs, retarget
 
 
 def apply(source: onnx.ModelProto, sites: Sequence[Site],
@@ -39,17 +41,21 @@ def apply(source: onnx.ModelProto, sites: Sequence[Site],
         targets.append((scope, scope.nodes[position], site, plan))
     forms = []
     for scope, node, site, plan in targets:
+        if not node.name and not plan.ortpool:  # validate finds a form by its node's name
+            node.name = namer.fresh(f"ortpool_fix/node/{written(node.output[0])}")
         made = emit.emit(plan, site, node, tuple(node.input), tuple(node.output), namer)
         splice.replace(scope.nodes, node, made)
         if plan.ortpool:
             splice.add_import(scope.imports, optypes.DOMAIN, optypes.DOMAIN_VERSION)
-        elif node.name:  # an unnamed node cannot be found again by name
+        else:
             inserted = tuple(text(n.name) for n in made
                              if n.doc_string.startswith(fixmarks.MARK))
-            forms.append(fixmarks.FixedNode(site.name, plan.name, site.key, inserted,
+            forms.append(fixmarks.FixedNode(text(node.name), plan.name, site.key, inserted,
                                             site.attributes, site.inputs, site.outputs,
                                             scope.location))
     fixmarks.record(model, forms)
+    if any(plan.ortpool for _, _, _, plan in targets):  # onnxruntime types none of their outputs
+        op_outputs.declare(model, learn_types(source))
     notes = []
     if moved := branch_outputs.set_aside(model):
         notes.append(f"subgraph outputs {', '.join(map(repr, moved))} are written by an ortpool "

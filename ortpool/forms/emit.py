@@ -1,9 +1,10 @@
 """A :class:`~ortpool.forms.plan.Plan` as ONNX nodes, for the opset that governs the node.
 
 One function writes the proof model's nodes and the fixed model's, so what is proven is what is
-written. The pool (or its Reduce op) keeps the node's name, doc string and domain; inserted nodes
-and values are named for their role and marked :data:`MARK`; constants are ``Constant`` nodes
-(a function has no initializers). What the opset cannot express raises :class:`Unwritable`.
+written. The pool (or its Reduce op, or power-average's AveragePool) keeps the node's name, doc
+string and domain; inserted nodes and values are named for their role and marked :data:`MARK`;
+constants are ``Constant`` nodes (a function has no initializers). What the opset cannot
+express raises :class:`Unwritable`.
 """
 
 from __future__ import annotations
@@ -174,6 +175,8 @@ class _Writer:
         if plan.exponent != 1.0:
             powered = self.power(magnitude, plan.exponent, elem, "pow")
         averaged = self.op("AveragePool", [powered], "average", output, **dict(plan.average))
+        # it takes the node's name, as a Reduce op does: validate finds the form by that name
+        self.nodes[-1].name, self.nodes[-1].doc_string = self.node.name, self.node.doc_string
         kvol = float(np.prod(plan.average["kernel_shape"]))
         summed = output if plan.exponent == 1.0 else self.value("sum", output)
         volume = self.constant("kvol", output, np.asarray(kvol, dtypes.NUMPY[elem]))

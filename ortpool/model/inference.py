@@ -376,20 +376,30 @@ def learn_shapes(model: onnx.ModelProto) -> TypeTable:
 
 
 def _shape_functions(table: TypeTable, model: onnx.ModelProto) -> None:
-    """Infer each function body once per call site in the graphs, merging the sizes."""
+    """Infer each function body once per call site in the graphs, merging the sizes; a body
+    another function calls, once per element types at those calls, its sizes unknown."""
     index = function_index(model)
-    for scope in model_scopes(model):
-        if scope.function is not None:
-            continue  # calls from function to function: their sizes stay unknown
-        for position, node, callers in _calls(table, scope, index):
-            function = model.functions[position]
-            signature = _elem_types(callers)
-            dims = [c.static_dims if c else None for c in callers]
-            probe = function_probe(model, function, signature, tuple(node.attribute), dims)
-            try:
-                inferred = _infer_spec_sizes(probe)
-            except Exception as err:
-                table.notes.append(f"shapes inside function {function.name!r} could not be "
-                                   f"inferred ({type(err).__name__})")
+    pending = [(call, True) for scope in model_scopes(model) if scope.function is None
+               for call in _calls(table, scope, index)]
+    seen: set[tuple[int, tuple[int, ...], bytes]] = set()
+    while pending:
+        (position, node, callers), sized = pending.pop(0)
+        function = model.functions[position]
+        signature = _elem_types(callers)
+        if not sized:  # the sizes stay unknown: once per element types and attributes
+            marker = (position, signature, b"".join(a.SerializeToString() for a in node.attribute))
+            if marker in seen:
                 continue
-            _collect(table, inferred.graph, ("function", position), merge=True, untyped=True)
+            seen.add(marker)
+        dims = [c.static_dims if c else None for c in callers] if sized else []
+        probe = function_probe(model, function, signature, tuple(node.attribute), dims)
+        try:
+            inferred = _infer_spec_sizes(probe)
+        except Exception as err:
+            table.notes.append(f"shapes inside function {function.name!r} could not be "
+                               f"inferred ({type(err).__name__})")
+            continue
+        key: ScopeKey = ("function", position)
+        _collect(table, inferred.graph, key, merge=True, untyped=True)
+        for scope in graph_scopes(inferred.graph, key, "", function.opset_import, None, function):
+            pending.extend((call, False) for call in _calls(table, scope, index))

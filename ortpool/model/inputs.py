@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import keyword
 import math
 import os
 import re
@@ -647,6 +648,8 @@ def _require_data_inputs(model: onnx.ModelProto, spec: InputSpec) -> None:
             how = f"pass them as {_arrays_setting(spec.style, list(needed))}"
         else:
             keywords = ", ".join(f"{safe(name)}=..." for name in needed)
+            if not all(name.isidentifier() and not keyword.iskeyword(name) for name in needed):
+                keywords = "**{" + ", ".join(f"{safe(name)!r}: ..." for name in needed) + "}"
             how = f"save the arrays with numpy.savez('in.npz', {keywords}) and pass --inputs in.npz"
         raise OrtpoolError(f"{'input' if len(needed) == 1 else 'inputs'} {listed} "
                            f"{'needs' if len(needed) == 1 else 'need'} "

@@ -24,6 +24,9 @@ from ortpool.geometry import PoolGeometry, pool_geometry
 from ortpool.model.scopes import (
     Scope,
     all_nodes,
+    called_function,
+    function_index,
+    function_label,
     is_pool,
     is_standard,
     model_scopes,
@@ -317,6 +320,7 @@ def find_sites(model: onnx.ModelProto, selection: Selection | None = None,
                           "pooling")
     table = learn_shapes(model) if table is None else table
     read = read_values(model)
+    called = _called(model, scopes)
     sites: list[Site] = []
     for scope in scopes:
         for node in scope.nodes:
@@ -327,6 +331,9 @@ def find_sites(model: onnx.ModelProto, selection: Selection | None = None,
                         inputs=present(node.input), outputs=present(node.output), scope=scope,
                         location=scope.location, number=len(sites))
             why_not = selection.why_not(node.op_type, text(node.name))
+            if why_not is None and scope.function is not None and scope.key[1] not in called:
+                why_not = (f"function {function_label(scope.function)} is called nowhere: it "
+                           "never runs")
             if why_not is not None:
                 sites.append(dataclasses.replace(base, selected=False, reason=why_not))
                 continue
@@ -339,6 +346,19 @@ def find_sites(model: onnx.ModelProto, selection: Selection | None = None,
                 sites.append(dataclasses.replace(base, version=err.version or 0, selected=False,
                                                  reason=f"invalid: {err.detail}"))
     return sites, list(table.notes)
+
+
+def _called(model: onnx.ModelProto, scopes: list[Scope]) -> set[int]:
+    """The local functions (by position) the graphs call, at any depth of calls."""
+    index, found = function_index(model), set()
+    pending = [scope for scope in scopes if scope.function is None]
+    while pending:
+        for node in pending.pop().nodes:
+            position = called_function(node, index)
+            if position is not None and position not in found:
+                found.add(position)
+                pending += [s for s in scopes if s.key[:2] == ("function", position)]
+    return found
 
 
 def _learn(site: Site, model: onnx.ModelProto, table: Any, read: set[str],

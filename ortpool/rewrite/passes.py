@@ -11,7 +11,15 @@ from ortpool.attributes import empty_auto_pad_note
 from ortpool.errors import OrtpoolError
 from ortpool.model import branch_outputs, splice
 from ortpool.model.inference import learn_types
-from ortpool.model.scopes import Scope, is_pool, model_scopes
+from ortpool.model.scopes import (
+    Scope,
+    called_function,
+    function_index,
+    function_label,
+    is_pool,
+    model_scopes,
+    walk,
+)
 from ortpool.model.selection import Selection
 from ortpool.model.site import Site, find_sites, node_name
 from ortpool.ort import runtime
@@ -32,8 +40,9 @@ def rewrite_model(model: onnx.ModelProto, selection: Selection,
         sites, notes = find_sites(model, selection, skip_invalid, table=types)
         report.notes.extend(notes)
         namer = retarget.Namer(retarget.all_names(model))
+        untyped = _typed_from_their_bodies(model)
         for site in sites:
-            entry, replacement = _rewrite_node(site, namer)
+            entry, replacement = _rewrite_node(site, namer, untyped)
             report.nodes.append(entry)
             if (note := empty_auto_pad_note(site.node, entry.name)) is not None:
                 report.notes.append(note)
@@ -54,11 +63,45 @@ def rewrite_model(model: onnx.ModelProto, selection: Selection,
     return report
 
 
-def _rewrite_node(site: Site, namer: retarget.Namer) -> tuple[NodeReport, list | None]:
+def _typed_from_their_bodies(model: onnx.ModelProto) -> dict[int, str]:
+    """Local functions (by position) a function body calls and reads the call's output, and all
+    they call: onnxruntime types such a call from the called body, where no type passes an
+    ortpool op, and reads no value_info of the calling body (1.32: "Input 0 expected to have
+    type but instead is null"); why, per function."""
+    index, scopes = function_index(model), model_scopes(model)
+    found: dict[int, str] = {}
+    for scope in scopes:
+        read = {name for node in walk(scope.nodes) for name in node.input}  # branches too
+        for node in scope.nodes:
+            position = called_function(node, index)
+            if scope.function is not None and position is not None and read & set(node.output):
+                found.setdefault(position, (
+                    f"function {function_label(model.functions[position])} is called in the "
+                    f"body of function {function_label(scope.function)}, which reads the call's "
+                    "output: onnxruntime types such a call from the called body, and no type "
+                    "passes an ortpool op"))
+    pending = list(found)
+    while pending:  # what those functions call, at any depth, is typed through them
+        caller = pending.pop()
+        for scope in scopes:
+            for node in scope.nodes if scope.key[:2] == ("function", caller) else ():
+                position = called_function(node, index)
+                if position is not None and position not in found:
+                    found[position] = found[caller]
+                    pending.append(position)
+    return found
+
+
+def _rewrite_node(site: Site, namer: retarget.Namer,
+                  untyped: dict[int, str]) -> tuple[NodeReport, list | None]:
     entry = NodeReport(site.name, site.location, site.op, site.version or None, LEFT_ALONE)
     if not site.judgeable:
         entry.reason = site.reason
         entry.invalid = site.reason.startswith("invalid: ")
+        return entry, None
+    key = site.scope.key if site.scope is not None else ()
+    if key[:1] == ("function",) and key[1] in untyped:
+        entry.reason = untyped[key[1]]
         return entry, None
     cast_from = None
     if site.elem not in site.spec.carried_types:

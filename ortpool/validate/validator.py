@@ -272,19 +272,17 @@ def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
     record naming no spec ortpool knows, or a spec its nodes do not compute under the spec
     (:func:`_unlike_record`), is dropped from ``fixed`` with a note: its nodes are judged as
     they stand."""
-    scopes = {(scope.location, text(n.name)): scope for scope in model_scopes(model)
+    scopes = {(scope.location, text(n.name)): (scope, n.op_type) for scope in model_scopes(model)
               for n in scope.nodes if n.name}
     read = read_values(model)
     table = learn_shapes(model) if fixed else None
     regions = []
     for key, entry in list(fixed.items()):
-        if not entry.nodes:
-            continue  # a form that inserted no node is the node itself (_fixed_alone)
         name = entry.name
-        scope = scopes.get((entry.scope, name))
+        scope, op_type = scopes.get((entry.scope, name), (None, None))
+        op, _, version = entry.op.rpartition("-")
         x_type = table.lookup(scope, entry.inputs[0]) if table and scope else None
         elem = dtypes.NAME_OF_CODE.get(x_type.elem_type) if x_type is not None else None
-        op, _, version = entry.op.rpartition("-")
         try:
             site = Site.alone(op, int(version), entry.attributes, elem or "float",
                               x_type.static_dims if x_type is not None else None,
@@ -307,7 +305,9 @@ def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
                          f"under the spec ({unlike}): its nodes are judged as they stand")
             del fixed[key]
             continue
-        regions.append((entry, region))
+        if not entry.nodes and op_type == op:
+            continue  # the node with its attributes rewritten: judged as it is (_fixed_alone)
+        regions.append((entry, region))  # (a ReduceMax of the node's name too: one node)
     return regions
 
 
@@ -443,14 +443,27 @@ def _end_to_end(model: onnx.ModelProto, inlined: onnx.ModelProto,
     """The graph outputs of the two runs compared, or why they were not."""
     if runs.builtin_outputs is not None and runs.ortpool_outputs is not None:
         other_level = ISOLATED_LEVEL if options.runtime.level != ISOLATED_LEVEL else DEFAULT_LEVEL
-        result.end_to_end = "compared"
+        # a label (a string tensor) or ZipMap's maps has no element type to compare values of
+        pairs = zip(runs.builtin_outputs, runs.ortpool_outputs, strict=True)
+        numeric = [i for i, pair in enumerate(pairs)
+                   if all(np.asarray(a).dtype in dtypes.NUMPY.values() for a in pair)]
+        if len(numeric) < len(model.graph.output):
+            names = [repr(o.name) for i, o in enumerate(model.graph.output) if i not in numeric]
+            result.notes.append(f"graph output{'s' * (len(names) > 1)} {', '.join(names)} not "
+                                "compared end to end: only numeric tensors are")
+        result.end_to_end = "compared" if numeric else "not compared: no output is a numeric tensor"
+
+        def pick(arrays: Sequence) -> list:
+            return [arrays[i] for i in numeric]
+
         result.outputs = endtoend.compare_outputs(
-            [o.name for o in model.graph.output], runs.builtin_outputs, runs.ortpool_outputs,
-            options.accuracy.atol, options.accuracy.rtol, endtoend.note_allowance(result.nodes),
-            endtoend.half_roundings(inlined), options.accuracy.half_ulps)
+            pick([o.name for o in model.graph.output]), pick(runs.builtin_outputs),
+            pick(runs.ortpool_outputs), options.accuracy.atol, options.accuracy.rtol,
+            endtoend.note_allowance(result.nodes), endtoend.half_roundings(inlined),
+            options.accuracy.half_ulps)
         if options.target is None:  # onnxruntime's own noise, at its other level
-            endtoend.measure_noise(result.outputs, runs.builtin_outputs, lambda: ortrun.run_builtin(
-                inlined, feeds, options.runtime.with_level(other_level)))
+            endtoend.measure_noise(result.outputs, pick(runs.builtin_outputs), lambda: pick(
+                ortrun.run_builtin(inlined, feeds, options.runtime.with_level(other_level))))
         if any(o.failing for o in result.outputs) and not any(
             n.failing or n.status in (results.RULINGS, results.NOT_COMPARED) for n in result.nodes
         ):

@@ -264,3 +264,44 @@ def test_a_fixed_model_that_computes_something_else_is_refused_before_timing(tmp
         r"magnitude\); .*",
         lines[1][1][0],
     )
+
+
+def test_pools_the_profile_cannot_name_do_not_question_the_fixed_model(tmp_path):
+    """A model whose pooling node is unnamed (or inside a local function) has no profile event
+    of its own; bench timed it against its fixed form and asked 'no node of FIXED ... stands for
+    a pooling node of MODEL ...: is FIXED MODEL's fixed form?'. Only a pool the profile found
+    can say so."""
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["X"], ["Y"], kernel_shape=[2, 2])], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, 8, 8])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model.ir_version = IR_VERSION
+    onnx.save(model, tmp_path / "m.onnx")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ortpool", "bench", "m.onnx", "m.onnx", "--repeat", "2",
+         "--min-sample-ms", "0.2", "--opt-level", "disable"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    notes = proc.stdout.replace("\n  ", " ").splitlines()
+    assert not [line for line in notes if "is FIXED MODEL's fixed form?" in line]
+    assert notes[-1] == (
+        "no profile event names <unnamed MaxPool> (an unnamed node, a node inside a function, "
+        "or one onnxruntime's optimizer fused into another)")
+
+
+def test_infinities_on_both_sides_compare_without_a_warning():
+    """An output holding -inf on both sides (an attention-style mask after a pool): bench's
+    equivalence check printed 'ortpool bench: warning: invalid value encountered in subtract'
+    (inf - inf), and took a FIXED that differs in the output's other cells for equivalent."""
+    import warnings
+
+    a = np.array([-np.inf, 1.0, np.inf], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert runner.compare([a], [a.copy()], exact=True) == ("exact", True, 0.0)
+        assert runner.compare([a], [-a], exact=False)[:2] == ("differs (max |d| inf)", False)
+        # and the NaN of inf - inf hid every other difference of the output (np.max's NaN)
+        b = np.array([-np.inf, 2.0, np.inf], np.float32)
+        assert runner.compare([a], [b], exact=False) == ("differs (max |d| 1)", False, 1.0)

@@ -322,3 +322,150 @@ def onnx_runs_it_right(node: onnx.NodeProto, x: np.ndarray, ours: np.ndarray) ->
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     (got,) = session.run(None, {"s": x})
     return got.shape == ours.shape and bool(np.array_equal(got, ours))
+
+
+def test_ortpool_ops_fix_writes_are_declared_as_rewrite_declares_them(tmp_path):
+    """onnxruntime types nothing an ortpool op writes. A local function's double AveragePool
+    (ortpool's op) read after the call: fix wrote it undeclared and its own proof refused the
+    model ("Node (block) Op (Block) output arg (b) type inference failed", exit 2, nothing
+    written), where 'ortpool rewrite' declares the call's output. And a SegNet's MaxPools with
+    their Indices read, ortpool's op on NaN: fixing the fixed model again left the MaxUnpools
+    unproven ("the element type of input 'r' could not be learned")."""
+    block = h.make_function("local", "Block", ["fx"], ["fy"], [
+        h.make_node("AveragePool", ["fx"], ["fy"], name="fap", kernel_shape=[2, 2],
+                    pads=[1, 1, 1, 1])], [h.make_opsetid("", 17)])
+    graph = h.make_graph(
+        [h.make_node("Cast", ["x"], ["xd"], name="cast", to=T.DOUBLE),
+         h.make_node("Block", ["xd"], ["b"], domain="local", name="block"),
+         h.make_node("Relu", ["b"], ["y"], name="relu")], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 6, 6])],
+        [h.make_tensor_value_info("y", T.DOUBLE, [1, 2, 7, 7])])
+    save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("local", 1)],
+                      functions=[block]), tmp_path / "f.onnx")
+    done = fix(tmp_path, "f.onnx", "fo.onnx", "-q")
+    assert (done.returncode, done.stderr) == (1, "")
+    x = np.arange(72, dtype=np.float32).reshape(1, 2, 6, 6) / 4
+    (y,) = run_child(tmp_path, "fo.onnx", {"x": x.tolist()})
+    want = kernels.average_pool(x.astype(np.float64), kernel_shape=[2, 2], pads=[1, 1, 1, 1])
+    np.testing.assert_array_equal(y, np.maximum(want, 0))
+    graph = h.make_graph([
+        h.make_node("MaxPool", ["x"], ["p", "i"], name="pool", kernel_shape=[2, 2],
+                    strides=[2, 2]),
+        h.make_node("Relu", ["p"], ["r"], name="relu"),
+        h.make_node("MaxUnpool", ["r", "i"], ["y"], name="unpool", kernel_shape=[2, 2],
+                    strides=[2, 2]),
+    ], "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 8, 8])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 2, 8, 8])])
+    save(h.make_model(graph, opset_imports=[h.make_opsetid("", 11)]), tmp_path / "s.onnx")
+    assert fix(tmp_path, "s.onnx", "so.onnx", "--nonfinite", "-q").returncode == 1
+    again = fix(tmp_path, "so.onnx", "so2.onnx", "--nonfinite", "-q")
+    assert (again.returncode, again.stderr, (tmp_path / "so2.onnx").exists()) == (1, "", True)
+
+
+def test_ortpool_ops_the_model_holds_already_are_reported_and_exit_1():
+    """fix of a model that holds ortpool's ops already (rewritten, or fixed before with a node
+    kept as ortpool's op) said '1 pooling node: unchanged 1' and exited 0, 'the model runs on
+    plain onnxruntime', which refuses the model it wrote. Each is reported as the ortpool op it
+    is, the model as needing ortpool at run time (exit 1)."""
+    import ortpool
+    from ortpool.fix import fix_with_report
+
+    graph = h.make_graph([
+        h.make_node("MaxPool", ["x"], ["a"], name="kept", kernel_shape=[2, 2]),
+        h.make_node("MaxPool", ["a"], ["y"], name="plain", kernel_shape=[2, 2]),
+    ], "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 6, 6])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 12)])
+    model.ir_version = 10
+    _, report = fix_with_report(ortpool.rewrite(model, nodes="kept"))
+    assert [(n.name, n.key, n.realization) for n in report.nodes] == [
+        ("plain", "MaxPool-12", "unchanged"), ("kept", "MaxPool-12", "ortpool op")]
+    assert report.exit_code() == 1
+    assert report.summary_lines()[-2] == (
+        "the fixed model needs ortpool at run time (ortpool.InferenceSession) for 1 node: 'kept'")
+
+
+def test_a_pool_in_a_function_another_function_calls_is_fixed():
+    """A local function F calling G, whose MaxPool (SAME_UPPER, dilated) onnxruntime gets wrong:
+    fix typed a function's body only at the calls of the graphs, so G's pool was unproven ('the
+    element type of input 'gx' could not be learned', exit 2) where rewrite and validate read
+    it. Nested calls are followed, as rewrite's types follow them."""
+    from ortpool.fix import fix_with_report
+
+    imports = [h.make_opsetid("", 17), h.make_opsetid("local", 1)]
+    inner = h.make_function("local", "G", ["gx"], ["gy"], [
+        h.make_node("MaxPool", ["gx"], ["gy"], name="gpool", kernel_shape=[3, 3],
+                    dilations=[2, 2], auto_pad="SAME_UPPER")], imports)
+    outer = h.make_function("local", "F", ["fx"], ["fy"], [
+        h.make_node("G", ["fx"], ["ft"], domain="local", name="gcall"),
+        h.make_node("Relu", ["ft"], ["fy"], name="frelu")], imports)
+    graph = h.make_graph([h.make_node("F", ["x"], ["y"], domain="local", name="fcall")], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 9, 9])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [1, 2, 9, 9])])
+    model = h.make_model(graph, opset_imports=imports, functions=[inner, outer])
+    model.ir_version = 8
+    fixed, report = fix_with_report(model)
+    assert [(n.name, n.location, n.form) for n in report.nodes] == [
+        ("gpool", "function local.G", "explicit-pads")]
+    assert report.exit_code() == 0
+    x = np.arange(162, dtype=np.float32).reshape(1, 2, 9, 9) % 7
+    (y,) = ort.InferenceSession(fixed.SerializeToString()).run(None, {"x": x})
+    want = kernels.max_pool(x, kernel_shape=[3, 3], dilations=[2, 2], auto_pad="SAME_UPPER")
+    np.testing.assert_array_equal(y, np.maximum(want, 0))
+
+
+def test_a_function_called_directly_and_from_another_function_keeps_no_size():
+    """G's SAME_UPPER dilated MaxPool (stride 2: its pads depend on the size) called on x
+    [1,2,9,9] and, through F, on x padded to 10x10: fix sized G by its direct call alone and
+    wrote the pads of 9x9, wrong on F's call (and validate called both copies fixed). G's sizes
+    are unknown now: a form right at every size, or ortpool's op."""
+    import ortpool
+    from ortpool.fix import fix_with_report
+
+    imports = [h.make_opsetid("", 17), h.make_opsetid("local", 1)]
+    inner = h.make_function("local", "G", ["gx"], ["gy"], [
+        h.make_node("MaxPool", ["gx"], ["gy"], name="gpool", kernel_shape=[3, 3],
+                    strides=[2, 2], dilations=[2, 2], auto_pad="SAME_UPPER")], imports)
+    pads = np.array([0, 0, 0, 0, 0, 0, 1, 1], np.int64)
+    outer = h.make_function("local", "F", ["fx"], ["fy"], [
+        h.make_node("Constant", [], ["pp"], value=onnx.numpy_helper.from_array(pads)),
+        h.make_node("Pad", ["fx", "pp"], ["fp"], name="pad"),
+        h.make_node("G", ["fp"], ["fy"], domain="local", name="gcall")], imports)
+    graph = h.make_graph([h.make_node("G", ["x"], ["a"], domain="local", name="direct"),
+                          h.make_node("F", ["x"], ["b"], domain="local", name="fcall")], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 9, 9])],
+                         [h.make_tensor_value_info("a", T.FLOAT, None),
+                          h.make_tensor_value_info("b", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=imports, functions=[inner, outer])
+    model.ir_version = 8
+    fixed, report = fix_with_report(model)
+    assert [(n.name, n.realization) for n in report.nodes] == [("gpool", "ortpool op")]
+    x = np.arange(162, dtype=np.float32).reshape(1, 2, 9, 9) % 7
+    a, b = ortpool.InferenceSession(fixed).run(None, {"x": x})
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "dilations": [2, 2],
+             "auto_pad": "SAME_UPPER"}
+    np.testing.assert_array_equal(a, kernels.max_pool(x, **attrs))
+    padded = np.pad(x, ((0, 0), (0, 0), (0, 1), (0, 1)))
+    np.testing.assert_array_equal(b, kernels.max_pool(padded, **attrs))
+
+
+def test_a_pool_in_a_function_nothing_calls_does_not_stop_the_fix():
+    """A local function no graph calls (an exporter's leftover) holding a MaxPool: its input's
+    type can never be learned, and fix called it unproven and wrote nothing (exit 2) beside a
+    node it had fixed. It never runs: not selected, with the reason."""
+    from ortpool.fix import fix_with_report
+
+    imports = [h.make_opsetid("", 17), h.make_opsetid("local", 1)]
+    unused = h.make_function("local", "Unused", ["ux"], ["uy"], [
+        h.make_node("MaxPool", ["ux"], ["uy"], name="upool", kernel_shape=[2, 2])], imports)
+    graph = h.make_graph([h.make_node("MaxPool", ["x"], ["y"], name="mp", kernel_shape=[3, 3],
+                                      dilations=[2, 2], auto_pad="SAME_UPPER")], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 9, 9])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [1, 2, 9, 9])])
+    model = h.make_model(graph, opset_imports=imports, functions=[unused])
+    model.ir_version = 8
+    _, report = fix_with_report(model)
+    assert [(n.name, n.realization, n.reason) for n in report.nodes] == [
+        ("mp", "standard form", ""),
+        ("upool", "not selected", "function local.Unused is called nowhere: it never runs")]
+    assert report.exit_code() == 0

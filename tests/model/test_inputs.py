@@ -279,6 +279,23 @@ def test_data_inputs_need_the_users_arrays():
     assert "numpy.savez('in.npz', indices=..., output_shape=...)" in str(err.value)
 
 
+def test_the_savez_hint_runs_when_pasted_for_names_that_are_no_keywords():
+    """Paddle's 'boxes.tmp_0' and tf2onnx's 'rois:0' are no Python keyword names: the hint read
+    numpy.savez('in.npz', boxes.tmp_0=...), a SyntaxError when pasted."""
+    model = load("segnet-unpool")
+    for node in model.graph.node:
+        node.input[:] = ["indices:0" if name == "indices" else name for name in node.input]
+    next(v for v in model.graph.input if v.name == "indices").name = "indices:0"
+    with pytest.raises(OrtpoolError) as err:
+        resolve(model, InputSpec.make(None, {"x": np.zeros((1, 4, 2, 2), "f")}))
+    hint = str(err.value).split("; save the arrays with ")[1]
+    assert hint == ("numpy.savez('in.npz', **{'indices:0': ..., 'output_shape': ...}) and pass "
+                    "--inputs in.npz")
+    import ast
+
+    ast.parse(hint.split(" and pass")[0])  # pasted, it is Python
+
+
 def test_cannot_run_names_the_sizes_and_how_to_set_them():
     resolved = resolve(load("fpn-concat"))
     text = str(resolved.cannot_run("m.onnx", "Concat: mismatched dimensions\n of 63 and 64"))

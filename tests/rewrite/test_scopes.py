@@ -270,7 +270,7 @@ def test_function_called_with_one_carried_type_twice() -> None:
 
 def test_function_never_called_is_left_alone() -> None:
     _, report = ortpool.rewrite.rewrite_with_report(half_function_model([]))
-    assert report.nodes[0].reason == "the element type of input 'a' could not be learned"
+    assert report.nodes[0].reason == "function local.halfpool is called nowhere: it never runs"
 
 
 def test_attribute_reference_in_function_is_left_alone() -> None:
@@ -402,3 +402,50 @@ def test_input_model_is_not_changed() -> None:
     before = model.SerializeToString()
     ortpool.rewrite(model)
     assert model.SerializeToString() == before
+
+
+def _nested_functions(read: str) -> onnx.ModelProto:
+    """F calls G, whose MaxPool is retargeted; F's Relu reads the call's output ("read"), or
+    a Relu in an If branch of F does ("branch"), or F passes it on ("passed-on")."""
+    imports = [h.make_opsetid("", 17), h.make_opsetid("local", 1)]
+    inner = h.make_function("local", "G", ["gx"], ["gy"], [
+        h.make_node("MaxPool", ["gx"], ["gy"], name="gpool", kernel_shape=[2, 2])], imports)
+    nodes = [h.make_node("G", ["fx"], ["fy" if read == "passed-on" else "ft"], domain="local",
+                         name="gcall")]
+    if read == "read":
+        nodes.append(h.make_node("Relu", ["ft"], ["fy"], name="frelu"))
+    if read == "branch":
+        branch = h.make_graph([h.make_node("Relu", ["ft"], ["bo"], name="brelu")], "b", [],
+                              [vi("bo")])
+        nodes += [h.make_node("Constant", [], ["c"], value=h.make_tensor("c", T.BOOL, [], [1])),
+                  h.make_node("If", ["c"], ["fy"], name="fif", then_branch=branch,
+                              else_branch=branch)]
+    outer = h.make_function("local", "F", ["fx"], ["fy"], nodes, imports)
+    graph = h.make_graph([h.make_node("F", ["x"], ["t"], domain="local", name="fcall"),
+                          h.make_node("Relu", ["t"], ["y"], name="relu")], "g",
+                         [vi("x", T.FLOAT, [1, 1, 4, 4])], [vi("y", T.FLOAT, [1, 1, 3, 3])])
+    model = h.make_model(graph, opset_imports=imports, functions=[inner, outer])
+    model.ir_version = 10
+    return model
+
+
+@pytest.mark.parametrize("read", ["read", "branch", "passed-on"])
+def test_a_pool_in_a_function_whose_call_a_function_body_reads(read: str) -> None:
+    """onnxruntime types a call inside a function's body from the called body, and no type
+    passes an ortpool op (a value_info in the body does not help): the rewrite of G's MaxPool,
+    whose call F's Relu reads, wrote a model no session loads ("Node (fcall) Op (F) ...
+    (op_type:Relu, node name: frelu): Input 0 expected to have type but instead is null").
+    Such a node is left alone; a call whose output F passes on is declared in the graph."""
+    model = _nested_functions(read)
+    out, report = ortpool.rewrite.rewrite_with_report(model)
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    (y,) = ortpool.InferenceSession(out).run(None, {"x": x})
+    np.testing.assert_array_equal(y, [[[[5, 6, 7], [9, 10, 11], [13, 14, 15]]]])
+    (entry,) = report.nodes
+    if read == "passed-on":
+        assert entry.status == "retargeted"
+        return
+    assert (entry.status, entry.reason) == ("left alone", (
+        "function local.G is called in the body of function local.F, which reads the call's "
+        "output: onnxruntime types such a call from the called body, and no type passes an "
+        "ortpool op"))

@@ -260,3 +260,41 @@ def test_another_runtime_failing_the_whole_model_is_no_difference_of_the_pools(h
     assert found.end_to_end.startswith(
         f"not compared: fails-whole could not run the model: fails-whole: {why}")
     assert report.exit_code == 0
+
+
+def test_outputs_that_are_no_numeric_tensors_are_named_not_compared():
+    """A classifier exported with its label (a string tensor) and ZipMap's probabilities (a
+    sequence of maps), as Custom Vision and sklearn-onnx write them, beside a float output: the
+    whole model was 'COULD NOT RUN: ValueError: element type object has no onnx equivalent',
+    every node's verdict lost. Now those outputs are named as not compared, the rest is judged."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    from ortpool.validate.validator import ValidateOptions, validate_model
+
+    labels = numpy_helper.from_array(np.array([b"cat", b"dog"], dtype=object), "labels")
+    probabilities = h.make_sequence_type_proto(
+        h.make_map_type_proto(T.STRING, h.make_tensor_type_proto(T.FLOAT, [])))
+    graph = h.make_graph([
+        h.make_node("MaxPool", ["x"], ["p"], name="pool", kernel_shape=[3, 3], dilations=[2, 2],
+                    auto_pad="SAME_UPPER"),
+        h.make_node("GlobalAveragePool", ["p"], ["gap"], name="gap"),
+        h.make_node("Flatten", ["gap"], ["flat"], name="flat"),
+        h.make_node("Softmax", ["flat"], ["scores"], name="softmax"),
+        h.make_node("ArgMax", ["scores"], ["index"], axis=1, keepdims=0, name="argmax"),
+        h.make_node("Gather", ["labels", "index"], ["label"], name="label"),
+        h.make_node("ZipMap", ["scores"], ["loss"], classlabels_strings=["cat", "dog"],
+                    domain="ai.onnx.ml", name="zipmap"),
+    ], "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 9, 9])],
+        [h.make_tensor_value_info("label", T.STRING, [1]), h.make_value_info("loss", probabilities),
+         h.make_tensor_value_info("scores", T.FLOAT, [1, 2])], initializer=[labels])
+    model = onnx.helper.make_model(graph, opset_imports=[
+        h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 1)])
+    model.ir_version = 8
+    found = validate_model(model, ValidateOptions(guard_cost=False), label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [
+        ("pool", results.DIFFER), ("gap", results.AGREE)]
+    assert [o.comparison.name for o in found.outputs] == ["scores"]
+    assert ("graph outputs 'label', 'loss' not compared end to end: only numeric tensors are"
+            in found.notes)

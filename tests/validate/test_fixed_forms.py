@@ -275,3 +275,89 @@ def test_a_branch_node_named_like_an_inlined_copy_of_a_form_is_judged():
     assert [(n.name, n.location, n.status) for n in found.nodes] == [
         ("p__1", "main graph > If 'branch'.then_branch", results.DIFFER),
         ("p", "function local.F", results.FIXED)]
+
+
+def test_a_form_that_replaced_its_node_by_one_reduce_op_is_judged():
+    """A double GlobalMaxPool at opset 17 (no onnxruntime kernel) fixed as one ReduceMax of its
+    name (ReduceMax-13 takes its axes as an attribute: fix inserts no node): validate of the
+    fixed model judged nothing of it ('1 node: 1 agree', the MaxPool beside it), so a ReduceMin
+    written over it still agreed, end to end too. Now it is a region as any form."""
+    graph = h.make_graph(
+        [h.make_node("GlobalMaxPool", ["x"], ["z"], name="gmp"),
+         h.make_node("MaxPool", ["x"], ["w"], name="mp", kernel_shape=[2, 2])],
+        "g", [h.make_tensor_value_info("x", T.DOUBLE, [1, 3, 5, 5])],
+        [h.make_tensor_value_info("z", T.DOUBLE, None),
+         h.make_tensor_value_info("w", T.DOUBLE, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    fixed, report = fix_with_report(model)
+    assert [(n.name, n.form) for n in report.nodes] == [("gmp", "reduce"), ("mp", "unchanged")]
+    assert [n.op_type for n in fixed.graph.node] == ["ReduceMax", "MaxPool"]
+    options = ValidateOptions(guard_cost=False)
+    found = validate_model(fixed, options, label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [
+        ("mp", results.AGREE), ("gmp", results.FIXED)]
+    fixed.graph.node[0].op_type = "ReduceMin"
+    found = validate_model(fixed, options, label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [("mp", results.AGREE)]
+    (note,) = [n for n in found.notes if n.startswith("fix's record")]
+    assert note.startswith("fix's record of node 'gmp' (form reduce) claims GlobalMaxPool-1 "
+                           "with attributes {}, which its nodes do not compute under the spec (")
+
+
+def test_a_form_fix_wrote_for_an_unnamed_node_is_judged_as_one():
+    """The guard fix writes around an unnamed MaxPool: fix recorded no form for an unnamed node,
+    so validate judged the pool alone (it differs on NaN, exit 1 on the model fix had proven)
+    and the guard's own AveragePool as a pooling node of the model. The node is named now."""
+    model = _maxpool()
+    model.graph.node[0].name = ""
+    fixed, report = fix_with_report(model, nonfinite=True)
+    assert [(n.name, n.form) for n in report.nodes] == [("<unnamed MaxPool>", "nan-guard")]
+    found = validate_model(fixed, NONFINITE, label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [("ortpool_fix/node/y", results.FIXED)]
+    assert found.status == results.AGREE
+
+
+def test_a_power_average_form_is_judged_as_its_node():
+    """LpPool-1 with p=1.5 (no later version can write it) becomes (kvol*AveragePool(|x|^p))^(1/p)
+    at a lifted opset, every node of it inserted: the node's name was gone from the model, so
+    validate called fix's record stale ('edited after fixing?') and judged the form's
+    AveragePool as a pooling node of the model. Its AveragePool takes the node's name, as a
+    Reduce op does in the reduce form."""
+    graph = h.make_graph(
+        [h.make_node("LpPool", ["x"], ["y"], name="lp", kernel_shape=[2, 2], p=1.5)], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 6, 6])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 2, 5, 5])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 1)])
+    model.ir_version = 3
+    fixed, report = fix_with_report(model)
+    assert [(n.name, n.form) for n in report.nodes] == [("lp", "power-average+opset-lift")]
+    found = validate_model(fixed, ValidateOptions(guard_cost=False), label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [("lp", results.FIXED)]
+    assert not [n for n in found.notes if n.startswith("fix's record")]
+
+
+def test_a_node_fix_rewrote_in_place_is_fixed_only_where_it_computes_the_record():
+    """A SAME_UPPER dilated MaxPool of stride 2 fixed in place (explicit pads, right for 9x9),
+    then the model's input re-declared 10x10: the pads are no longer the spec's, yet validate
+    labelled the node fixed, read from the record (the node agrees with its own attributes).
+    The record's spec is checked as a region's is; here it is dropped with a note."""
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "dilations": [2, 2],
+             "auto_pad": "SAME_UPPER"}
+    graph = h.make_graph([h.make_node("MaxPool", ["x"], ["y"], name="p", **attrs)], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 9, 9])],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    fixed, report = fix_with_report(model)
+    assert [n.form for n in report.nodes] == ["explicit-pads"]
+    options = ValidateOptions(guard_cost=False)
+    assert [(n.name, n.status) for n in validate_model(fixed, options, label="m").nodes] == [
+        ("p", results.FIXED)]
+    fixed.graph.input[0].type.tensor_type.shape.dim[3].dim_value = 10
+    found = validate_model(fixed, options, label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [("p", results.AGREE)]
+    (note,) = [n for n in found.notes if n.startswith("fix's record")]
+    assert note.startswith("fix's record of node 'p' (form explicit-pads) claims MaxPool-12 with "
+                           f"attributes {dict(sorted(attrs.items()))}, which its nodes do not "
+                           "compute under the spec (")
