@@ -119,7 +119,9 @@ def cells_text(c: TensorComparison, verbose: bool = False, runtime: str = "onnxr
              (c.ruling_differing, "in cells the rulings decide"))
     parts = [f"{n} {what}" for n, what in apart if n]
     text += f" ({', '.join(parts)})" if parts else ""
-    if wrong and c.max_abs is not None:
+    if wrong and c.max_abs == 0:  # the magnitudes are of cells finite on both sides
+        text += ", each with a NaN or an infinity on one side"
+    elif wrong and c.max_abs is not None:
         text += (f", max abs {num(c.max_abs)}, max rel {num(c.max_rel)}" if verbose
                  else f", by up to {num(c.max_abs)}")
     if c.ties and not (ties_differ and not wrong):

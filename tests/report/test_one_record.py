@@ -29,7 +29,7 @@ def expected(output: dict) -> dict[str, object]:
     """The figures a report says of one compared output, from the JSON's fields."""
     wrong = output["differing"] + output["inaccurate"] + output["ruling_differing"]
     return {"compared": output["compared"], "wrong": wrong, "only": output["only_in_one"],
-            "max_abs": terminal.num(output["max_abs"]) if wrong else None}
+            "max_abs": terminal.num(output["max_abs"]) if wrong and output["max_abs"] else None}
 
 
 def said(clause: str) -> dict[str, object]:
@@ -158,3 +158,19 @@ def test_the_guards_price_is_of_the_model_fix_writes(name):
     assert priced["forms"] == {n.name: n.form for n in fixed.nodes}
     assert priced["error"] == "" and priced["level"] == "all"
     assert priced["ratio"] > 0 and 3 <= priced["rounds"] <= 12
+
+
+def test_cells_that_differ_only_by_a_nan_or_an_infinity_are_not_said_to_differ_by_0():
+    """The magnitudes are of the cells finite on both sides: where every differing cell has a
+    NaN or an infinity on one side (a runtime's lowest finite value for the spec's -inf in an
+    empty window, ruling 5) they are 0, and "144 cells differ, by up to 0" contradicted itself."""
+    from ortpool.check.compare import TensorComparison
+
+    c = TensorComparison("y", "float", (1, 2, 11, 11), (1, 2, 11, 11), "exact", compared=242,
+                         ruling_differing=144, max_abs=0.0, max_rel=0.0)
+    words = "144 of 242 cells differ (144 in cells the rulings decide), each with a NaN or an " \
+            "infinity on one side"
+    assert terminal.cells_text(c) == terminal.cells_text(c, verbose=True) == words
+    c.differing, c.max_abs, c.max_rel = 1, 2.5, 0.5  # one finite cell off: its magnitude
+    assert terminal.cells_text(c).endswith("decide), by up to 2.5")
+    assert terminal.cells_text(c, verbose=True).endswith("decide), max abs 2.5, max rel 0.5")

@@ -233,7 +233,7 @@ class _FailsOnWholeModels(__import__("ortpool.runtimes.reference_runtime",
 
 
 @pytest.mark.parametrize(("how", "why"), [
-    ("hang", "timed-out: the worker took longer than 2 s"),
+    ("hang", "timed-out: the worker took longer than 5 s"),
     ("abort", "crashed: the worker was killed by SIGABRT"),
     ("refuse", "refused: no Relu here")])
 def test_another_runtime_failing_the_whole_model_is_no_difference_of_the_pools(how, why):
@@ -252,7 +252,9 @@ def test_another_runtime_failing_the_whole_model_is_no_difference_of_the_pools(h
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 5, 5])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
     model.ir_version = 8
-    report = ortpool.validate(model, runtime=_FailsOnWholeModels(how), case_timeout=2.0,
+    # a limit the node's own cases meet on a loaded machine; a minute where no hang is tested
+    limit = 5.0 if how == "hang" else 60.0
+    report = ortpool.validate(model, runtime=_FailsOnWholeModels(how), case_timeout=limit,
                               guard_cost=False)
     (found,) = report.models
     assert [n.status for n in found.nodes] == [results.AGREE]
