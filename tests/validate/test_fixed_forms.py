@@ -125,6 +125,40 @@ def test_a_record_claiming_what_the_runtime_computes_instead_of_the_spec_changes
     assert note.endswith("): its nodes are judged as they stand")
 
 
+def test_fix_of_a_model_it_wrote_judges_each_form_never_its_record():
+    """fix of its own output keeps a form only where it is exact as it stands (as validate
+    judges it): a guard with its correction cut out is noted, and the pool guarded anew; a record
+    claiming the pads onnxruntime uses over a SAME_UPPER dilated MaxPool is checked against the
+    spec, dropped, and the pool fixed. The record fix writes holds the new forms alone."""
+    fixed, _ = fix_with_report(_maxpool(), nonfinite=True)
+    guard = next(n for n in fixed.graph.node if n.name == "ortpool_fix/nan_guard/p")
+    guard.op_type, guard.input[:] = "Identity", guard.input[:1]
+    again, report = fix_with_report(fixed, nonfinite=True)
+    assert [(n.name, n.realization, n.form) for n in report.nodes] == [
+        ("p", "standard form", "nan-guard"), ("ortpool_fix/flag_sum/p", "unchanged", "unchanged")]
+    (note,) = [n for n in report.notes if n.startswith("fix's record")]
+    # the cells onnxruntime's max gets wrong depend on its release
+    assert note.startswith("fix's record of node 'p' (form nan-guard): its nodes as written are "
+                           "not exact (Y differs in ")
+    assert note.endswith("): each is fixed as it stands")
+    found = validate_model(again, NONFINITE, label="m")
+    assert ([(n.name, n.status) for n in found.nodes], found.status) == (
+        [("ortpool_fix/flag_sum/p", results.AGREE), ("p", results.FIXED)], results.AGREE)
+
+    model = _dilated_same_behind_a_mark()
+    claimed = {"kernel_shape": [3, 3], "dilations": [2, 2], "strides": [2, 2], "pads": [0, 0, 1, 1]}
+    model.metadata_props.add(key=fixmarks.KEY, value=json.dumps({"p": {
+        "form": "nan-guard", "op": "MaxPool-12", "nodes": ["ortpool_fix/guard/p"],
+        "inputs": ["x"], "outputs": ["y"], "attributes": claimed}}))
+    again, report = fix_with_report(model)
+    assert [(n.name, n.form) for n in report.nodes] == [("p", "explicit-pads")]
+    assert next(n for n in report.notes if n.startswith("fix's record")).endswith(
+        "which its nodes do not compute under the spec (Y has shape [1, 1, 8, 8], the spec's is "
+        "[1, 1, 7, 7] (on ties, X [1, 1, 16, 16])): its nodes are judged as they stand")
+    assert [(f.name, f.form, f.nodes) for f in fixmarks.read(again)[0].values()] == [
+        ("p", "explicit-pads", ())]
+
+
 def _branching(branch_node: onnx.NodeProto) -> onnx.ModelProto:
     """The main graph's MaxPool 'p' (k=3x3 pads 1, opset 17) and an If whose then_branch holds
     ``branch_node`` (writing 'b' from 'y')."""
