@@ -118,7 +118,7 @@ def _fix_once(model: onnx.ModelProto, options: Options, source: str | None,
     if problem:
         report.notes.append(f"no proof in the written model: {problem}")
     report.notes.extend(apply_notes)
-    report.nodes += _entries(state, in_model, problem)
+    report.nodes += _entries(state, fixed, in_model, problem)
     for entry in report.nodes:  # a form kept as it stands is reported as the form it is
         form = state.before.get((entry.location, entry.name))
         if form and entry.realization == report_mod.UNCHANGED:
@@ -256,13 +256,16 @@ def _write_and_prove(state: _Choices, runs: Sequence[Mapping[str, np.ndarray]], 
     return fixed, in_model, problem, apply_notes
 
 
-def _entries(state: _Choices, in_model: Mapping[int, Judgement],
+def _entries(state: _Choices, fixed: onnx.ModelProto, in_model: Mapping[int, Judgement],
              problem: str) -> list[report_mod.NodeFix]:
     """The report's entry per node, in model order (:func:`node_fix`), with the sizes of the
     model's run; a node proven alone but not in a model that does not run is unproven."""
     entries = []
+    # an unnamed node given a form is named in ``fixed`` (validate's name for it): the report's
+    named = {(f.scope, f.outputs): f.name for f in fixmarks.read(fixed)[0].values()}
     for site in state.sites:
         entry = node_fix(site, state.choices.get(site.number), in_model.get(site.number))
+        entry.name = named.get((site.location, site.outputs), entry.name)
         mine = state.sets.get(site.number, [])
         real = sorted({tuple(f.shape) for f in mine if f.label == CAPTURED})
         if real and entry.shapes:  # the sizes the user's inputs give, beside the small ones

@@ -342,11 +342,12 @@ def test_a_form_that_replaced_its_node_by_one_reduce_op_is_judged():
 def test_a_form_fix_wrote_for_an_unnamed_node_is_judged_as_one():
     """The guard fix writes around an unnamed MaxPool: fix recorded no form for an unnamed node,
     so validate judged the pool alone (it differs on NaN, exit 1 on the model fix had proven)
-    and the guard's own AveragePool as a pooling node of the model. The node is named now."""
+    and the guard's own AveragePool as a pooling node of the model. The node is named now; fix
+    reported it as '<unnamed MaxPool>' still, validate by that name: both say the name now."""
     model = _maxpool()
     model.graph.node[0].name = ""
     fixed, report = fix_with_report(model, nonfinite=True)
-    assert [(n.name, n.form) for n in report.nodes] == [("<unnamed MaxPool>", "nan-guard")]
+    assert [(n.name, n.form) for n in report.nodes] == [("ortpool_fix/node/y", "nan-guard")]
     found = validate_model(fixed, NONFINITE, label="m")
     assert [(n.name, n.status) for n in found.nodes] == [("ortpool_fix/node/y", results.FIXED)]
     assert found.status == results.AGREE
