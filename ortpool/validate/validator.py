@@ -171,7 +171,7 @@ def validate_model(source: str | Path | onnx.ModelProto, options: ValidateOption
             result.notes.append(f"node inputs captured from the {runs.capture_source}")
         captured = runs.captured or {}
         _judge_all(sites, captured, options, progress, result, judged_on)
-        _fixed_alone(result.nodes, fixed)
+        _fixed_alone(model, result.nodes, fixed)
         result.nodes += [_judge_region(model, entry, r, captured, options, judged_on)
                          for entry, r in regions]
     result.nodes += [_ortpool_node(node, result.opset, scope.location)
@@ -246,17 +246,19 @@ def _sites(model: onnx.ModelProto, inlined: onnx.ModelProto, result: results.Mod
     return sites
 
 
-def _fixed_alone(nodes: list[results.NodeResult],
+def _fixed_alone(model: onnx.ModelProto, nodes: list[results.NodeResult],
                  fixed: Mapping[str, fixmarks.FixedNode]) -> None:
     """A form fix wrote without inserting a node (explicit pads) is the node itself: where it
-    agrees, it is reported as fixed (under the function's node name in an inlined copy)."""
+    agrees, it is reported as fixed (under the function's node name in an inlined copy, in the
+    main graph or a subgraph: a name no graph of ``model`` bears)."""
+    graph_names = {text(n.name) for n in walk(model.graph.node)}
     alone = {(f.scope, f.name): f for f in fixed.values() if not f.nodes}
     in_functions = {f.name: f for f in alone.values() if f.in_function}
     for node in nodes:
         inlined_from = _INLINED.fullmatch(node.name)
         entry = alone.get((node.location, node.name)) or (
             in_functions.get(inlined_from[1])
-            if inlined_from and node.location == _INLINED_LOCATION else None)
+            if inlined_from and node.name not in graph_names else None)
         if entry is None or node.status not in results.AGREEING:
             continue
         node.name, node.status = entry.name, results.FIXED

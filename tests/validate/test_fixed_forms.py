@@ -295,6 +295,35 @@ def test_a_branch_node_named_like_an_inlined_copy_is_not_labelled_fixed():
         ("p", results.FIXED), ("p__1", results.AGREE)]
 
 
+def test_a_function_fixed_in_place_is_fixed_in_its_copy_inlined_into_a_branch():
+    """A local function's SAME_UPPER dilated MaxPool fixed in place (explicit pads), the function
+    called inside an If branch: onnx's inliner puts its copy 'p__1' in the branch, and validate
+    labelled it 'agree' under that name (only a copy in the main graph was taken for the
+    function's node); the guard, a region, was 'fixed' as 'p'. Both are 'fixed' as 'p' now."""
+    imports = [h.make_opsetid("", 17), h.make_opsetid("local", 1)]
+    pool = h.make_node("MaxPool", ["fx"], ["fy"], name="p", kernel_shape=[3, 3], dilations=[2, 2],
+                       auto_pad="SAME_UPPER")
+    then = h.make_graph([h.make_node("F", ["x"], ["b"], name="call", domain="local")], "then", [],
+                        [h.make_tensor_value_info("b", T.FLOAT, [1, 2, 6, 6])])
+    other = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "else", [],
+                         [h.make_tensor_value_info("e", T.FLOAT, [1, 2, 6, 6])])
+    graph = h.make_graph(
+        [h.make_node("If", ["c"], ["z"], name="branch", then_branch=then, else_branch=other)],
+        "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 6, 6]),
+              h.make_tensor_value_info("c", T.BOOL, [])],
+        [h.make_tensor_value_info("z", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=imports,
+                         functions=[h.make_function("local", "F", ["fx"], ["fy"], [pool], imports)])
+    model.ir_version = 8
+    fixed, report = fix_with_report(model)
+    assert [(n.name, n.form) for n in report.nodes] == [("p", "explicit-pads")]
+    found = validate_model(fixed, ValidateOptions(guard_cost=False), label="m")
+    assert [(n.name, n.location, n.status) for n in found.nodes] == [
+        ("p", "main graph > If 'branch'.then_branch", results.FIXED)]
+    assert found.nodes[0].message.startswith(
+        "fixed: form explicit-pads (the node with its attributes rewritten), judged as it stands: ")
+
+
 def test_a_branch_node_named_like_an_inlined_copy_of_a_form_is_judged():
     """A local function's MaxPool guarded by fix; then an If branch with a SAME_UPPER dilated
     MaxPool (onnxruntime gets it wrong) named 'p__1', as onnx's inliner names the function
