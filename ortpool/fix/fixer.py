@@ -73,15 +73,13 @@ def fix_model(model: onnx.ModelProto, options: Options,
 @dataclasses.dataclass
 class _Choices:
     """What the write-and-prove rounds work on: the nodes, their proof sets and choices; the
-    forms an earlier fix wrote, kept as they stand (their sites' numbers, and (scope, node name)
-    -> form of every record kept)."""
+    sites of the forms an earlier fix wrote, kept as they stand."""
 
     model: onnx.ModelProto
     sites: list[Site]
     sets: dict[int, list[FeedSet]] = dataclasses.field(default_factory=dict)
     choices: dict[int, Choice] = dataclasses.field(default_factory=dict)
     kept: set[int] = dataclasses.field(default_factory=set)
-    before: dict[tuple[str, str], str] = dataclasses.field(default_factory=dict)
 
 
 def _fix_once(model: onnx.ModelProto, options: Options, source: str | None,
@@ -119,8 +117,9 @@ def _fix_once(model: onnx.ModelProto, options: Options, source: str | None,
         report.notes.append(f"no proof in the written model: {problem}")
     report.notes.extend(apply_notes)
     report.nodes += _entries(state, fixed, in_model, problem)
+    forms = {(f.scope, f.name): f.form for f in before.values()}
     for entry in report.nodes:  # a form kept as it stands is reported as the form it is
-        form = state.before.get((entry.location, entry.name))
+        form = forms.get((entry.location, entry.name))
         if form and entry.realization == report_mod.UNCHANGED:
             entry.realization, entry.form = report_mod.FORM, form
             report.notes.append(f"node {entry.name!r} ({entry.location}): form {form}, as an "
@@ -147,8 +146,8 @@ def _keep_fixed(state: _Choices, regions: Sequence[tuple[fixmarks.FixedNode, Sit
                 notes: list[str]) -> None:
     """Each form an earlier fix wrote (``regions``, of the records ``before``) judged as it
     stands on its proof sets: an exact one stays as written, one site in place of its nodes';
-    another's record is dropped with a note, its nodes fixed as they stand. The model's record
-    keeps the records kept."""
+    another's record is dropped (from ``before`` and the model) with a note, its nodes fixed as
+    they stand."""
     for entry, region in regions:
         if (why_not := options.selection.why_not(region.op, entry.name)) is not None:
             region = dataclasses.replace(region, selected=False, reason=why_not)
@@ -175,7 +174,6 @@ def _keep_fixed(state: _Choices, regions: Sequence[tuple[fixmarks.FixedNode, Sit
         at = state.sites.index(mine[0]) if mine else len(state.sites)
         state.sites[at:at] = [region]
         state.sites = [s for s in state.sites if s not in mine]
-    state.before = {(f.scope, f.name): f.form for f in before.values()}
     fixmarks.record(state.model, before.values(), earlier=False)
 
 
