@@ -9,6 +9,7 @@ optimization across nodes undid it) moved on; last the opset lift (:mod:`ortpool
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Mapping, Sequence
 
@@ -17,14 +18,18 @@ import onnx
 
 from ortpool import optypes
 from ortpool.check.cases import CAPTURED, FeedSet, expect, full_shape, proof_sets, sampled_shapes
-from ortpool.check.judge import Judgement
+from ortpool.check.judge import Judgement, judge
 from ortpool.fix import capture
 from ortpool.forms import lift
 from ortpool.forms.apply import apply
 from ortpool.forms.choose import Attempt, Choice, choose
+from ortpool.forms.plan import UNCHANGED, Plan
+from ortpool.forms.prove import recorded_regions
+from ortpool.model import fixmarks
 from ortpool.model import inputs as model_inputs
-from ortpool.model.scopes import model_scopes
+from ortpool.model.scopes import model_scopes, text
 from ortpool.model.selection import Selection
+from ortpool.model.singlenode import region_model
 from ortpool.model.site import Site, find_sites, node_name
 from ortpool.ort.runtime import stamp
 from ortpool.ort.runtime_spec import RuntimeSpec
@@ -67,12 +72,14 @@ def fix_model(model: onnx.ModelProto, options: Options,
 
 @dataclasses.dataclass
 class _Choices:
-    """What the write-and-prove rounds work on: the nodes, their proof sets and choices."""
+    """What the write-and-prove rounds work on: the nodes, their proof sets and choices; the
+    sites of the forms an earlier fix wrote, kept as they stand."""
 
     model: onnx.ModelProto
     sites: list[Site]
-    sets: dict[int, list[FeedSet]]
-    choices: dict[int, Choice]
+    sets: dict[int, list[FeedSet]] = dataclasses.field(default_factory=dict)
+    choices: dict[int, Choice] = dataclasses.field(default_factory=dict)
+    kept: set[int] = dataclasses.field(default_factory=set)
 
 
 def _fix_once(model: onnx.ModelProto, options: Options, source: str | None,
@@ -89,18 +96,34 @@ def _fix_once(model: onnx.ModelProto, options: Options, source: str | None,
         report.notes.append(note)
     sites, notes = find_sites(model, options.selection, options.skip_invalid, pinned)
     report.notes.extend(notes)
+    # a model fix wrote: each form is judged as it stands (as validate judges it), not read
+    # from the record, and a pooling node of it (the guard's AveragePool) is no node of its own
+    before, notes = fixmarks.read(model)
+    report.notes.extend(notes)
+    regions = [(entry, dataclasses.replace(region, number=len(sites) + k)) for k, (entry, region)
+               in enumerate(recorded_regions(model, before, report.notes, options.nonfinite,
+                                             options.seed, options.accuracy))]
     runs, resolved = capture.model_runs(model, options.inputs, options.model_inputs)
     if resolved is not None:
         report.inputs = {"shapes": resolved.shapes, "source": resolved.source,
                          "open_dims": resolved.dims, "shape_hint": resolved.shape_hint()}
-    captured = capture.capture_inputs(model, sites, runs, options.runtime, source, report.notes,
-                                      resolved)
-    state = _choose_all(model, sites, captured, options)
+    captured = capture.capture_inputs(model, [*sites, *(r for _, r in regions)], runs,
+                                      options.runtime, source, report.notes, resolved)
+    state = _Choices(model, sites)
+    _keep_fixed(state, regions, before, captured, options, report.notes)
+    _choose_all(state, captured, options)
     fixed, in_model, problem, apply_notes = _write_and_prove(state, runs, options, source)
     if problem:
         report.notes.append(f"no proof in the written model: {problem}")
     report.notes.extend(apply_notes)
-    report.nodes += _entries(state, in_model, problem)
+    report.nodes += _entries(state, fixed, in_model, problem)
+    forms = {(f.scope, f.name): f.form for f in before.values()}
+    for entry in report.nodes:  # a form kept as it stands is reported as the form it is
+        form = forms.get((entry.location, entry.name))
+        if form and entry.realization == report_mod.UNCHANGED:
+            entry.realization, entry.form = report_mod.FORM, form
+            report.notes.append(f"node {entry.name!r} ({entry.location}): form {form}, as an "
+                                "earlier fix wrote it, is exact as it stands: kept")
     # ortpool's ops the model holds already (rewritten, or fixed before) stay: it needs ortpool
     report.nodes += [_held(node, scope.location) for scope in model_scopes(model)
                      for node in scope.nodes if node.domain == optypes.DOMAIN]
@@ -117,12 +140,48 @@ def _held(node: onnx.NodeProto, location: str) -> report_mod.NodeFix:
                               elem=None, realization=report_mod.ORTPOOL)
 
 
-def _choose_all(model: onnx.ModelProto, sites: list[Site],
-                captured: Sequence[Mapping[str, np.ndarray]], options: Options) -> _Choices:
+def _keep_fixed(state: _Choices, regions: Sequence[tuple[fixmarks.FixedNode, Site]],
+                before: dict[str, fixmarks.FixedNode],
+                captured: Sequence[Mapping[str, np.ndarray]], options: Options,
+                notes: list[str]) -> None:
+    """Each form an earlier fix wrote (``regions``, of the records ``before``) judged as it
+    stands on its proof sets: an exact one stays as written, one site in place of its nodes';
+    another's record is dropped (from ``before`` and the model) with a note, its nodes fixed as
+    they stand."""
+    for entry, region in regions:
+        if (why_not := options.selection.why_not(region.op, entry.name)) is not None:
+            region = dataclasses.replace(region, selected=False, reason=why_not)
+        else:
+            sets = site_sets(region, captured, options.seed, options.nonfinite)[0] \
+                if region.judgeable else []
+            written = functools.partial(region_model, state.model, region.inputs,
+                                        region.compared_outputs, holder=region.scope.holder)
+            proof = judge(region, sets, options.runtime, options.accuracy,
+                          build=written) if sets else None
+            if proof is None or not proof.exact:
+                why = proof.failure if proof else "its type or sizes are not known"
+                notes.append(f"fix's record of node {entry.key!r} (form {entry.form}): its nodes "
+                             f"as written are not exact ({why}): each is fixed as it stands")
+                del before[entry.key]
+                continue
+            state.sets[region.number] = sets
+            state.choices[region.number] = Choice(
+                Plan(UNCHANGED, why=f"form {entry.form} as an earlier fix wrote it"), proof,
+                [Attempt(UNCHANGED, Outcome.PROVEN, proof.describe())])
+            state.kept.add(region.number)
+        nodes = {(entry.scope, name) for name in (entry.name, *entry.nodes)}
+        mine = [s for s in state.sites if (s.location, text(s.node.name)) in nodes]
+        at = state.sites.index(mine[0]) if mine else len(state.sites)
+        state.sites[at:at] = [region]
+        state.sites = [s for s in state.sites if s not in mine]
+    fixmarks.record(state.model, before.values(), earlier=False)
+
+
+def _choose_all(state: _Choices, captured: Sequence[Mapping[str, np.ndarray]],
+                options: Options) -> None:
     """Each selected node's proof sets and its cheapest realization proven exact alone."""
-    state = _Choices(model, sites, {}, {})
-    for site in sites:
-        if not site.judgeable:
+    for site in state.sites:
+        if not site.judgeable or site.number in state.choices:
             continue
         sets, refusals = site_sets(site, captured, options.seed, options.nonfinite)
         state.sets[site.number] = sets
@@ -133,7 +192,6 @@ def _choose_all(model: onnx.ModelProto, sites: list[Site],
             why = f": {refusals[0]}" if refusals else ""
             state.choices[site.number] = Choice(
                 None, None, [], f"no input it could be proven on: ortpool's kernels refuse{why}")
-    return state
 
 
 def site_sets(site: Site, captured: Sequence[Mapping[str, np.ndarray]], seed: int = 0,
@@ -186,19 +244,26 @@ def _write_and_prove(state: _Choices, runs: Sequence[Mapping[str, np.ndarray]], 
             plan = plans[number]
             earlier = [a for a in choice.attempts if a.form != plan.name]
             earlier.append(Attempt(plan.name, Outcome.NOT_IN_MODEL, in_model[number].failure))
+            if number in state.kept:  # an earlier fix's form: no other can take its nodes' place
+                state.choices[number] = Choice(None, None, earlier, "as an earlier fix wrote it, "
+                                               f"not exact in the model: {earlier[-1].detail}")
+                continue
             site = next(s for s in state.sites if s.number == number)
             state.choices[number] = choose(site, state.sets[number], options.runtime, earlier,
                                            options.accuracy)
     return fixed, in_model, problem, apply_notes
 
 
-def _entries(state: _Choices, in_model: Mapping[int, Judgement],
+def _entries(state: _Choices, fixed: onnx.ModelProto, in_model: Mapping[int, Judgement],
              problem: str) -> list[report_mod.NodeFix]:
     """The report's entry per node, in model order (:func:`node_fix`), with the sizes of the
     model's run; a node proven alone but not in a model that does not run is unproven."""
     entries = []
+    # an unnamed node given a form is named in ``fixed`` (validate's name for it): the report's
+    named = {(f.scope, f.outputs): f.name for f in fixmarks.read(fixed)[0].values()}
     for site in state.sites:
         entry = node_fix(site, state.choices.get(site.number), in_model.get(site.number))
+        entry.name = named.get((site.location, site.outputs), entry.name)
         mine = state.sets.get(site.number, [])
         real = sorted({tuple(f.shape) for f in mine if f.label == CAPTURED})
         if real and entry.shapes:  # the sizes the user's inputs give, beside the small ones

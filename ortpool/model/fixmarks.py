@@ -81,9 +81,10 @@ def _recorded(model: onnx.ModelProto) -> tuple[dict[str, object], str]:
     return found, ""
 
 
-def record(model: onnx.ModelProto, fixed: Iterable[FixedNode]) -> None:
-    """Write ``fixed`` into ``model``'s record, beside what an earlier fix recorded."""
-    entries, _ = _recorded(model)
+def record(model: onnx.ModelProto, fixed: Iterable[FixedNode], earlier: bool = True) -> None:
+    """Write ``fixed`` into ``model``'s record, beside what an earlier fix recorded (``earlier``
+    False: in its place)."""
+    entries = _recorded(model)[0] if earlier else {}
     entries.update((f.key, {k: v for k, v in dataclasses.asdict(f).items()
                             if k != "name" and (k, v) != ("scope", MAIN_GRAPH)}) for f in fixed)
     kept = [p for p in model.metadata_props if p.key != KEY]

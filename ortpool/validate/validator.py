@@ -35,12 +35,12 @@ from ortpool.check.judge import Judgement, judge
 from ortpool.dtypes import FLOATS
 from ortpool.errors import OrtpoolError
 from ortpool.forms.price import guard_price
+from ortpool.forms.prove import recorded_regions
 from ortpool.model import capture, fixmarks
 from ortpool.model import inputs as model_inputs
-from ortpool.model.inference import learn_shapes
 from ortpool.model.scopes import function_label, model_scopes, shadowing_function, text, walk
-from ortpool.model.singlenode import region_model, rewired
-from ortpool.model.site import Site, find_sites, read_values
+from ortpool.model.singlenode import region_model
+from ortpool.model.site import Site, find_sites
 from ortpool.options.target import DEFAULT_CASE_TIMEOUT
 from ortpool.options.timing import NODE_REFERENCE_TIMEOUT
 from ortpool.ort import DEFAULT_LEVEL, ISOLATED_LEVEL, RuntimeSpec, open_session, ortrun
@@ -153,7 +153,8 @@ def validate_model(source: str | Path | onnx.ModelProto, options: ValidateOption
     fixed, fix_notes = fixmarks.read(model)
     result.notes.extend(fix_notes)
     ours = list(iter_ortpool_nodes(model))
-    regions = _regions(model, fixed, result.notes, options)
+    regions = recorded_regions(model, fixed, result.notes, options.nonfinite, options.seed,
+                               options.accuracy)
     sites = _sites(model, inlined, result, fixed, bool(ours))
     main = [r for _, r in regions if r.in_main_graph]
     with (Worker(options.target, options.case_timeout) if options.target
@@ -170,7 +171,7 @@ def validate_model(source: str | Path | onnx.ModelProto, options: ValidateOption
             result.notes.append(f"node inputs captured from the {runs.capture_source}")
         captured = runs.captured or {}
         _judge_all(sites, captured, options, progress, result, judged_on)
-        _fixed_alone(result.nodes, fixed)
+        _fixed_alone(model, result.nodes, fixed)
         result.nodes += [_judge_region(model, entry, r, captured, options, judged_on)
                          for entry, r in regions]
     result.nodes += [_ortpool_node(node, result.opset, scope.location)
@@ -245,92 +246,25 @@ def _sites(model: onnx.ModelProto, inlined: onnx.ModelProto, result: results.Mod
     return sites
 
 
-def _fixed_alone(nodes: list[results.NodeResult],
+def _fixed_alone(model: onnx.ModelProto, nodes: list[results.NodeResult],
                  fixed: Mapping[str, fixmarks.FixedNode]) -> None:
     """A form fix wrote without inserting a node (explicit pads) is the node itself: where it
-    agrees, it is reported as fixed (under the function's node name in an inlined copy)."""
+    agrees, it is reported as fixed (under the function's node name in an inlined copy, in the
+    main graph or a subgraph: a name no graph of ``model`` bears)."""
+    graph_names = {text(n.name) for n in walk(model.graph.node)}
     alone = {(f.scope, f.name): f for f in fixed.values() if not f.nodes}
     in_functions = {f.name: f for f in alone.values() if f.in_function}
     for node in nodes:
         inlined_from = _INLINED.fullmatch(node.name)
         entry = alone.get((node.location, node.name)) or (
             in_functions.get(inlined_from[1])
-            if inlined_from and node.location == _INLINED_LOCATION else None)
+            if inlined_from and node.name not in graph_names else None)
         if entry is None or node.status not in results.AGREEING:
             continue
         node.name, node.status = entry.name, results.FIXED
         proof = node.judgement.describe() if node.judgement is not None else "exact"
         node.message = (f"fixed: form {entry.form} (the node with its attributes rewritten), "
                         f"judged as it stands: {proof}")
-
-
-def _regions(model: onnx.ModelProto, fixed: dict[str, fixmarks.FixedNode],
-             notes: list[str], options: ValidateOptions
-             ) -> list[tuple[fixmarks.FixedNode, Site]]:
-    """Each form fix wrote as the site of the spec it claims, reading the node's own inputs
-    where the form stands (judged by :func:`_judge_region`, never taken from the record); a
-    record naming no spec ortpool knows, or a spec its nodes do not compute under the spec
-    (:func:`_unlike_record`), is dropped from ``fixed`` with a note: its nodes are judged as
-    they stand."""
-    scopes = {(scope.location, text(n.name)): (scope, n.op_type) for scope in model_scopes(model)
-              for n in scope.nodes if n.name}
-    read = read_values(model)
-    table = learn_shapes(model) if fixed else None
-    regions = []
-    for key, entry in list(fixed.items()):
-        name = entry.name
-        scope, op_type = scopes.get((entry.scope, name), (None, None))
-        op, _, version = entry.op.rpartition("-")
-        x_type = table.lookup(scope, entry.inputs[0]) if table and scope else None
-        elem = dtypes.NAME_OF_CODE.get(x_type.elem_type) if x_type is not None else None
-        try:
-            site = Site.alone(op, int(version), entry.attributes, elem or "float",
-                              x_type.static_dims if x_type is not None else None,
-                              len(entry.inputs), len(entry.outputs), name=name)
-        except (OrtpoolError, ValueError, KeyError) as err:
-            notes.append(f"fix's record of node {key!r} names no spec ortpool knows "
-                         f"({entry.op}: {err}): its nodes are judged as they stand")
-            del fixed[key]
-            continue
-        node = rewired(site.node, entry.inputs, site.node.output)
-        region = dataclasses.replace(
-            site, node=node, inputs=tuple(entry.inputs), outputs=tuple(entry.outputs),
-            scope=scope, location=scope.location if scope else "?",
-            opset=scope.opset if scope and scope.opset else site.opset,
-            elem=elem, indices_read=len(entry.outputs) > 1 and entry.outputs[1] in read)
-        unlike = _unlike_record(model, region, options)
-        if unlike:
-            notes.append(f"fix's record of node {key!r} (form {entry.form}) claims {entry.op} "
-                         f"with attributes {entry.attributes}, which its nodes do not compute "
-                         f"under the spec ({unlike}): its nodes are judged as they stand")
-            del fixed[key]
-            continue
-        if not entry.nodes and op_type == op:
-            continue  # the node with its attributes rewritten: judged as it is (_fixed_alone)
-        regions.append((entry, region))  # (a ReduceMax of the node's name too: one node)
-    return regions
-
-
-def _unlike_record(model: onnx.ModelProto, site: Site, options: ValidateOptions) -> str:
-    """How the form's nodes, each pool in them computed by ortpool's kernels (the spec), differ
-    from the spec of the node the record claims on the built cases; "" where they agree (or
-    their type and size are not known: such a form is never judged fixed)."""
-    shape = full_shape(site) if site.elem else None
-    shapes = [shape] if shape is not None else sampled_shapes(site) if site.elem else []
-    if not shapes:
-        return ""
-    holder = site.scope.holder if site.scope is not None else None
-
-    def build(example: Sequence[np.ndarray]) -> onnx.ModelProto:
-        region = region_model(model, list(site.inputs), list(site.compared_outputs), example,
-                              holder)
-        rewritten, _ = _rewrite(region)
-        return rewritten if rewritten is not None else region
-
-    sized = site.at(shape) if shape is not None else site
-    spec = judge(sized, _built_sets(sized, shapes, options), RuntimeSpec(level=ISOLATED_LEVEL),
-                 options.accuracy, build=build)
-    return "" if spec.exact else spec.failure or spec.status
 
 
 def _judge_region(model: onnx.ModelProto, entry: fixmarks.FixedNode, site: Site,

@@ -158,6 +158,27 @@ def test_fixed_model_gives_the_spec_end_to_end(name, fixed_models):
             break
 
 
+@pytest.mark.parametrize("nonfinite", [False, True])
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_a_fixed_model_fixed_again_comes_out_unchanged(name, nonfinite):
+    """`ortpool fix --nonfinite` of its own output saw the guard's AveragePool as a pooling node
+    (left unchanged) and wrapped the guarded pool in a second guard, slower, the first guard then
+    'fixed' by validate. Each form fix wrote is now judged as it stands, as validate judges it:
+    exact, it stays as written (the model byte for byte) and is reported as its form."""
+    fixed, first = fix_with_report(FIX_MODELS[name], nonfinite=nonfinite)
+    again, second = fix_with_report(fixed, nonfinite=nonfinite)
+    assert again.SerializeToString() == fixed.SerializeToString()
+    recorded, _ = fixmarks.read(fixed)
+    forms = {f.name: f.form for f in recorded.values()}
+    assert {n.name: n.form for n in second.nodes if n.realization == report.FORM} == forms
+    assert sorted(n for n in second.notes if "earlier fix" in n) == sorted(
+        f"node {f.name!r} ({f.scope}): form {f.form}, as an earlier fix wrote it, is exact as "
+        "it stands: kept" for f in recorded.values())
+    # an ortpool op stays one; a node the opset lift realized is the node it is now
+    assert [n.name for n in second.needs_ortpool] == [n.name for n in first.needs_ortpool]
+    assert second.exit_code() == first.exit_code()
+
+
 def test_only_pooling_nodes_change_and_names_stay(fixed_models):
     for name, (fixed, _) in fixed_models.items():
         source = onnx.load(FIX_MODELS[name])
