@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 
 from ortpool import dtypes
-from ortpool.errors import OrtpoolError
+from ortpool.errors import OrtpoolError, safe
 from ortpool.ort import runtime
 from ortpool.ort.runtime import CPU, EXTERNAL_FOLDER_KEY
 
@@ -122,11 +122,12 @@ class RuntimeSpec:
         build = runtime.build()
         for provider in self.providers:
             if provider.name not in available:
-                raise OrtpoolError(f"{label('providers')}: {provider.name} is not available in "
-                                   f"this onnxruntime ({build['distribution']} {build['version']}; "
-                                   f"available: {', '.join(available)}); every build installs the "
-                                   "same module, so another provider needs its own build (e.g. "
-                                   "onnxruntime-gpu, onnxruntime-openvino) in place of this one")
+                raise OrtpoolError(f"{label('providers')}: {safe(provider.name)} is not available "
+                                   f"in this onnxruntime ({build['distribution']} "
+                                   f"{build['version']}; available: {', '.join(available)}); "
+                                   "every build installs the same module, so another provider "
+                                   "needs its own build (e.g. onnxruntime-gpu, "
+                                   "onnxruntime-openvino) in place of this one")
         return self
 
     def session_options(self, level: str | None = None, threads: int | None = None,
