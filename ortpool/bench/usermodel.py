@@ -147,10 +147,11 @@ RELATIVE_TOLERANCE = 1e-4
 def check_equivalent(pair: Pair, spec: InputSpec | None, settings: Settings) -> None:
     """An :class:`OrtpoolError` unless FIXED computes what MODEL means (its pools run by
     ortpool's ops) on the inputs ``spec`` resolves: exactly where a max-like pool writes the
-    output, else within :data:`RELATIVE_TOLERANCE`."""
+    output, else within :data:`RELATIVE_TOLERANCE`. Inputs it cannot size are refused here
+    too, FIXED or not: before ``ortpool bench`` prints a line."""
+    resolved = resolve(pair.model, spec, seed=settings.seed)
     if pair.fixed is None:
         return
-    resolved = resolve(pair.model, spec, seed=settings.seed)
     runtime = dataclasses.replace(settings.runtime, shared_pool=False)
     sites, _ = find_sites(pair.model, skip_invalid=True, table=TypeTable())
     exact = {o for site in sites if site.op in MAX_LIKE for o in site.node.output}

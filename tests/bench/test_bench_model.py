@@ -145,6 +145,10 @@ def test_case_options_and_model_options_are_kept_apart(tmp_path, capsys):
     assert "--cases select or measure the bundled cases" in capsys.readouterr().err
     assert main(["bench", "--shape", "X:1,2,8,8"]) == 2
     assert "--shape and --inputs size MODEL's inputs: give MODEL" in capsys.readouterr().err
+    # sizes the model cannot take: refused before a line is printed, as validate and fix do
+    assert main(["bench", model, "--shape", "X:1,2,8"]) == 2
+    assert capsys.readouterr() == ("", "ortpool bench: error: --shape gives input 'X' 3 dims "
+                                   "[1,2,8]; the model declares rank 4 [1,2,8,8]\n")
     # refused when read, before any session (and before the shared thread pool is set)
     other = _model(tmp_path / "f.onnx", fixed=True, size=6)
     assert main(["bench", model, other]) == 2
