@@ -168,12 +168,13 @@ def test_ratio_is_taken_round_by_round():
 
 def test_the_verdict_tells_a_cost_from_the_noise_by_the_control():
     from ortpool.model import ResolvedInputs
+    from ortpool.model.inputs import CLI, PYTHON
     from ortpool.model.timing import Ratio
     from ortpool.report import bench as report
 
-    def verdict(control: tuple[float, ...], fixed: tuple[float, ...]) -> str:
+    def verdict(control: tuple[float, ...], fixed: tuple[float, ...], style: str = CLI) -> str:
         result = usermodel.ModelBench(
-            "m.onnx", "f.onnx", ResolvedInputs({}, [], {}), {},
+            "m.onnx", "f.onnx", ResolvedInputs({}, [], {}, style), {},
             {timed.CONTROL: Ratio(control), timed.FIXED: Ratio(fixed)}, [], {},
         )
         return report.model_verdict(result)[1]
@@ -185,6 +186,10 @@ def test_the_verdict_tells_a_cost_from_the_noise_by_the_control():
     )
     noisy = verdict((0.5, 1.0, 3.0, 2.5), (1.9, 2.0, 2.1, 2.0))
     assert "their middle halves overlap, so this machine's noise is as large as the" in noisy
+    assert "(more rounds with --repeat, or a quieter machine," in noisy
+    # a Python caller is told the keyword it sets
+    noisy = verdict((0.5, 1.0, 3.0, 2.5), (1.9, 2.0, 2.1, 2.0), PYTHON)
+    assert "(more rounds with repeat=, or a quieter machine," in noisy
 
 
 def test_the_node_table_says_where_a_node_ran_when_another_provider_took_it():
