@@ -972,6 +972,26 @@ def test_locations_no_file_can_have_are_refused_in_one_line(tmp_path: Path) -> N
     assert not (tmp_path / "o.onnx").exists()
 
 
+def test_the_python_api_says_what_the_commands_say_of_a_missing_data_file(tmp_path: Path) -> None:
+    """ortpool.fix(path) said 'unproven' (onnxruntime could not load the written model),
+    ortpool.rewrite(path) returned a model whose data was missing, validate and bench said
+    'not a readable ONNX model (ValidationError: ...)': now every call, the commands' message."""
+    import ortpool
+
+    save_external(tmp_path, ("w1", "w2"))
+    (tmp_path / "w2").unlink()
+    model = str(tmp_path / "m.onnx")
+    message = f"{model}: external data file 'w2' is missing from {tmp_path}"
+    for call in (ortpool.fix, ortpool.rewrite, lambda m: ortpool.bench(m, repeat=1),
+                 lambda m: ortpool.fix.fix_file(m, str(tmp_path / "o.onnx"))):
+        with pytest.raises(ortpool.OrtpoolError) as err:
+            call(model)
+        assert str(err.value) == message
+    found = json.loads(ortpool.validate(model).to_json())["models"][0]  # the model named apart
+    assert f"{found['model']}: {found['error']}" == message
+    assert sorted(os.listdir(tmp_path)) == ["m.onnx", "w1"]
+
+
 def test_each_escape_of_the_issue_is_refused_in_one_line(tmp_path: Path) -> None:
     """Issue 30's escapes, each a command in one child process: data files that are links to
     a file outside (absolute, relative), a data folder that is a link outside (with
