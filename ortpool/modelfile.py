@@ -146,9 +146,9 @@ def read(path: str | os.PathLike, *, load_external_data: bool,
     try:
         model = onnx.load(os.fspath(path), load_external_data=False)
         reason = problem(model)
-        if reason is None and data_checked:
+        if reason is None:
             # every command's one check of the data files, before onnx or onnxruntime opens one
-            for location in external_locations(model):
+            for location in external_locations(model) if data_checked else ():
                 source_file(path.parent, location)
             if load_external_data:
                 onnx.load_external_data_for_model(model, os.fspath(path.parent))

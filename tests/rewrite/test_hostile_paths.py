@@ -992,6 +992,19 @@ def test_the_python_api_says_what_the_commands_say_of_a_missing_data_file(tmp_pa
     assert sorted(os.listdir(tmp_path)) == ["m.onnx", "w1"]
 
 
+def test_a_report_is_never_the_data_file_of_a_model_missing_another(tmp_path: Path) -> None:
+    """The data file a model has stays protected when another of its files is missing (the
+    reader refuses the model, yet the report must not be written over its data file)."""
+    save_external(tmp_path, ("w1", "w2"))
+    (tmp_path / "w2").unlink()
+    found = commands_in_child([["validate", str(tmp_path / "m.onnx"), "--no-progress", "--json",
+                                str(tmp_path / "w1")]], timeout=TIMEOUT)
+    assert found == [(2, f"ortpool validate: error: the JSON report {tmp_path / 'w1'} is the "
+                         f"external data file 'w1' of the model {tmp_path / 'm.onnx'}; write to "
+                         "another path\n")]
+    assert (tmp_path / "w1").read_bytes() == np.full(16, 1, np.float32).tobytes()
+
+
 def test_each_escape_of_the_issue_is_refused_in_one_line(tmp_path: Path) -> None:
     """Issue 30's escapes, each a command in one child process: data files that are links to
     a file outside (absolute, relative), a data folder that is a link outside (with
