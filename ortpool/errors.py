@@ -41,8 +41,13 @@ def warnings_as_lines(command: str) -> None:
 
 
 def shown(value: Any) -> str:
-    """``value`` as a message quotes it: its repr, cut to 60 characters (an array, a model)."""
-    text = repr(value)
+    """``value`` as a message quotes it: its repr, cut to 60 characters (an array, a model),
+    :func:`safe`; a repr that fails (``10**5000``: past Python's int-to-str limit) names the
+    type, so the refusal, not the quoting, reaches the caller."""
+    try:
+        text = safe(repr(value))
+    except Exception:  # any type's repr may raise: the caller's own objects too
+        text = f"<a {type(value).__name__} that cannot be shown>"
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -1,16 +1,19 @@
 """Reading a model file, refusing anything that is not an ONNX model: protobuf parses an empty
 file, and many byte strings, as an empty ``ModelProto``, so a model must also have an IR version
 and a graph with nodes or outputs. Every file read must be a regular file (:func:`require_regular`):
-a FIFO blocks until a writer comes, a device never ends.
+a FIFO blocks until a writer comes, a device never ends; every external data file one inside the
+model's folder (:func:`source_file`), checked here for every command, weights loaded or not.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
+from onnx import AttributeProto
 
 from ortpool.errors import OrtpoolError
 
@@ -53,8 +56,77 @@ def problem(model: onnx.ModelProto) -> str | None:
     return None
 
 
-def read(path: str | os.PathLike, *, load_external_data: bool) -> onnx.ModelProto:
-    """The model at ``path``, checked; with its external data only if asked."""
+def _tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    def graph(g: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+        yield from g.initializer
+        for sparse in g.sparse_initializer:
+            yield sparse.values
+            yield sparse.indices
+        yield from nodes(g.node)
+
+    def nodes(ns) -> Iterator[onnx.TensorProto]:
+        for node in ns:
+            for attr in node.attribute:
+                if attr.type == AttributeProto.TENSOR:
+                    yield attr.t
+                elif attr.type == AttributeProto.TENSORS:
+                    yield from attr.tensors
+                elif attr.type == AttributeProto.SPARSE_TENSOR:
+                    yield attr.sparse_tensor.values
+                    yield attr.sparse_tensor.indices
+                elif attr.type == AttributeProto.GRAPH:
+                    yield from graph(attr.g)
+                elif attr.type == AttributeProto.GRAPHS:
+                    for g in attr.graphs:
+                        yield from graph(g)
+
+    yield from graph(model.graph)
+    for function in model.functions:
+        yield from nodes(function.node)
+
+
+def external_locations(model: onnx.ModelProto) -> list[str]:
+    """The distinct external data locations ``model`` references, in first-use order."""
+    return list(dict.fromkeys(entry.value for tensor in _tensors(model)
+                              if tensor.data_location == onnx.TensorProto.EXTERNAL
+                              for entry in tensor.external_data if entry.key == "location"))
+
+
+def _check_location(location: str | bytes) -> None:
+    if not isinstance(location, str):  # protobuf gives bytes for a string that is not UTF-8
+        raise OrtpoolError(f"external data location {location!r} is not UTF-8 text, which onnx "
+                           "and onnxruntime require of a location")
+    if "\0" in location:  # the system's calls end a name there (Python raises ValueError)
+        raise OrtpoolError(f"external data location {location!r} holds a NUL character, which "
+                           "no file name can hold")
+    pure = Path(location)
+    if pure.is_absolute() or ".." in pure.parts or not location:
+        raise OrtpoolError(f"external data location {location!r} is absolute or leaves the model's "
+                           "directory; onnx and onnxruntime read external data only from inside "
+                           "the model's folder")
+
+
+def source_file(source_dir: str | os.PathLike, location: str) -> Path:
+    """The file external data ``location`` of a model in ``source_dir`` names, every link
+    resolved: a regular file inside the (resolved) model's folder, else an :class:`OrtpoolError`
+    naming the location and the rule."""
+    _check_location(location)
+    root = os.path.realpath(source_dir)
+    real = os.path.realpath(Path(source_dir) / location)
+    if not Path(real).is_relative_to(root):
+        raise OrtpoolError(f"external data {location!r} resolves through a symbolic link to "
+                           f"{real}, outside the model's folder {root}; external data is read only "
+                           "from inside the model's folder (as onnx and onnxruntime require)")
+    if not os.path.lexists(real):
+        raise OrtpoolError(f"external data file {location!r} is missing from {source_dir}")
+    require_regular(real, f"external data {location!r}:")
+    return Path(real)
+
+
+def read(path: str | os.PathLike, *, load_external_data: bool,
+         data_checked: bool = True) -> onnx.ModelProto:
+    """The model at ``path``, checked, its external data files too (:func:`source_file`) unless
+    not ``data_checked``; with its external data only if asked."""
     path = Path(path)
     try:
         if path.is_dir():
@@ -72,11 +144,19 @@ def read(path: str | os.PathLike, *, load_external_data: bool) -> onnx.ModelProt
                            f"limit of {PROTO_LIMIT} for one message (a larger model keeps its "
                            "weights in external data files)")
     try:
-        model = onnx.load(os.fspath(path), load_external_data=load_external_data)
+        model = onnx.load(os.fspath(path), load_external_data=False)
+        reason = problem(model)
+        if reason is None:
+            # every command's one check of the data files, before onnx or onnxruntime opens one
+            for location in external_locations(model) if data_checked else ():
+                source_file(path.parent, location)
+            if load_external_data:
+                onnx.load_external_data_for_model(model, os.fspath(path.parent))
+    except OrtpoolError as err:
+        raise OrtpoolError(f"{path}: {err}") from None
     except Exception as err:  # protobuf's DecodeError, onnx's checks of external data, OSError
         raise OrtpoolError(f"{path} is not a readable ONNX model ({type(err).__name__}: "
                            f"{err})") from None
-    reason = problem(model)
     if reason is not None:
         raise OrtpoolError(f"{path} is not an ONNX model: {reason}")
     return model

@@ -15,6 +15,7 @@ from ortpool.model import InputSpec
 from ortpool.options import PYTHON, files, label, runtime, timing
 from ortpool.options import inputs as inputs_group
 from ortpool.ort import DEFAULT_LEVEL, share_thread_pool
+from ortpool.ort.runtime_spec import pool_threads
 from ortpool.report import bench as bench_report
 from ortpool.report import text
 from ortpool.report.notebook import Report
@@ -93,8 +94,9 @@ def bench(model: str | os.PathLike | None = None, fixed: str | os.PathLike | Non
     ``seed``, ``providers``, ``opt_level`` (default ``all``), the threads and execution mode: as
     :func:`ortpool.validate` takes them; ``shared_pool``: every session on onnxruntime's one
     process-wide intra-op pool, as the command runs them (set once for the process, whose later
-    sessions all run on it: off by default here). Returns a :class:`BenchReport`; a bad argument
-    raises :class:`ortpool.OrtpoolError` (or a ``TypeError``) naming it.
+    sessions all run on it, other thread counts refused: off by default here). Returns a
+    :class:`BenchReport`; a bad argument raises :class:`ortpool.OrtpoolError` (or a
+    ``TypeError``) naming it.
     """
     spec = runtime.from_python(providers, opt_level, intra_op_threads, inter_op_threads,
                                execution_mode)
@@ -140,6 +142,8 @@ def prepare(settings: runner.Settings, model_inputs: InputSpec, patterns: Sequen
         pair = usermodel.load_pair(model, fixed)
         usermodel.check_equivalent(pair, model_inputs, settings)
     threads = settings.runtime.intra_op_threads
-    if settings.shared_pool and not share_thread_pool(threads):
-        settings.shared_pool = False  # the machine line and the JSON then say "one per session"
+    # False where onnxruntime cannot share: the machine line and the JSON say "one per session";
+    # True where an earlier bench(shared_pool=True) made the pool every session now runs on
+    settings.shared_pool = (share_thread_pool(threads) if settings.shared_pool
+                            else pool_threads() is not None)
     return chosen, pair, machine.describe(threads, thread_count(), settings.shared_pool)

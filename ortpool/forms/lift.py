@@ -16,6 +16,7 @@ from onnx import helper
 
 from ortpool import versions
 from ortpool.attributes import attribute_values
+from ortpool.model.inputs import PYTHON
 from ortpool.model.scopes import AI_ONNX, ai_onnx_opset, model_scopes
 from ortpool.model.site import read_values as _read_values
 from ortpool.report.outcomes import Realization
@@ -228,8 +229,9 @@ def lift_and_fix(model: onnx.ModelProto, fixed: onnx.ModelProto, report: report_
     if _score(report) == (0, 0) or opset is None or opset >= TARGETS[-1]:
         return fixed, report
     if not allowed:
-        report.notes.append(f"the ai.onnx opset {opset} was kept (--no-opset-lift): a lift may "
-                            "realize more nodes")
+        told = "lift_opset=False" if report.style == PYTHON else "--no-opset-lift"
+        report.notes.append(f"the ai.onnx opset {opset} was kept ({told}): a lift may realize "
+                            "more nodes")
         return fixed, report
     elems = {n.name: n.elem for n in report.nodes if n.elem}
     reasons = []

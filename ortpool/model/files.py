@@ -4,7 +4,8 @@ side of ``ortpool rewrite``, ``restore`` and ``fix``, without reading the weight
 Each data file goes next to the output at the same relative location (onnxruntime refuses any
 other: docs/rewrite.md), all or none (:class:`ortpool.staging.StagedFiles`), never overwriting. A
 data file is read only when, links resolved, it is a regular file inside the model's folder (a
-model must not make ortpool copy ``~/.ssh/id_ed25519``: :func:`source_file`), and written only
+model must not make ortpool copy ``~/.ssh/id_ed25519``: :func:`ortpool.modelfile.source_file`),
+and written only
 inside the output's, never through a link.
 """
 
@@ -12,88 +13,21 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol, TypeVar
 
 import onnx
-from onnx import AttributeProto
 
 from ortpool import modelfile, values
 from ortpool.errors import OrtpoolError
+from ortpool.modelfile import external_locations, source_file
 from ortpool.staging import Destination, StagedFiles, inside, same_file, through_link
 
 __all__ = ["FileReport", "external_locations", "save", "write_file"]
 
 _PROTO_LIMIT = modelfile.PROTO_LIMIT
 _CHUNK = 1 << 24
-
-
-def _tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
-    def graph(g: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
-        yield from g.initializer
-        for sparse in g.sparse_initializer:
-            yield sparse.values
-            yield sparse.indices
-        yield from nodes(g.node)
-
-    def nodes(ns) -> Iterator[onnx.TensorProto]:
-        for node in ns:
-            for attr in node.attribute:
-                if attr.type == AttributeProto.TENSOR:
-                    yield attr.t
-                elif attr.type == AttributeProto.TENSORS:
-                    yield from attr.tensors
-                elif attr.type == AttributeProto.SPARSE_TENSOR:
-                    yield attr.sparse_tensor.values
-                    yield attr.sparse_tensor.indices
-                elif attr.type == AttributeProto.GRAPH:
-                    yield from graph(attr.g)
-                elif attr.type == AttributeProto.GRAPHS:
-                    for g in attr.graphs:
-                        yield from graph(g)
-
-    yield from graph(model.graph)
-    for function in model.functions:
-        yield from nodes(function.node)
-
-
-def external_locations(model: onnx.ModelProto) -> list[str]:
-    """The distinct external data locations ``model`` references, in first-use order."""
-    return list(dict.fromkeys(entry.value for tensor in _tensors(model)
-                              if tensor.data_location == onnx.TensorProto.EXTERNAL
-                              for entry in tensor.external_data if entry.key == "location"))
-
-
-def _check_location(location: str | bytes) -> None:
-    if not isinstance(location, str):  # protobuf gives bytes for a string that is not UTF-8
-        raise OrtpoolError(f"external data location {location!r} is not UTF-8 text, which onnx "
-                           "and onnxruntime require of a location")
-    if "\0" in location:  # the system's calls end a name there (Python raises ValueError)
-        raise OrtpoolError(f"external data location {location!r} holds a NUL character, which "
-                           "no file name can hold")
-    pure = Path(location)
-    if pure.is_absolute() or ".." in pure.parts or not location:
-        raise OrtpoolError(f"external data location {location!r} is absolute or leaves the model's "
-                           "directory; onnxruntime refuses such locations, so the model cannot be "
-                           "rewritten as it is")
-
-
-def source_file(source_dir: str | os.PathLike, location: str) -> Path:
-    """The file external data ``location`` of a model in ``source_dir`` names, every link
-    resolved: a regular file inside the (resolved) model's folder, else an :class:`OrtpoolError`
-    naming the location and the rule."""
-    _check_location(location)
-    root = os.path.realpath(source_dir)
-    real = os.path.realpath(Path(source_dir) / location)
-    if not inside(real, root):
-        raise OrtpoolError(f"external data {location!r} resolves through a symbolic link to "
-                           f"{real}, outside the model's folder {root}; external data is read only "
-                           "from inside the model's folder (as onnx and onnxruntime require)")
-    if not os.path.lexists(real):
-        raise OrtpoolError(f"external data file {location!r} is missing from {source_dir}")
-    modelfile.require_regular(real, f"external data {location!r}:")
-    return Path(real)
 
 
 def data_sources(model: onnx.ModelProto, source_dir: Path) -> list[tuple[Path, str]]:
@@ -116,7 +50,8 @@ def data_files_in_reach(models: Iterable[str | os.PathLike],
         if not any(inside(d, folder) for d in reached):
             continue
         try:
-            locations = external_locations(modelfile.read(model, load_external_data=False))
+            locations = external_locations(modelfile.read(model, load_external_data=False,
+                                                          data_checked=False))
         except OrtpoolError:
             continue
         for location in locations:

@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 
 from ortpool import dtypes
-from ortpool.errors import OrtpoolError
+from ortpool.errors import OrtpoolError, safe
 from ortpool.ort import runtime
 from ortpool.ort.runtime import CPU, EXTERNAL_FOLDER_KEY
 
@@ -122,12 +122,23 @@ class RuntimeSpec:
         build = runtime.build()
         for provider in self.providers:
             if provider.name not in available:
-                raise OrtpoolError(f"{label('providers')}: {provider.name} is not available in "
-                                   f"this onnxruntime ({build['distribution']} {build['version']}; "
-                                   f"available: {', '.join(available)}); every build installs the "
-                                   "same module, so another provider needs its own build (e.g. "
-                                   "onnxruntime-gpu, onnxruntime-openvino) in place of this one")
-        return self
+                raise OrtpoolError(f"{label('providers')}: {safe(provider.name)} is not available "
+                                   f"in this onnxruntime ({build['distribution']} "
+                                   f"{build['version']}; available: {', '.join(available)}); "
+                                   "every build installs the same module, so another provider "
+                                   "needs its own build (e.g. onnxruntime-gpu, "
+                                   "onnxruntime-openvino) in place of this one")
+        if _POOL is None:
+            return self
+        # bench(shared_pool=True) made the process's one pool: no session can have another
+        for key, pool in (("intra_op_threads", _POOL), ("inter_op_threads", 0)):
+            if getattr(self, key) not in (0, pool):
+                raise OrtpoolError(
+                    f"{label(key)}={getattr(self, key)}: every session of this process runs on "
+                    "the one pool bench(shared_pool=True) made (intra-op threads: "
+                    f"{_POOL or 'default'}; no inter-op pool), which onnxruntime keeps for the "
+                    "process's life; leave the threads out, or run in another process")
+        return dataclasses.replace(self, intra_op_threads=_POOL)  # reports say what sessions get
 
     def session_options(self, level: str | None = None, threads: int | None = None,
                         external_dir: str | os.PathLike | None = None,
@@ -144,7 +155,7 @@ class RuntimeSpec:
         options.execution_mode = getattr(ort.ExecutionMode, MODES[self.mode])
         intra = self.intra_op_threads if threads is None else threads
         inter = self.inter_op_threads if threads is None else threads
-        shared = self.shared_pool or _POOL_MADE
+        shared = self.shared_pool or _POOL is not None
         if shared:
             options.use_per_session_threads = False
         elif intra:
@@ -170,7 +181,8 @@ class RuntimeSpec:
                 "providers": [str(p) for p in self.providers], "opt_level": self.level,
                 "intra_op_threads": self.intra_op_threads,
                 "inter_op_threads": self.inter_op_threads, "execution_mode": self.mode,
-                "shared_pool": self.shared_pool, "also_installed": build.get("also_installed")}
+                "shared_pool": self.shared_pool or _POOL is not None,
+                "also_installed": build.get("also_installed")}
 
     def title(self) -> str:
         """``onnxruntime-openvino 1.24.1, OpenVINOExecutionProvider, CPUExecutionProvider``."""
@@ -257,10 +269,17 @@ def profile_dir() -> str:
     return tempfile.mkdtemp(prefix="ortpool-profile-")
 
 
-#: whether this process made onnxruntime's process-wide pool: it cannot be left, and onnxruntime
-#: then refuses every session with a pool of its own (validate, fix, InferenceSession after a
-#: ``bench(shared_pool=True)``), so every later session runs on it
-_POOL_MADE = False
+#: the intra-op threads (0: onnxruntime's default) of the process-wide pool this process made,
+#: None before: it cannot be left, and onnxruntime then refuses every session with a pool of its
+#: own (validate, fix, InferenceSession after a ``bench(shared_pool=True)``), so every later
+#: session runs on it
+_POOL: int | None = None
+
+
+def pool_threads() -> int | None:
+    """The intra-op threads of the process-wide pool every session of this process now runs on
+    (:func:`share_thread_pool`; 0: onnxruntime's default), None while there is none."""
+    return _POOL
 
 
 def share_thread_pool(intra_op_threads: int = 0) -> bool:
@@ -271,13 +290,13 @@ def share_thread_pool(intra_op_threads: int = 0) -> bool:
     """
     from onnxruntime.capi import _pybind_state
 
-    global _POOL_MADE
+    global _POOL
     setter = getattr(_pybind_state, "set_global_thread_pool_sizes", None)
     if setter is None:
         return False
-    if not _POOL_MADE:  # onnxruntime refuses to replace it (the first one's size stays)
+    if _POOL is None:  # onnxruntime refuses to replace it (the first one's size stays)
         setter(intra_op_threads, 0)
-        _POOL_MADE = True
+        _POOL = intra_op_threads
     return True
 
 

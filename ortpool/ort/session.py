@@ -59,7 +59,7 @@ def session_options(base: ort.SessionOptions | None = None) -> ort.SessionOption
                         f"{type(base).__name__}")
     register()
     options = base if base is not None else ort.SessionOptions()
-    if base is None and runtime_spec._POOL_MADE:  # the process's one pool: every session on it
+    if base is None and runtime_spec.pool_threads() is not None:  # every session on the one pool
         options.use_per_session_threads = False
     if _config(options, _LIBRARY_MARK) is None:
         options.register_custom_ops_library(get_library_path())

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from statistics import geometric_mean
 from typing import Any
 
+from ortpool.model.inputs import PYTHON
 from ortpool.model.timing import Stats
 from ortpool.report import text
 
@@ -291,12 +292,13 @@ def model_verdict(result: ModelBench) -> list[str]:
     if fixed is not None and control is not None:
         # the middle halves of the per-round ratios: overlapping, the two are not told apart
         overlap = fixed.low <= control.high and control.low <= fixed.high
+        label = "repeat=" if result.inputs.style == PYTHON else "--repeat"
         lines.append(
             f"fixed / original: {fixed.median:.2f} (±{fixed.spread:.2f}); control "
             f"{control.median:.2f} (±{control.spread:.2f}): "
             + (
                 "their middle halves overlap, so this machine's noise is as large as the "
-                "difference (more rounds with --repeat, or a quieter machine, can tell them "
+                f"difference (more rounds with {label}, or a quieter machine, can tell them "
                 "apart; the profile's kernel times above are steadier)."
                 if overlap
                 else f"the fixed model takes {fixed.median:.2f}x the original's time."))

@@ -107,7 +107,7 @@ def _ortpool_runner(runtime: RuntimeSpec):
 
     def run(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         session = open_session(runtime, model)
-        return [np.asarray(a) for a in run_arrays(session, None, feeds)]
+        return ortrun.as_arrays(run_arrays(session, None, feeds))
 
     return run
 

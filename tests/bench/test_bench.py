@@ -338,15 +338,23 @@ def test_the_family_cases_and_their_inputs():
 
 
 def after_a_shared_pool(model: str) -> None:
-    """In the child: ``ortpool.bench(shared_pool=True)`` twice, then the other calls that open
-    sessions in this process; prints what each gave."""
+    """In the child: ``ortpool.bench(shared_pool=True)`` twice (one thread, then the default),
+    then the other calls that open sessions in this process; prints what each gave."""
     import ortpool
 
     found = []
-    for _ in range(2):
-        found.append(ortpool.bench(cases="fixed-cost", repeat=1, min_sample_ms=0,
-                                   reference_timeout=0, shared_pool=True).exit_code)
-    found.append(ortpool.validate(model, isolate=False)[0].status)
+    for threads in (1, 0):
+        report = ortpool.bench(cases="fixed-cost", repeat=1, min_sample_ms=0,
+                               reference_timeout=0, shared_pool=True, intra_op_threads=threads)
+        found.append([report.exit_code, report.machine["ort_intra_op_threads"]])
+    try:  # the threads of a pool the process cannot have are refused, not reported
+        ortpool.validate(model, intra_op_threads=2)
+    except ortpool.OrtpoolError as err:
+        found.append(str(err))
+    validated = ortpool.validate(model, isolate=False)
+    found.append(validated[0].status)
+    runtime = json.loads(validated.to_json())["settings"]["runtime"]
+    found.append([runtime["intra_op_threads"], runtime["shared_pool"]])
     found.append(ortpool.fix(model).exit_code)
     session = ortpool.InferenceSession(ortpool.rewrite(model))
     found.append(session.run(None, {"X": np.zeros((1, 3, 16, 16), np.uint8)})[0].shape)
@@ -357,7 +365,8 @@ def test_a_shared_pool_leaves_the_process_s_later_sessions_running():
     """onnxruntime's process-wide pool cannot be replaced nor left: after a first
     ``bench(shared_pool=True)`` a second one raised onnxruntime's Fail, and every later session
     of the process (one with a pool of its own) failed: validate said could-not-run, fix exit 2
-    (unproven), InferenceSession raised. They now run on the shared pool."""
+    (unproven), InferenceSession raised. They now run on the shared pool, and their reports say
+    so: the pool's threads, not others asked for (which are refused)."""
     from tests.support import ROOT, run_child
 
     if not runner_can_share():
@@ -365,7 +374,12 @@ def test_a_shared_pool_leaves_the_process_s_later_sessions_running():
     done = run_child(__name__, "after_a_shared_pool", str(ROOT / "models" / "maxpool-12.onnx"),
                      timeout=120)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == [0, 0, "agree", 0, [1, 3, 16, 16]]
+    assert json.loads(done.stdout) == [
+        [0, 1], [0, 1],
+        "intra_op_threads=2: every session of this process runs on the one pool "
+        "bench(shared_pool=True) made (intra-op threads: 1; no inter-op pool), which onnxruntime "
+        "keeps for the process's life; leave the threads out, or run in another process",
+        "agree", [1, True], 0, [1, 3, 16, 16]]
 
 
 def runner_can_share() -> bool:

@@ -145,6 +145,10 @@ def test_case_options_and_model_options_are_kept_apart(tmp_path, capsys):
     assert "--cases select or measure the bundled cases" in capsys.readouterr().err
     assert main(["bench", "--shape", "X:1,2,8,8"]) == 2
     assert "--shape and --inputs size MODEL's inputs: give MODEL" in capsys.readouterr().err
+    # sizes the model cannot take: refused before a line is printed, as validate and fix do
+    assert main(["bench", model, "--shape", "X:1,2,8"]) == 2
+    assert capsys.readouterr() == ("", "ortpool bench: error: --shape gives input 'X' 3 dims "
+                                   "[1,2,8]; the model declares rank 4 [1,2,8,8]\n")
     # refused when read, before any session (and before the shared thread pool is set)
     other = _model(tmp_path / "f.onnx", fixed=True, size=6)
     assert main(["bench", model, other]) == 2
@@ -164,12 +168,13 @@ def test_ratio_is_taken_round_by_round():
 
 def test_the_verdict_tells_a_cost_from_the_noise_by_the_control():
     from ortpool.model import ResolvedInputs
+    from ortpool.model.inputs import CLI, PYTHON
     from ortpool.model.timing import Ratio
     from ortpool.report import bench as report
 
-    def verdict(control: tuple[float, ...], fixed: tuple[float, ...]) -> str:
+    def verdict(control: tuple[float, ...], fixed: tuple[float, ...], style: str = CLI) -> str:
         result = usermodel.ModelBench(
-            "m.onnx", "f.onnx", ResolvedInputs({}, [], {}), {},
+            "m.onnx", "f.onnx", ResolvedInputs({}, [], {}, style), {},
             {timed.CONTROL: Ratio(control), timed.FIXED: Ratio(fixed)}, [], {},
         )
         return report.model_verdict(result)[1]
@@ -181,6 +186,10 @@ def test_the_verdict_tells_a_cost_from_the_noise_by_the_control():
     )
     noisy = verdict((0.5, 1.0, 3.0, 2.5), (1.9, 2.0, 2.1, 2.0))
     assert "their middle halves overlap, so this machine's noise is as large as the" in noisy
+    assert "(more rounds with --repeat, or a quieter machine," in noisy
+    # a Python caller is told the keyword it sets
+    noisy = verdict((0.5, 1.0, 3.0, 2.5), (1.9, 2.0, 2.1, 2.0), PYTHON)
+    assert "(more rounds with repeat=, or a quieter machine," in noisy
 
 
 def test_the_node_table_says_where_a_node_ran_when_another_provider_took_it():

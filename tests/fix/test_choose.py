@@ -188,8 +188,8 @@ def test_a_node_no_form_can_run_at_its_opset_gets_the_opset_lifted():
         # Told not to lift, the opset stays and so does the node's problem.
         kept, kept_report = fix_with_report(model, lift_opset=False)
         assert kept.opset_import[0].version == 1
-        assert kept_report.notes[-1] == ("the ai.onnx opset 1 was kept (--no-opset-lift): a lift "
-                                         "may realize more nodes")
+        assert kept_report.notes[-1] == ("the ai.onnx opset 1 was kept (lift_opset=False): a "
+                                         "lift may realize more nodes")
         assert kept_report.unproven or kept_report.needs_ortpool
 
 

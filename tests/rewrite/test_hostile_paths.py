@@ -923,17 +923,21 @@ def test_external_data_paths_never_leave_the_model_or_output_folder(tmp_path: Pa
 def test_locations_no_file_can_have_are_refused_in_one_line(tmp_path: Path) -> None:
     """External data locations that are absolute, leave the folder, are empty, hold a NUL
     character (once a ValueError traceback, "embedded null byte", exit 1) or are not UTF-8
-    (once a TypeError traceback): rewrite and fix
-    refuse them in one line; validate with a report beside such a model still runs it and
-    reports it as a model that could not run."""
+    (once a TypeError traceback): rewrite, fix, validate and bench refuse them in the same line
+    (validate and bench once said "not a readable ONNX model (ValidationError: ...)"), as they
+    do a data file that is missing; validate with a report beside such a model still runs it
+    and reports it as a model that could not run."""
     cases, messages = [], []
-    rule = "is absolute or leaves the model's directory; onnxruntime refuses such locations, so " \
-           "the model cannot be rewritten as it is"
+    rule = "is absolute or leaves the model's directory; onnx and onnxruntime read external " \
+           "data only from inside the model's folder"
+    commands = {"rewrite": [str(tmp_path / "o.onnx")], "fix": [str(tmp_path / "o.onnx")],
+                "validate": ["--no-progress"], "bench": ["--repeat", "1"]}
     for name, location, why in (
         ("nul", "w\x001", "holds a NUL character, which no file name can hold"),
         ("absolute", str(tmp_path / "w1"), rule),
         ("up", "../w1", rule),
         ("empty", "", rule),
+        ("missing", "w3", f"is missing from {tmp_path / 'missing'}"),
     ):
         folder = tmp_path / name
         folder.mkdir()
@@ -941,21 +945,22 @@ def test_locations_no_file_can_have_are_refused_in_one_line(tmp_path: Path) -> N
         model = onnx.load(folder / "m.onnx", load_external_data=False)
         model.graph.initializer[0].external_data[0].value = location
         onnx.save(model, folder / "m.onnx")
-        for command in ("rewrite", "fix"):
-            cases.append([command, str(folder / "m.onnx"), str(tmp_path / "o.onnx")])
-            messages.append((2, f"ortpool {command}: error: external data location {location!r} "
-                                f"{why}\n"))
+        for command, extra in commands.items():
+            cases.append([command, str(folder / "m.onnx"), *extra])
+            what = "file" if name == "missing" else "location"
+            messages.append((2, f"ortpool {command}: error: {folder / 'm.onnx'}: external data "
+                                f"{what} {location!r} {why}\n"))
     # not UTF-8 (protobuf then gives bytes: once a TypeError traceback)
     folder = tmp_path / "bytes"
     folder.mkdir()
     save_external(folder, ("wABCD", "w2"))  # as long as the bytes put in its place
     data = (folder / "m.onnx").read_bytes()
     (folder / "m.onnx").write_bytes(data.replace(b"wABCD", b"w\xff\xfeAA"))
-    for command in ("rewrite", "fix"):
-        cases.append([command, str(folder / "m.onnx"), str(tmp_path / "o.onnx")])
-        messages.append((2, f"ortpool {command}: error: external data location "
-                            "b'w\\xff\\xfeAA' is not UTF-8 text, which onnx and onnxruntime "
-                            "require of a location\n"))
+    for command, extra in commands.items():
+        cases.append([command, str(folder / "m.onnx"), *extra])
+        messages.append((2, f"ortpool {command}: error: {folder / 'm.onnx'}: external data "
+                            "location b'w\\xff\\xfeAA' is not UTF-8 text, which onnx and "
+                            "onnxruntime require of a location\n"))
     (tmp_path / "nul" / "r.json").write_bytes(b"an earlier report")
     cases.append(["validate", str(tmp_path / "nul" / "m.onnx"), "--no-progress", "--json",
                   str(tmp_path / "nul" / "r.json")])
@@ -965,6 +970,39 @@ def test_locations_no_file_can_have_are_refused_in_one_line(tmp_path: Path) -> N
     assert found[-1][0] == 2 and "Traceback" not in found[-1][1]
     assert json.loads((tmp_path / "nul" / "r.json").read_text())["models"][0]["error"]
     assert not (tmp_path / "o.onnx").exists()
+
+
+def test_the_python_api_says_what_the_commands_say_of_a_missing_data_file(tmp_path: Path) -> None:
+    """ortpool.fix(path) said 'unproven' (onnxruntime could not load the written model),
+    ortpool.rewrite(path) returned a model whose data was missing, validate and bench said
+    'not a readable ONNX model (ValidationError: ...)': now every call, the commands' message."""
+    import ortpool
+
+    save_external(tmp_path, ("w1", "w2"))
+    (tmp_path / "w2").unlink()
+    model = str(tmp_path / "m.onnx")
+    message = f"{model}: external data file 'w2' is missing from {tmp_path}"
+    for call in (ortpool.fix, ortpool.rewrite, lambda m: ortpool.bench(m, repeat=1),
+                 lambda m: ortpool.fix.fix_file(m, str(tmp_path / "o.onnx"))):
+        with pytest.raises(ortpool.OrtpoolError) as err:
+            call(model)
+        assert str(err.value) == message
+    found = json.loads(ortpool.validate(model).to_json())["models"][0]  # the model named apart
+    assert f"{found['model']}: {found['error']}" == message
+    assert sorted(os.listdir(tmp_path)) == ["m.onnx", "w1"]
+
+
+def test_a_report_is_never_the_data_file_of_a_model_missing_another(tmp_path: Path) -> None:
+    """The data file a model has stays protected when another of its files is missing (the
+    reader refuses the model, yet the report must not be written over its data file)."""
+    save_external(tmp_path, ("w1", "w2"))
+    (tmp_path / "w2").unlink()
+    found = commands_in_child([["validate", str(tmp_path / "m.onnx"), "--no-progress", "--json",
+                                str(tmp_path / "w1")]], timeout=TIMEOUT)
+    assert found == [(2, f"ortpool validate: error: the JSON report {tmp_path / 'w1'} is the "
+                         f"external data file 'w1' of the model {tmp_path / 'm.onnx'}; write to "
+                         "another path\n")]
+    assert (tmp_path / "w1").read_bytes() == np.full(16, 1, np.float32).tobytes()
 
 
 def test_each_escape_of_the_issue_is_refused_in_one_line(tmp_path: Path) -> None:
@@ -1004,7 +1042,8 @@ def test_each_escape_of_the_issue_is_refused_in_one_line(tmp_path: Path) -> None
             link = ["--link-data"] if name == "folder" else []
             cases.append([command, model[name], str(tmp_path / "o.onnx"), *extra, *link])
             messages.append(
-                f"ortpool {command}: error: external data {location!r} resolves through a "
+                f"ortpool {command}: error: {model[name]}: external data {location!r} resolves "
+                "through a "
                 f"symbolic link to {secret}, outside the model's folder {folder}; external data "
                 "is read only from inside the model's folder (as onnx and onnxruntime require)\n"
             )

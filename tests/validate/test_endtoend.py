@@ -300,3 +300,44 @@ def test_outputs_that_are_no_numeric_tensors_are_named_not_compared():
     assert [o.comparison.name for o in found.outputs] == ["scores"]
     assert ("graph outputs 'label', 'loss' not compared end to end: only numeric tensors are"
             in found.notes)
+
+
+def _sequence_model(sizes: list[int]) -> onnx.ModelProto:
+    """x [1, 1, 5, 5] -> MaxPool 'pool' k2 -> p [1, 1, 4, 4], also split along its last axis
+    into a sequence output 's' of tensors ``sizes`` wide."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    graph = h.make_graph([
+        h.make_node("MaxPool", ["x"], ["p"], name="pool", kernel_shape=[2, 2]),
+        h.make_node("SplitToSequence", ["p", "split"], ["s"], name="seq", axis=3),
+    ], "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 5, 5])],
+        [h.make_tensor_sequence_value_info("s", T.FLOAT, None),
+         h.make_tensor_value_info("p", T.FLOAT, [1, 1, 4, 4])],
+        initializer=[h.make_tensor("split", T.INT64, [len(sizes)], sizes)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+def test_a_sequence_of_tensors_of_different_shapes_is_named_not_blamed_on_the_model():
+    """SplitToSequence into tensors 1 and 3 wide: numpy could not stack the sequence, and the
+    model was 'COULD NOT RUN ... inhomogeneous shape'. Now the sequence is named as not
+    compared and the rest judged; ``ortpool bench MODEL FIXED`` compares it tensor by tensor
+    (it raised numpy's ValueError)."""
+    from ortpool.bench import runner, usermodel
+    from ortpool.validate.validator import ValidateOptions, validate_model
+
+    model = _sequence_model([1, 3])
+    found = validate_model(model, ValidateOptions(guard_cost=False), label="m")
+    assert [(n.name, n.status) for n in found.nodes] == [("pool", results.AGREE)]
+    assert [o.comparison.name for o in found.outputs] == ["p"]
+    assert "graph output 's' not compared end to end: only numeric tensors are" in found.notes
+    for sizes, refusal in (([1, 3], None), ([1, 2, 1], "output 's' holds 3 tensors, not 2"),
+                           ([3, 1], r"output 's' shape \[1, 1, 4, 3\] != \[1, 1, 4, 1\]")):
+        pair = usermodel.Pair(model, _sequence_model(sizes), "m", "f", [])
+        if refusal is None:
+            usermodel.check_equivalent(pair, None, runner.Settings())
+        else:
+            with pytest.raises(ValueError, match=refusal):
+                usermodel.check_equivalent(pair, None, runner.Settings())
