@@ -68,7 +68,7 @@ class OrtpoolError(ValueError):
     def located(
         self, *, node: str | None = None, op: str | None = None, version: int | None = None
     ) -> OrtpoolError:
-        """A copy with the missing parts of the location filled in."""
-        return OrtpoolError(self.detail, node=self.node if self.node is not None else node,
+        """A copy (of the same type) with the missing parts of the location filled in."""
+        return type(self)(self.detail, node=self.node if self.node is not None else node,
                             op=self.op if self.op is not None else op,
                             version=self.version if self.version is not None else version)
