@@ -181,7 +181,7 @@ def neg_inf_windows(plan: Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | No
     op): the runtimes give the type's lowest finite value there in some windows or all, so
     those cells are read apart, as a NaN's are."""
     x = arrays[0]
-    if plan.op not in MAX_LIKE or not floating(x):
+    if plan.op not in MAX_LIKE or not floating(x) or not (x == -np.inf).any():
         return None
     single = dataclasses.replace(plan, n_outputs=1)
     try:  # a window's max of 0 where -inf is 0 and all else 1: -inf alone; of ones: not empty
