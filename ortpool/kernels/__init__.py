@@ -19,13 +19,7 @@ from ortpool.kernels._buffers import held_bytes as held_output_bytes
 from ortpool.kernels._buffers import reuse_outputs
 from ortpool.kernels._calls import forget as forget_plans
 from ortpool.kernels._compile_note import set_relay as set_compile_relay
-from ortpool.kernels._limits import (
-    MEMORY_CHECK_BYTES,
-    LimitError,
-    check_array,
-    check_memory,
-    output_limit,
-)
+from ortpool.kernels._limits import MEMORY_CHECK_BYTES, check_array, check_memory, output_limit
 from ortpool.kernels._memory import memory_room
 from ortpool.kernels._parallel import set_thread_count, thread_count, usable_cores
 from ortpool.kernels._plan import average_pool, lp_pool, max_pool, window_max
@@ -51,9 +45,9 @@ def run_op(
     return (_KERNELS[op](*feeds, version=version, **attributes),)
 
 
-__all__ = ["MEMORY_CHECK_BYTES", "NUMBA_MIN_BYTES", "LimitError", "average_pool", "backend",
-           "backend_mode", "check_array", "check_memory", "forget_plans", "global_average_pool",
-           "global_lp_pool", "global_max_pool", "held_output_bytes", "lp_pool", "max_pool",
-           "max_roi_pool", "max_unpool", "memory_room", "output_limit", "prefer_loaded",
-           "reuse_outputs", "run_op", "set_backend", "set_compile_relay", "set_thread_count",
-           "thread_count", "usable_cores", "window_max"]
+__all__ = ["MEMORY_CHECK_BYTES", "NUMBA_MIN_BYTES", "average_pool", "backend", "backend_mode",
+           "check_array", "check_memory", "forget_plans", "global_average_pool", "global_lp_pool",
+           "global_max_pool", "held_output_bytes", "lp_pool", "max_pool", "max_roi_pool",
+           "max_unpool", "memory_room", "output_limit", "prefer_loaded", "reuse_outputs", "run_op",
+           "set_backend", "set_compile_relay", "set_thread_count", "thread_count", "usable_cores",
+           "window_max"]

@@ -31,11 +31,6 @@ OUTPUT_ENV = "ORTPOOL_MAX_OUTPUT_BYTES"
 READS_ENV = "ORTPOOL_MAX_READS"
 
 
-class LimitError(OrtpoolError):
-    """A call over a limit of ortpool's own (an array's bytes, the reads, the memory left), not an
-    input the spec refuses: no answer of the spec to judge a runtime by."""
-
-
 def env_count(env: str, default: int) -> int:
     """The positive integer ``env`` sets, else ``default`` (warned when set otherwise); read at
     each use, so a change between calls counts."""
@@ -63,9 +58,9 @@ def check_array(what: str, shape: Sequence[int], dtype: np.dtype) -> None:
     cap = output_limit()
     nbytes = _elements(shape) * np.dtype(dtype).itemsize
     if nbytes > cap:
-        raise LimitError(f"{what} of shape {list(shape)} ({np.dtype(dtype).name}) would take "
+        raise OrtpoolError(f"{what} of shape {list(shape)} ({np.dtype(dtype).name}) would take "
                            f"{nbytes} bytes (counting at least one plane); the limit is {cap} "
-                           f"bytes ({OUTPUT_ENV})")
+                           f"bytes ({OUTPUT_ENV})", limit=True)
 
 
 def check_memory(what: str, nbytes: int, reserved: int | None = None, reusable: int = 0) -> None:
@@ -86,8 +81,8 @@ def check_memory(what: str, nbytes: int, reserved: int | None = None, reusable: 
         _, need, room = short
         kind = " of address space" if room.address_space else ""
         held = f", and reuse {reusable} bytes it holds" if reusable else ""
-        raise LimitError(f"{what} would take {need} bytes{kind}; the process can allocate "
-                           f"{max(room.free, 0)} more ({room.source}){held}")
+        raise OrtpoolError(f"{what} would take {need} bytes{kind}; the process can allocate "
+                           f"{max(room.free, 0)} more ({room.source}){held}", limit=True)
 
 
 def check_pool(
@@ -115,9 +110,9 @@ def check_pool(
         return
     reads = _reads(geom, shape, active, indices, [g.taps_inside() for g in geom.axes])
     if reads > cap:
-        raise LimitError(f"the windows would read {reads} input elements (counting at least one "
+        raise OrtpoolError(f"the windows would read {reads} input elements (counting at least one "
                            f"plane; kernel_shape {[g.k for g in geom.axes]}, output "
-                           f"{list(out_shape)}); the limit is {cap} ({READS_ENV})")
+                           f"{list(out_shape)}); the limit is {cap} ({READS_ENV})", limit=True)
 
 
 def _reads_bound(g: AxisGeometry) -> int:
