@@ -54,13 +54,15 @@ def shown(value: Any) -> str:
 class OrtpoolError(ValueError):
     """A pooling node, attribute or input that ortpool cannot accept: ``str(err)`` reads ``node
     'pool1' (MaxPool-12): pads='1,x': ...``, the parts kept as attributes (``node``, ``op``,
-    ``version``, ``detail``) so callers can report them without parsing the text."""
+    ``version``, ``detail``) so callers can report them without parsing the text; ``limit``: a
+    limit of ortpool's own (bytes, reads, memory) refused it, not the spec."""
 
     def __init__(
         self, message: str, *, node: str | None = None, op: str | None = None,
-        version: int | None = None,
+        version: int | None = None, limit: bool = False,
     ) -> None:
         self.detail = message
+        self.limit = limit
         self.node = node
         self.op = op
         self.version = version
@@ -76,4 +78,5 @@ class OrtpoolError(ValueError):
         """A copy with the missing parts of the location filled in."""
         return OrtpoolError(self.detail, node=self.node if self.node is not None else node,
                             op=self.op if self.op is not None else op,
-                            version=self.version if self.version is not None else version)
+                            version=self.version if self.version is not None else version,
+                            limit=self.limit)

@@ -348,16 +348,19 @@ def spec_outputs(site: Site, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
     return list(kernels.run_op(site.op, site.version, arrays, site.attributes, site.n_outputs))
 
 
-def expect(site: Site, sets: Sequence[FeedSet],
-           refusals: list[str] | None = None) -> list[FeedSet]:
+def expect(site: Site, sets: Sequence[FeedSet], refusals: list[str] | None = None, *,
+           verdict: bool = False) -> list[FeedSet]:
     """Fill in the spec's outputs; a set the spec itself refuses (a size the geometry cannot
-    pool, an output over the kernels' limits) is dropped, and why is appended to ``refusals``."""
+    pool, an output over the kernels' limits) is dropped, and why is appended to ``refusals``.
+    For a ``verdict``, a limit of ortpool's own is raised: it is no answer to judge a runtime by."""
     kept = []
     for feed in sets:
         if feed.expected is None:
             try:
                 feed.expected = spec_outputs(site, feed.arrays)
             except (OrtpoolError, ValueError) as err:
+                if verdict and isinstance(err, OrtpoolError) and err.limit:
+                    raise err.located(node=site.name, op=site.op, version=site.version) from None
                 if refusals is not None:
                     detail = err.detail if isinstance(err, OrtpoolError) else str(err)
                     refusals.append(f"X {list(feed.shape)}: {detail}")

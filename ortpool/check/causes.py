@@ -22,6 +22,7 @@ from ortpool.check import readings
 from ortpool.check import status as st
 from ortpool.check.compare import floating
 from ortpool.geometry import pool_geometry
+from ortpool.model.site import MAX_LIKE
 from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS, window_size
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS
 
@@ -38,6 +39,7 @@ END_PAD_WINDOW = readings.END_PAD_WINDOW
 CEIL_PAD_SHIFT = readings.CEIL_PAD_SHIFT
 NAN = "nan"
 EMPTY_WINDOW = "empty-window"
+NEG_INF_WINDOW = "neg-inf-window"
 PADS_GE_KERNEL = "pads-ge-kernel"
 WINDOW_BEYOND_INPUT = readings.WINDOW_BEYOND_INPUT
 STORAGE_ORDER = readings.STORAGE_ORDER
@@ -84,6 +86,7 @@ TITLES: dict[str, str] = {
     GLOBAL_NORM_MEAN: "GlobalLpPool computed as a mean's root, not the Lp norm",
     GLOBAL_AXES: "a global pool over other axes than the spatial ones",
     UNPOOL_OUTPUT_SHAPE: "MaxUnpool with output_shape (indices address the output itself)",
+    NEG_INF_WINDOW: "a window of -inf alone given another value than its max, -inf",
     GLOBAL_MAX_NAN: "GlobalMaxPool with a NaN in a plane (NaN anywhere gives NaN)",
     ACCUMULATION: "accuracy: a sum rounded beyond the accuracy limit (ruling 17), not semantics",
     INDEX_TIE: "an Index of another equal maximum (ties go to the first maximum)",
@@ -117,6 +120,9 @@ _AUTO_CEIL = ("If you are using them currently, the output spatial shape will be
               "ceil_mode is enabled")
 _EXCLUDE_PAD = "The output of each pooling window is divided by the number of elements exclude pad."
 _LP_NORM = "p value of the Lp norm used to pool over the input data."
+_MAX = "max pooling consisting of computing the max on all values of a subset of the input tensor"
+_GLOBAL_MAX = "applies max pooling across the values in the same channel"
+_ROI_MAX = "apply max pooling across each RoI"
 _GLOBAL_SHAPE = ("The first two dimensions of output shape are the same as the input (N x C), "
                  "while the other dimensions are all 1.")
 
@@ -185,6 +191,7 @@ _QUOTED: dict[str, tuple[int, tuple[str, ...]]] = {
     PADS_GE_KERNEL: (5, (_PADS,)), AVERAGE_COUNTS_PADS: (8, (_EXCLUDE_PAD,)),
     GLOBAL_NORM_MEAN: (13, (_LP_NORM,)), GLOBAL_AXES: (13, (_GLOBAL_SHAPE,)),
     CEIL_AUTO_PAD: (3, (_AUTO_CEIL, _SAME_SIZE, _VALID, _VALID_OLD)),
+    NEG_INF_WINDOW: (6, (_MAX, _GLOBAL_MAX, _ROI_MAX)),
 }
 
 #: code -> ruling, for the causes the spec's words do not decide
@@ -441,7 +448,7 @@ def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
     if status in (st.RULINGS, st.INACCURATE, st.ACCURACY_NOTE, st.TIES, st.AGREE):
         # the engine found the spec's reading up to the rulings' cells and rounding
         causes = _open_causes(sized, readings.spec_plan(sized), arrays, list(feed.expected), got)
-        if not causes:  # no geometry to mark them (MaxRoiPool): the engine's own counts
+        if not causes:  # no geometry to mark them: the engine's own counts
             causes = _counted(sized.op, sum(c.in_nan_windows for c in comps),
                               sum(c.in_empty_windows for c in comps))
         inaccurate = sum(c.inaccurate for c in comps)
@@ -483,7 +490,9 @@ def value_causes(site: Site, judgement: Judgement) -> list[Cause]:
         causes = [dataclasses.replace(c, detail=f"{c.detail}; the runtime gives "
                                       f"{_values(y[added])} there")
                   if c.code == END_PAD_WINDOW else c for c in causes]
-    return causes + _open_causes(sized, found.plan, arrays, found.outputs, got, added)
+    # the spec's own outputs (no reading) where only the rulings' cells differ: on a built set
+    return (causes + _open_causes(sized, found.plan, arrays, found.outputs, got, added)
+            or [Cause(UNRECOGNISED, f"{judgement.failure}; no known reading applies")])
 
 
 #: the value an empty window gives, per op (rulings 5, 13)
@@ -496,14 +505,21 @@ _EMPTY_VALUE = {"MaxPool": "-inf (the max of nothing)", "GlobalMaxPool": "-inf",
 def _open_causes(site: Site, plan: readings.Plan, arrays: Sequence[np.ndarray],
                  want: Sequence[np.ndarray], got: Sequence[np.ndarray],
                  added: np.ndarray | None = None) -> list[Cause]:
-    """The empty and NaN windows under ``plan`` (whose outputs are ``want``) where the runtime
-    gives another value, with its values; cells only the reading has (``added``) excepted."""
-    masks = readings.masks(plan, arrays)
-    if masks is None or not got:
+    """The empty and NaN windows and those of -inf alone under ``plan`` (whose outputs are
+    ``want``) where the runtime gives another value, with its values; cells only the reading has
+    (``added``) excepted."""
+    if not got or np.shape(got[0]) != want[0].shape:
         return []
     y, w = np.asarray(got[0]), want[0]
-    if y.shape != w.shape:
-        return []
+    causes = []
+    lone = readings.neg_inf_windows(plan, arrays)
+    if lone is not None and lone.shape == y.shape and (off := lone & (y != w)).any():
+        causes.append(Cause(NEG_INF_WINDOW, f"{int(off.sum())} of the {int(lone.sum())} cells "
+                            f"of windows of -inf alone: the runtime gives {_values(y[off])} where "
+                            "their max is -inf"))
+    masks = readings.masks(plan, arrays)
+    if masks is None:
+        return causes
     differ = ~readings.equal_values(y, w)
     if (len(want) > 1 and len(got) > 1 and site.indices_read
             and np.shape(got[1]) == want[1].shape == y.shape
@@ -511,10 +527,9 @@ def _open_causes(site: Site, plan: readings.Plan, arrays: Sequence[np.ndarray],
         differ |= np.asarray(got[1]) != want[1]
     nan, empty = masks[0][0], masks[1][0]
     if nan.shape != differ.shape or empty.shape != differ.shape:
-        return []  # a reading that changes Y's axes (a global pool over others) marks none
+        return causes  # a reading that changes Y's axes (a global pool over others) marks none
     if added is not None and added.shape == differ.shape:
         differ &= ~added
-    causes = []
     empty_off = differ & empty
     if empty_off.any():
         spec_value = _EMPTY_VALUE.get(site.op, "the ruling's")
@@ -545,14 +560,14 @@ def _nan_reading(plan: readings.Plan, arrays: Sequence[np.ndarray], y: np.ndarra
     alt = _nan_dropped(plan, arrays)
     if alt is not None and alt.shape == y.shape:
         same = readings.equal_values(y[cells], alt[cells])
-        if plan.op not in ("MaxPool", "GlobalMaxPool"):
+        if plan.op not in MAX_LIKE:
             same |= readings.close(y[cells], alt[cells], arrays[0],
                                    window_size(plan.op, arrays[0].shape, plan.attributes))
         else:  # a window of NaNs alone: the max of nothing, which the runtime may give finite
             low = float(ml_dtypes.finfo(y.dtype).min)
             same |= (alt[cells] == -np.inf) & (y[cells].astype(np.float64) == low)
-        kind = {"MaxPool": "max", "GlobalMaxPool": "max", "AveragePool": "mean",
-                "GlobalAveragePool": "mean"}.get(plan.op, "norm")
+        kind = "max" if plan.op in MAX_LIKE else {
+            "AveragePool": "mean", "GlobalAveragePool": "mean"}.get(plan.op, "norm")
         kept = 0
         if windows.shape == y.shape:
             kept = int((windows & np.isnan(y.astype(np.float64))).sum())
@@ -576,8 +591,8 @@ def _nan_dropped(plan: readings.Plan, arrays: Sequence[np.ndarray]) -> np.ndarra
     nan = np.isnan(wide)
     single = dataclasses.replace(plan, n_outputs=1)
     try:
-        if plan.op in ("MaxPool", "GlobalMaxPool", "LpPool", "GlobalLpPool"):
-            fill = -np.inf if plan.op in ("MaxPool", "GlobalMaxPool") else 0.0
+        if plan.op in (*MAX_LIKE, "LpPool", "GlobalLpPool"):
+            fill = -np.inf if plan.op in MAX_LIKE else 0.0
             return readings.run(single, [np.where(nan, fill, wide).astype(x.dtype),
                                          *arrays[1:]])[0]
         if plan.op in ("AveragePool", "GlobalAveragePool"):

@@ -400,7 +400,7 @@ def judge(site: Site, sets: Sequence[FeedSet], runtime: RuntimeSpec | Worker,
     # so is a set of the model's own the spec refuses (a NaN in its RoIs) that the runtime runs:
     # ORTPOOL_REJECTED, not left out for the built cases to agree in its place
     refusals: list[str] = []
-    kept = expect(site, sets, refusals)
+    kept = expect(site, sets, refusals, verdict=True)
     held = {id(feed) for feed in kept}
     refused = [feed for feed in sets if feed.observed and id(feed) not in held]
     build = build or (lambda example: alone_model(site, example))

@@ -20,10 +20,10 @@ import ml_dtypes
 import numpy as np
 
 from ortpool import kernels
-from ortpool.attributes import PoolAttrs
+from ortpool.attributes import PoolAttrs, RoiAttrs
 from ortpool.check.compare import family_ruling_cells, floating
 from ortpool.geometry import effective_kernel, pool_geometry, same_pads
-from ortpool.model.site import Site
+from ortpool.model.site import MAX_LIKE, Site
 from ortpool.tolerances import GLOBAL_SUMS, WINDOW_SUMS, window_size
 from ortpool.versions import GLOBAL_OPERATORS, WINDOW_OPERATORS
 
@@ -145,12 +145,16 @@ def _cropped(x: np.ndarray, crop: Sequence[tuple[int, int]]) -> np.ndarray:
 
 
 def masks(plan: Plan, arrays: Sequence[np.ndarray]) -> tuple[Outputs, Outputs, Outputs] | None:
-    """The windows holding a NaN, windows of no input element (rulings 5, 6, 13 decide them) and
-    cells a step of ``plan`` adds (a kept end-pad window), each as ``plan`` lays out [Y, Indices];
-    None where none."""
+    """The windows holding a NaN, windows of no input element (rulings 5, 6, 13, 14 decide them)
+    and cells a step of ``plan`` adds (a kept end-pad window), each as ``plan`` lays out [Y,
+    Indices]; None where none."""
     x = arrays[0] if plan.crop is None else _cropped(arrays[0], plan.crop)
     if plan.op in GLOBAL_OPERATORS:
         nan, empty = family_ruling_cells(plan.op, [x], None)
+    elif plan.op == "MaxRoiPool":  # a window is a bin
+        roi = RoiAttrs(tuple(plan.attributes["pooled_shape"]),
+                       float(plan.attributes.get("spatial_scale", 1.0)))
+        nan, empty = family_ruling_cells(plan.op, [x, *arrays[1:]], roi)
     elif plan.op in WINDOW_OPERATORS:
         nan_in = np.isnan(x) if floating(x) else np.zeros(x.shape, bool)
         attrs = _window_attrs(plan)
@@ -170,6 +174,22 @@ def masks(plan: Plan, arrays: Sequence[np.ndarray]) -> tuple[Outputs, Outputs, O
             outs = step(outs) if fresh else _keep_closed(step, outs)
         found.append([np.asarray(o, bool) for o in outs])
     return found[0], found[1], found[2]
+
+
+def neg_inf_windows(plan: Plan, arrays: Sequence[np.ndarray]) -> np.ndarray | None:
+    """Per cell of ``plan``'s Y, whether its window holds -inf alone (a max; None for another
+    op): the runtimes give the type's lowest finite value there in some windows or all, so
+    those cells are read apart, as a NaN's are."""
+    x = arrays[0]
+    if plan.op not in MAX_LIKE or not floating(x) or not (x == -np.inf).any():
+        return None
+    single = dataclasses.replace(plan, n_outputs=1)
+    try:  # a window's max of 0 where -inf is 0 and all else 1: -inf alone; of ones: not empty
+        some = run(single, [(x != -np.inf).astype(x.dtype), *arrays[1:]])[0]
+        full = run(single, [np.ones_like(x), *arrays[1:]])[0]
+    except Exception:  # a reading the kernels refuse marks nothing
+        return None
+    return (some == 0) & (full == 1)
 
 
 def _keep_closed(step: Callable[[Outputs], Outputs], outs: Outputs) -> Outputs:
@@ -245,6 +265,9 @@ def _matches(site: Site, plan: Plan, arrays: Sequence[np.ndarray], want: Outputs
         same = equal_values(y, w)
     if found is not None and (found[0][0] | found[1][0]).shape == same.shape:
         same = same | found[0][0] | found[1][0]
+    lone = neg_inf_windows(plan, arrays)
+    if lone is not None and lone.shape == same.shape:
+        same = same | lone
     if not read:
         return bool(same.all())
     i, wi = np.asarray(got[1]), want[1]
@@ -287,12 +310,15 @@ class Explanation:
 def explain(site: Site, arrays: Sequence[np.ndarray], got: Sequence[np.ndarray],
             candidates: Sequence[Variant], most: int = 3) -> Explanation:
     """The smallest combination of ``candidates`` (one to ``most``) whose reading of ``site`` on
-    ``arrays`` gives the runtime's outputs ``got``; one of them must change the spec's outputs."""
+    ``arrays`` gives the runtime's outputs ``got``; one of them must change the spec's outputs.
+    None where the spec's own outputs give them (a built set differs in the rulings' cells)."""
     base = spec_plan(site)
     try:
         spec_out = run(base, arrays)
     except Exception:  # the spec refuses the input: nothing to read otherwise
         return Explanation(False, [], [])
+    if _matches(site, base, arrays, spec_out, got):
+        return Explanation(True, [], [], base, spec_out)
     computable, changing = [], set()
     for variant in candidates:
         outs = _reading(base, arrays, [variant])[1]

@@ -60,7 +60,7 @@ def check_array(what: str, shape: Sequence[int], dtype: np.dtype) -> None:
     if nbytes > cap:
         raise OrtpoolError(f"{what} of shape {list(shape)} ({np.dtype(dtype).name}) would take "
                            f"{nbytes} bytes (counting at least one plane); the limit is {cap} "
-                           f"bytes ({OUTPUT_ENV})")
+                           f"bytes ({OUTPUT_ENV})", limit=True)
 
 
 def check_memory(what: str, nbytes: int, reserved: int | None = None, reusable: int = 0) -> None:
@@ -82,7 +82,7 @@ def check_memory(what: str, nbytes: int, reserved: int | None = None, reusable: 
         kind = " of address space" if room.address_space else ""
         held = f", and reuse {reusable} bytes it holds" if reusable else ""
         raise OrtpoolError(f"{what} would take {need} bytes{kind}; the process can allocate "
-                           f"{max(room.free, 0)} more ({room.source}){held}")
+                           f"{max(room.free, 0)} more ({room.source}){held}", limit=True)
 
 
 def check_pool(
@@ -112,7 +112,7 @@ def check_pool(
     if reads > cap:
         raise OrtpoolError(f"the windows would read {reads} input elements (counting at least one "
                            f"plane; kernel_shape {[g.k for g in geom.axes]}, output "
-                           f"{list(out_shape)}); the limit is {cap} ({READS_ENV})")
+                           f"{list(out_shape)}); the limit is {cap} ({READS_ENV})", limit=True)
 
 
 def _reads_bound(g: AxisGeometry) -> int:

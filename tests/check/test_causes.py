@@ -258,6 +258,71 @@ def test_pads_past_the_kernel_that_a_runtime_runs_are_no_refusal() -> None:
     assert causes.verdict_basis(found) == causes.Basis(causes.RULING, 5)
 
 
+def test_a_window_of_neg_inf_alone_given_the_lowest_finite_value() -> None:
+    """OpenVINO and tract give float32's lowest finite value where a window holds -inf alone
+    (its max is -inf), onnxruntime in some windows (2-D: those reaching into the pads or the
+    ceil overhang of the last axis): it was a difference with no cause and no basis."""
+    x = np.array([[[-np.inf, -np.inf, 3, -np.inf, -np.inf]]], np.float32)
+    attrs = {"kernel_shape": [2], "strides": [1]}
+    found = named("MaxPool", 12, attrs, [x],
+                  [np.array([[[LOWEST32, 3, 3, LOWEST32]]], np.float32)])
+    assert codes(found) == [causes.NEG_INF_WINDOW]
+    assert found[0].detail == ("2 of the 2 cells of windows of -inf alone: the runtime gives "
+                               "-3.4028235e+38 where their max is -inf")
+    assert found[0].basis == causes.Basis(causes.SPEC_TEXT, 6, "max pooling consisting of "
+                                          "computing the max on all values of a subset of the "
+                                          "input tensor")
+    found = named("MaxPool", 12, attrs, [x],
+                  [np.array([[[LOWEST32, 3, 3, -np.inf]]], np.float32)])
+    assert codes(found) == [causes.NEG_INF_WINDOW] and found[0].detail.startswith("1 of the 2")
+    # whatever the runtime gives there, said
+    found = named("MaxPool", 12, attrs, [x], [np.array([[[0, 3, 3, -np.inf]]], np.float32)])
+    assert "gives 0 where their max is -inf" in found[0].detail
+    lone = np.full((1, 2, 3), -np.inf, np.float32)
+    found = named("GlobalMaxPool", 1, {}, [lone], [np.full((1, 2, 1), LOWEST32, np.float32)])
+    assert codes(found) == [causes.NEG_INF_WINDOW]
+    assert found[0].basis is not None and found[0].basis.quote == (
+        "applies max pooling across the values in the same channel")
+    rois = np.array([[0, 0, 0, 1, 1]], np.float32)
+    found = named("MaxRoiPool", 1, {"pooled_shape": [1, 1]}, [lone.reshape(1, 2, 3, 1), rois],
+                  [np.full((1, 2, 1, 1), LOWEST32, np.float32)])
+    assert codes(found) == [causes.NEG_INF_WINDOW]
+    assert found[0].basis is not None
+    assert found[0].basis.quote == "apply max pooling across each RoI"
+
+
+def test_a_built_set_differing_in_the_rulings_cells_alone_names_them() -> None:
+    """--nonfinite's built sets: where only windows holding a NaN (or -inf alone) differ, those
+    cells name the cause and its basis; it was `built-case` alone, no basis named."""
+    x = np.array([[[2, np.nan, 3, 4]]], np.float32)
+    attrs = {"kernel_shape": [2], "strides": [2]}
+    site = Site.alone("MaxPool", 12, attrs, "float", x.shape, strict=False)
+    built = FeedSet("built cases 1/1 (NaN at tap 1)", [x])
+    built.expected = spec_outputs(site, [x])
+    got = [np.array([[[2, 4]]], np.float32)]
+    judgement = Judgement()
+    status, comps, judgement.failure = compare_set(site, built, got)
+    _record(judgement, built, status, comps, got)
+    assert judgement.status == st.DIFFER
+    found = causes.of(site, judgement)
+    assert codes(found) == [causes.NAN, causes.BUILT_CASE]
+    assert causes.verdict_basis(found) == causes.Basis(causes.RULING, 6)
+    # a MaxRoiPool bin holding a NaN (OpenVINO drops it)
+    x = np.array([[[[2, np.nan], [3, 4]]]], np.float32)
+    rois = np.array([[0, 0, 0, 1, 1]], np.float32)
+    site = Site.alone("MaxRoiPool", 1, {"pooled_shape": [1, 1]}, "float", x.shape, 2,
+                      strict=False)
+    built = FeedSet("built cases 1/1 (NaN at tap (0, 1))", [x, rois])
+    built.expected = spec_outputs(site, [x, rois])
+    got = [np.array([[[[4]]]], np.float32)]
+    judgement = Judgement()
+    status, comps, judgement.failure = compare_set(site, built, got)
+    _record(judgement, built, status, comps, got)
+    found = causes.of(site, judgement)
+    assert codes(found) == [causes.NAN, causes.BUILT_CASE]
+    assert "drops the NaN: its value is the max of the window's other" in found[0].detail
+
+
 def test_empty_windows_named_with_the_value_the_runtime_gives() -> None:
     found = named("MaxPool", 12, {"kernel_shape": [2], "strides": [3], "pads": [2, 2]},
                   [SEVEN], [np.array([[[LOWEST32, 3, 6, LOWEST32]]], np.float32)])

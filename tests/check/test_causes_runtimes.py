@@ -26,6 +26,8 @@ from ortpool.runtimes.base import Worker
 SEVEN = np.arange(1, 8, dtype=np.float32).reshape(1, 1, 7)
 #: a window of float32's lowest finite value (as ruling 18's built cases have) after another
 LOWEST = np.array([[[5, 1, -3.4028235e38, -3.4028235e38]]], np.float32)
+#: -inf alone: a max of -inf in every window
+NEG_INF = np.full((1, 1, 7), -np.inf, np.float32)
 RNG = np.random.default_rng(11)
 PLANE = RNG.random((1, 2, 6, 7)).astype(np.float32)
 
@@ -89,6 +91,16 @@ def test_onnxruntime() -> None:
     assert codes(found) == [causes.PADS_GE_KERNEL, causes.EMPTY_WINDOW]
     found = named(ORT, "GlobalMaxPool", 1, {}, [np.zeros((1, 2, 0), np.float32)])
     assert codes(found) == [causes.EMPTY_WINDOW]
+    # a window of -inf alone: float32's lowest finite value in 1-D, in 2-D only in the windows
+    # reaching into the pads of the last axis (its first and last columns here)
+    attrs = {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}
+    found = named(ORT, "MaxPool", 12, attrs, [NEG_INF])
+    assert codes(found) == [causes.NEG_INF_WINDOW]
+    assert found[0].detail == ("4 of the 4 cells of windows of -inf alone: the runtime gives "
+                               "-3.4028235e+38 where their max is -inf")
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
+    found = named(ORT, "MaxPool", 12, attrs, [np.full((1, 1, 7, 7), -np.inf, np.float32)])
+    assert codes(found) == [causes.NEG_INF_WINDOW] and found[0].detail.startswith("8 of the 16")
 
 
 def test_openvino(openvino: Worker) -> None:
@@ -115,6 +127,10 @@ def test_openvino(openvino: Worker) -> None:
     found = named(openvino, "MaxPool", 12, {"kernel_shape": [2], "strides": [2]}, [LOWEST],
                   n_outputs=2)
     assert codes(found) == [causes.LOWEST_MAX_INDEX]
+    found = named(openvino, "MaxPool", 12, {"kernel_shape": [2], "strides": [2]}, [NEG_INF])
+    assert codes(found) == [causes.NEG_INF_WINDOW] and found[0].detail.startswith("3 of the 3")
+    found = named(openvino, "GlobalMaxPool", 1, {}, [NEG_INF])
+    assert codes(found) == [causes.NEG_INF_WINDOW]
     found = named(openvino, "MaxUnpool", 11, {"kernel_shape": [2], "strides": [2]},
                   [SEVEN[..., :3], np.array([[[1, 3, 5]]], np.int64)])
     assert codes(found) == [causes.NO_KERNEL]
@@ -135,6 +151,10 @@ def test_tract(tract: Worker) -> None:
     found = named(tract, "MaxPool", 12, {"kernel_shape": [2], "strides": [2]}, [LOWEST],
                   n_outputs=2)
     assert codes(found) == [causes.LOWEST_MAX_INDEX]
+    found = named(tract, "MaxPool", 12, {"kernel_shape": [2], "strides": [2]}, [NEG_INF])
+    assert codes(found) == [causes.NEG_INF_WINDOW] and found[0].detail.startswith("3 of the 3")
+    found = named(tract, "GlobalMaxPool", 1, {}, [NEG_INF])
+    assert codes(found) == [causes.NEG_INF_WINDOW]
     found = named(tract, "LpPool", 18, {"kernel_shape": [2]}, [SEVEN])
     assert codes(found) == [causes.NO_KERNEL]
     found = named(tract, "GlobalLpPool", 1, {"p": 1.0}, [SEVEN])

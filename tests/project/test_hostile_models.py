@@ -315,6 +315,28 @@ def test_a_branch_declaring_a_huge_size_for_a_pools_input_is_refused_naming_it(t
     assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
 
 
+def test_a_limit_of_ortpools_own_is_no_refusal_of_the_spec(tmp_path):
+    """ORTPOOL_MAX_READS=1: validate judged the node "ORTPOOL REJECTS", cause unrecognised (exit
+    1: a difference), where ORTPOOL_MAX_OUTPUT_BYTES=10 made the model "could not run" (exit 2):
+    a limit of ortpool's own leaves no answer of the spec to judge the runtime by, either way."""
+    graph = h.make_graph([h.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[2, 2])],
+                         "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 6, 6])],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)])
+    _save(h.make_model(graph, opset_imports=[h.make_opsetid("", 12)]), tmp_path / "m.onnx")
+    reads = ("node 'p' (MaxPool-12): the windows would read 110 input elements (counting at least "
+             "one plane; kernel_shape [2, 2], output [1, 1, 5, 5]); the limit is 1 "
+             "(ORTPOOL_MAX_READS)")
+    size = ("node 'p' (MaxPool-12): X of the built cases of shape [1, 1, 6, 6] (float32) would "
+            "take 144 bytes (counting at least one plane); the limit is 10 bytes "
+            "(ORTPOOL_MAX_OUTPUT_BYTES)")
+    for env, why in (("ORTPOOL_MAX_READS", reads), ("ORTPOOL_MAX_OUTPUT_BYTES", size)):
+        found = commands_in_child([["validate", "m.onnx", "--no-progress"]], cwd=tmp_path,
+                                  timeout=TIMEOUT,
+                                  env={**ENV, env: "1" if env.endswith("READS") else "10"})
+        assert found == [(2, f"ortpool validate: error: m.onnx: {why}\n")]
+    assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
+
+
 def test_an_attribute_of_a_version_that_has_none_is_named_so(tmp_path):
     """GlobalMaxPool-1 with a kernel_shape: the message ended "(it has )"."""
     graph = h.make_graph(
