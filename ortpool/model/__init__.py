@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ortpool.model import branch_outputs, capture
 from ortpool.model.capture import governing_opset, inline_functions
-from ortpool.model.files import external_locations, save, write_file
+from ortpool.model.files import save, write_file
 from ortpool.model.inputs import (
     DEFAULT_BATCH,
     DEFAULT_SIZE,
@@ -38,6 +38,7 @@ from ortpool.model.scopes import (
 from ortpool.model.selection import Selection
 from ortpool.model.singlenode import IR_VERSION, alone_model, feed_dict, ir_version_for, node_model
 from ortpool.model.site import INPUT_NAMES, Site, attribute_dict, find_sites
+from ortpool.modelfile import external_locations
 
 __all__ = [
     "AI_ONNX", "DEFAULT_BATCH", "DEFAULT_SIZE", "INPUT_NAMES", "IR_VERSION", "InputSpec",

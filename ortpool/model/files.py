@@ -5,8 +5,7 @@ Each data file goes next to the output at the same relative location (onnxruntim
 other: docs/rewrite.md), all or none (:class:`ortpool.staging.StagedFiles`), never overwriting. A
 data file is read only when, links resolved, it is a regular file inside the model's folder (a
 model must not make ortpool copy ``~/.ssh/id_ed25519``: :func:`ortpool.modelfile.source_file`),
-and written only
-inside the output's, never through a link.
+and written only inside the output's, never through a link.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from ortpool.errors import OrtpoolError
 from ortpool.modelfile import external_locations, source_file
 from ortpool.staging import Destination, StagedFiles, inside, same_file, through_link
 
-__all__ = ["FileReport", "external_locations", "save", "write_file"]
+__all__ = ["FileReport", "save", "write_file"]
 
 _PROTO_LIMIT = modelfile.PROTO_LIMIT
 _CHUNK = 1 << 24

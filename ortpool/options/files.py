@@ -11,8 +11,8 @@ import onnx
 
 from ortpool import values
 from ortpool.errors import OrtpoolError
-from ortpool.model.files import external_locations
 from ortpool.model.selection import Selection
+from ortpool.modelfile import external_locations
 from ortpool.options import CLI, PYTHON, label, reports
 from ortpool.versions import OPERATORS
 

@@ -95,10 +95,7 @@ def _rewrite(model: onnx.ModelProto) -> tuple[onnx.ModelProto | None, str]:
     try:
         return rewrite(model), ""
     except (OrtpoolError, ValueError) as err:
-        return None, f"{_UNREWRITTEN}: {err}"
-
-
-_UNREWRITTEN = "ortpool could not rewrite the model"
+        return None, f"ortpool could not rewrite the model: {err}"
 
 
 def _ortpool_runner(runtime: RuntimeSpec):
@@ -123,6 +120,8 @@ class _Runs:
     builtin_failure: ortrun.OrtFailure | None = None
     ortpool_outputs: list[np.ndarray] | None = None
     ortpool_error: str = ""
+    #: whether ortpool could rewrite the model (it refuses no node's attributes)
+    rewritten: bool = False
     #: node name -> the provider that executed it in the built-in run
     placed: dict[str, str] = dataclasses.field(default_factory=dict)
 
@@ -340,6 +339,7 @@ def _run_whole(model: onnx.ModelProto, inlined: onnx.ModelProto, feeds: Mapping[
         result.notes.append(runs.builtin_error)
 
     rewritten, runs.ortpool_error = _rewrite(model)
+    runs.rewritten = rewritten is not None
     if rewritten is not None:
         run_ours = _ortpool_runner(options.runtime)
         try:
@@ -360,8 +360,7 @@ def _cannot_capture(runs: _Runs, has_nodes: bool, resolved: model_inputs.Resolve
     if not has_nodes:
         return
     failure = runs.builtin_failure
-    sized = not runs.ortpool_error.startswith(_UNREWRITTEN)
-    if failure is not None and failure.kind == ortrun.RUN_FAILED and sized:
+    if failure is not None and failure.kind == ortrun.RUN_FAILED and runs.rewritten:
         # a model that loads but fails to run most often fails at the sizes chosen: say them
         # (not where ortpool refuses a node's attributes, which a runtime may crash on: k=0)
         raise resolved.cannot_run(label, str(failure))
