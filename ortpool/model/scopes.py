@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import onnx
 from onnx import AttributeProto
@@ -25,6 +25,7 @@ MAIN_GRAPH = "main graph"
 AI_ONNX = ("", "ai.onnx")
 
 ScopeKey = tuple[Any, ...]
+T = TypeVar("T")
 
 
 @dataclasses.dataclass(eq=False)
@@ -168,3 +169,21 @@ def called_function(node: onnx.NodeProto,
                     functions: Mapping[tuple[str, str, str], int]) -> int | None:
     """The position of the local function ``node`` calls, if it calls one."""
     return functions.get((node.domain, node.op_type, node.overload))
+
+
+def calls_below(model: onnx.ModelProto, scopes: list[Scope], start: Mapping[int, T]
+                ) -> dict[int, T]:
+    """``start`` (local functions by position, each with a value) and every local function their
+    bodies call, at any depth of calls, each with the value of the function of ``start`` it was
+    reached from."""
+    index, found = function_index(model), dict(start)
+    pending = list(found)
+    while pending:
+        caller = pending.pop()
+        for scope in scopes:
+            for node in scope.nodes if scope.key[:2] == ("function", caller) else ():
+                position = called_function(node, index)
+                if position is not None and position not in found:
+                    found[position] = found[caller]
+                    pending.append(position)
+    return found

@@ -25,6 +25,7 @@ from ortpool.model.scopes import (
     Scope,
     all_nodes,
     called_function,
+    calls_below,
     function_index,
     function_label,
     is_pool,
@@ -350,15 +351,11 @@ def find_sites(model: onnx.ModelProto, selection: Selection | None = None,
 
 def _called(model: onnx.ModelProto, scopes: list[Scope]) -> set[int]:
     """The local functions (by position) the graphs call, at any depth of calls."""
-    index, found = function_index(model), set()
-    pending = [scope for scope in scopes if scope.function is None]
-    while pending:
-        for node in pending.pop().nodes:
-            position = called_function(node, index)
-            if position is not None and position not in found:
-                found.add(position)
-                pending += [s for s in scopes if s.key[:2] == ("function", position)]
-    return found
+    index = function_index(model)
+    direct = {position: None for scope in scopes if scope.function is None
+              for node in scope.nodes
+              if (position := called_function(node, index)) is not None}
+    return set(calls_below(model, scopes, direct))
 
 
 def _learn(site: Site, model: onnx.ModelProto, table: Any, read: set[str],

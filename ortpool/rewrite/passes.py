@@ -14,6 +14,7 @@ from ortpool.model.inference import learn_types
 from ortpool.model.scopes import (
     Scope,
     called_function,
+    calls_below,
     function_index,
     function_label,
     is_pool,
@@ -80,16 +81,7 @@ def _typed_from_their_bodies(model: onnx.ModelProto) -> dict[int, str]:
                     f"body of function {function_label(scope.function)}, which reads the call's "
                     "output: onnxruntime types such a call from the called body, and no type "
                     "passes an ortpool op"))
-    pending = list(found)
-    while pending:  # what those functions call, at any depth, is typed through them
-        caller = pending.pop()
-        for scope in scopes:
-            for node in scope.nodes if scope.key[:2] == ("function", caller) else ():
-                position = called_function(node, index)
-                if position is not None and position not in found:
-                    found[position] = found[caller]
-                    pending.append(position)
-    return found
+    return calls_below(model, scopes, found)  # what they call, at any depth, is typed through them
 
 
 def _rewrite_node(site: Site, namer: retarget.Namer,
